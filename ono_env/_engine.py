@@ -1,0 +1,965 @@
+"""The rules of ONO, written once per game and compiled with numba.
+
+Every function here works on game ``i`` of a batched :class:`State` (a NamedTuple of NumPy
+arrays with a leading batch axis) and reads the rule set from ``prm``, the int64 vector
+made by :meth:`ono_env.rules.RuleSet.params`. The batch kernels at the bottom loop over
+games. Nothing here imports gymnasium, pettingzoo or torch.
+
+With ``NUMBA_DISABLE_JIT=1`` the same functions run as plain Python and play identically
+(the random generator has a pure-Python twin that yields the same numbers).
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import numba
+import numpy as np
+from numba import njit
+
+from ono_env import cards as C
+from ono_env.rules import (
+    P_CHALLENGE, P_DEALER, P_DECK_SIZE, P_DRAW_UNTIL_PLAYABLE, P_FALSE_CATCH,
+    P_FIRST_ACTION, P_FIRST_WD4, P_FIRST_WILD, P_HAND_SIZE, P_MAX_DECISIONS,
+    P_MUST_PLAY_DRAWN, P_ONO_PENALTY, P_ONO_PENALTY_CARDS, P_PLAYERS, P_REVERSE_SKIPS,
+    P_REWARD_POINTS, P_SCORING, P_SKIP_FORCED, P_STACKING, P_TARGET, P_VOLUNTARY_DRAW,
+    P_SHORT, P_WC_SWAP, P_WD4_RESTRICTED, P_WILDS,
+)
+
+# ---- phases: what the acting player is deciding --------------------------------------
+PH_PLAY = 0      # play a card or draw (may also call / catch)
+PH_PENDING = 1   # a Draw Two / Wild Draw Four is pending on this player: accept, stack, challenge
+PH_DRAWN = 2     # just drew: play the drawn card or keep it
+PH_COLOR = 3     # name the colour of a first-card wild
+PH_TARGET = 4    # choose the player to swap hands with (Wild Customizable, swap_hands)
+PH_ROUND_END = 5 # a round of a match is over; the next is dealt before anyone acts
+PHASE_NAMES = ("play", "pending", "drawn", "color", "target", "round_end")
+
+# option codes (index into rules.CHOICES)
+DEALER_RANDOM, DEALER_HIGHEST_CARD, DEALER_HIGHEST_NUMBER = 0, 1, 2
+FIRST_DEALER_PLAYS, FIRST_FLIP_AGAIN = 0, 1
+WILD_RETURN, WILD_FIRST_PLAYER_NAMES, WILD_DEALER_NAMES, WILD_FLIP_AGAIN = 0, 1, 2, 3
+WD4_RETURN, WD4_FLIP_AGAIN = 0, 1
+ONO_NONE, ONO_DRAW, ONO_SWAP = 0, 1, 2
+SCORING_NONE, SCORING_WINNER, SCORING_PENALTY = 0, 1, 2
+
+POINTS_REWARD_SCALE = 0.01  # reward="points": one reward unit per 100 card points
+
+_CARD_COLOR = C.CARD_COLOR
+_CARD_RANK = C.CARD_RANK
+_CARD_POINTS = C.CARD_POINTS
+_ACTION_CARD = C.ACTION_CARD
+_ACTION_COLOR = C.ACTION_COLOR
+NC = C.NUM_CARD_TYPES
+NA = C.NUM_ACTIONS
+
+
+# ---- state layout ---------------------------------------------------------------------
+# The compiled kernels take six arrays (a tuple of many arrays makes numba compile slowly):
+#   hands    (B, P, 56) uint8   copies of each card type in each hand
+#   pl       (B, P, 3)  int32   per seat: column S_HAND_LEN, S_CALLED, S_SCORE
+#   stock    (B, D)     int8    stock card types, bottom first; top = stock[G_STOCK_LEN - 1]
+#   discard  (B, D)     int8    discard pile, bottom first; top = discard[G_DISCARD_LEN - 1]
+#   g        (B, 18)    int32   per game: one column per G_* field below
+#   rng      (B,)       uint64  splitmix64 generator state of each game
+# ``State`` gives every column a name (``state.current`` is ``g[:, G_CURRENT]``, a view).
+S_HAND_LEN = 0   # cards in the hand
+S_CALLED = 1     # 1: has called ONO and holds no more cards than when calling
+S_SCORE = 2      # match score
+NUM_S = 3
+
+G_CURRENT = 0      # seat of the acting player
+G_DIRECTION = 1    # +1 clockwise (to the left), -1 counter-clockwise
+G_COLOR = 2        # current colour 0-3 (R Y G B), -1 not yet named
+G_PHASE = 3        # PH_PLAY / PH_PENDING / PH_DRAWN / PH_COLOR / PH_TARGET
+G_PENDING = 4      # cards the acting player draws if they accept
+G_DRAWN = 5        # card type just drawn (PH_DRAWN), else -1
+G_EXPOSED = 6      # seat that played down to one card without calling (catchable), -1
+G_PREVIOUS = 7     # seat that acted before the current turn began, -1
+G_FRESH = 8        # 1: the acting player has taken no action this turn yet
+G_BLUFF = 9        # 1: the pending Wild Draw Four was played holding the current colour
+G_DEALER = 10      # seat of this round's dealer
+G_ROUND = 11       # rounds finished in this episode
+G_DECISIONS = 12   # decisions taken in this episode
+G_WINNER = 13      # winner of the last finished round, -1
+G_TERMINATED = 14  # 1: the episode is over by the rules
+G_TRUNCATED = 15   # 1: the episode was cut at max_decisions
+G_STOCK_LEN = 16   # cards in the stock
+G_DISCARD_LEN = 17 # cards in the discard pile
+NUM_G = 18
+G_NAMES = ("current", "direction", "color", "phase", "pending", "drawn", "exposed",
+           "previous", "fresh", "bluff", "dealer", "round", "decisions", "winner",
+           "terminated", "truncated", "stock_len", "discard_len")
+
+
+class Arrays(NamedTuple):
+    """The arrays the kernels take (layout above)."""
+
+    hands: np.ndarray
+    pl: np.ndarray
+    stock: np.ndarray
+    discard: np.ndarray
+    g: np.ndarray
+    rng: np.ndarray
+
+
+def _kernel(sig):
+    """A batch kernel called from Python: compiled once for ``sig`` and cached on disk."""
+    return njit(sig, cache=True)
+
+
+def _helper(sig):
+    """A rules function called only from compiled code: no Python/C wrappers to build
+    (they are most of the compile time of a small function)."""
+    return njit(sig, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+
+
+# numba types of the kernel arguments (explicit signatures: each function compiles once)
+S = numba.typeof(Arrays(
+    hands=np.zeros((1, 1, NC), np.uint8), pl=np.zeros((1, 1, NUM_S), np.int32),
+    stock=np.zeros((1, 1), np.int8), discard=np.zeros((1, 1), np.int8),
+    g=np.zeros((1, NUM_G), np.int32), rng=np.zeros(1, np.uint64),
+))
+PRM = numba.int64[::1]
+HANDS = numba.uint8[:, :, ::1]
+PL = numba.int32[:, :, ::1]
+STK = numba.int8[:, ::1]
+GAME = numba.int32[:, ::1]
+I8ARR = numba.int8[::1]
+I64ARR = numba.int64[::1]
+U64ARR = numba.uint64[::1]
+BROW = numba.boolean[::1]
+B2D = numba.boolean[:, ::1]
+F32_2D = numba.float32[:, ::1]
+i8 = numba.int64
+b1 = numba.boolean
+void = numba.void
+
+
+class State:
+    """Every game of a batch: the kernel arrays and a named view of each field.
+
+    ``hands`` (B, P, 56) uint8, ``stock``/``discard`` (B, D) int8 card types, ``rng`` (B,)
+    uint64; per seat ``hand_len``, ``called``, ``scores`` (B, P) int32; per game (B,) int32
+    ``current``, ``direction``, ``color``, ``phase``, ``pending``, ``drawn``, ``exposed``,
+    ``previous``, ``fresh``, ``bluff``, ``dealer``, ``round``, ``decisions``, ``winner``,
+    ``terminated``, ``truncated``, ``stock_len``, ``discard_len`` (meanings at G_*)."""
+
+    def __init__(self, num_games: int, num_players: int, deck_size: int) -> None:
+        B, P, D = num_games, num_players, deck_size
+        self.arrays = Arrays(
+            hands=np.zeros((B, P, NC), np.uint8),
+            pl=np.zeros((B, P, NUM_S), np.int32),
+            stock=np.zeros((B, D), np.int8),
+            discard=np.zeros((B, D), np.int8),
+            g=np.zeros((B, NUM_G), np.int32),
+            rng=np.zeros(B, np.uint64),
+        )
+        self.g[:, G_DIRECTION] = 1
+        self.g[:, [G_COLOR, G_DRAWN, G_EXPOSED, G_PREVIOUS, G_WINNER]] = -1
+
+    def __getattr__(self, name: str) -> np.ndarray:
+        if name in Arrays._fields:
+            return getattr(self.arrays, name)
+        if name in G_NAMES:
+            return self.arrays.g[:, G_NAMES.index(name)]
+        if name in ("hand_len", "called", "scores"):
+            return self.arrays.pl[:, :, ("hand_len", "called", "scores").index(name)]
+        raise AttributeError(name)
+
+    @property
+    def nbytes(self) -> int:
+        return sum(a.nbytes for a in self.arrays)
+
+
+# ======================================================================================
+# Random numbers: splitmix64, one state word per game
+# ======================================================================================
+_GAMMA = 0x9E3779B97F4A7C15
+_MIX1 = 0xBF58476D1CE4E5B9
+_MIX2 = 0x94D049BB133111EB
+_M64 = (1 << 64) - 1
+
+
+@_helper(i8(U64ARR, i8))
+def _next_u53_jit(rng, i):
+    x = rng[i] + np.uint64(_GAMMA)
+    rng[i] = x
+    z = (x ^ (x >> np.uint64(30))) * np.uint64(_MIX1)
+    z = (z ^ (z >> np.uint64(27))) * np.uint64(_MIX2)
+    z = z ^ (z >> np.uint64(31))
+    return np.int64(z >> np.uint64(11))
+
+
+def _next_u53_py(rng, i):
+    # Python-int twin of _next_u53_jit for NUMBA_DISABLE_JIT=1 (no uint64 overflow warnings).
+    x = (int(rng[i]) + _GAMMA) & _M64
+    rng[i] = x
+    z = ((x ^ (x >> 30)) * _MIX1) & _M64
+    z = ((z ^ (z >> 27)) * _MIX2) & _M64
+    z ^= z >> 31
+    return z >> 11
+
+
+_next_u53 = _next_u53_py if numba.config.DISABLE_JIT else _next_u53_jit
+
+
+def mix_seed(seed: int, index: int) -> int:
+    """Generator state of game ``index`` of a batch seeded ``seed`` (splitmix64 finaliser)."""
+    z = (int(seed) * _GAMMA + (int(index) + 1) * _MIX2) & _M64
+    z = ((z ^ (z >> 30)) * _MIX1) & _M64
+    z = ((z ^ (z >> 27)) * _MIX2) & _M64
+    return z ^ (z >> 31)
+
+
+@_helper(i8(S, i8, i8))
+def _rand_below(s, i, n):
+    """Uniform integer in [0, n) from game i's generator."""
+    return _next_u53(s.rng, i) % n
+
+
+@_helper(void(S, i8, I8ARR, i8))
+def _shuffle(s, i, arr, n):
+    """Fisher-Yates shuffle of arr[0:n] with game i's generator."""
+    for k in range(n - 1, 0, -1):
+        j = _rand_below(s, i, k + 1)
+        t = arr[k]
+        arr[k] = arr[j]
+        arr[j] = t
+
+
+# ======================================================================================
+# Small rules helpers
+# ======================================================================================
+@_helper(i8(PRM, i8, i8))
+def _seat(prm, p, steps):
+    """The seat ``steps`` places from ``p`` (positive: clockwise / to the left)."""
+    n = prm[P_PLAYERS]
+    return (p + steps) % n
+
+
+@_helper(i8(S, i8))
+def _top(s, i):
+    return int(s.discard[i, s.g[i, G_DISCARD_LEN] - 1])
+
+
+@_helper(b1(S, i8, i8, i8))
+def _holds_color(s, i, p, col):
+    if col < 0:
+        return False
+    base = col * 13
+    for r in range(13):
+        if s.hands[i, p, base + r] > 0:
+            return True
+    return False
+
+
+@_helper(b1(i8))
+def _is_draw_two(c):
+    return c < 52 and _CARD_RANK[c] == C.RANK_DRAW_TWO
+
+
+@_helper(b1(S, PRM, i8, i8))
+def _wd4_allowed(s, prm, i, p):
+    """Wild Draw Four restriction: only without a card of the current colour. With challenge
+    on, the restricted play is still possible (a bluff the victim may challenge)."""
+    if prm[P_WD4_RESTRICTED] and not prm[P_CHALLENGE]:
+        return not _holds_color(s, i, p, int(s.g[i, G_COLOR]))
+    return True
+
+
+@_helper(b1(S, PRM, i8, i8, i8))
+def _is_playable(s, prm, i, p, c):
+    """May card type c be played on the top card in a normal (PH_PLAY / PH_DRAWN) turn?"""
+    if c >= 52:
+        if c == C.WILD_DRAW_FOUR:
+            return _wd4_allowed(s, prm, i, p)
+        return True
+    if _CARD_COLOR[c] == s.g[i, G_COLOR]:
+        return True
+    top = _top(s, i)
+    return top < 52 and _CARD_RANK[top] == _CARD_RANK[c]
+
+
+@_helper(b1(S, PRM, i8, i8, i8))
+def _can_stack(s, prm, i, p, c):
+    """Stacking: Draw Two on Draw Two, Draw Four on Draw Two or Draw Four, never Draw Two
+    on Draw Four."""
+    top = _top(s, i)
+    if c == C.WILD_DRAW_FOUR:
+        return (top == C.WILD_DRAW_FOUR or _is_draw_two(top)) and _wd4_allowed(s, prm, i, p)
+    return _is_draw_two(c) and _is_draw_two(top)
+
+
+@_helper(b1(S, i8))
+def _catch_succeeds(s, i):
+    e = s.g[i, G_EXPOSED]
+    return e >= 0 and e == s.g[i, G_PREVIOUS] and s.pl[i, e, S_HAND_LEN] == 1
+
+
+@_helper(b1(S, PRM, i8))
+def _catch_allowed(s, prm, i):
+    """catch: the first decision of a turn. With a false-catch penalty (000) it is legal at
+    the start of any turn against the previous player; otherwise only when it succeeds."""
+    if not s.g[i, G_FRESH] or prm[P_ONO_PENALTY] == ONO_NONE:
+        return False
+    if prm[P_FALSE_CATCH] > 0:
+        prev = s.g[i, G_PREVIOUS]
+        return prev >= 0 and prev != s.g[i, G_CURRENT]
+    return _catch_succeeds(s, i)
+
+
+@_helper(b1(S, PRM, i8, i8))
+def _call_allowed(s, prm, i, p):
+    return prm[P_ONO_PENALTY] != ONO_NONE and s.pl[i, p, S_HAND_LEN] == 2 and not s.pl[i, p, S_CALLED]
+
+
+@_helper(void(BROW, i8))
+def _mark_play(row, c):
+    if c < 52:
+        row[c] = True
+    else:
+        base = C.A_PLAY_WILD + (c - 52) * 4
+        for k in range(4):
+            row[base + k] = True
+
+
+# ======================================================================================
+# Legal actions
+# ======================================================================================
+@_helper(void(S, PRM, i8, BROW))
+def legal_row(s, prm, i, row):
+    """Write game i's legal actions into ``row`` ((A,) bool, cleared here). A finished
+    game has no legal action."""
+    for a in range(NA):
+        row[a] = False
+    if s.g[i, G_TERMINATED] or s.g[i, G_TRUNCATED]:
+        return
+    p = s.g[i, G_CURRENT]
+    ph = s.g[i, G_PHASE]
+    if ph == PH_PLAY:
+        any_play = False
+        for c in range(NC):
+            if s.hands[i, p, c] > 0 and _is_playable(s, prm, i, p, c):
+                any_play = True
+                _mark_play(row, c)
+        if not any_play or prm[P_VOLUNTARY_DRAW]:
+            row[C.A_DRAW] = True
+        if _call_allowed(s, prm, i, p):
+            row[C.A_CALL] = True
+        if _catch_allowed(s, prm, i):
+            row[C.A_CATCH] = True
+    elif ph == PH_PENDING:
+        row[C.A_ACCEPT] = True
+        if prm[P_STACKING]:
+            any_stack = False
+            for c in range(NC):
+                if s.hands[i, p, c] > 0 and _can_stack(s, prm, i, p, c):
+                    any_stack = True
+                    _mark_play(row, c)
+            if any_stack and _call_allowed(s, prm, i, p):
+                row[C.A_CALL] = True
+        if prm[P_CHALLENGE] and _top(s, i) == C.WILD_DRAW_FOUR:
+            row[C.A_CHALLENGE] = True
+        if _catch_allowed(s, prm, i):
+            row[C.A_CATCH] = True
+    elif ph == PH_DRAWN:
+        c = int(s.g[i, G_DRAWN])
+        playable = _is_playable(s, prm, i, p, c)
+        if playable:
+            _mark_play(row, c)
+            if _call_allowed(s, prm, i, p):
+                row[C.A_CALL] = True
+        if not (playable and prm[P_MUST_PLAY_DRAWN]):
+            row[C.A_KEEP] = True
+    elif ph == PH_COLOR:
+        for k in range(4):
+            row[C.A_COLOR + k] = True
+    elif ph == PH_TARGET:
+        for t in range(1, prm[P_PLAYERS]):
+            row[C.A_TARGET + t - 1] = True
+
+
+# ======================================================================================
+# Moving cards
+# ======================================================================================
+@_helper(void(S, i8, i8, i8))
+def _give(s, i, p, c):
+    s.hands[i, p, c] += 1
+    s.pl[i, p, S_HAND_LEN] += 1
+    s.pl[i, p, S_CALLED] = False  # a call covers the hand it was made with
+
+
+@_helper(void(S, i8))
+def _reshuffle(s, i):
+    """Stock empty: the discard pile except its top card is shuffled into a new stock."""
+    n = s.g[i, G_DISCARD_LEN] - 1
+    if n <= 0:
+        return
+    for k in range(n):
+        s.stock[i, k] = s.discard[i, k]
+    s.g[i, G_STOCK_LEN] = n
+    s.discard[i, 0] = s.discard[i, n]
+    s.g[i, G_DISCARD_LEN] = 1
+    _shuffle(s, i, s.stock[i], int(n))
+
+
+@_helper(i8(S, i8, i8))
+def _draw_one(s, i, p):
+    """Player p draws the top of the stock; -1 when stock and discard are both exhausted."""
+    if s.g[i, G_STOCK_LEN] == 0:
+        _reshuffle(s, i)
+        if s.g[i, G_STOCK_LEN] == 0:
+            return -1
+    s.g[i, G_STOCK_LEN] -= 1
+    c = int(s.stock[i, s.g[i, G_STOCK_LEN]])
+    _give(s, i, p, c)
+    return c
+
+
+@_helper(void(S, i8, i8, i8))
+def _draw_n(s, i, p, n):
+    for _ in range(n):
+        if _draw_one(s, i, p) < 0:
+            return
+
+
+@_helper(void(S, i8, i8, i8))
+def _swap_hands(s, i, a, b):
+    for c in range(NC):
+        t = s.hands[i, a, c]
+        s.hands[i, a, c] = s.hands[i, b, c]
+        s.hands[i, b, c] = t
+    t2 = s.pl[i, a, S_HAND_LEN]
+    s.pl[i, a, S_HAND_LEN] = s.pl[i, b, S_HAND_LEN]
+    s.pl[i, b, S_HAND_LEN] = t2
+    s.pl[i, a, S_CALLED] = False
+    s.pl[i, b, S_CALLED] = False
+
+
+@_helper(void(S, PRM, i8, i8))
+def _shuffle_hands(s, prm, i, p):
+    """Wild Shuffle Hands: gather every hand, shuffle, deal one at a time starting with the
+    player on p's left and passing clockwise (the direction of play is kept)."""
+    n = prm[P_PLAYERS]
+    pool = np.empty(prm[P_DECK_SIZE], np.int8)
+    total = 0
+    for q in range(n):
+        for c in range(NC):
+            for _ in range(s.hands[i, q, c]):
+                pool[total] = c
+                total += 1
+            s.hands[i, q, c] = 0
+        s.pl[i, q, S_HAND_LEN] = 0
+        s.pl[i, q, S_CALLED] = False
+    _shuffle(s, i, pool, total)
+    for k in range(total):
+        q = (p + 1 + k) % n
+        s.hands[i, q, pool[k]] += 1
+        s.pl[i, q, S_HAND_LEN] += 1
+
+
+@_helper(i8(S, i8, i8))
+def _hand_points(s, i, q):
+    t = 0
+    for c in range(NC):
+        t += int(s.hands[i, q, c]) * int(_CARD_POINTS[c])
+    return t
+
+
+# ======================================================================================
+# Turns
+# ======================================================================================
+@_helper(void(S, i8, i8, i8, i8))
+def _start_turn(s, i, q, phase, prev):
+    s.g[i, G_CURRENT] = q
+    s.g[i, G_PHASE] = phase
+    s.g[i, G_FRESH] = True
+    s.g[i, G_DRAWN] = -1
+    s.g[i, G_PREVIOUS] = prev
+    if s.g[i, G_EXPOSED] == q:
+        # The offender is the next to begin a turn (2 players, Skip): the window has closed.
+        s.g[i, G_EXPOSED] = -1
+
+
+@_helper(void(S, PRM, i8, i8))
+def _next_turn(s, prm, i, p):
+    """p's turn is over; the next player in the direction of play begins theirs."""
+    _start_turn(s, i, _seat(prm, p, int(s.g[i, G_DIRECTION])), PH_PLAY, p)
+
+
+@_helper(void(S, PRM, i8, i8, i8))
+def _card_effect(s, prm, i, p, c):
+    """The effect of card c just put on the discard pile by p (also a first card that the
+    dealer is treated as having played)."""
+    n = prm[P_PLAYERS]
+    d = int(s.g[i, G_DIRECTION])
+    if c >= 52:
+        if c == C.WILD_DRAW_FOUR:
+            s.g[i, G_PENDING] += 4
+            _start_turn(s, i, _seat(prm, p, d), PH_PENDING, p)
+        elif c == C.WILD_CUSTOMIZABLE and prm[P_WC_SWAP]:
+            s.g[i, G_PHASE] = PH_TARGET
+        else:
+            if c == C.WILD_SHUFFLE_HANDS:
+                _shuffle_hands(s, prm, i, p)
+            _next_turn(s, prm, i, p)
+        return
+    r = _CARD_RANK[c]
+    if r == C.RANK_SKIP:
+        _start_turn(s, i, _seat(prm, p, 2 * d), PH_PLAY, p)
+    elif r == C.RANK_REVERSE:
+        s.g[i, G_DIRECTION] = -d
+        if n == 2 and prm[P_REVERSE_SKIPS]:
+            _start_turn(s, i, p, PH_PLAY, p)
+        else:
+            _start_turn(s, i, _seat(prm, p, -d), PH_PLAY, p)
+    elif r == C.RANK_DRAW_TWO:
+        s.g[i, G_PENDING] += 2
+        _start_turn(s, i, _seat(prm, p, d), PH_PENDING, p)
+    else:
+        _next_turn(s, prm, i, p)
+
+
+# ======================================================================================
+# Rounds
+# ======================================================================================
+@_helper(i8(PRM, i8))
+def _deck_counts_of(prm, c):
+    # Deck composition from the rule parameters (mirrors RuleSet.deck_counts).
+    if c >= 52:
+        return prm[P_WILDS + c - 52]
+    r = _CARD_RANK[c]
+    if prm[P_SHORT] and 6 <= r <= 9:
+        return 0
+    return 1 if r == 0 else 2
+
+
+@_helper(i8(S, PRM, i8))
+def _choose_dealer(s, prm, i):
+    """Each candidate draws a card; the highest (points, or number cards only) deals; ties
+    draw again. The stock is shuffled again afterwards."""
+    n = prm[P_PLAYERS]
+    mode = prm[P_DEALER]
+    if mode == DEALER_RANDOM:
+        return _rand_below(s, i, n)
+    size = s.g[i, G_STOCK_LEN]
+    cand = np.ones(n, np.bool_)
+    value = np.zeros(n, np.int64)
+    ptr = 0
+    while True:
+        best = -1
+        for q in range(n):
+            if not cand[q]:
+                continue
+            while True:
+                if ptr >= size:
+                    _shuffle(s, i, s.stock[i], int(size))
+                    ptr = 0
+                c = int(s.stock[i, ptr])
+                ptr += 1
+                if mode == DEALER_HIGHEST_NUMBER and (c >= 52 or _CARD_RANK[c] > 9):
+                    continue  # only number cards count; others go back
+                break
+            value[q] = _CARD_POINTS[c] if mode == DEALER_HIGHEST_CARD else _CARD_RANK[c]
+            best = max(best, value[q])
+        count = 0
+        last = 0
+        for q in range(n):
+            if cand[q] and value[q] == best:
+                count += 1
+                last = q
+            else:
+                cand[q] = False
+        if count == 1:
+            _shuffle(s, i, s.stock[i], int(size))
+            return last
+
+
+@_helper(void(S, i8))
+def _return_to_stock(s, i):
+    """Take the top of the discard pile back into the stock and shuffle the stock."""
+    s.g[i, G_DISCARD_LEN] -= 1
+    s.stock[i, s.g[i, G_STOCK_LEN]] = s.discard[i, s.g[i, G_DISCARD_LEN]]
+    s.g[i, G_STOCK_LEN] += 1
+    _shuffle(s, i, s.stock[i], int(s.g[i, G_STOCK_LEN]))
+
+
+@_helper(void(S, PRM, i8, b1))
+def _deal(s, prm, i, choose_dealer):
+    """Shuffle the whole deck, deal, and turn the first card (RULES.md first-card options)."""
+    n = prm[P_PLAYERS]
+    deck_size = 0
+    for c in range(NC):
+        for _ in range(_deck_counts_of(prm, c)):
+            s.stock[i, deck_size] = c
+            deck_size += 1
+    s.g[i, G_STOCK_LEN] = deck_size
+    s.g[i, G_DISCARD_LEN] = 0
+    for q in range(n):
+        for c in range(NC):
+            s.hands[i, q, c] = 0
+        s.pl[i, q, S_HAND_LEN] = 0
+        s.pl[i, q, S_CALLED] = False
+    s.g[i, G_DIRECTION] = 1
+    s.g[i, G_COLOR] = -1
+    s.g[i, G_PENDING] = 0
+    s.g[i, G_DRAWN] = -1
+    s.g[i, G_EXPOSED] = -1
+    s.g[i, G_PREVIOUS] = -1
+    s.g[i, G_BLUFF] = False
+    _shuffle(s, i, s.stock[i], deck_size)
+    if choose_dealer:
+        s.g[i, G_DEALER] = _choose_dealer(s, prm, i)
+    dealer = int(s.g[i, G_DEALER])
+    for _ in range(prm[P_HAND_SIZE]):
+        for k in range(1, n + 1):
+            _draw_one(s, i, (dealer + k) % n)
+    first = _seat(prm, dealer, 1)
+    for _ in range(100000):
+        if s.g[i, G_STOCK_LEN] == 0:
+            raise RuntimeError("no number card left to turn as the first card")
+        s.g[i, G_STOCK_LEN] -= 1
+        c = int(s.stock[i, s.g[i, G_STOCK_LEN]])
+        s.discard[i, s.g[i, G_DISCARD_LEN]] = c
+        s.g[i, G_DISCARD_LEN] += 1
+        if c == C.WILD_DRAW_FOUR:
+            if prm[P_FIRST_WD4] == WD4_RETURN:
+                _return_to_stock(s, i)
+            continue
+        if c >= 52:
+            fw = prm[P_FIRST_WILD]
+            if fw == WILD_RETURN:
+                _return_to_stock(s, i)
+                continue
+            if fw == WILD_FLIP_AGAIN:
+                continue
+            # The colour is named as the first decision of the game.
+            _start_turn(s, i, first if fw == WILD_FIRST_PLAYER_NAMES else dealer, PH_COLOR, -1)
+            return
+        s.g[i, G_COLOR] = _CARD_COLOR[c]
+        if _CARD_RANK[c] >= 10:
+            if prm[P_FIRST_ACTION] == FIRST_FLIP_AGAIN:
+                continue
+            _card_effect(s, prm, i, dealer, c)  # as if the dealer had played it
+            return
+        _start_turn(s, i, first, PH_PLAY, -1)
+        return
+    raise RuntimeError("first card could not be turned")
+
+
+@_helper(b1(S, PRM, i8, i8, i8, i8))
+def _is_match_winner(s, prm, i, p, q, low):
+    if prm[P_TARGET] > 0 and prm[P_SCORING] == SCORING_PENALTY:
+        return s.pl[i, q, S_SCORE] == low
+    return q == p
+
+
+@_helper(void(S, PRM, i8, i8, i8, F32_2D))
+def _round_over(s, prm, i, p, c, rewards):
+    """p has played their last card c. A last Draw Two / Wild Draw Four is still drawn by the
+    next player; then points are counted and the round (or match) ends."""
+    n = prm[P_PLAYERS]
+    if c == C.WILD_DRAW_FOUR or _is_draw_two(c):
+        extra = 4 if c == C.WILD_DRAW_FOUR else 2
+        _draw_n(s, i, _seat(prm, p, int(s.g[i, G_DIRECTION])), int(s.g[i, G_PENDING]) + extra)
+    s.g[i, G_PENDING] = 0
+    s.g[i, G_BLUFF] = False
+    s.g[i, G_EXPOSED] = -1
+    s.g[i, G_WINNER] = p
+    s.g[i, G_ROUND] += 1
+    scoring = prm[P_SCORING]
+    total = 0
+    for q in range(n):
+        if q != p:
+            pts = _hand_points(s, i, q)
+            total += pts
+            if scoring == SCORING_PENALTY:
+                s.pl[i, q, S_SCORE] += pts
+    if scoring == SCORING_WINNER:
+        s.pl[i, p, S_SCORE] += total
+    if prm[P_REWARD_POINTS]:
+        # reward="points": each seat's score change this round (a gain for the winner, a
+        # loss for penalty points), centred so that the rewards sum to zero
+        winner_scores = scoring == SCORING_WINNER
+        mean = (total if winner_scores else -total) / n
+        for q in range(n):
+            if winner_scores:
+                gain = total if q == p else 0
+            else:
+                gain = 0 if q == p else -_hand_points(s, i, q)
+            rewards[i, q] += POINTS_REWARD_SCALE * (gain - mean)
+
+    # Is the episode over? Winners: the round winner, or in a penalty-scored match that
+    # reached the target, every seat with the lowest score.
+    target = prm[P_TARGET]
+    low = 0
+    over = target == 0 or (scoring == SCORING_WINNER and s.pl[i, p, S_SCORE] >= target)
+    if target > 0 and scoring == SCORING_PENALTY:
+        low = s.pl[i, 0, S_SCORE]
+        for q in range(n):
+            low = min(low, s.pl[i, q, S_SCORE])
+            if s.pl[i, q, S_SCORE] >= target:
+                over = True
+    if over:
+        s.g[i, G_TERMINATED] = True
+        if not prm[P_REWARD_POINTS]:
+            k = 0
+            for q in range(n):
+                k += _is_match_winner(s, prm, i, p, q, low)
+            if k < n:
+                for q in range(n):
+                    if _is_match_winner(s, prm, i, p, q, low):
+                        rewards[i, q] += 1.0 / k
+                    else:
+                        rewards[i, q] -= 1.0 / (n - k)
+    else:
+        s.g[i, G_DEALER] = _seat(prm, int(s.g[i, G_DEALER]), 1)
+        s.g[i, G_PHASE] = PH_ROUND_END
+
+
+@_helper(void(S, PRM, i8, i8, i8, i8, F32_2D))
+def _play(s, prm, i, p, c, k, rewards):
+    """p plays card type c (naming colour k if it is a wild)."""
+    old_color = int(s.g[i, G_COLOR])
+    s.hands[i, p, c] -= 1
+    s.pl[i, p, S_HAND_LEN] -= 1
+    s.discard[i, s.g[i, G_DISCARD_LEN]] = c
+    s.g[i, G_DISCARD_LEN] += 1
+    s.g[i, G_COLOR] = k if c >= 52 else _CARD_COLOR[c]
+    if c == C.WILD_DRAW_FOUR:
+        s.g[i, G_BLUFF] = prm[P_WD4_RESTRICTED] != 0 and _holds_color(s, i, p, old_color)
+    if s.pl[i, p, S_HAND_LEN] == 0:
+        _round_over(s, prm, i, p, c, rewards)
+        return
+    if s.pl[i, p, S_HAND_LEN] == 1 and prm[P_ONO_PENALTY] != ONO_NONE and not s.pl[i, p, S_CALLED]:
+        s.g[i, G_EXPOSED] = p
+    _card_effect(s, prm, i, p, c)
+
+
+@_helper(void(S, PRM, i8, i8))
+def _draw_action(s, prm, i, p):
+    """draw: take the top of the stock (with draw_until_playable and no playable card, keep
+    drawing until a playable one). Then decide to play it or keep it. Nothing to draw:
+    the turn passes."""
+    had_playable = False
+    for c in range(NC):
+        if s.hands[i, p, c] > 0 and _is_playable(s, prm, i, p, c):
+            had_playable = True
+            break
+    c = _draw_one(s, i, p)
+    if c < 0:
+        _next_turn(s, prm, i, p)
+        return
+    if prm[P_DRAW_UNTIL_PLAYABLE] and not had_playable:
+        while not _is_playable(s, prm, i, p, c):
+            c2 = _draw_one(s, i, p)
+            if c2 < 0:
+                break
+            c = c2
+    s.g[i, G_DRAWN] = c
+    s.g[i, G_PHASE] = PH_DRAWN
+
+
+@_helper(void(S, PRM, i8, i8))
+def _catch(s, prm, i, p):
+    """catch: the previous player went down to one card without calling ONO."""
+    if _catch_succeeds(s, i):
+        e = int(s.g[i, G_EXPOSED])
+        if prm[P_ONO_PENALTY] == ONO_SWAP:
+            _swap_hands(s, i, p, e)
+        else:
+            _draw_n(s, i, e, int(prm[P_ONO_PENALTY_CARDS]))
+    else:
+        _draw_n(s, i, p, int(prm[P_FALSE_CATCH]))  # false accusation
+    s.g[i, G_EXPOSED] = -1
+
+
+@_helper(void(S, PRM, i8, i8))
+def _challenge(s, prm, i, p):
+    """Wild Draw Four challenge. Guilty: the offender draws the pending cards and the victim
+    plays normally. Innocent: the victim draws them plus 2 and loses the turn. The colour
+    named with the Wild Draw Four stands either way."""
+    offender = int(s.g[i, G_PREVIOUS])
+    if s.g[i, G_BLUFF]:
+        _draw_n(s, i, offender, int(s.g[i, G_PENDING]))
+        s.g[i, G_PENDING] = 0
+        s.g[i, G_PHASE] = PH_PLAY
+    else:
+        _draw_n(s, i, p, int(s.g[i, G_PENDING]) + 2)
+        s.g[i, G_PENDING] = 0
+        _next_turn(s, prm, i, p)
+    s.g[i, G_BLUFF] = False
+
+
+# ======================================================================================
+# One decision
+# ======================================================================================
+@_helper(void(S, PRM, i8, i8, F32_2D))
+def _apply(s, prm, i, a, rewards):
+    """The acting player of game i takes (legal) action a."""
+    p = int(s.g[i, G_CURRENT])
+    s.g[i, G_DECISIONS] += 1
+    if a == C.A_CATCH:
+        _catch(s, prm, i, p)
+        s.g[i, G_FRESH] = False
+    else:
+        s.g[i, G_FRESH] = False
+        if s.g[i, G_EXPOSED] != p:
+            s.g[i, G_EXPOSED] = -1  # the catch window closes once the next player acts
+        if a < C.A_DRAW:
+            _play(s, prm, i, p, int(_ACTION_CARD[a]), int(_ACTION_COLOR[a]), rewards)
+        elif a == C.A_DRAW:
+            _draw_action(s, prm, i, p)
+        elif a == C.A_KEEP:
+            _next_turn(s, prm, i, p)
+        elif a == C.A_CALL:
+            s.pl[i, p, S_CALLED] = True
+        elif a == C.A_CHALLENGE:
+            _challenge(s, prm, i, p)
+        elif a == C.A_ACCEPT:
+            _draw_n(s, i, p, int(s.g[i, G_PENDING]))
+            s.g[i, G_PENDING] = 0
+            _next_turn(s, prm, i, p)
+        elif a < C.A_TARGET:
+            s.g[i, G_COLOR] = a - C.A_COLOR
+            if prm[P_FIRST_WILD] == WILD_FIRST_PLAYER_NAMES:
+                s.g[i, G_PHASE] = PH_PLAY  # the first player names the colour, then plays
+            else:
+                _next_turn(s, prm, i, p)  # the dealer named it; the dealer's left begins
+        else:
+            _swap_hands(s, i, p, _seat(prm, p, int(a) - C.A_TARGET + 1))
+            _next_turn(s, prm, i, p)
+    if not s.g[i, G_TERMINATED] and s.g[i, G_DECISIONS] >= prm[P_MAX_DECISIONS]:
+        s.g[i, G_TRUNCATED] = True
+
+
+@_helper(void(S, PRM, i8, F32_2D, BROW))
+def _advance(s, prm, i, rewards, row):
+    """After a decision: deal the next round of a match if one just ended, and with
+    skip_forced on, take every decision that has exactly one legal action."""
+    while not (s.g[i, G_TERMINATED] or s.g[i, G_TRUNCATED]):
+        if s.g[i, G_PHASE] == PH_ROUND_END:
+            _deal(s, prm, i, False)
+            continue
+        if not prm[P_SKIP_FORCED]:
+            return
+        legal_row(s, prm, i, row)
+        count = 0
+        only = -1
+        for a in range(NA):
+            if row[a]:
+                count += 1
+                only = a
+        if count != 1:
+            return
+        _apply(s, prm, i, only, rewards)
+
+
+# ======================================================================================
+# Batch kernels
+# ======================================================================================
+# Called from Python with the six state arrays one by one (numba types plain arrays
+# quickly; typing a tuple argument costs microseconds per call).
+@_kernel(void(HANDS, PL, STK, STK, GAME, U64ARR, PRM, B2D))
+def legal_mask(hands, pl, stock, discard, g, rng, prm, out):
+    """out: (B, A) bool, the legal actions of every game's acting player."""
+    s = Arrays(hands, pl, stock, discard, g, rng)
+    for i in range(out.shape[0]):
+        legal_row(s, prm, i, out[i])
+
+
+@_kernel(void(HANDS, PL, STK, STK, GAME, U64ARR, PRM, i8, BROW))
+def legal_one(hands, pl, stock, discard, g, rng, prm, i, row):
+    """row: (A,) bool, the legal actions of game i."""
+    legal_row(Arrays(hands, pl, stock, discard, g, rng), prm, i, row)
+
+
+@_kernel(i8(HANDS, PL, STK, STK, GAME, U64ARR, PRM, I64ARR, F32_2D))
+def step(hands, pl, stock, discard, g, rng, prm, actions, rewards):
+    """Apply actions (B,) to every unfinished game; rewards (B, P) is overwritten.
+
+    Returns -1, or the index of the first game whose action is illegal (then no game is
+    changed). Finished games ignore their action."""
+    s = Arrays(hands, pl, stock, discard, g, rng)
+    row = np.zeros(NA, np.bool_)
+    B = actions.shape[0]
+    for i in range(B):
+        if s.g[i, G_TERMINATED] or s.g[i, G_TRUNCATED]:
+            continue
+        a = actions[i]
+        if a < 0 or a >= NA:
+            return i
+        legal_row(s, prm, i, row)
+        if not row[a]:
+            return i
+    rewards[:] = 0.0
+    for i in range(B):
+        if s.g[i, G_TERMINATED] or s.g[i, G_TRUNCATED]:
+            continue
+        _apply(s, prm, i, actions[i], rewards)
+        _advance(s, prm, i, rewards, row)
+    return -1
+
+
+@_helper(void(S, PRM, BROW))
+def _reset(s, prm, which):
+    row = np.zeros(NA, np.bool_)
+    dummy = np.zeros((s.rng.shape[0], prm[P_PLAYERS]), np.float32)
+    for i in range(which.shape[0]):
+        if not which[i]:
+            continue
+        for q in range(prm[P_PLAYERS]):
+            s.pl[i, q, S_SCORE] = 0
+        s.g[i, G_ROUND] = 0
+        s.g[i, G_DECISIONS] = 0
+        s.g[i, G_WINNER] = -1
+        s.g[i, G_TERMINATED] = False
+        s.g[i, G_TRUNCATED] = False
+        _deal(s, prm, i, True)
+        _advance(s, prm, i, dummy, row)
+
+
+@_kernel(void(HANDS, PL, STK, STK, GAME, U64ARR, PRM, BROW))
+def reset(hands, pl, stock, discard, g, rng, prm, which):
+    """Start a new episode in every game i with which[i] (the generator state is kept)."""
+    _reset(Arrays(hands, pl, stock, discard, g, rng), prm, which)
+
+
+@_kernel(i8(HANDS, PL, STK, STK, GAME, U64ARR, PRM, i8, U64ARR))
+def play_random(hands, pl, stock, discard, g, rng, prm, steps, policy_rng):
+    """Every game takes ``steps`` uniformly random legal actions, drawn from its own
+    ``policy_rng`` generator; finished games are dealt again. Returns the decisions taken
+    (forced ones skipped by skip_forced included). For benchmarks and fast rollouts."""
+    s = Arrays(hands, pl, stock, discard, g, rng)
+    B = g.shape[0]
+    row = np.zeros(NA, np.bool_)
+    rewards = np.zeros((B, prm[P_PLAYERS]), np.float32)
+    which = np.zeros(B, np.bool_)
+    start = 0
+    for i in range(B):
+        start += s.g[i, G_DECISIONS]
+    done_before = 0
+    for _ in range(steps):
+        for i in range(B):
+            if s.g[i, G_TERMINATED] or s.g[i, G_TRUNCATED]:
+                done_before += s.g[i, G_DECISIONS]
+                which[:] = False
+                which[i] = True
+                _reset(s, prm, which)
+            legal_row(s, prm, i, row)
+            count = 0
+            for a in range(NA):
+                count += row[a]
+            pick = _next_u53(policy_rng, i) % count
+            for a in range(NA):
+                if row[a]:
+                    if pick == 0:
+                        _apply(s, prm, i, a, rewards)
+                        _advance(s, prm, i, rewards, row)
+                        break
+                    pick -= 1
+    total = done_before - start
+    for i in range(B):
+        total += s.g[i, G_DECISIONS]
+    return total

@@ -1,0 +1,152 @@
+"""Card and action tables: ids, names and points, shared by the engine and every adapter.
+
+Card types (``NUM_CARD_TYPES = 56``)::
+
+    id  = colour * 13 + rank        for coloured cards, colour in R Y G B (0-3),
+                                    rank 0-9, 10 = Skip "S", 11 = Reverse "R", 12 = Draw Two "+2"
+    52  W    Wild
+    53  W+4  Wild Draw Four
+    54  WS   Wild Shuffle Hands
+    55  WC   Wild Customizable
+
+Actions (``NUM_ACTIONS = 87``; the same fixed ``Discrete(87)`` for every rule set, and the
+rule set's legal-action mask hides what it never allows)::
+
+    0-51   play <coloured card>          "play R5", "play GS", "play B+2"
+    52-67  play <wild> <colour>          52 + 4 * wild_index + colour: "play W+4 G"
+    68     draw
+    69     keep                          keep the card just drawn
+    70     call                          call ONO
+    71     catch                         catch the previous player (ONO not called)
+    72     challenge                     challenge a Wild Draw Four
+    73     accept                        take the pending draw and lose the turn
+    74-77  color <colour>                name a colour outside a play (first-card wild)
+    78-86  target <n>                    n = 1..9 seats to the player's left (swap hands)
+
+``print_action_table()`` prints this table from the arrays below.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+COLORS = ("R", "Y", "G", "B")
+COLOR_WORDS = ("red", "yellow", "green", "blue")
+RANKS = ("0", "1", "2", "3", "4", "5", "6", "7", "8", "9", "S", "R", "+2")
+NUM_COLORS = 4
+NUM_RANKS = 13
+RANK_SKIP = 10
+RANK_REVERSE = 11
+RANK_DRAW_TWO = 12
+
+WILD = 52
+WILD_DRAW_FOUR = 53
+WILD_SHUFFLE_HANDS = 54
+WILD_CUSTOMIZABLE = 55
+WILD_NAMES = ("W", "W+4", "WS", "WC")
+NUM_WILD_TYPES = 4
+NUM_CARD_TYPES = 56
+
+CARD_NAMES: tuple[str, ...] = tuple(
+    [c + r for c in COLORS for r in RANKS] + list(WILD_NAMES)
+)
+CARD_IDS: dict[str, int] = {name: i for i, name in enumerate(CARD_NAMES)}
+
+# card_color[c]: 0-3 for coloured cards, -1 for wilds.
+CARD_COLOR = np.array([c // NUM_RANKS for c in range(52)] + [-1] * 4, dtype=np.int8)
+# card_rank[c]: 0-12 for coloured cards, -1 for wilds.
+CARD_RANK = np.array([c % NUM_RANKS for c in range(52)] + [-1] * 4, dtype=np.int8)
+# Points of a card at scoring: number = face value, Skip/Reverse/Draw Two = 20, any wild = 50.
+CARD_POINTS = np.array(
+    [r if r <= 9 else 20 for _ in COLORS for r in range(NUM_RANKS)] + [50] * 4,
+    dtype=np.int16,
+)
+
+# ---- actions -------------------------------------------------------------------------
+A_PLAY_WILD = 52          # first "play <wild> <colour>" action
+A_DRAW = 68
+A_KEEP = 69
+A_CALL = 70
+A_CATCH = 71
+A_CHALLENGE = 72
+A_ACCEPT = 73
+A_COLOR = 74              # first "color <c>" action
+A_TARGET = 78             # "target 1" (one seat to the left); up to "target 9"
+MAX_TARGET = 9
+NUM_ACTIONS = 87
+
+
+def _build_action_names() -> tuple[str, ...]:
+    names = ["play " + CARD_NAMES[c] for c in range(52)]
+    for w in WILD_NAMES:
+        names += [f"play {w} {col}" for col in COLORS]
+    names += ["draw", "keep", "call", "catch", "challenge", "accept"]
+    names += [f"color {col}" for col in COLORS]
+    names += [f"target {n}" for n in range(1, MAX_TARGET + 1)]
+    assert len(names) == NUM_ACTIONS
+    return tuple(names)
+
+
+ACTION_NAMES: tuple[str, ...] = _build_action_names()
+ACTION_IDS: dict[str, int] = {name: i for i, name in enumerate(ACTION_NAMES)}
+
+# action_card[a]: the card type a "play" action puts down, -1 for other actions.
+ACTION_CARD = np.array(
+    list(range(52)) + [52 + w for w in range(4) for _ in range(4)] + [-1] * 19, dtype=np.int8
+)
+# action_color[a]: the colour a wild play or "color" action names, -1 otherwise.
+ACTION_COLOR = np.array(
+    [-1] * 52 + [k for _ in range(4) for k in range(4)] + [-1] * 6 + list(range(4)) + [-1] * 9,
+    dtype=np.int8,
+)
+
+
+def card_name(card: int) -> str:
+    """Text form of a card type id (``0 -> "R0"``, ``53 -> "W+4"``)."""
+    if not 0 <= int(card) < NUM_CARD_TYPES:
+        raise ValueError(f"card id {card!r} is out of range: card ids are 0..{NUM_CARD_TYPES - 1}")
+    return CARD_NAMES[int(card)]
+
+
+def card_id(name: str) -> int:
+    """Card type id of a text form such as ``"R5"``, ``"B+2"`` or ``"W+4"``."""
+    key = name.strip().upper()
+    if key not in CARD_IDS:
+        raise ValueError(
+            f"unknown card {name!r}: cards are a colour R Y G B followed by 0-9, S, R or +2 "
+            f"(e.g. 'R5', 'GS', 'B+2'), or a wild W, W+4, WS, WC"
+        )
+    return CARD_IDS[key]
+
+
+def action_name(action: int) -> str:
+    """Text form of an action id (``68 -> "draw"``, ``57 -> "play W+4 Y"``)."""
+    if not 0 <= int(action) < NUM_ACTIONS:
+        raise ValueError(f"action id {action!r} is out of range: action ids are 0..{NUM_ACTIONS - 1}")
+    return ACTION_NAMES[int(action)]
+
+
+def action_id(name: str) -> int:
+    """Action id of a text form such as ``"play R5"``, ``"play W+4 G"``, ``"draw"``, ``"target 2"``."""
+    key = " ".join(name.split())
+    parts = key.split(" ")
+    # Card and colour letters are upper case; verbs lower case. Accept either.
+    norm = " ".join([parts[0].lower()] + [p.upper() for p in parts[1:]])
+    if norm not in ACTION_IDS:
+        raise ValueError(
+            f"unknown action {name!r}: actions are 'play <card>' ('play R5'), "
+            f"'play <wild> <colour>' ('play W+4 G'), 'draw', 'keep', 'call', 'catch', "
+            f"'challenge', 'accept', 'color <R|Y|G|B>', 'target <1-{MAX_TARGET}>'"
+        )
+    return ACTION_IDS[norm]
+
+
+def action_table() -> list[tuple[int, str]]:
+    """Every action as ``(id, name)``, in id order."""
+    return list(enumerate(ACTION_NAMES))
+
+
+def print_action_table() -> None:
+    """Print the action table (id and name), the one documented source of the action space."""
+    for a, name in action_table():
+        print(f"{a:3d}  {name}")

@@ -1,0 +1,394 @@
+"""``VecGame``: a batch of B ONO games stepped together by the compiled engine.
+
+>>> from ono_env import VecGame
+>>> g = VecGame("classic", num_games=64, seed=0, num_players=2)
+>>> mask = g.legal_mask()                    # (64, 87) bool
+>>> result = g.step(first_legal(mask))       # rewards (64, 2), terminated, truncated, current_player
+
+A finished game (terminated or truncated) has an empty legal mask and ignores the action it
+is given until it is reset: call ``reset(which=mask)`` for some games, ``reset()`` for all,
+or construct with ``autoreset=True`` to have every game that finishes during ``step`` dealt
+again at the end of that same step (``step`` still reports it as terminated / truncated,
+with its rewards; the state is then the new episode's first position).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any, Mapping, NamedTuple, Sequence
+
+import numpy as np
+
+from ono_env import _engine as E
+from ono_env import cards as C
+from ono_env.rules import (
+    P_MAX_DECISIONS, P_REWARD_POINTS, P_SKIP_FORCED, RuleSet, resolve_rules,
+)
+
+POSITION_VERSION = 1
+REWARD_MODES = ("win", "points")
+DEFAULT_MAX_DECISIONS_ROUND = 5_000
+DEFAULT_MAX_DECISIONS_MATCH = 50_000
+
+
+class StepResult(NamedTuple):
+    """What ``VecGame.step`` returns."""
+
+    rewards: np.ndarray         # (B, P) float32  reward of every seat for this step
+    terminated: np.ndarray      # (B,) bool       the episode ended by the rules this step
+    truncated: np.ndarray       # (B,) bool       the episode was cut at max_decisions this step
+    current_player: np.ndarray  # (B,) int8       seat to act next
+
+
+def game_seeds(seed: int, num_games: int) -> np.ndarray:
+    """``(num_games,) uint64``: the generator state game ``i`` of a batch seeded ``seed`` starts
+    from. ``VecGame(rules, 1).reset(seeds=game_seeds(s, B)[i:i+1])`` plays exactly like game
+    ``i`` of ``VecGame(rules, B, seed=s)``."""
+    return np.array([E.mix_seed(seed, i) for i in range(num_games)], dtype=np.uint64)
+
+
+class VecGame:
+    """B games of one rule set, stepped together.
+
+    Args:
+        rules: a :class:`RuleSet`, a preset name, a rules YAML path or a mapping.
+        num_games: B, the batch size.
+        seed: seeds game ``i`` with ``game_seeds(seed, B)[i]``; ``None`` draws fresh entropy.
+        autoreset: deal finished games again at the end of the step they finish in.
+        skip_forced: take decisions that have exactly one legal action automatically
+            (inside ``reset``/``step``) instead of offering them as a step.
+        max_decisions: truncate an episode after this many decisions (counting skipped
+            forced ones). Default 5,000 for a single round, 50,000 for a match.
+        reward: ``"win"`` (at the end of the episode: winner +1, the others -1/(N-1); with
+            several winners of a penalty-scored match, +1/k and -1/(N-k)) or ``"points"``
+            (at the end of every round: the round's score change times 0.01, centred to sum to
+            zero; needs scoring).
+        **overrides: rule options applied to ``rules`` (``num_players=2``, ...).
+    """
+
+    def __init__(
+        self,
+        rules: RuleSet | str | Path | Mapping[str, Any] | None = None,
+        num_games: int = 1,
+        seed: int | None = None,
+        *,
+        autoreset: bool = False,
+        skip_forced: bool = False,
+        max_decisions: int | None = None,
+        reward: str = "win",
+        **overrides: Any,
+    ) -> None:
+        self.rules = resolve_rules(rules, **overrides)
+        if not isinstance(num_games, (int, np.integer)) or num_games < 1:
+            raise ValueError(f"num_games={num_games!r}; allowed: an integer >= 1")
+        if reward not in REWARD_MODES:
+            raise ValueError(f"reward={reward!r}; allowed: {' | '.join(REWARD_MODES)}")
+        if reward == "points" and self.rules.scoring == "none":
+            raise ValueError("reward='points' needs a rule set with scoring 'winner' or 'penalty'")
+        if max_decisions is None:
+            max_decisions = (DEFAULT_MAX_DECISIONS_MATCH if self.rules.target_score
+                             else DEFAULT_MAX_DECISIONS_ROUND)
+        if not isinstance(max_decisions, (int, np.integer)) or max_decisions < 1:
+            raise ValueError(f"max_decisions={max_decisions!r}; allowed: an integer >= 1")
+        self.num_games = int(num_games)
+        self.num_players = self.rules.num_players
+        self.autoreset = bool(autoreset)
+        self.skip_forced = bool(skip_forced)
+        self.max_decisions = int(max_decisions)
+        self.reward = reward
+        self._params = self.rules.params()
+        self._params[P_SKIP_FORCED] = self.skip_forced
+        self._params[P_MAX_DECISIONS] = self.max_decisions
+        self._params[P_REWARD_POINTS] = reward == "points"
+        self.state = E.State(self.num_games, self.num_players, self.rules.deck_size)
+        self._arrays = self.state.arrays
+        self._rewards = np.zeros((self.num_games, self.num_players), np.float32)
+        self._mask = np.zeros((self.num_games, C.NUM_ACTIONS), np.bool_)
+        self.reset(seed=seed)
+
+    # ---- episodes -------------------------------------------------------------------
+    def reset(
+        self,
+        seed: int | None = None,
+        *,
+        seeds: Sequence[int] | np.ndarray | None = None,
+        which: np.ndarray | None = None,
+    ) -> None:
+        """Deal new episodes.
+
+        ``seed`` reseeds every game (game ``i`` from ``game_seeds(seed, B)[i]``), ``seeds``
+        gives each game's generator state directly; with neither, games continue from their
+        own generators. ``which`` ((B,) bool) limits the reset to some games (a seed then
+        applies to those games only)."""
+        B = self.num_games
+        if which is None:
+            which = np.ones(B, np.bool_)
+        else:
+            which = np.asarray(which, dtype=np.bool_)
+            if which.shape != (B,):
+                raise ValueError(f"which has shape {which.shape}; allowed: ({B},) bool")
+        if seed is not None and seeds is not None:
+            raise ValueError("give seed or seeds, not both")
+        if seeds is not None:
+            seeds = np.asarray(seeds, dtype=np.uint64)
+            if seeds.shape != (B,):
+                raise ValueError(f"seeds has shape {seeds.shape}; allowed: ({B},)")
+            self.state.rng[which] = seeds[which]
+        elif seed is not None:
+            self.state.rng[which] = game_seeds(seed, B)[which]
+        elif not hasattr(self, "_seeded"):
+            fresh = np.random.SeedSequence().generate_state(B, dtype=np.uint64)
+            self.state.rng[which] = fresh[which]
+        self._seeded = True
+        E.reset(*self._arrays, self._params, which)
+
+    # ---- decisions ------------------------------------------------------------------
+    def legal_mask(self) -> np.ndarray:
+        """``(B, A) bool``: legal actions of each game's acting player (all False when finished).
+
+        The returned array is reused by the next call; copy it to keep it."""
+        E.legal_mask(*self._arrays, self._params, self._mask)
+        return self._mask
+
+    def step(self, actions: np.ndarray | Sequence[int]) -> StepResult:
+        """Every unfinished game's acting player takes ``actions[i]``.
+
+        Raises ``ValueError`` naming the game and its legal actions if any action is
+        illegal; then no game has changed."""
+        actions = np.asarray(actions)
+        if actions.shape != (self.num_games,) or not np.issubdtype(actions.dtype, np.integer):
+            raise ValueError(
+                f"actions must be an integer array of shape ({self.num_games},); "
+                f"got {actions.dtype} {actions.shape}"
+            )
+        bad = E.step(*self._arrays, self._params, actions.astype(np.int64), self._rewards)
+        if bad >= 0:
+            a = int(actions[bad])
+            name = C.ACTION_NAMES[a] if 0 <= a < C.NUM_ACTIONS else f"id {a}"
+            raise ValueError(
+                f"illegal action {name!r} ({a}) in game {bad} for player "
+                f"{int(self.state.current[bad])}; legal actions: "
+                f"{', '.join(self.legal_action_names(bad))}"
+            )
+        terminated = self.state.terminated.copy()
+        truncated = self.state.truncated.copy()
+        rewards = self._rewards.copy()
+        if self.autoreset:
+            done = terminated | truncated
+            if done.any():
+                self.reset(which=done)
+        return StepResult(rewards, terminated, truncated, self.state.current.copy())
+
+    def legal_action_names(self, i: int = 0) -> list[str]:
+        """Names of game ``i``'s legal actions."""
+        row = np.zeros(C.NUM_ACTIONS, np.bool_)
+        E.legal_one(*self._arrays, self._params, int(i), row)
+        return [C.ACTION_NAMES[a] for a in np.flatnonzero(row)]
+
+    # ---- views ----------------------------------------------------------------------
+    @property
+    def current_player(self) -> np.ndarray:
+        """``(B,) int8``: seat of each game's acting player."""
+        return self.state.current
+
+    @property
+    def terminated(self) -> np.ndarray:
+        return self.state.terminated
+
+    @property
+    def truncated(self) -> np.ndarray:
+        return self.state.truncated
+
+    @property
+    def finished(self) -> np.ndarray:
+        """``(B,) bool``: terminated or truncated."""
+        return self.state.terminated | self.state.truncated
+
+    @property
+    def state_bytes_per_game(self) -> int:
+        """Bytes of state arrays per game."""
+        return self.state.nbytes // self.num_games
+
+    # ---- positions ------------------------------------------------------------------
+    def to_dict(self, i: int = 0) -> dict[str, Any]:
+        """Game ``i`` as a JSON-serialisable dict (schema in docs/positions.md)."""
+        s = self.state
+        i = int(i)
+        if not 0 <= i < self.num_games:
+            raise ValueError(f"game index {i} out of range 0..{self.num_games - 1}")
+        P = self.num_players
+
+        def names(arr: np.ndarray) -> list[str]:
+            return [C.CARD_NAMES[int(c)] for c in arr]
+
+        def seat(v: int) -> int | None:
+            return None if v < 0 else int(v)
+
+        hands = []
+        for q in range(P):
+            counts = s.hands[i, q]
+            hands.append([C.CARD_NAMES[c] for c in range(C.NUM_CARD_TYPES) for _ in range(counts[c])])
+        return {
+            "version": POSITION_VERSION,
+            "rules": self.rules.to_dict(),
+            "hands": hands,
+            "stock": names(s.stock[i, : s.stock_len[i]]),
+            "discard": names(s.discard[i, : s.discard_len[i]]),
+            "color": None if s.color[i] < 0 else C.COLORS[s.color[i]],
+            "current_player": int(s.current[i]),
+            "direction": int(s.direction[i]),
+            "phase": E.PHASE_NAMES[s.phase[i]],
+            "pending_draw": int(s.pending[i]),
+            "drawn_card": None if s.drawn[i] < 0 else C.CARD_NAMES[s.drawn[i]],
+            "called": [bool(x) for x in s.called[i]],
+            "exposed": seat(s.exposed[i]),
+            "previous_player": seat(s.previous[i]),
+            "turn_fresh": bool(s.fresh[i]),
+            "wild_draw_four_bluff": bool(s.bluff[i]),
+            "scores": [int(x) for x in s.scores[i]],
+            "dealer": int(s.dealer[i]),
+            "round": int(s.round[i]),
+            "decisions": int(s.decisions[i]),
+            "winner": seat(s.winner[i]),
+            "terminated": bool(s.terminated[i]),
+            "truncated": bool(s.truncated[i]),
+            "rng": str(int(s.rng[i])),
+        }
+
+    def to_json(self, i: int = 0) -> str:
+        return json.dumps(self.to_dict(i))
+
+    def set_position(self, i: int, d: Mapping[str, Any]) -> None:
+        """Overwrite game ``i`` with the position ``d`` (a ``to_dict`` dict under these rules).
+
+        Raises ``ValueError`` naming the key when the position is malformed, is for other
+        rules, or does not hold exactly the rule set's deck."""
+        pos = _parse_position(d, self.rules)
+        s = self.state
+        i = int(i)
+        for name, value in pos.items():
+            arr = getattr(s, name)
+            if name in ("stock", "discard"):
+                arr[i] = 0
+                arr[i, : len(value)] = value
+            else:
+                arr[i] = value
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any], **kwargs: Any) -> "VecGame":
+        """A one-game ``VecGame`` at position ``d``; ``kwargs`` as for the constructor."""
+        if "rules" not in d:
+            raise ValueError("position has no 'rules'")
+        game = cls(RuleSet.from_dict(d["rules"]), 1, seed=0, **kwargs)
+        game.set_position(0, d)
+        return game
+
+    @classmethod
+    def from_json(cls, text: str, **kwargs: Any) -> "VecGame":
+        return cls.from_dict(json.loads(text), **kwargs)
+
+
+def _parse_position(d: Mapping[str, Any], rules: RuleSet) -> dict[str, Any]:
+    """Check a position dict and convert it to state-array values for one game."""
+    required = ("hands", "stock", "discard", "color", "current_player", "direction", "phase")
+    missing = [k for k in required if k not in d]
+    if missing:
+        raise ValueError(f"position lacks {', '.join(missing)}")
+    if "rules" in d and RuleSet.from_dict(d["rules"]) != rules:
+        raise ValueError("position is for other rules than this game's")
+    P = rules.num_players
+    if d.get("version", POSITION_VERSION) != POSITION_VERSION:
+        raise ValueError(f"position version {d.get('version')!r}; allowed: {POSITION_VERSION}")
+
+    def card_list(key: str, cards: Any) -> list[int]:
+        if not isinstance(cards, (list, tuple)):
+            raise ValueError(f"position {key!r} must be a list of card names")
+        try:
+            return [C.card_id(c) for c in cards]
+        except ValueError as e:
+            raise ValueError(f"position {key!r}: {e}") from None
+
+    def seat(key: str, v: Any, allow_none: bool) -> int:
+        if v is None and allow_none:
+            return -1
+        if not isinstance(v, int) or not 0 <= v < P:
+            raise ValueError(f"position {key}={v!r}; allowed: a seat 0..{P - 1}"
+                             + (" or null" if allow_none else ""))
+        return v
+
+    hands = d["hands"]
+    if not isinstance(hands, (list, tuple)) or len(hands) != P:
+        raise ValueError(f"position 'hands' must list {P} hands (num_players={P})")
+    hand_counts = np.zeros((P, C.NUM_CARD_TYPES), np.int64)
+    for q, h in enumerate(hands):
+        for c in card_list(f"hands[{q}]", h):
+            hand_counts[q, c] += 1
+    stock = card_list("stock", d["stock"])
+    discard = card_list("discard", d["discard"])
+    if not discard:
+        raise ValueError("position 'discard' is empty; the discard pile always has a top card")
+    total = hand_counts.sum(0) + np.bincount(stock + discard, minlength=C.NUM_CARD_TYPES)
+    deck = rules.deck_counts
+    if not np.array_equal(total, deck):
+        diff = [f"{C.CARD_NAMES[c]} {int(total[c])} (deck has {int(deck[c])})"
+                for c in np.flatnonzero(total != deck)]
+        raise ValueError("position does not hold exactly the deck of its rules: " + "; ".join(diff))
+    color = d["color"]
+    if color is None:
+        color_id = -1
+    elif color in C.COLORS:
+        color_id = C.COLORS.index(color)
+    else:
+        raise ValueError(f"position color={color!r}; allowed: R, Y, G, B or null")
+    if d["phase"] not in E.PHASE_NAMES:
+        raise ValueError(f"position phase={d['phase']!r}; allowed: {', '.join(E.PHASE_NAMES)}")
+    if d["direction"] not in (1, -1):
+        raise ValueError(f"position direction={d['direction']!r}; allowed: 1 or -1")
+    drawn = d.get("drawn_card")
+    called = d.get("called", [False] * P)
+    scores = d.get("scores", [0] * P)
+    if len(called) != P or len(scores) != P:
+        raise ValueError(f"position 'called' and 'scores' must have {P} entries")
+    rng = int(d.get("rng", "0"))
+    if not 0 <= rng < 2**64:
+        raise ValueError("position rng must be a 64-bit unsigned integer (as a string)")
+    return {
+        "hands": hand_counts,
+        "hand_len": hand_counts.sum(1),
+        "stock": stock,
+        "stock_len": len(stock),
+        "discard": discard,
+        "discard_len": len(discard),
+        "color": color_id,
+        "current": seat("current_player", d["current_player"], False),
+        "direction": d["direction"],
+        "phase": E.PHASE_NAMES.index(d["phase"]),
+        "pending": int(d.get("pending_draw", 0)),
+        "drawn": -1 if drawn is None else card_list("drawn_card", [drawn])[0],
+        "called": [bool(x) for x in called],
+        "exposed": seat("exposed", d.get("exposed"), True),
+        "previous": seat("previous_player", d.get("previous_player"), True),
+        "fresh": bool(d.get("turn_fresh", True)),
+        "bluff": bool(d.get("wild_draw_four_bluff", False)),
+        "scores": [int(x) for x in scores],
+        "dealer": seat("dealer", d.get("dealer", 0), False),
+        "round": int(d.get("round", 0)),
+        "decisions": int(d.get("decisions", 0)),
+        "winner": seat("winner", d.get("winner"), True),
+        "terminated": bool(d.get("terminated", False)),
+        "truncated": bool(d.get("truncated", False)),
+        "rng": np.uint64(rng),
+    }
+
+
+def first_legal(mask: np.ndarray) -> np.ndarray:
+    """``(B,) int64``: the lowest legal action of each row (0 where none), for examples/tests."""
+    return np.argmax(mask, axis=1).astype(np.int64)
+
+
+def random_legal(mask: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """``(B,) int64``: a uniformly random legal action per row (0 where none is legal)."""
+    u = rng.random(mask.shape)
+    u[~mask] = -1.0
+    return np.argmax(u, axis=1).astype(np.int64)

@@ -1,0 +1,97 @@
+"""Helpers that build positions the way a rules test reads: hands, the discard pile, and the
+cards on top of the stock; every other card of the deck goes under them in the stock."""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import Any, Sequence
+
+import numpy as np
+import pytest
+
+from ono_env import VecGame, action_id
+from ono_env.cards import CARD_IDS, CARD_NAMES, COLORS
+from ono_env.rules import RuleSet
+
+
+def make_position(
+    rules: RuleSet,
+    hands: Sequence[Sequence[str]],
+    discard: Sequence[str],
+    *,
+    color: str | None = None,
+    current: int = 0,
+    stock_top: Sequence[str] = (),
+    stock_rest: bool = True,
+    **fields: Any,
+) -> dict[str, Any]:
+    """A position dict. ``stock_top[0]`` is the next card drawn; with ``stock_rest`` the rest
+    of the deck lies under it (in card-id order), otherwise the rest must be in the hands."""
+    deck = Counter({CARD_NAMES[c]: int(n) for c, n in enumerate(rules.deck_counts) if n})
+    used = Counter([c for h in hands for c in h]) + Counter(discard) + Counter(stock_top)
+    over = used - deck
+    assert not over, f"more copies than the deck has: {dict(over)}"
+    rest = sorted((deck - used).elements(), key=lambda n: CARD_IDS[n])
+    if not stock_rest:
+        assert not rest, f"cards left over: {rest}"
+    stock = (rest if stock_rest else []) + list(reversed(stock_top))
+    if color is None:
+        top = discard[-1]
+        color = top[0] if top[0] in COLORS and not top.startswith("W") else None
+    pos = {
+        "rules": rules.to_dict(),
+        "hands": [list(h) for h in hands],
+        "stock": stock,
+        "discard": list(discard),
+        "color": color,
+        "current_player": current,
+        "direction": 1,
+        "phase": "play",
+        "dealer": 0,
+        "rng": "12345",
+    }
+    pos.update(fields)
+    return pos
+
+
+def game_at(rules: RuleSet, hands, discard, **kw) -> VecGame:
+    opts = {k: kw.pop(k) for k in ("skip_forced", "max_decisions", "reward") if k in kw}
+    return VecGame.from_dict(make_position(rules, hands, discard, **kw), **opts)
+
+
+def act(game: VecGame, *names: str):
+    """Game 0's acting player takes each named action in turn; returns the last StepResult."""
+    result = None
+    for name in names:
+        result = game.step(np.array([action_id(name)]))
+    return result
+
+
+def legal(game: VecGame) -> list[str]:
+    return game.legal_action_names(0)
+
+
+def hand(game: VecGame, seat: int) -> list[str]:
+    return game.to_dict(0)["hands"][seat]
+
+
+def random_playout(game: VecGame, steps: int, seed: int, record: bool = False):
+    """Random legal play of every game for ``steps`` steps (finished games reset); returns the
+    list of to_dict(0) snapshots when ``record``."""
+    rng = np.random.default_rng(seed)
+    snaps = []
+    for _ in range(steps):
+        mask = game.legal_mask()
+        u = rng.random(mask.shape)
+        u[~mask] = -1
+        game.step(np.argmax(u, 1))
+        if record:
+            snaps.append(game.to_dict(0))
+        if game.finished.any():
+            game.reset(which=game.finished)
+    return snaps
+
+
+@pytest.fixture
+def classic3() -> RuleSet:
+    return RuleSet.preset("classic", num_players=3)
