@@ -38,7 +38,7 @@ class StepResult(NamedTuple):
     rewards: np.ndarray         # (B, P) float32  reward of every seat for this step
     terminated: np.ndarray      # (B,) bool       the episode ended by the rules this step
     truncated: np.ndarray       # (B,) bool       the episode was cut at max_decisions this step
-    current_player: np.ndarray  # (B,) int8       seat to act next
+    current_player: np.ndarray  # (B,) int32      seat to act next
 
 
 def game_seeds(seed: int, num_games: int) -> np.ndarray:
@@ -171,8 +171,8 @@ class VecGame:
                 f"{int(self.state.current[bad])}; legal actions: "
                 f"{', '.join(self.legal_action_names(bad))}"
             )
-        terminated = self.state.terminated.copy()
-        truncated = self.state.truncated.copy()
+        terminated = self.state.terminated.astype(np.bool_)
+        truncated = self.state.truncated.astype(np.bool_)
         rewards = self._rewards.copy()
         if self.autoreset:
             done = terminated | truncated
@@ -189,21 +189,23 @@ class VecGame:
     # ---- views ----------------------------------------------------------------------
     @property
     def current_player(self) -> np.ndarray:
-        """``(B,) int8``: seat of each game's acting player."""
-        return self.state.current
+        """``(B,) int32``: seat of each game's acting player (a copy)."""
+        return self.state.current.copy()
 
     @property
     def terminated(self) -> np.ndarray:
-        return self.state.terminated
+        """``(B,) bool``: the episode ended by the rules."""
+        return self.state.terminated != 0
 
     @property
     def truncated(self) -> np.ndarray:
-        return self.state.truncated
+        """``(B,) bool``: the episode was cut at ``max_decisions``."""
+        return self.state.truncated != 0
 
     @property
     def finished(self) -> np.ndarray:
         """``(B,) bool``: terminated or truncated."""
-        return self.state.terminated | self.state.truncated
+        return (self.state.terminated | self.state.truncated) != 0
 
     @property
     def state_bytes_per_game(self) -> int:

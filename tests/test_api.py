@@ -1,0 +1,226 @@
+"""Rule sets, names, errors, positions and the demo."""
+
+from __future__ import annotations
+
+import io
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+import yaml
+
+from ono_env import (
+    ACTION_NAMES, NUM_ACTIONS, PRESETS, RuleSet, VecGame, action_id, action_name, card_id,
+    card_name,
+)
+from ono_env.demo import main as demo_main, play_demo
+from ono_env.rules import FIELD_NAMES
+
+from conftest import game_at, make_position, random_playout
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+# ---- rule sets ---------------------------------------------------------------------------
+def test_presets_match_the_rules_table():
+    ono, classic, stacking, uno2018, wiki, basic = (PRESETS[n] for n in
+        ("ono", "classic", "stacking", "uno2018", "wikipedia", "basic"))
+    assert ono.deck_size == 112 and ono.wild_cards == 8
+    assert uno2018.deck_size == 112 and uno2018.wild_shuffle_hands_cards == 1
+    assert classic.deck_size == stacking.deck_size == wiki.deck_size == basic.deck_size == 108
+    assert classic.challenge and uno2018.challenge and not (ono.challenge or wiki.challenge)
+    assert stacking.stacking and not any(p.stacking for p in (ono, classic, uno2018, wiki, basic))
+    assert (ono.ono_penalty, ono.false_catch_penalty) == ("swap_hands", 4)
+    assert classic.ono_penalty_cards == 4 and wiki.ono_penalty_cards == 2
+    assert basic.ono_penalty == "none" and not basic.voluntary_draw and basic.target_score == 0
+    assert classic.scoring == "winner" and classic.target_score == 500
+    assert stacking.scoring == "penalty" and stacking.target_score == 0
+    assert uno2018.first_card_action == "flip_again" and wiki.first_card_wild == "dealer_names"
+    assert RuleSet() == RuleSet.preset("classic")
+
+
+@pytest.mark.parametrize("name", list(PRESETS))
+def test_yaml_configs_are_the_presets(name):
+    assert RuleSet.load(ROOT / "configs" / "rules" / f"{name}.yaml") == PRESETS[name]
+    assert RuleSet.load(name) == PRESETS[name]
+
+
+def test_preset_overrides_and_yaml_round_trip(tmp_path):
+    rules = RuleSet.preset("ono", num_players=4, draw_until_playable=True)
+    assert rules.draw_until_playable and rules.wild_cards == 8
+    f = tmp_path / "mine.yaml"
+    f.write_text("preset: stacking\nnum_players: 6\nshort_deck: true\n")
+    mine = RuleSet.load(f)
+    assert mine.stacking and mine.num_players == 6 and mine.short_deck
+    assert RuleSet.from_dict(yaml.safe_load(rules.to_yaml())) == rules
+
+
+@pytest.mark.parametrize("overrides,field", [
+    ({"num_players": 1}, "num_players"),
+    ({"num_players": 11}, "num_players"),
+    ({"wild_cards": -1}, "wild_cards"),
+    ({"hand_size": 0}, "hand_size"),
+    ({"dealer": "youngest"}, "dealer"),
+    ({"stacking": "yes"}, "stacking"),
+    ({"challenge": True, "wild_draw_four_restricted": False}, "challenge"),
+    ({"challenge": True, "stacking": True}, "challenge"),
+    ({"target_score": 500, "scoring": "none"}, "target_score"),
+    ({"target_score": -5}, "target_score"),
+    ({"ono_penalty": "none", "false_catch_penalty": 4}, "false_catch_penalty"),
+    ({"ono_penalty_cards": 0}, "ono_penalty_cards"),
+])
+def test_bad_rule_sets_name_the_field(overrides, field):
+    with pytest.raises(ValueError, match=field):
+        RuleSet.preset("classic", **overrides)
+
+
+def test_deck_too_small_to_deal_is_refused():
+    with pytest.raises(ValueError, match="too few to deal"):
+        RuleSet.preset("ono", short_deck=True, num_players=10, hand_size=8)
+
+
+def test_unknown_preset_and_option():
+    with pytest.raises(ValueError, match="unknown preset 'uno'"):
+        RuleSet.preset("uno")
+    with pytest.raises(ValueError, match="unknown rule option.*'stack'"):
+        RuleSet.preset("classic", stack=True)
+    with pytest.raises(ValueError, match="no rules file"):
+        RuleSet.load("no/such/file.yaml")
+
+
+# ---- names -------------------------------------------------------------------------------
+def test_action_names_round_trip():
+    assert NUM_ACTIONS == len(ACTION_NAMES) == 87
+    for a in range(NUM_ACTIONS):
+        assert action_id(action_name(a)) == a
+    assert action_name(action_id("play W+4 G")) == "play W+4 G"
+    assert action_id("  PLAY  r5 ") == action_id("play R5")
+    assert card_name(card_id("B+2")) == "B+2"
+
+
+@pytest.mark.parametrize("bad", ["play R10", "jump", "play W", "target 10", "color P"])
+def test_unknown_action_names(bad):
+    with pytest.raises(ValueError, match="unknown action"):
+        action_id(bad)
+
+
+# ---- actions -----------------------------------------------------------------------------
+def test_illegal_action_names_the_legal_ones_and_changes_nothing():
+    rules = RuleSet.preset("basic", num_players=3)
+    g = game_at(rules, [["R3", "G1"], ["B1"], ["Y1"]], ["R5"])
+    before = g.to_dict(0)
+    with pytest.raises(ValueError, match=r"illegal action 'draw' .*legal actions: play R3"):
+        g.step(np.array([action_id("draw")]))
+    assert g.to_dict(0) == before
+
+
+def test_one_illegal_action_in_a_batch_changes_no_game():
+    g = VecGame("classic", 4, seed=0)
+    before = [g.to_dict(i) for i in range(4)]
+    actions = np.argmax(g.legal_mask(), 1)
+    actions[2] = action_id("challenge")
+    with pytest.raises(ValueError, match="game 2"):
+        g.step(actions)
+    assert [g.to_dict(i) for i in range(4)] == before
+
+
+@pytest.mark.parametrize("actions", [np.array([0, 1]), np.array([[0]]), np.array([0.5])])
+def test_malformed_actions(actions):
+    g = VecGame("classic", 1, seed=0)
+    with pytest.raises(ValueError, match="actions must be"):
+        g.step(actions)
+
+
+def test_out_of_range_action():
+    g = VecGame("classic", 1, seed=0)
+    with pytest.raises(ValueError, match="illegal action 'id 999'"):
+        g.step(np.array([999]))
+
+
+def test_bad_game_options():
+    with pytest.raises(ValueError, match="num_games"):
+        VecGame("classic", 0)
+    with pytest.raises(ValueError, match="reward"):
+        VecGame("classic", 1, reward="money")
+    with pytest.raises(ValueError, match="needs a rule set with scoring"):
+        VecGame("basic", 1, reward="points")
+    with pytest.raises(ValueError, match="max_decisions"):
+        VecGame("classic", 1, max_decisions=0)
+
+
+# ---- positions -----------------------------------------------------------------------------
+@pytest.mark.parametrize("preset", list(PRESETS))
+def test_position_round_trip_is_exact_and_play_continues_identically(preset):
+    g = VecGame(preset, 4, seed=8, num_players=3)
+    random_playout(g, 37, seed=1)
+    for i in range(4):
+        d = g.to_dict(i)
+        text = json.dumps(d)
+        copy = VecGame.from_json(text)
+        assert copy.to_dict(0) == d
+    # the restored game (generator state included) plays on exactly like the original
+    d = g.to_dict(0)
+    copy = VecGame.from_dict(d)
+    one = VecGame(preset, 1, seed=0, num_players=3)
+    one.set_position(0, d)
+    for t in range(30):
+        if copy.finished[0]:
+            break
+        a = np.argmax(copy.legal_mask(), 1)
+        copy.step(a)
+        one.step(a)
+    assert copy.to_dict(0) == one.to_dict(0)
+
+
+def test_position_must_hold_the_deck():
+    rules = RuleSet.preset("classic", num_players=2)
+    d = make_position(rules, [["R1"], ["R2"]], ["R5"])
+    d["stock"] = d["stock"][:-1]
+    with pytest.raises(ValueError, match="does not hold exactly the deck"):
+        VecGame.from_dict(d)
+
+
+@pytest.mark.parametrize("key,value,match", [
+    ("phase", "thinking", "phase"),
+    ("color", "P", "color"),
+    ("current_player", 5, "current_player"),
+    ("direction", 2, "direction"),
+    ("hands", [["R1"]], "hands"),
+    ("discard", [], "discard"),
+])
+def test_malformed_positions(key, value, match):
+    rules = RuleSet.preset("classic", num_players=2)
+    d = make_position(rules, [["R1"], ["R2"]], ["R5"])
+    d[key] = value
+    with pytest.raises(ValueError, match=match):
+        VecGame.from_dict(d)
+
+
+def test_position_for_other_rules_is_refused():
+    d = VecGame("classic", 1, seed=0, num_players=2).to_dict(0)
+    g = VecGame("basic", 1, seed=0, num_players=2)
+    with pytest.raises(ValueError, match="other rules"):
+        g.set_position(0, d)
+
+
+def test_state_bytes_per_game_is_small():
+    g = VecGame("classic", 16, seed=0, num_players=4)
+    assert g.state_bytes_per_game < 1024
+
+
+# ---- demo --------------------------------------------------------------------------------
+def test_demo_is_seeded_and_prints_a_summary():
+    a, b = io.StringIO(), io.StringIO()
+    wins = play_demo("basic", 3, 2, seed=4, verbose=True, out=a)
+    play_demo("basic", 3, 2, seed=4, verbose=True, out=b)
+    assert a.getvalue() == b.getvalue()
+    assert sum(wins.values()) == 2
+    assert a.getvalue().splitlines()[-1].startswith("summary: 2 games of basic")
+    assert "play " in a.getvalue()
+
+
+def test_demo_bad_rules_is_one_line(capsys):
+    assert demo_main(["--rules", "nope", "--quiet"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "no rules file 'nope'" in err[0]
