@@ -103,15 +103,24 @@ class Arrays(NamedTuple):
     rng: np.ndarray
 
 
+# Every compiled function runs without numba's reference counting (``_nrt=False``): the
+# state arrays belong to the VecGame for as long as any kernel runs, and counting
+# references to them cost ~150 ns per call of a large function. In return nothing here
+# allocates; scratch space comes from the caller.
 def _kernel(sig):
     """A batch kernel called from Python: compiled once for ``sig`` and cached on disk."""
-    return njit(sig, cache=True)
+    return njit(sig, cache=True, _nrt=False)
 
 
 def _helper(sig):
     """A rules function called only from compiled code: no Python/C wrappers to build
     (they are most of the compile time of a small function)."""
-    return njit(sig, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+    return njit(sig, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True, _nrt=False)
+
+
+_inline = njit(inline="always")
+"""A small rules predicate used in hot loops: inlined into its callers (a call that is not
+inlined costs a reference-count update of every state array)."""
 
 
 # numba types of the kernel arguments (explicit signatures: each function compiles once)
@@ -218,32 +227,32 @@ def _rand_below(s, i, n):
     return _next_u53(s.rng, i) % n
 
 
-@_helper(void(S, i8, I8ARR, i8))
-def _shuffle(s, i, arr, n):
-    """Fisher-Yates shuffle of arr[0:n] with game i's generator."""
+@_helper(void(S, i8, I8ARR, i8, i8))
+def _shuffle(s, i, arr, start, n):
+    """Fisher-Yates shuffle of arr[start:start+n] with game i's generator."""
     for k in range(n - 1, 0, -1):
         j = _rand_below(s, i, k + 1)
-        t = arr[k]
-        arr[k] = arr[j]
-        arr[j] = t
+        t = arr[start + k]
+        arr[start + k] = arr[start + j]
+        arr[start + j] = t
 
 
 # ======================================================================================
 # Small rules helpers
 # ======================================================================================
-@_helper(i8(PRM, i8, i8))
+@_inline
 def _seat(prm, p, steps):
     """The seat ``steps`` places from ``p`` (positive: clockwise / to the left)."""
     n = prm[P_PLAYERS]
     return (p + steps) % n
 
 
-@_helper(i8(S, i8))
+@_inline
 def _top(s, i):
     return int(s.discard[i, s.g[i, G_DISCARD_LEN] - 1])
 
 
-@_helper(b1(S, i8, i8, i8))
+@_inline
 def _holds_color(s, i, p, col):
     if col < 0:
         return False
@@ -254,12 +263,12 @@ def _holds_color(s, i, p, col):
     return False
 
 
-@_helper(b1(i8))
+@_inline
 def _is_draw_two(c):
     return c < 52 and _CARD_RANK[c] == C.RANK_DRAW_TWO
 
 
-@_helper(b1(S, PRM, i8, i8))
+@_inline
 def _wd4_allowed(s, prm, i, p):
     """Wild Draw Four restriction: only without a card of the current colour. With challenge
     on, the restricted play is still possible (a bluff the victim may challenge)."""
@@ -268,7 +277,7 @@ def _wd4_allowed(s, prm, i, p):
     return True
 
 
-@_helper(b1(S, PRM, i8, i8, i8))
+@_inline
 def _is_playable(s, prm, i, p, c):
     """May card type c be played on the top card in a normal (PH_PLAY / PH_DRAWN) turn?"""
     if c >= 52:
@@ -281,7 +290,7 @@ def _is_playable(s, prm, i, p, c):
     return top < 52 and _CARD_RANK[top] == _CARD_RANK[c]
 
 
-@_helper(b1(S, PRM, i8, i8, i8))
+@_inline
 def _can_stack(s, prm, i, p, c):
     """Stacking: Draw Two on Draw Two, Draw Four on Draw Two or Draw Four, never Draw Two
     on Draw Four."""
@@ -291,13 +300,13 @@ def _can_stack(s, prm, i, p, c):
     return _is_draw_two(c) and _is_draw_two(top)
 
 
-@_helper(b1(S, i8))
+@_inline
 def _catch_succeeds(s, i):
     e = s.g[i, G_EXPOSED]
     return e >= 0 and e == s.g[i, G_PREVIOUS] and s.pl[i, e, S_HAND_LEN] == 1
 
 
-@_helper(b1(S, PRM, i8))
+@_inline
 def _catch_allowed(s, prm, i):
     """catch: the first decision of a turn. With a false-catch penalty (000) it is legal at
     the start of any turn against the previous player; otherwise only when it succeeds."""
@@ -309,12 +318,12 @@ def _catch_allowed(s, prm, i):
     return _catch_succeeds(s, i)
 
 
-@_helper(b1(S, PRM, i8, i8))
+@_inline
 def _call_allowed(s, prm, i, p):
     return prm[P_ONO_PENALTY] != ONO_NONE and s.pl[i, p, S_HAND_LEN] == 2 and not s.pl[i, p, S_CALLED]
 
 
-@_helper(void(BROW, i8))
+@_inline
 def _mark_play(row, c):
     if c < 52:
         row[c] = True
@@ -335,14 +344,22 @@ def legal_row(s, prm, i, row):
         row[a] = False
     if s.g[i, G_TERMINATED] or s.g[i, G_TRUNCATED]:
         return
-    p = s.g[i, G_CURRENT]
+    p = np.int64(s.g[i, G_CURRENT])
     ph = s.g[i, G_PHASE]
     if ph == PH_PLAY:
+        # _is_playable for every card type, with the per-game facts read once
+        col = s.g[i, G_COLOR]
+        top_rank = _CARD_RANK[_top(s, i)]  # -1 for a wild: ranks then never match
         any_play = False
-        for c in range(NC):
-            if s.hands[i, p, c] > 0 and _is_playable(s, prm, i, p, c):
+        for c in range(52):
+            if s.hands[i, p, c] > 0 and (_CARD_COLOR[c] == col or _CARD_RANK[c] == top_rank):
+                row[c] = True
                 any_play = True
+        wd4_ok = _wd4_allowed(s, prm, i, p)
+        for c in range(52, NC):
+            if s.hands[i, p, c] > 0 and (c != C.WILD_DRAW_FOUR or wd4_ok):
                 _mark_play(row, c)
+                any_play = True
         if not any_play or prm[P_VOLUNTARY_DRAW]:
             row[C.A_DRAW] = True
         if _call_allowed(s, prm, i, p):
@@ -383,7 +400,7 @@ def legal_row(s, prm, i, row):
 # ======================================================================================
 # Moving cards
 # ======================================================================================
-@_helper(void(S, i8, i8, i8))
+@_inline
 def _give(s, i, p, c):
     s.hands[i, p, c] += 1
     s.pl[i, p, S_HAND_LEN] += 1
@@ -401,7 +418,7 @@ def _reshuffle(s, i):
     s.g[i, G_STOCK_LEN] = n
     s.discard[i, 0] = s.discard[i, n]
     s.g[i, G_DISCARD_LEN] = 1
-    _shuffle(s, i, s.stock[i], int(n))
+    _shuffle(s, i, s.stock[i], 0, int(n))
 
 
 @_helper(i8(S, i8, i8))
@@ -442,20 +459,20 @@ def _shuffle_hands(s, prm, i, p):
     """Wild Shuffle Hands: gather every hand, shuffle, deal one at a time starting with the
     player on p's left and passing clockwise (the direction of play is kept)."""
     n = prm[P_PLAYERS]
-    pool = np.empty(prm[P_DECK_SIZE], np.int8)
+    base = s.g[i, G_STOCK_LEN]  # the gathered cards wait in the free space above the stock
     total = 0
     for q in range(n):
         for c in range(NC):
             for _ in range(s.hands[i, q, c]):
-                pool[total] = c
+                s.stock[i, base + total] = c
                 total += 1
             s.hands[i, q, c] = 0
         s.pl[i, q, S_HAND_LEN] = 0
         s.pl[i, q, S_CALLED] = False
-    _shuffle(s, i, pool, total)
+    _shuffle(s, i, s.stock[i], base, total)
     for k in range(total):
         q = (p + 1 + k) % n
-        s.hands[i, q, pool[k]] += 1
+        s.hands[i, q, s.stock[i, base + k]] += 1
         s.pl[i, q, S_HAND_LEN] += 1
 
 
@@ -544,35 +561,41 @@ def _choose_dealer(s, prm, i):
     if mode == DEALER_RANDOM:
         return _rand_below(s, i, n)
     size = s.g[i, G_STOCK_LEN]
-    cand = np.ones(n, np.bool_)
-    value = np.zeros(n, np.int64)
+    # No hand is dealt yet: the hand-size column holds each seat's drawn value and the
+    # call column marks who is still in the draw (both are cleared again below).
+    for q in range(n):
+        s.pl[i, q, S_CALLED] = 1
     ptr = 0
     while True:
         best = -1
         for q in range(n):
-            if not cand[q]:
+            if not s.pl[i, q, S_CALLED]:
                 continue
             while True:
                 if ptr >= size:
-                    _shuffle(s, i, s.stock[i], int(size))
+                    _shuffle(s, i, s.stock[i], 0, int(size))
                     ptr = 0
                 c = int(s.stock[i, ptr])
                 ptr += 1
                 if mode == DEALER_HIGHEST_NUMBER and (c >= 52 or _CARD_RANK[c] > 9):
                     continue  # only number cards count; others go back
                 break
-            value[q] = _CARD_POINTS[c] if mode == DEALER_HIGHEST_CARD else _CARD_RANK[c]
-            best = max(best, value[q])
+            v = _CARD_POINTS[c] if mode == DEALER_HIGHEST_CARD else _CARD_RANK[c]
+            s.pl[i, q, S_HAND_LEN] = v
+            best = max(best, v)
         count = 0
         last = 0
         for q in range(n):
-            if cand[q] and value[q] == best:
+            if s.pl[i, q, S_CALLED] and s.pl[i, q, S_HAND_LEN] == best:
                 count += 1
                 last = q
             else:
-                cand[q] = False
+                s.pl[i, q, S_CALLED] = 0
         if count == 1:
-            _shuffle(s, i, s.stock[i], int(size))
+            for q in range(n):
+                s.pl[i, q, S_CALLED] = 0
+                s.pl[i, q, S_HAND_LEN] = 0
+            _shuffle(s, i, s.stock[i], 0, int(size))
             return last
 
 
@@ -582,7 +605,7 @@ def _return_to_stock(s, i):
     s.g[i, G_DISCARD_LEN] -= 1
     s.stock[i, s.g[i, G_STOCK_LEN]] = s.discard[i, s.g[i, G_DISCARD_LEN]]
     s.g[i, G_STOCK_LEN] += 1
-    _shuffle(s, i, s.stock[i], int(s.g[i, G_STOCK_LEN]))
+    _shuffle(s, i, s.stock[i], 0, int(s.g[i, G_STOCK_LEN]))
 
 
 @_helper(void(S, PRM, i8, b1))
@@ -608,7 +631,7 @@ def _deal(s, prm, i, choose_dealer):
     s.g[i, G_EXPOSED] = -1
     s.g[i, G_PREVIOUS] = -1
     s.g[i, G_BLUFF] = False
-    _shuffle(s, i, s.stock[i], deck_size)
+    _shuffle(s, i, s.stock[i], 0, deck_size)
     if choose_dealer:
         s.g[i, G_DEALER] = _choose_dealer(s, prm, i)
     dealer = int(s.g[i, G_DEALER])
@@ -875,14 +898,14 @@ def legal_one(hands, pl, stock, discard, g, rng, prm, i, row):
     legal_row(Arrays(hands, pl, stock, discard, g, rng), prm, i, row)
 
 
-@_kernel(i8(HANDS, PL, STK, STK, GAME, U64ARR, PRM, I64ARR, F32_2D))
-def step(hands, pl, stock, discard, g, rng, prm, actions, rewards):
-    """Apply actions (B,) to every unfinished game; rewards (B, P) is overwritten.
+@_kernel(i8(HANDS, PL, STK, STK, GAME, U64ARR, PRM, I64ARR, F32_2D, BROW))
+def step(hands, pl, stock, discard, g, rng, prm, actions, rewards, row):
+    """Apply actions (B,) to every unfinished game; rewards (B, P) is overwritten; row is
+    (A,) bool scratch.
 
     Returns -1, or the index of the first game whose action is illegal (then no game is
     changed). Finished games ignore their action."""
     s = Arrays(hands, pl, stock, discard, g, rng)
-    row = np.zeros(NA, np.bool_)
     B = actions.shape[0]
     for i in range(B):
         if s.g[i, G_TERMINATED] or s.g[i, G_TRUNCATED]:
@@ -902,51 +925,44 @@ def step(hands, pl, stock, discard, g, rng, prm, actions, rewards):
     return -1
 
 
-@_helper(void(S, PRM, BROW))
-def _reset(s, prm, which):
-    row = np.zeros(NA, np.bool_)
-    dummy = np.zeros((s.rng.shape[0], prm[P_PLAYERS]), np.float32)
+@_helper(void(S, PRM, i8, F32_2D, BROW))
+def _reset_game(s, prm, i, scratch_rewards, row):
+    for q in range(prm[P_PLAYERS]):
+        s.pl[i, q, S_SCORE] = 0
+    s.g[i, G_ROUND] = 0
+    s.g[i, G_DECISIONS] = 0
+    s.g[i, G_WINNER] = -1
+    s.g[i, G_TERMINATED] = False
+    s.g[i, G_TRUNCATED] = False
+    _deal(s, prm, i, True)
+    _advance(s, prm, i, scratch_rewards, row)
+
+
+@_kernel(void(HANDS, PL, STK, STK, GAME, U64ARR, PRM, BROW, F32_2D, BROW))
+def reset(hands, pl, stock, discard, g, rng, prm, which, scratch_rewards, row):
+    """Start a new episode in every game i with which[i] (the generator state is kept).
+    scratch_rewards (B, P) float32 and row (A,) bool are scratch space."""
+    s = Arrays(hands, pl, stock, discard, g, rng)
     for i in range(which.shape[0]):
-        if not which[i]:
-            continue
-        for q in range(prm[P_PLAYERS]):
-            s.pl[i, q, S_SCORE] = 0
-        s.g[i, G_ROUND] = 0
-        s.g[i, G_DECISIONS] = 0
-        s.g[i, G_WINNER] = -1
-        s.g[i, G_TERMINATED] = False
-        s.g[i, G_TRUNCATED] = False
-        _deal(s, prm, i, True)
-        _advance(s, prm, i, dummy, row)
+        if which[i]:
+            _reset_game(s, prm, i, scratch_rewards, row)
 
 
-@_kernel(void(HANDS, PL, STK, STK, GAME, U64ARR, PRM, BROW))
-def reset(hands, pl, stock, discard, g, rng, prm, which):
-    """Start a new episode in every game i with which[i] (the generator state is kept)."""
-    _reset(Arrays(hands, pl, stock, discard, g, rng), prm, which)
-
-
-@_kernel(i8(HANDS, PL, STK, STK, GAME, U64ARR, PRM, i8, U64ARR))
-def play_random(hands, pl, stock, discard, g, rng, prm, steps, policy_rng):
+@_kernel(i8(HANDS, PL, STK, STK, GAME, U64ARR, PRM, i8, U64ARR, F32_2D, BROW))
+def play_random(hands, pl, stock, discard, g, rng, prm, steps, policy_rng, scratch_rewards, row):
     """Every game takes ``steps`` uniformly random legal actions, drawn from its own
-    ``policy_rng`` generator; finished games are dealt again. Returns the decisions taken
-    (forced ones skipped by skip_forced included). For benchmarks and fast rollouts."""
+    ``policy_rng`` generator; a finished game is dealt again first. Returns the decisions
+    taken (forced ones skipped by skip_forced included). For benchmarks and fast rollouts."""
     s = Arrays(hands, pl, stock, discard, g, rng)
     B = g.shape[0]
-    row = np.zeros(NA, np.bool_)
-    rewards = np.zeros((B, prm[P_PLAYERS]), np.float32)
-    which = np.zeros(B, np.bool_)
-    start = 0
+    total = 0
     for i in range(B):
-        start += s.g[i, G_DECISIONS]
-    done_before = 0
+        total -= s.g[i, G_DECISIONS]
     for _ in range(steps):
         for i in range(B):
             if s.g[i, G_TERMINATED] or s.g[i, G_TRUNCATED]:
-                done_before += s.g[i, G_DECISIONS]
-                which[:] = False
-                which[i] = True
-                _reset(s, prm, which)
+                total += s.g[i, G_DECISIONS]
+                _reset_game(s, prm, i, scratch_rewards, row)
             legal_row(s, prm, i, row)
             count = 0
             for a in range(NA):
@@ -955,11 +971,10 @@ def play_random(hands, pl, stock, discard, g, rng, prm, steps, policy_rng):
             for a in range(NA):
                 if row[a]:
                     if pick == 0:
-                        _apply(s, prm, i, a, rewards)
-                        _advance(s, prm, i, rewards, row)
+                        _apply(s, prm, i, a, scratch_rewards)
+                        _advance(s, prm, i, scratch_rewards, row)
                         break
                     pick -= 1
-    total = done_before - start
     for i in range(B):
         total += s.g[i, G_DECISIONS]
     return total
