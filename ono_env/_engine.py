@@ -60,7 +60,7 @@ NA = C.NUM_ACTIONS
 #   pl       (B, P, 3)  int32   per seat: column S_HAND_LEN, S_CALLED, S_SCORE
 #   stock    (B, D)     int8    stock card types, bottom first; top = stock[G_STOCK_LEN - 1]
 #   discard  (B, D)     int8    discard pile, bottom first; top = discard[G_DISCARD_LEN - 1]
-#   g        (B, 18)    int32   per game: one column per G_* field below
+#   g        (B, 19)    int32   per game: one column per G_* field below
 #   rng      (B,)       uint64  splitmix64 generator state of each game
 # ``State`` gives every column a name (``state.current`` is ``g[:, G_CURRENT]``, a view).
 S_HAND_LEN = 0   # cards in the hand
@@ -86,10 +86,12 @@ G_TERMINATED = 14  # 1: the episode is over by the rules
 G_TRUNCATED = 15   # 1: the episode was cut at max_decisions
 G_STOCK_LEN = 16   # cards in the stock
 G_DISCARD_LEN = 17 # cards in the discard pile
-NUM_G = 18
+G_COLOR_THEN_PLAY = 18  # 1: after naming the colour the same player plays (first-card wild
+                        # named by the first player); 0: the turn then passes
+NUM_G = 19
 G_NAMES = ("current", "direction", "color", "phase", "pending", "drawn", "exposed",
            "previous", "fresh", "bluff", "dealer", "round", "decisions", "winner",
-           "terminated", "truncated", "stock_len", "discard_len")
+           "terminated", "truncated", "stock_len", "discard_len", "color_then_play")
 
 
 class Arrays(NamedTuple):
@@ -140,6 +142,7 @@ U64ARR = numba.uint64[::1]
 BROW = numba.boolean[::1]
 B2D = numba.boolean[:, ::1]
 F32_2D = numba.float32[:, ::1]
+F32ROW = numba.float32[::1]
 i8 = numba.int64
 b1 = numba.boolean
 void = numba.void
@@ -324,11 +327,17 @@ def _call_allowed(s, prm, i, p):
 
 
 @_inline
-def _mark_play(row, c):
+def _mark_play(prm, row, c):
+    """Mark the play actions of card type c: a coloured card, or a wild with each colour it
+    may name (Wild Shuffle Hands, and Wild Customizable with swap_hands, name it later)."""
     if c < 52:
         row[c] = True
+    elif c == C.WILD_SHUFFLE_HANDS:
+        row[C.A_PLAY_WS] = True
+    elif c == C.WILD_CUSTOMIZABLE and prm[P_WC_SWAP]:
+        row[C.A_PLAY_WC] = True
     else:
-        base = C.A_PLAY_WILD + (c - 52) * 4
+        base = C.A_PLAY_W if c == C.WILD else (C.A_PLAY_WD4 if c == C.WILD_DRAW_FOUR else C.A_PLAY_WC_COLOR)
         for k in range(4):
             row[base + k] = True
 
@@ -358,7 +367,7 @@ def legal_row(s, prm, i, row):
         wd4_ok = _wd4_allowed(s, prm, i, p)
         for c in range(52, NC):
             if s.hands[i, p, c] > 0 and (c != C.WILD_DRAW_FOUR or wd4_ok):
-                _mark_play(row, c)
+                _mark_play(prm, row, c)
                 any_play = True
         if not any_play or prm[P_VOLUNTARY_DRAW]:
             row[C.A_DRAW] = True
@@ -373,7 +382,7 @@ def legal_row(s, prm, i, row):
             for c in range(NC):
                 if s.hands[i, p, c] > 0 and _can_stack(s, prm, i, p, c):
                     any_stack = True
-                    _mark_play(row, c)
+                    _mark_play(prm, row, c)
             if any_stack and _call_allowed(s, prm, i, p):
                 row[C.A_CALL] = True
         if prm[P_CHALLENGE] and _top(s, i) == C.WILD_DRAW_FOUR:
@@ -384,7 +393,7 @@ def legal_row(s, prm, i, row):
         c = int(s.g[i, G_DRAWN])
         playable = _is_playable(s, prm, i, p, c)
         if playable:
-            _mark_play(row, c)
+            _mark_play(prm, row, c)
             if _call_allowed(s, prm, i, p):
                 row[C.A_CALL] = True
         if not (playable and prm[P_MUST_PLAY_DRAWN]):
@@ -516,10 +525,12 @@ def _card_effect(s, prm, i, p, c):
             s.g[i, G_PENDING] += 4
             _start_turn(s, i, _seat(prm, p, d), PH_PENDING, p)
         elif c == C.WILD_CUSTOMIZABLE and prm[P_WC_SWAP]:
-            s.g[i, G_PHASE] = PH_TARGET
+            s.g[i, G_PHASE] = PH_TARGET  # choose whom to swap with, then name the colour
+        elif c == C.WILD_SHUFFLE_HANDS:
+            _shuffle_hands(s, prm, i, p)
+            s.g[i, G_PHASE] = PH_COLOR  # the colour is named after the deal
+            s.g[i, G_COLOR_THEN_PLAY] = 0
         else:
-            if c == C.WILD_SHUFFLE_HANDS:
-                _shuffle_hands(s, prm, i, p)
             _next_turn(s, prm, i, p)
         return
     r = _CARD_RANK[c]
@@ -608,9 +619,21 @@ def _return_to_stock(s, i):
     _shuffle(s, i, s.stock[i], 0, int(s.g[i, G_STOCK_LEN]))
 
 
-@_helper(void(S, PRM, i8, b1))
-def _deal(s, prm, i, choose_dealer):
-    """Shuffle the whole deck, deal, and turn the first card (RULES.md first-card options)."""
+@_inline
+def _can_start(prm, c):
+    """Can card type c become the first card of the discard pile under these rules? (A
+    Wild Draw Four never can; a wild or an action card unless its option sets it aside.)"""
+    if c == C.WILD_DRAW_FOUR:
+        return False
+    if c >= 52:
+        return prm[P_FIRST_WILD] == WILD_FIRST_PLAYER_NAMES or prm[P_FIRST_WILD] == WILD_DEALER_NAMES
+    return _CARD_RANK[c] <= 9 or prm[P_FIRST_ACTION] == FIRST_DEALER_PLAYS
+
+
+@_helper(b1(S, PRM, i8, b1))
+def _deal_once(s, prm, i, choose_dealer):
+    """Shuffle the whole deck, deal, and turn the first card (RULES.md first-card options).
+    False when the stock holds no card that can start (a misdeal: deal again)."""
     n = prm[P_PLAYERS]
     deck_size = 0
     for c in range(NC):
@@ -631,6 +654,7 @@ def _deal(s, prm, i, choose_dealer):
     s.g[i, G_EXPOSED] = -1
     s.g[i, G_PREVIOUS] = -1
     s.g[i, G_BLUFF] = False
+    s.g[i, G_COLOR_THEN_PLAY] = 0
     _shuffle(s, i, s.stock[i], 0, deck_size)
     if choose_dealer:
         s.g[i, G_DEALER] = _choose_dealer(s, prm, i)
@@ -638,10 +662,15 @@ def _deal(s, prm, i, choose_dealer):
     for _ in range(prm[P_HAND_SIZE]):
         for k in range(1, n + 1):
             _draw_one(s, i, (dealer + k) % n)
+    startable = False
+    for k in range(s.g[i, G_STOCK_LEN]):
+        if _can_start(prm, s.stock[i, k]):
+            startable = True
+            break
+    if not startable:
+        return False
     first = _seat(prm, dealer, 1)
-    for _ in range(100000):
-        if s.g[i, G_STOCK_LEN] == 0:
-            raise RuntimeError("no number card left to turn as the first card")
+    while True:  # ends: the stock holds a card that can start
         s.g[i, G_STOCK_LEN] -= 1
         c = int(s.stock[i, s.g[i, G_STOCK_LEN]])
         s.discard[i, s.g[i, G_DISCARD_LEN]] = c
@@ -657,18 +686,32 @@ def _deal(s, prm, i, choose_dealer):
                 continue
             if fw == WILD_FLIP_AGAIN:
                 continue
-            # The colour is named as the first decision of the game.
-            _start_turn(s, i, first if fw == WILD_FIRST_PLAYER_NAMES else dealer, PH_COLOR, -1)
-            return
+            # The colour is named as the first decision of the round: by the first player,
+            # who then plays, or by the dealer, after whom the first player begins.
+            if fw == WILD_FIRST_PLAYER_NAMES:
+                _start_turn(s, i, first, PH_COLOR, -1)
+                s.g[i, G_COLOR_THEN_PLAY] = 1
+            else:
+                _start_turn(s, i, dealer, PH_COLOR, -1)
+            return True
+        if _CARD_RANK[c] >= 10 and prm[P_FIRST_ACTION] == FIRST_FLIP_AGAIN:
+            continue
         s.g[i, G_COLOR] = _CARD_COLOR[c]
         if _CARD_RANK[c] >= 10:
-            if prm[P_FIRST_ACTION] == FIRST_FLIP_AGAIN:
-                continue
             _card_effect(s, prm, i, dealer, c)  # as if the dealer had played it
-            return
+            s.g[i, G_PREVIOUS] = -1  # ... but no player has taken a decision yet
+            return True
         _start_turn(s, i, first, PH_PLAY, -1)
-        return
-    raise RuntimeError("first card could not be turned")
+        return True
+
+
+@_helper(void(S, PRM, i8, b1))
+def _deal(s, prm, i, choose_dealer):
+    """Deal a round; a deal whose stock holds no card that can start is dealt again."""
+    for attempt in range(1_000_000):
+        if _deal_once(s, prm, i, choose_dealer and attempt == 0):
+            return
+    raise RuntimeError("no deal could turn a first card")
 
 
 @_helper(b1(S, PRM, i8, i8, i8, i8))
@@ -743,7 +786,8 @@ def _round_over(s, prm, i, p, c, rewards):
 
 @_helper(void(S, PRM, i8, i8, i8, i8, F32_2D))
 def _play(s, prm, i, p, c, k, rewards):
-    """p plays card type c (naming colour k if it is a wild)."""
+    """p plays card type c (naming colour k if it is a wild; k = -1 for a wild whose colour
+    is named later)."""
     old_color = int(s.g[i, G_COLOR])
     s.hands[i, p, c] -= 1
     s.pl[i, p, S_HAND_LEN] -= 1
@@ -787,14 +831,16 @@ def _draw_action(s, prm, i, p):
 @_helper(void(S, PRM, i8, i8))
 def _catch(s, prm, i, p):
     """catch: the previous player went down to one card without calling ONO."""
+    prev = s.g[i, G_PREVIOUS]
     if _catch_succeeds(s, i):
         e = int(s.g[i, G_EXPOSED])
         if prm[P_ONO_PENALTY] == ONO_SWAP:
             _swap_hands(s, i, p, e)
         else:
             _draw_n(s, i, e, int(prm[P_ONO_PENALTY_CARDS]))
-    else:
-        _draw_n(s, i, p, int(prm[P_FALSE_CATCH]))  # false accusation
+    elif s.pl[i, prev, S_HAND_LEN] > 1:
+        _draw_n(s, i, p, int(prm[P_FALSE_CATCH]))  # false accusation: more than one card
+    # else: one card, but called (or not played down to it): nothing happens
     s.g[i, G_EXPOSED] = -1
 
 
@@ -846,13 +892,15 @@ def _apply(s, prm, i, a, rewards):
             _next_turn(s, prm, i, p)
         elif a < C.A_TARGET:
             s.g[i, G_COLOR] = a - C.A_COLOR
-            if prm[P_FIRST_WILD] == WILD_FIRST_PLAYER_NAMES:
+            if s.g[i, G_COLOR_THEN_PLAY]:
+                s.g[i, G_COLOR_THEN_PLAY] = 0
                 s.g[i, G_PHASE] = PH_PLAY  # the first player names the colour, then plays
             else:
-                _next_turn(s, prm, i, p)  # the dealer named it; the dealer's left begins
+                _next_turn(s, prm, i, p)
         else:
             _swap_hands(s, i, p, _seat(prm, p, int(a) - C.A_TARGET + 1))
-            _next_turn(s, prm, i, p)
+            s.g[i, G_PHASE] = PH_COLOR  # the colour is named after the swap
+            s.g[i, G_COLOR_THEN_PLAY] = 0
     if not s.g[i, G_TERMINATED] and s.g[i, G_DECISIONS] >= prm[P_MAX_DECISIONS]:
         s.g[i, G_TRUNCATED] = True
 
@@ -892,23 +940,33 @@ def legal_mask(hands, pl, stock, discard, g, rng, prm, out):
         legal_row(s, prm, i, out[i])
 
 
+@_kernel(void(HANDS, PL, STK, STK, GAME, U64ARR, PRM, BROW, B2D))
+def legal_mask_some(hands, pl, stock, discard, g, rng, prm, which, out):
+    """out[i]: the legal actions of game i's acting player, for every i with which[i]."""
+    s = Arrays(hands, pl, stock, discard, g, rng)
+    for i in range(out.shape[0]):
+        if which[i]:
+            legal_row(s, prm, i, out[i])
+
+
 @_kernel(void(HANDS, PL, STK, STK, GAME, U64ARR, PRM, i8, BROW))
 def legal_one(hands, pl, stock, discard, g, rng, prm, i, row):
     """row: (A,) bool, the legal actions of game i."""
     legal_row(Arrays(hands, pl, stock, discard, g, rng), prm, i, row)
 
 
-@_kernel(i8(HANDS, PL, STK, STK, GAME, U64ARR, PRM, I64ARR, F32_2D, BROW))
-def step(hands, pl, stock, discard, g, rng, prm, actions, rewards, row):
-    """Apply actions (B,) to every unfinished game; rewards (B, P) is overwritten; row is
-    (A,) bool scratch.
+@_kernel(i8(HANDS, PL, STK, STK, GAME, U64ARR, PRM, I64ARR, BROW, b1, F32_2D, BROW))
+def step(hands, pl, stock, discard, g, rng, prm, actions, active, check, rewards, row):
+    """Apply actions (B,) to every unfinished game with active[i]; rewards (B, P) is
+    overwritten; row is (A,) bool scratch. ``check=False`` skips the legality test, for
+    actions the caller has already checked against the current legal mask.
 
     Returns -1, or the index of the first game whose action is illegal (then no game is
-    changed). Finished games ignore their action."""
+    changed). Finished and inactive games ignore their action."""
     s = Arrays(hands, pl, stock, discard, g, rng)
     B = actions.shape[0]
-    for i in range(B):
-        if s.g[i, G_TERMINATED] or s.g[i, G_TRUNCATED]:
+    for i in range(B if check else 0):
+        if s.g[i, G_TERMINATED] or s.g[i, G_TRUNCATED] or not active[i]:
             continue
         a = actions[i]
         if a < 0 or a >= NA:
@@ -918,7 +976,7 @@ def step(hands, pl, stock, discard, g, rng, prm, actions, rewards, row):
             return i
     rewards[:] = 0.0
     for i in range(B):
-        if s.g[i, G_TERMINATED] or s.g[i, G_TRUNCATED]:
+        if s.g[i, G_TERMINATED] or s.g[i, G_TRUNCATED] or not active[i]:
             continue
         _apply(s, prm, i, actions[i], rewards)
         _advance(s, prm, i, rewards, row)
@@ -978,3 +1036,121 @@ def play_random(hands, pl, stock, discard, g, rng, prm, steps, policy_rng, scrat
     for i in range(B):
         total += s.g[i, G_DECISIONS]
     return total
+
+
+@_kernel(i8(HANDS, PL, STK, STK, GAME, U64ARR, PRM, I64ARR, U64ARR, numba.float64[::1],
+             F32_2D, BROW))
+def advance_random(hands, pl, stock, discard, g, rng, prm, learner, policy_rng,
+                   learner_rewards, scratch_rewards, row):
+    """Uniformly random opponents: in every unfinished game, play random legal actions
+    (drawn from policy_rng[i]) until seat learner[i] is to act. Adds the learner's rewards
+    to learner_rewards; returns the number of decisions taken."""
+    s = Arrays(hands, pl, stock, discard, g, rng)
+    n = prm[P_PLAYERS]
+    taken = 0
+    for i in range(g.shape[0]):
+        while not (s.g[i, G_TERMINATED] or s.g[i, G_TRUNCATED]) and s.g[i, G_CURRENT] != learner[i]:
+            legal_row(s, prm, i, row)
+            count = 0
+            for a in range(NA):
+                count += row[a]
+            pick = _next_u53(policy_rng, i) % count
+            for a in range(NA):
+                if row[a]:
+                    if pick == 0:
+                        for q in range(n):
+                            scratch_rewards[i, q] = 0.0
+                        _apply(s, prm, i, a, scratch_rewards)
+                        _advance(s, prm, i, scratch_rewards, row)
+                        learner_rewards[i] += scratch_rewards[i, learner[i]]
+                        break
+                    pick -= 1
+            taken += 1
+    return taken
+
+
+@_kernel(void(B2D, numba.float64[::1], I64ARR))
+def nth_legal(mask, u, out):
+    """out[i] = the floor(u[i] * count)-th legal action of row i (u in [0, 1)): a uniform
+    random legal action for uniform u. Rows with no legal action get 0."""
+    for i in range(mask.shape[0]):
+        count = 0
+        for a in range(mask.shape[1]):
+            count += mask[i, a]
+        out[i] = 0
+        if count == 0:
+            continue
+        k = int(u[i] * count)
+        for a in range(mask.shape[1]):
+            if mask[i, a]:
+                if k == 0:
+                    out[i] = a
+                    break
+                k -= 1
+
+
+# ======================================================================================
+# Observations
+# ======================================================================================
+# Block offsets of the observation vector; ono_env/observation.py names them and prints
+# the table. Everything here is public or the observing seat's own.
+OBS_HAND = 0                    # 56  own hand: copies of each card type
+OBS_TOP = OBS_HAND + NC         # 56  top card of the discard pile (one-hot)
+OBS_COLOR = OBS_TOP + NC        # 4   current colour (one-hot; all 0 before a first wild is named)
+OBS_PHASE = OBS_COLOR + 4       # 5   phase of the acting player (one-hot)
+OBS_MY_TURN = OBS_PHASE + 5     # 1   1 if the observing seat acts now
+OBS_PENDING = OBS_MY_TURN + 1   # 1   pending draw (cards)
+OBS_DRAWN = OBS_PENDING + 1     # 56  card the observing seat just drew (one-hot; 0 unless drawn phase)
+OBS_DIRECTION = OBS_DRAWN + NC  # 1   +1 clockwise, -1 counter-clockwise
+OBS_STOCK = OBS_DIRECTION + 1   # 1   cards in the stock
+OBS_DISCARD = OBS_STOCK + 1     # 56  cards in the discard pile (played since the last reshuffle)
+OBS_SELF = OBS_DISCARD + NC     # 2   own hand size, own ONO call
+OBS_OPPONENTS = OBS_SELF + 2    # 2 per opponent from the left: hand size, called ONO
+# then, when the rules score: N scores (own first, then from the left) / target (or / 100)
+
+
+@_inline
+def _obs_size(n, scoring):
+    return OBS_OPPONENTS + 2 * (n - 1) + (n if scoring else 0)
+
+
+@_kernel(void(HANDS, PL, STK, STK, GAME, U64ARR, PRM, I64ARR, BROW, F32_2D))
+def observe(hands, pl, stock, discard, g, rng, prm, seats, which, out):
+    """out[i] = the observation of seat seats[i] in game i, for every i with which[i]."""
+    s = Arrays(hands, pl, stock, discard, g, rng)
+    n = prm[P_PLAYERS]
+    scoring = prm[P_SCORING] != SCORING_NONE
+    scale = 1.0 / prm[P_TARGET] if prm[P_TARGET] > 0 else 0.01
+    for i in range(out.shape[0]):
+        if not which[i]:
+            continue
+        o = out[i]
+        o[:] = 0.0
+        me = seats[i]
+        for c in range(NC):
+            o[OBS_HAND + c] = s.hands[i, me, c]
+        o[OBS_TOP + _top(s, i)] = 1.0
+        if s.g[i, G_COLOR] >= 0:
+            o[OBS_COLOR + s.g[i, G_COLOR]] = 1.0
+        ph = s.g[i, G_PHASE]
+        if ph < 5:
+            o[OBS_PHASE + ph] = 1.0
+        mine = s.g[i, G_CURRENT] == me
+        o[OBS_MY_TURN] = 1.0 if mine else 0.0
+        o[OBS_PENDING] = s.g[i, G_PENDING]
+        if mine and ph == PH_DRAWN and s.g[i, G_DRAWN] >= 0:
+            o[OBS_DRAWN + s.g[i, G_DRAWN]] = 1.0
+        o[OBS_DIRECTION] = s.g[i, G_DIRECTION]
+        o[OBS_STOCK] = s.g[i, G_STOCK_LEN]
+        for k in range(s.g[i, G_DISCARD_LEN]):
+            o[OBS_DISCARD + s.discard[i, k]] += 1.0
+        o[OBS_SELF] = s.pl[i, me, S_HAND_LEN]
+        o[OBS_SELF + 1] = s.pl[i, me, S_CALLED]
+        for k in range(1, n):
+            q = (me + k) % n
+            o[OBS_OPPONENTS + 2 * (k - 1)] = s.pl[i, q, S_HAND_LEN]
+            o[OBS_OPPONENTS + 2 * (k - 1) + 1] = s.pl[i, q, S_CALLED]
+        if scoring:
+            base = OBS_OPPONENTS + 2 * (n - 1)
+            for k in range(n):
+                o[base + k] = s.pl[i, (me + k) % n, S_SCORE] * scale

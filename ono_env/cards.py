@@ -9,19 +9,25 @@ Card types (``NUM_CARD_TYPES = 56``)::
     54  WS   Wild Shuffle Hands
     55  WC   Wild Customizable
 
-Actions (``NUM_ACTIONS = 87``; the same fixed ``Discrete(87)`` for every rule set, and the
+Actions (``NUM_ACTIONS = 85``; the same fixed ``Discrete(85)`` for every rule set, and the
 rule set's legal-action mask hides what it never allows)::
 
     0-51   play <coloured card>          "play R5", "play GS", "play B+2"
-    52-67  play <wild> <colour>          52 + 4 * wild_index + colour: "play W+4 G"
-    68     draw
-    69     keep                          keep the card just drawn
-    70     call                          call ONO
-    71     catch                         catch the previous player (ONO not called)
-    72     challenge                     challenge a Wild Draw Four
-    73     accept                        take the pending draw and lose the turn
-    74-77  color <colour>                name a colour outside a play (first-card wild)
-    78-86  target <n>                    n = 1..9 seats to the player's left (swap hands)
+    52-55  play W <colour>               a Wild naming its colour: "play W G"
+    56-59  play W+4 <colour>             "play W+4 G"
+    60-63  play WC <colour>              Wild Customizable as a plain wild (the preset reading)
+    64     play WS                       Wild Shuffle Hands: the colour is named after the deal
+    65     play WC                       Wild Customizable with swap_hands: the colour is named
+                                         after the swap
+    66     draw
+    67     keep                          keep the card just drawn
+    68     call                          call ONO
+    69     catch                         catch the previous player (ONO not called)
+    70     challenge                     challenge a Wild Draw Four
+    71     accept                        take the pending draw and lose the turn
+    72-75  color <colour>                name a colour outside a play (first-card wild, after a
+                                         shuffle or a swap)
+    76-84  target <n>                    n = 1..9 seats to the player's left (swap hands)
 
 ``print_action_table()`` prints this table from the arrays below.
 """
@@ -63,24 +69,28 @@ CARD_POINTS = np.array(
 )
 
 # ---- actions -------------------------------------------------------------------------
-A_PLAY_WILD = 52          # first "play <wild> <colour>" action
-A_DRAW = 68
-A_KEEP = 69
-A_CALL = 70
-A_CATCH = 71
-A_CHALLENGE = 72
-A_ACCEPT = 73
-A_COLOR = 74              # first "color <c>" action
-A_TARGET = 78             # "target 1" (one seat to the left); up to "target 9"
+A_PLAY_W = 52             # "play W <c>" is A_PLAY_W + c
+A_PLAY_WD4 = 56           # "play W+4 <c>"
+A_PLAY_WC_COLOR = 60      # "play WC <c>" (plain reading)
+A_PLAY_WS = 64
+A_PLAY_WC = 65            # swap_hands reading: no colour in the play
+A_DRAW = 66
+A_KEEP = 67
+A_CALL = 68
+A_CATCH = 69
+A_CHALLENGE = 70
+A_ACCEPT = 71
+A_COLOR = 72              # first "color <c>" action
+A_TARGET = 76             # "target 1" (one seat to the left); up to "target 9"
 MAX_TARGET = 9
-NUM_ACTIONS = 87
+NUM_ACTIONS = 85
 
 
 def _build_action_names() -> tuple[str, ...]:
     names = ["play " + CARD_NAMES[c] for c in range(52)]
-    for w in WILD_NAMES:
+    for w in ("W", "W+4", "WC"):
         names += [f"play {w} {col}" for col in COLORS]
-    names += ["draw", "keep", "call", "catch", "challenge", "accept"]
+    names += ["play WS", "play WC", "draw", "keep", "call", "catch", "challenge", "accept"]
     names += [f"color {col}" for col in COLORS]
     names += [f"target {n}" for n in range(1, MAX_TARGET + 1)]
     assert len(names) == NUM_ACTIONS
@@ -92,13 +102,16 @@ ACTION_IDS: dict[str, int] = {name: i for i, name in enumerate(ACTION_NAMES)}
 
 # action_card[a]: the card type a "play" action puts down, -1 for other actions.
 ACTION_CARD = np.array(
-    list(range(52)) + [52 + w for w in range(4) for _ in range(4)] + [-1] * 19, dtype=np.int8
+    list(range(52)) + [WILD] * 4 + [WILD_DRAW_FOUR] * 4 + [WILD_CUSTOMIZABLE] * 4
+    + [WILD_SHUFFLE_HANDS, WILD_CUSTOMIZABLE] + [-1] * 19,
+    dtype=np.int8,
 )
 # action_color[a]: the colour a wild play or "color" action names, -1 otherwise.
 ACTION_COLOR = np.array(
-    [-1] * 52 + [k for _ in range(4) for k in range(4)] + [-1] * 6 + list(range(4)) + [-1] * 9,
+    [-1] * 52 + [k for _ in range(3) for k in range(4)] + [-1] * 8 + list(range(4)) + [-1] * 9,
     dtype=np.int8,
 )
+assert len(ACTION_CARD) == len(ACTION_COLOR) == NUM_ACTIONS
 
 
 def card_name(card: int) -> str:
@@ -120,7 +133,7 @@ def card_id(name: str) -> int:
 
 
 def action_name(action: int) -> str:
-    """Text form of an action id (``68 -> "draw"``, ``57 -> "play W+4 Y"``)."""
+    """Text form of an action id (``66 -> "draw"``, ``57 -> "play W+4 Y"``)."""
     if not 0 <= int(action) < NUM_ACTIONS:
         raise ValueError(f"action id {action!r} is out of range: action ids are 0..{NUM_ACTIONS - 1}")
     return ACTION_NAMES[int(action)]
@@ -135,7 +148,8 @@ def action_id(name: str) -> int:
     if norm not in ACTION_IDS:
         raise ValueError(
             f"unknown action {name!r}: actions are 'play <card>' ('play R5'), "
-            f"'play <wild> <colour>' ('play W+4 G'), 'draw', 'keep', 'call', 'catch', "
+            f"'play <wild> <colour>' ('play W+4 G'), 'play WS', 'play WC', 'draw', 'keep', "
+            f"'call', 'catch', "
             f"'challenge', 'accept', 'color <R|Y|G|B>', 'target <1-{MAX_TARGET}>'"
         )
     return ACTION_IDS[norm]

@@ -2,7 +2,7 @@
 
 >>> from ono_env import VecGame
 >>> g = VecGame("classic", num_games=64, seed=0, num_players=2)
->>> mask = g.legal_mask()                    # (64, 87) bool
+>>> mask = g.legal_mask()                    # (64, 85) bool
 >>> result = g.step(first_legal(mask))       # rewards (64, 2), terminated, truncated, current_player
 
 A finished game (terminated or truncated) has an empty legal mask and ignores the action it
@@ -106,6 +106,7 @@ class VecGame:
         self._rewards = np.zeros((self.num_games, self.num_players), np.float32)
         self._mask = np.zeros((self.num_games, C.NUM_ACTIONS), np.bool_)
         self._row = np.zeros(C.NUM_ACTIONS, np.bool_)  # scratch for the kernels
+        self._all = np.ones(self.num_games, np.bool_)
         self.reset(seed=seed)
 
     # ---- episodes -------------------------------------------------------------------
@@ -145,26 +146,54 @@ class VecGame:
         E.reset(*self._arrays, self._params, which, self._rewards, self._row)
 
     # ---- decisions ------------------------------------------------------------------
-    def legal_mask(self) -> np.ndarray:
+    def legal_mask(self, which: np.ndarray | None = None) -> np.ndarray:
         """``(B, A) bool``: legal actions of each game's acting player (all False when finished).
 
-        The returned array is reused by the next call; copy it to keep it."""
-        E.legal_mask(*self._arrays, self._params, self._mask)
+        With ``which`` ((B,) bool) only those rows are computed (the others keep stale
+        values). The returned array is reused by the next call; copy it to keep it."""
+        if which is None:
+            E.legal_mask(*self._arrays, self._params, self._mask)
+        else:
+            E.legal_mask_some(*self._arrays, self._params, which, self._mask)
         return self._mask
 
-    def step(self, actions: np.ndarray | Sequence[int]) -> StepResult:
-        """Every unfinished game's acting player takes ``actions[i]``.
+    def observe(self, seats: np.ndarray | int, which: np.ndarray | None = None,
+                out: np.ndarray | None = None) -> np.ndarray:
+        """``(B, D) float32``: the observation of seat ``seats[i]`` (or one seat for all
+        games) in each game; layout in :mod:`ono_env.observation`. With ``which`` only
+        those rows are written. Holds only what that seat may know."""
+        from ono_env.observation import observation_size
+
+        seats = np.array(np.broadcast_to(np.asarray(seats, dtype=np.int64), (self.num_games,)))
+        if np.any((seats < 0) | (seats >= self.num_players)):
+            raise ValueError(f"seats must be 0..{self.num_players - 1}")
+        if out is None:
+            out = np.zeros((self.num_games, observation_size(self.rules)), np.float32)
+        E.observe(*self._arrays, self._params, seats,
+                  self._all if which is None else which, out)
+        return out
+
+    def step(self, actions: np.ndarray | Sequence[int],
+             active: np.ndarray | None = None, *, check: bool = True) -> StepResult:
+        """Every unfinished game's acting player takes ``actions[i]``; with ``active``
+        ((B,) bool) only the games where it is True move, the others ignore their action.
 
         Raises ``ValueError`` naming the game and its legal actions if any action is
-        illegal; then no game has changed."""
+        illegal; then no game has changed. ``check=False`` skips that test: only for
+        actions already checked against this position's ``legal_mask()`` (an unchecked
+        illegal action corrupts the game)."""
         actions = np.asarray(actions)
         if actions.shape != (self.num_games,) or not np.issubdtype(actions.dtype, np.integer):
             raise ValueError(
                 f"actions must be an integer array of shape ({self.num_games},); "
                 f"got {actions.dtype} {actions.shape}"
             )
-        bad = E.step(*self._arrays, self._params, actions.astype(np.int64), self._rewards,
-                     self._row)
+        if active is None:
+            active = self._all
+        elif active.shape != (self.num_games,) or active.dtype != np.bool_:
+            raise ValueError(f"active must be a bool array of shape ({self.num_games},)")
+        bad = E.step(*self._arrays, self._params, actions.astype(np.int64, copy=False),
+                     active, bool(check), self._rewards, self._row)
         if bad >= 0:
             a = int(actions[bad])
             name = C.ACTION_NAMES[a] if 0 <= a < C.NUM_ACTIONS else f"id {a}"
@@ -260,6 +289,7 @@ class VecGame:
             "previous_player": seat(s.previous[i]),
             "turn_fresh": bool(s.fresh[i]),
             "wild_draw_four_bluff": bool(s.bluff[i]),
+            "color_then_play": bool(s.color_then_play[i]),
             "scores": [int(x) for x in s.scores[i]],
             "dealer": int(s.dealer[i]),
             "round": int(s.round[i]),
@@ -360,6 +390,20 @@ def _parse_position(d: Mapping[str, Any], rules: RuleSet) -> dict[str, Any]:
     if d["direction"] not in (1, -1):
         raise ValueError(f"position direction={d['direction']!r}; allowed: 1 or -1")
     drawn = d.get("drawn_card")
+    terminated = bool(d.get("terminated", False)) or bool(d.get("truncated", False))
+    current = seat("current_player", d["current_player"], False)
+    if not terminated:
+        # what the engine relies on in a live position
+        if any(hand_counts.sum(1) == 0):
+            raise ValueError("position 'hands': an empty hand in an unfinished game")
+        if (d["phase"] == "drawn") != (drawn is not None):
+            raise ValueError("position drawn_card is given exactly when phase is 'drawn'")
+        if drawn is not None and hand_counts[current, card_list("drawn_card", [drawn])[0]] == 0:
+            raise ValueError(f"position drawn_card={drawn!r} is not in the acting player's hand")
+        if (d["phase"] == "pending") != (int(d.get("pending_draw", 0)) > 0):
+            raise ValueError("position pending_draw is positive exactly when phase is 'pending'")
+        if (color_id < 0) != (d["phase"] in ("color", "target")):
+            raise ValueError("position color is null exactly when phase is 'color' or 'target'")
     called = d.get("called", [False] * P)
     scores = d.get("scores", [0] * P)
     if len(called) != P or len(scores) != P:
@@ -375,7 +419,7 @@ def _parse_position(d: Mapping[str, Any], rules: RuleSet) -> dict[str, Any]:
         "discard": discard,
         "discard_len": len(discard),
         "color": color_id,
-        "current": seat("current_player", d["current_player"], False),
+        "current": current,
         "direction": d["direction"],
         "phase": E.PHASE_NAMES.index(d["phase"]),
         "pending": int(d.get("pending_draw", 0)),
@@ -385,6 +429,7 @@ def _parse_position(d: Mapping[str, Any], rules: RuleSet) -> dict[str, Any]:
         "previous": seat("previous_player", d.get("previous_player"), True),
         "fresh": bool(d.get("turn_fresh", True)),
         "bluff": bool(d.get("wild_draw_four_bluff", False)),
+        "color_then_play": bool(d.get("color_then_play", False)),
         "scores": [int(x) for x in scores],
         "dealer": seat("dealer", d.get("dealer", 0), False),
         "round": int(d.get("round", 0)),
@@ -402,7 +447,9 @@ def first_legal(mask: np.ndarray) -> np.ndarray:
 
 
 def random_legal(mask: np.ndarray, rng: np.random.Generator) -> np.ndarray:
-    """``(B,) int64``: a uniformly random legal action per row (0 where none is legal)."""
-    u = rng.random(mask.shape)
-    u[~mask] = -1.0
-    return np.argmax(u, axis=1).astype(np.int64)
+    """``(B,) int64``: a uniformly random legal action per row (0 where none is legal), one
+    uniform draw of ``rng`` per row."""
+    mask = np.ascontiguousarray(mask, dtype=np.bool_)
+    out = np.empty(mask.shape[0], np.int64)
+    E.nth_legal(mask, rng.random(mask.shape[0]), out)
+    return out

@@ -9,7 +9,8 @@ Presets (the source document in brackets):
 
 - ``basic``: the common core alone, what most UNO engines play (108 cards, no ONO call, no
   challenge, Wild Draw Four any time, no stacking, no voluntary draw, the drawn card may be
-  played, single round). Silent points (dealer, first card) take the official rule of 001.
+  played, single round). The dealer is random (the core names no method); the first card
+  follows the official rule of 001.
 - ``ono`` [000, "ONO!"]: 112 cards with 8 Wilds; a first wild is shuffled back; not calling
   ONO lets the catcher swap hands with the offender; a false accusation costs the accuser 4.
   Scoring is optional in 000 and off in the preset.

@@ -91,7 +91,7 @@ def test_unknown_preset_and_option():
 
 # ---- names -------------------------------------------------------------------------------
 def test_action_names_round_trip():
-    assert NUM_ACTIONS == len(ACTION_NAMES) == 87
+    assert NUM_ACTIONS == len(ACTION_NAMES) == 85
     for a in range(NUM_ACTIONS):
         assert action_id(action_name(a)) == a
     assert action_name(action_id("play W+4 G")) == "play W+4 G"
@@ -99,7 +99,7 @@ def test_action_names_round_trip():
     assert card_name(card_id("B+2")) == "B+2"
 
 
-@pytest.mark.parametrize("bad", ["play R10", "jump", "play W", "target 10", "color P"])
+@pytest.mark.parametrize("bad", ["play R10", "jump", "play W", "play WS R", "target 10", "color P"])
 def test_unknown_action_names(bad):
     with pytest.raises(ValueError, match="unknown action"):
         action_id(bad)
@@ -195,6 +195,36 @@ def test_malformed_positions(key, value, match):
     d[key] = value
     with pytest.raises(ValueError, match=match):
         VecGame.from_dict(d)
+
+
+@pytest.mark.parametrize("fields,match", [
+    ({"phase": "drawn", "drawn_card": "R9"}, "not in the acting player's hand"),
+    ({"phase": "drawn"}, "drawn_card is given exactly"),
+    ({"phase": "pending", "pending_draw": 0}, "pending_draw is positive"),
+    ({"pending_draw": 2}, "pending_draw is positive"),
+    ({"color": None}, "color is null exactly"),
+])
+def test_inconsistent_positions_are_refused(fields, match):
+    rules = RuleSet.preset("classic", num_players=2)
+    d = make_position(rules, [["R1", "R2"], ["R3"]], ["R5"])
+    d.update(fields)
+    with pytest.raises(ValueError, match=match):
+        VecGame.from_dict(d)
+
+
+def test_empty_hand_in_a_live_position_is_refused():
+    rules = RuleSet.preset("classic", num_players=2)
+    with pytest.raises(ValueError, match="empty hand"):
+        VecGame.from_dict(make_position(rules, [["R1", "R2"], []], ["R5"]))
+
+
+def test_a_deal_with_no_startable_card_in_the_stock_is_dealt_again():
+    # 2 x 55 cards dealt from 112 leave a stock of 2; uno2018 starts only on a number card
+    rules = RuleSet.preset("uno2018", num_players=2, hand_size=55)
+    g = VecGame(rules, 256, seed=10)
+    for i in range(256):
+        d = g.to_dict(i)
+        assert d["discard"][-1][1:].isdigit() and [len(h) for h in d["hands"]] == [55, 55]
 
 
 def test_position_for_other_rules_is_refused():

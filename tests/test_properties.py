@@ -55,7 +55,8 @@ def invariants(game: VecGame, mask: np.ndarray) -> None:
         counts += np.bincount(s.stock[i, : s.stock_len[i]], minlength=56)
         counts += np.bincount(s.discard[i, : s.discard_len[i]], minlength=56)
         assert (counts == deck).all(), "the multiset of cards changed"
-    assert ((s.color[live] >= 0) | (s.phase[live] == 3)).all(), "no colour outside a colour choice"
+    naming = (s.phase == 3) | (s.phase == 4)  # color, or target (the colour follows the swap)
+    assert ((s.color[live] >= 0) != naming[live]).all(), "a colour exactly outside colour choices"
 
 
 @pytest.mark.parametrize("preset,players", CASES)

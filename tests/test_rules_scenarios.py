@@ -355,11 +355,21 @@ def test_ono_false_accusation_costs_the_accuser_four():
     assert len(d["hands"][1]) == 2 + 4 and len(d["hands"][0]) == 2
 
 
-def test_ono_catching_a_player_who_called_is_a_false_accusation():
+def test_ono_catching_a_player_with_one_card_who_called_costs_nothing():
+    # RULES.md: a false accusation is calling ONO on a player with more than one card
     g = game_at(P("ono", num_players=3), [["R3", "R4"], ["B1", "B2"], ["Y1"]], ["R5"])
     act(g, "call", "play R3", "catch")
     d = g.to_dict(0)
-    assert len(d["hands"][1]) == 6 and d["hands"][0] == ["R4"]
+    assert len(d["hands"][1]) == 2 and d["hands"][0] == ["R4"]
+    assert d["current_player"] == 1 and "catch" not in legal(g)
+
+
+def test_ono_no_previous_player_at_the_first_turn_even_after_a_first_action_card():
+    g = VecGame(P("ono", num_players=3), 512, seed=3)
+    firsts = [g.to_dict(i) for i in range(512)]
+    d = next(d for d in firsts if d["discard"][-1][1:] == "S")
+    assert d["previous_player"] is None
+    assert "catch" not in VecGame.from_dict(d).legal_action_names(0)
 
 
 # ---- 2018 wilds --------------------------------------------------------------------------
@@ -370,30 +380,41 @@ def test_wild_shuffle_hands_deals_from_the_players_left_and_keeps_direction():
     g = game_at(rules, hands, ["R5"], direction=-1)
     before = sorted(sum(hands, []))
     before.remove("WS")
-    act(g, "play WS G")
+    act(g, "play WS")
     d = g.to_dict(0)
     # 21 cards dealt one at a time from seat 1 clockwise: seat 1 gets the extra card
     assert [len(h) for h in d["hands"]] == [5, 6, 5, 5]
     assert sorted(sum(d["hands"], [])) == before
+    # then the player, seeing the new hand, names the colour
+    assert d["phase"] == "color" and d["current_player"] == 0 and d["color"] is None
+    act(g, "color G")
+    d = g.to_dict(0)
     assert d["direction"] == -1 and d["color"] == "G" and d["current_player"] == 3
 
 
 def test_wild_customizable_is_a_plain_wild_in_the_preset():
-    g = game_at(P("uno2018", num_players=3), [["WC", "R1"], ["B1"], ["Y1"]], ["R5"])
+    g = game_at(P("uno2018", num_players=3), [["WC", "R1", "R2"], ["B1"], ["Y1"]], ["R5"])
+    assert {"play WC R", "play WC Y", "play WC G", "play WC B"} <= set(legal(g))
+    assert "play WC" not in legal(g)
     act(g, "play WC B")
     d = g.to_dict(0)
-    assert d["color"] == "B" and d["current_player"] == 1 and d["hands"][0] == ["R1"]
+    assert d["color"] == "B" and d["current_player"] == 1 and d["hands"][0] == ["R1", "R2"]
 
 
 def test_wild_customizable_swap_hands_with_a_chosen_player():
     rules = P("uno2018", num_players=4, wild_customizable="swap_hands")
     g = game_at(rules, [["WC", "R1", "R2"], ["B1"], ["G1", "G2", "G3", "G4"], ["Y1"]], ["R5"])
-    act(g, "play WC B")
+    assert "play WC" in legal(g) and "play WC B" not in legal(g)
+    act(g, "play WC")
     assert legal(g) == ["target 1", "target 2", "target 3"]
     act(g, "target 2")
     d = g.to_dict(0)
     assert d["hands"][0] == ["G1", "G2", "G3", "G4"] and d["hands"][2] == ["R1", "R2"]
-    assert d["current_player"] == 1 and d["color"] == "B"
+    # the house rule is performed, then the colour is named
+    assert d["phase"] == "color" and d["current_player"] == 0
+    act(g, "color G")
+    d = g.to_dict(0)
+    assert d["current_player"] == 1 and d["color"] == "G"
 
 
 # ---- going out and scoring -----------------------------------------------------------------
