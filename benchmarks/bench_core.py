@@ -1,6 +1,7 @@
-"""Speed of the game core: decisions per second with random legal actions, on one core.
+"""Speed of the game core and the environments: decisions per second with random legal
+actions, on one core.
 
-    python benchmarks/bench_core.py            # full run (about 2 minutes)
+    python benchmarks/bench_core.py            # full run (a few minutes)
     python benchmarks/bench_core.py --quick    # smaller budgets
 
 Rows:
@@ -8,6 +9,10 @@ Rows:
   finished game is dealt again) — the speed of the rules themselves;
 - python loop: ``legal_mask()`` + a NumPy random legal choice + ``step()`` from Python, with
   autoreset — what a Python agent loop over the public API costs.
+- AEC env: one game through the PettingZoo API (``agent_iter`` / ``last`` / ``step`` with a
+  random legal action from the mask), the bare ``raw_env`` and the wrapped ``env()``;
+- OnoVecEnv: 4096 games, random learner actions from ``action_masks()``, random opponents,
+  counting every decision (learner's and opponents').
 When rlcard is installed (``pip install -e .[bench]``), RLCard's UNO is timed in the same run:
 its ``UnoGame.step`` loop (random legal action, no observation) and its ``env.step`` loop.
 Also prints the state bytes per game and how often random play is truncated per preset.
@@ -46,6 +51,44 @@ def python_loop_rate(players: int, batch: int, decisions: int) -> float:
     return steps * batch / (time.perf_counter() - t)
 
 
+def aec_rate(wrapped: bool, decisions: int) -> float:
+    from ono_env import ono_v0
+
+    env = (ono_v0.env if wrapped else ono_v0.raw_env)(rules="classic", num_players=2)
+    env.reset(seed=0)
+    rng = np.random.default_rng(0)
+    taken = 0
+    t = time.perf_counter()
+    while taken < decisions:
+        for _agent in env.agent_iter():
+            obs, _, term, trunc, _ = env.last()
+            if term or trunc:
+                env.step(None)
+                continue
+            legal = np.flatnonzero(obs["action_mask"])
+            env.step(int(legal[int(rng.random() * len(legal))]))
+            taken += 1
+            if taken >= decisions:
+                break
+        else:
+            env.reset()
+    return taken / (time.perf_counter() - t)
+
+
+def vecenv_rate(players: int, steps: int) -> float:
+    from ono_env.sb3 import OnoVecEnv
+
+    venv = OnoVecEnv("classic", num_envs=4096, opponents="random", seed=0, num_players=players)
+    venv.reset()
+    rng = np.random.default_rng(0)
+    venv.step(random_legal(venv.action_masks(), rng))
+    before = venv.decisions
+    t = time.perf_counter()
+    for _ in range(steps):
+        venv.step(random_legal(venv.action_masks(), rng))
+    return (venv.decisions - before) / (time.perf_counter() - t)
+
+
 def rlcard_rates(decisions: int) -> tuple[float, float] | None:
     try:
         import rlcard
@@ -76,22 +119,19 @@ def rlcard_rates(decisions: int) -> tuple[float, float] | None:
     return game_rate, env_rate
 
 
-def truncation_table(episodes: int) -> list[tuple[str, int, int, int, float]]:
+def truncation_table(episodes: int) -> list[tuple[str, int, int, int, float, int]]:
+    """The first episode of ``episodes`` independent games per preset and player count
+    (every game played to its end, so long episodes are not under-sampled)."""
     rows = []
     for name in PRESETS:
         for players in (2, 4):
-            g = VecGame(name, 256, seed=3, num_players=players, autoreset=True)
+            g = VecGame(name, episodes, seed=3, num_players=players)
             rng = np.random.default_rng(0)
-            ended = truncated = 0
-            lengths = []
-            while ended < episodes:
-                before = g.state.decisions.copy()
-                r = g.step(random_legal(g.legal_mask(), rng))
-                done = r.terminated | r.truncated
-                ended += int(done.sum())
-                truncated += int(r.truncated.sum())
-                lengths += (before[done] + 1).tolist()
-            rows.append((name, players, ended, truncated, float(np.mean(lengths))))
+            while not g.finished.all():
+                g.step(random_legal(g.legal_mask(), rng))
+            lengths = g.state.decisions
+            rows.append((name, players, episodes, int(g.truncated.sum()),
+                         float(lengths.mean()), int(np.median(lengths))))
     return rows
 
 
@@ -115,22 +155,34 @@ def main() -> None:
         g = VecGame("classic", 1, num_players=players)
         print(f"state bytes per game ({players} players): {g.state_bytes_per_game}")
 
+    aec_raw = aec_rate(False, budget // 20)
+    aec_wrapped = aec_rate(True, budget // 40)
+    vec = {players: vecenv_rate(players, 20 if args.quick else 100) for players in (2, 4)}
+    print("\nenvironments, classic, random legal actions:")
+    print(f"  AEC env, one game, 2 players: raw_env {aec_raw:,.0f}/s, env() {aec_wrapped:,.0f}/s")
+    for players, rate in vec.items():
+        print(f"  OnoVecEnv, 4096 games, {players} players, random opponents: {rate:,.0f} decisions/s")
+
     rl = rlcard_rates(budget // 10)
     if rl is None:
         print("rlcard not installed: pip install -e '.[bench]' to compare")
     else:
         game_rate, env_rate = rl
-        print(f"RLCard 2 players: UnoGame.step loop {game_rate:,.0f}/s, env.step loop {env_rate:,.0f}/s")
+        print(f"\nRLCard 2 players: UnoGame.step loop {game_rate:,.0f}/s, env.step loop {env_rate:,.0f}/s")
         for batch in (1, 64, 4096):
             e, p = results[(2, batch)]
             print(f"  B={batch:>4}: engine {e / game_rate:6.1f}x, python loop {p / game_rate:6.1f}x "
                   "RLCard's UnoGame.step rate")
+        print(f"  AEC env (2 players): raw_env {aec_raw / env_rate:.1f}x, env() "
+              f"{aec_wrapped / env_rate:.1f}x RLCard's env.step rate")
+        print(f"  OnoVecEnv (2 players, 4096 games): {vec[2] / env_rate:.1f}x RLCard's env.step rate")
 
-    episodes = 200 if args.quick else 1000
-    print(f"\nrandom play, {episodes}+ episodes per row (default max_decisions):")
-    print(f"{'preset':>10} {'players':>7} {'episodes':>8} {'truncated':>9} {'mean length':>11}")
-    for name, players, ended, truncated, mean_len in truncation_table(episodes):
-        print(f"{name:>10} {players:>7} {ended:>8} {truncated:>9} {mean_len:>11.1f}")
+    episodes = 100 if args.quick else 500
+    print(f"\nrandom play, {episodes} episodes per row, default max_decisions "
+          f"(5,000 a round, 50,000 a match); length in decisions:")
+    print(f"{'preset':>10} {'players':>7} {'episodes':>8} {'truncated':>9} {'mean':>8} {'median':>7}")
+    for name, players, n, truncated, mean_len, median in truncation_table(episodes):
+        print(f"{name:>10} {players:>7} {n:>8} {truncated:>9} {mean_len:>8.1f} {median:>7}")
 
 
 if __name__ == "__main__":

@@ -1,7 +1,10 @@
 """ono_env: a fast, faithful reinforcement-learning environment for the UNO family ("ONO!").
 
-The core (this package's ``rules``, ``cards``, ``game`` and the compiled ``_engine``) imports
-no gymnasium, pettingzoo or torch.
+The core (this package's ``rules``, ``cards``, ``game``, ``observation`` and the compiled
+``_engine``) imports no gymnasium, pettingzoo or torch. The adapters sit beside it:
+``ono_env.ono_v0`` (PettingZoo AEC; also ``ono_env.env`` / ``ono_env.raw_env``),
+``ono_env.gym_env`` (Gymnasium, registered as ``ono_env/Ono-v0`` when gymnasium is
+installed) and ``ono_env.sb3`` (Stable-Baselines3 VecEnv); they are imported on first use.
 """
 
 from ono_env.cards import (
@@ -12,6 +15,28 @@ from ono_env.game import StepResult, VecGame, game_seeds, random_legal
 from ono_env.rules import PRESETS, RuleSet
 
 __version__ = "0.1.0"
+
+
+def __getattr__(name: str):
+    # Adapters load lazily so that ``import ono_env`` needs no pettingzoo or SB3.
+    if name in ("env", "raw_env"):
+        from ono_env import ono_v0
+
+        return getattr(ono_v0, name)
+    if name in ("ono_v0", "sb3", "gym_env"):
+        import importlib
+
+        return importlib.import_module(f"ono_env.{name}")
+    raise AttributeError(f"module 'ono_env' has no attribute {name!r}")
+
+
+try:  # register the Gymnasium env id without importing the adapter itself
+    import gymnasium as _gym
+except ImportError:  # pragma: no cover
+    pass
+else:
+    if "ono_env/Ono-v0" not in _gym.registry:
+        _gym.register(id="ono_env/Ono-v0", entry_point="ono_env.gym_env:OnoEnv")
 
 __all__ = [
     "ACTION_NAMES", "CARD_NAMES", "NUM_ACTIONS", "NUM_CARD_TYPES", "PRESETS", "RuleSet",

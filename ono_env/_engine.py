@@ -111,13 +111,14 @@ class Arrays(NamedTuple):
 # allocates; scratch space comes from the caller.
 def _kernel(sig):
     """A batch kernel called from Python: compiled once for ``sig`` and cached on disk."""
-    return njit(sig, cache=True, _nrt=False)
+    return njit(sig, cache=True, _nrt=False, error_model="numpy")
 
 
 def _helper(sig):
     """A rules function called only from compiled code: no Python/C wrappers to build
     (they are most of the compile time of a small function)."""
-    return njit(sig, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True, _nrt=False)
+    return njit(sig, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True, _nrt=False,
+                error_model="numpy")
 
 
 _inline = njit(inline="always")
@@ -167,17 +168,15 @@ class State:
             g=np.zeros((B, NUM_G), np.int32),
             rng=np.zeros(B, np.uint64),
         )
-        self.g[:, G_DIRECTION] = 1
-        self.g[:, [G_COLOR, G_DRAWN, G_EXPOSED, G_PREVIOUS, G_WINNER]] = -1
-
-    def __getattr__(self, name: str) -> np.ndarray:
-        if name in Arrays._fields:
-            return getattr(self.arrays, name)
-        if name in G_NAMES:
-            return self.arrays.g[:, G_NAMES.index(name)]
-        if name in ("hand_len", "called", "scores"):
-            return self.arrays.pl[:, :, ("hand_len", "called", "scores").index(name)]
-        raise AttributeError(name)
+        self.arrays.g[:, G_DIRECTION] = 1
+        self.arrays.g[:, [G_COLOR, G_DRAWN, G_EXPOSED, G_PREVIOUS, G_WINNER]] = -1
+        # named views, made once: writing through them writes the kernel arrays
+        for name in Arrays._fields:
+            setattr(self, name, getattr(self.arrays, name))
+        for k, name in enumerate(G_NAMES):
+            setattr(self, name, self.arrays.g[:, k])
+        for k, name in enumerate(("hand_len", "called", "scores")):
+            setattr(self, name, self.arrays.pl[:, :, k])
 
     @property
     def nbytes(self) -> int:
@@ -340,6 +339,20 @@ def _mark_play(prm, row, c):
         base = C.A_PLAY_W if c == C.WILD else (C.A_PLAY_WD4 if c == C.WILD_DRAW_FOUR else C.A_PLAY_WC_COLOR)
         for k in range(4):
             row[base + k] = True
+
+
+@_helper(b1(S, PRM, i8, i8))
+def _has_playable(s, prm, i, p):
+    """Does p hold a card playable in a normal turn? (_is_playable over the hand)"""
+    col = s.g[i, G_COLOR]
+    top_rank = _CARD_RANK[_top(s, i)]
+    for c in range(52):
+        if s.hands[i, p, c] > 0 and (_CARD_COLOR[c] == col or _CARD_RANK[c] == top_rank):
+            return True
+    for c in range(52, NC):
+        if s.hands[i, p, c] > 0 and (c != C.WILD_DRAW_FOUR or _wd4_allowed(s, prm, i, p)):
+            return True
+    return False
 
 
 # ======================================================================================
@@ -619,7 +632,7 @@ def _return_to_stock(s, i):
     _shuffle(s, i, s.stock[i], 0, int(s.g[i, G_STOCK_LEN]))
 
 
-@_inline
+@_helper(b1(PRM, i8))
 def _can_start(prm, c):
     """Can card type c become the first card of the discard pile under these rules? (A
     Wild Draw Four never can; a wild or an action card unless its option sets it aside.)"""
@@ -809,11 +822,7 @@ def _draw_action(s, prm, i, p):
     """draw: take the top of the stock (with draw_until_playable and no playable card, keep
     drawing until a playable one). Then decide to play it or keep it. Nothing to draw:
     the turn passes."""
-    had_playable = False
-    for c in range(NC):
-        if s.hands[i, p, c] > 0 and _is_playable(s, prm, i, p, c):
-            had_playable = True
-            break
+    had_playable = _has_playable(s, prm, i, p)
     c = _draw_one(s, i, p)
     if c < 0:
         _next_turn(s, prm, i, p)
@@ -928,20 +937,68 @@ def _advance(s, prm, i, rewards, row):
 
 
 # ======================================================================================
+# Observations
+# ======================================================================================
+# Block offsets of the observation vector; ono_env/observation.py names them and prints
+# the table. Everything here is public or the observing seat's own.
+OBS_HAND = 0                    # 56  own hand: copies of each card type
+OBS_TOP = OBS_HAND + NC         # 56  top card of the discard pile (one-hot)
+OBS_COLOR = OBS_TOP + NC        # 4   current colour (one-hot; all 0 before a first wild is named)
+OBS_PHASE = OBS_COLOR + 4       # 5   phase of the acting player (one-hot)
+OBS_MY_TURN = OBS_PHASE + 5     # 1   1 if the observing seat acts now
+OBS_PENDING = OBS_MY_TURN + 1   # 1   pending draw (cards)
+OBS_DRAWN = OBS_PENDING + 1     # 56  card the observing seat just drew (one-hot; 0 unless drawn phase)
+OBS_DIRECTION = OBS_DRAWN + NC  # 1   +1 clockwise, -1 counter-clockwise
+OBS_STOCK = OBS_DIRECTION + 1   # 1   cards in the stock
+OBS_DISCARD = OBS_STOCK + 1     # 56  cards in the discard pile (played since the last reshuffle)
+OBS_SELF = OBS_DISCARD + NC     # 2   own hand size, own ONO call
+OBS_OPPONENTS = OBS_SELF + 2    # 2 per opponent from the left: hand size, called ONO
+# then, when the rules score: N scores (own first, then from the left) / target (or / 100)
+
+
+@_helper(void(S, PRM, i8, i8, F32ROW))
+def _observe_row(s, prm, i, me, o):
+    """o = the observation of seat me in game i (layout above)."""
+    n = prm[P_PLAYERS]
+    o[:] = 0.0
+    for c in range(NC):
+        o[OBS_HAND + c] = s.hands[i, me, c]
+    o[OBS_TOP + _top(s, i)] = 1.0
+    if s.g[i, G_COLOR] >= 0:
+        o[OBS_COLOR + s.g[i, G_COLOR]] = 1.0
+    ph = s.g[i, G_PHASE]
+    if ph < 5:
+        o[OBS_PHASE + ph] = 1.0
+    mine = s.g[i, G_CURRENT] == me
+    o[OBS_MY_TURN] = 1.0 if mine else 0.0
+    o[OBS_PENDING] = s.g[i, G_PENDING]
+    if mine and ph == PH_DRAWN and s.g[i, G_DRAWN] >= 0:
+        o[OBS_DRAWN + s.g[i, G_DRAWN]] = 1.0
+    o[OBS_DIRECTION] = s.g[i, G_DIRECTION]
+    o[OBS_STOCK] = s.g[i, G_STOCK_LEN]
+    for k in range(s.g[i, G_DISCARD_LEN]):
+        o[OBS_DISCARD + s.discard[i, k]] += 1.0
+    o[OBS_SELF] = s.pl[i, me, S_HAND_LEN]
+    o[OBS_SELF + 1] = s.pl[i, me, S_CALLED]
+    for k in range(1, n):
+        q = (me + k) % n
+        o[OBS_OPPONENTS + 2 * (k - 1)] = s.pl[i, q, S_HAND_LEN]
+        o[OBS_OPPONENTS + 2 * (k - 1) + 1] = s.pl[i, q, S_CALLED]
+    if prm[P_SCORING] != SCORING_NONE:
+        scale = 1.0 / prm[P_TARGET] if prm[P_TARGET] > 0 else 0.01
+        base = OBS_OPPONENTS + 2 * (n - 1)
+        for k in range(n):
+            o[base + k] = s.pl[i, (me + k) % n, S_SCORE] * scale
+
+
+# ======================================================================================
 # Batch kernels
 # ======================================================================================
 # Called from Python with the six state arrays one by one (numba types plain arrays
-# quickly; typing a tuple argument costs microseconds per call).
-@_kernel(void(HANDS, PL, STK, STK, GAME, U64ARR, PRM, B2D))
-def legal_mask(hands, pl, stock, discard, g, rng, prm, out):
-    """out: (B, A) bool, the legal actions of every game's acting player."""
-    s = Arrays(hands, pl, stock, discard, g, rng)
-    for i in range(out.shape[0]):
-        legal_row(s, prm, i, out[i])
-
-
+# quickly; typing a tuple argument costs microseconds per call). Each kernel links the
+# whole engine, so there are few of them: that keeps the first compile short.
 @_kernel(void(HANDS, PL, STK, STK, GAME, U64ARR, PRM, BROW, B2D))
-def legal_mask_some(hands, pl, stock, discard, g, rng, prm, which, out):
+def legal_mask(hands, pl, stock, discard, g, rng, prm, which, out):
     """out[i]: the legal actions of game i's acting player, for every i with which[i]."""
     s = Arrays(hands, pl, stock, discard, g, rng)
     for i in range(out.shape[0]):
@@ -949,17 +1006,15 @@ def legal_mask_some(hands, pl, stock, discard, g, rng, prm, which, out):
             legal_row(s, prm, i, out[i])
 
 
-@_kernel(void(HANDS, PL, STK, STK, GAME, U64ARR, PRM, i8, BROW))
-def legal_one(hands, pl, stock, discard, g, rng, prm, i, row):
-    """row: (A,) bool, the legal actions of game i."""
-    legal_row(Arrays(hands, pl, stock, discard, g, rng), prm, i, row)
-
-
-@_kernel(i8(HANDS, PL, STK, STK, GAME, U64ARR, PRM, I64ARR, BROW, b1, F32_2D, BROW))
-def step(hands, pl, stock, discard, g, rng, prm, actions, active, check, rewards, row):
+@_kernel(i8(HANDS, PL, STK, STK, GAME, U64ARR, PRM, I64ARR, BROW, b1, F32_2D, BROW, b1, B2D,
+            F32_2D))
+def step(hands, pl, stock, discard, g, rng, prm, actions, active, check, rewards, row,
+         observe_next, mask_out, obs_out):
     """Apply actions (B,) to every unfinished game with active[i]; rewards (B, P) is
     overwritten; row is (A,) bool scratch. ``check=False`` skips the legality test, for
-    actions the caller has already checked against the current legal mask.
+    actions the caller has already checked against the current legal mask. With
+    ``observe_next``, then write every game's next acting seat's legal actions (mask_out)
+    and observation (obs_out), saving single-game loops two calls.
 
     Returns -1, or the index of the first game whose action is illegal (then no game is
     changed). Finished and inactive games ignore their action."""
@@ -980,6 +1035,10 @@ def step(hands, pl, stock, discard, g, rng, prm, actions, active, check, rewards
             continue
         _apply(s, prm, i, actions[i], rewards)
         _advance(s, prm, i, rewards, row)
+    if observe_next:
+        for i in range(B):
+            legal_row(s, prm, i, mask_out[i])
+            _observe_row(s, prm, i, s.g[i, G_CURRENT], obs_out[i])
     return -1
 
 
@@ -1006,13 +1065,45 @@ def reset(hands, pl, stock, discard, g, rng, prm, which, scratch_rewards, row):
             _reset_game(s, prm, i, scratch_rewards, row)
 
 
-@_kernel(i8(HANDS, PL, STK, STK, GAME, U64ARR, PRM, i8, U64ARR, F32_2D, BROW))
-def play_random(hands, pl, stock, discard, g, rng, prm, steps, policy_rng, scratch_rewards, row):
-    """Every game takes ``steps`` uniformly random legal actions, drawn from its own
-    ``policy_rng`` generator; a finished game is dealt again first. Returns the decisions
-    taken (forced ones skipped by skip_forced included). For benchmarks and fast rollouts."""
+@_inline
+def _random_action(s, prm, i, policy_rng, scratch_rewards, row):
+    """Game i's acting player takes a uniformly random legal action (from policy_rng[i])."""
+    legal_row(s, prm, i, row)
+    count = 0
+    for a in range(NA):
+        count += row[a]
+    pick = _next_u53(policy_rng, i) % count
+    for a in range(NA):
+        if row[a]:
+            if pick == 0:
+                for q in range(prm[P_PLAYERS]):
+                    scratch_rewards[i, q] = 0.0
+                _apply(s, prm, i, a, scratch_rewards)
+                _advance(s, prm, i, scratch_rewards, row)
+                return
+            pick -= 1
+
+
+@_kernel(i8(HANDS, PL, STK, STK, GAME, U64ARR, PRM, i8, I64ARR, U64ARR, numba.float64[::1],
+            F32_2D, BROW))
+def random_moves(hands, pl, stock, discard, g, rng, prm, steps, learner, policy_rng,
+                 learner_rewards, scratch_rewards, row):
+    """Uniformly random legal actions, each game drawing from its policy_rng[i].
+
+    ``steps >= 0``: every game takes ``steps`` actions, a finished game being dealt again
+    first (benchmarks, rollouts). ``steps < 0``: random opponents; every unfinished game
+    plays until seat learner[i] is to act, adding the learner's rewards to learner_rewards.
+    Returns the number of decisions taken (forced ones skipped by skip_forced included)."""
     s = Arrays(hands, pl, stock, discard, g, rng)
     B = g.shape[0]
+    if steps < 0:
+        taken = 0
+        for i in range(B):
+            while not (s.g[i, G_TERMINATED] or s.g[i, G_TRUNCATED]) and s.g[i, G_CURRENT] != learner[i]:
+                _random_action(s, prm, i, policy_rng, scratch_rewards, row)
+                learner_rewards[i] += scratch_rewards[i, learner[i]]
+                taken += 1
+        return taken
     total = 0
     for i in range(B):
         total -= s.g[i, G_DECISIONS]
@@ -1021,52 +1112,19 @@ def play_random(hands, pl, stock, discard, g, rng, prm, steps, policy_rng, scrat
             if s.g[i, G_TERMINATED] or s.g[i, G_TRUNCATED]:
                 total += s.g[i, G_DECISIONS]
                 _reset_game(s, prm, i, scratch_rewards, row)
-            legal_row(s, prm, i, row)
-            count = 0
-            for a in range(NA):
-                count += row[a]
-            pick = _next_u53(policy_rng, i) % count
-            for a in range(NA):
-                if row[a]:
-                    if pick == 0:
-                        _apply(s, prm, i, a, scratch_rewards)
-                        _advance(s, prm, i, scratch_rewards, row)
-                        break
-                    pick -= 1
+            _random_action(s, prm, i, policy_rng, scratch_rewards, row)
     for i in range(B):
         total += s.g[i, G_DECISIONS]
     return total
 
 
-@_kernel(i8(HANDS, PL, STK, STK, GAME, U64ARR, PRM, I64ARR, U64ARR, numba.float64[::1],
-             F32_2D, BROW))
-def advance_random(hands, pl, stock, discard, g, rng, prm, learner, policy_rng,
-                   learner_rewards, scratch_rewards, row):
-    """Uniformly random opponents: in every unfinished game, play random legal actions
-    (drawn from policy_rng[i]) until seat learner[i] is to act. Adds the learner's rewards
-    to learner_rewards; returns the number of decisions taken."""
+@_kernel(void(HANDS, PL, STK, STK, GAME, U64ARR, PRM, I64ARR, BROW, F32_2D))
+def observe(hands, pl, stock, discard, g, rng, prm, seats, which, out):
+    """out[i] = the observation of seat seats[i] in game i, for every i with which[i]."""
     s = Arrays(hands, pl, stock, discard, g, rng)
-    n = prm[P_PLAYERS]
-    taken = 0
-    for i in range(g.shape[0]):
-        while not (s.g[i, G_TERMINATED] or s.g[i, G_TRUNCATED]) and s.g[i, G_CURRENT] != learner[i]:
-            legal_row(s, prm, i, row)
-            count = 0
-            for a in range(NA):
-                count += row[a]
-            pick = _next_u53(policy_rng, i) % count
-            for a in range(NA):
-                if row[a]:
-                    if pick == 0:
-                        for q in range(n):
-                            scratch_rewards[i, q] = 0.0
-                        _apply(s, prm, i, a, scratch_rewards)
-                        _advance(s, prm, i, scratch_rewards, row)
-                        learner_rewards[i] += scratch_rewards[i, learner[i]]
-                        break
-                    pick -= 1
-            taken += 1
-    return taken
+    for i in range(out.shape[0]):
+        if which[i]:
+            _observe_row(s, prm, i, seats[i], out[i])
 
 
 @_kernel(void(B2D, numba.float64[::1], I64ARR))
@@ -1087,70 +1145,3 @@ def nth_legal(mask, u, out):
                     out[i] = a
                     break
                 k -= 1
-
-
-# ======================================================================================
-# Observations
-# ======================================================================================
-# Block offsets of the observation vector; ono_env/observation.py names them and prints
-# the table. Everything here is public or the observing seat's own.
-OBS_HAND = 0                    # 56  own hand: copies of each card type
-OBS_TOP = OBS_HAND + NC         # 56  top card of the discard pile (one-hot)
-OBS_COLOR = OBS_TOP + NC        # 4   current colour (one-hot; all 0 before a first wild is named)
-OBS_PHASE = OBS_COLOR + 4       # 5   phase of the acting player (one-hot)
-OBS_MY_TURN = OBS_PHASE + 5     # 1   1 if the observing seat acts now
-OBS_PENDING = OBS_MY_TURN + 1   # 1   pending draw (cards)
-OBS_DRAWN = OBS_PENDING + 1     # 56  card the observing seat just drew (one-hot; 0 unless drawn phase)
-OBS_DIRECTION = OBS_DRAWN + NC  # 1   +1 clockwise, -1 counter-clockwise
-OBS_STOCK = OBS_DIRECTION + 1   # 1   cards in the stock
-OBS_DISCARD = OBS_STOCK + 1     # 56  cards in the discard pile (played since the last reshuffle)
-OBS_SELF = OBS_DISCARD + NC     # 2   own hand size, own ONO call
-OBS_OPPONENTS = OBS_SELF + 2    # 2 per opponent from the left: hand size, called ONO
-# then, when the rules score: N scores (own first, then from the left) / target (or / 100)
-
-
-@_inline
-def _obs_size(n, scoring):
-    return OBS_OPPONENTS + 2 * (n - 1) + (n if scoring else 0)
-
-
-@_kernel(void(HANDS, PL, STK, STK, GAME, U64ARR, PRM, I64ARR, BROW, F32_2D))
-def observe(hands, pl, stock, discard, g, rng, prm, seats, which, out):
-    """out[i] = the observation of seat seats[i] in game i, for every i with which[i]."""
-    s = Arrays(hands, pl, stock, discard, g, rng)
-    n = prm[P_PLAYERS]
-    scoring = prm[P_SCORING] != SCORING_NONE
-    scale = 1.0 / prm[P_TARGET] if prm[P_TARGET] > 0 else 0.01
-    for i in range(out.shape[0]):
-        if not which[i]:
-            continue
-        o = out[i]
-        o[:] = 0.0
-        me = seats[i]
-        for c in range(NC):
-            o[OBS_HAND + c] = s.hands[i, me, c]
-        o[OBS_TOP + _top(s, i)] = 1.0
-        if s.g[i, G_COLOR] >= 0:
-            o[OBS_COLOR + s.g[i, G_COLOR]] = 1.0
-        ph = s.g[i, G_PHASE]
-        if ph < 5:
-            o[OBS_PHASE + ph] = 1.0
-        mine = s.g[i, G_CURRENT] == me
-        o[OBS_MY_TURN] = 1.0 if mine else 0.0
-        o[OBS_PENDING] = s.g[i, G_PENDING]
-        if mine and ph == PH_DRAWN and s.g[i, G_DRAWN] >= 0:
-            o[OBS_DRAWN + s.g[i, G_DRAWN]] = 1.0
-        o[OBS_DIRECTION] = s.g[i, G_DIRECTION]
-        o[OBS_STOCK] = s.g[i, G_STOCK_LEN]
-        for k in range(s.g[i, G_DISCARD_LEN]):
-            o[OBS_DISCARD + s.discard[i, k]] += 1.0
-        o[OBS_SELF] = s.pl[i, me, S_HAND_LEN]
-        o[OBS_SELF + 1] = s.pl[i, me, S_CALLED]
-        for k in range(1, n):
-            q = (me + k) % n
-            o[OBS_OPPONENTS + 2 * (k - 1)] = s.pl[i, q, S_HAND_LEN]
-            o[OBS_OPPONENTS + 2 * (k - 1) + 1] = s.pl[i, q, S_CALLED]
-        if scoring:
-            base = OBS_OPPONENTS + 2 * (n - 1)
-            for k in range(n):
-                o[base + k] = s.pl[i, (me + k) % n, S_SCORE] * scale

@@ -26,6 +26,21 @@ from ono_env.rules import (
     P_MAX_DECISIONS, P_REWARD_POINTS, P_SKIP_FORCED, RuleSet, resolve_rules,
 )
 
+def _entry(kernel):
+    """The compiled entry point of a kernel compiled for one signature: calling it skips
+    numba's per-call type matching (about half the cost of a small call)."""
+    if not hasattr(kernel, "overloads") or len(kernel.signatures) != 1:
+        return kernel  # NUMBA_DISABLE_JIT=1: plain Python
+    return kernel.overloads[kernel.signatures[0]].entry_point
+
+
+_K_STEP = _entry(E.step)
+_K_RESET = _entry(E.reset)
+_K_LEGAL_MASK = _entry(E.legal_mask)
+_K_OBSERVE = _entry(E.observe)
+_K_RANDOM_MOVES = _entry(E.random_moves)
+_K_NTH_LEGAL = _entry(E.nth_legal)
+
 POSITION_VERSION = 1
 REWARD_MODES = ("win", "points")
 DEFAULT_MAX_DECISIONS_ROUND = 5_000
@@ -107,6 +122,12 @@ class VecGame:
         self._mask = np.zeros((self.num_games, C.NUM_ACTIONS), np.bool_)
         self._row = np.zeros(C.NUM_ACTIONS, np.bool_)  # scratch for the kernels
         self._all = np.ones(self.num_games, np.bool_)
+        self._seats = np.zeros(self.num_games, np.int64)
+        from ono_env.observation import observation_size
+
+        self.observation_size = observation_size(self.rules)
+        """Length D of an observation vector under these rules."""
+        self._next_obs = np.zeros((0, self.observation_size), np.float32)  # step_and_observe
         self.reset(seed=seed)
 
     # ---- episodes -------------------------------------------------------------------
@@ -124,12 +145,7 @@ class VecGame:
         own generators. ``which`` ((B,) bool) limits the reset to some games (a seed then
         applies to those games only)."""
         B = self.num_games
-        if which is None:
-            which = np.ones(B, np.bool_)
-        else:
-            which = np.asarray(which, dtype=np.bool_)
-            if which.shape != (B,):
-                raise ValueError(f"which has shape {which.shape}; allowed: ({B},) bool")
+        which = self._all if which is None else self._games_mask(which, "which")
         if seed is not None and seeds is not None:
             raise ValueError("give seed or seeds, not both")
         if seeds is not None:
@@ -143,7 +159,7 @@ class VecGame:
             fresh = np.random.SeedSequence().generate_state(B, dtype=np.uint64)
             self.state.rng[which] = fresh[which]
         self._seeded = True
-        E.reset(*self._arrays, self._params, which, self._rewards, self._row)
+        _K_RESET(*self._arrays, self._params, which, self._rewards, self._row)
 
     # ---- decisions ------------------------------------------------------------------
     def legal_mask(self, which: np.ndarray | None = None) -> np.ndarray:
@@ -151,10 +167,8 @@ class VecGame:
 
         With ``which`` ((B,) bool) only those rows are computed (the others keep stale
         values). The returned array is reused by the next call; copy it to keep it."""
-        if which is None:
-            E.legal_mask(*self._arrays, self._params, self._mask)
-        else:
-            E.legal_mask_some(*self._arrays, self._params, which, self._mask)
+        which = self._all if which is None else self._games_mask(which, "which")
+        _K_LEGAL_MASK(*self._arrays, self._params, which, self._mask)
         return self._mask
 
     def observe(self, seats: np.ndarray | int, which: np.ndarray | None = None,
@@ -162,15 +176,23 @@ class VecGame:
         """``(B, D) float32``: the observation of seat ``seats[i]`` (or one seat for all
         games) in each game; layout in :mod:`ono_env.observation`. With ``which`` only
         those rows are written. Holds only what that seat may know."""
-        from ono_env.observation import observation_size
-
-        seats = np.array(np.broadcast_to(np.asarray(seats, dtype=np.int64), (self.num_games,)))
-        if np.any((seats < 0) | (seats >= self.num_players)):
-            raise ValueError(f"seats must be 0..{self.num_players - 1}")
+        if isinstance(seats, (int, np.integer)):
+            if not 0 <= seats < self.num_players:
+                raise ValueError(f"seat {seats} out of range 0..{self.num_players - 1}")
+            self._seats.fill(seats)
+            seats = self._seats
+        else:
+            seats = np.ascontiguousarray(seats, dtype=np.int64)
+            if seats.shape != (self.num_games,) or np.any((seats < 0) | (seats >= self.num_players)):
+                raise ValueError(f"seats must be ({self.num_games},) seats 0..{self.num_players - 1}")
         if out is None:
-            out = np.zeros((self.num_games, observation_size(self.rules)), np.float32)
-        E.observe(*self._arrays, self._params, seats,
-                  self._all if which is None else which, out)
+            out = np.zeros((self.num_games, self.observation_size), np.float32)
+        if out.shape != (self.num_games, self.observation_size) or out.dtype != np.float32 \
+                or not out.flags.c_contiguous:
+            raise ValueError(f"out must be a C-contiguous ({self.num_games}, "
+                             f"{self.observation_size}) float32 array")
+        _K_OBSERVE(*self._arrays, self._params, seats,
+                   self._all if which is None else self._games_mask(which, "which"), out)
         return out
 
     def step(self, actions: np.ndarray | Sequence[int],
@@ -182,18 +204,46 @@ class VecGame:
         illegal; then no game has changed. ``check=False`` skips that test: only for
         actions already checked against this position's ``legal_mask()`` (an unchecked
         illegal action corrupts the game)."""
+        actions, active = self._step_args(actions, active)
+        bad = _K_STEP(*self._arrays, self._params, actions, active, bool(check),
+                      self._rewards, self._row, False, self._mask, self._next_obs)
+        return self._step_result(bad, actions)
+
+    def step_and_observe(self, actions: np.ndarray | Sequence[int],
+                         active: np.ndarray | None = None, *, check: bool = True,
+                         ) -> tuple[StepResult, np.ndarray, np.ndarray]:
+        """``step``, then the legal mask ``(B, A) bool`` and the observation ``(B, D)
+        float32`` of each game's next acting seat, computed in the same compiled call (what
+        a single-game loop needs; the arrays are reused by the next call). Not available
+        with ``autoreset`` (the reset would come after the observation)."""
+        if self.autoreset:
+            raise ValueError("step_and_observe is not available with autoreset=True")
+        actions, active = self._step_args(actions, active)
+        if self._next_obs.shape[0] != self.num_games:
+            self._next_obs = np.zeros((self.num_games, self.observation_size), np.float32)
+        bad = _K_STEP(*self._arrays, self._params, actions, active, bool(check),
+                      self._rewards, self._row, True, self._mask, self._next_obs)
+        return self._step_result(bad, actions), self._mask, self._next_obs
+
+    def _step_args(self, actions, active) -> tuple[np.ndarray, np.ndarray]:
         actions = np.asarray(actions)
-        if actions.shape != (self.num_games,) or not np.issubdtype(actions.dtype, np.integer):
+        if actions.shape != (self.num_games,) or actions.dtype.kind not in "iu":
             raise ValueError(
                 f"actions must be an integer array of shape ({self.num_games},); "
                 f"got {actions.dtype} {actions.shape}"
             )
-        if active is None:
-            active = self._all
-        elif active.shape != (self.num_games,) or active.dtype != np.bool_:
-            raise ValueError(f"active must be a bool array of shape ({self.num_games},)")
-        bad = E.step(*self._arrays, self._params, actions.astype(np.int64, copy=False),
-                     active, bool(check), self._rewards, self._row)
+        active = self._all if active is None else self._games_mask(active, "active")
+        return np.ascontiguousarray(actions, dtype=np.int64), active
+
+    def _games_mask(self, x: Any, name: str) -> np.ndarray:
+        """A (B,) bool argument as the C-contiguous array the compiled code expects."""
+        x = np.asarray(x)
+        if x.shape != (self.num_games,) or x.dtype != np.bool_:
+            raise ValueError(f"{name} must be a bool array of shape ({self.num_games},); "
+                             f"got {x.dtype} {x.shape}")
+        return np.ascontiguousarray(x)
+
+    def _step_result(self, bad: int, actions: np.ndarray) -> StepResult:
         if bad >= 0:
             a = int(actions[bad])
             name = C.ACTION_NAMES[a] if 0 <= a < C.NUM_ACTIONS else f"id {a}"
@@ -202,8 +252,8 @@ class VecGame:
                 f"{int(self.state.current[bad])}; legal actions: "
                 f"{', '.join(self.legal_action_names(bad))}"
             )
-        terminated = self.state.terminated.astype(np.bool_)
-        truncated = self.state.truncated.astype(np.bool_)
+        terminated = self.state.terminated != 0
+        truncated = self.state.truncated != 0
         rewards = self._rewards.copy()
         if self.autoreset:
             done = terminated | truncated
@@ -217,15 +267,33 @@ class VecGame:
 
         For benchmarks and fast random rollouts; the action choices come from a generator
         per game seeded from ``seed``, separate from the games' own generators."""
+        if steps < 0:
+            raise ValueError(f"steps={steps}; allowed: 0 or more")
         policy_rng = game_seeds(seed ^ 0x5EED, self.num_games)
-        return int(E.play_random(*self._arrays, self._params, int(steps), policy_rng,
-                                 self._rewards, self._row))
+        return int(_K_RANDOM_MOVES(*self._arrays, self._params, int(steps), self._seats,
+                                   policy_rng, np.zeros(self.num_games), self._rewards,
+                                   self._row))
+
+    def play_random_until(self, seats: np.ndarray, policy_rng: np.ndarray,
+                          seat_rewards: np.ndarray) -> int:
+        """Uniformly random legal actions in every unfinished game until seat ``seats[i]``
+        ((B,) int64) is to act; game i draws from ``policy_rng[i]`` ((B,) uint64 generator
+        states, advanced in place) and the rewards of ``seats[i]`` are added to
+        ``seat_rewards`` ((B,) float64). Returns the decisions taken. (Random opponents.)"""
+        for name, arr, dtype in (("seats", seats, np.int64), ("policy_rng", policy_rng, np.uint64),
+                                 ("seat_rewards", seat_rewards, np.float64)):
+            if arr.shape != (self.num_games,) or arr.dtype != dtype or not arr.flags.c_contiguous:
+                raise ValueError(f"{name} must be a C-contiguous ({self.num_games},) {dtype.__name__} array")
+        return int(_K_RANDOM_MOVES(*self._arrays, self._params, -1, seats, policy_rng,
+                                   seat_rewards, self._rewards, self._row))
 
     def legal_action_names(self, i: int = 0) -> list[str]:
         """Names of game ``i``'s legal actions."""
-        row = np.zeros(C.NUM_ACTIONS, np.bool_)
-        E.legal_one(*self._arrays, self._params, int(i), row)
-        return [C.ACTION_NAMES[a] for a in np.flatnonzero(row)]
+        which = np.zeros(self.num_games, np.bool_)
+        which[int(i)] = True
+        rows = np.zeros((self.num_games, C.NUM_ACTIONS), np.bool_)
+        _K_LEGAL_MASK(*self._arrays, self._params, which, rows)
+        return [C.ACTION_NAMES[a] for a in np.flatnonzero(rows[int(i)])]
 
     # ---- views ----------------------------------------------------------------------
     @property
@@ -451,5 +519,5 @@ def random_legal(mask: np.ndarray, rng: np.random.Generator) -> np.ndarray:
     uniform draw of ``rng`` per row."""
     mask = np.ascontiguousarray(mask, dtype=np.bool_)
     out = np.empty(mask.shape[0], np.int64)
-    E.nth_legal(mask, rng.random(mask.shape[0]), out)
+    _K_NTH_LEGAL(mask, rng.random(mask.shape[0]), out)
     return out

@@ -1,0 +1,129 @@
+"""ONO as a single-agent Gymnasium environment: the learner plays one seat, the opponents'
+turns are played inside ``step`` by the given policies.
+
+```python
+import gymnasium, ono_env
+env = gymnasium.make("ono_env/Ono-v0", rules="basic", num_players=2, opponents=["random"], seat=0)
+obs, info = env.reset(seed=0)
+mask = env.unwrapped.action_masks()          # (85,) bool
+```
+
+- Observation: ``(D,) float32`` (``ono_env.observation``) of the learner's seat; action:
+  ``Discrete(85)``; ``action_masks()`` returns the learner's legal actions (sb3-contrib's
+  ``MaskablePPO`` finds it).
+- Reward: the learner's own reward only (``VecGame`` rewards of its seat), summed over the
+  opponents' moves up to its next turn.
+- ``seat``: the learner's seat, or ``"random"`` for a new seat every episode.
+- ``opponents``: one agent for all opponent seats or one per seat (from the learner's left):
+  names (``"random"``, the rule-based agents once registered) or objects with ``act``.
+- ``illegal_action``: ``"lose"`` (default, PettingZoo's usual handling: the episode ends, the
+  learner gets -1, ``info["illegal_action"]`` and ``info["legal_actions"]`` say what happened
+  and a warning is logged) or ``"raise"`` (``ValueError`` naming the legal actions).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import gymnasium as gym
+import numpy as np
+from gymnasium import spaces
+
+from ono_env.cards import ACTION_NAMES, NUM_ACTIONS
+from ono_env.game import VecGame
+from ono_env.observation import observation_size
+from ono_env.opponents import OpponentDriver, make_opponents
+from ono_env.render import render_text
+from ono_env.rules import resolve_rules
+
+ENV_ID = "ono_env/Ono-v0"
+
+
+class OnoEnv(gym.Env):
+    metadata = {"render_modes": ["human", "ansi"]}
+
+    def __init__(
+        self,
+        rules: Any = "classic",
+        num_players: int | None = None,
+        opponents: Any = "random",
+        seat: int | str = 0,
+        render_mode: str | None = None,
+        *,
+        max_decisions: int | None = None,
+        skip_forced: bool = False,
+        reward: str = "win",
+        illegal_action: str = "lose",
+        **rule_overrides: Any,
+    ) -> None:
+        if num_players is not None:
+            rule_overrides["num_players"] = num_players
+        self.rules = resolve_rules(rules, **rule_overrides)
+        n = self.rules.num_players
+        if not (seat == "random" or (isinstance(seat, int) and 0 <= seat < n)):
+            raise ValueError(f"seat={seat!r}; allowed: 0..{n - 1} or 'random'")
+        if illegal_action not in ("lose", "raise"):
+            raise ValueError(f"illegal_action={illegal_action!r}; allowed: lose | raise")
+        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
+            raise ValueError(f"render_mode={render_mode!r}; allowed: None, human, ansi")
+        self.render_mode = render_mode
+        self.seat = seat
+        self.illegal_action = illegal_action
+        self.game = VecGame(self.rules, 1, seed=None, max_decisions=max_decisions,
+                            skip_forced=skip_forced, reward=reward)
+        self.opponents = make_opponents(opponents, n)
+        self._driver = OpponentDriver(self.game, self.opponents)
+        self._learner = np.zeros(1, np.int64)
+        self.observation_space = spaces.Box(-1.0, float(self.rules.deck_size),
+                                            (observation_size(self.rules),), np.float32)
+        self.action_space = spaces.Discrete(NUM_ACTIONS)
+        self._over = True
+
+    def reset(self, *, seed: int | None = None, options: dict | None = None):
+        super().reset(seed=seed)
+        self.game.reset(seed=int(self.np_random.integers(2**63)))
+        n = self.rules.num_players
+        self._learner[0] = self.np_random.integers(n) if self.seat == "random" else self.seat
+        self._driver.advance(self._learner, self.np_random)
+        self._over = False
+        return self._obs(), {"seat": int(self._learner[0])}
+
+    def step(self, action: int):
+        if self._over:
+            raise RuntimeError("step() after the episode ended: call reset()")
+        a = int(action)
+        mask = self.action_masks()
+        if not (0 <= a < NUM_ACTIONS and mask[a]):
+            legal = [ACTION_NAMES[k] for k in np.flatnonzero(mask)]
+            name = ACTION_NAMES[a] if 0 <= a < NUM_ACTIONS else f"id {a}"
+            if self.illegal_action == "raise":
+                raise ValueError(f"illegal action {name!r}; legal actions: {', '.join(legal)}")
+            gym.logger.warn(f"illegal action {name!r} ends the episode as a loss; legal: {legal}")
+            self._over = True
+            return self._obs(), -1.0, True, False, {"illegal_action": name, "legal_actions": legal}
+        reward = np.zeros(1, np.float64)
+        result = self.game.step(np.array([a]))
+        reward += result.rewards[0, self._learner[0]]
+        self._driver.advance(self._learner, self.np_random, reward)
+        terminated = bool(self.game.terminated[0])
+        truncated = bool(self.game.truncated[0])
+        self._over = terminated or truncated
+        if self.render_mode == "human":
+            self.render()
+        return self._obs(), float(reward[0]), terminated, truncated, {}
+
+    def action_masks(self) -> np.ndarray:
+        """``(85,) bool``: the learner's legal actions (all False once the episode is over)."""
+        return self.game.legal_mask()[0].copy()
+
+    def _obs(self) -> np.ndarray:
+        return self.game.observe(self._learner)[0]
+
+    def render(self) -> str | None:
+        if self.render_mode is None:
+            return None
+        text = render_text(self.game, 0, seat=int(self._learner[0]), ansi=True)
+        if self.render_mode == "human":
+            print(text)
+            return None
+        return text

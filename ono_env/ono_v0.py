@@ -1,0 +1,185 @@
+"""ONO as a PettingZoo AEC environment.
+
+```python
+from ono_env import ono_v0
+env = ono_v0.env(rules="classic", num_players=4, render_mode="ansi")
+env.reset(seed=42)
+for agent in env.agent_iter():
+    obs, reward, termination, truncation, info = env.last()
+    action = None if termination or truncation else env.action_space(agent).sample(obs["action_mask"])
+    env.step(action)
+```
+
+| | |
+|---|---|
+| agents | ``player_0`` ... ``player_{N-1}``; ``player_k`` sits at seat k, seat k+1 on its left |
+| action space | ``Discrete(85)``, the same for every rule set (``ono_env.print_action_table()``) |
+| observation | ``{"observation": (D,) float32, "action_mask": (85,) int8}``; layout printed by ``ono_env.observation.print_observation_layout(rules)``; the mask is all 0 for an agent that is not acting |
+| rewards | at the end of the episode (round, or match with ``target_score``): winner +1, every other player -1/(N-1); ``reward="points"`` gives per-round score rewards (see ``VecGame``) |
+| infos | the acting agent's ``info["legal_actions"]`` lists the legal action names; other agents get an empty list |
+| turn order | whoever the rules say acts next: after a Skip, a draw or a Wild Draw Four challenge the same or another agent may act twice in a row |
+
+``raw_env`` raises ``ValueError`` naming the legal actions when given an illegal one; ``env``
+wraps it with PettingZoo's usual illegal-move handling (the episode ends, the offender gets
+-1, a warning is printed), out-of-bounds checks and order enforcement.
+
+Version history: v0, first release.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from typing import Any
+
+import numpy as np
+from gymnasium import spaces
+from pettingzoo import AECEnv
+from pettingzoo.utils import wrappers
+
+from ono_env.cards import ACTION_NAMES, NUM_ACTIONS
+from ono_env.game import VecGame
+from ono_env.observation import observation_size
+from ono_env.render import describe_action, render_text
+from ono_env.rules import RuleSet, resolve_rules
+
+HISTORY = 6  # actions shown by render
+_NAMES = np.array(ACTION_NAMES, dtype=object)
+
+
+def env(**kwargs: Any) -> AECEnv:
+    """The wrapped AEC env; keyword arguments as for :class:`raw_env`."""
+    e = raw_env(**kwargs)
+    e = wrappers.TerminateIllegalWrapper(e, illegal_reward=-1)
+    e = wrappers.AssertOutOfBoundsWrapper(e)
+    e = wrappers.OrderEnforcingWrapper(e)
+    return e
+
+
+class raw_env(AECEnv):
+    """ONO for N agents. ``rules``: a RuleSet, preset name, rules YAML path or mapping;
+    ``num_players`` and other keyword arguments override rule options; ``max_decisions``,
+    ``skip_forced`` and ``reward`` are passed to :class:`ono_env.VecGame`."""
+
+    metadata = {"name": "ono_v0", "render_modes": ["human", "ansi"], "is_parallelizable": False}
+
+    def __init__(
+        self,
+        rules: RuleSet | str | Any = "classic",
+        num_players: int | None = None,
+        render_mode: str | None = None,
+        *,
+        max_decisions: int | None = None,
+        skip_forced: bool = False,
+        reward: str = "win",
+        **rule_overrides: Any,
+    ) -> None:
+        super().__init__()
+        if num_players is not None:
+            rule_overrides["num_players"] = num_players
+        self.rules = resolve_rules(rules, **rule_overrides)
+        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
+            raise ValueError(f"render_mode={render_mode!r}; allowed: None, human, ansi")
+        self.render_mode = render_mode
+        self._game_kwargs = dict(max_decisions=max_decisions, skip_forced=skip_forced, reward=reward)
+        n = self.rules.num_players
+        self.possible_agents = [f"player_{k}" for k in range(n)]
+        self.agents = self.possible_agents[:]
+        size = observation_size(self.rules)
+        obs_space = spaces.Dict({
+            "observation": spaces.Box(-1.0, float(self.rules.deck_size), (size,), np.float32),
+            "action_mask": spaces.Box(0, 1, (NUM_ACTIONS,), np.int8),
+        })
+        self.observation_spaces = {a: obs_space for a in self.possible_agents}
+        self.action_spaces = {a: spaces.Discrete(NUM_ACTIONS) for a in self.possible_agents}
+        self.game = VecGame(self.rules, 1, seed=None, **self._game_kwargs)
+        self._history: deque[tuple[int, int]] = deque(maxlen=HISTORY)  # (seat, action)
+        self._seat_of = {a: k for k, a in enumerate(self.possible_agents)}
+        self._action = np.zeros(1, np.int64)
+
+    def observation_space(self, agent: str) -> spaces.Space:
+        return self.observation_spaces[agent]
+
+    def action_space(self, agent: str) -> spaces.Space:
+        return self.action_spaces[agent]
+
+    # ---- episode ----------------------------------------------------------------------
+    def reset(self, seed: int | None = None, options: dict | None = None) -> None:
+        self.game.reset(seed=seed)
+        self._mask = self.game.legal_mask()[0].copy()
+        self._obs = self.game.observe(int(self.game.state.current[0]))[0].copy()
+        self.agents = self.possible_agents[:]
+        self.rewards = dict.fromkeys(self.agents, 0.0)
+        self._cumulative_rewards = dict.fromkeys(self.agents, 0.0)
+        self.terminations = dict.fromkeys(self.agents, False)
+        self.truncations = dict.fromkeys(self.agents, False)
+        self._history.clear()
+        self._select_acting_agent()
+
+    def _select_acting_agent(self) -> None:
+        # self._mask / self._obs hold the acting seat's legal actions and observation
+        self.agent_selection = self.possible_agents[int(self.game.state.current[0])]
+        legal = _NAMES[self._mask].tolist()
+        self.infos = {a: {"legal_actions": legal if a == self.agent_selection else []}
+                      for a in self.agents}
+
+    def step(self, action: int | None) -> None:
+        agent = self.agent_selection
+        if self.terminations[agent] or self.truncations[agent]:
+            self._was_dead_step(action)
+            return
+        seat = self._seat_of[agent]
+        if action is None or not 0 <= int(action) < NUM_ACTIONS:
+            raise ValueError(f"action {action!r} for {agent}; allowed: an action id 0..{NUM_ACTIONS - 1}")
+        self._cumulative_rewards[agent] = 0.0
+        self._action[0] = int(action)
+        # raises ValueError naming the legal actions on an illegal one
+        result, mask, obs = self.game.step_and_observe(self._action)
+        self._mask[:] = mask[0]
+        self._obs[:] = obs[0]
+        self._history.append((seat, int(action)))
+        r = result.rewards[0]
+        self.rewards = ({a: float(r[k]) for k, a in enumerate(self.possible_agents)} if r.any()
+                        else dict.fromkeys(self.possible_agents, 0.0))
+        if result.terminated[0] or result.truncated[0]:
+            self.terminations = dict.fromkeys(self.agents, bool(result.terminated[0]))
+            self.truncations = dict.fromkeys(self.agents, bool(result.truncated[0]))
+            self.infos = {a: {"legal_actions": []} for a in self.agents}
+        else:
+            self._select_acting_agent()
+        self._accumulate_rewards()
+        if self.render_mode == "human":
+            self.render()
+
+    # ---- views ------------------------------------------------------------------------
+    def observe(self, agent: str) -> dict[str, np.ndarray]:
+        seat = self._seat_of[agent]
+        st = self.game.state
+        if seat == st.current[0] and not (st.terminated[0] or st.truncated[0]):
+            return {"observation": self._obs.copy(), "action_mask": self._mask.astype(np.int8)}
+        return {"observation": self.game.observe(seat)[0].copy(),
+                "action_mask": np.zeros(NUM_ACTIONS, np.int8)}
+
+    def render(self) -> str | None:
+        if self.render_mode is None:
+            return None
+        seat = int(self.game.state.current[0])
+        history = [describe_action(p, a) for p, a in self._history]
+        text = render_text(self.game, 0, seat=seat, ansi=True, history=history)
+        if self.render_mode == "human":
+            print(text)
+            return None
+        return text
+
+    def close(self) -> None:
+        pass
+
+    def legal_action_names(self) -> list[str]:
+        """Names of the acting agent's legal actions."""
+        return self.game.legal_action_names(0)
+
+    def __str__(self) -> str:
+        return f"ono_v0({self.rules.name}, {self.rules.num_players} players)"
+
+
+# Keep the action names importable from here too, for PettingZoo-style scripts.
+ACTIONS = ACTION_NAMES

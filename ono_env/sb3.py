@@ -1,0 +1,153 @@
+"""``OnoVecEnv``: a Stable-Baselines3 ``VecEnv`` directly over one batched ``VecGame``.
+
+No subprocesses and no per-game Python objects: the learner's actions for all ``num_envs``
+games go into one ``VecGame.step``, and the opponents are stepped in batch until every game
+is back at the learner's turn.
+
+```python
+from sb3_contrib import MaskablePPO
+from ono_env.sb3 import OnoVecEnv
+venv = OnoVecEnv("basic", num_envs=64, opponents="random", seed=0, num_players=2)
+model = MaskablePPO("MlpPolicy", venv).learn(10_000)
+```
+
+- ``action_masks()`` returns ``(num_envs, 85) bool``; ``MaskablePPO`` reads it through
+  ``env_method("action_masks")`` / ``get_attr``, also under ``VecMonitor``.
+- Same-step autoreset, as SB3 expects: a game that ends during ``step`` reports ``done``,
+  its ``info["terminal_observation"]`` and ``info["TimeLimit.truncated"]``, and is dealt
+  again at once (the returned observation is the new episode's).
+- ``learner_seat``: a seat number, or ``"random"`` (a new seat per game and episode).
+- An illegal learner action raises ``ValueError`` naming the game and the legal actions.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Iterable, Sequence
+
+import numpy as np
+from gymnasium import spaces
+from stable_baselines3.common.vec_env.base_vec_env import VecEnv, VecEnvIndices, VecEnvStepReturn
+
+from ono_env.cards import NUM_ACTIONS
+from ono_env.game import VecGame
+from ono_env.observation import observation_size
+from ono_env.opponents import OpponentDriver, make_opponents
+from ono_env.rules import resolve_rules
+
+
+class OnoVecEnv(VecEnv):
+    def __init__(
+        self,
+        rules: Any = "classic",
+        num_envs: int = 64,
+        opponents: Any = "random",
+        seed: int | None = None,
+        learner_seat: int | str = "random",
+        *,
+        max_decisions: int | None = None,
+        skip_forced: bool = False,
+        reward: str = "win",
+        **rule_overrides: Any,
+    ) -> None:
+        self.rules = resolve_rules(rules, **rule_overrides)
+        n = self.rules.num_players
+        if not (learner_seat == "random" or (isinstance(learner_seat, int) and 0 <= learner_seat < n)):
+            raise ValueError(f"learner_seat={learner_seat!r}; allowed: 0..{n - 1} or 'random'")
+        self.learner_seat = learner_seat
+        self.game = VecGame(self.rules, num_envs, seed=seed, max_decisions=max_decisions,
+                            skip_forced=skip_forced, reward=reward)
+        self.opponents = make_opponents(opponents, n)
+        self._driver = OpponentDriver(self.game, self.opponents)
+        self._rng = np.random.default_rng(seed)
+        self._learner = np.zeros(num_envs, np.int64)
+        self._actions: np.ndarray | None = None
+        self.render_mode = None
+        self.decisions = 0  # every decision taken, learner's and opponents'
+        obs_space = spaces.Box(-1.0, float(self.rules.deck_size), (observation_size(self.rules),),
+                               np.float32)
+        super().__init__(num_envs, obs_space, spaces.Discrete(NUM_ACTIONS))
+
+    # ---- episodes -----------------------------------------------------------------------
+    def _deal(self, which: np.ndarray) -> None:
+        """Choose learner seats for the games in ``which`` (just dealt) and play up to their turn."""
+        n = self.rules.num_players
+        k = int(which.sum())
+        self._learner[which] = self._rng.integers(n, size=k) if self.learner_seat == "random" else self.learner_seat
+        self.decisions += self._driver.advance(self._learner, self._rng)
+
+    def reset(self) -> np.ndarray:
+        seed = self._seeds[0]
+        if seed is not None:
+            self.game.reset(seed=seed)
+            self._rng = np.random.default_rng(seed)
+        else:
+            self.game.reset()
+        self._deal(np.ones(self.num_envs, np.bool_))
+        self._seeds = [None] * self.num_envs
+        self.reset_infos = [{} for _ in range(self.num_envs)]
+        return self.game.observe(self._learner)
+
+    def step_async(self, actions: np.ndarray) -> None:
+        self._actions = np.asarray(actions).reshape(self.num_envs).astype(np.int64)
+
+    def step_wait(self) -> VecEnvStepReturn:
+        if self._actions is None:
+            raise RuntimeError("step_wait() without step_async()")
+        rewards = np.zeros(self.num_envs, np.float64)
+        result = self.game.step(self._actions)  # raises ValueError on an illegal action
+        self._actions = None
+        self.decisions += self.num_envs
+        rewards += result.rewards[np.arange(self.num_envs), self._learner]
+        self.decisions += self._driver.advance(self._learner, self._rng, rewards)
+        terminated = self.game.terminated
+        truncated = self.game.truncated
+        dones = terminated | truncated
+        infos: list[dict[str, Any]] = [{} for _ in range(self.num_envs)]
+        if dones.any():
+            final = self.game.observe(self._learner, which=dones)
+            for i in np.flatnonzero(dones):
+                infos[i]["terminal_observation"] = final[i]
+                infos[i]["TimeLimit.truncated"] = bool(truncated[i] and not terminated[i])
+            self.game.reset(which=dones)
+            self._deal(dones)
+        return self.game.observe(self._learner), rewards.astype(np.float32), dones, infos
+
+    # ---- masks --------------------------------------------------------------------------
+    def action_masks(self) -> np.ndarray:
+        """``(num_envs, 85) bool``: each learner's legal actions."""
+        return self.game.legal_mask().copy()
+
+    # ---- VecEnv plumbing ------------------------------------------------------------------
+    def _indices(self, indices: VecEnvIndices) -> list[int]:
+        if indices is None:
+            return list(range(self.num_envs))
+        if isinstance(indices, int):
+            return [indices]
+        return list(indices)
+
+    def env_method(self, method_name: str, *method_args, indices: VecEnvIndices = None,
+                   **method_kwargs) -> list[Any]:
+        idx = self._indices(indices)
+        if method_name == "action_masks":
+            masks = self.action_masks()
+            return [masks[i] for i in idx]
+        raise AttributeError(f"OnoVecEnv has no per-env method {method_name!r}; available: action_masks")
+
+    def get_attr(self, attr_name: str, indices: VecEnvIndices = None) -> list[Any]:
+        if attr_name == "action_masks" or (not attr_name.startswith("_") and hasattr(self, attr_name)):
+            return [getattr(self, attr_name)] * len(self._indices(indices))
+        raise AttributeError(f"OnoVecEnv has no attribute {attr_name!r}")
+
+    def set_attr(self, attr_name: str, value: Any, indices: VecEnvIndices = None) -> None:
+        if len(self._indices(indices)) != self.num_envs:
+            raise ValueError("OnoVecEnv attributes are shared by all games; set them for all indices")
+        setattr(self, attr_name, value)
+
+    def env_is_wrapped(self, wrapper_class: type, indices: VecEnvIndices = None) -> list[bool]:
+        return [False] * len(self._indices(indices))
+
+    def get_images(self) -> Sequence[np.ndarray | None]:
+        raise NotImplementedError("OnoVecEnv renders no images; use VecGame.to_dict or ono_env.render")
+
+    def close(self) -> None:
+        pass

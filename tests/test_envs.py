@@ -1,0 +1,278 @@
+"""The adapters: observations, PettingZoo AEC, Gymnasium, Stable-Baselines3 VecEnv."""
+
+from __future__ import annotations
+
+import warnings
+
+import gymnasium
+import numpy as np
+import pytest
+from pettingzoo.test import api_test, seed_test
+
+import ono_env
+from ono_env import PRESETS, RuleSet, VecGame, action_id, ono_v0
+from ono_env.gym_env import OnoEnv
+from ono_env.observation import format_observation_layout, observation_layout, observation_size
+from ono_env.policies import RandomPolicy, make_policy
+from ono_env.sb3 import OnoVecEnv
+
+from conftest import make_position, random_playout
+
+CASES = [(name, n) for name in PRESETS for n in (2, 3, 4, 10)]
+
+
+# ---- observation -----------------------------------------------------------------------
+def test_layout_table_covers_the_vector_without_gaps():
+    for rules in (RuleSet.preset("classic", num_players=4), RuleSet.preset("basic", num_players=2)):
+        blocks = observation_layout(rules)
+        assert blocks[0].start == 0
+        assert all(a.stop == b.start for a, b in zip(blocks, blocks[1:]))
+        assert VecGame(rules, 2, seed=0).observe(0).shape == (2, observation_size(rules))
+    assert "scores" in format_observation_layout(RuleSet.preset("classic"))
+    assert "scores" not in format_observation_layout(RuleSet.preset("basic"))
+
+
+def test_observation_holds_own_hand_and_public_facts():
+    rules = RuleSet.preset("classic", num_players=3)
+    g = VecGame.from_dict(make_position(rules, [["R1", "R1", "W"], ["B1", "B2"], ["G1"]],
+                                        ["Y3", "R5"], called=[False, False, True]))
+    o = g.observe(0)[0]
+    view = {b.name: o[b.start:b.stop] for b in observation_layout(rules)}
+    assert view["hand"][1] == 2 and view["hand"][52] == 1 and view["hand"].sum() == 3
+    assert view["top_card"][5] == 1 and view["color"].tolist() == [1, 0, 0, 0]
+    assert view["my_turn"][0] == 1 and view["discard_pile"].sum() == 2
+    assert view["opponents"].tolist() == [2, 0, 1, 1]  # seat 1: 2 cards; seat 2: 1 card, called
+    assert view["self"].tolist() == [3, 0]
+
+
+def _swap(d, a_key, a_index, b_key, b_index):
+    d = {**d, "hands": [list(h) for h in d["hands"]], "stock": list(d["stock"])}
+    get = lambda key: d["stock"] if key == "stock" else d["hands"][key]
+    A, B = get(a_key), get(b_key)
+    A[a_index], B[b_index] = B[b_index], A[a_index]
+    return d
+
+
+@pytest.mark.parametrize("preset", list(PRESETS))
+def test_no_hidden_information_in_observations(preset):
+    g = VecGame(preset, 1, seed=21, num_players=4)
+    random_playout(g, 15, seed=2)
+    d = g.to_dict(0)
+    n = 4
+    base = [VecGame.from_dict(d).observe(s)[0] for s in range(n)]
+    # a card of seat 1 and a different card of seat 2 change places
+    i = 0
+    j = next(k for k, c in enumerate(d["hands"][2]) if c != d["hands"][1][i])
+    swapped = VecGame.from_dict(_swap(d, 1, i, 2, j))
+    for s in (0, 3):
+        np.testing.assert_array_equal(swapped.observe(s)[0], base[s])
+    assert not np.array_equal(swapped.observe(1)[0], base[1])  # seat 1 does see its hand
+    # a card of seat 2 and a different card deep in the stock change places
+    k = next(k for k, c in enumerate(d["stock"]) if c != d["hands"][2][0])
+    swapped = VecGame.from_dict(_swap(d, 2, 0, "stock", k))
+    for s in (0, 1, 3):
+        np.testing.assert_array_equal(swapped.observe(s)[0], base[s])
+
+
+# ---- PettingZoo --------------------------------------------------------------------------
+@pytest.mark.parametrize("preset,players", CASES)
+def test_pettingzoo_api(preset, players):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        api_test(ono_v0.env(rules=preset, num_players=players), num_cycles=1000)
+
+
+@pytest.mark.parametrize("preset,players", CASES)
+def test_pettingzoo_seed(preset, players):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        seed_test(lambda: ono_v0.env(rules=preset, num_players=players), num_cycles=300)
+
+
+def test_pettingzoo_names_metadata_and_entry_points():
+    e = ono_env.env(rules="ono", num_players=3)
+    assert e.metadata["name"] == "ono_v0" and not e.metadata["is_parallelizable"]
+    assert e.possible_agents == ["player_0", "player_1", "player_2"]
+    assert isinstance(ono_env.raw_env(), ono_v0.raw_env)
+
+
+def test_pettingzoo_rewards_go_to_their_agents_and_infos_list_legal_actions():
+    e = ono_v0.raw_env(rules="basic", num_players=3)
+    e.reset(seed=4)
+    rng = np.random.default_rng(0)
+    totals = dict.fromkeys(e.agents, 0.0)
+    for agent in e.agent_iter():
+        obs, reward, term, trunc, info = e.last()
+        totals[agent] += reward
+        if term or trunc:
+            e.step(None)
+            continue
+        legal = np.flatnonzero(obs["action_mask"])
+        assert sorted(info["legal_actions"]) == sorted(ono_env.action_name(a) for a in legal)
+        e.step(int(rng.choice(legal)))
+    winner = f"player_{e.game.to_dict(0)['winner']}"
+    assert totals[winner] == 1.0
+    assert all(v == -0.5 for a, v in totals.items() if a != winner)
+
+
+def test_raw_env_illegal_action_names_the_legal_ones():
+    e = ono_v0.raw_env(rules="basic", num_players=2)
+    e.reset(seed=0)
+    obs = e.observe(e.agent_selection)
+    illegal = int(np.flatnonzero(obs["action_mask"] == 0)[0])
+    with pytest.raises(ValueError, match="legal actions:"):
+        e.step(illegal)
+
+
+def test_wrapped_env_ends_the_episode_on_an_illegal_action():
+    e = ono_v0.env(rules="basic", num_players=2)
+    e.reset(seed=0)
+    agent = e.agent_selection
+    illegal = int(np.flatnonzero(e.observe(agent)["action_mask"] == 0)[0])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        e.step(illegal)
+    assert all(e.terminations.values())
+    assert e.rewards[agent] == -1
+
+
+def test_render_ansi_and_human(capsys):
+    e = ono_v0.raw_env(rules="classic", num_players=3, render_mode="ansi")
+    e.reset(seed=3)
+    e.step(int(np.flatnonzero(e.observe(e.agent_selection)["action_mask"])[0]))
+    text = e.render()
+    assert "top" in text and "cards]" in text and "last actions: P" in text and "\x1b[" in text
+    h = ono_v0.raw_env(rules="classic", num_players=3, render_mode="human")
+    h.reset(seed=3)
+    assert h.render() is None and "top" in capsys.readouterr().out
+
+
+# ---- Gymnasium ---------------------------------------------------------------------------
+def test_gymnasium_make_and_checkers():
+    from gymnasium.utils.env_checker import check_env
+    from stable_baselines3.common.env_checker import check_env as sb3_check_env
+
+    env = gymnasium.make("ono_env/Ono-v0", rules="basic", num_players=2, opponents=["random"], seat=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        check_env(env.unwrapped)
+        sb3_check_env(OnoEnv("classic", num_players=3, seat="random"))
+
+
+def test_gymnasium_learner_sees_only_its_turns_and_its_reward():
+    env = OnoEnv("basic", num_players=3, opponents="random", seat=1)
+    obs, info = env.reset(seed=5)
+    rules = env.rules
+    my_turn = next(b for b in observation_layout(rules) if b.name == "my_turn").start
+    rng = np.random.default_rng(1)
+    total = 0.0
+    for _ in range(500):
+        assert obs[my_turn] == 1.0 and int(env.game.state.current[0]) == 1
+        mask = env.action_masks()
+        obs, reward, term, trunc, info = env.step(int(rng.choice(np.flatnonzero(mask))))
+        total += reward
+        if term or trunc:
+            break
+    assert term
+    winner = env.game.to_dict(0)["winner"]
+    assert total == (1.0 if winner == 1 else -0.5)
+
+
+def test_gymnasium_illegal_action_lose_or_raise():
+    env = OnoEnv("basic", num_players=2)
+    env.reset(seed=0)
+    illegal = int(np.flatnonzero(~env.action_masks())[0])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        obs, reward, term, trunc, info = env.step(illegal)
+    assert term and reward == -1.0 and info["illegal_action"] == ono_env.action_name(illegal)
+    strict = OnoEnv("basic", num_players=2, illegal_action="raise")
+    strict.reset(seed=0)
+    with pytest.raises(ValueError, match="legal actions:"):
+        strict.step(illegal)
+
+
+def test_opponents_by_name_or_object_and_bad_agents():
+    class FirstLegal:
+        def act(self, obs, mask, rng):
+            return np.argmax(mask, axis=1)
+
+    env = OnoEnv("classic", num_players=3, opponents=["random", FirstLegal()])
+    env.reset(seed=0)
+    env.step(int(np.flatnonzero(env.action_masks())[0]))
+    with pytest.raises(ValueError, match="unknown agent 'genius': known agents are random"):
+        OnoEnv("classic", num_players=2, opponents="genius")
+    with pytest.raises(ValueError, match="opponents: 1 given for 4 players"):
+        OnoEnv("classic", num_players=4, opponents=["random"])
+    with pytest.raises(ValueError, match="seat=7"):
+        OnoEnv("classic", num_players=4, seat=7)
+    assert isinstance(make_policy("random"), RandomPolicy)
+
+
+def test_an_opponent_choosing_an_illegal_action_is_an_error():
+    class Cheater:
+        def act(self, obs, mask, rng):
+            return np.argmin(mask, axis=1)
+
+    env = OnoEnv("basic", num_players=2, opponents=Cheater(), seat=1)
+    with pytest.raises(ValueError, match="chose illegal action"):
+        env.reset(seed=0)
+        for _ in range(10):  # the opponent acts at the latest after the learner's turn
+            env.step(int(np.flatnonzero(env.action_masks())[0]))
+
+
+# ---- Stable-Baselines3 VecEnv --------------------------------------------------------------
+def test_vecenv_autoreset_infos_and_masks():
+    from sb3_contrib.common.maskable.utils import get_action_masks, is_masking_supported
+    from stable_baselines3.common.vec_env import VecMonitor
+
+    venv = VecMonitor(OnoVecEnv("basic", num_envs=16, seed=0, num_players=2))
+    assert is_masking_supported(venv)
+    obs = venv.reset()
+    rng = np.random.default_rng(0)
+    finished = 0
+    for _ in range(300):
+        masks = get_action_masks(venv)
+        assert masks.shape == (16, ono_env.NUM_ACTIONS) and masks.any(1).all()
+        actions = np.array([rng.choice(np.flatnonzero(m)) for m in masks])
+        obs, rewards, dones, infos = venv.step(actions)
+        for i in np.flatnonzero(dones):
+            assert infos[i]["terminal_observation"].shape == obs.shape[1:]
+            assert infos[i]["TimeLimit.truncated"] is False
+            assert "episode" in infos[i] and rewards[i] in (1.0, -1.0)
+            finished += 1
+        assert not rewards[~dones].any()
+    assert finished > 16
+
+
+def test_vecenv_is_seeded_and_raises_on_illegal_actions():
+    def run(seed):
+        venv = OnoVecEnv("classic", num_envs=8, seed=seed, num_players=3)
+        obs = venv.reset()
+        for _ in range(20):
+            obs, r, d, _ = venv.step(np.argmax(venv.action_masks(), 1))
+        return obs
+
+    np.testing.assert_array_equal(run(3), run(3))
+    venv = OnoVecEnv("classic", num_envs=4, seed=0, num_players=2)
+    venv.reset()
+    with pytest.raises(ValueError, match="illegal action"):
+        venv.step(np.argmin(venv.action_masks(), 1))
+
+
+def test_maskable_ppo_trains_on_the_vecenv_without_illegal_actions():
+    from sb3_contrib import MaskablePPO
+
+    class Recording(OnoVecEnv):
+        illegal = 0
+
+        def step_async(self, actions):
+            masks = self.action_masks()
+            self.illegal += int((~masks[np.arange(self.num_envs), actions]).sum())
+            super().step_async(actions)
+
+    venv = Recording("basic", num_envs=32, seed=0, num_players=2)
+    model = MaskablePPO("MlpPolicy", venv, n_steps=64, batch_size=256, n_epochs=1, seed=0,
+                        policy_kwargs={"net_arch": [32]}, device="cpu")
+    model.learn(total_timesteps=4096)
+    assert model.num_timesteps >= 4096 and venv.illegal == 0
