@@ -181,5 +181,3 @@ class raw_env(AECEnv):
         return f"ono_v0({self.rules.name}, {self.rules.num_players} players)"
 
 
-# Keep the action names importable from here too, for PettingZoo-style scripts.
-ACTIONS = ACTION_NAMES

@@ -8,7 +8,7 @@ is back at the learner's turn.
 from sb3_contrib import MaskablePPO
 from ono_env.sb3 import OnoVecEnv
 venv = OnoVecEnv("basic", num_envs=64, opponents="random", seed=0, num_players=2)
-model = MaskablePPO("MlpPolicy", venv).learn(10_000)
+model = MaskablePPO("MlpPolicy", venv, n_steps=128).learn(10_000)  # n_steps per game
 ```
 
 - ``action_masks()`` returns ``(num_envs, 85) bool``; ``MaskablePPO`` reads it through
@@ -22,7 +22,7 @@ model = MaskablePPO("MlpPolicy", venv).learn(10_000)
 
 from __future__ import annotations
 
-from typing import Any, Iterable, Sequence
+from typing import Any, Sequence
 
 import numpy as np
 from gymnasium import spaces

@@ -15,7 +15,6 @@ from ono_env import (
     card_name,
 )
 from ono_env.demo import main as demo_main, play_demo
-from ono_env.rules import FIELD_NAMES
 
 from conftest import game_at, make_position, random_playout
 

@@ -10,7 +10,7 @@ import pytest
 from pettingzoo.test import api_test, seed_test
 
 import ono_env
-from ono_env import PRESETS, RuleSet, VecGame, action_id, ono_v0
+from ono_env import PRESETS, RuleSet, VecGame, ono_v0
 from ono_env.gym_env import OnoEnv
 from ono_env.observation import format_observation_layout, observation_layout, observation_size
 from ono_env.policies import RandomPolicy, make_policy

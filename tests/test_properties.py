@@ -136,7 +136,7 @@ def test_finished_games_ignore_actions_until_reset():
 def test_truncation_at_max_decisions():
     game = VecGame("ono", 8, seed=1, num_players=4, max_decisions=50)
     for t in range(60):
-        r = game.step(counter_actions(game.legal_mask(), np.arange(8), t))
+        game.step(counter_actions(game.legal_mask(), np.arange(8), t))
     assert game.finished.all()
     assert (game.state.decisions <= 50).all()
     assert game.truncated.any()

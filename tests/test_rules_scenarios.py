@@ -8,7 +8,7 @@ import pytest
 from ono_env import RuleSet, VecGame
 from ono_env.cards import CARD_NAMES
 
-from conftest import act, game_at, hand, legal
+from conftest import act, game_at, legal
 
 
 def P(name: str, **kw) -> RuleSet:
