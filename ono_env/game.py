@@ -26,6 +26,7 @@ from ono_env.rules import (
     P_MAX_DECISIONS, P_REWARD_POINTS, P_SKIP_FORCED, RuleSet, resolve_rules,
 )
 
+
 def _entry(kernel):
     """The compiled entry point of a kernel compiled for one signature: calling it skips
     numba's per-call type matching (about half the cost of a small call)."""
