@@ -23,7 +23,7 @@ from ono_env.rules import (
     P_FIRST_ACTION, P_FIRST_WD4, P_FIRST_WILD, P_HAND_SIZE, P_MAX_DECISIONS,
     P_MUST_PLAY_DRAWN, P_ONO_PENALTY, P_ONO_PENALTY_CARDS, P_PLAYERS, P_REVERSE_SKIPS,
     P_REWARD_POINTS, P_SCORING, P_SKIP_FORCED, P_STACKING, P_TARGET, P_VOLUNTARY_DRAW,
-    P_SHORT, P_WC_SWAP, P_WD4_RESTRICTED, P_WILDS,
+    P_DECK, P_WC_SWAP, P_WD4_RESTRICTED,
 )
 
 # ---- phases: what the acting player is deciding --------------------------------------
@@ -565,17 +565,6 @@ def _card_effect(s, prm, i, p, c):
 # ======================================================================================
 # Rounds
 # ======================================================================================
-@_helper(i8(PRM, i8))
-def _deck_counts_of(prm, c):
-    # Deck composition from the rule parameters (mirrors RuleSet.deck_counts).
-    if c >= 52:
-        return prm[P_WILDS + c - 52]
-    r = _CARD_RANK[c]
-    if prm[P_SHORT] and 6 <= r <= 9:
-        return 0
-    return 1 if r == 0 else 2
-
-
 @_helper(i8(S, PRM, i8))
 def _choose_dealer(s, prm, i):
     """Each candidate draws a card; the highest (points, or number cards only) deals; ties
@@ -650,7 +639,7 @@ def _deal_once(s, prm, i, choose_dealer):
     n = prm[P_PLAYERS]
     deck_size = 0
     for c in range(NC):
-        for _ in range(_deck_counts_of(prm, c)):
+        for _ in range(prm[P_DECK + c]):
             s.stock[i, deck_size] = c
             deck_size += 1
     s.g[i, G_STOCK_LEN] = deck_size

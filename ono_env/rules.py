@@ -288,22 +288,20 @@ class RuleSet:
         p[P_SCORING] = CHOICES["scoring"].index(self.scoring)
         p[P_TARGET] = self.target_score
         p[P_DECK_SIZE] = self.deck_size
-        p[P_SHORT] = self.short_deck
-        p[P_WILDS:P_WILDS + 4] = (self.wild_cards, self.wild_draw_four_cards,
-                                  self.wild_shuffle_hands_cards, self.wild_customizable_cards)
+        p[P_DECK:P_DECK + C.NUM_CARD_TYPES] = self.deck_counts
         # P_SKIP_FORCED, P_MAX_DECISIONS and P_REWARD_POINTS are set by VecGame.
         return p
 
 
-# Indices into RuleSet.params(), read by the engine. P_WILDS is the first of four counts
-# (W, W+4, WS, WC); the last three entries are game settings that VecGame fills in.
+# Indices into RuleSet.params(), read by the engine. P_SKIP_FORCED, P_MAX_DECISIONS and
+# P_REWARD_POINTS are game settings that VecGame fills in; P_DECK is the first of 56 entries
+# holding deck_counts (copies of each card type), so the deck is defined here alone.
 (P_PLAYERS, P_HAND_SIZE, P_DEALER, P_FIRST_ACTION, P_FIRST_WILD, P_FIRST_WD4,
  P_WD4_RESTRICTED, P_CHALLENGE, P_STACKING, P_REVERSE_SKIPS, P_VOLUNTARY_DRAW,
  P_MUST_PLAY_DRAWN, P_DRAW_UNTIL_PLAYABLE, P_ONO_PENALTY, P_ONO_PENALTY_CARDS,
- P_FALSE_CATCH, P_WC_SWAP, P_SCORING, P_TARGET, P_DECK_SIZE, P_SHORT) = range(21)
-P_WILDS = 21
-P_SKIP_FORCED, P_MAX_DECISIONS, P_REWARD_POINTS = 25, 26, 27
-NUM_PARAMS = 28
+ P_FALSE_CATCH, P_WC_SWAP, P_SCORING, P_TARGET, P_DECK_SIZE, P_SKIP_FORCED,
+ P_MAX_DECISIONS, P_REWARD_POINTS, P_DECK) = range(24)
+NUM_PARAMS = P_DECK + C.NUM_CARD_TYPES
 
 FIELD_NAMES: tuple[str, ...] = tuple(f.name for f in fields(RuleSet))
 
