@@ -71,7 +71,7 @@ class OnoEnv(gym.Env):
         self.illegal_action = illegal_action
         self.game = VecGame(self.rules, 1, seed=None, max_decisions=max_decisions,
                             skip_forced=skip_forced, reward=reward)
-        self.opponents = make_opponents(opponents, n)
+        self.opponents = make_opponents(opponents, self.rules)
         self._driver = OpponentDriver(self.game, self.opponents)
         self._learner = np.zeros(1, np.int64)
         self.observation_space = spaces.Box(-1.0, float(self.rules.deck_size),
@@ -84,6 +84,7 @@ class OnoEnv(gym.Env):
         self.game.reset(seed=int(self.np_random.integers(2**63)))
         n = self.rules.num_players
         self._learner[0] = self.np_random.integers(n) if self.seat == "random" else self.seat
+        self._driver.assign(np.ones(1, np.bool_), self.np_random)
         self._driver.advance(self._learner, self.np_random)
         self._over = False
         return self._obs(), {"seat": int(self._learner[0])}

@@ -5,8 +5,11 @@ A policy is any object with ``act(obs, mask, rng) -> actions``: ``obs`` is ``(B,
 actions; every row has at least one), ``rng`` a ``numpy.random.Generator``; it returns ``(B,)``
 integer actions, each legal in its row. Policies see nothing but these inputs.
 
-``make_policy("random")`` builds a named policy; ``register_policy`` adds names (the
-rule-based agents of ``agents/`` register theirs when imported).
+``make_policy(spec, rules)`` builds a policy from a registered name ("random", and the
+rule-based agents of ``agents/``: "greedy", "color", "defensive"), from the path of a saved
+model (``.zip``, loaded by ``agents.load_policy``), or returns an object that already has
+``act``. ``register_policy`` adds names. Rule-based agents need the rule set to read the
+observation, so ``make_policy`` passes ``rules`` to every factory.
 
 A policy that never reads ``obs`` may set ``uses_observation = False``; batch drivers then
 skip encoding observations for it and pass an array of the right shape whose contents are
@@ -15,11 +18,13 @@ unspecified.
 
 from __future__ import annotations
 
+import os
 from typing import Any, Callable, Protocol, runtime_checkable
 
 import numpy as np
 
 from ono_env.game import random_legal
+from ono_env.rules import RuleSet, resolve_rules
 
 
 @runtime_checkable
@@ -30,7 +35,7 @@ class Policy(Protocol):
         ...
 
 
-class RandomPolicy:
+class RandomAgent:
     """Uniform over the legal actions of each row (one uniform draw of ``rng`` per row)."""
 
     name = "random"
@@ -40,32 +45,54 @@ class RandomPolicy:
         return random_legal(mask, rng)
 
     def __repr__(self) -> str:
-        return "RandomPolicy()"
+        return "RandomAgent()"
 
 
-_REGISTRY: dict[str, Callable[[], Policy]] = {"random": RandomPolicy}
+_REGISTRY: dict[str, Callable[[RuleSet], Policy]] = {"random": lambda rules: RandomAgent()}
 
 
-def register_policy(name: str, factory: Callable[[], Policy]) -> None:
-    """Make ``make_policy(name)`` build ``factory()``."""
+def register_policy(name: str, factory: Callable[[RuleSet], Policy]) -> None:
+    """Make ``make_policy(name, rules)`` build ``factory(rules)``."""
     _REGISTRY[name] = factory
 
 
+def _load_builtin_agents() -> None:
+    import agents  # noqa: F401  (registers the rule-based agents)
+
+
 def policy_names() -> list[str]:
+    """The registered agent names (built-in ones included)."""
+    _load_builtin_agents()
     return sorted(_REGISTRY)
 
 
-def make_policy(spec: Any) -> Policy:
-    """A policy from a registered name or an object that has ``act``."""
+def is_model_path(spec: str) -> bool:
+    """Does the agent spec name a saved model file rather than a registered agent?"""
+    return spec.endswith(".zip") or os.sep in spec or "/" in spec
+
+
+def make_policy(spec: Any, rules: Any = None) -> Policy:
+    """A policy from a registered name, a saved model's path, or an object that has ``act``.
+
+    ``rules`` (a RuleSet, preset name, ...; default classic) is the rule set the policy will
+    play: rule-based agents read the observation layout from it, and a saved model is
+    refused unless it was trained for it."""
+    rules = resolve_rules(rules)
     if isinstance(spec, str):
+        if is_model_path(spec):
+            from agents.learned import load_policy
+            return load_policy(spec, rules)
         if spec not in _REGISTRY:
-            raise ValueError(f"unknown agent {spec!r}: known agents are {', '.join(policy_names())}")
-        return _REGISTRY[spec]()
+            _load_builtin_agents()
+        if spec not in _REGISTRY:
+            raise ValueError(f"unknown agent {spec!r}: known agents are {', '.join(policy_names())}, "
+                             f"or the path of a saved model (.zip)")
+        return _REGISTRY[spec](rules)
     if isinstance(spec, Policy):
         return spec
     raise ValueError(
-        f"an agent must be a name ({', '.join(policy_names())}) or an object with "
-        f"act(obs, mask, rng); got {type(spec).__name__}"
+        f"an agent must be a name ({', '.join(policy_names())}), the path of a saved model "
+        f"(.zip), or an object with act(obs, mask, rng); got {type(spec).__name__}"
     )
 
 

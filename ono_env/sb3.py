@@ -16,6 +16,9 @@ model = MaskablePPO("MlpPolicy", venv, n_steps=128).learn(10_000)  # n_steps per
 - Same-step autoreset, as SB3 expects: a game that ends during ``step`` reports ``done``,
   its ``info["terminal_observation"]`` and ``info["TimeLimit.truncated"]``, and is dealt
   again at once (the returned observation is the new episode's).
+- ``opponents``: one agent (name, saved model path, policy object) for every seat, one per
+  seat to the learner's left, or a pool ``{agent: weight}`` / ``OpponentPool`` drawn per
+  game and seat at every deal (see :mod:`ono_env.opponents`).
 - ``learner_seat``: a seat number, or ``"random"`` (a new seat per game and episode).
 - An illegal learner action raises ``ValueError`` naming the game and the legal actions.
 """
@@ -56,7 +59,7 @@ class OnoVecEnv(VecEnv):
         self.learner_seat = learner_seat
         self.game = VecGame(self.rules, num_envs, seed=seed, max_decisions=max_decisions,
                             skip_forced=skip_forced, reward=reward)
-        self.opponents = make_opponents(opponents, n)
+        self.opponents = make_opponents(opponents, self.rules)
         self._driver = OpponentDriver(self.game, self.opponents)
         self._rng = np.random.default_rng(seed)
         self._learner = np.zeros(num_envs, np.int64)
@@ -73,6 +76,7 @@ class OnoVecEnv(VecEnv):
         n = self.rules.num_players
         k = int(which.sum())
         self._learner[which] = self._rng.integers(n, size=k) if self.learner_seat == "random" else self.learner_seat
+        self._driver.assign(which, self._rng)
         self.decisions += self._driver.advance(self._learner, self._rng)
 
     def reset(self) -> np.ndarray:

@@ -11,9 +11,10 @@ from pettingzoo.test import api_test, seed_test
 
 import ono_env
 from ono_env import PRESETS, RuleSet, VecGame, ono_v0
+from ono_env.game import first_legal
 from ono_env.gym_env import OnoEnv
 from ono_env.observation import format_observation_layout, observation_layout, observation_size
-from ono_env.policies import RandomPolicy, make_policy
+from ono_env.policies import RandomAgent, make_policy
 from ono_env.sb3 import OnoVecEnv
 
 from conftest import make_position, random_playout
@@ -200,13 +201,13 @@ def test_opponents_by_name_or_object_and_bad_agents():
     env = OnoEnv("classic", num_players=3, opponents=["random", FirstLegal()])
     env.reset(seed=0)
     env.step(int(np.flatnonzero(env.action_masks())[0]))
-    with pytest.raises(ValueError, match="unknown agent 'genius': known agents are random"):
+    with pytest.raises(ValueError, match="unknown agent .genius.: known agents are color, defensive, greedy, random"):
         OnoEnv("classic", num_players=2, opponents="genius")
     with pytest.raises(ValueError, match="opponents: 1 given for 4 players"):
         OnoEnv("classic", num_players=4, opponents=["random"])
     with pytest.raises(ValueError, match="seat=7"):
         OnoEnv("classic", num_players=4, seat=7)
-    assert isinstance(make_policy("random"), RandomPolicy)
+    assert isinstance(make_policy("random"), RandomAgent)
 
 
 def test_an_opponent_choosing_an_illegal_action_is_an_error():
@@ -276,3 +277,27 @@ def test_maskable_ppo_trains_on_the_vecenv_without_illegal_actions():
                         policy_kwargs={"net_arch": [32]}, device="cpu")
     model.learn(total_timesteps=4096)
     assert model.num_timesteps >= 4096 and venv.illegal == 0
+
+
+def test_opponent_pool_draws_per_game_and_accepts_snapshots():
+    from ono_env.opponents import OpponentPool
+
+    rules = RuleSet.preset("basic", num_players=3)
+    pool = OpponentPool({"greedy": 1, "random": 3, "color": 0}, rules)
+    venv = OnoVecEnv(rules, num_envs=256, opponents=pool, seed=0)
+    venv.reset()
+    drawn = np.bincount(venv._driver.member.ravel(), minlength=3)
+    assert drawn[2] == 0                                   # weight 0: never seated
+    assert 0.15 < drawn[0] / drawn.sum() < 0.35            # about 1 in 4 seats
+    for _ in range(30):
+        venv.step(first_legal(venv.action_masks()))
+    pool.add(make_policy("defensive", rules), 5.0, "snapshot-1")
+    pool.remove("random")
+    assert pool.names == ["greedy", "color", "snapshot-1"]
+    with pytest.raises(ValueError, match="opponent weight -1"):
+        pool.add("greedy", -1, "again")
+    with pytest.raises(ValueError, match="already has 'greedy'"):
+        pool.add("greedy", 1)
+    dealt = np.ones(256, bool)
+    venv._driver.assign(dealt, np.random.default_rng(0))
+    assert set(np.unique(venv._driver.member)) <= {0, 2}   # indices of greedy and the snapshot
