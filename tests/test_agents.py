@@ -1,0 +1,146 @@
+"""The rule-based baselines: legal and sensible in every preset, deterministic given the
+generator, and each strategy's own idea visible in a position built for it."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from agents import ColorControlAgent, DefensiveAgent, GreedyAgent
+from ono_env import action_id, action_name
+from ono_env.arena import run_arena
+from ono_env.policies import make_policy
+from ono_env.rules import PRESETS, RuleSet
+
+from conftest import game_at
+
+BASELINES = ["greedy", "color", "defensive"]
+
+
+def choice(agent_cls, game, seed=0):
+    """The agent's action (name) for game 0's acting player."""
+    agent = agent_cls(game.rules)
+    p = int(game.state.current[0])
+    obs = game.observe(p)
+    mask = game.legal_mask().copy()
+    return action_name(int(agent.act(obs, mask, np.random.default_rng(seed))[0]))
+
+
+@pytest.mark.parametrize("preset", sorted(PRESETS))
+@pytest.mark.parametrize("players", [2, 4])
+def test_baselines_play_every_decision_of_every_preset(preset, players):
+    # checked_actions inside the arena raises on any illegal or malformed action
+    res = run_arena(BASELINES + ["random"], preset, players, num_games=48 if players == 2 else 96,
+                    seed=1, rating=False)
+    assert res.records.truncated.sum() == 0
+    assert sum(r["wins"] for r in res.agent_rows()) == pytest.approx(len(res.records.length))
+
+
+def test_agents_are_deterministic_given_the_generator():
+    res_a = run_arena(BASELINES, "classic", 3, num_games=24, seed=5, rating=False)
+    res_b = run_arena(BASELINES, "classic", 3, num_games=24, seed=5, rating=False)
+    assert np.array_equal(res_a.records.wins, res_b.records.wins)
+    assert np.array_equal(res_a.records.length, res_b.records.length)
+    res_c = run_arena(BASELINES, "classic", 3, num_games=24, seed=6, rating=False)
+    assert not np.array_equal(res_a.records.length, res_c.records.length)
+
+
+def test_agents_refuse_observations_of_other_rules():
+    agent = make_policy("greedy", RuleSet.preset("basic", num_players=2))
+    with pytest.raises(ValueError, match="reads \\(B, 241\\) for 2-player 'basic' rules"):
+        agent.act(np.zeros((1, 245), np.float32), np.ones((1, 85), bool), np.random.default_rng())
+
+
+BASIC2 = RuleSet.preset("basic", num_players=2)
+CLASSIC2 = RuleSet.preset("classic", num_players=2)
+
+
+@pytest.mark.parametrize("cls", [GreedyAgent, ColorControlAgent, DefensiveAgent])
+def test_everyone_calls_ono_before_playing_down_to_one_card(cls):
+    g = game_at(CLASSIC2, [["R5", "R7"], ["B1", "B2", "B3"]], ["R2"])
+    assert choice(cls, g) == "call"
+
+
+@pytest.mark.parametrize("cls", [GreedyAgent, ColorControlAgent, DefensiveAgent])
+def test_everyone_catches_an_uncalled_last_card_and_never_a_called_one(cls):
+    g = game_at(CLASSIC2, [["R5", "R7", "G1"], ["B1"]], ["R2"], exposed=1, previous_player=1,
+                turn_fresh=True)
+    assert choice(cls, g) == "catch"
+    ono = RuleSet.preset("ono", num_players=2)  # false catches cost 4 cards there
+    g = game_at(ono, [["R5", "R7", "G1"], ["B1"]], ["R2"], previous_player=1, turn_fresh=True,
+                called=[False, True])
+    assert "catch" in g.legal_action_names(0)
+    assert choice(cls, g) != "catch"
+
+
+@pytest.mark.parametrize("cls", [GreedyAgent, ColorControlAgent, DefensiveAgent])
+def test_challenge_follows_the_public_estimate(cls):
+    # the offender kept 6 cards: it very likely held the colour -> challenge
+    big = game_at(CLASSIC2, [["R5", "G7"], ["B1", "B2", "B3", "Y4", "Y5", "G6"]], ["R2", "W+4"],
+                  color="B", phase="pending", pending_draw=4, previous_player=1)
+    assert choice(cls, big) == "challenge"
+    # one card left: most likely an honest last resort -> accept
+    small = game_at(CLASSIC2, [["R5", "G7"], ["B1"]], ["R2", "W+4"], color="B", phase="pending",
+                    pending_draw=4, previous_player=1, called=[False, True])
+    assert choice(cls, small) == "accept"
+
+
+@pytest.mark.parametrize("cls", [GreedyAgent, ColorControlAgent, DefensiveAgent])
+def test_stack_when_allowed(cls):
+    st = RuleSet.preset("stacking", num_players=2)
+    g = game_at(st, [["R5", "G+2", "B1"], ["B2", "B3", "Y4"]], ["R+2"], phase="pending",
+                pending_draw=2, previous_player=1)
+    assert choice(cls, g) == "play G+2"
+
+
+@pytest.mark.parametrize("cls", [GreedyAgent, ColorControlAgent, DefensiveAgent])
+def test_name_the_strongest_colour_and_swap_with_the_shortest_hand(cls):
+    g = game_at(BASIC2, [["B1", "B5", "B7", "R2", "W"], ["Y1", "Y2", "Y3"]], ["G2"])
+    assert choice(cls, g) in ("play R2", "play W B")     # a wild names blue, never R/Y/G
+    g = game_at(BASIC2, [["B1", "B5", "B7", "R4", "W"], ["Y1", "Y2", "Y3"]], ["G2"])
+    assert choice(cls, g) == "play W B"
+    g = game_at(BASIC2, [["Y1", "G5", "G7", "G2"], ["Y1", "Y2", "Y3"]], ["W"], color=None,
+                phase="color", color_then_play=True)
+    assert choice(cls, g) == "color G"
+    u18 = RuleSet.preset("uno2018", num_players=4, wild_customizable="swap_hands")
+    g = game_at(u18, [["R1", "R2"], ["B1", "B2", "B3"], ["G1"], ["Y1", "Y2"]], ["WC"], color=None,
+                phase="target")
+    assert choice(cls, g) == "target 2"  # seat 2, two to the left, holds one card
+
+
+def test_greedy_sheds_points_and_saves_wilds():
+    g = game_at(BASIC2, [["R1", "R9", "RS", "W"], ["B1", "B2"]], ["R2"])
+    assert choice(GreedyAgent, g) == "play RS"
+    g = game_at(BASIC2, [["R1", "R9", "W", "W+4", "B4"], ["B1", "B2"]], ["R2"])
+    assert choice(GreedyAgent, g) == "play R9"
+
+
+def test_color_control_keeps_its_strongest_colour():
+    # R4 switches to blue (three blue cards left), R7 keeps red (one red left)
+    g = game_at(BASIC2, [["R7", "R1", "B4", "B5", "B6", "B8"], ["G1", "G2", "G3"]], ["R4"])
+    assert choice(ColorControlAgent, g) == "play B4"
+    assert choice(GreedyAgent, g) == "play R7"
+
+
+def test_defensive_saves_attacks_until_the_next_player_is_close():
+    hand = ["R+2", "R3", "RS", "Y5"]
+    calm = game_at(RuleSet.preset("basic", num_players=3),
+                   [hand, ["B1", "B2", "B3", "B4"], ["G1", "G2", "G3"]], ["R9"])
+    assert choice(DefensiveAgent, calm) == "play R3"
+    close = game_at(RuleSet.preset("basic", num_players=3), [hand, ["B1", "B2"], ["G1", "G2", "G3"]],
+                    ["R9"])
+    assert choice(DefensiveAgent, close) == "play R+2"
+
+
+def test_honest_agents_do_not_bluff_a_wild_draw_four():
+    g = game_at(CLASSIC2, [["W+4", "G1", "B2"], ["Y1", "Y2", "Y3"]], ["G2"])
+    assert "play W+4 R" in g.legal_action_names(0)   # a bluff is legal under challenge rules
+    for cls in (GreedyAgent, ColorControlAgent, DefensiveAgent):
+        assert choice(cls, g) in ("play G1", "play B2")
+
+
+def test_unknown_agent_names_the_known_ones():
+    with pytest.raises(ValueError, match="unknown agent 'genius': known agents are .*greedy.*"
+                                         "or the path of a saved model"):
+        make_policy("genius", "basic")
+    assert action_id("play R5") == 5
