@@ -1,0 +1,456 @@
+"""The arena: many games between any agents under any rules, with honest statistics.
+
+```python
+from ono_env.arena import run_arena
+result = run_arena(["greedy", "random"], rules="basic", num_players=2, num_games=10_000, seed=0)
+print(result.format_table())
+result.save("results/")            # arena.json, arena.csv, arena.png
+```
+
+How games are played
+    The entrants (agent names, saved-model paths or policy objects; a name may repeat, and
+    each entry is a separate entrant) are seated at tables of ``num_players``: every
+    combination of ``num_players`` entrants when there are more entrants than seats. Each
+    table is played in every seating order: all permutations of the seats for up to four
+    players, the cyclic rotations above that, so no entrant keeps the first move or its
+    neighbours. The games of a table are split evenly over its seatings. Games run on the
+    batched core, ``batch_size`` at a time; game ``k`` of a seating is dealt from a seed
+    derived from ``(seed, table, seating, batch)`` and the agents of that batch draw from one
+    generator derived the same way, so a run is reproducible from ``seed``.
+
+What is counted
+    A game is one episode of the rules: a round, or a whole match when the rules play to a
+    target score. Its winner (or winners, sharing one win, in a penalty-scored match) is
+    the seat with a positive final reward; a game cut at ``max_decisions`` has no winner.
+    Per entrant: games, wins, win rate with a 95% Wilson interval, mean final score (when the
+    rules keep scores) and mean game length in decisions. Head to head: for each pair, the
+    first entrant's win rate in the games where both sat (for two players, simply its win
+    rate against the other). Ratings: OpenSkill's Plackett-Luce model (the ``openskill``
+    library), updated once per game in a fixed order, winner ranked first and the others
+    tied, the games taken in a seeded shuffled order (so no table's games come last);
+    ``ordinal`` is the conservative estimate mu - 3 sigma.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import itertools
+import json
+import math
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Sequence
+
+import numpy as np
+
+from ono_env.game import VecGame
+from ono_env.observation import observation_size
+from ono_env.policies import Policy, checked_actions, make_policy
+from ono_env.rules import RuleSet, resolve_rules
+
+Z95 = 1.959963984540054
+
+
+def wilson_interval(wins: float, n: float, z: float = Z95) -> tuple[float, float]:
+    """95% Wilson score interval of a win rate (``wins`` may be fractional: shared wins)."""
+    if n <= 0:
+        return (0.0, 1.0)
+    p = wins / n
+    den = 1.0 + z * z / n
+    centre = (p + z * z / (2 * n)) / den
+    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / den
+    return (max(0.0, centre - half), min(1.0, centre + half))
+
+
+def seatings(num_players: int) -> list[tuple[int, ...]]:
+    """Seat orders of one table: ``order[s]`` is the table member in seat ``s``."""
+    if num_players <= 4:
+        return list(itertools.permutations(range(num_players)))
+    return [tuple((s + r) % num_players for s in range(num_players)) for r in range(num_players)]
+
+
+@dataclass
+class GameRecords:
+    """One row per game played: who sat where and how it ended."""
+    entrants: np.ndarray    # (G, P) entrant index per seat
+    wins: np.ndarray        # (G, P) share of the win per seat (0, 1, or 1/k)
+    scores: np.ndarray      # (G, P) final score per seat (0 when the rules keep none)
+    length: np.ndarray      # (G,) decisions
+    truncated: np.ndarray   # (G,) bool
+
+
+def play_games(rules: RuleSet, policies: Sequence[Policy], num_games: int, seed: int, *,
+               batch_size: int = 4096, max_decisions: int | None = None,
+               progress: Any = None) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Play ``num_games`` games with ``policies[s]`` in seat ``s``.
+
+    Returns per game: win share per seat ``(G, P)``, final scores ``(G, P)``, decisions
+    ``(G,)`` and truncated ``(G,)``. ``seed`` fixes the deals and the agents' generator.
+    ``progress`` (optional) has ``update(n)`` called as games finish."""
+    P = rules.num_players
+    if len(policies) != P:
+        raise ValueError(f"{len(policies)} policies for {P} seats")
+    out_w, out_s, out_len, out_tr = [], [], [], []
+    groups: dict[int, tuple[Policy, list[int]]] = {}
+    for s, pol in enumerate(policies):
+        groups.setdefault(id(pol), (pol, []))[1].append(s)
+    group_list = list(groups.values())
+    group_of_seat = np.zeros(P, np.int64)
+    for g, (_, seats) in enumerate(group_list):
+        group_of_seat[seats] = g
+    for b, start in enumerate(range(0, num_games, batch_size)):
+        B = min(batch_size, num_games - start)
+        game = VecGame(rules, B, seed=_derive(seed, b), max_decisions=max_decisions)
+        rng = np.random.default_rng([seed, b, 1])
+        obs = np.zeros((B, observation_size(rules)), np.float32)
+        actions = np.zeros(B, np.int64)
+        rewards = np.zeros((B, P), np.float64)
+        done_before = 0
+        while True:
+            live = ~game.finished
+            n_live = int(live.sum())
+            if progress is not None and B - n_live > done_before:
+                progress.update(B - n_live - done_before)
+                done_before = B - n_live
+            if n_live == 0:
+                break
+            current = game.state.current.astype(np.int64)
+            mask = game.legal_mask(which=live)
+            current_group = group_of_seat[current]
+            for g, (pol, seats) in enumerate(group_list):
+                sel = live & (current_group == g) if len(group_list) > 1 else live
+                if not sel.any():
+                    continue
+                if getattr(pol, "uses_observation", True):
+                    game.observe(current, which=sel, out=obs)
+                actions[sel] = checked_actions(pol, obs[sel], mask[sel], rng)
+            result = game.step(actions, active=live, check=False)
+            rewards += result.rewards
+        won = rewards > 1e-6
+        k = won.sum(axis=1, keepdims=True)
+        out_w.append(np.where(won, 1.0 / np.maximum(k, 1), 0.0))
+        out_s.append(game.state.scores.astype(np.float64).copy())
+        out_len.append(game.state.decisions.astype(np.int64).copy())
+        out_tr.append(game.truncated & ~game.terminated)
+    return (np.concatenate(out_w), np.concatenate(out_s), np.concatenate(out_len),
+            np.concatenate(out_tr))
+
+
+def _derive(seed: int, *keys: int) -> int:
+    return int(np.random.SeedSequence([seed, *keys]).generate_state(1, dtype=np.uint64)[0] >> 1)
+
+
+@dataclass
+class ArenaResult:
+    rules: RuleSet
+    labels: list[str]
+    records: GameRecords
+    seed: int
+    seconds: float                     # playing the games
+    ratings: list[dict[str, float]] = field(default_factory=list)
+    rating_seconds: float = 0.0        # computing the ratings
+
+    # ---- statistics -------------------------------------------------------------------
+    def agent_rows(self) -> list[dict[str, Any]]:
+        r = self.records
+        rows = []
+        for e, label in enumerate(self.labels):
+            at = r.entrants == e                                  # (G, P)
+            games = int(at.any(axis=1).sum())
+            wins = float(r.wins[at].sum())
+            lo, hi = wilson_interval(wins, games)
+            row: dict[str, Any] = {
+                "agent": label, "games": games, "wins": wins,
+                "win_rate": wins / games if games else float("nan"),
+                "ci_low": lo, "ci_high": hi,
+                "mean_length": float(r.length[at.any(axis=1)].mean()) if games else float("nan"),
+            }
+            if self.rules.scoring != "none":
+                row["mean_score"] = float(r.scores[at].mean()) if games else float("nan")
+            if self.ratings:
+                row.update({f"rating_{k}": v for k, v in self.ratings[e].items()})
+            rows.append(row)
+        return rows
+
+    def head_to_head(self) -> dict[str, np.ndarray]:
+        """``rate[i, j]``: i's win rate in the games where both i and j sat (nan on the
+        diagonal), with its 95% interval ``low``/``high`` and ``games``."""
+        r = self.records
+        K = len(self.labels)
+        present = np.stack([(r.entrants == e).any(axis=1) for e in range(K)])   # (K, G)
+        win = np.stack([(r.wins * (r.entrants == e)).sum(axis=1) for e in range(K)])
+        rate = np.full((K, K), np.nan)
+        low, high, games = rate.copy(), rate.copy(), np.zeros((K, K), np.int64)
+        for i in range(K):
+            for j in range(K):
+                if i == j:
+                    continue
+                both = present[i] & present[j]
+                n = int(both.sum())
+                games[i, j] = n
+                if n:
+                    w = float(win[i, both].sum())
+                    rate[i, j] = w / n
+                    low[i, j], high[i, j] = wilson_interval(w, n)
+        return {"rate": rate, "low": low, "high": high, "games": games}
+
+    # ---- output ---------------------------------------------------------------------
+    def format_table(self) -> str:
+        rows = self.agent_rows()
+        scoring = self.rules.scoring != "none"
+        width = max(8, *(len(x["agent"]) for x in rows))
+        head = f"{'agent':<{width}} {'games':>8} {'win rate':>9} {'95% interval':>16}"
+        if scoring:
+            head += f" {'mean score':>10}"
+        head += f" {'mean length':>11}"
+        if self.ratings:
+            head += f" {'rating':>7}"
+        lines = [f"{self.rules.name} rules, {self.rules.num_players} players, "
+                 f"{len(self.records.length):,} games, seed {self.seed}, played in {self.seconds:.1f} s"
+                 + (f" (+ {self.rating_seconds:.1f} s of ratings)" if self.ratings else ""), head]
+        for x in sorted(rows, key=lambda x: -x["win_rate"]):
+            ci = f"[{100 * x['ci_low']:.2f}, {100 * x['ci_high']:.2f}]"
+            line = f"{x['agent']:<{width}} {x['games']:>8} {100 * x['win_rate']:>8.2f}% {ci:>16}"
+            if scoring:
+                line += f" {x['mean_score']:>10.1f}"
+            line += f" {x['mean_length']:>11.1f}"
+            if self.ratings:
+                line += f" {x['rating_ordinal']:>7.2f}"
+            lines.append(line)
+        h2h = self.head_to_head()
+        K = len(self.labels)
+        if K > 1:
+            lines.append("")
+            lines.append("head to head: row's win rate in games with column (95% interval)")
+            cw = max(18, width)
+            lines.append(" " * (width + 1) + " ".join(f"{lab:>{cw}}" for lab in self.labels))
+            for i in range(K):
+                cells = []
+                for j in range(K):
+                    if i == j or h2h["games"][i, j] == 0:
+                        cells.append(f"{'-':>{cw}}")
+                    else:
+                        cell = (f"{100 * h2h['rate'][i, j]:.1f} [{100 * h2h['low'][i, j]:.1f}, "
+                                f"{100 * h2h['high'][i, j]:.1f}]")
+                        cells.append(f"{cell:>{cw}}")
+                lines.append(f"{self.labels[i]:<{width}} " + " ".join(cells))
+        return "\n".join(lines)
+
+    def to_dict(self) -> dict[str, Any]:
+        h2h = self.head_to_head()
+
+        def clean(a: np.ndarray) -> list:
+            return [[None if (isinstance(v, float) and math.isnan(v)) else v for v in row]
+                    for row in a.tolist()]
+
+        return {
+            "rules": self.rules.to_dict(), "seed": self.seed, "seconds": self.seconds,
+            "rating_seconds": self.rating_seconds,
+            "games": int(len(self.records.length)),
+            "truncated": int(self.records.truncated.sum()),
+            "agents": self.agent_rows(),
+            "head_to_head": {"agents": self.labels, "win_rate": clean(h2h["rate"]),
+                             "ci_low": clean(h2h["low"]), "ci_high": clean(h2h["high"]),
+                             "games": h2h["games"].tolist()},
+        }
+
+    def save(self, directory: str | Path, stem: str = "arena") -> list[Path]:
+        """Write ``<stem>.json`` (everything), ``<stem>.csv`` (the per-agent table) and
+        ``<stem>.png`` (the head-to-head matrix) into ``directory``. Returns the paths."""
+        d = Path(directory)
+        d.mkdir(parents=True, exist_ok=True)
+        paths = [d / f"{stem}.json", d / f"{stem}.csv", d / f"{stem}.png"]
+        paths[0].write_text(json.dumps(self.to_dict(), indent=2) + "\n")
+        rows = self.agent_rows()
+        with open(paths[1], "w", newline="") as fh:
+            w = csv.DictWriter(fh, fieldnames=list(rows[0]))
+            w.writeheader()
+            w.writerows(rows)
+        self.plot(paths[2])
+        return paths
+
+    def plot(self, path: str | Path) -> None:
+        """The head-to-head win-rate matrix as a PNG, each cell with its 95% interval."""
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+
+        h2h = self.head_to_head()
+        K = len(self.labels)
+        fig, ax = plt.subplots(figsize=(1.6 * K + 2.5, 1.3 * K + 1.8))
+        im = ax.imshow(np.nan_to_num(h2h["rate"], nan=0.5), vmin=0, vmax=1, cmap="RdBu")
+        for i in range(K):
+            for j in range(K):
+                if i != j and h2h["games"][i, j]:
+                    ax.text(j, i, f"{100 * h2h['rate'][i, j]:.1f}%\n[{100 * h2h['low'][i, j]:.1f}, "
+                            f"{100 * h2h['high'][i, j]:.1f}]", ha="center", va="center", fontsize=8)
+        ax.set_xticks(range(K), self.labels, rotation=30, ha="right")
+        ax.set_yticks(range(K), self.labels)
+        ax.set_xlabel("opponent")
+        ax.set_ylabel("agent (win rate of the row)")
+        ax.set_title(f"{self.rules.name}, {self.rules.num_players} players, "
+                     f"{len(self.records.length):,} games")
+        fig.colorbar(im, ax=ax, fraction=0.046)
+        fig.tight_layout()
+        fig.savefig(path, dpi=110)
+        plt.close(fig)
+
+
+def _labels(specs: Sequence[Any]) -> list[str]:
+    base = [s if isinstance(s, str) else getattr(s, "name", type(s).__name__) for s in specs]
+    base = [Path(b).stem if b.endswith(".zip") else b for b in base]
+    labels, seen = [], {}
+    for b in base:
+        seen[b] = seen.get(b, 0) + 1
+        labels.append(b if base.count(b) == 1 else f"{b}#{seen[b]}")
+    return labels
+
+
+def rate_games(records: GameRecords, num_entrants: int, seed: int = 0) -> list[dict[str, float]]:
+    """OpenSkill (Plackett-Luce) ratings: one update per game, winner ranked first and the
+    others tied behind (all tied in a game without a winner). The games are taken in an
+    order shuffled by ``seed`` so that no table's games come last and weigh most."""
+    from openskill.models import PlackettLuce
+
+    model = PlackettLuce()
+    players = [model.rating(name=str(e)) for e in range(num_entrants)]
+    order = np.random.default_rng([seed, 2]).permutation(len(records.length))
+    for seats, wins in zip(records.entrants[order].tolist(), records.wins[order].tolist()):
+        teams = [[players[e]] for e in seats]
+        ranks = [0 if w > 0 else 1 for w in wins]
+        new = model.rate(teams, ranks=ranks)
+        for e, team in zip(seats, new):
+            players[e] = team[0]
+    return [{"mu": p.mu, "sigma": p.sigma, "ordinal": p.ordinal()} for p in players]
+
+
+def run_arena(agents: Sequence[Any], rules: Any = "classic", num_players: int | None = None,
+              num_games: int = 10_000, seed: int = 0, *, batch_size: int = 4096,
+              max_decisions: int | None = None, rating: bool = True,
+              progress: bool = False) -> ArenaResult:
+    """Play ``num_games`` games among ``agents`` and return their statistics.
+
+    ``agents``: names (``random``, ``greedy``, ``color``, ``defensive``, ...), saved-model
+    paths or policy objects; at least ``num_players`` of them (repeat a name to seat it
+    more than once). ``rules``: a preset name, YAML path, RuleSet or dict; ``num_players``
+    overrides its player count. ``num_games`` is split evenly over the tables and their
+    seatings (rounded up so every seating plays the same number). ``rating``: compute
+    OpenSkill ratings (one Python update per game)."""
+    overrides = {} if num_players is None else {"num_players": num_players}
+    rules = resolve_rules(rules, **overrides)
+    P = rules.num_players
+    agents = list(agents)
+    if len(agents) < P:
+        raise ValueError(f"{len(agents)} agents for {P} players: give at least {P} "
+                         f"(repeat a name to seat it more than once)")
+    if num_games < 1:
+        raise ValueError(f"num_games={num_games}; allowed: 1 or more")
+    policies = [make_policy(a, rules) for a in agents]
+    labels = _labels(agents)
+    tables = list(itertools.combinations(range(len(agents)), P))
+    orders = seatings(P)
+    per = math.ceil(num_games / (len(tables) * len(orders)))
+    bar = None
+    if progress:
+        from tqdm import tqdm
+        bar = tqdm(total=per * len(tables) * len(orders), unit="game", desc="arena",
+                   file=sys.stderr, smoothing=0.1)
+    t0 = time.perf_counter()
+    ent, win, sc, ln, tr = [], [], [], [], []
+    try:
+        for t, table in enumerate(tables):
+            for o, order in enumerate(orders):
+                seated = [table[k] for k in order]
+                w, s, length, trunc = play_games(
+                    rules, [policies[e] for e in seated], per, _derive(seed, t, o),
+                    batch_size=batch_size, max_decisions=max_decisions, progress=bar)
+                ent.append(np.broadcast_to(np.array(seated), w.shape))
+                win.append(w)
+                sc.append(s)
+                ln.append(length)
+                tr.append(trunc)
+    finally:
+        if bar is not None:
+            bar.close()
+    records = GameRecords(np.concatenate(ent), np.concatenate(win), np.concatenate(sc),
+                          np.concatenate(ln), np.concatenate(tr))
+    seconds = time.perf_counter() - t0
+    result = ArenaResult(rules, labels, records, seed, seconds)
+    if rating:
+        t1 = time.perf_counter()
+        result.ratings = rate_games(records, len(agents), seed)
+        result.rating_seconds = time.perf_counter() - t1
+    return result
+
+
+def evaluate(agent: Any, opponents: Sequence[Any], rules: Any, num_games: int, seed: int = 0, *,
+             batch_size: int = 4096, progress: bool = False) -> list[dict[str, Any]]:
+    """``agent`` against each of ``opponents`` in turn (filling every other seat of the
+    table), ``num_games`` games each, seats rotated. One row per opponent: games, win rate
+    of ``agent`` and its 95% interval, mean game length."""
+    rules = resolve_rules(rules)
+    rows = []
+    for k, opp in enumerate(opponents):
+        label = _labels([opp])[0]
+        res = run_arena([agent] + [opp] * (rules.num_players - 1), rules, None, num_games,
+                        _derive(seed, 7, k), batch_size=batch_size, rating=False,
+                        progress=progress)
+        me = res.agent_rows()[0]
+        rows.append({"opponent": label, "games": me["games"], "win_rate": me["win_rate"],
+                     "ci_low": me["ci_low"], "ci_high": me["ci_high"],
+                     "mean_length": me["mean_length"], "seconds": res.seconds})
+    return rows
+
+
+def format_evaluation(rows: Sequence[dict[str, Any]], name: str = "agent") -> str:
+    lines = [f"{name} against each opponent (win rate, 95% interval)",
+             f"{'opponent':<14} {'games':>8} {'win rate':>9} {'95% interval':>16} {'mean length':>11}"]
+    for r in rows:
+        ci = f"[{100 * r['ci_low']:.2f}, {100 * r['ci_high']:.2f}]"
+        lines.append(f"{r['opponent']:<14} {r['games']:>8} {100 * r['win_rate']:>8.2f}% {ci:>16} "
+                     f"{r['mean_length']:>11.1f}")
+    return "\n".join(lines)
+
+
+# ---- command line --------------------------------------------------------------------------
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="ono-arena",
+        description="Play many games between agents and report win rates with 95%% intervals, "
+                    "head-to-head rates and OpenSkill ratings.")
+    p.add_argument("agents", nargs="+",
+                   help="agent names (random, greedy, color, defensive) or saved model paths (.zip); "
+                        "at least as many as players")
+    p.add_argument("--rules", default="classic", help="preset name or rules YAML (default classic)")
+    p.add_argument("--players", type=int, default=None, help="number of players (default: the rules')")
+    p.add_argument("--games", type=int, default=10_000, help="games in all (default 10000)")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--batch", type=int, default=4096, help="games stepped together")
+    p.add_argument("--out", default=None, help="folder for arena.json, arena.csv and arena.png")
+    p.add_argument("--no-rating", action="store_true", help="skip the OpenSkill ratings")
+    p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    return p
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        result = run_arena(args.agents, args.rules, args.players, args.games, args.seed,
+                           batch_size=args.batch, rating=not args.no_rating,
+                           progress=not args.no_progress)
+        print(result.format_table())
+        if args.out:
+            paths = result.save(args.out)
+            print("wrote " + ", ".join(str(p) for p in paths))
+    except (ValueError, OSError, KeyError) as exc:
+        msg = exc.args[0] if isinstance(exc, KeyError) and exc.args else exc
+        print(f"ono-arena: error: {msg}", file=sys.stderr)
+        return 2
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,106 @@
+"""The arena: seat rotation, statistics, ratings, files, the command line and its errors."""
+
+from __future__ import annotations
+
+import csv
+import json
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from ono_env.arena import main, run_arena, seatings, wilson_interval
+
+
+def test_wilson_interval_matches_known_values():
+    lo, hi = wilson_interval(50, 100)
+    assert lo == pytest.approx(0.4038, abs=1e-4) and hi == pytest.approx(0.5962, abs=1e-4)
+    assert wilson_interval(0, 10)[0] == 0.0
+    assert wilson_interval(10, 10)[1] == pytest.approx(1.0)
+    assert wilson_interval(10, 10)[0] == pytest.approx(0.7225, abs=1e-4)
+
+
+def test_every_seating_plays_the_same_number_of_games():
+    res = run_arena(["greedy", "random", "color"], "basic", 3, num_games=60, seed=0, rating=False)
+    assert len(seatings(3)) == 6
+    ent = res.records.entrants
+    assert ent.shape == (60, 3)
+    for seat in range(3):   # each entrant sits in each seat equally often
+        assert np.bincount(ent[:, seat], minlength=3).tolist() == [20, 20, 20]
+
+
+def test_random_against_itself_is_even_and_strong_baselines_beat_random():
+    res = run_arena(["random", "random"], "basic", 2, num_games=4000, seed=3, rating=False)
+    rows = res.agent_rows()
+    assert rows[0]["ci_low"] < 0.5 < rows[0]["ci_high"]
+    assert rows[0]["win_rate"] + rows[1]["win_rate"] == pytest.approx(1.0)
+    res = run_arena(["greedy", "random"], "basic", 2, num_games=2000, seed=3, rating=False)
+    assert res.agent_rows()[0]["ci_low"] > 0.543
+
+
+def test_more_entrants_than_seats_play_every_pairing_and_head_to_head_is_consistent():
+    res = run_arena(["greedy", "defensive", "random"], "basic", 2, num_games=600, seed=1)
+    h = res.head_to_head()
+    assert (h["games"][~np.eye(3, dtype=bool)] == 200).all()
+    off = ~np.eye(3, dtype=bool)
+    assert np.allclose((h["rate"] + h["rate"].T)[off], 1.0)   # no truncation in basic
+    assert (h["low"][off] <= h["rate"][off]).all() and (h["rate"][off] <= h["high"][off]).all()
+    rows = {r["agent"]: r for r in res.agent_rows()}
+    assert rows["greedy"]["rating_mu"] > rows["random"]["rating_mu"]
+    assert rows["greedy"]["games"] == 400
+
+
+def test_scores_are_reported_under_scoring_rules():
+    res = run_arena(["greedy", "random"], "classic", 2, num_games=8, seed=0, rating=False)
+    rows = res.agent_rows()
+    assert all("mean_score" in r for r in rows)
+    assert max(r["mean_score"] for r in rows) >= 250  # the match winner reached 500
+    assert "mean_score" not in run_arena(["greedy", "random"], "basic", 2, 4, rating=False).agent_rows()[0]
+
+
+def test_seeded_runs_reproduce():
+    a = run_arena(["greedy", "color"], "ono", 2, num_games=40, seed=9)
+    b = run_arena(["greedy", "color"], "ono", 2, num_games=40, seed=9)
+    assert a.to_dict()["agents"][0]["wins"] == b.to_dict()["agents"][0]["wins"]
+    assert np.array_equal(a.records.length, b.records.length)
+    assert a.ratings == b.ratings
+
+
+def test_cli_writes_json_csv_png(tmp_path, capsys):
+    rc = main(["greedy", "random", "--rules", "basic", "--players", "2", "--games", "200",
+               "--seed", "2", "--out", str(tmp_path), "--no-progress"])
+    assert rc == 0
+    out = capsys.readouterr().out
+    assert "win rate" in out and "head to head" in out and "rating" in out
+    data = json.loads((tmp_path / "arena.json").read_text())
+    assert data["games"] == 200 and data["rules"]["name"] == "basic"
+    assert [a["agent"] for a in data["agents"]] == ["greedy", "random"]
+    assert data["head_to_head"]["win_rate"][0][0] is None
+    with open(tmp_path / "arena.csv") as fh:
+        rows = list(csv.DictReader(fh))
+    assert rows[0]["agent"] == "greedy" and float(rows[0]["ci_low"]) < float(rows[0]["win_rate"])
+    assert (tmp_path / "arena.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+@pytest.mark.parametrize("args, message", [
+    (["genius", "random", "--players", "2"], "unknown agent 'genius'"),
+    (["missing.zip", "random", "--players", "2"], "cannot read model file 'missing.zip'"),
+    (["greedy", "random", "--players", "11"], "num_players"),
+    (["greedy", "--players", "2"], "1 agents for 2 players"),
+    (["greedy", "random", "--rules", "nosuch"], "nosuch"),
+    (["greedy", "random"], "2 agents for 4 players"),   # classic seats 4 unless --players
+])
+def test_cli_bad_input_is_one_clear_line(args, message, capsys):
+    assert main(args + ["--games", "10", "--no-progress"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("ono-arena: error:") and message in err
+    assert len(err.splitlines()) == 1
+
+
+def test_console_script_entry_point_runs():
+    proc = subprocess.run([sys.executable, "-m", "ono_env.arena", "greedy", "random", "--rules",
+                           "basic", "--players", "2", "--games", "20", "--no-progress", "--no-rating"],
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    assert "greedy" in proc.stdout
