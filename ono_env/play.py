@@ -1,0 +1,156 @@
+"""``ono-play``: play ONO in the terminal against any agents.
+
+    ono-play greedy --rules basic                 # you and the greedy agent, one round
+    ono-play greedy defensive random --rules classic --seed 3    # a match to 500, 4 players
+    ono-play ppo-basic-2p --rules basic           # against the shipped learned policy
+
+The table is printed after every move, from your seat (you see your hand, the others' hand
+sizes). On your turn the legal actions are listed by number and name; type either (``3`` or
+``play R5``; ``draw``, ``keep``, ``call``, ...). A wrong entry is refused with the reason and
+asked again. ``quit`` (or the end of input) abandons the game.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Callable, Sequence, TextIO
+
+import numpy as np
+
+from ono_env import cards as C
+from ono_env.game import VecGame
+from ono_env.policies import checked_actions, make_policy
+from ono_env.render import describe_action, render_text
+from ono_env.rules import resolve_rules
+
+
+class Quit(Exception):
+    """The human left the game."""
+
+
+def parse_choice(text: str, legal: Sequence[int]) -> int:
+    """The action a typed entry names: a number from the list or an action name. Raises
+    ``ValueError`` with the reason when it names nothing legal."""
+    t = " ".join(text.split())
+    if not t:
+        raise ValueError("empty entry: type a number from the list or an action name")
+    if t.lstrip("-").isdigit():
+        a = int(t)
+        if a not in legal:
+            raise ValueError(f"{a} is not one of the listed numbers ({', '.join(map(str, legal))})")
+        return a
+    try:
+        a = C.action_id(t)
+    except ValueError as exc:
+        raise ValueError(str(exc)) from None
+    if a not in legal:
+        raise ValueError(f"{C.action_name(a)!r} is not legal now")
+    return a
+
+
+def ask_human(legal: Sequence[int], read: Callable[[str], str], out: TextIO) -> int:
+    print("your options:", file=out)
+    for a in legal:
+        print(f"  {a:>2}  {C.action_name(a)}", file=out)
+    while True:
+        try:
+            text = read("your move (number or name): ")
+        except EOFError:
+            raise Quit("input ended") from None
+        if text.strip().lower() in ("quit", "exit", "q"):
+            raise Quit("quit")
+        try:
+            return parse_choice(text, legal)
+        except ValueError as exc:
+            print(f"not accepted: {exc}; try again", file=out)
+
+
+def play(agents: Sequence[str], rules="basic", num_players: int | None = None, seat: int = 0,
+         seed: int | None = None, single_round: bool = False, ansi: bool = False,
+         read: Callable[[str], str] = input, out: TextIO = sys.stdout) -> int | None:
+    """One game (a round, or a match when the rules play to a target score) between a
+    human in ``seat`` and ``agents`` in the other seats (in order from seat 0, skipping the
+    human's). Returns the winning seat (None for a truncated game); raises :class:`Quit`
+    when the human leaves."""
+    overrides = {}
+    if num_players is not None:
+        overrides["num_players"] = num_players
+    elif len(agents) + 1 != resolve_rules(rules).num_players:
+        overrides["num_players"] = len(agents) + 1
+    if single_round:
+        overrides["target_score"] = 0
+    rules = resolve_rules(rules, **overrides)
+    n = rules.num_players
+    if len(agents) != n - 1:
+        raise ValueError(f"{len(agents)} agents for {n} players: give {n - 1} (one per other seat)")
+    if not 0 <= seat < n:
+        raise ValueError(f"seat {seat}; allowed: 0..{n - 1}")
+    policies = [make_policy(a, rules) for a in agents]
+    by_seat: dict[int, tuple[str, object]] = {}
+    k = 0
+    for s in range(n):
+        if s != seat:
+            by_seat[s] = (str(agents[k]), policies[k])
+            k += 1
+    seed = int(np.random.SeedSequence().entropy % 2**31) if seed is None else seed
+    game = VecGame(rules, 1, seed=seed)
+    rng = np.random.default_rng([seed, 99])
+    names = {s: ("you" if s == seat else by_seat[s][0]) for s in range(n)}
+    print(f"{rules.name} rules, {n} players, seed {seed}. You are P{seat}. "
+          + ", ".join(f"P{s} {names[s]}" for s in range(n) if s != seat), file=out)
+    history: list[str] = []
+    print(render_text(game, 0, seat=seat, ansi=ansi), file=out)
+    while not game.finished[0]:
+        p = int(game.state.current[0])
+        mask = game.legal_mask()
+        legal = [int(a) for a in np.flatnonzero(mask[0])]
+        if p == seat:
+            a = ask_human(legal, read, out)
+        else:
+            obs = game.observe(p)
+            a = int(checked_actions(by_seat[p][1], obs, mask.copy(), rng)[0])
+        round_before = int(game.state.round[0])
+        game.step(np.array([a]))
+        line = describe_action(p, a) + (" (you)" if p == seat else f" ({names[p]})")
+        history = (history + [line])[-n:]
+        print(line, file=out)
+        if int(game.state.round[0]) != round_before and not game.finished[0]:
+            print(f"--- round {round_before + 1} won by P{int(game.state.winner[0])}; scores "
+                  + " ".join(f"P{q} {int(v)}" for q, v in enumerate(game.state.scores[0])), file=out)
+        print(render_text(game, 0, seat=seat, ansi=ansi, history=history[-1:]), file=out)
+    if game.truncated[0] and not game.terminated[0]:
+        print("the game was cut at the decision limit: no winner", file=out)
+        return None
+    w = int(game.state.winner[0])
+    print("you win!" if w == seat else f"P{w} ({names[w]}) wins", file=out)
+    return w
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="ono-play", description="Play ONO in the terminal against agents.")
+    ap.add_argument("agents", nargs="*", default=["greedy"],
+                    help="the other players: agent names (random, greedy, color, defensive, "
+                         "ppo-basic-2p, ...) or saved model paths; default: greedy")
+    ap.add_argument("--rules", default="basic", help="preset name or rules YAML (default basic)")
+    ap.add_argument("--players", type=int, default=None,
+                    help="number of players (default: one more than the agents given)")
+    ap.add_argument("--seat", type=int, default=0, help="your seat (default 0)")
+    ap.add_argument("--seed", type=int, default=None, help="seed of the deal (default: random)")
+    ap.add_argument("--round", action="store_true", help="play a single round even under match rules")
+    ap.add_argument("--no-color", action="store_true", help="no ANSI colours")
+    args = ap.parse_args(argv)
+    try:
+        play(args.agents or ["greedy"], args.rules, args.players, args.seat, args.seed,
+             args.round, ansi=not args.no_color and sys.stdout.isatty())
+    except Quit as q:
+        print(f"game abandoned ({q})")
+        return 1
+    except (ValueError, OSError) as exc:
+        print(f"ono-play: error: {exc}", file=sys.stderr)
+        return 2
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
