@@ -1,0 +1,159 @@
+"""Training smoke tests (tiny budgets): config, overrides, a run end to end, checkpoints that
+load back as agents, and the metadata checks."""
+
+from __future__ import annotations
+
+import io
+import json
+import shutil
+import zipfile
+from pathlib import Path
+
+import numpy as np
+import pytest
+import yaml
+
+from agents.learned import load_policy, read_metadata
+from ono_env.arena import run_arena
+from ono_env.play import play
+from train.config import DEFAULTS, load_config
+from train.ppo import main as train_main
+from train.ppo import train
+
+CONFIGS = Path(__file__).resolve().parent.parent / "configs" / "train"
+
+TINY = ["total_steps=2048", "num_envs=16", "ppo.n_steps=64", "ppo.batch_size=256",
+        "ppo.n_epochs=1", "policy.net_arch=[32]", "eval.every=1024", "eval.games=16",
+        "eval.opponents=[random, greedy]", "final_eval.games=24",
+        "final_eval.opponents=[random, greedy]", "self_play.enabled=true",
+        "self_play.snapshot_every=1024", "self_play.max_snapshots=1", "progress=false"]
+
+
+@pytest.fixture(scope="module")
+def tiny_run(tmp_path_factory):
+    run_dir = tmp_path_factory.mktemp("run")
+    cfg = load_config(CONFIGS / "default.yaml", TINY + [f"run_dir={run_dir}"])
+    result = train(cfg)
+    return cfg, result
+
+
+def test_every_shipped_config_loads():
+    names = sorted(p.stem for p in CONFIGS.glob("*.yaml"))
+    assert "default" in names and len(names) >= 3
+    for p in CONFIGS.glob("*.yaml"):
+        cfg = load_config(p)
+        assert set(cfg) == set(DEFAULTS)
+
+
+def test_overrides_reach_nested_fields_and_bad_ones_are_named():
+    cfg = load_config(CONFIGS / "default.yaml", ["ppo.learning_rate=1e-4", "opponents={greedy: 1}",
+                                                 "policy.net_arch=[64, 64]"])
+    assert cfg["ppo"]["learning_rate"] == 1e-4
+    assert cfg["opponents"] == {"greedy": 1}
+    assert cfg["policy"]["net_arch"] == [64, 64]
+    with pytest.raises(ValueError, match="unknown config field 'ppo.lr'; allowed: ppo.learning_rate"):
+        load_config(None, ["ppo.lr=1"])
+    with pytest.raises(ValueError, match="'policy.activation' = 'gelu'; allowed: tanh | relu"):
+        load_config(None, ["policy.activation=gelu"])
+    with pytest.raises(ValueError, match="write key=value"):
+        load_config(None, ["total_steps"])
+
+
+def test_cli_prints_resolved_config_and_refuses_bad_input(capsys):
+    assert train_main(["default", "total_steps=1234", "--print-config"]) == 0
+    assert yaml.safe_load(capsys.readouterr().out)["total_steps"] == 1234
+    assert train_main(["no-such-config"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("ono-train: error: cannot read training config 'no-such-config'")
+    assert "default" in err
+    assert train_main(["default", "opponents={genius: 1}"]) == 2
+    assert "unknown agent 'genius'" in capsys.readouterr().err
+
+
+def test_a_tiny_run_writes_everything(tiny_run):
+    cfg, result = tiny_run
+    run_dir = Path(result["run_dir"])
+    saved = yaml.safe_load((run_dir / "config.yaml").read_text())
+    assert saved["total_steps"] == 2048 and saved["policy"]["net_arch"] == [32]
+    assert sorted(p.name for p in (run_dir / "checkpoints").glob("*.zip")) == ["step_1024.zip",
+                                                                             "step_2048.zip"]
+    curve = (run_dir / "eval.csv").read_text().splitlines()
+    assert curve[0].startswith("step,opponent") and len(curve) == 1 + 2 * 2
+    final = json.loads((run_dir / "final_eval.json").read_text())
+    assert [r["opponent"] for r in final["results"]] == ["random", "greedy"]
+    assert all(r["games"] == 24 and 0 <= r["ci_low"] <= r["win_rate"] <= r["ci_high"] <= 1
+               for r in final["results"])
+    events = list((run_dir / "tb").rglob("events.out.tfevents.*"))
+    assert events
+    from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+    ea = EventAccumulator(str(events[0].parent))
+    ea.Reload()
+    assert {"eval/win_rate/random", "eval/win_rate/greedy", "league/snapshots"} <= set(ea.Tags()["scalars"])
+
+
+def test_checkpoint_metadata_and_loading_into_the_arena_and_play(tiny_run):
+    cfg, result = tiny_run
+    model = Path(result["model"])
+    meta = read_metadata(model)
+    assert meta["rules"]["name"] == "basic" and meta["num_players"] == 2
+    assert meta["training_steps"] == 2048 and meta["observation_version"] == 1
+    assert len(meta["action_names"]) == 85 and meta["config"]["total_steps"] == 2048
+    res = run_arena([str(model), "random"], "basic", 2, num_games=40, seed=0, rating=False)
+    assert res.labels == ["model", "random"] and res.records.length.shape == (40,)
+    # the same file plays in the terminal game (the human quits at once)
+    out = io.StringIO()
+    with pytest.raises(Exception, match="quit"):
+        play([str(model)], "basic", seat=1, seed=2, read=lambda p: "quit", out=out)
+    # deterministic policy: same choices for the same observations
+    pol = load_policy(model)
+    obs = np.zeros((3, pol.obs_size), np.float32)
+    mask = np.zeros((3, 85), bool)
+    mask[:, [3, 66]] = True
+    assert np.array_equal(pol.act(obs, mask, np.random.default_rng(0)), pol.act(obs, mask, np.random.default_rng(1)))
+    assert set(pol.act(obs, mask, np.random.default_rng(0))) <= {3, 66}
+
+
+def test_loading_under_other_rules_players_or_layout_fails_clearly(tiny_run, tmp_path):
+    model = Path(tiny_run[1]["model"])
+    with pytest.raises(ValueError, match="trained for 'basic' rules, which differ from the 'classic'"):
+        load_policy(model, {"preset": "classic", "num_players": 2})
+    with pytest.raises(ValueError, match="trained for 2 players, asked to play 4"):
+        load_policy(model, "basic")          # basic seats 4 by default
+    with pytest.raises(ValueError, match="trained for 'basic' rules"):
+        run_arena([str(model), "random"], "ono", 2, num_games=4)
+    # a model from another observation layout version
+    old = tmp_path / "old.zip"
+    with zipfile.ZipFile(model) as src, zipfile.ZipFile(old, "w") as dst:
+        for item in src.namelist():
+            data = src.read(item)
+            if item == "ono_meta.json":
+                meta = json.loads(data)
+                meta["observation_version"] = 0
+                data = json.dumps(meta).encode()
+            dst.writestr(item, data)
+    with pytest.raises(ValueError, match="observation layout v0; this version of ono_env has v1"):
+        load_policy(old)
+    # a zip that is not an ono_env model, and a file that is no zip
+    plain = tmp_path / "plain.zip"
+    with zipfile.ZipFile(plain, "w") as z:
+        z.writestr("data", "{}")
+    with pytest.raises(ValueError, match="is not an ono_env model"):
+        load_policy(plain)
+    junk = tmp_path / "junk.zip"
+    junk.write_text("hello")
+    with pytest.raises(ValueError, match="not a zip file"):
+        load_policy(junk)
+    shutil.rmtree(tmp_path, ignore_errors=True)
+
+
+def test_shipped_policies_load_as_agents():
+    from agents.learned import shipped_models
+    from ono_env.policies import policy_names
+    models = shipped_models()
+    assert models, "the package ships at least one trained policy"
+    for name, path in models.items():
+        assert name in policy_names()
+        meta = read_metadata(path)
+        res = run_arena([name, "random"], meta["rules"]["name"], meta["num_players"],
+                        num_games=20, seed=0, rating=False)
+        assert res.records.length.shape == (20,)

@@ -1,0 +1,283 @@
+"""MaskablePPO on the batched ``OnoVecEnv``: against a weighted pool of agents, optionally
+with league self-play; masked evaluation, TensorBoard, checkpoints with metadata.
+
+    ono-train configs/train/default.yaml                       # the default run
+    ono-train configs/train/default.yaml total_steps=200000 ppo.learning_rate=1e-4
+
+A run writes into ``<out_dir>/<name>-<time>/`` (or ``run_dir``):
+
+- ``config.yaml``: the resolved config (defaults + file + overrides);
+- ``tb/``: TensorBoard logs (SB3's rollout/train scalars, ``eval/win_rate/<opponent>``,
+  ``league/snapshots``);
+- ``checkpoints/step_<n>.zip`` at every evaluation, and ``model.zip`` at the end: each a
+  MaskablePPO zip with the ono_env metadata (:mod:`agents.learned`), playable with
+  ``ono-arena`` / ``ono-play`` and loadable by ``MaskablePPO.load``;
+- ``eval.csv``: the learning curve (step, opponent, win rate, interval);
+- ``final_eval.json`` / ``final_eval.csv``: the model against each ``final_eval`` opponent.
+
+Evaluation plays the current policy with the legal-action mask applied (greedy in the masked
+logits) through the arena, seats rotated; sb3-contrib's plain ``EvalCallback`` would ignore
+the masks, so it is not used.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import datetime as _dt
+import sys
+import time
+from pathlib import Path
+from typing import Any, Sequence
+
+from train.config import dump_config, load_config
+
+REPO_CONFIGS = Path(__file__).resolve().parent.parent / "configs" / "train"
+
+
+def _rules(cfg: dict[str, Any]):
+    from ono_env.rules import resolve_rules
+    return resolve_rules(cfg["rules"], num_players=cfg["num_players"])
+
+
+def _run_dir(cfg: dict[str, Any]) -> Path:
+    if cfg["run_dir"]:
+        return Path(cfg["run_dir"])
+    stamp = _dt.datetime.now().strftime("%Y%m%d-%H%M%S")
+    return Path(cfg["out_dir"]) / f"{cfg['name']}-{stamp}"
+
+
+class League:
+    """The opponent pool of a run: the configured agents by weight, plus (self-play) the
+    latest ``max_snapshots`` frozen copies of the learner, which share ``weight`` of the
+    games equally once the first has joined."""
+
+    def __init__(self, pool: Any, cfg: dict[str, Any]) -> None:
+        self.pool = pool
+        self.base = dict(cfg["opponents"])
+        self.sp = cfg["self_play"]
+        self.snapshots: list[str] = []
+
+    def add_snapshot(self, model: Any, rules: Any, step: int) -> str:
+        from agents.learned import policy_from_model
+
+        name = f"snapshot-{step}"
+        self.pool.add(policy_from_model(model, rules, name, copy=True), 1.0, name)
+        self.snapshots.append(name)
+        while len(self.snapshots) > self.sp["max_snapshots"]:
+            self.pool.remove(self.snapshots.pop(0))
+        self._reweight()
+        return name
+
+    def _reweight(self) -> None:
+        total = sum(self.base.values())
+        w_sp = float(self.sp["weight"]) if self.snapshots else 0.0
+        for name, w in self.base.items():
+            self.pool.set_weight(name, (1.0 - w_sp) * w / total)
+        for name in self.snapshots:
+            self.pool.set_weight(name, w_sp / len(self.snapshots))
+
+
+def make_callback(cfg: dict[str, Any], rules: Any, run_dir: Path, league: League, progress: bool):
+    from stable_baselines3.common.callbacks import BaseCallback
+
+    from agents.learned import policy_from_model, save_model
+    from ono_env.arena import evaluate
+
+    class TrainingCallback(BaseCallback):
+        """Masked evaluation + checkpoints every ``eval.every`` steps, league snapshots every
+        ``self_play.snapshot_every`` steps, and a tqdm progress bar."""
+
+        def __init__(self) -> None:
+            super().__init__()
+            self.next_eval = cfg["eval"]["every"] or None
+            sp = cfg["self_play"]
+            self.next_snap = sp["snapshot_every"] if sp["enabled"] else None
+            self.curve: list[dict[str, Any]] = []
+            self.bar = None
+            limit = cfg["time_limit_minutes"]
+            self.deadline = None if limit is None else time.perf_counter() + 60.0 * limit
+            self.stopped_early = False
+
+        def _on_training_start(self) -> None:
+            if progress:
+                from tqdm import tqdm
+                self.bar = tqdm(total=cfg["total_steps"], unit="step", desc="training",
+                                file=sys.stderr, smoothing=0.05)
+
+        def _on_step(self) -> bool:
+            n = self.num_timesteps
+            if self.bar is not None:
+                self.bar.update(n - self.bar.n)
+            if self.next_snap is not None and n >= self.next_snap:
+                league.add_snapshot(self.model, rules, n)
+                self.logger.record("league/snapshots", len(league.snapshots))
+                self.next_snap += cfg["self_play"]["snapshot_every"]
+            if self.next_eval is not None and n >= self.next_eval:
+                self.evaluate(n)
+                self.next_eval += cfg["eval"]["every"]
+            if self.deadline is not None and time.perf_counter() > self.deadline:
+                self.stopped_early = True
+                return False
+            return True
+
+        def evaluate(self, n: int) -> None:
+            policy = policy_from_model(self.model, rules, "learner")
+            rows = evaluate(policy, cfg["eval"]["opponents"], rules, cfg["eval"]["games"],
+                            seed=cfg["seed"] + n)
+            for r in rows:
+                self.logger.record(f"eval/win_rate/{r['opponent']}", r["win_rate"])
+                self.curve.append({"step": n, **{k: r[k] for k in ("opponent", "games", "win_rate",
+                                                                  "ci_low", "ci_high")}})
+            self.logger.dump(n)
+            write_curve(run_dir / "eval.csv", self.curve)
+            save_model(self.model, run_dir / "checkpoints" / f"step_{n}.zip", rules, n, cfg)
+            if self.bar is not None:
+                self.bar.set_postfix({r["opponent"]: f"{100 * r['win_rate']:.1f}%" for r in rows})
+            elif progress:
+                print(f"step {n}: " + ", ".join(f"{r['opponent']} {100 * r['win_rate']:.1f}%"
+                                                for r in rows), file=sys.stderr)
+
+        def _on_training_end(self) -> None:
+            if self.bar is not None:
+                self.bar.update(self.num_timesteps - self.bar.n)
+                self.bar.close()
+
+    return TrainingCallback()
+
+
+def write_curve(path: Path, rows: Sequence[dict[str, Any]]) -> None:
+    with open(path, "w", newline="") as fh:
+        w = csv.DictWriter(fh, fieldnames=["step", "opponent", "games", "win_rate", "ci_low", "ci_high"])
+        w.writeheader()
+        w.writerows(rows)
+
+
+def train(cfg: dict[str, Any]) -> dict[str, Any]:
+    """Run one training from a resolved config (see :func:`train.config.load_config`).
+    Returns ``{"run_dir", "model", "final_eval", "seconds"}``."""
+    import torch as th
+    from sb3_contrib import MaskablePPO
+    from stable_baselines3.common.vec_env import VecMonitor
+
+    from agents.learned import ScaledObservation, load_policy, observation_scale, save_model
+    from ono_env.arena import evaluate, format_evaluation
+    from ono_env.opponents import OpponentPool
+    from ono_env.policies import make_policy
+    from ono_env.sb3 import OnoVecEnv
+
+    t0 = time.perf_counter()
+    rules = _rules(cfg)
+    # fail early on a bad opponent / evaluation agent name, before any training
+    for spec in list(cfg["eval"]["opponents"]) + list(cfg["final_eval"]["opponents"]):
+        make_policy(spec, rules)
+    th.set_num_threads(int(cfg["torch_threads"]))
+    run_dir = _run_dir(cfg)
+    run_dir.mkdir(parents=True, exist_ok=True)
+    (run_dir / "config.yaml").write_text(dump_config(cfg))
+
+    pool = OpponentPool(cfg["opponents"], rules)
+    league = League(pool, cfg)
+    venv = OnoVecEnv(rules, num_envs=cfg["num_envs"], opponents=pool, seed=cfg["seed"],
+                     reward=cfg["reward"])
+    env = VecMonitor(venv)
+    ppo = dict(cfg["ppo"])
+    lr0, lr1 = ppo.pop("learning_rate"), ppo.pop("learning_rate_end")
+    lr = lr0 if lr1 is None else (lambda remaining: lr1 + (lr0 - lr1) * remaining)
+    activation = {"tanh": th.nn.Tanh, "relu": th.nn.ReLU}[cfg["policy"]["activation"]]
+    arch = list(cfg["policy"]["net_arch"])
+    model = MaskablePPO(
+        "MlpPolicy", env, learning_rate=lr, seed=cfg["seed"], device="cpu", verbose=0,
+        tensorboard_log=str(run_dir / "tb"),
+        policy_kwargs={"net_arch": {"pi": arch, "vf": arch}, "activation_fn": activation,
+                       "features_extractor_class": ScaledObservation,
+                       "features_extractor_kwargs": {"scale": observation_scale(rules)}},
+        **ppo,
+    )
+    callback = make_callback(cfg, rules, run_dir, league, bool(cfg["progress"]))
+    model.learn(total_timesteps=cfg["total_steps"], callback=callback, tb_log_name="ppo")
+    model_path = save_model(model, run_dir / "model.zip", rules, model.num_timesteps, cfg)
+    train_seconds = time.perf_counter() - t0
+    if callback.stopped_early:
+        print(f"time limit of {cfg['time_limit_minutes']} min reached after "
+              f"{model.num_timesteps:,} of {cfg['total_steps']:,} steps")
+
+    final: list[dict[str, Any]] = []
+    if cfg["final_eval"]["games"]:
+        agent = load_policy(model_path, rules)   # evaluate what was saved
+        final = evaluate(agent, cfg["final_eval"]["opponents"], rules, cfg["final_eval"]["games"],
+                         seed=cfg["seed"] + 1_000_003, progress=bool(cfg["progress"]))
+        write_final(run_dir, final, model.num_timesteps, train_seconds)
+        print(format_evaluation(final, f"{cfg['name']} ({model.num_timesteps:,} steps, "
+                                       f"{train_seconds / 60:.1f} min of training)"))
+        print(summary_line(final))
+    print(f"run: {run_dir}  model: {model_path}")
+    return {"run_dir": run_dir, "model": model_path, "final_eval": final,
+            "seconds": time.perf_counter() - t0, "train_seconds": train_seconds,
+            "curve": callback.curve}
+
+
+def summary_line(rows: Sequence[dict[str, Any]]) -> str:
+    """Win rate against random and against the best baseline: the opponent other than
+    random that the agent scores lowest against."""
+    parts = []
+    for r in rows:
+        if r["opponent"] == "random":
+            parts.append(f"vs random {100 * r['win_rate']:.2f}% "
+                         f"[{100 * r['ci_low']:.2f}, {100 * r['ci_high']:.2f}]")
+    others = [r for r in rows if r["opponent"] != "random"]
+    if others:
+        b = min(others, key=lambda r: r["win_rate"])
+        parts.append(f"vs best baseline ({b['opponent']}) {100 * b['win_rate']:.2f}% "
+                     f"[{100 * b['ci_low']:.2f}, {100 * b['ci_high']:.2f}]")
+    return "trained agent: " + "; ".join(parts)
+
+
+def write_final(run_dir: Path, rows: Sequence[dict[str, Any]], steps: int, seconds: float) -> None:
+    import json
+
+    (run_dir / "final_eval.json").write_text(json.dumps(
+        {"model": "model.zip", "training_steps": steps, "training_seconds": seconds,
+         "results": list(rows)}, indent=2) + "\n")
+    with open(run_dir / "final_eval.csv", "w", newline="") as fh:
+        w = csv.DictWriter(fh, fieldnames=list(rows[0]))
+        w.writeheader()
+        w.writerows(rows)
+
+
+def resolve_config_path(spec: str) -> Path:
+    """A config path, or the name of one under configs/train/ (``default``)."""
+    p = Path(spec)
+    if p.is_file():
+        return p
+    named = REPO_CONFIGS / f"{spec}.yaml"
+    if named.is_file():
+        return named
+    known = ", ".join(sorted(x.stem for x in REPO_CONFIGS.glob("*.yaml"))) if REPO_CONFIGS.is_dir() else ""
+    raise ValueError(f"cannot read training config {spec!r}: no such file"
+                     + (f" (named configs: {known})" if known else ""))
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(
+        prog="ono-train",
+        description="Train a MaskablePPO agent on ono_env from a YAML config (configs/train/).")
+    ap.add_argument("config", help="config YAML path, or a name under configs/train/ (default, ...)")
+    ap.add_argument("overrides", nargs="*", help="key=value overrides, dotted for nested fields "
+                                                 "(ppo.learning_rate=1e-4 total_steps=200000)")
+    ap.add_argument("--print-config", action="store_true", help="print the resolved config and exit")
+    args = ap.parse_args(argv)
+    try:
+        cfg = load_config(resolve_config_path(args.config), args.overrides)
+        if args.print_config:
+            print(dump_config(cfg), end="")
+            return 0
+        train(cfg)
+    except (ValueError, OSError) as exc:
+        print(f"ono-train: error: {exc}", file=sys.stderr)
+        return 2
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
