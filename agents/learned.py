@@ -192,14 +192,43 @@ def load_policy(path: str | Path, rules: Any = None, *, deterministic: bool = Tr
     meta = read_metadata(path)
     rules = RuleSet.from_dict(meta["rules"]) if rules is None else resolve_rules(rules)
     check_compatible(meta, rules, repr(str(path)))
-    from sb3_contrib import MaskablePPO
-
     try:
-        model = MaskablePPO.load(str(path), device="cpu")
+        policy = _load_actor(path)
     except Exception as exc:  # a damaged zip or an incompatible library version
         raise ValueError(f"cannot load model {str(path)!r}: {type(exc).__name__}: {exc}") from None
-    model.policy.set_training_mode(False)
-    return LearnedPolicy(model.policy, rules, Path(path).stem, deterministic, meta)
+    return LearnedPolicy(policy, rules, Path(path).stem, deterministic, meta)
+
+
+def _load_actor(path: str | Path) -> Any:
+    """The policy network of a saved model (a full checkpoint or a policy-only export)."""
+    from stable_baselines3.common.save_util import load_from_zip_file
+
+    data, params, _ = load_from_zip_file(str(path), device="cpu", load_data=True)
+    policy = data["policy_class"](data["observation_space"], data["action_space"],
+                                  lambda _: 0.0, **data["policy_kwargs"])
+    policy.load_state_dict(params["policy"])
+    policy.set_training_mode(False)
+    return policy
+
+
+# the members of SB3's "data" that rebuild the policy network
+_POLICY_DATA = ("policy_class", "policy_kwargs", "observation_space", "action_space")
+
+
+def export_policy(checkpoint: str | Path, dest: str | Path) -> Path:
+    """A small policy-only copy of a checkpoint for playing (what ``agents/models`` ships):
+    the policy weights, the metadata, and the part of SB3's ``data`` that rebuilds the
+    network; no optimizer state, no rollout leftovers. ``load_policy`` reads it;
+    ``MaskablePPO.load`` does not (resume training from the checkpoint itself)."""
+    read_metadata(checkpoint)  # an ono_env model
+    dest = Path(dest)
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    with zipfile.ZipFile(checkpoint) as src, zipfile.ZipFile(dest, "w", zipfile.ZIP_DEFLATED) as out:
+        data = json.loads(src.read("data"))
+        out.writestr("data", json.dumps({k: data[k] for k in _POLICY_DATA}))
+        for name in ("policy.pth", META_NAME, "_stable_baselines3_version"):
+            out.writestr(name, src.read(name))
+    return dest
 
 
 def shipped_models() -> dict[str, Path]:

@@ -26,8 +26,9 @@ What is counted
     rules keep scores) and mean game length in decisions. Head to head: for each pair, the
     first entrant's win rate in the games where both sat (for two players, simply its win
     rate against the other). Ratings: OpenSkill's Plackett-Luce model (the ``openskill``
-    library), updated once per game in a fixed order, winner ranked first and the others
-    tied, the games taken in a seeded shuffled order (so no table's games come last);
+    library, dynamics factor ``tau=0`` since fixed agents do not drift), updated once per
+    game, winner ranked first and the others tied, the games taken in a seeded shuffled
+    order (so no table's games come last);
     ``ordinal`` is the conservative estimate mu - 3 sigma.
 """
 
@@ -311,11 +312,13 @@ def _labels(specs: Sequence[Any]) -> list[str]:
 
 def rate_games(records: GameRecords, num_entrants: int, seed: int = 0) -> list[dict[str, float]]:
     """OpenSkill (Plackett-Luce) ratings: one update per game, winner ranked first and the
-    others tied behind (all tied in a game without a winner). The games are taken in an
+    others tied behind (all tied in a game without a winner). The dynamics factor ``tau``
+    is 0: the agents do not change between games, so every game counts alike (with
+    OpenSkill's default the last few thousand games would decide). The games are taken in an
     order shuffled by ``seed`` so that no table's games come last and weigh most."""
     from openskill.models import PlackettLuce
 
-    model = PlackettLuce()
+    model = PlackettLuce(tau=0.0)   # fixed agents: no skill drift between games
     players = [model.rating(name=str(e)) for e in range(num_entrants)]
     order = np.random.default_rng([seed, 2]).permutation(len(records.length))
     for seats, wins in zip(records.entrants[order].tolist(), records.wins[order].tolist()):

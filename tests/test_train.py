@@ -157,3 +157,17 @@ def test_shipped_policies_load_as_agents():
         res = run_arena([name, "random"], meta["rules"]["name"], meta["num_players"],
                         num_games=20, seed=0, rating=False)
         assert res.records.length.shape == (20,)
+
+
+def test_policy_only_export_plays_like_the_checkpoint(tiny_run, tmp_path):
+    from agents.learned import export_policy
+    model = Path(tiny_run[1]["model"])
+    small = export_policy(model, tmp_path / "small.zip")
+    assert small.stat().st_size < model.stat().st_size / 2
+    full, exp = load_policy(model), load_policy(small)
+    rng = np.random.default_rng(0)
+    obs = rng.integers(0, 3, size=(64, full.obs_size)).astype(np.float32)
+    mask = rng.random((64, 85)) < 0.3
+    mask[:, 66] = True
+    assert np.array_equal(full.act(obs, mask, rng), exp.act(obs, mask, rng))
+    assert read_metadata(small) == read_metadata(model)

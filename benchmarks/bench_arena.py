@@ -1,0 +1,37 @@
+"""Arena speed: 100,000 two-player games of each baseline against random, on one core.
+
+    python benchmarks/bench_arena.py            # 100,000 games per baseline, basic rules
+    python benchmarks/bench_arena.py --games 20000 --rules classic
+
+Prints the seconds spent playing and rating (OpenSkill, one update per game) per baseline.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+
+os.environ.setdefault("OMP_NUM_THREADS", "1")
+
+from ono_env.arena import run_arena  # noqa: E402
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--games", type=int, default=100_000)
+    ap.add_argument("--rules", default="basic")
+    ap.add_argument("--agents", nargs="+", default=["greedy", "color", "defensive"])
+    args = ap.parse_args()
+    run_arena(["greedy", "random"], args.rules, 2, 64, seed=0)  # compile / warm up
+    print(f"{args.rules} rules, 2 players, {args.games:,} games per row")
+    print(f"{'baseline':<10} {'play s':>7} {'rating s':>8} {'games/s':>8} {'win rate vs random':>20}")
+    for name in args.agents:
+        res = run_arena([name, "random"], args.rules, 2, args.games, seed=1)
+        row = res.agent_rows()[0]
+        print(f"{name:<10} {res.seconds:>7.1f} {res.rating_seconds:>8.1f} "
+              f"{args.games / res.seconds:>8.0f} {100 * row['win_rate']:>7.2f}% "
+              f"[{100 * row['ci_low']:.2f}, {100 * row['ci_high']:.2f}]")
+
+
+if __name__ == "__main__":
+    main()
