@@ -249,10 +249,6 @@ class DefensiveAgent(RuleBasedAgent):
         return s
 
 
-def make_rule_based(name: str, rules: Any = None) -> RuleBasedAgent:
-    return RULE_BASED[name](rules)
-
-
 RULE_BASED: dict[str, type[RuleBasedAgent]] = {
     "greedy": GreedyAgent,
     "color": ColorControlAgent,

@@ -275,29 +275,39 @@ class ArenaResult:
 
     def plot(self, path: str | Path) -> None:
         """The head-to-head win-rate matrix as a PNG, each cell with its 95% interval."""
-        import matplotlib
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
+        h = self.head_to_head()
+        plot_matrix(self.labels, h["rate"], h["low"], h["high"], h["games"],
+                    f"{self.rules.name}, {self.rules.num_players} players, "
+                    f"{len(self.records.length):,} games", path)
 
-        h2h = self.head_to_head()
-        K = len(self.labels)
-        fig, ax = plt.subplots(figsize=(1.6 * K + 2.5, 1.3 * K + 1.8))
-        im = ax.imshow(np.nan_to_num(h2h["rate"], nan=0.5), vmin=0, vmax=1, cmap="RdBu")
-        for i in range(K):
-            for j in range(K):
-                if i != j and h2h["games"][i, j]:
-                    ax.text(j, i, f"{100 * h2h['rate'][i, j]:.1f}%\n[{100 * h2h['low'][i, j]:.1f}, "
-                            f"{100 * h2h['high'][i, j]:.1f}]", ha="center", va="center", fontsize=8)
-        ax.set_xticks(range(K), self.labels, rotation=30, ha="right")
-        ax.set_yticks(range(K), self.labels)
-        ax.set_xlabel("opponent")
-        ax.set_ylabel("agent (win rate of the row)")
-        ax.set_title(f"{self.rules.name}, {self.rules.num_players} players, "
-                     f"{len(self.records.length):,} games")
-        fig.colorbar(im, ax=ax, fraction=0.046)
-        fig.tight_layout()
-        fig.savefig(path, dpi=110)
-        plt.close(fig)
+
+def plot_matrix(labels: Sequence[str], rate: np.ndarray, low: np.ndarray, high: np.ndarray,
+                games: np.ndarray, title: str, path: str | Path) -> None:
+    """Draw a head-to-head matrix (``ArenaResult.head_to_head()``, or the ``head_to_head``
+    entry of arena.json turned into arrays) into a PNG."""
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    rate = np.asarray(rate, dtype=float)
+    K = len(labels)
+    fig, ax = plt.subplots(figsize=(1.6 * K + 2.5, 1.3 * K + 1.8))
+    im = ax.imshow(np.nan_to_num(rate, nan=0.5), vmin=0, vmax=1, cmap="RdBu")
+    for i in range(K):
+        for j in range(K):
+            if i != j and games[i][j]:
+                ink = "white" if abs(rate[i, j] - 0.5) > 0.3 else "black"
+                ax.text(j, i, f"{100 * rate[i, j]:.1f}%\n[{100 * low[i][j]:.1f}, "
+                        f"{100 * high[i][j]:.1f}]", ha="center", va="center", fontsize=8, color=ink)
+    ax.set_xticks(range(K), labels, rotation=30, ha="right")
+    ax.set_yticks(range(K), labels)
+    ax.set_xlabel("opponent")
+    ax.set_ylabel("agent (win rate of the row)")
+    ax.set_title(title)
+    fig.colorbar(im, ax=ax, fraction=0.046)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
 
 
 def _labels(specs: Sequence[Any]) -> list[str]:

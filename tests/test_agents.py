@@ -29,19 +29,22 @@ def choice(agent_cls, game, seed=0):
 @pytest.mark.parametrize("preset", sorted(PRESETS))
 @pytest.mark.parametrize("players", [2, 4])
 def test_baselines_play_every_decision_of_every_preset(preset, players):
-    # checked_actions inside the arena raises on any illegal or malformed action
-    res = run_arena(BASELINES + ["random"], preset, players, num_games=48 if players == 2 else 96,
-                    seed=1, rating=False)
+    # checked_actions inside the arena raises on any illegal or malformed action; a match
+    # preset plays ~10 rounds per game, so fewer games cover as many decisions
+    match = RuleSet.preset(preset).target_score > 0
+    games = (12 if match else 48) if players == 2 else (24 if match else 96)
+    res = run_arena(BASELINES + ["random"], preset, players, num_games=games, seed=1, rating=False)
     assert res.records.truncated.sum() == 0
     assert sum(r["wins"] for r in res.agent_rows()) == pytest.approx(len(res.records.length))
 
 
 def test_agents_are_deterministic_given_the_generator():
-    res_a = run_arena(BASELINES, "classic", 3, num_games=24, seed=5, rating=False)
-    res_b = run_arena(BASELINES, "classic", 3, num_games=24, seed=5, rating=False)
+    rules = RuleSet.preset("classic", num_players=3, target_score=0)   # single rounds
+    res_a = run_arena(BASELINES, rules, num_games=24, seed=5, rating=False)
+    res_b = run_arena(BASELINES, rules, num_games=24, seed=5, rating=False)
     assert np.array_equal(res_a.records.wins, res_b.records.wins)
     assert np.array_equal(res_a.records.length, res_b.records.length)
-    res_c = run_arena(BASELINES, "classic", 3, num_games=24, seed=6, rating=False)
+    res_c = run_arena(BASELINES, rules, num_games=24, seed=6, rating=False)
     assert not np.array_equal(res_a.records.length, res_c.records.length)
 
 

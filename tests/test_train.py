@@ -26,7 +26,8 @@ TINY = ["total_steps=2048", "num_envs=16", "ppo.n_steps=64", "ppo.batch_size=256
         "ppo.n_epochs=1", "policy.net_arch=[32]", "eval.every=1024", "eval.games=16",
         "eval.opponents=[random, greedy]", "final_eval.games=24",
         "final_eval.opponents=[random, greedy]", "self_play.enabled=true",
-        "self_play.snapshot_every=1024", "self_play.max_snapshots=1", "progress=false"]
+        "self_play.snapshot_every=1024", "self_play.max_snapshots=1", "progress=false",
+        "torch_threads=1"]
 
 
 @pytest.fixture(scope="module")
