@@ -14,8 +14,10 @@ mask = env.unwrapped.action_masks()          # (85,) bool
 - Reward: the learner's own reward only (``VecGame`` rewards of its seat), summed over the
   opponents' moves up to its next turn.
 - ``seat``: the learner's seat, or ``"random"`` for a new seat every episode.
-- ``opponents``: one agent for all opponent seats or one per seat (from the learner's left):
-  names (``"random"``, the rule-based agents once registered) or objects with ``act``.
+- ``opponents``: one agent for all opponent seats, one per seat (from the learner's left),
+  or a pool ``{agent: weight}`` drawn per episode and seat (``ono_env.opponents``). An agent
+  is a name (``"random"``, ``"greedy"``, ``"color"``, ``"defensive"``, a shipped policy such
+  as ``"ppo-basic-2p"``), a saved model's path, or an object with ``act``.
 - ``illegal_action``: ``"lose"`` (default, PettingZoo's usual handling: the episode ends, the
   learner gets -1, ``info["illegal_action"]`` and ``info["legal_actions"]`` say what happened
   and a warning is logged) or ``"raise"`` (``ValueError`` naming the legal actions).
