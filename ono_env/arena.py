@@ -400,22 +400,46 @@ def run_arena(agents: Sequence[Any], rules: Any = "classic", num_players: int | 
 
 
 def evaluate(agent: Any, opponents: Sequence[Any], rules: Any, num_games: int, seed: int = 0, *,
-             batch_size: int = 4096, progress: bool = False) -> list[dict[str, Any]]:
+             batch_size: int = 4096, progress: bool = False, workers: int = 1) -> list[dict[str, Any]]:
     """``agent`` against each of ``opponents`` in turn (filling every other seat of the
     table), ``num_games`` games each, seats rotated. One row per opponent: games, win rate
-    of ``agent`` and its 95% interval, mean game length."""
+    of ``agent`` and its 95% interval, mean game length.
+
+    ``workers`` > 1 plays the opponents in that many processes at once, one opponent per
+    process; every opponent keeps its own seed, so the rows are the same as with one
+    worker. Agents then travel to the processes by pickling: pass names or model paths."""
     rules = resolve_rules(rules)
-    rows = []
-    for k, opp in enumerate(opponents):
-        label = _labels([opp])[0]
-        res = run_arena([agent] + [opp] * (rules.num_players - 1), rules, None, num_games,
-                        _derive(seed, 7, k), batch_size=batch_size, rating=False,
-                        progress=progress)
-        me = res.agent_rows()[0]
-        rows.append({"opponent": label, "games": me["games"], "win_rate": me["win_rate"],
-                     "ci_low": me["ci_low"], "ci_high": me["ci_high"],
-                     "mean_length": me["mean_length"], "seconds": res.seconds})
-    return rows
+    if not isinstance(workers, int) or isinstance(workers, bool) or workers < 1:
+        raise ValueError(f"workers = {workers!r}; allowed: an integer >= 1")
+    jobs = [(agent, opp, rules, num_games, _derive(seed, 7, k), batch_size)
+            for k, opp in enumerate(opponents)]
+    if workers == 1 or len(jobs) == 1:
+        return [_evaluate_one(*job, progress=progress) for job in jobs]
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
+    ctx = multiprocessing.get_context("spawn")   # no fork of a process holding torch threads
+    with ProcessPoolExecutor(max_workers=min(workers, len(jobs)), mp_context=ctx) as ex:
+        futures = [ex.submit(_evaluate_one, *job) for job in jobs]
+        if progress:
+            from concurrent.futures import as_completed
+
+            from tqdm import tqdm
+            for _ in tqdm(as_completed(futures), total=len(futures), unit="opponent",
+                          desc="evaluation", file=sys.stderr):
+                pass
+        return [f.result() for f in futures]
+
+
+def _evaluate_one(agent: Any, opp: Any, rules: RuleSet, num_games: int, seed: int,
+                  batch_size: int, progress: bool = False) -> dict[str, Any]:
+    label = _labels([opp])[0]
+    res = run_arena([agent] + [opp] * (rules.num_players - 1), rules, None, num_games, seed,
+                    batch_size=batch_size, rating=False, progress=progress)
+    me = res.agent_rows()[0]
+    return {"opponent": label, "games": me["games"], "win_rate": me["win_rate"],
+            "ci_low": me["ci_low"], "ci_high": me["ci_high"],
+            "mean_length": me["mean_length"], "seconds": res.seconds}
 
 
 def format_evaluation(rows: Sequence[dict[str, Any]], name: str = "agent") -> str:

@@ -10,7 +10,7 @@ import sys
 import numpy as np
 import pytest
 
-from ono_env.arena import main, run_arena, seatings, wilson_interval
+from ono_env.arena import evaluate, main, run_arena, seatings, wilson_interval
 
 
 def test_wilson_interval_matches_known_values():
@@ -65,6 +65,17 @@ def test_seeded_runs_reproduce():
     assert a.to_dict()["agents"][0]["wins"] == b.to_dict()["agents"][0]["wins"]
     assert np.array_equal(a.records.length, b.records.length)
     assert a.ratings == b.ratings
+
+
+def test_evaluation_in_worker_processes_gives_the_same_rows():
+    args = ("greedy", ["random", "defensive"], {"preset": "basic", "num_players": 2}, 40)
+    one = evaluate(*args, seed=5)
+    two = evaluate(*args, seed=5, workers=2)
+    drop = lambda rows: [{k: v for k, v in r.items() if k != "seconds"} for r in rows]
+    assert drop(one) == drop(two)
+    assert [r["opponent"] for r in two] == ["random", "defensive"]
+    with pytest.raises(ValueError, match="workers = 0; allowed: an integer >= 1"):
+        evaluate(*args, workers=0)
 
 
 def test_cli_writes_json_csv_png(tmp_path, capsys):

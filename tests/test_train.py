@@ -18,14 +18,14 @@ from ono_env.arena import run_arena
 from ono_env.play import play
 from train.config import DEFAULTS, load_config
 from train.ppo import main as train_main
-from train.ppo import train
+from train.ppo import learning_rate_schedule, train
 
 CONFIGS = Path(__file__).resolve().parent.parent / "configs" / "train"
 
 TINY = ["total_steps=2048", "num_envs=16", "ppo.n_steps=64", "ppo.batch_size=256",
         "ppo.n_epochs=1", "policy.net_arch=[32]", "eval.every=1024", "eval.games=16",
         "eval.opponents=[random, greedy]", "final_eval.games=24",
-        "final_eval.opponents=[random, greedy]", "self_play.enabled=true",
+        "final_eval.opponents=[random, greedy]", "final_eval.workers=2", "self_play.enabled=true",
         "self_play.snapshot_every=1024", "self_play.max_snapshots=1", "progress=false",
         "torch_threads=1"]
 
@@ -58,6 +58,21 @@ def test_overrides_reach_nested_fields_and_bad_ones_are_named():
         load_config(None, ["policy.activation=gelu"])
     with pytest.raises(ValueError, match="write key=value"):
         load_config(None, ["total_steps"])
+
+
+def test_learning_rate_decays_over_steps_or_time_whichever_ends_first():
+    by_steps = learning_rate_schedule(3e-4, 1e-4)
+    assert by_steps(1.0) == pytest.approx(3e-4) and by_steps(0.5) == pytest.approx(2e-4)
+    now = [100.0]
+    by_time = learning_rate_schedule(3e-4, 1e-4, seconds=60.0, clock=lambda: now[0])
+    assert by_time(1.0) == pytest.approx(3e-4)
+    now[0] = 130.0                      # half the time gone, a tenth of the steps
+    assert by_time(0.9) == pytest.approx(2e-4)
+    assert by_time(0.2) == pytest.approx(1.4e-4)   # steps ahead of the clock
+    now[0] = 500.0                      # past the limit: the end value, never below
+    assert by_time(0.9) == pytest.approx(1e-4)
+    with pytest.raises(ValueError, match="'final_eval.workers' = 0; allowed: an integer >= 1"):
+        load_config(None, ["final_eval.workers=0"])
 
 
 def test_cli_prints_resolved_config_and_refuses_bad_input(capsys):

@@ -33,6 +33,7 @@ DEFAULTS: dict[str, Any] = {
     "ppo": {
         "learning_rate": 3.0e-4,
         "learning_rate_end": None,   # set: linear decay to this value over total_steps
+                                     # (or over time_limit_minutes, whichever ends first)
         "n_steps": 128,              # per game slot: a rollout is num_envs * n_steps steps
         "batch_size": 2048,
         "n_epochs": 4,
@@ -53,6 +54,7 @@ DEFAULTS: dict[str, Any] = {
     "final_eval": {
         "games": 100_000,            # per opponent
         "opponents": ["random", "greedy", "color", "defensive"],
+        "workers": 1,                # processes, one opponent each at a time (same results)
     },
     "out_dir": "runs",
     "run_dir": None,                 # set: write here instead of out_dir/<name>-<time>
@@ -127,6 +129,7 @@ def validate(cfg: dict[str, Any]) -> None:
     positive_int("eval.every", cfg["eval"]["every"], zero=True)
     positive_int("eval.games", cfg["eval"]["games"])
     positive_int("final_eval.games", cfg["final_eval"]["games"], zero=True)
+    positive_int("final_eval.workers", cfg["final_eval"]["workers"])
     positive_int("ppo.n_steps", cfg["ppo"]["n_steps"])
     positive_int("ppo.batch_size", cfg["ppo"]["batch_size"])
     positive_int("ppo.n_epochs", cfg["ppo"]["n_epochs"])

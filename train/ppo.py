@@ -13,7 +13,11 @@ A run writes into ``<out_dir>/<name>-<time>/`` (or ``run_dir``):
   MaskablePPO zip with the ono_env metadata (:mod:`agents.learned`), playable with
   ``ono-arena`` / ``ono-play`` and loadable by ``MaskablePPO.load``;
 - ``eval.csv``: the learning curve (step, opponent, win rate, interval);
-- ``final_eval.json`` / ``final_eval.csv``: the model against each ``final_eval`` opponent.
+- ``final_eval.json`` / ``final_eval.csv``: the model against each ``final_eval`` opponent
+  (``final_eval.workers`` processes, one opponent each at a time; the same numbers).
+
+With ``time_limit_minutes`` training stops after that long and a decaying learning rate
+reaches ``ppo.learning_rate_end`` at the time limit or at ``total_steps``, whichever is first.
 
 Evaluation plays the current policy with the legal-action mask applied (greedy in the masked
 logits) through the arena, seats rotated; sb3-contrib's plain ``EvalCallback`` would ignore
@@ -28,7 +32,7 @@ import datetime as _dt
 import sys
 import time
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 from train.config import dump_config, load_config
 
@@ -78,7 +82,8 @@ class League:
             self.pool.set_weight(name, w_sp / len(self.snapshots))
 
 
-def make_callback(cfg: dict[str, Any], rules: Any, run_dir: Path, league: League, progress: bool):
+def make_callback(cfg: dict[str, Any], rules: Any, run_dir: Path, league: League, progress: bool,
+                  deadline: float | None = None):
     from stable_baselines3.common.callbacks import BaseCallback
 
     from agents.learned import policy_from_model, save_model
@@ -95,8 +100,7 @@ def make_callback(cfg: dict[str, Any], rules: Any, run_dir: Path, league: League
             self.next_snap = sp["snapshot_every"] if sp["enabled"] else None
             self.curve: list[dict[str, Any]] = []
             self.bar = None
-            limit = cfg["time_limit_minutes"]
-            self.deadline = None if limit is None else time.perf_counter() + 60.0 * limit
+            self.deadline = deadline
             self.stopped_early = False
 
         def _on_training_start(self) -> None:
@@ -146,6 +150,21 @@ def make_callback(cfg: dict[str, Any], rules: Any, run_dir: Path, league: League
     return TrainingCallback()
 
 
+def learning_rate_schedule(lr0: float, lr1: float, seconds: float | None = None,
+                           clock: Callable[[], float] = time.perf_counter) -> Callable[[float], float]:
+    """Linear decay from ``lr0`` to ``lr1`` as an SB3 schedule (called with the share of
+    ``total_steps`` still to go). With ``seconds`` (the time limit), the share of that time
+    still to go counts too, whichever is smaller: a run the clock stops still ends at ``lr1``."""
+    start = clock()
+
+    def schedule(remaining: float) -> float:
+        if seconds is not None:
+            remaining = min(remaining, max(0.0, 1.0 - (clock() - start) / seconds))
+        return lr1 + (lr0 - lr1) * remaining
+
+    return schedule
+
+
 def write_curve(path: Path, rows: Sequence[dict[str, Any]]) -> None:
     with open(path, "w", newline="") as fh:
         w = csv.DictWriter(fh, fieldnames=["step", "opponent", "games", "win_rate", "ci_low", "ci_high"])
@@ -183,7 +202,9 @@ def train(cfg: dict[str, Any]) -> dict[str, Any]:
     env = VecMonitor(venv)
     ppo = dict(cfg["ppo"])
     lr0, lr1 = ppo.pop("learning_rate"), ppo.pop("learning_rate_end")
-    lr = lr0 if lr1 is None else (lambda remaining: lr1 + (lr0 - lr1) * remaining)
+    limit = cfg["time_limit_minutes"]
+    deadline = None if limit is None else time.perf_counter() + 60.0 * limit
+    lr = lr0 if lr1 is None else learning_rate_schedule(lr0, lr1, None if limit is None else 60.0 * limit)
     activation = {"tanh": th.nn.Tanh, "relu": th.nn.ReLU}[cfg["policy"]["activation"]]
     arch = list(cfg["policy"]["net_arch"])
     model = MaskablePPO(
@@ -194,7 +215,7 @@ def train(cfg: dict[str, Any]) -> dict[str, Any]:
                        "features_extractor_kwargs": {"scale": observation_scale(rules)}},
         **ppo,
     )
-    callback = make_callback(cfg, rules, run_dir, league, bool(cfg["progress"]))
+    callback = make_callback(cfg, rules, run_dir, league, bool(cfg["progress"]), deadline)
     model.learn(total_timesteps=cfg["total_steps"], callback=callback, tb_log_name="ppo")
     model_path = save_model(model, run_dir / "model.zip", rules, model.num_timesteps, cfg)
     train_seconds = time.perf_counter() - t0
@@ -204,9 +225,12 @@ def train(cfg: dict[str, Any]) -> dict[str, Any]:
 
     final: list[dict[str, Any]] = []
     if cfg["final_eval"]["games"]:
-        agent = load_policy(model_path, rules)   # evaluate what was saved
+        workers = cfg["final_eval"]["workers"]
+        # evaluate what was saved; worker processes load it from its path
+        agent = str(model_path) if workers > 1 else load_policy(model_path, rules)
         final = evaluate(agent, cfg["final_eval"]["opponents"], rules, cfg["final_eval"]["games"],
-                         seed=cfg["seed"] + 1_000_003, progress=bool(cfg["progress"]))
+                         seed=cfg["seed"] + 1_000_003, progress=bool(cfg["progress"]),
+                         workers=workers)
         write_final(run_dir, final, model.num_timesteps, train_seconds)
         print(format_evaluation(final, f"{cfg['name']} ({model.num_timesteps:,} steps, "
                                        f"{train_seconds / 60:.1f} min of training)"))
