@@ -46,10 +46,9 @@ from typing import Any
 
 import numpy as np
 
-from ono_env import _engine as E
 from ono_env import cards as C
-from ono_env.observation import observation_size
-from ono_env.rules import resolve_rules
+from ono_env.observation import observation_size, observation_view
+from ono_env.rules import RuleSet, resolve_rules
 
 NA = C.NUM_ACTIONS
 _PLAY = np.arange(NA) < C.A_DRAW                         # the 66 play actions
@@ -80,19 +79,18 @@ S_BLUFF = -300.0  # a Wild Draw Four while holding the colour in play (below dra
 class Features:
     """The parts of a batch of observations the rule-based agents read (all public to the seat)."""
 
-    def __init__(self, obs: np.ndarray, num_players: int) -> None:
-        n = num_players
-        self.hand = obs[:, E.OBS_HAND:E.OBS_HAND + C.NUM_CARD_TYPES]
+    def __init__(self, obs: np.ndarray, rules: RuleSet) -> None:
+        n = rules.num_players
+        v = observation_view(obs, rules)
+        self.hand = v.hand
         self.color_counts = self.hand[:, :52].reshape(-1, 4, 13).sum(axis=2)   # (B, 4)
-        color = obs[:, E.OBS_COLOR:E.OBS_COLOR + 4]
-        self.color = np.where(color.any(axis=1), color.argmax(axis=1), -1)     # (B,) -1: none
-        self.phase = obs[:, E.OBS_PHASE:E.OBS_PHASE + 5].argmax(axis=1)
-        self.direction = obs[:, E.OBS_DIRECTION]
-        self.discard = obs[:, E.OBS_DISCARD:E.OBS_DISCARD + C.NUM_CARD_TYPES]
-        self.my_size = obs[:, E.OBS_SELF]
-        opp = obs[:, E.OBS_OPPONENTS:E.OBS_OPPONENTS + 2 * (n - 1)].reshape(-1, n - 1, 2)
-        self.opp_size = opp[:, :, 0]             # (B, N-1), from this seat's left
-        self.opp_called = opp[:, :, 1] > 0.5
+        self.color = np.where(v.color.any(axis=1), v.color.argmax(axis=1), -1)  # (B,) -1: none
+        self.phase = v.phase.argmax(axis=1)
+        self.direction = v.direction
+        self.discard = v.discard_pile
+        self.my_size = v.self_size
+        self.opp_size = v.opponent_sizes          # (B, N-1), from this seat's left
+        self.opp_called = v.opponent_called > 0.5
         rows = np.arange(obs.shape[0])
         left = self.direction > 0
         nxt = np.where(left, 0, n - 2)           # block index of the next / previous player
@@ -155,7 +153,7 @@ class RuleBasedAgent:
         return np.where(mask, noisy, -np.inf).argmax(axis=1)
 
     def scores(self, obs: np.ndarray) -> np.ndarray:
-        f = Features(obs, self.num_players)
+        f = Features(obs, self.rules)
         B = obs.shape[0]
         s = np.full((B, NA), S_NO)
         plays = self.play_scores(f)

@@ -18,30 +18,47 @@ import numpy as np
 from numba import njit
 
 from ono_env import cards as C
+from ono_env.observation import (
+    OBS_COLOR, OBS_DIRECTION, OBS_DISCARD, OBS_DRAWN, OBS_HAND, OBS_MY_TURN, OBS_OPPONENTS,
+    OBS_PENDING, OBS_PHASE, OBS_SELF, OBS_STOCK, OBS_TOP, NUM_OBSERVED_PHASES, PHASE_NAMES,
+)
 from ono_env.rules import (
     P_CHALLENGE, P_DEALER, P_DRAW_UNTIL_PLAYABLE, P_FALSE_CATCH,
     P_FIRST_ACTION, P_FIRST_WD4, P_FIRST_WILD, P_HAND_SIZE, P_MAX_DECISIONS,
     P_MUST_PLAY_DRAWN, P_ONO_PENALTY, P_ONO_PENALTY_CARDS, P_PLAYERS, P_REVERSE_SKIPS,
     P_REWARD_POINTS, P_SCORING, P_SKIP_FORCED, P_STACKING, P_TARGET, P_VOLUNTARY_DRAW,
-    P_DECK, P_WC_SWAP, P_WD4_RESTRICTED,
+    P_DECK, P_WC_SWAP, P_WD4_RESTRICTED, option_code,
 )
 
-# ---- phases: what the acting player is deciding --------------------------------------
-PH_PLAY = 0      # play a card or draw (may also call / catch)
-PH_PENDING = 1   # a Draw Two / Wild Draw Four is pending on this player: accept, stack, challenge
-PH_DRAWN = 2     # just drew: play the drawn card or keep it
-PH_COLOR = 3     # name the colour of a first-card wild
-PH_TARGET = 4    # choose the player to swap hands with (Wild Customizable, swap_hands)
-PH_ROUND_END = 5 # a round of a match is over; the next is dealt before anyone acts
-PHASE_NAMES = ("play", "pending", "drawn", "color", "target", "round_end")
+# ---- phases: what the acting player is deciding (names in ono_env.observation) ---------
+PH_PLAY = PHASE_NAMES.index("play")          # play a card or draw (may also call / catch)
+PH_PENDING = PHASE_NAMES.index("pending")    # a Draw Two / Wild Draw Four is pending on this
+                                             # player: accept, stack, challenge
+PH_DRAWN = PHASE_NAMES.index("drawn")        # just drew: play the drawn card or keep it
+PH_COLOR = PHASE_NAMES.index("color")        # name the colour (first-card wild, after a
+                                             # shuffle or a swap)
+PH_TARGET = PHASE_NAMES.index("target")      # choose the player to swap hands with
+PH_ROUND_END = PHASE_NAMES.index("round_end")  # a round of a match is over; the next is
+                                               # dealt before anyone acts
 
-# option codes (index into rules.CHOICES)
-DEALER_RANDOM, DEALER_HIGHEST_CARD, DEALER_HIGHEST_NUMBER = 0, 1, 2
-FIRST_DEALER_PLAYS, FIRST_FLIP_AGAIN = 0, 1
-WILD_RETURN, WILD_FIRST_PLAYER_NAMES, WILD_DEALER_NAMES, WILD_FLIP_AGAIN = 0, 1, 2, 3
-WD4_RETURN, WD4_FLIP_AGAIN = 0, 1
-ONO_NONE, ONO_DRAW, ONO_SWAP = 0, 1, 2
-SCORING_NONE, SCORING_WINNER, SCORING_PENALTY = 0, 1, 2
+# option codes: each string option's value as the integer RuleSet.params() writes
+DEALER_RANDOM = option_code("dealer", "random")
+DEALER_HIGHEST_CARD = option_code("dealer", "highest_card")
+DEALER_HIGHEST_NUMBER = option_code("dealer", "highest_number")
+FIRST_DEALER_PLAYS = option_code("first_card_action", "dealer_plays")
+FIRST_FLIP_AGAIN = option_code("first_card_action", "flip_again")
+WILD_RETURN = option_code("first_card_wild", "return")
+WILD_FIRST_PLAYER_NAMES = option_code("first_card_wild", "first_player_names")
+WILD_DEALER_NAMES = option_code("first_card_wild", "dealer_names")
+WILD_FLIP_AGAIN = option_code("first_card_wild", "flip_again")
+WD4_RETURN = option_code("first_card_wild_draw_four", "return")
+WD4_FLIP_AGAIN = option_code("first_card_wild_draw_four", "flip_again")
+ONO_NONE = option_code("ono_penalty", "none")
+ONO_DRAW = option_code("ono_penalty", "draw")
+ONO_SWAP = option_code("ono_penalty", "swap_hands")
+SCORING_NONE = option_code("scoring", "none")
+SCORING_WINNER = option_code("scoring", "winner")
+SCORING_PENALTY = option_code("scoring", "penalty")
 
 POINTS_REWARD_SCALE = 0.01  # reward="points": one reward unit per 100 card points
 
@@ -928,21 +945,8 @@ def _advance(s, prm, i, rewards, row):
 # ======================================================================================
 # Observations
 # ======================================================================================
-# Block offsets of the observation vector; ono_env/observation.py names them and prints
-# the table. Everything here is public or the observing seat's own.
-OBS_HAND = 0                    # 56  own hand: copies of each card type
-OBS_TOP = OBS_HAND + NC         # 56  top card of the discard pile (one-hot)
-OBS_COLOR = OBS_TOP + NC        # 4   current colour (one-hot; all 0 before a first wild is named)
-OBS_PHASE = OBS_COLOR + 4       # 5   phase of the acting player (one-hot)
-OBS_MY_TURN = OBS_PHASE + 5     # 1   1 if the observing seat acts now
-OBS_PENDING = OBS_MY_TURN + 1   # 1   pending draw (cards)
-OBS_DRAWN = OBS_PENDING + 1     # 56  card the observing seat just drew (one-hot; 0 unless drawn phase)
-OBS_DIRECTION = OBS_DRAWN + NC  # 1   +1 clockwise, -1 counter-clockwise
-OBS_STOCK = OBS_DIRECTION + 1   # 1   cards in the stock
-OBS_DISCARD = OBS_STOCK + 1     # 56  cards in the discard pile (played since the last reshuffle)
-OBS_SELF = OBS_DISCARD + NC     # 2   own hand size, own ONO call
-OBS_OPPONENTS = OBS_SELF + 2    # 2 per opponent from the left: hand size, called ONO
-# then, when the rules score: N scores (own first, then from the left) / target (or / 100)
+# The observation layout (offsets OBS_*) is defined in ono_env/observation.py. Everything
+# written here is public or the observing seat's own.
 
 
 @_helper(void(S, PRM, i8, i8, F32ROW))
@@ -956,7 +960,7 @@ def _observe_row(s, prm, i, me, o):
     if s.g[i, G_COLOR] >= 0:
         o[OBS_COLOR + s.g[i, G_COLOR]] = 1.0
     ph = s.g[i, G_PHASE]
-    if ph < 5:
+    if ph < NUM_OBSERVED_PHASES:
         o[OBS_PHASE + ph] = 1.0
     mine = s.g[i, G_CURRENT] == me
     o[OBS_MY_TURN] = 1.0 if mine else 0.0
@@ -1000,8 +1004,9 @@ def legal_mask(hands, pl, stock, discard, g, rng, prm, which, out):
 def step(hands, pl, stock, discard, g, rng, prm, actions, active, check, rewards, row,
          observe_next, mask_out, obs_out):
     """Apply actions (B,) to every unfinished game with active[i]; rewards (B, P) is
-    overwritten; row is (A,) bool scratch. ``check=False`` skips the legality test, for
-    actions the caller has already checked against the current legal mask. With
+    overwritten; row is (A,) bool scratch. Action ids are always range-checked;
+    ``check=False`` skips only the legality test, for actions the caller has already
+    checked against the current legal mask (never reachable from user input). With
     ``observe_next``, then write every game's next acting seat's legal actions (mask_out)
     and observation (obs_out), saving single-game loops two calls.
 
@@ -1009,12 +1014,14 @@ def step(hands, pl, stock, discard, g, rng, prm, actions, active, check, rewards
     changed). Finished and inactive games ignore their action."""
     s = Arrays(hands, pl, stock, discard, g, rng)
     B = actions.shape[0]
-    for i in range(B if check else 0):
+    for i in range(B):
         if s.g[i, G_TERMINATED] or s.g[i, G_TRUNCATED] or not active[i]:
             continue
         a = actions[i]
         if a < 0 or a >= NA:
             return i
+        if not check:
+            continue
         legal_row(s, prm, i, row)
         if not row[a]:
             return i
@@ -1073,24 +1080,25 @@ def _random_action(s, prm, i, policy_rng, scratch_rewards, row):
             pick -= 1
 
 
-@_kernel(i8(HANDS, PL, STK, STK, GAME, U64ARR, PRM, i8, I64ARR, U64ARR, numba.float64[::1],
+@_kernel(i8(HANDS, PL, STK, STK, GAME, U64ARR, PRM, i8, I64ARR, U64ARR, numba.float64[:, ::1],
             F32_2D, BROW))
-def random_moves(hands, pl, stock, discard, g, rng, prm, steps, learner, policy_rng,
-                 learner_rewards, scratch_rewards, row):
+def random_moves(hands, pl, stock, discard, g, rng, prm, steps, stop_seat, policy_rng,
+                 seat_rewards, scratch_rewards, row):
     """Uniformly random legal actions, each game drawing from its policy_rng[i].
 
     ``steps >= 0``: every game takes ``steps`` actions, a finished game being dealt again
-    first (benchmarks, rollouts). ``steps < 0``: random opponents; every unfinished game
-    plays until seat learner[i] is to act, adding the learner's rewards to learner_rewards.
+    first (benchmarks, rollouts). ``steps < 0``: every unfinished game plays until seat
+    stop_seat[i] is to act (-1: to its end), adding every seat's rewards to seat_rewards.
     Returns the number of decisions taken (forced ones skipped by skip_forced included)."""
     s = Arrays(hands, pl, stock, discard, g, rng)
     B = g.shape[0]
     if steps < 0:
         taken = 0
         for i in range(B):
-            while not (s.g[i, G_TERMINATED] or s.g[i, G_TRUNCATED]) and s.g[i, G_CURRENT] != learner[i]:
+            while not (s.g[i, G_TERMINATED] or s.g[i, G_TRUNCATED]) and s.g[i, G_CURRENT] != stop_seat[i]:
                 _random_action(s, prm, i, policy_rng, scratch_rewards, row)
-                learner_rewards[i] += scratch_rewards[i, learner[i]]
+                for q in range(prm[P_PLAYERS]):
+                    seat_rewards[i, q] += scratch_rewards[i, q]
                 taken += 1
         return taken
     total = 0

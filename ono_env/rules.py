@@ -30,16 +30,22 @@ Presets (the source document in brackets):
 from __future__ import annotations
 
 import dataclasses
+import re
 from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any, Mapping
 
 import numpy as np
+import yaml
 
 from ono_env import cards as C
 
 MIN_PLAYERS = 2
 MAX_PLAYERS = 10
+MAX_TARGET_SCORE = 1_000_000   # scores are int32 in the engine; real matches play to 500
+MAX_WILD_CARDS = 40            # copies of one wild type (hands count copies in uint8)
+MAX_PENALTY_CARDS = 20
+MAX_HAND_SIZE = 100            # the deck size check bounds it further
 
 # Allowed values of the string-valued options, in the order their integer codes take.
 CHOICES: dict[str, tuple[str, ...]] = {
@@ -126,7 +132,7 @@ class RuleSet:
     @classmethod
     def preset(cls, preset: str = "classic", /, **overrides: Any) -> "RuleSet":
         """The named preset with ``overrides`` applied (``num_players=4``, ...)."""
-        if preset not in PRESETS:
+        if not isinstance(preset, str) or preset not in PRESETS:
             raise ValueError(f"unknown preset {preset!r}: presets are {', '.join(PRESETS)}")
         _check_option_names(overrides)
         return dataclasses.replace(PRESETS[preset], **overrides)
@@ -139,7 +145,13 @@ class RuleSet:
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> "RuleSet":
         """Rule set from a mapping: ``preset`` (or ``name``) picks the base, other keys override."""
+        if not isinstance(d, Mapping):
+            raise ValueError(f"a rules mapping must be a mapping of option: value; got "
+                             f"{type(d).__name__}")
         d = dict(d)
+        bad_keys = [k for k in d if not isinstance(k, str)]
+        if bad_keys:
+            raise ValueError(f"rule option names must be strings; got {bad_keys[0]!r}")
         base = d.pop("preset", None)
         if base is None:
             if d.get("name") in PRESETS:
@@ -156,34 +168,39 @@ class RuleSet:
 
     @classmethod
     def load(cls, path_or_name: str | Path) -> "RuleSet":
-        """Rule set from a YAML file path, or a preset name / file stem under configs/rules/."""
-        import yaml
+        """Rule set from a YAML file path, or a preset name / the name of a rules file shipped
+        with ono_env (``configs/rules/<name>.yaml``). Any problem with the file is one
+        ``ValueError`` naming the file and what is wrong; loading runs no code from it."""
+        from ono_env.configs import config_file, config_names
 
+        if not isinstance(path_or_name, (str, Path)):
+            raise ValueError(f"rules must be a preset name or a YAML path; got "
+                             f"{type(path_or_name).__name__}")
+        text = str(path_or_name)
+        if text in PRESETS:
+            return cls.preset(text)
         p = Path(path_or_name)
-        if not p.suffix and str(path_or_name) in PRESETS:
-            return cls.preset(str(path_or_name))
-        if not p.exists():
-            candidate = RULES_CONFIG_DIR / f"{path_or_name}.yaml"
-            if candidate.exists():
-                p = candidate
-            else:
+        if not p.is_file():
+            shipped = config_file("rules", text)
+            if shipped is None:
                 raise ValueError(
-                    f"no rules file {str(path_or_name)!r}: give a YAML path or one of "
-                    f"{', '.join(PRESETS)}"
+                    f"no rules file {text!r}: give a YAML path or one of "
+                    f"{', '.join(sorted(set(PRESETS) | set(config_names('rules'))))}"
                 )
-        with open(p) as f:
-            data = yaml.safe_load(f) or {}
+            p = shipped
+        data = read_yaml(p, "rules file")
         if not isinstance(data, dict):
             raise ValueError(f"rules file {str(p)!r} must hold a mapping of option: value")
-        return cls.from_dict(data)
+        try:
+            return cls.from_dict(data)
+        except ValueError as exc:
+            raise ValueError(f"rules file {str(p)!r}: {exc}") from None
 
     def to_dict(self) -> dict[str, Any]:
         """Every field as a plain JSON/YAML-serialisable dict."""
         return dataclasses.asdict(self)
 
     def to_yaml(self) -> str:
-        import yaml
-
         return yaml.safe_dump(self.to_dict(), sort_keys=False)
 
     # ---- derived --------------------------------------------------------------------
@@ -222,28 +239,30 @@ class RuleSet:
             if f.type in ("bool", bool):
                 if not isinstance(v, (bool, np.bool_)):
                     raise bad(f.name, "true or false")
+                object.__setattr__(self, f.name, bool(v))
             elif f.type in ("int", int):
-                if isinstance(v, bool) or not isinstance(v, (int, np.integer)):
+                if isinstance(v, (bool, np.bool_)) or not isinstance(v, (int, np.integer)):
                     raise bad(f.name, "an integer")
+                object.__setattr__(self, f.name, int(v))   # NumPy integers become int
             elif f.name in CHOICES:
-                if v not in CHOICES[f.name]:
+                if not isinstance(v, str) or v not in CHOICES[f.name]:
                     raise bad(f.name, " | ".join(CHOICES[f.name]))
         if not isinstance(self.name, str):
             raise bad("name", "a string")
         if not MIN_PLAYERS <= self.num_players <= MAX_PLAYERS:
             raise bad("num_players", f"{MIN_PLAYERS} to {MAX_PLAYERS}")
-        if self.hand_size < 1:
-            raise bad("hand_size", "1 or more")
+        if not 1 <= self.hand_size <= MAX_HAND_SIZE:
+            raise bad("hand_size", f"1 to {MAX_HAND_SIZE}")
         for name in ("wild_cards", "wild_draw_four_cards", "wild_shuffle_hands_cards",
                      "wild_customizable_cards"):
-            if not 0 <= getattr(self, name) <= 40:
-                raise bad(name, "0 to 40")
-        if self.ono_penalty == "draw" and not 1 <= self.ono_penalty_cards <= 20:
-            raise bad("ono_penalty_cards", "1 to 20 when ono_penalty is 'draw'")
-        if not 0 <= self.ono_penalty_cards <= 20:
-            raise bad("ono_penalty_cards", "0 to 20")
-        if not 0 <= self.false_catch_penalty <= 20:
-            raise bad("false_catch_penalty", "0 to 20")
+            if not 0 <= getattr(self, name) <= MAX_WILD_CARDS:
+                raise bad(name, f"0 to {MAX_WILD_CARDS}")
+        if self.ono_penalty == "draw" and not 1 <= self.ono_penalty_cards <= MAX_PENALTY_CARDS:
+            raise bad("ono_penalty_cards", f"1 to {MAX_PENALTY_CARDS} when ono_penalty is 'draw'")
+        if not 0 <= self.ono_penalty_cards <= MAX_PENALTY_CARDS:
+            raise bad("ono_penalty_cards", f"0 to {MAX_PENALTY_CARDS}")
+        if not 0 <= self.false_catch_penalty <= MAX_PENALTY_CARDS:
+            raise bad("false_catch_penalty", f"0 to {MAX_PENALTY_CARDS}")
         if self.false_catch_penalty > 0 and self.ono_penalty == "none":
             raise bad("false_catch_penalty", "0 when ono_penalty is 'none' (there is no catch)")
         if self.challenge and not self.wild_draw_four_restricted:
@@ -252,8 +271,8 @@ class RuleSet:
         if self.challenge and self.stacking:
             raise bad("challenge", "false when stacking is true (no source document defines "
                                    "a challenge of a stacked Wild Draw Four)")
-        if self.target_score < 0:
-            raise bad("target_score", "0 (single round) or a positive score")
+        if not 0 <= self.target_score <= MAX_TARGET_SCORE:
+            raise bad("target_score", f"0 (single round) or a score up to {MAX_TARGET_SCORE:,}")
         if self.target_score > 0 and self.scoring == "none":
             raise bad("target_score", "0 when scoring is 'none' (a match needs points)")
         needed = self.num_players * self.hand_size + 1
@@ -266,55 +285,113 @@ class RuleSet:
 
     # ---- engine parameters ----------------------------------------------------------
     def params(self) -> np.ndarray:
-        """``(NUM_PARAMS,) int64``: this rule set encoded for the compiled engine."""
+        """``(NUM_PARAMS,) int64``: this rule set encoded for the compiled engine (the
+        fields of ``PARAM_FIELDS`` in order, string options as their ``option_code``, then
+        the deck; VecGame fills in the game settings)."""
         p = np.zeros(NUM_PARAMS, dtype=np.int64)
-        p[P_PLAYERS] = self.num_players
-        p[P_HAND_SIZE] = self.hand_size
-        p[P_DEALER] = CHOICES["dealer"].index(self.dealer)
-        p[P_FIRST_ACTION] = CHOICES["first_card_action"].index(self.first_card_action)
-        p[P_FIRST_WILD] = CHOICES["first_card_wild"].index(self.first_card_wild)
-        p[P_FIRST_WD4] = CHOICES["first_card_wild_draw_four"].index(self.first_card_wild_draw_four)
-        p[P_WD4_RESTRICTED] = self.wild_draw_four_restricted
-        p[P_CHALLENGE] = self.challenge
-        p[P_STACKING] = self.stacking
-        p[P_REVERSE_SKIPS] = self.reverse_skips_with_two_players
-        p[P_VOLUNTARY_DRAW] = self.voluntary_draw
-        p[P_MUST_PLAY_DRAWN] = self.must_play_drawn
-        p[P_DRAW_UNTIL_PLAYABLE] = self.draw_until_playable
-        p[P_ONO_PENALTY] = CHOICES["ono_penalty"].index(self.ono_penalty)
-        p[P_ONO_PENALTY_CARDS] = self.ono_penalty_cards
-        p[P_FALSE_CATCH] = self.false_catch_penalty
-        p[P_WC_SWAP] = self.wild_customizable == "swap_hands"
-        p[P_SCORING] = CHOICES["scoring"].index(self.scoring)
-        p[P_TARGET] = self.target_score
+        for k, name in enumerate(PARAM_FIELDS):
+            value = getattr(self, name)
+            p[k] = option_code(name, value) if name in CHOICES else int(value)
         p[P_DECK_SIZE] = self.deck_size
         p[P_DECK:P_DECK + C.NUM_CARD_TYPES] = self.deck_counts
-        # P_SKIP_FORCED, P_MAX_DECISIONS and P_REWARD_POINTS are set by VecGame.
         return p
 
 
-# Indices into RuleSet.params(), read by the engine. P_SKIP_FORCED, P_MAX_DECISIONS and
-# P_REWARD_POINTS are game settings that VecGame fills in; P_DECK is the first of 56 entries
-# holding deck_counts (copies of each card type), so the deck is defined here alone.
-(P_PLAYERS, P_HAND_SIZE, P_DEALER, P_FIRST_ACTION, P_FIRST_WILD, P_FIRST_WD4,
- P_WD4_RESTRICTED, P_CHALLENGE, P_STACKING, P_REVERSE_SKIPS, P_VOLUNTARY_DRAW,
- P_MUST_PLAY_DRAWN, P_DRAW_UNTIL_PLAYABLE, P_ONO_PENALTY, P_ONO_PENALTY_CARDS,
- P_FALSE_CATCH, P_WC_SWAP, P_SCORING, P_TARGET, P_DECK_SIZE, P_SKIP_FORCED,
- P_MAX_DECISIONS, P_REWARD_POINTS, P_DECK) = range(24)
+def option_code(option: str, value: str) -> int:
+    """The integer the engine reads for a string option's value (its index in CHOICES)."""
+    return CHOICES[option].index(value)
+
+
+# The engine's parameter vector, one table: the rule fields in this order (P_<NAME> below
+# indexes each), then the game settings VecGame fills in, then 56 entries of deck counts
+# (copies of each card type), so the deck is defined by RuleSet.deck_counts alone.
+PARAM_FIELDS: tuple[str, ...] = (
+    "num_players", "hand_size", "dealer", "first_card_action", "first_card_wild",
+    "first_card_wild_draw_four", "wild_draw_four_restricted", "challenge", "stacking",
+    "reverse_skips_with_two_players", "voluntary_draw", "must_play_drawn",
+    "draw_until_playable", "ono_penalty", "ono_penalty_cards", "false_catch_penalty",
+    "wild_customizable", "scoring", "target_score",
+)
+GAME_SETTINGS: tuple[str, ...] = ("deck_size", "skip_forced", "max_decisions", "reward_points")
+_INDEX = {name: k for k, name in enumerate(PARAM_FIELDS + GAME_SETTINGS)}
+P_PLAYERS = _INDEX["num_players"]
+P_HAND_SIZE = _INDEX["hand_size"]
+P_DEALER = _INDEX["dealer"]
+P_FIRST_ACTION = _INDEX["first_card_action"]
+P_FIRST_WILD = _INDEX["first_card_wild"]
+P_FIRST_WD4 = _INDEX["first_card_wild_draw_four"]
+P_WD4_RESTRICTED = _INDEX["wild_draw_four_restricted"]
+P_CHALLENGE = _INDEX["challenge"]
+P_STACKING = _INDEX["stacking"]
+P_REVERSE_SKIPS = _INDEX["reverse_skips_with_two_players"]
+P_VOLUNTARY_DRAW = _INDEX["voluntary_draw"]
+P_MUST_PLAY_DRAWN = _INDEX["must_play_drawn"]
+P_DRAW_UNTIL_PLAYABLE = _INDEX["draw_until_playable"]
+P_ONO_PENALTY = _INDEX["ono_penalty"]
+P_ONO_PENALTY_CARDS = _INDEX["ono_penalty_cards"]
+P_FALSE_CATCH = _INDEX["false_catch_penalty"]
+P_WC_SWAP = _INDEX["wild_customizable"]      # option_code 1: swap_hands
+P_SCORING = _INDEX["scoring"]
+P_TARGET = _INDEX["target_score"]
+P_DECK_SIZE = _INDEX["deck_size"]
+P_SKIP_FORCED = _INDEX["skip_forced"]
+P_MAX_DECISIONS = _INDEX["max_decisions"]
+P_REWARD_POINTS = _INDEX["reward_points"]
+P_DECK = len(_INDEX)
 NUM_PARAMS = P_DECK + C.NUM_CARD_TYPES
 
 FIELD_NAMES: tuple[str, ...] = tuple(f.name for f in fields(RuleSet))
 
 
 def _check_option_names(overrides: Mapping[str, Any]) -> None:
-    unknown = sorted(set(overrides) - set(FIELD_NAMES))
+    unknown = sorted(map(str, set(overrides) - set(FIELD_NAMES)))
     if unknown:
         raise ValueError(
             f"unknown rule option(s) {', '.join(map(repr, unknown))}: options are "
             f"{', '.join(FIELD_NAMES)}"
         )
 
-RULES_CONFIG_DIR = Path(__file__).resolve().parent.parent / "configs" / "rules"
+
+def read_yaml(path: str | Path, what: str) -> Any:
+    """The data of a YAML file, read with the safe loader (no code runs, no Python objects
+    are built). Any problem (no such file, a folder, not UTF-8 text, bad YAML) is one
+    ``ValueError`` naming the file."""
+    import yaml
+
+    p = Path(path)
+    try:
+        text = p.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise ValueError(f"cannot read {what} {str(p)!r}: no such file") from None
+    except IsADirectoryError:
+        raise ValueError(f"cannot read {what} {str(p)!r}: it is a folder") from None
+    except UnicodeDecodeError:
+        raise ValueError(f"cannot read {what} {str(p)!r}: not UTF-8 text") from None
+    except OSError as exc:
+        raise ValueError(f"cannot read {what} {str(p)!r}: {exc.strerror or exc}") from None
+    try:
+        return yaml.load(text, Loader=YamlLoader)
+    except yaml.YAMLError as exc:
+        where = getattr(exc, "problem_mark", None)
+        at = f" at line {where.line + 1}, column {where.column + 1}" if where else ""
+        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+        raise ValueError(f"{what} {str(p)!r} is not valid YAML{at}: {problem}") from None
+
+
+class YamlLoader(yaml.SafeLoader):
+    """PyYAML's safe loader (plain data only), reading ``1e-4`` as a number, as YAML 1.2
+    does, rather than as text."""
+
+
+YamlLoader.add_implicit_resolver(
+    "tag:yaml.org,2002:float",
+    re.compile(r"""^(?:[-+]?(?:[0-9][0-9_]*)\.[0-9_]*(?:[eE][-+]?[0-9]+)?
+                |[-+]?(?:[0-9][0-9_]*)(?:[eE][-+]?[0-9]+)
+                |\.[0-9_]+(?:[eE][-+][0-9]+)?
+                |[-+]?\.(?:inf|Inf|INF)
+                |\.(?:nan|NaN|NAN))$""", re.X),
+    list("-+0123456789."))
+
 
 _OFFICIAL = RuleSet()  # the field defaults are the official (001) rules
 
