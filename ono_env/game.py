@@ -22,6 +22,7 @@ import numpy as np
 
 from ono_env import _engine as E
 from ono_env import cards as C
+from ono_env.checks import check_bool, check_choice, check_int, check_seed
 from ono_env.rules import (
     P_MAX_DECISIONS, P_REWARD_POINTS, P_SKIP_FORCED, RuleSet, resolve_rules,
 )
@@ -46,6 +47,10 @@ POSITION_VERSION = 1
 REWARD_MODES = ("win", "points")
 DEFAULT_MAX_DECISIONS_ROUND = 5_000
 DEFAULT_MAX_DECISIONS_MATCH = 50_000
+MAX_GAMES = 1_000_000
+"""The most games one VecGame holds (about 1 GB of state at 10 players)."""
+MAX_DECISIONS = 10_000_000
+"""The largest ``max_decisions`` (the decision counter is a 32-bit integer)."""
 
 
 class StepResult(NamedTuple):
@@ -96,17 +101,17 @@ class VecGame:
         **overrides: Any,
     ) -> None:
         self.rules = resolve_rules(rules, **overrides)
-        if not isinstance(num_games, (int, np.integer)) or num_games < 1:
-            raise ValueError(f"num_games={num_games!r}; allowed: an integer >= 1")
-        if reward not in REWARD_MODES:
-            raise ValueError(f"reward={reward!r}; allowed: {' | '.join(REWARD_MODES)}")
+        num_games = check_int("num_games", num_games, 1, MAX_GAMES)
+        check_choice("reward", reward, REWARD_MODES)
         if reward == "points" and self.rules.scoring == "none":
             raise ValueError("reward='points' needs a rule set with scoring 'winner' or 'penalty'")
         if max_decisions is None:
             max_decisions = (DEFAULT_MAX_DECISIONS_MATCH if self.rules.target_score
                              else DEFAULT_MAX_DECISIONS_ROUND)
-        if not isinstance(max_decisions, (int, np.integer)) or max_decisions < 1:
-            raise ValueError(f"max_decisions={max_decisions!r}; allowed: an integer >= 1")
+        check_int("max_decisions", max_decisions, 1, MAX_DECISIONS)
+        check_bool("autoreset", autoreset)
+        check_bool("skip_forced", skip_forced)
+        check_seed("seed", seed)
         self.num_games = int(num_games)
         self.num_players = self.rules.num_players
         self.autoreset = bool(autoreset)
@@ -147,6 +152,7 @@ class VecGame:
         applies to those games only)."""
         B = self.num_games
         which = self._all if which is None else self._games_mask(which, "which")
+        check_seed("seed", seed)
         if seed is not None and seeds is not None:
             raise ValueError("give seed or seeds, not both")
         if seeds is not None:
@@ -197,21 +203,29 @@ class VecGame:
         return out
 
     def step(self, actions: np.ndarray | Sequence[int],
-             active: np.ndarray | None = None, *, check: bool = True) -> StepResult:
+             active: np.ndarray | None = None) -> StepResult:
         """Every unfinished game's acting player takes ``actions[i]``; with ``active``
         ((B,) bool) only the games where it is True move, the others ignore their action.
 
         Raises ``ValueError`` naming the game and its legal actions if any action is
-        illegal; then no game has changed. ``check=False`` skips that test: only for
-        actions already checked against this position's ``legal_mask()`` (an unchecked
-        illegal action corrupts the game)."""
+        illegal; then no game has changed."""
+        return self._step(actions, active, True)
+
+    def _step_unchecked(self, actions: np.ndarray, active: np.ndarray | None = None) -> StepResult:
+        """``step`` without the legality test, for the project's own loops whose actions
+        were already checked against this position's ``legal_mask()`` (an illegal action
+        would corrupt the game). Action ids are still range-checked in compiled code, so no
+        caller can write outside the arrays."""
+        return self._step(actions, active, False)
+
+    def _step(self, actions, active, check: bool) -> StepResult:
         actions, active = self._step_args(actions, active)
-        bad = _K_STEP(*self._arrays, self._params, actions, active, bool(check),
+        bad = _K_STEP(*self._arrays, self._params, actions, active, check,
                       self._rewards, self._row, False, self._mask, self._next_obs)
         return self._step_result(bad, actions)
 
     def step_and_observe(self, actions: np.ndarray | Sequence[int],
-                         active: np.ndarray | None = None, *, check: bool = True,
+                         active: np.ndarray | None = None,
                          ) -> tuple[StepResult, np.ndarray, np.ndarray]:
         """``step``, then the legal mask ``(B, A) bool`` and the observation ``(B, D)
         float32`` of each game's next acting seat, computed in the same compiled call (what
@@ -222,7 +236,7 @@ class VecGame:
         actions, active = self._step_args(actions, active)
         if self._next_obs.shape[0] != self.num_games:
             self._next_obs = np.zeros((self.num_games, self.observation_size), np.float32)
-        bad = _K_STEP(*self._arrays, self._params, actions, active, bool(check),
+        bad = _K_STEP(*self._arrays, self._params, actions, active, True,
                       self._rewards, self._row, True, self._mask, self._next_obs)
         return self._step_result(bad, actions), self._mask, self._next_obs
 
@@ -272,21 +286,26 @@ class VecGame:
             raise ValueError(f"steps={steps}; allowed: 0 or more")
         policy_rng = game_seeds(seed ^ 0x5EED, self.num_games)
         return int(_K_RANDOM_MOVES(*self._arrays, self._params, int(steps), self._seats,
-                                   policy_rng, np.zeros(self.num_games), self._rewards,
+                                   policy_rng, np.zeros((self.num_games, self.num_players)),
+                                   self._rewards,
                                    self._row))
 
     def play_random_until(self, seats: np.ndarray, policy_rng: np.ndarray,
-                          seat_rewards: np.ndarray) -> int:
+                          rewards: np.ndarray) -> int:
         """Uniformly random legal actions in every unfinished game until seat ``seats[i]``
-        ((B,) int64) is to act; game i draws from ``policy_rng[i]`` ((B,) uint64 generator
-        states, advanced in place) and the rewards of ``seats[i]`` are added to
-        ``seat_rewards`` ((B,) float64). Returns the decisions taken. (Random opponents.)"""
-        for name, arr, dtype in (("seats", seats, np.int64), ("policy_rng", policy_rng, np.uint64),
-                                 ("seat_rewards", seat_rewards, np.float64)):
-            if arr.shape != (self.num_games,) or arr.dtype != dtype or not arr.flags.c_contiguous:
-                raise ValueError(f"{name} must be a C-contiguous ({self.num_games},) {dtype.__name__} array")
+        ((B,) int64; -1: until the game ends) is to act; game i draws from ``policy_rng[i]``
+        ((B,) uint64 generator states, advanced in place) and every seat's rewards are added
+        to ``rewards`` ((B, P) float64). Returns the decisions taken. (Random opponents,
+        all-random arena games.)"""
+        B, P = self.num_games, self.num_players
+        for name, arr, shape, dtype in (("seats", seats, (B,), np.int64),
+                                        ("policy_rng", policy_rng, (B,), np.uint64),
+                                        ("rewards", rewards, (B, P), np.float64)):
+            if (not isinstance(arr, np.ndarray) or arr.shape != shape or arr.dtype != dtype
+                    or not arr.flags.c_contiguous):
+                raise ValueError(f"{name} must be a C-contiguous {shape} {dtype.__name__} array")
         return int(_K_RANDOM_MOVES(*self._arrays, self._params, -1, seats, policy_rng,
-                                   seat_rewards, self._rewards, self._row))
+                                   rewards, self._rewards, self._row))
 
     def legal_action_names(self, i: int = 0) -> list[str]:
         """Names of game ``i``'s legal actions."""
