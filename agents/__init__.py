@@ -1,42 +1,18 @@
-"""Agents for ono_env: the rule-based baselines and the loader for saved learned policies.
+"""Agents for ono_env (installed as ``ono_env.agents``): the interface, the rule-based
+baselines, learned agents loaded from saved models, and the table of agent names.
 
-Every agent has the policy interface of :mod:`ono_env.policies`: ``act(obs, mask, rng)``
-over a batch, reading only the observation and the legal-action mask. Importing this
-package registers the names ``greedy``, ``color`` and ``defensive`` (``random`` is built
-in) and one name per policy shipped in ``agents/models/`` (``ppo-basic-2p``, ...), so ``ono_env.policies.make_policy(name, rules)``, ``ono-arena`` and ``ono-play`` accept
-them, as they accept the path of a saved model (``agents.load_policy``).
+Every agent has one interface, ``act(obs, mask, rng)`` over a batch, reading only the
+observation and the legal-action mask (:mod:`ono_env.agents.base`). Names (``random``,
+``greedy``, ``color``, ``defensive``, the shipped ``ppo-basic-2p`` and ``ppo-classic-2p``)
+and model paths become agents through :func:`make_agent`.
 """
 
-from pathlib import Path
+from ono_env.agents.base import Agent, RandomAgent, checked_actions
+from ono_env.agents.learned import LearnedAgent, load_agent
+from ono_env.agents.registry import agent_names, is_model_path, make_agent, register_agent
+from ono_env.agents.rule_based import (RULE_BASED, ColorControlAgent, DefensiveAgent,
+                                       GreedyAgent, RuleBasedAgent)
 
-from agents.rule_based import (RULE_BASED, ColorControlAgent, DefensiveAgent, Features,
-                               GreedyAgent, RuleBasedAgent)
-from ono_env.policies import RandomAgent, make_policy, policy_names, register_policy
-
-for _name, _cls in RULE_BASED.items():
-    register_policy(_name, _cls)
-
-
-def _shipped_factory(path):
-    def factory(rules):
-        from agents.learned import load_policy as _load
-        return _load(path, rules)
-    return factory
-
-
-def _register_shipped() -> None:
-    for path in sorted((Path(__file__).parent / "models").glob("*.zip")):
-        register_policy(path.stem, _shipped_factory(path))
-
-
-_register_shipped()
-
-
-def load_policy(path, rules=None, **kwargs):
-    """A saved learned policy as an agent (see :mod:`agents.learned`)."""
-    from agents.learned import load_policy as _load
-    return _load(path, rules, **kwargs)
-
-
-__all__ = ["RandomAgent", "GreedyAgent", "ColorControlAgent", "DefensiveAgent", "RuleBasedAgent",
-           "Features", "RULE_BASED", "load_policy", "make_policy", "policy_names", "register_policy"]
+__all__ = ["Agent", "RandomAgent", "GreedyAgent", "ColorControlAgent", "DefensiveAgent",
+           "RuleBasedAgent", "RULE_BASED", "LearnedAgent", "load_agent", "make_agent",
+           "agent_names", "register_agent", "is_model_path", "checked_actions"]

@@ -11,9 +11,9 @@ A saved model is a MaskablePPO ``.zip`` (Stable-Baselines3's format, loadable wi
  "config": {... the training config ...}, "saved_at": "2026-11-22T10:00:00"}
 ```
 
-``load_policy(path, rules)`` reads it, refuses a model made for other rules, another player
+``load_agent(path, rules)`` reads it, refuses a model made for other rules, another player
 count, another observation layout or another action table with a message that says which,
-and returns a :class:`LearnedPolicy` (the policy interface of :mod:`ono_env.policies`), so a
+and returns a :class:`LearnedAgent` (the policy interface of :mod:`ono_env.agents`), so a
 saved model goes wherever an agent name does: ``ono-arena``, ``ono-play``, the opponents of
 the environments, the training pool.
 """
@@ -30,31 +30,14 @@ import numpy as np
 import torch as th
 from stable_baselines3.common.torch_layers import BaseFeaturesExtractor
 
-from ono_env import _engine as E
 from ono_env import cards as C
-from ono_env.observation import OBS_VERSION, observation_layout, observation_size
+from ono_env.observation import OBS_VERSION, observation_scale, observation_size
 from ono_env.rules import RuleSet, resolve_rules
 
 META_NAME = "ono_meta.json"
 FORMAT = "ono_env-policy"
 FORMAT_VERSION = 1
 MODELS_DIR = Path(__file__).parent / "models"
-
-
-def observation_scale(rules: RuleSet) -> list[float]:
-    """A fixed divisor per observation entry that brings counts to about [0, 1] (one-hot
-    blocks and flags are left as they are). Used by :class:`ScaledObservation`."""
-    scale = np.ones(observation_size(rules), np.float32)
-    div = {"hand": 2.0, "pending_draw": 8.0, "stock_size": float(rules.deck_size),
-           "discard_pile": 2.0, "self": 10.0, "opponents": 10.0}
-    for block in observation_layout(rules):
-        if block.name in div:
-            scale[block.start:block.stop] = div[block.name]
-    # the ONO call flags inside "self" / "opponents" stay 0/1
-    scale[E.OBS_SELF + 1] = 1.0
-    n = rules.num_players
-    scale[E.OBS_OPPONENTS + 1:E.OBS_OPPONENTS + 2 * (n - 1):2] = 1.0
-    return scale.tolist()
 
 
 class ScaledObservation(BaseFeaturesExtractor):
@@ -136,7 +119,7 @@ def check_compatible(meta: dict[str, Any], rules: RuleSet, path: str = "model") 
 
 
 # ---- the policy -------------------------------------------------------------------------
-class LearnedPolicy:
+class LearnedAgent:
     """A MaskablePPO actor as an agent: masked logits of the observation, then the most
     likely legal action (``deterministic=True``, the default) or a draw from the masked
     distribution made with the generator passed to ``act`` (Gumbel-max).
@@ -160,7 +143,7 @@ class LearnedPolicy:
         self.obs_size = observation_size(rules)
 
     def __repr__(self) -> str:
-        return f"LearnedPolicy({self.name!r}, rules={self.rules.name!r}, num_players={self.rules.num_players})"
+        return f"LearnedAgent({self.name!r}, rules={self.rules.name!r}, num_players={self.rules.num_players})"
 
     def logits(self, obs: np.ndarray) -> np.ndarray:
         pol = self.policy
@@ -187,9 +170,9 @@ class LearnedPolicy:
         return np.where(mask, z, -np.inf).argmax(axis=1)
 
 
-def policy_from_model(model: Any, rules: RuleSet, name: str = "learned", *, copy: bool = False,
-                      deterministic: bool = True) -> LearnedPolicy:
-    """A :class:`LearnedPolicy` over a live MaskablePPO model (``copy=True`` freezes a copy
+def agent_from_model(model: Any, rules: RuleSet, name: str = "learned", *, copy: bool = False,
+                      deterministic: bool = True) -> LearnedAgent:
+    """A :class:`LearnedAgent` over a live MaskablePPO model (``copy=True`` freezes a copy
     of its current weights: a league snapshot)."""
     policy = model.policy
     if copy:
@@ -197,10 +180,10 @@ def policy_from_model(model: Any, rules: RuleSet, name: str = "learned", *, copy
         policy = _copy.deepcopy(policy)
         policy.optimizer = None
     policy.set_training_mode(False)
-    return LearnedPolicy(policy, rules, name, deterministic)
+    return LearnedAgent(policy, rules, name, deterministic)
 
 
-def load_policy(path: str | Path, rules: Any = None, *, deterministic: bool = True) -> LearnedPolicy:
+def load_agent(path: str | Path, rules: Any = None, *, deterministic: bool = True) -> LearnedAgent:
     """Load a saved model as an agent for ``rules`` (default: the rules it was trained for);
     ``ValueError`` with the reason when the file is not a model or the rules do not fit."""
     meta = read_metadata(path)
@@ -210,7 +193,7 @@ def load_policy(path: str | Path, rules: Any = None, *, deterministic: bool = Tr
         policy = _load_actor(path)
     except Exception as exc:  # a damaged zip or an incompatible library version
         raise ValueError(f"cannot load model {str(path)!r}: {type(exc).__name__}: {exc}") from None
-    return LearnedPolicy(policy, rules, Path(path).stem, deterministic, meta)
+    return LearnedAgent(policy, rules, Path(path).stem, deterministic, meta)
 
 
 def _load_actor(path: str | Path) -> Any:
@@ -232,7 +215,7 @@ _POLICY_DATA = ("policy_class", "policy_kwargs", "observation_space", "action_sp
 def export_policy(checkpoint: str | Path, dest: str | Path) -> Path:
     """A small policy-only copy of a checkpoint for playing (what ``agents/models`` ships):
     the policy weights, the metadata, and the part of SB3's ``data`` that rebuilds the
-    network; no optimizer state, no rollout leftovers. ``load_policy`` reads it;
+    network; no optimizer state, no rollout leftovers. ``load_agent`` reads it;
     ``MaskablePPO.load`` does not (resume training from the checkpoint itself)."""
     read_metadata(checkpoint)  # an ono_env model
     dest = Path(dest)

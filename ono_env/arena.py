@@ -4,11 +4,11 @@
 from ono_env.arena import run_arena
 result = run_arena(["greedy", "random"], rules="basic", num_players=2, num_games=10_000, seed=0)
 print(result.format_table())
-result.save("results/")            # arena.json, arena.csv, arena.png
+result.save("results/")            # arena.json, arena.csv
 ```
 
 How games are played
-    The entrants (agent names, saved-model paths or policy objects; a name may repeat, and
+    The entrants (agent names, model files or agent objects; a name may repeat, and
     each entry is a separate entrant) are seated at tables of ``num_players``: every
     combination of ``num_players`` entrants when there are more entrants than seats. Each
     table is played in every seating order: all permutations of the seats for up to four
@@ -34,7 +34,6 @@ What is counted
 
 from __future__ import annotations
 
-import argparse
 import csv
 import itertools
 import json
@@ -48,8 +47,9 @@ from typing import Any, Sequence
 import numpy as np
 
 from ono_env.game import VecGame
-from ono_env.observation import observation_size
-from ono_env.policies import Policy, checked_actions, make_policy
+from ono_env.agents.base import Agent
+from ono_env.agents.registry import is_model_path, make_agent
+from ono_env.driver import AgentDriver
 from ono_env.rules import RuleSet, resolve_rules
 
 Z95 = 1.959963984540054
@@ -83,53 +83,36 @@ class GameRecords:
     truncated: np.ndarray   # (G,) bool
 
 
-def play_games(rules: RuleSet, policies: Sequence[Policy], num_games: int, seed: int, *,
+def play_games(rules: RuleSet, agents: Sequence[Agent], num_games: int, seed: int, *,
                batch_size: int = 4096, max_decisions: int | None = None,
                progress: Any = None) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """Play ``num_games`` games with ``policies[s]`` in seat ``s``.
+    """Play ``num_games`` games with ``agents[s]`` in seat ``s`` (the same object in several
+    seats is asked once per step for all of them).
 
     Returns per game: win share per seat ``(G, P)``, final scores ``(G, P)``, decisions
     ``(G,)`` and truncated ``(G,)``. ``seed`` fixes the deals and the agents' generator.
-    ``progress`` (optional) has ``update(n)`` called as games finish."""
+    ``progress`` (optional) has ``update(n)`` called as batches finish."""
     P = rules.num_players
-    if len(policies) != P:
-        raise ValueError(f"{len(policies)} policies for {P} seats")
+    if len(agents) != P:
+        raise ValueError(f"{len(agents)} agents for {P} seats")
+    distinct: list[Agent] = []
+    seat_agent = np.zeros(P, np.int64)
+    for s, agent in enumerate(agents):
+        if not any(agent is q for q in distinct):
+            distinct.append(agent)
+        seat_agent[s] = next(j for j, q in enumerate(distinct) if q is agent)
     out_w, out_s, out_len, out_tr = [], [], [], []
-    groups: dict[int, tuple[Policy, list[int]]] = {}
-    for s, pol in enumerate(policies):
-        groups.setdefault(id(pol), (pol, []))[1].append(s)
-    group_list = list(groups.values())
-    group_of_seat = np.zeros(P, np.int64)
-    for g, (_, seats) in enumerate(group_list):
-        group_of_seat[seats] = g
     for b, start in enumerate(range(0, num_games, batch_size)):
         B = min(batch_size, num_games - start)
         game = VecGame(rules, B, seed=_derive(seed, b), max_decisions=max_decisions)
         rng = np.random.default_rng([seed, b, 1])
-        obs = np.zeros((B, observation_size(rules)), np.float32)
-        actions = np.zeros(B, np.int64)
+        driver = AgentDriver(game, distinct)
+        driver.seat_agent[:] = seat_agent
+        driver.seed_games(np.ones(B, np.bool_), rng)
         rewards = np.zeros((B, P), np.float64)
-        done_before = 0
-        while True:
-            live = ~game.finished
-            n_live = int(live.sum())
-            if progress is not None and B - n_live > done_before:
-                progress.update(B - n_live - done_before)
-                done_before = B - n_live
-            if n_live == 0:
-                break
-            current = game.state.current.astype(np.int64)
-            mask = game.legal_mask(which=live)
-            current_group = group_of_seat[current]
-            for g, (pol, seats) in enumerate(group_list):
-                sel = live & (current_group == g) if len(group_list) > 1 else live
-                if not sel.any():
-                    continue
-                if getattr(pol, "uses_observation", True):
-                    game.observe(current, which=sel, out=obs)
-                actions[sel] = checked_actions(pol, obs[sel], mask[sel], rng)
-            result = game.step(actions, active=live, check=False)
-            rewards += result.rewards
+        driver.play(rng, rewards)           # every seat is driven: plays every game to its end
+        if progress is not None:
+            progress.update(B)
         won = rewards > 1e-6
         k = won.sum(axis=1, keepdims=True)
         out_w.append(np.where(won, 1.0 / np.maximum(k, 1), 0.0))
@@ -259,60 +242,24 @@ class ArenaResult:
         }
 
     def save(self, directory: str | Path, stem: str = "arena") -> list[Path]:
-        """Write ``<stem>.json`` (everything), ``<stem>.csv`` (the per-agent table) and
-        ``<stem>.png`` (the head-to-head matrix) into ``directory``. Returns the paths."""
+        """Write ``<stem>.json`` (everything) and ``<stem>.csv`` (the per-agent table) into
+        ``directory``. Returns the paths. (``ono_env.arena_cli.plot_head_to_head`` draws
+        the head-to-head matrix.)"""
         d = Path(directory)
         d.mkdir(parents=True, exist_ok=True)
-        paths = [d / f"{stem}.json", d / f"{stem}.csv", d / f"{stem}.png"]
+        paths = [d / f"{stem}.json", d / f"{stem}.csv"]
         paths[0].write_text(json.dumps(self.to_dict(), indent=2) + "\n")
         rows = self.agent_rows()
         with open(paths[1], "w", newline="") as fh:
             w = csv.DictWriter(fh, fieldnames=list(rows[0]))
             w.writeheader()
             w.writerows(rows)
-        self.plot(paths[2])
         return paths
-
-    def plot(self, path: str | Path) -> None:
-        """The head-to-head win-rate matrix as a PNG, each cell with its 95% interval."""
-        h = self.head_to_head()
-        plot_matrix(self.labels, h["rate"], h["low"], h["high"], h["games"],
-                    f"{self.rules.name}, {self.rules.num_players} players, "
-                    f"{len(self.records.length):,} games", path)
-
-
-def plot_matrix(labels: Sequence[str], rate: np.ndarray, low: np.ndarray, high: np.ndarray,
-                games: np.ndarray, title: str, path: str | Path) -> None:
-    """Draw a head-to-head matrix (``ArenaResult.head_to_head()``, or the ``head_to_head``
-    entry of arena.json turned into arrays) into a PNG."""
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    rate = np.asarray(rate, dtype=float)
-    K = len(labels)
-    fig, ax = plt.subplots(figsize=(1.6 * K + 2.5, 1.3 * K + 1.8))
-    im = ax.imshow(np.nan_to_num(rate, nan=0.5), vmin=0, vmax=1, cmap="RdBu")
-    for i in range(K):
-        for j in range(K):
-            if i != j and games[i][j]:
-                ink = "white" if abs(rate[i, j] - 0.5) > 0.3 else "black"
-                ax.text(j, i, f"{100 * rate[i, j]:.1f}%\n[{100 * low[i][j]:.1f}, "
-                        f"{100 * high[i][j]:.1f}]", ha="center", va="center", fontsize=8, color=ink)
-    ax.set_xticks(range(K), labels, rotation=30, ha="right")
-    ax.set_yticks(range(K), labels)
-    ax.set_xlabel("opponent")
-    ax.set_ylabel("agent (win rate of the row)")
-    ax.set_title(title)
-    fig.colorbar(im, ax=ax, fraction=0.046)
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
 
 
 def _labels(specs: Sequence[Any]) -> list[str]:
     base = [s if isinstance(s, str) else getattr(s, "name", type(s).__name__) for s in specs]
-    base = [Path(b).stem if b.endswith(".zip") else b for b in base]
+    base = [Path(b).stem if is_model_path(b) else b for b in base]
     labels, seen = [], {}
     for b in base:
         seen[b] = seen.get(b, 0) + 1
@@ -346,8 +293,8 @@ def run_arena(agents: Sequence[Any], rules: Any = "classic", num_players: int | 
               progress: bool = False) -> ArenaResult:
     """Play ``num_games`` games among ``agents`` and return their statistics.
 
-    ``agents``: names (``random``, ``greedy``, ``color``, ``defensive``, ...), saved-model
-    paths or policy objects; at least ``num_players`` of them (repeat a name to seat it
+    ``agents``: names (``random``, ``greedy``, ``color``, ``defensive``, ...), model
+    files or agent objects; at least ``num_players`` of them (repeat a name to seat it
     more than once). ``rules``: a preset name, YAML path, RuleSet or dict; ``num_players``
     overrides its player count. ``num_games`` is split evenly over the tables and their
     seatings (rounded up so every seating plays the same number). ``rating``: compute
@@ -361,7 +308,7 @@ def run_arena(agents: Sequence[Any], rules: Any = "classic", num_players: int | 
                          f"(repeat a name to seat it more than once)")
     if num_games < 1:
         raise ValueError(f"num_games={num_games}; allowed: 1 or more")
-    policies = [make_policy(a, rules) for a in agents]
+    built = [make_agent(a, rules) for a in agents]
     labels = _labels(agents)
     tables = list(itertools.combinations(range(len(agents)), P))
     orders = seatings(P)
@@ -378,7 +325,7 @@ def run_arena(agents: Sequence[Any], rules: Any = "classic", num_players: int | 
             for o, order in enumerate(orders):
                 seated = [table[k] for k in order]
                 w, s, length, trunc = play_games(
-                    rules, [policies[e] for e in seated], per, _derive(seed, t, o),
+                    rules, [built[e] for e in seated], per, _derive(seed, t, o),
                     batch_size=batch_size, max_decisions=max_decisions, progress=bar)
                 ent.append(np.broadcast_to(np.array(seated), w.shape))
                 win.append(w)
@@ -450,44 +397,3 @@ def format_evaluation(rows: Sequence[dict[str, Any]], name: str = "agent") -> st
         lines.append(f"{r['opponent']:<14} {r['games']:>8} {100 * r['win_rate']:>8.2f}% {ci:>16} "
                      f"{r['mean_length']:>11.1f}")
     return "\n".join(lines)
-
-
-# ---- command line --------------------------------------------------------------------------
-def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(
-        prog="ono-arena",
-        description="Play many games between agents and report win rates with 95%% intervals, "
-                    "head-to-head rates and OpenSkill ratings.")
-    p.add_argument("agents", nargs="+",
-                   help="agent names (random, greedy, color, defensive) or saved model paths (.zip); "
-                        "at least as many as players")
-    p.add_argument("--rules", default="classic", help="preset name or rules YAML (default classic)")
-    p.add_argument("--players", type=int, default=None, help="number of players (default: the rules')")
-    p.add_argument("--games", type=int, default=10_000, help="games in all (default 10000)")
-    p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--batch", type=int, default=4096, help="games stepped together")
-    p.add_argument("--out", default=None, help="folder for arena.json, arena.csv and arena.png")
-    p.add_argument("--no-rating", action="store_true", help="skip the OpenSkill ratings")
-    p.add_argument("--no-progress", action="store_true", help="no progress bar")
-    return p
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
-    try:
-        result = run_arena(args.agents, args.rules, args.players, args.games, args.seed,
-                           batch_size=args.batch, rating=not args.no_rating,
-                           progress=not args.no_progress)
-        print(result.format_table())
-        if args.out:
-            paths = result.save(args.out)
-            print("wrote " + ", ".join(str(p) for p in paths))
-    except (ValueError, OSError, KeyError) as exc:
-        msg = exc.args[0] if isinstance(exc, KeyError) and exc.args else exc
-        print(f"ono-arena: error: {msg}", file=sys.stderr)
-        return 2
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -105,7 +105,7 @@ class OnoEnv(gym.Env):
             self._over = True
             return self._obs(), -1.0, True, False, {"illegal_action": name, "legal_actions": legal}
         reward = np.zeros(1, np.float64)
-        result = self.game.step(np.array([a]), check=False)  # checked against the mask above
+        result = self.game._step_unchecked(np.array([a]))  # checked against the mask above
         reward += result.rewards[0, self._learner[0]]
         self._driver.advance(self._learner, self.np_random, reward)
         terminated = bool(self.game.terminated[0])

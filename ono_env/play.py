@@ -20,7 +20,7 @@ import numpy as np
 
 from ono_env import cards as C
 from ono_env.game import VecGame
-from ono_env.policies import checked_actions, make_policy
+from ono_env.agents import checked_actions, make_agent
 from ono_env.render import describe_action, render_text
 from ono_env.rules import resolve_rules
 
@@ -86,7 +86,7 @@ def play(agents: Sequence[str], rules="basic", num_players: int | None = None, s
         raise ValueError(f"{len(agents)} agents for {n} players: give {n - 1} (one per other seat)")
     if not 0 <= seat < n:
         raise ValueError(f"seat {seat}; allowed: 0..{n - 1}")
-    policies = [make_policy(a, rules) for a in agents]
+    policies = [make_agent(a, rules) for a in agents]
     by_seat: dict[int, tuple[str, object]] = {}
     k = 0
     for s in range(n):

@@ -6,10 +6,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from agents import ColorControlAgent, DefensiveAgent, GreedyAgent
+from ono_env.agents import ColorControlAgent, DefensiveAgent, GreedyAgent
 from ono_env import action_id, action_name
 from ono_env.arena import run_arena
-from ono_env.policies import make_policy
+from ono_env.agents import make_agent
 from ono_env.rules import PRESETS, RuleSet
 
 from conftest import game_at
@@ -49,7 +49,7 @@ def test_agents_are_deterministic_given_the_generator():
 
 
 def test_agents_refuse_observations_of_other_rules():
-    agent = make_policy("greedy", RuleSet.preset("basic", num_players=2))
+    agent = make_agent("greedy", RuleSet.preset("basic", num_players=2))
     with pytest.raises(ValueError, match="reads \\(B, 241\\) for 2-player 'basic' rules"):
         agent.act(np.zeros((1, 245), np.float32), np.ones((1, 85), bool), np.random.default_rng())
 
@@ -145,5 +145,5 @@ def test_honest_agents_do_not_bluff_a_wild_draw_four():
 def test_unknown_agent_names_the_known_ones():
     with pytest.raises(ValueError, match="unknown agent 'genius': known agents are .*greedy.*"
                                          "or the path of a saved model"):
-        make_policy("genius", "basic")
+        make_agent("genius", "basic")
     assert action_id("play R5") == 5

@@ -10,7 +10,8 @@ import sys
 import numpy as np
 import pytest
 
-from ono_env.arena import evaluate, main, run_arena, seatings, wilson_interval
+from ono_env.arena import evaluate, run_arena, seatings, wilson_interval
+from ono_env.arena_cli import main
 
 
 def test_wilson_interval_matches_known_values():
@@ -97,7 +98,7 @@ def test_cli_writes_json_csv_png(tmp_path, capsys):
 @pytest.mark.parametrize("args, message", [
     (["genius", "random", "--players", "2"], "unknown agent 'genius'"),
     (["missing.zip", "random", "--players", "2"], "cannot read model file 'missing.zip'"),
-    (["greedy", "random", "--players", "11"], "num_players"),
+    (["greedy", "random", "--players", "11"], "--players: 11 is out of range; allowed: 2 to 10"),
     (["greedy", "--players", "2"], "1 agents for 2 players"),
     (["greedy", "random", "--rules", "nosuch"], "nosuch"),
     (["greedy", "random"], "2 agents for 4 players"),   # classic seats 4 unless --players
@@ -110,7 +111,7 @@ def test_cli_bad_input_is_one_clear_line(args, message, capsys):
 
 
 def test_console_script_entry_point_runs():
-    proc = subprocess.run([sys.executable, "-m", "ono_env.arena", "greedy", "random", "--rules",
+    proc = subprocess.run([sys.executable, "-m", "ono_env.arena_cli", "greedy", "random", "--rules",
                            "basic", "--players", "2", "--games", "20", "--no-progress", "--no-rating"],
                           capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stderr

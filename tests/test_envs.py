@@ -14,7 +14,7 @@ from ono_env import PRESETS, RuleSet, VecGame, ono_v0
 from ono_env.game import first_legal
 from ono_env.gym_env import OnoEnv
 from ono_env.observation import format_observation_layout, observation_layout, observation_size
-from ono_env.policies import RandomAgent, make_policy
+from ono_env.agents import RandomAgent, make_agent
 from ono_env.sb3 import OnoVecEnv
 
 from conftest import make_position, random_playout
@@ -207,7 +207,7 @@ def test_opponents_by_name_or_object_and_bad_agents():
         OnoEnv("classic", num_players=4, opponents=["random"])
     with pytest.raises(ValueError, match="seat=7"):
         OnoEnv("classic", num_players=4, seat=7)
-    assert isinstance(make_policy("random"), RandomAgent)
+    assert isinstance(make_agent("random"), RandomAgent)
 
 
 def test_an_opponent_choosing_an_illegal_action_is_an_error():
@@ -291,7 +291,7 @@ def test_opponent_pool_draws_per_game_and_accepts_snapshots():
     assert 0.15 < drawn[0] / drawn.sum() < 0.35            # about 1 in 4 seats
     for _ in range(30):
         venv.step(first_legal(venv.action_masks()))
-    pool.add(make_policy("defensive", rules), 5.0, "snapshot-1")
+    pool.add(make_agent("defensive", rules), 5.0, "snapshot-1")
     pool.remove("random")
     assert pool.names == ["greedy", "color", "snapshot-1"]
     with pytest.raises(ValueError, match="opponent weight -1"):

@@ -13,12 +13,12 @@ import numpy as np
 import pytest
 import yaml
 
-from agents.learned import load_policy, read_metadata
+from ono_env.agents.learned import load_agent, read_metadata
 from ono_env.arena import run_arena
 from ono_env.play import play
-from train.config import DEFAULTS, load_config
-from train.ppo import main as train_main
-from train.ppo import learning_rate_schedule, train
+from ono_env.train.config import DEFAULTS, load_config
+from ono_env.train.ppo import main as train_main
+from ono_env.train.ppo import learning_rate_schedule, train
 
 CONFIGS = Path(__file__).resolve().parent.parent / "configs" / "train"
 
@@ -121,7 +121,7 @@ def test_checkpoint_metadata_and_loading_into_the_arena_and_play(tiny_run):
     with pytest.raises(Exception, match="quit"):
         play([str(model)], "basic", seat=1, seed=2, read=lambda p: "quit", out=out)
     # deterministic policy: same choices for the same observations
-    pol = load_policy(model)
+    pol = load_agent(model)
     obs = np.zeros((3, pol.obs_size), np.float32)
     mask = np.zeros((3, 85), bool)
     mask[:, [3, 66]] = True
@@ -132,9 +132,9 @@ def test_checkpoint_metadata_and_loading_into_the_arena_and_play(tiny_run):
 def test_loading_under_other_rules_players_or_layout_fails_clearly(tiny_run, tmp_path):
     model = Path(tiny_run[1]["model"])
     with pytest.raises(ValueError, match="trained for 'basic' rules, which differ from the 'classic'"):
-        load_policy(model, {"preset": "classic", "num_players": 2})
+        load_agent(model, {"preset": "classic", "num_players": 2})
     with pytest.raises(ValueError, match="trained for 2 players, asked to play 4"):
-        load_policy(model, "basic")          # basic seats 4 by default
+        load_agent(model, "basic")          # basic seats 4 by default
     with pytest.raises(ValueError, match="trained for 'basic' rules"):
         run_arena([str(model), "random"], "ono", 2, num_games=4)
     # a model from another observation layout version
@@ -148,27 +148,27 @@ def test_loading_under_other_rules_players_or_layout_fails_clearly(tiny_run, tmp
                 data = json.dumps(meta).encode()
             dst.writestr(item, data)
     with pytest.raises(ValueError, match="observation layout v0; this version of ono_env has v1"):
-        load_policy(old)
+        load_agent(old)
     # a zip that is not an ono_env model, and a file that is no zip
     plain = tmp_path / "plain.zip"
     with zipfile.ZipFile(plain, "w") as z:
         z.writestr("data", "{}")
     with pytest.raises(ValueError, match="is not an ono_env model"):
-        load_policy(plain)
+        load_agent(plain)
     junk = tmp_path / "junk.zip"
     junk.write_text("hello")
     with pytest.raises(ValueError, match="not a zip file"):
-        load_policy(junk)
+        load_agent(junk)
     shutil.rmtree(tmp_path, ignore_errors=True)
 
 
 def test_shipped_policies_load_as_agents():
-    from agents.learned import shipped_models
-    from ono_env.policies import policy_names
+    from ono_env.agents.learned import shipped_models
+    from ono_env.agents import agent_names
     models = shipped_models()
     assert models, "the package ships at least one trained policy"
     for name, path in models.items():
-        assert name in policy_names()
+        assert name in agent_names()
         meta = read_metadata(path)
         res = run_arena([name, "random"], meta["rules"]["name"], meta["num_players"],
                         num_games=20, seed=0, rating=False)
@@ -176,11 +176,11 @@ def test_shipped_policies_load_as_agents():
 
 
 def test_policy_only_export_plays_like_the_checkpoint(tiny_run, tmp_path):
-    from agents.learned import export_policy
+    from ono_env.agents.learned import export_policy
     model = Path(tiny_run[1]["model"])
     small = export_policy(model, tmp_path / "small.zip")
     assert small.stat().st_size < model.stat().st_size / 2
-    full, exp = load_policy(model), load_policy(small)
+    full, exp = load_agent(model), load_agent(small)
     rng = np.random.default_rng(0)
     obs = rng.integers(0, 3, size=(64, full.obs_size)).astype(np.float32)
     mask = rng.random((64, 85)) < 0.3

@@ -34,7 +34,7 @@ import time
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
-from train.config import dump_config, load_config
+from ono_env.train.config import dump_config, load_config
 
 REPO_CONFIGS = Path(__file__).resolve().parent.parent / "configs" / "train"
 
@@ -63,10 +63,10 @@ class League:
         self.snapshots: list[str] = []
 
     def add_snapshot(self, model: Any, rules: Any, step: int) -> str:
-        from agents.learned import policy_from_model
+        from ono_env.agents.learned import agent_from_model
 
         name = f"snapshot-{step}"
-        self.pool.add(policy_from_model(model, rules, name, copy=True), 1.0, name)
+        self.pool.add(agent_from_model(model, rules, name, copy=True), 1.0, name)
         self.snapshots.append(name)
         while len(self.snapshots) > self.sp["max_snapshots"]:
             self.pool.remove(self.snapshots.pop(0))
@@ -86,7 +86,7 @@ def make_callback(cfg: dict[str, Any], rules: Any, run_dir: Path, league: League
                   deadline: float | None = None):
     from stable_baselines3.common.callbacks import BaseCallback
 
-    from agents.learned import policy_from_model, save_model
+    from ono_env.agents.learned import agent_from_model, save_model
     from ono_env.arena import evaluate
 
     class TrainingCallback(BaseCallback):
@@ -126,7 +126,7 @@ def make_callback(cfg: dict[str, Any], rules: Any, run_dir: Path, league: League
             return True
 
         def evaluate(self, n: int) -> None:
-            policy = policy_from_model(self.model, rules, "learner")
+            policy = agent_from_model(self.model, rules, "learner")
             rows = evaluate(policy, cfg["eval"]["opponents"], rules, cfg["eval"]["games"],
                             seed=cfg["seed"] + n)
             for r in rows:
@@ -179,17 +179,18 @@ def train(cfg: dict[str, Any]) -> dict[str, Any]:
     from sb3_contrib import MaskablePPO
     from stable_baselines3.common.vec_env import VecMonitor
 
-    from agents.learned import ScaledObservation, load_policy, observation_scale, save_model
+    from ono_env.agents.learned import ScaledObservation, load_agent, save_model
+    from ono_env.observation import observation_scale
     from ono_env.arena import evaluate, format_evaluation
     from ono_env.opponents import OpponentPool
-    from ono_env.policies import make_policy
+    from ono_env.agents import make_agent
     from ono_env.sb3 import OnoVecEnv
 
     t0 = time.perf_counter()
     rules = _rules(cfg)
     # fail early on a bad opponent / evaluation agent name, before any training
     for spec in list(cfg["eval"]["opponents"]) + list(cfg["final_eval"]["opponents"]):
-        make_policy(spec, rules)
+        make_agent(spec, rules)
     th.set_num_threads(int(cfg["torch_threads"]))
     run_dir = _run_dir(cfg)
     run_dir.mkdir(parents=True, exist_ok=True)
@@ -212,7 +213,7 @@ def train(cfg: dict[str, Any]) -> dict[str, Any]:
         tensorboard_log=str(run_dir / "tb"),
         policy_kwargs={"net_arch": {"pi": arch, "vf": arch}, "activation_fn": activation,
                        "features_extractor_class": ScaledObservation,
-                       "features_extractor_kwargs": {"scale": observation_scale(rules)}},
+                       "features_extractor_kwargs": {"scale": observation_scale(rules).tolist()}},
         **ppo,
     )
     callback = make_callback(cfg, rules, run_dir, league, bool(cfg["progress"]), deadline)
@@ -227,7 +228,7 @@ def train(cfg: dict[str, Any]) -> dict[str, Any]:
     if cfg["final_eval"]["games"]:
         workers = cfg["final_eval"]["workers"]
         # evaluate what was saved; worker processes load it from its path
-        agent = str(model_path) if workers > 1 else load_policy(model_path, rules)
+        agent = str(model_path) if workers > 1 else load_agent(model_path, rules)
         final = evaluate(agent, cfg["final_eval"]["opponents"], rules, cfg["final_eval"]["games"],
                          seed=cfg["seed"] + 1_000_003, progress=bool(cfg["progress"]),
                          workers=workers)

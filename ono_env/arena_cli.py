@@ -1,0 +1,101 @@
+"""``ono-arena``: the arena's command line and its head-to-head plot.
+
+    ono-arena greedy color defensive random --rules classic --games 20000 --out results/
+
+The library (playing, statistics, ratings) is :mod:`ono_env.arena`; this module adds the
+argument parsing and the PNG of the head-to-head matrix (matplotlib, from the ``[arena]``
+extra, used through its object API: importing this module changes no global backend).
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Sequence
+
+import numpy as np
+
+from ono_env import cli
+from ono_env.arena import ArenaResult, run_arena
+from ono_env.rules import PRESETS
+
+
+def plot_matrix(labels: Sequence[str], rate: np.ndarray, low: np.ndarray, high: np.ndarray,
+                games: np.ndarray, title: str, path: str | Path) -> None:
+    """Draw a head-to-head matrix (``ArenaResult.head_to_head()``, or the ``head_to_head``
+    entry of arena.json turned into arrays) into a PNG."""
+    from matplotlib.figure import Figure
+
+    rate = np.asarray(rate, dtype=float)
+    K = len(labels)
+    fig = Figure(figsize=(1.6 * K + 2.5, 1.3 * K + 1.8))
+    ax = fig.subplots()
+    im = ax.imshow(np.nan_to_num(rate, nan=0.5), vmin=0, vmax=1, cmap="RdBu")
+    for i in range(K):
+        for j in range(K):
+            if i != j and games[i][j]:
+                ink = "white" if abs(rate[i, j] - 0.5) > 0.3 else "black"
+                ax.text(j, i, f"{100 * rate[i, j]:.1f}%\n[{100 * low[i][j]:.1f}, "
+                        f"{100 * high[i][j]:.1f}]", ha="center", va="center", fontsize=8, color=ink)
+    ax.set_xticks(range(K), labels, rotation=30, ha="right")
+    ax.set_yticks(range(K), labels)
+    ax.set_xlabel("opponent")
+    ax.set_ylabel("agent (win rate of the row)")
+    ax.set_title(title)
+    fig.colorbar(im, ax=ax, fraction=0.046)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+
+
+def plot_head_to_head(result: ArenaResult, path: str | Path) -> Path:
+    """The head-to-head win-rate matrix of an arena run as a PNG, each cell with its 95%
+    interval. Returns the path."""
+    h = result.head_to_head()
+    plot_matrix(result.labels, h["rate"], h["low"], h["high"], h["games"],
+                f"{result.rules.name}, {result.rules.num_players} players, "
+                f"{len(result.records.length):,} games", path)
+    return Path(path)
+
+
+def build_parser() -> cli.ArgumentParser:
+    p = cli.ArgumentParser(
+        prog="ono-arena",
+        description="Play many games between agents and report win rates with 95%% intervals, "
+                    "head-to-head rates and OpenSkill ratings.")
+    p.add_argument("agents", nargs="+",
+                   help="agent names (random, greedy, color, defensive, ppo-basic-2p, ...) or "
+                        "model files (.safetensors, or a training checkpoint .zip); at least as "
+                        "many as players")
+    p.add_argument("--rules", default="classic",
+                   help=f"preset ({', '.join(PRESETS)}) or rules YAML (default classic)")
+    p.add_argument("--players", type=cli.bounded_int(2, 10), default=None,
+                   help="number of players (default: the rules')")
+    p.add_argument("--games", type=cli.bounded_int(1, cli.MAX_GAMES), default=10_000,
+                   help="games in all (default 10000)")
+    p.add_argument("--seed", type=cli.bounded_int(0, cli.MAX_SEED), default=0)
+    p.add_argument("--batch", type=cli.bounded_int(1, cli.MAX_BATCH), default=4096,
+                   help="games stepped together (default 4096)")
+    p.add_argument("--out", default=None,
+                   help="folder for arena.json, arena.csv and arena.png (the plot needs matplotlib)")
+    p.add_argument("--no-rating", action="store_true",
+                   help="skip the OpenSkill ratings (which need the openskill library)")
+    p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    return p
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    def body(args) -> None:
+        result = run_arena(args.agents, args.rules, args.players, args.games, args.seed,
+                           batch_size=args.batch, rating=not args.no_rating,
+                           progress=not args.no_progress)
+        print(result.format_table())
+        if args.out:
+            paths = result.save(args.out)
+            paths.append(plot_head_to_head(result, Path(args.out) / "arena.png"))
+            print("wrote " + ", ".join(str(p) for p in paths))
+
+    return cli.run(build_parser(), argv, body)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,78 @@
+"""What every console script shares: one-line errors and bounded numbers.
+
+Every ``ono-<tool>`` turns a bad input (an argument, a rules file, a model file, a position)
+into one line ``ono-<tool>: error: ...`` on stderr and exit status 2, never a traceback and
+never a silent success: :func:`run` parses the arguments with :class:`ArgumentParser` and
+runs the tool, turning every exception into that line.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Callable, NoReturn, Sequence
+
+MAX_GAMES = 100_000_000
+"""The most games one command plays (``--games``): about an hour of random play per core."""
+MAX_BATCH = 1_000_000
+"""The most games stepped together (``--batch``), as in :class:`~ono_env.game.VecGame`."""
+MAX_SEED = 2**63 - 1
+
+
+class UsageError(ValueError):
+    """A bad command-line argument."""
+
+
+class ArgumentParser(argparse.ArgumentParser):
+    """argparse, with an argument error raised as :class:`UsageError` (which :func:`run`
+    prints as one line, with a pointer to ``--help``) instead of usage text and an exit."""
+
+    def error(self, message: str) -> NoReturn:
+        raise UsageError(f"{message} (see {self.prog} --help)")
+
+
+def bounded_int(low: int, high: int, what: str = "a whole number") -> Callable[[str], int]:
+    """An argparse ``type`` accepting whole numbers from ``low`` to ``high``; the message of
+    a refusal names the range."""
+
+    def parse(text: str) -> int:
+        try:
+            value = int(text.replace("_", ""), 10)
+        except ValueError:
+            raise argparse.ArgumentTypeError(
+                f"{text!r} is not {what}; allowed: {low:,} to {high:,}") from None
+        if not low <= value <= high:
+            raise argparse.ArgumentTypeError(f"{value:,} is out of range; allowed: {low:,} to {high:,}")
+        return value
+
+    parse.__name__ = what   # argparse names the type in its own messages
+    return parse
+
+
+def run(parser: argparse.ArgumentParser, argv: Sequence[str] | None,
+        body: Callable[[argparse.Namespace], int | None]) -> int:
+    """Parse ``argv`` with ``parser`` and run ``body(args)``: the exit status of a console
+    script. Any exception becomes one line ``<prog>: error: ...`` on stderr and status 2
+    (Ctrl-C: status 130)."""
+    prog = parser.prog
+    try:
+        return int(body(parser.parse_args(argv)) or 0)
+    except KeyboardInterrupt:
+        print(f"{prog}: interrupted", file=sys.stderr)
+        return 130
+    except ImportError as exc:
+        missing = getattr(exc, "name", None) or str(exc)
+        print(f"{prog}: error: this needs {missing!r}, which is not installed; install the "
+              f"extra that carries it: pip install 'ono-env[all]'", file=sys.stderr)
+        return 2
+    except Exception as exc:  # noqa: BLE001 - a console script prints one line, never a traceback
+        print(f"{prog}: error: {_message(exc)}", file=sys.stderr)
+        return 2
+
+
+def _message(exc: BaseException) -> str:
+    if isinstance(exc, KeyError) and exc.args:
+        return str(exc.args[0])
+    if isinstance(exc, (ValueError, OSError)):
+        return str(exc) or type(exc).__name__
+    return f"{type(exc).__name__}: {exc}"

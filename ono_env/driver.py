@@ -1,0 +1,86 @@
+"""The one loop that plays agents over the acting seats of a batch of games.
+
+``AgentDriver(game, agents)`` knows, for every game and seat, which agent plays it
+(``seat_agent[i, s]``: an index into ``agents``, or -1 for a seat it does not play, such as
+a learner's). ``play()`` steps every unfinished game whose acting seat it plays until each
+game is finished or waiting for a seat it does not play. The arena drives every seat; the
+environments drive the opponents of a learner.
+
+Each step encodes observations once for the agents that read them, asks each agent for the
+rows it plays, checks every action against the legal mask, and steps the batch. When the
+only agent is :class:`~ono_env.agents.RandomAgent`, the whole loop runs in compiled code.
+"""
+
+from __future__ import annotations
+
+from typing import Sequence
+
+import numpy as np
+
+from ono_env.agents.base import Agent, RandomAgent, checked_actions
+from ono_env.game import VecGame
+
+
+class AgentDriver:
+    """Plays ``agents`` over the seats of ``game`` given by ``seat_agent`` ((B, P) int64,
+    -1 = not played by the driver; all -1 until set)."""
+
+    def __init__(self, game: VecGame, agents: Sequence[Agent]) -> None:
+        self.game = game
+        self.agents = list(agents)
+        B, P = game.num_games, game.num_players
+        self.seat_agent = np.full((B, P), -1, np.int64)
+        self._obs = np.zeros((B, game.observation_size), np.float32)
+        self._actions = np.zeros(B, np.int64)
+        self._rows = np.arange(B)
+        self._rewards = np.zeros((B, P), np.float64)
+        self._stop_seat = np.zeros(B, np.int64)
+        self.policy_rng = np.zeros(B, np.uint64)
+        """(B,) generator states of the compiled random agent, one per game (reseeded by
+        :meth:`seed_games`)."""
+
+    def seed_games(self, which: np.ndarray, rng: np.random.Generator) -> None:
+        """New generator states for the compiled random agent in the games ``which``."""
+        self.policy_rng[which] = rng.integers(0, 2**63, size=int(which.sum()), dtype=np.uint64)
+
+    def _all_random(self) -> bool:
+        return len(self.agents) == 1 and type(self.agents[0]) is RandomAgent
+
+    def play(self, rng: np.random.Generator, rewards: np.ndarray | None = None) -> int:
+        """Play the driven seats until every unfinished game waits for a seat the driver
+        does not play (or every game is finished). Adds every seat's rewards from these steps
+        to ``rewards`` ((B, P) float64) when given. Returns the number of decisions taken.
+
+        ``rng`` is the generator of the Python agents; the compiled random agent draws from
+        ``policy_rng``."""
+        game = self.game
+        if rewards is None:
+            rewards = self._rewards
+        if self._all_random():
+            # The driver plays every seat but (at most) one per game: stop at that seat.
+            driven = self.seat_agent >= 0
+            stop = np.where(driven.all(axis=1), -1, np.argmin(driven, axis=1))
+            self._stop_seat[:] = stop
+            return game.play_random_until(self._stop_seat, self.policy_rng, rewards)
+        taken = 0
+        single = len(self.agents) == 1
+        while True:
+            current = game.state.current.astype(np.int64)
+            who = self.seat_agent[self._rows, current]                 # (B,) agent index
+            waiting = (who >= 0) & ~game.finished
+            if not waiting.any():
+                return taken
+            mask = game.legal_mask(which=waiting)
+            observed = False
+            for j, agent in enumerate(self.agents):
+                sel = waiting if single else waiting & (who == j)
+                if not sel.any():
+                    continue
+                if not observed and getattr(agent, "uses_observation", True):
+                    game.observe(current, which=waiting, out=self._obs)
+                    observed = True
+                self._actions[sel] = checked_actions(agent, self._obs[sel], mask[sel], rng)
+            # checked_actions verified every action against this mask
+            result = game._step_unchecked(self._actions, waiting)
+            taken += int(waiting.sum())
+            rewards += result.rewards
