@@ -16,8 +16,8 @@ import yaml
 from ono_env.agents.learned import load_agent, read_metadata
 from ono_env.arena import run_arena
 from ono_env.play import play
-from ono_env.train.config import DEFAULTS, load_config
-from ono_env.train.ppo import main as train_main
+from ono_env.train.cli import main as train_main
+from ono_env.train.config import TrainConfig, describe_fields, load_config
 from ono_env.train.ppo import learning_rate_schedule, train
 
 CONFIGS = Path(__file__).resolve().parent.parent / "configs" / "train"
@@ -43,18 +43,26 @@ def test_every_shipped_config_loads():
     assert "default" in names and len(names) >= 3
     for p in CONFIGS.glob("*.yaml"):
         cfg = load_config(p)
-        assert set(cfg) == set(DEFAULTS)
+        assert isinstance(cfg, TrainConfig) and cfg.name == p.stem
+        assert load_config(p.stem) == cfg          # shipped configs are found by name
+
+
+def test_every_config_field_has_a_one_line_docstring():
+    rows = describe_fields()
+    assert len(rows) > 30
+    for name, _, doc in rows:
+        assert doc and "\n" not in doc, name
 
 
 def test_overrides_reach_nested_fields_and_bad_ones_are_named():
     cfg = load_config(CONFIGS / "default.yaml", ["ppo.learning_rate=1e-4", "opponents={greedy: 1}",
                                                  "policy.net_arch=[64, 64]"])
-    assert cfg["ppo"]["learning_rate"] == 1e-4
-    assert cfg["opponents"] == {"greedy": 1}
-    assert cfg["policy"]["net_arch"] == [64, 64]
+    assert cfg.ppo.learning_rate == 1e-4
+    assert cfg.opponents == {"greedy": 1}
+    assert cfg.policy.net_arch == [64, 64]
     with pytest.raises(ValueError, match="unknown config field 'ppo.lr'; allowed: ppo.learning_rate"):
         load_config(None, ["ppo.lr=1"])
-    with pytest.raises(ValueError, match="'policy.activation' = 'gelu'; allowed: tanh | relu"):
+    with pytest.raises(ValueError, match="'policy.activation' = 'gelu': Input should be 'tanh' or 'relu'"):
         load_config(None, ["policy.activation=gelu"])
     with pytest.raises(ValueError, match="write key=value"):
         load_config(None, ["total_steps"])
@@ -71,7 +79,7 @@ def test_learning_rate_decays_over_steps_or_time_whichever_ends_first():
     assert by_time(0.2) == pytest.approx(1.4e-4)   # steps ahead of the clock
     now[0] = 500.0                      # past the limit: the end value, never below
     assert by_time(0.9) == pytest.approx(1e-4)
-    with pytest.raises(ValueError, match="'final_eval.workers' = 0; allowed: an integer >= 1"):
+    with pytest.raises(ValueError, match="'final_eval.workers' = 0: Input should be greater than or equal to 1"):
         load_config(None, ["final_eval.workers=0"])
 
 

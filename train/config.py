@@ -1,96 +1,233 @@
-"""Training configuration: a YAML file under ``configs/train/``, every field overridable.
+"""Training configuration: typed dataclasses, one line of documentation per field.
 
-``load_config(path, overrides)`` starts from :data:`DEFAULTS`, applies the file, then the
-``key=value`` overrides (dotted keys reach nested fields: ``ppo.learning_rate=1e-4``; values
-are read as YAML: ``opponents={greedy: 1, random: 1}``), and checks the result. An unknown
-key or a bad value raises ``ValueError`` naming it and what is allowed.
+A run is described by a :class:`TrainConfig` (in the style of CleanRL's ``Args``: every field
+typed, with its default and a one-line docstring). ``load_config(spec, overrides)`` starts
+from the defaults, applies a YAML file (a path, or the name of a config shipped with the
+package: ``default``, ``basic-60min``, ``classic-60min``), then ``key=value`` overrides
+(dotted keys reach nested fields: ``ppo.learning_rate=1e-4``; values are read as YAML:
+``opponents={greedy: 1, random: 1}``). pydantic checks every field: an unknown key, a value
+of the wrong type (``true`` is not a count, ``"5"`` is not a number) or out of range raises
+one ``ValueError`` naming the field and what is allowed.
+
+This module needs only the base install (pydantic, PyYAML): ``ono-train default
+--print-config`` works without the ``[train]`` extra.
 """
 
 from __future__ import annotations
 
-import copy
+import dataclasses
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Annotated, Any, Literal, Sequence, Union
 
 import yaml
+from pydantic import ConfigDict, Field, TypeAdapter, ValidationError, model_validator
+from pydantic.dataclasses import dataclass
 
-DEFAULTS: dict[str, Any] = {
-    "name": "run",
-    "seed": 0,
-    "rules": "basic",                # preset name, rules YAML path, or a dict with "preset"
-    "num_players": 2,
-    "reward": "win",                 # win | points (points needs a scoring rule set)
-    # opponents drawn per game and seat, by weight: names or saved-model paths
-    "opponents": {"random": 1.0, "greedy": 1.0, "color": 1.0, "defensive": 1.0},
-    "self_play": {
-        "enabled": False,
-        "snapshot_every": 500_000,   # learner steps between frozen snapshots joining the pool
-        "max_snapshots": 5,          # the oldest leaves when a new one would exceed this
-        "weight": 0.5,               # share of games against snapshots (once there is one)
-    },
-    "num_envs": 64,
-    "policy": {"net_arch": [256, 256], "activation": "tanh"},
-    "ppo": {
-        "learning_rate": 3.0e-4,
-        "learning_rate_end": None,   # set: linear decay to this value over total_steps
-                                     # (or over time_limit_minutes, whichever ends first)
-        "n_steps": 128,              # per game slot: a rollout is num_envs * n_steps steps
-        "batch_size": 2048,
-        "n_epochs": 4,
-        "gamma": 0.99,
-        "gae_lambda": 0.95,
-        "clip_range": 0.2,
-        "ent_coef": 0.01,
-        "vf_coef": 0.5,
-        "max_grad_norm": 0.5,
-    },
-    "total_steps": 1_000_000,        # learner decisions
-    "time_limit_minutes": None,      # set: stop training (and go on to save) after this long
-    "eval": {
-        "every": 250_000,            # learner steps between evaluations (0: none)
-        "games": 2_000,              # per opponent
-        "opponents": ["random", "greedy", "color", "defensive"],
-    },
-    "final_eval": {
-        "games": 100_000,            # per opponent
-        "opponents": ["random", "greedy", "color", "defensive"],
-        "workers": 1,                # processes, one opponent each at a time (same results)
-    },
-    "out_dir": "runs",
-    "run_dir": None,                 # set: write here instead of out_dir/<name>-<time>
-    "progress": True,
-    "torch_threads": 2,
-}
+_CONFIG = ConfigDict(extra="forbid", use_attribute_docstrings=True, allow_inf_nan=False)
 
-ACTIVATIONS = ("tanh", "relu")
+Count = Annotated[int, Field(strict=True, ge=1)]
+Count0 = Annotated[int, Field(strict=True, ge=0)]
+Number = Annotated[float, Field(strict=True, ge=0)]
+Name = Annotated[str, Field(strict=True, min_length=1)]
+BASELINES = ["random", "greedy", "color", "defensive"]
+MAX_STEPS = 10**12
+"""The most learner decisions one run may ask for."""
 
 
-def _merge(base: dict[str, Any], new: dict[str, Any], where: str = "") -> None:
-    for k, v in new.items():
-        key = f"{where}{k}"
-        if k not in base:
-            raise ValueError(f"unknown config field {key!r}; allowed: "
-                             f"{', '.join(where + x for x in base)}")
-        if isinstance(base[k], dict) and k != "opponents":
-            if not isinstance(v, dict):
-                raise ValueError(f"config field {key!r} must be a mapping of "
-                                 f"{', '.join(base[k])}; got {v!r}")
-            _merge(base[k], v, key + ".")
-        else:
-            base[k] = v
+@dataclass(config=_CONFIG)
+class SelfPlay:
+    """League self-play: frozen snapshots of the learner join the opponent pool."""
+
+    enabled: Annotated[bool, Field(strict=True)] = False
+    """Add snapshots of the learner to the opponent pool while training."""
+    snapshot_every: Count = 500_000
+    """Learner steps between two snapshots."""
+    max_snapshots: Count = 5
+    """Snapshots kept in the pool; the oldest leaves when a new one would exceed this."""
+    weight: Annotated[float, Field(strict=True, ge=0, lt=1)] = 0.5
+    """Share of the games played against snapshots (once there is one), 0 <= weight < 1."""
+
+
+@dataclass(config=_CONFIG)
+class PolicyNet:
+    """The policy and value networks."""
+
+    net_arch: Annotated[list[Annotated[int, Field(strict=True, ge=1, le=65_536)]],
+                        Field(min_length=1, max_length=16)] = dataclasses.field(
+        default_factory=lambda: [256, 256])
+    """Hidden layer sizes, shared by the policy and the value network."""
+    activation: Literal["tanh", "relu"] = "tanh"
+    """Activation between the hidden layers: tanh | relu."""
+
+
+@dataclass(config=_CONFIG)
+class PPO:
+    """MaskablePPO's hyperparameters (sb3-contrib)."""
+
+    learning_rate: Number = 3.0e-4
+    """Adam's learning rate (at the start, when it decays)."""
+    learning_rate_end: Number | None = None
+    """When set: linear decay to this value over total_steps (or time_limit_minutes, whichever ends first)."""
+    n_steps: Count = 128
+    """Steps per game slot in a rollout: a rollout is num_envs * n_steps learner steps."""
+    batch_size: Count = 2048
+    """Minibatch size of the gradient steps."""
+    n_epochs: Count = 4
+    """Passes over each rollout."""
+    gamma: Annotated[float, Field(strict=True, ge=0, le=1)] = 0.99
+    """Discount factor."""
+    gae_lambda: Annotated[float, Field(strict=True, ge=0, le=1)] = 0.95
+    """GAE's lambda."""
+    clip_range: Number = 0.2
+    """PPO's clipping of the policy ratio."""
+    ent_coef: Number = 0.01
+    """Weight of the entropy bonus."""
+    vf_coef: Number = 0.5
+    """Weight of the value loss."""
+    max_grad_norm: Number = 0.5
+    """Gradient clipping (global norm)."""
+
+
+@dataclass(config=_CONFIG)
+class Eval:
+    """Evaluation during training (the learning curve)."""
+
+    every: Count0 = 250_000
+    """Learner steps between evaluations (0: none)."""
+    games: Count = 2_000
+    """Games per opponent."""
+    opponents: Annotated[list[Name], Field(min_length=1)] = dataclasses.field(
+        default_factory=lambda: list(BASELINES))
+    """Agents (names or model files) the learner is evaluated against, one at a time."""
+
+
+@dataclass(config=_CONFIG)
+class FinalEval:
+    """The evaluation of the final model."""
+
+    games: Count0 = 100_000
+    """Games per opponent (0: no final evaluation)."""
+    opponents: Annotated[list[Name], Field(min_length=1)] = dataclasses.field(
+        default_factory=lambda: list(BASELINES))
+    """Agents (names or model files) the final model is evaluated against, one at a time."""
+    workers: Annotated[int, Field(strict=True, ge=1, le=256)] = 1
+    """Processes playing the opponents, one opponent each at a time (the results are the same)."""
+
+
+@dataclass(config=_CONFIG)
+class TrainConfig:
+    """Everything a training run reads (``ono-train <config> --print-config`` shows it)."""
+
+    name: Name = "run"
+    """Name of the run (its folder is <out_dir>/<name>-<time>)."""
+    seed: Annotated[int, Field(strict=True, ge=0, le=2**63 - 1)] = 0
+    """Seed of the deals, the opponents' choices and the network's initialisation."""
+    rules: Union[Name, dict[str, Any]] = "basic"
+    """Rules: a preset name, a rules YAML path, or a mapping with "preset" and overrides."""
+    num_players: Annotated[int, Field(strict=True, ge=2, le=10)] = 2
+    """Players per game."""
+    reward: Literal["win", "points"] = "win"
+    """Reward: win (+1 / -1 at the end) | points (score changes; needs a scoring rule set)."""
+    opponents: dict[Name, Number] = dataclasses.field(
+        default_factory=lambda: {name: 1.0 for name in BASELINES})
+    """Opponent pool: agent names or model files with weights, drawn per game and seat."""
+    self_play: SelfPlay = dataclasses.field(default_factory=SelfPlay)
+    """League self-play."""
+    num_envs: Annotated[int, Field(strict=True, ge=1, le=1_000_000)] = 64
+    """Games stepped together (game slots of the vectorized environment)."""
+    policy: PolicyNet = dataclasses.field(default_factory=PolicyNet)
+    """The networks."""
+    ppo: PPO = dataclasses.field(default_factory=PPO)
+    """MaskablePPO's hyperparameters."""
+    total_steps: Annotated[int, Field(strict=True, ge=1, le=MAX_STEPS)] = 1_000_000
+    """Learner decisions to train for."""
+    time_limit_minutes: Annotated[float, Field(strict=True, gt=0)] | None = None
+    """When set: stop training after this many minutes (then save and evaluate)."""
+    eval: Eval = dataclasses.field(default_factory=Eval)
+    """Evaluation during training."""
+    final_eval: FinalEval = dataclasses.field(default_factory=FinalEval)
+    """Evaluation of the final model."""
+    out_dir: Name = "runs"
+    """Folder that receives the run folders."""
+    run_dir: Name | None = None
+    """When set: write the run here instead of <out_dir>/<name>-<time>."""
+    progress: Annotated[bool, Field(strict=True)] = True
+    """Show progress bars."""
+    torch_threads: Annotated[int, Field(strict=True, ge=1, le=1024)] = 2
+    """Threads torch may use."""
+
+    @model_validator(mode="after")
+    def _check(self) -> "TrainConfig":
+        if not self.opponents or sum(self.opponents.values()) <= 0:
+            raise ValueError("opponents needs at least one agent with a weight > 0")
+        from ono_env.rules import resolve_rules
+
+        try:
+            rules = resolve_rules(self.rules, num_players=self.num_players)
+        except ValueError as exc:
+            raise ValueError(f"rules: {exc}") from None
+        if self.reward == "points" and rules.scoring == "none":
+            raise ValueError(f"reward 'points' needs a rule set with scoring; the "
+                             f"{rules.name!r} rules keep no score")
+        return self
+
+    def to_dict(self) -> dict[str, Any]:
+        """The config as plain data (what ``config.yaml`` of a run holds)."""
+        return dataclasses.asdict(self)
+
+
+_ADAPTER = TypeAdapter(TrainConfig)
+
+
+def validate(data: Any) -> TrainConfig:
+    """A :class:`TrainConfig` from a mapping of fields; one ``ValueError`` naming every bad
+    field otherwise."""
+    if not isinstance(data, dict):
+        raise ValueError(f"a training config is a mapping of fields; got {type(data).__name__}")
+    try:
+        return _ADAPTER.validate_python(data)
+    except ValidationError as exc:
+        raise ValueError("; ".join(_describe(e) for e in exc.errors())) from None
+
+
+def _describe(err: dict[str, Any]) -> str:
+    loc = ".".join(str(x) for x in err["loc"])
+    kind = err["type"]
+    if kind in ("unexpected_keyword_argument", "extra_forbidden"):
+        parent = _fields_at(err["loc"][:-1])
+        return (f"unknown config field {loc!r}; allowed: "
+                + ", ".join(".".join([*map(str, err["loc"][:-1]), f]) for f in parent))
+    if not loc:
+        return err["msg"].removeprefix("Value error, ")
+    value = err.get("input")
+    return f"config field {loc!r} = {value!r}: {err['msg'].removeprefix('Value error, ')}"
+
+
+def _fields_at(loc: Sequence[Any]) -> list[str]:
+    """The field names of the (nested) dataclass at ``loc``."""
+    cls: Any = TrainConfig
+    for part in loc:
+        info = cls.__pydantic_fields__.get(part)
+        if info is None or not dataclasses.is_dataclass(info.annotation):
+            return []
+        cls = info.annotation
+    return [f.name for f in dataclasses.fields(cls)]
 
 
 def parse_override(text: str) -> dict[str, Any]:
     """``"ppo.learning_rate=1e-4"`` -> ``{"ppo": {"learning_rate": 0.0001}}``."""
-    if "=" not in text:
+    if not isinstance(text, str) or "=" not in text:
         raise ValueError(f"override {text!r}: write key=value (e.g. total_steps=200000)")
     key, raw = text.split("=", 1)
-    value = yaml.safe_load(raw) if raw.strip() else None
-    if isinstance(value, str):
-        try:  # YAML 1.1 reads "1e-4" as text; a number is meant
-            value = float(value)
-        except ValueError:
-            pass
+    if not key.strip() or any(not p for p in key.strip().split(".")):
+        raise ValueError(f"override {text!r}: the key before '=' names a field (e.g. ppo.n_steps)")
+    from ono_env.rules import YamlLoader
+
+    try:
+        value = yaml.load(raw, Loader=YamlLoader) if raw.strip() else None
+    except yaml.YAMLError as exc:
+        raise ValueError(f"override {text!r}: the value is not valid YAML "
+                         f"({str(exc).splitlines()[0]})") from None
     out: dict[str, Any] = {}
     node = out
     parts = key.strip().split(".")
@@ -100,74 +237,70 @@ def parse_override(text: str) -> dict[str, Any]:
     return out
 
 
-def load_config(path: str | Path | None = None, overrides: Sequence[str] = ()) -> dict[str, Any]:
-    """The resolved config: defaults, then the YAML file, then the overrides."""
-    cfg = copy.deepcopy(DEFAULTS)
-    if path is not None:
-        p = Path(path)
-        if not p.is_file():
-            raise ValueError(f"cannot read training config {str(p)!r}: no such file")
-        data = yaml.safe_load(p.read_text()) or {}
-        if not isinstance(data, dict):
-            raise ValueError(f"{str(p)!r}: a training config is a mapping of fields")
-        _merge(cfg, data)
+def _merge(base: dict[str, Any], new: dict[str, Any]) -> None:
+    for k, v in new.items():
+        if isinstance(v, dict) and isinstance(base.get(k), dict) and k not in ("opponents", "rules"):
+            _merge(base[k], v)
+        else:
+            base[k] = v
+
+
+def config_path(spec: str | Path) -> Path:
+    """A config file: the path itself, or the config shipped under that name."""
+    from ono_env.configs import config_file, config_names
+
+    if not isinstance(spec, (str, Path)) or not str(spec):
+        raise ValueError(f"training config {spec!r}; allowed: a YAML path or one of "
+                         f"{', '.join(config_names('train'))}")
+    p = Path(spec)
+    if p.is_file():
+        return p
+    if isinstance(spec, str) and spec in config_names("train"):
+        return config_file("train", spec)
+    raise ValueError(f"cannot read training config {str(spec)!r}: no such file, and no shipped "
+                     f"config has that name (shipped: {', '.join(config_names('train'))})")
+
+
+def load_config(spec: str | Path | None = None, overrides: Sequence[str] = ()) -> TrainConfig:
+    """The resolved config: defaults, then the YAML file (a path or a shipped name), then
+    the ``key=value`` overrides."""
+    from ono_env.rules import read_yaml
+
+    data: dict[str, Any] = {}
+    if spec is not None:
+        path = config_path(spec)
+        raw = read_yaml(path, "training config")
+        if raw is None:
+            raw = {}
+        if not isinstance(raw, dict):
+            raise ValueError(f"training config {str(path)!r}: a mapping of fields is needed; "
+                             f"got {type(raw).__name__}")
+        data = raw
+    if isinstance(overrides, str):
+        raise ValueError(f"overrides must be a list of key=value strings; got the string {overrides!r}")
     for o in overrides:
-        _merge(cfg, parse_override(o))
-    validate(cfg)
-    return cfg
+        _merge(data, parse_override(o))
+    try:
+        return validate(data)
+    except ValueError as exc:
+        where = f"training config {str(spec)!r}: " if spec is not None else ""
+        raise ValueError(f"{where}{exc}") from None
 
 
-def validate(cfg: dict[str, Any]) -> None:
-    def positive_int(key: str, v: Any, zero: bool = False) -> None:
-        if not isinstance(v, int) or isinstance(v, bool) or v < (0 if zero else 1):
-            raise ValueError(f"config field {key!r} = {v!r}; allowed: an integer >= {0 if zero else 1}")
-
-    positive_int("num_players", cfg["num_players"])
-    positive_int("num_envs", cfg["num_envs"])
-    positive_int("total_steps", cfg["total_steps"])
-    positive_int("seed", cfg["seed"], zero=True)
-    positive_int("eval.every", cfg["eval"]["every"], zero=True)
-    positive_int("eval.games", cfg["eval"]["games"])
-    positive_int("final_eval.games", cfg["final_eval"]["games"], zero=True)
-    positive_int("final_eval.workers", cfg["final_eval"]["workers"])
-    positive_int("ppo.n_steps", cfg["ppo"]["n_steps"])
-    positive_int("ppo.batch_size", cfg["ppo"]["batch_size"])
-    positive_int("ppo.n_epochs", cfg["ppo"]["n_epochs"])
-    for k in ("learning_rate", "gamma", "gae_lambda", "clip_range", "ent_coef", "vf_coef",
-              "max_grad_norm"):
-        v = cfg["ppo"][k]
-        if not isinstance(v, (int, float)) or isinstance(v, bool) or v < 0:
-            raise ValueError(f"config field 'ppo.{k}' = {v!r}; allowed: a number >= 0 "
-                             f"(write 3.0e-4, not 3e-4, in YAML files)")
-    end = cfg["ppo"]["learning_rate_end"]
-    if end is not None and (not isinstance(end, (int, float)) or end < 0):
-        raise ValueError(f"config field 'ppo.learning_rate_end' = {end!r}; allowed: null or a number >= 0")
-    limit = cfg["time_limit_minutes"]
-    if limit is not None and not (isinstance(limit, (int, float)) and limit > 0):
-        raise ValueError(f"config field 'time_limit_minutes' = {limit!r}; allowed: null or minutes > 0")
-    sp = cfg["self_play"]
-    positive_int("self_play.snapshot_every", sp["snapshot_every"])
-    positive_int("self_play.max_snapshots", sp["max_snapshots"])
-    if not 0.0 <= float(sp["weight"]) < 1.0:
-        raise ValueError(f"config field 'self_play.weight' = {sp['weight']!r}; allowed: 0 <= w < 1")
-    if cfg["reward"] not in ("win", "points"):
-        raise ValueError(f"config field 'reward' = {cfg['reward']!r}; allowed: win | points")
-    if cfg["policy"]["activation"] not in ACTIVATIONS:
-        raise ValueError(f"config field 'policy.activation' = {cfg['policy']['activation']!r}; "
-                         f"allowed: {' | '.join(ACTIVATIONS)}")
-    arch = cfg["policy"]["net_arch"]
-    if not (isinstance(arch, list) and arch and all(isinstance(x, int) and x > 0 for x in arch)):
-        raise ValueError(f"config field 'policy.net_arch' = {arch!r}; allowed: a list of layer sizes")
-    opp = cfg["opponents"]
-    if not (isinstance(opp, dict) and opp and all(isinstance(w, (int, float)) and w >= 0
-                                                   for w in opp.values())
-            and sum(opp.values()) > 0):
-        raise ValueError(f"config field 'opponents' = {opp!r}; allowed: a mapping of agent names "
-                         f"(or model paths) to weights >= 0, at least one positive")
-    for key in ("eval", "final_eval"):
-        if not isinstance(cfg[key]["opponents"], list) or not cfg[key]["opponents"]:
-            raise ValueError(f"config field '{key}.opponents' must be a non-empty list of agents")
+def dump_config(cfg: TrainConfig) -> str:
+    """The config as YAML (every field, defaults included)."""
+    return yaml.safe_dump(cfg.to_dict(), sort_keys=False)
 
 
-def dump_config(cfg: dict[str, Any]) -> str:
-    return yaml.safe_dump(cfg, sort_keys=False)
+def describe_fields(cls: Any = TrainConfig, prefix: str = "") -> list[tuple[str, str, str]]:
+    """``(field, default, docstring)`` for every field, nested ones dotted (for ``--help``)."""
+    rows = []
+    for f in dataclasses.fields(cls):
+        info = cls.__pydantic_fields__[f.name]
+        if dataclasses.is_dataclass(info.annotation):
+            rows.extend(describe_fields(info.annotation, f"{prefix}{f.name}."))
+            continue
+        default = f.default if f.default is not dataclasses.MISSING else f.default_factory()
+        rows.append((prefix + f.name, yaml.safe_dump(default, default_flow_style=True).strip()
+                     .removesuffix("...").strip(), info.description or ""))
+    return rows

@@ -1,8 +1,10 @@
 """MaskablePPO on the batched ``OnoVecEnv``: against a weighted pool of agents, optionally
 with league self-play; masked evaluation, TensorBoard, checkpoints with metadata.
 
-    ono-train configs/train/default.yaml                       # the default run
-    ono-train configs/train/default.yaml total_steps=200000 ppo.learning_rate=1e-4
+    ono-train default                       # the default run (a shipped config, or a YAML path)
+    ono-train default total_steps=200000 ppo.learning_rate=1e-4
+
+(the command line is :mod:`ono_env.train.cli`; the config :mod:`ono_env.train.config`).
 
 A run writes into ``<out_dir>/<name>-<time>/`` (or ``run_dir``):
 
@@ -26,29 +28,27 @@ the masks, so it is not used.
 
 from __future__ import annotations
 
-import argparse
 import csv
+import dataclasses
 import datetime as _dt
 import sys
 import time
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
-from ono_env.train.config import dump_config, load_config
-
-REPO_CONFIGS = Path(__file__).resolve().parent.parent / "configs" / "train"
+from ono_env.train.config import TrainConfig, dump_config
 
 
-def _rules(cfg: dict[str, Any]):
+def _rules(cfg: TrainConfig):
     from ono_env.rules import resolve_rules
-    return resolve_rules(cfg["rules"], num_players=cfg["num_players"])
+    return resolve_rules(cfg.rules, num_players=cfg.num_players)
 
 
-def _run_dir(cfg: dict[str, Any]) -> Path:
-    if cfg["run_dir"]:
-        return Path(cfg["run_dir"])
+def _run_dir(cfg: TrainConfig) -> Path:
+    if cfg.run_dir:
+        return Path(cfg.run_dir)
     stamp = _dt.datetime.now().strftime("%Y%m%d-%H%M%S")
-    return Path(cfg["out_dir"]) / f"{cfg['name']}-{stamp}"
+    return Path(cfg.out_dir) / f"{cfg.name}-{stamp}"
 
 
 class League:
@@ -56,10 +56,10 @@ class League:
     latest ``max_snapshots`` frozen copies of the learner, which share ``weight`` of the
     games equally once the first has joined."""
 
-    def __init__(self, pool: Any, cfg: dict[str, Any]) -> None:
+    def __init__(self, pool: Any, cfg: TrainConfig) -> None:
         self.pool = pool
-        self.base = dict(cfg["opponents"])
-        self.sp = cfg["self_play"]
+        self.base = dict(cfg.opponents)
+        self.sp = cfg.self_play
         self.snapshots: list[str] = []
 
     def add_snapshot(self, model: Any, rules: Any, step: int) -> str:
@@ -68,21 +68,21 @@ class League:
         name = f"snapshot-{step}"
         self.pool.add(agent_from_model(model, rules, name, copy=True), 1.0, name)
         self.snapshots.append(name)
-        while len(self.snapshots) > self.sp["max_snapshots"]:
+        while len(self.snapshots) > self.sp.max_snapshots:
             self.pool.remove(self.snapshots.pop(0))
         self._reweight()
         return name
 
     def _reweight(self) -> None:
         total = sum(self.base.values())
-        w_sp = float(self.sp["weight"]) if self.snapshots else 0.0
+        w_sp = float(self.sp.weight) if self.snapshots else 0.0
         for name, w in self.base.items():
             self.pool.set_weight(name, (1.0 - w_sp) * w / total)
         for name in self.snapshots:
             self.pool.set_weight(name, w_sp / len(self.snapshots))
 
 
-def make_callback(cfg: dict[str, Any], rules: Any, run_dir: Path, league: League, progress: bool,
+def make_callback(cfg: TrainConfig, rules: Any, run_dir: Path, league: League, progress: bool,
                   deadline: float | None = None):
     from stable_baselines3.common.callbacks import BaseCallback
 
@@ -95,9 +95,9 @@ def make_callback(cfg: dict[str, Any], rules: Any, run_dir: Path, league: League
 
         def __init__(self) -> None:
             super().__init__()
-            self.next_eval = cfg["eval"]["every"] or None
-            sp = cfg["self_play"]
-            self.next_snap = sp["snapshot_every"] if sp["enabled"] else None
+            self.next_eval = cfg.eval.every or None
+            sp = cfg.self_play
+            self.next_snap = sp.snapshot_every if sp.enabled else None
             self.curve: list[dict[str, Any]] = []
             self.bar = None
             self.deadline = deadline
@@ -106,7 +106,7 @@ def make_callback(cfg: dict[str, Any], rules: Any, run_dir: Path, league: League
         def _on_training_start(self) -> None:
             if progress:
                 from tqdm import tqdm
-                self.bar = tqdm(total=cfg["total_steps"], unit="step", desc="training",
+                self.bar = tqdm(total=cfg.total_steps, unit="step", desc="training",
                                 file=sys.stderr, smoothing=0.05)
 
         def _on_step(self) -> bool:
@@ -116,10 +116,10 @@ def make_callback(cfg: dict[str, Any], rules: Any, run_dir: Path, league: League
             if self.next_snap is not None and n >= self.next_snap:
                 league.add_snapshot(self.model, rules, n)
                 self.logger.record("league/snapshots", len(league.snapshots))
-                self.next_snap += cfg["self_play"]["snapshot_every"]
+                self.next_snap += cfg.self_play.snapshot_every
             if self.next_eval is not None and n >= self.next_eval:
                 self.evaluate(n)
-                self.next_eval += cfg["eval"]["every"]
+                self.next_eval += cfg.eval.every
             if self.deadline is not None and time.perf_counter() > self.deadline:
                 self.stopped_early = True
                 return False
@@ -127,15 +127,15 @@ def make_callback(cfg: dict[str, Any], rules: Any, run_dir: Path, league: League
 
         def evaluate(self, n: int) -> None:
             policy = agent_from_model(self.model, rules, "learner")
-            rows = evaluate(policy, cfg["eval"]["opponents"], rules, cfg["eval"]["games"],
-                            seed=cfg["seed"] + n)
+            rows = evaluate(policy, cfg.eval.opponents, rules, cfg.eval.games,
+                            seed=cfg.seed + n)
             for r in rows:
                 self.logger.record(f"eval/win_rate/{r['opponent']}", r["win_rate"])
                 self.curve.append({"step": n, **{k: r[k] for k in ("opponent", "games", "win_rate",
                                                                   "ci_low", "ci_high")}})
             self.logger.dump(n)
             write_curve(run_dir / "eval.csv", self.curve)
-            save_model(self.model, run_dir / "checkpoints" / f"step_{n}.zip", rules, n, cfg)
+            save_model(self.model, run_dir / "checkpoints" / f"step_{n}.zip", rules, n, cfg.to_dict())
             if self.bar is not None:
                 self.bar.set_postfix({r["opponent"]: f"{100 * r['win_rate']:.1f}%" for r in rows})
             elif progress:
@@ -172,9 +172,10 @@ def write_curve(path: Path, rows: Sequence[dict[str, Any]]) -> None:
         w.writerows(rows)
 
 
-def train(cfg: dict[str, Any]) -> dict[str, Any]:
-    """Run one training from a resolved config (see :func:`train.config.load_config`).
-    Returns ``{"run_dir", "model", "final_eval", "seconds"}``."""
+def train(cfg: TrainConfig) -> dict[str, Any]:
+    """Run one training from a resolved config (see :func:`ono_env.train.config.load_config`).
+    Returns ``{"run_dir", "model", "final_eval", "seconds"}``. Needs the ``[train]`` extra
+    (imported first, before anything is written)."""
     import torch as th
     from sb3_contrib import MaskablePPO
     from stable_baselines3.common.vec_env import VecMonitor
@@ -189,51 +190,51 @@ def train(cfg: dict[str, Any]) -> dict[str, Any]:
     t0 = time.perf_counter()
     rules = _rules(cfg)
     # fail early on a bad opponent / evaluation agent name, before any training
-    for spec in list(cfg["eval"]["opponents"]) + list(cfg["final_eval"]["opponents"]):
+    for spec in list(cfg.eval.opponents) + list(cfg.final_eval.opponents):
         make_agent(spec, rules)
-    th.set_num_threads(int(cfg["torch_threads"]))
+    th.set_num_threads(int(cfg.torch_threads))
     run_dir = _run_dir(cfg)
     run_dir.mkdir(parents=True, exist_ok=True)
     (run_dir / "config.yaml").write_text(dump_config(cfg))
 
-    pool = OpponentPool(cfg["opponents"], rules)
+    pool = OpponentPool(cfg.opponents, rules)
     league = League(pool, cfg)
-    venv = OnoVecEnv(rules, num_envs=cfg["num_envs"], opponents=pool, seed=cfg["seed"],
-                     reward=cfg["reward"])
+    venv = OnoVecEnv(rules, num_envs=cfg.num_envs, opponents=pool, seed=cfg.seed,
+                     reward=cfg.reward)
     env = VecMonitor(venv)
-    ppo = dict(cfg["ppo"])
+    ppo = dataclasses.asdict(cfg.ppo)
     lr0, lr1 = ppo.pop("learning_rate"), ppo.pop("learning_rate_end")
-    limit = cfg["time_limit_minutes"]
+    limit = cfg.time_limit_minutes
     deadline = None if limit is None else time.perf_counter() + 60.0 * limit
     lr = lr0 if lr1 is None else learning_rate_schedule(lr0, lr1, None if limit is None else 60.0 * limit)
-    activation = {"tanh": th.nn.Tanh, "relu": th.nn.ReLU}[cfg["policy"]["activation"]]
-    arch = list(cfg["policy"]["net_arch"])
+    activation = {"tanh": th.nn.Tanh, "relu": th.nn.ReLU}[cfg.policy.activation]
+    arch = list(cfg.policy.net_arch)
     model = MaskablePPO(
-        "MlpPolicy", env, learning_rate=lr, seed=cfg["seed"], device="cpu", verbose=0,
+        "MlpPolicy", env, learning_rate=lr, seed=cfg.seed, device="cpu", verbose=0,
         tensorboard_log=str(run_dir / "tb"),
         policy_kwargs={"net_arch": {"pi": arch, "vf": arch}, "activation_fn": activation,
                        "features_extractor_class": ScaledObservation,
                        "features_extractor_kwargs": {"scale": observation_scale(rules).tolist()}},
         **ppo,
     )
-    callback = make_callback(cfg, rules, run_dir, league, bool(cfg["progress"]), deadline)
-    model.learn(total_timesteps=cfg["total_steps"], callback=callback, tb_log_name="ppo")
-    model_path = save_model(model, run_dir / "model.zip", rules, model.num_timesteps, cfg)
+    callback = make_callback(cfg, rules, run_dir, league, bool(cfg.progress), deadline)
+    model.learn(total_timesteps=cfg.total_steps, callback=callback, tb_log_name="ppo")
+    model_path = save_model(model, run_dir / "model.zip", rules, model.num_timesteps, cfg.to_dict())
     train_seconds = time.perf_counter() - t0
     if callback.stopped_early:
-        print(f"time limit of {cfg['time_limit_minutes']} min reached after "
-              f"{model.num_timesteps:,} of {cfg['total_steps']:,} steps")
+        print(f"time limit of {cfg.time_limit_minutes} min reached after "
+              f"{model.num_timesteps:,} of {cfg.total_steps:,} steps")
 
     final: list[dict[str, Any]] = []
-    if cfg["final_eval"]["games"]:
-        workers = cfg["final_eval"]["workers"]
+    if cfg.final_eval.games:
+        workers = cfg.final_eval.workers
         # evaluate what was saved; worker processes load it from its path
         agent = str(model_path) if workers > 1 else load_agent(model_path, rules)
-        final = evaluate(agent, cfg["final_eval"]["opponents"], rules, cfg["final_eval"]["games"],
-                         seed=cfg["seed"] + 1_000_003, progress=bool(cfg["progress"]),
+        final = evaluate(agent, cfg.final_eval.opponents, rules, cfg.final_eval.games,
+                         seed=cfg.seed + 1_000_003, progress=bool(cfg.progress),
                          workers=workers)
         write_final(run_dir, final, model.num_timesteps, train_seconds)
-        print(format_evaluation(final, f"{cfg['name']} ({model.num_timesteps:,} steps, "
+        print(format_evaluation(final, f"{cfg.name} ({model.num_timesteps:,} steps, "
                                        f"{train_seconds / 60:.1f} min of training)"))
         print(summary_line(final))
     print(f"run: {run_dir}  model: {model_path}")
@@ -268,41 +269,3 @@ def write_final(run_dir: Path, rows: Sequence[dict[str, Any]], steps: int, secon
         w = csv.DictWriter(fh, fieldnames=list(rows[0]))
         w.writeheader()
         w.writerows(rows)
-
-
-def resolve_config_path(spec: str) -> Path:
-    """A config path, or the name of one under configs/train/ (``default``)."""
-    p = Path(spec)
-    if p.is_file():
-        return p
-    named = REPO_CONFIGS / f"{spec}.yaml"
-    if named.is_file():
-        return named
-    known = ", ".join(sorted(x.stem for x in REPO_CONFIGS.glob("*.yaml"))) if REPO_CONFIGS.is_dir() else ""
-    raise ValueError(f"cannot read training config {spec!r}: no such file"
-                     + (f" (named configs: {known})" if known else ""))
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(
-        prog="ono-train",
-        description="Train a MaskablePPO agent on ono_env from a YAML config (configs/train/).")
-    ap.add_argument("config", help="config YAML path, or a name under configs/train/ (default, ...)")
-    ap.add_argument("overrides", nargs="*", help="key=value overrides, dotted for nested fields "
-                                                 "(ppo.learning_rate=1e-4 total_steps=200000)")
-    ap.add_argument("--print-config", action="store_true", help="print the resolved config and exit")
-    args = ap.parse_args(argv)
-    try:
-        cfg = load_config(resolve_config_path(args.config), args.overrides)
-        if args.print_config:
-            print(dump_config(cfg), end="")
-            return 0
-        train(cfg)
-    except (ValueError, OSError) as exc:
-        print(f"ono-train: error: {exc}", file=sys.stderr)
-        return 2
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())
