@@ -35,6 +35,7 @@ What is counted
 from __future__ import annotations
 
 import csv
+import importlib.util
 import itertools
 import json
 import math
@@ -49,10 +50,14 @@ import numpy as np
 from ono_env.game import VecGame
 from ono_env.agents.base import Agent
 from ono_env.agents.registry import is_model_path, make_agent
+from ono_env.checks import check_bool, check_int, check_seed
 from ono_env.driver import AgentDriver
+from ono_env.game import MAX_GAMES as MAX_BATCH
 from ono_env.rules import RuleSet, resolve_rules
 
 Z95 = 1.959963984540054
+MAX_GAMES = 100_000_000
+"""The most games one arena run plays (about an hour of random play per core)."""
 
 
 def wilson_interval(wins: float, n: float, z: float = Z95) -> tuple[float, float]:
@@ -289,7 +294,7 @@ def rate_games(records: GameRecords, num_entrants: int, seed: int = 0) -> list[d
 
 def run_arena(agents: Sequence[Any], rules: Any = "classic", num_players: int | None = None,
               num_games: int = 10_000, seed: int = 0, *, batch_size: int = 4096,
-              max_decisions: int | None = None, rating: bool = True,
+              max_decisions: int | None = None, rating: bool | None = None,
               progress: bool = False) -> ArenaResult:
     """Play ``num_games`` games among ``agents`` and return their statistics.
 
@@ -298,7 +303,9 @@ def run_arena(agents: Sequence[Any], rules: Any = "classic", num_players: int | 
     more than once). ``rules``: a preset name, YAML path, RuleSet or dict; ``num_players``
     overrides its player count. ``num_games`` is split evenly over the tables and their
     seatings (rounded up so every seating plays the same number). ``rating``: compute
-    OpenSkill ratings (one Python update per game)."""
+    OpenSkill ratings (one Python update per game; they need the ``openskill`` library of
+    the ``[arena]`` extra): ``None`` (default) when it is installed, ``True`` always (an
+    ``ImportError`` without it), ``False`` never."""
     overrides = {} if num_players is None else {"num_players": num_players}
     rules = resolve_rules(rules, **overrides)
     P = rules.num_players
@@ -306,8 +313,13 @@ def run_arena(agents: Sequence[Any], rules: Any = "classic", num_players: int | 
     if len(agents) < P:
         raise ValueError(f"{len(agents)} agents for {P} players: give at least {P} "
                          f"(repeat a name to seat it more than once)")
-    if num_games < 1:
-        raise ValueError(f"num_games={num_games}; allowed: 1 or more")
+    num_games = check_int("num_games", num_games, 1, MAX_GAMES)
+    seed = check_seed("seed", seed, allow_none=False)
+    batch_size = check_int("batch_size", batch_size, 1, MAX_BATCH)
+    if rating is None:
+        rating = importlib.util.find_spec("openskill") is not None
+    check_bool("rating", rating)
+    check_bool("progress", progress)
     built = [make_agent(a, rules) for a in agents]
     labels = _labels(agents)
     tables = list(itertools.combinations(range(len(agents)), P))

@@ -9,6 +9,7 @@ extra, used through its object API: importing this module changes no global back
 
 from __future__ import annotations
 
+import importlib.util
 import sys
 from pathlib import Path
 from typing import Sequence
@@ -86,12 +87,19 @@ def build_parser() -> cli.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     def body(args) -> None:
         result = run_arena(args.agents, args.rules, args.players, args.games, args.seed,
-                           batch_size=args.batch, rating=not args.no_rating,
+                           batch_size=args.batch, rating=False if args.no_rating else None,
                            progress=not args.no_progress)
         print(result.format_table())
+        if not args.no_rating and not result.ratings:
+            print("ono-arena: note: no ratings without the openskill library: "
+                  "pip install 'ono-env[arena]'", file=sys.stderr)
         if args.out:
             paths = result.save(args.out)
-            paths.append(plot_head_to_head(result, Path(args.out) / "arena.png"))
+            if importlib.util.find_spec("matplotlib") is None:
+                print("ono-arena: note: arena.png not drawn without matplotlib: "
+                      "pip install 'ono-env[arena]'", file=sys.stderr)
+            else:
+                paths.append(plot_head_to_head(result, Path(args.out) / "arena.png"))
             print("wrote " + ", ".join(str(p) for p in paths))
 
     return cli.run(build_parser(), argv, body)

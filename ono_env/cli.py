@@ -15,8 +15,11 @@ from typing import Callable, NoReturn, Sequence
 MAX_GAMES = 100_000_000
 """The most games one command plays (``--games``): about an hour of random play per core."""
 MAX_BATCH = 1_000_000
-"""The most games stepped together (``--batch``), as in :class:`~ono_env.game.VecGame`."""
+"""The most games stepped together (``--batch``): ``VecGame``'s limit."""
 MAX_SEED = 2**63 - 1
+EXTRAS = {"torch": "train", "stable_baselines3": "train", "sb3_contrib": "train",
+          "tensorboard": "train", "openskill": "arena", "matplotlib": "arena"}
+"""The extra that installs each optional library (pyproject.toml)."""
 
 
 class UsageError(ValueError):
@@ -61,9 +64,10 @@ def run(parser: argparse.ArgumentParser, argv: Sequence[str] | None,
         print(f"{prog}: interrupted", file=sys.stderr)
         return 130
     except ImportError as exc:
-        missing = getattr(exc, "name", None) or str(exc)
-        print(f"{prog}: error: this needs {missing!r}, which is not installed; install the "
-              f"extra that carries it: pip install 'ono-env[all]'", file=sys.stderr)
+        missing = (getattr(exc, "name", None) or "").split(".")[0]
+        extra = EXTRAS.get(missing, "all")
+        print(f"{prog}: error: this needs {missing or exc!s}, which is not installed: "
+              f"pip install 'ono-env[{extra}]'", file=sys.stderr)
         return 2
     except Exception as exc:  # noqa: BLE001 - a console script prints one line, never a traceback
         print(f"{prog}: error: {_message(exc)}", file=sys.stderr)

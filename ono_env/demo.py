@@ -5,21 +5,27 @@
 
 from __future__ import annotations
 
-import argparse
 import sys
 from collections import Counter
 
 import numpy as np
 
+from ono_env import cli
+from ono_env.checks import check_int, check_seed
 from ono_env.game import VecGame, random_legal
 from ono_env.render import describe_action, render_text
 from ono_env.rules import PRESETS
+
+MAX_DEMO_GAMES = 100_000
+"""The most games one demo plays (each is played and printed one at a time)."""
 
 
 def play_demo(rules: str, players: int, games: int, seed: int, verbose: bool,
               out=sys.stdout) -> Counter:
     """Play ``games`` games between uniform-random players; returns wins per seat
     ("truncated" counts games cut at max_decisions)."""
+    games = check_int("games", games, 1, MAX_DEMO_GAMES)
+    seed = check_seed("seed", seed, allow_none=False)
     wins: Counter = Counter()
     lengths = []
     for k in range(games):
@@ -52,20 +58,15 @@ def play_demo(rules: str, players: int, games: int, seed: int, verbose: bool,
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="ono-demo", description=__doc__.splitlines()[0])
+    ap = cli.ArgumentParser(prog="ono-demo", description=__doc__.splitlines()[0])
     ap.add_argument("--rules", default="classic",
                     help=f"preset ({', '.join(PRESETS)}) or a rules YAML path")
-    ap.add_argument("--players", type=int, default=4)
-    ap.add_argument("--games", type=int, default=3)
-    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--players", type=cli.bounded_int(2, 10), default=4)
+    ap.add_argument("--games", type=cli.bounded_int(1, MAX_DEMO_GAMES), default=3)
+    ap.add_argument("--seed", type=cli.bounded_int(0, cli.MAX_SEED), default=0)
     ap.add_argument("--quiet", action="store_true", help="print only the summary line")
-    args = ap.parse_args(argv)
-    try:
-        play_demo(args.rules, args.players, args.games, args.seed, not args.quiet)
-    except ValueError as e:
-        print(f"ono-demo: {e}", file=sys.stderr)
-        return 2
-    return 0
+    return cli.run(ap, argv, lambda args: play_demo(args.rules, args.players, args.games,
+                                                     args.seed, not args.quiet) and None)
 
 
 if __name__ == "__main__":

@@ -12,13 +12,14 @@ asked again. ``quit`` (or the end of input) abandons the game.
 
 from __future__ import annotations
 
-import argparse
 import sys
 from typing import Callable, Sequence, TextIO
 
 import numpy as np
 
 from ono_env import cards as C
+from ono_env import cli
+from ono_env.checks import check_int, check_seed
 from ono_env.game import VecGame
 from ono_env.agents import checked_actions, make_agent
 from ono_env.render import describe_action, render_text
@@ -84,8 +85,8 @@ def play(agents: Sequence[str], rules="basic", num_players: int | None = None, s
     n = rules.num_players
     if len(agents) != n - 1:
         raise ValueError(f"{len(agents)} agents for {n} players: give {n - 1} (one per other seat)")
-    if not 0 <= seat < n:
-        raise ValueError(f"seat {seat}; allowed: 0..{n - 1}")
+    seat = check_int("seat", seat, 0, n - 1)
+    seed = check_seed("seed", seed)
     policies = [make_agent(a, rules) for a in agents]
     by_seat: dict[int, tuple[str, object]] = {}
     k = 0
@@ -128,28 +129,29 @@ def play(agents: Sequence[str], rules="basic", num_players: int | None = None, s
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="ono-play", description="Play ONO in the terminal against agents.")
+    ap = cli.ArgumentParser(prog="ono-play", description="Play ONO in the terminal against agents.")
     ap.add_argument("agents", nargs="*", default=["greedy"],
                     help="the other players: agent names (random, greedy, color, defensive, "
-                         "ppo-basic-2p, ...) or saved model paths; default: greedy")
+                         "ppo-basic-2p, ...) or model files (.safetensors); default: greedy")
     ap.add_argument("--rules", default="basic", help="preset name or rules YAML (default basic)")
-    ap.add_argument("--players", type=int, default=None,
+    ap.add_argument("--players", type=cli.bounded_int(2, 10), default=None,
                     help="number of players (default: one more than the agents given)")
-    ap.add_argument("--seat", type=int, default=0, help="your seat (default 0)")
-    ap.add_argument("--seed", type=int, default=None, help="seed of the deal (default: random)")
+    ap.add_argument("--seat", type=cli.bounded_int(0, 9), default=0, help="your seat (default 0)")
+    ap.add_argument("--seed", type=cli.bounded_int(0, cli.MAX_SEED), default=None,
+                    help="seed of the deal (default: random)")
     ap.add_argument("--round", action="store_true", help="play a single round even under match rules")
     ap.add_argument("--no-color", action="store_true", help="no ANSI colours")
-    args = ap.parse_args(argv)
-    try:
-        play(args.agents or ["greedy"], args.rules, args.players, args.seat, args.seed,
-             args.round, ansi=not args.no_color and sys.stdout.isatty())
-    except Quit as q:
-        print(f"game abandoned ({q})")
-        return 1
-    except (ValueError, OSError) as exc:
-        print(f"ono-play: error: {exc}", file=sys.stderr)
-        return 2
-    return 0
+
+    def body(args) -> int:
+        try:
+            play(args.agents or ["greedy"], args.rules, args.players, args.seat, args.seed,
+                 args.round, ansi=not args.no_color and sys.stdout.isatty())
+        except Quit as q:
+            print(f"game abandoned ({q})")
+            return 1
+        return 0
+
+    return cli.run(ap, argv, body)
 
 
 if __name__ == "__main__":

@@ -1,0 +1,150 @@
+"""Every console script turns every bad input into one line ``ono-<tool>: error: ...`` and
+exit status 2: never a traceback, never a silent success."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from ono_env.arena_cli import main as arena_main
+from ono_env.demo import main as demo_main
+from ono_env.play import main as play_main
+from ono_env.train.cli import main as train_main
+
+TOOLS = {"ono-demo": demo_main, "ono-arena": arena_main, "ono-play": play_main,
+         "ono-train": train_main}
+
+
+@pytest.fixture(scope="module")
+def bad_files(tmp_path_factory) -> dict[str, str]:
+    d = tmp_path_factory.mktemp("bad")
+    files = {
+        "yaml_syntax": ("rules.yaml", "preset: classic\nnum_players: [2\n"),
+        "not_mapping": ("list.yaml", "- classic\n- basic\n"),
+        "unknown_key": ("unknown.yaml", "preset: classic\nnum_playerz: 2\n"),
+        "bool_count": ("bool.yaml", "preset: classic\nhand_size: true\n"),
+        "huge_target": ("huge.yaml", "preset: classic\ntarget_score: 1000000000000000000000000000000\n"),
+        "string_flag": ("flag.yaml", "preset: classic\nstacking: 'no'\n"),
+        "bad_preset": ("preset.yaml", "preset: nosuch\n"),
+    }
+    out = {}
+    for key, (name, text) in files.items():
+        (d / name).write_text(text)
+        out[key] = str(d / name)
+    (d / "latin1.yaml").write_bytes(b"preset: classic\nname: caf\xe9\n")
+    out["not_utf8"] = str(d / "latin1.yaml")
+    (d / "folder.yaml").mkdir()
+    out["folder"] = str(d / "folder.yaml")
+    out["missing"] = str(d / "missing.yaml")
+    (d / "garbage.safetensors").write_bytes(b"\x00\x01 not a model")
+    out["garbage_model"] = str(d / "garbage.safetensors")
+    (d / "garbage.zip").write_bytes(b"PK\x03\x04 truncated")
+    out["garbage_zip"] = str(d / "garbage.zip")
+    (d / "train.yaml").write_text("total_steps: true\n")
+    out["train_bool"] = str(d / "train.yaml")
+    (d / "train_list.yaml").write_text("- 1\n")
+    out["train_list"] = str(d / "train_list.yaml")
+    return out
+
+
+RULE_FILES = ["yaml_syntax", "not_mapping", "unknown_key", "bool_count", "huge_target",
+              "string_flag", "bad_preset", "not_utf8", "folder", "missing"]
+
+ARGUMENTS = {
+    "ono-demo": [["--games", "0"], ["--games", str(10**30)], ["--games", "-3"], ["--games", "2.5"],
+                 ["--players", "1"], ["--players", "11"], ["--players", "two"], ["--seed", "-1"],
+                 ["--seed", "1.5"], ["--rules", "nosuch"], ["--bogus"]],
+    "ono-arena": [["greedy", "random", "--games", "0"], ["greedy", "random", "--games", str(10**30)],
+                  ["greedy", "random", "--batch", "0"], ["greedy", "random", "--batch", "10000000"],
+                  ["greedy", "random", "--players", "1"], ["greedy", "random", "--seed", "-1"],
+                  ["greedy", "random", "--seed", "x"], ["genius", "random", "--players", "2"],
+                  ["greedy", "--players", "2"], ["greedy", "random", "--rules", "nosuch"],
+                  ["greedy", "random", "--players", "2", "--rules", "basic", "--games", "1e3"]],
+    "ono-play": [["greedy", "--seat", "5"], ["greedy", "--seat", "-1"], ["greedy", "--players", "0"],
+                 ["greedy", "--seed", "abc"], ["genius"], ["greedy", "--rules", "nosuch"],
+                 ["greedy", "random", "--players", "2"]],
+    "ono-train": [["nosuch"], ["default", "ppo.lr=1"], ["default", "total_steps=true"],
+                  ["default", "total_steps=-5"], ["default", "num_envs='5'"],
+                  ["default", "policy.activation=gelu"], ["default", "opponents={}"],
+                  ["default", "rules=nosuch"], ["default", "x"], ["default", "=3"],
+                  ["default", "ppo.gamma=.nan"], ["default", "self_play.weight=1"],
+                  ["default", "reward=points"], ["default", "--bogus"]],
+}
+
+
+def _one_error_line(tool: str, argv: list[str], capsys) -> str:
+    rc = TOOLS[tool](argv)
+    captured = capsys.readouterr()
+    err = captured.err.strip()
+    assert rc == 2, (argv, captured.out[-500:], err)
+    assert err.startswith(f"{tool}: error: "), (argv, err)
+    assert "\n" not in err, (argv, err)
+    assert "Traceback" not in err
+    return err
+
+
+@pytest.mark.parametrize("tool,argv", [(t, a) for t, args in ARGUMENTS.items() for a in args])
+def test_bad_arguments_are_one_line(tool, argv, capsys):
+    _one_error_line(tool, argv + (["--no-progress"] if tool == "ono-arena" else []), capsys)
+
+
+@pytest.mark.parametrize("kind", RULE_FILES)
+@pytest.mark.parametrize("tool", ["ono-demo", "ono-arena", "ono-play"])
+def test_bad_rules_files_are_one_line(tool, kind, bad_files, capsys):
+    argv = {"ono-demo": ["--quiet", "--games", "1"],
+            "ono-arena": ["greedy", "random", "--games", "10", "--no-progress"],
+            "ono-play": ["greedy"]}[tool] + ["--rules", bad_files[kind]]
+    err = _one_error_line(tool, argv, capsys)
+    assert bad_files[kind] in err or kind in ("bad_preset", "unknown_key", "bool_count",
+                                              "huge_target", "string_flag")
+
+
+@pytest.mark.parametrize("kind", ["yaml_syntax", "not_mapping", "not_utf8", "folder", "missing",
+                                  "train_bool", "train_list"])
+def test_bad_training_config_files_are_one_line(kind, bad_files, capsys):
+    err = _one_error_line("ono-train", [bad_files[kind], "--print-config"], capsys)
+    assert bad_files[kind] in err
+
+
+@pytest.mark.parametrize("kind", ["garbage_model", "garbage_zip", "folder", "missing"])
+@pytest.mark.parametrize("tool", ["ono-arena", "ono-play"])
+def test_bad_model_files_are_one_line(tool, kind, bad_files, capsys):
+    model = bad_files[kind]
+    if kind in ("folder", "missing"):
+        model = model.replace(".yaml", ".safetensors")
+        if kind == "folder":
+            Path(model).mkdir(exist_ok=True)
+    argv = {"ono-arena": [model, "random", "--players", "2", "--rules", "basic", "--games", "10",
+                          "--no-progress"],
+            "ono-play": [model, "--rules", "basic"]}[tool]
+    err = _one_error_line(tool, argv, capsys)
+    assert model in err
+
+
+def test_the_rules_checks_name_what_was_wrong(bad_files, capsys):
+    cases = {"unknown_key": "num_playerz", "bool_count": "hand_size", "huge_target": "target_score",
+             "string_flag": "stacking", "bad_preset": "nosuch", "yaml_syntax": "line",
+             "not_utf8": "UTF-8", "folder": "folder"}
+    for kind, word in cases.items():
+        err = _one_error_line("ono-demo", ["--quiet", "--rules", bad_files[kind]], capsys)
+        assert word in err, (kind, err)
+
+
+@pytest.mark.parametrize("script,argv", [
+    ("ono_env.demo", ["--games", "0"]),
+    ("ono_env.arena_cli", ["greedy", "random", "--rules", "{rules}"]),
+    ("ono_env.play", ["greedy", "--rules", "{rules}"]),
+    ("ono_env.train.cli", ["{rules}"]),
+])
+def test_console_scripts_never_print_a_traceback(script, argv, bad_files):
+    argv = [a.format(rules=bad_files["yaml_syntax"]) for a in argv]
+    env = dict(os.environ)
+    proc = subprocess.run([sys.executable, "-m", script, *argv], capture_output=True, text=True,
+                          timeout=300, stdin=subprocess.DEVNULL, env=env)
+    assert proc.returncode == 2, proc.stderr
+    assert "Traceback" not in proc.stderr
+    assert len(proc.stderr.strip().splitlines()) == 1, proc.stderr
