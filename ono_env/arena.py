@@ -113,7 +113,8 @@ def play_games(rules: RuleSet, agents: Sequence[Agent], num_games: int, seed: in
         rng = np.random.default_rng([seed, b, 1])
         driver = AgentDriver(game, distinct)
         driver.seat_agent[:] = seat_agent
-        driver.seed_games(np.ones(B, np.bool_), rng)
+        # the compiled random agent's generators (a stream apart from the Python agents')
+        driver.seed_games(np.ones(B, np.bool_), np.random.default_rng([seed, b, 2]))
         rewards = np.zeros((B, P), np.float64)
         driver.play(rng, rewards)           # every seat is driven: plays every game to its end
         if progress is not None:
