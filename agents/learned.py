@@ -1,103 +1,269 @@
-"""Learned policies: the saved-model format, its metadata, and loading a model as an agent.
+"""Learned policies: the model file format, its metadata, and loading a model as an agent.
 
-A saved model is a MaskablePPO ``.zip`` (Stable-Baselines3's format, loadable with
-``MaskablePPO.load`` to resume training) with one more member, ``ono_meta.json``:
+A model file is data, never code: loading one runs nothing from the file. It is a
+`safetensors <https://huggingface.co/docs/safetensors>`_ file (an 8-byte little-endian
+header length, a JSON header, the raw little-endian tensor bytes) holding the policy
+network's weights, every tensor ``float32`` (``F32``), under neutral names; with
+``H = architecture.hidden_sizes``, ``n = len(H)``, ``D = observation_size`` and
+``A = len(action_names)``, exactly these tensors and no others::
 
-```json
-{"format": "ono_env-policy", "format_version": 1,
- "rules": {... every RuleSet field ...}, "num_players": 2,
- "observation_version": 1, "observation_size": 241,
- "action_names": ["play R0", ...], "training_steps": 1000000,
- "config": {... the training config ...}, "saved_at": "2026-11-22T10:00:00"}
-```
+    obs_scale            (D,)              divisor of each observation entry (all > 0)
+    hidden.<i>.weight    (H[i], H[i-1])    hidden layer i = 0 .. n-1 (H[-1] means D)
+    hidden.<i>.bias      (H[i],)
+    logits.weight        (A, H[n-1])       the action head (A, D) when n = 0
+    logits.bias          (A,)
 
-``load_agent(path, rules)`` reads it, refuses a model made for other rules, another player
-count, another observation layout or another action table with a message that says which,
-and returns a :class:`LearnedAgent` (the policy interface of :mod:`ono_env.agents`), so a
-saved model goes wherever an agent name does: ``ono-arena``, ``ono-play``, the opponents of
-the environments, the training pool.
+The header's ``__metadata__`` (a string-to-string map) has one key, ``"ono_env"``, whose
+value is this JSON object (every key required; types checked on loading)::
+
+    {"format": "ono_env-policy", "format_version": 2,
+     "architecture": {"type": "mlp", "hidden_sizes": [256, 256], "activation": "tanh"},
+     "rules": {... every RuleSet field (RuleSet.to_dict()) ...}, "num_players": 2,
+     "observation_version": 1, "observation_size": 241,
+     "action_names": ["play R0", ...], "training_steps": 11684608,
+     "config": {... the training config ...}, "saved_at": "2026-11-22T10:00:00"}
+
+(``activation``: ``"tanh"`` or ``"relu"``; ``observation_version`` is
+:data:`ono_env.observation.OBS_VERSION` and ``action_names`` is
+:data:`ono_env.cards.ACTION_NAMES` of the version that trained it; ``config`` is the training
+config, any JSON object; ``saved_at`` an ISO date.) The network computes, in ``float32``::
+
+    x = obs / obs_scale
+    for i in range(n):  x = activation(x @ hidden.<i>.weight.T + hidden.<i>.bias)
+    logits = x @ logits.weight.T + logits.bias
+
+which is Stable-Baselines3's actor, ``action_net(mlp_extractor.policy_net(obs / scale))``,
+without the value network. It runs in NumPy: playing a learned agent needs neither torch
+nor Stable-Baselines3.
+
+The observation scale is stored in the file (``obs_scale``: the vector the network was
+trained with, ``observation_scale(rules)`` of :mod:`ono_env.observation` at training time)
+rather than recomputed when loading, so the file alone defines the function it computes.
+A model is only played under its own rules and observation layout version (below), where
+``observation_scale`` gives the same vector (the tests check it for the shipped models).
+
+Training checkpoints (``ono-train``'s ``checkpoints/step_<n>.zip`` and ``model.zip``) are
+MaskablePPO zips, for resuming training with ``MaskablePPO.load``; they carry the same model
+as one more zip member, ``ono_policy.safetensors``. Wherever a model is taken as an agent
+(``load_agent``, ``make_agent``, ``ono-arena``, ``ono-play``, the opponents of the
+environments, training pools) a ``.safetensors`` file or a zip works, and of a zip only that
+member is read (with :mod:`zipfile`; nothing else in the zip is opened, nothing is
+unpickled). A zip without it (saved by ono_env before format version 2) is refused with the
+command that converts it: ``ono-export OLD.zip NEW.safetensors``
+(:mod:`ono_env.train.export`).
+
+``load_agent(path, rules)`` reads a model, refuses one made for other rules, another player
+count, another observation layout or another action table with a message that says which
+(:func:`check_compatible`), and returns a :class:`LearnedAgent`. Every damaged or foreign
+file is one ``ValueError`` naming the file and what is wrong.
+
+The torch side (the features extractor used in training, weights of a live MaskablePPO
+policy, ``save_model`` and ``agent_from_model``) is :mod:`ono_env.train.nets`.
 """
 
 from __future__ import annotations
 
 import datetime as _dt
 import json
+import os
 import zipfile
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable, Mapping
 
 import numpy as np
-import torch as th
-from stable_baselines3.common.torch_layers import BaseFeaturesExtractor
 
 from ono_env import cards as C
-from ono_env.observation import OBS_VERSION, observation_scale, observation_size
+from ono_env.observation import OBS_VERSION, observation_size
 from ono_env.rules import RuleSet, resolve_rules
 
-META_NAME = "ono_meta.json"
 FORMAT = "ono_env-policy"
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2
+META_KEY = "ono_env"
+"""The key of the safetensors ``__metadata__`` map that holds the JSON metadata."""
+SAFE_MEMBER = "ono_policy.safetensors"
+"""The member of a training checkpoint zip that holds the playable model."""
+OLD_META_NAME = "ono_meta.json"
+"""The metadata member of a format-version-1 checkpoint (read only by the exporter)."""
+MAX_MODEL_BYTES = 1 << 30
+"""The largest model file (or zip member) read: 1 GiB."""
+_MAX_HEADER_BYTES = 100_000_000   # safetensors' own limit
+EXPORT_COMMAND = "ono-export"
 MODELS_DIR = Path(__file__).parent / "models"
+_META_KEYS = ("format", "format_version", "architecture", "rules", "num_players",
+              "observation_version", "observation_size", "action_names", "training_steps",
+              "config", "saved_at")
 
 
-class ScaledObservation(BaseFeaturesExtractor):
-    """Divides the observation by the fixed vector of :func:`observation_scale` (given as
-    ``features_extractor_kwargs={"scale": ...}``, saved with the model)."""
+def _tanh(x: np.ndarray) -> np.ndarray:
+    return np.tanh(x, out=x)
 
-    def __init__(self, observation_space: Any, scale: list[float]) -> None:
-        super().__init__(observation_space, features_dim=int(observation_space.shape[0]))
-        self.register_buffer("scale", th.as_tensor(np.asarray(scale, np.float32)))
 
-    def forward(self, observations: th.Tensor) -> th.Tensor:
-        return observations / self.scale
+def _relu(x: np.ndarray) -> np.ndarray:
+    return np.maximum(x, 0, out=x)
+
+
+ACTIVATIONS: dict[str, Callable[[np.ndarray], np.ndarray]] = {"tanh": _tanh, "relu": _relu}
+"""The activations a model may name (in place on a float32 array)."""
+
+
+# ---- the network ------------------------------------------------------------------------
+class PolicyNet:
+    """The policy network of a model in NumPy: ``obs / scale``, the hidden layers with their
+    activation, the logits head. ``layers`` is ``[(weight (out, in), bias (out,)), ...]``,
+    the head last; every array ``float32``. The arrays are used as given (a view of live
+    torch parameters stays live; see :func:`ono_env.train.nets.policy_net`)."""
+
+    def __init__(self, scale: np.ndarray, layers: list[tuple[np.ndarray, np.ndarray]],
+                 activation: str) -> None:
+        self.scale = scale
+        self.layers = list(layers)
+        self.activation = activation
+        self._act = ACTIVATIONS[activation]
+
+    @property
+    def hidden_sizes(self) -> list[int]:
+        return [int(w.shape[0]) for w, _ in self.layers[:-1]]
+
+    @property
+    def observation_size(self) -> int:
+        return int(self.scale.shape[0])
+
+    @property
+    def num_actions(self) -> int:
+        return int(self.layers[-1][0].shape[0])
+
+    def __call__(self, obs: np.ndarray) -> np.ndarray:
+        x = np.asarray(obs, dtype=np.float32) / self.scale
+        *hidden, (w_out, b_out) = self.layers
+        for w, b in hidden:
+            x = self._act(x @ w.T + b)
+        return x @ w_out.T + b_out
+
+    def tensors(self) -> dict[str, np.ndarray]:
+        """The tensors of the file format (contiguous ``float32`` copies)."""
+        out = {"obs_scale": self.scale}
+        *hidden, (w_out, b_out) = self.layers
+        for i, (w, b) in enumerate(hidden):
+            out[f"hidden.{i}.weight"], out[f"hidden.{i}.bias"] = w, b
+        out["logits.weight"], out["logits.bias"] = w_out, b_out
+        return {k: np.array(v, dtype=np.float32, order="C", copy=True) for k, v in out.items()}
+
+    @classmethod
+    def from_tensors(cls, tensors: Mapping[str, np.ndarray], meta: Mapping[str, Any],
+                     where: str = "model") -> "PolicyNet":
+        """The network that checked metadata (:func:`check_metadata`) describes, from the
+        tensors of a file; ``ValueError`` naming ``where`` when a tensor is missing, extra,
+        not ``float32``, of a shape the metadata does not give, or not finite."""
+        arch = meta["architecture"]
+        sizes = [int(meta["observation_size"]), *arch["hidden_sizes"], len(meta["action_names"])]
+        n_hidden = len(arch["hidden_sizes"])
+        expected: dict[str, tuple[int, ...]] = {"obs_scale": (sizes[0],)}
+        for i in range(n_hidden):
+            expected[f"hidden.{i}.weight"] = (sizes[i + 1], sizes[i])
+            expected[f"hidden.{i}.bias"] = (sizes[i + 1],)
+        expected["logits.weight"] = (sizes[-1], sizes[-2])
+        expected["logits.bias"] = (sizes[-1],)
+        missing = [k for k in expected if k not in tensors]
+        if missing:
+            raise ValueError(f"{where}: damaged model: tensor {missing[0]!r} is missing "
+                             f"(the metadata describes {', '.join(expected)})")
+        extra = sorted(k for k in tensors if k not in expected)
+        if extra:
+            raise ValueError(f"{where}: damaged model: unexpected tensor {extra[0]!r} "
+                             f"(the metadata describes {', '.join(expected)})")
+        arrays = {}
+        for name, shape in expected.items():
+            a = tensors[name]
+            if not isinstance(a, np.ndarray) or a.dtype != np.float32:
+                raise ValueError(f"{where}: damaged model: tensor {name!r} is "
+                                 f"{getattr(a, 'dtype', type(a).__name__)}; expected float32")
+            if a.shape != shape:
+                raise ValueError(f"{where}: damaged model: tensor {name!r} has shape "
+                                 f"{list(a.shape)}; the metadata gives {list(shape)}")
+            if not np.isfinite(a).all():
+                raise ValueError(f"{where}: damaged model: tensor {name!r} holds NaN or "
+                                 f"infinite values")
+            arrays[name] = a
+        if not (arrays["obs_scale"] > 0).all():
+            raise ValueError(f"{where}: damaged model: 'obs_scale' has entries <= 0")
+        layers = [(arrays[f"hidden.{i}.weight"], arrays[f"hidden.{i}.bias"]) for i in range(n_hidden)]
+        layers.append((arrays["logits.weight"], arrays["logits.bias"]))
+        return cls(arrays["obs_scale"], layers, arch["activation"])
 
 
 # ---- metadata ---------------------------------------------------------------------------
-def make_metadata(rules: RuleSet, training_steps: int, config: dict[str, Any] | None = None) -> dict:
+def make_metadata(rules: RuleSet, training_steps: int, config: Mapping[str, Any] | None = None, *,
+                  hidden_sizes: list[int], activation: str, saved_at: str | None = None) -> dict:
+    """The metadata of a model for ``rules`` (see the module docstring)."""
     return {
         "format": FORMAT, "format_version": FORMAT_VERSION,
+        "architecture": {"type": "mlp", "hidden_sizes": [int(h) for h in hidden_sizes],
+                         "activation": activation},
         "rules": rules.to_dict(), "num_players": rules.num_players,
         "observation_version": OBS_VERSION, "observation_size": observation_size(rules),
         "action_names": list(C.ACTION_NAMES), "training_steps": int(training_steps),
-        "config": config or {},
-        "saved_at": _dt.datetime.now().replace(microsecond=0).isoformat(),
+        "config": dict(config or {}),
+        "saved_at": saved_at or _dt.datetime.now().replace(microsecond=0).isoformat(),
     }
 
 
-def save_model(model: Any, path: str | Path, rules: RuleSet, training_steps: int,
-               config: dict[str, Any] | None = None) -> Path:
-    """``model.save(path)`` and add the metadata member. Returns the path (``.zip``)."""
-    path = Path(path)
-    if path.suffix != ".zip":
-        path = path.with_suffix(".zip")
-    path.parent.mkdir(parents=True, exist_ok=True)
-    model.save(path)
-    with zipfile.ZipFile(path, "a") as zf:
-        zf.writestr(META_NAME, json.dumps(make_metadata(rules, training_steps, config), indent=1))
-    return path
+def _is_int(v: Any) -> bool:
+    return isinstance(v, int) and not isinstance(v, bool)
 
 
-def read_metadata(path: str | Path) -> dict[str, Any]:
-    """The metadata of a saved model; a clear ``ValueError`` for anything else."""
-    path = Path(path)
-    if not path.is_file():
-        raise ValueError(f"cannot read model file {str(path)!r}: no such file")
+def check_metadata(meta: Any, where: str = "model") -> dict[str, Any]:
+    """``meta`` if it is format-version-2 metadata with every key of the right type;
+    otherwise one ``ValueError`` naming ``where`` and the first thing wrong."""
+    if not isinstance(meta, dict):
+        raise ValueError(f"{where}: the {META_KEY!r} metadata is a JSON {type(meta).__name__}, "
+                         f"not an object")
+    if meta.get("format") != FORMAT:
+        raise ValueError(f"{where}: not an ono_env model: metadata format "
+                         f"{meta.get('format')!r}, expected {FORMAT!r}")
+    version = meta.get("format_version")
+    if version != FORMAT_VERSION or not _is_int(version):
+        hint = (f": convert it with {EXPORT_COMMAND} OLD.zip NEW.safetensors" if version == 1
+                else "")
+        raise ValueError(f"{where}: model format version {version!r}; this version of ono_env "
+                         f"reads version {FORMAT_VERSION}{hint}")
+    missing = [k for k in _META_KEYS if k not in meta]
+    if missing:
+        raise ValueError(f"{where}: damaged model: the metadata has no {', '.join(map(repr, missing))}")
+
+    def bad(key: str, expected: str) -> ValueError:
+        return ValueError(f"{where}: damaged model: metadata {key!r} is {meta[key]!r:.80}; "
+                          f"expected {expected}")
+
+    arch = meta["architecture"]
+    if not isinstance(arch, dict) or arch.get("type") != "mlp" \
+            or not isinstance(arch.get("hidden_sizes"), list) \
+            or not all(_is_int(h) and h >= 1 for h in arch["hidden_sizes"]) \
+            or arch.get("activation") not in ACTIVATIONS:
+        raise bad("architecture", '{"type": "mlp", "hidden_sizes": [positive whole numbers], '
+                                  f'"activation": one of {", ".join(ACTIVATIONS)}}}')
+    if not isinstance(meta["rules"], dict):
+        raise bad("rules", "an object of rule options")
+    if not _is_int(meta["num_players"]) or meta["rules"].get("num_players") != meta["num_players"]:
+        raise bad("num_players", "the player count of its rules")
+    for key in ("observation_version", "observation_size", "training_steps"):
+        if not _is_int(meta[key]) or meta[key] < 0:
+            raise bad(key, "a whole number >= 0")
+    if not isinstance(meta["action_names"], list) or not meta["action_names"] \
+            or not all(isinstance(a, str) for a in meta["action_names"]):
+        raise bad("action_names", "a list of action names")
+    if not isinstance(meta["config"], dict):
+        raise bad("config", "an object (the training config)")
+    if not isinstance(meta["saved_at"], str):
+        raise bad("saved_at", "a date as text")
     try:
-        with zipfile.ZipFile(path) as zf:
-            if META_NAME not in zf.namelist():
-                raise ValueError(f"{str(path)!r} is not an ono_env model: it has no {META_NAME} "
-                                 f"(save models with agents.learned.save_model or ono-train)")
-            meta = json.loads(zf.read(META_NAME))
-    except zipfile.BadZipFile:
-        raise ValueError(f"cannot read model file {str(path)!r}: not a zip file") from None
-    if meta.get("format") != FORMAT or meta.get("format_version") != FORMAT_VERSION:
-        raise ValueError(f"{str(path)!r}: model format {meta.get('format')!r} v{meta.get('format_version')}; "
-                         f"this version reads {FORMAT!r} v{FORMAT_VERSION}")
+        RuleSet.from_dict(meta["rules"])
+    except Exception as exc:  # noqa: BLE001 - any refusal of the rules is one message
+        raise ValueError(f"{where}: its rules cannot be read by this version of ono_env: {exc}") from None
     return meta
 
 
 def check_compatible(meta: dict[str, Any], rules: RuleSet, path: str = "model") -> None:
-    """Raise ``ValueError`` unless a model with ``meta`` can play ``rules``."""
+    """Raise ``ValueError`` unless a model with (checked) ``meta`` can play ``rules``."""
     if meta["observation_version"] != OBS_VERSION:
         raise ValueError(f"{path}: trained on observation layout v{meta['observation_version']}; "
                          f"this version of ono_env has v{OBS_VERSION}: retrain the model")
@@ -116,118 +282,190 @@ def check_compatible(meta: dict[str, Any], rules: RuleSet, path: str = "model") 
         raise ValueError(f"{path}: trained for {trained.name!r} rules, which differ from the "
                          f"{rules.name!r} rules asked for: {shown}{more}; play it under the "
                          f"rules it was trained for")
+    if meta["observation_size"] != observation_size(rules):
+        raise ValueError(f"{path}: damaged model: observation size {meta['observation_size']} "
+                         f"for rules whose observations have {observation_size(rules)} entries")
 
 
-# ---- the policy -------------------------------------------------------------------------
+# ---- reading and writing ----------------------------------------------------------------
+def model_bytes(net: PolicyNet, meta: dict[str, Any]) -> bytes:
+    """The model file's bytes for ``net`` and its metadata (checked against each other)."""
+    from safetensors.numpy import save
+
+    check_metadata(meta, "model to save")
+    tensors = net.tensors()
+    PolicyNet.from_tensors(tensors, meta, "model to save")
+    return save(tensors, metadata={META_KEY: json.dumps(meta, allow_nan=False)})
+
+
+def write_model(path: str | Path, net: PolicyNet, meta: dict[str, Any]) -> Path:
+    """Write a ``.safetensors`` model file (through a temporary file, then renamed)."""
+    path = Path(path)
+    if path.suffix != ".safetensors":
+        raise ValueError(f"model file name {str(path)!r}: a model file's name ends in .safetensors")
+    data = model_bytes(net, meta)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_bytes(data)
+    os.replace(tmp, path)
+    return path
+
+
+def parse_model(data: bytes, where: str) -> tuple[dict[str, Any], PolicyNet]:
+    """Metadata and network of a model file's bytes; one ``ValueError`` naming ``where``
+    for anything that is not a complete, consistent ono_env model."""
+    not_st = f"{where}: not a safetensors model file"
+    if len(data) < 8:
+        raise ValueError(f"{not_st} (only {len(data)} bytes)")
+    n = int.from_bytes(data[:8], "little")
+    if n < 2 or n > _MAX_HEADER_BYTES:
+        raise ValueError(f"{not_st} (no safetensors header)")
+    if 8 + n > len(data):
+        raise ValueError(f"{where}: truncated or not a safetensors file (its header needs "
+                         f"{8 + n:,} bytes, the file has {len(data):,})")
+    try:
+        header = json.loads(data[8:8 + n].decode("utf-8"))
+    except (UnicodeDecodeError, ValueError, RecursionError):
+        raise ValueError(f"{not_st} (its header is not JSON)") from None
+    if not isinstance(header, dict):
+        raise ValueError(f"{not_st} (its header is not a JSON object)")
+    extra = header.get("__metadata__")
+    if not isinstance(extra, dict) or not isinstance(extra.get(META_KEY), str):
+        raise ValueError(f"{where}: not an ono_env model: the safetensors metadata has no "
+                         f"{META_KEY!r} entry")
+    try:
+        meta = json.loads(extra[META_KEY])
+    except (ValueError, RecursionError):
+        raise ValueError(f"{where}: damaged model: the {META_KEY!r} metadata is not JSON") from None
+    check_metadata(meta, where)
+    from safetensors.numpy import load
+
+    try:
+        tensors = load(data)
+    except Exception as exc:  # noqa: BLE001 - safetensors' own errors become one message
+        raise ValueError(f"{where}: damaged or truncated safetensors data: {exc}") from None
+    return meta, PolicyNet.from_tensors(tensors, meta, where)
+
+
+def _export_hint(path: Path) -> str:
+    return f"{EXPORT_COMMAND} {path} {path.with_suffix('.safetensors')}"
+
+
+def read_model_bytes(path: str | Path) -> tuple[bytes, str]:
+    """The model bytes of ``path`` and how to name them in messages: the whole file, or a
+    zip's :data:`SAFE_MEMBER` (read with :mod:`zipfile`; nothing else in the zip is read).
+    Not yet checked (:func:`parse_model` does that)."""
+    if not isinstance(path, (str, os.PathLike)):
+        raise ValueError(f"a model path must be a str or a path; got {type(path).__name__}")
+    path = Path(path)
+    where = repr(str(path))
+    if path.is_dir():
+        raise ValueError(f"cannot read model file {where}: it is a folder")
+    if not path.exists():
+        raise ValueError(f"cannot read model file {where}: no such file")
+    if not path.is_file():
+        raise ValueError(f"cannot read model file {where}: not a regular file")
+    try:
+        size = path.stat().st_size
+        with open(path, "rb") as fh:
+            magic = fh.read(4)
+    except OSError as exc:
+        raise ValueError(f"cannot read model file {where}: {exc.strerror or exc}") from None
+    if size > MAX_MODEL_BYTES:
+        raise ValueError(f"{where}: {size:,} bytes is too large for a model file "
+                         f"(at most {MAX_MODEL_BYTES:,})")
+    if not magic.startswith(b"PK"):
+        if path.suffix.lower() == ".zip":
+            raise ValueError(f"cannot read model file {where}: not a zip file")
+        try:
+            return path.read_bytes(), where
+        except OSError as exc:
+            raise ValueError(f"cannot read model file {where}: {exc.strerror or exc}") from None
+    try:
+        with zipfile.ZipFile(path) as zf:
+            info = zf.NameToInfo.get(SAFE_MEMBER)
+            old = OLD_META_NAME in zf.NameToInfo
+            if info is not None and info.file_size <= MAX_MODEL_BYTES:
+                return zf.read(info), f"{where} (member {SAFE_MEMBER})"
+    except Exception as exc:  # noqa: BLE001 - BadZipFile, zlib.error, EOFError, ...
+        detail = str(exc) if isinstance(exc, zipfile.BadZipFile) else f"{type(exc).__name__}: {exc}"
+        raise ValueError(f"cannot read model file {where}: damaged zip ({detail})") from None
+    if info is not None:
+        raise ValueError(f"{where}: its {SAFE_MEMBER} member is too large "
+                         f"({info.file_size:,} bytes; at most {MAX_MODEL_BYTES:,})")
+    if old:
+        raise ValueError(
+            f"{where} is a checkpoint saved before ono_env's model format version 2: it has no "
+            f"{SAFE_MEMBER} member (the only part of a zip that is loaded as an agent; nothing "
+            f"else in it is read). Convert it to a model file with: {_export_hint(path)}")
+    raise ValueError(
+        f"{where} is not an ono_env model: it has no {SAFE_MEMBER} member (the only part of a "
+        f"zip that is loaded as an agent). Save models with ono-train, or export a checkpoint "
+        f"with {EXPORT_COMMAND} CHECKPOINT.zip MODEL.safetensors")
+
+
+def read_model(path: str | Path) -> tuple[dict[str, Any], PolicyNet]:
+    """The checked metadata and the network of a model file or checkpoint zip; one
+    ``ValueError`` naming the file for anything else."""
+    return parse_model(*read_model_bytes(path))
+
+
+def read_metadata(path: str | Path) -> dict[str, Any]:
+    """The metadata of a model file or checkpoint zip (the whole file is checked);
+    a clear ``ValueError`` for anything else."""
+    return read_model(path)[0]
+
+
+# ---- the agent --------------------------------------------------------------------------
 class LearnedAgent:
-    """A MaskablePPO actor as an agent: masked logits of the observation, then the most
-    likely legal action (``deterministic=True``, the default) or a draw from the masked
-    distribution made with the generator passed to ``act`` (Gumbel-max).
-
-    Inference runs on ``threads`` torch threads (default 1; torch's setting is restored
-    after each call): the batches are small, and on a machine whose other cores are busy a
-    multi-threaded forward pass waits on them (measured: 0.5 ms on one thread, 39 ms on two
-    for 100 rows while a training run used the machine)."""
+    """A policy network as an agent: the logits of the observation, then the most likely
+    legal action (``deterministic=True``, the default) or a draw from the masked softmax
+    made with the generator passed to ``act`` (Gumbel-max). Runs in NumPy."""
 
     uses_observation = True
 
-    def __init__(self, policy: Any, rules: RuleSet, name: str = "learned",
-                 deterministic: bool = True, meta: dict[str, Any] | None = None,
-                 threads: int = 1) -> None:
-        self.policy = policy
-        self.threads = threads
+    def __init__(self, net: PolicyNet, rules: RuleSet, name: str = "learned",
+                 deterministic: bool = True, meta: dict[str, Any] | None = None) -> None:
+        self.net = net
         self.rules = rules
         self.name = name
         self.deterministic = deterministic
         self.meta = meta or {}
         self.obs_size = observation_size(rules)
+        if net.observation_size != self.obs_size or net.num_actions != C.NUM_ACTIONS:
+            raise ValueError(f"{name}: a network for ({net.observation_size},) observations and "
+                             f"{net.num_actions} actions cannot play {rules.name!r} with "
+                             f"{rules.num_players} players ({self.obs_size}, {C.NUM_ACTIONS})")
 
     def __repr__(self) -> str:
         return f"LearnedAgent({self.name!r}, rules={self.rules.name!r}, num_players={self.rules.num_players})"
 
     def logits(self, obs: np.ndarray) -> np.ndarray:
-        pol = self.policy
-        before = th.get_num_threads()
-        if before != self.threads:
-            th.set_num_threads(self.threads)
-        try:
-            with th.no_grad():
-                x = th.as_tensor(obs, dtype=th.float32)
-                feats = pol.extract_features(x, pol.pi_features_extractor)
-                return pol.action_net(pol.mlp_extractor.forward_actor(feats)).numpy()
-        finally:
-            if before != self.threads:
-                th.set_num_threads(before)
+        """``(B, A) float32`` unmasked logits of ``(B, D)`` observations."""
+        return self.net(obs)
 
     def act(self, obs: np.ndarray, mask: np.ndarray, rng: np.random.Generator) -> np.ndarray:
         if obs.ndim != 2 or obs.shape[1] != self.obs_size:
             raise ValueError(f"{self!r}: observations of shape {obs.shape}; expected (B, {self.obs_size})")
         if len(obs) == 0:
             return np.zeros(0, np.int64)
-        z = self.logits(obs).astype(np.float64)
+        z = self.logits(obs)
         if not self.deterministic:
-            z = z + rng.gumbel(size=z.shape)
+            z = z.astype(np.float64) + rng.gumbel(size=z.shape)
         return np.where(mask, z, -np.inf).argmax(axis=1)
 
 
-def agent_from_model(model: Any, rules: RuleSet, name: str = "learned", *, copy: bool = False,
-                      deterministic: bool = True) -> LearnedAgent:
-    """A :class:`LearnedAgent` over a live MaskablePPO model (``copy=True`` freezes a copy
-    of its current weights: a league snapshot)."""
-    policy = model.policy
-    if copy:
-        import copy as _copy
-        policy = _copy.deepcopy(policy)
-        policy.optimizer = None
-    policy.set_training_mode(False)
-    return LearnedAgent(policy, rules, name, deterministic)
-
-
 def load_agent(path: str | Path, rules: Any = None, *, deterministic: bool = True) -> LearnedAgent:
-    """Load a saved model as an agent for ``rules`` (default: the rules it was trained for);
-    ``ValueError`` with the reason when the file is not a model or the rules do not fit."""
-    meta = read_metadata(path)
+    """Load a model file (``.safetensors``) or a training checkpoint's model (a ``.zip``'s
+    ``ono_policy.safetensors`` member) as an agent for ``rules`` (default: the rules it was
+    trained for); ``ValueError`` with the reason when the file is not a model or the rules
+    do not fit."""
+    meta, net = read_model(path)
     rules = RuleSet.from_dict(meta["rules"]) if rules is None else resolve_rules(rules)
     check_compatible(meta, rules, repr(str(path)))
-    try:
-        policy = _load_actor(path)
-    except Exception as exc:  # a damaged zip or an incompatible library version
-        raise ValueError(f"cannot load model {str(path)!r}: {type(exc).__name__}: {exc}") from None
-    return LearnedAgent(policy, rules, Path(path).stem, deterministic, meta)
-
-
-def _load_actor(path: str | Path) -> Any:
-    """The policy network of a saved model (a full checkpoint or a policy-only export)."""
-    from stable_baselines3.common.save_util import load_from_zip_file
-
-    data, params, _ = load_from_zip_file(str(path), device="cpu", load_data=True)
-    policy = data["policy_class"](data["observation_space"], data["action_space"],
-                                  lambda _: 0.0, **data["policy_kwargs"])
-    policy.load_state_dict(params["policy"])
-    policy.set_training_mode(False)
-    return policy
-
-
-# the members of SB3's "data" that rebuild the policy network
-_POLICY_DATA = ("policy_class", "policy_kwargs", "observation_space", "action_space")
-
-
-def export_policy(checkpoint: str | Path, dest: str | Path) -> Path:
-    """A small policy-only copy of a checkpoint for playing (what ``agents/models`` ships):
-    the policy weights, the metadata, and the part of SB3's ``data`` that rebuilds the
-    network; no optimizer state, no rollout leftovers. ``load_agent`` reads it;
-    ``MaskablePPO.load`` does not (resume training from the checkpoint itself)."""
-    read_metadata(checkpoint)  # an ono_env model
-    dest = Path(dest)
-    dest.parent.mkdir(parents=True, exist_ok=True)
-    with zipfile.ZipFile(checkpoint) as src, zipfile.ZipFile(dest, "w", zipfile.ZIP_DEFLATED) as out:
-        data = json.loads(src.read("data"))
-        out.writestr("data", json.dumps({k: data[k] for k in _POLICY_DATA}))
-        for name in ("policy.pth", META_NAME, "_stable_baselines3_version"):
-            out.writestr(name, src.read(name))
-    return dest
+    return LearnedAgent(net, rules, Path(path).stem, deterministic, meta)
 
 
 def shipped_models() -> dict[str, Path]:
     """The policies shipped in the package: agent name -> file (``ppo-basic-2p`` ...)."""
-    return {p.stem: p for p in sorted(MODELS_DIR.glob("*.zip"))}
+    return {p.stem: p for p in sorted(MODELS_DIR.glob("*.safetensors"))}

@@ -1,5 +1,5 @@
 """Training smoke tests (tiny budgets): config, overrides, a run end to end, checkpoints that
-load back as agents, and the metadata checks."""
+load back as agents (their ono_policy.safetensors member), and the metadata checks."""
 
 from __future__ import annotations
 
@@ -145,15 +145,16 @@ def test_loading_under_other_rules_players_or_layout_fails_clearly(tiny_run, tmp
         load_agent(model, "basic")          # basic seats 4 by default
     with pytest.raises(ValueError, match="trained for 'basic' rules"):
         run_arena([str(model), "random"], "ono", 2, num_games=4)
-    # a model from another observation layout version
+    # a model from another observation layout version (the checkpoint's playable member)
+    from safetensors.numpy import load, save
     old = tmp_path / "old.zip"
     with zipfile.ZipFile(model) as src, zipfile.ZipFile(old, "w") as dst:
         for item in src.namelist():
             data = src.read(item)
-            if item == "ono_meta.json":
-                meta = json.loads(data)
+            if item == "ono_policy.safetensors":
+                meta = read_metadata(model)
                 meta["observation_version"] = 0
-                data = json.dumps(meta).encode()
+                data = save(load(data), metadata={"ono_env": json.dumps(meta)})
             dst.writestr(item, data)
     with pytest.raises(ValueError, match="observation layout v0; this version of ono_env has v1"):
         load_agent(old)
@@ -183,10 +184,10 @@ def test_shipped_policies_load_as_agents():
         assert res.records.length.shape == (20,)
 
 
-def test_policy_only_export_plays_like_the_checkpoint(tiny_run, tmp_path):
-    from ono_env.agents.learned import export_policy
+def test_exported_model_plays_like_the_checkpoint(tiny_run, tmp_path):
+    from ono_env.train.export import export_model, main as export_main
     model = Path(tiny_run[1]["model"])
-    small = export_policy(model, tmp_path / "small.zip")
+    small = export_model(model, tmp_path / "small.safetensors")
     assert small.stat().st_size < model.stat().st_size / 2
     full, exp = load_agent(model), load_agent(small)
     rng = np.random.default_rng(0)
@@ -194,4 +195,13 @@ def test_policy_only_export_plays_like_the_checkpoint(tiny_run, tmp_path):
     mask = rng.random((64, 85)) < 0.3
     mask[:, 66] = True
     assert np.array_equal(full.act(obs, mask, rng), exp.act(obs, mask, rng))
+    assert np.array_equal(full.logits(obs), exp.logits(obs))
     assert read_metadata(small) == read_metadata(model)
+    assert export_main([str(model), str(tmp_path / "cli.safetensors")]) == 0
+    assert (tmp_path / "cli.safetensors").read_bytes() == small.read_bytes()
+
+
+def test_a_checkpoint_still_resumes_with_maskableppo(tiny_run):
+    from sb3_contrib import MaskablePPO
+    model = MaskablePPO.load(tiny_run[1]["model"], device="cpu")   # our own file, trusted
+    assert model.num_timesteps == 2048

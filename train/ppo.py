@@ -63,7 +63,7 @@ class League:
         self.snapshots: list[str] = []
 
     def add_snapshot(self, model: Any, rules: Any, step: int) -> str:
-        from ono_env.agents.learned import agent_from_model
+        from ono_env.train.nets import agent_from_model
 
         name = f"snapshot-{step}"
         self.pool.add(agent_from_model(model, rules, name, copy=True), 1.0, name)
@@ -86,7 +86,7 @@ def make_callback(cfg: TrainConfig, rules: Any, run_dir: Path, league: League, p
                   deadline: float | None = None):
     from stable_baselines3.common.callbacks import BaseCallback
 
-    from ono_env.agents.learned import agent_from_model, save_model
+    from ono_env.train.nets import agent_from_model, save_model
     from ono_env.arena import evaluate
 
     class TrainingCallback(BaseCallback):
@@ -180,7 +180,8 @@ def train(cfg: TrainConfig) -> dict[str, Any]:
     from sb3_contrib import MaskablePPO
     from stable_baselines3.common.vec_env import VecMonitor
 
-    from ono_env.agents.learned import ScaledObservation, load_agent, save_model
+    from ono_env.agents.learned import load_agent
+    from ono_env.train.nets import ScaledObservation, save_model
     from ono_env.observation import observation_scale
     from ono_env.arena import evaluate, format_evaluation
     from ono_env.opponents import OpponentPool

@@ -1,0 +1,582 @@
+"""Model files: data, never code.
+
+A model is a ``.safetensors`` file (weights + JSON metadata, run in NumPy); a training
+checkpoint zip is loaded as an agent through its ``ono_policy.safetensors`` member only.
+These tests build zips whose pickled members would write a marker file when unpickled and
+check that no loader (library, console scripts, environments, opponent pools, the exporter)
+ever runs them; then the round trip from a live MaskablePPO, every damaged file, and the
+shipped models against a torch forward pass of the same weights on real observations.
+"""
+
+from __future__ import annotations
+
+import base64
+import io
+import json
+import pickle
+import re
+import zipfile
+from pathlib import Path
+
+import numpy as np
+import pytest
+from safetensors.numpy import load as st_load, save as st_save
+
+from ono_env.agents import make_agent
+from ono_env.agents.learned import (LearnedAgent, PolicyNet, load_agent, make_metadata,
+                                    model_bytes, read_metadata, shipped_models, write_model)
+from ono_env.game import VecGame
+from ono_env.observation import observation_scale, observation_size
+from ono_env.rules import RuleSet
+
+RULES = RuleSet.preset("basic", num_players=2)
+EXPORT_HINT = "ono-export"
+
+
+# ---- helpers ----------------------------------------------------------------------------
+def tiny_net(rules=RULES, hidden=(8,), seed=0, activation="tanh") -> PolicyNet:
+    rng = np.random.default_rng(seed)
+    sizes = [observation_size(rules), *hidden, 85]
+    layers = [(rng.normal(0, 0.3, (o, i)).astype(np.float32), rng.normal(0, 0.1, o).astype(np.float32))
+              for i, o in zip(sizes[:-1], sizes[1:])]
+    return PolicyNet(observation_scale(rules), layers, activation)
+
+
+def tiny_meta(net: PolicyNet, rules=RULES) -> dict:
+    return make_metadata(rules, 123, {"name": "tiny"}, hidden_sizes=net.hidden_sizes,
+                         activation=net.activation)
+
+
+def tiny_bytes(rules=RULES) -> bytes:
+    net = tiny_net(rules)
+    return model_bytes(net, tiny_meta(net, rules))
+
+
+class Payload:
+    """Unpickling this runs ``exec`` of code that writes ``marker``."""
+
+    def __init__(self, marker: Path) -> None:
+        self.marker = str(marker)
+
+    def __reduce__(self):
+        return exec, (f"open({self.marker!r}, 'w').write('pwned')",)
+
+
+def old_meta(rules=RULES) -> dict:
+    """Valid format-version-1 metadata (what ono_meta.json of an old checkpoint held)."""
+    from ono_env.cards import ACTION_NAMES
+    return {"format": "ono_env-policy", "format_version": 1, "rules": rules.to_dict(),
+            "num_players": rules.num_players, "observation_version": 1,
+            "observation_size": observation_size(rules), "action_names": list(ACTION_NAMES),
+            "training_steps": 1000, "config": {"policy": {"net_arch": [8], "activation": "tanh"}},
+            "saved_at": "2026-11-22T10:00:00"}
+
+
+def torch_archive(obj) -> bytes:
+    import torch as th
+    buf = io.BytesIO()
+    th.save(obj, buf)
+    return buf.getvalue()
+
+
+def malicious_zip(path: Path, marker: Path, *, safe_member: bool, pth: str = "pickle") -> Path:
+    """An SB3-like checkpoint whose pickled parts all run the payload: ``data`` (JSON with a
+    base64 cloudpickle, as SB3 stores classes), ``policy.pth`` (a bare pickle or a torch
+    archive), ``pytorch_variables.pth``, ``policy.optimizer.pth``; with a copied valid
+    ``ono_meta.json`` and, if ``safe_member``, a valid ``ono_policy.safetensors``."""
+    evil = base64.b64encode(pickle.dumps(Payload(marker))).decode()
+    data = {k: {":type:": "<class 'abc.ABCMeta'>", ":serialized:": evil}
+            for k in ("policy_class", "policy_kwargs", "observation_space", "action_space")}
+    with zipfile.ZipFile(path, "w") as z:
+        z.writestr("data", json.dumps(data))
+        z.writestr("policy.pth", pickle.dumps(Payload(marker)) if pth == "pickle"
+                   else torch_archive({"w": Payload(marker)}))
+        z.writestr("pytorch_variables.pth", pickle.dumps(Payload(marker)))
+        z.writestr("policy.optimizer.pth", torch_archive(Payload(marker)))
+        z.writestr("_stable_baselines3_version", "2.3.0")
+        z.writestr("ono_meta.json", json.dumps(old_meta()))
+        if safe_member:
+            z.writestr("ono_policy.safetensors", tiny_bytes())
+    return path
+
+
+def real_observations(rules, n, seed=0):
+    """``n`` (observation, legal mask) rows from seeded greedy-vs-random games."""
+    B = 64
+    g = VecGame(rules, num_games=B, seed=seed, autoreset=True)
+    agents = [make_agent("greedy", rules), make_agent("random", rules)]
+    rng = np.random.default_rng(seed)
+    O, M, total = [], [], 0
+    while total < n:
+        mask = g.legal_mask().copy()
+        seat = g.current_player
+        obs = g.observe(seat)
+        live = mask.any(1)
+        O.append(obs[live].copy())
+        M.append(mask[live])
+        total += int(live.sum())
+        who = (seat + np.arange(B)) % 2
+        act = np.zeros(B, np.int64)
+        for k, a in enumerate(agents):
+            rows = live & (who == k)
+            if rows.any():
+                act[rows] = a.act(obs[rows], mask[rows], rng)
+        g.step(act)
+    return np.concatenate(O)[:n], np.concatenate(M)[:n]
+
+
+# ---- (a) pickles are never run ----------------------------------------------------------
+@pytest.mark.filterwarnings("ignore")
+def test_the_payload_is_live_and_sb3s_loader_would_run_it(tmp_path):
+    """The test zip is a real threat: Stable-Baselines3's loader (what ono_env used before)
+    runs its payload."""
+    from stable_baselines3.common.save_util import load_from_zip_file
+    marker = tmp_path / "ran"
+    path = malicious_zip(tmp_path / "evil.zip", marker, safe_member=True)
+    try:
+        load_from_zip_file(str(path), device="cpu", load_data=True)
+    except Exception:
+        pass
+    assert marker.exists()
+
+
+def _every_loader_refuses(path: Path, capsys, tmp_path) -> None:
+    from ono_env import arena_cli, play as play_mod
+    from ono_env.gym_env import OnoEnv
+    from ono_env.opponents import OpponentPool, make_opponents
+    from ono_env.sb3 import OnoVecEnv
+    from ono_env.train.export import export_model, main as export_main
+
+    s = str(path)
+    for call in (lambda: load_agent(path), lambda: read_metadata(path),
+                 lambda: make_agent(s, RULES),
+                 lambda: play_mod.play([s], "basic", num_players=2, read=lambda p: "quit",
+                                       out=io.StringIO()),
+                 lambda: OpponentPool({s: 1.0, "random": 1.0}, RULES),
+                 lambda: make_opponents(s, RULES),
+                 lambda: OnoEnv("basic", num_players=2, opponents=s),
+                 lambda: OnoVecEnv("basic", num_envs=2, opponents=s, num_players=2)):
+        with pytest.raises(ValueError, match="ono_policy.safetensors") as exc:
+            call()
+        assert EXPORT_HINT in str(exc.value) and s in str(exc.value)
+    with pytest.raises(ValueError, match="policy.pth"):
+        export_model(path, tmp_path / "out.safetensors")
+    assert not (tmp_path / "out.safetensors").exists()
+    capsys.readouterr()
+    for prog, main in (
+        ("ono-arena", lambda: arena_cli.main([s, "random", "--rules", "basic", "--players", "2",
+                                              "--games", "4", "--no-progress", "--no-rating"])),
+        ("ono-play", lambda: play_mod.main([s, "--rules", "basic", "--players", "2"])),
+        ("ono-export",
+         lambda: export_main([s, str(tmp_path / "out.safetensors")])),
+    ):
+        status = main()
+        err = capsys.readouterr().err
+        assert status == 2 and err.startswith(f"{prog}: error: ") and err.count("\n") == 1, err
+
+
+@pytest.mark.parametrize("pth", ["pickle", "torch archive"])
+def test_no_loader_runs_the_pickles_of_an_old_checkpoint(tmp_path, capsys, pth):
+    marker = tmp_path / "ran"
+    path = malicious_zip(tmp_path / "evil.zip", marker, safe_member=False, pth=pth)
+    _every_loader_refuses(path, capsys, tmp_path)
+    assert not marker.exists()
+
+
+def test_a_checkpoint_with_a_safe_member_plays_and_its_pickles_never_run(tmp_path, capsys):
+    from ono_env import arena_cli, play as play_mod
+    from ono_env.gym_env import OnoEnv
+    from ono_env.opponents import OpponentPool, make_opponents
+    from ono_env.sb3 import OnoVecEnv
+    from ono_env.train.export import export_model
+
+    marker = tmp_path / "ran"
+    path = malicious_zip(tmp_path / "evil.zip", marker, safe_member=True)
+    s = str(path)
+    agent = load_agent(path)
+    assert isinstance(agent, LearnedAgent) and agent.rules == RULES
+    assert read_metadata(path)["training_steps"] == 123
+    assert isinstance(make_agent(s, RULES), LearnedAgent)
+    assert arena_cli.main([s, "random", "--rules", "basic", "--players", "2", "--games", "8",
+                           "--no-progress", "--no-rating"]) == 0
+    assert "evil" in capsys.readouterr().out
+    with pytest.raises(play_mod.Quit):
+        play_mod.play([s], "basic", num_players=2, seat=1, seed=1, read=lambda p: "quit",
+                      out=io.StringIO())
+    assert len(OpponentPool({s: 1.0}, RULES).agents) == 1
+    assert isinstance(make_opponents(s, RULES)[0], LearnedAgent)
+    env = OnoEnv("basic", num_players=2, opponents=s)
+    env.reset(seed=0)
+    for _ in range(5):
+        _, _, done, _, _ = env.step(int(np.flatnonzero(env.action_masks())[0]))
+        if done:
+            env.reset()
+    venv = OnoVecEnv("basic", num_envs=4, opponents=s, num_players=2, seed=0)
+    venv.reset()
+    venv.step(np.array([int(np.flatnonzero(m)[0]) for m in venv.action_masks()]))
+    out = export_model(path, tmp_path / "exported.safetensors")
+    assert load_agent(out).meta == agent.meta
+    assert not marker.exists()
+
+
+def test_playing_a_model_needs_no_torch(tmp_path):
+    """With torch and Stable-Baselines3 unimportable, the shipped models and a checkpoint's
+    safe member still load and play."""
+    import subprocess
+    import sys
+    path = malicious_zip(tmp_path / "ck.zip", tmp_path / "ran", safe_member=True)
+    code = (
+        "import sys\n"
+        "for m in ('torch', 'stable_baselines3', 'sb3_contrib'): sys.modules[m] = None\n"
+        "import numpy as np\n"
+        "from ono_env.agents import make_agent\n"
+        "from ono_env.rules import RuleSet\n"
+        "for name, preset in (('ppo-basic-2p', 'basic'), ('ppo-classic-2p', 'classic'), "
+        f"({str(path)!r}, 'basic')):\n"
+        "    rules = RuleSet.preset(preset, num_players=2)\n"
+        "    a = make_agent(name, rules)\n"
+        "    x = np.zeros((3, a.obs_size), np.float32)\n"
+        "    print(a.name, a.act(x, np.ones((3, 85), bool), np.random.default_rng(0)).shape)\n"
+    )
+    proc = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True,
+                          text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.split("\n")[:3] == ["ppo-basic-2p (3,)", "ppo-classic-2p (3,)", "ck (3,)"]
+    assert not (tmp_path / "ran").exists()
+
+
+# ---- (b) round trip from a live MaskablePPO ---------------------------------------------
+def test_save_model_round_trip_and_live_or_frozen_agents(tmp_path):
+    import torch as th
+    from sb3_contrib import MaskablePPO
+    from ono_env.sb3 import OnoVecEnv
+    from ono_env.train.export import export_model
+    from ono_env.train.nets import ScaledObservation, agent_from_model, save_model
+
+    th.set_num_threads(1)
+    venv = OnoVecEnv(RULES, num_envs=4, opponents="random", seed=0)
+    model = MaskablePPO(
+        "MlpPolicy", venv, n_steps=16, batch_size=32, n_epochs=1, seed=0, device="cpu",
+        policy_kwargs={"net_arch": {"pi": [16, 8], "vf": [16]}, "activation_fn": th.nn.ReLU,
+                       "features_extractor_class": ScaledObservation,
+                       "features_extractor_kwargs": {"scale": observation_scale(RULES).tolist()}})
+    model.learn(64)
+    path = save_model(model, tmp_path / "ck", RULES, model.num_timesteps, {"total_steps": 64})
+    assert path.suffix == ".zip" and "ono_policy.safetensors" in zipfile.ZipFile(path).namelist()
+    agent = load_agent(path)
+    meta = agent.meta
+    assert meta["format_version"] == 2 and meta["training_steps"] == model.num_timesteps
+    assert meta["architecture"] == {"type": "mlp", "hidden_sizes": [16, 8], "activation": "relu"}
+    assert meta["config"] == {"total_steps": 64} and meta["rules"] == RULES.to_dict()
+
+    obs, legal = real_observations(RULES, 600, seed=3)
+    pol = model.policy
+
+    def torch_logits():
+        with th.no_grad():
+            x = th.as_tensor(obs)
+            return pol.action_net(pol.mlp_extractor.forward_actor(
+                pol.extract_features(x, pol.pi_features_extractor))).numpy()
+
+    np.testing.assert_allclose(agent.logits(obs), torch_logits(), atol=1e-5)
+    sb3_actions, _ = model.predict(obs, action_masks=legal, deterministic=True)
+    assert np.array_equal(agent.act(obs, legal, np.random.default_rng(0)), sb3_actions)
+    # sampling draws legal actions from the generator passed in
+    sampler = load_agent(path, deterministic=False)
+    a1 = sampler.act(obs, legal, np.random.default_rng(5))
+    assert legal[np.arange(len(obs)), a1].all()
+    assert np.array_equal(a1, sampler.act(obs, legal, np.random.default_rng(5)))
+    # the export of the checkpoint is the same model
+    exp = load_agent(export_model(path, tmp_path / "ck.safetensors"))
+    assert np.array_equal(exp.logits(obs), agent.logits(obs)) and exp.meta == meta
+    # live agents follow training, snapshots stay frozen
+    live = agent_from_model(model, RULES, "learner")
+    snap = agent_from_model(model, RULES, "snapshot", copy=True)
+    before = snap.logits(obs).copy()
+    with th.no_grad():
+        pol.action_net.bias.add_(th.linspace(-3, 3, 85))
+        pol.mlp_extractor.policy_net[0].weight.mul_(1.5)
+    np.testing.assert_allclose(live.logits(obs), torch_logits(), atol=1e-5)
+    assert np.array_equal(snap.logits(obs), before)
+    assert not np.allclose(live.logits(obs), before)
+    # the checkpoint still resumes training (our own file: MaskablePPO.load is trusted here)
+    assert MaskablePPO.load(path, device="cpu").num_timesteps == model.num_timesteps
+
+
+def test_export_of_an_old_format_checkpoint(tmp_path):
+    """A format-version-1 checkpoint (ono_meta.json + policy.pth as torch saved it) becomes
+    a model with the same logits; the state dict is read with weights_only."""
+    import torch as th
+    from ono_env.train.export import export_model
+
+    net = tiny_net(hidden=(8, 4))
+    sd = {"features_extractor.scale": th.from_numpy(net.scale),
+          "pi_features_extractor.scale": th.from_numpy(net.scale),
+          "vf_features_extractor.scale": th.from_numpy(net.scale),
+          "value_net.weight": th.zeros(1, 8), "value_net.bias": th.zeros(1)}
+    for i, (w, b) in enumerate(net.layers[:-1]):
+        sd[f"mlp_extractor.policy_net.{2 * i}.weight"] = th.from_numpy(w)
+        sd[f"mlp_extractor.policy_net.{2 * i}.bias"] = th.from_numpy(b)
+        sd[f"mlp_extractor.value_net.{2 * i}.weight"] = th.zeros_like(th.from_numpy(w))
+    sd["action_net.weight"], sd["action_net.bias"] = map(th.from_numpy, net.layers[-1])
+    path = tmp_path / "old.zip"
+    marker = tmp_path / "ran"
+    with zipfile.ZipFile(path, "w") as z:
+        z.writestr("data", json.dumps({"policy_class": {":serialized:": base64.b64encode(
+            pickle.dumps(Payload(marker))).decode()}}))
+        z.writestr("policy.pth", torch_archive(sd))
+        z.writestr("ono_meta.json", json.dumps(old_meta()))
+    with pytest.raises(ValueError, match="saved before ono_env's model format version 2.*"
+                                         "ono-export"):
+        load_agent(path)
+    out = export_model(path, tmp_path / "new.safetensors")
+    agent = load_agent(out)
+    assert agent.meta["architecture"] == {"type": "mlp", "hidden_sizes": [8, 4], "activation": "tanh"}
+    assert agent.meta["training_steps"] == 1000 and agent.meta["saved_at"] == "2026-11-22T10:00:00"
+    obs, _ = real_observations(RULES, 200)
+    np.testing.assert_array_equal(agent.logits(obs), net(obs))
+    assert not marker.exists()
+
+
+# ---- (c) damaged files ------------------------------------------------------------------
+def _with_meta(change):
+    def build(p: Path) -> bytes:
+        net = tiny_net()
+        meta = tiny_meta(net)
+        change(meta)
+        return st_save(net.tensors(), metadata={"ono_env": json.dumps(meta)})
+    return build
+
+
+def _with_tensors(change):
+    def build(p: Path) -> bytes:
+        net = tiny_net()
+        t = net.tensors()
+        change(t)
+        return st_save(t, metadata={"ono_env": json.dumps(tiny_meta(net))})
+    return build
+
+
+def _header(text: str) -> bytes:
+    raw = text.encode()
+    return len(raw).to_bytes(8, "little") + raw
+
+
+def _set(key, value):
+    return lambda m: m.__setitem__(key, value)
+
+
+def _zip(members):
+    def build(p: Path) -> bytes:
+        buf = io.BytesIO()
+        with zipfile.ZipFile(buf, "w") as z:
+            for name, data in members().items():
+                z.writestr(name, data)
+        return buf.getvalue()
+    return build
+
+
+def _bad_crc() -> bytes:
+    data = _zip(lambda: {"ono_policy.safetensors": tiny_bytes()})(None)
+    i = data.index(b'{"__metadata__"') + 40         # a stored member: flip one byte of it
+    return data[:i] + bytes([data[i] ^ 1]) + data[i + 1:]
+
+
+DAMAGED = {
+    # name: (file name, bytes builder or None for "no such file" / a folder, expected words)
+    "missing file": ("m.safetensors", None, "no such file"),
+    "a folder": ("dir.safetensors", "dir", "it is a folder"),
+    "not safetensors": ("m.safetensors", lambda p: b"hello, world", "not a safetensors model file"),
+    "empty": ("m.safetensors", lambda p: b"", "not a safetensors model file"),
+    "truncated data": ("m.safetensors", lambda p: tiny_bytes()[:-100], "truncated"),
+    "truncated header": ("m.safetensors", lambda p: tiny_bytes()[:60], "truncated"),
+    "header not JSON": ("m.safetensors", lambda p: _header("{not json") + b"\0" * 8, "header is not JSON"),
+    "header a list": ("m.safetensors", lambda p: _header("[1, 2]"), "not a JSON object"),
+    "no metadata": ("m.safetensors", lambda p: st_save(tiny_net().tensors()), "no 'ono_env' entry"),
+    "other metadata": ("m.safetensors", lambda p: st_save(tiny_net().tensors(), metadata={"x": "y"}),
+                       "no 'ono_env' entry"),
+    "metadata not JSON": ("m.safetensors", lambda p: st_save(tiny_net().tensors(),
+                                                             metadata={"ono_env": "{oops"}), "is not JSON"),
+    "metadata a list": ("m.safetensors", lambda p: st_save(tiny_net().tensors(),
+                                                           metadata={"ono_env": "[]"}), "not an object"),
+    "wrong format": ("m.safetensors", _with_meta(_set("format", "other")), "not an ono_env model"),
+    "format version 1": ("m.safetensors", _with_meta(_set("format_version", 1)),
+                         "format version 1.*ono-export"),
+    "format version 3": ("m.safetensors", _with_meta(_set("format_version", 3)), "format version 3"),
+    "no architecture": ("m.safetensors", _with_meta(lambda m: m.pop("architecture")), "no 'architecture'"),
+    "no rules": ("m.safetensors", _with_meta(lambda m: m.pop("rules")), "no 'rules'"),
+    "no action names": ("m.safetensors", _with_meta(lambda m: m.pop("action_names")), "no 'action_names'"),
+    "no saved_at": ("m.safetensors", _with_meta(lambda m: m.pop("saved_at")), "no 'saved_at'"),
+    "hidden sizes as text": ("m.safetensors", _with_meta(lambda m: m["architecture"].update(hidden_sizes="8")),
+                             "'architecture'"),
+    "unknown activation": ("m.safetensors", _with_meta(lambda m: m["architecture"].update(activation="gelu")),
+                           "'architecture'"),
+    "players as text": ("m.safetensors", _with_meta(_set("num_players", "2")), "'num_players'"),
+    "negative steps": ("m.safetensors", _with_meta(_set("training_steps", -1)), "'training_steps'"),
+    "steps a bool": ("m.safetensors", _with_meta(_set("training_steps", True)), "'training_steps'"),
+    "action names numbers": ("m.safetensors", _with_meta(_set("action_names", [1, 2])), "'action_names'"),
+    "config a list": ("m.safetensors", _with_meta(_set("config", [])), "'config'"),
+    "rules a string": ("m.safetensors", _with_meta(_set("rules", "basic")), "'rules'"),
+    "unreadable rules": ("m.safetensors", _with_meta(lambda m: m["rules"].update(hand_size="seven")),
+                         "its rules cannot be read"),
+    "observation size off": ("m.safetensors", _with_meta(_set("observation_size", 240)),
+                             "tensor 'obs_scale' has shape \\[241\\]; the metadata gives \\[240\\]"),
+    "hidden size off": ("m.safetensors", _with_meta(lambda m: m["architecture"].update(hidden_sizes=[9])),
+                        "'hidden.0.weight' has shape"),
+    "missing tensor": ("m.safetensors", _with_tensors(lambda t: t.pop("logits.bias")),
+                       "tensor 'logits.bias' is missing"),
+    "extra tensor": ("m.safetensors", _with_tensors(lambda t: t.update(extra=np.zeros(2, np.float32))),
+                     "unexpected tensor 'extra'"),
+    "float64 tensor": ("m.safetensors", _with_tensors(
+        lambda t: t.update({"logits.bias": t["logits.bias"].astype(np.float64)})), "float64; expected float32"),
+    "NaN weight": ("m.safetensors", _with_tensors(lambda t: t["hidden.0.weight"].__setitem__((0, 0), np.nan)),
+                   "NaN or infinite"),
+    "zero scale": ("m.safetensors", _with_tensors(lambda t: t["obs_scale"].__setitem__(0, 0.0)),
+                   "'obs_scale' has entries <= 0"),
+    "zip that is no zip": ("m.zip", lambda p: b"hello", "not a zip file"),
+    "zip without member": ("m.zip", _zip(lambda: {"data": "{}"}), "is not an ono_env model.*no ono_policy"),
+    "zip of an old checkpoint": ("m.zip", _zip(lambda: {"ono_meta.json": json.dumps(old_meta()),
+                                                        "policy.pth": b"x"}),
+                                 "ono-export .*m.zip .*m.safetensors"),
+    "zip with a damaged member": ("m.zip", _zip(lambda: {"ono_policy.safetensors": tiny_bytes()[:-50]}),
+                                  "member ono_policy.safetensors.*truncated"),
+    "zip with a corrupt member": ("m.zip", lambda p: _bad_crc(), "damaged zip"),
+    "truncated zip": ("m.zip", lambda p: _zip(lambda: {"ono_policy.safetensors": tiny_bytes()})(p)[:-30],
+                      "damaged zip"),
+    "safetensors name, zip inside": ("m.safetensors", _zip(lambda: {"data": "{}"}), "no ono_policy"),
+}
+
+
+@pytest.mark.parametrize("case", list(DAMAGED))
+def test_every_damaged_file_is_one_value_error_naming_it(tmp_path, case):
+    from ono_env.train.export import export_model
+    name, build, words = DAMAGED[case]
+    path = tmp_path / name
+    if build == "dir":
+        path.mkdir()
+    elif build is not None:
+        path.write_bytes(build(path))
+    loaders = [lambda: load_agent(path), lambda: read_metadata(path),
+               lambda: make_agent(str(path), RULES)]
+    exporter = lambda: export_model(path, tmp_path / "out.safetensors")   # noqa: E731
+    for call in loaders + [exporter]:
+        with pytest.raises(ValueError) as exc:
+            call()
+        msg = str(exc.value)
+        assert type(exc.value) is ValueError, type(exc.value)
+        assert str(path) in msg and "\n" not in msg, msg
+        if call is not exporter:   # (the exporter tries to convert an old checkpoint)
+            assert re.search(words, msg), msg
+    assert not (tmp_path / "out.safetensors").exists()
+
+
+def _old_zip(meta="valid", pth=None):
+    def build(p: Path) -> bytes:
+        import torch as th
+        members = {"ono_meta.json": json.dumps(old_meta()) if meta == "valid" else meta}
+        if pth is not None:
+            members["policy.pth"] = pth(th) if callable(pth) else pth
+        return _zip(lambda: members)(p)
+    return build
+
+
+def _old_sd(th, drop=(), size=241):
+    net = tiny_net()
+    sd = {"pi_features_extractor.scale": th.ones(size),
+          "mlp_extractor.policy_net.0.weight": th.from_numpy(net.layers[0][0][:, :size].copy()),
+          "mlp_extractor.policy_net.0.bias": th.from_numpy(net.layers[0][1]),
+          "action_net.weight": th.from_numpy(net.layers[1][0]),
+          "action_net.bias": th.from_numpy(net.layers[1][1])}
+    return torch_archive({k: v for k, v in sd.items() if k not in drop})
+
+
+OLD_DAMAGED = {
+    "meta not JSON": (_old_zip("{oops", pth=b"PK"), "ono_meta.json is not JSON"),
+    "meta of another version": (_old_zip(json.dumps({"format": "ono_env-policy", "format_version": 3}),
+                                         pth=b"PK"), "not ono_env model format version 1"),
+    "no policy.pth": (_old_zip(), "no policy.pth"),
+    "damaged torch archive": (_old_zip(pth=lambda th: _old_sd(th)[:-40]), "cannot be read as weights only"),
+    "not a state dict": (_old_zip(pth=lambda th: torch_archive({"a": 1})), "not a state dict of tensors"),
+    "no scale": (_old_zip(pth=lambda th: _old_sd(th, drop=["pi_features_extractor.scale"])),
+                 "no observation scale"),
+    "no head": (_old_zip(pth=lambda th: _old_sd(th, drop=["action_net.bias"])), "'logits.bias'"),
+    "wrong input size": (_old_zip(pth=lambda th: _old_sd(th, size=240)),
+                         "'obs_scale' has shape \\[240\\]; the metadata gives \\[241\\]"),
+}
+
+
+@pytest.mark.parametrize("case", list(OLD_DAMAGED))
+def test_export_refuses_damaged_old_checkpoints(tmp_path, case, capsys):
+    from ono_env.train.export import export_model, main as export_main
+    build, words = OLD_DAMAGED[case]
+    path = tmp_path / "old.zip"
+    path.write_bytes(build(path))
+    with pytest.raises(ValueError, match=words) as exc:
+        export_model(path, tmp_path / "out.safetensors")
+    assert type(exc.value) is ValueError and str(path) in str(exc.value)
+    assert export_main([str(path), str(tmp_path / "out.safetensors")]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("ono-export: error: ") and err.count("\n") == 1
+    assert not (tmp_path / "out.safetensors").exists()
+
+
+def test_write_model_refuses_inconsistent_models(tmp_path):
+    net = tiny_net()
+    meta = tiny_meta(net)
+    with pytest.raises(ValueError, match="ends in .safetensors"):
+        write_model(tmp_path / "m.zip", net, meta)
+    meta["architecture"]["hidden_sizes"] = [9]
+    with pytest.raises(ValueError, match="model to save: damaged model: tensor 'hidden.0.weight'"):
+        write_model(tmp_path / "m.safetensors", net, meta)
+    assert not list(tmp_path.iterdir())
+
+
+# ---- (d) the shipped models -------------------------------------------------------------
+SHIPPED = {"ppo-basic-2p": "basic", "ppo-classic-2p": "classic"}
+
+
+def test_shipped_models_are_safetensors_files_and_load_by_name():
+    models = shipped_models()
+    assert sorted(models) == sorted(SHIPPED)
+    for name, preset in SHIPPED.items():
+        path = models[name]
+        assert path.suffix == ".safetensors" and path.parent.name == "models"
+        rules = RuleSet.preset(preset, num_players=2)
+        agent = make_agent(name, rules)
+        assert isinstance(agent, LearnedAgent) and agent.rules == rules and agent.name == name
+        meta = agent.meta
+        assert meta["format_version"] == 2 and meta["rules"] == rules.to_dict()
+        assert meta["architecture"] == {"type": "mlp", "hidden_sizes": [256, 256], "activation": "tanh"}
+        assert meta["training_steps"] > 10_000_000 and meta["config"]["policy"]["activation"] == "tanh"
+        # the stored scale is the one this version computes for those rules
+        assert np.array_equal(agent.net.scale, observation_scale(rules))
+        with pytest.raises(ValueError, match="trained for 2 players, asked to play 4; use --players 2"):
+            make_agent(name, preset)
+        other = "classic" if preset == "basic" else "basic"
+        with pytest.raises(ValueError, match=f"trained for '{preset}' rules, which differ from "
+                                             f"the '{other}' rules asked for"):
+            make_agent(name, RuleSet.preset(other, num_players=2))
+
+
+@pytest.mark.parametrize("name", sorted(SHIPPED))
+def test_shipped_model_matches_a_torch_forward_pass_of_its_weights(name):
+    """The NumPy network against torch's Linear/Tanh on the same weights, on real
+    observations: the same logits (float32 rounding) and the same masked argmax."""
+    import torch as th
+    th.set_num_threads(1)
+    path = shipped_models()[name]
+    rules = RuleSet.preset(SHIPPED[name], num_players=2)
+    t = {k: th.from_numpy(v) for k, v in st_load(path.read_bytes()).items()}
+    net = th.nn.Sequential(th.nn.Linear(241 if name == "ppo-basic-2p" else 243, 256), th.nn.Tanh(),
+                           th.nn.Linear(256, 256), th.nn.Tanh(), th.nn.Linear(256, 85))
+    net.load_state_dict({"0.weight": t["hidden.0.weight"], "0.bias": t["hidden.0.bias"],
+                         "2.weight": t["hidden.1.weight"], "2.bias": t["hidden.1.bias"],
+                         "4.weight": t["logits.weight"], "4.bias": t["logits.bias"]})
+    obs, legal = real_observations(rules, 3000, seed=11)
+    with th.no_grad():
+        ref = net(th.from_numpy(obs) / t["obs_scale"]).numpy()
+    agent = make_agent(name, rules)
+    z = agent.logits(obs)
+    assert np.abs(z - ref).max() < 1e-4
+    assert np.array_equal(agent.act(obs, legal, np.random.default_rng(0)),
+                          np.where(legal, ref, -np.inf).argmax(1))

@@ -1,0 +1,194 @@
+"""Export a playable model file (``.safetensors``, :mod:`ono_env.agents.learned`) from a
+training checkpoint:
+
+    ono-export runs/basic-60min-.../model.zip ppo-basic-2p.safetensors
+
+``export_model(src, dest)`` takes
+
+- a checkpoint of this version (a MaskablePPO zip with an ``ono_policy.safetensors`` member):
+  that member, checked, becomes the file;
+- a checkpoint saved before model format version 2 (a MaskablePPO zip with
+  ``ono_meta.json`` and ``policy.pth``): the network is rebuilt from ``policy.pth``, read
+  with ``torch.load(..., weights_only=True)`` (torch's restricted unpickler, which builds
+  tensors and refuses anything else; ``policy.pth`` must also be a torch zip archive, not a
+  bare pickle) and from ``ono_meta.json``. The hidden layer sizes come from the shapes of
+  ``mlp_extractor.policy_net.<i>.weight``, the observation scale from the features
+  extractor's ``scale`` buffer, the activation from the stored training config
+  (``policy.activation``; ``tanh`` when absent: the config's default, and what
+  ``ono-train`` has always passed to MaskablePPO as ``activation_fn``). The value network
+  and the optimizer state are left out; this needs torch (the ``[train]`` extra);
+- a ``.safetensors`` model: checked and copied.
+
+Nothing else in the zip is read: SB3's ``data`` member (pickled classes and spaces),
+``pytorch_variables.pth`` and ``policy.optimizer.pth`` are never opened, and nothing is
+unpickled. Every refusal is one ``ValueError`` (from the command line: one line
+``ono-export: error: ...`` on stderr and status 2).
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import re
+import sys
+import zipfile
+from pathlib import Path
+from typing import Any, Sequence
+
+import numpy as np
+
+from ono_env import cli
+from ono_env.agents.learned import (FORMAT, FORMAT_VERSION, MAX_MODEL_BYTES, OLD_META_NAME,
+                                    SAFE_MEMBER, PolicyNet, check_metadata, read_model,
+                                    write_model)
+
+_HIDDEN = re.compile(r"mlp_extractor\.policy_net\.(\d+)\.weight")
+
+
+def _member(zf: zipfile.ZipFile, name: str, where: str) -> bytes:
+    info = zf.NameToInfo.get(name)
+    if info is None:
+        raise ValueError(f"{where}: not an ono_env checkpoint: it has neither {SAFE_MEMBER} nor "
+                         f"{OLD_META_NAME} and policy.pth (no {name})")
+    if info.file_size > MAX_MODEL_BYTES:
+        raise ValueError(f"{where}: its member {name} is too large ({info.file_size:,} bytes)")
+    try:
+        return zf.read(info)
+    except Exception as exc:  # noqa: BLE001 - BadZipFile (CRC), zlib.error, ...
+        raise ValueError(f"{where}: damaged zip member {name} ({type(exc).__name__}: {exc})") from None
+
+
+def _old_metadata(raw: bytes, where: str) -> dict[str, Any]:
+    try:
+        meta = json.loads(raw.decode("utf-8"))
+    except (UnicodeDecodeError, ValueError, RecursionError):
+        raise ValueError(f"{where}: damaged checkpoint: {OLD_META_NAME} is not JSON") from None
+    if not isinstance(meta, dict) or meta.get("format") != FORMAT or meta.get("format_version") != 1:
+        fmt = meta.get("format_version") if isinstance(meta, dict) else None
+        raise ValueError(f"{where}: {OLD_META_NAME} is not ono_env model format version 1 "
+                         f"(format version {fmt!r})")
+    return meta
+
+
+def _old_state_dict(raw: bytes, where: str) -> dict[str, np.ndarray]:
+    if not raw.startswith(b"PK"):
+        raise ValueError(f"{where}: policy.pth is not a torch zip archive (a bare pickle is "
+                         f"never read)")
+    try:
+        import torch as th
+    except ImportError:
+        raise ValueError(f"{where}: converting a checkpoint saved before model format version 2 "
+                         f"needs torch: pip install 'ono-env[train]'") from None
+    try:
+        sd = th.load(io.BytesIO(raw), map_location="cpu", weights_only=True)
+    except Exception as exc:  # noqa: BLE001 - the restricted unpickler's refusals, damage
+        raise ValueError(f"{where}: policy.pth cannot be read as weights only "
+                         f"(torch.load with weights_only=True: {_torch_reason(exc)})") from None
+    if not isinstance(sd, dict) or not all(isinstance(k, str) and isinstance(v, th.Tensor)
+                                          for k, v in sd.items()):
+        raise ValueError(f"{where}: policy.pth is not a state dict of tensors")
+    try:
+        return {k: v.detach().to("cpu").numpy() for k, v in sd.items()}
+    except Exception as exc:  # noqa: BLE001 - e.g. a dtype NumPy has no type for
+        raise ValueError(f"{where}: policy.pth holds a tensor NumPy cannot read: {exc}") from None
+
+
+def _torch_reason(exc: BaseException) -> str:
+    """One line out of torch.load's multi-paragraph refusal."""
+    text = re.sub(r"\x1b\[[0-9;]*m", "", str(exc))
+    m = re.search(r"WeightsUnpickler error: (.*?)(?: Please |\n|$)", text)
+    if m:
+        return m.group(1).strip()
+    lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
+    return f"{type(exc).__name__}: {lines[0]}" if lines else type(exc).__name__
+
+
+def convert_old_checkpoint(zf: zipfile.ZipFile, where: str) -> tuple[dict[str, Any], PolicyNet]:
+    """Metadata and network of a format-version-1 checkpoint (``ono_meta.json`` and
+    ``policy.pth`` only; see the module docstring)."""
+    old = _old_metadata(_member(zf, OLD_META_NAME, where), where)
+    sd = _old_state_dict(_member(zf, "policy.pth", where), where)
+    scale = sd.get("pi_features_extractor.scale", sd.get("features_extractor.scale"))
+    if scale is None:
+        raise ValueError(f"{where}: policy.pth has no observation scale "
+                         f"(pi_features_extractor.scale): not an ono-train checkpoint")
+    idx = sorted(int(m.group(1)) for k in sd if (m := _HIDDEN.fullmatch(k)))
+    tensors = {"obs_scale": scale}
+    for i, j in enumerate(idx):
+        tensors[f"hidden.{i}.weight"] = sd[f"mlp_extractor.policy_net.{j}.weight"]
+        tensors[f"hidden.{i}.bias"] = sd.get(f"mlp_extractor.policy_net.{j}.bias")
+    tensors["logits.weight"] = sd.get("action_net.weight")
+    tensors["logits.bias"] = sd.get("action_net.bias")
+    missing = [k for k, v in tensors.items() if v is None]
+    if missing:
+        raise ValueError(f"{where}: policy.pth lacks the weights of {missing[0]!r}")
+    config = old.get("config") if isinstance(old.get("config"), dict) else {}
+    policy_cfg = config.get("policy") if isinstance(config.get("policy"), dict) else {}
+    meta = {
+        "format": FORMAT, "format_version": FORMAT_VERSION,
+        "architecture": {"type": "mlp",
+                         "hidden_sizes": [int(tensors[f"hidden.{i}.weight"].shape[0])
+                                          for i in range(len(idx))],
+                         "activation": policy_cfg.get("activation", "tanh")},
+        **{k: old.get(k) for k in ("rules", "num_players", "observation_version",
+                                    "observation_size", "action_names", "training_steps",
+                                    "config", "saved_at")},
+    }
+    check_metadata(meta, where)
+    return meta, PolicyNet.from_tensors(tensors, meta, where)
+
+
+def export_model(src: str | Path, dest: str | Path) -> Path:
+    """Write the ``.safetensors`` model file ``dest`` from the checkpoint (or model file)
+    ``src``; see the module docstring. Returns ``dest``."""
+    src, dest = Path(src), Path(dest)
+    if dest.suffix != ".safetensors":
+        raise ValueError(f"destination {str(dest)!r}: a model file's name ends in .safetensors")
+    if dest.exists() and src.exists() and dest.resolve() == src.resolve():
+        raise ValueError(f"destination {str(dest)!r} is the source file")
+    if _is_old_checkpoint(src):
+        with zipfile.ZipFile(src) as zf:
+            meta, net = convert_old_checkpoint(zf, repr(str(src)))
+    else:
+        meta, net = read_model(src)   # a checkpoint's safe member or a model file, checked
+    return write_model(dest, net, meta)
+
+
+def _is_old_checkpoint(src: Path) -> bool:
+    """A zip with ``ono_meta.json`` and no ``ono_policy.safetensors``? (Anything unreadable
+    is left to :func:`read_model`'s messages.)"""
+    try:
+        with open(src, "rb") as fh:
+            if fh.read(2) != b"PK":
+                return False
+        with zipfile.ZipFile(src) as zf:
+            return SAFE_MEMBER not in zf.NameToInfo and OLD_META_NAME in zf.NameToInfo
+    except Exception:  # noqa: BLE001
+        return False
+
+
+def build_parser() -> cli.ArgumentParser:
+    p = cli.ArgumentParser(
+        prog="ono-export",
+        description="Write a playable model file (.safetensors: weights and JSON metadata, "
+                    "no code) from an ono-train checkpoint (.zip, also one saved before model "
+                    "format version 2) or check and copy a model file.")
+    p.add_argument("src", help="checkpoint .zip (or a .safetensors model)")
+    p.add_argument("dest", help="model file to write (.safetensors)")
+    return p
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    def body(args) -> None:
+        dest = export_model(args.src, args.dest)
+        meta = read_model(dest)[0]
+        arch = meta["architecture"]
+        print(f"wrote {dest}: {meta['rules']['name']!r} rules, {meta['num_players']} players, "
+              f"{meta['training_steps']:,} training steps, hidden {arch['hidden_sizes']} "
+              f"{arch['activation']}")
+
+    return cli.run(build_parser(), argv, body)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
