@@ -1,0 +1,93 @@
+"""The package as a stranger installs it: a wheel (not editable) in a fresh virtual
+environment with the base dependencies only, used from a folder that holds its own
+``agents.py`` and ``train.py`` (names common in research code, which must not shadow ours).
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import venv
+import zipfile
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def _run(cmd: list[str], cwd: Path, timeout: int = 600, env: dict | None = None) -> subprocess.CompletedProcess:
+    proc = subprocess.run(cmd, cwd=cwd, capture_output=True, text=True, timeout=timeout, env=env)
+    return proc
+
+
+@pytest.fixture(scope="module")
+def wheel(tmp_path_factory) -> Path:
+    out = tmp_path_factory.mktemp("wheel")
+    proc = _run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation",
+                 "-q", "-w", str(out), str(ROOT)], cwd=out)
+    assert proc.returncode == 0, proc.stderr
+    (whl,) = out.glob("ono_env-*.whl")
+    return whl
+
+
+def test_wheel_has_one_import_name_and_carries_configs_and_models(wheel):
+    names = zipfile.ZipFile(wheel).namelist()
+    tops = {n.split("/")[0] for n in names if ".dist-info/" not in n}
+    assert tops == {"ono_env"}
+    for expected in ("ono_env/configs/rules/classic.yaml", "ono_env/configs/train/default.yaml",
+                     "ono_env/agents/models/ppo-basic-2p.safetensors",
+                     "ono_env/agents/models/ppo-classic-2p.safetensors",
+                     "ono_env/agents/rule_based.py", "ono_env/train/config.py"):
+        assert expected in names, expected
+    # nothing from the source tree that is not package code or data
+    assert not [n for n in names if n.endswith((".zip", ".pyc", ".nbi", ".nbc"))]
+
+
+def test_wheel_installs_and_works_from_a_folder_with_its_own_agents_and_train(wheel, tmp_path):
+    env_dir = tmp_path / "venv"
+    venv.EnvBuilder(with_pip=True, clear=True).create(env_dir)
+    bin_dir = env_dir / ("Scripts" if os.name == "nt" else "bin")
+    py = bin_dir / "python"
+    proc = _run([str(py), "-m", "pip", "install", "-q", "--disable-pip-version-check", str(wheel)],
+                cwd=tmp_path, timeout=900)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+
+    work = tmp_path / "research"
+    work.mkdir()
+    (work / "agents.py").write_text("raise RuntimeError('the user\\'s own agents.py was imported')\n")
+    (work / "train.py").write_text("raise RuntimeError('the user\\'s own train.py was imported')\n")
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")}
+    env["PATH"] = f"{bin_dir}{os.pathsep}{env['PATH']}"
+
+    proc = _run([str(bin_dir / "ono-train"), "default", "--print-config"], cwd=work, env=env)
+    assert proc.returncode == 0, proc.stderr
+    assert "name: default" in proc.stdout and "total_steps: 1000000" in proc.stdout
+
+    proc = _run([str(bin_dir / "ono-arena"), "greedy", "random", "--games", "200",
+                 "--players", "2", "--no-progress"], cwd=work, env=env)
+    assert proc.returncode == 0, proc.stderr
+    assert "greedy" in proc.stdout and "random" in proc.stdout
+
+    check = (
+        "import sys, importlib.util, ono_env\n"
+        "from ono_env.agents import make_agent\n"
+        "from ono_env.rules import RuleSet\n"
+        "assert ono_env.__file__.startswith(sys.prefix), ono_env.__file__\n"
+        "assert importlib.util.find_spec('torch') is None, 'torch came with the base install'\n"
+        "for name, preset in (('ppo-basic-2p', 'basic'), ('ppo-classic-2p', 'classic')):\n"
+        "    agent = make_agent(name, RuleSet.preset(preset, num_players=2))\n"
+        "    print(name, type(agent).__name__)\n"
+        "print(RuleSet.load('ono').name)\n"
+    )
+    proc = _run([str(py), "-c", check], cwd=work, env=env)
+    assert proc.returncode == 0, proc.stderr
+    assert "ppo-basic-2p LearnedAgent" in proc.stdout and "ppo-classic-2p LearnedAgent" in proc.stdout
+    assert proc.stdout.strip().endswith("ono")
+
+    # without the [train] extra, training says what to install, in one line
+    proc = _run([str(bin_dir / "ono-train"), "default", "total_steps=100"], cwd=work, env=env)
+    assert proc.returncode == 2
+    assert proc.stderr.strip().count("\n") == 0
+    assert "pip install 'ono-env[train]'" in proc.stderr
