@@ -12,7 +12,8 @@ A run writes into ``<out_dir>/<name>-<time>/`` (or ``run_dir``):
 - ``tb/``: TensorBoard logs (SB3's rollout/train scalars, ``eval/win_rate/<opponent>``,
   ``league/snapshots``);
 - ``checkpoints/step_<n>.zip`` at every evaluation, and ``model.zip`` at the end: each a
-  MaskablePPO zip with the ono_env metadata (:mod:`agents.learned`), playable with
+  MaskablePPO zip carrying the model file as its member ``ono_policy.safetensors``
+  (:mod:`ono_env.agents.learned`; the only part read when it plays as an agent), playable with
   ``ono-arena`` / ``ono-play`` and loadable by ``MaskablePPO.load``;
 - ``eval.csv``: the learning curve (step, opponent, win rate, interval);
 - ``final_eval.json`` / ``final_eval.csv``: the model against each ``final_eval`` opponent
