@@ -339,6 +339,9 @@ def _catch_allowed(s, prm, i):
 
 @_inline
 def _call_allowed(s, prm, i, p):
+    """call (ONO): the player holds two cards, has not called, and is about to play one;
+    each caller checks that a play is legal (RULES.md: "holds two cards and is about to
+    play one")."""
     return prm[P_ONO_PENALTY] != ONO_NONE and s.pl[i, p, S_HAND_LEN] == 2 and not s.pl[i, p, S_CALLED]
 
 
@@ -401,7 +404,7 @@ def legal_row(s, prm, i, row):
                 any_play = True
         if not any_play or prm[P_VOLUNTARY_DRAW]:
             row[C.A_DRAW] = True
-        if _call_allowed(s, prm, i, p):
+        if any_play and _call_allowed(s, prm, i, p):
             row[C.A_CALL] = True
         if _catch_allowed(s, prm, i):
             row[C.A_CATCH] = True
@@ -808,6 +811,7 @@ def _play(s, prm, i, p, c, k, rewards):
     """p plays card type c (naming colour k if it is a wild; k = -1 for a wild whose colour
     is named later)."""
     old_color = int(s.g[i, G_COLOR])
+    s.g[i, G_DRAWN] = -1  # a play ends any decision about a drawn card (played or not)
     s.hands[i, p, c] -= 1
     s.pl[i, p, S_HAND_LEN] -= 1
     s.discard[i, s.g[i, G_DISCARD_LEN]] = c
@@ -904,6 +908,7 @@ def _apply(s, prm, i, a, rewards):
         elif a == C.A_ACCEPT:
             _draw_n(s, i, p, int(s.g[i, G_PENDING]))
             s.g[i, G_PENDING] = 0
+            s.g[i, G_BLUFF] = False  # the Wild Draw Four is taken: nothing left to challenge
             _next_turn(s, prm, i, p)
         elif a < C.A_TARGET:
             s.g[i, G_COLOR] = a - C.A_COLOR
@@ -1063,11 +1068,15 @@ def reset(hands, pl, stock, discard, g, rng, prm, which, scratch_rewards, row):
 
 @_inline
 def _random_action(s, prm, i, policy_rng, scratch_rewards, row):
-    """Game i's acting player takes a uniformly random legal action (from policy_rng[i])."""
+    """Game i's acting player takes a uniformly random legal action (from policy_rng[i]).
+    False, and nothing done, when the game has no legal action (a finished game; checked
+    positions never leave a live game without one, but a loop must not spin on it)."""
     legal_row(s, prm, i, row)
     count = 0
     for a in range(NA):
         count += row[a]
+    if count == 0:
+        return False
     pick = _next_u53(policy_rng, i) % count
     for a in range(NA):
         if row[a]:
@@ -1076,8 +1085,9 @@ def _random_action(s, prm, i, policy_rng, scratch_rewards, row):
                     scratch_rewards[i, q] = 0.0
                 _apply(s, prm, i, a, scratch_rewards)
                 _advance(s, prm, i, scratch_rewards, row)
-                return
+                return True
             pick -= 1
+    return False
 
 
 @_kernel(i8(HANDS, PL, STK, STK, GAME, U64ARR, PRM, i8, I64ARR, U64ARR, numba.float64[:, ::1],
@@ -1096,7 +1106,8 @@ def random_moves(hands, pl, stock, discard, g, rng, prm, steps, stop_seat, polic
         taken = 0
         for i in range(B):
             while not (s.g[i, G_TERMINATED] or s.g[i, G_TRUNCATED]) and s.g[i, G_CURRENT] != stop_seat[i]:
-                _random_action(s, prm, i, policy_rng, scratch_rewards, row)
+                if not _random_action(s, prm, i, policy_rng, scratch_rewards, row):
+                    break  # no legal action: stop rather than spin
                 for q in range(prm[P_PLAYERS]):
                     seat_rewards[i, q] += scratch_rewards[i, q]
                 taken += 1

@@ -22,7 +22,9 @@ import numpy as np
 
 from ono_env import _engine as E
 from ono_env import cards as C
-from ono_env.checks import check_bool, check_choice, check_int, check_seed
+from ono_env import positions
+from ono_env.checks import check_bool, check_choice, check_int, check_seed, is_int
+from ono_env.positions import POSITION_VERSION  # noqa: F401 (re-exported)
 from ono_env.rules import (
     P_MAX_DECISIONS, P_REWARD_POINTS, P_SKIP_FORCED, RuleSet, resolve_rules,
 )
@@ -43,7 +45,6 @@ _K_OBSERVE = _entry(E.observe)
 _K_RANDOM_MOVES = _entry(E.random_moves)
 _K_NTH_LEGAL = _entry(E.nth_legal)
 
-POSITION_VERSION = 1
 REWARD_MODES = ("win", "points")
 DEFAULT_MAX_DECISIONS_ROUND = 5_000
 DEFAULT_MAX_DECISIONS_MATCH = 50_000
@@ -156,10 +157,7 @@ class VecGame:
         if seed is not None and seeds is not None:
             raise ValueError("give seed or seeds, not both")
         if seeds is not None:
-            seeds = np.asarray(seeds, dtype=np.uint64)
-            if seeds.shape != (B,):
-                raise ValueError(f"seeds has shape {seeds.shape}; allowed: ({B},)")
-            self.state.rng[which] = seeds[which]
+            self.state.rng[which] = _seed_states(seeds, B)[which]
         elif seed is not None:
             self.state.rng[which] = game_seeds(seed, B)[which]
         elif not hasattr(self, "_seeded"):
@@ -342,191 +340,64 @@ class VecGame:
         return self.state.nbytes // self.num_games
 
     # ---- positions ------------------------------------------------------------------
+    def _game_index(self, i: Any) -> int:
+        """``i`` when it is the index of a game of this batch (an integer, not a bool)."""
+        B = self.num_games
+        if not is_int(i) or not 0 <= i < B:
+            raise ValueError(f"game index {i!r} ({type(i).__name__}); allowed: an integer "
+                             f"from 0 to {B - 1}")
+        return int(i)
+
     def to_dict(self, i: int = 0) -> dict[str, Any]:
-        """Game ``i`` as a JSON-serialisable dict (schema in docs/positions.md)."""
-        s = self.state
-        i = int(i)
-        if not 0 <= i < self.num_games:
-            raise ValueError(f"game index {i} out of range 0..{self.num_games - 1}")
-        P = self.num_players
-
-        def names(arr: np.ndarray) -> list[str]:
-            return [C.CARD_NAMES[int(c)] for c in arr]
-
-        def seat(v: int) -> int | None:
-            return None if v < 0 else int(v)
-
-        hands = []
-        for q in range(P):
-            counts = s.hands[i, q]
-            hands.append([C.CARD_NAMES[c] for c in range(C.NUM_CARD_TYPES) for _ in range(counts[c])])
-        return {
-            "version": POSITION_VERSION,
-            "rules": self.rules.to_dict(),
-            "hands": hands,
-            "stock": names(s.stock[i, : s.stock_len[i]]),
-            "discard": names(s.discard[i, : s.discard_len[i]]),
-            "color": None if s.color[i] < 0 else C.COLORS[s.color[i]],
-            "current_player": int(s.current[i]),
-            "direction": int(s.direction[i]),
-            "phase": E.PHASE_NAMES[s.phase[i]],
-            "pending_draw": int(s.pending[i]),
-            "drawn_card": None if s.drawn[i] < 0 else C.CARD_NAMES[s.drawn[i]],
-            "called": [bool(x) for x in s.called[i]],
-            "exposed": seat(s.exposed[i]),
-            "previous_player": seat(s.previous[i]),
-            "turn_fresh": bool(s.fresh[i]),
-            "wild_draw_four_bluff": bool(s.bluff[i]),
-            "color_then_play": bool(s.color_then_play[i]),
-            "scores": [int(x) for x in s.scores[i]],
-            "dealer": int(s.dealer[i]),
-            "round": int(s.round[i]),
-            "decisions": int(s.decisions[i]),
-            "winner": seat(s.winner[i]),
-            "terminated": bool(s.terminated[i]),
-            "truncated": bool(s.truncated[i]),
-            "rng": str(int(s.rng[i])),
-        }
+        """Game ``i`` as a JSON-serialisable position dict (schema in docs/positions.md)."""
+        return positions.position_dict(self.state, self._game_index(i), self.rules)
 
     def to_json(self, i: int = 0) -> str:
+        """``to_dict(i)`` as JSON text."""
         return json.dumps(self.to_dict(i))
 
     def set_position(self, i: int, d: Mapping[str, Any]) -> None:
         """Overwrite game ``i`` with the position ``d`` (a ``to_dict`` dict under these rules).
 
-        Raises ``ValueError`` naming the key when the position is malformed, is for other
-        rules, or does not hold exactly the rule set's deck."""
-        pos = _parse_position(d, self.rules)
-        s = self.state
-        i = int(i)
-        for name, value in pos.items():
-            arr = getattr(s, name)
-            if name in ("stock", "discard"):
-                arr[i] = 0
-                arr[i, : len(value)] = value
-            else:
-                arr[i] = value
+        The whole position is checked first (every key's type and range, then the
+        invariants of a reachable position, docs/positions.md); a refusal raises one
+        ``ValueError`` naming the key(s) and what is allowed, and changes nothing."""
+        i = self._game_index(i)
+        positions.write_position(self.state, i, positions.read_position(d, self.rules))
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any], **kwargs: Any) -> "VecGame":
-        """A one-game ``VecGame`` at position ``d``; ``kwargs`` as for the constructor."""
-        if "rules" not in d:
-            raise ValueError("position has no 'rules'")
-        game = cls(RuleSet.from_dict(d["rules"]), 1, seed=0, **kwargs)
+        """A one-game ``VecGame`` at position ``d`` (under the position's ``rules``);
+        ``kwargs`` as for the constructor. Refusals as for ``set_position``."""
+        rules = positions.read_rules(positions.check_keys(d)["rules"])
+        game = cls(rules, 1, seed=0, **kwargs)
         game.set_position(0, d)
         return game
 
     @classmethod
     def from_json(cls, text: str, **kwargs: Any) -> "VecGame":
-        return cls.from_dict(json.loads(text), **kwargs)
+        """``from_dict`` of JSON text; malformed JSON raises ``ValueError``."""
+        return cls.from_dict(positions.load_json(text), **kwargs)
 
 
-def _parse_position(d: Mapping[str, Any], rules: RuleSet) -> dict[str, Any]:
-    """Check a position dict and convert it to state-array values for one game."""
-    required = ("hands", "stock", "discard", "color", "current_player", "direction", "phase")
-    missing = [k for k in required if k not in d]
-    if missing:
-        raise ValueError(f"position lacks {', '.join(missing)}")
-    if "rules" in d and RuleSet.from_dict(d["rules"]) != rules:
-        raise ValueError("position is for other rules than this game's")
-    P = rules.num_players
-    if d.get("version", POSITION_VERSION) != POSITION_VERSION:
-        raise ValueError(f"position version {d.get('version')!r}; allowed: {POSITION_VERSION}")
-
-    def card_list(key: str, cards: Any) -> list[int]:
-        if not isinstance(cards, (list, tuple)):
-            raise ValueError(f"position {key!r} must be a list of card names")
-        try:
-            return [C.card_id(c) for c in cards]
-        except ValueError as e:
-            raise ValueError(f"position {key!r}: {e}") from None
-
-    def seat(key: str, v: Any, allow_none: bool) -> int:
-        if v is None and allow_none:
-            return -1
-        if not isinstance(v, int) or not 0 <= v < P:
-            raise ValueError(f"position {key}={v!r}; allowed: a seat 0..{P - 1}"
-                             + (" or null" if allow_none else ""))
-        return v
-
-    hands = d["hands"]
-    if not isinstance(hands, (list, tuple)) or len(hands) != P:
-        raise ValueError(f"position 'hands' must list {P} hands (num_players={P})")
-    hand_counts = np.zeros((P, C.NUM_CARD_TYPES), np.int64)
-    for q, h in enumerate(hands):
-        for c in card_list(f"hands[{q}]", h):
-            hand_counts[q, c] += 1
-    stock = card_list("stock", d["stock"])
-    discard = card_list("discard", d["discard"])
-    if not discard:
-        raise ValueError("position 'discard' is empty; the discard pile always has a top card")
-    total = hand_counts.sum(0) + np.bincount(stock + discard, minlength=C.NUM_CARD_TYPES)
-    deck = rules.deck_counts
-    if not np.array_equal(total, deck):
-        diff = [f"{C.CARD_NAMES[c]} {int(total[c])} (deck has {int(deck[c])})"
-                for c in np.flatnonzero(total != deck)]
-        raise ValueError("position does not hold exactly the deck of its rules: " + "; ".join(diff))
-    color = d["color"]
-    if color is None:
-        color_id = -1
-    elif color in C.COLORS:
-        color_id = C.COLORS.index(color)
-    else:
-        raise ValueError(f"position color={color!r}; allowed: R, Y, G, B or null")
-    if d["phase"] not in E.PHASE_NAMES:
-        raise ValueError(f"position phase={d['phase']!r}; allowed: {', '.join(E.PHASE_NAMES)}")
-    if d["direction"] not in (1, -1):
-        raise ValueError(f"position direction={d['direction']!r}; allowed: 1 or -1")
-    drawn = d.get("drawn_card")
-    terminated = bool(d.get("terminated", False)) or bool(d.get("truncated", False))
-    current = seat("current_player", d["current_player"], False)
-    if not terminated:
-        # what the engine relies on in a live position
-        if any(hand_counts.sum(1) == 0):
-            raise ValueError("position 'hands': an empty hand in an unfinished game")
-        if (d["phase"] == "drawn") != (drawn is not None):
-            raise ValueError("position drawn_card is given exactly when phase is 'drawn'")
-        if drawn is not None and hand_counts[current, card_list("drawn_card", [drawn])[0]] == 0:
-            raise ValueError(f"position drawn_card={drawn!r} is not in the acting player's hand")
-        if (d["phase"] == "pending") != (int(d.get("pending_draw", 0)) > 0):
-            raise ValueError("position pending_draw is positive exactly when phase is 'pending'")
-        if (color_id < 0) != (d["phase"] in ("color", "target")):
-            raise ValueError("position color is null exactly when phase is 'color' or 'target'")
-    called = d.get("called", [False] * P)
-    scores = d.get("scores", [0] * P)
-    if len(called) != P or len(scores) != P:
-        raise ValueError(f"position 'called' and 'scores' must have {P} entries")
-    rng = int(d.get("rng", "0"))
-    if not 0 <= rng < 2**64:
-        raise ValueError("position rng must be a 64-bit unsigned integer (as a string)")
-    return {
-        "hands": hand_counts,
-        "hand_len": hand_counts.sum(1),
-        "stock": stock,
-        "stock_len": len(stock),
-        "discard": discard,
-        "discard_len": len(discard),
-        "color": color_id,
-        "current": current,
-        "direction": d["direction"],
-        "phase": E.PHASE_NAMES.index(d["phase"]),
-        "pending": int(d.get("pending_draw", 0)),
-        "drawn": -1 if drawn is None else card_list("drawn_card", [drawn])[0],
-        "called": [bool(x) for x in called],
-        "exposed": seat("exposed", d.get("exposed"), True),
-        "previous": seat("previous_player", d.get("previous_player"), True),
-        "fresh": bool(d.get("turn_fresh", True)),
-        "bluff": bool(d.get("wild_draw_four_bluff", False)),
-        "color_then_play": bool(d.get("color_then_play", False)),
-        "scores": [int(x) for x in scores],
-        "dealer": seat("dealer", d.get("dealer", 0), False),
-        "round": int(d.get("round", 0)),
-        "decisions": int(d.get("decisions", 0)),
-        "winner": seat("winner", d.get("winner"), True),
-        "terminated": bool(d.get("terminated", False)),
-        "truncated": bool(d.get("truncated", False)),
-        "rng": np.uint64(rng),
-    }
+def _seed_states(seeds: Any, B: int) -> np.ndarray:
+    """``reset(seeds=...)``: B generator states, integers from 0 to 2**64 - 1, as uint64."""
+    allowed = (f"{B} integers from 0 to 2**64 - 1 (generator states, e.g. "
+               f"game_seeds(seed, {B}))")
+    if isinstance(seeds, np.ndarray):
+        if seeds.dtype.kind not in "iu" or seeds.shape != (B,):
+            raise ValueError(f"seeds is a {seeds.dtype} array of shape {seeds.shape}; "
+                             f"allowed: {allowed}")
+        if seeds.dtype.kind == "i" and (seeds < 0).any():
+            k = int(np.flatnonzero(seeds < 0)[0])
+            raise ValueError(f"seeds[{k}]={int(seeds[k])}; allowed: {allowed}")
+        return seeds.astype(np.uint64)
+    if not isinstance(seeds, (list, tuple)) or len(seeds) != B:
+        raise ValueError(f"seeds={seeds!r:.80} ({type(seeds).__name__}); allowed: {allowed}")
+    for k, v in enumerate(seeds):
+        if not is_int(v) or not 0 <= v < 2**64:
+            raise ValueError(f"seeds[{k}]={v!r} ({type(v).__name__}); allowed: {allowed}")
+    return np.array([int(v) for v in seeds], dtype=np.uint64)
 
 
 def first_legal(mask: np.ndarray) -> np.ndarray:

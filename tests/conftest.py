@@ -25,8 +25,10 @@ def make_position(
     stock_rest: bool = True,
     **fields: Any,
 ) -> dict[str, Any]:
-    """A position dict. ``stock_top[0]`` is the next card drawn; with ``stock_rest`` the rest
-    of the deck lies under it (in card-id order), otherwise the rest must be in the hands."""
+    """A position dict with every key: a fresh turn of ``current`` unless ``fields`` say
+    otherwise (they overwrite keys). ``stock_top[0]`` is the next card drawn; with
+    ``stock_rest`` the rest of the deck lies under it (in card-id order), otherwise the rest
+    must be in the hands."""
     deck = Counter({CARD_NAMES[c]: int(n) for c, n in enumerate(rules.deck_counts) if n})
     used = Counter([c for h in hands for c in h]) + Counter(discard) + Counter(stock_top)
     over = used - deck
@@ -38,7 +40,10 @@ def make_position(
     if color is None:
         top = discard[-1]
         color = top[0] if top[0] in COLORS and not top.startswith("W") else None
-    pos = {
+    phase = fields.get("phase", "play")
+    P = rules.num_players
+    pos = {  # every key of a position (ono_env.positions.POSITION_KEYS)
+        "version": 1,
         "rules": rules.to_dict(),
         "hands": [list(h) for h in hands],
         "stock": stock,
@@ -46,8 +51,24 @@ def make_position(
         "color": color,
         "current_player": current,
         "direction": 1,
-        "phase": "play",
+        "phase": phase,
+        "pending_draw": 0,
+        "drawn_card": None,
+        "called": [False] * P,
+        "exposed": None,
+        "previous_player": None,
+        # a turn begins fresh in phase play or pending; a colour or target is chosen after a
+        # play (a first-card wild's colour at the fresh start: pass turn_fresh=True)
+        "turn_fresh": phase in ("play", "pending") or bool(fields.get("color_then_play")),
+        "wild_draw_four_bluff": False,
+        "color_then_play": False,
+        "scores": [0] * P,
         "dealer": 0,
+        "round": 0,
+        "decisions": 0,
+        "winner": None,
+        "terminated": False,
+        "truncated": False,
         "rng": "12345",
     }
     pos.update(fields)

@@ -14,6 +14,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from ono_env import PRESETS, RuleSet, VecGame, game_seeds
+from ono_env.positions import read_position
 from ono_env.rules import CHOICES
 
 PLAYERS = (2, 3, 4, 10)
@@ -57,6 +58,9 @@ def invariants(game: VecGame, mask: np.ndarray) -> None:
         assert (counts == deck).all(), "the multiset of cards changed"
     naming = (s.phase == 3) | (s.phase == 4)  # color, or target (the colour follows the swap)
     assert ((s.color[live] >= 0) != naming[live]).all(), "a colour exactly outside colour choices"
+    # every position play reaches passes the position checks (docs/positions.md)
+    i = int(s.decisions.sum()) % game.num_games
+    read_position(game.to_dict(i), game.rules)
 
 
 @pytest.mark.parametrize("preset,players", CASES)

@@ -493,3 +493,80 @@ def test_reshuffle_keeps_the_top_card(classic3):
     act(g, "draw")
     d = g.to_dict(0)
     assert d["discard"] == ["R5"] and len(d["stock"]) == 1 and len(d["hands"][0]) == 2
+
+
+# ---- fixes: a play ends the drawn-card decision; call; the bluff flag; random loops --------
+def test_playing_a_drawn_wild_shuffle_hands_clears_the_drawn_card():
+    # the game: draw, then play the Wild Shuffle Hands just drawn
+    g = VecGame("uno2018", 1, seed=65, num_players=2)
+    p = g.to_dict(0)["current_player"]
+    act(g, "draw")
+    assert g.to_dict(0)["drawn_card"] == "WS" and legal(g) == ["play WS", "keep"]
+    act(g, "play WS")
+    d = g.to_dict(0)
+    assert d["phase"] == "color" and d["drawn_card"] is None
+    assert VecGame.from_dict(d).to_dict(0) == d  # the saved position loads again
+    act(g, "color B")
+    assert g.to_dict(0)["color"] == "B" and g.to_dict(0)["current_player"] == 1 - p
+
+
+def test_playing_a_drawn_swapping_wild_customizable_clears_the_drawn_card():
+    rules = P("uno2018", num_players=3, wild_customizable="swap_hands")
+    g = game_at(rules, [["R1", "G2"], ["B1", "B2"], ["Y1", "Y2", "Y3"]], ["R5"], stock_top=["WC"])
+    act(g, "draw", "play WC")
+    d = g.to_dict(0)
+    assert d["phase"] == "target" and d["drawn_card"] is None
+    assert VecGame.from_dict(d).to_dict(0) == d
+    act(g, "target 2", "color Y")
+    d = g.to_dict(0)
+    assert d["hands"][0] == ["Y1", "Y2", "Y3"] and d["current_player"] == 1
+
+
+def test_call_needs_a_card_to_play(classic3):
+    # RULES.md: a call is legal when the player holds two cards "and is about to play one"
+    g = game_at(classic3, [["Y3", "G1"], ["B1"], ["Y1"]], ["R5"], stock_top=["B9"])
+    assert legal(g) == ["draw"]  # two cards, nothing playable: no call
+    g = game_at(classic3, [["Y3", "R1"], ["B1"], ["Y1"]], ["R5"])
+    assert set(legal(g)) == {"play R1", "draw", "call"}
+
+
+def test_call_after_a_draw_only_when_the_drawn_card_can_be_played(classic3):
+    g = game_at(classic3, [["Y3"], ["B1"], ["Y1"]], ["R5"], stock_top=["B9"])
+    act(g, "draw")
+    assert legal(g) == ["keep"]  # two cards now, but the drawn one cannot be played
+    g = game_at(classic3, [["Y3"], ["B1"], ["Y1"]], ["R5"], stock_top=["R9"])
+    act(g, "draw")
+    assert set(legal(g)) == {"play R9", "keep", "call"}
+
+
+def test_a_pending_draw_victim_who_cannot_stack_may_not_call():
+    g = game_at(stacking3(), [["R+2", "R1", "R2"], ["G3", "B3"], ["Y1", "Y2"]], ["R5"])
+    act(g, "play R+2")
+    assert legal(g) == ["accept"]
+
+
+def test_accepting_a_bluffed_wild_draw_four_clears_the_bluff(classic3):
+    g = game_at(classic3, [["R3", "W+4", "G1"], ["B1", "B2"], ["Y1", "Y2"]], ["R5"])
+    act(g, "play W+4 G")
+    assert g.to_dict(0)["wild_draw_four_bluff"]
+    act(g, "accept")
+    d = g.to_dict(0)
+    assert not d["wild_draw_four_bluff"] and d["phase"] == "play" and d["current_player"] == 2
+    assert VecGame.from_dict(d).to_dict(0) == d
+
+
+def test_random_play_stops_on_a_game_without_legal_action():
+    # Checked positions never leave a live game without a legal action; if the state arrays
+    # are written directly into such a game (an unfinished game in phase round_end), the
+    # compiled random loops stop instead of dividing by zero or spinning.
+    from ono_env import _engine as E
+
+    g = VecGame("classic", 2, seed=3, num_players=2)
+    g.state.phase[0] = E.PH_ROUND_END
+    assert not g.legal_mask()[0].any() and not g.finished[0]
+    before = g.to_dict(0)
+    rewards = np.zeros((2, 2))
+    g.play_random_until(np.full(2, -1, np.int64), np.arange(2, dtype=np.uint64), rewards)
+    assert g.to_dict(0) == before and g.finished[1]  # game 1 played to its end
+    g.play_random(5)
+    assert g.to_dict(0)["decisions"] == before["decisions"]

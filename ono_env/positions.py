@@ -1,0 +1,550 @@
+"""Positions: the one schema of ``VecGame.to_dict(i)``, ``VecGame.set_position(i, d)`` and
+``VecGame.from_dict(d)``, and its checks (docs/positions.md documents both, key by key).
+
+A position is a dict with exactly the keys of ``POSITION_KEYS``. :func:`read_position`
+checks one completely before anything is written: first every key on its own (its type and
+range, strictly: a bool is not an int, ``"false"`` is not a bool, ``5`` is not a card),
+then the invariants that every position reached by play keeps (the deck, and the phase
+agreeing with the other keys). A refusal is one ``ValueError`` that names the key or keys
+involved and what is allowed. :func:`position_dict` and :func:`write_position` move a game
+out of and into the state arrays.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import re
+from typing import Any, Mapping
+
+import numpy as np
+
+from ono_env import cards as C
+from ono_env._engine import G_NAMES
+from ono_env.checks import is_int
+from ono_env.observation import PHASE_NAMES
+from ono_env.rules import RuleSet
+
+POSITION_VERSION = 1
+POSITION_KEYS: tuple[str, ...] = (
+    "version", "rules", "hands", "stock", "discard", "color", "current_player", "direction",
+    "phase", "pending_draw", "drawn_card", "called", "exposed", "previous_player",
+    "turn_fresh", "wild_draw_four_bluff", "color_then_play", "scores", "dealer", "round",
+    "decisions", "winner", "terminated", "truncated", "rng",
+)
+"""Every key of a position, in the order ``to_dict`` writes them; all are required."""
+
+MAX_COUNT = 10_000_000
+"""The largest ``round`` and ``decisions``: the largest ``max_decisions`` (a game goes on
+only while its decisions are below its max_decisions, and the counters are 32-bit)."""
+MAX_PENDING_DRAW = 4 * (MAX_COUNT + 1)
+"""The largest ``pending_draw``: it is at most 4 x (decisions + 1), as each decision adds
+at most 4 to it (a stack can outgrow the deck's draw cards when a catch reshuffles played
+ones back into hands)."""
+
+_CARD_ALLOWED = ("a card name: a colour R Y G B followed by 0-9, S, R or +2 ('R5', 'GS', "
+                 "'B+2'), or a wild W, W+4, WS, WC")
+_RNG_TEXT = re.compile(r"0|[1-9][0-9]{0,19}")
+_DRAW_VALUE = {C.WILD_DRAW_FOUR: 4, **{col * C.NUM_RANKS + C.RANK_DRAW_TWO: 2
+                                       for col in range(C.NUM_COLORS)}}
+_WD4, _WS, _WC, _W = C.WILD_DRAW_FOUR, C.WILD_SHUFFLE_HANDS, C.WILD_CUSTOMIZABLE, C.WILD
+_NAMING = ("first_player_names", "dealer_names")  # first_card_wild values that name a colour
+
+
+# ---- messages ---------------------------------------------------------------------------
+def _show(value: Any, limit: int = 80) -> str:
+    text = repr(value)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def _typed(value: Any) -> str:
+    return f"{_show(value)} ({type(value).__name__})"
+
+
+def refusal(keys: str | tuple[str, ...], detail: str, allowed: str) -> ValueError:
+    """The one error of a refused position: ``position key 'k': <what it is>; allowed:
+    <what is allowed>`` (``position keys 'a', 'b': ...`` when an invariant ties several)."""
+    keys = (keys,) if isinstance(keys, str) else keys
+    names = ", ".join(repr(k) for k in keys)
+    head = f"position key {names}" if len(keys) == 1 else f"position keys {names}"
+    return ValueError(f"{head}: {detail}; allowed: {allowed}")
+
+
+# ---- reading ----------------------------------------------------------------------------
+def load_json(text: Any) -> Any:
+    """The data of a position's JSON text; malformed JSON (or a key given twice) is a
+    ``ValueError`` that says where, never a ``JSONDecodeError``."""
+    if not isinstance(text, (str, bytes, bytearray)):
+        raise ValueError(f"position JSON must be a str; got {type(text).__name__}")
+
+    def no_duplicates(pairs):
+        seen = {}
+        for key, value in pairs:
+            if key in seen:
+                raise ValueError(f"position JSON gives the key {key!r} twice")
+            seen[key] = value
+        return seen
+
+    try:
+        return json.loads(text, object_pairs_hook=no_duplicates)
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"position JSON is malformed: {exc.msg} at line {exc.lineno}, "
+                         f"column {exc.colno}") from None
+    except UnicodeDecodeError as exc:
+        raise ValueError(f"position JSON is not valid text: {exc.reason}") from None
+    except RecursionError:
+        raise ValueError("position JSON is nested too deeply") from None
+
+
+def check_keys(d: Any) -> Mapping[str, Any]:
+    """``d`` when it is a mapping with exactly the keys of a position."""
+    allowed = "a mapping with exactly the keys " + ", ".join(POSITION_KEYS)
+    if not isinstance(d, Mapping):
+        raise ValueError(f"a position must be a mapping (dict); got {type(d).__name__}; "
+                         f"allowed: {allowed}")
+    unknown = [k for k in d if k not in POSITION_KEYS]
+    missing = [k for k in POSITION_KEYS if k not in d]
+    if unknown or missing:
+        parts = [f"{k!r} (unknown)" for k in unknown] + [f"{k!r} (missing)" for k in missing]
+        which = "key" if len(parts) == 1 else "keys"
+        raise ValueError(f"position {which} {', '.join(parts)}; allowed: {allowed}")
+    return d
+
+
+def read_rules(value: Any) -> RuleSet:
+    """The rule set of a position's ``rules`` value (``RuleSet.to_dict()``)."""
+    try:
+        return RuleSet.from_dict(value)
+    except (ValueError, TypeError) as exc:
+        if "; allowed: " in str(exc):  # the rule set's own message says what is allowed
+            raise ValueError(f"position key 'rules': {exc}") from None
+        raise refusal("rules", str(exc), "a rules mapping, as RuleSet.to_dict() writes it"
+                      ) from None
+
+
+def read_position(d: Any, rules: RuleSet) -> dict[str, Any]:
+    """Check position ``d`` for a game of ``rules`` and return its state values (one game's
+    value of every ``State`` field). Raises one ``ValueError`` naming the key(s)."""
+    d = check_keys(d)
+    P = rules.num_players
+
+    # ---- every key on its own -----------------------------------------------------------
+    version = d["version"]
+    if not is_int(version) or version != POSITION_VERSION:
+        raise refusal("version", _typed(version), f"{POSITION_VERSION}")
+    other = read_rules(d["rules"])
+    if other != rules:
+        diff = [f"{k}={v!r} (this game: {getattr(rules, k)!r})"
+                for k, v in other.to_dict().items() if v != getattr(rules, k)]
+        raise refusal("rules", "for other rules than this game's: " + ", ".join(diff),
+                      "this game's rules")
+    seats = f"a seat 0..{P - 1} (num_players={P} in 'rules')"
+
+    def cards(key: str, value: Any, label: str | None = None) -> list[int]:
+        label = label or key
+        if not isinstance(value, (list, tuple)):
+            raise refusal(key, f"{label}={_typed(value)}",
+                          f"a list of card names ({_CARD_ALLOWED})")
+        ids = []
+        for k, c in enumerate(value):
+            if not isinstance(c, str) or c not in C.CARD_IDS:
+                raise refusal(key, f"{label}[{k}]={_typed(c)}", _CARD_ALLOWED)
+            ids.append(C.CARD_IDS[c])
+        return ids
+
+    def seat(key: str, allow_none: bool) -> int:
+        v = d[key]
+        if v is None and allow_none:
+            return -1
+        if not is_int(v) or not 0 <= v < P:
+            raise refusal(key, _typed(v), seats + (" or null" if allow_none else ""))
+        return int(v)
+
+    def boolean(key: str) -> bool:
+        v = d[key]
+        if not isinstance(v, (bool, np.bool_)):
+            raise refusal(key, _typed(v), "true or false")
+        return bool(v)
+
+    def integer(key: str, low: int, high: int, allowed: str | None = None) -> int:
+        v = d[key]
+        allowed = allowed or f"an integer from {low:,} to {high:,}"
+        if not is_int(v) or not low <= v <= high:
+            raise refusal(key, _typed(v), allowed)
+        return int(v)
+
+    def per_seat(key: str, what: str) -> list[Any]:
+        v = d[key]
+        if not isinstance(v, (list, tuple)) or len(v) != P:
+            raise refusal(key, _typed(v), f"a list of {P} {what} (num_players={P} in 'rules')")
+        return list(v)
+
+    hands = per_seat("hands", "lists of card names, one hand per seat")
+    hand_counts = np.zeros((P, C.NUM_CARD_TYPES), np.int64)
+    for q, h in enumerate(hands):
+        for c in cards("hands", h, f"hands[{q}]"):
+            hand_counts[q, c] += 1
+    stock = cards("stock", d["stock"])
+    discard = cards("discard", d["discard"])
+    if not discard:
+        raise refusal("discard", "[] (empty)", "a list of at least one card name: the discard "
+                                               "pile always has a top card")
+    color = d["color"]
+    if color is not None and (not isinstance(color, str) or color not in C.COLORS):
+        raise refusal("color", _typed(color), "'R', 'Y', 'G', 'B' or null")
+    color_id = -1 if color is None else C.COLORS.index(color)
+    current = seat("current_player", False)
+    direction = d["direction"]
+    if not is_int(direction) or direction not in (1, -1):
+        raise refusal("direction", _typed(direction), "1 (to the left) or -1 (to the right)")
+    phase = d["phase"]
+    if not isinstance(phase, str) or phase not in PHASE_NAMES:
+        raise refusal("phase", _typed(phase), ", ".join(map(repr, PHASE_NAMES)))
+    pending = integer("pending_draw", 0, MAX_PENDING_DRAW,
+                      f"an even integer from 0 to {MAX_PENDING_DRAW:,}")
+    if pending % 2:
+        raise refusal("pending_draw", _typed(pending),
+                      f"an even integer from 0 to {MAX_PENDING_DRAW:,} (draws come in 2s and 4s)")
+    drawn_name = d["drawn_card"]
+    if drawn_name is not None and (not isinstance(drawn_name, str) or drawn_name not in C.CARD_IDS):
+        raise refusal("drawn_card", _typed(drawn_name), _CARD_ALLOWED + ", or null")
+    drawn = -1 if drawn_name is None else C.CARD_IDS[drawn_name]
+    called = per_seat("called", "bools")
+    for q, v in enumerate(called):
+        if not isinstance(v, (bool, np.bool_)):
+            raise refusal("called", f"called[{q}]={_typed(v)}", f"a list of {P} bools")
+    called = [bool(v) for v in called]
+    exposed = seat("exposed", True)
+    previous = seat("previous_player", True)
+    fresh = boolean("turn_fresh")
+    bluff = boolean("wild_draw_four_bluff")
+    then_play = boolean("color_then_play")
+    deck = rules.deck_counts.astype(np.int64)
+    deck_points = int((deck * C.CARD_POINTS).sum())
+    max_score = rules.target_score + deck_points
+    scores = per_seat("scores", "integers")
+    for q, v in enumerate(scores):
+        if not is_int(v) or not 0 <= v <= max_score:
+            raise refusal("scores", f"{_show(scores)}: scores[{q}]={_typed(v)}",
+                          f"a list of {P} integers from 0 to {max_score:,} (target_score in "
+                          f"'rules' plus the points of the whole deck)")
+    scores = [int(v) for v in scores]
+    dealer = seat("dealer", False)
+    rounds = integer("round", 0, MAX_COUNT)
+    decisions = integer("decisions", 0, MAX_COUNT)
+    winner = seat("winner", True)
+    terminated = boolean("terminated")
+    truncated = boolean("truncated")
+    rng = d["rng"]
+    if not isinstance(rng, str) or not _RNG_TEXT.fullmatch(rng) or int(rng) >= 2**64:
+        raise refusal("rng", _typed(rng), "the generator state as a decimal string "
+                                          "'0' to '18446744073709551615' (no sign or "
+                                          "leading zeros), as to_dict writes it")
+
+    # ---- the deck -----------------------------------------------------------------------
+    total = hand_counts.sum(0) + np.bincount(stock + discard, minlength=C.NUM_CARD_TYPES)
+    if not np.array_equal(total, deck):
+        diff = [f"{C.CARD_NAMES[c]} {int(total[c])} (the deck has {int(deck[c])})"
+                for c in np.flatnonzero(total != deck)]
+        raise refusal(("hands", "stock", "discard", "rules"),
+                      "together they hold " + "; ".join(diff),
+                      f"exactly the deck of the 'rules' ({rules.deck_size} cards)")
+
+    # ---- invariants of a reachable position ---------------------------------------------
+    def need(ok: Any, keys: tuple[str, ...], detail: str, allowed: str) -> None:
+        if not ok:
+            raise refusal(keys, detail, allowed)
+
+    top = discard[-1]
+    top_name = C.CARD_NAMES[top]
+    hand_len = hand_counts.sum(1)
+    swap_wc = rules.wild_customizable == "swap_hands"
+    over = terminated or phase == "round_end"  # the round was won (RULES: last card played)
+    end_keys = ("terminated", "phase")
+
+    need(not (terminated and truncated), ("terminated", "truncated"),
+         "both true", "at most one of them true (an episode ends one way)")
+    need(phase != "round_end" or rules.target_score > 0, ("phase", "rules"),
+         f"phase='round_end' with target_score={rules.target_score} in 'rules'",
+         "'round_end' only in a match (target_score > 0)")
+    need(phase != "round_end" or truncated, ("phase", "terminated", "truncated"),
+         f"phase='round_end' with terminated={terminated}, truncated={truncated}",
+         "'round_end' only in a truncated game (a match that is not over deals the next "
+         "round at once)")
+    finished = terminated or truncated
+    need(finished or decisions < MAX_COUNT, ("decisions", "terminated", "truncated"),
+         f"decisions={decisions} in a game not finished",
+         f"below {MAX_COUNT:,} until the game is finished (the largest max_decisions)")
+    need(rounds <= decisions, ("round", "decisions"), f"round={rounds}, decisions={decisions}",
+         "round at most decisions (each round ends with a decision)")
+    need(pending <= 4 * (decisions + 1), ("pending_draw", "decisions"),
+         f"pending_draw={pending}, decisions={decisions}",
+         "pending_draw at most 4 x (decisions + 1) (each decision adds at most 4)")
+    need((winner < 0) == (rounds == 0), ("winner", "round"),
+         f"winner={d['winner']!r} with round={rounds}",
+         "winner null exactly when no round is finished (round 0)")
+    # the current colour follows the top card
+    if top < 52:
+        need(color_id == C.CARD_COLOR[top], ("color", "discard"),
+             f"color={color!r} on the top card {top_name!r}",
+             f"the colour of a coloured top card ({C.COLORS[C.CARD_COLOR[top]]!r})")
+    need(drawn < 0 or phase == "drawn", ("drawn_card", "phase"),
+         f"drawn_card={drawn_name!r} in phase {phase!r}",
+         "a drawn card only in phase 'drawn'")
+    need(pending == 0 or phase == "pending", ("pending_draw", "phase"),
+         f"pending_draw={pending} in phase {phase!r}",
+         "a positive pending_draw only in phase 'pending'")
+    need(not bluff or (phase == "pending" and not over and top == _WD4 and rules.challenge),
+         ("wild_draw_four_bluff", "phase", "discard", "terminated", "rules"),
+         f"wild_draw_four_bluff=True in phase {phase!r} on the top card {top_name!r} "
+         f"(challenge={rules.challenge} in 'rules', terminated={terminated})",
+         "true only while a Wild Draw Four on top waits to be challenged or accepted "
+         "(phase 'pending', challenge on)")
+    need(not then_play or (phase == "color" and rules.first_card_wild == "first_player_names"),
+         ("color_then_play", "phase", "rules"),
+         f"color_then_play=True in phase {phase!r} (first_card_wild="
+         f"{rules.first_card_wild!r} in 'rules')",
+         "true only in phase 'color' when the first player names a first-card wild "
+         "(first_card_wild 'first_player_names')")
+    need(not fresh or (not over and phase in ("play", "pending", "color")),
+         ("turn_fresh", "phase", "terminated"),
+         f"turn_fresh=True in phase {phase!r} (terminated={terminated})",
+         "true only in phases 'play', 'pending' or 'color' of a round not over (a turn "
+         "begins in one of them)")
+    for q in range(P):
+        need(not called[q] or hand_len[q] <= 2, ("called", "hands"),
+             f"called[{q}]=True with {int(hand_len[q])} cards in hands[{q}]",
+             "a call only by a seat holding at most 2 cards (a call covers the two-card hand "
+             "it was made with and ends when the hand grows)")
+    need(not any(called) or rules.ono_penalty != "none", ("called", "rules"),
+         f"called={called} with ono_penalty='none' in 'rules'", "no call without a call rule")
+    if exposed >= 0:
+        e = exposed
+        need(rules.ono_penalty != "none", ("exposed", "rules"),
+             f"exposed={e} with ono_penalty='none' in 'rules'", "null without a call rule")
+        need(not over, ("exposed",) + end_keys,
+             f"exposed={e} after the round was won", "null once the round is over")
+        need(not called[e], ("exposed", "called"), f"exposed={e} with called[{e}]=True",
+             "a seat that has not called")
+        own = e == current and phase in ("color", "target") and not fresh
+        window = e == previous and e != current and fresh
+        need(own or window,
+             ("exposed", "current_player", "previous_player", "turn_fresh", "phase"),
+             f"exposed={e}, current_player={current}, previous_player={d['previous_player']!r},"
+             f" turn_fresh={fresh}, phase={phase!r}",
+             "the acting seat still naming a colour or target after its play (not a fresh "
+             "turn), or the "
+             "previous player at the fresh start of another seat's turn (the catch window)")
+    # scores and the end of the game
+    target = rules.target_score
+    need(rules.scoring != "none" or not any(scores), ("scores", "rules"),
+         f"{scores} with scoring='none' in 'rules'", "all 0 without scoring")
+    if target > 0 and not terminated:
+        need(max(scores) < target, ("scores", "terminated", "rules"),
+             f"{scores} with target_score={target} in 'rules' and terminated=False",
+             f"every score below {target} while the match goes on")
+
+    if over:
+        # the round was won: the winner played the last card and nothing is pending
+        need(winner >= 0, ("winner",) + end_keys, "null after the round was won",
+             "the seat that went out")
+        empty = [q for q in range(P) if hand_len[q] == 0]
+        need(empty == [winner], ("hands", "winner") + end_keys,
+             f"empty hands {empty} with winner={winner}",
+             "exactly the winner's hand empty once the round is won")
+        need(current == winner, ("current_player", "winner") + end_keys,
+             f"current_player={current}, winner={winner}",
+             "the winner, who played the last card")
+        need(phase in ("play", "pending", "round_end"), end_keys,
+             f"phase={phase!r} with terminated={terminated}",
+             "'play' or 'pending' (a last card is played in them) or 'round_end'")
+        need(pending == 0, ("pending_draw",) + end_keys, f"pending_draw={pending}",
+             "0 once the round is won (a last draw card is drawn at once)")
+        # a last Wild Shuffle Hands / swapping Wild Customizable names no colour
+        unnamed = top == _WS or (top == _WC and swap_wc)
+        need((color_id < 0) == unnamed, ("color", "discard", "rules") + end_keys,
+             f"color={color!r} on the last card {top_name!r}",
+             "null exactly when the last card is a Wild Shuffle Hands or a swapping Wild "
+             "Customizable (no colour is named after a last card)")
+        if terminated and target == 0:
+            need(rounds == 1, ("round", "terminated", "rules"),
+                 f"round={rounds} in a finished single round", "1")
+            pts = (hand_counts * C.CARD_POINTS).sum(1)
+            if rules.scoring == "winner":
+                expect = [int(pts.sum()) if q == winner else 0 for q in range(P)]
+            elif rules.scoring == "penalty":
+                expect = [0 if q == winner else int(pts[q]) for q in range(P)]
+            else:
+                expect = [0] * P
+            need(scores == expect, ("scores", "hands", "winner", "terminated", "rules"),
+                 f"{scores} after a single round scored {rules.scoring!r}",
+                 f"{expect}: the points of the cards left in the hands")
+        elif terminated:
+            if rules.scoring == "winner":
+                need(scores[winner] >= target, ("scores", "winner", "terminated", "rules"),
+                     f"{scores} with winner={winner}, target_score={target}",
+                     f"the winner's score at least {target} when the match is over")
+            else:
+                need(max(scores) >= target, ("scores", "terminated", "rules"),
+                     f"{scores} with target_score={target}",
+                     f"a score at least {target} when the match is over")
+    else:
+        # a round in progress (or truncated in progress)
+        empty = [q for q in range(P) if hand_len[q] == 0]
+        need(not empty, ("hands",) + end_keys,
+             f"empty hands {empty} in a round not over",
+             "no empty hand until a player goes out")
+        if target == 0:
+            need(rounds == 0, ("round", "terminated", "rules"),
+                 f"round={rounds} in a single round (target_score 0 in 'rules') not over", "0")
+            need(not any(scores), ("scores", "terminated", "rules"),
+                 f"{scores} in a single round not over", "all 0 until the round is scored")
+        if phase in ("color", "target"):
+            need(color_id < 0, ("color", "phase"), f"color={color!r} in phase {phase!r}",
+                 f"null in phase {phase!r} (the colour is still to be named)")
+        else:
+            need(color_id >= 0, ("color", "phase"), f"color=None in phase {phase!r}",
+                 "a colour R, Y, G, B (null only in phases 'color' and 'target')")
+        if phase == "pending":
+            value = _DRAW_VALUE.get(top, 0)
+            need(value > 0, ("phase", "discard"), f"phase 'pending' on the top card {top_name!r}",
+                 "a Draw Two or Wild Draw Four on top while a draw is pending")
+            if rules.stacking:
+                need(pending >= value, ("pending_draw", "discard", "phase", "rules"),
+                     f"pending_draw={pending} on the top card {top_name!r}",
+                     f"an even number at least {value} (the top card's draw, plus stacked ones)")
+            else:
+                need(pending == value, ("pending_draw", "discard", "phase", "rules"),
+                     f"pending_draw={pending} on the top card {top_name!r} (stacking=False "
+                     f"in 'rules')", f"{value}, the top card's draw")
+            need(top != _WD4 or previous >= 0, ("previous_player", "phase", "discard"),
+                 f"previous_player=None with a Wild Draw Four pending",
+                 "the seat that played the Wild Draw Four (the one a challenge tests)")
+        elif phase == "drawn":
+            need(drawn >= 0, ("drawn_card", "phase"), "None in phase 'drawn'",
+                 "the card just drawn (in the acting player's hand)")
+            need(hand_counts[current, drawn] > 0, ("drawn_card", "hands", "current_player"),
+                 f"drawn_card={drawn_name!r} is not in hands[{current}] (current_player)",
+                 "a card of the acting player's hand")
+            need(hand_len[current] >= 2, ("hands", "current_player", "phase"),
+                 f"{int(hand_len[current])} card in hands[{current}] in phase 'drawn'",
+                 "at least 2 cards in the acting hand after a draw (a hand is never empty "
+                 "before one)")
+        elif phase == "color":
+            first_card = top in (_W, _WS, _WC) and rules.first_card_wild in _NAMING
+            played = top == _WS or (top == _WC and swap_wc)
+            need(first_card or played, ("phase", "discard", "rules"),
+                 f"phase 'color' on the top card {top_name!r} (first_card_wild="
+                 f"{rules.first_card_wild!r}, wild_customizable={rules.wild_customizable!r} "
+                 f"in 'rules')",
+                 "phase 'color' on a first-card wild whose colour a player names, or after a "
+                 "Wild Shuffle Hands or a swapping Wild Customizable was played")
+            # a fresh turn in phase 'color' is the first turn: a first-card wild
+            need(not fresh or (first_card and previous < 0),
+                 ("turn_fresh", "previous_player", "phase", "discard", "rules"),
+                 f"turn_fresh=True, previous_player={d['previous_player']!r} in phase 'color' "
+                 f"on {top_name!r}",
+                 "a fresh turn in phase 'color' only for a first-card wild (no previous player)")
+            need(fresh or played, ("turn_fresh", "phase", "discard", "rules"),
+                 f"turn_fresh=False in phase 'color' on {top_name!r}",
+                 "a first-card wild is named at the fresh start of the first turn")
+            first_player = rules.first_card_wild == "first_player_names"
+            need(then_play == (fresh and first_player),
+                 ("color_then_play", "turn_fresh", "phase", "rules"),
+                 f"color_then_play={then_play}, turn_fresh={fresh}",
+                 "true exactly for a first-card wild named by the first player (turn_fresh, "
+                 "first_card_wild 'first_player_names')")
+        elif phase == "target":
+            need(top == _WC and swap_wc, ("phase", "discard", "rules"),
+                 f"phase 'target' on the top card {top_name!r} (wild_customizable="
+                 f"{rules.wild_customizable!r} in 'rules')",
+                 "phase 'target' only after a Wild Customizable played under "
+                 "wild_customizable 'swap_hands'")
+
+    return {
+        "hands": hand_counts,
+        "hand_len": hand_len,
+        "stock": stock,
+        "stock_len": len(stock),
+        "discard": discard,
+        "discard_len": len(discard),
+        "color": color_id,
+        "current": current,
+        "direction": int(direction),
+        "phase": PHASE_NAMES.index(phase),
+        "pending": pending,
+        "drawn": drawn,
+        "called": called,
+        "exposed": exposed,
+        "previous": previous,
+        "fresh": fresh,
+        "bluff": bluff,
+        "color_then_play": then_play,
+        "scores": scores,
+        "dealer": dealer,
+        "round": rounds,
+        "decisions": decisions,
+        "winner": winner,
+        "terminated": terminated,
+        "truncated": truncated,
+        "rng": np.uint64(int(rng)),
+    }
+
+
+@functools.lru_cache(maxsize=64)
+def _rules_dict(rules: RuleSet) -> dict[str, Any]:
+    return rules.to_dict()  # every value a str, int or bool: a shallow copy is a copy
+
+
+_CARD_TYPES = np.arange(C.NUM_CARD_TYPES)
+
+
+# ---- the state arrays -------------------------------------------------------------------
+def write_position(state: Any, i: int, values: Mapping[str, Any]) -> None:
+    """Write ``read_position``'s values into game ``i`` of ``state`` (cannot fail)."""
+    for name, value in values.items():
+        arr = getattr(state, name)
+        if name in ("stock", "discard"):
+            arr[i] = 0
+            arr[i, : len(value)] = value
+        else:
+            arr[i] = value
+
+
+def position_dict(state: Any, i: int, rules: RuleSet) -> dict[str, Any]:
+    """Game ``i`` of ``state`` as a position dict (every key of ``POSITION_KEYS``)."""
+    names = C.CARD_NAMES
+    f = dict(zip(G_NAMES, state.g[i].tolist()))
+    hands = [[names[c] for c in np.repeat(_CARD_TYPES, row).tolist()] for row in state.hands[i]]
+
+    def seat(v: int) -> int | None:
+        return None if v < 0 else v
+
+    return {
+        "version": POSITION_VERSION,
+        "rules": dict(_rules_dict(rules)),
+        "hands": hands,
+        "stock": [names[c] for c in state.stock[i, : f["stock_len"]].tolist()],
+        "discard": [names[c] for c in state.discard[i, : f["discard_len"]].tolist()],
+        "color": None if f["color"] < 0 else C.COLORS[f["color"]],
+        "current_player": f["current"],
+        "direction": f["direction"],
+        "phase": PHASE_NAMES[f["phase"]],
+        "pending_draw": f["pending"],
+        "drawn_card": None if f["drawn"] < 0 else names[f["drawn"]],
+        "called": [bool(x) for x in state.called[i].tolist()],
+        "exposed": seat(f["exposed"]),
+        "previous_player": seat(f["previous"]),
+        "turn_fresh": bool(f["fresh"]),
+        "wild_draw_four_bluff": bool(f["bluff"]),
+        "color_then_play": bool(f["color_then_play"]),
+        "scores": state.scores[i].tolist(),
+        "dealer": f["dealer"],
+        "round": f["round"],
+        "decisions": f["decisions"],
+        "winner": seat(f["winner"]),
+        "terminated": bool(f["terminated"]),
+        "truncated": bool(f["truncated"]),
+        "rng": str(int(state.rng[i])),
+    }
+
