@@ -48,3 +48,24 @@ def check_choice(name: str, value: Any, choices: Any) -> Any:
     if not isinstance(value, str) or value not in choices:
         raise ValueError(f"{name}={value!r}; allowed: {' | '.join(map(str, choices))}")
     return value
+
+
+def check_action(name: str, value: Any) -> int:
+    """An action id as an ``int``: a Python or NumPy integer (or a 0-d integer array), not a
+    bool, float or string. (The range and legality are the caller's to check.)"""
+    if isinstance(value, np.ndarray) and value.shape == () and value.dtype.kind in "iu":
+        return int(value)
+    if not is_int(value):
+        raise ValueError(f"{name}={value!r} ({type(value).__name__}); allowed: an integer action id")
+    return int(value)
+
+
+def check_learner_seat(value: Any, num_players: int) -> int | str:
+    """The learner's seat of an environment: ``"random"`` (a new seat every episode, drawn
+    from the environment's seeded generator) or a seat number."""
+    if value == "random" and isinstance(value, str):
+        return value
+    if not is_int(value) or not 0 <= value < num_players:
+        raise ValueError(f"learner_seat={value!r}; allowed: 'random' or a seat from 0 to "
+                         f"{num_players - 1}")
+    return int(value)

@@ -3,7 +3,7 @@ turns are played inside ``step`` by the given policies.
 
 ```python
 import gymnasium, ono_env
-env = gymnasium.make("ono_env/Ono-v0", rules="basic", num_players=2, opponents=["random"], seat=0)
+env = gymnasium.make("ono_env/Ono-v0", rules="basic", num_players=2, opponents=["random"], learner_seat=0)
 obs, info = env.reset(seed=0)
 mask = env.unwrapped.action_masks()          # (85,) bool
 ```
@@ -13,11 +13,14 @@ mask = env.unwrapped.action_masks()          # (85,) bool
   ``MaskablePPO`` finds it).
 - Reward: the learner's own reward only (``VecGame`` rewards of its seat), summed over the
   opponents' moves up to its next turn.
-- ``seat``: the learner's seat, or ``"random"`` for a new seat every episode.
+- ``learner_seat``: ``"random"`` (default: a new seat every episode, drawn from the env's
+  seeded generator) or a seat number; ``info["learner_seat"]`` after ``reset`` says which.
+  The same name and default as :class:`ono_env.sb3.OnoVecEnv`. A deal that ends before the
+  learner's first decision (possible with tiny hands) is dealt again.
 - ``opponents``: one agent for all opponent seats, one per seat (from the learner's left),
   or a pool ``{agent: weight}`` drawn per episode and seat (``ono_env.opponents``). An agent
   is a name (``"random"``, ``"greedy"``, ``"color"``, ``"defensive"``, a shipped policy such
-  as ``"ppo-basic-2p"``), a saved model's path, or an object with ``act``.
+  as ``"ppo-basic-2p"``), a model file's path, or an object with ``act``.
 - ``illegal_action``: ``"lose"`` (default, PettingZoo's usual handling: the episode ends, the
   learner gets -1, ``info["illegal_action"]`` and ``info["legal_actions"]`` say what happened
   and a warning is logged) or ``"raise"`` (``ValueError`` naming the legal actions).
@@ -32,6 +35,7 @@ import numpy as np
 from gymnasium import spaces
 
 from ono_env.cards import ACTION_NAMES, NUM_ACTIONS
+from ono_env.checks import check_action, check_choice, check_learner_seat, check_seed
 from ono_env.game import VecGame
 from ono_env.observation import observation_size
 from ono_env.opponents import OpponentDriver, make_opponents
@@ -49,7 +53,7 @@ class OnoEnv(gym.Env):
         rules: Any = "classic",
         num_players: int | None = None,
         opponents: Any = "random",
-        seat: int | str = 0,
+        learner_seat: int | str = "random",
         render_mode: str | None = None,
         *,
         max_decisions: int | None = None,
@@ -61,15 +65,11 @@ class OnoEnv(gym.Env):
         if num_players is not None:
             rule_overrides["num_players"] = num_players
         self.rules = resolve_rules(rules, **rule_overrides)
-        n = self.rules.num_players
-        if not (seat == "random" or (isinstance(seat, int) and 0 <= seat < n)):
-            raise ValueError(f"seat={seat!r}; allowed: 0..{n - 1} or 'random'")
-        if illegal_action not in ("lose", "raise"):
-            raise ValueError(f"illegal_action={illegal_action!r}; allowed: lose | raise")
-        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
-            raise ValueError(f"render_mode={render_mode!r}; allowed: None, human, ansi")
+        self.learner_seat = check_learner_seat(learner_seat, self.rules.num_players)
+        check_choice("illegal_action", illegal_action, ("lose", "raise"))
+        if render_mode is not None:
+            check_choice("render_mode", render_mode, self.metadata["render_modes"])
         self.render_mode = render_mode
-        self.seat = seat
         self.illegal_action = illegal_action
         self.game = VecGame(self.rules, 1, seed=None, max_decisions=max_decisions,
                             skip_forced=skip_forced, reward=reward)
@@ -82,19 +82,22 @@ class OnoEnv(gym.Env):
         self._over = True
 
     def reset(self, *, seed: int | None = None, options: dict | None = None):
+        """Deal a new episode. After ``reset(seed=s)`` every later episode (deal, learner
+        seat, opponents and their choices) follows from ``s`` alone. A deal that ends before
+        the learner's first decision is dealt again."""
+        check_seed("seed", seed)
         super().reset(seed=seed)
         self.game.reset(seed=int(self.np_random.integers(2**63)))
-        n = self.rules.num_players
-        self._learner[0] = self.np_random.integers(n) if self.seat == "random" else self.seat
-        self._driver.assign(np.ones(1, np.bool_), self.np_random)
-        self._driver.advance(self._learner, self.np_random)
+        self._driver.start(np.ones(1, np.bool_), self._learner, self.learner_seat, self.np_random)
         self._over = False
-        return self._obs(), {"seat": int(self._learner[0])}
+        return self._obs(), {"learner_seat": int(self._learner[0])}
 
     def step(self, action: int):
+        """Play the learner's ``action`` (an integer id; a float, bool or string is refused
+        with ``ValueError``), then the opponents' decisions up to the learner's next turn."""
+        a = check_action("action", action)
         if self._over:
             raise RuntimeError("step() after the episode ended: call reset()")
-        a = int(action)
         mask = self.action_masks()
         if not (0 <= a < NUM_ACTIONS and mask[a]):
             legal = [ACTION_NAMES[k] for k in np.flatnonzero(mask)]

@@ -37,6 +37,7 @@ from pettingzoo import AECEnv
 from pettingzoo.utils import wrappers
 
 from ono_env.cards import ACTION_NAMES, NUM_ACTIONS
+from ono_env.checks import check_action, check_choice
 from ono_env.game import VecGame
 from ono_env.observation import observation_size
 from ono_env.render import describe_action, render_text
@@ -77,8 +78,8 @@ class raw_env(AECEnv):
         if num_players is not None:
             rule_overrides["num_players"] = num_players
         self.rules = resolve_rules(rules, **rule_overrides)
-        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
-            raise ValueError(f"render_mode={render_mode!r}; allowed: None, human, ansi")
+        if render_mode is not None:
+            check_choice("render_mode", render_mode, self.metadata["render_modes"])
         self.render_mode = render_mode
         self._game_kwargs = dict(max_decisions=max_decisions, skip_forced=skip_forced, reward=reward)
         n = self.rules.num_players
@@ -97,10 +98,10 @@ class raw_env(AECEnv):
         self._action = np.zeros(1, np.int64)
 
     def observation_space(self, agent: str) -> spaces.Space:
-        return self.observation_spaces[agent]
+        return self.observation_spaces[self.possible_agents[self._seat(agent)]]
 
     def action_space(self, agent: str) -> spaces.Space:
-        return self.action_spaces[agent]
+        return self.action_spaces[self.possible_agents[self._seat(agent)]]
 
     # ---- episode ----------------------------------------------------------------------
     def reset(self, seed: int | None = None, options: dict | None = None) -> None:
@@ -128,10 +129,13 @@ class raw_env(AECEnv):
             self._was_dead_step(action)
             return
         seat = self._seat_of[agent]
-        if action is None or not 0 <= int(action) < NUM_ACTIONS:
+        if action is None:
+            raise ValueError(f"action None for {agent}; allowed: an action id 0..{NUM_ACTIONS - 1}")
+        action = check_action(f"action for {agent}", action)
+        if not 0 <= action < NUM_ACTIONS:
             raise ValueError(f"action {action!r} for {agent}; allowed: an action id 0..{NUM_ACTIONS - 1}")
         self._cumulative_rewards[agent] = 0.0
-        self._action[0] = int(action)
+        self._action[0] = action
         # raises ValueError naming the legal actions on an illegal one
         result, mask, obs = self.game.step_and_observe(self._action)
         self._mask[:] = mask[0]
@@ -151,8 +155,13 @@ class raw_env(AECEnv):
             self.render()
 
     # ---- views ------------------------------------------------------------------------
+    def _seat(self, agent: Any) -> int:
+        if not isinstance(agent, str) or agent not in self._seat_of:
+            raise ValueError(f"unknown agent {agent!r}; agents: {', '.join(self.possible_agents)}")
+        return self._seat_of[agent]
+
     def observe(self, agent: str) -> dict[str, np.ndarray]:
-        seat = self._seat_of[agent]
+        seat = self._seat(agent)
         st = self.game.state
         if seat == st.current[0] and not (st.terminated[0] or st.truncated[0]):
             return {"observation": self._obs.copy(), "action_mask": self._mask.astype(np.int8)}

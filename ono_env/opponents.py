@@ -13,6 +13,8 @@ from __future__ import annotations
 
 from typing import Any, Mapping, Sequence
 
+import math
+
 import numpy as np
 
 from ono_env.game import VecGame
@@ -24,6 +26,10 @@ from ono_env.rules import RuleSet
 
 def _is_agent(spec: Any) -> bool:
     return isinstance(spec, str) or hasattr(spec, "act")
+
+
+MAX_REDEALS = 10_000
+"""Deals in a row that may end before the learner's first decision before giving up."""
 
 
 class OpponentPool:
@@ -41,21 +47,26 @@ class OpponentPool:
             self.add(spec, w)
 
     def add(self, agent: Any, weight: float, name: str | None = None) -> None:
-        if not (isinstance(weight, (int, float)) and weight >= 0):
-            raise ValueError(f"opponent weight {weight!r} for {agent!r}; allowed: a number >= 0")
+        weight = _check_weight(weight, agent)
         name = name or (agent if isinstance(agent, str) else getattr(agent, "name", repr(agent)))
         if name in self.names:
             raise ValueError(f"opponent pool already has {name!r}")
         self.agents.append(make_agent(agent, self.rules))
         self.names.append(name)
-        self.weights.append(float(weight))
+        self.weights.append(weight)
+
+    def _index(self, name: str) -> int:
+        if name not in self.names:
+            raise ValueError(f"opponent pool has no member {name!r}; members: "
+                             f"{', '.join(map(repr, self.names)) or 'none'}")
+        return self.names.index(name)
 
     def remove(self, name: str) -> None:
-        k = self.names.index(name)
+        k = self._index(name)
         del self.agents[k], self.names[k], self.weights[k]
 
     def set_weight(self, name: str, weight: float) -> None:
-        self.weights[self.names.index(name)] = float(weight)
+        self.weights[self._index(name)] = _check_weight(weight, name)
 
     def probabilities(self) -> np.ndarray:
         w = np.asarray(self.weights, np.float64)
@@ -65,6 +76,14 @@ class OpponentPool:
 
     def __repr__(self) -> str:
         return "OpponentPool(" + ", ".join(f"{n}: {w:g}" for n, w in zip(self.names, self.weights)) + ")"
+
+
+def _check_weight(weight: Any, agent: Any) -> float:
+    ok = (isinstance(weight, (int, float, np.integer, np.floating))
+          and not isinstance(weight, (bool, np.bool_)) and math.isfinite(weight) and weight >= 0)
+    if not ok:
+        raise ValueError(f"opponent weight {weight!r} for {agent!r}; allowed: a finite number >= 0")
+    return float(weight)
 
 
 def make_opponents(spec: Any, rules: RuleSet) -> list[Agent] | OpponentPool:
@@ -115,6 +134,8 @@ class OpponentDriver:
         self._offsets = np.arange(1, n)
         self._seeded = False
         self._rewards = np.zeros((B, n), np.float64)
+        self.redeals = 0
+        """Deals that ended before the learner's first decision and were dealt again."""
 
     @property
     def opponents(self) -> list[Agent]:
@@ -127,6 +148,35 @@ class OpponentDriver:
         k = int(which.sum())
         p = self.pool.probabilities()
         self.member[which] = rng.choice(len(p), size=(k, self.member.shape[1]), p=p)
+
+    def start(self, which: np.ndarray, learner: np.ndarray, learner_seat: int | str,
+              rng: np.random.Generator) -> int:
+        """Begin the episodes of the games in ``which`` (just dealt): choose each learner's
+        seat (``learner_seat``: a seat, or ``"random"``), draw the opponents, reseed the
+        compiled random opponents, and play up to each learner's first turn, everything
+        drawn from ``rng`` (so a seeded generator fixes the episodes). A game that ends before
+        its learner's first decision (possible with tiny hands) is dealt again: a learner is
+        never handed a finished game. Returns the opponent decisions taken."""
+        game = self.game
+        n = game.num_players
+        taken = 0
+        todo = np.array(which, np.bool_, copy=True)
+        for _ in range(MAX_REDEALS):
+            k = int(todo.sum())
+            if k == 0:
+                return taken
+            learner[todo] = (rng.integers(n, size=k) if learner_seat == "random"
+                             else learner_seat)
+            self.assign(todo, rng)
+            self.driver.seed_games(todo, rng)
+            self._seeded = True
+            taken += self.advance(learner, rng)
+            todo &= game.finished
+            self.redeals += int(todo.sum())
+            if todo.any():
+                game.reset(which=todo)
+        raise RuntimeError(f"{MAX_REDEALS} deals in a row ended before the learner's first "
+                           f"decision: these rules leave the learner no game to play")
 
     def advance(self, learner: np.ndarray, rng: np.random.Generator,
                 learner_rewards: np.ndarray | None = None) -> int:

@@ -19,7 +19,9 @@ model = MaskablePPO("MlpPolicy", venv, n_steps=128).learn(10_000)  # n_steps per
 - ``opponents``: one agent (name, saved model path, policy object) for every seat, one per
   seat to the learner's left, or a pool ``{agent: weight}`` / ``OpponentPool`` drawn per
   game and seat at every deal (see :mod:`ono_env.opponents`).
-- ``learner_seat``: a seat number, or ``"random"`` (a new seat per game and episode).
+- ``learner_seat``: ``"random"`` (default: a new seat per game and episode, drawn from the
+  env's seeded generator) or a seat number; the same name and default as the Gymnasium env.
+  A deal that ends before the learner's first decision is dealt again.
 - An illegal learner action raises ``ValueError`` naming the game and the legal actions.
 """
 
@@ -32,7 +34,8 @@ from gymnasium import spaces
 from stable_baselines3.common.vec_env.base_vec_env import VecEnv, VecEnvIndices, VecEnvStepReturn
 
 from ono_env.cards import NUM_ACTIONS
-from ono_env.game import VecGame
+from ono_env.checks import check_int, check_learner_seat, check_seed
+from ono_env.game import MAX_GAMES, VecGame
 from ono_env.observation import observation_size
 from ono_env.opponents import OpponentDriver, make_opponents
 from ono_env.rules import resolve_rules
@@ -53,10 +56,9 @@ class OnoVecEnv(VecEnv):
         **rule_overrides: Any,
     ) -> None:
         self.rules = resolve_rules(rules, **rule_overrides)
-        n = self.rules.num_players
-        if not (learner_seat == "random" or (isinstance(learner_seat, int) and 0 <= learner_seat < n)):
-            raise ValueError(f"learner_seat={learner_seat!r}; allowed: 0..{n - 1} or 'random'")
-        self.learner_seat = learner_seat
+        num_envs = check_int("num_envs", num_envs, 1, MAX_GAMES)
+        check_seed("seed", seed)
+        self.learner_seat = check_learner_seat(learner_seat, self.rules.num_players)
         self.game = VecGame(self.rules, num_envs, seed=seed, max_decisions=max_decisions,
                             skip_forced=skip_forced, reward=reward)
         self.opponents = make_opponents(opponents, self.rules)
@@ -72,12 +74,10 @@ class OnoVecEnv(VecEnv):
 
     # ---- episodes -----------------------------------------------------------------------
     def _deal(self, which: np.ndarray) -> None:
-        """Choose learner seats for the games in ``which`` (just dealt) and play up to their turn."""
-        n = self.rules.num_players
-        k = int(which.sum())
-        self._learner[which] = self._rng.integers(n, size=k) if self.learner_seat == "random" else self.learner_seat
-        self._driver.assign(which, self._rng)
-        self.decisions += self._driver.advance(self._learner, self._rng)
+        """Begin the episodes of the games in ``which`` (just dealt): learner seats,
+        opponents, and play up to each learner's first turn (a deal that ends before it is
+        dealt again)."""
+        self.decisions += self._driver.start(which, self._learner, self.learner_seat, self._rng)
 
     def reset(self) -> np.ndarray:
         seed = self._seeds[0]
@@ -92,7 +92,13 @@ class OnoVecEnv(VecEnv):
         return self.game.observe(self._learner)
 
     def step_async(self, actions: np.ndarray) -> None:
-        self._actions = np.asarray(actions).reshape(self.num_envs).astype(np.int64)
+        """``actions``: ``(num_envs,)`` integer action ids (floats, bools and other shapes are
+        refused with ``ValueError``; an illegal action raises it when stepped)."""
+        a = np.asarray(actions)
+        if a.shape != (self.num_envs,) or a.dtype.kind not in "iu":
+            raise ValueError(f"actions must be an integer array of shape ({self.num_envs},); "
+                             f"got {a.dtype} {a.shape}")
+        self._actions = a.astype(np.int64)
 
     def step_wait(self) -> VecEnvStepReturn:
         if self._actions is None:

@@ -153,15 +153,15 @@ def test_gymnasium_make_and_checkers():
     from gymnasium.utils.env_checker import check_env
     from stable_baselines3.common.env_checker import check_env as sb3_check_env
 
-    env = gymnasium.make("ono_env/Ono-v0", rules="basic", num_players=2, opponents=["random"], seat=0)
+    env = gymnasium.make("ono_env/Ono-v0", rules="basic", num_players=2, opponents=["random"], learner_seat=0)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         check_env(env.unwrapped)
-        sb3_check_env(OnoEnv("classic", num_players=3, seat="random"))
+        sb3_check_env(OnoEnv("classic", num_players=3, learner_seat="random"))
 
 
 def test_gymnasium_learner_sees_only_its_turns_and_its_reward():
-    env = OnoEnv("basic", num_players=3, opponents="random", seat=1)
+    env = OnoEnv("basic", num_players=3, opponents="random", learner_seat=1)
     obs, info = env.reset(seed=5)
     rules = env.rules
     my_turn = next(b for b in observation_layout(rules) if b.name == "my_turn").start
@@ -205,8 +205,8 @@ def test_opponents_by_name_or_object_and_bad_agents():
         OnoEnv("classic", num_players=2, opponents="genius")
     with pytest.raises(ValueError, match="opponents: 1 given for 4 players"):
         OnoEnv("classic", num_players=4, opponents=["random"])
-    with pytest.raises(ValueError, match="seat=7"):
-        OnoEnv("classic", num_players=4, seat=7)
+    with pytest.raises(ValueError, match="learner_seat=7"):
+        OnoEnv("classic", num_players=4, learner_seat=7)
     assert isinstance(make_agent("random"), RandomAgent)
 
 
@@ -215,7 +215,7 @@ def test_an_opponent_choosing_an_illegal_action_is_an_error():
         def act(self, obs, mask, rng):
             return np.argmin(mask, axis=1)
 
-    env = OnoEnv("basic", num_players=2, opponents=Cheater(), seat=1)
+    env = OnoEnv("basic", num_players=2, opponents=Cheater(), learner_seat=1)
     with pytest.raises(ValueError, match="chose illegal action"):
         env.reset(seed=0)
         for _ in range(10):  # the opponent acts at the latest after the learner's turn
