@@ -181,15 +181,16 @@ class VecGame:
         """``(B, D) float32``: the observation of seat ``seats[i]`` (or one seat for all
         games) in each game; layout in :mod:`ono_env.observation`. With ``which`` only
         those rows are written. Holds only what that seat may know."""
-        if isinstance(seats, (int, np.integer)):
-            if not 0 <= seats < self.num_players:
-                raise ValueError(f"seat {seats} out of range 0..{self.num_players - 1}")
-            self._seats.fill(seats)
+        if np.ndim(seats) == 0:
+            self._seats.fill(check_int("seat", seats, 0, self.num_players - 1))
             seats = self._seats
         else:
-            seats = np.ascontiguousarray(seats, dtype=np.int64)
-            if seats.shape != (self.num_games,) or np.any((seats < 0) | (seats >= self.num_players)):
-                raise ValueError(f"seats must be ({self.num_games},) seats 0..{self.num_players - 1}")
+            arr = np.asarray(seats)
+            if (arr.shape != (self.num_games,) or arr.dtype.kind not in "iu"
+                    or np.any((arr < 0) | (arr >= self.num_players))):
+                raise ValueError(f"seats must be an integer array of shape ({self.num_games},) "
+                                 f"with seats 0..{self.num_players - 1}; got {arr.dtype} {arr.shape}")
+            seats = np.ascontiguousarray(arr, dtype=np.int64)
         if out is None:
             out = np.zeros((self.num_games, self.observation_size), np.float32)
         if out.shape != (self.num_games, self.observation_size) or out.dtype != np.float32 \
@@ -280,8 +281,8 @@ class VecGame:
 
         For benchmarks and fast random rollouts; the action choices come from a generator
         per game seeded from ``seed``, separate from the games' own generators."""
-        if steps < 0:
-            raise ValueError(f"steps={steps}; allowed: 0 or more")
+        steps = check_int("steps", steps, 0)
+        seed = check_seed("seed", seed, allow_none=False)
         policy_rng = game_seeds(seed ^ 0x5EED, self.num_games)
         return int(_K_RANDOM_MOVES(*self._arrays, self._params, int(steps), self._seats,
                                    policy_rng, np.zeros((self.num_games, self.num_players)),
@@ -307,11 +308,12 @@ class VecGame:
 
     def legal_action_names(self, i: int = 0) -> list[str]:
         """Names of game ``i``'s legal actions."""
+        i = self._game_index(i)
         which = np.zeros(self.num_games, np.bool_)
-        which[int(i)] = True
+        which[i] = True
         rows = np.zeros((self.num_games, C.NUM_ACTIONS), np.bool_)
         _K_LEGAL_MASK(*self._arrays, self._params, which, rows)
-        return [C.ACTION_NAMES[a] for a in np.flatnonzero(rows[int(i)])]
+        return [C.ACTION_NAMES[a] for a in np.flatnonzero(rows[i])]
 
     # ---- views ----------------------------------------------------------------------
     @property

@@ -255,3 +255,34 @@ def test_demo_bad_rules_is_one_line(capsys):
     assert demo_main(["--rules", "nope", "--quiet"]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "no rules file 'nope'" in err[0]
+
+
+@pytest.mark.parametrize("call,message", [
+    (lambda g: g.observe(True), "seat=True"), (lambda g: g.observe(2), "seat=2"),
+    (lambda g: g.observe(1.0), "seat=1.0"), (lambda g: g.observe(np.array([0.0, 1.0])), "seats must be"),
+    (lambda g: g.legal_action_names(-1), "game index -1"),
+    (lambda g: g.legal_action_names(True), "game index True"),
+    (lambda g: g.play_random(1.5), "steps=1.5"), (lambda g: g.play_random(-1), "steps=-1"),
+    (lambda g: g.play_random(1, seed=-3), "seed=-3"), (lambda g: g.reset(seed=1.5), "seed=1.5"),
+    (lambda g: g.step(np.array([0.0, 1.0])), "integer array"),
+    (lambda g: g.step(np.array([0, 99])), "illegal action"),
+])
+def test_vecgame_entry_points_refuse_wrong_types(call, message):
+    g = VecGame("basic", 2, seed=0, num_players=2)
+    before = g.to_json(0) + g.to_json(1)
+    with pytest.raises(ValueError, match=message):
+        call(g)
+    assert g.to_json(0) + g.to_json(1) == before
+
+
+@pytest.mark.parametrize("kwargs,message", [
+    (dict(num_games=True), "num_games=True"), (dict(num_games=0), "num_games=0"),
+    (dict(num_games=2.0), "num_games=2.0"), (dict(num_games=10**7), "num_games"),
+    (dict(seed=1.5), "seed=1.5"), (dict(seed=-1), "seed=-1"), (dict(autoreset="no"), "autoreset"),
+    (dict(skip_forced=1), "skip_forced"), (dict(max_decisions=0), "max_decisions"),
+    (dict(max_decisions=True), "max_decisions"), (dict(reward="score"), "reward"),
+    (dict(target_score=10**30), "target_score"),
+])
+def test_vecgame_constructor_refuses_wrong_types(kwargs, message):
+    with pytest.raises(ValueError, match=message):
+        VecGame("classic", **kwargs)
