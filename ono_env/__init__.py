@@ -7,6 +7,8 @@ The core (this package's ``rules``, ``cards``, ``game``, ``observation`` and the
 installed) and ``ono_env.sb3`` (Stable-Baselines3 VecEnv); they are imported on first use.
 """
 
+from importlib.metadata import PackageNotFoundError, version as _version
+
 from ono_env.cards import (
     ACTION_NAMES, CARD_NAMES, NUM_ACTIONS, NUM_CARD_TYPES, action_id, action_name, card_id,
     card_name, print_action_table,
@@ -14,7 +16,10 @@ from ono_env.cards import (
 from ono_env.game import StepResult, VecGame, game_seeds, random_legal
 from ono_env.rules import PRESETS, RuleSet
 
-__version__ = "0.1.0"
+try:
+    __version__ = _version("ono-env")
+except PackageNotFoundError:  # pragma: no cover - a source tree that was never installed
+    __version__ = "0+unknown"
 
 
 def __getattr__(name: str):
