@@ -286,3 +286,13 @@ def test_vecgame_entry_points_refuse_wrong_types(call, message):
 def test_vecgame_constructor_refuses_wrong_types(kwargs, message):
     with pytest.raises(ValueError, match=message):
         VecGame("classic", **kwargs)
+
+
+def test_the_private_unchecked_step_still_range_checks_ids():
+    g = VecGame("basic", 2, seed=0, num_players=2)
+    before = g.to_json(0) + g.to_json(1)
+    for bad in (np.array([0, 85]), np.array([-1, 0]), np.array([2**40, 0])):
+        with pytest.raises(ValueError, match="illegal action"):
+            g._step_unchecked(bad)
+        assert g.to_json(0) + g.to_json(1) == before
+    assert "check" not in VecGame.step.__code__.co_varnames   # no public unchecked flag
