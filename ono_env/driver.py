@@ -8,7 +8,13 @@ environments drive the opponents of a learner.
 
 Each step encodes observations once for the agents that read them, asks each agent for the
 rows it plays, checks every action against the legal mask, and steps the batch. When the
-only agent is :class:`~ono_env.agents.RandomAgent`, the whole loop runs in compiled code.
+only agent is :class:`~ono_env.agents.RandomAgent` and each game has at most one seat the
+driver does not play, the whole loop runs in compiled code (``VecGame.play_random_until``,
+drawing from :attr:`AgentDriver.policy_rng` instead of the Python generator).
+
+``agents`` and ``seat_agent`` may change between calls to ``play`` (the opponents of a
+learner change at every deal); ``play`` refuses a ``seat_agent`` entry that names no agent
+rather than leave a row without an action.
 """
 
 from __future__ import annotations
@@ -43,8 +49,11 @@ class AgentDriver:
         """New generator states for the compiled random agent in the games ``which``."""
         self.policy_rng[which] = rng.integers(0, 2**63, size=int(which.sum()), dtype=np.uint64)
 
-    def _all_random(self) -> bool:
-        return len(self.agents) == 1 and type(self.agents[0]) is RandomAgent
+    def _all_random(self, driven: np.ndarray) -> bool:
+        """The compiled loop applies: one agent, the uniform random one, and no game with
+        more than one seat the driver does not play (the compiled loop stops at one)."""
+        return (len(self.agents) == 1 and type(self.agents[0]) is RandomAgent
+                and bool(((~driven).sum(axis=1) <= 1).all()))
 
     def play(self, rng: np.random.Generator, rewards: np.ndarray | None = None) -> int:
         """Play the driven seats until every unfinished game waits for a seat the driver
@@ -56,11 +65,13 @@ class AgentDriver:
         game = self.game
         if rewards is None:
             rewards = self._rewards
-        if self._all_random():
+        if self.seat_agent.size and int(self.seat_agent.max()) >= len(self.agents):
+            raise ValueError(f"seat_agent names agent {int(self.seat_agent.max())}; the driver "
+                             f"has {len(self.agents)} agent(s)")
+        driven = self.seat_agent >= 0
+        if self._all_random(driven):
             # The driver plays every seat but (at most) one per game: stop at that seat.
-            driven = self.seat_agent >= 0
-            stop = np.where(driven.all(axis=1), -1, np.argmin(driven, axis=1))
-            self._stop_seat[:] = stop
+            self._stop_seat[:] = np.where(driven.all(axis=1), -1, np.argmin(driven, axis=1))
             return game.play_random_until(self._stop_seat, self.policy_rng, rewards)
         taken = 0
         single = len(self.agents) == 1

@@ -12,18 +12,28 @@ mask = env.unwrapped.action_masks()          # (85,) bool
   ``Discrete(85)``; ``action_masks()`` returns the learner's legal actions (sb3-contrib's
   ``MaskablePPO`` finds it).
 - Reward: the learner's own reward only (``VecGame`` rewards of its seat), summed over the
-  opponents' moves up to its next turn.
+  opponents' moves up to its next turn (a reward from the opponents' moves before the
+  learner's first decision, possible with per-round rewards in a match, comes with its first
+  step).
 - ``learner_seat``: ``"random"`` (default: a new seat every episode, drawn from the env's
   seeded generator) or a seat number; ``info["learner_seat"]`` after ``reset`` says which.
   The same name and default as :class:`ono_env.sb3.OnoVecEnv`. A deal that ends before the
-  learner's first decision (possible with tiny hands) is dealt again.
+  learner's first decision (possible with tiny hands) is dealt again, so ``reset`` always
+  hands the learner a game to play.
+- Seeding: after ``reset(seed=s)`` every later episode (deal, learner seat, opponents drawn
+  from a pool, the opponents' choices) follows from ``s`` alone.
+- Wrong types are refused with ``ValueError``: an action must be an integer id 0..84 (a
+  NumPy integer or 0-d integer array is fine; a float, bool, string or an id out of range is
+  refused, whatever ``illegal_action`` says), a seed an integer from 0 to 2**63 - 1, and
+  ``options`` a dict or None (``reset`` takes no options; their contents are ignored).
 - ``opponents``: one agent for all opponent seats, one per seat (from the learner's left),
   or a pool ``{agent: weight}`` drawn per episode and seat (``ono_env.opponents``). An agent
   is a name (``"random"``, ``"greedy"``, ``"color"``, ``"defensive"``, a shipped policy such
   as ``"ppo-basic-2p"``), a model file's path, or an object with ``act``.
 - ``illegal_action``: ``"lose"`` (default, PettingZoo's usual handling: the episode ends, the
   learner gets -1, ``info["illegal_action"]`` and ``info["legal_actions"]`` say what happened
-  and a warning is logged) or ``"raise"`` (``ValueError`` naming the legal actions).
+  and a warning is logged) or ``"raise"`` (``ValueError`` naming the legal actions). Either
+  way the game is unchanged.
 """
 
 from __future__ import annotations
@@ -35,7 +45,9 @@ import numpy as np
 from gymnasium import spaces
 
 from ono_env.cards import ACTION_NAMES, NUM_ACTIONS
-from ono_env.checks import check_action, check_choice, check_learner_seat, check_seed
+from ono_env.checks import (
+    check_action, check_choice, check_int, check_learner_seat, check_seed,
+)
 from ono_env.game import VecGame
 from ono_env.observation import observation_size
 from ono_env.opponents import OpponentDriver, make_opponents
@@ -62,10 +74,13 @@ class OnoEnv(gym.Env):
         illegal_action: str = "lose",
         **rule_overrides: Any,
     ) -> None:
+        if "seat" in rule_overrides:
+            raise ValueError(f"seat={rule_overrides['seat']!r}: the learner's seat is "
+                             f"learner_seat (0..N-1 or 'random', the default)")
         if num_players is not None:
             rule_overrides["num_players"] = num_players
         self.rules = resolve_rules(rules, **rule_overrides)
-        self.learner_seat = check_learner_seat(learner_seat, self.rules.num_players)
+        self._learner_seat = check_learner_seat(learner_seat, self.rules.num_players)
         check_choice("illegal_action", illegal_action, ("lose", "raise"))
         if render_mode is not None:
             check_choice("render_mode", render_mode, self.metadata["render_modes"])
@@ -81,33 +96,48 @@ class OnoEnv(gym.Env):
         self.action_space = spaces.Discrete(NUM_ACTIONS)
         self._over = True
 
+    @property
+    def learner_seat(self) -> int | str:
+        """The learner's seat: a seat number, or ``"random"`` (drawn every episode)."""
+        return self._learner_seat
+
+    @learner_seat.setter
+    def learner_seat(self, value: int | str) -> None:
+        self._learner_seat = check_learner_seat(value, self.rules.num_players)
+
     def reset(self, *, seed: int | None = None, options: dict | None = None):
         """Deal a new episode. After ``reset(seed=s)`` every later episode (deal, learner
         seat, opponents and their choices) follows from ``s`` alone. A deal that ends before
         the learner's first decision is dealt again."""
-        check_seed("seed", seed)
+        seed = check_seed("seed", seed)
+        if options is not None and not isinstance(options, dict):
+            raise ValueError(f"options={options!r:.80} ({type(options).__name__}); allowed: a "
+                             f"dict or None (OnoEnv.reset takes no options)")
         super().reset(seed=seed)
         self.game.reset(seed=int(self.np_random.integers(2**63)))
         self._driver.start(np.ones(1, np.bool_), self._learner, self.learner_seat, self.np_random)
         self._over = False
+        if self.render_mode == "human":
+            self.render()
         return self._obs(), {"learner_seat": int(self._learner[0])}
 
     def step(self, action: int):
-        """Play the learner's ``action`` (an integer id; a float, bool or string is refused
-        with ``ValueError``), then the opponents' decisions up to the learner's next turn."""
-        a = check_action("action", action)
+        """Play the learner's ``action`` (an integer id 0..84; a float, bool, string or an id
+        out of range is refused with ``ValueError``), then the opponents' decisions up to the
+        learner's next turn."""
+        a = check_int("action", check_action("action", action), 0, NUM_ACTIONS - 1)
         if self._over:
             raise RuntimeError("step() after the episode ended: call reset()")
         mask = self.action_masks()
-        if not (0 <= a < NUM_ACTIONS and mask[a]):
+        if not mask[a]:
             legal = [ACTION_NAMES[k] for k in np.flatnonzero(mask)]
-            name = ACTION_NAMES[a] if 0 <= a < NUM_ACTIONS else f"id {a}"
+            name = ACTION_NAMES[a]
             if self.illegal_action == "raise":
                 raise ValueError(f"illegal action {name!r}; legal actions: {', '.join(legal)}")
             gym.logger.warn(f"illegal action {name!r} ends the episode as a loss; legal: {legal}")
             self._over = True
             return self._obs(), -1.0, True, False, {"illegal_action": name, "legal_actions": legal}
-        reward = np.zeros(1, np.float64)
+        reward = self._driver.take_pending()  # the opponents' opening moves, if any
         result = self.game._step_unchecked(np.array([a]))  # checked against the mask above
         reward += result.rewards[0, self._learner[0]]
         self._driver.advance(self._learner, self.np_random, reward)
@@ -119,7 +149,10 @@ class OnoEnv(gym.Env):
         return self._obs(), float(reward[0]), terminated, truncated, {}
 
     def action_masks(self) -> np.ndarray:
-        """``(85,) bool``: the learner's legal actions (all False once the episode is over)."""
+        """``(85,) bool``: the learner's legal actions (all False once the episode is over,
+        also when it ended on an illegal action)."""
+        if self._over:
+            return np.zeros(NUM_ACTIONS, np.bool_)
         return self.game.legal_mask()[0].copy()
 
     def _obs(self) -> np.ndarray:

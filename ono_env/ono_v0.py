@@ -23,6 +23,13 @@ for agent in env.agent_iter():
 wraps it with PettingZoo's usual illegal-move handling (the episode ends, the offender gets
 -1, a warning is printed), out-of-bounds checks and order enforcement.
 
+Wrong types are refused with one ``ValueError`` naming the argument, the value and what is
+allowed, before anything changes: an action must be an integer id 0..84 (a NumPy integer or
+a 0-d integer array is fine; not a float, bool or string), ``None`` exactly when the agent
+is done; an agent must be one of ``possible_agents`` (``observe``, ``observation_space``,
+``action_space``); a seed an integer from 0 to 2**63 - 1; ``options`` a dict or None (no
+reset options exist; their contents are ignored); ``render_mode`` one of ``metadata``'s.
+
 Version history: v0, first release.
 """
 
@@ -37,7 +44,7 @@ from pettingzoo import AECEnv
 from pettingzoo.utils import wrappers
 
 from ono_env.cards import ACTION_NAMES, NUM_ACTIONS
-from ono_env.checks import check_action, check_choice
+from ono_env.checks import check_action, check_choice, check_seed
 from ono_env.game import VecGame
 from ono_env.observation import observation_size
 from ono_env.render import describe_action, render_text
@@ -105,6 +112,10 @@ class raw_env(AECEnv):
 
     # ---- episode ----------------------------------------------------------------------
     def reset(self, seed: int | None = None, options: dict | None = None) -> None:
+        seed = check_seed("seed", seed)
+        if options is not None and not isinstance(options, dict):
+            raise ValueError(f"options={options!r:.80} ({type(options).__name__}); allowed: a "
+                             f"dict or None (ono_v0 takes no reset options)")
         self.game.reset(seed=seed)
         self._mask = self.game.legal_mask()[0].copy()
         self._obs = self.game.observe(int(self.game.state.current[0]))[0].copy()
@@ -115,6 +126,7 @@ class raw_env(AECEnv):
         self.truncations = dict.fromkeys(self.agents, False)
         self._history.clear()
         self._select_acting_agent()
+        self._ready = True
 
     def _select_acting_agent(self) -> None:
         # self._mask / self._obs hold the acting seat's legal actions and observation
@@ -124,8 +136,13 @@ class raw_env(AECEnv):
                       for a in self.agents}
 
     def step(self, action: int | None) -> None:
+        self._require_reset("step")
+        if not self.agents:
+            raise RuntimeError("step() after every agent is done: call reset()")
         agent = self.agent_selection
         if self.terminations[agent] or self.truncations[agent]:
+            if action is not None:
+                raise ValueError(f"action {action!r} for {agent}, which is done; allowed: None")
             self._was_dead_step(action)
             return
         seat = self._seat_of[agent]
@@ -155,6 +172,10 @@ class raw_env(AECEnv):
             self.render()
 
     # ---- views ------------------------------------------------------------------------
+    def _require_reset(self, what: str) -> None:
+        if not getattr(self, "_ready", False):
+            raise RuntimeError(f"{what}() before reset(): call reset() first")
+
     def _seat(self, agent: Any) -> int:
         if not isinstance(agent, str) or agent not in self._seat_of:
             raise ValueError(f"unknown agent {agent!r}; agents: {', '.join(self.possible_agents)}")
@@ -162,6 +183,7 @@ class raw_env(AECEnv):
 
     def observe(self, agent: str) -> dict[str, np.ndarray]:
         seat = self._seat(agent)
+        self._require_reset("observe")
         st = self.game.state
         if seat == st.current[0] and not (st.terminated[0] or st.truncated[0]):
             return {"observation": self._obs.copy(), "action_mask": self._mask.astype(np.int8)}

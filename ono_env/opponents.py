@@ -21,7 +21,7 @@ from ono_env.game import VecGame
 from ono_env.agents.base import Agent
 from ono_env.agents.registry import make_agent
 from ono_env.driver import AgentDriver
-from ono_env.rules import RuleSet
+from ono_env.rules import RuleSet, resolve_rules
 
 
 def _is_agent(spec: Any) -> bool:
@@ -35,37 +35,53 @@ MAX_REDEALS = 10_000
 class OpponentPool:
     """Weighted opponents, drawn per game and seat when a game is dealt.
 
-    ``OpponentPool({"greedy": 2, "random": 1}, rules)``; ``add(agent, weight, name)`` and
-    ``remove(name)`` change it (the games already dealt keep their opponents)."""
+    ``OpponentPool({"greedy": 2, "random": 1}, rules)``; ``add(agent, weight, name)``,
+    ``remove(name)`` and ``set_weight(name, weight)`` change it while environments use it:
+    the games already dealt keep the opponents they were dealt (a removed member finishes
+    those games), and the next deals draw from the new members and weights. A weight is a
+    finite number >= 0 (not a bool); a name is a non-empty string, unique in the pool.
+    ``rules`` (a RuleSet, preset name, ...) is the rule set the members play: an environment
+    refuses a pool made for other rules."""
 
-    def __init__(self, members: Mapping[Any, float] | None, rules: RuleSet) -> None:
-        self.rules = rules
+    def __init__(self, members: Mapping[Any, float] | None, rules: Any) -> None:
+        self.rules = resolve_rules(rules)
         self.agents: list[Agent] = []
         self.names: list[str] = []
         self.weights: list[float] = []
+        if members is not None and not isinstance(members, Mapping):
+            raise ValueError(f"opponent pool members={members!r:.80} ({type(members).__name__}); "
+                             f"allowed: a dict {{agent: weight}} or None")
         for spec, w in (members or {}).items():
             self.add(spec, w)
 
     def add(self, agent: Any, weight: float, name: str | None = None) -> None:
+        """Add ``agent`` (a name, a saved model's path or an object with ``act``) with
+        ``weight``, under ``name`` (default: the agent's name)."""
         weight = _check_weight(weight, agent)
+        if name is not None and (not isinstance(name, str) or not name):
+            raise ValueError(f"opponent name={name!r} ({type(name).__name__}); allowed: a "
+                             f"non-empty string or None (the agent's own name)")
         name = name or (agent if isinstance(agent, str) else getattr(agent, "name", repr(agent)))
         if name in self.names:
-            raise ValueError(f"opponent pool already has {name!r}")
+            raise ValueError(f"opponent pool already has {name!r}; members: "
+                             f"{', '.join(map(repr, self.names))}; give another name")
         self.agents.append(make_agent(agent, self.rules))
         self.names.append(name)
         self.weights.append(weight)
 
-    def _index(self, name: str) -> int:
-        if name not in self.names:
+    def _index(self, name: Any) -> int:
+        if not isinstance(name, str) or name not in self.names:
             raise ValueError(f"opponent pool has no member {name!r}; members: "
                              f"{', '.join(map(repr, self.names)) or 'none'}")
         return self.names.index(name)
 
     def remove(self, name: str) -> None:
+        """Remove the member ``name`` from the next deals."""
         k = self._index(name)
         del self.agents[k], self.names[k], self.weights[k]
 
     def set_weight(self, name: str, weight: float) -> None:
+        """Set the weight of the member ``name`` for the next deals."""
         self.weights[self._index(name)] = _check_weight(weight, name)
 
     def probabilities(self) -> np.ndarray:
@@ -82,25 +98,38 @@ def _check_weight(weight: Any, agent: Any) -> float:
     ok = (isinstance(weight, (int, float, np.integer, np.floating))
           and not isinstance(weight, (bool, np.bool_)) and math.isfinite(weight) and weight >= 0)
     if not ok:
-        raise ValueError(f"opponent weight {weight!r} for {agent!r}; allowed: a finite number >= 0")
+        raise ValueError(f"opponent weight {weight!r} ({type(weight).__name__}) for {agent!r}; "
+                         f"allowed: a finite number >= 0 (not a bool)")
     return float(weight)
+
+
+_SPECS = ("an agent (a name, a saved model's path or an object with act) for every seat, a "
+          "list or tuple of {k} agents (one per opponent seat, from the learner's left), or "
+          "a dict / OpponentPool of agents and weights (drawn per game)")
 
 
 def make_opponents(spec: Any, rules: RuleSet) -> list[Agent] | OpponentPool:
     """Opponents from a spec (see the module docstring): a list with one policy per seat
-    to the learner's left, or an :class:`OpponentPool`."""
+    to the learner's left, or an :class:`OpponentPool` (made for ``rules``)."""
     num_players = rules.num_players
     if isinstance(spec, OpponentPool):
+        if spec.rules != rules:
+            raise ValueError(f"opponents: an OpponentPool made for the rules {spec.rules!r}; "
+                             f"this environment plays {rules!r}")
         return spec
     if isinstance(spec, Mapping):
-        return OpponentPool(spec, rules)
+        pool = OpponentPool(spec, rules)
+        pool.probabilities()  # refuses an empty pool now rather than at the first deal
+        return pool
     if _is_agent(spec):
         spec = [spec] * (num_players - 1)
+    if not isinstance(spec, (list, tuple)):
+        raise ValueError(f"opponents={spec!r:.80} ({type(spec).__name__}); allowed: "
+                         + _SPECS.format(k=num_players - 1))
     spec = list(spec)
     if len(spec) != num_players - 1:
-        raise ValueError(f"opponents: {len(spec)} given for {num_players} players; allowed: one "
-                         f"agent for every seat, {num_players - 1} (one per opponent seat), or "
-                         f"a dict of agents and weights (drawn per game)")
+        raise ValueError(f"opponents: {len(spec)} given for {num_players} players; allowed: "
+                         + _SPECS.format(k=num_players - 1))
     built: dict[Any, Agent] = {}
     out = []
     for s in spec:
@@ -113,41 +142,76 @@ def make_opponents(spec: Any, rules: RuleSet) -> list[Agent] | OpponentPool:
 
 class OpponentDriver:
     """Plays a learner's opponents (through the one :class:`~ono_env.driver.AgentDriver`
-    loop) until every unfinished game waits for its learner."""
+    loop) until every unfinished game waits for its learner.
+
+    ``start`` begins episodes (learner seats, opponents, the compiled random opponents'
+    generators, the opponents' opening moves, deals again when needed); ``advance`` plays
+    the opponents after each learner move. ``member[i, k-1]`` is the index into ``agents``
+    of the opponent ``k`` seats to the learner's left in game ``i``. With a pool, ``agents``
+    holds the members dealt into some game: a member removed from the pool stays until its
+    games are dealt again."""
 
     def __init__(self, game: VecGame, opponents: Sequence[Agent] | OpponentPool) -> None:
         self.game = game
         n = game.num_players
         B = game.num_games
         self.pool = opponents if isinstance(opponents, OpponentPool) else None
-        # member[i, k-1]: index (into self.opponents) of the opponent k seats to the
-        # learner's left in game i
         self.member = np.zeros((B, n - 1), np.int64)
+        self.agents: list[Agent] = []
         if self.pool is None:
-            self._fixed: list[Agent] = []
             for k, agent in enumerate(opponents):
-                if not any(agent is q for q in self._fixed):
-                    self._fixed.append(agent)
-                self.member[:, k] = next(j for j, q in enumerate(self._fixed) if q is agent)
-        self.driver = AgentDriver(game, self.opponents)
+                self.member[:, k] = self._slot(agent)
+        self.driver = AgentDriver(game, self.agents)
         self._rows = np.arange(B)
         self._offsets = np.arange(1, n)
-        self._seeded = False
+        self._dealt = np.zeros(B, np.bool_)
         self._rewards = np.zeros((B, n), np.float64)
+        self.pending = np.zeros(B, np.float64)
+        """(B,) the learner's rewards from the opponents' moves before its first decision
+        of the episode (non-zero only with per-round rewards in a match); the adapters add
+        them to the episode's first step (:meth:`take_pending`)."""
         self.redeals = 0
         """Deals that ended before the learner's first decision and were dealt again."""
 
-    @property
-    def opponents(self) -> list[Agent]:
-        return self.pool.agents if self.pool is not None else self._fixed
+    def _slot(self, agent: Agent) -> int:
+        """The index of ``agent`` in ``self.agents`` (appended when absent)."""
+        for j, q in enumerate(self.agents):
+            if q is agent:
+                return j
+        self.agents.append(agent)
+        return len(self.agents) - 1
 
     def assign(self, which: np.ndarray, rng: np.random.Generator) -> None:
-        """Draw the opponents of the games in ``which`` (pool only; fixed opponents stay)."""
+        """Draw the opponents of the games in ``which`` (pool only; fixed opponents stay).
+        The other games keep theirs, even members since removed from the pool.
+
+        ``agents`` is rebuilt in a canonical order (the pool's members in pool order, then
+        removed members still seated), keeping only the agents some dealt game uses: the
+        order the Python agents draw from the shared generator then depends only on the
+        pool and the deals, not on what the environment did before a seeded reset."""
         if self.pool is None:
             return
         k = int(which.sum())
         p = self.pool.probabilities()
-        self.member[which] = rng.choice(len(p), size=(k, self.member.shape[1]), p=p)
+        drawn = rng.choice(len(p), size=(k, self.member.shape[1]), p=p)
+        members = self.pool.agents
+        # one id per distinct object: a pool member's first index, then extras after them
+        first = np.array([next(q for q in range(len(members)) if members[q] is a)
+                          for a in members], np.int64)
+        extras = [a for a in self.agents if not any(a is m for m in members)]
+        everyone = list(members) + extras
+        old_ids = np.array([next(q for q in range(len(everyone)) if everyone[q] is a)
+                            for a in self.agents], np.int64)
+        keep = self._dealt & ~which
+        ids = np.zeros_like(self.member)
+        if len(old_ids):
+            ids[keep] = old_ids[self.member[keep]]
+        ids[which] = first[drawn]
+        self._dealt |= which
+        used = np.bincount(ids[self._dealt].ravel(), minlength=len(everyone)) > 0
+        remap = np.cumsum(used) - 1
+        self.member[:] = np.where(self._dealt[:, None], remap[ids], 0)
+        self.agents[:] = [a for a, u in zip(everyone, used) if u]
 
     def start(self, which: np.ndarray, learner: np.ndarray, learner_seat: int | str,
               rng: np.random.Generator) -> int:
@@ -161,6 +225,7 @@ class OpponentDriver:
         n = game.num_players
         taken = 0
         todo = np.array(which, np.bool_, copy=True)
+        self._dealt |= todo
         for _ in range(MAX_REDEALS):
             k = int(todo.sum())
             if k == 0:
@@ -169,14 +234,21 @@ class OpponentDriver:
                              else learner_seat)
             self.assign(todo, rng)
             self.driver.seed_games(todo, rng)
-            self._seeded = True
             taken += self.advance(learner, rng)
+            self.pending[todo] = self._rewards[todo, learner[todo]]
             todo &= game.finished
             self.redeals += int(todo.sum())
             if todo.any():
                 game.reset(which=todo)
         raise RuntimeError(f"{MAX_REDEALS} deals in a row ended before the learner's first "
                            f"decision: these rules leave the learner no game to play")
+
+    def take_pending(self) -> np.ndarray:
+        """The learner's rewards from the opening moves not yet reported (see ``pending``),
+        then zero."""
+        out = self.pending.copy()
+        self.pending[:] = 0.0
+        return out
 
     def advance(self, learner: np.ndarray, rng: np.random.Generator,
                 learner_rewards: np.ndarray | None = None) -> int:
@@ -185,10 +257,9 @@ class OpponentDriver:
         Returns the number of opponent decisions taken."""
         game, driver = self.game, self.driver
         n = game.num_players
-        if not self._seeded:
-            driver.seed_games(np.ones(game.num_games, np.bool_), rng)
-            self._seeded = True
-        driver.agents = list(self.opponents)
+        if not self._dealt.all():
+            raise RuntimeError("OpponentDriver.advance before start() dealt every game")
+        driver.agents = self.agents
         seats = (learner[:, None] + self._offsets[None, :]) % n
         driver.seat_agent[self._rows[:, None], seats] = self.member
         driver.seat_agent[self._rows, learner] = -1

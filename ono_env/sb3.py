@@ -21,8 +21,18 @@ model = MaskablePPO("MlpPolicy", venv, n_steps=128).learn(10_000)  # n_steps per
   game and seat at every deal (see :mod:`ono_env.opponents`).
 - ``learner_seat``: ``"random"`` (default: a new seat per game and episode, drawn from the
   env's seeded generator) or a seat number; the same name and default as the Gymnasium env.
-  A deal that ends before the learner's first decision is dealt again.
-- An illegal learner action raises ``ValueError`` naming the game and the legal actions.
+  ``reset_infos[i]["learner_seat"]`` says which (after ``reset`` and each autoreset). A deal
+  that ends before the learner's first decision (possible with tiny hands) is dealt again,
+  at ``reset`` and at every autoreset: every game returned is the learner's turn. A reward from the opponents'
+  moves before the learner's first decision (per-round rewards in a match) comes with the
+  episode's first step.
+- Seeding: ``seed`` (the constructor's, or ``seed(s)`` before a ``reset``) fixes every later
+  episode of every game: the deals, learner seats, opponents drawn from a pool and the
+  opponents' choices. The constructor's seed acts like ``seed(s)``: ``OnoVecEnv(seed=s)``
+  then ``reset()`` equals ``env.seed(s)`` then ``env.reset()``.
+- Wrong types are refused with ``ValueError``: ``actions`` must be an integer array of
+  shape ``(num_envs,)`` (no floats, bools, strings or other shapes); an illegal learner
+  action raises ``ValueError`` naming the game and the legal actions (and no game changes).
 """
 
 from __future__ import annotations
@@ -58,7 +68,7 @@ class OnoVecEnv(VecEnv):
         self.rules = resolve_rules(rules, **rule_overrides)
         num_envs = check_int("num_envs", num_envs, 1, MAX_GAMES)
         check_seed("seed", seed)
-        self.learner_seat = check_learner_seat(learner_seat, self.rules.num_players)
+        self._learner_seat = check_learner_seat(learner_seat, self.rules.num_players)
         self.game = VecGame(self.rules, num_envs, seed=seed, max_decisions=max_decisions,
                             skip_forced=skip_forced, reward=reward)
         self.opponents = make_opponents(opponents, self.rules)
@@ -66,11 +76,29 @@ class OnoVecEnv(VecEnv):
         self._rng = np.random.default_rng(seed)
         self._learner = np.zeros(num_envs, np.int64)
         self._actions: np.ndarray | None = None
+        self._ready = False  # reset() has begun the episodes
         self.render_mode = None
         self.decisions = 0  # every decision taken, learner's and opponents'
         obs_space = spaces.Box(-1.0, float(self.rules.deck_size), (observation_size(self.rules),),
                                np.float32)
         super().__init__(num_envs, obs_space, spaces.Discrete(NUM_ACTIONS))
+        if seed is not None:
+            self.seed(seed)  # the first reset() starts from it, as after seed(seed)
+
+    @property
+    def learner_seat(self) -> int | str:
+        """The learner's seat in every game: a seat number, or ``"random"`` (drawn per game
+        and episode). Set it (or ``set_attr``) to change it from the next deals on."""
+        return self._learner_seat
+
+    @learner_seat.setter
+    def learner_seat(self, value: int | str) -> None:
+        self._learner_seat = check_learner_seat(value, self.rules.num_players)
+
+    def seed(self, seed: int | None = None) -> Sequence[int | None]:
+        """Seed the next ``reset()`` (an integer from 0 to 2**63 - 1, or None for a random
+        one): it and every episode after it follow from this seed alone."""
+        return super().seed(check_seed("seed", seed))
 
     # ---- episodes -----------------------------------------------------------------------
     def _deal(self, which: np.ndarray) -> None:
@@ -80,15 +108,19 @@ class OnoVecEnv(VecEnv):
         self.decisions += self._driver.start(which, self._learner, self.learner_seat, self._rng)
 
     def reset(self) -> np.ndarray:
+        """Deal every game again (from the seed given by ``seed()`` or the constructor, if
+        one is pending) and play the opponents up to each learner's first turn."""
         seed = self._seeds[0]
         if seed is not None:
             self.game.reset(seed=seed)
             self._rng = np.random.default_rng(seed)
         else:
             self.game.reset()
+        self._actions = None
         self._deal(np.ones(self.num_envs, np.bool_))
+        self._ready = True
         self._seeds = [None] * self.num_envs
-        self.reset_infos = [{} for _ in range(self.num_envs)]
+        self.reset_infos = [{"learner_seat": int(s)} for s in self._learner]
         return self.game.observe(self._learner)
 
     def step_async(self, actions: np.ndarray) -> None:
@@ -103,11 +135,14 @@ class OnoVecEnv(VecEnv):
     def step_wait(self) -> VecEnvStepReturn:
         if self._actions is None:
             raise RuntimeError("step_wait() without step_async()")
-        rewards = np.zeros(self.num_envs, np.float64)
+        if not self._ready:
+            raise RuntimeError("step() before reset(): call reset() first")
         result = self.game.step(self._actions)  # raises ValueError on an illegal action
         self._actions = None
-        self.decisions += self.num_envs
+        # the opponents' opening moves of each new episode, then this step's rewards
+        rewards = self._driver.take_pending()
         rewards += result.rewards[np.arange(self.num_envs), self._learner]
+        self.decisions += self.num_envs
         self.decisions += self._driver.advance(self._learner, self._rng, rewards)
         terminated = self.game.terminated
         truncated = self.game.truncated
@@ -120,6 +155,8 @@ class OnoVecEnv(VecEnv):
                 infos[i]["TimeLimit.truncated"] = bool(truncated[i] and not terminated[i])
             self.game.reset(which=dones)
             self._deal(dones)
+            for i in np.flatnonzero(dones):
+                self.reset_infos[i] = {"learner_seat": int(self._learner[i])}
         return self.game.observe(self._learner), rewards.astype(np.float32), dones, infos
 
     # ---- masks --------------------------------------------------------------------------

@@ -10,9 +10,13 @@ import warnings
 import numpy as np
 import pytest
 
-from ono_env import PRESETS, ono_v0
+from ono_env import PRESETS, VecGame, ono_v0, random_legal
+from ono_env.agents import RandomAgent
+from ono_env.driver import AgentDriver
 from ono_env.gym_env import OnoEnv
+from ono_env.observation import observation_layout
 from ono_env.opponents import OpponentPool
+from ono_env.rules import resolve_rules
 from ono_env.sb3 import OnoVecEnv
 
 
@@ -24,8 +28,13 @@ def test_gymnasium_and_sb3_checkers_pass_for_every_preset(preset, num_players):
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        check_env(OnoEnv(preset, num_players=num_players), skip_render_check=True)
+        # a pool of a compiled (random) and a Python (greedy) opponent: the determinism
+        # check covers the pool's draws and both loops
+        check_env(OnoEnv(preset, num_players=num_players, opponents={"random": 1, "greedy": 1}),
+                  skip_render_check=True)
         sb3_check_env(OnoEnv(preset, num_players=num_players, opponents="greedy"))
+        check_env(OnoEnv(preset, num_players=num_players, opponents="random", learner_seat=1,
+                         hand_size=1), skip_render_check=True)      # deals again often
 
 
 def test_gymnasium_make_passes_the_determinism_check():
@@ -109,78 +118,371 @@ def test_sb3_deals_again_when_the_opponents_finish_first():
     assert env._driver.redeals > 0
 
 
+# ---- rewards before the learner's first decision --------------------------------------------
+# a short match with per-round rewards and one-card hands: the opponents often finish a
+# whole round before the learner (seat 3) first moves
+MATCH = dict(num_players=4, hand_size=1, target_score=30, reward="points")
+
+
+def test_gymnasium_reports_the_rewards_of_rounds_won_before_the_learners_first_move():
+    env = OnoEnv("classic", opponents="random", learner_seat=3, **MATCH)
+    rng = np.random.default_rng(0)
+    opening = 0
+    for k in range(150):
+        env.reset(seed=k)
+        opening += env._driver.pending[0] != 0
+        total, done = 0.0, False
+        while not done:
+            _, r, term, trunc, _ = env.step(int(rng.choice(np.flatnonzero(env.action_masks()))))
+            total += r
+            done = term or trunc
+        scores = np.array(env.game.to_dict(0)["scores"], float)
+        # per-round rewards sum to 0.01 x (own score - mean score) over the match
+        assert total == pytest.approx(0.01 * (scores[3] - scores.mean()), abs=1e-4)
+    assert opening > 0                     # the situation did occur
+
+
+def test_sb3_reports_the_rewards_of_rounds_won_before_the_learners_first_move():
+    rules = resolve_rules("classic", num_players=4, hand_size=1, target_score=30)
+    env = OnoVecEnv(rules, num_envs=32, opponents="random", learner_seat=3, seed=0,
+                    reward="points")
+    scores = next(b for b in observation_layout(rules) if b.name == "scores")
+    env.reset()
+    opening = int((env._driver.pending != 0).sum())
+    total = np.zeros(32)
+    rng = np.random.default_rng(0)
+    episodes = 0
+    for _ in range(300):
+        mask = env.action_masks()
+        _, rew, done, infos = env.step(random_legal(mask, rng))
+        total += rew
+        for i in np.flatnonzero(done):
+            s = infos[i]["terminal_observation"][scores.start:scores.stop] * 30  # own first
+            assert total[i] == pytest.approx(0.01 * (s[0] - s.mean()), abs=1e-3)
+            total[i] = 0.0
+            episodes += 1
+        opening += int((env._driver.pending != 0).sum())
+    assert episodes > 50 and opening > 0
+
+
+# ---- the one driver loop ----------------------------------------------------------------
+class Coin:
+    """Uniform like RandomAgent, but a Python agent drawing from the shared generator (so
+    the order agents are asked in matters), counting the rows it is asked for."""
+
+    def __init__(self, name: str) -> None:
+        self.name, self.rows = name, 0
+
+    def act(self, obs, mask, rng):
+        self.rows += len(mask)
+        return random_legal(mask, rng)
+
+
+def test_a_member_removed_from_the_pool_finishes_the_games_it_was_dealt():
+    rules = resolve_rules("basic", num_players=3)
+    a, b, c = Coin("a"), Coin("b"), Coin("c")
+    pool = OpponentPool({a: 1, b: 1, c: 1}, rules)
+    env = OnoVecEnv(rules, num_envs=64, opponents=pool, seed=0)
+    env.reset()
+    driver = env._driver
+    def seated(agent):
+        return np.array([[driver.agents[j] is agent for j in row] for row in driver.member])
+    had_a = seated(a).any(axis=1)
+    assert had_a.any()
+    pool.remove("a")
+    rng = np.random.default_rng(1)
+    before = a.rows
+    while a in driver.agents:
+        kept = seated(a).any(axis=1)
+        assert (kept <= had_a).all()       # no new deal draws the removed member
+        env.step(random_legal(env.action_masks(), rng))
+        assert (driver.member < len(driver.agents)).all()
+    assert a.rows > before                  # it went on playing the games it was dealt
+    after = a.rows
+    for _ in range(20):
+        env.step(random_legal(env.action_masks(), rng))
+    assert a.rows == after and not seated(a).any()
+
+
+def test_a_seeded_reset_does_not_depend_on_the_pools_history():
+    rules = resolve_rules("basic", num_players=3)
+
+    def run(env):
+        env.seed(11)
+        out = [env.reset().tobytes()]
+        rng = np.random.default_rng(2)
+        for _ in range(30):
+            obs, rew, done, _ = env.step(random_legal(env.action_masks(), rng))
+            out.append(obs.tobytes() + rew.tobytes() + done.tobytes())
+        return out
+
+    pool = OpponentPool({Coin("a"): 1, Coin("b"): 1}, rules)
+    used = OnoVecEnv(rules, num_envs=32, opponents=pool, seed=7)
+    used.reset()
+    pool.set_weight("a", 0)                 # "a" leaves every game, then comes back
+    rng = np.random.default_rng(0)
+    while len(used._driver.agents) > 1:
+        used.step(random_legal(used.action_masks(), rng))
+    pool.set_weight("a", 1)
+    used.step(random_legal(used.action_masks(), rng))
+    fresh = OnoVecEnv(rules, num_envs=32,
+                      opponents=OpponentPool({Coin("a"): 1, Coin("b"): 1}, rules))
+    assert run(used) == run(fresh)
+
+
+def test_sb3_constructor_seed_is_the_seed_of_the_first_reset():
+    a = OnoVecEnv("basic", num_envs=8, num_players=3, seed=5)
+    b = OnoVecEnv("basic", num_envs=8, num_players=3)
+    b.seed(5)
+    assert a.reset().tobytes() == b.reset().tobytes()
+    assert a.reset_infos == b.reset_infos and set(a.reset_infos[0]) == {"learner_seat"}
+
+
+def test_driver_fast_path_never_plays_a_seat_it_does_not_drive():
+    game = VecGame("basic", 256, seed=3, num_players=4)
+    driver = AgentDriver(game, [RandomAgent()])
+    driver.seat_agent[:] = [0, -1, 0, -1]   # two seats per game are someone else's
+    driver.seed_games(np.ones(256, bool), np.random.default_rng(0))
+    start = game.state.current.copy()
+    decisions = game.state.decisions.copy()
+    driver.play(np.random.default_rng(0))
+    live = ~game.finished
+    assert np.isin(game.state.current[live], [1, 3]).all()
+    waiting = np.isin(start, [1, 3])
+    assert waiting.any() and (game.state.decisions[waiting] == decisions[waiting]).all()
+
+
+def test_driver_refuses_a_seat_without_an_agent():
+    game = VecGame("basic", 4, seed=0, num_players=2)
+    driver = AgentDriver(game, [RandomAgent()])
+    driver.seat_agent[:] = [0, 1]
+    with pytest.raises(ValueError, match="seat_agent names agent 1; the driver has 1 agent"):
+        driver.play(np.random.default_rng(0))
+
+
+def test_driver_plays_whole_games_for_the_arena():
+    from ono_env.arena import run_arena
+
+    for entrants in (["greedy", "random"], ["random", "random"]):   # Python loop, compiled loop
+        result = run_arena(entrants, rules="basic", num_players=2, num_games=48, seed=0)
+        r = result.records
+        assert len(r.length) == 48 and not r.truncated.any()
+        assert (r.wins.sum(axis=1) == 1).all() and (r.length > 0).all()  # played to the end
+        again = run_arena(entrants, rules="basic", num_players=2, num_games=48, seed=0)
+        np.testing.assert_array_equal(again.records.wins, r.wins)  # reproducible from the seed
+
+
 # ---- wrong types are refused ------------------------------------------------------------
-@pytest.mark.parametrize("action", [0.5, 1.0, True, "3", None, [1], np.float32(2.0), np.array([1])])
-def test_gymnasium_step_refuses_actions_that_are_not_integers(action):
-    env = OnoEnv("basic", num_players=2, learner_seat=0)
+GYM_BAD_ACTIONS = [0.5, 1.0, True, False, "3", None, [1], np.float32(2.0), np.array([1]),
+                   np.array(1.0), np.bool_(True), 85, -1, np.int64(85), 10**20]
+
+
+@pytest.mark.parametrize("illegal_action", ["lose", "raise"])
+@pytest.mark.parametrize("action", GYM_BAD_ACTIONS, ids=repr)
+def test_gymnasium_step_refuses_actions_that_are_not_action_ids(action, illegal_action):
+    env = OnoEnv("basic", num_players=2, learner_seat=0, illegal_action=illegal_action)
     env.reset(seed=0)
     before = env.game.to_dict(0)
-    with pytest.raises(ValueError, match="action"):
+    with pytest.raises(ValueError, match=r"action=.*allowed: an integer"):
         env.step(action)
     assert env.game.to_dict(0) == before
+    env.step(int(np.flatnonzero(env.action_masks())[0]))   # the episode goes on
 
 
 def test_gymnasium_step_takes_integer_types():
     env = OnoEnv("basic", num_players=2, learner_seat=0)
     env.reset(seed=0)
     a = int(np.flatnonzero(env.action_masks())[0])
-    for value in (np.int64(a), np.array(a), a):
+    for value in (np.int64(a), np.uint8(a), np.array(a), np.array(a, np.int32), a):
         env.reset(seed=0)
         env.step(value)
 
 
-@pytest.mark.parametrize("kwargs,message", [
+def test_gymnasium_masks_are_empty_once_the_episode_is_over():
+    env = OnoEnv("basic", num_players=2, learner_seat=0)
+    env.reset(seed=0)
+    illegal = int(np.flatnonzero(~env.action_masks())[0])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        env.step(illegal)
+    assert not env.action_masks().any()
+    with pytest.raises(RuntimeError, match="call reset"):
+        env.step(0)
+
+
+GYM_BAD_KWARGS = [
     (dict(learner_seat=2), "learner_seat=2"), (dict(learner_seat=True), "learner_seat=True"),
     (dict(learner_seat="left"), "learner_seat='left'"), (dict(learner_seat=1.0), "learner_seat=1.0"),
-    (dict(illegal_action="ignore"), "illegal_action"), (dict(render_mode="rgb_array"), "render_mode"),
-    (dict(skip_forced="no"), "skip_forced"), (dict(max_decisions=True), "max_decisions"),
-    (dict(max_decisions=2.5), "max_decisions"), (dict(reward="score"), "reward"),
+    (dict(learner_seat=-1), "learner_seat=-1"), (dict(learner_seat=None), "learner_seat=None"),
+    (dict(num_players=True), "num_players=True"), (dict(num_players=2.0), "num_players=2.0"),
+    (dict(illegal_action="ignore"), "illegal_action"), (dict(illegal_action=False), "illegal_action"),
+    (dict(render_mode="rgb_array"), "render_mode"), (dict(render_mode=1), "render_mode"),
+    (dict(skip_forced="no"), "skip_forced"), (dict(skip_forced=1), "skip_forced"),
+    (dict(max_decisions=True), "max_decisions"), (dict(max_decisions=2.5), "max_decisions"),
+    (dict(max_decisions=0), "max_decisions"), (dict(reward="score"), "reward"),
+    (dict(hand_size="1"), "hand_size"),
     (dict(opponents={"greedy": True}), "weight"), (dict(opponents={"greedy": math.nan}), "weight"),
+    (dict(opponents={"greedy": math.inf}), "weight"),
     (dict(opponents={"greedy": -1}), "weight"), (dict(opponents={"greedy": "2"}), "weight"),
-    (dict(opponents="genius"), "unknown agent 'genius'"),
-])
+    (dict(opponents={}), "pool is empty"), (dict(opponents={"greedy": 0}), "pool is empty"),
+    (dict(opponents="genius"), "unknown agent 'genius'"), (dict(opponents=5), "opponents=5"),
+    (dict(opponents=None), "opponents=None"), (dict(opponents=["random", "random"]), "2 given"),
+    (dict(opponents=OpponentPool({"random": 1}, resolve_rules("basic", num_players=3))),
+     "OpponentPool made for the rules"),
+]
+
+
+@pytest.mark.parametrize("kwargs,message", GYM_BAD_KWARGS, ids=repr)
 def test_gymnasium_constructor_refuses_wrong_types(kwargs, message):
     with pytest.raises(ValueError, match=message):
-        OnoEnv("basic", num_players=2, **kwargs)
+        OnoEnv("basic", **{"num_players": 2, **kwargs})
 
 
-@pytest.mark.parametrize("seed", [1.5, -1, "1", True])
+@pytest.mark.parametrize("seed", [1.5, -1, "1", True, 2**63, np.float64(3)], ids=repr)
 def test_gymnasium_reset_refuses_bad_seeds(seed):
     with pytest.raises(ValueError, match="seed"):
         OnoEnv("basic", num_players=2).reset(seed=seed)
 
 
-@pytest.mark.parametrize("kwargs,message", [
+@pytest.mark.parametrize("options", [5, "fast", [("a", 1)]], ids=repr)
+def test_gymnasium_reset_refuses_options_that_are_not_a_dict(options):
+    with pytest.raises(ValueError, match="options="):
+        OnoEnv("basic", num_players=2).reset(options=options)
+
+
+def test_numpy_integer_seeds_are_seeds():
+    env = OnoEnv("basic", num_players=3)
+    assert env.reset(seed=np.int64(3))[0].tobytes() == env.reset(seed=3)[0].tobytes()
+    e = ono_v0.raw_env(rules="basic", num_players=3)
+    e.reset(seed=np.uint32(3))
+    first = e.game.to_dict(0)
+    e.reset(seed=3)
+    assert e.game.to_dict(0) == first
+    venv = OnoVecEnv("basic", num_envs=4, num_players=3)
+    venv.seed(np.int64(3))
+    assert venv.reset().tobytes() == OnoVecEnv("basic", num_envs=4, num_players=3,
+                                               seed=3).reset().tobytes()
+
+
+def test_the_old_seat_keyword_points_to_learner_seat():
+    with pytest.raises(ValueError, match="seat=0: the learner's seat is learner_seat"):
+        OnoEnv("basic", num_players=2, seat=0)
+
+
+def test_sb3_reset_infos_name_each_new_episodes_learner_seat():
+    env = OnoVecEnv("basic", num_envs=16, num_players=4, seed=0)
+    env.reset()
+    rng = np.random.default_rng(0)
+    renewed = 0
+    for _ in range(200):
+        _, _, done, _ = env.step(random_legal(env.action_masks(), rng))
+        renewed += int(done.sum())
+        assert [i["learner_seat"] for i in env.reset_infos] == env._learner.tolist()
+        assert (env.game.state.current == env._learner).all()
+    assert renewed > 0 and len(set(env._learner.tolist())) > 1
+
+
+def test_learner_seat_can_be_changed_only_to_a_seat():
+    env = OnoEnv("basic", num_players=3)
+    venv = OnoVecEnv("basic", num_envs=4, num_players=3, seed=0)
+    for bad in (3, True, "left", 1.0):
+        with pytest.raises(ValueError, match="learner_seat"):
+            env.learner_seat = bad
+        with pytest.raises(ValueError, match="learner_seat"):
+            venv.set_attr("learner_seat", bad)
+    env.learner_seat = 2
+    venv.set_attr("learner_seat", 2)
+    assert env.reset(seed=0)[1]["learner_seat"] == 2
+    venv.reset()
+    assert venv.get_attr("learner_seat") == [2] * 4 and (venv.game.state.current == 2).all()
+
+
+SB3_BAD_KWARGS = [
     (dict(num_envs=True), "num_envs=True"), (dict(num_envs=0), "num_envs=0"),
+    (dict(num_envs=-3), "num_envs=-3"), (dict(num_envs="4"), "num_envs='4'"),
     (dict(num_envs=2.0), "num_envs=2.0"), (dict(num_envs=10**7), "num_envs"),
-    (dict(seed=1.5), "seed=1.5"), (dict(seed=-2), "seed=-2"), (dict(learner_seat=5), "learner_seat"),
-    (dict(autoreset=True), "autoreset"),
-])
+    (dict(seed=1.5), "seed=1.5"), (dict(seed=-2), "seed=-2"), (dict(seed=True), "seed=True"),
+    (dict(seed="0"), "seed='0'"), (dict(learner_seat=5), "learner_seat"),
+    (dict(learner_seat="any"), "learner_seat"), (dict(learner_seat=False), "learner_seat"),
+    (dict(autoreset=True), "autoreset"), (dict(max_decisions=True), "max_decisions=True"),
+    (dict(max_decisions=1.5), "max_decisions=1.5"), (dict(skip_forced="yes"), "skip_forced"),
+    (dict(reward="score"), "reward"), (dict(num_players=True), "num_players=True"),
+    (dict(opponents=3), "opponents=3"), (dict(opponents={"random": -1}), "weight"),
+]
+
+
+@pytest.mark.parametrize("kwargs,message", SB3_BAD_KWARGS, ids=repr)
 def test_sb3_constructor_refuses_wrong_types(kwargs, message):
-    with pytest.raises((ValueError, TypeError), match=message):
-        OnoVecEnv("basic", num_players=2, **kwargs)
+    with pytest.raises(ValueError, match=message):
+        OnoVecEnv("basic", **{"num_players": 2, **kwargs})
 
 
-@pytest.mark.parametrize("actions", [np.zeros(4, np.float32), np.zeros(3, np.int64),
-                                     np.zeros((4, 2), np.int64), np.array([True] * 4), ["1"] * 4])
+@pytest.mark.parametrize("actions", [np.zeros(4, np.float32), np.zeros(4, np.float64),
+                                     np.zeros(3, np.int64), np.zeros((4, 2), np.int64),
+                                     np.zeros((1, 4), np.int64), np.array([True] * 4),
+                                     ["1"] * 4, [0.0, 1.0, 2.0, 3.0], np.int64(0), None],
+                         ids=repr)
 def test_sb3_step_refuses_actions_of_the_wrong_type_or_shape(actions):
     env = OnoVecEnv("basic", num_envs=4, num_players=2, seed=0)
     env.reset()
-    with pytest.raises(ValueError, match="actions must be an integer array of shape"):
-        env.step_async(actions)
+    before = [env.game.to_dict(i) for i in range(4)]
+    with pytest.raises(ValueError, match=r"actions must be an integer array of shape \(4,\)"):
+        env.step(actions)
+    assert [env.game.to_dict(i) for i in range(4)] == before
 
 
-@pytest.mark.parametrize("action", ["66", 1.5, True, np.float64(3.0), -1, 85])
+def test_sb3_step_takes_integer_arrays_and_lists():
+    env = OnoVecEnv("basic", num_envs=4, num_players=2, seed=0)
+    env.reset()
+    for kind in (np.int64, np.int32, np.uint8, list):
+        a = np.argmax(env.action_masks(), 1)
+        env.step(a.tolist() if kind is list else a.astype(kind))
+
+
+@pytest.mark.parametrize("seed", [1.5, -1, True, "3", 2**63], ids=repr)
+def test_sb3_seed_refuses_what_is_not_a_seed(seed):
+    env = OnoVecEnv("basic", num_envs=4, num_players=2)
+    with pytest.raises(ValueError, match="seed="):
+        env.seed(seed)
+
+
+def test_sb3_step_before_reset_is_refused():
+    env = OnoVecEnv("basic", num_envs=4, num_players=2, seed=0)
+    with pytest.raises(RuntimeError, match="call reset"):
+        env.step(np.zeros(4, np.int64))
+
+
+PZ_BAD_ACTIONS = ["66", 1.5, True, np.float64(3.0), -1, 85, None, [1], np.array([1]),
+                  np.bool_(False)]
+
+
+@pytest.mark.parametrize("action", PZ_BAD_ACTIONS, ids=repr)
 def test_pettingzoo_step_refuses_bad_actions(action):
     e = ono_v0.raw_env(rules="basic", num_players=2)
     e.reset(seed=0)
     before = e.game.to_dict(0)
-    with pytest.raises(ValueError, match="action"):
+    with pytest.raises(ValueError, match=r"action .*player_\d.*allowed"):
         e.step(action)
     assert e.game.to_dict(0) == before
 
 
-@pytest.mark.parametrize("agent", ["player_9", "player_-1", 0, None])
+def test_pettingzoo_step_takes_integer_types_and_none_only_when_done():
+    e = ono_v0.raw_env(rules="basic", num_players=2)
+    for value in (np.int64, np.uint8, np.array, int):
+        e.reset(seed=0)
+        e.step(value(int(np.flatnonzero(e.observe(e.agent_selection)["action_mask"])[0])))
+    e.reset(seed=1)
+    while not any(e.terminations.values()):
+        e.step(int(np.flatnonzero(e.observe(e.agent_selection)["action_mask"])[0]))
+    with pytest.raises(ValueError, match=r"action 0 for player_\d, which is done; allowed: None"):
+        e.step(0)
+    while e.agents:
+        e.step(None)
+    with pytest.raises(RuntimeError, match="call reset"):
+        e.step(None)
+
+
+@pytest.mark.parametrize("agent", ["player_9", "player_-1", 0, None, "player_0 "], ids=repr)
 def test_pettingzoo_unknown_agents_are_named(agent):
     e = ono_v0.raw_env(rules="basic", num_players=2)
     e.reset(seed=0)
@@ -189,15 +491,66 @@ def test_pettingzoo_unknown_agents_are_named(agent):
             call(agent)
 
 
+PZ_BAD_KWARGS = [
+    (dict(render_mode="rgb_array"), "render_mode"), (dict(render_mode=True), "render_mode"),
+    (dict(num_players=True), "num_players=True"), (dict(num_players=1), "num_players"),
+    (dict(max_decisions=2.5), "max_decisions=2.5"), (dict(max_decisions=False), "max_decisions"),
+    (dict(skip_forced=1), "skip_forced=1"), (dict(reward="score"), "reward"),
+    (dict(rules=7), "rules must be"), (dict(hand_size=True), "hand_size"),
+]
+
+
+@pytest.mark.parametrize("kwargs,message", PZ_BAD_KWARGS, ids=repr)
+def test_pettingzoo_constructor_refuses_wrong_types(kwargs, message):
+    with pytest.raises(ValueError, match=message):
+        ono_v0.raw_env(**{"rules": "basic", "num_players": 2, **kwargs})
+
+
+@pytest.mark.parametrize("kwargs,message", [
+    (dict(seed=1.5), "seed=1.5"), (dict(seed=True), "seed=True"), (dict(seed=-1), "seed=-1"),
+    (dict(seed="1"), "seed='1'"), (dict(options=3), "options=3"), (dict(options="x"), "options"),
+], ids=repr)
+def test_pettingzoo_reset_refuses_wrong_types(kwargs, message):
+    e = ono_v0.raw_env(rules="basic", num_players=2)
+    with pytest.raises(ValueError, match=message):
+        e.reset(**kwargs)
+
+
+def test_pettingzoo_step_and_observe_before_reset_are_refused():
+    e = ono_v0.raw_env(rules="basic", num_players=2)
+    with pytest.raises(RuntimeError, match="call reset"):
+        e.step(0)
+    with pytest.raises(RuntimeError, match="call reset"):
+        e.observe("player_0")
+
+
+POOL_BAD_WEIGHTS = [True, False, np.bool_(True), math.inf, -math.inf, math.nan, -0.5, -1,
+                    "1", None, [1], 1 + 0j]
+
+
 def test_opponent_pool_refuses_bad_weights_and_unknown_members():
     pool = OpponentPool({"greedy": 1, "random": 2}, "basic")
-    for bad in (True, math.inf, math.nan, -0.5, "1", None):
+    for bad in POOL_BAD_WEIGHTS:
         with pytest.raises(ValueError, match="weight"):
             pool.add("color", bad)
         with pytest.raises(ValueError, match="weight"):
             pool.set_weight("greedy", bad)
-    assert pool.weights == [1.0, 2.0]
-    with pytest.raises(ValueError, match="no member 'color'; members: 'greedy', 'random'"):
-        pool.remove("color")
-    with pytest.raises(ValueError, match="already has 'greedy'"):
+    assert pool.weights == [1.0, 2.0] and pool.names == ["greedy", "random"]
+    pool.set_weight("greedy", np.float32(0.5))
+    pool.add("color", np.int64(3))
+    assert pool.weights == [0.5, 2.0, 3.0]
+    for bad in ("colour", "Greedy", 0, None):
+        for call in (pool.remove, lambda n: pool.set_weight(n, 1)):
+            with pytest.raises(ValueError, match=f"no member {bad!r}; members: 'greedy', "
+                                                 f"'random', 'color'"):
+                call(bad)
+    with pytest.raises(ValueError, match="already has 'greedy'; members: 'greedy', 'random'"):
         pool.add("greedy", 1)
+    with pytest.raises(ValueError, match="already has 'color'"):
+        pool.add("defensive", 1, "color")
+    for bad in (5, "", b"x"):
+        with pytest.raises(ValueError, match="opponent name="):
+            pool.add("defensive", 1, bad)
+    with pytest.raises(ValueError, match="members=.*allowed: a dict"):
+        OpponentPool(["greedy", "random"], "basic")
+    assert pool.names == ["greedy", "random", "color"]
