@@ -73,6 +73,7 @@ from typing import Any, Callable, Mapping
 import numpy as np
 
 from ono_env import cards as C
+from ono_env.checks import is_int
 from ono_env.observation import OBS_VERSION, observation_size
 from ono_env.rules import RuleSet, resolve_rules
 
@@ -207,10 +208,6 @@ def make_metadata(rules: RuleSet, training_steps: int, config: Mapping[str, Any]
     }
 
 
-def _is_int(v: Any) -> bool:
-    return isinstance(v, int) and not isinstance(v, bool)
-
-
 def check_metadata(meta: Any, where: str = "model") -> dict[str, Any]:
     """``meta`` if it is format-version-2 metadata with every key of the right type;
     otherwise one ``ValueError`` naming ``where`` and the first thing wrong."""
@@ -221,7 +218,7 @@ def check_metadata(meta: Any, where: str = "model") -> dict[str, Any]:
         raise ValueError(f"{where}: not an ono_env model: metadata format "
                          f"{meta.get('format')!r}, expected {FORMAT!r}")
     version = meta.get("format_version")
-    if version != FORMAT_VERSION or not _is_int(version):
+    if version != FORMAT_VERSION or not is_int(version):
         hint = (f": convert it with {EXPORT_COMMAND} OLD.zip NEW.safetensors" if version == 1
                 else "")
         raise ValueError(f"{where}: model format version {version!r}; this version of ono_env "
@@ -237,16 +234,16 @@ def check_metadata(meta: Any, where: str = "model") -> dict[str, Any]:
     arch = meta["architecture"]
     if not isinstance(arch, dict) or arch.get("type") != "mlp" \
             or not isinstance(arch.get("hidden_sizes"), list) \
-            or not all(_is_int(h) and h >= 1 for h in arch["hidden_sizes"]) \
+            or not all(is_int(h) and h >= 1 for h in arch["hidden_sizes"]) \
             or arch.get("activation") not in ACTIVATIONS:
         raise bad("architecture", '{"type": "mlp", "hidden_sizes": [positive whole numbers], '
                                   f'"activation": one of {", ".join(ACTIVATIONS)}}}')
     if not isinstance(meta["rules"], dict):
         raise bad("rules", "an object of rule options")
-    if not _is_int(meta["num_players"]) or meta["rules"].get("num_players") != meta["num_players"]:
+    if not is_int(meta["num_players"]) or meta["rules"].get("num_players") != meta["num_players"]:
         raise bad("num_players", "the player count of its rules")
     for key in ("observation_version", "observation_size", "training_steps"):
-        if not _is_int(meta[key]) or meta[key] < 0:
+        if not is_int(meta[key]) or meta[key] < 0:
             raise bad(key, "a whole number >= 0")
     if not isinstance(meta["action_names"], list) or not meta["action_names"] \
             or not all(isinstance(a, str) for a in meta["action_names"]):

@@ -17,7 +17,7 @@ from typing import Sequence
 import numpy as np
 
 from ono_env import cli
-from ono_env.arena import ArenaResult, run_arena
+from ono_env.arena import MAX_GAMES, ArenaResult, run_arena
 from ono_env.rules import PRESETS
 
 
@@ -71,7 +71,7 @@ def build_parser() -> cli.ArgumentParser:
                    help=f"preset ({', '.join(PRESETS)}) or rules YAML (default classic)")
     p.add_argument("--players", type=cli.bounded_int(2, 10), default=None,
                    help="number of players (default: the rules')")
-    p.add_argument("--games", type=cli.bounded_int(1, cli.MAX_GAMES), default=10_000,
+    p.add_argument("--games", type=cli.bounded_int(1, MAX_GAMES), default=10_000,
                    help="games in all (default 10000)")
     p.add_argument("--seed", type=cli.bounded_int(0, cli.MAX_SEED), default=0)
     p.add_argument("--batch", type=cli.bounded_int(1, cli.MAX_BATCH), default=4096,

@@ -12,11 +12,9 @@ import argparse
 import sys
 from typing import Callable, NoReturn, Sequence
 
-MAX_GAMES = 100_000_000
-"""The most games one command plays (``--games``): about an hour of random play per core."""
-MAX_BATCH = 1_000_000
-"""The most games stepped together (``--batch``): ``VecGame``'s limit."""
-MAX_SEED = 2**63 - 1
+from ono_env.checks import MAX_SEED
+from ono_env.game import MAX_GAMES as MAX_BATCH   # --batch: VecGame's bound
+
 EXTRAS = {"torch": "train", "stable_baselines3": "train", "sb3_contrib": "train",
           "tensorboard": "train", "openskill": "arena", "matplotlib": "arena"}
 """The extra that installs each optional library (pyproject.toml)."""

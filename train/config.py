@@ -23,6 +23,8 @@ import yaml
 from pydantic import ConfigDict, Field, TypeAdapter, ValidationError, model_validator
 from pydantic.dataclasses import dataclass
 
+from ono_env.checks import MAX_SEED
+
 _CONFIG = ConfigDict(extra="forbid", use_attribute_docstrings=True, allow_inf_nan=False)
 
 Count = Annotated[int, Field(strict=True, ge=1)]
@@ -120,7 +122,7 @@ class TrainConfig:
 
     name: Name = "run"
     """Name of the run (its folder is <out_dir>/<name>-<time>)."""
-    seed: Annotated[int, Field(strict=True, ge=0, le=2**63 - 1)] = 0
+    seed: Annotated[int, Field(strict=True, ge=0, le=MAX_SEED)] = 0
     """Seed of the deals, the opponents' choices and the network's initialisation."""
     rules: Union[Name, dict[str, Any]] = "basic"
     """Rules: a preset name, a rules YAML path, or a mapping with "preset" and overrides."""
