@@ -23,9 +23,9 @@ model = MaskablePPO("MlpPolicy", venv, n_steps=128).learn(10_000)  # n_steps per
   env's seeded generator) or a seat number; the same name and default as the Gymnasium env.
   ``reset_infos[i]["learner_seat"]`` says which (after ``reset`` and each autoreset). A deal
   that ends before the learner's first decision (possible with tiny hands) is dealt again,
-  at ``reset`` and at every autoreset: every game returned is the learner's turn. A reward from the opponents'
-  moves before the learner's first decision (per-round rewards in a match) comes with the
-  episode's first step.
+  at ``reset`` and at every autoreset: every game returned is the learner's turn. A reward
+  from the opponents' moves before the learner's first decision (per-round rewards in a
+  match) comes with the episode's first step.
 - Seeding: ``seed`` (the constructor's, or ``seed(s)`` before a ``reset``) fixes every later
   episode of every game: the deals, learner seats, opponents drawn from a pool and the
   opponents' choices. The constructor's seed acts like ``seed(s)``: ``OnoVecEnv(seed=s)``
