@@ -13,6 +13,14 @@ network's weights, every tensor ``float32`` (``F32``), under neutral names; with
     logits.weight        (A, H[n-1])       the action head (A, D) when n = 0
     logits.bias          (A,)
 
+and, when ``architecture`` has ``value_hidden_sizes`` (``V``, ``m = len(V)``), the value
+network beside it, over the same scaled observation::
+
+    value_hidden.<i>.weight  (V[i], V[i-1])   value hidden layer i = 0 .. m-1 (V[-1] means D)
+    value_hidden.<i>.bias    (V[i],)
+    value.weight             (1, V[m-1])
+    value.bias               (1,)
+
 The header's ``__metadata__`` (a string-to-string map) has one key, ``"ono_env"``, whose
 value is this JSON object (every key required; types checked on loading)::
 
@@ -33,7 +41,9 @@ config, any JSON object; ``saved_at`` an ISO date.) The network computes, in ``f
     logits = x @ logits.weight.T + logits.bias
 
 which is Stable-Baselines3's actor, ``action_net(mlp_extractor.policy_net(obs / scale))``,
-without the value network. It runs in NumPy: playing a learned agent needs neither torch
+and the value estimate (when present) ``value_net(mlp_extractor.value_net(obs / scale))``
+with the same activation; the value plays no part in choosing actions (it is shown as what
+the agent thinks of a position). It runs in NumPy: playing a learned agent needs neither torch
 nor Stable-Baselines3.
 
 The observation scale is stored in the file (``obs_scale``: the vector the network was
@@ -115,11 +125,37 @@ class PolicyNet:
     torch parameters stays live; see :func:`ono_env.train.nets.policy_net`)."""
 
     def __init__(self, scale: np.ndarray, layers: list[tuple[np.ndarray, np.ndarray]],
-                 activation: str) -> None:
+                 activation: str,
+                 value_layers: list[tuple[np.ndarray, np.ndarray]] | None = None) -> None:
         self.scale = scale
         self.layers = list(layers)
         self.activation = activation
         self._act = ACTIVATIONS[activation]
+        self.value_layers = None if value_layers is None else list(value_layers)
+        """The value network's layers (the head last, one output), or None."""
+
+    @property
+    def has_value(self) -> bool:
+        return self.value_layers is not None
+
+    @property
+    def value_hidden_sizes(self) -> list[int] | None:
+        if self.value_layers is None:
+            return None
+        return [int(w.shape[0]) for w, _ in self.value_layers[:-1]]
+
+    def _mlp(self, obs: np.ndarray, layers: list[tuple[np.ndarray, np.ndarray]]) -> np.ndarray:
+        x = np.asarray(obs, dtype=np.float32) / self.scale
+        *hidden, (w_out, b_out) = layers
+        for w, b in hidden:
+            x = self._act(x @ w.T + b)
+        return x @ w_out.T + b_out
+
+    def value(self, obs: np.ndarray) -> np.ndarray:
+        """``(B,) float32`` value estimates of ``(B, D)`` observations (needs ``has_value``)."""
+        if self.value_layers is None:
+            raise ValueError("this model holds no value network")
+        return self._mlp(obs, self.value_layers)[:, 0]
 
     @property
     def hidden_sizes(self) -> list[int]:
@@ -134,11 +170,7 @@ class PolicyNet:
         return int(self.layers[-1][0].shape[0])
 
     def __call__(self, obs: np.ndarray) -> np.ndarray:
-        x = np.asarray(obs, dtype=np.float32) / self.scale
-        *hidden, (w_out, b_out) = self.layers
-        for w, b in hidden:
-            x = self._act(x @ w.T + b)
-        return x @ w_out.T + b_out
+        return self._mlp(obs, self.layers)
 
     def tensors(self) -> dict[str, np.ndarray]:
         """The tensors of the file format (contiguous ``float32`` copies)."""
@@ -147,6 +179,11 @@ class PolicyNet:
         for i, (w, b) in enumerate(hidden):
             out[f"hidden.{i}.weight"], out[f"hidden.{i}.bias"] = w, b
         out["logits.weight"], out["logits.bias"] = w_out, b_out
+        if self.value_layers is not None:
+            *v_hidden, (v_w, v_b) = self.value_layers
+            for i, (w, b) in enumerate(v_hidden):
+                out[f"value_hidden.{i}.weight"], out[f"value_hidden.{i}.bias"] = w, b
+            out["value.weight"], out["value.bias"] = v_w, v_b
         return {k: np.array(v, dtype=np.float32, order="C", copy=True) for k, v in out.items()}
 
     @classmethod
@@ -164,6 +201,14 @@ class PolicyNet:
             expected[f"hidden.{i}.bias"] = (sizes[i + 1],)
         expected["logits.weight"] = (sizes[-1], sizes[-2])
         expected["logits.bias"] = (sizes[-1],)
+        v_sizes = arch.get("value_hidden_sizes")
+        if v_sizes is not None:
+            vs = [sizes[0], *v_sizes, 1]
+            for i in range(len(v_sizes)):
+                expected[f"value_hidden.{i}.weight"] = (vs[i + 1], vs[i])
+                expected[f"value_hidden.{i}.bias"] = (vs[i + 1],)
+            expected["value.weight"] = (1, vs[-2])
+            expected["value.bias"] = (1,)
         missing = [k for k in expected if k not in tensors]
         if missing:
             raise ValueError(f"{where}: damaged model: tensor {missing[0]!r} is missing "
@@ -189,17 +234,27 @@ class PolicyNet:
             raise ValueError(f"{where}: damaged model: 'obs_scale' has entries <= 0")
         layers = [(arrays[f"hidden.{i}.weight"], arrays[f"hidden.{i}.bias"]) for i in range(n_hidden)]
         layers.append((arrays["logits.weight"], arrays["logits.bias"]))
-        return cls(arrays["obs_scale"], layers, arch["activation"])
+        value_layers = None
+        if v_sizes is not None:
+            value_layers = [(arrays[f"value_hidden.{i}.weight"], arrays[f"value_hidden.{i}.bias"])
+                            for i in range(len(v_sizes))]
+            value_layers.append((arrays["value.weight"], arrays["value.bias"]))
+        return cls(arrays["obs_scale"], layers, arch["activation"], value_layers)
 
 
 # ---- metadata ---------------------------------------------------------------------------
 def make_metadata(rules: RuleSet, training_steps: int, config: Mapping[str, Any] | None = None, *,
-                  hidden_sizes: list[int], activation: str, saved_at: str | None = None) -> dict:
-    """The metadata of a model for ``rules`` (see the module docstring)."""
+                  hidden_sizes: list[int], activation: str, saved_at: str | None = None,
+                  value_hidden_sizes: list[int] | None = None) -> dict:
+    """The metadata of a model for ``rules`` (see the module docstring); a value network
+    when ``value_hidden_sizes`` is given."""
+    arch: dict[str, Any] = {"type": "mlp", "hidden_sizes": [int(h) for h in hidden_sizes],
+                            "activation": activation}
+    if value_hidden_sizes is not None:
+        arch["value_hidden_sizes"] = [int(h) for h in value_hidden_sizes]
     return {
         "format": FORMAT, "format_version": FORMAT_VERSION,
-        "architecture": {"type": "mlp", "hidden_sizes": [int(h) for h in hidden_sizes],
-                         "activation": activation},
+        "architecture": arch,
         "rules": rules.to_dict(), "num_players": rules.num_players,
         "observation_version": OBS_VERSION, "observation_size": observation_size(rules),
         "action_names": list(C.ACTION_NAMES), "training_steps": int(training_steps),
@@ -235,9 +290,14 @@ def check_metadata(meta: Any, where: str = "model") -> dict[str, Any]:
     if not isinstance(arch, dict) or arch.get("type") != "mlp" \
             or not isinstance(arch.get("hidden_sizes"), list) \
             or not all(is_int(h) and h >= 1 for h in arch["hidden_sizes"]) \
-            or arch.get("activation") not in ACTIVATIONS:
+            or arch.get("activation") not in ACTIVATIONS \
+            or set(arch) - {"type", "hidden_sizes", "activation", "value_hidden_sizes"} \
+            or ("value_hidden_sizes" in arch
+                and (not isinstance(arch["value_hidden_sizes"], list)
+                     or not all(is_int(h) and h >= 1 for h in arch["value_hidden_sizes"]))):
         raise bad("architecture", '{"type": "mlp", "hidden_sizes": [positive whole numbers], '
-                                  f'"activation": one of {", ".join(ACTIVATIONS)}}}')
+                                  f'"activation": one of {", ".join(ACTIVATIONS)}, optionally '
+                                  '"value_hidden_sizes": [positive whole numbers]}')
     if not isinstance(meta["rules"], dict):
         raise bad("rules", "an object of rule options")
     if not is_int(meta["num_players"]) or meta["rules"].get("num_players") != meta["num_players"]:
@@ -440,6 +500,17 @@ class LearnedAgent:
     def logits(self, obs: np.ndarray) -> np.ndarray:
         """``(B, A) float32`` unmasked logits of ``(B, D)`` observations."""
         return self.net(obs)
+
+    def explain(self, obs: np.ndarray, mask: np.ndarray) -> tuple[np.ndarray, np.ndarray | None]:
+        """What the policy makes of each row: the probability of each action under the
+        masked softmax (``(B, A)`` float64, 0 for illegal actions; the deterministic agent
+        plays the largest) and the value estimate (``(B,)``, or None when the model file
+        holds no value network)."""
+        z = np.where(mask, self.logits(obs).astype(np.float64), -np.inf)
+        z -= z.max(axis=1, keepdims=True)
+        p = np.exp(z)
+        p /= p.sum(axis=1, keepdims=True)
+        return p, self.net.value(obs) if self.net.has_value else None
 
     def act(self, obs: np.ndarray, mask: np.ndarray, rng: np.random.Generator) -> np.ndarray:
         if obs.ndim != 2 or obs.shape[1] != self.obs_size:

@@ -47,17 +47,20 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from ono_env.game import VecGame
+from ono_env.game import VecGame, game_seeds
 from ono_env.agents.base import Agent
 from ono_env.agents.registry import is_model_path, make_agent
 from ono_env.checks import check_bool, check_int, check_seed
 from ono_env.driver import AgentDriver
 from ono_env.game import MAX_GAMES as MAX_BATCH
+from ono_env.replay import Replay
 from ono_env.rules import RuleSet, resolve_rules
 
 Z95 = 1.959963984540054
 MAX_GAMES = 100_000_000
 """The most games one arena run plays (about an hour of random play per core)."""
+MAX_RECORD = 10_000
+"""The most games one arena run keeps replays of."""
 
 
 def wilson_interval(wins: float, n: float, z: float = Z95) -> tuple[float, float]:
@@ -90,13 +93,17 @@ class GameRecords:
 
 def play_games(rules: RuleSet, agents: Sequence[Agent], num_games: int, seed: int, *,
                batch_size: int = 4096, max_decisions: int | None = None,
-               progress: Any = None) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+               progress: Any = None, record: Sequence[int] = (),
+               replays: list[Replay] | None = None,
+               labels: Sequence[str] | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Play ``num_games`` games with ``agents[s]`` in seat ``s`` (the same object in several
     seats is asked once per step for all of them).
 
     Returns per game: win share per seat ``(G, P)``, final scores ``(G, P)``, decisions
     ``(G,)`` and truncated ``(G,)``. ``seed`` fixes the deals and the agents' generator.
-    ``progress`` (optional) has ``update(n)`` called as batches finish."""
+    ``progress`` (optional) has ``update(n)`` called as batches finish. The games numbered
+    in ``record`` are appended to ``replays`` as :class:`~ono_env.replay.Replay` objects, the
+    seats labelled ``labels``; recording changes no result."""
     P = rules.num_players
     if len(agents) != P:
         raise ValueError(f"{len(agents)} agents for {P} seats")
@@ -115,8 +122,19 @@ def play_games(rules: RuleSet, agents: Sequence[Agent], num_games: int, seed: in
         driver.seat_agent[:] = seat_agent
         # the compiled random agent's generators (a stream apart from the Python agents')
         driver.seed_games(np.ones(B, np.bool_), np.random.default_rng([seed, b, 2]))
+        here = [k - start for k in record if start <= k < start + B]
+        if here:
+            game_seed = game_seeds(_derive(seed, b), B)
+            seat_labels = list(labels) if labels is not None else [repr(a) for a in agents]
+            driver.labels = [seat_labels[int(np.flatnonzero(seat_agent == j)[0])]
+                             for j in range(len(distinct))]
+            for i in here:
+                driver.recording[i] = Replay.start(game, i, int(game_seed[i]), seat_labels,
+                                                   "ono-arena")
         rewards = np.zeros((B, P), np.float64)
         driver.play(rng, rewards)           # every seat is driven: plays every game to its end
+        for i, replay in driver.recording.items():
+            replays.append(replay.finish(game, i))
         if progress is not None:
             progress.update(B)
         won = rewards > 1e-6
@@ -142,6 +160,8 @@ class ArenaResult:
     seconds: float                     # playing the games
     ratings: list[dict[str, float]] = field(default_factory=list)
     rating_seconds: float = 0.0        # computing the ratings
+    replays: list[Replay] = field(default_factory=list)   # the recorded sample (``record``)
+    replay_rows: list[int] = field(default_factory=list)  # each replay's row of ``records``
 
     # ---- statistics -------------------------------------------------------------------
     def agent_rows(self) -> list[dict[str, Any]]:
@@ -296,7 +316,7 @@ def rate_games(records: GameRecords, num_entrants: int, seed: int = 0) -> list[d
 def run_arena(agents: Sequence[Any], rules: Any = "classic", num_players: int | None = None,
               num_games: int = 10_000, seed: int = 0, *, batch_size: int = 4096,
               max_decisions: int | None = None, rating: bool | None = None,
-              progress: bool = False) -> ArenaResult:
+              progress: bool = False, record: int = 0) -> ArenaResult:
     """Play ``num_games`` games among ``agents`` and return their statistics.
 
     ``agents``: names (``random``, ``greedy``, ``color``, ``defensive``, ...), model
@@ -306,7 +326,9 @@ def run_arena(agents: Sequence[Any], rules: Any = "classic", num_players: int | 
     seatings (rounded up so every seating plays the same number). ``rating``: compute
     OpenSkill ratings (one Python update per game; they need the ``openskill`` library of
     the ``[arena]`` extra): ``None`` (default) when it is installed, ``True`` always (an
-    ``ImportError`` without it), ``False`` never."""
+    ``ImportError`` without it), ``False`` never. ``record``: keep a replay of that many
+    games (a sample drawn with a generator seeded from ``seed``, in ``result.replays`` in the
+    order played); recording changes no result."""
     overrides = {} if num_players is None else {"num_players": num_players}
     rules = resolve_rules(rules, **overrides)
     P = rules.num_players
@@ -321,11 +343,15 @@ def run_arena(agents: Sequence[Any], rules: Any = "classic", num_players: int | 
         rating = importlib.util.find_spec("openskill") is not None
     check_bool("rating", rating)
     check_bool("progress", progress)
+    record = check_int("record", record, 0, MAX_RECORD)
     built = [make_agent(a, rules) for a in agents]
     labels = _labels(agents)
     tables = list(itertools.combinations(range(len(agents)), P))
     orders = seatings(P)
     per = math.ceil(num_games / (len(tables) * len(orders)))
+    total = per * len(tables) * len(orders)
+    sample = np.sort(np.random.default_rng([seed, 7]).choice(total, min(record, total), replace=False))
+    replays: list[Replay] = []
     bar = None
     if progress:
         from tqdm import tqdm
@@ -337,9 +363,13 @@ def run_arena(agents: Sequence[Any], rules: Any = "classic", num_players: int | 
         for t, table in enumerate(tables):
             for o, order in enumerate(orders):
                 seated = [table[k] for k in order]
+                first = (t * len(orders) + o) * per
+                here = sample[(sample >= first) & (sample < first + per)] - first
                 w, s, length, trunc = play_games(
                     rules, [built[e] for e in seated], per, _derive(seed, t, o),
-                    batch_size=batch_size, max_decisions=max_decisions, progress=bar)
+                    batch_size=batch_size, max_decisions=max_decisions, progress=bar,
+                    record=[int(k) for k in here], replays=replays,
+                    labels=[labels[e] for e in seated])
                 ent.append(np.broadcast_to(np.array(seated), w.shape))
                 win.append(w)
                 sc.append(s)
@@ -351,7 +381,8 @@ def run_arena(agents: Sequence[Any], rules: Any = "classic", num_players: int | 
     records = GameRecords(np.concatenate(ent), np.concatenate(win), np.concatenate(sc),
                           np.concatenate(ln), np.concatenate(tr))
     seconds = time.perf_counter() - t0
-    result = ArenaResult(rules, labels, records, seed, seconds)
+    result = ArenaResult(rules, labels, records, seed, seconds, replays=replays,
+                         replay_rows=sample.tolist())
     if rating:
         t1 = time.perf_counter()
         result.ratings = rate_games(records, len(agents), seed)

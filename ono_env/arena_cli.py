@@ -17,7 +17,7 @@ from typing import Sequence
 import numpy as np
 
 from ono_env import cli
-from ono_env.arena import MAX_GAMES, ArenaResult, run_arena
+from ono_env.arena import MAX_GAMES, MAX_RECORD, ArenaResult, run_arena
 from ono_env.rules import PRESETS
 
 
@@ -81,15 +81,29 @@ def build_parser() -> cli.ArgumentParser:
     p.add_argument("--no-rating", action="store_true",
                    help="skip the OpenSkill ratings (which need the openskill library)")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    p.add_argument("--record", nargs=2, metavar=("N", "DIR"), default=None,
+                   help="write replays of N of the games (a seeded sample) into the folder DIR "
+                        "(replay-00001.json, ...); recording changes no result; ono-web "
+                        "--replays DIR shows them")
     return p
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     def body(args) -> None:
+        record, record_dir = 0, None
+        if args.record is not None:
+            record = cli.bounded_int(1, MAX_RECORD)(args.record[0])
+            record_dir = Path(args.record[1])
+            if record_dir.exists() and not record_dir.is_dir():
+                raise ValueError(f"--record: {str(record_dir)!r} is not a folder")
         result = run_arena(args.agents, args.rules, args.players, args.games, args.seed,
                            batch_size=args.batch, rating=False if args.no_rating else None,
-                           progress=not args.no_progress)
+                           progress=not args.no_progress, record=record)
         print(result.format_table())
+        if record_dir is not None:
+            for k, replay in enumerate(result.replays):
+                replay.save(record_dir / f"replay-{k + 1:05d}.json")
+            print(f"wrote {len(result.replays)} replays to {record_dir}")
         if not args.no_rating and not result.ratings:
             print("ono-arena: note: no ratings without the openskill library: "
                   "pip install 'ono-env[arena]'", file=sys.stderr)

@@ -16,7 +16,8 @@ from ono_env.checks import MAX_SEED
 from ono_env.game import MAX_GAMES as MAX_BATCH   # --batch: VecGame's bound
 
 EXTRAS = {"torch": "train", "stable_baselines3": "train", "sb3_contrib": "train",
-          "tensorboard": "train", "openskill": "arena", "matplotlib": "arena"}
+          "tensorboard": "train", "openskill": "arena", "matplotlib": "arena",
+          "fastapi": "web", "starlette": "web", "uvicorn": "web"}
 """The extra that installs each optional library (pyproject.toml)."""
 
 

@@ -15,6 +15,13 @@ drawing from :attr:`AgentDriver.policy_rng` instead of the Python generator).
 ``agents`` and ``seat_agent`` may change between calls to ``play`` (the opponents of a
 learner change at every deal); ``play`` refuses a ``seat_agent`` entry that names no agent
 rather than leave a row without an action.
+
+Recording: ``driver.recording[i] = Replay.start(...)`` makes ``play`` add every decision of
+game ``i`` to that replay, with what the acting agent reported where it can
+(:func:`~ono_env.replay.agent_thinking`; ``driver.labels`` names the agents). Recorded games
+take the same actions as unrecorded ones: in the compiled random loop they are played first,
+one decision at a time in Python with the same generator and the same choice of legal action
+(the ``k``-th legal action for ``k = next_u53 % count``), so recording changes no result.
 """
 
 from __future__ import annotations
@@ -23,8 +30,10 @@ from typing import Sequence
 
 import numpy as np
 
+from ono_env._engine import _next_u53_py
 from ono_env.agents.base import Agent, RandomAgent, checked_actions
 from ono_env.game import VecGame
+from ono_env.replay import Replay, agent_thinking
 
 
 class AgentDriver:
@@ -44,6 +53,10 @@ class AgentDriver:
         self.policy_rng = np.zeros(B, np.uint64)
         """(B,) generator states of the compiled random agent, one per game (reseeded by
         :meth:`seed_games`)."""
+        self.recording: dict[int, Replay] = {}
+        """Game index -> the replay its decisions are added to (see the module docstring)."""
+        self.labels: list[str] | None = None
+        """Labels of ``agents`` for the ``thinking`` of recorded decisions (default: repr)."""
 
     def seed_games(self, which: np.ndarray, rng: np.random.Generator) -> None:
         """New generator states for the compiled random agent in the games ``which``."""
@@ -72,7 +85,8 @@ class AgentDriver:
         if self._all_random(driven):
             # The driver plays every seat but (at most) one per game: stop at that seat.
             self._stop_seat[:] = np.where(driven.all(axis=1), -1, np.argmin(driven, axis=1))
-            return game.play_random_until(self._stop_seat, self.policy_rng, rewards)
+            taken = self._play_recorded_random(rewards) if self.recording else 0
+            return taken + game.play_random_until(self._stop_seat, self.policy_rng, rewards)
         taken = 0
         single = len(self.agents) == 1
         while True:
@@ -91,7 +105,33 @@ class AgentDriver:
                     game.observe(current, which=waiting, out=self._obs)
                     observed = True
                 self._actions[sel] = checked_actions(agent, self._obs[sel], mask[sel], rng)
+                for i in self.recording:
+                    if sel[i]:
+                        self._record(i, agent, j, mask[i])
             # checked_actions verified every action against this mask
             result = game._step_unchecked(self._actions, waiting)
             taken += int(waiting.sum())
             rewards += result.rewards
+
+    def _record(self, i: int, agent: Agent, j: int, mask_row: np.ndarray) -> None:
+        label = self.labels[j] if self.labels is not None else repr(agent)
+        thinking = agent_thinking(agent, label, self._obs[i], mask_row)
+        self.recording[i].add(int(self._actions[i]), thinking)
+
+    def _play_recorded_random(self, rewards: np.ndarray) -> int:
+        """The compiled random loop's decisions of the recorded games, in Python: the same
+        generator draw and the same legal action as ``_random_action`` in the engine."""
+        game, taken = self.game, 0
+        one = np.zeros(game.num_games, np.bool_)
+        for i, replay in self.recording.items():
+            one[:] = False
+            one[i] = True
+            while not game.finished[i] and int(game.state.current[i]) != self._stop_seat[i]:
+                legal = np.flatnonzero(game.legal_mask(which=one)[i])
+                if len(legal) == 0:
+                    break
+                self._actions[i] = legal[_next_u53_py(self.policy_rng, i) % len(legal)]
+                rewards += game._step_unchecked(self._actions, one).rewards
+                replay.add(int(self._actions[i]))
+                taken += 1
+        return taken

@@ -7,7 +7,9 @@
 The table is printed after every move, from your seat (you see your hand, the others' hand
 sizes). On your turn the legal actions are listed by number and name; type either (``3`` or
 ``play R5``; ``draw``, ``keep``, ``call``, ...). A wrong entry is refused with the reason and
-asked again. ``quit`` (or the end of input) abandons the game.
+asked again. ``quit`` (or the end of input) abandons the game. ``--replay FILE`` writes the
+finished game as a replay (:mod:`ono_env.replay`), which the web table's viewer
+(``ono-web``) plays back with every hand shown.
 """
 
 from __future__ import annotations
@@ -20,9 +22,10 @@ import numpy as np
 from ono_env import cards as C
 from ono_env import cli
 from ono_env.checks import check_int, check_seed
-from ono_env.game import VecGame
+from ono_env.game import VecGame, game_seeds
 from ono_env.agents import checked_actions, make_agent
 from ono_env.render import describe_action, render_text
+from ono_env.replay import Replay, agent_thinking
 from ono_env.rules import resolve_rules
 
 
@@ -69,11 +72,12 @@ def ask_human(legal: Sequence[int], read: Callable[[str], str], out: TextIO) -> 
 
 def play(agents: Sequence[str], rules="basic", num_players: int | None = None, seat: int = 0,
          seed: int | None = None, single_round: bool = False, ansi: bool = False,
-         read: Callable[[str], str] = input, out: TextIO = sys.stdout) -> int | None:
+         read: Callable[[str], str] = input, out: TextIO = sys.stdout,
+         replay_path: str | None = None) -> int | None:
     """One game (a round, or a match when the rules play to a target score) between a
     human in ``seat`` and ``agents`` in the other seats (in order from seat 0, skipping the
     human's). Returns the winning seat (None for a truncated game); raises :class:`Quit`
-    when the human leaves."""
+    when the human leaves. ``replay_path``: write the finished game there as a replay."""
     overrides = {}
     if num_players is not None:
         overrides["num_players"] = num_players
@@ -98,6 +102,8 @@ def play(agents: Sequence[str], rules="basic", num_players: int | None = None, s
     game = VecGame(rules, 1, seed=seed)
     rng = np.random.default_rng([seed, 99])
     names = {s: ("you" if s == seat else by_seat[s][0]) for s in range(n)}
+    replay = Replay.start(game, 0, int(game_seeds(seed, 1)[0]), [names[s] for s in range(n)],
+                          "ono-play")
     print(f"{rules.name} rules, {n} players, seed {seed}. You are P{seat}. "
           + ", ".join(f"P{s} {names[s]}" for s in range(n) if s != seat), file=out)
     history: list[str] = []
@@ -106,11 +112,14 @@ def play(agents: Sequence[str], rules="basic", num_players: int | None = None, s
         p = int(game.state.current[0])
         mask = game.legal_mask()
         legal = [int(a) for a in np.flatnonzero(mask[0])]
+        thinking = None
         if p == seat:
             a = ask_human(legal, read, out)
         else:
             obs = game.observe(p)
             a = int(checked_actions(by_seat[p][1], obs, mask.copy(), rng)[0])
+            thinking = agent_thinking(by_seat[p][1], names[p], obs[0], mask[0])
+        replay.add(a, thinking)
         round_before = int(game.state.round[0])
         game.step(np.array([a]))
         line = describe_action(p, a) + (" (you)" if p == seat else f" ({names[p]})")
@@ -120,6 +129,9 @@ def play(agents: Sequence[str], rules="basic", num_players: int | None = None, s
             print(f"--- round {round_before + 1} won by P{int(game.state.winner[0])}; scores "
                   + " ".join(f"P{q} {int(v)}" for q, v in enumerate(game.state.scores[0])), file=out)
         print(render_text(game, 0, seat=seat, ansi=ansi, history=history[-1:]), file=out)
+    replay.finish(game, 0)
+    if replay_path is not None:
+        print(f"replay written to {replay.save(replay_path)}", file=out)
     if game.truncated[0] and not game.terminated[0]:
         print("the game was cut at the decision limit: no winner", file=out)
         return None
@@ -141,11 +153,14 @@ def main(argv: Sequence[str] | None = None) -> int:
                     help="seed of the deal (default: random)")
     ap.add_argument("--round", action="store_true", help="play a single round even under match rules")
     ap.add_argument("--no-color", action="store_true", help="no ANSI colours")
+    ap.add_argument("--replay", metavar="FILE", default=None,
+                    help="write the finished game to FILE as a replay (JSON; ono-web shows it)")
 
     def body(args) -> int:
         try:
             play(args.agents or ["greedy"], args.rules, args.players, args.seat, args.seed,
-                 args.round, ansi=not args.no_color and sys.stdout.isatty())
+                 args.round, ansi=not args.no_color and sys.stdout.isatty(),
+                 replay_path=args.replay)
         except Quit as q:
             print(f"game abandoned ({q})")
             return 1

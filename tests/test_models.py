@@ -266,7 +266,8 @@ def test_save_model_round_trip_and_live_or_frozen_agents(tmp_path):
     agent = load_agent(path)
     meta = agent.meta
     assert meta["format_version"] == 2 and meta["training_steps"] == model.num_timesteps
-    assert meta["architecture"] == {"type": "mlp", "hidden_sizes": [16, 8], "activation": "relu"}
+    assert meta["architecture"] == {"type": "mlp", "hidden_sizes": [16, 8], "activation": "relu",
+                                    "value_hidden_sizes": [16]}
     assert meta["config"] == {"total_steps": 64} and meta["rules"] == RULES.to_dict()
 
     obs, legal = real_observations(RULES, 600, seed=3)
@@ -279,6 +280,9 @@ def test_save_model_round_trip_and_live_or_frozen_agents(tmp_path):
                 pol.extract_features(x, pol.pi_features_extractor))).numpy()
 
     np.testing.assert_allclose(agent.logits(obs), torch_logits(), atol=1e-5)
+    with th.no_grad():   # the value estimate is SB3's critic
+        sb3_values = pol.predict_values(th.as_tensor(obs)).numpy()[:, 0]
+    np.testing.assert_allclose(agent.explain(obs, legal)[1], sb3_values, atol=1e-5)
     sb3_actions, _ = model.predict(obs, action_masks=legal, deterministic=True)
     assert np.array_equal(agent.act(obs, legal, np.random.default_rng(0)), sb3_actions)
     # sampling draws legal actions from the generator passed in
@@ -313,11 +317,12 @@ def test_export_of_an_old_format_checkpoint(tmp_path):
     sd = {"features_extractor.scale": th.from_numpy(net.scale),
           "pi_features_extractor.scale": th.from_numpy(net.scale),
           "vf_features_extractor.scale": th.from_numpy(net.scale),
-          "value_net.weight": th.zeros(1, 8), "value_net.bias": th.zeros(1)}
+          "value_net.weight": th.full((1, 4), 0.5), "value_net.bias": th.full((1,), 0.25)}
     for i, (w, b) in enumerate(net.layers[:-1]):
         sd[f"mlp_extractor.policy_net.{2 * i}.weight"] = th.from_numpy(w)
         sd[f"mlp_extractor.policy_net.{2 * i}.bias"] = th.from_numpy(b)
         sd[f"mlp_extractor.value_net.{2 * i}.weight"] = th.zeros_like(th.from_numpy(w))
+        sd[f"mlp_extractor.value_net.{2 * i}.bias"] = th.ones_like(th.from_numpy(b))
     sd["action_net.weight"], sd["action_net.bias"] = map(th.from_numpy, net.layers[-1])
     path = tmp_path / "old.zip"
     marker = tmp_path / "ran"
@@ -331,7 +336,11 @@ def test_export_of_an_old_format_checkpoint(tmp_path):
         load_agent(path)
     out = export_model(path, tmp_path / "new.safetensors")
     agent = load_agent(out)
-    assert agent.meta["architecture"] == {"type": "mlp", "hidden_sizes": [8, 4], "activation": "tanh"}
+    assert agent.meta["architecture"] == {"type": "mlp", "hidden_sizes": [8, 4], "activation": "tanh",
+                                          "value_hidden_sizes": [8, 4]}
+    # the value network came along: tanh(1) in each of the 4 units, times 0.5, plus 0.25
+    v = agent.explain(np.zeros((1, net.scale.shape[0]), np.float32), np.ones((1, 85), bool))[1]
+    assert abs(float(v[0]) - (4 * 0.5 * np.tanh(1.0) + 0.25)) < 1e-5
     assert agent.meta["training_steps"] == 1000 and agent.meta["saved_at"] == "2026-11-22T10:00:00"
     obs, _ = real_observations(RULES, 200)
     np.testing.assert_array_equal(agent.logits(obs), net(obs))
@@ -546,7 +555,8 @@ def test_shipped_models_are_safetensors_files_and_load_by_name():
         assert isinstance(agent, LearnedAgent) and agent.rules == rules and agent.name == name
         meta = agent.meta
         assert meta["format_version"] == 2 and meta["rules"] == rules.to_dict()
-        assert meta["architecture"] == {"type": "mlp", "hidden_sizes": [256, 256], "activation": "tanh"}
+        assert meta["architecture"] == {"type": "mlp", "hidden_sizes": [256, 256], "activation": "tanh",
+                                        "value_hidden_sizes": [256, 256]}
         assert meta["training_steps"] > 10_000_000 and meta["config"]["policy"]["activation"] == "tanh"
         # the stored scale is the one this version computes for those rules
         assert np.array_equal(agent.net.scale, observation_scale(rules))
@@ -580,3 +590,17 @@ def test_shipped_model_matches_a_torch_forward_pass_of_its_weights(name):
     assert np.abs(z - ref).max() < 1e-4
     assert np.array_equal(agent.act(obs, legal, np.random.default_rng(0)),
                           np.where(legal, ref, -np.inf).argmax(1))
+    # the value network (shown by the web table), and explain()'s masked probabilities
+    vnet = th.nn.Sequential(th.nn.Linear(obs.shape[1], 256), th.nn.Tanh(),
+                            th.nn.Linear(256, 256), th.nn.Tanh(), th.nn.Linear(256, 1))
+    vnet.load_state_dict({"0.weight": t["value_hidden.0.weight"], "0.bias": t["value_hidden.0.bias"],
+                          "2.weight": t["value_hidden.1.weight"], "2.bias": t["value_hidden.1.bias"],
+                          "4.weight": t["value.weight"], "4.bias": t["value.bias"]})
+    with th.no_grad():
+        v_ref = vnet(th.from_numpy(obs) / t["obs_scale"]).numpy()[:, 0]
+    probs, value = agent.explain(obs, legal)
+    assert np.abs(value - v_ref).max() < 1e-4 and np.abs(value).max() < 2
+    p_ref = th.softmax(th.from_numpy(np.where(legal, ref, -np.inf)).double(), dim=1).numpy()
+    assert np.abs(probs - p_ref).max() < 1e-4
+    assert (probs[~legal] == 0).all() and np.allclose(probs.sum(1), 1)
+    assert np.array_equal(probs.argmax(1), agent.act(obs, legal, np.random.default_rng(0)))

@@ -39,7 +39,9 @@ def test_wheel_has_one_import_name_and_carries_configs_and_models(wheel):
     for expected in ("ono_env/configs/rules/classic.yaml", "ono_env/configs/train/default.yaml",
                      "ono_env/agents/models/ppo-basic-2p.safetensors",
                      "ono_env/agents/models/ppo-classic-2p.safetensors",
-                     "ono_env/agents/rule_based.py", "ono_env/train/config.py"):
+                     "ono_env/agents/rule_based.py", "ono_env/train/config.py",
+                     "ono_env/web/static/index.html", "ono_env/web/static/app.js",
+                     "ono_env/web/static/style.css", "ono_env/replay.py"):
         assert expected in names, expected
     # nothing from the source tree that is not package code or data
     assert not [n for n in names if n.endswith((".zip", ".pyc", ".nbi", ".nbc"))]
@@ -91,3 +93,8 @@ def test_wheel_installs_and_works_from_a_folder_with_its_own_agents_and_train(wh
     assert proc.returncode == 2
     assert proc.stderr.strip().count("\n") == 0
     assert "pip install 'ono-env[train]'" in proc.stderr
+    # and so does the web table without the [web] extra
+    proc = _run([str(bin_dir / "ono-web"), "--port", "0"], cwd=work, env=env)
+    assert proc.returncode == 2
+    assert proc.stderr.strip().count("\n") == 0
+    assert "pip install 'ono-env[web]'" in proc.stderr

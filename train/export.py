@@ -16,7 +16,9 @@ training checkpoint:
   extractor's ``scale`` buffer, the activation from the stored training config
   (``policy.activation``; ``tanh`` when absent: the config's default, and what
   ``ono-train`` has always passed to MaskablePPO as ``activation_fn``). The value network
-  and the optimizer state are left out; this needs torch (the ``[train]`` extra);
+  (``mlp_extractor.value_net`` and ``value_net``) comes along when present, for the value
+  estimate that the web table shows; the optimizer state is left out. This needs torch
+  (the ``[train]`` extra);
 - a ``.safetensors`` model: checked and copied.
 
 Nothing else in the zip is read: SB3's ``data`` member (pickled classes and spaces),
@@ -43,6 +45,7 @@ from ono_env.agents.learned import (FORMAT, FORMAT_VERSION, MAX_MODEL_BYTES, OLD
                                     write_model)
 
 _HIDDEN = re.compile(r"mlp_extractor\.policy_net\.(\d+)\.weight")
+_VALUE_HIDDEN = re.compile(r"mlp_extractor\.value_net\.(\d+)\.weight")
 
 
 def _member(zf: zipfile.ZipFile, name: str, where: str) -> bytes:
@@ -119,6 +122,14 @@ def convert_old_checkpoint(zf: zipfile.ZipFile, where: str) -> tuple[dict[str, A
         tensors[f"hidden.{i}.bias"] = sd.get(f"mlp_extractor.policy_net.{j}.bias")
     tensors["logits.weight"] = sd.get("action_net.weight")
     tensors["logits.bias"] = sd.get("action_net.bias")
+    v_idx = sorted(int(m.group(1)) for k in sd if (m := _VALUE_HIDDEN.fullmatch(k)))
+    has_value = "value_net.weight" in sd and "value_net.bias" in sd
+    if has_value:   # the value network, shown as what the agent thinks of a position
+        for i, j in enumerate(v_idx):
+            tensors[f"value_hidden.{i}.weight"] = sd[f"mlp_extractor.value_net.{j}.weight"]
+            tensors[f"value_hidden.{i}.bias"] = sd.get(f"mlp_extractor.value_net.{j}.bias")
+        tensors["value.weight"] = sd["value_net.weight"]
+        tensors["value.bias"] = sd["value_net.bias"]
     missing = [k for k, v in tensors.items() if v is None]
     if missing:
         raise ValueError(f"{where}: policy.pth lacks the weights of {missing[0]!r}")
@@ -129,7 +140,10 @@ def convert_old_checkpoint(zf: zipfile.ZipFile, where: str) -> tuple[dict[str, A
         "architecture": {"type": "mlp",
                          "hidden_sizes": [int(tensors[f"hidden.{i}.weight"].shape[0])
                                           for i in range(len(idx))],
-                         "activation": policy_cfg.get("activation", "tanh")},
+                         "activation": policy_cfg.get("activation", "tanh"),
+                         **({"value_hidden_sizes": [int(tensors[f"value_hidden.{i}.weight"].shape[0])
+                                                    for i in range(len(v_idx))]}
+                            if has_value else {})},
         **{k: old.get(k) for k in ("rules", "num_players", "observation_version",
                                     "observation_size", "action_names", "training_steps",
                                     "config", "saved_at")},

@@ -66,29 +66,39 @@ def policy_net(policy: Any, *, copy: bool = True) -> PolicyNet:
     else:
         raise ValueError(f"cannot express a policy with features extractor {type(fx).__name__} "
                          f"(ScaledObservation or FlattenExtractor)")
-    layers, acts = [], set()
-    for m in policy.mlp_extractor.policy_net:
-        if isinstance(m, th.nn.Linear):
-            layers.append((_array(m.weight, copy), _array(m.bias, copy)))
-        else:
-            acts.add(type(m))
-    head = policy.action_net
-    if not isinstance(head, th.nn.Linear) or head.bias is None:
-        raise ValueError(f"cannot express a policy whose action net is {type(head).__name__}")
-    layers.append((_array(head.weight, copy), _array(head.bias, copy)))
+    acts: set[type] = set()
+
+    def linears(net: Any, head: Any, what: str) -> list[tuple[np.ndarray, np.ndarray]]:
+        """The Linear layers of ``net`` then ``head``; the other modules' types go to acts."""
+        out = []
+        for m in net:
+            if isinstance(m, th.nn.Linear):
+                out.append((_array(m.weight, copy), _array(m.bias, copy)))
+            else:
+                acts.add(type(m))
+        if not isinstance(head, th.nn.Linear) or head.bias is None:
+            raise ValueError(f"cannot express a policy whose {what} is {type(head).__name__}")
+        return out + [(_array(head.weight, copy), _array(head.bias, copy))]
+
+    layers = linears(policy.mlp_extractor.policy_net, policy.action_net, "action net")
+    # the value network, over the same features (SB3 shares the extractor by default)
+    value_layers = None
+    vfx = getattr(policy, "vf_features_extractor", fx)
+    if vfx is fx or isinstance(vfx, FlattenExtractor) and isinstance(fx, FlattenExtractor):
+        value_layers = linears(policy.mlp_extractor.value_net, policy.value_net, "value net")
     names = [name for name, cls in ACTIVATIONS.items() if cls in acts]
     if len(acts) > 1 or (acts and not names):
         raise ValueError(f"cannot express a policy with activations "
                          f"{sorted(c.__name__ for c in acts)}; allowed: one of "
                          f"{', '.join(c.__name__ for c in ACTIVATIONS.values())}")
-    return PolicyNet(scale, layers, names[0] if names else "tanh")
+    return PolicyNet(scale, layers, names[0] if names else "tanh", value_layers)
 
 
 def model_metadata(net: PolicyNet, rules: RuleSet, training_steps: int,
                    config: Mapping[str, Any] | None = None) -> dict[str, Any]:
     """The metadata of :mod:`ono_env.agents.learned` for ``net`` trained ``training_steps``."""
     return make_metadata(rules, training_steps, config, hidden_sizes=net.hidden_sizes,
-                         activation=net.activation)
+                         activation=net.activation, value_hidden_sizes=net.value_hidden_sizes)
 
 
 def save_model(model: Any, path: str | Path, rules: RuleSet, training_steps: int,

@@ -1,0 +1,283 @@
+"""Replays: a game as its rules, its deal's seed and its actions, enough to play it again.
+
+A replay file is JSON (never code: reading one runs nothing from it), every key required::
+
+    {"format": "ono_env-replay", "format_version": 1,
+     "rules": {... every RuleSet field (RuleSet.to_dict()) ...},
+     "game_seed": "1234567890123",      # the game's generator state before the deal
+     "max_decisions": 5000,             # the game's decision limit
+     "players": ["you", "greedy"],      # a label per seat
+     "actions": ["play R5", "draw", ...],   # every decision in order, RULES.md text form
+     "thinking": [null, {"agent": "ppo-basic-2p", "probs": {"play R5": 0.91, ...},
+                         "value": 0.42}, ...],   # per action: what the agent reported, or null
+     "result": {"winner": 1, "terminated": true, "truncated": false,
+                "scores": [0, 0], "decisions": 37},
+     "source": "ono-arena", "saved_at": "2026-11-24T12:00:00"}
+
+``game_seed`` is a decimal string (a 64-bit integer does not survive every JSON reader).
+The deal and every later shuffle come from the game's own generator, so the position after
+any number of actions follows from ``rules``, ``game_seed`` and the actions alone:
+:func:`replay_positions` plays them with the engine, checks every action against the legal
+actions of its position, and checks the final position against ``result``. ``thinking``
+is what the acting agent reported (:func:`agent_thinking`): the probability of each legal
+action and, where the model has one, its value estimate; ``value`` may be null.
+
+Replays are written by ``ono-play --replay FILE``, by the web table (``ono-web``) and by
+``ono-arena --record N DIR`` (a seeded sample of the arena's games), and shown by the web
+table's replay viewer.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import json
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Mapping, Sequence
+
+import numpy as np
+
+from ono_env import cards as C
+from ono_env.checks import is_int
+from ono_env.game import MAX_DECISIONS, VecGame
+from ono_env.positions import load_json, read_rules
+from ono_env.rules import RuleSet
+
+REPLAY_FORMAT = "ono_env-replay"
+REPLAY_VERSION = 1
+REPLAY_KEYS = ("format", "format_version", "rules", "game_seed", "max_decisions", "players",
+               "actions", "thinking", "result", "source", "saved_at")
+RESULT_KEYS = ("winner", "terminated", "truncated", "scores", "decisions")
+MAX_REPLAY_BYTES = 64 << 20
+"""The largest replay file read: 64 MiB."""
+MAX_LABEL = 80
+"""The longest player label or source text."""
+
+
+def new_game(rules: RuleSet, game_seed: int, max_decisions: int | None = None) -> VecGame:
+    """A one-game ``VecGame`` dealt from the generator state ``game_seed`` (0 .. 2**64 - 1)."""
+    game = VecGame(rules, 1, seed=0, max_decisions=max_decisions)
+    game.reset(seeds=np.array([game_seed], np.uint64))
+    return game
+
+
+def agent_thinking(agent: Any, label: str, obs: np.ndarray, mask: np.ndarray) -> dict[str, Any] | None:
+    """What ``agent`` (shown as ``label``) reports of one decision (``obs`` (D,), ``mask``
+    (A,)): ``{"agent": label, "probs":
+    {action name: probability of each legal action}, "value": float or None}`` from its
+    ``explain`` method, or None for an agent without one (the rule-based agents)."""
+    explain = getattr(agent, "explain", None)
+    if explain is None:
+        return None
+    probs, value = explain(obs[None, :], mask[None, :])
+    row = probs[0]
+    out = {"agent": str(label)[:MAX_LABEL],
+           "probs": {C.action_name(int(a)): round(float(row[a]), 6) for a in np.flatnonzero(mask)},
+           "value": None if value is None else round(float(value[0]), 6)}
+    return out
+
+
+@dataclass
+class Replay:
+    """One game: rules, the deal's generator state, the players' labels, the actions."""
+
+    rules: RuleSet
+    game_seed: int
+    max_decisions: int
+    players: list[str]
+    actions: list[int] = field(default_factory=list)
+    thinking: list[dict[str, Any] | None] = field(default_factory=list)
+    result: dict[str, Any] | None = None
+    source: str = "ono_env"
+    saved_at: str = ""
+
+    # ---- recording --------------------------------------------------------------------
+    @classmethod
+    def start(cls, game: VecGame, i: int, game_seed: int, players: Sequence[str],
+              source: str) -> "Replay":
+        """An empty replay of game ``i`` of ``game``, dealt from ``game_seed``, before its
+        first decision."""
+        return cls(game.rules, int(game_seed), game.max_decisions, [str(p) for p in players],
+                   source=source)
+
+    def add(self, action: int, thinking: dict[str, Any] | None = None) -> None:
+        """Record the next decision (before or after it is stepped)."""
+        self.actions.append(int(action))
+        self.thinking.append(thinking)
+
+    def finish(self, game: VecGame, i: int = 0) -> "Replay":
+        """Record how game ``i`` of ``game`` ended (its current position)."""
+        self.result = final_result(game.to_dict(i))
+        self.saved_at = _dt.datetime.now().replace(microsecond=0).isoformat()
+        return self
+
+    # ---- the file format --------------------------------------------------------------
+    def to_dict(self) -> dict[str, Any]:
+        return {"format": REPLAY_FORMAT, "format_version": REPLAY_VERSION,
+                "rules": self.rules.to_dict(), "game_seed": str(self.game_seed),
+                "max_decisions": self.max_decisions, "players": list(self.players),
+                "actions": [C.action_name(a) for a in self.actions],
+                "thinking": list(self.thinking), "result": self.result,
+                "source": self.source, "saved_at": self.saved_at}
+
+    def to_json(self) -> str:
+        return json.dumps(self.to_dict())
+
+    def save(self, path: str | Path) -> Path:
+        path = Path(path)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(self.to_json() + "\n")
+        return path
+
+    @classmethod
+    def from_dict(cls, d: Any, where: str = "replay") -> "Replay":
+        """A replay from its dict, every key checked; one ``ValueError`` naming the key and
+        what is allowed. (The actions' legality is checked by :func:`replay_positions`.)"""
+        def bad(key: str, detail: str, allowed: str) -> ValueError:
+            return ValueError(f"{where}: {key}: {detail}; allowed: {allowed}")
+
+        if not isinstance(d, Mapping):
+            raise ValueError(f"{where}: a replay is a JSON object; got {type(d).__name__}")
+        missing = [k for k in REPLAY_KEYS if k not in d]
+        if missing:
+            raise bad(missing[0], "missing", f"the keys {', '.join(REPLAY_KEYS)}")
+        extra = sorted(str(k) for k in d if k not in REPLAY_KEYS)
+        if extra:
+            raise bad(extra[0], "unknown key", f"the keys {', '.join(REPLAY_KEYS)}")
+        if d["format"] != REPLAY_FORMAT:
+            raise bad("format", f"{d['format']!r:.60}", repr(REPLAY_FORMAT))
+        if d["format_version"] != REPLAY_VERSION or not is_int(d["format_version"]):
+            raise bad("format_version", f"{d['format_version']!r:.60}", str(REPLAY_VERSION))
+        try:
+            rules = read_rules(d["rules"])
+        except ValueError as exc:
+            raise ValueError(f"{where}: rules: {exc}") from None
+        seed = d["game_seed"]
+        if not isinstance(seed, str) or not seed.isdigit() or len(seed) > 20 or int(seed) >= 2**64:
+            raise bad("game_seed", f"{seed!r:.60}", "a decimal string of an integer 0 .. 2**64 - 1")
+        md = d["max_decisions"]
+        if not is_int(md) or not 1 <= md <= MAX_DECISIONS:
+            raise bad("max_decisions", f"{md!r:.60}", f"an integer 1 .. {MAX_DECISIONS}")
+        players = d["players"]
+        n = rules.num_players
+        if (not isinstance(players, list) or len(players) != n
+                or not all(isinstance(p, str) and 0 < len(p) <= MAX_LABEL for p in players)):
+            raise bad("players", f"{players!r:.60}",
+                      f"a list of {n} labels (strings of 1 .. {MAX_LABEL} characters)")
+        actions = d["actions"]
+        if not isinstance(actions, list) or len(actions) > md:
+            raise bad("actions", f"{type(actions).__name__} of {len(actions) if isinstance(actions, list) else '-'}",
+                      f"a list of at most max_decisions={md} action names")
+        ids = []
+        for k, a in enumerate(actions):
+            if not isinstance(a, str):
+                raise bad(f"actions[{k}]", f"{a!r:.60}", "an action name such as 'play R5' or 'draw'")
+            try:
+                ids.append(C.action_id(a))
+            except ValueError as exc:
+                raise ValueError(f"{where}: actions[{k}]: {exc}") from None
+        thinking = d["thinking"]
+        if not isinstance(thinking, list) or len(thinking) != len(actions):
+            raise bad("thinking", f"{type(thinking).__name__}", f"a list of {len(actions)} entries "
+                      "(one per action: null or {\"agent\", \"probs\", \"value\"})")
+        checked_thinking = [_check_thinking(t, f"{where}: thinking[{k}]") for k, t in enumerate(thinking)]
+        result = _check_result(d["result"], n, f"{where}: result")
+        for key in ("source", "saved_at"):
+            v = d[key]
+            if not isinstance(v, str) or len(v) > MAX_LABEL:
+                raise bad(key, f"{v!r:.60}", f"a string of at most {MAX_LABEL} characters")
+        return cls(rules, int(seed), int(md), list(players), ids, checked_thinking, result,
+                   d["source"], d["saved_at"])
+
+    @classmethod
+    def from_json(cls, text: str, where: str = "replay") -> "Replay":
+        try:
+            d = load_json(text)
+        except ValueError as exc:
+            raise ValueError(f"{where}: {exc}") from None
+        return cls.from_dict(d, where)
+
+    @classmethod
+    def load(cls, path: str | Path) -> "Replay":
+        """Read a replay file (JSON only; at most :data:`MAX_REPLAY_BYTES`)."""
+        path = Path(path)
+        if not path.is_file():
+            raise ValueError(f"{str(path)!r}: no such replay file")
+        if path.stat().st_size > MAX_REPLAY_BYTES:
+            raise ValueError(f"{str(path)!r}: {path.stat().st_size} bytes; a replay is at most "
+                             f"{MAX_REPLAY_BYTES} bytes")
+        try:
+            text = path.read_text(encoding="utf-8")
+        except UnicodeDecodeError:
+            raise ValueError(f"{str(path)!r}: not a replay (not UTF-8 JSON text)") from None
+        return cls.from_json(text, repr(str(path)))
+
+
+def _check_thinking(t: Any, where: str) -> dict[str, Any] | None:
+    if t is None:
+        return None
+    allowed = ('null or {"agent": label, "probs": {action name: probability}, '
+               '"value": number or null}')
+    if not isinstance(t, Mapping) or set(t) != {"agent", "probs", "value"}:
+        raise ValueError(f"{where}: {t!r:.60}; allowed: {allowed}")
+    if not isinstance(t["agent"], str) or len(t["agent"]) > MAX_LABEL:
+        raise ValueError(f"{where}: agent {t['agent']!r:.60}; allowed: a label of at most {MAX_LABEL} characters")
+    probs = t["probs"]
+    if not isinstance(probs, Mapping) or len(probs) > C.NUM_ACTIONS:
+        raise ValueError(f"{where}: probs {probs!r:.60}; allowed: {allowed}")
+    for name, p in probs.items():
+        if name not in C.ACTION_NAMES:
+            raise ValueError(f"{where}: probs: unknown action {name!r:.40}; allowed: action names")
+        if isinstance(p, bool) or not isinstance(p, (int, float)) or not 0 <= p <= 1:
+            raise ValueError(f"{where}: probs[{name!r}]={p!r:.40}; allowed: a number 0 .. 1")
+    v = t["value"]
+    if v is not None and (isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v)):
+        raise ValueError(f"{where}: value {v!r:.40}; allowed: a finite number or null")
+    return {"agent": t["agent"], "probs": dict(probs), "value": v}
+
+
+def _check_result(r: Any, n: int, where: str) -> dict[str, Any]:
+    allowed = (f'{{"winner": seat or null, "terminated": bool, "truncated": bool, '
+               f'"scores": {n} integers, "decisions": integer}}')
+    if not isinstance(r, Mapping) or set(r) != set(RESULT_KEYS):
+        raise ValueError(f"{where}: {r!r:.60}; allowed: {allowed}")
+    w = r["winner"]
+    ok = ((w is None or (is_int(w) and 0 <= w < n))
+          and isinstance(r["terminated"], bool) and isinstance(r["truncated"], bool)
+          and isinstance(r["scores"], list) and len(r["scores"]) == n
+          and all(is_int(s) for s in r["scores"]) and is_int(r["decisions"]) and r["decisions"] >= 0)
+    if not ok:
+        raise ValueError(f"{where}: {r!r:.80}; allowed: {allowed}")
+    return {k: r[k] for k in RESULT_KEYS}
+
+
+def final_result(position: Mapping[str, Any]) -> dict[str, Any]:
+    """The ``result`` entry of a replay from the game's last position."""
+    return {"winner": position["winner"], "terminated": position["terminated"],
+            "truncated": position["truncated"], "scores": list(position["scores"]),
+            "decisions": position["decisions"]}
+
+
+def replay_positions(replay: Replay, *, check_result: bool = True) -> list[dict[str, Any]]:
+    """Play ``replay`` with the engine: the position before the first action and after each
+    one (``len(actions) + 1`` position dicts, every hand visible). ``ValueError`` naming
+    the decision when an action is not legal in its position or the game ended before it,
+    and (``check_result``) when the last position does not end as ``result`` says."""
+    game = new_game(replay.rules, replay.game_seed, replay.max_decisions)
+    out = [game.to_dict(0)]
+    for k, a in enumerate(replay.actions):
+        if game.finished[0]:
+            raise ValueError(f"replay: actions[{k}] {C.action_name(a)!r}: the game ended "
+                             f"after {k} actions")
+        legal = np.flatnonzero(game.legal_mask()[0])
+        if a not in legal:
+            raise ValueError(f"replay: actions[{k}] {C.action_name(a)!r} is not legal in its "
+                             f"position; legal: {', '.join(C.action_name(int(x)) for x in legal)}")
+        game.step(np.array([a]))
+        out.append(game.to_dict(0))
+    if check_result and replay.result is not None:
+        got = final_result(out[-1])
+        if got != replay.result:
+            raise ValueError(f"replay: the actions end with {got}; the replay says {replay.result}")
+    return out

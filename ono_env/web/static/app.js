@@ -1,0 +1,409 @@
+// The ONO! web table: the setup form, the table from your seat, the replay list and viewer.
+// The server holds every game; this page sends only decisions (an action id and the number
+// of the view it was made on) and shows what the server answers. Text from the server is
+// always set as text, never as HTML.
+"use strict";
+
+const $ = (id) => document.getElementById(id);
+const COLOURS = { R: "red", Y: "yellow", G: "green", B: "blue" };
+let options = null;     // GET /api/options
+let table = null;       // the current game's view
+let busy = false;       // a decision is on its way
+let replay = null;      // the replay being watched
+let step = 0;           // its position
+
+function el(tag, attrs = {}, ...children) {
+  const e = document.createElement(tag);
+  for (const [k, v] of Object.entries(attrs)) {
+    if (k === "class") e.className = v;
+    else if (k === "text") e.textContent = v;
+    else if (k.startsWith("on")) e.addEventListener(k.slice(2), v);
+    else e.setAttribute(k, v);
+  }
+  for (const c of children) e.append(c);
+  return e;
+}
+
+function showError(message) {
+  const box = $("error");
+  box.textContent = message || "";
+  box.hidden = !message;
+}
+
+async function api(method, path, body) {
+  const init = { method, headers: {} };
+  if (body !== undefined) {
+    init.headers["Content-Type"] = "application/json";
+    init.body = typeof body === "string" ? body : JSON.stringify(body);
+  }
+  const response = await fetch(path, init);
+  let data = null;
+  try { data = await response.json(); } catch (e) { data = null; }
+  if (!response.ok) {
+    throw new Error((data && data.error) || `${method} ${path}: HTTP ${response.status}`);
+  }
+  return data;
+}
+
+// ---- cards ----------------------------------------------------------------------------
+function cardFace(name) {
+  // "R5" -> 5, "GS" -> skip, "B+2", "W", "W+4", "WS" (shuffle hands), "WC" (customizable)
+  if (name[0] === "W") return name;
+  const rank = name.slice(1);
+  return { S: "\u2298", R: "\u21c4" }[rank] || rank;
+}
+
+function card(name, extra = "") {
+  return el("div", { class: `card ${name[0]} ${extra}`, title: name, "data-card": name,
+                     text: cardFace(name) });
+}
+
+function colourDot(target, colour) {
+  target.style.background = colour ? `var(--${colour})` : "transparent";
+  target.title = colour ? `colour: ${COLOURS[colour]}` : "no colour yet";
+}
+
+// ---- screens --------------------------------------------------------------------------
+function show(screen) {
+  for (const s of document.querySelectorAll(".screen")) s.hidden = s.id !== `screen-${screen}`;
+}
+
+async function route() {
+  showError("");
+  const hash = location.hash || "#/new";
+  const [, what, id] = hash.split("/");
+  try {
+    if (what === "game" && id) { show("game"); await loadGame(id); }
+    else if (what === "replays") { show("replays"); await loadReplays(); }
+    else if (what === "replay" && id) { show("replay"); await loadReplay(id); }
+    else { show("new"); await setupForm(); }
+  } catch (e) { showError(e.message); }
+}
+
+// ---- new game -------------------------------------------------------------------------
+async function setupForm() {
+  if (!options) options = await api("GET", "/api/options");
+  const rules = $("f-rules");
+  if (!rules.options.length) {
+    for (const name of Object.keys(options.presets)) rules.append(el("option", { value: name, text: name }));
+    rules.value = "basic";
+    rules.addEventListener("change", () => { presetChanged(); });
+    $("f-players").addEventListener("change", opponentInputs);
+    presetChanged();
+  }
+}
+
+function presetChanged() {
+  const preset = options.presets[$("f-rules").value];
+  $("f-players").value = $("f-rules").value === "basic" ? 2 : preset.num_players;
+  const box = $("f-options");
+  box.replaceChildren();
+  for (const [key, value] of Object.entries(preset)) {
+    if (key === "name" || key === "num_players") continue;
+    let input;
+    if (typeof value === "boolean") {
+      input = el("input", { type: "checkbox", "data-option": key });
+      input.checked = value;
+    } else if (options.choices[key]) {
+      input = el("select", { "data-option": key });
+      for (const c of options.choices[key]) input.append(el("option", { value: c, text: c }));
+      input.value = value;
+    } else {
+      input = el("input", { type: "number", "data-option": key, value: String(value) });
+    }
+    input.dataset.preset = JSON.stringify(value);
+    box.append(el("label", { class: typeof value === "boolean" ? "check" : "" }, input, key));
+  }
+  opponentInputs();
+}
+
+function opponentInputs() {
+  const n = Math.max(2, Math.min(10, Number($("f-players").value) || 2));
+  const box = $("f-opponents");
+  const before = [...box.querySelectorAll("select")].map((s) => s.value);
+  box.replaceChildren();
+  for (let k = 0; k < n - 1; k++) {
+    const s = el("select", { "data-opponent": String(k) });
+    for (const name of options.agents) s.append(el("option", { value: name, text: name }));
+    s.value = before[k] || options.default_opponent;
+    box.append(el("label", {}, `Opponent ${k + 1}`, s));
+  }
+}
+
+function changedOptions() {
+  const out = {};
+  for (const input of $("f-options").querySelectorAll("[data-option]")) {
+    const key = input.dataset.option;
+    let value;
+    if (input.type === "checkbox") value = input.checked;
+    else if (input.tagName === "SELECT") value = input.value;
+    else value = input.value === "" ? input.value : Number(input.value);
+    if (JSON.stringify(value) !== input.dataset.preset) out[key] = value;
+  }
+  return out;
+}
+
+async function startGame(event) {
+  event.preventDefault();
+  showError("");
+  const seed = $("f-seed").value;
+  const body = {
+    rules: $("f-rules").value,
+    options: changedOptions(),
+    num_players: Number($("f-players").value),
+    seat: Number($("f-seat").value),
+    opponents: [...$("f-opponents").querySelectorAll("select")].map((s) => s.value),
+    seed: seed === "" ? null : Number(seed),
+    thinking: $("f-thinking").checked,
+  };
+  try {
+    table = await api("POST", "/api/games", body);
+    location.hash = `#/game/${table.id}`;
+  } catch (e) { showError(e.message); }
+}
+
+// ---- the table ------------------------------------------------------------------------
+let shownTable = null;  // the game the end-of-game buttons belong to
+
+async function loadGame(id) {
+  if (!table || table.id !== id) table = await api("GET", `/api/games/${id}`);
+  if (shownTable !== table.id) {
+    shownTable = table.id;
+    $("save-replay").disabled = false;
+    $("open-replay").hidden = true;
+    $("download-replay").hidden = true;
+  }
+  drawTable();
+}
+
+async function decide(action) {
+  if (busy) return;
+  busy = true;
+  showError("");
+  try {
+    table = await api("POST", `/api/games/${table.id}/action`, { action, move: table.move });
+  } catch (e) {
+    showError(e.message);
+    try { table = await api("GET", `/api/games/${table.id}`); } catch (e2) { /* keep the view */ }
+  }
+  busy = false;
+  drawTable();
+}
+
+function thinkingText(t) {
+  const items = Object.entries(t.probs).sort((a, b) => b[1] - a[1]);
+  const box = el("div", { class: "think" });
+  for (const [name, p] of items.slice(0, 6)) {
+    box.append(el("div", {}, el("span", { class: "bar", style: `width:${Math.round(p * 80)}px` }),
+                  `${name} ${(100 * p).toFixed(1)}%`));
+  }
+  if (t.value !== null && t.value !== undefined) box.append(el("div", { text: `value estimate ${t.value.toFixed(3)}` }));
+  return box;
+}
+
+function drawPile(prefix, s) {
+  $(`${prefix}stock`).textContent = String(s.stock);
+  $(`${prefix}top`).replaceChildren(card(s.top));
+  colourDot($(`${prefix}colour`), s.color);
+  $(`${prefix}pending`).textContent = s.pending_draw ? `pending draw: ${s.pending_draw}` : "";
+}
+
+function drawScores(target, rules, scores, round) {
+  target.textContent = rules.target_score
+    ? `round ${round + 1} \u00b7 match to ${rules.target_score} \u00b7 scores ` +
+      scores.map((v, q) => `P${q} ${v}`).join("  ")
+    : "";
+}
+
+function drawTable() {
+  const t = table;
+  document.body.dataset.move = String(t.move);
+  document.body.dataset.finished = String(t.finished);
+  const arrow = t.direction === 1 ? "clockwise \u21bb" : "counter-clockwise \u21ba";
+  $("status").textContent = `${t.rules.name} rules \u00b7 ${t.players.length} players \u00b7 you are P${t.seat} \u00b7 ` +
+    `direction ${arrow} \u00b7 seed ${t.seed}`;
+  const players = $("players");
+  players.replaceChildren();
+  for (const p of t.players) {
+    const box = el("div", { class: `player${p.seat === t.current && !t.finished ? " active" : ""}`,
+                            "data-seat": String(p.seat) },
+      el("div", { class: "name", text: `P${p.seat} ${p.label}` }),
+      el("div", { text: `${p.cards} card${p.cards === 1 ? "" : "s"}` }));
+    if (p.dealer) box.append(el("span", { class: "badge", text: "dealer" }));
+    if (p.called) box.append(el("span", { class: "badge", text: "ONO!" }));
+    if (p.catchable) box.append(el("span", { class: "badge warn", text: "can be caught" }));
+    players.append(box);
+  }
+  drawPile("", t);
+  drawScores($("scores"), t.rules, t.scores, t.round);
+  const mine = t.legal.length > 0;
+  $("turn").textContent = t.finished ? "" : mine
+    ? `Your turn (${t.phase})` + (t.drawn_card ? `: you drew ${t.drawn_card}` : "")
+    : `P${t.current} to act`;
+  // your hand: a card is playable when some legal action plays it
+  const plays = {};
+  const others = [];
+  for (const a of t.legal) {
+    if (a.name.startsWith("play ")) {
+      const cardName = a.name.split(" ")[1];
+      (plays[cardName] = plays[cardName] || []).push(a);
+    } else others.push(a);
+  }
+  const hand = $("hand");
+  hand.replaceChildren();
+  $("chooser").hidden = true;
+  for (const c of t.hand) {
+    const legal = plays[c];
+    const node = card(c, legal ? "playable" : "");
+    if (legal) node.addEventListener("click", () => choose(c, legal));
+    hand.append(node);
+  }
+  const buttons = $("buttons");
+  buttons.replaceChildren();
+  for (const a of others) {
+    buttons.append(el("button", { "data-action": a.name, text: a.name, onclick: () => decide(a.id) }));
+  }
+  // history and what the agents reported
+  const history = $("history");
+  history.replaceChildren();
+  for (const h of t.history.slice().reverse()) {
+    const item = el("li", { text: `${h.text} (${h.player})` });
+    if (h.thinking) item.append(thinkingText(h.thinking));
+    history.append(item);
+  }
+  for (const e of t.events.slice().reverse()) history.prepend(el("li", { class: "event", text: e }));
+  $("thinking-toggle").checked = t.thinking;
+  // the end
+  $("result").hidden = !t.finished;
+  $("after").hidden = !t.finished;
+  if (t.finished) {
+    const r = t.result;
+    $("result").textContent = r.winner === null ? "The game was cut at the decision limit: no winner"
+      : r.winner === t.seat ? "You win!" : `P${r.winner} (${t.players[r.winner].label}) wins`;
+  }
+}
+
+function choose(cardName, legal) {
+  if (legal.length === 1) { decide(legal[0].id); return; }
+  const box = $("chooser");
+  box.replaceChildren(el("span", { text: `play ${cardName}:` }));
+  for (const a of legal) {
+    const rest = a.name.split(" ").slice(2).join(" ");
+    box.append(el("button", { "data-action": a.name, text: COLOURS[rest] ? `${rest} (${COLOURS[rest]})` : a.name,
+                              onclick: () => decide(a.id) }));
+  }
+  box.hidden = false;
+}
+
+async function toggleThinking() {
+  try { table = await api("POST", `/api/games/${table.id}/thinking`, { show: $("thinking-toggle").checked }); drawTable(); }
+  catch (e) { showError(e.message); }
+}
+
+async function saveReplay() {
+  try {
+    const saved = await api("POST", `/api/games/${table.id}/replay`);
+    const open = $("open-replay");
+    open.href = `#/replay/${saved.id}`;
+    open.hidden = false;
+    const dl = $("download-replay");
+    dl.href = `/api/replays/${saved.id}/file`;
+    dl.hidden = false;
+    $("save-replay").disabled = true;
+  } catch (e) { showError(e.message); }
+}
+
+// ---- replays --------------------------------------------------------------------------
+async function loadReplays() {
+  const list = await api("GET", "/api/replays");
+  const body = $("replay-list").querySelector("tbody");
+  body.replaceChildren();
+  for (const r of list) {
+    body.append(el("tr", {},
+      el("td", {}, el("a", { href: `#/replay/${r.id}`, text: r.title })),
+      el("td", { text: r.rules }), el("td", { text: r.players.join(", ") }),
+      el("td", { text: String(r.decisions) }),
+      el("td", { text: r.winner === null ? "-" : `P${r.winner}` }), el("td", { text: r.saved_at })));
+  }
+}
+
+async function uploadReplay(event) {
+  const file = event.target.files[0];
+  if (!file) return;
+  try {
+    const saved = await api("POST", "/api/replays", await file.text());
+    location.hash = `#/replay/${saved.id}`;
+  } catch (e) { showError(e.message); }
+  event.target.value = "";
+}
+
+async function loadReplay(id) {
+  if (!replay || replay.id !== id) {
+    replay = await api("GET", `/api/replays/${id}`);
+    replay.id = id;
+    step = 0;
+  }
+  drawReplay();
+}
+
+function drawReplay() {
+  const r = replay;
+  const s = r.steps[step];
+  const last = r.steps.length - 1;
+  document.body.dataset.step = String(step);
+  $("rp-title").textContent = `${r.rules.name} rules \u00b7 ${r.players.map((p, q) => `P${q} ${p}`).join(", ")} \u00b7 ${r.source}`;
+  $("rp-step").textContent = `decision ${step} of ${last}`;
+  $("rp-first").disabled = $("rp-back").disabled = step === 0;
+  $("rp-next").disabled = $("rp-last").disabled = step === last;
+  drawPile("rp-", s);
+  drawScores($("rp-scores"), r.rules, s.scores, s.round);
+  const hands = $("rp-hands");
+  hands.replaceChildren();
+  s.hands.forEach((h, q) => {
+    const box = el("div", { class: `player${q === s.current_player && !(s.terminated || s.truncated) ? " active" : ""}`,
+                            "data-seat": String(q) },
+      el("div", { class: "name", text: `P${q} ${r.players[q]} (${h.length})` }));
+    if (s.called[q]) box.append(el("span", { class: "badge", text: "ONO!" }));
+    const cards = el("div");
+    for (const c of h) cards.append(card(c, "small"));
+    box.append(cards);
+    hands.append(box);
+  });
+  const prev = r.decisions[step - 1];
+  $("rp-previous").textContent = prev ? `${prev.text} (${r.players[prev.seat]})` : "-";
+  $("rp-previous-thinking").replaceChildren(...(prev && prev.thinking ? [thinkingText(prev.thinking)] : []));
+  const next = r.decisions[step];
+  $("rp-decision").textContent = next ? `${next.text} (${r.players[next.seat]})` : "-";
+  $("rp-thinking").replaceChildren(...(next && next.thinking ? [thinkingText(next.thinking)] : []));
+  const done = step === last && r.result;
+  $("rp-result").hidden = !done;
+  if (done) {
+    $("rp-result").textContent = r.result.winner === null ? "no winner (cut at the decision limit)"
+      : `P${r.result.winner} (${r.players[r.result.winner]}) wins`;
+  }
+}
+
+function replayGo(to) {
+  if (!replay) return;
+  step = Math.max(0, Math.min(replay.steps.length - 1, to));
+  drawReplay();
+}
+
+// ---- wiring ---------------------------------------------------------------------------
+window.addEventListener("hashchange", route);
+window.addEventListener("DOMContentLoaded", () => {
+  $("new-form").addEventListener("submit", startGame);
+  $("thinking-toggle").addEventListener("change", toggleThinking);
+  $("save-replay").addEventListener("click", saveReplay);
+  $("upload").addEventListener("change", uploadReplay);
+  $("rp-first").addEventListener("click", () => replayGo(0));
+  $("rp-back").addEventListener("click", () => replayGo(step - 1));
+  $("rp-next").addEventListener("click", () => replayGo(step + 1));
+  $("rp-last").addEventListener("click", () => replayGo(Infinity));
+  document.addEventListener("keydown", (e) => {
+    if ($("screen-replay").hidden) return;
+    if (e.key === "ArrowRight") replayGo(step + 1);
+    if (e.key === "ArrowLeft") replayGo(step - 1);
+  });
+  route();
+});

@@ -1,0 +1,233 @@
+"""The web table's games, without the web: a human seat against agents, seen from that seat.
+
+:class:`Table` holds one game (a ``VecGame`` of one game), the agents of the other seats, the
+history of decisions and the replay being recorded. The browser sees only
+:meth:`Table.view`: the human's hand, the other hands as counts, the public state of the
+table, the legal actions when it is the human's turn, and (when asked for) what the agents
+reported of their decisions. It sends decisions, which :meth:`Table.act` checks as the engine
+does: a stale decision (made on an older view) or an illegal one is refused with the reason
+and changes nothing. The agents then play until the human is to act again or the game ends.
+
+:class:`Tables` keeps several games at once, each under its own random id, and a bounded
+number of them (the oldest are dropped first).
+"""
+
+from __future__ import annotations
+
+import secrets
+import threading
+from collections import OrderedDict
+from typing import Any, Mapping, Sequence
+
+import numpy as np
+
+from ono_env import cards as C
+from ono_env.agents import checked_actions, make_agent
+from ono_env.checks import check_bool, check_int, check_seed
+from ono_env.game import VecGame, game_seeds
+from ono_env.replay import Replay, agent_thinking
+from ono_env.rules import PRESETS, RuleSet
+
+HISTORY = 40
+"""The most recent decisions a view lists."""
+MAX_TABLES = 200
+"""The most games the server keeps at once; a new game drops the least recently used."""
+
+
+class Refused(ValueError):
+    """A decision or request the table refuses; ``status`` is the HTTP status to answer."""
+
+    def __init__(self, message: str, status: int = 400) -> None:
+        super().__init__(message)
+        self.status = status
+
+
+def make_rules(preset: Any, options: Any, num_players: Any) -> RuleSet:
+    """The rules of a new table: a preset by name (never a path), its options overridden by
+    ``options`` (a mapping of rule fields) and the player count. ``Refused`` naming what is
+    wrong."""
+    if not isinstance(preset, str) or preset not in PRESETS:
+        raise Refused(f"rules {preset!r:.60}: not a preset; allowed: {', '.join(PRESETS)}")
+    if not isinstance(options, Mapping):
+        raise Refused(f"options must be an object of rule fields; got {type(options).__name__}")
+    try:
+        overrides = dict(options)
+        if num_players is not None:
+            overrides["num_players"] = num_players
+        return RuleSet.preset(preset).replace(**overrides)
+    except (ValueError, TypeError) as exc:
+        raise Refused(str(exc)) from None
+
+
+class Table:
+    """One game between a human in ``seat`` and ``agents`` (labels, one per other seat in
+    seat order) under ``rules``. ``agent_factory(label)`` builds an agent from a label the
+    server allows. ``seed`` fixes the deal and the agents' generator (None: fresh)."""
+
+    def __init__(self, table_id: str, rules: RuleSet, seat: int, agents: Sequence[str],
+                 seed: int | None, agent_factory: Any, thinking: bool = False) -> None:
+        n = rules.num_players
+        if len(agents) != n - 1:
+            raise Refused(f"{len(agents)} opponents for {n} players: give {n - 1} "
+                          f"(one per other seat)")
+        try:
+            seat = check_int("seat", seat, 0, n - 1)
+            seed = check_seed("seed", seed)
+            self.show_thinking = check_bool("thinking", thinking)
+        except ValueError as exc:
+            raise Refused(str(exc)) from None
+        self.id = table_id
+        self.rules = rules
+        self.seat = seat
+        self.labels: list[str] = []
+        self.agents: dict[int, Any] = {}
+        k = 0
+        for s in range(n):
+            if s == seat:
+                self.labels.append("you")
+            else:
+                self.agents[s] = agent_factory(agents[k])
+                self.labels.append(str(agents[k]))
+                k += 1
+        self.seed = int(np.random.SeedSequence().entropy % 2**31) if seed is None else seed
+        self.game = VecGame(rules, 1, seed=self.seed)
+        self.rng = np.random.default_rng([self.seed, 99])
+        self.replay = Replay.start(self.game, 0, int(game_seeds(self.seed, 1)[0]),
+                                   self.labels, "ono-web")
+        self.history: list[dict[str, Any]] = []
+        self.events: list[str] = []
+        self.move = 0
+        """Counts the human's decisions; a decision names the ``move`` of the view it was
+        made on, so a decision made on an old view (another tab, a double click) is stale."""
+        self.lock = threading.Lock()
+        self._play_agents()
+
+    # ---- playing --------------------------------------------------------------------
+    def _step(self, seat: int, action: int, thinking: dict[str, Any] | None) -> None:
+        round_before = int(self.game.state.round[0])
+        self.replay.add(action, thinking)
+        self.game.step(np.array([action]))
+        entry = {"seat": seat, "player": self.labels[seat],
+                 "text": f"P{seat}: {C.action_name(action)}", "thinking": thinking}
+        self.history.append(entry)
+        if int(self.game.state.round[0]) != round_before and not self.game.finished[0]:
+            scores = " ".join(f"P{q} {int(v)}" for q, v in enumerate(self.game.state.scores[0]))
+            self.events.append(f"round {round_before + 1} won by P{int(self.game.state.winner[0])}; "
+                               f"scores {scores}")
+        if self.game.finished[0]:
+            self.replay.finish(self.game, 0)
+
+    def _play_agents(self) -> None:
+        """The agents play until the human is to act or the game ends."""
+        while not self.game.finished[0]:
+            p = int(self.game.state.current[0])
+            if p == self.seat:
+                return
+            mask = self.game.legal_mask()
+            obs = self.game.observe(p)
+            agent = self.agents[p]
+            a = int(checked_actions(agent, obs, mask.copy(), self.rng)[0])
+            self._step(p, a, agent_thinking(agent, self.labels[p], obs[0], mask[0]))
+
+    def act(self, action: Any, move: Any) -> None:
+        """The human's decision: an action id or name, made on the view numbered ``move``."""
+        if self.game.finished[0]:
+            raise Refused("the game is over: no more decisions", 409)
+        if isinstance(move, bool) or not isinstance(move, int) or move != self.move:
+            raise Refused(f"stale decision: it was made on view {move!r:.20}; the table is at "
+                          f"view {self.move}: reload the table", 409)
+        legal = [int(a) for a in np.flatnonzero(self.game.legal_mask()[0])]
+        names = ", ".join(C.action_name(a) for a in legal)
+        if isinstance(action, str):
+            try:
+                a = C.action_id(action)
+            except ValueError as exc:
+                raise Refused(f"{exc}; legal now: {names}") from None
+        elif isinstance(action, int) and not isinstance(action, bool):
+            if not 0 <= action < C.NUM_ACTIONS:
+                raise Refused(f"action {action} is out of range; allowed: 0 .. "
+                              f"{C.NUM_ACTIONS - 1}; legal now: {names}")
+            a = action
+        else:
+            raise Refused(f"action {action!r:.40}: give an action id or name; legal now: {names}")
+        if a not in legal:
+            raise Refused(f"{C.action_name(a)!r} is not legal now; legal now: {names}")
+        self._step(self.seat, a, None)
+        self.move += 1
+        self._play_agents()
+
+    # ---- what the browser sees ------------------------------------------------------
+    def view(self) -> dict[str, Any]:
+        """The table from the human's seat: nothing another seat hides."""
+        d = self.game.to_dict(0)
+        n = self.rules.num_players
+        over = bool(self.game.finished[0])
+        mine = d["current_player"] == self.seat and not over
+        legal = ([{"id": int(a), "name": C.action_name(int(a))}
+                  for a in np.flatnonzero(self.game.legal_mask()[0])] if mine else [])
+        players = [{"seat": q, "label": self.labels[q], "cards": len(d["hands"][q]),
+                    "called": bool(d["called"][q]), "dealer": q == d["dealer"],
+                    "catchable": d["exposed"] == q, "you": q == self.seat}
+                   for q in range(n)]
+        history = self.history[-HISTORY:]
+        if not self.show_thinking:
+            history = [{**h, "thinking": None} for h in history]
+        result = None
+        if over:
+            result = {"winner": d["winner"], "truncated": bool(d["truncated"] and not d["terminated"]),
+                      "scores": d["scores"]}
+        return {
+            "id": self.id, "move": self.move, "seat": self.seat, "seed": self.seed,
+            "rules": self.rules.to_dict(), "players": players, "hand": d["hands"][self.seat],
+            "top": d["discard"][-1], "color": d["color"], "direction": d["direction"],
+            "phase": d["phase"], "pending_draw": d["pending_draw"],
+            "drawn_card": d["drawn_card"] if d["current_player"] == self.seat else None,
+            "current": d["current_player"], "stock": len(d["stock"]),
+            "discard": len(d["discard"]), "round": d["round"], "scores": d["scores"],
+            "match": bool(self.rules.target_score), "legal": legal, "history": history,
+            "events": self.events[-5:], "thinking": self.show_thinking, "finished": over,
+            "result": result, "decisions": len(self.replay.actions),
+        }
+
+
+class Tables:
+    """The games of one server, by id (at most ``limit``; the least recently used go first)."""
+
+    def __init__(self, limit: int = MAX_TABLES) -> None:
+        self.limit = limit
+        self._tables: "OrderedDict[str, Table]" = OrderedDict()
+        self._lock = threading.Lock()
+
+    def new(self, rules: RuleSet, seat: int, agents: Sequence[str], seed: int | None,
+            agent_factory: Any, thinking: bool = False) -> Table:
+        table = Table(secrets.token_hex(8), rules, seat, agents, seed, agent_factory, thinking)
+        with self._lock:
+            self._tables[table.id] = table
+            while len(self._tables) > self.limit:
+                self._tables.popitem(last=False)
+        return table
+
+    def get(self, table_id: Any) -> Table:
+        with self._lock:
+            table = self._tables.get(table_id) if isinstance(table_id, str) else None
+            if table is None:
+                raise Refused(f"no game {table_id!r:.40}: it never existed or was dropped "
+                              f"(the server keeps the {self.limit} most recent)", 404)
+            self._tables.move_to_end(table_id)
+            return table
+
+    def __len__(self) -> int:
+        return len(self._tables)
+
+
+def default_agent_factory(rules: RuleSet, allowed: Mapping[str, Any]) -> Any:
+    """Builds agents only from ``allowed`` labels (registered names, and the model files the
+    server was started with, by label): a label from the browser never opens a path."""
+    def build(label: Any) -> Any:
+        if not isinstance(label, str) or label not in allowed:
+            raise Refused(f"unknown agent {label!r:.60}; allowed: {', '.join(allowed)}")
+        try:
+            return make_agent(allowed[label], rules)
+        except ValueError as exc:
+            raise Refused(f"agent {label!r}: {exc}") from None
+    return build

@@ -1,0 +1,208 @@
+"""Replays: the file format, playing one back, and the three writers (arena, ono-play, web)."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from ono_env.arena import run_arena
+from ono_env.arena_cli import main as arena_main
+from ono_env.game import VecGame, game_seeds
+from ono_env.play import play
+from ono_env.replay import (MAX_REPLAY_BYTES, Replay, agent_thinking, new_game,
+                            replay_positions)
+
+FIELDS = ("entrants", "wins", "scores", "length", "truncated")
+
+
+@pytest.mark.parametrize("agents, rules, players", [
+    (["random", "random"], "basic", 2),            # the compiled random loop
+    (["greedy", "random"], "basic", 2),            # Python agents and the compiled one
+    (["ppo-basic-2p", "color"], "basic", 2),       # a learned agent: thinking recorded
+    (["random", "defensive", "random"], "classic", 3),   # a match, 3 players
+])
+def test_recorded_arena_games_replay_to_the_same_end_and_recording_changes_nothing(
+        agents, rules, players):
+    kw = dict(num_players=players, num_games=240, seed=4, batch_size=50, rating=False)
+    plain = run_arena(agents, rules, **kw)
+    rec = run_arena(agents, rules, record=6, **kw)
+    for f in FIELDS:
+        assert np.array_equal(getattr(plain.records, f), getattr(rec.records, f)), f
+    assert len(rec.replays) == 6 and plain.replays == []
+    assert len(rec.replay_rows) == 6
+    for r, row in zip(rec.replays, rec.replay_rows):
+        again = Replay.from_json(r.to_json())
+        positions = replay_positions(again)          # checks every action and the result
+        last = positions[-1]
+        assert last["terminated"] or last["truncated"]
+        assert last["decisions"] == r.result["decisions"] == len(r.actions)
+        # the replay is the arena's game of that row: same seats, length, winner, scores
+        assert r.players == [rec.labels[e] for e in rec.records.entrants[row]]
+        assert r.result["decisions"] == rec.records.length[row]
+        assert r.result["scores"] == rec.records.scores[row].tolist()
+        won = rec.records.wins[row]
+        assert (r.result["winner"] is None) == (won.sum() == 0)
+        if r.result["winner"] is not None and rules == "basic":
+            assert won[r.result["winner"]] == 1
+        if agents[0] == "ppo-basic-2p":
+            seat = r.players.index("ppo-basic-2p")
+            mine = [t for k, t in enumerate(r.thinking) if positions[k]["current_player"] == seat]
+            assert mine and all(t is not None and t["agent"] == "ppo-basic-2p" for t in mine)
+            assert all(abs(sum(t["probs"].values()) - 1) < 1e-3 and t["value"] is not None
+                       for t in mine)
+        else:
+            assert all(t is None for t in r.thinking)   # rule-based agents report nothing
+    # the same seed draws the same sample
+    again = run_arena(agents, rules, record=6, **kw)
+    assert [r.to_dict() | {"saved_at": ""} for r in again.replays] == \
+           [r.to_dict() | {"saved_at": ""} for r in rec.replays]
+
+
+def test_replay_positions_follow_the_engine():
+    game = VecGame("classic", 1, seed=9, num_players=3)
+    replay = Replay.start(game, 0, int(game_seeds(9, 1)[0]), ["a", "b", "c"], "test")
+    rng = np.random.default_rng(1)
+    positions = [game.to_dict(0)]
+    while not game.finished[0] and len(positions) < 60:
+        legal = np.flatnonzero(game.legal_mask()[0])
+        a = int(rng.choice(legal))
+        replay.add(a)
+        game.step(np.array([a]))
+        positions.append(game.to_dict(0))
+    replay.finish(game)
+    assert replay_positions(replay) == positions
+    assert new_game(replay.rules, replay.game_seed).to_dict(0) == positions[0]
+
+
+def _replay_dict():
+    r = run_arena(["greedy", "random"], "basic", num_players=2, num_games=20, seed=1,
+                  rating=False, record=1).replays[0]
+    return r.to_dict()
+
+
+def test_replay_files_round_trip(tmp_path):
+    d = _replay_dict()
+    r = Replay.from_dict(d)
+    path = r.save(tmp_path / "sub" / "game.json")
+    back = Replay.load(path)
+    assert back.to_dict() == d
+    assert json.loads(path.read_text())["format"] == "ono_env-replay"
+
+
+@pytest.mark.parametrize("change, message", [
+    (lambda d: d.pop("actions"), "actions: missing"),
+    (lambda d: d.update(extra=1), "extra: unknown key"),
+    (lambda d: d.update(format="pickle"), "format"),
+    (lambda d: d.update(format_version=2), "format_version"),
+    (lambda d: d.update(game_seed=12), "game_seed"),
+    (lambda d: d.update(game_seed=str(2**64)), "game_seed"),
+    (lambda d: d.update(players=["a"]), "players"),
+    (lambda d: d["actions"].__setitem__(0, "play X9"), r"actions\[0\]"),
+    (lambda d: d["actions"].__setitem__(0, 3), r"actions\[0\]"),
+    (lambda d: d.update(thinking=[]), "thinking"),
+    (lambda d: d["thinking"].__setitem__(0, {"agent": "x", "probs": {"play R5": 2}, "value": None}),
+     r"thinking\[0\]"),
+    (lambda d: d["result"].update(winner=7), "result"),
+    (lambda d: d["rules"].update(num_players=11), "rules"),
+    (lambda d: d.update(max_decisions=0), "max_decisions"),
+])
+def test_bad_replays_are_refused_with_the_key(change, message):
+    d = _replay_dict()
+    change(d)
+    with pytest.raises(ValueError, match=message):
+        Replay.from_dict(d)
+
+
+def test_replays_whose_actions_do_not_fit_are_refused_with_the_decision():
+    d = _replay_dict()
+    r = Replay.from_dict(d)
+    legal0 = set(np.flatnonzero(new_game(r.rules, r.game_seed).legal_mask()[0]).tolist())
+    illegal = next(a for a in range(85) if a not in legal0)
+    r.actions[0] = illegal
+    with pytest.raises(ValueError, match=r"actions\[0\] .* is not legal in its position; legal:"):
+        replay_positions(r)
+    r = Replay.from_dict(_replay_dict())
+    r.result = dict(r.result, winner=1 - r.result["winner"])
+    with pytest.raises(ValueError, match="the actions end with"):
+        replay_positions(r)
+    r = Replay.from_dict(_replay_dict())
+    r.actions.append(r.actions[-1])
+    r.thinking.append(None)
+    with pytest.raises(ValueError, match="the game ended after"):
+        replay_positions(r)
+
+
+def test_replay_loading_refuses_non_replays(tmp_path):
+    (tmp_path / "x.json").write_text("{not json")
+    with pytest.raises(ValueError, match="x.json"):
+        Replay.load(tmp_path / "x.json")
+    (tmp_path / "dup.json").write_text('{"format": 1, "format": 2}')
+    with pytest.raises(ValueError, match="dup.json"):
+        Replay.load(tmp_path / "dup.json")
+    big = tmp_path / "big.json"
+    with open(big, "wb") as f:
+        f.truncate(MAX_REPLAY_BYTES + 1)
+    with pytest.raises(ValueError, match="a replay is at most"):
+        Replay.load(big)
+    with pytest.raises(ValueError, match="no such replay file"):
+        Replay.load(tmp_path / "missing.json")
+
+
+def test_agent_thinking_only_for_agents_that_explain():
+    from ono_env.agents import make_agent
+    game = VecGame("basic", 1, seed=2, num_players=2)
+    obs, mask = game.observe(0)[0], game.legal_mask()[0]
+    assert agent_thinking(make_agent("greedy", "basic"), "greedy", obs, mask) is None
+    t = agent_thinking(make_agent("ppo-basic-2p", RULES_BASIC_2P()), "ppo", obs, mask)
+    assert t["agent"] == "ppo" and set(t["probs"]) == {
+        __import__("ono_env").cards.action_name(int(a)) for a in np.flatnonzero(mask)}
+    assert isinstance(t["value"], float)
+
+
+def RULES_BASIC_2P():
+    from ono_env.rules import RuleSet
+    return RuleSet.preset("basic", num_players=2)
+
+
+# ---- the writers' command lines ----------------------------------------------------------
+def test_ono_play_writes_a_replay_of_the_game(tmp_path):
+    import io
+    path = tmp_path / "mine.json"
+    out = io.StringIO()
+
+    def read_first(prompt):   # the human always takes the first listed action
+        text = out.getvalue()
+        return text[text.rfind("your options:"):].split("\n")[1].split()[0]
+
+    winner = play(["ppo-basic-2p"], "basic", seed=11, read=read_first, out=out,
+                  replay_path=str(path))
+    r = Replay.load(path)
+    assert r.source == "ono-play" and r.players == ["you", "ppo-basic-2p"]
+    assert replay_positions(r)[-1]["winner"] == winner == r.result["winner"]
+    assert any(t is not None for t in r.thinking)       # the learned agent's decisions
+    assert f"replay written to {path}" in out.getvalue()
+
+
+def test_ono_arena_record_writes_replays(tmp_path, capsys):
+    out = tmp_path / "rec"
+    assert arena_main(["greedy", "random", "--rules", "basic", "--players", "2", "--games", "50",
+                       "--no-progress", "--no-rating", "--record", "3", str(out)]) == 0
+    files = sorted(out.glob("*.json"))
+    assert [f.name for f in files] == ["replay-00001.json", "replay-00002.json", "replay-00003.json"]
+    for f in files:
+        replay_positions(Replay.load(f))
+    assert "wrote 3 replays" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--record", "0", "x"], "out of range; allowed: 1 to"),
+    (["--record", "many", "x"], "is not"),
+    (["--record", "3"], "expected 2 arguments"),
+])
+def test_ono_arena_record_refuses_bad_arguments(tmp_path, capsys, args, message):
+    assert arena_main(["greedy", "random", "--rules", "basic", "--players", "2", "--games", "10",
+                       "--no-progress", *args]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and err.startswith("ono-arena: error:") and message in err

@@ -1,0 +1,282 @@
+"""The web table's API: every endpoint, with good and bad input (the browser test is in
+test_web_browser.py)."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+pytest.importorskip("fastapi")
+from fastapi.testclient import TestClient  # noqa: E402
+
+from ono_env.arena import run_arena  # noqa: E402
+from ono_env.replay import Replay  # noqa: E402
+from ono_env.web.server import MAX_BODY, create_app, main  # noqa: E402
+
+
+@pytest.fixture
+def client():
+    return TestClient(create_app())
+
+
+def new_game(client, **body):
+    body = {"rules": "basic", "num_players": 2, "opponents": ["greedy"], "seed": 3, **body}
+    r = client.post("/api/games", json=body)
+    assert r.status_code == 200, r.text
+    return r.json()
+
+
+def play_out(client, view, pick=lambda legal: legal[0]["name"]):
+    """Take ``pick(legal)`` at every decision of the human until the game ends."""
+    steps = 0
+    while not view["finished"]:
+        r = client.post(f"/api/games/{view['id']}/action",
+                        json={"action": pick(view["legal"]), "move": view["move"]})
+        assert r.status_code == 200, r.text
+        view = r.json()
+        steps += 1
+        assert steps < 5000
+    return view
+
+
+def refused(response, status, *fragments):
+    assert response.status_code == status, (response.status_code, response.text)
+    error = response.json()["error"]
+    for f in fragments:
+        assert f in error, (f, error)
+    return error
+
+
+# ---- options and new games -------------------------------------------------------------
+def test_options_list_presets_agents_and_rule_choices(client):
+    o = client.get("/api/options").json()
+    assert {"greedy", "random", "ppo-basic-2p", "ppo-classic-2p"} <= set(o["agents"])
+    assert set(o["presets"]) == {"basic", "classic", "ono", "stacking", "uno2018", "wikipedia"}
+    assert o["presets"]["classic"]["target_score"] == 500
+    assert "draw" in o["choices"]["ono_penalty"]
+
+
+def test_a_new_game_is_seen_from_the_humans_seat_only(client):
+    from ono_env.web.table import Table
+    view = new_game(client, rules="classic", num_players=4, seat=2,
+                    opponents=["greedy", "random", "defensive"], seed=7)
+    table = client.app.state.tables.get(view["id"])
+    assert isinstance(table, Table)
+    truth = table.game.to_dict(0)
+    assert view["hand"] == truth["hands"][2]
+    assert [p["cards"] for p in view["players"]] == [len(h) for h in truth["hands"]]
+    assert [p["label"] for p in view["players"]] == ["greedy", "random", "you", "defensive"]
+    text = json.dumps(view)
+    assert "rng" not in view and isinstance(view["stock"], int)
+    for q in (0, 1, 3):      # no other hand appears anywhere in what the browser gets
+        assert json.dumps(truth["hands"][q]) not in text
+    assert json.dumps(truth["stock"][:5])[1:-1] not in text
+    # the legal actions are offered only on the human's turn
+    assert (view["legal"] != []) == (view["current"] == 2)
+
+
+def test_the_seed_fixes_the_deal_and_the_agents(client):
+    a, b = new_game(client, seed=12), new_game(client, seed=12)
+    assert a["id"] != b["id"] and a["hand"] == b["hand"]
+    a, b = play_out(client, a), play_out(client, b)
+    assert a["history"] == b["history"] and a["result"] == b["result"]
+
+
+@pytest.mark.parametrize("body, status, fragments", [
+    ({"rules": "nope"}, 400, ["not a preset; allowed: basic"]),
+    ({"rules": "configs/rules/basic.yaml"}, 400, ["not a preset"]),
+    ({"rules": "../../etc/passwd"}, 400, ["not a preset"]),
+    ({"opponents": ["nobody"]}, 400, ["unknown agent 'nobody'; allowed:", "greedy"]),
+    ({"opponents": ["agents/models/ppo-basic-2p.safetensors"]}, 400, ["unknown agent"]),
+    ({"opponents": ["greedy", "greedy"]}, 400, ["2 opponents for 2 players: give 1"]),
+    ({"opponents": "greedy"}, 400, ["opponents must be a list"]),
+    ({"num_players": 11}, 400, ["num_players"]),
+    ({"seat": 2}, 400, ["seat"]),
+    ({"seed": -1}, 400, ["seed"]),
+    ({"options": {"stacking": "yes"}}, 400, ["stacking"]),
+    ({"options": {"no_such_rule": 1}}, 400, ["no_such_rule"]),
+    ({"options": [1]}, 400, ["options must be an object"]),
+    ({"thinking": "on"}, 400, ["thinking"]),
+    ({"colour": "red"}, 400, ["unknown key 'colour'"]),
+    ({"opponents": ["ppo-classic-2p"]}, 400, ["ppo-classic-2p", "trained for 'classic' rules"]),
+])
+def test_bad_new_games_are_refused_with_the_reason(client, body, status, fragments):
+    before = len(client.app.state.tables)
+    full = {"rules": "basic", "num_players": 2, "opponents": ["greedy"], **body}
+    refused(client.post("/api/games", json=full), status, *fragments)
+    assert len(client.app.state.tables) == before
+
+
+def test_bodies_that_are_not_json_objects_are_refused(client):
+    refused(client.post("/api/games", content=b"{oops"), 400, "not JSON")
+    refused(client.post("/api/games", json=[1, 2]), 400, "must be a JSON object")
+    refused(client.post("/api/games", json={}), 400, "missing key 'opponents'")
+
+
+def test_rule_options_and_matches(client):
+    view = new_game(client, rules="classic", options={"target_score": 60, "challenge": False},
+                    seed=5)
+    assert view["rules"]["target_score"] == 60 and view["rules"]["challenge"] is False
+    assert view["match"] is True
+    end = play_out(client, view)
+    assert end["result"]["winner"] is not None
+    assert max(end["result"]["scores"]) >= 60
+    if end["round"] > 0:
+        assert any(e.startswith("round 1 won by") for e in end["events"]) or end["events"]
+
+
+# ---- decisions -------------------------------------------------------------------------
+def test_decisions_by_id_or_name_and_the_refusals(client):
+    view = new_game(client, seed=21)
+    gid, move = view["id"], view["move"]
+    legal = {a["id"] for a in view["legal"]}
+    illegal = next(a for a in range(85) if a not in legal)
+    from ono_env import cards as C
+    e = refused(client.post(f"/api/games/{gid}/action", json={"action": illegal, "move": move}),
+                400, "is not legal now; legal now:")
+    assert C.action_name(view["legal"][0]["id"]) in e
+    refused(client.post(f"/api/games/{gid}/action", json={"action": 85, "move": move}),
+            400, "out of range; allowed: 0 .. 84")
+    refused(client.post(f"/api/games/{gid}/action", json={"action": "play Q7", "move": move}),
+            400, "legal now:")
+    refused(client.post(f"/api/games/{gid}/action", json={"action": True, "move": move}),
+            400, "give an action id or name")
+    refused(client.post(f"/api/games/{gid}/action", json={"action": view["legal"][0]["id"]}),
+            400, "missing key 'move'")
+    refused(client.post(f"/api/games/{gid}/action", json={"action": view["legal"][0]["id"],
+                                                          "move": move + 1}), 409, "stale decision")
+    # nothing changed: the same view
+    assert client.get(f"/api/games/{gid}").json() == view
+    by_name = client.post(f"/api/games/{gid}/action",
+                          json={"action": view["legal"][0]["name"], "move": move})
+    assert by_name.status_code == 200 and by_name.json()["move"] == move + 1
+    # the old view's decision is now stale, even when it names a legal action
+    refused(client.post(f"/api/games/{gid}/action",
+                        json={"action": view["legal"][0]["id"], "move": move}), 409, "stale")
+
+
+def test_unknown_games_and_finished_games(client):
+    refused(client.get("/api/games/feedfacefeedface"), 404, "no game 'feedfacefeedface'")
+    refused(client.post("/api/games/nothere/action", json={"action": 0, "move": 0}), 404, "no game")
+    end = play_out(client, new_game(client))
+    refused(client.post(f"/api/games/{end['id']}/action", json={"action": "draw", "move": end["move"]}),
+            409, "the game is over")
+
+
+def test_oversized_requests_are_refused(client):
+    big = b'{"opponents": ["' + b"x" * (MAX_BODY + 10) + b'"]}'
+    refused(client.post("/api/games", content=big), 413, "at most")
+
+    def chunks():       # no content-length: the body is counted as it arrives
+        yield b'{"opponents": ["'
+        for _ in range(MAX_BODY // 65536 + 2):
+            yield b"x" * 65536
+        yield b'"]}'
+    refused(client.post("/api/games", content=chunks()), 413, "over")
+
+
+def test_several_games_at_once_and_the_oldest_dropped():
+    client = TestClient(create_app(max_tables=3))
+    views = [new_game(client, seed=s) for s in range(4)]
+    refused(client.get(f"/api/games/{views[0]['id']}"), 404, "the server keeps the 3 most recent")
+    for v in views[1:]:
+        assert client.get(f"/api/games/{v['id']}").json()["hand"] == v["hand"]
+
+
+# ---- what the agents think -------------------------------------------------------------
+def test_thinking_is_off_by_default_and_shows_a_learned_agents_probabilities(client):
+    view = new_game(client, opponents=["ppo-basic-2p"], seed=2)
+    end = play_out(client, view)
+    agent_moves = [h for h in end["history"] if h["player"] == "ppo-basic-2p"]
+    assert agent_moves and all(h["thinking"] is None for h in end["history"])
+    shown = client.post(f"/api/games/{end['id']}/thinking", json={"show": True}).json()
+    moves = [h for h in shown["history"] if h["player"] == "ppo-basic-2p"]
+    for h in moves:
+        t = h["thinking"]
+        assert abs(sum(t["probs"].values()) - 1) < 1e-3 and isinstance(t["value"], float)
+        assert h["text"].split(": ", 1)[1] == max(t["probs"], key=t["probs"].get)
+    refused(client.post(f"/api/games/{end['id']}/thinking", json={"show": "yes"}), 400, "true or false")
+    # rule-based agents report nothing
+    end = play_out(client, new_game(client, thinking=True))
+    assert all(h["thinking"] is None for h in end["history"])
+
+
+# ---- replays ---------------------------------------------------------------------------
+def test_a_finished_game_is_saved_viewed_and_downloaded_as_a_replay(client):
+    view = new_game(client, opponents=["ppo-basic-2p"], seed=8)
+    gid = view["id"]
+    refused(client.post(f"/api/games/{gid}/replay"), 409, "not over")
+    end = play_out(client, view)
+    saved = client.post(f"/api/games/{gid}/replay").json()
+    assert saved["players"] == ["you", "ppo-basic-2p"] and saved["winner"] == end["result"]["winner"]
+    assert client.get("/api/replays").json()[0]["id"] == saved["id"]
+    rv = client.get(f"/api/replays/{saved['id']}").json()
+    assert len(rv["steps"]) == saved["decisions"] + 1 == len(rv["decisions"]) + 1
+    table = client.app.state.tables.get(gid)
+    assert rv["steps"][-1]["hands"] == table.game.to_dict(0)["hands"]   # every hand shown
+    assert rv["steps"][0]["hands"][1] != []
+    assert any(d["thinking"] for d in rv["decisions"] if d["seat"] == 1)
+    f = client.get(f"/api/replays/{saved['id']}/file")
+    assert "attachment" in f.headers["content-disposition"]
+    assert Replay.from_json(f.text).to_dict() == table.replay.to_dict()
+    refused(client.get("/api/replays/0000"), 404, "no replay")
+
+
+def test_replay_uploads_are_checked(client):
+    r = run_arena(["greedy", "random"], "basic", num_players=2, num_games=10, seed=0,
+                  rating=False, record=1).replays[0]
+    ok = client.post("/api/replays", content=r.to_json())
+    assert ok.status_code == 200 and ok.json()["source"] == "ono-arena"
+    d = r.to_dict()
+    d["result"]["winner"] = 1 - d["result"]["winner"]
+    refused(client.post("/api/replays", content=json.dumps(d)), 400, "the actions end with")
+    d = r.to_dict()
+    d["actions"][0] = "challenge"
+    refused(client.post("/api/replays", content=json.dumps(d)), 400, "actions[0]", "is not legal")
+    refused(client.post("/api/replays", content=b"\xff\xfe"), 400, "UTF-8")
+    refused(client.post("/api/replays", content=b"[]"), 400, "a replay is a JSON object")
+
+
+def test_the_server_lists_replay_folders_and_offers_model_files_from_its_command_line(tmp_path):
+    import shutil
+    from ono_env.agents.learned import shipped_models
+    result = run_arena(["greedy", "random"], "basic", num_players=2, num_games=20, seed=0,
+                       rating=False, record=2)
+    for k, r in enumerate(result.replays):
+        r.save(tmp_path / "rec" / f"replay-{k}.json")
+    model = tmp_path / "mine.safetensors"
+    shutil.copy(shipped_models()["ppo-basic-2p"], model)
+    client = TestClient(create_app(models=[str(model)], replay_dirs=[str(tmp_path / "rec")]))
+    listed = client.get("/api/replays").json()
+    assert sorted(x["title"] for x in listed) == ["replay-0.json", "replay-1.json"]
+    assert "path" not in json.dumps(listed) and str(tmp_path) not in json.dumps(listed)
+    assert "mine" in client.get("/api/options").json()["agents"]
+    view = new_game(client, opponents=["mine"])
+    assert view["players"][1]["label"] == "mine"
+    refused(client.post("/api/games", json={"rules": "basic", "num_players": 2,
+                                            "opponents": [str(model)]}), 400, "unknown agent")
+
+
+def test_the_page_and_its_assets_are_served_from_the_package(client):
+    page = client.get("/")
+    assert page.status_code == 200 and "<title>ONO! table</title>" in page.text
+    for asset in ("app.js", "style.css"):
+        r = client.get(f"/static/{asset}")
+        assert r.status_code == 200 and len(r.text) > 1000
+    for text in (page.text, client.get("/static/app.js").text, client.get("/static/style.css").text):
+        assert "http://" not in text.replace("http://127.0.0.1", "") and "https://" not in text
+    assert client.get("/static/../server.py").status_code == 404
+
+
+# ---- the console script ----------------------------------------------------------------
+@pytest.mark.parametrize("args, fragment", [
+    (["--port", "70000"], "out of range; allowed: 0 to 65,535"),
+    (["--model", "nothere.safetensors"], "nothere.safetensors"),
+    (["--replays", "no-such-folder"], "not a folder"),
+])
+def test_ono_web_refuses_bad_arguments_in_one_line(capsys, args, fragment):
+    assert main(args) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and err.startswith("ono-web: error:") and fragment in err

@@ -1,0 +1,159 @@
+"""The web table end to end in a real browser: headless Chromium (Debian's ``chromium``
+package, which ``.ci/run`` installs) driven by Playwright. ``ono-web`` runs as a separate
+process on a free local port; the test plays a whole ``basic`` game against ``greedy`` by
+clicking, checks the final screen, takes screenshots, saves the replay and steps through it,
+and opens an arena replay from the list.
+
+Without Chromium the tests are skipped, unless ``ONO_REQUIRE_BROWSER=1`` (set by ``.ci/run``),
+which makes a missing browser a failure.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("fastapi")
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+if CHROMIUM is None:
+    if os.environ.get("ONO_REQUIRE_BROWSER") == "1":
+        raise RuntimeError("ONO_REQUIRE_BROWSER=1 but no chromium on PATH: "
+                           "apt-get install chromium")
+    pytest.skip("no chromium on PATH (apt-get install chromium)", allow_module_level=True)
+sync_api = pytest.importorskip("playwright.sync_api")
+
+from ono_env.arena import run_arena  # noqa: E402
+
+ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+        "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("replays")
+    result = run_arena(["greedy", "ppo-basic-2p"], "basic", num_players=2, num_games=10, seed=2,
+                       rating=False, record=1)
+    result.replays[0].save(folder / "arena-game.json")
+    env = dict(os.environ, PYTHONUNBUFFERED="1")
+    proc = subprocess.Popen([sys.executable, "-m", "ono_env.web.server", "--port", "0",
+                             "--replays", str(folder)], stdout=subprocess.PIPE,
+                            stderr=subprocess.STDOUT, text=True, env=env)
+    line = proc.stdout.readline()
+    m = re.search(r"open (http://127\.0\.0\.1:\d+/)", line)
+    if m is None:
+        proc.kill()
+        raise RuntimeError(f"ono-web did not start: {line}{proc.stdout.read()}")
+    yield m.group(1), result.replays[0]
+    proc.terminate()
+    proc.wait(timeout=10)
+
+
+@pytest.fixture(scope="module")
+def page():
+    with sync_api.sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+        context = browser.new_context(viewport={"width": 1280, "height": 900},
+                                      user_agent="ono-env-test")
+        pg = context.new_page()
+        errors: list[str] = []
+        pg.on("pageerror", lambda exc: errors.append(str(exc)))
+        pg.errors = errors
+        yield pg
+        browser.close()
+
+
+def test_play_a_whole_basic_game_against_greedy_by_clicking(server, page, tmp_path):
+    url, _ = server
+    page.goto(url)
+    page.wait_for_selector("#f-opponents select")
+    assert page.input_value("#f-rules") == "basic" and page.input_value("#f-players") == "2"
+    page.select_option("#f-opponents select", "greedy")
+    page.fill("#f-seed", "5")
+    page.click("#start")
+    page.wait_for_selector("#screen-game:not([hidden])")
+    assert "basic rules" in page.inner_text("#status")
+    assert page.locator("#hand .card").count() in (7, 8)
+    page.screenshot(path=str(tmp_path / "table.png"))
+    clicks = 0
+    while page.get_attribute("body", "data-finished") != "true":
+        move = page.get_attribute("body", "data-move")
+        playable = page.locator("#hand .card.playable")
+        if playable.count():
+            playable.first.click()
+            choice = page.locator("#chooser:not([hidden]) button")
+            if choice.count():      # a wild: its colours
+                choice.first.click()
+        else:
+            page.locator("#buttons button").first.click()   # draw, keep, ...
+        clicks += 1
+        assert clicks < 500
+        page.wait_for_function(f"document.body.dataset.move !== '{move}' || "
+                               f"document.body.dataset.finished === 'true'")
+    result = page.inner_text("#result")
+    assert result in ("You win!", "P1 (greedy) wins")
+    hand = page.locator("#hand .card").count()
+    opponent = page.inner_text("[data-seat='1']")
+    assert (hand == 0) == (result == "You win!") and ("0 cards" in opponent) == (result != "You win!")
+    assert page.locator("#buttons button").count() == 0 and page.errors == []
+    page.screenshot(path=str(tmp_path / "end.png"))
+    assert (tmp_path / "end.png").read_bytes()[:4] == b"\x89PNG"
+    # save the game as a replay and step through it
+    page.click("#save-replay")
+    page.wait_for_selector("#open-replay:not([hidden])")
+    page.click("#open-replay")
+    page.wait_for_selector("#screen-replay:not([hidden])")
+    total = int(page.inner_text("#rp-step").split(" of ")[1])
+    assert total >= clicks
+    assert page.inner_text("#rp-step") == f"decision 0 of {total}"
+    assert page.is_disabled("#rp-back")
+    hands = page.locator("#rp-hands .player")
+    assert hands.count() == 2 and all(hands.nth(q).locator(".card").count() == 7 for q in range(2))
+    page.click("#rp-next")
+    page.click("#rp-next")
+    page.click("#rp-back")
+    assert page.inner_text("#rp-step") == f"decision 1 of {total}"
+    page.click("#rp-last")
+    assert page.inner_text("#rp-result") == result.replace("You win!", "P0 (you) wins")
+    assert page.is_disabled("#rp-next")
+    page.screenshot(path=str(tmp_path / "replay.png"))
+    assert page.errors == []
+
+
+def test_open_an_arena_replay_from_the_list_and_see_what_the_policy_thought(server, page):
+    url, replay = server
+    page.goto(url + "#/replays")
+    page.wait_for_selector("#replay-list a")
+    page.click("text=arena-game.json")
+    page.wait_for_selector("#screen-replay:not([hidden])")
+    n = len(replay.actions)
+    assert page.inner_text("#rp-step") == f"decision 0 of {n}"
+    seat = replay.players.index("ppo-basic-2p")
+    k = next(i for i, t in enumerate(replay.thinking) if t is not None)
+    for _ in range(k):
+        page.keyboard.press("ArrowRight")
+    assert page.inner_text("#rp-step") == f"decision {k} of {n}"
+    assert f"P{seat}:" in page.inner_text("#rp-decision")
+    assert "value estimate" in page.inner_text("#rp-thinking")
+    page.click("#rp-last")
+    w = replay.result["winner"]
+    assert page.inner_text("#rp-result") == f"P{w} ({replay.players[w]}) wins"
+    assert page.errors == []
+
+
+def test_a_refused_setup_shows_the_reason(server, page):
+    url, _ = server
+    page.goto(url + "#/new")
+    page.wait_for_selector("#f-opponents select")
+    page.select_option("#f-rules", "classic")
+    page.fill("#f-players", "2")
+    page.dispatch_event("#f-players", "change")
+    page.select_option("#f-opponents select", "ppo-basic-2p")   # trained for basic rules
+    page.click("#start")
+    page.wait_for_selector("#error:not([hidden])")
+    assert "trained for 'basic' rules" in page.inner_text("#error")
