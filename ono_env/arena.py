@@ -95,7 +95,8 @@ def play_games(rules: RuleSet, agents: Sequence[Agent], num_games: int, seed: in
                batch_size: int = 4096, max_decisions: int | None = None,
                progress: Any = None, record: Sequence[int] = (),
                replays: list[Replay] | None = None,
-               labels: Sequence[str] | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+               labels: Sequence[str] | None = None,
+               batches: range | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Play ``num_games`` games with ``agents[s]`` in seat ``s`` (the same object in several
     seats is asked once per step for all of them).
 
@@ -115,6 +116,8 @@ def play_games(rules: RuleSet, agents: Sequence[Agent], num_games: int, seed: in
         seat_agent[s] = next(j for j, q in enumerate(distinct) if q is agent)
     out_w, out_s, out_len, out_tr = [], [], [], []
     for b, start in enumerate(range(0, num_games, batch_size)):
+        if batches is not None and b not in batches:   # a part of the games (a Ray task)
+            continue
         B = min(batch_size, num_games - start)
         game = VecGame(rules, B, seed=_derive(seed, b), max_decisions=max_decisions)
         rng = np.random.default_rng([seed, b, 1])
@@ -162,6 +165,7 @@ class ArenaResult:
     rating_seconds: float = 0.0        # computing the ratings
     replays: list[Replay] = field(default_factory=list)   # the recorded sample (``record``)
     replay_rows: list[int] = field(default_factory=list)  # each replay's row of ``records``
+    nodes: dict[str, int] = field(default_factory=dict)   # Ray node id -> games played there
 
     # ---- statistics -------------------------------------------------------------------
     def agent_rows(self) -> list[dict[str, Any]]:
@@ -316,7 +320,8 @@ def rate_games(records: GameRecords, num_entrants: int, seed: int = 0) -> list[d
 def run_arena(agents: Sequence[Any], rules: Any = "classic", num_players: int | None = None,
               num_games: int = 10_000, seed: int = 0, *, batch_size: int = 4096,
               max_decisions: int | None = None, rating: bool | None = None,
-              progress: bool = False, record: int = 0) -> ArenaResult:
+              progress: bool = False, record: int = 0,
+              ray_address: str | None = None) -> ArenaResult:
     """Play ``num_games`` games among ``agents`` and return their statistics.
 
     ``agents``: names (``random``, ``greedy``, ``color``, ``defensive``, ...), model
@@ -328,7 +333,11 @@ def run_arena(agents: Sequence[Any], rules: Any = "classic", num_players: int | 
     the ``[arena]`` extra): ``None`` (default) when it is installed, ``True`` always (an
     ``ImportError`` without it), ``False`` never. ``record``: keep a replay of that many
     games (a sample drawn with a generator seeded from ``seed``, in ``result.replays`` in the
-    order played); recording changes no result."""
+    order played); recording changes no result. ``ray_address``: play the games as Ray
+    tasks (``"local"`` starts a local Ray; ``"auto"``, ``"host:port"`` or ``"ray://..."``
+    joins a cluster; an initialised Ray is used as it is): the same games and results as in
+    one process, ``result.nodes`` says how many games each node played (:func:`play_on_ray`).
+    It needs the ``[ray]`` extra."""
     overrides = {} if num_players is None else {"num_players": num_players}
     rules = resolve_rules(rules, **overrides)
     P = rules.num_players
@@ -343,6 +352,9 @@ def run_arena(agents: Sequence[Any], rules: Any = "classic", num_players: int | 
         rating = importlib.util.find_spec("openskill") is not None
     check_bool("rating", rating)
     check_bool("progress", progress)
+    if ray_address is not None and (not isinstance(ray_address, str) or not ray_address):
+        raise ValueError(f"ray_address={ray_address!r}; allowed: None (one process), 'local' "
+                         f"(start a local Ray), 'auto', 'host:port' or 'ray://host:port'")
     record = check_int("record", record, 0, MAX_RECORD)
     built = [make_agent(a, rules) for a in agents]
     labels = _labels(agents)
@@ -359,8 +371,17 @@ def run_arena(agents: Sequence[Any], rules: Any = "classic", num_players: int | 
                    file=sys.stderr, smoothing=0.1)
     t0 = time.perf_counter()
     ent, win, sc, ln, tr = [], [], [], [], []
+    nodes: dict[str, int] = {}
     try:
-        for t, table in enumerate(tables):
+        if ray_address is not None:   # the same games, as Ray tasks (see play_on_ray)
+            if record:
+                raise ValueError("record is not available with ray_address (replays are kept "
+                                 "by a one-process run)")
+            for part in play_on_ray(ray_address, rules, built, tables, orders, per, seed,
+                                    batch_size, max_decisions, bar, nodes):
+                for out, x in zip((ent, win, sc, ln, tr), part):
+                    out.append(x)
+        for t, table in enumerate(tables if ray_address is None else []):
             for o, order in enumerate(orders):
                 seated = [table[k] for k in order]
                 first = (t * len(orders) + o) * per
@@ -382,7 +403,7 @@ def run_arena(agents: Sequence[Any], rules: Any = "classic", num_players: int | 
                           np.concatenate(ln), np.concatenate(tr))
     seconds = time.perf_counter() - t0
     result = ArenaResult(rules, labels, records, seed, seconds, replays=replays,
-                         replay_rows=sample.tolist())
+                         replay_rows=sample.tolist(), nodes=nodes)
     if rating:
         t1 = time.perf_counter()
         result.ratings = rate_games(records, len(agents), seed)
@@ -441,3 +462,78 @@ def format_evaluation(rows: Sequence[dict[str, Any]], name: str = "agent") -> st
         lines.append(f"{r['opponent']:<14} {r['games']:>8} {100 * r['win_rate']:>8.2f}% {ci:>16} "
                      f"{r['mean_length']:>11.1f}")
     return "\n".join(lines)
+
+
+# ---- the arena on a Ray cluster ---------------------------------------------------------
+TASKS_PER_CPU = 4
+"""Ray tasks per CPU of the cluster the games are cut into (when there are enough batches)."""
+
+
+def play_on_ray(address: str, rules: RuleSet, agents: Sequence[Agent],
+                tables: Sequence[tuple[int, ...]], orders: Sequence[tuple[int, ...]], per: int,
+                seed: int, batch_size: int, max_decisions: int | None, progress: Any,
+                nodes: dict[str, int]) -> list[tuple[np.ndarray, ...]]:
+    """Play the games of :func:`run_arena` as Ray tasks: every seating's ``per`` games are cut
+    on batch boundaries into tasks (about ``TASKS_PER_CPU`` per CPU of the cluster, spread
+    over its nodes), each playing its batches on the batched core with the seeds the
+    one-process run gives them, so the records are the same. Returns, per seating in the
+    one-process order, ``(entrants, wins, scores, length, truncated)``; ``progress`` (optional)
+    is updated as tasks finish; ``nodes`` counts the games each Ray node played. Connects to
+    ``address`` (``"local"``: a new local Ray) unless Ray is initialised, and then leaves it
+    as it was."""
+    try:
+        import ray
+    except ImportError:
+        raise ValueError("ray_address needs Ray, which is not installed: "
+                         "pip install 'ono-env[ray]'") from None
+    started = not ray.is_initialized()
+    if started:
+        kwargs: dict[str, Any] = {"log_to_driver": False, "logging_level": "warning"}
+        if address == "local":
+            ray.init(include_dashboard=False, **kwargs)
+        else:
+            ray.init(address=address, **kwargs)
+    try:
+        agents_ref = ray.put(list(agents))
+        task = ray.remote(_play_task).options(num_cpus=1, scheduling_strategy="SPREAD")
+        seatings_ = [(t, o, [table[k] for k in order]) for t, table in enumerate(tables)
+                     for o, order in enumerate(orders)]
+        n_batches = math.ceil(per / batch_size)
+        cpus = max(1, int(ray.cluster_resources().get("CPU", 1)))
+        step = max(1, math.ceil(n_batches * len(seatings_) / (TASKS_PER_CPU * cpus)))
+        pending, parts = {}, {}
+        for j, (t, o, seated) in enumerate(seatings_):
+            for c, b0 in enumerate(range(0, n_batches, step)):
+                ref = task.remote(rules, agents_ref, seated, per, _derive(seed, t, o), batch_size,
+                                  max_decisions, range(b0, min(b0 + step, n_batches)))
+                pending[ref] = (j, c)
+        while pending:
+            done, _ = ray.wait(list(pending), num_returns=1)
+            for ref in done:
+                key = pending.pop(ref)
+                out = ray.get(ref)
+                parts[key] = out
+                nodes[out[4]] = nodes.get(out[4], 0) + len(out[2])
+                if progress is not None:
+                    progress.update(len(out[2]))
+    finally:
+        if started:
+            ray.shutdown()
+    results = []
+    for j, (t, o, seated) in enumerate(seatings_):
+        chunks = [parts[key] for key in sorted(k for k in parts if k[0] == j)]
+        w, s, length, trunc = (np.concatenate([c[i] for c in chunks]) for i in range(4))
+        results.append((np.broadcast_to(np.array(seated), w.shape), w, s, length, trunc))
+    return results
+
+
+def _play_task(rules: RuleSet, agents: Sequence[Agent], seated: Sequence[int], per: int,
+               seed: int, batch_size: int, max_decisions: int | None,
+               batches: range) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, str]:
+    """One Ray task of :func:`play_on_ray`: ``batches`` of one seating, and the node id."""
+    import ray
+
+    w, s, length, trunc = play_games(rules, [agents[e] for e in seated], per, seed,
+                                     batch_size=batch_size, max_decisions=max_decisions,
+                                     batches=batches)
+    return w, s, length, trunc, ray.get_runtime_context().get_node_id()

@@ -85,6 +85,10 @@ def build_parser() -> cli.ArgumentParser:
                    help="write replays of N of the games (a seeded sample) into the folder DIR "
                         "(replay-00001.json, ...); recording changes no result; ono-web "
                         "--replays DIR shows them")
+    p.add_argument("--ray", nargs="?", const="local", default=None, metavar="ADDRESS",
+                   help="play the games as Ray tasks (the same results): on the cluster at "
+                        "ADDRESS (auto, host:port, ray://host:port), or a new local Ray without "
+                        "one; needs pip install 'ono-env[ray]'")
     return p
 
 
@@ -98,7 +102,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                 raise ValueError(f"--record: {str(record_dir)!r} is not a folder")
         result = run_arena(args.agents, args.rules, args.players, args.games, args.seed,
                            batch_size=args.batch, rating=False if args.no_rating else None,
-                           progress=not args.no_progress, record=record)
+                           progress=not args.no_progress, ray_address=args.ray,
+                           record=record)
         print(result.format_table())
         if record_dir is not None:
             for k, replay in enumerate(result.replays):

@@ -8,7 +8,7 @@ The config is a YAML path or the name of a config shipped with the package (``de
 ``basic-60min``, ``classic-60min``), then ``key=value`` overrides; ``--help`` lists every
 field with its default and meaning. Resolving and printing a config needs only the base
 install; training needs the ``[train]`` extra (torch, Stable-Baselines3, sb3-contrib,
-TensorBoard).
+TensorBoard), or with ``backend: rllib`` the ``[ray]`` extra (Ray RLlib, torch).
 """
 
 from __future__ import annotations
@@ -44,7 +44,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.print_config:
             print(dump_config(cfg), end="")
             return
-        from ono_env.train.ppo import train
+        if cfg.backend == "rllib":
+            from ono_env.train.rllib import train
+        else:
+            from ono_env.train.ppo import train
 
         train(cfg)
 

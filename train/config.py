@@ -157,6 +157,12 @@ class TrainConfig:
     """Show progress bars."""
     torch_threads: Annotated[int, Field(strict=True, ge=1, le=1024)] = 2
     """Threads torch may use."""
+    backend: Literal["sb3", "rllib"] = "sb3"
+    """Trainer: sb3 (MaskablePPO in this process) | rllib (PPO on Ray RLlib; the [ray] extra)."""
+    num_env_runners: Annotated[int, Field(strict=True, ge=0, le=10_000)] = 2
+    """rllib: Ray actors sampling games, num_envs games each (0: the driver samples)."""
+    ray_address: Name | None = None
+    """rllib: the Ray cluster to use (auto, host:port, ray://...); unset: start a local Ray."""
 
     @model_validator(mode="after")
     def _check(self) -> "TrainConfig":
@@ -168,6 +174,9 @@ class TrainConfig:
             rules = resolve_rules(self.rules, num_players=self.num_players)
         except ValueError as exc:
             raise ValueError(f"rules: {exc}") from None
+        if self.backend == "sb3" and self.ray_address is not None:
+            raise ValueError(f"ray_address={self.ray_address!r} is read only by backend: rllib "
+                             f"(this config has backend: sb3)")
         if self.reward == "points" and rules.scoring == "none":
             raise ValueError(f"reward 'points' needs a rule set with scoring; the "
                              f"{rules.name!r} rules keep no score")

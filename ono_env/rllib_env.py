@@ -1,0 +1,259 @@
+"""ONO for RLlib's current API stack (RLModule / Learner / EnvRunner); needs the ``[ray]`` extra.
+
+Two environments, both with the observation RLlib's action-masking pattern reads::
+
+    {"observations": (D,) float32, "action_mask": (85,) float32 (1 legal, 0 illegal)}
+
+(``"observations"``, not PettingZoo's ``"observation"``: RLlib's masking module pops that
+key; the vector is :mod:`ono_env.observation`'s, unscaled, holding only what the seat may
+know.)
+
+- :class:`OnoVectorEnv`: a single learner against opponents, ``num_envs`` games on **one**
+  batched :class:`~ono_env.game.VecGame` (a ``gymnasium.vector.VectorEnv``, handed to RLlib
+  with ``gym_env_vectorize_mode="vector_entry_point"``: no Python object per game). The
+  opponents (names, model files, agents, or an :class:`~ono_env.opponents.OpponentPool`
+  drawn per game and seat) are stepped in batch inside ``step`` by the same
+  :class:`~ono_env.opponents.OpponentDriver` as the Gymnasium and SB3 adapters. Autoreset is
+  gymnasium's ``NEXT_STEP`` mode (what RLlib's ``SingleAgentEnvRunner`` expects): a game that
+  ends reports its final observation (mask all 0) and is dealt again on the next ``step``,
+  which ignores its action and returns the new episode's first observation with reward 0.
+  League self-play changes the pool while training runs (:meth:`OnoVectorEnv.update_pool`).
+- :class:`OnoMultiAgentEnv`: an RLlib ``MultiAgentEnv`` for self-play and mixed tables: every
+  seat is an agent id (``player_0`` ... ``player_{N-1}``), each observation dict holds only
+  the acting seat; at the end of an episode every seat gets its final observation and
+  reward. One game per object: RLlib vectorizes multi-agent envs only by stepping several
+  such objects in turn (``SyncVectorMultiAgentEnv``).
+
+Both take one ``config`` mapping (what RLlib passes an env creator): ``rules`` (a preset
+name, YAML path, mapping or RuleSet), ``num_players``, ``seed``, ``max_decisions``,
+``reward``; :class:`OnoVectorEnv` also ``num_envs``, ``opponents`` and ``learner_seat``.
+An unknown key or a bad value is one ``ValueError`` naming it. ``reset(seed=s)`` fixes every
+later episode (deals, seats, opponents and their choices) from ``s`` alone.
+
+RLlib's env checker sends unmasked random actions; disable it
+(``config.environment(disable_env_checking=True)``): these envs are checked by the suite.
+An illegal action raises ``ValueError`` naming the legal actions (no game changes).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Mapping
+
+import gymnasium as gym
+import numpy as np
+from gymnasium import spaces
+from gymnasium.vector.utils import batch_space
+from ray.rllib.env.multi_agent_env import MultiAgentEnv
+
+from ono_env.cards import NUM_ACTIONS
+from ono_env.checks import check_action, check_int, check_learner_seat, check_seed
+from ono_env.game import MAX_GAMES, VecGame
+from ono_env.observation import observation_size
+from ono_env.opponents import OpponentDriver, OpponentPool, make_opponents
+from ono_env.rules import RuleSet, resolve_rules
+
+OBS_KEY = "observations"
+MASK_KEY = "action_mask"
+_COMMON_KEYS = ("rules", "num_players", "seed", "max_decisions", "reward")
+VECTOR_KEYS = _COMMON_KEYS + ("num_envs", "opponents", "learner_seat")
+MULTI_AGENT_KEYS = _COMMON_KEYS
+
+
+def observation_space(rules: RuleSet) -> spaces.Dict:
+    """The observation space of one seat: ``{"observations": Box(D), "action_mask": Box(85)}``."""
+    return spaces.Dict({
+        OBS_KEY: spaces.Box(-1.0, float(rules.deck_size), (observation_size(rules),), np.float32),
+        MASK_KEY: spaces.Box(0.0, 1.0, (NUM_ACTIONS,), np.float32),
+    })
+
+
+def _config(config: Mapping[str, Any] | None, allowed: tuple[str, ...], what: str) -> dict:
+    if config is None:
+        return {}
+    if not isinstance(config, Mapping):
+        raise ValueError(f"{what} config={config!r:.80} ({type(config).__name__}); allowed: a "
+                         f"mapping with keys {', '.join(allowed)}")
+    bad = [k for k in config if k not in allowed]
+    if bad:
+        raise ValueError(f"{what}: unknown config key {bad[0]!r}; allowed: {', '.join(allowed)}")
+    return dict(config)
+
+
+def _rules(cfg: dict) -> RuleSet:
+    overrides = {} if cfg.get("num_players") is None else {"num_players": cfg["num_players"]}
+    return resolve_rules(cfg.get("rules", "classic"), **overrides)
+
+
+class OnoVectorEnv(gym.vector.VectorEnv):
+    """``num_envs`` games of one learner against opponents on one ``VecGame`` (see the module
+    docstring). ``config`` keys: ``rules``, ``num_players``, ``num_envs`` (default 64),
+    ``opponents`` (default ``"random"``), ``learner_seat`` (``"random"`` or a seat),
+    ``seed``, ``max_decisions``, ``reward``."""
+
+    metadata = {"autoreset_mode": gym.vector.AutoresetMode.NEXT_STEP, "render_modes": []}
+
+    def __init__(self, config: Mapping[str, Any] | None = None) -> None:
+        cfg = _config(config, VECTOR_KEYS, "OnoVectorEnv")
+        self.rules = _rules(cfg)
+        self.num_envs = check_int("num_envs", cfg.get("num_envs", 64), 1, MAX_GAMES)
+        seed = check_seed("seed", cfg.get("seed"))
+        self._learner_seat = check_learner_seat(cfg.get("learner_seat", "random"),
+                                                self.rules.num_players)
+        self.game = VecGame(self.rules, self.num_envs, seed=seed,
+                            max_decisions=cfg.get("max_decisions"), reward=cfg.get("reward", "win"))
+        self.opponents = make_opponents(cfg.get("opponents", "random"), self.rules)
+        self._driver = OpponentDriver(self.game, self.opponents)
+        self._rng = np.random.default_rng(seed)
+        self._learner = np.zeros(self.num_envs, np.int64)
+        self._restart = np.zeros(self.num_envs, np.bool_)   # dealt again on the next step
+        self._ready = False
+        self.decisions = 0
+        """Every decision taken, the learner's and the opponents'."""
+        self.single_observation_space = observation_space(self.rules)
+        self.single_action_space = spaces.Discrete(NUM_ACTIONS)
+        self.observation_space = batch_space(self.single_observation_space, self.num_envs)
+        self.action_space = batch_space(self.single_action_space, self.num_envs)
+        self._mask = np.zeros((self.num_envs, NUM_ACTIONS), np.float32)
+
+    # ---- the league ---------------------------------------------------------------------
+    @property
+    def pool(self) -> OpponentPool | None:
+        """The opponent pool (``None`` with fixed opponents)."""
+        return self.opponents if isinstance(self.opponents, OpponentPool) else None
+
+    def update_pool(self, weights: Mapping[str, float], new: Mapping[str, Any] | None = None) -> None:
+        """Make the pool's members ``weights`` (name -> weight): add the agents of ``new``
+        (name -> agent) first, remove the members not named, set every weight. Games already
+        dealt keep their opponents; the next deals draw from the new pool."""
+        pool = self.pool
+        if pool is None:
+            raise ValueError("update_pool needs an opponent pool (opponents given as "
+                             "{agent: weight}); this env has fixed opponents")
+        for name, agent in (new or {}).items():
+            if name not in pool.names:
+                pool.add(agent, float(weights.get(name, 0.0)), name)
+        for name in [n for n in pool.names if n not in weights]:
+            pool.remove(name)
+        for name, w in weights.items():
+            pool.set_weight(name, w)
+
+    # ---- episodes -----------------------------------------------------------------------
+    def _observe(self) -> dict[str, np.ndarray]:
+        obs = self.game.observe(self._learner)
+        np.copyto(self._mask, self.game.legal_mask())
+        return {OBS_KEY: obs, MASK_KEY: self._mask.copy()}
+
+    def reset(self, *, seed: int | None = None, options: dict | None = None):
+        """Deal every game again (from ``seed`` when given) and play the opponents up to each
+        learner's first turn."""
+        seed = check_seed("seed", seed)
+        if options is not None and not isinstance(options, dict):
+            raise ValueError(f"options={options!r:.80}; allowed: a dict or None (no options)")
+        if seed is not None:
+            self.game.reset(seed=seed)
+            self._rng = np.random.default_rng(seed)
+        else:
+            self.game.reset()
+        self._restart[:] = False
+        self.decisions += self._driver.start(np.ones(self.num_envs, np.bool_), self._learner,
+                                             self._learner_seat, self._rng)
+        self._ready = True
+        return self._observe(), {}
+
+    def step(self, actions: Any):
+        """``actions``: ``(num_envs,)`` integer action ids. Games that ended on the previous
+        step are dealt again instead (their action is ignored)."""
+        if not self._ready:
+            raise RuntimeError("step() before reset(): call reset() first")
+        a = np.asarray(actions)
+        if a.shape != (self.num_envs,) or a.dtype.kind not in "iu":
+            raise ValueError(f"actions must be an integer array of shape ({self.num_envs},); "
+                             f"got {a.dtype} {a.shape}")
+        a = a.astype(np.int64)
+        restart = self._restart.copy()
+        play = ~restart
+        result = self.game.step(np.where(play, a, 0), play)  # ValueError on an illegal action
+        rewards = np.where(play, result.rewards[np.arange(self.num_envs), self._learner], 0.0)
+        rewards = rewards.astype(np.float64)
+        rewards += np.where(play, self._driver.take_pending(), 0.0)
+        self.decisions += int(play.sum())
+        # the opponents of the games played, up to each learner's next turn (the games to
+        # deal again are finished: advance leaves them alone), then the new deals
+        self.decisions += self._driver.advance(self._learner, self._rng, rewards)
+        terminated = self.game.terminated & play
+        truncated = self.game.truncated & ~self.game.terminated & play
+        if restart.any():
+            self.game.reset(which=restart)
+            self.decisions += self._driver.start(restart, self._learner, self._learner_seat,
+                                                 self._rng)
+        self._restart = terminated | truncated
+        return self._observe(), rewards.astype(np.float32), terminated, truncated, {}
+
+    def close_extras(self, **kwargs: Any) -> None:
+        pass
+
+
+class OnoMultiAgentEnv(MultiAgentEnv):
+    """One game with every seat an agent (see the module docstring). ``config`` keys:
+    ``rules``, ``num_players``, ``seed``, ``max_decisions``, ``reward``."""
+
+    def __init__(self, config: Mapping[str, Any] | None = None) -> None:
+        super().__init__()
+        cfg = _config(config, MULTI_AGENT_KEYS, "OnoMultiAgentEnv")
+        self.rules = _rules(cfg)
+        seed = check_seed("seed", cfg.get("seed"))
+        self.game = VecGame(self.rules, 1, seed=seed, max_decisions=cfg.get("max_decisions"),
+                            reward=cfg.get("reward", "win"))
+        n = self.rules.num_players
+        self.possible_agents = [f"player_{k}" for k in range(n)]
+        self.agents = list(self.possible_agents)
+        space = observation_space(self.rules)
+        self.observation_spaces = {a: space for a in self.possible_agents}
+        self.action_spaces = {a: spaces.Discrete(NUM_ACTIONS) for a in self.possible_agents}
+        self._pending = np.zeros(n, np.float64)   # rewards not yet handed to their seat
+        self._over = True
+
+    def _obs(self, seat: int) -> dict[str, np.ndarray]:
+        acting = seat == int(self.game.state.current[0]) and not self._over
+        mask = self.game.legal_mask()[0] if acting else np.zeros(NUM_ACTIONS, np.bool_)
+        return {OBS_KEY: self.game.observe(seat)[0], MASK_KEY: mask.astype(np.float32)}
+
+    @property
+    def acting_agent(self) -> str:
+        """The agent whose turn it is."""
+        return self.possible_agents[int(self.game.state.current[0])]
+
+    def reset(self, *, seed: int | None = None, options: dict | None = None):
+        seed = check_seed("seed", seed)
+        self.game.reset(seed=seed)
+        self._pending[:] = 0.0
+        self._over = False
+        seat = int(self.game.state.current[0])
+        return {self.possible_agents[seat]: self._obs(seat)}, {}
+
+    def step(self, action_dict: Mapping[str, Any]):
+        if self._over:
+            raise RuntimeError("step() after the episode ended: call reset()")
+        agent = self.acting_agent
+        if not isinstance(action_dict, Mapping) or set(action_dict) != {agent}:
+            got = list(action_dict) if isinstance(action_dict, Mapping) else action_dict
+            raise ValueError(f"actions={got!r:.80}: the acting agent is {agent!r}; give exactly "
+                             f"{{{agent!r}: action}}")
+        a = check_int("action", check_action("action", action_dict[agent]), 0, NUM_ACTIONS - 1)
+        result = self.game.step(np.array([a]))   # ValueError naming the legal actions
+        self._pending += result.rewards[0]
+        terminated = bool(result.terminated[0])
+        truncated = bool(result.truncated[0]) and not terminated
+        if terminated or truncated:
+            self._over = True
+            obs = {p: self._obs(k) for k, p in enumerate(self.possible_agents)}
+            rewards = {p: float(self._pending[k]) for k, p in enumerate(self.possible_agents)}
+            self._pending[:] = 0.0
+            return (obs, rewards, {"__all__": terminated}, {"__all__": truncated}, {})
+        # a seat's rewards wait for its next observation (per-round rewards in a match)
+        seat = int(self.game.state.current[0])
+        rewards = {self.possible_agents[seat]: float(self._pending[seat])}
+        self._pending[seat] = 0.0
+        return ({self.possible_agents[seat]: self._obs(seat)}, rewards,
+                {"__all__": False}, {"__all__": False}, {})
+

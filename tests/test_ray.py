@@ -1,0 +1,308 @@
+"""The Ray path: RLlib environments, the masked module and its export, the ``rllib`` backend
+of ``ono-train`` and the distributed arena, on a two-node Ray cluster started on this
+machine (``ray.cluster_utils.Cluster``: a head and a second node, one CPU each).
+
+Needs the ``[ray]`` extra (skipped without it: the base install must not need Ray).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import sys
+import tempfile
+
+import numpy as np
+import pytest
+
+ray = pytest.importorskip("ray")
+pytest.importorskip("ray.rllib")
+torch = pytest.importorskip("torch")
+
+from ono_env import random_legal  # noqa: E402
+from ono_env.agents import make_agent  # noqa: E402
+from ono_env.agents.learned import load_agent  # noqa: E402
+from ono_env.arena import run_arena  # noqa: E402
+from ono_env.cards import NUM_ACTIONS  # noqa: E402
+from ono_env.game import VecGame  # noqa: E402
+from ono_env.rllib_env import OnoMultiAgentEnv, OnoVectorEnv  # noqa: E402
+from ono_env.rules import RuleSet  # noqa: E402
+from ono_env.train import rllib as R  # noqa: E402
+from ono_env.train.config import load_config  # noqa: E402
+
+BASIC2 = RuleSet.preset("basic", num_players=2)
+
+
+# ---- the single-agent vector env --------------------------------------------------------
+def _roll(env: OnoVectorEnv, steps: int, seed: int):
+    rng = np.random.default_rng(seed)
+    obs, _ = env.reset(seed=seed)
+    out = []
+    for _ in range(steps):
+        a = random_legal(obs["action_mask"] > 0, rng)
+        obs, r, te, tr, _ = env.step(a)
+        out.append((obs["observations"].copy(), obs["action_mask"].copy(), r, te, tr))
+    return out
+
+
+def test_vector_env_spaces_masks_and_next_step_autoreset():
+    env = OnoVectorEnv({"rules": "basic", "num_players": 2, "num_envs": 32,
+                        "opponents": {"greedy": 1, "random": 1}})
+    assert env.single_observation_space["observations"].shape == (VecGame(BASIC2, 1).observation_size,)
+    assert env.single_observation_space["action_mask"].shape == (NUM_ACTIONS,)
+    assert env.metadata["autoreset_mode"].name == "NEXT_STEP"
+    obs, _ = env.reset(seed=0)
+    assert env.observation_space.contains(obs)
+    # every observation is the learner's turn, with its legal actions
+    assert (obs["action_mask"].sum(axis=1) >= 1).all()
+    np.testing.assert_array_equal(obs["action_mask"] > 0, env.game.legal_mask())
+    rng = np.random.default_rng(1)
+    restarting = np.zeros(32, bool)
+    returns, episode = [], np.zeros(32)
+    for _ in range(400):
+        a = random_legal(obs["action_mask"] > 0, rng)
+        obs, r, te, tr, _ = env.step(a)
+        # the step after an episode's end deals again: reward 0, a fresh learner turn
+        assert (r[restarting] == 0).all() and not (te | tr)[restarting].any()
+        assert (obs["action_mask"][restarting].sum(axis=1) >= 1).all()
+        done = te | tr
+        assert (obs["action_mask"][done] == 0).all()       # a final observation: nothing legal
+        episode += r
+        returns += list(episode[done])
+        episode[done] = 0
+        restarting = done
+    returns = np.array(returns)
+    assert len(returns) > 100 and set(np.unique(returns)) <= {-1.0, 1.0}
+
+
+def test_vector_env_is_seeded_and_refuses_bad_input():
+    make = lambda: OnoVectorEnv({"rules": "basic", "num_players": 2, "num_envs": 8,  # noqa: E731
+                                 "opponents": {"greedy": 1, "random": 1}})
+    a, b = _roll(make(), 60, 5), _roll(make(), 60, 5)
+    for x, y in zip(a, b):
+        for u, v in zip(x, y):
+            np.testing.assert_array_equal(u, v)
+    env = make()
+    with pytest.raises(ValueError, match="unknown config key 'colour'; allowed: rules"):
+        OnoVectorEnv({"rules": "basic", "colour": 1})
+    with pytest.raises(ValueError, match="num_envs"):
+        OnoVectorEnv({"num_envs": True})
+    with pytest.raises(RuntimeError, match="reset"):
+        env.step(np.zeros(8, np.int64))
+    obs, _ = env.reset(seed=0)
+    with pytest.raises(ValueError, match="integer array of shape"):
+        env.step(np.zeros(8))
+    illegal = np.argmin(obs["action_mask"], axis=1)
+    with pytest.raises(ValueError, match="illegal action"):
+        env.step(illegal)
+
+
+def test_vector_env_pool_update_for_the_league():
+    env = OnoVectorEnv({"rules": "basic", "num_players": 2, "num_envs": 16,
+                        "opponents": {"greedy": 1, "random": 1}})
+    env.reset(seed=0)
+    snap = make_agent("random", BASIC2)
+    env.update_pool({"greedy": 0.4, "random": 0.4, "snapshot-1": 0.2}, {"snapshot-1": snap})
+    assert env.pool.names == ["greedy", "random", "snapshot-1"]
+    env.update_pool({"greedy": 0.5, "snapshot-1": 0.5})
+    assert env.pool.names == ["greedy", "snapshot-1"] and env.pool.weights == [0.5, 0.5]
+    _roll(env, 50, 1)  # plays on with the new pool
+    fixed = OnoVectorEnv({"rules": "basic", "num_players": 2, "opponents": "greedy"})
+    with pytest.raises(ValueError, match="needs an opponent pool"):
+        fixed.update_pool({"greedy": 1.0})
+    assert R.league_weights({"a": 1, "b": 3}, [], 0.2) == {"a": 0.25, "b": 0.75}
+    assert R.league_weights({"a": 1, "b": 3}, ["s1", "s2"], 0.2) == pytest.approx(
+        {"a": 0.2, "b": 0.6, "s1": 0.1, "s2": 0.1})
+
+
+# ---- the multi-agent env ----------------------------------------------------------------
+@pytest.mark.parametrize("players", [2, 4])
+def test_multi_agent_env_only_the_acting_seat_observes(players):
+    env = OnoMultiAgentEnv({"rules": "basic", "num_players": players})
+    rng = np.random.default_rng(players)
+    for episode in range(3):
+        obs, _ = env.reset(seed=episode)
+        total = dict.fromkeys(env.possible_agents, 0.0)
+        while True:
+            assert list(obs) == [env.acting_agent]
+            (agent, o), = obs.items()
+            assert env.observation_spaces[agent].contains(o)
+            np.testing.assert_array_equal(o["action_mask"] > 0, env.game.legal_mask()[0])
+            seat = int(agent.split("_")[1])
+            np.testing.assert_array_equal(o["observations"], env.game.observe(seat)[0])
+            a = int(random_legal(o["action_mask"][None] > 0, rng)[0])
+            obs, rew, te, tr, _ = env.step({agent: a})
+            for k, v in rew.items():
+                total[k] += v
+            if te["__all__"] or tr["__all__"]:
+                break
+        assert set(obs) == set(env.possible_agents)           # everyone sees the end
+        assert all((o["action_mask"] == 0).all() for o in obs.values())
+        assert sorted(total.values())[-1] == 1.0 and abs(sum(total.values())) < 1e-6
+    with pytest.raises(RuntimeError, match="reset"):
+        env.step({env.acting_agent: 0})
+    obs, _ = env.reset(seed=9)
+    other = next(a for a in env.possible_agents if a != env.acting_agent)
+    with pytest.raises(ValueError, match="the acting agent is"):
+        env.step({other: 0})
+    illegal = int(np.argmin(obs[env.acting_agent]["action_mask"]))
+    with pytest.raises(ValueError, match="illegal action"):
+        env.step({env.acting_agent: illegal})
+
+
+# ---- the masked module and its export ----------------------------------------------------
+def test_masked_module_masks_and_exports_to_the_model_format(tmp_path):
+    from ray.rllib.utils.torch_utils import FLOAT_MIN
+
+    torch.manual_seed(0)
+    module = R.module_spec(BASIC2, [64, 32], "relu").build()
+    # the module built for a Dict space sees the raw observation plus the mask
+    env = OnoVectorEnv({"rules": BASIC2, "num_envs": 64, "opponents": "greedy"})
+    obs, _ = env.reset(seed=2)
+    batch = {"obs": {k: torch.as_tensor(v) for k, v in obs.items()}}
+    with torch.no_grad():
+        logits = module.forward_inference(batch)["action_dist_inputs"].numpy()
+        explore = module.forward_exploration(
+            {"obs": {k: torch.as_tensor(v) for k, v in obs.items()}})["action_dist_inputs"].numpy()
+    legal = obs["action_mask"] > 0
+    assert (logits[~legal] <= FLOAT_MIN / 2).all() and (explore[~legal] <= FLOAT_MIN / 2).all()
+    net = R.policy_net_from_state(module.state_dict(), BASIC2, "relu")
+    assert net.hidden_sizes == [64, 32]
+    np.testing.assert_allclose(net(obs["observations"])[legal], logits[legal], rtol=1e-5, atol=1e-5)
+    with torch.no_grad():   # the critic comes along as the model's value network
+        values = module.compute_values(
+            {"obs": {k: torch.as_tensor(v) for k, v in obs.items()}}).numpy()
+    np.testing.assert_allclose(net.value(obs["observations"]), values, rtol=1e-5, atol=1e-5)
+    path = R.export_policy(net, tmp_path / "m.safetensors", BASIC2, 123, {"backend": "rllib"})
+    agent = load_agent(path, BASIC2)
+    rng = np.random.default_rng(0)
+    np.testing.assert_array_equal(agent.act(obs["observations"], legal, rng),
+                                  np.where(legal, logits, -np.inf).argmax(axis=1))
+    with pytest.raises(ValueError, match="trained for 'basic' rules"):
+        load_agent(path, RuleSet.preset("classic", num_players=2))
+    with pytest.raises(ValueError, match="not a MaskablePPO|MaskedPPOModule"):
+        R.policy_net_from_state({"x": np.zeros(2)}, BASIC2, "tanh")
+
+
+def test_config_backend_fields():
+    cfg = load_config("rllib-basic")
+    assert cfg.backend == "rllib" and cfg.num_env_runners == 2 and cfg.ray_address is None
+    assert load_config("default").backend == "sb3"
+    with pytest.raises(ValueError, match="backend"):
+        load_config("default", ["backend=torch"])
+    with pytest.raises(ValueError, match="read only by backend: rllib"):
+        load_config("default", ["ray_address=auto"])
+    with pytest.raises(ValueError, match="num_env_runners"):
+        load_config("rllib-basic", ["num_env_runners=-1"])
+
+
+def test_without_ray_the_commands_name_the_extra(monkeypatch, capsys):
+    from ono_env.train.cli import main as train_main
+
+    monkeypatch.setitem(sys.modules, "ray", None)
+    with pytest.raises(ValueError, match=r"pip install 'ono-env\[ray\]'"):
+        R.require_ray()
+    with pytest.raises(ValueError, match=r"pip install 'ono-env\[ray\]'"):
+        run_arena(["greedy", "random"], "basic", 2, 10, ray_address="local", rating=False)
+    assert train_main(["rllib-basic", "progress=false"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "pip install 'ono-env[ray]'" in err[0], err
+    with pytest.raises(ValueError, match="ray_address=''"):
+        run_arena(["greedy", "random"], "basic", 2, 10, ray_address="")
+
+
+# ---- a two-node cluster on this machine --------------------------------------------------
+@pytest.fixture(scope="module")
+def cluster():
+    from ray.cluster_utils import Cluster
+
+    tmp = tempfile.mkdtemp(prefix="ray")   # short: Ray's socket paths must stay < 108 bytes
+    mp = pytest.MonkeyPatch()
+    mp.setenv("RAY_AUTH_MODE", "disabled")
+    mp.setenv("RAY_TMPDIR", tmp)
+    mp.setenv("HOME", tmp)
+    mp.setenv("RAY_USAGE_STATS_ENABLED", "0")
+    mp.setenv("OMP_NUM_THREADS", "1")
+    # an Algorithm built outside Tune makes a folder under ~/ray_results (a path Ray fixes
+    # when it is imported): keep it in the temporary folder
+    from ray.tune.trainable import trainable
+
+    mp.setattr(trainable, "DEFAULT_STORAGE_PATH", os.path.join(tmp, "ray_results"))
+    if ray.is_initialized():
+        ray.shutdown()
+    node = {"num_cpus": 1, "object_store_memory": 80 * 1024**2}
+    c = Cluster(initialize_head=True, head_node_args={**node, "include_dashboard": False})
+    try:
+        c.add_node(**node)
+        c.wait_for_nodes()
+        ray.init(address=c.address, log_to_driver=False, logging_level="warning")
+        yield c
+    finally:
+        ray.shutdown()
+        c.shutdown()
+        mp.undo()
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def test_cluster_rllib_training_with_two_env_runners_on_two_nodes(cluster, tmp_path):
+    assert len([n for n in ray.nodes() if n["Alive"]]) == 2
+    cfg = load_config("rllib-basic", [
+        f"run_dir={tmp_path / 'run'}", "num_env_runners=2", "num_envs=32", "ppo.n_steps=16",
+        "ppo.batch_size=512", "ppo.n_epochs=1", "policy.net_arch=[32]", "total_steps=2000",
+        "self_play.snapshot_every=1000", "eval.every=1000", "eval.games=100",
+        "eval.opponents=[random]", "final_eval.games=200", "final_eval.opponents=[greedy]",
+        "progress=false", "torch_threads=1"])
+    out = R.train(cfg)
+    # two iterations of 2 x 32 x 16 steps; one env runner on each node
+    assert out["steps"] >= 2000 and len(out["progress"]) >= 2
+    assert len(set(out["env_runner_nodes"])) == 2
+    # league self-play: a frozen snapshot of the learner joined every env runner's pool
+    for names in out["opponent_pools"]:
+        assert names[:4] == ["random", "greedy", "color", "defensive"]
+        assert any(n.startswith("snapshot-") for n in names), names
+    run = tmp_path / "run"
+    for name in ("config.yaml", "progress.csv", "eval.csv", "model.safetensors",
+                 "final_eval.json", "final_eval.csv"):
+        assert (run / name).is_file(), name
+    assert list((run / "checkpoints").glob("step_*.safetensors"))
+    assert (run / "rllib_checkpoint").is_dir()
+    # the exported policy is an ordinary model: it plays in the arena and is refused elsewhere
+    res = run_arena([str(run / "model.safetensors"), "random"], "basic", 2, 200, rating=False)
+    assert res.agent_rows()[0]["games"] == 200
+    with pytest.raises(ValueError, match="trained for 'basic' rules"):
+        make_agent(str(run / "model.safetensors"), RuleSet.preset("classic", num_players=2))
+    assert ray.is_initialized()   # training used the cluster and left it up
+
+
+def test_cluster_arena_is_identical_to_one_process_and_uses_both_nodes(cluster, capsys):
+    agents = ["greedy", "random", "color"]
+    one = run_arena(agents, "basic", 2, 3000, seed=11, batch_size=250, rating=False)
+    dist = run_arena(agents, "basic", 2, 3000, seed=11, batch_size=250, rating=False,
+                     ray_address=cluster.address)
+    for f in ("entrants", "wins", "scores", "length", "truncated"):
+        np.testing.assert_array_equal(getattr(one.records, f), getattr(dist.records, f))
+    assert one.format_table().split("\n")[1:] == dist.format_table().split("\n")[1:]
+    assert len(dist.nodes) == 2 and sum(dist.nodes.values()) == 3000 and not one.nodes
+    from ono_env.arena_cli import main
+
+    assert main(["greedy", "random", "--rules", "basic", "--players", "2", "--games", "400",
+                 "--no-rating", "--no-progress", "--ray", cluster.address]) == 0
+    assert "greedy" in capsys.readouterr().out
+    with pytest.raises(ValueError, match="record is not available with ray_address"):
+        run_arena(agents, "basic", 2, 30, rating=False, ray_address=cluster.address, record=1)
+
+
+@pytest.mark.parametrize("players", [2, 3])
+def test_cluster_multi_agent_self_play_trains(cluster, players):
+    rules = RuleSet.preset("basic", num_players=players)
+    config = R.self_play_config(rules, net_arch=[32], num_envs_per_env_runner=4).training(
+        train_batch_size_per_learner=400, minibatch_size=200, num_epochs=1)
+    algo = config.build_algo()
+    try:
+        result = algo.train()
+        assert R.env_steps(result) >= 400
+        state = algo.learner_group.get_weights(["learner"])["learner"]
+        net = R.policy_net_from_state(state, rules, "tanh")
+        assert net.hidden_sizes == [32]
+    finally:
+        algo.stop()
