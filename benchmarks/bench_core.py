@@ -10,11 +10,17 @@ Rows:
 - python loop: ``legal_mask()`` + a NumPy random legal choice + ``step()`` from Python, with
   autoreset — what a Python agent loop over the public API costs.
 - AEC env: one game through the PettingZoo API (``agent_iter`` / ``last`` / ``step`` with a
-  random legal action from the mask), the bare ``raw_env`` and the wrapped ``env()``;
-- OnoVecEnv: 4096 games, random learner actions from ``action_masks()``, random opponents,
-  counting every decision (learner's and opponents').
+  random legal action from the mask), the bare ``raw_env`` and ``env()`` (with PettingZoo's
+  order, bounds and illegal-move checks);
+- the Gymnasium vector env (``make_vec(..., vectorization_mode="vector_entry_point")``) and
+  OnoVecEnv: 4096 games, random learner actions from the masks, random opponents, counting
+  every decision (learner's and opponents');
+- import: ``import ono_env`` and a first random game in a fresh process, with numba's cache
+  empty (first import on a machine) and filled (every later one), CPU seconds.
 When rlcard is installed (``pip install -e .[bench]``), RLCard's UNO is timed in the same run:
 its ``UnoGame.step`` loop (random legal action, no observation) and its ``env.step`` loop.
+The rows that are compared with RLCard are timed in rounds (ours, then RLCard's, repeated)
+and each rate is the median over the rounds, so a busy machine slows both sides alike.
 Also prints the state bytes per game and how often random play is truncated per preset.
 """
 
@@ -23,6 +29,11 @@ from __future__ import annotations
 import argparse
 import os
 import random
+import resource
+import statistics
+import subprocess
+import sys
+import tempfile
 import time
 
 os.environ.setdefault("NUMBA_NUM_THREADS", "1")
@@ -89,6 +100,40 @@ def vecenv_rate(players: int, steps: int) -> float:
     return (venv.decisions - before) / (time.perf_counter() - t)
 
 
+def gym_vector_rate(players: int, steps: int) -> float:
+    import gymnasium as gym
+
+    import ono_env  # noqa: F401 - registers the env id
+
+    envs = gym.make_vec("ono_env/Ono-v0", num_envs=4096, vectorization_mode="vector_entry_point",
+                        rules="classic", num_players=players, opponents="random")
+    _, infos = envs.reset(seed=0)
+    rng = np.random.default_rng(0)
+    _, _, _, _, infos = envs.step(random_legal(infos["action_mask"], rng))
+    before = envs.batch.decisions
+    t = time.perf_counter()
+    for _ in range(steps):
+        _, _, _, _, infos = envs.step(random_legal(infos["action_mask"], rng))
+    return (envs.batch.decisions - before) / (time.perf_counter() - t)
+
+
+IMPORT_PROBE = ("import ono_env; g = ono_env.VecGame('classic', 1, seed=0); "
+                "g.play_random(100, seed=0)")
+
+
+def import_cpu_seconds(fresh_cache: bool) -> float:
+    """CPU seconds (user + system) of a fresh process that imports ono_env and plays random
+    moves: with an empty numba cache (``NUMBA_CACHE_DIR`` a new folder) or the usual one."""
+    env = dict(os.environ)
+    with tempfile.TemporaryDirectory() as cache:
+        if fresh_cache:
+            env["NUMBA_CACHE_DIR"] = cache
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
+        subprocess.run([sys.executable, "-c", IMPORT_PROBE], env=env, check=True)
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+
+
 def rlcard_rates(decisions: int) -> tuple[float, float] | None:
     try:
         import rlcard
@@ -138,6 +183,8 @@ def truncation_table(episodes: int) -> list[tuple[str, int, int, int, float, int
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true")
+    ap.add_argument("--rounds", type=int, default=5,
+                    help="rounds of the rows compared with RLCard (median of the rounds)")
     args = ap.parse_args()
     budget = 300_000 if args.quick else 2_000_000
 
@@ -155,27 +202,48 @@ def main() -> None:
         g = VecGame("classic", 1, num_players=players)
         print(f"state bytes per game ({players} players): {g.state_bytes_per_game}")
 
-    aec_raw = aec_rate(False, budget // 20)
-    aec_wrapped = aec_rate(True, budget // 40)
     vec = {players: vecenv_rate(players, 20 if args.quick else 100) for players in (2, 4)}
-    print("\nenvironments, classic, random legal actions:")
-    print(f"  AEC env, one game, 2 players: raw_env {aec_raw:,.0f}/s, env() {aec_wrapped:,.0f}/s")
-    for players, rate in vec.items():
-        print(f"  OnoVecEnv, 4096 games, {players} players, random opponents: {rate:,.0f} decisions/s")
+    gvec = {players: gym_vector_rate(players, 20 if args.quick else 100) for players in (2, 4)}
+    print("\nenvironments, classic, random legal actions, 4096 games, random opponents, "
+          "every decision counted:")
+    for players in (2, 4):
+        print(f"  {players} players: Gymnasium vector env {gvec[players]:,.0f}/s, "
+              f"OnoVecEnv {vec[players]:,.0f}/s")
 
-    rl = rlcard_rates(budget // 10)
-    if rl is None:
+    # the rows compared with RLCard: interleaved rounds, medians
+    have_rlcard = rlcard_rates(1000) is not None
+    n = budget // 20
+    rounds: dict[str, list[float]] = {k: [] for k in ("loop1", "raw", "env", "game", "rlenv")}
+    for _ in range(args.rounds):
+        rounds["loop1"].append(python_loop_rate(2, 1, n))
+        rounds["raw"].append(aec_rate(False, n // 2))
+        rounds["env"].append(aec_rate(True, n // 2))
+        if have_rlcard:
+            g, e = rlcard_rates(n // 2)
+            rounds["game"].append(g)
+            rounds["rlenv"].append(e)
+    med = {k: statistics.median(v) for k, v in rounds.items() if v}
+    print(f"\none game, 2 players, medians of {args.rounds} interleaved rounds:")
+    print(f"  Python loop (legal_mask + NumPy choice + step), B=1: {med['loop1']:,.0f}/s")
+    print(f"  AEC env: raw_env {med['raw']:,.0f}/s, env() {med['env']:,.0f}/s")
+    if not have_rlcard:
         print("rlcard not installed: pip install -e '.[bench]' to compare")
     else:
-        game_rate, env_rate = rl
-        print(f"\nRLCard 2 players: UnoGame.step loop {game_rate:,.0f}/s, env.step loop {env_rate:,.0f}/s")
+        game_rate, env_rate = med["game"], med["rlenv"]
+        print(f"  RLCard: UnoGame.step loop {game_rate:,.0f}/s, env.step loop {env_rate:,.0f}/s")
+        print(f"  B=1 Python loop {med['loop1'] / game_rate:.2f}x RLCard's UnoGame.step rate")
+        print(f"  AEC env: raw_env {med['raw'] / env_rate:.2f}x, env() {med['env'] / env_rate:.2f}x "
+              "RLCard's env.step rate")
         for batch in (1, 64, 4096):
             e, p = results[(2, batch)]
             print(f"  B={batch:>4}: engine {e / game_rate:6.1f}x, python loop {p / game_rate:6.1f}x "
-                  "RLCard's UnoGame.step rate")
-        print(f"  AEC env (2 players): raw_env {aec_raw / env_rate:.1f}x, env() "
-              f"{aec_wrapped / env_rate:.1f}x RLCard's env.step rate")
-        print(f"  OnoVecEnv (2 players, 4096 games): {vec[2] / env_rate:.1f}x RLCard's env.step rate")
+                  "RLCard's UnoGame.step rate (engine rows from the first table)")
+        print(f"  Gymnasium vector env / OnoVecEnv (2 players, 4096 games): "
+              f"{gvec[2] / env_rate:.1f}x / {vec[2] / env_rate:.1f}x RLCard's env.step rate")
+
+    first, cached = import_cpu_seconds(True), import_cpu_seconds(False)
+    print(f"\nimport ono_env + a random game, fresh process, CPU seconds: "
+          f"first (empty numba cache) {first:.1f} s, cached {cached:.1f} s")
 
     episodes = 100 if args.quick else 500
     print(f"\nrandom play, {episodes} episodes per row, default max_decisions "

@@ -4,7 +4,8 @@ The core (this package's ``rules``, ``cards``, ``game``, ``observation`` and the
 ``_engine``) imports no gymnasium, pettingzoo or torch. The adapters sit beside it:
 ``ono_env.ono_v0`` (PettingZoo AEC; also ``ono_env.env`` / ``ono_env.raw_env``),
 ``ono_env.gym_env`` (Gymnasium, registered as ``ono_env/Ono-v0`` when gymnasium is
-installed) and ``ono_env.sb3`` (Stable-Baselines3 VecEnv); they are imported on first use.
+installed, with ``ono_env.gym_vector`` as its vector entry point) and ``ono_env.sb3``
+(Stable-Baselines3 VecEnv); they are imported on first use.
 """
 
 from importlib.metadata import PackageNotFoundError, version as _version
@@ -41,7 +42,8 @@ except ImportError:  # pragma: no cover
     pass
 else:
     if "ono_env/Ono-v0" not in _gym.registry:
-        _gym.register(id="ono_env/Ono-v0", entry_point="ono_env.gym_env:OnoEnv")
+        _gym.register(id="ono_env/Ono-v0", entry_point="ono_env.gym_env:OnoEnv",
+                      vector_entry_point="ono_env.gym_vector:OnoVectorEnv")
 
 __all__ = [
     "ACTION_NAMES", "CARD_NAMES", "NUM_ACTIONS", "NUM_CARD_TYPES", "PRESETS", "RuleSet",

@@ -156,6 +156,7 @@ STK = numba.int8[:, ::1]
 GAME = numba.int32[:, ::1]
 I8ARR = numba.int8[::1]
 I64ARR = numba.int64[::1]
+I32ARR = numba.int32[::1]
 U64ARR = numba.uint64[::1]
 BROW = numba.boolean[::1]
 B2D = numba.boolean[:, ::1]
@@ -1004,19 +1005,28 @@ def legal_mask(hands, pl, stock, discard, g, rng, prm, which, out):
             legal_row(s, prm, i, out[i])
 
 
-@_kernel(i8(HANDS, PL, STK, STK, GAME, U64ARR, PRM, I64ARR, BROW, b1, F32_2D, BROW, b1, B2D,
-            F32_2D))
-def step(hands, pl, stock, discard, g, rng, prm, actions, active, check, rewards, row,
-         observe_next, mask_out, obs_out):
-    """Apply actions (B,) to every unfinished game with active[i]; rewards (B, P) is
-    overwritten; row is (A,) bool scratch. Action ids are always range-checked;
-    ``check=False`` skips only the legality test, for actions the caller has already
-    checked against the current legal mask (never reachable from user input). With
-    ``observe_next``, then write every game's next acting seat's legal actions (mask_out)
-    and observation (obs_out), saving single-game loops two calls.
+CHECK_NONE = 0    # step's ``check``: no legality test (actions already checked by the caller)
+CHECK_RULES = 1   # recompute each game's legal actions and test the action against them
+CHECK_MASK = 2    # test against mask_out[i], the caller's legal mask of this very position
 
-    Returns -1, or the index of the first game whose action is illegal (then no game is
-    changed). Finished and inactive games ignore their action."""
+
+@_kernel(i8(HANDS, PL, STK, STK, GAME, U64ARR, PRM, I64ARR, BROW, i8, F32_2D, BROW, b1, B2D,
+            F32_2D, BROW, BROW, I32ARR))
+def step(hands, pl, stock, discard, g, rng, prm, actions, active, check, rewards, row,
+         observe_next, mask_out, obs_out, terminated_out, truncated_out, current_out):
+    """Apply actions (B,) to every unfinished game with active[i]; rewards (B, P) is
+    overwritten; row is (A,) bool scratch. Action ids are always range-checked; ``check``
+    says how legality is tested: CHECK_RULES recomputes the legal actions, CHECK_MASK reads
+    them from mask_out (which the caller computed for this position and nothing has changed
+    since), CHECK_NONE skips the test for actions the caller has already checked (never
+    reachable from user input). With ``observe_next``, then write every game's next acting
+    seat's legal actions (mask_out) and observation (obs_out), saving single-game loops two
+    calls. Finally every game's flags: terminated_out, truncated_out (B,) bool and
+    current_out (B,) the acting seat.
+
+    Returns the index of the first game whose action is illegal (then no game is changed),
+    or -1 - (the number of finished games). Finished and inactive games ignore their
+    action."""
     s = Arrays(hands, pl, stock, discard, g, rng)
     B = actions.shape[0]
     for i in range(B):
@@ -1025,11 +1035,13 @@ def step(hands, pl, stock, discard, g, rng, prm, actions, active, check, rewards
         a = actions[i]
         if a < 0 or a >= NA:
             return i
-        if not check:
-            continue
-        legal_row(s, prm, i, row)
-        if not row[a]:
-            return i
+        if check == CHECK_MASK:
+            if not mask_out[i, a]:
+                return i
+        elif check == CHECK_RULES:
+            legal_row(s, prm, i, row)
+            if not row[a]:
+                return i
     rewards[:] = 0.0
     for i in range(B):
         if s.g[i, G_TERMINATED] or s.g[i, G_TRUNCATED] or not active[i]:
@@ -1040,7 +1052,13 @@ def step(hands, pl, stock, discard, g, rng, prm, actions, active, check, rewards
         for i in range(B):
             legal_row(s, prm, i, mask_out[i])
             _observe_row(s, prm, i, s.g[i, G_CURRENT], obs_out[i])
-    return -1
+    finished = 0
+    for i in range(B):
+        terminated_out[i] = s.g[i, G_TERMINATED] != 0
+        truncated_out[i] = s.g[i, G_TRUNCATED] != 0
+        current_out[i] = s.g[i, G_CURRENT]
+        finished += terminated_out[i] or truncated_out[i]
+    return -1 - finished
 
 
 @_helper(void(S, PRM, i8, F32_2D, BROW))

@@ -55,7 +55,8 @@ MAX_DECISIONS = 10_000_000
 
 
 class StepResult(NamedTuple):
-    """What ``VecGame.step`` returns."""
+    """What ``VecGame.step`` returns: read-only views of buffers the game reuses (the next
+    ``step`` overwrites them; copy what you keep)."""
 
     rewards: np.ndarray         # (B, P) float32  reward of every seat for this step
     terminated: np.ndarray      # (B,) bool       the episode ended by the rules this step
@@ -87,6 +88,12 @@ class VecGame:
             (at the end of every round: the round's score change times 0.01, centred to sum to
             zero; needs scoring).
         **overrides: rule options applied to ``rules`` (``num_players=2``, ...).
+
+    ``state`` (:class:`ono_env._engine.State`) holds the games: read it freely, but change a
+    game only through the methods (``reset``, ``step``, ``set_position``, ...): the legal
+    mask that ``legal_mask`` computed is kept, and ``step`` tests actions against it, until
+    one of them changes the games. ``legal_mask`` and ``step`` return read-only views of
+    buffers that their next call overwrites, so a loop allocates nothing per step.
     """
 
     def __init__(
@@ -125,8 +132,19 @@ class VecGame:
         self._params[P_REWARD_POINTS] = reward == "points"
         self.state = E.State(self.num_games, self.num_players, self.rules.deck_size)
         self._arrays = self.state.arrays
-        self._rewards = np.zeros((self.num_games, self.num_players), np.float32)
-        self._mask = np.zeros((self.num_games, C.NUM_ACTIONS), np.bool_)
+        B = self.num_games
+        self._rewards = np.zeros((B, self.num_players), np.float32)   # step's, for StepResult
+        self._scratch_rewards = np.zeros((B, self.num_players), np.float32)  # reset, play_random
+        self._terminated = np.zeros(B, np.bool_)
+        self._truncated = np.zeros(B, np.bool_)
+        self._current = np.zeros(B, np.int32)
+        self._result = StepResult(*(_read_only(a) for a in (
+            self._rewards, self._terminated, self._truncated, self._current)))
+        self._mask = np.zeros((B, C.NUM_ACTIONS), np.bool_)
+        self._mask_view = _read_only(self._mask)
+        self._mask_valid = False
+        """``_mask`` holds every game's legal actions of the current position: ``step`` tests
+        actions against it instead of recomputing them; anything that changes a game clears it."""
         self._row = np.zeros(C.NUM_ACTIONS, np.bool_)  # scratch for the kernels
         self._all = np.ones(self.num_games, np.bool_)
         self._seats = np.zeros(self.num_games, np.int64)
@@ -135,6 +153,10 @@ class VecGame:
         self.observation_size = observation_size(self.rules)
         """Length D of an observation vector under these rules."""
         self._next_obs = np.zeros((0, self.observation_size), np.float32)  # step_and_observe
+        self._batch_shape = (B,)
+        self._state_args = (*self._arrays, self._params)   # the kernels' leading arguments
+        self._step_outputs = (self._rewards, self._row, False, self._mask, self._next_obs,
+                              self._terminated, self._truncated, self._current)
         self.reset(seed=seed)
 
     # ---- episodes -------------------------------------------------------------------
@@ -164,17 +186,26 @@ class VecGame:
             fresh = np.random.SeedSequence().generate_state(B, dtype=np.uint64)
             self.state.rng[which] = fresh[which]
         self._seeded = True
-        _K_RESET(*self._arrays, self._params, which, self._rewards, self._row)
+        self._mask_valid = False
+        _K_RESET(*self._arrays, self._params, which, self._scratch_rewards, self._row)
 
     # ---- decisions ------------------------------------------------------------------
     def legal_mask(self, which: np.ndarray | None = None) -> np.ndarray:
         """``(B, A) bool``: legal actions of each game's acting player (all False when finished).
 
         With ``which`` ((B,) bool) only those rows are computed (the others keep stale
-        values). The returned array is reused by the next call; copy it to keep it."""
-        which = self._all if which is None else self._games_mask(which, "which")
+        values). The returned array is a read-only view of a buffer that the next call (and
+        ``step``) overwrites; copy it to keep it. Until the games change, ``step`` tests
+        actions against it rather than computing the legal actions again."""
+        if which is None:
+            if not self._mask_valid:
+                _K_LEGAL_MASK(*self._state_args, self._all, self._mask)
+                self._mask_valid = True
+            return self._mask_view
+        which = self._games_mask(which, "which")
+        self._mask_valid = False
         _K_LEGAL_MASK(*self._arrays, self._params, which, self._mask)
-        return self._mask
+        return self._mask_view
 
     def observe(self, seats: np.ndarray | int, which: np.ndarray | None = None,
                 out: np.ndarray | None = None) -> np.ndarray:
@@ -207,7 +238,8 @@ class VecGame:
         ((B,) bool) only the games where it is True move, the others ignore their action.
 
         Raises ``ValueError`` naming the game and its legal actions if any action is
-        illegal; then no game has changed."""
+        illegal; then no game has changed. The :class:`StepResult`'s arrays are read-only
+        views that the next ``step`` overwrites (copy what you keep)."""
         return self._step(actions, active, True)
 
     def _step_unchecked(self, actions: np.ndarray, active: np.ndarray | None = None) -> StepResult:
@@ -218,9 +250,14 @@ class VecGame:
         return self._step(actions, active, False)
 
     def _step(self, actions, active, check: bool) -> StepResult:
-        actions, active = self._step_args(actions, active)
-        bad = _K_STEP(*self._arrays, self._params, actions, active, check,
-                      self._rewards, self._row, False, self._mask, self._next_obs)
+        if (active is None and type(actions) is np.ndarray and actions.dtype == np.int64
+                and actions.shape == self._batch_shape and actions.flags.c_contiguous):
+            active = self._all            # the common call: no conversion needed
+        else:
+            actions, active = self._step_args(actions, active)
+        mode = (E.CHECK_MASK if self._mask_valid else E.CHECK_RULES) if check else E.CHECK_NONE
+        self._mask_valid = False
+        bad = _K_STEP(*self._state_args, actions, active, mode, *self._step_outputs)
         return self._step_result(bad, actions)
 
     def step_and_observe(self, actions: np.ndarray | Sequence[int],
@@ -230,14 +267,44 @@ class VecGame:
         float32`` of each game's next acting seat, computed in the same compiled call (what
         a single-game loop needs; the arrays are reused by the next call). Not available
         with ``autoreset`` (the reset would come after the observation)."""
+        return self._step_and_observe(actions, True, active)
+
+    def _step_and_observe(self, actions: np.ndarray | Sequence[int], check: bool,
+                          active: np.ndarray | None = None,
+                          ) -> tuple[StepResult, np.ndarray, np.ndarray]:
+        """``step_and_observe``; ``check=False`` skips the legality test, for actions already
+        checked against this position's legal mask (as :meth:`_step_unchecked`)."""
         if self.autoreset:
             raise ValueError("step_and_observe is not available with autoreset=True")
         actions, active = self._step_args(actions, active)
         if self._next_obs.shape[0] != self.num_games:
             self._next_obs = np.zeros((self.num_games, self.observation_size), np.float32)
-        bad = _K_STEP(*self._arrays, self._params, actions, active, True,
-                      self._rewards, self._row, True, self._mask, self._next_obs)
-        return self._step_result(bad, actions), self._mask, self._next_obs
+        mode = (E.CHECK_MASK if self._mask_valid else E.CHECK_RULES) if check else E.CHECK_NONE
+        self._mask_valid = False
+        bad = _K_STEP(*self._arrays, self._params, actions, active, mode,
+                      self._rewards, self._row, True, self._mask, self._next_obs,
+                      self._terminated, self._truncated, self._current)
+        result = self._step_result(bad, actions)
+        self._mask_valid = not self.autoreset
+        return result, self._mask_view, self._next_obs
+
+    def _step_observed(self, actions: np.ndarray, check: bool) -> int:
+        """The lean step of one-game loops (the PettingZoo env): ``actions`` is a (B,) int64
+        C-contiguous array the caller owns; every game steps, then the next acting seats'
+        legal masks and observations are written to ``self._mask`` and ``self._next_obs``.
+        Returns the first game whose action is illegal (then nothing changed: pass it to
+        ``_step_result`` for the error), or a negative number. Rewards are in
+        ``self._rewards``, the flags in ``_terminated``/``_truncated``/``_current``; nothing
+        is allocated."""
+        if self._next_obs.shape[0] != self.num_games:
+            self._next_obs = np.zeros((self.num_games, self.observation_size), np.float32)
+        mode = (E.CHECK_MASK if self._mask_valid else E.CHECK_RULES) if check else E.CHECK_NONE
+        bad = _K_STEP(*self._arrays, self._params, actions, self._all, mode,
+                      self._rewards, self._row, True, self._mask, self._next_obs,
+                      self._terminated, self._truncated, self._current)
+        if bad < 0:
+            self._mask_valid = True   # the kernel wrote the new positions' legal masks
+        return bad
 
     def _step_args(self, actions, active) -> tuple[np.ndarray, np.ndarray]:
         actions = np.asarray(actions)
@@ -258,6 +325,8 @@ class VecGame:
         return np.ascontiguousarray(x)
 
     def _step_result(self, bad: int, actions: np.ndarray) -> StepResult:
+        """The StepResult of a step whose kernel returned ``bad`` (``ValueError`` for an
+        illegal action; with autoreset, the finished games are dealt again)."""
         if bad >= 0:
             a = int(actions[bad])
             name = C.ACTION_NAMES[a] if 0 <= a < C.NUM_ACTIONS else f"id {a}"
@@ -266,14 +335,9 @@ class VecGame:
                 f"{int(self.state.current[bad])}; legal actions: "
                 f"{', '.join(self.legal_action_names(bad))}"
             )
-        terminated = self.state.terminated != 0
-        truncated = self.state.truncated != 0
-        rewards = self._rewards.copy()
-        if self.autoreset:
-            done = terminated | truncated
-            if done.any():
-                self.reset(which=done)
-        return StepResult(rewards, terminated, truncated, self.state.current.copy())
+        if self.autoreset and bad < -1:     # -1 - (the number of finished games)
+            self.reset(which=self._terminated | self._truncated)
+        return self._result
 
     def play_random(self, steps: int, seed: int = 0) -> int:
         """Every game takes ``steps`` uniformly random legal actions inside compiled code
@@ -284,9 +348,10 @@ class VecGame:
         steps = check_int("steps", steps, 0)
         seed = check_seed("seed", seed, allow_none=False)
         policy_rng = game_seeds(seed ^ 0x5EED, self.num_games)
+        self._mask_valid = False
         return int(_K_RANDOM_MOVES(*self._arrays, self._params, int(steps), self._seats,
                                    policy_rng, np.zeros((self.num_games, self.num_players)),
-                                   self._rewards,
+                                   self._scratch_rewards,
                                    self._row))
 
     def play_random_until(self, seats: np.ndarray, policy_rng: np.ndarray,
@@ -303,8 +368,9 @@ class VecGame:
             if (not isinstance(arr, np.ndarray) or arr.shape != shape or arr.dtype != dtype
                     or not arr.flags.c_contiguous):
                 raise ValueError(f"{name} must be a C-contiguous {shape} {dtype.__name__} array")
+        self._mask_valid = False
         return int(_K_RANDOM_MOVES(*self._arrays, self._params, -1, seats, policy_rng,
-                                   rewards, self._rewards, self._row))
+                                   rewards, self._scratch_rewards, self._row))
 
     def legal_action_names(self, i: int = 0) -> list[str]:
         """Names of game ``i``'s legal actions."""
@@ -365,7 +431,9 @@ class VecGame:
         invariants of a reachable position, docs/positions.md); a refusal raises one
         ``ValueError`` naming the key(s) and what is allowed, and changes nothing."""
         i = self._game_index(i)
-        positions.write_position(self.state, i, positions.read_position(d, self.rules))
+        checked = positions.read_position(d, self.rules)
+        self._mask_valid = False
+        positions.write_position(self.state, i, checked)
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any], **kwargs: Any) -> "VecGame":
@@ -380,6 +448,13 @@ class VecGame:
     def from_json(cls, text: str, **kwargs: Any) -> "VecGame":
         """``from_dict`` of JSON text; malformed JSON raises ``ValueError``."""
         return cls.from_dict(positions.load_json(text), **kwargs)
+
+
+def _read_only(a: np.ndarray) -> np.ndarray:
+    """A view of ``a`` that its reader cannot write (the game still writes ``a``)."""
+    v = a.view()
+    v.flags.writeable = False
+    return v
 
 
 def _seed_states(seeds: Any, B: int) -> np.ndarray:

@@ -19,9 +19,25 @@ for agent in env.agent_iter():
 | infos | the acting agent's ``info["legal_actions"]`` lists the legal action names; other agents get an empty list |
 | turn order | whoever the rules say acts next: after a Skip, a draw or a Wild Draw Four challenge the same or another agent may act twice in a row |
 
-``raw_env`` raises ``ValueError`` naming the legal actions when given an illegal one; ``env``
-wraps it with PettingZoo's usual illegal-move handling (the episode ends, the offender gets
--1, a warning is printed), out-of-bounds checks and order enforcement.
+``raw_env`` raises ``ValueError`` naming the legal actions when given an illegal one. ``env``
+returns :class:`checked_env`: ``raw_env`` with the behaviour of PettingZoo's usual wrappers
+(``OrderEnforcingWrapper``, ``AssertOutOfBoundsWrapper``, ``TerminateIllegalWrapper``, the
+stack ``env()`` used to build) written into the class instead of wrapped around it, since
+each wrapper level costs an attribute lookup through ``__getattr__`` on every read
+(``env.agents``, ``env.terminations``, ...), about two thirds of a step's time:
+
+- order: ``rewards``, ``terminations``, ``truncations``, ``infos``, ``agent_selection``,
+  ``num_agents`` and ``agents`` raise ``AttributeError`` before ``reset``; ``step``,
+  ``observe``, ``render``, ``state`` and ``agent_iter`` raise ``AssertionError`` before it
+  (PettingZoo's messages); a loop over ``agent_iter`` that does not step asserts; ``step``
+  after every agent is done warns and does nothing;
+- bounds: an action that is not an integer id 0..84 (or None once the agent is done)
+  raises ``AssertionError`` naming it (a bool is not an action id);
+- an illegal move (not in the observation's ``action_mask``) ends the episode: PettingZoo's
+  warning is printed, every agent is terminated and truncated, the offender's reward is -1
+  and the others' 0, and the agents then step out with ``None``.
+
+``env().unwrapped`` is the env itself (there are no wrappers).
 
 Wrong types are refused with one ``ValueError`` naming the argument, the value and what is
 allowed, before anything changes: an action must be an integer id 0..84 (a NumPy integer or
@@ -41,10 +57,12 @@ from typing import Any
 import numpy as np
 from gymnasium import spaces
 from pettingzoo import AECEnv
-from pettingzoo.utils import wrappers
+from pettingzoo.utils.env import AECIterable, AECIterator
+from pettingzoo.utils.env_logger import EnvLogger
 
 from ono_env.cards import ACTION_NAMES, NUM_ACTIONS
 from ono_env.checks import check_action, check_choice, check_seed
+from ono_env._engine import G_CURRENT, G_TERMINATED, G_TRUNCATED
 from ono_env.game import VecGame
 from ono_env.observation import observation_size
 from ono_env.render import describe_action, render_text
@@ -55,12 +73,9 @@ _NAMES = np.array(ACTION_NAMES, dtype=object)
 
 
 def env(**kwargs: Any) -> AECEnv:
-    """The wrapped AEC env; keyword arguments as for :class:`raw_env`."""
-    e = raw_env(**kwargs)
-    e = wrappers.TerminateIllegalWrapper(e, illegal_reward=-1)
-    e = wrappers.AssertOutOfBoundsWrapper(e)
-    e = wrappers.OrderEnforcingWrapper(e)
-    return e
+    """The AEC env with PettingZoo's order, bounds and illegal-move checks
+    (:class:`checked_env`); keyword arguments as for :class:`raw_env`."""
+    return checked_env(**kwargs)
 
 
 class raw_env(AECEnv):
@@ -102,7 +117,10 @@ class raw_env(AECEnv):
         self.game = VecGame(self.rules, 1, seed=None, **self._game_kwargs)
         self._history: deque[tuple[int, int]] = deque(maxlen=HISTORY)  # (seat, action)
         self._seat_of = {a: k for k, a in enumerate(self.possible_agents)}
+        self._agent_at = tuple(self.possible_agents)
         self._action = np.zeros(1, np.int64)
+        self._g = self.game.state.g       # the game's scalar fields (G_* columns), a view
+        self._live = False                # reset() dealt a game that is not over
 
     def observation_space(self, agent: str) -> spaces.Space:
         return self.observation_spaces[self.possible_agents[self._seat(agent)]]
@@ -125,15 +143,20 @@ class raw_env(AECEnv):
         self.terminations = dict.fromkeys(self.agents, False)
         self.truncations = dict.fromkeys(self.agents, False)
         self._history.clear()
+        self.infos = {a: {"legal_actions": []} for a in self.agents}
         self._select_acting_agent()
         self._ready = True
+        self._live = not bool(self.game.finished[0])
 
     def _select_acting_agent(self) -> None:
-        # self._mask / self._obs hold the acting seat's legal actions and observation
-        self.agent_selection = self.possible_agents[int(self.game.state.current[0])]
-        legal = _NAMES[self._mask].tolist()
-        self.infos = {a: {"legal_actions": legal if a == self.agent_selection else []}
-                      for a in self.agents}
+        # self._mask / self._obs hold the acting seat's legal actions and observation; only
+        # the infos of the agents whose entry changes are replaced (new dicts, so an info a
+        # caller holds from an earlier step never changes under it)
+        before = getattr(self, "agent_selection", None)
+        self.agent_selection = agent = self._agent_at[int(self._g[0, G_CURRENT])]
+        if before is not None and before != agent and before in self.infos:
+            self.infos[before] = {"legal_actions": []}
+        self.infos[agent] = {"legal_actions": _NAMES[self._mask].tolist()}
 
     def step(self, action: int | None) -> None:
         self._require_reset("step")
@@ -145,25 +168,31 @@ class raw_env(AECEnv):
                 raise ValueError(f"action {action!r} for {agent}, which is done; allowed: None")
             self._was_dead_step(action)
             return
-        seat = self._seat_of[agent]
         if action is None:
             raise ValueError(f"action None for {agent}; allowed: an action id 0..{NUM_ACTIONS - 1}")
         action = check_action(f"action for {agent}", action)
         if not 0 <= action < NUM_ACTIONS:
             raise ValueError(f"action {action!r} for {agent}; allowed: an action id 0..{NUM_ACTIONS - 1}")
+        self._play(agent, action, check=True)  # ValueError naming the legal actions if illegal
+
+    def _play(self, agent: str, action: int, check: bool) -> None:
+        """``agent`` (the acting one) takes ``action`` (an id 0..84); ``check=False`` for an
+        action already checked against ``self._mask``."""
         self._cumulative_rewards[agent] = 0.0
+        game = self.game
         self._action[0] = action
-        # raises ValueError naming the legal actions on an illegal one
-        result, mask, obs = self.game.step_and_observe(self._action)
-        self._mask[:] = mask[0]
-        self._obs[:] = obs[0]
-        self._history.append((seat, int(action)))
-        r = result.rewards[0]
-        self.rewards = ({a: float(r[k]) for k, a in enumerate(self.possible_agents)} if r.any()
-                        else dict.fromkeys(self.possible_agents, 0.0))
-        if result.terminated[0] or result.truncated[0]:
-            self.terminations = dict.fromkeys(self.agents, bool(result.terminated[0]))
-            self.truncations = dict.fromkeys(self.agents, bool(result.truncated[0]))
+        bad = game._step_observed(self._action, check)
+        if bad >= 0:
+            game._step_result(bad, self._action)   # raises ValueError naming the legal actions
+        self._mask[:] = game._mask[0]
+        self._obs[:] = game._next_obs[0]
+        self._history.append((self._seat_of[agent], action))
+        self.rewards = dict(zip(self.possible_agents, game._rewards[0].tolist()))
+        terminated, truncated = bool(self._g[0, G_TERMINATED]), bool(self._g[0, G_TRUNCATED])
+        if terminated or truncated:
+            self._live = False
+            self.terminations = dict.fromkeys(self.agents, terminated)
+            self.truncations = dict.fromkeys(self.agents, truncated)
             self.infos = {a: {"legal_actions": []} for a in self.agents}
         else:
             self._select_acting_agent()
@@ -182,6 +211,8 @@ class raw_env(AECEnv):
         return self._seat_of[agent]
 
     def observe(self, agent: str) -> dict[str, np.ndarray]:
+        if self._live and agent == self.agent_selection:   # the acting agent: cached
+            return {"observation": self._obs.copy(), "action_mask": self._mask.astype(np.int8)}
         seat = self._seat(agent)
         self._require_reset("observe")
         st = self.game.state
@@ -212,3 +243,98 @@ class raw_env(AECEnv):
         return f"ono_v0({self.rules.name}, {self.rules.num_players} players)"
 
 
+_BEFORE_RESET = frozenset({"rewards", "terminations", "truncations", "infos", "agent_selection",
+                           "num_agents", "agents"})
+
+
+class checked_env(raw_env):
+    """:class:`raw_env` with PettingZoo's order, bounds and illegal-move checks built in
+    (see the module docstring; what ``env()`` returns)."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        del self.agents              # PettingZoo: not readable before reset
+        self._has_reset = False
+        self._has_updated = False
+        self._illegal_end = False    # the episode was ended by an illegal move
+
+    def __getattr__(self, name: str) -> Any:
+        # only reached when normal lookup fails: no cost on the reads that succeed
+        if name in _BEFORE_RESET:
+            raise AttributeError(f"{name} cannot be accessed before reset")
+        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+
+    def reset(self, seed: int | None = None, options: dict | None = None) -> None:
+        super().reset(seed=seed, options=options)
+        self._has_reset = True
+        self._has_updated = True
+        self._illegal_end = False
+
+    def observe(self, agent: str) -> dict[str, np.ndarray]:
+        if not self._has_reset:
+            EnvLogger.error_observe_before_reset()
+        return super().observe(agent)
+
+    def render(self) -> str | None:
+        if not self._has_reset:
+            EnvLogger.error_render_before_reset()
+        return super().render()
+
+    def state(self) -> np.ndarray:
+        if not self._has_reset:
+            EnvLogger.error_state_before_reset()
+        return super().state()
+
+    def agent_iter(self, max_iter: int = 2**63) -> AECIterable:
+        if not self._has_reset:
+            EnvLogger.error_agent_iter_before_reset()
+        return _CheckedIterable(self, max_iter)
+
+    def step(self, action: int | None) -> None:
+        if not self._has_reset:
+            EnvLogger.error_step_before_reset()
+        if not self.agents:
+            self._has_updated = True
+            EnvLogger.warn_step_after_terminated_truncated()
+            return
+        self._has_updated = True
+        agent = self.agent_selection
+        dead = self.terminations[agent] or self.truncations[agent]
+        if action is None and dead:
+            self._was_dead_step(None)
+            return
+        if (isinstance(action, bool) or not isinstance(action, (int, np.integer))
+                or not 0 <= action < NUM_ACTIONS):
+            if not (isinstance(action, np.ndarray) and action.shape == ()
+                    and action.dtype.kind in "iu" and 0 <= action < NUM_ACTIONS):
+                raise AssertionError(
+                    f"action {action!r:.40} for {agent} is not in the action space "
+                    f"Discrete({NUM_ACTIONS}): give an integer id 0..{NUM_ACTIONS - 1}"
+                    + (", or None (the agent is done)" if dead else ""))
+        if dead:
+            raise ValueError(f"action {action!r} for {agent}, which is done; allowed: None")
+        if not self._mask[action]:
+            EnvLogger.warn_on_illegal_move()
+            self._cumulative_rewards[agent] = 0
+            self.terminations = dict.fromkeys(self.agents, True)
+            self.truncations = dict.fromkeys(self.agents, True)
+            self.rewards = dict.fromkeys(self.truncations, 0)
+            self.rewards[agent] = -1.0
+            self._accumulate_rewards()
+            self._deads_step_first()
+            self._illegal_end = True
+            return
+        self._play(agent, int(action), check=False)   # checked against the mask just now
+
+
+class _CheckedIterable(AECIterable):
+    def __iter__(self) -> "_CheckedIterator":
+        return _CheckedIterator(self.env, self.max_iter)
+
+
+class _CheckedIterator(AECIterator):
+    def __next__(self) -> str:
+        agent = super().__next__()
+        assert self.env._has_updated, "need to call step() or reset() in a loop over `agent_iter`"
+        self.env._has_updated = False
+        return agent

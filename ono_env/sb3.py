@@ -1,4 +1,6 @@
-"""``OnoVecEnv``: a Stable-Baselines3 ``VecEnv`` directly over one batched ``VecGame``.
+"""``OnoVecEnv``: a Stable-Baselines3 ``VecEnv`` directly over one batched ``VecGame``
+(:class:`ono_env.learner_batch.LearnerBatch`, the core it shares with the Gymnasium vector
+env).
 
 No subprocesses and no per-game Python objects: the learner's actions for all ``num_envs``
 games go into one ``VecGame.step``, and the opponents are stepped in batch until every game
@@ -44,11 +46,9 @@ from gymnasium import spaces
 from stable_baselines3.common.vec_env.base_vec_env import VecEnv, VecEnvIndices, VecEnvStepReturn
 
 from ono_env.cards import NUM_ACTIONS
-from ono_env.checks import check_int, check_learner_seat, check_seed
-from ono_env.game import MAX_GAMES, VecGame
+from ono_env.checks import check_seed
+from ono_env.learner_batch import LearnerBatch
 from ono_env.observation import observation_size
-from ono_env.opponents import OpponentDriver, make_opponents
-from ono_env.rules import resolve_rules
 
 
 class OnoVecEnv(VecEnv):
@@ -65,23 +65,17 @@ class OnoVecEnv(VecEnv):
         reward: str = "win",
         **rule_overrides: Any,
     ) -> None:
-        self.rules = resolve_rules(rules, **rule_overrides)
-        num_envs = check_int("num_envs", num_envs, 1, MAX_GAMES)
-        check_seed("seed", seed)
-        self._learner_seat = check_learner_seat(learner_seat, self.rules.num_players)
-        self.game = VecGame(self.rules, num_envs, seed=seed, max_decisions=max_decisions,
-                            skip_forced=skip_forced, reward=reward)
-        self.opponents = make_opponents(opponents, self.rules)
-        self._driver = OpponentDriver(self.game, self.opponents)
-        self._rng = np.random.default_rng(seed)
-        self._learner = np.zeros(num_envs, np.int64)
+        self.batch = LearnerBatch(rules, num_envs, opponents, seed, learner_seat,
+                                  max_decisions=max_decisions, skip_forced=skip_forced,
+                                  reward=reward, **rule_overrides)
+        self.rules = self.batch.rules
+        self.game = self.batch.game
+        self.opponents = self.batch.opponents
         self._actions: np.ndarray | None = None
-        self._ready = False  # reset() has begun the episodes
         self.render_mode = None
-        self.decisions = 0  # every decision taken, learner's and opponents'
         obs_space = spaces.Box(-1.0, float(self.rules.deck_size), (observation_size(self.rules),),
                                np.float32)
-        super().__init__(num_envs, obs_space, spaces.Discrete(NUM_ACTIONS))
+        super().__init__(self.batch.num_envs, obs_space, spaces.Discrete(NUM_ACTIONS))
         if seed is not None:
             self.seed(seed)  # the first reset() starts from it, as after seed(seed)
 
@@ -89,11 +83,16 @@ class OnoVecEnv(VecEnv):
     def learner_seat(self) -> int | str:
         """The learner's seat in every game: a seat number, or ``"random"`` (drawn per game
         and episode). Set it (or ``set_attr``) to change it from the next deals on."""
-        return self._learner_seat
+        return self.batch.learner_seat
 
     @learner_seat.setter
     def learner_seat(self, value: int | str) -> None:
-        self._learner_seat = check_learner_seat(value, self.rules.num_players)
+        self.batch.learner_seat = value
+
+    @property
+    def decisions(self) -> int:
+        """Every decision taken, the learner's and the opponents'."""
+        return self.batch.decisions
 
     def seed(self, seed: int | None = None) -> Sequence[int | None]:
         """Seed the next ``reset()`` (an integer from 0 to 2**63 - 1, or None for a random
@@ -101,68 +100,36 @@ class OnoVecEnv(VecEnv):
         return super().seed(check_seed("seed", seed))
 
     # ---- episodes -----------------------------------------------------------------------
-    def _deal(self, which: np.ndarray) -> None:
-        """Begin the episodes of the games in ``which`` (just dealt): learner seats,
-        opponents, and play up to each learner's first turn (a deal that ends before it is
-        dealt again)."""
-        self.decisions += self._driver.start(which, self._learner, self.learner_seat, self._rng)
-
     def reset(self) -> np.ndarray:
         """Deal every game again (from the seed given by ``seed()`` or the constructor, if
         one is pending) and play the opponents up to each learner's first turn."""
-        seed = self._seeds[0]
-        if seed is not None:
-            self.game.reset(seed=seed)
-            self._rng = np.random.default_rng(seed)
-        else:
-            self.game.reset()
+        obs = self.batch.reset(self._seeds[0])
         self._actions = None
-        self._deal(np.ones(self.num_envs, np.bool_))
-        self._ready = True
         self._seeds = [None] * self.num_envs
-        self.reset_infos = [{"learner_seat": int(s)} for s in self._learner]
-        return self.game.observe(self._learner)
+        self.reset_infos = [{"learner_seat": int(s)} for s in self.batch.learner]
+        return obs
 
     def step_async(self, actions: np.ndarray) -> None:
         """``actions``: ``(num_envs,)`` integer action ids (floats, bools and other shapes are
         refused with ``ValueError``; an illegal action raises it when stepped)."""
-        a = np.asarray(actions)
-        if a.shape != (self.num_envs,) or a.dtype.kind not in "iu":
-            raise ValueError(f"actions must be an integer array of shape ({self.num_envs},); "
-                             f"got {a.dtype} {a.shape}")
-        self._actions = a.astype(np.int64)
+        self._actions = LearnerBatch.check_actions(actions, self.num_envs)
 
     def step_wait(self) -> VecEnvStepReturn:
         if self._actions is None:
             raise RuntimeError("step_wait() without step_async()")
-        if not self._ready:
-            raise RuntimeError("step() before reset(): call reset() first")
-        result = self.game.step(self._actions)  # raises ValueError on an illegal action
-        self._actions = None
-        # the opponents' opening moves of each new episode, then this step's rewards
-        rewards = self._driver.take_pending()
-        rewards += result.rewards[np.arange(self.num_envs), self._learner]
-        self.decisions += self.num_envs
-        self.decisions += self._driver.advance(self._learner, self._rng, rewards)
-        terminated = self.game.terminated
-        truncated = self.game.truncated
-        dones = terminated | truncated
+        actions, self._actions = self._actions, None
+        r = self.batch.step(actions)       # raises ValueError on an illegal action
         infos: list[dict[str, Any]] = [{} for _ in range(self.num_envs)]
-        if dones.any():
-            final = self.game.observe(self._learner, which=dones)
-            for i in np.flatnonzero(dones):
-                infos[i]["terminal_observation"] = final[i]
-                infos[i]["TimeLimit.truncated"] = bool(truncated[i] and not terminated[i])
-            self.game.reset(which=dones)
-            self._deal(dones)
-            for i in np.flatnonzero(dones):
-                self.reset_infos[i] = {"learner_seat": int(self._learner[i])}
-        return self.game.observe(self._learner), rewards.astype(np.float32), dones, infos
+        for i in np.flatnonzero(r.dones):
+            infos[i]["terminal_observation"] = r.final_obs[i]
+            infos[i]["TimeLimit.truncated"] = bool(r.truncated[i])
+            self.reset_infos[i] = {"learner_seat": int(self.batch.learner[i])}
+        return r.obs, r.rewards, r.dones, infos
 
     # ---- masks --------------------------------------------------------------------------
     def action_masks(self) -> np.ndarray:
         """``(num_envs, 85) bool``: each learner's legal actions."""
-        return self.game.legal_mask().copy()
+        return self.batch.action_masks()
 
     # ---- VecEnv plumbing ------------------------------------------------------------------
     def _indices(self, indices: VecEnvIndices) -> list[int]:

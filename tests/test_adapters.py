@@ -112,10 +112,10 @@ def test_sb3_deals_again_when_the_opponents_finish_first():
     for _ in range(50):
         mask = env.action_masks()
         assert mask.any(axis=1).all()                       # every learner has a move
-        assert (env.game.state.current == env._learner).all()
+        assert (env.game.state.current == env.batch.learner).all()
         assert not env.game.finished.any()
         env.step(np.array([rng.choice(np.flatnonzero(m)) for m in mask]))
-    assert env._driver.redeals > 0
+    assert env.batch._driver.redeals > 0
 
 
 # ---- rewards before the learner's first decision --------------------------------------------
@@ -148,7 +148,7 @@ def test_sb3_reports_the_rewards_of_rounds_won_before_the_learners_first_move():
                     reward="points")
     scores = next(b for b in observation_layout(rules) if b.name == "scores")
     env.reset()
-    opening = int((env._driver.pending != 0).sum())
+    opening = int((env.batch._driver.pending != 0).sum())
     total = np.zeros(32)
     rng = np.random.default_rng(0)
     episodes = 0
@@ -161,7 +161,7 @@ def test_sb3_reports_the_rewards_of_rounds_won_before_the_learners_first_move():
             assert total[i] == pytest.approx(0.01 * (s[0] - s.mean()), abs=1e-3)
             total[i] = 0.0
             episodes += 1
-        opening += int((env._driver.pending != 0).sum())
+        opening += int((env.batch._driver.pending != 0).sum())
     assert episodes > 50 and opening > 0
 
 
@@ -184,7 +184,7 @@ def test_a_member_removed_from_the_pool_finishes_the_games_it_was_dealt():
     pool = OpponentPool({a: 1, b: 1, c: 1}, rules)
     env = OnoVecEnv(rules, num_envs=64, opponents=pool, seed=0)
     env.reset()
-    driver = env._driver
+    driver = env.batch._driver
     def seated(agent):
         return np.array([[driver.agents[j] is agent for j in row] for row in driver.member])
     had_a = seated(a).any(axis=1)
@@ -221,7 +221,7 @@ def test_a_seeded_reset_does_not_depend_on_the_pools_history():
     used.reset()
     pool.set_weight("a", 0)                 # "a" leaves every game, then comes back
     rng = np.random.default_rng(0)
-    while len(used._driver.agents) > 1:
+    while len(used.batch._driver.agents) > 1:
         used.step(random_legal(used.action_masks(), rng))
     pool.set_weight("a", 1)
     used.step(random_legal(used.action_masks(), rng))
@@ -377,9 +377,9 @@ def test_sb3_reset_infos_name_each_new_episodes_learner_seat():
     for _ in range(200):
         _, _, done, _ = env.step(random_legal(env.action_masks(), rng))
         renewed += int(done.sum())
-        assert [i["learner_seat"] for i in env.reset_infos] == env._learner.tolist()
-        assert (env.game.state.current == env._learner).all()
-    assert renewed > 0 and len(set(env._learner.tolist())) > 1
+        assert [i["learner_seat"] for i in env.reset_infos] == env.batch.learner.tolist()
+        assert (env.game.state.current == env.batch.learner).all()
+    assert renewed > 0 and len(set(env.batch.learner.tolist())) > 1
 
 
 def test_learner_seat_can_be_changed_only_to_a_seat():

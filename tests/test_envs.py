@@ -292,7 +292,7 @@ def test_opponent_pool_draws_per_game_and_accepts_snapshots():
     pool = OpponentPool({"greedy": 1, "random": 3, "color": 0}, rules)
     venv = OnoVecEnv(rules, num_envs=256, opponents=pool, seed=0)
     venv.reset()
-    seated = _seated_names(venv._driver, pool)
+    seated = _seated_names(venv.batch._driver, pool)
     assert not (seated == "color").any()                    # weight 0: never seated
     assert 0.15 < (seated == "greedy").mean() < 0.35        # about 1 in 4 seats
     for _ in range(30):
@@ -305,6 +305,6 @@ def test_opponent_pool_draws_per_game_and_accepts_snapshots():
     with pytest.raises(ValueError, match="already has 'greedy'"):
         pool.add("greedy", 1)
     dealt = np.ones(256, bool)
-    venv._driver.assign(dealt, np.random.default_rng(0))
-    assert set(_seated_names(venv._driver, pool).ravel()) == {"greedy", "snapshot-1"}
-    assert len(venv._driver.agents) == 2                    # the removed member is forgotten
+    venv.batch._driver.assign(dealt, np.random.default_rng(0))
+    assert set(_seated_names(venv.batch._driver, pool).ravel()) == {"greedy", "snapshot-1"}
+    assert len(venv.batch._driver.agents) == 2                    # the removed member is forgotten

@@ -1,0 +1,129 @@
+"""ONO as a native Gymnasium vector environment: ``num_envs`` games in one ``VecGame``.
+
+```python
+import gymnasium, ono_env
+envs = gymnasium.make_vec("ono_env/Ono-v0", num_envs=256, vectorization_mode="vector_entry_point",
+                          rules="basic", num_players=2, opponents="greedy")
+obs, infos = envs.reset(seed=0)
+mask = infos["action_mask"]                       # (256, 85) bool, also envs.action_masks()
+obs, rewards, terminated, truncated, infos = envs.step(actions)   # (256,) int actions
+```
+
+One ``VecGame`` steps every game at once and the opponents play in batch between the
+learner's decisions (:class:`ono_env.learner_batch.LearnerBatch`, the core shared with the
+Stable-Baselines3 VecEnv): no subprocesses and no Python object per game, unlike
+``SyncVectorEnv`` / ``AsyncVectorEnv`` over :class:`ono_env.gym_env.OnoEnv`, which
+``make_vec``'s other vectorization modes still build.
+
+- Spaces: ``single_observation_space`` is the single env's ``Box`` of ``(D,) float32``,
+  ``single_action_space`` is ``Discrete(85)``; ``observation_space`` / ``action_space`` are
+  their batched forms (``Box (N, D)``, ``MultiDiscrete``).
+- Masks: ``infos["action_mask"]`` ``(N, 85) bool`` after every ``reset`` and ``step`` (the
+  legal actions of the observation returned beside it) and :meth:`action_masks`.
+- Autoreset: ``metadata["autoreset_mode"]`` is ``AutoresetMode.SAME_STEP``: a game that
+  ends in ``step`` is dealt again in the same step; the returned observation (and mask) is
+  the new episode's, and ``infos["final_obs"]`` / ``infos["final_info"]`` (with the
+  ``"_final_obs"`` / ``"_final_info"`` masks) hold the finished episode's last observation.
+- ``infos["learner_seat"]``: the learner's seat in each game (``learner_seat="random"``, the
+  default, draws a new one per game and episode from the env's seeded generator).
+- Rewards, opponents, ``rules`` and its overrides, ``max_decisions``, ``skip_forced`` and
+  ``reward`` as for :class:`~ono_env.gym_env.OnoEnv`.
+- Seeding: ``reset(seed=s)`` (an integer) fixes every later episode of every game; a list of
+  per-game seeds is refused (the games' seeds follow from ``s``). Actions must be an integer
+  array of shape ``(N,)``; an illegal action raises ``ValueError`` naming the game and its
+  legal actions, and no game changes (a vector env has no single episode to end as a loss).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import gymnasium as gym
+import numpy as np
+from gymnasium import spaces
+from gymnasium.vector import AutoresetMode
+from gymnasium.vector.utils import batch_space
+
+from ono_env.cards import NUM_ACTIONS
+from ono_env.learner_batch import LearnerBatch
+from ono_env.observation import observation_size
+
+
+class OnoVectorEnv(gym.vector.VectorEnv):
+    metadata = {"autoreset_mode": AutoresetMode.SAME_STEP, "render_modes": []}
+
+    def __init__(
+        self,
+        num_envs: int = 16,
+        rules: Any = "classic",
+        num_players: int | None = None,
+        opponents: Any = "random",
+        learner_seat: int | str = "random",
+        *,
+        max_decisions: int | None = None,
+        skip_forced: bool = False,
+        reward: str = "win",
+        **rule_overrides: Any,
+    ) -> None:
+        if num_players is not None:
+            rule_overrides["num_players"] = num_players
+        self.batch = LearnerBatch(rules, num_envs, opponents, None, learner_seat,
+                                  max_decisions=max_decisions, skip_forced=skip_forced,
+                                  reward=reward, **rule_overrides)
+        self.rules = self.batch.rules
+        self.game = self.batch.game
+        self.num_envs = self.batch.num_envs
+        self.single_observation_space = spaces.Box(
+            -1.0, float(self.rules.deck_size), (observation_size(self.rules),), np.float32)
+        self.single_action_space = spaces.Discrete(NUM_ACTIONS)
+        self.observation_space = batch_space(self.single_observation_space, self.num_envs)
+        self.action_space = batch_space(self.single_action_space, self.num_envs)
+        self.render_mode = None
+        self._all = np.ones(self.num_envs, np.bool_)
+
+    @property
+    def learner_seat(self) -> int | str:
+        """A seat number, or ``"random"`` (drawn per game and episode)."""
+        return self.batch.learner_seat
+
+    @learner_seat.setter
+    def learner_seat(self, value: int | str) -> None:
+        self.batch.learner_seat = value
+
+    def _infos(self) -> dict[str, Any]:
+        return {"action_mask": self.batch.action_masks(), "_action_mask": self._all.copy(),
+                "learner_seat": self.batch.learner.copy(), "_learner_seat": self._all.copy()}
+
+    def reset(self, *, seed: int | None = None, options: dict | None = None):
+        """Deal every game again (from ``seed``, an integer, when given) up to each
+        learner's first turn. Returns ``(obs (N, D), infos)``."""
+        if isinstance(seed, (list, tuple, np.ndarray)):
+            raise ValueError(f"seed must be one integer for all {self.num_envs} games (each "
+                             f"game's deal follows from it) or None; got a "
+                             f"{type(seed).__name__}")
+        if options is not None and not isinstance(options, dict):
+            raise ValueError(f"options={options!r:.80} ({type(options).__name__}); allowed: a "
+                             f"dict or None (OnoVectorEnv.reset takes no options)")
+        obs = self.batch.reset(seed)
+        if seed is not None:
+            self._np_random, self._np_random_seed = gym.utils.seeding.np_random(seed)
+        return obs, self._infos()
+
+    def step(self, actions: Any):
+        """One decision in every game, the opponents up to each learner's next turn, and
+        same-step autoreset. Returns ``(obs, rewards, terminated, truncated, infos)``."""
+        r = self.batch.step(actions)
+        infos = self._infos()
+        if r.dones.any():
+            final_obs = np.empty(self.num_envs, dtype=object)
+            final_info = np.empty(self.num_envs, dtype=object)
+            for i in np.flatnonzero(r.dones):
+                final_obs[i] = r.final_obs[i]
+                final_info[i] = {}
+            infos.update(final_obs=final_obs, _final_obs=r.dones.copy(),
+                         final_info=final_info, _final_info=r.dones.copy())
+        return r.obs, r.rewards, r.terminated, r.truncated, infos
+
+    def action_masks(self) -> np.ndarray:
+        """``(N, 85) bool``: each learner's legal actions now."""
+        return self.batch.action_masks()

@@ -1,0 +1,129 @@
+"""A learner's games in batch: the one core of the vector environments.
+
+:class:`LearnerBatch` holds ``num_envs`` games of one ``VecGame``, a learner seat in each,
+and the opponents (:mod:`ono_env.opponents`) that play every other seat in batch between
+the learner's decisions. :meth:`LearnerBatch.step` takes one action per game, plays the
+opponents up to each learner's next turn, and deals a finished game again at once
+(same-step autoreset), returning the finished episodes' last observations beside the new
+ones. The Gymnasium vector env (:mod:`ono_env.gym_vector`) and the Stable-Baselines3 VecEnv
+(:mod:`ono_env.sb3`) are thin adapters over it, so both behave alike:
+
+- ``learner_seat``: ``"random"`` (a new seat per game and episode, drawn from the batch's
+  seeded generator) or a seat number. A deal that ends before the learner's first decision
+  (possible with tiny hands) is dealt again: every game handed back is the learner's turn.
+- Rewards: the learner's own, summed over the opponents' moves up to its next turn (a
+  reward from the opponents' moves before its first decision comes with its first step).
+- Seeding: ``reset(seed)`` fixes every later episode of every game (deals, learner seats,
+  opponents drawn from a pool, their choices).
+- Actions: an integer array of shape ``(num_envs,)`` (floats, bools and other shapes are
+  refused with ``ValueError``); an illegal learner action raises ``ValueError`` naming the
+  game and its legal actions, and no game changes.
+"""
+
+from __future__ import annotations
+
+from typing import Any, NamedTuple
+
+import numpy as np
+
+from ono_env.checks import check_int, check_learner_seat, check_seed
+from ono_env.game import MAX_GAMES, VecGame
+from ono_env.opponents import OpponentDriver, make_opponents
+from ono_env.rules import resolve_rules
+
+
+class BatchStep(NamedTuple):
+    """What :meth:`LearnerBatch.step` returns (arrays over the games)."""
+
+    obs: np.ndarray          # (N, D) float32: the learners' next observations (new episodes
+                             # where one ended)
+    rewards: np.ndarray      # (N,) float32
+    terminated: np.ndarray   # (N,) bool
+    truncated: np.ndarray    # (N,) bool: cut at max_decisions (and not terminated)
+    final_obs: np.ndarray | None  # (N, D) float32: the last observation of each finished
+                                  # episode (other rows 0); None when no game finished
+    dones: np.ndarray        # (N,) bool: terminated | truncated
+
+
+class LearnerBatch:
+    """``num_envs`` games under ``rules`` with a learner seat in each (see the module)."""
+
+    def __init__(self, rules: Any = "classic", num_envs: int = 64, opponents: Any = "random",
+                 seed: int | None = None, learner_seat: int | str = "random", *,
+                 max_decisions: int | None = None, skip_forced: bool = False,
+                 reward: str = "win", **rule_overrides: Any) -> None:
+        self.rules = resolve_rules(rules, **rule_overrides)
+        self.num_envs = check_int("num_envs", num_envs, 1, MAX_GAMES)
+        check_seed("seed", seed)
+        self._learner_seat = check_learner_seat(learner_seat, self.rules.num_players)
+        self.game = VecGame(self.rules, self.num_envs, seed=seed, max_decisions=max_decisions,
+                            skip_forced=skip_forced, reward=reward)
+        self.opponents = make_opponents(opponents, self.rules)
+        self._driver = OpponentDriver(self.game, self.opponents)
+        self.rng = np.random.default_rng(seed)
+        self.learner = np.zeros(self.num_envs, np.int64)
+        """(N,) the learner's seat in each game."""
+        self.decisions = 0
+        """Every decision taken, the learner's and the opponents'."""
+        self._rows = np.arange(self.num_envs)
+        self._ready = False
+
+    @property
+    def learner_seat(self) -> int | str:
+        """A seat number, or ``"random"``; a new value applies from the next deals."""
+        return self._learner_seat
+
+    @learner_seat.setter
+    def learner_seat(self, value: int | str) -> None:
+        self._learner_seat = check_learner_seat(value, self.rules.num_players)
+
+    def _deal(self, which: np.ndarray) -> None:
+        self.decisions += self._driver.start(which, self.learner, self.learner_seat, self.rng)
+
+    def reset(self, seed: int | None = None) -> np.ndarray:
+        """Deal every game again (reseeded when ``seed`` is given) up to each learner's first
+        turn; returns the learners' observations ``(N, D)``."""
+        seed = check_seed("seed", seed)
+        if seed is not None:
+            self.game.reset(seed=seed)
+            self.rng = np.random.default_rng(seed)
+        else:
+            self.game.reset()
+        self._deal(np.ones(self.num_envs, np.bool_))
+        self._ready = True
+        return self.game.observe(self.learner)
+
+    @staticmethod
+    def check_actions(actions: Any, num_envs: int) -> np.ndarray:
+        """``actions`` as an int64 array of shape ``(num_envs,)``, or ``ValueError``."""
+        a = np.asarray(actions)
+        if a.shape != (num_envs,) or a.dtype.kind not in "iu":
+            raise ValueError(f"actions must be an integer array of shape ({num_envs},); "
+                             f"got {a.dtype} {a.shape}")
+        return a.astype(np.int64)
+
+    def step(self, actions: Any) -> BatchStep:
+        """One decision of every learner (see the module for the checks), the opponents up to
+        each learner's next turn, and same-step autoreset of the finished games."""
+        if not self._ready:
+            raise RuntimeError("step() before reset(): call reset() first")
+        a = self.check_actions(actions, self.num_envs)
+        result = self.game.step(a)          # raises ValueError on an illegal action
+        rewards = self._driver.take_pending()
+        rewards += result.rewards[self._rows, self.learner]
+        self.decisions += self.num_envs
+        self.decisions += self._driver.advance(self.learner, self.rng, rewards)
+        terminated = self.game.terminated.copy()
+        truncated = self.game.truncated & ~terminated
+        dones = terminated | truncated
+        final = None
+        if dones.any():
+            final = self.game.observe(self.learner, which=dones)
+            self.game.reset(which=dones)
+            self._deal(dones)
+        obs = self.game.observe(self.learner)
+        return BatchStep(obs, rewards.astype(np.float32), terminated, truncated, final, dones)
+
+    def action_masks(self) -> np.ndarray:
+        """``(N, 85) bool``: each learner's legal actions now."""
+        return self.game.legal_mask().copy()

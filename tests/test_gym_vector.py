@@ -1,0 +1,162 @@
+"""The native Gymnasium vector env (``make_vec(..., vectorization_mode="vector_entry_point")``).
+
+Gymnasium ships no checker for custom vector envs; these tests hold ours to the contract
+its own vector envs keep (the checks of Gymnasium's vector test-suite: the same spaces as a
+``SyncVectorEnv`` of the single env, batched return types, seeding) and to same-step
+autoreset as Gymnasium documents it."""
+
+from __future__ import annotations
+
+import gymnasium as gym
+import numpy as np
+import pytest
+from gymnasium.vector import AutoresetMode
+
+import ono_env  # noqa: F401 - registers ono_env/Ono-v0
+from ono_env.gym_vector import OnoVectorEnv
+from ono_env.sb3 import OnoVecEnv
+
+KW = dict(rules="basic", num_players=2, opponents="greedy")
+
+
+def make(n=8, **kw):
+    return gym.make_vec("ono_env/Ono-v0", num_envs=n, vectorization_mode="vector_entry_point",
+                        **{**KW, **kw})
+
+
+def random_actions(mask, rng):
+    return np.array([rng.choice(np.flatnonzero(m)) for m in mask])
+
+
+def test_make_vec_builds_it_with_the_spaces_of_the_single_env():
+    envs = make(8)
+    assert isinstance(envs, OnoVectorEnv) and envs.num_envs == 8
+    assert envs.metadata["autoreset_mode"] == AutoresetMode.SAME_STEP
+    sync = gym.make_vec("ono_env/Ono-v0", num_envs=8, vectorization_mode="sync", **KW)
+    assert envs.single_observation_space == sync.single_observation_space
+    assert envs.single_action_space == sync.single_action_space == gym.spaces.Discrete(85)
+    assert envs.observation_space == sync.observation_space
+    assert envs.action_space == sync.action_space
+    # with no vectorization mode the vector entry point is the default
+    assert isinstance(gym.make_vec("ono_env/Ono-v0", num_envs=2, **KW), OnoVectorEnv)
+
+
+def test_reset_and_step_return_batched_values_with_masks():
+    envs = make(16, rules="classic", num_players=4, opponents="random", target_score=0)
+    obs, infos = envs.reset(seed=3)
+    assert obs.shape == (16, envs.single_observation_space.shape[0]) and obs.dtype == np.float32
+    assert envs.observation_space.contains(obs)
+    assert infos["action_mask"].shape == (16, 85) and infos["_action_mask"].all()
+    assert np.array_equal(infos["action_mask"], envs.action_masks())
+    assert (infos["action_mask"].any(axis=1)).all()
+    assert np.array_equal(infos["learner_seat"], envs.game.state.current)
+    rng = np.random.default_rng(0)
+    finished = 0
+    for _ in range(300):
+        actions = random_actions(infos["action_mask"], rng)
+        assert envs.action_space.contains(actions)
+        obs, rewards, terminated, truncated, infos = envs.step(actions)
+        assert obs.shape == (16, obs.shape[1]) and envs.observation_space.contains(obs)
+        assert rewards.dtype == np.float32 and rewards.shape == (16,)
+        assert terminated.dtype == np.bool_ and truncated.dtype == np.bool_
+        # every game handed back is the learner's turn, its mask that of the returned obs
+        assert np.array_equal(envs.game.state.current, infos["learner_seat"])
+        assert np.array_equal(infos["action_mask"], envs.action_masks())
+        assert not envs.game.finished.any()
+        finished += int(terminated.sum())
+    assert finished > 0
+
+
+def test_same_step_autoreset_reports_the_finished_episode():
+    envs = make(32)
+    obs, infos = envs.reset(seed=1)
+    rng = np.random.default_rng(1)
+    seen = 0
+    returns = np.zeros(32)
+    for _ in range(200):
+        obs, rewards, terminated, truncated, infos = envs.step(
+            random_actions(infos["action_mask"], rng))
+        returns += rewards
+        done = terminated | truncated
+        if not done.any():
+            assert "final_obs" not in infos
+            continue
+        assert np.array_equal(infos["_final_obs"], done) and np.array_equal(infos["_final_info"], done)
+        for i in np.flatnonzero(done):
+            final = infos["final_obs"][i]
+            assert final.shape == obs[i].shape and not np.array_equal(final, obs[i])
+            assert abs(returns[i]) == 1.0            # two players, reward "win": +1 or -1
+            returns[i] = 0
+            seen += 1
+        for i in np.flatnonzero(~done):
+            assert infos["final_obs"][i] is None
+        # the new episodes have just begun: the decisions counter is back near zero
+        assert (envs.game.state.decisions[done] < 10).all()
+    assert seen > 20
+
+
+def test_seeded_runs_repeat_and_match_the_sb3_env():
+    def run(env_reset, env_step, masks):
+        rng = np.random.default_rng(5)
+        out = [env_reset()]
+        for _ in range(60):
+            out.append(env_step(random_actions(masks(), rng)))
+        return out
+
+    a, b = make(8), make(8)
+    ra = run(lambda: a.reset(seed=9)[0], lambda x: a.step(x)[:4], a.action_masks)
+    rb = run(lambda: b.reset(seed=9)[0], lambda x: b.step(x)[:4], b.action_masks)
+    for x, y in zip(ra, rb):
+        assert all(np.array_equal(p, q) for p, q in zip(x if isinstance(x, tuple) else (x,),
+                                                         y if isinstance(y, tuple) else (y,)))
+    # the same core as the SB3 VecEnv: same seed, same actions, same observations and rewards
+    sb3 = OnoVecEnv("basic", num_envs=8, opponents="greedy", num_players=2, seed=9)
+    rs = run(sb3.reset, lambda x: sb3.step(x)[:3], sb3.action_masks)
+    assert np.array_equal(rs[0], ra[0])
+    for (obs_g, rew_g, term_g, trunc_g), (obs_s, rew_s, done_s) in zip(ra[1:], rs[1:]):
+        assert np.array_equal(obs_g, obs_s) and np.array_equal(rew_g, rew_s)
+        assert np.array_equal(term_g | trunc_g, done_s)
+    c = make(8)
+    assert not np.array_equal(c.reset(seed=10)[0], ra[0])
+
+
+def test_bad_input_is_refused_and_changes_nothing():
+    envs = make(4)
+    with pytest.raises(RuntimeError, match="before reset"):
+        envs.step(np.zeros(4, np.int64))
+    obs, infos = envs.reset(seed=0)
+    before = [envs.game.to_dict(i) for i in range(4)]
+    for bad in (np.zeros(4), np.zeros(3, np.int64), np.zeros((4, 1), np.int64), [True] * 4):
+        with pytest.raises(ValueError, match=r"actions must be an integer array of shape \(4,\)"):
+            envs.step(bad)
+    actions = random_actions(infos["action_mask"], np.random.default_rng(0))
+    illegal = next(a for a in range(85) if not infos["action_mask"][2, a])
+    actions[2] = illegal
+    with pytest.raises(ValueError, match="illegal"):
+        envs.step(actions)
+    assert [envs.game.to_dict(i) for i in range(4)] == before
+    with pytest.raises(ValueError, match="seed must be one integer"):
+        envs.reset(seed=[1, 2, 3, 4])
+    with pytest.raises(ValueError, match="seed"):
+        envs.reset(seed=-1)
+    with pytest.raises(ValueError, match="options"):
+        envs.reset(options=[1])
+    with pytest.raises(ValueError, match="num_envs"):
+        make(0)
+
+
+def test_the_cleanrl_style_example_trains_on_it():
+    """The example script, with a tiny budget: it runs end to end, and its masked policy
+    never samples an illegal action (the env would raise ValueError)."""
+    import importlib.util
+    from pathlib import Path
+    pytest.importorskip("torch")
+    path = Path(__file__).parent.parent / "docs" / "examples" / "cleanrl_masked_ppo.py"
+    spec = importlib.util.spec_from_file_location("cleanrl_masked_ppo", path)
+    module = importlib.util.module_from_spec(spec)
+    import sys
+    sys.modules[spec.name] = module      # dataclasses look their module up there
+    spec.loader.exec_module(module)
+    out = module.main(module.Args(total_timesteps=2048, num_envs=32, num_steps=16, hidden=32,
+                                  update_epochs=1))
+    assert out["steps"] == 2048 and out["episodes"] > 0 and 0 <= out["win_rate"] <= 1
