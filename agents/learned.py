@@ -13,8 +13,8 @@ network's weights, every tensor ``float32`` (``F32``), under neutral names; with
     logits.weight        (A, H[n-1])       the action head (A, D) when n = 0
     logits.bias          (A,)
 
-and, when ``architecture`` has ``value_hidden_sizes`` (``V``, ``m = len(V)``), the value
-network beside it, over the same scaled observation::
+and, in format version 3, whose ``architecture`` has ``value_hidden_sizes`` (``V``,
+``m = len(V)``), the value network beside it, over the same scaled observation::
 
     value_hidden.<i>.weight  (V[i], V[i-1])   value hidden layer i = 0 .. m-1 (V[-1] means D)
     value_hidden.<i>.bias    (V[i],)
@@ -24,8 +24,9 @@ network beside it, over the same scaled observation::
 The header's ``__metadata__`` (a string-to-string map) has one key, ``"ono_env"``, whose
 value is this JSON object (every key required; types checked on loading)::
 
-    {"format": "ono_env-policy", "format_version": 2,
-     "architecture": {"type": "mlp", "hidden_sizes": [256, 256], "activation": "tanh"},
+    {"format": "ono_env-policy", "format_version": 3,
+     "architecture": {"type": "mlp", "hidden_sizes": [256, 256], "activation": "tanh",
+                      "value_hidden_sizes": [256, 256]},
      "rules": {... every RuleSet field (RuleSet.to_dict()) ...}, "num_players": 2,
      "observation_version": 1, "observation_size": 241,
      "action_names": ["play R0", ...], "training_steps": 11684608,
@@ -88,7 +89,11 @@ from ono_env.observation import OBS_VERSION, observation_size
 from ono_env.rules import RuleSet, resolve_rules
 
 FORMAT = "ono_env-policy"
-FORMAT_VERSION = 2
+FORMAT_VERSION = 3
+"""The model format written with a value network; without one, version 2 (the same format
+less the value network) is written, so that ono_env releases that read only version 2
+still play it. Both are read."""
+FORMAT_VERSIONS = (2, 3)
 META_KEY = "ono_env"
 """The key of the safetensors ``__metadata__`` map that holds the JSON metadata."""
 SAFE_MEMBER = "ono_policy.safetensors"
@@ -253,7 +258,7 @@ def make_metadata(rules: RuleSet, training_steps: int, config: Mapping[str, Any]
     if value_hidden_sizes is not None:
         arch["value_hidden_sizes"] = [int(h) for h in value_hidden_sizes]
     return {
-        "format": FORMAT, "format_version": FORMAT_VERSION,
+        "format": FORMAT, "format_version": FORMAT_VERSION if value_hidden_sizes is not None else 2,
         "architecture": arch,
         "rules": rules.to_dict(), "num_players": rules.num_players,
         "observation_version": OBS_VERSION, "observation_size": observation_size(rules),
@@ -273,11 +278,11 @@ def check_metadata(meta: Any, where: str = "model") -> dict[str, Any]:
         raise ValueError(f"{where}: not an ono_env model: metadata format "
                          f"{meta.get('format')!r}, expected {FORMAT!r}")
     version = meta.get("format_version")
-    if version != FORMAT_VERSION or not is_int(version):
+    if version not in FORMAT_VERSIONS or not is_int(version):
         hint = (f": convert it with {EXPORT_COMMAND} OLD.zip NEW.safetensors" if version == 1
                 else "")
         raise ValueError(f"{where}: model format version {version!r}; this version of ono_env "
-                         f"reads version {FORMAT_VERSION}{hint}")
+                         f"reads versions {' and '.join(map(str, FORMAT_VERSIONS))}{hint}")
     missing = [k for k in _META_KEYS if k not in meta]
     if missing:
         raise ValueError(f"{where}: damaged model: the metadata has no {', '.join(map(repr, missing))}")
@@ -296,8 +301,11 @@ def check_metadata(meta: Any, where: str = "model") -> dict[str, Any]:
                 and (not isinstance(arch["value_hidden_sizes"], list)
                      or not all(is_int(h) and h >= 1 for h in arch["value_hidden_sizes"]))):
         raise bad("architecture", '{"type": "mlp", "hidden_sizes": [positive whole numbers], '
-                                  f'"activation": one of {", ".join(ACTIVATIONS)}, optionally '
-                                  '"value_hidden_sizes": [positive whole numbers]}')
+                                  f'"activation": one of {", ".join(ACTIVATIONS)}, and in format '
+                                  'version 3 "value_hidden_sizes": [positive whole numbers]}')
+    if ("value_hidden_sizes" in arch) != (version == 3):
+        raise bad("architecture", "value_hidden_sizes exactly in format version 3 (a value "
+                                  "network); version 2 has none")
     if not isinstance(meta["rules"], dict):
         raise bad("rules", "an object of rule options")
     if not is_int(meta["num_players"]) or meta["rules"].get("num_players") != meta["num_players"]:

@@ -100,6 +100,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             record_dir = Path(args.record[1])
             if record_dir.exists() and not record_dir.is_dir():
                 raise ValueError(f"--record: {str(record_dir)!r} is not a folder")
+            if record_dir.is_dir() and any(record_dir.glob("replay-*.json")):
+                raise ValueError(f"--record: {str(record_dir)!r} already holds replay files; "
+                                 f"give a new or empty folder")
         result = run_arena(args.agents, args.rules, args.players, args.games, args.seed,
                            batch_size=args.batch, rating=False if args.no_rating else None,
                            progress=not args.no_progress, ray_address=args.ray,

@@ -14,7 +14,9 @@ finished game as a replay (:mod:`ono_env.replay`), which the web table's viewer
 
 from __future__ import annotations
 
+import os
 import sys
+from pathlib import Path
 from typing import Callable, Sequence, TextIO
 
 import numpy as np
@@ -24,6 +26,7 @@ from ono_env import cli
 from ono_env.checks import check_int, check_seed
 from ono_env.game import VecGame, game_seeds
 from ono_env.agents import checked_actions, make_agent
+from ono_env.agents.registry import is_model_path
 from ono_env.render import describe_action, render_text
 from ono_env.replay import Replay, agent_thinking
 from ono_env.rules import resolve_rules
@@ -91,12 +94,19 @@ def play(agents: Sequence[str], rules="basic", num_players: int | None = None, s
         raise ValueError(f"{len(agents)} agents for {n} players: give {n - 1} (one per other seat)")
     seat = check_int("seat", seat, 0, n - 1)
     seed = check_seed("seed", seed)
+    if replay_path is not None:     # refuse a path it cannot write before the game, not after
+        target = Path(replay_path)
+        folder = next((p for p in target.parents if p.exists()), Path("."))
+        if target.is_dir() or not os.access(folder, os.W_OK):
+            raise ValueError(f"--replay {str(target)!r}: cannot write a file there")
     policies = [make_agent(a, rules) for a in agents]
     by_seat: dict[int, tuple[str, object]] = {}
     k = 0
     for s in range(n):
         if s != seat:
-            by_seat[s] = (str(agents[k]), policies[k])
+            spec = agents[k]   # a model file is shown by its name, not its local path
+            label = Path(spec).stem if isinstance(spec, str) and is_model_path(spec) else str(spec)
+            by_seat[s] = (label, policies[k])
             k += 1
     seed = int(np.random.SeedSequence().entropy % 2**31) if seed is None else seed
     game = VecGame(rules, 1, seed=seed)

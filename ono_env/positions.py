@@ -71,29 +71,30 @@ def refusal(keys: str | tuple[str, ...], detail: str, allowed: str) -> ValueErro
 
 
 # ---- reading ----------------------------------------------------------------------------
-def load_json(text: Any) -> Any:
-    """The data of a position's JSON text; malformed JSON (or a key given twice) is a
-    ``ValueError`` that says where, never a ``JSONDecodeError``."""
+def load_json(text: Any, what: str = "position JSON") -> Any:
+    """The data of a JSON text (a position's, unless ``what`` names another); malformed JSON
+    (or a key given twice, or nesting too deep) is a ``ValueError`` that says where, never a
+    ``JSONDecodeError``."""
     if not isinstance(text, (str, bytes, bytearray)):
-        raise ValueError(f"position JSON must be a str; got {type(text).__name__}")
+        raise ValueError(f"{what} must be a str; got {type(text).__name__}")
 
     def no_duplicates(pairs):
         seen = {}
         for key, value in pairs:
             if key in seen:
-                raise ValueError(f"position JSON gives the key {key!r} twice")
+                raise ValueError(f"{what} gives the key {key!r} twice")
             seen[key] = value
         return seen
 
     try:
         return json.loads(text, object_pairs_hook=no_duplicates)
     except json.JSONDecodeError as exc:
-        raise ValueError(f"position JSON is malformed: {exc.msg} at line {exc.lineno}, "
+        raise ValueError(f"{what} is malformed: {exc.msg} at line {exc.lineno}, "
                          f"column {exc.colno}") from None
     except UnicodeDecodeError as exc:
-        raise ValueError(f"position JSON is not valid text: {exc.reason}") from None
+        raise ValueError(f"{what} is not valid text: {exc.reason}") from None
     except RecursionError:
-        raise ValueError("position JSON is nested too deeply") from None
+        raise ValueError(f"{what} is nested too deeply") from None
 
 
 def check_keys(d: Any) -> Mapping[str, Any]:

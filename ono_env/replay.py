@@ -72,7 +72,7 @@ def agent_thinking(agent: Any, label: str, obs: np.ndarray, mask: np.ndarray) ->
         return None
     probs, value = explain(obs[None, :], mask[None, :])
     row = probs[0]
-    out = {"agent": str(label)[:MAX_LABEL],
+    out = {"agent": str(label)[:MAX_LABEL] or "?",
            "probs": {C.action_name(int(a)): round(float(row[a]), 6) for a in np.flatnonzero(mask)},
            "value": None if value is None else round(float(value[0]), 6)}
     return out
@@ -97,9 +97,14 @@ class Replay:
     def start(cls, game: VecGame, i: int, game_seed: int, players: Sequence[str],
               source: str) -> "Replay":
         """An empty replay of game ``i`` of ``game``, dealt from ``game_seed``, before its
-        first decision."""
-        return cls(game.rules, int(game_seed), game.max_decisions, [str(p) for p in players],
-                   source=source)
+        first decision. Labels longer than :data:`MAX_LABEL` characters are cut to it. A
+        game with ``skip_forced`` or ``autoreset`` is refused: its forced decisions or its
+        next episodes would not be in the replay."""
+        if game.skip_forced or game.autoreset:
+            raise ValueError("a replay records a game without skip_forced and autoreset "
+                             "(every decision must be offered, one episode)")
+        return cls(game.rules, int(game_seed), game.max_decisions,
+                   [str(p)[:MAX_LABEL] or "?" for p in players], source=source[:MAX_LABEL])
 
     def add(self, action: int, thinking: dict[str, Any] | None = None) -> None:
         """Record the next decision (before or after it is stepped)."""
@@ -125,6 +130,9 @@ class Replay:
         return json.dumps(self.to_dict())
 
     def save(self, path: str | Path) -> Path:
+        """Write the replay of a finished game (``finish`` called) as JSON."""
+        if self.result is None:
+            raise ValueError("a replay is saved once its game is over (call finish)")
         path = Path(path)
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(self.to_json() + "\n")
@@ -193,7 +201,7 @@ class Replay:
     @classmethod
     def from_json(cls, text: str, where: str = "replay") -> "Replay":
         try:
-            d = load_json(text)
+            d = load_json(text, "replay JSON")
         except ValueError as exc:
             raise ValueError(f"{where}: {exc}") from None
         return cls.from_dict(d, where)

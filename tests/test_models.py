@@ -265,7 +265,7 @@ def test_save_model_round_trip_and_live_or_frozen_agents(tmp_path):
     assert path.suffix == ".zip" and "ono_policy.safetensors" in zipfile.ZipFile(path).namelist()
     agent = load_agent(path)
     meta = agent.meta
-    assert meta["format_version"] == 2 and meta["training_steps"] == model.num_timesteps
+    assert meta["format_version"] == 3 and meta["training_steps"] == model.num_timesteps
     assert meta["architecture"] == {"type": "mlp", "hidden_sizes": [16, 8], "activation": "relu",
                                     "value_hidden_sizes": [16]}
     assert meta["config"] == {"total_steps": 64} and meta["rules"] == RULES.to_dict()
@@ -411,7 +411,13 @@ DAMAGED = {
     "wrong format": ("m.safetensors", _with_meta(_set("format", "other")), "not an ono_env model"),
     "format version 1": ("m.safetensors", _with_meta(_set("format_version", 1)),
                          "format version 1.*ono-export"),
-    "format version 3": ("m.safetensors", _with_meta(_set("format_version", 3)), "format version 3"),
+    "format version 4": ("m.safetensors", _with_meta(_set("format_version", 4)),
+                         "format version 4; this version of ono_env reads versions 2 and 3"),
+    "version 3 without a value network": ("m.safetensors", _with_meta(_set("format_version", 3)),
+                                          "value_hidden_sizes exactly in format version 3"),
+    "version 2 with a value network": ("m.safetensors", _with_meta(
+        lambda m: m["architecture"].update(value_hidden_sizes=[4])),
+        "value_hidden_sizes exactly in format version 3"),
     "no architecture": ("m.safetensors", _with_meta(lambda m: m.pop("architecture")), "no 'architecture'"),
     "no rules": ("m.safetensors", _with_meta(lambda m: m.pop("rules")), "no 'rules'"),
     "no action names": ("m.safetensors", _with_meta(lambda m: m.pop("action_names")), "no 'action_names'"),
@@ -554,7 +560,7 @@ def test_shipped_models_are_safetensors_files_and_load_by_name():
         agent = make_agent(name, rules)
         assert isinstance(agent, LearnedAgent) and agent.rules == rules and agent.name == name
         meta = agent.meta
-        assert meta["format_version"] == 2 and meta["rules"] == rules.to_dict()
+        assert meta["format_version"] == 3 and meta["rules"] == rules.to_dict()
         assert meta["architecture"] == {"type": "mlp", "hidden_sizes": [256, 256], "activation": "tanh",
                                         "value_hidden_sizes": [256, 256]}
         assert meta["training_steps"] > 10_000_000 and meta["config"]["policy"]["activation"] == "tanh"
@@ -604,3 +610,17 @@ def test_shipped_model_matches_a_torch_forward_pass_of_its_weights(name):
     assert np.abs(probs - p_ref).max() < 1e-4
     assert (probs[~legal] == 0).all() and np.allclose(probs.sum(1), 1)
     assert np.array_equal(probs.argmax(1), agent.act(obs, legal, np.random.default_rng(0)))
+
+
+def test_a_version_2_model_without_a_value_network_still_plays(tmp_path):
+    """Models written before value networks (format version 2) load and play; explain
+    gives their probabilities and no value."""
+    net = tiny_net()
+    meta = make_metadata(RULES, 5, {}, hidden_sizes=net.hidden_sizes, activation="tanh")
+    assert meta["format_version"] == 2 and "value_hidden_sizes" not in meta["architecture"]
+    path = write_model(tmp_path / "v2.safetensors", net, meta)
+    agent = load_agent(path)
+    obs, legal = real_observations(RULES, 50)
+    probs, value = agent.explain(obs, legal)
+    assert value is None and np.allclose(probs.sum(1), 1)
+    assert np.array_equal(agent.act(obs, legal, np.random.default_rng(0)), probs.argmax(1))

@@ -206,3 +206,49 @@ def test_ono_arena_record_refuses_bad_arguments(tmp_path, capsys, args, message)
                        "--no-progress", *args]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and err.startswith("ono-arena: error:") and message in err
+
+
+def test_replays_refuse_games_they_cannot_reproduce_and_unfinished_saves(tmp_path):
+    for kw in (dict(skip_forced=True), dict(autoreset=True)):
+        game = VecGame("basic", 1, seed=0, num_players=2, **kw)
+        with pytest.raises(ValueError, match="without skip_forced and autoreset"):
+            Replay.start(game, 0, 1, ["a", "b"], "test")
+    game = VecGame("basic", 1, seed=0, num_players=2)
+    r = Replay.start(game, 0, int(game_seeds(0, 1)[0]), ["x" * 200, "b"], "test")
+    assert r.players[0] == "x" * 80                 # labels cut to the format's limit
+    with pytest.raises(ValueError, match="once its game is over"):
+        r.save(tmp_path / "r.json")
+    assert not (tmp_path / "r.json").exists()
+
+
+def test_ono_play_refuses_a_replay_path_it_cannot_write_before_playing(tmp_path):
+    import io
+    out = io.StringIO()
+    with pytest.raises(ValueError, match="cannot write a file there"):
+        play(["greedy"], "basic", seed=1, read=lambda p: "0", out=out, replay_path=str(tmp_path))
+    assert out.getvalue() == ""                     # refused before the game began
+
+
+def test_ono_play_labels_a_model_file_by_its_name(tmp_path):
+    import io
+    import shutil
+    from ono_env.agents.learned import shipped_models
+    model = tmp_path / "deep" / "folder" / "my-model.safetensors"
+    model.parent.mkdir(parents=True)
+    shutil.copy(shipped_models()["ppo-basic-2p"], model)
+    out = io.StringIO()
+
+    def read_first(prompt):
+        text = out.getvalue()
+        return text[text.rfind("your options:"):].split("\n")[1].split()[0]
+
+    play([str(model)], "basic", seed=2, read=read_first, out=out,
+         replay_path=str(tmp_path / "r.json"))
+    assert Replay.load(tmp_path / "r.json").players == ["you", "my-model"]
+
+
+def test_ono_arena_record_refuses_a_folder_with_replays(tmp_path, capsys):
+    (tmp_path / "replay-00001.json").write_text("{}")
+    assert arena_main(["greedy", "random", "--rules", "basic", "--players", "2", "--games", "10",
+                       "--no-progress", "--record", "2", str(tmp_path)]) == 2
+    assert "already holds replay files" in capsys.readouterr().err

@@ -21,6 +21,9 @@ def client():
     return TestClient(create_app())
 
 
+JSON = {"content-type": "application/json"}
+
+
 def new_game(client, **body):
     body = {"rules": "basic", "num_players": 2, "opponents": ["greedy"], "seed": 3, **body}
     r = client.post("/api/games", json=body)
@@ -110,9 +113,17 @@ def test_bad_new_games_are_refused_with_the_reason(client, body, status, fragmen
 
 
 def test_bodies_that_are_not_json_objects_are_refused(client):
-    refused(client.post("/api/games", content=b"{oops"), 400, "not JSON")
+    refused(client.post("/api/games", headers=JSON, content=b"{oops"), 400, "malformed",
+            "it must be JSON")
+    refused(client.post("/api/games", headers=JSON, content=b"[" * 100_000), 400,
+            "nested too deeply")
     refused(client.post("/api/games", json=[1, 2]), 400, "must be a JSON object")
     refused(client.post("/api/games", json={}), 400, "missing key 'opponents'")
+    # a body must say it is JSON (a page on another site cannot, without asking first)
+    refused(client.post("/api/games", content=b'{"opponents": ["greedy"]}'), 415,
+            "must be sent as application/json")
+    refused(client.post("/api/games", headers={"content-type": "text/plain"},
+                        content=b'{"opponents": ["greedy"]}'), 415, "text/plain")
 
 
 def test_rule_options_and_matches(client):
@@ -167,14 +178,14 @@ def test_unknown_games_and_finished_games(client):
 
 def test_oversized_requests_are_refused(client):
     big = b'{"opponents": ["' + b"x" * (MAX_BODY + 10) + b'"]}'
-    refused(client.post("/api/games", content=big), 413, "at most")
+    refused(client.post("/api/games", headers=JSON, content=big), 413, "at most")
 
     def chunks():       # no content-length: the body is counted as it arrives
         yield b'{"opponents": ["'
         for _ in range(MAX_BODY // 65536 + 2):
             yield b"x" * 65536
         yield b'"]}'
-    refused(client.post("/api/games", content=chunks()), 413, "over")
+    refused(client.post("/api/games", headers=JSON, content=chunks()), 413, "over")
 
 
 def test_several_games_at_once_and_the_oldest_dropped():
@@ -227,16 +238,16 @@ def test_a_finished_game_is_saved_viewed_and_downloaded_as_a_replay(client):
 def test_replay_uploads_are_checked(client):
     r = run_arena(["greedy", "random"], "basic", num_players=2, num_games=10, seed=0,
                   rating=False, record=1).replays[0]
-    ok = client.post("/api/replays", content=r.to_json())
+    ok = client.post("/api/replays", headers=JSON, content=r.to_json())
     assert ok.status_code == 200 and ok.json()["source"] == "ono-arena"
     d = r.to_dict()
     d["result"]["winner"] = 1 - d["result"]["winner"]
-    refused(client.post("/api/replays", content=json.dumps(d)), 400, "the actions end with")
+    refused(client.post("/api/replays", headers=JSON, content=json.dumps(d)), 400, "the actions end with")
     d = r.to_dict()
     d["actions"][0] = "challenge"
-    refused(client.post("/api/replays", content=json.dumps(d)), 400, "actions[0]", "is not legal")
-    refused(client.post("/api/replays", content=b"\xff\xfe"), 400, "UTF-8")
-    refused(client.post("/api/replays", content=b"[]"), 400, "a replay is a JSON object")
+    refused(client.post("/api/replays", headers=JSON, content=json.dumps(d)), 400, "actions[0]", "is not legal")
+    refused(client.post("/api/replays", headers=JSON, content=b"\xff\xfe"), 400, "UTF-8")
+    refused(client.post("/api/replays", headers=JSON, content=b"[]"), 400, "a replay is a JSON object")
 
 
 def test_the_server_lists_replay_folders_and_offers_model_files_from_its_command_line(tmp_path):
@@ -280,3 +291,81 @@ def test_ono_web_refuses_bad_arguments_in_one_line(capsys, args, fragment):
     assert main(args) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and err.startswith("ono-web: error:") and fragment in err
+
+
+def test_a_seed_the_server_drew_is_shown_only_at_the_end(client):
+    view = client.post("/api/games", json={"rules": "basic", "num_players": 2,
+                                           "opponents": ["greedy"]}).json()
+    assert view["seed"] is None                     # it would deal every hand
+    end = play_out(client, view)
+    assert isinstance(end["seed"], int)
+    assert new_game(client, seed=77)["seed"] == 77  # the browser's own seed it knows
+
+
+def test_a_failing_agent_is_reported_and_the_human_cannot_play_its_turn():
+    from ono_env.agents.registry import _REGISTRY, register_agent
+
+    class Broken:
+        uses_observation = True
+
+        def act(self, obs, mask, rng):
+            raise RuntimeError("out of order")
+
+    register_agent("broken-test-agent", lambda rules: Broken())
+    try:
+        client = TestClient(create_app())
+        for seed in range(20):       # a deal where the human moves first
+            r = client.post("/api/games", json={"rules": "basic", "num_players": 2, "seed": seed,
+                                                "opponents": ["broken-test-agent"]})
+            if r.status_code == 200:
+                break
+            refused(r, 500, "agent 'broken-test-agent' (P1) failed: out of order")
+        view = r.json()
+        while True:        # the human's decisions, until the turn passes to the agent
+            r = client.post(f"/api/games/{view['id']}/action",
+                            json={"action": view["legal"][0]["id"], "move": view["move"]})
+            if r.status_code != 200:
+                break
+            view = r.json()
+        refused(r, 500, "agent 'broken-test-agent' (P1) failed")
+        now = client.get(f"/api/games/{view['id']}").json()
+        assert now["current"] == 1 and now["legal"] == []
+        refused(client.post(f"/api/games/{view['id']}/action",
+                            json={"action": "draw", "move": now["move"]}),
+                409, "it is P1's turn, not yours")
+    finally:
+        _REGISTRY.pop("broken-test-agent", None)
+
+
+def test_other_host_names_are_refused_when_hosts_are_set():
+    client = TestClient(create_app(allowed_hosts=["127.0.0.1", "localhost"]),
+                        base_url="http://evil.example")
+    assert client.get("/api/options").status_code == 400
+    ok = TestClient(create_app(allowed_hosts=["127.0.0.1", "localhost"]),
+                    base_url="http://127.0.0.1:8000")
+    assert ok.get("/api/options").status_code == 200
+
+
+def test_long_replay_uploads_are_refused_before_any_work(client):
+    from ono_env.web.server import MAX_REPLAY_DECISIONS
+    r = run_arena(["greedy", "random"], "basic", num_players=2, num_games=10, seed=0,
+                  rating=False, record=1).replays[0]
+    d = r.to_dict()
+    n = MAX_REPLAY_DECISIONS + 1
+    d["actions"] = ["draw"] * n
+    d["thinking"] = [None] * n
+    d["max_decisions"] = n
+    refused(client.post("/api/replays", headers=JSON, content=json.dumps(d)), 413,
+            f"the server takes at most {MAX_REPLAY_DECISIONS}")
+
+
+def test_a_bad_file_in_a_replay_folder_is_skipped_with_a_note(tmp_path):
+    import io
+    r = run_arena(["greedy", "random"], "basic", num_players=2, num_games=10, seed=0,
+                  rating=False, record=1).replays[0]
+    r.save(tmp_path / "good.json")
+    (tmp_path / "bad.json").write_text("{}")
+    log = io.StringIO()
+    client = TestClient(create_app(replay_dirs=[str(tmp_path)], log=log))
+    assert [x["title"] for x in client.get("/api/replays").json()] == ["good.json"]
+    assert "bad.json skipped" in log.getvalue() and "missing" in log.getvalue()

@@ -136,7 +136,7 @@ def convert_old_checkpoint(zf: zipfile.ZipFile, where: str) -> tuple[dict[str, A
     config = old.get("config") if isinstance(old.get("config"), dict) else {}
     policy_cfg = config.get("policy") if isinstance(config.get("policy"), dict) else {}
     meta = {
-        "format": FORMAT, "format_version": FORMAT_VERSION,
+        "format": FORMAT, "format_version": FORMAT_VERSION if has_value else 2,
         "architecture": {"type": "mlp",
                          "hidden_sizes": [int(tensors[f"hidden.{i}.weight"].shape[0])
                                           for i in range(len(idx))],

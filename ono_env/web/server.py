@@ -27,7 +27,6 @@ replay by id and never names a path. Requests over :data:`MAX_BODY` bytes are re
 """
 
 import argparse
-import json
 import secrets
 import sys
 import threading
@@ -38,6 +37,7 @@ from typing import Any, Sequence
 from ono_env import cli
 from ono_env.agents.learned import read_metadata
 from ono_env.agents.registry import agent_names
+from ono_env.positions import load_json
 from ono_env.replay import MAX_LABEL, Replay, replay_positions
 from ono_env.rules import CHOICES, PRESETS, RuleSet
 from ono_env.web.table import Refused, Tables, default_agent_factory, make_rules
@@ -45,10 +45,11 @@ from ono_env.web.table import Refused, Tables, default_agent_factory, make_rules
 STATIC = Path(__file__).parent / "static"
 MAX_BODY = 4 << 20
 """The largest request body: 4 MiB (a replay upload is the largest request)."""
-MAX_REPLAYS = 1000
+MAX_REPLAYS = 200
 """The most replays the server keeps (uploads and saved games; the oldest go first)."""
 MAX_REPLAY_DECISIONS = 20_000
-"""The longest replay the viewer plays (every position is sent to the browser)."""
+"""The longest replay the server takes or shows (every position is sent to the browser)."""
+LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "::1", "[::1]")
 
 
 class Replays:
@@ -122,12 +123,19 @@ def rule_options() -> dict[str, Any]:
 
 
 def create_app(models: Sequence[str] = (), replay_dirs: Sequence[str] = (),
-               max_tables: int | None = None) -> Any:
+               max_tables: int | None = None, allowed_hosts: Sequence[str] | None = None,
+               log: Any = None) -> Any:
     """The FastAPI app. ``models``: model files the browser may pick as opponents (by their
-    file name's stem); ``replay_dirs``: folders whose ``*.json`` replays are listed."""
+    file name's stem); ``replay_dirs``: folders whose ``*.json`` replays are listed (a file
+    that is not a replay is skipped with a note to ``log``, default stderr);
+    ``allowed_hosts``: the Host headers served (``ono-web`` passes the loopback names and
+    its ``--host``, so that another site's page cannot reach the server by DNS rebinding;
+    None: any)."""
     from fastapi import FastAPI, Request
     from fastapi.responses import FileResponse, JSONResponse, Response
     from fastapi.staticfiles import StaticFiles
+    from starlette.concurrency import run_in_threadpool
+    from starlette.middleware.trustedhost import TrustedHostMiddleware
 
     allowed: dict[str, str] = {name: name for name in agent_names()}
     for m in models:
@@ -142,11 +150,16 @@ def create_app(models: Sequence[str] = (), replay_dirs: Sequence[str] = (),
         if not folder.is_dir():
             raise ValueError(f"--replays {str(folder)!r}: not a folder")
         for f in sorted(folder.glob("*.json")):
-            replays.add(Replay.load(f), f.name)
+            try:
+                replays.add(Replay.load(f), f.name[:MAX_LABEL])
+            except ValueError as exc:
+                print(f"ono-web: note: {f} skipped: {exc}", file=log or sys.stderr)
 
     app = FastAPI(title="ono_env web table", docs_url=None, redoc_url=None, openapi_url=None)
     app.state.tables = tables
     app.state.replays = replays
+    if allowed_hosts is not None:
+        app.add_middleware(TrustedHostMiddleware, allowed_hosts=list(allowed_hosts))
 
     @app.middleware("http")
     async def limit_body(request: Request, call_next):
@@ -168,12 +181,21 @@ def create_app(models: Sequence[str] = (), replay_dirs: Sequence[str] = (),
     async def refused(request: Request, exc: Refused):
         return JSONResponse({"error": str(exc)}, status_code=exc.status)
 
+    def json_body(request: Request) -> None:
+        """A body must say it is JSON: a page on another site cannot send that without the
+        browser asking this server first (which it does not answer)."""
+        kind = request.headers.get("content-type", "").split(";")[0].strip().lower()
+        if kind != "application/json":
+            raise Refused(f"the request body must be sent as application/json; got "
+                          f"{kind or 'no content type'!r}", 415)
+
     async def body_object(request: Request, keys: dict[str, bool]) -> dict[str, Any]:
         """The JSON object of a request, with only ``keys`` (name -> required)."""
+        json_body(request)
         try:
-            d = json.loads(await request.body() or b"null")
-        except (ValueError, UnicodeDecodeError):
-            raise Refused("the request body is not JSON") from None
+            d = load_json(await request.body(), "the request body")
+        except ValueError as exc:
+            raise Refused(f"{exc} (it must be JSON)") from None
         if not isinstance(d, dict):
             raise Refused(f"the request body must be a JSON object with the keys "
                           f"{', '.join(keys)}")
@@ -200,10 +222,12 @@ def create_app(models: Sequence[str] = (), replay_dirs: Sequence[str] = (),
         if not isinstance(opponents, list):
             raise Refused(f"opponents must be a list of agent names; allowed names: "
                           f"{', '.join(allowed)}")
-        table = tables.new(rules, d.get("seat", 0), opponents, d.get("seed"),
-                           default_agent_factory(rules, allowed), d.get("thinking", False))
-        with table.lock:
-            return table.view()
+        def deal() -> dict[str, Any]:   # agents may think a while: off the event loop
+            table = tables.new(rules, d.get("seat", 0), opponents, d.get("seed"),
+                               default_agent_factory(rules, allowed), d.get("thinking", False))
+            with table.lock:
+                return table.view()
+        return await run_in_threadpool(deal)
 
     @app.get("/api/games/{table_id}")
     def get_game(table_id: str) -> dict[str, Any]:
@@ -215,9 +239,12 @@ def create_app(models: Sequence[str] = (), replay_dirs: Sequence[str] = (),
     async def act(table_id: str, request: Request) -> dict[str, Any]:
         table = tables.get(table_id)
         d = await body_object(request, {"action": True, "move": True})
-        with table.lock:
-            table.act(d["action"], d["move"])
-            return table.view()
+
+        def decide() -> dict[str, Any]:
+            with table.lock:
+                table.act(d["action"], d["move"])
+                return table.view()
+        return await run_in_threadpool(decide)
 
     @app.post("/api/games/{table_id}/thinking")
     async def thinking(table_id: str, request: Request) -> dict[str, Any]:
@@ -245,15 +272,25 @@ def create_app(models: Sequence[str] = (), replay_dirs: Sequence[str] = (),
 
     @app.post("/api/replays")
     async def upload_replay(request: Request) -> dict[str, Any]:
+        json_body(request)
         try:
             text = (await request.body()).decode("utf-8")
         except UnicodeDecodeError:
             raise Refused("a replay is UTF-8 JSON text") from None
         try:
             replay = Replay.from_json(text, "uploaded replay")
-            replay_positions(replay)   # every action legal, the result as recorded
         except ValueError as exc:
             raise Refused(str(exc)) from None
+        if len(replay.actions) > MAX_REPLAY_DECISIONS:
+            raise Refused(f"the replay has {len(replay.actions)} decisions; the server takes "
+                          f"at most {MAX_REPLAY_DECISIONS}", 413)
+
+        def check() -> None:     # every action legal, the result as recorded
+            try:
+                replay_positions(replay)
+            except ValueError as exc:
+                raise Refused(str(exc)) from None
+        await run_in_threadpool(check)
         rid = replays.add(replay, "uploaded")
         return summary(rid, "uploaded", replay)
 
@@ -278,7 +315,9 @@ def create_app(models: Sequence[str] = (), replay_dirs: Sequence[str] = (),
 def build_parser() -> argparse.ArgumentParser:
     p = cli.ArgumentParser(prog="ono-web", description="Play ONO and watch replays in the browser.")
     p.add_argument("--host", default="127.0.0.1",
-                   help="address to listen on (default 127.0.0.1: this machine only)")
+                   help="address to listen on (default 127.0.0.1: this machine only; requests "
+                        "must name a loopback host or this one; 0.0.0.0 serves every address "
+                        "and any host name)")
     p.add_argument("--port", type=cli.bounded_int(0, 65535), default=8000,
                    help="port (default 8000; 0: any free port)")
     p.add_argument("--model", action="append", default=[], metavar="FILE",
@@ -297,7 +336,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         for m in args.model:
             read_metadata(m)   # a clear refusal now rather than when a game starts
-        app = create_app(args.model, args.replays)
+        hosts = None if args.host in ("0.0.0.0", "::") else sorted({*LOOPBACK_HOSTS, args.host})
+        app = create_app(args.model, args.replays, allowed_hosts=hosts)
         sock = socket.socket(socket.AF_INET6 if ":" in args.host else socket.AF_INET)
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         try:

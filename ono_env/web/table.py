@@ -89,6 +89,9 @@ class Table:
                 self.agents[s] = agent_factory(agents[k])
                 self.labels.append(str(agents[k]))
                 k += 1
+        self.seed_chosen = seed is not None
+        """The browser chose the seed: it may see it. A seed the server drew is shown only
+        once the game is over (the seed deals every hand)."""
         self.seed = int(np.random.SeedSequence().entropy % 2**31) if seed is None else seed
         self.game = VecGame(rules, 1, seed=self.seed)
         self.rng = np.random.default_rng([self.seed, 99])
@@ -118,21 +121,28 @@ class Table:
             self.replay.finish(self.game, 0)
 
     def _play_agents(self) -> None:
-        """The agents play until the human is to act or the game ends."""
+        """The agents play until the human is to act or the game ends. An agent that fails
+        (an internal error: the server offers only agents that can play these rules) is
+        reported as a ``Refused`` with status 500; the table then waits at its turn."""
         while not self.game.finished[0]:
             p = int(self.game.state.current[0])
             if p == self.seat:
                 return
-            mask = self.game.legal_mask()
+            mask = self.game.legal_mask().copy()
             obs = self.game.observe(p)
             agent = self.agents[p]
-            a = int(checked_actions(agent, obs, mask.copy(), self.rng)[0])
+            try:
+                a = int(checked_actions(agent, obs, mask, self.rng)[0])
+            except Exception as exc:  # noqa: BLE001 - any agent failure is one message
+                raise Refused(f"agent {self.labels[p]!r} (P{p}) failed: {exc}", 500) from None
             self._step(p, a, agent_thinking(agent, self.labels[p], obs[0], mask[0]))
 
     def act(self, action: Any, move: Any) -> None:
         """The human's decision: an action id or name, made on the view numbered ``move``."""
         if self.game.finished[0]:
             raise Refused("the game is over: no more decisions", 409)
+        if int(self.game.state.current[0]) != self.seat:
+            raise Refused(f"it is P{int(self.game.state.current[0])}'s turn, not yours", 409)
         if isinstance(move, bool) or not isinstance(move, int) or move != self.move:
             raise Refused(f"stale decision: it was made on view {move!r:.20}; the table is at "
                           f"view {self.move}: reload the table", 409)
@@ -177,7 +187,8 @@ class Table:
             result = {"winner": d["winner"], "truncated": bool(d["truncated"] and not d["terminated"]),
                       "scores": d["scores"]}
         return {
-            "id": self.id, "move": self.move, "seat": self.seat, "seed": self.seed,
+            "id": self.id, "move": self.move, "seat": self.seat,
+            "seed": self.seed if self.seed_chosen or over else None,
             "rules": self.rules.to_dict(), "players": players, "hand": d["hands"][self.seat],
             "top": d["discard"][-1], "color": d["color"], "direction": d["direction"],
             "phase": d["phase"], "pending_draw": d["pending_draw"],

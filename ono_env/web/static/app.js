@@ -221,7 +221,7 @@ function drawTable() {
   document.body.dataset.finished = String(t.finished);
   const arrow = t.direction === 1 ? "clockwise \u21bb" : "counter-clockwise \u21ba";
   $("status").textContent = `${t.rules.name} rules \u00b7 ${t.players.length} players \u00b7 you are P${t.seat} \u00b7 ` +
-    `direction ${arrow} \u00b7 seed ${t.seed}`;
+    `direction ${arrow} \u00b7 ` + (t.seed === null ? "seed shown at the end" : `seed ${t.seed}`);
   const players = $("players");
   players.replaceChildren();
   for (const p of t.players) {
