@@ -4,7 +4,9 @@ baselines, learned agents loaded from saved models, and the table of agent names
 Every agent has one interface, ``act(obs, mask, rng)`` over a batch, reading only the
 observation and the legal-action mask (:mod:`ono_env.agents.base`). Names (``random``,
 ``greedy``, ``color``, ``defensive``, the shipped ``ppo-basic-2p`` and ``ppo-classic-2p``)
-and model paths become agents through :func:`make_agent`.
+and model paths become agents through :func:`make_agent`. The search agents (``pimc``,
+``ismcts``, and the CHEATING ceilings ``oracle-hands``, ``oracle``) read the seat's view of
+the position instead (:mod:`ono_env.agents.search`).
 """
 
 from ono_env.agents.base import Agent, RandomAgent, checked_actions
@@ -12,7 +14,9 @@ from ono_env.agents.learned import LearnedAgent, load_agent
 from ono_env.agents.registry import agent_names, is_model_path, make_agent, register_agent
 from ono_env.agents.rule_based import (RULE_BASED, ColorControlAgent, DefensiveAgent,
                                        GreedyAgent, RuleBasedAgent)
+from ono_env.agents.search import SEARCH_AGENTS, SearchAgent
 
 __all__ = ["Agent", "RandomAgent", "GreedyAgent", "ColorControlAgent", "DefensiveAgent",
            "RuleBasedAgent", "RULE_BASED", "LearnedAgent", "load_agent", "make_agent",
-           "agent_names", "register_agent", "is_model_path", "checked_actions"]
+           "agent_names", "register_agent", "is_model_path", "checked_actions",
+           "SearchAgent", "SEARCH_AGENTS"]

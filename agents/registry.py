@@ -2,7 +2,8 @@
 
 ``make_agent(spec, rules)`` builds an agent from a name (``random``, the rule-based
 ``greedy``, ``color``, ``defensive``, and one name per policy shipped in ``models/``:
-``ppo-basic-2p``, ...), from the path of a saved model, or returns an object that already
+``ppo-basic-2p``, ...; the search agents of :mod:`ono_env.agents.search`, ``pimc`` or
+``pimc:N``, and the CHEATING ceilings ``oracle-hands`` and ``oracle``), from the path of a saved model, or returns an object that already
 has ``act``. ``register_agent(name, factory)`` adds a name; a factory takes the rule set the
 agent will play (rule-based agents read the observation layout from it, and a saved model is
 refused unless it was trained for it).
@@ -16,6 +17,7 @@ from typing import Any, Callable
 from ono_env.agents.base import Agent, RandomAgent
 from ono_env.agents.learned import load_agent, shipped_models
 from ono_env.agents.rule_based import RULE_BASED
+from ono_env.agents.search import SEARCH_AGENTS
 from ono_env.rules import RuleSet, resolve_rules
 
 Factory = Callable[[RuleSet], Agent]
@@ -46,7 +48,10 @@ def register_agent(name: str, factory: Factory) -> None:
 
 
 def agent_names() -> list[str]:
-    """Every registered agent name, sorted."""
+    """Every registered agent name, sorted. The search agents (``SEARCH_AGENTS``: ``pimc``,
+    ``ismcts``, ..., also as ``name:N``) are not listed: they play only through the agent
+    driver (see :mod:`ono_env.agents.search`), so the tables that list agents (the web
+    table) do not offer them."""
     return sorted(_REGISTRY)
 
 
@@ -63,8 +68,12 @@ def make_agent(spec: Any, rules: Any = None) -> Agent:
     if isinstance(spec, str):
         if is_model_path(spec):
             return load_agent(spec, rules)
+        base, colon, arg = spec.partition(":")
+        if base in SEARCH_AGENTS and spec not in _REGISTRY:   # search agents: name or name:N
+            return SEARCH_AGENTS[base](rules, arg if colon else None)
         if spec not in _REGISTRY:
             raise ValueError(f"unknown agent {spec!r}: known agents are {', '.join(agent_names())}, "
+                             f"the search agents {', '.join(SEARCH_AGENTS)} (also as name:N), "
                              f"or the path of a saved model (.safetensors or .zip)")
         return _REGISTRY[spec](rules)
     if isinstance(spec, Agent):

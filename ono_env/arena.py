@@ -89,6 +89,7 @@ class GameRecords:
     scores: np.ndarray      # (G, P) final score per seat (0 when the rules keep none)
     length: np.ndarray      # (G,) decisions
     truncated: np.ndarray   # (G,) bool
+    deal: np.ndarray | None = None   # (G,) deal number: games of one deal share their cards
 
 
 def play_games(rules: RuleSet, agents: Sequence[Agent], num_games: int, seed: int, *,
@@ -166,8 +167,37 @@ class ArenaResult:
     replays: list[Replay] = field(default_factory=list)   # the recorded sample (``record``)
     replay_rows: list[int] = field(default_factory=list)  # each replay's row of ``records``
     nodes: dict[str, int] = field(default_factory=dict)   # Ray node id -> games played there
+    mirrored: bool = False             # every deal played once per seating (paired statistics)
 
     # ---- statistics -------------------------------------------------------------------
+    def paired(self, e: int, other: int | None = None) -> dict[str, float]:
+        """Mirrored deals: entrant ``e``'s mean share of the wins per deal (a game without a
+        winner shares 1/N to every seat), over the deals it played (with ``other``: the
+        deals where both sat), with a normal 95% interval over deals. Keys: ``rate``,
+        ``low``, ``high``, ``deals``, ``games``, ``sd`` (standard deviation of a deal's
+        score)."""
+        r = self.records
+        if r.deal is None:
+            raise ValueError("paired statistics need a mirrored run (run_arena(mirrored=True))")
+        P = r.entrants.shape[1]
+        at = r.entrants == e
+        sel = at.any(axis=1)
+        if other is not None:
+            sel &= (r.entrants == other).any(axis=1)
+        share = np.where(r.wins.sum(axis=1, keepdims=True) > 0, r.wins, 1.0 / P)
+        mine = (share * at).sum(axis=1)[sel]
+        deals, inv = np.unique(r.deal[sel], return_inverse=True)
+        per_deal = np.bincount(inv, weights=mine) / np.bincount(inv)
+        n = len(deals)
+        if n == 0:
+            return {"rate": float("nan"), "low": 0.0, "high": 1.0, "deals": 0, "games": 0,
+                    "sd": float("nan")}
+        mean = float(per_deal.mean())
+        sd = float(per_deal.std(ddof=1)) if n > 1 else 0.0
+        half = Z95 * sd / math.sqrt(n)
+        return {"rate": mean, "low": max(0.0, mean - half), "high": min(1.0, mean + half),
+                "deals": n, "games": int(sel.sum()), "sd": sd}
+
     def agent_rows(self) -> list[dict[str, Any]]:
         r = self.records
         rows = []
@@ -176,6 +206,9 @@ class ArenaResult:
             games = int(at.any(axis=1).sum())
             wins = float(r.wins[at].sum())
             lo, hi = wilson_interval(wins, games)
+            if self.mirrored and games:
+                pr = self.paired(e)
+                wins, lo, hi = pr["rate"] * games, pr["low"], pr["high"]
             row: dict[str, Any] = {
                 "agent": label, "games": games, "wins": wins,
                 "win_rate": wins / games if games else float("nan"),
@@ -205,7 +238,10 @@ class ArenaResult:
                 both = present[i] & present[j]
                 n = int(both.sum())
                 games[i, j] = n
-                if n:
+                if n and self.mirrored:
+                    pr = self.paired(i, j)
+                    rate[i, j], low[i, j], high[i, j] = pr["rate"], pr["low"], pr["high"]
+                elif n:
                     w = float(win[i, both].sum())
                     rate[i, j] = w / n
                     low[i, j], high[i, j] = wilson_interval(w, n)
@@ -224,7 +260,9 @@ class ArenaResult:
             head += f" {'rating':>7}"
         lines = [f"{self.rules.name} rules, {self.rules.num_players} players, "
                  f"{len(self.records.length):,} games, seed {self.seed}, played in {self.seconds:.1f} s"
-                 + (f" (+ {self.rating_seconds:.1f} s of ratings)" if self.ratings else ""), head]
+                 + (f" (+ {self.rating_seconds:.1f} s of ratings)" if self.ratings else "")
+                 + ("; mirrored deals: rates are per-deal means, intervals over deals"
+                    if self.mirrored else ""), head]
         for x in sorted(rows, key=lambda x: -x["win_rate"]):
             ci = f"[{100 * x['ci_low']:.2f}, {100 * x['ci_high']:.2f}]"
             line = f"{x['agent']:<{width}} {x['games']:>8} {100 * x['win_rate']:>8.2f}% {ci:>16}"
@@ -264,6 +302,7 @@ class ArenaResult:
             "rules": self.rules.to_dict(), "seed": self.seed, "seconds": self.seconds,
             "rating_seconds": self.rating_seconds,
             "games": int(len(self.records.length)),
+            "mirrored": self.mirrored,
             "truncated": int(self.records.truncated.sum()),
             "agents": self.agent_rows(),
             "head_to_head": {"agents": self.labels, "win_rate": clean(h2h["rate"]),
@@ -321,7 +360,7 @@ def run_arena(agents: Sequence[Any], rules: Any = "classic", num_players: int | 
               num_games: int = 10_000, seed: int = 0, *, batch_size: int = 4096,
               max_decisions: int | None = None, rating: bool | None = None,
               progress: bool = False, record: int = 0,
-              ray_address: str | None = None) -> ArenaResult:
+              ray_address: str | None = None, mirrored: bool = False) -> ArenaResult:
     """Play ``num_games`` games among ``agents`` and return their statistics.
 
     ``agents``: names (``random``, ``greedy``, ``color``, ``defensive``, ...), model
@@ -337,7 +376,15 @@ def run_arena(agents: Sequence[Any], rules: Any = "classic", num_players: int | 
     tasks (``"local"`` starts a local Ray; ``"auto"``, ``"host:port"`` or ``"ray://..."``
     joins a cluster; an initialised Ray is used as it is): the same games and results as in
     one process, ``result.nodes`` says how many games each node played (:func:`play_on_ray`).
-    It needs the ``[ray]`` extra."""
+    It needs the ``[ray]`` extra.
+
+    ``mirrored``: the duplicate format. Every deal of a table is played once per seating
+    (2 players: twice, seats swapped; the deal and the agents' generator are seeded per
+    table and game, not per seating), so each entrant holds every seat's cards once and the
+    luck of the deal cancels. Win rates are then the mean over deals of an entrant's share
+    of the wins in that deal's games (a game without a winner is a tie, 1/N to every seat),
+    with a normal 95% interval over deals (:meth:`ArenaResult.paired`); ``ray_address`` is
+    not available with it."""
     overrides = {} if num_players is None else {"num_players": num_players}
     rules = resolve_rules(rules, **overrides)
     P = rules.num_players
@@ -357,7 +404,11 @@ def run_arena(agents: Sequence[Any], rules: Any = "classic", num_players: int | 
                          f"(start a local Ray), 'auto', 'host:port' or 'ray://host:port'")
     record = check_int("record", record, 0, MAX_RECORD)
     built = [make_agent(a, rules) for a in agents]
-    labels = _labels(agents)
+    labels = [f"{lab} (cheating)" if getattr(b, "cheating", False) else lab
+              for lab, b in zip(_labels(agents), built)]   # the search ceilings see hidden cards
+    check_bool("mirrored", mirrored)
+    if mirrored and ray_address is not None:
+        raise ValueError("mirrored is not available with ray_address")
     tables = list(itertools.combinations(range(len(agents)), P))
     orders = seatings(P)
     per = math.ceil(num_games / (len(tables) * len(orders)))
@@ -387,7 +438,8 @@ def run_arena(agents: Sequence[Any], rules: Any = "classic", num_players: int | 
                 first = (t * len(orders) + o) * per
                 here = sample[(sample >= first) & (sample < first + per)] - first
                 w, s, length, trunc = play_games(
-                    rules, [built[e] for e in seated], per, _derive(seed, t, o),
+                    rules, [built[e] for e in seated], per,
+                    _derive(seed, t) if mirrored else _derive(seed, t, o),
                     batch_size=batch_size, max_decisions=max_decisions, progress=bar,
                     record=[int(k) for k in here], replays=replays,
                     labels=[labels[e] for e in seated])
@@ -401,8 +453,12 @@ def run_arena(agents: Sequence[Any], rules: Any = "classic", num_players: int | 
             bar.close()
     records = GameRecords(np.concatenate(ent), np.concatenate(win), np.concatenate(sc),
                           np.concatenate(ln), np.concatenate(tr))
+    if mirrored:   # the games come per (table, seating), per games each; deal k of table t
+        n_seat = len(orders) * per
+        records.deal = (np.repeat(np.arange(len(tables)), n_seat) * per
+                        + np.tile(np.arange(per), len(tables) * len(orders)))
     seconds = time.perf_counter() - t0
-    result = ArenaResult(rules, labels, records, seed, seconds, replays=replays,
+    result = ArenaResult(rules, labels, records, seed, seconds, mirrored=mirrored, replays=replays,
                          replay_rows=sample.tolist(), nodes=nodes)
     if rating:
         t1 = time.perf_counter()

@@ -78,6 +78,9 @@ def build_parser() -> cli.ArgumentParser:
                    help="games stepped together (default 4096)")
     p.add_argument("--out", default=None,
                    help="folder for arena.json, arena.csv and arena.png (the plot needs matplotlib)")
+    p.add_argument("--mirrored", action="store_true",
+                   help="mirrored deals (duplicate format): every deal is played once per "
+                        "seating, so the cards cancel; rates and intervals over deals")
     p.add_argument("--no-rating", action="store_true",
                    help="skip the OpenSkill ratings (which need the openskill library)")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
@@ -106,7 +109,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         result = run_arena(args.agents, args.rules, args.players, args.games, args.seed,
                            batch_size=args.batch, rating=False if args.no_rating else None,
                            progress=not args.no_progress, ray_address=args.ray,
-                           record=record)
+                           record=record, mirrored=args.mirrored)
         print(result.format_table())
         if record_dir is not None:
             for k, replay in enumerate(result.replays):

@@ -12,6 +12,10 @@ only agent is :class:`~ono_env.agents.RandomAgent` and each game has at most one
 driver does not play, the whole loop runs in compiled code (``VecGame.play_random_until``,
 drawing from :attr:`AgentDriver.policy_rng` instead of the Python generator).
 
+An agent with ``uses_game = True`` (the search agents, :mod:`ono_env.agents.search`) is
+asked ``act_game(game, rows, rng)`` instead of ``act``: it receives the live game and copies
+the seat's view of those rows as its first step; its actions are checked the same way.
+
 ``agents`` and ``seat_agent`` may change between calls to ``play`` (the opponents of a
 learner change at every deal); ``play`` refuses a ``seat_agent`` entry that names no agent
 rather than leave a row without an action.
@@ -32,8 +36,9 @@ import numpy as np
 
 from ono_env._engine import _next_u53_py
 from ono_env.agents.base import Agent, RandomAgent, checked_actions
+from ono_env.agents.search import game_actions
 from ono_env.game import VecGame
-from ono_env.replay import Replay, agent_thinking
+from ono_env.replay import Replay, agent_thinking, search_thinking
 
 
 class AgentDriver:
@@ -104,18 +109,28 @@ class AgentDriver:
                 if not observed and getattr(agent, "uses_observation", True):
                     game.observe(current, which=waiting, out=self._obs)
                     observed = True
-                self._actions[sel] = checked_actions(agent, self._obs[sel], mask[sel], rng)
+                if getattr(agent, "uses_game", False):
+                    # a search agent: sees the game through its own seat view (agents/search.py)
+                    self._actions[sel] = game_actions(agent, game, np.flatnonzero(sel),
+                                                      mask[sel], rng)
+                else:
+                    self._actions[sel] = checked_actions(agent, self._obs[sel], mask[sel], rng)
                 for i in self.recording:
                     if sel[i]:
-                        self._record(i, agent, j, mask[i])
+                        self._record(i, agent, j, mask[i], np.flatnonzero(sel))
             # checked_actions verified every action against this mask
             result = game._step_unchecked(self._actions, waiting)
             taken += int(waiting.sum())
             rewards += result.rewards
 
-    def _record(self, i: int, agent: Agent, j: int, mask_row: np.ndarray) -> None:
+    def _record(self, i: int, agent: Agent, j: int, mask_row: np.ndarray,
+                rows: np.ndarray) -> None:
         label = self.labels[j] if self.labels is not None else repr(agent)
-        thinking = agent_thinking(agent, label, self._obs[i], mask_row)
+        if getattr(agent, "uses_game", False):   # its values for the rows it was just asked
+            k = int(np.searchsorted(rows, i))
+            thinking = search_thinking(label, agent.last_values[k], mask_row)
+        else:
+            thinking = agent_thinking(agent, label, self._obs[i], mask_row)
         self.recording[i].add(int(self._actions[i]), thinking)
 
     def _play_recorded_random(self, rewards: np.ndarray) -> int:
@@ -135,3 +150,18 @@ class AgentDriver:
                 replay.add(int(self._actions[i]))
                 taken += 1
         return taken
+
+
+def act_one(agent: Agent, label: str, game: VecGame,
+            rng: np.random.Generator) -> tuple[int, dict | None]:
+    """The decision of ``agent`` for the acting seat of a one-game ``game`` (the terminal and
+    web tables), checked against the legal actions, and what the agent reported of it
+    (:func:`~ono_env.replay.agent_thinking`, or for a search agent
+    :func:`~ono_env.replay.search_thinking`)."""
+    mask = game.legal_mask().copy()
+    if getattr(agent, "uses_game", False):
+        a = int(game_actions(agent, game, np.zeros(1, np.int64), mask, rng)[0])
+        return a, search_thinking(label, agent.last_values[0], mask[0])
+    obs = game.observe(int(game.state.current[0]))
+    a = int(checked_actions(agent, obs, mask, rng)[0])
+    return a, agent_thinking(agent, label, obs[0], mask[0])

@@ -25,10 +25,11 @@ from ono_env import cards as C
 from ono_env import cli
 from ono_env.checks import check_int, check_seed
 from ono_env.game import VecGame, game_seeds
-from ono_env.agents import checked_actions, make_agent
+from ono_env.agents import make_agent
 from ono_env.agents.registry import is_model_path
 from ono_env.render import describe_action, render_text
-from ono_env.replay import Replay, agent_thinking
+from ono_env.driver import act_one
+from ono_env.replay import Replay
 from ono_env.rules import resolve_rules
 
 
@@ -126,9 +127,7 @@ def play(agents: Sequence[str], rules="basic", num_players: int | None = None, s
         if p == seat:
             a = ask_human(legal, read, out)
         else:
-            obs = game.observe(p)
-            a = int(checked_actions(by_seat[p][1], obs, mask.copy(), rng)[0])
-            thinking = agent_thinking(by_seat[p][1], names[p], obs[0], mask[0])
+            a, thinking = act_one(by_seat[p][1], names[p], game, rng)
         replay.add(a, thinking)
         round_before = int(game.state.round[0])
         game.step(np.array([a]))

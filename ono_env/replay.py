@@ -19,8 +19,10 @@ The deal and every later shuffle come from the game's own generator, so the posi
 any number of actions follows from ``rules``, ``game_seed`` and the actions alone:
 :func:`replay_positions` plays them with the engine, checks every action against the legal
 actions of its position, and checks the final position against ``result``. ``thinking``
-is what the acting agent reported (:func:`agent_thinking`): the probability of each legal
-action and, where the model has one, its value estimate; ``value`` may be null.
+is what the acting agent reported: for a learned agent (:func:`agent_thinking`) the
+probability of each legal action and, where the model has one, its value estimate (``value``
+may be null); for a search agent (:func:`search_thinking`) ``"values"``, the mean playout
+result of each legal action.
 
 Replays are written by ``ono-play --replay FILE``, by the web table (``ono-web``) and by
 ``ono-arena --record N DIR`` (a seeded sample of the arena's games), and shown by the web
@@ -48,6 +50,7 @@ REPLAY_FORMAT = "ono_env-replay"
 REPLAY_VERSION = 1
 REPLAY_KEYS = ("format", "format_version", "rules", "game_seed", "max_decisions", "players",
                "actions", "thinking", "result", "source", "saved_at")
+THINKING_KEYS = {"agent", "probs", "value", "values"}
 RESULT_KEYS = ("winner", "terminated", "truncated", "scores", "decisions")
 MAX_REPLAY_BYTES = 64 << 20
 """The largest replay file read: 64 MiB."""
@@ -76,6 +79,15 @@ def agent_thinking(agent: Any, label: str, obs: np.ndarray, mask: np.ndarray) ->
            "probs": {C.action_name(int(a)): round(float(row[a]), 6) for a in np.flatnonzero(mask)},
            "value": None if value is None else round(float(value[0]), 6)}
     return out
+
+
+def search_thinking(label: str, values: np.ndarray, mask: np.ndarray) -> dict[str, Any]:
+    """What a search agent reports of one decision: the mean playout result of each legal
+    action (``values`` (A,), its ``last_values`` row; ``mask`` (A,) the legal actions) under
+    ``"values"``, beside empty ``probs`` and no ``value``."""
+    return {"agent": str(label)[:MAX_LABEL] or "?", "probs": {}, "value": None,
+            "values": {C.action_name(int(a)): round(float(values[a]), 6)
+                       for a in np.flatnonzero(mask)}}
 
 
 @dataclass
@@ -226,8 +238,8 @@ def _check_thinking(t: Any, where: str) -> dict[str, Any] | None:
     if t is None:
         return None
     allowed = ('null or {"agent": label, "probs": {action name: probability}, '
-               '"value": number or null}')
-    if not isinstance(t, Mapping) or set(t) != {"agent", "probs", "value"}:
+               '"value": number or null, optionally "values": {action name: number}}')
+    if not isinstance(t, Mapping) or not {"agent", "probs", "value"} <= set(t) <= THINKING_KEYS:
         raise ValueError(f"{where}: {t!r:.60}; allowed: {allowed}")
     if not isinstance(t["agent"], str) or len(t["agent"]) > MAX_LABEL:
         raise ValueError(f"{where}: agent {t['agent']!r:.60}; allowed: a label of at most {MAX_LABEL} characters")
@@ -242,7 +254,18 @@ def _check_thinking(t: Any, where: str) -> dict[str, Any] | None:
     v = t["value"]
     if v is not None and (isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v)):
         raise ValueError(f"{where}: value {v!r:.40}; allowed: a finite number or null")
-    return {"agent": t["agent"], "probs": dict(probs), "value": v}
+    out = {"agent": t["agent"], "probs": dict(probs), "value": v}
+    if "values" in t:
+        values = t["values"]
+        if not isinstance(values, Mapping) or len(values) > C.NUM_ACTIONS:
+            raise ValueError(f"{where}: values {values!r:.60}; allowed: {allowed}")
+        for name, x in values.items():
+            if name not in C.ACTION_NAMES:
+                raise ValueError(f"{where}: values: unknown action {name!r:.40}; allowed: action names")
+            if isinstance(x, bool) or not isinstance(x, (int, float)) or not math.isfinite(x):
+                raise ValueError(f"{where}: values[{name!r}]={x!r:.40}; allowed: a finite number")
+        out["values"] = dict(values)
+    return out
 
 
 def _check_result(r: Any, n: int, where: str) -> dict[str, Any]:

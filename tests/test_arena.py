@@ -116,3 +116,66 @@ def test_console_script_entry_point_runs():
                           capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stderr
     assert "greedy" in proc.stdout
+
+
+class _FirstLegal:
+    """A deterministic agent: always the lowest legal action (ignores its generator)."""
+
+    name = "first-legal"
+    uses_observation = False
+
+    def act(self, obs, mask, rng):
+        return mask.argmax(axis=1)
+
+
+def test_mirrored_deals_give_two_copies_of_a_deterministic_agent_exactly_half():
+    for players in (2, 3):
+        res = run_arena([_FirstLegal(), _FirstLegal(), _FirstLegal()][:players], "basic", players,
+                        num_games=60 * players, seed=4, rating=False, mirrored=True)
+        assert res.mirrored and res.records.deal is not None
+        for row in res.agent_rows():                           # ties counted as ties
+            assert row["win_rate"] == pytest.approx(1.0 / players, abs=1e-12)
+        pr = res.paired(0)
+        assert pr["sd"] == pytest.approx(0.0, abs=1e-12)
+        assert pr["games"] == pr["deals"] * len(seatings(players))   # every seating per deal
+    # without mirroring the same agents are not exactly even
+    res = run_arena([_FirstLegal(), _FirstLegal()], "basic", 2, num_games=120, seed=4, rating=False)
+    assert res.agent_rows()[0]["win_rate"] != pytest.approx(0.5, abs=1e-12)
+
+
+def test_mirrored_seatings_replay_the_same_deal():
+    from ono_env import VecGame
+
+    res = run_arena(["greedy", "random"], "basic", 2, num_games=40, seed=8, rating=False,
+                    mirrored=True, record=40)
+    rows = np.asarray(res.replay_rows)
+    seeds = {int(k): r.game_seed for k, r in zip(rows, res.replays)}
+    deal = res.records.deal
+    ent = res.records.entrants
+    for k in range(20):                     # game k of seating 0 and game k of seating 1
+        a, b = k, 20 + k
+        assert deal[a] == deal[b] and seeds[a] == seeds[b]
+        assert ent[a].tolist() == ent[b].tolist()[::-1]        # seats swapped
+        hands = []
+        for g in (a, b):
+            game = VecGame(res.rules, 1, seed=0)
+            game.reset(seeds=[seeds[g]])
+            hands.append(game.state.hands[0].copy())
+        assert np.array_equal(hands[0], hands[1])             # the same cards in each seat
+    # the paired head-to-head is the per-deal mean, and the two sides sum to one
+    h = res.head_to_head()
+    assert h["rate"][0, 1] + h["rate"][1, 0] == pytest.approx(1.0)
+    assert h["low"][0, 1] <= h["rate"][0, 1] <= h["high"][0, 1]
+    plain = run_arena(["greedy", "random"], "basic", 2, num_games=40, seed=8, rating=False,
+                      record=40)
+    seeds = {int(k): r.game_seed for k, r in zip(plain.replay_rows, plain.replays)}
+    assert all(seeds[k] != seeds[20 + k] for k in range(20))
+
+
+def test_cli_mirrored_and_cheating_labels(capsys):
+    assert main(["greedy", "oracle:1", "--rules", "basic", "--players", "2", "--games", "20",
+                 "--mirrored", "--no-progress", "--no-rating"]) == 0
+    out = capsys.readouterr().out
+    assert "mirrored deals" in out and "oracle:1 (cheating)" in out
+    with pytest.raises(ValueError, match="mirrored is not available with ray_address"):
+        run_arena(["greedy", "random"], "basic", 2, 4, mirrored=True, ray_address="local")

@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 from ono_env.arena import run_arena
+from ono_env.cards import action_name
 from ono_env.arena_cli import main as arena_main
 from ono_env.game import VecGame, game_seeds
 from ono_env.play import play
@@ -252,3 +253,27 @@ def test_ono_arena_record_refuses_a_folder_with_replays(tmp_path, capsys):
     assert arena_main(["greedy", "random", "--rules", "basic", "--players", "2", "--games", "10",
                        "--no-progress", "--record", "2", str(tmp_path)]) == 2
     assert "already holds replay files" in capsys.readouterr().err
+
+
+def test_search_agents_record_their_action_values_and_play_in_ono_play(tmp_path):
+    import io
+    rec = run_arena(["pimc:4", "greedy"], "basic", num_players=2, num_games=20, seed=3,
+                    rating=False, record=2)
+    for r in rec.replays:
+        again = Replay.from_json(r.to_json())
+        positions = replay_positions(again)
+        seat = r.players.index("pimc:4")
+        mine = [k for k in range(len(again.actions)) if positions[k]["current_player"] == seat]
+        assert mine   # each of its decisions: a value for every legal action, the chosen one too
+        for k in mine:
+            assert action_name(again.actions[k]) in again.thinking[k]["values"]
+    out = io.StringIO()
+
+    def read_first(prompt):
+        text = out.getvalue()
+        return text[text.rfind("your options:"):].split("\n")[1].split()[0]
+
+    winner = play(["pimc:4"], "basic", seed=5, read=read_first, out=out,
+                  replay_path=str(tmp_path / "p.json"))
+    r = Replay.load(tmp_path / "p.json")
+    assert r.result["winner"] == winner and any(t and "values" in t for t in r.thinking)

@@ -369,3 +369,18 @@ def test_a_bad_file_in_a_replay_folder_is_skipped_with_a_note(tmp_path):
     client = TestClient(create_app(replay_dirs=[str(tmp_path)], log=log))
     assert [x["title"] for x in client.get("/api/replays").json()] == ["good.json"]
     assert "bad.json skipped" in log.getvalue() and "missing" in log.getvalue()
+
+
+def test_search_agents_play_at_the_table_and_show_their_action_values(client):
+    assert {"pimc", "ismcts", "oracle"} <= set(client.get("/api/options").json()["agents"])
+    view = new_game(client, opponents=["pimc:8"], seed=4, thinking=True)
+    end = play_out(client, view)
+    moves = [h for h in end["history"] if h["player"] == "pimc:8"]
+    assert moves
+    for h in moves:
+        values = h["thinking"]["values"]
+        assert h["text"].split(": ", 1)[1] in values and h["thinking"]["probs"] == {}
+    cheat = new_game(client, opponents=["oracle:4"], seed=4)
+    assert cheat["players"][1]["label"] == "oracle:4 (cheating)"
+    refused(client.post("/api/games", json={"rules": "basic", "num_players": 2,
+                                            "opponents": ["pimc:0"]}), 400, "pimc:0")

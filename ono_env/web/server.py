@@ -50,6 +50,9 @@ MAX_REPLAYS = 200
 MAX_REPLAY_DECISIONS = 20_000
 """The longest replay the server takes or shows (every position is sent to the browser)."""
 LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "::1", "[::1]")
+SEARCH_OFFERED = ("pimc", "pimc:128", "ismcts", "oracle-hands", "oracle")
+"""Search agents the setup screen lists (any ``name:N`` is accepted); the ``oracle`` ones
+cheat (they see hidden cards) and are labelled so by the arena and the docs."""
 
 
 class Replays:
@@ -209,7 +212,7 @@ def create_app(models: Sequence[str] = (), replay_dirs: Sequence[str] = (),
 
     @app.get("/api/options")
     def options() -> dict[str, Any]:
-        return {"agents": list(allowed), "default_opponent": "greedy",
+        return {"agents": list(allowed) + list(SEARCH_OFFERED), "default_opponent": "greedy",
                 "min_players": 2, "max_players": 10, **rule_options()}
 
     @app.post("/api/games")

@@ -22,10 +22,12 @@ from typing import Any, Mapping, Sequence
 import numpy as np
 
 from ono_env import cards as C
-from ono_env.agents import checked_actions, make_agent
+from ono_env.agents import make_agent
+from ono_env.agents.search import SEARCH_AGENTS
 from ono_env.checks import check_bool, check_int, check_seed
 from ono_env.game import VecGame, game_seeds
-from ono_env.replay import Replay, agent_thinking
+from ono_env.driver import act_one
+from ono_env.replay import Replay
 from ono_env.rules import PRESETS, RuleSet
 
 HISTORY = 40
@@ -87,7 +89,8 @@ class Table:
                 self.labels.append("you")
             else:
                 self.agents[s] = agent_factory(agents[k])
-                self.labels.append(str(agents[k]))
+                cheat = " (cheating)" if getattr(self.agents[s], "cheating", False) else ""
+                self.labels.append(f"{agents[k]}{cheat}")
                 k += 1
         self.seed_chosen = seed is not None
         """The browser chose the seed: it may see it. A seed the server drew is shown only
@@ -128,14 +131,11 @@ class Table:
             p = int(self.game.state.current[0])
             if p == self.seat:
                 return
-            mask = self.game.legal_mask().copy()
-            obs = self.game.observe(p)
-            agent = self.agents[p]
             try:
-                a = int(checked_actions(agent, obs, mask, self.rng)[0])
+                a, thinking = act_one(self.agents[p], self.labels[p], self.game, self.rng)
             except Exception as exc:  # noqa: BLE001 - any agent failure is one message
                 raise Refused(f"agent {self.labels[p]!r} (P{p}) failed: {exc}", 500) from None
-            self._step(p, a, agent_thinking(agent, self.labels[p], obs[0], mask[0]))
+            self._step(p, a, thinking)
 
     def act(self, action: Any, move: Any) -> None:
         """The human's decision: an action id or name, made on the view numbered ``move``."""
@@ -233,8 +233,14 @@ class Tables:
 
 def default_agent_factory(rules: RuleSet, allowed: Mapping[str, Any]) -> Any:
     """Builds agents only from ``allowed`` labels (registered names, and the model files the
-    server was started with, by label): a label from the browser never opens a path."""
+    server was started with, by label) and search agent names (``pimc``, ``pimc:N``, ...): a
+    label from the browser never opens a path."""
     def build(label: Any) -> Any:
+        if isinstance(label, str) and label.partition(":")[0] in SEARCH_AGENTS:
+            try:
+                return make_agent(label, rules)
+            except ValueError as exc:
+                raise Refused(f"agent {label!r:.60}: {exc}") from None
         if not isinstance(label, str) or label not in allowed:
             raise Refused(f"unknown agent {label!r:.60}; allowed: {', '.join(allowed)}")
         try:

@@ -197,6 +197,12 @@ function thinkingText(t) {
     box.append(el("div", {}, el("span", { class: "bar", style: `width:${Math.round(p * 80)}px` }),
                   `${name} ${(100 * p).toFixed(1)}%`));
   }
+  // a search agent: the mean playout result of each legal action
+  const values = Object.entries(t.values || {}).sort((a, b) => b[1] - a[1]);
+  for (const [name, v] of values.slice(0, 6)) {
+    box.append(el("div", {}, el("span", { class: "bar", style: `width:${Math.round(Math.max(0, Math.min(1, v)) * 80)}px` }),
+                  `${name} value ${v.toFixed(3)}`));
+  }
   if (t.value !== null && t.value !== undefined) box.append(el("div", { text: `value estimate ${t.value.toFixed(3)}` }));
   return box;
 }

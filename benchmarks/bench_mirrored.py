@@ -1,0 +1,61 @@
+"""How many games do mirrored deals save? ``basic``, 2 players: ``greedy`` against ``random``
+and against ``ppo-basic-2p``, the same number of games played as independent deals and as
+mirrored deal pairs (seats swapped, same cards).
+
+    python benchmarks/bench_mirrored.py --games 20000 --out docs/results/ladder/mirrored.json
+
+For each pairing it prints the win rate and 95% half-width of both formats and the factor
+of games the mirrored format needs for the interval of independent games:
+``2 * sd_deal**2 / (p * (1 - p))`` (sd_deal: standard deviation of a deal pair's mean score;
+p(1-p): the variance of one independent game)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import time
+
+from ono_env.arena import Z95, run_arena
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--games", type=int, default=20000)
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--opponents", nargs="+", default=["random", "ppo-basic-2p"])
+    ap.add_argument("--out", default=None)
+    args = ap.parse_args()
+    rows = []
+    for opp in args.opponents:
+        t = time.perf_counter()
+        ind = run_arena(["greedy", opp], "basic", 2, args.games, args.seed, rating=False)
+        mir = run_arena(["greedy", opp], "basic", 2, args.games, args.seed, rating=False,
+                        mirrored=True)
+        a = ind.agent_rows()[0]
+        p = a["win_rate"]
+        pr = mir.paired(0)
+        factor = 2 * pr["sd"] ** 2 / (p * (1 - p))
+        row = {"pairing": f"greedy vs {opp}", "games": args.games,
+               "independent": {"win_rate": p, "half_width": (a["ci_high"] - a["ci_low"]) / 2,
+                               "games_for_pm_0.35pt": math.ceil(p * (1 - p) * (Z95 / 0.0035) ** 2)},
+               "mirrored": {"win_rate": pr["rate"], "deals": pr["deals"],
+                            "half_width": (pr["high"] - pr["low"]) / 2, "sd_deal": pr["sd"],
+                            "games_for_pm_0.35pt": math.ceil(2 * pr["sd"] ** 2 * (Z95 / 0.0035) ** 2)},
+               "mirrored_games_per_independent_game": factor,
+               "seconds": time.perf_counter() - t}
+        rows.append(row)
+        print(f"greedy vs {opp:<14} independent {100 * p:5.2f} +-{100 * row['independent']['half_width']:.2f}"
+              f"   mirrored {100 * pr['rate']:5.2f} +-{100 * row['mirrored']['half_width']:.2f}"
+              f" ({pr['deals']} deals)   games needed: x{factor:.2f}"
+              f"   (+-0.35 pt: {row['independent']['games_for_pm_0.35pt']:,} vs "
+              f"{row['mirrored']['games_for_pm_0.35pt']:,} games)", flush=True)
+    if args.out:
+        with open(args.out, "w") as fh:
+            json.dump({"command": "python benchmarks/bench_mirrored.py " + " ".join(
+                f"--{k} {v}" if not isinstance(v, list) else f"--{k} " + " ".join(v)
+                for k, v in vars(args).items() if v is not None), "rows": rows}, fh, indent=2)
+
+
+if __name__ == "__main__":
+    main()

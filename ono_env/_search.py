@@ -1,0 +1,558 @@
+"""Compiled search support for :mod:`ono_env.agents.search`: the seat's view,
+determinization, a compiled ``greedy``, playouts, PIMC and ISMCTS.
+
+Written on the rules functions of :mod:`ono_env._engine` (imported from it, never changed
+here). A module of its own so that its kernels are compiled (or loaded from numba's cache)
+only when a search agent first plays: ``import ono_env`` and every other use of the engine
+do not pay for them.
+"""
+
+from __future__ import annotations
+
+import numba
+import numpy as np
+
+from ono_env import cards as C
+from ono_env._engine import (  # noqa: F401 - the rules and state layout the search uses
+    Arrays, BROW, F32_2D, GAME, G_BLUFF, G_COLOR, G_CURRENT, G_DIRECTION, G_DISCARD_LEN,
+    G_PHASE, G_PREVIOUS, G_ROUND, G_STOCK_LEN, G_TERMINATED, G_TRUNCATED, G_WINNER, HANDS,
+    I64ARR, I8ARR, NA, NC, NUM_G, NUM_S, ONO_NONE, PH_PENDING, PL, PRM, P_CHALLENGE, P_DECK,
+    P_ONO_PENALTY, P_PLAYERS, P_SCORING, P_TARGET, P_WD4_RESTRICTED, S, SCORING_NONE,
+    SCORING_PENALTY, STK, S_CALLED, S_HAND_LEN, S_SCORE, U64ARR, _ACTION_CARD, _ACTION_COLOR,
+    _CARD_COLOR, _CARD_POINTS, _advance, _apply, _helper, _holds_color, _inline, _kernel,
+    _next_u53, _random_action, b1, i8, legal_row, void,
+)
+
+VIEW_FAIR = 0     # the acting seat's knowledge: own hand, the public table, hand sizes
+VIEW_HANDS = 1    # CHEATING: also every opponent's hand (the stock order stays unknown)
+VIEW_ALL = 2      # CHEATING: the whole position, stock order included (not the generator)
+F64ROW = numba.float64[::1]
+_WD4_ACT0 = C.A_PLAY_WD4
+
+
+@_helper(void(S, i8, S, i8, i8))
+def _copy_row(src, i, dst, j, mode):
+    """dst row j = src row i; with mode VIEW_FAIR / VIEW_HANDS the hidden parts are blanked
+    (see seat_view)."""
+    me = src.g[i, G_CURRENT]
+    P = src.hands.shape[1]
+    for q in range(P):
+        hide = mode == VIEW_FAIR and q != me
+        for c in range(NC):
+            dst.hands[j, q, c] = 0 if hide else src.hands[i, q, c]
+        for k in range(NUM_S):
+            dst.pl[j, q, k] = src.pl[i, q, k]
+    D = src.stock.shape[1]
+    n_stock = src.g[i, G_STOCK_LEN]
+    n_disc = src.g[i, G_DISCARD_LEN]
+    for k in range(D):
+        dst.stock[j, k] = src.stock[i, k] if (mode == VIEW_ALL and k < n_stock) else 0
+        dst.discard[j, k] = src.discard[i, k] if k < n_disc else 0
+    for k in range(NUM_G):
+        dst.g[j, k] = src.g[i, k]
+    if mode == VIEW_FAIR:
+        dst.g[j, G_BLUFF] = 0
+    dst.rng[j] = 0
+
+
+@_kernel(void(HANDS, PL, STK, STK, GAME, U64ARR, I64ARR, i8,
+              HANDS, PL, STK, STK, GAME, U64ARR))
+def seat_view(hands, pl, stock, discard, g, rng, rows, mode,
+              vhands, vpl, vstock, vdiscard, vg, vrng):
+    """View row r = game rows[r] as its acting seat may know it (mode VIEW_FAIR): the other
+    seats' hands are emptied (their sizes and calls kept), the stock is blanked (its size
+    kept), the Wild Draw Four bluff flag (G_BLUFF) and the game's generator are zeroed, and
+    the unused tails of the piles are cleared. The discard pile keeps its order: every
+    player saw it played. VIEW_HANDS keeps the hands and the bluff flag (a cheat); VIEW_ALL
+    also keeps the stock order (a cheat). Only the generator is never copied."""
+    s = Arrays(hands, pl, stock, discard, g, rng)
+    v = Arrays(vhands, vpl, vstock, vdiscard, vg, vrng)
+    for r in range(rows.shape[0]):
+        _copy_row(s, rows[r], v, r, mode)
+
+
+@_helper(void(S, i8, S, i8, PRM, i8, U64ARR, I64ARR, I8ARR))
+def _determinize(v, r, w, j, prm, mode, arng, counts, unseen):
+    """World row j of w = view row r of v with what the view lacks sampled from arng[0]:
+    the unseen cards (deck - own hand - discard pile, and - the other hands under
+    VIEW_HANDS), listed by card type (never in the order of any true position), are
+    shuffled and dealt to the other seats by their known sizes (VIEW_FAIR), the rest form
+    the stock. The world gets a fresh generator. Under VIEW_FAIR a pending Wild Draw Four's
+    bluff flag is derived from the sampled hand of its player: did it hold the colour of the
+    card under the Wild Draw Four (a colour drawn from arng when that card is a wild, whose
+    named colour the state does not keep)."""
+    n = prm[P_PLAYERS]
+    me = v.g[r, G_CURRENT]
+    _copy_row(v, r, w, j, VIEW_ALL)
+    w.rng[j] = np.uint64(_next_u53(arng, 0))
+    if mode == VIEW_ALL:
+        return
+    for c in range(NC):
+        counts[c] = prm[P_DECK + c]
+    for q in range(n):
+        if q == me or mode == VIEW_HANDS:
+            for c in range(NC):
+                counts[c] -= v.hands[r, q, c]
+    for k in range(v.g[r, G_DISCARD_LEN]):
+        counts[v.discard[r, k]] -= 1
+    m = 0
+    for c in range(NC):
+        for _ in range(max(counts[c], 0)):
+            unseen[m] = c
+            m += 1
+    for k in range(m - 1, 0, -1):
+        t = _next_u53(arng, 0) % (k + 1)
+        x = unseen[k]
+        unseen[k] = unseen[t]
+        unseen[t] = x
+    at = 0
+    if mode == VIEW_FAIR:
+        for q in range(n):
+            if q == me:
+                continue
+            for c in range(NC):
+                w.hands[j, q, c] = 0
+            for _ in range(v.pl[r, q, S_HAND_LEN]):
+                if at < m:
+                    w.hands[j, q, unseen[at]] += 1
+                    at += 1
+    ns = v.g[r, G_STOCK_LEN]
+    for k in range(ns):
+        w.stock[j, k] = unseen[at] if at < m else 0
+        at += 1
+    if mode == VIEW_FAIR:
+        w.g[j, G_BLUFF] = 0
+        nd = v.g[r, G_DISCARD_LEN]
+        if (v.g[r, G_PHASE] == PH_PENDING and nd >= 2 and prm[P_WD4_RESTRICTED] != 0
+                and v.discard[r, nd - 1] == C.WILD_DRAW_FOUR):
+            under = v.discard[r, nd - 2]
+            col = _CARD_COLOR[under] if under < 52 else _next_u53(arng, 0) % 4
+            off = v.g[r, G_PREVIOUS]
+            if off >= 0 and _holds_color(w, j, off, col):
+                w.g[j, G_BLUFF] = 1
+
+
+@_helper(void(S, PRM, i8, F64ROW, F64ROW))
+def _greedy_scores(s, prm, i, sc, tmp):
+    """The scores of agents/rule_based.py's GreedyAgent (RuleBasedAgent.scores with
+    GreedyAgent.play_scores) for game i's acting seat, from what that seat may know (its
+    hand, the public table, hand sizes and calls). tmp: (>= 12,) scratch."""
+    n = prm[P_PLAYERS]
+    p = s.g[i, G_CURRENT]
+    for k in range(12):
+        tmp[k] = 0.0
+    for c in range(52):  # tmp[0:4] colour counts, tmp[4:8] their points
+        h = s.hands[i, p, c]
+        if h > 0:
+            tmp[_CARD_COLOR[c]] += h
+            tmp[4 + _CARD_COLOR[c]] += h * float(_CARD_POINTS[c])
+    best = 0
+    bv = tmp[0] * 1000.0 + tmp[4]
+    maxc = tmp[0]
+    for k in range(1, 4):
+        val = tmp[k] * 1000.0 + tmp[4 + k]
+        if val > bv:
+            bv = val
+            best = k
+        maxc = max(maxc, tmp[k])
+    for k in range(4):  # tmp[8:12] colour preference
+        tmp[8 + k] = tmp[k] / (maxc + 1.0) * 0.5
+    tmp[8 + best] += 0.49
+    col = s.g[i, G_COLOR]
+    holds = col >= 0 and tmp[col] > 0
+    for a in range(NA):
+        sc[a] = -1000.0
+    for a in range(C.A_DRAW):
+        c = _ACTION_CARD[a]
+        if c < 52:
+            val = 100.0 + _CARD_POINTS[c]
+        else:
+            val = 11.0 if c == C.WILD_DRAW_FOUR else 10.0
+        named = _ACTION_COLOR[a]
+        if named >= 0:
+            val += tmp[8 + named] * 0.9
+        if c == C.WILD_DRAW_FOUR and holds:
+            val = -300.0
+        sc[a] = val
+    sc[C.A_DRAW] = -200.0
+    sc[C.A_KEEP] = -100.0
+    sc[C.A_ACCEPT] = -100.0
+    sc[C.A_CALL] = 900.0
+    d = s.g[i, G_DIRECTION]
+    prev = (p - d + n) % n
+    prev_size = s.pl[i, prev, S_HAND_LEN]
+    if prm[P_ONO_PENALTY] != ONO_NONE and prev_size == 1 and not s.pl[i, prev, S_CALLED]:
+        sc[C.A_CATCH] = 1000.0
+    if prm[P_CHALLENGE]:
+        # bluff chance from public information (RuleBasedAgent.bluff_chance)
+        seen0 = 0.0
+        seen1 = 0.0
+        seen2 = 0.0
+        seen3 = 0.0
+        for k in range(s.g[i, G_DISCARD_LEN]):
+            c = s.discard[i, k]
+            if c < 52:
+                cc = _CARD_COLOR[c]
+                if cc == 0:
+                    seen0 += 1
+                elif cc == 1:
+                    seen1 += 1
+                elif cc == 2:
+                    seen2 += 1
+                else:
+                    seen3 += 1
+        seen0 += tmp[0]
+        seen1 += tmp[1]
+        seen2 += tmp[2]
+        seen3 += tmp[3]
+        deck0 = 0.0
+        deck1 = 0.0
+        deck2 = 0.0
+        deck3 = 0.0
+        total = 0
+        for c in range(NC):
+            total += prm[P_DECK + c]
+            if c < 52:
+                cc = _CARD_COLOR[c]
+                if cc == 0:
+                    deck0 += prm[P_DECK + c]
+                elif cc == 1:
+                    deck1 += prm[P_DECK + c]
+                elif cc == 2:
+                    deck2 += prm[P_DECK + c]
+                else:
+                    deck3 += prm[P_DECK + c]
+        u = (max(deck0 - seen0, 0.0) + max(deck1 - seen1, 0.0)) + max(deck2 - seen2, 0.0)
+        u = u + max(deck3 - seen3, 0.0)
+        ut = max(float(total - s.g[i, G_DISCARD_LEN] - s.pl[i, p, S_HAND_LEN]), 1.0)
+        q = (u / 4.0) / ut
+        chance = 1.0 - (1.0 - q) ** float(prev_size + 1)
+        if chance >= 0.5:
+            sc[C.A_CHALLENGE] = 800.0
+    for k in range(4):
+        sc[C.A_COLOR + k] = tmp[8 + k]
+    for t in range(n - 1):
+        sc[C.A_TARGET + t] = -float(s.pl[i, (p + 1 + t) % n, S_HAND_LEN])
+
+
+@_kernel(void(HANDS, PL, STK, STK, GAME, U64ARR, PRM, BROW, numba.float64[:, ::1], F64ROW))
+def greedy_scores(hands, pl, stock, discard, g, rng, prm, which, out, tmp):
+    """out[i] = the compiled greedy's scores of game i's acting seat (tests compare them with
+    the NumPy GreedyAgent)."""
+    s = Arrays(hands, pl, stock, discard, g, rng)
+    for i in range(out.shape[0]):
+        if which[i]:
+            _greedy_scores(s, prm, i, out[i], tmp)
+
+
+@_helper(b1(S, PRM, i8, U64ARR, F32_2D, BROW, F64ROW, F64ROW))
+def _greedy_action(s, prm, i, policy_rng, scratch_rewards, row, sc, tmp):
+    """Game i's acting seat plays the compiled greedy's choice (ties broken uniformly by
+    policy_rng[i]). False when there is no legal action."""
+    legal_row(s, prm, i, row)
+    _greedy_scores(s, prm, i, sc, tmp)
+    best = -1e300
+    ties = 0
+    pick = -1
+    for a in range(NA):
+        if not row[a]:
+            continue
+        if sc[a] > best + 1e-6:
+            best = sc[a]
+            ties = 1
+            pick = a
+        elif sc[a] > best - 1e-6:
+            ties += 1
+            if _next_u53(policy_rng, i) % ties == 0:  # reservoir: uniform over the ties
+                pick = a
+    if pick < 0:
+        return False
+    for q in range(prm[P_PLAYERS]):
+        scratch_rewards[i, q] = 0.0
+    _apply(s, prm, i, pick, scratch_rewards)
+    _advance(s, prm, i, scratch_rewards, row)
+    return True
+
+
+POLICY_RANDOM = 0
+POLICY_GREEDY = 1
+
+
+ROUND_POINTS_SCALE = 50.0
+"""A round of a match is valued 1 / (1 + exp(-d / 50)) for a seat whose score moved d points
+better than its rivals' (about a typical round's points)."""
+
+
+@_helper(void(S, PRM, i8, i8, F64ROW))
+def _round_values(w, prm, j, start_round, tmp):
+    """tmp[32 + q] = the value of world row j's playout for seat q, given the scores before
+    it in tmp[16 + q]: a round that did not finish 1/N; a single round (or a match that
+    ended) 1 for its winner(s), else 0; a round of a match that goes on a logistic of the
+    points the seat gained over its rivals (winner scoring: its gain minus the best other
+    gain; penalty scoring: the others' mean penalty minus its own)."""
+    n = prm[P_PLAYERS]
+    finished = w.g[j, G_ROUND] != start_round
+    winner = w.g[j, G_WINNER]
+    if not finished:
+        for q in range(n):
+            tmp[32 + q] = 1.0 / n
+        return
+    if prm[P_TARGET] == 0 or prm[P_SCORING] == SCORING_NONE:
+        for q in range(n):
+            tmp[32 + q] = 1.0 if q == winner else 0.0
+        return
+    penalty = prm[P_SCORING] == SCORING_PENALTY
+    if w.g[j, G_TERMINATED]:
+        low = w.pl[j, 0, S_SCORE]
+        for q in range(n):
+            low = min(low, w.pl[j, q, S_SCORE])
+        for q in range(n):
+            if penalty:
+                tmp[32 + q] = 1.0 if w.pl[j, q, S_SCORE] == low else 0.0
+            else:
+                tmp[32 + q] = 1.0 if q == winner else 0.0
+        return
+    for q in range(n):
+        gain = w.pl[j, q, S_SCORE] - tmp[16 + q]
+        if penalty:
+            others = 0.0
+            for t in range(n):
+                if t != q:
+                    others += w.pl[j, t, S_SCORE] - tmp[16 + t]
+            d = others / (n - 1) - gain
+        else:
+            best = -1e300
+            for t in range(n):
+                if t != q:
+                    best = max(best, w.pl[j, t, S_SCORE] - tmp[16 + t])
+            d = gain - best
+        tmp[32 + q] = 1.0 / (1.0 + np.exp(-d / ROUND_POINTS_SCALE))
+
+
+@_helper(numba.float64(S, PRM, i8, i8, i8, i8, i8, U64ARR, F32_2D, BROW, F64ROW, F64ROW))
+def _playout(w, prm, j, me, start_round, policy, max_len, policy_rng, rewards, row, sc, tmp):
+    """Play world row j (the policy drawing from policy_rng[j]) to the end of the round
+    begun as round start_round with the playout policy (at most max_len decisions, and the
+    game's max_decisions). Returns seat me's value (_round_values; tmp[16:16+N] must hold
+    the scores before the playout's first action) and leaves every seat's in tmp[32:32+N]."""
+    steps = 0
+    while (not (w.g[j, G_TERMINATED] or w.g[j, G_TRUNCATED]) and w.g[j, G_ROUND] == start_round
+           and steps < max_len):
+        if policy == POLICY_GREEDY:
+            ok = _greedy_action(w, prm, j, policy_rng, rewards, row, sc, tmp)
+        else:
+            ok = _random_action(w, prm, j, policy_rng, rewards, row)
+        if not ok:
+            break
+        steps += 1
+    _round_values(w, prm, j, start_round, tmp)
+    return tmp[32 + me]
+
+
+@_inline
+def _legal_count(v, prm, r, legal, values, out):
+    """Row r's legal actions into ``legal``; values[r] = -1 everywhere; out[r] = the last
+    legal action (the answer when it is the only one). Returns how many are legal."""
+    legal_row(v, prm, r, legal)
+    count = 0
+    out[r] = -1
+    for a in range(NA):
+        values[r, a] = -1.0
+        if legal[a]:
+            count += 1
+            out[r] = a
+    return count
+
+
+@_kernel(void(HANDS, PL, STK, STK, GAME, U64ARR, PRM, U64ARR, i8, i8, i8, i8, numba.float64,
+              HANDS, PL, STK, STK, GAME, U64ARR, I64ARR, I8ARR, U64ARR,
+              numba.float64[:, ::1], F32_2D, BROW, BROW, F64ROW, F64ROW, I64ARR))
+def pimc_search(vhands, vpl, vstock, vdiscard, vg, vrng, prm, seeds, n_worlds, mode, policy,
+                max_len, margin, whands, wpl, wstock, wdiscard, wg, wrng, counts, unseen, arng,
+                values, rewards, row, legal, sc, tmp, out):
+    """Perfect-information Monte Carlo for every view row r (seat_view output): n_worlds
+    worlds are sampled (_determinize, from the generator state seeds[r]); in each, every
+    legal action is applied to a copy and played out to the end of the round with the
+    playout policy, the same playout generator for every action of a world (common random
+    numbers). out[r] = the action with the most round wins, except that the compiled
+    greedy's choice (from the view: own hand and public table) is kept unless the best
+    action beats it by more than ``margin`` (margin < 0: no preference; ties then broken
+    by the generator); a decision with one legal action is returned without search. values (R, A) receives
+    the mean playout value of each legal action (-1 elsewhere).
+
+    Scratch: w* two rows (world, playout), counts (56,), unseen (D,), arng (2,) uint64 (agent, playout policy),
+    rewards (2, P), row/legal (A,), sc (A,), tmp (>= 32 + N,).
+
+    The value of a playout is a round win (single rounds), or in a match a logistic of
+    the points gained over the rivals in the round (_round_values)."""
+    v = Arrays(vhands, vpl, vstock, vdiscard, vg, vrng)
+    w = Arrays(whands, wpl, wstock, wdiscard, wg, wrng)
+    for r in range(vg.shape[0]):
+        if _legal_count(v, prm, r, legal, values, out) <= 1:
+            continue
+        for a in range(NA):
+            if legal[a]:
+                values[r, a] = 0.0
+        arng[0] = seeds[r]
+        me = v.g[r, G_CURRENT]
+        start_round = v.g[r, G_ROUND]
+        for q in range(prm[P_PLAYERS]):
+            tmp[16 + q] = v.pl[r, q, S_SCORE]   # scores before: round values in a match
+        for _ in range(n_worlds):
+            _determinize(v, r, w, 0, prm, mode, arng, counts, unseen)
+            play_seed = _next_u53(arng, 0)
+            for a in range(NA):
+                if not legal[a]:
+                    continue
+                _copy_row(w, 0, w, 1, VIEW_ALL)
+                w.rng[1] = w.rng[0]
+                arng[1] = np.uint64(play_seed)
+                for q in range(prm[P_PLAYERS]):
+                    rewards[1, q] = 0.0
+                _apply(w, prm, 1, a, rewards)
+                _advance(w, prm, 1, rewards, row)
+                values[r, a] += _playout(w, prm, 1, me, start_round, policy, max_len,
+                                         arng, rewards, row, sc, tmp)
+        best = -1.0
+        ties = 0
+        for a in range(NA):
+            if not legal[a]:
+                continue
+            values[r, a] /= n_worlds
+            if values[r, a] > best + 1e-9:
+                best = values[r, a]
+                ties = 1
+                out[r] = a
+            elif values[r, a] > best - 1e-9:
+                ties += 1
+                if _next_u53(arng, 0) % ties == 0:
+                    out[r] = a
+        if margin >= 0.0:
+            _greedy_scores(v, prm, r, sc, tmp)
+            gb = -1
+            gs = -1e300
+            for a in range(NA):
+                if legal[a] and sc[a] > gs + 1e-6:
+                    gs = sc[a]
+                    gb = a
+            if gb >= 0 and values[r, out[r]] - values[r, gb] <= margin + 1e-9:
+                out[r] = gb
+
+
+I32_2D = numba.int32[:, ::1]
+
+
+@_kernel(void(HANDS, PL, STK, STK, GAME, U64ARR, PRM, U64ARR, i8, i8, i8, i8, numba.float64,
+              HANDS, PL, STK, STK, GAME, U64ARR, I64ARR, I8ARR, U64ARR,
+              I32_2D, F64ROW, F64ROW, F64ROW, I64ARR, I64ARR,
+              numba.float64[:, ::1], F32_2D, BROW, BROW, F64ROW, F64ROW, I64ARR))
+def ismcts_search(vhands, vpl, vstock, vdiscard, vg, vrng, prm, seeds, n_iter, mode, policy,
+                  max_len, explore, whands, wpl, wstock, wdiscard, wg, wrng, counts, unseen,
+                  arng, child, visits, total, avail, path, movers, values, rewards, row, legal,
+                  sc, tmp, out):
+    """Single-observer Information-Set MCTS (Cowling, Powley and Whitehouse 2012) for every
+    view row r: each of n_iter iterations samples a world from the view (_determinize),
+    descends the tree of action sequences choosing among the actions legal in that world by
+    UCB1 with availability counts (explore: the constant), expands one untried action (the
+    compiled greedy's favourite first), plays out to the end of the round with the playout
+    policy and credits every node with the playout's value for its mover (_round_values). out[r] = the most visited root
+    action; values[r, a] = the mean result of root action a (-1 where not legal). A decision
+    with one legal action is returned without search.
+
+    Scratch: child (>= n_iter + 1, A) int32, visits/total/avail (>= n_iter + 1,), path and
+    movers (>= n_iter + 2,), the rest as pimc_search (tmp: >= 32 + N)."""
+    v = Arrays(vhands, vpl, vstock, vdiscard, vg, vrng)
+    w = Arrays(whands, wpl, wstock, wdiscard, wg, wrng)
+    n = prm[P_PLAYERS]
+    for r in range(vg.shape[0]):
+        if _legal_count(v, prm, r, legal, values, out) <= 1:
+            continue
+        arng[0] = seeds[r]
+        me = v.g[r, G_CURRENT]
+        start_round = v.g[r, G_ROUND]
+        for a in range(NA):
+            child[0, a] = -1
+        visits[0] = 0.0
+        total[0] = 0.0
+        avail[0] = 0.0
+        used = 1
+        for q in range(n):
+            tmp[16 + q] = v.pl[r, q, S_SCORE]   # scores before: round values in a match
+        for _ in range(n_iter):
+            _determinize(v, r, w, 1, prm, mode, arng, counts, unseen)
+            arng[1] = np.uint64(_next_u53(arng, 0))
+            node = 0
+            depth = 0
+            path[0] = 0
+            movers[0] = -1
+            while (not (w.g[1, G_TERMINATED] or w.g[1, G_TRUNCATED])
+                   and w.g[1, G_ROUND] == start_round):
+                legal_row(w, prm, 1, row)
+                mover = w.g[1, G_CURRENT]
+                # an untried action? expand the greedy's favourite among them
+                _greedy_scores(w, prm, 1, sc, tmp)
+                pick = -1
+                best = -1e300
+                for a in range(NA):
+                    if row[a] and child[node, a] < 0 and sc[a] > best:
+                        best = sc[a]
+                        pick = a
+                if pick >= 0 and used < child.shape[0]:
+                    c = used
+                    used += 1
+                    child[node, pick] = c
+                    for a in range(NA):
+                        child[c, a] = -1
+                    visits[c] = 0.0
+                    total[c] = 0.0
+                    avail[c] = 1.0
+                    for q in range(n):
+                        rewards[1, q] = 0.0
+                    _apply(w, prm, 1, pick, rewards)
+                    _advance(w, prm, 1, rewards, row)
+                    depth += 1
+                    path[depth] = c
+                    movers[depth] = mover
+                    break
+                # every legal action tried: UCB1 with availability counts
+                pick = -1
+                best = -1e300
+                for a in range(NA):
+                    if not row[a]:
+                        continue
+                    c = child[node, a]
+                    if c < 0:   # the tree is full: no more nodes
+                        continue
+                    avail[c] += 1.0
+                    ucb = total[c] / visits[c] + explore * np.sqrt(np.log(avail[c]) / visits[c])
+                    if ucb > best:
+                        best = ucb
+                        pick = a
+                if pick < 0:
+                    break
+                for q in range(n):
+                    rewards[1, q] = 0.0
+                _apply(w, prm, 1, pick, rewards)
+                _advance(w, prm, 1, rewards, row)
+                node = child[node, pick]
+                depth += 1
+                path[depth] = node
+                movers[depth] = mover
+            # simulation: the playout returns 1 if `me` won; we need the winner's seat
+            won = _playout(w, prm, 1, me, start_round, policy, max_len, arng, rewards, row,
+                           sc, tmp)
+            for k in range(depth + 1):   # every node: the value for the seat that moved
+                nd = path[k]
+                visits[nd] += 1.0
+                total[nd] += won if k == 0 else tmp[32 + movers[k]]
+        most = -1.0
+        for a in range(NA):
+            if not legal[a]:
+                continue
+            c = child[0, a]
+            if c < 0 or visits[c] == 0:
+                continue
+            values[r, a] = total[c] / visits[c]
+            if visits[c] > most or (visits[c] == most and values[r, a] > values[r, out[r]]):
+                most = visits[c]
+                out[r] = a

@@ -1,0 +1,223 @@
+"""Search agents (agents/search.py): legal in every decision of every preset, deterministic
+given the generator, blind to hidden information, a budget of 1, forced decisions without
+search, and a compiled greedy playout policy equal to the NumPy ``greedy``."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from ono_env import VecGame
+from ono_env import _search as E
+from ono_env import cards as C
+from ono_env.agents import GreedyAgent, make_agent
+from ono_env.agents.search import SearchAgent
+from ono_env.arena import run_arena
+from ono_env.rules import PRESETS, RuleSet
+
+
+def positions(rules: RuleSet, n: int, seed: int) -> VecGame:
+    """n live positions after random play of different lengths (finished games dealt again)."""
+    game = VecGame(rules, n, seed=seed)
+    steps = np.random.default_rng(seed).integers(0, 60, size=n)
+    rng = np.random.default_rng(seed + 1)
+    for k in range(int(steps.max())):
+        mask = game.legal_mask()
+        acts = np.array([rng.choice(np.flatnonzero(m)) if m.any() else 0 for m in mask])
+        game.step(acts, active=(steps > k) & ~game.finished)
+        if game.finished.any():
+            game.reset(which=game.finished)
+    return game
+
+
+def copy_game(game: VecGame) -> VecGame:
+    other = VecGame(game.rules, game.num_games, seed=0)
+    for a, b in zip(other.state.arrays, game.state.arrays):
+        a[...] = b
+    return other
+
+
+@pytest.mark.parametrize("preset", sorted(PRESETS))
+@pytest.mark.parametrize("players", [2, 4])
+def test_search_agents_play_every_decision_of_every_preset(preset, players):
+    # the driver checks every action against the legal mask; budget 1 is the smallest
+    match = RuleSet.preset(preset).target_score > 0
+    games = (2 if match else 8) if players == 2 else (4 if match else 24)
+    res = run_arena(["pimc:1", "ismcts:1", "oracle-hands:1", "oracle:1"][:max(players, 2) + 1],
+                    preset, players, num_games=games, seed=2, rating=False)
+    assert len(res.records.length) >= games
+    assert (res.records.length > 0).all()
+
+
+def test_decisions_are_legal_and_deterministic_given_the_generator():
+    for preset in ("basic", "uno2018", "wikipedia"):
+        rules = RuleSet.preset(preset, num_players=3)
+        game = positions(rules, 64, seed=4)
+        rows = np.flatnonzero(~game.finished)
+        mask = game.legal_mask()
+        for spec in ("pimc:3", "pimc-random:3", "ismcts:20", "ismcts-random:7",
+                     "oracle-hands:2", "oracle:2"):
+            agent = make_agent(spec, rules)
+            a = agent.act_game(game, rows, np.random.default_rng(11))
+            b = agent.act_game(game, rows, np.random.default_rng(11))
+            assert np.array_equal(a, b)
+            assert mask[rows, a].all()
+        # the true position is not changed by searching it
+        before = [x.copy() for x in game.state.arrays]
+        make_agent("pimc:2", rules).act_game(game, rows, np.random.default_rng(0))
+        assert all(np.array_equal(x, y) for x, y in zip(before, game.state.arrays))
+
+
+def test_arena_runs_with_search_agents_reproduce():
+    a = run_arena(["pimc:2", "greedy"], "basic", 2, num_games=16, seed=3, rating=False)
+    b = run_arena(["pimc:2", "greedy"], "basic", 2, num_games=16, seed=3, rating=False)
+    assert np.array_equal(a.records.wins, b.records.wins)
+    assert np.array_equal(a.records.length, b.records.length)
+
+
+def _hidden_swaps(game: VecGame, me_rows: np.ndarray, rng: np.random.Generator) -> VecGame:
+    """A copy of ``game`` where, in every row, a card moves between two opponents' hands
+    (when they hold different cards) and between an opponent's hand and the stock, and the
+    game's generator and the Wild Draw Four bluff flag change: everything the acting seat
+    cannot see. Hand sizes, the discard pile and the acting seat's hand stay."""
+    other = copy_game(game)
+    s = other.state
+    P = game.num_players
+    for i in me_rows:
+        me = int(s.current[i])
+        opp = [q for q in range(P) if q != me]
+        a, b = opp[0], opp[-1]
+        if a != b:   # between two opponents' hands
+            ca = [c for c in np.flatnonzero(s.hands[i, a]) if s.hands[i, b, c] == 0]
+            cb = [c for c in np.flatnonzero(s.hands[i, b]) if s.hands[i, a, c] == 0]
+            if ca and cb:
+                x, y = rng.choice(ca), rng.choice(cb)
+                s.hands[i, a, x] -= 1; s.hands[i, b, x] += 1
+                s.hands[i, b, y] -= 1; s.hands[i, a, y] += 1
+        n = int(s.stock_len[i])   # between a hand and the stock
+        held = np.flatnonzero(s.hands[i, a])
+        if n and len(held):
+            k = int(rng.integers(n))
+            x, y = int(rng.choice(held)), int(s.stock[i, k])
+            if x != y:
+                s.hands[i, a, x] -= 1
+                s.hands[i, a, y] += 1
+                s.stock[i, k] = x
+        s.rng[i] ^= np.uint64(0x9E3779B97F4A7C15)
+        s.bluff[i] = 1 - s.bluff[i]
+    return other
+
+
+@pytest.mark.parametrize("preset, players", [("basic", 2), ("classic", 4), ("wikipedia", 3),
+                                             ("uno2018", 2)])
+def test_no_peeking_hidden_swaps_do_not_change_decisions(preset, players):
+    rules = RuleSet.preset(preset, num_players=players)
+    game = positions(rules, 96, seed=7)
+    mask = game.legal_mask()
+    rows = np.flatnonzero(~game.finished & (mask.sum(axis=1) > 1))
+    swapped = _hidden_swaps(game, rows, np.random.default_rng(1))
+    assert not all(np.array_equal(x, y) for x, y in zip(game.state.arrays, swapped.state.arrays))
+    for spec in ("pimc:4", "pimc-random:4", "ismcts:30"):
+        agent = make_agent(spec, rules)
+        a = agent.act_game(game, rows, np.random.default_rng(5))
+        va = agent.last_values.copy()
+        b = agent.act_game(swapped, rows, np.random.default_rng(5))
+        assert np.array_equal(a, b), spec
+        assert np.array_equal(va, agent.last_values), spec   # the very same evaluations
+    # the test has power: the cheating oracle reads the hands, and its evaluations move
+    oracle = make_agent("oracle-hands:4", rules)
+    oracle.act_game(game, rows, np.random.default_rng(5))
+    va = oracle.last_values.copy()
+    oracle.act_game(swapped, rows, np.random.default_rng(5))
+    assert not np.array_equal(va, oracle.last_values)
+
+
+def test_a_forced_decision_is_returned_without_search_and_budget_one_works():
+    rules = RuleSet.preset("classic", num_players=2)
+    game = positions(rules, 256, seed=9)
+    mask = game.legal_mask()
+    one = np.flatnonzero(~game.finished & (mask.sum(axis=1) == 1))
+    many = np.flatnonzero(~game.finished & (mask.sum(axis=1) > 1))
+    assert len(one) and len(many)
+    for spec in ("ismcts:1", "pimc:1"):
+        agent = make_agent(spec, rules)
+        acts = agent.act_game(game, one, np.random.default_rng(0))
+        assert np.array_equal(acts, mask[one].argmax(axis=1))
+        assert (agent.last_values == -1).all()                   # nothing was evaluated
+        assert mask[many, agent.act_game(game, many, np.random.default_rng(0))].all()
+    acts = agent.act_game(game, many, np.random.default_rng(0))
+    assert mask[many, acts].all()
+    vals = agent.last_values
+    assert ((vals >= 0) == mask[many]).all() and (vals <= 1).all()
+
+
+@pytest.mark.parametrize("preset", sorted(PRESETS))
+@pytest.mark.parametrize("players", [2, 4])
+def test_compiled_greedy_equals_the_numpy_greedy(preset, players):
+    rules = RuleSet.preset(preset, num_players=players)
+    game = positions(rules, 400, seed=players)
+    live = ~game.finished
+    mask = game.legal_mask().copy()
+    obs = game.observe(game.state.current.astype(np.int64))
+    want = GreedyAgent(rules).scores(obs)
+    got = np.zeros((game.num_games, C.NUM_ACTIONS))
+    E.greedy_scores(*game.state.arrays, game._params, np.ascontiguousarray(live), got,
+                    np.zeros(16))
+    for i in np.flatnonzero(live):
+        legal = mask[i]
+        assert np.allclose(got[i, legal], want[i, legal], atol=1e-4), (i, np.flatnonzero(legal))
+        best = np.flatnonzero(np.isclose(want[i], want[i, legal].max(), atol=1e-4) & legal)
+        top = np.flatnonzero(np.isclose(got[i], got[i, legal].max(), atol=1e-4) & legal)
+        assert np.array_equal(best, top)
+
+
+def test_names_budgets_and_refusals():
+    rules = RuleSet.preset("basic", num_players=2)
+    assert make_agent("pimc", rules).worlds == 64
+    assert make_agent("pimc:200", rules).worlds == 200
+    assert make_agent("ismcts", rules).method == "ismcts" and make_agent("ismcts:7", rules).worlds == 7
+    a = make_agent("oracle:3", rules)
+    assert a.cheating and "CHEATING" in repr(a) and a.name == "oracle:3"
+    assert not make_agent("pimc:3", rules).cheating
+    for bad in ("pimc:0", "pimc:x", "pimc:", "ismcts:-3"):
+        with pytest.raises(ValueError, match="number of worlds"):
+            make_agent(bad, rules)
+    with pytest.raises(ValueError, match="plays only through"):
+        make_agent("pimc", rules).act(np.zeros((1, 241), np.float32), np.ones((1, 85), bool),
+                                      np.random.default_rng())
+    with pytest.raises(ValueError, match="policy"):
+        SearchAgent(rules, 4, policy="genius")
+    with pytest.raises(ValueError, match="2-player 'basic' rules"):
+        make_agent("pimc", rules).act_game(VecGame("basic", 2, seed=0, num_players=3),
+                                           np.array([0]), np.random.default_rng())
+
+
+def test_search_beats_random_and_the_oracle_beats_search():
+    res = run_arena(["pimc:8", "random"], "basic", 2, num_games=200, seed=1, rating=False)
+    assert res.agent_rows()[0]["win_rate"] > 0.6
+    res = run_arena(["oracle:4", "greedy"], "basic", 2, num_games=200, seed=1, rating=False)
+    assert res.agent_rows()[0]["win_rate"] > 0.75
+
+
+def test_a_search_agent_is_an_environment_opponent():
+    from ono_env.gym_env import OnoEnv
+
+    env = OnoEnv(rules="basic", num_players=2, opponents=["pimc:2"])
+    obs, info = env.reset(seed=0)
+    for _ in range(500):
+        mask = env.action_masks()
+        obs, reward, term, trunc, info = env.step(int(np.flatnonzero(mask)[0]))
+        if term or trunc:
+            break
+    assert term or trunc
+
+
+def test_search_kernels_compile_only_when_a_search_agent_plays():
+    """``import ono_env`` (and its agents) does not import the search kernels."""
+    import subprocess
+    import sys
+    code = ("import sys, ono_env, ono_env.agents, ono_env.arena; "
+            "from ono_env.agents import make_agent; make_agent('pimc:4', 'basic'); "
+            "print('ono_env._search' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False"
