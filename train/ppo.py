@@ -181,10 +181,8 @@ def train(cfg: TrainConfig) -> dict[str, Any]:
     from sb3_contrib import MaskablePPO
     from stable_baselines3.common.vec_env import VecMonitor
 
-    from ono_env.agents.learned import load_agent
     from ono_env.train.nets import ScaledObservation, save_model
     from ono_env.observation import observation_scale
-    from ono_env.arena import evaluate, format_evaluation
     from ono_env.opponents import OpponentPool
     from ono_env.agents import make_agent
     from ono_env.sb3 import OnoVecEnv
@@ -227,18 +225,7 @@ def train(cfg: TrainConfig) -> dict[str, Any]:
         print(f"time limit of {cfg.time_limit_minutes} min reached after "
               f"{model.num_timesteps:,} of {cfg.total_steps:,} steps")
 
-    final: list[dict[str, Any]] = []
-    if cfg.final_eval.games:
-        workers = cfg.final_eval.workers
-        # evaluate what was saved; worker processes load it from its path
-        agent = str(model_path) if workers > 1 else load_agent(model_path, rules)
-        final = evaluate(agent, cfg.final_eval.opponents, rules, cfg.final_eval.games,
-                         seed=cfg.seed + 1_000_003, progress=bool(cfg.progress),
-                         workers=workers)
-        write_final(run_dir, final, model.num_timesteps, train_seconds)
-        print(format_evaluation(final, f"{cfg.name} ({model.num_timesteps:,} steps, "
-                                       f"{train_seconds / 60:.1f} min of training)"))
-        print(summary_line(final))
+    final = final_evaluation(cfg, rules, model_path, run_dir, model.num_timesteps, train_seconds)
     print(f"run: {run_dir}  model: {model_path}")
     return {"run_dir": run_dir, "model": model_path, "final_eval": final,
             "seconds": time.perf_counter() - t0, "train_seconds": train_seconds,
@@ -261,12 +248,35 @@ def summary_line(rows: Sequence[dict[str, Any]]) -> str:
     return "trained agent: " + "; ".join(parts)
 
 
-def write_final(run_dir: Path, rows: Sequence[dict[str, Any]], steps: int, seconds: float) -> None:
+def final_evaluation(cfg: TrainConfig, rules: Any, model_path: Path, run_dir: Path, steps: int,
+                     train_seconds: float, backend: str = "sb3") -> list[dict[str, Any]]:
+    """The end of every run (either backend): the saved model against
+    ``cfg.final_eval.opponents`` (worker processes load it from its path), written to
+    ``final_eval.json``/``.csv`` and printed with the summary line. ``[]`` when
+    ``final_eval.games`` is 0."""
+    from ono_env.agents.learned import load_agent
+    from ono_env.arena import evaluate, format_evaluation
+
+    if not cfg.final_eval.games:
+        return []
+    workers = cfg.final_eval.workers
+    agent = str(model_path) if workers > 1 else load_agent(model_path, rules)
+    final = evaluate(agent, cfg.final_eval.opponents, rules, cfg.final_eval.games,
+                     seed=cfg.seed + 1_000_003, progress=bool(cfg.progress), workers=workers)
+    write_final(run_dir, final, steps, train_seconds, model_path.name, backend)
+    print(format_evaluation(final, f"{cfg.name} ({steps:,} steps, {train_seconds / 60:.1f} min "
+                                   f"of training{', ' + backend if backend != 'sb3' else ''})"))
+    print(summary_line(final))
+    return final
+
+
+def write_final(run_dir: Path, rows: Sequence[dict[str, Any]], steps: int, seconds: float,
+                model: str = "model.zip", backend: str = "sb3") -> None:
     import json
 
     (run_dir / "final_eval.json").write_text(json.dumps(
-        {"model": "model.zip", "training_steps": steps, "training_seconds": seconds,
-         "results": list(rows)}, indent=2) + "\n")
+        {"model": model, "backend": backend, "training_steps": steps,
+         "training_seconds": seconds, "results": list(rows)}, indent=2) + "\n")
     with open(run_dir / "final_eval.csv", "w", newline="") as fh:
         w = csv.DictWriter(fh, fieldnames=list(rows[0]))
         w.writeheader()

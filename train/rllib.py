@@ -377,9 +377,9 @@ def train(cfg: TrainConfig) -> dict[str, Any]:
     import torch
 
     from ono_env.agents import make_agent
-    from ono_env.agents.learned import LearnedAgent, load_agent
-    from ono_env.arena import evaluate, format_evaluation
-    from ono_env.train.ppo import _rules, _run_dir, summary_line, write_curve
+    from ono_env.agents.learned import LearnedAgent
+    from ono_env.arena import evaluate
+    from ono_env.train.ppo import _rules, _run_dir, final_evaluation, write_curve
 
     t0 = time.perf_counter()
     rules = _rules(cfg)
@@ -448,22 +448,7 @@ def train(cfg: TrainConfig) -> dict[str, Any]:
     if stopped_early:
         print(f"time limit of {cfg.time_limit_minutes} min reached after {steps:,} of "
               f"{cfg.total_steps:,} steps")
-    final: list[dict[str, Any]] = []
-    if cfg.final_eval.games:
-        workers = cfg.final_eval.workers
-        agent = str(model_path) if workers > 1 else load_agent(model_path, rules)
-        final = evaluate(agent, cfg.final_eval.opponents, rules, cfg.final_eval.games,
-                         seed=cfg.seed + 1_000_003, progress=bool(cfg.progress), workers=workers)
-        (run_dir / "final_eval.json").write_text(json.dumps(
-            {"model": "model.safetensors", "backend": "rllib", "training_steps": steps,
-             "training_seconds": train_seconds, "results": final}, indent=2) + "\n")
-        with open(run_dir / "final_eval.csv", "w", newline="") as fh:
-            w = csv.DictWriter(fh, fieldnames=list(final[0]))
-            w.writeheader()
-            w.writerows(final)
-        print(format_evaluation(final, f"{cfg.name} ({steps:,} steps, "
-                                       f"{train_seconds / 60:.1f} min of training, rllib)"))
-        print(summary_line(final))
+    final = final_evaluation(cfg, rules, model_path, run_dir, steps, train_seconds, "rllib")
     print(f"run: {run_dir}  model: {model_path}")
     return {"run_dir": run_dir, "model": model_path, "final_eval": final, "steps": steps,
             "seconds": time.perf_counter() - t0, "train_seconds": train_seconds,
