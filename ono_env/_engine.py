@@ -188,6 +188,17 @@ class State:
         )
         self.arrays.g[:, G_DIRECTION] = 1
         self.arrays.g[:, [G_COLOR, G_DRAWN, G_EXPOSED, G_PREVIOUS, G_WINNER]] = -1
+        self._name_views()
+
+    # a copy (copy.deepcopy, pickle) keeps the arrays and makes its views of them again
+    def __getstate__(self) -> dict:
+        return {"arrays": self.arrays}
+
+    def __setstate__(self, state: dict) -> None:
+        self.arrays = Arrays(*state["arrays"])
+        self._name_views()
+
+    def _name_views(self) -> None:
         # named views, made once: writing through them writes the kernel arrays
         for name in Arrays._fields:
             setattr(self, name, getattr(self.arrays, name))

@@ -138,10 +138,7 @@ class VecGame:
         self._terminated = np.zeros(B, np.bool_)
         self._truncated = np.zeros(B, np.bool_)
         self._current = np.zeros(B, np.int32)
-        self._result = StepResult(*(_read_only(a) for a in (
-            self._rewards, self._terminated, self._truncated, self._current)))
         self._mask = np.zeros((B, C.NUM_ACTIONS), np.bool_)
-        self._mask_view = _read_only(self._mask)
         self._mask_valid = False
         """``_mask`` holds every game's legal actions of the current position: ``step`` tests
         actions against it instead of recomputing them; anything that changes a game clears it."""
@@ -154,10 +151,28 @@ class VecGame:
         """Length D of an observation vector under these rules."""
         self._next_obs = np.zeros((0, self.observation_size), np.float32)  # step_and_observe
         self._batch_shape = (B,)
+        self._make_views()
+        self.reset(seed=seed)
+
+    _VIEWS = ("_result", "_mask_view", "_state_args", "_step_outputs", "_arrays")
+
+    def _make_views(self) -> None:
+        """The read-only views handed out and the kernels' argument tuples (made again by a
+        copy, whose buffers are new)."""
+        self._arrays = self.state.arrays
+        self._result = StepResult(*(_read_only(a) for a in (
+            self._rewards, self._terminated, self._truncated, self._current)))
+        self._mask_view = _read_only(self._mask)
         self._state_args = (*self._arrays, self._params)   # the kernels' leading arguments
         self._step_outputs = (self._rewards, self._row, False, self._mask, self._next_obs,
                               self._terminated, self._truncated, self._current)
-        self.reset(seed=seed)
+
+    def __getstate__(self) -> dict:
+        return {k: v for k, v in self.__dict__.items() if k not in self._VIEWS}
+
+    def __setstate__(self, state: dict) -> None:
+        self.__dict__.update(state)
+        self._make_views()
 
     # ---- episodes -------------------------------------------------------------------
     def reset(
@@ -296,6 +311,8 @@ class VecGame:
         ``_step_result`` for the error), or a negative number. Rewards are in
         ``self._rewards``, the flags in ``_terminated``/``_truncated``/``_current``; nothing
         is allocated."""
+        if self.autoreset:
+            raise ValueError("_step_observed is not available with autoreset=True")
         if self._next_obs.shape[0] != self.num_games:
             self._next_obs = np.zeros((self.num_games, self.observation_size), np.float32)
         mode = (E.CHECK_MASK if self._mask_valid else E.CHECK_RULES) if check else E.CHECK_NONE

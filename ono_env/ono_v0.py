@@ -256,7 +256,6 @@ class checked_env(raw_env):
         del self.agents              # PettingZoo: not readable before reset
         self._has_reset = False
         self._has_updated = False
-        self._illegal_end = False    # the episode was ended by an illegal move
 
     def __getattr__(self, name: str) -> Any:
         # only reached when normal lookup fails: no cost on the reads that succeed
@@ -268,7 +267,6 @@ class checked_env(raw_env):
         super().reset(seed=seed, options=options)
         self._has_reset = True
         self._has_updated = True
-        self._illegal_end = False
 
     def observe(self, agent: str) -> dict[str, np.ndarray]:
         if not self._has_reset:
@@ -322,9 +320,10 @@ class checked_env(raw_env):
             self.rewards[agent] = -1.0
             self._accumulate_rewards()
             self._deads_step_first()
-            self._illegal_end = True
             return
-        self._play(agent, int(action), check=False)   # checked against the mask just now
+        # checked against the env's mask just now; the engine checks again against its own
+        # cached mask (nearly free), so a game changed behind the env's back is still safe
+        self._play(agent, int(action), check=True)
 
 
 class _CheckedIterable(AECIterable):

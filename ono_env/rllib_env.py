@@ -225,7 +225,12 @@ class OnoMultiAgentEnv(MultiAgentEnv):
 
     def reset(self, *, seed: int | None = None, options: dict | None = None):
         seed = check_seed("seed", seed)
+        if options is not None and not isinstance(options, dict):
+            raise ValueError(f"options={options!r:.80} ({type(options).__name__}); allowed: a "
+                             f"dict or None (this env takes no reset options)")
         self.game.reset(seed=seed)
+        while self.game.finished[0]:   # a deal that ends before anyone acts: deal again
+            self.game.reset()
         self._pending[:] = 0.0
         self._over = False
         seat = int(self.game.state.current[0])

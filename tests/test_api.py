@@ -296,3 +296,26 @@ def test_the_private_unchecked_step_still_range_checks_ids():
             g._step_unchecked(bad)
         assert g.to_json(0) + g.to_json(1) == before
     assert "check" not in VecGame.step.__code__.co_varnames   # no public unchecked flag
+
+
+@pytest.mark.parametrize("how", ["deepcopy", "pickle"])
+def test_a_copied_game_plays_on_its_own_buffers(how):
+    """copy.deepcopy / pickle of a VecGame: its state views, legal mask and step results
+    follow the copy's own arrays, and it plays exactly as the original."""
+    import copy
+    import pickle
+    from ono_env import random_legal
+    g = VecGame("basic", 32, seed=4, num_players=2)
+    g.legal_mask()
+    h = copy.deepcopy(g) if how == "deepcopy" else pickle.loads(pickle.dumps(g))
+    assert np.shares_memory(h.state.current, h.state.g)
+    rg, rh = np.random.default_rng(1), np.random.default_rng(1)
+    for _ in range(200):
+        mg, mh = g.legal_mask().copy(), h.legal_mask().copy()
+        fresh = h.legal_mask(which=np.ones(32, np.bool_)).copy()   # computed again
+        assert np.array_equal(mh, mg) and np.array_equal(mh, fresh)
+        rsg, rsh = g.step(random_legal(mg, rg)), h.step(random_legal(mh, rh))
+        assert np.array_equal(rsh.rewards, rsg.rewards)
+        assert np.array_equal(rsh.terminated, h.state.terminated != 0)
+        assert np.array_equal(h.state.g, g.state.g)
+
