@@ -2,8 +2,17 @@
 
 Every agent scores all 85 actions of every row at once with NumPy and takes the best legal
 one; ties are broken by a tiny uniform draw from the generator it is passed, so an agent is
-deterministic given that generator. The decisions that are not about which card to play are
-shared (:class:`RuleBasedAgent`):
+deterministic given that generator.
+
+These NumPy versions are the readable reference. The same agents also exist compiled,
+in :mod:`ono_env._baselines`, with scores equal to ``scores(obs)`` here (tests/
+test_baselines_compiled.py checks every preset); the one agent loop
+(:class:`ono_env.driver.AgentDriver`: the arena, the environments' opponents, training)
+plays an agent of exactly these types, built for the game's rules, in compiled code, where
+ties are broken per game by the driver's ``policy_rng`` instead of the Python generator.
+A subclass is played through ``act`` here.
+
+The decisions that are not about which card to play are shared (:class:`RuleBasedAgent`):
 
 - **call** ONO whenever it is legal (before playing down to one card);
 - **catch** the previous player when the observation shows them at one card without a call

@@ -1,5 +1,10 @@
 """Compiled search support for :mod:`ono_env.agents.search`: the seat's view,
-determinization, a compiled ``greedy``, playouts, PIMC and ISMCTS.
+determinization, playouts, PIMC and ISMCTS.
+
+The playout policies and the search's preferred action are the compiled baselines of
+:mod:`ono_env._baselines` (``greedy``: ``_greedy_scores``, equal to the NumPy GreedyAgent's
+scores; ``_policy_action``, ties broken by the playout generator); the policy codes
+(POLICY_RANDOM, POLICY_GREEDY, ...) are defined there and re-exported here.
 
 Written on the rules functions of :mod:`ono_env._engine` (imported from it, never changed
 here). A module of its own so that its kernels are compiled (or loaded from numba's cache)
@@ -14,13 +19,16 @@ import numpy as np
 
 from ono_env import cards as C
 from ono_env._engine import (  # noqa: F401 - the rules and state layout the search uses
-    Arrays, BROW, F32_2D, GAME, G_BLUFF, G_COLOR, G_CURRENT, G_DIRECTION, G_DISCARD_LEN,
-    G_PHASE, G_PREVIOUS, G_ROUND, G_STOCK_LEN, G_TERMINATED, G_TRUNCATED, G_WINNER, HANDS,
-    I64ARR, I8ARR, NA, NC, NUM_G, NUM_S, ONO_NONE, PH_PENDING, PL, PRM, P_CHALLENGE, P_DECK,
-    P_ONO_PENALTY, P_PLAYERS, P_SCORING, P_TARGET, P_WD4_RESTRICTED, S, SCORING_NONE,
-    SCORING_PENALTY, STK, S_CALLED, S_HAND_LEN, S_SCORE, U64ARR, _ACTION_CARD, _ACTION_COLOR,
-    _CARD_COLOR, _CARD_POINTS, _advance, _apply, _helper, _holds_color, _inline, _kernel,
-    _next_u53, _random_action, b1, i8, legal_row, void,
+    Arrays, BROW, F32_2D, GAME, G_BLUFF, G_CURRENT, G_DISCARD_LEN, G_PHASE, G_PREVIOUS,
+    G_ROUND, G_STOCK_LEN, G_TERMINATED, G_TRUNCATED, G_WINNER, HANDS, I64ARR, I8ARR, NA,
+    NC, NUM_G, NUM_S, PH_PENDING, PL, PRM, P_DECK, P_PLAYERS, P_SCORING, P_TARGET,
+    P_WD4_RESTRICTED, S, SCORING_NONE, SCORING_PENALTY, STK, S_HAND_LEN, S_SCORE, U64ARR,
+    _CARD_COLOR, _advance, _apply, _helper, _holds_color, _inline, _kernel, _next_u53,
+    _random_action, i8, legal_row, void,
+)
+from ono_env._baselines import (  # noqa: F401 - the compiled baselines (greedy: the playouts')
+    POLICY_COLOR, POLICY_DEFENSIVE, POLICY_GREEDY, POLICY_RANDOM, _greedy_scores,
+    _policy_action, greedy_scores,
 )
 
 VIEW_FAIR = 0     # the acting seat's knowledge: own hand, the public table, hand sizes
@@ -132,152 +140,6 @@ def _determinize(v, r, w, j, prm, mode, arng, counts, unseen):
                 w.g[j, G_BLUFF] = 1
 
 
-@_helper(void(S, PRM, i8, F64ROW, F64ROW))
-def _greedy_scores(s, prm, i, sc, tmp):
-    """The scores of agents/rule_based.py's GreedyAgent (RuleBasedAgent.scores with
-    GreedyAgent.play_scores) for game i's acting seat, from what that seat may know (its
-    hand, the public table, hand sizes and calls). tmp: (>= 12,) scratch."""
-    n = prm[P_PLAYERS]
-    p = s.g[i, G_CURRENT]
-    for k in range(12):
-        tmp[k] = 0.0
-    for c in range(52):  # tmp[0:4] colour counts, tmp[4:8] their points
-        h = s.hands[i, p, c]
-        if h > 0:
-            tmp[_CARD_COLOR[c]] += h
-            tmp[4 + _CARD_COLOR[c]] += h * float(_CARD_POINTS[c])
-    best = 0
-    bv = tmp[0] * 1000.0 + tmp[4]
-    maxc = tmp[0]
-    for k in range(1, 4):
-        val = tmp[k] * 1000.0 + tmp[4 + k]
-        if val > bv:
-            bv = val
-            best = k
-        maxc = max(maxc, tmp[k])
-    for k in range(4):  # tmp[8:12] colour preference
-        tmp[8 + k] = tmp[k] / (maxc + 1.0) * 0.5
-    tmp[8 + best] += 0.49
-    col = s.g[i, G_COLOR]
-    holds = col >= 0 and tmp[col] > 0
-    for a in range(NA):
-        sc[a] = -1000.0
-    for a in range(C.A_DRAW):
-        c = _ACTION_CARD[a]
-        if c < 52:
-            val = 100.0 + _CARD_POINTS[c]
-        else:
-            val = 11.0 if c == C.WILD_DRAW_FOUR else 10.0
-        named = _ACTION_COLOR[a]
-        if named >= 0:
-            val += tmp[8 + named] * 0.9
-        if c == C.WILD_DRAW_FOUR and holds:
-            val = -300.0
-        sc[a] = val
-    sc[C.A_DRAW] = -200.0
-    sc[C.A_KEEP] = -100.0
-    sc[C.A_ACCEPT] = -100.0
-    sc[C.A_CALL] = 900.0
-    d = s.g[i, G_DIRECTION]
-    prev = (p - d + n) % n
-    prev_size = s.pl[i, prev, S_HAND_LEN]
-    if prm[P_ONO_PENALTY] != ONO_NONE and prev_size == 1 and not s.pl[i, prev, S_CALLED]:
-        sc[C.A_CATCH] = 1000.0
-    if prm[P_CHALLENGE]:
-        # bluff chance from public information (RuleBasedAgent.bluff_chance)
-        seen0 = 0.0
-        seen1 = 0.0
-        seen2 = 0.0
-        seen3 = 0.0
-        for k in range(s.g[i, G_DISCARD_LEN]):
-            c = s.discard[i, k]
-            if c < 52:
-                cc = _CARD_COLOR[c]
-                if cc == 0:
-                    seen0 += 1
-                elif cc == 1:
-                    seen1 += 1
-                elif cc == 2:
-                    seen2 += 1
-                else:
-                    seen3 += 1
-        seen0 += tmp[0]
-        seen1 += tmp[1]
-        seen2 += tmp[2]
-        seen3 += tmp[3]
-        deck0 = 0.0
-        deck1 = 0.0
-        deck2 = 0.0
-        deck3 = 0.0
-        total = 0
-        for c in range(NC):
-            total += prm[P_DECK + c]
-            if c < 52:
-                cc = _CARD_COLOR[c]
-                if cc == 0:
-                    deck0 += prm[P_DECK + c]
-                elif cc == 1:
-                    deck1 += prm[P_DECK + c]
-                elif cc == 2:
-                    deck2 += prm[P_DECK + c]
-                else:
-                    deck3 += prm[P_DECK + c]
-        u = (max(deck0 - seen0, 0.0) + max(deck1 - seen1, 0.0)) + max(deck2 - seen2, 0.0)
-        u = u + max(deck3 - seen3, 0.0)
-        ut = max(float(total - s.g[i, G_DISCARD_LEN] - s.pl[i, p, S_HAND_LEN]), 1.0)
-        q = (u / 4.0) / ut
-        chance = 1.0 - (1.0 - q) ** float(prev_size + 1)
-        if chance >= 0.5:
-            sc[C.A_CHALLENGE] = 800.0
-    for k in range(4):
-        sc[C.A_COLOR + k] = tmp[8 + k]
-    for t in range(n - 1):
-        sc[C.A_TARGET + t] = -float(s.pl[i, (p + 1 + t) % n, S_HAND_LEN])
-
-
-@_kernel(void(HANDS, PL, STK, STK, GAME, U64ARR, PRM, BROW, numba.float64[:, ::1], F64ROW))
-def greedy_scores(hands, pl, stock, discard, g, rng, prm, which, out, tmp):
-    """out[i] = the compiled greedy's scores of game i's acting seat (tests compare them with
-    the NumPy GreedyAgent)."""
-    s = Arrays(hands, pl, stock, discard, g, rng)
-    for i in range(out.shape[0]):
-        if which[i]:
-            _greedy_scores(s, prm, i, out[i], tmp)
-
-
-@_helper(b1(S, PRM, i8, U64ARR, F32_2D, BROW, F64ROW, F64ROW))
-def _greedy_action(s, prm, i, policy_rng, scratch_rewards, row, sc, tmp):
-    """Game i's acting seat plays the compiled greedy's choice (ties broken uniformly by
-    policy_rng[i]). False when there is no legal action."""
-    legal_row(s, prm, i, row)
-    _greedy_scores(s, prm, i, sc, tmp)
-    best = -1e300
-    ties = 0
-    pick = -1
-    for a in range(NA):
-        if not row[a]:
-            continue
-        if sc[a] > best + 1e-6:
-            best = sc[a]
-            ties = 1
-            pick = a
-        elif sc[a] > best - 1e-6:
-            ties += 1
-            if _next_u53(policy_rng, i) % ties == 0:  # reservoir: uniform over the ties
-                pick = a
-    if pick < 0:
-        return False
-    for q in range(prm[P_PLAYERS]):
-        scratch_rewards[i, q] = 0.0
-    _apply(s, prm, i, pick, scratch_rewards)
-    _advance(s, prm, i, scratch_rewards, row)
-    return True
-
-
-POLICY_RANDOM = 0
-POLICY_GREEDY = 1
-
-
 ROUND_POINTS_SCALE = 50.0
 """A round of a match is valued 1 / (1 + exp(-d / 50)) for a seat whose score moved d points
 better than its rivals' (about a typical round's points)."""
@@ -338,10 +200,10 @@ def _playout(w, prm, j, me, start_round, policy, max_len, policy_rng, rewards, r
     steps = 0
     while (not (w.g[j, G_TERMINATED] or w.g[j, G_TRUNCATED]) and w.g[j, G_ROUND] == start_round
            and steps < max_len):
-        if policy == POLICY_GREEDY:
-            ok = _greedy_action(w, prm, j, policy_rng, rewards, row, sc, tmp)
-        else:
+        if policy == POLICY_RANDOM:
             ok = _random_action(w, prm, j, policy_rng, rewards, row)
+        else:   # a compiled baseline (ono_env._baselines), ties broken by policy_rng[j]
+            ok = _policy_action(w, prm, j, policy, policy_rng, rewards, row, sc, tmp) >= 0
         if not ok:
             break
         steps += 1

@@ -6,15 +6,26 @@ a learner's). ``play()`` steps every unfinished game whose acting seat it plays 
 game is finished or waiting for a seat it does not play. The arena drives every seat; the
 environments drive the opponents of a learner.
 
-Each step encodes observations once for the agents that read them, asks each agent for the
-rows it plays, checks every action against the legal mask, and steps the batch. When the
-only agent is :class:`~ono_env.agents.RandomAgent` and each game has at most one seat the
-driver does not play, the whole loop runs in compiled code (``VecGame.play_random_until``,
-drawing from :attr:`AgentDriver.policy_rng` instead of the Python generator).
+Compiled baselines: an agent whose type is exactly :class:`~ono_env.agents.RandomAgent`,
+``GreedyAgent``, ``ColorControlAgent`` or ``DefensiveAgent`` (agents/rule_based.py; for
+these three, built for the game's very rules) is played in compiled code
+(:mod:`ono_env._baselines`, imported on first use): ``play`` alternates between one kernel
+call that plays every game until it waits on a seat of a Python agent (or a seat the
+driver does not play) or is finished, and one batch step of the Python agents on the games
+waiting for them. The compiled baselines make the NumPy agents' decisions (the same
+scores) but break ties, and the random agent draws, from :attr:`AgentDriver.policy_rng`
+(one generator state per game, reseeded by :meth:`seed_games`), not from the Python
+generator ``rng``, which they do not consume. When the only agent is the random one and
+each game has at most one seat the driver does not play, the loop is
+``VecGame.play_random_until`` (the same draws). A subclass of these agents, or one built for
+other rules, is a Python agent.
 
-An agent with ``uses_game = True`` (the search agents, :mod:`ono_env.agents.search`) is
-asked ``act_game(game, rows, rng)`` instead of ``act``: it receives the live game and copies
-the seat's view of those rows as its first step; its actions are checked the same way.
+Python agents: each step encodes observations once for the agents that read them, asks
+each agent for the rows it plays, checks every action against the legal mask, and steps the
+batch. An agent with ``uses_game = True`` (the search agents, :mod:`ono_env.agents.search`)
+is asked ``act_game(game, rows, rng)`` instead of ``act``: it receives the live game and
+copies the seat's view of those rows as its first step; its actions are checked the same
+way.
 
 ``agents`` and ``seat_agent`` may change between calls to ``play`` (the opponents of a
 learner change at every deal); ``play`` refuses a ``seat_agent`` entry that names no agent
@@ -23,22 +34,39 @@ rather than leave a row without an action.
 Recording: ``driver.recording[i] = Replay.start(...)`` makes ``play`` add every decision of
 game ``i`` to that replay, with what the acting agent reported where it can
 (:func:`~ono_env.replay.agent_thinking`; ``driver.labels`` names the agents). Recorded games
-take the same actions as unrecorded ones: in the compiled random loop they are played first,
-one decision at a time in Python with the same generator and the same choice of legal action
-(the ``k``-th legal action for ``k = next_u53 % count``), so recording changes no result.
+take the same actions as unrecorded ones: their compiled decisions are played one at a time
+through the same kernel (the same generator, the same choice), so recording changes no
+result.
 """
 
 from __future__ import annotations
 
-from typing import Sequence
+from typing import Any, Sequence
 
 import numpy as np
 
-from ono_env._engine import _next_u53_py
+from ono_env import cards as C
 from ono_env.agents.base import Agent, RandomAgent, checked_actions
+from ono_env.agents.rule_based import ColorControlAgent, DefensiveAgent, GreedyAgent
 from ono_env.agents.search import game_actions
 from ono_env.game import VecGame
 from ono_env.replay import Replay, agent_thinking, search_thinking
+
+_COMPILED = {RandomAgent: "random", GreedyAgent: "greedy", ColorControlAgent: "color",
+             DefensiveAgent: "defensive"}
+"""Agent types played in compiled code -> their policy name (codes: ono_env._baselines)."""
+
+_BASELINES: Any = None
+
+
+def _baselines() -> Any:
+    """:mod:`ono_env._baselines`, imported (so compiled, or loaded from numba's cache) on
+    first use."""
+    global _BASELINES
+    if _BASELINES is None:
+        from ono_env import _baselines as K
+        _BASELINES = K
+    return _BASELINES
 
 
 class AgentDriver:
@@ -55,22 +83,34 @@ class AgentDriver:
         self._rows = np.arange(B)
         self._rewards = np.zeros((B, P), np.float64)
         self._stop_seat = np.zeros(B, np.int64)
+        self._all = np.ones(B, np.bool_)
+        self._one = np.zeros(B, np.bool_)
+        self._last = np.full(B, -1, np.int64)
+        self._sc = np.zeros(C.NUM_ACTIONS, np.float64)
+        self._tmp = np.zeros(16, np.float64)
         self.policy_rng = np.zeros(B, np.uint64)
-        """(B,) generator states of the compiled random agent, one per game (reseeded by
-        :meth:`seed_games`)."""
+        """(B,) generator states of the compiled agents (random draws, the baselines' tie
+        breaks), one per game (reseeded by :meth:`seed_games`)."""
         self.recording: dict[int, Replay] = {}
         """Game index -> the replay its decisions are added to (see the module docstring)."""
         self.labels: list[str] | None = None
         """Labels of ``agents`` for the ``thinking`` of recorded decisions (default: repr)."""
 
     def seed_games(self, which: np.ndarray, rng: np.random.Generator) -> None:
-        """New generator states for the compiled random agent in the games ``which``."""
+        """New generator states for the compiled agents in the games ``which``."""
         self.policy_rng[which] = rng.integers(0, 2**63, size=int(which.sum()), dtype=np.uint64)
 
-    def _all_random(self, driven: np.ndarray) -> bool:
-        """The compiled loop applies: one agent, the uniform random one, and no game with
-        more than one seat the driver does not play (the compiled loop stops at one)."""
-        return (len(self.agents) == 1 and type(self.agents[0]) is RandomAgent
+    def _policy_name(self, agent: Agent) -> str | None:
+        """The compiled policy that plays ``agent`` (None: a Python agent)."""
+        name = _COMPILED.get(type(agent))
+        if name is None or name == "random":
+            return name
+        return name if agent.rules == self.game.rules else None  # type: ignore[attr-defined]
+
+    def _all_random(self, driven: np.ndarray, names: list[str | None]) -> bool:
+        """The random loop applies: one agent, the uniform random one, no game with more
+        than one seat the driver does not play (the loop stops at one), nothing recorded."""
+        return (len(names) == 1 and names[0] == "random" and not self.recording
                 and bool(((~driven).sum(axis=1) <= 1).all()))
 
     def play(self, rng: np.random.Generator, rewards: np.ndarray | None = None) -> int:
@@ -78,7 +118,7 @@ class AgentDriver:
         does not play (or every game is finished). Adds every seat's rewards from these steps
         to ``rewards`` ((B, P) float64) when given. Returns the number of decisions taken.
 
-        ``rng`` is the generator of the Python agents; the compiled random agent draws from
+        ``rng`` is the generator of the Python agents; the compiled agents draw from
         ``policy_rng``."""
         game = self.game
         if rewards is None:
@@ -87,41 +127,95 @@ class AgentDriver:
             raise ValueError(f"seat_agent names agent {int(self.seat_agent.max())}; the driver "
                              f"has {len(self.agents)} agent(s)")
         driven = self.seat_agent >= 0
-        if self._all_random(driven):
+        names = [self._policy_name(agent) for agent in self.agents]
+        if self._all_random(driven, names):
             # The driver plays every seat but (at most) one per game: stop at that seat.
             self._stop_seat[:] = np.where(driven.all(axis=1), -1, np.argmin(driven, axis=1))
-            taken = self._play_recorded_random(rewards) if self.recording else 0
-            return taken + game.play_random_until(self._stop_seat, self.policy_rng, rewards)
+            return game.play_random_until(self._stop_seat, self.policy_rng, rewards)
+        python = np.array([n is None for n in names] + [False])   # [-1]: a seat not driven
+        seat_policy = None
+        if not python[:-1].all():
+            K = _baselines()
+            codes = np.array([K.POLICY_NONE if n is None else K.POLICY_CODES[n] for n in names]
+                             + [K.POLICY_NONE], np.int64)
+            seat_policy = np.ascontiguousarray(codes[self.seat_agent])   # -1 -> POLICY_NONE
         taken = 0
-        single = len(self.agents) == 1
         while True:
+            if seat_policy is not None:
+                taken += self._play_compiled(seat_policy, rewards)
             current = game.state.current.astype(np.int64)
             who = self.seat_agent[self._rows, current]                 # (B,) agent index
-            waiting = (who >= 0) & ~game.finished
+            waiting = python[who] & ~game.finished
             if not waiting.any():
                 return taken
-            mask = game.legal_mask(which=waiting)
-            observed = False
-            for j, agent in enumerate(self.agents):
-                sel = waiting if single else waiting & (who == j)
-                if not sel.any():
-                    continue
-                if not observed and getattr(agent, "uses_observation", True):
-                    game.observe(current, which=waiting, out=self._obs)
-                    observed = True
-                if getattr(agent, "uses_game", False):
-                    # a search agent: sees the game through its own seat view (agents/search.py)
-                    self._actions[sel] = game_actions(agent, game, np.flatnonzero(sel),
-                                                      mask[sel], rng)
-                else:
-                    self._actions[sel] = checked_actions(agent, self._obs[sel], mask[sel], rng)
-                for i in self.recording:
-                    if sel[i]:
-                        self._record(i, agent, j, mask[i], np.flatnonzero(sel))
-            # checked_actions verified every action against this mask
-            result = game._step_unchecked(self._actions, waiting)
-            taken += int(waiting.sum())
-            rewards += result.rewards
+            taken += self._python_step(rng, rewards, current, who, waiting)
+
+    def _python_step(self, rng: np.random.Generator, rewards: np.ndarray, current: np.ndarray,
+                     who: np.ndarray, waiting: np.ndarray) -> int:
+        """One decision of the Python agents in every game ``waiting`` for one of them."""
+        game = self.game
+        mask = game.legal_mask(which=waiting)
+        observed = False
+        single = len(self.agents) == 1
+        for j, agent in enumerate(self.agents):
+            sel = waiting if single else waiting & (who == j)
+            if not sel.any():
+                continue
+            if not observed and getattr(agent, "uses_observation", True):
+                game.observe(current, which=waiting, out=self._obs)
+                observed = True
+            if getattr(agent, "uses_game", False):
+                # a search agent: sees the game through its own seat view (agents/search.py)
+                self._actions[sel] = game_actions(agent, game, np.flatnonzero(sel),
+                                                  mask[sel], rng)
+            else:
+                self._actions[sel] = checked_actions(agent, self._obs[sel], mask[sel], rng)
+            for i in self.recording:
+                if sel[i]:
+                    self._record(i, agent, j, mask[i], np.flatnonzero(sel))
+        # checked_actions verified every action against this mask
+        result = game._step_unchecked(self._actions, waiting)
+        rewards += result.rewards
+        return int(waiting.sum())
+
+    def _play_compiled(self, seat_policy: np.ndarray, rewards: np.ndarray) -> int:
+        """Every game plays its compiled seats until it waits on another seat or is
+        finished (recorded games first, one decision at a time, through the same kernel)."""
+        K, game = _baselines(), self.game
+        out = rewards
+        if not (rewards.dtype == np.float64 and rewards.flags.c_contiguous
+                and rewards.shape == self._rewards.shape):
+            out = self._rewards
+            out[:] = 0.0
+        args = (*game._arrays, game._params, seat_policy, self.policy_rng)
+        scratch = (game._scratch_rewards, game._row, self._sc, self._tmp, self._last)
+        taken = 0
+        for i, replay in self.recording.items():
+            one = self._one
+            one[:] = False
+            one[i] = True
+            while not game.finished[i]:
+                seat = int(game.state.current[i])
+                if seat_policy[i, seat] < 0:
+                    break
+                j = int(self.seat_agent[i, seat])
+                agent = self.agents[j]
+                mask_row = game.legal_mask(which=one)[i].copy()
+                if getattr(agent, "explain", None) is not None:
+                    game.observe(seat, which=one, out=self._obs)
+                done = int(K.policy_moves(*args, one, 1, out, *scratch))
+                game._mask_valid = False
+                if done == 0:
+                    break
+                label = self.labels[j] if self.labels is not None else repr(agent)
+                replay.add(int(self._last[i]), agent_thinking(agent, label, self._obs[i],
+                                                              mask_row))
+                taken += done
+        taken += int(K.policy_moves(*args, self._all, -1, out, *scratch))
+        game._mask_valid = False
+        if out is not rewards:
+            rewards += out
+        return taken
 
     def _record(self, i: int, agent: Agent, j: int, mask_row: np.ndarray,
                 rows: np.ndarray) -> None:
@@ -132,24 +226,6 @@ class AgentDriver:
         else:
             thinking = agent_thinking(agent, label, self._obs[i], mask_row)
         self.recording[i].add(int(self._actions[i]), thinking)
-
-    def _play_recorded_random(self, rewards: np.ndarray) -> int:
-        """The compiled random loop's decisions of the recorded games, in Python: the same
-        generator draw and the same legal action as ``_random_action`` in the engine."""
-        game, taken = self.game, 0
-        one = np.zeros(game.num_games, np.bool_)
-        for i, replay in self.recording.items():
-            one[:] = False
-            one[i] = True
-            while not game.finished[i] and int(game.state.current[i]) != self._stop_seat[i]:
-                legal = np.flatnonzero(game.legal_mask(which=one)[i])
-                if len(legal) == 0:
-                    break
-                self._actions[i] = legal[_next_u53_py(self.policy_rng, i) % len(legal)]
-                rewards += game._step_unchecked(self._actions, one).rewards
-                replay.add(int(self._actions[i]))
-                taken += 1
-        return taken
 
 
 def act_one(agent: Agent, label: str, game: VecGame,

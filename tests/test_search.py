@@ -212,12 +212,14 @@ def test_a_search_agent_is_an_environment_opponent():
     assert term or trunc
 
 
-def test_search_kernels_compile_only_when_a_search_agent_plays():
-    """``import ono_env`` (and its agents) does not import the search kernels."""
+@pytest.mark.parametrize("agent, module", [("pimc:4", "_search"), ("greedy", "_baselines")])
+def test_compiled_agent_kernels_load_only_when_such_an_agent_plays(agent, module):
+    """``import ono_env`` (and its agents) imports neither the search kernels nor the compiled
+    baselines: making an agent does not, only playing it does."""
     import subprocess
     import sys
     code = ("import sys, ono_env, ono_env.agents, ono_env.arena; "
-            "from ono_env.agents import make_agent; make_agent('pimc:4', 'basic'); "
-            "print('ono_env._search' in sys.modules)")
+            f"from ono_env.agents import make_agent; make_agent({agent!r}, 'basic'); "
+            f"print('ono_env.{module}' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
