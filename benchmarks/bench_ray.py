@@ -5,13 +5,13 @@
 
 1. Training speed on the same config (``configs/train/rllib-basic.yaml``): RLlib PPO with 1 and
    2 env runners (env steps per second over whole iterations: sampling and learning), and
-   SB3's ``ono-train`` (``backend: sb3``) on the same config; the share of an RLlib iteration
+   SB3's ``ono-train`` (``algo: maskable_ppo``) on the same config; the share of an RLlib iteration
    spent in our environment (the env runners' ``env_step_timer`` times the steps per runner,
    over the iteration's time) and in sampling.
 2. The distributed arena: games per second in one process, and as Ray tasks on a cluster of
    one node and of two nodes (``ray.cluster_utils.Cluster``, one CPU each) on this machine;
    the results are checked identical.
-3. Strength: the same config trained for ``--minutes`` with each backend, then each final
+3. Strength: the same config trained for ``--minutes`` with each trainer, then each final
    policy against the baselines (basic rules, two players), ``--eval-games`` per opponent.
 
 Writes ``bench_ray.json`` and ``bench_ray.md`` into ``--out``.
@@ -45,7 +45,7 @@ def rllib_speed(runners: int, iterations: int, overrides: list[str]) -> dict:
     import ray
 
     from ono_env.train import rllib as R
-    from ono_env.train.ppo import _rules
+    from ono_env.train.run import rules_of as _rules
 
     cfg = load_config(CONFIG, [f"num_env_runners={runners}", *overrides])
     rules = _rules(cfg)
@@ -75,9 +75,9 @@ def rllib_speed(runners: int, iterations: int, overrides: list[str]) -> dict:
 
 
 def sb3_speed(steps: int, overrides: list[str], run_dir: Path) -> dict:
-    from ono_env.train.ppo import train
+    from ono_env.train.maskable_ppo import train
 
-    cfg = load_config(CONFIG, ["backend=sb3", f"total_steps={steps}", "eval.every=0",
+    cfg = load_config(CONFIG, ["algo=maskable_ppo", f"total_steps={steps}", "eval.every=0",
                                "final_eval.games=0", "progress=false", "self_play.enabled=false",
                                f"run_dir={run_dir}", *overrides])
     t0 = time.perf_counter()
@@ -122,14 +122,15 @@ def arena_speed(games: int) -> dict:
 
 def strength(minutes: float, eval_games: int, root: Path, overrides: list[str]) -> dict:
     from ono_env.train import rllib as R
-    from ono_env.train.ppo import train as train_sb3
+    from ono_env.train.maskable_ppo import train as train_sb3
 
     out = {}
     common = [f"time_limit_minutes={minutes}", "total_steps=100000000", "eval.every=0",
               f"final_eval.games={eval_games}", "progress=false", "ppo.learning_rate_end=null",
               *overrides]
     for backend in ("rllib", "sb3"):
-        cfg = load_config(CONFIG, [f"backend={backend}", f"run_dir={root / backend}", *common])
+        algo = "rllib_ppo" if backend == "rllib" else "maskable_ppo"
+        cfg = load_config(CONFIG, [f"algo={algo}", f"run_dir={root / backend}", *common])
         res = R.train(cfg) if backend == "rllib" else train_sb3(cfg)
         steps = res.get("steps") or json.loads((root / backend / "final_eval.json").read_text())["training_steps"]
         out[backend] = {"steps": int(steps), "train_seconds": res["train_seconds"],
@@ -181,7 +182,7 @@ def main() -> None:
     ap.add_argument("--iterations", type=int, default=5, help="timed RLlib iterations per setting")
     ap.add_argument("--sb3-steps", type=int, default=8192 * 6)
     ap.add_argument("--arena-games", type=int, default=60_000)
-    ap.add_argument("--minutes", type=float, default=3.0, help="training budget per backend")
+    ap.add_argument("--minutes", type=float, default=3.0, help="training budget per trainer")
     ap.add_argument("--eval-games", type=int, default=20_000)
     ap.add_argument("--skip-speed", action="store_true")
     ap.add_argument("--skip-arena", action="store_true")

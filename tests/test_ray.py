@@ -1,4 +1,4 @@
-"""The Ray path: RLlib environments, the masked module and its export, the ``rllib`` backend
+"""The Ray path: RLlib environments, the masked module and its export, the ``rllib_ppo`` trainer
 of ``ono-train`` and the distributed arena, on a two-node Ray cluster started on this
 machine (``ray.cluster_utils.Cluster``: a head and a second node, one CPU each).
 
@@ -173,7 +173,7 @@ def test_masked_module_masks_and_exports_to_the_model_format(tmp_path):
         values = module.compute_values(
             {"obs": {k: torch.as_tensor(v) for k, v in obs.items()}}).numpy()
     np.testing.assert_allclose(net.value(obs["observations"]), values, rtol=1e-5, atol=1e-5)
-    path = R.export_policy(net, tmp_path / "m.safetensors", BASIC2, 123, {"backend": "rllib"})
+    path = R.export_policy(net, tmp_path / "m.safetensors", BASIC2, 123, {"algo": "rllib_ppo"})
     agent = load_agent(path, BASIC2)
     rng = np.random.default_rng(0)
     np.testing.assert_array_equal(agent.act(obs["observations"], legal, rng),
@@ -184,13 +184,13 @@ def test_masked_module_masks_and_exports_to_the_model_format(tmp_path):
         R.policy_net_from_state({"x": np.zeros(2)}, BASIC2, "tanh")
 
 
-def test_config_backend_fields():
+def test_config_algo_fields():
     cfg = load_config("rllib-basic")
-    assert cfg.backend == "rllib" and cfg.num_env_runners == 2 and cfg.ray_address is None
-    assert load_config("default").backend == "sb3"
-    with pytest.raises(ValueError, match="backend"):
-        load_config("default", ["backend=torch"])
-    with pytest.raises(ValueError, match="read only by backend: rllib"):
+    assert cfg.algo == "rllib_ppo" and cfg.num_env_runners == 2 and cfg.ray_address is None
+    assert load_config("default").algo == "ppo"
+    with pytest.raises(ValueError, match="algo"):
+        load_config("default", ["algo=torch"])
+    with pytest.raises(ValueError, match="read only by algo: rllib_ppo"):
         load_config("default", ["ray_address=auto"])
     with pytest.raises(ValueError, match="num_env_runners"):
         load_config("rllib-basic", ["num_env_runners=-1"])

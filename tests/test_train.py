@@ -1,5 +1,7 @@
-"""Training smoke tests (tiny budgets): config, overrides, a run end to end, checkpoints that
-load back as agents (their ono_policy.safetensors member), and the metadata checks."""
+"""Training smoke tests (tiny budgets): config, overrides, a MaskablePPO run (``algo:
+maskable_ppo``) end to end, checkpoints that load back as agents (their
+ono_policy.safetensors member), and the metadata checks. The project's own trainer (``algo:
+ppo``) has tests/test_train_ppo.py."""
 
 from __future__ import annotations
 
@@ -18,11 +20,12 @@ from ono_env.arena import run_arena
 from ono_env.play import play
 from ono_env.train.cli import main as train_main
 from ono_env.train.config import TrainConfig, describe_fields, load_config
-from ono_env.train.ppo import learning_rate_schedule, train
+from ono_env.train.maskable_ppo import train
+from ono_env.train.run import learning_rate_schedule
 
 CONFIGS = Path(__file__).resolve().parent.parent / "configs" / "train"
 
-TINY = ["total_steps=2048", "num_envs=16", "ppo.n_steps=64", "ppo.batch_size=256",
+TINY = ["algo=maskable_ppo", "total_steps=2048", "num_envs=16", "ppo.n_steps=64", "ppo.batch_size=256",
         "ppo.n_epochs=1", "policy.net_arch=[32]", "eval.every=1024", "eval.games=16",
         "eval.opponents=[random, greedy]", "final_eval.games=24",
         "final_eval.opponents=[random, greedy]", "final_eval.workers=2", "self_play.enabled=true",

@@ -1,4 +1,5 @@
-"""``ono-train``: train a MaskablePPO agent from a training config.
+"""``ono-train``: train an agent from a training config (``algo``: ``ppo``, ono_env's own masked
+PPO, the default; ``maskable_ppo``, sb3-contrib's; ``rllib_ppo``, on Ray RLlib).
 
     ono-train default                                   # the README's run
     ono-train default total_steps=200000 ppo.learning_rate=1e-4
@@ -8,7 +9,7 @@ The config is a YAML path or the name of a config shipped with the package (``de
 ``basic-60min``, ``classic-60min``), then ``key=value`` overrides; ``--help`` lists every
 field with its default and meaning. Resolving and printing a config needs only the base
 install; training needs the ``[train]`` extra (torch, Stable-Baselines3, sb3-contrib,
-TensorBoard), or with ``backend: rllib`` the ``[ray]`` extra (Ray RLlib, torch).
+TensorBoard), or with ``algo: rllib_ppo`` the ``[ray]`` extra (Ray RLlib, torch).
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ def build_parser() -> cli.ArgumentParser:
     fields = "\n".join(f"  {name} = {default}\n      {doc}" for name, default, doc in describe_fields())
     p = cli.ArgumentParser(
         prog="ono-train",
-        description="Train a MaskablePPO agent on ono_env from a training config.",
+        description="Train an agent on ono_env from a training config (masked PPO).",
         epilog="config fields (key = default):\n" + fields,
         formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("config", help="config YAML path, or a shipped config's name "
@@ -44,8 +45,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.print_config:
             print(dump_config(cfg), end="")
             return
-        if cfg.backend == "rllib":
+        if cfg.algo == "rllib_ppo":
             from ono_env.train.rllib import train
+        elif cfg.algo == "maskable_ppo":
+            from ono_env.train.maskable_ppo import train
         else:
             from ono_env.train.ppo import train
 

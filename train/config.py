@@ -60,11 +60,13 @@ class PolicyNet:
     """Hidden layer sizes, shared by the policy and the value network."""
     activation: Literal["tanh", "relu"] = "tanh"
     """Activation between the hidden layers: tanh | relu."""
+    shared: Annotated[bool, Field(strict=True)] = False
+    """algo ppo: one trunk of net_arch feeds both heads (false: two networks, as SB3)."""
 
 
 @dataclass(config=_CONFIG)
 class PPO:
-    """MaskablePPO's hyperparameters (sb3-contrib)."""
+    """PPO's hyperparameters (the same meaning for every algo)."""
 
     learning_rate: Number = 3.0e-4
     """Adam's learning rate (at the start, when it decays)."""
@@ -140,7 +142,7 @@ class TrainConfig:
     policy: PolicyNet = dataclasses.field(default_factory=PolicyNet)
     """The networks."""
     ppo: PPO = dataclasses.field(default_factory=PPO)
-    """MaskablePPO's hyperparameters."""
+    """PPO's hyperparameters."""
     total_steps: Annotated[int, Field(strict=True, ge=1, le=MAX_STEPS)] = 1_000_000
     """Learner decisions to train for."""
     time_limit_minutes: Annotated[float, Field(strict=True, gt=0)] | None = None
@@ -155,14 +157,20 @@ class TrainConfig:
     """When set: write the run here instead of <out_dir>/<name>-<time>."""
     progress: Annotated[bool, Field(strict=True)] = True
     """Show progress bars."""
-    torch_threads: Annotated[int, Field(strict=True, ge=1, le=1024)] = 2
-    """Threads torch may use."""
-    backend: Literal["sb3", "rllib"] = "sb3"
-    """Trainer: sb3 (MaskablePPO in this process) | rllib (PPO on Ray RLlib; the [ray] extra)."""
+    torch_threads: Union[Literal["auto"], Annotated[int, Field(strict=True, ge=1, le=1024)]] = "auto"
+    """Threads torch may use: a number, or auto (one per core idle at start, at least 1)."""
+    algo: Literal["ppo", "maskable_ppo", "rllib_ppo"] = "ppo"
+    """Trainer: ppo (ono_env's masked PPO) | maskable_ppo (sb3-contrib) | rllib_ppo (Ray RLlib; the [ray] extra)."""
+    device: Literal["auto", "cpu", "cuda"] = "auto"
+    """algo ppo: where the networks run (auto: cuda when a GPU is present, else cpu)."""
+    precision: Literal["auto", "bf16", "fp32"] = "auto"
+    """algo ppo: bf16 autocast of the matrix products (auto: where the CPU or GPU supports it) | fp32."""
+    resume: Name | None = None
+    """algo ppo: a checkpoint (checkpoints/step_<n>.safetensors of a run) to continue from."""
     num_env_runners: Annotated[int, Field(strict=True, ge=0, le=10_000)] = 2
-    """rllib: Ray actors sampling games, num_envs games each (0: the driver samples)."""
+    """algo rllib_ppo: Ray actors sampling games, num_envs games each (0: the driver samples)."""
     ray_address: Name | None = None
-    """rllib: the Ray cluster to use (auto, host:port, ray://...); unset: start a local Ray."""
+    """algo rllib_ppo: the Ray cluster to use (auto, host:port, ray://...); unset: start a local Ray."""
 
     @model_validator(mode="after")
     def _check(self) -> "TrainConfig":
@@ -174,9 +182,17 @@ class TrainConfig:
             rules = resolve_rules(self.rules, num_players=self.num_players)
         except ValueError as exc:
             raise ValueError(f"rules: {exc}") from None
-        if self.backend == "sb3" and self.ray_address is not None:
-            raise ValueError(f"ray_address={self.ray_address!r} is read only by backend: rllib "
-                             f"(this config has backend: sb3)")
+        if self.algo != "rllib_ppo" and self.ray_address is not None:
+            raise ValueError(f"ray_address={self.ray_address!r} is read only by algo: rllib_ppo "
+                             f"(this config has algo: {self.algo})")
+        if self.algo != "ppo":
+            for field, default in (("device", "auto"), ("precision", "auto"), ("resume", None)):
+                if getattr(self, field) != default:
+                    raise ValueError(f"{field}={getattr(self, field)!r} is read only by algo: ppo "
+                                     f"(this config has algo: {self.algo})")
+            if self.policy.shared:
+                raise ValueError(f"policy.shared=true is read only by algo: ppo (this config "
+                                 f"has algo: {self.algo})")
         if self.reward == "points" and rules.scoring == "none":
             raise ValueError(f"reward 'points' needs a rule set with scoring; the "
                              f"{rules.name!r} rules keep no score")

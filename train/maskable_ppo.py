@@ -1,8 +1,9 @@
-"""MaskablePPO on the batched ``OnoVecEnv``: against a weighted pool of agents, optionally
+"""``algo: maskable_ppo``: sb3-contrib's MaskablePPO on the batched ``OnoVecEnv`` (the
+reference trainer; ``algo: ppo`` is the project's own, :mod:`ono_env.train.ppo`), against a weighted pool of agents, optionally
 with league self-play; masked evaluation, TensorBoard, checkpoints with metadata.
 
-    ono-train default                       # the default run (a shipped config, or a YAML path)
-    ono-train default total_steps=200000 ppo.learning_rate=1e-4
+    ono-train default algo=maskable_ppo
+    ono-train default algo=maskable_ppo total_steps=200000 ppo.learning_rate=1e-4
 
 (the command line is :mod:`ono_env.train.cli`; the config :mod:`ono_env.train.config`).
 
@@ -29,58 +30,15 @@ the masks, so it is not used.
 
 from __future__ import annotations
 
-import csv
 import dataclasses
-import datetime as _dt
 import sys
 import time
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Any
 
-from ono_env.train.config import TrainConfig, dump_config
-
-
-def _rules(cfg: TrainConfig):
-    from ono_env.rules import resolve_rules
-    return resolve_rules(cfg.rules, num_players=cfg.num_players)
-
-
-def _run_dir(cfg: TrainConfig) -> Path:
-    if cfg.run_dir:
-        return Path(cfg.run_dir)
-    stamp = _dt.datetime.now().strftime("%Y%m%d-%H%M%S")
-    return Path(cfg.out_dir) / f"{cfg.name}-{stamp}"
-
-
-class League:
-    """The opponent pool of a run: the configured agents by weight, plus (self-play) the
-    latest ``max_snapshots`` frozen copies of the learner, which share ``weight`` of the
-    games equally once the first has joined."""
-
-    def __init__(self, pool: Any, cfg: TrainConfig) -> None:
-        self.pool = pool
-        self.base = dict(cfg.opponents)
-        self.sp = cfg.self_play
-        self.snapshots: list[str] = []
-
-    def add_snapshot(self, model: Any, rules: Any, step: int) -> str:
-        from ono_env.train.nets import agent_from_model
-
-        name = f"snapshot-{step}"
-        self.pool.add(agent_from_model(model, rules, name, copy=True), 1.0, name)
-        self.snapshots.append(name)
-        while len(self.snapshots) > self.sp.max_snapshots:
-            self.pool.remove(self.snapshots.pop(0))
-        self._reweight()
-        return name
-
-    def _reweight(self) -> None:
-        total = sum(self.base.values())
-        w_sp = float(self.sp.weight) if self.snapshots else 0.0
-        for name, w in self.base.items():
-            self.pool.set_weight(name, (1.0 - w_sp) * w / total)
-        for name in self.snapshots:
-            self.pool.set_weight(name, w_sp / len(self.snapshots))
+from ono_env.train.config import TrainConfig
+from ono_env.train.run import (League, final_evaluation, learning_rate_schedule, start_run,
+                               write_curve)
 
 
 def make_callback(cfg: TrainConfig, rules: Any, run_dir: Path, league: League, progress: bool,
@@ -115,7 +73,7 @@ def make_callback(cfg: TrainConfig, rules: Any, run_dir: Path, league: League, p
             if self.bar is not None:
                 self.bar.update(n - self.bar.n)
             if self.next_snap is not None and n >= self.next_snap:
-                league.add_snapshot(self.model, rules, n)
+                league.add_snapshot(agent_from_model(self.model, rules, f"snapshot-{n}", copy=True), n)
                 self.logger.record("league/snapshots", len(league.snapshots))
                 self.next_snap += cfg.self_play.snapshot_every
             if self.next_eval is not None and n >= self.next_eval:
@@ -151,28 +109,6 @@ def make_callback(cfg: TrainConfig, rules: Any, run_dir: Path, league: League, p
     return TrainingCallback()
 
 
-def learning_rate_schedule(lr0: float, lr1: float, seconds: float | None = None,
-                           clock: Callable[[], float] = time.perf_counter) -> Callable[[float], float]:
-    """Linear decay from ``lr0`` to ``lr1`` as an SB3 schedule (called with the share of
-    ``total_steps`` still to go). With ``seconds`` (the time limit), the share of that time
-    still to go counts too, whichever is smaller: a run the clock stops still ends at ``lr1``."""
-    start = clock()
-
-    def schedule(remaining: float) -> float:
-        if seconds is not None:
-            remaining = min(remaining, max(0.0, 1.0 - (clock() - start) / seconds))
-        return lr1 + (lr0 - lr1) * remaining
-
-    return schedule
-
-
-def write_curve(path: Path, rows: Sequence[dict[str, Any]]) -> None:
-    with open(path, "w", newline="") as fh:
-        w = csv.DictWriter(fh, fieldnames=["step", "opponent", "games", "win_rate", "ci_low", "ci_high"])
-        w.writeheader()
-        w.writerows(rows)
-
-
 def train(cfg: TrainConfig) -> dict[str, Any]:
     """Run one training from a resolved config (see :func:`ono_env.train.config.load_config`).
     Returns ``{"run_dir", "model", "final_eval", "seconds"}``. Needs the ``[train]`` extra
@@ -184,18 +120,10 @@ def train(cfg: TrainConfig) -> dict[str, Any]:
     from ono_env.train.nets import ScaledObservation, save_model
     from ono_env.observation import observation_scale
     from ono_env.opponents import OpponentPool
-    from ono_env.agents import make_agent
     from ono_env.sb3 import OnoVecEnv
 
     t0 = time.perf_counter()
-    rules = _rules(cfg)
-    # fail early on a bad opponent / evaluation agent name, before any training
-    for spec in list(cfg.eval.opponents) + list(cfg.final_eval.opponents):
-        make_agent(spec, rules)
-    th.set_num_threads(int(cfg.torch_threads))
-    run_dir = _run_dir(cfg)
-    run_dir.mkdir(parents=True, exist_ok=True)
-    (run_dir / "config.yaml").write_text(dump_config(cfg))
+    rules, run_dir, _, _ = start_run(cfg)
 
     pool = OpponentPool(cfg.opponents, rules)
     league = League(pool, cfg)
@@ -225,59 +153,11 @@ def train(cfg: TrainConfig) -> dict[str, Any]:
         print(f"time limit of {cfg.time_limit_minutes} min reached after "
               f"{model.num_timesteps:,} of {cfg.total_steps:,} steps")
 
-    final = final_evaluation(cfg, rules, model_path, run_dir, model.num_timesteps, train_seconds)
+    final = final_evaluation(cfg, rules, model_path, run_dir, model.num_timesteps, train_seconds,
+                             "maskable_ppo")
     print(f"run: {run_dir}  model: {model_path}")
     return {"run_dir": run_dir, "model": model_path, "final_eval": final,
             "seconds": time.perf_counter() - t0, "train_seconds": train_seconds,
             "curve": callback.curve}
 
 
-def summary_line(rows: Sequence[dict[str, Any]]) -> str:
-    """Win rate against random and against the best baseline: the opponent other than
-    random that the agent scores lowest against."""
-    parts = []
-    for r in rows:
-        if r["opponent"] == "random":
-            parts.append(f"vs random {100 * r['win_rate']:.2f}% "
-                         f"[{100 * r['ci_low']:.2f}, {100 * r['ci_high']:.2f}]")
-    others = [r for r in rows if r["opponent"] != "random"]
-    if others:
-        b = min(others, key=lambda r: r["win_rate"])
-        parts.append(f"vs best baseline ({b['opponent']}) {100 * b['win_rate']:.2f}% "
-                     f"[{100 * b['ci_low']:.2f}, {100 * b['ci_high']:.2f}]")
-    return "trained agent: " + "; ".join(parts)
-
-
-def final_evaluation(cfg: TrainConfig, rules: Any, model_path: Path, run_dir: Path, steps: int,
-                     train_seconds: float, backend: str = "sb3") -> list[dict[str, Any]]:
-    """The end of every run (either backend): the saved model against
-    ``cfg.final_eval.opponents`` (worker processes load it from its path), written to
-    ``final_eval.json``/``.csv`` and printed with the summary line. ``[]`` when
-    ``final_eval.games`` is 0."""
-    from ono_env.agents.learned import load_agent
-    from ono_env.arena import evaluate, format_evaluation
-
-    if not cfg.final_eval.games:
-        return []
-    workers = cfg.final_eval.workers
-    agent = str(model_path) if workers > 1 else load_agent(model_path, rules)
-    final = evaluate(agent, cfg.final_eval.opponents, rules, cfg.final_eval.games,
-                     seed=cfg.seed + 1_000_003, progress=bool(cfg.progress), workers=workers)
-    write_final(run_dir, final, steps, train_seconds, model_path.name, backend)
-    print(format_evaluation(final, f"{cfg.name} ({steps:,} steps, {train_seconds / 60:.1f} min "
-                                   f"of training{', ' + backend if backend != 'sb3' else ''})"))
-    print(summary_line(final))
-    return final
-
-
-def write_final(run_dir: Path, rows: Sequence[dict[str, Any]], steps: int, seconds: float,
-                model: str = "model.zip", backend: str = "sb3") -> None:
-    import json
-
-    (run_dir / "final_eval.json").write_text(json.dumps(
-        {"model": model, "backend": backend, "training_steps": steps,
-         "training_seconds": seconds, "results": list(rows)}, indent=2) + "\n")
-    with open(run_dir / "final_eval.csv", "w", newline="") as fh:
-        w = csv.DictWriter(fh, fieldnames=list(rows[0]))
-        w.writeheader()
-        w.writerows(rows)

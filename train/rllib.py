@@ -1,4 +1,4 @@
-"""The RLlib backend of ``ono-train`` (``backend: rllib``): PPO on Ray RLlib's current API
+"""The RLlib trainer of ``ono-train`` (``algo: rllib_ppo``): PPO on Ray RLlib's current API
 stack (RLModule / Learner / EnvRunner), with action masking and league self-play; needs the
 ``[ray]`` extra (``pip install 'ono-env[ray]'``).
 
@@ -56,13 +56,13 @@ from typing import Any, Mapping
 
 import numpy as np
 
-from ono_env.train.config import TrainConfig, dump_config
+from ono_env.train.config import TrainConfig
 
 RAY_HINT = "pip install 'ono-env[ray]'"
 MODULE_ID = "default_policy"
 
 
-def require_ray(what: str = "the rllib backend") -> None:
+def require_ray(what: str = "algo: rllib_ppo") -> None:
     """Import Ray and RLlib (and torch), or raise one ``ValueError`` naming the extra."""
     try:
         import ray  # noqa: F401
@@ -374,21 +374,12 @@ def train(cfg: TrainConfig) -> dict[str, Any]:
     "progress", "env_runner_nodes", "opponent_pools"}`` (the Ray node id and the opponent
     pool's member names of each env runner at the end)."""
     require_ray()
-    import torch
-
-    from ono_env.agents import make_agent
     from ono_env.agents.learned import LearnedAgent
     from ono_env.arena import evaluate
-    from ono_env.train.ppo import _rules, _run_dir, final_evaluation, write_curve
+    from ono_env.train.run import final_evaluation, start_run, write_curve
 
     t0 = time.perf_counter()
-    rules = _rules(cfg)
-    for spec in list(cfg.eval.opponents) + list(cfg.final_eval.opponents) + list(cfg.opponents):
-        make_agent(spec, rules)   # a bad name fails now, before Ray starts
-    torch.set_num_threads(int(cfg.torch_threads))
-    run_dir = _run_dir(cfg)
-    run_dir.mkdir(parents=True, exist_ok=True)
-    (run_dir / "config.yaml").write_text(dump_config(cfg))
+    rules, run_dir, _, _ = start_run(cfg, list(cfg.opponents))   # bad names fail before Ray starts
     started = init_ray(cfg.ray_address)
     algo = None
     try:
@@ -448,7 +439,7 @@ def train(cfg: TrainConfig) -> dict[str, Any]:
     if stopped_early:
         print(f"time limit of {cfg.time_limit_minutes} min reached after {steps:,} of "
               f"{cfg.total_steps:,} steps")
-    final = final_evaluation(cfg, rules, model_path, run_dir, steps, train_seconds, "rllib")
+    final = final_evaluation(cfg, rules, model_path, run_dir, steps, train_seconds, "rllib_ppo")
     print(f"run: {run_dir}  model: {model_path}")
     return {"run_dir": run_dir, "model": model_path, "final_eval": final, "steps": steps,
             "seconds": time.perf_counter() - t0, "train_seconds": train_seconds,

@@ -1,0 +1,171 @@
+"""The project's own masked PPO (``algo: ppo``, ono_env.train.ppo), tiny budgets: a run end to
+end (config, overrides, checkpoints, the model as an agent, league snapshots, TensorBoard),
+resuming from a checkpoint, the masked distribution, and the torch thread choice."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+
+from ono_env.agents.learned import load_agent, read_metadata
+from ono_env.arena import run_arena
+from ono_env.train import run as R
+from ono_env.train.cli import main as train_main
+from ono_env.train.config import load_config
+from ono_env.train.ppo import MASKED, ActorCritic, masked_logits, resolve_device, sample, train
+
+TINY = ["total_steps=2048", "num_envs=16", "ppo.n_steps=64", "ppo.batch_size=256",
+        "ppo.n_epochs=2", "policy.net_arch=[32]", "eval.every=1024", "eval.games=16",
+        "eval.opponents=[random, greedy]", "final_eval.games=24",
+        "final_eval.opponents=[random, greedy]", "self_play.enabled=true",
+        "self_play.snapshot_every=1024", "self_play.max_snapshots=1", "progress=false",
+        "torch_threads=1"]
+
+
+@pytest.fixture(scope="module")
+def tiny_run(tmp_path_factory):
+    run_dir = tmp_path_factory.mktemp("ppo")
+    cfg = load_config("default", TINY + [f"run_dir={run_dir}"])
+    assert cfg.algo == "ppo"
+    return cfg, train(cfg)
+
+
+def test_a_tiny_run_writes_everything(tiny_run):
+    cfg, res = tiny_run
+    run_dir = Path(res["run_dir"])
+    assert res["steps"] == 2048 and res["threads"] == 1 and res["device"] == "cpu"
+    names = sorted(p.name for p in (run_dir / "checkpoints").iterdir())
+    assert names == ["step_1024.optimizer.safetensors", "step_1024.safetensors",
+                     "step_2048.optimizer.safetensors", "step_2048.safetensors"]
+    assert (run_dir / "model.safetensors").is_file()
+    assert (run_dir / "model.optimizer.safetensors").is_file()
+    curve = (run_dir / "eval.csv").read_text().splitlines()
+    assert curve[0].startswith("step,opponent") and len(curve) == 1 + 2 * 2
+    final = json.loads((run_dir / "final_eval.json").read_text())
+    assert final["algo"] == "ppo" and final["model"] == "model.safetensors"
+    assert [r["opponent"] for r in final["results"]] == ["random", "greedy"]
+    from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+    events = list((run_dir / "tb").rglob("events.out.tfevents.*"))
+    ea = EventAccumulator(str(events[0].parent))
+    ea.Reload()
+    tags = set(ea.Tags()["scalars"])
+    assert {"eval/win_rate/random", "eval/win_rate/greedy", "league/snapshots", "train/entropy",
+            "train/approx_kl", "time/steps_per_second", "rollout/episode_win_rate"} <= tags
+
+
+def test_the_model_plays_as_an_agent_and_carries_its_value_net(tiny_run):
+    _, res = tiny_run
+    meta = read_metadata(res["model"])
+    assert meta["training_steps"] == 2048 and meta["config"]["algo"] == "ppo"
+    assert meta["architecture"]["hidden_sizes"] == [32]
+    assert meta["architecture"]["value_hidden_sizes"] == [32]
+    agent = load_agent(res["model"])
+    assert agent.net.has_value
+    out = run_arena([str(res["model"]), "random"], "basic", 2, num_games=20, seed=0, rating=False)
+    assert out.records.wins.shape == (20, 2) and np.allclose(out.records.wins.sum(axis=1), 1.0)
+
+
+def test_the_saved_model_computes_what_the_torch_network_computes(tiny_run):
+    _, res = tiny_run
+    agent = load_agent(res["model"])
+    model = ActorCritic(agent.net.scale, [32], "tanh", False)
+    model.load_policy_net(agent.net)
+    obs = np.random.default_rng(0).integers(0, 3, (8, agent.obs_size)).astype(np.float32)
+    with torch.no_grad():
+        logits, value = model(torch.from_numpy(obs))
+    np.testing.assert_allclose(logits.numpy(), agent.logits(obs), rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(value.numpy(), agent.net.value(obs), rtol=1e-5, atol=1e-5)
+
+
+def test_resume_continues_from_a_checkpoint(tiny_run, tmp_path):
+    cfg, res = tiny_run
+    ckpt = Path(res["run_dir"]) / "checkpoints" / "step_1024.safetensors"
+    out = train(load_config("default", TINY + ["total_steps=3072", f"resume={ckpt}",
+                                               f"run_dir={tmp_path}", "final_eval.games=0",
+                                               "self_play.enabled=false"]))
+    assert out["steps"] == 3072
+    assert read_metadata(out["model"])["training_steps"] == 3072
+    # nothing left to train, and a network of another shape, are refused before any work
+    with pytest.raises(ValueError, match="leaves nothing to train"):
+        train(load_config("default", TINY + ["total_steps=1024", f"resume={ckpt}",
+                                             f"run_dir={tmp_path / 'b'}"]))
+    with pytest.raises(ValueError, match="another shape"):
+        train(load_config("default", TINY + ["policy.net_arch=[16]", f"resume={ckpt}",
+                                             f"run_dir={tmp_path / 'c'}"]))
+    assert not (tmp_path / "b").exists() and not (tmp_path / "c").exists()
+
+
+def test_a_shared_trunk_trains_and_saves_a_playable_model(tmp_path):
+    res = train(load_config("default", TINY + ["policy.shared=true", "self_play.enabled=false",
+                                               "eval.every=0", "final_eval.games=0",
+                                               "total_steps=1024", f"run_dir={tmp_path}"]))
+    agent = load_agent(res["model"])
+    w_pi, w_v = agent.net.layers[0][0], agent.net.value_layers[0][0]
+    assert np.array_equal(w_pi, w_v)          # the one trunk, written in front of each head
+
+
+def test_the_masked_distribution_never_samples_an_illegal_action():
+    gen = torch.Generator().manual_seed(0)
+    rng = np.random.default_rng(1)
+    for _ in range(50):
+        mask = torch.from_numpy(rng.random((256, 85)) < rng.uniform(0.01, 0.3))
+        mask[torch.arange(256), torch.from_numpy(rng.integers(0, 85, 256))] = True
+        # illegal actions with huge logits must still never be drawn
+        logits = torch.from_numpy(rng.normal(0, 30, (256, 85)).astype(np.float32))
+        logits[~mask] += 1e4
+        z = masked_logits(logits, mask)
+        a = sample(z, gen)
+        assert bool(mask[torch.arange(256), a].all())
+        p = torch.softmax(z, dim=1)
+        assert float(p[~mask].max()) == 0.0
+    assert MASKED < -1e8
+
+
+def test_sampling_follows_the_softmax():
+    gen = torch.Generator().manual_seed(0)
+    logits = torch.tensor([[0.0, np.log(3.0), MASKED]] * 20000, dtype=torch.float32)
+    counts = np.bincount(sample(logits, gen).numpy(), minlength=3)
+    assert counts[2] == 0 and abs(counts[1] / 20000 - 0.75) < 0.015
+
+
+def test_threads_follow_the_free_cores(monkeypatch):
+    monkeypatch.setattr(R, "usable_cores", lambda: 2)
+    assert R.choose_threads(3)[0] == 3                       # a number is taken as given
+    assert R.choose_threads("auto", free=2.0)[0] == 2        # an idle machine: both cores
+    assert R.choose_threads("auto", free=0.9)[0] == 1        # one other busy process: one
+    assert R.choose_threads("auto", free=0.1)[0] == 1        # never fewer than one
+    # a simulated busy machine as /proc/stat shows it: one of two cores busy over the sample
+    stats = iter(["cpu  100 0 100 1000 0 0 0 0 0 0\n", "cpu  150 0 150 1100 0 0 0 0 0 0\n"])
+    free = R.free_cores(0.0, read=lambda: next(stats), sleep=lambda s: None)
+    assert free == pytest.approx(2 * 100 / 200)
+    n, why = R.choose_threads("auto", free=free)
+    assert n == 1 and "1.0 of 2 cores free" in why
+
+
+def test_config_fields_of_the_lean_trainer_are_checked():
+    with pytest.raises(ValueError, match="read only by algo: ppo"):
+        load_config("default", ["algo=maskable_ppo", "policy.shared=true"])
+    with pytest.raises(ValueError, match="read only by algo: ppo"):
+        load_config("default", ["algo=maskable_ppo", "precision=bf16"])
+    with pytest.raises(ValueError, match="torch_threads"):
+        load_config("default", ["torch_threads=0"])
+    with pytest.raises(ValueError, match="precision"):
+        load_config("default", ["precision=fp16"])
+    if not torch.cuda.is_available():
+        with pytest.raises(ValueError, match="no CUDA GPU"):
+            resolve_device(load_config("default", ["device=cuda"]))
+
+
+def test_the_cli_trains_with_algo_ppo_and_refuses_a_bad_resume(tmp_path, capsys):
+    assert train_main(["default", *TINY, "total_steps=512", "eval.every=0", "final_eval.games=0",
+                       "self_play.enabled=false", f"run_dir={tmp_path / 'ok'}"]) == 0
+    assert (tmp_path / "ok" / "model.safetensors").is_file()
+    bad = tmp_path / "bad.safetensors"
+    bad.write_bytes(b"not a model")
+    assert train_main(["default", *TINY, f"resume={bad}", f"run_dir={tmp_path / 'x'}"]) == 2
+    err = capsys.readouterr().err
+    assert "bad.safetensors" in err and "Traceback" not in err

@@ -1,0 +1,471 @@
+"""``algo: ppo``: ono_env's own masked PPO, the default trainer of ``ono-train``.
+
+    ono-train default                                   # the README's run
+    ono-train default total_steps=2000000 ppo.ent_coef=0.005
+    ono-train default resume=runs/default-.../checkpoints/step_1000000.safetensors
+
+One readable file in the spirit of CleanRL's ``ppo.py``: a typed config
+(:class:`~ono_env.train.config.TrainConfig`), an actor-critic, a rollout loop, GAE and the
+clipped PPO update. It is written here rather than taken from a library because the parts
+that make training slow are the ones a library adds around the loss: Stable-Baselines3 steps
+through a ``VecEnv`` (per-step lists of info dicts, ``env_method`` for the masks) and keeps
+every matrix product in fp32; TorchRL's PPO loss would read as well but brings TensorDict
+plumbing around a loss that is twenty lines here. The reference stays available as
+``algo: maskable_ppo`` (sb3-contrib), with the same config fields meaning the same things.
+
+What it does
+    Rollouts come straight from the batched core: a
+    :class:`~ono_env.learner_batch.LearnerBatch` holds ``num_envs`` games, the learner's seat in
+    each, and the opponents, which the one agent loop (:mod:`ono_env.driver`) steps in compiled
+    code when they are baselines. Per step the policy sees the observations ``(N, D)`` and the
+    legal-action masks ``(N, 85)`` as arrays, with no per-game Python objects.
+
+    The policy is a masked categorical: illegal logits are set to -1e9 before the softmax, so
+    an illegal action has probability 0 (sampled by Gumbel-max from an explicit
+    ``torch.Generator``, never chosen). The update is SB3's PPO loss term for term (clipped
+    ratio, advantages normalised per minibatch, MSE value loss weighted ``vf_coef``, entropy
+    bonus ``ent_coef``, global gradient clipping, Adam with eps 1e-5, a learning rate decaying
+    linearly to ``learning_rate_end`` over ``total_steps`` or ``time_limit_minutes``), so the
+    two trainers learn alike per step. An episode cut at ``max_decisions`` is bootstrapped
+    from the value of its last observation.
+
+    ``policy.shared: true`` feeds both heads from one trunk (``net_arch``); false keeps two
+    networks, as SB3 does. ``precision: auto`` runs the matrix products under bf16 autocast
+    where the CPU (AVX-512 BF16 / AMX) or GPU supports it, the loss in fp32; ``device: auto``
+    trains on CUDA when a GPU is present. ``torch_threads: auto`` takes one thread per core idle
+    at start (:func:`~ono_env.train.run.choose_threads`).
+
+A run folder (``<out_dir>/<name>-<time>/`` or ``run_dir``) holds ``config.yaml``, ``tb/``
+(TensorBoard: losses, entropy, KL, clip fraction, learning rate, steps/s, the learner's
+episode win rate, ``eval/win_rate/<opponent>``, ``league/snapshots``), ``eval.csv`` (the
+learning curve), ``checkpoints/step_<n>.safetensors`` at every evaluation and
+``model.safetensors`` at the end (the project's model format, :mod:`ono_env.agents.learned`:
+they play in ``ono-arena``, ``ono-play``, ``ono-web`` and as opponents), each with a
+``.optimizer.safetensors`` beside it (Adam's state, read by ``resume``), and
+``final_eval.json`` / ``.csv``. Every file is safetensors, YAML, CSV or JSON: resuming
+unpickles nothing.
+
+``resume`` continues from a checkpoint of a run with the same network: its weights, Adam's
+state and its step count (``total_steps`` counts from the start of the first run). The deals
+after a resume follow ``seed`` and the step count, not the first run's generator state.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+from torch import nn
+
+from ono_env.agents.learned import LearnedAgent, PolicyNet, make_metadata, read_model, write_model
+from ono_env.cards import NUM_ACTIONS
+from ono_env.train.config import TrainConfig
+from ono_env.train.run import League, final_evaluation, rules_of, start_run, write_curve
+
+MASKED = -1e9
+"""The logit given to an illegal action (its probability is exactly 0 in float32)."""
+
+
+# ---- the network ----------------------------------------------------------------------------
+class ActorCritic(nn.Module):
+    """``obs / scale`` -> MLP -> logits (85) and value; one trunk for both heads
+    (``shared``) or two networks of the same shape."""
+
+    def __init__(self, scale: np.ndarray, net_arch: list[int], activation: str,
+                 shared: bool) -> None:
+        super().__init__()
+        self.register_buffer("scale", torch.as_tensor(np.asarray(scale, np.float32)))
+        self.activation = activation
+        self.shared = shared
+        act = {"tanh": nn.Tanh, "relu": nn.ReLU}[activation]
+
+        def mlp() -> nn.Sequential:
+            layers: list[nn.Module] = []
+            width = int(self.scale.shape[0])
+            for h in net_arch:
+                layers += [nn.Linear(width, h), act()]
+                width = h
+            return nn.Sequential(*layers)
+
+        self.pi_body = mlp()
+        self.v_body = self.pi_body if shared else mlp()
+        self.pi = nn.Linear(net_arch[-1], NUM_ACTIONS)
+        self.v = nn.Linear(net_arch[-1], 1)
+        # orthogonal initialisation, as SB3 and CleanRL: sqrt(2) hidden, 0.01 policy, 1 value
+        for m in self.modules():
+            if isinstance(m, nn.Linear):
+                nn.init.orthogonal_(m.weight, math.sqrt(2))
+                nn.init.zeros_(m.bias)
+        nn.init.orthogonal_(self.pi.weight, 0.01)
+        nn.init.orthogonal_(self.v.weight, 1.0)
+
+    def forward(self, obs: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        x = obs / self.scale
+        h = self.pi_body(x)
+        hv = h if self.shared else self.v_body(x)
+        return self.pi(h), self.v(hv)[:, 0]
+
+    def value(self, obs: torch.Tensor) -> torch.Tensor:
+        return self.v(self.v_body(obs / self.scale))[:, 0]
+
+    def policy_net(self) -> PolicyNet:
+        """A frozen NumPy copy in the model format (a shared trunk is written out twice, once
+        in front of each head)."""
+        def layers(body: nn.Sequential, head: nn.Linear) -> list[tuple[np.ndarray, np.ndarray]]:
+            out = [(m.weight, m.bias) for m in body if isinstance(m, nn.Linear)] + [(head.weight, head.bias)]
+            return [(w.detach().to("cpu", torch.float32).numpy().copy(),
+                     b.detach().to("cpu", torch.float32).numpy().copy()) for w, b in out]
+        return PolicyNet(self.scale.detach().cpu().numpy().copy(), layers(self.pi_body, self.pi),
+                         self.activation, layers(self.v_body, self.v))
+
+    def load_policy_net(self, net: PolicyNet) -> None:
+        """Copy the weights of a model file's network into this one (``resume``);
+        ``ValueError`` when the shapes differ."""
+        def put(body: nn.Sequential, head: nn.Linear, layers, what: str) -> None:
+            mine = [m for m in body if isinstance(m, nn.Linear)] + [head]
+            if layers is None or len(layers) != len(mine) or any(
+                    tuple(m.weight.shape) != w.shape for m, (w, _) in zip(mine, layers)):
+                raise ValueError(f"resume: the checkpoint's {what} network has another shape "
+                                 f"than policy.net_arch of this config")
+            with torch.no_grad():
+                for m, (w, b) in zip(mine, layers):
+                    m.weight.copy_(torch.from_numpy(w))
+                    m.bias.copy_(torch.from_numpy(b))
+        put(self.pi_body, self.pi, net.layers, "policy")
+        if not self.shared:
+            put(self.v_body, self.v, net.value_layers, "value")
+        else:
+            put(nn.Sequential(), self.v, (net.value_layers or [])[-1:], "value")
+
+
+def masked_logits(logits: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+    """``logits`` in float32 with the illegal actions at :data:`MASKED`."""
+    return logits.float().masked_fill(~mask, MASKED)
+
+
+def sample(logits: torch.Tensor, gen: torch.Generator) -> torch.Tensor:
+    """One action per row of masked logits by Gumbel-max (a draw from the softmax)."""
+    u = torch.rand(logits.shape, generator=gen, device=logits.device).clamp_(1e-12, 1.0 - 1e-7)
+    return (logits - torch.log(-torch.log(u))).argmax(dim=1)
+
+
+def bf16_supported(device: torch.device) -> bool:
+    """Whether bf16 matrix products are native here (CUDA with bf16, or a CPU with AVX-512
+    BF16 / AMX, as oneDNN reports)."""
+    if device.type == "cuda":
+        return torch.cuda.is_bf16_supported()
+    try:
+        return bool(torch.ops.mkldnn._is_mkldnn_bf16_supported())
+    except (AttributeError, RuntimeError):
+        return False
+
+
+def resolve_device(cfg: TrainConfig) -> tuple[torch.device, bool]:
+    """The device and whether bf16 autocast is used; ``ValueError`` for ``device: cuda`` on
+    a machine without one, or ``precision: bf16`` where bf16 is not native."""
+    if cfg.device == "cuda" and not torch.cuda.is_available():
+        raise ValueError("device=cuda: torch sees no CUDA GPU here; allowed: auto or cpu")
+    dev = torch.device("cuda" if cfg.device == "cuda" or (cfg.device == "auto" and torch.cuda.is_available())
+                       else "cpu")
+    native = bf16_supported(dev)
+    if cfg.precision == "bf16" and not native:
+        raise ValueError(f"precision=bf16: this {dev.type} has no native bf16 matrix products; "
+                         f"allowed here: auto or fp32")
+    return dev, cfg.precision == "bf16" or (cfg.precision == "auto" and native)
+
+
+# ---- checkpoints ----------------------------------------------------------------------------
+def optimizer_path(model_path: Path) -> Path:
+    return model_path.with_name(model_path.name.replace(".safetensors", ".optimizer.safetensors"))
+
+
+def save_checkpoint(model: ActorCritic, opt: torch.optim.Adam, path: Path, rules: Any,
+                    steps: int, config: dict[str, Any]) -> Path:
+    """The model file (playable) and Adam's state beside it (for ``resume``)."""
+    from safetensors.numpy import save_file
+
+    net = model.policy_net()
+    meta = make_metadata(rules, steps, json.loads(json.dumps(config)), hidden_sizes=net.hidden_sizes,
+                         activation=net.activation, value_hidden_sizes=net.value_hidden_sizes)
+    path = write_model(path, net, meta)
+    tensors: dict[str, np.ndarray] = {}
+    names = {id(p): n for n, p in model.named_parameters()}
+    for group in opt.param_groups:
+        for p in group["params"]:
+            st = opt.state.get(p)
+            if st:
+                for k in ("exp_avg", "exp_avg_sq"):
+                    tensors[f"{names[id(p)]}.{k}"] = st[k].detach().cpu().float().numpy()
+                tensors[f"{names[id(p)]}.step"] = np.array([float(st["step"])], np.float32)
+    save_file(tensors, str(optimizer_path(path)), metadata={"training_steps": str(steps)})
+    return path
+
+
+def load_checkpoint(model: ActorCritic, opt: torch.optim.Adam, path: str | Path,
+                    rules: Any) -> int:
+    """Load a checkpoint written by :func:`save_checkpoint` into ``model`` and ``opt``;
+    returns its step count. ``ValueError`` naming the file for anything else."""
+    from safetensors import SafetensorError
+    from safetensors.numpy import load_file
+
+    from ono_env.agents.learned import check_compatible
+
+    path = Path(path)
+    meta, net = read_model(path)
+    check_compatible(meta, rules, repr(str(path)))
+    model.load_policy_net(net)
+    opath = optimizer_path(path)
+    if opath.is_file():
+        try:
+            state = load_file(str(opath))
+        except (SafetensorError, OSError) as exc:
+            raise ValueError(f"resume: {str(opath)!r} is not an optimizer state file ({exc})") from None
+        dev = next(model.parameters()).device
+        for n, p in model.named_parameters():
+            if f"{n}.exp_avg" not in state:
+                continue
+            if state[f"{n}.exp_avg"].shape != tuple(p.shape):
+                raise ValueError(f"resume: {str(opath)!r} holds {n} of another shape")
+            opt.state[p] = {"step": torch.tensor(float(state[f"{n}.step"][0])),
+                            "exp_avg": torch.from_numpy(state[f"{n}.exp_avg"]).to(dev),
+                            "exp_avg_sq": torch.from_numpy(state[f"{n}.exp_avg_sq"]).to(dev)}
+    return int(meta["training_steps"])
+
+
+# ---- training -------------------------------------------------------------------------------
+def train(cfg: TrainConfig) -> dict[str, Any]:
+    """Run one training from a resolved config (:func:`ono_env.train.config.load_config`).
+    Returns ``{"run_dir", "model", "final_eval", "seconds", "train_seconds", "curve",
+    "steps", "steps_per_second", "rollout_seconds", "update_seconds", "threads", "device",
+    "bf16"}``."""
+    from torch.utils.tensorboard import SummaryWriter
+
+    from ono_env.arena import evaluate
+    from ono_env.learner_batch import LearnerBatch
+    from ono_env.observation import observation_scale
+    from ono_env.opponents import OpponentPool
+
+    t0 = time.perf_counter()
+    device, bf16 = resolve_device(cfg)
+    rules = rules_of(cfg)
+    torch.manual_seed(cfg.seed)
+    gen = torch.Generator(device=device)
+    gen.manual_seed(cfg.seed)
+
+    p = cfg.ppo
+    model = ActorCritic(observation_scale(rules), list(cfg.policy.net_arch), cfg.policy.activation,
+                        cfg.policy.shared).to(device)
+    opt = torch.optim.Adam(model.parameters(), lr=p.learning_rate, eps=1e-5)
+    start_steps = 0
+    if cfg.resume:
+        start_steps = load_checkpoint(model, opt, cfg.resume, rules)
+        if start_steps >= cfg.total_steps:
+            raise ValueError(f"resume: the checkpoint has {start_steps:,} steps; total_steps="
+                             f"{cfg.total_steps:,} leaves nothing to train")
+
+    rules, run_dir, threads, why = start_run(cfg)
+    print(f"device: {device.type}; precision: {'bf16 autocast' if bf16 else 'fp32'}", file=sys.stderr)
+    writer = SummaryWriter(str(run_dir / "tb"))
+    writer.add_text("threads", why)
+
+    pool = OpponentPool(cfg.opponents, rules)
+    league = League(pool, cfg)
+    N, T = cfg.num_envs, p.n_steps
+    batch = LearnerBatch(rules, N, pool, seed=cfg.seed + start_steps, reward=cfg.reward)
+    D = batch.game.observation_size
+    obs_buf = np.zeros((T, N, D), np.float32)
+    mask_buf = np.zeros((T, N, NUM_ACTIONS), np.bool_)
+    act_buf = torch.zeros((T, N), dtype=torch.int64, device=device)
+    logp_buf = torch.zeros((T, N), device=device)
+    val_buf = torch.zeros((T, N), device=device)
+    rew_buf = np.zeros((T, N), np.float32)
+    done_buf = np.zeros((T, N), np.float32)
+    autocast = torch.autocast(device.type, dtype=torch.bfloat16, enabled=bf16)
+
+    obs = batch.reset()
+    ep_return = np.zeros(N, np.float64)
+    finished_returns: list[float] = []
+    steps = start_steps
+    limit = None if cfg.time_limit_minutes is None else 60.0 * cfg.time_limit_minutes
+    t_train = time.perf_counter()
+    next_eval = ((steps // cfg.eval.every) + 1) * cfg.eval.every if cfg.eval.every else None
+    sp = cfg.self_play
+    next_snap = ((steps // sp.snapshot_every) + 1) * sp.snapshot_every if sp.enabled else None
+    curve: list[dict[str, Any]] = []
+    bar = None
+    if cfg.progress:
+        from tqdm import tqdm
+        desc = "training" if limit is None else f"training (stops after {cfg.time_limit_minutes:g} min)"
+        bar = tqdm(total=cfg.total_steps, initial=steps, unit="step", desc=desc,
+                   file=sys.stderr, smoothing=0.05)
+    stopped_early = False
+    seconds = {"rollout": 0.0, "update": 0.0}
+
+    def remaining() -> float:
+        r = 1.0 - (steps - start_steps) / max(1, cfg.total_steps - start_steps)
+        if limit is not None:
+            r = min(r, 1.0 - (time.perf_counter() - t_train) / limit)
+        return max(0.0, r)
+
+    def to_dev(a: np.ndarray) -> torch.Tensor:
+        t = torch.from_numpy(a)
+        return t.to(device, non_blocking=True) if device.type != "cpu" else t
+
+    while steps < cfg.total_steps:
+        lr = p.learning_rate if p.learning_rate_end is None else (
+            p.learning_rate_end + (p.learning_rate - p.learning_rate_end) * remaining())
+        for g in opt.param_groups:
+            g["lr"] = lr
+        # ---- rollout: T steps of the N games ------------------------------------------------
+        t_roll = time.perf_counter()
+        model.eval()
+        with torch.no_grad():
+            for t in range(T):
+                obs_buf[t] = obs
+                np.copyto(mask_buf[t], batch.game.legal_mask())
+                o, m = to_dev(obs_buf[t]), to_dev(mask_buf[t])
+                with autocast:
+                    logits, value = model(o)
+                z = masked_logits(logits, m)
+                a = sample(z, gen)
+                act_buf[t] = a
+                logp_buf[t] = torch.log_softmax(z, dim=1).gather(1, a[:, None])[:, 0]
+                val_buf[t] = value.float()
+                r = batch.step(a.cpu().numpy())
+                rew = r.rewards
+                if r.final_obs is not None and r.truncated.any():
+                    # cut at max_decisions: bootstrap from the value of the last observation
+                    tr = np.flatnonzero(r.truncated)
+                    with autocast:
+                        v_last = model.value(to_dev(np.ascontiguousarray(r.final_obs[tr])))
+                    rew = rew.copy()
+                    rew[tr] += p.gamma * v_last.float().cpu().numpy()
+                rew_buf[t] = rew
+                done_buf[t] = r.dones
+                ep_return += r.rewards
+                if r.dones.any():
+                    finished_returns.extend(ep_return[r.dones].tolist())
+                    ep_return[r.dones] = 0.0
+                obs = r.obs
+            with autocast:
+                next_value = model.value(to_dev(obs)).float()
+        steps += N * T
+        t_upd = time.perf_counter()
+        seconds["rollout"] += t_upd - t_roll
+
+        # ---- advantages (GAE) -----------------------------------------------------------------
+        rew_t, done_t = to_dev(rew_buf), to_dev(done_buf)
+        adv = torch.zeros((T, N), device=device)
+        last = torch.zeros(N, device=device)
+        for t in reversed(range(T)):
+            nxt = next_value if t == T - 1 else val_buf[t + 1]
+            live = 1.0 - done_t[t]
+            delta = rew_t[t] + p.gamma * nxt * live - val_buf[t]
+            last = delta + p.gamma * p.gae_lambda * live * last
+            adv[t] = last
+        ret = adv + val_buf
+
+        # ---- PPO update ---------------------------------------------------------------------------
+        model.train()
+        b_obs = to_dev(obs_buf.reshape(T * N, D))
+        b_mask = to_dev(mask_buf.reshape(T * N, NUM_ACTIONS))
+        b_act, b_logp = act_buf.reshape(-1), logp_buf.reshape(-1)
+        b_adv, b_ret = adv.reshape(-1), ret.reshape(-1)
+        stats = {"policy_loss": 0.0, "value_loss": 0.0, "entropy": 0.0, "approx_kl": 0.0,
+                 "clip_fraction": 0.0}
+        n_mb = 0
+        for _ in range(p.n_epochs):
+            perm = torch.randperm(T * N, generator=gen, device=device)
+            for k in range(0, T * N, p.batch_size):
+                idx = perm[k:k + p.batch_size]
+                with autocast:
+                    logits, value = model(b_obs[idx])
+                z = masked_logits(logits, b_mask[idx])
+                logp_all = torch.log_softmax(z, dim=1)
+                logp = logp_all.gather(1, b_act[idx, None])[:, 0]
+                entropy = -(logp_all.exp() * logp_all).sum(dim=1).mean()
+                mb_adv = b_adv[idx]
+                if len(idx) > 1:
+                    mb_adv = (mb_adv - mb_adv.mean()) / (mb_adv.std() + 1e-8)
+                log_ratio = logp - b_logp[idx]
+                ratio = log_ratio.exp()
+                pg_loss = -torch.min(mb_adv * ratio,
+                                     mb_adv * ratio.clamp(1 - p.clip_range, 1 + p.clip_range)).mean()
+                v_loss = ((value.float() - b_ret[idx]) ** 2).mean()
+                loss = pg_loss - p.ent_coef * entropy + p.vf_coef * v_loss
+                opt.zero_grad(set_to_none=True)
+                loss.backward()
+                nn.utils.clip_grad_norm_(model.parameters(), p.max_grad_norm)
+                opt.step()
+                with torch.no_grad():
+                    stats["policy_loss"] += float(pg_loss)
+                    stats["value_loss"] += float(v_loss)
+                    stats["entropy"] += float(entropy)
+                    stats["approx_kl"] += float(((ratio - 1) - log_ratio).mean())
+                    stats["clip_fraction"] += float(((ratio - 1).abs() > p.clip_range).float().mean())
+                n_mb += 1
+        seconds["update"] += time.perf_counter() - t_upd
+
+        # ---- logging, league, evaluation, time limit --------------------------------------------
+        elapsed = time.perf_counter() - t_train
+        for k, v in stats.items():
+            writer.add_scalar(f"train/{k}", v / max(1, n_mb), steps)
+        writer.add_scalar("train/learning_rate", lr, steps)
+        writer.add_scalar("time/steps_per_second", (steps - start_steps) / elapsed, steps)
+        writer.add_scalar("time/rollout_share", seconds["rollout"] / elapsed, steps)
+        if finished_returns:
+            rets = np.asarray(finished_returns)
+            writer.add_scalar("rollout/episode_return", float(rets.mean()), steps)
+            writer.add_scalar("rollout/episode_win_rate", float((rets > 0).mean()), steps)
+            finished_returns.clear()
+        if bar is not None:
+            bar.update(min(steps, cfg.total_steps) - bar.n)
+        if next_snap is not None and steps >= next_snap:
+            league.add_snapshot(LearnedAgent(model.policy_net(), rules, f"snapshot-{steps}"), steps)
+            writer.add_scalar("league/snapshots", len(league.snapshots), steps)
+            while next_snap <= steps:
+                next_snap += sp.snapshot_every
+        if next_eval is not None and steps >= next_eval:
+            learner = LearnedAgent(model.policy_net(), rules, "learner")
+            rows = evaluate(learner, cfg.eval.opponents, rules, cfg.eval.games, seed=cfg.seed + steps)
+            for row in rows:
+                writer.add_scalar(f"eval/win_rate/{row['opponent']}", row["win_rate"], steps)
+                curve.append({"step": steps, **{k: row[k] for k in
+                                                ("opponent", "games", "win_rate", "ci_low", "ci_high")}})
+            write_curve(run_dir / "eval.csv", curve)
+            save_checkpoint(model, opt, run_dir / "checkpoints" / f"step_{steps}.safetensors", rules,
+                            steps, cfg.to_dict())
+            if bar is not None:
+                bar.set_postfix({row["opponent"]: f"{100 * row['win_rate']:.1f}%" for row in rows})
+            elif cfg.progress:
+                print(f"step {steps}: " + ", ".join(f"{row['opponent']} {100 * row['win_rate']:.1f}%"
+                                                    for row in rows), file=sys.stderr)
+            while next_eval <= steps:
+                next_eval += cfg.eval.every
+        if limit is not None and time.perf_counter() - t_train > limit:
+            stopped_early = steps < cfg.total_steps
+            break
+    if bar is not None:
+        bar.close()
+    train_elapsed = time.perf_counter() - t_train
+    writer.close()
+    model_path = save_checkpoint(model, opt, run_dir / "model.safetensors", rules, steps, cfg.to_dict())
+    train_seconds = time.perf_counter() - t0
+    rate = (steps - start_steps) / train_elapsed
+    if stopped_early:
+        print(f"time limit of {cfg.time_limit_minutes} min reached after {steps:,} of "
+              f"{cfg.total_steps:,} steps")
+    print(f"trained {steps - start_steps:,} steps in {train_elapsed:.1f} s ({rate:,.0f} steps/s; "
+          f"rollouts {seconds['rollout']:.1f} s, updates {seconds['update']:.1f} s)", file=sys.stderr)
+    final = final_evaluation(cfg, rules, model_path, run_dir, steps, train_seconds, "ppo")
+    print(f"run: {run_dir}  model: {model_path}")
+    return {"run_dir": run_dir, "model": model_path, "final_eval": final, "steps": steps,
+            "seconds": time.perf_counter() - t0, "train_seconds": train_seconds, "curve": curve,
+            "steps_per_second": rate, "rollout_seconds": seconds["rollout"],
+            "update_seconds": seconds["update"], "threads": threads, "device": device.type, "bf16": bf16}
