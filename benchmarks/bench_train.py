@@ -1,0 +1,166 @@
+"""Training speed of the two in-process trainers, measured side by side in one run.
+
+    python benchmarks/bench_train.py --out docs/results/train-speed          # both parts
+    python benchmarks/bench_train.py --steps 300000 --rounds 3 --skip-busy
+
+1. Idle machine: ``ono-train``'s default config (basic rules, two players, against the pool
+   of baselines) trained for ``--steps`` learner steps with ``algo: ppo`` (ours) and with
+   ``algo: maskable_ppo`` (sb3-contrib), in alternating rounds (A B A B ...), both with
+   ``--threads`` torch threads; learner steps per second of the whole ``train()`` call
+   (setup included, no evaluation), the median over rounds.
+2. Busy machine: one other process spinning on a core the whole time; ``algo: ppo`` with
+   ``torch_threads`` 1, 2 and ``auto`` in alternating rounds. ``auto`` should keep the
+   one-thread rate (it counts the free cores at start).
+3. Learning per step (``--learn-steps``): both trainers train the default config for the same
+   number of steps with the network both can express (``policy.shared=false``), seeds 0 and
+   1, and each final policy plays ``--learn-games`` games against ``greedy``.
+
+Part 1 and 2 use the default config as shipped, so ``algo: ppo`` runs its own default network
+there (``policy.shared`` included) while ``maskable_ppo`` runs two networks of the same width:
+each trainer at the setting a user gets.
+
+Nothing else should run on the machine meanwhile. Writes ``bench_train.json`` and
+``bench_train.md`` into ``--out`` (when given) and prints the table.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import multiprocessing as mp
+import os
+import platform
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from ono_env.train.config import load_config
+
+
+def _spin(stop) -> None:
+    while not stop.is_set():
+        pass
+
+
+def _config(algo: str, steps: int, threads: int | str, seed: int, run_dir: str,
+            extra: list[str] = ()):
+    over = [f"algo={algo}", f"total_steps={steps}", "eval.every=0", "final_eval.games=0",
+            "progress=false", f"seed={seed}", f"torch_threads={threads}", f"run_dir={run_dir}",
+            *extra]
+    if algo != "ppo":
+        over.append("policy.shared=false")
+    return load_config("default", over)
+
+
+def _trainer(algo: str):
+    if algo == "ppo":
+        from ono_env.train.ppo import train
+    else:
+        from ono_env.train.maskable_ppo import train
+    return train
+
+
+def one_run(algo: str, steps: int, threads: int | str, seed: int) -> float:
+    """Learner steps per second of one training call (setup included, no evaluation)."""
+    with tempfile.TemporaryDirectory() as tmp:
+        cfg = _config(algo, steps, threads, seed, f"{tmp}/run")
+        t = time.perf_counter()
+        _trainer(algo)(cfg)
+        return steps / (time.perf_counter() - t)
+
+
+def learning(algo: str, steps: int, seed: int, games: int, threads: int | str) -> list[float]:
+    """Win rate [low, high] against greedy after ``steps`` steps with two networks."""
+    from ono_env.agents.learned import load_agent
+    from ono_env.arena import evaluate
+
+    with tempfile.TemporaryDirectory() as tmp:
+        cfg = _config(algo, steps, threads, seed, f"{tmp}/run", ["policy.shared=false"])
+        res = _trainer(algo)(cfg)
+        agent = load_agent(res["model"])
+        r = evaluate(agent, ["greedy"], agent.rules, games, seed=1234)[0]
+        return [r["win_rate"], r["ci_low"], r["ci_high"]]
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--steps", type=int, default=400_000, help="learner steps per training call")
+    ap.add_argument("--rounds", type=int, default=3, help="alternating rounds per setting")
+    ap.add_argument("--threads", default="2", help="torch threads of part 1 (a number or auto)")
+    ap.add_argument("--skip-idle", action="store_true")
+    ap.add_argument("--skip-busy", action="store_true")
+    ap.add_argument("--learn-steps", type=int, default=0,
+                    help="part 3: steps per trainer and seed (0: skip)")
+    ap.add_argument("--learn-games", type=int, default=20_000)
+    ap.add_argument("--out", type=Path, default=None)
+    args = ap.parse_args()
+    threads = args.threads if args.threads == "auto" else int(args.threads)
+
+    # warm-up: numba's cache, torch's kernels, the imports
+    one_run("ppo", 16_384, 1, 0)
+    one_run("maskable_ppo", 16_384, 1, 0)
+    res: dict[str, dict[str, list[float]]] = {"idle": {}, "busy": {}, "learning": {}}
+    if not args.skip_idle:
+        for r in range(args.rounds):
+            for algo in ("ppo", "maskable_ppo"):
+                v = one_run(algo, args.steps, threads, r)
+                res["idle"].setdefault(algo, []).append(v)
+                print(f"idle round {r}: {algo} {v:,.0f} steps/s", file=sys.stderr)
+    if not args.skip_busy:
+        stop = mp.Event()
+        spinner = mp.Process(target=_spin, args=(stop,), daemon=True)
+        spinner.start()
+        time.sleep(1.0)
+        try:
+            for r in range(args.rounds):
+                for th in (1, 2, "auto"):
+                    v = one_run("ppo", args.steps, th, r)
+                    res["busy"].setdefault(f"ppo, torch_threads={th}", []).append(v)
+                    print(f"busy round {r}: threads={th} {v:,.0f} steps/s", file=sys.stderr)
+        finally:
+            stop.set()
+            spinner.join()
+
+    if args.learn_steps:
+        for seed in (0, 1):
+            for algo in ("ppo", "maskable_ppo"):
+                r = learning(algo, args.learn_steps, seed, args.learn_games, threads)
+                res["learning"][f"{algo}, seed {seed}"] = r
+                print(f"learning {algo} seed {seed}: {r}", file=sys.stderr)
+
+    lines = [f"Learner steps per second, default config (basic, 2 players, pool of baselines), "
+             f"{args.steps:,} steps per call, median of {args.rounds} alternating rounds; "
+             f"{os.cpu_count()} cores, {platform.processor() or platform.machine()}, "
+             f"Python {platform.python_version()}.", "",
+             "| machine | trainer | steps/s (median) | rounds |", "|---|---|---|---|"]
+    for part, label in (("idle", f"idle, torch_threads={args.threads}"),
+                        ("busy", "one other busy process")):
+        for name, vals in res[part].items():
+            lines.append(f"| {label} | {name} | {statistics.median(vals):,.0f} | "
+                         + ", ".join(f"{v:,.0f}" for v in vals) + " |")
+    if res["learning"]:
+        lines += ["", f"Learning per step: {args.learn_steps:,} steps, two networks "
+                      f"(`policy.shared=false`), win rate against greedy over "
+                      f"{args.learn_games:,} games [95%]:", "",
+                  "| trainer, seed | vs greedy |", "|---|---|"]
+        for name, (w, lo, hi) in res["learning"].items():
+            lines.append(f"| {name} | {100 * w:.1f} [{100 * lo:.1f}, {100 * hi:.1f}] |")
+    if len(res["idle"]) == 2:
+        ratio = statistics.median(res["idle"]["ppo"]) / statistics.median(res["idle"]["maskable_ppo"])
+        lines += ["", f"ppo / maskable_ppo: {ratio:.2f}x"]
+    text = "\n".join(lines) + "\n"
+    print(text)
+    if args.out:
+        args.out.mkdir(parents=True, exist_ok=True)
+        (args.out / "bench_train.md").write_text(
+            "# Training speed\n\n`python benchmarks/bench_train.py " + " ".join(sys.argv[1:])
+            + "`\n\n" + text)
+        (args.out / "bench_train.json").write_text(json.dumps(
+            {"steps": args.steps, "rounds": args.rounds, "threads": args.threads,
+             "results": res}, indent=2) + "\n")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,129 @@
+"""A short hyper-parameter sweep of ``algo: ppo`` at an equal time budget per variant.
+
+    python benchmarks/sweep_train.py --preset basic --minutes 1.5 --out docs/results/sweep-basic-2p
+    python benchmarks/sweep_train.py --preset classic --minutes 1.5 --only base,separate,points
+
+Every variant starts from the same base (the ``default`` config's rules, players and opponent
+pool, ``--preset``'s rules) and changes one thing: network width, a shared trunk or two
+networks, activation, minibatch size, epochs, entropy weight, learning-rate schedule, and
+(where the rules keep a score) the reward. Each trains for ``--minutes`` of wall-clock time
+(the question the default run asks: what is strongest after a fixed time), then plays
+``--games`` games against each of ``--against`` (seats rotated, the agent greedy in its masked
+logits). Variants run one after another; nothing else should run meanwhile. Writes
+``sweep.md`` and ``sweep.json`` into ``--out`` and prints the table.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import sys
+import tempfile
+from pathlib import Path
+
+BASE = ["policy.net_arch=[256, 256]", "policy.activation=relu", "policy.shared=true",
+        "ppo.batch_size=4096", "ppo.n_epochs=4", "ppo.ent_coef=0.01",
+        "ppo.learning_rate=3.0e-4", "ppo.learning_rate_end=1.0e-4", "num_envs=256",
+        "ppo.n_steps=64", "reward=win"]
+VARIANTS: dict[str, list[str]] = {
+    "base": [],
+    "separate": ["policy.shared=false"],
+    "tanh": ["policy.activation=tanh"],
+    "width128": ["policy.net_arch=[128, 128]"],
+    "width512": ["policy.net_arch=[512, 512]"],
+    "deep3": ["policy.net_arch=[256, 256, 256]"],
+    "batch2048": ["ppo.batch_size=2048"],
+    "batch8192": ["ppo.batch_size=8192"],
+    "epochs2": ["ppo.n_epochs=2"],
+    "epochs8": ["ppo.n_epochs=8"],
+    "ent0.003": ["ppo.ent_coef=0.003"],
+    "ent0.03": ["ppo.ent_coef=0.03"],
+    "lr_const": ["ppo.learning_rate_end=null"],
+    "lr1e-3": ["ppo.learning_rate=1.0e-3"],
+    "envs1024": ["num_envs=1024", "ppo.n_steps=16"],
+    "points": ["reward=points"],
+    # second round: the single changes that helped, combined
+    "tanh+lr1e-3+b2048": ["policy.activation=tanh", "ppo.learning_rate=1.0e-3",
+                          "ppo.batch_size=2048"],
+    "tanh+w128+lr1e-3+b2048": ["policy.activation=tanh", "policy.net_arch=[128, 128]",
+                               "ppo.learning_rate=1.0e-3", "ppo.batch_size=2048"],
+    "tanh+w128+lr2e-3+b2048": ["policy.activation=tanh", "policy.net_arch=[128, 128]",
+                               "ppo.learning_rate=2.0e-3", "ppo.batch_size=2048"],
+    "tanh+w256+lr2e-3+b2048": ["policy.activation=tanh", "ppo.learning_rate=2.0e-3",
+                               "ppo.batch_size=2048"],
+    "tanh+w128+lr1e-3+b2048+envs1024": ["policy.activation=tanh", "policy.net_arch=[128, 128]",
+                                        "ppo.learning_rate=1.0e-3", "ppo.batch_size=2048",
+                                        "num_envs=1024", "ppo.n_steps=16"],
+}
+FIRST_ROUND = [n for n in VARIANTS if "+" not in n]
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--preset", default="basic")
+    ap.add_argument("--players", type=int, default=2)
+    ap.add_argument("--minutes", type=float, default=1.5, help="training time per variant")
+    ap.add_argument("--games", type=int, default=10_000, help="evaluation games per opponent")
+    ap.add_argument("--against", default="greedy,defensive")
+    ap.add_argument("--only", default="", help="comma-separated variant names (default: the "
+                                                "first round, every single change)")
+    ap.add_argument("--threads", default="2")
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--out", type=Path, default=None)
+    args = ap.parse_args()
+
+    from ono_env.arena import evaluate
+    from ono_env.rules import resolve_rules
+    from ono_env.train.config import load_config
+    from ono_env.train.ppo import train
+
+    rules = resolve_rules(args.preset, num_players=args.players)
+    names = [n for n in (args.only.split(",") if args.only else FIRST_ROUND) if n]
+    if rules.scoring == "none" and "points" in names:
+        names.remove("points")   # reward "points" needs a rule set that keeps a score
+    against = args.against.split(",")
+    rows = []
+    for name in names:
+        with tempfile.TemporaryDirectory() as tmp:
+            cfg = load_config("default", [
+                f"rules={args.preset}", f"num_players={args.players}", *BASE, *VARIANTS[name],
+                "total_steps=1000000000", f"time_limit_minutes={args.minutes}", "eval.every=0",
+                "final_eval.games=0", "progress=false", f"torch_threads={args.threads}",
+                f"seed={args.seed}", f"run_dir={tmp}/run"])
+            res = train(cfg)
+            from ono_env.agents.learned import load_agent
+            agent = load_agent(res["model"], rules)
+            ev = evaluate(agent, against, rules, args.games, seed=args.seed + 77)
+        row = {"variant": name, "change": " ".join(VARIANTS[name]) or "(base)",
+               "steps": res["steps"], "steps_per_second": res["steps_per_second"],
+               "results": {r["opponent"]: [r["win_rate"], r["ci_low"], r["ci_high"]] for r in ev}}
+        rows.append(row)
+        print(json.dumps(row), file=sys.stderr)
+
+    head = ("| variant | change | steps | steps/s | "
+            + " | ".join(f"vs {o} [95%]" for o in against) + " |")
+    lines = [f"`algo: ppo`, {args.preset} rules, {args.players} players, {args.minutes} min of "
+             f"training per variant, {args.games:,} games per opponent; base: `{' '.join(BASE)}`; "
+             f"{os.cpu_count()} cores, torch_threads={args.threads}, Python "
+             f"{platform.python_version()}.", "", head,
+             "|" + "---|" * (4 + len(against))]
+    for r in rows:
+        cells = [f"{100 * w:.1f} [{100 * lo:.1f}, {100 * hi:.1f}]"
+                 for w, lo, hi in (r["results"][o] for o in against)]
+        lines.append(f"| {r['variant']} | `{r['change']}` | {r['steps'] / 1e6:.2f}M | "
+                     f"{r['steps_per_second']:,.0f} | " + " | ".join(cells) + " |")
+    text = "\n".join(lines) + "\n"
+    print(text)
+    if args.out:
+        args.out.mkdir(parents=True, exist_ok=True)
+        (args.out / "sweep.md").write_text(
+            f"# Sweep: {args.preset}, {args.players} players\n\n`python benchmarks/sweep_train.py "
+            + " ".join(sys.argv[1:]) + "`\n\n" + text)
+        (args.out / "sweep.json").write_text(json.dumps({"args": vars(args) | {"out": str(args.out)},
+                                                         "base": BASE, "rows": rows}, indent=2) + "\n")
+
+
+if __name__ == "__main__":
+    main()
