@@ -25,7 +25,7 @@ from ono_env.train.run import learning_rate_schedule
 
 CONFIGS = Path(__file__).resolve().parent.parent / "configs" / "train"
 
-TINY = ["algo=maskable_ppo", "total_steps=2048", "num_envs=16", "ppo.n_steps=64", "ppo.batch_size=256",
+TINY = ["algo=maskable_ppo", "policy.shared=false", "total_steps=2048", "num_envs=16", "ppo.n_steps=64", "ppo.batch_size=256",
         "ppo.n_epochs=1", "policy.net_arch=[32]", "eval.every=1024", "eval.games=16",
         "eval.opponents=[random, greedy]", "final_eval.games=24",
         "final_eval.opponents=[random, greedy]", "final_eval.workers=2", "self_play.enabled=true",

@@ -147,8 +147,9 @@ def test_threads_follow_the_free_cores(monkeypatch):
 
 
 def test_config_fields_of_the_lean_trainer_are_checked():
-    with pytest.raises(ValueError, match="read only by algo: ppo"):
-        load_config("default", ["algo=maskable_ppo", "policy.shared=true"])
+    with pytest.raises(ValueError, match="read only by algo: ppo; with algo: maskable_ppo set policy.shared=false"):
+        load_config("default", ["algo=maskable_ppo"])       # the default config shares a trunk
+    assert not load_config("default", ["algo=maskable_ppo", "policy.shared=false"]).policy.shared
     with pytest.raises(ValueError, match="read only by algo: ppo"):
         load_config("default", ["algo=maskable_ppo", "precision=bf16"])
     with pytest.raises(ValueError, match="torch_threads"):

@@ -191,8 +191,9 @@ class TrainConfig:
                     raise ValueError(f"{field}={getattr(self, field)!r} is read only by algo: ppo "
                                      f"(this config has algo: {self.algo})")
             if self.policy.shared:
-                raise ValueError(f"policy.shared=true is read only by algo: ppo (this config "
-                                 f"has algo: {self.algo})")
+                raise ValueError(f"policy.shared=true (one trunk for both heads) is read only by "
+                                 f"algo: ppo; with algo: {self.algo} set policy.shared=false "
+                                 f"(two networks of policy.net_arch)")
         if self.reward == "points" and rules.scoring == "none":
             raise ValueError(f"reward 'points' needs a rule set with scoring; the "
                              f"{rules.name!r} rules keep no score")
