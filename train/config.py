@@ -3,9 +3,9 @@
 A run is described by a :class:`TrainConfig` (in the style of CleanRL's ``Args``: every field
 typed, with its default and a one-line docstring). ``load_config(spec, overrides)`` starts
 from the defaults, applies a YAML file (a path, or the name of a config shipped with the
-package: ``default``, ``basic-60min``, ``classic-60min``), then ``key=value`` overrides
-(dotted keys reach nested fields: ``ppo.learning_rate=1e-4``; values are read as YAML:
-``opponents={greedy: 1, random: 1}``). pydantic checks every field: an unknown key, a value
+package: ``default``, ``basic-60min``, ``classic-60min``, ``basic-4p``, ``rllib-basic``), then
+``key=value`` overrides (dotted keys reach nested fields: ``ppo.learning_rate=1e-4``; values
+are read as YAML: ``opponents={greedy: 1, random: 1}``). pydantic checks every field: an unknown key, a value
 of the wrong type (``true`` is not a count, ``"5"`` is not a number) or out of range raises
 one ``ValueError`` naming the field and what is allowed.
 
