@@ -46,8 +46,10 @@ they play in ``ono-arena``, ``ono-play``, ``ono-web`` and as opponents), each wi
 unpickles nothing.
 
 ``resume`` continues from a checkpoint of a run with the same network: its weights, Adam's
-state and its step count (``total_steps`` counts from the start of the first run). The deals
-after a resume follow ``seed`` and the step count, not the first run's generator state.
+state and its step count (``total_steps`` counts from the start of the first run, and the
+learning rate goes on decaying by steps from where it was; a ``time_limit_minutes`` applies to
+the resumed part). The deals after a resume follow ``seed`` and the step count, not the first
+run's generator state.
 """
 
 from __future__ import annotations
@@ -65,6 +67,7 @@ from torch import nn
 
 from ono_env.agents.learned import LearnedAgent, PolicyNet, make_metadata, read_model, write_model
 from ono_env.cards import NUM_ACTIONS
+from ono_env.checks import MAX_SEED
 from ono_env.train.config import TrainConfig
 from ono_env.train.run import League, final_evaluation, rules_of, start_run, write_curve
 
@@ -277,7 +280,8 @@ def train(cfg: TrainConfig) -> dict[str, Any]:
     pool = OpponentPool(cfg.opponents, rules)
     league = League(pool, cfg)
     N, T = cfg.num_envs, p.n_steps
-    batch = LearnerBatch(rules, N, pool, seed=cfg.seed + start_steps, reward=cfg.reward)
+    batch = LearnerBatch(rules, N, pool, seed=(cfg.seed + start_steps) % (MAX_SEED + 1),
+                         reward=cfg.reward)
     D = batch.game.observation_size
     obs_buf = np.zeros((T, N, D), np.float32)
     mask_buf = np.zeros((T, N, NUM_ACTIONS), np.bool_)
@@ -308,7 +312,9 @@ def train(cfg: TrainConfig) -> dict[str, Any]:
     seconds = {"rollout": 0.0, "update": 0.0}
 
     def remaining() -> float:
-        r = 1.0 - (steps - start_steps) / max(1, cfg.total_steps - start_steps)
+        """The share of the run still to go (by steps from the first run's start, or by this
+        run's time limit, whichever is smaller): a resumed run continues the schedule."""
+        r = 1.0 - steps / cfg.total_steps
         if limit is not None:
             r = min(r, 1.0 - (time.perf_counter() - t_train) / limit)
         return max(0.0, r)
