@@ -104,7 +104,7 @@ def real_observations(rules, n, seed=0):
     """``n`` (observation, legal mask) rows from seeded greedy-vs-random games."""
     B = 64
     g = VecGame(rules, num_games=B, seed=seed, autoreset=True)
-    agents = [make_agent("greedy", rules), make_agent("random", rules)]
+    agents = [make_agent("greedy", rules), make_agent("random", rules)]   # by seat parity
     rng = np.random.default_rng(seed)
     O, M, total = [], [], 0
     while total < n:
@@ -547,31 +547,38 @@ def test_write_model_refuses_inconsistent_models(tmp_path):
 
 
 # ---- (d) the shipped models -------------------------------------------------------------
-SHIPPED = {"ppo-basic-2p": "basic", "ppo-classic-2p": "classic"}
+SHIPPED = {"ppo-basic-2p": ("basic", 2), "ppo-classic-2p": ("classic", 2),
+           "ppo-basic-4p": ("basic", 4)}
+"""Each shipped model: its rules and player count."""
+WIDTH = {"ppo-basic-2p": 256, "ppo-classic-2p": 256, "ppo-basic-4p": 128}
+"""The width of each model's two hidden layers (the MaskablePPO runs: 256; algo ppo: 128)."""
 
 
 def test_shipped_models_are_safetensors_files_and_load_by_name():
     models = shipped_models()
     assert sorted(models) == sorted(SHIPPED)
-    for name, preset in SHIPPED.items():
+    for name, (preset, players) in SHIPPED.items():
         path = models[name]
         assert path.suffix == ".safetensors" and path.parent.name == "models"
-        rules = RuleSet.preset(preset, num_players=2)
+        rules = RuleSet.preset(preset, num_players=players)
         agent = make_agent(name, rules)
         assert isinstance(agent, LearnedAgent) and agent.rules == rules and agent.name == name
         meta = agent.meta
         assert meta["format_version"] == 3 and meta["rules"] == rules.to_dict()
-        assert meta["architecture"] == {"type": "mlp", "hidden_sizes": [256, 256], "activation": "tanh",
-                                        "value_hidden_sizes": [256, 256]}
+        w = WIDTH[name]
+        assert meta["architecture"] == {"type": "mlp", "hidden_sizes": [w, w], "activation": "tanh",
+                                        "value_hidden_sizes": [w, w]}
         assert meta["training_steps"] > 10_000_000 and meta["config"]["policy"]["activation"] == "tanh"
         # the stored scale is the one this version computes for those rules
         assert np.array_equal(agent.net.scale, observation_scale(rules))
-        with pytest.raises(ValueError, match="trained for 2 players, asked to play 4; use --players 2"):
-            make_agent(name, preset)
+        other_n = 4 if players == 2 else 2
+        with pytest.raises(ValueError, match=f"trained for {players} players, asked to play "
+                                             f"{other_n}; use --players {players}"):
+            make_agent(name, RuleSet.preset(preset, num_players=other_n))
         other = "classic" if preset == "basic" else "basic"
         with pytest.raises(ValueError, match=f"trained for '{preset}' rules, which differ from "
                                              f"the '{other}' rules asked for"):
-            make_agent(name, RuleSet.preset(other, num_players=2))
+            make_agent(name, RuleSet.preset(other, num_players=players))
 
 
 @pytest.mark.parametrize("name", sorted(SHIPPED))
@@ -581,10 +588,12 @@ def test_shipped_model_matches_a_torch_forward_pass_of_its_weights(name):
     import torch as th
     th.set_num_threads(1)
     path = shipped_models()[name]
-    rules = RuleSet.preset(SHIPPED[name], num_players=2)
+    preset, players = SHIPPED[name]
+    rules = RuleSet.preset(preset, num_players=players)
     t = {k: th.from_numpy(v) for k, v in st_load(path.read_bytes()).items()}
-    net = th.nn.Sequential(th.nn.Linear(241 if name == "ppo-basic-2p" else 243, 256), th.nn.Tanh(),
-                           th.nn.Linear(256, 256), th.nn.Tanh(), th.nn.Linear(256, 85))
+    D, w = observation_size(rules), WIDTH[name]
+    net = th.nn.Sequential(th.nn.Linear(D, w), th.nn.Tanh(), th.nn.Linear(w, w), th.nn.Tanh(),
+                           th.nn.Linear(w, 85))
     net.load_state_dict({"0.weight": t["hidden.0.weight"], "0.bias": t["hidden.0.bias"],
                          "2.weight": t["hidden.1.weight"], "2.bias": t["hidden.1.bias"],
                          "4.weight": t["logits.weight"], "4.bias": t["logits.bias"]})
@@ -597,8 +606,8 @@ def test_shipped_model_matches_a_torch_forward_pass_of_its_weights(name):
     assert np.array_equal(agent.act(obs, legal, np.random.default_rng(0)),
                           np.where(legal, ref, -np.inf).argmax(1))
     # the value network (shown by the web table), and explain()'s masked probabilities
-    vnet = th.nn.Sequential(th.nn.Linear(obs.shape[1], 256), th.nn.Tanh(),
-                            th.nn.Linear(256, 256), th.nn.Tanh(), th.nn.Linear(256, 1))
+    vnet = th.nn.Sequential(th.nn.Linear(obs.shape[1], w), th.nn.Tanh(),
+                            th.nn.Linear(w, w), th.nn.Tanh(), th.nn.Linear(w, 1))
     vnet.load_state_dict({"0.weight": t["value_hidden.0.weight"], "0.bias": t["value_hidden.0.bias"],
                           "2.weight": t["value_hidden.1.weight"], "2.bias": t["value_hidden.1.bias"],
                           "4.weight": t["value.weight"], "4.bias": t["value.bias"]})

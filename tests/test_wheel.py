@@ -39,6 +39,7 @@ def test_wheel_has_one_import_name_and_carries_configs_and_models(wheel):
     for expected in ("ono_env/configs/rules/classic.yaml", "ono_env/configs/train/default.yaml",
                      "ono_env/agents/models/ppo-basic-2p.safetensors",
                      "ono_env/agents/models/ppo-classic-2p.safetensors",
+                     "ono_env/agents/models/ppo-basic-4p.safetensors",
                      "ono_env/agents/rule_based.py", "ono_env/train/config.py",
                      "ono_env/web/static/index.html", "ono_env/web/static/app.js",
                      "ono_env/web/static/style.css", "ono_env/replay.py"):
