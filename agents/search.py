@@ -81,7 +81,7 @@ def _kernels() -> tuple:
         from ono_env import _search as K
         _KERNELS = (_entry(K.seat_view), _entry(K.pimc_search), _entry(K.ismcts_search),
                     {"fair": K.VIEW_FAIR, "hands": K.VIEW_HANDS, "all": K.VIEW_ALL},
-                    {"random": K.POLICY_RANDOM, "greedy": K.POLICY_GREEDY})
+                    dict(K.POLICY_CODES))
     return _KERNELS
 
 DEFAULT_WORLDS = 64
@@ -95,8 +95,8 @@ run on and on)."""
 
 VIEWS = ("fair", "hands", "all")
 """What a search agent sees: its seat's view, or (CHEATING) also the hands, or everything."""
-POLICIES = ("random", "greedy")
-"""Playout policies."""
+POLICIES = ("random", "greedy", "color", "defensive")
+"""Playout policies: the baselines, compiled (ono_env._baselines, equal to agents/rule_based.py)."""
 
 
 class SearchAgent:
@@ -105,7 +105,8 @@ class SearchAgent:
     Args:
         rules: the rule set it plays.
         worlds: worlds sampled per decision (every legal action gets one playout in each).
-        policy: playout policy, ``"greedy"`` (a compiled copy of ``greedy``) or ``"random"``.
+        policy: playout policy, a baseline played in compiled code: ``"greedy"`` (the
+            default), ``"color"``, ``"defensive"`` or ``"random"``.
         view: ``"fair"``; ``"hands"`` and ``"all"`` CHEAT (opponents' hands; also the
             stock order) and are for ceilings only.
     """

@@ -27,7 +27,7 @@ from ono_env._engine import (  # noqa: F401 - the rules and state layout the sea
     _random_action, i8, legal_row, void,
 )
 from ono_env._baselines import (  # noqa: F401 - the compiled baselines (greedy: the playouts')
-    POLICY_COLOR, POLICY_DEFENSIVE, POLICY_GREEDY, POLICY_RANDOM, _greedy_scores,
+    POLICY_CODES, POLICY_COLOR, POLICY_DEFENSIVE, POLICY_GREEDY, POLICY_RANDOM, _greedy_scores,
     _policy_action, greedy_scores,
 )
 

@@ -185,7 +185,7 @@ def test_names_budgets_and_refusals():
     with pytest.raises(ValueError, match="plays only through"):
         make_agent("pimc", rules).act(np.zeros((1, 241), np.float32), np.ones((1, 85), bool),
                                       np.random.default_rng())
-    with pytest.raises(ValueError, match="policy"):
+    with pytest.raises(ValueError, match="policy = 'genius'; allowed: random, greedy, color, defensive"):
         SearchAgent(rules, 4, policy="genius")
     with pytest.raises(ValueError, match="2-player 'basic' rules"):
         make_agent("pimc", rules).act_game(VecGame("basic", 2, seed=0, num_players=3),
@@ -223,3 +223,15 @@ def test_compiled_agent_kernels_load_only_when_such_an_agent_plays(agent, module
             f"print('ono_env.{module}' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
+
+
+@pytest.mark.parametrize("policy", ["color", "defensive"])
+def test_every_compiled_baseline_is_a_playout_policy(policy):
+    """Playouts take any baseline (compiled, ono_env._baselines); two such agents with the
+    same seed play the same games."""
+    rules = RuleSet.preset("basic", num_players=2)
+    runs = [run_arena([SearchAgent(rules, 2, policy=policy), "greedy"], rules, 2, num_games=8,
+                      seed=5, rating=False) for _ in range(2)]
+    assert (runs[0].records.length > 0).all()
+    assert np.array_equal(runs[0].records.wins, runs[1].records.wins)
+    assert np.array_equal(runs[0].records.length, runs[1].records.length)
