@@ -408,7 +408,8 @@ def run_arena(agents: Sequence[Any], rules: Any = "classic", num_players: int | 
               for lab, b in zip(_labels(agents), built)]   # the search ceilings see hidden cards
     check_bool("mirrored", mirrored)
     if mirrored and ray_address is not None:
-        raise ValueError("mirrored is not available with ray_address")
+        raise ValueError("mirrored deals are played in one process: use mirrored=True without "
+                         "ray_address, or ray_address without mirrored")
     tables = list(itertools.combinations(range(len(agents)), P))
     orders = seatings(P)
     per = math.ceil(num_games / (len(tables) * len(orders)))
