@@ -182,9 +182,10 @@ def test_shipped_policies_load_as_agents():
     for name, path in models.items():
         assert name in agent_names()
         meta = read_metadata(path)
-        res = run_arena([name, "random"], meta["rules"]["name"], meta["num_players"],
-                        num_games=20, seed=0, rating=False)
-        assert res.records.length.shape == (20,)
+        n = meta["num_players"]
+        res = run_arena([name] + ["random"] * (n - 1), meta["rules"]["name"], n,
+                        num_games=24, seed=0, rating=False)
+        assert res.records.length.shape == (24,)
 
 
 def test_exported_model_plays_like_the_checkpoint(tiny_run, tmp_path):
