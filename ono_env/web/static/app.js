@@ -75,7 +75,8 @@ async function route() {
   try {
     if (what === "game" && id) { show("game"); await loadGame(id); }
     else if (what === "replays") { show("replays"); await loadReplays(); }
-    else if (what === "replay" && id) { show("replay"); await loadReplay(id); }
+    // drawn before it is shown: the screen never shows the previous replay while this loads
+    else if (what === "replay" && id) { await loadReplay(id); show("replay"); }
     else { show("new"); await setupForm(); }
   } catch (e) { showError(e.message); }
 }
