@@ -28,7 +28,7 @@ from ono_env._engine import (
     G_TRUNCATED, HANDS, I64ARR, NA, NC, ONO_NONE, PL, PRM, P_CHALLENGE, P_DECK,
     P_ONO_PENALTY, P_PLAYERS, S, STK, S_CALLED, S_HAND_LEN, U64ARR, _ACTION_CARD,
     _ACTION_COLOR, _CARD_COLOR, _CARD_POINTS, _CARD_RANK, _advance, _apply, _helper,
-    _inline, _kernel, _next_u53, i8, legal_row, void,
+    _inline, _kernel, _next_u53, _pick_random, i8, legal_row, void,
 )
 
 # ---- policy codes (the one place they are defined) --------------------------------------
@@ -228,24 +228,6 @@ def _greedy_scores(s, prm, i, sc, tmp):
 
 
 @_inline
-def _pick_random(row, policy_rng, i):
-    """The engine's _random_action choice: the (next_u53 % count)-th legal action of row,
-    -1 when none is legal."""
-    count = 0
-    for a in range(NA):
-        count += row[a]
-    if count == 0:
-        return -1
-    pick = _next_u53(policy_rng, i) % count
-    for a in range(NA):
-        if row[a]:
-            if pick == 0:
-                return a
-            pick -= 1
-    return -1
-
-
-@_inline
 def _pick_best(row, sc, policy_rng, i):
     """The legal action with the highest score; ties (within 1e-6: the scores of different
     actions differ by much more) broken uniformly by policy_rng[i] (a reservoir draw, one
@@ -296,15 +278,6 @@ def baseline_scores(hands, pl, stock, discard, g, rng, prm, code, which, out, tm
     for i in range(out.shape[0]):
         if which[i]:
             _baseline_scores(s, prm, i, code, out[i], tmp)
-
-
-@_kernel(void(HANDS, PL, STK, STK, GAME, U64ARR, PRM, BROW, F64_2D, F64ROW))
-def greedy_scores(hands, pl, stock, discard, g, rng, prm, which, out, tmp):
-    """out[i] = the compiled greedy's scores of game i's acting seat."""
-    s = Arrays(hands, pl, stock, discard, g, rng)
-    for i in range(out.shape[0]):
-        if which[i]:
-            _baseline_scores(s, prm, i, POLICY_GREEDY, out[i], tmp)
 
 
 @_kernel(i8(HANDS, PL, STK, STK, GAME, U64ARR, PRM, I64_2D, U64ARR, BROW, i8, F64_2D, F32_2D,

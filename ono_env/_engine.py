@@ -1096,27 +1096,37 @@ def reset(hands, pl, stock, discard, g, rng, prm, which, scratch_rewards, row):
 
 
 @_inline
+def _pick_random(row, policy_rng, i):
+    """The uniformly random legal action of a legal row: the (next_u53 % count)-th legal
+    action, drawn from policy_rng[i]; -1 (and no draw) when none is legal."""
+    count = 0
+    for a in range(NA):
+        count += row[a]
+    if count == 0:
+        return -1
+    pick = _next_u53(policy_rng, i) % count
+    for a in range(NA):
+        if row[a]:
+            if pick == 0:
+                return a
+            pick -= 1
+    return -1
+
+
+@_inline
 def _random_action(s, prm, i, policy_rng, scratch_rewards, row):
     """Game i's acting player takes a uniformly random legal action (from policy_rng[i]).
     False, and nothing done, when the game has no legal action (a finished game; checked
     positions never leave a live game without one, but a loop must not spin on it)."""
     legal_row(s, prm, i, row)
-    count = 0
-    for a in range(NA):
-        count += row[a]
-    if count == 0:
+    a = _pick_random(row, policy_rng, i)
+    if a < 0:
         return False
-    pick = _next_u53(policy_rng, i) % count
-    for a in range(NA):
-        if row[a]:
-            if pick == 0:
-                for q in range(prm[P_PLAYERS]):
-                    scratch_rewards[i, q] = 0.0
-                _apply(s, prm, i, a, scratch_rewards)
-                _advance(s, prm, i, scratch_rewards, row)
-                return True
-            pick -= 1
-    return False
+    for q in range(prm[P_PLAYERS]):
+        scratch_rewards[i, q] = 0.0
+    _apply(s, prm, i, a, scratch_rewards)
+    _advance(s, prm, i, scratch_rewards, row)
+    return True
 
 
 @_kernel(i8(HANDS, PL, STK, STK, GAME, U64ARR, PRM, i8, I64ARR, U64ARR, numba.float64[:, ::1],

@@ -28,7 +28,7 @@ from ono_env._engine import (  # noqa: F401 - the rules and state layout the sea
 )
 from ono_env._baselines import (  # noqa: F401 - the compiled baselines (greedy: the playouts')
     POLICY_CODES, POLICY_COLOR, POLICY_DEFENSIVE, POLICY_GREEDY, POLICY_RANDOM, _greedy_scores,
-    _policy_action, greedy_scores,
+    _policy_action, baseline_scores,
 )
 
 VIEW_FAIR = 0     # the acting seat's knowledge: own hand, the public table, hand sizes

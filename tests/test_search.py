@@ -161,8 +161,8 @@ def test_compiled_greedy_equals_the_numpy_greedy(preset, players):
     obs = game.observe(game.state.current.astype(np.int64))
     want = GreedyAgent(rules).scores(obs)
     got = np.zeros((game.num_games, C.NUM_ACTIONS))
-    E.greedy_scores(*game.state.arrays, game._params, np.ascontiguousarray(live), got,
-                    np.zeros(16))
+    E.baseline_scores(*game.state.arrays, game._params, E.POLICY_GREEDY,
+                      np.ascontiguousarray(live), got, np.zeros(16))
     for i in np.flatnonzero(live):
         legal = mask[i]
         assert np.allclose(got[i, legal], want[i, legal], atol=1e-4), (i, np.flatnonzero(legal))

@@ -37,8 +37,8 @@ from pathlib import Path
 from typing import Any
 
 from ono_env.train.config import TrainConfig
-from ono_env.train.run import (League, final_evaluation, learning_rate_schedule, start_run,
-                               write_curve)
+from ono_env.train.run import (League, curve_rows, final_evaluation, learning_rate_schedule,
+                               start_run, write_curve)
 
 
 def make_callback(cfg: TrainConfig, rules: Any, run_dir: Path, league: League, progress: bool,
@@ -90,8 +90,7 @@ def make_callback(cfg: TrainConfig, rules: Any, run_dir: Path, league: League, p
                             seed=cfg.seed + n)
             for r in rows:
                 self.logger.record(f"eval/win_rate/{r['opponent']}", r["win_rate"])
-                self.curve.append({"step": n, **{k: r[k] for k in ("opponent", "games", "win_rate",
-                                                                  "ci_low", "ci_high")}})
+            self.curve += curve_rows(n, rows)
             self.logger.dump(n)
             write_curve(run_dir / "eval.csv", self.curve)
             save_model(self.model, run_dir / "checkpoints" / f"step_{n}.zip", rules, n, cfg.to_dict())

@@ -69,7 +69,8 @@ from ono_env.agents.learned import LearnedAgent, PolicyNet, make_metadata, read_
 from ono_env.cards import NUM_ACTIONS
 from ono_env.checks import MAX_SEED
 from ono_env.train.config import TrainConfig
-from ono_env.train.run import League, final_evaluation, rules_of, start_run, write_curve
+from ono_env.train.run import (League, curve_rows, final_evaluation, learning_rate_schedule,
+                               rules_of, start_run, write_curve)
 
 MASKED = -1e9
 """The logit given to an illegal action (its probability is exactly 0 in float32)."""
@@ -298,6 +299,10 @@ def train(cfg: TrainConfig) -> dict[str, Any]:
     steps = start_steps
     limit = None if cfg.time_limit_minutes is None else 60.0 * cfg.time_limit_minutes
     t_train = time.perf_counter()
+    # linear decay by steps (from the first run's start, so a resumed run goes on) or by this
+    # run's time limit, whichever is further along
+    schedule = None if p.learning_rate_end is None else learning_rate_schedule(
+        p.learning_rate, p.learning_rate_end, limit)
     next_eval = ((steps // cfg.eval.every) + 1) * cfg.eval.every if cfg.eval.every else None
     sp = cfg.self_play
     next_snap = ((steps // sp.snapshot_every) + 1) * sp.snapshot_every if sp.enabled else None
@@ -311,21 +316,12 @@ def train(cfg: TrainConfig) -> dict[str, Any]:
     stopped_early = False
     seconds = {"rollout": 0.0, "update": 0.0}
 
-    def remaining() -> float:
-        """The share of the run still to go (by steps from the first run's start, or by this
-        run's time limit, whichever is smaller): a resumed run continues the schedule."""
-        r = 1.0 - steps / cfg.total_steps
-        if limit is not None:
-            r = min(r, 1.0 - (time.perf_counter() - t_train) / limit)
-        return max(0.0, r)
-
     def to_dev(a: np.ndarray) -> torch.Tensor:
         t = torch.from_numpy(a)
         return t.to(device, non_blocking=True) if device.type != "cpu" else t
 
     while steps < cfg.total_steps:
-        lr = p.learning_rate if p.learning_rate_end is None else (
-            p.learning_rate_end + (p.learning_rate - p.learning_rate_end) * remaining())
+        lr = p.learning_rate if schedule is None else schedule(1.0 - steps / cfg.total_steps)
         for g in opt.param_groups:
             g["lr"] = lr
         # ---- rollout: T steps of the N games ------------------------------------------------
@@ -442,8 +438,7 @@ def train(cfg: TrainConfig) -> dict[str, Any]:
             rows = evaluate(learner, cfg.eval.opponents, rules, cfg.eval.games, seed=cfg.seed + steps)
             for row in rows:
                 writer.add_scalar(f"eval/win_rate/{row['opponent']}", row["win_rate"], steps)
-                curve.append({"step": steps, **{k: row[k] for k in
-                                                ("opponent", "games", "win_rate", "ci_low", "ci_high")}})
+            curve += curve_rows(steps, rows)
             write_curve(run_dir / "eval.csv", curve)
             save_checkpoint(model, opt, run_dir / "checkpoints" / f"step_{steps}.safetensors", rules,
                             steps, cfg.to_dict())

@@ -376,7 +376,7 @@ def train(cfg: TrainConfig) -> dict[str, Any]:
     require_ray()
     from ono_env.agents.learned import LearnedAgent
     from ono_env.arena import evaluate
-    from ono_env.train.run import final_evaluation, start_run, write_curve
+    from ono_env.train.run import curve_rows, final_evaluation, start_run, write_curve
 
     t0 = time.perf_counter()
     rules, run_dir, _, _ = start_run(cfg, list(cfg.opponents))   # bad names fail before Ray starts
@@ -408,9 +408,7 @@ def train(cfg: TrainConfig) -> dict[str, Any]:
                 net = learner_policy_net(algo, rules, cfg.policy.activation)
                 res = evaluate(LearnedAgent(net, rules, "learner"), cfg.eval.opponents, rules,
                                cfg.eval.games, seed=cfg.seed + steps)
-                for r in res:
-                    curve.append({"step": steps, **{k: r[k] for k in ("opponent", "games",
-                                                                      "win_rate", "ci_low", "ci_high")}})
+                curve += curve_rows(steps, res)
                 write_curve(run_dir / "eval.csv", curve)
                 export_policy(net, run_dir / "checkpoints" / f"step_{steps}.safetensors", rules,
                               steps, cfg.to_dict())

@@ -81,11 +81,18 @@ def learning_rate_schedule(lr0: float, lr1: float, seconds: float | None = None,
     return schedule
 
 
+CURVE_FIELDS = ["step", "opponent", "games", "win_rate", "ci_low", "ci_high"]
+"""The columns of a run's ``eval.csv``."""
+
+
+def curve_rows(step: int, rows: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The learning-curve rows of one evaluation (:func:`ono_env.arena.evaluate`'s rows)."""
+    return [{"step": step, **{k: r[k] for k in CURVE_FIELDS[1:]}} for r in rows]
 
 
 def write_curve(path: Path, rows: Sequence[dict[str, Any]]) -> None:
     with open(path, "w", newline="") as fh:
-        w = csv.DictWriter(fh, fieldnames=["step", "opponent", "games", "win_rate", "ci_low", "ci_high"])
+        w = csv.DictWriter(fh, fieldnames=CURVE_FIELDS)
         w.writeheader()
         w.writerows(rows)
 
