@@ -187,8 +187,7 @@ class SearchAgent:
         pimc(*view, game._params, seeds, self.worlds, views[self.view], policies[self.policy],
              MAX_PLAYOUT, self.margin, *world, np.zeros(C.NUM_CARD_TYPES, np.int64), np.zeros(D, np.int8),
              np.zeros(2, np.uint64), values, np.zeros((2, P), np.float32),
-             np.zeros(C.NUM_ACTIONS, np.bool_), np.zeros(C.NUM_ACTIONS, np.bool_),
-             np.zeros(C.NUM_ACTIONS), np.zeros(32 + P), out)
+             np.zeros(C.NUM_ACTIONS, np.bool_), np.zeros(C.NUM_ACTIONS), np.zeros(32 + P), out)
         self.last_values = values
         return out
 

@@ -16,7 +16,10 @@ Rows:
   OnoVecEnv: 4096 games, random learner actions from the masks, random opponents, counting
   every decision (learner's and opponents');
 - import: ``import ono_env`` and a first random game in a fresh process, with numba's cache
-  empty (first import on a machine) and filled (every later one), CPU seconds.
+  empty (first import on a machine) and filled (every later one), CPU seconds;
+- instructions per decision of compiled random play (``basic`` and ``classic``, 2 and 4
+  players), counted by valgrind where it is installed (``--no-instructions`` skips them):
+  a count that does not depend on the machine's load.
 When rlcard is installed (``pip install -e .[bench]``), RLCard's UNO is timed in the same run:
 its ``UnoGame.step`` loop (random legal action, no observation) and its ``env.step`` loop.
 The rows that are compared with RLCard are timed in rounds (ours, then RLCard's, repeated)
@@ -29,7 +32,9 @@ from __future__ import annotations
 import argparse
 import os
 import random
+import re
 import resource
+import shutil
 import statistics
 import subprocess
 import sys
@@ -120,6 +125,54 @@ def gym_vector_rate(players: int, steps: int) -> float:
 IMPORT_PROBE = ("import ono_env; g = ono_env.VecGame('classic', 1, seed=0); "
                 "g.play_random(100, seed=0)")
 
+INSTRUCTION_PROBE = """
+import sys
+import ono_env
+preset, players, steps = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+g = ono_env.VecGame(preset, 1, seed=0, num_players=players)
+g.play_random(100, seed=1)
+print(g.play_random(steps, seed=2))
+"""
+INSTRUCTION_STEPS = (20_000, 60_000)
+# The CPU level the kernels are compiled for when counting instructions: AVX2, BMI2 and
+# POPCNT, which valgrind runs (it does not run AVX-512).
+INSTRUCTION_CPU = "x86-64-v3"
+
+
+def instructions_per_decision(cases: list[tuple[str, int]]) -> dict[tuple[str, int], float] | None:
+    """Instructions per decision of compiled random play (``VecGame.play_random``, one game)
+    for each (preset, players), counted by valgrind (``--tool=callgrind``): two runs that
+    differ only in the number of decisions, the difference in instructions divided by the
+    difference in decisions, so that start-up, imports and loading cancel out. The count
+    does not depend on the machine's load. The kernels are compiled once natively for the
+    x86-64-v3 CPU level into a numba cache of their own and loaded from it under valgrind
+    (numba would otherwise compile them again inside the simulator, for its CPU). None
+    when valgrind is not installed."""
+    if shutil.which("valgrind") is None:
+        return None
+    out = {}
+    with tempfile.TemporaryDirectory() as cache:
+        env = dict(os.environ, NUMBA_CACHE_DIR=cache, NUMBA_CPU_NAME=INSTRUCTION_CPU,
+                   NUMBA_CPU_FEATURES="", PYTHONHASHSEED="0")
+        for preset, players in cases:
+            args = [preset, str(players)]
+            subprocess.run([sys.executable, "-c", INSTRUCTION_PROBE, *args, "10"], env=env,
+                           check=True, capture_output=True)   # compile into the cache
+            counts = []
+            for steps in INSTRUCTION_STEPS:
+                run = subprocess.run(
+                    ["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null",
+                     sys.executable, "-c", INSTRUCTION_PROBE, *args, str(steps)],
+                    env=env, check=True, capture_output=True, text=True)
+                decisions = int(run.stdout.split()[-1])
+                total = re.search(r"Collected : (\d+)", run.stderr)
+                if total is None:
+                    raise RuntimeError("valgrind printed no instruction count:\n" + run.stderr)
+                counts.append((decisions, int(total.group(1))))
+            (d1, n1), (d2, n2) = counts
+            out[(preset, players)] = (n2 - n1) / (d2 - d1)
+    return out
+
 
 def import_cpu_seconds(fresh_cache: bool) -> float:
     """CPU seconds (user + system) of a fresh process that imports ono_env and plays random
@@ -183,6 +236,8 @@ def truncation_table(episodes: int) -> list[tuple[str, int, int, int, float, int
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true")
+    ap.add_argument("--no-instructions", action="store_true",
+                    help="skip the instruction counts (valgrind: about 2 minutes per row)")
     ap.add_argument("--rounds", type=int, default=5,
                     help="rounds of the rows compared with RLCard (median of the rounds)")
     args = ap.parse_args()
@@ -244,6 +299,17 @@ def main() -> None:
     first, cached = import_cpu_seconds(True), import_cpu_seconds(False)
     print(f"\nimport ono_env + a random game, fresh process, CPU seconds: "
           f"first (empty numba cache) {first:.1f} s, cached {cached:.1f} s")
+
+    if not args.no_instructions:
+        counts = instructions_per_decision([(p, n) for p in ("basic", "classic") for n in (2, 4)])
+        if counts is None:
+            print("\ninstructions per decision: valgrind not installed")
+        else:
+            print(f"\ninstructions per decision, compiled random play (one game, kernels "
+                  f"compiled for {INSTRUCTION_CPU}; valgrind, decisions "
+                  f"{INSTRUCTION_STEPS[0]:,} to {INSTRUCTION_STEPS[1]:,}):")
+            for (preset, players), n in counts.items():
+                print(f"  {preset:>8} {players} players: {n:,.0f}")
 
     episodes = 100 if args.quick else 500
     print(f"\nrandom play, {episodes} episodes per row, default max_decisions "

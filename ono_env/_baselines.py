@@ -24,11 +24,11 @@ import numpy as np
 
 from ono_env import cards as C
 from ono_env._engine import (
-    Arrays, BROW, F32_2D, GAME, G_COLOR, G_CURRENT, G_DIRECTION, G_DISCARD_LEN, G_TERMINATED,
-    G_TRUNCATED, HANDS, I64ARR, NA, NC, ONO_NONE, PL, PRM, P_CHALLENGE, P_DECK,
-    P_ONO_PENALTY, P_PLAYERS, S, STK, S_CALLED, S_HAND_LEN, U64ARR, _ACTION_CARD,
+    Arrays, BROW, F32_2D, G_COLOR, G_CURRENT, G_DIRECTION, G_DISCARD_LEN, G_TERMINATED,
+    G_TRUNCATED, HI, I64ARR, NA, NC, ONE, ONO_NONE, PRM, P_CHALLENGE, P_DECK,
+    P_ONO_PENALTY, P_PLAYERS, S, STATE, S_CALLED, S_HAND_LEN, U64ARR, _ACTION_CARD,
     _ACTION_COLOR, _CARD_COLOR, _CARD_POINTS, _CARD_RANK, _advance, _apply, _helper,
-    _inline, _kernel, _next_u53, _pick_random, i8, legal_row, void,
+    _inline, _kernel, _lowest_bit, _next_u53, _pick_random, i8, legal_actions, void,
 )
 
 # ---- policy codes (the one place they are defined) --------------------------------------
@@ -228,16 +228,20 @@ def _greedy_scores(s, prm, i, sc, tmp):
 
 
 @_inline
-def _pick_best(row, sc, policy_rng, i):
-    """The legal action with the highest score; ties (within 1e-6: the scores of different
-    actions differ by much more) broken uniformly by policy_rng[i] (a reservoir draw, one
-    draw per tie after the first). -1 when none is legal."""
+def _pick_best(lo, hi, sc, policy_rng, i):
+    """The legal action (of the set lo, hi) with the highest score; ties (within 1e-6: the
+    scores of different actions differ by much more) broken uniformly by policy_rng[i] (a
+    reservoir draw in id order, one draw per tie after the first). -1 when none is legal."""
     best = -1e300
     ties = 0
     pick = -1
-    for a in range(NA):
-        if not row[a]:
-            continue
+    while lo or hi:
+        if lo:
+            a = np.int64(_lowest_bit(lo))
+            lo &= lo - ONE
+        else:
+            a = HI + np.int64(_lowest_bit(hi))
+            hi &= hi - ONE
         if sc[a] > best + 1e-6:
             best = sc[a]
             ties = 1
@@ -249,49 +253,48 @@ def _pick_best(row, sc, policy_rng, i):
     return pick
 
 
-@_helper(i8(S, PRM, i8, i8, U64ARR, F32_2D, BROW, F64ROW, F64ROW))
-def _policy_action(s, prm, i, code, policy_rng, scratch_rewards, row, sc, tmp):
+@_helper(i8(S, PRM, i8, i8, U64ARR, F32_2D, F64ROW, F64ROW))
+def _policy_action(s, prm, i, code, policy_rng, scratch_rewards, sc, tmp):
     """Game i's acting seat plays policy ``code``: POLICY_RANDOM a uniform legal action (the
     same draw and action as the engine's _random_action), else the best legal action by
     _baseline_scores with ties broken by policy_rng[i]. scratch_rewards[i] receives the
     rewards of the move. Returns the action, or -1 (nothing done) when none is legal."""
-    legal_row(s, prm, i, row)
+    lo, hi = legal_actions(s, prm, i)
     if code == POLICY_RANDOM:
-        pick = _pick_random(row, policy_rng, i)
+        pick = _pick_random(lo, hi, policy_rng, i)
     else:
         _baseline_scores(s, prm, i, code, sc, tmp)
-        pick = _pick_best(row, sc, policy_rng, i)
+        pick = _pick_best(lo, hi, sc, policy_rng, i)
     if pick < 0:
         return -1
     for q in range(prm[P_PLAYERS]):
         scratch_rewards[i, q] = 0.0
     _apply(s, prm, i, pick, scratch_rewards)
-    _advance(s, prm, i, scratch_rewards, row)
+    _advance(s, prm, i, scratch_rewards)
     return pick
 
 
-@_kernel(void(HANDS, PL, STK, STK, GAME, U64ARR, PRM, i8, BROW, F64_2D, F64ROW))
-def baseline_scores(hands, pl, stock, discard, g, rng, prm, code, which, out, tmp):
+@_kernel(void(*STATE, PRM, i8, BROW, F64_2D, F64ROW))
+def baseline_scores(hands, held, pl, stock, discard, g, rng, prm, code, which, out, tmp):
     """out[i] = the scores of baseline ``code`` for game i's acting seat, for every i with
     which[i] (tests compare them with the NumPy agents)."""
-    s = Arrays(hands, pl, stock, discard, g, rng)
+    s = Arrays(hands, held, pl, stock, discard, g, rng)
     for i in range(out.shape[0]):
         if which[i]:
             _baseline_scores(s, prm, i, code, out[i], tmp)
 
 
-@_kernel(i8(HANDS, PL, STK, STK, GAME, U64ARR, PRM, I64_2D, U64ARR, BROW, i8, F64_2D, F32_2D,
-            BROW, F64ROW, F64ROW, I64ARR))
-def policy_moves(hands, pl, stock, discard, g, rng, prm, seat_policy, policy_rng, which,
-                 max_steps, seat_rewards, scratch_rewards, row, sc, tmp, last_action):
+@_kernel(i8(*STATE, PRM, I64_2D, U64ARR, BROW, i8, F64_2D, F32_2D, F64ROW, F64ROW, I64ARR))
+def policy_moves(hands, held, pl, stock, discard, g, rng, prm, seat_policy, policy_rng, which,
+                 max_steps, seat_rewards, scratch_rewards, sc, tmp, last_action):
     """Every game i with which[i] plays while it is not finished and its acting seat has a
     compiled policy (seat_policy[i, seat] >= 0, a POLICY_* code; -1: stop there), at most
     max_steps decisions (< 0: no limit). Game i draws from policy_rng[i]; every seat's
     rewards are added to seat_rewards (B, P) float64; last_action[i] = the last action game
     i played (unchanged when none). Returns the number of decisions taken (forced ones
-    skipped by skip_forced not counted). Scratch: scratch_rewards (B, P), row (A,) bool,
-    sc (A,), tmp (>= 16,)."""
-    s = Arrays(hands, pl, stock, discard, g, rng)
+    skipped by skip_forced not counted). Scratch: scratch_rewards (B, P), sc (A,),
+    tmp (>= 16,)."""
+    s = Arrays(hands, held, pl, stock, discard, g, rng)
     n = prm[P_PLAYERS]
     taken = 0
     for i in range(g.shape[0]):
@@ -303,7 +306,7 @@ def policy_moves(hands, pl, stock, discard, g, rng, prm, seat_policy, policy_rng
             code = seat_policy[i, s.g[i, G_CURRENT]]
             if code < 0:
                 break
-            a = _policy_action(s, prm, i, code, policy_rng, scratch_rewards, row, sc, tmp)
+            a = _policy_action(s, prm, i, code, policy_rng, scratch_rewards, sc, tmp)
             if a < 0:
                 break   # no legal action: stop rather than spin
             for q in range(n):

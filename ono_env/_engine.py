@@ -5,8 +5,14 @@ arrays with a leading batch axis) and reads the rule set from ``prm``, the int64
 made by :meth:`ono_env.rules.RuleSet.params`. The batch kernels at the bottom loop over
 games. Nothing here imports gymnasium, pettingzoo or torch.
 
+A hand is kept twice: card counts (``hands``) and the set of card types held (``held``, a
+64-bit word per seat), so that the legal actions of a decision are a few bit operations
+(``legal_actions`` returns them as a set of action ids in two words) and a random legal
+choice picks a set bit; the 85 booleans of a legal row are written only where a caller asks
+for them (``legal_row``).
+
 With ``NUMBA_DISABLE_JIT=1`` the same functions run as plain Python and play identically
-(the random generator has a pure-Python twin that yields the same numbers).
+(the random generator and the bit counts have pure-Python twins that give the same numbers).
 """
 
 from __future__ import annotations
@@ -15,7 +21,9 @@ from typing import NamedTuple
 
 import numba
 import numpy as np
+from llvmlite import ir
 from numba import njit
+from numba.extending import intrinsic
 
 from ono_env import cards as C
 from ono_env.observation import (
@@ -72,8 +80,11 @@ NA = C.NUM_ACTIONS
 
 
 # ---- state layout ---------------------------------------------------------------------
-# The compiled kernels take six arrays (a tuple of many arrays makes numba compile slowly):
+# The compiled kernels take seven arrays (a tuple of many arrays makes numba compile slowly):
 #   hands    (B, P, 56) uint8   copies of each card type in each hand
+#   held     (B, P)     uint64  the same hands as sets: bit c set when the seat holds card
+#                               type c (kept equal to hands > 0 wherever a hand changes;
+#                               legal actions and random choices work on these bits)
 #   pl       (B, P, 3)  int32   per seat: column S_HAND_LEN, S_CALLED, S_SCORE
 #   stock    (B, D)     int8    stock card types, bottom first; top = stock[G_STOCK_LEN - 1]
 #   discard  (B, D)     int8    discard pile, bottom first; top = discard[G_DISCARD_LEN - 1]
@@ -115,6 +126,7 @@ class Arrays(NamedTuple):
     """The arrays the kernels take (layout above)."""
 
     hands: np.ndarray
+    held: np.ndarray
     pl: np.ndarray
     stock: np.ndarray
     discard: np.ndarray
@@ -133,24 +145,36 @@ def _kernel(sig):
 
 def _helper(sig):
     """A rules function called only from compiled code: no Python/C wrappers to build
-    (they are most of the compile time of a small function)."""
+    (they are most of the compile time of a small function). Called, not inlined: the
+    rules of rare events (a deal, the end of a round, a reshuffle, a catch, a challenge)."""
     return njit(sig, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True, _nrt=False,
                 error_model="numpy")
 
 
+def _hot(sig):
+    """A rules function on the path of every decision: compiled once like a ``_helper``, and
+    inlined by LLVM into each caller (``forceinline``). A call that is not inlined passes
+    the state arrays' ~65 words of shape, stride and pointer fields, which costs more than
+    most of these functions do."""
+    return njit(sig, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True, _nrt=False,
+                error_model="numpy", forceinline=True)
+
+
 _inline = njit(inline="always")
-"""A small rules predicate used in hot loops: inlined into its callers (a call that is not
-inlined costs a reference-count update of every state array)."""
+"""A small rules predicate used in hot loops: inlined into its callers by numba before
+typing (cheap to compile only for small functions; ``_hot`` inlines larger ones)."""
 
 
 # numba types of the kernel arguments (explicit signatures: each function compiles once)
 S = numba.typeof(Arrays(
-    hands=np.zeros((1, 1, NC), np.uint8), pl=np.zeros((1, 1, NUM_S), np.int32),
+    hands=np.zeros((1, 1, NC), np.uint8), held=np.zeros((1, 1), np.uint64),
+    pl=np.zeros((1, 1, NUM_S), np.int32),
     stock=np.zeros((1, 1), np.int8), discard=np.zeros((1, 1), np.int8),
     g=np.zeros((1, NUM_G), np.int32), rng=np.zeros(1, np.uint64),
 ))
 PRM = numba.int64[::1]
 HANDS = numba.uint8[:, :, ::1]
+HELD = numba.uint64[:, ::1]
 PL = numba.int32[:, :, ::1]
 STK = numba.int8[:, ::1]
 GAME = numba.int32[:, ::1]
@@ -163,23 +187,29 @@ B2D = numba.boolean[:, ::1]
 F32_2D = numba.float32[:, ::1]
 F32ROW = numba.float32[::1]
 i8 = numba.int64
+u8 = numba.uint64
 b1 = numba.boolean
 void = numba.void
+BITS = numba.types.UniTuple(u8, 2)
+STATE = (HANDS, HELD, PL, STK, STK, GAME, U64ARR)
+"""The kernels' leading arguments: the seven state arrays, in ``Arrays`` order."""
 
 
 class State:
     """Every game of a batch: the kernel arrays and a named view of each field.
 
-    ``hands`` (B, P, 56) uint8, ``stock``/``discard`` (B, D) int8 card types, ``rng`` (B,)
-    uint64; per seat ``hand_len``, ``called``, ``scores`` (B, P) int32; per game (B,) int32
-    ``current``, ``direction``, ``color``, ``phase``, ``pending``, ``drawn``, ``exposed``,
-    ``previous``, ``fresh``, ``bluff``, ``dealer``, ``round``, ``decisions``, ``winner``,
-    ``terminated``, ``truncated``, ``stock_len``, ``discard_len`` (meanings at G_*)."""
+    ``hands`` (B, P, 56) uint8 and ``held`` (B, P) uint64 (the same hands as bit sets),
+    ``stock``/``discard`` (B, D) int8 card types, ``rng`` (B,) uint64; per seat
+    ``hand_len``, ``called``, ``scores`` (B, P) int32; per game (B,) int32 ``current``,
+    ``direction``, ``color``, ``phase``, ``pending``, ``drawn``, ``exposed``, ``previous``,
+    ``fresh``, ``bluff``, ``dealer``, ``round``, ``decisions``, ``winner``, ``terminated``,
+    ``truncated``, ``stock_len``, ``discard_len`` (meanings at G_*)."""
 
     def __init__(self, num_games: int, num_players: int, deck_size: int) -> None:
         B, P, D = num_games, num_players, deck_size
         self.arrays = Arrays(
             hands=np.zeros((B, P, NC), np.uint8),
+            held=np.zeros((B, P), np.uint64),
             pl=np.zeros((B, P, NUM_S), np.int32),
             stock=np.zeros((B, D), np.int8),
             discard=np.zeros((B, D), np.int8),
@@ -221,7 +251,7 @@ _MIX2 = 0x94D049BB133111EB
 _M64 = (1 << 64) - 1
 
 
-@_helper(i8(U64ARR, i8))
+@_hot(i8(U64ARR, i8))
 def _next_u53_jit(rng, i):
     x = rng[i] + np.uint64(_GAMMA)
     rng[i] = x
@@ -252,7 +282,7 @@ def mix_seed(seed: int, index: int) -> int:
     return z ^ (z >> 31)
 
 
-@_helper(i8(S, i8, i8))
+@_hot(i8(S, i8, i8))
 def _rand_below(s, i, n):
     """Uniform integer in [0, n) from game i's generator."""
     return _next_u53(s.rng, i) % n
@@ -266,6 +296,97 @@ def _shuffle(s, i, arr, start, n):
         t = arr[start + k]
         arr[start + k] = arr[start + j]
         arr[start + j] = t
+
+
+# ======================================================================================
+# Bit sets: a hand's card types and the legal actions
+# ======================================================================================
+# A hand is also kept as a set of card types (``held``: bit c when the seat holds a card of
+# type c), and the legal actions of a decision are a set of action ids held in two words,
+# ``(lo, hi)``: bit a of lo for actions 0-63, bit a - 64 of hi for actions 64-84. Card
+# type c < 52 is played by action c, so the coloured cards a player may play are a mask of
+# ``held`` (colour and rank masks below); the 85 booleans of a legal row are written only
+# where a caller asks for them (legal_row).
+ONE = np.uint64(1)
+ZERO = np.uint64(0)
+HI = 64   # action a >= HI is bit a - HI of the second word
+
+
+def _mask_of(cards) -> np.uint64:
+    return np.uint64(sum(1 << int(c) for c in cards))
+
+
+_COLOR_BITS = np.array([_mask_of(range(13 * k, 13 * k + 13)) for k in range(4)], np.uint64)
+"""_COLOR_BITS[k]: the card types of colour k."""
+_RANK_BITS = np.array([_mask_of(range(r, 52, 13)) for r in range(13)], np.uint64)
+"""_RANK_BITS[r]: the card types of rank r (one per colour)."""
+_WILD_BITS = _mask_of(range(52, NC))
+_COLORED_BITS = _mask_of(range(52))
+
+
+if numba.config.DISABLE_JIT:
+    def _popcount(x):
+        return int(x).bit_count()
+
+    def _lowest_bit(x):
+        x = int(x)
+        return (x & -x).bit_length() - 1
+else:
+    @intrinsic
+    def _popcount(typingctx, x):
+        """The number of set bits of an integer (LLVM's ctpop: one instruction)."""
+        def codegen(context, builder, sig, args):
+            return builder.ctpop(args[0])
+        return x(x), codegen
+
+    @intrinsic
+    def _lowest_bit(typingctx, x):
+        """The index of the lowest set bit of a non-zero integer (LLVM's cttz)."""
+        def codegen(context, builder, sig, args):
+            return builder.cttz(args[0], ir.Constant(ir.IntType(1), 1))
+        return x(x), codegen
+
+
+@_inline
+def _bit(k):
+    return ONE << np.uint64(k)
+
+
+@_inline
+def _nth_bit(x, k):
+    """The index of the k-th lowest set bit of x (k < the number of set bits)."""
+    for _ in range(k):
+        x &= x - ONE
+    return np.int64(_lowest_bit(x))
+
+
+@_inline
+def _has_action(lo, hi, a):
+    """Is action a in the set (lo, hi)?"""
+    if a < HI:
+        return (lo >> np.uint64(a)) & ONE != ZERO
+    return (hi >> np.uint64(a - HI)) & ONE != ZERO
+
+
+@_inline
+def _action_count(lo, hi):
+    return np.int64(_popcount(lo)) + np.int64(_popcount(hi))
+
+
+@_inline
+def _nth_legal(lo, hi, k):
+    """The k-th action of the set (lo, hi) in id order (k < the number of actions)."""
+    n_lo = np.int64(_popcount(lo))
+    if k < n_lo:
+        return _nth_bit(lo, k)
+    return HI + _nth_bit(hi, k - n_lo)
+
+
+def held_of(hands: np.ndarray) -> np.ndarray:
+    """``held`` of hand counts ``(..., 56)``: bit c set where the count of card type c is
+    positive (for code that writes hands outside the engine: positions)."""
+    bits = np.left_shift(np.uint64(1), np.arange(NC, dtype=np.uint64))
+    return np.bitwise_or.reduce(np.where(np.asarray(hands) > 0, bits, np.uint64(0)), axis=-1)
 
 
 # ======================================================================================
@@ -287,11 +408,7 @@ def _top(s, i):
 def _holds_color(s, i, p, col):
     if col < 0:
         return False
-    base = col * 13
-    for r in range(13):
-        if s.hands[i, p, base + r] > 0:
-            return True
-    return False
+    return s.held[i, p] & _COLOR_BITS[col] != ZERO
 
 
 @_inline
@@ -322,13 +439,35 @@ def _is_playable(s, prm, i, p, c):
 
 
 @_inline
-def _can_stack(s, prm, i, p, c):
-    """Stacking: Draw Two on Draw Two, Draw Four on Draw Two or Draw Four, never Draw Two
-    on Draw Four."""
+def _playable_cards(s, prm, i, p):
+    """The card types p holds that may be played in a normal turn (_is_playable over the
+    hand), as a set: a card of the current colour or of the top card's rank, or a wild
+    (a Wild Draw Four only where _wd4_allowed)."""
+    match = _WILD_BITS
+    col = s.g[i, G_COLOR]
+    if col >= 0:
+        match |= _COLOR_BITS[col]
     top = _top(s, i)
-    if c == C.WILD_DRAW_FOUR:
-        return (top == C.WILD_DRAW_FOUR or _is_draw_two(top)) and _wd4_allowed(s, prm, i, p)
-    return _is_draw_two(c) and _is_draw_two(top)
+    if top < 52:
+        match |= _RANK_BITS[_CARD_RANK[top]]
+    cards = s.held[i, p] & match
+    if cards & _bit(C.WILD_DRAW_FOUR) and not _wd4_allowed(s, prm, i, p):
+        cards &= ~_bit(C.WILD_DRAW_FOUR)
+    return cards
+
+
+@_inline
+def _stack_cards(s, prm, i, p):
+    """Stacking: Draw Two on Draw Two, Draw Four on Draw Two or Draw Four, never Draw Two
+    on Draw Four. The card types p holds that may stack on the top card, as a set."""
+    top = _top(s, i)
+    cards = ZERO
+    if _is_draw_two(top):
+        cards = s.held[i, p] & _RANK_BITS[C.RANK_DRAW_TWO]
+    if ((top == C.WILD_DRAW_FOUR or _is_draw_two(top))
+            and s.held[i, p] & _bit(C.WILD_DRAW_FOUR) and _wd4_allowed(s, prm, i, p)):
+        cards |= _bit(C.WILD_DRAW_FOUR)
+    return cards
 
 
 @_inline
@@ -358,97 +497,98 @@ def _call_allowed(s, prm, i, p):
 
 
 @_inline
-def _mark_play(prm, row, c):
-    """Mark the play actions of card type c: a coloured card, or a wild with each colour it
-    may name (Wild Shuffle Hands, and Wild Customizable with swap_hands, name it later)."""
-    if c < 52:
-        row[c] = True
-    elif c == C.WILD_SHUFFLE_HANDS:
-        row[C.A_PLAY_WS] = True
-    elif c == C.WILD_CUSTOMIZABLE and prm[P_WC_SWAP]:
-        row[C.A_PLAY_WC] = True
-    else:
-        base = C.A_PLAY_W if c == C.WILD else (C.A_PLAY_WD4 if c == C.WILD_DRAW_FOUR else C.A_PLAY_WC_COLOR)
-        for k in range(4):
-            row[base + k] = True
+def _play_actions(prm, cards):
+    """The play actions of a set of card types, as a set (lo, hi): a coloured card's own
+    action, a wild's action for each colour it may name (Wild Shuffle Hands, and Wild
+    Customizable with swap_hands, name it later: one action each)."""
+    lo = cards & _COLORED_BITS
+    hi = ZERO
+    if cards & _bit(C.WILD):
+        lo |= np.uint64(0xF) << np.uint64(C.A_PLAY_W)
+    if cards & _bit(C.WILD_DRAW_FOUR):
+        lo |= np.uint64(0xF) << np.uint64(C.A_PLAY_WD4)
+    if cards & _bit(C.WILD_SHUFFLE_HANDS):
+        hi |= _bit(C.A_PLAY_WS - HI)
+    if cards & _bit(C.WILD_CUSTOMIZABLE):
+        if prm[P_WC_SWAP]:
+            hi |= _bit(C.A_PLAY_WC - HI)
+        else:
+            lo |= np.uint64(0xF) << np.uint64(C.A_PLAY_WC_COLOR)
+    return lo, hi
 
 
-@_helper(b1(S, PRM, i8, i8))
+@_hot(b1(S, PRM, i8, i8))
 def _has_playable(s, prm, i, p):
     """Does p hold a card playable in a normal turn? (_is_playable over the hand)"""
-    col = s.g[i, G_COLOR]
-    top_rank = _CARD_RANK[_top(s, i)]
-    for c in range(52):
-        if s.hands[i, p, c] > 0 and (_CARD_COLOR[c] == col or _CARD_RANK[c] == top_rank):
-            return True
-    for c in range(52, NC):
-        if s.hands[i, p, c] > 0 and (c != C.WILD_DRAW_FOUR or _wd4_allowed(s, prm, i, p)):
-            return True
-    return False
+    return _playable_cards(s, prm, i, p) != ZERO
 
 
 # ======================================================================================
 # Legal actions
 # ======================================================================================
-@_helper(void(S, PRM, i8, BROW))
-def legal_row(s, prm, i, row):
-    """Write game i's legal actions into ``row`` ((A,) bool, cleared here). A finished
-    game has no legal action."""
-    for a in range(NA):
-        row[a] = False
+@_hot(BITS(S, PRM, i8))
+def legal_actions(s, prm, i):
+    """Game i's legal actions as a set ``(lo, hi)`` (bit a of lo: action a < 64; bit a - 64
+    of hi: action a >= 64). A finished game has no legal action."""
+    lo = ZERO
+    hi = ZERO
     if s.g[i, G_TERMINATED] or s.g[i, G_TRUNCATED]:
-        return
+        return lo, hi
     p = np.int64(s.g[i, G_CURRENT])
     ph = s.g[i, G_PHASE]
     if ph == PH_PLAY:
-        # _is_playable for every card type, with the per-game facts read once
-        col = s.g[i, G_COLOR]
-        top_rank = _CARD_RANK[_top(s, i)]  # -1 for a wild: ranks then never match
-        any_play = False
-        for c in range(52):
-            if s.hands[i, p, c] > 0 and (_CARD_COLOR[c] == col or _CARD_RANK[c] == top_rank):
-                row[c] = True
-                any_play = True
-        wd4_ok = _wd4_allowed(s, prm, i, p)
-        for c in range(52, NC):
-            if s.hands[i, p, c] > 0 and (c != C.WILD_DRAW_FOUR or wd4_ok):
-                _mark_play(prm, row, c)
-                any_play = True
+        lo, hi = _play_actions(prm, _playable_cards(s, prm, i, p))
+        any_play = (lo | hi) != ZERO
         if not any_play or prm[P_VOLUNTARY_DRAW]:
-            row[C.A_DRAW] = True
+            hi |= _bit(C.A_DRAW - HI)
         if any_play and _call_allowed(s, prm, i, p):
-            row[C.A_CALL] = True
+            hi |= _bit(C.A_CALL - HI)
         if _catch_allowed(s, prm, i):
-            row[C.A_CATCH] = True
+            hi |= _bit(C.A_CATCH - HI)
     elif ph == PH_PENDING:
-        row[C.A_ACCEPT] = True
         if prm[P_STACKING]:
-            any_stack = False
-            for c in range(NC):
-                if s.hands[i, p, c] > 0 and _can_stack(s, prm, i, p, c):
-                    any_stack = True
-                    _mark_play(prm, row, c)
-            if any_stack and _call_allowed(s, prm, i, p):
-                row[C.A_CALL] = True
+            lo, hi = _play_actions(prm, _stack_cards(s, prm, i, p))
+            if (lo | hi) != ZERO and _call_allowed(s, prm, i, p):
+                hi |= _bit(C.A_CALL - HI)
+        hi |= _bit(C.A_ACCEPT - HI)
         if prm[P_CHALLENGE] and _top(s, i) == C.WILD_DRAW_FOUR:
-            row[C.A_CHALLENGE] = True
+            hi |= _bit(C.A_CHALLENGE - HI)
         if _catch_allowed(s, prm, i):
-            row[C.A_CATCH] = True
+            hi |= _bit(C.A_CATCH - HI)
     elif ph == PH_DRAWN:
         c = int(s.g[i, G_DRAWN])
         playable = _is_playable(s, prm, i, p, c)
         if playable:
-            _mark_play(prm, row, c)
+            lo, hi = _play_actions(prm, _bit(c))
             if _call_allowed(s, prm, i, p):
-                row[C.A_CALL] = True
+                hi |= _bit(C.A_CALL - HI)
         if not (playable and prm[P_MUST_PLAY_DRAWN]):
-            row[C.A_KEEP] = True
+            hi |= _bit(C.A_KEEP - HI)
     elif ph == PH_COLOR:
-        for k in range(4):
-            row[C.A_COLOR + k] = True
+        hi = np.uint64(0xF) << np.uint64(C.A_COLOR - HI)
     elif ph == PH_TARGET:
-        for t in range(1, prm[P_PLAYERS]):
-            row[C.A_TARGET + t - 1] = True
+        hi = ((ONE << np.uint64(prm[P_PLAYERS] - 1)) - ONE) << np.uint64(C.A_TARGET - HI)
+    return lo, hi
+
+
+@_inline
+def _write_row(lo, hi, row):
+    """row ((A,) bool) = the action set (lo, hi)."""
+    for a in range(NA):
+        row[a] = False
+    while lo:
+        row[np.int64(_lowest_bit(lo))] = True
+        lo &= lo - ONE
+    while hi:
+        row[HI + np.int64(_lowest_bit(hi))] = True
+        hi &= hi - ONE
+
+
+@_helper(void(S, PRM, i8, BROW))
+def legal_row(s, prm, i, row):
+    """Write game i's legal actions (legal_actions) into ``row`` ((A,) bool)."""
+    lo, hi = legal_actions(s, prm, i)
+    _write_row(lo, hi, row)
 
 
 # ======================================================================================
@@ -457,6 +597,7 @@ def legal_row(s, prm, i, row):
 @_inline
 def _give(s, i, p, c):
     s.hands[i, p, c] += 1
+    s.held[i, p] |= _bit(c)
     s.pl[i, p, S_HAND_LEN] += 1
     s.pl[i, p, S_CALLED] = False  # a call covers the hand it was made with
 
@@ -475,7 +616,7 @@ def _reshuffle(s, i):
     _shuffle(s, i, s.stock[i], 0, int(n))
 
 
-@_helper(i8(S, i8, i8))
+@_hot(i8(S, i8, i8))
 def _draw_one(s, i, p):
     """Player p draws the top of the stock; -1 when stock and discard are both exhausted."""
     if s.g[i, G_STOCK_LEN] == 0:
@@ -488,7 +629,7 @@ def _draw_one(s, i, p):
     return c
 
 
-@_helper(void(S, i8, i8, i8))
+@_hot(void(S, i8, i8, i8))
 def _draw_n(s, i, p, n):
     for _ in range(n):
         if _draw_one(s, i, p) < 0:
@@ -501,6 +642,9 @@ def _swap_hands(s, i, a, b):
         t = s.hands[i, a, c]
         s.hands[i, a, c] = s.hands[i, b, c]
         s.hands[i, b, c] = t
+    h = s.held[i, a]
+    s.held[i, a] = s.held[i, b]
+    s.held[i, b] = h
     t2 = s.pl[i, a, S_HAND_LEN]
     s.pl[i, a, S_HAND_LEN] = s.pl[i, b, S_HAND_LEN]
     s.pl[i, b, S_HAND_LEN] = t2
@@ -521,13 +665,12 @@ def _shuffle_hands(s, prm, i, p):
                 s.stock[i, base + total] = c
                 total += 1
             s.hands[i, q, c] = 0
+        s.held[i, q] = ZERO
         s.pl[i, q, S_HAND_LEN] = 0
         s.pl[i, q, S_CALLED] = False
     _shuffle(s, i, s.stock[i], base, total)
     for k in range(total):
-        q = (p + 1 + k) % n
-        s.hands[i, q, s.stock[i, base + k]] += 1
-        s.pl[i, q, S_HAND_LEN] += 1
+        _give(s, i, (p + 1 + k) % n, s.stock[i, base + k])
 
 
 @_helper(i8(S, i8, i8))
@@ -541,7 +684,7 @@ def _hand_points(s, i, q):
 # ======================================================================================
 # Turns
 # ======================================================================================
-@_helper(void(S, i8, i8, i8, i8))
+@_hot(void(S, i8, i8, i8, i8))
 def _start_turn(s, i, q, phase, prev):
     s.g[i, G_CURRENT] = q
     s.g[i, G_PHASE] = phase
@@ -553,13 +696,13 @@ def _start_turn(s, i, q, phase, prev):
         s.g[i, G_EXPOSED] = -1
 
 
-@_helper(void(S, PRM, i8, i8))
+@_hot(void(S, PRM, i8, i8))
 def _next_turn(s, prm, i, p):
     """p's turn is over; the next player in the direction of play begins theirs."""
     _start_turn(s, i, _seat(prm, p, int(s.g[i, G_DIRECTION])), PH_PLAY, p)
 
 
-@_helper(void(S, PRM, i8, i8, i8))
+@_hot(void(S, PRM, i8, i8, i8))
 def _card_effect(s, prm, i, p, c):
     """The effect of card c just put on the discard pile by p (also a first card that the
     dealer is treated as having played)."""
@@ -679,6 +822,7 @@ def _deal_once(s, prm, i, choose_dealer):
     for q in range(n):
         for c in range(NC):
             s.hands[i, q, c] = 0
+        s.held[i, q] = ZERO
         s.pl[i, q, S_HAND_LEN] = 0
         s.pl[i, q, S_CALLED] = False
     s.g[i, G_DIRECTION] = 1
@@ -818,13 +962,15 @@ def _round_over(s, prm, i, p, c, rewards):
         s.g[i, G_PHASE] = PH_ROUND_END
 
 
-@_helper(void(S, PRM, i8, i8, i8, i8, F32_2D))
+@_hot(void(S, PRM, i8, i8, i8, i8, F32_2D))
 def _play(s, prm, i, p, c, k, rewards):
     """p plays card type c (naming colour k if it is a wild; k = -1 for a wild whose colour
     is named later)."""
     old_color = int(s.g[i, G_COLOR])
     s.g[i, G_DRAWN] = -1  # a play ends any decision about a drawn card (played or not)
     s.hands[i, p, c] -= 1
+    if s.hands[i, p, c] == 0:
+        s.held[i, p] &= ~_bit(c)
     s.pl[i, p, S_HAND_LEN] -= 1
     s.discard[i, s.g[i, G_DISCARD_LEN]] = c
     s.g[i, G_DISCARD_LEN] += 1
@@ -839,7 +985,7 @@ def _play(s, prm, i, p, c, k, rewards):
     _card_effect(s, prm, i, p, c)
 
 
-@_helper(void(S, PRM, i8, i8))
+@_hot(void(S, PRM, i8, i8))
 def _draw_action(s, prm, i, p):
     """draw: take the top of the stock (with draw_until_playable and no playable card, keep
     drawing until a playable one). Then decide to play it or keep it. Nothing to draw:
@@ -895,7 +1041,7 @@ def _challenge(s, prm, i, p):
 # ======================================================================================
 # One decision
 # ======================================================================================
-@_helper(void(S, PRM, i8, i8, F32_2D))
+@_hot(void(S, PRM, i8, i8, F32_2D))
 def _apply(s, prm, i, a, rewards):
     """The acting player of game i takes (legal) action a."""
     p = int(s.g[i, G_CURRENT])
@@ -937,26 +1083,29 @@ def _apply(s, prm, i, a, rewards):
         s.g[i, G_TRUNCATED] = True
 
 
-@_helper(void(S, PRM, i8, F32_2D, BROW))
-def _advance(s, prm, i, rewards, row):
-    """After a decision: deal the next round of a match if one just ended, and with
-    skip_forced on, take every decision that has exactly one legal action."""
+@_helper(void(S, PRM, i8, F32_2D))
+def _advance_rounds_and_forced(s, prm, i, rewards):
+    """_advance: deal the next round of a match if one just ended, then (skip_forced) take
+    every decision that has exactly one legal action."""
     while not (s.g[i, G_TERMINATED] or s.g[i, G_TRUNCATED]):
         if s.g[i, G_PHASE] == PH_ROUND_END:
             _deal(s, prm, i, False)
             continue
         if not prm[P_SKIP_FORCED]:
             return
-        legal_row(s, prm, i, row)
-        count = 0
-        only = -1
-        for a in range(NA):
-            if row[a]:
-                count += 1
-                only = a
-        if count != 1:
+        lo, hi = legal_actions(s, prm, i)
+        if _action_count(lo, hi) != 1:
             return
-        _apply(s, prm, i, only, rewards)
+        _apply(s, prm, i, _nth_legal(lo, hi, 0), rewards)
+
+
+@_inline
+def _advance(s, prm, i, rewards):
+    """After a decision: deal the next round of a match if one just ended, and with
+    skip_forced on, take every decision that has exactly one legal action
+    (_advance_rounds_and_forced; nothing to do after most decisions)."""
+    if s.g[i, G_PHASE] == PH_ROUND_END or prm[P_SKIP_FORCED]:
+        _advance_rounds_and_forced(s, prm, i, rewards)
 
 
 # ======================================================================================
@@ -1004,13 +1153,13 @@ def _observe_row(s, prm, i, me, o):
 # ======================================================================================
 # Batch kernels
 # ======================================================================================
-# Called from Python with the six state arrays one by one (numba types plain arrays
+# Called from Python with the seven state arrays one by one (numba types plain arrays
 # quickly; typing a tuple argument costs microseconds per call). Each kernel links the
 # whole engine, so there are few of them: that keeps the first compile short.
-@_kernel(void(HANDS, PL, STK, STK, GAME, U64ARR, PRM, BROW, B2D))
-def legal_mask(hands, pl, stock, discard, g, rng, prm, which, out):
+@_kernel(void(*STATE, PRM, BROW, B2D))
+def legal_mask(hands, held, pl, stock, discard, g, rng, prm, which, out):
     """out[i]: the legal actions of game i's acting player, for every i with which[i]."""
-    s = Arrays(hands, pl, stock, discard, g, rng)
+    s = Arrays(hands, held, pl, stock, discard, g, rng)
     for i in range(out.shape[0]):
         if which[i]:
             legal_row(s, prm, i, out[i])
@@ -1021,12 +1170,11 @@ CHECK_RULES = 1   # recompute each game's legal actions and test the action agai
 CHECK_MASK = 2    # test against mask_out[i], the caller's legal mask of this very position
 
 
-@_kernel(i8(HANDS, PL, STK, STK, GAME, U64ARR, PRM, I64ARR, BROW, i8, F32_2D, BROW, b1, B2D,
-            F32_2D, BROW, BROW, I32ARR))
-def step(hands, pl, stock, discard, g, rng, prm, actions, active, check, rewards, row,
+@_kernel(i8(*STATE, PRM, I64ARR, BROW, i8, F32_2D, b1, B2D, F32_2D, BROW, BROW, I32ARR))
+def step(hands, held, pl, stock, discard, g, rng, prm, actions, active, check, rewards,
          observe_next, mask_out, obs_out, terminated_out, truncated_out, current_out):
     """Apply actions (B,) to every unfinished game with active[i]; rewards (B, P) is
-    overwritten; row is (A,) bool scratch. Action ids are always range-checked; ``check``
+    overwritten. Action ids are always range-checked; ``check``
     says how legality is tested: CHECK_RULES recomputes the legal actions, CHECK_MASK reads
     them from mask_out (which the caller computed for this position and nothing has changed
     since), CHECK_NONE skips the test for actions the caller has already checked (never
@@ -1038,7 +1186,7 @@ def step(hands, pl, stock, discard, g, rng, prm, actions, active, check, rewards
     Returns the index of the first game whose action is illegal (then no game is changed),
     or -1 - (the number of finished games). Finished and inactive games ignore their
     action."""
-    s = Arrays(hands, pl, stock, discard, g, rng)
+    s = Arrays(hands, held, pl, stock, discard, g, rng)
     B = actions.shape[0]
     for i in range(B):
         if s.g[i, G_TERMINATED] or s.g[i, G_TRUNCATED] or not active[i]:
@@ -1050,15 +1198,15 @@ def step(hands, pl, stock, discard, g, rng, prm, actions, active, check, rewards
             if not mask_out[i, a]:
                 return i
         elif check == CHECK_RULES:
-            legal_row(s, prm, i, row)
-            if not row[a]:
+            lo, hi = legal_actions(s, prm, i)
+            if not _has_action(lo, hi, a):
                 return i
     rewards[:] = 0.0
     for i in range(B):
         if s.g[i, G_TERMINATED] or s.g[i, G_TRUNCATED] or not active[i]:
             continue
         _apply(s, prm, i, actions[i], rewards)
-        _advance(s, prm, i, rewards, row)
+        _advance(s, prm, i, rewards)
     if observe_next:
         for i in range(B):
             legal_row(s, prm, i, mask_out[i])
@@ -1072,8 +1220,8 @@ def step(hands, pl, stock, discard, g, rng, prm, actions, active, check, rewards
     return -1 - finished
 
 
-@_helper(void(S, PRM, i8, F32_2D, BROW))
-def _reset_game(s, prm, i, scratch_rewards, row):
+@_helper(void(S, PRM, i8, F32_2D))
+def _reset_game(s, prm, i, scratch_rewards):
     for q in range(prm[P_PLAYERS]):
         s.pl[i, q, S_SCORE] = 0
     s.g[i, G_ROUND] = 0
@@ -1082,93 +1230,95 @@ def _reset_game(s, prm, i, scratch_rewards, row):
     s.g[i, G_TERMINATED] = False
     s.g[i, G_TRUNCATED] = False
     _deal(s, prm, i, True)
-    _advance(s, prm, i, scratch_rewards, row)
+    _advance(s, prm, i, scratch_rewards)
 
 
-@_kernel(void(HANDS, PL, STK, STK, GAME, U64ARR, PRM, BROW, F32_2D, BROW))
-def reset(hands, pl, stock, discard, g, rng, prm, which, scratch_rewards, row):
+@_kernel(void(*STATE, PRM, BROW, F32_2D))
+def reset(hands, held, pl, stock, discard, g, rng, prm, which, scratch_rewards):
     """Start a new episode in every game i with which[i] (the generator state is kept).
-    scratch_rewards (B, P) float32 and row (A,) bool are scratch space."""
-    s = Arrays(hands, pl, stock, discard, g, rng)
+    scratch_rewards (B, P) float32 is scratch space."""
+    s = Arrays(hands, held, pl, stock, discard, g, rng)
     for i in range(which.shape[0]):
         if which[i]:
-            _reset_game(s, prm, i, scratch_rewards, row)
+            _reset_game(s, prm, i, scratch_rewards)
 
 
 @_inline
-def _pick_random(row, policy_rng, i):
-    """The uniformly random legal action of a legal row: the (next_u53 % count)-th legal
-    action, drawn from policy_rng[i]; -1 (and no draw) when none is legal."""
-    count = 0
-    for a in range(NA):
-        count += row[a]
+def _pick_random(lo, hi, policy_rng, i):
+    """The uniformly random legal action of a legal set: the (next_u53 % count)-th legal
+    action in id order, drawn from policy_rng[i]; -1 (and no draw) when none is legal."""
+    count = _action_count(lo, hi)
     if count == 0:
         return -1
-    pick = _next_u53(policy_rng, i) % count
-    for a in range(NA):
-        if row[a]:
-            if pick == 0:
-                return a
-            pick -= 1
-    return -1
+    return _nth_legal(lo, hi, _next_u53(policy_rng, i) % count)
 
 
 @_inline
-def _random_action(s, prm, i, policy_rng, scratch_rewards, row):
-    """Game i's acting player takes a uniformly random legal action (from policy_rng[i]).
-    False, and nothing done, when the game has no legal action (a finished game; checked
-    positions never leave a live game without one, but a loop must not spin on it)."""
-    legal_row(s, prm, i, row)
-    a = _pick_random(row, policy_rng, i)
+def _random_action(s, prm, i, policy_rng, rewards):
+    """Game i's acting player takes a uniformly random legal action (from policy_rng[i]);
+    the move's rewards are added to rewards[i]. False, and nothing done, when the game has
+    no legal action (a finished game; checked positions never leave a live game without
+    one, but a loop must not spin on it)."""
+    lo, hi = legal_actions(s, prm, i)
+    a = _pick_random(lo, hi, policy_rng, i)
     if a < 0:
         return False
-    for q in range(prm[P_PLAYERS]):
-        scratch_rewards[i, q] = 0.0
-    _apply(s, prm, i, a, scratch_rewards)
-    _advance(s, prm, i, scratch_rewards, row)
+    _apply(s, prm, i, a, rewards)
+    _advance(s, prm, i, rewards)
     return True
 
 
-@_kernel(i8(HANDS, PL, STK, STK, GAME, U64ARR, PRM, i8, I64ARR, U64ARR, numba.float64[:, ::1],
-            F32_2D, BROW))
-def random_moves(hands, pl, stock, discard, g, rng, prm, steps, stop_seat, policy_rng,
-                 seat_rewards, scratch_rewards, row):
+@_kernel(i8(*STATE, PRM, i8, I64ARR, U64ARR, numba.float64[:, ::1], F32_2D))
+def random_moves(hands, held, pl, stock, discard, g, rng, prm, steps, stop_seat, policy_rng,
+                 seat_rewards, scratch_rewards):
     """Uniformly random legal actions, each game drawing from its policy_rng[i].
 
     ``steps >= 0``: every game takes ``steps`` actions, a finished game being dealt again
     first (benchmarks, rollouts). ``steps < 0``: every unfinished game plays until seat
     stop_seat[i] is to act (-1: to its end), adding every seat's rewards to seat_rewards.
     Returns the number of decisions taken (forced ones skipped by skip_forced included)."""
-    s = Arrays(hands, pl, stock, discard, g, rng)
+    s = Arrays(hands, held, pl, stock, discard, g, rng)
     B = g.shape[0]
-    if steps < 0:
-        taken = 0
-        for i in range(B):
-            while not (s.g[i, G_TERMINATED] or s.g[i, G_TRUNCATED]) and s.g[i, G_CURRENT] != stop_seat[i]:
-                if not _random_action(s, prm, i, policy_rng, scratch_rewards, row):
+    n = prm[P_PLAYERS]
+    until = steps < 0
+    taken = 0
+    # game by game (the games are independent: the order changes nothing), in one loop
+    # with one call of _random_action, which the compiler inlines (all of a decision's
+    # rules): a second call would compile them twice
+    for i in range(B):
+        left = steps
+        if not until:
+            taken -= s.g[i, G_DECISIONS]
+        while True:
+            if until:
+                if s.g[i, G_TERMINATED] or s.g[i, G_TRUNCATED] or s.g[i, G_CURRENT] == stop_seat[i]:
+                    break
+                for q in range(n):
+                    scratch_rewards[i, q] = 0.0
+            else:
+                if left == 0:
+                    break
+                left -= 1
+                if s.g[i, G_TERMINATED] or s.g[i, G_TRUNCATED]:
+                    taken += s.g[i, G_DECISIONS]
+                    _reset_game(s, prm, i, scratch_rewards)
+            if not _random_action(s, prm, i, policy_rng, scratch_rewards):
+                if until:
                     break  # no legal action: stop rather than spin
-                for q in range(prm[P_PLAYERS]):
+                continue
+            if until:
+                for q in range(n):
                     seat_rewards[i, q] += scratch_rewards[i, q]
                 taken += 1
-        return taken
-    total = 0
-    for i in range(B):
-        total -= s.g[i, G_DECISIONS]
-    for _ in range(steps):
-        for i in range(B):
-            if s.g[i, G_TERMINATED] or s.g[i, G_TRUNCATED]:
-                total += s.g[i, G_DECISIONS]
-                _reset_game(s, prm, i, scratch_rewards, row)
-            _random_action(s, prm, i, policy_rng, scratch_rewards, row)
-    for i in range(B):
-        total += s.g[i, G_DECISIONS]
-    return total
+        if not until:
+            taken += s.g[i, G_DECISIONS]
+    return taken
 
 
-@_kernel(void(HANDS, PL, STK, STK, GAME, U64ARR, PRM, I64ARR, BROW, F32_2D))
-def observe(hands, pl, stock, discard, g, rng, prm, seats, which, out):
+@_kernel(void(*STATE, PRM, I64ARR, BROW, F32_2D))
+def observe(hands, held, pl, stock, discard, g, rng, prm, seats, which, out):
     """out[i] = the observation of seat seats[i] in game i, for every i with which[i]."""
-    s = Arrays(hands, pl, stock, discard, g, rng)
+    s = Arrays(hands, held, pl, stock, discard, g, rng)
     for i in range(out.shape[0]):
         if which[i]:
             _observe_row(s, prm, i, seats[i], out[i])

@@ -19,12 +19,12 @@ import numpy as np
 
 from ono_env import cards as C
 from ono_env._engine import (  # noqa: F401 - the rules and state layout the search uses
-    Arrays, BROW, F32_2D, GAME, G_BLUFF, G_CURRENT, G_DISCARD_LEN, G_PHASE, G_PREVIOUS,
-    G_ROUND, G_STOCK_LEN, G_TERMINATED, G_TRUNCATED, G_WINNER, HANDS, I64ARR, I8ARR, NA,
-    NC, NUM_G, NUM_S, PH_PENDING, PL, PRM, P_DECK, P_PLAYERS, P_SCORING, P_TARGET,
-    P_WD4_RESTRICTED, S, SCORING_NONE, SCORING_PENALTY, STK, S_HAND_LEN, S_SCORE, U64ARR,
-    _CARD_COLOR, _advance, _apply, _helper, _holds_color, _inline, _kernel, _next_u53,
-    _random_action, i8, legal_row, void,
+    Arrays, BROW, F32_2D, G_BLUFF, G_CURRENT, G_DISCARD_LEN, G_PHASE, G_PREVIOUS,
+    G_ROUND, G_STOCK_LEN, G_TERMINATED, G_TRUNCATED, G_WINNER, I64ARR, I8ARR, NA,
+    NC, NUM_G, NUM_S, PH_PENDING, PRM, P_DECK, P_PLAYERS, P_SCORING, P_TARGET,
+    P_WD4_RESTRICTED, S, SCORING_NONE, SCORING_PENALTY, STATE, S_HAND_LEN, S_SCORE, U64ARR,
+    ZERO, _CARD_COLOR, _advance, _apply, _bit, _helper, _holds_color, _inline, _kernel,
+    _next_u53, _random_action, i8, legal_row, void,
 )
 from ono_env._baselines import (  # noqa: F401 - the compiled baselines (greedy: the playouts')
     POLICY_CODES, POLICY_COLOR, POLICY_DEFENSIVE, POLICY_GREEDY, POLICY_RANDOM, _greedy_scores,
@@ -48,6 +48,7 @@ def _copy_row(src, i, dst, j, mode):
         hide = mode == VIEW_FAIR and q != me
         for c in range(NC):
             dst.hands[j, q, c] = 0 if hide else src.hands[i, q, c]
+        dst.held[j, q] = ZERO if hide else src.held[i, q]
         for k in range(NUM_S):
             dst.pl[j, q, k] = src.pl[i, q, k]
     D = src.stock.shape[1]
@@ -63,20 +64,27 @@ def _copy_row(src, i, dst, j, mode):
     dst.rng[j] = 0
 
 
-@_kernel(void(HANDS, PL, STK, STK, GAME, U64ARR, I64ARR, i8,
-              HANDS, PL, STK, STK, GAME, U64ARR))
-def seat_view(hands, pl, stock, discard, g, rng, rows, mode,
-              vhands, vpl, vstock, vdiscard, vg, vrng):
+@_kernel(void(*STATE, I64ARR, i8, *STATE))
+def seat_view(hands, held, pl, stock, discard, g, rng, rows, mode,
+              vhands, vheld, vpl, vstock, vdiscard, vg, vrng):
     """View row r = game rows[r] as its acting seat may know it (mode VIEW_FAIR): the other
     seats' hands are emptied (their sizes and calls kept), the stock is blanked (its size
     kept), the Wild Draw Four bluff flag (G_BLUFF) and the game's generator are zeroed, and
     the unused tails of the piles are cleared. The discard pile keeps its order: every
     player saw it played. VIEW_HANDS keeps the hands and the bluff flag (a cheat); VIEW_ALL
-    also keeps the stock order (a cheat). Only the generator is never copied."""
-    s = Arrays(hands, pl, stock, discard, g, rng)
-    v = Arrays(vhands, vpl, vstock, vdiscard, vg, vrng)
+    also keeps the stock order (a cheat). Only the generator is never copied. The views'
+    hand sets (held) are made again from their hand counts, so that a search never trusts
+    the sets of the position it was given."""
+    s = Arrays(hands, held, pl, stock, discard, g, rng)
+    v = Arrays(vhands, vheld, vpl, vstock, vdiscard, vg, vrng)
     for r in range(rows.shape[0]):
         _copy_row(s, rows[r], v, r, mode)
+        for q in range(hands.shape[1]):
+            bits = ZERO
+            for c in range(NC):
+                if v.hands[r, q, c] > 0:
+                    bits |= _bit(c)
+            v.held[r, q] = bits
 
 
 @_helper(void(S, i8, S, i8, PRM, i8, U64ARR, I64ARR, I8ARR))
@@ -120,9 +128,11 @@ def _determinize(v, r, w, j, prm, mode, arng, counts, unseen):
                 continue
             for c in range(NC):
                 w.hands[j, q, c] = 0
+            w.held[j, q] = ZERO
             for _ in range(v.pl[r, q, S_HAND_LEN]):
                 if at < m:
                     w.hands[j, q, unseen[at]] += 1
+                    w.held[j, q] |= _bit(unseen[at])
                     at += 1
     ns = v.g[r, G_STOCK_LEN]
     for k in range(ns):
@@ -191,8 +201,8 @@ def _round_values(w, prm, j, start_round, tmp):
         tmp[32 + q] = 1.0 / (1.0 + np.exp(-d / ROUND_POINTS_SCALE))
 
 
-@_helper(numba.float64(S, PRM, i8, i8, i8, i8, i8, U64ARR, F32_2D, BROW, F64ROW, F64ROW))
-def _playout(w, prm, j, me, start_round, policy, max_len, policy_rng, rewards, row, sc, tmp):
+@_helper(numba.float64(S, PRM, i8, i8, i8, i8, i8, U64ARR, F32_2D, F64ROW, F64ROW))
+def _playout(w, prm, j, me, start_round, policy, max_len, policy_rng, rewards, sc, tmp):
     """Play world row j (the policy drawing from policy_rng[j]) to the end of the round
     begun as round start_round with the playout policy (at most max_len decisions, and the
     game's max_decisions). Returns seat me's value (_round_values; tmp[16:16+N] must hold
@@ -201,9 +211,9 @@ def _playout(w, prm, j, me, start_round, policy, max_len, policy_rng, rewards, r
     while (not (w.g[j, G_TERMINATED] or w.g[j, G_TRUNCATED]) and w.g[j, G_ROUND] == start_round
            and steps < max_len):
         if policy == POLICY_RANDOM:
-            ok = _random_action(w, prm, j, policy_rng, rewards, row)
+            ok = _random_action(w, prm, j, policy_rng, rewards)
         else:   # a compiled baseline (ono_env._baselines), ties broken by policy_rng[j]
-            ok = _policy_action(w, prm, j, policy, policy_rng, rewards, row, sc, tmp) >= 0
+            ok = _policy_action(w, prm, j, policy, policy_rng, rewards, sc, tmp) >= 0
         if not ok:
             break
         steps += 1
@@ -226,12 +236,11 @@ def _legal_count(v, prm, r, legal, values, out):
     return count
 
 
-@_kernel(void(HANDS, PL, STK, STK, GAME, U64ARR, PRM, U64ARR, i8, i8, i8, i8, numba.float64,
-              HANDS, PL, STK, STK, GAME, U64ARR, I64ARR, I8ARR, U64ARR,
-              numba.float64[:, ::1], F32_2D, BROW, BROW, F64ROW, F64ROW, I64ARR))
-def pimc_search(vhands, vpl, vstock, vdiscard, vg, vrng, prm, seeds, n_worlds, mode, policy,
-                max_len, margin, whands, wpl, wstock, wdiscard, wg, wrng, counts, unseen, arng,
-                values, rewards, row, legal, sc, tmp, out):
+@_kernel(void(*STATE, PRM, U64ARR, i8, i8, i8, i8, numba.float64, *STATE, I64ARR, I8ARR,
+              U64ARR, numba.float64[:, ::1], F32_2D, BROW, F64ROW, F64ROW, I64ARR))
+def pimc_search(vhands, vheld, vpl, vstock, vdiscard, vg, vrng, prm, seeds, n_worlds, mode,
+                policy, max_len, margin, whands, wheld, wpl, wstock, wdiscard, wg, wrng, counts,
+                unseen, arng, values, rewards, legal, sc, tmp, out):
     """Perfect-information Monte Carlo for every view row r (seat_view output): n_worlds
     worlds are sampled (_determinize, from the generator state seeds[r]); in each, every
     legal action is applied to a copy and played out to the end of the round with the
@@ -243,12 +252,12 @@ def pimc_search(vhands, vpl, vstock, vdiscard, vg, vrng, prm, seeds, n_worlds, m
     the mean playout value of each legal action (-1 elsewhere).
 
     Scratch: w* two rows (world, playout), counts (56,), unseen (D,), arng (2,) uint64 (agent, playout policy),
-    rewards (2, P), row/legal (A,), sc (A,), tmp (>= 32 + N,).
+    rewards (2, P), legal (A,), sc (A,), tmp (>= 32 + N,).
 
     The value of a playout is a round win (single rounds), or in a match a logistic of
     the points gained over the rivals in the round (_round_values)."""
-    v = Arrays(vhands, vpl, vstock, vdiscard, vg, vrng)
-    w = Arrays(whands, wpl, wstock, wdiscard, wg, wrng)
+    v = Arrays(vhands, vheld, vpl, vstock, vdiscard, vg, vrng)
+    w = Arrays(whands, wheld, wpl, wstock, wdiscard, wg, wrng)
     for r in range(vg.shape[0]):
         if _legal_count(v, prm, r, legal, values, out) <= 1:
             continue
@@ -272,9 +281,9 @@ def pimc_search(vhands, vpl, vstock, vdiscard, vg, vrng, prm, seeds, n_worlds, m
                 for q in range(prm[P_PLAYERS]):
                     rewards[1, q] = 0.0
                 _apply(w, prm, 1, a, rewards)
-                _advance(w, prm, 1, rewards, row)
+                _advance(w, prm, 1, rewards)
                 values[r, a] += _playout(w, prm, 1, me, start_round, policy, max_len,
-                                         arng, rewards, row, sc, tmp)
+                                         arng, rewards, sc, tmp)
         best = -1.0
         ties = 0
         for a in range(NA):
@@ -304,14 +313,13 @@ def pimc_search(vhands, vpl, vstock, vdiscard, vg, vrng, prm, seeds, n_worlds, m
 I32_2D = numba.int32[:, ::1]
 
 
-@_kernel(void(HANDS, PL, STK, STK, GAME, U64ARR, PRM, U64ARR, i8, i8, i8, i8, numba.float64,
-              HANDS, PL, STK, STK, GAME, U64ARR, I64ARR, I8ARR, U64ARR,
-              I32_2D, F64ROW, F64ROW, F64ROW, I64ARR, I64ARR,
+@_kernel(void(*STATE, PRM, U64ARR, i8, i8, i8, i8, numba.float64, *STATE, I64ARR, I8ARR,
+              U64ARR, I32_2D, F64ROW, F64ROW, F64ROW, I64ARR, I64ARR,
               numba.float64[:, ::1], F32_2D, BROW, BROW, F64ROW, F64ROW, I64ARR))
-def ismcts_search(vhands, vpl, vstock, vdiscard, vg, vrng, prm, seeds, n_iter, mode, policy,
-                  max_len, explore, whands, wpl, wstock, wdiscard, wg, wrng, counts, unseen,
-                  arng, child, visits, total, avail, path, movers, values, rewards, row, legal,
-                  sc, tmp, out):
+def ismcts_search(vhands, vheld, vpl, vstock, vdiscard, vg, vrng, prm, seeds, n_iter, mode,
+                  policy, max_len, explore, whands, wheld, wpl, wstock, wdiscard, wg, wrng,
+                  counts, unseen, arng, child, visits, total, avail, path, movers, values,
+                  rewards, row, legal, sc, tmp, out):
     """Single-observer Information-Set MCTS (Cowling, Powley and Whitehouse 2012) for every
     view row r: each of n_iter iterations samples a world from the view (_determinize),
     descends the tree of action sequences choosing among the actions legal in that world by
@@ -323,8 +331,8 @@ def ismcts_search(vhands, vpl, vstock, vdiscard, vg, vrng, prm, seeds, n_iter, m
 
     Scratch: child (>= n_iter + 1, A) int32, visits/total/avail (>= n_iter + 1,), path and
     movers (>= n_iter + 2,), the rest as pimc_search (tmp: >= 32 + N)."""
-    v = Arrays(vhands, vpl, vstock, vdiscard, vg, vrng)
-    w = Arrays(whands, wpl, wstock, wdiscard, wg, wrng)
+    v = Arrays(vhands, vheld, vpl, vstock, vdiscard, vg, vrng)
+    w = Arrays(whands, wheld, wpl, wstock, wdiscard, wg, wrng)
     n = prm[P_PLAYERS]
     for r in range(vg.shape[0]):
         if _legal_count(v, prm, r, legal, values, out) <= 1:
@@ -371,7 +379,7 @@ def ismcts_search(vhands, vpl, vstock, vdiscard, vg, vrng, prm, seeds, n_iter, m
                     for q in range(n):
                         rewards[1, q] = 0.0
                     _apply(w, prm, 1, pick, rewards)
-                    _advance(w, prm, 1, rewards, row)
+                    _advance(w, prm, 1, rewards)
                     depth += 1
                     path[depth] = c
                     movers[depth] = mover
@@ -395,14 +403,13 @@ def ismcts_search(vhands, vpl, vstock, vdiscard, vg, vrng, prm, seeds, n_iter, m
                 for q in range(n):
                     rewards[1, q] = 0.0
                 _apply(w, prm, 1, pick, rewards)
-                _advance(w, prm, 1, rewards, row)
+                _advance(w, prm, 1, rewards)
                 node = child[node, pick]
                 depth += 1
                 path[depth] = node
                 movers[depth] = mover
             # simulation: the playout returns 1 if `me` won; we need the winner's seat
-            won = _playout(w, prm, 1, me, start_round, policy, max_len, arng, rewards, row,
-                           sc, tmp)
+            won = _playout(w, prm, 1, me, start_round, policy, max_len, arng, rewards, sc, tmp)
             for k in range(depth + 1):   # every node: the value for the seat that moved
                 nd = path[k]
                 visits[nd] += 1.0

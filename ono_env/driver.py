@@ -188,7 +188,7 @@ class AgentDriver:
             out = self._rewards
             out[:] = 0.0
         args = (*game._arrays, game._params, seat_policy, self.policy_rng)
-        scratch = (game._scratch_rewards, game._row, self._sc, self._tmp, self._last)
+        scratch = (game._scratch_rewards, self._sc, self._tmp, self._last)
         taken = 0
         for i, replay in self.recording.items():
             one = self._one

@@ -92,7 +92,9 @@ class VecGame:
     ``state`` (:class:`ono_env._engine.State`) holds the games: read it freely, but change a
     game only through the methods (``reset``, ``step``, ``set_position``, ...): the legal
     mask that ``legal_mask`` computed is kept, and ``step`` tests actions against it, until
-    one of them changes the games. ``legal_mask`` and ``step`` return read-only views of
+    one of them changes the games, and the engine keeps each hand both as card counts
+    (``hands``) and as the set of card types held (``held``), which a direct write to one
+    of them would leave out of step. ``legal_mask`` and ``step`` return read-only views of
     buffers that their next call overwrites, so a loop allocates nothing per step.
     """
 
@@ -142,7 +144,6 @@ class VecGame:
         self._mask_valid = False
         """``_mask`` holds every game's legal actions of the current position: ``step`` tests
         actions against it instead of recomputing them; anything that changes a game clears it."""
-        self._row = np.zeros(C.NUM_ACTIONS, np.bool_)  # scratch for the kernels
         self._all = np.ones(self.num_games, np.bool_)
         self._seats = np.zeros(self.num_games, np.int64)
         from ono_env.observation import observation_size
@@ -164,7 +165,7 @@ class VecGame:
             self._rewards, self._terminated, self._truncated, self._current)))
         self._mask_view = _read_only(self._mask)
         self._state_args = (*self._arrays, self._params)   # the kernels' leading arguments
-        self._step_outputs = (self._rewards, self._row, False, self._mask, self._next_obs,
+        self._step_outputs = (self._rewards, False, self._mask, self._next_obs,
                               self._terminated, self._truncated, self._current)
 
     def __getstate__(self) -> dict:
@@ -202,7 +203,7 @@ class VecGame:
             self.state.rng[which] = fresh[which]
         self._seeded = True
         self._mask_valid = False
-        _K_RESET(*self._arrays, self._params, which, self._scratch_rewards, self._row)
+        _K_RESET(*self._arrays, self._params, which, self._scratch_rewards)
 
     # ---- decisions ------------------------------------------------------------------
     def legal_mask(self, which: np.ndarray | None = None) -> np.ndarray:
@@ -297,7 +298,7 @@ class VecGame:
         mode = (E.CHECK_MASK if self._mask_valid else E.CHECK_RULES) if check else E.CHECK_NONE
         self._mask_valid = False
         bad = _K_STEP(*self._arrays, self._params, actions, active, mode,
-                      self._rewards, self._row, True, self._mask, self._next_obs,
+                      self._rewards, True, self._mask, self._next_obs,
                       self._terminated, self._truncated, self._current)
         result = self._step_result(bad, actions)
         self._mask_valid = not self.autoreset
@@ -317,7 +318,7 @@ class VecGame:
             self._next_obs = np.zeros((self.num_games, self.observation_size), np.float32)
         mode = (E.CHECK_MASK if self._mask_valid else E.CHECK_RULES) if check else E.CHECK_NONE
         bad = _K_STEP(*self._arrays, self._params, actions, self._all, mode,
-                      self._rewards, self._row, True, self._mask, self._next_obs,
+                      self._rewards, True, self._mask, self._next_obs,
                       self._terminated, self._truncated, self._current)
         if bad < 0:
             self._mask_valid = True   # the kernel wrote the new positions' legal masks
@@ -368,8 +369,7 @@ class VecGame:
         self._mask_valid = False
         return int(_K_RANDOM_MOVES(*self._arrays, self._params, int(steps), self._seats,
                                    policy_rng, np.zeros((self.num_games, self.num_players)),
-                                   self._scratch_rewards,
-                                   self._row))
+                                   self._scratch_rewards))
 
     def play_random_until(self, seats: np.ndarray, policy_rng: np.ndarray,
                           rewards: np.ndarray) -> int:
@@ -387,7 +387,7 @@ class VecGame:
                 raise ValueError(f"{name} must be a C-contiguous {shape} {dtype.__name__} array")
         self._mask_valid = False
         return int(_K_RANDOM_MOVES(*self._arrays, self._params, -1, seats, policy_rng,
-                                   rewards, self._scratch_rewards, self._row))
+                                   rewards, self._scratch_rewards))
 
     def legal_action_names(self, i: int = 0) -> list[str]:
         """Names of game ``i``'s legal actions."""

@@ -20,7 +20,7 @@ from typing import Any, Mapping
 import numpy as np
 
 from ono_env import cards as C
-from ono_env._engine import G_NAMES
+from ono_env._engine import G_NAMES, held_of
 from ono_env.checks import is_int
 from ono_env.observation import PHASE_NAMES
 from ono_env.rules import RuleSet
@@ -502,7 +502,8 @@ _CARD_TYPES = np.arange(C.NUM_CARD_TYPES)
 
 # ---- the state arrays -------------------------------------------------------------------
 def write_position(state: Any, i: int, values: Mapping[str, Any]) -> None:
-    """Write ``read_position``'s values into game ``i`` of ``state`` (cannot fail)."""
+    """Write ``read_position``'s values into game ``i`` of ``state`` (cannot fail), and the
+    hands' card-type sets (``held``) the engine keeps beside the counts."""
     for name, value in values.items():
         arr = getattr(state, name)
         if name in ("stock", "discard"):
@@ -510,6 +511,7 @@ def write_position(state: Any, i: int, values: Mapping[str, Any]) -> None:
             arr[i, : len(value)] = value
         else:
             arr[i] = value
+    state.held[i] = held_of(state.hands[i])
 
 
 def position_dict(state: Any, i: int, rules: RuleSet) -> dict[str, Any]:

@@ -47,7 +47,6 @@ def test_compiled_baselines_equal_the_numpy_baselines(preset, players):
     got = np.zeros((B, C.NUM_ACTIONS))
     last = np.zeros(B, np.int64)
     scratch = np.zeros((B, players), np.float32)
-    row = np.zeros(C.NUM_ACTIONS, np.bool_)
     seen_phases = set()
     checked = 0
     for _ in range(32):
@@ -68,8 +67,7 @@ def test_compiled_baselines_equal_the_numpy_baselines(preset, players):
             prng = rng.integers(0, 2**63, size=B, dtype=np.uint64)
             last[:] = -1
             K.policy_moves(*arrays, game._params, policy, prng, live, 1,
-                           np.zeros((B, players)), scratch, row, np.zeros(C.NUM_ACTIONS), tmp,
-                           last)
+                           np.zeros((B, players)), scratch, np.zeros(C.NUM_ACTIONS), tmp, last)
             legal_want = np.where(mask, want, -np.inf)
             top = legal_want.max(axis=1, keepdims=True)
             tied = mask & (np.abs(want - top) <= 1e-9)
