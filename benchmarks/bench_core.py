@@ -133,7 +133,7 @@ g = ono_env.VecGame(preset, 1, seed=0, num_players=players)
 g.play_random(100, seed=1)
 print(g.play_random(steps, seed=2))
 """
-INSTRUCTION_STEPS = (20_000, 60_000)
+INSTRUCTION_STEPS = (100_000, 1_100_000)
 # The CPU level the kernels are compiled for when counting instructions: AVX2, BMI2 and
 # POPCNT, which valgrind runs (it does not run AVX-512).
 INSTRUCTION_CPU = "x86-64-v3"
