@@ -1,10 +1,14 @@
 """A short hyper-parameter sweep of ``algo: ppo`` at an equal time budget per variant.
 
     python benchmarks/sweep_train.py --preset basic --minutes 1.5 --out docs/results/sweep-basic-2p
-    python benchmarks/sweep_train.py --preset classic --minutes 1.5 --only base,separate,points
+    python benchmarks/sweep_train.py --preset classic --base default --minutes 3 --games 10000 \
+        --against greedy --only base,points,gamma0.995,points+gamma0.995,width256,lr3e-4 \
+        --out docs/results/sweep-classic-2p
 
-Every variant starts from the same base (the ``default`` config's rules, players and opponent
-pool, ``--preset``'s rules) and changes one thing: network width, a shared trunk or two
+Every variant starts from the same base (the ``default`` config's players and opponent pool,
+``--preset``'s rules, and with ``--base sweep`` the first sweep's base network and
+hyper-parameters below, with ``--base default`` the ``default`` config's own, which the first
+sweep chose) and changes one thing: network width, a shared trunk or two
 networks, activation, minibatch size, epochs, entropy weight, learning-rate schedule, and
 (where the rules keep a score) the reward. Each trains for ``--minutes`` of wall-clock time
 (the question the default run asks: what is strongest after a fixed time), then plays
@@ -44,6 +48,10 @@ VARIANTS: dict[str, list[str]] = {
     "lr1e-3": ["ppo.learning_rate=1.0e-3"],
     "envs1024": ["num_envs=1024", "ppo.n_steps=16"],
     "points": ["reward=points"],
+    "gamma0.995": ["ppo.gamma=0.995"],
+    "points+gamma0.995": ["reward=points", "ppo.gamma=0.995"],
+    "width256": ["policy.net_arch=[256, 256]"],
+    "lr3e-4": ["ppo.learning_rate=3.0e-4"],
     # second round: the single changes that helped, combined
     "tanh+lr1e-3+b2048": ["policy.activation=tanh", "ppo.learning_rate=1.0e-3",
                           "ppo.batch_size=2048"],
@@ -64,6 +72,9 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--preset", default="basic")
     ap.add_argument("--players", type=int, default=2)
+    ap.add_argument("--base", choices=("sweep", "default"), default="sweep",
+                    help="sweep: the first sweep's base (BASE); default: the default config's "
+                         "own network and hyper-parameters")
     ap.add_argument("--minutes", type=float, default=1.5, help="training time per variant")
     ap.add_argument("--games", type=int, default=10_000, help="evaluation games per opponent")
     ap.add_argument("--against", default="greedy,defensive")
@@ -80,15 +91,16 @@ def main() -> None:
     from ono_env.train.ppo import train
 
     rules = resolve_rules(args.preset, num_players=args.players)
+    base = BASE if args.base == "sweep" else []
     names = [n for n in (args.only.split(",") if args.only else FIRST_ROUND) if n]
-    if rules.scoring == "none" and "points" in names:
-        names.remove("points")   # reward "points" needs a rule set that keeps a score
+    if rules.scoring == "none":   # reward "points" needs a rule set that keeps a score
+        names = [n for n in names if "points" not in n]
     against = args.against.split(",")
     rows = []
     for name in names:
         with tempfile.TemporaryDirectory() as tmp:
             cfg = load_config("default", [
-                f"rules={args.preset}", f"num_players={args.players}", *BASE, *VARIANTS[name],
+                f"rules={args.preset}", f"num_players={args.players}", *base, *VARIANTS[name],
                 "total_steps=1000000000", f"time_limit_minutes={args.minutes}", "eval.every=0",
                 "final_eval.games=0", "progress=false", f"torch_threads={args.threads}",
                 f"seed={args.seed}", f"run_dir={tmp}/run"])
@@ -105,7 +117,8 @@ def main() -> None:
     head = ("| variant | change | steps | steps/s | "
             + " | ".join(f"vs {o} [95%]" for o in against) + " |")
     lines = [f"`algo: ppo`, {args.preset} rules, {args.players} players, {args.minutes} min of "
-             f"training per variant, {args.games:,} games per opponent; base: `{' '.join(BASE)}`; "
+             f"training per variant, {args.games:,} games per opponent; base: "
+             f"`{' '.join(base) or 'the default config'}`; "
              f"{os.cpu_count()} cores, torch_threads={args.threads}, Python "
              f"{platform.python_version()}.", "", head,
              "|" + "---|" * (4 + len(against))]
@@ -122,7 +135,7 @@ def main() -> None:
             f"# Sweep: {args.preset}, {args.players} players\n\n`python benchmarks/sweep_train.py "
             + " ".join(sys.argv[1:]) + "`\n\n" + text)
         (args.out / "sweep.json").write_text(json.dumps({"args": vars(args) | {"out": str(args.out)},
-                                                         "base": BASE, "rows": rows}, indent=2) + "\n")
+                                                         "base": base, "rows": rows}, indent=2) + "\n")
 
 
 if __name__ == "__main__":

@@ -550,8 +550,8 @@ def test_write_model_refuses_inconsistent_models(tmp_path):
 SHIPPED = {"ppo-basic-2p": ("basic", 2), "ppo-classic-2p": ("classic", 2),
            "ppo-basic-4p": ("basic", 4)}
 """Each shipped model: its rules and player count."""
-WIDTH = {"ppo-basic-2p": 256, "ppo-classic-2p": 256, "ppo-basic-4p": 128}
-"""The width of each model's two hidden layers (the MaskablePPO runs: 256; algo ppo: 128)."""
+WIDTH = {"ppo-basic-2p": 128, "ppo-classic-2p": 128, "ppo-basic-4p": 128}
+"""The width of each model's two hidden layers (algo ppo runs: 128)."""
 
 
 def test_shipped_models_are_safetensors_files_and_load_by_name():
