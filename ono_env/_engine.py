@@ -17,6 +17,7 @@ With ``NUMBA_DISABLE_JIT=1`` the same functions run as plain Python and play ide
 
 from __future__ import annotations
 
+import threading
 from typing import NamedTuple
 
 import numba
@@ -141,6 +142,33 @@ class Arrays(NamedTuple):
 def _kernel(sig):
     """A batch kernel called from Python: compiled once for ``sig`` and cached on disk."""
     return njit(sig, cache=True, _nrt=False, error_model="numpy")
+
+
+_LAZY_SIGNATURES = {}
+_COMPILE_LOCK = threading.Lock()
+
+
+def _lazy_kernel(sig):
+    """A batch kernel called from Python that compiles for ``sig`` on first use
+    (``compiled``) rather than at import: a program that only plays random games never
+    compiles ``step`` or ``observe``. Cached on disk like the others."""
+    def wrap(func):
+        _LAZY_SIGNATURES[func.__name__] = sig
+        return njit(cache=True, _nrt=False, error_model="numpy")(func)
+    return wrap
+
+
+def compiled(kernel):
+    """``kernel`` compiled for its one signature (from numba's cache when it holds it) and
+    closed to any other, as an eagerly compiled kernel is."""
+    if getattr(kernel, "signatures", None) is None:
+        return kernel  # NUMBA_DISABLE_JIT=1: plain Python
+    sig = _LAZY_SIGNATURES.get(kernel.py_func.__name__)
+    with _COMPILE_LOCK:  # two threads' first calls compile it once
+        if sig is not None and not kernel.signatures:
+            kernel.compile(sig)
+            kernel.disable_compile()
+    return kernel
 
 
 def _helper(sig):
@@ -1155,8 +1183,9 @@ def _observe_row(s, prm, i, me, o):
 # ======================================================================================
 # Called from Python with the seven state arrays one by one (numba types plain arrays
 # quickly; typing a tuple argument costs microseconds per call). Each kernel links the
-# whole engine, so there are few of them: that keeps the first compile short.
-@_kernel(void(*STATE, PRM, BROW, B2D))
+# whole engine, so there are few of them: that keeps the first compile short; the ones
+# called from ono_env.game compile on first use (_lazy_kernel).
+@_lazy_kernel(void(*STATE, PRM, BROW, B2D))
 def legal_mask(hands, held, pl, stock, discard, g, rng, prm, which, out):
     """out[i]: the legal actions of game i's acting player, for every i with which[i]."""
     s = Arrays(hands, held, pl, stock, discard, g, rng)
@@ -1170,7 +1199,7 @@ CHECK_RULES = 1   # recompute each game's legal actions and test the action agai
 CHECK_MASK = 2    # test against mask_out[i], the caller's legal mask of this very position
 
 
-@_kernel(i8(*STATE, PRM, I64ARR, BROW, i8, F32_2D, b1, B2D, F32_2D, BROW, BROW, I32ARR))
+@_lazy_kernel(i8(*STATE, PRM, I64ARR, BROW, i8, F32_2D, b1, B2D, F32_2D, BROW, BROW, I32ARR))
 def step(hands, held, pl, stock, discard, g, rng, prm, actions, active, check, rewards,
          observe_next, mask_out, obs_out, terminated_out, truncated_out, current_out):
     """Apply actions (B,) to every unfinished game with active[i]; rewards (B, P) is
@@ -1233,7 +1262,7 @@ def _reset_game(s, prm, i, scratch_rewards):
     _advance(s, prm, i, scratch_rewards)
 
 
-@_kernel(void(*STATE, PRM, BROW, F32_2D))
+@_lazy_kernel(void(*STATE, PRM, BROW, F32_2D))
 def reset(hands, held, pl, stock, discard, g, rng, prm, which, scratch_rewards):
     """Start a new episode in every game i with which[i] (the generator state is kept).
     scratch_rewards (B, P) float32 is scratch space."""
@@ -1268,7 +1297,7 @@ def _random_action(s, prm, i, policy_rng, rewards):
     return True
 
 
-@_kernel(i8(*STATE, PRM, i8, I64ARR, U64ARR, numba.float64[:, ::1], F32_2D))
+@_lazy_kernel(i8(*STATE, PRM, i8, I64ARR, U64ARR, numba.float64[:, ::1], F32_2D))
 def random_moves(hands, held, pl, stock, discard, g, rng, prm, steps, stop_seat, policy_rng,
                  seat_rewards, scratch_rewards):
     """Uniformly random legal actions, each game drawing from its policy_rng[i].
@@ -1315,7 +1344,7 @@ def random_moves(hands, held, pl, stock, discard, g, rng, prm, steps, stop_seat,
     return taken
 
 
-@_kernel(void(*STATE, PRM, I64ARR, BROW, F32_2D))
+@_lazy_kernel(void(*STATE, PRM, I64ARR, BROW, F32_2D))
 def observe(hands, held, pl, stock, discard, g, rng, prm, seats, which, out):
     """out[i] = the observation of seat seats[i] in game i, for every i with which[i]."""
     s = Arrays(hands, held, pl, stock, discard, g, rng)
@@ -1324,7 +1353,7 @@ def observe(hands, held, pl, stock, discard, g, rng, prm, seats, which, out):
             _observe_row(s, prm, i, seats[i], out[i])
 
 
-@_kernel(void(B2D, numba.float64[::1], I64ARR))
+@_lazy_kernel(void(B2D, numba.float64[::1], I64ARR))
 def nth_legal(mask, u, out):
     """out[i] = the floor(u[i] * count)-th legal action of row i (u in [0, 1)): a uniform
     random legal action for uniform u. Rows with no legal action get 0."""

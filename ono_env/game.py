@@ -38,12 +38,17 @@ def _entry(kernel):
     return kernel.overloads[kernel.signatures[0]].entry_point
 
 
-_K_STEP = _entry(E.step)
-_K_RESET = _entry(E.reset)
-_K_LEGAL_MASK = _entry(E.legal_mask)
-_K_OBSERVE = _entry(E.observe)
-_K_RANDOM_MOVES = _entry(E.random_moves)
-_K_NTH_LEGAL = _entry(E.nth_legal)
+class _Entries:
+    """The engine kernels' entry points, each compiled on first use (``E.compiled``): a
+    program that only plays random games compiles neither ``step`` nor ``observe``."""
+
+    def __getattr__(self, name):
+        entry = _entry(E.compiled(getattr(E, name)))
+        setattr(self, name, entry)  # later reads find it without __getattr__
+        return entry
+
+
+_K = _Entries()
 
 REWARD_MODES = ("win", "points")
 DEFAULT_MAX_DECISIONS_ROUND = 5_000
@@ -203,7 +208,7 @@ class VecGame:
             self.state.rng[which] = fresh[which]
         self._seeded = True
         self._mask_valid = False
-        _K_RESET(*self._arrays, self._params, which, self._scratch_rewards)
+        _K.reset(*self._arrays, self._params, which, self._scratch_rewards)
 
     # ---- decisions ------------------------------------------------------------------
     def legal_mask(self, which: np.ndarray | None = None) -> np.ndarray:
@@ -215,12 +220,12 @@ class VecGame:
         actions against it rather than computing the legal actions again."""
         if which is None:
             if not self._mask_valid:
-                _K_LEGAL_MASK(*self._state_args, self._all, self._mask)
+                _K.legal_mask(*self._state_args, self._all, self._mask)
                 self._mask_valid = True
             return self._mask_view
         which = self._games_mask(which, "which")
         self._mask_valid = False
-        _K_LEGAL_MASK(*self._arrays, self._params, which, self._mask)
+        _K.legal_mask(*self._arrays, self._params, which, self._mask)
         return self._mask_view
 
     def observe(self, seats: np.ndarray | int, which: np.ndarray | None = None,
@@ -244,7 +249,7 @@ class VecGame:
                 or not out.flags.c_contiguous:
             raise ValueError(f"out must be a C-contiguous ({self.num_games}, "
                              f"{self.observation_size}) float32 array")
-        _K_OBSERVE(*self._arrays, self._params, seats,
+        _K.observe(*self._arrays, self._params, seats,
                    self._all if which is None else self._games_mask(which, "which"), out)
         return out
 
@@ -273,7 +278,7 @@ class VecGame:
             actions, active = self._step_args(actions, active)
         mode = (E.CHECK_MASK if self._mask_valid else E.CHECK_RULES) if check else E.CHECK_NONE
         self._mask_valid = False
-        bad = _K_STEP(*self._state_args, actions, active, mode, *self._step_outputs)
+        bad = _K.step(*self._state_args, actions, active, mode, *self._step_outputs)
         return self._step_result(bad, actions)
 
     def step_and_observe(self, actions: np.ndarray | Sequence[int],
@@ -297,7 +302,7 @@ class VecGame:
             self._next_obs = np.zeros((self.num_games, self.observation_size), np.float32)
         mode = (E.CHECK_MASK if self._mask_valid else E.CHECK_RULES) if check else E.CHECK_NONE
         self._mask_valid = False
-        bad = _K_STEP(*self._arrays, self._params, actions, active, mode,
+        bad = _K.step(*self._arrays, self._params, actions, active, mode,
                       self._rewards, True, self._mask, self._next_obs,
                       self._terminated, self._truncated, self._current)
         result = self._step_result(bad, actions)
@@ -317,7 +322,7 @@ class VecGame:
         if self._next_obs.shape[0] != self.num_games:
             self._next_obs = np.zeros((self.num_games, self.observation_size), np.float32)
         mode = (E.CHECK_MASK if self._mask_valid else E.CHECK_RULES) if check else E.CHECK_NONE
-        bad = _K_STEP(*self._arrays, self._params, actions, self._all, mode,
+        bad = _K.step(*self._arrays, self._params, actions, self._all, mode,
                       self._rewards, True, self._mask, self._next_obs,
                       self._terminated, self._truncated, self._current)
         if bad < 0:
@@ -367,7 +372,7 @@ class VecGame:
         seed = check_seed("seed", seed, allow_none=False)
         policy_rng = game_seeds(seed ^ 0x5EED, self.num_games)
         self._mask_valid = False
-        return int(_K_RANDOM_MOVES(*self._arrays, self._params, int(steps), self._seats,
+        return int(_K.random_moves(*self._arrays, self._params, int(steps), self._seats,
                                    policy_rng, np.zeros((self.num_games, self.num_players)),
                                    self._scratch_rewards))
 
@@ -386,7 +391,7 @@ class VecGame:
                     or not arr.flags.c_contiguous):
                 raise ValueError(f"{name} must be a C-contiguous {shape} {dtype.__name__} array")
         self._mask_valid = False
-        return int(_K_RANDOM_MOVES(*self._arrays, self._params, -1, seats, policy_rng,
+        return int(_K.random_moves(*self._arrays, self._params, -1, seats, policy_rng,
                                    rewards, self._scratch_rewards))
 
     def legal_action_names(self, i: int = 0) -> list[str]:
@@ -395,7 +400,7 @@ class VecGame:
         which = np.zeros(self.num_games, np.bool_)
         which[i] = True
         rows = np.zeros((self.num_games, C.NUM_ACTIONS), np.bool_)
-        _K_LEGAL_MASK(*self._arrays, self._params, which, rows)
+        _K.legal_mask(*self._arrays, self._params, which, rows)
         return [C.ACTION_NAMES[a] for a in np.flatnonzero(rows[i])]
 
     # ---- views ----------------------------------------------------------------------
@@ -504,5 +509,5 @@ def random_legal(mask: np.ndarray, rng: np.random.Generator) -> np.ndarray:
     uniform draw of ``rng`` per row."""
     mask = np.ascontiguousarray(mask, dtype=np.bool_)
     out = np.empty(mask.shape[0], np.int64)
-    _K_NTH_LEGAL(mask, rng.random(mask.shape[0]), out)
+    _K.nth_legal(mask, rng.random(mask.shape[0]), out)
     return out

@@ -160,3 +160,27 @@ def test_compiled_random_play_is_a_uniform_choice_over_the_legal_mask(preset, pl
             actions[i] = legal[k]
         slow.step(actions)
     assert [fast.to_dict(i) for i in range(B)] == [slow.to_dict(i) for i in range(B)]
+
+
+LAZY_PROBE = """
+from ono_env import VecGame, _engine as E
+g = VecGame("basic", 4, seed=0)
+g.play_random(50, seed=1)
+print(len(E.step.signatures), len(E.observe.signatures))
+g.step(g.legal_mask().argmax(axis=1))
+print(len(E.step.signatures), len(E.observe.signatures))
+try:
+    E.step(*[0] * 18)  # any other types: refused, as an eagerly compiled kernel refuses
+except TypeError:
+    print("refused")
+"""
+
+
+def test_kernels_compile_on_first_use():
+    """Random play compiles neither step nor observe; the first step compiles step for its
+    one signature and closes it to others."""
+    import subprocess
+    import sys
+    out = subprocess.run([sys.executable, "-c", LAZY_PROBE], capture_output=True, text=True,
+                         timeout=600, check=True).stdout.split("\n")
+    assert out[:3] == ["0 0", "1 0", "refused"]
