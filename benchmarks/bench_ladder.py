@@ -32,11 +32,11 @@ from ono_env.agents import make_agent
 from ono_env.arena import run_arena
 
 BASELINES = ["random", "greedy", "color", "defensive", "ppo-basic-2p"]
-SEARCH = ["pimc:32", "pimc:128", "ismcts:500", "oracle-hands:64", "oracle:16"]
+SEARCH = ["pimc:32", "pimc:128", "pimc-ppo:128", "ismcts:500", "oracle-hands:64", "oracle:16"]
 ANCHORS = ["random", "greedy", "ppo-basic-2p"]
 SEARCH_PAIRS = [("pimc:128", "pimc:32"), ("pimc:128", "ismcts:500"),
-                ("oracle-hands:64", "pimc:128"), ("oracle:16", "oracle-hands:64"),
-                ("oracle:16", "pimc:128")]
+                ("pimc-ppo:128", "pimc:128"), ("oracle-hands:64", "pimc-ppo:128"),
+                ("oracle:16", "oracle-hands:64"), ("oracle:16", "pimc-ppo:128")]
 CHEATING = {"oracle-hands:64", "oracle:16"}
 
 

@@ -117,7 +117,10 @@ def test_no_peeking_hidden_swaps_do_not_change_decisions(preset, players):
     rows = np.flatnonzero(~game.finished & (mask.sum(axis=1) > 1))
     swapped = _hidden_swaps(game, rows, np.random.default_rng(1))
     assert not all(np.array_equal(x, y) for x, y in zip(game.state.arrays, swapped.state.arrays))
-    for spec in ("pimc:4", "pimc-random:4", "ismcts:30"):
+    specs = ["pimc:4", "pimc-random:4", "ismcts:30"]
+    if (preset, players) == ("basic", 2):
+        specs.append("pimc-ppo:4")   # its prior reads the seat's observation
+    for spec in specs:
         agent = make_agent(spec, rules)
         a = agent.act_game(game, rows, np.random.default_rng(5))
         va = agent.last_values.copy()
@@ -130,6 +133,36 @@ def test_no_peeking_hidden_swaps_do_not_change_decisions(preset, players):
     va = oracle.last_values.copy()
     oracle.act_game(swapped, rows, np.random.default_rng(5))
     assert not np.array_equal(va, oracle.last_values)
+
+
+def test_pimc_ppo_keeps_the_policy_choice_unless_clearly_beaten():
+    rules = RuleSet.preset("basic", num_players=2)
+    game = positions(rules, 128, seed=12)
+    mask = game.legal_mask().copy()
+    rows = np.flatnonzero(~game.finished)
+    ppo = make_agent("ppo-basic-2p", rules)
+    obs = game.observe(game.state.current.astype(np.int64))[rows]
+    policy = ppo.act(obs, mask[rows], np.random.default_rng(0))
+    agent = make_agent("pimc-ppo:6", rules)
+    assert agent.prior.name == "ppo-basic-2p" and agent.margin == pytest.approx(1.2 / 6 ** 0.5)
+    acts = agent.act_game(game, rows, np.random.default_rng(3))
+    assert mask[rows, acts].all()
+    assert np.array_equal(acts, agent.act_game(game, rows, np.random.default_rng(3)))
+    v, k = agent.last_values, np.arange(len(rows))
+    plain = make_agent("pimc-plain:6", rules).act_game(game, rows, np.random.default_rng(3))
+    changed = acts != policy
+    assert 0 < changed.sum() < (plain != policy).sum()   # some overrides, fewer than plain's
+    # overridden only where the search's choice beats the policy's by more than the margin
+    assert (v[k, acts] - v[k, policy] > agent.margin)[changed].all()
+    assert (v[k, acts] >= v.max(axis=1) - 1e-9)[changed].all()
+    # no margin to beat: the plain search; a margin nothing beats: the policy itself
+    for margin, want in ((-1.0, plain), (2.0, policy)):
+        a = SearchAgent(rules, 6, margin=margin, prior=ppo, name="x")
+        assert np.array_equal(a.act_game(game, rows, np.random.default_rng(3)), want)
+    with pytest.raises(ValueError, match="3-player 'basic' rules; there are: ppo-basic-2p"):
+        make_agent("pimc-ppo", RuleSet.preset("basic", num_players=3))
+    with pytest.raises(ValueError, match="prior = .*allowed: None, or for a fair pimc search"):
+        SearchAgent(rules, 4, method="ismcts", prior=ppo)
 
 
 def test_a_forced_decision_is_returned_without_search_and_budget_one_works():
