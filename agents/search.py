@@ -141,12 +141,12 @@ class SearchAgent:
                              f"agent with act(obs, mask, rng)")
         self.method = method
         self.margin = float(margin)
+        """pimc: keep the prior's choice (``prior``'s, else the compiled greedy's) unless an
+        action's mean result beats it by more than this (negative: no preference)."""
         self.prior = prior
         self._obs: np.ndarray | None = None
         self.explore = EXPLORE
         """ismcts: the UCB1 exploration constant."""
-        """pimc: keep the greedy's choice unless an action's mean result beats it by more
-        than this (negative: no preference)."""
         self.worlds = int(worlds)
         """The budget: worlds per decision (pimc) or iterations per decision (ismcts)."""
         self.policy = policy
@@ -199,20 +199,20 @@ class SearchAgent:
                    np.zeros(C.NUM_ACTIONS), np.zeros(32 + P), out)
             self.last_values = values
             return out
-        kernel_margin = -1.0 if self.prior is not None else self.margin
+        prior = self._prior_choices(game, rows, rng)
         pimc(*view, game._params, seeds, self.worlds, views[self.view], policies[self.policy],
-             MAX_PLAYOUT, kernel_margin, *world, np.zeros(C.NUM_CARD_TYPES, np.int64), np.zeros(D, np.int8),
-             np.zeros(2, np.uint64), values, np.zeros((2, P), np.float32),
+             MAX_PLAYOUT, self.margin, prior, *world, np.zeros(C.NUM_CARD_TYPES, np.int64),
+             np.zeros(D, np.int8), np.zeros(2, np.uint64), values, np.zeros((2, P), np.float32),
              np.zeros(C.NUM_ACTIONS, np.bool_), np.zeros(C.NUM_ACTIONS), np.zeros(32 + P), out)
         self.last_values = values
-        if self.prior is not None and self.margin >= 0:
-            out = self._keep_prior(game, rows, out, values, rng)
         return out
 
-    def _keep_prior(self, game: VecGame, rows: np.ndarray, out: np.ndarray,
-                    values: np.ndarray, rng: np.random.Generator) -> np.ndarray:
-        """The prior's choice from the acting seat's observation, kept unless ``out``'s mean
-        playout result beats it by more than the margin."""
+    def _prior_choices(self, game: VecGame, rows: np.ndarray,
+                       rng: np.random.Generator) -> np.ndarray:
+        """``(len(rows),)``: the prior's choice from each acting seat's observation, or -1
+        where the search keeps the compiled greedy's (no prior agent) or keeps none."""
+        if self.prior is None or self.margin < 0:
+            return np.full(len(rows), -1, np.int64)
         B = game.num_games
         if self._obs is None or self._obs.shape != (B, game.observation_size):
             self._obs = np.zeros((B, game.observation_size), np.float32)
@@ -221,11 +221,9 @@ class SearchAgent:
         obs = game.observe(game.state.current.astype(np.int64), which, out=self._obs)[rows]
         mask = game.legal_mask()[rows]
         choice = np.asarray(self.prior.act(obs, mask, rng), dtype=np.int64)
-        if choice.shape != out.shape or not mask[np.arange(len(rows)), choice].all():
+        if choice.shape != (len(rows),) or not mask[np.arange(len(rows)), choice].all():
             raise ValueError(f"{self!r}: the prior {self.prior!r} chose an illegal action")
-        k = np.arange(len(rows))
-        keep = values[k, out] - values[k, choice] <= self.margin + 1e-9
-        return np.where(keep, choice, out)
+        return choice
 
 
 def game_actions(agent: Any, game: VecGame, rows: np.ndarray, mask: np.ndarray,
@@ -289,13 +287,13 @@ def shipped_policy(rules: Any) -> Any:
 def _factory(base: str, policy: str, view: str, method: str = "pimc", prior: str | None = None):
     def make(rules: Any, arg: str | None = None) -> SearchAgent:
         n = _budget(base, arg)
+        margin, agent = -1.0, None
         if prior == "greedy":
-            return SearchAgent(rules, n, policy, view, name=f"{base}:{n}", method=method,
-                               margin=default_margin(n))
-        if prior == "ppo":
-            return SearchAgent(rules, n, policy, view, name=f"{base}:{n}", method=method,
-                               margin=prior_margin(n), prior=shipped_policy(rules))
-        return SearchAgent(rules, n, policy, view, name=f"{base}:{n}", method=method)
+            margin = default_margin(n)
+        elif prior == "ppo":
+            margin, agent = prior_margin(n), shipped_policy(rules)
+        return SearchAgent(rules, n, policy, view, name=f"{base}:{n}", method=method,
+                           margin=margin, prior=agent)
     return make
 
 

@@ -236,19 +236,20 @@ def _legal_count(v, prm, r, legal, values, out):
     return count
 
 
-@_kernel(void(*STATE, PRM, U64ARR, i8, i8, i8, i8, numba.float64, *STATE, I64ARR, I8ARR,
-              U64ARR, numba.float64[:, ::1], F32_2D, BROW, F64ROW, F64ROW, I64ARR))
+@_kernel(void(*STATE, PRM, U64ARR, i8, i8, i8, i8, numba.float64, I64ARR, *STATE, I64ARR,
+              I8ARR, U64ARR, numba.float64[:, ::1], F32_2D, BROW, F64ROW, F64ROW, I64ARR))
 def pimc_search(vhands, vheld, vpl, vstock, vdiscard, vg, vrng, prm, seeds, n_worlds, mode,
-                policy, max_len, margin, whands, wheld, wpl, wstock, wdiscard, wg, wrng, counts,
-                unseen, arng, values, rewards, legal, sc, tmp, out):
+                policy, max_len, margin, prior, whands, wheld, wpl, wstock, wdiscard, wg, wrng,
+                counts, unseen, arng, values, rewards, legal, sc, tmp, out):
     """Perfect-information Monte Carlo for every view row r (seat_view output): n_worlds
     worlds are sampled (_determinize, from the generator state seeds[r]); in each, every
     legal action is applied to a copy and played out to the end of the round with the
     playout policy, the same playout generator for every action of a world (common random
-    numbers). out[r] = the action with the most round wins, except that the compiled
-    greedy's choice (from the view: own hand and public table) is kept unless the best
-    action beats it by more than ``margin`` (margin < 0: no preference; ties then broken
-    by the generator); a decision with one legal action is returned without search. values (R, A) receives
+    numbers). out[r] = the action with the most round wins, except that a prior choice is
+    kept unless the best action beats it by more than ``margin`` (margin < 0: no
+    preference; ties then broken by the generator): prior[r] where it is >= 0 (the
+    caller's, e.g. a learned policy's from the seat's observation), else the compiled
+    greedy's (from the view: own hand and public table); a decision with one legal action is returned without search. values (R, A) receives
     the mean playout value of each legal action (-1 elsewhere).
 
     Scratch: w* two rows (world, playout), counts (56,), unseen (D,), arng (2,) uint64 (agent, playout policy),
@@ -299,13 +300,14 @@ def pimc_search(vhands, vheld, vpl, vstock, vdiscard, vg, vrng, prm, seeds, n_wo
                 if _next_u53(arng, 0) % ties == 0:
                     out[r] = a
         if margin >= 0.0:
-            _greedy_scores(v, prm, r, sc, tmp)
-            gb = -1
-            gs = -1e300
-            for a in range(NA):
-                if legal[a] and sc[a] > gs + 1e-6:
-                    gs = sc[a]
-                    gb = a
+            gb = prior[r]
+            if gb < 0:
+                _greedy_scores(v, prm, r, sc, tmp)
+                gs = -1e300
+                for a in range(NA):
+                    if legal[a] and sc[a] > gs + 1e-6:
+                        gs = sc[a]
+                        gb = a
             if gb >= 0 and values[r, out[r]] - values[r, gb] <= margin + 1e-9:
                 out[r] = gb
 
