@@ -16,7 +16,8 @@ from ono_env.arena import run_arena
 from ono_env.train import run as R
 from ono_env.train.cli import main as train_main
 from ono_env.train.config import load_config
-from ono_env.train.ppo import MASKED, ActorCritic, masked_logits, resolve_device, sample, train
+from ono_env.train.ppo import (MASKED, ActorCritic, bf16_supported, masked_logits, resolve_device,
+                                sample, train)
 
 TINY = ["total_steps=2048", "num_envs=16", "ppo.n_steps=64", "ppo.batch_size=256",
         "ppo.n_epochs=2", "policy.net_arch=[32]", "eval.every=1024", "eval.games=16",
@@ -159,6 +160,15 @@ def test_config_fields_of_the_lean_trainer_are_checked():
     if not torch.cuda.is_available():
         with pytest.raises(ValueError, match="no CUDA GPU"):
             resolve_device(load_config("default", ["device=cuda"]))
+
+
+def test_bf16_autocast_only_where_the_cpu_has_bf16_instructions():
+    cpu = torch.device("cpu")
+    # plain AVX-512: oneDNN would emulate bf16 (slower than fp32), so auto keeps fp32
+    assert not bf16_supported(cpu, {"avx512_f": True, "avx512_bf16": False, "amx_bf16": False})
+    assert not bf16_supported(cpu, {})
+    assert bf16_supported(cpu, {"avx512_f": True, "avx512_bf16": True})
+    assert bf16_supported(cpu, {"amx_bf16": True, "amx_tile": True})
 
 
 def test_the_cli_trains_with_algo_ppo_and_refuses_a_bad_resume(tmp_path, capsys):

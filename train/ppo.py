@@ -59,7 +59,7 @@ import math
 import sys
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, Mapping
 
 import numpy as np
 import torch
@@ -159,15 +159,20 @@ def sample(logits: torch.Tensor, gen: torch.Generator) -> torch.Tensor:
     return (logits - torch.log(-torch.log(u))).argmax(dim=1)
 
 
-def bf16_supported(device: torch.device) -> bool:
-    """Whether bf16 matrix products are native here (CUDA with bf16, or a CPU with AVX-512
-    BF16 / AMX, as oneDNN reports)."""
+def bf16_supported(device: torch.device, capabilities: Mapping[str, Any] | None = None) -> bool:
+    """Whether bf16 matrix products are native here: CUDA with bf16, or a CPU whose
+    instruction set has them (AVX-512 BF16 or AMX BF16, from ``torch.cpu.get_capabilities()``
+    unless ``capabilities`` is given). oneDNN also accepts a plain AVX-512 CPU, where it
+    emulates bf16: there the default config trained 1.8x slower under bf16 autocast than in
+    fp32 (21,500-22,800 against 35,900-42,800 steps/s)."""
     if device.type == "cuda":
         return torch.cuda.is_bf16_supported()
-    try:
-        return bool(torch.ops.mkldnn._is_mkldnn_bf16_supported())
-    except (AttributeError, RuntimeError):
-        return False
+    if capabilities is None:
+        try:
+            capabilities = torch.cpu.get_capabilities()
+        except (AttributeError, RuntimeError):
+            return False
+    return bool(capabilities.get("avx512_bf16") or capabilities.get("amx_bf16"))
 
 
 def resolve_device(cfg: TrainConfig) -> tuple[torch.device, bool]:
