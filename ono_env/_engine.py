@@ -17,7 +17,6 @@ With ``NUMBA_DISABLE_JIT=1`` the same functions run as plain Python and play ide
 
 from __future__ import annotations
 
-import threading
 from typing import NamedTuple
 
 import numba
@@ -27,6 +26,7 @@ from numba import njit
 from numba.extending import intrinsic
 
 from ono_env import cards as C
+from ono_env._compile import LAZY_SIGNATURES, compiled, kernel, lazy_kernel, rules_function  # noqa: F401
 from ono_env.observation import (
     OBS_COLOR, OBS_DIRECTION, OBS_DISCARD, OBS_DRAWN, OBS_HAND, OBS_MY_TURN, OBS_OPPONENTS,
     OBS_PENDING, OBS_PHASE, OBS_SELF, OBS_STOCK, OBS_TOP, NUM_OBSERVED_PHASES, PHASE_NAMES,
@@ -135,57 +135,26 @@ class Arrays(NamedTuple):
     rng: np.ndarray
 
 
-# Every compiled function runs without numba's reference counting (``_nrt=False``): the
-# state arrays belong to the VecGame for as long as any kernel runs, and counting
-# references to them cost ~150 ns per call of a large function. In return nothing here
-# allocates; scratch space comes from the caller.
-def _kernel(sig):
-    """A batch kernel called from Python: compiled once for ``sig`` and cached on disk."""
-    return njit(sig, cache=True, _nrt=False, error_model="numpy")
-
-
-_LAZY_SIGNATURES = {}
-_COMPILE_LOCK = threading.Lock()
-
-
-def _lazy_kernel(sig):
-    """A batch kernel called from Python that compiles for ``sig`` on first use
-    (``compiled``) rather than at import: a program that only plays random games never
-    compiles ``step`` or ``observe``. Cached on disk like the others."""
-    def wrap(func):
-        _LAZY_SIGNATURES[func.__name__] = sig
-        return njit(cache=True, _nrt=False, error_model="numpy")(func)
-    return wrap
-
-
-def compiled(kernel):
-    """``kernel`` compiled for its one signature (from numba's cache when it holds it) and
-    closed to any other, as an eagerly compiled kernel is."""
-    if getattr(kernel, "signatures", None) is None:
-        return kernel  # NUMBA_DISABLE_JIT=1: plain Python
-    sig = _LAZY_SIGNATURES.get(kernel.py_func.__name__)
-    with _COMPILE_LOCK:  # two threads' first calls compile it once
-        if sig is not None and not kernel.signatures:
-            kernel.compile(sig)
-            kernel.disable_compile()
-    return kernel
+# How the rules compile (ono_env._compile): kernels are called from Python; rules functions
+# only from compiled code, compiled only when a kernel is not prebuilt or cached.
+_kernel = kernel
+_lazy_kernel = lazy_kernel
+_LAZY_SIGNATURES = LAZY_SIGNATURES
 
 
 def _helper(sig):
-    """A rules function called only from compiled code: no Python/C wrappers to build
-    (they are most of the compile time of a small function). Called, not inlined: the
-    rules of rare events (a deal, the end of a round, a reshuffle, a catch, a challenge)."""
-    return njit(sig, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True, _nrt=False,
-                error_model="numpy")
+    """A rules function called only from compiled code (``rules_function``). Called, not
+    inlined: the rules of rare events (a deal, the end of a round, a reshuffle, a catch, a
+    challenge)."""
+    return rules_function(sig)
 
 
 def _hot(sig):
-    """A rules function on the path of every decision: compiled once like a ``_helper``, and
+    """A rules function on the path of every decision: declared like a ``_helper``, and
     inlined by LLVM into each caller (``forceinline``). A call that is not inlined passes
     the state arrays' ~65 words of shape, stride and pointer fields, which costs more than
     most of these functions do."""
-    return njit(sig, cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True, _nrt=False,
-                error_model="numpy", forceinline=True)
+    return rules_function(sig, forceinline=True)
 
 
 _inline = njit(inline="always")

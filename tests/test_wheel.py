@@ -44,8 +44,16 @@ def test_wheel_has_one_import_name_and_carries_configs_and_models(wheel):
                      "ono_env/web/static/index.html", "ono_env/web/static/app.js",
                      "ono_env/web/static/style.css", "ono_env/replay.py"):
         assert expected in names, expected
-    # nothing from the source tree that is not package code or data
-    assert not [n for n in names if n.endswith((".zip", ".pyc", ".nbi", ".nbc"))]
+    # nothing from the source tree that is not package code or data: numba cache files only
+    # as the prebuilt kernels the build step wrote, none from a __pycache__
+    assert not [n for n in names if n.endswith((".zip", ".pyc"))]
+    assert not [n for n in names
+                if n.endswith((".nbi", ".nbc")) and not n.startswith("ono_env/_prebuilt/")]
+    assert "ono_env/_prebuilt/manifest.json" in names
+    for kernel in ("_engine.reset", "_engine.random_moves", "_engine.step", "_engine.observe",
+                   "_engine.legal_mask", "_baselines.policy_moves", "_search.pimc_search"):
+        assert [n for n in names if n.startswith(f"ono_env/_prebuilt/{kernel}-")
+                and n.endswith(".nbc")], kernel
 
 
 def test_wheel_installs_and_works_from_a_folder_with_its_own_agents_and_train(wheel, tmp_path):
@@ -53,8 +61,11 @@ def test_wheel_installs_and_works_from_a_folder_with_its_own_agents_and_train(wh
     venv.EnvBuilder(with_pip=True, clear=True).create(env_dir)
     bin_dir = env_dir / ("Scripts" if os.name == "nt" else "bin")
     py = bin_dir / "python"
-    proc = _run([str(py), "-m", "pip", "install", "-q", "--disable-pip-version-check", str(wheel)],
-                cwd=tmp_path, timeout=900)
+    # numba at the version the wheel's kernels were prebuilt with (a newer one would
+    # compile them on first use instead, which is correct but not what this test checks)
+    import numba
+    proc = _run([str(py), "-m", "pip", "install", "-q", "--disable-pip-version-check", str(wheel),
+                 f"numba=={numba.__version__}"], cwd=tmp_path, timeout=900)
     assert proc.returncode == 0, proc.stderr[-3000:]
 
     work = tmp_path / "research"
@@ -88,6 +99,26 @@ def test_wheel_installs_and_works_from_a_folder_with_its_own_agents_and_train(wh
     assert proc.returncode == 0, proc.stderr
     assert "ppo-basic-2p LearnedAgent" in proc.stdout and "ppo-classic-2p LearnedAgent" in proc.stdout
     assert proc.stdout.strip().endswith("ono")
+
+    # a first import on a machine with an empty numba cache: the prebuilt kernels are
+    # used, and random play, a step and an observation compile nothing
+    first = (
+        "from numba.core import event\n"
+        "n = []\n"
+        "class C(event.Listener):\n"
+        "    def on_start(self, e): n.append(1)\n"
+        "    def on_end(self, e): pass\n"
+        "event.register('numba:compile', C())\n"
+        "import ono_env\n"
+        "from ono_env import _compile\n"
+        "g = ono_env.VecGame('classic', 2, seed=0)\n"
+        "g.play_random(100, seed=0)\n"
+        "g.step(g.legal_mask().argmax(axis=1))\n"
+        "print(_compile.prebuilt_status(), len(n))\n"
+    )
+    proc = _run([str(py), "-c", first], cwd=work, env={**env, "NUMBA_CACHE_DIR": str(tmp_path / "nc")})
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.split() == ["used", "0"]
 
     # without the [train] extra, training says what to install, in one line
     proc = _run([str(bin_dir / "ono-train"), "default", "total_steps=100"], cwd=work, env=env)

@@ -1,0 +1,327 @@
+"""How the engine's rules are compiled: kernels, rules functions, and prebuilt kernels.
+
+The rules (``_engine``, ``_baselines``, ``_search``) are numba functions of two kinds:
+
+- **kernels**, called from Python (``kernel`` / ``lazy_kernel``): each compiled for one
+  signature and closed to any other;
+- **rules functions**, called only from compiled code (``rules_function``): declared with a
+  signature, and compiled only when a kernel has to be compiled (``compile_rules``). A
+  kernel that comes from a cache needs none of them: its cached code holds every rules
+  function it calls.
+
+A kernel is looked up, before anything is compiled, first among the **prebuilt kernels**
+and then in numba's usual on-disk cache (``__pycache__``). The prebuilt kernels are numba's
+own cache files, written when the package is built (``ono_env._prebuild``, run by
+``pip install``) into ``ono_env/_prebuilt/`` for a CPU level that every machine of the
+architecture runs (x86-64-v2: SSE4.2 and POPCNT, on x86-64). numba keys its own cache to
+the exact CPU model, so a fresh machine would compile every kernel on first use (20 s of
+CPU on the machine of the README's figures); with prebuilt kernels a first import that
+plays random games compiles nothing.
+
+The prebuilt kernels are used only where they fit exactly: the same numba and Python
+versions, the same architecture, a CPU with every instruction set they were built for, and
+the same rules sources (a hash of the source files, so an edited checkout never runs
+stale code). Otherwise, or with ``ONO_ENV_PREBUILT=0``, the kernels compile on first use as
+before and land in numba's usual cache.
+
+numba offers no public hook to add a read-only cache of its own; this module subclasses its
+cache classes (``numba.core.caching``) for the lookup, and gives up on the prebuilt kernels
+(compiling instead) if those classes are not what it expects.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import json
+import os
+import platform
+import sys
+import threading
+from pathlib import Path
+
+import numba
+from numba import njit
+
+from ono_env._prebuild import BUILD_ENV, portable_cpu
+
+PREBUILT_DIR = Path(__file__).with_name("_prebuilt")
+"""Where ``pip install`` puts the prebuilt kernels (``ono_env._prebuild``)."""
+MANIFEST = "manifest.json"
+DISABLE_ENV = "ONO_ENV_PREBUILT"
+"""``ONO_ENV_PREBUILT=0``: never use the prebuilt kernels (compile on first use)."""
+
+# Every source file whose code or constants the compiled kernels hold (the prebuilt kernels
+# are stale when any of them changes).
+RULES_SOURCES = ("cards.py", "rules.py", "observation.py", "_engine.py", "_baselines.py",
+                 "_search.py")
+AGENT_SOURCES = ("rule_based.py",)  # in ono_env.agents: the baselines' scores
+
+_JIT = not numba.config.DISABLE_JIT
+
+
+def _agents_dir() -> Path:
+    spec = importlib.util.find_spec("ono_env.agents")
+    return Path(next(iter(spec.submodule_search_locations)))
+
+
+def source_hash() -> str:
+    """sha256 of the rules sources (``RULES_SOURCES`` and ``AGENT_SOURCES``)."""
+    h = hashlib.sha256()
+    here = Path(__file__).parent
+    for path in [here / n for n in RULES_SOURCES] + [_agents_dir() / n for n in AGENT_SOURCES]:
+        h.update(path.name.encode() + b"\0" + path.read_bytes() + b"\0")
+    return h.hexdigest()
+
+
+def manifest() -> dict:
+    """What the prebuilt kernels were built for (written beside them by the build step)."""
+    return {
+        "numba": numba.__version__,
+        "python": f"{sys.version_info[0]}.{sys.version_info[1]}",
+        "machine": platform.machine().lower(),
+        "cpu": portable_cpu()[0],
+        "features": list(portable_cpu()[1]),
+        "sources": source_hash(),
+    }
+
+
+def _building() -> Path | None:
+    out = os.environ.get(BUILD_ENV)
+    return Path(out) if out else None
+
+
+_PREBUILT_STATE: dict = {}
+
+
+def prebuilt_status() -> str:
+    """``"used"`` when kernels are looked up among the prebuilt kernels, else why not (one
+    line: not built, disabled, or which of version, machine, CPU or sources differs)."""
+    if "status" not in _PREBUILT_STATE:
+        _PREBUILT_STATE["status"] = _check_prebuilt()
+    return _PREBUILT_STATE["status"]
+
+
+def _check_prebuilt() -> str:
+    if not _JIT:
+        return "not used: NUMBA_DISABLE_JIT is set"
+    if _building() is not None:
+        return "used"  # the build step writes them
+    if os.environ.get(DISABLE_ENV, "1") == "0":
+        return f"not used: {DISABLE_ENV}=0"
+    try:
+        built = json.loads((PREBUILT_DIR / MANIFEST).read_text())
+    except (OSError, ValueError):
+        return "not used: this install has no prebuilt kernels"
+    here = manifest()
+    for key in ("numba", "python", "machine", "sources"):
+        if built.get(key) != here[key]:
+            what = "the rules sources changed since the build" if key == "sources" else (
+                f"built for {key} {built.get(key)}, this is {here[key]}")
+            return f"not used: {what}"
+    try:
+        from llvmlite import binding as ll
+        have = {name for name, on in ll.get_host_cpu_features().items() if on}
+    except Exception:  # noqa: BLE001 - no feature list: do not guess
+        return "not used: this CPU's features cannot be read"
+    missing = sorted(set(built.get("features", ())) - have)
+    if missing:
+        return f"not used: this CPU lacks {', '.join(missing)}"
+    try:
+        _cache_classes()
+    except Exception as e:  # noqa: BLE001 - numba's cache classes changed: compile instead
+        return f"not used: numba's cache classes are not as expected ({e})"
+    return "used"
+
+
+_CACHE_CLASSES: list = []
+
+
+def _cache_classes():
+    """(KernelCache class) built on numba's cache classes, once."""
+    if _CACHE_CLASSES:
+        return _CACHE_CLASSES[0]
+    from numba.core import caching
+
+    out_dir = _building() or PREBUILT_DIR
+    cpu = portable_cpu()[0]
+
+    class PrebuiltLocator(caching._CacheLocator):
+        """The prebuilt kernels' folder; stamped with the hash of the rules sources, not
+        a file time (an installed file's time says nothing about its content)."""
+
+        def __init__(self, py_func, py_file):
+            self._lineno = py_func.__code__.co_firstlineno
+
+        def ensure_cache_path(self):
+            os.makedirs(out_dir, exist_ok=True)
+
+        def get_cache_path(self):
+            return str(out_dir)
+
+        def get_source_stamp(self):
+            return source_hash()
+
+        def get_disambiguator(self):
+            return str(self._lineno)
+
+        @classmethod
+        def from_function(cls, py_func, py_file):
+            return cls(py_func, py_file)
+
+    class PrebuiltImpl(caching.CompileResultCacheImpl):
+        _locator_classes = [PrebuiltLocator]
+
+    class PrebuiltCache(caching.FunctionCache):
+        """numba's function cache, keyed by the portable CPU level instead of this
+        machine's exact CPU model and features."""
+
+        _impl_class = PrebuiltImpl
+
+        def _index_key(self, sig, codegen):
+            sig, magic, code = super()._index_key(sig, codegen)
+            return sig, (magic[0], cpu), code
+
+    class KernelCache(caching._Cache):
+        """The prebuilt kernels, then numba's usual cache. A miss in both compiles the
+        rules functions first (``compile_rules``), so that the kernel links them at their
+        declared signatures."""
+
+        def __init__(self, py_func):
+            self._user = caching.FunctionCache(py_func)
+            self._prebuilt = PrebuiltCache(py_func) if prebuilt_status() == "used" else None
+
+        @property
+        def cache_path(self):
+            return self._user.cache_path
+
+        def load_overload(self, sig, target_context):
+            if _building() is None:
+                for cache in (self._prebuilt, self._user):
+                    if cache is not None:
+                        cres = cache.load_overload(sig, target_context)
+                        if cres is not None:
+                            return cres
+            compile_rules()
+            return None
+
+        def save_overload(self, sig, data):
+            (self._prebuilt if _building() is not None else self._user).save_overload(sig, data)
+
+        def enable(self):
+            self._user.enable()
+
+        def disable(self):
+            self._user.disable()
+
+        def flush(self):
+            self._user.flush()
+
+    _CACHE_CLASSES.append(KernelCache)
+    return KernelCache
+
+
+def _cache_for(py_func):
+    """The cache a kernel looks in: the prebuilt kernels and numba's cache, or numba's
+    cache alone when the prebuilt ones cannot be used."""
+    if prebuilt_status() == "used":
+        return _cache_classes()(py_func)
+    from numba.core.caching import FunctionCache
+
+    global _UserCache
+    if _UserCache is None:
+        class _UserCache(FunctionCache):
+            """numba's usual cache; a miss compiles the rules functions first."""
+
+            def load_overload(self, sig, target_context):
+                cres = super().load_overload(sig, target_context)
+                if cres is None:
+                    compile_rules()
+                return cres
+
+    return _UserCache(py_func)
+
+
+_UserCache = None
+
+
+# ---- decorators ------------------------------------------------------------------------
+# Every compiled function runs without numba's reference counting (``_nrt=False``): the
+# state arrays belong to the VecGame for as long as any kernel runs, and counting
+# references to them cost ~150 ns per call of a large function. In return nothing here
+# allocates; scratch space comes from the caller.
+_KERNEL_OPTIONS = dict(_nrt=False, error_model="numpy")
+_RULES_OPTIONS = dict(no_cpython_wrapper=True, no_cfunc_wrapper=True, _nrt=False,
+                      error_model="numpy")
+
+LAZY_SIGNATURES: dict[str, object] = {}
+"""Kernel name -> its one signature, for the kernels that compile on first use."""
+_COMPILE_LOCK = threading.Lock()
+
+
+def lazy_kernel(sig):
+    """A batch kernel called from Python, made ready for ``sig`` on first use
+    (``compiled``): from the prebuilt kernels or numba's cache, else compiled. A program
+    that only plays random games never loads ``step`` or ``observe``."""
+    def wrap(func):
+        LAZY_SIGNATURES[func.__name__] = sig
+        disp = njit(**_KERNEL_OPTIONS)(func)
+        if _JIT:
+            disp._cache = _cache_for(disp.py_func)
+        return disp
+    return wrap
+
+
+def kernel(sig):
+    """A batch kernel called from Python, made ready for ``sig`` when its module is
+    imported (the search and compiled-baseline kernels, whose modules load on first use)."""
+    def wrap(func):
+        return compiled(lazy_kernel(sig)(func))
+    return wrap
+
+
+def compiled(kernel):
+    """``kernel`` ready for its one signature (prebuilt, cached or compiled now) and closed
+    to any other, as an eagerly compiled kernel is."""
+    if getattr(kernel, "signatures", None) is None:
+        return kernel  # NUMBA_DISABLE_JIT=1: plain Python
+    sig = LAZY_SIGNATURES.get(kernel.py_func.__name__)
+    with _COMPILE_LOCK:  # two threads' first calls compile it once
+        if sig is not None and not kernel.signatures:
+            kernel.compile(sig)
+            kernel.disable_compile()
+    return kernel
+
+
+_PENDING: list = []
+_RULES_READY = [False]
+_RULES_LOCK = threading.RLock()
+
+
+def rules_function(sig, **options):
+    """A rules function called only from compiled code, declared for ``sig``: no
+    Python/C wrappers to build (they are most of the compile time of a small function),
+    compiled only when some kernel must be compiled (``compile_rules``)."""
+    def wrap(func):
+        disp = njit(**_RULES_OPTIONS, **options)(func)
+        if not _JIT:
+            return disp
+        with _RULES_LOCK:
+            _PENDING.append((disp, sig))
+            if _RULES_READY[0]:
+                compile_rules()
+        return disp
+    return wrap
+
+
+def compile_rules() -> None:
+    """Compile every declared rules function for its signature, in the order they were
+    declared (a function's callees come before it), and close each to other signatures.
+    Each comes from numba's cache where it holds it."""
+    with _RULES_LOCK:
+        while _PENDING:
+            disp, sig = _PENDING.pop(0)
+            disp.enable_caching()
+            disp.compile(sig)
+            disp.disable_compile()
+        _RULES_READY[0] = True

@@ -1,0 +1,182 @@
+"""Prebuilt kernels (ono_env/_prebuilt/, written by the build step): used only where they fit,
+playing exactly like kernels compiled on this machine, and a first import that plays random
+games compiles nothing.
+
+The tests that need the prebuilt kernels of this install skip without them (an install whose
+build step could not run), except in CI (``ONO_REQUIRE_PREBUILT=1``), where they fail.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+from ono_env import _compile as K
+from ono_env import _prebuild
+
+
+def _needs_prebuilt():
+    status = K.prebuilt_status()
+    if status != "used":
+        if os.environ.get("ONO_REQUIRE_PREBUILT") == "1":
+            pytest.fail(f"prebuilt kernels: {status}")
+        pytest.skip(f"prebuilt kernels: {status}")
+
+
+def _run(code: str, **env) -> str:
+    full = dict(os.environ, **env)
+    proc = subprocess.run([sys.executable, "-c", textwrap.dedent(code)], capture_output=True,
+                          text=True, timeout=900, env=full)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    return proc.stdout
+
+
+FIRST_IMPORT = """
+from numba.core import event
+compiles = []
+class Count(event.Listener):
+    def on_start(self, e):
+        compiles.append(e.data["dispatcher"].py_func.__name__)
+    def on_end(self, e):
+        pass
+event.register("numba:compile", Count())
+import ono_env
+from ono_env import _compile
+g = ono_env.VecGame("classic", 3, seed=0)
+g.play_random(200, seed=0)
+g.step(g.legal_mask().argmax(axis=1))
+g.observe(g.current_player)
+print(_compile.prebuilt_status())
+print(len(compiles), len(_compile._PENDING))
+"""
+
+
+def test_first_import_with_an_empty_numba_cache_compiles_nothing(tmp_path):
+    """A fresh machine (numba's cache empty): import, random play, a step and an
+    observation load prebuilt kernels, compile no function and leave every rules function
+    uncompiled."""
+    _needs_prebuilt()
+    out = _run(FIRST_IMPORT, NUMBA_CACHE_DIR=str(tmp_path)).split("\n")
+    assert out[0] == "used"
+    compiles, pending = map(int, out[1].split())
+    assert compiles == 0
+    assert pending > 20
+
+
+PLAY = """
+import json, numpy as np, ono_env
+from ono_env import _compile
+from ono_env.agents import make_agent
+from ono_env.arena import run_arena
+out = {"status": _compile.prebuilt_status(), "games": []}
+for preset, players in (("basic", 2), ("basic", 4), ("classic", 2), ("ono", 3), ("stacking", 5), ("uno2018", 2), ("wikipedia", 4)):
+    g = ono_env.VecGame(preset, 4, seed=7, num_players=players)
+    g.play_random(300, seed=1)
+    rng = np.random.default_rng(3)
+    for _ in range(60):
+        mask = g.legal_mask()
+        actions = np.array([rng.choice(np.flatnonzero(m)) if m.any() else 0 for m in mask])
+        g.step(actions)
+        g.reset(which=g.finished.copy()) if g.finished.any() else None
+    out["games"].append([g.to_dict(i) for i in range(4)])
+    out["games"].append(g.observe(g.current_player).round(6).tolist())
+res = run_arena(["greedy", "defensive"], rules="basic", num_players=2, num_games=60, seed=5,
+                rating=False)
+out["arena"] = [res.records.wins.tolist(), res.records.length.tolist()]
+print(json.dumps(out, sort_keys=True, default=str))
+"""
+
+
+def test_prebuilt_kernels_play_exactly_like_kernels_compiled_here(tmp_path):
+    """Random play, steps, resets, observations and a compiled-baseline arena give the same
+    positions, observations and results with the prebuilt kernels as with kernels compiled
+    on this machine (ONO_ENV_PREBUILT=0, an empty numba cache)."""
+    _needs_prebuilt()
+    prebuilt = json.loads(_run(PLAY))
+    compiled = json.loads(_run(PLAY, ONO_ENV_PREBUILT="0", NUMBA_CACHE_DIR=str(tmp_path)))
+    assert prebuilt["status"] == "used"
+    assert compiled["status"] == "not used: ONO_ENV_PREBUILT=0"
+    assert prebuilt["games"] == compiled["games"]
+    assert prebuilt["arena"] == compiled["arena"]
+
+
+@pytest.fixture
+def fresh_status(monkeypatch):
+    """prebuilt_status() computed anew (and forgotten after the test)."""
+    monkeypatch.setattr(K, "_PREBUILT_STATE", {})
+    return K.prebuilt_status
+
+
+def _fake_prebuilt(monkeypatch, tmp_path, **changes):
+    manifest = K.manifest()
+    manifest.update(changes)
+    (tmp_path / K.MANIFEST).write_text(json.dumps(manifest))
+    monkeypatch.setattr(K, "PREBUILT_DIR", tmp_path)
+    monkeypatch.delenv(K.DISABLE_ENV, raising=False)
+    monkeypatch.delenv(_prebuild.BUILD_ENV, raising=False)
+
+
+def test_prebuilt_kernels_matching_this_machine_are_used(monkeypatch, tmp_path, fresh_status):
+    _fake_prebuilt(monkeypatch, tmp_path)
+    assert fresh_status() == "used"
+
+
+@pytest.mark.parametrize("changes, says", [
+    ({"sources": "0" * 64}, "the rules sources changed since the build"),
+    ({"numba": "0.1.0"}, "built for numba 0.1.0"),
+    ({"python": "2.7"}, "built for python 2.7"),
+    ({"machine": "riscv64"}, "built for machine riscv64"),
+    ({"features": ["popcnt", "no-such-feature"]}, "this CPU lacks no-such-feature"),
+])
+def test_prebuilt_kernels_that_do_not_fit_are_not_used(monkeypatch, tmp_path, fresh_status,
+                                                       changes, says):
+    _fake_prebuilt(monkeypatch, tmp_path, **changes)
+    status = fresh_status()
+    assert status.startswith("not used") and says in status, status
+
+
+def test_no_prebuilt_kernels_or_disabled(monkeypatch, tmp_path, fresh_status):
+    monkeypatch.setattr(K, "PREBUILT_DIR", tmp_path / "missing")
+    monkeypatch.delenv(_prebuild.BUILD_ENV, raising=False)
+    assert fresh_status() == "not used: this install has no prebuilt kernels"
+    _fake_prebuilt(monkeypatch, tmp_path)
+    monkeypatch.setenv(K.DISABLE_ENV, "0")
+    K._PREBUILT_STATE.clear()
+    assert fresh_status() == "not used: ONO_ENV_PREBUILT=0"
+
+
+def test_source_hash_covers_every_rules_source(monkeypatch, tmp_path):
+    """Editing any file whose code the kernels hold changes the hash (so stale prebuilt
+    kernels are never used)."""
+    import shutil
+    from pathlib import Path
+
+    here = Path(K.__file__).parent
+    copy = tmp_path / "ono_env"
+    copy.mkdir()
+    for name in K.RULES_SOURCES:
+        shutil.copy(here / name, copy / name)
+    agents = tmp_path / "agents"
+    agents.mkdir()
+    for name in K.AGENT_SOURCES:
+        shutil.copy(K._agents_dir() / name, agents / name)
+    monkeypatch.setattr(K, "__file__", str(copy / "_compile.py"))
+    monkeypatch.setattr(K, "_agents_dir", lambda: agents)
+    base = K.source_hash()
+    for path in [copy / n for n in K.RULES_SOURCES] + [agents / n for n in K.AGENT_SOURCES]:
+        text = path.read_text()
+        path.write_text(text + "\n# edited\n")
+        assert K.source_hash() != base, path.name
+        path.write_text(text)
+    assert K.source_hash() == base
+
+
+def test_portable_cpu_levels():
+    assert _prebuild.portable_cpu("x86_64")[0] == "x86-64-v2"
+    assert "popcnt" in _prebuild.portable_cpu("x86_64")[1]
+    assert _prebuild.portable_cpu("aarch64") == ("generic", ())
