@@ -78,8 +78,9 @@ _KERNELS: tuple | None = None
 
 def _kernels() -> tuple:
     """``(seat_view, pimc_search, ismcts_search, views, policies)`` of
-    :mod:`ono_env._search`, imported (so compiled, or loaded from numba's cache) on the first
-    search: importing ono_env and its agents does not pay for them."""
+    :mod:`ono_env._search`, imported (so its kernels loaded, prebuilt or from numba's cache,
+    or compiled) on the first search: importing ono_env and its agents does not pay for
+    them."""
     global _KERNELS
     if _KERNELS is None:
         from ono_env import _search as K

@@ -15,8 +15,9 @@ Rows:
 - the Gymnasium vector env (``make_vec(..., vectorization_mode="vector_entry_point")``) and
   OnoVecEnv: 4096 games, random learner actions from the masks, random opponents, counting
   every decision (learner's and opponents');
-- import: ``import ono_env`` and a first random game in a fresh process, with numba's cache
-  empty (first import on a machine) and filled (every later one), CPU seconds;
+- import: ``import ono_env`` and a first random game in a fresh process, CPU seconds: with
+  numba's cache empty (first import on a machine), with the prebuilt kernels and without
+  them (``ONO_ENV_PREBUILT=0``), and with numba's cache filled (every later one);
 - instructions per decision of compiled random play (``basic`` and ``classic``, 2 and 4
   players), counted by valgrind where it is installed (``--no-instructions`` skips them):
   a count that does not depend on the machine's load.
@@ -46,6 +47,7 @@ os.environ.setdefault("NUMBA_NUM_THREADS", "1")
 import numpy as np  # noqa: E402
 
 from ono_env import PRESETS, VecGame, random_legal  # noqa: E402
+from ono_env._compile import prebuilt_status  # noqa: E402
 
 
 def engine_rate(players: int, batch: int, decisions: int) -> float:
@@ -145,15 +147,15 @@ def instructions_per_decision(cases: list[tuple[str, int]]) -> dict[tuple[str, i
     differ only in the number of decisions, the difference in instructions divided by the
     difference in decisions, so that start-up, imports and loading cancel out. The count
     does not depend on the machine's load. The kernels are compiled once natively for the
-    x86-64-v3 CPU level into a numba cache of their own and loaded from it under valgrind
-    (numba would otherwise compile them again inside the simulator, for its CPU). None
-    when valgrind is not installed."""
+    x86-64-v3 CPU level into a numba cache of their own (the prebuilt kernels turned off) and
+    loaded from it under valgrind (numba would otherwise compile them again inside the
+    simulator, for its CPU). None when valgrind is not installed."""
     if shutil.which("valgrind") is None:
         return None
     out = {}
     with tempfile.TemporaryDirectory() as cache:
         env = dict(os.environ, NUMBA_CACHE_DIR=cache, NUMBA_CPU_NAME=INSTRUCTION_CPU,
-                   NUMBA_CPU_FEATURES="", PYTHONHASHSEED="0")
+                   NUMBA_CPU_FEATURES="", PYTHONHASHSEED="0", ONO_ENV_PREBUILT="0")
         for preset, players in cases:
             args = [preset, str(players)]
             subprocess.run([sys.executable, "-c", INSTRUCTION_PROBE, *args, "10"], env=env,
@@ -174,10 +176,13 @@ def instructions_per_decision(cases: list[tuple[str, int]]) -> dict[tuple[str, i
     return out
 
 
-def import_cpu_seconds(fresh_cache: bool) -> float:
+def import_cpu_seconds(fresh_cache: bool, prebuilt: bool = True) -> float:
     """CPU seconds (user + system) of a fresh process that imports ono_env and plays random
-    moves: with an empty numba cache (``NUMBA_CACHE_DIR`` a new folder) or the usual one."""
+    moves: with an empty numba cache (``NUMBA_CACHE_DIR`` a new folder) or the usual one;
+    with the prebuilt kernels or without them (``ONO_ENV_PREBUILT=0``)."""
     env = dict(os.environ)
+    if not prebuilt:
+        env["ONO_ENV_PREBUILT"] = "0"
     with tempfile.TemporaryDirectory() as cache:
         if fresh_cache:
             env["NUMBA_CACHE_DIR"] = cache
@@ -296,9 +301,11 @@ def main() -> None:
         print(f"  Gymnasium vector env / OnoVecEnv (2 players, 4096 games): "
               f"{gvec[2] / env_rate:.1f}x / {vec[2] / env_rate:.1f}x RLCard's env.step rate")
 
-    first, cached = import_cpu_seconds(True), import_cpu_seconds(False)
-    print(f"\nimport ono_env + a random game, fresh process, CPU seconds: "
-          f"first (empty numba cache) {first:.1f} s, cached {cached:.1f} s")
+    first, compiling = import_cpu_seconds(True), import_cpu_seconds(True, prebuilt=False)
+    cached = import_cpu_seconds(False)
+    print(f"\nimport ono_env + a random game, fresh process, CPU seconds: first (empty numba "
+          f"cache) {first:.1f} s with the prebuilt kernels ({prebuilt_status()}), "
+          f"{compiling:.1f} s compiling them; cached {cached:.1f} s")
 
     if not args.no_instructions:
         counts = instructions_per_decision([(p, n) for p in ("basic", "classic") for n in (2, 4)])

@@ -255,7 +255,7 @@ _RULES_OPTIONS = dict(no_cpython_wrapper=True, no_cfunc_wrapper=True, _nrt=False
                       error_model="numpy")
 
 LAZY_SIGNATURES: dict[str, object] = {}
-"""Kernel name -> its one signature, for the kernels that compile on first use."""
+"""Kernel (``module.name``) -> its one signature."""
 _COMPILE_LOCK = threading.Lock()
 
 
@@ -264,7 +264,7 @@ def lazy_kernel(sig):
     (``compiled``): from the prebuilt kernels or numba's cache, else compiled. A program
     that only plays random games never loads ``step`` or ``observe``."""
     def wrap(func):
-        LAZY_SIGNATURES[func.__name__] = sig
+        LAZY_SIGNATURES[f"{func.__module__}.{func.__name__}"] = sig
         disp = njit(**_KERNEL_OPTIONS)(func)
         if _JIT:
             disp._cache = _cache_for(disp.py_func)
@@ -280,12 +280,18 @@ def kernel(sig):
     return wrap
 
 
+def signature(kernel):
+    """The one signature of a kernel (None for any other function)."""
+    func = kernel.py_func
+    return LAZY_SIGNATURES.get(f"{func.__module__}.{func.__name__}")
+
+
 def compiled(kernel):
     """``kernel`` ready for its one signature (prebuilt, cached or compiled now) and closed
     to any other, as an eagerly compiled kernel is."""
     if getattr(kernel, "signatures", None) is None:
         return kernel  # NUMBA_DISABLE_JIT=1: plain Python
-    sig = LAZY_SIGNATURES.get(kernel.py_func.__name__)
+    sig = signature(kernel)
     with _COMPILE_LOCK:  # two threads' first calls compile it once
         if sig is not None and not kernel.signatures:
             kernel.compile(sig)

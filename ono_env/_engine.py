@@ -26,7 +26,7 @@ from numba import njit
 from numba.extending import intrinsic
 
 from ono_env import cards as C
-from ono_env._compile import LAZY_SIGNATURES, compiled, kernel, lazy_kernel, rules_function  # noqa: F401
+from ono_env._compile import compiled, kernel, lazy_kernel, rules_function  # noqa: F401
 from ono_env.observation import (
     OBS_COLOR, OBS_DIRECTION, OBS_DISCARD, OBS_DRAWN, OBS_HAND, OBS_MY_TURN, OBS_OPPONENTS,
     OBS_PENDING, OBS_PHASE, OBS_SELF, OBS_STOCK, OBS_TOP, NUM_OBSERVED_PHASES, PHASE_NAMES,
@@ -139,7 +139,6 @@ class Arrays(NamedTuple):
 # only from compiled code, compiled only when a kernel is not prebuilt or cached.
 _kernel = kernel
 _lazy_kernel = lazy_kernel
-_LAZY_SIGNATURES = LAZY_SIGNATURES
 
 
 def _helper(sig):
@@ -1153,7 +1152,8 @@ def _observe_row(s, prm, i, me, o):
 # Called from Python with the seven state arrays one by one (numba types plain arrays
 # quickly; typing a tuple argument costs microseconds per call). Each kernel links the
 # whole engine, so there are few of them: that keeps the first compile short; the ones
-# called from ono_env.game compile on first use (_lazy_kernel).
+# called from ono_env.game are made ready on first use (_lazy_kernel: prebuilt, cached or
+# compiled; ono_env._compile).
 @_lazy_kernel(void(*STATE, PRM, BROW, B2D))
 def legal_mask(hands, held, pl, stock, discard, g, rng, prm, which, out):
     """out[i]: the legal actions of game i's acting player, for every i with which[i]."""

@@ -73,8 +73,10 @@ def _compile_all(root: Path, out: Path) -> None:
         sys.modules[name] = importlib.util.module_from_spec(spec)
     from ono_env import _compile, _engine
 
-    for name in _compile.LAZY_SIGNATURES:
-        _compile.compiled(getattr(_engine, name))
+    for name in list(_compile.LAZY_SIGNATURES):  # the engine's, made ready on first use
+        module, _, kernel = name.rpartition(".")
+        if module == "ono_env._engine":
+            _compile.compiled(getattr(_engine, kernel))
     for module in KERNEL_MODULES:
         importlib.import_module(module)
     (out / _compile.MANIFEST).write_text(json.dumps(_compile.manifest(), indent=1) + "\n")

@@ -39,8 +39,9 @@ def _entry(kernel):
 
 
 class _Entries:
-    """The engine kernels' entry points, each compiled on first use (``E.compiled``): a
-    program that only plays random games compiles neither ``step`` nor ``observe``."""
+    """The engine kernels' entry points, each made ready on first use (``E.compiled``:
+    prebuilt, from numba's cache, or compiled): a program that only plays random games never
+    loads ``step`` or ``observe``."""
 
     def __getattr__(self, name):
         entry = _entry(E.compiled(getattr(E, name)))

@@ -1,0 +1,171 @@
+"""Prebuilt kernels against kernels compiled on this machine: first-import CPU time and the
+speed of the code.
+
+    python benchmarks/bench_prebuilt.py                 # both parts (about 3 minutes)
+    python benchmarks/bench_prebuilt.py --instructions  # also valgrind's instruction counts
+
+1. ``import ono_env`` and a first random game (the README's probe: ``VecGame('classic', 1)``,
+   100 random moves) in a fresh process with an empty numba cache, CPU seconds (user +
+   system), with the prebuilt kernels and without them (``ONO_ENV_PREBUILT=0``: what a
+   machine they were not built for pays); the two alternate, medians of ``--rounds``.
+2. Engine decisions/s of compiled random play (``random_moves``, one game) in one process:
+   the prebuilt kernel (built for x86-64-v2) and the same function compiled here for this
+   machine's CPU, called in alternation on two copies of one game; medians of
+   ``--rounds``, and a check that both copies end in the same position.
+3. ``--instructions``: instructions per decision of the same play under valgrind (a count
+   that does not depend on the machine's load), prebuilt and compiled for this machine.
+
+Needs an install whose build step wrote the prebuilt kernels (``pip install -e .``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import resource
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+import numba
+import numpy as np
+
+import ono_env
+from ono_env import _compile, _engine as E
+from ono_env.game import _entry, game_seeds
+
+PROBE = ("import ono_env; g = ono_env.VecGame('classic', 1, seed=0); "
+         "g.play_random(100, seed=0)")
+
+CASES = [("basic", 2), ("basic", 4), ("classic", 2), ("classic", 4)]
+
+COUNT_PROBE = """
+import sys
+import numba
+import ono_env
+from ono_env import _compile, _engine as E
+from ono_env.game import _entry, game_seeds
+import numpy as np
+preset, players, steps, here = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4] == "1"
+k = _compile.compiled(E.random_moves)
+if here:
+    assert _compile.prebuilt_status() != "used"
+g = ono_env.VecGame(preset, 1, seed=0, num_players=players)
+f = _entry(k)
+args = (*g._arrays, g._params)
+tail = (g._seats, game_seeds(1, 1), np.zeros((1, players)), g._scratch_rewards)
+f(*args, 100, *tail)
+print(f(*args, steps, *tail))
+"""
+COUNT_STEPS = (100_000, 1_100_000)
+
+
+def first_import_cpu(prebuilt: bool) -> float:
+    env = dict(os.environ)
+    if not prebuilt:
+        env["ONO_ENV_PREBUILT"] = "0"
+    with tempfile.TemporaryDirectory() as cache:
+        env["NUMBA_CACHE_DIR"] = cache
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
+        subprocess.run([sys.executable, "-c", PROBE], env=env, check=True)
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+
+
+def compiled_here():
+    """random_moves compiled in this process for this machine's CPU (rules functions too)."""
+    _compile.compile_rules()
+    k = numba.njit(_nrt=False, error_model="numpy")(E.random_moves.py_func)
+    k.compile(_compile.signature(E.random_moves))
+    return _entry(k)
+
+
+def engine_rates(prebuilt, here, preset: str, players: int, steps: int, rounds: int):
+    games = [ono_env.VecGame(preset, 1, seed=0, num_players=players) for _ in range(2)]
+    rngs = [game_seeds(1, 1) for _ in range(2)]
+    rates = ([], [])
+    for _ in range(rounds):
+        for side, kernel in enumerate((prebuilt, here)):
+            g = games[side]
+            t = time.perf_counter()
+            n = kernel(*g._arrays, g._params, steps, g._seats, rngs[side],
+                       np.zeros((1, players)), g._scratch_rewards)
+            rates[side].append(n / (time.perf_counter() - t))
+    same = all(np.array_equal(a, b) for a, b in zip(games[0]._arrays, games[1]._arrays))
+    return statistics.median(rates[0]), statistics.median(rates[1]), same
+
+
+def instructions(preset: str, players: int, here: bool) -> float:
+    env = dict(os.environ, PYTHONHASHSEED="0")
+    with tempfile.TemporaryDirectory() as cache:
+        env["NUMBA_CACHE_DIR"] = cache
+        if here:
+            env["ONO_ENV_PREBUILT"] = "0"
+        args = [preset, str(players)]
+        # compile into the cache natively first (valgrind would compile for its own CPU)
+        subprocess.run([sys.executable, "-c", COUNT_PROBE, *args, "10", "1" if here else "0"],
+                       env=env, check=True, capture_output=True)
+        counts = []
+        for steps in COUNT_STEPS:
+            run = subprocess.run(
+                ["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null",
+                 sys.executable, "-c", COUNT_PROBE, *args, str(steps), "1" if here else "0"],
+                env=env, check=True, capture_output=True, text=True)
+            total = re.search(r"Collected : (\d+)", run.stderr)
+            counts.append((int(run.stdout.split()[-1]), int(total.group(1))))
+    (d1, n1), (d2, n2) = counts
+    return (n2 - n1) / (d2 - d1)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--rounds", type=int, default=5)
+    ap.add_argument("--steps", type=int, default=5_000_000,
+                    help="decisions per call in the speed part")
+    ap.add_argument("--instructions", action="store_true")
+    args = ap.parse_args()
+    status = _compile.prebuilt_status()
+    print(f"prebuilt kernels: {status}")
+    if status != "used":
+        sys.exit("bench_prebuilt: needs the prebuilt kernels (pip install -e . builds them)")
+
+    times = ([], [])
+    for _ in range(args.rounds):
+        times[0].append(first_import_cpu(True))
+        times[1].append(first_import_cpu(False))
+    a, b = statistics.median(times[0]), statistics.median(times[1])
+    print(f"\nimport ono_env + a random game, fresh process, empty numba cache, CPU seconds "
+          f"(medians of {args.rounds} alternating runs):")
+    print(f"  prebuilt kernels {a:.2f} s (range {min(times[0]):.2f}-{max(times[0]):.2f}), "
+          f"compiled on first use {b:.2f} s (range {min(times[1]):.2f}-{max(times[1]):.2f}): "
+          f"{b / a:.1f}x less")
+
+    prebuilt = _entry(_compile.compiled(E.random_moves))
+    t = time.process_time()
+    here = compiled_here()
+    print(f"\n(random_moves and its rules functions compiled here in {time.process_time() - t:.1f} s "
+          f"of CPU, for {numba.core.codegen.ll.get_host_cpu_name()})")
+    print(f"engine decisions/s, random_moves, one game, {args.steps:,} decisions a call, "
+          f"medians of {args.rounds} alternating calls:")
+    for preset, players in CASES:
+        p, h, same = engine_rates(prebuilt, here, preset, players, args.steps, args.rounds)
+        print(f"  {preset:>8} {players}p: prebuilt {p / 1e6:5.2f}M/s, compiled here {h / 1e6:5.2f}M/s, "
+              f"ratio {p / h:.3f}; same positions: {same}")
+
+    if args.instructions:
+        if shutil.which("valgrind") is None:
+            print("\ninstructions: valgrind not installed")
+            return
+        print(f"\ninstructions per decision (valgrind, decisions {COUNT_STEPS[0]:,} to "
+              f"{COUNT_STEPS[1]:,}):")
+        for preset, players in CASES:
+            p, h = instructions(preset, players, False), instructions(preset, players, True)
+            print(f"  {preset:>8} {players}p: prebuilt {p:,.0f}, compiled here {h:,.0f}")
+
+
+if __name__ == "__main__":
+    main()
