@@ -104,7 +104,12 @@ def instructions(preset: str, players: int, here: bool) -> float:
     with tempfile.TemporaryDirectory() as cache:
         env["NUMBA_CACHE_DIR"] = cache
         if here:
-            env["ONO_ENV_PREBUILT"] = "0"
+            # this machine's CPU name and features named outright: under valgrind numba would
+            # read the simulated CPU's, miss the cache and compile inside the simulator
+            from llvmlite import binding as ll
+            from numba.core.codegen import get_host_cpu_features
+            env.update(ONO_ENV_PREBUILT="0", NUMBA_CPU_NAME=ll.get_host_cpu_name(),
+                       NUMBA_CPU_FEATURES=get_host_cpu_features())
         args = [preset, str(players)]
         # compile into the cache natively first (valgrind would compile for its own CPU)
         subprocess.run([sys.executable, "-c", COUNT_PROBE, *args, "10", "1" if here else "0"],
@@ -127,16 +132,35 @@ def main() -> None:
     ap.add_argument("--steps", type=int, default=5_000_000,
                     help="decisions per call in the speed part")
     ap.add_argument("--instructions", action="store_true")
+    ap.add_argument("--instructions-only", action="store_true",
+                    help="only the instruction counts (skip the timed parts)")
     args = ap.parse_args()
     status = _compile.prebuilt_status()
     print(f"prebuilt kernels: {status}")
     if status != "used":
         sys.exit("bench_prebuilt: needs the prebuilt kernels (pip install -e . builds them)")
 
+    if args.instructions_only:
+        args.instructions, args.rounds = True, 0
     times = ([], [])
     for _ in range(args.rounds):
         times[0].append(first_import_cpu(True))
         times[1].append(first_import_cpu(False))
+    if args.rounds:
+        timed_parts(args, times)
+    if args.instructions:
+        if shutil.which("valgrind") is None:
+            print("\ninstructions: valgrind not installed")
+            return
+        print(f"\ninstructions per decision (valgrind, decisions {COUNT_STEPS[0]:,} to "
+              f"{COUNT_STEPS[1]:,}):")
+        for preset, players in CASES:
+            p, h = instructions(preset, players, False), instructions(preset, players, True)
+            print(f"  {preset:>8} {players}p: prebuilt {p:,.0f}, compiled here {h:,.0f}",
+                  flush=True)
+
+
+def timed_parts(args, times) -> None:
     a, b = statistics.median(times[0]), statistics.median(times[1])
     print(f"\nimport ono_env + a random game, fresh process, empty numba cache, CPU seconds "
           f"(medians of {args.rounds} alternating runs):")
@@ -147,24 +171,15 @@ def main() -> None:
     prebuilt = _entry(_compile.compiled(E.random_moves))
     t = time.process_time()
     here = compiled_here()
-    print(f"\n(random_moves and its rules functions compiled here in {time.process_time() - t:.1f} s "
-          f"of CPU, for {numba.core.codegen.ll.get_host_cpu_name()})")
+    print(f"\n(random_moves compiled here for {numba.core.codegen.ll.get_host_cpu_name()} in "
+          f"{time.process_time() - t:.1f} s of CPU, its rules functions taken from numba's cache "
+          f"where it held them)")
     print(f"engine decisions/s, random_moves, one game, {args.steps:,} decisions a call, "
           f"medians of {args.rounds} alternating calls:")
     for preset, players in CASES:
         p, h, same = engine_rates(prebuilt, here, preset, players, args.steps, args.rounds)
         print(f"  {preset:>8} {players}p: prebuilt {p / 1e6:5.2f}M/s, compiled here {h / 1e6:5.2f}M/s, "
-              f"ratio {p / h:.3f}; same positions: {same}")
-
-    if args.instructions:
-        if shutil.which("valgrind") is None:
-            print("\ninstructions: valgrind not installed")
-            return
-        print(f"\ninstructions per decision (valgrind, decisions {COUNT_STEPS[0]:,} to "
-              f"{COUNT_STEPS[1]:,}):")
-        for preset, players in CASES:
-            p, h = instructions(preset, players, False), instructions(preset, players, True)
-            print(f"  {preset:>8} {players}p: prebuilt {p:,.0f}, compiled here {h:,.0f}")
+              f"ratio {p / h:.3f}; same positions: {same}", flush=True)
 
 
 if __name__ == "__main__":

@@ -113,7 +113,10 @@ def _check_prebuilt() -> str:
         built = json.loads((PREBUILT_DIR / MANIFEST).read_text())
     except (OSError, ValueError):
         return "not used: this install has no prebuilt kernels"
-    here = manifest()
+    try:
+        here = manifest()
+    except OSError as e:  # the sources cannot be read (a zipped install): do not guess
+        return f"not used: the rules sources cannot be read ({e})"
     for key in ("numba", "python", "machine", "sources"):
         if built.get(key) != here[key]:
             what = "the rules sources changed since the build" if key == "sources" else (
@@ -143,7 +146,6 @@ def _cache_classes():
         return _CACHE_CLASSES[0]
     from numba.core import caching
 
-    out_dir = _building() or PREBUILT_DIR
     cpu = portable_cpu()[0]
 
     class PrebuiltLocator(caching._CacheLocator):
@@ -154,10 +156,10 @@ def _cache_classes():
             self._lineno = py_func.__code__.co_firstlineno
 
         def ensure_cache_path(self):
-            os.makedirs(out_dir, exist_ok=True)
+            os.makedirs(self.get_cache_path(), exist_ok=True)
 
         def get_cache_path(self):
-            return str(out_dir)
+            return str(_building() or PREBUILT_DIR)
 
         def get_source_stamp(self):
             return source_hash()
@@ -197,11 +199,16 @@ def _cache_classes():
 
         def load_overload(self, sig, target_context):
             if _building() is None:
-                for cache in (self._prebuilt, self._user):
-                    if cache is not None:
-                        cres = cache.load_overload(sig, target_context)
-                        if cres is not None:
-                            return cres
+                cres = None
+                if self._prebuilt is not None:
+                    try:
+                        cres = self._prebuilt.load_overload(sig, target_context)
+                    except Exception:  # noqa: BLE001 - an unreadable file: compile instead
+                        cres = None
+                if cres is None:
+                    cres = self._user.load_overload(sig, target_context)
+                if cres is not None:
+                    return cres
             compile_rules()
             return None
 
@@ -314,8 +321,8 @@ def rules_function(sig, **options):
             return disp
         with _RULES_LOCK:
             _PENDING.append((disp, sig))
-            if _RULES_READY[0]:
-                compile_rules()
+        if _RULES_READY[0]:  # declared after the others were compiled: compile it now
+            compile_rules()
         return disp
     return wrap
 
@@ -324,7 +331,10 @@ def compile_rules() -> None:
     """Compile every declared rules function for its signature, in the order they were
     declared (a function's callees come before it), and close each to other signatures.
     Each comes from numba's cache where it holds it."""
-    with _RULES_LOCK:
+    from numba.core.compiler_lock import global_compiler_lock
+
+    # numba's lock first, as when a kernel's cache lookup calls this: one order, no deadlock
+    with global_compiler_lock, _RULES_LOCK:
         while _PENDING:
             disp, sig = _PENDING.pop(0)
             disp.enable_caching()

@@ -180,3 +180,39 @@ def test_portable_cpu_levels():
     assert _prebuild.portable_cpu("x86_64")[0] == "x86-64-v2"
     assert "popcnt" in _prebuild.portable_cpu("x86_64")[1]
     assert _prebuild.portable_cpu("aarch64") == ("generic", ())
+
+
+def _some_function(x):
+    return x
+
+
+def test_kernel_cache_lookup_order(monkeypatch, fresh_status, tmp_path):
+    """Prebuilt first, then numba's cache; an unreadable prebuilt file is a miss; a miss in
+    both compiles the rules functions first (so the kernel links them at their signatures)."""
+    _fake_prebuilt(monkeypatch, tmp_path)
+    assert fresh_status() == "used"
+
+    class Found:
+        def __init__(self, value=None, error=None):
+            self.value, self.error, self.calls = value, error, 0
+
+        def load_overload(self, sig, ctx):
+            self.calls += 1
+            if self.error:
+                raise self.error
+            return self.value
+
+    compiled_rules = []
+    monkeypatch.setattr(K, "compile_rules", lambda: compiled_rules.append(1))
+    cache = K._cache_classes()(_some_function)
+
+    cache._prebuilt, cache._user = Found("prebuilt"), Found("user")
+    assert cache.load_overload("sig", None) == "prebuilt" and cache._user.calls == 0
+    cache._prebuilt, cache._user = Found(None), Found("user")
+    assert cache.load_overload("sig", None) == "user"
+    cache._prebuilt, cache._user = Found(error=EOFError("truncated")), Found("user")
+    assert cache.load_overload("sig", None) == "user"
+    assert not compiled_rules
+    cache._prebuilt, cache._user = Found(None), Found(None)
+    assert cache.load_overload("sig", None) is None
+    assert compiled_rules == [1]
