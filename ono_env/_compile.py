@@ -18,11 +18,12 @@ the exact CPU model, so a fresh machine would compile every kernel on first use 
 CPU on the machine of the README's figures); with prebuilt kernels a first import that
 plays random games compiles nothing.
 
-The prebuilt kernels are used only where they fit exactly: the same numba and Python
-versions, the same architecture, a CPU with every instruction set they were built for, and
-the same rules sources (a hash of the source files, so an edited checkout never runs
-stale code). Otherwise, or with ``ONO_ENV_PREBUILT=0``, the kernels compile on first use as
-before and land in numba's usual cache.
+The prebuilt kernels are used only where they fit: the same numba, NumPy and Python
+versions, the same architecture, numba's default compile settings (no NUMBA_OPT,
+NUMBA_BOUNDSCHECK or NUMBA_DEBUGINFO), a CPU with every instruction set they were built
+for, and the same sources (a hash of every file their code comes from, so an edited
+checkout never runs stale prebuilt code). Otherwise, or with ``ONO_ENV_PREBUILT=0``, the
+kernels compile on first use as before and land in numba's usual cache.
 
 numba offers no public hook to add a read-only cache of its own; this module subclasses its
 cache classes (``numba.core.caching``) for the lookup, and gives up on the prebuilt kernels
@@ -35,12 +36,15 @@ import hashlib
 import importlib.util
 import json
 import os
+import logging
 import platform
+import re
 import sys
 import threading
 from pathlib import Path
 
 import numba
+import numpy as np
 from numba import njit
 
 from ono_env._prebuild import BUILD_ENV, portable_cpu
@@ -54,7 +58,7 @@ DISABLE_ENV = "ONO_ENV_PREBUILT"
 # Every source file whose code or constants the compiled kernels hold (the prebuilt kernels
 # are stale when any of them changes).
 RULES_SOURCES = ("cards.py", "rules.py", "observation.py", "_engine.py", "_baselines.py",
-                 "_search.py")
+                 "_search.py", "_compile.py", "_prebuild.py")
 AGENT_SOURCES = ("rule_based.py",)  # in ono_env.agents: the baselines' scores
 
 _JIT = not numba.config.DISABLE_JIT
@@ -74,10 +78,19 @@ def source_hash() -> str:
     return h.hexdigest()
 
 
+def _numba_settings():
+    """(variable, value, default) of the numba settings that change compiled code; the
+    prebuilt kernels are built with the defaults (the build drops every NUMBA_ variable)."""
+    c = numba.config
+    return [("NUMBA_OPT", int(c.OPT), 3), ("NUMBA_BOUNDSCHECK", bool(c.BOUNDSCHECK), False),
+            ("NUMBA_DEBUGINFO", bool(c.DEBUGINFO_DEFAULT), False)]
+
+
 def manifest() -> dict:
     """What the prebuilt kernels were built for (written beside them by the build step)."""
     return {
         "numba": numba.__version__,
+        "numpy": ".".join(np.__version__.split(".")[:2]),
         "python": f"{sys.version_info[0]}.{sys.version_info[1]}",
         "machine": platform.machine().lower(),
         "cpu": portable_cpu()[0],
@@ -98,7 +111,10 @@ def prebuilt_status() -> str:
     """``"used"`` when kernels are looked up among the prebuilt kernels, else why not (one
     line: not built, disabled, or which of version, machine, CPU or sources differs)."""
     if "status" not in _PREBUILT_STATE:
-        _PREBUILT_STATE["status"] = _check_prebuilt()
+        _PREBUILT_STATE["status"] = status = _check_prebuilt()
+        if status != "used":
+            logging.getLogger("ono_env").info("prebuilt kernels %s; kernels compile on first use",
+                                              status)
     return _PREBUILT_STATE["status"]
 
 
@@ -107,8 +123,16 @@ def _check_prebuilt() -> str:
         return "not used: NUMBA_DISABLE_JIT is set"
     if _building() is not None:
         return "used"  # the build step writes them
-    if os.environ.get(DISABLE_ENV, "1") == "0":
+    setting = os.environ.get(DISABLE_ENV, "1")
+    if setting not in ("0", "1"):
+        raise ValueError(f"{DISABLE_ENV} must be 0 (compile the kernels on first use) or 1 "
+                         f"(use the prebuilt kernels where they fit, the default), got "
+                         f"{setting!r}")
+    if setting == "0":
         return f"not used: {DISABLE_ENV}=0"
+    changed = [name for name, value, default in _numba_settings() if value != default]
+    if changed:
+        return f"not used: numba is set to compile differently ({', '.join(changed)})"
     try:
         built = json.loads((PREBUILT_DIR / MANIFEST).read_text())
     except (OSError, ValueError):
@@ -117,17 +141,20 @@ def _check_prebuilt() -> str:
         here = manifest()
     except OSError as e:  # the sources cannot be read (a zipped install): do not guess
         return f"not used: the rules sources cannot be read ({e})"
-    for key in ("numba", "python", "machine", "sources"):
+    for key in ("numba", "numpy", "python", "machine", "sources"):
         if built.get(key) != here[key]:
             what = "the rules sources changed since the build" if key == "sources" else (
                 f"built for {key} {built.get(key)}, this is {here[key]}")
             return f"not used: {what}"
-    try:
-        from llvmlite import binding as ll
-        have = {name for name, on in ll.get_host_cpu_features().items() if on}
-    except Exception:  # noqa: BLE001 - no feature list: do not guess
-        return "not used: this CPU's features cannot be read"
-    missing = sorted(set(built.get("features", ())) - have)
+    needed = set(built.get("features", ()))
+    have = set()
+    if needed:
+        try:
+            from llvmlite import binding as ll
+            have = {name for name, on in ll.get_host_cpu_features().items() if on}
+        except Exception:  # noqa: BLE001 - no feature list: do not guess
+            return "not used: this CPU's features cannot be read"
+    missing = sorted(needed - have)
     if missing:
         return f"not used: this CPU lacks {', '.join(missing)}"
     try:
@@ -135,6 +162,11 @@ def _check_prebuilt() -> str:
     except Exception as e:  # noqa: BLE001 - numba's cache classes changed: compile instead
         return f"not used: numba's cache classes are not as expected ({e})"
     return "used"
+
+
+def _portable_triple(triple: str) -> str:
+    """An LLVM target triple without the OS release (macOS's names it: darwin23.1.0)."""
+    return re.sub(r"(darwin|macosx|macos)[0-9.]*", r"\1", triple)
 
 
 _CACHE_CLASSES: list = []
@@ -182,7 +214,7 @@ def _cache_classes():
 
         def _index_key(self, sig, codegen):
             sig, magic, code = super()._index_key(sig, codegen)
-            return sig, (magic[0], cpu), code
+            return sig, (_portable_triple(magic[0]), cpu), code
 
     class KernelCache(caching._Cache):
         """The prebuilt kernels, then numba's usual cache. A miss in both compiles the
@@ -336,8 +368,9 @@ def compile_rules() -> None:
     # numba's lock first, as when a kernel's cache lookup calls this: one order, no deadlock
     with global_compiler_lock, _RULES_LOCK:
         while _PENDING:
-            disp, sig = _PENDING.pop(0)
+            disp, sig = _PENDING[0]
             disp.enable_caching()
             disp.compile(sig)
             disp.disable_compile()
+            _PENDING.pop(0)  # only once compiled: a failure is raised again, not lost
         _RULES_READY[0] = True

@@ -6,9 +6,9 @@ runs it after copying the package. It compiles the kernels of ``ono_env._engine`
 ``ono_env._baselines`` and ``ono_env._search`` in a process of its own, for the portable
 CPU level of the architecture (:func:`portable_cpu`), and saves them as numba cache files
 with a manifest of what they were built for (:mod:`ono_env._compile` says when they are
-used). It takes about a minute of CPU. If it fails (no numba in the build environment, an
-unknown platform), the install goes on without prebuilt kernels and they compile on first
-use, as they would on a machine they were not built for.
+used). It takes about a minute of CPU. If it fails (a compile error in an edited checkout,
+no room on disk), the install goes on with a warning and no prebuilt kernels, which then
+compile on first use, as they would on a machine they were not built for.
 
 This module imports neither numba nor setuptools at import: the package reads
 :func:`portable_cpu` from it at run time, and setuptools gets :class:`BuildPy` by attribute.
@@ -21,6 +21,7 @@ import importlib.util
 import json
 import os
 import platform
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -52,25 +53,37 @@ def build(root: Path, out: Path) -> None:
     """Compile the kernels of the source tree ``root`` into ``out`` (in a new process, so
     that numba starts with the portable CPU level and a throwaway cache for the rules
     functions)."""
-    out.mkdir(parents=True, exist_ok=True)
-    for old in out.iterdir():
-        old.unlink()
+    if out.exists():
+        shutil.rmtree(out)
     with tempfile.TemporaryDirectory() as scratch:
-        env = dict(os.environ, NUMBA_CPU_NAME=portable_cpu()[0], NUMBA_CPU_FEATURES="",
-                   NUMBA_CACHE_DIR=scratch, NUMBA_DISABLE_JIT="0")
-        env[BUILD_ENV] = str(out)
-        subprocess.run([sys.executable, str(Path(__file__).resolve()), str(root), str(out)],
+        # numba's defaults (no NUMBA_OPT, NUMBA_BOUNDSCHECK, ... of the installer's shell)
+        env = {k: v for k, v in os.environ.items() if not k.startswith("NUMBA_")}
+        env.update(NUMBA_CPU_NAME=portable_cpu()[0], NUMBA_CPU_FEATURES="",
+                   NUMBA_CACHE_DIR=str(Path(scratch) / "cache"))
+        partial = Path(scratch) / "prebuilt"
+        env[BUILD_ENV] = str(partial)
+        subprocess.run([sys.executable, str(Path(__file__).resolve()), str(root), str(partial)],
                        env=env, check=True)
+        # only a whole build lands: the manifest is written last
+        shutil.copytree(partial, out)
 
 
-def _compile_all(root: Path, out: Path) -> None:
-    """In the build process: load the rules modules from ``root`` (the packages without
-    their ``__init__``, which would import the whole package), make every kernel ready,
-    which compiles and saves it, and write the manifest."""
+def load_rules_packages(root: Path) -> None:
+    """Make ``ono_env`` and ``ono_env.agents`` the source tree ``root``'s packages without
+    running their ``__init__`` (which would import the whole package), so that importing
+    the rules modules loads only what they need."""
+    here = str(Path(__file__).resolve().parent)
+    sys.path[:] = [p for p in sys.path if p not in ("", here)]  # no package module top-level
     for name, folder in (("ono_env", root / "ono_env"), ("ono_env.agents", root / "agents")):
         spec = importlib.machinery.ModuleSpec(name, None, is_package=True)
         spec.submodule_search_locations = [str(folder)]
         sys.modules[name] = importlib.util.module_from_spec(spec)
+
+
+def _compile_all(root: Path, out: Path) -> None:
+    """In the build process: load the rules modules from ``root``, make every kernel ready,
+    which compiles and saves it, and write the manifest."""
+    load_rules_packages(root)
     from ono_env import _compile, _engine
 
     for name in list(_compile.LAZY_SIGNATURES):  # the engine's, made ready on first use
@@ -79,6 +92,7 @@ def _compile_all(root: Path, out: Path) -> None:
             _compile.compiled(getattr(_engine, kernel))
     for module in KERNEL_MODULES:
         importlib.import_module(module)
+    out.mkdir(parents=True, exist_ok=True)
     (out / _compile.MANIFEST).write_text(json.dumps(_compile.manifest(), indent=1) + "\n")
 
 

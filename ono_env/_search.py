@@ -7,8 +7,8 @@ scores; ``_policy_action``, ties broken by the playout generator); the policy co
 (POLICY_RANDOM, POLICY_GREEDY, ...) are defined there and re-exported here.
 
 Written on the rules functions of :mod:`ono_env._engine` (imported from it, never changed
-here). A module of its own so that its kernels are compiled (or loaded from numba's cache)
-only when a search agent first plays: ``import ono_env`` and every other use of the engine
+here). A module of its own so that its kernels are loaded (prebuilt or from numba's cache)
+or compiled only when a search agent first plays: ``import ono_env`` and every other use of the engine
 do not pay for them.
 """
 

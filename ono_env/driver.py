@@ -60,8 +60,8 @@ _BASELINES: Any = None
 
 
 def _baselines() -> Any:
-    """:mod:`ono_env._baselines`, imported (so compiled, or loaded from numba's cache) on
-    first use."""
+    """:mod:`ono_env._baselines`, imported (so its kernels loaded, prebuilt or from numba's
+    cache, or compiled) on first use."""
     global _BASELINES
     if _BASELINES is None:
         from ono_env import _baselines as K

@@ -129,6 +129,7 @@ def test_prebuilt_kernels_matching_this_machine_are_used(monkeypatch, tmp_path, 
 @pytest.mark.parametrize("changes, says", [
     ({"sources": "0" * 64}, "the rules sources changed since the build"),
     ({"numba": "0.1.0"}, "built for numba 0.1.0"),
+    ({"numpy": "1.0"}, "built for numpy 1.0"),
     ({"python": "2.7"}, "built for python 2.7"),
     ({"machine": "riscv64"}, "built for machine riscv64"),
     ({"features": ["popcnt", "no-such-feature"]}, "this CPU lacks no-such-feature"),
@@ -216,3 +217,80 @@ def test_kernel_cache_lookup_order(monkeypatch, fresh_status, tmp_path):
     cache._prebuilt, cache._user = Found(None), Found(None)
     assert cache.load_overload("sig", None) is None
     assert compiled_rules == [1]
+
+
+@pytest.mark.parametrize("value", ["off", "false", "", "2", " 0"])
+def test_a_bad_prebuilt_setting_is_refused(monkeypatch, tmp_path, fresh_status, value):
+    _fake_prebuilt(monkeypatch, tmp_path)
+    monkeypatch.setenv(K.DISABLE_ENV, value)
+    with pytest.raises(ValueError, match=r"ONO_ENV_PREBUILT must be 0 .* or 1 .*got"):
+        fresh_status()
+
+
+@pytest.mark.parametrize("setting, value", [("BOUNDSCHECK", True), ("DEBUGINFO_DEFAULT", True)])
+def test_numba_set_to_compile_differently_does_not_use_them(monkeypatch, tmp_path, fresh_status,
+                                                            setting, value):
+    import numba
+
+    _fake_prebuilt(monkeypatch, tmp_path)
+    monkeypatch.setattr(numba.config, setting, value)
+    status = fresh_status()
+    assert status.startswith("not used: numba is set to compile differently"), status
+
+
+def test_the_triple_drops_the_os_release():
+    assert K._portable_triple("arm64-apple-darwin23.1.0") == "arm64-apple-darwin"
+    assert K._portable_triple("x86_64-unknown-linux-gnu") == "x86_64-unknown-linux-gnu"
+
+
+def test_a_failed_build_leaves_no_prebuilt_folder(monkeypatch, tmp_path):
+    """Only a whole build lands: a build process that fails after writing some kernels
+    leaves no folder behind (and none of an earlier build)."""
+    from pathlib import Path
+
+    out = tmp_path / "_prebuilt"
+    out.mkdir()
+    (out / "old.nbi").write_text("an earlier build")
+
+    def fails(cmd, env, check):
+        partial = Path(env[_prebuild.BUILD_ENV])
+        partial.mkdir(parents=True)
+        (partial / "half.nbi").write_text("")
+        assert not any(k.startswith("NUMBA_") and k not in (
+            "NUMBA_CPU_NAME", "NUMBA_CPU_FEATURES", "NUMBA_CACHE_DIR") for k in env)
+        raise subprocess.CalledProcessError(1, cmd)
+
+    monkeypatch.setenv("NUMBA_BOUNDSCHECK", "1")
+    monkeypatch.setattr(_prebuild.subprocess, "run", fails)
+    with pytest.raises(subprocess.CalledProcessError):
+        _prebuild.build(tmp_path, out)
+    assert not out.exists()
+
+
+HASHED = """
+import importlib.util, os, sys
+from pathlib import Path
+root = Path(os.environ["ONO_ROOT"])
+spec = importlib.util.spec_from_file_location("prebuild", root / "ono_env" / "_prebuild.py")
+_prebuild = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(_prebuild)
+_prebuild.load_rules_packages(root)
+import importlib
+for name in _prebuild.KERNEL_MODULES:
+    importlib.import_module(name)
+for name, module in sorted(sys.modules.items()):
+    if name.startswith("ono_env") and getattr(module, "__file__", None):
+        print(Path(module.__file__).name)
+"""
+
+
+def test_every_module_the_kernels_are_built_from_is_hashed():
+    """The build loads exactly the modules whose code the kernels hold: each of them is in
+    the source hash, so a new one left out of it would fail here."""
+    from pathlib import Path
+
+    root = Path(K.__file__).resolve().parent.parent
+    out = _run(HASHED, ONO_ROOT=str(root))
+    loaded = {line for line in out.split() if line and line != "__init__.py"}
+    assert loaded, out
+    assert loaded <= set(K.RULES_SOURCES) | set(K.AGENT_SOURCES), loaded
