@@ -222,8 +222,17 @@ def _cache_classes():
         declared signatures."""
 
         def __init__(self, py_func):
+            self._py_func = py_func
             self._user = caching.FunctionCache(py_func)
-            self._prebuilt = PrebuiltCache(py_func) if prebuilt_status() == "used" else None
+            self._prebuilt = _UNSET
+
+        def _prebuilt_cache(self):
+            # decided on first use, not at import: a bad ONO_ENV_PREBUILT is then refused
+            # where the caller reports errors (a console script prints one line)
+            if self._prebuilt is _UNSET:
+                used = prebuilt_status() == "used"
+                self._prebuilt = PrebuiltCache(self._py_func) if used else None
+            return self._prebuilt
 
         @property
         def cache_path(self):
@@ -232,7 +241,7 @@ def _cache_classes():
         def load_overload(self, sig, target_context):
             if _building() is None:
                 cres = None
-                if self._prebuilt is not None:
+                if self._prebuilt_cache() is not None:
                     try:
                         cres = self._prebuilt.load_overload(sig, target_context)
                     except Exception:  # noqa: BLE001 - an unreadable file: compile instead
@@ -245,7 +254,8 @@ def _cache_classes():
             return None
 
         def save_overload(self, sig, data):
-            (self._prebuilt if _building() is not None else self._user).save_overload(sig, data)
+            (self._prebuilt_cache() if _building() is not None else self._user).save_overload(
+                sig, data)
 
         def enable(self):
             self._user.enable()
@@ -260,11 +270,16 @@ def _cache_classes():
     return KernelCache
 
 
+_UNSET = object()
+
+
 def _cache_for(py_func):
-    """The cache a kernel looks in: the prebuilt kernels and numba's cache, or numba's
-    cache alone when the prebuilt ones cannot be used."""
-    if prebuilt_status() == "used":
+    """The cache a kernel looks in: the prebuilt kernels (where they fit) and numba's cache,
+    or numba's cache alone if numba's cache classes are not what this module expects."""
+    try:
         return _cache_classes()(py_func)
+    except Exception:  # noqa: BLE001 - prebuilt_status() says why
+        pass
     from numba.core.caching import FunctionCache
 
     global _UserCache

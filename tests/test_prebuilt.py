@@ -294,3 +294,18 @@ def test_every_module_the_kernels_are_built_from_is_hashed():
     loaded = {line for line in out.split() if line and line != "__init__.py"}
     assert loaded, out
     assert loaded <= set(K.RULES_SOURCES) | set(K.AGENT_SOURCES), loaded
+
+
+def test_a_bad_prebuilt_setting_is_one_line_from_a_console_script(tmp_path):
+    """Importing ono_env does not fail on it; the first kernel does, and a console script
+    says so in one line with status 2."""
+    env = dict(os.environ, ONO_ENV_PREBUILT="off", NUMBA_CACHE_DIR=str(tmp_path))
+    proc = subprocess.run([sys.executable, "-c", "import ono_env; print('imported')"],
+                          capture_output=True, text=True, env=env, timeout=300)
+    assert proc.returncode == 0 and proc.stdout.strip() == "imported", proc.stderr
+    proc = subprocess.run(["ono-arena", "greedy", "random", "--players", "2", "--games", "10",
+                           "--no-progress"],
+                          capture_output=True, text=True, env=env, timeout=300)
+    assert proc.returncode == 2
+    assert proc.stderr.strip().count("\n") == 0
+    assert "ONO_ENV_PREBUILT must be 0" in proc.stderr and "got 'off'" in proc.stderr
