@@ -42,11 +42,12 @@ What the agent sees
     everything hidden from the acting seat (the other hands except their sizes and calls, the
     stock order, the game's generator, the Wild Draw Four bluff flag); nothing else reads
     ``game`` but ``pimc-ppo``'s policy, which is given the acting seat's observation and
-    legal mask, as every learned agent is. The worlds are then sampled from the view only: the unseen cards (deck minus own
-    hand minus discard pile) listed by card type, shuffled with the agent's generator and dealt
-    by the known hand sizes, the rest as the stock; a pending Wild Draw Four's bluff flag is
-    re-derived from its player's sampled hand. Public history that the engine state does not
-    keep (which cards a player drew and kept, what a swap revealed) is not used.
+    legal mask, as every learned agent is. The worlds are then sampled from the view only:
+    the unseen cards (deck minus own hand minus discard pile) listed by card type, shuffled
+    with the agent's generator and dealt by the known hand sizes, the rest as the stock; a
+    pending Wild Draw Four's bluff flag is re-derived from its player's sampled hand. Public
+    history that the engine state does not keep (which cards a player drew and kept, what a
+    swap revealed) is not used.
     ``tests/test_search.py`` swaps cards between hidden places and checks the decisions do
     not change.
 

@@ -141,7 +141,8 @@ INSTRUCTION_STEPS = (100_000, 1_100_000)
 INSTRUCTION_CPU = "x86-64-v3"
 
 
-def instructions_per_decision(cases: list[tuple[str, int]]) -> dict[tuple[str, int], float] | None:
+def instructions_per_decision(cases: list[tuple[str, int]], probe: str = INSTRUCTION_PROBE,
+                              env: dict[str, str] | None = None) -> dict[tuple[str, int], float] | None:
     """Instructions per decision of compiled random play (``VecGame.play_random``, one game)
     for each (preset, players), counted by valgrind (``--tool=callgrind``): two runs that
     differ only in the number of decisions, the difference in instructions divided by the
@@ -149,22 +150,25 @@ def instructions_per_decision(cases: list[tuple[str, int]]) -> dict[tuple[str, i
     does not depend on the machine's load. The kernels are compiled once natively for the
     x86-64-v3 CPU level into a numba cache of their own (the prebuilt kernels turned off) and
     loaded from it under valgrind (numba would otherwise compile them again inside the
-    simulator, for its CPU). None when valgrind is not installed."""
+    simulator, for its CPU). ``probe`` (arguments: preset, players, decisions; prints the
+    decisions taken last) and ``env`` (added to the environment instead of that CPU level)
+    measure other code the same way. None when valgrind is not installed."""
     if shutil.which("valgrind") is None:
         return None
     out = {}
     with tempfile.TemporaryDirectory() as cache:
-        env = dict(os.environ, NUMBA_CACHE_DIR=cache, NUMBA_CPU_NAME=INSTRUCTION_CPU,
-                   NUMBA_CPU_FEATURES="", PYTHONHASHSEED="0", ONO_ENV_PREBUILT="0")
+        if env is None:
+            env = dict(NUMBA_CPU_NAME=INSTRUCTION_CPU, NUMBA_CPU_FEATURES="", ONO_ENV_PREBUILT="0")
+        env = dict(os.environ, NUMBA_CACHE_DIR=cache, PYTHONHASHSEED="0", **env)
         for preset, players in cases:
             args = [preset, str(players)]
-            subprocess.run([sys.executable, "-c", INSTRUCTION_PROBE, *args, "10"], env=env,
+            subprocess.run([sys.executable, "-c", probe, *args, "10"], env=env,
                            check=True, capture_output=True)   # compile into the cache
             counts = []
             for steps in INSTRUCTION_STEPS:
                 run = subprocess.run(
                     ["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null",
-                     sys.executable, "-c", INSTRUCTION_PROBE, *args, str(steps)],
+                     sys.executable, "-c", probe, *args, str(steps)],
                     env=env, check=True, capture_output=True, text=True)
                 decisions = int(run.stdout.split()[-1])
                 total = re.search(r"Collected : (\d+)", run.stderr)

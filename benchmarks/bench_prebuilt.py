@@ -21,14 +21,8 @@ Needs an install whose build step wrote the prebuilt kernels (``pip install -e .
 from __future__ import annotations
 
 import argparse
-import os
-import re
-import resource
-import shutil
 import statistics
-import subprocess
 import sys
-import tempfile
 import time
 
 import numba
@@ -38,22 +32,20 @@ import ono_env
 from ono_env import _compile, _engine as E
 from ono_env.game import _entry, game_seeds
 
-PROBE = ("import ono_env; g = ono_env.VecGame('classic', 1, seed=0); "
-         "g.play_random(100, seed=0)")
+from bench_core import INSTRUCTION_STEPS, import_cpu_seconds, instructions_per_decision
 
 CASES = [("basic", 2), ("basic", 4), ("classic", 2), ("classic", 4)]
 
 COUNT_PROBE = """
+import os
 import sys
-import numba
 import ono_env
 from ono_env import _compile, _engine as E
 from ono_env.game import _entry, game_seeds
 import numpy as np
-preset, players, steps, here = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4] == "1"
+preset, players, steps = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
 k = _compile.compiled(E.random_moves)
-if here:
-    assert _compile.prebuilt_status() != "used"
+assert (_compile.prebuilt_status() == "used") == (os.environ.get("ONO_ENV_PREBUILT") != "0")
 g = ono_env.VecGame(preset, 1, seed=0, num_players=players)
 f = _entry(k)
 args = (*g._arrays, g._params)
@@ -61,19 +53,8 @@ tail = (g._seats, game_seeds(1, 1), np.zeros((1, players)), g._scratch_rewards)
 f(*args, 100, *tail)
 print(f(*args, steps, *tail))
 """
-COUNT_STEPS = (100_000, 1_100_000)
-
-
-def first_import_cpu(prebuilt: bool) -> float:
-    env = dict(os.environ)
-    if not prebuilt:
-        env["ONO_ENV_PREBUILT"] = "0"
-    with tempfile.TemporaryDirectory() as cache:
-        env["NUMBA_CACHE_DIR"] = cache
-        before = resource.getrusage(resource.RUSAGE_CHILDREN)
-        subprocess.run([sys.executable, "-c", PROBE], env=env, check=True)
-        after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+"""The instruction-count probe: random_moves called directly (the prebuilt one, or with
+ONO_ENV_PREBUILT=0 the one compiled for this machine)."""
 
 
 def compiled_here():
@@ -99,31 +80,13 @@ def engine_rates(prebuilt, here, preset: str, players: int, steps: int, rounds: 
     return statistics.median(rates[0]), statistics.median(rates[1]), same
 
 
-def instructions(preset: str, players: int, here: bool) -> float:
-    env = dict(os.environ, PYTHONHASHSEED="0")
-    with tempfile.TemporaryDirectory() as cache:
-        env["NUMBA_CACHE_DIR"] = cache
-        if here:
-            # this machine's CPU name and features named outright: under valgrind numba would
-            # read the simulated CPU's, miss the cache and compile inside the simulator
-            from llvmlite import binding as ll
-            from numba.core.codegen import get_host_cpu_features
-            env.update(ONO_ENV_PREBUILT="0", NUMBA_CPU_NAME=ll.get_host_cpu_name(),
-                       NUMBA_CPU_FEATURES=get_host_cpu_features())
-        args = [preset, str(players)]
-        # compile into the cache natively first (valgrind would compile for its own CPU)
-        subprocess.run([sys.executable, "-c", COUNT_PROBE, *args, "10", "1" if here else "0"],
-                       env=env, check=True, capture_output=True)
-        counts = []
-        for steps in COUNT_STEPS:
-            run = subprocess.run(
-                ["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null",
-                 sys.executable, "-c", COUNT_PROBE, *args, str(steps), "1" if here else "0"],
-                env=env, check=True, capture_output=True, text=True)
-            total = re.search(r"Collected : (\d+)", run.stderr)
-            counts.append((int(run.stdout.split()[-1]), int(total.group(1))))
-    (d1, n1), (d2, n2) = counts
-    return (n2 - n1) / (d2 - d1)
+def here_env() -> dict[str, str]:
+    """The environment that compiles for this machine's CPU, named outright: under valgrind
+    numba would read the simulated CPU's, miss the cache and compile inside the simulator."""
+    from llvmlite import binding as ll
+    from numba.core.codegen import get_host_cpu_features
+    return dict(ONO_ENV_PREBUILT="0", NUMBA_CPU_NAME=ll.get_host_cpu_name(),
+                NUMBA_CPU_FEATURES=get_host_cpu_features())
 
 
 def main() -> None:
@@ -144,19 +107,20 @@ def main() -> None:
         args.instructions, args.rounds = True, 0
     times = ([], [])
     for _ in range(args.rounds):
-        times[0].append(first_import_cpu(True))
-        times[1].append(first_import_cpu(False))
+        times[0].append(import_cpu_seconds(True, prebuilt=True))
+        times[1].append(import_cpu_seconds(True, prebuilt=False))
     if args.rounds:
         timed_parts(args, times)
     if args.instructions:
-        if shutil.which("valgrind") is None:
+        if instructions_per_decision([], COUNT_PROBE) is None:
             print("\ninstructions: valgrind not installed")
             return
-        print(f"\ninstructions per decision (valgrind, decisions {COUNT_STEPS[0]:,} to "
-              f"{COUNT_STEPS[1]:,}):")
-        for preset, players in CASES:
-            p, h = instructions(preset, players, False), instructions(preset, players, True)
-            print(f"  {preset:>8} {players}p: prebuilt {p:,.0f}, compiled here {h:,.0f}",
+        print(f"\ninstructions per decision (valgrind, decisions {INSTRUCTION_STEPS[0]:,} to "
+              f"{INSTRUCTION_STEPS[1]:,}):")
+        for case in CASES:
+            p = instructions_per_decision([case], COUNT_PROBE, env={})[case]
+            h = instructions_per_decision([case], COUNT_PROBE, env=here_env())[case]
+            print(f"  {case[0]:>8} {case[1]}p: prebuilt {p:,.0f}, compiled here {h:,.0f}",
                   flush=True)
 
 

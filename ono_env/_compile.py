@@ -32,6 +32,7 @@ cache classes (``numba.core.caching``) for the lookup, and gives up on the prebu
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import importlib.util
 import json
@@ -95,8 +96,15 @@ def manifest() -> dict:
         "machine": platform.machine().lower(),
         "cpu": portable_cpu()[0],
         "features": list(portable_cpu()[1]),
-        "sources": source_hash(),
+        "sources": _sources_stamp(),
     }
+
+
+def _sources_stamp() -> str:
+    """``source_hash()``, computed once per process (every kernel's cache is stamped with it)."""
+    if "sources" not in _PREBUILT_STATE:
+        _PREBUILT_STATE["sources"] = source_hash()
+    return _PREBUILT_STATE["sources"]
 
 
 def _building() -> Path | None:
@@ -169,13 +177,9 @@ def _portable_triple(triple: str) -> str:
     return re.sub(r"(darwin|macosx|macos)[0-9.]*", r"\1", triple)
 
 
-_CACHE_CLASSES: list = []
-
-
+@functools.cache
 def _cache_classes():
-    """(KernelCache class) built on numba's cache classes, once."""
-    if _CACHE_CLASSES:
-        return _CACHE_CLASSES[0]
+    """The KernelCache class, built on numba's cache classes (once)."""
     from numba.core import caching
 
     cpu = portable_cpu()[0]
@@ -194,7 +198,7 @@ def _cache_classes():
             return str(_building() or PREBUILT_DIR)
 
         def get_source_stamp(self):
-            return source_hash()
+            return _sources_stamp()
 
         def get_disambiguator(self):
             return str(self._lineno)
@@ -220,6 +224,8 @@ def _cache_classes():
         """The prebuilt kernels, then numba's usual cache. A miss in both compiles the
         rules functions first (``compile_rules``), so that the kernel links them at their
         declared signatures."""
+
+        compiles_rules_on_miss = True
 
         def __init__(self, py_func):
             self._py_func = py_func
@@ -266,37 +272,10 @@ def _cache_classes():
         def flush(self):
             self._user.flush()
 
-    _CACHE_CLASSES.append(KernelCache)
     return KernelCache
 
 
 _UNSET = object()
-
-
-def _cache_for(py_func):
-    """The cache a kernel looks in: the prebuilt kernels (where they fit) and numba's cache,
-    or numba's cache alone if numba's cache classes are not what this module expects."""
-    try:
-        return _cache_classes()(py_func)
-    except Exception:  # noqa: BLE001 - prebuilt_status() says why
-        pass
-    from numba.core.caching import FunctionCache
-
-    global _UserCache
-    if _UserCache is None:
-        class _UserCache(FunctionCache):
-            """numba's usual cache; a miss compiles the rules functions first."""
-
-            def load_overload(self, sig, target_context):
-                cres = super().load_overload(sig, target_context)
-                if cres is None:
-                    compile_rules()
-                return cres
-
-    return _UserCache(py_func)
-
-
-_UserCache = None
 
 
 # ---- decorators ------------------------------------------------------------------------
@@ -321,7 +300,10 @@ def lazy_kernel(sig):
         LAZY_SIGNATURES[f"{func.__module__}.{func.__name__}"] = sig
         disp = njit(**_KERNEL_OPTIONS)(func)
         if _JIT:
-            disp._cache = _cache_for(disp.py_func)
+            try:
+                disp._cache = _cache_classes()(disp.py_func)
+            except Exception:  # noqa: BLE001 - numba's cache classes are not as expected
+                disp.enable_caching()  # its usual cache alone (prebuilt_status() says why)
         return disp
     return wrap
 
@@ -348,6 +330,8 @@ def compiled(kernel):
     sig = signature(kernel)
     with _COMPILE_LOCK:  # two threads' first calls compile it once
         if sig is not None and not kernel.signatures:
+            if not getattr(kernel._cache, "compiles_rules_on_miss", False):
+                compile_rules()  # numba's usual cache alone: the rules first, hit or miss
             kernel.compile(sig)
             kernel.disable_compile()
     return kernel

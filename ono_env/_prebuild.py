@@ -33,10 +33,8 @@ at their import)."""
 
 # The CPU level of the prebuilt kernels, per architecture (``platform.machine()``), and the
 # CPU features (LLVM's names) a machine needs to run them.
-PORTABLE_CPUS = {
-    "x86_64": ("x86-64-v2", ("cx16", "popcnt", "sahf", "sse3", "sse4.1", "sse4.2", "ssse3")),
-    "amd64": ("x86-64-v2", ("cx16", "popcnt", "sahf", "sse3", "sse4.1", "sse4.2", "ssse3")),
-}
+_X86_64_V2 = ("x86-64-v2", ("cx16", "popcnt", "sahf", "sse3", "sse4.1", "sse4.2", "ssse3"))
+PORTABLE_CPUS = {"x86_64": _X86_64_V2, "amd64": _X86_64_V2}   # amd64: Windows' name
 GENERIC_CPU = ("generic", ())
 BUILD_ENV = "_ONO_ENV_PREBUILDING"
 """Set (to the output folder) only in the build step's own process."""

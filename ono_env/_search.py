@@ -8,8 +8,8 @@ scores; ``_policy_action``, ties broken by the playout generator); the policy co
 
 Written on the rules functions of :mod:`ono_env._engine` (imported from it, never changed
 here). A module of its own so that its kernels are loaded (prebuilt or from numba's cache)
-or compiled only when a search agent first plays: ``import ono_env`` and every other use of the engine
-do not pay for them.
+or compiled only when a search agent first plays: ``import ono_env`` and every other use of
+the engine do not pay for them.
 """
 
 from __future__ import annotations
