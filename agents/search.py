@@ -7,19 +7,22 @@ the round in every world, in compiled code on the engine's own rules
 given hidden information: they CHEAT and exist only as ceilings (how much of the game is
 the deal, how much is play). Names (``make_agent``):
 
-=====================  =====================================================================
-``pimc``, ``pimc:N``   N worlds per decision (default 64), greedy playouts, and greedy's own
-                       choice kept unless clearly beaten (:func:`default_margin`)
-``pimc-plain:N``       the same without that preference (the plain argmax)
-``pimc-ppo:N``         the same search, keeping the choice of the shipped PPO policy for the
-                       rules (``ppo-basic-2p``, ...) unless clearly beaten
-                       (:func:`prior_margin`); refused for rules without a shipped policy
-``pimc-random:N``      plain, with uniformly random playouts
-``ismcts:N``           Information-Set MCTS, N iterations (default 500), greedy playouts
-``ismcts-random:N``    the same with random playouts
-``oracle-hands:N``     CHEATING: sees every opponent's hand; samples only the stock order
-``oracle:N``           CHEATING: sees everything, the stock order included
-=====================  =====================================================================
+=========================  =================================================================
+``pimc``, ``pimc:N``       N worlds per decision (default 64), greedy playouts, and greedy's
+                           own choice kept unless clearly beaten (:func:`default_margin`)
+``pimc-plain:N``           the same without that preference (the plain argmax)
+``pimc-ppo:N``             the same search, keeping the choice of the shipped PPO policy for
+                           the rules (``ppo-basic-2p``, ...) unless clearly beaten
+                           (:func:`prior_margin`); refused for rules without a shipped policy
+``pimc-ppo-playout:N``     ``pimc-ppo`` with the shipped policy also playing the playouts,
+                           for every seat (a learned playout policy; about 10x slower per
+                           world than greedy playouts)
+``pimc-random:N``          plain, with uniformly random playouts
+``ismcts:N``               Information-Set MCTS, N iterations (default 500), greedy playouts
+``ismcts-random:N``        the same with random playouts
+``oracle-hands:N``         CHEATING: sees every opponent's hand; samples only the stock order
+``oracle:N``               CHEATING: sees everything, the stock order included
+=========================  =================================================================
 
 The budget ``N`` counts worlds: in each world every legal action gets one playout (so a
 decision costs N x (legal actions) playouts) for ``pimc`` and the ceilings, and iterations
@@ -81,13 +84,14 @@ def _kernels() -> tuple:
     """``(seat_view, pimc_search, ismcts_search, views, policies)`` of
     :mod:`ono_env._search`, imported (so its kernels loaded, prebuilt or from numba's cache,
     or compiled) on the first search: importing ono_env and its agents does not pay for
-    them."""
+    them. ``policies`` maps the playout policy names to their codes, ``"learned"`` to the
+    network's."""
     global _KERNELS
     if _KERNELS is None:
         from ono_env import _search as K
         _KERNELS = (_entry(K.seat_view), _entry(K.pimc_search), _entry(K.ismcts_search),
                     {"fair": K.VIEW_FAIR, "hands": K.VIEW_HANDS, "all": K.VIEW_ALL},
-                    dict(K.POLICY_CODES))
+                    dict(K.POLICY_CODES, learned=K.POLICY_NET))
     return _KERNELS
 
 DEFAULT_WORLDS = 64
@@ -102,7 +106,10 @@ run on and on)."""
 VIEWS = ("fair", "hands", "all")
 """What a search agent sees: its seat's view, or (CHEATING) also the hands, or everything."""
 POLICIES = ("random", "greedy", "color", "defensive")
-"""Playout policies: the baselines, compiled (ono_env._baselines, equal to agents/rule_based.py)."""
+"""Playout policies by name: the baselines, compiled (ono_env._baselines, equal to
+agents/rule_based.py). A learned policy (a :class:`~ono_env.agents.learned.LearnedAgent`
+for the rules) is the other kind of playout policy: its network runs in the compiled
+playouts (:func:`ono_env._search.pack_network`)."""
 
 
 class SearchAgent:
@@ -112,7 +119,10 @@ class SearchAgent:
         rules: the rule set it plays.
         worlds: worlds sampled per decision (every legal action gets one playout in each).
         policy: playout policy, a baseline played in compiled code: ``"greedy"`` (the
-            default), ``"color"``, ``"defensive"`` or ``"random"``.
+            default), ``"color"``, ``"defensive"`` or ``"random"``; or a learned policy (a
+            :class:`~ono_env.agents.learned.LearnedAgent` made for these rules), whose
+            network then plays every seat in the playouts, each from its own observation in
+            the world, taking its most likely legal action.
         view: ``"fair"``; ``"hands"`` and ``"all"`` CHEAT (opponents' hands; also the
             stock order) and are for ceilings only.
         margin: pimc keeps a prior's choice unless the best action's mean playout result
@@ -132,8 +142,14 @@ class SearchAgent:
         if not isinstance(worlds, (int, np.integer)) or isinstance(worlds, bool) \
                 or not 1 <= worlds <= MAX_WORLDS:
             raise ValueError(f"worlds = {worlds!r}; allowed: an integer from 1 to {MAX_WORLDS}")
-        if policy not in POLICIES:
-            raise ValueError(f"policy = {policy!r}; allowed: {', '.join(POLICIES)}")
+        self._net: tuple[np.ndarray, np.ndarray] | None = None
+        if isinstance(policy, str):
+            if policy not in POLICIES:
+                raise ValueError(f"policy = {policy!r}; allowed: {', '.join(POLICIES)}, or a "
+                                 f"learned policy (LearnedAgent) for these rules")
+        else:
+            self._net = _playout_network(policy, self.rules)
+            policy = f"learned:{getattr(policy, 'name', 'policy')}"
         if view not in VIEWS:
             raise ValueError(f"view = {view!r}; allowed: {', '.join(VIEWS)}")
         if method not in ("pimc", "ismcts"):
@@ -190,25 +206,38 @@ class SearchAgent:
         world = E.State(2, P, D).arrays
         values = np.zeros((R, C.NUM_ACTIONS))
         out = np.zeros(R, np.int64)
+        code, net = self._playout_args(game, policies)
         if self.method == "ismcts":
             N = self.worlds + 1
             ismcts(*view, game._params, seeds, self.worlds, views[self.view],
-                   policies[self.policy], MAX_PLAYOUT, self.explore, *world,
+                   code, MAX_PLAYOUT, self.explore, *world,
                    np.zeros(C.NUM_CARD_TYPES, np.int64), np.zeros(D, np.int8),
                    np.zeros(2, np.uint64), np.zeros((N, C.NUM_ACTIONS), np.int32),
                    np.zeros(N), np.zeros(N), np.zeros(N), np.zeros(N + 1, np.int64),
                    np.zeros(N + 1, np.int64), values, np.zeros((2, P), np.float32),
                    np.zeros(C.NUM_ACTIONS, np.bool_), np.zeros(C.NUM_ACTIONS, np.bool_),
-                   np.zeros(C.NUM_ACTIONS), np.zeros(32 + P), out)
+                   np.zeros(C.NUM_ACTIONS), np.zeros(32 + P), *net, out)
             self.last_values = values
             return out
         prior = self._prior_choices(game, rows, rng)
-        pimc(*view, game._params, seeds, self.worlds, views[self.view], policies[self.policy],
+        pimc(*view, game._params, seeds, self.worlds, views[self.view], code,
              MAX_PLAYOUT, self.margin, prior, *world, np.zeros(C.NUM_CARD_TYPES, np.int64),
              np.zeros(D, np.int8), np.zeros(2, np.uint64), values, np.zeros((2, P), np.float32),
-             np.zeros(C.NUM_ACTIONS, np.bool_), np.zeros(C.NUM_ACTIONS), np.zeros(32 + P), out)
+             np.zeros(C.NUM_ACTIONS, np.bool_), np.zeros(C.NUM_ACTIONS), np.zeros(32 + P),
+             *net, np.zeros(C.NUM_ACTIONS, np.bool_), out)
         self.last_values = values
         return out
+
+    def _playout_args(self, game: VecGame, policies: dict) -> tuple[int, tuple]:
+        """The playout policy's code and the kernels' network arguments (weights, shape,
+        observation and hidden-layer scratch; placeholders for a compiled baseline)."""
+        if self._net is None:
+            return policies[self.policy], (np.zeros(1, np.float32), np.zeros(4, np.int64),
+                                           np.zeros(1, np.float32), np.zeros((2, 1), np.float32))
+        weights, shape = self._net
+        width = max([int(shape[2])] + [int(h) for h in shape[3:-1]])
+        return policies["learned"], (weights, shape, np.zeros(game.observation_size, np.float32),
+                                     np.zeros((2, width), np.float32))
 
     def _prior_choices(self, game: VecGame, rows: np.ndarray,
                        rng: np.random.Generator) -> np.ndarray:
@@ -227,6 +256,25 @@ class SearchAgent:
         if choice.shape != (len(rows),) or not mask[np.arange(len(rows)), choice].all():
             raise ValueError(f"{self!r}: the prior {self.prior!r} chose an illegal action")
         return choice
+
+
+def _playout_network(policy: Any, rules: Any) -> tuple[np.ndarray, np.ndarray]:
+    """A learned policy for ``rules`` as the packed network of the compiled playouts;
+    ``ValueError`` for anything else, or for a policy made for other rules."""
+    from ono_env.agents.learned import LearnedAgent, check_compatible
+    from ono_env._search import pack_network
+    if not isinstance(policy, LearnedAgent):
+        raise ValueError(f"policy = {policy!r}; allowed: {', '.join(POLICIES)}, or a learned "
+                         f"policy (LearnedAgent) for these rules")
+    meta = dict(policy.meta) if policy.meta else {}
+    if {"observation_version", "action_names", "rules", "observation_size"} <= meta.keys():
+        check_compatible(meta, rules, f"the playout policy {policy.name!r}")
+    elif policy.rules.to_dict() != rules.to_dict():
+        raise ValueError(f"the playout policy {policy!r} was made for "
+                         f"{policy.rules.num_players}-player {policy.rules.name!r} rules; this "
+                         f"search plays {rules.num_players}-player {rules.name!r}")
+    net = policy.net
+    return pack_network(net.scale, net.layers, net.activation)
 
 
 def game_actions(agent: Any, game: VecGame, rows: np.ndarray, mask: np.ndarray,
@@ -295,7 +343,10 @@ def _factory(base: str, policy: str, view: str, method: str = "pimc", prior: str
             margin = default_margin(n)
         elif prior == "ppo":
             margin, agent = prior_margin(n), shipped_policy(rules)
-        return SearchAgent(rules, n, policy, view, name=f"{base}:{n}", method=method,
+        playout: Any = policy
+        if policy == "ppo":
+            playout = agent if agent is not None else shipped_policy(rules)
+        return SearchAgent(rules, n, playout, view, name=f"{base}:{n}", method=method,
                            margin=margin, prior=agent)
     return make
 
@@ -304,6 +355,7 @@ SEARCH_AGENTS = {
     "pimc": _factory("pimc", "greedy", "fair", prior="greedy"),
     "pimc-plain": _factory("pimc-plain", "greedy", "fair"),
     "pimc-ppo": _factory("pimc-ppo", "greedy", "fair", prior="ppo"),
+    "pimc-ppo-playout": _factory("pimc-ppo-playout", "ppo", "fair", prior="ppo"),
     "pimc-random": _factory("pimc-random", "random", "fair"),
     "ismcts": _factory("ismcts", "greedy", "fair", "ismcts"),
     "ismcts-random": _factory("ismcts-random", "random", "fair", "ismcts"),

@@ -18,13 +18,14 @@ import numba
 import numpy as np
 
 from ono_env import cards as C
+from ono_env._compile import rules_function
 from ono_env._engine import (  # noqa: F401 - the rules and state layout the search uses
-    Arrays, BROW, F32_2D, G_BLUFF, G_CURRENT, G_DISCARD_LEN, G_PHASE, G_PREVIOUS,
+    Arrays, BROW, F32_2D, F32ROW, G_BLUFF, G_CURRENT, G_DISCARD_LEN, G_PHASE, G_PREVIOUS,
     G_ROUND, G_STOCK_LEN, G_TERMINATED, G_TRUNCATED, G_WINNER, I64ARR, I8ARR, NA,
     NC, NUM_G, NUM_S, PH_PENDING, PRM, P_DECK, P_PLAYERS, P_SCORING, P_TARGET,
     P_WD4_RESTRICTED, S, SCORING_NONE, SCORING_PENALTY, STATE, S_HAND_LEN, S_SCORE, U64ARR,
     ZERO, _CARD_COLOR, _advance, _apply, _bit, _helper, _holds_color, _inline, _kernel,
-    _next_u53, _random_action, i8, legal_row, void,
+    _next_u53, _observe_row, _random_action, i8, legal_row, void,
 )
 from ono_env._baselines import (  # noqa: F401 - the compiled baselines (greedy: the playouts')
     POLICY_CODES, POLICY_COLOR, POLICY_DEFENSIVE, POLICY_GREEDY, POLICY_RANDOM, _greedy_scores,
@@ -150,6 +151,145 @@ def _determinize(v, r, w, j, prm, mode, arng, counts, unseen):
                 w.g[j, G_BLUFF] = 1
 
 
+POLICY_NET = 100
+"""Playout policy code of a learned network (packed by :func:`pack_network`): every seat
+plays its most likely legal action from its own observation in the world."""
+ACT_TANH = 0
+ACT_RELU = 1
+NET_ACTIVATIONS = {"tanh": ACT_TANH, "relu": ACT_RELU}
+F32_1 = np.float32(1.0)
+
+
+def pack_network(scale: np.ndarray, layers: list, activation: str) -> tuple[np.ndarray, np.ndarray]:
+    """A policy network (``obs / scale``, hidden layers ``[(weight (out, in), bias), ...]``
+    with ``activation``, the logits head last; the format of :mod:`ono_env.agents.learned`)
+    as the two arrays the compiled playouts read: ``weights`` (float32: the scale, then each
+    hidden layer's weight transposed to (in, out) and its bias, then the head's weight as
+    (A, in) and its bias) and ``shape`` (int64: number of hidden layers, activation code,
+    observation size, each hidden size, number of actions)."""
+    *hidden, (w_out, b_out) = layers
+    parts = [np.asarray(scale, np.float32).ravel()]
+    for w, b in hidden:
+        parts += [np.asarray(w, np.float32).T.ravel(), np.asarray(b, np.float32).ravel()]
+    parts += [np.asarray(w_out, np.float32).ravel(), np.asarray(b_out, np.float32).ravel()]
+    shape = [len(hidden), NET_ACTIVATIONS[activation], int(np.asarray(scale).size)]
+    shape += [int(np.asarray(w).shape[0]) for w, _ in hidden] + [int(np.asarray(w_out).shape[0])]
+    return np.ascontiguousarray(np.concatenate(parts), np.float32), np.asarray(shape, np.int64)
+
+
+@_inline
+def _squash(x, act):
+    """The hidden activation: tanh as a rational function (Lambert's continued fraction,
+    clamped; within 1e-4 of tanh, and several times cheaper than the libm call in the
+    playouts' innermost loop), or relu."""
+    if act == ACT_RELU:
+        return max(x, np.float32(0.0))
+    x = min(max(x, np.float32(-4.97)), np.float32(4.97))
+    x2 = x * x
+    return x * (np.float32(135135.0) + x2 * (np.float32(17325.0) + x2 * (np.float32(378.0) + x2))) / (
+        np.float32(135135.0) + x2 * (np.float32(62370.0) + x2 * (np.float32(3150.0) + x2 * np.float32(28.0))))
+
+
+def _net_function(sig):
+    """A rules function of the network's arithmetic: like ``_helper``, with fast-math, so
+    that LLVM may reorder the float32 sums of the dot products and vectorise them (the
+    results differ from the NumPy network's in the last bits)."""
+    return rules_function(sig, fastmath=True)
+
+
+@_net_function(numba.float32(i8, F32ROW, I64ARR, F32_2D))
+def _net_logit(a, weights, shape, hid):
+    """Logit a of the network (weights, shape: pack_network) at the observation whose
+    hidden layers _net_hidden last wrote into hid."""
+    n = shape[0]
+    size = shape[2]
+    off = size
+    for layer in range(n):
+        h = shape[3 + layer]
+        off += size * h + h
+        size = h
+    A = shape[3 + n]
+    x = hid[(n - 1) % 2]
+    s = weights[off + A * size + a]
+    row = weights[off + a * size:off + (a + 1) * size]   # views: LLVM vectorises these loops
+    for m in range(size):
+        s += row[m] * x[m]
+    return s
+
+
+@_net_function(void(F32ROW, F32ROW, I64ARR, F32_2D))
+def _net_hidden(obs, weights, shape, hid):
+    """The hidden layers of the network at observation obs: the last one's output lands in
+    hid[(n - 1) % 2] (for no hidden layer, the scaled observation in hid[1]). Zero inputs
+    are skipped (the observation is mostly zeros)."""
+    n = shape[0]
+    act = shape[1]
+    size = shape[2]
+    if n == 0:
+        for d in range(size):
+            hid[1, d] = obs[d] / weights[d]
+        return
+    off = size
+    for layer in range(n):
+        h = shape[3 + layer]
+        out = hid[layer % 2]
+        src = hid[(layer + 1) % 2]
+        bias = weights[off + size * h:off + size * h + h]
+        for k in range(h):
+            out[k] = bias[k]
+        for d in range(size):
+            if layer == 0:
+                x = obs[d]
+                if x == 0.0:
+                    continue
+                x = x / weights[d]
+            else:
+                x = src[d]
+                if x == 0.0:
+                    continue
+            row = weights[off + d * h:off + (d + 1) * h]
+            for k in range(h):
+                out[k] += x * row[k]
+        for k in range(h):
+            out[k] = _squash(out[k], act)
+        off += size * h + h
+        size = h
+
+
+@_helper(i8(S, PRM, i8, F32ROW, I64ARR, F32ROW, F32_2D, BROW))
+def _net_choice(w, prm, j, weights, shape, obs, hid, legal):
+    """The network's most likely legal action for world row j's acting seat, from that
+    seat's observation (the first of equal logits); -1 when none is legal."""
+    legal_row(w, prm, j, legal)
+    _observe_row(w, prm, j, w.g[j, G_CURRENT], obs)
+    _net_hidden(obs, weights, shape, hid)
+    pick = -1
+    best = np.float32(0.0)
+    for a in range(NA):
+        if legal[a]:
+            s = _net_logit(a, weights, shape, hid)
+            if pick < 0 or s > best:
+                best = s
+                pick = a
+    return pick
+
+
+@_kernel(void(F32_2D, numba.boolean[:, ::1], F32ROW, I64ARR, F32_2D, F32_2D, I64ARR))
+def network_logits(obs, legal, weights, shape, hid, out, choice):
+    """out[i, a] = the packed network's logit of every legal action a at observation row i
+    (-inf elsewhere) and choice[i] its pick (_net_choice's rule), as the playouts compute
+    them (tests compare them with the NumPy network)."""
+    for i in range(obs.shape[0]):
+        _net_hidden(obs[i], weights, shape, hid)
+        choice[i] = -1
+        for a in range(out.shape[1]):
+            out[i, a] = -np.inf
+            if legal[i, a]:
+                out[i, a] = _net_logit(a, weights, shape, hid)
+                if choice[i] < 0 or out[i, a] > out[i, choice[i]]:
+                    choice[i] = a
+
+
 ROUND_POINTS_SCALE = 50.0
 """A round of a match is valued 1 / (1 + exp(-d / 50)) for a seat whose score moved d points
 better than its rivals' (about a typical round's points)."""
@@ -201,17 +341,29 @@ def _round_values(w, prm, j, start_round, tmp):
         tmp[32 + q] = 1.0 / (1.0 + np.exp(-d / ROUND_POINTS_SCALE))
 
 
-@_helper(numba.float64(S, PRM, i8, i8, i8, i8, i8, U64ARR, F32_2D, F64ROW, F64ROW))
-def _playout(w, prm, j, me, start_round, policy, max_len, policy_rng, rewards, sc, tmp):
+@_helper(numba.float64(S, PRM, i8, i8, i8, i8, i8, U64ARR, F32_2D, F64ROW, F64ROW, F32ROW,
+                       I64ARR, F32ROW, F32_2D, BROW))
+def _playout(w, prm, j, me, start_round, policy, max_len, policy_rng, rewards, sc, tmp,
+             weights, shape, obs, hid, row):
     """Play world row j (the policy drawing from policy_rng[j]) to the end of the round
     begun as round start_round with the playout policy (at most max_len decisions, and the
-    game's max_decisions). Returns seat me's value (_round_values; tmp[16:16+N] must hold
-    the scores before the playout's first action) and leaves every seat's in tmp[32:32+N]."""
+    game's max_decisions): a compiled baseline, or POLICY_NET, the network (weights, shape;
+    scratch obs, hid, row) for every seat. Returns seat me's value (_round_values;
+    tmp[16:16+N] must hold the scores before the playout's first action) and leaves every
+    seat's in tmp[32:32+N]."""
     steps = 0
     while (not (w.g[j, G_TERMINATED] or w.g[j, G_TRUNCATED]) and w.g[j, G_ROUND] == start_round
            and steps < max_len):
         if policy == POLICY_RANDOM:
             ok = _random_action(w, prm, j, policy_rng, rewards)
+        elif policy == POLICY_NET:
+            a = _net_choice(w, prm, j, weights, shape, obs, hid, row)
+            ok = a >= 0
+            if ok:
+                for q in range(prm[P_PLAYERS]):
+                    rewards[j, q] = 0.0
+                _apply(w, prm, j, a, rewards)
+                _advance(w, prm, j, rewards)
         else:   # a compiled baseline (ono_env._baselines), ties broken by policy_rng[j]
             ok = _policy_action(w, prm, j, policy, policy_rng, rewards, sc, tmp) >= 0
         if not ok:
@@ -237,10 +389,12 @@ def _legal_count(v, prm, r, legal, values, out):
 
 
 @_kernel(void(*STATE, PRM, U64ARR, i8, i8, i8, i8, numba.float64, I64ARR, *STATE, I64ARR,
-              I8ARR, U64ARR, numba.float64[:, ::1], F32_2D, BROW, F64ROW, F64ROW, I64ARR))
+              I8ARR, U64ARR, numba.float64[:, ::1], F32_2D, BROW, F64ROW, F64ROW, F32ROW, I64ARR,
+              F32ROW, F32_2D, BROW, I64ARR))
 def pimc_search(vhands, vheld, vpl, vstock, vdiscard, vg, vrng, prm, seeds, n_worlds, mode,
                 policy, max_len, margin, prior, whands, wheld, wpl, wstock, wdiscard, wg, wrng,
-                counts, unseen, arng, values, rewards, legal, sc, tmp, out):
+                counts, unseen, arng, values, rewards, legal, sc, tmp, weights, shape, obs, hid,
+                row, out):
     """Perfect-information Monte Carlo for every view row r (seat_view output): n_worlds
     worlds are sampled (_determinize, from the generator state seeds[r]); in each, every
     legal action is applied to a copy and played out to the end of the round with the
@@ -253,7 +407,9 @@ def pimc_search(vhands, vheld, vpl, vstock, vdiscard, vg, vrng, prm, seeds, n_wo
     the mean playout value of each legal action (-1 elsewhere).
 
     Scratch: w* two rows (world, playout), counts (56,), unseen (D,), arng (2,) uint64 (agent, playout policy),
-    rewards (2, P), legal (A,), sc (A,), tmp (>= 32 + N,).
+    rewards (2, P), legal (A,), sc (A,), tmp (>= 32 + N,); for POLICY_NET playouts the
+    network (weights, shape: pack_network) and obs (observation size,), hid (2, the largest
+    hidden layer or the observation size), row (A,).
 
     The value of a playout is a round win (single rounds), or in a match a logistic of
     the points gained over the rivals in the round (_round_values)."""
@@ -284,7 +440,7 @@ def pimc_search(vhands, vheld, vpl, vstock, vdiscard, vg, vrng, prm, seeds, n_wo
                 _apply(w, prm, 1, a, rewards)
                 _advance(w, prm, 1, rewards)
                 values[r, a] += _playout(w, prm, 1, me, start_round, policy, max_len,
-                                         arng, rewards, sc, tmp)
+                                         arng, rewards, sc, tmp, weights, shape, obs, hid, row)
         best = -1.0
         ties = 0
         for a in range(NA):
@@ -317,11 +473,12 @@ I32_2D = numba.int32[:, ::1]
 
 @_kernel(void(*STATE, PRM, U64ARR, i8, i8, i8, i8, numba.float64, *STATE, I64ARR, I8ARR,
               U64ARR, I32_2D, F64ROW, F64ROW, F64ROW, I64ARR, I64ARR,
-              numba.float64[:, ::1], F32_2D, BROW, BROW, F64ROW, F64ROW, I64ARR))
+              numba.float64[:, ::1], F32_2D, BROW, BROW, F64ROW, F64ROW, F32ROW, I64ARR, F32ROW,
+              F32_2D, I64ARR))
 def ismcts_search(vhands, vheld, vpl, vstock, vdiscard, vg, vrng, prm, seeds, n_iter, mode,
                   policy, max_len, explore, whands, wheld, wpl, wstock, wdiscard, wg, wrng,
                   counts, unseen, arng, child, visits, total, avail, path, movers, values,
-                  rewards, row, legal, sc, tmp, out):
+                  rewards, row, legal, sc, tmp, weights, shape, obs, hid, out):
     """Single-observer Information-Set MCTS (Cowling, Powley and Whitehouse 2012) for every
     view row r: each of n_iter iterations samples a world from the view (_determinize),
     descends the tree of action sequences choosing among the actions legal in that world by
@@ -332,7 +489,8 @@ def ismcts_search(vhands, vheld, vpl, vstock, vdiscard, vg, vrng, prm, seeds, n_
     with one legal action is returned without search.
 
     Scratch: child (>= n_iter + 1, A) int32, visits/total/avail (>= n_iter + 1,), path and
-    movers (>= n_iter + 2,), the rest as pimc_search (tmp: >= 32 + N)."""
+    movers (>= n_iter + 2,), the rest as pimc_search (tmp: >= 32 + N; the playouts reuse
+    row)."""
     v = Arrays(vhands, vheld, vpl, vstock, vdiscard, vg, vrng)
     w = Arrays(whands, wheld, wpl, wstock, wdiscard, wg, wrng)
     n = prm[P_PLAYERS]
@@ -411,7 +569,8 @@ def ismcts_search(vhands, vheld, vpl, vstock, vdiscard, vg, vrng, prm, seeds, n_
                 path[depth] = node
                 movers[depth] = mover
             # simulation: the playout returns 1 if `me` won; we need the winner's seat
-            won = _playout(w, prm, 1, me, start_round, policy, max_len, arng, rewards, sc, tmp)
+            won = _playout(w, prm, 1, me, start_round, policy, max_len, arng, rewards, sc, tmp,
+                           weights, shape, obs, hid, row)
             for k in range(depth + 1):   # every node: the value for the seat that moved
                 nd = path[k]
                 visits[nd] += 1.0

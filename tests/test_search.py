@@ -120,6 +120,7 @@ def test_no_peeking_hidden_swaps_do_not_change_decisions(preset, players):
     specs = ["pimc:4", "pimc-random:4", "ismcts:30"]
     if (preset, players) == ("basic", 2):
         specs.append("pimc-ppo:4")   # its prior reads the seat's observation
+        specs.append("pimc-ppo-playout:3")   # and its playouts the worlds' observations
     for spec in specs:
         agent = make_agent(spec, rules)
         a = agent.act_game(game, rows, np.random.default_rng(5))
@@ -268,3 +269,82 @@ def test_every_compiled_baseline_is_a_playout_policy(policy):
     assert (runs[0].records.length > 0).all()
     assert np.array_equal(runs[0].records.wins, runs[1].records.wins)
     assert np.array_equal(runs[0].records.length, runs[1].records.length)
+
+
+@pytest.mark.parametrize("name, players", [("ppo-basic-2p", 2), ("ppo-basic-4p", 4),
+                                           ("ppo-classic-2p", 2)])
+def test_the_compiled_playout_network_equals_the_numpy_network(name, players):
+    """The network the playouts run (ono_env._search.pack_network, network_logits) computes
+    the shipped policy's logits (within the rational tanh's error) and picks its action."""
+    rules = RuleSet.preset(name.split("-")[1], num_players=players)
+    policy = make_agent(name, rules)
+    game = positions(rules, 300, seed=players + 20)
+    live = np.flatnonzero(~game.finished)
+    mask = np.ascontiguousarray(game.legal_mask()[live])
+    obs = np.ascontiguousarray(game.observe(game.state.current.astype(np.int64))[live])
+    _check_network(policy.net, obs, mask, policy.act(obs, mask, np.random.default_rng(0)))
+
+
+def _check_network(net, obs, mask, want_choice=None):
+    weights, shape = E.pack_network(net.scale, net.layers, net.activation)
+    width = max([obs.shape[1]] + net.hidden_sizes)
+    got = np.zeros(mask.shape, np.float32)
+    choice = np.zeros(len(obs), np.int64)
+    E.network_logits(obs, mask, weights, shape, np.zeros((2, width), np.float32), got, choice)
+    want = net._mlp(obs, net.layers)
+    assert np.allclose(got[mask], want[mask], atol=2e-3 * (1 + np.abs(want[mask]).max()))
+    assert np.isneginf(got[~mask]).all()
+    masked = np.where(mask, want, -np.inf)
+    top2 = np.sort(masked, axis=1)[:, -2:]
+    clear = (top2[:, 1] - top2[:, 0] > 0.05) & mask.any(axis=1)
+    assert clear.sum() > len(obs) // 4
+    assert np.array_equal(choice[clear], masked.argmax(axis=1)[clear])
+    if want_choice is not None:
+        assert np.array_equal(choice[clear], want_choice[clear])
+    return choice
+
+
+@pytest.mark.parametrize("activation, hidden", [("relu", [32, 16, 8]), ("tanh", [])])
+def test_the_playout_network_takes_any_depth_and_activation(activation, hidden):
+    from ono_env.agents.learned import PolicyNet
+    rules = RuleSet.preset("basic", num_players=2)
+    game = positions(rules, 200, seed=31)
+    live = np.flatnonzero(~game.finished)
+    mask = np.ascontiguousarray(game.legal_mask()[live])
+    obs = np.ascontiguousarray(game.observe(game.state.current.astype(np.int64))[live])
+    rng = np.random.default_rng(0)
+    sizes = [obs.shape[1]] + hidden + [C.NUM_ACTIONS]
+    layers = [(rng.normal(0, 1 / np.sqrt(i), (o, i)).astype(np.float32),
+               rng.normal(0, 0.1, o).astype(np.float32)) for i, o in zip(sizes, sizes[1:])]
+    scale = rng.uniform(0.5, 2.0, obs.shape[1]).astype(np.float32)
+    _check_network(PolicyNet(scale, layers, activation), obs, mask)
+
+
+def test_learned_playouts_are_legal_deterministic_and_checked():
+    """A learned policy as the playout policy (``pimc-ppo-playout``, or any LearnedAgent for
+    the rules, in pimc and ismcts): legal, the same decisions from the same generator, and
+    values that differ from greedy playouts'; a policy for other rules is refused."""
+    rules = RuleSet.preset("basic", num_players=2)
+    game = positions(rules, 64, seed=41)
+    mask = game.legal_mask()
+    rows = np.flatnonzero(~game.finished & (mask.sum(axis=1) > 1))
+    ppo = make_agent("ppo-basic-2p", rules)
+    agent = make_agent("pimc-ppo-playout:4", rules)
+    assert agent.policy == "learned:ppo-basic-2p" and agent.prior.name == "ppo-basic-2p"
+    a = agent.act_game(game, rows, np.random.default_rng(2))
+    va = agent.last_values.copy()
+    assert mask[rows, a].all()
+    assert np.array_equal(a, agent.act_game(game, rows, np.random.default_rng(2)))
+    greedy = SearchAgent(rules, 4, margin=agent.margin, prior=ppo, name="g")
+    greedy.act_game(game, rows, np.random.default_rng(2))
+    assert not np.array_equal(va, greedy.last_values)   # the playouts are the network's
+    ism = SearchAgent(rules, 20, policy=ppo, method="ismcts", name="i")
+    b = ism.act_game(game, rows, np.random.default_rng(3))
+    assert mask[rows, b].all()
+    assert np.array_equal(b, ism.act_game(game, rows, np.random.default_rng(3)))
+    with pytest.raises(ValueError, match="playout policy 'ppo-classic-2p': trained for 'classic'"):
+        SearchAgent(rules, 4, policy=make_agent("ppo-classic-2p", RuleSet.preset("classic", num_players=2)))
+    with pytest.raises(ValueError, match="allowed: random, greedy, color, defensive, or a learned"):
+        SearchAgent(rules, 4, policy=GreedyAgent(rules))
+    with pytest.raises(ValueError, match="3-player 'basic' rules; there are"):
+        make_agent("pimc-ppo-playout", RuleSet.preset("basic", num_players=3))
