@@ -68,6 +68,7 @@ Deterministic given the generator passed to ``act_game``: one 64-bit seed is dra
 from __future__ import annotations
 
 import math
+import time
 from typing import Any
 
 import numpy as np
@@ -99,6 +100,8 @@ DEFAULT_ITERATIONS = 500
 EXPLORE = 0.7
 """UCB1 exploration constant of ISMCTS (rewards in [0, 1]; Cowling et al. use 0.7)."""
 MAX_WORLDS = 1_000_000
+MAX_TIME_MS = 60_000.0
+"""The largest time budget per decision (``pimc:<T>ms``): one minute."""
 MAX_PLAYOUT = 5_000
 """Decisions after which a playout is cut and scored 1/N (a random playout in ``ono`` can
 run on and on)."""
@@ -130,6 +133,13 @@ class SearchAgent:
         prior: the agent whose choice ``margin`` keeps: None for the compiled ``greedy``, or
             an agent that plays from the acting seat's observation (a learned policy, asked
             with ``act(obs, mask, rng)``: it sees only what the seat may know).
+        time_ms: pimc only: instead of ``worlds`` worlds, sample worlds for each decision
+            until this many milliseconds of wall time have passed (at least one world;
+            worlds are added in batches sized from the time the earlier ones took, and no
+            batch is started that would not end in time). ``margin`` is then the margin
+            at ``worlds`` worlds and scales as 1 / sqrt(worlds sampled). Decisions then
+            depend on the machine's speed and load: for reproducible runs give a number of
+            worlds.
     """
 
     uses_game = True
@@ -137,7 +147,8 @@ class SearchAgent:
 
     def __init__(self, rules: Any = None, worlds: int = DEFAULT_WORLDS, policy: str = "greedy",
                  view: str = "fair", name: str | None = None, method: str = "pimc",
-                 margin: float = -1.0, prior: Any = None) -> None:
+                 margin: float = -1.0, prior: Any = None,
+                 time_ms: float | None = None) -> None:
         self.rules = resolve_rules(rules)
         if not isinstance(worlds, (int, np.integer)) or isinstance(worlds, bool) \
                 or not 1 <= worlds <= MAX_WORLDS:
@@ -158,6 +169,17 @@ class SearchAgent:
                                   or not callable(getattr(prior, "act", None))):
             raise ValueError(f"prior = {prior!r}; allowed: None, or for a fair pimc search an "
                              f"agent with act(obs, mask, rng)")
+        if time_ms is not None and (method != "pimc" or isinstance(time_ms, bool)
+                                    or not isinstance(time_ms, (int, float, np.number))
+                                    or not 0 < time_ms <= MAX_TIME_MS):
+            raise ValueError(f"time_ms = {time_ms!r}; allowed: None, or for a pimc search a "
+                             f"number of milliseconds above 0 and at most {MAX_TIME_MS:g}")
+        self.time_ms = None if time_ms is None else float(time_ms)
+        """pimc: the wall time per decision (ms) that replaces the fixed number of worlds."""
+        self.last_worlds: np.ndarray | None = None
+        """(R,) worlds sampled for each row at the last call (0 where one action was legal)."""
+        self.clock = time.perf_counter
+        """The clock of time budgets (seconds; tests replace it)."""
         self.method = method
         self.margin = float(margin)
         """pimc: keep the prior's choice (``prior``'s, else the compiled greedy's) unless an
@@ -178,7 +200,8 @@ class SearchAgent:
     def __repr__(self) -> str:
         cheat = ", CHEATING" if self.cheating else ""
         prior = f", prior={getattr(self.prior, 'name', self.prior)!r}" if self.prior is not None else ""
-        return (f"SearchAgent({self.name!r}, method={self.method!r}, budget={self.worlds}, "
+        budget = f"{self.time_ms:g} ms" if self.time_ms is not None else self.worlds
+        return (f"SearchAgent({self.name!r}, method={self.method!r}, budget={budget}, "
                 f"policy={self.policy!r}, view={self.view!r}{prior}{cheat})")
 
     def act(self, obs: np.ndarray, mask: np.ndarray, rng: np.random.Generator) -> np.ndarray:
@@ -220,6 +243,9 @@ class SearchAgent:
             self.last_values = values
             return out
         prior = self._prior_choices(game, rows, rng)
+        if self.time_ms is not None:
+            return self._act_timed(game, view, world, prior, code, net, rng)
+        self.last_worlds = np.where(game.legal_mask()[rows].sum(axis=1) > 1, self.worlds, 0)
         pimc(*view, game._params, seeds, self.worlds, views[self.view], code,
              MAX_PLAYOUT, self.margin, prior, *world, np.zeros(C.NUM_CARD_TYPES, np.int64),
              np.zeros(D, np.int8), np.zeros(2, np.uint64), values, np.zeros((2, P), np.float32),
@@ -227,6 +253,78 @@ class SearchAgent:
              *net, np.zeros(C.NUM_ACTIONS, np.bool_), out)
         self.last_values = values
         return out
+
+    def _act_timed(self, game: VecGame, view: tuple, world: tuple, prior: np.ndarray, code: int,
+                   net: tuple, rng: np.random.Generator) -> np.ndarray:
+        """pimc with a time budget per decision (``time_ms``): the compiled search of one
+        view row is called for batches of worlds (plain, no prior) and the batches' values
+        are pooled; the choice is then made as the compiled search makes it (the best mean,
+        ties broken by ``rng``; the prior's choice kept unless beaten by more than the
+        margin at the number of worlds sampled)."""
+        _, pimc, _, views, _ = _kernels()
+        R, P, D = view[0].shape[0], game.num_players, game.rules.deck_size
+        A = C.NUM_ACTIONS
+        scratch = (np.zeros(C.NUM_CARD_TYPES, np.int64), np.zeros(D, np.int8),
+                   np.zeros(2, np.uint64))
+        values = np.full((R, A), -1.0)
+        out = np.zeros(R, np.int64)
+        self.last_worlds = np.zeros(R, np.int64)
+        budget = self.time_ms / 1000.0
+        chunk_values = np.zeros((1, A))
+        chunk_out = np.zeros(1, np.int64)
+        no_prior = np.full(1, -1, np.int64)
+        tmp = np.zeros(32 + P)
+        legal = np.zeros(A, np.bool_)
+        for r in range(R):
+            one = tuple(x[r:r + 1] for x in view)
+            start = self.clock()
+            total = np.zeros(A)
+            n, batch = 0, 1
+            while True:
+                seed = rng.integers(0, 2**63, size=1, dtype=np.uint64)
+                pimc(*one, game._params, seed, batch, views[self.view], code, MAX_PLAYOUT, -1.0,
+                     no_prior, *world, *scratch, chunk_values, np.zeros((2, P), np.float32),
+                     legal, np.zeros(A), tmp, *net, np.zeros(A, np.bool_), chunk_out)
+                if not legal.any() or legal.sum() == 1:   # forced: no search (nor time) spent
+                    out[r] = chunk_out[0]
+                    break
+                total[legal] += chunk_values[0, legal] * batch
+                n += batch
+                elapsed = self.clock() - start
+                per_world = elapsed / n
+                if elapsed + per_world > budget:
+                    break
+                batch = max(1, min(2 * n, int((budget - elapsed) / per_world)))
+            self.last_worlds[r] = n
+            if n == 0:
+                continue
+            mean = np.where(legal, total / n, -1.0)
+            values[r] = mean
+            out[r] = self._choose(mean, legal, prior[r], n, one, game, rng, tmp)
+        self.last_values = values
+        return out
+
+    def _choose(self, mean: np.ndarray, legal: np.ndarray, prior: int, n: int, one: tuple,
+                game: VecGame, rng: np.random.Generator, tmp: np.ndarray) -> int:
+        """The compiled search's rule for one row: the best mean (ties within 1e-9 broken
+        uniformly by ``rng``); with a margin, the prior's choice (``prior`` >= 0, else the
+        compiled greedy's from the seat's view) unless beaten by more than the margin at
+        ``n`` worlds."""
+        best = mean[legal].max()
+        ties = np.flatnonzero(legal & (mean > best - 1e-9))
+        pick = int(ties[rng.integers(len(ties))]) if len(ties) > 1 else int(ties[0])
+        if self.margin < 0:
+            return pick
+        if prior < 0:   # greedy's favourite: the first legal action of the highest score
+            from ono_env._baselines import POLICY_GREEDY, baseline_scores
+            sc = np.zeros((1, C.NUM_ACTIONS))
+            baseline_scores(*one, game._params, POLICY_GREEDY, np.ones(1, np.bool_), sc, tmp)
+            gs = -1e300
+            for a in np.flatnonzero(legal):
+                if sc[0, a] > gs + 1e-6:
+                    gs, prior = sc[0, a], int(a)
+        margin = self.margin * math.sqrt(self.worlds / n)
+        return prior if mean[pick] - mean[prior] <= margin + 1e-9 else pick
 
     def _playout_args(self, game: VecGame, policies: dict) -> tuple[int, tuple]:
         """The playout policy's code and the kernels' network arguments (weights, shape,
@@ -293,17 +391,33 @@ def game_actions(agent: Any, game: VecGame, rows: np.ndarray, mask: np.ndarray,
     return actions.astype(np.int64, copy=False)
 
 
-def _budget(name: str, arg: str | None) -> int:
+def _budget(name: str, arg: str | None) -> tuple[int, float | None]:
+    """``(worlds, time_ms)`` of ``name:arg``: ``N`` worlds (pimc, oracle) or iterations
+    (ismcts), or for the pimc family ``<T>ms``, a time budget per decision (``time_ms``,
+    with the default worlds' margin)."""
     if arg is None:
-        return DEFAULT_ITERATIONS if name.startswith("ismcts") else DEFAULT_WORLDS
+        return (DEFAULT_ITERATIONS if name.startswith("ismcts") else DEFAULT_WORLDS), None
+    timed = not name.startswith("ismcts")
+    if timed and arg.endswith("ms"):
+        try:
+            ms = float(arg[:-2])
+        except ValueError:
+            ms = 0.0
+        if not 0 < ms <= MAX_TIME_MS:   # also refuses nan
+            raise ValueError(f"agent {name}:{arg}: a time budget is <T>ms, T milliseconds per "
+                             f"decision above 0 and at most {MAX_TIME_MS:g} (e.g. {name}:20ms)")
+        return DEFAULT_WORLDS, ms
     try:
         n = int(arg)
     except ValueError:
         n = 0
     if not 1 <= n <= MAX_WORLDS:
-        raise ValueError(f"agent {name}:{arg}: the budget after ':' is the number of worlds "
-                         f"(pimc, oracle) or iterations (ismcts), an integer from 1 to {MAX_WORLDS}")
-    return n
+        what = ("the number of worlds (pimc, oracle) or iterations (ismcts), an integer from 1 "
+                f"to {MAX_WORLDS}")
+        if timed:
+            what += f", or <T>ms: T milliseconds per decision (e.g. {name}:20ms)"
+        raise ValueError(f"agent {name}:{arg}: the budget after ':' is {what}")
+    return n, None
 
 
 def default_margin(worlds: int) -> float:
@@ -337,7 +451,7 @@ def shipped_policy(rules: Any) -> Any:
 
 def _factory(base: str, policy: str, view: str, method: str = "pimc", prior: str | None = None):
     def make(rules: Any, arg: str | None = None) -> SearchAgent:
-        n = _budget(base, arg)
+        n, time_ms = _budget(base, arg)
         margin, agent = -1.0, None
         if prior == "greedy":
             margin = default_margin(n)
@@ -346,8 +460,9 @@ def _factory(base: str, policy: str, view: str, method: str = "pimc", prior: str
         playout: Any = policy
         if policy == "ppo":
             playout = agent if agent is not None else shipped_policy(rules)
-        return SearchAgent(rules, n, playout, view, name=f"{base}:{n}", method=method,
-                           margin=margin, prior=agent)
+        name = f"{base}:{n}" if time_ms is None else f"{base}:{time_ms:g}ms"
+        return SearchAgent(rules, n, playout, view, name=name, method=method,
+                           margin=margin, prior=agent, time_ms=time_ms)
     return make
 
 

@@ -348,3 +348,68 @@ def test_learned_playouts_are_legal_deterministic_and_checked():
         SearchAgent(rules, 4, policy=GreedyAgent(rules))
     with pytest.raises(ValueError, match="3-player 'basic' rules; there are"):
         make_agent("pimc-ppo-playout", RuleSet.preset("basic", num_players=3))
+
+
+class _Ticks:
+    """A clock that moves 1 ms each time it is read: time budgets become reproducible."""
+
+    def __init__(self) -> None:
+        self.t = 0.0
+
+    def __call__(self) -> float:
+        self.t += 0.001
+        return self.t
+
+
+def test_a_time_budget_samples_worlds_until_the_time_is_spent():
+    """``pimc:<T>ms``: worlds in batches until T ms have passed (here a clock that moves
+    1 ms per reading: 13 worlds for 5 ms), the compiled search's choice rule on the pooled
+    values, reproducible given the generator and the clock, and blind to hidden cards."""
+    rules = RuleSet.preset("basic", num_players=2)
+    game = positions(rules, 64, seed=51)
+    mask = game.legal_mask()
+    live = np.flatnonzero(~game.finished)
+    many = mask[live].sum(axis=1) > 1
+    assert many.any() and (~many).any()
+    runs = []
+    for g in (game, _hidden_swaps(game, live, np.random.default_rng(1))):
+        for spec in ("pimc:5ms", "pimc-ppo:5ms", "pimc-plain:5ms"):
+            agent = make_agent(spec, rules)
+            agent.clock = _Ticks()
+            acts = agent.act_game(g, live, np.random.default_rng(7))
+            runs.append((spec, acts, agent.last_values.copy(), agent.last_worlds.copy()))
+            assert mask[live, acts].all()
+            assert np.array_equal(agent.last_worlds, np.where(many, 13, 0))
+            v = agent.last_values
+            assert ((v >= 0) == (mask[live] & many[:, None])).all() and (v <= 1).all()
+            k = np.flatnonzero(many)
+            best = v[k].max(axis=1)
+            if spec == "pimc-plain:5ms":    # the plain argmax
+                assert (v[k, acts[k]] >= best - 1e-9).all()
+            else:                           # the prior's choice unless beaten by the margin at 13
+                margin = agent.margin * np.sqrt(agent.worlds / 13)
+                assert ((v[k, acts[k]] >= best - 1e-9) | (best - v[k, acts[k]] <= margin + 1e-9)).all()
+    for (s1, a1, v1, w1), (s2, a2, v2, w2) in zip(runs[:3], runs[3:]):
+        assert s1 == s2 and np.array_equal(a1, a2) and np.array_equal(v1, v2), s1
+    plain = make_agent("pimc-plain:13", rules)
+    plain.act_game(game, live, np.random.default_rng(7))
+    assert not np.array_equal(plain.last_values, runs[2][2])   # pooled batches, other worlds
+
+
+def test_time_budget_names_and_refusals():
+    rules = RuleSet.preset("basic", num_players=2)
+    a = make_agent("pimc-ppo-playout:20ms", rules)
+    assert a.time_ms == 20.0 and a.name == "pimc-ppo-playout:20ms" and "budget=20 ms" in repr(a)
+    assert make_agent("oracle:2.5ms", rules).time_ms == 2.5
+    for bad in ("pimc:0ms", "pimc:-1ms", "pimc:xms", "pimc:nanms", "pimc:60001ms"):
+        with pytest.raises(ValueError, match="a time budget is <T>ms, T milliseconds per decision"):
+            make_agent(bad, rules)
+    with pytest.raises(ValueError, match="or <T>ms: T milliseconds per decision"):
+        make_agent("pimc:fast", rules)
+    with pytest.raises(ValueError, match="integer from 1 to"):
+        make_agent("ismcts:5ms", rules)
+    for bad in (0, -5.0, True, "5", float("nan")):
+        with pytest.raises(ValueError, match="time_ms = .*allowed: None, or for a pimc search"):
+            SearchAgent(rules, 4, time_ms=bad)
+    with pytest.raises(ValueError, match="time_ms = 5.0; allowed: None, or for a pimc search"):
+        SearchAgent(rules, 4, method="ismcts", time_ms=5.0)
