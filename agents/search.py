@@ -133,13 +133,13 @@ class SearchAgent:
         prior: the agent whose choice ``margin`` keeps: None for the compiled ``greedy``, or
             an agent that plays from the acting seat's observation (a learned policy, asked
             with ``act(obs, mask, rng)``: it sees only what the seat may know).
-        time_ms: pimc only: instead of ``worlds`` worlds, sample worlds for each decision
+        time_ms: instead of ``worlds`` worlds (iterations), sample worlds for each decision
             until this many milliseconds of wall time have passed (at least one world;
             worlds are added in batches sized from the time the earlier ones took, and no
-            batch is started that would not end in time). ``margin`` is then the margin
-            at ``worlds`` worlds and scales as 1 / sqrt(worlds sampled). Decisions then
-            depend on the machine's speed and load: for reproducible runs give a number of
-            worlds.
+            batch is started that would not end in time). pimc's ``margin`` is then the
+            margin at ``worlds`` worlds and scales as 1 / sqrt(worlds sampled). Decisions
+            then depend on the machine's speed and load: for reproducible runs give a
+            number of worlds.
     """
 
     uses_game = True
@@ -169,15 +169,17 @@ class SearchAgent:
                                   or not callable(getattr(prior, "act", None))):
             raise ValueError(f"prior = {prior!r}; allowed: None, or for a fair pimc search an "
                              f"agent with act(obs, mask, rng)")
-        if time_ms is not None and (method != "pimc" or isinstance(time_ms, bool)
+        if time_ms is not None and (isinstance(time_ms, bool)
                                     or not isinstance(time_ms, (int, float, np.number))
                                     or not 0 < time_ms <= MAX_TIME_MS):
-            raise ValueError(f"time_ms = {time_ms!r}; allowed: None, or for a pimc search a "
-                             f"number of milliseconds above 0 and at most {MAX_TIME_MS:g}")
+            raise ValueError(f"time_ms = {time_ms!r}; allowed: None, or a number of "
+                             f"milliseconds above 0 and at most {MAX_TIME_MS:g}")
         self.time_ms = None if time_ms is None else float(time_ms)
-        """pimc: the wall time per decision (ms) that replaces the fixed number of worlds."""
+        """The wall time per decision (ms) that replaces the fixed number of worlds
+        (iterations)."""
         self.last_worlds: np.ndarray | None = None
-        """(R,) worlds sampled for each row at the last call (0 where one action was legal)."""
+        """(R,) worlds (ismcts: iterations) sampled for each row at the last call (0 where
+        one action was legal)."""
         self.clock = time.perf_counter
         """The clock of time budgets (seconds; tests replace it)."""
         self.method = method
@@ -230,6 +232,10 @@ class SearchAgent:
         values = np.zeros((R, C.NUM_ACTIONS))
         out = np.zeros(R, np.int64)
         code, net = self._playout_args(game, policies)
+        if self.time_ms is not None:
+            prior = (self._prior_choices(game, rows, rng) if self.method == "pimc"
+                     else np.full(R, -1, np.int64))
+            return self._act_timed(game, view, world, prior, code, net, rng)
         if self.method == "ismcts":
             N = self.worlds + 1
             ismcts(*view, game._params, seeds, self.worlds, views[self.view],
@@ -239,12 +245,11 @@ class SearchAgent:
                    np.zeros(N), np.zeros(N), np.zeros(N), np.zeros(N + 1, np.int64),
                    np.zeros(N + 1, np.int64), values, np.zeros((2, P), np.float32),
                    np.zeros(C.NUM_ACTIONS, np.bool_), np.zeros(C.NUM_ACTIONS, np.bool_),
-                   np.zeros(C.NUM_ACTIONS), np.zeros(32 + P), *net, out)
+                   np.zeros(C.NUM_ACTIONS), np.zeros(32 + P), *net, 0, np.zeros(1, np.int64),
+                   out)
             self.last_values = values
             return out
         prior = self._prior_choices(game, rows, rng)
-        if self.time_ms is not None:
-            return self._act_timed(game, view, world, prior, code, net, rng)
         self.last_worlds = np.where(game.legal_mask()[rows].sum(axis=1) > 1, self.worlds, 0)
         pimc(*view, game._params, seeds, self.worlds, views[self.view], code,
              MAX_PLAYOUT, self.margin, prior, *world, np.zeros(C.NUM_CARD_TYPES, np.int64),
@@ -256,39 +261,49 @@ class SearchAgent:
 
     def _act_timed(self, game: VecGame, view: tuple, world: tuple, prior: np.ndarray, code: int,
                    net: tuple, rng: np.random.Generator) -> np.ndarray:
-        """pimc with a time budget per decision (``time_ms``): the compiled search of one
-        view row is called for batches of worlds (plain, no prior) and the batches' values
-        are pooled; the choice is then made as the compiled search makes it (the best mean,
-        ties broken by ``rng``; the prior's choice kept unless beaten by more than the
-        margin at the number of worlds sampled)."""
-        _, pimc, _, views, _ = _kernels()
+        """A time budget per decision (``time_ms``): the compiled search of one view row is
+        called for batches of worlds until the time is spent (a batch sized from the time
+        the earlier ones took, none started that would not end in time). pimc: the batches
+        are plain (no prior) and their values pooled, then the choice is made as the
+        compiled search makes it (:meth:`_choose`); ismcts: each batch goes on growing the
+        same tree (the compiled search's ``resume``)."""
+        _, pimc, ismcts, views, _ = _kernels()
         R, P, D = view[0].shape[0], game.num_players, game.rules.deck_size
         A = C.NUM_ACTIONS
-        scratch = (np.zeros(C.NUM_CARD_TYPES, np.int64), np.zeros(D, np.int8),
-                   np.zeros(2, np.uint64))
         values = np.full((R, A), -1.0)
         out = np.zeros(R, np.int64)
         self.last_worlds = np.zeros(R, np.int64)
         budget = self.time_ms / 1000.0
-        chunk_values = np.zeros((1, A))
-        chunk_out = np.zeros(1, np.int64)
-        no_prior = np.full(1, -1, np.int64)
+        batch_values = np.zeros((1, A))
+        batch_out = np.zeros(1, np.int64)
         tmp = np.zeros(32 + P)
         legal = np.zeros(A, np.bool_)
+        common = (np.zeros(C.NUM_CARD_TYPES, np.int64), np.zeros(D, np.int8))
         for r in range(R):
             one = tuple(x[r:r + 1] for x in view)
+            arng = np.zeros(2, np.uint64)
+            tree = _Tree() if self.method == "ismcts" else None
             start = self.clock()
             total = np.zeros(A)
             n, batch = 0, 1
             while True:
                 seed = rng.integers(0, 2**63, size=1, dtype=np.uint64)
-                pimc(*one, game._params, seed, batch, views[self.view], code, MAX_PLAYOUT, -1.0,
-                     no_prior, *world, *scratch, chunk_values, np.zeros((2, P), np.float32),
-                     legal, np.zeros(A), tmp, *net, np.zeros(A, np.bool_), chunk_out)
-                if not legal.any() or legal.sum() == 1:   # forced: no search (nor time) spent
-                    out[r] = chunk_out[0]
+                if tree is None:
+                    pimc(*one, game._params, seed, batch, views[self.view], code, MAX_PLAYOUT,
+                         -1.0, np.full(1, -1, np.int64), *world, *common, arng, batch_values,
+                         np.zeros((2, P), np.float32), legal, np.zeros(A), tmp, *net,
+                         np.zeros(A, np.bool_), batch_out)
+                else:
+                    tree.reserve(batch)
+                    ismcts(*one, game._params, seed, batch, views[self.view], code, MAX_PLAYOUT,
+                           self.explore, *world, *common, arng, tree.child, tree.visits,
+                           tree.total, tree.avail, tree.path, tree.movers, batch_values,
+                           np.zeros((2, P), np.float32), np.zeros(A, np.bool_), legal,
+                           np.zeros(A), tmp, *net, int(n > 0), tree.nodes, batch_out)
+                if legal.sum() <= 1:   # forced: no search (nor time) spent
+                    out[r] = batch_out[0]
                     break
-                total[legal] += chunk_values[0, legal] * batch
+                total[legal] += batch_values[0, legal] * batch
                 n += batch
                 elapsed = self.clock() - start
                 per_world = elapsed / n
@@ -297,6 +312,9 @@ class SearchAgent:
                 batch = max(1, min(2 * n, int((budget - elapsed) / per_world)))
             self.last_worlds[r] = n
             if n == 0:
+                continue
+            if tree is not None:   # the tree's own values and its most visited action
+                values[r], out[r] = batch_values[0], batch_out[0]
                 continue
             mean = np.where(legal, total / n, -1.0)
             values[r] = mean
@@ -356,6 +374,31 @@ class SearchAgent:
         return choice
 
 
+class _Tree:
+    """The ISMCTS tree of one decision under a time budget: the compiled search's node
+    arrays, grown (copied into arrays twice as large) before a batch could overflow them."""
+
+    def __init__(self, capacity: int = 256) -> None:
+        self.nodes = np.zeros(1, np.int64)
+        self._alloc(capacity)
+
+    def _alloc(self, cap: int) -> None:
+        self.child = np.full((cap, C.NUM_ACTIONS), -1, np.int32)
+        self.visits, self.total, self.avail = np.zeros(cap), np.zeros(cap), np.zeros(cap)
+        self.path, self.movers = np.zeros(cap + 1, np.int64), np.zeros(cap + 1, np.int64)
+
+    def reserve(self, iterations: int) -> None:
+        """Room for ``iterations`` more (each adds at most one node)."""
+        used = int(self.nodes[0])
+        need = used + iterations + 1
+        if need <= len(self.visits):
+            return
+        old = (self.child, self.visits, self.total, self.avail)
+        self._alloc(max(2 * len(self.visits), need))
+        for new, was in zip((self.child, self.visits, self.total, self.avail), old):
+            new[:used] = was[:used]
+
+
 def _playout_network(policy: Any, rules: Any) -> tuple[np.ndarray, np.ndarray]:
     """A learned policy for ``rules`` as the packed network of the compiled playouts;
     ``ValueError`` for anything else, or for a policy made for other rules."""
@@ -393,12 +436,11 @@ def game_actions(agent: Any, game: VecGame, rows: np.ndarray, mask: np.ndarray,
 
 def _budget(name: str, arg: str | None) -> tuple[int, float | None]:
     """``(worlds, time_ms)`` of ``name:arg``: ``N`` worlds (pimc, oracle) or iterations
-    (ismcts), or for the pimc family ``<T>ms``, a time budget per decision (``time_ms``,
-    with the default worlds' margin)."""
+    (ismcts), or ``<T>ms``, a time budget per decision (``time_ms``; pimc keeps the margin
+    of its default worlds, scaled to the worlds sampled)."""
     if arg is None:
         return (DEFAULT_ITERATIONS if name.startswith("ismcts") else DEFAULT_WORLDS), None
-    timed = not name.startswith("ismcts")
-    if timed and arg.endswith("ms"):
+    if arg.endswith("ms"):
         try:
             ms = float(arg[:-2])
         except ValueError:
@@ -413,9 +455,7 @@ def _budget(name: str, arg: str | None) -> tuple[int, float | None]:
         n = 0
     if not 1 <= n <= MAX_WORLDS:
         what = ("the number of worlds (pimc, oracle) or iterations (ismcts), an integer from 1 "
-                f"to {MAX_WORLDS}")
-        if timed:
-            what += f", or <T>ms: T milliseconds per decision (e.g. {name}:20ms)"
+                f"to {MAX_WORLDS}, or <T>ms: T milliseconds per decision (e.g. {name}:20ms)")
         raise ValueError(f"agent {name}:{arg}: the budget after ':' is {what}")
     return n, None
 

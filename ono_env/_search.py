@@ -474,11 +474,11 @@ I32_2D = numba.int32[:, ::1]
 @_kernel(void(*STATE, PRM, U64ARR, i8, i8, i8, i8, numba.float64, *STATE, I64ARR, I8ARR,
               U64ARR, I32_2D, F64ROW, F64ROW, F64ROW, I64ARR, I64ARR,
               numba.float64[:, ::1], F32_2D, BROW, BROW, F64ROW, F64ROW, F32ROW, I64ARR, F32ROW,
-              F32_2D, I64ARR))
+              F32_2D, i8, I64ARR, I64ARR))
 def ismcts_search(vhands, vheld, vpl, vstock, vdiscard, vg, vrng, prm, seeds, n_iter, mode,
                   policy, max_len, explore, whands, wheld, wpl, wstock, wdiscard, wg, wrng,
                   counts, unseen, arng, child, visits, total, avail, path, movers, values,
-                  rewards, row, legal, sc, tmp, weights, shape, obs, hid, out):
+                  rewards, row, legal, sc, tmp, weights, shape, obs, hid, resume, nodes, out):
     """Single-observer Information-Set MCTS (Cowling, Powley and Whitehouse 2012) for every
     view row r: each of n_iter iterations samples a world from the view (_determinize),
     descends the tree of action sequences choosing among the actions legal in that world by
@@ -488,8 +488,12 @@ def ismcts_search(vhands, vheld, vpl, vstock, vdiscard, vg, vrng, prm, seeds, n_
     action; values[r, a] = the mean result of root action a (-1 where not legal). A decision
     with one legal action is returned without search.
 
-    Scratch: child (>= n_iter + 1, A) int32, visits/total/avail (>= n_iter + 1,), path and
-    movers (>= n_iter + 2,), the rest as pimc_search (tmp: >= 32 + N; the playouts reuse
+    resume = 1 (one view row only): go on with the tree and the generator arng that an
+    earlier call for the same row left (n_iter more iterations; a time budget calls in
+    batches); nodes[0] = the tree's nodes in use, read when resuming and written always.
+
+    Scratch: child (>= nodes in use + n_iter + 1, A) int32, visits/total/avail (as many),
+    path and movers (one more), the rest as pimc_search (tmp: >= 32 + N; the playouts reuse
     row)."""
     v = Arrays(vhands, vheld, vpl, vstock, vdiscard, vg, vrng)
     w = Arrays(whands, wheld, wpl, wstock, wdiscard, wg, wrng)
@@ -497,15 +501,17 @@ def ismcts_search(vhands, vheld, vpl, vstock, vdiscard, vg, vrng, prm, seeds, n_
     for r in range(vg.shape[0]):
         if _legal_count(v, prm, r, legal, values, out) <= 1:
             continue
-        arng[0] = seeds[r]
         me = v.g[r, G_CURRENT]
         start_round = v.g[r, G_ROUND]
-        for a in range(NA):
-            child[0, a] = -1
-        visits[0] = 0.0
-        total[0] = 0.0
-        avail[0] = 0.0
-        used = 1
+        used = nodes[0]
+        if resume == 0:
+            arng[0] = seeds[r]
+            for a in range(NA):
+                child[0, a] = -1
+            visits[0] = 0.0
+            total[0] = 0.0
+            avail[0] = 0.0
+            used = 1
         for q in range(n):
             tmp[16 + q] = v.pl[r, q, S_SCORE]   # scores before: round values in a match
         for _ in range(n_iter):
@@ -575,6 +581,7 @@ def ismcts_search(vhands, vheld, vpl, vstock, vdiscard, vg, vrng, prm, seeds, n_
                 nd = path[k]
                 visits[nd] += 1.0
                 total[nd] += won if k == 0 else tmp[32 + movers[k]]
+        nodes[0] = used
         most = -1.0
         for a in range(NA):
             if not legal[a]:

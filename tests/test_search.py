@@ -373,7 +373,7 @@ def test_a_time_budget_samples_worlds_until_the_time_is_spent():
     assert many.any() and (~many).any()
     runs = []
     for g in (game, _hidden_swaps(game, live, np.random.default_rng(1))):
-        for spec in ("pimc:5ms", "pimc-ppo:5ms", "pimc-plain:5ms"):
+        for spec in ("pimc:5ms", "pimc-ppo:5ms", "pimc-plain:5ms", "ismcts:5ms"):
             agent = make_agent(spec, rules)
             agent.clock = _Ticks()
             acts = agent.act_game(g, live, np.random.default_rng(7))
@@ -381,15 +381,19 @@ def test_a_time_budget_samples_worlds_until_the_time_is_spent():
             assert mask[live, acts].all()
             assert np.array_equal(agent.last_worlds, np.where(many, 13, 0))
             v = agent.last_values
-            assert ((v >= 0) == (mask[live] & many[:, None])).all() and (v <= 1).all()
             k = np.flatnonzero(many)
+            if spec == "ismcts:5ms":   # the tree's values: root actions it tried
+                assert ((v >= 0) <= (mask[live] & many[:, None])).all() and (v <= 1).all()
+                assert ((v >= 0).sum(axis=1)[k] >= 1).all()
+                continue
+            assert ((v >= 0) == (mask[live] & many[:, None])).all() and (v <= 1).all()
             best = v[k].max(axis=1)
             if spec == "pimc-plain:5ms":    # the plain argmax
                 assert (v[k, acts[k]] >= best - 1e-9).all()
             else:                           # the prior's choice unless beaten by the margin at 13
                 margin = agent.margin * np.sqrt(agent.worlds / 13)
                 assert ((v[k, acts[k]] >= best - 1e-9) | (best - v[k, acts[k]] <= margin + 1e-9)).all()
-    for (s1, a1, v1, w1), (s2, a2, v2, w2) in zip(runs[:3], runs[3:]):
+    for (s1, a1, v1, w1), (s2, a2, v2, w2) in zip(runs[:4], runs[4:]):
         assert s1 == s2 and np.array_equal(a1, a2) and np.array_equal(v1, v2), s1
     plain = make_agent("pimc-plain:13", rules)
     plain.act_game(game, live, np.random.default_rng(7))
@@ -406,10 +410,40 @@ def test_time_budget_names_and_refusals():
             make_agent(bad, rules)
     with pytest.raises(ValueError, match="or <T>ms: T milliseconds per decision"):
         make_agent("pimc:fast", rules)
-    with pytest.raises(ValueError, match="integer from 1 to"):
-        make_agent("ismcts:5ms", rules)
+    assert make_agent("ismcts:5ms", rules).time_ms == 5.0
     for bad in (0, -5.0, True, "5", float("nan")):
-        with pytest.raises(ValueError, match="time_ms = .*allowed: None, or for a pimc search"):
+        with pytest.raises(ValueError, match="time_ms = .*allowed: None, or a number of milli"):
             SearchAgent(rules, 4, time_ms=bad)
-    with pytest.raises(ValueError, match="time_ms = 5.0; allowed: None, or for a pimc search"):
-        SearchAgent(rules, 4, method="ismcts", time_ms=5.0)
+
+
+def test_ismcts_resumes_its_tree_in_batches():
+    """The compiled ISMCTS's ``resume``, as a time budget uses it, grows one tree: the
+    nodes in use only grow from batch to batch, and the tree's arrays grow when full."""
+    from ono_env.agents.search import _Tree
+    rules = RuleSet.preset("basic", num_players=2)
+    game = positions(rules, 32, seed=61)
+    mask = game.legal_mask()
+    row = np.flatnonzero(~game.finished & (mask.sum(axis=1) > 2))[:1]
+    agent = make_agent("ismcts:5ms", rules)
+    seen = []
+
+    class Tree(_Tree):
+        def reserve(self, iterations):
+            seen.append((int(self.nodes[0]), len(self.visits)))
+            super().reserve(iterations)
+
+    import ono_env.agents.search as S
+    old, S._Tree = S._Tree, Tree
+    try:
+        agent.clock = _Ticks()
+        agent.act_game(game, row, np.random.default_rng(0))
+    finally:
+        S._Tree = old
+    assert agent.last_worlds[0] == 13   # 1 + 2 + 4 + 4 + 2 iterations in five batches
+    nodes = [u for u, _ in seen]
+    assert len(seen) == 5 and nodes[0] == 0 and all(a < b for a, b in zip(nodes, nodes[1:]))
+    small = _Tree(capacity=2)
+    small.nodes[0] = 2
+    small.child[1, 5] = 7
+    small.reserve(10)
+    assert len(small.visits) >= 13 and small.child[1, 5] == 7 and small.child[2, 5] == -1
