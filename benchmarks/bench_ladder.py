@@ -1,14 +1,26 @@
-"""A strength ladder: basic, 2 players, mirrored deals; head to head with 95% intervals over
-deals, a Bradley-Terry rating per agent (Elo scale, ``random`` = 0) and the time per
-decision of each agent on one core.
+"""A strength ladder: head to head with 95% intervals over mirrored deals, a Bradley-Terry
+rating per agent (Elo scale, ``random`` = 0) and the time per decision of each agent on one
+core, for ``basic`` 2 players (the default), ``classic`` 2 players and ``basic`` 4 players.
 
     python benchmarks/bench_ladder.py --out docs/results/ladder
+    python benchmarks/bench_ladder.py --rules classic --games-cheap 1000 --games-search 100 \
+        --out docs/results/ladder/classic-2p-ladder
+    python benchmarks/bench_ladder.py --players 4 --games-cheap 2400 --games-search 240 \
+        --out docs/results/ladder/basic-4p-ladder
 
-The baselines (``random``, ``greedy``, ``color``, ``defensive``, ``ppo-basic-2p``) play a
-full round robin with ``--games-cheap`` games per pairing; each search agent and each
-CHEATING ceiling plays ``random``, ``greedy`` and ``ppo-basic-2p``, and the search agents
-and ceilings play each other along the chain in ``SEARCH_PAIRS``, with ``--games-search``
-games per pairing (half as many deals: every deal is played twice, seats swapped).
+Two players: the baselines (``random``, ``greedy``, ``color``, ``defensive`` and the shipped
+policy ``ppo-<rules>-2p``) play a full round robin with ``--games-cheap`` games per pairing;
+each search agent and each CHEATING ceiling plays ``random``, ``greedy`` and the shipped
+policy, and the search agents and ceilings play each other along the chain of the ladder's
+``pairs``, with ``--games-search`` games per pairing (half as many deals: every deal is
+played twice, seats swapped).
+
+Four players: a seat's fair share of the wins is 25%. The five baselines play every table of
+four of them (``--games-cheap`` games in all, every deal in all 24 seatings); each search
+agent and ceiling plays one table with ``random``, ``greedy`` and ``ppo-basic-4p``
+(``--games-search`` games). The table reports each agent's win share with its interval; the
+rating is Bradley-Terry over pairs of seats at a table (the winner of a game beats each of the
+other three).
 
 Time per decision: the mean wall time of one call for one position with more than one legal
 action (positions from greedy-against-greedy games), one thread (torch too).
@@ -31,13 +43,29 @@ from ono_env import VecGame
 from ono_env.agents import make_agent
 from ono_env.arena import run_arena
 
-BASELINES = ["random", "greedy", "color", "defensive", "ppo-basic-2p"]
-SEARCH = ["pimc:32", "pimc:128", "pimc-ppo:128", "ismcts:500", "oracle-hands:64", "oracle:16"]
-ANCHORS = ["random", "greedy", "ppo-basic-2p"]
-SEARCH_PAIRS = [("pimc:128", "pimc:32"), ("pimc:128", "ismcts:500"),
-                ("pimc-ppo:128", "pimc:128"), ("oracle-hands:64", "pimc-ppo:128"),
-                ("oracle:16", "oracle-hands:64"), ("oracle:16", "pimc-ppo:128")]
-CHEATING = {"oracle-hands:64", "oracle:16"}
+BASELINE_NAMES = ["random", "greedy", "color", "defensive"]
+LADDERS = {
+    ("basic", 2): {
+        "search": ["pimc:32", "pimc:128", "pimc-ppo:128", "ismcts:500", "oracle-hands:64",
+                   "oracle:16"],
+        "pairs": [("pimc:128", "pimc:32"), ("pimc:128", "ismcts:500"),
+                  ("pimc-ppo:128", "pimc:128"), ("oracle-hands:64", "pimc-ppo:128"),
+                  ("oracle:16", "oracle-hands:64"), ("oracle:16", "pimc-ppo:128")]},
+    ("classic", 2): {
+        "search": ["pimc:8", "pimc:32", "pimc-ppo-playout:64", "oracle-hands:16", "oracle:8"],
+        "pairs": [("pimc:32", "pimc:8"), ("pimc-ppo-playout:64", "pimc:32"),
+                  ("oracle-hands:16", "pimc-ppo-playout:64"), ("oracle:8", "oracle-hands:16")]},
+    ("basic", 4): {
+        "search": ["pimc:8", "pimc:32", "pimc-ppo-playout:16", "oracle-hands:16", "oracle:8"],
+        "pairs": []},
+}
+"""The search agents (two budgets of ``pimc``, the strongest fair search, the ceilings) of
+each ladder, and the pairings along it (two players)."""
+CHEATING_PREFIX = "oracle"
+
+
+def anchors(rules: str, players: int) -> list[str]:
+    return ["random", "greedy", f"ppo-{rules}-{players}p"]
 
 
 def bradley_terry(names: list[str], results: list[dict], anchor: str = "random",
@@ -61,10 +89,11 @@ def bradley_terry(names: list[str], results: list[dict], anchor: str = "random",
     return {n: float(400 * math.log10(p[k[n]])) for n in names}
 
 
-def decision_times(agents: list[str], positions: int = 200, seed: int = 0) -> dict[str, float]:
+def decision_times(agents: list[str], positions: int = 200, seed: int = 0,
+                   rules: str = "basic", players: int = 2) -> dict[str, float]:
     import torch
     torch.set_num_threads(1)
-    game = VecGame("basic", 512, seed=seed, num_players=2)
+    game = VecGame(rules, 512, seed=seed, num_players=players)
     greedy = make_agent("greedy", game.rules)
     rng = np.random.default_rng(seed)
     for _ in range(int(rng.integers(5, 25))):      # some play so positions vary
@@ -91,35 +120,36 @@ def decision_times(agents: list[str], positions: int = 200, seed: int = 0) -> di
 
 def main() -> None:
     ap = argparse.ArgumentParser()
+    ap.add_argument("--rules", choices=["basic", "classic"], default="basic")
+    ap.add_argument("--players", type=int, choices=[2, 4], default=2)
     ap.add_argument("--games-cheap", type=int, default=10000)
     ap.add_argument("--games-search", type=int, default=1000)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--out", default="docs/results/ladder")
     args = ap.parse_args()
+    key = (args.rules, args.players)
+    if key not in LADDERS:
+        ap.error(f"no ladder for {args.players}-player {args.rules}; there are: "
+                 + ", ".join(f"{r} {p}p" for r, p in LADDERS))
     t0 = time.perf_counter()
-    pairs = [(a, b, args.games_cheap) for i, a in enumerate(BASELINES) for b in BASELINES[i + 1:]]
-    pairs += [(s, a, args.games_search) for s in SEARCH for a in ANCHORS]
-    pairs += [(a, b, args.games_search) for a, b in SEARCH_PAIRS]
-    results = []
-    for a, b, n in pairs:
-        t = time.perf_counter()
-        res = run_arena([a, b], "basic", 2, n, args.seed, rating=False, mirrored=True)
-        pr = res.paired(0)
-        results.append({"a": a, "b": b, "games": pr["games"], "deals": pr["deals"],
-                        "rate": pr["rate"], "low": pr["low"], "high": pr["high"],
-                        "seconds": time.perf_counter() - t})
-        print(f"{a:>16} vs {b:<16} {100 * pr['rate']:5.1f} [{100 * pr['low']:.1f}, "
-              f"{100 * pr['high']:.1f}]  {pr['deals']} deals  {time.perf_counter() - t:6.1f} s",
-              flush=True)
-    names = BASELINES + SEARCH
+    search = LADDERS[key]["search"]
+    baselines = BASELINE_NAMES + [f"ppo-{args.rules}-{args.players}p"]
+    play = two_player if args.players == 2 else four_player
+    results, shares = play(args, baselines, search, LADDERS[key]["pairs"])
+    names = baselines + search
     ratings = bradley_terry(names, results)
     print("time per decision (one position per call, one thread):")
-    times = decision_times(names)
-    data = {"command": f"python benchmarks/bench_ladder.py --games-cheap {args.games_cheap} "
-                       f"--games-search {args.games_search} --seed {args.seed} --out {args.out}",
-            "rules": "basic", "players": 2, "mirrored": True, "results": results,
-            "ratings": ratings, "ms_per_decision": times, "cheating": sorted(CHEATING),
+    times = decision_times(names, rules=args.rules, players=args.players)
+    flags = "" if key == ("basic", 2) else f"--rules {args.rules} --players {args.players} "
+    data = {"command": f"python benchmarks/bench_ladder.py {flags}--games-cheap "
+                       f"{args.games_cheap} --games-search {args.games_search} --seed {args.seed} "
+                       f"--out {args.out}",
+            "rules": args.rules, "players": args.players, "mirrored": True, "results": results,
+            "ratings": ratings, "ms_per_decision": times,
+            "cheating": sorted(n for n in names if n.startswith(CHEATING_PREFIX)),
             "seconds": time.perf_counter() - t0}
+    if shares:
+        data["shares"] = shares
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     (out / "ladder.json").write_text(json.dumps(data, indent=2) + "\n")
@@ -127,17 +157,73 @@ def main() -> None:
     print(table(data))
 
 
+def two_player(args, baselines, search, pairs) -> tuple[list[dict], list[dict]]:
+    """Head to head: the baselines' round robin, each search agent against the anchors, the
+    pairs along the ladder."""
+    todo = [(a, b, args.games_cheap) for i, a in enumerate(baselines) for b in baselines[i + 1:]]
+    todo += [(s, a, args.games_search) for s in search for a in anchors(args.rules, 2)]
+    todo += [(a, b, args.games_search) for a, b in pairs]
+    results = []
+    for a, b, n in todo:
+        t = time.perf_counter()
+        res = run_arena([a, b], args.rules, 2, n, args.seed, rating=False, mirrored=True)
+        pr = res.paired(0)
+        results.append({"a": a, "b": b, "games": pr["games"], "deals": pr["deals"],
+                        "rate": pr["rate"], "low": pr["low"], "high": pr["high"],
+                        "seconds": time.perf_counter() - t})
+        print(f"{a:>16} vs {b:<16} {100 * pr['rate']:5.1f} [{100 * pr['low']:.1f}, "
+              f"{100 * pr['high']:.1f}]  {pr['deals']} deals  {time.perf_counter() - t:6.1f} s",
+              flush=True)
+    return results, []
+
+
+def four_player(args, baselines, search, pairs) -> tuple[list[dict], list[dict]]:
+    """Tables of four: the baselines' every table, then each search agent with the anchors.
+    Returns the pairs of seats (winner beats the others) for the rating, and every agent's
+    win share at each of its tables."""
+    tables = [baselines] + [[s] + anchors(args.rules, 4) for s in search]
+    results, shares = [], []
+    for k, agents in enumerate(tables):
+        t = time.perf_counter()
+        n = args.games_cheap if k == 0 else args.games_search
+        res = run_arena(agents, args.rules, 4, n, args.seed, rating=False, mirrored=True)
+        r = res.records
+        for e, name in enumerate(agents):
+            pr = res.paired(e)
+            shares.append({"agent": name, "table": list(agents), "games": pr["games"],
+                           "deals": pr["deals"], "rate": pr["rate"], "low": pr["low"],
+                           "high": pr["high"]})
+            print(f"{name:>20} at [{', '.join(agents)}] {100 * pr['rate']:5.1f} "
+                  f"[{100 * pr['low']:.1f}, {100 * pr['high']:.1f}]  {pr['deals']} deals",
+                  flush=True)
+        for i in range(len(agents)):
+            for j in range(i + 1, len(agents)):
+                both = (r.entrants == i).any(axis=1) & (r.entrants == j).any(axis=1)
+                wi = (r.wins * (r.entrants == i))[both].sum()
+                wj = (r.wins * (r.entrants == j))[both].sum()
+                if wi + wj > 0:
+                    results.append({"a": agents[i], "b": agents[j], "games": float(wi + wj),
+                                    "deals": int(both.sum()), "rate": float(wi / (wi + wj)),
+                                    "low": float("nan"), "high": float("nan"),
+                                    "seconds": 0.0})
+        print(f"  table {k} played in {time.perf_counter() - t:.0f} s", flush=True)
+    return results, shares
+
+
 def label(n: str) -> str:
-    return f"{n} (cheating)" if n in CHEATING else n
+    return f"{n} (cheating)" if n.startswith(CHEATING_PREFIX) else n
 
 
 def table(data: dict) -> str:
-    """The ladder as a Markdown table: rating, time, then the win rate against the
-    anchors (row's win rate, 95% interval over deals)."""
+    """The ladder as a Markdown table: rating, time, then (two players) the win rate against
+    the anchors (row's win rate, 95% interval over deals) or (four players) the win share at
+    each of the agent's tables."""
+    if data["players"] == 4:
+        return table_4p(data)
     res = {(r["a"], r["b"]): r for r in data["results"]}
     for (a, b), r in list(res.items()):
         res[(b, a)] = {**r, "rate": 1 - r["rate"], "low": 1 - r["high"], "high": 1 - r["low"]}
-    cols = ANCHORS
+    cols = anchors(data["rules"], 2)
     lines = ["| agent | rating | ms/decision | " + " | ".join(f"vs {c}" for c in cols) + " |",
              "|---|---|---|" + "---|" * len(cols)]
     for n in sorted(data["ratings"], key=lambda n: -data["ratings"][n]):
@@ -154,6 +240,22 @@ def table(data: dict) -> str:
     for r in data["results"]:
         lines.append(f"| {label(r['a'])} vs {label(r['b'])} | {100 * r['rate']:.1f} "
                      f"[{100 * r['low']:.1f}, {100 * r['high']:.1f}] | {r['deals']} |")
+    return "\n".join(lines)
+
+
+def table_4p(data: dict) -> str:
+    """One row per agent: a baseline's win share over every table of four baselines, a
+    search agent's at its table with the anchors (the anchors' shares there are in the
+    JSON)."""
+    lines = ["| agent | rating | ms/decision | win share [95%] (fair share 25%) | where |",
+             "|---|---|---|---|---|"]
+    for n in sorted(data["ratings"], key=lambda n: -data["ratings"][n]):
+        sh = next(x for x in data["shares"] if x["agent"] == n)
+        where = ("every table of four baselines" if len(sh["table"]) > 4 else
+                 "with " + ", ".join(a for a in sh["table"] if a != n))
+        lines.append(f"| {label(n)} | {data['ratings'][n]:.0f} | "
+                     f"{data['ms_per_decision'][n]:.2f} | {100 * sh['rate']:.1f} "
+                     f"[{100 * sh['low']:.1f}, {100 * sh['high']:.1f}] | {where} |")
     return "\n".join(lines)
 
 
