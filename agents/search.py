@@ -15,7 +15,7 @@ the deal, how much is play). Names (``make_agent``):
                            the rules (``ppo-basic-2p``, ...) unless clearly beaten
                            (:func:`prior_margin`); refused for rules without a shipped policy
 ``pimc-ppo-playout:N``     ``pimc-ppo`` with the shipped policy also playing the playouts,
-                           for every seat (a learned playout policy; about 10x slower per
+                           for every seat (a learned playout policy; about 8x slower per
                            world than greedy playouts)
 ``pimc-random:N``          plain, with uniformly random playouts
 ``ismcts:N``               Information-Set MCTS, N iterations (default 500), greedy playouts
@@ -27,7 +27,18 @@ the deal, how much is play). Names (``make_agent``):
 The budget ``N`` counts worlds: in each world every legal action gets one playout (so a
 decision costs N x (legal actions) playouts) for ``pimc`` and the ceilings, and iterations
 (one playout each) for ``ismcts``; measured strength and times per decision are in the
-README's ladder. A decision with one legal action is returned without search.
+README's ladder. A decision with one legal action is returned without search. Every name
+also takes a time budget, ``name:<T>ms`` (``pimc:20ms``): worlds (iterations) are then
+sampled for each decision until T milliseconds of wall time have passed
+(:meth:`SearchAgent._act_timed`), so the decisions depend on the machine's speed.
+
+A learned playout policy (``pimc-ppo-playout``, or ``SearchAgent(policy=<LearnedAgent>)``)
+runs its network inside the compiled playouts (:func:`ono_env._search.pack_network`,
+``_net_choice``): the NumPy network would cost a Python call per playout decision, and a
+batched one would need the playouts of all worlds to advance in lockstep. The hidden
+layers skip zero inputs (the observation is mostly zeros) and tanh is a rational
+approximation within 1e-4 (``_squash``), so a decision of the shipped 128 x 128 networks
+costs about 3 us.
 
 ISMCTS is single-observer ISMCTS (Cowling, Powley and Whitehouse 2012): one tree of action
 sequences for all seats, a world sampled from the view at every iteration, UCB1 with
@@ -101,7 +112,7 @@ EXPLORE = 0.7
 """UCB1 exploration constant of ISMCTS (rewards in [0, 1]; Cowling et al. use 0.7)."""
 MAX_WORLDS = 1_000_000
 MAX_TIME_MS = 60_000.0
-"""The largest time budget per decision (``pimc:<T>ms``): one minute."""
+"""The largest time budget per decision (``name:<T>ms``): one minute."""
 MAX_PLAYOUT = 5_000
 """Decisions after which a playout is cut and scored 1/N (a random playout in ``ono`` can
 run on and on)."""

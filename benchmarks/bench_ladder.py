@@ -1,11 +1,12 @@
 """A strength ladder: head to head with 95% intervals over mirrored deals, a Bradley-Terry
-rating per agent (Elo scale, ``random`` = 0) and the time per decision of each agent on one
+rating per agent (Elo scale, ``random`` = 0; ``greedy`` = 0 in ``classic``, where
+``random`` never wins a match) and the time per decision of each agent on one
 core, for ``basic`` 2 players (the default), ``classic`` 2 players and ``basic`` 4 players.
 
     python benchmarks/bench_ladder.py --out docs/results/ladder
-    python benchmarks/bench_ladder.py --rules classic --games-cheap 1000 --games-search 100 \
+    python benchmarks/bench_ladder.py --rules classic --games-cheap 1000 --games-search 40 \
         --out docs/results/ladder/classic-2p-ladder
-    python benchmarks/bench_ladder.py --players 4 --games-cheap 2400 --games-search 240 \
+    python benchmarks/bench_ladder.py --players 4 --games-cheap 12000 --games-search 4800 \
         --out docs/results/ladder/basic-4p-ladder
 
 Two players: the baselines (``random``, ``greedy``, ``color``, ``defensive`` and the shipped
@@ -54,13 +55,16 @@ LADDERS = {
     ("classic", 2): {
         "search": ["pimc:8", "pimc:32", "pimc-ppo-playout:64", "oracle-hands:16", "oracle:8"],
         "pairs": [("pimc:32", "pimc:8"), ("pimc-ppo-playout:64", "pimc:32"),
-                  ("oracle-hands:16", "pimc-ppo-playout:64"), ("oracle:8", "oracle-hands:16")]},
+                  ("oracle-hands:16", "pimc-ppo-playout:64"), ("oracle:8", "oracle-hands:16")],
+        # random never wins a 500-point match: its distance to the others is the prior's
+        "anchor": "greedy"},
     ("basic", 4): {
         "search": ["pimc:8", "pimc:32", "pimc-ppo-playout:16", "oracle-hands:16", "oracle:8"],
         "pairs": []},
 }
 """The search agents (two budgets of ``pimc``, the strongest fair search, the ceilings) of
-each ladder, and the pairings along it (two players)."""
+each ladder, the pairings along it (two players), and the agent rated 0 (``random`` unless
+given)."""
 CHEATING_PREFIX = "oracle"
 
 
@@ -126,7 +130,17 @@ def main() -> None:
     ap.add_argument("--games-search", type=int, default=1000)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--out", default="docs/results/ladder")
+    ap.add_argument("--render", metavar="LADDER_JSON",
+                    help="play nothing: rate and tabulate the results of an earlier run again")
     args = ap.parse_args()
+    if args.render:
+        data = json.loads(Path(args.render).read_text())
+        data["anchor"] = LADDERS[(data["rules"], data["players"])].get("anchor", "random")
+        data["ratings"] = bradley_terry(list(data["ratings"]), data["results"], data["anchor"])
+        Path(args.render).write_text(json.dumps(data, indent=2) + "\n")
+        Path(args.render).with_suffix(".md").write_text(table(data) + "\n")
+        print(table(data))
+        return
     key = (args.rules, args.players)
     if key not in LADDERS:
         ap.error(f"no ladder for {args.players}-player {args.rules}; there are: "
@@ -137,7 +151,8 @@ def main() -> None:
     play = two_player if args.players == 2 else four_player
     results, shares = play(args, baselines, search, LADDERS[key]["pairs"])
     names = baselines + search
-    ratings = bradley_terry(names, results)
+    anchor = LADDERS[key].get("anchor", "random")
+    ratings = bradley_terry(names, results, anchor)
     print("time per decision (one position per call, one thread):")
     times = decision_times(names, rules=args.rules, players=args.players)
     flags = "" if key == ("basic", 2) else f"--rules {args.rules} --players {args.players} "
@@ -145,7 +160,7 @@ def main() -> None:
                        f"{args.games_cheap} --games-search {args.games_search} --seed {args.seed} "
                        f"--out {args.out}",
             "rules": args.rules, "players": args.players, "mirrored": True, "results": results,
-            "ratings": ratings, "ms_per_decision": times,
+            "ratings": ratings, "anchor": anchor, "ms_per_decision": times,
             "cheating": sorted(n for n in names if n.startswith(CHEATING_PREFIX)),
             "seconds": time.perf_counter() - t0}
     if shares:

@@ -157,7 +157,6 @@ plays its most likely legal action from its own observation in the world."""
 ACT_TANH = 0
 ACT_RELU = 1
 NET_ACTIVATIONS = {"tanh": ACT_TANH, "relu": ACT_RELU}
-F32_1 = np.float32(1.0)
 
 
 def pack_network(scale: np.ndarray, layers: list, activation: str) -> tuple[np.ndarray, np.ndarray]:
