@@ -259,15 +259,16 @@ class SearchAgent:
                    np.zeros(C.NUM_ACTIONS), np.zeros(32 + P), *net, 0, np.zeros(1, np.int64),
                    out)
             self.last_values = values
+            self.last_worlds = np.where((values >= 0).any(axis=1), self.worlds, 0)
             return out
         prior = self._prior_choices(game, rows, rng)
-        self.last_worlds = np.where(game.legal_mask()[rows].sum(axis=1) > 1, self.worlds, 0)
         pimc(*view, game._params, seeds, self.worlds, views[self.view], code,
              MAX_PLAYOUT, self.margin, prior, *world, np.zeros(C.NUM_CARD_TYPES, np.int64),
              np.zeros(D, np.int8), np.zeros(2, np.uint64), values, np.zeros((2, P), np.float32),
              np.zeros(C.NUM_ACTIONS, np.bool_), np.zeros(C.NUM_ACTIONS), np.zeros(32 + P),
              *net, np.zeros(C.NUM_ACTIONS, np.bool_), out)
         self.last_values = values
+        self.last_worlds = np.where((values >= 0).any(axis=1), self.worlds, 0)
         return out
 
     def _act_timed(self, game: VecGame, view: tuple, world: tuple, prior: np.ndarray, code: int,
@@ -459,7 +460,7 @@ def _budget(name: str, arg: str | None) -> tuple[int, float | None]:
         if not 0 < ms <= MAX_TIME_MS:   # also refuses nan
             raise ValueError(f"agent {name}:{arg}: a time budget is <T>ms, T milliseconds per "
                              f"decision above 0 and at most {MAX_TIME_MS:g} (e.g. {name}:20ms)")
-        return DEFAULT_WORLDS, ms
+        return (DEFAULT_ITERATIONS if name.startswith("ismcts") else DEFAULT_WORLDS), ms
     try:
         n = int(arg)
     except ValueError:

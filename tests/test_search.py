@@ -178,7 +178,9 @@ def test_a_forced_decision_is_returned_without_search_and_budget_one_works():
         acts = agent.act_game(game, one, np.random.default_rng(0))
         assert np.array_equal(acts, mask[one].argmax(axis=1))
         assert (agent.last_values == -1).all()                   # nothing was evaluated
+        assert (agent.last_worlds == 0).all()
         assert mask[many, agent.act_game(game, many, np.random.default_rng(0))].all()
+        assert (agent.last_worlds == 1).all()
     acts = agent.act_game(game, many, np.random.default_rng(0))
     assert mask[many, acts].all()
     vals = agent.last_values
