@@ -291,6 +291,8 @@ class SearchAgent:
         tmp = np.zeros(32 + P)
         legal = np.zeros(A, np.bool_)
         common = (np.zeros(C.NUM_CARD_TYPES, np.int64), np.zeros(D, np.int8))
+        rewards, sc, row = np.zeros((2, P), np.float32), np.zeros(A), np.zeros(A, np.bool_)
+        no_prior = np.full(1, -1, np.int64)
         for r in range(R):
             one = tuple(x[r:r + 1] for x in view)
             arng = np.zeros(2, np.uint64)
@@ -302,20 +304,20 @@ class SearchAgent:
                 seed = rng.integers(0, 2**63, size=1, dtype=np.uint64)
                 if tree is None:
                     pimc(*one, game._params, seed, batch, views[self.view], code, MAX_PLAYOUT,
-                         -1.0, np.full(1, -1, np.int64), *world, *common, arng, batch_values,
-                         np.zeros((2, P), np.float32), legal, np.zeros(A), tmp, *net,
-                         np.zeros(A, np.bool_), batch_out)
+                         -1.0, no_prior, *world, *common, arng, batch_values, rewards, legal,
+                         sc, tmp, *net, row, batch_out)
                 else:
                     tree.reserve(batch)
                     ismcts(*one, game._params, seed, batch, views[self.view], code, MAX_PLAYOUT,
                            self.explore, *world, *common, arng, tree.child, tree.visits,
                            tree.total, tree.avail, tree.path, tree.movers, batch_values,
-                           np.zeros((2, P), np.float32), np.zeros(A, np.bool_), legal,
-                           np.zeros(A), tmp, *net, int(n > 0), tree.nodes, batch_out)
+                           rewards, row, legal, sc, tmp, *net, int(n > 0), tree.nodes,
+                           batch_out)
                 if legal.sum() <= 1:   # forced: no search (nor time) spent
                     out[r] = batch_out[0]
                     break
-                total[legal] += batch_values[0, legal] * batch
+                if tree is None:
+                    total[legal] += batch_values[0, legal] * batch
                 n += batch
                 elapsed = self.clock() - start
                 per_world = elapsed / n
