@@ -49,9 +49,9 @@ def register_agent(name: str, factory: Factory) -> None:
 
 def agent_names() -> list[str]:
     """Every registered agent name, sorted. The search agents (``SEARCH_AGENTS``: ``pimc``,
-    ``ismcts``, ..., also as ``name:N``) are not listed: they play only through the agent
-    driver (see :mod:`ono_env.agents.search`), so the tables that list agents (the web
-    table) do not offer them."""
+    ``ismcts``, ..., also as ``name:N`` or ``name:<T>ms``) are not listed: they play only
+    through the agent driver (see :mod:`ono_env.agents.search`), so the tables that list
+    agents (the web table) do not offer them."""
     return sorted(_REGISTRY)
 
 
@@ -69,11 +69,12 @@ def make_agent(spec: Any, rules: Any = None) -> Agent:
         if is_model_path(spec):
             return load_agent(spec, rules)
         base, colon, arg = spec.partition(":")
-        if base in SEARCH_AGENTS and spec not in _REGISTRY:   # search agents: name or name:N
+        if base in SEARCH_AGENTS and spec not in _REGISTRY:   # name, name:N or name:<T>ms
             return SEARCH_AGENTS[base](rules, arg if colon else None)
         if spec not in _REGISTRY:
             raise ValueError(f"unknown agent {spec!r}: known agents are {', '.join(agent_names())}, "
-                             f"the search agents {', '.join(SEARCH_AGENTS)} (also as name:N), "
+                             f"the search agents {', '.join(SEARCH_AGENTS)} (also as name:N or "
+                             f"name:<T>ms), "
                              f"or the path of a saved model (.safetensors or .zip)")
         return _REGISTRY[spec](rules)
     if isinstance(spec, Agent):

@@ -51,8 +51,8 @@ MAX_REPLAY_DECISIONS = 20_000
 """The longest replay the server takes or shows (every position is sent to the browser)."""
 LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "::1", "[::1]")
 SEARCH_OFFERED = ("pimc", "pimc:128", "ismcts", "oracle-hands", "oracle")
-"""Search agents the setup screen lists (any ``name:N`` is accepted); the ``oracle`` ones
-cheat (they see hidden cards) and are labelled so by the arena and the docs."""
+"""Search agents the setup screen lists (any ``name:N`` or ``name:<T>ms`` is accepted); the
+``oracle`` ones cheat (they see hidden cards) and are labelled so by the arena and the docs."""
 
 
 class Replays:
