@@ -59,9 +59,13 @@ What the agent sees
     legal mask, as every learned agent is. The worlds are then sampled from the view only:
     the unseen cards (deck minus own hand minus discard pile) listed by card type, shuffled
     with the agent's generator and dealt by the known hand sizes, the rest as the stock; a
-    pending Wild Draw Four's bluff flag is re-derived from its player's sampled hand. Public
-    history that the engine state does not keep (which cards a player drew and kept, what a
-    swap revealed) is not used.
+    pending Wild Draw Four's bluff flag is re-derived from its player's sampled hand. The
+    one piece of public history the engine keeps is used: where the rules allow no
+    voluntary draw (``basic``), a player who drew held nothing playable, and the part of
+    its hand that it still holds from then (the state's ``lacks`` and ``known``, kept by
+    the engine for every seat) is dealt only from card types that were not playable. Other
+    history (what a player's choices of colour suggest, which cards a swap showed its
+    taker) is not used.
     ``tests/test_search.py`` swaps cards between hidden places and checks the decisions do
     not change.
 

@@ -47,10 +47,11 @@ from ono_env.arena import run_arena
 BASELINE_NAMES = ["random", "greedy", "color", "defensive"]
 LADDERS = {
     ("basic", 2): {
-        "search": ["pimc:32", "pimc:128", "pimc-ppo:128", "ismcts:500", "oracle-hands:64",
-                   "oracle:16"],
+        "search": ["pimc:32", "pimc:128", "pimc-ppo:128", "pimc-ppo-playout:32", "ismcts:500",
+                   "oracle-hands:64", "oracle:16"],
         "pairs": [("pimc:128", "pimc:32"), ("pimc:128", "ismcts:500"),
-                  ("pimc-ppo:128", "pimc:128"), ("oracle-hands:64", "pimc-ppo:128"),
+                  ("pimc-ppo:128", "pimc:128"), ("pimc-ppo-playout:32", "pimc-ppo:128"),
+                  ("oracle-hands:64", "pimc-ppo:128"),
                   ("oracle:16", "oracle-hands:64"), ("oracle:16", "pimc-ppo:128")]},
     ("classic", 2): {
         "search": ["pimc:8", "pimc:32", "pimc-ppo-playout:64", "oracle-hands:16", "oracle:8"],

@@ -25,6 +25,12 @@ for, and the same sources (a hash of every file their code comes from, so an edi
 checkout never runs stale prebuilt code). Otherwise, or with ``ONO_ENV_PREBUILT=0``, the
 kernels compile on first use as before and land in numba's usual cache.
 
+numba's usual cache is kept valid the same way: its entries are stamped with that hash of
+the rules sources, not with the time of the one file a function is in. A cached kernel holds
+the rules functions it calls from other modules (the search's and the baselines' hold the
+engine's), and a cache keyed to its own file alone would keep serving them after the engine
+changed, and link them in place of the new code in kernels loaded after it.
+
 numba offers no public hook to add a read-only cache of its own; this module subclasses its
 cache classes (``numba.core.caching``) for the lookup, and gives up on the prebuilt kernels
 (compiling instead) if those classes are not what it expects.
@@ -220,6 +226,22 @@ def _cache_classes():
             sig, magic, code = super()._index_key(sig, codegen)
             return sig, (_portable_triple(magic[0]), cpu), code
 
+    def stamped(locator):
+        """numba's cache locator ``locator``, stamped with the hash of the rules sources
+        instead of its own file's time: a kernel's cached code holds the rules functions of
+        other modules too (a search kernel the engine's), and numba would keep it after
+        those change, and link it in place of the new code."""
+        return type(locator.__name__, (locator,), {"get_source_stamp": lambda self: _sources_stamp()})
+
+    class StampedImpl(caching.CompileResultCacheImpl):
+        _locator_classes = [stamped(c) for c in caching.CompileResultCacheImpl._locator_classes]
+
+    class UserCache(caching.FunctionCache):
+        """numba's usual on-disk cache (``__pycache__``), valid for one content of the
+        rules sources."""
+
+        _impl_class = StampedImpl
+
     class KernelCache(caching._Cache):
         """The prebuilt kernels, then numba's usual cache. A miss in both compiles the
         rules functions first (``compile_rules``), so that the kernel links them at their
@@ -229,7 +251,7 @@ def _cache_classes():
 
         def __init__(self, py_func):
             self._py_func = py_func
-            self._user = caching.FunctionCache(py_func)
+            self._user = UserCache(py_func)
             self._prebuilt = _UNSET
 
         def _prebuilt_cache(self):
@@ -272,6 +294,7 @@ def _cache_classes():
         def flush(self):
             self._user.flush()
 
+    KernelCache.user_cache = UserCache
     return KernelCache
 
 
@@ -368,7 +391,10 @@ def compile_rules() -> None:
     with global_compiler_lock, _RULES_LOCK:
         while _PENDING:
             disp, sig = _PENDING[0]
-            disp.enable_caching()
+            try:
+                disp._cache = _cache_classes().user_cache(disp.py_func)
+            except Exception:  # noqa: BLE001 - numba's cache classes are not as expected
+                disp.enable_caching()
             disp.compile(sig)
             disp.disable_compile()
             _PENDING.pop(0)  # only once compiled: a failure is raised again, not lost

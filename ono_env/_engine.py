@@ -86,7 +86,8 @@ NA = C.NUM_ACTIONS
 #   held     (B, P)     uint64  the same hands as sets: bit c set when the seat holds card
 #                               type c (kept equal to hands > 0 wherever a hand changes;
 #                               legal actions and random choices work on these bits)
-#   pl       (B, P, 3)  int32   per seat: column S_HAND_LEN, S_CALLED, S_SCORE
+#   pl       (B, P, 5)  int32   per seat: column S_HAND_LEN, S_CALLED, S_SCORE, S_LACKS,
+#                               S_KNOWN
 #   stock    (B, D)     int8    stock card types, bottom first; top = stock[G_STOCK_LEN - 1]
 #   discard  (B, D)     int8    discard pile, bottom first; top = discard[G_DISCARD_LEN - 1]
 #   g        (B, 19)    int32   per game: one column per G_* field below
@@ -95,7 +96,9 @@ NA = C.NUM_ACTIONS
 S_HAND_LEN = 0   # cards in the hand
 S_CALLED = 1     # 1: has called ONO and holds no more cards than when calling
 S_SCORE = 2      # match score
-NUM_S = 3
+S_LACKS = 3      # public knowledge: the cards S_KNOWN of the hand are known not to be (a
+S_KNOWN = 4      # lacks code, _lacks_cards); every player saw it (_note_forced_draw)
+NUM_S = 5
 
 G_CURRENT = 0      # seat of the acting player
 G_DIRECTION = 1    # +1 clockwise (to the left), -1 counter-clockwise
@@ -196,7 +199,8 @@ class State:
 
     ``hands`` (B, P, 56) uint8 and ``held`` (B, P) uint64 (the same hands as bit sets),
     ``stock``/``discard`` (B, D) int8 card types, ``rng`` (B,) uint64; per seat
-    ``hand_len``, ``called``, ``scores`` (B, P) int32; per game (B,) int32 ``current``,
+    ``hand_len``, ``called``, ``scores``, ``lacks``, ``known`` (B, P) int32 (meanings at
+    S_*); per game (B,) int32 ``current``,
     ``direction``, ``color``, ``phase``, ``pending``, ``drawn``, ``exposed``, ``previous``,
     ``fresh``, ``bluff``, ``dealer``, ``round``, ``decisions``, ``winner``, ``terminated``,
     ``truncated``, ``stock_len``, ``discard_len`` (meanings at G_*)."""
@@ -230,7 +234,7 @@ class State:
             setattr(self, name, getattr(self.arrays, name))
         for k, name in enumerate(G_NAMES):
             setattr(self, name, self.arrays.g[:, k])
-        for k, name in enumerate(("hand_len", "called", "scores")):
+        for k, name in enumerate(("hand_len", "called", "scores", "lacks", "known")):
             setattr(self, name, self.arrays.pl[:, :, k])
 
     @property
@@ -318,6 +322,19 @@ _RANK_BITS = np.array([_mask_of(range(r, 52, 13)) for r in range(13)], np.uint64
 """_RANK_BITS[r]: the card types of rank r (one per colour)."""
 _WILD_BITS = _mask_of(range(52, NC))
 _COLORED_BITS = _mask_of(range(52))
+
+# A lacks code (column S_LACKS): bit k (0-3) colour k, bit LACKS_RANK + r rank r, bit
+# LACKS_WILD + w the wild type 52 + w. A card is lacked when its colour, its rank or (a
+# wild) its type is: the sets a forced draw reveals (_note_forced_draw) and their unions.
+LACKS_RANK = 4
+LACKS_WILD = 4 + C.NUM_RANKS
+_LACKS_BITS = np.array([_COLOR_BITS[k] for k in range(4)] + [_RANK_BITS[r] for r in range(13)]
+                       + [_mask_of([52 + w]) for w in range(C.NUM_WILD_TYPES)], np.uint64)
+"""_LACKS_BITS[b]: the card types that bit b of a lacks code stands for."""
+_CARD_LACKS = np.array([(1 << (c // 13)) | (1 << (LACKS_RANK + c % 13)) for c in range(52)]
+                       + [1 << (LACKS_WILD + w) for w in range(C.NUM_WILD_TYPES)], np.int32)
+"""_CARD_LACKS[c]: the bits of a lacks code that hold card type c (its colour and rank, or
+its wild type)."""
 
 
 if numba.config.DISABLE_JIT:
@@ -450,6 +467,45 @@ def _playable_cards(s, prm, i, p):
     if cards & _bit(C.WILD_DRAW_FOUR) and not _wd4_allowed(s, prm, i, p):
         cards &= ~_bit(C.WILD_DRAW_FOUR)
     return cards
+
+
+@_inline
+def _lacks(code, c):
+    """Is card type c in the set of lacks code ``code``?"""
+    return code & _CARD_LACKS[c] != 0
+
+
+@_inline
+def _lacks_cards(code):
+    """The card types of lacks code ``code``, as a set."""
+    out = ZERO
+    for b in range(_LACKS_BITS.shape[0]):
+        if (code >> b) & 1:
+            out |= _LACKS_BITS[b]
+    return out
+
+
+@_inline
+def _note_forced_draw(s, prm, i, p):
+    """What every player learns when p draws where the rules allow no voluntary draw: p held
+    no playable card, so no card of the current colour, none of the top card's rank and no
+    wild (every wild is playable in a normal turn; a restricted Wild Draw Four too, as p
+    holds no card of the current colour). It holds for p's whole hand before the draw:
+    S_KNOWN becomes its size, S_LACKS that set, joined with the earlier one when that
+    already covered the whole hand. Cards given to p later are not covered (S_KNOWN stays);
+    _play lowers S_KNOWN unless the card played cannot be a covered one."""
+    code = ((1 << C.NUM_WILD_TYPES) - 1) << LACKS_WILD
+    col = s.g[i, G_COLOR]
+    if col >= 0:
+        code |= 1 << col
+    top = _top(s, i)
+    if top < 52:
+        code |= 1 << (LACKS_RANK + _CARD_RANK[top])
+    n = s.pl[i, p, S_HAND_LEN]
+    if s.pl[i, p, S_KNOWN] == n:
+        code |= s.pl[i, p, S_LACKS]
+    s.pl[i, p, S_LACKS] = code
+    s.pl[i, p, S_KNOWN] = n
 
 
 @_inline
@@ -641,9 +697,10 @@ def _swap_hands(s, i, a, b):
     h = s.held[i, a]
     s.held[i, a] = s.held[i, b]
     s.held[i, b] = h
-    t2 = s.pl[i, a, S_HAND_LEN]
-    s.pl[i, a, S_HAND_LEN] = s.pl[i, b, S_HAND_LEN]
-    s.pl[i, b, S_HAND_LEN] = t2
+    for k in (S_HAND_LEN, S_LACKS, S_KNOWN):   # what is known of a hand goes with it
+        t2 = s.pl[i, a, k]
+        s.pl[i, a, k] = s.pl[i, b, k]
+        s.pl[i, b, k] = t2
     s.pl[i, a, S_CALLED] = False
     s.pl[i, b, S_CALLED] = False
 
@@ -664,6 +721,8 @@ def _shuffle_hands(s, prm, i, p):
         s.held[i, q] = ZERO
         s.pl[i, q, S_HAND_LEN] = 0
         s.pl[i, q, S_CALLED] = False
+        s.pl[i, q, S_LACKS] = 0
+        s.pl[i, q, S_KNOWN] = 0
     _shuffle(s, i, s.stock[i], base, total)
     for k in range(total):
         _give(s, i, (p + 1 + k) % n, s.stock[i, base + k])
@@ -821,6 +880,8 @@ def _deal_once(s, prm, i, choose_dealer):
         s.held[i, q] = ZERO
         s.pl[i, q, S_HAND_LEN] = 0
         s.pl[i, q, S_CALLED] = False
+        s.pl[i, q, S_LACKS] = 0
+        s.pl[i, q, S_KNOWN] = 0
     s.g[i, G_DIRECTION] = 1
     s.g[i, G_COLOR] = -1
     s.g[i, G_PENDING] = 0
@@ -968,6 +1029,12 @@ def _play(s, prm, i, p, c, k, rewards):
     if s.hands[i, p, c] == 0:
         s.held[i, p] &= ~_bit(c)
     s.pl[i, p, S_HAND_LEN] -= 1
+    known = s.pl[i, p, S_KNOWN]
+    if known > 0:
+        # the card was a covered one unless it is the card just drawn or a lacked card
+        if s.g[i, G_PHASE] != PH_DRAWN and not _lacks(s.pl[i, p, S_LACKS], c):
+            known -= 1
+        s.pl[i, p, S_KNOWN] = min(known, s.pl[i, p, S_HAND_LEN])
     s.discard[i, s.g[i, G_DISCARD_LEN]] = c
     s.g[i, G_DISCARD_LEN] += 1
     s.g[i, G_COLOR] = k if c >= 52 else _CARD_COLOR[c]
@@ -987,6 +1054,8 @@ def _draw_action(s, prm, i, p):
     drawing until a playable one). Then decide to play it or keep it. Nothing to draw:
     the turn passes."""
     had_playable = _has_playable(s, prm, i, p)
+    if not prm[P_VOLUNTARY_DRAW]:
+        _note_forced_draw(s, prm, i, p)
     c = _draw_one(s, i, p)
     if c < 0:
         _next_turn(s, prm, i, p)

@@ -23,8 +23,9 @@ from ono_env._engine import (  # noqa: F401 - the rules and state layout the sea
     Arrays, BROW, F32_2D, F32ROW, G_BLUFF, G_CURRENT, G_DISCARD_LEN, G_PHASE, G_PREVIOUS,
     G_ROUND, G_STOCK_LEN, G_TERMINATED, G_TRUNCATED, G_WINNER, I64ARR, I8ARR, NA,
     NC, NUM_G, NUM_S, PH_PENDING, PRM, P_DECK, P_PLAYERS, P_SCORING, P_TARGET,
-    P_WD4_RESTRICTED, S, SCORING_NONE, SCORING_PENALTY, STATE, S_HAND_LEN, S_SCORE, U64ARR,
-    ZERO, _CARD_COLOR, _advance, _apply, _bit, _helper, _holds_color, _inline, _kernel,
+    P_WD4_RESTRICTED, S, SCORING_NONE, SCORING_PENALTY, STATE, S_HAND_LEN, S_KNOWN, S_LACKS,
+    S_SCORE, U64ARR, ZERO, _CARD_COLOR, _advance, _apply, _bit, _helper, _holds_color,
+    _inline, _kernel, _lacks_cards,
     _next_u53, _observe_row, _random_action, i8, legal_row, void,
 )
 from ono_env._baselines import (  # noqa: F401 - the compiled baselines (greedy: the playouts')
@@ -94,7 +95,9 @@ def _determinize(v, r, w, j, prm, mode, arng, counts, unseen):
     the unseen cards (deck - own hand - discard pile, and - the other hands under
     VIEW_HANDS), listed by card type (never in the order of any true position), are
     shuffled and dealt to the other seats by their known sizes (VIEW_FAIR), the rest form
-    the stock. The world gets a fresh generator. Under VIEW_FAIR a pending Wild Draw Four's
+    the stock; the part of a seat's hand that is publicly known to lack some card types
+    (S_KNOWN cards, none in S_LACKS: it drew without a playable card) is dealt from the
+    other types only. The world gets a fresh generator. Under VIEW_FAIR a pending Wild Draw Four's
     bluff flag is derived from the sampled hand of its player: did it hold the colour of the
     card under the Wild Draw Four (a colour drawn from arng when that card is a wild, whose
     named colour the state does not keep)."""
@@ -130,7 +133,29 @@ def _determinize(v, r, w, j, prm, mode, arng, counts, unseen):
             for c in range(NC):
                 w.hands[j, q, c] = 0
             w.held[j, q] = ZERO
-            for _ in range(v.pl[r, q, S_HAND_LEN]):
+            size = v.pl[r, q, S_HAND_LEN]
+            known = min(v.pl[r, q, S_KNOWN], size)
+            if known > 0:
+                # public knowledge: `known` of q's cards are none of the lacked types. The
+                # first `known` such cards of the shuffled list go first (a uniform choice
+                # among them), and the rest of the list is shuffled again.
+                lacked = _lacks_cards(v.pl[r, q, S_LACKS])
+                got = 0
+                for x in range(at, m):
+                    if got == known:
+                        break
+                    if lacked & _bit(unseen[x]) == ZERO:
+                        y = unseen[x]
+                        unseen[x] = unseen[at + got]
+                        unseen[at + got] = y
+                        got += 1
+                lo = at + got
+                for x in range(m - 1, lo, -1):
+                    t = lo + _next_u53(arng, 0) % (x - lo + 1)
+                    y = unseen[x]
+                    unseen[x] = unseen[t]
+                    unseen[t] = y
+            for _ in range(size):
                 if at < m:
                     w.hands[j, q, unseen[at]] += 1
                     w.held[j, q] |= _bit(unseen[at])
@@ -149,6 +174,19 @@ def _determinize(v, r, w, j, prm, mode, arng, counts, unseen):
             off = v.g[r, G_PREVIOUS]
             if off >= 0 and _holds_color(w, j, off, col):
                 w.g[j, G_BLUFF] = 1
+
+
+@_kernel(void(*STATE, PRM, U64ARR, i8, *STATE, I64ARR, I8ARR, U64ARR))
+def sample_worlds(vhands, vheld, vpl, vstock, vdiscard, vg, vrng, prm, seeds, mode,
+                  whands, wheld, wpl, wstock, wdiscard, wg, wrng, counts, unseen, arng):
+    """World row j = view row j determinized (_determinize) from the generator state
+    seeds[j], as the searches sample them (tests check the worlds against the view).
+    Scratch: counts (56,), unseen (D,), arng (2,) uint64."""
+    v = Arrays(vhands, vheld, vpl, vstock, vdiscard, vg, vrng)
+    w = Arrays(whands, wheld, wpl, wstock, wdiscard, wg, wrng)
+    for j in range(seeds.shape[0]):
+        arng[0] = seeds[j]
+        _determinize(v, j, w, j, prm, mode, arng, counts, unseen)
 
 
 POLICY_NET = 100

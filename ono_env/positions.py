@@ -503,7 +503,9 @@ _CARD_TYPES = np.arange(C.NUM_CARD_TYPES)
 # ---- the state arrays -------------------------------------------------------------------
 def write_position(state: Any, i: int, values: Mapping[str, Any]) -> None:
     """Write ``read_position``'s values into game ``i`` of ``state`` (cannot fail), and the
-    hands' card-type sets (``held``) the engine keeps beside the counts."""
+    hands' card-type sets (``held``) the engine keeps beside the counts. A position holds
+    no history, so nothing is publicly known of the hands but their sizes: the engine's
+    record of what forced draws revealed (``lacks``, ``known``) starts empty."""
     for name, value in values.items():
         arr = getattr(state, name)
         if name in ("stock", "discard"):
@@ -512,6 +514,8 @@ def write_position(state: Any, i: int, values: Mapping[str, Any]) -> None:
         else:
             arr[i] = value
     state.held[i] = held_of(state.hands[i])
+    state.lacks[i] = 0
+    state.known[i] = 0
 
 
 def position_dict(state: Any, i: int, rules: RuleSet) -> dict[str, Any]:

@@ -1,6 +1,7 @@
 """The engine's bit sets: the hands' card-type sets (``held``) stay equal to the counts, the
-legal actions computed on bits equal a plain scan of the rules over every card type, and
-compiled random play takes the same actions as a uniform choice over the legal mask."""
+legal actions computed on bits equal a plain scan of the rules over every card type, the
+public knowledge of each hand (``lacks``, ``known``) is true, and compiled random play takes
+the same actions as a uniform choice over the legal mask."""
 
 from __future__ import annotations
 
@@ -95,9 +96,32 @@ def reference_legal(game: VecGame, i: int) -> np.ndarray:
     return row
 
 
+def lacked_types(codes: np.ndarray) -> np.ndarray:
+    """(..., 56) bool: the card types of each lacks code (column S_LACKS), written again
+    without bits: a coloured card by its colour or rank, a wild by its type."""
+    codes = np.asarray(codes, np.int64)[..., None]
+    c = np.arange(C.NUM_CARD_TYPES)
+    colour, rank = np.minimum(c // 13, 3), c % 13
+    coloured = ((codes >> colour) & 1) | ((codes >> (E.LACKS_RANK + rank)) & 1)
+    wild = (codes >> (E.LACKS_WILD + np.maximum(c - 52, 0))) & 1
+    return np.where(c < 52, coloured, wild).astype(bool)
+
+
+def check_knowledge(game: VecGame) -> None:
+    """The public knowledge of each hand is true: at least ``known`` of its cards are of
+    types outside ``lacks``; and there is none where a draw reveals nothing (voluntary draw)."""
+    s = game.state
+    assert ((s.known >= 0) & (s.known <= s.hand_len)).all()
+    outside = np.where(lacked_types(s.lacks), 0, s.hands.astype(np.int64)).sum(axis=2)
+    assert (outside >= s.known).all(), "a hand breaks what is publicly known of it"
+    if game.rules.voluntary_draw:
+        assert not s.known.any() and not s.lacks.any()
+
+
 def check_bits(game: VecGame, mask: np.ndarray) -> None:
     s = game.state
     assert np.array_equal(s.held, E.held_of(s.hands)), "held differs from the hand counts"
+    check_knowledge(game)
     for i in range(game.num_games):
         assert np.array_equal(mask[i], reference_legal(game, i)), (
             f"game {i}: {game.to_dict(i)}")
@@ -184,3 +208,28 @@ def test_kernels_compile_on_first_use():
     out = subprocess.run([sys.executable, "-c", LAZY_PROBE], capture_output=True, text=True,
                          timeout=600, check=True).stdout.split("\n")
     assert out[:3] == ["0 0", "1 0", "refused"]
+
+
+def test_a_forced_draw_reveals_what_the_hand_lacks():
+    # basic: no voluntary draw, so drawing shows every player that the hand held nothing
+    # playable on R5: no red, no 5, no wild
+    from conftest import act, game_at
+    rules = RuleSet.preset("basic", num_players=2)
+    game = game_at(rules, [["Y3", "G7", "B1"], ["Y9", "G2", "G4"]], ["R5"], stock_top=["R9"])
+    s = game.state
+    assert s.known[0].tolist() == [0, 0]
+    act(game, "draw")
+    lacked = lacked_types(s.lacks[0, 0])
+    assert set(np.flatnonzero(lacked)) == (set(range(13)) | {5, 18, 31, 44} | {52, 53, 54, 55})
+    assert s.known[0, 0] == 3 and s.hand_len[0, 0] == 4   # the drawn R9 is not covered
+    act(game, "play R9")                                   # the drawn card: still 3 covered
+    assert s.known[0, 0] == 3 and s.hand_len[0, 0] == 3
+    act(game, "play Y9")
+    act(game, "play Y3")      # may be a covered card: one fewer is known for sure
+    assert s.known[0, 0] == 2 and s.hand_len[0, 0] == 2
+    assert s.known[0, 1] == 0
+    # where the rules allow drawing with a playable card, a draw reveals nothing
+    game = game_at(RuleSet.preset("classic", num_players=2),
+                   [["Y3", "G7", "B1"], ["Y9", "G2", "G4"]], ["R5"], stock_top=["R9"])
+    act(game, "draw")
+    assert game.state.known[0, 0] == 0 and game.state.lacks[0, 0] == 0

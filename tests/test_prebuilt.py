@@ -219,6 +219,19 @@ def test_kernel_cache_lookup_order(monkeypatch, fresh_status, tmp_path):
     assert compiled_rules == [1]
 
 
+def test_numbas_own_cache_is_stamped_with_every_rules_source():
+    """A cached kernel holds the rules functions it calls from other modules (a search
+    kernel the engine's): numba's usual stamp, the time of the function's own file, would
+    keep serving it after the engine changed. Kernels and rules functions alike are stamped
+    with the hash of every rules source instead."""
+    from ono_env import _engine as E
+    kernel_cache = K._cache_classes()(_some_function)
+    assert kernel_cache._user._impl.locator.get_source_stamp() == K.source_hash()
+    K.compile_rules()
+    assert isinstance(E._deal._cache, K._cache_classes().user_cache)
+    assert E._deal._cache._impl.locator.get_source_stamp() == K.source_hash()
+
+
 @pytest.mark.parametrize("value", ["off", "false", "", "2", " 0"])
 def test_a_bad_prebuilt_setting_is_refused(monkeypatch, tmp_path, fresh_status, value):
     _fake_prebuilt(monkeypatch, tmp_path)

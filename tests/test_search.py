@@ -449,3 +449,44 @@ def test_ismcts_resumes_its_tree_in_batches():
     small.child[1, 5] = 7
     small.reserve(10)
     assert len(small.visits) >= 13 and small.child[1, 5] == 7 and small.child[2, 5] == -1
+
+
+
+def _sample_worlds(game: VecGame, view: tuple, seed: int) -> tuple:
+    """One world of every row of ``view`` (a fair seat view), as the searches sample them."""
+    from ono_env._engine import State
+    from ono_env.game import _entry
+    R, D = view[0].shape[0], game.rules.deck_size
+    worlds = State(R, game.num_players, D).arrays
+    seeds = np.random.default_rng(seed).integers(0, 2**63, R, dtype=np.uint64)
+    _entry(E.sample_worlds)(*view, game._params, seeds, E.VIEW_FAIR, *worlds,
+                            np.zeros(C.NUM_CARD_TYPES, np.int64), np.zeros(D, np.int8),
+                            np.zeros(2, np.uint64))
+    return worlds
+
+
+def test_sampled_worlds_keep_what_is_publicly_known_of_each_hand():
+    from ono_env._engine import State
+    from ono_env.game import _entry
+    from test_engine_bits import lacked_types
+    rules = RuleSet.preset("basic", num_players=3)
+    game = positions(rules, 64, seed=9)
+    rows = np.repeat(np.flatnonzero(~game.finished), 40)   # 40 worlds of each position
+    view = State(len(rows), 3, rules.deck_size).arrays
+    _entry(E.seat_view)(*game.state.arrays, rows, E.VIEW_FAIR, *view)
+    known, lacks = view.pl[:, :, E.S_KNOWN].copy(), view.pl[:, :, E.S_LACKS].copy()
+    me = view.g[:, E.G_CURRENT]
+    others = np.arange(3)[None, :] != me[:, None]
+    assert (known[others] > 0).mean() > 0.3            # the positions do know something
+    worlds = _sample_worlds(game, view, seed=1)
+    outside = np.where(lacked_types(lacks), 0, worlds.hands.astype(np.int64)).sum(axis=2)
+    assert (outside >= known).all()                    # every sampled hand keeps to it
+    assert np.array_equal(worlds.pl, view.pl)
+    assert np.array_equal(worlds.hands.sum(axis=2), view.pl[:, :, E.S_HAND_LEN])
+    seat = np.arange(len(rows))
+    assert np.array_equal(worlds.hands[seat, me], view.hands[seat, me])
+    # and it binds: sampled without it, some hands break it
+    view.pl[:, :, E.S_KNOWN] = 0
+    blind = _sample_worlds(game, view, seed=1)
+    outside = np.where(lacked_types(lacks), 0, blind.hands.astype(np.int64)).sum(axis=2)
+    assert (outside < known).any()
