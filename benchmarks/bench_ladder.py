@@ -24,7 +24,10 @@ rating is Bradley-Terry over pairs of seats at a table (the winner of a game bea
 other three).
 
 Time per decision: the mean wall time of one call for one position with more than one legal
-action (positions from greedy-against-greedy games), one thread (torch too).
+action (positions from greedy-against-greedy games), one thread (torch too). ``--retime
+LADDER_JSON`` measures it again alone, for a run whose games shared the machine:
+
+    python benchmarks/bench_ladder.py --retime docs/results/ladder/ladder.json
 """
 
 from __future__ import annotations
@@ -133,7 +136,24 @@ def main() -> None:
     ap.add_argument("--out", default="docs/results/ladder")
     ap.add_argument("--render", metavar="LADDER_JSON",
                     help="play nothing: rate and tabulate the results of an earlier run again")
+    ap.add_argument("--retime", metavar="LADDER_JSON",
+                    help="play nothing: time every agent of an earlier run again (on a quiet "
+                         "machine: the games of a run may share it) and tabulate")
     args = ap.parse_args()
+    for flag, path in (("--retime", args.retime), ("--render", args.render)):
+        if path is not None:
+            try:
+                data = json.loads(Path(path).read_text())
+                data["rules"], data["players"], data["results"], data["ms_per_decision"]
+            except (OSError, ValueError, KeyError, TypeError) as e:
+                ap.error(f"{flag} {path}: not a ladder.json written by this script ({e})")
+    if args.retime:
+        data = json.loads(Path(args.retime).read_text())
+        data["ms_per_decision"] = decision_times(list(data["ms_per_decision"]),
+                                                 rules=data["rules"], players=data["players"])
+        data["retimed"] = True
+        Path(args.retime).write_text(json.dumps(data, indent=2) + "\n")
+        args.render = args.retime
     if args.render:
         data = json.loads(Path(args.render).read_text())
         data["anchor"] = LADDERS[(data["rules"], data["players"])].get("anchor", "random")
