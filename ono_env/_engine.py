@@ -96,8 +96,8 @@ NA = C.NUM_ACTIONS
 S_HAND_LEN = 0   # cards in the hand
 S_CALLED = 1     # 1: has called ONO and holds no more cards than when calling
 S_SCORE = 2      # match score
-S_LACKS = 3      # public knowledge: the cards S_KNOWN of the hand are known not to be (a
-S_KNOWN = 4      # lacks code, _lacks_cards); every player saw it (_note_forced_draw)
+S_LACKS = 3      # public knowledge: a lacks code (_lacks_cards) that S_KNOWN of the seat's
+S_KNOWN = 4      # cards are none of; every player saw it happen (_note_forced_draw)
 NUM_S = 5
 
 G_CURRENT = 0      # seat of the acting player

@@ -228,6 +228,9 @@ def test_a_forced_draw_reveals_what_the_hand_lacks():
     act(game, "play Y3")      # may be a covered card: one fewer is known for sure
     assert s.known[0, 0] == 2 and s.hand_len[0, 0] == 2
     assert s.known[0, 1] == 0
+    # a position holds no history: setting one starts the record empty
+    game.set_position(0, game.to_dict(0))
+    assert not s.known.any() and not s.lacks.any()
     # where the rules allow drawing with a playable card, a draw reveals nothing
     game = game_at(RuleSet.preset("classic", num_players=2),
                    [["Y3", "G7", "B1"], ["Y9", "G2", "G4"]], ["R5"], stock_top=["R9"])
