@@ -451,7 +451,6 @@ def test_ismcts_resumes_its_tree_in_batches():
     assert len(small.visits) >= 13 and small.child[1, 5] == 7 and small.child[2, 5] == -1
 
 
-
 def _sample_worlds(game: VecGame, view: tuple, seed: int) -> tuple:
     """One world of every row of ``view`` (a fair seat view), as the searches sample them."""
     from ono_env._engine import State
