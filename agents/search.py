@@ -262,15 +262,14 @@ class SearchAgent:
                    np.zeros(C.NUM_ACTIONS, np.bool_), np.zeros(C.NUM_ACTIONS, np.bool_),
                    np.zeros(C.NUM_ACTIONS), np.zeros(32 + P), *net, 0, np.zeros(1, np.int64),
                    out)
-            self.last_values = values
-            self.last_worlds = np.where((values >= 0).any(axis=1), self.worlds, 0)
-            return out
-        prior = self._prior_choices(game, rows, rng)
-        pimc(*view, game._params, seeds, self.worlds, views[self.view], code,
-             MAX_PLAYOUT, self.margin, prior, *world, np.zeros(C.NUM_CARD_TYPES, np.int64),
-             np.zeros(D, np.int8), np.zeros(2, np.uint64), values, np.zeros((2, P), np.float32),
-             np.zeros(C.NUM_ACTIONS, np.bool_), np.zeros(C.NUM_ACTIONS), np.zeros(32 + P),
-             *net, np.zeros(C.NUM_ACTIONS, np.bool_), out)
+        else:
+            prior = self._prior_choices(game, rows, rng)
+            pimc(*view, game._params, seeds, self.worlds, views[self.view], code,
+                 MAX_PLAYOUT, self.margin, prior, *world, np.zeros(C.NUM_CARD_TYPES, np.int64),
+                 np.zeros(D, np.int8), np.zeros(2, np.uint64), values,
+                 np.zeros((2, P), np.float32), np.zeros(C.NUM_ACTIONS, np.bool_),
+                 np.zeros(C.NUM_ACTIONS), np.zeros(32 + P), *net,
+                 np.zeros(C.NUM_ACTIONS, np.bool_), out)
         self.last_values = values
         self.last_worlds = np.where((values >= 0).any(axis=1), self.worlds, 0)
         return out

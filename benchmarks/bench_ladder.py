@@ -134,32 +134,29 @@ def main() -> None:
     ap.add_argument("--games-search", type=int, default=1000)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--out", default="docs/results/ladder")
-    ap.add_argument("--render", metavar="LADDER_JSON",
-                    help="play nothing: rate and tabulate the results of an earlier run again")
-    ap.add_argument("--retime", metavar="LADDER_JSON",
-                    help="play nothing: time every agent of an earlier run again (on a quiet "
-                         "machine: the games of a run may share it) and tabulate")
+    again = ap.add_mutually_exclusive_group()
+    again.add_argument("--render", metavar="LADDER_JSON",
+                       help="play nothing: rate and tabulate the results of an earlier run again")
+    again.add_argument("--retime", metavar="LADDER_JSON",
+                       help="play nothing: time every agent of an earlier run again (on a quiet "
+                            "machine: the games of a run may share it) and tabulate")
     args = ap.parse_args()
-    for flag, path in (("--retime", args.retime), ("--render", args.render)):
-        if path is not None:
-            try:
-                data = json.loads(Path(path).read_text())
-                data["rules"], data["players"], data["results"], data["ms_per_decision"]
-            except (OSError, ValueError, KeyError, TypeError) as e:
-                ap.error(f"{flag} {path}: not a ladder.json written by this script ({e})")
-    if args.retime:
-        data = json.loads(Path(args.retime).read_text())
-        data["ms_per_decision"] = decision_times(list(data["ms_per_decision"]),
-                                                 rules=data["rules"], players=data["players"])
-        data["retimed"] = True
-        Path(args.retime).write_text(json.dumps(data, indent=2) + "\n")
-        args.render = args.retime
-    if args.render:
-        data = json.loads(Path(args.render).read_text())
+    path = args.retime or args.render
+    if path:
+        flag = "--retime" if args.retime else "--render"
+        try:
+            data = json.loads(Path(path).read_text())
+            data["rules"], data["players"], data["results"], data["ms_per_decision"]
+        except (OSError, ValueError, KeyError, TypeError) as e:
+            ap.error(f"{flag} {path}: not a ladder.json written by this script ({e})")
+        if args.retime:
+            data["ms_per_decision"] = decision_times(list(data["ms_per_decision"]),
+                                                     rules=data["rules"], players=data["players"])
+            data["retimed"] = True
         data["anchor"] = LADDERS[(data["rules"], data["players"])].get("anchor", "random")
         data["ratings"] = bradley_terry(list(data["ratings"]), data["results"], data["anchor"])
-        Path(args.render).write_text(json.dumps(data, indent=2) + "\n")
-        Path(args.render).with_suffix(".md").write_text(table(data) + "\n")
+        Path(path).write_text(json.dumps(data, indent=2) + "\n")
+        Path(path).with_suffix(".md").write_text(table(data) + "\n")
         print(table(data))
         return
     key = (args.rules, args.players)

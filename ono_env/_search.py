@@ -89,6 +89,16 @@ def seat_view(hands, held, pl, stock, discard, g, rng, rows, mode,
             v.held[r, q] = bits
 
 
+@_inline
+def _shuffle_list(a, lo, hi, arng):
+    """Fisher-Yates shuffle of a[lo:hi] with the generator arng[0]."""
+    for k in range(hi - 1, lo, -1):
+        t = lo + _next_u53(arng, 0) % (k - lo + 1)
+        x = a[k]
+        a[k] = a[t]
+        a[t] = x
+
+
 @_helper(void(S, i8, S, i8, PRM, i8, U64ARR, I64ARR, I8ARR))
 def _determinize(v, r, w, j, prm, mode, arng, counts, unseen):
     """World row j of w = view row r of v with what the view lacks sampled from arng[0]:
@@ -120,11 +130,7 @@ def _determinize(v, r, w, j, prm, mode, arng, counts, unseen):
         for _ in range(max(counts[c], 0)):
             unseen[m] = c
             m += 1
-    for k in range(m - 1, 0, -1):
-        t = _next_u53(arng, 0) % (k + 1)
-        x = unseen[k]
-        unseen[k] = unseen[t]
-        unseen[t] = x
+    _shuffle_list(unseen, 0, m, arng)
     at = 0
     if mode == VIEW_FAIR:
         for q in range(n):
@@ -149,12 +155,7 @@ def _determinize(v, r, w, j, prm, mode, arng, counts, unseen):
                         unseen[x] = unseen[at + got]
                         unseen[at + got] = y
                         got += 1
-                lo = at + got
-                for x in range(m - 1, lo, -1):
-                    t = lo + _next_u53(arng, 0) % (x - lo + 1)
-                    y = unseen[x]
-                    unseen[x] = unseen[t]
-                    unseen[t] = y
+                _shuffle_list(unseen, at + got, m, arng)
             for _ in range(size):
                 if at < m:
                     w.hands[j, q, unseen[at]] += 1
