@@ -297,8 +297,18 @@ def _net_hidden(obs, weights, shape, hid):
 @_helper(i8(S, PRM, i8, F32ROW, I64ARR, F32ROW, F32_2D, BROW))
 def _net_choice(w, prm, j, weights, shape, obs, hid, legal):
     """The network's most likely legal action for world row j's acting seat, from that
-    seat's observation (the first of equal logits); -1 when none is legal."""
+    seat's observation (the first of equal logits); -1 when none is legal. A lone legal
+    action is returned without running the network (over half of the decisions of the
+    shipped basic 2-player policy's self-play)."""
     legal_row(w, prm, j, legal)
+    count = 0
+    pick = -1
+    for a in range(NA):
+        if legal[a]:
+            count += 1
+            pick = a
+    if count <= 1:
+        return pick
     _observe_row(w, prm, j, w.g[j, G_CURRENT], obs)
     _net_hidden(obs, weights, shape, hid)
     pick = -1
