@@ -30,6 +30,13 @@ What is counted
     game, winner ranked first and the others tied, the games taken in a seeded shuffled
     order (so no table's games come last);
     ``ordinal`` is the conservative estimate mu - 3 sigma.
+
+Comparing two agents
+    With ``mirrored=True`` (the duplicate format, :func:`run_arena`) the deals depend only on
+    the rules, seed, number of games, batch size and number of entrants, not on the agents.
+    Two such runs that differ only in one entrant are compared deal by deal by
+    :func:`paired_difference` (``ono-arena --paired-with``); a saved run's ``arena.json``
+    keeps each entrant's per-deal results (``per_deal``) and the batch size for this.
 """
 
 from __future__ import annotations
@@ -168,6 +175,7 @@ class ArenaResult:
     replay_rows: list[int] = field(default_factory=list)  # each replay's row of ``records``
     nodes: dict[str, int] = field(default_factory=dict)   # Ray node id -> games played there
     mirrored: bool = False             # every deal played once per seating (paired statistics)
+    batch_size: int = 4096             # games stepped together (the deals depend on it)
 
     # ---- statistics -------------------------------------------------------------------
     def paired(self, e: int, other: int | None = None) -> dict[str, float]:
@@ -176,6 +184,22 @@ class ArenaResult:
         deals where both sat), with a normal 95% interval over deals. Keys: ``rate``,
         ``low``, ``high``, ``deals``, ``games``, ``sd`` (standard deviation of a deal's
         score)."""
+        deals, per_deal, games = self.per_deal(e, other)
+        n = len(deals)
+        if n == 0:
+            return {"rate": float("nan"), "low": 0.0, "high": 1.0, "deals": 0, "games": 0,
+                    "sd": float("nan")}
+        mean = float(per_deal.mean())
+        sd = float(per_deal.std(ddof=1)) if n > 1 else 0.0
+        half = Z95 * sd / math.sqrt(n)
+        return {"rate": mean, "low": max(0.0, mean - half), "high": min(1.0, mean + half),
+                "deals": n, "games": games, "sd": sd}
+
+    def per_deal(self, e: int, other: int | None = None) -> tuple[np.ndarray, np.ndarray, int]:
+        """Mirrored deals: ``(deals, share, games)``, the deal numbers entrant ``e`` played
+        (with ``other``: those where both sat), in increasing order, its mean share of the
+        wins in each deal's games (a game without a winner shares 1/N to every seat), and the
+        number of those games."""
         r = self.records
         if r.deal is None:
             raise ValueError("paired statistics need a mirrored run (run_arena(mirrored=True))")
@@ -187,16 +211,7 @@ class ArenaResult:
         share = np.where(r.wins.sum(axis=1, keepdims=True) > 0, r.wins, 1.0 / P)
         mine = (share * at).sum(axis=1)[sel]
         deals, inv = np.unique(r.deal[sel], return_inverse=True)
-        per_deal = np.bincount(inv, weights=mine) / np.bincount(inv)
-        n = len(deals)
-        if n == 0:
-            return {"rate": float("nan"), "low": 0.0, "high": 1.0, "deals": 0, "games": 0,
-                    "sd": float("nan")}
-        mean = float(per_deal.mean())
-        sd = float(per_deal.std(ddof=1)) if n > 1 else 0.0
-        half = Z95 * sd / math.sqrt(n)
-        return {"rate": mean, "low": max(0.0, mean - half), "high": min(1.0, mean + half),
-                "deals": n, "games": int(sel.sum()), "sd": sd}
+        return deals, np.bincount(inv, weights=mine) / np.bincount(inv), int(sel.sum())
 
     def agent_rows(self) -> list[dict[str, Any]]:
         r = self.records
@@ -298,7 +313,7 @@ class ArenaResult:
             return [[None if (isinstance(v, float) and math.isnan(v)) else v for v in row]
                     for row in a.tolist()]
 
-        return {
+        out = {
             "rules": self.rules.to_dict(), "seed": self.seed, "seconds": self.seconds,
             "rating_seconds": self.rating_seconds,
             "games": int(len(self.records.length)),
@@ -309,9 +324,17 @@ class ArenaResult:
                              "ci_low": clean(h2h["low"]), "ci_high": clean(h2h["high"]),
                              "games": h2h["games"].tolist()},
         }
+        if self.mirrored:   # what paired_difference needs to compare two runs deal by deal
+            out["batch_size"] = self.batch_size
+            out["per_deal"] = {}
+            for e, label in enumerate(self.labels):
+                deals, share, _ = self.per_deal(e)
+                out["per_deal"][label] = {"deals": deals.tolist(), "share": share.tolist()}
+        return out
 
     def save(self, directory: str | Path, stem: str = "arena") -> list[Path]:
-        """Write ``<stem>.json`` (everything) and ``<stem>.csv`` (the per-agent table) into
+        """Write ``<stem>.json`` (everything; a mirrored run also each entrant's per-deal
+        results, ``per_deal``, and ``batch_size``) and ``<stem>.csv`` (the per-agent table) into
         ``directory``. Returns the paths. (``ono_env.arena_cli.plot_head_to_head`` draws
         the head-to-head matrix.)"""
         d = Path(directory)
@@ -413,7 +436,7 @@ def run_arena(agents: Sequence[Any], rules: Any = "classic", num_players: int | 
     tables = list(itertools.combinations(range(len(agents)), P))
     orders = seatings(P)
     per = math.ceil(num_games / (len(tables) * len(orders)))
-    total = per * len(tables) * len(orders)
+    total = games_played(num_games, len(agents), P)
     sample = np.sort(np.random.default_rng([seed, 7]).choice(total, min(record, total), replace=False))
     replays: list[Replay] = []
     bar = None
@@ -460,12 +483,138 @@ def run_arena(agents: Sequence[Any], rules: Any = "classic", num_players: int | 
                         + np.tile(np.arange(per), len(tables) * len(orders)))
     seconds = time.perf_counter() - t0
     result = ArenaResult(rules, labels, records, seed, seconds, mirrored=mirrored, replays=replays,
-                         replay_rows=sample.tolist(), nodes=nodes)
+                         replay_rows=sample.tolist(), nodes=nodes, batch_size=batch_size)
     if rating:
         t1 = time.perf_counter()
         result.ratings = rate_games(records, len(agents), seed)
         result.rating_seconds = time.perf_counter() - t1
     return result
+
+
+def games_played(num_games: int, num_entrants: int, num_players: int) -> int:
+    """How many games run_arena plays for ``num_games``: rounded up so that every table
+    (every ``num_players`` of the ``num_entrants``) plays every seating equally often."""
+    seats = math.comb(num_entrants, num_players) * len(seatings(num_players))
+    return math.ceil(num_games / seats) * seats
+
+
+def read_arena_json(path: str | Path) -> dict[str, Any]:
+    """A saved run: the ``arena.json`` at ``path``, or in the folder ``path``, as a dict
+    (JSON only: nothing in it runs). ``ValueError`` naming the file when it is missing or
+    not an arena.json."""
+    p = Path(path)
+    if p.is_dir():
+        p = p / "arena.json"
+    try:
+        data = json.loads(p.read_text())
+    except OSError as exc:
+        raise ValueError(f"cannot read {str(p)!r}: {exc.strerror or exc}") from None
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise ValueError(f"{str(p)!r} is not an arena.json (not JSON: {exc})") from None
+    if not isinstance(data, dict) or not {"rules", "seed", "games", "agents"} <= data.keys():
+        raise ValueError(f"{str(p)!r} is not an arena.json (saved by ArenaResult.save, "
+                         f"ono-arena --out)")
+    return data
+
+
+def _pairing(run: Any, name: str) -> dict[str, Any]:
+    """What paired_difference reads of a run: an ArenaResult, or the dict of a saved
+    ``arena.json`` (ArenaResult.to_dict)."""
+    if isinstance(run, ArenaResult):
+        if not run.mirrored:
+            raise ValueError(f"{name} was not played with mirrored deals; paired comparisons "
+                             f"need two mirrored runs (run_arena(mirrored=True), ono-arena --mirrored)")
+        per = {}
+        for e, label in enumerate(run.labels):
+            deals, share, _ = run.per_deal(e)
+            per[label] = {"deals": deals.tolist(), "share": share.tolist()}
+        return {"rules": run.rules.to_dict(), "seed": run.seed,
+                "games": int(len(run.records.length)), "batch_size": run.batch_size,
+                "agents": list(run.labels), "per_deal": per}
+    if not isinstance(run, dict):
+        raise ValueError(f"{name} is a {type(run).__name__}; allowed: an ArenaResult or the "
+                         f"dict of a saved arena.json")
+    if not run.get("mirrored") or not isinstance(run.get("per_deal"), dict):
+        raise ValueError(f"{name} holds no per-deal results: it was not saved from a mirrored "
+                         f"run of this version (ono-arena --mirrored --out DIR)")
+    try:
+        labels = [str(row["agent"]) for row in run["agents"]]
+        per = {lab: {"deals": [int(d) for d in run["per_deal"][lab]["deals"]],
+                     "share": [float(x) for x in run["per_deal"][lab]["share"]]} for lab in labels}
+        return {"rules": dict(run["rules"]), "seed": int(run["seed"]), "games": int(run["games"]),
+                "batch_size": int(run["batch_size"]), "agents": labels, "per_deal": per}
+    except (KeyError, TypeError, ValueError) as exc:
+        raise ValueError(f"{name} is not a complete arena.json of a mirrored run "
+                         f"({type(exc).__name__}: {exc})") from None
+
+
+def check_pairable(pa: dict[str, Any], pb: dict[str, Any], entrant: int = 0) -> None:
+    """``ValueError`` naming what differs unless two runs (dicts with ``rules`` (a RuleSet's
+    dict), ``seed``, ``games``, ``batch_size`` and ``agents`` (labels; a " (cheating)" mark is
+    ignored)) dealt the same cards and seated the same entrants but the one at ``entrant``."""
+    for key, what in (("rules", "rules"), ("seed", "seed"), ("games", "number of games"),
+                      ("batch_size", "batch size")):
+        if pa[key] != pb[key]:
+            shown = ((pa[key], pb[key]) if key != "rules" else
+                     ({k: v for k, v in pa[key].items() if pb[key].get(k) != v},
+                      {k: v for k, v in pb[key].items() if pa[key].get(k) != v}))
+            raise ValueError(f"the two runs differ in {what} ({shown[0]} against {shown[1]}), so "
+                             f"they did not deal the same cards; a paired comparison needs the "
+                             f"same rules, seed, games and batch size")
+    la = [str(x).removesuffix(" (cheating)") for x in pa["agents"]]
+    lb = [str(x).removesuffix(" (cheating)") for x in pb["agents"]]
+    if len(la) != len(lb):
+        raise ValueError(f"the two runs have {len(la)} and {len(lb)} entrants; a paired "
+                         f"comparison needs the same tables (the same number of entrants)")
+    if not (isinstance(entrant, (int, np.integer)) and not isinstance(entrant, bool)
+            and 0 <= entrant < len(la)):
+        raise ValueError(f"entrant = {entrant!r}; allowed: an entrant's place, 0 to {len(la) - 1}")
+    others_a = la[:entrant] + la[entrant + 1:]
+    others_b = lb[:entrant] + lb[entrant + 1:]
+    if others_a != others_b:
+        raise ValueError(f"the other entrants differ ({', '.join(others_a)} against "
+                         f"{', '.join(others_b)}); a paired comparison plays two agents "
+                         f"against the same others")
+
+
+def check_paired_plan(earlier: Any, agents: Sequence[Any], rules: Any = "classic",
+                      num_players: int | None = None, num_games: int = 10_000, seed: int = 0,
+                      batch_size: int = 4096) -> None:
+    """Before playing: ``ValueError`` naming what differs unless run_arena with these
+    arguments (mirrored) would deal the same cards as the saved run ``earlier`` (an
+    ArenaResult or an arena.json's dict) and seat the same entrants but the first, so that
+    paired_difference can compare the two first entrants."""
+    overrides = {} if num_players is None else {"num_players": num_players}
+    rules = resolve_rules(rules, **overrides)
+    plan = {"rules": rules.to_dict(), "seed": seed, "batch_size": batch_size,
+            "games": games_played(num_games, len(agents), rules.num_players),
+            "agents": _labels(agents)}
+    check_pairable(plan, _pairing(earlier, "the earlier run"))
+
+
+def paired_difference(a: Any, b: Any, entrant: int = 0) -> dict[str, Any]:
+    """A against B on the same deals: entrant ``entrant`` of run ``a`` and the entrant in the
+    same place of run ``b`` (an ArenaResult, or the dict of a saved ``arena.json``), two
+    mirrored runs that dealt the same cards (the same rules, seed, number of games, batch
+    size and number of entrants) against the same other entrants. Returns ``rate_a``,
+    ``rate_b`` (each one's mean share of the wins per deal), ``diff`` = rate_a - rate_b with
+    a normal 95% interval over the deals (``low``, ``high``: the luck of the deal cancels
+    twice, between seats and between the runs), ``deals``, ``agent_a``, ``agent_b``.
+    ``ValueError`` naming what differs when the runs did not deal the same cards."""
+    pa, pb = _pairing(a, "the first run"), _pairing(b, "the second run")
+    check_pairable(pa, pb, entrant)
+    la, lb = pa["agents"], pb["agents"]
+    da, db = pa["per_deal"][la[entrant]], pb["per_deal"][lb[entrant]]
+    if da["deals"] != db["deals"]:
+        raise ValueError("the two runs' entrants played different deals")
+    sa, sb = np.asarray(da["share"]), np.asarray(db["share"])
+    n = len(sa)
+    d = sa - sb
+    mean = float(d.mean()) if n else float("nan")
+    half = Z95 * float(d.std(ddof=1)) / math.sqrt(n) if n > 1 else float("nan")
+    return {"agent_a": la[entrant], "agent_b": lb[entrant], "rate_a": float(sa.mean()),
+            "rate_b": float(sb.mean()), "diff": mean, "low": mean - half, "high": mean + half,
+            "deals": n}
 
 
 def evaluate(agent: Any, opponents: Sequence[Any], rules: Any, num_games: int, seed: int = 0, *,

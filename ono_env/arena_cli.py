@@ -17,7 +17,8 @@ from typing import Sequence
 import numpy as np
 
 from ono_env import cli
-from ono_env.arena import MAX_GAMES, MAX_RECORD, ArenaResult, run_arena
+from ono_env.arena import (MAX_GAMES, MAX_RECORD, ArenaResult, check_paired_plan,
+                           paired_difference, read_arena_json, run_arena)
 from ono_env.rules import PRESETS
 
 
@@ -81,6 +82,11 @@ def build_parser() -> cli.ArgumentParser:
     p.add_argument("--mirrored", action="store_true",
                    help="mirrored deals (duplicate format): every deal is played once per "
                         "seating, so the cards cancel; rates and intervals over deals")
+    p.add_argument("--paired-with", default=None, metavar="ARENA_JSON",
+                   help="with --mirrored: compare the first agent, deal by deal, with the first "
+                        "agent of an earlier mirrored run saved with --out (its arena.json, or "
+                        "the folder holding it) that dealt the same cards: the same rules, "
+                        "players, --games, --seed, --batch and other agents")
     p.add_argument("--no-rating", action="store_true",
                    help="skip the OpenSkill ratings (which need the openskill library)")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
@@ -106,11 +112,24 @@ def main(argv: Sequence[str] | None = None) -> int:
             if record_dir.is_dir() and any(record_dir.glob("replay-*.json")):
                 raise ValueError(f"--record: {str(record_dir)!r} already holds replay files; "
                                  f"give a new or empty folder")
+        earlier = None
+        if args.paired_with is not None:
+            if not args.mirrored:
+                raise ValueError("--paired-with compares two mirrored runs: add --mirrored")
+            earlier = read_arena_json(args.paired_with)
+            check_paired_plan(earlier, args.agents, args.rules, args.players, args.games,
+                              args.seed, args.batch)
         result = run_arena(args.agents, args.rules, args.players, args.games, args.seed,
                            batch_size=args.batch, rating=False if args.no_rating else None,
                            progress=not args.no_progress, ray_address=args.ray,
                            record=record, mirrored=args.mirrored)
         print(result.format_table())
+        if earlier is not None:
+            d = paired_difference(result, earlier)
+            print(f"\npaired with {args.paired_with}: {d['agent_a']} {100 * d['rate_a']:.2f}% - "
+                  f"{d['agent_b']} {100 * d['rate_b']:.2f}% = {100 * d['diff']:+.2f} points "
+                  f"[{100 * d['low']:+.2f}, {100 * d['high']:+.2f}] over the same "
+                  f"{d['deals']} deals")
         if record_dir is not None:
             for k, replay in enumerate(result.replays):
                 replay.save(record_dir / f"replay-{k + 1:05d}.json")

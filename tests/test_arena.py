@@ -179,3 +179,79 @@ def test_cli_mirrored_and_cheating_labels(capsys):
     assert "mirrored deals" in out and "oracle:1 (cheating)" in out
     with pytest.raises(ValueError, match="mirrored deals are played in one process: use mirrored=True without ray_address"):
         run_arena(["greedy", "random"], "basic", 2, 4, mirrored=True, ray_address="local")
+
+
+def test_paired_difference_compares_two_runs_deal_by_deal(tmp_path):
+    """Two mirrored runs with the same seed deal the same cards: A against B is the per-deal
+    difference of their shares, saved runs (arena.json) give the same numbers, and runs that
+    did not deal the same cards, or seat other opponents, are refused."""
+    from ono_env.arena import check_paired_plan, paired_difference, read_arena_json
+
+    kw = dict(rules="basic", num_players=2, num_games=400, seed=5, rating=False, mirrored=True)
+    a = run_arena(["greedy", "random"], **kw)
+    b = run_arena(["color", "random"], **kw)
+    d = paired_difference(a, b)
+    assert (d["agent_a"], d["agent_b"], d["deals"]) == ("greedy", "color", 200)
+    assert d["rate_a"] == pytest.approx(a.paired(0)["rate"])
+    assert d["rate_b"] == pytest.approx(b.paired(0)["rate"])
+    assert d["diff"] == pytest.approx(d["rate_a"] - d["rate_b"])
+    assert d["low"] < d["diff"] < d["high"]
+    deals_a, share_a, _ = a.per_deal(0)
+    deals_b, share_b, _ = b.per_deal(0)
+    assert np.array_equal(deals_a, deals_b) and not np.array_equal(share_a, share_b)
+    same = paired_difference(a, run_arena(["greedy", "random"], **kw))   # a rerun: no difference
+    assert (same["diff"], same["low"], same["high"]) == (0.0, 0.0, 0.0)
+    a.save(tmp_path / "a")
+    saved = read_arena_json(tmp_path / "a")
+    assert len(saved["per_deal"]["greedy"]["share"]) == 200 and saved["batch_size"] == 4096
+    back = paired_difference(b, saved)
+    assert back["diff"] == pytest.approx(-d["diff"]) and back["agent_b"] == "greedy"
+    check_paired_plan(saved, ["pimc:2", "random"], "basic", 2, 400, 5)   # would deal the same
+    refusals = [
+        (dict(kw, seed=6), ["color", "random"], r"differ in seed \(6 against 5\)"),
+        (dict(kw, num_games=402), ["color", "random"], r"differ in number of games \(402 against 400\)"),
+        (dict(kw, batch_size=100), ["color", "random"], r"differ in batch size \(100 against 4096\)"),
+        (kw, ["color", "greedy"], r"the other entrants differ \(greedy against random\)"),
+    ]
+    for args, agents, message in refusals:
+        with pytest.raises(ValueError, match=message):
+            check_paired_plan(saved, agents, args["rules"], 2, args["num_games"], args["seed"],
+                              args.get("batch_size", 4096))
+        with pytest.raises(ValueError, match=message):
+            paired_difference(run_arena(agents, **args), saved)
+    with pytest.raises(ValueError, match="differ in rules"):
+        check_paired_plan(saved, ["color", "random"], "classic", 2, 400, 5)
+    three = run_arena(["color", "random", "greedy"], **dict(kw, num_games=600))
+    with pytest.raises(ValueError, match="have 3 and 2 entrants"):
+        paired_difference(three, run_arena(["greedy", "random"], **dict(kw, num_games=600)))
+    plain = run_arena(["greedy", "random"], "basic", 2, num_games=40, seed=5, rating=False)
+    with pytest.raises(ValueError, match="was not played with mirrored deals"):
+        paired_difference(plain, a)
+    plain.save(tmp_path / "plain")
+    with pytest.raises(ValueError, match="holds no per-deal results"):
+        paired_difference(a, read_arena_json(tmp_path / "plain"))
+    (tmp_path / "bad.json").write_text('{"seed": 1}')
+    for path, message in ((tmp_path / "bad.json", "is not an arena.json"),
+                          (tmp_path / "none", "cannot read")):
+        with pytest.raises(ValueError, match=message):
+            read_arena_json(path)
+
+
+def test_cli_paired_with_an_earlier_run(tmp_path, capsys):
+    base = ["--rules", "basic", "--players", "2", "--games", "200", "--seed", "3",
+            "--mirrored", "--no-progress", "--no-rating"]
+    assert main(["greedy", "random", *base, "--out", str(tmp_path)]) == 0
+    capsys.readouterr()
+    assert main(["color", "random", *base, "--paired-with", str(tmp_path)]) == 0
+    line = capsys.readouterr().out.strip().splitlines()[-1]
+    assert line.startswith(f"paired with {tmp_path}: color ") and "- greedy " in line
+    assert line.endswith("over the same 100 deals")
+    for extra, message in ((["--seed", "4"], "differ in seed (4 against 3)"),
+                           (["--paired-with", str(tmp_path / "none")], "cannot read")):
+        argv = ["color", "random", *base, "--paired-with", str(tmp_path), *extra]
+        assert main(argv) == 2
+        err = capsys.readouterr().err.strip()
+        assert err.startswith("ono-arena: error: ") and message in err and len(err.splitlines()) == 1
+    assert main(["color", "random", "--rules", "basic", "--players", "2", "--games", "20",
+                 "--paired-with", str(tmp_path)]) == 2
+    assert "add --mirrored" in capsys.readouterr().err
