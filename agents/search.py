@@ -155,6 +155,14 @@ class SearchAgent:
             margin at ``worlds`` worlds and scales as 1 / sqrt(worlds sampled). Decisions
             then depend on the machine's speed and load: for reproducible runs give a
             number of worlds.
+        belief: (2 players, a fixed number of worlds, a learned ``prior``) a temperature:
+            the search assumes the opponent plays like ``prior`` and weighs each world by
+            how likely the prior's network (softmax of its logits / belief) makes the
+            opponent's last play with that world's hand. It keeps the seat's own view and
+            action at each decision, per game of the VecGame it plays in, and rebuilds the
+            opponent's decision from them; where the opponent did not play a card from its
+            hand right after the seat's action (or that action drew cards, or the game object
+            changed), every world counts alike. None: no belief.
     """
 
     uses_game = True
@@ -163,7 +171,7 @@ class SearchAgent:
     def __init__(self, rules: Any = None, worlds: int = DEFAULT_WORLDS, policy: str = "greedy",
                  view: str = "fair", name: str | None = None, method: str = "pimc",
                  margin: float = -1.0, prior: Any = None,
-                 time_ms: float | None = None) -> None:
+                 time_ms: float | None = None, belief: float | None = None) -> None:
         self.rules = resolve_rules(rules)
         if not isinstance(worlds, (int, np.integer)) or isinstance(worlds, bool) \
                 or not 1 <= worlds <= MAX_WORLDS:
@@ -189,6 +197,19 @@ class SearchAgent:
                                     or not 0 < time_ms <= MAX_TIME_MS):
             raise ValueError(f"time_ms = {time_ms!r}; allowed: None, or a number of "
                              f"milliseconds above 0 and at most {MAX_TIME_MS:g}")
+        if belief is not None:
+            if (isinstance(belief, bool) or not isinstance(belief, (int, float, np.number))
+                    or not 0 < belief <= 100):
+                raise ValueError(f"belief = {belief!r}; allowed: None, or a temperature above 0 "
+                                 f"and at most 100")
+            if self.rules.num_players != 2 or method != "pimc" or view != "fair" \
+                    or time_ms is not None or not hasattr(prior, "net"):
+                raise ValueError("belief: a fair 2-player pimc search with a fixed number of "
+                                 "worlds and a learned prior (its network models the opponent)")
+        self.belief = None if belief is None else float(belief)
+        """Weigh each world by the prior network's probability (softmax at this temperature)
+        of the opponent's last play with that world's hand (None: every world alike)."""
+        self._memory: tuple | None = None
         self.time_ms = None if time_ms is None else float(time_ms)
         """The wall time per decision (ms) that replaces the fixed number of worlds
         (iterations)."""
@@ -243,7 +264,7 @@ class SearchAgent:
         seat_view(*game.state.arrays, rows, views[self.view], *view)
         # 2. search in worlds sampled from the view
         seeds = rng.integers(0, 2**63, size=R, dtype=np.uint64)
-        world = E.State(2, P, D).arrays
+        world = E.State(4, P, D).arrays
         values = np.zeros((R, C.NUM_ACTIONS))
         out = np.zeros(R, np.int64)
         code, net = self._playout_args(game, policies)
@@ -264,15 +285,45 @@ class SearchAgent:
                    out)
         else:
             prior = self._prior_choices(game, rows, rng)
+            before, acted, temp = self._recall(game, rows, view)
             pimc(*view, game._params, seeds, self.worlds, views[self.view], code,
-                 MAX_PLAYOUT, self.margin, prior, *world, np.zeros(C.NUM_CARD_TYPES, np.int64),
+                 MAX_PLAYOUT, self.margin, prior, *before, acted, temp, *world,
+                 np.zeros(C.NUM_CARD_TYPES, np.int64),
                  np.zeros(D, np.int8), np.zeros(2, np.uint64), values,
-                 np.zeros((2, P), np.float32), np.zeros(C.NUM_ACTIONS, np.bool_),
+                 np.zeros((4, P), np.float32), np.zeros(C.NUM_ACTIONS, np.bool_),
                  np.zeros(C.NUM_ACTIONS), np.zeros(32 + P), *net,
                  np.zeros(C.NUM_ACTIONS, np.bool_), out)
+            self._remember(game, rows, view, out)
         self.last_values = values
         self.last_worlds = np.where((values >= 0).any(axis=1), self.worlds, 0)
         return out
+
+    def _recall(self, game: VecGame, rows: np.ndarray, view: tuple) -> tuple[tuple, np.ndarray, float]:
+        """The belief's record for these rows: each acting seat's view at its previous decision
+        in the same game object and the action it took there (-1: none), and the temperature
+        (0: no belief). Only the seat's own views are kept: nothing it may not know."""
+        R = len(rows)
+        if self.belief is None:
+            return tuple(x[:1] for x in view), np.full(R, -1, np.int64), 0.0
+        B, P = game.num_games, game.num_players
+        mem = self._memory
+        if mem is None or mem[0]() is not game or len(mem[2]) != B * P:
+            import weakref
+            mem = self._memory = (weakref.ref(game), E.State(B * P, P, game.rules.deck_size).arrays,
+                                  np.full(B * P, -1, np.int64))
+        at = rows * P + game.state.current[rows].astype(np.int64)
+        return tuple(x[at] for x in mem[1]), mem[2][at], self.belief
+
+    def _remember(self, game: VecGame, rows: np.ndarray, view: tuple, out: np.ndarray) -> None:
+        """Keep each row's view and chosen action for the belief at the seat's next decision."""
+        if self.belief is None:
+            return
+        mem = self._memory
+        at = rows * game.num_players + game.state.current[rows].astype(np.int64)
+        for x, m in zip(view, mem[1]):
+            m[at] = x
+        mem[2][at] = out
+
 
     def _act_timed(self, game: VecGame, view: tuple, world: tuple, prior: np.ndarray, code: int,
                    net: tuple, rng: np.random.Generator) -> np.ndarray:
@@ -294,8 +345,9 @@ class SearchAgent:
         tmp = np.zeros(32 + P)
         legal = np.zeros(A, np.bool_)
         common = (np.zeros(C.NUM_CARD_TYPES, np.int64), np.zeros(D, np.int8))
-        rewards, sc, row = np.zeros((2, P), np.float32), np.zeros(A), np.zeros(A, np.bool_)
+        rewards, sc, row = np.zeros((4, P), np.float32), np.zeros(A), np.zeros(A, np.bool_)
         no_prior = np.full(1, -1, np.int64)
+        no_record = tuple(x[:1] for x in view)
         for r in range(R):
             one = tuple(x[r:r + 1] for x in view)
             arng = np.zeros(2, np.uint64)
@@ -307,7 +359,8 @@ class SearchAgent:
                 seed = rng.integers(0, 2**63, size=1, dtype=np.uint64)
                 if tree is None:
                     pimc(*one, game._params, seed, batch, views[self.view], code, MAX_PLAYOUT,
-                         -1.0, no_prior, *world, *common, arng, batch_values, rewards, legal,
+                         -1.0, no_prior, *no_record, no_prior, 0.0, *world, *common, arng,
+                         batch_values, rewards, legal,
                          sc, tmp, *net, row, batch_out)
                 else:
                     tree.reserve(batch)
@@ -364,13 +417,20 @@ class SearchAgent:
     def _playout_args(self, game: VecGame, policies: dict) -> tuple[int, tuple]:
         """The playout policy's code and the kernels' network arguments (weights, shape,
         observation and hidden-layer scratch; placeholders for a compiled baseline)."""
-        if self._net is None:
-            return policies[self.policy], (np.zeros(1, np.float32), np.zeros(4, np.int64),
-                                           np.zeros(1, np.float32), np.zeros((2, 1), np.float32))
-        weights, shape = self._net
+        code = policies["learned"] if self._net is not None else policies[self.policy]
+        packed = self._net
+        if packed is None and self.belief is not None:   # baseline playouts: the prior's
+            from ono_env._search import pack_network       # network models the opponent in
+            net = self.prior.net                           # the belief only
+            packed = self._net_belief = getattr(self, "_net_belief", None) or pack_network(
+                net.scale, net.layers, net.activation)
+        if packed is None:
+            return code, (np.zeros(1, np.float32), np.zeros(4, np.int64),
+                          np.zeros(1, np.float32), np.zeros((2, 1), np.float32))
+        weights, shape = packed
         width = max([int(shape[2])] + [int(h) for h in shape[3:-1]])
-        return policies["learned"], (weights, shape, np.zeros(game.observation_size, np.float32),
-                                     np.zeros((2, width), np.float32))
+        return code, (weights, shape, np.zeros(game.observation_size, np.float32),
+                      np.zeros((2, width), np.float32))
 
     def _prior_choices(self, game: VecGame, rows: np.ndarray,
                        rng: np.random.Generator) -> np.ndarray:

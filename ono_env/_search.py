@@ -20,7 +20,8 @@ import numpy as np
 from ono_env import cards as C
 from ono_env._compile import rules_function
 from ono_env._engine import (  # noqa: F401 - the rules and state layout the search uses
-    Arrays, BROW, F32_2D, F32ROW, G_BLUFF, G_CURRENT, G_DISCARD_LEN, G_PHASE, G_PREVIOUS,
+    Arrays, BROW, F32_2D, F32ROW, G_BLUFF, G_COLOR, G_CURRENT, G_DISCARD_LEN, G_PHASE,
+    G_PREVIOUS, PH_PLAY,
     G_ROUND, G_STOCK_LEN, G_TERMINATED, G_TRUNCATED, G_WINNER, I64ARR, I8ARR, NA,
     NC, NUM_G, NUM_S, PH_PENDING, PRM, P_DECK, P_PLAYERS, P_SCORING, P_TARGET,
     P_WD4_RESTRICTED, S, SCORING_NONE, SCORING_PENALTY, STATE, S_HAND_LEN, S_KNOWN, S_LACKS,
@@ -421,6 +422,111 @@ def _playout(w, prm, j, me, start_round, policy, max_len, policy_rng, rewards, s
     return tmp[32 + me]
 
 
+@_helper(numba.float64(S, i8, S, PRM, i8, numba.float64, F32ROW, I64ARR, F32ROW, F32_2D, BROW,
+                       F32_2D))
+def _belief_weight(b, r, w, prm, act, temp, weights, shape, obs, hid, legal, rewards):
+    """How likely the blueprint network (weights, shape) makes what the opponent just did,
+    if it holds world row 0's hand: a 2-player game whose acting seat took action ``act`` in
+    its earlier view b row r (its decision before this one), after which the opponent played
+    the card now on top of the discard pile from its hand, in one decision. World row 2 is
+    that earlier view with the opponent's hand = its hand in world row 0 plus that card, and
+    ``act`` applied (the opponent's decision); row 3 is row 2 after the opponent's play,
+    which must give the public position of world row 0 (acting seat, its hand, the
+    opponent's hand size, discard pile, colour), else the record does not describe how this
+    position came about and the weight is 1. The weight is the network's probability of the
+    play among the legal actions (softmax of the logits / temp); 1 when the opponent had no
+    choice. Scratch: rewards (4, P)."""
+    if prm[P_PLAYERS] != 2:
+        return 1.0
+    me = w.g[0, G_CURRENT]
+    opp = 1 - me
+    nd = w.g[0, G_DISCARD_LEN]
+    if nd < 1 or b.g[r, G_CURRENT] != me:
+        return 1.0
+    card = w.discard[0, nd - 1]
+    _copy_row(b, r, w, 2, VIEW_ALL)
+    size = 0
+    held = ZERO
+    for c in range(NC):
+        k = w.hands[0, opp, c] + (1 if c == card else 0)
+        w.hands[2, opp, c] = k
+        size += k
+        if k > 0:
+            held |= _bit(c)
+    w.held[2, opp] = held
+    if size != w.pl[2, opp, S_HAND_LEN]:
+        return 1.0
+    for q in range(2):
+        rewards[2, q] = 0.0
+    _apply(w, prm, 2, act, rewards)
+    _advance(w, prm, 2, rewards)
+    if (w.g[2, G_TERMINATED] or w.g[2, G_TRUNCATED] or w.g[2, G_CURRENT] != opp
+            or w.g[2, G_PHASE] != PH_PLAY):
+        return 1.0
+    col = w.g[0, G_COLOR]
+    if card < C.WILD:
+        a = card
+    elif card == C.WILD and col >= 0:
+        a = C.A_PLAY_W + col
+    elif card == C.WILD_DRAW_FOUR and col >= 0:
+        a = C.A_PLAY_WD4 + col
+    else:
+        return 1.0
+    legal_row(w, prm, 2, legal)
+    count = 0
+    for x in range(NA):
+        if legal[x]:
+            count += 1
+    if not legal[a] or count <= 1:
+        return 1.0
+    _copy_row(w, 2, w, 3, VIEW_ALL)
+    for q in range(2):
+        rewards[3, q] = 0.0
+    _apply(w, prm, 3, a, rewards)
+    _advance(w, prm, 3, rewards)
+    if (w.g[3, G_CURRENT] != me or w.g[3, G_DISCARD_LEN] != nd or w.g[3, G_COLOR] != col
+            or w.pl[3, opp, S_HAND_LEN] != w.pl[0, opp, S_HAND_LEN]):
+        return 1.0
+    for k in range(nd):
+        if w.discard[3, k] != w.discard[0, k]:
+            return 1.0
+    for c in range(NC):
+        if w.hands[3, me, c] != w.hands[0, me, c]:
+            return 1.0
+    _observe_row(w, prm, 2, opp, obs)
+    _net_hidden(obs, weights, shape, hid)
+    top = -1e300
+    for x in range(NA):
+        if legal[x]:
+            top = max(top, np.float64(_net_logit(x, weights, shape, hid)))
+    total = 0.0
+    mine = 0.0
+    for x in range(NA):
+        if legal[x]:
+            e = np.exp((np.float64(_net_logit(x, weights, shape, hid)) - top) / temp)
+            total += e
+            if x == a:
+                mine = e
+    return mine / total
+
+
+@_kernel(void(*STATE, *STATE, PRM, I64ARR, numba.float64, F32ROW, I64ARR, F32ROW, F32_2D, BROW,
+              F32_2D, *STATE, F64ROW))
+def belief_weights(bhands, bheld, bpl, bstock, bdiscard, bg, brng, whands, wheld, wpl, wstock,
+                   wdiscard, wg, wrng, prm, acts, temp, weights, shape, obs, hid, legal, rewards,
+                   shands, sheld, spl, sstock, sdiscard, sg, srng, out):
+    """out[j] = the belief weight (_belief_weight) of world row j of w* given the earlier
+    view row j of b* and the action acts[j] taken there, as the search computes it (tests
+    compare it with the NumPy network). Scratch: s* four rows, rewards (4, P)."""
+    b = Arrays(bhands, bheld, bpl, bstock, bdiscard, bg, brng)
+    w = Arrays(whands, wheld, wpl, wstock, wdiscard, wg, wrng)
+    sc = Arrays(shands, sheld, spl, sstock, sdiscard, sg, srng)
+    for j in range(wg.shape[0]):
+        _copy_row(w, j, sc, 0, VIEW_ALL)
+        out[j] = _belief_weight(b, j, sc, prm, acts[j], temp, weights, shape, obs, hid, legal,
+                                rewards)
+
+
 @_inline
 def _legal_count(v, prm, r, legal, values, out):
     """Row r's legal actions into ``legal``; values[r] = -1 everywhere; out[r] = the last
@@ -437,10 +543,12 @@ def _legal_count(v, prm, r, legal, values, out):
 
 
 @_kernel(void(*STATE, PRM, U64ARR, i8, i8, i8, i8, numba.float64, I64ARR, *STATE, I64ARR,
+              numba.float64, *STATE, I64ARR,
               I8ARR, U64ARR, numba.float64[:, ::1], F32_2D, BROW, F64ROW, F64ROW, F32ROW, I64ARR,
               F32ROW, F32_2D, BROW, I64ARR))
 def pimc_search(vhands, vheld, vpl, vstock, vdiscard, vg, vrng, prm, seeds, n_worlds, mode,
-                policy, max_len, margin, prior, whands, wheld, wpl, wstock, wdiscard, wg, wrng,
+                policy, max_len, margin, prior, bhands, bheld, bpl, bstock, bdiscard, bg, brng,
+                bact, temp, whands, wheld, wpl, wstock, wdiscard, wg, wrng,
                 counts, unseen, arng, values, rewards, legal, sc, tmp, weights, shape, obs, hid,
                 row, out):
     """Perfect-information Monte Carlo for every view row r (seat_view output): n_worlds
@@ -454,14 +562,22 @@ def pimc_search(vhands, vheld, vpl, vstock, vdiscard, vg, vrng, prm, seeds, n_wo
     greedy's (from the view: own hand and public table); a decision with one legal action is returned without search. values (R, A) receives
     the mean playout value of each legal action (-1 elsewhere).
 
-    Scratch: w* two rows (world, playout), counts (56,), unseen (D,), arng (2,) uint64 (agent, playout policy),
-    rewards (2, P), legal (A,), sc (A,), tmp (>= 32 + N,); for POLICY_NET playouts the
-    network (weights, shape: pack_network) and obs (observation size,), hid (2, the largest
-    hidden layer or the observation size), row (A,).
+    Belief (temp > 0, 2 players): b* holds, for each view row r with bact[r] >= 0, the acting
+    seat's view at its previous decision in the same game, where it took action bact[r]; the
+    network (weights, shape) is then the opponent's model (the blueprint it is assumed to
+    play), and each world counts with the weight _belief_weight gives it (how likely the
+    opponent's play since then is with that world's hand): values are weighted means.
+
+    Scratch: w* four rows (world, playout, and the belief's two), counts (56,), unseen (D,),
+    arng (2,) uint64 (agent, playout policy), rewards (4, P), legal (A,), sc (A,),
+    tmp (>= 32 + N,); for POLICY_NET playouts or a belief the network (weights, shape:
+    pack_network) and obs (observation size,), hid (2, the largest hidden layer or the
+    observation size), row (A,).
 
     The value of a playout is a round win (single rounds), or in a match a logistic of
     the points gained over the rivals in the round (_round_values)."""
     v = Arrays(vhands, vheld, vpl, vstock, vdiscard, vg, vrng)
+    b = Arrays(bhands, bheld, bpl, bstock, bdiscard, bg, brng)
     w = Arrays(whands, wheld, wpl, wstock, wdiscard, wg, wrng)
     for r in range(vg.shape[0]):
         if _legal_count(v, prm, r, legal, values, out) <= 1:
@@ -469,6 +585,7 @@ def pimc_search(vhands, vheld, vpl, vstock, vdiscard, vg, vrng, prm, seeds, n_wo
         for a in range(NA):
             if legal[a]:
                 values[r, a] = 0.0
+        wsum = 0.0
         arng[0] = seeds[r]
         me = v.g[r, G_CURRENT]
         start_round = v.g[r, G_ROUND]
@@ -477,6 +594,11 @@ def pimc_search(vhands, vheld, vpl, vstock, vdiscard, vg, vrng, prm, seeds, n_wo
         for _ in range(n_worlds):
             _determinize(v, r, w, 0, prm, mode, arng, counts, unseen)
             play_seed = _next_u53(arng, 0)
+            weight = 1.0
+            if temp > 0.0 and bact[r] >= 0:
+                weight = _belief_weight(b, r, w, prm, bact[r], temp, weights, shape, obs, hid,
+                                        row, rewards)
+            wsum += weight
             for a in range(NA):
                 if not legal[a]:
                     continue
@@ -487,14 +609,15 @@ def pimc_search(vhands, vheld, vpl, vstock, vdiscard, vg, vrng, prm, seeds, n_wo
                     rewards[1, q] = 0.0
                 _apply(w, prm, 1, a, rewards)
                 _advance(w, prm, 1, rewards)
-                values[r, a] += _playout(w, prm, 1, me, start_round, policy, max_len,
-                                         arng, rewards, sc, tmp, weights, shape, obs, hid, row)
+                values[r, a] += weight * _playout(w, prm, 1, me, start_round, policy, max_len,
+                                                  arng, rewards, sc, tmp, weights, shape, obs,
+                                                  hid, row)
         best = -1.0
         ties = 0
         for a in range(NA):
             if not legal[a]:
                 continue
-            values[r, a] /= n_worlds
+            values[r, a] /= wsum
             if values[r, a] > best + 1e-9:
                 best = values[r, a]
                 ties = 1

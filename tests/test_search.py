@@ -489,3 +489,124 @@ def test_sampled_worlds_keep_what_is_publicly_known_of_each_hand():
     blind = _sample_worlds(game, view, seed=1)
     outside = np.where(lacked_types(lacks), 0, blind.hands.astype(np.int64)).sum(axis=2)
     assert (outside < known).any()
+
+
+def test_the_belief_weighs_a_world_by_the_networks_probability_of_the_opponents_play():
+    """ppo-basic-2p plays both seats. At each seat-0 decision, the belief weight of the TRUE
+    position, given seat 0's previous view and action, is the NumPy network's probability
+    (softmax) of the opponent's play where that play came right after seat 0's action, and
+    1 otherwise (also where seat 0's action drew cards); a higher temperature makes it less
+    sure of the network's choice."""
+    from ono_env._engine import State
+    from ono_env.game import _entry
+    rules = RuleSet.preset("basic", num_players=2)
+    pol = make_agent("ppo-basic-2p", rules)
+    weights, shape = E.pack_network(pol.net.scale, pol.net.layers, pol.net.activation)
+    B, P, D = 64, 2, rules.deck_size
+    game = VecGame(rules, B, seed=12)
+    rng = np.random.default_rng(0)
+    prev = State(B, P, D).arrays
+    prev_act = np.full(B, -1, np.int64)
+    since = np.full(B, -1, np.int64)    # decisions since seat 0's: -1 none yet
+    prob = np.ones(B)                   # NumPy probability of the opponent's last play
+    kernel = _entry(E.belief_weights)
+    checked = flat = 0
+    for _ in range(150):
+        live = ~game.finished
+        mask = game.legal_mask().copy()
+        cur = game.current_player.astype(np.int64)
+        obs = game.observe(cur)
+        acts = pol.act(obs, mask, rng)
+        mine = np.flatnonzero(live & (cur == 0) & (prev_act >= 0))
+        if len(mine):
+            out = np.zeros(len(mine))
+            temp_out = np.zeros(len(mine))
+            args = (*(x[mine] for x in prev), *(x[mine] for x in game.state.arrays),
+                    game._params, prev_act[mine])
+            scratch = (weights, shape, np.zeros(game.observation_size, np.float32),
+                       np.zeros((2, 256), np.float32), np.zeros(C.NUM_ACTIONS, np.bool_),
+                       np.zeros((4, P), np.float32), *State(4, P, D).arrays)
+            kernel(*args, 1.0, *scratch, out)
+            kernel(*args, 4.0, *scratch, temp_out)
+            # the record applies where the play came right after seat 0's action, unless that
+            # action drew cards (which the earlier view cannot tell)
+            applies = (since[mine] == 1) & ~np.isin(prev_act[mine], [C.A_DRAW, C.A_ACCEPT])
+            expect = np.where(applies, prob[mine], 1.0)
+            assert np.allclose(out, expect, atol=2e-4)
+            checked += int(applies.sum())
+            unsure = applies & (out < 1 - 1e-6)     # the network's choice, less sure when hotter
+            assert (temp_out[unsure] < out[unsure]).all() and (temp_out[~applies] == 1).all()
+            flat += int(unsure.sum())
+        # play the step; keep seat 0's views and the opponent's play probabilities
+        at0 = np.flatnonzero(live & (cur == 0))
+        if len(at0):
+            view = State(len(at0), P, D).arrays
+            _entry(E.seat_view)(*game.state.arrays, at0, E.VIEW_FAIR, *view)
+            for x, y in zip(prev, view):
+                x[at0] = y
+            prev_act[at0] = acts[at0]
+            since[at0] = 0
+        at1 = np.flatnonzero(live & (cur == 1) & (since >= 0))
+        for i in at1:
+            since[i] += 1
+            z = pol.logits(obs[i:i + 1])[0].astype(np.float64)
+            z = np.where(mask[i], z, -np.inf)
+            p = np.exp(z - z.max())
+            played = acts[i] < C.A_DRAW and game.state.phase[i] == 0 and mask[i].sum() > 1
+            prob[i] = p[acts[i]] / p.sum() if played else 1.0
+            if not played:
+                since[i] = 99           # a draw or a forced play: the record does not apply
+        game.step(acts, active=live)
+        if game.finished.any():
+            done = game.finished
+            prev_act[done], since[done] = -1, -1
+            game.reset(which=done)
+    assert checked >= 500 and flat >= checked // 4
+
+
+def test_a_belief_search_keeps_only_its_own_views_and_does_not_peek():
+    """SearchAgent(belief=...) remembers the seat's own view and action at each decision; the
+    remembered views hold no other hand and no stock, hidden swaps change none of its
+    decisions or evaluations, and the belief does move the evaluations."""
+    import copy
+    rules = RuleSet.preset("basic", num_players=2)
+    pol = make_agent("ppo-basic-2p", rules)
+    agent = SearchAgent(rules, 6, pol, margin=0.1, prior=pol, belief=1.0, name="belief:6")
+    game = VecGame(rules, 48, seed=21)
+    rng = np.random.default_rng(2)
+    for _ in range(14):                             # the agent in seat 0, the policy in seat 1
+        live = ~game.finished
+        cur = game.current_player.astype(np.int64)
+        acts = pol.act(game.observe(cur), game.legal_mask(), rng)
+        mine = np.flatnonzero(live & (cur == 0))
+        if len(mine):
+            acts[mine] = agent.act_game(game, mine, rng)
+        game.step(acts, active=live)
+    _, views, acted = agent._memory
+    seen = acted[0::2] >= 0
+    assert seen.sum() >= 30
+    assert (views.hands[0::2][seen][:, 1] == 0).all() and (views.stock[0::2][seen] == 0).all()
+    mask = game.legal_mask()
+    rows = np.flatnonzero(~game.finished & (game.current_player == 0) & (mask.sum(axis=1) > 1))
+    assert len(rows) >= 8
+    swapped = _hidden_swaps(game, rows, np.random.default_rng(1))
+    saved = [x.copy() for x in game.state.arrays]
+    results = []
+    for state in (saved, swapped.state.arrays, saved):
+        for x, y in zip(game.state.arrays, state):
+            x[...] = y
+        a = copy.deepcopy(agent)                    # the same memory, the same game object
+        if len(results) == 2:
+            a.belief = None                         # the third: without the belief
+        results.append((a.act_game(game, rows, np.random.default_rng(5)), a.last_values))
+    assert np.array_equal(results[0][0], results[1][0])
+    assert np.array_equal(results[0][1], results[1][1])
+    assert not np.array_equal(results[0][1], results[2][1])   # the belief weighs the worlds
+    for bad, message in ((dict(belief=0.0), "belief = 0.0; allowed"),
+                         (dict(belief=1.0, prior=None), "a learned prior"),
+                         (dict(belief=1.0, time_ms=5.0), "a fixed number of worlds")):
+        kw = dict(dict(margin=0.1, prior=pol), **bad)
+        with pytest.raises(ValueError, match=message):
+            SearchAgent(rules, 4, pol, **kw)
+    with pytest.raises(ValueError, match="2-player"):
+        SearchAgent(RuleSet.preset("basic", num_players=3), 4, belief=1.0)
