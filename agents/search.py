@@ -235,6 +235,13 @@ class SearchAgent:
         self.last_values: np.ndarray | None = None
         """(R, A) mean playout value (round wins) of each legal action at the last call."""
 
+    def __getstate__(self) -> dict:
+        """Pickled (Ray tasks, worker processes) without the belief's memory of past views:
+        it belongs to a game object of this process."""
+        state = self.__dict__.copy()
+        state["_memory"] = None
+        return state
+
     def __repr__(self) -> str:
         cheat = ", CHEATING" if self.cheating else ""
         prior = f", prior={getattr(self.prior, 'name', self.prior)!r}" if self.prior is not None else ""

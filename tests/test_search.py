@@ -568,7 +568,6 @@ def test_a_belief_search_keeps_only_its_own_views_and_does_not_peek():
     """SearchAgent(belief=...) remembers the seat's own view and action at each decision; the
     remembered views hold no other hand and no stock, hidden swaps change none of its
     decisions or evaluations, and the belief does move the evaluations."""
-    import copy
     rules = RuleSet.preset("basic", num_players=2)
     pol = make_agent("ppo-basic-2p", rules)
     agent = SearchAgent(rules, 6, pol, margin=0.1, prior=pol, belief=1.0, name="belief:6")
@@ -591,17 +590,24 @@ def test_a_belief_search_keeps_only_its_own_views_and_does_not_peek():
     assert len(rows) >= 8
     swapped = _hidden_swaps(game, rows, np.random.default_rng(1))
     saved = [x.copy() for x in game.state.arrays]
+    memory = [x.copy() for x in (*views, acted)]
     results = []
     for state in (saved, swapped.state.arrays, saved):
         for x, y in zip(game.state.arrays, state):
             x[...] = y
-        a = copy.deepcopy(agent)                    # the same memory, the same game object
+        for x, y in zip((*views, acted), memory):   # the same memory each time
+            x[...] = y
         if len(results) == 2:
-            a.belief = None                         # the third: without the belief
-        results.append((a.act_game(game, rows, np.random.default_rng(5)), a.last_values))
+            agent.belief = None                     # the third: without the belief
+        results.append((agent.act_game(game, rows, np.random.default_rng(5)),
+                        agent.last_values.copy()))
+    agent.belief = 1.0
     assert np.array_equal(results[0][0], results[1][0])
     assert np.array_equal(results[0][1], results[1][1])
     assert not np.array_equal(results[0][1], results[2][1])   # the belief weighs the worlds
+    import pickle
+    again = pickle.loads(pickle.dumps(agent))       # to a worker: the memory stays behind
+    assert again._memory is None and again.belief == 1.0 and agent._memory is not None
     for bad, message in ((dict(belief=0.0), "belief = 0.0; allowed"),
                          (dict(belief=1.0, prior=None), "a learned prior"),
                          (dict(belief=1.0, time_ms=5.0), "a fixed number of worlds")):
