@@ -84,6 +84,7 @@ from __future__ import annotations
 
 import math
 import time
+import weakref
 from typing import Any
 
 import numpy as np
@@ -206,6 +207,15 @@ class SearchAgent:
                     or time_ms is not None or not hasattr(prior, "net"):
                 raise ValueError("belief: a fair 2-player pimc search with a fixed number of "
                                  "worlds and a learned prior (its network models the opponent)")
+        self._net_belief: tuple[np.ndarray, np.ndarray] | None = None
+        if belief is not None:   # the opponent's model: the prior's network
+            from ono_env._search import pack_network
+            net = prior.net
+            self._net_belief = pack_network(net.scale, net.layers, net.activation)
+            if self._net is not None and not all(
+                    np.array_equal(x, y) for x, y in zip(self._net, self._net_belief)):
+                raise ValueError("belief: the playouts' network must be the prior's (the one "
+                                 "network of the search's kernels), or use baseline playouts")
         self.belief = None if belief is None else float(belief)
         """Weigh each world by the prior network's probability (softmax at this temperature)
         of the opponent's last play with that world's hand (None: every world alike)."""
@@ -315,7 +325,6 @@ class SearchAgent:
         B, P = game.num_games, game.num_players
         mem = self._memory
         if mem is None or mem[0]() is not game or len(mem[2]) != B * P:
-            import weakref
             mem = self._memory = (weakref.ref(game), E.State(B * P, P, game.rules.deck_size).arrays,
                                   np.full(B * P, -1, np.int64))
         at = rows * P + game.state.current[rows].astype(np.int64)
@@ -330,7 +339,6 @@ class SearchAgent:
         for x, m in zip(view, mem[1]):
             m[at] = x
         mem[2][at] = out
-
 
     def _act_timed(self, game: VecGame, view: tuple, world: tuple, prior: np.ndarray, code: int,
                    net: tuple, rng: np.random.Generator) -> np.ndarray:
@@ -425,13 +433,8 @@ class SearchAgent:
         """The playout policy's code and the kernels' network arguments (weights, shape,
         observation and hidden-layer scratch; placeholders for a compiled baseline)."""
         code = policies["learned"] if self._net is not None else policies[self.policy]
-        packed = self._net
-        if packed is None and self.belief is not None:   # baseline playouts: the prior's
-            from ono_env._search import pack_network       # network models the opponent in
-            net = self.prior.net                           # the belief only
-            packed = self._net_belief = getattr(self, "_net_belief", None) or pack_network(
-                net.scale, net.layers, net.activation)
-        if packed is None:
+        packed = self._net if self._net is not None else self._net_belief   # baseline playouts:
+        if packed is None:                                  # the network of the belief only
             return code, (np.zeros(1, np.float32), np.zeros(4, np.int64),
                           np.zeros(1, np.float32), np.zeros((2, 1), np.float32))
         weights, shape = packed

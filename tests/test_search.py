@@ -616,3 +616,11 @@ def test_a_belief_search_keeps_only_its_own_views_and_does_not_peek():
             SearchAgent(rules, 4, pol, **kw)
     with pytest.raises(ValueError, match="2-player"):
         SearchAgent(RuleSet.preset("basic", num_players=3), 4, belief=1.0)
+    from ono_env.agents.learned import LearnedAgent, PolicyNet
+    net = PolicyNet(pol.net.scale, [(w * 1.5, b) for w, b in pol.net.layers], pol.net.activation)
+    with pytest.raises(ValueError, match="the playouts' network must be the prior's"):
+        SearchAgent(rules, 4, LearnedAgent(net, rules, "other", True, pol.meta), margin=0.1,
+                    prior=pol, belief=1.0)
+    greedy_playouts = SearchAgent(rules, 4, "greedy", margin=0.1, prior=pol, belief=1.0)
+    assert greedy_playouts._playout_args(game, {"greedy": 1, "learned": 100})[1][0] is \
+        greedy_playouts._net_belief[0]               # the prior's network, for the belief only
