@@ -62,7 +62,7 @@ def plot_head_to_head(result: ArenaResult, path: str | Path) -> Path:
 def build_parser() -> cli.ArgumentParser:
     p = cli.ArgumentParser(
         prog="ono-arena",
-        description="Play many games between agents and report win rates with 95%% intervals, "
+        description="Play many games between agents and report win rates with 95% intervals, "
                     "head-to-head rates and OpenSkill ratings.")
     p.add_argument("agents", nargs="+",
                    help="agent names (random, greedy, color, defensive, ppo-basic-2p, ...) or "
