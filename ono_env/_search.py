@@ -434,8 +434,8 @@ def _belief_weight(b, r, w, prm, act, temp, weights, shape, obs, hid, legal, rew
     which must give the public position of world row 0 (acting seat, its hand, the
     opponent's hand size, discard pile, colour), else the record does not describe how this
     position came about and the weight is 1. The weight is the network's probability of the
-    play among the legal actions (softmax of the logits / temp); 1 when the opponent had no
-    choice. Scratch: rewards (4, P)."""
+    play among the legal actions (softmax of the logits / temp, at least 1e-300); 1 when the
+    opponent had no choice. Scratch: rewards (4, P)."""
     if prm[P_PLAYERS] != 2:
         return 1.0
     me = w.g[0, G_CURRENT]
@@ -507,7 +507,7 @@ def _belief_weight(b, r, w, prm, act, temp, weights, shape, obs, hid, legal, rew
             total += e
             if x == a:
                 mine = e
-    return mine / total
+    return max(mine / total, 1e-300)   # never 0 (exp underflows at a low temp): wsum > 0
 
 
 @_kernel(void(*STATE, *STATE, PRM, I64ARR, numba.float64, F32ROW, I64ARR, F32ROW, F32_2D, BROW,

@@ -601,7 +601,12 @@ def test_a_belief_search_keeps_only_its_own_views_and_does_not_peek():
             agent.belief = None                     # the third: without the belief
         results.append((agent.act_game(game, rows, np.random.default_rng(5)),
                         agent.last_values.copy()))
-    agent.belief = 1.0
+    for x, y in zip((*views, acted), memory):
+        x[...] = y
+    agent.belief, agent.worlds = 1e-3, 1            # so cold that weights underflow
+    agent.act_game(game, rows, np.random.default_rng(5))
+    assert np.isfinite(agent.last_values).all()
+    agent.belief, agent.worlds = 1.0, 6
     assert np.array_equal(results[0][0], results[1][0])
     assert np.array_equal(results[0][1], results[1][1])
     assert not np.array_equal(results[0][1], results[2][1])   # the belief weighs the worlds
