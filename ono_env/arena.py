@@ -340,7 +340,14 @@ class ArenaResult:
         d = Path(directory)
         d.mkdir(parents=True, exist_ok=True)
         paths = [d / f"{stem}.json", d / f"{stem}.csv"]
-        paths[0].write_text(json.dumps(self.to_dict(), indent=2) + "\n")
+        data = self.to_dict()
+        per_deal = data.pop("per_deal", None)
+        text = json.dumps(data, indent=2)
+        if per_deal is not None:   # one line per list: a 20,000-deal run stays small
+            lists = ",\n".join(f'    {json.dumps(label)}: {json.dumps(v, separators=(",", ":"))}'
+                                for label, v in per_deal.items())
+            text = text[:-2] + ',\n  "per_deal": {\n' + lists + "\n  }\n}"
+        paths[0].write_text(text + "\n")
         rows = self.agent_rows()
         with open(paths[1], "w", newline="") as fh:
             w = csv.DictWriter(fh, fieldnames=list(rows[0]))

@@ -204,6 +204,7 @@ def test_paired_difference_compares_two_runs_deal_by_deal(tmp_path):
     a.save(tmp_path / "a")
     saved = read_arena_json(tmp_path / "a")
     assert len(saved["per_deal"]["greedy"]["share"]) == 200 and saved["batch_size"] == 4096
+    assert len((tmp_path / "a" / "arena.json").read_text().splitlines()) < 150   # a line a list
     back = paired_difference(b, saved)
     assert back["diff"] == pytest.approx(-d["diff"]) and back["agent_b"] == "greedy"
     check_paired_plan(saved, ["pimc:2", "random"], "basic", 2, 400, 5)   # would deal the same
