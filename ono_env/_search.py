@@ -295,6 +295,18 @@ def _net_hidden(obs, weights, shape, hid):
         size = h
 
 
+@_inline
+def _count_legal(legal):
+    """(how many actions ``legal`` marks, the last of them or -1)."""
+    count = 0
+    last = -1
+    for a in range(NA):
+        if legal[a]:
+            count += 1
+            last = a
+    return count, last
+
+
 @_helper(i8(S, PRM, i8, F32ROW, I64ARR, F32ROW, F32_2D, BROW))
 def _net_choice(w, prm, j, weights, shape, obs, hid, legal):
     """The network's most likely legal action for world row j's acting seat, from that
@@ -302,12 +314,7 @@ def _net_choice(w, prm, j, weights, shape, obs, hid, legal):
     action is returned without running the network (over half of the decisions of the
     shipped basic 2-player policy's self-play)."""
     legal_row(w, prm, j, legal)
-    count = 0
-    pick = -1
-    for a in range(NA):
-        if legal[a]:
-            count += 1
-            pick = a
+    count, pick = _count_legal(legal)
     if count <= 1:
         return pick
     _observe_row(w, prm, j, w.g[j, G_CURRENT], obs)
@@ -473,10 +480,7 @@ def _belief_weight(b, r, w, prm, act, temp, weights, shape, obs, hid, legal, rew
     else:
         return 1.0
     legal_row(w, prm, 2, legal)
-    count = 0
-    for x in range(NA):
-        if legal[x]:
-            count += 1
+    count, _ = _count_legal(legal)
     if not legal[a] or count <= 1:
         return 1.0
     _copy_row(w, 2, w, 3, VIEW_ALL)
@@ -532,13 +536,10 @@ def _legal_count(v, prm, r, legal, values, out):
     """Row r's legal actions into ``legal``; values[r] = -1 everywhere; out[r] = the last
     legal action (the answer when it is the only one). Returns how many are legal."""
     legal_row(v, prm, r, legal)
-    count = 0
-    out[r] = -1
     for a in range(NA):
         values[r, a] = -1.0
-        if legal[a]:
-            count += 1
-            out[r] = a
+    count, last = _count_legal(legal)
+    out[r] = last
     return count
 
 

@@ -326,11 +326,17 @@ class ArenaResult:
         }
         if self.mirrored:   # what paired_difference needs to compare two runs deal by deal
             out["batch_size"] = self.batch_size
-            out["per_deal"] = {}
-            for e, label in enumerate(self.labels):
-                deals, share, _ = self.per_deal(e)
-                out["per_deal"][label] = {"deals": deals.tolist(), "share": share.tolist()}
+            out["per_deal"] = self.per_deal_table()
         return out
+
+    def per_deal_table(self) -> dict[str, dict[str, list]]:
+        """Mirrored deals: ``{label: {"deals": [...], "share": [...]}}``, :meth:`per_deal` of
+        every entrant as lists (arena.json's ``per_deal``)."""
+        table = {}
+        for e, label in enumerate(self.labels):
+            deals, share, _ = self.per_deal(e)
+            table[label] = {"deals": deals.tolist(), "share": share.tolist()}
+        return table
 
     def save(self, directory: str | Path, stem: str = "arena") -> list[Path]:
         """Write ``<stem>.json`` (everything; a mirrored run also each entrant's per-deal
@@ -442,8 +448,8 @@ def run_arena(agents: Sequence[Any], rules: Any = "classic", num_players: int | 
                          "ray_address, or ray_address without mirrored")
     tables = list(itertools.combinations(range(len(agents)), P))
     orders = seatings(P)
-    per = math.ceil(num_games / (len(tables) * len(orders)))
     total = games_played(num_games, len(agents), P)
+    per = total // (len(tables) * len(orders))
     sample = np.sort(np.random.default_rng([seed, 7]).choice(total, min(record, total), replace=False))
     replays: list[Replay] = []
     bar = None
@@ -531,13 +537,9 @@ def _pairing(run: Any, name: str) -> dict[str, Any]:
         if not run.mirrored:
             raise ValueError(f"{name} was not played with mirrored deals; paired comparisons "
                              f"need two mirrored runs (run_arena(mirrored=True), ono-arena --mirrored)")
-        per = {}
-        for e, label in enumerate(run.labels):
-            deals, share, _ = run.per_deal(e)
-            per[label] = {"deals": deals.tolist(), "share": share.tolist()}
         return {"rules": run.rules.to_dict(), "seed": run.seed,
                 "games": int(len(run.records.length)), "batch_size": run.batch_size,
-                "agents": list(run.labels), "per_deal": per}
+                "agents": list(run.labels), "per_deal": run.per_deal_table()}
     if not isinstance(run, dict):
         raise ValueError(f"{name} is a {type(run).__name__}; allowed: an ArenaResult or the "
                          f"dict of a saved arena.json")
