@@ -431,10 +431,11 @@ class SearchAgent:
 
     def _playout_args(self, game: VecGame, policies: dict) -> tuple[int, tuple]:
         """The playout policy's code and the kernels' network arguments (weights, shape,
-        observation and hidden-layer scratch; placeholders for a compiled baseline)."""
+        observation and hidden-layer scratch): the learned playout policy's network, else
+        (baseline playouts) the belief's network, else placeholders."""
         code = policies["learned"] if self._net is not None else policies[self.policy]
-        packed = self._net if self._net is not None else self._net_belief   # baseline playouts:
-        if packed is None:                                  # the network of the belief only
+        packed = self._net if self._net is not None else self._net_belief
+        if packed is None:
             return code, (np.zeros(1, np.float32), np.zeros(4, np.int64),
                           np.zeros(1, np.float32), np.zeros((2, 1), np.float32))
         weights, shape = packed
