@@ -581,6 +581,25 @@ def test_shipped_models_are_safetensors_files_and_load_by_name():
             make_agent(name, RuleSet.preset(other, num_players=players))
 
 
+def test_the_benchmarks_reference_policy_plays_from_its_file_and_is_not_shipped():
+    """benchmarks/models/ppo-basic-2p-maskable.safetensors, the MaskablePPO policy that
+    ppo-basic-2p was when the search targets were set (README, strength ladder), still
+    loads as a model file agent; it is not in the package."""
+    path = Path(__file__).resolve().parents[1] / "benchmarks" / "models" / \
+        "ppo-basic-2p-maskable.safetensors"
+    rules = RuleSet.preset("basic", num_players=2)
+    agent = make_agent(str(path), rules)
+    assert isinstance(agent, LearnedAgent) and agent.name == "ppo-basic-2p-maskable"
+    assert agent.name not in shipped_models() and agent.meta["rules"] == rules.to_dict()
+    assert agent.meta["architecture"]["hidden_sizes"] == [256, 256]
+    shipped = make_agent("ppo-basic-2p", rules)
+    game = VecGame(rules, 64, seed=5)
+    obs, mask = game.observe(game.state.current.astype(np.int64)), game.legal_mask()
+    mine = agent.act(obs, mask, np.random.default_rng(0))
+    assert mask[np.arange(64), mine].all()
+    assert not np.array_equal(agent.logits(obs), shipped.logits(obs))
+
+
 @pytest.mark.parametrize("name", sorted(SHIPPED))
 def test_shipped_model_matches_a_torch_forward_pass_of_its_weights(name):
     """The NumPy network against torch's Linear/Tanh on the same weights, on real
