@@ -256,3 +256,38 @@ def test_cli_paired_with_an_earlier_run(tmp_path, capsys):
     assert main(["color", "random", "--rules", "basic", "--players", "2", "--games", "20",
                  "--paired-with", str(tmp_path)]) == 2
     assert "add --mirrored" in capsys.readouterr().err
+
+
+def test_pooling_mirrored_runs_of_different_seeds(tmp_path, capsys):
+    """benchmarks/pool_mirrored.py: two runs with different seeds pool into one interval over
+    all their deals; --minus pairs each with a run of another agent on the same deals; the
+    same seed twice, or a --minus run on other deals, is one error and prints no result."""
+    import runpy
+    from pathlib import Path
+
+    script = Path(__file__).resolve().parents[1] / "benchmarks" / "pool_mirrored.py"
+    pool = runpy.run_path(str(script))["main"]
+    kw = dict(rules="basic", num_players=2, num_games=200, rating=False, mirrored=True)
+    shares = {}
+    for agent in ("greedy", "color"):
+        for seed in (1, 2):
+            r = run_arena([agent, "random"], seed=seed, **kw)
+            r.save(tmp_path / f"{agent}{seed}")
+            shares[agent, seed] = r.per_deal(0)[1]
+    a = np.concatenate([shares["greedy", 1], shares["greedy", 2]])
+    b = np.concatenate([shares["color", 1], shares["color", 2]])
+    runs = [str(tmp_path / "greedy1"), str(tmp_path / "greedy2")]
+    assert pool(runs + ["--minus", str(tmp_path / "color1"), str(tmp_path / "color2")]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[0].startswith(f"greedy: {100 * a.mean():.2f}% [") and "over 200 deals (2 runs)" in out[0]
+    assert out[1].startswith(f"color: {100 * b.mean():.2f}% [")
+    half = 1.959963984540054 * (a - b).std(ddof=1) / np.sqrt(len(a))
+    assert out[2] == (f"greedy - color: {100 * (a - b).mean():+.2f} points "
+                      f"[{100 * ((a - b).mean() - half):+.2f}, {100 * ((a - b).mean() + half):+.2f}]"
+                      f" over 200 deals")
+    assert pool([runs[0], runs[0]]) == 2
+    captured = capsys.readouterr()
+    assert captured.out == "" and "the same seed" in captured.err
+    assert pool(runs + ["--minus", str(tmp_path / "color2"), str(tmp_path / "color1")]) == 2
+    captured = capsys.readouterr()
+    assert captured.out == "" and "differ in seed (1 against 2)" in captured.err

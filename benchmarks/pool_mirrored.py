@@ -1,0 +1,85 @@
+"""Pool mirrored arena runs of one pairing played with different seeds (run at once, one
+process per core, since a mirrored run plays in one process): the first entrant's mean share
+of the wins per deal, with a normal 95% interval over all the runs' deals; with ``--minus``,
+the paired difference against runs of another agent on the same deals, run by run
+(``ono_env.arena.paired_difference``'s checks), pooled the same way.
+
+    python benchmarks/pool_mirrored.py docs/results/ladder/pimc-ppo-playout32-vs-maskable-seed13 \\
+        docs/results/ladder/pimc-ppo-playout32-vs-maskable-seed14 \\
+        --minus docs/results/ladder/ppo-vs-maskable-seed13 docs/results/ladder/ppo-vs-maskable-seed14
+
+Each run is an ``arena.json`` (or its folder) saved by ``ono-arena --mirrored --out``. The
+runs must seat the same entrants under the same rules and have different seeds (the same
+seed would deal the same cards twice)."""
+
+from __future__ import annotations
+
+import argparse
+import math
+import sys
+
+import numpy as np
+
+from ono_env.arena import Z95, _pairing, check_pairable, read_arena_json
+
+
+def first_shares(runs: list[dict], what: str) -> tuple[str, np.ndarray]:
+    """The first entrant's name and its per-deal shares of every run, concatenated;
+    ``ValueError`` when the runs do not pool."""
+    first = runs[0]
+    name = first["agents"][0]
+    seeds = [r["seed"] for r in runs]
+    if len(set(seeds)) != len(seeds):
+        raise ValueError(f"{what}: two runs have the same seed ({seeds}); pooled runs need "
+                         f"different deals")
+    shares = []
+    for r in runs:
+        if r["agents"] != first["agents"] or r["rules"] != first["rules"]:
+            raise ValueError(f"{what}: the runs seat other entrants or play other rules "
+                             f"({r['agents']} against {first['agents']})")
+        shares.append(np.asarray(r["per_deal"][name]["share"], np.float64))
+    return name, np.concatenate(shares)
+
+
+def interval(x: np.ndarray) -> tuple[float, float, float]:
+    m = float(x.mean())
+    h = Z95 * float(x.std(ddof=1)) / math.sqrt(len(x))
+    return m, m - h, m + h
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("runs", nargs="+", help="mirrored arena.json files (or their folders)")
+    ap.add_argument("--minus", nargs="+", default=None,
+                    help="runs of another first entrant on the same deals, one per run, in order")
+    args = ap.parse_args(argv)
+    try:
+        runs = [_pairing(read_arena_json(p), repr(p)) for p in args.runs]
+        name, a = first_shares(runs, "runs")
+        lines = []
+        m, lo, hi = interval(a)
+        lines.append(f"{name}: {100 * m:.2f}% [{100 * lo:.2f}, {100 * hi:.2f}] over {len(a)} "
+                     f"deals ({len(runs)} runs)")
+        if args.minus is not None:
+            if len(args.minus) != len(runs):
+                raise ValueError(f"--minus names {len(args.minus)} runs for {len(runs)}; "
+                                 f"one per run, in the same order")
+            others = [_pairing(read_arena_json(p), repr(p)) for p in args.minus]
+            for r, o in zip(runs, others):
+                check_pairable(r, o)
+            other, b = first_shares(others, "--minus runs")
+            m, lo, hi = interval(b)
+            lines.append(f"{other}: {100 * m:.2f}% [{100 * lo:.2f}, {100 * hi:.2f}] on the "
+                         f"same deals")
+            m, lo, hi = interval(a - b)
+            lines.append(f"{name} - {other}: {100 * m:+.2f} points [{100 * lo:+.2f}, "
+                         f"{100 * hi:+.2f}] over {len(a)} deals")
+    except ValueError as exc:
+        print(f"pool_mirrored: {exc}", file=sys.stderr)
+        return 2
+    print("\n".join(lines))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
