@@ -1,5 +1,5 @@
-"""Pool mirrored arena runs of one pairing played with different seeds (run at once, one
-process per core, since a mirrored run plays in one process): the first entrant's mean share
+"""Pool mirrored arena runs of one pairing played with different seeds (say, one process per
+core; ``ono-arena --mirrored --ray`` is the other way to use every core): the first entrant's mean share
 of the wins per deal, with a normal 95% interval over all the runs' deals; with ``--minus``,
 the paired difference against runs of another agent on the same deals, run by run
 (``ono_env.arena.paired_difference``'s checks), pooled the same way.

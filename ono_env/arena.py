@@ -419,8 +419,8 @@ def run_arena(agents: Sequence[Any], rules: Any = "classic", num_players: int | 
     table and game, not per seating), so each entrant holds every seat's cards once and the
     luck of the deal cancels. Win rates are then the mean over deals of an entrant's share
     of the wins in that deal's games (a game without a winner is a tie, 1/N to every seat),
-    with a normal 95% interval over deals (:meth:`ArenaResult.paired`); ``ray_address`` is
-    not available with it."""
+    with a normal 95% interval over deals (:meth:`ArenaResult.paired`); with ``ray_address``
+    the same deals are played as Ray tasks."""
     overrides = {} if num_players is None else {"num_players": num_players}
     rules = resolve_rules(rules, **overrides)
     P = rules.num_players
@@ -443,9 +443,6 @@ def run_arena(agents: Sequence[Any], rules: Any = "classic", num_players: int | 
     labels = [f"{lab} (cheating)" if getattr(b, "cheating", False) else lab
               for lab, b in zip(_labels(agents), built)]   # the search ceilings see hidden cards
     check_bool("mirrored", mirrored)
-    if mirrored and ray_address is not None:
-        raise ValueError("mirrored deals are played in one process: use mirrored=True without "
-                         "ray_address, or ray_address without mirrored")
     tables = list(itertools.combinations(range(len(agents)), P))
     orders = seatings(P)
     total = games_played(num_games, len(agents), P)
@@ -466,7 +463,7 @@ def run_arena(agents: Sequence[Any], rules: Any = "classic", num_players: int | 
                 raise ValueError("record is not available with ray_address (replays are kept "
                                  "by a one-process run)")
             for part in play_on_ray(ray_address, rules, built, tables, orders, per, seed,
-                                    batch_size, max_decisions, bar, nodes):
+                                    batch_size, max_decisions, bar, nodes, mirrored=mirrored):
                 for out, x in zip((ent, win, sc, ln, tr), part):
                     out.append(x)
         for t, table in enumerate(tables if ray_address is None else []):
@@ -687,11 +684,12 @@ TASKS_PER_CPU = 4
 def play_on_ray(address: str, rules: RuleSet, agents: Sequence[Agent],
                 tables: Sequence[tuple[int, ...]], orders: Sequence[tuple[int, ...]], per: int,
                 seed: int, batch_size: int, max_decisions: int | None, progress: Any,
-                nodes: dict[str, int]) -> list[tuple[np.ndarray, ...]]:
+                nodes: dict[str, int], mirrored: bool = False) -> list[tuple[np.ndarray, ...]]:
     """Play the games of :func:`run_arena` as Ray tasks: every seating's ``per`` games are cut
     on batch boundaries into tasks (about ``TASKS_PER_CPU`` per CPU of the cluster, spread
     over its nodes), each playing its batches on the batched core with the seeds the
-    one-process run gives them, so the records are the same. Returns, per seating in the
+    one-process run gives them (``mirrored``: the deals seeded per table, as
+    :func:`run_arena` seeds mirrored deals), so the records are the same. Returns, per seating in the
     one-process order, ``(entrants, wins, scores, length, truncated)``; ``progress`` (optional)
     is updated as tasks finish; ``nodes`` counts the games each Ray node played. Connects to
     ``address`` (``"local"``: a new local Ray) unless Ray is initialised, and then leaves it
@@ -719,7 +717,8 @@ def play_on_ray(address: str, rules: RuleSet, agents: Sequence[Agent],
         pending, parts = {}, {}
         for j, (t, o, seated) in enumerate(seatings_):
             for c, b0 in enumerate(range(0, n_batches, step)):
-                ref = task.remote(rules, agents_ref, seated, per, _derive(seed, t, o), batch_size,
+                deal_seed = _derive(seed, t) if mirrored else _derive(seed, t, o)
+                ref = task.remote(rules, agents_ref, seated, per, deal_seed, batch_size,
                                   max_decisions, range(b0, min(b0 + step, n_batches)))
                 pending[ref] = (j, c)
         while pending:

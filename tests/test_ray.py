@@ -297,6 +297,17 @@ def test_cluster_arena_is_identical_to_one_process_and_uses_both_nodes(cluster, 
     assert "greedy" in capsys.readouterr().out
     with pytest.raises(ValueError, match="record is not available with ray_address"):
         run_arena(agents, "basic", 2, 30, rating=False, ray_address=cluster.address, record=1)
+    # mirrored deals: the same deals, seatings and per-deal results as in one process
+    kw = dict(num_games=1200, seed=11, batch_size=250, rating=False, mirrored=True)
+    one = run_arena(agents, "basic", 2, **kw)
+    dist = run_arena(agents, "basic", 2, ray_address=cluster.address, **kw)
+    for f in ("entrants", "wins", "scores", "length", "truncated", "deal"):
+        np.testing.assert_array_equal(getattr(one.records, f), getattr(dist.records, f))
+    assert one.per_deal_table() == dist.per_deal_table() and len(dist.nodes) == 2
+    assert dist.paired(0) == one.paired(0)
+    unmirrored = run_arena(agents, "basic", 2, ray_address=cluster.address,
+                           **dict(kw, mirrored=False))
+    assert not np.array_equal(unmirrored.records.wins, dist.records.wins)
 
 
 @pytest.mark.parametrize("players", [2, 3])
