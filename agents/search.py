@@ -198,6 +198,7 @@ class SearchAgent:
                                     or not 0 < time_ms <= MAX_TIME_MS):
             raise ValueError(f"time_ms = {time_ms!r}; allowed: None, or a number of "
                              f"milliseconds above 0 and at most {MAX_TIME_MS:g}")
+        self._net_belief: tuple[np.ndarray, np.ndarray] | None = None
         if belief is not None:
             if (isinstance(belief, bool) or not isinstance(belief, (int, float, np.number))
                     or not 0 < belief <= 100):
@@ -207,9 +208,7 @@ class SearchAgent:
                     or time_ms is not None or not hasattr(prior, "net"):
                 raise ValueError("belief: a fair 2-player pimc search with a fixed number of "
                                  "worlds and a learned prior (its network models the opponent)")
-        self._net_belief: tuple[np.ndarray, np.ndarray] | None = None
-        if belief is not None:   # the opponent's model: the prior's network
-            from ono_env._search import pack_network
+            from ono_env._search import pack_network   # the opponent's model: the prior's network
             net = prior.net
             self._net_belief = pack_network(net.scale, net.layers, net.activation)
             if self._net is not None and not all(
@@ -302,7 +301,7 @@ class SearchAgent:
                    out)
         else:
             prior = self._prior_choices(game, rows, rng)
-            before, acted, temp = self._recall(game, rows, view)
+            before, acted, temp, at = self._recall(game, rows, view)
             pimc(*view, game._params, seeds, self.worlds, views[self.view], code,
                  MAX_PLAYOUT, self.margin, prior, *before, acted, temp, *world,
                  np.zeros(C.NUM_CARD_TYPES, np.int64),
@@ -310,32 +309,34 @@ class SearchAgent:
                  np.zeros((4, P), np.float32), np.zeros(C.NUM_ACTIONS, np.bool_),
                  np.zeros(C.NUM_ACTIONS), np.zeros(32 + P), *net,
                  np.zeros(C.NUM_ACTIONS, np.bool_), out)
-            self._remember(game, rows, view, out)
+            self._remember(at, view, out)
         self.last_values = values
         self.last_worlds = np.where((values >= 0).any(axis=1), self.worlds, 0)
         return out
 
-    def _recall(self, game: VecGame, rows: np.ndarray, view: tuple) -> tuple[tuple, np.ndarray, float]:
+    def _recall(self, game: VecGame, rows: np.ndarray,
+                view: tuple) -> tuple[tuple, np.ndarray, float, np.ndarray | None]:
         """The belief's record for these rows: each acting seat's view at its previous decision
-        in the same game object and the action it took there (-1: none), and the temperature
-        (0: no belief). Only the seat's own views are kept: nothing it may not know."""
+        in the same game object and the action it took there (-1: none), the temperature
+        (0: no belief) and where the rows' seats are kept (None: no belief). Only the seat's
+        own views are kept: nothing it may not know."""
         R = len(rows)
         if self.belief is None:
-            return tuple(x[:1] for x in view), np.full(R, -1, np.int64), 0.0
+            return tuple(x[:1] for x in view), np.full(R, -1, np.int64), 0.0, None
         B, P = game.num_games, game.num_players
         mem = self._memory
         if mem is None or mem[0]() is not game or len(mem[2]) != B * P:
             mem = self._memory = (weakref.ref(game), E.State(B * P, P, game.rules.deck_size).arrays,
                                   np.full(B * P, -1, np.int64))
         at = rows * P + game.state.current[rows].astype(np.int64)
-        return tuple(x[at] for x in mem[1]), mem[2][at], self.belief
+        return tuple(x[at] for x in mem[1]), mem[2][at], self.belief, at
 
-    def _remember(self, game: VecGame, rows: np.ndarray, view: tuple, out: np.ndarray) -> None:
-        """Keep each row's view and chosen action for the belief at the seat's next decision."""
-        if self.belief is None:
+    def _remember(self, at: np.ndarray | None, view: tuple, out: np.ndarray) -> None:
+        """Keep each row's view and chosen action at ``at`` (``_recall``'s) for the belief at
+        the seat's next decision."""
+        if at is None:
             return
         mem = self._memory
-        at = rows * game.num_players + game.state.current[rows].astype(np.int64)
         for x, m in zip(view, mem[1]):
             m[at] = x
         mem[2][at] = out

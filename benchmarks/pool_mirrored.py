@@ -15,12 +15,11 @@ seed would deal the same cards twice)."""
 from __future__ import annotations
 
 import argparse
-import math
 import sys
 
 import numpy as np
 
-from ono_env.arena import Z95, _pairing, check_pairable, read_arena_json
+from ono_env.arena import check_pairable, mean_interval, mirrored_record, read_arena_json
 
 
 def first_shares(runs: list[dict], what: str) -> tuple[str, np.ndarray]:
@@ -41,12 +40,6 @@ def first_shares(runs: list[dict], what: str) -> tuple[str, np.ndarray]:
     return name, np.concatenate(shares)
 
 
-def interval(x: np.ndarray) -> tuple[float, float, float]:
-    m = float(x.mean())
-    h = Z95 * float(x.std(ddof=1)) / math.sqrt(len(x))
-    return m, m - h, m + h
-
-
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("runs", nargs="+", help="mirrored arena.json files (or their folders)")
@@ -54,24 +47,24 @@ def main(argv: list[str] | None = None) -> int:
                     help="runs of another first entrant on the same deals, one per run, in order")
     args = ap.parse_args(argv)
     try:
-        runs = [_pairing(read_arena_json(p), repr(p)) for p in args.runs]
+        runs = [mirrored_record(read_arena_json(p), repr(p)) for p in args.runs]
         name, a = first_shares(runs, "runs")
         lines = []
-        m, lo, hi = interval(a)
+        m, lo, hi = mean_interval(a)
         lines.append(f"{name}: {100 * m:.2f}% [{100 * lo:.2f}, {100 * hi:.2f}] over {len(a)} "
                      f"deals ({len(runs)} runs)")
         if args.minus is not None:
             if len(args.minus) != len(runs):
                 raise ValueError(f"--minus names {len(args.minus)} runs for {len(runs)}; "
                                  f"one per run, in the same order")
-            others = [_pairing(read_arena_json(p), repr(p)) for p in args.minus]
+            others = [mirrored_record(read_arena_json(p), repr(p)) for p in args.minus]
             for r, o in zip(runs, others):
                 check_pairable(r, o)
             other, b = first_shares(others, "--minus runs")
-            m, lo, hi = interval(b)
+            m, lo, hi = mean_interval(b)
             lines.append(f"{other}: {100 * m:.2f}% [{100 * lo:.2f}, {100 * hi:.2f}] on the "
                          f"same deals")
-            m, lo, hi = interval(a - b)
+            m, lo, hi = mean_interval(a - b)
             lines.append(f"{name} - {other}: {100 * m:+.2f} points [{100 * lo:+.2f}, "
                          f"{100 * hi:+.2f}] over {len(a)} deals")
     except ValueError as exc:

@@ -36,7 +36,9 @@ Comparing two agents
     the rules, seed, number of games, batch size and number of entrants, not on the agents.
     Two such runs that differ only in one entrant are compared deal by deal by
     :func:`paired_difference` (``ono-arena --paired-with``); a saved run's ``arena.json``
-    keeps each entrant's per-deal results (``per_deal``) and the batch size for this.
+    keeps each entrant's per-deal results (``per_deal``) and the batch size for this
+    (:func:`mirrored_record` reads them back; :func:`mean_interval` gives the interval over
+    deals, also of runs with different seeds pooled, ``benchmarks/pool_mirrored.py``).
 """
 
 from __future__ import annotations
@@ -160,6 +162,21 @@ def play_games(rules: RuleSet, agents: Sequence[Agent], num_games: int, seed: in
 
 def _derive(seed: int, *keys: int) -> int:
     return int(np.random.SeedSequence([seed, *keys]).generate_state(1, dtype=np.uint64)[0] >> 1)
+
+
+def _seating_seed(seed: int, table: int, order: int, mirrored: bool) -> int:
+    """The seed of one seating's games (deals and the agents' generator): per table and
+    seating, or for mirrored deals per table only (every seating replays the table's deals)."""
+    return _derive(seed, table) if mirrored else _derive(seed, table, order)
+
+
+def mean_interval(x: np.ndarray) -> tuple[float, float, float]:
+    """``(mean, low, high)`` of per-deal values ``x``: the mean with a normal 95% interval
+    over the deals (nan where there are too few deals)."""
+    n = len(x)
+    mean = float(np.mean(x)) if n else float("nan")
+    half = Z95 * float(np.std(x, ddof=1)) / math.sqrt(n) if n > 1 else float("nan")
+    return mean, mean - half, mean + half
 
 
 @dataclass
@@ -473,7 +490,7 @@ def run_arena(agents: Sequence[Any], rules: Any = "classic", num_players: int | 
                 here = sample[(sample >= first) & (sample < first + per)] - first
                 w, s, length, trunc = play_games(
                     rules, [built[e] for e in seated], per,
-                    _derive(seed, t) if mirrored else _derive(seed, t, o),
+                    _seating_seed(seed, t, o, mirrored),
                     batch_size=batch_size, max_decisions=max_decisions, progress=bar,
                     record=[int(k) for k in here], replays=replays,
                     labels=[labels[e] for e in seated])
@@ -527,9 +544,11 @@ def read_arena_json(path: str | Path) -> dict[str, Any]:
     return data
 
 
-def _pairing(run: Any, name: str) -> dict[str, Any]:
-    """What paired_difference reads of a run: an ArenaResult, or the dict of a saved
-    ``arena.json`` (ArenaResult.to_dict)."""
+def mirrored_record(run: Any, name: str) -> dict[str, Any]:
+    """What paired comparisons read of a mirrored run (``rules``, ``seed``, ``games``,
+    ``batch_size``, ``agents``: labels, ``per_deal``: ArenaResult.per_deal_table), from an
+    ArenaResult or the dict of a saved ``arena.json`` (ArenaResult.to_dict); ``ValueError``
+    calling the run ``name`` when it is not a complete mirrored run."""
     if isinstance(run, ArenaResult):
         if not run.mirrored:
             raise ValueError(f"{name} was not played with mirrored deals; paired comparisons "
@@ -595,7 +614,7 @@ def check_paired_plan(earlier: Any, agents: Sequence[Any], rules: Any = "classic
     plan = {"rules": rules.to_dict(), "seed": seed, "batch_size": batch_size,
             "games": games_played(num_games, len(agents), rules.num_players),
             "agents": _labels(agents)}
-    check_pairable(plan, _pairing(earlier, "the earlier run"))
+    check_pairable(plan, mirrored_record(earlier, "the earlier run"))
 
 
 def paired_difference(a: Any, b: Any, entrant: int = 0) -> dict[str, Any]:
@@ -607,20 +626,17 @@ def paired_difference(a: Any, b: Any, entrant: int = 0) -> dict[str, Any]:
     a normal 95% interval over the deals (``low``, ``high``: the luck of the deal cancels
     twice, between seats and between the runs), ``deals``, ``agent_a``, ``agent_b``.
     ``ValueError`` naming what differs when the runs did not deal the same cards."""
-    pa, pb = _pairing(a, "the first run"), _pairing(b, "the second run")
+    pa, pb = mirrored_record(a, "the first run"), mirrored_record(b, "the second run")
     check_pairable(pa, pb, entrant)
     la, lb = pa["agents"], pb["agents"]
     da, db = pa["per_deal"][la[entrant]], pb["per_deal"][lb[entrant]]
     if da["deals"] != db["deals"]:
         raise ValueError("the two runs' entrants played different deals")
     sa, sb = np.asarray(da["share"]), np.asarray(db["share"])
-    n = len(sa)
-    d = sa - sb
-    mean = float(d.mean()) if n else float("nan")
-    half = Z95 * float(d.std(ddof=1)) / math.sqrt(n) if n > 1 else float("nan")
+    mean, low, high = mean_interval(sa - sb)
     return {"agent_a": la[entrant], "agent_b": lb[entrant], "rate_a": float(sa.mean()),
-            "rate_b": float(sb.mean()), "diff": mean, "low": mean - half, "high": mean + half,
-            "deals": n}
+            "rate_b": float(sb.mean()), "diff": mean, "low": low, "high": high,
+            "deals": len(sa)}
 
 
 def evaluate(agent: Any, opponents: Sequence[Any], rules: Any, num_games: int, seed: int = 0, *,
@@ -688,10 +704,10 @@ def play_on_ray(address: str, rules: RuleSet, agents: Sequence[Agent],
     """Play the games of :func:`run_arena` as Ray tasks: every seating's ``per`` games are cut
     on batch boundaries into tasks (about ``TASKS_PER_CPU`` per CPU of the cluster, spread
     over its nodes), each playing its batches on the batched core with the seeds the
-    one-process run gives them (``mirrored``: the deals seeded per table, as
-    :func:`run_arena` seeds mirrored deals), so the records are the same. Returns, per seating in the
-    one-process order, ``(entrants, wins, scores, length, truncated)``; ``progress`` (optional)
-    is updated as tasks finish; ``nodes`` counts the games each Ray node played. Connects to
+    one-process run gives them (``_seating_seed``; ``mirrored`` as in run_arena), so the
+    records are the same. Returns, per seating in the one-process order, ``(entrants, wins,
+    scores, length, truncated)``; ``progress`` (optional) is updated as tasks finish;
+    ``nodes`` counts the games each Ray node played. Connects to
     ``address`` (``"local"``: a new local Ray) unless Ray is initialised, and then leaves it
     as it was."""
     try:
@@ -716,9 +732,9 @@ def play_on_ray(address: str, rules: RuleSet, agents: Sequence[Agent],
         step = max(1, math.ceil(n_batches * len(seatings_) / (TASKS_PER_CPU * cpus)))
         pending, parts = {}, {}
         for j, (t, o, seated) in enumerate(seatings_):
+            seating_seed = _seating_seed(seed, t, o, mirrored)
             for c, b0 in enumerate(range(0, n_batches, step)):
-                deal_seed = _derive(seed, t) if mirrored else _derive(seed, t, o)
-                ref = task.remote(rules, agents_ref, seated, per, deal_seed, batch_size,
+                ref = task.remote(rules, agents_ref, seated, per, seating_seed, batch_size,
                                   max_decisions, range(b0, min(b0 + step, n_batches)))
                 pending[ref] = (j, c)
         while pending:
