@@ -103,6 +103,10 @@ OLD_META_NAME = "ono_meta.json"
 MAX_MODEL_BYTES = 1 << 30
 """The largest model file (or zip member) read: 1 GiB."""
 _MAX_HEADER_BYTES = 100_000_000   # safetensors' own limit
+MAX_MODEL_LABEL = 100
+MAX_OUTPUT = 1e6
+"""The largest logit or value a model may compute on the observation space's extremes."""
+"""The longest ``label`` a model's metadata may hold."""
 EXPORT_COMMAND = "ono-export"
 MODELS_DIR = Path(__file__).parent / "models"
 _META_KEYS = ("format", "format_version", "architecture", "rules", "num_players",
@@ -244,20 +248,46 @@ class PolicyNet:
             value_layers = [(arrays[f"value_hidden.{i}.weight"], arrays[f"value_hidden.{i}.bias"])
                             for i in range(len(v_sizes))]
             value_layers.append((arrays["value.weight"], arrays["value.bias"]))
-        return cls(arrays["obs_scale"], layers, arch["activation"], value_layers)
+        net = cls(arrays["obs_scale"], layers, arch["activation"], value_layers)
+        net.check_outputs(RuleSet.from_dict(meta["rules"]).deck_size, where)
+        return net
+
+    def check_outputs(self, high: float, where: str = "model") -> None:
+        """``ValueError`` naming ``where`` unless the network's logits (and values) are finite
+        and within +-:data:`MAX_OUTPUT` on the observation space's extremes (every entry -1,
+        0 or ``high``, and both halves mixed): finite weights can still overflow (huge
+        logits, a tiny ``obs_scale``) and then play NaN probabilities."""
+        D = self.observation_size
+        probe = np.zeros((6, D), np.float32)
+        probe[0], probe[1], probe[2] = -1.0, high, 0.0
+        probe[3, ::2], probe[3, 1::2] = -1.0, high
+        probe[4, ::2], probe[4, 1::2] = high, -1.0
+        probe[5] = 1.0
+        with np.errstate(all="ignore"):
+            outputs = [("logits", self(probe))]
+            if self.value_layers is not None:
+                outputs.append(("value", self.value(probe)))
+        for what, out in outputs:
+            if not np.isfinite(out).all() or np.abs(out).max() > MAX_OUTPUT:
+                raise ValueError(f"{where}: damaged model: its {what} on the observation space's "
+                                 f"extremes are not finite numbers within +-{MAX_OUTPUT:g} "
+                                 f"(largest {np.nanmax(np.abs(out)):.3g}); it would play NaN "
+                                 f"probabilities")
 
 
 # ---- metadata ---------------------------------------------------------------------------
 def make_metadata(rules: RuleSet, training_steps: int, config: Mapping[str, Any] | None = None, *,
                   hidden_sizes: list[int], activation: str, saved_at: str | None = None,
-                  value_hidden_sizes: list[int] | None = None) -> dict:
+                  value_hidden_sizes: list[int] | None = None, label: str | None = None) -> dict:
     """The metadata of a model for ``rules`` (see the module docstring); a value network
-    when ``value_hidden_sizes`` is given."""
+    when ``value_hidden_sizes`` is given; ``label``: the name the model plays under when its
+    file is named ``model.safetensors`` (a training run writes its run folder's name)."""
     arch: dict[str, Any] = {"type": "mlp", "hidden_sizes": [int(h) for h in hidden_sizes],
                             "activation": activation}
     if value_hidden_sizes is not None:
         arch["value_hidden_sizes"] = [int(h) for h in value_hidden_sizes]
-    return {
+    extra = {} if label is None else {"label": str(label)[:MAX_MODEL_LABEL]}
+    return extra | {
         "format": FORMAT, "format_version": FORMAT_VERSION if value_hidden_sizes is not None else 2,
         "architecture": arch,
         "rules": rules.to_dict(), "num_players": rules.num_players,
@@ -320,6 +350,10 @@ def check_metadata(meta: Any, where: str = "model") -> dict[str, Any]:
         raise bad("config", "an object (the training config)")
     if not isinstance(meta["saved_at"], str):
         raise bad("saved_at", "a date as text")
+    if "label" in meta and not (isinstance(meta["label"], str)
+                                and 0 < len(meta["label"]) <= MAX_MODEL_LABEL
+                                and meta["label"].isprintable() and "/" not in meta["label"]):
+        raise bad("label", f"a name of 1 to {MAX_MODEL_LABEL} printable characters without '/'")
     try:
         RuleSet.from_dict(meta["rules"])
     except Exception as exc:  # noqa: BLE001 - any refusal of the rules is one message
@@ -370,9 +404,15 @@ def write_model(path: str | Path, net: PolicyNet, meta: dict[str, Any]) -> Path:
         raise ValueError(f"model file name {str(path)!r}: a model file's name ends in .safetensors")
     data = model_bytes(net, meta)
     path.parent.mkdir(parents=True, exist_ok=True)
+    if path.is_dir():
+        raise ValueError(f"model file name {str(path)!r}: it is a folder")
     tmp = path.with_name(path.name + ".tmp")
-    tmp.write_bytes(data)
-    os.replace(tmp, path)
+    try:
+        tmp.write_bytes(data)
+        os.replace(tmp, path)
+    except OSError as exc:
+        tmp.unlink(missing_ok=True)   # no stray temporary file is left behind
+        raise ValueError(f"cannot write model file {str(path)!r}: {exc.strerror or exc}") from None
     return path
 
 
@@ -539,7 +579,24 @@ def load_agent(path: str | Path, rules: Any = None, *, deterministic: bool = Tru
     meta, net = read_model(path)
     rules = RuleSet.from_dict(meta["rules"]) if rules is None else resolve_rules(rules)
     check_compatible(meta, rules, repr(str(path)))
-    return LearnedAgent(net, rules, Path(path).stem, deterministic, meta)
+    return LearnedAgent(net, rules, model_label(path, meta), deterministic, meta)
+
+
+def model_label(path: str | Path, meta: Mapping[str, Any] | None = None) -> str:
+    """The name a model file plays under (in the arena, the web table, replays): its file
+    name without ``.safetensors``; for a file named ``model`` that a training run wrote, the
+    run's name from its metadata (``label``: the run folder, ``<name>-<time>``), so that two
+    runs' models can meet. ``meta`` is read from the file when not given."""
+    stem = Path(path).stem
+    if stem != "model":
+        return stem
+    if meta is None:
+        try:
+            meta = read_metadata(path)
+        except ValueError:
+            return stem
+    label = meta.get("label") if isinstance(meta, Mapping) else None
+    return label if isinstance(label, str) and label else stem
 
 
 def shipped_models() -> dict[str, Path]:

@@ -65,7 +65,7 @@ DISABLE_ENV = "ONO_ENV_PREBUILT"
 # Every source file whose code or constants the compiled kernels hold (the prebuilt kernels
 # are stale when any of them changes).
 RULES_SOURCES = ("cards.py", "rules.py", "observation.py", "_engine.py", "_baselines.py",
-                 "_search.py", "_compile.py", "_prebuild.py")
+                 "_search.py", "_compile.py", "_prebuild.py", "checks.py")
 AGENT_SOURCES = ("rule_based.py",)  # in ono_env.agents: the baselines' scores
 
 _JIT = not numba.config.DISABLE_JIT
@@ -305,8 +305,11 @@ _UNSET = object()
 # Every compiled function runs without numba's reference counting (``_nrt=False``): the
 # state arrays belong to the VecGame for as long as any kernel runs, and counting
 # references to them cost ~150 ns per call of a large function. In return nothing here
-# allocates; scratch space comes from the caller.
-_KERNEL_OPTIONS = dict(_nrt=False, error_model="numpy")
+# allocates; scratch space comes from the caller. The kernels called from Python release the
+# GIL while they run (``nogil``): a long search in one thread (a web table's agents) leaves
+# the others running. Each kernel touches only the arrays it is given, and every caller holds
+# its own (a VecGame's state, an agent's scratch), so nothing is shared between threads.
+_KERNEL_OPTIONS = dict(_nrt=False, error_model="numpy", nogil=True)
 _RULES_OPTIONS = dict(no_cpython_wrapper=True, no_cfunc_wrapper=True, _nrt=False,
                       error_model="numpy")
 

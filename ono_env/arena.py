@@ -48,6 +48,7 @@ import importlib.util
 import itertools
 import json
 import math
+import re
 import sys
 import time
 from dataclasses import dataclass, field
@@ -58,8 +59,9 @@ import numpy as np
 
 from ono_env.game import VecGame, game_seeds
 from ono_env.agents.base import Agent
+from ono_env.agents.learned import model_label
 from ono_env.agents.registry import is_model_path, make_agent
-from ono_env.checks import check_bool, check_int, check_seed
+from ono_env.checks import check_bool, check_input_file, check_int, check_seed
 from ono_env.driver import AgentDriver
 from ono_env.game import MAX_GAMES as MAX_BATCH
 from ono_env.replay import Replay
@@ -68,6 +70,8 @@ from ono_env.rules import RuleSet, resolve_rules
 Z95 = 1.959963984540054
 MAX_GAMES = 100_000_000
 """The most games one arena run plays (about an hour of random play per core)."""
+MAX_ARENA_JSON_BYTES = 256 << 20
+"""The largest arena.json read (a mirrored run of 20,000 deals writes about 1 MB)."""
 MAX_RECORD = 10_000
 """The most games one arena run keeps replays of."""
 
@@ -195,6 +199,26 @@ class ArenaResult:
     batch_size: int = 4096             # games stepped together (the deals depend on it)
 
     # ---- statistics -------------------------------------------------------------------
+    @property
+    def fair_share(self) -> float:
+        """The share of the wins each seat gets when all play alike: 1 / players."""
+        return 1.0 / self.rules.num_players
+
+    @property
+    def tables(self) -> int:
+        """How many different tables (sets of entrants) were played."""
+        return math.comb(len(self.labels), self.rules.num_players)
+
+    @property
+    def no_winner(self) -> int:
+        """Games that ended with no winner (cut at max_decisions)."""
+        return int(self.records.truncated.sum())
+
+    @property
+    def deals(self) -> int | None:
+        """Mirrored runs: the number of deals (each played once per seating); else None."""
+        return None if self.records.deal is None else int(len(np.unique(self.records.deal)))
+
     def paired(self, e: int, other: int | None = None) -> dict[str, float]:
         """Mirrored deals: entrant ``e``'s mean share of the wins per deal (a game without a
         winner shares 1/N to every seat), over the deals it played (with ``other``: the
@@ -244,7 +268,7 @@ class ArenaResult:
             row: dict[str, Any] = {
                 "agent": label, "games": games, "wins": wins,
                 "win_rate": wins / games if games else float("nan"),
-                "ci_low": lo, "ci_high": hi,
+                "ci_low": lo, "ci_high": hi, "fair_share": self.fair_share,
                 "mean_length": float(r.length[at.any(axis=1)].mean()) if games else float("nan"),
             }
             if self.rules.scoring != "none":
@@ -281,32 +305,45 @@ class ArenaResult:
 
     # ---- output ---------------------------------------------------------------------
     def format_table(self) -> str:
+        """The run as text: a title line (rules, players, games, the fair share, the games
+        with no winner, a mirrored run's deals), one row per entrant (games, its share of the
+        wins with the 95% interval beside the fair share, mean score and length, the
+        OpenSkill rating mu - 3 sigma), and, where more than one table was played, the
+        head-to-head matrix (with a single table every cell would repeat its row's rate)."""
         rows = self.agent_rows()
         scoring = self.rules.scoring != "none"
         width = max(8, *(len(x["agent"]) for x in rows))
-        head = f"{'agent':<{width}} {'games':>8} {'win rate':>9} {'95% interval':>16}"
+        what = "win rate" if self.rules.num_players == 2 else "win share"
+        head = (f"{'agent':<{width}} {'games':>8} {what:>10} {'95% interval':>16} "
+                f"{'fair share':>10}")
         if scoring:
             head += f" {'mean score':>10}"
         head += f" {'mean length':>11}"
         if self.ratings:
-            head += f" {'rating':>7}"
+            head += f" {'rating (mu-3sigma)':>18}"
         lines = [f"{self.rules.name} rules, {self.rules.num_players} players, "
-                 f"{len(self.records.length):,} games, seed {self.seed}, played in {self.seconds:.1f} s"
-                 + (f" (+ {self.rating_seconds:.1f} s of ratings)" if self.ratings else "")
-                 + ("; mirrored deals: rates are per-deal means, intervals over deals"
-                    if self.mirrored else ""), head]
+                 f"{len(self.records.length):,} games"
+                 + (f" ({self.deals:,} deals, each played in every seating)" if self.mirrored else "")
+                 + f", seed {self.seed}, played in {self.seconds:.1f} s"
+                 + (f" (+ {self.rating_seconds:.1f} s of ratings)" if self.ratings else ""),
+                 f"fair share {100 * self.fair_share:.1f}% (1 / {self.rules.num_players} players); "
+                 f"{self.no_winner:,} games with no winner (cut at the decision limit)"
+                 + ("; mirrored deals: rates are per-deal means (a game with no winner counts "
+                    "1/players to every seat), intervals over deals" if self.mirrored else ""),
+                 head]
         for x in sorted(rows, key=lambda x: -x["win_rate"]):
             ci = f"[{100 * x['ci_low']:.2f}, {100 * x['ci_high']:.2f}]"
-            line = f"{x['agent']:<{width}} {x['games']:>8} {100 * x['win_rate']:>8.2f}% {ci:>16}"
+            line = (f"{x['agent']:<{width}} {x['games']:>8} {100 * x['win_rate']:>9.2f}% {ci:>16} "
+                    f"{100 * x['fair_share']:>9.1f}%")
             if scoring:
                 line += f" {x['mean_score']:>10.1f}"
             line += f" {x['mean_length']:>11.1f}"
             if self.ratings:
-                line += f" {x['rating_ordinal']:>7.2f}"
+                line += f" {x['rating_ordinal']:>18.2f}"
             lines.append(line)
         h2h = self.head_to_head()
         K = len(self.labels)
-        if K > 1:
+        if self.tables > 1:
             lines.append("")
             lines.append("head to head: row's win rate in games with column (95% interval)")
             cw = max(18, width)
@@ -335,13 +372,16 @@ class ArenaResult:
             "rating_seconds": self.rating_seconds,
             "games": int(len(self.records.length)),
             "mirrored": self.mirrored,
-            "truncated": int(self.records.truncated.sum()),
+            "fair_share": self.fair_share,
+            "tables": self.tables,
+            "no_winner": self.no_winner,
             "agents": self.agent_rows(),
             "head_to_head": {"agents": self.labels, "win_rate": clean(h2h["rate"]),
                              "ci_low": clean(h2h["low"]), "ci_high": clean(h2h["high"]),
                              "games": h2h["games"].tolist()},
         }
         if self.mirrored:   # what paired_difference needs to compare two runs deal by deal
+            out["deals"] = self.deals
             out["batch_size"] = self.batch_size
             out["per_deal"] = self.per_deal_table()
         return out
@@ -381,7 +421,7 @@ class ArenaResult:
 
 def _labels(specs: Sequence[Any]) -> list[str]:
     base = [s if isinstance(s, str) else getattr(s, "name", type(s).__name__) for s in specs]
-    base = [Path(b).stem if is_model_path(b) else b for b in base]
+    base = [model_label(b) if is_model_path(b) else b for b in base]
     labels, seen = [], {}
     for b in base:
         seen[b] = seen.get(b, 0) + 1
@@ -452,14 +492,14 @@ def run_arena(agents: Sequence[Any], rules: Any = "classic", num_players: int | 
         rating = importlib.util.find_spec("openskill") is not None
     check_bool("rating", rating)
     check_bool("progress", progress)
-    if ray_address is not None and (not isinstance(ray_address, str) or not ray_address):
-        raise ValueError(f"ray_address={ray_address!r}; allowed: None (one process), 'local' "
-                         f"(start a local Ray), 'auto', 'host:port' or 'ray://host:port'")
+    if ray_address is not None:
+        check_ray_address(ray_address)
     record = check_int("record", record, 0, MAX_RECORD)
     built = [make_agent(a, rules) for a in agents]
     labels = [f"{lab} (cheating)" if getattr(b, "cheating", False) else lab
               for lab, b in zip(_labels(agents), built)]   # the search ceilings see hidden cards
     check_bool("mirrored", mirrored)
+    check_plan(games_played(num_games, len(agents), P), num_games, len(agents), P)
     tables = list(itertools.combinations(range(len(agents)), P))
     orders = seatings(P)
     total = games_played(num_games, len(agents), P)
@@ -518,6 +558,24 @@ def run_arena(agents: Sequence[Any], rules: Any = "classic", num_players: int | 
     return result
 
 
+MAX_ROUNDING = 10
+"""How many times the games asked for a run may round up to (every seating of every table)."""
+
+
+def check_plan(planned: int, num_games: int, num_entrants: int, num_players: int) -> None:
+    """``ValueError`` when rounding ``num_games`` up to every seating of every table
+    (:func:`games_played`) plans more than :data:`MAX_ROUNDING` times as many games (and more
+    than 10,000), or more than :data:`MAX_GAMES`: 20 entrants at 10 players make 1,847,560
+    games of ``--games 1``."""
+    if planned > MAX_GAMES or (planned > MAX_ROUNDING * num_games and planned > 10_000):
+        tables = math.comb(num_entrants, num_players)
+        raise ValueError(f"{num_games:,} games would be {planned:,}: {tables:,} tables of "
+                         f"{num_players} of the {num_entrants} entrants, each in "
+                         f"{len(seatings(num_players))} seatings; ask for at least "
+                         f"{planned // MAX_ROUNDING:,} games (at most {MAX_GAMES:,} in all), or "
+                         f"seat fewer entrants")
+
+
 def games_played(num_games: int, num_entrants: int, num_players: int) -> int:
     """How many games run_arena plays for ``num_games``: rounded up so that every table
     (every ``num_players`` of the ``num_entrants``) plays every seating equally often."""
@@ -533,6 +591,7 @@ def read_arena_json(path: str | Path) -> dict[str, Any]:
     if p.is_dir():
         p = p / "arena.json"
     try:
+        check_input_file(p, "arena.json", MAX_ARENA_JSON_BYTES)
         data = json.loads(p.read_text())
     except OSError as exc:
         raise ValueError(f"cannot read {str(p)!r}: {exc.strerror or exc}") from None
@@ -566,6 +625,13 @@ def mirrored_record(run: Any, name: str) -> dict[str, Any]:
         labels = [str(row["agent"]) for row in run["agents"]]
         per = {lab: {"deals": [int(d) for d in run["per_deal"][lab]["deals"]],
                      "share": [float(x) for x in run["per_deal"][lab]["share"]]} for lab in labels}
+        for lab, v in per.items():   # a damaged file must not print nan% or 700%
+            d = np.asarray(v["deals"])
+            if (len(v["deals"]) != len(v["share"]) or not v["deals"]
+                    or not all(math.isfinite(x) and 0.0 <= x <= 1.0 for x in v["share"])
+                    or (d < 0).any() or (np.diff(d) <= 0).any()):
+                raise ValueError(f"per_deal of {lab!r}: a list of increasing deal numbers and as "
+                                 f"many shares from 0 to 1 is needed")
         return {"rules": dict(run["rules"]), "seed": int(run["seed"]), "games": int(run["games"]),
                 "batch_size": int(run["batch_size"]), "agents": labels, "per_deal": per}
     except (KeyError, TypeError, ValueError) as exc:
@@ -640,18 +706,20 @@ def paired_difference(a: Any, b: Any, entrant: int = 0) -> dict[str, Any]:
 
 
 def evaluate(agent: Any, opponents: Sequence[Any], rules: Any, num_games: int, seed: int = 0, *,
-             batch_size: int = 4096, progress: bool = False, workers: int = 1) -> list[dict[str, Any]]:
+             batch_size: int = 4096, progress: bool = False, workers: int = 1,
+             max_decisions: int | None = None) -> list[dict[str, Any]]:
     """``agent`` against each of ``opponents`` in turn (filling every other seat of the
     table), ``num_games`` games each, seats rotated. One row per opponent: games, win rate
     of ``agent`` and its 95% interval, mean game length.
 
-    ``workers`` > 1 plays the opponents in that many processes at once, one opponent per
+    ``max_decisions``: cut each game there (None: the rules' own limit), a game with no
+    winner. ``workers`` > 1 plays the opponents in that many processes at once, one opponent per
     process; every opponent keeps its own seed, so the rows are the same as with one
     worker. Agents then travel to the processes by pickling: pass names or model paths."""
     rules = resolve_rules(rules)
     if not isinstance(workers, int) or isinstance(workers, bool) or workers < 1:
         raise ValueError(f"workers = {workers!r}; allowed: an integer >= 1")
-    jobs = [(agent, opp, rules, num_games, _derive(seed, 7, k), batch_size)
+    jobs = [(agent, opp, rules, num_games, _derive(seed, 7, k), batch_size, max_decisions)
             for k, opp in enumerate(opponents)]
     if workers == 1 or len(jobs) == 1:
         return [_evaluate_one(*job, progress=progress) for job in jobs]
@@ -672,27 +740,66 @@ def evaluate(agent: Any, opponents: Sequence[Any], rules: Any, num_games: int, s
 
 
 def _evaluate_one(agent: Any, opp: Any, rules: RuleSet, num_games: int, seed: int,
-                  batch_size: int, progress: bool = False) -> dict[str, Any]:
+                  batch_size: int, max_decisions: int | None = None,
+                  progress: bool = False) -> dict[str, Any]:
     label = _labels([opp])[0]
     res = run_arena([agent] + [opp] * (rules.num_players - 1), rules, None, num_games, seed,
-                    batch_size=batch_size, rating=False, progress=progress)
+                    batch_size=batch_size, rating=False, progress=progress,
+                    max_decisions=max_decisions)
     me = res.agent_rows()[0]
     return {"opponent": label, "games": me["games"], "win_rate": me["win_rate"],
-            "ci_low": me["ci_low"], "ci_high": me["ci_high"],
-            "mean_length": me["mean_length"], "seconds": res.seconds}
+            "ci_low": me["ci_low"], "ci_high": me["ci_high"], "fair_share": 1.0 / rules.num_players,
+            "mean_length": me["mean_length"], "no_winner": int(res.records.truncated.sum()),
+            "seconds": res.seconds}
 
 
 def format_evaluation(rows: Sequence[dict[str, Any]], name: str = "agent") -> str:
-    lines = [f"{name} against each opponent (win rate, 95% interval)",
-             f"{'opponent':<14} {'games':>8} {'win rate':>9} {'95% interval':>16} {'mean length':>11}"]
+    """The rows of :func:`evaluate` as a table: games, win rate (the agent's share of the
+    wins) with its 95% interval beside the fair share (1 / players), mean length and the
+    games that ended with no winner (cut at max_decisions)."""
+    what = "win rate" if not rows or rows[0].get("fair_share", 0.5) == 0.5 else "win share"
+    lines = [f"{name} against each opponent ({what}, 95% interval; every other seat plays the "
+             f"opponent)",
+             f"{'opponent':<14} {'games':>8} {what:>10} {'95% interval':>16} {'fair share':>10} "
+             f"{'mean length':>11} {'no winner':>9}"]
     for r in rows:
         ci = f"[{100 * r['ci_low']:.2f}, {100 * r['ci_high']:.2f}]"
-        lines.append(f"{r['opponent']:<14} {r['games']:>8} {100 * r['win_rate']:>8.2f}% {ci:>16} "
-                     f"{r['mean_length']:>11.1f}")
+        lines.append(f"{r['opponent']:<14} {r['games']:>8} {100 * r['win_rate']:>9.2f}% {ci:>16} "
+                     f"{100 * r.get('fair_share', 0.5):>9.1f}% {r['mean_length']:>11.1f} "
+                     f"{r.get('no_winner', 0):>9}")
     return "\n".join(lines)
 
 
 # ---- the arena on a Ray cluster ---------------------------------------------------------
+RAY_CONNECT_SECONDS = 5.0
+"""How long a Ray address may take to accept a connection before it is refused."""
+_RAY_ADDRESS = re.compile(r"(?:ray://)?(\[[0-9a-fA-F:]+\]|[A-Za-z0-9.-]{1,253}):([0-9]{1,5})")
+
+
+def check_ray_address(address: Any, reach: bool = False) -> str:
+    """``address`` if it is a Ray address of an allowed form (``local``, ``auto``,
+    ``host:port`` or ``ray://host:port``), else one ``ValueError`` naming it and the forms.
+    With ``reach``, a ``host:port`` must also accept a TCP connection within
+    :data:`RAY_CONNECT_SECONDS` (Ray itself would wait for minutes, or for ever)."""
+    allowed = "local (a new local Ray), auto, host:port or ray://host:port"
+    if not isinstance(address, str) or not address:
+        raise ValueError(f"ray_address={address!r:.80}; allowed: {allowed}")
+    if address in ("local", "auto"):
+        return address
+    m = _RAY_ADDRESS.fullmatch(address)
+    if m is None or not 0 < int(m.group(2)) <= 65535:
+        raise ValueError(f"ray_address={address!r:.80}; allowed: {allowed}")
+    if reach:
+        import socket
+
+        host = m.group(1).strip("[]")
+        try:
+            socket.create_connection((host, int(m.group(2))), timeout=RAY_CONNECT_SECONDS).close()
+        except OSError as exc:
+            why = "no answer" if isinstance(exc, TimeoutError) else (exc.strerror or str(exc))
+            raise ValueError(f"ray_address={address}: cannot connect within "
+                             f"{RAY_CONNECT_SECONDS:g} s ({why}); is a Ray cluster running there?") from None
+    return address
 TASKS_PER_CPU = 4
 """Ray tasks per CPU of the cluster the games are cut into (when there are enough batches)."""
 
@@ -717,6 +824,7 @@ def play_on_ray(address: str, rules: RuleSet, agents: Sequence[Agent],
                          "pip install 'ono-env[ray]'") from None
     started = not ray.is_initialized()
     if started:
+        check_ray_address(address, reach=True)
         kwargs: dict[str, Any] = {"log_to_driver": False, "logging_level": "warning"}
         if address == "local":
             ray.init(include_dashboard=False, **kwargs)

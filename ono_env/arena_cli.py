@@ -9,6 +9,7 @@ extra, used through its object API: importing this module changes no global back
 
 from __future__ import annotations
 
+import argparse
 import importlib.util
 import sys
 from pathlib import Path
@@ -17,45 +18,84 @@ from typing import Sequence
 import numpy as np
 
 from ono_env import cli
-from ono_env.arena import (MAX_GAMES, MAX_RECORD, ArenaResult, check_paired_plan,
-                           paired_difference, read_arena_json, run_arena)
-from ono_env.rules import PRESETS
+from ono_env.arena import (MAX_GAMES, MAX_RECORD, ArenaResult, check_paired_plan, check_plan,
+                           games_played, paired_difference, read_arena_json, run_arena)
+from ono_env.checks import check_output_dir
+from ono_env.rules import PRESETS, resolve_rules
 
 
 def plot_matrix(labels: Sequence[str], rate: np.ndarray, low: np.ndarray, high: np.ndarray,
-                games: np.ndarray, title: str, path: str | Path) -> None:
+                games: np.ndarray, title: str, path: str | Path, fair: float = 0.5) -> None:
     """Draw a head-to-head matrix (``ArenaResult.head_to_head()``, or the ``head_to_head``
-    entry of arena.json turned into arrays) into a PNG."""
+    entry of arena.json turned into arrays) into a PNG, its colours centred on the fair share
+    ``fair`` (1 / players: at 4 players a 33% share is drawn as a win, not a loss)."""
+    from matplotlib.colors import TwoSlopeNorm
     from matplotlib.figure import Figure
 
     rate = np.asarray(rate, dtype=float)
     K = len(labels)
     fig = Figure(figsize=(1.6 * K + 2.5, 1.3 * K + 1.8))
     ax = fig.subplots()
-    im = ax.imshow(np.nan_to_num(rate, nan=0.5), vmin=0, vmax=1, cmap="RdBu")
+    im = ax.imshow(np.nan_to_num(rate, nan=fair), norm=TwoSlopeNorm(fair, 0.0, 1.0), cmap="RdBu")
     for i in range(K):
         for j in range(K):
             if i != j and games[i][j]:
-                ink = "white" if abs(rate[i, j] - 0.5) > 0.3 else "black"
+                far = rate[i, j] - fair > 0.6 * (1 - fair) or fair - rate[i, j] > 0.6 * fair
                 ax.text(j, i, f"{100 * rate[i, j]:.1f}%\n[{100 * low[i][j]:.1f}, "
-                        f"{100 * high[i][j]:.1f}]", ha="center", va="center", fontsize=8, color=ink)
+                        f"{100 * high[i][j]:.1f}]", ha="center", va="center", fontsize=8,
+                        color="white" if far else "black")
     ax.set_xticks(range(K), labels, rotation=30, ha="right")
     ax.set_yticks(range(K), labels)
     ax.set_xlabel("opponent")
-    ax.set_ylabel("agent (win rate of the row)")
+    ax.set_ylabel(f"agent (win share of the row; fair {100 * fair:.0f}%)")
     ax.set_title(title)
     fig.colorbar(im, ax=ax, fraction=0.046)
     fig.tight_layout()
     fig.savefig(path, dpi=110)
 
 
+def plot_shares(labels: Sequence[str], rate: Sequence[float], low: Sequence[float],
+                high: Sequence[float], title: str, path: str | Path, fair: float) -> None:
+    """Each entrant's share of the wins with its 95% interval as bars, measured from the fair
+    share (the plot of a run with a single table, where a matrix would repeat each row)."""
+    from matplotlib.figure import Figure
+
+    K = len(labels)
+    fig = Figure(figsize=(1.3 * K + 3.0, 3.8))
+    ax = fig.subplots()
+    r = np.asarray(rate, dtype=float)
+    err = np.array([r - np.asarray(low, float), np.asarray(high, float) - r])
+    ax.bar(range(K), r - fair, bottom=fair, yerr=err, capsize=4,
+           color=["#2166ac" if x >= fair else "#b2182b" for x in r])
+    ax.axhline(fair, color="black", linewidth=1, linestyle="--")
+    ax.text(K - 0.5, fair, f" fair {100 * fair:.0f}%", va="bottom", ha="right", fontsize=8)
+    for k, x in enumerate(r):   # beyond the interval's end, so the error bar stays readable
+        ax.text(k, high[k] + 0.01 if x >= fair else low[k] - 0.01, f"{100 * x:.1f}%", ha="center",
+                va="bottom" if x >= fair else "top", fontsize=8)
+    ax.set_xticks(range(K), labels, rotation=30, ha="right")
+    ax.set_ylabel("share of the wins (95% interval)")
+    ax.set_ylim(0, min(1.0, max(2 * fair, float(np.nanmax(np.asarray(high, float))) + 0.05)))
+    ax.set_title(title)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+
+
 def plot_head_to_head(result: ArenaResult, path: str | Path) -> Path:
-    """The head-to-head win-rate matrix of an arena run as a PNG, each cell with its 95%
-    interval. Returns the path."""
-    h = result.head_to_head()
-    plot_matrix(result.labels, h["rate"], h["low"], h["high"], h["games"],
-                f"{result.rules.name}, {result.rules.num_players} players, "
-                f"{len(result.records.length):,} games", path)
+    """The run as a PNG: the head-to-head matrix of win shares (each cell with its 95%
+    interval, colours centred on the fair share) where more than one table was played, else
+    each entrant's share beside the fair share. Returns the path."""
+    title = (f"{result.rules.name}, {result.rules.num_players} players, "
+             f"{len(result.records.length):,} games"
+             + (f" ({result.deals:,} mirrored deals)" if result.mirrored else ""))
+    if result.tables > 1:
+        h = result.head_to_head()
+        plot_matrix(result.labels, h["rate"], h["low"], h["high"], h["games"], title, path,
+                    fair=result.fair_share)
+    else:
+        rows = result.agent_rows()
+        plot_shares([r["agent"] for r in rows], [r["win_rate"] for r in rows],
+                    [r["ci_low"] for r in rows], [r["ci_high"] for r in rows], title, path,
+                    result.fair_share)
     return Path(path)
 
 
@@ -105,13 +145,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     def body(args) -> None:
         record, record_dir = 0, None
         if args.record is not None:
-            record = cli.bounded_int(1, MAX_RECORD)(args.record[0])
+            try:
+                record = cli.bounded_int(1, MAX_RECORD)(args.record[0])
+            except argparse.ArgumentTypeError as exc:
+                raise ValueError(f"--record N DIR: N {exc}") from None
             record_dir = Path(args.record[1])
-            if record_dir.exists() and not record_dir.is_dir():
-                raise ValueError(f"--record: {str(record_dir)!r} is not a folder")
             if record_dir.is_dir() and any(record_dir.glob("replay-*.json")):
                 raise ValueError(f"--record: {str(record_dir)!r} already holds replay files; "
                                  f"give a new or empty folder")
+            check_output_dir(record_dir, "--record")   # before any game is played
+        if args.out:
+            check_output_dir(args.out, "--out")
         earlier = None
         if args.paired_with is not None:
             if not args.mirrored:
@@ -119,6 +163,14 @@ def main(argv: Sequence[str] | None = None) -> int:
             earlier = read_arena_json(args.paired_with)
             check_paired_plan(earlier, args.agents, args.rules, args.players, args.games,
                               args.seed, args.batch)
+        players = resolve_rules(args.rules, **({} if args.players is None else
+                                               {"num_players": args.players})).num_players
+        planned = (games_played(args.games, len(args.agents), players)
+                   if len(args.agents) >= players else args.games)   # too few: run_arena says so
+        if planned != args.games:
+            check_plan(planned, args.games, len(args.agents), players)
+            print(f"ono-arena: note: playing {planned:,} games (--games {args.games:,} rounded up "
+                  f"so that every table plays every seating equally)", file=sys.stderr)
         result = run_arena(args.agents, args.rules, args.players, args.games, args.seed,
                            batch_size=args.batch, rating=False if args.no_rating else None,
                            progress=not args.no_progress, ray_address=args.ray,

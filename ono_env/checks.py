@@ -7,6 +7,7 @@ naming the argument, the value and what is allowed.
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -69,3 +70,75 @@ def check_learner_seat(value: Any, num_players: int) -> int | str:
         raise ValueError(f"learner_seat={value!r}; allowed: 'random' or a seat from 0 to "
                          f"{num_players - 1}")
     return int(value)
+
+
+MAX_TEXT = 200
+"""The longest text a client or a file may give for a label, name or source."""
+
+
+def check_text(name: str, value: Any, max_len: int = MAX_TEXT) -> str:
+    """``value`` if it is text of 1 to ``max_len`` characters that UTF-8 can encode (no lone
+    surrogate such as JSON's ``"\\ud800"``), printable; else one ``ValueError`` naming
+    ``name`` and what is allowed. The one check for every label, name and source a client
+    or a file gives, so that whatever is stored can be written back out."""
+    allowed = f"allowed: text of 1 to {max_len} printable characters"
+    if not isinstance(value, str):
+        raise ValueError(f"{name} = {value!r:.60} ({type(value).__name__}); {allowed}")
+    if not value or len(value) > max_len:
+        raise ValueError(f"{name} is {len(value):,} characters long; {allowed}")
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        raise ValueError(f"{name} = {value!r:.60} holds a character UTF-8 cannot encode (a lone "
+                         f"surrogate); {allowed}") from None
+    if not value.isprintable():
+        raise ValueError(f"{name} = {value!r:.60} holds a control character; {allowed}")
+    return value
+
+
+def check_input_file(path: Any, what: str, max_bytes: int) -> Path:
+    """``path`` as a ``Path`` if it names a regular file of at most ``max_bytes`` bytes; else
+    one ``ValueError`` naming the file and what is wrong. A folder, FIFO, device or socket is
+    never opened (reading one could block for ever or never end)."""
+    import os
+    import stat
+
+    if not isinstance(path, (str, os.PathLike)) or not str(path):
+        raise ValueError(f"{what}: a file path is needed; got {path!r:.60}")
+    p = Path(path)
+    try:
+        st = p.stat()
+    except FileNotFoundError:
+        raise ValueError(f"cannot read {what} {str(p)!r}: no such file") from None
+    except OSError as exc:
+        raise ValueError(f"cannot read {what} {str(p)!r}: {exc.strerror or exc}") from None
+    if stat.S_ISDIR(st.st_mode):
+        raise ValueError(f"cannot read {what} {str(p)!r}: it is a folder")
+    if not stat.S_ISREG(st.st_mode):
+        raise ValueError(f"cannot read {what} {str(p)!r}: not a regular file (a FIFO, device or "
+                         f"socket is never read)")
+    if st.st_size > max_bytes:
+        raise ValueError(f"cannot read {what} {str(p)!r}: {st.st_size:,} bytes; at most "
+                         f"{max_bytes:,}")
+    return p
+
+
+def check_output_dir(path: Any, what: str) -> Path:
+    """``path`` as a ``Path`` once it is a folder that exists or was just created (with its
+    parents), so that work is never done before its output has somewhere to go; else one
+    ``ValueError`` naming ``what`` and the reason."""
+    import os
+
+    if not isinstance(path, (str, os.PathLike)) or not str(path):
+        raise ValueError(f"{what}: a folder path is needed; got {path!r:.60}")
+    p = Path(path)
+    if p.exists() and not p.is_dir():
+        raise ValueError(f"{what}: {str(p)!r} exists and is not a folder")
+    try:
+        p.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise ValueError(f"{what}: cannot create the folder {str(p)!r}: "
+                         f"{exc.strerror or exc}") from None
+    if not os.access(p, os.W_OK):
+        raise ValueError(f"{what}: cannot write into the folder {str(p)!r}")
+    return p

@@ -51,6 +51,23 @@ def bounded_int(low: int, high: int, what: str = "a whole number") -> Callable[[
     return parse
 
 
+ENVIRONMENT = {"ONO_ENV_PREBUILT": ("0", "1")}
+"""The environment variables ono_env reads, with their allowed values (see ``_compile``)."""
+
+
+def check_environment() -> None:
+    """One ``ValueError`` for an environment variable of :data:`ENVIRONMENT` set to a value
+    it does not take: every console script checks them at its start, before any work (a bad
+    one would otherwise fail only when the compiled kernels first load)."""
+    import os
+
+    for name, allowed in ENVIRONMENT.items():
+        value = os.environ.get(name)
+        if value is not None and value not in allowed:
+            raise ValueError(f"environment variable {name}={value!r:.40}; allowed: "
+                             f"{' or '.join(allowed)}, or unset")
+
+
 def run(parser: argparse.ArgumentParser, argv: Sequence[str] | None,
         body: Callable[[argparse.Namespace], int | None]) -> int:
     """Parse ``argv`` with ``parser`` and run ``body(args)``: the exit status of a console
@@ -58,6 +75,7 @@ def run(parser: argparse.ArgumentParser, argv: Sequence[str] | None,
     (Ctrl-C: status 130)."""
     prog = parser.prog
     try:
+        check_environment()
         return int(body(parser.parse_args(argv)) or 0)
     except KeyboardInterrupt:
         print(f"{prog}: interrupted", file=sys.stderr)

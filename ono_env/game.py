@@ -455,6 +455,11 @@ class VecGame:
         ``ValueError`` naming the key(s) and what is allowed, and changes nothing."""
         i = self._game_index(i)
         checked = positions.read_position(d, self.rules)
+        if not (checked["terminated"] or checked["truncated"]) \
+                and checked["decisions"] >= self.max_decisions:
+            raise ValueError(f"position: decisions={checked['decisions']} in a game not finished; "
+                             f"allowed: below this game's max_decisions={self.max_decisions} "
+                             f"(a game is cut when its decisions reach it)")
         self._mask_valid = False
         positions.write_position(self.state, i, checked)
 

@@ -45,6 +45,7 @@ from gymnasium.vector import AutoresetMode
 from gymnasium.vector.utils import batch_space
 
 from ono_env.cards import NUM_ACTIONS
+from ono_env.checks import check_seed
 from ono_env.learner_batch import LearnerBatch
 from ono_env.observation import observation_size
 
@@ -104,6 +105,9 @@ class OnoVectorEnv(gym.vector.VectorEnv):
         if options is not None and not isinstance(options, dict):
             raise ValueError(f"options={options!r:.80} ({type(options).__name__}); allowed: a "
                              f"dict or None (OnoVectorEnv.reset takes no options)")
+        seed = check_seed("seed", seed)
+        if seed is not None:
+            seed = int(seed)   # a NumPy integer too: gymnasium's seeding takes a Python int
         obs = self.batch.reset(seed)
         if seed is not None:
             self._np_random, self._np_random_seed = gym.utils.seeding.np_random(seed)

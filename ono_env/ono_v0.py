@@ -221,6 +221,14 @@ class raw_env(AECEnv):
         return {"observation": self.game.observe(seat)[0].copy(),
                 "action_mask": np.zeros(NUM_ACTIONS, np.int8)}
 
+    def last(self, observe: bool = True):
+        """PettingZoo's ``last()``; after every agent is done (the game is over and each has
+        taken its ``None`` step) a ``RuntimeError`` saying so, not a bare ``KeyError``."""
+        if getattr(self, "_ready", False) and not self.agents:
+            raise RuntimeError("last() after every agent is done: the game is over; call "
+                               "reset() to deal a new one")
+        return super().last(observe)
+
     def render(self) -> str | None:
         if self.render_mode is None:
             return None

@@ -23,9 +23,10 @@ import numpy as np
 
 from ono_env import cards as C
 from ono_env import cli
-from ono_env.checks import check_int, check_seed
+from ono_env.checks import check_int, check_output_dir, check_seed
 from ono_env.game import VecGame, game_seeds
 from ono_env.agents import make_agent
+from ono_env.agents.learned import model_label
 from ono_env.agents.registry import is_model_path
 from ono_env.render import describe_action, render_text
 from ono_env.driver import act_one
@@ -97,16 +98,16 @@ def play(agents: Sequence[str], rules="basic", num_players: int | None = None, s
     seed = check_seed("seed", seed)
     if replay_path is not None:     # refuse a path it cannot write before the game, not after
         target = Path(replay_path)
-        folder = next((p for p in target.parents if p.exists()), Path("."))
-        if target.is_dir() or not os.access(folder, os.W_OK):
-            raise ValueError(f"--replay {str(target)!r}: cannot write a file there")
+        if target.is_dir():
+            raise ValueError(f"--replay {str(target)!r}: it is a folder; give a file name")
+        check_output_dir(target.parent, f"--replay {str(target)!r}")
     policies = [make_agent(a, rules) for a in agents]
     by_seat: dict[int, tuple[str, object]] = {}
     k = 0
     for s in range(n):
         if s != seat:
             spec = agents[k]   # a model file is shown by its name, not its local path
-            label = Path(spec).stem if isinstance(spec, str) and is_model_path(spec) else str(spec)
+            label = model_label(spec) if isinstance(spec, str) and is_model_path(spec) else str(spec)
             by_seat[s] = (label, policies[k])
             k += 1
     seed = int(np.random.SeedSequence().entropy % 2**31) if seed is None else seed

@@ -462,6 +462,10 @@ def read_position(d: Any, rules: RuleSet) -> dict[str, Any]:
                  "phase 'target' only after a Wild Customizable played under "
                  "wild_customizable 'swap_hands'")
 
+    # last, so that the more specific refusals above speak first: a finished round too
+    need(phase != "pending" or top == _WD4 or (top < 52 and C.CARD_RANK[top] == 12),
+         ("phase", "discard"), f"phase 'pending' on the top card {top_name!r}",
+         "phase 'pending' only on a draw card (a Draw Two or a Wild Draw Four) on top")
     return {
         "hands": hand_counts,
         "hand_len": hand_len,

@@ -41,7 +41,7 @@ from typing import Any, Mapping, Sequence
 import numpy as np
 
 from ono_env import cards as C
-from ono_env.checks import is_int
+from ono_env.checks import check_input_file, check_text, is_int
 from ono_env.game import MAX_DECISIONS, VecGame
 from ono_env.positions import load_json, read_rules
 from ono_env.rules import RuleSet
@@ -65,6 +65,15 @@ def new_game(rules: RuleSet, game_seed: int, max_decisions: int | None = None) -
     return game
 
 
+def clean_label(text: Any) -> str:
+    """A label the project made (an agent's name, a file's stem) as replays store it: cut to
+    :data:`MAX_LABEL` characters, a character UTF-8 cannot encode or a control character
+    shown as ``?`` (a file name may hold both), ``?`` for an empty one; what
+    :func:`~ono_env.checks.check_text` accepts when the replay is read back."""
+    s = str(text)[:MAX_LABEL].encode("utf-8", "replace").decode("utf-8")
+    return "".join(c if c.isprintable() else "?" for c in s) or "?"
+
+
 def agent_thinking(agent: Any, label: str, obs: np.ndarray, mask: np.ndarray) -> dict[str, Any] | None:
     """What ``agent`` (shown as ``label``) reports of one decision (``obs`` (D,), ``mask``
     (A,)): ``{"agent": label, "probs":
@@ -75,7 +84,7 @@ def agent_thinking(agent: Any, label: str, obs: np.ndarray, mask: np.ndarray) ->
         return None
     probs, value = explain(obs[None, :], mask[None, :])
     row = probs[0]
-    out = {"agent": str(label)[:MAX_LABEL] or "?",
+    out = {"agent": clean_label(label),
            "probs": {C.action_name(int(a)): round(float(row[a]), 6) for a in np.flatnonzero(mask)},
            "value": None if value is None else round(float(value[0]), 6)}
     return out
@@ -85,7 +94,7 @@ def search_thinking(label: str, values: np.ndarray, mask: np.ndarray) -> dict[st
     """What a search agent reports of one decision: the mean playout result of each legal
     action (``values`` (A,), its ``last_values`` row; ``mask`` (A,) the legal actions) under
     ``"values"``, beside empty ``probs`` and no ``value``."""
-    return {"agent": str(label)[:MAX_LABEL] or "?", "probs": {}, "value": None,
+    return {"agent": clean_label(label), "probs": {}, "value": None,
             "values": {C.action_name(int(a)): round(float(values[a]), 6)
                        for a in np.flatnonzero(mask)}}
 
@@ -116,7 +125,7 @@ class Replay:
             raise ValueError("a replay records a game without skip_forced and autoreset "
                              "(every decision must be offered, one episode)")
         return cls(game.rules, int(game_seed), game.max_decisions,
-                   [str(p)[:MAX_LABEL] or "?" for p in players], source=source[:MAX_LABEL])
+                   [clean_label(p) for p in players], source=clean_label(source))
 
     def add(self, action: int, thinking: dict[str, Any] | None = None) -> None:
         """Record the next decision (before or after it is stepped)."""
@@ -139,7 +148,7 @@ class Replay:
                 "source": self.source, "saved_at": self.saved_at}
 
     def to_json(self) -> str:
-        return json.dumps(self.to_dict())
+        return json.dumps(self.to_dict(), allow_nan=False)   # the reader refuses NaN and inf too
 
     def save(self, path: str | Path) -> Path:
         """Write the replay of a finished game (``finish`` called) as JSON."""
@@ -181,10 +190,11 @@ class Replay:
             raise bad("max_decisions", f"{md!r:.60}", f"an integer 1 .. {MAX_DECISIONS}")
         players = d["players"]
         n = rules.num_players
-        if (not isinstance(players, list) or len(players) != n
-                or not all(isinstance(p, str) and 0 < len(p) <= MAX_LABEL for p in players)):
+        if not isinstance(players, list) or len(players) != n:
             raise bad("players", f"{players!r:.60}",
                       f"a list of {n} labels (strings of 1 .. {MAX_LABEL} characters)")
+        for k, p in enumerate(players):
+            check_text(f"{where}: players[{k}]", p, MAX_LABEL)
         actions = d["actions"]
         if not isinstance(actions, list) or len(actions) > md:
             raise bad("actions", f"{type(actions).__name__} of {len(actions) if isinstance(actions, list) else '-'}",
@@ -207,6 +217,8 @@ class Replay:
             v = d[key]
             if not isinstance(v, str) or len(v) > MAX_LABEL:
                 raise bad(key, f"{v!r:.60}", f"a string of at most {MAX_LABEL} characters")
+            if v:
+                check_text(f"{where}: {key}", v, MAX_LABEL)
         return cls(rules, int(seed), int(md), list(players), ids, checked_thinking, result,
                    d["source"], d["saved_at"])
 
@@ -221,12 +233,7 @@ class Replay:
     @classmethod
     def load(cls, path: str | Path) -> "Replay":
         """Read a replay file (JSON only; at most :data:`MAX_REPLAY_BYTES`)."""
-        path = Path(path)
-        if not path.is_file():
-            raise ValueError(f"{str(path)!r}: no such replay file")
-        if path.stat().st_size > MAX_REPLAY_BYTES:
-            raise ValueError(f"{str(path)!r}: {path.stat().st_size} bytes; a replay is at most "
-                             f"{MAX_REPLAY_BYTES} bytes")
+        path = check_input_file(path, "replay file", MAX_REPLAY_BYTES)
         try:
             text = path.read_text(encoding="utf-8")
         except UnicodeDecodeError:
@@ -241,8 +248,7 @@ def _check_thinking(t: Any, where: str) -> dict[str, Any] | None:
                '"value": number or null, optionally "values": {action name: number}}')
     if not isinstance(t, Mapping) or not {"agent", "probs", "value"} <= set(t) <= THINKING_KEYS:
         raise ValueError(f"{where}: {t!r:.60}; allowed: {allowed}")
-    if not isinstance(t["agent"], str) or len(t["agent"]) > MAX_LABEL:
-        raise ValueError(f"{where}: agent {t['agent']!r:.60}; allowed: a label of at most {MAX_LABEL} characters")
+    check_text(f"{where}: agent", t["agent"], MAX_LABEL)
     probs = t["probs"]
     if not isinstance(probs, Mapping) or len(probs) > C.NUM_ACTIONS:
         raise ValueError(f"{where}: probs {probs!r:.60}; allowed: {allowed}")

@@ -39,9 +39,14 @@ import numpy as np
 import yaml
 
 from ono_env import cards as C
+from ono_env.checks import check_input_file, check_text
 
 MIN_PLAYERS = 2
 MAX_PLAYERS = 10
+MAX_YAML_BYTES = 1 << 20
+"""The largest rules or training config YAML file read."""
+MAX_NAME = 80
+"""The longest rule set name."""
 MAX_TARGET_SCORE = 1_000_000   # scores are int32 in the engine; real matches play to 500
 MAX_WILD_CARDS = 40            # copies of one wild type (hands count copies in uint8)
 MAX_PENALTY_CARDS = 20
@@ -249,6 +254,7 @@ class RuleSet:
                     raise bad(f.name, " | ".join(CHOICES[f.name]))
         if not isinstance(self.name, str):
             raise bad("name", "a string")
+        check_text("rules option 'name'", self.name, MAX_NAME)
         if not MIN_PLAYERS <= self.num_players <= MAX_PLAYERS:
             raise bad("num_players", f"{MIN_PLAYERS} to {MAX_PLAYERS}")
         if not 1 <= self.hand_size <= MAX_HAND_SIZE:
@@ -358,7 +364,7 @@ def read_yaml(path: str | Path, what: str) -> Any:
     ``ValueError`` naming the file."""
     import yaml
 
-    p = Path(path)
+    p = check_input_file(path, what, MAX_YAML_BYTES)
     try:
         text = p.read_text(encoding="utf-8")
     except FileNotFoundError:

@@ -84,7 +84,8 @@ def test_cli_writes_json_csv_png(tmp_path, capsys):
                "--seed", "2", "--out", str(tmp_path), "--no-progress"])
     assert rc == 0
     out = capsys.readouterr().out
-    assert "win rate" in out and "head to head" in out and "rating" in out
+    assert "win rate" in out and "rating (mu-3sigma)" in out and "fair share 50.0%" in out
+    assert "head to head" not in out   # one table: each cell would repeat its row's rate
     data = json.loads((tmp_path / "arena.json").read_text())
     assert data["games"] == 200 and data["rules"]["name"] == "basic"
     assert [a["agent"] for a in data["agents"]] == ["greedy", "random"]

@@ -383,8 +383,8 @@ def test_valid_hand_made_positions_are_accepted():
         base2(rng=str(2**64 - 1), decisions=MAX_COUNT - 1, round=MAX_COUNT - 1, winner=0),
         base2(truncated=True, decisions=MAX_COUNT, round=MAX_COUNT, winner=1),
     ]
-    for d in ok:
-        g = VecGame.from_dict(d)
+    for d in ok:   # the largest decision limit: a live game's decisions stay below its own
+        g = VecGame.from_dict(d, max_decisions=MAX_COUNT)
         out = g.to_dict(0)
         assert out == {**d, "hands": [sorted(h, key=CARD_IDS.get) for h in d["hands"]]}
 

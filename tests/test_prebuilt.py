@@ -321,4 +321,4 @@ def test_a_bad_prebuilt_setting_is_one_line_from_a_console_script(tmp_path):
                           capture_output=True, text=True, env=env, timeout=300)
     assert proc.returncode == 2
     assert proc.stderr.strip().count("\n") == 0
-    assert "ONO_ENV_PREBUILT must be 0" in proc.stderr and "got 'off'" in proc.stderr
+    assert "ONO_ENV_PREBUILT='off'; allowed: 0 or 1" in proc.stderr

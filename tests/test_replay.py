@@ -145,9 +145,9 @@ def test_replay_loading_refuses_non_replays(tmp_path):
     big = tmp_path / "big.json"
     with open(big, "wb") as f:
         f.truncate(MAX_REPLAY_BYTES + 1)
-    with pytest.raises(ValueError, match="a replay is at most"):
+    with pytest.raises(ValueError, match="bytes; at most"):
         Replay.load(big)
-    with pytest.raises(ValueError, match="no such replay file"):
+    with pytest.raises(ValueError, match="cannot read replay file .*: no such file"):
         Replay.load(tmp_path / "missing.json")
 
 
@@ -225,7 +225,7 @@ def test_replays_refuse_games_they_cannot_reproduce_and_unfinished_saves(tmp_pat
 def test_ono_play_refuses_a_replay_path_it_cannot_write_before_playing(tmp_path):
     import io
     out = io.StringIO()
-    with pytest.raises(ValueError, match="cannot write a file there"):
+    with pytest.raises(ValueError, match="it is a folder; give a file name"):
         play(["greedy"], "basic", seed=1, read=lambda p: "0", out=out, replay_path=str(tmp_path))
     assert out.getvalue() == ""                     # refused before the game began
 

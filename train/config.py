@@ -78,8 +78,8 @@ class PPO:
     """Minibatch size of the gradient steps."""
     n_epochs: Count = 4
     """Passes over each rollout."""
-    gamma: Annotated[float, Field(strict=True, ge=0, le=1)] = 0.99
-    """Discount factor."""
+    gamma: Annotated[float, Field(strict=True, ge=0, le=1)] = 1.0
+    """Discount factor (1: a win or loss counts the same however many decisions away; below 1, a far-off loss is worth little and stalling can pay)."""
     gae_lambda: Annotated[float, Field(strict=True, ge=0, le=1)] = 0.95
     """GAE's lambda."""
     clip_range: Number = 0.2
@@ -90,6 +90,10 @@ class PPO:
     """Weight of the value loss."""
     max_grad_norm: Number = 0.5
     """Gradient clipping (global norm)."""
+    hand_shaping: Union[Literal["auto"], Annotated[float, Field(strict=True, ge=0, le=1)]] = "auto"
+    """Potential-based shaping by the learner's own hand size: each step adds c * (cards before - cards after), and the end of a game c * its cards, so a game's shaping sums to c * the cards dealt (a constant: the best policy is unchanged) while every card played or drawn counts at once (auto: 0.1 for algo ppo in a single round, 0 in a match, where every round deals a new hand, and for the other trainers; 0: none)."""
+    truncation: Literal["auto", "loss", "bootstrap"] = "auto"
+    """A game cut at max_decisions (no winner): loss (it ends there, with a losing seat's reward: stalling to the cut never pays) | bootstrap (from the value of its last observation, as SB3 and RLlib do) | auto (loss for algo ppo, bootstrap for the others)."""
 
 
 @dataclass(config=_CONFIG)
@@ -98,22 +102,20 @@ class Eval:
 
     every: Count0 = 250_000
     """Learner steps between evaluations (0: none)."""
-    games: Count = 2_000
-    """Games per opponent."""
-    opponents: Annotated[list[Name], Field(min_length=1)] = dataclasses.field(
-        default_factory=lambda: list(BASELINES))
-    """Agents (names or model files) the learner is evaluated against, one at a time."""
+    games: Union[Literal["auto"], Count] = "auto"
+    """Games per opponent (auto: 120,000 decisions' worth of the baselines' own games, 200 to 2,000)."""
+    opponents: Union[Literal["auto"], Annotated[list[Name], Field(min_length=1)]] = "auto"
+    """Agents (names or model files) the learner is evaluated against, one at a time (auto: the baselines that finish games under the rules)."""
 
 
 @dataclass(config=_CONFIG)
 class FinalEval:
     """The evaluation of the final model."""
 
-    games: Count0 = 100_000
-    """Games per opponent (0: no final evaluation)."""
-    opponents: Annotated[list[Name], Field(min_length=1)] = dataclasses.field(
-        default_factory=lambda: list(BASELINES))
-    """Agents (names or model files) the final model is evaluated against, one at a time."""
+    games: Union[Literal["auto"], Count0] = "auto"
+    """Games per opponent (0: no final evaluation; auto: 6,000,000 decisions' worth of games, 2,000 to 100,000)."""
+    opponents: Union[Literal["auto"], Annotated[list[Name], Field(min_length=1)]] = "auto"
+    """Agents (names or model files) the final model is evaluated against, one at a time (auto: the baselines that finish games under the rules)."""
     workers: Annotated[int, Field(strict=True, ge=1, le=256)] = 1
     """Processes playing the opponents, one opponent each at a time (the results are the same)."""
 
@@ -130,13 +132,14 @@ class TrainConfig:
     """Rules: a preset name, a rules YAML path, or a mapping with "preset" and overrides."""
     num_players: Annotated[int, Field(strict=True, ge=2, le=10)] = 2
     """Players per game."""
-    reward: Literal["win", "points"] = "win"
-    """Reward: win (+1 / -1 at the end) | points (score changes; needs a scoring rule set)."""
-    opponents: dict[Name, Number] = dataclasses.field(
-        default_factory=lambda: {name: 1.0 for name in BASELINES})
-    """Opponent pool: agent names or model files with weights, drawn per game and seat."""
+    reward: Literal["auto", "win", "points"] = "auto"
+    """Reward: win (+1 / -1 at the end) | points (score changes; needs a scoring rule set) | auto (points for a match to a target score, whose win comes only after many rounds; win otherwise)."""
+    opponents: Union[Literal["auto"], dict[Name, Number]] = "auto"
+    """Opponent pool: agent names or model files with weights, drawn per game and seat (auto: the baselines that finish games under the rules, weighted random 1, greedy 2, color 1, defensive 2)."""
     self_play: SelfPlay = dataclasses.field(default_factory=SelfPlay)
     """League self-play."""
+    max_decisions: Union[Literal["auto"], Annotated[int, Field(strict=True, ge=1, le=2_000_000_000)]] = "auto"
+    """Training games (and in-training evaluations) are cut after this many decisions, with no winner (see ppo.truncation); auto: 10 times the mean length of the baselines' own games, at least 200 and at most the game's own limit (5,000 decisions a round, 50,000 a match)."""
     num_envs: Annotated[int, Field(strict=True, ge=1, le=1_000_000)] = 64
     """Games stepped together (game slots of the vectorized environment)."""
     policy: PolicyNet = dataclasses.field(default_factory=PolicyNet)
@@ -174,7 +177,7 @@ class TrainConfig:
 
     @model_validator(mode="after")
     def _check(self) -> "TrainConfig":
-        if not self.opponents or sum(self.opponents.values()) <= 0:
+        if self.opponents != "auto" and (not self.opponents or sum(self.opponents.values()) <= 0):
             raise ValueError("opponents needs at least one agent with a weight > 0")
         from ono_env.rules import resolve_rules
 
@@ -185,6 +188,12 @@ class TrainConfig:
         if self.algo != "rllib_ppo" and self.ray_address is not None:
             raise ValueError(f"ray_address={self.ray_address!r} is read only by algo: rllib_ppo "
                              f"(this config has algo: {self.algo})")
+        if self.algo != "ppo" and self.ppo.hand_shaping not in ("auto", 0, 0.0):
+            raise ValueError(f"ppo.hand_shaping={self.ppo.hand_shaping!r} is read only by algo: "
+                             f"ppo (allowed with algo {self.algo}: auto or 0)")
+        if self.algo != "ppo" and self.ppo.truncation == "loss":
+            raise ValueError(f"ppo.truncation='loss' is read only by algo: ppo; algo {self.algo} "
+                             f"bootstraps a cut game (allowed here: auto or bootstrap)")
         if self.algo != "ppo":
             for field, default in (("device", "auto"), ("precision", "auto"), ("resume", None)):
                 if getattr(self, field) != default:

@@ -40,6 +40,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from ono_env import cli
+from ono_env.checks import check_input_file
 from ono_env.agents.learned import (FORMAT, FORMAT_VERSION, MAX_MODEL_BYTES, OLD_META_NAME,
                                     SAFE_MEMBER, PolicyNet, check_metadata, read_model,
                                     write_model)
@@ -160,6 +161,10 @@ def export_model(src: str | Path, dest: str | Path) -> Path:
         raise ValueError(f"destination {str(dest)!r}: a model file's name ends in .safetensors")
     if dest.exists() and src.exists() and dest.resolve() == src.resolve():
         raise ValueError(f"destination {str(dest)!r} is the source file")
+    check_input_file(src, "model file", MAX_MODEL_BYTES)   # no FIFO or device is opened
+    if dest.is_dir():
+        raise ValueError(f"destination {str(dest)!r} is a folder; give a file name ending in "
+                         f".safetensors")
     if _is_old_checkpoint(src):
         with zipfile.ZipFile(src) as zf:
             meta, net = convert_old_checkpoint(zf, repr(str(src)))

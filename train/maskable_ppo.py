@@ -38,7 +38,7 @@ from typing import Any
 
 from ono_env.train.config import TrainConfig
 from ono_env.train.run import (League, curve_rows, final_evaluation, learning_rate_schedule,
-                               start_run, write_curve)
+                               resolve_auto, rules_of, start_run, write_curve)
 
 
 def make_callback(cfg: TrainConfig, rules: Any, run_dir: Path, league: League, progress: bool,
@@ -122,15 +122,18 @@ def train(cfg: TrainConfig) -> dict[str, Any]:
     from ono_env.sb3 import OnoVecEnv
 
     t0 = time.perf_counter()
+    cfg, _ = resolve_auto(cfg, rules_of(cfg))
     rules, run_dir, _, _ = start_run(cfg)
 
     pool = OpponentPool(cfg.opponents, rules)
     league = League(pool, cfg)
     venv = OnoVecEnv(rules, num_envs=cfg.num_envs, opponents=pool, seed=cfg.seed,
-                     reward=cfg.reward)
+                     reward=cfg.reward, max_decisions=cfg.max_decisions)
     env = VecMonitor(venv)
     ppo = dataclasses.asdict(cfg.ppo)
     lr0, lr1 = ppo.pop("learning_rate"), ppo.pop("learning_rate_end")
+    ppo.pop("truncation")   # SB3 bootstraps a cut game (TimeLimit.truncated)
+    ppo.pop("hand_shaping")   # algo ppo only
     limit = cfg.time_limit_minutes
     deadline = None if limit is None else time.perf_counter() + 60.0 * limit
     lr = lr0 if lr1 is None else learning_rate_schedule(lr0, lr1, None if limit is None else 60.0 * limit)

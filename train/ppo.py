@@ -26,8 +26,15 @@ What it does
     ratio, advantages normalised per minibatch, MSE value loss weighted ``vf_coef``, entropy
     bonus ``ent_coef``, global gradient clipping, Adam with eps 1e-5, a learning rate decaying
     linearly to ``learning_rate_end`` over ``total_steps`` or ``time_limit_minutes``), so the
-    two trainers learn alike per step. An episode cut at ``max_decisions`` is bootstrapped
-    from the value of its last observation.
+    two trainers learn alike per step. An episode cut at ``max_decisions`` (no winner) ends
+    there as a loss (``ppo.truncation: loss``, what ``auto`` means here: stalling until the cut
+    never pays), or is bootstrapped from the value of its last observation (``bootstrap``).
+
+    Every evaluation prints one line (win rate or share against each opponent beside the fair
+    share, mean game length, games with no winner) and a warning when the learner stalls
+    (:func:`~ono_env.train.run.stall_warning`): its games far longer than the opponents' own,
+    or often cut, with the learner's stalling choices since the last evaluation (``catch``
+    where legal, ``draw`` while holding a playable card) and the likely causes.
 
     ``policy.shared: true`` feeds both heads from one trunk (``net_arch``); false keeps two
     networks, as SB3 does. ``precision: auto`` runs the matrix products under bf16 autocast
@@ -54,6 +61,7 @@ run's generator state.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 import sys
@@ -69,8 +77,12 @@ from ono_env.agents.learned import LearnedAgent, PolicyNet, make_metadata, read_
 from ono_env.cards import NUM_ACTIONS
 from ono_env.checks import MAX_SEED
 from ono_env.train.config import TrainConfig
-from ono_env.train.run import (League, curve_rows, final_evaluation, learning_rate_schedule,
-                               rules_of, start_run, write_curve)
+from ono_env.observation import OBS_SELF
+from ono_env.train.run import (EVAL_DECISIONS, FINAL_DECISIONS, League, curve_rows, evaluation_line,
+                               final_evaluation, games_for, hand_shaping, learning_rate_schedule,
+                               resolve_auto,
+                               rules_of, stall_warning, start_run, write_curve)
+from ono_env.cards import A_CATCH, A_DRAW
 
 MASKED = -1e9
 """The logit given to an illegal action (its probability is exactly 0 in float32)."""
@@ -195,13 +207,15 @@ def optimizer_path(model_path: Path) -> Path:
 
 
 def save_checkpoint(model: ActorCritic, opt: torch.optim.Adam, path: Path, rules: Any,
-                    steps: int, config: dict[str, Any]) -> Path:
-    """The model file (playable) and Adam's state beside it (for ``resume``)."""
+                    steps: int, config: dict[str, Any], label: str | None = None) -> Path:
+    """The model file (playable) and Adam's state beside it (for ``resume``); ``label``: the
+    name the model plays under when its file is called ``model.safetensors`` (the run's)."""
     from safetensors.numpy import save_file
 
     net = model.policy_net()
     meta = make_metadata(rules, steps, json.loads(json.dumps(config)), hidden_sizes=net.hidden_sizes,
-                         activation=net.activation, value_hidden_sizes=net.value_hidden_sizes)
+                         activation=net.activation, value_hidden_sizes=net.value_hidden_sizes,
+                         label=label)
     path = write_model(path, net, meta)
     tensors: dict[str, np.ndarray] = {}
     names = {id(p): n for n, p in model.named_parameters()}
@@ -278,6 +292,8 @@ def train(cfg: TrainConfig) -> dict[str, Any]:
             raise ValueError(f"resume: the checkpoint has {start_steps:,} steps; total_steps="
                              f"{cfg.total_steps:,} leaves nothing to train")
 
+    cfg, plan = resolve_auto(cfg, rules)
+    p = cfg.ppo
     rules, run_dir, threads, why = start_run(cfg)
     print(f"device: {device.type}; precision: {'bf16 autocast' if bf16 else 'fp32'}", file=sys.stderr)
     writer = SummaryWriter(str(run_dir / "tb"))
@@ -286,8 +302,12 @@ def train(cfg: TrainConfig) -> dict[str, Any]:
     pool = OpponentPool(cfg.opponents, rules)
     league = League(pool, cfg)
     N, T = cfg.num_envs, p.n_steps
+    cut_is_loss = p.truncation in ("auto", "loss")
+    shaping = float(p.hand_shaping)   # resolved from auto by resolve_auto
+    # a game cut with no winner ends as a loss: a losing seat's reward (win: -1/(N-1))
+    cut_reward = -1.0 / (rules.num_players - 1) if cfg.reward == "win" else 0.0
     batch = LearnerBatch(rules, N, pool, seed=(cfg.seed + start_steps) % (MAX_SEED + 1),
-                         reward=cfg.reward)
+                         reward=cfg.reward, max_decisions=cfg.max_decisions)
     D = batch.game.observation_size
     obs_buf = np.zeros((T, N, D), np.float32)
     mask_buf = np.zeros((T, N, NUM_ACTIONS), np.bool_)
@@ -312,13 +332,29 @@ def train(cfg: TrainConfig) -> dict[str, Any]:
     sp = cfg.self_play
     next_snap = ((steps // sp.snapshot_every) + 1) * sp.snapshot_every if sp.enabled else None
     curve: list[dict[str, Any]] = []
+    # the learner's stalling moves since the last evaluation (for the stall warning)
+    chosen = {"catch": 0, "catch legal": 0, "draw": 0, "draw legal": 0}
+    fe = cfg.final_eval
+    print(f"training games are cut at {cfg.max_decisions:,} decisions (no winner: "
+          f"{'a loss' if cut_is_loss else 'bootstrapped'}); so are the in-training evaluations",
+          file=sys.stderr)
+    print(("training " + (f"for {cfg.time_limit_minutes:g} min (in-training evaluations included) "
+                          f"or {cfg.total_steps:,} steps, whichever comes first"
+                          if limit is not None else f"for {cfg.total_steps:,} steps"))
+          + (f"; then the final evaluation: {fe.games:,} games against each of "
+             f"{', '.join(fe.opponents)}" if fe.games else "; no final evaluation"),
+          file=sys.stderr)
     bar = None
     if cfg.progress:
         from tqdm import tqdm
-        desc = "training" if limit is None else f"training (stops after {cfg.time_limit_minutes:g} min)"
-        bar = tqdm(total=cfg.total_steps, initial=steps, unit="step", desc=desc,
-                   file=sys.stderr, smoothing=0.05)
+        if limit is None:
+            bar = tqdm(total=cfg.total_steps, initial=steps, unit="step", desc="training",
+                       file=sys.stderr, smoothing=0.05)
+        else:   # the clock ends the run: the bar (and its ETA) follows the time limit
+            bar = tqdm(total=round(limit), unit="s", desc="training", file=sys.stderr,
+                       bar_format="{l_bar}{bar}| {n:.0f}/{total_fmt} s [{elapsed}<{remaining}{postfix}]")
     stopped_early = False
+    last_length = 0.0
     seconds = {"rollout": 0.0, "update": 0.0}
 
     def to_dev(a: np.ndarray) -> torch.Tensor:
@@ -344,15 +380,27 @@ def train(cfg: TrainConfig) -> dict[str, Any]:
                 act_buf[t] = a
                 logp_buf[t] = torch.log_softmax(z, dim=1).gather(1, a[:, None])[:, 0]
                 val_buf[t] = value.float()
-                r = batch.step(a.cpu().numpy())
+                a_np = a.cpu().numpy()
+                m_np = mask_buf[t]
+                chosen["catch legal"] += int(m_np[:, A_CATCH].sum())
+                chosen["catch"] += int((a_np == A_CATCH).sum())
+                playable = m_np[:, A_DRAW] & m_np[:, :A_DRAW].any(axis=1)
+                chosen["draw legal"] += int(playable.sum())
+                chosen["draw"] += int((playable & (a_np == A_DRAW)).sum())
+                r = batch.step(a_np)
                 rew = r.rewards
+                if shaping:   # potential -c * hand size; 0 at a game's end (see ppo.hand_shaping)
+                    rew = rew + hand_shaping(obs_buf[t][:, OBS_SELF], r.obs[:, OBS_SELF], r.dones,
+                                             shaping)
                 if r.final_obs is not None and r.truncated.any():
-                    # cut at max_decisions: bootstrap from the value of the last observation
                     tr = np.flatnonzero(r.truncated)
-                    with autocast:
-                        v_last = model.value(to_dev(np.ascontiguousarray(r.final_obs[tr])))
-                    rew = rew.copy()
-                    rew[tr] += p.gamma * v_last.float().cpu().numpy()
+                    rew = np.array(rew, copy=True)
+                    if cut_is_loss:   # no winner: a loss, so stalling to the cut never pays
+                        rew[tr] += cut_reward
+                    else:             # bootstrap from the value of the last observation
+                        with autocast:
+                            v_last = model.value(to_dev(np.ascontiguousarray(r.final_obs[tr])))
+                        rew[tr] += p.gamma * v_last.float().cpu().numpy()
                 rew_buf[t] = rew
                 done_buf[t] = r.dones
                 ep_return += r.rewards
@@ -432,26 +480,48 @@ def train(cfg: TrainConfig) -> dict[str, Any]:
             writer.add_scalar("rollout/episode_win_rate", float((rets > 0).mean()), steps)
             finished_returns.clear()
         if bar is not None:
-            bar.update(min(steps, cfg.total_steps) - bar.n)
+            bar.update((min(steps, cfg.total_steps) if limit is None else min(round(limit), int(elapsed)))
+                       - bar.n)
+            bar.set_postfix_str(f"{steps:,} steps, {(steps - start_steps) / elapsed:,.0f}/s")
         if next_snap is not None and steps >= next_snap:
             league.add_snapshot(LearnedAgent(model.policy_net(), rules, f"snapshot-{steps}"), steps)
             writer.add_scalar("league/snapshots", len(league.snapshots), steps)
             while next_snap <= steps:
                 next_snap += sp.snapshot_every
-        if next_eval is not None and steps >= next_eval:
+        if (next_eval is not None and steps >= next_eval
+                and (limit is None or time.perf_counter() - t_train < limit)):
             learner = LearnedAgent(model.policy_net(), rules, "learner")
-            rows = evaluate(learner, cfg.eval.opponents, rules, cfg.eval.games, seed=cfg.seed + steps)
+            games = cfg.eval.games
+            if plan["eval_auto"] and last_length > plan["length"]:   # the learner's games are longer
+                games = games_for(EVAL_DECISIONS, last_length, 200, cfg.eval.games)
+            rows = evaluate(learner, cfg.eval.opponents, rules, games, seed=cfg.seed + steps,
+                            max_decisions=cfg.max_decisions)
             for row in rows:
                 writer.add_scalar(f"eval/win_rate/{row['opponent']}", row["win_rate"], steps)
+                writer.add_scalar(f"eval/mean_length/{row['opponent']}", row["mean_length"], steps)
+                writer.add_scalar(f"eval/no_winner/{row['opponent']}",
+                                  row["no_winner"] / max(1, row["games"]), steps)
             curve += curve_rows(steps, rows)
             write_curve(run_dir / "eval.csv", curve)
             save_checkpoint(model, opt, run_dir / "checkpoints" / f"step_{steps}.safetensors", rules,
-                            steps, cfg.to_dict())
-            if bar is not None:
-                bar.set_postfix({row["opponent"]: f"{100 * row['win_rate']:.1f}%" for row in rows})
-            elif cfg.progress:
-                print(f"step {steps}: " + ", ".join(f"{row['opponent']} {100 * row['win_rate']:.1f}%"
-                                                    for row in rows), file=sys.stderr)
+                            steps, cfg.to_dict(), label=run_dir.name)
+            choices = {k: chosen[k] / chosen[f"{k} legal"] for k in ("catch", "draw")
+                       if chosen[f"{k} legal"]}
+            choices = {("catch" if k == "catch" else "draw holding a playable card"): v
+                       for k, v in choices.items()}
+            chosen = dict.fromkeys(chosen, 0)
+            lines = [evaluation_line(steps, (time.perf_counter() - t_train) / 60, rows)]
+            warning = stall_warning(rows, plan["baselines"], choices, p.gamma,
+                                    "loss" if cut_is_loss else "bootstrap", list(cfg.opponents))
+            if warning:
+                lines.append(warning)
+                writer.add_text("warnings", warning, steps)
+            for line in lines:
+                if bar is not None:
+                    bar.write(line, file=sys.stderr)
+                else:
+                    print(line, file=sys.stderr)
+            last_length = max(r["mean_length"] for r in rows)
             while next_eval <= steps:
                 next_eval += cfg.eval.every
         if limit is not None and time.perf_counter() - t_train > limit:
@@ -461,7 +531,15 @@ def train(cfg: TrainConfig) -> dict[str, Any]:
         bar.close()
     train_elapsed = time.perf_counter() - t_train
     writer.close()
-    model_path = save_checkpoint(model, opt, run_dir / "model.safetensors", rules, steps, cfg.to_dict())
+    model_path = save_checkpoint(model, opt, run_dir / "model.safetensors", rules, steps, cfg.to_dict(),
+                                 label=run_dir.name)
+    if plan["final_auto"] and last_length > plan["length"] and cfg.final_eval.games:
+        # the learner's games are longer than the baselines': fewer games, the same budget
+        games = games_for(FINAL_DECISIONS, last_length, 2_000, 100_000)
+        if games < cfg.final_eval.games:
+            print(f"final evaluation: {games:,} games per opponent (the learner's games last "
+                  f"{last_length:,.0f} decisions)", file=sys.stderr)
+            cfg = dataclasses.replace(cfg, final_eval=dataclasses.replace(cfg.final_eval, games=games))
     train_seconds = time.perf_counter() - t0
     rate = (steps - start_steps) / train_elapsed
     if stopped_early:

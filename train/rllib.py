@@ -88,6 +88,8 @@ def init_ray(address: str | None) -> bool:
         kwargs["include_dashboard"] = False
         ray.init(**kwargs)
     else:
+        from ono_env.arena import check_ray_address
+        check_ray_address(address, reach=True)
         ray.init(address=address, **kwargs)
     return True
 
@@ -320,7 +322,8 @@ def algorithm_config(cfg: TrainConfig, rules: Any):
         .api_stack(enable_rl_module_and_learner=True, enable_env_runner_and_connector_v2=True)
         .environment(env=OnoVectorEnv, disable_env_checking=True,
                      env_config={"rules": rules.to_dict(), "opponents": dict(cfg.opponents),
-                                 "learner_seat": "random", "reward": cfg.reward})
+                                 "learner_seat": "random", "reward": cfg.reward,
+                                 "max_decisions": cfg.max_decisions})
         .env_runners(num_env_runners=runners, num_envs_per_env_runner=int(cfg.num_envs),
                      gym_env_vectorize_mode="vector_entry_point",
                      rollout_fragment_length=int(ppo.n_steps), num_cpus_per_env_runner=1,
@@ -376,9 +379,11 @@ def train(cfg: TrainConfig) -> dict[str, Any]:
     require_ray()
     from ono_env.agents.learned import LearnedAgent
     from ono_env.arena import evaluate
-    from ono_env.train.run import curve_rows, final_evaluation, start_run, write_curve
+    from ono_env.train.run import (curve_rows, final_evaluation, resolve_auto, rules_of, start_run,
+                                   write_curve)
 
     t0 = time.perf_counter()
+    cfg, _ = resolve_auto(cfg, rules_of(cfg))
     rules, run_dir, _, _ = start_run(cfg, list(cfg.opponents))   # bad names fail before Ray starts
     started = init_ray(cfg.ray_address)
     algo = None

@@ -15,12 +15,177 @@ import time
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
+import numpy as np
+
 from ono_env.train.config import TrainConfig
 
 
 def rules_of(cfg: TrainConfig):
     from ono_env.rules import resolve_rules
     return resolve_rules(cfg.rules, num_players=cfg.num_players)
+
+
+# ---- what "auto" means: opponents that finish games, evaluations that fit the rules --------
+AUTO_WEIGHTS = {"random": 1.0, "greedy": 2.0, "color": 1.0, "defensive": 2.0}
+"""The weights of the baselines in ``opponents: auto`` (those that finish games)."""
+PROBE_GAMES = 256
+"""Games of each baseline against copies of itself that tell whether it finishes games."""
+MAX_CUT_SHARE = 0.01
+"""A baseline finishes games when at most this share of its own games is cut at max_decisions..."""
+MAX_LENGTH_RATIO = 4.0
+"""...and they last at most this many times as long as the quickest baseline's."""
+HAND_SHAPING = 0.1
+"""``ppo.hand_shaping: auto`` for algo ppo: the shaping per card of the learner's hand."""
+CUT_RATIO = 10
+"""``max_decisions: auto``: training games are cut at this many times the baselines' game length..."""
+MIN_CUT = 200
+"""...and at no fewer decisions than this."""
+EVAL_DECISIONS = 120_000
+"""``eval.games: auto``: games per opponent worth about this many decisions (200 to 2,000)."""
+FINAL_DECISIONS = 6_000_000
+"""``final_eval.games: auto``: games per opponent worth this many decisions (2,000 to 100,000)."""
+STALL_RATIO = 3.0
+"""An evaluation warns when the learner's games last this many times as long as the
+opponent's own games..."""
+STALL_CUT_SHARE = 0.01
+"""...or when more than this share of them is cut with no winner."""
+
+
+def baseline_games(rules: Any, games: int = PROBE_GAMES, seed: int = 0) -> dict[str, dict[str, float]]:
+    """Each baseline (random and the rule-based agents) in ``games`` games against copies of
+    itself under ``rules``: ``{name: {"mean_length", "cut_share", "finishes"}}``. A baseline
+    *finishes* games when at most :data:`MAX_CUT_SHARE` of them are cut at ``max_decisions``
+    and they last at most :data:`MAX_LENGTH_RATIO` times as long as the quickest baseline's.
+    Under ``ono`` random play stalls (a false catch costs 4 cards and drawing is always
+    allowed): its games are cut at 5,000 decisions, so it is no opponent to learn from."""
+    from ono_env.arena import run_arena
+
+    out: dict[str, dict[str, float]] = {}
+    for name in AUTO_WEIGHTS:
+        res = run_arena([name] * rules.num_players, rules, None, games, seed, rating=False,
+                        batch_size=games)
+        out[name] = {"mean_length": float(res.records.length.mean()),
+                     "cut_share": float(res.records.truncated.mean())}
+    quickest = min(v["mean_length"] for v in out.values())
+    for v in out.values():
+        v["finishes"] = bool(v["cut_share"] <= MAX_CUT_SHARE
+                             and v["mean_length"] <= MAX_LENGTH_RATIO * quickest)
+    return out
+
+
+def hand_shaping(before: np.ndarray, after: np.ndarray, dones: np.ndarray, coef: float) -> np.ndarray:
+    """Potential-based shaping (Ng, Harada and Russell 1999) by the learner's hand size: with
+    the potential ``-coef * cards`` (0 once a game has ended) a step from ``before`` to
+    ``after`` cards adds ``coef * (before - after)``, and the step that ends a game
+    (``dones``) ``coef * before``. A game's shaping sums to ``coef`` times the cards dealt, the
+    same for every policy, so the best policy is unchanged; what changes is that a card
+    played, or four drawn for a false catch, counts at once."""
+    return coef * (before - np.where(dones, 0.0, after))
+
+
+def games_for(decisions: int, mean_length: float, low: int, high: int) -> int:
+    """Games worth ``decisions`` decisions at ``mean_length`` decisions a game, in [low, high]."""
+    return int(min(high, max(low, round(decisions / max(1.0, mean_length)))))
+
+
+def resolve_auto(cfg: TrainConfig, rules: Any, log: Any = None) -> tuple[TrainConfig, dict[str, Any]]:
+    """The config with every ``auto`` of ``opponents``, ``eval`` and ``final_eval`` replaced
+    by what it means under ``rules`` (so the run's config.yaml says what ran), and the
+    baselines' own games (:func:`baseline_games`) as ``{"baselines": ..., "length": L}``,
+    ``L`` the mean of the finishing baselines' mean game lengths, which sizes the evaluations."""
+    import dataclasses
+    import sys
+
+    probe = baseline_games(rules)
+    fin = [n for n, v in probe.items() if v["finishes"]]
+    length = sum(probe[n]["mean_length"] for n in fin) / len(fin)
+    dropped = [n for n in probe if n not in fin]
+    if dropped and "auto" in (cfg.opponents, cfg.eval.opponents, cfg.final_eval.opponents):
+        print(f"opponents: auto leaves out {', '.join(dropped)}: under these rules "
+              + "; ".join(f"its own games last {probe[n]['mean_length']:,.0f} decisions, "
+                          f"{100 * probe[n]['cut_share']:.0f}% cut with no winner" for n in dropped),
+              file=log or sys.stderr)
+    ev, fe = cfg.eval, cfg.final_eval
+    ev = dataclasses.replace(
+        ev, opponents=list(fin) if ev.opponents == "auto" else ev.opponents,
+        games=games_for(EVAL_DECISIONS, length, 200, 2_000) if ev.games == "auto" else ev.games)
+    fe = dataclasses.replace(
+        fe, opponents=list(fin) if fe.opponents == "auto" else fe.opponents,
+        games=games_for(FINAL_DECISIONS, length, 2_000, 100_000) if fe.games == "auto" else fe.games)
+    opponents = ({n: AUTO_WEIGHTS[n] for n in fin} if cfg.opponents == "auto"
+                 else cfg.opponents)
+    cut = cfg.max_decisions
+    if cut == "auto":
+        from ono_env.game import DEFAULT_MAX_DECISIONS_MATCH, DEFAULT_MAX_DECISIONS_ROUND
+        ceiling = DEFAULT_MAX_DECISIONS_MATCH if rules.target_score else DEFAULT_MAX_DECISIONS_ROUND
+        cut = int(min(ceiling, max(MIN_CUT, round(CUT_RATIO * length))))
+    match = bool(rules.target_score) and rules.scoring != "none"
+    reward = ("points" if match else "win") if cfg.reward == "auto" else cfg.reward
+    ppo = cfg.ppo
+    if ppo.hand_shaping == "auto":
+        ppo = dataclasses.replace(ppo, hand_shaping=0.0 if match or cfg.algo != "ppo" else HAND_SHAPING)
+    return (dataclasses.replace(cfg, opponents=opponents, eval=ev, final_eval=fe, max_decisions=cut,
+                                reward=reward, ppo=ppo),
+            {"baselines": probe, "length": length, "final_auto": cfg.final_eval.games == "auto",
+             "eval_auto": cfg.eval.games == "auto"})
+
+
+def evaluation_line(step: int, minutes: float, rows: Sequence[dict[str, Any]]) -> str:
+    """One console line per evaluation: the win rate (a share of the wins beside the fair
+    share at more than two players) against each opponent, mean game length and cut games."""
+    fair = rows[0]["fair_share"] if rows else 0.5
+    games = sum(r["games"] for r in rows)
+    cut = sum(r["no_winner"] for r in rows)
+    length = sum(r["mean_length"] * r["games"] for r in rows) / max(1, games)
+    what = "win rate" if fair == 0.5 else "win share"
+    parts = ", ".join(f"{r['opponent']} {100 * r['win_rate']:.1f}%" for r in rows)
+    return (f"eval at step {step:,} ({minutes:.1f} min): {what} vs {parts} (fair {100 * fair:.0f}%); "
+            f"mean length {length:,.0f} decisions; no winner {100 * cut / max(1, games):.1f}%")
+
+
+def stall_warning(rows: Sequence[dict[str, Any]], baselines: dict[str, dict[str, float]],
+                  choices: dict[str, float] | None = None, gamma: float = 1.0,
+                  truncation: str = "loss", pool: Sequence[str] = ()) -> str | None:
+    """A warning when the learner's evaluation games last far longer than the opponents'
+    own games (:data:`STALL_RATIO`) or many are cut with no winner (:data:`STALL_CUT_SHARE`),
+    naming the likely causes; None otherwise. ``choices``: shares of the learner's stalling
+    moves since the last evaluation (``catch`` when legal, ``draw`` while holding a
+    playable card)."""
+    long, cut = [], []
+    for r in rows:
+        own = baselines.get(r["opponent"], {}).get("mean_length")
+        if own and r["mean_length"] > STALL_RATIO * own:
+            long.append(f"{r['opponent']} {r['mean_length']:,.0f} decisions against its own "
+                        f"{own:,.0f}")
+        if r["games"] and r["no_winner"] / r["games"] > STALL_CUT_SHARE:
+            cut.append(f"{r['opponent']} {100 * r['no_winner'] / r['games']:.0f}%")
+    if not long and not cut:
+        return None
+    text = "warning: the learner's games "
+    if long:
+        text += "last far longer than the opponents' own (" + "; ".join(long) + ")"
+    if cut:
+        text += (" and " if long else "") + "are often cut with no winner (" + ", ".join(cut) + ")"
+    text += ": the learner is stalling."
+    if choices:
+        shown = [f"{k} {100 * v:.0f}%" for k, v in choices.items() if v >= 0.2]
+        if shown:
+            text += " Its choices since the last evaluation: " + ", ".join(shown) + "."
+    causes = []
+    if gamma < 1:
+        causes.append(f"ppo.gamma={gamma:g} discounts a loss many decisions away to almost "
+                      f"nothing (try ppo.gamma=1)")
+    if truncation == "bootstrap":
+        causes.append("ppo.truncation=bootstrap makes a game cut with no winner worth no "
+                      "less than playing on (try ppo.truncation=loss)")
+    slow = [n for n, v in baselines.items() if not v.get("finishes", True) and n in pool]
+    if slow:
+        causes.append(f"opponents in the pool that cannot finish games under these rules "
+                      f"({', '.join(slow)}; opponents: auto leaves them out)")
+    if not causes:
+        causes.append("the rules let a losing seat postpone the end (a false catch, a voluntary "
+                      "draw); more training or self_play may help")
+    return text + " Likely causes: " + "; ".join(causes) + "."
 
 
 
@@ -81,7 +246,8 @@ def learning_rate_schedule(lr0: float, lr1: float, seconds: float | None = None,
     return schedule
 
 
-CURVE_FIELDS = ["step", "opponent", "games", "win_rate", "ci_low", "ci_high"]
+CURVE_FIELDS = ["step", "opponent", "games", "win_rate", "ci_low", "ci_high", "fair_share",
+                "mean_length", "no_winner"]
 """The columns of a run's ``eval.csv``."""
 
 
@@ -129,6 +295,12 @@ def final_evaluation(cfg: TrainConfig, rules: Any, model_path: Path, run_dir: Pa
     if not cfg.final_eval.games:
         return []
     workers = cfg.final_eval.workers
+    import math
+    import sys
+    half = 100 * 1.96 * math.sqrt(0.25 / cfg.final_eval.games)
+    print(f"final evaluation: {cfg.final_eval.games:,} games against each of "
+          f"{', '.join(cfg.final_eval.opponents)} (95% interval about +-{half:.1f} points)",
+          file=sys.stderr)
     agent = str(model_path) if workers > 1 else load_agent(model_path, rules)
     final = evaluate(agent, cfg.final_eval.opponents, rules, cfg.final_eval.games,
                      seed=cfg.seed + 1_000_003, progress=bool(cfg.progress), workers=workers)

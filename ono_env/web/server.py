@@ -10,6 +10,8 @@ asset ships in the package (``ono_env/web/static``); nothing is fetched from the
 Endpoints (JSON; every refusal is ``{"error": "..."}`` with a 4xx status)::
 
     GET  /api/options                 presets, their rule options, agents, player counts
+    POST /api/agents                  {"rules", "options", "num_players"} -> {"agents": the
+                                      agents that can sit at that table}
     POST /api/games                   a new game: {"rules", "options", "num_players", "seat",
                                       "opponents", "seed", "thinking"} -> the table
     GET  /api/games/{id}              the table, from the human's seat
@@ -27,6 +29,7 @@ replay by id and never names a path. Requests over :data:`MAX_BODY` bytes are re
 """
 
 import argparse
+import json
 import secrets
 import sys
 import threading
@@ -35,18 +38,23 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from ono_env import cli
-from ono_env.agents.learned import read_metadata
+from ono_env.checks import check_text
+from ono_env.agents.learned import model_label, read_metadata, shipped_models
 from ono_env.agents.registry import agent_names
 from ono_env.positions import load_json
-from ono_env.replay import MAX_LABEL, Replay, replay_positions
+from ono_env.replay import MAX_LABEL, Replay, clean_label, replay_positions
 from ono_env.rules import CHOICES, PRESETS, RuleSet
-from ono_env.web.table import Refused, Tables, default_agent_factory, make_rules
+from ono_env.agents.search import SEARCH_AGENTS
+from ono_env.web.table import (WEB_MAX_BUDGET, WEB_MAX_MS, Refused, Tables, default_agent_factory,
+                               fits, make_rules)
 
 STATIC = Path(__file__).parent / "static"
 MAX_BODY = 4 << 20
 """The largest request body: 4 MiB (a replay upload is the largest request)."""
 MAX_REPLAYS = 200
 """The most replays the server keeps (uploads and saved games; the oldest go first)."""
+MAX_REPLAY_BYTES = 256 << 20
+"""The most bytes of replay JSON the server keeps (with :data:`MAX_REPLAYS`)."""
 MAX_REPLAY_DECISIONS = 20_000
 """The longest replay the server takes or shows (every position is sent to the browser)."""
 LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "::1", "[::1]")
@@ -57,20 +65,37 @@ SEARCH_OFFERED = ("pimc", "pimc:128", "ismcts", "oracle-hands", "oracle")
 
 class Replays:
     """The replays of one server, by id: files from ``--replays`` folders, saved games and
-    uploads."""
+    uploads; at most ``limit`` of them and ``max_bytes`` of their JSON text (the oldest go
+    first)."""
 
-    def __init__(self, limit: int = MAX_REPLAYS) -> None:
+    def __init__(self, limit: int = MAX_REPLAYS, max_bytes: int = MAX_REPLAY_BYTES) -> None:
         self.limit = limit
-        self._items: "OrderedDict[str, tuple[str, Replay]]" = OrderedDict()
+        self.max_bytes = max_bytes
+        self._items: "OrderedDict[str, tuple[str, Replay, int]]" = OrderedDict()
+        self._bytes = 0
         self._lock = threading.Lock()
 
     def add(self, replay: Replay, title: str) -> str:
+        """Keep ``replay`` under ``title`` (checked text); its summary is built before
+        anything is stored, so a replay that could not be listed is never kept."""
+        check_text("replay title", title, MAX_LABEL)
+        size = len(replay.to_json().encode("utf-8"))
+        if size > self.max_bytes:
+            raise Refused(f"the replay takes {size:,} bytes; the server keeps at most "
+                          f"{self.max_bytes:,}", 413)
         rid = secrets.token_hex(8)
+        json.dumps(summary(rid, title, replay))   # can be answered: else refused here
         with self._lock:
-            self._items[rid] = (title, replay)
-            while len(self._items) > self.limit:
-                self._items.popitem(last=False)
+            self._items[rid] = (title, replay, size)
+            self._bytes += size
+            while len(self._items) > self.limit or self._bytes > self.max_bytes:
+                self._bytes -= self._items.popitem(last=False)[1][2]
         return rid
+
+    @property
+    def bytes(self) -> int:
+        """The JSON bytes of the replays kept."""
+        return self._bytes
 
     def get(self, rid: Any) -> Replay:
         with self._lock:
@@ -82,7 +107,7 @@ class Replays:
     def listing(self) -> list[dict[str, Any]]:
         with self._lock:
             items = list(self._items.items())
-        return [summary(rid, title, r) for rid, (title, r) in reversed(items)]
+        return [summary(rid, title, r) for rid, (title, r, _) in reversed(items)]
 
 
 def summary(rid: str, title: str, r: Replay) -> dict[str, Any]:
@@ -127,7 +152,7 @@ def rule_options() -> dict[str, Any]:
 
 def create_app(models: Sequence[str] = (), replay_dirs: Sequence[str] = (),
                max_tables: int | None = None, allowed_hosts: Sequence[str] | None = None,
-               log: Any = None) -> Any:
+               log: Any = None, max_replays: int = MAX_REPLAYS) -> Any:
     """The FastAPI app. ``models``: model files the browser may pick as opponents (by their
     file name's stem); ``replay_dirs``: folders whose ``*.json`` replays are listed (a file
     that is not a replay is skipped with a note to ``log``, default stderr);
@@ -138,51 +163,92 @@ def create_app(models: Sequence[str] = (), replay_dirs: Sequence[str] = (),
     from fastapi.responses import FileResponse, JSONResponse, Response
     from fastapi.staticfiles import StaticFiles
     from starlette.concurrency import run_in_threadpool
-    from starlette.middleware.trustedhost import TrustedHostMiddleware
+    from fastapi.exceptions import RequestValidationError
+    from starlette.exceptions import HTTPException as StarletteHTTPException
+    from starlette.requests import ClientDisconnect
 
     allowed: dict[str, str] = {name: name for name in agent_names()}
+    # the rules each learned agent was trained for: the browser is offered only those that fit
+    metas: dict[str, Any] = {name: read_metadata(path) for name, path in shipped_models().items()}
     for m in models:
-        label = Path(m).name.rsplit(".", 1)[0][:MAX_LABEL]
-        if label in allowed:
-            raise ValueError(f"model {m!r}: its label {label!r} is taken (rename the file)")
+        meta = read_metadata(m)
+        label = model_label(m, meta)[:MAX_LABEL]
+        if label in allowed or label.partition(":")[0] in SEARCH_AGENTS:
+            raise ValueError(f"model {m!r}: its label {label!r} is taken by an agent of that "
+                             f"name (rename the file, or train with another name)")
         allowed[label] = str(m)
+        metas[label] = meta
+
+    def agents_for(rules: RuleSet) -> list[str]:
+        """The agents that can sit at a table of ``rules`` (the search agents play any)."""
+        return [a for a in allowed if fits(metas.get(a), rules) is None] + list(SEARCH_OFFERED)
     tables = Tables() if max_tables is None else Tables(max_tables)
-    replays = Replays()
+    replays = Replays(max_replays)
     for folder in replay_dirs:
         folder = Path(folder)
         if not folder.is_dir():
             raise ValueError(f"--replays {str(folder)!r}: not a folder")
-        for f in sorted(folder.glob("*.json")):
+        files = sorted(folder.glob("*.json"))
+        if len(files) > replays.limit:
+            print(f"ono-web: note: {folder} holds {len(files)} replay files; the server keeps "
+                  f"{replays.limit}: the last {replays.limit} by name", file=log or sys.stderr)
+            files = files[-replays.limit:]
+        for f in files:
             try:
-                replays.add(Replay.load(f), f.name[:MAX_LABEL])
-            except ValueError as exc:
+                replay = Replay.load(f)
+                replay_positions(replay)   # every action legal, the result as recorded
+                replays.add(replay, clean_label(f.name))
+            except (ValueError, Refused) as exc:
                 print(f"ono-web: note: {f} skipped: {exc}", file=log or sys.stderr)
 
     app = FastAPI(title="ono_env web table", docs_url=None, redoc_url=None, openapi_url=None)
     app.state.tables = tables
     app.state.replays = replays
-    if allowed_hosts is not None:
-        app.add_middleware(TrustedHostMiddleware, allowed_hosts=list(allowed_hosts))
-
     @app.middleware("http")
     async def limit_body(request: Request, call_next):
         length = request.headers.get("content-length")
         if length is not None and (not length.isdigit() or int(length) > MAX_BODY):
-            return JSONResponse({"error": f"request body of {length} bytes; at most {MAX_BODY}"},
+            return JSONResponse({"error": f"request body of {length:.20} bytes; at most {MAX_BODY}"},
                                 status_code=413)
         if request.method in ("POST", "PUT", "PATCH"):
             body = b""
-            async for chunk in request.stream():
-                body += chunk
-                if len(body) > MAX_BODY:
-                    return JSONResponse({"error": f"request body over {MAX_BODY} bytes"},
-                                        status_code=413)
+            try:
+                async for chunk in request.stream():
+                    body += chunk
+                    if len(body) > MAX_BODY:
+                        return JSONResponse({"error": f"request body over {MAX_BODY} bytes"},
+                                            status_code=413)
+            except ClientDisconnect:   # the client hung up mid-body: nobody to answer
+                return Response(status_code=400)
             request._body = body   # read once here; the endpoint reads it again from memory
         return await call_next(request)
+
+    if allowed_hosts is not None:
+        hosts = {h.lower() for h in allowed_hosts}
+
+        @app.middleware("http")
+        async def check_host(request: Request, call_next):   # added last: runs first
+            host = request.headers.get("host", "").lower()
+            name = host.rsplit(":", 1)[0] if not host.endswith("]") else host
+            if host not in hosts and name not in hosts:
+                return JSONResponse({"error": f"host {host!r:.80} is not served here; allowed: "
+                                              f"{', '.join(sorted(hosts))}"}, status_code=400)
+            return await call_next(request)
 
     @app.exception_handler(Refused)
     async def refused(request: Request, exc: Refused):
         return JSONResponse({"error": str(exc)}, status_code=exc.status)
+
+    @app.exception_handler(StarletteHTTPException)
+    async def http_error(request: Request, exc: StarletteHTTPException):
+        what = {404: "no such page or endpoint", 405: "method not allowed here"}.get(
+            exc.status_code, str(exc.detail))
+        return JSONResponse({"error": f"{request.method} {request.url.path[:200]}: {what}"},
+                            status_code=exc.status_code)
+
+    @app.exception_handler(RequestValidationError)
+    async def invalid(request: Request, exc: RequestValidationError):
+        return JSONResponse({"error": f"bad request: {str(exc)[:300]}"}, status_code=400)
 
     def json_body(request: Request) -> None:
         """A body must say it is JSON: a page on another site cannot send that without the
@@ -213,7 +279,14 @@ def create_app(models: Sequence[str] = (), replay_dirs: Sequence[str] = (),
     @app.get("/api/options")
     def options() -> dict[str, Any]:
         return {"agents": list(allowed) + list(SEARCH_OFFERED), "default_opponent": "greedy",
+                "search_limits": {"budget": WEB_MAX_BUDGET, "ms": WEB_MAX_MS},
                 "min_players": 2, "max_players": 10, **rule_options()}
+
+    @app.post("/api/agents")
+    async def agents(request: Request) -> dict[str, Any]:
+        d = await body_object(request, {"rules": False, "options": False, "num_players": False})
+        rules = make_rules(d.get("rules", "basic"), d.get("options", {}), d.get("num_players"))
+        return {"agents": agents_for(rules)}
 
     @app.post("/api/games")
     async def new_game(request: Request) -> dict[str, Any]:
@@ -227,7 +300,7 @@ def create_app(models: Sequence[str] = (), replay_dirs: Sequence[str] = (),
                           f"{', '.join(allowed)}")
         def deal() -> dict[str, Any]:   # agents may think a while: off the event loop
             table = tables.new(rules, d.get("seat", 0), opponents, d.get("seed"),
-                               default_agent_factory(rules, allowed), d.get("thinking", False))
+                               default_agent_factory(rules, allowed, metas), d.get("thinking", False))
             with table.lock:
                 return table.view()
         return await run_in_threadpool(deal)
@@ -255,9 +328,12 @@ def create_app(models: Sequence[str] = (), replay_dirs: Sequence[str] = (),
         d = await body_object(request, {"show": True})
         if not isinstance(d["show"], bool):
             raise Refused(f"show must be true or false; got {d['show']!r:.20}")
-        with table.lock:
-            table.show_thinking = d["show"]
-            return table.view()
+
+        def show() -> dict[str, Any]:   # the lock may be held while agents think: not on the loop
+            with table.lock:
+                table.show_thinking = d["show"]
+                return table.view()
+        return await run_in_threadpool(show)
 
     @app.post("/api/games/{table_id}/replay")
     def save_replay(table_id: str) -> dict[str, Any]:

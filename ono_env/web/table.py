@@ -14,6 +14,7 @@ number of them (the oldest are dropped first).
 
 from __future__ import annotations
 
+import re
 import secrets
 import threading
 from collections import OrderedDict
@@ -231,20 +232,71 @@ class Tables:
         return len(self._tables)
 
 
-def default_agent_factory(rules: RuleSet, allowed: Mapping[str, Any]) -> Any:
+WEB_MAX_BUDGET = 512
+"""The most worlds (pimc, oracle) or iterations (ismcts) per decision a browser may ask of a
+search agent (``name:N``)."""
+WEB_MAX_MS = 1000.0
+"""The longest time budget per decision a browser may ask (``name:<T>ms``)."""
+_SEARCH_LABEL = re.compile(r"([a-z-]{1,40})(?::([0-9]{1,9}|[0-9]{1,9}(?:\.[0-9]{1,6})?ms))?")
+
+
+def search_label(label: str) -> tuple[str, str | None]:
+    """``(name, budget)`` of a search agent label from a browser: a search agent's name,
+    alone or with a budget within the server's limits (:data:`WEB_MAX_BUDGET` worlds or
+    iterations, :data:`WEB_MAX_MS` milliseconds per decision); anything else, a path
+    included, is ``Refused``. A label is a name, never a path."""
+    allowed = (f"a search agent ({', '.join(SEARCH_AGENTS)}), alone or as name:N (N from 1 to "
+               f"{WEB_MAX_BUDGET}) or name:<T>ms (T above 0 and at most {WEB_MAX_MS:g})")
+    m = _SEARCH_LABEL.fullmatch(label)
+    if m is None or m.group(1) not in SEARCH_AGENTS:
+        raise Refused(f"agent {label!r:.60}: not a search agent label; allowed: {allowed}")
+    budget = m.group(2)
+    if budget is not None:
+        value = float(budget[:-2]) if budget.endswith("ms") else int(budget)
+        bound = WEB_MAX_MS if budget.endswith("ms") else WEB_MAX_BUDGET
+        if not 0 < value <= bound:
+            raise Refused(f"agent {label!r:.60}: the budget is past this server's limit; "
+                          f"allowed: {allowed}")
+    return m.group(1), budget
+
+
+def fits(meta: Mapping[str, Any] | None, rules: RuleSet) -> str | None:
+    """Why a model (its metadata; None: an agent that plays any rules) cannot play ``rules``,
+    or None when it can. The reason names no file."""
+    if meta is None:
+        return None
+    from ono_env.agents.learned import check_compatible
+    try:
+        check_compatible(dict(meta), rules, "this model")
+    except ValueError as exc:
+        return str(exc)
+    return None
+
+
+def default_agent_factory(rules: RuleSet, allowed: Mapping[str, Any],
+                          models: Mapping[str, Any] | None = None) -> Any:
     """Builds agents only from ``allowed`` labels (registered names, and the model files the
     server was started with, by label) and search agent names (``pimc``, ``pimc:N``, ...): a
-    label from the browser never opens a path."""
+    label from the browser never opens a path. ``models``: the metadata of the labels that
+    are model files; one that does not fit ``rules`` is refused with the reason, naming its
+    label and no path."""
     def build(label: Any) -> Any:
         if isinstance(label, str) and label.partition(":")[0] in SEARCH_AGENTS:
+            base, arg = search_label(label)
             try:
-                return make_agent(label, rules)
+                return SEARCH_AGENTS[base](rules, arg)
             except ValueError as exc:
                 raise Refused(f"agent {label!r:.60}: {exc}") from None
+        if isinstance(label, str) and models is not None and label in models:
+            why = fits(models[label], rules)
+            if why is not None:
+                raise Refused(f"agent {label!r} cannot sit at this table: {why}")
         if not isinstance(label, str) or label not in allowed:
             raise Refused(f"unknown agent {label!r:.60}; allowed: {', '.join(allowed)}")
         try:
             return make_agent(allowed[label], rules)
-        except ValueError as exc:
-            raise Refused(f"agent {label!r}: {exc}") from None
+        except ValueError as exc:   # the message may name the file: the browser gets none
+            text = str(exc).replace(repr(str(allowed[label])), repr(label)).replace(
+                str(allowed[label]), label)
+            raise Refused(f"agent {label!r}: {text}") from None
     return build

@@ -90,6 +90,7 @@ async function setupForm() {
     rules.value = "basic";
     rules.addEventListener("change", () => { presetChanged(); });
     $("f-players").addEventListener("change", opponentInputs);
+    $("f-options").addEventListener("change", opponentInputs);
     presetChanged();
   }
 }
@@ -118,15 +119,25 @@ function presetChanged() {
   opponentInputs();
 }
 
-function opponentInputs() {
+let agentsAsked = 0;
+async function opponentInputs() {
+  // only the agents that can sit at this table (a learned agent plays the rules and player
+  // count it was trained for): the server says which
   const n = Math.max(2, Math.min(10, Number($("f-players").value) || 2));
+  const ask = ++agentsAsked;
+  let names = options.agents;
+  try {
+    names = (await api("POST", "/api/agents", {
+      rules: $("f-rules").value, options: changedOptions(), num_players: n })).agents;
+  } catch (e) { /* options being typed: keep the full list until they are valid */ }
+  if (ask !== agentsAsked) return;   // a newer change answered first
   const box = $("f-opponents");
   const before = [...box.querySelectorAll("select")].map((s) => s.value);
   box.replaceChildren();
   for (let k = 0; k < n - 1; k++) {
     const s = el("select", { "data-opponent": String(k) });
-    for (const name of options.agents) s.append(el("option", { value: name, text: name }));
-    s.value = before[k] || options.default_opponent;
+    for (const name of names) s.append(el("option", { value: name, text: name }));
+    s.value = names.includes(before[k]) ? before[k] : options.default_opponent;
     box.append(el("label", {}, `Opponent ${k + 1}`, s));
   }
 }

@@ -1,0 +1,148 @@
+"""``ono-train default`` under every preset and table size: does the default config learn?
+
+    python benchmarks/train_any_rules.py --tables ono:4,basic:2 --parallel 2 \
+        --out docs/results/train-any-rules
+    python benchmarks/train_any_rules.py --tables ono:4 --variant old --minutes 1.5 ...
+
+Each table (``preset:players``) is trained with ``ono-train default rules=<preset>
+num_players=<players>`` and the variant's overrides (``--variant``: ``default`` = none; ``old``
+= the settings before the fix: ``ppo.gamma=0.99 ppo.truncation=bootstrap`` and the old fixed
+opponent pool with random and the rules' own decision limit; ``gamma1`` and ``loss`` = one of
+the two changes alone; ``nocut`` = the default without its shorter cut of training games), in its own
+process with ``torch_threads=1`` so that ``--parallel`` runs share the cores evenly. Its final
+evaluation (the run's own ``final_eval.json``) is read back, and the final model then plays a
+mirrored-deal arena against ``players - 1`` copies of the table's best baseline (the one it
+scores lowest against in the final evaluation): ``--deals`` deals, every seating of each deal,
+so the luck of the cards cancels; the interval is over deals. Writes ``results.json`` and
+``results.md`` into ``--out`` (appending to an existing results.json) and prints each row.
+"""
+
+from __future__ import annotations
+
+import argparse
+import fcntl
+import json
+import subprocess
+import sys
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+VARIANTS = {
+    "default": [],
+    "old": ["ppo.gamma=0.99", "ppo.truncation=bootstrap", "max_decisions=5000", "ppo.hand_shaping=0",
+            "opponents={random: 1, greedy: 2, color: 1, defensive: 2}",
+            "eval.opponents=[random, greedy, color, defensive]"],
+    "gamma1": ["ppo.truncation=bootstrap"],
+    "loss": ["ppo.gamma=0.99"],
+    "nocut": ["max_decisions=5000"],
+    "noshaping": ["ppo.hand_shaping=0"],
+    "shaping0.02": ["ppo.hand_shaping=0.02"],
+}
+
+
+def train_one(preset: str, players: int, variant: str, minutes: float | None, out: Path,
+              extra: list[str]) -> dict:
+    run_dir = out / "runs" / (f"{preset}-{players}p-{variant}" + ("" if minutes is None else f"-{minutes:g}min"))
+    cmd = ["ono-train", "default", f"rules={preset}", f"num_players={players}",
+           f"run_dir={run_dir}", "torch_threads=1", "progress=false", *VARIANTS[variant], *extra]
+    if minutes is not None:
+        cmd.append(f"time_limit_minutes={minutes}")
+    t0 = time.perf_counter()
+    log = run_dir.parent / (run_dir.name + ".log")
+    log.parent.mkdir(parents=True, exist_ok=True)
+    with open(log, "w") as fh:
+        rc = subprocess.run(cmd, stdout=fh, stderr=subprocess.STDOUT).returncode
+    final = json.loads((run_dir / "final_eval.json").read_text()) if rc == 0 else None
+    return {"preset": preset, "players": players, "variant": variant, "command": " ".join(cmd),
+            "rc": rc, "seconds": time.perf_counter() - t0, "run_dir": str(run_dir),
+            "final_eval": final}
+
+
+def mirrored(row: dict, deals: int, seed: int) -> dict:
+    from ono_env.arena import run_arena
+
+    res = row["final_eval"]["results"]
+    best = min(res, key=lambda r: r["win_rate"])["opponent"]
+    P = row["players"]
+    games = deals * (2 if P == 2 else 24 if P == 4 else P)
+    model = str(Path(row["run_dir"]) / "model.safetensors")
+    ar = run_arena([model] + [best] * (P - 1), row["preset"], P, games, seed, mirrored=True,
+                   rating=False)
+    pr = ar.paired(0)
+    return {"opponent": best, "deals": pr["deals"], "games": pr["games"], "share": pr["rate"],
+            "low": pr["low"], "high": pr["high"], "fair": 1.0 / P,
+            "no_winner": int(ar.records.truncated.sum()),
+            "mean_length": float(ar.records.length.mean())}
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--tables", required=True, help="preset:players,... (e.g. ono:4,basic:2)")
+    ap.add_argument("--variant", default="default", choices=sorted(VARIANTS))
+    ap.add_argument("--minutes", type=float, default=None, help="time limit (default: the config's 7)")
+    ap.add_argument("--parallel", type=int, default=2)
+    ap.add_argument("--deals", type=int, default=2000, help="mirrored deals per table")
+    ap.add_argument("--seed", type=int, default=12)
+    ap.add_argument("--extra", nargs="*", default=[], help="more key=value overrides")
+    ap.add_argument("--out", type=Path, required=True)
+    ap.add_argument("--only-mirror", action="store_true",
+                    help="train nothing: play the mirrored arena again (--deals) for the rows of "
+                         "results.json with these tables and --variant")
+    a = ap.parse_args()
+    tables = [(t.split(":")[0], int(t.split(":")[1])) for t in a.tables.split(",")]
+    a.out.mkdir(parents=True, exist_ok=True)
+    path = a.out / "results.json"
+    if a.only_mirror:
+        for p, n in tables:
+            with open(a.out / "results.lock", "w") as lock:
+                fcntl.flock(lock, fcntl.LOCK_EX)
+                rows = json.loads(path.read_text())
+            for row in rows:
+                if (row["preset"], row["players"], row["variant"]) == (p, n, a.variant) and row["rc"] == 0:
+                    row["mirrored"] = mirrored(row, a.deals, a.seed)
+                    print(line(row), flush=True)
+                    with open(a.out / "results.lock", "w") as lock:
+                        fcntl.flock(lock, fcntl.LOCK_EX)
+                        fresh = json.loads(path.read_text())
+                        for k, r in enumerate(fresh):
+                            if r["run_dir"] == row["run_dir"]:
+                                fresh[k] = row
+                        path.write_text(json.dumps(fresh, indent=1) + "\n")
+                        write_md(a.out, fresh)
+        return
+    with ThreadPoolExecutor(a.parallel) as ex:
+        futures = [ex.submit(train_one, p, n, a.variant, a.minutes, a.out, a.extra) for p, n in tables]
+        for f in futures:
+            row = f.result()
+            if row["rc"] == 0:
+                row["mirrored"] = mirrored(row, a.deals, a.seed)
+            print(line(row), flush=True)
+            with open(a.out / "results.lock", "w") as lock:   # several scripts may share --out
+                fcntl.flock(lock, fcntl.LOCK_EX)
+                rows = json.loads(path.read_text()) if path.exists() else []
+                rows.append(row)
+                path.write_text(json.dumps(rows, indent=1) + "\n")
+                write_md(a.out, rows)
+
+
+def line(row: dict) -> str:
+    if row["rc"] != 0:
+        return f"{row['preset']} {row['players']}p {row['variant']}: failed (rc {row['rc']}), see its log"
+    m = row["mirrored"]
+    steps = row["final_eval"]["training_steps"]
+    return (f"| {row['preset']} | {row['players']} | {row['variant']} | {steps / 1e6:.1f}M | "
+            f"{m['opponent']} | {100 * m['share']:.1f}% [{100 * m['low']:.1f}, {100 * m['high']:.1f}] | "
+            f"{100 * m['fair']:.0f}% | {m['deals']:,} | {m['mean_length']:.0f} | {m['no_winner']} |")
+
+
+def write_md(out: Path, rows: list[dict]) -> None:
+    head = ("| rules | players | variant | steps | best baseline | share vs it (mirrored, 95%) | "
+            "fair | deals | mean length | no winner |\n|---|---|---|---|---|---|---|---|---|---|")
+    body = "\n".join(line(r) for r in rows)
+    cmds = "\n".join(f"- `{r['command']}`" for r in rows)
+    (out / "results.md").write_text(f"{head}\n{body}\n\nCommands:\n{cmds}\n")
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,350 @@
+"""Surfaces under bad input: one text check for labels and names, replays kept within bytes,
+browser labels that are names and never paths, models checked by what they compute, paths and
+addresses checked before any work, one error shape per surface, and the core's last refusals."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+pytest.importorskip("fastapi")
+from fastapi.testclient import TestClient  # noqa: E402
+
+from ono_env.agents.learned import (MAX_OUTPUT, PolicyNet, load_agent, make_metadata,  # noqa: E402
+                                    read_model, shipped_models, write_model)
+from ono_env.arena import check_ray_address, read_arena_json, run_arena  # noqa: E402
+from ono_env.arena_cli import main as arena_main  # noqa: E402
+from ono_env.checks import check_input_file, check_text  # noqa: E402
+from ono_env.replay import Replay  # noqa: E402
+from ono_env.rules import RuleSet  # noqa: E402
+from ono_env.web.server import Replays, create_app, main as web_main  # noqa: E402
+from ono_env.web.table import WEB_MAX_BUDGET, search_label, Refused  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def client():
+    return TestClient(create_app())
+
+
+def a_replay(n: int = 1) -> Replay:
+    res = run_arena(["greedy", "random"], "basic", 2, 4, 0, rating=False, record=n)
+    return res.replays[0]
+
+
+# ---- one text check -----------------------------------------------------------------------
+@pytest.mark.parametrize("value, fragment", [("\ud800", "lone surrogate"), ("x" * 201, "201 characters"),
+                                             ("", "0 characters"), (7, "(int)"), ("a\nb", "control")])
+def test_the_text_check_names_the_field(value, fragment):
+    with pytest.raises(ValueError, match="label") as e:
+        check_text("label", value)
+    assert fragment in str(e.value)
+
+
+def test_a_lone_surrogate_label_is_refused_and_the_list_keeps_working(client):
+    d = json.loads(a_replay().to_json())
+    d["players"][0] = "\ud800"
+    r = client.post("/api/replays", content=json.dumps(d),
+                    headers={"content-type": "application/json"})
+    assert r.status_code == 400 and "players[0]" in r.json()["error"]
+    assert client.get("/api/replays").status_code == 200
+    r = client.post("/api/games", content=json.dumps({"rules": "basic", "options": {"name": "\ud800"},
+                                                      "opponents": ["greedy"], "num_players": 2}),
+                    headers={"content-type": "application/json"})
+    assert r.status_code == 400 and "'name'" in r.json()["error"]
+    r = client.post("/api/games", json={"rules": "basic", "options": {"name": "x" * 1_000_000},
+                                        "opponents": ["greedy"], "num_players": 2})
+    assert r.status_code == 400 and "1,000,000 characters" in r.json()["error"]
+
+
+def test_replays_are_kept_within_a_byte_budget():
+    r = a_replay()
+    size = len(r.to_json().encode())
+    kept = Replays(limit=100, max_bytes=3 * size)
+    ids = [kept.add(r, f"r{k}") for k in range(5)]
+    assert [x["id"] for x in kept.listing()] == ids[:1:-1] and kept.bytes == 3 * size
+    with pytest.raises(Refused, match="keeps at most"):
+        Replays(max_bytes=size - 1).add(r, "big")
+
+
+def test_a_replay_folder_past_the_cap_is_noted_and_forged_winners_skipped(tmp_path):
+    import io
+    r = a_replay()
+    for k in range(3):
+        r.save(tmp_path / f"r{k}.json")
+    d = json.loads(r.to_json())
+    d["result"]["winner"] = 1 - d["result"]["winner"]
+    (tmp_path / "forged.json").write_text(json.dumps(d))
+    log = io.StringIO()
+    app = create_app(replay_dirs=[str(tmp_path)], log=log)
+    titles = [x["title"] for x in TestClient(app).get("/api/replays").json()]
+    assert "forged.json" not in titles and "forged.json skipped" in log.getvalue()
+    log = io.StringIO()
+    create_app(replay_dirs=[str(tmp_path)], log=log, max_replays=2)
+    assert "holds 4 replay files; the server keeps 2" in log.getvalue()
+
+
+# ---- browser labels are names --------------------------------------------------------------
+@pytest.mark.parametrize("label", ["pimc:a/b.safetensors", "pimc:../x", "pimc:", "pimc:1e9",
+                                   f"pimc:{WEB_MAX_BUDGET + 1}", "pimc:60000ms", "ismcts:0"])
+def test_search_labels_past_the_limits_or_naming_paths_are_refused(client, label, tmp_path):
+    with pytest.raises(Refused):
+        search_label(label)
+    r = client.post("/api/games", json={"rules": "basic", "num_players": 2, "opponents": [label]})
+    assert r.status_code == 400 and "allowed" in r.json()["error"]
+
+
+def test_the_server_states_its_search_limits(client):
+    limits = client.get("/api/options").json()["search_limits"]
+    assert limits == {"budget": WEB_MAX_BUDGET, "ms": 1000.0}
+    assert search_label(f"pimc:{WEB_MAX_BUDGET}") == ("pimc", str(WEB_MAX_BUDGET))
+
+
+def test_a_model_named_like_a_search_agent_is_refused(tmp_path):
+    model = tmp_path / "pimc.safetensors"
+    shutil.copy(shipped_models()["ppo-basic-2p"], model)
+    with pytest.raises(ValueError, match="is taken by an agent of that name"):
+        create_app(models=[str(model)])
+
+
+# ---- a model is checked by what it computes ---------------------------------------------------
+def overflowing(tmp_path: Path, how: str) -> Path:
+    meta, net = read_model(shipped_models()["ppo-basic-2p"])
+    layers = [(w.copy(), b.copy()) for w, b in net.layers]
+    scale = net.scale.copy()
+    if how == "logits":
+        layers[-1][1][:] = 3e38
+        layers[-1][1][::2] = -3e38
+    else:
+        scale[:] = 1e-45
+    path = tmp_path / f"{how}.safetensors"
+    from safetensors.numpy import save_file
+
+    from ono_env.agents.learned import META_KEY
+    bad = PolicyNet(scale, layers, net.activation, net.value_layers)   # write_model would refuse
+    save_file(bad.tensors(), str(path), metadata={META_KEY: json.dumps(meta)})
+    with pytest.raises(ValueError, match="damaged model"):
+        write_model(tmp_path / "again.safetensors", bad, meta)
+    return path
+
+
+@pytest.mark.parametrize("how", ["logits", "scale"])
+def test_a_model_whose_outputs_overflow_is_refused_with_its_name(tmp_path, how, capsys):
+    path = overflowing(tmp_path, how)
+    with pytest.raises(ValueError, match=rf"{how}.safetensors.*not finite numbers within"):
+        load_agent(path, "basic")
+    assert arena_main([str(path), "greedy", "--rules", "basic", "--players", "2",
+                       "--games", "4", "--no-progress"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and f"{how}.safetensors" in err and "damaged model" in err
+    with pytest.raises(ValueError, match="damaged model"):
+        create_app(models=[str(path)])
+
+
+def test_every_shipped_model_passes_the_output_check():
+    for path in shipped_models().values():
+        meta, net = read_model(path)
+        assert np.abs(net(np.zeros((1, net.observation_size), np.float32))).max() < MAX_OUTPUT
+
+
+def test_replay_writers_refuse_numbers_the_reader_refuses():
+    r = a_replay()
+    r.thinking[0] = {"agent": "x", "probs": {}, "value": float("nan")}
+    with pytest.raises(ValueError):
+        r.to_json()
+
+
+# ---- paths and addresses ------------------------------------------------------------------------
+@pytest.fixture
+def fifo(tmp_path):
+    p = tmp_path / "fifo"
+    os.mkfifo(p)
+    return p
+
+
+def test_fifos_devices_and_folders_are_never_read(fifo, tmp_path, capsys):
+    for what in (fifo, Path("/dev/zero"), tmp_path):
+        with pytest.raises(ValueError, match="folder|not a regular file"):
+            check_input_file(what, "thing", 100)
+    from ono_env.train.export import main as export_main
+    assert export_main([str(fifo), str(tmp_path / "x.safetensors")]) == 2
+    assert "not a regular file" in capsys.readouterr().err
+    for bad in (fifo, "/dev/zero"):
+        assert arena_main(["greedy", "random", "--rules", "basic", "--players", "2", "--games", "4",
+                           "--mirrored", "--paired-with", str(bad), "--no-progress"]) == 2
+        assert "not a regular file" in capsys.readouterr().err
+    for bad in (fifo, tmp_path):
+        with pytest.raises(ValueError, match="replay file .*(not a regular file|folder)"):
+            Replay.load(bad)
+
+
+def test_export_into_a_folder_leaves_no_stray_file(tmp_path, capsys):
+    from ono_env.train.export import main as export_main
+    dest = tmp_path / "out.safetensors"
+    dest.mkdir()
+    assert export_main([str(shipped_models()["ppo-basic-2p"]), str(dest)]) == 2
+    assert "is a folder" in capsys.readouterr().err and list(tmp_path.iterdir()) == [dest]
+
+
+def test_a_damaged_arena_json_is_refused_not_printed_as_nan(tmp_path, capsys):
+    out = tmp_path / "run"
+    assert arena_main(["greedy", "random", "--rules", "basic", "--players", "2", "--games", "8",
+                       "--mirrored", "--no-progress", "--no-rating", "--out", str(out)]) == 0
+    data = read_arena_json(out)
+    for value in (7.0, float("nan")):
+        d = json.loads(json.dumps(data))
+        d["per_deal"]["greedy"]["share"][0] = value
+        (out / "arena.json").write_text(json.dumps(d))
+        assert arena_main(["color", "random", "--rules", "basic", "--players", "2", "--games", "8",
+                           "--mirrored", "--no-progress", "--no-rating",
+                           "--paired-with", str(out)]) == 2
+        err = capsys.readouterr().err
+        assert "per_deal of 'greedy'" in err and "nan%" not in err and "700" not in err
+
+
+def test_output_folders_are_checked_before_any_game(tmp_path, capsys):
+    afile = tmp_path / "afile"
+    afile.write_text("x")
+    assert arena_main(["greedy", "random", "--record", "2", str(afile / "sub"), "--games", "4",
+                       "--rules", "basic", "--players", "2", "--no-progress"]) == 2
+    assert "--record: cannot create the folder" in capsys.readouterr().err
+    assert arena_main(["greedy", "random", "--record", "0", str(tmp_path / "r")]) == 2
+    assert "--record N DIR: N 0 is out of range" in capsys.readouterr().err
+    from ono_env.play import main as play_main
+    assert play_main(["greedy", "--rules", "basic", "--players", "2",
+                      "--replay", str(afile / "g.json")]) == 2
+    assert "exists and is not a folder" in capsys.readouterr().err
+
+
+def test_a_plan_far_beyond_the_games_asked_is_refused(capsys):
+    assert arena_main(["random"] * 20 + ["--players", "10", "--games", "1"]) == 2
+    assert "1 games would be 1,847,560" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("address, fragment", [("127.0.0.1:1", "cannot connect"),
+                                               ("ray://127.0.0.1:1", "cannot connect"),
+                                               ("no such:1", "allowed: local"),
+                                               ("host:99999", "allowed: local")])
+def test_ray_addresses_are_checked_and_bounded_in_time(address, fragment):
+    import time
+    t = time.perf_counter()
+    with pytest.raises(ValueError, match=fragment):
+        check_ray_address(address, reach=True)
+    assert time.perf_counter() - t < 10
+
+
+def test_environment_variables_are_checked_by_every_console_script(monkeypatch, capsys):
+    monkeypatch.setenv("ONO_ENV_PREBUILT", "off")
+    assert web_main(["--port", "0"]) == 2
+    assert "ONO_ENV_PREBUILT='off'; allowed: 0 or 1" in capsys.readouterr().err
+    assert arena_main(["greedy", "random"]) == 2
+    assert "ONO_ENV_PREBUILT" in capsys.readouterr().err
+
+
+# ---- one error shape ------------------------------------------------------------------------------
+def test_routing_and_host_errors_are_json(client):
+    r = client.get("/api/nothing")
+    assert r.status_code == 404 and "no such page" in r.json()["error"]
+    r = client.delete("/api/replays")
+    assert r.status_code == 405 and "error" in r.json()
+    hosts = TestClient(create_app(allowed_hosts=["127.0.0.1"]), base_url="http://evil.example")
+    r = hosts.get("/api/options")
+    assert r.status_code == 400 and "is not served here" in r.json()["error"]
+
+
+# ---- the core -------------------------------------------------------------------------------------
+def test_positions_the_engine_cannot_reach_are_refused():
+    from ono_env.game import VecGame
+    g = VecGame("basic", 1, seed=0, max_decisions=50)
+    d = g.to_dict(0)
+    live = dict(d, decisions=60)
+    with pytest.raises(ValueError, match="max_decisions=50"):
+        g.set_position(0, live)
+    pending = dict(d, phase="pending", pending_draw=2)
+    top = pending["discard"][-1]
+    if top.endswith("+2") or top == "W+4":
+        pending["discard"] = pending["discard"][:-1] + ["R5"]
+    with pytest.raises(ValueError, match="phase 'pending' on the top card"):
+        g.set_position(0, pending)
+
+
+def test_pettingzoo_last_after_every_agent_is_done():
+    from ono_env import ono_v0
+    env = ono_v0.env(rules="basic", num_players=2)
+    env.reset(seed=0)
+    rng = np.random.default_rng(0)
+    while env.agents:
+        obs, _, term, trunc, _ = env.last()
+        env.step(None if term or trunc else int(rng.choice(np.flatnonzero(obs["action_mask"]))))
+    with pytest.raises(RuntimeError, match="every agent is done"):
+        env.last()
+
+
+def test_the_vector_env_takes_a_numpy_seed():
+    from ono_env.gym_vector import OnoVectorEnv
+    v = OnoVectorEnv(4, "basic", 2)
+    a, _ = v.reset(seed=np.int64(3))
+    b, _ = v.reset(seed=3)
+    assert (a == b).all()
+
+
+# ---- no client holds the server ---------------------------------------------------------------
+def test_other_clients_are_answered_while_a_game_searches_at_the_largest_budget():
+    """A real server on loopback: one client's three search agents think at the largest
+    budget the server allows while another client asks for the options, repeatedly."""
+    import http.client
+    import socket
+    import threading
+    import time
+
+    import uvicorn
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    server = uvicorn.Server(uvicorn.Config(create_app(), host="127.0.0.1", port=port,
+                                           log_level="warning"))
+    server.install_signal_handlers = lambda: None
+    threading.Thread(target=server.run, daemon=True).start()
+    for _ in range(200):
+        if server.started:
+            break
+        time.sleep(0.05)
+
+    def call(method, path, body=None, timeout=120):
+        c = http.client.HTTPConnection("127.0.0.1", port, timeout=timeout)
+        c.request(method, path, body=None if body is None else json.dumps(body),
+                  headers={"Content-Type": "application/json"})
+        r = c.getresponse()
+        return r.status, json.loads(r.read())
+
+    try:
+        status, view = call("POST", "/api/games", {"rules": "classic", "num_players": 4, "seed": 3,
+                                                   "opponents": [f"pimc:{WEB_MAX_BUDGET}"] * 3})
+        assert status == 200
+        searched = {}
+
+        def search() -> None:   # the human's move: then three agents search in turn
+            t = time.perf_counter()
+            searched["status"], _ = call("POST", f"/api/games/{view['id']}/action",
+                                         {"action": view["legal"][0]["id"], "move": view["move"]})
+            searched["seconds"] = time.perf_counter() - t
+
+        worker = threading.Thread(target=search)
+        worker.start()
+        waits = []
+        time.sleep(0.05)
+        while worker.is_alive() and len(waits) < 50:
+            t = time.perf_counter()
+            assert call("GET", "/api/options", timeout=10)[0] == 200
+            waits.append(time.perf_counter() - t)
+            time.sleep(0.02)
+        worker.join()
+        assert searched["status"] == 200
+        assert waits and max(waits) < 1.0, (max(waits), searched)
+    finally:
+        server.should_exit = True

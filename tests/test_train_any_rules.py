@@ -1,0 +1,295 @@
+"""Training under any rules and table size (the default config's mechanism, not a number):
+what ``auto`` opponents and evaluation sizes mean under each preset, the console's evaluation
+line and stall warning (on a run built to stall, and not on a normal run), the N-player output
+of the final table and the arena (fair share, games with no winner, deals, no matrix for a
+single table), model labels from run names, and the web table's agents per table."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from ono_env.agents.learned import load_agent, model_label, read_metadata
+from ono_env.arena import format_evaluation, run_arena
+from ono_env.arena_cli import main as arena_main
+from ono_env.rules import resolve_rules
+from ono_env.train import run as R
+from ono_env.train.config import load_config
+from ono_env.train.ppo import train
+
+TINY = ["num_envs=64", "ppo.n_steps=32", "ppo.batch_size=512", "ppo.n_epochs=1",
+        "policy.net_arch=[16]", "progress=false", "torch_threads=1", "final_eval.games=0",
+        "eval.games=40"]
+
+
+# ---- what auto means --------------------------------------------------------------------
+def test_random_is_left_out_where_it_cannot_finish_games():
+    ono = R.baseline_games(resolve_rules("ono", num_players=4))
+    assert not ono["random"]["finishes"] and ono["random"]["cut_share"] > 0.5
+    assert all(ono[n]["finishes"] for n in ("greedy", "color", "defensive"))
+    basic = R.baseline_games(resolve_rules("basic", num_players=2))
+    assert all(v["finishes"] for v in basic.values())
+
+
+@pytest.mark.parametrize("preset, players, pool_has_random", [("basic", 2, True), ("ono", 4, False),
+                                                              ("ono", 2, False)])
+def test_auto_opponents_and_evaluations_follow_the_rules(preset, players, pool_has_random):
+    cfg = load_config("default", [f"rules={preset}", f"num_players={players}"])
+    assert cfg.opponents == "auto" and cfg.eval.games == "auto" and cfg.final_eval.games == "auto"
+    out, plan = R.resolve_auto(cfg, resolve_rules(preset, num_players=players))
+    assert ("random" in out.opponents) == pool_has_random
+    assert ("random" in out.eval.opponents) == pool_has_random
+    assert out.final_eval.opponents == out.eval.opponents
+    assert set(out.opponents) <= set(R.AUTO_WEIGHTS) and out.opponents["greedy"] == 2.0
+    # the sizes come from the length of the baselines' own games, within their bounds
+    assert out.final_eval.games == R.games_for(R.FINAL_DECISIONS, plan["length"], 2_000, 100_000)
+    assert 200 <= out.eval.games <= 2_000
+
+
+def test_a_match_to_500_gets_fewer_final_games_than_a_single_round():
+    cfg = load_config("default", ["rules=classic"])
+    out, plan = R.resolve_auto(cfg, resolve_rules("classic", num_players=2))
+    basic, _ = R.resolve_auto(load_config("default"), resolve_rules("basic", num_players=2))
+    assert basic.final_eval.games == 100_000
+    assert plan["length"] > 300 and out.final_eval.games < 20_000
+    assert "random" not in out.opponents   # its matches last about 20 times the others'
+
+
+def test_explicit_settings_are_kept():
+    cfg = load_config("default", ["opponents={random: 1}", "eval.games=33",
+                                  "final_eval.opponents=[color]", "rules=ono"])
+    out, _ = R.resolve_auto(cfg, resolve_rules("ono", num_players=2))
+    assert out.opponents == {"random": 1} and out.eval.games == 33
+    assert out.final_eval.opponents == ["color"]
+
+
+def test_truncation_loss_is_refused_for_the_other_trainers():
+    with pytest.raises(ValueError, match="ppo.truncation='loss' is read only by algo: ppo"):
+        load_config("default", ["algo=maskable_ppo", "policy.shared=false", "ppo.truncation=loss"])
+    assert load_config("default", ["algo=maskable_ppo", "policy.shared=false"]).ppo.truncation == "auto"
+
+
+# ---- the console during training ------------------------------------------------------------
+def _row(opp, length, no_winner=0, games=100, rate=0.2, fair=0.25):
+    return {"opponent": opp, "games": games, "win_rate": rate, "ci_low": 0.1, "ci_high": 0.3,
+            "fair_share": fair, "mean_length": length, "no_winner": no_winner}
+
+
+def test_the_evaluation_line_says_share_fair_share_length_and_cut_games():
+    line = R.evaluation_line(4_000_000, 2.5, [_row("greedy", 60), _row("color", 80, no_winner=2)])
+    assert "step 4,000,000 (2.5 min)" in line and "win share vs greedy 20.0%, color 20.0%" in line
+    assert "(fair 25%)" in line and "mean length 70 decisions" in line and "no winner 1.0%" in line
+    two = R.evaluation_line(1, 0.1, [_row("greedy", 50, fair=0.5)])
+    assert "win rate vs greedy" in two and "(fair 50%)" in two
+
+
+def test_the_stall_warning_names_the_likely_causes():
+    base = {"greedy": {"mean_length": 56, "finishes": True},
+            "random": {"mean_length": 4988, "finishes": False}}
+    assert R.stall_warning([_row("greedy", 100)], base) is None
+    w = R.stall_warning([_row("greedy", 600, no_winner=8)], base, {"catch": 0.9}, gamma=0.99,
+                        truncation="bootstrap", pool=["greedy", "random"])
+    assert "greedy 600 decisions against its own 56" in w and "greedy 8%" in w
+    assert "catch 90%" in w and "ppo.gamma=0.99" in w and "ppo.truncation=bootstrap" in w
+    assert "(random; opponents: auto leaves them out)" in w
+    only_cut = R.stall_warning([_row("greedy", 60, no_winner=5)], base)
+    assert only_cut is not None and "cut with no winner" in only_cut
+
+
+def _staller(path: Path, rules) -> Path:
+    """A checkpoint of the tiny network that accuses at every turn's start and otherwise
+    draws whenever it may (under ono a false catch costs 4 cards): a policy built to stall."""
+    import torch
+
+    from ono_env.cards import A_CATCH, A_DRAW
+    from ono_env.observation import observation_scale
+    from ono_env.train.ppo import ActorCritic, save_checkpoint
+
+    model = ActorCritic(observation_scale(rules), [16], "tanh", True)
+    with torch.no_grad():
+        model.pi.bias[A_CATCH] = 50.0
+        model.pi.bias[A_DRAW] = 40.0
+    opt = torch.optim.Adam(model.parameters())
+    return save_checkpoint(model, opt, path, rules, 0, {})
+
+
+def test_a_run_built_to_stall_warns_and_a_normal_run_does_not(tmp_path, capsys):
+    rules = resolve_rules("ono", num_players=4)
+    start = _staller(tmp_path / "staller.safetensors", rules)
+    train(load_config("default", TINY + [
+        "rules=ono", "num_players=4", "total_steps=2048", "eval.every=2048", "ppo.learning_rate=0",
+        "ppo.learning_rate_end=0", "ppo.gamma=0.99", "ppo.truncation=bootstrap",
+        "opponents={random: 1, greedy: 1}", f"resume={start}", f"run_dir={tmp_path / 'stall'}"]))
+    err = capsys.readouterr().err
+    assert "eval at step 2,048" in err and "(fair 25%)" in err
+    assert "warning: the learner's games" in err and "the learner is stalling" in err
+    assert "ppo.gamma=0.99" in err and "(random; opponents: auto leaves them out)" in err
+    assert "Its choices since the last evaluation: catch" in err
+    train(load_config("default", TINY + ["total_steps=2048", "eval.every=2048",
+                                         f"run_dir={tmp_path / 'normal'}"]))
+    err = capsys.readouterr().err
+    assert "eval at step 2,048" in err and "(fair 50%)" in err and "warning" not in err
+
+
+def test_a_time_limit_says_what_runs_after_it(tmp_path, capsys):
+    train(load_config("default", TINY + ["total_steps=1024", "eval.every=0",
+                                         "final_eval.games=50", "final_eval.opponents=[greedy]",
+                                         "time_limit_minutes=5", f"run_dir={tmp_path}"]))
+    err = capsys.readouterr().err
+    assert ("training for 5 min (in-training evaluations included) or 1,024 steps, whichever "
+            "comes first; then the final evaluation: 50 games against each of greedy") in err
+    assert "final evaluation: 50 games against each of greedy (95% interval about +-13.9 points)" in err
+
+
+# ---- N-player output ----------------------------------------------------------------------------
+def test_the_final_table_shows_the_fair_share_and_games_with_no_winner():
+    text = format_evaluation([_row("greedy", 60, no_winner=3)], "x")
+    assert "win share" in text and "fair share" in text and "no winner" in text
+    assert "25.0%" in text and text.rstrip().endswith("3")
+
+
+def test_the_arena_text_and_files_at_four_players(tmp_path, capsys):
+    assert arena_main(["greedy", "color", "defensive", "random", "--rules", "basic", "--players",
+                       "4", "--games", "240", "--mirrored", "--no-progress", "--out",
+                       str(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    assert "10 deals, each played in every seating" in out
+    assert "fair share 25.0% (1 / 4 players); 0 games with no winner" in out
+    assert "rating (mu-3sigma)" in out
+    assert "head to head" not in out              # one table: the matrix would repeat each row
+    data = json.loads((tmp_path / "arena.json").read_text())
+    assert data["fair_share"] == 0.25 and data["no_winner"] == 0 and data["deals"] == 10
+    assert data["tables"] == 1
+    assert (tmp_path / "arena.png").stat().st_size > 1000
+    assert "fair_share" in (tmp_path / "arena.csv").read_text().splitlines()[0]
+
+
+def test_a_matrix_where_there_are_several_tables():
+    res = run_arena(["greedy", "color", "random"], "basic", 2, 60, 0, rating=False)
+    assert res.tables == 3 and "head to head" in res.format_table()
+    assert res.deals is None and res.to_dict()["fair_share"] == 0.5
+
+
+def test_games_with_no_winner_are_counted():
+    res = run_arena(["random"] * 4, "ono", 4, 24, 0, rating=False, max_decisions=200)
+    assert res.no_winner > 0 and f"{res.no_winner:,} games with no winner" in res.format_table()
+
+
+# ---- labels ------------------------------------------------------------------------------------
+def test_two_runs_models_have_their_runs_names(tmp_path):
+    paths = []
+    for name in ("alpha", "beta"):
+        res = train(load_config("default", TINY + ["total_steps=512", "eval.every=0",
+                                                   f"name={name}", f"out_dir={tmp_path}"]))
+        paths.append(str(res["model"]))
+    labels = [model_label(p) for p in paths]
+    assert labels[0].startswith("alpha-") and labels[1].startswith("beta-")
+    assert labels == [Path(p).parent.name for p in paths]
+    assert read_metadata(paths[0])["label"] == labels[0]
+    assert load_agent(paths[0], resolve_rules("basic", num_players=2)).name == labels[0]
+    res = run_arena(paths, resolve_rules("basic", num_players=2), None, 4, 0, rating=False)
+    assert res.labels == labels
+    # a file given another name plays under that name
+    renamed = tmp_path / "mine.safetensors"
+    renamed.write_bytes(Path(paths[0]).read_bytes())
+    assert model_label(renamed) == "mine"
+    from fastapi.testclient import TestClient
+
+    from ono_env.web.server import create_app
+    client = TestClient(create_app(models=paths))
+    assert set(labels) <= set(client.get("/api/options").json()["agents"])
+
+
+# ---- the web table's agents ----------------------------------------------------------------
+@pytest.fixture(scope="module")
+def web():
+    from fastapi.testclient import TestClient
+
+    from ono_env.web.server import create_app
+    return TestClient(create_app())
+
+
+@pytest.mark.parametrize("preset", ["basic", "classic", "ono", "stacking", "uno2018", "wikipedia"])
+@pytest.mark.parametrize("players", [2, 3, 4])
+def test_the_browser_is_offered_only_agents_that_fit_the_table(web, preset, players):
+    from ono_env.agents.learned import shipped_models
+
+    got = web.post("/api/agents", json={"rules": preset, "num_players": players}).json()["agents"]
+    for base in ("random", "greedy", "color", "defensive", "pimc"):
+        assert base in got
+    for name, path in shipped_models().items():
+        meta = read_metadata(path)
+        fits = (meta["rules"]["name"] == preset and meta["num_players"] == players)
+        assert (name in got) == fits, (name, preset, players)
+
+
+def test_an_option_that_differs_from_the_models_rules_removes_it(web):
+    plain = web.post("/api/agents", json={"rules": "basic", "num_players": 2}).json()["agents"]
+    changed = web.post("/api/agents", json={"rules": "basic", "num_players": 2,
+                                            "options": {"hand_size": 5}}).json()["agents"]
+    assert "ppo-basic-2p" in plain and "ppo-basic-2p" not in changed
+    bad = web.post("/api/agents", json={"rules": "basic", "options": {"hand_size": -1}})
+    assert bad.status_code == 400 and "hand_size" in bad.json()["error"]
+
+
+def test_no_web_error_names_a_server_path(web, tmp_path):
+    from fastapi.testclient import TestClient
+
+    from ono_env.agents.learned import shipped_models
+    from ono_env.web.server import create_app
+
+    r = web.post("/api/games", json={"rules": "ono", "num_players": 2,
+                                     "opponents": ["ppo-basic-2p"]})
+    assert r.status_code == 400 and "cannot sit at this table" in r.json()["error"]
+    assert "/" not in r.json()["error"]
+    mine = tmp_path / "deep" / "folder" / "mine.safetensors"
+    mine.parent.mkdir(parents=True)
+    mine.write_bytes(shipped_models()["ppo-basic-2p"].read_bytes())
+    client = TestClient(create_app(models=[str(mine)]))
+    r = client.post("/api/games", json={"rules": "classic", "num_players": 2, "opponents": ["mine"]})
+    assert r.status_code == 400 and "'mine'" in r.json()["error"]
+    assert str(tmp_path) not in r.text and "safetensors" not in r.text
+
+
+# ---- the mechanism's parts ------------------------------------------------------------------
+def test_training_games_are_cut_at_ten_times_the_baselines_games():
+    for preset, players, low, high in [("ono", 2, 300, 500), ("basic", 2, 400, 600),
+                                       ("classic", 2, 5_000, 50_000)]:
+        out, plan = R.resolve_auto(load_config("default", [f"rules={preset}",
+                                                           f"num_players={players}"]),
+                                   resolve_rules(preset, num_players=players))
+        assert out.max_decisions == round(R.CUT_RATIO * plan["length"]) and low < out.max_decisions < high
+    kept, _ = R.resolve_auto(load_config("default", ["max_decisions=777"]), resolve_rules("basic", num_players=2))
+    assert kept.max_decisions == 777
+
+
+def test_hand_shaping_sums_to_the_same_for_every_game():
+    rng = np.random.default_rng(0)
+    for _ in range(20):   # a random walk of hand sizes ending at any size: shaping sums to c * dealt
+        hands = np.concatenate([[7], rng.integers(0, 30, size=rng.integers(1, 50))])
+        dones = np.zeros(len(hands) - 1, bool)
+        dones[-1] = True
+        total = R.hand_shaping(hands[:-1].astype(float), hands[1:].astype(float), dones, 0.1).sum()
+        assert total == pytest.approx(0.7)
+
+
+def test_the_reward_and_the_shaping_follow_the_rules():
+    for preset, reward, shaping in [("basic", "win", 0.1), ("ono", "win", 0.1),
+                                    ("stacking", "win", 0.1), ("classic", "points", 0.0),
+                                    ("wikipedia", "points", 0.0)]:
+        out, _ = R.resolve_auto(load_config("default", [f"rules={preset}", "num_players=2"]),
+                                resolve_rules(preset, num_players=2))
+        assert (out.reward, out.ppo.hand_shaping) == (reward, shaping), preset
+    out, _ = R.resolve_auto(load_config("default", ["rules=classic", "reward=win"]),
+                            resolve_rules("classic", num_players=2))
+    assert out.reward == "win"
+
+
+def test_the_shaping_is_refused_for_the_other_trainers():
+    with pytest.raises(ValueError, match="ppo.hand_shaping=0.1 is read only by algo: ppo"):
+        load_config("default", ["algo=maskable_ppo", "policy.shared=false", "ppo.hand_shaping=0.1"])
+    assert load_config("default", ["algo=maskable_ppo", "policy.shared=false",
+                                   "ppo.hand_shaping=0"]).ppo.hand_shaping == 0
