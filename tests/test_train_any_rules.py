@@ -94,7 +94,8 @@ def test_the_stall_warning_names_the_likely_causes():
                         truncation="bootstrap", pool=["greedy", "random"])
     assert "greedy 600 decisions against its own 56" in w and "greedy 8%" in w
     assert "catch 90%" in w and "ppo.gamma=0.99" in w and "ppo.truncation=bootstrap" in w
-    assert "(random; opponents: auto leaves them out)" in w
+    assert "(random; opponents: auto leaves them out)" in w and "hand_shaping" not in w
+    assert "ppo.hand_shaping=0" in R.stall_warning([_row("greedy", 600)], base, shaping=0.0)
     only_cut = R.stall_warning([_row("greedy", 60, no_winner=5)], base)
     assert only_cut is not None and "cut with no winner" in only_cut
 
@@ -127,7 +128,7 @@ def test_a_run_built_to_stall_warns_and_a_normal_run_does_not(tmp_path, capsys):
     assert "eval at step 2,048" in err and "(fair 25%)" in err
     assert "warning: the learner's games" in err and "the learner is stalling" in err
     assert "ppo.gamma=0.99" in err and "(random; opponents: auto leaves them out)" in err
-    assert "Its choices since the last evaluation: catch" in err
+    assert "Its choices since the last evaluation: catch" in err and "ppo.hand_shaping=0" not in err
     train(load_config("default", TINY + ["total_steps=2048", "eval.every=2048",
                                          f"run_dir={tmp_path / 'normal'}"]))
     err = capsys.readouterr().err

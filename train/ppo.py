@@ -512,7 +512,8 @@ def train(cfg: TrainConfig) -> dict[str, Any]:
             chosen = dict.fromkeys(chosen, 0)
             lines = [evaluation_line(steps, (time.perf_counter() - t_train) / 60, rows)]
             warning = stall_warning(rows, plan["baselines"], choices, p.gamma,
-                                    "loss" if cut_is_loss else "bootstrap", list(cfg.opponents))
+                                    "loss" if cut_is_loss else "bootstrap", list(cfg.opponents),
+                                    shaping)
             if warning:
                 lines.append(warning)
                 writer.add_text("warnings", warning, steps)

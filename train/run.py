@@ -145,12 +145,13 @@ def evaluation_line(step: int, minutes: float, rows: Sequence[dict[str, Any]]) -
 
 def stall_warning(rows: Sequence[dict[str, Any]], baselines: dict[str, dict[str, float]],
                   choices: dict[str, float] | None = None, gamma: float = 1.0,
-                  truncation: str = "loss", pool: Sequence[str] = ()) -> str | None:
+                  truncation: str = "loss", pool: Sequence[str] = (),
+                  shaping: float | None = None) -> str | None:
     """A warning when the learner's evaluation games last far longer than the opponents'
     own games (:data:`STALL_RATIO`) or many are cut with no winner (:data:`STALL_CUT_SHARE`),
     naming the likely causes; None otherwise. ``choices``: shares of the learner's stalling
     moves since the last evaluation (``catch`` when legal, ``draw`` while holding a
-    playable card)."""
+    playable card); ``shaping``: the run's ``ppo.hand_shaping`` (0 is named as a cause)."""
     long, cut = [], []
     for r in rows:
         own = baselines.get(r["opponent"], {}).get("mean_length")
@@ -178,6 +179,9 @@ def stall_warning(rows: Sequence[dict[str, Any]], baselines: dict[str, dict[str,
     if truncation == "bootstrap":
         causes.append("ppo.truncation=bootstrap makes a game cut with no winner worth no "
                       "less than playing on (try ppo.truncation=loss)")
+    if shaping == 0:
+        causes.append("ppo.hand_shaping=0: a policy that never wins learns nothing until it does "
+                      "(try ppo.hand_shaping=auto)")
     slow = [n for n, v in baselines.items() if not v.get("finishes", True) and n in pool]
     if slow:
         causes.append(f"opponents in the pool that cannot finish games under these rules "
