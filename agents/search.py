@@ -27,7 +27,7 @@ the deal, how much is play). Names (``make_agent``):
 The budget ``N`` counts worlds: in each world every legal action gets one playout (so a
 decision costs N x (legal actions) playouts) for ``pimc`` and the ceilings, and iterations
 (one playout each) for ``ismcts``; measured strength and times per decision are in the
-README's ladder. A decision with one legal action is returned without search. Every name
+ladder (docs/arena.md). A decision with one legal action is returned without search. Every name
 also takes a time budget, ``name:<T>ms`` (``pimc:20ms``): worlds (iterations) are then
 sampled for each decision until T milliseconds of wall time have passed
 (:meth:`SearchAgent._act_timed`), so the decisions depend on the machine's speed.
