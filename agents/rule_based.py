@@ -5,9 +5,9 @@ one; ties are broken by a tiny uniform draw from the generator it is passed, so 
 deterministic given that generator.
 
 These NumPy versions are the readable reference. The same agents also exist compiled,
-in :mod:`ono_env._baselines`, with scores equal to ``scores(obs)`` here (tests/
+in :mod:`ono_env.agents._baselines`, with scores equal to ``scores(obs)`` here (tests/
 test_baselines_compiled.py checks every preset); the one agent loop
-(:class:`ono_env.driver.AgentDriver`: the arena, the environments' opponents, training)
+(:class:`ono_env.agents.driver.AgentDriver`: the arena, the environments' opponents, training)
 plays an agent of exactly these types, built for the game's rules, in compiled code, where
 ties are broken per game by the driver's ``policy_rng`` instead of the Python generator.
 A subclass is played through ``act`` here.

@@ -3,7 +3,7 @@
 ``pimc`` (Perfect-Information Monte Carlo) plays every decision by sampling worlds
 consistent with what the acting seat knows and playing each legal action out to the end of
 the round in every world, in compiled code on the engine's own rules
-(:func:`ono_env._search.pimc_search`). ``oracle-hands`` and ``oracle`` are the same search
+(:func:`ono_env.agents._search.pimc_search`). ``oracle-hands`` and ``oracle`` are the same search
 given hidden information: they CHEAT and exist only as ceilings (how much of the game is
 the deal, how much is play). Names (``make_agent``):
 
@@ -33,7 +33,7 @@ sampled for each decision until T milliseconds of wall time have passed
 (:meth:`SearchAgent._act_timed`), so the decisions depend on the machine's speed.
 
 A learned playout policy (``pimc-ppo-playout``, or ``SearchAgent(policy=<LearnedAgent>)``)
-runs its network inside the compiled playouts (:func:`ono_env._search.pack_network`,
+runs its network inside the compiled playouts (:func:`ono_env.agents._search.pack_network`,
 ``_net_choice``): the NumPy network would cost a Python call per playout decision, and a
 batched one would need the playouts of all worlds to advance in lockstep. The hidden
 layers skip zero inputs (the observation is mostly zeros) and tanh is a rational
@@ -45,14 +45,14 @@ sequences for all seats, a world sampled from the view at every iteration, UCB1 
 availability counts (constant :data:`EXPLORE`), untried actions expanded in the greedy's
 order. Playouts run to the end of the round: the value is a round win in single-round rules;
 in a match, a logistic of the points the seat gained over its rivals in the round
-(:func:`ono_env._search._round_values`; the match result when the round ends it); a cut
+(:func:`ono_env.agents._search._round_values`; the match result when the round ends it); a cut
 playout scores 1/N.
 
 What the agent sees
     Search needs the position, not the 241-float observation, so a search agent has
-    ``uses_game = True`` and ``act_game(game, rows, rng)``: :class:`~ono_env.driver.AgentDriver`
+    ``uses_game = True`` and ``act_game(game, rows, rng)``: :class:`~ono_env.agents.driver.AgentDriver`
     calls it with the live :class:`~ono_env.game.VecGame` and the rows the agent plays. Its
-    FIRST step is :func:`ono_env._search.seat_view`, a compiled copy of those rows that blanks
+    FIRST step is :func:`ono_env.agents._search.seat_view`, a compiled copy of those rows that blanks
     everything hidden from the acting seat (the other hands except their sizes and calls, the
     stock order, the game's generator, the Wild Draw Four bluff flag); nothing else reads
     ``game`` but ``pimc-ppo``'s policy, which is given the acting seat's observation and
@@ -73,7 +73,7 @@ Where search agents play
     Everywhere the driver plays agents: ``ono-arena``/:func:`~ono_env.arena.run_arena`
     (including ``--mirrored``), the environments' ``opponents`` and training pools, and the
     terminal and web tables (``ono-play``, ``ono-web``), which ask every agent through
-    :func:`ono_env.driver.act_one`; there (and in recorded replays) a search agent reports the
+    :func:`ono_env.agents.driver.act_one`; there (and in recorded replays) a search agent reports the
     mean playout result of each legal action (``last_values``). Asked through ``act(obs,
     mask, rng)`` with only an observation, a search agent refuses with a clear error.
 
@@ -99,13 +99,13 @@ _KERNELS: tuple | None = None
 
 def _kernels() -> tuple:
     """``(seat_view, pimc_search, ismcts_search, views, policies)`` of
-    :mod:`ono_env._search`, imported (so its kernels loaded, prebuilt or from numba's cache,
+    :mod:`ono_env.agents._search`, imported (so its kernels loaded, prebuilt or from numba's cache,
     or compiled) on the first search: importing ono_env and its agents does not pay for
     them. ``policies`` maps the playout policy names to their codes, ``"learned"`` to the
     network's."""
     global _KERNELS
     if _KERNELS is None:
-        from ono_env import _search as K
+        from ono_env.agents import _search as K
         _KERNELS = (_entry(K.seat_view), _entry(K.pimc_search), _entry(K.ismcts_search),
                     {"fair": K.VIEW_FAIR, "hands": K.VIEW_HANDS, "all": K.VIEW_ALL},
                     dict(K.POLICY_CODES, learned=K.POLICY_NET))
@@ -125,10 +125,10 @@ run on and on)."""
 VIEWS = ("fair", "hands", "all")
 """What a search agent sees: its seat's view, or (CHEATING) also the hands, or everything."""
 POLICIES = ("random", "greedy", "color", "defensive")
-"""Playout policies by name: the baselines, compiled (ono_env._baselines, equal to
+"""Playout policies by name: the baselines, compiled (ono_env.agents._baselines, equal to
 agents/rule_based.py). A learned policy (a :class:`~ono_env.agents.learned.LearnedAgent`
 for the rules) is the other kind of playout policy: its network runs in the compiled
-playouts (:func:`ono_env._search.pack_network`)."""
+playouts (:func:`ono_env.agents._search.pack_network`)."""
 
 
 class SearchAgent:
@@ -208,7 +208,7 @@ class SearchAgent:
                     or time_ms is not None or not hasattr(prior, "net"):
                 raise ValueError("belief: a fair 2-player pimc search with a fixed number of "
                                  "worlds and a learned prior (its network models the opponent)")
-            from ono_env._search import pack_network   # the opponent's model: the prior's network
+            from ono_env.agents._search import pack_network   # the opponent's model: the prior's network
             net = prior.net
             self._net_belief = pack_network(net.scale, net.layers, net.activation)
             if self._net is not None and not all(
@@ -260,9 +260,9 @@ class SearchAgent:
 
     def act(self, obs: np.ndarray, mask: np.ndarray, rng: np.random.Generator) -> np.ndarray:
         raise ValueError(f"{self.name} is a search agent: it needs the position, not an "
-                         f"observation, and plays only through ono_env.driver.AgentDriver "
+                         f"observation, and plays only through ono_env.agents.driver.AgentDriver "
                          f"(ono-arena, run_arena, the environments' opponents) and "
-                         f"ono_env.driver.act_one (ono-play, ono-web)")
+                         f"ono_env.agents.driver.act_one (ono-play, ono-web)")
 
     def act_game(self, game: VecGame, rows: np.ndarray, rng: np.random.Generator) -> np.ndarray:
         """Actions ``(len(rows),) int64`` for the acting seats of ``game``'s games ``rows``."""
@@ -420,7 +420,7 @@ class SearchAgent:
         if self.margin < 0:
             return pick
         if prior < 0:   # greedy's favourite: the first legal action of the highest score
-            from ono_env._baselines import POLICY_GREEDY, baseline_scores
+            from ono_env.agents._baselines import POLICY_GREEDY, baseline_scores
             sc = np.zeros((1, C.NUM_ACTIONS))
             baseline_scores(*one, game._params, POLICY_GREEDY, np.ones(1, np.bool_), sc, tmp)
             gs = -1e300
@@ -492,7 +492,7 @@ def _playout_network(policy: Any, rules: Any) -> tuple[np.ndarray, np.ndarray]:
     """A learned policy for ``rules`` as the packed network of the compiled playouts;
     ``ValueError`` for anything else, or for a policy made for other rules."""
     from ono_env.agents.learned import LearnedAgent, check_compatible
-    from ono_env._search import pack_network
+    from ono_env.agents._search import pack_network
     if not isinstance(policy, LearnedAgent):
         raise ValueError(f"policy = {policy!r}; allowed: {', '.join(POLICIES)}, or a learned "
                          f"policy (LearnedAgent) for these rules")

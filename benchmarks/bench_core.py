@@ -94,7 +94,7 @@ def aec_rate(wrapped: bool, decisions: int) -> float:
 
 
 def vecenv_rate(players: int, steps: int) -> float:
-    from ono_env.sb3 import OnoVecEnv
+    from ono_env.envs.sb3 import OnoVecEnv
 
     venv = OnoVecEnv("classic", num_envs=4096, opponents="random", seed=0, num_players=players)
     venv.reset()

@@ -103,7 +103,7 @@ def main() -> None:
     env = dict(os.environ)
     if a.server_path:
         env["PYTHONPATH"] = a.server_path
-    server = subprocess.Popen([sys.executable, "-m", "ono_env.web.server", "--port", str(port)],
+    server = subprocess.Popen([sys.executable, "-m", "ono_env.apps.web.server", "--port", str(port)],
                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
     try:
         for _ in range(3000):   # a tree without prebuilt kernels compiles them first

@@ -40,7 +40,7 @@ def decide(page) -> None:
 
 def main() -> None:
     OUT.mkdir(exist_ok=True)
-    proc = subprocess.Popen([sys.executable, "-m", "ono_env.web.server", "--port", "0"],
+    proc = subprocess.Popen([sys.executable, "-m", "ono_env.apps.web.server", "--port", "0"],
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     try:
         url = re.search(r"http://\S+/", proc.stdout.readline()).group(0)

@@ -1,6 +1,6 @@
 """How the engine's rules are compiled: kernels, rules functions, and prebuilt kernels.
 
-The rules (``_engine``, ``_baselines``, ``_search``) are numba functions of two kinds:
+The rules (``ono_env._engine``, ``ono_env.agents._baselines`` and ``._search``) are numba functions of two kinds:
 
 - **kernels**, called from Python (``kernel`` / ``lazy_kernel``): each compiled for one
   signature and closed to any other;
@@ -15,7 +15,7 @@ own cache files, written when the package is built (``ono_env._prebuild``, run b
 ``pip install``) into ``ono_env/_prebuilt/`` for a CPU level that every machine of the
 architecture runs (x86-64-v2: SSE4.2 and POPCNT, on x86-64). numba keys its own cache to
 the exact CPU model, so a fresh machine would compile every kernel on first use (20 s of
-CPU on the machine of the README's figures); with prebuilt kernels a first import that
+CPU on the machine of the speed page's figures, docs/speed.md); with prebuilt kernels a first import that
 plays random games compiles nothing.
 
 The prebuilt kernels are used only where they fit: the same numba, NumPy and Python
@@ -54,7 +54,7 @@ import numba
 import numpy as np
 from numba import njit
 
-from ono_env._prebuild import BUILD_ENV, portable_cpu
+from ono_env._cpu import BUILD_ENV, portable_cpu
 
 PREBUILT_DIR = Path(__file__).with_name("_prebuilt")
 """Where ``pip install`` puts the prebuilt kernels (``ono_env._prebuild``)."""
@@ -64,9 +64,9 @@ DISABLE_ENV = "ONO_ENV_PREBUILT"
 
 # Every source file whose code or constants the compiled kernels hold (the prebuilt kernels
 # are stale when any of them changes).
-RULES_SOURCES = ("cards.py", "rules.py", "observation.py", "_engine.py", "_baselines.py",
-                 "_search.py", "_compile.py", "_prebuild.py", "checks.py")
-AGENT_SOURCES = ("rule_based.py",)  # in ono_env.agents: the baselines' scores
+RULES_SOURCES = ("cards.py", "rules.py", "observation.py", "_engine.py", "_compile.py",
+                 "_cpu.py", "checks.py")
+AGENT_SOURCES = ("_baselines.py", "_search.py", "rule_based.py")  # in ono_env.agents
 
 _JIT = not numba.config.DISABLE_JIT
 

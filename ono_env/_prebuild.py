@@ -3,15 +3,16 @@
 ``pyproject.toml`` names :class:`BuildPy` as setuptools' ``build_py`` command, so ``pip
 install`` (a wheel, an sdist, or ``pip install -e .``, which writes into the source tree)
 runs it after copying the package. It compiles the kernels of ``ono_env._engine``,
-``ono_env._baselines`` and ``ono_env._search`` in a process of its own, for the portable
+``ono_env.agents._baselines`` and ``ono_env.agents._search`` in a process of its own, for the portable
 CPU level of the architecture (:func:`portable_cpu`), and saves them as numba cache files
 with a manifest of what they were built for (:mod:`ono_env._compile` says when they are
 used). It takes about a minute of CPU. If it fails (a compile error in an edited checkout,
 no room on disk), the install goes on with a warning and no prebuilt kernels, which then
 compile on first use, as they would on a machine they were not built for.
 
-This module imports neither numba nor setuptools at import: the package reads
-:func:`portable_cpu` from it at run time, and setuptools gets :class:`BuildPy` by attribute.
+This module imports neither numba nor setuptools at import (setuptools gets :class:`BuildPy`
+by attribute); the package never imports it at run time: the CPU level both read is the leaf
+module :mod:`ono_env._cpu`.
 """
 
 from __future__ import annotations
@@ -20,37 +21,22 @@ import importlib.machinery
 import importlib.util
 import json
 import os
-import platform
 import shutil
 import subprocess
 import sys
 import tempfile
 from pathlib import Path
 
-KERNEL_MODULES = ("ono_env._engine", "ono_env._baselines", "ono_env._search")
+KERNEL_MODULES = ("ono_env._engine", "ono_env.agents._baselines", "ono_env.agents._search")
 """The modules whose kernels are prebuilt (the engine's compile on first use; the others'
 at their import)."""
-
-# The CPU level of the prebuilt kernels, per architecture (``platform.machine()``), and the
-# CPU features (LLVM's names) a machine needs to run them.
-_X86_64_V2 = ("x86-64-v2", ("cx16", "popcnt", "sahf", "sse3", "sse4.1", "sse4.2", "ssse3"))
-PORTABLE_CPUS = {"x86_64": _X86_64_V2, "amd64": _X86_64_V2}   # amd64: Windows' name
-GENERIC_CPU = ("generic", ())
-BUILD_ENV = "_ONO_ENV_PREBUILDING"
-"""Set (to the output folder) only in the build step's own process."""
-
-
-def portable_cpu(machine: str | None = None) -> tuple[str, tuple[str, ...]]:
-    """(LLVM CPU name, required CPU features) of the prebuilt kernels on this
-    architecture: x86-64-v2 on x86-64 (every x86-64 CPU since about 2009), else the
-    architecture's generic level."""
-    return PORTABLE_CPUS.get((machine or platform.machine()).lower(), GENERIC_CPU)
-
 
 def build(root: Path, out: Path) -> None:
     """Compile the kernels of the source tree ``root`` into ``out`` (in a new process, so
     that numba starts with the portable CPU level and a throwaway cache for the rules
     functions)."""
+    from ono_env._cpu import BUILD_ENV, portable_cpu   # not at the top: run as a script, this
+    # module has no package until load_rules_packages gives it one
     if out.exists():
         shutil.rmtree(out)
     with tempfile.TemporaryDirectory() as scratch:

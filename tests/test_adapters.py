@@ -12,12 +12,12 @@ import pytest
 
 from ono_env import PRESETS, VecGame, ono_v0, random_legal
 from ono_env.agents import RandomAgent
-from ono_env.driver import AgentDriver
-from ono_env.gym_env import OnoEnv
+from ono_env.agents.driver import AgentDriver
+from ono_env.envs.gym_env import OnoEnv
 from ono_env.observation import observation_layout
-from ono_env.opponents import OpponentPool
+from ono_env.envs.opponents import OpponentPool
 from ono_env.rules import resolve_rules
-from ono_env.sb3 import OnoVecEnv
+from ono_env.envs.sb3 import OnoVecEnv
 
 
 @pytest.mark.parametrize("num_players", [2, 3, 4])

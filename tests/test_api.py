@@ -14,7 +14,7 @@ from ono_env import (
     ACTION_NAMES, NUM_ACTIONS, PRESETS, RuleSet, VecGame, action_id, action_name, card_id,
     card_name,
 )
-from ono_env.demo import main as demo_main, play_demo
+from ono_env.apps.demo import main as demo_main, play_demo
 
 from conftest import game_at, make_position, random_playout
 

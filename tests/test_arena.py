@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from ono_env.arena import evaluate, run_arena, seatings, wilson_interval
-from ono_env.arena_cli import main
+from ono_env.apps.arena_cli import main
 
 
 def test_wilson_interval_matches_known_values():
@@ -112,7 +112,7 @@ def test_cli_bad_input_is_one_clear_line(args, message, capsys):
 
 
 def test_console_script_entry_point_runs():
-    proc = subprocess.run([sys.executable, "-m", "ono_env.arena_cli", "greedy", "random", "--rules",
+    proc = subprocess.run([sys.executable, "-m", "ono_env.apps.arena_cli", "greedy", "random", "--rules",
                            "basic", "--players", "2", "--games", "20", "--no-progress", "--no-rating"],
                           capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stderr

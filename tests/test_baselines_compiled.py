@@ -22,7 +22,7 @@ AGENTS = {"greedy": GreedyAgent, "color": ColorControlAgent, "defensive": Defens
 
 
 def _kernels():
-    from ono_env import _baselines as K
+    from ono_env.agents import _baselines as K
     return K
 
 
@@ -93,7 +93,7 @@ def test_the_driver_plays_baselines_compiled_and_reproducibly():
     b = run_arena(names, "classic", 4, num_games=64, seed=3, rating=False)
     assert np.array_equal(a.records.length, b.records.length)
     assert [r["wins"] for r in a.agent_rows()] == [r["wins"] for r in b.agent_rows()]
-    assert "ono_env._baselines" in sys.modules
+    assert "ono_env.agents._baselines" in sys.modules
     # recording (one decision at a time through the same kernel) changes no result
     c = run_arena(names, "classic", 4, num_games=64, seed=3, rating=False, record=5)
     assert np.array_equal(a.records.length, c.records.length)

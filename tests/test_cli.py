@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from ono_env.arena_cli import main as arena_main
-from ono_env.demo import main as demo_main
-from ono_env.play import main as play_main
+from ono_env.apps.arena_cli import main as arena_main
+from ono_env.apps.demo import main as demo_main
+from ono_env.apps.play import main as play_main
 from ono_env.train.cli import main as train_main
 
 TOOLS = {"ono-demo": demo_main, "ono-arena": arena_main, "ono-play": play_main,
@@ -135,9 +135,9 @@ def test_the_rules_checks_name_what_was_wrong(bad_files, capsys):
 
 
 @pytest.mark.parametrize("script,argv", [
-    ("ono_env.demo", ["--games", "0"]),
-    ("ono_env.arena_cli", ["greedy", "random", "--rules", "{rules}"]),
-    ("ono_env.play", ["greedy", "--rules", "{rules}"]),
+    ("ono_env.apps.demo", ["--games", "0"]),
+    ("ono_env.apps.arena_cli", ["greedy", "random", "--rules", "{rules}"]),
+    ("ono_env.apps.play", ["greedy", "--rules", "{rules}"]),
     ("ono_env.train.cli", ["{rules}"]),
 ])
 def test_console_scripts_never_print_a_traceback(script, argv, bad_files):

@@ -12,10 +12,10 @@ from pettingzoo.test import api_test, seed_test
 import ono_env
 from ono_env import PRESETS, RuleSet, VecGame, ono_v0
 from ono_env.game import first_legal
-from ono_env.gym_env import OnoEnv
+from ono_env.envs.gym_env import OnoEnv
 from ono_env.observation import format_observation_layout, observation_layout, observation_size
 from ono_env.agents import RandomAgent, make_agent
-from ono_env.sb3 import OnoVecEnv
+from ono_env.envs.sb3 import OnoVecEnv
 
 from conftest import make_position, random_playout
 
@@ -286,7 +286,7 @@ def _seated_names(driver, pool):
 
 
 def test_opponent_pool_draws_per_game_and_accepts_snapshots():
-    from ono_env.opponents import OpponentPool
+    from ono_env.envs.opponents import OpponentPool
 
     rules = RuleSet.preset("basic", num_players=3)
     pool = OpponentPool({"greedy": 1, "random": 3, "color": 0}, rules)

@@ -13,8 +13,8 @@ import pytest
 from gymnasium.vector import AutoresetMode
 
 import ono_env  # noqa: F401 - registers ono_env/Ono-v0
-from ono_env.gym_vector import OnoVectorEnv
-from ono_env.sb3 import OnoVecEnv
+from ono_env.envs.gym_vector import OnoVectorEnv
+from ono_env.envs.sb3 import OnoVecEnv
 
 KW = dict(rules="basic", num_players=2, opponents="greedy")
 

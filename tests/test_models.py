@@ -141,10 +141,10 @@ def test_the_payload_is_live_and_sb3s_loader_would_run_it(tmp_path):
 
 
 def _every_loader_refuses(path: Path, capsys, tmp_path) -> None:
-    from ono_env import arena_cli, play as play_mod
-    from ono_env.gym_env import OnoEnv
-    from ono_env.opponents import OpponentPool, make_opponents
-    from ono_env.sb3 import OnoVecEnv
+    from ono_env.apps import arena_cli, play as play_mod
+    from ono_env.envs.gym_env import OnoEnv
+    from ono_env.envs.opponents import OpponentPool, make_opponents
+    from ono_env.envs.sb3 import OnoVecEnv
     from ono_env.train.export import export_model, main as export_main
 
     s = str(path)
@@ -184,10 +184,10 @@ def test_no_loader_runs_the_pickles_of_an_old_checkpoint(tmp_path, capsys, pth):
 
 
 def test_a_checkpoint_with_a_safe_member_plays_and_its_pickles_never_run(tmp_path, capsys):
-    from ono_env import arena_cli, play as play_mod
-    from ono_env.gym_env import OnoEnv
-    from ono_env.opponents import OpponentPool, make_opponents
-    from ono_env.sb3 import OnoVecEnv
+    from ono_env.apps import arena_cli, play as play_mod
+    from ono_env.envs.gym_env import OnoEnv
+    from ono_env.envs.opponents import OpponentPool, make_opponents
+    from ono_env.envs.sb3 import OnoVecEnv
     from ono_env.train.export import export_model
 
     marker = tmp_path / "ran"
@@ -249,7 +249,7 @@ def test_playing_a_model_needs_no_torch(tmp_path):
 def test_save_model_round_trip_and_live_or_frozen_agents(tmp_path):
     import torch as th
     from sb3_contrib import MaskablePPO
-    from ono_env.sb3 import OnoVecEnv
+    from ono_env.envs.sb3 import OnoVecEnv
     from ono_env.train.export import export_model
     from ono_env.train.nets import ScaledObservation, agent_from_model, save_model
 

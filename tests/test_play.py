@@ -9,7 +9,7 @@ import sys
 
 import pytest
 
-from ono_env.play import Quit, parse_choice, play
+from ono_env.apps.play import Quit, parse_choice, play
 
 
 def scripted_reader(out: io.StringIO, prefix=("nonsense", "999", "play W")):
@@ -72,7 +72,7 @@ def test_quit_and_end_of_input_abandon_the_game():
 def test_console_script_with_piped_stdin():
     # every action number in turn: each wrong one is re-prompted until a legal one comes
     script = "\n".join(str(a) for a in range(85)) + "\n"
-    proc = subprocess.run([sys.executable, "-m", "ono_env.play", "random", "--rules", "basic",
+    proc = subprocess.run([sys.executable, "-m", "ono_env.apps.play", "random", "--rules", "basic",
                            "--seed", "7", "--no-color"], input=script * 150, capture_output=True,
                           text=True, timeout=300)
     assert proc.returncode == 0, proc.stderr[-2000:]
@@ -81,7 +81,7 @@ def test_console_script_with_piped_stdin():
 
 
 def test_bad_agent_or_player_count_is_one_line():
-    proc = subprocess.run([sys.executable, "-m", "ono_env.play", "genius", "--rules", "basic"],
+    proc = subprocess.run([sys.executable, "-m", "ono_env.apps.play", "genius", "--rules", "basic"],
                           capture_output=True, text=True, timeout=300)
     assert proc.returncode == 2
     assert proc.stderr.strip().startswith("ono-play: error: unknown agent 'genius'")

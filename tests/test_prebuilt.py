@@ -17,7 +17,7 @@ import textwrap
 import pytest
 
 from ono_env import _compile as K
-from ono_env import _prebuild
+from ono_env import _cpu, _prebuild
 
 
 def _needs_prebuilt():
@@ -118,7 +118,7 @@ def _fake_prebuilt(monkeypatch, tmp_path, **changes):
     (tmp_path / K.MANIFEST).write_text(json.dumps(manifest))
     monkeypatch.setattr(K, "PREBUILT_DIR", tmp_path)
     monkeypatch.delenv(K.DISABLE_ENV, raising=False)
-    monkeypatch.delenv(_prebuild.BUILD_ENV, raising=False)
+    monkeypatch.delenv(_cpu.BUILD_ENV, raising=False)
 
 
 def test_prebuilt_kernels_matching_this_machine_are_used(monkeypatch, tmp_path, fresh_status):
@@ -143,7 +143,7 @@ def test_prebuilt_kernels_that_do_not_fit_are_not_used(monkeypatch, tmp_path, fr
 
 def test_no_prebuilt_kernels_or_disabled(monkeypatch, tmp_path, fresh_status):
     monkeypatch.setattr(K, "PREBUILT_DIR", tmp_path / "missing")
-    monkeypatch.delenv(_prebuild.BUILD_ENV, raising=False)
+    monkeypatch.delenv(_cpu.BUILD_ENV, raising=False)
     assert fresh_status() == "not used: this install has no prebuilt kernels"
     _fake_prebuilt(monkeypatch, tmp_path)
     monkeypatch.setenv(K.DISABLE_ENV, "0")
@@ -178,9 +178,9 @@ def test_source_hash_covers_every_rules_source(monkeypatch, tmp_path):
 
 
 def test_portable_cpu_levels():
-    assert _prebuild.portable_cpu("x86_64")[0] == "x86-64-v2"
-    assert "popcnt" in _prebuild.portable_cpu("x86_64")[1]
-    assert _prebuild.portable_cpu("aarch64") == ("generic", ())
+    assert _cpu.portable_cpu("x86_64")[0] == "x86-64-v2"
+    assert "popcnt" in _cpu.portable_cpu("x86_64")[1]
+    assert _cpu.portable_cpu("aarch64") == ("generic", ())
 
 
 def _some_function(x):
@@ -266,7 +266,7 @@ def test_a_failed_build_leaves_no_prebuilt_folder(monkeypatch, tmp_path):
     (out / "old.nbi").write_text("an earlier build")
 
     def fails(cmd, env, check):
-        partial = Path(env[_prebuild.BUILD_ENV])
+        partial = Path(env[_cpu.BUILD_ENV])
         partial.mkdir(parents=True)
         (partial / "half.nbi").write_text("")
         assert not any(k.startswith("NUMBA_") and k not in (

@@ -32,7 +32,7 @@ from ono_env.agents.learned import load_agent  # noqa: E402
 from ono_env.arena import run_arena  # noqa: E402
 from ono_env.cards import NUM_ACTIONS  # noqa: E402
 from ono_env.game import VecGame  # noqa: E402
-from ono_env.rllib_env import OnoMultiAgentEnv, OnoVectorEnv  # noqa: E402
+from ono_env.envs.rllib_env import OnoMultiAgentEnv, OnoVectorEnv  # noqa: E402
 from ono_env.rules import RuleSet  # noqa: E402
 from ono_env.train import rllib as R  # noqa: E402
 from ono_env.train.config import load_config  # noqa: E402
@@ -290,7 +290,7 @@ def test_cluster_arena_is_identical_to_one_process_and_uses_both_nodes(cluster, 
         np.testing.assert_array_equal(getattr(one.records, f), getattr(dist.records, f))
     assert one.format_table().split("\n")[1:] == dist.format_table().split("\n")[1:]
     assert len(dist.nodes) == 2 and sum(dist.nodes.values()) == 3000 and not one.nodes
-    from ono_env.arena_cli import main
+    from ono_env.apps.arena_cli import main
 
     assert main(["greedy", "random", "--rules", "basic", "--players", "2", "--games", "400",
                  "--no-rating", "--no-progress", "--ray", cluster.address]) == 0

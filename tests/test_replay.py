@@ -9,9 +9,9 @@ import pytest
 
 from ono_env.arena import run_arena
 from ono_env.cards import action_name
-from ono_env.arena_cli import main as arena_main
+from ono_env.apps.arena_cli import main as arena_main
 from ono_env.game import VecGame, game_seeds
-from ono_env.play import play
+from ono_env.apps.play import play
 from ono_env.replay import (MAX_REPLAY_BYTES, Replay, agent_thinking, new_game,
                             replay_positions)
 

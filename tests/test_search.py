@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from ono_env import VecGame
-from ono_env import _search as E
+from ono_env.agents import _search as E
 from ono_env import cards as C
 from ono_env.agents import GreedyAgent, make_agent
 from ono_env.agents.search import SearchAgent
@@ -236,7 +236,7 @@ def test_search_beats_random_and_the_oracle_beats_search():
 
 
 def test_a_search_agent_is_an_environment_opponent():
-    from ono_env.gym_env import OnoEnv
+    from ono_env.envs.gym_env import OnoEnv
 
     env = OnoEnv(rules="basic", num_players=2, opponents=["pimc:2"])
     obs, info = env.reset(seed=0)
@@ -263,7 +263,7 @@ def test_compiled_agent_kernels_load_only_when_such_an_agent_plays(agent, module
 
 @pytest.mark.parametrize("policy", ["color", "defensive"])
 def test_every_compiled_baseline_is_a_playout_policy(policy):
-    """Playouts take any baseline (compiled, ono_env._baselines); two such agents with the
+    """Playouts take any baseline (compiled, ono_env.agents._baselines); two such agents with the
     same seed play the same games."""
     rules = RuleSet.preset("basic", num_players=2)
     runs = [run_arena([SearchAgent(rules, 2, policy=policy), "greedy"], rules, 2, num_games=8,
@@ -276,7 +276,7 @@ def test_every_compiled_baseline_is_a_playout_policy(policy):
 @pytest.mark.parametrize("name, players", [("ppo-basic-2p", 2), ("ppo-basic-4p", 4),
                                            ("ppo-classic-2p", 2)])
 def test_the_compiled_playout_network_equals_the_numpy_network(name, players):
-    """The network the playouts run (ono_env._search.pack_network, network_logits) computes
+    """The network the playouts run (ono_env.agents._search.pack_network, network_logits) computes
     the shipped policy's logits (within the rational tanh's error) and picks its action."""
     rules = RuleSet.preset(name.split("-")[1], num_players=players)
     policy = make_agent(name, rules)

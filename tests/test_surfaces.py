@@ -18,12 +18,12 @@ from fastapi.testclient import TestClient  # noqa: E402
 from ono_env.agents.learned import (MAX_OUTPUT, PolicyNet, load_agent, make_metadata,  # noqa: E402
                                     read_model, shipped_models, write_model)
 from ono_env.arena import check_ray_address, read_arena_json, run_arena  # noqa: E402
-from ono_env.arena_cli import main as arena_main  # noqa: E402
+from ono_env.apps.arena_cli import main as arena_main  # noqa: E402
 from ono_env.checks import check_input_file, check_text  # noqa: E402
 from ono_env.replay import Replay  # noqa: E402
 from ono_env.rules import RuleSet  # noqa: E402
-from ono_env.web.server import Replays, create_app, main as web_main  # noqa: E402
-from ono_env.web.table import WEB_MAX_BUDGET, search_label, Refused  # noqa: E402
+from ono_env.apps.web.server import Replays, create_app, main as web_main  # noqa: E402
+from ono_env.apps.web.table import WEB_MAX_BUDGET, search_label, Refused  # noqa: E402
 
 
 @pytest.fixture(scope="module")
@@ -214,7 +214,7 @@ def test_output_folders_are_checked_before_any_game(tmp_path, capsys):
     assert "--record: cannot create the folder" in capsys.readouterr().err
     assert arena_main(["greedy", "random", "--record", "0", str(tmp_path / "r")]) == 2
     assert "--record N DIR: N 0 is out of range" in capsys.readouterr().err
-    from ono_env.play import main as play_main
+    from ono_env.apps.play import main as play_main
     assert play_main(["greedy", "--rules", "basic", "--players", "2",
                       "--replay", str(afile / "g.json")]) == 2
     assert "exists and is not a folder" in capsys.readouterr().err
@@ -285,7 +285,7 @@ def test_pettingzoo_last_after_every_agent_is_done():
 
 
 def test_the_vector_env_takes_a_numpy_seed():
-    from ono_env.gym_vector import OnoVectorEnv
+    from ono_env.envs.gym_vector import OnoVectorEnv
     v = OnoVectorEnv(4, "basic", 2)
     a, _ = v.reset(seed=np.int64(3))
     b, _ = v.reset(seed=3)

@@ -17,7 +17,7 @@ import yaml
 
 from ono_env.agents.learned import load_agent, read_metadata
 from ono_env.arena import run_arena
-from ono_env.play import play
+from ono_env.apps.play import play
 from ono_env.train.cli import main as train_main
 from ono_env.train.config import TrainConfig, describe_fields, load_config
 from ono_env.train.maskable_ppo import train

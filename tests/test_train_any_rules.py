@@ -14,7 +14,7 @@ import pytest
 
 from ono_env.agents.learned import load_agent, model_label, read_metadata
 from ono_env.arena import format_evaluation, run_arena
-from ono_env.arena_cli import main as arena_main
+from ono_env.apps.arena_cli import main as arena_main
 from ono_env.rules import resolve_rules
 from ono_env.train import run as R
 from ono_env.train.config import load_config
@@ -199,7 +199,7 @@ def test_two_runs_models_have_their_runs_names(tmp_path):
     assert model_label(renamed) == "mine"
     from fastapi.testclient import TestClient
 
-    from ono_env.web.server import create_app
+    from ono_env.apps.web.server import create_app
     client = TestClient(create_app(models=paths))
     assert set(labels) <= set(client.get("/api/options").json()["agents"])
 
@@ -209,7 +209,7 @@ def test_two_runs_models_have_their_runs_names(tmp_path):
 def web():
     from fastapi.testclient import TestClient
 
-    from ono_env.web.server import create_app
+    from ono_env.apps.web.server import create_app
     return TestClient(create_app())
 
 
@@ -240,7 +240,7 @@ def test_no_web_error_names_a_server_path(web, tmp_path):
     from fastapi.testclient import TestClient
 
     from ono_env.agents.learned import shipped_models
-    from ono_env.web.server import create_app
+    from ono_env.apps.web.server import create_app
 
     r = web.post("/api/games", json={"rules": "ono", "num_players": 2,
                                      "opponents": ["ppo-basic-2p"]})

@@ -13,7 +13,7 @@ from fastapi.testclient import TestClient  # noqa: E402
 
 from ono_env.arena import run_arena  # noqa: E402
 from ono_env.replay import Replay  # noqa: E402
-from ono_env.web.server import MAX_BODY, create_app, main  # noqa: E402
+from ono_env.apps.web.server import MAX_BODY, create_app, main  # noqa: E402
 
 
 @pytest.fixture
@@ -62,7 +62,7 @@ def test_options_list_presets_agents_and_rule_choices(client):
 
 
 def test_a_new_game_is_seen_from_the_humans_seat_only(client):
-    from ono_env.web.table import Table
+    from ono_env.apps.web.table import Table
     view = new_game(client, rules="classic", num_players=4, seat=2,
                     opponents=["greedy", "random", "defensive"], seed=7)
     table = client.app.state.tables.get(view["id"])
@@ -347,7 +347,7 @@ def test_other_host_names_are_refused_when_hosts_are_set():
 
 
 def test_long_replay_uploads_are_refused_before_any_work(client):
-    from ono_env.web.server import MAX_REPLAY_DECISIONS
+    from ono_env.apps.web.server import MAX_REPLAY_DECISIONS
     r = run_arena(["greedy", "random"], "basic", num_players=2, num_games=10, seed=0,
                   rating=False, record=1).replays[0]
     d = r.to_dict()

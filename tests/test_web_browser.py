@@ -41,7 +41,7 @@ def server(tmp_path_factory):
                        rating=False, record=1)
     result.replays[0].save(folder / "arena-game.json")
     env = dict(os.environ, PYTHONUNBUFFERED="1")
-    proc = subprocess.Popen([sys.executable, "-m", "ono_env.web.server", "--port", "0",
+    proc = subprocess.Popen([sys.executable, "-m", "ono_env.apps.web.server", "--port", "0",
                              "--replays", str(folder)], stdout=subprocess.PIPE,
                             stderr=subprocess.STDOUT, text=True, env=env)
     line = proc.stdout.readline()

@@ -41,8 +41,8 @@ def test_wheel_has_one_import_name_and_carries_configs_and_models(wheel):
                      "ono_env/agents/models/ppo-classic-2p.safetensors",
                      "ono_env/agents/models/ppo-basic-4p.safetensors",
                      "ono_env/agents/rule_based.py", "ono_env/train/config.py",
-                     "ono_env/web/static/index.html", "ono_env/web/static/app.js",
-                     "ono_env/web/static/style.css", "ono_env/replay.py"):
+                     "ono_env/apps/web/static/index.html", "ono_env/apps/web/static/app.js",
+                     "ono_env/apps/web/static/style.css", "ono_env/replay.py"):
         assert expected in names, expected
     # nothing from the source tree that is not package code or data: numba cache files only
     # as the prebuilt kernels the build step wrote, none from a __pycache__

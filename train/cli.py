@@ -18,7 +18,7 @@ import argparse
 import sys
 from typing import Sequence
 
-from ono_env import cli
+from ono_env.apps import console as cli
 from ono_env.train.config import describe_fields, dump_config, load_config
 
 

@@ -39,7 +39,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from ono_env import cli
+from ono_env.apps import console as cli
 from ono_env.checks import check_input_file
 from ono_env.agents.learned import (FORMAT, FORMAT_VERSION, MAX_MODEL_BYTES, OLD_META_NAME,
                                     SAFE_MEMBER, PolicyNet, check_metadata, read_model,

@@ -118,8 +118,8 @@ def train(cfg: TrainConfig) -> dict[str, Any]:
 
     from ono_env.train.nets import ScaledObservation, save_model
     from ono_env.observation import observation_scale
-    from ono_env.opponents import OpponentPool
-    from ono_env.sb3 import OnoVecEnv
+    from ono_env.envs.opponents import OpponentPool
+    from ono_env.envs.sb3 import OnoVecEnv
 
     t0 = time.perf_counter()
     cfg, _ = resolve_auto(cfg, rules_of(cfg))

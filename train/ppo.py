@@ -15,8 +15,8 @@ plumbing around a loss that is twenty lines here. The reference stays available 
 
 What it does
     Rollouts come straight from the batched core: a
-    :class:`~ono_env.learner_batch.LearnerBatch` holds ``num_envs`` games, the learner's seat in
-    each, and the opponents, which the one agent loop (:mod:`ono_env.driver`) steps in compiled
+    :class:`~ono_env.envs.learner_batch.LearnerBatch` holds ``num_envs`` games, the learner's seat in
+    each, and the opponents, which the one agent loop (:mod:`ono_env.agents.driver`) steps in compiled
     code when they are baselines. Per step the policy sees the observations ``(N, D)`` and the
     legal-action masks ``(N, 85)`` as arrays, with no per-game Python objects.
 
@@ -270,9 +270,9 @@ def train(cfg: TrainConfig) -> dict[str, Any]:
     from torch.utils.tensorboard import SummaryWriter
 
     from ono_env.arena import evaluate
-    from ono_env.learner_batch import LearnerBatch
+    from ono_env.envs.learner_batch import LearnerBatch
     from ono_env.observation import observation_scale
-    from ono_env.opponents import OpponentPool
+    from ono_env.envs.opponents import OpponentPool
 
     t0 = time.perf_counter()
     device, bf16 = resolve_device(cfg)

@@ -7,7 +7,7 @@ stack (RLModule / Learner / EnvRunner), with action masking and league self-play
 
 What runs where
     ``num_env_runners`` Ray actors (one CPU each) each step ``num_envs`` games on one batched
-    :class:`~ono_env.rllib_env.OnoVectorEnv` (the learner against the opponent pool, opponents
+    :class:`~ono_env.envs.rllib_env.OnoVectorEnv` (the learner against the opponent pool, opponents
     stepped in batch); with ``num_env_runners: 0`` the driver samples itself. The learner (one,
     in the driver process, ``torch_threads`` threads) updates :class:`MaskedPPOModule`.
 
@@ -102,7 +102,7 @@ def _module_class():
     from ray.rllib.core.columns import Columns
     from ray.rllib.utils.torch_utils import FLOAT_MIN
 
-    from ono_env.rllib_env import MASK_KEY, OBS_KEY
+    from ono_env.envs.rllib_env import MASK_KEY, OBS_KEY
 
     class MaskedPPOModule(DefaultPPOTorchRLModule):
         """RLlib's action-masking pattern on its default PPO module: the observation space
@@ -180,7 +180,7 @@ def module_spec(rules: Any, net_arch: list[int], activation: str):
 
     from ono_env.cards import NUM_ACTIONS
     from ono_env.observation import observation_scale
-    from ono_env.rllib_env import observation_space
+    from ono_env.envs.rllib_env import observation_space
 
     return RLModuleSpec(
         module_class=__getattr__("MaskedPPOModule"),
@@ -306,7 +306,7 @@ def algorithm_config(cfg: TrainConfig, rules: Any):
     """The ``PPOConfig`` of a training config (see the module docstring)."""
     from ray.rllib.algorithms.ppo import PPOConfig
 
-    from ono_env.rllib_env import OnoVectorEnv
+    from ono_env.envs.rllib_env import OnoVectorEnv
 
     runners = int(cfg.num_env_runners)
     ppo = cfg.ppo
@@ -344,7 +344,7 @@ def algorithm_config(cfg: TrainConfig, rules: Any):
 def self_play_config(rules: Any, *, net_arch: list[int] = (256, 256), activation: str = "tanh",
                      num_env_runners: int = 0, num_envs_per_env_runner: int = 8,
                      seed: int = 0, module_id: str = "learner"):
-    """A ``PPOConfig`` for turn-based self-play on :class:`~ono_env.rllib_env.OnoMultiAgentEnv`:
+    """A ``PPOConfig`` for turn-based self-play on :class:`~ono_env.envs.rllib_env.OnoMultiAgentEnv`:
     every seat is an agent mapped to one shared :class:`MaskedPPOModule` (``module_id``).
     For mixed tables, add modules with ``config.multi_agent(policies=..., policy_mapping_fn=...)``
     and their specs to the ``MultiRLModuleSpec``; only the acting seat is in each observation
@@ -352,7 +352,7 @@ def self_play_config(rules: Any, *, net_arch: list[int] = (256, 256), activation
     from ray.rllib.algorithms.ppo import PPOConfig
     from ray.rllib.core.rl_module.multi_rl_module import MultiRLModuleSpec
 
-    from ono_env.rllib_env import OnoMultiAgentEnv
+    from ono_env.envs.rllib_env import OnoMultiAgentEnv
 
     return (
         PPOConfig()

@@ -17,7 +17,7 @@ from typing import Sequence
 
 import numpy as np
 
-from ono_env import cli
+from ono_env.apps import console as cli
 from ono_env.arena import (MAX_GAMES, MAX_RECORD, ArenaResult, check_paired_plan, check_plan,
                            games_played, paired_difference, read_arena_json, run_arena)
 from ono_env.checks import check_output_dir

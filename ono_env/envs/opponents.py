@@ -20,7 +20,7 @@ import numpy as np
 from ono_env.game import VecGame
 from ono_env.agents.base import Agent
 from ono_env.agents.registry import make_agent
-from ono_env.driver import AgentDriver
+from ono_env.agents.driver import AgentDriver
 from ono_env.rules import RuleSet, resolve_rules
 
 
@@ -141,7 +141,7 @@ def make_opponents(spec: Any, rules: RuleSet) -> list[Agent] | OpponentPool:
 
 
 class OpponentDriver:
-    """Plays a learner's opponents (through the one :class:`~ono_env.driver.AgentDriver`
+    """Plays a learner's opponents (through the one :class:`~ono_env.agents.driver.AgentDriver`
     loop) until every unfinished game waits for its learner.
 
     ``start`` begins episodes (learner seats, opponents, the compiled random opponents'

@@ -2,7 +2,7 @@
 determinization, playouts, PIMC and ISMCTS.
 
 The playout policies and the search's preferred action are the compiled baselines of
-:mod:`ono_env._baselines` (``greedy``: ``_greedy_scores``, equal to the NumPy GreedyAgent's
+:mod:`ono_env.agents._baselines` (``greedy``: ``_greedy_scores``, equal to the NumPy GreedyAgent's
 scores; ``_policy_action``, ties broken by the playout generator); the policy codes
 (POLICY_RANDOM, POLICY_GREEDY, ...) are defined there and re-exported here.
 
@@ -29,7 +29,7 @@ from ono_env._engine import (  # noqa: F401 - the rules and state layout the sea
     _inline, _kernel, _lacks_cards,
     _next_u53, _observe_row, _random_action, i8, legal_row, void,
 )
-from ono_env._baselines import (  # noqa: F401 - the compiled baselines (greedy: the playouts')
+from ono_env.agents._baselines import (  # noqa: F401 - the compiled baselines (greedy: the playouts')
     POLICY_CODES, POLICY_COLOR, POLICY_DEFENSIVE, POLICY_GREEDY, POLICY_RANDOM, _greedy_scores,
     _policy_action, baseline_scores,
 )
@@ -420,7 +420,7 @@ def _playout(w, prm, j, me, start_round, policy, max_len, policy_rng, rewards, s
                     rewards[j, q] = 0.0
                 _apply(w, prm, j, a, rewards)
                 _advance(w, prm, j, rewards)
-        else:   # a compiled baseline (ono_env._baselines), ties broken by policy_rng[j]
+        else:   # a compiled baseline (ono_env.agents._baselines), ties broken by policy_rng[j]
             ok = _policy_action(w, prm, j, policy, policy_rng, rewards, sc, tmp) >= 0
         if not ok:
             break

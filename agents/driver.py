@@ -9,7 +9,7 @@ environments drive the opponents of a learner.
 Compiled baselines: an agent whose type is exactly :class:`~ono_env.agents.RandomAgent`,
 ``GreedyAgent``, ``ColorControlAgent`` or ``DefensiveAgent`` (agents/rule_based.py; for
 these three, built for the game's very rules) is played in compiled code
-(:mod:`ono_env._baselines`, imported on first use): ``play`` alternates between one kernel
+(:mod:`ono_env.agents._baselines`, imported on first use): ``play`` alternates between one kernel
 call that plays every game until it waits on a seat of a Python agent (or a seat the
 driver does not play) or is finished, and one batch step of the Python agents on the games
 waiting for them. The compiled baselines make the NumPy agents' decisions (the same
@@ -54,17 +54,17 @@ from ono_env.replay import Replay, agent_thinking, search_thinking
 
 _COMPILED = {RandomAgent: "random", GreedyAgent: "greedy", ColorControlAgent: "color",
              DefensiveAgent: "defensive"}
-"""Agent types played in compiled code -> their policy name (codes: ono_env._baselines)."""
+"""Agent types played in compiled code -> their policy name (codes: ono_env.agents._baselines)."""
 
 _BASELINES: Any = None
 
 
 def _baselines() -> Any:
-    """:mod:`ono_env._baselines`, imported (so its kernels loaded, prebuilt or from numba's
+    """:mod:`ono_env.agents._baselines`, imported (so its kernels loaded, prebuilt or from numba's
     cache, or compiled) on first use."""
     global _BASELINES
     if _BASELINES is None:
-        from ono_env import _baselines as K
+        from ono_env.agents import _baselines as K
         _BASELINES = K
     return _BASELINES
 

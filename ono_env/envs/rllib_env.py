@@ -11,9 +11,9 @@ know.)
 - :class:`OnoVectorEnv`: a single learner against opponents, ``num_envs`` games on **one**
   batched :class:`~ono_env.game.VecGame` (a ``gymnasium.vector.VectorEnv``, handed to RLlib
   with ``gym_env_vectorize_mode="vector_entry_point"``: no Python object per game). The
-  opponents (names, model files, agents, or an :class:`~ono_env.opponents.OpponentPool`
+  opponents (names, model files, agents, or an :class:`~ono_env.envs.opponents.OpponentPool`
   drawn per game and seat) are stepped in batch inside ``step`` by the same
-  :class:`~ono_env.opponents.OpponentDriver` as the Gymnasium and SB3 adapters. Autoreset is
+  :class:`~ono_env.envs.opponents.OpponentDriver` as the Gymnasium and SB3 adapters. Autoreset is
   gymnasium's ``NEXT_STEP`` mode (what RLlib's ``SingleAgentEnvRunner`` expects): a game that
   ends reports its final observation (mask all 0) and is dealt again on the next ``step``,
   which ignores its action and returns the new episode's first observation with reward 0.
@@ -49,7 +49,7 @@ from ono_env.cards import NUM_ACTIONS
 from ono_env.checks import check_action, check_int, check_learner_seat, check_seed
 from ono_env.game import MAX_GAMES, VecGame
 from ono_env.observation import observation_size
-from ono_env.opponents import OpponentDriver, OpponentPool, make_opponents
+from ono_env.envs.opponents import OpponentDriver, OpponentPool, make_opponents
 from ono_env.rules import RuleSet, resolve_rules
 
 OBS_KEY = "observations"

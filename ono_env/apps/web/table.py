@@ -27,7 +27,7 @@ from ono_env.agents import make_agent
 from ono_env.agents.search import SEARCH_AGENTS
 from ono_env.checks import check_bool, check_int, check_seed
 from ono_env.game import VecGame, game_seeds
-from ono_env.driver import act_one
+from ono_env.agents.driver import act_one
 from ono_env.replay import Replay
 from ono_env.rules import PRESETS, RuleSet
 

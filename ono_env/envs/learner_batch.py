@@ -1,12 +1,12 @@
 """A learner's games in batch: the one core of the vector environments.
 
 :class:`LearnerBatch` holds ``num_envs`` games of one ``VecGame``, a learner seat in each,
-and the opponents (:mod:`ono_env.opponents`) that play every other seat in batch between
+and the opponents (:mod:`ono_env.envs.opponents`) that play every other seat in batch between
 the learner's decisions. :meth:`LearnerBatch.step` takes one action per game, plays the
 opponents up to each learner's next turn, and deals a finished game again at once
 (same-step autoreset), returning the finished episodes' last observations beside the new
-ones. The Gymnasium vector env (:mod:`ono_env.gym_vector`) and the Stable-Baselines3 VecEnv
-(:mod:`ono_env.sb3`) are thin adapters over it, so both behave alike:
+ones. The Gymnasium vector env (:mod:`ono_env.envs.gym_vector`) and the Stable-Baselines3 VecEnv
+(:mod:`ono_env.envs.sb3`) are thin adapters over it, so both behave alike:
 
 - ``learner_seat``: ``"random"`` (a new seat per game and episode, drawn from the batch's
   seeded generator) or a seat number. A deal that ends before the learner's first decision
@@ -28,7 +28,7 @@ import numpy as np
 
 from ono_env.checks import check_int, check_learner_seat, check_seed
 from ono_env.game import MAX_GAMES, VecGame
-from ono_env.opponents import OpponentDriver, make_opponents
+from ono_env.envs.opponents import OpponentDriver, make_opponents
 from ono_env.rules import resolve_rules
 
 

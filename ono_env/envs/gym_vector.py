@@ -10,9 +10,9 @@ obs, rewards, terminated, truncated, infos = envs.step(actions)   # (256,) int a
 ```
 
 One ``VecGame`` steps every game at once and the opponents play in batch between the
-learner's decisions (:class:`ono_env.learner_batch.LearnerBatch`, the core shared with the
+learner's decisions (:class:`ono_env.envs.learner_batch.LearnerBatch`, the core shared with the
 Stable-Baselines3 VecEnv): no subprocesses and no Python object per game, unlike
-``SyncVectorEnv`` / ``AsyncVectorEnv`` over :class:`ono_env.gym_env.OnoEnv`, which
+``SyncVectorEnv`` / ``AsyncVectorEnv`` over :class:`ono_env.envs.gym_env.OnoEnv`, which
 ``make_vec``'s other vectorization modes still build.
 
 - Spaces: ``single_observation_space`` is the single env's ``Box`` of ``(D,) float32``,
@@ -27,7 +27,7 @@ Stable-Baselines3 VecEnv): no subprocesses and no Python object per game, unlike
 - ``infos["learner_seat"]``: the learner's seat in each game (``learner_seat="random"``, the
   default, draws a new one per game and episode from the env's seeded generator).
 - Rewards, opponents, ``rules`` and its overrides, ``max_decisions``, ``skip_forced`` and
-  ``reward`` as for :class:`~ono_env.gym_env.OnoEnv`.
+  ``reward`` as for :class:`~ono_env.envs.gym_env.OnoEnv`.
 - Seeding: ``reset(seed=s)`` (an integer) fixes every later episode of every game; a list of
   per-game seeds is refused (the games' seeds follow from ``s``). Actions must be an integer
   array of shape ``(N,)``; an illegal action raises ``ValueError`` naming the game and its
@@ -46,7 +46,7 @@ from gymnasium.vector.utils import batch_space
 
 from ono_env.cards import NUM_ACTIONS
 from ono_env.checks import check_seed
-from ono_env.learner_batch import LearnerBatch
+from ono_env.envs.learner_batch import LearnerBatch
 from ono_env.observation import observation_size
 
 

@@ -1,11 +1,11 @@
-"""The web table's server: a FastAPI app over :mod:`ono_env.web.table`, and ``ono-web``.
+"""The web table's server: a FastAPI app over :mod:`ono_env.apps.web.table`, and ``ono-web``.
 
     ono-web                                   # http://127.0.0.1:8000/
     ono-web --port 8080 --model my.safetensors --replays runs/arena-replays
 
 The server holds every game; the browser sends only decisions (an action id or name, with
 the number of the view it was made on) and gets the table as its seat sees it. Every page
-asset ships in the package (``ono_env/web/static``); nothing is fetched from the internet.
+asset ships in the package (``ono_env/apps/web/static``); nothing is fetched from the internet.
 
 Endpoints (JSON; every refusal is ``{"error": "..."}`` with a 4xx status)::
 
@@ -37,7 +37,7 @@ from collections import OrderedDict
 from pathlib import Path
 from typing import Any, Sequence
 
-from ono_env import cli
+from ono_env.apps import console as cli
 from ono_env.checks import check_text
 from ono_env.agents.learned import model_label, read_metadata, shipped_models
 from ono_env.agents.registry import agent_names
@@ -45,7 +45,7 @@ from ono_env.positions import load_json
 from ono_env.replay import MAX_LABEL, Replay, clean_label, replay_positions
 from ono_env.rules import CHOICES, PRESETS, RuleSet
 from ono_env.agents.search import SEARCH_AGENTS
-from ono_env.web.table import (WEB_MAX_BUDGET, WEB_MAX_MS, Refused, Tables, default_agent_factory,
+from ono_env.apps.web.table import (WEB_MAX_BUDGET, WEB_MAX_MS, Refused, Tables, default_agent_factory,
                                fits, make_rules)
 
 STATIC = Path(__file__).parent / "static"

@@ -1,6 +1,6 @@
 """Demo: a few seeded games between random players, rendered as text, and a summary line.
 
-    python -m ono_env.demo --rules classic --players 4 --games 3 --seed 0
+    python -m ono_env.apps.demo --rules classic --players 4 --games 3 --seed 0
 """
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from collections import Counter
 
 import numpy as np
 
-from ono_env import cli
+from ono_env.apps import console as cli
 from ono_env.checks import check_int, check_seed
 from ono_env.game import VecGame, random_legal
 from ono_env.render import describe_action, render_text

@@ -1,5 +1,5 @@
 """``OnoVecEnv``: a Stable-Baselines3 ``VecEnv`` directly over one batched ``VecGame``
-(:class:`ono_env.learner_batch.LearnerBatch`, the core it shares with the Gymnasium vector
+(:class:`ono_env.envs.learner_batch.LearnerBatch`, the core it shares with the Gymnasium vector
 env).
 
 No subprocesses and no per-game Python objects: the learner's actions for all ``num_envs``
@@ -8,7 +8,7 @@ is back at the learner's turn.
 
 ```python
 from sb3_contrib import MaskablePPO
-from ono_env.sb3 import OnoVecEnv
+from ono_env.envs.sb3 import OnoVecEnv
 venv = OnoVecEnv("basic", num_envs=64, opponents="random", seed=0, num_players=2)
 model = MaskablePPO("MlpPolicy", venv, n_steps=128).learn(10_000)  # n_steps per game
 ```
@@ -20,7 +20,7 @@ model = MaskablePPO("MlpPolicy", venv, n_steps=128).learn(10_000)  # n_steps per
   again at once (the returned observation is the new episode's).
 - ``opponents``: one agent (name, saved model path, policy object) for every seat, one per
   seat to the learner's left, or a pool ``{agent: weight}`` / ``OpponentPool`` drawn per
-  game and seat at every deal (see :mod:`ono_env.opponents`).
+  game and seat at every deal (see :mod:`ono_env.envs.opponents`).
 - ``learner_seat``: ``"random"`` (default: a new seat per game and episode, drawn from the
   env's seeded generator) or a seat number; the same name and default as the Gymnasium env.
   ``reset_infos[i]["learner_seat"]`` says which (after ``reset`` and each autoreset). A deal
@@ -47,7 +47,7 @@ from stable_baselines3.common.vec_env.base_vec_env import VecEnv, VecEnvIndices,
 
 from ono_env.cards import NUM_ACTIONS
 from ono_env.checks import check_seed
-from ono_env.learner_batch import LearnerBatch
+from ono_env.envs.learner_batch import LearnerBatch
 from ono_env.observation import observation_size
 
 

@@ -17,7 +17,7 @@ mask = env.unwrapped.action_masks()          # (85,) bool
   step).
 - ``learner_seat``: ``"random"`` (default: a new seat every episode, drawn from the env's
   seeded generator) or a seat number; ``info["learner_seat"]`` after ``reset`` says which.
-  The same name and default as :class:`ono_env.sb3.OnoVecEnv`. A deal that ends before the
+  The same name and default as :class:`ono_env.envs.sb3.OnoVecEnv`. A deal that ends before the
   learner's first decision (possible with tiny hands) is dealt again, so ``reset`` always
   hands the learner a game to play.
 - Seeding: after ``reset(seed=s)`` every later episode (deal, learner seat, opponents drawn
@@ -27,7 +27,7 @@ mask = env.unwrapped.action_masks()          # (85,) bool
   refused, whatever ``illegal_action`` says), a seed an integer from 0 to 2**63 - 1, and
   ``options`` a dict or None (``reset`` takes no options; their contents are ignored).
 - ``opponents``: one agent for all opponent seats, one per seat (from the learner's left),
-  or a pool ``{agent: weight}`` drawn per episode and seat (``ono_env.opponents``). An agent
+  or a pool ``{agent: weight}`` drawn per episode and seat (``ono_env.envs.opponents``). An agent
   is a name (``"random"``, ``"greedy"``, ``"color"``, ``"defensive"``, a shipped policy such
   as ``"ppo-basic-2p"``), a model file's path, or an object with ``act``.
 - ``illegal_action``: ``"lose"`` (default, PettingZoo's usual handling: the episode ends, the
@@ -50,7 +50,7 @@ from ono_env.checks import (
 )
 from ono_env.game import VecGame
 from ono_env.observation import observation_size
-from ono_env.opponents import OpponentDriver, make_opponents
+from ono_env.envs.opponents import OpponentDriver, make_opponents
 from ono_env.render import render_text
 from ono_env.rules import resolve_rules
 

@@ -22,14 +22,14 @@ from typing import Callable, Sequence, TextIO
 import numpy as np
 
 from ono_env import cards as C
-from ono_env import cli
+from ono_env.apps import console as cli
 from ono_env.checks import check_int, check_output_dir, check_seed
 from ono_env.game import VecGame, game_seeds
 from ono_env.agents import make_agent
 from ono_env.agents.learned import model_label
 from ono_env.agents.registry import is_model_path
 from ono_env.render import describe_action, render_text
-from ono_env.driver import act_one
+from ono_env.agents.driver import act_one
 from ono_env.replay import Replay
 from ono_env.rules import resolve_rules
 

@@ -1,0 +1,313 @@
+"""The arena: many games between any agents under any rules, with honest statistics.
+
+```python
+from ono_env.arena import run_arena
+result = run_arena(["greedy", "random"], rules="basic", num_players=2, num_games=10_000, seed=0)
+print(result.format_table())
+result.save("results/")            # arena.json, arena.csv
+```
+
+How games are played
+    The entrants (agent names, model files or agent objects; a name may repeat, and
+    each entry is a separate entrant) are seated at tables of ``num_players``: every
+    combination of ``num_players`` entrants when there are more entrants than seats. Each
+    table is played in every seating order: all permutations of the seats for up to four
+    players, the cyclic rotations above that, so no entrant keeps the first move or its
+    neighbours. The games of a table are split evenly over its seatings. Games run on the
+    batched core, ``batch_size`` at a time; game ``k`` of a seating is dealt from a seed
+    derived from ``(seed, table, seating, batch)`` and the agents of that batch draw from one
+    generator derived the same way, so a run is reproducible from ``seed``.
+
+What is counted
+    A game is one episode of the rules: a round, or a whole match when the rules play to a
+    target score. Its winner (or winners, sharing one win, in a penalty-scored match) is
+    the seat with a positive final reward; a game cut at ``max_decisions`` has no winner.
+    Per entrant: games, wins, win rate with a 95% Wilson interval, mean final score (when the
+    rules keep scores) and mean game length in decisions. Head to head: for each pair, the
+    first entrant's win rate in the games where both sat (for two players, simply its win
+    rate against the other). Ratings: OpenSkill's Plackett-Luce model (the ``openskill``
+    library, dynamics factor ``tau=0`` since fixed agents do not drift), updated once per
+    game, winner ranked first and the others tied, the games taken in a seeded shuffled
+    order (so no table's games come last);
+    ``ordinal`` is the conservative estimate mu - 3 sigma.
+
+Comparing two agents
+    With ``mirrored=True`` (the duplicate format, :func:`run_arena`) the deals depend only on
+    the rules, seed, number of games, batch size and number of entrants, not on the agents.
+    Two such runs that differ only in one entrant are compared deal by deal by
+    :func:`paired_difference` (``ono-arena --paired-with``); a saved run's ``arena.json``
+    keeps each entrant's per-deal results (``per_deal``) and the batch size for this
+    (:func:`mirrored_record` reads them back; :func:`mean_interval` gives the interval over
+    deals, also of runs with different seeds pooled, ``benchmarks/pool_mirrored.py``).
+
+Where it lives
+    This package's face (``from ono_env.arena import run_arena``) holds the runs:
+    :func:`run_arena`, :func:`evaluate` and their checks. Beneath it:
+    ``ono_env.arena.play`` (the games of one seating, and their seeds),
+    ``ono_env.arena.stats`` (intervals and ratings), ``ono_env.arena.results``
+    (:class:`ArenaResult`, saved runs and paired comparisons) and
+    ``ono_env.arena.distributed`` (the same games as Ray tasks).
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import itertools
+import math
+import sys
+import time
+from typing import Any, Sequence
+
+import numpy as np
+
+from ono_env.agents.base import Agent
+from ono_env.agents.learned import model_label
+from ono_env.agents.registry import is_model_path, make_agent
+from ono_env.arena.distributed import (
+    RAY_CONNECT_SECONDS, TASKS_PER_CPU, check_ray_address, play_on_ray,
+)
+from ono_env.arena.play import GameRecords, _derive, _seating_seed, play_games, seatings
+from ono_env.arena.results import (
+    MAX_ARENA_JSON_BYTES, ArenaResult, check_pairable, mirrored_record, paired_difference,
+    read_arena_json,
+)
+from ono_env.arena.stats import Z95, mean_interval, rate_games, wilson_interval
+from ono_env.checks import check_bool, check_int, check_seed
+from ono_env.game import MAX_GAMES as MAX_BATCH
+from ono_env.replay import Replay
+from ono_env.rules import RuleSet, resolve_rules
+
+MAX_GAMES = 100_000_000
+"""The most games one arena run plays (about an hour of random play per core)."""
+MAX_RECORD = 10_000
+"""The most games one arena run keeps replays of."""
+
+
+def _labels(specs: Sequence[Any]) -> list[str]:
+    base = [s if isinstance(s, str) else getattr(s, "name", type(s).__name__) for s in specs]
+    base = [model_label(b) if is_model_path(b) else b for b in base]
+    labels, seen = [], {}
+    for b in base:
+        seen[b] = seen.get(b, 0) + 1
+        labels.append(b if base.count(b) == 1 else f"{b}#{seen[b]}")
+    return labels
+
+def run_arena(agents: Sequence[Any], rules: Any = "classic", num_players: int | None = None,
+              num_games: int = 10_000, seed: int = 0, *, batch_size: int = 4096,
+              max_decisions: int | None = None, rating: bool | None = None,
+              progress: bool = False, record: int = 0,
+              ray_address: str | None = None, mirrored: bool = False) -> ArenaResult:
+    """Play ``num_games`` games among ``agents`` and return their statistics.
+
+    ``agents``: names (``random``, ``greedy``, ``color``, ``defensive``, ...), model
+    files or agent objects; at least ``num_players`` of them (repeat a name to seat it
+    more than once). ``rules``: a preset name, YAML path, RuleSet or dict; ``num_players``
+    overrides its player count. ``num_games`` is split evenly over the tables and their
+    seatings (rounded up so every seating plays the same number). ``rating``: compute
+    OpenSkill ratings (one Python update per game; they need the ``openskill`` library of
+    the ``[arena]`` extra): ``None`` (default) when it is installed, ``True`` always (an
+    ``ImportError`` without it), ``False`` never. ``record``: keep a replay of that many
+    games (a sample drawn with a generator seeded from ``seed``, in ``result.replays`` in the
+    order played); recording changes no result. ``ray_address``: play the games as Ray
+    tasks (``"local"`` starts a local Ray; ``"auto"``, ``"host:port"`` or ``"ray://..."``
+    joins a cluster; an initialised Ray is used as it is): the same games and results as in
+    one process, ``result.nodes`` says how many games each node played (:func:`play_on_ray`).
+    It needs the ``[ray]`` extra.
+
+    ``mirrored``: the duplicate format. Every deal of a table is played once per seating
+    (2 players: twice, seats swapped; the deal and the agents' generator are seeded per
+    table and game, not per seating), so each entrant holds every seat's cards once and the
+    luck of the deal cancels. Win rates are then the mean over deals of an entrant's share
+    of the wins in that deal's games (a game without a winner is a tie, 1/N to every seat),
+    with a normal 95% interval over deals (:meth:`ArenaResult.paired`); with ``ray_address``
+    the same deals are played as Ray tasks."""
+    overrides = {} if num_players is None else {"num_players": num_players}
+    rules = resolve_rules(rules, **overrides)
+    P = rules.num_players
+    agents = list(agents)
+    if len(agents) < P:
+        raise ValueError(f"{len(agents)} agents for {P} players: give at least {P} "
+                         f"(repeat a name to seat it more than once)")
+    num_games = check_int("num_games", num_games, 1, MAX_GAMES)
+    seed = check_seed("seed", seed, allow_none=False)
+    batch_size = check_int("batch_size", batch_size, 1, MAX_BATCH)
+    if rating is None:
+        rating = importlib.util.find_spec("openskill") is not None
+    check_bool("rating", rating)
+    check_bool("progress", progress)
+    if ray_address is not None:
+        check_ray_address(ray_address)
+    record = check_int("record", record, 0, MAX_RECORD)
+    built = [make_agent(a, rules) for a in agents]
+    labels = [f"{lab} (cheating)" if getattr(b, "cheating", False) else lab
+              for lab, b in zip(_labels(agents), built)]   # the search ceilings see hidden cards
+    check_bool("mirrored", mirrored)
+    check_plan(games_played(num_games, len(agents), P), num_games, len(agents), P)
+    tables = list(itertools.combinations(range(len(agents)), P))
+    orders = seatings(P)
+    total = games_played(num_games, len(agents), P)
+    per = total // (len(tables) * len(orders))
+    sample = np.sort(np.random.default_rng([seed, 7]).choice(total, min(record, total), replace=False))
+    replays: list[Replay] = []
+    bar = None
+    if progress:
+        from tqdm import tqdm
+        bar = tqdm(total=per * len(tables) * len(orders), unit="game", desc="arena",
+                   file=sys.stderr, smoothing=0.1)
+    t0 = time.perf_counter()
+    ent, win, sc, ln, tr = [], [], [], [], []
+    nodes: dict[str, int] = {}
+    try:
+        if ray_address is not None:   # the same games, as Ray tasks (see play_on_ray)
+            if record:
+                raise ValueError("record is not available with ray_address (replays are kept "
+                                 "by a one-process run)")
+            for part in play_on_ray(ray_address, rules, built, tables, orders, per, seed,
+                                    batch_size, max_decisions, bar, nodes, mirrored=mirrored):
+                for out, x in zip((ent, win, sc, ln, tr), part):
+                    out.append(x)
+        for t, table in enumerate(tables if ray_address is None else []):
+            for o, order in enumerate(orders):
+                seated = [table[k] for k in order]
+                first = (t * len(orders) + o) * per
+                here = sample[(sample >= first) & (sample < first + per)] - first
+                w, s, length, trunc = play_games(
+                    rules, [built[e] for e in seated], per,
+                    _seating_seed(seed, t, o, mirrored),
+                    batch_size=batch_size, max_decisions=max_decisions, progress=bar,
+                    record=[int(k) for k in here], replays=replays,
+                    labels=[labels[e] for e in seated])
+                ent.append(np.broadcast_to(np.array(seated), w.shape))
+                win.append(w)
+                sc.append(s)
+                ln.append(length)
+                tr.append(trunc)
+    finally:
+        if bar is not None:
+            bar.close()
+    records = GameRecords(np.concatenate(ent), np.concatenate(win), np.concatenate(sc),
+                          np.concatenate(ln), np.concatenate(tr))
+    if mirrored:   # the games come per (table, seating), per games each; deal k of table t
+        n_seat = len(orders) * per
+        records.deal = (np.repeat(np.arange(len(tables)), n_seat) * per
+                        + np.tile(np.arange(per), len(tables) * len(orders)))
+    seconds = time.perf_counter() - t0
+    result = ArenaResult(rules, labels, records, seed, seconds, mirrored=mirrored, replays=replays,
+                         replay_rows=sample.tolist(), nodes=nodes, batch_size=batch_size)
+    if rating:
+        t1 = time.perf_counter()
+        result.ratings = rate_games(records, len(agents), seed)
+        result.rating_seconds = time.perf_counter() - t1
+    return result
+
+
+MAX_ROUNDING = 10
+"""How many times the games asked for a run may round up to (every seating of every table)."""
+
+
+def check_plan(planned: int, num_games: int, num_entrants: int, num_players: int) -> None:
+    """``ValueError`` when rounding ``num_games`` up to every seating of every table
+    (:func:`games_played`) plans more than :data:`MAX_ROUNDING` times as many games (and more
+    than 10,000), or more than :data:`MAX_GAMES`: 20 entrants at 10 players make 1,847,560
+    games of ``--games 1``."""
+    if planned > MAX_GAMES or (planned > MAX_ROUNDING * num_games and planned > 10_000):
+        tables = math.comb(num_entrants, num_players)
+        raise ValueError(f"{num_games:,} games would be {planned:,}: {tables:,} tables of "
+                         f"{num_players} of the {num_entrants} entrants, each in "
+                         f"{len(seatings(num_players))} seatings; ask for at least "
+                         f"{planned // MAX_ROUNDING:,} games (at most {MAX_GAMES:,} in all), or "
+                         f"seat fewer entrants")
+
+
+def games_played(num_games: int, num_entrants: int, num_players: int) -> int:
+    """How many games run_arena plays for ``num_games``: rounded up so that every table
+    (every ``num_players`` of the ``num_entrants``) plays every seating equally often."""
+    seats = math.comb(num_entrants, num_players) * len(seatings(num_players))
+    return math.ceil(num_games / seats) * seats
+
+def check_paired_plan(earlier: Any, agents: Sequence[Any], rules: Any = "classic",
+                      num_players: int | None = None, num_games: int = 10_000, seed: int = 0,
+                      batch_size: int = 4096) -> None:
+    """Before playing: ``ValueError`` naming what differs unless run_arena with these
+    arguments (mirrored) would deal the same cards as the saved run ``earlier`` (an
+    ArenaResult or an arena.json's dict) and seat the same entrants but the first, so that
+    paired_difference can compare the two first entrants."""
+    overrides = {} if num_players is None else {"num_players": num_players}
+    rules = resolve_rules(rules, **overrides)
+    plan = {"rules": rules.to_dict(), "seed": seed, "batch_size": batch_size,
+            "games": games_played(num_games, len(agents), rules.num_players),
+            "agents": _labels(agents)}
+    check_pairable(plan, mirrored_record(earlier, "the earlier run"))
+
+def evaluate(agent: Any, opponents: Sequence[Any], rules: Any, num_games: int, seed: int = 0, *,
+             batch_size: int = 4096, progress: bool = False, workers: int = 1,
+             max_decisions: int | None = None) -> list[dict[str, Any]]:
+    """``agent`` against each of ``opponents`` in turn (filling every other seat of the
+    table), ``num_games`` games each, seats rotated. One row per opponent: games, win rate
+    of ``agent`` and its 95% interval, mean game length.
+
+    ``max_decisions``: cut each game there (None: the rules' own limit), a game with no
+    winner. ``workers`` > 1 plays the opponents in that many processes at once, one opponent per
+    process; every opponent keeps its own seed, so the rows are the same as with one
+    worker. Agents then travel to the processes by pickling: pass names or model paths."""
+    rules = resolve_rules(rules)
+    if not isinstance(workers, int) or isinstance(workers, bool) or workers < 1:
+        raise ValueError(f"workers = {workers!r}; allowed: an integer >= 1")
+    jobs = [(agent, opp, rules, num_games, _derive(seed, 7, k), batch_size, max_decisions)
+            for k, opp in enumerate(opponents)]
+    if workers == 1 or len(jobs) == 1:
+        return [_evaluate_one(*job, progress=progress) for job in jobs]
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
+    ctx = multiprocessing.get_context("spawn")   # no fork of a process holding torch threads
+    with ProcessPoolExecutor(max_workers=min(workers, len(jobs)), mp_context=ctx) as ex:
+        futures = [ex.submit(_evaluate_one, *job) for job in jobs]
+        if progress:
+            from concurrent.futures import as_completed
+
+            from tqdm import tqdm
+            for _ in tqdm(as_completed(futures), total=len(futures), unit="opponent",
+                          desc="evaluation", file=sys.stderr):
+                pass
+        return [f.result() for f in futures]
+
+
+def _evaluate_one(agent: Any, opp: Any, rules: RuleSet, num_games: int, seed: int,
+                  batch_size: int, max_decisions: int | None = None,
+                  progress: bool = False) -> dict[str, Any]:
+    label = _labels([opp])[0]
+    res = run_arena([agent] + [opp] * (rules.num_players - 1), rules, None, num_games, seed,
+                    batch_size=batch_size, rating=False, progress=progress,
+                    max_decisions=max_decisions)
+    me = res.agent_rows()[0]
+    return {"opponent": label, "games": me["games"], "win_rate": me["win_rate"],
+            "ci_low": me["ci_low"], "ci_high": me["ci_high"], "fair_share": 1.0 / rules.num_players,
+            "mean_length": me["mean_length"], "no_winner": int(res.records.truncated.sum()),
+            "seconds": res.seconds}
+
+
+def format_evaluation(rows: Sequence[dict[str, Any]], name: str = "agent") -> str:
+    """The rows of :func:`evaluate` as a table: games, win rate (the agent's share of the
+    wins) with its 95% interval beside the fair share (1 / players), mean length and the
+    games that ended with no winner (cut at max_decisions)."""
+    what = "win rate" if not rows or rows[0].get("fair_share", 0.5) == 0.5 else "win share"
+    lines = [f"{name} against each opponent ({what}, 95% interval; every other seat plays the "
+             f"opponent)",
+             f"{'opponent':<14} {'games':>8} {what:>10} {'95% interval':>16} {'fair share':>10} "
+             f"{'mean length':>11} {'no winner':>9}"]
+    for r in rows:
+        ci = f"[{100 * r['ci_low']:.2f}, {100 * r['ci_high']:.2f}]"
+        lines.append(f"{r['opponent']:<14} {r['games']:>8} {100 * r['win_rate']:>9.2f}% {ci:>16} "
+                     f"{100 * r.get('fair_share', 0.5):>9.1f}% {r['mean_length']:>11.1f} "
+                     f"{r.get('no_winner', 0):>9}")
+    return "\n".join(lines)
+
+
+__all__ = [
+    "MAX_ARENA_JSON_BYTES", "MAX_GAMES", "MAX_RECORD", "MAX_ROUNDING", "RAY_CONNECT_SECONDS",
+    "TASKS_PER_CPU", "Z95", "Agent", "ArenaResult", "GameRecords", "check_pairable",
+    "check_paired_plan", "check_plan", "check_ray_address", "evaluate", "format_evaluation",
+    "games_played", "mean_interval", "mirrored_record", "paired_difference", "play_games",
+    "play_on_ray", "rate_games", "read_arena_json", "run_arena", "seatings", "wilson_interval",
+]

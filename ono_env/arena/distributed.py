@@ -1,0 +1,118 @@
+"""The arena on a Ray cluster: the games of :func:`ono_env.arena.run_arena` as Ray tasks."""
+
+from __future__ import annotations
+
+import math
+import re
+from typing import Any, Sequence
+
+import numpy as np
+
+from ono_env.agents.base import Agent
+from ono_env.arena.play import _seating_seed, play_games
+from ono_env.rules import RuleSet
+
+RAY_CONNECT_SECONDS = 5.0
+"""How long a Ray address may take to accept a connection before it is refused."""
+_RAY_ADDRESS = re.compile(r"(?:ray://)?(\[[0-9a-fA-F:]+\]|[A-Za-z0-9.-]{1,253}):([0-9]{1,5})")
+
+
+def check_ray_address(address: Any, reach: bool = False) -> str:
+    """``address`` if it is a Ray address of an allowed form (``local``, ``auto``,
+    ``host:port`` or ``ray://host:port``), else one ``ValueError`` naming it and the forms.
+    With ``reach``, a ``host:port`` must also accept a TCP connection within
+    :data:`RAY_CONNECT_SECONDS` (Ray itself would wait for minutes, or for ever)."""
+    allowed = "local (a new local Ray), auto, host:port or ray://host:port"
+    if not isinstance(address, str) or not address:
+        raise ValueError(f"ray_address={address!r:.80}; allowed: {allowed}")
+    if address in ("local", "auto"):
+        return address
+    m = _RAY_ADDRESS.fullmatch(address)
+    if m is None or not 0 < int(m.group(2)) <= 65535:
+        raise ValueError(f"ray_address={address!r:.80}; allowed: {allowed}")
+    if reach:
+        import socket
+
+        host = m.group(1).strip("[]")
+        try:
+            socket.create_connection((host, int(m.group(2))), timeout=RAY_CONNECT_SECONDS).close()
+        except OSError as exc:
+            why = "no answer" if isinstance(exc, TimeoutError) else (exc.strerror or str(exc))
+            raise ValueError(f"ray_address={address}: cannot connect within "
+                             f"{RAY_CONNECT_SECONDS:g} s ({why}); is a Ray cluster running there?") from None
+    return address
+TASKS_PER_CPU = 4
+"""Ray tasks per CPU of the cluster the games are cut into (when there are enough batches)."""
+
+
+def play_on_ray(address: str, rules: RuleSet, agents: Sequence[Agent],
+                tables: Sequence[tuple[int, ...]], orders: Sequence[tuple[int, ...]], per: int,
+                seed: int, batch_size: int, max_decisions: int | None, progress: Any,
+                nodes: dict[str, int], mirrored: bool = False) -> list[tuple[np.ndarray, ...]]:
+    """Play the games of :func:`run_arena` as Ray tasks: every seating's ``per`` games are cut
+    on batch boundaries into tasks (about ``TASKS_PER_CPU`` per CPU of the cluster, spread
+    over its nodes), each playing its batches on the batched core with the seeds the
+    one-process run gives them (``_seating_seed``; ``mirrored`` as in run_arena), so the
+    records are the same. Returns, per seating in the one-process order, ``(entrants, wins,
+    scores, length, truncated)``; ``progress`` (optional) is updated as tasks finish;
+    ``nodes`` counts the games each Ray node played. Connects to
+    ``address`` (``"local"``: a new local Ray) unless Ray is initialised, and then leaves it
+    as it was."""
+    try:
+        import ray
+    except ImportError:
+        raise ValueError("ray_address needs Ray, which is not installed: "
+                         "pip install 'ono-env[ray]'") from None
+    started = not ray.is_initialized()
+    if started:
+        check_ray_address(address, reach=True)
+        kwargs: dict[str, Any] = {"log_to_driver": False, "logging_level": "warning"}
+        if address == "local":
+            ray.init(include_dashboard=False, **kwargs)
+        else:
+            ray.init(address=address, **kwargs)
+    try:
+        agents_ref = ray.put(list(agents))
+        task = ray.remote(_play_task).options(num_cpus=1, scheduling_strategy="SPREAD")
+        seatings_ = [(t, o, [table[k] for k in order]) for t, table in enumerate(tables)
+                     for o, order in enumerate(orders)]
+        n_batches = math.ceil(per / batch_size)
+        cpus = max(1, int(ray.cluster_resources().get("CPU", 1)))
+        step = max(1, math.ceil(n_batches * len(seatings_) / (TASKS_PER_CPU * cpus)))
+        pending, parts = {}, {}
+        for j, (t, o, seated) in enumerate(seatings_):
+            seating_seed = _seating_seed(seed, t, o, mirrored)
+            for c, b0 in enumerate(range(0, n_batches, step)):
+                ref = task.remote(rules, agents_ref, seated, per, seating_seed, batch_size,
+                                  max_decisions, range(b0, min(b0 + step, n_batches)))
+                pending[ref] = (j, c)
+        while pending:
+            done, _ = ray.wait(list(pending), num_returns=1)
+            for ref in done:
+                key = pending.pop(ref)
+                out = ray.get(ref)
+                parts[key] = out
+                nodes[out[4]] = nodes.get(out[4], 0) + len(out[2])
+                if progress is not None:
+                    progress.update(len(out[2]))
+    finally:
+        if started:
+            ray.shutdown()
+    results = []
+    for j, (t, o, seated) in enumerate(seatings_):
+        chunks = [parts[key] for key in sorted(k for k in parts if k[0] == j)]
+        w, s, length, trunc = (np.concatenate([c[i] for c in chunks]) for i in range(4))
+        results.append((np.broadcast_to(np.array(seated), w.shape), w, s, length, trunc))
+    return results
+
+
+def _play_task(rules: RuleSet, agents: Sequence[Agent], seated: Sequence[int], per: int,
+               seed: int, batch_size: int, max_decisions: int | None,
+               batches: range) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, str]:
+    """One Ray task of :func:`play_on_ray`: ``batches`` of one seating, and the node id."""
+    import ray
+
+    w, s, length, trunc = play_games(rules, [agents[e] for e in seated], per, seed,
+                                     batch_size=batch_size, max_decisions=max_decisions,
+                                     batches=batches)
+    return w, s, length, trunc, ray.get_runtime_context().get_node_id()

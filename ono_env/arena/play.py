@@ -1,0 +1,101 @@
+"""The games of one seating: batches on the core, driven by the agents, and their seeds."""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass
+from typing import Any, Sequence
+
+import numpy as np
+
+from ono_env.agents.base import Agent
+from ono_env.agents.driver import AgentDriver
+from ono_env.game import VecGame, game_seeds
+from ono_env.replay import Replay
+from ono_env.rules import RuleSet
+
+
+def seatings(num_players: int) -> list[tuple[int, ...]]:
+    """Seat orders of one table: ``order[s]`` is the table member in seat ``s``."""
+    if num_players <= 4:
+        return list(itertools.permutations(range(num_players)))
+    return [tuple((s + r) % num_players for s in range(num_players)) for r in range(num_players)]
+
+
+@dataclass
+class GameRecords:
+    """One row per game played: who sat where and how it ended."""
+    entrants: np.ndarray    # (G, P) entrant index per seat
+    wins: np.ndarray        # (G, P) share of the win per seat (0, 1, or 1/k)
+    scores: np.ndarray      # (G, P) final score per seat (0 when the rules keep none)
+    length: np.ndarray      # (G,) decisions
+    truncated: np.ndarray   # (G,) bool
+    deal: np.ndarray | None = None   # (G,) deal number: games of one deal share their cards
+
+
+def play_games(rules: RuleSet, agents: Sequence[Agent], num_games: int, seed: int, *,
+               batch_size: int = 4096, max_decisions: int | None = None,
+               progress: Any = None, record: Sequence[int] = (),
+               replays: list[Replay] | None = None,
+               labels: Sequence[str] | None = None,
+               batches: range | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Play ``num_games`` games with ``agents[s]`` in seat ``s`` (the same object in several
+    seats is asked once per step for all of them).
+
+    Returns per game: win share per seat ``(G, P)``, final scores ``(G, P)``, decisions
+    ``(G,)`` and truncated ``(G,)``. ``seed`` fixes the deals and the agents' generator.
+    ``progress`` (optional) has ``update(n)`` called as batches finish. The games numbered
+    in ``record`` are appended to ``replays`` as :class:`~ono_env.replay.Replay` objects, the
+    seats labelled ``labels``; recording changes no result."""
+    P = rules.num_players
+    if len(agents) != P:
+        raise ValueError(f"{len(agents)} agents for {P} seats")
+    distinct: list[Agent] = []
+    seat_agent = np.zeros(P, np.int64)
+    for s, agent in enumerate(agents):
+        if not any(agent is q for q in distinct):
+            distinct.append(agent)
+        seat_agent[s] = next(j for j, q in enumerate(distinct) if q is agent)
+    out_w, out_s, out_len, out_tr = [], [], [], []
+    for b, start in enumerate(range(0, num_games, batch_size)):
+        if batches is not None and b not in batches:   # a part of the games (a Ray task)
+            continue
+        B = min(batch_size, num_games - start)
+        game = VecGame(rules, B, seed=_derive(seed, b), max_decisions=max_decisions)
+        rng = np.random.default_rng([seed, b, 1])
+        driver = AgentDriver(game, distinct)
+        driver.seat_agent[:] = seat_agent
+        # the compiled random agent's generators (a stream apart from the Python agents')
+        driver.seed_games(np.ones(B, np.bool_), np.random.default_rng([seed, b, 2]))
+        here = [k - start for k in record if start <= k < start + B]
+        if here:
+            game_seed = game_seeds(_derive(seed, b), B)
+            seat_labels = list(labels) if labels is not None else [repr(a) for a in agents]
+            driver.labels = [seat_labels[int(np.flatnonzero(seat_agent == j)[0])]
+                             for j in range(len(distinct))]
+            for i in here:
+                driver.recording[i] = Replay.start(game, i, int(game_seed[i]), seat_labels,
+                                                   "ono-arena")
+        rewards = np.zeros((B, P), np.float64)
+        driver.play(rng, rewards)           # every seat is driven: plays every game to its end
+        for i, replay in driver.recording.items():
+            replays.append(replay.finish(game, i))
+        if progress is not None:
+            progress.update(B)
+        won = rewards > 1e-6
+        k = won.sum(axis=1, keepdims=True)
+        out_w.append(np.where(won, 1.0 / np.maximum(k, 1), 0.0))
+        out_s.append(game.state.scores.astype(np.float64).copy())
+        out_len.append(game.state.decisions.astype(np.int64).copy())
+        out_tr.append(game.truncated & ~game.terminated)
+    return (np.concatenate(out_w), np.concatenate(out_s), np.concatenate(out_len),
+            np.concatenate(out_tr))
+
+def _derive(seed: int, *keys: int) -> int:
+    return int(np.random.SeedSequence([seed, *keys]).generate_state(1, dtype=np.uint64)[0] >> 1)
+
+
+def _seating_seed(seed: int, table: int, order: int, mirrored: bool) -> int:
+    """The seed of one seating's games (deals and the agents' generator): per table and
+    seating, or for mirrored deals per table only (every seating replays the table's deals)."""
+    return _derive(seed, table) if mirrored else _derive(seed, table, order)

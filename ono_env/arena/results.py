@@ -1,0 +1,363 @@
+"""An arena run's result (tables, files), saved runs read back, and paired comparisons of
+two mirrored runs."""
+
+from __future__ import annotations
+
+import csv
+import json
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ono_env.arena.play import GameRecords
+from ono_env.arena.stats import Z95, mean_interval, wilson_interval
+from ono_env.checks import check_input_file
+from ono_env.replay import Replay
+from ono_env.rules import RuleSet
+
+MAX_ARENA_JSON_BYTES = 256 << 20
+"""The largest arena.json read (a mirrored run of 20,000 deals writes about 1 MB)."""
+
+
+@dataclass
+class ArenaResult:
+    rules: RuleSet
+    labels: list[str]
+    records: GameRecords
+    seed: int
+    seconds: float                     # playing the games
+    ratings: list[dict[str, float]] = field(default_factory=list)
+    rating_seconds: float = 0.0        # computing the ratings
+    replays: list[Replay] = field(default_factory=list)   # the recorded sample (``record``)
+    replay_rows: list[int] = field(default_factory=list)  # each replay's row of ``records``
+    nodes: dict[str, int] = field(default_factory=dict)   # Ray node id -> games played there
+    mirrored: bool = False             # every deal played once per seating (paired statistics)
+    batch_size: int = 4096             # games stepped together (the deals depend on it)
+
+    # ---- statistics -------------------------------------------------------------------
+    @property
+    def fair_share(self) -> float:
+        """The share of the wins each seat gets when all play alike: 1 / players."""
+        return 1.0 / self.rules.num_players
+
+    @property
+    def tables(self) -> int:
+        """How many different tables (sets of entrants) were played."""
+        return math.comb(len(self.labels), self.rules.num_players)
+
+    @property
+    def no_winner(self) -> int:
+        """Games that ended with no winner (cut at max_decisions)."""
+        return int(self.records.truncated.sum())
+
+    @property
+    def deals(self) -> int | None:
+        """Mirrored runs: the number of deals (each played once per seating); else None."""
+        return None if self.records.deal is None else int(len(np.unique(self.records.deal)))
+
+    def paired(self, e: int, other: int | None = None) -> dict[str, float]:
+        """Mirrored deals: entrant ``e``'s mean share of the wins per deal (a game without a
+        winner shares 1/N to every seat), over the deals it played (with ``other``: the
+        deals where both sat), with a normal 95% interval over deals. Keys: ``rate``,
+        ``low``, ``high``, ``deals``, ``games``, ``sd`` (standard deviation of a deal's
+        score)."""
+        deals, per_deal, games = self.per_deal(e, other)
+        n = len(deals)
+        if n == 0:
+            return {"rate": float("nan"), "low": 0.0, "high": 1.0, "deals": 0, "games": 0,
+                    "sd": float("nan")}
+        mean = float(per_deal.mean())
+        sd = float(per_deal.std(ddof=1)) if n > 1 else 0.0
+        half = Z95 * sd / math.sqrt(n)
+        return {"rate": mean, "low": max(0.0, mean - half), "high": min(1.0, mean + half),
+                "deals": n, "games": games, "sd": sd}
+
+    def per_deal(self, e: int, other: int | None = None) -> tuple[np.ndarray, np.ndarray, int]:
+        """Mirrored deals: ``(deals, share, games)``, the deal numbers entrant ``e`` played
+        (with ``other``: those where both sat), in increasing order, its mean share of the
+        wins in each deal's games (a game without a winner shares 1/N to every seat), and the
+        number of those games."""
+        r = self.records
+        if r.deal is None:
+            raise ValueError("paired statistics need a mirrored run (run_arena(mirrored=True))")
+        P = r.entrants.shape[1]
+        at = r.entrants == e
+        sel = at.any(axis=1)
+        if other is not None:
+            sel &= (r.entrants == other).any(axis=1)
+        share = np.where(r.wins.sum(axis=1, keepdims=True) > 0, r.wins, 1.0 / P)
+        mine = (share * at).sum(axis=1)[sel]
+        deals, inv = np.unique(r.deal[sel], return_inverse=True)
+        return deals, np.bincount(inv, weights=mine) / np.bincount(inv), int(sel.sum())
+
+    def agent_rows(self) -> list[dict[str, Any]]:
+        r = self.records
+        rows = []
+        for e, label in enumerate(self.labels):
+            at = r.entrants == e                                  # (G, P)
+            games = int(at.any(axis=1).sum())
+            wins = float(r.wins[at].sum())
+            lo, hi = wilson_interval(wins, games)
+            if self.mirrored and games:
+                pr = self.paired(e)
+                wins, lo, hi = pr["rate"] * games, pr["low"], pr["high"]
+            row: dict[str, Any] = {
+                "agent": label, "games": games, "wins": wins,
+                "win_rate": wins / games if games else float("nan"),
+                "ci_low": lo, "ci_high": hi, "fair_share": self.fair_share,
+                "mean_length": float(r.length[at.any(axis=1)].mean()) if games else float("nan"),
+            }
+            if self.rules.scoring != "none":
+                row["mean_score"] = float(r.scores[at].mean()) if games else float("nan")
+            if self.ratings:
+                row.update({f"rating_{k}": v for k, v in self.ratings[e].items()})
+            rows.append(row)
+        return rows
+
+    def head_to_head(self) -> dict[str, np.ndarray]:
+        """``rate[i, j]``: i's win rate in the games where both i and j sat (nan on the
+        diagonal), with its 95% interval ``low``/``high`` and ``games``."""
+        r = self.records
+        K = len(self.labels)
+        present = np.stack([(r.entrants == e).any(axis=1) for e in range(K)])   # (K, G)
+        win = np.stack([(r.wins * (r.entrants == e)).sum(axis=1) for e in range(K)])
+        rate = np.full((K, K), np.nan)
+        low, high, games = rate.copy(), rate.copy(), np.zeros((K, K), np.int64)
+        for i in range(K):
+            for j in range(K):
+                if i == j:
+                    continue
+                both = present[i] & present[j]
+                n = int(both.sum())
+                games[i, j] = n
+                if n and self.mirrored:
+                    pr = self.paired(i, j)
+                    rate[i, j], low[i, j], high[i, j] = pr["rate"], pr["low"], pr["high"]
+                elif n:
+                    w = float(win[i, both].sum())
+                    rate[i, j] = w / n
+                    low[i, j], high[i, j] = wilson_interval(w, n)
+        return {"rate": rate, "low": low, "high": high, "games": games}
+
+    # ---- output ---------------------------------------------------------------------
+    def format_table(self) -> str:
+        """The run as text: a title line (rules, players, games, the fair share, the games
+        with no winner, a mirrored run's deals), one row per entrant (games, its share of the
+        wins with the 95% interval beside the fair share, mean score and length, the
+        OpenSkill rating mu - 3 sigma), and, where more than one table was played, the
+        head-to-head matrix (with a single table every cell would repeat its row's rate)."""
+        rows = self.agent_rows()
+        scoring = self.rules.scoring != "none"
+        width = max(8, *(len(x["agent"]) for x in rows))
+        what = "win rate" if self.rules.num_players == 2 else "win share"
+        head = (f"{'agent':<{width}} {'games':>8} {what:>10} {'95% interval':>16} "
+                f"{'fair share':>10}")
+        if scoring:
+            head += f" {'mean score':>10}"
+        head += f" {'mean length':>11}"
+        if self.ratings:
+            head += f" {'rating (mu-3sigma)':>18}"
+        lines = [f"{self.rules.name} rules, {self.rules.num_players} players, "
+                 f"{len(self.records.length):,} games"
+                 + (f" ({self.deals:,} deals, each played in every seating)" if self.mirrored else "")
+                 + f", seed {self.seed}, played in {self.seconds:.1f} s"
+                 + (f" (+ {self.rating_seconds:.1f} s of ratings)" if self.ratings else ""),
+                 f"fair share {100 * self.fair_share:.1f}% (1 / {self.rules.num_players} players); "
+                 f"{self.no_winner:,} games with no winner (cut at the decision limit)"
+                 + ("; mirrored deals: rates are per-deal means (a game with no winner counts "
+                    "1/players to every seat), intervals over deals" if self.mirrored else ""),
+                 head]
+        for x in sorted(rows, key=lambda x: -x["win_rate"]):
+            ci = f"[{100 * x['ci_low']:.2f}, {100 * x['ci_high']:.2f}]"
+            line = (f"{x['agent']:<{width}} {x['games']:>8} {100 * x['win_rate']:>9.2f}% {ci:>16} "
+                    f"{100 * x['fair_share']:>9.1f}%")
+            if scoring:
+                line += f" {x['mean_score']:>10.1f}"
+            line += f" {x['mean_length']:>11.1f}"
+            if self.ratings:
+                line += f" {x['rating_ordinal']:>18.2f}"
+            lines.append(line)
+        h2h = self.head_to_head()
+        K = len(self.labels)
+        if self.tables > 1:
+            lines.append("")
+            lines.append("head to head: row's win rate in games with column (95% interval)")
+            cw = max(18, width)
+            lines.append(" " * (width + 1) + " ".join(f"{lab:>{cw}}" for lab in self.labels))
+            for i in range(K):
+                cells = []
+                for j in range(K):
+                    if i == j or h2h["games"][i, j] == 0:
+                        cells.append(f"{'-':>{cw}}")
+                    else:
+                        cell = (f"{100 * h2h['rate'][i, j]:.1f} [{100 * h2h['low'][i, j]:.1f}, "
+                                f"{100 * h2h['high'][i, j]:.1f}]")
+                        cells.append(f"{cell:>{cw}}")
+                lines.append(f"{self.labels[i]:<{width}} " + " ".join(cells))
+        return "\n".join(lines)
+
+    def to_dict(self) -> dict[str, Any]:
+        h2h = self.head_to_head()
+
+        def clean(a: np.ndarray) -> list:
+            return [[None if (isinstance(v, float) and math.isnan(v)) else v for v in row]
+                    for row in a.tolist()]
+
+        out = {
+            "rules": self.rules.to_dict(), "seed": self.seed, "seconds": self.seconds,
+            "rating_seconds": self.rating_seconds,
+            "games": int(len(self.records.length)),
+            "mirrored": self.mirrored,
+            "fair_share": self.fair_share,
+            "tables": self.tables,
+            "no_winner": self.no_winner,
+            "agents": self.agent_rows(),
+            "head_to_head": {"agents": self.labels, "win_rate": clean(h2h["rate"]),
+                             "ci_low": clean(h2h["low"]), "ci_high": clean(h2h["high"]),
+                             "games": h2h["games"].tolist()},
+        }
+        if self.mirrored:   # what paired_difference needs to compare two runs deal by deal
+            out["deals"] = self.deals
+            out["batch_size"] = self.batch_size
+            out["per_deal"] = self.per_deal_table()
+        return out
+
+    def per_deal_table(self) -> dict[str, dict[str, list]]:
+        """Mirrored deals: ``{label: {"deals": [...], "share": [...]}}``, :meth:`per_deal` of
+        every entrant as lists (arena.json's ``per_deal``)."""
+        table = {}
+        for e, label in enumerate(self.labels):
+            deals, share, _ = self.per_deal(e)
+            table[label] = {"deals": deals.tolist(), "share": share.tolist()}
+        return table
+
+    def save(self, directory: str | Path, stem: str = "arena") -> list[Path]:
+        """Write ``<stem>.json`` (everything; a mirrored run also each entrant's per-deal
+        results, ``per_deal``, and ``batch_size``) and ``<stem>.csv`` (the per-agent table) into
+        ``directory``. Returns the paths. (``ono_env.apps.arena_cli.plot_head_to_head`` draws
+        the head-to-head matrix.)"""
+        d = Path(directory)
+        d.mkdir(parents=True, exist_ok=True)
+        paths = [d / f"{stem}.json", d / f"{stem}.csv"]
+        data = self.to_dict()
+        per_deal = data.pop("per_deal", None)
+        text = json.dumps(data, indent=2)
+        if per_deal is not None:   # one line per list: a 20,000-deal run stays small
+            lists = ",\n".join(f'    {json.dumps(label)}: {json.dumps(v, separators=(",", ":"))}'
+                                for label, v in per_deal.items())
+            text = text[:-2] + ',\n  "per_deal": {\n' + lists + "\n  }\n}"
+        paths[0].write_text(text + "\n")
+        rows = self.agent_rows()
+        with open(paths[1], "w", newline="") as fh:
+            w = csv.DictWriter(fh, fieldnames=list(rows[0]))
+            w.writeheader()
+            w.writerows(rows)
+        return paths
+
+def read_arena_json(path: str | Path) -> dict[str, Any]:
+    """A saved run: the ``arena.json`` at ``path``, or in the folder ``path``, as a dict
+    (JSON only: nothing in it runs). ``ValueError`` naming the file when it is missing or
+    not an arena.json."""
+    p = Path(path)
+    if p.is_dir():
+        p = p / "arena.json"
+    try:
+        check_input_file(p, "arena.json", MAX_ARENA_JSON_BYTES)
+        data = json.loads(p.read_text())
+    except OSError as exc:
+        raise ValueError(f"cannot read {str(p)!r}: {exc.strerror or exc}") from None
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise ValueError(f"{str(p)!r} is not an arena.json (not JSON: {exc})") from None
+    if not isinstance(data, dict) or not {"rules", "seed", "games", "agents"} <= data.keys():
+        raise ValueError(f"{str(p)!r} is not an arena.json (saved by ArenaResult.save, "
+                         f"ono-arena --out)")
+    return data
+
+
+def mirrored_record(run: Any, name: str) -> dict[str, Any]:
+    """What paired comparisons read of a mirrored run (``rules``, ``seed``, ``games``,
+    ``batch_size``, ``agents``: labels, ``per_deal``: ArenaResult.per_deal_table), from an
+    ArenaResult or the dict of a saved ``arena.json`` (ArenaResult.to_dict); ``ValueError``
+    calling the run ``name`` when it is not a complete mirrored run."""
+    if isinstance(run, ArenaResult):
+        if not run.mirrored:
+            raise ValueError(f"{name} was not played with mirrored deals; paired comparisons "
+                             f"need two mirrored runs (run_arena(mirrored=True), ono-arena --mirrored)")
+        return {"rules": run.rules.to_dict(), "seed": run.seed,
+                "games": int(len(run.records.length)), "batch_size": run.batch_size,
+                "agents": list(run.labels), "per_deal": run.per_deal_table()}
+    if not isinstance(run, dict):
+        raise ValueError(f"{name} is a {type(run).__name__}; allowed: an ArenaResult or the "
+                         f"dict of a saved arena.json")
+    if not run.get("mirrored") or not isinstance(run.get("per_deal"), dict):
+        raise ValueError(f"{name} holds no per-deal results: it was not saved from a mirrored "
+                         f"run of this version (ono-arena --mirrored --out DIR)")
+    try:
+        labels = [str(row["agent"]) for row in run["agents"]]
+        per = {lab: {"deals": [int(d) for d in run["per_deal"][lab]["deals"]],
+                     "share": [float(x) for x in run["per_deal"][lab]["share"]]} for lab in labels}
+        for lab, v in per.items():   # a damaged file must not print nan% or 700%
+            d = np.asarray(v["deals"])
+            if (len(v["deals"]) != len(v["share"]) or not v["deals"]
+                    or not all(math.isfinite(x) and 0.0 <= x <= 1.0 for x in v["share"])
+                    or (d < 0).any() or (np.diff(d) <= 0).any()):
+                raise ValueError(f"per_deal of {lab!r}: a list of increasing deal numbers and as "
+                                 f"many shares from 0 to 1 is needed")
+        return {"rules": dict(run["rules"]), "seed": int(run["seed"]), "games": int(run["games"]),
+                "batch_size": int(run["batch_size"]), "agents": labels, "per_deal": per}
+    except (KeyError, TypeError, ValueError) as exc:
+        raise ValueError(f"{name} is not a complete arena.json of a mirrored run "
+                         f"({type(exc).__name__}: {exc})") from None
+
+
+def check_pairable(pa: dict[str, Any], pb: dict[str, Any], entrant: int = 0) -> None:
+    """``ValueError`` naming what differs unless two runs (dicts with ``rules`` (a RuleSet's
+    dict), ``seed``, ``games``, ``batch_size`` and ``agents`` (labels; a " (cheating)" mark is
+    ignored)) dealt the same cards and seated the same entrants but the one at ``entrant``."""
+    for key, what in (("rules", "rules"), ("seed", "seed"), ("games", "number of games"),
+                      ("batch_size", "batch size")):
+        if pa[key] != pb[key]:
+            shown = ((pa[key], pb[key]) if key != "rules" else
+                     ({k: v for k, v in pa[key].items() if pb[key].get(k) != v},
+                      {k: v for k, v in pb[key].items() if pa[key].get(k) != v}))
+            raise ValueError(f"the two runs differ in {what} ({shown[0]} against {shown[1]}), so "
+                             f"they did not deal the same cards; a paired comparison needs the "
+                             f"same rules, seed, games and batch size")
+    la = [str(x).removesuffix(" (cheating)") for x in pa["agents"]]
+    lb = [str(x).removesuffix(" (cheating)") for x in pb["agents"]]
+    if len(la) != len(lb):
+        raise ValueError(f"the two runs have {len(la)} and {len(lb)} entrants; a paired "
+                         f"comparison needs the same tables (the same number of entrants)")
+    if not (isinstance(entrant, (int, np.integer)) and not isinstance(entrant, bool)
+            and 0 <= entrant < len(la)):
+        raise ValueError(f"entrant = {entrant!r}; allowed: an entrant's place, 0 to {len(la) - 1}")
+    others_a = la[:entrant] + la[entrant + 1:]
+    others_b = lb[:entrant] + lb[entrant + 1:]
+    if others_a != others_b:
+        raise ValueError(f"the other entrants differ ({', '.join(others_a)} against "
+                         f"{', '.join(others_b)}); a paired comparison plays two agents "
+                         f"against the same others")
+
+def paired_difference(a: Any, b: Any, entrant: int = 0) -> dict[str, Any]:
+    """A against B on the same deals: entrant ``entrant`` of run ``a`` and the entrant in the
+    same place of run ``b`` (an ArenaResult, or the dict of a saved ``arena.json``), two
+    mirrored runs that dealt the same cards (the same rules, seed, number of games, batch
+    size and number of entrants) against the same other entrants. Returns ``rate_a``,
+    ``rate_b`` (each one's mean share of the wins per deal), ``diff`` = rate_a - rate_b with
+    a normal 95% interval over the deals (``low``, ``high``: the luck of the deal cancels
+    twice, between seats and between the runs), ``deals``, ``agent_a``, ``agent_b``.
+    ``ValueError`` naming what differs when the runs did not deal the same cards."""
+    pa, pb = mirrored_record(a, "the first run"), mirrored_record(b, "the second run")
+    check_pairable(pa, pb, entrant)
+    la, lb = pa["agents"], pb["agents"]
+    da, db = pa["per_deal"][la[entrant]], pb["per_deal"][lb[entrant]]
+    if da["deals"] != db["deals"]:
+        raise ValueError("the two runs' entrants played different deals")
+    sa, sb = np.asarray(da["share"]), np.asarray(db["share"])
+    mean, low, high = mean_interval(sa - sb)
+    return {"agent_a": la[entrant], "agent_b": lb[entrant], "rate_a": float(sa.mean()),
+            "rate_b": float(sb.mean()), "diff": mean, "low": low, "high": high,
+            "deals": len(sa)}

@@ -1,0 +1,51 @@
+"""The arena's statistics: intervals of win rates and of per-deal differences, and ratings."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ono_env.arena.play import GameRecords
+
+Z95 = 1.959963984540054
+
+
+def wilson_interval(wins: float, n: float, z: float = Z95) -> tuple[float, float]:
+    """95% Wilson score interval of a win rate (``wins`` may be fractional: shared wins)."""
+    if n <= 0:
+        return (0.0, 1.0)
+    p = wins / n
+    den = 1.0 + z * z / n
+    centre = (p + z * z / (2 * n)) / den
+    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / den
+    return (max(0.0, centre - half), min(1.0, centre + half))
+
+
+def mean_interval(x: np.ndarray) -> tuple[float, float, float]:
+    """``(mean, low, high)`` of per-deal values ``x``: the mean with a normal 95% interval
+    over the deals (nan where there are too few deals)."""
+    n = len(x)
+    mean = float(np.mean(x)) if n else float("nan")
+    half = Z95 * float(np.std(x, ddof=1)) / math.sqrt(n) if n > 1 else float("nan")
+    return mean, mean - half, mean + half
+
+
+def rate_games(records: GameRecords, num_entrants: int, seed: int = 0) -> list[dict[str, float]]:
+    """OpenSkill (Plackett-Luce) ratings: one update per game, winner ranked first and the
+    others tied behind (all tied in a game without a winner). The dynamics factor ``tau``
+    is 0: the agents do not change between games, so every game counts alike (with
+    OpenSkill's default the last few thousand games would decide). The games are taken in an
+    order shuffled by ``seed`` so that no table's games come last and weigh most."""
+    from openskill.models import PlackettLuce
+
+    model = PlackettLuce(tau=0.0)   # fixed agents: no skill drift between games
+    players = [model.rating(name=str(e)) for e in range(num_entrants)]
+    order = np.random.default_rng([seed, 2]).permutation(len(records.length))
+    for seats, wins in zip(records.entrants[order].tolist(), records.wins[order].tolist()):
+        teams = [[players[e]] for e in seats]
+        ranks = [0 if w > 0 else 1 for w in wins]
+        new = model.rate(teams, ranks=ranks)
+        for e, team in zip(seats, new):
+            players[e] = team[0]
+    return [{"mu": p.mu, "sigma": p.sigma, "ordinal": p.ordinal()} for p in players]
