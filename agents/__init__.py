@@ -12,8 +12,13 @@ the position instead (:mod:`ono_env.agents.search`).
 from ono_env.agents.base import Agent, RandomAgent, checked_actions
 from ono_env.agents.learned import LearnedAgent, load_agent
 from ono_env.agents.registry import agent_names, is_model_path, make_agent, register_agent
-from ono_env.agents.rule_based import (RULE_BASED, ColorControlAgent, DefensiveAgent,
-                                       GreedyAgent, RuleBasedAgent)
+from ono_env.agents.rule_based import (
+                                       ColorControlAgent,
+                                       DefensiveAgent,
+                                       GreedyAgent,
+                                       RULE_BASED,
+                                       RuleBasedAgent,
+)
 from ono_env.agents.search import SEARCH_AGENTS, SearchAgent
 
 __all__ = ["Agent", "RandomAgent", "GreedyAgent", "ColorControlAgent", "DefensiveAgent",

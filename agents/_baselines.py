@@ -24,11 +24,47 @@ import numpy as np
 
 from ono_env import cards as C
 from ono_env._engine import (
-    Arrays, BROW, F32_2D, G_COLOR, G_CURRENT, G_DIRECTION, G_DISCARD_LEN, G_TERMINATED,
-    G_TRUNCATED, HI, I64ARR, NA, NC, ONE, ONO_NONE, PRM, P_CHALLENGE, P_DECK,
-    P_ONO_PENALTY, P_PLAYERS, S, STATE, S_CALLED, S_HAND_LEN, U64ARR, _ACTION_CARD,
-    _ACTION_COLOR, _CARD_COLOR, _CARD_POINTS, _CARD_RANK, _advance, _apply, _helper,
-    _inline, _kernel, _lowest_bit, _next_u53, _pick_random, i8, legal_actions, void,
+    Arrays,
+    BROW,
+    F32_2D,
+    G_COLOR,
+    G_CURRENT,
+    G_DIRECTION,
+    G_DISCARD_LEN,
+    G_TERMINATED,
+    G_TRUNCATED,
+    HI,
+    I64ARR,
+    NA,
+    NC,
+    ONE,
+    ONO_NONE,
+    PRM,
+    P_CHALLENGE,
+    P_DECK,
+    P_ONO_PENALTY,
+    P_PLAYERS,
+    S,
+    STATE,
+    S_CALLED,
+    S_HAND_LEN,
+    U64ARR,
+    _ACTION_CARD,
+    _ACTION_COLOR,
+    _CARD_COLOR,
+    _CARD_POINTS,
+    _CARD_RANK,
+    _advance,
+    _apply,
+    _helper,
+    _inline,
+    _kernel,
+    _lowest_bit,
+    _next_u53,
+    _pick_random,
+    i8,
+    legal_actions,
+    void,
 )
 
 # ---- policy codes (the one place they are defined) --------------------------------------
@@ -48,7 +84,14 @@ F32 = np.float32
 
 # RuleBasedAgent's shared scores, from their one home
 from ono_env.agents.rule_based import (  # noqa: E402
-    S_ACCEPT, S_BLUFF, S_CALL, S_CATCH, S_CHALLENGE, S_DRAW, S_KEEP, S_NO,
+    S_ACCEPT,
+    S_BLUFF,
+    S_CALL,
+    S_CATCH,
+    S_CHALLENGE,
+    S_DRAW,
+    S_KEEP,
+    S_NO,
 )
 
 

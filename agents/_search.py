@@ -19,19 +19,71 @@ import numpy as np
 
 from ono_env import cards as C
 from ono_env._compile import rules_function
-from ono_env._engine import (  # noqa: F401 - the rules and state layout the search uses
-    Arrays, BROW, F32_2D, F32ROW, G_BLUFF, G_COLOR, G_CURRENT, G_DISCARD_LEN, G_PHASE,
-    G_PREVIOUS, PH_PLAY,
-    G_ROUND, G_STOCK_LEN, G_TERMINATED, G_TRUNCATED, G_WINNER, I64ARR, I8ARR, NA,
-    NC, NUM_G, NUM_S, PH_PENDING, PRM, P_DECK, P_PLAYERS, P_SCORING, P_TARGET,
-    P_WD4_RESTRICTED, S, SCORING_NONE, SCORING_PENALTY, STATE, S_HAND_LEN, S_KNOWN, S_LACKS,
-    S_SCORE, U64ARR, ZERO, _CARD_COLOR, _advance, _apply, _bit, _helper, _holds_color,
-    _inline, _kernel, _lacks_cards,
-    _next_u53, _observe_row, _random_action, i8, legal_row, void,
+from ono_env._engine import (
+    Arrays,
+    BROW,
+    F32ROW,
+    F32_2D,
+    G_BLUFF,
+    G_COLOR,
+    G_CURRENT,
+    G_DISCARD_LEN,
+    G_PHASE,
+    G_PREVIOUS,
+    G_ROUND,
+    G_STOCK_LEN,
+    G_TERMINATED,
+    G_TRUNCATED,
+    G_WINNER,
+    I8ARR,
+    I64ARR,
+    NA,
+    NC,
+    NUM_G,
+    NUM_S,
+    PH_PENDING,
+    PH_PLAY,
+    PRM,
+    P_DECK,
+    P_PLAYERS,
+    P_SCORING,
+    P_TARGET,
+    P_WD4_RESTRICTED,
+    S,
+    SCORING_NONE,
+    SCORING_PENALTY,
+    STATE,
+    S_HAND_LEN,
+    S_KNOWN,
+    S_LACKS,
+    S_SCORE,
+    U64ARR,
+    ZERO,
+    _CARD_COLOR,
+    _advance,
+    _apply,
+    _bit,
+    _helper,
+    _holds_color,
+    _inline,
+    _kernel,
+    _lacks_cards,
+    _next_u53,
+    _observe_row,
+    _random_action,
+    i8,
+    legal_row,
+    void,
 )
 from ono_env.agents._baselines import (  # noqa: F401 - the compiled baselines (greedy: the playouts')
-    POLICY_CODES, POLICY_COLOR, POLICY_DEFENSIVE, POLICY_GREEDY, POLICY_RANDOM, _greedy_scores,
-    _policy_action, baseline_scores,
+    POLICY_CODES,
+    POLICY_COLOR,
+    POLICY_DEFENSIVE,
+    POLICY_GREEDY,
+    POLICY_RANDOM,
+    _greedy_scores,
+    _policy_action,
+    baseline_scores,
 )
 
 VIEW_FAIR = 0     # the acting seat's knowledge: own hand, the public table, hand sizes
@@ -560,8 +612,8 @@ def pimc_search(vhands, vheld, vpl, vstock, vdiscard, vg, vrng, prm, seeds, n_wo
     kept unless the best action beats it by more than ``margin`` (margin < 0: no
     preference; ties then broken by the generator): prior[r] where it is >= 0 (the
     caller's, e.g. a learned policy's from the seat's observation), else the compiled
-    greedy's (from the view: own hand and public table); a decision with one legal action is returned without search. values (R, A) receives
-    the mean playout value of each legal action (-1 elsewhere).
+    greedy's (from the view: own hand and public table); a decision with one legal action
+    is returned without search. values (R, A) receives the mean playout value of each legal action (-1 elsewhere).
 
     Belief (temp > 0, 2 players): b* holds, for each view row r with bact[r] >= 0, the acting
     seat's view at its previous decision in the same game, where it took action bact[r]; the

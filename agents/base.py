@@ -5,26 +5,93 @@ An agent is any object with ``act(obs, mask, rng) -> actions``: ``obs`` is ``(B,
 actions; every row has at least one), ``rng`` a ``numpy.random.Generator``; it returns ``(B,)``
 integer actions, each legal in its row. Agents see nothing but these inputs.
 
-An agent that never reads ``obs`` may set ``uses_observation = False``; batch drivers then
-skip encoding observations for it and pass an array of the right shape whose contents are
-unspecified.
+Beyond ``act``, an agent may offer optional abilities, declared by :class:`Agent` and read
+only through the functions of this module (:func:`agent_label`, :func:`uses_observation`,
+:func:`is_cheating`, :func:`explainer`, :func:`plays_from_game`):
+
+- ``name`` (str): its label in tables and replays;
+- ``uses_observation = False``: it never reads ``obs``; batch drivers then skip encoding
+  observations for it and pass an array of the right shape whose contents are unspecified;
+- ``cheating = True``: it reads hidden cards (the research ceilings; tables label it);
+- ``explain(obs, mask) -> (probs, value)``: what it would do and how it rates the position
+  (learned agents; :class:`ExplainingAgent`);
+- ``uses_game = True`` with ``act_game(game, rows, rng)`` and ``last_values``: it decides
+  from the seat's view of the game instead of the observation (the search agents;
+  :class:`GameAgent`).
 """
 
 from __future__ import annotations
 
-from typing import Protocol, runtime_checkable
+from collections.abc import Callable
+from typing import Any, Protocol, TYPE_CHECKING, runtime_checkable
 
 import numpy as np
 
 from ono_env.game import random_legal
 
+if TYPE_CHECKING:
+    from ono_env.game import VecGame
+
 
 @runtime_checkable
 class Agent(Protocol):
-    """``act(obs (B, D) float32, mask (B, A) bool, rng) -> (B,) int``, legal in every row."""
+    """``act(obs (B, D) float32, mask (B, A) bool, rng) -> (B,) int``, legal in every row.
+
+    Optional abilities (not required by ``isinstance``; see the module's docstring):
+    ``name: str``, ``uses_observation: bool`` (default True), ``cheating: bool`` (default
+    False), ``explain`` (:class:`ExplainingAgent`), ``uses_game`` with ``act_game`` and
+    ``last_values`` (:class:`GameAgent`)."""
 
     def act(self, obs: np.ndarray, mask: np.ndarray, rng: np.random.Generator) -> np.ndarray:
         ...
+
+
+@runtime_checkable
+class ExplainingAgent(Agent, Protocol):
+    """An agent that also says what it would do: ``explain(obs, mask)`` returns the action
+    probabilities ``(B, A)`` and its value estimate ``(B,)`` (or None)."""
+
+    def explain(self, obs: np.ndarray, mask: np.ndarray) -> tuple[np.ndarray, np.ndarray | None]:
+        ...
+
+
+@runtime_checkable
+class GameAgent(Agent, Protocol):
+    """An agent that decides from the seat's view of the game (``uses_game = True``): the
+    drivers call ``act_game(game, rows, rng)`` for the acting seats of games ``rows`` and
+    then read its value per legal action for those rows in ``last_values``."""
+
+    uses_game: bool
+    last_values: np.ndarray | None
+
+    def act_game(self, game: VecGame, rows: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+        ...
+
+
+def agent_label(agent: Any) -> str:
+    """The agent's ``name``, else its class name."""
+    return str(getattr(agent, "name", type(agent).__name__))
+
+
+def uses_observation(agent: Any) -> bool:
+    """False when the agent declares that it never reads ``obs`` (default True)."""
+    return bool(getattr(agent, "uses_observation", True))
+
+
+def is_cheating(agent: Any) -> bool:
+    """True for an agent that declares it reads hidden cards (default False)."""
+    return bool(getattr(agent, "cheating", False))
+
+
+def plays_from_game(agent: Any) -> bool:
+    """True for a :class:`GameAgent` (``uses_game = True``)."""
+    return bool(getattr(agent, "uses_game", False))
+
+
+def explainer(agent: Any) -> Callable[[np.ndarray, np.ndarray],
+                                      tuple[np.ndarray, np.ndarray | None]] | None:
+    """The agent's ``explain`` method, or None when it has none."""
+    return getattr(agent, "explain", None)
 
 
 class RandomAgent:

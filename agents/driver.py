@@ -41,12 +41,20 @@ result.
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any, cast
 
 import numpy as np
 
 from ono_env import cards as C
-from ono_env.agents.base import Agent, RandomAgent, checked_actions
+from ono_env.agents.base import (
+    Agent,
+    RandomAgent,
+    checked_actions,
+    explainer,
+    plays_from_game,
+    uses_observation,
+)
 from ono_env.agents.rule_based import ColorControlAgent, DefensiveAgent, GreedyAgent
 from ono_env.agents.search import game_actions
 from ono_env.game import VecGame
@@ -161,10 +169,10 @@ class AgentDriver:
             sel = waiting if single else waiting & (who == j)
             if not sel.any():
                 continue
-            if not observed and getattr(agent, "uses_observation", True):
+            if not observed and uses_observation(agent):
                 game.observe(current, which=waiting, out=self._obs)
                 observed = True
-            if getattr(agent, "uses_game", False):
+            if plays_from_game(agent):
                 # a search agent: sees the game through its own seat view (agents/search.py)
                 self._actions[sel] = game_actions(agent, game, np.flatnonzero(sel),
                                                   mask[sel], rng)
@@ -174,7 +182,7 @@ class AgentDriver:
                 if sel[i]:
                     self._record(i, agent, j, mask[i], np.flatnonzero(sel))
         # checked_actions verified every action against this mask
-        result = game._step_unchecked(self._actions, waiting)
+        result = game.internals.step_unchecked(self._actions, waiting)
         rewards += result.rewards
         return int(waiting.sum())
 
@@ -187,8 +195,9 @@ class AgentDriver:
                 and rewards.shape == self._rewards.shape):
             out = self._rewards
             out[:] = 0.0
-        args = (*game._arrays, game._params, seat_policy, self.policy_rng)
-        scratch = (game._scratch_rewards, self._sc, self._tmp, self._last)
+        inner = game.internals
+        args = (*inner.state_args, seat_policy, self.policy_rng)
+        scratch = (inner.scratch_rewards, self._sc, self._tmp, self._last)
         taken = 0
         for i, replay in self.recording.items():
             one = self._one
@@ -201,10 +210,10 @@ class AgentDriver:
                 j = int(self.seat_agent[i, seat])
                 agent = self.agents[j]
                 mask_row = game.legal_mask(which=one)[i].copy()
-                if getattr(agent, "explain", None) is not None:
+                if explainer(agent) is not None:
                     game.observe(seat, which=one, out=self._obs)
                 done = int(K.policy_moves(*args, one, 1, out, *scratch))
-                game._mask_valid = False
+                inner.mask_changed()
                 if done == 0:
                     break
                 label = self.labels[j] if self.labels is not None else repr(agent)
@@ -212,7 +221,7 @@ class AgentDriver:
                                                               mask_row))
                 taken += done
         taken += int(K.policy_moves(*args, self._all, -1, out, *scratch))
-        game._mask_valid = False
+        inner.mask_changed()
         if out is not rewards:
             rewards += out
         return taken
@@ -220,9 +229,10 @@ class AgentDriver:
     def _record(self, i: int, agent: Agent, j: int, mask_row: np.ndarray,
                 rows: np.ndarray) -> None:
         label = self.labels[j] if self.labels is not None else repr(agent)
-        if getattr(agent, "uses_game", False):   # its values for the rows it was just asked
+        if plays_from_game(agent):   # its values for the rows it was just asked
             k = int(np.searchsorted(rows, i))
-            thinking = search_thinking(label, agent.last_values[k], mask_row)
+            thinking: dict[str, Any] | None = search_thinking(
+                label, cast(Any, agent).last_values[k], mask_row)
         else:
             thinking = agent_thinking(agent, label, self._obs[i], mask_row)
         self.recording[i].add(int(self._actions[i]), thinking)
@@ -235,9 +245,9 @@ def act_one(agent: Agent, label: str, game: VecGame,
     (:func:`~ono_env.replay.agent_thinking`, or for a search agent
     :func:`~ono_env.replay.search_thinking`)."""
     mask = game.legal_mask().copy()
-    if getattr(agent, "uses_game", False):
+    if plays_from_game(agent):
         a = int(game_actions(agent, game, np.zeros(1, np.int64), mask, rng)[0])
-        return a, search_thinking(label, agent.last_values[0], mask[0])
+        return a, search_thinking(label, cast(Any, agent).last_values[0], mask[0])
     obs = game.observe(int(game.state.current[0]))
     a = int(checked_actions(agent, obs, mask, rng)[0])
     return a, agent_thinking(agent, label, obs[0], mask[0])

@@ -78,8 +78,9 @@ import datetime as _dt
 import json
 import os
 import zipfile
+from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any, Callable, Mapping
+from typing import Any
 
 import numpy as np
 
@@ -197,7 +198,7 @@ class PolicyNet:
 
     @classmethod
     def from_tensors(cls, tensors: Mapping[str, np.ndarray], meta: Mapping[str, Any],
-                     where: str = "model") -> "PolicyNet":
+                     where: str = "model") -> PolicyNet:
         """The network that checked metadata (:func:`check_metadata`) describes, from the
         tensors of a file; ``ValueError`` naming ``where`` when a tensor is missing, extra,
         not ``float32``, of a shape the metadata does not give, or not finite."""

@@ -3,16 +3,18 @@
 ``make_agent(spec, rules)`` builds an agent from a name (``random``, the rule-based
 ``greedy``, ``color``, ``defensive``, and one name per policy shipped in ``models/``:
 ``ppo-basic-2p``, ...; the search agents of :mod:`ono_env.agents.search`, ``pimc`` or
-``pimc:N``, and the CHEATING ceilings ``oracle-hands`` and ``oracle``), from the path of a saved model, or returns an object that already
-has ``act``. ``register_agent(name, factory)`` adds a name; a factory takes the rule set the
-agent will play (rule-based agents read the observation layout from it, and a saved model is
-refused unless it was trained for it).
+``pimc:N``, and the CHEATING ceilings ``oracle-hands`` and ``oracle``), from the path of a
+saved model, or returns an object that already has ``act``. ``register_agent(name,
+factory)`` adds a name; a factory takes the rule set the agent will play (rule-based agents
+read the observation layout from it, and a saved model is refused unless it was trained
+for it).
 """
 
 from __future__ import annotations
 
 import os
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from ono_env.agents.base import Agent, RandomAgent
 from ono_env.agents.learned import load_agent, shipped_models

@@ -85,13 +85,13 @@ from __future__ import annotations
 import math
 import time
 import weakref
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
 from ono_env import _engine as E
 from ono_env import cards as C
-from ono_env.game import VecGame, _entry
+from ono_env.game import VecGame, kernel_entry
 from ono_env.rules import resolve_rules
 
 _KERNELS: tuple | None = None
@@ -106,7 +106,7 @@ def _kernels() -> tuple:
     global _KERNELS
     if _KERNELS is None:
         from ono_env.agents import _search as K
-        _KERNELS = (_entry(K.seat_view), _entry(K.pimc_search), _entry(K.ismcts_search),
+        _KERNELS = (kernel_entry(K.seat_view), kernel_entry(K.pimc_search), kernel_entry(K.ismcts_search),
                     {"fair": K.VIEW_FAIR, "hands": K.VIEW_HANDS, "all": K.VIEW_ALL},
                     dict(K.POLICY_CODES, learned=K.POLICY_NET))
     return _KERNELS
@@ -208,7 +208,9 @@ class SearchAgent:
                     or time_ms is not None or not hasattr(prior, "net"):
                 raise ValueError("belief: a fair 2-player pimc search with a fixed number of "
                                  "worlds and a learned prior (its network models the opponent)")
-            from ono_env.agents._search import pack_network   # the opponent's model: the prior's network
+            from ono_env.agents._search import (
+                pack_network,  # the opponent's model: the prior's network
+            )
             net = prior.net
             self._net_belief = pack_network(net.scale, net.layers, net.activation)
             if self._net is not None and not all(
@@ -290,7 +292,7 @@ class SearchAgent:
             return self._act_timed(game, view, world, prior, code, net, rng)
         if self.method == "ismcts":
             N = self.worlds + 1
-            ismcts(*view, game._params, seeds, self.worlds, views[self.view],
+            ismcts(*view, game.internals.params, seeds, self.worlds, views[self.view],
                    code, MAX_PLAYOUT, self.explore, *world,
                    np.zeros(C.NUM_CARD_TYPES, np.int64), np.zeros(D, np.int8),
                    np.zeros(2, np.uint64), np.zeros((N, C.NUM_ACTIONS), np.int32),
@@ -302,7 +304,7 @@ class SearchAgent:
         else:
             prior = self._prior_choices(game, rows, rng)
             before, acted, temp, at = self._recall(game, rows, view)
-            pimc(*view, game._params, seeds, self.worlds, views[self.view], code,
+            pimc(*view, game.internals.params, seeds, self.worlds, views[self.view], code,
                  MAX_PLAYOUT, self.margin, prior, *before, acted, temp, *world,
                  np.zeros(C.NUM_CARD_TYPES, np.int64),
                  np.zeros(D, np.int8), np.zeros(2, np.uint64), values,
@@ -336,7 +338,7 @@ class SearchAgent:
         the seat's next decision."""
         if at is None:
             return
-        mem = self._memory
+        mem = cast(tuple, self._memory)   # set by _recall, which returned this ``at``
         for x, m in zip(view, mem[1]):
             m[at] = x
         mem[2][at] = out
@@ -355,7 +357,7 @@ class SearchAgent:
         values = np.full((R, A), -1.0)
         out = np.zeros(R, np.int64)
         self.last_worlds = np.zeros(R, np.int64)
-        budget = self.time_ms / 1000.0
+        budget = cast(float, self.time_ms) / 1000.0
         batch_values = np.zeros((1, A))
         batch_out = np.zeros(1, np.int64)
         tmp = np.zeros(32 + P)
@@ -374,13 +376,13 @@ class SearchAgent:
             while True:
                 seed = rng.integers(0, 2**63, size=1, dtype=np.uint64)
                 if tree is None:
-                    pimc(*one, game._params, seed, batch, views[self.view], code, MAX_PLAYOUT,
+                    pimc(*one, game.internals.params, seed, batch, views[self.view], code, MAX_PLAYOUT,
                          -1.0, no_prior, *no_record, no_prior, 0.0, *world, *common, arng,
                          batch_values, rewards, legal,
                          sc, tmp, *net, row, batch_out)
                 else:
                     tree.reserve(batch)
-                    ismcts(*one, game._params, seed, batch, views[self.view], code, MAX_PLAYOUT,
+                    ismcts(*one, game.internals.params, seed, batch, views[self.view], code, MAX_PLAYOUT,
                            self.explore, *world, *common, arng, tree.child, tree.visits,
                            tree.total, tree.avail, tree.path, tree.movers, batch_values,
                            rewards, row, legal, sc, tmp, *net, int(n > 0), tree.nodes,
@@ -422,7 +424,7 @@ class SearchAgent:
         if prior < 0:   # greedy's favourite: the first legal action of the highest score
             from ono_env.agents._baselines import POLICY_GREEDY, baseline_scores
             sc = np.zeros((1, C.NUM_ACTIONS))
-            baseline_scores(*one, game._params, POLICY_GREEDY, np.ones(1, np.bool_), sc, tmp)
+            baseline_scores(*one, game.internals.params, POLICY_GREEDY, np.ones(1, np.bool_), sc, tmp)
             gs = -1e300
             for a in np.flatnonzero(legal):
                 if sc[0, a] > gs + 1e-6:
@@ -472,7 +474,7 @@ class _Tree:
         self._alloc(capacity)
 
     def _alloc(self, cap: int) -> None:
-        self.child = np.full((cap, C.NUM_ACTIONS), -1, np.int32)
+        self.child: np.ndarray = np.full((cap, C.NUM_ACTIONS), -1, np.int32)
         self.visits, self.total, self.avail = np.zeros(cap), np.zeros(cap), np.zeros(cap)
         self.path, self.movers = np.zeros(cap + 1, np.int64), np.zeros(cap + 1, np.int64)
 
@@ -491,8 +493,8 @@ class _Tree:
 def _playout_network(policy: Any, rules: Any) -> tuple[np.ndarray, np.ndarray]:
     """A learned policy for ``rules`` as the packed network of the compiled playouts;
     ``ValueError`` for anything else, or for a policy made for other rules."""
-    from ono_env.agents.learned import LearnedAgent, check_compatible
     from ono_env.agents._search import pack_network
+    from ono_env.agents.learned import LearnedAgent, check_compatible
     if not isinstance(policy, LearnedAgent):
         raise ValueError(f"policy = {policy!r}; allowed: {', '.join(POLICIES)}, or a learned "
                          f"policy (LearnedAgent) for these rules")

@@ -30,7 +30,7 @@ import numpy as np
 
 import ono_env
 from ono_env import _compile, _engine as E
-from ono_env.game import _entry, game_seeds
+from ono_env.game import kernel_entry, game_seeds
 
 from bench_core import INSTRUCTION_STEPS, import_cpu_seconds, instructions_per_decision
 
@@ -41,15 +41,15 @@ import os
 import sys
 import ono_env
 from ono_env import _compile, _engine as E
-from ono_env.game import _entry, game_seeds
+from ono_env.game import kernel_entry, game_seeds
 import numpy as np
 preset, players, steps = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
 k = _compile.compiled(E.random_moves)
 assert (_compile.prebuilt_status() == "used") == (os.environ.get("ONO_ENV_PREBUILT") != "0")
 g = ono_env.VecGame(preset, 1, seed=0, num_players=players)
-f = _entry(k)
-args = (*g._arrays, g._params)
-tail = (g._seats, game_seeds(1, 1), np.zeros((1, players)), g._scratch_rewards)
+f = kernel_entry(k)
+args = g.internals.state_args
+tail = (g._seats, game_seeds(1, 1), np.zeros((1, players)), g.internals.scratch_rewards)
 f(*args, 100, *tail)
 print(f(*args, steps, *tail))
 """
@@ -62,7 +62,7 @@ def compiled_here():
     _compile.compile_rules()
     k = numba.njit(_nrt=False, error_model="numpy")(E.random_moves.py_func)
     k.compile(_compile.signature(E.random_moves))
-    return _entry(k)
+    return kernel_entry(k)
 
 
 def engine_rates(prebuilt, here, preset: str, players: int, steps: int, rounds: int):
@@ -73,8 +73,8 @@ def engine_rates(prebuilt, here, preset: str, players: int, steps: int, rounds: 
         for side, kernel in enumerate((prebuilt, here)):
             g = games[side]
             t = time.perf_counter()
-            n = kernel(*g._arrays, g._params, steps, g._seats, rngs[side],
-                       np.zeros((1, players)), g._scratch_rewards)
+            n = kernel(*g.internals.state_args, steps, g._seats, rngs[side],
+                       np.zeros((1, players)), g.internals.scratch_rewards)
             rates[side].append(n / (time.perf_counter() - t))
     same = all(np.array_equal(a, b) for a, b in zip(games[0]._arrays, games[1]._arrays))
     return statistics.median(rates[0]), statistics.median(rates[1]), same
@@ -132,7 +132,7 @@ def timed_parts(args, times) -> None:
           f"compiled on first use {b:.2f} s (range {min(times[1]):.2f}-{max(times[1]):.2f}): "
           f"{b / a:.1f}x less")
 
-    prebuilt = _entry(_compile.compiled(E.random_moves))
+    prebuilt = kernel_entry(_compile.compiled(E.random_moves))
     t = time.process_time()
     here = compiled_here()
     print(f"\n(random_moves compiled here for {numba.core.codegen.ll.get_host_cpu_name()} in "

@@ -8,12 +8,20 @@ installed, with ``ono_env.envs.gym_vector`` as its vector entry point) and ``ono
 (Stable-Baselines3 VecEnv); they are imported on first use.
 """
 
-from importlib.metadata import PackageNotFoundError, version as _version
+from importlib.metadata import PackageNotFoundError
+from importlib.metadata import version as _version
 
 from ono_env import _moved
 from ono_env.cards import (
-    ACTION_NAMES, CARD_NAMES, NUM_ACTIONS, NUM_CARD_TYPES, action_id, action_name, card_id,
-    card_name, print_action_table,
+    ACTION_NAMES,
+    CARD_NAMES,
+    NUM_ACTIONS,
+    NUM_CARD_TYPES,
+    action_id,
+    action_name,
+    card_id,
+    card_name,
+    print_action_table,
 )
 from ono_env.game import StepResult, VecGame, game_seeds, random_legal
 from ono_env.rules import PRESETS, RuleSet

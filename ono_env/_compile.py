@@ -42,13 +42,14 @@ import functools
 import hashlib
 import importlib.util
 import json
-import os
 import logging
+import os
 import platform
 import re
 import sys
 import threading
 from pathlib import Path
+from typing import Any
 
 import numba
 import numpy as np
@@ -73,6 +74,7 @@ _JIT = not numba.config.DISABLE_JIT
 
 def _agents_dir() -> Path:
     spec = importlib.util.find_spec("ono_env.agents")
+    assert spec is not None and spec.submodule_search_locations is not None  # a package
     return Path(next(iter(spec.submodule_search_locations)))
 
 
@@ -252,7 +254,7 @@ def _cache_classes():
         def __init__(self, py_func):
             self._py_func = py_func
             self._user = UserCache(py_func)
-            self._prebuilt = _UNSET
+            self._prebuilt: Any = _UNSET
 
         def _prebuilt_cache(self):
             # decided on first use, not at import: a bad ONO_ENV_PREBUILT is then refused

@@ -28,15 +28,46 @@ from numba.extending import intrinsic
 from ono_env import cards as C
 from ono_env._compile import compiled, kernel, lazy_kernel, rules_function  # noqa: F401
 from ono_env.observation import (
-    OBS_COLOR, OBS_DIRECTION, OBS_DISCARD, OBS_DRAWN, OBS_HAND, OBS_MY_TURN, OBS_OPPONENTS,
-    OBS_PENDING, OBS_PHASE, OBS_SELF, OBS_STOCK, OBS_TOP, NUM_OBSERVED_PHASES, PHASE_NAMES,
+    NUM_OBSERVED_PHASES,
+    OBS_COLOR,
+    OBS_DIRECTION,
+    OBS_DISCARD,
+    OBS_DRAWN,
+    OBS_HAND,
+    OBS_MY_TURN,
+    OBS_OPPONENTS,
+    OBS_PENDING,
+    OBS_PHASE,
+    OBS_SELF,
+    OBS_STOCK,
+    OBS_TOP,
+    PHASE_NAMES,
 )
 from ono_env.rules import (
-    P_CHALLENGE, P_DEALER, P_DRAW_UNTIL_PLAYABLE, P_FALSE_CATCH,
-    P_FIRST_ACTION, P_FIRST_WD4, P_FIRST_WILD, P_HAND_SIZE, P_MAX_DECISIONS,
-    P_MUST_PLAY_DRAWN, P_ONO_PENALTY, P_ONO_PENALTY_CARDS, P_PLAYERS, P_REVERSE_SKIPS,
-    P_REWARD_POINTS, P_SCORING, P_SKIP_FORCED, P_STACKING, P_TARGET, P_VOLUNTARY_DRAW,
-    P_DECK, P_WC_SWAP, P_WD4_RESTRICTED, option_code,
+    P_CHALLENGE,
+    P_DEALER,
+    P_DECK,
+    P_DRAW_UNTIL_PLAYABLE,
+    P_FALSE_CATCH,
+    P_FIRST_ACTION,
+    P_FIRST_WD4,
+    P_FIRST_WILD,
+    P_HAND_SIZE,
+    P_MAX_DECISIONS,
+    P_MUST_PLAY_DRAWN,
+    P_ONO_PENALTY,
+    P_ONO_PENALTY_CARDS,
+    P_PLAYERS,
+    P_REVERSE_SKIPS,
+    P_REWARD_POINTS,
+    P_SCORING,
+    P_SKIP_FORCED,
+    P_STACKING,
+    P_TARGET,
+    P_VOLUNTARY_DRAW,
+    P_WC_SWAP,
+    P_WD4_RESTRICTED,
+    option_code,
 )
 
 # ---- phases: what the acting player is deciding (names in ono_env.observation) ---------
@@ -204,6 +235,41 @@ class State:
     ``direction``, ``color``, ``phase``, ``pending``, ``drawn``, ``exposed``, ``previous``,
     ``fresh``, ``bluff``, ``dealer``, ``round``, ``decisions``, ``winner``, ``terminated``,
     ``truncated``, ``stock_len``, ``discard_len`` (meanings at G_*)."""
+
+    # the named views that _name_views sets, declared for type checkers: Arrays' fields,
+    hands: np.ndarray
+    held: np.ndarray
+    pl: np.ndarray
+    stock: np.ndarray
+    discard: np.ndarray
+    g: np.ndarray
+    rng: np.ndarray
+    # G_NAMES,
+    current: np.ndarray
+    direction: np.ndarray
+    color: np.ndarray
+    phase: np.ndarray
+    pending: np.ndarray
+    drawn: np.ndarray
+    exposed: np.ndarray
+    previous: np.ndarray
+    fresh: np.ndarray
+    bluff: np.ndarray
+    dealer: np.ndarray
+    round: np.ndarray
+    decisions: np.ndarray
+    winner: np.ndarray
+    terminated: np.ndarray
+    truncated: np.ndarray
+    stock_len: np.ndarray
+    discard_len: np.ndarray
+    color_then_play: np.ndarray
+    # and the per-seat fields
+    hand_len: np.ndarray
+    called: np.ndarray
+    scores: np.ndarray
+    lacks: np.ndarray
+    known: np.ndarray
 
     def __init__(self, num_games: int, num_players: int, deck_size: int) -> None:
         B, P, D = num_games, num_players, deck_size
@@ -543,7 +609,7 @@ def _catch_allowed(s, prm, i):
 @_inline
 def _call_allowed(s, prm, i, p):
     """call (ONO): the player holds two cards, has not called, and is about to play one;
-    each caller checks that a play is legal (RULES.md: "holds two cards and is about to
+    each caller checks that a play is legal (the rules: "holds two cards and is about to
     play one")."""
     return prm[P_ONO_PENALTY] != ONO_NONE and s.pl[i, p, S_HAND_LEN] == 2 and not s.pl[i, p, S_CALLED]
 
@@ -864,7 +930,7 @@ def _can_start(prm, c):
 
 @_helper(b1(S, PRM, i8, b1))
 def _deal_once(s, prm, i, choose_dealer):
-    """Shuffle the whole deck, deal, and turn the first card (RULES.md first-card options).
+    """Shuffle the whole deck, deal, and turn the first card (the first-card options).
     False when the stock holds no card that can start (a misdeal: deal again)."""
     n = prm[P_PLAYERS]
     deck_size = 0

@@ -35,7 +35,7 @@ def build(root: Path, out: Path) -> None:
     """Compile the kernels of the source tree ``root`` into ``out`` (in a new process, so
     that numba starts with the portable CPU level and a throwaway cache for the rules
     functions)."""
-    from ono_env._cpu import BUILD_ENV, portable_cpu   # not at the top: run as a script, this
+    from ono_env._cpu import BUILD_ENV, portable_cpu  # not at the top: run as a script, this
     # module has no package until load_rules_packages gives it one
     if out.exists():
         shutil.rmtree(out)

@@ -8,7 +8,7 @@ naming the argument, the value and what is allowed.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal, overload
 
 import numpy as np
 
@@ -37,6 +37,10 @@ def check_bool(name: str, value: Any) -> bool:
     return bool(value)
 
 
+@overload
+def check_seed(name: str, value: Any, allow_none: Literal[False]) -> int: ...
+@overload
+def check_seed(name: str, value: Any, allow_none: bool = True) -> int | None: ...
 def check_seed(name: str, value: Any, allow_none: bool = True) -> int | None:
     """A seed: ``None`` (when allowed) or an integer from 0 to 2**63 - 1."""
     if value is None and allow_none:

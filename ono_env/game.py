@@ -15,8 +15,9 @@ with its rewards; the state is then the new episode's first position).
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any, Mapping, NamedTuple, Sequence
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -26,11 +27,15 @@ from ono_env import positions
 from ono_env.checks import check_bool, check_choice, check_int, check_seed, is_int
 from ono_env.positions import POSITION_VERSION  # noqa: F401 (re-exported)
 from ono_env.rules import (
-    P_MAX_DECISIONS, P_REWARD_POINTS, P_SKIP_FORCED, RuleSet, resolve_rules,
+    P_MAX_DECISIONS,
+    P_REWARD_POINTS,
+    P_SKIP_FORCED,
+    RuleSet,
+    resolve_rules,
 )
 
 
-def _entry(kernel):
+def kernel_entry(kernel):
     """The compiled entry point of a kernel compiled for one signature: calling it skips
     numba's per-call type matching (about half the cost of a small call)."""
     if not hasattr(kernel, "overloads") or len(kernel.signatures) != 1:
@@ -44,7 +49,7 @@ class _Entries:
     loads ``step`` or ``observe``."""
 
     def __getattr__(self, name):
-        entry = _entry(E.compiled(getattr(E, name)))
+        entry = kernel_entry(E.compiled(getattr(E, name)))
         setattr(self, name, entry)  # later reads find it without __getattr__
         return entry
 
@@ -174,6 +179,12 @@ class VecGame:
         self._step_outputs = (self._rewards, False, self._mask, self._next_obs,
                               self._terminated, self._truncated, self._current)
 
+    @property
+    def internals(self) -> GameInternals:
+        """The project's own loops' entry into this game (:class:`GameInternals`; not
+        public API)."""
+        return GameInternals(self)
+
     def __getstate__(self) -> dict:
         return {k: v for k, v in self.__dict__.items() if k not in self._VIEWS}
 
@@ -264,13 +275,6 @@ class VecGame:
         views that the next ``step`` overwrites (copy what you keep)."""
         return self._step(actions, active, True)
 
-    def _step_unchecked(self, actions: np.ndarray, active: np.ndarray | None = None) -> StepResult:
-        """``step`` without the legality test, for the project's own loops whose actions
-        were already checked against this position's ``legal_mask()`` (an illegal action
-        would corrupt the game). Action ids are still range-checked in compiled code, so no
-        caller can write outside the arrays."""
-        return self._step(actions, active, False)
-
     def _step(self, actions, active, check: bool) -> StepResult:
         if (active is None and type(actions) is np.ndarray and actions.dtype == np.int64
                 and actions.shape == self._batch_shape and actions.flags.c_contiguous):
@@ -295,7 +299,7 @@ class VecGame:
                           active: np.ndarray | None = None,
                           ) -> tuple[StepResult, np.ndarray, np.ndarray]:
         """``step_and_observe``; ``check=False`` skips the legality test, for actions already
-        checked against this position's legal mask (as :meth:`_step_unchecked`)."""
+        checked against this position's legal mask (as ``GameInternals.step_unchecked``)."""
         if self.autoreset:
             raise ValueError("step_and_observe is not available with autoreset=True")
         actions, active = self._step_args(actions, active)
@@ -464,7 +468,7 @@ class VecGame:
         positions.write_position(self.state, i, checked)
 
     @classmethod
-    def from_dict(cls, d: Mapping[str, Any], **kwargs: Any) -> "VecGame":
+    def from_dict(cls, d: Mapping[str, Any], **kwargs: Any) -> VecGame:
         """A one-game ``VecGame`` at position ``d`` (under the position's ``rules``);
         ``kwargs`` as for the constructor. Refusals as for ``set_position``."""
         rules = positions.read_rules(positions.check_keys(d)["rules"])
@@ -473,9 +477,80 @@ class VecGame:
         return game
 
     @classmethod
-    def from_json(cls, text: str, **kwargs: Any) -> "VecGame":
+    def from_json(cls, text: str, **kwargs: Any) -> VecGame:
         """``from_dict`` of JSON text; malformed JSON raises ``ValueError``."""
         return cls.from_dict(positions.load_json(text), **kwargs)
+
+
+class GameInternals:
+    """The one entry the project's own loops take into a :class:`VecGame` (the agent driver,
+    the search agents, the PettingZoo and Gymnasium envs): the kernels' arguments and the
+    unchecked steps, named here instead of read from the game's private attributes. Not part
+    of the public API: a caller must keep the contracts each member states.
+
+    Get it as ``game.internals``; it holds only the game, so it is cheap to make.
+    """
+
+    __slots__ = ("_game",)
+
+    def __init__(self, game: VecGame) -> None:
+        self._game = game
+
+    @property
+    def params(self) -> np.ndarray:
+        """The rules' parameter array (``RuleSet.params()``), the kernels' rules argument."""
+        return self._game._params
+
+    @property
+    def state_args(self) -> tuple[np.ndarray, ...]:
+        """The kernels' leading arguments: every state array, then :attr:`params`."""
+        return self._game._state_args
+
+    @property
+    def scratch_rewards(self) -> np.ndarray:
+        """A (B, P) float32 buffer a kernel may write rewards to and the caller then reads."""
+        return self._game._scratch_rewards
+
+    @property
+    def mask(self) -> np.ndarray:
+        """The (B, A) legal-mask buffer :meth:`step_observed` writes (writable; the game's
+        own)."""
+        return self._game._mask
+
+    @property
+    def next_obs(self) -> np.ndarray:
+        """The (B, D) observation buffer :meth:`step_observed` writes."""
+        return self._game._next_obs
+
+    @property
+    def rewards(self) -> np.ndarray:
+        """The (B, P) rewards of the last step (the game's own buffer)."""
+        return self._game._rewards
+
+    def step_unchecked(self, actions: np.ndarray, active: np.ndarray | None = None,
+                       ) -> StepResult:
+        """``step`` without the legality test, for actions already checked against this
+        position's ``legal_mask()`` (an illegal action would corrupt the game; action ids
+        are still range-checked in compiled code, so nothing is written outside the
+        arrays)."""
+        return self._game._step(actions, active, False)
+
+    def step_observed(self, actions: np.ndarray, check: bool) -> int:
+        """The lean step of one-game loops: ``actions`` a (B,) int64 C-contiguous array the
+        caller owns; every game steps, then the next acting seats' legal masks and
+        observations are written to :attr:`mask` and :attr:`next_obs`. Returns the first
+        game whose action is illegal (then nothing changed: pass it to
+        :meth:`raise_illegal`), or a negative number. Nothing is allocated."""
+        return self._game._step_observed(actions, check)
+
+    def raise_illegal(self, bad: int, actions: np.ndarray) -> None:
+        """``ValueError`` naming game ``bad``'s illegal action and its legal actions."""
+        self._game._step_result(bad, actions)
+
+    def mask_changed(self) -> None:
+        """Say that compiled code outside the game moved it (its cached legal masks are
+        stale)."""
+        self._game._mask_valid = False
 
 
 def _read_only(a: np.ndarray) -> np.ndarray:

@@ -16,12 +16,13 @@ prints the table for a rule set; ``observation_layout(rules)`` returns it.
 
 from __future__ import annotations
 
-from typing import NamedTuple
+from collections.abc import Mapping
+from typing import Any, NamedTuple
 
 import numpy as np
 
 from ono_env.cards import NUM_CARD_TYPES, NUM_COLORS
-from ono_env.rules import RuleSet
+from ono_env.rules import RuleSet, resolve_rules
 
 OBS_VERSION = 1
 
@@ -42,7 +43,8 @@ BLOCKS: tuple[tuple[str, int, str], ...] = (
     ("drawn_card", NUM_CARD_TYPES, "the card this seat just drew, one-hot (phase drawn, own turn only)"),
     ("direction", 1, "+1 play passes left (clockwise), -1 right"),
     ("stock_size", 1, "cards in the stock"),
-    ("discard_pile", NUM_CARD_TYPES, "copies of each card type in the discard pile (seen played since the last reshuffle)"),
+    ("discard_pile", NUM_CARD_TYPES,
+     "copies of each card type in the discard pile (seen played since the last reshuffle)"),
     ("self", 2, "own hand size, own ONO call (1/0)"),
 )
 
@@ -167,6 +169,8 @@ def format_observation_layout(rules: RuleSet) -> str:
     return "\n".join(lines)
 
 
-def print_observation_layout(rules: RuleSet | None = None) -> None:
-    """Print the observation table for ``rules`` (default: classic, 4 players)."""
-    print(format_observation_layout(rules or RuleSet()))
+def print_observation_layout(rules: RuleSet | str | Mapping[str, Any]) -> None:
+    """Print the observation table for ``rules`` (a RuleSet, a preset name, a YAML path or a
+    mapping, as ``resolve_rules`` takes): the layout depends on the number of players, so
+    pass the env's own ``env.rules``."""
+    print(format_observation_layout(resolve_rules(rules)))

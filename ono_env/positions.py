@@ -15,7 +15,8 @@ from __future__ import annotations
 import functools
 import json
 import re
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 import numpy as np
 
@@ -123,6 +124,164 @@ def read_rules(value: Any) -> RuleSet:
                       ) from None
 
 
+# ---- the keys one by one: a table of what each holds ----------------------------------------
+FIELDS: tuple[tuple[str, str, dict[str, Any]], ...] = (
+    # key, reader (a method of _Fields), the reader's arguments; read in this order
+    ("hands", "hands", {}),
+    ("stock", "cards", {}),
+    ("discard", "discard", {}),
+    ("color", "color", {}),
+    ("current_player", "seat", {}),
+    ("direction", "direction", {}),
+    ("phase", "phase", {}),
+    ("pending_draw", "pending_draw", {}),
+    ("drawn_card", "card_or_null", {}),
+    ("called", "seat_bools", {}),
+    ("exposed", "seat", {"allow_none": True}),
+    ("previous_player", "seat", {"allow_none": True}),
+    ("turn_fresh", "boolean", {}),
+    ("wild_draw_four_bluff", "boolean", {}),
+    ("color_then_play", "boolean", {}),
+    ("scores", "scores", {}),
+    ("dealer", "seat", {}),
+    ("round", "integer", {"high": MAX_COUNT}),
+    ("decisions", "integer", {"high": MAX_COUNT}),
+    ("winner", "seat", {"allow_none": True}),
+    ("terminated", "boolean", {}),
+    ("truncated", "boolean", {}),
+    ("rng", "rng", {}),
+)
+"""Every key of a position but ``version`` and ``rules`` (read first, by
+:func:`read_position` itself): the reader that checks its value on its own. What the keys
+must satisfy together (the deck, a reachable position) :func:`read_position` checks after."""
+
+
+class _Fields:
+    """The readers of :data:`FIELDS`: each returns the value of one key of position ``d``
+    for a game of ``rules`` (card ids, seats as ints, -1 for null), or raises its one
+    ``ValueError`` naming the key and what it allows."""
+
+    def __init__(self, d: Mapping[str, Any], rules: RuleSet) -> None:
+        self.d, self.rules, self.P = d, rules, rules.num_players
+        self.seats = f"a seat 0..{self.P - 1} (num_players={self.P} in 'rules')"
+
+    def read_all(self) -> dict[str, Any]:
+        return {key: getattr(self, reader)(key, **kw) for key, reader, kw in FIELDS}
+
+    def cards(self, key: str, value: Any = None, label: str | None = None) -> list[int]:
+        value = self.d[key] if value is None else value
+        label = label or key
+        if not isinstance(value, (list, tuple)):
+            raise refusal(key, f"{label}={_typed(value)}",
+                          f"a list of card names ({_CARD_ALLOWED})")
+        ids = []
+        for k, c in enumerate(value):
+            if not isinstance(c, str) or c not in C.CARD_IDS:
+                raise refusal(key, f"{label}[{k}]={_typed(c)}", _CARD_ALLOWED)
+            ids.append(C.CARD_IDS[c])
+        return ids
+
+    def per_seat(self, key: str, what: str) -> list[Any]:
+        v = self.d[key]
+        if not isinstance(v, (list, tuple)) or len(v) != self.P:
+            raise refusal(key, _typed(v), f"a list of {self.P} {what} (num_players={self.P} "
+                                          f"in 'rules')")
+        return list(v)
+
+    def hands(self, key: str) -> np.ndarray:
+        hand_counts = np.zeros((self.P, C.NUM_CARD_TYPES), np.int64)
+        for q, h in enumerate(self.per_seat(key, "lists of card names, one hand per seat")):
+            for c in self.cards(key, h, f"{key}[{q}]"):
+                hand_counts[q, c] += 1
+        return hand_counts
+
+    def discard(self, key: str) -> list[int]:
+        ids = self.cards(key)
+        if not ids:
+            raise refusal(key, "[] (empty)", "a list of at least one card name: the discard "
+                                             "pile always has a top card")
+        return ids
+
+    def color(self, key: str) -> int:
+        v = self.d[key]
+        if v is not None and (not isinstance(v, str) or v not in C.COLORS):
+            raise refusal(key, _typed(v), "'R', 'Y', 'G', 'B' or null")
+        return -1 if v is None else C.COLORS.index(v)
+
+    def seat(self, key: str, allow_none: bool = False) -> int:
+        v = self.d[key]
+        if v is None and allow_none:
+            return -1
+        if not is_int(v) or not 0 <= v < self.P:
+            raise refusal(key, _typed(v), self.seats + (" or null" if allow_none else ""))
+        return int(v)
+
+    def direction(self, key: str) -> int:
+        v = self.d[key]
+        if not is_int(v) or v not in (1, -1):
+            raise refusal(key, _typed(v), "1 (to the left) or -1 (to the right)")
+        return int(v)
+
+    def phase(self, key: str) -> str:
+        v = self.d[key]
+        if not isinstance(v, str) or v not in PHASE_NAMES:
+            raise refusal(key, _typed(v), ", ".join(map(repr, PHASE_NAMES)))
+        return v
+
+    def integer(self, key: str, low: int = 0, high: int = MAX_COUNT,
+                allowed: str | None = None) -> int:
+        v = self.d[key]
+        allowed = allowed or f"an integer from {low:,} to {high:,}"
+        if not is_int(v) or not low <= v <= high:
+            raise refusal(key, _typed(v), allowed)
+        return int(v)
+
+    def pending_draw(self, key: str) -> int:
+        allowed = f"an even integer from 0 to {MAX_PENDING_DRAW:,}"
+        pending = self.integer(key, 0, MAX_PENDING_DRAW, allowed)
+        if pending % 2:
+            raise refusal(key, _typed(pending), allowed + " (draws come in 2s and 4s)")
+        return pending
+
+    def card_or_null(self, key: str) -> int:
+        v = self.d[key]
+        if v is not None and (not isinstance(v, str) or v not in C.CARD_IDS):
+            raise refusal(key, _typed(v), _CARD_ALLOWED + ", or null")
+        return -1 if v is None else C.CARD_IDS[v]
+
+    def boolean(self, key: str) -> bool:
+        v = self.d[key]
+        if not isinstance(v, (bool, np.bool_)):
+            raise refusal(key, _typed(v), "true or false")
+        return bool(v)
+
+    def seat_bools(self, key: str) -> list[bool]:
+        values = self.per_seat(key, "bools")
+        for q, v in enumerate(values):
+            if not isinstance(v, (bool, np.bool_)):
+                raise refusal(key, f"{key}[{q}]={_typed(v)}", f"a list of {self.P} bools")
+        return [bool(v) for v in values]
+
+    def scores(self, key: str) -> list[int]:
+        deck = self.rules.deck_counts.astype(np.int64)
+        max_score = self.rules.target_score + int((deck * C.CARD_POINTS).sum())
+        values = self.per_seat(key, "integers")
+        for q, v in enumerate(values):
+            if not is_int(v) or not 0 <= v <= max_score:
+                raise refusal(key, f"{_show(values)}: {key}[{q}]={_typed(v)}",
+                              f"a list of {self.P} integers from 0 to {max_score:,} "
+                              f"(target_score in 'rules' plus the points of the whole deck)")
+        return [int(v) for v in values]
+
+    def rng(self, key: str) -> str:
+        v = self.d[key]
+        if not isinstance(v, str) or not _RNG_TEXT.fullmatch(v) or int(v) >= 2**64:
+            raise refusal(key, _typed(v), "the generator state as a decimal string "
+                                          "'0' to '18446744073709551615' (no sign or "
+                                          "leading zeros), as to_dict writes it")
+        return v
+
+
 def read_position(d: Any, rules: RuleSet) -> dict[str, Any]:
     """Check position ``d`` for a game of ``rules`` and return its state values (one game's
     value of every ``State`` field). Raises one ``ValueError`` naming the key(s)."""
@@ -139,108 +298,16 @@ def read_position(d: Any, rules: RuleSet) -> dict[str, Any]:
                 for k, v in other.to_dict().items() if v != getattr(rules, k)]
         raise refusal("rules", "for other rules than this game's: " + ", ".join(diff),
                       "this game's rules")
-    seats = f"a seat 0..{P - 1} (num_players={P} in 'rules')"
-
-    def cards(key: str, value: Any, label: str | None = None) -> list[int]:
-        label = label or key
-        if not isinstance(value, (list, tuple)):
-            raise refusal(key, f"{label}={_typed(value)}",
-                          f"a list of card names ({_CARD_ALLOWED})")
-        ids = []
-        for k, c in enumerate(value):
-            if not isinstance(c, str) or c not in C.CARD_IDS:
-                raise refusal(key, f"{label}[{k}]={_typed(c)}", _CARD_ALLOWED)
-            ids.append(C.CARD_IDS[c])
-        return ids
-
-    def seat(key: str, allow_none: bool) -> int:
-        v = d[key]
-        if v is None and allow_none:
-            return -1
-        if not is_int(v) or not 0 <= v < P:
-            raise refusal(key, _typed(v), seats + (" or null" if allow_none else ""))
-        return int(v)
-
-    def boolean(key: str) -> bool:
-        v = d[key]
-        if not isinstance(v, (bool, np.bool_)):
-            raise refusal(key, _typed(v), "true or false")
-        return bool(v)
-
-    def integer(key: str, low: int, high: int, allowed: str | None = None) -> int:
-        v = d[key]
-        allowed = allowed or f"an integer from {low:,} to {high:,}"
-        if not is_int(v) or not low <= v <= high:
-            raise refusal(key, _typed(v), allowed)
-        return int(v)
-
-    def per_seat(key: str, what: str) -> list[Any]:
-        v = d[key]
-        if not isinstance(v, (list, tuple)) or len(v) != P:
-            raise refusal(key, _typed(v), f"a list of {P} {what} (num_players={P} in 'rules')")
-        return list(v)
-
-    hands = per_seat("hands", "lists of card names, one hand per seat")
-    hand_counts = np.zeros((P, C.NUM_CARD_TYPES), np.int64)
-    for q, h in enumerate(hands):
-        for c in cards("hands", h, f"hands[{q}]"):
-            hand_counts[q, c] += 1
-    stock = cards("stock", d["stock"])
-    discard = cards("discard", d["discard"])
-    if not discard:
-        raise refusal("discard", "[] (empty)", "a list of at least one card name: the discard "
-                                               "pile always has a top card")
-    color = d["color"]
-    if color is not None and (not isinstance(color, str) or color not in C.COLORS):
-        raise refusal("color", _typed(color), "'R', 'Y', 'G', 'B' or null")
-    color_id = -1 if color is None else C.COLORS.index(color)
-    current = seat("current_player", False)
-    direction = d["direction"]
-    if not is_int(direction) or direction not in (1, -1):
-        raise refusal("direction", _typed(direction), "1 (to the left) or -1 (to the right)")
-    phase = d["phase"]
-    if not isinstance(phase, str) or phase not in PHASE_NAMES:
-        raise refusal("phase", _typed(phase), ", ".join(map(repr, PHASE_NAMES)))
-    pending = integer("pending_draw", 0, MAX_PENDING_DRAW,
-                      f"an even integer from 0 to {MAX_PENDING_DRAW:,}")
-    if pending % 2:
-        raise refusal("pending_draw", _typed(pending),
-                      f"an even integer from 0 to {MAX_PENDING_DRAW:,} (draws come in 2s and 4s)")
-    drawn_name = d["drawn_card"]
-    if drawn_name is not None and (not isinstance(drawn_name, str) or drawn_name not in C.CARD_IDS):
-        raise refusal("drawn_card", _typed(drawn_name), _CARD_ALLOWED + ", or null")
-    drawn = -1 if drawn_name is None else C.CARD_IDS[drawn_name]
-    called = per_seat("called", "bools")
-    for q, v in enumerate(called):
-        if not isinstance(v, (bool, np.bool_)):
-            raise refusal("called", f"called[{q}]={_typed(v)}", f"a list of {P} bools")
-    called = [bool(v) for v in called]
-    exposed = seat("exposed", True)
-    previous = seat("previous_player", True)
-    fresh = boolean("turn_fresh")
-    bluff = boolean("wild_draw_four_bluff")
-    then_play = boolean("color_then_play")
+    v = _Fields(d, rules).read_all()
+    hand_counts, stock, discard = v["hands"], v["stock"], v["discard"]
+    color, color_id = d["color"], v["color"]
+    current, direction, phase = v["current_player"], v["direction"], v["phase"]
+    pending, drawn_name, drawn = v["pending_draw"], d["drawn_card"], v["drawn_card"]
+    called, exposed, previous = v["called"], v["exposed"], v["previous_player"]
+    fresh, bluff, then_play = v["turn_fresh"], v["wild_draw_four_bluff"], v["color_then_play"]
+    scores, dealer, rounds, decisions = v["scores"], v["dealer"], v["round"], v["decisions"]
+    winner, terminated, truncated, rng = v["winner"], v["terminated"], v["truncated"], v["rng"]
     deck = rules.deck_counts.astype(np.int64)
-    deck_points = int((deck * C.CARD_POINTS).sum())
-    max_score = rules.target_score + deck_points
-    scores = per_seat("scores", "integers")
-    for q, v in enumerate(scores):
-        if not is_int(v) or not 0 <= v <= max_score:
-            raise refusal("scores", f"{_show(scores)}: scores[{q}]={_typed(v)}",
-                          f"a list of {P} integers from 0 to {max_score:,} (target_score in "
-                          f"'rules' plus the points of the whole deck)")
-    scores = [int(v) for v in scores]
-    dealer = seat("dealer", False)
-    rounds = integer("round", 0, MAX_COUNT)
-    decisions = integer("decisions", 0, MAX_COUNT)
-    winner = seat("winner", True)
-    terminated = boolean("terminated")
-    truncated = boolean("truncated")
-    rng = d["rng"]
-    if not isinstance(rng, str) or not _RNG_TEXT.fullmatch(rng) or int(rng) >= 2**64:
-        raise refusal("rng", _typed(rng), "the generator state as a decimal string "
-                                          "'0' to '18446744073709551615' (no sign or "
-                                          "leading zeros), as to_dict writes it")
 
     # ---- the deck -----------------------------------------------------------------------
     total = hand_counts.sum(0) + np.bincount(stock + discard, minlength=C.NUM_CARD_TYPES)
@@ -260,7 +327,7 @@ def read_position(d: Any, rules: RuleSet) -> dict[str, Any]:
     top_name = C.CARD_NAMES[top]
     hand_len = hand_counts.sum(1)
     swap_wc = rules.wild_customizable == "swap_hands"
-    over = terminated or phase == "round_end"  # the round was won (RULES: last card played)
+    over = terminated or phase == "round_end"  # the round was won (the rules: last card played)
     end_keys = ("terminated", "phase")
 
     need(not (terminated and truncated), ("terminated", "truncated"),
@@ -419,7 +486,7 @@ def read_position(d: Any, rules: RuleSet) -> dict[str, Any]:
                      f"pending_draw={pending} on the top card {top_name!r} (stacking=False "
                      f"in 'rules')", f"{value}, the top card's draw")
             need(top != _WD4 or previous >= 0, ("previous_player", "phase", "discard"),
-                 f"previous_player=None with a Wild Draw Four pending",
+                 "previous_player=None with a Wild Draw Four pending",
                  "the seat that played the Wild Draw Four (the one a challenge tests)")
         elif phase == "drawn":
             need(drawn >= 0, ("drawn_card", "phase"), "None in phase 'drawn'",

@@ -1,8 +1,8 @@
-"""Text rendering of a game, in the RULES.md card names, optionally with ANSI colours."""
+"""Text rendering of a game, in the card names of ono_env.cards, optionally with ANSI colours."""
 
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 from ono_env import cards as C
 from ono_env.game import VecGame

@@ -7,7 +7,7 @@ A replay file is JSON (never code: reading one runs nothing from it), every key 
      "game_seed": "1234567890123",      # the game's generator state before the deal
      "max_decisions": 5000,             # the game's decision limit
      "players": ["you", "greedy"],      # a label per seat
-     "actions": ["play R5", "draw", ...],   # every decision in order, RULES.md text form
+     "actions": ["play R5", "draw", ...],   # every decision in order, as action names
      "thinking": [null, {"agent": "ppo-basic-2p", "probs": {"play R5": 0.91, ...},
                          "value": 0.42}, ...],   # per action: what the agent reported, or null
      "result": {"winner": 1, "terminated": true, "truncated": false,
@@ -34,9 +34,10 @@ from __future__ import annotations
 import datetime as _dt
 import json
 import math
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Mapping, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -78,7 +79,9 @@ def agent_thinking(agent: Any, label: str, obs: np.ndarray, mask: np.ndarray) ->
     """What ``agent`` (shown as ``label``) reports of one decision (``obs`` (D,), ``mask``
     (A,)): ``{"agent": label, "probs":
     {action name: probability of each legal action}, "value": float or None}`` from its
-    ``explain`` method, or None for an agent without one (the rule-based agents)."""
+    ``explain`` method, or None for an agent without one (the rule-based agents). The
+    ability is the one ``ono_env.agents.base.ExplainingAgent`` declares (read here by name:
+    the core imports no agents)."""
     explain = getattr(agent, "explain", None)
     if explain is None:
         return None
@@ -116,7 +119,7 @@ class Replay:
     # ---- recording --------------------------------------------------------------------
     @classmethod
     def start(cls, game: VecGame, i: int, game_seed: int, players: Sequence[str],
-              source: str) -> "Replay":
+              source: str) -> Replay:
         """An empty replay of game ``i`` of ``game``, dealt from ``game_seed``, before its
         first decision. Labels longer than :data:`MAX_LABEL` characters are cut to it. A
         game with ``skip_forced`` or ``autoreset`` is refused: its forced decisions or its
@@ -132,7 +135,7 @@ class Replay:
         self.actions.append(int(action))
         self.thinking.append(thinking)
 
-    def finish(self, game: VecGame, i: int = 0) -> "Replay":
+    def finish(self, game: VecGame, i: int = 0) -> Replay:
         """Record how game ``i`` of ``game`` ended (its current position)."""
         self.result = final_result(game.to_dict(i))
         self.saved_at = _dt.datetime.now().replace(microsecond=0).isoformat()
@@ -160,7 +163,7 @@ class Replay:
         return path
 
     @classmethod
-    def from_dict(cls, d: Any, where: str = "replay") -> "Replay":
+    def from_dict(cls, d: Any, where: str = "replay") -> Replay:
         """A replay from its dict, every key checked; one ``ValueError`` naming the key and
         what is allowed. (The actions' legality is checked by :func:`replay_positions`.)"""
         def bad(key: str, detail: str, allowed: str) -> ValueError:
@@ -223,7 +226,7 @@ class Replay:
                    d["source"], d["saved_at"])
 
     @classmethod
-    def from_json(cls, text: str, where: str = "replay") -> "Replay":
+    def from_json(cls, text: str, where: str = "replay") -> Replay:
         try:
             d = load_json(text, "replay JSON")
         except ValueError as exc:
@@ -231,7 +234,7 @@ class Replay:
         return cls.from_dict(d, where)
 
     @classmethod
-    def load(cls, path: str | Path) -> "Replay":
+    def load(cls, path: str | Path) -> Replay:
         """Read a replay file (JSON only; at most :data:`MAX_REPLAY_BYTES`)."""
         path = check_input_file(path, "replay file", MAX_REPLAY_BYTES)
         try:

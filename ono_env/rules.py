@@ -1,4 +1,4 @@
-"""Rule sets: one frozen dataclass whose fields are the options of ../shared/RULES.md.
+"""Rule sets: one frozen dataclass whose fields are the rules options (docs/rules.md).
 
 Every house rule that differs between the five source documents is a field; each document
 is a preset. ``RuleSet.preset("ono", num_players=4, draw_until_playable=True)`` starts from
@@ -31,9 +31,10 @@ from __future__ import annotations
 
 import dataclasses
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, fields
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any
 
 import numpy as np
 import yaml
@@ -66,7 +67,8 @@ CHOICES: dict[str, tuple[str, ...]] = {
 
 @dataclass(frozen=True)
 class RuleSet:
-    """One complete rule set. Every field is an option of RULES.md; see the module docstring."""
+    """One complete rule set. Every field is a rules option (docs/rules.md); see the module
+    docstring."""
 
     name: str = "classic"
     """Preset this rule set was made from (informational; equality ignores nothing)."""
@@ -135,20 +137,20 @@ class RuleSet:
         self._validate()
 
     @classmethod
-    def preset(cls, preset: str = "classic", /, **overrides: Any) -> "RuleSet":
+    def preset(cls, preset: str = "classic", /, **overrides: Any) -> RuleSet:
         """The named preset with ``overrides`` applied (``num_players=4``, ...)."""
         if not isinstance(preset, str) or preset not in PRESETS:
             raise ValueError(f"unknown preset {preset!r}: presets are {', '.join(PRESETS)}")
         _check_option_names(overrides)
         return dataclasses.replace(PRESETS[preset], **overrides)
 
-    def replace(self, **overrides: Any) -> "RuleSet":
+    def replace(self, **overrides: Any) -> RuleSet:
         """A copy with some fields changed (validated like any construction)."""
         _check_option_names(overrides)
         return dataclasses.replace(self, **overrides)
 
     @classmethod
-    def from_dict(cls, d: Mapping[str, Any]) -> "RuleSet":
+    def from_dict(cls, d: Mapping[str, Any]) -> RuleSet:
         """Rule set from a mapping: ``preset`` (or ``name``) picks the base, other keys override."""
         if not isinstance(d, Mapping):
             raise ValueError(f"a rules mapping must be a mapping of option: value; got "
@@ -172,7 +174,7 @@ class RuleSet:
         return cls.preset(base, **d)
 
     @classmethod
-    def load(cls, path_or_name: str | Path) -> "RuleSet":
+    def load(cls, path_or_name: str | Path) -> RuleSet:
         """Rule set from a YAML file path, or a preset name / the name of a rules file shipped
         with ono_env (``configs/rules/<name>.yaml``). Any problem with the file is one
         ``ValueError`` naming the file and what is wrong; loading runs no code from it."""
@@ -431,7 +433,7 @@ PRESETS: dict[str, RuleSet] = {
 }
 
 
-def resolve_rules(rules: "RuleSet | str | Path | Mapping[str, Any] | None" = None,
+def resolve_rules(rules: RuleSet | str | Path | Mapping[str, Any] | None = None,
                   **overrides: Any) -> RuleSet:
     """A RuleSet from a RuleSet, a preset name, a YAML path or a mapping, with overrides."""
     if rules is None:

@@ -293,7 +293,7 @@ def test_the_private_unchecked_step_still_range_checks_ids():
     before = g.to_json(0) + g.to_json(1)
     for bad in (np.array([0, 85]), np.array([-1, 0]), np.array([2**40, 0])):
         with pytest.raises(ValueError, match="illegal action"):
-            g._step_unchecked(bad)
+            g.internals.step_unchecked(bad)
         assert g.to_json(0) + g.to_json(1) == before
     assert "check" not in VecGame.step.__code__.co_varnames   # no public unchecked flag
 

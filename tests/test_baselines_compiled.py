@@ -58,7 +58,7 @@ def test_compiled_baselines_equal_the_numpy_baselines(preset, players):
             code = K.POLICY_CODES[name]
             want = agent.scores(obs)
             got[:] = 0.0
-            K.baseline_scores(*game.state.arrays, game._params, code, live, got, tmp)
+            K.baseline_scores(*game.state.arrays, game.internals.params, code, live, got, tmp)
             np.testing.assert_allclose(got[live], want[live], rtol=0, atol=1e-12,
                                        err_msg=f"{name} {preset} {players}")
             # the compiled choice (on a copy of the batch) is one of NumPy's tied best
@@ -66,7 +66,7 @@ def test_compiled_baselines_equal_the_numpy_baselines(preset, players):
             policy = np.full((B, players), code, np.int64)
             prng = rng.integers(0, 2**63, size=B, dtype=np.uint64)
             last[:] = -1
-            K.policy_moves(*arrays, game._params, policy, prng, live, 1,
+            K.policy_moves(*arrays, game.internals.params, policy, prng, live, 1,
                            np.zeros((B, players)), scratch, np.zeros(C.NUM_ACTIONS), tmp, last)
             legal_want = np.where(mask, want, -np.inf)
             top = legal_want.max(axis=1, keepdims=True)

@@ -38,11 +38,11 @@ U18_SWAP3 = RuleSet.preset("uno2018", num_players=3, wild_customizable="swap_han
 
 def states(game: VecGame) -> list[np.ndarray]:
     """Copies of every state array of a game batch (for byte-for-byte comparisons)."""
-    return [a.copy() for a in game._arrays]
+    return [a.copy() for a in game.state.arrays]
 
 
 def unchanged(game: VecGame, before: list[np.ndarray]) -> bool:
-    return all(np.array_equal(a, b) and a.dtype == b.dtype for a, b in zip(game._arrays, before))
+    return all(np.array_equal(a, b) and a.dtype == b.dtype for a, b in zip(game.state.arrays, before))
 
 
 def pos(rules: RuleSet, hands, discard, /, *, drop=(), **fields):

@@ -32,7 +32,7 @@ from ono_env.agents.learned import load_agent  # noqa: E402
 from ono_env.arena import run_arena  # noqa: E402
 from ono_env.cards import NUM_ACTIONS  # noqa: E402
 from ono_env.game import VecGame  # noqa: E402
-from ono_env.envs.rllib_env import OnoMultiAgentEnv, OnoVectorEnv  # noqa: E402
+from ono_env.envs.rllib_env import OnoMultiAgentEnv, OnoRLlibVectorEnv  # noqa: E402
 from ono_env.rules import RuleSet  # noqa: E402
 from ono_env.train import rllib as R  # noqa: E402
 from ono_env.train.config import load_config  # noqa: E402
@@ -41,7 +41,7 @@ BASIC2 = RuleSet.preset("basic", num_players=2)
 
 
 # ---- the single-agent vector env --------------------------------------------------------
-def _roll(env: OnoVectorEnv, steps: int, seed: int):
+def _roll(env: OnoRLlibVectorEnv, steps: int, seed: int):
     rng = np.random.default_rng(seed)
     obs, _ = env.reset(seed=seed)
     out = []
@@ -53,7 +53,7 @@ def _roll(env: OnoVectorEnv, steps: int, seed: int):
 
 
 def test_vector_env_spaces_masks_and_next_step_autoreset():
-    env = OnoVectorEnv({"rules": "basic", "num_players": 2, "num_envs": 32,
+    env = OnoRLlibVectorEnv({"rules": "basic", "num_players": 2, "num_envs": 32,
                         "opponents": {"greedy": 1, "random": 1}})
     assert env.single_observation_space["observations"].shape == (VecGame(BASIC2, 1).observation_size,)
     assert env.single_observation_space["action_mask"].shape == (NUM_ACTIONS,)
@@ -83,7 +83,7 @@ def test_vector_env_spaces_masks_and_next_step_autoreset():
 
 
 def test_vector_env_is_seeded_and_refuses_bad_input():
-    make = lambda: OnoVectorEnv({"rules": "basic", "num_players": 2, "num_envs": 8,  # noqa: E731
+    make = lambda: OnoRLlibVectorEnv({"rules": "basic", "num_players": 2, "num_envs": 8,  # noqa: E731
                                  "opponents": {"greedy": 1, "random": 1}})
     a, b = _roll(make(), 60, 5), _roll(make(), 60, 5)
     for x, y in zip(a, b):
@@ -91,9 +91,9 @@ def test_vector_env_is_seeded_and_refuses_bad_input():
             np.testing.assert_array_equal(u, v)
     env = make()
     with pytest.raises(ValueError, match="unknown config key 'colour'; allowed: rules"):
-        OnoVectorEnv({"rules": "basic", "colour": 1})
+        OnoRLlibVectorEnv({"rules": "basic", "colour": 1})
     with pytest.raises(ValueError, match="num_envs"):
-        OnoVectorEnv({"num_envs": True})
+        OnoRLlibVectorEnv({"num_envs": True})
     with pytest.raises(RuntimeError, match="reset"):
         env.step(np.zeros(8, np.int64))
     obs, _ = env.reset(seed=0)
@@ -105,7 +105,7 @@ def test_vector_env_is_seeded_and_refuses_bad_input():
 
 
 def test_vector_env_pool_update_for_the_league():
-    env = OnoVectorEnv({"rules": "basic", "num_players": 2, "num_envs": 16,
+    env = OnoRLlibVectorEnv({"rules": "basic", "num_players": 2, "num_envs": 16,
                         "opponents": {"greedy": 1, "random": 1}})
     env.reset(seed=0)
     snap = make_agent("random", BASIC2)
@@ -114,7 +114,7 @@ def test_vector_env_pool_update_for_the_league():
     env.update_pool({"greedy": 0.5, "snapshot-1": 0.5})
     assert env.pool.names == ["greedy", "snapshot-1"] and env.pool.weights == [0.5, 0.5]
     _roll(env, 50, 1)  # plays on with the new pool
-    fixed = OnoVectorEnv({"rules": "basic", "num_players": 2, "opponents": "greedy"})
+    fixed = OnoRLlibVectorEnv({"rules": "basic", "num_players": 2, "opponents": "greedy"})
     with pytest.raises(ValueError, match="needs an opponent pool"):
         fixed.update_pool({"greedy": 1.0})
     assert R.league_weights({"a": 1, "b": 3}, [], 0.2) == {"a": 0.25, "b": 0.75}
@@ -164,7 +164,7 @@ def test_masked_module_masks_and_exports_to_the_model_format(tmp_path):
     torch.manual_seed(0)
     module = R.module_spec(BASIC2, [64, 32], "relu").build()
     # the module built for a Dict space sees the raw observation plus the mask
-    env = OnoVectorEnv({"rules": BASIC2, "num_envs": 64, "opponents": "greedy"})
+    env = OnoRLlibVectorEnv({"rules": BASIC2, "num_envs": 64, "opponents": "greedy"})
     obs, _ = env.reset(seed=2)
     batch = {"obs": {k: torch.as_tensor(v) for k, v in obs.items()}}
     with torch.no_grad():

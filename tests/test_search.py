@@ -197,7 +197,7 @@ def test_compiled_greedy_equals_the_numpy_greedy(preset, players):
     obs = game.observe(game.state.current.astype(np.int64))
     want = GreedyAgent(rules).scores(obs)
     got = np.zeros((game.num_games, C.NUM_ACTIONS))
-    E.baseline_scores(*game.state.arrays, game._params, E.POLICY_GREEDY,
+    E.baseline_scores(*game.state.arrays, game.internals.params, E.POLICY_GREEDY,
                       np.ascontiguousarray(live), got, np.zeros(16))
     for i in np.flatnonzero(live):
         legal = mask[i]
@@ -454,11 +454,11 @@ def test_ismcts_resumes_its_tree_in_batches():
 def _sample_worlds(game: VecGame, view: tuple, seed: int) -> tuple:
     """One world of every row of ``view`` (a fair seat view), as the searches sample them."""
     from ono_env._engine import State
-    from ono_env.game import _entry
+    from ono_env.game import kernel_entry
     R, D = view[0].shape[0], game.rules.deck_size
     worlds = State(R, game.num_players, D).arrays
     seeds = np.random.default_rng(seed).integers(0, 2**63, R, dtype=np.uint64)
-    _entry(E.sample_worlds)(*view, game._params, seeds, E.VIEW_FAIR, *worlds,
+    kernel_entry(E.sample_worlds)(*view, game.internals.params, seeds, E.VIEW_FAIR, *worlds,
                             np.zeros(C.NUM_CARD_TYPES, np.int64), np.zeros(D, np.int8),
                             np.zeros(2, np.uint64))
     return worlds
@@ -466,13 +466,13 @@ def _sample_worlds(game: VecGame, view: tuple, seed: int) -> tuple:
 
 def test_sampled_worlds_keep_what_is_publicly_known_of_each_hand():
     from ono_env._engine import State
-    from ono_env.game import _entry
+    from ono_env.game import kernel_entry
     from test_engine_bits import lacked_types
     rules = RuleSet.preset("basic", num_players=3)
     game = positions(rules, 64, seed=9)
     rows = np.repeat(np.flatnonzero(~game.finished), 40)   # 40 worlds of each position
     view = State(len(rows), 3, rules.deck_size).arrays
-    _entry(E.seat_view)(*game.state.arrays, rows, E.VIEW_FAIR, *view)
+    kernel_entry(E.seat_view)(*game.state.arrays, rows, E.VIEW_FAIR, *view)
     known, lacks = view.pl[:, :, E.S_KNOWN].copy(), view.pl[:, :, E.S_LACKS].copy()
     me = view.g[:, E.G_CURRENT]
     others = np.arange(3)[None, :] != me[:, None]
@@ -498,7 +498,7 @@ def test_the_belief_weighs_a_world_by_the_networks_probability_of_the_opponents_
     1 otherwise (also where seat 0's action drew cards); a higher temperature makes it less
     sure of the network's choice."""
     from ono_env._engine import State
-    from ono_env.game import _entry
+    from ono_env.game import kernel_entry
     rules = RuleSet.preset("basic", num_players=2)
     pol = make_agent("ppo-basic-2p", rules)
     weights, shape = E.pack_network(pol.net.scale, pol.net.layers, pol.net.activation)
@@ -509,7 +509,7 @@ def test_the_belief_weighs_a_world_by_the_networks_probability_of_the_opponents_
     prev_act = np.full(B, -1, np.int64)
     since = np.full(B, -1, np.int64)    # decisions since seat 0's: -1 none yet
     prob = np.ones(B)                   # NumPy probability of the opponent's last play
-    kernel = _entry(E.belief_weights)
+    kernel = kernel_entry(E.belief_weights)
     checked = flat = 0
     for _ in range(150):
         live = ~game.finished
@@ -522,7 +522,7 @@ def test_the_belief_weighs_a_world_by_the_networks_probability_of_the_opponents_
             out = np.zeros(len(mine))
             temp_out = np.zeros(len(mine))
             args = (*(x[mine] for x in prev), *(x[mine] for x in game.state.arrays),
-                    game._params, prev_act[mine])
+                    game.internals.params, prev_act[mine])
             scratch = (weights, shape, np.zeros(game.observation_size, np.float32),
                        np.zeros((2, 256), np.float32), np.zeros(C.NUM_ACTIONS, np.bool_),
                        np.zeros((4, P), np.float32), *State(4, P, D).arrays)
@@ -541,7 +541,7 @@ def test_the_belief_weighs_a_world_by_the_networks_probability_of_the_opponents_
         at0 = np.flatnonzero(live & (cur == 0))
         if len(at0):
             view = State(len(at0), P, D).arrays
-            _entry(E.seat_view)(*game.state.arrays, at0, E.VIEW_FAIR, *view)
+            kernel_entry(E.seat_view)(*game.state.arrays, at0, E.VIEW_FAIR, *view)
             for x, y in zip(prev, view):
                 x[at0] = y
             prev_act[at0] = acts[at0]

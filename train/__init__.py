@@ -1,3 +1,11 @@
-"""Training scripts for ono_env (MaskablePPO against the baselines and in self-play).
+"""Training for ono_env (installed as ``ono_env.train``; the ``ono-train`` and ``ono-export``
+console scripts).
 
-Nothing is here yet: the training issue adds it. The package is installed with ``ono_env``."""
+``ono-train`` reads a config (:mod:`ono_env.train.config`; the shipped ones are
+``configs/train/*.yaml``) and trains with one of three backends: the lean PPO of
+:mod:`ono_env.train.ppo` (``algo: ppo``, the default), SB3-contrib's MaskablePPO
+(:mod:`ono_env.train.maskable_ppo`) or RLlib (:mod:`ono_env.train.rllib`). What they share
+(opponent leagues, evaluation, the final arena, resolving ``auto`` fields) is
+:mod:`ono_env.train.run`; saving models as safetensors is :mod:`ono_env.train.nets` and
+:mod:`ono_env.train.export`. It needs the ``[train]`` extra (torch).
+"""

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import argparse
 import sys
-from typing import Sequence
+from collections.abc import Sequence
 
 from ono_env.apps import console as cli
 from ono_env.train.config import describe_fields, dump_config, load_config

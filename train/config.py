@@ -16,8 +16,9 @@ This module needs only the base install (pydantic, PyYAML): ``ono-train default
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Annotated, Any, Literal, Sequence, Union
+from typing import Annotated, Any, Literal, TypeVar, cast
 
 import yaml
 from pydantic import ConfigDict, Field, TypeAdapter, ValidationError, model_validator
@@ -90,7 +91,7 @@ class PPO:
     """Weight of the value loss."""
     max_grad_norm: Number = 0.5
     """Gradient clipping (global norm)."""
-    hand_shaping: Union[Literal["auto"], Annotated[float, Field(strict=True, ge=0, le=1)]] = "auto"
+    hand_shaping: Literal["auto"] | Annotated[float, Field(strict=True, ge=0, le=1)] = "auto"
     """Potential-based shaping by the learner's own hand size: each step adds c * (cards before - cards after), and the end of a game c * its cards, so a game's shaping sums to c * the cards dealt (a constant: the best policy is unchanged) while every card played or drawn counts at once (auto: 0.1 for algo ppo in a single round, 0 in a match, where every round deals a new hand, and for the other trainers; 0: none)."""
     truncation: Literal["auto", "loss", "bootstrap"] = "auto"
     """A game cut at max_decisions (no winner): loss (it ends there, with a losing seat's reward: stalling to the cut never pays) | bootstrap (from the value of its last observation, as SB3 and RLlib do) | auto (loss for algo ppo, bootstrap for the others)."""
@@ -102,9 +103,9 @@ class Eval:
 
     every: Count0 = 250_000
     """Learner steps between evaluations (0: none)."""
-    games: Union[Literal["auto"], Count] = "auto"
+    games: Literal["auto"] | Count = "auto"
     """Games per opponent (auto: 120,000 decisions' worth of the baselines' own games, 200 to 2,000)."""
-    opponents: Union[Literal["auto"], Annotated[list[Name], Field(min_length=1)]] = "auto"
+    opponents: Literal["auto"] | Annotated[list[Name], Field(min_length=1)] = "auto"
     """Agents (names or model files) the learner is evaluated against, one at a time (auto: the baselines that finish games under the rules)."""
 
 
@@ -112,9 +113,9 @@ class Eval:
 class FinalEval:
     """The evaluation of the final model."""
 
-    games: Union[Literal["auto"], Count0] = "auto"
+    games: Literal["auto"] | Count0 = "auto"
     """Games per opponent (0: no final evaluation; auto: 6,000,000 decisions' worth of games, 2,000 to 100,000)."""
-    opponents: Union[Literal["auto"], Annotated[list[Name], Field(min_length=1)]] = "auto"
+    opponents: Literal["auto"] | Annotated[list[Name], Field(min_length=1)] = "auto"
     """Agents (names or model files) the final model is evaluated against, one at a time (auto: the baselines that finish games under the rules)."""
     workers: Annotated[int, Field(strict=True, ge=1, le=256)] = 1
     """Processes playing the opponents, one opponent each at a time (the results are the same)."""
@@ -128,17 +129,17 @@ class TrainConfig:
     """Name of the run (its folder is <out_dir>/<name>-<time>)."""
     seed: Annotated[int, Field(strict=True, ge=0, le=MAX_SEED)] = 0
     """Seed of the deals, the opponents' choices and the network's initialisation."""
-    rules: Union[Name, dict[str, Any]] = "basic"
+    rules: Name | dict[str, Any] = "basic"
     """Rules: a preset name, a rules YAML path, or a mapping with "preset" and overrides."""
     num_players: Annotated[int, Field(strict=True, ge=2, le=10)] = 2
     """Players per game."""
     reward: Literal["auto", "win", "points"] = "auto"
     """Reward: win (+1 / -1 at the end) | points (score changes; needs a scoring rule set) | auto (points for a match to a target score, whose win comes only after many rounds; win otherwise)."""
-    opponents: Union[Literal["auto"], dict[Name, Number]] = "auto"
+    opponents: Literal["auto"] | dict[Name, Number] = "auto"
     """Opponent pool: agent names or model files with weights, drawn per game and seat (auto: the baselines that finish games under the rules, weighted random 1, greedy 2, color 1, defensive 2)."""
     self_play: SelfPlay = dataclasses.field(default_factory=SelfPlay)
     """League self-play."""
-    max_decisions: Union[Literal["auto"], Annotated[int, Field(strict=True, ge=1, le=2_000_000_000)]] = "auto"
+    max_decisions: Literal["auto"] | Annotated[int, Field(strict=True, ge=1, le=2000000000)] = "auto"
     """Training games (and in-training evaluations) are cut after this many decisions, with no winner (see ppo.truncation); auto: 10 times the mean length of the baselines' own games, at least 200 and at most the game's own limit (5,000 decisions a round, 50,000 a match)."""
     num_envs: Annotated[int, Field(strict=True, ge=1, le=1_000_000)] = 64
     """Games stepped together (game slots of the vectorized environment)."""
@@ -160,7 +161,7 @@ class TrainConfig:
     """When set: write the run here instead of <out_dir>/<name>-<time>."""
     progress: Annotated[bool, Field(strict=True)] = True
     """Show progress bars."""
-    torch_threads: Union[Literal["auto"], Annotated[int, Field(strict=True, ge=1, le=1024)]] = "auto"
+    torch_threads: Literal["auto"] | Annotated[int, Field(strict=True, ge=1, le=1024)] = "auto"
     """Threads torch may use: a number, or auto (one per core idle at start, at least 1)."""
     algo: Literal["ppo", "maskable_ppo", "rllib_ppo"] = "ppo"
     """Trainer: ppo (ono_env's masked PPO) | maskable_ppo (sb3-contrib) | rllib_ppo (Ray RLlib; the [ray] extra)."""
@@ -176,7 +177,7 @@ class TrainConfig:
     """algo rllib_ppo: the Ray cluster to use (auto, host:port, ray://...); unset: start a local Ray."""
 
     @model_validator(mode="after")
-    def _check(self) -> "TrainConfig":
+    def _check(self) -> TrainConfig:
         if self.opponents != "auto" and (not self.opponents or sum(self.opponents.values()) <= 0):
             raise ValueError("opponents needs at least one agent with a weight > 0")
         from ono_env.rules import resolve_rules
@@ -227,7 +228,7 @@ def validate(data: Any) -> TrainConfig:
         raise ValueError("; ".join(_describe(e) for e in exc.errors())) from None
 
 
-def _describe(err: dict[str, Any]) -> str:
+def _describe(err: Mapping[str, Any]) -> str:
     loc = ".".join(str(x) for x in err["loc"])
     kind = err["type"]
     if kind in ("unexpected_keyword_argument", "extra_forbidden"):
@@ -293,7 +294,7 @@ def config_path(spec: str | Path) -> Path:
     if p.is_file():
         return p
     if isinstance(spec, str) and spec in config_names("train"):
-        return config_file("train", spec)
+        return cast(Path, config_file("train", spec))   # a shipped name: never None
     raise ValueError(f"cannot read training config {str(spec)!r}: no such file, and no shipped "
                      f"config has that name (shipped: {', '.join(config_names('train'))})")
 
@@ -337,7 +338,21 @@ def describe_fields(cls: Any = TrainConfig, prefix: str = "") -> list[tuple[str,
         if dataclasses.is_dataclass(info.annotation):
             rows.extend(describe_fields(info.annotation, f"{prefix}{f.name}."))
             continue
-        default = f.default if f.default is not dataclasses.MISSING else f.default_factory()
+        default = (f.default if f.default is not dataclasses.MISSING
+                   else f.default_factory())  # type: ignore[operator]  # one of the two is set
         rows.append((prefix + f.name, yaml.safe_dump(default, default_flow_style=True).strip()
                      .removesuffix("...").strip(), info.description or ""))
     return rows
+
+
+_T = TypeVar("_T")
+
+
+def resolved(value: _T | Literal["auto"], field: str) -> _T:
+    """The value of a config field that may be ``auto``, once ``resolve_auto``
+    (:mod:`ono_env.train.run`) has replaced it: every trainer resolves its config before it
+    reads one. ``ValueError`` naming the field if it is still ``auto``."""
+    if isinstance(value, str) and value == "auto":
+        raise ValueError(f"{field} is still 'auto': resolve the config first "
+                         f"(ono_env.train.run.resolve_auto)")
+    return value

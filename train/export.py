@@ -34,16 +34,25 @@ import json
 import re
 import sys
 import zipfile
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 import numpy as np
 
+from ono_env.agents.learned import (
+    FORMAT,
+    FORMAT_VERSION,
+    MAX_MODEL_BYTES,
+    OLD_META_NAME,
+    PolicyNet,
+    SAFE_MEMBER,
+    check_metadata,
+    read_model,
+    write_model,
+)
 from ono_env.apps import console as cli
 from ono_env.checks import check_input_file
-from ono_env.agents.learned import (FORMAT, FORMAT_VERSION, MAX_MODEL_BYTES, OLD_META_NAME,
-                                    SAFE_MEMBER, PolicyNet, check_metadata, read_model,
-                                    write_model)
 
 _HIDDEN = re.compile(r"mlp_extractor\.policy_net\.(\d+)\.weight")
 _VALUE_HIDDEN = re.compile(r"mlp_extractor\.value_net\.(\d+)\.weight")
@@ -117,7 +126,7 @@ def convert_old_checkpoint(zf: zipfile.ZipFile, where: str) -> tuple[dict[str, A
         raise ValueError(f"{where}: policy.pth has no observation scale "
                          f"(pi_features_extractor.scale): not an ono-train checkpoint")
     idx = sorted(int(m.group(1)) for k in sd if (m := _HIDDEN.fullmatch(k)))
-    tensors = {"obs_scale": scale}
+    tensors: dict[str, Any] = {"obs_scale": scale}
     for i, j in enumerate(idx):
         tensors[f"hidden.{i}.weight"] = sd[f"mlp_extractor.policy_net.{j}.weight"]
         tensors[f"hidden.{i}.bias"] = sd.get(f"mlp_extractor.policy_net.{j}.bias")
@@ -134,8 +143,9 @@ def convert_old_checkpoint(zf: zipfile.ZipFile, where: str) -> tuple[dict[str, A
     missing = [k for k, v in tensors.items() if v is None]
     if missing:
         raise ValueError(f"{where}: policy.pth lacks the weights of {missing[0]!r}")
-    config = old.get("config") if isinstance(old.get("config"), dict) else {}
-    policy_cfg = config.get("policy") if isinstance(config.get("policy"), dict) else {}
+    config: Any = old.get("config") if isinstance(old.get("config"), dict) else {}
+    policy_cfg: Any = (config.get("policy") if isinstance(config.get("policy"), dict)
+                                  else {})
     meta = {
         "format": FORMAT, "format_version": FORMAT_VERSION if has_value else 2,
         "architecture": {"type": "mlp",

@@ -1,6 +1,6 @@
 """``algo: maskable_ppo``: sb3-contrib's MaskablePPO on the batched ``OnoVecEnv`` (the
-reference trainer; ``algo: ppo`` is the project's own, :mod:`ono_env.train.ppo`), against a weighted pool of agents, optionally
-with league self-play; masked evaluation, TensorBoard, checkpoints with metadata.
+reference trainer; ``algo: ppo`` is the project's own, :mod:`ono_env.train.ppo`), against a
+weighted pool of agents, optionally with league self-play; masked evaluation, TensorBoard, checkpoints with metadata.
 
     ono-train default algo=maskable_ppo
     ono-train default algo=maskable_ppo total_steps=200000 ppo.learning_rate=1e-4
@@ -36,17 +36,25 @@ import time
 from pathlib import Path
 from typing import Any
 
-from ono_env.train.config import TrainConfig
-from ono_env.train.run import (League, curve_rows, final_evaluation, learning_rate_schedule,
-                               resolve_auto, rules_of, start_run, write_curve)
+from ono_env.train.config import TrainConfig, resolved
+from ono_env.train.run import (
+    League,
+    curve_rows,
+    final_evaluation,
+    learning_rate_schedule,
+    resolve_auto,
+    rules_of,
+    start_run,
+    write_curve,
+)
 
 
 def make_callback(cfg: TrainConfig, rules: Any, run_dir: Path, league: League, progress: bool,
                   deadline: float | None = None):
     from stable_baselines3.common.callbacks import BaseCallback
 
-    from ono_env.train.nets import agent_from_model, save_model
     from ono_env.arena import evaluate
+    from ono_env.train.nets import agent_from_model, save_model
 
     class TrainingCallback(BaseCallback):
         """Masked evaluation + checkpoints every ``eval.every`` steps, league snapshots every
@@ -86,7 +94,7 @@ def make_callback(cfg: TrainConfig, rules: Any, run_dir: Path, league: League, p
 
         def evaluate(self, n: int) -> None:
             policy = agent_from_model(self.model, rules, "learner")
-            rows = evaluate(policy, cfg.eval.opponents, rules, cfg.eval.games,
+            rows = evaluate(policy, cfg.eval.opponents, rules, resolved(cfg.eval.games, "eval.games"),
                             seed=cfg.seed + n)
             for r in rows:
                 self.logger.record(f"eval/win_rate/{r['opponent']}", r["win_rate"])
@@ -116,19 +124,20 @@ def train(cfg: TrainConfig) -> dict[str, Any]:
     from sb3_contrib import MaskablePPO
     from stable_baselines3.common.vec_env import VecMonitor
 
-    from ono_env.train.nets import ScaledObservation, save_model
-    from ono_env.observation import observation_scale
     from ono_env.envs.opponents import OpponentPool
     from ono_env.envs.sb3 import OnoVecEnv
+    from ono_env.observation import observation_scale
+    from ono_env.train.nets import ScaledObservation, save_model
 
     t0 = time.perf_counter()
     cfg, _ = resolve_auto(cfg, rules_of(cfg))
     rules, run_dir, _, _ = start_run(cfg)
 
-    pool = OpponentPool(cfg.opponents, rules)
+    pool = OpponentPool(resolved(cfg.opponents, "opponents"), rules)
     league = League(pool, cfg)
     venv = OnoVecEnv(rules, num_envs=cfg.num_envs, opponents=pool, seed=cfg.seed,
-                     reward=cfg.reward, max_decisions=cfg.max_decisions)
+                     reward=cfg.reward,
+                     max_decisions=resolved(cfg.max_decisions, "max_decisions"))
     env = VecMonitor(venv)
     ppo = dataclasses.asdict(cfg.ppo)
     lr0, lr1 = ppo.pop("learning_rate"), ppo.pop("learning_rate_end")

@@ -20,15 +20,15 @@ from __future__ import annotations
 
 import json
 import zipfile
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any
 
 import numpy as np
 import torch as th
 from stable_baselines3.common.torch_layers import BaseFeaturesExtractor, FlattenExtractor
 
-from ono_env.agents.learned import (SAFE_MEMBER, LearnedAgent, PolicyNet, make_metadata,
-                                    model_bytes)
+from ono_env.agents.learned import LearnedAgent, PolicyNet, SAFE_MEMBER, make_metadata, model_bytes
 from ono_env.rules import RuleSet
 
 ACTIVATIONS: dict[str, type[th.nn.Module]] = {"tanh": th.nn.Tanh, "relu": th.nn.ReLU}
@@ -38,6 +38,8 @@ ACTIVATIONS: dict[str, type[th.nn.Module]] = {"tanh": th.nn.Tanh, "relu": th.nn.
 class ScaledObservation(BaseFeaturesExtractor):
     """Divides the observation by the fixed vector of :func:`observation_scale` (given as
     ``features_extractor_kwargs={"scale": ...}``, saved with the model)."""
+
+    scale: th.Tensor   # a buffer (register_buffer): saved and moved with the module
 
     def __init__(self, observation_space: Any, scale: list[float]) -> None:
         super().__init__(observation_space, features_dim=int(observation_space.shape[0]))
@@ -84,7 +86,7 @@ def policy_net(policy: Any, *, copy: bool = True) -> PolicyNet:
     # the value network, over the same features (SB3 shares the extractor by default)
     value_layers = None
     vfx = getattr(policy, "vf_features_extractor", fx)
-    if vfx is fx or isinstance(vfx, FlattenExtractor) and isinstance(fx, FlattenExtractor):
+    if vfx is fx or (isinstance(vfx, FlattenExtractor) and isinstance(fx, FlattenExtractor)):
         value_layers = linears(policy.mlp_extractor.value_net, policy.value_net, "value net")
     names = [name for name, cls in ACTIVATIONS.items() if cls in acts]
     if len(acts) > 1 or (acts and not names):

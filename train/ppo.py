@@ -66,23 +66,35 @@ import json
 import math
 import sys
 import time
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any
 
 import numpy as np
 import torch
 from torch import nn
 
 from ono_env.agents.learned import LearnedAgent, PolicyNet, make_metadata, read_model, write_model
-from ono_env.cards import NUM_ACTIONS
+from ono_env.cards import A_CATCH, A_DRAW, NUM_ACTIONS
 from ono_env.checks import MAX_SEED
-from ono_env.train.config import TrainConfig
 from ono_env.observation import OBS_SELF
-from ono_env.train.run import (EVAL_DECISIONS, FINAL_DECISIONS, League, curve_rows, evaluation_line,
-                               final_evaluation, games_for, hand_shaping, learning_rate_schedule,
-                               resolve_auto,
-                               rules_of, stall_warning, start_run, write_curve)
-from ono_env.cards import A_CATCH, A_DRAW
+from ono_env.train.config import TrainConfig, resolved
+from ono_env.train.run import (
+    EVAL_DECISIONS,
+    FINAL_DECISIONS,
+    League,
+    curve_rows,
+    evaluation_line,
+    final_evaluation,
+    games_for,
+    hand_shaping,
+    learning_rate_schedule,
+    resolve_auto,
+    rules_of,
+    stall_warning,
+    start_run,
+    write_curve,
+)
 
 MASKED = -1e9
 """The logit given to an illegal action (its probability is exactly 0 in float32)."""
@@ -92,6 +104,8 @@ MASKED = -1e9
 class ActorCritic(nn.Module):
     """``obs / scale`` -> MLP -> logits (85) and value; one trunk for both heads
     (``shared``) or two networks of the same shape."""
+
+    scale: torch.Tensor   # a buffer (register_buffer): saved and moved with the module
 
     def __init__(self, scale: np.ndarray, net_arch: list[int], activation: str,
                  shared: bool) -> None:
@@ -271,8 +285,8 @@ def train(cfg: TrainConfig) -> dict[str, Any]:
 
     from ono_env.arena import evaluate
     from ono_env.envs.learner_batch import LearnerBatch
-    from ono_env.observation import observation_scale
     from ono_env.envs.opponents import OpponentPool
+    from ono_env.observation import observation_scale
 
     t0 = time.perf_counter()
     device, bf16 = resolve_device(cfg)
@@ -299,7 +313,7 @@ def train(cfg: TrainConfig) -> dict[str, Any]:
     writer = SummaryWriter(str(run_dir / "tb"))
     writer.add_text("threads", why)
 
-    pool = OpponentPool(cfg.opponents, rules)
+    pool = OpponentPool(resolved(cfg.opponents, "opponents"), rules)
     league = League(pool, cfg)
     N, T = cfg.num_envs, p.n_steps
     cut_is_loss = p.truncation in ("auto", "loss")
@@ -307,7 +321,8 @@ def train(cfg: TrainConfig) -> dict[str, Any]:
     # a game cut with no winner ends as a loss: a losing seat's reward (win: -1/(N-1))
     cut_reward = -1.0 / (rules.num_players - 1) if cfg.reward == "win" else 0.0
     batch = LearnerBatch(rules, N, pool, seed=(cfg.seed + start_steps) % (MAX_SEED + 1),
-                         reward=cfg.reward, max_decisions=cfg.max_decisions)
+                         reward=cfg.reward,
+                         max_decisions=resolved(cfg.max_decisions, "max_decisions"))
     D = batch.game.observation_size
     obs_buf = np.zeros((T, N, D), np.float32)
     mask_buf = np.zeros((T, N, NUM_ACTIONS), np.bool_)
@@ -469,8 +484,8 @@ def train(cfg: TrainConfig) -> dict[str, Any]:
 
         # ---- logging, league, evaluation, time limit --------------------------------------------
         elapsed = time.perf_counter() - t_train
-        for k, v in stats.items():
-            writer.add_scalar(f"train/{k}", v / max(1, n_mb), steps)
+        for stat, total in stats.items():
+            writer.add_scalar(f"train/{stat}", total / max(1, n_mb), steps)
         writer.add_scalar("train/learning_rate", lr, steps)
         writer.add_scalar("time/steps_per_second", (steps - start_steps) / elapsed, steps)
         writer.add_scalar("time/rollout_share", seconds["rollout"] / elapsed, steps)
@@ -491,11 +506,11 @@ def train(cfg: TrainConfig) -> dict[str, Any]:
         if (next_eval is not None and steps >= next_eval
                 and (limit is None or time.perf_counter() - t_train < limit)):
             learner = LearnedAgent(model.policy_net(), rules, "learner")
-            games = cfg.eval.games
+            games = resolved(cfg.eval.games, "eval.games")
             if plan["eval_auto"] and last_length > plan["length"]:   # the learner's games are longer
-                games = games_for(EVAL_DECISIONS, last_length, 200, cfg.eval.games)
+                games = games_for(EVAL_DECISIONS, last_length, 200, games)
             rows = evaluate(learner, cfg.eval.opponents, rules, games, seed=cfg.seed + steps,
-                            max_decisions=cfg.max_decisions)
+                            max_decisions=resolved(cfg.max_decisions, "max_decisions"))
             for row in rows:
                 writer.add_scalar(f"eval/win_rate/{row['opponent']}", row["win_rate"], steps)
                 writer.add_scalar(f"eval/mean_length/{row['opponent']}", row["mean_length"], steps)
@@ -537,7 +552,7 @@ def train(cfg: TrainConfig) -> dict[str, Any]:
     if plan["final_auto"] and last_length > plan["length"] and cfg.final_eval.games:
         # the learner's games are longer than the baselines': fewer games, the same budget
         games = games_for(FINAL_DECISIONS, last_length, 2_000, 100_000)
-        if games < cfg.final_eval.games:
+        if games < resolved(cfg.final_eval.games, "final_eval.games"):
             print(f"final evaluation: {games:,} games per opponent (the learner's games last "
                   f"{last_length:,.0f} decisions)", file=sys.stderr)
             cfg = dataclasses.replace(cfg, final_eval=dataclasses.replace(cfg.final_eval, games=games))

@@ -7,7 +7,7 @@ stack (RLModule / Learner / EnvRunner), with action masking and league self-play
 
 What runs where
     ``num_env_runners`` Ray actors (one CPU each) each step ``num_envs`` games on one batched
-    :class:`~ono_env.envs.rllib_env.OnoVectorEnv` (the learner against the opponent pool, opponents
+    :class:`~ono_env.envs.rllib_env.OnoRLlibVectorEnv` (the learner against the opponent pool, opponents
     stepped in batch); with ``num_env_runners: 0`` the driver samples itself. The learner (one,
     in the driver process, ``torch_threads`` threads) updates :class:`MaskedPPOModule`.
 
@@ -51,12 +51,13 @@ import json
 import re
 import sys
 import time
+from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any
 
 import numpy as np
 
-from ono_env.train.config import TrainConfig
+from ono_env.train.config import TrainConfig, resolved
 
 RAY_HINT = "pip install 'ono-env[ray]'"
 MODULE_ID = "default_policy"
@@ -65,7 +66,7 @@ MODULE_ID = "default_policy"
 def require_ray(what: str = "algo: rllib_ppo") -> None:
     """Import Ray and RLlib (and torch), or raise one ``ValueError`` naming the extra."""
     try:
-        import ray  # noqa: F401
+        import ray
         import ray.rllib  # noqa: F401
         import torch  # noqa: F401
     except ImportError as exc:
@@ -174,13 +175,12 @@ def __getattr__(name: str):
 
 def module_spec(rules: Any, net_arch: list[int], activation: str):
     """The ``RLModuleSpec`` of :class:`MaskedPPOModule` for ``rules``."""
+    from gymnasium import spaces
     from ray.rllib.core.rl_module.rl_module import RLModuleSpec
 
-    from gymnasium import spaces
-
     from ono_env.cards import NUM_ACTIONS
-    from ono_env.observation import observation_scale
     from ono_env.envs.rllib_env import observation_space
+    from ono_env.observation import observation_scale
 
     return RLModuleSpec(
         module_class=__getattr__("MaskedPPOModule"),
@@ -306,7 +306,7 @@ def algorithm_config(cfg: TrainConfig, rules: Any):
     """The ``PPOConfig`` of a training config (see the module docstring)."""
     from ray.rllib.algorithms.ppo import PPOConfig
 
-    from ono_env.envs.rllib_env import OnoVectorEnv
+    from ono_env.envs.rllib_env import OnoRLlibVectorEnv
 
     runners = int(cfg.num_env_runners)
     ppo = cfg.ppo
@@ -316,12 +316,12 @@ def algorithm_config(cfg: TrainConfig, rules: Any):
         lr = [[0, ppo.learning_rate], [int(cfg.total_steps), ppo.learning_rate_end]]
     settings = {"enabled": cfg.self_play.enabled, "snapshot_every": cfg.self_play.snapshot_every,
                 "max_snapshots": cfg.self_play.max_snapshots, "weight": cfg.self_play.weight,
-                "base": dict(cfg.opponents), "rules": rules, "activation": cfg.policy.activation}
+                "base": dict(resolved(cfg.opponents, "opponents")), "rules": rules, "activation": cfg.policy.activation}
     return (
         PPOConfig()
         .api_stack(enable_rl_module_and_learner=True, enable_env_runner_and_connector_v2=True)
-        .environment(env=OnoVectorEnv, disable_env_checking=True,
-                     env_config={"rules": rules.to_dict(), "opponents": dict(cfg.opponents),
+        .environment(env=OnoRLlibVectorEnv, disable_env_checking=True,
+                     env_config={"rules": rules.to_dict(), "opponents": dict(resolved(cfg.opponents, "opponents")),
                                  "learner_seat": "random", "reward": cfg.reward,
                                  "max_decisions": cfg.max_decisions})
         .env_runners(num_env_runners=runners, num_envs_per_env_runner=int(cfg.num_envs),
@@ -341,7 +341,7 @@ def algorithm_config(cfg: TrainConfig, rules: Any):
     )
 
 
-def self_play_config(rules: Any, *, net_arch: list[int] = (256, 256), activation: str = "tanh",
+def self_play_config(rules: Any, *, net_arch: Sequence[int] = (256, 256), activation: str = "tanh",
                      num_env_runners: int = 0, num_envs_per_env_runner: int = 8,
                      seed: int = 0, module_id: str = "learner"):
     """A ``PPOConfig`` for turn-based self-play on :class:`~ono_env.envs.rllib_env.OnoMultiAgentEnv`:
@@ -379,8 +379,14 @@ def train(cfg: TrainConfig) -> dict[str, Any]:
     require_ray()
     from ono_env.agents.learned import LearnedAgent
     from ono_env.arena import evaluate
-    from ono_env.train.run import (curve_rows, final_evaluation, resolve_auto, rules_of, start_run,
-                                   write_curve)
+    from ono_env.train.run import (
+        curve_rows,
+        final_evaluation,
+        resolve_auto,
+        rules_of,
+        start_run,
+        write_curve,
+    )
 
     t0 = time.perf_counter()
     cfg, _ = resolve_auto(cfg, rules_of(cfg))
@@ -412,7 +418,7 @@ def train(cfg: TrainConfig) -> dict[str, Any]:
             if next_eval is not None and steps >= next_eval:
                 net = learner_policy_net(algo, rules, cfg.policy.activation)
                 res = evaluate(LearnedAgent(net, rules, "learner"), cfg.eval.opponents, rules,
-                               cfg.eval.games, seed=cfg.seed + steps)
+                               resolved(cfg.eval.games, "eval.games"), seed=cfg.seed + steps)
                 curve += curve_rows(steps, res)
                 write_curve(run_dir / "eval.csv", curve)
                 export_policy(net, run_dir / "checkpoints" / f"step_{steps}.safetensors", rules,

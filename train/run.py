@@ -12,12 +12,13 @@ import csv
 import datetime as _dt
 import os
 import time
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Any
 
 import numpy as np
 
-from ono_env.train.config import TrainConfig
+from ono_env.train.config import TrainConfig, resolved
 
 
 def rules_of(cfg: TrainConfig):
@@ -210,7 +211,7 @@ class League:
 
     def __init__(self, pool: Any, cfg: TrainConfig) -> None:
         self.pool = pool
-        self.base = dict(cfg.opponents)
+        self.base = dict(resolved(cfg.opponents, "opponents"))
         self.sp = cfg.self_play
         self.snapshots: list[str] = []
 
@@ -301,12 +302,13 @@ def final_evaluation(cfg: TrainConfig, rules: Any, model_path: Path, run_dir: Pa
     workers = cfg.final_eval.workers
     import math
     import sys
-    half = 100 * 1.96 * math.sqrt(0.25 / cfg.final_eval.games)
+    final_games = resolved(cfg.final_eval.games, "final_eval.games")
+    half = 100 * 1.96 * math.sqrt(0.25 / final_games)
     print(f"final evaluation: {cfg.final_eval.games:,} games against each of "
           f"{', '.join(cfg.final_eval.opponents)} (95% interval about +-{half:.1f} points)",
           file=sys.stderr)
     agent = str(model_path) if workers > 1 else load_agent(model_path, rules)
-    final = evaluate(agent, cfg.final_eval.opponents, rules, cfg.final_eval.games,
+    final = evaluate(agent, cfg.final_eval.opponents, rules, final_games,
                      seed=cfg.seed + 1_000_003, progress=bool(cfg.progress), workers=workers)
     write_final(run_dir, final, steps, train_seconds, model_path.name, algo)
     print(format_evaluation(final, f"{cfg.name} ({steps:,} steps, {train_seconds / 60:.1f} min "

@@ -12,14 +12,23 @@ from __future__ import annotations
 import argparse
 import importlib.util
 import sys
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Sequence
 
 import numpy as np
 
 from ono_env.apps import console as cli
-from ono_env.arena import (MAX_GAMES, MAX_RECORD, ArenaResult, check_paired_plan, check_plan,
-                           games_played, paired_difference, read_arena_json, run_arena)
+from ono_env.arena import (
+    ArenaResult,
+    MAX_GAMES,
+    MAX_RECORD,
+    check_paired_plan,
+    check_plan,
+    games_played,
+    paired_difference,
+    read_arena_json,
+    run_arena,
+)
 from ono_env.checks import check_output_dir
 from ono_env.rules import PRESETS, resolve_rules
 

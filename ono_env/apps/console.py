@@ -10,10 +10,12 @@ from __future__ import annotations
 
 import argparse
 import sys
-from typing import Callable, NoReturn, Sequence
+from collections.abc import Callable, Sequence
+from typing import NoReturn
 
-from ono_env.checks import MAX_SEED
-from ono_env.game import MAX_GAMES as MAX_BATCH   # --batch: VecGame's bound
+# re-exported for the apps' argument parsers (cli.MAX_SEED, cli.MAX_BATCH)
+from ono_env.checks import MAX_SEED  # noqa: F401
+from ono_env.game import MAX_GAMES as MAX_BATCH  # noqa: F401 - --batch: VecGame's bound
 
 EXTRAS = {"torch": "train", "stable_baselines3": "train", "sb3_contrib": "train",
           "tensorboard": "train", "openskill": "arena", "matplotlib": "arena",

@@ -5,6 +5,7 @@
 
 from __future__ import annotations
 
+import argparse
 import sys
 from collections import Counter
 
@@ -65,8 +66,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--games", type=cli.bounded_int(1, MAX_DEMO_GAMES), default=3)
     ap.add_argument("--seed", type=cli.bounded_int(0, cli.MAX_SEED), default=0)
     ap.add_argument("--quiet", action="store_true", help="print only the summary line")
-    return cli.run(ap, argv, lambda args: play_demo(args.rules, args.players, args.games,
-                                                     args.seed, not args.quiet) and None)
+    def body(args: argparse.Namespace) -> None:
+        play_demo(args.rules, args.players, args.games, args.seed, not args.quiet)
+    return cli.run(ap, argv, body)
 
 
 if __name__ == "__main__":

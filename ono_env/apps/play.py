@@ -14,22 +14,23 @@ finished game as a replay (:mod:`ono_env.replay`), which the web table's viewer
 
 from __future__ import annotations
 
-import os
 import sys
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Callable, Sequence, TextIO
+from typing import TextIO, cast
 
 import numpy as np
 
 from ono_env import cards as C
+from ono_env.agents import make_agent
+from ono_env.agents.base import Agent
+from ono_env.agents.driver import act_one
+from ono_env.agents.learned import model_label
+from ono_env.agents.registry import is_model_path
 from ono_env.apps import console as cli
 from ono_env.checks import check_int, check_output_dir, check_seed
 from ono_env.game import VecGame, game_seeds
-from ono_env.agents import make_agent
-from ono_env.agents.learned import model_label
-from ono_env.agents.registry import is_model_path
 from ono_env.render import describe_action, render_text
-from ono_env.agents.driver import act_one
 from ono_env.replay import Replay
 from ono_env.rules import resolve_rules
 
@@ -102,7 +103,7 @@ def play(agents: Sequence[str], rules="basic", num_players: int | None = None, s
             raise ValueError(f"--replay {str(target)!r}: it is a folder; give a file name")
         check_output_dir(target.parent, f"--replay {str(target)!r}")
     policies = [make_agent(a, rules) for a in agents]
-    by_seat: dict[int, tuple[str, object]] = {}
+    by_seat: dict[int, tuple[str, Agent]] = {}
     k = 0
     for s in range(n):
         if s != seat:
@@ -110,7 +111,7 @@ def play(agents: Sequence[str], rules="basic", num_players: int | None = None, s
             label = model_label(spec) if isinstance(spec, str) and is_model_path(spec) else str(spec)
             by_seat[s] = (label, policies[k])
             k += 1
-    seed = int(np.random.SeedSequence().entropy % 2**31) if seed is None else seed
+    seed = int(cast(int, np.random.SeedSequence().entropy) % 2**31) if seed is None else seed
     game = VecGame(rules, 1, seed=seed)
     rng = np.random.default_rng([seed, 99])
     names = {s: ("you" if s == seat else by_seat[s][0]) for s in range(n)}

@@ -56,19 +56,27 @@ import itertools
 import math
 import sys
 import time
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 
-from ono_env.agents.base import Agent
+from ono_env.agents.base import Agent, agent_label, is_cheating
 from ono_env.agents.learned import model_label
 from ono_env.agents.registry import is_model_path, make_agent
 from ono_env.arena.distributed import (
-    RAY_CONNECT_SECONDS, TASKS_PER_CPU, check_ray_address, play_on_ray,
+    RAY_CONNECT_SECONDS,
+    TASKS_PER_CPU,
+    check_ray_address,
+    play_on_ray,
 )
 from ono_env.arena.play import GameRecords, _derive, _seating_seed, play_games, seatings
 from ono_env.arena.results import (
-    MAX_ARENA_JSON_BYTES, ArenaResult, check_pairable, mirrored_record, paired_difference,
+    ArenaResult,
+    MAX_ARENA_JSON_BYTES,
+    check_pairable,
+    mirrored_record,
+    paired_difference,
     read_arena_json,
 )
 from ono_env.arena.stats import Z95, mean_interval, rate_games, wilson_interval
@@ -84,8 +92,10 @@ MAX_RECORD = 10_000
 
 
 def _labels(specs: Sequence[Any]) -> list[str]:
-    base = [s if isinstance(s, str) else getattr(s, "name", type(s).__name__) for s in specs]
+    base = [s if isinstance(s, str) else agent_label(s) for s in specs]
     base = [model_label(b) if is_model_path(b) else b for b in base]
+    labels: list[str]
+    seen: dict[str, int]
     labels, seen = [], {}
     for b in base:
         seen[b] = seen.get(b, 0) + 1
@@ -139,7 +149,7 @@ def run_arena(agents: Sequence[Any], rules: Any = "classic", num_players: int | 
         check_ray_address(ray_address)
     record = check_int("record", record, 0, MAX_RECORD)
     built = [make_agent(a, rules) for a in agents]
-    labels = [f"{lab} (cheating)" if getattr(b, "cheating", False) else lab
+    labels = [f"{lab} (cheating)" if is_cheating(b) else lab
               for lab, b in zip(_labels(agents), built)]   # the search ceilings see hidden cards
     check_bool("mirrored", mirrored)
     check_plan(games_played(num_games, len(agents), P), num_games, len(agents), P)
@@ -155,6 +165,11 @@ def run_arena(agents: Sequence[Any], rules: Any = "classic", num_players: int | 
         bar = tqdm(total=per * len(tables) * len(orders), unit="game", desc="arena",
                    file=sys.stderr, smoothing=0.1)
     t0 = time.perf_counter()
+    ent: list[np.ndarray]
+    win: list[np.ndarray]
+    sc: list[np.ndarray]
+    ln: list[np.ndarray]
+    tr: list[np.ndarray]
     ent, win, sc, ln, tr = [], [], [], [], []
     nodes: dict[str, int] = {}
     try:

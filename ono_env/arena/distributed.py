@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import math
 import re
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 
@@ -72,7 +73,7 @@ def play_on_ray(address: str, rules: RuleSet, agents: Sequence[Agent],
         else:
             ray.init(address=address, **kwargs)
     try:
-        agents_ref = ray.put(list(agents))
+        agents_ref: ray.ObjectRef[Sequence[Agent]] = ray.put(list(agents))
         task = ray.remote(_play_task).options(num_cpus=1, scheduling_strategy="SPREAD")
         seatings_ = [(t, o, [table[k] for k in order]) for t, table in enumerate(tables)
                      for o, order in enumerate(orders)]
@@ -98,8 +99,8 @@ def play_on_ray(address: str, rules: RuleSet, agents: Sequence[Agent],
     finally:
         if started:
             ray.shutdown()
-    results = []
-    for j, (t, o, seated) in enumerate(seatings_):
+    results: list[tuple[np.ndarray, ...]] = []
+    for j, (_t, _o, seated) in enumerate(seatings_):
         chunks = [parts[key] for key in sorted(k for k in parts if k[0] == j)]
         w, s, length, trunc = (np.concatenate([c[i] for c in chunks]) for i in range(4))
         results.append((np.broadcast_to(np.array(seated), w.shape), w, s, length, trunc))

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import itertools
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Sequence
+from typing import Any, cast
 
 import numpy as np
 
@@ -79,7 +80,7 @@ def play_games(rules: RuleSet, agents: Sequence[Agent], num_games: int, seed: in
         rewards = np.zeros((B, P), np.float64)
         driver.play(rng, rewards)           # every seat is driven: plays every game to its end
         for i, replay in driver.recording.items():
-            replays.append(replay.finish(game, i))
+            cast(list, replays).append(replay.finish(game, i))   # given where record is
         if progress is not None:
             progress.update(B)
         won = rewards > 1e-6

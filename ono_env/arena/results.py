@@ -56,7 +56,7 @@ class ArenaResult:
     @property
     def deals(self) -> int | None:
         """Mirrored runs: the number of deals (each played once per seating); else None."""
-        return None if self.records.deal is None else int(len(np.unique(self.records.deal)))
+        return None if self.records.deal is None else len(np.unique(self.records.deal))
 
     def paired(self, e: int, other: int | None = None) -> dict[str, float]:
         """Mirrored deals: entrant ``e``'s mean share of the wins per deal (a game without a
@@ -209,7 +209,7 @@ class ArenaResult:
         out = {
             "rules": self.rules.to_dict(), "seed": self.seed, "seconds": self.seconds,
             "rating_seconds": self.rating_seconds,
-            "games": int(len(self.records.length)),
+            "games": len(self.records.length),
             "mirrored": self.mirrored,
             "fair_share": self.fair_share,
             "tables": self.tables,
@@ -287,7 +287,7 @@ def mirrored_record(run: Any, name: str) -> dict[str, Any]:
             raise ValueError(f"{name} was not played with mirrored deals; paired comparisons "
                              f"need two mirrored runs (run_arena(mirrored=True), ono-arena --mirrored)")
         return {"rules": run.rules.to_dict(), "seed": run.seed,
-                "games": int(len(run.records.length)), "batch_size": run.batch_size,
+                "games": len(run.records.length), "batch_size": run.batch_size,
                 "agents": list(run.labels), "per_deal": run.per_deal_table()}
     if not isinstance(run, dict):
         raise ValueError(f"{name} is a {type(run).__name__}; allowed: an ArenaResult or the "
@@ -297,7 +297,7 @@ def mirrored_record(run: Any, name: str) -> dict[str, Any]:
                          f"run of this version (ono-arena --mirrored --out DIR)")
     try:
         labels = [str(row["agent"]) for row in run["agents"]]
-        per = {lab: {"deals": [int(d) for d in run["per_deal"][lab]["deals"]],
+        per: dict[str, dict[str, list[Any]]] = {lab: {"deals": [int(d) for d in run["per_deal"][lab]["deals"]],
                      "share": [float(x) for x in run["per_deal"][lab]["share"]]} for lab in labels}
         for lab, v in per.items():   # a damaged file must not print nan% or 700%
             d = np.asarray(v["deals"])

@@ -44,7 +44,7 @@ def rate_games(records: GameRecords, num_entrants: int, seed: int = 0) -> list[d
     order = np.random.default_rng([seed, 2]).permutation(len(records.length))
     for seats, wins in zip(records.entrants[order].tolist(), records.wins[order].tolist()):
         teams = [[players[e]] for e in seats]
-        ranks = [0 if w > 0 else 1 for w in wins]
+        ranks: list[float] = [0 if w > 0 else 1 for w in wins]
         new = model.rate(teams, ranks=ranks)
         for e, team in zip(seats, new):
             players[e] = team[0]

@@ -46,11 +46,15 @@ from gymnasium import spaces
 
 from ono_env.cards import ACTION_NAMES, NUM_ACTIONS
 from ono_env.checks import (
-    check_action, check_choice, check_int, check_learner_seat, check_seed,
+    check_action,
+    check_choice,
+    check_int,
+    check_learner_seat,
+    check_seed,
 )
+from ono_env.envs.opponents import OpponentDriver, make_opponents
 from ono_env.game import VecGame
 from ono_env.observation import observation_size
-from ono_env.envs.opponents import OpponentDriver, make_opponents
 from ono_env.render import render_text
 from ono_env.rules import resolve_rules
 
@@ -138,7 +142,7 @@ class OnoEnv(gym.Env):
             self._over = True
             return self._obs(), -1.0, True, False, {"illegal_action": name, "legal_actions": legal}
         reward = self._driver.take_pending()  # the opponents' opening moves, if any
-        result = self.game._step_unchecked(np.array([a]))  # checked against the mask above
+        result = self.game.internals.step_unchecked(np.array([a]))  # checked against the mask above
         reward += result.rewards[0, self._learner[0]]
         self._driver.advance(self._learner, self.np_random, reward)
         terminated = bool(self.game.terminated[0])
@@ -158,7 +162,7 @@ class OnoEnv(gym.Env):
     def _obs(self) -> np.ndarray:
         return self.game.observe(self._learner)[0]
 
-    def render(self) -> str | None:
+    def render(self) -> str | None:  # type: ignore[override]  # text, not Gymnasium's frames
         if self.render_mode is None:
             return None
         text = render_text(self.game, 0, seat=int(self._learner[0]), ansi=True)

@@ -1,13 +1,13 @@
 """ONO as a native Gymnasium vector environment: ``num_envs`` games in one ``VecGame``.
 
-```python
-import gymnasium, ono_env
-envs = gymnasium.make_vec("ono_env/Ono-v0", num_envs=256, vectorization_mode="vector_entry_point",
-                          rules="basic", num_players=2, opponents="greedy")
-obs, infos = envs.reset(seed=0)
-mask = infos["action_mask"]                       # (256, 85) bool, also envs.action_masks()
-obs, rewards, terminated, truncated, infos = envs.step(actions)   # (256,) int actions
-```
+.. code-block:: python
+
+    import gymnasium, ono_env
+    envs = gymnasium.make_vec("ono_env/Ono-v0", num_envs=256, vectorization_mode="vector_entry_point",
+                              rules="basic", num_players=2, opponents="greedy")
+    obs, infos = envs.reset(seed=0)
+    mask = infos["action_mask"]                       # (256, 85) bool, also envs.action_masks()
+    obs, rewards, terminated, truncated, infos = envs.step(actions)   # (256,) int actions
 
 One ``VecGame`` steps every game at once and the opponents play in batch between the
 learner's decisions (:class:`ono_env.envs.learner_batch.LearnerBatch`, the core shared with the
@@ -36,7 +36,7 @@ Stable-Baselines3 VecEnv): no subprocesses and no Python object per game, unlike
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
 import gymnasium as gym
 import numpy as np
@@ -122,7 +122,7 @@ class OnoVectorEnv(gym.vector.VectorEnv):
             final_obs = np.empty(self.num_envs, dtype=object)
             final_info = np.empty(self.num_envs, dtype=object)
             for i in np.flatnonzero(r.dones):
-                final_obs[i] = r.final_obs[i]
+                final_obs[i] = cast(np.ndarray, r.final_obs)[i]
                 final_info[i] = {}
             infos.update(final_obs=final_obs, _final_obs=r.dones.copy(),
                          final_info=final_info, _final_info=r.dones.copy())

@@ -27,8 +27,8 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from ono_env.checks import check_int, check_learner_seat, check_seed
-from ono_env.game import MAX_GAMES, VecGame
 from ono_env.envs.opponents import OpponentDriver, make_opponents
+from ono_env.game import MAX_GAMES, VecGame
 from ono_env.rules import resolve_rules
 
 

@@ -1,23 +1,26 @@
 """ONO as a PettingZoo AEC environment.
 
-```python
-from ono_env import ono_v0
-env = ono_v0.env(rules="classic", num_players=4, render_mode="ansi")
-env.reset(seed=42)
-for agent in env.agent_iter():
-    obs, reward, termination, truncation, info = env.last()
-    action = None if termination or truncation else env.action_space(agent).sample(obs["action_mask"])
-    env.step(action)
-```
+.. code-block:: python
 
-| | |
-|---|---|
-| agents | ``player_0`` ... ``player_{N-1}``; ``player_k`` sits at seat k, seat k+1 on its left |
-| action space | ``Discrete(85)``, the same for every rule set (``ono_env.print_action_table()``) |
-| observation | ``{"observation": (D,) float32, "action_mask": (85,) int8}``; layout printed by ``ono_env.observation.print_observation_layout(rules)``; the mask is all 0 for an agent that is not acting |
-| rewards | at the end of the episode (round, or match with ``target_score``): winner +1, every other player -1/(N-1); ``reward="points"`` gives per-round score rewards (see ``VecGame``) |
-| infos | the acting agent's ``info["legal_actions"]`` lists the legal action names; other agents get an empty list |
-| turn order | whoever the rules say acts next: after a Skip, a draw or a Wild Draw Four challenge the same or another agent may act twice in a row |
+    from ono_env import ono_v0
+    env = ono_v0.env(rules="classic", num_players=4, render_mode="ansi")
+    env.reset(seed=42)
+    for agent in env.agent_iter():
+        obs, reward, termination, truncation, info = env.last()
+        action = None if termination or truncation else env.action_space(agent).sample(obs["action_mask"])
+        env.step(action)
+
+:agents: ``player_0`` ... ``player_{N-1}``; ``player_k`` sits at seat k, seat k+1 on its left
+:action space: ``Discrete(85)``, the same for every rule set (``ono_env.print_action_table()``)
+:observation: ``{"observation": (D,) float32, "action_mask": (85,) int8}``; layout printed
+    by ``ono_env.observation.print_observation_layout(env.rules)``; the mask is all 0 for an
+    agent that is not acting
+:rewards: at the end of the episode (round, or match with ``target_score``): winner +1,
+    every other player -1/(N-1); ``reward="points"`` gives per-round score rewards (see
+    ``VecGame``)
+:infos: the acting agent's ``info["legal_actions"]`` lists the legal action names; other agents get an empty list
+:turn order: whoever the rules say acts next: after a Skip, a draw or a Wild Draw Four
+    challenge the same or another agent may act twice in a row
 
 ``raw_env`` raises ``ValueError`` naming the legal actions when given an illegal one. ``env``
 returns :class:`checked_env`: ``raw_env`` with the behaviour of PettingZoo's usual wrappers
@@ -60,9 +63,9 @@ from pettingzoo import AECEnv
 from pettingzoo.utils.env import AECIterable, AECIterator
 from pettingzoo.utils.env_logger import EnvLogger
 
+from ono_env._engine import G_CURRENT, G_TERMINATED, G_TRUNCATED
 from ono_env.cards import ACTION_NAMES, NUM_ACTIONS
 from ono_env.checks import check_action, check_choice, check_seed
-from ono_env._engine import G_CURRENT, G_TERMINATED, G_TRUNCATED
 from ono_env.game import VecGame
 from ono_env.observation import observation_size
 from ono_env.render import describe_action, render_text
@@ -103,7 +106,8 @@ class raw_env(AECEnv):
         if render_mode is not None:
             check_choice("render_mode", render_mode, self.metadata["render_modes"])
         self.render_mode = render_mode
-        self._game_kwargs = dict(max_decisions=max_decisions, skip_forced=skip_forced, reward=reward)
+        self._game_kwargs: dict[str, Any] = dict(max_decisions=max_decisions,
+                                                 skip_forced=skip_forced, reward=reward)
         n = self.rules.num_players
         self.possible_agents = [f"player_{k}" for k in range(n)]
         self.agents = self.possible_agents[:]
@@ -113,7 +117,8 @@ class raw_env(AECEnv):
             "action_mask": spaces.Box(0, 1, (NUM_ACTIONS,), np.int8),
         })
         self.observation_spaces = {a: obs_space for a in self.possible_agents}
-        self.action_spaces = {a: spaces.Discrete(NUM_ACTIONS) for a in self.possible_agents}
+        self.action_spaces: dict[str, spaces.Space] = {a: spaces.Discrete(NUM_ACTIONS)
+                                                       for a in self.possible_agents}
         self.game = VecGame(self.rules, 1, seed=None, **self._game_kwargs)
         self._history: deque[tuple[int, int]] = deque(maxlen=HISTORY)  # (seat, action)
         self._seat_of = {a: k for k, a in enumerate(self.possible_agents)}
@@ -143,7 +148,7 @@ class raw_env(AECEnv):
         self.terminations = dict.fromkeys(self.agents, False)
         self.truncations = dict.fromkeys(self.agents, False)
         self._history.clear()
-        self.infos = {a: {"legal_actions": []} for a in self.agents}
+        self.infos: dict[str, dict[str, Any]] = {a: {"legal_actions": []} for a in self.agents}
         self._select_acting_agent()
         self._ready = True
         self._live = not bool(self.game.finished[0])
@@ -179,15 +184,15 @@ class raw_env(AECEnv):
         """``agent`` (the acting one) takes ``action`` (an id 0..84); ``check=False`` for an
         action already checked against ``self._mask``."""
         self._cumulative_rewards[agent] = 0.0
-        game = self.game
+        inner = self.game.internals
         self._action[0] = action
-        bad = game._step_observed(self._action, check)
+        bad = inner.step_observed(self._action, check)
         if bad >= 0:
-            game._step_result(bad, self._action)   # raises ValueError naming the legal actions
-        self._mask[:] = game._mask[0]
-        self._obs[:] = game._next_obs[0]
+            inner.raise_illegal(bad, self._action)
+        self._mask[:] = inner.mask[0]
+        self._obs[:] = inner.next_obs[0]
         self._history.append((self._seat_of[agent], action))
-        self.rewards = dict(zip(self.possible_agents, game._rewards[0].tolist()))
+        self.rewards = dict(zip(self.possible_agents, inner.rewards[0].tolist()))
         terminated, truncated = bool(self._g[0, G_TERMINATED]), bool(self._g[0, G_TRUNCATED])
         if terminated or truncated:
             self._live = False
@@ -335,7 +340,7 @@ class checked_env(raw_env):
 
 
 class _CheckedIterable(AECIterable):
-    def __iter__(self) -> "_CheckedIterator":
+    def __iter__(self) -> _CheckedIterator:
         return _CheckedIterator(self.env, self.max_iter)
 
 

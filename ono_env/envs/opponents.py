@@ -11,16 +11,16 @@ Opponents are given as
 
 from __future__ import annotations
 
-from typing import Any, Mapping, Sequence
-
 import math
+from collections.abc import Mapping, Sequence
+from typing import Any, cast
 
 import numpy as np
 
-from ono_env.game import VecGame
 from ono_env.agents.base import Agent
-from ono_env.agents.registry import make_agent
 from ono_env.agents.driver import AgentDriver
+from ono_env.agents.registry import make_agent
+from ono_env.game import VecGame
 from ono_env.rules import RuleSet, resolve_rules
 
 
@@ -66,7 +66,7 @@ class OpponentPool:
             raise ValueError(f"opponent pool already has {name!r}; members: "
                              f"{', '.join(map(repr, self.names))}; give another name")
         self.agents.append(make_agent(agent, self.rules))
-        self.names.append(name)
+        self.names.append(cast(str, name))
         self.weights.append(weight)
 
     def _index(self, name: Any) -> int:
@@ -158,7 +158,7 @@ class OpponentDriver:
         self.pool = opponents if isinstance(opponents, OpponentPool) else None
         self.member = np.zeros((B, n - 1), np.int64)
         self.agents: list[Agent] = []
-        if self.pool is None:
+        if not isinstance(opponents, OpponentPool):   # (self.pool is None)
             for k, agent in enumerate(opponents):
                 self.member[:, k] = self._slot(agent)
         self.driver = AgentDriver(game, self.agents)

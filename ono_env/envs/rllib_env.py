@@ -8,7 +8,7 @@ Two environments, both with the observation RLlib's action-masking pattern reads
 key; the vector is :mod:`ono_env.observation`'s, unscaled, holding only what the seat may
 know.)
 
-- :class:`OnoVectorEnv`: a single learner against opponents, ``num_envs`` games on **one**
+- :class:`OnoRLlibVectorEnv`: a single learner against opponents, ``num_envs`` games on **one**
   batched :class:`~ono_env.game.VecGame` (a ``gymnasium.vector.VectorEnv``, handed to RLlib
   with ``gym_env_vectorize_mode="vector_entry_point"``: no Python object per game). The
   opponents (names, model files, agents, or an :class:`~ono_env.envs.opponents.OpponentPool`
@@ -17,7 +17,7 @@ know.)
   gymnasium's ``NEXT_STEP`` mode (what RLlib's ``SingleAgentEnvRunner`` expects): a game that
   ends reports its final observation (mask all 0) and is dealt again on the next ``step``,
   which ignores its action and returns the new episode's first observation with reward 0.
-  League self-play changes the pool while training runs (:meth:`OnoVectorEnv.update_pool`).
+  League self-play changes the pool while training runs (:meth:`OnoRLlibVectorEnv.update_pool`).
 - :class:`OnoMultiAgentEnv`: an RLlib ``MultiAgentEnv`` for self-play and mixed tables: every
   seat is an agent id (``player_0`` ... ``player_{N-1}``), each observation dict holds only
   the acting seat; at the end of an episode every seat gets its final observation and
@@ -26,7 +26,7 @@ know.)
 
 Both take one ``config`` mapping (what RLlib passes an env creator): ``rules`` (a preset
 name, YAML path, mapping or RuleSet), ``num_players``, ``seed``, ``max_decisions``,
-``reward``; :class:`OnoVectorEnv` also ``num_envs``, ``opponents`` and ``learner_seat``.
+``reward``; :class:`OnoRLlibVectorEnv` also ``num_envs``, ``opponents`` and ``learner_seat``.
 An unknown key or a bad value is one ``ValueError`` naming it. ``reset(seed=s)`` fixes every
 later episode (deals, seats, opponents and their choices) from ``s`` alone.
 
@@ -37,7 +37,8 @@ An illegal action raises ``ValueError`` naming the legal actions (no game change
 
 from __future__ import annotations
 
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any, cast
 
 import gymnasium as gym
 import numpy as np
@@ -47,9 +48,9 @@ from ray.rllib.env.multi_agent_env import MultiAgentEnv
 
 from ono_env.cards import NUM_ACTIONS
 from ono_env.checks import check_action, check_int, check_learner_seat, check_seed
+from ono_env.envs.opponents import OpponentDriver, OpponentPool, make_opponents
 from ono_env.game import MAX_GAMES, VecGame
 from ono_env.observation import observation_size
-from ono_env.envs.opponents import OpponentDriver, OpponentPool, make_opponents
 from ono_env.rules import RuleSet, resolve_rules
 
 OBS_KEY = "observations"
@@ -84,7 +85,7 @@ def _rules(cfg: dict) -> RuleSet:
     return resolve_rules(cfg.get("rules", "classic"), **overrides)
 
 
-class OnoVectorEnv(gym.vector.VectorEnv):
+class OnoRLlibVectorEnv(gym.vector.VectorEnv):
     """``num_envs`` games of one learner against opponents on one ``VecGame`` (see the module
     docstring). ``config`` keys: ``rules``, ``num_players``, ``num_envs`` (default 64),
     ``opponents`` (default ``"random"``), ``learner_seat`` (``"random"`` or a seat),
@@ -93,7 +94,7 @@ class OnoVectorEnv(gym.vector.VectorEnv):
     metadata = {"autoreset_mode": gym.vector.AutoresetMode.NEXT_STEP, "render_modes": []}
 
     def __init__(self, config: Mapping[str, Any] | None = None) -> None:
-        cfg = _config(config, VECTOR_KEYS, "OnoVectorEnv")
+        cfg = _config(config, VECTOR_KEYS, "OnoRLlibVectorEnv")
         self.rules = _rules(cfg)
         self.num_envs = check_int("num_envs", cfg.get("num_envs", 64), 1, MAX_GAMES)
         seed = check_seed("seed", cfg.get("seed"))
@@ -221,7 +222,7 @@ class OnoMultiAgentEnv(MultiAgentEnv):
     @property
     def acting_agent(self) -> str:
         """The agent whose turn it is."""
-        return self.possible_agents[int(self.game.state.current[0])]
+        return cast(str, self.possible_agents[int(self.game.state.current[0])])
 
     def reset(self, *, seed: int | None = None, options: dict | None = None):
         seed = check_seed("seed", seed)
@@ -236,7 +237,7 @@ class OnoMultiAgentEnv(MultiAgentEnv):
         seat = int(self.game.state.current[0])
         return {self.possible_agents[seat]: self._obs(seat)}, {}
 
-    def step(self, action_dict: Mapping[str, Any]):
+    def step(self, action_dict: Mapping[str, Any]):  # type: ignore[override]  # our agent ids are str
         if self._over:
             raise RuntimeError("step() after the episode ended: call reset()")
         agent = self.acting_agent
@@ -262,3 +263,13 @@ class OnoMultiAgentEnv(MultiAgentEnv):
         return ({self.possible_agents[seat]: self._obs(seat)}, rewards,
                 {"__all__": False}, {"__all__": False}, {})
 
+
+def __getattr__(name: str) -> Any:
+    if name == "OnoVectorEnv":   # the 0.2 name, shared with the Gymnasium vector env's
+        import warnings
+
+        warnings.warn("ono_env.envs.rllib_env.OnoVectorEnv is now OnoRLlibVectorEnv (the "
+                      "Gymnasium vector env keeps the name OnoVectorEnv); the old name is "
+                      "removed in ono_env 0.4", DeprecationWarning, stacklevel=2)
+        return OnoRLlibVectorEnv
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -39,7 +39,8 @@ model = MaskablePPO("MlpPolicy", venv, n_steps=128).learn(10_000)  # n_steps per
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any, cast
 
 import numpy as np
 from gymnasium import spaces
@@ -121,7 +122,7 @@ class OnoVecEnv(VecEnv):
         r = self.batch.step(actions)       # raises ValueError on an illegal action
         infos: list[dict[str, Any]] = [{} for _ in range(self.num_envs)]
         for i in np.flatnonzero(r.dones):
-            infos[i]["terminal_observation"] = r.final_obs[i]
+            infos[i]["terminal_observation"] = cast(np.ndarray, r.final_obs)[i]
             infos[i]["TimeLimit.truncated"] = bool(r.truncated[i])
             self.reset_infos[i] = {"learner_seat": int(self.batch.learner[i])}
         return r.obs, r.rewards, r.dones, infos

@@ -34,19 +34,27 @@ import secrets
 import sys
 import threading
 from collections import OrderedDict
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
-from ono_env.apps import console as cli
-from ono_env.checks import check_text
 from ono_env.agents.learned import model_label, read_metadata, shipped_models
 from ono_env.agents.registry import agent_names
+from ono_env.agents.search import SEARCH_AGENTS
+from ono_env.apps import console as cli
+from ono_env.apps.web.table import (
+    Refused,
+    Tables,
+    WEB_MAX_BUDGET,
+    WEB_MAX_MS,
+    default_agent_factory,
+    fits,
+    make_rules,
+)
+from ono_env.checks import check_text
 from ono_env.positions import load_json
 from ono_env.replay import MAX_LABEL, Replay, clean_label, replay_positions
 from ono_env.rules import CHOICES, PRESETS, RuleSet
-from ono_env.agents.search import SEARCH_AGENTS
-from ono_env.apps.web.table import (WEB_MAX_BUDGET, WEB_MAX_MS, Refused, Tables, default_agent_factory,
-                               fits, make_rules)
 
 STATIC = Path(__file__).parent / "static"
 MAX_BODY = 4 << 20
@@ -71,7 +79,7 @@ class Replays:
     def __init__(self, limit: int = MAX_REPLAYS, max_bytes: int = MAX_REPLAY_BYTES) -> None:
         self.limit = limit
         self.max_bytes = max_bytes
-        self._items: "OrderedDict[str, tuple[str, Replay, int]]" = OrderedDict()
+        self._items: OrderedDict[str, tuple[str, Replay, int]] = OrderedDict()
         self._bytes = 0
         self._lock = threading.Lock()
 
@@ -160,10 +168,10 @@ def create_app(models: Sequence[str] = (), replay_dirs: Sequence[str] = (),
     its ``--host``, so that another site's page cannot reach the server by DNS rebinding;
     None: any)."""
     from fastapi import FastAPI, Request
+    from fastapi.exceptions import RequestValidationError
     from fastapi.responses import FileResponse, JSONResponse, Response
     from fastapi.staticfiles import StaticFiles
     from starlette.concurrency import run_in_threadpool
-    from fastapi.exceptions import RequestValidationError
     from starlette.exceptions import HTTPException as StarletteHTTPException
     from starlette.requests import ClientDisconnect
 
@@ -184,8 +192,8 @@ def create_app(models: Sequence[str] = (), replay_dirs: Sequence[str] = (),
         return [a for a in allowed if fits(metas.get(a), rules) is None] + list(SEARCH_OFFERED)
     tables = Tables() if max_tables is None else Tables(max_tables)
     replays = Replays(max_replays)
-    for folder in replay_dirs:
-        folder = Path(folder)
+    for d in replay_dirs:
+        folder = Path(d)
         if not folder.is_dir():
             raise ValueError(f"--replays {str(folder)!r}: not a folder")
         files = sorted(folder.glob("*.json"))

@@ -18,16 +18,17 @@ import re
 import secrets
 import threading
 from collections import OrderedDict
-from typing import Any, Mapping, Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any, cast
 
 import numpy as np
 
 from ono_env import cards as C
 from ono_env.agents import make_agent
+from ono_env.agents.driver import act_one
 from ono_env.agents.search import SEARCH_AGENTS
 from ono_env.checks import check_bool, check_int, check_seed
 from ono_env.game import VecGame, game_seeds
-from ono_env.agents.driver import act_one
 from ono_env.replay import Replay
 from ono_env.rules import PRESETS, RuleSet
 
@@ -96,7 +97,7 @@ class Table:
         self.seed_chosen = seed is not None
         """The browser chose the seed: it may see it. A seed the server drew is shown only
         once the game is over (the seed deals every hand)."""
-        self.seed = int(np.random.SeedSequence().entropy % 2**31) if seed is None else seed
+        self.seed = int(cast(int, np.random.SeedSequence().entropy) % 2**31) if seed is None else seed
         self.game = VecGame(rules, 1, seed=self.seed)
         self.rng = np.random.default_rng([self.seed, 99])
         self.replay = Replay.start(self.game, 0, int(game_seeds(self.seed, 1)[0]),
@@ -207,7 +208,7 @@ class Tables:
 
     def __init__(self, limit: int = MAX_TABLES) -> None:
         self.limit = limit
-        self._tables: "OrderedDict[str, Table]" = OrderedDict()
+        self._tables: OrderedDict[str, Table] = OrderedDict()
         self._lock = threading.Lock()
 
     def new(self, rules: RuleSet, seat: int, agents: Sequence[str], seed: int | None,

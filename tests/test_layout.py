@@ -1,0 +1,303 @@
+"""The package's layout: the import contract between its layers, and the 0.2 module paths.
+
+The contract is checked on the source with ``ast`` rather than with import-linter: the
+installed package ``ono_env`` is assembled from four repository folders (``ono_env/``,
+``agents/``, ``train/``, ``configs/``, by ``pyproject.toml``'s package-dir), which
+import-linter's graph builder, reading one folder per package, does not follow.
+"""
+
+from __future__ import annotations
+
+import ast
+import importlib
+import json
+import pickle
+import subprocess
+import sys
+import warnings
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import ono_env
+from ono_env import _moved
+
+ROOT = Path(__file__).resolve().parent.parent
+FOLDERS = {"ono_env": ROOT / "ono_env", "ono_env.agents": ROOT / "agents",
+           "ono_env.train": ROOT / "train", "ono_env.configs": ROOT / "configs"}
+
+# The layers, lowest first: a module may import its own layer and those below it.
+LAYERS = ("configs", "core", "agents", "envs", "arena", "apps", "train")
+HEAVY = ("gymnasium", "pettingzoo", "torch", "ray", "stable_baselines3", "sb3_contrib")
+# ono_env/__init__ registers the Gymnasium id when gymnasium is installed (a guarded import
+# of the registry only: the env itself is not imported).
+HEAVY_ALLOWED = {("ono_env", "gymnasium")}
+# The package's face keeps PettingZoo's convention ``from ono_env import ono_v0`` (and
+# ``ono_env.env``), a lazy attribute: the one reference upward, loaded on first use only.
+UPWARD_ALLOWED = {("ono_env", "ono_env.envs.ono_v0")}
+
+
+def _modules() -> dict[str, Path]:
+    out = {}
+    for package, folder in FOLDERS.items():
+        for path in folder.rglob("*.py"):
+            rel = path.relative_to(folder).with_suffix("")
+            if "__pycache__" in rel.parts or any(p.startswith(".") for p in rel.parts):
+                continue
+            parts = [p for p in rel.parts if p != "__init__"]
+            name = ".".join([package, *parts])
+            if package == "ono_env" and parts and parts[0] in ("agents", "train", "configs"):
+                continue
+            out[name] = path
+    return out
+
+
+MODULES = _modules()
+
+
+def layer(module: str) -> str:
+    parts = module.split(".")
+    if len(parts) == 1:
+        return "core"
+    if parts[1] in ("agents", "envs", "arena", "apps", "train", "configs"):
+        return parts[1]
+    return "core"
+
+
+def _resolve(target: str) -> str | None:
+    """The project module an imported name lands in (None outside the project)."""
+    if target != "ono_env" and not target.startswith("ono_env."):
+        return None
+    while target not in MODULES:
+        target = target.rpartition(".")[0]
+    return target
+
+
+def _shown(path: Path) -> str:
+    return str(path.relative_to(ROOT)) if path.is_relative_to(ROOT) else path.name
+
+
+def _type_checking(node: ast.AST) -> bool:
+    return isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test)
+
+
+def imports(path: Path, top_level_only: bool) -> list[tuple[str, int]]:
+    """(imported module, line) of every import in the file; with ``top_level_only`` only
+    those run when the module is imported (not in functions or ``TYPE_CHECKING`` blocks)."""
+    tree = ast.parse(path.read_text(), str(path))
+    found: list[tuple[str, int]] = []
+
+    def visit(node: ast.AST, top: bool) -> None:
+        for child in ast.iter_child_nodes(node):
+            inner = top and not isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef,
+                                                   ast.Lambda)) and not _type_checking(child)
+            if isinstance(child, ast.Import) and (inner or not top_level_only):
+                found.extend((a.name, child.lineno) for a in child.names)
+            elif isinstance(child, ast.ImportFrom) and (inner or not top_level_only):
+                assert child.level == 0, f"{path}:{child.lineno}: relative import"
+                for a in child.names:   # `from pkg import submodule` imports the submodule
+                    sub = f"{child.module}.{a.name}"
+                    found.append((sub if sub in MODULES else child.module, child.lineno))
+            if inner or not top_level_only:
+                visit(child, inner)
+
+    visit(tree, True)
+    return found
+
+
+def test_every_module_is_in_a_layer():
+    assert len(MODULES) > 40
+    assert {layer(m) for m in MODULES} == set(LAYERS)
+
+
+def test_no_layer_imports_a_layer_above_it():
+    """core < agents < envs < arena < apps < train (configs, the shipped YAML, below all):
+    the core imports nothing above it, agents no envs, arena or apps, envs and arena no apps.
+    Every import counts, also those inside functions."""
+    wrong = []
+    for name, path in MODULES.items():
+        for target, line in imports(path, top_level_only=False):
+            dest = _resolve(target)
+            if (dest is not None and LAYERS.index(layer(dest)) > LAYERS.index(layer(name))
+                    and (name, dest) not in UPWARD_ALLOWED):
+                wrong.append(f"{_shown(path)}:{line} ({layer(name)}) imports "
+                             f"{target} ({layer(dest)})")
+    assert not wrong, "\n".join(wrong)
+
+
+def test_the_core_imports_no_rl_library():
+    wrong = []
+    for name, path in MODULES.items():
+        if layer(name) not in ("core", "configs"):
+            continue
+        for target, line in imports(path, top_level_only=False):
+            top = target.split(".")[0]
+            if top in HEAVY and (name, top) not in HEAVY_ALLOWED:
+                wrong.append(f"{path.relative_to(ROOT)}:{line} imports {target}")
+    assert not wrong, "\n".join(wrong)
+
+
+def test_no_import_circle():
+    """No circle among the imports a module runs when it is imported."""
+    graph = {name: sorted({d for t, _ in imports(path, top_level_only=True)
+                           if (d := _resolve(t)) is not None and d != name})
+             for name, path in MODULES.items()}
+    state: dict[str, int] = {}
+    stack: list[str] = []
+    circles: list[list[str]] = []
+
+    def walk(n: str) -> None:
+        state[n] = 1
+        stack.append(n)
+        for m in graph[n]:
+            if state.get(m) == 1:
+                circles.append(stack[stack.index(m):] + [m])
+            elif m not in state:
+                walk(m)
+        stack.pop()
+        state[n] = 2
+
+    for n in graph:
+        if n not in state:
+            walk(n)
+    assert not circles, "\n".join(" -> ".join(c) for c in circles)
+
+
+def test_the_contract_check_would_see_an_upward_import(tmp_path, monkeypatch):
+    """The checker itself: an import of the arena from an agent module is found."""
+    bad = tmp_path / "bad.py"
+    bad.write_text("def f():\n    from ono_env.arena import run_arena\n")
+    monkeypatch.setitem(MODULES, "ono_env.agents.bad", bad)
+    with pytest.raises(AssertionError, match="bad.py:2 \\(agents\\) imports ono_env.arena"):
+        test_no_layer_imports_a_layer_above_it()
+
+
+# ---- the 0.2 module paths ---------------------------------------------------------------
+@pytest.mark.parametrize("old", sorted(_moved.MOVED))
+def test_an_old_module_path_warns_and_gives_the_new_module(old):
+    new = _moved.MOVED[old]
+    code = (f"import warnings, importlib\nwarnings.simplefilter('error')\n"
+            f"new = importlib.import_module({new!r})\n"
+            f"warnings.simplefilter('always')\n"
+            f"with warnings.catch_warnings(record=True) as w:\n"
+            f"    old = importlib.import_module({old!r})\n"
+            f"assert old is new, (old, new)\n"
+            f"assert [str(x.message) for x in w if x.category is DeprecationWarning] == "
+            f"[{old!r} + ' moved to ' + {new!r} + '; the old path is removed in ono_env 0.4'], "
+            f"[str(x.message) for x in w]\n")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          timeout=300)
+    assert proc.returncode == 0, proc.stderr
+
+
+def test_the_warning_points_at_the_importing_line(tmp_path):
+    (tmp_path / "user.py").write_text("import ono_env.gym_env\n")
+    proc = subprocess.run([sys.executable, "-W", "always::DeprecationWarning", "-c",
+                           "import user"], capture_output=True, text=True, timeout=300,
+                          cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert "user.py:1: DeprecationWarning: ono_env.gym_env moved to ono_env.envs.gym_env" \
+        in proc.stderr, proc.stderr
+
+
+def test_old_submodule_paths_of_a_moved_package():
+    with pytest.warns(DeprecationWarning) as caught:
+        old = importlib.import_module("ono_env.web.table")
+    said = [str(w.message) for w in caught]
+    assert any(s.startswith("ono_env.web moved to ono_env.apps.web;") for s in said), said
+    assert any(s.startswith("ono_env.web.table moved to ono_env.apps.web.table;")
+               for s in said), said
+    assert old is importlib.import_module("ono_env.apps.web.table")
+    assert _moved.new_name("ono_env.web.server") == "ono_env.apps.web.server"
+    assert _moved.new_name("ono_env.game") is None
+    assert _moved.new_name("ono_env.webby") is None
+
+
+def test_a_pickle_naming_an_old_path_loads():
+    """What an RLlib checkpoint holds of its env: the class by module path."""
+    from ono_env.envs.rllib_env import OnoMultiAgentEnv
+
+    data = pickle.dumps(OnoMultiAgentEnv, protocol=0).replace(b"ono_env.envs.rllib_env",
+                                                  b"ono_env.rllib_env")
+    assert b"ono_env.rllib_env" in data
+    with pytest.warns(DeprecationWarning, match="ono_env.rllib_env moved"):
+        assert pickle.loads(data) is OnoMultiAgentEnv
+
+
+def test_the_old_rllib_vector_env_name_warns():
+    from ono_env.envs import rllib_env
+
+    with pytest.warns(DeprecationWarning, match="OnoRLlibVectorEnv"):
+        assert rllib_env.OnoVectorEnv is rllib_env.OnoRLlibVectorEnv
+    from ono_env.envs.gym_vector import OnoVectorEnv
+
+    assert OnoVectorEnv is not rllib_env.OnoRLlibVectorEnv
+
+
+def test_the_public_paths_do_not_warn():
+    code = ("import warnings\nwarnings.simplefilter('error')\n"
+            "import gymnasium\nfrom ono_env import ono_v0, env, raw_env, VecGame\n"
+            "from ono_env.arena import run_arena, evaluate, ArenaResult\n"
+            "from ono_env.agents import make_agent\n"
+            "e = gymnasium.make('ono_env/Ono-v0', rules='basic', num_players=2)\n"
+            "v = gymnasium.make_vec('ono_env/Ono-v0', num_envs=2, rules='basic', num_players=2,"
+            " vectorization_mode='vector_entry_point')\n"
+            "print(type(e.unwrapped).__module__, type(v).__module__)\n")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.split() == ["ono_env.envs.gym_env", "ono_env.envs.gym_vector"]
+
+
+def test_console_scripts_point_at_the_apps():
+    from importlib.metadata import entry_points
+
+    scripts = {e.name: e.value for e in entry_points(group="console_scripts")
+               if e.name.startswith("ono-")}
+    assert scripts == {"ono-demo": "ono_env.apps.demo:main",
+                       "ono-arena": "ono_env.apps.arena_cli:main",
+                       "ono-play": "ono_env.apps.play:main",
+                       "ono-train": "ono_env.train.cli:main",
+                       "ono-export": "ono_env.train.export:main",
+                       "ono-web": "ono_env.apps.web.server:main"}
+    for value in scripts.values():
+        module, _, func = value.partition(":")
+        assert callable(getattr(importlib.import_module(module), func))
+
+
+# ---- the files of 0.2 read unchanged ----------------------------------------------------
+def test_saved_files_of_before_the_move_still_load():
+    """Model files, arena results, positions and replays hold no module path: the ones in
+    the repository (written before the package moved) load as before."""
+    from ono_env.agents.learned import load_agent, shipped_models
+    from ono_env.arena import mirrored_record, read_arena_json, run_arena
+    from ono_env.replay import Replay
+
+    models = shipped_models()
+    assert models
+    for path in models.values():
+        agent = load_agent(path)
+        assert agent.act(np.zeros((1, agent.obs_size), np.float32),
+                         np.ones((1, ono_env.NUM_ACTIONS), bool),
+                         np.random.default_rng(0)).shape == (1,)
+    run = read_arena_json(ROOT / "docs" / "results" / "arena-basic-2p" / "arena.json")
+    assert run["games"] > 0
+    mirrored = ROOT / "docs" / "results" / "ladder" / "ppo-vs-maskable-seed13" / "arena.json"
+    assert len(mirrored_record(read_arena_json(mirrored), "run")["per_deal"]) == 2
+    game = ono_env.VecGame("classic", 1, seed=3)
+    game.play_random(5)
+    again = ono_env.VecGame.from_json(game.to_json(0))
+    assert json.loads(again.to_json(0)) == json.loads(game.to_json(0))
+    replay = run_arena(["greedy", "random"], "basic", 2, num_games=2, record=1).replays[0]
+    assert Replay.from_json(replay.to_json()).to_json() == replay.to_json()
+
+
+def test_no_module_of_the_package_warns_on_import():
+    code = ("import warnings, importlib\nwarnings.simplefilter('error')\n"
+            f"for m in {sorted(m for m in MODULES if not m.endswith('__main__'))!r}:\n"
+            "    importlib.import_module(m)\n")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          timeout=600, cwd=ROOT / "tests")
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    warnings.simplefilter("default")
