@@ -1,0 +1,139 @@
+"""Every ```python block of README.md and docs/**/*.md runs.
+
+One test per Markdown file: its Python blocks run in order in one namespace (a later block
+may use what an earlier one made), inside a fresh temporary working directory, so a block
+that writes files leaves nothing in the repository. A traceback points at the Markdown
+file and the line of the block.
+
+A block that must not run in the suite (hours of training, a server that never returns) is
+fenced as ```python notest; it is still shown as Python by the documentation build.
+Blocks in other languages (bash, text, ...) are not run.
+
+Run with ``python -m pytest -q tests/test_docs_code.py`` (or the whole suite).
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+SKIP_DIRS = {"_build"}
+FENCE = re.compile(r"^(?P<indent> {0,3})(?P<fence>`{3,}|~{3,})(?P<info>[^`]*)$")
+
+
+def markdown_files() -> list[Path]:
+    files = [ROOT / "README.md"]
+    files += sorted(p for p in (ROOT / "docs").rglob("*.md")
+                    if not SKIP_DIRS & set(p.relative_to(ROOT / "docs").parts))
+    return [p for p in files if p.is_file()]
+
+
+def code_blocks(text: str) -> list[tuple[int, str, str]]:
+    """``(first line of the code, 1-based; info string; code)`` of every fenced block."""
+    blocks = []
+    lines = text.splitlines()
+    i = 0
+    while i < len(lines):
+        m = FENCE.match(lines[i])
+        if m is None:
+            i += 1
+            continue
+        fence, info, indent = m["fence"], m["info"].strip(), len(m["indent"])
+        body = []
+        j = i + 1
+        while j < len(lines):
+            close = FENCE.match(lines[j])
+            if (close is not None and close["fence"][0] == fence[0]
+                    and len(close["fence"]) >= len(fence) and not close["info"].strip()):
+                break
+            line = lines[j]
+            body.append(line[min(indent, len(line) - len(line.lstrip(" "))):])
+            j += 1
+        blocks.append((i + 2, info, "\n".join(body) + "\n"))
+        i = j + 1
+    return blocks
+
+
+def python_blocks(path: Path) -> tuple[list[tuple[int, str]], int]:
+    """The blocks to run (line, code) and the number fenced ``python notest``."""
+    run, skipped = [], 0
+    for line, info, code in code_blocks(path.read_text(encoding="utf-8")):
+        words = info.split()
+        if not words or words[0].lower() not in ("python", "py", "python3"):
+            continue
+        if "notest" in words[1:]:
+            skipped += 1
+        else:
+            run.append((line, code))
+    return run, skipped
+
+
+FILES = [p for p in markdown_files() if python_blocks(p)[0]]
+
+
+@pytest.mark.parametrize("path", FILES, ids=[str(p.relative_to(ROOT)) for p in FILES])
+def test_markdown_python_blocks(path: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("MPLBACKEND", "Agg")
+    namespace: dict = {"__name__": "__docs__"}
+    for line, code in python_blocks(path)[0]:
+        # pad so that line numbers in a traceback are the Markdown file's
+        compiled = compile("\n" * (line - 1) + code, str(path), "exec")
+        exec(compiled, namespace)
+
+
+def test_fence_parser():
+    text = "a\n```python\nx = 1\n```\n\n````md\n```python\nnot a block\n```\n````\n" \
+           "```python notest\nraise SystemExit\n```\n"
+    blocks = code_blocks(text)
+    assert [(b[0], b[1]) for b in blocks] == [(3, "python"), (7, "md"), (12, "python notest")]
+    assert blocks[0][2] == "x = 1\n"
+
+
+def observation_table() -> list[str]:
+    """The observation table of docs/environments.md, made from ``observation_layout``."""
+    from ono_env import RuleSet
+    from ono_env.observation import observation_layout
+
+    general = {"opponents": "2 (N-1)", "scores": "N, only with scoring"}
+    rows = ["| block | slice (classic, 4 players) | size | meaning |", "|---|---|---|---|"]
+    for b in observation_layout(RuleSet.preset("classic", num_players=4)):
+        size = general.get(b.name, str(b.stop - b.start))
+        rows.append(f"| `{b.name}` | {b.start}:{b.stop} | {size} | {b.meaning} |")
+    return rows
+
+
+def _assert_table_in(page: str, table: list[str], source: str) -> None:
+    text = (ROOT / "docs" / page).read_text(encoding="utf-8")
+    assert "\n".join(table) in text, (
+        f"docs/{page}'s table differs from {source}; the table made from the code:\n"
+        + "\n".join(table))
+
+
+def test_observation_table_matches_code():
+    _assert_table_in("environments.md", observation_table(), "ono_env.observation")
+
+
+def preset_table() -> list[str]:
+    """The table of docs/rules.md: every RuleSet option under every preset."""
+    from dataclasses import fields
+
+    from ono_env.rules import PRESETS, RuleSet
+
+    names = list(PRESETS)
+    rows = ["| option | " + " | ".join(f"`{n}`" for n in names) + " |",
+            "|---|" + "---|" * len(names)]
+    for f in fields(RuleSet):
+        if f.name == "name":
+            continue
+        values = [getattr(PRESETS[n], f.name) for n in names]
+        cells = [str(v).lower() if isinstance(v, bool) else str(v) for v in values]
+        rows.append(f"| `{f.name}` | " + " | ".join(cells) + " |")
+    return rows
+
+
+def test_preset_table_matches_code():
+    _assert_table_in("rules.md", preset_table(), "ono_env.rules.PRESETS")
