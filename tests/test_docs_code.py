@@ -14,16 +14,12 @@ Run with ``python -m pytest -q tests/test_docs_code.py`` (or the whole suite).
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 SKIP_DIRS = {"_build"}
-FENCE = re.compile(r"^(?P<indent> {0,3})(?P<fence>`{3,}|~{3,})(?P<info>[^`]*)$")
-
-
 def markdown_files() -> list[Path]:
     files = [ROOT / "README.md"]
     files += sorted(p for p in (ROOT / "docs").rglob("*.md")
@@ -32,29 +28,13 @@ def markdown_files() -> list[Path]:
 
 
 def code_blocks(text: str) -> list[tuple[int, str, str]]:
-    """``(first line of the code, 1-based; info string; code)`` of every fenced block."""
-    blocks = []
-    lines = text.splitlines()
-    i = 0
-    while i < len(lines):
-        m = FENCE.match(lines[i])
-        if m is None:
-            i += 1
-            continue
-        fence, info, indent = m["fence"], m["info"].strip(), len(m["indent"])
-        body = []
-        j = i + 1
-        while j < len(lines):
-            close = FENCE.match(lines[j])
-            if (close is not None and close["fence"][0] == fence[0]
-                    and len(close["fence"]) >= len(fence) and not close["info"].strip()):
-                break
-            line = lines[j]
-            body.append(line[min(indent, len(line) - len(line.lstrip(" "))):])
-            j += 1
-        blocks.append((i + 2, info, "\n".join(body) + "\n"))
-        i = j + 1
-    return blocks
+    """``(first line of the code, 1-based; info string; code)`` of every fenced block, as
+    markdown-it-py (the parser MyST builds the docs with) reads them."""
+    from markdown_it import MarkdownIt
+
+    return [(tok.map[0] + 2, tok.info.strip(), tok.content)
+            for tok in MarkdownIt("commonmark").parse(text)
+            if tok.type == "fence" and tok.map is not None]
 
 
 def python_blocks(path: Path) -> tuple[list[tuple[int, str]], int]:
