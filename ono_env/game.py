@@ -166,7 +166,7 @@ class VecGame:
         self._make_views()
         self.reset(seed=seed)
 
-    _VIEWS = ("_result", "_mask_view", "_state_args", "_step_outputs", "_arrays")
+    _VIEWS = ("_result", "_mask_view", "_state_args", "_step_outputs", "_arrays", "_internals")
 
     def _make_views(self) -> None:
         """The read-only views handed out and the kernels' argument tuples (made again by a
@@ -178,12 +178,13 @@ class VecGame:
         self._state_args = (*self._arrays, self._params)   # the kernels' leading arguments
         self._step_outputs = (self._rewards, False, self._mask, self._next_obs,
                               self._terminated, self._truncated, self._current)
+        self._internals = GameInternals(self)
 
     @property
     def internals(self) -> GameInternals:
         """The project's own loops' entry into this game (:class:`GameInternals`; not
         public API)."""
-        return GameInternals(self)
+        return self._internals
 
     def __getstate__(self) -> dict:
         return {k: v for k, v in self.__dict__.items() if k not in self._VIEWS}
@@ -488,44 +489,41 @@ class GameInternals:
     unchecked steps, named here instead of read from the game's private attributes. Not part
     of the public API: a caller must keep the contracts each member states.
 
-    Get it as ``game.internals``; it holds only the game, so it is cheap to make.
+    Get it as ``game.internals`` (made once per game). Its members:
+
+    - ``params``: the rules' parameter array (``RuleSet.params()``), the kernels' rules
+      argument;
+    - ``state_args``: the kernels' leading arguments, every state array, then ``params``;
+    - ``scratch_rewards``: a (B, P) float32 buffer a kernel may write rewards to;
+    - ``mask``, ``rewards``: the game's own (B, A) legal-mask and (B, P) step-reward
+      buffers, which ``step_observed`` writes; ``next_obs`` (B, D) likewise;
+    - ``step_observed(actions, check) -> int``: the lean step of one-game loops:
+      ``actions`` a (B,) int64 C-contiguous array the caller owns; every game steps, then
+      the next acting seats' legal masks and observations are written to ``mask`` and
+      ``next_obs``. Returns the first game whose action is illegal (then nothing changed:
+      pass it to ``raise_illegal``), or a negative number. Nothing is allocated;
+    - ``step_unchecked``, ``raise_illegal``, ``mask_changed``: below.
+
+    The members that are the game's own objects are plain attributes (no call between the
+    loop and the game: the PettingZoo env steps through them at every decision).
     """
 
-    __slots__ = ("_game",)
+    __slots__ = ("_game", "mask", "params", "rewards", "scratch_rewards", "state_args",
+                 "step_observed")
 
     def __init__(self, game: VecGame) -> None:
         self._game = game
-
-    @property
-    def params(self) -> np.ndarray:
-        """The rules' parameter array (``RuleSet.params()``), the kernels' rules argument."""
-        return self._game._params
-
-    @property
-    def state_args(self) -> tuple[np.ndarray, ...]:
-        """The kernels' leading arguments: every state array, then :attr:`params`."""
-        return self._game._state_args
-
-    @property
-    def scratch_rewards(self) -> np.ndarray:
-        """A (B, P) float32 buffer a kernel may write rewards to and the caller then reads."""
-        return self._game._scratch_rewards
-
-    @property
-    def mask(self) -> np.ndarray:
-        """The (B, A) legal-mask buffer :meth:`step_observed` writes (writable; the game's
-        own)."""
-        return self._game._mask
+        self.params: np.ndarray = game._params
+        self.state_args: tuple[np.ndarray, ...] = game._state_args
+        self.scratch_rewards: np.ndarray = game._scratch_rewards
+        self.mask: np.ndarray = game._mask
+        self.rewards: np.ndarray = game._rewards
+        self.step_observed = game._step_observed
 
     @property
     def next_obs(self) -> np.ndarray:
-        """The (B, D) observation buffer :meth:`step_observed` writes."""
+        """The (B, D) observation buffer ``step_observed`` writes (made on its first call)."""
         return self._game._next_obs
-
-    @property
-    def rewards(self) -> np.ndarray:
-        """The (B, P) rewards of the last step (the game's own buffer)."""
-        return self._game._rewards
 
     def step_unchecked(self, actions: np.ndarray, active: np.ndarray | None = None,
                        ) -> StepResult:
@@ -534,14 +532,6 @@ class GameInternals:
         are still range-checked in compiled code, so nothing is written outside the
         arrays)."""
         return self._game._step(actions, active, False)
-
-    def step_observed(self, actions: np.ndarray, check: bool) -> int:
-        """The lean step of one-game loops: ``actions`` a (B,) int64 C-contiguous array the
-        caller owns; every game steps, then the next acting seats' legal masks and
-        observations are written to :attr:`mask` and :attr:`next_obs`. Returns the first
-        game whose action is illegal (then nothing changed: pass it to
-        :meth:`raise_illegal`), or a negative number. Nothing is allocated."""
-        return self._game._step_observed(actions, check)
 
     def raise_illegal(self, bad: int, actions: np.ndarray) -> None:
         """``ValueError`` naming game ``bad``'s illegal action and its legal actions."""

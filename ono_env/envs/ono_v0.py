@@ -125,6 +125,7 @@ class raw_env(AECEnv):
         self._agent_at = tuple(self.possible_agents)
         self._action = np.zeros(1, np.int64)
         self._g = self.game.state.g       # the game's scalar fields (G_* columns), a view
+        self._inner = self.game.internals  # its step and buffers (GameInternals)
         self._live = False                # reset() dealt a game that is not over
 
     def observation_space(self, agent: str) -> spaces.Space:
@@ -184,7 +185,7 @@ class raw_env(AECEnv):
         """``agent`` (the acting one) takes ``action`` (an id 0..84); ``check=False`` for an
         action already checked against ``self._mask``."""
         self._cumulative_rewards[agent] = 0.0
-        inner = self.game.internals
+        inner = self._inner
         self._action[0] = action
         bad = inner.step_observed(self._action, check)
         if bad >= 0:
