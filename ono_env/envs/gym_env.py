@@ -10,7 +10,10 @@ mask = env.unwrapped.action_masks()          # (85,) bool
 
 - Observation: ``(D,) float32`` (``ono_env.observation``) of the learner's seat; action:
   ``Discrete(85)``; ``action_masks()`` returns the learner's legal actions (sb3-contrib's
-  ``MaskablePPO`` finds it).
+  ``MaskablePPO`` finds it), and every ``reset`` and ``step`` also hands them over as
+  ``info["action_mask"]`` ``(85,) bool`` (all False once the episode is over), where
+  libraries that read masks from the info find them (TorchRL's info reader:
+  docs/examples/torchrl_ppo.py).
 - Reward: the learner's own reward only (``VecGame`` rewards of its seat), summed over the
   opponents' moves up to its next turn (a reward from the opponents' moves before the
   learner's first decision, possible with per-round rewards in a match, comes with its first
@@ -123,7 +126,8 @@ class OnoEnv(gym.Env):
         self._over = False
         if self.render_mode == "human":
             self.render()
-        return self._obs(), {"learner_seat": int(self._learner[0])}
+        return self._obs(), {"learner_seat": int(self._learner[0]),
+                             "action_mask": self.action_masks()}
 
     def step(self, action: int):
         """Play the learner's ``action`` (an integer id 0..84; a float, bool, string or an id
@@ -140,7 +144,8 @@ class OnoEnv(gym.Env):
                 raise ValueError(f"illegal action {name!r}; legal actions: {', '.join(legal)}")
             gym.logger.warn(f"illegal action {name!r} ends the episode as a loss; legal: {legal}")
             self._over = True
-            return self._obs(), -1.0, True, False, {"illegal_action": name, "legal_actions": legal}
+            return self._obs(), -1.0, True, False, {"illegal_action": name, "legal_actions": legal,
+                                                    "action_mask": self.action_masks()}
         reward = self._driver.take_pending()  # the opponents' opening moves, if any
         result = self.game.internals.step_unchecked(np.array([a]))  # checked against the mask above
         reward += result.rewards[0, self._learner[0]]
@@ -150,7 +155,8 @@ class OnoEnv(gym.Env):
         self._over = terminated or truncated
         if self.render_mode == "human":
             self.render()
-        return self._obs(), float(reward[0]), terminated, truncated, {}
+        return self._obs(), float(reward[0]), terminated, truncated, {
+            "action_mask": self.action_masks()}
 
     def action_masks(self) -> np.ndarray:
         """``(85,) bool``: the learner's legal actions (all False once the episode is over,

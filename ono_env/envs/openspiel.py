@@ -1,0 +1,340 @@
+"""ONO as an OpenSpiel game: ``pyspiel.load_game("python_ono", {...})``.
+
+Importing this module registers the game with OpenSpiel (the ``[openspiel]`` extra:
+``pip install "ono-env[openspiel]"``). Its states step the project's engine (a one-game
+:class:`~ono_env.game.VecGame`), so OpenSpiel's algorithms play exactly the project's rules::
+
+    import pyspiel
+    import ono_env.envs.openspiel            # registers "python_ono"
+    game = pyspiel.load_game("python_ono", {"preset": "ono", "players": 4})
+    state = game.new_initial_state()
+
+The game
+    Sequential, imperfect information, 2-10 players. Chance is sampled inside the game
+    (``SAMPLED_STOCHASTIC``): the ``k``-th ``new_initial_state()`` of a game object deals from
+    a seed derived from ``(seed, k)``, and the engine's own generator (part of the state,
+    copied by ``clone``) draws every later card, so a state and its clone play alike. The
+    85 actions are the project's (``ono_env.cards.ACTION_NAMES``); a player acts whenever
+    the rules say so, including forced decisions (a draw's keep or play, a challenge).
+    Rewards are terminal: ``reward="win"`` (zero-sum: the winner +1, every other seat
+    -1/(N-1); a game cut at ``max_decisions`` gives 0 to all) or ``reward="points"`` (the
+    score changes of a scoring rule set).
+
+Parameters
+    ``preset`` (one of the presets, default ``classic``), ``players`` (2-10, default 2),
+    ``reward`` (``win`` or ``points``), ``seed`` (the deals' seed, default 0),
+    ``max_decisions`` (0: the engine's default, 5,000 a round and 50,000 a match), and every
+    option of :class:`~ono_env.rules.RuleSet` as a **string** parameter whose default ``""``
+    keeps the preset's value (OpenSpiel fills in every parameter's default, so an unset
+    option needs a value no option takes): ``"true"``/``"false"`` for a switch, a decimal
+    number for a count, the choice's name otherwise (``{"stacking": "true", "dealer":
+    "random"}``). A bad name or value is one ``SpielError``/``ValueError`` naming it and
+    what is allowed; nothing is registered twice.
+
+Observations
+    ``observation_tensor`` and ``information_state_tensor`` are the seat's observation of
+    :mod:`ono_env.observation` (what the seat may know: its hand, the table, the others'
+    hand sizes and calls), divided by ``observation_scale`` as learned agents see it; the
+    strings are the seat's view as the terminal game draws it, the information state's
+    followed by every action of the game so far (all actions are public; a drawn card is not
+    named). The tensor holds no history, so it is not a perfect
+    recall information state; the string is keyed by the public history and the seat's
+    current view.
+
+Resampling
+    ``resample_from_infostate(player, sampler)`` (what OpenSpiel's ISMCTS bot calls) gives a
+    state that agrees with everything the acting seat knows: its hand, the discard pile,
+    every hand's size and call, and what the table has seen of each hand (cards it must
+    hold, card types it lacks after drawing without a playable card), with the hidden cards
+    dealt afresh, as the project's search agents sample their worlds
+    (:mod:`ono_env.agents._search`). It is offered for the acting seat only.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pyspiel
+
+from ono_env import _engine as E
+from ono_env import cards as C
+from ono_env.checks import MAX_SEED
+from ono_env.game import (
+    DEFAULT_MAX_DECISIONS_MATCH,
+    DEFAULT_MAX_DECISIONS_ROUND,
+    VecGame,
+    kernel_entry,
+)
+from ono_env.observation import observation_scale, observation_size
+from ono_env.render import render_text
+from ono_env.rules import MAX_PLAYERS, MIN_PLAYERS, PRESETS, RuleSet
+
+GAME_NAME = "python_ono"
+OPTIONS = tuple(f for f in PRESETS["classic"].to_dict() if f not in ("name", "num_players"))
+"""The rule options offered as parameters (every RuleSet field but the name and the
+player count, which is ``players``)."""
+_DEFAULTS: dict[str, Any] = {"preset": "classic", "players": 2, "reward": "win", "seed": 0,
+                             "max_decisions": 0, **dict.fromkeys(OPTIONS, "")}
+
+def _game_type(utility: Any) -> Any:
+    return pyspiel.GameType(
+        short_name=GAME_NAME,
+        long_name="ONO! (the UNO family of card games, ono_env's engine)",
+        dynamics=pyspiel.GameType.Dynamics.SEQUENTIAL,
+        chance_mode=pyspiel.GameType.ChanceMode.SAMPLED_STOCHASTIC,
+        information=pyspiel.GameType.Information.IMPERFECT_INFORMATION,
+        utility=utility,
+        reward_model=pyspiel.GameType.RewardModel.TERMINAL,
+        max_num_players=MAX_PLAYERS,
+        min_num_players=MIN_PLAYERS,
+        provides_information_state_string=True,
+        provides_information_state_tensor=True,
+        provides_observation_string=True,
+        provides_observation_tensor=True,
+        parameter_specification=_DEFAULTS,
+    )
+
+
+# registered as zero-sum (reward "win", the default); a game with reward "points" says
+# general-sum in its own game type
+_GAME_TYPE = _game_type(pyspiel.GameType.Utility.ZERO_SUM)
+_POINTS_TYPE = _game_type(pyspiel.GameType.Utility.GENERAL_SUM)
+
+
+def _option(name: str, text: str, kind: type) -> Any:
+    """The value of option ``name`` written as ``text`` (a string parameter)."""
+    if kind is bool:
+        if text not in ("true", "false"):
+            raise ValueError(f"{GAME_NAME}: parameter {name}={text!r}; allowed: 'true', "
+                             f"'false', or '' (the preset's value)")
+        return text == "true"
+    if kind is int:
+        if not (text.isascii() and text.isdigit()) or len(text) > 12:
+            raise ValueError(f"{GAME_NAME}: parameter {name}={text!r}; allowed: a whole "
+                             f"number written in digits, or '' (the preset's value)")
+        return int(text)
+    return text
+
+
+def rules_of(params: dict[str, Any]) -> tuple[RuleSet, str, int, int]:
+    """``(rules, reward, seed, max_decisions)`` of the game's parameters (OpenSpiel has
+    checked their names and types); ``ValueError`` naming a bad value and what is allowed."""
+    preset = params["preset"]
+    if preset not in PRESETS:
+        raise ValueError(f"{GAME_NAME}: parameter preset={preset!r}; allowed: "
+                         f"{', '.join(PRESETS)}")
+    players = params["players"]
+    if not MIN_PLAYERS <= players <= MAX_PLAYERS:
+        raise ValueError(f"{GAME_NAME}: parameter players={players}; allowed: "
+                         f"{MIN_PLAYERS} to {MAX_PLAYERS}")
+    if params["reward"] not in ("win", "points"):
+        raise ValueError(f"{GAME_NAME}: parameter reward={params['reward']!r}; allowed: "
+                         f"'win', 'points'")
+    if not 0 <= params["seed"] <= MAX_SEED:
+        raise ValueError(f"{GAME_NAME}: parameter seed={params['seed']}; allowed: 0 to "
+                         f"{MAX_SEED:,}")
+    if not 0 <= params["max_decisions"] <= 10_000_000:
+        raise ValueError(f"{GAME_NAME}: parameter max_decisions={params['max_decisions']}; "
+                         f"allowed: 0 (the engine's default) to 10,000,000")
+    base = PRESETS[preset]
+    overrides = {k: _option(k, params[k], type(getattr(base, k)))
+                 for k in OPTIONS if params[k] != ""}
+    try:
+        rules = RuleSet.preset(preset, num_players=players, **overrides)
+    except ValueError as exc:
+        raise ValueError(f"{GAME_NAME}: {exc}") from None
+    if params["reward"] == "points" and rules.scoring == "none":
+        raise ValueError(f"{GAME_NAME}: parameter reward='points' under rules without "
+                         f"scoring; allowed: reward='win', or a scoring rule set")
+    return rules, params["reward"], params["seed"], params["max_decisions"]
+
+
+class OnoGame(pyspiel.Game):
+    """The OpenSpiel game (see the module's docstring); made by ``pyspiel.load_game``."""
+
+    def __init__(self, params: dict[str, Any] | None = None) -> None:
+        full = {**_DEFAULTS, **(params or {})}
+        self.rules, self.reward, self.seed, cut = rules_of(full)
+        default_cut = (DEFAULT_MAX_DECISIONS_MATCH if self.rules.target_score
+                       else DEFAULT_MAX_DECISIONS_ROUND)
+        self.max_decisions = cut or default_cut
+        n = self.rules.num_players
+        if self.reward == "win":
+            low, high, total = -1.0, 1.0, 0.0
+        else:
+            deck_points = int((self.rules.deck_counts * C.CARD_POINTS).sum())
+            high = float(max(self.rules.target_score, 1) + deck_points)
+            low, total = -high, None
+        info = pyspiel.GameInfo(
+            num_distinct_actions=C.NUM_ACTIONS, max_chance_outcomes=0, num_players=n,
+            min_utility=low, max_utility=high,
+            **({"utility_sum": total} if total is not None else {}),
+            max_game_length=self.max_decisions)
+        super().__init__(_GAME_TYPE if self.reward == "win" else _POINTS_TYPE, info,
+                         params or {})
+        self._deals = 0
+
+    def new_initial_state(self) -> OnoState:
+        """A new deal (the ``k``-th from this game object: seed derived from (seed, k))."""
+        seed = int(np.random.SeedSequence([self.seed, self._deals]).generate_state(1)[0])
+        self._deals += 1
+        return OnoState(self, seed)
+
+    def make_py_observer(self, iig_obs_type: Any = None,
+                         params: dict[str, Any] | None = None) -> OnoObserver:
+        if params:
+            raise ValueError(f"{GAME_NAME}: observation parameters are not supported; got "
+                             f"{sorted(params)}")
+        perfect_recall = bool(iig_obs_type is not None and iig_obs_type.perfect_recall)
+        return OnoObserver(self.rules, perfect_recall)
+
+
+class OnoState(pyspiel.State):
+    """One game: a one-game VecGame, the returns so far and the action history."""
+
+    def __init__(self, game: OnoGame, seed: int) -> None:
+        super().__init__(game)
+        self.rules = game.rules
+        self.engine = VecGame(game.rules, 1, seed=seed, reward=game.reward,
+                              max_decisions=game.max_decisions)
+        self.history_names: list[str] = []
+        self._returns = np.zeros(game.rules.num_players)
+        self._done = False                                   # the engine's flags, kept
+        self._current = int(self.engine.current_player[0])   # (OpenSpiel asks often)
+
+    def current_player(self) -> int:
+        return int(pyspiel.PlayerId.TERMINAL) if self._done else self._current
+
+    def _legal_actions(self, player: int) -> list[int]:
+        if player != self.current_player():
+            return []
+        return np.flatnonzero(self.engine.legal_mask()[0]).tolist()
+
+    def _apply_action(self, action: int) -> None:
+        seat = self._current
+        result = self.engine.step(np.array([action], np.int64))   # ValueError if illegal
+        self._returns += self._exact(result.rewards[0])
+        self._done = bool(result.terminated[0] or result.truncated[0])
+        self._current = int(result.current_player[0])
+        self.history_names.append(f"P{seat} {C.ACTION_NAMES[action]}")
+
+    def _exact(self, rewards: np.ndarray) -> np.ndarray:
+        """The engine's float32 rewards in float64; the win rewards (multiples of 1/(N-1))
+        exactly, so that they sum to 0 as OpenSpiel checks."""
+        if self.get_game().reward == "win":
+            n = len(rewards) - 1
+            return np.round(rewards.astype(np.float64) * n) / n
+        return rewards.astype(np.float64)
+
+    def _action_to_string(self, player: int, action: int) -> str:
+        return C.ACTION_NAMES[action]
+
+    def is_terminal(self) -> bool:
+        return self._done
+
+    def returns(self) -> list[float]:
+        return self._returns.tolist()
+
+    def rewards(self) -> list[float]:
+        return self._returns.tolist() if self.is_terminal() else [0.0] * len(self._returns)
+
+    def __str__(self) -> str:
+        return self.engine.to_json(0)
+
+    def resample_from_infostate(self, player_id: int, probability_sampler: Any) -> OnoState:
+        """A state that agrees with all the acting seat ``player_id`` knows, its hidden cards
+        dealt afresh (see the module's docstring); ``probability_sampler()`` gives the
+        uniform draw it is dealt from."""
+        if player_id != self.current_player():
+            raise ValueError(f"{GAME_NAME}: resample_from_infostate for player {player_id}; "
+                             f"allowed: the acting player ({self.current_player()})")
+        from ono_env.agents import _search as K
+
+        game = self.engine
+        P, D = game.num_players, game.rules.deck_size
+        view = E.State(1, P, D).arrays
+        kernel_entry(K.seat_view)(*game.state.arrays, np.zeros(1, np.int64), K.VIEW_FAIR,
+                                  *view)
+        seed = np.array([int(probability_sampler() * 2**53)], np.uint64)
+        world = E.State(1, P, D).arrays
+        kernel_entry(K.sample_worlds)(*view, game.internals.params, seed, K.VIEW_FAIR, *world,
+                                      np.zeros(C.NUM_CARD_TYPES, np.int64), np.zeros(D, np.int8),
+                                      np.zeros(2, np.uint64))
+        out = self.clone()
+        for mine, sampled in zip(out.engine.state.arrays, world):
+            mine[...] = sampled
+        out.engine.internals.mask_changed()
+        return out
+
+
+class OnoObserver:
+    """OpenSpiel's observer of the game: ``tensor`` is the seat's observation divided by
+    :func:`~ono_env.observation.observation_scale` (counts brought to about [0, 1], as the
+    project's learned agents see it: OpenSpiel's learners do not normalise their inputs);
+    :func:`ono_env.observation.observation_view` names its parts. ``dict`` holds it whole
+    as ``"observation"``."""
+
+    def __init__(self, rules: RuleSet, perfect_recall: bool) -> None:
+        self.tensor = np.zeros(observation_size(rules), np.float32)
+        self.dict = {"observation": self.tensor}
+        self.perfect_recall = perfect_recall
+        self.scale = observation_scale(rules)
+
+    def set_from(self, state: OnoState, player: int) -> None:
+        np.divide(state.engine.observe(player)[0], self.scale, out=self.tensor)
+
+    def string_from(self, state: OnoState, player: int) -> str:
+        view = render_text(state.engine, 0, seat=player)
+        if self.perfect_recall:
+            return f"{view}\nhistory: {'; '.join(state.history_names)}"
+        return view
+
+
+def export_policy_gradient(agent: Any, game: OnoGame, path: str, *, training_steps: int,
+                           label: str | None = None) -> str:
+    """Write the policy of an OpenSpiel PyTorch ``PolicyGradient`` agent
+    (``open_spiel.python.pytorch.policy_gradient``) trained on ``game``'s information-state
+    tensors as a project model file (``.safetensors``; see docs/model-files.md), so that
+    ``make_agent(path, rules)``, ``ono-arena`` and the browser table play it. Its torso
+    (Linear + ReLU layers) and logits head become the policy network, its baseline head
+    (``a2c``, ``rpg``, ...: a one-output critic) the value network; the observation is the
+    project's divided by ``observation_scale`` (the tensor this game hands OpenSpiel), so
+    the model stores that scale. Reads the agent's
+    layers by their attribute names in OpenSpiel 2.0, which has no public accessor for them;
+    ``ValueError`` for an agent of another shape. Returns the path written."""
+    from ono_env.agents.learned import PolicyNet, make_metadata, write_model
+
+    def linear(layer: Any) -> tuple[np.ndarray, np.ndarray]:
+        return (layer.weight.detach().cpu().numpy().astype(np.float32).copy(),
+                layer.bias.detach().cpu().numpy().astype(np.float32).copy())
+
+    try:
+        torso = [linear(block[0]) for block in agent._net_torso.model]
+        head = linear(agent._policy_logits_layer)
+    except (AttributeError, IndexError, TypeError) as exc:
+        raise ValueError(f"{type(agent).__name__}: not an OpenSpiel PyTorch PolicyGradient "
+                         f"agent with an MLP torso ({exc})") from None
+    critic = getattr(agent, "_baseline_layer", None)
+    value = None if critic is None else [*torso, linear(critic)]
+    size = observation_size(game.rules)
+    net = PolicyNet(observation_scale(game.rules), [*torso, head], "relu", value)
+    if net.observation_size != size or net.num_actions != C.NUM_ACTIONS:
+        raise ValueError(f"{type(agent).__name__}: a network for ({net.observation_size},) "
+                         f"inputs and {net.num_actions} actions; this game has ({size},) and "
+                         f"{C.NUM_ACTIONS}")
+    hidden = [w.shape[0] for w, _ in torso]
+    meta = make_metadata(game.rules, training_steps,
+                         {"trainer": "open_spiel.python.pytorch.policy_gradient",
+                          "game": str(game)}, hidden_sizes=hidden, activation="relu",
+                         value_hidden_sizes=None if value is None else hidden, label=label)
+    return str(write_model(path, net, meta))
+
+
+def register() -> None:
+    """Register ``python_ono`` with OpenSpiel (once; importing this module does it)."""
+    if GAME_NAME not in pyspiel.registered_names():
+        pyspiel.register_game(_GAME_TYPE, OnoGame)
+
+
+register()

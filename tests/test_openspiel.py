@@ -1,0 +1,280 @@
+"""ONO as an OpenSpiel game (ono_env/envs/openspiel.py): registration and parameters,
+OpenSpiel's own random-simulation test on every preset, equality with VecGame, clones, the
+resampler (it keeps what the seat knows and never reveals hidden cards), and OpenSpiel's
+bots playing whole games."""
+
+from __future__ import annotations
+
+import os
+
+import numpy as np
+import pytest
+
+if os.environ.get("ONO_REQUIRE_OPENSPIEL") == "1":
+    import pyspiel
+else:
+    pyspiel = pytest.importorskip("pyspiel")
+
+from ono_env import PRESETS, VecGame
+from ono_env.envs import openspiel as O
+
+
+def _random_game(state, rng, steps=None):
+    n = 0
+    while not state.is_terminal() and (steps is None or n < steps):
+        state.apply_action(int(rng.choice(state.legal_actions())))
+        n += 1
+    return state
+
+
+def test_registered_once_with_the_project_parameters():
+    assert O.GAME_NAME in pyspiel.registered_names()
+    O.register()   # again: nothing happens
+    assert pyspiel.registered_names().count(O.GAME_NAME) == 1
+    game = pyspiel.load_game(O.GAME_NAME)
+    assert game.num_players() == 2 and game.rules == PRESETS["classic"].replace(num_players=2)
+    assert game.num_distinct_actions() == 85
+    assert game.get_type().utility == pyspiel.GameType.Utility.ZERO_SUM
+    game = pyspiel.load_game(O.GAME_NAME, {"preset": "ono", "players": 4, "stacking": "true",
+                                           "hand_size": "5", "dealer": "highest_card"})
+    assert game.rules == PRESETS["ono"].replace(num_players=4, stacking=True, hand_size=5,
+                                                dealer="highest_card")
+    assert game.observation_tensor_shape() == [game.new_initial_state().engine.observation_size]
+    # the game string form OpenSpiel users write works too
+    assert pyspiel.load_game("python_ono(preset=basic,players=3)").rules.num_players == 3
+    points = pyspiel.load_game(O.GAME_NAME, {"reward": "points"})
+    assert points.get_type().utility == pyspiel.GameType.Utility.GENERAL_SUM
+
+
+@pytest.mark.parametrize("params, match", [
+    ({"preset": "nope"}, "parameter preset='nope'; allowed: basic, ono"),
+    ({"players": 1}, "parameter players=1; allowed: 2 to 10"),
+    ({"players": 11}, "parameter players=11; allowed: 2 to 10"),
+    ({"stacking": "yes"}, "parameter stacking='yes'; allowed: 'true', 'false'"),
+    ({"hand_size": "7.5"}, "parameter hand_size='7.5'; allowed: a whole number"),
+    ({"dealer": "oldest"}, "dealer"),
+    ({"hand_size": "90"}, "too few to deal hand_size=90"),
+    ({"reward": "score"}, "parameter reward='score'; allowed: 'win', 'points'"),
+    ({"preset": "basic", "reward": "points"}, "reward='points' under rules without scoring"),
+    ({"seed": -1}, "parameter seed=-1; allowed: 0 to"),
+    ({"max_decisions": -5}, "parameter max_decisions=-5"),
+])
+def test_bad_parameters_are_one_error_naming_what_is_allowed(params, match):
+    with pytest.raises(ValueError, match=match):
+        pyspiel.load_game(O.GAME_NAME, params)
+
+
+def test_unknown_parameters_and_types_get_openspiels_own_error():
+    with pytest.raises(pyspiel.SpielError, match=r"Unknown parameter 'colour'\. Available "
+                                                 r"parameters are: .*preset"):
+        pyspiel.load_game(O.GAME_NAME, {"colour": "red"})
+    with pytest.raises(pyspiel.SpielError, match="Wrong type for parameter players"):
+        pyspiel.load_game(O.GAME_NAME, {"players": "two"})
+
+
+@pytest.mark.parametrize("preset", list(PRESETS))
+@pytest.mark.parametrize("players", [2, 3, 4])
+def test_openspiels_random_simulation_test(preset, players):
+    game = pyspiel.load_game(O.GAME_NAME, {"preset": preset, "players": players,
+                                           "max_decisions": 300})
+    pyspiel.random_sim_test(game, num_sims=1, serialize=False, verbose=False)
+
+
+@pytest.mark.parametrize("preset, players", [("basic", 2), ("classic", 3), ("ono", 4),
+                                             ("uno2018", 4)])
+def test_the_same_actions_give_the_same_game_as_vecgame(preset, players):
+    game = pyspiel.load_game(O.GAME_NAME, {"preset": preset, "players": players, "seed": 5})
+    state = game.new_initial_state()
+    seed = int(np.random.SeedSequence([5, 0]).generate_state(1)[0])
+    twin = VecGame(game.rules, 1, seed=seed)
+    rng = np.random.default_rng(1)
+    returns = np.zeros(players)
+    for _ in range(400):
+        if state.is_terminal():
+            break
+        assert state.current_player() == int(twin.current_player[0])
+        legal = state.legal_actions()
+        assert legal == np.flatnonzero(twin.legal_mask()[0]).tolist()
+        a = int(rng.choice(legal))
+        state.apply_action(a)
+        returns += twin.step(np.array([a])).rewards[0]
+        assert state.engine.to_dict(0) == twin.to_dict(0)
+    assert state.returns() == returns.tolist()
+
+
+def test_deals_differ_and_are_reproducible_from_the_seed():
+    a = pyspiel.load_game(O.GAME_NAME, {"preset": "basic", "seed": 3})
+    b = pyspiel.load_game(O.GAME_NAME, {"preset": "basic", "seed": 3})
+    first, second = a.new_initial_state(), a.new_initial_state()
+    assert str(first) != str(second)
+    assert str(b.new_initial_state()) == str(first)
+
+
+def test_a_clone_plays_alike_and_apart():
+    game = pyspiel.load_game(O.GAME_NAME, {"preset": "classic", "players": 3})
+    state = _random_game(game.new_initial_state(), np.random.default_rng(0), steps=30)
+    clone = state.clone()
+    assert str(clone) == str(state) and clone.history_names == state.history_names
+    rng1, rng2 = np.random.default_rng(7), np.random.default_rng(7)
+    _random_game(state, rng1, steps=50)
+    assert str(clone) != str(state)           # the clone did not move
+    _random_game(clone, rng2, steps=50)
+    assert str(clone) == str(state)           # the engine's generator was copied
+
+
+def test_a_finished_game_has_the_win_rewards():
+    game = pyspiel.load_game(O.GAME_NAME, {"preset": "basic", "players": 3})
+    state = _random_game(game.new_initial_state(), np.random.default_rng(2))
+    assert state.is_terminal() and state.current_player() == pyspiel.PlayerId.TERMINAL
+    returns = state.returns()
+    assert sorted(returns) == [-0.5, -0.5, 1.0] and state.rewards() == returns
+
+
+def test_observations_are_the_seats_own():
+    game = pyspiel.load_game(O.GAME_NAME, {"preset": "basic", "players": 3})
+    state = _random_game(game.new_initial_state(), np.random.default_rng(3), steps=10)
+    from ono_env.observation import observation_scale
+
+    scale = observation_scale(game.rules)
+    for p in range(3):
+        seen = state.engine.observe(p)[0] / scale
+        assert np.array_equal(state.observation_tensor(p), seen)
+        assert np.array_equal(state.information_state_tensor(p), seen)
+        text = state.observation_string(p)
+        mine = [line for line in text.splitlines() if line.lstrip("> ").startswith(f"P{p}")]
+        assert mine and "cards]" not in mine[0]   # its own hand is shown, the others' sizes
+        assert sum("cards]" in line for line in text.splitlines()) == 2
+    assert state.information_state_string(0).endswith("; ".join(state.history_names))
+
+
+def _hidden_swap(state, rng):
+    """A clone of ``state`` in which a card moves between two opponents' hands and between
+    an opponent's hand and the stock, and the engine's generator changes: nothing the acting
+    seat can see (as tests/test_search.py swaps them for the search agents)."""
+    out = state.clone()
+    s = out.engine.state
+    P = out.engine.num_players
+    me = int(s.current[0])
+    opp = [q for q in range(P) if q != me]
+    a, b = opp[0], opp[-1]
+    ca = [c for c in np.flatnonzero(s.hands[0, a]) if s.hands[0, b, c] == 0]
+    cb = [c for c in np.flatnonzero(s.hands[0, b]) if s.hands[0, a, c] == 0]
+    if a != b and ca and cb:
+        x, y = rng.choice(ca), rng.choice(cb)
+        s.hands[0, a, x] -= 1
+        s.hands[0, b, x] += 1
+        s.hands[0, b, y] -= 1
+        s.hands[0, a, y] += 1
+    held = np.flatnonzero(s.hands[0, a])
+    k = int(rng.integers(int(s.stock_len[0])))
+    x, y = int(rng.choice(held)), int(s.stock[0, k])
+    if x != y:
+        s.hands[0, a, x] -= 1
+        s.hands[0, a, y] += 1
+        s.stock[0, k] = x
+    s.rng[0] ^= np.uint64(0x9E3779B97F4A7C15)
+    return out
+
+
+def test_the_resampler_keeps_the_seats_knowledge_and_reveals_no_hidden_card():
+    game = pyspiel.load_game(O.GAME_NAME, {"preset": "basic", "players": 3})
+    rng = np.random.default_rng(4)
+    checked = 0
+    for _ in range(12):
+        state = _random_game(game.new_initial_state(), rng, steps=int(rng.integers(0, 40)))
+        if state.is_terminal():
+            continue
+        me = state.current_player()
+        seen = state.engine.to_dict(0)
+        swapped = _hidden_swap(state, rng)
+        assert swapped.engine.state.rng[0] != state.engine.state.rng[0]
+        worlds = []
+        for s in (state, swapped):
+            draws = iter([0.25, 0.75])
+            worlds.append([s.resample_from_infostate(me, lambda d=draws: next(d))
+                           for _ in range(2)])
+        for w, w_swapped in zip(*worlds):
+            # the same draws give the same world whatever the hidden cards were
+            assert w.engine.to_dict(0) == w_swapped.engine.to_dict(0)
+            d = w.engine.to_dict(0)
+            assert d["hands"][me] == seen["hands"][me] and d["discard"] == seen["discard"]
+            assert [len(h) for h in d["hands"]] == [len(h) for h in seen["hands"]]
+            assert len(d["stock"]) == len(seen["stock"])
+            assert w.observation_string(me) == state.observation_string(me)
+            assert w.legal_actions() == state.legal_actions()
+            assert w.history_names == state.history_names
+        assert worlds[0][0].engine.to_dict(0) != worlds[0][1].engine.to_dict(0)
+        checked += 1
+    assert checked >= 6
+    with pytest.raises(ValueError, match="allowed: the acting player"):
+        state.resample_from_infostate((me + 1) % 3, lambda: 0.5)
+
+
+class _ISMCTSBot:
+    """OpenSpiel's ISMCTSBot with ``restart_at``, which ``evaluate_bots`` calls and that bot
+    lacks in OpenSpiel 2.0 (it searches afresh at every step: ``run_search`` resets it)."""
+
+    def __new__(cls, *args, **kwargs):
+        from open_spiel.python.algorithms import ismcts
+
+        class Bot(ismcts.ISMCTSBot):
+            def restart_at(self, state):
+                self.reset()
+
+        return Bot(*args, **kwargs)
+
+
+def test_openspiels_bots_play_whole_games():
+    from open_spiel.python.algorithms import evaluate_bots, mcts
+
+    game = pyspiel.load_game(O.GAME_NAME, {"preset": "basic", "players": 2})
+    rs = np.random.RandomState(0)
+    evaluator = mcts.RandomRolloutEvaluator(n_rollouts=1, random_state=rs)
+    ismcts_bot = _ISMCTSBot(game, evaluator, uct_c=2.0, max_simulations=8, random_state=rs)
+    mcts_bot = mcts.MCTSBot(game, uct_c=2.0, max_simulations=8, evaluator=evaluator,
+                            random_state=rs)
+    random_bot = pyspiel.make_uniform_random_bot(1, 0)
+    for bots in ([ismcts_bot, random_bot], [mcts_bot, ismcts_bot]):
+        returns = evaluate_bots.evaluate_bots(game.new_initial_state(), bots, rs)
+        assert sorted(returns) == [-1.0, 1.0]
+
+
+def test_an_agent_trained_by_openspiel_is_exported_and_plays_in_the_arena(tmp_path):
+    """docs/examples/openspiel_policy_gradient.py with a tiny budget: OpenSpiel's own
+    learner, its policy written as a model file, played by the project's arena."""
+    import importlib.util
+    from pathlib import Path
+
+    from ono_env.agents import make_agent
+    from ono_env.agents.learned import read_metadata
+    from ono_env.arena import run_arena
+
+    script = Path(__file__).resolve().parent.parent / "docs" / "examples" / \
+        "openspiel_policy_gradient.py"
+    spec = importlib.util.spec_from_file_location("openspiel_pg", script)
+    example = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(example)
+    path, played, decisions, trained = example.train(episodes=4, minutes=5, out=tmp_path,
+                                                     hidden=16, batch_size=2)
+    assert played == 4 and decisions > 0 and path.exists()
+    meta = read_metadata(path)
+    assert meta["training_steps"] == decisions and meta["architecture"]["activation"] == "relu"
+    rules = PRESETS["basic"].replace(num_players=2)
+    agent = make_agent(str(path), rules)
+    game = pyspiel.load_game(O.GAME_NAME, {"preset": "basic", "players": 2})
+    state = game.new_initial_state()
+    # the exported network, given the seat's observation, gives OpenSpiel's agent's
+    # probabilities on the tensor OpenSpiel hands it (the observation over its scale)
+    seat = state.current_player()
+    tensor = np.asarray(state.information_state_tensor(seat), np.float32)
+    legal = state.legal_actions()
+    mask = np.zeros((1, 85), bool)
+    mask[0, legal] = True
+    probs, value = agent.explain(state.engine.observe(seat), mask)
+    _, expected = trained._act(tensor, legal)
+    assert value is not None and np.allclose(probs[0], expected, atol=1e-5)
+    result = run_arena([str(path), "random"], rules, num_games=40, seed=0)
+    assert result.records.wins.sum() == 40
+    with pytest.raises(ValueError, match="not an OpenSpiel PyTorch PolicyGradient"):
+        O.export_policy_gradient(object(), game, str(tmp_path / "x.safetensors"),
+                                 training_steps=0)
