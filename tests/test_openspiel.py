@@ -278,3 +278,22 @@ def test_an_agent_trained_by_openspiel_is_exported_and_plays_in_the_arena(tmp_pa
     with pytest.raises(ValueError, match="not an OpenSpiel PyTorch PolicyGradient"):
         O.export_policy_gradient(object(), game, str(tmp_path / "x.safetensors"),
                                  training_steps=0)
+
+
+def test_a_state_serialises_as_json_and_replays():
+    game = pyspiel.load_game(O.GAME_NAME, {"preset": "classic", "players": 3})
+    state = _random_game(game.new_initial_state(), np.random.default_rng(5), steps=60)
+    text = state.serialize()
+    assert text.startswith("{") and '"actions"' in text     # JSON: nothing in it runs
+    again = game.deserialize_state(text)
+    assert str(again) == str(state) and again.history() == state.history()
+    assert again.history_names == state.history_names and again.returns() == state.returns()
+    world = state.resample_from_infostate(state.current_player(), lambda: 0.4)
+    back = game.deserialize_state(world.serialize())
+    assert str(back) == str(world) and back.history() == world.history()
+    for bad, match in [("[1]", "not a serialised state"), ("{", "malformed"),
+                       (text.replace('"version": 1', '"version": 2'), "not a serialised state"),
+                       (text.replace('"actions": [', '"actions": [99, '), "action 99 is not legal"),
+                       (text.replace('"seed": ', '"seed": -'), "seed=-")]:
+        with pytest.raises(ValueError, match=match):
+            game.deserialize_state(bad)

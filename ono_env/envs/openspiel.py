@@ -41,6 +41,11 @@ Observations
     recall information state; the string is keyed by the public history and the seat's
     current view.
 
+Serialisation
+    ``state.serialize()`` is JSON of the deal's seed and the actions taken (and a resampled
+    world's position); ``game.deserialize_state`` replays it through the engine, so nothing
+    in the text runs (OpenSpiel's default for a Python state unpickles its attributes).
+
 Resampling
     ``resample_from_infostate(player, sampler)`` (what OpenSpiel's ISMCTS bot calls) gives a
     state that agrees with everything the acting seat knows: its hand, the discard pile,
@@ -71,6 +76,8 @@ from ono_env.render import render_text
 from ono_env.rules import MAX_PLAYERS, MIN_PLAYERS, PRESETS, RuleSet
 
 GAME_NAME = "python_ono"
+SERIAL_VERSION = 1
+"""The version of ``OnoState.serialize``'s JSON."""
 OPTIONS = tuple(f for f in PRESETS["classic"].to_dict() if f not in ("name", "num_players"))
 """The rule options offered as parameters (every RuleSet field but the name and the
 player count, which is ``players``)."""
@@ -181,6 +188,37 @@ class OnoGame(pyspiel.Game):
         self._deals += 1
         return OnoState(self, seed)
 
+    def deserialize_state(self, text: str) -> OnoState:
+        """The state ``OnoState.serialize`` wrote: JSON of the deal's seed and the actions
+        taken, replayed through the engine (and for a resampled state its position), so
+        nothing in the text runs (OpenSpiel's own serialisation of a Python state unpickles
+        its attributes, which can run code). ``ValueError`` naming what is wrong."""
+        from ono_env.positions import load_json
+
+        d = load_json(text, f"{GAME_NAME} state")
+        keys = {"version", "seed", "actions", "position"}
+        if not isinstance(d, dict) or set(d) != keys or d["version"] != SERIAL_VERSION:
+            raise ValueError(f"{GAME_NAME}: not a serialised state; allowed: JSON with exactly "
+                             f"the keys {sorted(keys)}, version {SERIAL_VERSION}")
+        seed, actions = d["seed"], d["actions"]
+        if not isinstance(seed, int) or isinstance(seed, bool) or not 0 <= seed < 2**64:
+            raise ValueError(f"{GAME_NAME}: serialised state seed={seed!r:.40}; allowed: an "
+                             f"integer from 0 to 2**64 - 1")
+        if not isinstance(actions, list) or len(actions) > self.max_decisions or not all(
+                isinstance(a, int) and not isinstance(a, bool) for a in actions):
+            raise ValueError(f"{GAME_NAME}: serialised state actions: allowed: a list of at "
+                             f"most {self.max_decisions:,} action ids")
+        state = OnoState(self, seed)
+        for a in actions:
+            if state.is_terminal() or a not in state.legal_actions():
+                raise ValueError(f"{GAME_NAME}: serialised state action {a} is not legal "
+                                 f"after {len(state.history())} actions")
+            state.apply_action(a)
+        if d["position"] is not None:
+            state.engine.set_position(0, d["position"])   # checked as every position is
+            state.resampled = True
+        return state
+
     def make_py_observer(self, iig_obs_type: Any = None,
                          params: dict[str, Any] | None = None) -> OnoObserver:
         if params:
@@ -202,6 +240,8 @@ class OnoState(pyspiel.State):
         self._returns = np.zeros(game.rules.num_players)
         self._done = False                                   # the engine's flags, kept
         self._current = int(self.engine.current_player[0])   # (OpenSpiel asks often)
+        self.deal_seed = seed
+        self.resampled = False   # a world of resample_from_infostate: not the deal's game
 
     def current_player(self) -> int:
         return int(pyspiel.PlayerId.TERMINAL) if self._done else self._current
@@ -242,6 +282,15 @@ class OnoState(pyspiel.State):
     def __str__(self) -> str:
         return self.engine.to_json(0)
 
+    def serialize(self) -> str:
+        """JSON of the deal's seed and the actions taken (and, for a resampled world, its
+        position): ``game.deserialize_state`` replays it."""
+        import json
+
+        return json.dumps({"version": SERIAL_VERSION, "seed": self.deal_seed,
+                           "actions": [int(a) for a in self.history()],
+                           "position": self.engine.to_dict(0) if self.resampled else None})
+
     def resample_from_infostate(self, player_id: int, probability_sampler: Any) -> OnoState:
         """A state that agrees with all the acting seat ``player_id`` knows, its hidden cards
         dealt afresh (see the module's docstring); ``probability_sampler()`` gives the
@@ -265,6 +314,7 @@ class OnoState(pyspiel.State):
         for mine, sampled in zip(out.engine.state.arrays, world):
             mine[...] = sampled
         out.engine.internals.mask_changed()
+        out.resampled = True
         return out
 
 
