@@ -66,7 +66,7 @@ def train(frames: int = 200_000, batch: int = 2_048, epochs: int = 4, minibatch:
         spec=env.action_spec, distribution_class=MaskedCategorical, return_log_prob=True)
     critic = ValueOperator(mlp(1), in_keys=["observation"])
     collector = Collector(env, actor, frames_per_batch=batch, total_frames=frames,
-                                  split_trajs=False)
+                                  split_trajs=False, auto_register_policy_transforms=False)
     buffer = ReplayBuffer(storage=LazyTensorStorage(batch),
                           sampler=SamplerWithoutReplacement(), batch_size=minibatch)
     advantage = GAE(gamma=1.0, lmbda=0.95, value_network=critic)
