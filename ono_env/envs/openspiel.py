@@ -84,6 +84,7 @@ player count, which is ``players``)."""
 _DEFAULTS: dict[str, Any] = {"preset": "classic", "players": 2, "reward": "win", "seed": 0,
                              "max_decisions": 0, **dict.fromkeys(OPTIONS, "")}
 
+
 def _game_type(utility: Any) -> Any:
     return pyspiel.GameType(
         short_name=GAME_NAME,
