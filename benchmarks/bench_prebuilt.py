@@ -49,7 +49,7 @@ assert (_compile.prebuilt_status() == "used") == (os.environ.get("ONO_ENV_PREBUI
 g = ono_env.VecGame(preset, 1, seed=0, num_players=players)
 f = kernel_entry(k)
 args = g.internals.state_args
-tail = (g._seats, game_seeds(1, 1), np.zeros((1, players)), g.internals.scratch_rewards)
+tail = (np.zeros(1, np.int64), game_seeds(1, 1), np.zeros((1, players)), g.internals.scratch_rewards)
 f(*args, 100, *tail)
 print(f(*args, steps, *tail))
 """
@@ -73,10 +73,10 @@ def engine_rates(prebuilt, here, preset: str, players: int, steps: int, rounds: 
         for side, kernel in enumerate((prebuilt, here)):
             g = games[side]
             t = time.perf_counter()
-            n = kernel(*g.internals.state_args, steps, g._seats, rngs[side],
+            n = kernel(*g.internals.state_args, steps, np.zeros(1, np.int64), rngs[side],
                        np.zeros((1, players)), g.internals.scratch_rewards)
             rates[side].append(n / (time.perf_counter() - t))
-    same = all(np.array_equal(a, b) for a, b in zip(games[0]._arrays, games[1]._arrays))
+    same = all(np.array_equal(a, b) for a, b in zip(games[0].state.arrays, games[1].state.arrays))
     return statistics.median(rates[0]), statistics.median(rates[1]), same
 
 

@@ -268,11 +268,12 @@ def test_console_scripts_point_at_the_apps():
 
 # ---- the files of 0.2 read unchanged ----------------------------------------------------
 def test_saved_files_of_before_the_move_still_load():
-    """Model files, arena results, positions and replays hold no module path: the ones in
-    the repository (written before the package moved) load as before."""
+    """Model files, arena results, positions and replays hold no module path: files written
+    before the package moved (the shipped models, the arena results under docs/results, a
+    position and a replay that 0.2 wrote) load as before."""
     from ono_env.agents.learned import load_agent, shipped_models
     from ono_env.arena import mirrored_record, read_arena_json, run_arena
-    from ono_env.replay import Replay
+    from ono_env.replay import Replay, replay_positions
 
     models = shipped_models()
     assert models
@@ -285,12 +286,16 @@ def test_saved_files_of_before_the_move_still_load():
     assert run["games"] > 0
     mirrored = ROOT / "docs" / "results" / "ladder" / "ppo-vs-maskable-seed13" / "arena.json"
     assert len(mirrored_record(read_arena_json(mirrored), "run")["per_deal"]) == 2
-    game = ono_env.VecGame("classic", 1, seed=3)
-    game.play_random(5)
-    again = ono_env.VecGame.from_json(game.to_json(0))
-    assert json.loads(again.to_json(0)) == json.loads(game.to_json(0))
-    replay = run_arena(["greedy", "random"], "basic", 2, num_games=2, record=1).replays[0]
-    assert Replay.from_json(replay.to_json()).to_json() == replay.to_json()
+    # a position and a replay that ono_env 0.2 wrote (tests/data/v0.2)
+    old = ROOT / "tests" / "data" / "v0.2"
+    text = (old / "position.json").read_text()
+    again = ono_env.VecGame.from_json(text)
+    assert json.loads(again.to_json(0)) == json.loads(text)
+    replay = Replay.load(old / "replay.json")
+    positions = replay_positions(replay)   # plays it and checks its recorded result
+    assert len(positions) == len(replay.actions) + 1 and positions[-1]["terminated"]
+    recorded = run_arena(["greedy", "random"], "basic", 2, num_games=2, record=1).replays[0]
+    assert Replay.from_json(recorded.to_json()).to_json() == recorded.to_json()
 
 
 def test_no_module_of_the_package_warns_on_import():

@@ -43,7 +43,8 @@ def test_registered_once_with_the_project_parameters():
     # the game string form OpenSpiel users write works too
     assert pyspiel.load_game("python_ono(preset=basic,players=3)").rules.num_players == 3
     points = pyspiel.load_game(O.GAME_NAME, {"reward": "points"})
-    assert points.get_type().utility == pyspiel.GameType.Utility.GENERAL_SUM
+    assert points.get_type().reward_model == pyspiel.GameType.RewardModel.REWARDS
+    assert points.max_utility() == 0.01 * (500 + 1240)   # a match's points, times 0.01
 
 
 @pytest.mark.parametrize("params, match", [
@@ -78,6 +79,35 @@ def test_openspiels_random_simulation_test(preset, players):
     game = pyspiel.load_game(O.GAME_NAME, {"preset": preset, "players": players,
                                            "max_decisions": 300})
     pyspiel.random_sim_test(game, num_sims=1, serialize=False, verbose=False)
+
+
+@pytest.mark.parametrize("params", [
+    {"preset": "classic", "players": 2, "target_score": "60"},
+    {"preset": "wikipedia", "players": 3, "target_score": "60"},
+    {"preset": "stacking", "players": 4, "target_score": "60"},   # penalty scoring: shared wins
+])
+@pytest.mark.parametrize("reward", ["points", "win"])
+def test_openspiels_random_simulation_test_of_matches(params, reward):
+    """Matches to a (low) target: per-round point rewards, and the win rewards of a match
+    (shared in a penalty-scored one)."""
+    game = pyspiel.load_game(O.GAME_NAME, {**params, "reward": reward, "max_decisions": 6000})
+    pyspiel.random_sim_test(game, num_sims=1, serialize=False, verbose=False)
+
+
+def test_the_rewards_are_exact_and_sum_to_zero():
+    for players, paid, exact in [
+            (3, [1.0, -0.5, -0.5], [1.0, -0.5, -0.5]),
+            (4, [0.5, 0.5, -0.5, -0.5], [0.5, 0.5, -0.5, -0.5]),          # a shared win
+            (5, [0.5, -1 / 3, 0.5, -1 / 3, -1 / 3], [0.5, -1 / 3, 0.5, -1 / 3, -1 / 3]),
+            (4, [0.0, 0.0, 0.0, 0.0], [0.0, 0.0, 0.0, 0.0])]:            # cut: no winner
+        state = pyspiel.load_game(O.GAME_NAME, {"preset": "basic", "players": players}
+                                  ).new_initial_state()
+        got = state._exact(np.array(paid, np.float32))
+        assert np.array_equal(got, np.array(exact)) and abs(got.sum()) < 1e-15
+    points = pyspiel.load_game(O.GAME_NAME, {"reward": "points", "players": 3}
+                               ).new_initial_state()
+    got = points._exact(np.array([0.7, -0.35, -0.35000003], np.float32))
+    assert abs(got.sum()) < 1e-15 and np.allclose(got, [0.7, -0.35, -0.35], atol=1e-7)
 
 
 @pytest.mark.parametrize("preset, players", [("basic", 2), ("classic", 3), ("ono", 4),
@@ -176,12 +206,17 @@ def _hidden_swap(state, rng):
     return out
 
 
-def test_the_resampler_keeps_the_seats_knowledge_and_reveals_no_hidden_card():
-    game = pyspiel.load_game(O.GAME_NAME, {"preset": "basic", "players": 3})
+@pytest.mark.parametrize("preset, players", [("basic", 3), ("classic", 4), ("ono", 4)])
+def test_the_resampler_keeps_the_seats_knowledge_and_reveals_no_hidden_card(preset, players):
+    from test_engine_bits import lacked_types
+
+    from ono_env import _engine as E
+
+    game = pyspiel.load_game(O.GAME_NAME, {"preset": preset, "players": players})
     rng = np.random.default_rng(4)
-    checked = 0
-    for _ in range(12):
-        state = _random_game(game.new_initial_state(), rng, steps=int(rng.integers(0, 40)))
+    checked = knowing = 0
+    for _ in range(24):
+        state = _random_game(game.new_initial_state(), rng, steps=int(rng.integers(5, 100)))
         if state.is_terminal():
             continue
         me = state.current_player()
@@ -203,9 +238,21 @@ def test_the_resampler_keeps_the_seats_knowledge_and_reveals_no_hidden_card():
             assert w.observation_string(me) == state.observation_string(me)
             assert w.legal_actions() == state.legal_actions()
             assert w.history_names == state.history_names
+            # what the table has seen of each hand holds in the world: at least `known` of
+            # its cards are of types it is not known to lack
+            pl = state.engine.state.pl[0]
+            hands = w.engine.state.hands[0].astype(np.int64)
+            outside = np.where(lacked_types(pl[:, E.S_LACKS]), 0, hands).sum(axis=1)
+            assert (outside >= pl[:, E.S_KNOWN]).all()
+            assert np.array_equal(w.engine.state.pl[0], pl)
+            knowing += int((pl[:, E.S_KNOWN] > 0).any())
         assert worlds[0][0].engine.to_dict(0) != worlds[0][1].engine.to_dict(0)
         checked += 1
     assert checked >= 6
+    # under basic (no voluntary draw) a draw shows that a hand held nothing playable, so
+    # some of these positions know something of a hand; under classic and ono a draw shows
+    # nothing and random play rarely reveals a card any other way
+    assert knowing > 0 or preset != "basic"
     with pytest.raises(ValueError, match="allowed: the acting player"):
         state.resample_from_infostate((me + 1) % 3, lambda: 0.5)
 

@@ -1,4 +1,5 @@
-"""One scenario per row of the RULES.md table: a position, actions, the expected position."""
+"""One scenario per row of the rules spec's table (the options: docs/rules.md; readings where it is
+silent: docs/rules-choices.md): a position, actions, the expected position."""
 
 from __future__ import annotations
 
@@ -356,7 +357,7 @@ def test_ono_false_accusation_costs_the_accuser_four():
 
 
 def test_ono_catching_a_player_with_one_card_who_called_costs_nothing():
-    # RULES.md: a false accusation is calling ONO on a player with more than one card
+    # the spec: a false accusation is calling ONO on a player with more than one card
     g = game_at(P("ono", num_players=3), [["R3", "R4"], ["B1", "B2"], ["Y1"]], ["R5"])
     act(g, "call", "play R3", "catch")
     d = g.to_dict(0)
@@ -523,7 +524,7 @@ def test_playing_a_drawn_swapping_wild_customizable_clears_the_drawn_card():
 
 
 def test_call_needs_a_card_to_play(classic3):
-    # RULES.md: a call is legal when the player holds two cards "and is about to play one"
+    # the spec: a call is legal when the player holds two cards "and is about to play one"
     g = game_at(classic3, [["Y3", "G1"], ["B1"], ["Y1"]], ["R5"], stock_top=["B9"])
     assert legal(g) == ["draw"]  # two cards, nothing playable: no call
     g = game_at(classic3, [["Y3", "R1"], ["B1"], ["Y1"]], ["R5"])

@@ -16,13 +16,15 @@ The game
     copied by ``clone``) draws every later card, so a state and its clone play alike. The
     85 actions are the project's (``ono_env.cards.ACTION_NAMES``); a player acts whenever
     the rules say so, including forced decisions (a draw's keep or play, a challenge).
-    Rewards are terminal: ``reward="win"`` (zero-sum: the winner +1, every other seat
-    -1/(N-1); a game cut at ``max_decisions`` gives 0 to all) or ``reward="points"`` (the
-    score changes of a scoring rule set).
+    ``reward="win"``: terminal, zero-sum rewards, the winner +1 and every other seat
+    -1/(N-1) (k winners sharing a penalty-scored match +1/k, the others -1/(N-k); a game
+    cut at ``max_decisions`` gives 0 to all). ``reward="points"`` (a scoring rule set): at
+    the end of every round, the round's score change times 0.01, centred to sum to zero
+    (OpenSpiel's per-step reward model).
 
 Parameters
     ``preset`` (one of the presets, default ``classic``), ``players`` (2-10, default 2),
-    ``reward`` (``win`` or ``points``), ``seed`` (the deals' seed, default 0),
+    ``reward`` (``win`` or ``points``, above), ``seed`` (the deals' seed, default 0),
     ``max_decisions`` (0: the engine's default, 5,000 a round and 50,000 a match), and every
     option of :class:`~ono_env.rules.RuleSet` as a **string** parameter whose default ``""``
     keeps the preset's value (OpenSpiel fills in every parameter's default, so an unset
@@ -85,15 +87,15 @@ _DEFAULTS: dict[str, Any] = {"preset": "classic", "players": 2, "reward": "win",
                              "max_decisions": 0, **dict.fromkeys(OPTIONS, "")}
 
 
-def _game_type(utility: Any) -> Any:
+def _game_type(reward_model: Any) -> Any:
     return pyspiel.GameType(
         short_name=GAME_NAME,
         long_name="ONO! (the UNO family of card games, ono_env's engine)",
         dynamics=pyspiel.GameType.Dynamics.SEQUENTIAL,
         chance_mode=pyspiel.GameType.ChanceMode.SAMPLED_STOCHASTIC,
         information=pyspiel.GameType.Information.IMPERFECT_INFORMATION,
-        utility=utility,
-        reward_model=pyspiel.GameType.RewardModel.TERMINAL,
+        utility=pyspiel.GameType.Utility.ZERO_SUM,
+        reward_model=reward_model,
         max_num_players=MAX_PLAYERS,
         min_num_players=MIN_PLAYERS,
         provides_information_state_string=True,
@@ -104,10 +106,10 @@ def _game_type(utility: Any) -> Any:
     )
 
 
-# registered as zero-sum (reward "win", the default); a game with reward "points" says
-# general-sum in its own game type
-_GAME_TYPE = _game_type(pyspiel.GameType.Utility.ZERO_SUM)
-_POINTS_TYPE = _game_type(pyspiel.GameType.Utility.GENERAL_SUM)
+# registered with terminal rewards (reward "win", the default); a game with reward "points"
+# (paid at the end of every round of a match) says so in its own game type
+_GAME_TYPE = _game_type(pyspiel.GameType.RewardModel.TERMINAL)
+_POINTS_TYPE = _game_type(pyspiel.GameType.RewardModel.REWARDS)
 
 
 def _option(name: str, text: str, kind: type) -> Any:
@@ -169,15 +171,13 @@ class OnoGame(pyspiel.Game):
         self.max_decisions = cut or default_cut
         n = self.rules.num_players
         if self.reward == "win":
-            low, high, total = -1.0, 1.0, 0.0
-        else:
+            high = 1.0
+        else:   # 0.01 x a score change, centred: at most a whole match's points
             deck_points = int((self.rules.deck_counts * C.CARD_POINTS).sum())
-            high = float(max(self.rules.target_score, 1) + deck_points)
-            low, total = -high, None
+            high = 0.01 * float(max(self.rules.target_score, 1) + deck_points)
         info = pyspiel.GameInfo(
             num_distinct_actions=C.NUM_ACTIONS, max_chance_outcomes=0, num_players=n,
-            min_utility=low, max_utility=high,
-            **({"utility_sum": total} if total is not None else {}),
+            min_utility=-high, max_utility=high, utility_sum=0.0,
             max_game_length=self.max_decisions)
         super().__init__(_GAME_TYPE if self.reward == "win" else _POINTS_TYPE, info,
                          params or {})
@@ -239,6 +239,7 @@ class OnoState(pyspiel.State):
                               max_decisions=game.max_decisions)
         self.history_names: list[str] = []
         self._returns = np.zeros(game.rules.num_players)
+        self._last = np.zeros(game.rules.num_players)   # the last step's rewards
         self._done = False                                   # the engine's flags, kept
         self._current = int(self.engine.current_player[0])   # (OpenSpiel asks often)
         self.deal_seed = seed
@@ -255,18 +256,24 @@ class OnoState(pyspiel.State):
     def _apply_action(self, action: int) -> None:
         seat = self._current
         result = self.engine.step(np.array([action], np.int64))   # ValueError if illegal
-        self._returns += self._exact(result.rewards[0])
+        self._last = self._exact(result.rewards[0])
+        self._returns += self._last
         self._done = bool(result.terminated[0] or result.truncated[0])
         self._current = int(result.current_player[0])
         self.history_names.append(f"P{seat} {C.ACTION_NAMES[action]}")
 
     def _exact(self, rewards: np.ndarray) -> np.ndarray:
-        """The engine's float32 rewards in float64; the win rewards (multiples of 1/(N-1))
-        exactly, so that they sum to 0 as OpenSpiel checks."""
-        if self.get_game().reward == "win":
-            n = len(rewards) - 1
-            return np.round(rewards.astype(np.float64) * n) / n
-        return rewards.astype(np.float64)
+        """The engine's float32 rewards in float64, summing to 0 as OpenSpiel checks: the
+        win rewards exactly (k winners +1/k, the others -1/(N-k), as ``VecGame`` pays them),
+        the points rewards centred again in float64."""
+        r = rewards.astype(np.float64)
+        if self.get_game().reward != "win":
+            return r - r.mean()
+        if not r.any():
+            return r
+        win = r > 0
+        k, n = int(win.sum()), len(r)
+        return np.where(win, 1.0 / k, np.where(r < 0, -1.0 / (n - k), 0.0))
 
     def _action_to_string(self, player: int, action: int) -> str:
         return C.ACTION_NAMES[action]
@@ -278,6 +285,10 @@ class OnoState(pyspiel.State):
         return self._returns.tolist()
 
     def rewards(self) -> list[float]:
+        """The last step's rewards (``points``: paid at the end of every round); with the
+        terminal ``win`` rewards, the returns once the game is over."""
+        if self.get_game().reward != "win":
+            return self._last.tolist()
         return self._returns.tolist() if self.is_terminal() else [0.0] * len(self._returns)
 
     def __str__(self) -> str:
