@@ -13,7 +13,7 @@ import os
 
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 
-from ono_env.arena import run_arena  # noqa: E402
+from ono_env.arena import run_arena
 
 
 def main() -> None:

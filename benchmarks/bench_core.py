@@ -44,10 +44,10 @@ import time
 
 os.environ.setdefault("NUMBA_NUM_THREADS", "1")
 
-import numpy as np  # noqa: E402
+import numpy as np
 
-from ono_env import PRESETS, VecGame, random_legal  # noqa: E402
-from ono_env._compile import prebuilt_status  # noqa: E402
+from ono_env import PRESETS, VecGame, random_legal
+from ono_env._compile import prebuilt_status
 
 
 def engine_rate(players: int, batch: int, decisions: int) -> float:

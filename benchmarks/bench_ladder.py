@@ -115,8 +115,10 @@ def decision_times(agents: list[str], positions: int = 200, seed: int = 0,
     out = {}
     for spec in agents:
         agent = make_agent(spec, game.rules)
-        one = lambda i: (agent.act_game(game, np.array([i]), rng) if getattr(agent, "uses_game", False)
-                         else agent.act(obs[i:i + 1], mask[i:i + 1], rng))
+        def one(i, agent=agent):
+            if getattr(agent, "uses_game", False):
+                return agent.act_game(game, np.array([i]), rng)
+            return agent.act(obs[i:i + 1], mask[i:i + 1], rng)
         one(rows[0])                                   # warm up (compile, load)
         t = time.perf_counter()
         for i in rows:

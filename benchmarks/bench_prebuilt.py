@@ -27,12 +27,12 @@ import time
 
 import numba
 import numpy as np
+from bench_core import INSTRUCTION_STEPS, import_cpu_seconds, instructions_per_decision
 
 import ono_env
-from ono_env import _compile, _engine as E
-from ono_env.game import kernel_entry, game_seeds
-
-from bench_core import INSTRUCTION_STEPS, import_cpu_seconds, instructions_per_decision
+from ono_env import _compile
+from ono_env import _engine as E
+from ono_env.game import game_seeds, kernel_entry
 
 CASES = [("basic", 2), ("basic", 4), ("classic", 2), ("classic", 4)]
 

@@ -81,7 +81,7 @@ def sb3_speed(steps: int, overrides: list[str], run_dir: Path) -> dict:
                                "final_eval.games=0", "progress=false", "self_play.enabled=false",
                                f"run_dir={run_dir}", *overrides])
     t0 = time.perf_counter()
-    out = train(cfg)
+    train(cfg)
     seconds = time.perf_counter() - t0
     return {"steps": steps, "seconds": seconds, "steps_per_s": steps / seconds,
             "note": "whole train() call: setup and learning, no evaluation"}

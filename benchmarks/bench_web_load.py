@@ -155,7 +155,6 @@ def main() -> None:
             cl = Client(port)
             while not stop.is_set():
                 searching.set()
-                t = time.perf_counter()
                 play(cl, [f"pimc:{budget}"] * 3, rng,
                      lambda s, dt: (search_times.append(dt), refusals.append(s == 400)), stop,
                      players=4)

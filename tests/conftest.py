@@ -4,7 +4,8 @@ cards on top of the stock; every other card of the deck goes under them in the s
 from __future__ import annotations
 
 from collections import Counter
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 import pytest

@@ -14,10 +14,10 @@ from ono_env import PRESETS, VecGame, ono_v0, random_legal
 from ono_env.agents import RandomAgent
 from ono_env.agents.driver import AgentDriver
 from ono_env.envs.gym_env import OnoEnv
-from ono_env.observation import observation_layout
 from ono_env.envs.opponents import OpponentPool
-from ono_env.rules import resolve_rules
 from ono_env.envs.sb3 import OnoVecEnv
+from ono_env.observation import observation_layout
+from ono_env.rules import resolve_rules
 
 
 @pytest.mark.parametrize("num_players", [2, 3, 4])
@@ -99,7 +99,7 @@ TINY = dict(hand_size=1)
 def test_gymnasium_deals_again_when_the_opponents_finish_first():
     env = OnoEnv("basic", num_players=4, opponents="random", learner_seat=3, **TINY)
     for k in range(200):
-        obs, info = env.reset(seed=k)
+        _obs, _info = env.reset(seed=k)
         assert not env.game.finished[0]
         assert int(env.game.state.current[0]) == 3 and env.action_masks().any()
     assert env._driver.redeals > 0          # the situation did occur, and was dealt again
@@ -487,7 +487,7 @@ def test_pettingzoo_unknown_agents_are_named(agent):
     e = ono_v0.raw_env(rules="basic", num_players=2)
     e.reset(seed=0)
     for call in (e.observe, e.observation_space, e.action_space):
-        with pytest.raises(ValueError, match="unknown agent .*agents: player_0, player_1"):
+        with pytest.raises(ValueError, match=r"unknown agent .*agents: player_0, player_1"):
             call(agent)
 
 
@@ -551,6 +551,6 @@ def test_opponent_pool_refuses_bad_weights_and_unknown_members():
     for bad in (5, "", b"x"):
         with pytest.raises(ValueError, match="opponent name="):
             pool.add("defensive", 1, bad)
-    with pytest.raises(ValueError, match="members=.*allowed: a dict"):
+    with pytest.raises(ValueError, match=r"members=.*allowed: a dict"):
         OpponentPool(["greedy", "random"], "basic")
     assert pool.names == ["greedy", "random", "color"]

@@ -5,14 +5,12 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-
-from ono_env.agents import ColorControlAgent, DefensiveAgent, GreedyAgent
-from ono_env import action_id, action_name
-from ono_env.arena import run_arena
-from ono_env.agents import make_agent
-from ono_env.rules import PRESETS, RuleSet
-
 from conftest import game_at
+
+from ono_env import action_id, action_name
+from ono_env.agents import ColorControlAgent, DefensiveAgent, GreedyAgent, make_agent
+from ono_env.arena import run_arena
+from ono_env.rules import PRESETS, RuleSet
 
 BASELINES = ["greedy", "color", "defensive"]
 
@@ -143,7 +141,7 @@ def test_honest_agents_do_not_bluff_a_wild_draw_four():
 
 
 def test_unknown_agent_names_the_known_ones():
-    with pytest.raises(ValueError, match="unknown agent 'genius': known agents are .*greedy.*"
-                                         "or the path of a saved model"):
+    with pytest.raises(ValueError, match=r"unknown agent 'genius': known agents are .*greedy.*"
+                                         r"or the path of a saved model"):
         make_agent("genius", "basic")
     assert action_id("play R5") == 5

@@ -9,14 +9,21 @@ from pathlib import Path
 import numpy as np
 import pytest
 import yaml
+from conftest import game_at, make_position, random_playout
 
 from ono_env import (
-    ACTION_NAMES, NUM_ACTIONS, PRESETS, RuleSet, VecGame, action_id, action_name, card_id,
+    ACTION_NAMES,
+    NUM_ACTIONS,
+    PRESETS,
+    RuleSet,
+    VecGame,
+    action_id,
+    action_name,
+    card_id,
     card_name,
 )
-from ono_env.apps.demo import main as demo_main, play_demo
-
-from conftest import game_at, make_position, random_playout
+from ono_env.apps.demo import main as demo_main
+from ono_env.apps.demo import play_demo
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -82,7 +89,7 @@ def test_deck_too_small_to_deal_is_refused():
 def test_unknown_preset_and_option():
     with pytest.raises(ValueError, match="unknown preset 'uno'"):
         RuleSet.preset("uno")
-    with pytest.raises(ValueError, match="unknown rule option.*'stack'"):
+    with pytest.raises(ValueError, match=r"unknown rule option.*'stack'"):
         RuleSet.preset("classic", stack=True)
     with pytest.raises(ValueError, match="no rules file"):
         RuleSet.load("no/such/file.yaml")
@@ -163,7 +170,7 @@ def test_position_round_trip_is_exact_and_play_continues_identically(preset):
     copy = VecGame.from_dict(d)
     one = VecGame(preset, 1, seed=0, num_players=3)
     one.set_position(0, d)
-    for t in range(30):
+    for _t in range(30):
         if copy.finished[0]:
             break
         a = np.argmax(copy.legal_mask(), 1)
@@ -304,6 +311,7 @@ def test_a_copied_game_plays_on_its_own_buffers(how):
     follow the copy's own arrays, and it plays exactly as the original."""
     import copy
     import pickle
+
     from ono_env import random_legal
     g = VecGame("basic", 32, seed=4, num_players=2)
     g.legal_mask()

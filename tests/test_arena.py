@@ -10,8 +10,8 @@ import sys
 import numpy as np
 import pytest
 
-from ono_env.arena import evaluate, run_arena, seatings, wilson_interval
 from ono_env.apps.arena_cli import main
+from ono_env.arena import evaluate, run_arena, seatings, wilson_interval
 
 
 def test_wilson_interval_matches_known_values():
@@ -72,7 +72,8 @@ def test_evaluation_in_worker_processes_gives_the_same_rows():
     args = ("greedy", ["random", "defensive"], {"preset": "basic", "num_players": 2}, 40)
     one = evaluate(*args, seed=5)
     two = evaluate(*args, seed=5, workers=2)
-    drop = lambda rows: [{k: v for k, v in r.items() if k != "seconds"} for r in rows]
+    def drop(rows):
+        return [{k: v for k, v in r.items() if k != "seconds"} for r in rows]
     assert drop(one) == drop(two)
     assert [r["opponent"] for r in two] == ["random", "defensive"]
     with pytest.raises(ValueError, match="workers = 0; allowed: an integer >= 1"):

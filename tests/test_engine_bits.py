@@ -8,13 +8,12 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
+from test_properties import PLAYERS, counter_actions, rule_sets
 
 from ono_env import PRESETS, RuleSet, VecGame, game_seeds
 from ono_env import _engine as E
 from ono_env import cards as C
 from ono_env.observation import PHASE_NAMES
-
-from test_properties import PLAYERS, counter_actions, rule_sets
 
 PH = {name: k for k, name in enumerate(PHASE_NAMES)}
 

@@ -2,22 +2,22 @@
 
 from __future__ import annotations
 
+import itertools
 import warnings
 
 import gymnasium
 import numpy as np
 import pytest
+from conftest import make_position, random_playout
 from pettingzoo.test import api_test, seed_test
 
 import ono_env
 from ono_env import PRESETS, RuleSet, VecGame, ono_v0
-from ono_env.game import first_legal
-from ono_env.envs.gym_env import OnoEnv
-from ono_env.observation import format_observation_layout, observation_layout, observation_size
 from ono_env.agents import RandomAgent, make_agent
+from ono_env.envs.gym_env import OnoEnv
 from ono_env.envs.sb3 import OnoVecEnv
-
-from conftest import make_position, random_playout
+from ono_env.game import first_legal
+from ono_env.observation import format_observation_layout, observation_layout, observation_size
 
 CASES = [(name, n) for name in PRESETS for n in (2, 3, 4, 10)]
 
@@ -27,7 +27,7 @@ def test_layout_table_covers_the_vector_without_gaps():
     for rules in (RuleSet.preset("classic", num_players=4), RuleSet.preset("basic", num_players=2)):
         blocks = observation_layout(rules)
         assert blocks[0].start == 0
-        assert all(a.stop == b.start for a, b in zip(blocks, blocks[1:]))
+        assert all(a.stop == b.start for a, b in itertools.pairwise(blocks))
         assert VecGame(rules, 2, seed=0).observe(0).shape == (2, observation_size(rules))
     assert "scores" in format_observation_layout(RuleSet.preset("classic"))
     assert "scores" not in format_observation_layout(RuleSet.preset("basic"))
@@ -48,7 +48,8 @@ def test_observation_holds_own_hand_and_public_facts():
 
 def _swap(d, a_key, a_index, b_key, b_index):
     d = {**d, "hands": [list(h) for h in d["hands"]], "stock": list(d["stock"])}
-    get = lambda key: d["stock"] if key == "stock" else d["hands"][key]
+    def get(key):
+        return d["stock"] if key == "stock" else d["hands"][key]
     A, B = get(a_key), get(b_key)
     A[a_index], B[b_index] = B[b_index], A[a_index]
     return d
@@ -162,7 +163,7 @@ def test_gymnasium_make_and_checkers():
 
 def test_gymnasium_learner_sees_only_its_turns_and_its_reward():
     env = OnoEnv("basic", num_players=3, opponents="random", learner_seat=1)
-    obs, info = env.reset(seed=5)
+    obs, _ = env.reset(seed=5)
     rules = env.rules
     my_turn = next(b for b in observation_layout(rules) if b.name == "my_turn").start
     rng = np.random.default_rng(1)
@@ -170,7 +171,7 @@ def test_gymnasium_learner_sees_only_its_turns_and_its_reward():
     for _ in range(500):
         assert obs[my_turn] == 1.0 and int(env.game.state.current[0]) == 1
         mask = env.action_masks()
-        obs, reward, term, trunc, info = env.step(int(rng.choice(np.flatnonzero(mask))))
+        obs, reward, term, trunc, _info = env.step(int(rng.choice(np.flatnonzero(mask))))
         total += reward
         if term or trunc:
             break
@@ -185,7 +186,7 @@ def test_gymnasium_illegal_action_lose_or_raise():
     illegal = int(np.flatnonzero(~env.action_masks())[0])
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        obs, reward, term, trunc, info = env.step(illegal)
+        _obs, reward, term, _trunc, info = env.step(illegal)
     assert term and reward == -1.0 and info["illegal_action"] == ono_env.action_name(illegal)
     strict = OnoEnv("basic", num_players=2, illegal_action="raise")
     strict.reset(seed=0)
@@ -201,7 +202,8 @@ def test_opponents_by_name_or_object_and_bad_agents():
     env = OnoEnv("classic", num_players=3, opponents=["random", FirstLegal()])
     env.reset(seed=0)
     env.step(int(np.flatnonzero(env.action_masks())[0]))
-    with pytest.raises(ValueError, match="unknown agent .genius.: known agents are color, defensive, greedy, .*random"):
+    with pytest.raises(ValueError, match=r"unknown agent .genius.: known agents are color, "
+                                         r"defensive, greedy, .*random"):
         OnoEnv("classic", num_players=2, opponents="genius")
     with pytest.raises(ValueError, match="opponents: 1 given for 4 players"):
         OnoEnv("classic", num_players=4, opponents=["random"])
@@ -251,7 +253,7 @@ def test_vecenv_is_seeded_and_raises_on_illegal_actions():
         venv = OnoVecEnv("classic", num_envs=8, seed=seed, num_players=3)
         obs = venv.reset()
         for _ in range(20):
-            obs, r, d, _ = venv.step(np.argmax(venv.action_masks(), 1))
+            obs, _r, _d, _ = venv.step(np.argmax(venv.action_masks(), 1))
         return obs
 
     np.testing.assert_array_equal(run(3), run(3))

@@ -124,7 +124,7 @@ def test_bad_input_is_refused_and_changes_nothing():
     envs = make(4)
     with pytest.raises(RuntimeError, match="before reset"):
         envs.step(np.zeros(4, np.int64))
-    obs, infos = envs.reset(seed=0)
+    _obs, infos = envs.reset(seed=0)
     before = [envs.game.to_dict(i) for i in range(4)]
     for bad in (np.zeros(4), np.zeros(3, np.int64), np.zeros((4, 1), np.int64), [True] * 4):
         with pytest.raises(ValueError, match=r"actions must be an integer array of shape \(4,\)"):

@@ -169,7 +169,7 @@ def test_the_contract_check_would_see_an_upward_import(tmp_path, monkeypatch):
     bad = tmp_path / "bad.py"
     bad.write_text("def f():\n    from ono_env.arena import run_arena\n")
     monkeypatch.setitem(MODULES, "ono_env.agents.bad", bad)
-    with pytest.raises(AssertionError, match="bad.py:2 \\(agents\\) imports ono_env.arena"):
+    with pytest.raises(AssertionError, match=r"bad\.py:2 \(agents\) imports ono_env\.arena"):
         test_no_layer_imports_a_layer_above_it()
 
 

@@ -1,5 +1,6 @@
-"""Lint and type check the package: ruff (pyproject.toml [tool.ruff]) and mypy through
-.ci/typecheck ([tool.mypy]), each with zero findings.
+"""Lint and type check: ruff (pyproject.toml [tool.ruff]) over the whole repository (the
+package, tests, benchmarks, docs' examples, the notebook) and mypy through .ci/typecheck
+([tool.mypy]) over the package, each with zero findings.
 
 They run here, after the suite's install (pip install -e ".[test]", whose lint extra brings
 ruff, mypy and the stubs), so that mypy sees the installed libraries. Where ruff or mypy is
@@ -17,7 +18,6 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-PACKAGE = ["ono_env", "agents", "train", "configs"]
 
 
 def _need(tool: str, found: bool) -> None:
@@ -34,8 +34,8 @@ def _run(cmd: list[str], timeout: float) -> subprocess.CompletedProcess:
 def test_ruff() -> None:
     ruff = shutil.which("ruff")
     _need("ruff", ruff is not None)
-    r = _run([str(ruff), "check", *PACKAGE], 300)
-    assert r.returncode == 0, f"ruff check {' '.join(PACKAGE)}:\n{r.stdout}{r.stderr}"
+    r = _run([str(ruff), "check", "."], 300)   # the whole repository: package, tests, scripts
+    assert r.returncode == 0, f"ruff check .:\n{r.stdout}{r.stderr}"
 
 
 def test_mypy() -> None:

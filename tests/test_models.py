@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import base64
 import io
+import itertools
 import json
 import pickle
 import re
@@ -20,11 +21,20 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from safetensors.numpy import load as st_load, save as st_save
+from safetensors.numpy import load as st_load
+from safetensors.numpy import save as st_save
 
 from ono_env.agents import make_agent
-from ono_env.agents.learned import (LearnedAgent, PolicyNet, load_agent, make_metadata,
-                                    model_bytes, read_metadata, shipped_models, write_model)
+from ono_env.agents.learned import (
+    LearnedAgent,
+    PolicyNet,
+    load_agent,
+    make_metadata,
+    model_bytes,
+    read_metadata,
+    shipped_models,
+    write_model,
+)
 from ono_env.game import VecGame
 from ono_env.observation import observation_scale, observation_size
 from ono_env.rules import RuleSet
@@ -38,7 +48,7 @@ def tiny_net(rules=RULES, hidden=(8,), seed=0, activation="tanh") -> PolicyNet:
     rng = np.random.default_rng(seed)
     sizes = [observation_size(rules), *hidden, 85]
     layers = [(rng.normal(0, 0.3, (o, i)).astype(np.float32), rng.normal(0, 0.1, o).astype(np.float32))
-              for i, o in zip(sizes[:-1], sizes[1:])]
+              for i, o in itertools.pairwise(sizes)]
     return PolicyNet(observation_scale(rules), layers, activation)
 
 
@@ -106,13 +116,13 @@ def real_observations(rules, n, seed=0):
     g = VecGame(rules, num_games=B, seed=seed, autoreset=True)
     agents = [make_agent("greedy", rules), make_agent("random", rules)]   # by seat parity
     rng = np.random.default_rng(seed)
-    O, M, total = [], [], 0
+    obs_rows, M, total = [], [], 0
     while total < n:
         mask = g.legal_mask().copy()
         seat = g.current_player
         obs = g.observe(seat)
         live = mask.any(1)
-        O.append(obs[live].copy())
+        obs_rows.append(obs[live].copy())
         M.append(mask[live])
         total += int(live.sum())
         who = (seat + np.arange(B)) % 2
@@ -122,7 +132,7 @@ def real_observations(rules, n, seed=0):
             if rows.any():
                 act[rows] = a.act(obs[rows], mask[rows], rng)
         g.step(act)
-    return np.concatenate(O)[:n], np.concatenate(M)[:n]
+    return np.concatenate(obs_rows)[:n], np.concatenate(M)[:n]
 
 
 # ---- (a) pickles are never run ----------------------------------------------------------
@@ -135,17 +145,19 @@ def test_the_payload_is_live_and_sb3s_loader_would_run_it(tmp_path):
     path = malicious_zip(tmp_path / "evil.zip", marker, safe_member=True)
     try:
         load_from_zip_file(str(path), device="cpu", load_data=True)
-    except Exception:
+    except Exception:  # noqa: BLE001 - whatever the loader raises, the marker shows it ran
         pass
     assert marker.exists()
 
 
 def _every_loader_refuses(path: Path, capsys, tmp_path) -> None:
-    from ono_env.apps import arena_cli, play as play_mod
+    from ono_env.apps import arena_cli
+    from ono_env.apps import play as play_mod
     from ono_env.envs.gym_env import OnoEnv
     from ono_env.envs.opponents import OpponentPool, make_opponents
     from ono_env.envs.sb3 import OnoVecEnv
-    from ono_env.train.export import export_model, main as export_main
+    from ono_env.train.export import export_model
+    from ono_env.train.export import main as export_main
 
     s = str(path)
     for call in (lambda: load_agent(path), lambda: read_metadata(path),
@@ -156,10 +168,10 @@ def _every_loader_refuses(path: Path, capsys, tmp_path) -> None:
                  lambda: make_opponents(s, RULES),
                  lambda: OnoEnv("basic", num_players=2, opponents=s),
                  lambda: OnoVecEnv("basic", num_envs=2, opponents=s, num_players=2)):
-        with pytest.raises(ValueError, match="ono_policy.safetensors") as exc:
+        with pytest.raises(ValueError, match=r"ono_policy.safetensors") as exc:
             call()
         assert EXPORT_HINT in str(exc.value) and s in str(exc.value)
-    with pytest.raises(ValueError, match="policy.pth"):
+    with pytest.raises(ValueError, match=r"policy.pth"):
         export_model(path, tmp_path / "out.safetensors")
     assert not (tmp_path / "out.safetensors").exists()
     capsys.readouterr()
@@ -184,7 +196,8 @@ def test_no_loader_runs_the_pickles_of_an_old_checkpoint(tmp_path, capsys, pth):
 
 
 def test_a_checkpoint_with_a_safe_member_plays_and_its_pickles_never_run(tmp_path, capsys):
-    from ono_env.apps import arena_cli, play as play_mod
+    from ono_env.apps import arena_cli
+    from ono_env.apps import play as play_mod
     from ono_env.envs.gym_env import OnoEnv
     from ono_env.envs.opponents import OpponentPool, make_opponents
     from ono_env.envs.sb3 import OnoVecEnv
@@ -249,6 +262,7 @@ def test_playing_a_model_needs_no_torch(tmp_path):
 def test_save_model_round_trip_and_live_or_frozen_agents(tmp_path):
     import torch as th
     from sb3_contrib import MaskablePPO
+
     from ono_env.envs.sb3 import OnoVecEnv
     from ono_env.train.export import export_model
     from ono_env.train.nets import ScaledObservation, agent_from_model, save_model
@@ -311,6 +325,7 @@ def test_export_of_an_old_format_checkpoint(tmp_path):
     """A format-version-1 checkpoint (ono_meta.json + policy.pth as torch saved it) becomes
     a model with the same logits; the state dict is read with weights_only."""
     import torch as th
+
     from ono_env.train.export import export_model
 
     net = tiny_net(hidden=(8, 4))
@@ -331,8 +346,8 @@ def test_export_of_an_old_format_checkpoint(tmp_path):
             pickle.dumps(Payload(marker))).decode()}}))
         z.writestr("policy.pth", torch_archive(sd))
         z.writestr("ono_meta.json", json.dumps(old_meta()))
-    with pytest.raises(ValueError, match="saved before ono_env's model format version 2.*"
-                                         "ono-export"):
+    with pytest.raises(ValueError, match=r"saved before ono_env's model format version 2.*"
+                                         r"ono-export"):
         load_agent(path)
     out = export_model(path, tmp_path / "new.safetensors")
     agent = load_agent(out)
@@ -522,7 +537,8 @@ OLD_DAMAGED = {
 
 @pytest.mark.parametrize("case", list(OLD_DAMAGED))
 def test_export_refuses_damaged_old_checkpoints(tmp_path, case, capsys):
-    from ono_env.train.export import export_model, main as export_main
+    from ono_env.train.export import export_model
+    from ono_env.train.export import main as export_main
     build, words = OLD_DAMAGED[case]
     path = tmp_path / "old.zip"
     path.write_bytes(build(path))
@@ -538,10 +554,10 @@ def test_export_refuses_damaged_old_checkpoints(tmp_path, case, capsys):
 def test_write_model_refuses_inconsistent_models(tmp_path):
     net = tiny_net()
     meta = tiny_meta(net)
-    with pytest.raises(ValueError, match="ends in .safetensors"):
+    with pytest.raises(ValueError, match=r"ends in .safetensors"):
         write_model(tmp_path / "m.zip", net, meta)
     meta["architecture"]["hidden_sizes"] = [9]
-    with pytest.raises(ValueError, match="model to save: damaged model: tensor 'hidden.0.weight'"):
+    with pytest.raises(ValueError, match=r"model to save: damaged model: tensor 'hidden.0.weight'"):
         write_model(tmp_path / "m.safetensors", net, meta)
     assert not list(tmp_path.iterdir())
 

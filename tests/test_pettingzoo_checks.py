@@ -87,7 +87,7 @@ def test_order_is_enforced_as_by_the_wrapper():
         a, b = outcome(lambda: call(ours)), outcome(lambda: call(ref))
         assert a == b and a[0][0] is AssertionError and "reset() needs to be called" in a[0][1]
     with pytest.raises(AttributeError, match="no attribute 'nothing'"):
-        ours.nothing
+        _ = ours.nothing
     # agent_iter without a step in between asserts, as the wrapper's iterator does
     for e in (ours, ref):
         e.reset(seed=0)

@@ -15,6 +15,7 @@ import json
 
 import numpy as np
 import pytest
+from conftest import act, make_position
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
@@ -23,8 +24,6 @@ from ono_env.cards import CARD_IDS, CARD_NAMES
 from ono_env.game import MAX_DECISIONS, random_legal
 from ono_env.observation import PHASE_NAMES
 from ono_env.positions import MAX_COUNT, MAX_PENDING_DRAW, POSITION_KEYS
-
-from conftest import act, make_position
 
 CL2 = RuleSet.preset("classic", num_players=2)
 CL2_SINGLE = RuleSet.preset("classic", num_players=2, target_score=0)
@@ -528,7 +527,7 @@ def test_bounds_agree_with_the_game():
 CAP = 5000  # decisions of random play from an accepted mutant
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def valid_positions() -> tuple[dict, ...]:
     """Positions from seeded random play: every preset at 2-4 players plus rule sets that
     reach the rarer phases, the first of each kind of position seen in each."""
@@ -710,7 +709,7 @@ def canonical(d: dict, rules: RuleSet) -> dict:
             "hands": [sorted(h, key=CARD_IDS.get) for h in d["hands"]]}
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def game_for(rules_json: str) -> VecGame:
     return VecGame(RuleSet.from_dict(json.loads(rules_json)), 2, seed=9)
 

@@ -74,7 +74,8 @@ from ono_env import _compile
 from ono_env.agents import make_agent
 from ono_env.arena import run_arena
 out = {"status": _compile.prebuilt_status(), "games": []}
-for preset, players in (("basic", 2), ("basic", 4), ("classic", 2), ("ono", 3), ("stacking", 5), ("uno2018", 2), ("wikipedia", 4)):
+for preset, players in (("basic", 2), ("basic", 4), ("classic", 2), ("ono", 3), ("stacking", 5),
+                        ("uno2018", 2), ("wikipedia", 4)):
     g = ono_env.VecGame(preset, 4, seed=7, num_players=players)
     g.play_random(300, seed=1)
     rng = np.random.default_rng(3)

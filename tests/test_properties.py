@@ -78,7 +78,8 @@ def test_same_seed_same_game(preset, players):
     run(b, 150, ids)
     assert [a.to_dict(i) for i in range(8)] == [b.to_dict(i) for i in range(8)]
     c = VecGame(preset, 8, seed=124, num_players=players)
-    assert [c.to_dict(i) for i in range(8)] != [VecGame(preset, 8, seed=123, num_players=players).to_dict(i) for i in range(8)]
+    other = VecGame(preset, 8, seed=123, num_players=players)
+    assert [c.to_dict(i) for i in range(8)] != [other.to_dict(i) for i in range(8)]
 
 
 @pytest.mark.parametrize("preset,players", CASES)

@@ -18,24 +18,24 @@ import numpy as np
 import pytest
 
 if os.environ.get("ONO_REQUIRE_RAY") == "1":
-    import ray          # noqa: F401 - a missing Ray fails here rather than skipping the tests
-    import ray.rllib    # noqa: F401
+    import ray
+    import ray.rllib
     import torch
 else:
     ray = pytest.importorskip("ray")
     pytest.importorskip("ray.rllib")
     torch = pytest.importorskip("torch")
 
-from ono_env import random_legal  # noqa: E402
-from ono_env.agents import make_agent  # noqa: E402
-from ono_env.agents.learned import load_agent  # noqa: E402
-from ono_env.arena import run_arena  # noqa: E402
-from ono_env.cards import NUM_ACTIONS  # noqa: E402
-from ono_env.game import VecGame  # noqa: E402
-from ono_env.envs.rllib_env import OnoMultiAgentEnv, OnoRLlibVectorEnv  # noqa: E402
-from ono_env.rules import RuleSet  # noqa: E402
-from ono_env.train import rllib as R  # noqa: E402
-from ono_env.train.config import load_config  # noqa: E402
+from ono_env import random_legal
+from ono_env.agents import make_agent
+from ono_env.agents.learned import load_agent
+from ono_env.arena import run_arena
+from ono_env.cards import NUM_ACTIONS
+from ono_env.envs.rllib_env import OnoMultiAgentEnv, OnoRLlibVectorEnv
+from ono_env.game import VecGame
+from ono_env.rules import RuleSet
+from ono_env.train import rllib as R
+from ono_env.train.config import load_config
 
 BASIC2 = RuleSet.preset("basic", num_players=2)
 
@@ -187,7 +187,7 @@ def test_masked_module_masks_and_exports_to_the_model_format(tmp_path):
                                   np.where(legal, logits, -np.inf).argmax(axis=1))
     with pytest.raises(ValueError, match="trained for 'basic' rules"):
         load_agent(path, RuleSet.preset("classic", num_players=2))
-    with pytest.raises(ValueError, match="not a MaskablePPO|MaskedPPOModule"):
+    with pytest.raises(ValueError, match=r"not a MaskablePPO|MaskedPPOModule"):
         R.policy_net_from_state({"x": np.zeros(2)}, BASIC2, "tanh")
 
 

@@ -7,13 +7,12 @@ import json
 import numpy as np
 import pytest
 
+from ono_env.apps.arena_cli import main as arena_main
+from ono_env.apps.play import play
 from ono_env.arena import run_arena
 from ono_env.cards import action_name
-from ono_env.apps.arena_cli import main as arena_main
 from ono_env.game import VecGame, game_seeds
-from ono_env.apps.play import play
-from ono_env.replay import (MAX_REPLAY_BYTES, Replay, agent_thinking, new_game,
-                            replay_positions)
+from ono_env.replay import MAX_REPLAY_BYTES, Replay, agent_thinking, new_game, replay_positions
 
 FIELDS = ("entrants", "wins", "scores", "length", "truncated")
 
@@ -137,17 +136,17 @@ def test_replays_whose_actions_do_not_fit_are_refused_with_the_decision():
 
 def test_replay_loading_refuses_non_replays(tmp_path):
     (tmp_path / "x.json").write_text("{not json")
-    with pytest.raises(ValueError, match="x.json"):
+    with pytest.raises(ValueError, match=r"x.json"):
         Replay.load(tmp_path / "x.json")
     (tmp_path / "dup.json").write_text('{"format": 1, "format": 2}')
-    with pytest.raises(ValueError, match="dup.json"):
+    with pytest.raises(ValueError, match=r"dup.json"):
         Replay.load(tmp_path / "dup.json")
     big = tmp_path / "big.json"
     with open(big, "wb") as f:
         f.truncate(MAX_REPLAY_BYTES + 1)
     with pytest.raises(ValueError, match="bytes; at most"):
         Replay.load(big)
-    with pytest.raises(ValueError, match="cannot read replay file .*: no such file"):
+    with pytest.raises(ValueError, match=r"cannot read replay file .*: no such file"):
         Replay.load(tmp_path / "missing.json")
 
 
@@ -233,6 +232,7 @@ def test_ono_play_refuses_a_replay_path_it_cannot_write_before_playing(tmp_path)
 def test_ono_play_labels_a_model_file_by_its_name(tmp_path):
     import io
     import shutil
+
     from ono_env.agents.learned import shipped_models
     model = tmp_path / "deep" / "folder" / "my-model.safetensors"
     model.parent.mkdir(parents=True)

@@ -3,13 +3,15 @@ silent: docs/rules-choices.md): a position, actions, the expected position."""
 
 from __future__ import annotations
 
+import functools
+import operator
+
 import numpy as np
 import pytest
+from conftest import act, game_at, legal
 
 from ono_env import RuleSet, VecGame
 from ono_env.cards import CARD_NAMES
-
-from conftest import act, game_at, legal
 
 
 def P(name: str, **kw) -> RuleSet:
@@ -28,7 +30,7 @@ def _seat(d, k):
 
 @pytest.mark.parametrize("preset", ["classic", "ono", "wikipedia", "stacking"])
 def test_first_action_card_is_played_by_the_dealer(preset):
-    g, games = _first_cards(P(preset, num_players=4))
+    _g, games = _first_cards(P(preset, num_players=4))
     seen = set()
     for d in games:
         top = d["discard"][-1]
@@ -50,7 +52,7 @@ def test_first_action_card_is_played_by_the_dealer(preset):
 
 
 def test_first_draw_two_makes_the_first_player_draw_two_and_lose_the_turn():
-    g, games = _first_cards(P("classic", num_players=4), 512)
+    _g, games = _first_cards(P("classic", num_players=4), 512)
     i = next(k for k, d in enumerate(games) if d["discard"][-1].endswith("+2"))
     one = VecGame.from_dict(games[i])
     d = games[i]
@@ -61,7 +63,7 @@ def test_first_draw_two_makes_the_first_player_draw_two_and_lose_the_turn():
 
 
 def test_first_reverse_two_players_acts_as_if_the_dealer_played_it():
-    g, games = _first_cards(P("classic", num_players=2), 2048)
+    _g, games = _first_cards(P("classic", num_players=2), 2048)
     ds = [d for d in games if d["discard"][-1][1:] == "R"]
     assert ds
     for d in ds:  # a Reverse is a Skip with two players: the dealer plays first
@@ -69,7 +71,7 @@ def test_first_reverse_two_players_acts_as_if_the_dealer_played_it():
 
 
 def test_first_wild_classic_first_player_names_the_colour_then_plays():
-    g, games = _first_cards(P("classic", num_players=3), 2048)
+    _g, games = _first_cards(P("classic", num_players=3), 2048)
     i = next(k for k, d in enumerate(games) if d["discard"][-1] == "W")
     d = games[i]
     assert d["phase"] == "color" and d["current_player"] == _seat(d, 1) and d["color"] is None
@@ -81,7 +83,7 @@ def test_first_wild_classic_first_player_names_the_colour_then_plays():
 
 
 def test_first_wild_wikipedia_dealer_names_the_colour():
-    g, games = _first_cards(P("wikipedia", num_players=3), 2048)
+    _g, games = _first_cards(P("wikipedia", num_players=3), 2048)
     i = next(k for k, d in enumerate(games) if d["discard"][-1] == "W")
     d = games[i]
     assert d["phase"] == "color" and d["current_player"] == d["dealer"]
@@ -93,7 +95,7 @@ def test_first_wild_wikipedia_dealer_names_the_colour():
 
 @pytest.mark.parametrize("preset", ["ono", "stacking", "classic", "wikipedia"])
 def test_first_wild_draw_four_goes_back_into_the_deck(preset):
-    g, games = _first_cards(P(preset, num_players=4))
+    _g, games = _first_cards(P(preset, num_players=4))
     for d in games:
         assert "W+4" not in d["discard"]
         if preset in ("ono", "stacking"):  # a first Wild is shuffled back too
@@ -101,7 +103,7 @@ def test_first_wild_draw_four_goes_back_into_the_deck(preset):
 
 
 def test_uno2018_flips_until_a_number_card():
-    g, games = _first_cards(P("uno2018", num_players=4))
+    _g, games = _first_cards(P("uno2018", num_players=4))
     flipped_over = 0
     for d in games:
         top = d["discard"][-1]
@@ -297,7 +299,7 @@ def test_short_deck_removes_six_to_nine():
     g = VecGame(rules, 64, seed=0)
     for i in range(64):
         d = g.to_dict(i)
-        cards = d["stock"] + d["discard"] + sum(d["hands"], [])
+        cards = d["stock"] + d["discard"] + functools.reduce(operator.iadd, d["hands"], [])
         assert not any(c[0] in "RYGB" and c[1:] in ("6", "7", "8", "9") for c in cards)
 
 
@@ -379,13 +381,13 @@ def test_wild_shuffle_hands_deals_from_the_players_left_and_keeps_direction():
     hands = [["WS", "R1", "R2"], ["B1", "B2", "B3", "B4", "B5"],
              ["G1", "G2", "G3", "G4", "G5", "G6"], ["Y1", "Y2", "Y3", "Y4", "Y5", "Y6", "Y7", "Y8"]]
     g = game_at(rules, hands, ["R5"], direction=-1)
-    before = sorted(sum(hands, []))
+    before = sorted(functools.reduce(operator.iadd, hands, []))
     before.remove("WS")
     act(g, "play WS")
     d = g.to_dict(0)
     # 21 cards dealt one at a time from seat 1 clockwise: seat 1 gets the extra card
     assert [len(h) for h in d["hands"]] == [5, 6, 5, 5]
-    assert sorted(sum(d["hands"], [])) == before
+    assert sorted(functools.reduce(operator.iadd, d["hands"], [])) == before
     # then the player, seeing the new hand, names the colour
     assert d["phase"] == "color" and d["current_player"] == 0 and d["color"] is None
     act(g, "color G")

@@ -4,13 +4,15 @@ search, and a compiled greedy playout policy equal to the NumPy ``greedy``."""
 
 from __future__ import annotations
 
+import itertools
+
 import numpy as np
 import pytest
 
 from ono_env import VecGame
-from ono_env.agents import _search as E
 from ono_env import cards as C
 from ono_env.agents import GreedyAgent, make_agent
+from ono_env.agents import _search as E
 from ono_env.agents.search import SearchAgent
 from ono_env.arena import run_arena
 from ono_env.rules import PRESETS, RuleSet
@@ -92,8 +94,10 @@ def _hidden_swaps(game: VecGame, me_rows: np.ndarray, rng: np.random.Generator) 
             cb = [c for c in np.flatnonzero(s.hands[i, b]) if s.hands[i, a, c] == 0]
             if ca and cb:
                 x, y = rng.choice(ca), rng.choice(cb)
-                s.hands[i, a, x] -= 1; s.hands[i, b, x] += 1
-                s.hands[i, b, y] -= 1; s.hands[i, a, y] += 1
+                s.hands[i, a, x] -= 1
+                s.hands[i, b, x] += 1
+                s.hands[i, b, y] -= 1
+                s.hands[i, a, y] += 1
         n = int(s.stock_len[i])   # between a hand and the stock
         held = np.flatnonzero(s.hands[i, a])
         if n and len(held):
@@ -162,7 +166,7 @@ def test_pimc_ppo_keeps_the_policy_choice_unless_clearly_beaten():
         assert np.array_equal(a.act_game(game, rows, np.random.default_rng(3)), want)
     with pytest.raises(ValueError, match="3-player 'basic' rules; there are: ppo-basic-2p"):
         make_agent("pimc-ppo", RuleSet.preset("basic", num_players=3))
-    with pytest.raises(ValueError, match="prior = .*allowed: None, or for a fair pimc search"):
+    with pytest.raises(ValueError, match=r"prior = .*allowed: None, or for a fair pimc search"):
         SearchAgent(rules, 4, method="ismcts", prior=ppo)
 
 
@@ -239,10 +243,10 @@ def test_a_search_agent_is_an_environment_opponent():
     from ono_env.envs.gym_env import OnoEnv
 
     env = OnoEnv(rules="basic", num_players=2, opponents=["pimc:2"])
-    obs, info = env.reset(seed=0)
+    env.reset(seed=0)
     for _ in range(500):
         mask = env.action_masks()
-        obs, reward, term, trunc, info = env.step(int(np.flatnonzero(mask)[0]))
+        _obs, _reward, term, trunc, _info = env.step(int(np.flatnonzero(mask)[0]))
         if term or trunc:
             break
     assert term or trunc
@@ -317,7 +321,7 @@ def test_the_playout_network_takes_any_depth_and_activation(activation, hidden):
     rng = np.random.default_rng(0)
     sizes = [obs.shape[1]] + hidden + [C.NUM_ACTIONS]
     layers = [(rng.normal(0, 1 / np.sqrt(i), (o, i)).astype(np.float32),
-               rng.normal(0, 0.1, o).astype(np.float32)) for i, o in zip(sizes, sizes[1:])]
+               rng.normal(0, 0.1, o).astype(np.float32)) for i, o in itertools.pairwise(sizes)]
     scale = rng.uniform(0.5, 2.0, obs.shape[1]).astype(np.float32)
     _check_network(PolicyNet(scale, layers, activation), obs, mask)
 
@@ -395,7 +399,7 @@ def test_a_time_budget_samples_worlds_until_the_time_is_spent():
             else:                           # the prior's choice unless beaten by the margin at 13
                 margin = agent.margin * np.sqrt(agent.worlds / 13)
                 assert ((v[k, acts[k]] >= best - 1e-9) | (best - v[k, acts[k]] <= margin + 1e-9)).all()
-    for (s1, a1, v1, w1), (s2, a2, v2, w2) in zip(runs[:4], runs[4:]):
+    for (s1, a1, v1, _w1), (s2, a2, v2, _w2) in zip(runs[:4], runs[4:]):
         assert s1 == s2 and np.array_equal(a1, a2) and np.array_equal(v1, v2), s1
     plain = make_agent("pimc-plain:13", rules)
     plain.act_game(game, live, np.random.default_rng(7))
@@ -414,7 +418,7 @@ def test_time_budget_names_and_refusals():
         make_agent("pimc:fast", rules)
     assert make_agent("ismcts:5ms", rules).time_ms == 5.0
     for bad in (0, -5.0, True, "5", float("nan")):
-        with pytest.raises(ValueError, match="time_ms = .*allowed: None, or a number of milli"):
+        with pytest.raises(ValueError, match=r"time_ms = .*allowed: None, or a number of milli"):
             SearchAgent(rules, 4, time_ms=bad)
 
 
@@ -443,7 +447,7 @@ def test_ismcts_resumes_its_tree_in_batches():
         S._Tree = old
     assert agent.last_worlds[0] == 13   # 1 + 2 + 4 + 4 + 2 iterations in five batches
     nodes = [u for u, _ in seen]
-    assert len(seen) == 5 and nodes[0] == 0 and all(a < b for a, b in zip(nodes, nodes[1:]))
+    assert len(seen) == 5 and nodes[0] == 0 and all(a < b for a, b in itertools.pairwise(nodes))
     small = _Tree(capacity=2)
     small.nodes[0] = 2
     small.child[1, 5] = 7
@@ -465,9 +469,10 @@ def _sample_worlds(game: VecGame, view: tuple, seed: int) -> tuple:
 
 
 def test_sampled_worlds_keep_what_is_publicly_known_of_each_hand():
+    from test_engine_bits import lacked_types
+
     from ono_env._engine import State
     from ono_env.game import kernel_entry
-    from test_engine_bits import lacked_types
     rules = RuleSet.preset("basic", num_players=3)
     game = positions(rules, 64, seed=9)
     rows = np.repeat(np.flatnonzero(~game.finished), 40)   # 40 worlds of each position

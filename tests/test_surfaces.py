@@ -13,17 +13,23 @@ import numpy as np
 import pytest
 
 pytest.importorskip("fastapi")
-from fastapi.testclient import TestClient  # noqa: E402
+from fastapi.testclient import TestClient
 
-from ono_env.agents.learned import (MAX_OUTPUT, PolicyNet, load_agent, make_metadata,  # noqa: E402
-                                    read_model, shipped_models, write_model)
-from ono_env.arena import check_ray_address, read_arena_json, run_arena  # noqa: E402
-from ono_env.apps.arena_cli import main as arena_main  # noqa: E402
-from ono_env.checks import check_input_file, check_text  # noqa: E402
-from ono_env.replay import Replay  # noqa: E402
-from ono_env.rules import RuleSet  # noqa: E402
-from ono_env.apps.web.server import Replays, create_app, main as web_main  # noqa: E402
-from ono_env.apps.web.table import WEB_MAX_BUDGET, search_label, Refused  # noqa: E402
+from ono_env.agents.learned import (
+    MAX_OUTPUT,
+    PolicyNet,
+    load_agent,
+    read_model,
+    shipped_models,
+    write_model,
+)
+from ono_env.apps.arena_cli import main as arena_main
+from ono_env.apps.web.server import Replays, create_app
+from ono_env.apps.web.server import main as web_main
+from ono_env.apps.web.table import Refused, WEB_MAX_BUDGET, search_label
+from ono_env.arena import check_ray_address, read_arena_json, run_arena
+from ono_env.checks import check_input_file, check_text
+from ono_env.replay import Replay
 
 
 @pytest.fixture(scope="module")
@@ -147,7 +153,7 @@ def test_a_model_whose_outputs_overflow_is_refused_with_its_name(tmp_path, how, 
 
 def test_every_shipped_model_passes_the_output_check():
     for path in shipped_models().values():
-        meta, net = read_model(path)
+        _meta, net = read_model(path)
         assert np.abs(net(np.zeros((1, net.observation_size), np.float32))).max() < MAX_OUTPUT
 
 
@@ -168,7 +174,7 @@ def fifo(tmp_path):
 
 def test_fifos_devices_and_folders_are_never_read(fifo, tmp_path, capsys):
     for what in (fifo, Path("/dev/zero"), tmp_path):
-        with pytest.raises(ValueError, match="folder|not a regular file"):
+        with pytest.raises(ValueError, match=r"folder|not a regular file"):
             check_input_file(what, "thing", 100)
     from ono_env.train.export import main as export_main
     assert export_main([str(fifo), str(tmp_path / "x.safetensors")]) == 2
@@ -178,7 +184,7 @@ def test_fifos_devices_and_folders_are_never_read(fifo, tmp_path, capsys):
                            "--mirrored", "--paired-with", str(bad), "--no-progress"]) == 2
         assert "not a regular file" in capsys.readouterr().err
     for bad in (fifo, tmp_path):
-        with pytest.raises(ValueError, match="replay file .*(not a regular file|folder)"):
+        with pytest.raises(ValueError, match=r"replay file .*(not a regular file|folder)"):
             Replay.load(bad)
 
 

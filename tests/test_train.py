@@ -16,8 +16,8 @@ import pytest
 import yaml
 
 from ono_env.agents.learned import load_agent, read_metadata
-from ono_env.arena import run_arena
 from ono_env.apps.play import play
+from ono_env.arena import run_arena
 from ono_env.train.cli import main as train_main
 from ono_env.train.config import TrainConfig, describe_fields, load_config
 from ono_env.train.maskable_ppo import train
@@ -25,7 +25,8 @@ from ono_env.train.run import learning_rate_schedule
 
 CONFIGS = Path(__file__).resolve().parent.parent / "configs" / "train"
 
-TINY = ["algo=maskable_ppo", "policy.shared=false", "total_steps=2048", "num_envs=16", "ppo.n_steps=64", "ppo.batch_size=256",
+TINY = ["algo=maskable_ppo", "policy.shared=false", "total_steps=2048", "num_envs=16",
+        "ppo.n_steps=64", "ppo.batch_size=256",
         "ppo.n_epochs=1", "policy.net_arch=[32]", "eval.every=1024", "eval.games=16",
         "eval.opponents=[random, greedy]", "final_eval.games=24",
         "final_eval.opponents=[random, greedy]", "final_eval.workers=2", "self_play.enabled=true",
@@ -63,9 +64,9 @@ def test_overrides_reach_nested_fields_and_bad_ones_are_named():
     assert cfg.ppo.learning_rate == 1e-4
     assert cfg.opponents == {"greedy": 1}
     assert cfg.policy.net_arch == [64, 64]
-    with pytest.raises(ValueError, match="unknown config field 'ppo.lr'; allowed: ppo.learning_rate"):
+    with pytest.raises(ValueError, match=r"unknown config field 'ppo.lr'; allowed: ppo.learning_rate"):
         load_config(None, ["ppo.lr=1"])
-    with pytest.raises(ValueError, match="'policy.activation' = 'gelu': Input should be 'tanh' or 'relu'"):
+    with pytest.raises(ValueError, match=r"'policy.activation' = 'gelu': Input should be 'tanh' or 'relu'"):
         load_config(None, ["policy.activation=gelu"])
     with pytest.raises(ValueError, match="write key=value"):
         load_config(None, ["total_steps"])
@@ -82,7 +83,7 @@ def test_learning_rate_decays_over_steps_or_time_whichever_ends_first():
     assert by_time(0.2) == pytest.approx(1.4e-4)   # steps ahead of the clock
     now[0] = 500.0                      # past the limit: the end value, never below
     assert by_time(0.9) == pytest.approx(1e-4)
-    with pytest.raises(ValueError, match="'final_eval.workers' = 0: Input should be greater than or equal to 1"):
+    with pytest.raises(ValueError, match=r"'final_eval.workers' = 0: Input should be greater than or equal to 1"):
         load_config(None, ["final_eval.workers=0"])
 
 
@@ -98,7 +99,7 @@ def test_cli_prints_resolved_config_and_refuses_bad_input(capsys):
 
 
 def test_a_tiny_run_writes_everything(tiny_run):
-    cfg, result = tiny_run
+    _cfg, result = tiny_run
     run_dir = Path(result["run_dir"])
     saved = yaml.safe_load((run_dir / "config.yaml").read_text())
     assert saved["total_steps"] == 2048 and saved["policy"]["net_arch"] == [32]
@@ -119,7 +120,7 @@ def test_a_tiny_run_writes_everything(tiny_run):
 
 
 def test_checkpoint_metadata_and_loading_into_the_arena_and_play(tiny_run):
-    cfg, result = tiny_run
+    _cfg, result = tiny_run
     model = Path(result["model"])
     meta = read_metadata(model)
     assert meta["rules"]["name"] == "basic" and meta["num_players"] == 2
@@ -175,8 +176,8 @@ def test_loading_under_other_rules_players_or_layout_fails_clearly(tiny_run, tmp
 
 
 def test_shipped_policies_load_as_agents():
-    from ono_env.agents.learned import shipped_models
     from ono_env.agents import agent_names
+    from ono_env.agents.learned import shipped_models
     models = shipped_models()
     assert models, "the package ships at least one trained policy"
     for name, path in models.items():
@@ -189,7 +190,8 @@ def test_shipped_policies_load_as_agents():
 
 
 def test_exported_model_plays_like_the_checkpoint(tiny_run, tmp_path):
-    from ono_env.train.export import export_model, main as export_main
+    from ono_env.train.export import export_model
+    from ono_env.train.export import main as export_main
     model = Path(tiny_run[1]["model"])
     small = export_model(model, tmp_path / "small.safetensors")
     assert small.stat().st_size < model.stat().st_size / 2

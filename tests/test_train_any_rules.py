@@ -13,8 +13,8 @@ import numpy as np
 import pytest
 
 from ono_env.agents.learned import load_agent, model_label, read_metadata
-from ono_env.arena import format_evaluation, run_arena
 from ono_env.apps.arena_cli import main as arena_main
+from ono_env.arena import format_evaluation, run_arena
 from ono_env.rules import resolve_rules
 from ono_env.train import run as R
 from ono_env.train.config import load_config
@@ -67,7 +67,7 @@ def test_explicit_settings_are_kept():
 
 
 def test_truncation_loss_is_refused_for_the_other_trainers():
-    with pytest.raises(ValueError, match="ppo.truncation='loss' is read only by algo: ppo"):
+    with pytest.raises(ValueError, match=r"ppo.truncation='loss' is read only by algo: ppo"):
         load_config("default", ["algo=maskable_ppo", "policy.shared=false", "ppo.truncation=loss"])
     assert load_config("default", ["algo=maskable_ppo", "policy.shared=false"]).ppo.truncation == "auto"
 
@@ -290,7 +290,7 @@ def test_the_reward_and_the_shaping_follow_the_rules():
 
 
 def test_the_shaping_is_refused_for_the_other_trainers():
-    with pytest.raises(ValueError, match="ppo.hand_shaping=0.1 is read only by algo: ppo"):
+    with pytest.raises(ValueError, match=r"ppo.hand_shaping=0.1 is read only by algo: ppo"):
         load_config("default", ["algo=maskable_ppo", "policy.shared=false", "ppo.hand_shaping=0.1"])
     assert load_config("default", ["algo=maskable_ppo", "policy.shared=false",
                                    "ppo.hand_shaping=0"]).ppo.hand_shaping == 0

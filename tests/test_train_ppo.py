@@ -16,8 +16,15 @@ from ono_env.arena import run_arena
 from ono_env.train import run as R
 from ono_env.train.cli import main as train_main
 from ono_env.train.config import load_config
-from ono_env.train.ppo import (MASKED, ActorCritic, bf16_supported, masked_logits, resolve_device,
-                                sample, train)
+from ono_env.train.ppo import (
+    ActorCritic,
+    MASKED,
+    bf16_supported,
+    masked_logits,
+    resolve_device,
+    sample,
+    train,
+)
 
 TINY = ["total_steps=2048", "num_envs=16", "ppo.n_steps=64", "ppo.batch_size=256",
         "ppo.n_epochs=2", "policy.net_arch=[32]", "eval.every=1024", "eval.games=16",
@@ -36,7 +43,7 @@ def tiny_run(tmp_path_factory):
 
 
 def test_a_tiny_run_writes_everything(tiny_run):
-    cfg, res = tiny_run
+    _cfg, res = tiny_run
     run_dir = Path(res["run_dir"])
     assert res["steps"] == 2048 and res["threads"] == 1 and res["device"] == "cpu"
     names = sorted(p.name for p in (run_dir / "checkpoints").iterdir())
@@ -83,7 +90,7 @@ def test_the_saved_model_computes_what_the_torch_network_computes(tiny_run):
 
 
 def test_resume_continues_from_a_checkpoint(tiny_run, tmp_path):
-    cfg, res = tiny_run
+    _cfg, res = tiny_run
     ckpt = Path(res["run_dir"]) / "checkpoints" / "step_1024.safetensors"
     out = train(load_config("default", TINY + ["total_steps=3072", f"resume={ckpt}",
                                                f"run_dir={tmp_path}", "final_eval.games=0",
@@ -148,7 +155,7 @@ def test_threads_follow_the_free_cores(monkeypatch):
 
 
 def test_config_fields_of_the_lean_trainer_are_checked():
-    with pytest.raises(ValueError, match="read only by algo: ppo; with algo: maskable_ppo set policy.shared=false"):
+    with pytest.raises(ValueError, match=r"read only by algo: ppo; with algo: maskable_ppo set policy.shared=false"):
         load_config("default", ["algo=maskable_ppo"])       # the default config shares a trunk
     assert not load_config("default", ["algo=maskable_ppo", "policy.shared=false"]).policy.shared
     with pytest.raises(ValueError, match="read only by algo: ppo"):

@@ -5,15 +5,14 @@ from __future__ import annotations
 
 import json
 
-import numpy as np
 import pytest
 
 pytest.importorskip("fastapi")
-from fastapi.testclient import TestClient  # noqa: E402
+from fastapi.testclient import TestClient
 
-from ono_env.arena import run_arena  # noqa: E402
-from ono_env.replay import Replay  # noqa: E402
-from ono_env.apps.web.server import MAX_BODY, create_app, main  # noqa: E402
+from ono_env.apps.web.server import MAX_BODY, create_app, main
+from ono_env.arena import run_arena
+from ono_env.replay import Replay
 
 
 @pytest.fixture
@@ -252,6 +251,7 @@ def test_replay_uploads_are_checked(client):
 
 def test_the_server_lists_replay_folders_and_offers_model_files_from_its_command_line(tmp_path):
     import shutil
+
     from ono_env.agents.learned import shipped_models
     result = run_arena(["greedy", "random"], "basic", num_players=2, num_games=20, seed=0,
                        rating=False, record=2)

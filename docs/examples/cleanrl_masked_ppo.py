@@ -137,7 +137,7 @@ def main(args: Args) -> dict:
             ret = adv + val_buf
         b_obs, b_mask = obs_buf.reshape(batch_size, -1), mask_buf.reshape(batch_size, -1)
         b_act, b_logp = act_buf.reshape(-1), logp_buf.reshape(-1)
-        b_adv, b_ret, b_val = adv.reshape(-1), ret.reshape(-1), val_buf.reshape(-1)
+        b_adv, b_ret = adv.reshape(-1), ret.reshape(-1)
         for _ in range(args.update_epochs):
             for idx in torch.randperm(batch_size).split(minibatch):
                 _, logp, entropy, value = agent.act(b_obs[idx], b_mask[idx], b_act[idx])
