@@ -29,6 +29,10 @@ from ono_env import cards as C
 from ono_env._compile import compiled, kernel, lazy_kernel, rules_function  # noqa: F401
 from ono_env.observation import (
     NUM_OBSERVED_PHASES,
+    OBS2_OPPONENTS,
+    OBS2_OWN_SCORE,
+    OBS2_PLAYERS,
+    OBS2_RULES,
     OBS_COLOR,
     OBS_DIRECTION,
     OBS_DISCARD,
@@ -41,12 +45,26 @@ from ono_env.observation import (
     OBS_SELF,
     OBS_STOCK,
     OBS_TOP,
+    OPPONENT_SIZE,
+    OPP_CALLED,
+    OPP_COVERED,
+    OPP_DREW,
+    OPP_KNOWN,
+    OPP_LACKS,
+    OPP_LAST,
+    OPP_NAMED,
+    OPP_PRESENT,
+    OPP_PREVIOUS,
+    OPP_SCORE,
+    OPP_SIZE,
+    OPP_UNKNOWN,
     PHASE_NAMES,
 )
 from ono_env.rules import (
     P_CHALLENGE,
     P_DEALER,
     P_DECK,
+    P_DECK_SIZE,
     P_DRAW_UNTIL_PLAYABLE,
     P_FALSE_CATCH,
     P_FIRST_ACTION,
@@ -55,6 +73,7 @@ from ono_env.rules import (
     P_HAND_SIZE,
     P_MAX_DECISIONS,
     P_MUST_PLAY_DRAWN,
+    P_OBS_VERSION,
     P_ONO_PENALTY,
     P_ONO_PENALTY_CARDS,
     P_PLAYERS,
@@ -117,8 +136,10 @@ NA = C.NUM_ACTIONS
 #   held     (B, P)     uint64  the same hands as sets: bit c set when the seat holds card
 #                               type c (kept equal to hands > 0 wherever a hand changes;
 #                               legal actions and random choices work on these bits)
-#   pl       (B, P, 5)  int32   per seat: column S_HAND_LEN, S_CALLED, S_SCORE, S_LACKS,
-#                               S_KNOWN
+#   pl       (B, P, 9 + 56 P) int32 per seat: columns S_HAND_LEN, S_CALLED, S_SCORE,
+#                               S_LACKS, S_KNOWN, S_LAST, S_PREVIOUS, S_NAMED, S_DREW (public),
+#                               then S_SEEN + 56 q + c: copies of card type c this seat knows
+#                               seat q holds (its private knowledge; observation version 2)
 #   stock    (B, D)     int8    stock card types, bottom first; top = stock[G_STOCK_LEN - 1]
 #   discard  (B, D)     int8    discard pile, bottom first; top = discard[G_DISCARD_LEN - 1]
 #   g        (B, 19)    int32   per game: one column per G_* field below
@@ -129,7 +150,12 @@ S_CALLED = 1     # 1: has called ONO and holds no more cards than when calling
 S_SCORE = 2      # match score
 S_LACKS = 3      # public knowledge: a lacks code (_lacks_cards) that S_KNOWN of the seat's
 S_KNOWN = 4      # cards are none of; every player saw it happen (_note_forced_draw)
-NUM_S = 5
+S_LAST = 5       # public history: 1 + the card type the seat last played (0: none this round)
+S_PREVIOUS = 6   # 1 + the card type it played before that (0: none)
+S_NAMED = 7      # 1 + the colour it last named after a wild (0: none this round)
+S_DREW = 8       # 1: its last turn ended without a play (it drew, or took a pending draw)
+NUM_S = 9        # the per-seat fields; search copies these (not the private S_SEEN columns)
+S_SEEN = NUM_S   # S_SEEN + NC * q + c: copies of card type c this seat knows seat q holds
 
 G_CURRENT = 0      # seat of the acting player
 G_DIRECTION = 1    # +1 clockwise (to the left), -1 counter-clockwise
@@ -198,7 +224,7 @@ typing (cheap to compile only for small functions; ``_hot`` inlines larger ones)
 # numba types of the kernel arguments (explicit signatures: each function compiles once)
 S = numba.typeof(Arrays(
     hands=np.zeros((1, 1, NC), np.uint8), held=np.zeros((1, 1), np.uint64),
-    pl=np.zeros((1, 1, NUM_S), np.int32),
+    pl=np.zeros((1, 1, NUM_S + NC), np.int32),
     stock=np.zeros((1, 1), np.int8), discard=np.zeros((1, 1), np.int8),
     g=np.zeros((1, NUM_G), np.int32), rng=np.zeros(1, np.uint64),
 ))
@@ -270,13 +296,17 @@ class State:
     scores: np.ndarray
     lacks: np.ndarray
     known: np.ndarray
+    last_play: np.ndarray
+    previous_play: np.ndarray
+    named_color: np.ndarray
+    drew: np.ndarray
 
     def __init__(self, num_games: int, num_players: int, deck_size: int) -> None:
         B, P, D = num_games, num_players, deck_size
         self.arrays = Arrays(
             hands=np.zeros((B, P, NC), np.uint8),
             held=np.zeros((B, P), np.uint64),
-            pl=np.zeros((B, P, NUM_S), np.int32),
+            pl=np.zeros((B, P, NUM_S + NC * P), np.int32),
             stock=np.zeros((B, D), np.int8),
             discard=np.zeros((B, D), np.int8),
             g=np.zeros((B, NUM_G), np.int32),
@@ -300,7 +330,8 @@ class State:
             setattr(self, name, getattr(self.arrays, name))
         for k, name in enumerate(G_NAMES):
             setattr(self, name, self.arrays.g[:, k])
-        for k, name in enumerate(("hand_len", "called", "scores", "lacks", "known")):
+        for k, name in enumerate(("hand_len", "called", "scores", "lacks", "known", "last_play",
+                                  "previous_play", "named_color", "drew")):
             setattr(self, name, self.arrays.pl[:, :, k])
 
     @property
@@ -769,6 +800,27 @@ def _swap_hands(s, i, a, b):
         s.pl[i, b, k] = t2
     s.pl[i, a, S_CALLED] = False
     s.pl[i, b, S_CALLED] = False
+    # what each seat knew of the two hands goes with them; a and b each know the other's
+    # new hand card for card (it was their own)
+    for o in range(s.pl.shape[1]):
+        for c in range(NC):
+            t3 = s.pl[i, o, S_SEEN + NC * a + c]
+            s.pl[i, o, S_SEEN + NC * a + c] = s.pl[i, o, S_SEEN + NC * b + c]
+            s.pl[i, o, S_SEEN + NC * b + c] = t3
+    for c in range(NC):
+        s.pl[i, a, S_SEEN + NC * b + c] = s.hands[i, b, c]
+        s.pl[i, b, S_SEEN + NC * a + c] = s.hands[i, a, c]
+        s.pl[i, a, S_SEEN + NC * a + c] = 0
+        s.pl[i, b, S_SEEN + NC * b + c] = 0
+
+
+@_inline
+def _forget_hands(s, i):
+    """Every seat's private knowledge of the other hands is void (a new deal, a Wild Shuffle
+    Hands)."""
+    for o in range(s.pl.shape[1]):
+        for k in range(S_SEEN, s.pl.shape[2]):
+            s.pl[i, o, k] = 0
 
 
 @_helper(void(S, PRM, i8, i8))
@@ -789,6 +841,7 @@ def _shuffle_hands(s, prm, i, p):
         s.pl[i, q, S_CALLED] = False
         s.pl[i, q, S_LACKS] = 0
         s.pl[i, q, S_KNOWN] = 0
+    _forget_hands(s, i)
     _shuffle(s, i, s.stock[i], base, total)
     for k in range(total):
         _give(s, i, (p + 1 + k) % n, s.stock[i, base + k])
@@ -948,6 +1001,9 @@ def _deal_once(s, prm, i, choose_dealer):
         s.pl[i, q, S_CALLED] = False
         s.pl[i, q, S_LACKS] = 0
         s.pl[i, q, S_KNOWN] = 0
+        for k in range(S_LAST, NUM_S):
+            s.pl[i, q, k] = 0
+    _forget_hands(s, i)
     s.g[i, G_DIRECTION] = 1
     s.g[i, G_COLOR] = -1
     s.g[i, G_PENDING] = 0
@@ -1095,6 +1151,15 @@ def _play(s, prm, i, p, c, k, rewards):
     if s.hands[i, p, c] == 0:
         s.held[i, p] &= ~_bit(c)
     s.pl[i, p, S_HAND_LEN] -= 1
+    s.pl[i, p, S_PREVIOUS] = s.pl[i, p, S_LAST]
+    s.pl[i, p, S_LAST] = c + 1
+    s.pl[i, p, S_DREW] = 0
+    if k >= 0:
+        s.pl[i, p, S_NAMED] = k + 1
+    col = S_SEEN + NC * p + c
+    for o in range(prm[P_PLAYERS]):   # a known copy may be the one played: one fewer known
+        if s.pl[i, o, col] > 0:
+            s.pl[i, o, col] -= 1
     known = s.pl[i, p, S_KNOWN]
     if known > 0:
         # the card was a covered one unless it is the card just drawn or a lacked card
@@ -1120,6 +1185,7 @@ def _draw_action(s, prm, i, p):
     drawing until a playable one). Then decide to play it or keep it. Nothing to draw:
     the turn passes."""
     had_playable = _has_playable(s, prm, i, p)
+    s.pl[i, p, S_DREW] = 1
     if not prm[P_VOLUNTARY_DRAW]:
         _note_forced_draw(s, prm, i, p)
     c = _draw_one(s, i, p)
@@ -1158,6 +1224,8 @@ def _challenge(s, prm, i, p):
     plays normally. Innocent: the victim draws them plus 2 and loses the turn. The colour
     named with the Wild Draw Four stands either way."""
     offender = int(s.g[i, G_PREVIOUS])
+    for c in range(NC):   # the offender shows its hand to the challenger (official rules)
+        s.pl[i, p, S_SEEN + NC * offender + c] = s.hands[i, offender, c]
     if s.g[i, G_BLUFF]:
         _draw_n(s, i, offender, int(s.g[i, G_PENDING]))
         s.g[i, G_PENDING] = 0
@@ -1195,12 +1263,14 @@ def _apply(s, prm, i, a, rewards):
         elif a == C.A_CHALLENGE:
             _challenge(s, prm, i, p)
         elif a == C.A_ACCEPT:
+            s.pl[i, p, S_DREW] = 1
             _draw_n(s, i, p, int(s.g[i, G_PENDING]))
             s.g[i, G_PENDING] = 0
             s.g[i, G_BLUFF] = False  # the Wild Draw Four is taken: nothing left to challenge
             _next_turn(s, prm, i, p)
         elif a < C.A_TARGET:
             s.g[i, G_COLOR] = a - C.A_COLOR
+            s.pl[i, p, S_NAMED] = a - C.A_COLOR + 1
             if s.g[i, G_COLOR_THEN_PLAY]:
                 s.g[i, G_COLOR_THEN_PLAY] = 0
                 s.g[i, G_PHASE] = PH_PLAY  # the first player names the colour, then plays
@@ -1246,11 +1316,9 @@ def _advance(s, prm, i, rewards):
 # written here is public or the observing seat's own.
 
 
-@_helper(void(S, PRM, i8, i8, F32ROW))
-def _observe_row(s, prm, i, me, o):
-    """o = the observation of seat me in game i (layout above)."""
-    n = prm[P_PLAYERS]
-    o[:] = 0.0
+@_inline
+def _observe_common(s, i, me, o):
+    """The blocks both layouts share (hand .. self), on a zeroed row."""
     for c in range(NC):
         o[OBS_HAND + c] = s.hands[i, me, c]
     o[OBS_TOP + _top(s, i)] = 1.0
@@ -1270,6 +1338,95 @@ def _observe_row(s, prm, i, me, o):
         o[OBS_DISCARD + s.discard[i, k]] += 1.0
     o[OBS_SELF] = s.pl[i, me, S_HAND_LEN]
     o[OBS_SELF + 1] = s.pl[i, me, S_CALLED]
+
+
+@_inline
+def _card_code(c, o, at):
+    """A card in version 2's history blocks: colour (4), then kind (13 ranks, 4 wild types);
+    nothing for c < 0."""
+    if c < 0:
+        return
+    if c < 52:
+        o[at + _CARD_COLOR[c]] = 1.0
+        o[at + C.NUM_COLORS + _CARD_RANK[c]] = 1.0
+    else:
+        o[at + C.NUM_COLORS + C.NUM_RANKS + c - 52] = 1.0
+
+
+@_inline
+def _rules_row(prm, o, at):
+    """Version 2's rules block (ono_env.observation.rules_features computes the same)."""
+    o[at + 0] = prm[P_WD4_RESTRICTED] != 0
+    o[at + 1] = prm[P_CHALLENGE] != 0
+    o[at + 2] = prm[P_STACKING] != 0
+    o[at + 3] = prm[P_REVERSE_SKIPS] != 0
+    o[at + 4] = prm[P_VOLUNTARY_DRAW] != 0
+    o[at + 5] = prm[P_MUST_PLAY_DRAWN] != 0
+    o[at + 6] = prm[P_DRAW_UNTIL_PLAYABLE] != 0
+    o[at + 7 + prm[P_ONO_PENALTY]] = 1.0
+    o[at + 10] = prm[P_ONO_PENALTY_CARDS] / 4.0
+    o[at + 11] = prm[P_FALSE_CATCH] / 2.0
+    o[at + 12] = prm[P_WC_SWAP] != 0
+    o[at + 13 + prm[P_SCORING]] = 1.0
+    o[at + 16] = prm[P_TARGET] / 500.0
+    o[at + 17] = prm[P_HAND_SIZE] / 7.0
+    o[at + 18] = prm[P_DECK_SIZE] / 108.0
+    for w in range(C.NUM_WILD_TYPES):
+        o[at + 19 + w] = prm[P_DECK + 52 + w] / 4.0
+
+
+@_helper(void(S, PRM, i8, i8, F32ROW))
+def _observe_row2(s, prm, i, me, o):
+    """o = the version-2 observation of seat me in game i (ono_env.observation)."""
+    n = prm[P_PLAYERS]
+    o[:] = 0.0
+    _observe_common(s, i, me, o)
+    scoring = prm[P_SCORING] != SCORING_NONE
+    scale = 1.0 / prm[P_TARGET] if prm[P_TARGET] > 0 else 0.01
+    if scoring:
+        o[OBS2_OWN_SCORE] = s.pl[i, me, S_SCORE] * scale
+    o[OBS2_PLAYERS + n - 2] = 1.0
+    _rules_row(prm, o, OBS2_RULES)
+    for k in range(1, n):
+        q = (me + k) % n
+        b = OBS2_OPPONENTS + (k - 1) * OPPONENT_SIZE
+        size = s.pl[i, q, S_HAND_LEN]
+        o[b + OPP_PRESENT] = 1.0
+        o[b + OPP_SIZE] = size
+        o[b + OPP_CALLED] = s.pl[i, q, S_CALLED]
+        if scoring:
+            o[b + OPP_SCORE] = s.pl[i, q, S_SCORE] * scale
+        known = 0
+        for c in range(NC):   # this seat's own knowledge of q's hand
+            v = s.pl[i, me, S_SEEN + NC * q + c]
+            o[b + OPP_KNOWN + c] = v
+            known += v
+        covered = min(s.pl[i, q, S_KNOWN], size)
+        if covered > 0:
+            code = s.pl[i, q, S_LACKS]
+            for bit in range(LACKS_WILD):
+                if (code >> bit) & 1:
+                    o[b + OPP_LACKS + bit] = 1.0
+            if code >> LACKS_WILD:
+                o[b + OPP_LACKS + LACKS_WILD] = 1.0
+        o[b + OPP_COVERED] = covered
+        o[b + OPP_UNKNOWN] = max(size - known, 0)
+        _card_code(s.pl[i, q, S_LAST] - 1, o, b + OPP_LAST)
+        _card_code(s.pl[i, q, S_PREVIOUS] - 1, o, b + OPP_PREVIOUS)
+        if s.pl[i, q, S_NAMED] > 0:
+            o[b + OPP_NAMED + s.pl[i, q, S_NAMED] - 1] = 1.0
+        o[b + OPP_DREW] = s.pl[i, q, S_DREW]
+
+
+@_helper(void(S, PRM, i8, i8, F32ROW))
+def _observe_row(s, prm, i, me, o):
+    """o = the observation of seat me in game i, in the layout prm[P_OBS_VERSION] names."""
+    if prm[P_OBS_VERSION] == 2:
+        _observe_row2(s, prm, i, me, o)
+        return
+    n = prm[P_PLAYERS]
+    o[:] = 0.0
+    _observe_common(s, i, me, o)
     for k in range(1, n):
         q = (me + k) % n
         o[OBS_OPPONENTS + 2 * (k - 1)] = s.pl[i, q, S_HAND_LEN]

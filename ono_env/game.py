@@ -25,9 +25,11 @@ from ono_env import _engine as E
 from ono_env import cards as C
 from ono_env import positions
 from ono_env.checks import check_bool, check_choice, check_int, check_seed, is_int
+from ono_env.observation import OBS_VERSIONS, _check_version, observation_size
 from ono_env.positions import POSITION_VERSION  # noqa: F401 (re-exported)
 from ono_env.rules import (
     P_MAX_DECISIONS,
+    P_OBS_VERSION,
     P_REWARD_POINTS,
     P_SKIP_FORCED,
     RuleSet,
@@ -119,9 +121,13 @@ class VecGame:
         skip_forced: bool = False,
         max_decisions: int | None = None,
         reward: str = "win",
+        observation_version: int = 1,
         **overrides: Any,
     ) -> None:
         self.rules = resolve_rules(rules, **overrides)
+        self.observation_version = _check_version(observation_version)
+        """The observation layout ``observe`` writes by default (1 or 2;
+        :mod:`ono_env.observation`)."""
         num_games = check_int("num_games", num_games, 1, MAX_GAMES)
         check_choice("reward", reward, REWARD_MODES)
         if reward == "points" and self.rules.scoring == "none":
@@ -143,6 +149,11 @@ class VecGame:
         self._params[P_SKIP_FORCED] = self.skip_forced
         self._params[P_MAX_DECISIONS] = self.max_decisions
         self._params[P_REWARD_POINTS] = reward == "points"
+        self._params[P_OBS_VERSION] = self.observation_version
+        self._version_params = {}
+        for v in OBS_VERSIONS:   # the same parameters for observing in another layout
+            self._version_params[v] = self._params.copy()
+            self._version_params[v][P_OBS_VERSION] = v
         self.state = E.State(self.num_games, self.num_players, self.rules.deck_size)
         self._arrays = self.state.arrays
         B = self.num_games
@@ -157,10 +168,8 @@ class VecGame:
         actions against it instead of recomputing them; anything that changes a game clears it."""
         self._all = np.ones(self.num_games, np.bool_)
         self._seats = np.zeros(self.num_games, np.int64)
-        from ono_env.observation import observation_size
-
-        self.observation_size = observation_size(self.rules)
-        """Length D of an observation vector under these rules."""
+        self.observation_size = observation_size(self.rules, self.observation_version)
+        """Length D of an observation vector under these rules (in ``observation_version``)."""
         self._next_obs = np.zeros((0, self.observation_size), np.float32)  # step_and_observe
         self._batch_shape = (B,)
         self._make_views()
@@ -242,10 +251,13 @@ class VecGame:
         return self._mask_view
 
     def observe(self, seats: np.ndarray | int, which: np.ndarray | None = None,
-                out: np.ndarray | None = None) -> np.ndarray:
+                out: np.ndarray | None = None, version: int | None = None) -> np.ndarray:
         """``(B, D) float32``: the observation of seat ``seats[i]`` (or one seat for all
-        games) in each game; layout in :mod:`ono_env.observation`. With ``which`` only
-        those rows are written. Holds only what that seat may know."""
+        games) in each game; layout in :mod:`ono_env.observation`, version ``version``
+        (default: the game's ``observation_version``). With ``which`` only those rows are
+        written. Holds only what that seat may know."""
+        version = self.observation_version if version is None else _check_version(version)
+        size = observation_size(self.rules, version)
         if np.ndim(seats) == 0:
             self._seats.fill(check_int("seat", seats, 0, self.num_players - 1))
             seats = self._seats
@@ -257,12 +269,12 @@ class VecGame:
                                  f"with seats 0..{self.num_players - 1}; got {arr.dtype} {arr.shape}")
             seats = np.ascontiguousarray(arr, dtype=np.int64)
         if out is None:
-            out = np.zeros((self.num_games, self.observation_size), np.float32)
-        if out.shape != (self.num_games, self.observation_size) or out.dtype != np.float32 \
+            out = np.zeros((self.num_games, size), np.float32)
+        if out.shape != (self.num_games, size) or out.dtype != np.float32 \
                 or not out.flags.c_contiguous:
             raise ValueError(f"out must be a C-contiguous ({self.num_games}, "
-                             f"{self.observation_size}) float32 array")
-        _K.observe(*self._arrays, self._params, seats,
+                             f"{size}) float32 array")
+        _K.observe(*self._arrays, self._version_params[version], seats,
                    self._all if which is None else self._games_mask(which, "which"), out)
         return out
 

@@ -320,7 +320,8 @@ PARAM_FIELDS: tuple[str, ...] = (
     "draw_until_playable", "ono_penalty", "ono_penalty_cards", "false_catch_penalty",
     "wild_customizable", "scoring", "target_score",
 )
-GAME_SETTINGS: tuple[str, ...] = ("deck_size", "skip_forced", "max_decisions", "reward_points")
+GAME_SETTINGS: tuple[str, ...] = ("deck_size", "skip_forced", "max_decisions", "reward_points",
+                                  "observation_version")
 _INDEX = {name: k for k, name in enumerate(PARAM_FIELDS + GAME_SETTINGS)}
 P_PLAYERS = _INDEX["num_players"]
 P_HAND_SIZE = _INDEX["hand_size"]
@@ -345,6 +346,7 @@ P_DECK_SIZE = _INDEX["deck_size"]
 P_SKIP_FORCED = _INDEX["skip_forced"]
 P_MAX_DECISIONS = _INDEX["max_decisions"]
 P_REWARD_POINTS = _INDEX["reward_points"]
+P_OBS_VERSION = _INDEX["observation_version"]
 P_DECK = len(_INDEX)
 NUM_PARAMS = P_DECK + C.NUM_CARD_TYPES
 

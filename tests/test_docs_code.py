@@ -97,6 +97,41 @@ def test_observation_table_matches_code():
     _assert_table_in("environments.md", observation_table(), "ono_env.observation")
 
 
+def observation_v2_tables() -> list[str]:
+    """The version-2 tables of docs/environments.md: the fixed blocks, one opponent block and
+    the rules block, made from ``ono_env.observation``."""
+    from ono_env import RuleSet
+    from ono_env.observation import (
+        MAX_OPPONENTS,
+        OPPONENT_FIELDS,
+        OPPONENT_SIZE,
+        RULE_FEATURES,
+        observation_layout,
+    )
+
+    rows = ["| block | slice | size | meaning |", "|---|---|---|---|"]
+    blocks = observation_layout(RuleSet.preset("classic", num_players=4), 2)
+    for b in blocks[:-MAX_OPPONENTS]:
+        rows.append(f"| `{b.name}` | {b.start}:{b.stop} | {b.stop - b.start} | {b.meaning} |")
+    first = blocks[-MAX_OPPONENTS]
+    rows.append(f"| `opponent_1` ... `opponent_{MAX_OPPONENTS}` | {first.start}:"
+                f"{blocks[-1].stop} | {MAX_OPPONENTS} x {OPPONENT_SIZE} | one block per "
+                f"opponent from this seat's left (below) |")
+    rows += ["", "| opponent field | offset | size | meaning |", "|---|---|---|---|"]
+    at = 0
+    for name, size, meaning in OPPONENT_FIELDS:
+        rows.append(f"| `{name}` | {at}:{at + size} | {size} | {meaning} |")
+        at += size
+    rows += ["", "| rules entry | offset | value |", "|---|---|---|"]
+    for k, (name, how) in enumerate(RULE_FEATURES):
+        rows.append(f"| `{name}` | {k} | {how} |")
+    return rows
+
+
+def test_observation_v2_tables_match_code():
+    _assert_table_in("environments.md", observation_v2_tables(), "ono_env.observation")
+
+
 def preset_table() -> list[str]:
     """The table of docs/rules.md: every RuleSet option under every preset."""
     from dataclasses import fields

@@ -8,7 +8,8 @@ obs, info = env.reset(seed=0)
 mask = env.unwrapped.action_masks()          # (85,) bool
 ```
 
-- Observation: ``(D,) float32`` (``ono_env.observation``) of the learner's seat; action:
+- Observation: ``(D,) float32`` (``ono_env.observation``) of the learner's seat, in layout
+  ``observation_version`` (1, the default, or 2: one length for every table); action:
   ``Discrete(85)``; ``action_masks()`` returns the learner's legal actions (sb3-contrib's
   ``MaskablePPO`` finds it), and every ``reset`` and ``step`` also hands them over as
   ``info["action_mask"]`` ``(85,) bool`` (all False once the episode is over), where
@@ -57,7 +58,6 @@ from ono_env.checks import (
 )
 from ono_env.envs.opponents import OpponentDriver, make_opponents
 from ono_env.game import VecGame
-from ono_env.observation import observation_size
 from ono_env.render import render_text
 from ono_env.rules import resolve_rules
 
@@ -79,6 +79,7 @@ class OnoEnv(gym.Env):
         skip_forced: bool = False,
         reward: str = "win",
         illegal_action: str = "lose",
+        observation_version: int = 1,
         **rule_overrides: Any,
     ) -> None:
         if "seat" in rule_overrides:
@@ -94,12 +95,13 @@ class OnoEnv(gym.Env):
         self.render_mode = render_mode
         self.illegal_action = illegal_action
         self.game = VecGame(self.rules, 1, seed=None, max_decisions=max_decisions,
-                            skip_forced=skip_forced, reward=reward)
+                            skip_forced=skip_forced, reward=reward,
+                            observation_version=observation_version)
         self.opponents = make_opponents(opponents, self.rules)
         self._driver = OpponentDriver(self.game, self.opponents)
         self._learner = np.zeros(1, np.int64)
         self.observation_space = spaces.Box(-1.0, float(self.rules.deck_size),
-                                            (observation_size(self.rules),), np.float32)
+                                            (self.game.observation_size,), np.float32)
         self.action_space = spaces.Discrete(NUM_ACTIONS)
         self._over = True
 

@@ -47,7 +47,6 @@ from gymnasium.vector.utils import batch_space
 from ono_env.cards import NUM_ACTIONS
 from ono_env.checks import check_seed
 from ono_env.envs.learner_batch import LearnerBatch
-from ono_env.observation import observation_size
 
 
 class OnoVectorEnv(gym.vector.VectorEnv):
@@ -64,18 +63,20 @@ class OnoVectorEnv(gym.vector.VectorEnv):
         max_decisions: int | None = None,
         skip_forced: bool = False,
         reward: str = "win",
+        observation_version: int = 1,
         **rule_overrides: Any,
     ) -> None:
         if num_players is not None:
             rule_overrides["num_players"] = num_players
         self.batch = LearnerBatch(rules, num_envs, opponents, None, learner_seat,
                                   max_decisions=max_decisions, skip_forced=skip_forced,
-                                  reward=reward, **rule_overrides)
+                                  reward=reward, observation_version=observation_version,
+                                  **rule_overrides)
         self.rules = self.batch.rules
         self.game = self.batch.game
         self.num_envs = self.batch.num_envs
         self.single_observation_space = spaces.Box(
-            -1.0, float(self.rules.deck_size), (observation_size(self.rules),), np.float32)
+            -1.0, float(self.rules.deck_size), (self.game.observation_size,), np.float32)
         self.single_action_space = spaces.Discrete(NUM_ACTIONS)
         self.observation_space = batch_space(self.single_observation_space, self.num_envs)
         self.action_space = batch_space(self.single_action_space, self.num_envs)

@@ -11,6 +11,8 @@ ones. The Gymnasium vector env (:mod:`ono_env.envs.gym_vector`) and the Stable-B
 - ``learner_seat``: ``"random"`` (a new seat per game and episode, drawn from the batch's
   seeded generator) or a seat number. A deal that ends before the learner's first decision
   (possible with tiny hands) is dealt again: every game handed back is the learner's turn.
+- ``observation_version``: the learner's observation layout (1, the default, or 2;
+  :mod:`ono_env.observation`); each opponent is observed in its own layout.
 - Rewards: the learner's own, summed over the opponents' moves up to its next turn (a
   reward from the opponents' moves before its first decision comes with its first step).
 - Seeding: ``reset(seed)`` fixes every later episode of every game (deals, learner seats,
@@ -51,13 +53,15 @@ class LearnerBatch:
     def __init__(self, rules: Any = "classic", num_envs: int = 64, opponents: Any = "random",
                  seed: int | None = None, learner_seat: int | str = "random", *,
                  max_decisions: int | None = None, skip_forced: bool = False,
-                 reward: str = "win", **rule_overrides: Any) -> None:
+                 reward: str = "win", observation_version: int = 1,
+                 **rule_overrides: Any) -> None:
         self.rules = resolve_rules(rules, **rule_overrides)
         self.num_envs = check_int("num_envs", num_envs, 1, MAX_GAMES)
         check_seed("seed", seed)
         self._learner_seat = check_learner_seat(learner_seat, self.rules.num_players)
         self.game = VecGame(self.rules, self.num_envs, seed=seed, max_decisions=max_decisions,
-                            skip_forced=skip_forced, reward=reward)
+                            skip_forced=skip_forced, reward=reward,
+                            observation_version=observation_version)
         self.opponents = make_opponents(opponents, self.rules)
         self._driver = OpponentDriver(self.game, self.opponents)
         self.rng = np.random.default_rng(seed)

@@ -1,0 +1,279 @@
+"""Observation version 2: one length for every table, only what the seat may know, and each
+public-knowledge entry against what happened at the table (a swap, a challenge, a forced
+draw, a play); version 1 is unchanged."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from ono_env import _engine as E
+from ono_env import cards as C
+from ono_env.game import VecGame
+from ono_env.observation import (
+    MAX_OPPONENTS,
+    OBS_V2_SIZE,
+    observation_layout,
+    observation_scale,
+    observation_size,
+    observation_view,
+    rules_features,
+)
+from ono_env.rules import PRESETS, resolve_rules
+
+PRESET_NAMES = sorted(PRESETS)
+
+
+def _random_steps(g: VecGame, rng: np.random.Generator, steps: int, on_step=None) -> None:
+    for _ in range(steps):
+        mask = g.legal_mask().copy()
+        acts = np.array([rng.choice(np.flatnonzero(m)) for m in mask])
+        before = None if on_step is None else _snapshot(g)
+        g.step(acts)
+        if on_step is not None:
+            on_step(before, acts, g)
+
+
+def _snapshot(g: VecGame) -> dict:
+    s = g.state
+    return {"hands": s.hands.copy(), "current": s.current.copy(), "previous": s.previous.copy(),
+            "color": s.color.copy(), "top": np.array([s.discard[i, s.discard_len[i] - 1]
+                                                      for i in range(g.num_games)]),
+            "hand_len": s.hand_len.copy(), "phase": s.phase.copy(), "bluff": s.bluff.copy(),
+            "round": s.round.copy(), "decisions": s.decisions.copy()}
+
+
+def _same_deal(before: dict, g: VecGame, i: int) -> bool:
+    """The step did not end the round (a new deal, or a new episode)."""
+    return (g.state.round[i] == before["round"][i] and g.state.decisions[i] > before["decisions"][i]
+            and g.state.phase[i] != E.PH_ROUND_END)
+
+
+def _code(c: int) -> np.ndarray:
+    out = np.zeros(21, np.float32)
+    if c < 52:
+        out[c // 13] = 1
+        out[4 + c % 13] = 1
+    else:
+        out[4 + 13 + c - 52] = 1
+    return out
+
+
+@pytest.mark.parametrize("name", PRESET_NAMES)
+def test_one_length_for_every_table(name):
+    for n in (2, 3, 4, 6, 10):
+        rules = resolve_rules(name, num_players=n)
+        assert observation_size(rules, 2) == OBS_V2_SIZE
+        g = VecGame(rules, 3, seed=n, observation_version=2, autoreset=True)
+        _random_steps(g, np.random.default_rng(n), 20)
+        obs = g.observe(0)
+        assert obs.shape == (3, OBS_V2_SIZE)
+        v = observation_view(obs, rules, 2)
+        assert np.array_equal(v.opponents.present, np.tile(np.arange(MAX_OPPONENTS) < n - 1, (3, 1)))
+        assert (v.players.argmax(axis=1) == n - 2).all() and (v.players.sum(axis=1) == 1).all()
+        assert np.allclose(v.rules, rules_features(rules))       # the encoder's row = Python's
+        assert np.array_equal(v.opponents.hand_size[:, :n - 1],
+                              np.stack([g.state.hand_len[:, (1 + k) % n] for k in range(n - 1)], 1))
+        assert (obs[:, v.opponents.hand_size.shape[1] * 0:] == obs).all()
+        assert observation_scale(rules, 2).shape == (OBS_V2_SIZE,)
+        assert observation_layout(rules, 2)[-1].stop == OBS_V2_SIZE
+
+
+def test_version_1_is_unchanged_beside_version_2():
+    for name in PRESET_NAMES:
+        rules = resolve_rules(name, num_players=3)
+        a = VecGame(rules, 4, seed=5, autoreset=True)
+        b = VecGame(rules, 4, seed=5, autoreset=True, observation_version=2)
+        for game in (a, b):
+            _random_steps(game, np.random.default_rng(1), 40)
+        # the same games; version 1 written by either (default of a, asked of b)
+        assert np.array_equal(a.observe(1), b.observe(1, version=1))
+        assert a.observe(1).shape == (4, observation_size(rules))
+        assert np.array_equal(b.observe(2)[:, :239], a.observe(2)[:, :239])
+
+
+def test_bad_version_is_refused():
+    with pytest.raises(ValueError, match="observation_version=3; allowed: 1, 2"):
+        VecGame("basic", 1, observation_version=3)
+    with pytest.raises(ValueError, match="allowed: 1, 2"):
+        VecGame("basic", 1).observe(0, version=0)
+
+
+def _hidden_swaps(g: VecGame, me: np.ndarray, rng: np.random.Generator) -> None:
+    """Exchange hidden cards: one card between two opponents of ``me`` (sizes kept), and one
+    card between an opponent's hand and the stock."""
+    s = g.state
+    n = g.num_players
+    for i in range(g.num_games):
+        opps = [q for q in range(n) if q != me[i] and s.hand_len[i, q] > 0]
+        if len(opps) >= 2:
+            a, b = rng.choice(opps, 2, replace=False)
+            ca = rng.choice(np.flatnonzero(s.hands[i, a]))
+            cb = rng.choice(np.flatnonzero(s.hands[i, b]))
+            s.hands[i, a, ca] -= 1
+            s.hands[i, b, ca] += 1
+            s.hands[i, b, cb] -= 1
+            s.hands[i, a, cb] += 1
+        if opps and s.stock_len[i] > 0:
+            q = rng.choice(opps)
+            k = rng.integers(s.stock_len[i])
+            c = rng.choice(np.flatnonzero(s.hands[i, q]))
+            s.hands[i, q, c] -= 1
+            s.hands[i, q, s.stock[i, k]] += 1
+            s.stock[i, k] = c
+        rng.shuffle(s.stock[i, :s.stock_len[i]])
+    s.held[:] = E.held_of(s.hands)
+
+
+@pytest.mark.parametrize("name", PRESET_NAMES)
+def test_hidden_cards_never_change_an_observation(name):
+    rng = np.random.default_rng(7)
+    for n in (2, 4):
+        g = VecGame(name, 16, seed=3, num_players=n, observation_version=2, autoreset=True)
+        for _ in range(6):
+            _random_steps(g, rng, 25)
+            for seat in range(n):
+                me = np.full(g.num_games, seat)
+                before = g.observe(seat).copy()
+                _hidden_swaps(g, me, rng)
+                assert np.array_equal(g.observe(seat), before)
+
+
+def test_a_swap_shows_each_side_the_other_hand():
+    """uno2018's Wild Customizable swap and ono's catch: after a swap of a with b, a knows b
+    holds a's old hand card for card, and b knows the same of a; third seats know nothing
+    more of either hand."""
+    seen = {"swaps": 0}
+
+    def check(before, acts, g):
+        for i, a in enumerate(acts):
+            p = before["current"][i]
+            if not (a >= C.A_TARGET or (a == C.A_CATCH and g.state.hand_len[i, p] == 1
+                                        and before["hand_len"][i, p] > 1)):
+                continue
+            if not _same_deal(before, g, i):
+                continue
+            n = g.num_players
+            other = (int(np.flatnonzero((g.state.hands[i] == before["hands"][i, p]).all(axis=1)
+                                        & (np.arange(n) != p))[0]))
+            seen["swaps"] += 1
+            for me, them in ((p, other), (other, p)):
+                obs = g.observe(me)[i:i + 1]
+                v = observation_view(obs, g.rules, 2)
+                k = (them - me) % n - 1
+                assert np.array_equal(v.opponents.known_cards[0, k], g.state.hands[i, them])
+                assert v.opponents.unknown[0, k] == 0
+            for third in set(range(n)) - {p, other}:   # what it knew moved with the hands
+                v = observation_view(g.observe(third)[i:i + 1], g.rules, 2)
+                for q, r in ((p, other), (other, p)):
+                    assert np.array_equal(v.opponents.known_cards[0, (q - third) % n - 1],
+                                          third_before[i][third][(r - third) % n - 1])
+
+    rng = np.random.default_rng(0)
+    third_before: list = []
+    for rules, n in ((dict(preset="uno2018", wild_customizable="swap_hands"), 3), ("ono", 2),
+                     ("ono", 4)):
+        g = VecGame(rules, 64, seed=1, num_players=n, observation_version=2, autoreset=True,
+                    max_decisions=400)
+        for _ in range(150):
+            views = [observation_view(g.observe(q), g.rules, 2).opponents.known_cards.copy()
+                     for q in range(n)]
+            third_before = [[views[q][i] for q in range(n)] for i in range(64)]
+            _random_steps(g, rng, 1, check)
+    assert seen["swaps"] > 20
+
+
+def test_a_challenge_shows_the_hand_to_the_challenger():
+    seen = {"challenges": 0}
+
+    def check(before, acts, g):
+        for i, a in enumerate(acts):
+            if a != C.A_CHALLENGE or not _same_deal(before, g, i):
+                continue
+            p, offender = before["current"][i], before["previous"][i]
+            n = g.num_players
+            v = observation_view(g.observe(p)[i:i + 1], g.rules, 2)
+            k = (offender - p) % n - 1
+            assert np.array_equal(v.opponents.known_cards[0, k], before["hands"][i, offender])
+            drawn = g.state.hand_len[i, offender] - before["hand_len"][i, offender]
+            assert drawn == (4 if before["bluff"][i] else 0)
+            assert v.opponents.unknown[0, k] == drawn
+            for third in set(range(n)) - {p, offender}:   # the others see nothing of it
+                w = observation_view(g.observe(third)[i:i + 1], g.rules, 2)
+                k3 = (offender - third) % n - 1
+                assert np.array_equal(w.opponents.known_cards[0, k3], known[third][i, k3])
+            seen["challenges"] += 1
+
+    rng = np.random.default_rng(1)
+    for n in (2, 3):
+        g = VecGame("classic", 64, seed=2, num_players=n, observation_version=2,
+                    autoreset=True, target_score=0, max_decisions=400)
+        for _ in range(120):
+            known = [observation_view(g.observe(q), g.rules, 2).opponents.known_cards.copy()
+                     for q in range(n)]
+            _random_steps(g, rng, 1, check)
+    assert seen["challenges"] > 20
+
+
+def test_a_forced_draw_shows_what_the_hand_lacks():
+    """Without voluntary draws a draw shows that the hand held no card of the colour, none of
+    the top card's rank and no wild: every other seat sees those lacks, covering the whole
+    hand before the draw; the drawer's last turn then ended without a play."""
+    seen = {"draws": 0}
+
+    def check(before, acts, g):
+        for i, a in enumerate(acts):
+            if a != C.A_DRAW or not _same_deal(before, g, i):
+                continue
+            p = before["current"][i]
+            n = g.num_players
+            for me in set(range(n)) - {p}:
+                v = observation_view(g.observe(me)[i:i + 1], g.rules, 2)
+                k = (p - me) % n - 1
+                lacks = v.opponents.lacks[0, k]
+                assert lacks[before["color"][i]] == 1 and lacks[17] == 1
+                if before["top"][i] < 52:
+                    assert lacks[4 + before["top"][i] % 13] == 1
+                size = g.state.hand_len[i, p]
+                assert v.opponents.lacks_covered[0, k] == min(before["hand_len"][i, p], size)
+                assert v.opponents.drew[0, k] == 1
+            seen["draws"] += 1
+
+    rng = np.random.default_rng(2)
+    g = VecGame("basic", 64, seed=3, num_players=3, observation_version=2, autoreset=True,
+                voluntary_draw=False, max_decisions=400)
+    _random_steps(g, rng, 60, check)
+    assert seen["draws"] > 50
+
+
+def test_plays_are_the_history_and_use_up_known_cards():
+    seen = {"plays": 0, "known_used": 0}
+
+    def check(before, acts, g):
+        for i, a in enumerate(acts):
+            if a >= C.A_DRAW or not _same_deal(before, g, i):
+                continue
+            p = before["current"][i]
+            c = int(C.ACTION_CARD[a])
+            n = g.num_players
+            me = (p + 1) % n
+            v = observation_view(g.observe(me)[i:i + 1], g.rules, 2)
+            k = (p - me) % n - 1
+            assert np.array_equal(v.opponents.last_play[0, k], _code(c))
+            if c >= 52 and C.ACTION_COLOR[a] >= 0:
+                assert v.opponents.named_color[0, k, C.ACTION_COLOR[a]] == 1
+            assert v.opponents.drew[0, k] == 0
+            seen["plays"] += 1
+            if known_before[i] is not None and known_before[i][k, c] > 0:
+                assert v.opponents.known_cards[0, k, c] == known_before[i][k, c] - 1
+                seen["known_used"] += 1
+
+    rng = np.random.default_rng(3)
+    g = VecGame("classic", 64, seed=4, num_players=2, observation_version=2, autoreset=True,
+                target_score=0, max_decisions=400)
+    known_before: list = [None] * 64
+    for _ in range(200):
+        v = observation_view(g.observe((g.state.current + 1) % 2), g.rules, 2)
+        known_before = [v.opponents.known_cards[i].copy() for i in range(64)]
+        _random_steps(g, rng, 1, check)
+    assert seen["plays"] > 1000 and seen["known_used"] > 5
