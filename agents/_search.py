@@ -57,6 +57,7 @@ from ono_env._engine import (
     S_KNOWN,
     S_LACKS,
     S_SCORE,
+    S_SEEN,
     U64ARR,
     ZERO,
     _CARD_COLOR,
@@ -85,6 +86,7 @@ from ono_env.agents._baselines import (  # noqa: F401 - the compiled baselines (
     _policy_action,
     baseline_scores,
 )
+from ono_env.observation import MAX_OPPONENTS, OBS2_OPPONENTS, OPPONENT_SIZE, OPP_PRESENT
 
 VIEW_FAIR = 0     # the acting seat's knowledge: own hand, the public table, hand sizes
 VIEW_HANDS = 1    # CHEATING: also every opponent's hand (the stock order stays unknown)
@@ -106,6 +108,8 @@ def _copy_row(src, i, dst, j, mode):
         dst.held[j, q] = ZERO if hide else src.held[i, q]
         for k in range(NUM_S):
             dst.pl[j, q, k] = src.pl[i, q, k]
+        for k in range(NUM_S, src.pl.shape[2]):   # what seat q privately knows (S_SEEN)
+            dst.pl[j, q, k] = 0 if hide else src.pl[i, q, k]
     D = src.stock.shape[1]
     n_stock = src.g[i, G_STOCK_LEN]
     n_disc = src.g[i, G_DISCARD_LEN]
@@ -158,7 +162,9 @@ def _determinize(v, r, w, j, prm, mode, arng, counts, unseen):
     the unseen cards (deck - own hand - discard pile, and - the other hands under
     VIEW_HANDS), listed by card type (never in the order of any true position), are
     shuffled and dealt to the other seats by their known sizes (VIEW_FAIR), the rest form
-    the stock; the part of a seat's hand that is publicly known to lack some card types
+    the stock; the cards the acting seat knows a hand holds (S_SEEN: its own old hand after a
+    swap, a hand shown to it in a challenge) are dealt to that hand first; the part of a
+    seat's hand that is publicly known to lack some card types
     (S_KNOWN cards, none in S_LACKS: it drew without a playable card) is dealt from the
     other types only. The world gets a fresh generator. Under VIEW_FAIR a pending Wild Draw Four's
     bluff flag is derived from the sampled hand of its player: did it hold the colour of the
@@ -192,7 +198,35 @@ def _determinize(v, r, w, j, prm, mode, arng, counts, unseen):
             for c in range(NC):
                 w.hands[j, q, c] = 0
             w.held[j, q] = ZERO
+        # first the cards this seat knows each hand holds (S_SEEN: a swap, a challenge), so
+        # that no other hand is dealt them
+        for q in range(n):
+            if q == me:
+                continue
             size = v.pl[r, q, S_HAND_LEN]
+            held = 0
+            for c in range(NC):
+                need = v.pl[r, me, S_SEEN + NC * q + c]
+                x = at
+                while need > 0 and x < m and held < size:
+                    if unseen[x] == c:
+                        unseen[x] = unseen[at]
+                        unseen[at] = c
+                        w.hands[j, q, c] += 1
+                        w.held[j, q] |= _bit(c)
+                        at += 1
+                        held += 1
+                        need -= 1
+                    x += 1
+        if at > 0:   # the rest in a fresh order (the list was shuffled before any was taken)
+            _shuffle_list(unseen, at, m, arng)
+        for q in range(n):
+            if q == me:
+                continue
+            held = 0
+            for c in range(NC):
+                held += w.hands[j, q, c]
+            size = v.pl[r, q, S_HAND_LEN] - held
             known = min(v.pl[r, q, S_KNOWN], size)
             if known > 0:
                 # public knowledge: `known` of q's cards are none of the lacked types. The
@@ -251,21 +285,40 @@ ACT_RELU = 1
 NET_ACTIVATIONS = {"tanh": ACT_TANH, "relu": ACT_RELU}
 
 
-def pack_network(scale: np.ndarray, layers: list, activation: str) -> tuple[np.ndarray, np.ndarray]:
+def pack_network(scale: np.ndarray, layers: list, activation: str,
+                 encoder: tuple[np.ndarray, np.ndarray] | None = None
+                 ) -> tuple[np.ndarray, np.ndarray]:
     """A policy network (``obs / scale``, hidden layers ``[(weight (out, in), bias), ...]``
     with ``activation``, the logits head last; the format of :mod:`ono_env.agents.learned`)
-    as the two arrays the compiled playouts read: ``weights`` (float32: the scale, then each
-    hidden layer's weight transposed to (in, out) and its bias, then the head's weight as
-    (A, in) and its bias) and ``shape`` (int64: number of hidden layers, activation code,
-    observation size, each hidden size, number of actions)."""
+    as the two arrays the compiled playouts read: ``weights`` (float32: the scale, then with
+    an opponent ``encoder`` its weight transposed to (127, E) and its bias, then each hidden
+    layer's weight transposed to (in, out) and its bias, then the head's weight as (A, in)
+    and its bias) and ``shape`` (int64: number of hidden layers, activation code,
+    observation size, each hidden size, number of actions, then E, 0 without an encoder)."""
     *hidden, (w_out, b_out) = layers
     parts = [np.asarray(scale, np.float32).ravel()]
+    width = 0
+    if encoder is not None:
+        parts += [np.asarray(encoder[0], np.float32).T.ravel(),
+                  np.asarray(encoder[1], np.float32).ravel()]
+        width = int(np.asarray(encoder[0]).shape[0])
     for w, b in hidden:
         parts += [np.asarray(w, np.float32).T.ravel(), np.asarray(b, np.float32).ravel()]
     parts += [np.asarray(w_out, np.float32).ravel(), np.asarray(b_out, np.float32).ravel()]
     shape = [len(hidden), NET_ACTIVATIONS[activation], int(np.asarray(scale).size)]
     shape += [int(np.asarray(w).shape[0]) for w, _ in hidden] + [int(np.asarray(w_out).shape[0])]
+    shape += [width]
     return np.ascontiguousarray(np.concatenate(parts), np.float32), np.asarray(shape, np.int64)
+
+
+@_inline
+def _net_inputs(shape):
+    """(offset of the first hidden layer's weights, its input size) in a packed network."""
+    n = shape[0]
+    E = shape[4 + n]
+    if E == 0:
+        return shape[2], shape[2]
+    return shape[2] + OPPONENT_SIZE * E + E, OBS2_OPPONENTS + MAX_OPPONENTS * E
 
 
 @_inline
@@ -293,8 +346,7 @@ def _net_logit(a, weights, shape, hid):
     """Logit a of the network (weights, shape: pack_network) at the observation whose
     hidden layers _net_hidden last wrote into hid."""
     n = shape[0]
-    size = shape[2]
-    off = size
+    off, size = _net_inputs(shape)
     for layer in range(n):
         h = shape[3 + layer]
         off += size * h + h
@@ -316,11 +368,39 @@ def _net_hidden(obs, weights, shape, hid):
     n = shape[0]
     act = shape[1]
     size = shape[2]
+    E = shape[4 + n]
     if n == 0:
         for d in range(size):
             hid[1, d] = obs[d] / weights[d]
         return
-    off = size
+    off, size = _net_inputs(shape)
+    if E > 0:
+        # version 2: the fixed part scaled, then each opponent block through the encoder,
+        # into hid[1], which the first layer then reads like a hidden layer's output
+        feat = hid[1]
+        for d in range(OBS2_OPPONENTS):
+            feat[d] = obs[d] / weights[d]
+        w_enc = shape[2]
+        b_enc = shape[2] + OPPONENT_SIZE * E
+        for k in range(MAX_OPPONENTS):
+            base = OBS2_OPPONENTS + k * OPPONENT_SIZE
+            out_at = OBS2_OPPONENTS + k * E
+            for e in range(E):
+                feat[out_at + e] = 0.0
+            if obs[base + OPP_PRESENT] == 0.0:
+                continue
+            for e in range(E):
+                feat[out_at + e] = weights[b_enc + e]
+            for d in range(OPPONENT_SIZE):
+                x = obs[base + d]
+                if x == 0.0:
+                    continue
+                x = x / weights[base + d]
+                row = weights[w_enc + d * E:w_enc + (d + 1) * E]
+                for e in range(E):
+                    feat[out_at + e] += x * row[e]
+            for e in range(E):
+                feat[out_at + e] = _squash(feat[out_at + e], act)
     for layer in range(n):
         h = shape[3 + layer]
         out = hid[layer % 2]
@@ -329,7 +409,7 @@ def _net_hidden(obs, weights, shape, hid):
         for k in range(h):
             out[k] = bias[k]
         for d in range(size):
-            if layer == 0:
+            if layer == 0 and E == 0:
                 x = obs[d]
                 if x == 0.0:
                     continue

@@ -7,11 +7,13 @@ integer actions, each legal in its row. Agents see nothing but these inputs.
 
 Beyond ``act``, an agent may offer optional abilities, declared by :class:`Agent` and read
 only through the functions of this module (:func:`agent_label`, :func:`uses_observation`,
-:func:`is_cheating`, :func:`explainer`, :func:`plays_from_game`):
+:func:`observation_version`, :func:`is_cheating`, :func:`explainer`, :func:`plays_from_game`):
 
 - ``name`` (str): its label in tables and replays;
 - ``uses_observation = False``: it never reads ``obs``; batch drivers then skip encoding
   observations for it and pass an array of the right shape whose contents are unspecified;
+- ``observation_version = 2``: it reads version-2 observations (:mod:`ono_env.observation`;
+  default 1), which the drivers then write for it;
 - ``cheating = True``: it reads hidden cards (the research ceilings; tables label it);
 - ``explain(obs, mask) -> (probs, value)``: what it would do and how it rates the position
   (learned agents; :class:`ExplainingAgent`);
@@ -76,6 +78,12 @@ def agent_label(agent: Any) -> str:
 def uses_observation(agent: Any) -> bool:
     """False when the agent declares that it never reads ``obs`` (default True)."""
     return bool(getattr(agent, "uses_observation", True))
+
+
+def observation_version(agent: Any) -> int:
+    """The observation layout the agent reads (``observation_version``, default 1; a
+    version-2 learned model says 2): drivers observe each agent in its own layout."""
+    return int(getattr(agent, "observation_version", 1))
 
 
 def is_cheating(agent: Any) -> bool:

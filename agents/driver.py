@@ -52,12 +52,14 @@ from ono_env.agents.base import (
     RandomAgent,
     checked_actions,
     explainer,
+    observation_version,
     plays_from_game,
     uses_observation,
 )
 from ono_env.agents.rule_based import ColorControlAgent, DefensiveAgent, GreedyAgent
 from ono_env.agents.search import game_actions
 from ono_env.game import VecGame
+from ono_env.observation import observation_size
 from ono_env.replay import Replay, agent_thinking, search_thinking
 
 _COMPILED = {RandomAgent: "random", GreedyAgent: "greedy", ColorControlAgent: "color",
@@ -86,7 +88,7 @@ class AgentDriver:
         self.agents = list(agents)
         B, P = game.num_games, game.num_players
         self.seat_agent = np.full((B, P), -1, np.int64)
-        self._obs = np.zeros((B, game.observation_size), np.float32)
+        self._obs_by_version: dict[int, np.ndarray] = {}
         self._actions = np.zeros(B, np.int64)
         self._rows = np.arange(B)
         self._rewards = np.zeros((B, P), np.float64)
@@ -163,21 +165,23 @@ class AgentDriver:
         """One decision of the Python agents in every game ``waiting`` for one of them."""
         game = self.game
         mask = game.legal_mask(which=waiting)
-        observed = False
+        observed: set[int] = set()
         single = len(self.agents) == 1
         for j, agent in enumerate(self.agents):
             sel = waiting if single else waiting & (who == j)
             if not sel.any():
                 continue
-            if not observed and uses_observation(agent):
-                game.observe(current, which=waiting, out=self._obs)
-                observed = True
+            version = observation_version(agent)
+            obs = self._obs(version)
+            if version not in observed and uses_observation(agent):
+                game.observe(current, which=waiting, out=obs, version=version)
+                observed.add(version)
             if plays_from_game(agent):
                 # a search agent: sees the game through its own seat view (agents/search.py)
                 self._actions[sel] = game_actions(agent, game, np.flatnonzero(sel),
                                                   mask[sel], rng)
             else:
-                self._actions[sel] = checked_actions(agent, self._obs[sel], mask[sel], rng)
+                self._actions[sel] = checked_actions(agent, obs[sel], mask[sel], rng)
             for i in self.recording:
                 if sel[i]:
                     self._record(i, agent, j, mask[i], np.flatnonzero(sel))
@@ -210,21 +214,30 @@ class AgentDriver:
                 j = int(self.seat_agent[i, seat])
                 agent = self.agents[j]
                 mask_row = game.legal_mask(which=one)[i].copy()
+                obs = self._obs(observation_version(agent))
                 if explainer(agent) is not None:
-                    game.observe(seat, which=one, out=self._obs)
+                    game.observe(seat, which=one, out=obs, version=observation_version(agent))
                 done = int(K.policy_moves(*args, one, 1, out, *scratch))
                 inner.mask_changed()
                 if done == 0:
                     break
                 label = self.labels[j] if self.labels is not None else repr(agent)
-                replay.add(int(self._last[i]), agent_thinking(agent, label, self._obs[i],
-                                                              mask_row))
+                replay.add(int(self._last[i]), agent_thinking(agent, label, obs[i], mask_row))
                 taken += done
         taken += int(K.policy_moves(*args, self._all, -1, out, *scratch))
         inner.mask_changed()
         if out is not rewards:
             rewards += out
         return taken
+
+    def _obs(self, version: int) -> np.ndarray:
+        """The observation buffer of layout ``version`` (made on first use)."""
+        buf = self._obs_by_version.get(version)
+        if buf is None:
+            buf = np.zeros((self.game.num_games, observation_size(self.game.rules, version)),
+                           np.float32)
+            self._obs_by_version[version] = buf
+        return buf
 
     def _record(self, i: int, agent: Agent, j: int, mask_row: np.ndarray,
                 rows: np.ndarray) -> None:
@@ -234,7 +247,8 @@ class AgentDriver:
             thinking: dict[str, Any] | None = search_thinking(
                 label, cast(Any, agent).last_values[k], mask_row)
         else:
-            thinking = agent_thinking(agent, label, self._obs[i], mask_row)
+            thinking = agent_thinking(agent, label, self._obs(observation_version(agent))[i],
+                                      mask_row)
         self.recording[i].add(int(self._actions[i]), thinking)
 
 
@@ -248,6 +262,6 @@ def act_one(agent: Agent, label: str, game: VecGame,
     if plays_from_game(agent):
         a = int(game_actions(agent, game, np.zeros(1, np.int64), mask, rng)[0])
         return a, search_thinking(label, cast(Any, agent).last_values[0], mask[0])
-    obs = game.observe(int(game.state.current[0]))
+    obs = game.observe(int(game.state.current[0]), version=observation_version(agent))
     a = int(checked_actions(agent, obs, mask, rng)[0])
     return a, agent_thinking(agent, label, obs[0], mask[0])

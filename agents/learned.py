@@ -21,6 +21,13 @@ and, in format version 3, whose ``architecture`` has ``value_hidden_sizes`` (``V
     value.weight             (1, V[m-1])
     value.bias               (1,)
 
+and, in format version 4 (a version-2 observation, ``architecture.opponent_encoder = E``),
+the opponent encoder that the nine opponent blocks pass through before the hidden layers
+(:func:`encode_opponents`; ``H[-1]`` of the first hidden layer then means ``272 + 9 E``)::
+
+    opponent.weight          (E, 127)
+    opponent.bias            (E,)
+
 The header's ``__metadata__`` (a string-to-string map) has one key, ``"ono_env"``, whose
 value is this JSON object (every key required; types checked on loading)::
 
@@ -32,8 +39,8 @@ value is this JSON object (every key required; types checked on loading)::
      "action_names": ["play R0", ...], "training_steps": 11684608,
      "config": {... the training config ...}, "saved_at": "2026-11-22T10:00:00"}
 
-(``activation``: ``"tanh"`` or ``"relu"``; ``observation_version`` is
-:data:`ono_env.observation.OBS_VERSION` and ``action_names`` is
+(``activation``: ``"tanh"`` or ``"relu"``; ``observation_version`` is the layout it was
+trained on, 1 or 2 (:mod:`ono_env.observation`), and ``action_names`` is
 :data:`ono_env.cards.ACTION_NAMES` of the version that trained it; ``config`` is the training
 config, any JSON object; ``saved_at`` an ISO date.) The network computes, in ``float32``::
 
@@ -63,9 +70,11 @@ unpickled). A zip without it (saved by ono_env before format version 2) is refus
 command that converts it: ``ono-export OLD.zip NEW.safetensors``
 (:mod:`ono_env.train.export`).
 
-``load_agent(path, rules)`` reads a model, refuses one made for other rules, another player
-count, another observation layout or another action table with a message that says which
-(:func:`check_compatible`), and returns a :class:`LearnedAgent`. Every damaged or foreign
+``load_agent(path, rules)`` reads a model, refuses a version-1 model made for other rules or
+another player count, and any model of an unknown observation layout or another action
+table, with a message that says which (:func:`check_compatible`), and returns a
+:class:`LearnedAgent`. A version-2 model (the generalist ``ppo-any``) plays any rules at 2-10
+players. Every damaged or foreign
 file is one ``ValueError`` naming the file and what is wrong.
 
 The torch side (the features extractor used in training, weights of a live MaskablePPO
@@ -86,15 +95,23 @@ import numpy as np
 
 from ono_env import cards as C
 from ono_env.checks import is_int
-from ono_env.observation import OBS_VERSION, observation_size
+from ono_env.observation import (
+    MAX_OPPONENTS,
+    OBS2_OPPONENTS,
+    OBS_V2_SIZE,
+    OBS_VERSIONS,
+    OPPONENT_SIZE,
+    OPP_PRESENT,
+    observation_size,
+)
 from ono_env.rules import RuleSet, resolve_rules
 
 FORMAT = "ono_env-policy"
 FORMAT_VERSION = 3
 """The model format written with a value network; without one, version 2 (the same format
 less the value network) is written, so that ono_env releases that read only version 2
-still play it. Both are read."""
-FORMAT_VERSIONS = (2, 3)
+still play it; with an opponent encoder (version-2 observations), version 4. All are read."""
+FORMAT_VERSIONS = (2, 3, 4)
 META_KEY = "ono_env"
 """The key of the safetensors ``__metadata__`` map that holds the JSON metadata."""
 SAFE_MEMBER = "ono_policy.safetensors"
@@ -128,6 +145,19 @@ ACTIVATIONS: dict[str, Callable[[np.ndarray], np.ndarray]] = {"tanh": _tanh, "re
 
 
 # ---- the network ------------------------------------------------------------------------
+def encode_opponents(x: np.ndarray, encoder: tuple[np.ndarray, np.ndarray],
+                     act: Callable[[np.ndarray], np.ndarray]) -> np.ndarray:
+    """``(B, F + 9 E)``: the fixed part of scaled version-2 observations ``x`` (``(B, D)``),
+    then each of the nine opponent blocks through one shared layer ``act(block @ W.T + b)``,
+    zero for a seat that is not at the table (its ``present`` entry 0). One set of weights
+    for every seat lets what the network learns of one opponent serve every other, at every
+    table size, and keeps the first layer small."""
+    w, b = encoder
+    opp = x[:, OBS2_OPPONENTS:].reshape(len(x), MAX_OPPONENTS, OPPONENT_SIZE)
+    e = act(opp @ w.T + b) * opp[:, :, OPP_PRESENT:OPP_PRESENT + 1]
+    return np.concatenate([x[:, :OBS2_OPPONENTS], e.reshape(len(x), -1)], axis=1)
+
+
 class PolicyNet:
     """The policy network of a model in NumPy: ``obs / scale``, the hidden layers with their
     activation, the logits head. ``layers`` is ``[(weight (out, in), bias (out,)), ...]``,
@@ -136,13 +166,30 @@ class PolicyNet:
 
     def __init__(self, scale: np.ndarray, layers: list[tuple[np.ndarray, np.ndarray]],
                  activation: str,
-                 value_layers: list[tuple[np.ndarray, np.ndarray]] | None = None) -> None:
+                 value_layers: list[tuple[np.ndarray, np.ndarray]] | None = None,
+                 encoder: tuple[np.ndarray, np.ndarray] | None = None) -> None:
         self.scale = scale
         self.layers = list(layers)
         self.activation = activation
         self._act = ACTIVATIONS[activation]
         self.value_layers = None if value_layers is None else list(value_layers)
         """The value network's layers (the head last, one output), or None."""
+        self.encoder = encoder
+        """Format version 4: the opponent encoder ``(weight (E, K), bias (E,))`` that both
+        networks read the nine opponent blocks of a version-2 observation through, or None."""
+
+    @property
+    def opponent_width(self) -> int:
+        """E, the width of the opponent encoder (0 without one)."""
+        return 0 if self.encoder is None else int(self.encoder[0].shape[0])
+
+    def features(self, obs: np.ndarray) -> np.ndarray:
+        """What the hidden layers read: ``obs / scale``, its opponent blocks through the
+        opponent encoder when there is one (:func:`encode_opponents`)."""
+        x = np.asarray(obs, dtype=np.float32) / self.scale
+        if self.encoder is None:
+            return x
+        return encode_opponents(x, self.encoder, self._act)
 
     @property
     def has_value(self) -> bool:
@@ -155,7 +202,7 @@ class PolicyNet:
         return [int(w.shape[0]) for w, _ in self.value_layers[:-1]]
 
     def _mlp(self, obs: np.ndarray, layers: list[tuple[np.ndarray, np.ndarray]]) -> np.ndarray:
-        x = np.asarray(obs, dtype=np.float32) / self.scale
+        x = self.features(obs)
         *hidden, (w_out, b_out) = layers
         for w, b in hidden:
             x = self._act(x @ w.T + b)
@@ -189,6 +236,8 @@ class PolicyNet:
         for i, (w, b) in enumerate(hidden):
             out[f"hidden.{i}.weight"], out[f"hidden.{i}.bias"] = w, b
         out["logits.weight"], out["logits.bias"] = w_out, b_out
+        if self.encoder is not None:
+            out["opponent.weight"], out["opponent.bias"] = self.encoder
         if self.value_layers is not None:
             *v_hidden, (v_w, v_b) = self.value_layers
             for i, (w, b) in enumerate(v_hidden):
@@ -203,9 +252,15 @@ class PolicyNet:
         tensors of a file; ``ValueError`` naming ``where`` when a tensor is missing, extra,
         not ``float32``, of a shape the metadata does not give, or not finite."""
         arch = meta["architecture"]
-        sizes = [int(meta["observation_size"]), *arch["hidden_sizes"], len(meta["action_names"])]
+        D = int(meta["observation_size"])
+        E = int(arch.get("opponent_encoder", 0))
+        trunk_in = D if not E else OBS2_OPPONENTS + MAX_OPPONENTS * E
+        sizes = [trunk_in, *arch["hidden_sizes"], len(meta["action_names"])]
         n_hidden = len(arch["hidden_sizes"])
-        expected: dict[str, tuple[int, ...]] = {"obs_scale": (sizes[0],)}
+        expected: dict[str, tuple[int, ...]] = {"obs_scale": (D,)}
+        if E:
+            expected["opponent.weight"] = (E, OPPONENT_SIZE)
+            expected["opponent.bias"] = (E,)
         for i in range(n_hidden):
             expected[f"hidden.{i}.weight"] = (sizes[i + 1], sizes[i])
             expected[f"hidden.{i}.bias"] = (sizes[i + 1],)
@@ -249,7 +304,8 @@ class PolicyNet:
             value_layers = [(arrays[f"value_hidden.{i}.weight"], arrays[f"value_hidden.{i}.bias"])
                             for i in range(len(v_sizes))]
             value_layers.append((arrays["value.weight"], arrays["value.bias"]))
-        net = cls(arrays["obs_scale"], layers, arch["activation"], value_layers)
+        encoder = (arrays["opponent.weight"], arrays["opponent.bias"]) if E else None
+        net = cls(arrays["obs_scale"], layers, arch["activation"], value_layers, encoder)
         net.check_outputs(RuleSet.from_dict(meta["rules"]).deck_size, where)
         return net
 
@@ -279,20 +335,27 @@ class PolicyNet:
 # ---- metadata ---------------------------------------------------------------------------
 def make_metadata(rules: RuleSet, training_steps: int, config: Mapping[str, Any] | None = None, *,
                   hidden_sizes: list[int], activation: str, saved_at: str | None = None,
-                  value_hidden_sizes: list[int] | None = None, label: str | None = None) -> dict:
+                  value_hidden_sizes: list[int] | None = None, label: str | None = None,
+                  observation_version: int = 1, opponent_encoder: int = 0) -> dict:
     """The metadata of a model for ``rules`` (see the module docstring); a value network
     when ``value_hidden_sizes`` is given; ``label``: the name the model plays under when its
-    file is named ``model.safetensors`` (a training run writes its run folder's name)."""
+    file is named ``model.safetensors`` (a training run writes its run folder's name);
+    ``opponent_encoder``: the width of the opponent encoder (version-2 observations only;
+    format version 4)."""
     arch: dict[str, Any] = {"type": "mlp", "hidden_sizes": [int(h) for h in hidden_sizes],
                             "activation": activation}
     if value_hidden_sizes is not None:
         arch["value_hidden_sizes"] = [int(h) for h in value_hidden_sizes]
+    if opponent_encoder:
+        arch["opponent_encoder"] = int(opponent_encoder)
     extra = {} if label is None else {"label": str(label)[:MAX_MODEL_LABEL]}
+    version = 4 if opponent_encoder else 3 if value_hidden_sizes is not None else 2
     return extra | {
-        "format": FORMAT, "format_version": FORMAT_VERSION if value_hidden_sizes is not None else 2,
+        "format": FORMAT, "format_version": version,
         "architecture": arch,
         "rules": rules.to_dict(), "num_players": rules.num_players,
-        "observation_version": OBS_VERSION, "observation_size": observation_size(rules),
+        "observation_version": observation_version,
+        "observation_size": observation_size(rules, observation_version),
         "action_names": list(C.ACTION_NAMES), "training_steps": int(training_steps),
         "config": dict(config or {}),
         "saved_at": saved_at or _dt.datetime.now().replace(microsecond=0).isoformat(),
@@ -313,7 +376,8 @@ def check_metadata(meta: Any, where: str = "model") -> dict[str, Any]:
         hint = (f": convert it with {EXPORT_COMMAND} OLD.zip NEW.safetensors" if version == 1
                 else "")
         raise ValueError(f"{where}: model format version {version!r}; this version of ono_env "
-                         f"reads versions {' and '.join(map(str, FORMAT_VERSIONS))}{hint}")
+                         f"reads versions {', '.join(map(str, FORMAT_VERSIONS[:-1]))} and "
+                         f"{FORMAT_VERSIONS[-1]}{hint}")
     missing = [k for k in _META_KEYS if k not in meta]
     if missing:
         raise ValueError(f"{where}: damaged model: the metadata has no {', '.join(map(repr, missing))}")
@@ -327,16 +391,23 @@ def check_metadata(meta: Any, where: str = "model") -> dict[str, Any]:
             or not isinstance(arch.get("hidden_sizes"), list) \
             or not all(is_int(h) and h >= 1 for h in arch["hidden_sizes"]) \
             or arch.get("activation") not in ACTIVATIONS \
-            or set(arch) - {"type", "hidden_sizes", "activation", "value_hidden_sizes"} \
+            or set(arch) - {"type", "hidden_sizes", "activation", "value_hidden_sizes",
+                            "opponent_encoder"} \
+            or ("opponent_encoder" in arch
+                and not (is_int(arch["opponent_encoder"]) and 1 <= arch["opponent_encoder"] <= 4096)) \
             or ("value_hidden_sizes" in arch
                 and (not isinstance(arch["value_hidden_sizes"], list)
                      or not all(is_int(h) and h >= 1 for h in arch["value_hidden_sizes"]))):
         raise bad("architecture", '{"type": "mlp", "hidden_sizes": [positive whole numbers], '
                                   f'"activation": one of {", ".join(ACTIVATIONS)}, and in format '
                                   'version 3 "value_hidden_sizes": [positive whole numbers]}')
-    if ("value_hidden_sizes" in arch) != (version == 3):
-        raise bad("architecture", "value_hidden_sizes exactly in format version 3 (a value "
-                                  "network); version 2 has none")
+    if ("value_hidden_sizes" in arch) != (version in (3, 4)):
+        raise bad("architecture", "value_hidden_sizes exactly in format versions 3 and 4 (a "
+                                  "value network); version 2 has none")
+    if ("opponent_encoder" in arch) != (version == 4):
+        raise bad("architecture", "opponent_encoder exactly in format version 4")
+    if version == 4 and meta.get("observation_version") != 2:
+        raise bad("observation_version", "2 (an opponent encoder reads version-2 observations)")
     if not isinstance(meta["rules"], dict):
         raise bad("rules", "an object of rule options")
     if not is_int(meta["num_players"]) or meta["rules"].get("num_players") != meta["num_players"]:
@@ -363,13 +434,25 @@ def check_metadata(meta: Any, where: str = "model") -> dict[str, Any]:
 
 
 def check_compatible(meta: dict[str, Any], rules: RuleSet, path: str = "model") -> None:
-    """Raise ``ValueError`` unless a model with (checked) ``meta`` can play ``rules``."""
-    if meta["observation_version"] != OBS_VERSION:
-        raise ValueError(f"{path}: trained on observation layout v{meta['observation_version']}; "
-                         f"this version of ono_env has v{OBS_VERSION}: retrain the model")
+    """Raise ``ValueError`` unless a model with (checked) ``meta`` can play ``rules``.
+
+    A version-1 model plays only the rules it was trained for (its observation has neither
+    the rules nor a fixed length). A version-2 observation covers every rule set at 2-10
+    players (the rules block holds every option that changes play, and the player count), so
+    a version-2 model plays under any rules; its ``observation_size`` must be version 2's."""
+    version = meta["observation_version"]
+    if version not in OBS_VERSIONS:
+        raise ValueError(f"{path}: trained on observation layout v{version}; this version of "
+                         f"ono_env writes v{', v'.join(map(str, OBS_VERSIONS))}: retrain the "
+                         f"model or update ono_env")
     if list(meta["action_names"]) != list(C.ACTION_NAMES):
         raise ValueError(f"{path}: trained with a different action table ({len(meta['action_names'])} "
                          f"actions); this version of ono_env has {C.NUM_ACTIONS}: retrain the model")
+    if version == 2:
+        if meta["observation_size"] != observation_size(rules, 2):
+            raise ValueError(f"{path}: damaged model: observation size {meta['observation_size']}; "
+                             f"version-2 observations have {observation_size(rules, 2)} entries")
+        return
     trained = RuleSet.from_dict(meta["rules"])
     if trained.num_players != rules.num_players:
         raise ValueError(f"{path}: trained for {trained.num_players} players, asked to play "
@@ -539,7 +622,10 @@ class LearnedAgent:
         self.name = name
         self.deterministic = deterministic
         self.meta = meta or {}
-        self.obs_size = observation_size(rules)
+        self.observation_version = 2 if net.observation_size == OBS_V2_SIZE else 1
+        """The observation layout the network reads (version 2 has its own length, which no
+        version-1 layout has); the agent driver observes each agent in its own version."""
+        self.obs_size = observation_size(rules, self.observation_version)
         if net.observation_size != self.obs_size or net.num_actions != C.NUM_ACTIONS:
             raise ValueError(f"{name}: a network for ({net.observation_size},) observations and "
                              f"{net.num_actions} actions cannot play {rules.name!r} with "

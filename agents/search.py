@@ -91,8 +91,10 @@ import numpy as np
 
 from ono_env import _engine as E
 from ono_env import cards as C
+from ono_env.agents.base import observation_version
 from ono_env.game import VecGame, kernel_entry
-from ono_env.rules import resolve_rules
+from ono_env.observation import OBS_V2_SIZE, observation_size
+from ono_env.rules import P_OBS_VERSION, resolve_rules
 
 _KERNELS: tuple | None = None
 
@@ -212,7 +214,7 @@ class SearchAgent:
                 pack_network,  # the opponent's model: the prior's network
             )
             net = prior.net
-            self._net_belief = pack_network(net.scale, net.layers, net.activation)
+            self._net_belief = pack_network(net.scale, net.layers, net.activation, net.encoder)
             if self._net is not None and not all(
                     np.array_equal(x, y) for x, y in zip(self._net, self._net_belief)):
                 raise ValueError("belief: the playouts' network must be the prior's (the one "
@@ -292,7 +294,7 @@ class SearchAgent:
             return self._act_timed(game, view, world, prior, code, net, rng)
         if self.method == "ismcts":
             N = self.worlds + 1
-            ismcts(*view, game.internals.params, seeds, self.worlds, views[self.view],
+            ismcts(*view, self._params(game), seeds, self.worlds, views[self.view],
                    code, MAX_PLAYOUT, self.explore, *world,
                    np.zeros(C.NUM_CARD_TYPES, np.int64), np.zeros(D, np.int8),
                    np.zeros(2, np.uint64), np.zeros((N, C.NUM_ACTIONS), np.int32),
@@ -304,7 +306,7 @@ class SearchAgent:
         else:
             prior = self._prior_choices(game, rows, rng)
             before, acted, temp, at = self._recall(game, rows, view)
-            pimc(*view, game.internals.params, seeds, self.worlds, views[self.view], code,
+            pimc(*view, self._params(game), seeds, self.worlds, views[self.view], code,
                  MAX_PLAYOUT, self.margin, prior, *before, acted, temp, *world,
                  np.zeros(C.NUM_CARD_TYPES, np.int64),
                  np.zeros(D, np.int8), np.zeros(2, np.uint64), values,
@@ -376,13 +378,13 @@ class SearchAgent:
             while True:
                 seed = rng.integers(0, 2**63, size=1, dtype=np.uint64)
                 if tree is None:
-                    pimc(*one, game.internals.params, seed, batch, views[self.view], code, MAX_PLAYOUT,
+                    pimc(*one, self._params(game), seed, batch, views[self.view], code, MAX_PLAYOUT,
                          -1.0, no_prior, *no_record, no_prior, 0.0, *world, *common, arng,
                          batch_values, rewards, legal,
                          sc, tmp, *net, row, batch_out)
                 else:
                     tree.reserve(batch)
-                    ismcts(*one, game.internals.params, seed, batch, views[self.view], code, MAX_PLAYOUT,
+                    ismcts(*one, self._params(game), seed, batch, views[self.view], code, MAX_PLAYOUT,
                            self.explore, *world, *common, arng, tree.child, tree.visits,
                            tree.total, tree.avail, tree.path, tree.movers, batch_values,
                            rewards, row, legal, sc, tmp, *net, int(n > 0), tree.nodes,
@@ -442,9 +444,23 @@ class SearchAgent:
             return code, (np.zeros(1, np.float32), np.zeros(4, np.int64),
                           np.zeros(1, np.float32), np.zeros((2, 1), np.float32))
         weights, shape = packed
-        width = max([int(shape[2])] + [int(h) for h in shape[3:-1]])
-        return code, (weights, shape, np.zeros(game.observation_size, np.float32),
+        width = max([int(shape[2])] + [int(h) for h in shape[3:3 + int(shape[0])]])
+        return code, (weights, shape, np.zeros(int(shape[2]), np.float32),
                       np.zeros((2, width), np.float32))
+
+    def _params(self, game: VecGame) -> np.ndarray:
+        """The game's parameters for the search kernels, with the observation layout of the
+        search's network (its playouts and belief observe each seat in that layout)."""
+        params = game.internals.params
+        packed = self._net if self._net is not None else self._net_belief
+        if packed is None:
+            return params
+        want = 2 if int(packed[1][2]) == OBS_V2_SIZE else 1
+        if params[P_OBS_VERSION] == want:
+            return params
+        params = params.copy()
+        params[P_OBS_VERSION] = want
+        return params
 
     def _prior_choices(self, game: VecGame, rows: np.ndarray,
                        rng: np.random.Generator) -> np.ndarray:
@@ -453,11 +469,14 @@ class SearchAgent:
         if self.prior is None or self.margin < 0:
             return np.full(len(rows), -1, np.int64)
         B = game.num_games
-        if self._obs is None or self._obs.shape != (B, game.observation_size):
-            self._obs = np.zeros((B, game.observation_size), np.float32)
+        version = observation_version(self.prior)
+        size = observation_size(game.rules, version)
+        if self._obs is None or self._obs.shape != (B, size):
+            self._obs = np.zeros((B, size), np.float32)
         which = np.zeros(B, np.bool_)
         which[rows] = True
-        obs = game.observe(game.state.current.astype(np.int64), which, out=self._obs)[rows]
+        obs = game.observe(game.state.current.astype(np.int64), which, out=self._obs,
+                           version=version)[rows]
         mask = game.legal_mask()[rows]
         choice = np.asarray(self.prior.act(obs, mask, rng), dtype=np.int64)
         if choice.shape != (len(rows),) or not mask[np.arange(len(rows)), choice].all():
@@ -506,7 +525,7 @@ def _playout_network(policy: Any, rules: Any) -> tuple[np.ndarray, np.ndarray]:
                          f"{policy.rules.num_players}-player {policy.rules.name!r} rules; this "
                          f"search plays {rules.num_players}-player {rules.name!r}")
     net = policy.net
-    return pack_network(net.scale, net.layers, net.activation)
+    return pack_network(net.scale, net.layers, net.activation, net.encoder)
 
 
 def game_actions(agent: Any, game: VecGame, rows: np.ndarray, mask: np.ndarray,
@@ -567,17 +586,27 @@ def prior_margin(worlds: int) -> float:
     return 1.2 / math.sqrt(worlds)
 
 
+GENERALIST = "ppo-any"
+"""The shipped generalist (version-2 observations, any rules at 2-10 players)."""
+
+
 def shipped_policy(rules: Any) -> Any:
-    """The shipped learned policy for ``rules`` (``ppo-<preset>-<N>p``), as an agent;
-    ``ValueError`` naming the rules that have one when there is none."""
+    """The shipped learned policy for ``rules``, as an agent: the specialist
+    (``ppo-<preset>-<N>p``) where one exists, else the generalist ``ppo-any``; ``ValueError``
+    naming what there is when neither is shipped."""
     from ono_env.agents.learned import load_agent, shipped_models
     rules = resolve_rules(rules)
     models = shipped_models()
     name = f"ppo-{rules.name}-{rules.num_players}p"
-    if name not in models:
-        raise ValueError(f"pimc-ppo needs a shipped policy for {rules.num_players}-player "
-                         f"{rules.name!r} rules; there are: {', '.join(models)}")
-    return load_agent(models[name], rules)
+    if name in models:
+        try:
+            return load_agent(models[name], rules)
+        except ValueError:   # the preset's name with other options: not the specialist's rules
+            pass
+    if GENERALIST in models:
+        return load_agent(models[GENERALIST], rules)
+    raise ValueError(f"pimc-ppo needs a shipped policy for {rules.num_players}-player "
+                     f"{rules.name!r} rules; there are: {', '.join(models)}")
 
 
 def _factory(base: str, policy: str, view: str, method: str = "pimc", prior: str | None = None):

@@ -211,6 +211,7 @@ def test_the_resampler_keeps_the_seats_knowledge_and_reveals_no_hidden_card(pres
     from test_engine_bits import lacked_types
 
     from ono_env import _engine as E
+    from ono_env import cards as C
 
     game = pyspiel.load_game(O.GAME_NAME, {"preset": preset, "players": players})
     rng = np.random.default_rng(4)
@@ -244,7 +245,12 @@ def test_the_resampler_keeps_the_seats_knowledge_and_reveals_no_hidden_card(pres
             hands = w.engine.state.hands[0].astype(np.int64)
             outside = np.where(lacked_types(pl[:, E.S_LACKS]), 0, hands).sum(axis=1)
             assert (outside >= pl[:, E.S_KNOWN]).all()
-            assert np.array_equal(w.engine.state.pl[0], pl)
+            # the public columns, and the acting seat's own knowledge of the other hands,
+            # are kept (another seat's private knowledge is not the acting seat's to see)
+            assert np.array_equal(w.engine.state.pl[0, :, :E.NUM_S], pl[:, :E.NUM_S])
+            assert np.array_equal(w.engine.state.pl[0, me], pl[me])
+            known_held = pl[me, E.S_SEEN:].reshape(-1, C.NUM_CARD_TYPES)
+            assert (hands >= known_held).all()   # the cards it knows a hand holds are in it
             knowing += int((pl[:, E.S_KNOWN] > 0).any())
         assert worlds[0][0].engine.to_dict(0) != worlds[0][1].engine.to_dict(0)
         checked += 1

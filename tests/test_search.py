@@ -291,8 +291,35 @@ def test_the_compiled_playout_network_equals_the_numpy_network(name, players):
     _check_network(policy.net, obs, mask, policy.act(obs, mask, np.random.default_rng(0)))
 
 
+def test_the_compiled_playouts_run_a_version_2_network():
+    """A network over version-2 observations (an opponent encoder) runs in the compiled
+    playouts as in NumPy, and a search agent plays with it as its playout policy."""
+    from ono_env.agents.learned import LearnedAgent, PolicyNet
+    from ono_env.observation import OBS2_OPPONENTS, OPPONENT_SIZE, observation_scale
+
+    rules = RuleSet.preset("ono", num_players=3)
+    rng = np.random.default_rng(5)
+    E_, H = 6, 24
+    enc = (rng.normal(0, 0.3, (E_, OPPONENT_SIZE)).astype(np.float32),
+           rng.normal(0, 0.3, E_).astype(np.float32))
+    layers = [(rng.normal(0, 0.2, (H, OBS2_OPPONENTS + 9 * E_)).astype(np.float32),
+               rng.normal(0, 0.2, H).astype(np.float32)),
+              (rng.normal(0, 1.0, (85, H)).astype(np.float32), np.zeros(85, np.float32))]
+    net = PolicyNet(observation_scale(rules, 2), layers, "tanh", None, enc)
+    game = VecGame(rules, 200, seed=9, observation_version=2, autoreset=True)
+    for _ in range(30):
+        m = game.legal_mask()
+        game.step(np.array([rng.choice(np.flatnonzero(r)) for r in m]))
+    mask = game.legal_mask().copy()
+    obs = np.ascontiguousarray(game.observe(game.state.current.astype(np.int64)))
+    _check_network(net, obs, mask)
+    agent = SearchAgent(rules, 4, LearnedAgent(net, rules, "v2"))
+    res = run_arena([agent, "greedy", "greedy"], rules, num_games=6, seed=3, rating=False)
+    assert res.agent_rows()[0]["games"] == 6
+
+
 def _check_network(net, obs, mask, want_choice=None):
-    weights, shape = E.pack_network(net.scale, net.layers, net.activation)
+    weights, shape = E.pack_network(net.scale, net.layers, net.activation, net.encoder)
     width = max([obs.shape[1]] + net.hidden_sizes)
     got = np.zeros(mask.shape, np.float32)
     choice = np.zeros(len(obs), np.int64)
