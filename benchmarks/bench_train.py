@@ -11,6 +11,12 @@
 2. Busy machine: one other process spinning on a core the whole time; ``algo: ppo`` with
    ``torch_threads`` 1, 2 and ``auto`` in alternating rounds. ``auto`` should keep the
    one-thread rate (it counts the free cores at start).
+4. Mixture (``--mixture``): the default run (one table, observation version 1) against a
+   mixture of all six presets at 2, 3, 4, 5 and 6 players (30 tables, equal weights,
+   observation version 2 with the opponent encoder), both with the default config's
+   ``num_envs``, network width and ``--threads``, in alternating rounds; and the mixture
+   with the generalist's network (``configs/train/generalist.yaml``'s ``policy``). Steps per
+   second of the training loop, as the trainer counts them (setup not included).
 3. Learning per step (``--learn-steps``): both trainers train the default config for the same
    number of steps with the network both can express (``policy.shared=false``), seeds 0 and
    1, and each final policy plays ``--learn-games`` games against ``greedy``.
@@ -62,13 +68,24 @@ def _trainer(algo: str):
     return train
 
 
-def one_run(algo: str, steps: int, threads: int | str, seed: int) -> float:
-    """Learner steps per second of one training call (setup included, no evaluation)."""
+PRESET_NAMES = ("basic", "classic", "ono", "stacking", "uno2018", "wikipedia")
+MIXTURE = ["observation_version=2", "tables=[" + ", ".join(
+    f"{{rules: {p}, num_players: {n}}}" for p in PRESET_NAMES for n in (2, 3, 4, 5, 6)) + "]"]
+"""The overrides of part 4's mixture: every preset at 2-6 players."""
+GENERALIST_NET = ["policy={net_arch: [256, 256], activation: tanh, shared: true, "
+                  "opponent_encoder: 32}"]
+
+
+def one_run(algo: str, steps: int, threads: int | str, seed: int,
+            extra: list[str] = (), loop: bool = False) -> float:
+    """Learner steps per second of one training call (setup included, no evaluation); with
+    ``loop``, of its training loop alone (the trainer's own count, without the setup: the
+    mixture's setup probes the baselines' games at each of its 30 tables)."""
     with tempfile.TemporaryDirectory() as tmp:
-        cfg = _config(algo, steps, threads, seed, f"{tmp}/run")
+        cfg = _config(algo, steps, threads, seed, f"{tmp}/run", list(extra))
         t = time.perf_counter()
-        _trainer(algo)(cfg)
-        return steps / (time.perf_counter() - t)
+        res = _trainer(algo)(cfg)
+        return res["steps_per_second"] if loop else steps / (time.perf_counter() - t)
 
 
 def learning(algo: str, steps: int, seed: int, games: int, threads: int | str) -> list[float]:
@@ -94,6 +111,8 @@ def main() -> None:
     ap.add_argument("--learn-steps", type=int, default=0,
                     help="part 3: steps per trainer and seed (0: skip)")
     ap.add_argument("--learn-games", type=int, default=20_000)
+    ap.add_argument("--mixture", action="store_true",
+                    help="part 4: the default run against the 30-table mixture")
     ap.add_argument("--out", type=Path, default=None)
     args = ap.parse_args()
     threads = args.threads if args.threads == "auto" else int(args.threads)
@@ -101,7 +120,18 @@ def main() -> None:
     # warm-up: numba's cache, torch's kernels, the imports
     one_run("ppo", 16_384, 1, 0)
     one_run("maskable_ppo", 16_384, 1, 0)
-    res: dict[str, dict[str, list[float]]] = {"idle": {}, "busy": {}, "learning": {}}
+    res: dict[str, dict[str, list[float]]] = {"idle": {}, "busy": {}, "learning": {},
+                                              "mixture": {}}
+    if args.mixture:
+        one_run("ppo", 16_384, 1, 0, MIXTURE)
+        settings = {"default (basic, 2 players, v1)": [],
+                    "mixture (6 presets x 2-6 players, v2), default width": MIXTURE,
+                    "mixture, the generalist's network": MIXTURE + GENERALIST_NET}
+        for r in range(args.rounds):
+            for name, extra in settings.items():
+                v = one_run("ppo", args.steps, threads, r, extra, loop=True)
+                res["mixture"].setdefault(name, []).append(v)
+                print(f"mixture round {r}: {name} {v:,.0f} steps/s", file=sys.stderr)
     if not args.skip_idle:
         for r in range(args.rounds):
             for algo in ("ppo", "maskable_ppo"):
@@ -133,13 +163,23 @@ def main() -> None:
     lines = [f"Learner steps per second, default config (basic, 2 players, pool of baselines), "
              f"{args.steps:,} steps per call, median of {args.rounds} alternating rounds; "
              f"{os.cpu_count()} cores, {platform.processor() or platform.machine()}, "
-             f"Python {platform.python_version()}.", "",
-             "| machine | trainer | steps/s (median) | rounds |", "|---|---|---|---|"]
+             f"Python {platform.python_version()}."]
+    if res["idle"] or res["busy"]:
+        lines += ["", "| machine | trainer | steps/s (median) | rounds |", "|---|---|---|---|"]
     for part, label in (("idle", f"idle, torch_threads={args.threads}"),
                         ("busy", "one other busy process")):
         for name, vals in res[part].items():
             lines.append(f"| {label} | {name} | {statistics.median(vals):,.0f} | "
                          + ", ".join(f"{v:,.0f}" for v in vals) + " |")
+    if res["mixture"]:
+        base = statistics.median(next(iter(res["mixture"].values())))
+        lines += ["", f"Mixture against the default run, torch_threads={args.threads}, learner "
+                      f"steps per second of the training loop (setup not counted):", "",
+                  "| run | steps/s (median) | rounds | / default |", "|---|---|---|---|"]
+        for name, vals in res["mixture"].items():
+            med = statistics.median(vals)
+            lines.append(f"| {name} | {med:,.0f} | " + ", ".join(f"{v:,.0f}" for v in vals)
+                         + f" | {med / base:.2f}x |")
     if res["learning"]:
         lines += ["", f"Learning per step: {args.learn_steps:,} steps, two networks "
                       f"(`policy.shared=false`), win rate against greedy over "

@@ -63,6 +63,22 @@ class PolicyNet:
     """Activation between the hidden layers: tanh | relu."""
     shared: Annotated[bool, Field(strict=True)] = False
     """algo ppo: one trunk of net_arch feeds both heads (false: two networks, as SB3)."""
+    opponent_encoder: Literal["auto"] | Annotated[int, Field(strict=True, ge=0, le=4096)] = "auto"
+    """algo ppo, observation_version 2: width of the one layer that every opponent block passes through before net_arch, shared by the nine seats and both heads (0: none, the whole vector into net_arch; auto: 32 for version 2, 0 for version 1)."""
+
+
+@dataclass(config=_CONFIG)
+class Table:
+    """One table of a training mixture (``tables``)."""
+
+    rules: Name | dict[str, Any] = "basic"
+    """A preset name, a rules YAML path, or a mapping with "preset" and overrides."""
+    num_players: Annotated[int, Field(strict=True, ge=2, le=10)] = 2
+    """Players at this table."""
+    weight: Annotated[float, Field(strict=True, gt=0)] = 1.0
+    """Its share of the game slots (num_envs), relative to the other tables' weights (> 0)."""
+    opponents: Literal["auto"] | dict[Name, Number] | None = None
+    """This table's opponent pool (unset: the run's opponents; auto: the baselines that finish games under these rules, and the shipped policies that fit them)."""
 
 
 @dataclass(config=_CONFIG)
@@ -133,6 +149,12 @@ class TrainConfig:
     """Rules: a preset name, a rules YAML path, or a mapping with "preset" and overrides."""
     num_players: Annotated[int, Field(strict=True, ge=2, le=10)] = 2
     """Players per game."""
+    tables: Annotated[list[Table], Field(min_length=1, max_length=64)] | None = None
+    """algo ppo: a mixture of tables trained at once (each: rules, num_players, weight, opponents); every table steps its own games and all their rollouts go into one update; needs observation_version 2 (rules and num_players above are then not read: leave them unset)."""
+    observation_version: Literal[1, 2] = 1
+    """Observation layout the learner reads: 1 (the environments' default; its length depends on the table) | 2 (one length for every table; tables need it)."""
+    observation_hide: list[Literal["known_cards", "lacks", "lacks_covered", "unknown", "last_play", "previous_play", "named_color", "drew"]] = dataclasses.field(default_factory=list)
+    """observation_version 2, for measuring what a part is worth: these fields of every opponent block are hidden from the network (the model's obs_scale divides them by 1e30, so the saved model never sees them either)."""
     reward: Literal["auto", "win", "points"] = "auto"
     """Reward: win (+1 / -1 at the end) | points (score changes; needs a scoring rule set) | auto (points for a match to a target score, whose win comes only after many rounds; win otherwise)."""
     opponents: Literal["auto"] | dict[Name, Number] = "auto"
@@ -204,7 +226,33 @@ class TrainConfig:
                 raise ValueError(f"policy.shared=true (one trunk for both heads) is read only by "
                                  f"algo: ppo; with algo: {self.algo} set policy.shared=false "
                                  f"(two networks of policy.net_arch)")
-        if self.reward == "points" and rules.scoring == "none":
+        if self.tables is not None:
+            if self.algo != "ppo":
+                raise ValueError(f"tables (a mixture) is read only by algo: ppo (this config has "
+                                 f"algo: {self.algo})")
+            if self.observation_version != 2:
+                raise ValueError("tables (a mixture) needs observation_version: 2, the layout "
+                                 "with one length for every table")
+            if self.rules != "basic" or self.num_players != 2:
+                raise ValueError("with tables, rules and num_players are not read: name the "
+                                 "rules and player count of each table instead")
+            for k, t in enumerate(self.tables):
+                try:
+                    resolve_rules(t.rules, num_players=t.num_players)
+                except ValueError as exc:
+                    raise ValueError(f"tables[{k}].rules: {exc}") from None
+        if self.observation_hide and self.observation_version != 2:
+            raise ValueError(f"observation_hide={self.observation_hide!r} hides fields of "
+                             f"observation_version 2; this config has version 1")
+        enc = self.policy.opponent_encoder
+        if self.observation_version == 1 and enc not in ("auto", 0):
+            raise ValueError(f"policy.opponent_encoder={enc!r} reads the opponent blocks of "
+                             f"observation_version 2; this config has version 1 (allowed: auto "
+                             f"or 0)")
+        if self.algo != "ppo" and self.observation_version != 1:
+            raise ValueError(f"observation_version=2 is read only by algo: ppo (this config has "
+                             f"algo: {self.algo})")
+        if self.reward == "points" and rules.scoring == "none" and self.tables is None:
             raise ValueError(f"reward 'points' needs a rule set with scoring; the "
                              f"{rules.name!r} rules keep no score")
         return self
@@ -244,6 +292,8 @@ def _describe(err: Mapping[str, Any]) -> str:
 def _fields_at(loc: Sequence[Any]) -> list[str]:
     """The field names of the (nested) dataclass at ``loc``."""
     cls: Any = TrainConfig
+    if len(loc) >= 2 and loc[0] == "tables":   # tables.<k>.<field>: a Table's fields
+        cls, loc = Table, loc[2:]
     for part in loc:
         info = cls.__pydantic_fields__.get(part)
         if info is None or not dataclasses.is_dataclass(info.annotation):

@@ -36,6 +36,12 @@ What it does
     or often cut, with the learner's stalling choices since the last evaluation (``catch``
     where legal, ``draw`` while holding a playable card) and the likely causes.
 
+    A mixture (``tables``, observation version 2) runs every table's games side by side:
+    each :class:`_Table` holds its own :class:`~ono_env.envs.learner_batch.LearnerBatch`,
+    opponent pool and resolved settings, its games fill a slice of the rollout's game slots,
+    and one update learns from all of them. Evaluations, stall warnings and the final
+    evaluation run per table.
+
     ``policy.shared: true`` feeds both heads from one trunk (``net_arch``); false keeps two
     networks, as SB3 does. ``precision: auto`` runs the matrix products under bf16 autocast
     where the CPU (AVX-512 BF16 / AMX) or GPU supports it, the loss in fp32; ``device: auto``
@@ -77,7 +83,14 @@ from torch import nn
 from ono_env.agents.learned import LearnedAgent, PolicyNet, make_metadata, read_model, write_model
 from ono_env.cards import A_CATCH, A_DRAW, NUM_ACTIONS
 from ono_env.checks import MAX_SEED
-from ono_env.observation import OBS_SELF
+from ono_env.observation import (
+    MAX_OPPONENTS,
+    OBS2_OPPONENTS,
+    OBS_SELF,
+    OBS_V2_SIZE,
+    OPPONENT_SIZE,
+    OPP_PRESENT,
+)
 from ono_env.train.config import TrainConfig, resolved
 from ono_env.train.run import (
     EVAL_DECISIONS,
@@ -97,27 +110,39 @@ from ono_env.train.run import (
 )
 
 MASKED = -1e9
+HIDDEN_SCALE = 1e30
+"""``observation_hide``: the divisor of a hidden entry (what reaches the network is ~0)."""
 """The logit given to an illegal action (its probability is exactly 0 in float32)."""
 
 
 # ---- the network ----------------------------------------------------------------------------
 class ActorCritic(nn.Module):
     """``obs / scale`` -> MLP -> logits (85) and value; one trunk for both heads
-    (``shared``) or two networks of the same shape."""
+    (``shared``) or two networks of the same shape. With ``opponent_encoder`` E > 0
+    (version-2 observations) each of the nine opponent blocks first passes through one
+    shared layer of width E (:func:`ono_env.agents.learned.encode_opponents`), which both
+    heads read."""
 
     scale: torch.Tensor   # a buffer (register_buffer): saved and moved with the module
 
     def __init__(self, scale: np.ndarray, net_arch: list[int], activation: str,
-                 shared: bool) -> None:
+                 shared: bool, opponent_encoder: int = 0) -> None:
         super().__init__()
         self.register_buffer("scale", torch.as_tensor(np.asarray(scale, np.float32)))
         self.activation = activation
         self.shared = shared
         act = {"tanh": nn.Tanh, "relu": nn.ReLU}[activation]
+        self._act = torch.tanh if activation == "tanh" else torch.relu
+        D = int(self.scale.shape[0])
+        self.observation_version = 2 if D == OBS_V2_SIZE else 1
+        if opponent_encoder and self.observation_version != 2:
+            raise ValueError("an opponent encoder reads version-2 observations")
+        self.encoder = nn.Linear(OPPONENT_SIZE, opponent_encoder) if opponent_encoder else None
+        trunk_in = OBS2_OPPONENTS + MAX_OPPONENTS * opponent_encoder if opponent_encoder else D
 
         def mlp() -> nn.Sequential:
             layers: list[nn.Module] = []
-            width = int(self.scale.shape[0])
+            width = trunk_in
             for h in net_arch:
                 layers += [nn.Linear(width, h), act()]
                 width = h
@@ -135,14 +160,27 @@ class ActorCritic(nn.Module):
         nn.init.orthogonal_(self.pi.weight, 0.01)
         nn.init.orthogonal_(self.v.weight, 1.0)
 
-    def forward(self, obs: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    def features(self, obs: torch.Tensor) -> torch.Tensor:
+        """What the trunk reads: ``obs / scale``, with the opponent blocks encoded."""
         x = obs / self.scale
+        if self.encoder is None:
+            return x
+        opp = x[:, OBS2_OPPONENTS:].reshape(len(x), MAX_OPPONENTS, OPPONENT_SIZE)
+        e = self._act(self.encoder(opp)) * opp[:, :, OPP_PRESENT:OPP_PRESENT + 1]
+        return torch.cat([x[:, :OBS2_OPPONENTS], e.reshape(len(x), -1).to(x.dtype)], dim=1)
+
+    def forward(self, obs: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        x = self.features(obs)
         h = self.pi_body(x)
         hv = h if self.shared else self.v_body(x)
         return self.pi(h), self.v(hv)[:, 0]
 
     def value(self, obs: torch.Tensor) -> torch.Tensor:
-        return self.v(self.v_body(obs / self.scale))[:, 0]
+        return self.v(self.v_body(self.features(obs)))[:, 0]
+
+    @property
+    def opponent_width(self) -> int:
+        return 0 if self.encoder is None else int(self.encoder.out_features)
 
     def policy_net(self) -> PolicyNet:
         """A frozen NumPy copy in the model format (a shared trunk is written out twice, once
@@ -151,8 +189,12 @@ class ActorCritic(nn.Module):
             out = [(m.weight, m.bias) for m in body if isinstance(m, nn.Linear)] + [(head.weight, head.bias)]
             return [(w.detach().to("cpu", torch.float32).numpy().copy(),
                      b.detach().to("cpu", torch.float32).numpy().copy()) for w, b in out]
+        encoder = None
+        if self.encoder is not None:
+            (w, b), = layers(nn.Sequential(), self.encoder)
+            encoder = (w, b)
         return PolicyNet(self.scale.detach().cpu().numpy().copy(), layers(self.pi_body, self.pi),
-                         self.activation, layers(self.v_body, self.v))
+                         self.activation, layers(self.v_body, self.v), encoder)
 
     def load_policy_net(self, net: PolicyNet) -> None:
         """Copy the weights of a model file's network into this one (``resume``);
@@ -167,6 +209,13 @@ class ActorCritic(nn.Module):
                 for m, (w, b) in zip(mine, layers):
                     m.weight.copy_(torch.from_numpy(w))
                     m.bias.copy_(torch.from_numpy(b))
+        if (net.encoder is None) != (self.encoder is None) or (
+                self.encoder is not None and net.encoder is not None
+                and tuple(self.encoder.weight.shape) != net.encoder[0].shape):
+            raise ValueError("resume: the checkpoint's opponent encoder differs from "
+                             "policy.opponent_encoder of this config")
+        if self.encoder is not None and net.encoder is not None:
+            put(nn.Sequential(), self.encoder, [net.encoder], "opponent encoder")
         put(self.pi_body, self.pi, net.layers, "policy")
         if not self.shared:
             put(self.v_body, self.v, net.value_layers, "value")
@@ -229,7 +278,8 @@ def save_checkpoint(model: ActorCritic, opt: torch.optim.Adam, path: Path, rules
     net = model.policy_net()
     meta = make_metadata(rules, steps, json.loads(json.dumps(config)), hidden_sizes=net.hidden_sizes,
                          activation=net.activation, value_hidden_sizes=net.value_hidden_sizes,
-                         label=label)
+                         label=label, observation_version=model.observation_version,
+                         opponent_encoder=model.opponent_width)
     path = write_model(path, net, meta)
     tensors: dict[str, np.ndarray] = {}
     names = {id(p): n for n, p in model.named_parameters()}
@@ -276,11 +326,104 @@ def load_checkpoint(model: ActorCritic, opt: torch.optim.Adam, path: str | Path,
 
 
 # ---- training -------------------------------------------------------------------------------
+
+
+class _Table:
+    """One table of a run at training time: its rules, its resolved settings (``cfg``, a
+    single-table config), the baselines' probe (``plan``), its opponent pool and league, its
+    batched games and its slice of the rollout's game slots."""
+
+    def __init__(self, label: str, rules: Any, cfg: TrainConfig, plan: dict[str, Any],
+                 start: int, stop: int) -> None:
+        self.label, self.rules, self.cfg, self.plan = label, rules, cfg, plan
+        self.slots = slice(start, stop)
+        self.n = stop - start
+        p = cfg.ppo
+        self.cut_is_loss = p.truncation in ("auto", "loss")
+        self.shaping = float(p.hand_shaping)   # resolved from auto by resolve_auto
+        # a game cut with no winner ends as a loss: a losing seat's reward (win: -1/(N-1))
+        self.cut_reward = -1.0 / (rules.num_players - 1) if cfg.reward == "win" else 0.0
+        self.max_decisions = resolved(cfg.max_decisions, "max_decisions")
+        self.last_length = 0.0
+        self.pool: Any = None
+        self.league: League | None = None
+        self.batch: Any = None
+        self.obs: np.ndarray | None = None
+
+
+def league_of(tab: _Table) -> League:
+    """The league of a table whose run has started (set once, before the first rollout)."""
+    if tab.league is None:
+        raise RuntimeError(f"table {tab.label}: no league before the run starts")
+    return tab.league
+
+
+def table_label(rules: Any) -> str:
+    """``<rules name>-<N>p``: how a table of a mixture is named in logs and folders."""
+    return f"{rules.name}-{rules.num_players}p"
+
+
+def plan_tables(cfg: TrainConfig) -> list[tuple[str, Any, TrainConfig, dict[str, Any], int, int]]:
+    """The tables of a run, each as ``(label, rules, its resolved single-table config, its
+    plan, first slot, end slot)``: the config's ``tables`` (num_envs split by weight, at
+    least one slot each), or the config's own rules as the one table."""
+    from ono_env.rules import resolve_rules
+
+    if cfg.tables is None:
+        rules = rules_of(cfg)
+        one, plan = resolve_auto(cfg, rules)
+        return [(table_label(rules), rules, one, plan, 0, cfg.num_envs)]
+    total = sum(t.weight for t in cfg.tables)
+    if cfg.num_envs < len(cfg.tables):
+        raise ValueError(f"num_envs={cfg.num_envs}: a mixture of {len(cfg.tables)} tables needs "
+                         f"at least one game slot per table")
+    shares = [max(1, round(cfg.num_envs * t.weight / total)) for t in cfg.tables]
+    shares[int(np.argmax(shares))] += cfg.num_envs - sum(shares)
+    if min(shares) < 1:
+        raise ValueError(f"num_envs={cfg.num_envs} cannot give each of the {len(cfg.tables)} "
+                         f"tables a game slot at these weights; raise num_envs")
+    out: list[tuple[str, Any, TrainConfig, dict[str, Any], int, int]] = []
+    at = 0
+    for t, n in zip(cfg.tables, shares):
+        rules = resolve_rules(t.rules, num_players=t.num_players)
+        opponents = cfg.opponents if t.opponents is None else t.opponents
+        sub = dataclasses.replace(cfg, tables=None, rules=t.rules, num_players=t.num_players,
+                                  opponents=opponents)
+        one, plan = resolve_auto(sub, rules)
+        if opponents == "auto":   # the shipped policies that fit the table join the baselines
+            one = dataclasses.replace(one, opponents={**resolved(one.opponents, "opponents"),
+                                                      **fitting_policies(rules)})
+        label = table_label(rules)
+        while any(o[0] == label for o in out):
+            label += "+"
+        out.append((label, rules, one, plan, at, at + n))
+        at += n
+    return out
+
+
+def fitting_policies(rules: Any, weight: float = 1.0) -> dict[str, float]:
+    """The shipped version-1 policies (the specialists) that play ``rules``, by name."""
+    from ono_env.agents.learned import check_compatible, read_metadata, shipped_models
+
+    out = {}
+    for name, path in shipped_models().items():
+        meta = read_metadata(path)
+        if meta["observation_version"] != 1:
+            continue
+        try:
+            check_compatible(meta, rules, name)
+        except ValueError:
+            continue
+        out[name] = weight
+    return out
+
+
 def train(cfg: TrainConfig) -> dict[str, Any]:
-    """Run one training from a resolved config (:func:`ono_env.train.config.load_config`).
+    """Run one training from a resolved config (:func:`ono_env.train.config.load_config`):
+    one table, or a mixture (``tables``) whose rollouts all go into one update.
     Returns ``{"run_dir", "model", "final_eval", "seconds", "train_seconds", "curve",
     "steps", "steps_per_second", "rollout_seconds", "update_seconds", "threads", "device",
-    "bf16"}``."""
+    "bf16"}`` (``final_eval``: the rows of every table, each with its ``table``)."""
     from torch.utils.tensorboard import SummaryWriter
 
     from ono_env.arena import evaluate
@@ -290,40 +433,74 @@ def train(cfg: TrainConfig) -> dict[str, Any]:
 
     t0 = time.perf_counter()
     device, bf16 = resolve_device(cfg)
-    rules = rules_of(cfg)
     torch.manual_seed(cfg.seed)
     gen = torch.Generator(device=device)
     gen.manual_seed(cfg.seed)
 
+    version = cfg.observation_version
+    specs = plan_tables(cfg)
+    first_rules = specs[0][1]
+    enc = cfg.policy.opponent_encoder
+    width = (32 if version == 2 else 0) if enc == "auto" else int(enc)
     p = cfg.ppo
-    model = ActorCritic(observation_scale(rules), list(cfg.policy.net_arch), cfg.policy.activation,
-                        cfg.policy.shared).to(device)
+    scale = observation_scale(first_rules, version)
+    if cfg.observation_hide:   # an ablation: the network never sees these opponent fields
+        from ono_env.observation import observation_view
+        view = observation_view(scale[None, :], first_rules, 2).opponents
+        for field in cfg.observation_hide:
+            getattr(view, field)[...] = HIDDEN_SCALE
+    model = ActorCritic(scale, list(cfg.policy.net_arch),
+                        cfg.policy.activation, cfg.policy.shared, width).to(device)
     opt = torch.optim.Adam(model.parameters(), lr=p.learning_rate, eps=1e-5)
     start_steps = 0
     if cfg.resume:
-        start_steps = load_checkpoint(model, opt, cfg.resume, rules)
+        for _, rules_k, *_ in specs:
+            start_steps = load_checkpoint(model, opt, cfg.resume, rules_k)
         if start_steps >= cfg.total_steps:
             raise ValueError(f"resume: the checkpoint has {start_steps:,} steps; total_steps="
                              f"{cfg.total_steps:,} leaves nothing to train")
 
-    cfg, plan = resolve_auto(cfg, rules)
+    tables = [_Table(*spec) for spec in specs]
+    if cfg.tables is None:
+        cfg = tables[0].cfg   # the run's config says what ran (every auto resolved)
+    else:
+        cfg = dataclasses.replace(cfg, policy=dataclasses.replace(cfg.policy, opponent_encoder=width))
     p = cfg.ppo
-    rules, run_dir, threads, why = start_run(cfg)
+    if cfg.tables is not None:   # every agent a table names, made once before anything is written
+        from ono_env.agents import make_agent
+        for tab in tables:
+            for spec in [*tab.cfg.eval.opponents, *tab.cfg.final_eval.opponents,
+                         *resolved(tab.cfg.opponents, "opponents")]:
+                make_agent(spec, tab.rules)
+    run_rules, run_dir, threads, why = start_run(cfg)
+    if cfg.tables is None:
+        tables[0].rules = run_rules
+    else:
+        (run_dir / "tables.json").write_text(json.dumps(
+            [{"table": tab.label, "rules": tab.rules.to_dict(),
+              "num_players": tab.rules.num_players, "game_slots": tab.n,
+              "opponents": tab.cfg.opponents, "max_decisions": tab.max_decisions,
+              "reward": tab.cfg.reward, "hand_shaping": tab.shaping,
+              "eval_opponents": tab.cfg.eval.opponents, "eval_games": tab.cfg.eval.games,
+              "final_eval_opponents": tab.cfg.final_eval.opponents,
+              "final_eval_games": tab.cfg.final_eval.games} for tab in tables], indent=2) + "\n")
+        for tab in tables:
+            print(f"table {tab.label}: {tab.n} game slots; opponents "
+                  + ", ".join(f"{k} {v:g}" for k, v in resolved(tab.cfg.opponents, "opponents").items())
+                  + f"; games cut at {tab.max_decisions:,} decisions; reward {tab.cfg.reward}",
+                  file=sys.stderr)
     print(f"device: {device.type}; precision: {'bf16 autocast' if bf16 else 'fp32'}", file=sys.stderr)
     writer = SummaryWriter(str(run_dir / "tb"))
     writer.add_text("threads", why)
 
-    pool = OpponentPool(resolved(cfg.opponents, "opponents"), rules)
-    league = League(pool, cfg)
     N, T = cfg.num_envs, p.n_steps
-    cut_is_loss = p.truncation in ("auto", "loss")
-    shaping = float(p.hand_shaping)   # resolved from auto by resolve_auto
-    # a game cut with no winner ends as a loss: a losing seat's reward (win: -1/(N-1))
-    cut_reward = -1.0 / (rules.num_players - 1) if cfg.reward == "win" else 0.0
-    batch = LearnerBatch(rules, N, pool, seed=(cfg.seed + start_steps) % (MAX_SEED + 1),
-                         reward=cfg.reward,
-                         max_decisions=resolved(cfg.max_decisions, "max_decisions"))
-    D = batch.game.observation_size
+    for k, tab in enumerate(tables):
+        tab.pool = OpponentPool(resolved(tab.cfg.opponents, "opponents"), tab.rules)
+        tab.league = League(tab.pool, tab.cfg)
+        seed = (cfg.seed + start_steps + 1_000_003 * k) % (MAX_SEED + 1)
+        tab.batch = LearnerBatch(tab.rules, tab.n, tab.pool, seed=seed, reward=tab.cfg.reward,
+                                 max_decisions=tab.max_decisions, observation_version=version)
+    D = tables[0].batch.game.observation_size
     obs_buf = np.zeros((T, N, D), np.float32)
     mask_buf = np.zeros((T, N, NUM_ACTIONS), np.bool_)
     act_buf = torch.zeros((T, N), dtype=torch.int64, device=device)
@@ -333,7 +510,9 @@ def train(cfg: TrainConfig) -> dict[str, Any]:
     done_buf = np.zeros((T, N), np.float32)
     autocast = torch.autocast(device.type, dtype=torch.bfloat16, enabled=bf16)
 
-    obs = batch.reset()
+    obs = np.zeros((N, D), np.float32)
+    for tab in tables:
+        obs[tab.slots] = tab.batch.reset()
     ep_return = np.zeros(N, np.float64)
     finished_returns: list[float] = []
     steps = start_steps
@@ -349,15 +528,17 @@ def train(cfg: TrainConfig) -> dict[str, Any]:
     curve: list[dict[str, Any]] = []
     # the learner's stalling moves since the last evaluation (for the stall warning)
     chosen = {"catch": 0, "catch legal": 0, "draw": 0, "draw legal": 0}
-    fe = cfg.final_eval
-    print(f"training games are cut at {cfg.max_decisions:,} decisions (no winner: "
-          f"{'a loss' if cut_is_loss else 'bootstrapped'}); so are the in-training evaluations",
-          file=sys.stderr)
+    if cfg.tables is None:
+        print(f"training games are cut at {tables[0].max_decisions:,} decisions (no winner: "
+              f"{'a loss' if tables[0].cut_is_loss else 'bootstrapped'}); so are the "
+              f"in-training evaluations", file=sys.stderr)
+    fe = tables[0].cfg.final_eval
     print(("training " + (f"for {cfg.time_limit_minutes:g} min (in-training evaluations included) "
                           f"or {cfg.total_steps:,} steps, whichever comes first"
                           if limit is not None else f"for {cfg.total_steps:,} steps"))
           + (f"; then the final evaluation: {fe.games:,} games against each of "
-             f"{', '.join(fe.opponents)}" if fe.games else "; no final evaluation"),
+             f"{', '.join(fe.opponents)}" + (" at every table" if len(tables) > 1 else "")
+             if fe.games else "; no final evaluation"),
           file=sys.stderr)
     bar = None
     if cfg.progress:
@@ -369,7 +550,6 @@ def train(cfg: TrainConfig) -> dict[str, Any]:
             bar = tqdm(total=round(limit), unit="s", desc="training", file=sys.stderr,
                        bar_format="{l_bar}{bar}| {n:.0f}/{total_fmt} s [{elapsed}<{remaining}{postfix}]")
     stopped_early = False
-    last_length = 0.0
     seconds = {"rollout": 0.0, "update": 0.0}
 
     def to_dev(a: np.ndarray) -> torch.Tensor:
@@ -380,13 +560,14 @@ def train(cfg: TrainConfig) -> dict[str, Any]:
         lr = p.learning_rate if schedule is None else schedule(1.0 - steps / cfg.total_steps)
         for g in opt.param_groups:
             g["lr"] = lr
-        # ---- rollout: T steps of the N games ------------------------------------------------
+        # ---- rollout: T steps of the N games (every table's slots) -------------------------------
         t_roll = time.perf_counter()
         model.eval()
         with torch.no_grad():
             for t in range(T):
                 obs_buf[t] = obs
-                np.copyto(mask_buf[t], batch.game.legal_mask())
+                for tab in tables:
+                    np.copyto(mask_buf[t, tab.slots], tab.batch.game.legal_mask())
                 o, m = to_dev(obs_buf[t]), to_dev(mask_buf[t])
                 with autocast:
                     logits, value = model(o)
@@ -402,33 +583,35 @@ def train(cfg: TrainConfig) -> dict[str, Any]:
                 playable = m_np[:, A_DRAW] & m_np[:, :A_DRAW].any(axis=1)
                 chosen["draw legal"] += int(playable.sum())
                 chosen["draw"] += int((playable & (a_np == A_DRAW)).sum())
-                r = batch.step(a_np)
-                rew = r.rewards
-                if shaping:   # potential -c * hand size; 0 at a game's end (see ppo.hand_shaping)
-                    rew = rew + hand_shaping(obs_buf[t][:, OBS_SELF], r.obs[:, OBS_SELF], r.dones,
-                                             shaping)
-                if r.final_obs is not None and r.truncated.any():
-                    tr = np.flatnonzero(r.truncated)
-                    rew = np.array(rew, copy=True)
-                    if cut_is_loss:   # no winner: a loss, so stalling to the cut never pays
-                        rew[tr] += cut_reward
-                    else:             # bootstrap from the value of the last observation
-                        with autocast:
-                            v_last = model.value(to_dev(np.ascontiguousarray(r.final_obs[tr])))
-                        rew[tr] += p.gamma * v_last.float().cpu().numpy()
-                rew_buf[t] = rew
-                done_buf[t] = r.dones
-                ep_return += r.rewards
-                if r.dones.any():
-                    finished_returns.extend(ep_return[r.dones].tolist())
-                    ep_return[r.dones] = 0.0
-                obs = r.obs
+                for tab in tables:
+                    sl = tab.slots
+                    r = tab.batch.step(a_np[sl])
+                    rew = r.rewards
+                    if tab.shaping:   # potential -c * hand size; 0 at a game's end (ppo.hand_shaping)
+                        rew = rew + hand_shaping(obs_buf[t, sl][:, OBS_SELF], r.obs[:, OBS_SELF],
+                                                 r.dones, tab.shaping)
+                    if r.final_obs is not None and r.truncated.any():
+                        tr = np.flatnonzero(r.truncated)
+                        rew = np.array(rew, copy=True)
+                        if tab.cut_is_loss:   # no winner: a loss, so stalling to the cut never pays
+                            rew[tr] += tab.cut_reward
+                        else:                 # bootstrap from the value of the last observation
+                            with autocast:
+                                v_last = model.value(to_dev(np.ascontiguousarray(r.final_obs[tr])))
+                            rew[tr] += p.gamma * v_last.float().cpu().numpy()
+                    rew_buf[t, sl] = rew
+                    done_buf[t, sl] = r.dones
+                    ep_return[sl] += r.rewards
+                    if r.dones.any():
+                        finished = ep_return[sl][r.dones]
+                        finished_returns.extend(finished.tolist())
+                        ep_return[sl][r.dones] = 0.0
+                    obs[sl] = r.obs
             with autocast:
                 next_value = model.value(to_dev(obs)).float()
         steps += N * T
         t_upd = time.perf_counter()
         seconds["rollout"] += t_upd - t_roll
-
         # ---- advantages (GAE) -----------------------------------------------------------------
         rew_t, done_t = to_dev(rew_buf), to_dev(done_buf)
         adv = torch.zeros((T, N), device=device)
@@ -499,45 +682,56 @@ def train(cfg: TrainConfig) -> dict[str, Any]:
                        - bar.n)
             bar.set_postfix_str(f"{steps:,} steps, {(steps - start_steps) / elapsed:,.0f}/s")
         if next_snap is not None and steps >= next_snap:
-            league.add_snapshot(LearnedAgent(model.policy_net(), rules, f"snapshot-{steps}"), steps)
-            writer.add_scalar("league/snapshots", len(league.snapshots), steps)
+            frozen = model.policy_net()
+            for tab in tables:   # a snapshot plays at every table
+                league_of(tab).add_snapshot(LearnedAgent(frozen, tab.rules, f"snapshot-{steps}"), steps)
+            writer.add_scalar("league/snapshots", len(league_of(tables[0]).snapshots), steps)
             while next_snap <= steps:
                 next_snap += sp.snapshot_every
         if (next_eval is not None and steps >= next_eval
                 and (limit is None or time.perf_counter() - t_train < limit)):
-            learner = LearnedAgent(model.policy_net(), rules, "learner")
-            games = resolved(cfg.eval.games, "eval.games")
-            if plan["eval_auto"] and last_length > plan["length"]:   # the learner's games are longer
-                games = games_for(EVAL_DECISIONS, last_length, 200, games)
-            rows = evaluate(learner, cfg.eval.opponents, rules, games, seed=cfg.seed + steps,
-                            max_decisions=resolved(cfg.max_decisions, "max_decisions"))
-            for row in rows:
-                writer.add_scalar(f"eval/win_rate/{row['opponent']}", row["win_rate"], steps)
-                writer.add_scalar(f"eval/mean_length/{row['opponent']}", row["mean_length"], steps)
-                writer.add_scalar(f"eval/no_winner/{row['opponent']}",
-                                  row["no_winner"] / max(1, row["games"]), steps)
-            curve += curve_rows(steps, rows)
-            write_curve(run_dir / "eval.csv", curve)
-            save_checkpoint(model, opt, run_dir / "checkpoints" / f"step_{steps}.safetensors", rules,
-                            steps, cfg.to_dict(), label=run_dir.name)
+            frozen = model.policy_net()
             choices = {k: chosen[k] / chosen[f"{k} legal"] for k in ("catch", "draw")
                        if chosen[f"{k} legal"]}
             choices = {("catch" if k == "catch" else "draw holding a playable card"): v
                        for k, v in choices.items()}
             chosen = dict.fromkeys(chosen, 0)
-            lines = [evaluation_line(steps, (time.perf_counter() - t_train) / 60, rows)]
-            warning = stall_warning(rows, plan["baselines"], choices, p.gamma,
-                                    "loss" if cut_is_loss else "bootstrap", list(cfg.opponents),
-                                    shaping)
-            if warning:
-                lines.append(warning)
-                writer.add_text("warnings", warning, steps)
+            lines = []
+            for tab in tables:
+                tc = tab.cfg
+                learner = LearnedAgent(frozen, tab.rules, "learner")
+                games = resolved(tc.eval.games, "eval.games")
+                if tab.plan["eval_auto"] and tab.last_length > tab.plan["length"]:
+                    games = games_for(EVAL_DECISIONS, tab.last_length, 200, games)   # longer games
+                rows = evaluate(learner, tc.eval.opponents, tab.rules, games, seed=cfg.seed + steps,
+                                max_decisions=tab.max_decisions)
+                prefix = "" if len(tables) == 1 else f"{tab.label}/"
+                for row in rows:
+                    if len(tables) > 1:
+                        row["table"] = tab.label
+                    writer.add_scalar(f"eval/win_rate/{prefix}{row['opponent']}", row["win_rate"], steps)
+                    writer.add_scalar(f"eval/mean_length/{prefix}{row['opponent']}",
+                                      row["mean_length"], steps)
+                    writer.add_scalar(f"eval/no_winner/{prefix}{row['opponent']}",
+                                      row["no_winner"] / max(1, row["games"]), steps)
+                curve += curve_rows(steps, rows)
+                line = evaluation_line(steps, (time.perf_counter() - t_train) / 60, rows)
+                lines.append(line if len(tables) == 1 else f"{tab.label}: {line}")
+                warning = stall_warning(rows, tab.plan["baselines"], choices, p.gamma,
+                                        "loss" if tab.cut_is_loss else "bootstrap",
+                                        list(resolved(tc.opponents, "opponents")), tab.shaping)
+                if warning:
+                    lines.append(warning if len(tables) == 1 else f"{tab.label}: {warning}")
+                    writer.add_text("warnings", warning, steps)
+                tab.last_length = max(r["mean_length"] for r in rows)
+            write_curve(run_dir / "eval.csv", curve)
+            save_checkpoint(model, opt, run_dir / "checkpoints" / f"step_{steps}.safetensors",
+                            tables[0].rules, steps, cfg.to_dict(), label=run_dir.name)
             for line in lines:
                 if bar is not None:
                     bar.write(line, file=sys.stderr)
                 else:
                     print(line, file=sys.stderr)
-            last_length = max(r["mean_length"] for r in rows)
             while next_eval <= steps:
                 next_eval += cfg.eval.every
         if limit is not None and time.perf_counter() - t_train > limit:
@@ -547,15 +741,19 @@ def train(cfg: TrainConfig) -> dict[str, Any]:
         bar.close()
     train_elapsed = time.perf_counter() - t_train
     writer.close()
-    model_path = save_checkpoint(model, opt, run_dir / "model.safetensors", rules, steps, cfg.to_dict(),
-                                 label=run_dir.name)
-    if plan["final_auto"] and last_length > plan["length"] and cfg.final_eval.games:
-        # the learner's games are longer than the baselines': fewer games, the same budget
-        games = games_for(FINAL_DECISIONS, last_length, 2_000, 100_000)
-        if games < resolved(cfg.final_eval.games, "final_eval.games"):
-            print(f"final evaluation: {games:,} games per opponent (the learner's games last "
-                  f"{last_length:,.0f} decisions)", file=sys.stderr)
-            cfg = dataclasses.replace(cfg, final_eval=dataclasses.replace(cfg.final_eval, games=games))
+    model_path = save_checkpoint(model, opt, run_dir / "model.safetensors", tables[0].rules, steps,
+                                 cfg.to_dict(), label=run_dir.name)
+    for tab in tables:
+        tc = tab.cfg
+        if tab.plan["final_auto"] and tab.last_length > tab.plan["length"] and tc.final_eval.games:
+            # the learner's games are longer than the baselines': fewer games, the same budget
+            games = games_for(FINAL_DECISIONS, tab.last_length, 2_000, 100_000)
+            if games < resolved(tc.final_eval.games, "final_eval.games"):
+                print(f"final evaluation{'' if len(tables) == 1 else ' at ' + tab.label}: "
+                      f"{games:,} games per opponent (the learner's games last "
+                      f"{tab.last_length:,.0f} decisions)", file=sys.stderr)
+                tab.cfg = dataclasses.replace(tc, final_eval=dataclasses.replace(tc.final_eval,
+                                                                                 games=games))
     train_seconds = time.perf_counter() - t0
     rate = (steps - start_steps) / train_elapsed
     if stopped_early:
@@ -563,7 +761,16 @@ def train(cfg: TrainConfig) -> dict[str, Any]:
               f"{cfg.total_steps:,} steps")
     print(f"trained {steps - start_steps:,} steps in {train_elapsed:.1f} s ({rate:,.0f} steps/s; "
           f"rollouts {seconds['rollout']:.1f} s, updates {seconds['update']:.1f} s)", file=sys.stderr)
-    final = final_evaluation(cfg, rules, model_path, run_dir, steps, train_seconds, "ppo")
+    final: list[dict[str, Any]] = []
+    for tab in tables:
+        where = run_dir
+        if len(tables) > 1:
+            where = run_dir / "tables" / tab.label
+            where.mkdir(parents=True, exist_ok=True)
+            print(f"table {tab.label}:", file=sys.stderr)
+        rows = final_evaluation(dataclasses.replace(tab.cfg, name=cfg.name), tab.rules, model_path,
+                                where, steps, train_seconds, "ppo")
+        final += [{"table": tab.label, **r} if len(tables) > 1 else r for r in rows]
     print(f"run: {run_dir}  model: {model_path}")
     return {"run_dir": run_dir, "model": model_path, "final_eval": final, "steps": steps,
             "seconds": time.perf_counter() - t0, "train_seconds": train_seconds, "curve": curve,

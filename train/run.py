@@ -332,6 +332,12 @@ def write_final(run_dir: Path, rows: Sequence[dict[str, Any]], steps: int, secon
         w.writerows(rows)
 
 
+def _names(opponents: Any) -> list[str]:
+    """The agents a resolved opponents field names (``auto`` is left to each table of a
+    mixture, which checks its own)."""
+    return [] if isinstance(opponents, str) else list(opponents)
+
+
 def start_run(cfg: TrainConfig, agents: Sequence[str] = ()) -> tuple[Any, Path, int, str]:
     """The start of every run: the rules, every evaluation opponent (and ``agents``) made
     once so that a bad name fails before anything is written, torch's thread count chosen
@@ -345,7 +351,7 @@ def start_run(cfg: TrainConfig, agents: Sequence[str] = ()) -> tuple[Any, Path, 
     from ono_env.train.config import dump_config
 
     rules = rules_of(cfg)
-    for spec in [*cfg.eval.opponents, *cfg.final_eval.opponents, *agents]:
+    for spec in [*_names(cfg.eval.opponents), *_names(cfg.final_eval.opponents), *agents]:
         make_agent(spec, rules)
     threads, why = choose_threads(cfg.torch_threads)
     torch.set_num_threads(threads)

@@ -1,0 +1,196 @@
+"""The generalist's strength targets, on mirrored deals with 95% intervals over deals.
+
+    python benchmarks/bench_generalist.py --out docs/results/generalist             # every part
+    python benchmarks/bench_generalist.py --parts two --deals 10000 --out /tmp/g
+
+Parts (``--parts``, comma-separated):
+
+- ``two``: every preset at 2 players, the generalist against each rule-based baseline
+  (``greedy``, ``color``, ``defensive``), ``--deals`` deals each (both seatings of a deal).
+- ``many``: every preset at 3, 4 and 6 players, the generalist in one seat and the preset's
+  best baseline in every other (the baseline it scored lowest against at 2 players),
+  ``--deals-many`` deals each, every seating of a deal; its win share against the fair share.
+- ``ten``: the same at 10 players, ``--deals-ten`` deals.
+- ``specialists``: head to head with ``ppo-basic-2p`` and ``ppo-classic-2p`` (``--deals``),
+  and at ``basic`` 4 players a table of the generalist, ``ppo-basic-4p`` and two copies of
+  the best baseline (``--deals-many`` deals): both shares and their paired difference.
+
+A game with no winner shares 1/N to every seat. Results accumulate in ``results.json`` of
+``--out`` (a part already there is skipped unless ``--again``); ``results.md`` is the table.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+from ono_env.arena import run_arena
+from ono_env.arena.play import seatings
+from ono_env.rules import PRESETS
+
+BASELINES = ("greedy", "color", "defensive")
+PRESET_NAMES = ("basic", "classic", "ono", "stacking", "uno2018", "wikipedia")
+
+
+def _games(deals: int, players: int) -> int:
+    """Games for ``deals`` mirrored deals: one per seating (every ordering of the seats up to
+    four players, one rotation per seat above; ``ono_env.arena.play.seatings``)."""
+    return deals * len(seatings(players))
+
+
+def _row(ar, e: int, what: str, preset: str, players: int, opponent: str) -> dict:
+    pr = ar.paired(e)
+    return {"what": what, "preset": preset, "players": players, "opponent": opponent,
+            "share": pr["rate"], "low": pr["low"], "high": pr["high"], "deals": pr["deals"],
+            "games": pr["games"], "fair": 1.0 / players,
+            "no_winner": int(ar.records.truncated.sum()),
+            "mean_length": float(ar.records.length.mean()), "seconds": ar.seconds}
+
+
+def part_two(model: str, deals: int, seed: int) -> list[dict]:
+    rows = []
+    for preset in PRESET_NAMES:
+        for b in BASELINES:
+            ar = run_arena([model, b], preset, 2, _games(deals, 2), seed, mirrored=True,
+                           rating=False)
+            rows.append(_row(ar, 0, "two", preset, 2, b))
+            print(_line(rows[-1]), file=sys.stderr)
+    return rows
+
+
+def best_baselines(rows: list[dict]) -> dict[str, str]:
+    """Per preset, the baseline the generalist scored lowest against at 2 players."""
+    out: dict[str, str] = {}
+    for preset in PRESET_NAMES:
+        mine = [r for r in rows if r["what"] == "two" and r["preset"] == preset]
+        if mine:
+            out[preset] = min(mine, key=lambda r: r["share"])["opponent"]
+    return out
+
+
+def part_many(model: str, counts: tuple[int, ...], deals: int, seed: int, best: dict[str, str],
+              what: str, presets: tuple[str, ...] = PRESET_NAMES) -> list[dict]:
+    rows = []
+    for preset in presets:
+        b = best.get(preset, "greedy")
+        for n in counts:
+            ar = run_arena([model] + [b] * (n - 1), preset, n, _games(deals, n), seed,
+                           mirrored=True, rating=False)
+            rows.append(_row(ar, 0, what, preset, n, b))
+            print(_line(rows[-1]), file=sys.stderr)
+    return rows
+
+
+def part_specialists(model: str, deals: int, deals_many: int, seed: int,
+                     best: dict[str, str]) -> list[dict]:
+    rows = []
+    for name, preset in (("ppo-basic-2p", "basic"), ("ppo-classic-2p", "classic")):
+        ar = run_arena([model, name], preset, 2, _games(deals, 2), seed, mirrored=True,
+                       rating=False)
+        rows.append(_row(ar, 0, "specialist", preset, 2, name))
+        print(_line(rows[-1]), file=sys.stderr)
+    b = best.get("basic", "greedy")
+    ar = run_arena([model, "ppo-basic-4p", b, b], "basic", 4, _games(deals_many, 4), seed,
+                   mirrored=True, rating=False)
+    mine, theirs = _row(ar, 0, "specialist-table", "basic", 4, f"ppo-basic-4p + 2 x {b}"), \
+        _row(ar, 1, "specialist-table", "basic", 4, "(ppo-basic-4p's own share)")
+    deals_a, share_a, _ = ar.per_deal(0, 1)
+    deals_b, share_b, _ = ar.per_deal(1, 0)
+    assert np.array_equal(deals_a, deals_b)
+    diff = share_a - share_b
+    half = 1.96 * float(diff.std(ddof=1)) / math.sqrt(len(diff))
+    mine["difference"] = [float(diff.mean()), float(diff.mean()) - half, float(diff.mean()) + half]
+    rows += [mine, theirs]
+    for r in rows[-2:]:
+        print(_line(r), file=sys.stderr)
+    return rows
+
+
+def _line(r: dict) -> str:
+    extra = ""
+    if "difference" in r:
+        d = r["difference"]
+        extra = f"; paired difference {100 * d[0]:+.1f} [{100 * d[1]:+.1f}, {100 * d[2]:+.1f}]"
+    return (f"{r['what']:<16} {r['preset']:<10} {r['players']:>2}p vs {r['opponent']:<28} "
+            f"{100 * r['share']:5.1f}% [{100 * r['low']:.1f}, {100 * r['high']:.1f}] "
+            f"(fair {100 * r['fair']:.0f}%, {r['deals']:,} deals, {r['games']:,} games, "
+            f"{r['seconds']:.0f} s){extra}")
+
+
+def write_md(out: Path, rows: list[dict], model: str, argv: list[str]) -> None:
+    lines = ["# The generalist's targets", "",
+             f"`python benchmarks/bench_generalist.py {' '.join(argv)}` (model `{model}`)", "",
+             "Mirrored deals (every seating of each deal), 95% interval over deals; a game with "
+             "no winner shares 1/N to every seat.", "",
+             "| part | preset | players | against | share | 95% interval | fair | x fair | deals | "
+             "mean length | no winner |",
+             "|---|---|---|---|---|---|---|---|---|---|---|"]
+    for r in rows:
+        lines.append(
+            f"| {r['what']} | {r['preset']} | {r['players']} | {r['opponent']} | "
+            f"{100 * r['share']:.1f}% | [{100 * r['low']:.1f}, {100 * r['high']:.1f}] | "
+            f"{100 * r['fair']:.0f}% | {r['share'] / r['fair']:.2f} | {r['deals']:,} | "
+            f"{r['mean_length']:,.0f} | {r['no_winner']:,} |")
+    diffs = [r for r in rows if "difference" in r]
+    for r in diffs:
+        d = r["difference"]
+        lines += ["", f"Paired difference at basic 4 players (the generalist's share minus "
+                      f"ppo-basic-4p's, same deals): {100 * d[0]:+.2f} points "
+                      f"[{100 * d[1]:+.2f}, {100 * d[2]:+.2f}]."]
+    (out / "results.md").write_text("\n".join(lines) + "\n")
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--model", default="ppo-any", help="a registered name or a model file")
+    ap.add_argument("--parts", default="two,many,ten,specialists")
+    ap.add_argument("--deals", type=int, default=10_000, help="deals per 2-player pairing")
+    ap.add_argument("--deals-many", type=int, default=2_000, help="deals per 3-6 player table")
+    ap.add_argument("--deals-ten", type=int, default=300, help="deals per 10-player table")
+    ap.add_argument("--ten-presets", default=",".join(PRESET_NAMES))
+    ap.add_argument("--seed", type=int, default=2026)
+    ap.add_argument("--again", action="store_true", help="measure parts already in results.json")
+    ap.add_argument("--out", type=Path, required=True)
+    args = ap.parse_args()
+    args.out.mkdir(parents=True, exist_ok=True)
+    path = args.out / "results.json"
+    data = json.loads(path.read_text()) if path.is_file() else {"rows": []}
+    rows: list[dict] = data["rows"]
+    parts = args.parts.split(",")
+    unknown = set(parts) - {"two", "many", "ten", "specialists"}
+    if unknown:
+        sys.exit(f"bench_generalist: unknown part(s) {', '.join(sorted(unknown))}; allowed: "
+                 "two, many, ten, specialists")
+    for part in parts:
+        what = {"specialists": ("specialist", "specialist-table")}.get(part, (part,))
+        if any(r["what"] in what for r in rows) and not args.again:
+            print(f"{part}: already measured (--again to measure it again)", file=sys.stderr)
+            continue
+        rows = [r for r in rows if r["what"] not in what]
+        t = time.perf_counter()
+        best = best_baselines(rows)
+        if part == "two":
+            rows += part_two(args.model, args.deals, args.seed)
+        elif part == "many":
+            rows += part_many(args.model, (3, 4, 6), args.deals_many, args.seed, best, "many")
+        elif part == "ten":
+            presets = tuple(p for p in args.ten_presets.split(",") if p in PRESETS)
+            rows += part_many(args.model, (10,), args.deals_ten, args.seed, best, "ten", presets)
+        else:
+            rows += part_specialists(args.model, args.deals, args.deals_many, args.seed, best)
+        print(f"{part}: {time.perf_counter() - t:.0f} s", file=sys.stderr)
+        data = {"model": args.model, "seed": args.seed, "rows": rows}
+        path.write_text(json.dumps(data, indent=1) + "\n")
+        write_md(args.out, rows, args.model, sys.argv[1:])
+    write_md(args.out, rows, args.model, sys.argv[1:])
+    print((args.out / "results.md").read_text())
+
+
+if __name__ == "__main__":
+    main()

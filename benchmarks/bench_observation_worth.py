@@ -1,0 +1,130 @@
+"""What observation version 2 is worth: the default run at equal training steps with
+version 1, version 2, version 2 without its public-knowledge fields, and version 2 without
+those and without its history fields, each then played against ``greedy`` on the same
+mirrored deals.
+
+    python benchmarks/bench_observation_worth.py --steps 3000000 --deals 10000 --out docs/results/observation-worth
+
+Per preset (``--presets``, 2 players) and variant, one ``ono-train default`` run
+(``total_steps=--steps``, no time limit, no evaluation, ``seed=--seed``, ``torch_threads``
+``--threads``); the variants differ only in ``observation_version`` and
+``observation_hide``. Every model then plays ``--deals`` mirrored deals against ``greedy``
+with the same arena seed, so the deals are the same for every variant and the paired
+difference of two variants is taken deal by deal. Writes ``results.json`` and ``results.md``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+KNOWLEDGE = ["known_cards", "lacks", "lacks_covered", "unknown"]
+HISTORY = ["last_play", "previous_play", "named_color", "drew"]
+VARIANTS = {
+    "v1": ["observation_version=1"],
+    "v2": ["observation_version=2"],
+    "v2 without public knowledge": ["observation_version=2",
+                                    f"observation_hide=[{', '.join(KNOWLEDGE)}]"],
+    "v2 without public knowledge and history": [
+        "observation_version=2", f"observation_hide=[{', '.join(KNOWLEDGE + HISTORY)}]"],
+}
+
+
+def train_one(preset: str, extra: list[str], steps: int, seed: int, threads: int,
+              run_dir: str) -> dict:
+    from ono_env.train.config import load_config
+    from ono_env.train.ppo import train
+
+    cfg = load_config("default", [f"rules={preset}", f"total_steps={steps}",
+                                  "time_limit_minutes=null", "eval.every=0",
+                                  "final_eval.games=0", "progress=false", f"seed={seed}",
+                                  f"torch_threads={threads}", f"run_dir={run_dir}", *extra])
+    res = train(cfg)
+    return {"model": str(res["model"]), "steps": res["steps"],
+            "steps_per_second": res["steps_per_second"]}
+
+
+def play(model: str, preset: str, deals: int, seed: int):
+    from ono_env.arena import run_arena
+
+    return run_arena([model, "greedy"], preset, 2, 2 * deals, seed, mirrored=True, rating=False)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--presets", default="basic,ono")
+    ap.add_argument("--steps", type=int, default=3_000_000)
+    ap.add_argument("--deals", type=int, default=10_000)
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--arena-seed", type=int, default=77)
+    ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--out", type=Path, required=True)
+    args = ap.parse_args()
+    args.out.mkdir(parents=True, exist_ok=True)
+    rows = []
+    with tempfile.TemporaryDirectory() as tmp:
+        for preset in args.presets.split(","):
+            per_deal: dict[str, np.ndarray] = {}
+            deal_ids = None
+            for name, extra in VARIANTS.items():
+                t = time.perf_counter()
+                run = train_one(preset, extra, args.steps, args.seed, args.threads,
+                                f"{tmp}/{preset}-{len(rows)}")
+                ar = play(run["model"], preset, args.deals, args.arena_seed)
+                pr = ar.paired(0)
+                deals, share, _ = ar.per_deal(0)
+                if deal_ids is None:
+                    deal_ids = deals
+                assert np.array_equal(deals, deal_ids)   # the same deals for every variant
+                per_deal[name] = share
+                row = {"preset": preset, "variant": name, "steps": run["steps"],
+                       "steps_per_second": run["steps_per_second"], "rate": pr["rate"],
+                       "low": pr["low"], "high": pr["high"], "deals": pr["deals"],
+                       "seconds": time.perf_counter() - t}
+                for other in ("v1", "v2"):
+                    if other in per_deal and other != name:
+                        d = per_deal[name] - per_deal[other]
+                        half = 1.96 * float(d.std(ddof=1)) / math.sqrt(len(d))
+                        row[f"minus {other}"] = [float(d.mean()), float(d.mean()) - half,
+                                                 float(d.mean()) + half]
+                rows.append(row)
+                print(f"{preset} {name}: {100 * pr['rate']:.1f}% [{100 * pr['low']:.1f}, "
+                      f"{100 * pr['high']:.1f}] vs greedy, {run['steps_per_second']:,.0f} "
+                      f"steps/s", file=sys.stderr)
+                (args.out / "results.json").write_text(json.dumps(
+                    {"steps": args.steps, "deals": args.deals, "seed": args.seed,
+                     "arena_seed": args.arena_seed, "threads": args.threads, "rows": rows},
+                    indent=1) + "\n")
+    lines = ["# What observation version 2 is worth", "",
+             f"`python benchmarks/bench_observation_worth.py {' '.join(sys.argv[1:])}`", "",
+             f"The default run (`ono-train default`) at {args.steps:,} steps per variant, seed "
+             f"{args.seed}, {args.threads} torch threads; each model against `greedy` on the same "
+             f"{args.deals:,} mirrored deals (2 players), 95% intervals over deals; the paired "
+             f"differences are taken deal by deal.", "",
+             "| preset | variant | vs greedy | 95% interval | minus v1 | minus v2 | steps/s |",
+             "|---|---|---|---|---|---|---|"]
+
+    def diff(r: dict, k: str) -> str:
+        if k not in r:
+            return ""
+        d = r[k]
+        return f"{100 * d[0]:+.1f} [{100 * d[1]:+.1f}, {100 * d[2]:+.1f}]"
+
+    for r in rows:
+        lines.append(f"| {r['preset']} | {r['variant']} | {100 * r['rate']:.1f}% | "
+                     f"[{100 * r['low']:.1f}, {100 * r['high']:.1f}] | {diff(r, 'minus v1')} | "
+                     f"{diff(r, 'minus v2')} | {r['steps_per_second']:,.0f} |")
+    text = "\n".join(lines) + "\n"
+    (args.out / "results.md").write_text(text)
+    print(text)
+
+
+if __name__ == "__main__":
+    main()

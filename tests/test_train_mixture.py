@@ -1,0 +1,167 @@
+"""Training over many tables at once (``tables`` in a training config), and models on
+version-2 observations: parsing and refusals, a tiny two-table run end to end (checkpoint,
+resume, the model as an agent under other rules and player counts), the model format."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from ono_env.train.config import load_config
+
+TWO_TABLES = ["observation_version=2",
+              "tables=[{rules: ono, num_players: 3, weight: 1}, {rules: basic, weight: 2}]"]
+
+
+def test_a_mixture_parses():
+    cfg = load_config("default", TWO_TABLES)
+    assert [(t.rules, t.num_players, t.weight) for t in cfg.tables] == [("ono", 3, 1.0),
+                                                                        ("basic", 2, 2.0)]
+    assert cfg.observation_version == 2
+    gen = load_config("generalist")
+    assert gen.observation_version == 2 and len(gen.tables) >= 24
+    assert {t.rules for t in gen.tables} == {"basic", "classic", "ono", "stacking", "uno2018",
+                                             "wikipedia"}
+
+
+@pytest.mark.parametrize("overrides, message", [
+    (["tables=[{rules: nope}]", "observation_version=2"],
+     "tables\\[0\\].rules: no rules file 'nope'.*basic, classic, ono"),
+    (["tables=[{rules: {preset: ono, stacking: maybe}}]", "observation_version=2"],
+     "tables\\[0\\].rules: invalid rule set: stacking='maybe'; allowed: true or false"),
+    (["tables=[{rules: ono, weight: 0}]", "observation_version=2"],
+     "'tables.0.weight' = 0: Input should be greater than 0"),
+    (["tables=[{rules: ono, weight: -2}]", "observation_version=2"],
+     "'tables.0.weight' = -2: Input should be greater than 0"),
+    (["tables=[{rules: ono, weight: '3'}]", "observation_version=2"],
+     "'tables.0.weight' = '3': Input should be a valid number"),
+    (["tables=[{rules: ono, num_players: 11}]", "observation_version=2"],
+     "'tables.0.num_players' = 11: Input should be less than or equal to 10"),
+    (["tables=[{rules: ono, num_players: 1}]", "observation_version=2"],
+     "'tables.0.num_players' = 1: Input should be greater than or equal to 2"),
+    (["tables=[{rules: ono, players: 4}]", "observation_version=2"],
+     "unknown config field 'tables.0.players'; allowed: tables.0.rules, tables.0.num_players"),
+    (["tables=[]", "observation_version=2"], "'tables' = \\[\\]: List should have at least 1"),
+    (["tables=[{rules: ono}]"], "tables \\(a mixture\\) needs observation_version: 2"),
+    (["tables=[{rules: ono}]", "observation_version=2", "rules=classic"],
+     "with tables, rules and num_players are not read"),
+    (["tables=[{rules: ono}]", "observation_version=2", "algo=maskable_ppo", "policy.shared=false"],
+     "tables \\(a mixture\\) is read only by algo: ppo"),
+    (["observation_version=3"], "'observation_version' = 3: Input should be 1 or 2"),
+    (["policy.opponent_encoder=16"], "policy.opponent_encoder=16 reads the opponent blocks"),
+])
+def test_a_bad_mixture_is_one_clear_error(overrides, message):
+    with pytest.raises(ValueError, match=message):
+        load_config("default", overrides)
+
+
+def test_an_unknown_opponent_of_a_table_fails_before_training(tmp_path):
+    pytest.importorskip("torch")
+    from ono_env.train.ppo import train
+
+    cfg = load_config("default", [*TWO_TABLES[:1], "tables=[{rules: ono, opponents: {nobody: 1}}]",
+                                  f"run_dir={tmp_path / 'run'}", "progress=false"])
+    with pytest.raises(ValueError, match="unknown agent 'nobody'"):
+        train(cfg)
+    assert not (tmp_path / "run").exists()
+
+
+def test_two_tables_train_resume_and_play_anywhere(tmp_path):
+    pytest.importorskip("torch")
+    from ono_env.agents import make_agent
+    from ono_env.agents.learned import read_metadata
+    from ono_env.arena import run_arena
+    from ono_env.train.ppo import train
+
+    common = [*TWO_TABLES, "num_envs=24", "ppo.n_steps=8", "ppo.batch_size=64", "ppo.n_epochs=1",
+              "policy.net_arch=[16]", "policy.opponent_encoder=4", "eval.every=300",
+              "eval.games=4", "final_eval.games=4", "progress=false", "torch_threads=1"]
+    first = train(load_config("default", [*common, "total_steps=400",
+                                          f"run_dir={tmp_path / 'a'}"]))
+    assert first["steps"] >= 400
+    assert {r["table"] for r in first["final_eval"]} == {"ono-3p", "basic-2p"}
+    tables = json.loads((tmp_path / "a" / "tables.json").read_text())
+    assert [t["game_slots"] for t in tables] == [8, 16]
+    assert "ppo-basic-2p" in tables[1]["opponents"]   # a shipped specialist that fits
+    checkpoints = sorted((tmp_path / "a" / "checkpoints").glob("step_*.safetensors"))
+    assert checkpoints and (tmp_path / "a" / "tables" / "ono-3p" / "final_eval.json").is_file()
+    meta = read_metadata(first["model"])
+    assert meta["observation_version"] == 2 and meta["format_version"] == 4
+    assert meta["architecture"]["opponent_encoder"] == 4
+
+    second = train(load_config("default", [*common, "total_steps=800",
+                                           f"resume={first['model']}",
+                                           f"run_dir={tmp_path / 'b'}"]))
+    assert second["steps"] >= 800 and read_metadata(second["model"])["training_steps"] >= 800
+
+    # the model plays under rules and player counts it never trained on
+    for preset, n in (("classic", 4), ("uno2018", 6)):
+        agent = make_agent(str(second["model"]), {"preset": preset, "num_players": n})
+        assert agent.observation_version == 2
+        res = run_arena([agent] + ["greedy"] * (n - 1), rules={"preset": preset, "num_players": n},
+                        num_games=2 * n, seed=1)
+        assert res.agent_rows()[0]["games"] >= 2 * n   # it played (the arena checks each action)
+
+
+def test_the_model_format_holds_the_encoder(tmp_path):
+    from ono_env.agents.learned import PolicyNet, make_metadata, read_model, write_model
+    from ono_env.observation import OBS2_OPPONENTS, OBS_V2_SIZE, OPPONENT_SIZE, observation_scale
+    from ono_env.rules import resolve_rules
+
+    rng = np.random.default_rng(0)
+    rules = resolve_rules("ono", num_players=2)
+    E, H = 3, 5
+    enc = (rng.normal(size=(E, OPPONENT_SIZE)).astype(np.float32), np.zeros(E, np.float32))
+    layers = [(rng.normal(size=(H, OBS2_OPPONENTS + 9 * E)).astype(np.float32),
+               np.zeros(H, np.float32)),
+              (rng.normal(size=(85, H)).astype(np.float32), np.zeros(85, np.float32))]
+    value = [(layers[0][0].copy(), layers[0][1].copy()),
+             (rng.normal(size=(1, H)).astype(np.float32), np.zeros(1, np.float32))]
+    net = PolicyNet(observation_scale(rules, 2), layers, "tanh", value, enc)
+    meta = make_metadata(rules, 7, hidden_sizes=[H], activation="tanh", value_hidden_sizes=[H],
+                         observation_version=2, opponent_encoder=E)
+    path = write_model(tmp_path / "m.safetensors", net, meta)
+    meta2, net2 = read_model(path)
+    obs = rng.random((4, OBS_V2_SIZE)).astype(np.float32)
+    assert np.array_equal(net2(obs), net(obs))
+    # an absent seat's block does not reach the network
+    obs2 = obs.copy()
+    obs[:, OBS2_OPPONENTS + 8 * OPPONENT_SIZE] = 0.0          # opponent 9 not present
+    obs2[:, OBS2_OPPONENTS + 8 * OPPONENT_SIZE] = 0.0
+    obs2[:, OBS2_OPPONENTS + 8 * OPPONENT_SIZE + 1:] = 5.0
+    assert np.allclose(net2(obs), net2(obs2))
+    # an encoder in a version-1 model's metadata is refused
+    bad = dict(meta2, observation_version=1)
+    with pytest.raises(ValueError, match="observation_version.*expected 2"):
+        write_model(tmp_path / "bad.safetensors", net, bad)
+
+
+@pytest.mark.parametrize("preset", ["basic", "classic", "ono", "stacking", "uno2018", "wikipedia"])
+def test_the_generalist_plays_every_preset_at_every_table_size(preset):
+    """ppo-any plays legal actions (the arena checks each) under every preset at 2, 3, 4, 6
+    and 10 players, beside the baselines; rules of a custom mapping too."""
+    from ono_env.agents import make_agent
+    from ono_env.arena import run_arena
+
+    for n in (2, 3, 4, 6, 10):
+        rules = {"preset": preset, "num_players": n}
+        agent = make_agent("ppo-any", rules)
+        assert agent.observation_version == 2
+        res = run_arena([agent] + ["greedy"] * (n - 1), rules, num_games=n, seed=n,
+                        rating=False, max_decisions=3000)
+        assert res.agent_rows()[0]["games"] >= n
+
+
+def test_the_generalist_fills_in_where_no_specialist_exists():
+    from ono_env.agents import make_agent
+    from ono_env.agents.search import shipped_policy
+
+    custom = {"preset": "basic", "num_players": 3, "stacking": True}
+    assert shipped_policy(custom).name == "ppo-any"
+    assert shipped_policy({"preset": "basic", "num_players": 2}).name == "ppo-basic-2p"
+    search = make_agent("pimc-ppo-playout:2", {"preset": "ono", "num_players": 2})
+    assert search.prior.name == "ppo-any"
+    with pytest.raises(ValueError, match="trained for 'basic' rules"):
+        make_agent("ppo-basic-2p", {"preset": "ono", "num_players": 2})
