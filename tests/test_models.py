@@ -32,6 +32,7 @@ from ono_env.agents.learned import (
     make_metadata,
     model_bytes,
     read_metadata,
+    read_model,
     shipped_models,
     write_model,
 )
@@ -565,14 +566,16 @@ def test_write_model_refuses_inconsistent_models(tmp_path):
 # ---- (d) the shipped models -------------------------------------------------------------
 SHIPPED = {"ppo-basic-2p": ("basic", 2), "ppo-classic-2p": ("classic", 2),
            "ppo-basic-4p": ("basic", 4)}
-"""Each shipped model: its rules and player count."""
+"""Each shipped specialist (version-1 observations): its rules and player count."""
+GENERALIST = "ppo-any"
+"""The shipped generalist (version-2 observations, any rules)."""
 WIDTH = {"ppo-basic-2p": 128, "ppo-classic-2p": 128, "ppo-basic-4p": 128}
 """The width of each model's two hidden layers (algo ppo runs: 128)."""
 
 
 def test_shipped_models_are_safetensors_files_and_load_by_name():
     models = shipped_models()
-    assert sorted(models) == sorted(SHIPPED)
+    assert sorted(models) == sorted([*SHIPPED, GENERALIST])
     for name, (preset, players) in SHIPPED.items():
         path = models[name]
         assert path.suffix == ".safetensors" and path.parent.name == "models"
@@ -615,6 +618,34 @@ def test_the_benchmarks_reference_policy_plays_from_its_file_and_is_not_shipped(
     mine = agent.act(obs, mask, np.random.default_rng(0))
     assert mask[np.arange(64), mine].all()
     assert not np.array_equal(agent.logits(obs), shipped.logits(obs))
+
+
+def test_the_generalist_model_file():
+    """ppo-any: format version 4, version-2 observations, the scale this version computes,
+    and the torch network of the trainer, loaded with its weights, computes its logits."""
+    import torch as th
+
+    from ono_env.train.ppo import ActorCritic
+    th.set_num_threads(1)
+    meta, net = read_model(shipped_models()[GENERALIST])
+    assert meta["format_version"] == 4 and meta["observation_version"] == 2
+    arch = meta["architecture"]
+    assert arch["opponent_encoder"] == 32 and arch["hidden_sizes"] == [256, 256]
+    assert meta["training_steps"] > 30_000_000 and len(meta["config"]["tables"]) == 27
+    for preset, n in (("ono", 4), ("stacking", 6), ("basic", 10)):
+        rules = RuleSet.preset(preset, num_players=n)
+        assert np.array_equal(net.scale, observation_scale(rules, 2))
+        g = VecGame(rules, num_games=64, seed=n, autoreset=True, observation_version=2)
+        rng = np.random.default_rng(n)
+        for _ in range(20):
+            g.step(np.array([rng.choice(np.flatnonzero(m)) for m in g.legal_mask()]))
+        obs = g.observe(g.state.current.astype(np.int64))
+        model = ActorCritic(net.scale, arch["hidden_sizes"], arch["activation"], True, 32)
+        model.load_policy_net(net)
+        with th.no_grad():
+            logits, value = model(th.from_numpy(obs))
+        assert np.abs(logits.numpy() - net(obs)).max() < 1e-4
+        assert np.abs(value.numpy() - net.value(obs)).max() < 1e-4
 
 
 @pytest.mark.parametrize("name", sorted(SHIPPED))

@@ -164,8 +164,8 @@ def test_pimc_ppo_keeps_the_policy_choice_unless_clearly_beaten():
     for margin, want in ((-1.0, plain), (2.0, policy)):
         a = SearchAgent(rules, 6, margin=margin, prior=ppo, name="x")
         assert np.array_equal(a.act_game(game, rows, np.random.default_rng(3)), want)
-    with pytest.raises(ValueError, match="3-player 'basic' rules; there are: ppo-basic-2p"):
-        make_agent("pimc-ppo", RuleSet.preset("basic", num_players=3))
+    # no specialist at basic 3 players: the generalist is the prior
+    assert make_agent("pimc-ppo", RuleSet.preset("basic", num_players=3)).prior.name == "ppo-any"
     with pytest.raises(ValueError, match=r"prior = .*allowed: None, or for a fair pimc search"):
         SearchAgent(rules, 4, method="ismcts", prior=ppo)
 
@@ -379,8 +379,8 @@ def test_learned_playouts_are_legal_deterministic_and_checked():
         SearchAgent(rules, 4, policy=make_agent("ppo-classic-2p", RuleSet.preset("classic", num_players=2)))
     with pytest.raises(ValueError, match="allowed: random, greedy, color, defensive, or a learned"):
         SearchAgent(rules, 4, policy=GreedyAgent(rules))
-    with pytest.raises(ValueError, match="3-player 'basic' rules; there are"):
-        make_agent("pimc-ppo-playout", RuleSet.preset("basic", num_players=3))
+    assert make_agent("pimc-ppo-playout:2",
+                      RuleSet.preset("basic", num_players=3)).prior.name == "ppo-any"
 
 
 class _Ticks:

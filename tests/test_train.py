@@ -160,7 +160,8 @@ def test_loading_under_other_rules_players_or_layout_fails_clearly(tiny_run, tmp
                 meta["observation_version"] = 0
                 data = save(load(data), metadata={"ono_env": json.dumps(meta)})
             dst.writestr(item, data)
-    with pytest.raises(ValueError, match="observation layout v0; this version of ono_env has v1"):
+    with pytest.raises(ValueError, match="observation layout v0; this version of ono_env writes "
+                                         "v1, v2: retrain the model"):
         load_agent(old)
     # a zip that is not an ono_env model, and a file that is no zip
     plain = tmp_path / "plain.zip"

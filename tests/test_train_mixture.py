@@ -85,6 +85,8 @@ def test_two_tables_train_resume_and_play_anywhere(tmp_path):
     tables = json.loads((tmp_path / "a" / "tables.json").read_text())
     assert [t["game_slots"] for t in tables] == [8, 16]
     assert "ppo-basic-2p" in tables[1]["opponents"]   # a shipped specialist that fits
+    header = (tmp_path / "a" / "eval.csv").read_text().splitlines()[0]
+    assert header.startswith("step,table,opponent")   # each row names its table
     checkpoints = sorted((tmp_path / "a" / "checkpoints").glob("step_*.safetensors"))
     assert checkpoints and (tmp_path / "a" / "tables" / "ono-3p" / "final_eval.json").is_file()
     meta = read_metadata(first["model"])
@@ -134,7 +136,7 @@ def test_the_model_format_holds_the_encoder(tmp_path):
     assert np.allclose(net2(obs), net2(obs2))
     # an encoder in a version-1 model's metadata is refused
     bad = dict(meta2, observation_version=1)
-    with pytest.raises(ValueError, match="observation_version.*expected 2"):
+    with pytest.raises(ValueError, match=r"observation_version.*expected 2"):
         write_model(tmp_path / "bad.safetensors", net, bad)
 
 

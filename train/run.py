@@ -257,13 +257,17 @@ CURVE_FIELDS = ["step", "opponent", "games", "win_rate", "ci_low", "ci_high", "f
 
 
 def curve_rows(step: int, rows: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
-    """The learning-curve rows of one evaluation (:func:`ono_env.arena.evaluate`'s rows)."""
-    return [{"step": step, **{k: r[k] for k in CURVE_FIELDS[1:]}} for r in rows]
+    """The learning-curve rows of one evaluation (:func:`ono_env.arena.evaluate`'s rows; a
+    mixture's rows also name their ``table``)."""
+    return [{"step": step, **({"table": r["table"]} if "table" in r else {}),
+             **{k: r[k] for k in CURVE_FIELDS[1:]}} for r in rows]
 
 
 def write_curve(path: Path, rows: Sequence[dict[str, Any]]) -> None:
+    fields = (["step", "table", *CURVE_FIELDS[1:]] if rows and "table" in rows[0]
+              else list(CURVE_FIELDS))
     with open(path, "w", newline="") as fh:
-        w = csv.DictWriter(fh, fieldnames=CURVE_FIELDS)
+        w = csv.DictWriter(fh, fieldnames=fields)
         w.writeheader()
         w.writerows(rows)
 
