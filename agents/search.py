@@ -94,7 +94,7 @@ from ono_env import cards as C
 from ono_env.agents.base import observation_version
 from ono_env.game import VecGame, kernel_entry
 from ono_env.observation import OBS_V2_SIZE, observation_size
-from ono_env.rules import P_OBS_VERSION, resolve_rules
+from ono_env.rules import resolve_rules
 
 _KERNELS: tuple | None = None
 
@@ -451,16 +451,10 @@ class SearchAgent:
     def _params(self, game: VecGame) -> np.ndarray:
         """The game's parameters for the search kernels, with the observation layout of the
         search's network (its playouts and belief observe each seat in that layout)."""
-        params = game.internals.params
         packed = self._net if self._net is not None else self._net_belief
         if packed is None:
-            return params
-        want = 2 if int(packed[1][2]) == OBS_V2_SIZE else 1
-        if params[P_OBS_VERSION] == want:
-            return params
-        params = params.copy()
-        params[P_OBS_VERSION] = want
-        return params
+            return game.internals.params
+        return game.internals.version_params[2 if int(packed[1][2]) == OBS_V2_SIZE else 1]
 
     def _prior_choices(self, game: VecGame, rows: np.ndarray,
                        rng: np.random.Generator) -> np.ndarray:

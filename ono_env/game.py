@@ -505,6 +505,8 @@ class GameInternals:
 
     - ``params``: the rules' parameter array (``RuleSet.params()``), the kernels' rules
       argument;
+    - ``version_params``: ``{version: params}``, the same parameters for observing in each
+      observation layout (what ``observe(version=...)`` passes the kernels);
     - ``state_args``: the kernels' leading arguments, every state array, then ``params``;
     - ``scratch_rewards``: a (B, P) float32 buffer a kernel may write rewards to;
     - ``mask``, ``rewards``: the game's own (B, A) legal-mask and (B, P) step-reward
@@ -521,11 +523,12 @@ class GameInternals:
     """
 
     __slots__ = ("_game", "mask", "params", "rewards", "scratch_rewards", "state_args",
-                 "step_observed")
+                 "step_observed", "version_params")
 
     def __init__(self, game: VecGame) -> None:
         self._game = game
         self.params: np.ndarray = game._params
+        self.version_params: dict[int, np.ndarray] = game._version_params
         self.state_args: tuple[np.ndarray, ...] = game._state_args
         self.scratch_rewards: np.ndarray = game._scratch_rewards
         self.mask: np.ndarray = game._mask

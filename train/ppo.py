@@ -454,8 +454,12 @@ def train(cfg: TrainConfig) -> dict[str, Any]:
     opt = torch.optim.Adam(model.parameters(), lr=p.learning_rate, eps=1e-5)
     start_steps = 0
     if cfg.resume:
-        for _, rules_k, *_ in specs:
-            start_steps = load_checkpoint(model, opt, cfg.resume, rules_k)
+        start_steps = load_checkpoint(model, opt, cfg.resume, first_rules)
+        if len(specs) > 1:   # the checkpoint must play every table of the mixture
+            from ono_env.agents.learned import check_compatible, read_metadata
+            meta = read_metadata(cfg.resume)
+            for _, rules_k, *_ in specs[1:]:
+                check_compatible(meta, rules_k, repr(str(cfg.resume)))
         if start_steps >= cfg.total_steps:
             raise ValueError(f"resume: the checkpoint has {start_steps:,} steps; total_steps="
                              f"{cfg.total_steps:,} leaves nothing to train")
