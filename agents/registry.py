@@ -12,11 +12,17 @@ for it).
 
 from __future__ import annotations
 
+import importlib
+import inspect
 import os
+import re
+import sys
 from collections.abc import Callable
 from typing import Any
 
-from ono_env.agents.base import Agent, RandomAgent
+import numpy as np
+
+from ono_env.agents.base import Agent, RandomAgent, checked_actions, observation_version
 from ono_env.agents.learned import load_agent, shipped_models
 from ono_env.agents.rule_based import RULE_BASED
 from ono_env.agents.search import SEARCH_AGENTS
@@ -85,3 +91,92 @@ def make_agent(spec: Any, rules: Any = None) -> Agent:
         f"an agent must be a name ({', '.join(agent_names())}), the path of a saved model, or "
         f"an object with act(obs, mask, rng); got {type(spec).__name__}"
     )
+
+
+CLASS_SPEC = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*:"
+                        r"[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*$")
+"""``module:Class``: a dotted module path, a colon, a dotted attribute path."""
+
+
+def is_class_spec(spec: Any) -> bool:
+    """Does ``spec`` read as ``module:Class`` (and name no registered or search agent)?"""
+    if not isinstance(spec, str) or not CLASS_SPEC.match(spec) or spec in _REGISTRY:
+        return False
+    return spec.partition(":")[0] not in SEARCH_AGENTS
+
+
+def agent_from_class(spec: str, rules: Any = None) -> Agent:
+    """The user's own agent, named ``module:Class``: import ``module`` (the current directory
+    first on the path, as ``python -m`` would have it), take ``Class`` from it (a dotted path
+    reaches a nested attribute), and call it with the RuleSet it will play when it takes a
+    positional argument, else with none. Only the console scripts that document a
+    ``module:Class`` argument (``ono-bench``, ``ono-exploit``) call this: importing the module
+    is the user's explicit choice, and :func:`make_agent` never imports anything.
+
+    The object must implement the agent protocol (:class:`~ono_env.agents.base.Agent`): it is
+    asked for one batch of real positions of ``rules`` before it is used, and ``ValueError``
+    names what is wrong (the module cannot be imported, the class is missing, it takes
+    arguments it is not given, it has no ``act``, ``act`` raised or chose an illegal action)."""
+    rules = resolve_rules(rules)
+    if not isinstance(spec, str) or not CLASS_SPEC.match(spec):
+        raise ValueError(f"agent {spec!r} is not module:Class (a dotted module path, a colon, "
+                         f"a class name)")
+    module_name, _, attr = spec.partition(":")
+    cwd = os.getcwd()
+    added = cwd not in sys.path
+    if added:
+        sys.path.insert(0, cwd)
+    try:
+        module = importlib.import_module(module_name)
+    except ImportError as exc:
+        raise ValueError(f"agent {spec}: cannot import module {module_name!r} ({exc}); it must "
+                         f"be importable from the current directory or the Python path") from None
+    except Exception as exc:  # noqa: BLE001 - the user's module failed: one line, its reason
+        raise ValueError(f"agent {spec}: importing {module_name!r} raised "
+                         f"{type(exc).__name__}: {exc}") from None
+    finally:
+        if added and cwd in sys.path:
+            sys.path.remove(cwd)
+    obj: Any = module
+    for part in attr.split("."):
+        if not hasattr(obj, part):
+            raise ValueError(f"agent {spec}: module {module_name!r} has no {attr!r}")
+        obj = getattr(obj, part)
+    if not callable(obj):
+        raise ValueError(f"agent {spec}: {attr!r} is not a class or a callable")
+    try:
+        params = [p for p in inspect.signature(obj).parameters.values()
+                  if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)
+                  and p.default is p.empty]
+    except (TypeError, ValueError):
+        params = []
+    if len(params) > 1:
+        raise ValueError(f"agent {spec}: {attr}() takes {len(params)} arguments; allowed: none, "
+                         f"or one (the RuleSet it will play)")
+    try:
+        agent = obj(rules) if params else obj()
+    except Exception as exc:  # noqa: BLE001 - the user's constructor failed: one line
+        raise ValueError(f"agent {spec}: {attr}() raised {type(exc).__name__}: {exc}") from None
+    check_protocol(agent, rules, spec)
+    return agent
+
+
+def check_protocol(agent: Any, rules: RuleSet, what: str) -> None:
+    """``ValueError`` unless ``agent`` has ``act(obs, mask, rng)`` that returns a legal action
+    for each of a few positions of ``rules`` (observed in its own ``observation_version``)."""
+    from ono_env.game import VecGame
+
+    if not isinstance(agent, Agent):
+        raise ValueError(f"agent {what}: {type(agent).__name__} does not implement the agent "
+                         f"protocol: it needs a method act(obs, mask, rng) -> actions")
+    if getattr(agent, "uses_game", False):
+        return   # a search agent decides from the game through the driver, not from act
+    try:
+        version = observation_version(agent)
+        game = VecGame(rules, 4, seed=0, observation_version=version)
+        mask = game.legal_mask().copy()
+        obs = game.observe(game.state.current.astype(np.int64), version=version)
+        checked_actions(agent, obs, mask, np.random.default_rng(0))
+    except Exception as exc:  # noqa: BLE001 - the user's act failed: one line, its reason
+        raise ValueError(f"agent {what}: act(obs, mask, rng) failed on real positions of "
+                         f"{rules.name}: {type(exc).__name__}: {exc}") from None

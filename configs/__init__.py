@@ -1,7 +1,8 @@
 """The configs shipped with ono_env, found by name from any working directory.
 
-In the repository these are the folders ``configs/rules/`` and ``configs/train/``; installed,
-they are package data of ``ono_env.configs``. ``config_file("rules", "ono")`` is the path of
+In the repository these are the folders ``configs/rules/``, ``configs/train/`` and
+``configs/bench/`` (the benchmark suites and their published ladders); installed, they are
+package data of ``ono_env.configs``. ``config_file("rules", "ono")`` is the path of
 ``rules/ono.yaml``; ``config_names("train")`` lists the training configs (``default``, ...).
 """
 
@@ -10,7 +11,7 @@ from __future__ import annotations
 from importlib import resources
 from pathlib import Path
 
-KINDS = ("rules", "train")
+KINDS = ("rules", "train", "bench")
 
 
 def _folder(kind: str):
@@ -20,7 +21,8 @@ def _folder(kind: str):
 
 
 def config_names(kind: str) -> list[str]:
-    """The names of the shipped configs of ``kind`` (``"rules"`` or ``"train"``), sorted."""
+    """The names of the shipped configs of ``kind`` (``"rules"``, ``"train"`` or ``"bench"``),
+    sorted."""
     return sorted(p.name[:-5] for p in _folder(kind).iterdir() if p.name.endswith(".yaml"))
 
 
@@ -29,3 +31,9 @@ def config_file(kind: str, name: str) -> Path | None:
     if not isinstance(name, str) or name not in config_names(kind):
         return None
     return Path(str(_folder(kind).joinpath(f"{name}.yaml")))
+
+
+def data_file(kind: str, name: str) -> Path:
+    """The path of the shipped file ``name`` (with its suffix) in the folder of ``kind``,
+    whether or not it exists."""
+    return Path(str(_folder(kind).joinpath(name)))

@@ -11,12 +11,14 @@ from pathlib import Path
 import pytest
 
 from ono_env.apps.arena_cli import main as arena_main
+from ono_env.apps.bench_cli import main as bench_main
 from ono_env.apps.demo import main as demo_main
 from ono_env.apps.play import main as play_main
 from ono_env.train.cli import main as train_main
+from ono_env.train.exploit import main as exploit_main
 
 TOOLS = {"ono-demo": demo_main, "ono-arena": arena_main, "ono-play": play_main,
-         "ono-train": train_main}
+         "ono-train": train_main, "ono-bench": bench_main, "ono-exploit": exploit_main}
 
 
 @pytest.fixture(scope="module")
@@ -73,6 +75,14 @@ ARGUMENTS = {
                   ["default", "rules=nosuch"], ["default", "x"], ["default", "=3"],
                   ["default", "ppo.gamma=.nan"], ["default", "self_play.weight=1"],
                   ["default", "reward=points"], ["default", "--bogus"]],
+    "ono-bench": [["genius"], ["greedy", "--deals", "0"], ["greedy", "--deals", "1e3"],
+                  ["greedy", "--slow-deals", "-1"], ["greedy", "--suite", "0"],
+                  ["greedy", "--tables", "nosuch"], ["greedy", "--bogus"], ["a:b:c"],
+                  ["pimc:x"], ["greedy", "--render", "x.json"], ["greedy", "--workers", "0"]],
+    "ono-exploit": [["genius"], ["greedy", "--steps", "0"], ["greedy", "--players", "11"],
+                    ["greedy", "--rules", "nosuch"], ["greedy", "--deals", "-2"],
+                    ["ppo-basic-2p", "--rules", "ono"], ["greedy", "--seed", "x"],
+                    ["greedy", "--threads", "zero"]],
 }
 
 
@@ -139,6 +149,8 @@ def test_the_rules_checks_name_what_was_wrong(bad_files, capsys):
     ("ono_env.apps.arena_cli", ["greedy", "random", "--rules", "{rules}"]),
     ("ono_env.apps.play", ["greedy", "--rules", "{rules}"]),
     ("ono_env.train.cli", ["{rules}"]),
+    ("ono_env.apps.bench_cli", ["greedy", "--render", "{rules}"]),
+    ("ono_env.train.exploit", ["greedy", "--rules", "{rules}"]),
 ])
 def test_console_scripts_never_print_a_traceback(script, argv, bad_files):
     argv = [a.format(rules=bad_files["yaml_syntax"]) for a in argv]

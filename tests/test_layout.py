@@ -260,7 +260,9 @@ def test_console_scripts_point_at_the_apps():
                        "ono-play": "ono_env.apps.play:main",
                        "ono-train": "ono_env.train.cli:main",
                        "ono-export": "ono_env.train.export:main",
-                       "ono-web": "ono_env.apps.web.server:main"}
+                       "ono-web": "ono_env.apps.web.server:main",
+                       "ono-bench": "ono_env.apps.bench_cli:main",
+                       "ono-exploit": "ono_env.train.exploit:main"}
     for value in scripts.values():
         module, _, func = value.partition(":")
         assert callable(getattr(importlib.import_module(module), func))

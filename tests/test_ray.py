@@ -310,6 +310,17 @@ def test_cluster_arena_is_identical_to_one_process_and_uses_both_nodes(cluster, 
     assert not np.array_equal(unmirrored.records.wins, dist.records.wins)
 
 
+def test_cluster_bench_gives_the_same_card_as_one_process(cluster):
+    from ono_env.arena.suite import bench_agent
+
+    kw = dict(tables=["basic-4p"], deals=50, slow_deals=2)
+    one = bench_agent("color", **kw)
+    dist = bench_agent("color", ray_address=cluster.address, **kw)
+    one.pop("timing")
+    dist.pop("timing")
+    assert one == dist
+
+
 @pytest.mark.parametrize("players", [2, 3])
 def test_cluster_multi_agent_self_play_trains(cluster, players):
     rules = RuleSet.preset("basic", num_players=players)

@@ -1,0 +1,158 @@
+"""The benchmark suite's published ladder, and the time ``ono-bench`` takes.
+
+    python benchmarks/bench_suite.py ladder                 # every table (resumes: a table
+                                                            # whose JSON exists is kept)
+    python benchmarks/bench_suite.py ladder --tables basic-2p ono-4p --force
+    python benchmarks/bench_suite.py publish                # configs/bench/ladder-<v>.json and
+                                                            # the docs pages from the JSONs
+    python benchmarks/bench_suite.py time greedy ppo-any pimc:8
+
+``ladder``: the reference field of each table against itself
+(:func:`ono_env.arena.suite.play_ladder`), written to ``docs/results/suite-<v>/<table>.json``
+and ``<table>.md``. ``publish``: collects those files into the ladder that ``ono-bench`` reads
+(the field's ratings per table and the SHA-256 of each learned reference agent's model file)
+and writes the docs index page. ``time``: runs ``ono-bench AGENT`` over the whole suite at its
+default size for each agent named, one after another, and writes their cards and times to
+``docs/results/suite-<v>/timing/``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+os.environ.setdefault("OMP_NUM_THREADS", "1")
+
+from ono_env.arena.suite import (
+    field_models,
+    format_card_markdown,
+    format_ladder_markdown,
+    ladder_path,
+    load_suite,
+    play_ladder,
+    read_card,
+)
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def out_dir(version: int) -> Path:
+    return ROOT / "docs" / "results" / f"suite-{version}"
+
+
+def ladder(args: argparse.Namespace) -> None:
+    suite = load_suite(args.suite)
+    out = out_dir(suite.version)
+    out.mkdir(parents=True, exist_ok=True)
+    for name in args.tables or list(suite.tables):
+        path = out / f"{name}.json"
+        if path.exists() and not args.force:
+            print(f"{name}: kept ({path.relative_to(ROOT)})", flush=True)
+            continue
+
+        def show(r: dict) -> None:
+            print(f"  {r['agent']:>16} vs {r['reference']:<16} {100 * r['rate']:5.1f} "
+                  f"[{100 * r['low']:.1f}, {100 * r['high']:.1f}] {r['deals']} deals "
+                  f"{r['seconds']:7.1f} s", flush=True)
+
+        print(f"{name}:", flush=True)
+        data = play_ladder(suite.version, name, on_pairing=show)
+        data["command"] = f"python benchmarks/bench_suite.py ladder --tables {name} --force"
+        path.write_text(json.dumps(data, indent=1) + "\n")
+        (out / f"{name}.md").write_text(format_ladder_markdown(data, data["command"]))
+        print(f"{name}: {data['seconds']:.0f} s", flush=True)
+
+
+def publish(args: argparse.Namespace) -> None:
+    suite = load_suite(args.suite)
+    out = out_dir(suite.version)
+    tables, missing = {}, []
+    for name in suite.tables:
+        path = out / f"{name}.json"
+        if not path.exists():
+            missing.append(name)
+            continue
+        data = json.loads(path.read_text())
+        tables[name] = {"ratings": data["ratings"], "cheating": data["cheating"],
+                        "pairings": len(data["pairings"]),
+                        "min_deals": min(p["deals"] for p in data["pairings"])}
+        if data["models"] != field_models([suite.tables[name]]):
+            sys.exit(f"{name}: its ladder was played with other model files; play it again")
+    if missing:
+        sys.exit(f"no ladder yet for {', '.join(missing)}: run the ladder command first")
+    published = {"suite_version": suite.version, "anchor": {"agent": suite.anchor,
+                                                            "rating": suite.anchor_rating},
+                 "models": field_models(list(suite.tables.values())), "tables": tables}
+    ladder_path(suite.version).write_text(json.dumps(published, indent=1) + "\n")
+    lines = [f"# Benchmark suite version {suite.version}: the published ladder", "",
+             "The reference field of each table against itself; each page says how it was made. "
+             "`ono-bench` places an agent on these scales (`greedy` = 1000 at every table).", "",
+             "| table | ratings (best first) | fewest deals in a pairing |", "|---|---|---|"]
+    for name, t in tables.items():
+        best = sorted(t["ratings"].items(), key=lambda kv: -kv[1]["rating"])
+        cells = ", ".join(f"{n}{' (cheating)' if n in t['cheating'] else ''} "
+                          f"{r['rating']:.0f}" for n, r in best)
+        lines.append(f"| [{name}]({name}.md) | {cells} | {t['min_deals']} |")
+    timing = out / "timing" / "timing.md"
+    if timing.exists():
+        lines += ["", "## How long ono-bench takes", "", "```{include} timing/timing.md", "```"]
+    lines += ["", "```{toctree}", ":hidden:", "", *[f"{n}.md" for n in tables], "```", ""]
+    (out / "index.md").write_text("\n".join(lines))
+    print(f"wrote {ladder_path(suite.version)} and {(out / 'index.md').relative_to(ROOT)}")
+
+
+def timing(args: argparse.Namespace) -> None:
+    suite = load_suite(args.suite)
+    out = out_dir(suite.version) / "timing"
+    out.mkdir(parents=True, exist_ok=True)
+    rows = []
+    for agent in args.agents:
+        folder = out / agent.replace(":", "-")
+        t = time.perf_counter()
+        subprocess.run(["ono-bench", agent, "--suite", str(suite.version), "--out", str(folder),
+                        "--no-progress"], check=True, stdout=subprocess.DEVNULL)
+        seconds = time.perf_counter() - t
+        card = read_card(folder / "card.json")
+        (folder / "card.md").write_text(format_card_markdown(card))
+        rows.append((agent, seconds, card))
+        print(f"{agent}: {seconds:.0f} s", flush=True)
+    lines = ["| agent | wall time, whole suite (s) | slowest table (s) | "
+             "deals per pairing (fast / slow reference agents) |", "|---|---|---|---|"]
+    for agent, seconds, card in rows:
+        slowest = max(card["timing"]["tables"].items(), key=lambda kv: kv[1])
+        deals = sorted({(r["deals"], r["slow"]) for t in card["tables"].values() for r in t["rows"]})
+        fast = sorted({d for d, s in deals if not s})
+        slow = sorted({d for d, s in deals if s})
+        lines.append(f"| {agent} | {seconds:.0f} | {slowest[0]} {slowest[1]:.0f} | "
+                     f"{'-'.join(map(str, (fast[0], fast[-1])))} / "
+                     f"{'-'.join(map(str, (slow[0], slow[-1])))} |")
+    lines += ["", f"Measured with `python benchmarks/bench_suite.py time {' '.join(args.agents)}` "
+                  f"(one process, one torch thread, nothing else running)."]
+    (out / "timing.md").write_text("\n".join(lines) + "\n")
+    print("\n".join(lines))
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--suite", default="latest", help="suite version (default: the latest)")
+    sub = ap.add_subparsers(dest="what", required=True)
+    p = sub.add_parser("ladder", help="play the reference field's ladder, table by table")
+    p.add_argument("--tables", nargs="*")
+    p.add_argument("--force", action="store_true", help="play tables whose JSON exists again")
+    p.set_defaults(run=ladder)
+    p = sub.add_parser("publish", help="write the published ladder and the docs index")
+    p.set_defaults(run=publish)
+    p = sub.add_parser("time", help="time ono-bench over the whole suite for each agent")
+    p.add_argument("agents", nargs="+")
+    p.set_defaults(run=timing)
+    args = ap.parse_args()
+    args.run(args)
+
+
+if __name__ == "__main__":
+    main()

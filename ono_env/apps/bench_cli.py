@@ -1,0 +1,184 @@
+"""``ono-bench``: place an agent on the benchmark suite (:mod:`ono_env.arena.suite`).
+
+    ono-bench greedy                                  # the whole suite, its default size
+    ono-bench runs/my-run/model.safetensors --tables basic-2p ono-4p --out results/
+    ono-bench my_agents:CleverAgent --tables basic-2p # your own class (imported: your choice)
+    ono-bench --render results/card.json --plot results/card.png
+    ono-bench --list                                  # the suite's tables and fields
+
+The plot uses matplotlib's object API (the ``[arena]`` extra); importing this module changes
+no global backend.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from ono_env.apps import console as cli
+from ono_env.arena.suite import (
+    LATEST,
+    MAX_DEALS,
+    bench_agent,
+    format_card,
+    format_card_markdown,
+    load_suite,
+    read_card,
+    read_ladder,
+    select_tables,
+    suite_versions,
+)
+from ono_env.checks import check_output_dir
+
+
+def plot_card(card: dict[str, Any], path: str | Path) -> Path:
+    """The card as a PNG: one row per table, the reference field's published ratings as
+    labelled dots and the agent's rating with its 95% interval as a red bar."""
+    from matplotlib.figure import Figure
+
+    tables = list(card["tables"].items())
+    fig = Figure(figsize=(9.0, 0.75 * len(tables) + 1.4))
+    ax = fig.subplots()
+    for k, (_name, t) in enumerate(tables):
+        y = len(tables) - 1 - k
+        for ref, rating in t.get("field", {}).items():
+            ax.plot(rating, y, "o", color="#888888", markersize=4)
+            ax.annotate(ref, (rating, y), textcoords="offset points", xytext=(0, 5),
+                        fontsize=6, ha="center", rotation=35, color="#555555")
+        r = t["rating"]
+        ax.errorbar(r["rating"], y, xerr=[[r["rating"] - r["low"]], [r["high"] - r["rating"]]],
+                    fmt="s", color="#b2182b", capsize=3)
+    ax.set_yticks(range(len(tables)), [name for name, _t in reversed(tables)])
+    ax.axvline(card["anchor"]["rating"], color="black", linewidth=0.8, linestyle="--")
+    ax.set_xlabel(f"rating ({card['anchor']['agent']} = {card['anchor']['rating']:g}; grey: the "
+                  f"reference field, red: {card['agent']['label']} with its 95% interval)")
+    ax.set_title(f"{card['agent']['label']} on benchmark suite version {card['suite_version']}")
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    return Path(path)
+
+
+def format_suite(version: int | str) -> str:
+    """The suite's tables: rules, players, default deals and reference field."""
+    suite = load_suite(version)
+    lines = [f"benchmark suite version {suite.version} ({suite.path.name}): "
+             f"ratings with {suite.anchor} = {suite.anchor_rating:g}",
+             f"{'table':<14} {'rules':<10} {'players':>7} {'deals':>6} {'slow':>5}  reference field"]
+    for t in suite.tables.values():
+        field = ", ".join(f"{r.name}{' (cheating)' if r.cheating else ''}" for r in t.field)
+        lines.append(f"{t.name:<14} {t.preset:<10} {t.players:>7} {t.deals:>6} {t.slow_deals:>5}  "
+                     f"{field}")
+    lines.append("deals: per pairing with a fast reference agent; slow: with the search agent "
+                 "and the ceilings")
+    return "\n".join(lines)
+
+
+def build_parser() -> cli.ArgumentParser:
+    p = cli.ArgumentParser(
+        prog="ono-bench",
+        description="Place an agent on the benchmark suite: play it against every table's "
+                    "reference field on the suite's deals and print its win rates (win shares "
+                    "at 4 players) and its rating on each table's published scale.")
+    p.add_argument("agent", nargs="?", default=None,
+                   help="a registered agent name (greedy, ppo-any, pimc:8, ...), a model file "
+                        "(.safetensors), or module:Class, your own agent class (imported from "
+                        "the current directory or the Python path; called with the RuleSet if "
+                        "it takes an argument)")
+    p.add_argument("--suite", default=LATEST, metavar="VERSION",
+                   help=f"suite version ({', '.join(map(str, suite_versions()))}; default: the "
+                        f"latest)")
+    p.add_argument("--tables", nargs="+", default=None, metavar="TABLE",
+                   help="the tables to play (default: all; --list names them)")
+    p.add_argument("--deals", type=cli.bounded_int(1, MAX_DEALS), default=None,
+                   help="deals per pairing with a fast reference agent (default: the suite's "
+                        "per table)")
+    p.add_argument("--slow-deals", type=cli.bounded_int(1, MAX_DEALS), default=None,
+                   help="deals per pairing with the search agent and the cheating ceilings "
+                        "(default: the suite's per table)")
+    p.add_argument("--out", default=None,
+                   help="folder for the result card: card.json, card.md (and card.png with "
+                        "--plot)")
+    p.add_argument("--plot", nargs="?", const="", default=None, metavar="PNG",
+                   help="draw the card as a PNG (default: card.png in --out, or beside the "
+                        "--render card); needs matplotlib")
+    p.add_argument("--render", default=None, metavar="CARD_JSON",
+                   help="play nothing: print a saved result card (and --plot it)")
+    p.add_argument("--list", action="store_true", help="print the suite's tables and exit")
+    p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    p.add_argument("--workers", type=cli.bounded_int(1, 256), default=None,
+                   help="pairings played at once, each in its own process (default: the CPU "
+                        "count, at most 4; the same card); an agent given as module:Class is "
+                        "imported in each")
+    p.add_argument("--ray", nargs="?", const="local", default=None, metavar="ADDRESS",
+                   help="play the games as Ray tasks (the same card): on the cluster at ADDRESS "
+                        "(auto, host:port, ray://host:port), or a new local Ray without one")
+    return p
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    def body(args) -> None:
+        if args.list:
+            print(format_suite(args.suite))
+            return
+        if (args.render is None) == (args.agent is None):
+            raise cli.UsageError("give an AGENT to benchmark, or --render CARD_JSON (see "
+                                 "ono-bench --help)")
+        if args.render is not None:
+            card = read_card(args.render)
+            print(format_card(card))
+            if args.plot is not None:
+                png = args.plot or str(Path(args.render).with_suffix(".png"))
+                _plot(card, png)
+            return
+        if args.plot == "" and args.out is None:
+            raise cli.UsageError("--plot without a file name draws into --out: give --out DIR "
+                                 "or --plot PNG")
+        if args.out is not None:
+            check_output_dir(args.out, "--out")
+        suite = load_suite(args.suite)      # checked before anything is played
+        select_tables(suite, args.tables)
+        read_ladder(suite)
+
+        def show(table: str, row: dict[str, Any]) -> None:
+            if args.no_progress:
+                print(f"  {table} {row['reference']}: {100 * row['rate']:.1f}%", file=sys.stderr)
+
+        workers = args.workers if args.workers is not None else min(4, os.cpu_count() or 1)
+        card = bench_agent(args.agent, suite.version, args.tables, deals=args.deals,
+                           slow_deals=args.slow_deals, progress=not args.no_progress,
+                           ray_address=args.ray, workers=workers, on_pairing=show)
+        print(format_card(card))
+        print(f"\n{card['timing']['seconds']:.0f} s")
+        if args.out is not None:
+            out = Path(args.out)
+            out.mkdir(parents=True, exist_ok=True)
+            (out / "card.json").write_text(json.dumps(card, indent=1) + "\n")
+            (out / "card.md").write_text(format_card_markdown(card))
+            written = [out / "card.json", out / "card.md"]
+            if args.plot is not None:
+                png = _plot(card, args.plot or str(out / "card.png"))
+                if png is not None:
+                    written.append(png)
+            print("wrote " + ", ".join(str(p) for p in written))
+        elif args.plot:
+            _plot(card, args.plot)
+
+    return cli.run(build_parser(), argv, body)
+
+
+def _plot(card: dict[str, Any], path: str) -> Path | None:
+    if importlib.util.find_spec("matplotlib") is None:
+        print("ono-bench: note: no plot without matplotlib: pip install 'ono-env[arena]'",
+              file=sys.stderr)
+        return None
+    check_output_dir(Path(path).parent if str(Path(path).parent) else ".", "--plot")
+    return plot_card(card, path)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,774 @@
+"""The benchmark suite: fixed tables, fixed deals and a fixed reference field per table, on a
+published scale, versioned (``ono-bench``; docs/benchmark.md).
+
+```python
+from ono_env.arena.suite import bench_agent, format_card
+card = bench_agent("greedy", tables=["basic-2p"], deals=200, slow_deals=4)
+print(format_card(card))
+```
+
+A suite version is one file, ``configs/bench/suite-<version>.yaml``: the tables (a preset
+and a player count), the seed their deals come from, the batch size the deals are cut into,
+the reference field and the deal counts. The published ladder of a version,
+``configs/bench/ladder-<version>.json``, holds the reference field's ratings per table (from
+the field's games against itself, :func:`play_ladder`) and the SHA-256 of every learned
+reference agent's model file: under that version a changed file is refused, so a number
+measured on version 1 always means the same opponents.
+
+How an agent is measured
+    At a table the agent meets each reference agent alone: the agent in one seat and the
+    reference agent in every other seat, each deal of the table played once with the agent
+    in each seat (2 players: twice, seats swapped; 4 players: four times; the other seats'
+    cards are the same in every seating). The deals are the first ``deals`` of the table's
+    stream, whatever the agent: deal ``k`` is dealt from the table's seed (the suite's seed
+    and the table's name), cut in batches of ``batch_size``. The agent's share of a deal is
+    its mean share of the wins over the deal's games (a game cut at the rules' decision limit
+    is a tie, ``1 / players`` each); the win rate (2 players) or win share (4 players, fair
+    share 25%) is the mean over deals with a normal 95% interval over deals.
+
+The scale
+    Ratings are on the Elo scale of a Luce model of the winner: at a table of agents with
+    strengths ``g``, agent ``i`` wins with probability ``g_i / sum(g)``, and a rating is
+    ``400 log10 g`` (for two players, Bradley-Terry: 400 points is 10 to 1). The reference
+    field's ratings are fitted to its own results and anchored at ``greedy`` = 1000 at every
+    table of every version. A new agent is placed on that scale with the field held fixed
+    (one maximum-likelihood parameter, :func:`place_agent`), so placing an agent never moves
+    the published numbers. Its interval comes from the likelihood's curvature (the games
+    taken as independent and the field's ratings as exact).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+import time
+import zlib
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Annotated, Any
+
+import numpy as np
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from ono_env.agents.base import Agent, is_cheating
+from ono_env.agents.learned import model_label, shipped_models
+from ono_env.agents.registry import agent_from_class, is_class_spec, is_model_path, make_agent
+from ono_env.arena.distributed import check_ray_address, play_on_ray
+from ono_env.arena.play import _derive, _seating_seed, play_games
+from ono_env.arena.stats import mean_interval
+from ono_env.rules import PRESETS, RuleSet, resolve_rules
+
+CARD_FORMAT = "ono-bench-card"
+CARD_FORMAT_VERSION = 1
+MAX_CARD_BYTES = 4_000_000
+"""The largest result card :func:`read_card` reads (a whole suite's card is about 20 kB)."""
+MAX_DEALS = 1_000_000
+"""The most deals per pairing an ``ono-bench`` run may ask for."""
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
+
+
+Count = Annotated[int, Field(ge=1, le=MAX_DEALS)]
+
+
+class _TableSpec(_Strict):
+    rules: str
+    players: Annotated[int, Field(ge=2, le=10)]
+    specialists: list[str]
+    deals: Count
+    slow_deals: Count
+    ladder_deals: Count
+    ladder_slow_deals: Count
+
+
+class _Anchor(_Strict):
+    agent: str
+    rating: float
+
+
+class _SuiteSpec(_Strict):
+    version: Annotated[int, Field(ge=1)]
+    seed: Annotated[int, Field(ge=0, lt=2 ** 63)]
+    batch_size: Annotated[int, Field(ge=1, le=1_000_000)]
+    anchor: _Anchor
+    field: list[str]
+    search: str
+    ceilings: list[str]
+    tables: dict[str, _TableSpec]
+
+
+@dataclass(frozen=True)
+class Reference:
+    """One reference agent of a table: its name, whether it is slow (the search agent and the
+    ceilings play fewer deals) and whether it cheats (sees hidden cards)."""
+    name: str
+    slow: bool
+    cheating: bool
+
+
+@dataclass(frozen=True)
+class SuiteTable:
+    """One table of a suite: a preset at a player count, its deals' seed and its field."""
+    name: str
+    preset: str
+    players: int
+    seed: int
+    field: tuple[Reference, ...]
+    deals: int
+    slow_deals: int
+    ladder_deals: int
+    ladder_slow_deals: int
+
+    @property
+    def rules(self) -> RuleSet:
+        return resolve_rules(self.preset, num_players=self.players)
+
+    def names(self) -> list[str]:
+        return [r.name for r in self.field]
+
+    def reference(self, name: str) -> Reference:
+        return next(r for r in self.field if r.name == name)
+
+
+@dataclass(frozen=True)
+class Suite:
+    """A suite version: its tables, the batch size of the deals and the anchor of the scale."""
+    version: int
+    seed: int
+    batch_size: int
+    anchor: str
+    anchor_rating: float
+    tables: dict[str, SuiteTable]
+    path: Path
+
+
+def suite_versions() -> list[int]:
+    """The suite versions shipped with the package (``configs/bench/suite-<n>.yaml``)."""
+    from ono_env.configs import config_names
+
+    out = []
+    for name in config_names("bench"):
+        stem, _, number = name.partition("-")
+        if stem == "suite" and number.isdigit():
+            out.append(int(number))
+    return sorted(out)
+
+
+LATEST = "latest"
+
+
+def load_suite(version: int | str = LATEST) -> Suite:
+    """The suite ``version`` (an integer, or ``"latest"``); ``ValueError`` naming the versions
+    there are when there is no such version."""
+    from ono_env.configs import config_file
+
+    versions = suite_versions()
+    if version == LATEST:
+        version = versions[-1]
+    if isinstance(version, str) and version.isdigit():
+        version = int(version)
+    if isinstance(version, bool) or not isinstance(version, int) or version not in versions:
+        raise ValueError(f"unknown suite version {version!r}; there are: "
+                         f"{', '.join(map(str, versions))} (or {LATEST})")
+    path = config_file("bench", f"suite-{version}")
+    assert path is not None
+    try:
+        spec = _SuiteSpec.model_validate(yaml.safe_load(path.read_text()))
+    except (ValidationError, yaml.YAMLError) as exc:   # a shipped file: a packaging fault
+        raise ValueError(f"{path}: not a valid suite ({exc})") from None
+    if spec.version != version:
+        raise ValueError(f"{path} says version {spec.version}, its name {version}")
+    tables = {}
+    for name, t in spec.tables.items():
+        if t.rules not in PRESETS:
+            raise ValueError(f"{path}: table {name}: rules {t.rules!r} is not a preset")
+        field = [Reference(n, False, False) for n in [*spec.field, *t.specialists]]
+        field.append(Reference(spec.search, True, False))
+        field += [Reference(n, True, True) for n in spec.ceilings]
+        tables[name] = SuiteTable(name, t.rules, t.players,
+                                  _derive(spec.seed, zlib.crc32(name.encode())), tuple(field),
+                                  t.deals, t.slow_deals, t.ladder_deals, t.ladder_slow_deals)
+    return Suite(spec.version, spec.seed, spec.batch_size, spec.anchor.agent, spec.anchor.rating,
+                 tables, path)
+
+
+def select_tables(suite: Suite, names: Sequence[str] | None) -> list[SuiteTable]:
+    """The suite's tables named (all when ``names`` is None or empty), in the suite's order;
+    ``ValueError`` naming the tables there are for an unknown name."""
+    if not names:
+        return list(suite.tables.values())
+    unknown = [n for n in names if n not in suite.tables]
+    if unknown:
+        raise ValueError(f"suite version {suite.version} has no table {unknown[0]!r}; its tables: "
+                         f"{', '.join(suite.tables)}")
+    return [t for n, t in suite.tables.items() if n in names]
+
+
+# ---------------------------------------------------------------- the published ladder
+
+
+def ladder_path(version: int) -> Path:
+    from ono_env.configs import data_file
+
+    return data_file("bench", f"ladder-{version}.json")
+
+
+def read_ladder(suite: Suite) -> dict[str, Any]:
+    """The published ladder of ``suite`` (``configs/bench/ladder-<version>.json``): per table
+    the field's ratings, and the SHA-256 of each learned reference agent's model file."""
+    import json
+
+    path = ladder_path(suite.version)
+    try:
+        data = json.loads(path.read_text())
+        data["tables"], data["models"]
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        raise ValueError(f"suite version {suite.version} has no published ladder ({path}: "
+                         f"{exc}); make it with benchmarks/bench_suite.py ladder") from None
+    return data
+
+
+def model_sha256(path: str | Path) -> str:
+    return hashlib.sha256(Path(path).read_bytes()).hexdigest()
+
+
+def field_models(tables: Sequence[SuiteTable]) -> dict[str, str]:
+    """The SHA-256 of the model file of every shipped policy in the tables' fields."""
+    shipped = shipped_models()
+    names = sorted({r.name for t in tables for r in t.field if r.name in shipped})
+    return {n: model_sha256(shipped[n]) for n in names}
+
+
+def check_field(suite: Suite, tables: Sequence[SuiteTable], ladder: dict[str, Any]) -> None:
+    """``ValueError`` when a table has no published ratings, or a learned reference agent's
+    model file is not the one the ladder of this version was measured with."""
+    for t in tables:
+        if t.name not in ladder["tables"]:
+            raise ValueError(f"the published ladder of suite version {suite.version} has no "
+                             f"table {t.name}")
+    for name, sha in field_models(tables).items():
+        if ladder["models"].get(name) != sha:
+            raise ValueError(f"reference agent {name}: its model file is not the one suite version "
+                             f"{suite.version} was published with (SHA-256 "
+                             f"{str(ladder['models'].get(name))[:12]}...): a changed reference "
+                             f"field makes a new suite version")
+
+
+# ---------------------------------------------------------------- playing
+
+
+def rotations(num_players: int) -> list[tuple[int, ...]]:
+    """The seatings of a pairing: in seating ``r`` the agent (table member 0) sits in seat
+    ``(players - r) % players`` and the reference agent (member 1) in every other seat."""
+    return [tuple((s + r) % num_players for s in range(num_players)) for r in range(num_players)]
+
+
+def play_pairing(rules: RuleSet, agent: Agent, reference: Agent, deals: int, seed: int,
+                 batch_size: int, *, ray_address: str | None = None,
+                 progress: Any = None) -> dict[str, Any]:
+    """The agent in one seat, ``reference`` in every other, each of ``deals`` deals played
+    once with the agent in each seat. Returns the agent's mean share of the wins over deals
+    with its 95% interval, the games, the games without a winner, and ``wins`` (the agent's
+    total share of the wins, for the ratings)."""
+    P = rules.num_players
+    orders = rotations(P)
+    member = (0,) + (1,) * (P - 1)
+    if ray_address is not None:
+        nodes: dict[str, int] = {}
+        parts = play_on_ray(ray_address, rules, [agent, reference], [member], orders, deals,
+                            seed, batch_size, None, progress, nodes, mirrored=True)
+        outs = [(p[1], p[4]) for p in parts]
+    else:
+        outs = []
+        for o, order in enumerate(orders):
+            seated = [member[k] for k in order]
+            w, _s, _len, trunc = play_games(rules, [agent if e == 0 else reference for e in seated],
+                                            deals, _seating_seed(seed, 0, o, True),
+                                            batch_size=batch_size, progress=progress)
+            outs.append((w, trunc))
+    share = np.zeros(deals)
+    no_winner = 0
+    for o, (w, trunc) in enumerate(outs):
+        seat = (P - o) % P
+        share += np.where(trunc, 1.0 / P, w[:, seat])
+        no_winner += int(trunc.sum())
+    share /= P
+    mean, low, high = mean_interval(share)
+    return {"deals": deals, "games": deals * P, "rate": mean, "low": low, "high": high,
+            "wins": float(share.sum() * P), "no_winner": no_winner}
+
+
+# ---------------------------------------------------------------- ratings
+
+
+def _luce_terms(records: Sequence[dict[str, Any]], index: dict[str, int]):
+    """Per record: the agent's index, the reference's index, its multiplicity (players - 1),
+    the games and the agent's wins."""
+    a = np.array([index[r["agent"]] for r in records], np.int64)
+    b = np.array([index[r["reference"]] for r in records], np.int64)
+    m = np.array([r["players"] - 1 for r in records], np.float64)
+    n = np.array([r["games"] for r in records], np.float64)
+    w = np.array([r["wins"] for r in records], np.float64)
+    return a, b, m, n, w
+
+
+ELO = 400.0 / math.log(10.0)
+"""Rating points per unit of log strength."""
+
+
+def fit_ratings(names: Sequence[str], records: Sequence[dict[str, Any]], anchor: str,
+                anchor_rating: float, iters: int = 5000) -> dict[str, dict[str, float]]:
+    """The reference field's ratings from its pairings: maximum likelihood of the Luce model
+    of the winner by Hunter's MM algorithm (2004), ``anchor`` at ``anchor_rating``. A record is
+    one pairing: ``agent`` in one seat, ``reference`` in the other ``players - 1``, ``games``
+    games and the agent's total share of the wins ``wins``. Every agent also gets one virtual
+    game against the anchor, half won, so that an agent that never wins (``random`` in a
+    500-point match) keeps a finite rating. Returns ``{name: {rating, low, high}}``, the
+    interval from the inverse of the likelihood's curvature with the anchor fixed.
+
+    Written here rather than taken from a library (``choix`` fits Luce models): a record here
+    is a count of games with fractional (shared) wins at tables of several copies of one
+    agent, and :func:`place_agent` must place a new agent with the field held fixed; the
+    algorithm is a dozen lines."""
+    index = {n: i for i, n in enumerate(names)}
+    K = len(names)
+    a, b, m, n, w = _luce_terms(records, index)
+    k0 = index[anchor]
+    won = np.bincount(a, w, K) + np.bincount(b, n - w, K) + 0.5
+    g = np.ones(K)
+    for _ in range(iters):
+        d = g[a] + m * g[b]
+        den = np.bincount(a, n / d, K) + np.bincount(b, n * m / d, K) + 1.0 / (g + g[k0])
+        new = won / den
+        new /= new[k0]
+        if np.max(np.abs(np.log(new) - np.log(g))) < 1e-12:
+            g = new
+            break
+        g = new
+    theta = np.log(g)
+    H = np.zeros((K, K))   # Fisher information in log strength
+    d = g[a] + m * g[b]
+    qa, qb = g[a] / d, m * g[b] / d
+    for i, j, x, y, games in zip(a, b, qa, qb, n):
+        v = games * x * y
+        H[i, i] += v
+        H[j, j] += v
+        H[i, j] -= v
+        H[j, i] -= v
+    for i in range(K):     # the virtual game against the anchor
+        x = g[i] / (g[i] + g[k0])
+        H[i, i] += x * (1 - x)
+    keep = [i for i in range(K) if i != k0]
+    se = np.zeros(K)
+    cov = np.linalg.pinv(H[np.ix_(keep, keep)])
+    se[keep] = np.sqrt(np.maximum(np.diag(cov), 0.0))
+    out = {}
+    for i, name in enumerate(names):
+        r = anchor_rating + ELO * (theta[i] - theta[k0])
+        half = 1.959963984540054 * ELO * se[i]
+        out[name] = {"rating": float(r), "low": float(r - half), "high": float(r + half)}
+    return out
+
+
+def place_agent(ratings: dict[str, float], rows: Sequence[dict[str, Any]], players: int,
+                anchor_rating: float) -> dict[str, float]:
+    """The agent's rating on a table's published scale, the field's ``ratings`` held fixed:
+    the one-parameter maximum likelihood of the Luce model over its pairings ``rows`` (each
+    with ``reference``, ``games`` and the agent's ``wins``), with the same virtual half-won
+    game against the anchor as the field's fit. Returns ``{rating, low, high}``."""
+    gref = np.array([10 ** ((ratings[r["reference"]] - anchor_rating) / 400.0) for r in rows])
+    n = np.array([r["games"] for r in rows], np.float64)
+    w = np.array([r["wins"] for r in rows], np.float64)
+    R = np.append((players - 1) * gref, 1.0)    # the opposition's strength; last: the anchor
+    n = np.append(n, 1.0)
+    w = np.append(w, 0.5)
+    theta = 0.0
+    for _ in range(200):   # Newton on the log strength: the log-likelihood is concave
+        q = np.exp(theta) / (np.exp(theta) + R)
+        grad = float(np.sum(w - n * q))
+        info = float(np.sum(n * q * (1 - q)))
+        step = grad / info
+        theta += max(-2.0, min(2.0, step))
+        if abs(step) < 1e-12:
+            break
+    q = np.exp(theta) / (np.exp(theta) + R)
+    half = 1.959963984540054 * ELO / math.sqrt(float(np.sum(n * q * (1 - q))))
+    r = anchor_rating + ELO * theta
+    return {"rating": float(r), "low": float(r - half), "high": float(r + half)}
+
+
+# ---------------------------------------------------------------- an agent on the suite
+
+
+def resolve_agent(spec: Any, rules: RuleSet) -> Agent:
+    """The agent ``spec`` names for ``rules``: a registered name (search agents too), a model
+    file, ``module:Class`` (the user's own class, imported: :func:`agent_from_class`) or an
+    agent object. ``ValueError`` with the reason when it cannot play ``rules``."""
+    if isinstance(spec, str) and is_class_spec(spec):
+        return agent_from_class(spec, rules)
+    return make_agent(spec, rules)
+
+
+def describe_agent(spec: Any, agent: Agent) -> dict[str, Any]:
+    """What a card says of the agent: the spec, its kind, its label, and for a model file its
+    SHA-256 (a card names the exact file it measured)."""
+    if isinstance(spec, str) and is_class_spec(spec):
+        kind, label = "class", spec
+    elif isinstance(spec, str) and is_model_path(spec):
+        kind, label = "model", model_label(spec)
+    elif isinstance(spec, str):
+        kind, label = "name", spec
+    else:
+        kind, label = "object", str(getattr(agent, "name", type(agent).__name__))
+    out: dict[str, Any] = {"spec": spec if isinstance(spec, str) else label, "kind": kind,
+                           "label": label, "cheating": is_cheating(agent)}
+    if kind == "model":
+        out["sha256"] = model_sha256(spec)
+    elif kind == "name" and spec in shipped_models():
+        out["sha256"] = model_sha256(shipped_models()[spec])
+    return out
+
+
+def plan(tables: Sequence[SuiteTable], deals: int | None = None,
+         slow_deals: int | None = None) -> list[tuple[SuiteTable, Reference, int]]:
+    """Every pairing of an ``ono-bench`` run: (table, reference agent, deals)."""
+    out = []
+    for t in tables:
+        for ref in t.field:
+            n = (slow_deals or t.slow_deals) if ref.slow else (deals or t.deals)
+            out.append((t, ref, n))
+    return out
+
+
+def bench_agent(spec: Any, version: int | str = LATEST, tables: Sequence[str] | None = None, *,
+                deals: int | None = None, slow_deals: int | None = None,
+                progress: bool = False, ray_address: str | None = None, workers: int = 1,
+                on_pairing: Callable[[str, dict[str, Any]], None] | None = None) -> dict[str, Any]:
+    """Place an agent on the suite: play it against every reference agent of each table
+    (``tables``: names such as ``basic-2p``; default every table) on the table's deals and
+    return its result card (:data:`CARD_FORMAT`): per table the win rate or share against each
+    reference agent with its interval, and the agent's rating on the table's published scale.
+
+    ``spec``: a registered name, a model file, ``module:Class`` or an agent object.
+    ``deals`` / ``slow_deals``: deals per pairing with a fast / slow (search, ceiling)
+    reference agent instead of the suite's defaults (the first deals of the same stream).
+    Everything is checked before anything is played: the suite version, the tables, the
+    agent under every table's rules, the reference field's model files. ``ray_address``
+    plays the games as Ray tasks (the same games and card); ``workers`` > 1 plays that many
+    pairings at once in separate processes (the agent is made again in each from ``spec``,
+    which must then be a string; the same card). ``on_pairing(table, row)`` is called as each
+    pairing finishes. The card is the same for the same agent, suite version and deal counts,
+    but for its ``timing``."""
+    suite = load_suite(version)
+    chosen = select_tables(suite, tables)
+    for what, value in (("deals", deals), ("slow_deals", slow_deals)):
+        if value is not None and (isinstance(value, bool) or not isinstance(value, int)
+                                  or not 1 <= value <= MAX_DEALS):
+            raise ValueError(f"{what} = {value!r}; allowed: a whole number from 1 to {MAX_DEALS:,}")
+    if ray_address is not None:
+        check_ray_address(ray_address)
+    if isinstance(workers, bool) or not isinstance(workers, int) or not 1 <= workers <= 256:
+        raise ValueError(f"workers = {workers!r}; allowed: a whole number from 1 to 256")
+    if workers > 1 and (not isinstance(spec, str) or ray_address is not None):
+        workers = 1     # an agent object cannot be made again elsewhere; Ray spreads the games
+    ladder = read_ladder(suite)
+    check_field(suite, chosen, ladder)
+    agents: dict[str, Agent] = {}
+    for t in chosen:    # every table before any game: one clear error for a table it can't play
+        try:
+            agents[t.name] = resolve_agent(spec, t.rules)
+        except ValueError as exc:
+            can = [u.name for u in suite.tables.values() if _plays(spec, u)]
+            if not can:      # no table at all: the agent itself is wrong
+                raise
+            raise ValueError(f"table {t.name}: {exc}; the tables it can play: "
+                             f"{', '.join(can)} (pick them with --tables; tables= in Python)") from None
+    todo = plan(chosen, deals, slow_deals)
+    bar = None
+    if progress:
+        import sys
+
+        from tqdm import tqdm
+        bar = tqdm(total=sum(n * t.players for t, _r, n in todo), unit="game", desc="ono-bench",
+                   file=sys.stderr, smoothing=0.05)
+    first = agents[chosen[0].name]
+    card: dict[str, Any] = {
+        "format": CARD_FORMAT, "format_version": CARD_FORMAT_VERSION,
+        "suite_version": suite.version, "package_version": _package_version(),
+        "agent": describe_agent(spec, first), "anchor": {"agent": suite.anchor,
+                                                         "rating": suite.anchor_rating},
+        "tables": {}, "timing": {"seconds": 0.0, "tables": {}}}
+    t0 = time.perf_counter()
+    done: dict[tuple[str, str], dict[str, Any]] = {}
+    seconds: dict[str, float] = {t.name: 0.0 for t in chosen}
+
+    def finished(t: SuiteTable, ref: Reference, r: dict[str, Any], took: float) -> None:
+        row = {"reference": ref.name, "cheating": ref.cheating, "slow": ref.slow, **r}
+        done[(t.name, ref.name)] = row
+        seconds[t.name] += took
+        if bar is not None and workers > 1:
+            bar.update(r["games"])
+        if on_pairing is not None:
+            on_pairing(t.name, row)
+
+    try:
+        if workers > 1:
+            _play_in_processes(spec, suite, todo, workers, finished)
+        else:
+            for t, ref, n in todo:
+                t1 = time.perf_counter()
+                r = play_pairing(t.rules, agents[t.name], make_agent(ref.name, t.rules), n,
+                                 t.seed, suite.batch_size, ray_address=ray_address, progress=bar)
+                finished(t, ref, r, time.perf_counter() - t1)
+    finally:
+        if bar is not None:
+            bar.close()
+    for t in chosen:
+        rows = [done[(t.name, ref.name)] for ref in t.field]
+        ratings = {n: v["rating"] for n, v in ladder["tables"][t.name]["ratings"].items()}
+        card["tables"][t.name] = {
+            "rules": t.preset, "players": t.players, "fair_share": 1.0 / t.players,
+            "rating": place_agent(ratings, rows, t.players, suite.anchor_rating),
+            "field": {n: round(v, 1) for n, v in ratings.items()}, "rows": rows}
+        card["timing"]["tables"][t.name] = round(seconds[t.name], 2)
+    card["timing"]["workers"] = workers
+    card["timing"]["seconds"] = round(time.perf_counter() - t0, 2)
+    return card
+
+
+def _pairing_job(spec: str, version: int, table: str, reference: str,
+                 deals: int) -> tuple[dict[str, Any], float]:
+    """One pairing in a worker process: the agent and the reference agent made there."""
+    t0 = time.perf_counter()
+    suite = load_suite(version)
+    t = suite.tables[table]
+    rules = t.rules
+    r = play_pairing(rules, resolve_agent(spec, rules), make_agent(reference, rules), deals,
+                     t.seed, suite.batch_size)
+    return r, time.perf_counter() - t0
+
+
+def _play_in_processes(spec: str, suite: Suite, todo: list[tuple[SuiteTable, Reference, int]],
+                       workers: int, finished: Callable[..., None]) -> None:
+    """The pairings of ``todo`` in ``workers`` processes (spawned: no fork of a process that
+    may hold threads), the slow reference agents first so that no long pairing starts last."""
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor, as_completed
+
+    order = sorted(todo, key=lambda job: (not job[1].slow, -job[0].players))
+    ctx = multiprocessing.get_context("spawn")
+    with ProcessPoolExecutor(max_workers=workers, mp_context=ctx) as ex:
+        futures = {ex.submit(_pairing_job, spec, suite.version, t.name, ref.name, n): (t, ref)
+                   for t, ref, n in order}
+        for f in as_completed(futures):
+            t, ref = futures[f]
+            r, took = f.result()
+            finished(t, ref, r, took)
+
+
+def _plays(spec: Any, table: SuiteTable) -> bool:
+    try:
+        resolve_agent(spec, table.rules)
+    except ValueError:
+        return False
+    return True
+
+
+def _package_version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("ono-env")
+    except PackageNotFoundError:
+        return "unknown"
+
+
+# ---------------------------------------------------------------- the reference field's ladder
+
+
+def ladder_plan(table: SuiteTable, anchors: Sequence[str] = ("greedy", "ppo-any"),
+                deals: int | None = None, slow_deals: int | None = None
+                ) -> list[tuple[str, str, int]]:
+    """The pairings of a table's published ladder: (agent, reference agent, deals). The fast
+    field plays every pairing (both ways round at more than two players: one seat against
+    the other's copies); the search agent and each ceiling play the ``anchors`` (one seat
+    against their copies)."""
+    fast = [r.name for r in table.field if not r.slow]
+    slow = [r.name for r in table.field if r.slow]
+    n_fast, n_slow = deals or table.ladder_deals, slow_deals or table.ladder_slow_deals
+    out = []
+    for i, x in enumerate(fast):
+        for y in fast if table.players > 2 else fast[i + 1:]:
+            if x != y:
+                out.append((x, y, n_fast))
+    out += [(s, a, n_slow) for s in slow for a in anchors]
+    return out
+
+
+def play_ladder(version: int | str, table_name: str, *, deals: int | None = None,
+                slow_deals: int | None = None, progress: bool = False,
+                on_pairing: Callable[[dict[str, Any]], None] | None = None) -> dict[str, Any]:
+    """The reference field of one table against itself (:func:`ladder_plan`) and its fitted
+    ratings: what the published ladder of a suite version holds for the table."""
+    suite = load_suite(version)
+    t = select_tables(suite, [table_name])[0]
+    rules = t.rules
+    todo = ladder_plan(t, deals=deals, slow_deals=slow_deals)
+    built = {n: make_agent(n, rules) for n in t.names()}
+    bar = None
+    if progress:
+        import sys
+
+        from tqdm import tqdm
+        bar = tqdm(total=sum(n * t.players for _a, _b, n in todo), unit="game",
+                   desc=f"ladder {t.name}", file=sys.stderr)
+    records = []
+    t0 = time.perf_counter()
+    try:
+        for x, y, n in todo:
+            t1 = time.perf_counter()
+            r = play_pairing(rules, built[x], built[y], n, t.seed, suite.batch_size, progress=bar)
+            rec = {"agent": x, "reference": y, "players": t.players, **r,
+                   "seconds": round(time.perf_counter() - t1, 2)}
+            records.append(rec)
+            if on_pairing is not None:
+                on_pairing(rec)
+    finally:
+        if bar is not None:
+            bar.close()
+    ratings = fit_ratings(t.names(), records, suite.anchor, suite.anchor_rating)
+    return {"suite_version": suite.version, "table": t.name, "rules": t.preset,
+            "players": t.players, "cheating": [r.name for r in t.field if r.cheating],
+            "ratings": ratings, "pairings": records, "models": field_models([t]),
+            "seconds": round(time.perf_counter() - t0, 2)}
+
+
+# ---------------------------------------------------------------- cards
+
+
+def read_card(path: str | Path) -> dict[str, Any]:
+    """A result card written by ``ono-bench`` (JSON, read as data only); ``ValueError`` naming
+    what is wrong when the file is not one."""
+    import json
+
+    p = Path(path)
+    try:
+        size = p.stat().st_size
+    except OSError as exc:
+        raise ValueError(f"{path}: cannot read ({exc.strerror or exc})") from None
+    if size > MAX_CARD_BYTES:
+        raise ValueError(f"{path}: {size:,} bytes; a result card is at most {MAX_CARD_BYTES:,}")
+    try:
+        data = json.loads(p.read_text())
+    except (OSError, ValueError) as exc:
+        raise ValueError(f"{path}: not a result card (not JSON: {exc})") from None
+    check_card(data, str(path))
+    return data
+
+
+def check_card(data: Any, what: str = "card") -> None:
+    """``ValueError`` unless ``data`` has a result card's format (the fields the tables and
+    plots read, with the right types)."""
+    if not isinstance(data, dict) or data.get("format") != CARD_FORMAT:
+        raise ValueError(f"{what}: not a result card (no \"format\": \"{CARD_FORMAT}\")")
+    if data.get("format_version") != CARD_FORMAT_VERSION:
+        raise ValueError(f"{what}: card format version {data.get('format_version')!r}; this "
+                         f"package reads version {CARD_FORMAT_VERSION}")
+    try:
+        int(data["suite_version"])
+        str(data["agent"]["label"])
+        for name, t in data["tables"].items():
+            str(name)
+            int(t["players"])
+            float(t["fair_share"])
+            for k in ("rating", "low", "high"):
+                float(t["rating"][k])
+            for r in t["rows"]:
+                str(r["reference"])
+                bool(r["cheating"])
+                int(r["deals"])
+                for k in ("rate", "low", "high"):
+                    float(r[k])
+    except (KeyError, TypeError, ValueError, AttributeError) as exc:
+        raise ValueError(f"{what}: not a result card ({type(exc).__name__}: {exc})") from None
+
+
+def _ref_label(row: dict[str, Any]) -> str:
+    return f"{row['reference']} (cheating)" if row["cheating"] else row["reference"]
+
+
+def format_card(card: dict[str, Any]) -> str:
+    """A result card as text: per table the agent's rating on the published scale and its
+    win rate (2 players) or win share (more: the fair share beside it) against each
+    reference agent, with 95% intervals over deals."""
+    lines = [f"{card['agent']['label']} on benchmark suite version {card['suite_version']} "
+             f"(ono_env {card.get('package_version', '?')}; ratings: {card['anchor']['agent']} = "
+             f"{card['anchor']['rating']:g} at every table)"]
+    for name, t in card["tables"].items():
+        r = t["rating"]
+        what = "win rate" if t["players"] == 2 else f"win share (fair {100 * t['fair_share']:.0f}%)"
+        lines.append("")
+        lines.append(f"{name}: rating {r['rating']:.0f} [{r['low']:.0f}, {r['high']:.0f}]")
+        lines.append(f"  {'reference agent':<26} {'rating':>7} {'deals':>6} {what:>24}")
+        for row in t["rows"]:
+            ci = f"[{100 * row['low']:.1f}, {100 * row['high']:.1f}]"
+            field = t.get("field", {}).get(row["reference"])
+            fr = "" if field is None else f"{field:.0f}"
+            lines.append(f"  {_ref_label(row):<26} {fr:>7} {row['deals']:>6} "
+                         f"{100 * row['rate']:>8.1f}% {ci:>15}")
+    return "\n".join(lines)
+
+
+def format_card_markdown(card: dict[str, Any]) -> str:
+    """A result card as Markdown tables (one per table of the suite)."""
+    out = [f"Agent `{card['agent']['label']}`, benchmark suite version {card['suite_version']}, "
+           f"ono_env {card.get('package_version', '?')}.", ""]
+    for name, t in card["tables"].items():
+        r = t["rating"]
+        what = "win rate" if t["players"] == 2 else f"win share (fair {100 * t['fair_share']:.0f}%)"
+        out += [f"**{name}**: rating {r['rating']:.0f} [{r['low']:.0f}, {r['high']:.0f}]", "",
+                f"| reference agent | its rating | deals | {what} [95%] |", "|---|---|---|---|"]
+        for row in t["rows"]:
+            field = t.get("field", {}).get(row["reference"])
+            out.append(f"| {_ref_label(row)} | {'' if field is None else f'{field:.0f}'} | "
+                       f"{row['deals']} | {100 * row['rate']:.1f} [{100 * row['low']:.1f}, "
+                       f"{100 * row['high']:.1f}] |")
+        out.append("")
+    return "\n".join(out)
+
+
+def format_ladder_markdown(data: dict[str, Any], command: str) -> str:
+    """One table's published ladder as a docs page: the ratings, then every pairing."""
+    P = data["players"]
+    what = "win rate of the agent" if P == 2 else "win share of the agent's seat (fair 25%)"
+    lines = [f"# Ladder: {data['table']} (suite version {data['suite_version']})", "",
+             f"`{data['rules']}` rules, {P} players. Ratings on the Elo scale of the Luce model "
+             f"of the winner, `greedy` = 1000; 95% intervals. Regenerate with:", "", "```bash",
+             command, "```", "",
+             "| agent | rating | 95% interval |", "|---|---|---|"]
+    for name, r in sorted(data["ratings"].items(), key=lambda kv: -kv[1]["rating"]):
+        label = f"{name} (cheating)" if name in data["cheating"] else name
+        ci = "anchor" if name == "greedy" else f"[{r['low']:.0f}, {r['high']:.0f}]"
+        lines.append(f"| {label} | {r['rating']:.0f} | {ci} |")
+    lines += ["", f"Pairings: the agent in one seat, the reference agent in every other; each "
+                  f"deal played with the agent in each seat ({what}, 95% interval over deals).",
+              "", "| agent | reference agent | deals | rate [95%] | seconds |",
+              "|---|---|---|---|---|"]
+    for p in data["pairings"]:
+        lines.append(f"| {p['agent']} | {p['reference']} | {p['deals']} | {100 * p['rate']:.1f} "
+                     f"[{100 * p['low']:.1f}, {100 * p['high']:.1f}] | {p['seconds']:.0f} |")
+    return "\n".join(lines) + "\n"
+
+
+__all__ = [
+    "CARD_FORMAT", "CARD_FORMAT_VERSION", "LATEST", "MAX_CARD_BYTES", "MAX_DEALS", "Reference",
+    "Suite", "SuiteTable", "bench_agent", "check_card", "check_field", "describe_agent",
+    "field_models", "fit_ratings", "format_card", "format_card_markdown",
+    "format_ladder_markdown", "ladder_plan", "load_suite", "place_agent", "play_ladder",
+    "play_pairing", "read_card", "read_ladder", "resolve_agent", "rotations", "select_tables",
+    "suite_versions",
+]

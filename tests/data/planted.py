@@ -1,0 +1,42 @@
+"""Agents with a planted weakness, for the benchmark suite's tests (loaded as module:Class)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ono_env.agents.rule_based import GreedyAgent
+from ono_env.cards import ACTION_COLOR
+
+
+class NamesRed:
+    """``greedy``, except that every colour it names is red (a wild, a colour choice)."""
+
+    name = "names-red"
+
+    def __init__(self, rules) -> None:
+        self.greedy = GreedyAgent(rules)
+
+    def act(self, obs: np.ndarray, mask: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+        a = np.asarray(self.greedy.act(obs, mask, rng), np.int64)
+        red = a - np.maximum(ACTION_COLOR[a], 0)          # the same play naming red
+        ok = mask[np.arange(len(a)), red]
+        return np.where(ok, red, a)
+
+
+class NoAct:
+    """Not an agent: it has no act method."""
+
+    def __init__(self) -> None:
+        pass
+
+
+class Illegal:
+    """Implements act, but plays action 0 whether or not it is legal."""
+
+    def act(self, obs, mask, rng):
+        return np.zeros(len(mask), np.int64)
+
+
+class NeedsTwo:
+    def __init__(self, a, b) -> None:
+        pass

@@ -1,0 +1,204 @@
+"""The benchmark suite (``ono-bench``), its ratings, result cards, ``module:Class`` agents and
+the exploiter (``ono-exploit``)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from ono_env.agents.registry import agent_from_class, is_class_spec
+from ono_env.apps.bench_cli import main as bench_main
+from ono_env.arena import suite as S
+from ono_env.rules import PRESETS, resolve_rules
+
+DATA = Path(__file__).parent / "data"
+SMALL = {"deals": 60, "slow_deals": 2}
+
+
+def _no_timing(card: dict) -> dict:
+    return {k: v for k, v in card.items() if k != "timing"}
+
+
+@pytest.fixture
+def in_data(monkeypatch):
+    """The current directory holds tests/data/planted.py: ``planted:Class`` imports."""
+    monkeypatch.chdir(DATA)
+
+
+# ---- the suite ---------------------------------------------------------------------------
+def test_the_suite_covers_every_preset_at_2_and_4_players_with_a_published_ladder():
+    suite = S.load_suite()
+    assert suite.version == max(S.suite_versions())
+    got = {(t.preset, t.players) for t in suite.tables.values()}
+    assert got >= {(p, n) for p in PRESETS for n in (2, 4)}
+    ladder = S.read_ladder(suite)
+    S.check_field(suite, list(suite.tables.values()), ladder)   # the shipped files match
+    for t in suite.tables.values():
+        names = t.names()
+        assert names[:5] == ["random", "greedy", "color", "defensive", "ppo-any"]
+        assert [r.name for r in t.field if r.cheating] == ["oracle-hands:8", "oracle:4"]
+        assert [r.name for r in t.field if r.slow and not r.cheating] == ["pimc:8"]
+        assert set(ladder["tables"][t.name]["ratings"]) == set(names)
+        assert ladder["tables"][t.name]["ratings"]["greedy"]["rating"] == pytest.approx(1000)
+        assert t.ladder_deals >= 2000
+    assert suite.tables["basic-2p"].names()[5] == "ppo-basic-2p"
+    assert len({t.seed for t in suite.tables.values()}) == len(suite.tables)
+
+
+def test_unknown_versions_and_tables_are_refused():
+    with pytest.raises(ValueError, match="unknown suite version 99; there are: 1"):
+        S.load_suite(99)
+    with pytest.raises(ValueError, match="no table 'basic-3p'; its tables: basic-2p, basic-4p"):
+        S.select_tables(S.load_suite(1), ["basic-3p"])
+
+
+def test_a_changed_reference_model_is_refused(monkeypatch):
+    suite = S.load_suite()
+    ladder = S.read_ladder(suite)
+    bad = {**ladder, "models": {**ladder["models"], "ppo-any": "0" * 64}}
+    monkeypatch.setattr(S, "read_ladder", lambda s: bad)
+    with pytest.raises(ValueError, match="reference agent ppo-any: its model file is not the one"):
+        S.bench_agent("greedy", tables=["ono-2p"], **SMALL)
+
+
+# ---- ratings ------------------------------------------------------------------------------
+def _simulated(true: dict[str, float], pairs, players: int, games: int, rng) -> list[dict]:
+    out = []
+    for a, b in pairs:
+        ga, gb = 10 ** (true[a] / 400), 10 ** (true[b] / 400)
+        wins = rng.binomial(games, ga / (ga + (players - 1) * gb))
+        out.append({"agent": a, "reference": b, "players": players, "games": games,
+                    "wins": float(wins)})
+    return out
+
+
+@pytest.mark.parametrize("players", [2, 4])
+def test_the_fit_recovers_known_ratings_and_placing_keeps_the_field(players):
+    rng = np.random.default_rng(3)
+    true = {"random": 850.0, "greedy": 1000.0, "color": 1010.0, "strong": 1200.0}
+    names = list(true)
+    pairs = [(a, b) for a in names for b in names if a != b]
+    recs = _simulated(true, pairs, players, 20_000, rng)
+    fit = S.fit_ratings(names, recs, "greedy", 1000.0)
+    for n in names:
+        assert fit[n]["rating"] == pytest.approx(true[n], abs=12), (n, fit[n])
+        assert fit[n]["low"] <= fit[n]["rating"] <= fit[n]["high"]
+    assert fit["greedy"]["low"] == fit["greedy"]["high"] == 1000.0
+    # a new agent placed against the field, which stays where it is
+    field = {n: fit[n]["rating"] for n in names}
+    new = _simulated({**true, "new": 1100.0}, [("new", n) for n in names], players, 20_000, rng)
+    rows = [{"reference": r["reference"], "games": r["games"], "wins": r["wins"]} for r in new]
+    placed = S.place_agent(field, rows, players, 1000.0)
+    assert placed["rating"] == pytest.approx(1100, abs=15)
+    assert placed["low"] < placed["rating"] < placed["high"]
+    # an agent that never wins keeps a finite rating (the virtual half-won game)
+    lost = [{**r, "wins": 0.0} for r in rows]
+    assert np.isfinite(S.place_agent(field, lost, players, 1000.0)["rating"])
+
+
+# ---- ono-bench ---------------------------------------------------------------------------
+def test_the_same_agent_gets_the_same_card_and_the_card_has_its_format():
+    a = S.bench_agent("greedy", tables=["basic-2p", "stacking-4p"], **SMALL)
+    b = S.bench_agent("greedy", tables=["basic-2p", "stacking-4p"], **SMALL)
+    assert _no_timing(a) == _no_timing(b)
+    S.check_card(json.loads(json.dumps(a)))
+    assert a["format"] == "ono-bench-card" and a["suite_version"] == 1
+    assert a["agent"] == {"spec": "greedy", "kind": "name", "label": "greedy", "cheating": False}
+    t = a["tables"]["stacking-4p"]
+    assert t["players"] == 4 and t["fair_share"] == 0.25
+    refs = [r["reference"] for r in t["rows"]]
+    assert refs == S.load_suite().tables["stacking-4p"].names()
+    for r in t["rows"]:
+        assert r["deals"] == (2 if r["slow"] else 60) and r["games"] == 4 * r["deals"]
+        assert 0 <= r["low"] <= r["rate"] <= r["high"] <= 1 or r["deals"] < 3
+    # greedy against itself: the deals are mirrored, so its share is near the fair one
+    me = next(r for r in a["tables"]["basic-2p"]["rows"] if r["reference"] == "greedy")
+    assert abs(me["rate"] - 0.5) < 0.1
+    # two worker processes play the same games
+    c = S.bench_agent("greedy", tables=["basic-2p", "stacking-4p"], workers=2, **SMALL)
+    assert c["timing"]["workers"] == 2 and _no_timing(c) == _no_timing(a)
+
+
+def test_an_agent_with_a_planted_weakness_ranks_below_greedy(in_data):
+    kw = {"tables": ["basic-2p"], "deals": 1500, "slow_deals": 2}
+    red = S.bench_agent("planted:NamesRed", **kw)
+    greedy = S.bench_agent("greedy", **kw)
+    assert red["agent"]["kind"] == "class" and red["agent"]["label"] == "planted:NamesRed"
+    r, g = red["tables"]["basic-2p"]["rating"], greedy["tables"]["basic-2p"]["rating"]
+    assert r["high"] < g["low"], (r, g)
+    row = next(x for x in red["tables"]["basic-2p"]["rows"] if x["reference"] == "greedy")
+    assert row["high"] < 0.5
+
+
+def test_module_class_loading_and_its_refusals(in_data):
+    rules = resolve_rules("basic", num_players=2)
+    assert is_class_spec("planted:NamesRed") and not is_class_spec("pimc:8")
+    assert not is_class_spec("greedy") and not is_class_spec("a/b.safetensors")
+    agent = agent_from_class("planted:NamesRed", rules)
+    assert agent.name == "names-red"
+    cases = {"nosuchmodule:Agent": "cannot import module 'nosuchmodule'",
+             "planted:Missing": "has no 'Missing'",
+             "planted:NoAct": "does not implement the agent protocol",
+             "planted:Illegal": "chose illegal action",
+             "planted:NeedsTwo": "takes 2 arguments"}
+    for spec, why in cases.items():
+        with pytest.raises(ValueError, match=why):
+            agent_from_class(spec, rules)
+
+
+@pytest.mark.parametrize("argv,why", [
+    (["genius"], "unknown agent 'genius'"),
+    (["nosuchmodule:Agent"], "cannot import module"),
+    (["planted:NoAct", "--tables", "basic-2p"], "does not implement the agent protocol"),
+    (["greedy", "--suite", "7"], "unknown suite version 7; there are: 1"),
+    (["greedy", "--tables", "basic-5p"], "no table 'basic-5p'"),
+    (["ppo-basic-2p"], "the tables it can play: basic-2p"),
+    (["greedy", "--deals", "0"], "out of range"),
+    ([], "give an AGENT"),
+    (["--render", "nosuch.json"], "cannot read"),
+])
+def test_bad_input_is_one_line_before_anything_is_played(argv, why, in_data, capsys):
+    assert bench_main([*argv, "--no-progress"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("ono-bench: error: ") and "\n" not in err, err
+    assert why in err, err
+
+
+def test_the_command_writes_renders_and_plots_a_card(tmp_path, capsys):
+    out = tmp_path / "card"
+    assert bench_main(["color", "--tables", "stacking-2p", "--deals", "40", "--slow-deals", "2",
+                       "--out", str(out), "--plot", "--no-progress", "--workers", "1"]) == 0
+    text = capsys.readouterr().out
+    assert "stacking-2p: rating" in text and "oracle:4 (cheating)" in text
+    card = S.read_card(out / "card.json")
+    assert card["agent"]["label"] == "color"
+    assert (out / "card.png").stat().st_size > 1000
+    assert "| reference agent |" in (out / "card.md").read_text()
+    assert bench_main(["--render", str(out / "card.json")]) == 0
+    assert capsys.readouterr().out.splitlines()[0] == text.splitlines()[0]
+    assert bench_main(["--list"]) == 0
+    assert "wikipedia-4p" in capsys.readouterr().out
+    # cards that are not cards
+    bad = tmp_path / "bad.json"
+    for content, why in [("[1, 2", "not JSON"), ('{"format": "x"}', "no \"format\""),
+                         ('{"format": "ono-bench-card", "format_version": 1}', "KeyError")]:
+        bad.write_text(content)
+        with pytest.raises(ValueError, match=why):
+            S.read_card(bad)
+
+
+# ---- the exploiter ---------------------------------------------------------------------
+def test_the_exploiter_of_a_planted_weakness_beats_it_by_more(in_data, tmp_path):
+    from ono_env.train.exploit import exploit
+
+    kw = dict(rules="basic", num_players=2, steps=120_000, deals=600, threads=1)
+    red = exploit("planted:NamesRed", run_dir=tmp_path / "red", **kw)
+    greedy = exploit("greedy", run_dir=tmp_path / "greedy", **kw)
+    assert red["deals_from"] == "suite version 1, table basic-2p"
+    assert red["rate"] > greedy["rate"] + 0.02, (red["rate"], greedy["rate"])
+    saved = json.loads((tmp_path / "red" / "exploit.json").read_text())
+    assert saved["rate"] == red["rate"] and saved["steps"] >= 120_000
+    assert (tmp_path / "red" / "model.safetensors").is_file()
