@@ -53,11 +53,13 @@ def render_text(
             tags.append("ONO!")
         tag = f" ({', '.join(tags)})" if tags else ""
         hand = d["hands"][q]
-        if seat is None or q == seat:
+        if (seat is None or q == seat) and hand:
             cards = " ".join(color_card(c, ansi) for c in hand)
             lines.append(f"{mark} P{q}{tag} [{len(hand)}]: {cards}")
+        elif not hand:
+            lines.append(f"{mark} P{q}{tag} [no cards]")
         else:
-            lines.append(f"{mark} P{q}{tag} [{len(hand)} cards]")
+            lines.append(f"{mark} P{q}{tag} [{cards_text(len(hand))}]")
     if d["terminated"] or d["truncated"]:
         end = "truncated" if d["truncated"] else f"winner P{d['winner']}"
         lines.append(f"game over: {end}")
@@ -73,3 +75,126 @@ def render_text(
 def describe_action(player: int, action: int) -> str:
     """``"P2: play W+4 G"``."""
     return f"P{player}: {C.action_name(action)}"
+
+
+def _plural(n: int, word: str) -> str:
+    return f"{n} {word}" if n == 1 else f"{n} {word}s"
+
+
+def cards_text(n: int) -> str:
+    """``"1 card"``, ``"0 cards"``, ``"5 cards"``."""
+    return _plural(n, "card")
+
+
+def table_events(before: dict, after: dict, player: int, action: int) -> list[str]:
+    """What ``player``'s ``action`` changed at the table, in words, one line per event, from
+    two positions (:meth:`~ono_env.game.VecGame.to_dict` before and after the step): skips,
+    reversals, draws and their reason (a draw, a Draw Two or Wild Draw Four, a penalty for
+    not calling ONO!, a false accusation, a challenge and its outcome), swapped or shuffled
+    hands, a pending draw that grows, the end of a round. Seats are written ``P<n>``; only
+    what every seat sees is said (counts of cards, never which cards)."""
+    name = C.action_name(action)
+    verb = name.split(" ")[0]
+    n = len(before["hands"])
+    rules = before["rules"]
+    hb = [len(h) for h in before["hands"]]
+    ha = [len(h) for h in after["hands"]]
+    events: list[str] = []
+    new_round = after["round"] != before["round"]
+    if new_round or after["terminated"] or after["truncated"]:
+        return events          # the round's end is announced by its result
+    played = verb == "play"
+    # the cards each hand gained (the player's own play taken out)
+    gain = [ha[q] - hb[q] + (1 if played and q == player else 0) for q in range(n)]
+    same = [sorted(before["hands"][q]) for q in range(n)]
+    now = [sorted(after["hands"][q]) for q in range(n)]
+    if played and before["hands"][player]:   # the player's hand minus the card played
+        card = name.split(" ")[1]
+        mine = list(before["hands"][player])
+        if card in mine:
+            mine.remove(card)
+        same[player] = sorted(mine)
+    swapped: set[int] = set()
+    if name == "play WS" or (verb == "color" and before["phase"] == "color"
+                             and sum(a != b for a, b in zip(now, same)) > 2):
+        if sum(a != b for a, b in zip(now, same)) >= 2:
+            events.append("Wild Shuffle Hands: every hand is gathered, shuffled and dealt out "
+                          "again")
+            swapped = set(range(n))
+    if not swapped:
+        for i in range(n):
+            for j in range(i + 1, n):
+                if same[i] != same[j] and now[i] == same[j] and now[j] == same[i]:
+                    swapped |= {i, j}
+                    why = ""
+                    if verb == "catch":
+                        why = f"P{player} catches P{j if i == player else i} without an ONO! call: "
+                    elif verb == "target":
+                        why = "Wild Customizable: "
+                    events.append(f"{why}P{i} and P{j} swap hands (P{i} now holds "
+                                  f"{cards_text(ha[i])}, P{j} {cards_text(ha[j])})")
+    previous = before.get("previous_player")
+    for q in range(n):
+        if q in swapped or gain[q] <= 0:
+            continue
+        k = cards_text(gain[q])
+        if verb == "catch" and q == player:
+            events.append(f"false accusation: P{q} draws {k}")
+        elif verb == "catch":
+            events.append(f"P{player} catches P{q} without an ONO! call: P{q} draws {k}")
+        elif verb == "challenge" and q == player:
+            events.append(f"challenge fails (the Wild Draw Four was legal): P{q} draws {k}")
+        elif verb == "challenge" and q == previous:
+            events.append(f"challenge succeeds (the Wild Draw Four was a bluff): P{q} draws {k}")
+        elif verb == "accept":
+            events.append(f"P{q} takes the penalty: draws {k} and loses the turn")
+        else:
+            events.append(f"P{q} draws {k}")
+    if verb == "call":
+        events.append(f"P{player} calls ONO!")
+    if verb == "catch" and not any(gain[q] > 0 for q in range(n)) and not swapped:
+        events.append(f"P{player}'s catch has no effect: P{previous} called ONO! in time")
+    if after["direction"] != before["direction"]:
+        way = "clockwise" if after["direction"] == 1 else "counter-clockwise"
+        events.append(f"direction reversed: play goes {way} now")
+    if after["pending_draw"] > before["pending_draw"]:
+        how = "stacked: " if before["pending_draw"] > 0 else ""
+        options = (["stack"] if rules.get("stacking") else []) + (
+            ["challenge"] if rules.get("challenge") and rules.get("wild_draw_four_restricted")
+            and name.startswith("play W+4") else [])
+        events.append(f"{how}P{after['current_player']} must draw {after['pending_draw']}"
+                      + (f" (or {' or '.join(options)})" if options else ""))
+    cur = after["current_player"]
+    if cur != player and after["phase"] != "round_end":
+        skipped: list[int] = []
+        q = (player + after["direction"]) % n
+        while q != cur and len(skipped) < n:
+            skipped.append(q)
+            q = (q + after["direction"]) % n
+        if before["phase"] == "pending" and verb in ("accept", "challenge"):
+            skipped = [s for s in skipped if s != player]
+        for s in skipped:
+            events.append(f"P{s} is skipped")
+    elif cur == player and played and n == 2 and after["phase"] == "play" \
+            and rules.get("reverse_skips_with_two_players", True):
+        events.append(f"P{(player + 1) % 2} is skipped")
+    return events
+
+
+_VERBS = {"draws": "draw", "is": "are", "catches": "catch", "calls": "call"}
+
+
+def personal(line: str, seat: int) -> str:
+    """An event line (:func:`table_events`) as the player in ``seat`` reads it: ``P<seat>``
+    becomes "you", and its verbs agree ("false accusation: you draw 4 cards", "you are
+    skipped", "you take the penalty: draw 4 cards and lose the turn")."""
+    import re
+
+    me = rf"\bP{seat}\b"
+    out = re.sub(rf"{me}'s\b", "your", line)
+    out = re.sub(rf"{me} takes the penalty: draws (.*) and loses the turn",
+                 r"you take the penalty: draw \1 and lose the turn", out)
+    out = re.sub(rf"{me} now holds", "you now hold", out)
+    out = re.sub(rf"{me} (draws|is|catches|calls)\b",
+                 lambda m: f"you {_VERBS[m.group(1)]}", out)
+    return re.sub(me, "you", out)

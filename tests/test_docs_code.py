@@ -152,3 +152,20 @@ def preset_table() -> list[str]:
 
 def test_preset_table_matches_code():
     _assert_table_in("rules.md", preset_table(), "ono_env.rules.PRESETS")
+
+
+def test_options_table_matches_the_rule_help():
+    """docs/rules.md's options table is made of ``ono_env.rule_help.OPTION_HELP``, which the
+    browser table and the terminal game read too: the meaning of an option is written once."""
+    from ono_env.rule_help import options_table_markdown
+
+    _assert_table_in("rules.md", options_table_markdown().splitlines(), "ono_env.rule_help")
+
+
+def test_presets_table_of_the_readme_matches_the_rule_help():
+    from ono_env.rule_help import PRESET_SUMMARY
+
+    table = ["| preset | what it is |", "|---|---|"]
+    table += [f"| `{name}` | {what} |" for name, what in PRESET_SUMMARY.items()]
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    assert "\n".join(table) in text, "\n".join(table)

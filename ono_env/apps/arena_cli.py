@@ -117,8 +117,9 @@ def build_parser() -> cli.ArgumentParser:
                    help="agent names (random, greedy, color, defensive, ppo-basic-2p, ...) or "
                         "model files (.safetensors, or a training checkpoint .zip); at least as "
                         "many as players")
-    p.add_argument("--rules", default="classic",
-                   help=f"preset ({', '.join(PRESETS)}) or rules YAML (default classic)")
+    p.add_argument("--rules", default="basic",
+                   help=f"preset ({', '.join(PRESETS)}) or rules YAML (default basic, as in "
+                        f"every console script)")
     p.add_argument("--players", type=cli.bounded_int(2, 10), default=None,
                    help="number of players (default: the rules')")
     p.add_argument("--games", type=cli.bounded_int(1, MAX_GAMES), default=10_000,

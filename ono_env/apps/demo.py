@@ -60,8 +60,9 @@ def play_demo(rules: str, players: int, games: int, seed: int, verbose: bool,
 
 def main(argv: list[str] | None = None) -> int:
     ap = cli.ArgumentParser(prog="ono-demo", description=__doc__.splitlines()[0])
-    ap.add_argument("--rules", default="classic",
-                    help=f"preset ({', '.join(PRESETS)}) or a rules YAML path")
+    ap.add_argument("--rules", default="basic",
+                    help=f"preset ({', '.join(PRESETS)}) or a rules YAML path (default basic, "
+                         f"as in every console script)")
     ap.add_argument("--players", type=cli.bounded_int(2, 10), default=4)
     ap.add_argument("--games", type=cli.bounded_int(1, MAX_DEMO_GAMES), default=3)
     ap.add_argument("--seed", type=cli.bounded_int(0, cli.MAX_SEED), default=0)

@@ -22,6 +22,7 @@ from typing import TextIO, cast
 import numpy as np
 
 from ono_env import cards as C
+from ono_env import render
 from ono_env.agents import make_agent
 from ono_env.agents.base import Agent
 from ono_env.agents.driver import act_one
@@ -30,46 +31,120 @@ from ono_env.agents.registry import is_model_path
 from ono_env.apps import console as cli
 from ono_env.checks import check_int, check_output_dir, check_seed
 from ono_env.game import VecGame, game_seeds
-from ono_env.render import describe_action, render_text
+from ono_env.render import describe_action, render_text, table_events
 from ono_env.replay import Replay
-from ono_env.rules import resolve_rules
+from ono_env.rule_help import describe_rules
+from ono_env.rules import RuleSet, resolve_rules
 
 
 class Quit(Exception):
     """The human left the game."""
 
 
+HELP = """commands:
+  a number from the list      take that option (1, 2, ...)
+  an action's name            play R5, play W+4 G, draw, keep, call, catch, challenge, accept,
+                              color R, target 1
+  a card's name               Y3 (or y3): plays it when that is one legal play
+  help                        this text
+  rules                       the rules in force
+  quit                        leave the game
+card codes:
+  colours R Y G B             red, yellow, green, blue
+  R0-R9 ... B9                number cards (colour, then number)
+  RS, RR, R+2                 Skip, Reverse, Draw Two of a colour (here red)
+  W, W+4                      Wild, Wild Draw Four ("play W+4 G" plays it naming green)
+  WS, WC                      Wild Shuffle Hands, Wild Customizable
+table:
+  > marks whose turn it is; [n cards] the size of each other hand; ONO! a called last card"""
+
+
 def parse_choice(text: str, legal: Sequence[int]) -> int:
-    """The action a typed entry names: a number from the list or an action name. Raises
-    ``ValueError`` with the reason when it names nothing legal."""
+    """The action a typed entry names: a number from the list (1 to n, in the order listed),
+    an action name (``play R5``, ``draw``), or a bare card name (``Y3``, ``y3``) when it names
+    exactly one legal play. Raises ``ValueError`` with the reason when it names nothing
+    legal."""
     t = " ".join(text.split())
     if not t:
-        raise ValueError("empty entry: type a number from the list or an action name")
+        raise ValueError("empty entry: type a number from the list, an action or a card name "
+                         "(help lists them)")
     if t.lstrip("-").isdigit():
-        a = int(t)
-        if a not in legal:
-            raise ValueError(f"{a} is not one of the listed numbers ({', '.join(map(str, legal))})")
-        return a
+        k = int(t)
+        if not 1 <= k <= len(legal):
+            raise ValueError(f"{k} is not one of the listed numbers (1 to {len(legal)})")
+        return legal[k - 1]
     try:
         a = C.action_id(t)
-    except ValueError as exc:
-        raise ValueError(str(exc)) from None
+    except ValueError:
+        a = -1
+    if a < 0:   # a bare card name: "Y3" -> "play Y3", "W+4" -> the one legal "play W+4 <c>"
+        card = t.upper().removeprefix("PLAY ")
+        plays = [x for x in legal if C.action_name(x).split(" ")[:2] == ["play", card]]
+        if len(plays) == 1:
+            return plays[0]
+        if plays:
+            raise ValueError(f"{card} is {len(plays)} options: "
+                             + ", ".join(C.action_name(x) for x in plays)
+                             + " (type one, or its number)")
+        if card in C.CARD_NAMES or card in C.WILD_NAMES:
+            raise ValueError(f"{card} is not a legal play now")
+        raise ValueError(f"unknown entry {t!r}: type a number from the list, an action "
+                         f"(play R5, draw, ...) or a card name (R5); help lists them")
     if a not in legal:
         raise ValueError(f"{C.action_name(a)!r} is not legal now")
     return a
 
 
-def ask_human(legal: Sequence[int], read: Callable[[str], str], out: TextIO) -> int:
+def option_hint(action: int, d: dict) -> str:
+    """What an option does, in a few words, for the acting seat of position ``d``
+    (:meth:`~ono_env.game.VecGame.to_dict`)."""
+    name = C.action_name(action)
+    r = d["rules"]
+    p, prev, n = d["current_player"], d.get("previous_player"), len(d["hands"])
+    if name == "catch":
+        if r["false_catch_penalty"]:
+            return (f"accuse P{prev} of not calling ONO!; if P{prev} holds more than one card "
+                    f"you draw {r['false_catch_penalty']}")
+        return f"P{prev} did not call ONO!: catch them"
+    if name == "call":
+        return "call ONO! before you play your second-to-last card"
+    if name == "challenge":
+        return (f"if the Wild Draw Four was a bluff, P{prev} draws {d['pending_draw']}; if not, "
+                f"you draw {d['pending_draw'] + 2}")
+    if name == "accept":
+        return f"draw {d['pending_draw']} and lose your turn"
+    if name == "keep":
+        return "keep the drawn card; your turn ends"
+    if name == "draw":
+        return ("draw until you can play" if r["draw_until_playable"] else "draw a card")
+    if name.startswith("target"):
+        q = (p + int(name.split(" ")[1])) % n
+        return f"swap hands with P{q} ({render.cards_text(len(d['hands'][q]))})"
+    return ""
+
+
+def ask_human(legal: Sequence[int], read: Callable[[str], str], out: TextIO,
+              position: dict | None = None) -> int:
+    """List the options numbered 1..n (with what each does, where it needs saying) and read
+    entries until one names a legal action; ``help`` and ``rules`` answer and ask again."""
     print("your options:", file=out)
-    for a in legal:
-        print(f"  {a:>2}  {C.action_name(a)}", file=out)
+    for k, a in enumerate(legal, 1):
+        hint = option_hint(a, position) if position is not None else ""
+        print(f"  {k:>2}  {C.action_name(a)}" + (f"   ({hint})" if hint else ""), file=out)
     while True:
         try:
-            text = read("your move (number or name): ")
+            text = read("your move (number, action or card; help): ")
         except EOFError:
             raise Quit("input ended") from None
-        if text.strip().lower() in ("quit", "exit", "q"):
+        word = text.strip().lower()
+        if word in ("quit", "exit", "q"):
             raise Quit("quit")
+        if word in ("help", "h", "?"):
+            print(HELP, file=out)
+            continue
+        if word == "rules" and position is not None:
+            print("\n".join(describe_rules(RuleSet.from_dict(position["rules"]))), file=out)
+            continue
         try:
             return parse_choice(text, legal)
         except ValueError as exc:
@@ -79,11 +154,15 @@ def ask_human(legal: Sequence[int], read: Callable[[str], str], out: TextIO) -> 
 def play(agents: Sequence[str], rules="basic", num_players: int | None = None, seat: int = 0,
          seed: int | None = None, single_round: bool = False, ansi: bool = False,
          read: Callable[[str], str] = input, out: TextIO = sys.stdout,
-         replay_path: str | None = None) -> int | None:
+         replay_path: str | None = None, auto_forced: bool = True) -> int | None:
     """One game (a round, or a match when the rules play to a target score) between a
     human in ``seat`` and ``agents`` in the other seats (in order from seat 0, skipping the
     human's). Returns the winning seat (None for a truncated game); raises :class:`Quit`
-    when the human leaves. ``replay_path``: write the finished game there as a replay."""
+    when the human leaves. ``replay_path``: write the finished game there as a replay.
+    ``auto_forced``: take a decision with a single legal option (``keep`` after drawing an
+    unplayable card) without asking, and say so. Every move is followed by what it changed
+    at the table (:func:`~ono_env.render.table_events`: skips, reversals, draws and their
+    reason, swaps, challenges, round ends)."""
     overrides = {}
     if num_players is not None:
         overrides["num_players"] = num_players
@@ -118,7 +197,9 @@ def play(agents: Sequence[str], rules="basic", num_players: int | None = None, s
     replay = Replay.start(game, 0, int(game_seeds(seed, 1)[0]), [names[s] for s in range(n)],
                           "ono-play")
     print(f"{rules.name} rules, {n} players, seed {seed}. You are P{seat}. "
-          + ", ".join(f"P{s} {names[s]}" for s in range(n) if s != seat), file=out)
+          + ", ".join(f"P{s} {names[s]}" for s in range(n) if s != seat)
+          + ". Type help for the commands and card codes, rules for the rules in force.",
+          file=out)
     history: list[str] = []
     print(render_text(game, 0, seat=seat, ansi=ansi), file=out)
     while not game.finished[0]:
@@ -126,20 +207,29 @@ def play(agents: Sequence[str], rules="basic", num_players: int | None = None, s
         mask = game.legal_mask()
         legal = [int(a) for a in np.flatnonzero(mask[0])]
         thinking = None
-        if p == seat:
-            a = ask_human(legal, read, out)
+        before = game.to_dict(0)
+        forced = False
+        if p == seat and len(legal) == 1 and auto_forced:
+            a, forced = legal[0], True
+        elif p == seat:
+            a = ask_human(legal, read, out, before)
         else:
             a, thinking = act_one(by_seat[p][1], names[p], game, rng)
         replay.add(a, thinking)
         round_before = int(game.state.round[0])
+        scores_before = game.state.scores[0].copy()
         game.step(np.array([a]))
-        line = describe_action(p, a) + (" (you)" if p == seat else f" ({names[p]})")
+        line = describe_action(p, a) + (" (you" + (", your only option)" if forced else ")")
+                                         if p == seat else f" ({names[p]})")
         history = (history + [line])[-n:]
         print(line, file=out)
-        if int(game.state.round[0]) != round_before and not game.finished[0]:
-            print(f"--- round {round_before + 1} won by P{int(game.state.winner[0])}; scores "
-                  + " ".join(f"P{q} {int(v)}" for q, v in enumerate(game.state.scores[0])), file=out)
-        print(render_text(game, 0, seat=seat, ansi=ansi, history=history[-1:]), file=out)
+        for event in table_events(before, game.to_dict(0), p, a):
+            print(f"  {render.personal(event, seat)}", file=out)
+        if int(game.state.round[0]) != round_before or game.finished[0]:
+            _announce_round(game, round_before, scores_before, out)
+        if not game.finished[0]:
+            print(render_text(game, 0, seat=seat, ansi=ansi, history=history[-1:]), file=out)
+    print(render_text(game, 0, seat=None, ansi=ansi), file=out)   # the end: every hand shown
     replay.finish(game, 0)
     if replay_path is not None:
         print(f"replay written to {replay.save(replay_path)}", file=out)
@@ -151,12 +241,28 @@ def play(agents: Sequence[str], rules="basic", num_players: int | None = None, s
     return w
 
 
+def _announce_round(game: VecGame, round_before: int, scores_before: np.ndarray,
+                    out: TextIO) -> None:
+    """The end of a round: who won it, the points it scored and the scores."""
+    if game.truncated[0] and not game.terminated[0]:
+        return
+    w = int(game.state.winner[0])
+    gained = game.state.scores[0].astype(int) - scores_before.astype(int)
+    points = ", ".join(f"P{q} +{int(v)}" for q, v in enumerate(gained) if v)
+    text = f"--- round {round_before + 1} won by P{w}"
+    if game.rules.scoring != "none":
+        text += (f" ({points})" if points else "") + "; scores " + " ".join(
+            f"P{q} {int(v)}" for q, v in enumerate(game.state.scores[0]))
+    print(text, file=out)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     ap = cli.ArgumentParser(prog="ono-play", description="Play ONO in the terminal against agents.")
     ap.add_argument("agents", nargs="*", default=["greedy"],
                     help="the other players: agent names (random, greedy, color, defensive, "
                          "ppo-basic-2p, ...) or model files (.safetensors); default: greedy")
-    ap.add_argument("--rules", default="basic", help="preset name or rules YAML (default basic)")
+    ap.add_argument("--rules", default="basic",
+                    help="preset name or rules YAML (default basic, as in every console script)")
     ap.add_argument("--players", type=cli.bounded_int(2, 10), default=None,
                     help="number of players (default: one more than the agents given)")
     ap.add_argument("--seat", type=cli.bounded_int(0, 9), default=0, help="your seat (default 0)")
@@ -164,6 +270,9 @@ def main(argv: Sequence[str] | None = None) -> int:
                     help="seed of the deal (default: random)")
     ap.add_argument("--round", action="store_true", help="play a single round even under match rules")
     ap.add_argument("--no-color", action="store_true", help="no ANSI colours")
+    ap.add_argument("--ask-forced", action="store_true",
+                    help="ask even when you have a single option (by default it is taken for "
+                         "you, and said)")
     ap.add_argument("--replay", metavar="FILE", default=None,
                     help="write the finished game to FILE as a replay (JSON; ono-web shows it)")
 
@@ -171,7 +280,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         try:
             play(args.agents or ["greedy"], args.rules, args.players, args.seat, args.seed,
                  args.round, ansi=not args.no_color and sys.stdout.isatty(),
-                 replay_path=args.replay)
+                 replay_path=args.replay, auto_forced=not args.ask_forced)
         except Quit as q:
             print(f"game abandoned ({q})")
             return 1
