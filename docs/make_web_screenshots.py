@@ -3,9 +3,11 @@
     python docs/make_web_screenshots.py
 
 Starts ``ono-web`` on a free port, opens it in headless Chromium (Debian's ``chromium``,
-driven by Playwright), deals a ``classic`` game for two against ``ppo-classic-2p`` with
-"what the agents think" on, plays a few decisions, and saves the table; then saves the
-game's replay viewer a few decisions in. Needs the ``[web]`` extra, playwright and chromium.
+driven by Playwright), deals an ``ono`` game for four against ``ppo-any``, ``greedy`` and a
+typed ``pimc:8`` with "what the agents think" on, plays a few decisions, and saves the table
+(web-table.png); plays to the end and saves the end screen with every hand (web-end.png); then
+saves the game's replay viewer at its first key event (web-replay.png). Needs the ``[web]``
+extra, playwright and chromium.
 """
 
 from __future__ import annotations
@@ -49,30 +51,34 @@ def main() -> None:
             page = browser.new_page(viewport={"width": 1280, "height": 820})
             page.goto(url)
             page.wait_for_selector("#f-opponents select")
-            page.select_option("#f-rules", "classic")
-            page.fill("#f-players", "2")
+            page.select_option("#f-rules", "ono")
+            page.fill("#f-players", "4")
             page.dispatch_event("#f-players", "change")
-            page.select_option("#f-opponents select", "ppo-classic-2p")
+            page.wait_for_selector("[data-opponent='2']")
+            page.select_option("[data-opponent='0']", "ppo-any")
+            page.select_option("[data-opponent='1']", "greedy")
+            page.fill("[data-opponent-text='2']", "pimc:8")
             page.fill("#f-seed", "16")
             page.check("#f-thinking")
             page.click("#start")
             page.wait_for_selector("#screen-game:not([hidden])")
-            for _ in range(4):
+            for _ in range(3):
                 decide(page)
+            page.locator(".thought").first.evaluate("e => e.open = true")
             page.screenshot(path=str(OUT / "web-table.png"))
             while page.get_attribute("body", "data-finished") != "true":
                 decide(page)
+            page.screenshot(path=str(OUT / "web-end.png"), full_page=True)
             page.click("#save-replay")
             page.click("#open-replay")
             page.wait_for_selector("#screen-replay:not([hidden])")
-            for _ in range(6):
-                page.click("#rp-next")
+            page.click("#rp-key")
             page.screenshot(path=str(OUT / "web-replay.png"))
             browser.close()
     finally:
         proc.terminate()
         proc.wait(timeout=10)
-    print(f"wrote {OUT / 'web-table.png'} and {OUT / 'web-replay.png'}")
+    print(f"wrote {OUT / 'web-table.png'}, {OUT / 'web-end.png'} and {OUT / 'web-replay.png'}")
 
 
 if __name__ == "__main__":

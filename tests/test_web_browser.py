@@ -39,6 +39,9 @@ def server(tmp_path_factory):
     result = run_arena(["greedy", "ppo-basic-2p"], "basic", num_players=2, num_games=10, seed=2,
                        rating=False, record=1)
     result.replays[0].save(folder / "arena-game.json")
+    ono = run_arena(["random", "greedy"], "ono", num_players=2, num_games=10, seed=4,
+                    rating=False, record=1)
+    ono.replays[0].save(folder / "ono-game.json")
     env = dict(os.environ, PYTHONUNBUFFERED="1")
     proc = subprocess.Popen([sys.executable, "-m", "ono_env.apps.web.server", "--port", "0",
                              "--replays", str(folder)], stdout=subprocess.PIPE,
@@ -67,6 +70,29 @@ def page():
         browser.close()
 
 
+def _decide(page) -> None:
+    """One decision by clicking: the first playable card (and a wild's first colour), else the
+    first button (draw, keep, ...); then wait for the next view."""
+    move = page.get_attribute("body", "data-move")
+    playable = page.locator("#hand .card.playable")
+    if playable.count():
+        playable.first.click()
+        choice = page.locator("#chooser:not([hidden]) button")
+        if choice.count():      # a wild: its colours
+            choice.first.click()
+    else:
+        page.locator("#buttons button").first.click()
+    page.wait_for_function(f"document.body.dataset.move !== '{move}' || "
+                           f"document.body.dataset.finished === 'true'")
+
+
+def _open_replay(page, url: str, name: str) -> None:
+    page.goto(url + "#/replays")
+    page.wait_for_selector("#replay-list a")
+    page.click(f"text={name}")
+    page.wait_for_selector("#screen-replay:not([hidden])")
+
+
 def test_play_a_whole_basic_game_against_greedy_by_clicking(server, page, tmp_path):
     url, _ = server
     page.goto(url)
@@ -81,25 +107,21 @@ def test_play_a_whole_basic_game_against_greedy_by_clicking(server, page, tmp_pa
     page.screenshot(path=str(tmp_path / "table.png"))
     clicks = 0
     while page.get_attribute("body", "data-finished") != "true":
-        move = page.get_attribute("body", "data-move")
-        playable = page.locator("#hand .card.playable")
-        if playable.count():
-            playable.first.click()
-            choice = page.locator("#chooser:not([hidden]) button")
-            if choice.count():      # a wild: its colours
-                choice.first.click()
-        else:
-            page.locator("#buttons button").first.click()   # draw, keep, ...
+        _decide(page)
         clicks += 1
         assert clicks < 500
-        page.wait_for_function(f"document.body.dataset.move !== '{move}' || "
-                               f"document.body.dataset.finished === 'true'")
     result = page.inner_text("#result")
     assert result in ("You win!", "P1 (greedy) wins")
     hand = page.locator("#hand .card").count()
     opponent = page.inner_text("[data-seat='1']")
     assert (hand == 0) == (result == "You win!") and ("0 cards" in opponent) == (result != "You win!")
     assert page.locator("#buttons button").count() == 0 and page.errors == []
+    # the end screen shows every hand: the loser's cards, the winner's none
+    finals = page.locator("#final-hands .final-hand")
+    assert finals.count() == 2
+    loser = 1 if result == "You win!" else 0
+    assert finals.nth(loser).locator(".card").count() > 0
+    assert "no cards" in finals.nth(1 - loser).inner_text()
     page.screenshot(path=str(tmp_path / "end.png"))
     assert (tmp_path / "end.png").read_bytes()[:4] == b"\x89PNG"
     # save the game as a replay and step through it
@@ -126,10 +148,7 @@ def test_play_a_whole_basic_game_against_greedy_by_clicking(server, page, tmp_pa
 
 def test_open_an_arena_replay_from_the_list_and_see_what_the_policy_thought(server, page):
     url, replay = server
-    page.goto(url + "#/replays")
-    page.wait_for_selector("#replay-list a")
-    page.click("text=arena-game.json")
-    page.wait_for_selector("#screen-replay:not([hidden])")
+    _open_replay(page, url, "arena-game.json")
     n = len(replay.actions)
     assert page.inner_text("#rp-step") == f"decision 0 of {n}"
     seat = replay.players.index("ppo-basic-2p")
@@ -159,3 +178,82 @@ def test_a_refused_setup_shows_the_reason(server, page):
     page.click("#start")
     page.wait_for_selector("#error:not([hidden])")
     assert "hand_size" in page.inner_text("#error")
+
+
+def test_the_new_game_form_explains_the_options_and_takes_a_typed_agent(server, page):
+    url, _ = server
+    page.goto(url + "#/new")
+    page.wait_for_selector("[data-help=ono_penalty]", state="attached")
+    assert "the last-card call" in page.text_content("[data-help=ono_penalty]")
+    page.select_option("#f-rules", "ono")
+    assert "a caught player swaps hands" in page.inner_text("#f-preset-help")
+    assert "allowed: none, draw, swap_hands" in page.text_content("[data-help=ono_penalty]")
+    page.select_option("#f-rules", "basic")
+    page.fill("#f-players", "2")
+    page.dispatch_event("#f-players", "change")
+    page.wait_for_selector("[data-opponent-text='0']")
+    page.fill("[data-opponent-text='0']", "pimc:99999")     # past the server's limit: refused
+    page.click("#start")
+    page.wait_for_selector("#error:not([hidden])")
+    assert "budget is past this server's limit" in page.inner_text("#error")
+    page.fill("[data-opponent-text='0']", "pimc:8")
+    page.fill("#f-seed", "3")
+    page.click("#start")
+    page.wait_for_selector("#screen-game:not([hidden])")
+    assert "pimc:8" in page.inner_text(".seat[data-seat='1'] .name")
+    assert page.errors == []
+
+
+def _centre(page, selector):
+    box = page.locator(selector).bounding_box()
+    return box["x"] + box["width"] / 2, box["y"] + box["height"] / 2
+
+
+def test_seats_around_the_table_and_a_false_catch_is_announced(server, page):
+    url, _ = server
+    page.goto(url + "#/new")
+    page.wait_for_selector("#f-opponents select")
+    page.select_option("#f-rules", "ono")
+    page.fill("#f-players", "4")
+    page.dispatch_event("#f-players", "change")
+    page.wait_for_selector("[data-opponent='2']")
+    page.fill("#f-seed", "4")
+    page.click("#start")
+    page.wait_for_selector("#screen-game:not([hidden])")
+    # you at the bottom; P1 on your left, P2 across, P3 on your right (clockwise)
+    (x0, y0), (x1, y1), (_x2, y2), (x3, y3) = (_centre(page, f".seat[data-seat='{q}']")
+                                              for q in range(4))
+    assert y0 > max(y1, y2, y3) and y2 < min(y0, y1, y3) and x1 < x0 < x3
+    assert page.locator(".seat.active").count() == 1
+    assert page.get_attribute(".ring-centre", "data-direction") in ("clockwise",
+                                                                    "counter-clockwise")
+    page.click("#rules-box summary")
+    assert "Rules: ono" in page.inner_text("#rules-text")
+    for _ in range(30):         # to the first turn where catch is offered
+        if page.locator("[data-action=catch]").count():
+            break
+        _decide(page)
+    move = page.get_attribute("body", "data-move")
+    before = page.locator("#hand .card").count()
+    page.click("[data-action=catch]")
+    page.wait_for_function(f"document.body.dataset.move !== '{move}'")
+    assert "false accusation: you draw 4 cards" in page.inner_text("#history")
+    assert page.locator("#hand .card").count() >= before + 4 - 1
+    assert page.errors == []
+
+
+def test_a_replay_shows_the_direction_and_jumps_to_key_events(server, page):
+    url, _ = server
+    _open_replay(page, url, "ono-game.json")
+    assert "clockwise" in page.inner_text("#rp-direction")
+    assert page.is_hidden("#rp-mine")            # no seat of this replay is "you"
+    page.click("#rp-key")
+    step = int(page.inner_text("#rp-step").split()[1])
+    assert step > 0
+    last = page.inner_text("#rp-previous")
+    total = int(page.inner_text("#rp-step").split(" of ")[1])
+    assert re.search(r"catch|challenge|play WS|play WC|target", last) or step == total, last
+    if step < total:
+        page.click("#rp-key")
+        assert int(page.inner_text("#rp-step").split()[1]) > step
+    assert page.errors == []

@@ -144,8 +144,13 @@ def replay_view(r: Replay) -> dict[str, Any]:
                      | {"top": p["discard"][-1], "stock": len(p["stock"]),
                         "discard": len(p["discard"])})
     from ono_env import cards as C
+    from ono_env.render import table_events
     decisions = [{"seat": positions[k]["current_player"], "text":
                   f"P{positions[k]['current_player']}: {C.action_name(a)}",
+                  "events": table_events(positions[k], positions[k + 1],
+                                         positions[k]["current_player"], a),
+                  "round_end": positions[k + 1]["round"] != positions[k]["round"]
+                  or bool(positions[k + 1]["terminated"]),
                   "thinking": r.thinking[k]} for k, a in enumerate(r.actions)]
     return {"rules": r.rules.to_dict(), "players": r.players, "steps": steps,
             "decisions": decisions, "result": r.result, "source": r.source,
@@ -153,9 +158,16 @@ def replay_view(r: Replay) -> dict[str, Any]:
 
 
 def rule_options() -> dict[str, Any]:
-    """Each preset's rule options, and the allowed values of the text options."""
+    """Each preset's rule options and its summary, the allowed values of the text options, and
+    what each option means (:data:`ono_env.rule_help.OPTION_HELP`, the source of docs/rules.md's
+    table too)."""
+    from ono_env.rule_help import OPTION_HELP, PRESET_SUMMARY, plain
+
     return {"presets": {name: RuleSet.preset(name).to_dict() for name in PRESETS},
-            "choices": {k: list(v) for k, v in CHOICES.items()}}
+            "choices": {k: list(v) for k, v in CHOICES.items()},
+            "summaries": dict(PRESET_SUMMARY),
+            "help": {k: {"allowed": plain(a), "meaning": plain(m)}
+                     for k, (a, m) in OPTION_HELP.items()}}
 
 
 def create_app(models: Sequence[str] = (), replay_dirs: Sequence[str] = (),

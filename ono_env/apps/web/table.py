@@ -29,7 +29,9 @@ from ono_env.agents.driver import act_one
 from ono_env.agents.search import SEARCH_AGENTS
 from ono_env.checks import check_bool, check_int, check_seed
 from ono_env.game import VecGame, game_seeds
+from ono_env.render import personal, table_events
 from ono_env.replay import Replay
+from ono_env.rule_help import PRESET_SUMMARY, describe_rules
 from ono_env.rules import PRESETS, RuleSet
 
 HISTORY = 40
@@ -113,15 +115,23 @@ class Table:
     # ---- playing --------------------------------------------------------------------
     def _step(self, seat: int, action: int, thinking: dict[str, Any] | None) -> None:
         round_before = int(self.game.state.round[0])
+        before = self.game.to_dict(0)
         self.replay.add(action, thinking)
         self.game.step(np.array([action]))
-        entry = {"seat": seat, "player": self.labels[seat],
-                 "text": f"P{seat}: {C.action_name(action)}", "thinking": thinking}
+        events = table_events(before, self.game.to_dict(0), seat, action)
+        entry: dict[str, Any] = {"seat": seat, "player": self.labels[seat],
+                                 "text": f"P{seat}: {C.action_name(action)}",
+                                 "thinking": thinking,
+                                 "events": [personal(e, self.seat) for e in events]}
         self.history.append(entry)
-        if int(self.game.state.round[0]) != round_before and not self.game.finished[0]:
-            scores = " ".join(f"P{q} {int(v)}" for q, v in enumerate(self.game.state.scores[0]))
-            self.events.append(f"round {round_before + 1} won by P{int(self.game.state.winner[0])}; "
-                               f"scores {scores}")
+        if int(self.game.state.round[0]) != round_before or self.game.finished[0]:
+            if not (self.game.truncated[0] and not self.game.terminated[0]):
+                scores = " ".join(f"P{q} {int(v)}" for q, v in enumerate(self.game.state.scores[0]))
+                text = f"round {round_before + 1} won by P{int(self.game.state.winner[0])}"
+                if self.rules.scoring != "none":
+                    text += f"; scores {scores}"
+                entry["events"].append(personal(text, self.seat))
+                self.events.append(text)
         if self.game.finished[0]:
             self.replay.finish(self.game, 0)
 
@@ -185,9 +195,9 @@ class Table:
         if not self.show_thinking:
             history = [{**h, "thinking": None} for h in history]
         result = None
-        if over:
+        if over:   # the game is over: every hand may be shown
             result = {"winner": d["winner"], "truncated": bool(d["truncated"] and not d["terminated"]),
-                      "scores": d["scores"]}
+                      "scores": d["scores"], "hands": d["hands"]}
         return {
             "id": self.id, "move": self.move, "seat": self.seat,
             "seed": self.seed if self.seed_chosen or over else None,
@@ -200,6 +210,8 @@ class Table:
             "match": bool(self.rules.target_score), "legal": legal, "history": history,
             "events": self.events[-5:], "thinking": self.show_thinking, "finished": over,
             "result": result, "decisions": len(self.replay.actions),
+            "rules_text": describe_rules(self.rules),
+            "rules_summary": PRESET_SUMMARY.get(self.rules.name, ""),
         }
 
 

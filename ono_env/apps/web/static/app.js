@@ -98,6 +98,7 @@ async function setupForm() {
 function presetChanged() {
   const preset = options.presets[$("f-rules").value];
   $("f-players").value = $("f-rules").value === "basic" ? 2 : preset.num_players;
+  $("f-preset-help").textContent = options.summaries[$("f-rules").value] || "";
   const box = $("f-options");
   box.replaceChildren();
   for (const [key, value] of Object.entries(preset)) {
@@ -114,7 +115,12 @@ function presetChanged() {
       input = el("input", { type: "number", "data-option": key, value: String(value) });
     }
     input.dataset.preset = JSON.stringify(value);
-    box.append(el("label", { class: typeof value === "boolean" ? "check" : "" }, input, key));
+    const help = options.help[key];
+    const text = help ? `${help.meaning} (allowed: ${help.allowed})` : "";
+    const label = el("label", { class: typeof value === "boolean" ? "check" : "", title: text },
+                     input, key);
+    box.append(el("div", { class: "option", "data-option-box": key }, label,
+                  el("small", { class: "help", "data-help": key, text })));
   }
   opponentInputs();
 }
@@ -133,12 +139,18 @@ async function opponentInputs() {
   if (ask !== agentsAsked) return;   // a newer change answered first
   const box = $("f-opponents");
   const before = [...box.querySelectorAll("select")].map((s) => s.value);
+  const typedBefore = [...box.querySelectorAll("[data-opponent-text]")].map((t) => t.value);
   box.replaceChildren();
   for (let k = 0; k < n - 1; k++) {
     const s = el("select", { "data-opponent": String(k) });
     for (const name of names) s.append(el("option", { value: name, text: name }));
     s.value = names.includes(before[k]) ? before[k] : options.default_opponent;
-    box.append(el("label", {}, `Opponent ${k + 1}`, s));
+    const typed = el("input", { type: "text", "data-opponent-text": String(k), size: "12",
+                                placeholder: "or type: pimc:16", value: typedBefore[k] || "",
+                                title: "any agent name the server allows, e.g. a search agent " +
+                                       "with its budget (pimc:16, ismcts:200, pimc:50ms); the " +
+                                       "server checks it when you deal" });
+    box.append(el("label", {}, `Opponent ${k + 1}`, s, typed));
   }
 }
 
@@ -164,7 +176,8 @@ async function startGame(event) {
     options: changedOptions(),
     num_players: Number($("f-players").value),
     seat: Number($("f-seat").value),
-    opponents: [...$("f-opponents").querySelectorAll("select")].map((s) => s.value),
+    opponents: [...$("f-opponents").querySelectorAll("label")].map((l) =>
+      l.querySelector("[data-opponent-text]").value.trim() || l.querySelector("select").value),
     seed: seed === "" ? null : Number(seed),
     thinking: $("f-thinking").checked,
   };
@@ -211,9 +224,15 @@ function thinkingText(t) {
   }
   // a search agent: the mean playout result of each legal action
   const values = Object.entries(t.values || {}).sort((a, b) => b[1] - a[1]);
+  if (values.length) {
+    box.append(el("div", { class: "note", text:
+      "search: the mean result of each action over the deals it sampled (+1 a win, -1 a " +
+      "loss, per playout). It keeps its guide's choice (greedy's, or the learned policy's) " +
+      "unless another action beats it by a clear margin, so it may not play the top value." }));
+  }
   for (const [name, v] of values.slice(0, 6)) {
     box.append(el("div", {}, el("span", { class: "bar", style: `width:${Math.round(Math.max(0, Math.min(1, v)) * 80)}px` }),
-                  `${name} value ${v.toFixed(3)}`));
+                  `${name}: mean result ${v >= 0 ? "+" : ""}${v.toFixed(2)}`));
   }
   if (t.value !== null && t.value !== undefined) box.append(el("div", { text: `value estimate ${t.value.toFixed(3)}` }));
   return box;
@@ -240,18 +259,7 @@ function drawTable() {
   const arrow = t.direction === 1 ? "clockwise \u21bb" : "counter-clockwise \u21ba";
   $("status").textContent = `${t.rules.name} rules \u00b7 ${t.players.length} players \u00b7 you are P${t.seat} \u00b7 ` +
     `direction ${arrow} \u00b7 ` + (t.seed === null ? "seed shown at the end" : `seed ${t.seed}`);
-  const players = $("players");
-  players.replaceChildren();
-  for (const p of t.players) {
-    const box = el("div", { class: `player${p.seat === t.current && !t.finished ? " active" : ""}`,
-                            "data-seat": String(p.seat) },
-      el("div", { class: "name", text: `P${p.seat} ${p.label}` }),
-      el("div", { text: `${p.cards} card${p.cards === 1 ? "" : "s"}` }));
-    if (p.dealer) box.append(el("span", { class: "badge", text: "dealer" }));
-    if (p.called) box.append(el("span", { class: "badge", text: "ONO!" }));
-    if (p.catchable) box.append(el("span", { class: "badge warn", text: "can be caught" }));
-    players.append(box);
-  }
+  drawRing(t);
   drawPile("", t);
   drawScores($("scores"), t.rules, t.scores, t.round);
   const mine = t.legal.length > 0;
@@ -282,15 +290,11 @@ function drawTable() {
     buttons.append(el("button", { "data-action": a.name, text: a.name, onclick: () => decide(a.id) }));
   }
   // history and what the agents reported
-  const history = $("history");
-  history.replaceChildren();
-  for (const h of t.history.slice().reverse()) {
-    const item = el("li", { text: `${h.text} (${h.player})` });
-    if (h.thinking) item.append(thinkingText(h.thinking));
-    history.append(item);
-  }
-  for (const e of t.events.slice().reverse()) history.prepend(el("li", { class: "event", text: e }));
+  drawHistory($("history"), t.history);
   $("thinking-toggle").checked = t.thinking;
+  $("rules-summary").textContent = t.rules_summary;
+  $("rules-text").replaceChildren(...t.rules_text.map((line) => el("li", { text: line })));
+  drawFinalHands(t);
   // the end
   $("result").hidden = !t.finished;
   $("after").hidden = !t.finished;
@@ -299,6 +303,75 @@ function drawTable() {
     $("result").textContent = r.winner === null ? "The game was cut at the decision limit: no winner"
       : r.winner === t.seat ? "You win!" : `P${r.winner} (${t.players[r.winner].label}) wins`;
   }
+}
+
+function seatPosition(q, seat, n) {
+  // your seat at the bottom; the seats to your left follow clockwise (left, top, right)
+  const angle = Math.PI / 2 + (2 * Math.PI * (q - seat)) / n;
+  return { left: 50 + 40 * Math.cos(angle), top: 50 + 38 * Math.sin(angle) };
+}
+
+function drawRing(t) {
+  const ring = $("players");
+  ring.replaceChildren();
+  const n = t.players.length;
+  for (const p of t.players) {
+    const at = seatPosition(p.seat, t.seat, n);
+    const box = el("div", { class: `player seat${p.seat === t.current && !t.finished ? " active" : ""}${p.you ? " you" : ""}`,
+                            "data-seat": String(p.seat), style: `left:${at.left}%;top:${at.top}%` },
+      el("div", { class: "name", text: `P${p.seat} ${p.you ? "you" : p.label}` }),
+      el("div", { text: `${p.cards} card${p.cards === 1 ? "" : "s"}` }));
+    if (p.dealer) box.append(el("span", { class: "badge", text: "dealer" }));
+    if (p.called) box.append(el("span", { class: "badge", text: "ONO!" }));
+    if (p.catchable) box.append(el("span", { class: "badge warn", text: "can be caught" }));
+    ring.append(box);
+  }
+  const arrow = t.direction === 1 ? "\u21bb" : "\u21ba";
+  const turn = t.finished ? "game over" : t.current === t.seat ? "your turn" : `P${t.current}'s turn`;
+  ring.append(el("div", { class: "ring-centre", "data-direction": t.direction === 1 ? "clockwise" : "counter-clockwise" },
+    el("div", { class: "arrow", text: arrow }),
+    el("div", { text: t.direction === 1 ? "clockwise" : "counter-clockwise" }),
+    el("div", { class: "whose", text: turn })));
+}
+
+function drawHistory(target, history) {
+  // one item per turn (a seat's decisions in a row), newest first; what it changed at the
+  // table under it; an agent's thinking folded
+  target.replaceChildren();
+  const groups = [];
+  for (const h of history) {
+    const last = groups[groups.length - 1];
+    if (last && last.seat === h.seat) last.items.push(h);
+    else groups.push({ seat: h.seat, player: h.player, items: [h] });
+  }
+  for (const g of groups.reverse()) {
+    const li = el("li", { class: "turn-group", "data-seat": String(g.seat) },
+                  el("div", { class: "who", text: `P${g.seat} ${g.player}` }));
+    for (const h of g.items) {
+      li.append(el("div", { class: "act", text: h.text.replace(/^P\d+: /, "") }));
+      for (const e of h.events || []) li.append(el("div", { class: "event", text: e }));
+      if (h.thinking) {
+        li.append(el("details", { class: "thought" },
+                     el("summary", { text: "what it thought" }), thinkingText(h.thinking)));
+      }
+    }
+    target.append(li);
+  }
+}
+
+function drawFinalHands(t) {
+  const box = $("final-hands");
+  box.replaceChildren();
+  if (!t.finished || !t.result || !t.result.hands) { box.hidden = true; return; }
+  box.hidden = false;
+  box.append(el("h3", { text: "Final hands" }));
+  t.result.hands.forEach((h, q) => {
+    const row = el("div", { class: "final-hand", "data-seat": String(q) },
+                   el("span", { class: "name", text: `P${q} ${t.players[q].you ? "you" : t.players[q].label}: ` }));
+    if (!h.length) row.append(el("span", { text: "no cards" }));
+    for (const c of h) row.append(card(c, "small"));
+    box.append(row);
+  });
 }
 
 function choose(cardName, legal) {
@@ -370,6 +443,10 @@ function drawReplay() {
   const last = r.steps.length - 1;
   document.body.dataset.step = String(step);
   $("rp-title").textContent = `${r.rules.name} rules \u00b7 ${r.players.map((p, q) => `P${q} ${p}`).join(", ")} \u00b7 ${r.source}`;
+  $("rp-direction").textContent = s.direction === 1 ? "direction \u21bb clockwise" : "direction \u21ba counter-clockwise";
+  $("rp-mine").hidden = !r.players.includes("you");
+  $("rp-mine").disabled = nextMine(step) === null;
+  $("rp-key").disabled = nextKey(step) === null;
   $("rp-step").textContent = `decision ${step} of ${last}`;
   $("rp-first").disabled = $("rp-back").disabled = step === 0;
   $("rp-next").disabled = $("rp-last").disabled = step === last;
@@ -389,6 +466,7 @@ function drawReplay() {
   });
   const prev = r.decisions[step - 1];
   $("rp-previous").textContent = prev ? `${prev.text} (${r.players[prev.seat]})` : "-";
+  $("rp-events").replaceChildren(...(prev ? prev.events : []).map((e) => el("div", { class: "event", text: e })));
   $("rp-previous-thinking").replaceChildren(...(prev && prev.thinking ? [thinkingText(prev.thinking)] : []));
   const next = r.decisions[step];
   $("rp-decision").textContent = next ? `${next.text} (${r.players[next.seat]})` : "-";
@@ -399,6 +477,25 @@ function drawReplay() {
     $("rp-result").textContent = r.result.winner === null ? "no winner (cut at the decision limit)"
       : `P${r.result.winner} (${r.players[r.result.winner]}) wins`;
   }
+}
+
+const KEY = /\b(catch|challenge|play WS|play WC|target \d)\b/;
+
+function isKey(d) {
+  // a catch, a challenge, a swap or shuffle of hands, the end of a round
+  return KEY.test(d.text) || d.round_end || (d.events || []).some((e) => /swap hands|dealt out again/.test(e));
+}
+
+function nextKey(from) {
+  // the step just after the next key decision: what it changed is on screen
+  for (let k = from; k < replay.decisions.length; k++) if (isKey(replay.decisions[k])) return k + 1;
+  return null;
+}
+
+function nextMine(from) {
+  const me = replay.players.indexOf("you");
+  for (let k = from + 1; k < replay.decisions.length; k++) if (replay.decisions[k].seat === me) return k;
+  return null;
 }
 
 function replayGo(to) {
@@ -418,6 +515,8 @@ window.addEventListener("DOMContentLoaded", () => {
   $("rp-back").addEventListener("click", () => replayGo(step - 1));
   $("rp-next").addEventListener("click", () => replayGo(step + 1));
   $("rp-last").addEventListener("click", () => replayGo(Infinity));
+  $("rp-key").addEventListener("click", () => { const k = nextKey(step); if (k !== null) replayGo(k); });
+  $("rp-mine").addEventListener("click", () => { const k = nextMine(step); if (k !== null) replayGo(k); });
   document.addEventListener("keydown", (e) => {
     if ($("screen-replay").hidden) return;
     if (e.key === "ArrowRight") replayGo(step + 1);
