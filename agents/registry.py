@@ -63,6 +63,11 @@ def agent_names() -> list[str]:
     return sorted(_REGISTRY)
 
 
+def unregister_agent(name: str) -> None:
+    """Take a name :func:`register_agent` added out of the table again (no error when absent)."""
+    _REGISTRY.pop(name, None)
+
+
 def is_model_path(spec: str) -> bool:
     """Does an agent spec name a saved model file rather than a registered agent?"""
     return spec.endswith((".zip", ".safetensors")) or os.sep in spec or "/" in spec
@@ -106,8 +111,8 @@ def is_class_spec(spec: Any) -> bool:
 
 
 def agent_from_class(spec: str, rules: Any = None) -> Agent:
-    """The user's own agent, named ``module:Class``: import ``module`` (the current directory
-    first on the path, as ``python -m`` would have it), take ``Class`` from it (a dotted path
+    """The user's own agent, named ``module:Class``: import ``module`` (with the current
+    directory added to the path while importing, when it is not on it), take ``Class`` from it (a dotted path
     reaches a nested attribute), and call it with the RuleSet it will play when it takes a
     positional argument, else with none. Only the console scripts that document a
     ``module:Class`` argument (``ono-bench``, ``ono-exploit``) call this: importing the module

@@ -3,8 +3,9 @@
     python benchmarks/bench_suite.py ladder                 # every table (resumes: a table
                                                             # whose JSON exists is kept)
     python benchmarks/bench_suite.py ladder --tables basic-2p ono-4p --force
+    python benchmarks/bench_suite.py render                 # the tables' pages from their JSON
     python benchmarks/bench_suite.py publish                # configs/bench/ladder-<v>.json and
-                                                            # the docs pages from the JSONs
+                                                            # the docs index from the JSONs
     python benchmarks/bench_suite.py time greedy ppo-any pimc:8
 
 ``ladder``: the reference field of each table against itself
@@ -68,6 +69,20 @@ def ladder(args: argparse.Namespace) -> None:
         print(f"{name}: {data['seconds']:.0f} s", flush=True)
 
 
+def render(args: argparse.Namespace) -> None:
+    """The pages of the tables played, again from their JSON (no game played)."""
+    suite = load_suite(args.suite)
+    out = out_dir(suite.version)
+    for name in suite.tables:
+        path = out / f"{name}.json"
+        if path.exists():
+            data = json.loads(path.read_text())
+            for p in data["pairings"]:     # files written before intervals were clipped
+                p["low"], p["high"] = max(0.0, p["low"]), min(1.0, p["high"])
+            path.write_text(json.dumps(data, indent=1) + "\n")
+            (out / f"{name}.md").write_text(format_ladder_markdown(data, data["command"]))
+
+
 def publish(args: argparse.Namespace) -> None:
     suite = load_suite(args.suite)
     out = out_dir(suite.version)
@@ -114,14 +129,17 @@ def timing(args: argparse.Namespace) -> None:
     for agent in args.agents:
         folder = out / agent.replace(":", "-")
         t = time.perf_counter()
-        subprocess.run(["ono-bench", agent, "--suite", str(suite.version), "--out", str(folder),
-                        "--no-progress"], check=True, stdout=subprocess.DEVNULL)
+        subprocess.run([sys.executable, "-m", "ono_env.apps.bench_cli", agent, "--suite",
+                        str(suite.version), "--out", str(folder), "--no-progress", "--workers",
+                        str(args.workers), *(["--tables", *args.tables] if args.tables else [])],
+                       check=True, stdout=subprocess.DEVNULL)
         seconds = time.perf_counter() - t
         card = read_card(folder / "card.json")
         (folder / "card.md").write_text(format_card_markdown(card))
         rows.append((agent, seconds, card))
         print(f"{agent}: {seconds:.0f} s", flush=True)
-    lines = ["| agent | wall time, whole suite (s) | slowest table (s) | "
+    where = "whole suite" if not args.tables else ", ".join(args.tables)
+    lines = [f"| agent | wall time, {where} (s) | slowest table (s of pairings) | "
              "deals per pairing (fast / slow reference agents) |", "|---|---|---|---|"]
     for agent, seconds, card in rows:
         slowest = max(card["timing"]["tables"].items(), key=lambda kv: kv[1])
@@ -131,9 +149,12 @@ def timing(args: argparse.Namespace) -> None:
         lines.append(f"| {agent} | {seconds:.0f} | {slowest[0]} {slowest[1]:.0f} | "
                      f"{'-'.join(map(str, (fast[0], fast[-1])))} / "
                      f"{'-'.join(map(str, (slow[0], slow[-1])))} |")
-    lines += ["", f"Measured with `python benchmarks/bench_suite.py time {' '.join(args.agents)}` "
-                  f"(one process, one torch thread, nothing else running)."]
-    (out / "timing.md").write_text("\n".join(lines) + "\n")
+    flags = f" --tables {' '.join(args.tables)}" if args.tables else ""
+    lines += ["", f"Measured with `python benchmarks/bench_suite.py time --workers {args.workers}"
+                  f"{flags} {' '.join(args.agents)}` ({args.workers} worker process"
+                  f"{'es' if args.workers > 1 else ''}, one torch thread each; {args.note})."]
+    name = "timing.md" if not args.tables else f"timing-{'-'.join(args.agents)}.md".replace(":", "")
+    (out / name).write_text("\n".join(lines) + "\n")
     print("\n".join(lines))
 
 
@@ -145,10 +166,16 @@ def main() -> None:
     p.add_argument("--tables", nargs="*")
     p.add_argument("--force", action="store_true", help="play tables whose JSON exists again")
     p.set_defaults(run=ladder)
+    p = sub.add_parser("render", help="write the tables' pages again from their JSON")
+    p.set_defaults(run=render)
     p = sub.add_parser("publish", help="write the published ladder and the docs index")
     p.set_defaults(run=publish)
     p = sub.add_parser("time", help="time ono-bench over the whole suite for each agent")
     p.add_argument("agents", nargs="+")
+    p.add_argument("--workers", type=int, default=2, help="ono-bench --workers (default 2)")
+    p.add_argument("--tables", nargs="*", help="ono-bench --tables (default: the whole suite)")
+    p.add_argument("--note", default="nothing else running",
+                   help="what else the machine ran, for the table's caption")
     p.set_defaults(run=timing)
     args = ap.parse_args()
     args.run(args)

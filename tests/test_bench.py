@@ -159,6 +159,7 @@ def test_module_class_loading_and_its_refusals(in_data):
     (["greedy", "--deals", "0"], "out of range"),
     ([], "give an AGENT"),
     (["--render", "nosuch.json"], "cannot read"),
+    (["greedy", "--tables", "basic-2p", "--plot", "/dev/null/x.png"], "--plot"),
 ])
 def test_bad_input_is_one_line_before_anything_is_played(argv, why, in_data, capsys):
     assert bench_main([*argv, "--no-progress"]) == 2
@@ -188,6 +189,15 @@ def test_the_command_writes_renders_and_plots_a_card(tmp_path, capsys):
         bad.write_text(content)
         with pytest.raises(ValueError, match=why):
             S.read_card(bad)
+    broken = json.loads((out / "card.json").read_text())
+    broken["tables"]["stacking-2p"]["field"]["greedy"] = "1000"
+    bad.write_text(json.dumps(broken))
+    with pytest.raises(ValueError, match="the rating of 'greedy' is not a number"):
+        S.read_card(bad)
+    del broken["anchor"]
+    bad.write_text(json.dumps(broken))
+    with pytest.raises(ValueError, match=r"not a result card \(KeyError: 'anchor'"):
+        S.read_card(bad)
 
 
 # ---- the exploiter ---------------------------------------------------------------------

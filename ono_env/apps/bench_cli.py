@@ -140,6 +140,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                                  "or --plot PNG")
         if args.out is not None:
             check_output_dir(args.out, "--out")
+        if args.plot:                       # its folder too, before anything is played
+            check_output_dir(Path(args.plot).parent, "--plot")
         suite = load_suite(args.suite)      # checked before anything is played
         select_tables(suite, args.tables)
         read_ladder(suite)

@@ -46,7 +46,9 @@ Where it lives
     ``ono_env.arena.play`` (the games of one seating, and their seeds),
     ``ono_env.arena.stats`` (intervals and ratings), ``ono_env.arena.results``
     (:class:`ArenaResult`, saved runs and paired comparisons) and
-    ``ono_env.arena.distributed`` (the same games as Ray tasks).
+    ``ono_env.arena.distributed`` (the same games as Ray tasks). The benchmark suite
+    (``ono-bench``: fixed tables, deals and reference agents on a published scale) is
+    ``ono_env.arena.suite``.
 """
 
 from __future__ import annotations

@@ -298,6 +298,7 @@ def play_pairing(rules: RuleSet, agent: Agent, reference: Agent, deals: int, see
         no_winner += int(trunc.sum())
     share /= P
     mean, low, high = mean_interval(share)
+    low, high = max(0.0, low), min(1.0, high)    # a share lies in [0, 1]
     return {"deals": deals, "games": deals * P, "rate": mean, "low": low, "high": high,
             "wins": float(share.sum() * P), "no_winner": no_winner}
 
@@ -681,18 +682,25 @@ def check_card(data: Any, what: str = "card") -> None:
     try:
         int(data["suite_version"])
         str(data["agent"]["label"])
+        str(data["anchor"]["agent"])
+        float(data["anchor"]["rating"])
         for name, t in data["tables"].items():
             str(name)
             int(t["players"])
             float(t["fair_share"])
             for k in ("rating", "low", "high"):
-                float(t["rating"][k])
+                if isinstance(t["rating"][k], bool) or not isinstance(t["rating"][k], (int, float)):
+                    raise TypeError(f"table {name}: its rating's {k} is not a number")
+            for ref, value in t.get("field", {}).items():
+                if isinstance(value, bool) or not isinstance(value, (int, float)):
+                    raise TypeError(f"table {name}: the rating of {ref!r} is not a number")
             for r in t["rows"]:
                 str(r["reference"])
                 bool(r["cheating"])
                 int(r["deals"])
                 for k in ("rate", "low", "high"):
-                    float(r[k])
+                    if isinstance(r[k], bool) or not isinstance(r[k], (int, float)):
+                        raise TypeError(f"table {name}: {k} of {r['reference']!r} is not a number")
     except (KeyError, TypeError, ValueError, AttributeError) as exc:
         raise ValueError(f"{what}: not a result card ({type(exc).__name__}: {exc})") from None
 
