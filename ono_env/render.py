@@ -106,34 +106,28 @@ def table_events(before: dict, after: dict, player: int, action: int) -> list[st
     played = verb == "play"
     # the cards each hand gained (the player's own play taken out)
     gain = [ha[q] - hb[q] + (1 if played and q == player else 0) for q in range(n)]
-    same = [sorted(before["hands"][q]) for q in range(n)]
-    now = [sorted(after["hands"][q]) for q in range(n)]
-    if played and before["hands"][player]:   # the player's hand minus the card played
-        card = name.split(" ")[1]
-        mine = list(before["hands"][player])
-        if card in mine:
-            mine.remove(card)
-        same[player] = sorted(mine)
-    swapped: set[int] = set()
-    if name == "play WS" or (verb == "color" and before["phase"] == "color"
-                             and sum(a != b for a, b in zip(now, same)) > 2):
-        if sum(a != b for a, b in zip(now, same)) >= 2:
-            events.append("Wild Shuffle Hands: every hand is gathered, shuffled and dealt out "
-                          "again")
-            swapped = set(range(n))
-    if not swapped:
-        for i in range(n):
-            for j in range(i + 1, n):
-                if same[i] != same[j] and now[i] == same[j] and now[j] == same[i]:
-                    swapped |= {i, j}
-                    why = ""
-                    if verb == "catch":
-                        why = f"P{player} catches P{j if i == player else i} without an ONO! call: "
-                    elif verb == "target":
-                        why = "Wild Customizable: "
-                    events.append(f"{why}P{i} and P{j} swap hands (P{i} now holds "
-                                  f"{cards_text(ha[i])}, P{j} {cards_text(ha[j])})")
     previous = before.get("previous_player")
+
+    def swap(a: int, b: int, why: str) -> None:
+        a, b = sorted((a, b))
+        events.append(f"{why}P{a} and P{b} swap hands (P{a} now holds {cards_text(ha[a])}, "
+                      f"P{b} {cards_text(ha[b])})")
+
+    # what changed hands is said from the action and the rules, never guessed from the cards
+    swapped: set[int] = set()
+    exposed = before.get("exposed")
+    offender = exposed if isinstance(exposed, int) else -1
+    caught = verb == "catch" and offender >= 0 and offender == previous and hb[offender] == 1
+    if name == "play WS":
+        events.append("Wild Shuffle Hands: every hand is gathered, shuffled and dealt out again")
+        swapped = set(range(n))
+    elif verb == "target":
+        other = (player + int(name.split(" ")[1])) % n
+        swapped = {player, other}
+        swap(player, other, "Wild Customizable: ")
+    elif caught and rules.get("ono_penalty") == "swap_hands":
+        swapped = {player, offender}
+        swap(player, offender, f"P{player} catches P{offender} without an ONO! call: ")
     for q in range(n):
         if q in swapped or gain[q] <= 0:
             continue
@@ -152,8 +146,10 @@ def table_events(before: dict, after: dict, player: int, action: int) -> list[st
             events.append(f"P{q} draws {k}")
     if verb == "call":
         events.append(f"P{player} calls ONO!")
-    if verb == "catch" and not any(gain[q] > 0 for q in range(n)) and not swapped:
-        events.append(f"P{player}'s catch has no effect: P{previous} called ONO! in time")
+    if verb == "catch" and not swapped and not any(g > 0 for g in gain):
+        why = (f": P{previous} called ONO! in time" if previous is not None and previous >= 0
+               and before["called"][previous] else "")
+        events.append(f"P{player}'s catch has no effect{why}")
     if after["direction"] != before["direction"]:
         way = "clockwise" if after["direction"] == 1 else "counter-clockwise"
         events.append(f"direction reversed: play goes {way} now")
@@ -175,9 +171,8 @@ def table_events(before: dict, after: dict, player: int, action: int) -> list[st
             skipped = [s for s in skipped if s != player]
         for s in skipped:
             events.append(f"P{s} is skipped")
-    elif cur == player and played and n == 2 and after["phase"] == "play" \
-            and rules.get("reverse_skips_with_two_players", True):
-        events.append(f"P{(player + 1) % 2} is skipped")
+    elif cur == player and played and n == 2 and after["phase"] == "play":
+        events.append(f"P{(player + 1) % 2} is skipped")   # a Skip (or a Reverse that skips)
     return events
 
 

@@ -65,8 +65,8 @@ OPTION_HELP: dict[str, tuple[str, str]] = {
     "ono_penalty_cards": ('0 to 20 (1 to 20 with `draw`)',
         'cards drawn by a player caught not calling'),
     "false_catch_penalty": ('0 to 20 (0 without a call)',
-        'cards an accuser draws when the accused did call; 0: a catch is only legal when '
-        'it succeeds'),
+        'cards an accuser draws when the accused holds more than one card (a false '
+        'accusation); 0: a catch is only legal when it succeeds'),
     "wild_customizable": ('`plain`, `swap_hands`',
         'a Wild Customizable plays as a plain Wild, or swaps hands with a chosen player '
         '(the `target` actions)'),
@@ -119,13 +119,26 @@ def plain(text: str) -> str:
     return text.replace("`", "")
 
 
+def preset_summary(rules: RuleSet) -> str:
+    """What the rule set is: its preset's summary when it is the preset (at any player count),
+    else the preset's name and the options that differ from it."""
+    if rules.name not in PRESETS:
+        return f"a rule set named {rules.name!r}"
+    base = RuleSet.preset(rules.name, num_players=rules.num_players)
+    changed = [f"{k} {_value(getattr(rules, k))}" for k in FIELD_NAMES
+               if k != "name" and getattr(rules, k) != getattr(base, k)]
+    if not changed:
+        return PRESET_SUMMARY[rules.name]
+    return f"the {rules.name} preset with {', '.join(changed)}"
+
+
 def describe_rules(rules: RuleSet) -> list[str]:
     """The rules in force, in words, one sentence per line: right for any options (every
     sentence is chosen by the option values, none is written per preset)."""
     r = rules
     out = []
-    what = f" ({PRESET_SUMMARY[r.name]})" if r.name in PRESETS and r.name in PRESET_SUMMARY else ""
-    out.append(f"Rules: {r.name}{what}. {r.num_players} players, {r.hand_size} cards each.")
+    out.append(f"Rules: {r.name} ({preset_summary(r)}). {r.num_players} players, "
+               f"{r.hand_size} cards each.")
     numbers = "0-5" if r.short_deck else "0-9"
     wilds = [f"{r.wild_cards} Wild"]
     if r.wild_draw_four_cards:
@@ -210,4 +223,15 @@ def describe_rules(rules: RuleSet) -> list[str]:
     dealer = {"random": "at random", "highest_card": "by the highest card drawn",
               "highest_number": "by the highest number card drawn"}[r.dealer]
     out.append(f"The first dealer is chosen {dealer}; play starts on the dealer's left.")
+    first = {"dealer_plays": "acts as if the dealer played it",
+             "flip_again": "is ignored: another card is turned onto it"}[r.first_card_action]
+    wild = {"return": "is shuffled back and another card turned",
+            "first_player_names": "has its colour named by the first player, who then plays",
+            "dealer_names": "has its colour named by the dealer",
+            "flip_again": "is ignored: another card is turned onto it"}[r.first_card_wild]
+    four = {"return": "is shuffled back and another card turned",
+            "flip_again": "is ignored: another card is turned onto it"}[
+        r.first_card_wild_draw_four]
+    out.append(f"The first card turned up: a Skip, Reverse or Draw Two {first}; a Wild {wild}; "
+               f"a Wild Draw Four {four}.")
     return out

@@ -59,6 +59,7 @@ def test_parse_choice_by_number_name_or_card():
     assert parse_choice("1", [5, 66]) == 5
     assert parse_choice("play  R5", [5, 66]) == 5
     assert parse_choice("r5", [5, 66]) == 5             # a bare card name
+    assert parse_choice("W+4 g", [action_id("play W+4 G")]) == action_id("play W+4 G")
     with pytest.raises(ValueError, match="'draw' is not legal now"):
         parse_choice("draw", [5])
     with pytest.raises(ValueError, match=r"66 is not one of the listed numbers \(1 to 2\)"):
@@ -66,7 +67,7 @@ def test_parse_choice_by_number_name_or_card():
     wilds = [action_id(f"play W {c}") for c in "RYGB"]
     with pytest.raises(ValueError, match="W is 4 options: play W R, play W Y, play W G, play W B"):
         parse_choice("w", wilds)
-    with pytest.raises(ValueError, match="R6 is not a legal play now"):
+    with pytest.raises(ValueError, match="'play R6' is not legal now"):
         parse_choice("R6", [5, 66])
 
 
@@ -162,6 +163,14 @@ def test_events_of_skips_reversals_draws_and_challenges():
     assert _events(d, f"play {col}S") == ["P1 is skipped"]
     assert _events(d, f"play {col}R") == ["direction reversed: play goes counter-clockwise now"]
     assert _events(d, "draw") == ["P0 draws 1 card"]
+    two = _position("basic", players=2, seed=5)   # at two players a Skip skips the other
+    from ono_env import RuleSet
+
+    two["rules"] = RuleSet.preset("basic", num_players=2,
+                                  reverse_skips_with_two_players=False).to_dict()
+    skip = f"{two['color']}S"
+    _give(two, two["current_player"], skip)
+    assert _events(two, f"play {skip}") == [f"P{1 - two['current_player']} is skipped"]
     # a Wild Draw Four played holding the current colour: a bluff, challenged or taken
     _give(d, 0, "W+4")
     game = VecGame.from_dict(d)

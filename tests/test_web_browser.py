@@ -51,7 +51,7 @@ def server(tmp_path_factory):
     if m is None:
         proc.kill()
         raise RuntimeError(f"ono-web did not start: {line}{proc.stdout.read()}")
-    yield m.group(1), result.replays[0]
+    yield m.group(1), result.replays[0], ono.replays[0]
     proc.terminate()
     proc.wait(timeout=10)
 
@@ -94,7 +94,7 @@ def _open_replay(page, url: str, name: str) -> None:
 
 
 def test_play_a_whole_basic_game_against_greedy_by_clicking(server, page, tmp_path):
-    url, _ = server
+    url = server[0]
     page.goto(url)
     page.wait_for_selector("#f-opponents select")
     assert page.input_value("#f-rules") == "basic" and page.input_value("#f-players") == "2"
@@ -133,6 +133,10 @@ def test_play_a_whole_basic_game_against_greedy_by_clicking(server, page, tmp_pa
     assert total >= clicks
     assert page.inner_text("#rp-step") == f"decision 0 of {total}"
     assert page.is_disabled("#rp-back")
+    page.click("#rp-mine")                      # your next decision
+    assert page.inner_text("#rp-decision").startswith("P0: ")
+    assert int(page.inner_text("#rp-step").split()[1]) > 0
+    page.click("#rp-first")
     hands = page.locator("#rp-hands .player")
     assert hands.count() == 2 and all(hands.nth(q).locator(".card").count() == 7 for q in range(2))
     page.click("#rp-next")
@@ -147,7 +151,7 @@ def test_play_a_whole_basic_game_against_greedy_by_clicking(server, page, tmp_pa
 
 
 def test_open_an_arena_replay_from_the_list_and_see_what_the_policy_thought(server, page):
-    url, replay = server
+    url, replay = server[:2]
     _open_replay(page, url, "arena-game.json")
     n = len(replay.actions)
     assert page.inner_text("#rp-step") == f"decision 0 of {n}"
@@ -165,7 +169,7 @@ def test_open_an_arena_replay_from_the_list_and_see_what_the_policy_thought(serv
 
 
 def test_a_refused_setup_shows_the_reason(server, page):
-    url, _ = server
+    url = server[0]
     page.goto(url + "#/new")
     page.wait_for_selector("#f-opponents select option[value='ppo-basic-2p']", state="attached")
     # a policy trained for basic 2 players is offered only at such a table
@@ -181,7 +185,7 @@ def test_a_refused_setup_shows_the_reason(server, page):
 
 
 def test_the_new_game_form_explains_the_options_and_takes_a_typed_agent(server, page):
-    url, _ = server
+    url = server[0]
     page.goto(url + "#/new")
     page.wait_for_selector("[data-help=ono_penalty]", state="attached")
     assert "the last-card call" in page.text_content("[data-help=ono_penalty]")
@@ -210,7 +214,7 @@ def _centre(page, selector):
 
 
 def test_seats_around_the_table_and_a_false_catch_is_announced(server, page):
-    url, _ = server
+    url = server[0]
     page.goto(url + "#/new")
     page.wait_for_selector("#f-opponents select")
     page.select_option("#f-rules", "ono")
@@ -243,17 +247,21 @@ def test_seats_around_the_table_and_a_false_catch_is_announced(server, page):
 
 
 def test_a_replay_shows_the_direction_and_jumps_to_key_events(server, page):
-    url, _ = server
+    url = server[0]
     _open_replay(page, url, "ono-game.json")
     assert "clockwise" in page.inner_text("#rp-direction")
     assert page.is_hidden("#rp-mine")            # no seat of this replay is "you"
-    page.click("#rp-key")
-    step = int(page.inner_text("#rp-step").split()[1])
-    assert step > 0
-    last = page.inner_text("#rp-previous")
-    total = int(page.inner_text("#rp-step").split(" of ")[1])
-    assert re.search(r"catch|challenge|play WS|play WC|target", last) or step == total, last
-    if step < total:
+    from ono_env.cards import action_name
+    from ono_env.replay import replay_positions
+
+    replay = server[2]
+    positions = replay_positions(replay)
+    key = [k for k, a in enumerate(replay.actions)
+           if re.match(r"catch|challenge|play WS|target", action_name(a))
+           or positions[k + 1]["round"] != positions[k]["round"] or positions[k + 1]["terminated"]]
+    assert len(key) >= 2
+    for k in key[:2]:          # each click lands just after the next key decision
         page.click("#rp-key")
-        assert int(page.inner_text("#rp-step").split()[1]) > step
+        assert page.inner_text("#rp-step").split()[1] == str(k + 1)
+        assert action_name(replay.actions[k]) in page.inner_text("#rp-previous")
     assert page.errors == []

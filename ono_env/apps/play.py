@@ -73,10 +73,13 @@ def parse_choice(text: str, legal: Sequence[int]) -> int:
         if not 1 <= k <= len(legal):
             raise ValueError(f"{k} is not one of the listed numbers (1 to {len(legal)})")
         return legal[k - 1]
-    try:
-        a = C.action_id(t)
-    except ValueError:
-        a = -1
+    a = -1
+    for form in (t, f"play {t}"):     # "W+4 G" is "play W+4 G"
+        try:
+            a = C.action_id(form)
+            break
+        except ValueError:
+            pass
     if a < 0:   # a bare card name: "Y3" -> "play Y3", "W+4" -> the one legal "play W+4 <c>"
         card = t.upper().removeprefix("PLAY ")
         plays = [x for x in legal if C.action_name(x).split(" ")[:2] == ["play", card]]

@@ -31,7 +31,7 @@ from ono_env.checks import check_bool, check_int, check_seed
 from ono_env.game import VecGame, game_seeds
 from ono_env.render import personal, table_events
 from ono_env.replay import Replay
-from ono_env.rule_help import PRESET_SUMMARY, describe_rules
+from ono_env.rule_help import describe_rules, preset_summary
 from ono_env.rules import PRESETS, RuleSet
 
 HISTORY = 40
@@ -211,7 +211,7 @@ class Table:
             "events": self.events[-5:], "thinking": self.show_thinking, "finished": over,
             "result": result, "decisions": len(self.replay.actions),
             "rules_text": describe_rules(self.rules),
-            "rules_summary": PRESET_SUMMARY.get(self.rules.name, ""),
+            "rules_summary": preset_summary(self.rules),
         }
 
 

@@ -479,7 +479,7 @@ function drawReplay() {
   }
 }
 
-const KEY = /\b(catch|challenge|play WS|play WC|target \d)\b/;
+const KEY = /\b(catch|challenge|play WS|target \d)\b/;
 
 function isKey(d) {
   // a catch, a challenge, a swap or shuffle of hands, the end of a round
