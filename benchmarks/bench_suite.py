@@ -6,7 +6,8 @@
     python benchmarks/bench_suite.py render                 # the tables' pages from their JSON
     python benchmarks/bench_suite.py publish                # configs/bench/ladder-<v>.json and
                                                             # the docs index from the JSONs
-    python benchmarks/bench_suite.py time greedy ppo-any pimc:8
+    python benchmarks/bench_suite.py time greedy ppo-any
+    python benchmarks/bench_suite.py intervals docs/results/suite-1/timing/greedy/card.json
 
 ``ladder``: the reference field of each table against itself
 (:func:`ono_env.arena.suite.play_ladder`), written to ``docs/results/suite-<v>/<table>.json``
@@ -158,6 +159,30 @@ def timing(args: argparse.Namespace) -> None:
     print("\n".join(lines))
 
 
+def intervals(args: argparse.Namespace) -> None:
+    """What the default deal counts give: per table, the deals and the median half-width of
+    the 95% intervals of a card (fast and slow reference agents apart)."""
+    import statistics
+
+    card = read_card(args.card)
+    lines = [f"Intervals at the default deal counts (`{card['agent']['label']}`'s card): the "
+             f"median half-width of the 95% interval per pairing, in points.", "",
+             "| table | deals (fast) | half-width | deals (slow) | half-width |",
+             "|---|---|---|---|---|"]
+    for name, t in card["tables"].items():
+        cells = []
+        for slow in (False, True):
+            rows = [r for r in t["rows"] if r["slow"] == slow and r["high"] > r["low"]]
+            deals = sorted({r["deals"] for r in t["rows"] if r["slow"] == slow})
+            half = statistics.median(100 * (r["high"] - r["low"]) / 2 for r in rows) if rows else 0
+            cells += [", ".join(map(str, deals)), f"{half:.1f}"]
+        lines.append(f"| {name} | " + " | ".join(cells) + " |")
+    lines += ["", f"Made with `python benchmarks/bench_suite.py intervals {args.card}`."]
+    path = out_dir(card["suite_version"]) / "timing" / "intervals.md"
+    path.write_text("\n".join(lines) + "\n")
+    print("\n".join(lines))
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--suite", default="latest", help="suite version (default: the latest)")
@@ -177,6 +202,9 @@ def main() -> None:
     p.add_argument("--note", default="nothing else running",
                    help="what else the machine ran, for the table's caption")
     p.set_defaults(run=timing)
+    p = sub.add_parser("intervals", help="the intervals a card's deal counts give")
+    p.add_argument("card")
+    p.set_defaults(run=intervals)
     args = ap.parse_args()
     args.run(args)
 
