@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 
 from ono_env import cards as C
@@ -183,8 +184,6 @@ def personal(line: str, seat: int) -> str:
     """An event line (:func:`table_events`) as the player in ``seat`` reads it: ``P<seat>``
     becomes "you", and its verbs agree ("false accusation: you draw 4 cards", "you are
     skipped", "you take the penalty: draw 4 cards and lose the turn")."""
-    import re
-
     me = rf"\bP{seat}\b"
     out = re.sub(rf"{me}'s\b", "your", line)
     out = re.sub(rf"{me} takes the penalty: draws (.*) and loses the turn",

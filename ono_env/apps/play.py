@@ -5,11 +5,15 @@
     ono-play ppo-basic-2p --rules basic           # against the shipped learned policy
 
 The table is printed after every move, from your seat (you see your hand, the others' hand
-sizes). On your turn the legal actions are listed by number and name; type either (``3`` or
-``play R5``; ``draw``, ``keep``, ``call``, ...). A wrong entry is refused with the reason and
-asked again. ``quit`` (or the end of input) abandons the game. ``--replay FILE`` writes the
-finished game as a replay (:mod:`ono_env.replay`), which the web table's viewer
-(``ono-web``) plays back with every hand shown.
+sizes), and what the move changed at the table is said in one line each (skips, reversals,
+draws and why, swaps, challenges, round ends). On your turn the legal options are listed
+numbered 1..n; type a number, an action's name (``play R5``, ``draw``, ``keep``, ``call``,
+...) or a card's name when it names one legal play (``y3``). ``help`` lists the commands and
+card codes, ``rules`` the rules in force. A single-option decision is taken for you
+(``--ask-forced`` asks). A wrong entry is refused with the reason and asked again. ``quit``
+(or the end of input) abandons the game. ``--replay FILE`` writes the finished game as a
+replay (:mod:`ono_env.replay`), which the web table's viewer (``ono-web``) plays back with
+every hand shown.
 """
 
 from __future__ import annotations
@@ -204,13 +208,14 @@ def play(agents: Sequence[str], rules="basic", num_players: int | None = None, s
           + ". Type help for the commands and card codes, rules for the rules in force.",
           file=out)
     history: list[str] = []
+    position = game.to_dict(0)
     print(render_text(game, 0, seat=seat, ansi=ansi), file=out)
     while not game.finished[0]:
         p = int(game.state.current[0])
         mask = game.legal_mask()
         legal = [int(a) for a in np.flatnonzero(mask[0])]
         thinking = None
-        before = game.to_dict(0)
+        before = position
         forced = False
         if p == seat and len(legal) == 1 and auto_forced:
             a, forced = legal[0], True
@@ -226,7 +231,8 @@ def play(agents: Sequence[str], rules="basic", num_players: int | None = None, s
                                          if p == seat else f" ({names[p]})")
         history = (history + [line])[-n:]
         print(line, file=out)
-        for event in table_events(before, game.to_dict(0), p, a):
+        position = game.to_dict(0)          # this step's "after", the next one's "before"
+        for event in table_events(before, position, p, a):
             print(f"  {render.personal(event, seat)}", file=out)
         if int(game.state.round[0]) != round_before or game.finished[0]:
             _announce_round(game, round_before, scores_before, out)

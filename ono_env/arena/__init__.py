@@ -72,7 +72,14 @@ from ono_env.arena.distributed import (
     check_ray_address,
     play_on_ray,
 )
-from ono_env.arena.play import GameRecords, _derive, _seating_seed, play_games, seatings
+from ono_env.arena.play import (
+    GameRecords,
+    _derive,
+    _seating_seed,
+    games_bar,
+    play_games,
+    seatings,
+)
 from ono_env.arena.results import (
     ArenaResult,
     MAX_ARENA_JSON_BYTES,
@@ -163,9 +170,7 @@ def run_arena(agents: Sequence[Any], rules: Any = "classic", num_players: int | 
     replays: list[Replay] = []
     bar = None
     if progress:
-        from tqdm import tqdm
-        bar = tqdm(total=per * len(tables) * len(orders), unit="game", desc="arena",
-                   file=sys.stderr, smoothing=0.1)
+        bar = games_bar(per * len(tables) * len(orders), "arena")
     t0 = time.perf_counter()
     ent: list[np.ndarray]
     win: list[np.ndarray]

@@ -92,6 +92,14 @@ def play_games(rules: RuleSet, agents: Sequence[Agent], num_games: int, seed: in
     return (np.concatenate(out_w), np.concatenate(out_s), np.concatenate(out_len),
             np.concatenate(out_tr))
 
+def games_bar(total: int, desc: str, smoothing: float = 0.1) -> Any:
+    """The progress bar of a run's games (tqdm, on stderr); ``update(n)`` as batches end."""
+    import sys
+
+    from tqdm import tqdm
+    return tqdm(total=total, unit="game", desc=desc, file=sys.stderr, smoothing=smoothing)
+
+
 def _derive(seed: int, *keys: int) -> int:
     return int(np.random.SeedSequence([seed, *keys]).generate_state(1, dtype=np.uint64)[0] >> 1)
 

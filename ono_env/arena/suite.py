@@ -52,12 +52,14 @@ import numpy as np
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+import ono_env
 from ono_env.agents.base import Agent, is_cheating
 from ono_env.agents.learned import model_label, shipped_models
 from ono_env.agents.registry import agent_from_class, is_class_spec, is_model_path, make_agent
 from ono_env.arena.distributed import check_ray_address, play_on_ray
-from ono_env.arena.play import _derive, _seating_seed, play_games
+from ono_env.arena.play import _derive, _seating_seed, games_bar, play_games
 from ono_env.arena.stats import mean_interval
+from ono_env.checks import check_input_file
 from ono_env.rules import PRESETS, RuleSet, resolve_rules
 
 CARD_FORMAT = "ono-bench-card"
@@ -491,15 +493,11 @@ def bench_agent(spec: Any, version: int | str = LATEST, tables: Sequence[str] | 
     todo = plan(chosen, deals, slow_deals)
     bar = None
     if progress:
-        import sys
-
-        from tqdm import tqdm
-        bar = tqdm(total=sum(n * t.players for t, _r, n in todo), unit="game", desc="ono-bench",
-                   file=sys.stderr, smoothing=0.05)
+        bar = games_bar(sum(n * t.players for t, _r, n in todo), "ono-bench", smoothing=0.05)
     first = agents[chosen[0].name]
     card: dict[str, Any] = {
         "format": CARD_FORMAT, "format_version": CARD_FORMAT_VERSION,
-        "suite_version": suite.version, "package_version": _package_version(),
+        "suite_version": suite.version, "package_version": ono_env.__version__,
         "agent": describe_agent(spec, first), "anchor": {"agent": suite.anchor,
                                                          "rating": suite.anchor_rating},
         "tables": {}, "timing": {"seconds": 0.0, "tables": {}}}
@@ -579,15 +577,6 @@ def _plays(spec: Any, table: SuiteTable) -> bool:
     return True
 
 
-def _package_version() -> str:
-    from importlib.metadata import PackageNotFoundError, version
-
-    try:
-        return version("ono-env")
-    except PackageNotFoundError:
-        return "unknown"
-
-
 # ---------------------------------------------------------------- the reference field's ladder
 
 
@@ -622,11 +611,7 @@ def play_ladder(version: int | str, table_name: str, *, deals: int | None = None
     built = {n: make_agent(n, rules) for n in t.names()}
     bar = None
     if progress:
-        import sys
-
-        from tqdm import tqdm
-        bar = tqdm(total=sum(n * t.players for _a, _b, n in todo), unit="game",
-                   desc=f"ladder {t.name}", file=sys.stderr)
+        bar = games_bar(sum(n * t.players for _a, _b, n in todo), f"ladder {t.name}")
     records = []
     t0 = time.perf_counter()
     try:
@@ -656,13 +641,7 @@ def read_card(path: str | Path) -> dict[str, Any]:
     what is wrong when the file is not one."""
     import json
 
-    p = Path(path)
-    try:
-        size = p.stat().st_size
-    except OSError as exc:
-        raise ValueError(f"{path}: cannot read ({exc.strerror or exc})") from None
-    if size > MAX_CARD_BYTES:
-        raise ValueError(f"{path}: {size:,} bytes; a result card is at most {MAX_CARD_BYTES:,}")
+    p = check_input_file(path, "result card", MAX_CARD_BYTES)
     try:
         data = json.loads(p.read_text())
     except (OSError, ValueError) as exc:

@@ -127,7 +127,9 @@ def summary(rid: str, title: str, r: Replay) -> dict[str, Any]:
 
 def replay_view(r: Replay) -> dict[str, Any]:
     """Everything the viewer shows: the positions before and after each decision (every
-    hand: a replay shows all), the decisions and what the agents reported."""
+    hand: a replay shows all), the decisions, what each changed at the table
+    (:func:`~ono_env.render.table_events`) and whether it ended a round, and what the agents
+    reported."""
     if len(r.actions) > MAX_REPLAY_DECISIONS:
         raise Refused(f"the replay has {len(r.actions)} decisions; the viewer shows at most "
                       f"{MAX_REPLAY_DECISIONS}", 413)

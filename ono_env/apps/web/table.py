@@ -110,15 +110,18 @@ class Table:
         """Counts the human's decisions; a decision names the ``move`` of the view it was
         made on, so a decision made on an old view (another tab, a double click) is stale."""
         self.lock = threading.Lock()
+        self.position = self.game.to_dict(0)
+        """The game's position now (``VecGame.to_dict``), kept as each step makes it."""
         self._play_agents()
 
     # ---- playing --------------------------------------------------------------------
     def _step(self, seat: int, action: int, thinking: dict[str, Any] | None) -> None:
         round_before = int(self.game.state.round[0])
-        before = self.game.to_dict(0)
+        before = self.position
         self.replay.add(action, thinking)
         self.game.step(np.array([action]))
-        events = table_events(before, self.game.to_dict(0), seat, action)
+        self.position = self.game.to_dict(0)     # the next step's "before", and the view's
+        events = table_events(before, self.position, seat, action)
         entry: dict[str, Any] = {"seat": seat, "player": self.labels[seat],
                                  "text": f"P{seat}: {C.action_name(action)}",
                                  "thinking": thinking,
@@ -181,7 +184,7 @@ class Table:
     # ---- what the browser sees ------------------------------------------------------
     def view(self) -> dict[str, Any]:
         """The table from the human's seat: nothing another seat hides."""
-        d = self.game.to_dict(0)
+        d = self.position
         n = self.rules.num_players
         over = bool(self.game.finished[0])
         mine = d["current_player"] == self.seat and not over
