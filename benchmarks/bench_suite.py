@@ -3,6 +3,9 @@
     python benchmarks/bench_suite.py ladder                 # every table (resumes: a table
                                                             # whose JSON exists is kept)
     python benchmarks/bench_suite.py ladder --tables basic-2p ono-4p --force
+    python benchmarks/bench_suite.py ladder --reuse-from 1 --verify 5   # carry over version
+                                          # 1's pairings with the same key, some replayed
+    python benchmarks/bench_suite.py verify                 # replay carried-over pairings
     python benchmarks/bench_suite.py render                 # the tables' pages from their JSON
     python benchmarks/bench_suite.py publish                # configs/bench/ladder-<v>.json and
                                                             # the docs index from the JSONs
@@ -30,13 +33,17 @@ from pathlib import Path
 
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 
+from ono_env.agents import make_agent
 from ono_env.arena.suite import (
     field_models,
     format_card_markdown,
     format_ladder_markdown,
     ladder_path,
+    ladder_plan,
     load_suite,
+    pairing_key,
     play_ladder,
+    play_pairing,
     read_card,
 )
 
@@ -45,6 +52,59 @@ ROOT = Path(__file__).resolve().parent.parent
 
 def out_dir(version: int) -> Path:
     return ROOT / "docs" / "results" / f"suite-{version}"
+
+
+def carried_over(old_version: int, name: str) -> dict[str, dict]:
+    """The pairings of table ``name`` in version ``old_version``'s ladder files, by their
+    pairing key (computed from that version's suite and the models its file names)."""
+    old = load_suite(old_version)
+    path = out_dir(old.version) / f"{name}.json"
+    if name not in old.tables or not path.exists():
+        return {}
+    data = json.loads(path.read_text())
+    out = {}
+    for rec in data["pairings"]:
+        key = pairing_key(old, old.tables[name], rec["agent"], rec["reference"], rec["deals"],
+                          data["models"])
+        if rec.get("key", key) != key:
+            sys.exit(f"{path}: a pairing's key does not match its inputs")
+        out[key] = {**rec, "key": key, "from_version": rec.get("from_version", old.version)}
+    return out
+
+
+def replayed_alike(suite, name: str, records, n: int) -> bool:
+    """Play again the ``n`` quickest carried-over pairings of table ``name`` (those with a
+    ``from_version``), and the quickest one with a learned agent and the quickest with the
+    search agent or a ceiling: do they give the same numbers as their records?"""
+    t = suite.tables[name]
+    slow = {r.name for r in t.field if r.slow}
+    carried = sorted((r for r in records if "from_version" in r), key=lambda r: r["seconds"])
+    learned = [r for r in carried if {r["agent"], r["reference"]} & {"ppo-any", *t.names()[5:]}
+               - slow]
+    searched = [r for r in carried if {r["agent"], r["reference"]} & slow]
+    chosen = {r["key"]: r for r in [*carried[:n], *learned[:1], *searched[:1]]}
+    alike = True
+    for r in chosen.values():
+        built = [make_agent(x, t.rules) for x in (r["agent"], r["reference"])]
+        again = play_pairing(t.rules, *built, r["deals"], t.seed, suite.batch_size)
+        same = all(again[k] == r[k] for k in ("rate", "wins", "no_winner", "games"))
+        alike &= same
+        print(f"  verify {r['agent']} vs {r['reference']} (v{r['from_version']}): "
+              f"{'the same' if same else 'DIFFERENT'}", flush=True)
+    return alike
+
+
+def verify(args: argparse.Namespace) -> None:
+    """Replay carried-over pairings of this version's ladder files (no file is written)."""
+    suite = load_suite(args.suite)
+    bad = []
+    for name in args.tables or list(suite.tables):
+        path = out_dir(suite.version) / f"{name}.json"
+        print(f"{name}:", flush=True)
+        if not replayed_alike(suite, name, json.loads(path.read_text())["pairings"], args.n):
+            bad.append(name)
+    if bad:
+        sys.exit(f"carried-over pairings play differently now at {', '.join(bad)}")
 
 
 def ladder(args: argparse.Namespace) -> None:
@@ -56,17 +116,40 @@ def ladder(args: argparse.Namespace) -> None:
         if path.exists() and not args.force:
             print(f"{name}: kept ({path.relative_to(ROOT)})", flush=True)
             continue
+        # pairings already played: another version's (the same key: the same games) and
+        # this table's interrupted run (kept after every pairing in <table>.partial.json)
+        reuse: dict[str, dict] = {}
+        for v in args.reuse_from:
+            reuse.update(carried_over(v, name))
+        partial = out / f"{name}.partial.json"
+        done: list[dict] = json.loads(partial.read_text()) if partial.exists() else []
+        reuse.update({r["key"]: r for r in done})
+        t = suite.tables[name]
+        models = field_models([t])
+        needed = {pairing_key(suite, t, x, y, n, models)
+                  for x, y, n in ladder_plan(t, anchors=suite.ladder_slow_anchors)}
+        if args.verify and not replayed_alike(
+                suite, name, [r for k, r in reuse.items() if k in needed], args.verify):
+            sys.exit(f"{name}: a carried-over pairing plays differently now; "
+                     f"play the table without --reuse-from")
 
-        def show(r: dict) -> None:
+        def show(r: dict, reuse: dict = reuse, done: list = done, partial: Path = partial) -> None:
+            if r["key"] not in reuse:
+                done.append(r)
+                partial.write_text(json.dumps(done, indent=1) + "\n")
+            where = f"(v{r['from_version']})" if "from_version" in r else (
+                "(kept)" if r["key"] in reuse else "")
             print(f"  {r['agent']:>16} vs {r['reference']:<16} {100 * r['rate']:5.1f} "
                   f"[{100 * r['low']:.1f}, {100 * r['high']:.1f}] {r['deals']} deals "
-                  f"{r['seconds']:7.1f} s", flush=True)
+                  f"{r['seconds']:7.1f} s {where}", flush=True)
 
         print(f"{name}:", flush=True)
-        data = play_ladder(suite.version, name, on_pairing=show)
-        data["command"] = f"python benchmarks/bench_suite.py ladder --tables {name} --force"
+        data = play_ladder(suite.version, name, on_pairing=show, reuse=reuse)
+        data["command"] = (f"python benchmarks/bench_suite.py ladder --tables {name} --force"
+                           + "".join(f" --reuse-from {v}" for v in args.reuse_from))
         path.write_text(json.dumps(data, indent=1) + "\n")
         (out / f"{name}.md").write_text(format_ladder_markdown(data, data["command"]))
+        partial.unlink(missing_ok=True)
         print(f"{name}: {data['seconds']:.0f} s", flush=True)
 
 
@@ -190,7 +273,17 @@ def main() -> None:
     p = sub.add_parser("ladder", help="play the reference field's ladder, table by table")
     p.add_argument("--tables", nargs="*")
     p.add_argument("--force", action="store_true", help="play tables whose JSON exists again")
+    p.add_argument("--reuse-from", type=int, nargs="*", default=[], metavar="VERSION",
+                   help="carry over the pairings of these versions' ladders that have the same "
+                        "pairing key (the same games)")
+    p.add_argument("--verify", type=int, default=0, metavar="N",
+                   help="first play the N quickest carried-over pairings of each table again "
+                        "and stop if one differs")
     p.set_defaults(run=ladder)
+    p = sub.add_parser("verify", help="play carried-over pairings of the ladder files again")
+    p.add_argument("--tables", nargs="*")
+    p.add_argument("-n", type=int, default=5, help="the N quickest of each table (default 5)")
+    p.set_defaults(run=verify)
     p = sub.add_parser("render", help="write the tables' pages again from their JSON")
     p.set_defaults(run=render)
     p = sub.add_parser("publish", help="write the published ladder and the docs index")

@@ -43,13 +43,15 @@ def test_the_suite_covers_every_preset_at_2_and_4_players_with_a_published_ladde
         assert [r.name for r in t.field if r.slow and not r.cheating] == ["pimc:8"]
         assert set(ladder["tables"][t.name]["ratings"]) == set(names)
         assert ladder["tables"][t.name]["ratings"]["greedy"]["rating"] == pytest.approx(1000)
-        assert t.ladder_deals >= 2000
+        # the published ladder: at least 2,000 deals in every pairing
+        assert t.ladder_deals >= 2000 and t.ladder_slow_deals >= 2000
+        assert ladder["tables"][t.name]["min_deals"] >= 2000
     assert suite.tables["basic-2p"].names()[5] == "ppo-basic-2p"
     assert len({t.seed for t in suite.tables.values()}) == len(suite.tables)
 
 
 def test_unknown_versions_and_tables_are_refused():
-    with pytest.raises(ValueError, match="unknown suite version 99; there are: 1"):
+    with pytest.raises(ValueError, match="unknown suite version 99; there are: 1, 2"):
         S.load_suite(99)
     with pytest.raises(ValueError, match="no table 'basic-3p'; its tables: basic-2p, basic-4p"):
         S.select_tables(S.load_suite(1), ["basic-3p"])
@@ -99,13 +101,50 @@ def test_the_fit_recovers_known_ratings_and_placing_keeps_the_field(players):
     assert np.isfinite(S.place_agent(field, lost, players, 1000.0)["rating"])
 
 
+def test_the_ladder_carries_over_only_pairings_with_the_same_key(monkeypatch):
+    first = S.play_ladder(1, "basic-2p", deals=6, slow_deals=2)
+    keys = [r["key"] for r in first["pairings"]]
+    assert len(set(keys)) == len(keys)
+    assert [(r["agent"], r["reference"]) for r in first["pairings"]][-6:] == [
+        ("pimc:8", "greedy"), ("pimc:8", "ppo-any"), ("oracle-hands:8", "greedy"),
+        ("oracle-hands:8", "ppo-any"), ("oracle:4", "greedy"), ("oracle:4", "ppo-any")]
+    # version 2's slow reference agents play greedy alone; everything else keeps its key
+    two = S.load_suite(2)
+    assert two.ladder_slow_anchors == ("greedy",)
+    t2 = two.tables["basic-2p"]
+    plan = S.ladder_plan(t2, anchors=two.ladder_slow_anchors, deals=6, slow_deals=2)
+    models = S.field_models([t2])
+    again = [S.pairing_key(two, t2, x, y, n, models) for x, y, n in plan]
+    assert set(again) < set(keys) and len(again) == len(keys) - 3
+    # a changed deal count, model file or table gives another key
+    one = S.load_suite(1)
+    t1 = one.tables["basic-2p"]
+    k = S.pairing_key(one, t1, "greedy", "ppo-any", 6, models)
+    assert k in keys
+    assert S.pairing_key(one, t1, "greedy", "ppo-any", 7, models) != k
+    assert S.pairing_key(one, t1, "greedy", "ppo-any", 6, {**models, "ppo-any": "0" * 64}) != k
+    assert S.pairing_key(one, one.tables["basic-4p"], "greedy", "ppo-any", 6, models) != k
+
+    def no_games(*a, **kw):
+        raise AssertionError("a carried-over pairing was played")
+
+    monkeypatch.setattr(S, "play_pairing", no_games)
+    carried = S.play_ladder(2, "basic-2p", deals=6, slow_deals=2,
+                            reuse={r["key"]: {**r, "from_version": 1} for r in first["pairings"]})
+    assert all(r["from_version"] == 1 for r in carried["pairings"])
+    assert "(v1)" in S.format_ladder_markdown(carried, "cmd")
+    with pytest.raises(AssertionError, match="was played"):   # a key not carried is played
+        S.play_ladder(2, "basic-2p", deals=6, slow_deals=3,
+                      reuse={r["key"]: r for r in first["pairings"]})
+
+
 # ---- ono-bench ---------------------------------------------------------------------------
 def test_the_same_agent_gets_the_same_card_and_the_card_has_its_format():
     a = S.bench_agent("greedy", tables=["basic-2p", "stacking-4p"], **SMALL)
     b = S.bench_agent("greedy", tables=["basic-2p", "stacking-4p"], **SMALL)
     assert _no_timing(a) == _no_timing(b)
     S.check_card(json.loads(json.dumps(a)))
-    assert a["format"] == "ono-bench-card" and a["suite_version"] == 1
+    assert a["format"] == "ono-bench-card" and a["suite_version"] == S.load_suite().version
     assert a["agent"] == {"spec": "greedy", "kind": "name", "label": "greedy", "cheating": False}
     t = a["tables"]["stacking-4p"]
     assert t["players"] == 4 and t["fair_share"] == 0.25
@@ -153,7 +192,7 @@ def test_module_class_loading_and_its_refusals(in_data):
     (["genius"], "unknown agent 'genius'"),
     (["nosuchmodule:Agent"], "cannot import module"),
     (["planted:NoAct", "--tables", "basic-2p"], "does not implement the agent protocol"),
-    (["greedy", "--suite", "7"], "unknown suite version 7; there are: 1"),
+    (["greedy", "--suite", "7"], "unknown suite version 7; there are: 1, 2"),
     (["greedy", "--tables", "basic-5p"], "no table 'basic-5p'"),
     (["ppo-basic-2p"], "the tables it can play: basic-2p"),
     (["greedy", "--deals", "0"], "out of range"),
@@ -207,7 +246,7 @@ def test_the_exploiter_of_a_planted_weakness_beats_it_by_more(in_data, tmp_path)
     kw = dict(rules="basic", num_players=2, steps=120_000, deals=600, threads=1)
     red = exploit("planted:NamesRed", run_dir=tmp_path / "red", **kw)
     greedy = exploit("greedy", run_dir=tmp_path / "greedy", **kw)
-    assert red["deals_from"] == "suite version 1, table basic-2p"
+    assert red["deals_from"] == f"suite version {S.load_suite().version}, table basic-2p"
     assert red["rate"] > greedy["rate"] + 0.02, (red["rate"], greedy["rate"])
     saved = json.loads((tmp_path / "red" / "exploit.json").read_text())
     assert saved["rate"] == red["rate"] and saved["steps"] >= 120_000

@@ -100,6 +100,7 @@ class _SuiteSpec(_Strict):
     field: list[str]
     search: str
     ceilings: list[str]
+    ladder_slow_anchors: list[str] = ["greedy", "ppo-any"]
     tables: dict[str, _TableSpec]
 
 
@@ -146,6 +147,8 @@ class Suite:
     anchor_rating: float
     tables: dict[str, SuiteTable]
     path: Path
+    ladder_slow_anchors: tuple[str, ...] = ("greedy", "ppo-any")
+    """Whom the search agent and the ceilings play in the published ladder."""
 
 
 def suite_versions() -> list[int]:
@@ -194,8 +197,11 @@ def load_suite(version: int | str = LATEST) -> Suite:
         tables[name] = SuiteTable(name, t.rules, t.players,
                                   _derive(spec.seed, zlib.crc32(name.encode())), tuple(field),
                                   t.deals, t.slow_deals, t.ladder_deals, t.ladder_slow_deals)
+    for name in spec.ladder_slow_anchors:
+        if name not in spec.field:
+            raise ValueError(f"{path}: ladder_slow_anchors: {name!r} is not in the field")
     return Suite(spec.version, spec.seed, spec.batch_size, spec.anchor.agent, spec.anchor.rating,
-                 tables, path)
+                 tables, path, tuple(spec.ladder_slow_anchors))
 
 
 def select_tables(suite: Suite, names: Sequence[str] | None) -> list[SuiteTable]:
@@ -599,27 +605,54 @@ def ladder_plan(table: SuiteTable, anchors: Sequence[str] = ("greedy", "ppo-any"
     return out
 
 
+def pairing_key(suite: Suite, table: SuiteTable, agent: str, reference: str, deals: int,
+                models: dict[str, str]) -> str:
+    """What decides a ladder pairing's games, hashed (SHA-256 of canonical JSON): the rules,
+    the player count, the table's seed and batch size, the two agents' names, the SHA-256 of
+    their model files (``models``: name -> SHA-256, for the learned ones) and the deals. Two
+    pairings with the same key play the same games (the arena is deterministic given its
+    seed), so :func:`play_ladder` may carry a result over from another suite version's files
+    instead of playing it again."""
+    import json
+
+    what = {"rules": table.rules.to_dict(), "players": table.players, "seed": table.seed,
+            "batch_size": suite.batch_size, "agent": agent, "reference": reference,
+            "deals": deals, "models": {n: models[n] for n in (agent, reference) if n in models}}
+    return hashlib.sha256(json.dumps(what, sort_keys=True).encode()).hexdigest()
+
+
 def play_ladder(version: int | str, table_name: str, *, deals: int | None = None,
                 slow_deals: int | None = None, progress: bool = False,
-                on_pairing: Callable[[dict[str, Any]], None] | None = None) -> dict[str, Any]:
+                on_pairing: Callable[[dict[str, Any]], None] | None = None,
+                reuse: dict[str, dict[str, Any]] | None = None) -> dict[str, Any]:
     """The reference field of one table against itself (:func:`ladder_plan`) and its fitted
-    ratings: what the published ladder of a suite version holds for the table."""
+    ratings: what the published ladder of a suite version holds for the table. Every record
+    carries its :func:`pairing_key`; a pairing whose key is in ``reuse`` (key -> an earlier
+    record, from another version's files or an interrupted run) is taken from there, not
+    played again."""
     suite = load_suite(version)
     t = select_tables(suite, [table_name])[0]
     rules = t.rules
-    todo = ladder_plan(t, deals=deals, slow_deals=slow_deals)
+    todo = ladder_plan(t, anchors=suite.ladder_slow_anchors, deals=deals, slow_deals=slow_deals)
+    models = field_models([t])
+    keys = [pairing_key(suite, t, x, y, n, models) for x, y, n in todo]
+    reuse = reuse or {}
     built = {n: make_agent(n, rules) for n in t.names()}
     bar = None
     if progress:
-        bar = games_bar(sum(n * t.players for _a, _b, n in todo), f"ladder {t.name}")
+        bar = games_bar(sum(n * t.players for (_a, _b, n), k in zip(todo, keys) if k not in reuse),
+                        f"ladder {t.name}")
     records = []
     t0 = time.perf_counter()
     try:
-        for x, y, n in todo:
-            t1 = time.perf_counter()
-            r = play_pairing(rules, built[x], built[y], n, t.seed, suite.batch_size, progress=bar)
-            rec = {"agent": x, "reference": y, "players": t.players, **r,
-                   "seconds": round(time.perf_counter() - t1, 2)}
+        for (x, y, n), key in zip(todo, keys):
+            if key in reuse:
+                rec = dict(reuse[key])
+            else:
+                t1 = time.perf_counter()
+                r = play_pairing(rules, built[x], built[y], n, t.seed, suite.batch_size, progress=bar)
+                rec = {"agent": x, "reference": y, "players": t.players, **r,
+                       "seconds": round(time.perf_counter() - t1, 2), "key": key}
             records.append(rec)
             if on_pairing is not None:
                 on_pairing(rec)
@@ -629,7 +662,7 @@ def play_ladder(version: int | str, table_name: str, *, deals: int | None = None
     ratings = fit_ratings(t.names(), records, suite.anchor, suite.anchor_rating)
     return {"suite_version": suite.version, "table": t.name, "rules": t.preset,
             "players": t.players, "cheating": [r.name for r in t.field if r.cheating],
-            "ratings": ratings, "pairings": records, "models": field_models([t]),
+            "ratings": ratings, "pairings": records, "models": models,
             "seconds": round(time.perf_counter() - t0, 2)}
 
 
@@ -745,9 +778,15 @@ def format_ladder_markdown(data: dict[str, Any], command: str) -> str:
                   f"deal played with the agent in each seat ({what}, 95% interval over deals).",
               "", "| agent | reference agent | deals | rate [95%] | seconds |",
               "|---|---|---|---|---|"]
+    carried = sorted({p["from_version"] for p in data["pairings"] if "from_version" in p})
     for p in data["pairings"]:
+        took = f"{p['seconds']:.0f}" + (f" (v{p['from_version']})" if "from_version" in p else "")
         lines.append(f"| {p['agent']} | {p['reference']} | {p['deals']} | {100 * p['rate']:.1f} "
-                     f"[{100 * p['low']:.1f}, {100 * p['high']:.1f}] | {p['seconds']:.0f} |")
+                     f"[{100 * p['low']:.1f}, {100 * p['high']:.1f}] | {took} |")
+    if carried:
+        lines += ["", "A pairing marked (v*N*) was carried over from version *N*'s ladder: the same "
+                      "rules, deals, seed, agents and model files (the same pairing key) play "
+                      "the same games; its seconds are that run's."]
     return "\n".join(lines) + "\n"
 
 
@@ -755,7 +794,7 @@ __all__ = [
     "CARD_FORMAT", "CARD_FORMAT_VERSION", "LATEST", "MAX_CARD_BYTES", "MAX_DEALS", "Reference",
     "Suite", "SuiteTable", "bench_agent", "check_card", "check_field", "describe_agent",
     "field_models", "fit_ratings", "format_card", "format_card_markdown",
-    "format_ladder_markdown", "ladder_plan", "load_suite", "place_agent", "play_ladder",
+    "format_ladder_markdown", "ladder_plan", "load_suite", "pairing_key", "place_agent", "play_ladder",
     "play_pairing", "read_card", "read_ladder", "resolve_agent", "rotations", "select_tables",
     "suite_versions",
 ]
