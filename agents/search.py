@@ -24,6 +24,11 @@ the deal, how much is play). Names (``make_agent``):
 ``oracle:N``               CHEATING: sees everything, the stock order included
 =========================  =================================================================
 
+The ceilings take the plain argmax, as ``pimc-plain``: where every legal action's playouts end
+alike (all lost or all won), they pick any of them, a voluntary draw or a false catch
+included. Under ``ono`` that takes ``oracle-hands:8`` from 47.9% (ties broken by greedy's
+choice) to 21.7% against ``greedy`` (``benchmarks/bench_ceiling_ties.py``; docs/benchmark.md).
+
 The budget ``N`` counts worlds: in each world every legal action gets one playout (so a
 decision costs N x (legal actions) playouts) for ``pimc`` and the ceilings, and iterations
 (one playout each) for ``ismcts``; measured strength and times per decision are in the

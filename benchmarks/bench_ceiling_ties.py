@@ -1,0 +1,76 @@
+"""Why the cheating ceilings lose under ``ono``: how they break ties.
+
+    python benchmarks/bench_ceiling_ties.py                       # ono-2p and basic-2p, 500 deals
+    python benchmarks/bench_ceiling_ties.py --tables ono-2p --deals 2000
+
+The ceilings ``oracle-hands:N`` and ``oracle:N`` (:mod:`ono_env.agents.search`) take the
+action with the best mean playout result and break ties uniformly at random; ``pimc`` keeps
+greedy's choice unless it is beaten by a margin. When every action's playouts end the same way
+(all lost, or all won: playouts of a single round score 1 or 0), a ceiling picks any legal
+action, a voluntary draw or a false catch included. This plays each ceiling against
+``greedy`` on the benchmark suite's deals twice: as shipped, and with ties (only ties) broken
+by greedy's choice (``SearchAgent(margin=0)``), and writes
+``docs/results/suite-2/ceiling-ties.md`` and ``.json``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import time
+from pathlib import Path
+
+os.environ.setdefault("OMP_NUM_THREADS", "1")
+
+from ono_env.agents import make_agent
+from ono_env.agents.search import SearchAgent
+from ono_env.arena.suite import load_suite, play_pairing, select_tables
+
+ROOT = Path(__file__).resolve().parent.parent
+CEILINGS = {"oracle-hands:8": ("hands", 8), "oracle:4": ("all", 4)}
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--tables", nargs="*", default=["ono-2p", "basic-2p"])
+    ap.add_argument("--deals", type=int, default=500)
+    ap.add_argument("--suite", default="latest")
+    args = ap.parse_args()
+    suite = load_suite(args.suite)
+    out = ROOT / "docs" / "results" / f"suite-{suite.version}"
+    rows = []
+    for t in select_tables(suite, args.tables):
+        rules = t.rules
+        greedy = make_agent("greedy", rules)
+        for name, (view, worlds) in CEILINGS.items():
+            variants = {"as shipped (ties at random)": make_agent(name, rules),
+                        "ties broken by greedy's choice": SearchAgent(
+                            rules, worlds, "greedy", view, name=f"{name} (ties to greedy)",
+                            margin=0.0)}
+            for how, agent in variants.items():
+                t0 = time.perf_counter()
+                r = play_pairing(rules, agent, greedy, args.deals, t.seed, suite.batch_size)
+                row = {"table": t.name, "ceiling": name, "ties": how, **r,
+                       "seconds": round(time.perf_counter() - t0, 1)}
+                rows.append(row)
+                print(f"{t.name} {name:>15} {how:<32} {100 * r['rate']:5.1f}% "
+                      f"[{100 * r['low']:.1f}, {100 * r['high']:.1f}] {row['seconds']} s", flush=True)
+    command = ("python benchmarks/bench_ceiling_ties.py --tables " + " ".join(args.tables)
+               + f" --deals {args.deals}")
+    (out / "ceiling-ties.json").write_text(json.dumps({"command": command, "rows": rows},
+                                                      indent=1) + "\n")
+    lines = [f"Each cheating ceiling against `greedy` on suite version {suite.version}'s deals "
+             f"({args.deals:,} per table, each played with the ceiling in both seats): as "
+             "shipped, and with ties broken by greedy's choice. Regenerate with "
+             f"`{command}`.", "",
+             "| table | ceiling | ties | win rate [95%] |", "|---|---|---|---|"]
+    for r in rows:
+        lines.append(f"| {r['table']} | {r['ceiling']} (cheating) | {r['ties']} | "
+                     f"{100 * r['rate']:.1f}% [{100 * r['low']:.1f}, {100 * r['high']:.1f}] |")
+    (out / "ceiling-ties.md").write_text("\n".join(lines) + "\n")
+    print(f"wrote {(out / 'ceiling-ties.md').relative_to(ROOT)}")
+
+
+if __name__ == "__main__":
+    main()
