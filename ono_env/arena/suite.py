@@ -610,9 +610,10 @@ def pairing_key(suite: Suite, table: SuiteTable, agent: str, reference: str, dea
     """What decides a ladder pairing's games, hashed (SHA-256 of canonical JSON): the rules,
     the player count, the table's seed and batch size, the two agents' names, the SHA-256 of
     their model files (``models``: name -> SHA-256, for the learned ones) and the deals. Two
-    pairings with the same key play the same games (the arena is deterministic given its
-    seed), so :func:`play_ladder` may carry a result over from another suite version's files
-    instead of playing it again."""
+    pairings with the same key play the same games under the same code (the arena is
+    deterministic given its seed), so :func:`play_ladder` may carry a result over from another
+    suite version's files instead of playing it again; the key does not cover the code, so
+    ``benchmarks/bench_suite.py`` replays some carried-over pairings to check (``--verify``)."""
     import json
 
     what = {"rules": table.rules.to_dict(), "players": table.players, "seed": table.seed,
