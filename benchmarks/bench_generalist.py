@@ -17,11 +17,14 @@ Parts (``--parts``, comma-separated):
 
 A game with no winner shares 1/N to every seat. Results accumulate in ``results.json`` of
 ``--out`` (a part already there is skipped unless ``--again``); ``results.md`` is the table.
+Both name the model file's SHA-256 and training steps; when ``results.json`` holds another
+model file's rows, they are dropped and every part is measured again.
 """
 
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import math
 import sys
@@ -30,6 +33,7 @@ from pathlib import Path
 
 import numpy as np
 
+from ono_env.agents.learned import read_metadata, shipped_models
 from ono_env.arena import run_arena
 from ono_env.arena.play import seatings
 from ono_env.rules import PRESETS
@@ -123,9 +127,18 @@ def _line(r: dict) -> str:
             f"{r['seconds']:.0f} s){extra}")
 
 
-def write_md(out: Path, rows: list[dict], model: str, argv: list[str]) -> None:
+def model_file(model: str) -> dict:
+    """The model's file: its SHA-256 and training steps (a registered name or a path)."""
+    path = shipped_models().get(model, Path(model))
+    return {"model_sha256": hashlib.sha256(Path(path).read_bytes()).hexdigest(),
+            "training_steps": int(read_metadata(path)["training_steps"])}
+
+
+def write_md(out: Path, rows: list[dict], model: str, argv: list[str], info: dict) -> None:
     lines = ["# The generalist's targets", "",
-             f"`python benchmarks/bench_generalist.py {' '.join(argv)}` (model `{model}`)", "",
+             f"`python benchmarks/bench_generalist.py {' '.join(argv)}` (model `{model}`: "
+             f"{info['training_steps']:,} learner steps, model file SHA-256 "
+             f"{info['model_sha256'][:12]}...)", "",
              "Mirrored deals (every seating of each deal), 95% interval over deals; a game with "
              "no winner shares 1/N to every seat.", "",
              "| part | preset | players | against | share | 95% interval | fair | x fair | deals | "
@@ -162,6 +175,11 @@ def main() -> None:
     path = args.out / "results.json"
     data = json.loads(path.read_text()) if path.is_file() else {"rows": []}
     rows: list[dict] = data["rows"]
+    info = model_file(args.model)
+    if rows and data.get("model_sha256") != info["model_sha256"]:
+        print(f"{path}: its rows measured another model file; measuring every part again",
+              file=sys.stderr)
+        rows = []
     parts = args.parts.split(",")
     unknown = set(parts) - {"two", "many", "ten", "specialists"}
     if unknown:
@@ -185,10 +203,10 @@ def main() -> None:
         else:
             rows += part_specialists(args.model, args.deals, args.deals_many, args.seed, best)
         print(f"{part}: {time.perf_counter() - t:.0f} s", file=sys.stderr)
-        data = {"model": args.model, "seed": args.seed, "rows": rows}
+        data = {"model": args.model, **info, "seed": args.seed, "rows": rows}
         path.write_text(json.dumps(data, indent=1) + "\n")
-        write_md(args.out, rows, args.model, sys.argv[1:])
-    write_md(args.out, rows, args.model, sys.argv[1:])
+        write_md(args.out, rows, args.model, sys.argv[1:], info)
+    write_md(args.out, rows, args.model, sys.argv[1:], info)
     print((args.out / "results.md").read_text())
 
 
