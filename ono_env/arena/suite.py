@@ -258,12 +258,16 @@ def check_field(suite: Suite, tables: Sequence[SuiteTable], ladder: dict[str, An
         if t.name not in ladder["tables"]:
             raise ValueError(f"the published ladder of suite version {suite.version} has no "
                              f"table {t.name}")
+    latest = max(suite_versions())
+    later = ("" if suite.version >= latest else
+             f"; version {latest} is measured with the shipped files (an earlier version needs "
+             f"the release of the package that shipped its files)")
     for name, sha in field_models(tables).items():
         if ladder["models"].get(name) != sha:
             raise ValueError(f"reference agent {name}: its model file is not the one suite version "
                              f"{suite.version} was published with (SHA-256 "
                              f"{str(ladder['models'].get(name))[:12]}...): a changed reference "
-                             f"field makes a new suite version")
+                             f"field makes a new suite version" + later)
 
 
 # ---------------------------------------------------------------- playing
