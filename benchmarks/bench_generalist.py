@@ -24,7 +24,6 @@ model file's rows, they are dropped and every part is measured again.
 from __future__ import annotations
 
 import argparse
-import hashlib
 import json
 import math
 import sys
@@ -36,6 +35,7 @@ import numpy as np
 from ono_env.agents.learned import read_metadata, shipped_models
 from ono_env.arena import run_arena
 from ono_env.arena.play import seatings
+from ono_env.arena.suite import model_sha256
 from ono_env.rules import PRESETS
 
 BASELINES = ("greedy", "color", "defensive")
@@ -130,7 +130,7 @@ def _line(r: dict) -> str:
 def model_file(model: str) -> dict:
     """The model's file: its SHA-256 and training steps (a registered name or a path)."""
     path = shipped_models().get(model, Path(model))
-    return {"model_sha256": hashlib.sha256(Path(path).read_bytes()).hexdigest(),
+    return {"model_sha256": model_sha256(path),
             "training_steps": int(read_metadata(path)["training_steps"])}
 
 
