@@ -160,3 +160,26 @@ def test_the_cleanrl_style_example_trains_on_it():
     out = module.main(module.Args(total_timesteps=2048, num_envs=32, num_steps=16, hidden=32,
                                   update_epochs=1))
     assert out["steps"] == 2048 and out["episodes"] > 0 and 0 <= out["win_rate"] <= 1
+
+
+def test_the_learner_batch_writes_observations_into_a_given_array():
+    """LearnerBatch.step(out=...) (the trainer's rollout buffer) writes the same observations
+    a step without it returns, into that array, finished games included."""
+    from ono_env.envs.learner_batch import LearnerBatch
+
+    kw = dict(opponents="greedy", seed=3, num_players=3, observation_version=2)
+    a, b = LearnerBatch("ono", 8, **kw), LearnerBatch("ono", 8, **kw)
+    oa, ob = a.reset(seed=3), b.reset(seed=3)
+    assert np.array_equal(oa, ob)
+    rng = np.random.default_rng(0)
+    buf = np.full((2, 8, oa.shape[1]), np.nan, np.float32)
+    finished = 0
+    for t in range(60):
+        mask = a.action_masks()
+        act = (rng.random(mask.shape) * mask).argmax(axis=1)
+        ra = a.step(act)
+        rb = b.step(act, out=buf[t % 2])
+        assert rb.obs is buf[t % 2] or np.shares_memory(rb.obs, buf[t % 2])
+        assert np.array_equal(ra.obs, buf[t % 2]) and np.array_equal(ra.rewards, rb.rewards)
+        finished += int(ra.dones.sum())
+    assert finished > 0

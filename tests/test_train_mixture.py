@@ -167,3 +167,73 @@ def test_the_generalist_fills_in_where_no_specialist_exists():
     assert search.prior.name == "ppo-any"
     with pytest.raises(ValueError, match="trained for 'basic' rules"):
         make_agent("ppo-basic-2p", {"preset": "ono", "num_players": 2})
+
+
+def _observations_at(tables):
+    """Learner observations (version 2) from games in progress at each (preset, players)."""
+    from ono_env.envs.learner_batch import LearnerBatch
+
+    rng = np.random.default_rng(0)
+    out = []
+    for preset, n in tables:
+        batch = LearnerBatch(preset, 16, "greedy", seed=n, num_players=n, observation_version=2)
+        obs = batch.reset(seed=n)
+        for _ in range(12):
+            mask = batch.action_masks()
+            obs = batch.step((rng.random(mask.shape) * mask).argmax(axis=1)).obs
+        out.append(obs)
+    return np.concatenate(out)
+
+
+@pytest.mark.parametrize("bf16", [False, True])
+def test_the_trainer_encodes_only_present_seats_and_computes_the_same(bf16):
+    """The trainer's network runs its opponent encoder on the blocks of the seats present
+    only (its minibatches read observations prepared once per update): the values are
+    those of encoding all nine blocks and multiplying by the presence flag (the model
+    format's function), and of the model file's NumPy network."""
+    import torch
+
+    from ono_env.observation import (
+        MAX_OPPONENTS,
+        OBS2_OPPONENTS,
+        OPPONENT_SIZE,
+        OPP_PRESENT,
+        observation_scale,
+    )
+    from ono_env.rules import resolve_rules
+    from ono_env.train.ppo import ActorCritic
+
+    obs_np = _observations_at([("ono", 2), ("classic", 4), ("uno2018", 6), ("basic", 10)])
+    obs = torch.from_numpy(obs_np)
+    torch.manual_seed(0)
+    model = ActorCritic(observation_scale(resolve_rules("ono", num_players=2), 2), [32, 32],
+                        "tanh", True, 8)
+
+    def every_block(o):
+        x = o / model.scale
+        opp = x[:, OBS2_OPPONENTS:].reshape(len(x), MAX_OPPONENTS, OPPONENT_SIZE)
+        e = torch.tanh(model.encoder(opp)) * opp[:, :, OPP_PRESENT:OPP_PRESENT + 1]
+        return torch.cat([x[:, :OBS2_OPPONENTS], e.reshape(len(x), -1).to(x.dtype)], dim=1)
+
+    idx = torch.randperm(len(obs), generator=torch.Generator().manual_seed(1))[:40]
+    # the matrix products may round differently for another number of rows: one bf16 step
+    tol = {"rtol": 1e-2, "atol": 1e-2} if bf16 else {"rtol": 1e-5, "atol": 1e-6}
+    with torch.no_grad(), torch.autocast("cpu", dtype=torch.bfloat16, enabled=bf16):
+        want = every_block(obs)
+        features = model.features(obs)
+        torch.testing.assert_close(features, want, **tol)
+        prep = model.prepare(obs, torch.bfloat16 if bf16 else torch.float32)
+        got = model.minibatch(prep, idx)
+        torch.testing.assert_close(got.float(), want[idx].to(got.dtype).float(), **tol)
+        torch.testing.assert_close(model.heads(got)[0].float(), model.heads(want[idx])[0].float(),
+                                   **tol)
+    # an absent seat's encoding is exactly 0; the encoder ran on the 1 + 3 + 5 + 9 present
+    # blocks of the 16 games of each table, not on all nine
+    absent = ~prep.present
+    enc = features[:, OBS2_OPPONENTS:].reshape(len(obs), MAX_OPPONENTS, -1)
+    assert absent.any() and not enc[absent].any() and enc[~absent].any()
+    assert int(prep.present.sum()) == 16 * (1 + 3 + 5 + 9)
+    if not bf16:   # the exported model plays the same function
+        with torch.no_grad():
+            logits = model(obs)[0].numpy()
+        assert np.allclose(model.policy_net()(obs_np), logits, atol=1e-4)

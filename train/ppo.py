@@ -40,7 +40,11 @@ What it does
     each :class:`_Table` holds its own :class:`~ono_env.envs.learner_batch.LearnerBatch`,
     opponent pool and resolved settings, its games fill a slice of the rollout's game slots,
     and one update learns from all of them. Evaluations, stall warnings and the final
-    evaluation run per table.
+    evaluation run per table. The games write their observations straight into the rollout
+    buffer. With an opponent encoder the network encodes only the blocks of the seats that
+    are present (the others encode to 0 in the model format), and the update scales the
+    rollout's observations once, stores them in the autocast's dtype and gathers only the
+    present blocks for each minibatch (:meth:`ActorCritic.prepare`).
 
     ``policy.shared: true`` feeds both heads from one trunk (``net_arch``); false keeps two
     networks, as SB3 does. ``precision: auto`` runs the matrix products under bf16 autocast
@@ -74,7 +78,7 @@ import sys
 import time
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 import torch
@@ -116,6 +120,16 @@ HIDDEN_SCALE = 1e30
 
 
 # ---- the network ----------------------------------------------------------------------------
+class Prepared(NamedTuple):
+    """A rollout's observations as the update reads them (:meth:`ActorCritic.prepare`): the
+    scaled own parts ``(M, OBS2_OPPONENTS)``, the scaled opponent blocks
+    ``(M * 9, OPPONENT_SIZE)`` and which of them belong to a seat at the table ``(M, 9)``."""
+
+    own: torch.Tensor
+    blocks: torch.Tensor
+    present: torch.Tensor
+
+
 class ActorCritic(nn.Module):
     """``obs / scale`` -> MLP -> logits (85) and value; one trunk for both heads
     (``shared``) or two networks of the same shape. With ``opponent_encoder`` E > 0
@@ -165,15 +179,56 @@ class ActorCritic(nn.Module):
         x = obs / self.scale
         if self.encoder is None:
             return x
-        opp = x[:, OBS2_OPPONENTS:].reshape(len(x), MAX_OPPONENTS, OPPONENT_SIZE)
-        e = self._act(self.encoder(opp)) * opp[:, :, OPP_PRESENT:OPP_PRESENT + 1]
-        return torch.cat([x[:, :OBS2_OPPONENTS], e.reshape(len(x), -1).to(x.dtype)], dim=1)
+        B = len(x)
+        blocks = x[:, OBS2_OPPONENTS:].reshape(B * MAX_OPPONENTS, OPPONENT_SIZE)
+        at = (blocks[:, OPP_PRESENT] != 0).nonzero()[:, 0]
+        return self._encoded(x[:, :OBS2_OPPONENTS], blocks[at], at, B)
 
-    def forward(self, obs: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-        x = self.features(obs)
+    def _encoded(self, own: torch.Tensor, blocks: torch.Tensor, at: torch.Tensor,
+                 B: int) -> torch.Tensor:
+        """The trunk's input from the scaled own part ``(B, OBS2_OPPONENTS)``, the scaled
+        blocks of the seats that are present ``(P, OPPONENT_SIZE)`` and their places ``at``
+        in the ``B * MAX_OPPONENTS`` blocks. The encoder runs on the present blocks only;
+        an absent seat's encoding is 0, as in the model format (the encoding is multiplied
+        by the block's presence flag), so this is the same function with less work: the
+        tables of a 2-6 player mixture fill three of the nine blocks on average."""
+        assert self.encoder is not None
+        e = self._act(self.encoder(blocks))
+        full = e.new_zeros(B * MAX_OPPONENTS, e.shape[1]).index_copy(0, at, e)
+        return torch.cat([own, full.reshape(B, -1).to(own.dtype)], dim=1)
+
+    def heads(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """Logits and value from the trunk's input (:meth:`features`)."""
         h = self.pi_body(x)
         hv = h if self.shared else self.v_body(x)
         return self.pi(h), self.v(hv)[:, 0]
+
+    def forward(self, obs: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        return self.heads(self.features(obs))
+
+    def prepare(self, obs: torch.Tensor, dtype: torch.dtype) -> Prepared:
+        """A rollout's observations ``(M, D)`` made ready for the update's minibatches
+        (:meth:`minibatch`; a network with an opponent encoder): scaled once and stored as
+        ``dtype`` (bf16 under the bf16 autocast, where the matrix products cast to it
+        anyway), the own part and the opponent blocks apart, so that a minibatch gathers
+        only the blocks of the seats that are present."""
+        if self.encoder is None:
+            raise ValueError("prepare: this network has no opponent encoder")
+        x = obs / self.scale
+        M = len(x)
+        blocks = x[:, OBS2_OPPONENTS:].reshape(M * MAX_OPPONENTS, OPPONENT_SIZE)
+        present = (blocks[:, OPP_PRESENT] != 0).reshape(M, MAX_OPPONENTS)
+        return Prepared(x[:, :OBS2_OPPONENTS].to(dtype).contiguous(), blocks.to(dtype), present)
+
+    def minibatch(self, prep: Prepared, idx: torch.Tensor) -> torch.Tensor:
+        """The trunk's input for the rows ``idx`` of a :meth:`prepare`-d rollout: the values
+        of ``features(obs[idx])``, in the prepared dtype."""
+        B = len(idx)
+        sel = prep.present[idx]                                           # (B, 9)
+        slots = torch.arange(MAX_OPPONENTS, device=idx.device)
+        src = (idx[:, None] * MAX_OPPONENTS + slots)[sel]
+        at = (torch.arange(B, device=idx.device)[:, None] * MAX_OPPONENTS + slots)[sel]
+        return self._encoded(prep.own[idx], prep.blocks[src], at, B)
 
     def value(self, obs: torch.Tensor) -> torch.Tensor:
         return self.v(self.v_body(self.features(obs)))[:, 0]
@@ -505,7 +560,9 @@ def train(cfg: TrainConfig) -> dict[str, Any]:
         tab.batch = LearnerBatch(tab.rules, tab.n, tab.pool, seed=seed, reward=tab.cfg.reward,
                                  max_decisions=tab.max_decisions, observation_version=version)
     D = tables[0].batch.game.observation_size
-    obs_buf = np.zeros((T, N, D), np.float32)
+    # row t: the observations of step t; the games write row t + 1 themselves, and row T
+    # (the next rollout's first) moves to row 0
+    obs_buf = np.zeros((T + 1, N, D), np.float32)
     mask_buf = np.zeros((T, N, NUM_ACTIONS), np.bool_)
     act_buf = torch.zeros((T, N), dtype=torch.int64, device=device)
     logp_buf = torch.zeros((T, N), device=device)
@@ -514,9 +571,8 @@ def train(cfg: TrainConfig) -> dict[str, Any]:
     done_buf = np.zeros((T, N), np.float32)
     autocast = torch.autocast(device.type, dtype=torch.bfloat16, enabled=bf16)
 
-    obs = np.zeros((N, D), np.float32)
     for tab in tables:
-        obs[tab.slots] = tab.batch.reset()
+        obs_buf[T, tab.slots] = tab.batch.reset()
     ep_return = np.zeros(N, np.float64)
     finished_returns: list[float] = []
     steps = start_steps
@@ -568,8 +624,8 @@ def train(cfg: TrainConfig) -> dict[str, Any]:
         t_roll = time.perf_counter()
         model.eval()
         with torch.no_grad():
+            obs_buf[0] = obs_buf[T]
             for t in range(T):
-                obs_buf[t] = obs
                 for tab in tables:
                     np.copyto(mask_buf[t, tab.slots], tab.batch.game.legal_mask())
                 o, m = to_dev(obs_buf[t]), to_dev(mask_buf[t])
@@ -589,7 +645,7 @@ def train(cfg: TrainConfig) -> dict[str, Any]:
                 chosen["draw"] += int((playable & (a_np == A_DRAW)).sum())
                 for tab in tables:
                     sl = tab.slots
-                    r = tab.batch.step(a_np[sl])
+                    r = tab.batch.step(a_np[sl], out=obs_buf[t + 1, sl])
                     rew = r.rewards
                     if tab.shaping:   # potential -c * hand size; 0 at a game's end (ppo.hand_shaping)
                         rew = rew + hand_shaping(obs_buf[t, sl][:, OBS_SELF], r.obs[:, OBS_SELF],
@@ -610,9 +666,8 @@ def train(cfg: TrainConfig) -> dict[str, Any]:
                         finished = ep_return[sl][r.dones]
                         finished_returns.extend(finished.tolist())
                         ep_return[sl][r.dones] = 0.0
-                    obs[sl] = r.obs
             with autocast:
-                next_value = model.value(to_dev(obs)).float()
+                next_value = model.value(to_dev(obs_buf[T])).float()
         steps += N * T
         t_upd = time.perf_counter()
         seconds["rollout"] += t_upd - t_roll
@@ -630,7 +685,11 @@ def train(cfg: TrainConfig) -> dict[str, Any]:
 
         # ---- PPO update ---------------------------------------------------------------------------
         model.train()
-        b_obs = to_dev(obs_buf.reshape(T * N, D))
+        b_obs = to_dev(obs_buf[:T].reshape(T * N, D))
+        # with an opponent encoder, the minibatches read the observations scaled once and
+        # split, and encode only the seats that are present (ActorCritic.prepare)
+        prep = (model.prepare(b_obs, torch.bfloat16 if bf16 else torch.float32)
+                if model.encoder is not None else None)
         b_mask = to_dev(mask_buf.reshape(T * N, NUM_ACTIONS))
         b_act, b_logp = act_buf.reshape(-1), logp_buf.reshape(-1)
         b_adv, b_ret = adv.reshape(-1), ret.reshape(-1)
@@ -642,7 +701,8 @@ def train(cfg: TrainConfig) -> dict[str, Any]:
             for k in range(0, T * N, p.batch_size):
                 idx = perm[k:k + p.batch_size]
                 with autocast:
-                    logits, value = model(b_obs[idx])
+                    logits, value = (model(b_obs[idx]) if prep is None
+                                     else model.heads(model.minibatch(prep, idx)))
                 z = masked_logits(logits, b_mask[idx])
                 logp_all = torch.log_softmax(z, dim=1)
                 logp = logp_all.gather(1, b_act[idx, None])[:, 0]

@@ -106,9 +106,11 @@ class LearnerBatch:
                              f"got {a.dtype} {a.shape}")
         return a.astype(np.int64)
 
-    def step(self, actions: Any) -> BatchStep:
+    def step(self, actions: Any, out: np.ndarray | None = None) -> BatchStep:
         """One decision of every learner (see the module for the checks), the opponents up to
-        each learner's next turn, and same-step autoreset of the finished games."""
+        each learner's next turn, and same-step autoreset of the finished games. ``out``: a
+        C-contiguous ``(N, D)`` float32 array that receives the next observations (the
+        trainer's rollout buffer) and is returned as ``obs``; a new array when None."""
         if not self._ready:
             raise RuntimeError("step() before reset(): call reset() first")
         a = self.check_actions(actions, self.num_envs)
@@ -125,7 +127,7 @@ class LearnerBatch:
             final = self.game.observe(self.learner, which=dones)
             self.game.reset(which=dones)
             self._deal(dones)
-        obs = self.game.observe(self.learner)
+        obs = self.game.observe(self.learner, out=out)
         return BatchStep(obs, rewards.astype(np.float32), terminated, truncated, final, dones)
 
     def action_masks(self) -> np.ndarray:
