@@ -17,8 +17,10 @@ Parts (``--parts``, comma-separated):
 
 A game with no winner shares 1/N to every seat. Results accumulate in ``results.json`` of
 ``--out`` (a part already there is skipped unless ``--again``); ``results.md`` is the table.
-Both name the model file's SHA-256 and training steps; when ``results.json`` holds another
-model file's rows, they are dropped and every part is measured again.
+Both name the model file's SHA-256 and training steps, and the arguments of the call that
+measured each part; when ``results.json`` holds another model file's rows, they are dropped
+and every part is measured again. ``--best-from`` takes the best baselines from another
+folder's part ``two``, to measure part ``many`` or ``ten`` alone (another seed, more deals).
 """
 
 from __future__ import annotations
@@ -134,11 +136,19 @@ def model_file(model: str) -> dict:
             "training_steps": int(read_metadata(path)["training_steps"])}
 
 
-def write_md(out: Path, rows: list[dict], model: str, argv: list[str], info: dict) -> None:
+def write_md(out: Path, rows: list[dict], model: str, commands: dict[str, str],
+             info: dict) -> None:
+    """results.md: ``commands`` maps each part to the arguments of the call that measured it."""
+    parts = [p for p in ("two", "many", "ten", "specialists") if p in commands]
+    by_args: dict[str, list[str]] = {}
+    for p in parts:
+        by_args.setdefault(commands[p], []).append(p)
     lines = ["# The generalist's targets", "",
-             f"`python benchmarks/bench_generalist.py {' '.join(argv)}` (model `{model}`: "
-             f"{info['training_steps']:,} learner steps, model file SHA-256 "
-             f"{info['model_sha256'][:12]}...)", "",
+             f"Model `{model}`: {info['training_steps']:,} learner steps, model file SHA-256 "
+             f"{info['model_sha256'][:12]}...; measured with", ""]
+    lines += [f"- `python benchmarks/bench_generalist.py {a}` ({', '.join(ps)})"
+              for a, ps in by_args.items()]
+    lines += ["",
              "Mirrored deals (every seating of each deal), 95% interval over deals; a game with "
              "no winner shares 1/N to every seat.", "",
              "| part | preset | players | against | share | 95% interval | fair | x fair | deals | "
@@ -169,17 +179,21 @@ def main() -> None:
     ap.add_argument("--ten-presets", default=",".join(PRESET_NAMES))
     ap.add_argument("--seed", type=int, default=2026)
     ap.add_argument("--again", action="store_true", help="measure parts already in results.json")
+    ap.add_argument("--best-from", type=Path, default=None,
+                    help="take each preset's best baseline from part two of this results.json "
+                         "(to measure part many or ten alone, in another folder)")
     ap.add_argument("--out", type=Path, required=True)
     args = ap.parse_args()
     args.out.mkdir(parents=True, exist_ok=True)
     path = args.out / "results.json"
     data = json.loads(path.read_text()) if path.is_file() else {"rows": []}
     rows: list[dict] = data["rows"]
+    commands: dict[str, str] = data.get("commands", {})   # part -> the arguments that measured it
     info = model_file(args.model)
     if rows and data.get("model_sha256") != info["model_sha256"]:
         print(f"{path}: its rows measured another model file; measuring every part again",
               file=sys.stderr)
-        rows = []
+        rows, commands = [], {}
     parts = args.parts.split(",")
     unknown = set(parts) - {"two", "many", "ten", "specialists"}
     if unknown:
@@ -193,6 +207,8 @@ def main() -> None:
         rows = [r for r in rows if r["what"] not in what]
         t = time.perf_counter()
         best = best_baselines(rows)
+        if args.best_from is not None:
+            best = best_baselines(json.loads(args.best_from.read_text())["rows"])
         if part == "two":
             rows += part_two(args.model, args.deals, args.seed)
         elif part == "many":
@@ -203,10 +219,11 @@ def main() -> None:
         else:
             rows += part_specialists(args.model, args.deals, args.deals_many, args.seed, best)
         print(f"{part}: {time.perf_counter() - t:.0f} s", file=sys.stderr)
-        data = {"model": args.model, **info, "seed": args.seed, "rows": rows}
+        commands[part] = " ".join(sys.argv[1:])
+        data = {"model": args.model, **info, "commands": commands, "rows": rows}
         path.write_text(json.dumps(data, indent=1) + "\n")
-        write_md(args.out, rows, args.model, sys.argv[1:], info)
-    write_md(args.out, rows, args.model, sys.argv[1:], info)
+        write_md(args.out, rows, args.model, commands, info)
+    write_md(args.out, rows, args.model, commands, info)
     print((args.out / "results.md").read_text())
 
 
