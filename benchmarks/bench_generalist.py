@@ -194,6 +194,7 @@ def main() -> None:
         print(f"{path}: its rows measured another model file; measuring every part again",
               file=sys.stderr)
         rows, commands = [], {}
+    best_rows = json.loads(args.best_from.read_text())["rows"] if args.best_from else None
     parts = args.parts.split(",")
     unknown = set(parts) - {"two", "many", "ten", "specialists"}
     if unknown:
@@ -206,9 +207,7 @@ def main() -> None:
             continue
         rows = [r for r in rows if r["what"] not in what]
         t = time.perf_counter()
-        best = best_baselines(rows)
-        if args.best_from is not None:
-            best = best_baselines(json.loads(args.best_from.read_text())["rows"])
+        best = best_baselines(rows if best_rows is None else best_rows)
         if part == "two":
             rows += part_two(args.model, args.deals, args.seed)
         elif part == "many":
