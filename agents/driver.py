@@ -105,6 +105,8 @@ class AgentDriver:
         """Game index -> the replay its decisions are added to (see the module docstring)."""
         self.labels: list[str] | None = None
         """Labels of ``agents`` for the ``thinking`` of recorded decisions (default: repr)."""
+        self._plan_of: tuple[tuple[Agent, ...], tuple[list[str | None], np.ndarray,
+                                                       np.ndarray | None]] | None = None
 
     def seed_games(self, which: np.ndarray, rng: np.random.Generator) -> None:
         """New generator states for the compiled agents in the games ``which``."""
@@ -116,6 +118,27 @@ class AgentDriver:
         if name is None or name == "random":
             return name
         return name if agent.rules == self.game.rules else None  # type: ignore[attr-defined]
+
+    def _plan(self) -> tuple[list[str | None], np.ndarray, np.ndarray | None]:
+        """For the agents now in ``agents``: each one's compiled policy name
+        (:meth:`_policy_name`), ``python`` (which are Python agents; one more entry, False,
+        for a seat not driven) and the policy code of each (None when all are Python
+        agents). Kept for the same agent objects: a learner's opponents are asked this at
+        every step, and comparing rule sets each time costs more than the compiled moves."""
+        agents = tuple(self.agents)
+        cached = self._plan_of
+        if (cached is not None and len(cached[0]) == len(agents)
+                and all(a is b for a, b in zip(cached[0], agents))):
+            return cached[1]
+        names = [self._policy_name(agent) for agent in agents]
+        python = np.array([n is None for n in names] + [False])   # [-1]: a seat not driven
+        codes = None
+        if not python[:-1].all():
+            K = _baselines()
+            codes = np.array([K.POLICY_NONE if n is None else K.POLICY_CODES[n] for n in names]
+                             + [K.POLICY_NONE], np.int64)
+        self._plan_of = (agents, (names, python, codes))
+        return names, python, codes
 
     def _all_random(self, driven: np.ndarray, names: list[str | None]) -> bool:
         """The random loop applies: one agent, the uniform random one, no game with more
@@ -137,17 +160,13 @@ class AgentDriver:
             raise ValueError(f"seat_agent names agent {int(self.seat_agent.max())}; the driver "
                              f"has {len(self.agents)} agent(s)")
         driven = self.seat_agent >= 0
-        names = [self._policy_name(agent) for agent in self.agents]
+        names, python, codes = self._plan()
         if self._all_random(driven, names):
             # The driver plays every seat but (at most) one per game: stop at that seat.
             self._stop_seat[:] = np.where(driven.all(axis=1), -1, np.argmin(driven, axis=1))
             return game.play_random_until(self._stop_seat, self.policy_rng, rewards)
-        python = np.array([n is None for n in names] + [False])   # [-1]: a seat not driven
         seat_policy = None
-        if not python[:-1].all():
-            K = _baselines()
-            codes = np.array([K.POLICY_NONE if n is None else K.POLICY_CODES[n] for n in names]
-                             + [K.POLICY_NONE], np.int64)
+        if codes is not None:
             seat_policy = np.ascontiguousarray(codes[self.seat_agent])   # -1 -> POLICY_NONE
         taken = 0
         while True:

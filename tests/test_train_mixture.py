@@ -233,6 +233,10 @@ def test_the_trainer_encodes_only_present_seats_and_computes_the_same(bf16):
     enc = features[:, OBS2_OPPONENTS:].reshape(len(obs), MAX_OPPONENTS, -1)
     assert absent.any() and not enc[absent].any() and enc[~absent].any()
     assert int(prep.present.sum()) == 16 * (1 + 3 + 5 + 9)
+    # the prepared rollout keeps the present blocks only, and knows where each is
+    assert len(prep.blocks) == int(prep.present.sum())
+    assert bool((prep.row[absent] == -1).all())
+    assert torch.equal(prep.row[~absent], torch.arange(len(prep.blocks)))
     if not bf16:   # the exported model plays the same function
         with torch.no_grad():
             logits = model(obs)[0].numpy()

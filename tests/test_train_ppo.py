@@ -20,6 +20,7 @@ from ono_env.train.ppo import (
     ActorCritic,
     MASKED,
     bf16_supported,
+    masked_entropy,
     masked_logits,
     resolve_device,
     sample,
@@ -131,6 +132,30 @@ def test_the_masked_distribution_never_samples_an_illegal_action():
         p = torch.softmax(z, dim=1)
         assert float(p[~mask].max()) == 0.0
     assert MASKED < -1e8
+
+
+def test_the_masked_entropy_is_the_plain_formula_values_and_gradients():
+    """masked_entropy avoids exp() of the illegal actions' log-probabilities: the same value
+    and the same gradient as -(exp(logp) * logp).sum(1).mean(), bit for bit, and a row
+    with one legal action has entropy 0."""
+    rng = np.random.default_rng(3)
+    mask = torch.from_numpy(rng.random((512, 85)) < 0.2)
+    mask[:, 0] = True
+    mask[7] = False
+    mask[7, 3] = True                                  # one legal action: entropy 0
+    raw = torch.from_numpy(rng.normal(0, 3, (512, 85)).astype(np.float32))
+    grads, values = [], []
+    for f in (masked_entropy, lambda la, m: -(la.exp() * la).sum(dim=1).mean()):
+        x = raw.clone().requires_grad_(True)
+        la = torch.log_softmax(masked_logits(x, mask), dim=1)
+        h = f(la, mask)
+        h.backward()
+        values.append(h.detach())
+        grads.append(x.grad)
+    assert torch.equal(values[0], values[1]) and float(values[0]) > 0
+    assert torch.equal(grads[0], grads[1]) and bool((grads[0][~mask] == 0).all())
+    la = torch.log_softmax(masked_logits(raw, mask), dim=1)
+    assert float(masked_entropy(la[7:8], mask[7:8])) == 0.0
 
 
 def test_sampling_follows_the_softmax():

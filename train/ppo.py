@@ -122,12 +122,14 @@ HIDDEN_SCALE = 1e30
 # ---- the network ----------------------------------------------------------------------------
 class Prepared(NamedTuple):
     """A rollout's observations as the update reads them (:meth:`ActorCritic.prepare`): the
-    scaled own parts ``(M, OBS2_OPPONENTS)``, the scaled opponent blocks
-    ``(M * 9, OPPONENT_SIZE)`` and which of them belong to a seat at the table ``(M, 9)``."""
+    scaled own parts ``(M, OBS2_OPPONENTS)``, the scaled blocks of the seats that are present
+    ``(P, OPPONENT_SIZE)``, which of the ``(M, 9)`` blocks belong to a seat at the table, and
+    ``row`` ``(M, 9)``: where each present block is in ``blocks`` (-1 for an absent seat)."""
 
     own: torch.Tensor
     blocks: torch.Tensor
     present: torch.Tensor
+    row: torch.Tensor
 
 
 class ActorCritic(nn.Module):
@@ -176,13 +178,23 @@ class ActorCritic(nn.Module):
 
     def features(self, obs: torch.Tensor) -> torch.Tensor:
         """What the trunk reads: ``obs / scale``, with the opponent blocks encoded."""
-        x = obs / self.scale
         if self.encoder is None:
-            return x
-        B = len(x)
-        blocks = x[:, OBS2_OPPONENTS:].reshape(B * MAX_OPPONENTS, OPPONENT_SIZE)
-        at = (blocks[:, OPP_PRESENT] != 0).nonzero()[:, 0]
-        return self._encoded(x[:, :OBS2_OPPONENTS], blocks[at], at, B)
+            return obs / self.scale
+        own, blocks, at = self._split(obs)
+        return self._encoded(own, blocks, at, len(obs))
+
+    def _split(self, obs: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        """``obs`` ``(B, D)`` apart, scaled: the own part ``(B, OBS2_OPPONENTS)``, the blocks
+        of the seats that are present ``(P, OPPONENT_SIZE)``, and their places ``at`` in the
+        ``B * MAX_OPPONENTS`` blocks. Only the present blocks are divided by the scale (the
+        values are those of ``obs / scale``): at the tables of a 2-6 player mixture six of
+        the nine blocks are absent on average."""
+        B = len(obs)
+        raw = obs[:, OBS2_OPPONENTS:].reshape(B * MAX_OPPONENTS, OPPONENT_SIZE)
+        at = (raw[:, OPP_PRESENT] != 0).nonzero()[:, 0]
+        block_scale = self.scale[OBS2_OPPONENTS:].reshape(MAX_OPPONENTS, OPPONENT_SIZE)
+        blocks = raw[at] / block_scale[at % MAX_OPPONENTS]
+        return obs[:, :OBS2_OPPONENTS] / self.scale[:OBS2_OPPONENTS], blocks, at
 
     def _encoded(self, own: torch.Tensor, blocks: torch.Tensor, at: torch.Tensor,
                  B: int) -> torch.Tensor:
@@ -210,23 +222,26 @@ class ActorCritic(nn.Module):
         """A rollout's observations ``(M, D)`` made ready for the update's minibatches
         (:meth:`minibatch`; a network with an opponent encoder): scaled once and stored as
         ``dtype`` (bf16 under the bf16 autocast, where the matrix products cast to it
-        anyway), the own part and the opponent blocks apart, so that a minibatch gathers
-        only the blocks of the seats that are present."""
+        anyway), the own part and the blocks of the seats that are present apart (absent
+        blocks are neither scaled nor kept), so that a minibatch gathers only those."""
         if self.encoder is None:
             raise ValueError("prepare: this network has no opponent encoder")
-        x = obs / self.scale
-        M = len(x)
-        blocks = x[:, OBS2_OPPONENTS:].reshape(M * MAX_OPPONENTS, OPPONENT_SIZE)
-        present = (blocks[:, OPP_PRESENT] != 0).reshape(M, MAX_OPPONENTS)
-        return Prepared(x[:, :OBS2_OPPONENTS].to(dtype).contiguous(), blocks.to(dtype), present)
+        M = len(obs)
+        own, blocks, at = self._split(obs)
+        present = torch.zeros(M * MAX_OPPONENTS, dtype=torch.bool, device=obs.device)
+        present[at] = True
+        row = torch.full((M * MAX_OPPONENTS,), -1, dtype=torch.int64, device=obs.device)
+        row[at] = torch.arange(len(at), device=obs.device)
+        return Prepared(own.to(dtype).contiguous(), blocks.to(dtype), present.reshape(M, -1),
+                        row.reshape(M, -1))
 
     def minibatch(self, prep: Prepared, idx: torch.Tensor) -> torch.Tensor:
         """The trunk's input for the rows ``idx`` of a :meth:`prepare`-d rollout: the values
         of ``features(obs[idx])``, in the prepared dtype."""
         B = len(idx)
         sel = prep.present[idx]                                           # (B, 9)
+        src = prep.row[idx][sel]
         slots = torch.arange(MAX_OPPONENTS, device=idx.device)
-        src = (idx[:, None] * MAX_OPPONENTS + slots)[sel]
         at = (torch.arange(B, device=idx.device)[:, None] * MAX_OPPONENTS + slots)[sel]
         return self._encoded(prep.own[idx], prep.blocks[src], at, B)
 
@@ -281,6 +296,16 @@ class ActorCritic(nn.Module):
 def masked_logits(logits: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
     """``logits`` in float32 with the illegal actions at :data:`MASKED`."""
     return logits.float().masked_fill(~mask, MASKED)
+
+
+def masked_entropy(logp_all: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+    """The mean entropy of the rows of ``log_softmax(masked_logits(...))``. An illegal
+    action's log-probability is about :data:`MASKED`; ``exp()`` of such values takes a slow
+    path on the CPU (about 10x the time of the whole row's), so they are set to 0 before
+    ``exp()`` and their probability to exactly 0 after: the values and gradients of
+    ``-(exp(logp) * logp).sum(1).mean()``, where ``exp(MASKED)`` is 0 too."""
+    p = logp_all.masked_fill(~mask, 0.0).exp().masked_fill(~mask, 0.0)
+    return -(p * logp_all).sum(dim=1).mean()
 
 
 def sample(logits: torch.Tensor, gen: torch.Generator) -> torch.Tensor:
@@ -703,10 +728,11 @@ def train(cfg: TrainConfig) -> dict[str, Any]:
                 with autocast:
                     logits, value = (model(b_obs[idx]) if prep is None
                                      else model.heads(model.minibatch(prep, idx)))
-                z = masked_logits(logits, b_mask[idx])
+                legal = b_mask[idx]
+                z = masked_logits(logits, legal)
                 logp_all = torch.log_softmax(z, dim=1)
                 logp = logp_all.gather(1, b_act[idx, None])[:, 0]
-                entropy = -(logp_all.exp() * logp_all).sum(dim=1).mean()
+                entropy = masked_entropy(logp_all, legal)
                 mb_adv = b_adv[idx]
                 if len(idx) > 1:
                     mb_adv = (mb_adv - mb_adv.mean()) / (mb_adv.std() + 1e-8)
