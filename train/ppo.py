@@ -300,8 +300,8 @@ def masked_logits(logits: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
 
 def masked_entropy(logp_all: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
     """The mean entropy of the rows of ``log_softmax(masked_logits(...))``. An illegal
-    action's log-probability is about :data:`MASKED`; ``exp()`` of such values takes a slow
-    path on the CPU (about 10x the time of the whole row's), so they are set to 0 before
+    action's log-probability is about :data:`MASKED`, and ``exp()`` of such values takes a
+    CPU path about 10 times slower than of ordinary ones; so they are set to 0 before
     ``exp()`` and their probability to exactly 0 after: the values and gradients of
     ``-(exp(logp) * logp).sum(1).mean()``, where ``exp(MASKED)`` is 0 too."""
     p = logp_all.masked_fill(~mask, 0.0).exp().masked_fill(~mask, 0.0)
