@@ -228,12 +228,10 @@ class ActorCritic(nn.Module):
             raise ValueError("prepare: this network has no opponent encoder")
         M = len(obs)
         own, blocks, at = self._split(obs)
-        present = torch.zeros(M * MAX_OPPONENTS, dtype=torch.bool, device=obs.device)
-        present[at] = True
         row = torch.full((M * MAX_OPPONENTS,), -1, dtype=torch.int64, device=obs.device)
         row[at] = torch.arange(len(at), device=obs.device)
-        return Prepared(own.to(dtype).contiguous(), blocks.to(dtype), present.reshape(M, -1),
-                        row.reshape(M, -1))
+        row = row.reshape(M, MAX_OPPONENTS)
+        return Prepared(own.to(dtype).contiguous(), blocks.to(dtype), row >= 0, row)
 
     def minibatch(self, prep: Prepared, idx: torch.Tensor) -> torch.Tensor:
         """The trunk's input for the rows ``idx`` of a :meth:`prepare`-d rollout: the values
