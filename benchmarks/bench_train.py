@@ -16,7 +16,10 @@
    observation version 2 with the opponent encoder), both with the default config's
    ``num_envs``, network width and ``--threads``, in alternating rounds; and the mixture
    with the generalist's network (``configs/train/generalist.yaml``'s ``policy``). Steps per
-   second of the training loop, as the trainer counts them (setup not included).
+   second of the training loop, as the trainer counts them (setup not included). With
+   ``--mixture-device cuda`` the mixtures train on the GPU (the default run stays on the cpu,
+   and trains on the GPU too as a fourth row); run it as ``taskset -c 0,1 python ...`` to
+   keep to two cores on a larger machine.
 3. Learning per step (``--learn-steps``): both trainers train the default config for the same
    number of steps with the network both can express (``policy.shared=false``), seeds 0 and
    1, and each final policy plays ``--learn-games`` games against ``greedy``.
@@ -113,20 +116,35 @@ def main() -> None:
     ap.add_argument("--learn-games", type=int, default=20_000)
     ap.add_argument("--mixture", action="store_true",
                     help="part 4: the default run against the 30-table mixture")
+    ap.add_argument("--mixture-device", choices=("cpu", "cuda"), default="cpu",
+                    help="part 4: where the mixtures train; the default run trains on the cpu, "
+                         "and with cuda also there, as a row of its own")
     ap.add_argument("--out", type=Path, default=None)
     args = ap.parse_args()
     threads = args.threads if args.threads == "auto" else int(args.threads)
 
     # warm-up: numba's cache, torch's kernels, the imports
     one_run("ppo", 16_384, 1, 0)
-    one_run("maskable_ppo", 16_384, 1, 0)
+    if not args.skip_idle or args.learn_steps:
+        one_run("maskable_ppo", 16_384, 1, 0)
     res: dict[str, dict[str, list[float]]] = {"idle": {}, "busy": {}, "learning": {},
                                               "mixture": {}}
+    gpu = None
     if args.mixture:
-        one_run("ppo", 16_384, 1, 0, MIXTURE)
-        settings = {"default (basic, 2 players, v1)": [],
-                    "mixture (6 presets x 2-6 players, v2), default width": MIXTURE,
-                    "mixture, the generalist's network": MIXTURE + GENERALIST_NET}
+        cuda = args.mixture_device == "cuda"
+        dev = [f"device={args.mixture_device}"]
+        where = ", cuda" if cuda else ""
+        if cuda:
+            import torch
+            if not torch.cuda.is_available():
+                sys.exit("--mixture-device cuda: torch sees no CUDA GPU here")
+            gpu = torch.cuda.get_device_name(0)
+        one_run("ppo", 16_384, 1, 0, MIXTURE + dev)
+        settings = {"default (basic, 2 players, v1)" + (", cpu" if cuda else ""): ["device=cpu"],
+                    "mixture (6 presets x 2-6 players, v2), default width" + where: MIXTURE + dev,
+                    "mixture, the generalist's network" + where: MIXTURE + GENERALIST_NET + dev}
+        if cuda:
+            settings["default (basic, 2 players, v1), cuda"] = ["device=cuda"]
         for r in range(args.rounds):
             for name, extra in settings.items():
                 v = one_run("ppo", args.steps, threads, r, extra, loop=True)
@@ -162,8 +180,8 @@ def main() -> None:
 
     lines = [f"Learner steps per second, default config (basic, 2 players, pool of baselines), "
              f"{args.steps:,} steps per call, median of {args.rounds} alternating rounds; "
-             f"{os.cpu_count()} cores, {platform.processor() or platform.machine()}, "
-             f"Python {platform.python_version()}."]
+             f"{len(os.sched_getaffinity(0))} cores, {platform.processor() or platform.machine()}, "
+             f"Python {platform.python_version()}" + (f"; GPU: {gpu}" if gpu else "") + "."]
     if res["idle"] or res["busy"]:
         lines += ["", "| machine | trainer | steps/s (median) | rounds |", "|---|---|---|---|"]
     for part, label in (("idle", f"idle, torch_threads={args.threads}"),
@@ -199,7 +217,7 @@ def main() -> None:
             + "`\n\n" + text)
         (args.out / "bench_train.json").write_text(json.dumps(
             {"steps": args.steps, "rounds": args.rounds, "threads": args.threads,
-             "results": res}, indent=2) + "\n")
+             "cores": len(os.sched_getaffinity(0)), "gpu": gpu, "results": res}, indent=2) + "\n")
 
 
 if __name__ == "__main__":
