@@ -107,48 +107,6 @@ def test_two_tables_train_resume_and_play_anywhere(tmp_path):
         assert res.agent_rows()[0]["games"] >= 2 * n   # it played (the arena checks each action)
 
 
-def test_tables_stepped_in_threads_train_the_same(tmp_path, monkeypatch):
-    """The tables of a mixture step side by side in threads (the engine releases the GIL):
-    each table's games and generators are its own, so a seeded run plays the same games as
-    with the tables stepped one after another, and learns the same weights (to float
-    rounding: the matrix products may round differently once other threads have run)."""
-    pytest.importorskip("torch")
-    from safetensors.numpy import load_file
-
-    from ono_env.envs.learner_batch import LearnerBatch
-    from ono_env.train import ppo
-
-    common = [*TWO_TABLES, "num_envs=24", "ppo.n_steps=8", "ppo.batch_size=64", "ppo.n_epochs=1",
-              "policy.net_arch=[16]", "policy.opponent_encoder=4", "eval.every=0",
-              "final_eval.games=0", "progress=false", "torch_threads=1", "total_steps=600",
-              "max_decisions=40", "precision=fp32"]
-    step = LearnerBatch.step
-    weights, played = [], []
-
-    def recorded(self, actions, out=None):
-        r = step(self, actions, out=out)
-        played[-1].setdefault(self.rules.num_players, []).append(
-            (np.array(actions), r.obs.copy(), r.rewards.copy(), r.dones.copy()))
-        return r
-
-    monkeypatch.setattr(LearnerBatch, "step", recorded)
-    for n in (1, 2):
-        monkeypatch.setattr(ppo, "stepping_threads", lambda torch_threads, num_tables, n=n: n)
-        played.append({})
-        res = ppo.train(load_config("default", [*common, f"run_dir={tmp_path / str(n)}"]))
-        weights.append(load_file(str(res["model"])))
-    # the first rollout (the same weights) plays exactly the same games at both tables
-    assert played[0].keys() == played[1].keys() == {2, 3}
-    for table, steps in played[0].items():
-        assert len(steps) == len(played[1][table]) >= 8
-        for one, two in zip(steps[:8], played[1][table][:8]):
-            for x, y in zip(one, two):
-                assert np.array_equal(x, y)
-    assert weights[0].keys() == weights[1].keys()
-    for k in weights[0]:
-        np.testing.assert_allclose(weights[0][k], weights[1][k], rtol=0, atol=1e-5, err_msg=k)
-
-
 def test_the_model_format_holds_the_encoder(tmp_path):
     from ono_env.agents.learned import PolicyNet, make_metadata, read_model, write_model
     from ono_env.observation import OBS2_OPPONENTS, OBS_V2_SIZE, OPPONENT_SIZE, observation_scale
@@ -227,34 +185,6 @@ def _observations_at(tables):
     return np.concatenate(out)
 
 
-def test_the_sparse_first_layer_has_the_dense_layers_gradients():
-    """Training multiplies only the present seats' encodings by their slot's columns of the
-    first layer (:class:`Inputs`): the loss's gradients are those of the full input, for a
-    shared trunk and for two networks."""
-    import torch
-
-    from ono_env.observation import observation_scale
-    from ono_env.rules import resolve_rules
-    from ono_env.train.ppo import ActorCritic
-
-    obs = torch.from_numpy(_observations_at([("classic", 2), ("ono", 3), ("stacking", 6)]))
-    for shared in (True, False):
-        torch.manual_seed(0)
-        model = ActorCritic(observation_scale(resolve_rules("ono", num_players=2), 2), [16, 16],
-                            "tanh", shared, 8)
-        grads = []
-        for x in (model.inputs(obs), model.features(obs)):
-            model.zero_grad()
-            logits, value = model.heads(x)
-            (logits.square().mean() + value.square().mean()).backward()
-            grads.append({n: p.grad.clone() for n, p in model.named_parameters()})
-        assert grads[0].keys() == grads[1].keys()
-        for n in grads[0]:
-            torch.testing.assert_close(grads[0][n], grads[1][n], rtol=1e-5, atol=1e-7, msg=n)
-        w = model.pi_body[0].weight.grad
-        assert w is not None and w.abs().sum() > 0
-
-
 @pytest.mark.parametrize("bf16", [False, True])
 def test_the_trainer_encodes_only_present_seats_and_computes_the_same(bf16):
     """The trainer's network runs its opponent encoder on the blocks of the seats present
@@ -293,13 +223,10 @@ def test_the_trainer_encodes_only_present_seats_and_computes_the_same(bf16):
         features = model.features(obs)
         torch.testing.assert_close(features, want, **tol)
         prep = model.prepare(obs, torch.bfloat16 if bf16 else torch.float32)
-        parts = model.minibatch(prep, idx)
-        got = model.dense(parts)
+        got = model.minibatch(prep, idx)
         torch.testing.assert_close(got.float(), want[idx].to(got.dtype).float(), **tol)
-        # the first layer on the parts (present seats only) is the dense layer's function
-        for a, b in zip(model.heads(parts), model.heads(want[idx])):
-            torch.testing.assert_close(a.float(), b.float(), **tol)
-        assert parts.counts == [int(c) for c in prep.present[idx].sum(0)]
+        torch.testing.assert_close(model.heads(got)[0].float(), model.heads(want[idx])[0].float(),
+                                   **tol)
     # an absent seat's encoding is exactly 0; the encoder ran on the 1 + 3 + 5 + 9 present
     # blocks of the 16 games of each table, not on all nine
     absent = ~prep.present

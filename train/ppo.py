@@ -41,13 +41,10 @@ What it does
     opponent pool and resolved settings, its games fill a slice of the rollout's game slots,
     and one update learns from all of them. Evaluations, stall warnings and the final
     evaluation run per table. The games write their observations straight into the rollout
-    buffer; with two or more torch threads the tables step in as many threads
-    (:func:`stepping_threads`), since the engine's kernels release the GIL. With an opponent
-    encoder the network encodes only the blocks of the seats that are present (the others
-    encode to 0 in the model format) and its first layer multiplies only those encodings
-    (:class:`Inputs`); the update scales the rollout's observations once, stores them in the
-    autocast's dtype and gathers only the present blocks for each minibatch
-    (:meth:`ActorCritic.prepare`).
+    buffer. With an opponent encoder the network encodes only the blocks of the seats that
+    are present (the others encode to 0 in the model format), and the update scales the
+    rollout's observations once, stores them in the autocast's dtype and gathers only the
+    present blocks for each minibatch (:meth:`ActorCritic.prepare`).
 
     ``policy.shared: true`` feeds both heads from one trunk (``net_arch``); false keeps two
     networks, as SB3 does. ``precision: auto`` runs the matrix products under bf16 autocast
@@ -135,33 +132,12 @@ class Prepared(NamedTuple):
     row: torch.Tensor
 
 
-class Inputs(NamedTuple):
-    """The trunk's input in parts (a network with an opponent encoder): the scaled own parts
-    ``(B, OBS2_OPPONENTS)``; the encodings ``(P, E)`` of the blocks of the seats that are
-    present, slot by slot (every block of slot 0, then of slot 1, ...); the batch row of each
-    ``(P,)``; and how many blocks each of the nine slots has. :meth:`ActorCritic.dense` makes
-    the full ``(B, OBS2_OPPONENTS + 9 E)`` input of the model format from it."""
-
-    own: torch.Tensor
-    enc: torch.Tensor
-    rows: torch.Tensor
-    counts: list[int]
-
-
 class ActorCritic(nn.Module):
     """``obs / scale`` -> MLP -> logits (85) and value; one trunk for both heads
     (``shared``) or two networks of the same shape. With ``opponent_encoder`` E > 0
     (version-2 observations) each of the nine opponent blocks first passes through one
     shared layer of width E (:func:`ono_env.agents.learned.encode_opponents`), which both
-    heads read.
-
-    With an encoder the network runs on :class:`Inputs`, not on the full trunk input: an
-    absent seat's encoding is 0, so the first layer multiplies only the own part and the
-    encodings of the seats that are present, each by its slot's columns of the weight. At
-    the tables of a 2-6 player mixture that skips two thirds of the encoded columns, and the
-    backward pass computes no gradient for the own part, which is data. It is the same
-    function as the model format's (:meth:`dense`, then the first layer), summed in another
-    order."""
+    heads read."""
 
     scale: torch.Tensor   # a buffer (register_buffer): saved and moved with the module
 
@@ -201,91 +177,46 @@ class ActorCritic(nn.Module):
         nn.init.orthogonal_(self.v.weight, 1.0)
 
     def features(self, obs: torch.Tensor) -> torch.Tensor:
-        """What the trunk reads, in full: ``obs / scale``, with the opponent blocks encoded
-        (the model format's function; training runs on :meth:`inputs`)."""
+        """What the trunk reads: ``obs / scale``, with the opponent blocks encoded."""
         if self.encoder is None:
             return obs / self.scale
-        return self.dense(self.inputs(obs))
+        own, blocks, at = self._split(obs)
+        return self._encoded(own, blocks, at, len(obs))
 
-    def _split(self, obs: torch.Tensor, *, by_slot: bool) -> tuple[torch.Tensor, torch.Tensor,
-                                                                   torch.Tensor, torch.Tensor]:
+    def _split(self, obs: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
         """``obs`` ``(B, D)`` apart, scaled: the own part ``(B, OBS2_OPPONENTS)``, the blocks
-        of the seats that are present ``(P, OPPONENT_SIZE)``, and the row and slot of each
-        block; the blocks row by row, or slot by slot (``by_slot``). Only the present blocks
-        are divided by the scale (the values are those of ``obs / scale``): at the tables of a
-        2-6 player mixture six of the nine blocks are absent on average."""
+        of the seats that are present ``(P, OPPONENT_SIZE)``, and their places ``at`` in the
+        ``B * MAX_OPPONENTS`` blocks. Only the present blocks are divided by the scale (the
+        values are those of ``obs / scale``): at the tables of a 2-6 player mixture six of
+        the nine blocks are absent on average."""
         B = len(obs)
-        raw = obs[:, OBS2_OPPONENTS:].reshape(B, MAX_OPPONENTS, OPPONENT_SIZE)
-        present = raw[:, :, OPP_PRESENT] != 0
-        if by_slot:
-            slot, row = present.T.nonzero(as_tuple=True)
-        else:
-            row, slot = present.nonzero(as_tuple=True)
+        raw = obs[:, OBS2_OPPONENTS:].reshape(B * MAX_OPPONENTS, OPPONENT_SIZE)
+        at = (raw[:, OPP_PRESENT] != 0).nonzero()[:, 0]
         block_scale = self.scale[OBS2_OPPONENTS:].reshape(MAX_OPPONENTS, OPPONENT_SIZE)
-        blocks = raw[row, slot] / block_scale[slot]
-        return obs[:, :OBS2_OPPONENTS] / self.scale[:OBS2_OPPONENTS], blocks, row, slot
+        blocks = raw[at] / block_scale[at % MAX_OPPONENTS]
+        return obs[:, :OBS2_OPPONENTS] / self.scale[:OBS2_OPPONENTS], blocks, at
 
-    def _inputs(self, own: torch.Tensor, blocks: torch.Tensor, rows: torch.Tensor,
-                slots: torch.Tensor) -> Inputs:
-        """:class:`Inputs` from the scaled own part, the scaled present blocks slot by slot,
-        and their rows and slots: the encoder runs on the present blocks only."""
+    def _encoded(self, own: torch.Tensor, blocks: torch.Tensor, at: torch.Tensor,
+                 B: int) -> torch.Tensor:
+        """The trunk's input from the scaled own part ``(B, OBS2_OPPONENTS)``, the scaled
+        blocks of the seats that are present ``(P, OPPONENT_SIZE)`` and their places ``at``
+        in the ``B * MAX_OPPONENTS`` blocks. The encoder runs on the present blocks only;
+        an absent seat's encoding is 0, as in the model format (the encoding is multiplied
+        by the block's presence flag), so this is the same function with less work: the
+        tables of a 2-6 player mixture fill three of the nine blocks on average."""
         assert self.encoder is not None
-        counts = torch.bincount(slots, minlength=MAX_OPPONENTS).tolist()
-        return Inputs(own, self._act(self.encoder(blocks)), rows, counts)
+        e = self._act(self.encoder(blocks))
+        full = e.new_zeros(B * MAX_OPPONENTS, e.shape[1]).index_copy(0, at, e)
+        return torch.cat([own, full.reshape(B, -1).to(own.dtype)], dim=1)
 
-    def inputs(self, obs: torch.Tensor) -> Inputs:
-        """The :class:`Inputs` of observations ``(B, D)`` (a network with an encoder)."""
-        own, blocks, rows, slots = self._split(obs, by_slot=True)
-        return self._inputs(own, blocks, rows, slots)
-
-    def dense(self, inp: Inputs) -> torch.Tensor:
-        """The full trunk input ``(B, OBS2_OPPONENTS + 9 E)`` of :class:`Inputs`: an absent
-        seat's encoding is 0, as in the model format (the encoding is multiplied by the
-        block's presence flag)."""
-        B, E = len(inp.own), inp.enc.shape[1]
-        slots = torch.repeat_interleave(torch.arange(MAX_OPPONENTS, device=inp.rows.device),
-                                        torch.tensor(inp.counts, device=inp.rows.device))
-        full = inp.enc.new_zeros(B * MAX_OPPONENTS, E).index_copy(
-            0, inp.rows * MAX_OPPONENTS + slots, inp.enc)
-        return torch.cat([inp.own, full.reshape(B, -1).to(inp.own.dtype)], dim=1)
-
-    def _first(self, layer: nn.Linear, inp: Inputs) -> torch.Tensor:
-        """The first layer of a body (before its activation) on :class:`Inputs`, in float32:
-        the own part times its columns, plus each present block's encoding times its slot's
-        columns, added to its row."""
-        W, E = layer.weight, inp.enc.shape[1]
-        h = nn.functional.linear(inp.own, W[:, :OBS2_OPPONENTS], layer.bias).float()
-        at = 0
-        for k, n in enumerate(inp.counts):
-            if n:
-                cols = W[:, OBS2_OPPONENTS + k * E:OBS2_OPPONENTS + (k + 1) * E]
-                h = h.index_add(0, inp.rows[at:at + n],
-                                nn.functional.linear(inp.enc[at:at + n], cols).float())
-                at += n
-        return h
-
-    def _body(self, body: nn.Sequential, x: torch.Tensor | Inputs) -> torch.Tensor:
-        if isinstance(x, torch.Tensor):
-            return body(x)
-        first = body[0]
-        assert isinstance(first, nn.Linear)
-        h = self._act(self._first(first, x))
-        for m in list(body)[2:]:   # the first layer's activation is applied above
-            h = m(h)
-        return h
-
-    def heads(self, x: torch.Tensor | Inputs) -> tuple[torch.Tensor, torch.Tensor]:
-        """Logits and value from the trunk's input (:meth:`features`) or from its parts
-        (:meth:`inputs`, :meth:`minibatch`)."""
-        h = self._body(self.pi_body, x)
-        hv = h if self.shared else self._body(self.v_body, x)
+    def heads(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """Logits and value from the trunk's input (:meth:`features`)."""
+        h = self.pi_body(x)
+        hv = h if self.shared else self.v_body(x)
         return self.pi(h), self.v(hv)[:, 0]
 
-    def _trunk_input(self, obs: torch.Tensor) -> torch.Tensor | Inputs:
-        return obs / self.scale if self.encoder is None else self.inputs(obs)
-
     def forward(self, obs: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-        return self.heads(self._trunk_input(obs))
+        return self.heads(self.features(obs))
 
     def prepare(self, obs: torch.Tensor, dtype: torch.dtype) -> Prepared:
         """A rollout's observations ``(M, D)`` made ready for the update's minibatches
@@ -296,20 +227,24 @@ class ActorCritic(nn.Module):
         if self.encoder is None:
             raise ValueError("prepare: this network has no opponent encoder")
         M = len(obs)
-        own, blocks, rows, slots = self._split(obs, by_slot=False)
-        row = torch.full((M, MAX_OPPONENTS), -1, dtype=torch.int64, device=obs.device)
-        row[rows, slots] = torch.arange(len(rows), device=obs.device)
+        own, blocks, at = self._split(obs)
+        row = torch.full((M * MAX_OPPONENTS,), -1, dtype=torch.int64, device=obs.device)
+        row[at] = torch.arange(len(at), device=obs.device)
+        row = row.reshape(M, MAX_OPPONENTS)
         return Prepared(own.to(dtype).contiguous(), blocks.to(dtype), row >= 0, row)
 
-    def minibatch(self, prep: Prepared, idx: torch.Tensor) -> Inputs:
-        """The trunk's input for the rows ``idx`` of a :meth:`prepare`-d rollout, in parts:
-        the values of ``inputs(obs[idx])``, in the prepared dtype."""
-        slots, rows = prep.present[idx].T.nonzero(as_tuple=True)
-        src = prep.row[idx[rows], slots]
-        return self._inputs(prep.own[idx], prep.blocks[src], rows, slots)
+    def minibatch(self, prep: Prepared, idx: torch.Tensor) -> torch.Tensor:
+        """The trunk's input for the rows ``idx`` of a :meth:`prepare`-d rollout: the values
+        of ``features(obs[idx])``, in the prepared dtype."""
+        B = len(idx)
+        sel = prep.present[idx]                                           # (B, 9)
+        src = prep.row[idx][sel]
+        slots = torch.arange(MAX_OPPONENTS, device=idx.device)
+        at = (torch.arange(B, device=idx.device)[:, None] * MAX_OPPONENTS + slots)[sel]
+        return self._encoded(prep.own[idx], prep.blocks[src], at, B)
 
     def value(self, obs: torch.Tensor) -> torch.Tensor:
-        return self.v(self._body(self.v_body, self._trunk_input(obs)))[:, 0]
+        return self.v(self.v_body(self.features(obs)))[:, 0]
 
     @property
     def opponent_width(self) -> int:
@@ -561,13 +496,6 @@ def fitting_policies(rules: Any, weight: float = 1.0) -> dict[str, float]:
     return out
 
 
-def stepping_threads(torch_threads: int, num_tables: int) -> int:
-    """How many threads step a run's tables in its rollouts: one per torch thread, at most one
-    per table. The engine's kernels release the GIL, so a mixture's tables step side by side
-    on the cores the update uses; one table steps in the training thread."""
-    return max(1, min(torch_threads, num_tables))
-
-
 def train(cfg: TrainConfig) -> dict[str, Any]:
     """Run one training from a resolved config (:func:`ono_env.train.config.load_config`):
     one table, or a mixture (``tables``) whose rollouts all go into one update.
@@ -655,10 +583,10 @@ def train(cfg: TrainConfig) -> dict[str, Any]:
         tab.batch = LearnerBatch(tab.rules, tab.n, tab.pool, seed=seed, reward=tab.cfg.reward,
                                  max_decisions=tab.max_decisions, observation_version=version)
     D = tables[0].batch.game.observation_size
-    # row t: the observations and legal actions of step t; the games write row t + 1
-    # themselves, and row T (the next rollout's first) moves to row 0
+    # row t: the observations of step t; the games write row t + 1 themselves, and row T
+    # (the next rollout's first) moves to row 0
     obs_buf = np.zeros((T + 1, N, D), np.float32)
-    mask_buf = np.zeros((T + 1, N, NUM_ACTIONS), np.bool_)
+    mask_buf = np.zeros((T, N, NUM_ACTIONS), np.bool_)
     act_buf = torch.zeros((T, N), dtype=torch.int64, device=device)
     logp_buf = torch.zeros((T, N), device=device)
     val_buf = torch.zeros((T, N), device=device)
@@ -668,7 +596,6 @@ def train(cfg: TrainConfig) -> dict[str, Any]:
 
     for tab in tables:
         obs_buf[T, tab.slots] = tab.batch.reset()
-        mask_buf[T, tab.slots] = tab.batch.game.legal_mask()
     ep_return = np.zeros(N, np.float64)
     finished_returns: list[float] = []
     steps = start_steps
@@ -712,53 +639,6 @@ def train(cfg: TrainConfig) -> dict[str, Any]:
         t = torch.from_numpy(a)
         return t.to(device, non_blocking=True) if device.type != "cpu" else t
 
-    def advance(tab: _Table, t: int, a_np: np.ndarray) -> list[float]:
-        """Step table ``tab``'s games with the learner's actions ``a_np`` (all slots) at
-        rollout step ``t``: the next observations and legal actions, the rewards and dones
-        into the buffers (the table's slots only); returns the episode returns of the games that ended."""
-        sl = tab.slots
-        r = tab.batch.step(a_np[sl], out=obs_buf[t + 1, sl])
-        np.copyto(mask_buf[t + 1, sl], tab.batch.game.legal_mask())
-        rew = r.rewards
-        if tab.shaping:   # potential -c * hand size; 0 at a game's end (ppo.hand_shaping)
-            rew = rew + hand_shaping(obs_buf[t, sl][:, OBS_SELF], r.obs[:, OBS_SELF],
-                                     r.dones, tab.shaping)
-        if r.final_obs is not None and r.truncated.any():
-            tr = np.flatnonzero(r.truncated)
-            rew = np.array(rew, copy=True)
-            if tab.cut_is_loss:   # no winner: a loss, so stalling to the cut never pays
-                rew[tr] += tab.cut_reward
-            else:                 # bootstrap from the value of the last observation
-                with torch.no_grad(), autocast:   # both are per thread
-                    v_last = model.value(to_dev(np.ascontiguousarray(r.final_obs[tr])))
-                rew[tr] += p.gamma * v_last.float().cpu().numpy()
-        rew_buf[t, sl] = rew
-        done_buf[t, sl] = r.dones
-        ep_return[sl] += r.rewards
-        if not r.dones.any():
-            return []
-        finished = ep_return[sl][r.dones]
-        ep_return[sl][r.dones] = 0.0
-        return finished.tolist()
-
-    def advance_group(group: list[_Table], t: int, a_np: np.ndarray) -> list[float]:
-        return [x for tab in group for x in advance(tab, t, a_np)]
-
-    # with two or more torch threads, the tables step in as many threads, in fixed groups of
-    # about equal game slots (each table's games and generators are its own, so the results
-    # are those of stepping them one after another)
-    pool = None
-    groups: list[list[_Table]] = []
-    if stepping_threads(threads, len(tables)) > 1:
-        from concurrent.futures import ThreadPoolExecutor
-        groups = [[] for _ in range(stepping_threads(threads, len(tables)))]
-        load = [0] * len(groups)
-        for tab in sorted(tables, key=lambda tb: -tb.n * tb.rules.num_players):
-            k = int(np.argmin(load))
-            groups[k].append(tab)
-            load[k] += tab.n * tab.rules.num_players
-        pool = ThreadPoolExecutor(len(groups), thread_name_prefix="tables")
-
     while steps < cfg.total_steps:
         lr = p.learning_rate if schedule is None else schedule(1.0 - steps / cfg.total_steps)
         for g in opt.param_groups:
@@ -768,8 +648,9 @@ def train(cfg: TrainConfig) -> dict[str, Any]:
         model.eval()
         with torch.no_grad():
             obs_buf[0] = obs_buf[T]
-            mask_buf[0] = mask_buf[T]
             for t in range(T):
+                for tab in tables:
+                    np.copyto(mask_buf[t, tab.slots], tab.batch.game.legal_mask())
                 o, m = to_dev(obs_buf[t]), to_dev(mask_buf[t])
                 with autocast:
                     logits, value = model(o)
@@ -785,13 +666,29 @@ def train(cfg: TrainConfig) -> dict[str, Any]:
                 playable = m_np[:, A_DRAW] & m_np[:, :A_DRAW].any(axis=1)
                 chosen["draw legal"] += int(playable.sum())
                 chosen["draw"] += int((playable & (a_np == A_DRAW)).sum())
-                if pool is None:
-                    for tab in tables:
-                        finished_returns += advance(tab, t, a_np)
-                else:   # the games run in compiled code that releases the GIL
-                    for done in pool.map(advance_group, groups, [t] * len(groups),
-                                         [a_np] * len(groups)):
-                        finished_returns += done
+                for tab in tables:
+                    sl = tab.slots
+                    r = tab.batch.step(a_np[sl], out=obs_buf[t + 1, sl])
+                    rew = r.rewards
+                    if tab.shaping:   # potential -c * hand size; 0 at a game's end (ppo.hand_shaping)
+                        rew = rew + hand_shaping(obs_buf[t, sl][:, OBS_SELF], r.obs[:, OBS_SELF],
+                                                 r.dones, tab.shaping)
+                    if r.final_obs is not None and r.truncated.any():
+                        tr = np.flatnonzero(r.truncated)
+                        rew = np.array(rew, copy=True)
+                        if tab.cut_is_loss:   # no winner: a loss, so stalling to the cut never pays
+                            rew[tr] += tab.cut_reward
+                        else:                 # bootstrap from the value of the last observation
+                            with autocast:
+                                v_last = model.value(to_dev(np.ascontiguousarray(r.final_obs[tr])))
+                            rew[tr] += p.gamma * v_last.float().cpu().numpy()
+                    rew_buf[t, sl] = rew
+                    done_buf[t, sl] = r.dones
+                    ep_return[sl] += r.rewards
+                    if r.dones.any():
+                        finished = ep_return[sl][r.dones]
+                        finished_returns.extend(finished.tolist())
+                        ep_return[sl][r.dones] = 0.0
             with autocast:
                 next_value = model.value(to_dev(obs_buf[T])).float()
         steps += N * T
@@ -816,7 +713,7 @@ def train(cfg: TrainConfig) -> dict[str, Any]:
         # split, and encode only the seats that are present (ActorCritic.prepare)
         prep = (model.prepare(b_obs, torch.bfloat16 if bf16 else torch.float32)
                 if model.encoder is not None else None)
-        b_mask = to_dev(mask_buf[:T].reshape(T * N, NUM_ACTIONS))
+        b_mask = to_dev(mask_buf.reshape(T * N, NUM_ACTIONS))
         b_act, b_logp = act_buf.reshape(-1), logp_buf.reshape(-1)
         b_adv, b_ret = adv.reshape(-1), ret.reshape(-1)
         stats = {"policy_loss": 0.0, "value_loss": 0.0, "entropy": 0.0, "approx_kl": 0.0,
@@ -928,8 +825,6 @@ def train(cfg: TrainConfig) -> dict[str, Any]:
         if limit is not None and time.perf_counter() - t_train > limit:
             stopped_early = steps < cfg.total_steps
             break
-    if pool is not None:
-        pool.shutdown()
     if bar is not None:
         bar.close()
     train_elapsed = time.perf_counter() - t_train
