@@ -237,8 +237,9 @@ class ActorCritic(nn.Module):
         """The trunk's input for the rows ``idx`` of a :meth:`prepare`-d rollout: the values
         of ``features(obs[idx])``, in the prepared dtype."""
         B = len(idx)
-        sel = prep.present[idx]                                           # (B, 9)
-        src = prep.row[idx][sel]
+        rows = prep.row[idx]                                              # (B, 9)
+        sel = rows >= 0
+        src = rows[sel]
         slots = torch.arange(MAX_OPPONENTS, device=idx.device)
         at = (torch.arange(B, device=idx.device)[:, None] * MAX_OPPONENTS + slots)[sel]
         return self._encoded(prep.own[idx], prep.blocks[src], at, B)
