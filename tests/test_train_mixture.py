@@ -222,6 +222,9 @@ def test_the_trainer_encodes_only_present_seats_and_computes_the_same(bf16):
         want = every_block(obs)
         features = model.features(obs)
         torch.testing.assert_close(features, want, **tol)
+        # a strided view of the rows (every other one), and no rows at all
+        torch.testing.assert_close(model.features(obs[::2]), want[::2], **tol)
+        assert model.features(obs[:0]).shape == (0, want.shape[1])
         prep = model.prepare(obs, torch.bfloat16 if bf16 else torch.float32)
         got = model.minibatch(prep, idx)
         torch.testing.assert_close(got.float(), want[idx].to(got.dtype).float(), **tol)
