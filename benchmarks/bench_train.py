@@ -16,7 +16,8 @@
    observation version 2 with the opponent encoder), both with the default config's
    ``num_envs``, network width and ``--threads``, in alternating rounds; and the mixture
    with the generalist's network (``configs/train/generalist.yaml``'s ``policy``). Steps per
-   second of the training loop, as the trainer counts them (setup not included). With
+   second of the training loop, as the trainer counts them (setup not included), and where
+   that time goes (the games, the rest of the rollouts, the update). With
    ``--mixture-device cuda`` the mixtures train on the GPU (the default run stays on the cpu,
    and trains on the GPU too as a fourth row); run it as ``taskset -c 0,1 python ...`` to
    keep to two cores on a larger machine.
@@ -80,14 +81,22 @@ GENERALIST_NET = ["policy={net_arch: [256, 256], activation: tanh, shared: true,
 
 
 def one_run(algo: str, steps: int, threads: int | str, seed: int,
-            extra: list[str] = (), loop: bool = False) -> float:
+            extra: list[str] = (), loop: bool = False, parts: list | None = None) -> float:
     """Learner steps per second of one training call (setup included, no evaluation); with
     ``loop``, of its training loop alone (the trainer's own count, without the setup: the
-    mixture's setup probes the baselines' games at each of its 30 tables)."""
+    mixture's setup probes the baselines' games at each of its 30 tables). With ``parts``
+    (``algo: ppo``), appends where the loop's time went, in seconds per 100,000 learner
+    steps: ``[games, policy and bookkeeping, update]`` (the games: the learner's moves
+    applied, the opponents' moves, new deals; the trainer's ``games_seconds``)."""
     with tempfile.TemporaryDirectory() as tmp:
         cfg = _config(algo, steps, threads, seed, f"{tmp}/run", list(extra))
         t = time.perf_counter()
         res = _trainer(algo)(cfg)
+        if parts is not None:
+            per = 100_000 / res["steps"]
+            parts.append([per * res["games_seconds"],
+                          per * (res["rollout_seconds"] - res["games_seconds"]),
+                          per * res["update_seconds"]])
         return res["steps_per_second"] if loop else steps / (time.perf_counter() - t)
 
 
@@ -127,8 +136,8 @@ def main() -> None:
     one_run("ppo", 16_384, 1, 0)
     if not args.skip_idle or args.learn_steps:
         one_run("maskable_ppo", 16_384, 1, 0)
-    res: dict[str, dict[str, list[float]]] = {"idle": {}, "busy": {}, "learning": {},
-                                              "mixture": {}}
+    res: dict[str, dict[str, list]] = {"idle": {}, "busy": {}, "learning": {}, "mixture": {},
+                                       "mixture_parts": {}}
     gpu = None
     if args.mixture:
         cuda = args.mixture_device == "cuda"
@@ -147,7 +156,8 @@ def main() -> None:
             settings["default (basic, 2 players, v1), cuda"] = ["device=cuda"]
         for r in range(args.rounds):
             for name, extra in settings.items():
-                v = one_run("ppo", args.steps, threads, r, extra, loop=True)
+                v = one_run("ppo", args.steps, threads, r, extra, loop=True,
+                            parts=res["mixture_parts"].setdefault(name, []))
                 res["mixture"].setdefault(name, []).append(v)
                 print(f"mixture round {r}: {name} {v:,.0f} steps/s", file=sys.stderr)
     if not args.skip_idle:
@@ -198,6 +208,15 @@ def main() -> None:
             med = statistics.median(vals)
             lines.append(f"| {name} | {med:,.0f} | " + ", ".join(f"{v:,.0f}" for v in vals)
                          + f" | {med / base:.2f}x |")
+        lines += ["", "Where the training loop's time goes, seconds per 100,000 learner steps "
+                      "(median over the rounds of each part): the games (the learner's moves "
+                      "applied, the opponents' moves, new deals), the rest of the rollouts (the "
+                      "policy's forward pass, sampling, rewards and bookkeeping), the update:", "",
+                  "| run | games | policy and bookkeeping | update | total |", "|---|---|---|---|---|"]
+        for name, rows in res["mixture_parts"].items():
+            med3 = [statistics.median(col) for col in zip(*rows)]
+            lines.append(f"| {name} | " + " | ".join(f"{v:.2f}" for v in med3)
+                         + f" | {100_000 / statistics.median(res['mixture'][name]):.2f} |")
     if res["learning"]:
         lines += ["", f"Learning per step: {args.learn_steps:,} steps, two networks "
                       f"(`policy.shared=false`), win rate against greedy over "

@@ -47,6 +47,8 @@ def test_a_tiny_run_writes_everything(tiny_run):
     _cfg, res = tiny_run
     run_dir = Path(res["run_dir"])
     assert res["steps"] == 2048 and res["threads"] == 1 and res["device"] == "cpu"
+    # the time in the games is a part of the rollouts
+    assert 0.0 < res["games_seconds"] < res["rollout_seconds"]
     names = sorted(p.name for p in (run_dir / "checkpoints").iterdir())
     assert names == ["step_1024.optimizer.safetensors", "step_1024.safetensors",
                      "step_2048.optimizer.safetensors", "step_2048.safetensors"]

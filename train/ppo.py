@@ -514,8 +514,10 @@ def train(cfg: TrainConfig) -> dict[str, Any]:
     """Run one training from a resolved config (:func:`ono_env.train.config.load_config`):
     one table, or a mixture (``tables``) whose rollouts all go into one update.
     Returns ``{"run_dir", "model", "final_eval", "seconds", "train_seconds", "curve",
-    "steps", "steps_per_second", "rollout_seconds", "update_seconds", "threads", "device",
-    "bf16"}`` (``final_eval``: the rows of every table, each with its ``table``)."""
+    "steps", "steps_per_second", "rollout_seconds", "games_seconds", "update_seconds",
+    "threads", "device", "bf16"}`` (``final_eval``: the rows of every table, each with its
+    ``table``; ``games_seconds``: the part of the rollouts spent stepping the games, the
+    opponents' moves and new deals included)."""
     from torch.utils.tensorboard import SummaryWriter
 
     from ono_env.arena import evaluate
@@ -647,7 +649,9 @@ def train(cfg: TrainConfig) -> dict[str, Any]:
             bar = tqdm(total=round(limit), unit="s", desc="training", file=sys.stderr,
                        bar_format="{l_bar}{bar}| {n:.0f}/{total_fmt} s [{elapsed}<{remaining}{postfix}]")
     stopped_early = False
-    seconds = {"rollout": 0.0, "update": 0.0}
+    # "games": the part of the rollouts spent in the games (the learner's moves applied, the
+    # opponents' moves, new deals); the rest of a rollout is the policy and the bookkeeping
+    seconds = {"rollout": 0.0, "update": 0.0, "games": 0.0}
 
     def to_dev(a: np.ndarray) -> torch.Tensor:
         t = torch.from_numpy(a)
@@ -682,7 +686,9 @@ def train(cfg: TrainConfig) -> dict[str, Any]:
                 chosen["draw"] += int((playable & (a_np == A_DRAW)).sum())
                 for tab in tables:
                     sl = tab.slots
+                    t_games = time.perf_counter()
                     r = tab.batch.step(a_np[sl], out=obs_buf[t + 1, sl])
+                    seconds["games"] += time.perf_counter() - t_games
                     rew = r.rewards
                     if tab.shaping:   # potential -c * hand size; 0 at a game's end (ppo.hand_shaping)
                         rew = rew + hand_shaping(obs_buf[t, sl][:, OBS_SELF], r.obs[:, OBS_SELF],
@@ -862,7 +868,8 @@ def train(cfg: TrainConfig) -> dict[str, Any]:
         print(f"time limit of {cfg.time_limit_minutes} min reached after {steps:,} of "
               f"{cfg.total_steps:,} steps")
     print(f"trained {steps - start_steps:,} steps in {train_elapsed:.1f} s ({rate:,.0f} steps/s; "
-          f"rollouts {seconds['rollout']:.1f} s, updates {seconds['update']:.1f} s)", file=sys.stderr)
+          f"rollouts {seconds['rollout']:.1f} s, of which the games {seconds['games']:.1f} s; "
+          f"updates {seconds['update']:.1f} s)", file=sys.stderr)
     final: list[dict[str, Any]] = []
     for tab in tables:
         where = run_dir
@@ -877,4 +884,5 @@ def train(cfg: TrainConfig) -> dict[str, Any]:
     return {"run_dir": run_dir, "model": model_path, "final_eval": final, "steps": steps,
             "seconds": time.perf_counter() - t0, "train_seconds": train_seconds, "curve": curve,
             "steps_per_second": rate, "rollout_seconds": seconds["rollout"],
-            "update_seconds": seconds["update"], "threads": threads, "device": device.type, "bf16": bf16}
+            "games_seconds": seconds["games"], "update_seconds": seconds["update"],
+            "threads": threads, "device": device.type, "bf16": bf16}
