@@ -1,0 +1,92 @@
+"""How far above the best baseline any agent gets at the generalist's 3-6 player tables.
+
+    python benchmarks/bench_headroom.py --out docs/results/generalist/headroom
+    python benchmarks/bench_headroom.py --tables basic-4 --agents greedy,oracle-hands:16 --deals 50 --out /tmp/h
+
+The generalist's target at 3, 4 and 6 players is a win share of 1.2 times the fair share in a
+table where every other seat plays the preset's best baseline (``bench_generalist.py``, part
+``many``). This script seats other agents in the same place, on the same mirrored deals, to
+say how much room there is above the baseline at those tables:
+
+- the best baseline itself (its share should be the fair one: a check of the table);
+- ``ppo-any`` (the generalist, as in ``bench_generalist.py``);
+- a search agent that plays fair (``pimc-ppo:16``: ``ppo-any``'s choice kept unless the
+  search over sampled worlds clearly beats it; the specialist's where one fits);
+- the CHEATING ceiling ``oracle-hands:16``, the same search seeing every opponent's hand: not
+  a bound on what a fair agent can reach, but a measure of how much the hidden cards are
+  worth at these tables.
+
+``--tables``: ``<preset>-<players>`` names (default: the five tables where ``ppo-any`` was
+short of 1.2x). ``--best-from``: the ``results.json`` of ``bench_generalist.py`` whose part
+``two`` names each preset's best baseline. Mirrored deals, every seating of each deal, 95%
+interval over deals, a game with no winner shared 1/N. Writes ``results.json`` and
+``results.md`` into ``--out``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+
+from bench_generalist import _games, _line, _row, best_baselines
+
+from ono_env.arena import run_arena
+
+SHORT_TABLES = "basic-3,basic-4,basic-6,ono-4,ono-6"
+AGENTS = "best,ppo-any,pimc-ppo:16,oracle-hands:16"
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--tables", default=SHORT_TABLES, help="<preset>-<players>, comma-separated")
+    ap.add_argument("--agents", default=AGENTS,
+                    help="agents for the first seat, comma-separated (best: the best baseline)")
+    ap.add_argument("--deals", type=int, default=200, help="deals per table and agent")
+    ap.add_argument("--seed", type=int, default=2026)
+    ap.add_argument("--best-from", type=Path, default=Path("docs/results/generalist/results.json"))
+    ap.add_argument("--out", type=Path, required=True)
+    args = ap.parse_args()
+    best = best_baselines(json.loads(args.best_from.read_text())["rows"])
+    tables = []
+    for name in args.tables.split(","):
+        preset, _, n = name.rpartition("-")
+        if preset not in best or not n.isdigit() or not 3 <= int(n) <= 10:
+            sys.exit(f"bench_headroom: table {name!r}; allowed: <preset>-<players> with a preset "
+                     f"of {', '.join(best)} and 3-10 players")
+        tables.append((preset, int(n)))
+    rows = []
+    for preset, n in tables:
+        b = best[preset]
+        for agent in args.agents.split(","):
+            who = b if agent == "best" else agent
+            t = time.perf_counter()
+            ar = run_arena([who] + [b] * (n - 1), preset, n, _games(args.deals, n), args.seed,
+                           mirrored=True, rating=False)
+            row = _row(ar, 0, "headroom", preset, n, f"{n - 1} x {b}")
+            row["agent"] = who
+            row["seconds"] = time.perf_counter() - t
+            rows.append(row)
+            print(f"{who:<16} {_line(row)}", file=sys.stderr)
+    args.out.mkdir(parents=True, exist_ok=True)
+    command = "python benchmarks/bench_headroom.py " + " ".join(sys.argv[1:])
+    (args.out / "results.json").write_text(json.dumps({"command": command, "rows": rows},
+                                                      indent=1) + "\n")
+    lines = ["# Headroom at the 3-6 player tables", "", f"`{command}`", "",
+             "Each agent in one seat, the preset's best baseline in every other; mirrored deals "
+             "(every seating of each deal), 95% interval over deals. `oracle-hands` CHEATS (it "
+             "sees every hand).", "",
+             "| preset | players | agent | against | share | 95% interval | x fair | deals | seconds |",
+             "|---|---|---|---|---|---|---|---|---|"]
+    for r in rows:
+        lines.append(f"| {r['preset']} | {r['players']} | {r['agent']} | {r['opponent']} | "
+                     f"{100 * r['share']:.1f}% | [{100 * r['low']:.1f}, {100 * r['high']:.1f}] | "
+                     f"{r['share'] / r['fair']:.2f} | {r['deals']:,} | {r['seconds']:.0f} |")
+    (args.out / "results.md").write_text("\n".join(lines) + "\n")
+    print("\n".join(lines))
+
+
+if __name__ == "__main__":
+    main()
