@@ -222,8 +222,10 @@ def test_the_trainer_encodes_only_present_seats_and_computes_the_same(bf16):
         want = every_block(obs)
         features = model.features(obs)
         torch.testing.assert_close(features, want, **tol)
-        # a strided view of the rows (every other one), and no rows at all
+        # a strided view of the rows (every other one), a view that starts past the first
+        # row (as the rollout's rows of one step are), and no rows at all
         torch.testing.assert_close(model.features(obs[::2]), want[::2], **tol)
+        torch.testing.assert_close(model.features(obs[3:]), want[3:], **tol)
         assert model.features(obs[:0]).shape == (0, want.shape[1])
         prep = model.prepare(obs, torch.bfloat16 if bf16 else torch.float32)
         got = model.minibatch(prep, idx)
