@@ -16,6 +16,9 @@ say how much room there is above the baseline at those tables:
   a bound on what a fair agent can reach, but a measure of how much the hidden cards are
   worth at these tables.
 
+When ``ppo-any`` is among the agents, every other agent's share is also compared with
+``ppo-any``'s on the same deals (the per-deal difference, 95% interval over deals).
+
 ``--tables``: ``<preset>-<players>`` names (default: the five tables where ``ppo-any`` was
 short of 1.2x). ``--best-from``: the ``results.json`` of ``bench_generalist.py`` whose part
 ``two`` names each preset's best baseline. Mirrored deals, every seating of each deal, 95%
@@ -27,15 +30,25 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import sys
 import time
 from pathlib import Path
 
+import numpy as np
 from bench_generalist import _games, _line, _row, best_baselines
 
 from ono_env.arena import run_arena
 
 SHORT_TABLES = "basic-3,basic-4,basic-6,ono-4,ono-6"
+
+
+def paired_difference(a: np.ndarray, b: np.ndarray) -> list[float]:
+    """``[mean, low, high]`` of ``a - b`` over deals (per-deal shares of two agents that sat
+    in the same seat of the same deals: one seed, so the same deals), 95% normal interval."""
+    d = a - b
+    half = 1.96 * float(d.std(ddof=1)) / math.sqrt(len(d)) if len(d) > 1 else float("nan")
+    return [float(d.mean()), float(d.mean()) - half, float(d.mean()) + half]
 AGENTS = "best,ppo-any,pimc-ppo:16,oracle-hands:16"
 
 
@@ -60,6 +73,7 @@ def main() -> None:
     rows = []
     for preset, n in tables:
         b = best[preset]
+        shares: dict[str, np.ndarray] = {}
         for agent in args.agents.split(","):
             who = b if agent == "best" else agent
             t = time.perf_counter()
@@ -68,8 +82,14 @@ def main() -> None:
             row = _row(ar, 0, "headroom", preset, n, f"{n - 1} x {b}")
             row["agent"] = who
             row["seconds"] = time.perf_counter() - t
+            deals, shares[who], _ = ar.per_deal(0)
+            assert np.array_equal(deals, np.arange(args.deals))
             rows.append(row)
             print(f"{who:<16} {_line(row)}", file=sys.stderr)
+        if "ppo-any" in shares:   # each agent against ppo-any on the same deals
+            for row in rows[-len(shares):]:
+                if row["agent"] != "ppo-any":
+                    row["vs_ppo_any"] = paired_difference(shares[row["agent"]], shares["ppo-any"])
     args.out.mkdir(parents=True, exist_ok=True)
     command = "python benchmarks/bench_headroom.py " + " ".join(sys.argv[1:])
     (args.out / "results.json").write_text(json.dumps({"command": command, "rows": rows},
@@ -78,12 +98,15 @@ def main() -> None:
              "Each agent in one seat, the preset's best baseline in every other; mirrored deals "
              "(every seating of each deal), 95% interval over deals. `oracle-hands` CHEATS (it "
              "sees every hand).", "",
-             "| preset | players | agent | against | share | 95% interval | x fair | deals | seconds |",
-             "|---|---|---|---|---|---|---|---|---|"]
+             "| preset | players | agent | against | share | 95% interval | x fair | "
+             "minus ppo-any's share, same deals [95%] | deals | seconds |",
+             "|---|---|---|---|---|---|---|---|---|---|"]
     for r in rows:
+        d = r.get("vs_ppo_any")
+        vs = "" if d is None else f"{100 * d[0]:+.1f} [{100 * d[1]:+.1f}, {100 * d[2]:+.1f}]"
         lines.append(f"| {r['preset']} | {r['players']} | {r['agent']} | {r['opponent']} | "
                      f"{100 * r['share']:.1f}% | [{100 * r['low']:.1f}, {100 * r['high']:.1f}] | "
-                     f"{r['share'] / r['fair']:.2f} | {r['deals']:,} | {r['seconds']:.0f} |")
+                     f"{r['share'] / r['fair']:.2f} | {vs} | {r['deals']:,} | {r['seconds']:.0f} |")
     (args.out / "results.md").write_text("\n".join(lines) + "\n")
     print("\n".join(lines))
 
