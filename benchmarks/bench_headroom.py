@@ -30,7 +30,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import sys
 import time
 from pathlib import Path
@@ -39,16 +38,11 @@ import numpy as np
 from bench_generalist import _games, _line, _row, best_baselines
 
 from ono_env.arena import run_arena
+from ono_env.arena.stats import mean_interval
 
 SHORT_TABLES = "basic-3,basic-4,basic-6,ono-4,ono-6"
 
 
-def paired_difference(a: np.ndarray, b: np.ndarray) -> list[float]:
-    """``[mean, low, high]`` of ``a - b`` over deals (per-deal shares of two agents that sat
-    in the same seat of the same deals: one seed, so the same deals), 95% normal interval."""
-    d = a - b
-    half = 1.96 * float(d.std(ddof=1)) / math.sqrt(len(d)) if len(d) > 1 else float("nan")
-    return [float(d.mean()), float(d.mean()) - half, float(d.mean()) + half]
 AGENTS = "best,ppo-any,pimc-ppo:16,oracle-hands:16"
 
 
@@ -89,7 +83,9 @@ def main() -> None:
         if "ppo-any" in shares:   # each agent against ppo-any on the same deals
             for row in rows[-len(shares):]:
                 if row["agent"] != "ppo-any":
-                    row["vs_ppo_any"] = paired_difference(shares[row["agent"]], shares["ppo-any"])
+                    # per-deal shares of two agents in the same seat of the same deals (one
+                    # seed): their difference with a normal 95% interval over the deals
+                    row["vs_ppo_any"] = list(mean_interval(shares[row["agent"]] - shares["ppo-any"]))
     args.out.mkdir(parents=True, exist_ok=True)
     command = "python benchmarks/bench_headroom.py " + " ".join(sys.argv[1:])
     (args.out / "results.json").write_text(json.dumps({"command": command, "rows": rows},
