@@ -110,6 +110,54 @@ def test_resume_continues_from_a_checkpoint(tiny_run, tmp_path):
     assert not (tmp_path / "b").exists() and not (tmp_path / "c").exists()
 
 
+@pytest.mark.parametrize("shared, encoder", [(False, 0), (True, 0), (True, 4)])
+def test_a_grown_network_computes_what_the_narrower_one_did(shared, encoder):
+    from ono_env.observation import observation_scale
+    from ono_env.rules import resolve_rules
+
+    rules = resolve_rules("ono", num_players=4)
+    scale = observation_scale(rules, 2 if encoder else 1)
+    torch.manual_seed(0)
+    small = ActorCritic(scale, [8, 6], "tanh", shared, encoder)
+    with torch.no_grad():   # every weight and bias nonzero, so that nothing is checked by luck
+        for prm in small.parameters():
+            prm.normal_(0.0, 0.5)
+    net = small.policy_net()
+    big = ActorCritic(scale, [16, 12], "tanh", shared, encoder)
+    assert big.load_policy_net(net, grow=True) is True
+    obs = torch.from_numpy(np.random.default_rng(1).integers(0, 3, (32, len(scale))).astype(np.float32))
+    with torch.no_grad():
+        (l0, v0), (l1, v1) = small(obs), big(obs)
+    np.testing.assert_allclose(l1.numpy(), l0.numpy(), rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(v1.numpy(), v0.numpy(), rtol=1e-5, atol=1e-5)
+    # the new units are live: a step of training reaches them and moves the output
+    assert big.pi_body[2].weight[6:].abs().sum() > 0 and big.pi.weight[:, 6:].abs().sum() == 0
+    loss = big(obs)[0].logsumexp(1).sum()
+    loss.backward()
+    assert big.pi.weight.grad[:, 6:].abs().sum() > 0
+    # the same network loads without growing; a deeper, a narrower or (without grow) a
+    # wider one is refused
+    assert ActorCritic(scale, [8, 6], "tanh", shared, encoder).load_policy_net(net, grow=True) is False
+    for arch, grow in (([16, 12, 4], True), ([16, 4], True), ([16, 12], False)):
+        with pytest.raises(ValueError, match="another shape") as err:
+            ActorCritic(scale, arch, "tanh", shared, encoder).load_policy_net(net, grow=grow)
+        assert ("resume_grow=true" in str(err.value)) is (not grow)
+
+
+def test_resume_grow_carries_a_run_on_in_a_wider_network(tiny_run, tmp_path, capsys):
+    _cfg, res = tiny_run
+    ckpt = Path(res["run_dir"]) / "checkpoints" / "step_1024.safetensors"
+    out = train(load_config("default", TINY + ["total_steps=2048", f"resume={ckpt}",
+                                               "resume_grow=true", "policy.net_arch=[48]",
+                                               f"run_dir={tmp_path}", "final_eval.games=0",
+                                               "self_play.enabled=false"]))
+    assert "grown to 48" in capsys.readouterr().err
+    meta = read_metadata(out["model"])
+    assert meta["training_steps"] == 2048 and meta["architecture"]["hidden_sizes"] == [48]
+    with pytest.raises(ValueError, match="resume_grow=true grows the network of a checkpoint"):
+        load_config("default", ["resume_grow=true"])
+
+
 def test_a_shared_trunk_trains_and_saves_a_playable_model(tmp_path):
     res = train(load_config("default", TINY + ["policy.shared=true", "self_play.enabled=false",
                                                "eval.every=0", "final_eval.games=0",

@@ -193,6 +193,8 @@ class TrainConfig:
     """algo ppo: bf16 autocast of the matrix products (auto: where the CPU or GPU supports it) | fp32."""
     resume: Name | None = None
     """algo ppo: a checkpoint (checkpoints/step_<n>.safetensors of a run) to continue from."""
+    resume_grow: Annotated[bool, Field(strict=True)] = False
+    """algo ppo, with resume: grow a checkpoint of the same depth but narrower layers to policy.net_arch (it plays as before at the start; Adam starts afresh)."""
     num_env_runners: Annotated[int, Field(strict=True, ge=0, le=10_000)] = 2
     """algo rllib_ppo: Ray actors sampling games, num_envs games each (0: the driver samples)."""
     ray_address: Name | None = None
@@ -217,6 +219,9 @@ class TrainConfig:
         if self.algo != "ppo" and self.ppo.truncation == "loss":
             raise ValueError(f"ppo.truncation='loss' is read only by algo: ppo; algo {self.algo} "
                              f"bootstraps a cut game (allowed here: auto or bootstrap)")
+        if self.resume_grow and self.resume is None:
+            raise ValueError("resume_grow=true grows the network of a checkpoint: name it with "
+                             "resume=<model file>")
         if self.algo != "ppo":
             for field, default in (("device", "auto"), ("precision", "auto"), ("resume", None)):
                 if getattr(self, field) != default:

@@ -278,19 +278,31 @@ class ActorCritic(nn.Module):
         return PolicyNet(self.scale.detach().cpu().numpy().copy(), layers(self.pi_body, self.pi),
                          self.activation, layers(self.v_body, self.v), encoder)
 
-    def load_policy_net(self, net: PolicyNet) -> None:
-        """Copy the weights of a model file's network into this one (``resume``);
-        ``ValueError`` when the shapes differ."""
+    def load_policy_net(self, net: PolicyNet, grow: bool = False) -> bool:
+        """Copy the weights of a model file's network into this one (``resume``); returns
+        whether it was grown. ``ValueError`` when the shapes differ, unless ``grow`` and the
+        checkpoint's network is as deep and no layer of it is wider than this one's: then it
+        is embedded (:func:`embed_linear`), so that this wider network computes exactly the
+        checkpoint's logits and values until training moves it."""
+        grown = False
+
         def put(body: nn.Sequential, head: nn.Linear, layers, what: str) -> None:
+            nonlocal grown
             mine = [m for m in body if isinstance(m, nn.Linear)] + [head]
-            if layers is None or len(layers) != len(mine) or any(
-                    tuple(m.weight.shape) != w.shape for m, (w, _) in zip(mine, layers)):
+            same = layers is not None and len(layers) == len(mine) and all(
+                tuple(m.weight.shape) == w.shape for m, (w, _) in zip(mine, layers))
+            fits = grow and layers is not None and len(layers) == len(mine) and all(
+                m.weight.shape[0] >= w.shape[0] and m.weight.shape[1] >= w.shape[1]
+                for m, (w, _) in zip(mine, layers)) and (
+                len(mine) == 1 or mine[0].weight.shape[1] == layers[0][0].shape[1])  # same input
+            if not (same or fits):
                 raise ValueError(f"resume: the checkpoint's {what} network has another shape "
-                                 f"than policy.net_arch of this config")
-            with torch.no_grad():
-                for m, (w, b) in zip(mine, layers):
-                    m.weight.copy_(torch.from_numpy(w))
-                    m.bias.copy_(torch.from_numpy(b))
+                                 f"than policy.net_arch of this config"
+                                 + ("" if grow else " (resume_grow=true grows a narrower "
+                                    "checkpoint of the same depth to this config's widths)"))
+            grown = grown or not same
+            for m, (w, b) in zip(mine, layers):
+                embed_linear(m, w, b)
         if (net.encoder is None) != (self.encoder is None) or (
                 self.encoder is not None and net.encoder is not None
                 and tuple(self.encoder.weight.shape) != net.encoder[0].shape):
@@ -303,6 +315,21 @@ class ActorCritic(nn.Module):
             put(self.v_body, self.v, net.value_layers, "value")
         else:
             put(nn.Sequential(), self.v, (net.value_layers or [])[-1:], "value")
+        return grown
+
+
+def embed_linear(m: nn.Linear, w: np.ndarray, b: np.ndarray) -> None:
+    """Put a checkpoint's layer ``(w, b)`` into ``m``, which may be wider (function-preserving
+    growth, as Net2Net's "new units with zero outgoing weights"; written here because it is
+    three slice assignments). The old units come first and read only the old inputs (their
+    weights from new inputs are 0); new units keep ``m``'s fresh initialisation. The new
+    units' outgoing weights are those of the next layer's columns past the old width, set to
+    0 by that layer's own call, so they change nothing until training moves them."""
+    o, i = w.shape
+    with torch.no_grad():
+        m.weight[:o, :i].copy_(torch.from_numpy(w))
+        m.weight[:o, i:].zero_()
+        m.bias[:o].copy_(torch.from_numpy(b))
 
 
 def masked_logits(logits: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
@@ -387,9 +414,11 @@ def save_checkpoint(model: ActorCritic, opt: torch.optim.Adam, path: Path, rules
 
 
 def load_checkpoint(model: ActorCritic, opt: torch.optim.Adam, path: str | Path,
-                    rules: Any) -> int:
+                    rules: Any, grow: bool = False) -> int:
     """Load a checkpoint written by :func:`save_checkpoint` into ``model`` and ``opt``;
-    returns its step count. ``ValueError`` naming the file for anything else."""
+    returns its step count. ``ValueError`` naming the file for anything else. ``grow``: a
+    narrower network is grown (:meth:`ActorCritic.load_policy_net`), and then Adam starts
+    afresh (its state has the old shapes)."""
     from safetensors import SafetensorError
     from safetensors.numpy import load_file
 
@@ -398,9 +427,13 @@ def load_checkpoint(model: ActorCritic, opt: torch.optim.Adam, path: str | Path,
     path = Path(path)
     meta, net = read_model(path)
     check_compatible(meta, rules, repr(str(path)))
-    model.load_policy_net(net)
+    grown = model.load_policy_net(net, grow)
+    if grown:
+        print(f"resume: the checkpoint's network ({'x'.join(map(str, net.hidden_sizes))}) grown to "
+              f"{'x'.join(str(m.out_features) for m in model.pi_body if isinstance(m, nn.Linear))}: "
+              f"it plays as the checkpoint at the start; Adam starts afresh", file=sys.stderr)
     opath = optimizer_path(path)
-    if opath.is_file():
+    if opath.is_file() and not grown:
         try:
             state = load_file(str(opath))
         except (SafetensorError, OSError) as exc:
@@ -548,7 +581,7 @@ def train(cfg: TrainConfig) -> dict[str, Any]:
     opt = torch.optim.Adam(model.parameters(), lr=p.learning_rate, eps=1e-5)
     start_steps = 0
     if cfg.resume:
-        start_steps = load_checkpoint(model, opt, cfg.resume, first_rules)
+        start_steps = load_checkpoint(model, opt, cfg.resume, first_rules, cfg.resume_grow)
         if len(specs) > 1:   # the checkpoint must play every table of the mixture
             from ono_env.agents.learned import check_compatible, read_metadata
             meta = read_metadata(cfg.resume)
