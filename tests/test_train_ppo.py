@@ -130,7 +130,7 @@ def test_a_grown_network_computes_what_the_narrower_one_did(shared, encoder):
         (l0, v0), (l1, v1) = small(obs), big(obs)
     np.testing.assert_allclose(l1.numpy(), l0.numpy(), rtol=1e-5, atol=1e-5)
     np.testing.assert_allclose(v1.numpy(), v0.numpy(), rtol=1e-5, atol=1e-5)
-    # the new units are live: a step of training reaches them and moves the output
+    # the new units are live: the loss has a gradient in their outgoing weights
     assert big.pi_body[2].weight[6:].abs().sum() > 0 and big.pi.weight[:, 6:].abs().sum() == 0
     loss = big(obs)[0].logsumexp(1).sum()
     loss.backward()
