@@ -289,12 +289,12 @@ class ActorCritic(nn.Module):
         def put(body: nn.Sequential, head: nn.Linear, layers, what: str) -> None:
             nonlocal grown
             mine = [m for m in body if isinstance(m, nn.Linear)] + [head]
-            same = layers is not None and len(layers) == len(mine) and all(
-                tuple(m.weight.shape) == w.shape for m, (w, _) in zip(mine, layers))
-            fits = grow and layers is not None and len(layers) == len(mine) and all(
-                m.weight.shape[0] >= w.shape[0] and m.weight.shape[1] >= w.shape[1]
-                for m, (w, _) in zip(mine, layers)) and (
-                len(mine) == 1 or mine[0].weight.shape[1] == layers[0][0].shape[1])  # same input
+            deep = layers is not None and len(layers) == len(mine)
+            same = deep and all(tuple(m.weight.shape) == w.shape for m, (w, _) in zip(mine, layers))
+            # growing: no layer narrower, and the trunk's first layer reads the same input
+            fits = grow and deep and all(m.weight.shape[0] >= w.shape[0] and m.weight.shape[1] >= w.shape[1]
+                                         for m, (w, _) in zip(mine, layers)) and (
+                len(mine) == 1 or mine[0].weight.shape[1] == layers[0][0].shape[1])
             if not (same or fits):
                 raise ValueError(f"resume: the checkpoint's {what} network has another shape "
                                  f"than policy.net_arch of this config"
