@@ -1,4 +1,4 @@
-"""How far above the best baseline any agent gets at the generalist's 3-6 player tables.
+"""How far above the best baseline any agent gets at the generalist's tables (2-10 players).
 
     python benchmarks/bench_headroom.py --out docs/results/generalist/headroom
     python benchmarks/bench_headroom.py --tables basic-4 --agents greedy,oracle-hands:16 --deals 50 --out /tmp/h
@@ -19,8 +19,9 @@ say how much room there is above the baseline at those tables:
 When ``ppo-any`` is among the agents, every other agent's share is also compared with
 ``ppo-any``'s on the same deals (the per-deal difference, 95% interval over deals).
 
-``--tables``: ``<preset>-<players>`` names (default: the five tables where ``ppo-any`` was
-short of 1.2x). ``--best-from``: the ``results.json`` of ``bench_generalist.py`` whose part
+``--tables``: ``<preset>-<players>`` names, 2-10 players (default: the five tables where
+``ppo-any`` was short of 1.2x; at 2 players the table is the head to head with the best
+baseline, as in part ``two``). ``--best-from``: the ``results.json`` of ``bench_generalist.py`` whose part
 ``two`` names each preset's best baseline. Mirrored deals, every seating of each deal, 95%
 interval over deals, a game with no winner shared 1/N. Writes ``results.json`` and
 ``results.md`` into ``--out``.
@@ -60,9 +61,9 @@ def main() -> None:
     tables = []
     for name in args.tables.split(","):
         preset, _, n = name.rpartition("-")
-        if preset not in best or not n.isdigit() or not 3 <= int(n) <= 10:
+        if preset not in best or not n.isdigit() or not 2 <= int(n) <= 10:
             sys.exit(f"bench_headroom: table {name!r}; allowed: <preset>-<players> with a preset "
-                     f"of {', '.join(best)} and 3-10 players")
+                     f"of {', '.join(best)} and 2-10 players")
         tables.append((preset, int(n)))
     rows = []
     for preset, n in tables:
@@ -90,7 +91,7 @@ def main() -> None:
     command = "python benchmarks/bench_headroom.py " + " ".join(sys.argv[1:])
     (args.out / "results.json").write_text(json.dumps({"command": command, "rows": rows},
                                                       indent=1) + "\n")
-    lines = ["# Headroom at the 3-6 player tables", "", f"`{command}`", "",
+    lines = ["# Headroom at the generalist's tables", "", f"`{command}`", "",
              "Each agent in one seat, the preset's best baseline in every other; mirrored deals "
              "(every seating of each deal), 95% interval over deals. `oracle-hands` CHEATS (it "
              "sees every hand).", "",
