@@ -194,7 +194,7 @@ class TrainConfig:
     resume: Name | None = None
     """algo ppo: a checkpoint (checkpoints/step_<n>.safetensors of a run) to continue from."""
     resume_grow: Annotated[bool, Field(strict=True)] = False
-    """algo ppo, with resume: grow a checkpoint of the same depth but narrower layers to policy.net_arch (it plays as before at the start; Adam starts afresh)."""
+    """algo ppo, with resume: grow a checkpoint of the same depth, no layer of it wider, to policy.net_arch (it plays as before at the start; Adam starts afresh; a checkpoint of the same shape loads as without it)."""
     num_env_runners: Annotated[int, Field(strict=True, ge=0, le=10_000)] = 2
     """algo rllib_ppo: Ray actors sampling games, num_envs games each (0: the driver samples)."""
     ray_address: Name | None = None
