@@ -622,7 +622,8 @@ def test_the_benchmarks_reference_policy_plays_from_its_file_and_is_not_shipped(
 
 def test_the_generalist_model_file():
     """ppo-any: format version 4, version-2 observations, the scale this version computes,
-    and the torch network of the trainer, loaded with its weights, computes its logits."""
+    and the torch network of the trainer (a policy and a value trunk apart, as run 11 trained
+    it), loaded with its weights, computes its logits and values."""
     import torch as th
 
     from ono_env.train.ppo import ActorCritic
@@ -631,7 +632,10 @@ def test_the_generalist_model_file():
     assert meta["format_version"] == 4 and meta["observation_version"] == 2
     arch = meta["architecture"]
     assert arch["opponent_encoder"] == 32 and arch["hidden_sizes"] == [256, 256]
-    assert meta["training_steps"] > 260_000_000 and len(meta["config"]["tables"]) == 30
+    assert arch["value_hidden_sizes"] == [256, 256]
+    assert meta["training_steps"] > 520_000_000 and len(meta["config"]["tables"]) == 30
+    shared = meta["config"]["policy"]["shared"]   # run 11: a value trunk of its own
+    assert shared is False
     for preset, n in (("ono", 4), ("stacking", 6), ("basic", 10)):
         rules = RuleSet.preset(preset, num_players=n)
         assert np.array_equal(net.scale, observation_scale(rules, 2))
@@ -640,7 +644,7 @@ def test_the_generalist_model_file():
         for _ in range(20):
             g.step(np.array([rng.choice(np.flatnonzero(m)) for m in g.legal_mask()]))
         obs = g.observe(g.state.current.astype(np.int64))
-        model = ActorCritic(net.scale, arch["hidden_sizes"], arch["activation"], True, 32)
+        model = ActorCritic(net.scale, arch["hidden_sizes"], arch["activation"], shared, 32)
         model.load_policy_net(net)
         with th.no_grad():
             logits, value = model(th.from_numpy(obs))
