@@ -634,8 +634,7 @@ def test_the_generalist_model_file():
     assert arch["opponent_encoder"] == 32 and arch["hidden_sizes"] == [256, 256]
     assert arch["value_hidden_sizes"] == [256, 256]
     assert meta["training_steps"] > 520_000_000 and len(meta["config"]["tables"]) == 30
-    shared = meta["config"]["policy"]["shared"]   # run 11: a value trunk of its own
-    assert shared is False
+    assert meta["config"]["policy"]["shared"] is False   # run 11: a value trunk of its own
     for preset, n in (("ono", 4), ("stacking", 6), ("basic", 10)):
         rules = RuleSet.preset(preset, num_players=n)
         assert np.array_equal(net.scale, observation_scale(rules, 2))
@@ -644,7 +643,7 @@ def test_the_generalist_model_file():
         for _ in range(20):
             g.step(np.array([rng.choice(np.flatnonzero(m)) for m in g.legal_mask()]))
         obs = g.observe(g.state.current.astype(np.int64))
-        model = ActorCritic(net.scale, arch["hidden_sizes"], arch["activation"], shared, 32)
+        model = ActorCritic(net.scale, arch["hidden_sizes"], arch["activation"], False, 32)
         model.load_policy_net(net)
         with th.no_grad():
             logits, value = model(th.from_numpy(obs))
