@@ -13,7 +13,9 @@ Parts (``--parts``, comma-separated):
 - ``ten``: the same at 10 players, ``--deals-ten`` deals.
 - ``specialists``: head to head with ``ppo-basic-2p`` and ``ppo-classic-2p`` (``--deals``),
   and at ``basic`` 4 players a table of the generalist, ``ppo-basic-4p`` and two copies of
-  the best baseline (``--deals-many`` deals): both shares and their paired difference.
+  the best baseline (``--deals-many`` deals): both shares and their paired difference; and
+  how often the generalist picks each specialist's action in games the specialist plays
+  at every seat (``ono_env.arena.agreement``, 1,000 games, decisions with a choice).
 
 A game with no winner shares 1/N to every seat. Results accumulate in ``results.json`` of
 ``--out`` (a part already there is skipped unless ``--again``); ``results.md`` is the table.
@@ -35,7 +37,7 @@ from pathlib import Path
 import numpy as np
 
 from ono_env.agents.learned import read_metadata, shipped_models
-from ono_env.arena import run_arena
+from ono_env.arena import agreement, run_arena
 from ono_env.arena.play import seatings
 from ono_env.arena.suite import model_sha256
 from ono_env.rules import PRESETS
@@ -100,6 +102,8 @@ def part_specialists(model: str, deals: int, deals_many: int, seed: int,
         ar = run_arena([model, name], preset, 2, _games(deals, 2), seed, mirrored=True,
                        rating=False)
         rows.append(_row(ar, 0, "specialist", preset, 2, name))
+        rows[-1]["agreement"] = agreement(model, name, {"preset": preset, "num_players": 2},
+                                          1_000, seed)
         print(_line(rows[-1]), file=sys.stderr)
     b = best.get("basic", "greedy")
     ar = run_arena([model, "ppo-basic-4p", b, b], "basic", 4, _games(deals_many, 4), seed,
@@ -166,6 +170,13 @@ def write_md(out: Path, rows: list[dict], model: str, commands: dict[str, str],
         lines += ["", f"Paired difference at basic 4 players (the generalist's share minus "
                       f"ppo-basic-4p's, same deals): {100 * d[0]:+.2f} points "
                       f"[{100 * d[1]:+.2f}, {100 * d[2]:+.2f}]."]
+    for r in rows:
+        if "agreement" in r:
+            a = r["agreement"]
+            lines += ["", f"How alike it plays {r['opponent']}: it picks that policy's action at "
+                          f"{100 * a['agreement']:.1f}% [{100 * a['low']:.1f}, {100 * a['high']:.1f}] "
+                          f"of {a['decisions']:,} decisions with a choice, in 1,000 games the "
+                          f"specialist plays at both seats (`ono_env.arena.agreement`)."]
     (out / "results.md").write_text("\n".join(lines) + "\n")
 
 

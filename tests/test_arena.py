@@ -291,3 +291,35 @@ def test_pooling_mirrored_runs_of_different_seeds(tmp_path, capsys):
     assert pool(runs + ["--minus", str(tmp_path / "color2"), str(tmp_path / "color1")]) == 2
     captured = capsys.readouterr()
     assert captured.out == "" and "differ in seed (1 against 2)" in captured.err
+
+
+def test_agreement_counts_the_decisions_with_a_choice():
+    """A deterministic policy agrees with itself at every decision (greedy, which breaks
+    ties at random, does not); two different policies do not; the count covers only
+    decisions with two or more legal actions, and is seeded."""
+    from ono_env.arena import agreement
+
+    rules = {"preset": "basic", "num_players": 2}
+    same = agreement("ppo-basic-2p", "ppo-basic-2p", rules, 50, seed=1)
+    assert same["agreement"] == 1.0 and same["decisions"] > 0
+    assert agreement("greedy", "greedy", rules, 50, seed=1)["agreement"] < 1.0
+    other = agreement("defensive", "greedy", rules, 50, seed=1)
+    assert 0.0 < other["agreement"] < 1.0 and other["low"] < other["agreement"] < other["high"]
+    assert agreement("defensive", "greedy", rules, 50, seed=1) == other
+    # the reference's games decide the decisions: only those with a choice count
+    short = agreement("defensive", "greedy", rules, 50, seed=1, max_moves=5)
+    assert 0 < short["decisions"] <= 50 * 5
+
+
+@pytest.mark.parametrize("kwargs, message", [
+    ({"agent": "pimc:2"}, "pimc.* plays from the live game"),
+    ({"num_games": 0}, "num_games"),
+    ({"max_moves": -1}, "max_moves"),
+    ({"agent": "nobody"}, "unknown agent 'nobody'"),
+])
+def test_agreement_refuses_what_it_cannot_measure(kwargs, message):
+    from ono_env.arena import agreement
+
+    args = {"agent": "greedy", "reference": "greedy", "rules": "basic", "num_games": 4, **kwargs}
+    with pytest.raises(ValueError, match=message):
+        agreement(**args)

@@ -49,6 +49,10 @@ def test_a_mixture_parses():
      "with tables, rules and num_players are not read"),
     (["tables=[{rules: ono}]", "observation_version=2", "algo=maskable_ppo", "policy.shared=false"],
      "tables \\(a mixture\\) is read only by algo: ppo"),
+    (["tables=[{rules: basic, teacher_coef: 2}]", "observation_version=2"],
+     "tables\\[0\\].teacher_coef=2.0 weighs the pull toward a teacher: name one"),
+    (["tables=[{rules: basic, teacher: ppo-basic-2p, teacher_coef: 0}]", "observation_version=2"],
+     "'tables.0.teacher_coef' = 0: Input should be greater than 0"),
     (["observation_version=3"], "'observation_version' = 3: Input should be 1 or 2"),
     (["policy.opponent_encoder=16"], "policy.opponent_encoder=16 reads the opponent blocks"),
 ])
@@ -66,6 +70,47 @@ def test_an_unknown_opponent_of_a_table_fails_before_training(tmp_path):
     with pytest.raises(ValueError, match="unknown agent 'nobody'"):
         train(cfg)
     assert not (tmp_path / "run").exists()
+
+
+@pytest.mark.parametrize("teacher, message", [
+    ("greedy", "tables\\[0\\].teacher='greedy' is not a learned policy"),
+    ("ppo-classic-2p", "trained for 'classic' rules"),
+    ("nobody.safetensors", "cannot read model file 'nobody.safetensors': no such file"),
+])
+def test_a_teacher_that_cannot_teach_fails_before_training(tmp_path, teacher, message):
+    pytest.importorskip("torch")
+    from ono_env.train.ppo import train
+
+    cfg = load_config("default", [*TWO_TABLES[:1], f"tables=[{{rules: basic, teacher: {teacher}}}]",
+                                  f"run_dir={tmp_path / 'run'}", "progress=false"])
+    with pytest.raises(ValueError, match=message):
+        train(cfg)
+    assert not (tmp_path / "run").exists()
+
+
+def test_a_teacher_pulls_the_learner_toward_its_choices(tmp_path):
+    """With tables[k].teacher the update adds the KL divergence from the teacher's policy:
+    the same tiny run (same seed, same games) picks the teacher's action far more often
+    with it than without it."""
+    pytest.importorskip("torch")
+    from ono_env.arena import agreement
+    from ono_env.train.ppo import train
+
+    def run(teach: str, where: str):
+        tables = ("tables=[{rules: basic, weight: 3" + teach + "}, "
+                  "{rules: ono, num_players: 3, weight: 1}]")
+        return train(load_config("default", [
+            "observation_version=2", tables, "num_envs=64", "ppo.n_steps=16",
+            "ppo.batch_size=256", "ppo.n_epochs=2", "ppo.learning_rate=0.003",
+            "policy.net_arch=[64]", "policy.opponent_encoder=4", "eval.every=0",
+            "final_eval.games=0", "progress=false", "torch_threads=1", "total_steps=20000",
+            "seed=3", f"run_dir={tmp_path / where}"]))["model"]
+
+    rules = {"preset": "basic", "num_players": 2}
+    plain = agreement(str(run("", "plain")), "ppo-basic-2p", rules, 300, seed=5, max_moves=40)
+    taught = agreement(str(run(", teacher: ppo-basic-2p, teacher_coef: 5", "taught")),
+                       "ppo-basic-2p", rules, 300, seed=5, max_moves=40)
+    assert taught["agreement"] > plain["agreement"] + 0.1, (plain, taught)
 
 
 def test_two_tables_train_resume_and_play_anywhere(tmp_path):

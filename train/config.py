@@ -79,6 +79,10 @@ class Table:
     """Its share of the game slots (num_envs), relative to the other tables' weights (> 0)."""
     opponents: Literal["auto"] | dict[Name, Number] | None = None
     """This table's opponent pool (unset: the run's opponents; auto: the baselines that finish games under these rules, and the shipped policies that fit them)."""
+    teacher: Name | None = None
+    """A learned policy (a shipped name or a model file that plays this table) whose choices the learner is pulled toward here (distillation): the update adds teacher_coef times the KL divergence from the teacher's masked softmax to the learner's on this table's steps (unset: none)."""
+    teacher_coef: Annotated[float, Field(strict=True, gt=0)] = 1.0
+    """Weight of that KL term, per step of this table in a minibatch (> 0; read only with a teacher)."""
 
 
 @dataclass(config=_CONFIG)
@@ -246,6 +250,9 @@ class TrainConfig:
                     resolve_rules(t.rules, num_players=t.num_players)
                 except ValueError as exc:
                     raise ValueError(f"tables[{k}].rules: {exc}") from None
+                if t.teacher is None and t.teacher_coef != 1.0:
+                    raise ValueError(f"tables[{k}].teacher_coef={t.teacher_coef!r} weighs the "
+                                     f"pull toward a teacher: name one with tables[{k}].teacher")
         if self.observation_hide and self.observation_version != 2:
             raise ValueError(f"observation_hide={self.observation_hide!r} hides fields of "
                              f"observation_version 2; this config has version 1")

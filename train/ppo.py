@@ -44,7 +44,12 @@ What it does
     buffer. With an opponent encoder the network encodes only the blocks of the seats that
     are present (the others encode to 0 in the model format), and the update scales the
     rollout's observations once, stores them in the autocast's dtype and gathers only the
-    present blocks for each minibatch (:meth:`ActorCritic.prepare`).
+    present blocks for each minibatch (:meth:`ActorCritic.prepare`). A table with a
+    ``teacher`` (a learned policy) records the teacher's masked softmax at each of its
+    learner's steps, observed in the teacher's own layout, and the update adds
+    ``teacher_coef`` times the KL divergence from it to the learner's policy on those rows,
+    averaged over the minibatch (distillation, as kickstarting does it); TensorBoard's
+    ``train/teacher_kl`` is its mean over the taught rows.
 
     ``policy.shared: true`` feeds both heads from one trunk (``net_arch``); false keeps two
     networks, as SB3 does. ``precision: auto`` runs the matrix products under bf16 autocast
@@ -474,6 +479,8 @@ class _Table:
         self.league: League | None = None
         self.batch: Any = None
         self.obs: np.ndarray | None = None
+        self.teacher: Any = None   # a LearnedAgent the learner is pulled toward (tables[k].teacher)
+        self.teacher_coef = 0.0
 
 
 def league_of(tab: _Table) -> League:
@@ -599,10 +606,18 @@ def train(cfg: TrainConfig) -> dict[str, Any]:
     p = cfg.ppo
     if cfg.tables is not None:   # every agent a table names, made once before anything is written
         from ono_env.agents import make_agent
-        for tab in tables:
+        from ono_env.agents.base import explainer
+        for k, (tab, named) in enumerate(zip(tables, cfg.tables)):
             for spec in [*tab.cfg.eval.opponents, *tab.cfg.final_eval.opponents,
                          *resolved(tab.cfg.opponents, "opponents")]:
                 make_agent(spec, tab.rules)
+            if named.teacher is not None:
+                tab.teacher = make_agent(named.teacher, tab.rules)
+                if explainer(tab.teacher) is None:
+                    raise ValueError(f"tables[{k}].teacher={named.teacher!r} is not a learned policy; "
+                                     f"a teacher is a shipped policy name or a model file whose "
+                                     f"action probabilities the learner can follow")
+                tab.teacher_coef = float(named.teacher_coef)
     run_rules, run_dir, threads, why = start_run(cfg)
     if cfg.tables is None:
         tables[0].rules = run_rules
@@ -641,6 +656,13 @@ def train(cfg: TrainConfig) -> dict[str, Any]:
     val_buf = torch.zeros((T, N), device=device)
     rew_buf = np.zeros((T, N), np.float32)
     done_buf = np.zeros((T, N), np.float32)
+    # distillation (tables[k].teacher): the teachers' masked softmax at each of their tables'
+    # steps, and each game slot's weight of the KL term (0 where its table has no teacher)
+    teachers = [tab for tab in tables if tab.teacher is not None]
+    teach_buf = np.zeros((T, N if teachers else 0, NUM_ACTIONS), np.float32)
+    teach_coef = np.zeros(N, np.float32)
+    for tab in teachers:
+        teach_coef[tab.slots] = tab.teacher_coef
     autocast = torch.autocast(device.type, dtype=torch.bfloat16, enabled=bf16)
 
     for tab in tables:
@@ -702,6 +724,10 @@ def train(cfg: TrainConfig) -> dict[str, Any]:
             for t in range(T):
                 for tab in tables:
                     np.copyto(mask_buf[t, tab.slots], tab.batch.game.legal_mask())
+                for tab in teachers:   # each teacher sees the learner's seat in its own layout
+                    seen = tab.batch.game.observe(tab.batch.learner,
+                                                  version=tab.teacher.observation_version)
+                    teach_buf[t, tab.slots] = tab.teacher.explain(seen, mask_buf[t, tab.slots])[0]
                 o, m = to_dev(obs_buf[t]), to_dev(mask_buf[t])
                 with autocast:
                     logits, value = model(o)
@@ -769,8 +795,14 @@ def train(cfg: TrainConfig) -> dict[str, Any]:
         b_mask = to_dev(mask_buf.reshape(T * N, NUM_ACTIONS))
         b_act, b_logp = act_buf.reshape(-1), logp_buf.reshape(-1)
         b_adv, b_ret = adv.reshape(-1), ret.reshape(-1)
+        if teachers:
+            b_teach = to_dev(teach_buf.reshape(T * N, NUM_ACTIONS))
+            b_tcoef = to_dev(np.tile(teach_coef, T))
+            taught = float((teach_coef > 0).mean())
         stats = {"policy_loss": 0.0, "value_loss": 0.0, "entropy": 0.0, "approx_kl": 0.0,
                  "clip_fraction": 0.0}
+        if teachers:
+            stats["teacher_kl"] = 0.0
         n_mb = 0
         for _ in range(p.n_epochs):
             perm = torch.randperm(T * N, generator=gen, device=device)
@@ -793,6 +825,11 @@ def train(cfg: TrainConfig) -> dict[str, Any]:
                                      mb_adv * ratio.clamp(1 - p.clip_range, 1 + p.clip_range)).mean()
                 v_loss = ((value.float() - b_ret.index_select(0, idx)) ** 2).mean()
                 loss = pg_loss - p.ent_coef * entropy + p.vf_coef * v_loss
+                if teachers:   # KL(teacher || learner) on the taught tables' rows
+                    pt = b_teach.index_select(0, idx)
+                    kl = torch.where(pt > 0, pt * (pt.clamp_min(1e-30).log() - logp_all),
+                                     torch.zeros_like(pt)).sum(1)
+                    loss = loss + (b_tcoef.index_select(0, idx) * kl).mean()
                 opt.zero_grad(set_to_none=True)
                 loss.backward()
                 nn.utils.clip_grad_norm_(model.parameters(), p.max_grad_norm)
@@ -803,6 +840,8 @@ def train(cfg: TrainConfig) -> dict[str, Any]:
                     stats["entropy"] += float(entropy)
                     stats["approx_kl"] += float(((ratio - 1) - log_ratio).mean())
                     stats["clip_fraction"] += float(((ratio - 1).abs() > p.clip_range).float().mean())
+                    if teachers:   # the mean over the taught rows
+                        stats["teacher_kl"] += float((kl * (b_tcoef.index_select(0, idx) > 0)).mean()) / taught
                 n_mb += 1
         seconds["update"] += time.perf_counter() - t_upd
 

@@ -63,7 +63,13 @@ from typing import Any
 
 import numpy as np
 
-from ono_env.agents.base import Agent, agent_label, is_cheating
+from ono_env.agents.base import (
+    Agent,
+    agent_label,
+    is_cheating,
+    observation_version,
+    plays_from_game,
+)
 from ono_env.agents.learned import model_label
 from ono_env.agents.registry import is_model_path, make_agent
 from ono_env.arena.distributed import (
@@ -91,6 +97,7 @@ from ono_env.arena.results import (
 from ono_env.arena.stats import Z95, mean_interval, rate_games, wilson_interval
 from ono_env.checks import check_bool, check_int, check_seed
 from ono_env.game import MAX_GAMES as MAX_BATCH
+from ono_env.game import VecGame
 from ono_env.replay import Replay
 from ono_env.rules import RuleSet, resolve_rules
 
@@ -309,6 +316,47 @@ def _evaluate_one(agent: Any, opp: Any, rules: RuleSet, num_games: int, seed: in
             "seconds": res.seconds}
 
 
+def agreement(agent: Any, reference: Any, rules: Any, num_games: int = 1_000, seed: int = 0,
+              max_moves: int = 1_000) -> dict[str, Any]:
+    """How often ``agent`` picks the action that ``reference`` picks, over the decisions of
+    ``num_games`` games that ``reference`` plays at every seat (dealt from ``seed``; each
+    game until it ends or for ``max_moves`` decisions). Only decisions with two or more legal
+    actions count. Both are asked ``act`` on the acting seat's observation, each in its own
+    layout (learned policies, the rule-based agents; not the search agents); a sampling
+    agent draws from a generator seeded by ``seed``. Returns ``{"agreement", "low", "high"``
+    (95% Wilson interval over decisions), ``"decisions"}``: how alike two policies play (a
+    distilled policy and its teacher, say), not which is stronger."""
+    rules = resolve_rules(rules)
+    num_games = check_int("num_games", num_games, 1, MAX_BATCH)
+    max_moves = check_int("max_moves", max_moves, 1, 10**6)
+    check_seed("seed", seed)
+    a, ref = make_agent(agent, rules), make_agent(reference, rules)
+    for who in (a, ref):
+        if plays_from_game(who):
+            raise ValueError(f"agreement: {agent_label(who)} plays from the live game (a "
+                             f"search agent); allowed: agents that choose from an observation")
+    game = VecGame(rules, num_games, seed=seed)
+    rng = np.random.default_rng(seed)
+    same = total = 0
+    for _ in range(max_moves):
+        live = ~game.finished
+        if not live.any():
+            break
+        seat = game.current_player.astype(np.int64)
+        mask = game.legal_mask().copy()
+        ours = a.act(game.observe(seat, version=observation_version(a)), mask, rng)
+        theirs = ref.act(game.observe(seat, version=observation_version(ref)), mask, rng)
+        choice = live & (mask.sum(axis=1) > 1)
+        same += int((ours == theirs)[choice].sum())
+        total += int(choice.sum())
+        game.step(np.where(live, theirs, 0), active=live)
+    if total == 0:
+        raise ValueError("agreement: no decision with a choice in these games; raise num_games "
+                         "or max_moves")
+    low, high = wilson_interval(same, total)
+    return {"agreement": same / total, "low": low, "high": high, "decisions": total}
+
+
 def format_evaluation(rows: Sequence[dict[str, Any]], name: str = "agent") -> str:
     """The rows of :func:`evaluate` as a table: games, win rate (the agent's share of the
     wins) with its 95% interval beside the fair share (1 / players), mean length and the
@@ -328,7 +376,7 @@ def format_evaluation(rows: Sequence[dict[str, Any]], name: str = "agent") -> st
 
 __all__ = [
     "MAX_ARENA_JSON_BYTES", "MAX_GAMES", "MAX_RECORD", "MAX_ROUNDING", "RAY_CONNECT_SECONDS",
-    "TASKS_PER_CPU", "Z95", "Agent", "ArenaResult", "GameRecords", "check_pairable",
+    "TASKS_PER_CPU", "Z95", "Agent", "ArenaResult", "GameRecords", "agreement", "check_pairable",
     "check_paired_plan", "check_plan", "check_ray_address", "evaluate", "format_evaluation",
     "games_played", "mean_interval", "mirrored_record", "paired_difference", "play_games",
     "play_on_ray", "rate_games", "read_arena_json", "run_arena", "seatings", "wilson_interval",
