@@ -638,16 +638,19 @@ class LearnedAgent:
         """``(B, A) float32`` unmasked logits of ``(B, D)`` observations."""
         return self.net(obs)
 
-    def explain(self, obs: np.ndarray, mask: np.ndarray) -> tuple[np.ndarray, np.ndarray | None]:
-        """What the policy makes of each row: the probability of each action under the
-        masked softmax (``(B, A)`` float64, 0 for illegal actions; the deterministic agent
-        plays the largest) and the value estimate (``(B,)``, or None when the model file
-        holds no value network)."""
+    def probabilities(self, obs: np.ndarray, mask: np.ndarray) -> np.ndarray:
+        """``(B, A)`` float64: the probability of each action under the masked softmax, 0 for
+        illegal actions (the deterministic agent plays the largest)."""
         z = np.where(mask, self.logits(obs).astype(np.float64), -np.inf)
         z -= z.max(axis=1, keepdims=True)
         p = np.exp(z)
         p /= p.sum(axis=1, keepdims=True)
-        return p, self.net.value(obs) if self.net.has_value else None
+        return p
+
+    def explain(self, obs: np.ndarray, mask: np.ndarray) -> tuple[np.ndarray, np.ndarray | None]:
+        """What the policy makes of each row: :meth:`probabilities` and the value estimate
+        (``(B,)``, or None when the model file holds no value network)."""
+        return self.probabilities(obs, mask), self.net.value(obs) if self.net.has_value else None
 
     def act(self, obs: np.ndarray, mask: np.ndarray, rng: np.random.Generator) -> np.ndarray:
         if obs.ndim != 2 or obs.shape[1] != self.obs_size:

@@ -479,7 +479,7 @@ class _Table:
         self.league: League | None = None
         self.batch: Any = None
         self.obs: np.ndarray | None = None
-        self.teacher: Any = None   # a LearnedAgent the learner is pulled toward (tables[k].teacher)
+        self.teacher: LearnedAgent | None = None   # the policy the learner is pulled toward (tables[k].teacher)
         self.teacher_coef = 0.0
 
 
@@ -606,18 +606,17 @@ def train(cfg: TrainConfig) -> dict[str, Any]:
     p = cfg.ppo
     if cfg.tables is not None:   # every agent a table names, made once before anything is written
         from ono_env.agents import make_agent
-        from ono_env.agents.base import explainer
         for k, (tab, named) in enumerate(zip(tables, cfg.tables)):
             for spec in [*tab.cfg.eval.opponents, *tab.cfg.final_eval.opponents,
                          *resolved(tab.cfg.opponents, "opponents")]:
                 make_agent(spec, tab.rules)
             if named.teacher is not None:
-                tab.teacher = make_agent(named.teacher, tab.rules)
-                if explainer(tab.teacher) is None:
+                teacher = make_agent(named.teacher, tab.rules)
+                if not isinstance(teacher, LearnedAgent):
                     raise ValueError(f"tables[{k}].teacher={named.teacher!r} is not a learned policy; "
                                      f"a teacher is a shipped policy name or a model file whose "
                                      f"action probabilities the learner can follow")
-                tab.teacher_coef = float(named.teacher_coef)
+                tab.teacher, tab.teacher_coef = teacher, float(named.teacher_coef)
     run_rules, run_dir, threads, why = start_run(cfg)
     if cfg.tables is None:
         tables[0].rules = run_rules
@@ -658,10 +657,10 @@ def train(cfg: TrainConfig) -> dict[str, Any]:
     done_buf = np.zeros((T, N), np.float32)
     # distillation (tables[k].teacher): the teachers' masked softmax at each of their tables'
     # steps, and each game slot's weight of the KL term (0 where its table has no teacher)
-    teachers = [tab for tab in tables if tab.teacher is not None]
+    teachers = [(tab, tab.teacher) for tab in tables if tab.teacher is not None]
     teach_buf = np.zeros((T, N if teachers else 0, NUM_ACTIONS), np.float32)
     teach_coef = np.zeros(N, np.float32)
-    for tab in teachers:
+    for tab, _ in teachers:
         teach_coef[tab.slots] = tab.teacher_coef
     autocast = torch.autocast(device.type, dtype=torch.bfloat16, enabled=bf16)
 
@@ -724,10 +723,10 @@ def train(cfg: TrainConfig) -> dict[str, Any]:
             for t in range(T):
                 for tab in tables:
                     np.copyto(mask_buf[t, tab.slots], tab.batch.game.legal_mask())
-                for tab in teachers:   # each teacher sees the learner's seat in its own layout
+                for tab, teacher in teachers:   # each sees the learner's seat in its own layout
                     seen = tab.batch.game.observe(tab.batch.learner,
-                                                  version=tab.teacher.observation_version)
-                    teach_buf[t, tab.slots] = tab.teacher.explain(seen, mask_buf[t, tab.slots])[0]
+                                                  version=teacher.observation_version)
+                    teach_buf[t, tab.slots] = teacher.probabilities(seen, mask_buf[t, tab.slots])
                 o, m = to_dev(obs_buf[t]), to_dev(mask_buf[t])
                 with autocast:
                     logits, value = model(o)
@@ -829,7 +828,8 @@ def train(cfg: TrainConfig) -> dict[str, Any]:
                     pt = b_teach.index_select(0, idx)
                     kl = torch.where(pt > 0, pt * (pt.clamp_min(1e-30).log() - logp_all),
                                      torch.zeros_like(pt)).sum(1)
-                    loss = loss + (b_tcoef.index_select(0, idx) * kl).mean()
+                    coef = b_tcoef.index_select(0, idx)
+                    loss = loss + (coef * kl).mean()
                 opt.zero_grad(set_to_none=True)
                 loss.backward()
                 nn.utils.clip_grad_norm_(model.parameters(), p.max_grad_norm)
@@ -841,7 +841,7 @@ def train(cfg: TrainConfig) -> dict[str, Any]:
                     stats["approx_kl"] += float(((ratio - 1) - log_ratio).mean())
                     stats["clip_fraction"] += float(((ratio - 1).abs() > p.clip_range).float().mean())
                     if teachers:   # the mean over the taught rows
-                        stats["teacher_kl"] += float((kl * (b_tcoef.index_select(0, idx) > 0)).mean()) / taught
+                        stats["teacher_kl"] += float((kl * (coef > 0)).mean()) / taught
                 n_mb += 1
         seconds["update"] += time.perf_counter() - t_upd
 
