@@ -291,3 +291,54 @@ def test_the_trainer_encodes_only_present_seats_and_computes_the_same(bf16):
         with torch.no_grad():
             logits = model(obs)[0].numpy()
         assert np.allclose(model.policy_net()(obs_np), logits, atol=1e-4)
+
+
+@pytest.mark.parametrize("shared", [True, False])
+def test_the_update_path_computes_the_same_values_and_gradients(shared):
+    """``run_prepared`` (the update's way: rows sorted by how many seats are present, each
+    group of rows through its seats' columns of the first layer) gives the logits, values and
+    parameter gradients of encoding every block, in the order of the rows it returns; rows
+    whose present blocks are not their first take the plain way, in their own order."""
+    import torch
+
+    from ono_env.observation import OBS2_OPPONENTS, OPPONENT_SIZE, OPP_PRESENT, observation_scale
+    from ono_env.rules import resolve_rules
+    from ono_env.train.ppo import ActorCritic
+
+    obs = torch.from_numpy(_observations_at([("ono", 2), ("classic", 4), ("uno2018", 6),
+                                             ("basic", 10), ("wikipedia", 3)]))
+    torch.manual_seed(0)
+    model = ActorCritic(observation_scale(resolve_rules("ono", num_players=2), 2), [32, 16],
+                        "tanh", shared, 8)
+    idx = torch.randperm(len(obs), generator=torch.Generator().manual_seed(2))[:50]
+
+    def grads(logits, value):
+        model.zero_grad()
+        (logits.pow(2).mean() + value.pow(3).mean()).backward()
+        return {n: p.grad.clone() for n, p in model.named_parameters()}
+
+    prep = model.prepare(obs, torch.float32)
+    assert prep.prefix
+    logits, value, order = model.run_prepared(prep, idx)
+    assert sorted(order.tolist()) == sorted(idx.tolist()) and not torch.equal(order, idx)
+    counts = prep.seats[order]
+    assert bool((counts[:-1] >= counts[1:]).all())   # the most seats first
+    got = grads(logits, value)
+    want_logits, want_value = model.heads(model.features(obs[order]))   # every block encoded
+    torch.testing.assert_close(logits, want_logits, rtol=1e-5, atol=1e-6)
+    torch.testing.assert_close(value, want_value, rtol=1e-5, atol=1e-6)
+    want = grads(want_logits, want_value)
+    for name in want:
+        torch.testing.assert_close(got[name], want[name], rtol=1e-4, atol=1e-6, msg=name)
+
+    # a row whose second block is present and first absent: the plain way, rows in order
+    odd = obs.clone()
+    odd[0, OBS2_OPPONENTS + OPP_PRESENT] = 0.0
+    odd[0, OBS2_OPPONENTS + OPPONENT_SIZE + OPP_PRESENT] = 1.0
+    prep = model.prepare(odd, torch.float32)
+    assert not prep.prefix
+    logits, value, order = model.run_prepared(prep, idx)
+    assert torch.equal(order, idx)
+    with torch.no_grad():
+        torch.testing.assert_close(logits, model.heads(model.features(odd[idx]))[0],
+                                   rtol=1e-5, atol=1e-6)

@@ -196,12 +196,16 @@ class OpponentDriver:
         drawn = rng.choice(len(p), size=(k, self.member.shape[1]), p=p)
         members = self.pool.agents
         # one id per distinct object: a pool member's first index, then extras after them
-        first = np.array([next(q for q in range(len(members)) if members[q] is a)
-                          for a in members], np.int64)
-        extras = [a for a in self.agents if not any(a is m for m in members)]
+        # (found by id(): the objects are alive in these lists meanwhile)
+        at: dict[int, int] = {}
+        for q, a in enumerate(members):
+            at.setdefault(id(a), q)
+        first = np.array([at[id(a)] for a in members], np.int64)
+        extras = [a for a in self.agents if id(a) not in at]
         everyone = list(members) + extras
-        old_ids = np.array([next(q for q in range(len(everyone)) if everyone[q] is a)
-                            for a in self.agents], np.int64)
+        for q, a in enumerate(extras, len(members)):
+            at.setdefault(id(a), q)
+        old_ids = np.array([at[id(a)] for a in self.agents], np.int64)
         keep = self._dealt & ~which
         ids = np.zeros_like(self.member)
         if len(old_ids):
