@@ -24,8 +24,8 @@ What it does
     an illegal action has probability 0 (sampled by Gumbel-max from an explicit
     ``torch.Generator``, never chosen). The update is SB3's PPO loss term for term (clipped
     ratio, advantages normalised per minibatch, MSE value loss weighted ``vf_coef``, entropy
-    bonus ``ent_coef``, global gradient clipping, Adam with eps 1e-5, a learning rate decaying
-    linearly to ``learning_rate_end`` over ``total_steps`` or ``time_limit_minutes``), so the
+    bonus ``ent_coef``, global gradient clipping, Adam (fused) with eps 1e-5, a learning rate
+    decaying linearly to ``learning_rate_end`` over ``total_steps`` or ``time_limit_minutes``), so the
     two trainers learn alike per step. An episode cut at ``max_decisions`` (no winner) ends
     there as a loss (``ppo.truncation: loss``, what ``auto`` means here: stalling until the cut
     never pays), or is bootstrapped from the value of its last observation (``bootstrap``).
@@ -44,7 +44,8 @@ What it does
     buffer. With an opponent encoder the network encodes only the blocks of the seats that
     are present (the others encode to 0 in the model format), and the update scales the
     rollout's observations once, stores them in the autocast's dtype and gathers only the
-    present blocks for each minibatch (:meth:`ActorCritic.prepare`). A table with a
+    present blocks for each minibatch (:meth:`ActorCritic.prepare`); on the CPU it runs the
+    first layer by groups of rows with as many seats present (:meth:`ActorCritic.run_prepared`). A table with a
     ``teacher`` (a learned policy) records the teacher's masked softmax at each of its
     learner's steps, observed in the teacher's own layout, and the update adds
     ``teacher_coef`` times the KL divergence from it to the learner's policy on those rows,
