@@ -25,10 +25,11 @@ What it does
     ``torch.Generator``, never chosen). The update is SB3's PPO loss term for term (clipped
     ratio, advantages normalised per minibatch, MSE value loss weighted ``vf_coef``, entropy
     bonus ``ent_coef``, global gradient clipping, Adam (fused) with eps 1e-5, a learning rate
-    decaying linearly to ``learning_rate_end`` over ``total_steps`` or ``time_limit_minutes``), so the
-    two trainers learn alike per step. An episode cut at ``max_decisions`` (no winner) ends
-    there as a loss (``ppo.truncation: loss``, what ``auto`` means here: stalling until the cut
-    never pays), or is bootstrapped from the value of its last observation (``bootstrap``).
+    decaying linearly to ``learning_rate_end`` over ``total_steps`` or
+    ``time_limit_minutes``), so the two trainers learn alike per step. An episode cut at
+    ``max_decisions`` (no winner) ends there as a loss (``ppo.truncation: loss``, what
+    ``auto`` means here: stalling until the cut never pays), or is bootstrapped from the value
+    of its last observation (``bootstrap``).
 
     Every evaluation prints one line (win rate or share against each opponent beside the fair
     share, mean game length, games with no winner) and a warning when the learner stalls
@@ -45,12 +46,13 @@ What it does
     are present (the others encode to 0 in the model format), and the update scales the
     rollout's observations once, stores them in the autocast's dtype and gathers only the
     present blocks for each minibatch (:meth:`ActorCritic.prepare`); on the CPU it runs the
-    first layer by groups of rows with as many seats present (:meth:`ActorCritic.run_prepared`). A table with a
-    ``teacher`` (a learned policy) records the teacher's masked softmax at each of its
-    learner's steps, observed in the teacher's own layout, and the update adds
-    ``teacher_coef`` times the KL divergence from it to the learner's policy on those rows,
-    averaged over the minibatch (distillation, as kickstarting does it); TensorBoard's
-    ``train/teacher_kl`` is its mean over the taught rows.
+    first layer by groups of rows with as many seats present
+    (:meth:`ActorCritic.run_prepared`). A table with a ``teacher`` (a learned policy)
+    records the teacher's masked softmax at each of its learner's steps, observed in the
+    teacher's own layout, and the update adds ``teacher_coef`` times the KL divergence from it
+    to the learner's policy on those rows, averaged over the minibatch (distillation, as
+    kickstarting does it); TensorBoard's ``train/teacher_kl`` is its mean over the taught
+    rows.
 
     ``policy.shared: true`` feeds both heads from one trunk (``net_arch``); false keeps two
     networks, as SB3 does. ``precision: auto`` runs the matrix products under bf16 autocast
