@@ -137,7 +137,9 @@ class Prepared(NamedTuple):
     """A rollout's observations as the update reads them (:meth:`ActorCritic.prepare`): the
     scaled own parts ``(M, OBS2_OPPONENTS)``, the scaled blocks of the seats that are present
     ``(P, OPPONENT_SIZE)``, which of the ``(M, 9)`` blocks belong to a seat at the table, and
-    ``row`` ``(M, 9)``: where each present block is in ``blocks`` (-1 for an absent seat)."""
+    ``row`` ``(M, 9)``: where each present block is in ``blocks`` (-1 for an absent seat);
+    then how many seats each row has and whether they are its first blocks, which
+    :meth:`ActorCritic.run_prepared` sorts and groups the rows by."""
 
     own: torch.Tensor
     blocks: torch.Tensor
@@ -254,10 +256,11 @@ class ActorCritic(nn.Module):
 
     def prepare(self, obs: torch.Tensor, dtype: torch.dtype) -> Prepared:
         """A rollout's observations ``(M, D)`` made ready for the update's minibatches
-        (:meth:`minibatch`; a network with an opponent encoder): scaled once and stored as
-        ``dtype`` (bf16 under the bf16 autocast, where the matrix products cast to it
-        anyway), the own part and the blocks of the seats that are present apart (absent
-        blocks are neither scaled nor kept), so that a minibatch gathers only those."""
+        (:meth:`run_prepared`, :meth:`minibatch`; a network with an opponent encoder):
+        scaled once and stored as ``dtype`` (bf16 under the bf16 autocast, where the matrix
+        products cast to it anyway), the own part and the blocks of the seats that are
+        present apart (absent blocks are neither scaled nor kept), so that a minibatch
+        gathers only those."""
         if self.encoder is None:
             raise ValueError("prepare: this network has no opponent encoder")
         M = len(obs)
