@@ -3,7 +3,7 @@
 ``make_agent(spec, rules)`` builds an agent from a name (``random``, the rule-based
 ``greedy``, ``color``, ``defensive``, and one name per policy shipped in ``models/``:
 ``ppo-basic-2p``, ...; the search agents of :mod:`ono_env.agents.search`, ``pimc`` or
-``pimc:N``, and the CHEATING ceilings ``oracle-hands`` and ``oracle``), from the path of a
+``pimc:N``, and the CHEATING ceilings ``oracle-hands``, ``oracle`` and ``oracle-ppo``), from the path of a
 saved model, or returns an object that already has ``act``. ``register_agent(name,
 factory)`` adds a name; a factory takes the rule set the agent will play (rule-based agents
 read the observation layout from it, and a saved model is refused unless it was trained

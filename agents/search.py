@@ -22,12 +22,16 @@ the deal, how much is play). Names (``make_agent``):
 ``ismcts-random:N``        the same with random playouts
 ``oracle-hands:N``         CHEATING: sees every opponent's hand; samples only the stock order
 ``oracle:N``               CHEATING: sees everything, the stock order included
+``oracle-ppo:N``           CHEATING: ``pimc-ppo`` seeing every opponent's hand (the shipped
+                           policy's choice kept unless the playouts clearly beat it)
 =========================  =================================================================
 
-The ceilings take the plain argmax, as ``pimc-plain``: where every legal action's playouts end
-alike (all lost or all won), they pick any of them, a voluntary draw or a false catch
-included. Under ``ono`` that takes ``oracle-hands:8`` from 47.9% (ties broken by greedy's
+``oracle-hands`` and ``oracle`` take the plain argmax, as ``pimc-plain``: where every legal
+action's playouts end alike (all lost or all won), they pick any of them, a voluntary draw
+or a false catch included. Under ``ono`` that takes ``oracle-hands:8`` from 47.9% (ties broken by greedy's
 choice) to 21.7% against ``greedy`` (``benchmarks/bench_ceiling_ties.py``; docs/benchmark.md).
+``oracle-ppo`` breaks them, and every close call, as ``pimc-ppo`` does, so that it differs
+from ``pimc-ppo`` only in what it sees: the hidden hands' worth to the same search.
 
 The budget ``N`` counts worlds: in each world every legal action gets one playout (so a
 decision costs N x (legal actions) playouts) for ``pimc`` and the ceilings, and iterations
@@ -196,9 +200,8 @@ class SearchAgent:
             raise ValueError(f"view = {view!r}; allowed: {', '.join(VIEWS)}")
         if method not in ("pimc", "ismcts"):
             raise ValueError(f"method = {method!r}; allowed: pimc, ismcts")
-        if prior is not None and (method != "pimc" or view != "fair"
-                                  or not callable(getattr(prior, "act", None))):
-            raise ValueError(f"prior = {prior!r}; allowed: None, or for a fair pimc search an "
+        if prior is not None and (method != "pimc" or not callable(getattr(prior, "act", None))):
+            raise ValueError(f"prior = {prior!r}; allowed: None, or for a pimc search an "
                              f"agent with act(obs, mask, rng)")
         if time_ms is not None and (isinstance(time_ms, bool)
                                     or not isinstance(time_ms, (int, float, np.number))
@@ -635,5 +638,6 @@ SEARCH_AGENTS = {
     "ismcts-random": _factory("ismcts-random", "random", "fair", "ismcts"),
     "oracle-hands": _factory("oracle-hands", "greedy", "hands"),   # CHEATING ceiling
     "oracle": _factory("oracle", "greedy", "all"),                 # CHEATING ceiling
+    "oracle-ppo": _factory("oracle-ppo", "greedy", "hands", prior="ppo"),   # CHEATING ceiling
 }
 """Search agent names; each also takes a budget, ``name:N`` (N worlds per decision)."""

@@ -14,7 +14,9 @@ say how much room there is above the baseline at those tables:
   search over sampled worlds clearly beats it; the specialist's where one fits);
 - the CHEATING ceiling ``oracle-hands:16``, the same search seeing every opponent's hand: not
   a bound on what a fair agent can reach, but a measure of how much the hidden cards are
-  worth at these tables.
+  worth at these tables (its plain argmax plays badly under ``ono``, see
+  :mod:`ono_env.agents.search`; ``oracle-ppo:16``, ``pimc-ppo:16`` seeing every hand, is the
+  same measure there).
 
 When ``ppo-any`` is among the agents, every other agent's share is also compared with
 ``ppo-any``'s on the same deals (the per-deal difference, 95% interval over deals).
@@ -38,6 +40,8 @@ from pathlib import Path
 import numpy as np
 from bench_generalist import _games, _line, _row, best_baselines
 
+from ono_env.agents import make_agent
+from ono_env.agents.base import is_cheating
 from ono_env.arena import run_arena
 from ono_env.arena.stats import mean_interval
 
@@ -76,6 +80,7 @@ def main() -> None:
                            mirrored=True, rating=False)
             row = _row(ar, 0, "headroom", preset, n, f"{n - 1} x {b}")
             row["agent"] = who
+            row["cheating"] = is_cheating(make_agent(who, {"preset": preset, "num_players": n}))
             row["seconds"] = time.perf_counter() - t
             deals, shares[who], _ = ar.per_deal(0)
             assert np.array_equal(deals, np.arange(args.deals))
@@ -93,15 +98,16 @@ def main() -> None:
                                                       indent=1) + "\n")
     lines = ["# Headroom at the generalist's tables", "", f"`{command}`", "",
              "Each agent in one seat, the preset's best baseline in every other; mirrored deals "
-             "(every seating of each deal), 95% interval over deals. `oracle-hands` CHEATS (it "
-             "sees every hand).", "",
+             "(every seating of each deal), 95% interval over deals. An agent marked "
+             "(cheating) sees every hand.", "",
              "| preset | players | agent | against | share | 95% interval | x fair | "
              "minus ppo-any's share, same deals [95%] | deals | seconds |",
              "|---|---|---|---|---|---|---|---|---|---|"]
     for r in rows:
         d = r.get("vs_ppo_any")
         vs = "" if d is None else f"{100 * d[0]:+.1f} [{100 * d[1]:+.1f}, {100 * d[2]:+.1f}]"
-        lines.append(f"| {r['preset']} | {r['players']} | {r['agent']} | {r['opponent']} | "
+        who = f"{r['agent']} (cheating)" if r["cheating"] else r["agent"]
+        lines.append(f"| {r['preset']} | {r['players']} | {who} | {r['opponent']} | "
                      f"{100 * r['share']:.1f}% | [{100 * r['low']:.1f}, {100 * r['high']:.1f}] | "
                      f"{r['share'] / r['fair']:.2f} | {vs} | {r['deals']:,} | {r['seconds']:.0f} |")
     (args.out / "results.md").write_text("\n".join(lines) + "\n")

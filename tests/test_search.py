@@ -166,8 +166,12 @@ def test_pimc_ppo_keeps_the_policy_choice_unless_clearly_beaten():
         assert np.array_equal(a.act_game(game, rows, np.random.default_rng(3)), want)
     # no specialist at basic 3 players: the generalist is the prior
     assert make_agent("pimc-ppo", RuleSet.preset("basic", num_players=3)).prior.name == "ppo-any"
-    with pytest.raises(ValueError, match=r"prior = .*allowed: None, or for a fair pimc search"):
+    with pytest.raises(ValueError, match=r"prior = .*allowed: None, or for a pimc search"):
         SearchAgent(rules, 4, method="ismcts", prior=ppo)
+    # the cheating ceiling with the same prior: only what it sees differs from pimc-ppo
+    oracle = make_agent("oracle-ppo:6", rules)
+    assert oracle.cheating and oracle.view == "hands" and oracle.prior.name == ppo.name
+    assert oracle.margin == make_agent("pimc-ppo:6", rules).margin
 
 
 def test_a_forced_decision_is_returned_without_search_and_budget_one_works():
