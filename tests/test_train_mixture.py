@@ -342,3 +342,107 @@ def test_the_update_path_computes_the_same_values_and_gradients(shared):
     with torch.no_grad():
         torch.testing.assert_close(logits, model.heads(model.features(odd[idx]))[0],
                                    rtol=1e-5, atol=1e-6)
+
+
+def test_the_privileged_critic_reads_the_hidden_hands_and_only_the_value(tmp_path):
+    """``policy.privileged_critic``: the hands it reads are every opponent's, in the order of
+    the observation's blocks; it starts as the public value, the update's way computes what
+    the plain way does, and the policy (and the model file) does not depend on the hands."""
+    import torch
+
+    from ono_env.envs.learner_batch import LearnerBatch
+    from ono_env.observation import MAX_OPPONENTS, OBS2_OPPONENTS, OPPONENT_SIZE, OPP_SIZE
+    from ono_env.train.ppo import ActorCritic, hidden_hands
+
+    rng = np.random.default_rng(0)
+    obs, hands = [], []
+    for preset, n in (("ono", 2), ("uno2018", 6), ("basic", 10), ("classic", 4)):
+        batch = LearnerBatch(preset, 16, "greedy", seed=n, num_players=n, observation_version=2)
+        o = batch.reset(seed=n)
+        for _ in range(8):
+            mask = batch.action_masks()
+            o = batch.step((rng.random(mask.shape) * mask).argmax(axis=1)).obs
+        h = hidden_hands(batch.game, batch.learner)
+        # every opponent's hand size, seat by seat from the left, is the observation's
+        sizes = 2 * h.reshape(16, MAX_OPPONENTS, -1).sum(axis=2)
+        seen = o[:, OBS2_OPPONENTS + OPP_SIZE::OPPONENT_SIZE]
+        assert np.array_equal(sizes, seen) and not sizes[:, n - 1:].any()
+        obs.append(o)
+        hands.append(h)
+    obs_t, hands_t = torch.from_numpy(np.concatenate(obs)), torch.from_numpy(np.concatenate(hands))
+    torch.manual_seed(0)
+    from ono_env.observation import observation_scale
+    from ono_env.rules import resolve_rules
+    model = ActorCritic(observation_scale(resolve_rules("ono", num_players=2), 2), [32, 16],
+                        "tanh", True, 8, privileged=True)
+    with torch.no_grad():
+        _, value, pvalue = model(obs_t, hands_t)
+        torch.testing.assert_close(pvalue, value)          # zero-initialised correction
+        model.hands_value.weight.normal_()
+        logits2, value2, pvalue2 = model(obs_t, hands_t)
+        assert not torch.allclose(pvalue2, value2)
+        other = model(obs_t, hands_t.flip(0))              # other hands: only that value moves
+        assert torch.equal(other[0], logits2) and torch.equal(other[1], value2)
+        assert not torch.allclose(other[2], pvalue2)
+    idx = torch.randperm(len(obs_t), generator=torch.Generator().manual_seed(2))[:40]
+    prep = model.prepare(obs_t, torch.float32)
+    lg, v, pv, order = model.run_prepared(prep, idx, hands_t)
+    want = model(obs_t[order], hands_t[order])
+    for got, w in zip((lg, v, pv), want):
+        torch.testing.assert_close(got, w, rtol=1e-5, atol=1e-6)
+    # the plain way (rows in their own order; a GPU's way) computes the same
+    lg, v, pv_plain, same = model.run_prepared(prep._replace(prefix=False), idx, hands_t)
+    assert torch.equal(same, idx)
+    for got, w in zip((lg, v, pv_plain), model(obs_t[idx], hands_t[idx])):
+        torch.testing.assert_close(got, w, rtol=1e-5, atol=1e-6)
+    pv.sum().backward()
+    assert model.hands_encoder.weight.grad.abs().sum() > 0
+    with pytest.raises(ValueError, match="a privileged critic reads a shared trunk"):
+        ActorCritic(model.scale.numpy(), [8], "tanh", False, 8, privileged=True)
+
+
+@pytest.mark.parametrize("overrides", [["policy.shared=false"], ["policy.opponent_encoder=0"],
+                                       ["observation_version=1", "policy.opponent_encoder=auto"]])
+def test_a_privileged_critic_without_its_network_is_one_clear_error(overrides):
+    with pytest.raises(ValueError, match=r"policy\.privileged_critic=true adds a value head"):
+        load_config("default", ["observation_version=2", "policy.privileged_critic=true",
+                                *overrides])
+
+
+def test_a_privileged_critic_trains_resumes_and_its_model_plays(tmp_path):
+    pytest.importorskip("torch")
+    from safetensors.numpy import load_file
+
+    from ono_env.agents import make_agent
+    from ono_env.arena import run_arena
+    from ono_env.train.ppo import optimizer_path, train
+
+    common = ["observation_version=2", "tables=[{rules: ono, num_players: 3}, {rules: basic}]",
+              "policy.privileged_critic=true", "policy.shared=true", "num_envs=24",
+              "ppo.n_steps=8", "ppo.batch_size=64", "ppo.n_epochs=1", "policy.net_arch=[16]",
+              "policy.opponent_encoder=4", "eval.every=0", "final_eval.games=0",
+              "progress=false", "torch_threads=1"]
+    first = train(load_config("default", [*common, "total_steps=400", f"run_dir={tmp_path / 'a'}"]))
+    saved = load_file(str(optimizer_path(first["model"])))
+    weights = {k: v for k, v in saved.items() if k.startswith("weights.hands_")}
+    assert set(weights) == {f"weights.hands_{m}.{p}" for m in ("encoder", "hidden", "value")
+                            for p in ("weight", "bias")}
+    assert weights["weights.hands_value.weight"].any()   # trained away from its zero start
+    # resuming reads them back (the model file holds the policy and the public value only)
+    import torch
+
+    from ono_env.observation import observation_scale
+    from ono_env.rules import resolve_rules
+    from ono_env.train.ppo import ActorCritic, load_checkpoint
+    rules = resolve_rules("ono", num_players=3)
+    model = ActorCritic(observation_scale(rules, 2), [16], "tanh", True, 4, privileged=True)
+    load_checkpoint(model, torch.optim.Adam(model.parameters()), first["model"], rules)
+    assert np.array_equal(model.hands_value.weight.detach().numpy(),
+                          weights["weights.hands_value.weight"])
+    second = train(load_config("default", [*common, "total_steps=800", f"resume={first['model']}",
+                                           f"run_dir={tmp_path / 'b'}"]))
+    assert second["steps"] >= 800
+    agent = make_agent(str(second["model"]), {"preset": "uno2018", "num_players": 4})
+    res = run_arena([agent] + ["greedy"] * 3, rules={"preset": "uno2018", "num_players": 4},
+                    num_games=8, seed=1)
+    assert res.agent_rows()[0]["games"] >= 8

@@ -65,6 +65,8 @@ class PolicyNet:
     """algo ppo: one trunk of net_arch feeds both heads (false: two networks, as SB3)."""
     opponent_encoder: Literal["auto"] | Annotated[int, Field(strict=True, ge=0, le=4096)] = "auto"
     """algo ppo, observation_version 2: width of the one layer that every opponent block passes through before net_arch, shared by the nine seats and both heads (0: none, the whole vector into net_arch; auto: 32 for version 2, 0 for version 1)."""
+    privileged_critic: Annotated[bool, Field(strict=True)] = False
+    """algo ppo, a shared trunk with an opponent encoder: the advantages come from a value that also reads every opponent's hand (an asymmetric actor-critic; it CHEATS in training only: the policy and the model file's value head see the seat's view alone, and the model file plays as any other)."""
 
 
 @dataclass(config=_CONFIG)
@@ -253,6 +255,13 @@ class TrainConfig:
                 if t.teacher is None and t.teacher_coef != 1.0:
                     raise ValueError(f"tables[{k}].teacher_coef={t.teacher_coef!r} weighs the "
                                      f"pull toward a teacher: name one with tables[{k}].teacher")
+        if self.policy.privileged_critic and (self.algo != "ppo" or not self.policy.shared
+                                              or self.observation_version != 2
+                                              or self.policy.opponent_encoder == 0):
+            raise ValueError("policy.privileged_critic=true adds a value head beside the shared "
+                             "trunk's: it needs algo: ppo, policy.shared: true, "
+                             "observation_version: 2 and an opponent encoder "
+                             "(policy.opponent_encoder auto or above 0)")
         if self.observation_hide and self.observation_version != 2:
             raise ValueError(f"observation_hide={self.observation_hide!r} hides fields of "
                              f"observation_version 2; this config has version 1")

@@ -93,7 +93,7 @@ import torch
 from torch import nn
 
 from ono_env.agents.learned import LearnedAgent, PolicyNet, make_metadata, read_model, write_model
-from ono_env.cards import A_CATCH, A_DRAW, NUM_ACTIONS
+from ono_env.cards import A_CATCH, A_DRAW, NUM_ACTIONS, NUM_CARD_TYPES
 from ono_env.checks import MAX_SEED
 from ono_env.observation import (
     MAX_OPPONENTS,
@@ -130,6 +130,22 @@ the CPU's bf16 products, builds a kernel for every new shape, which made such pr
 three times slower than at a shape it has seen (373 against 1,042 us for 400 rows of 160)."""
 HIDDEN_SCALE = 1e30
 """``observation_hide``: the divisor of a hidden entry (what reaches the network is ~0)."""
+HANDS_WIDTH = 16
+"""A privileged critic: the width of the layer each opponent's hand passes through."""
+HANDS_HIDDEN = 64
+"""A privileged critic: the width of its hidden layer (the trunk's output and the hands)."""
+
+
+def hidden_hands(game: Any, seats: np.ndarray) -> np.ndarray:
+    """CHEATING, for a privileged critic in training only: ``(B, 9 * NUM_CARD_TYPES)``
+    float32, the copies of each card type in every opponent's hand, the opponents from the
+    left of ``seats`` ``(B,)`` as in the observation's blocks (zeros for absent seats), halved
+    (a card type has at most four copies in a deck)."""
+    B, P = len(seats), game.num_players
+    out = np.zeros((B, MAX_OPPONENTS, NUM_CARD_TYPES), np.float32)
+    others = (np.asarray(seats)[:, None] + np.arange(1, P)) % P                   # (B, P - 1)
+    out[:, :P - 1] = game.state.hands[np.arange(B)[:, None], others] * np.float32(0.5)
+    return out.reshape(B, MAX_OPPONENTS * NUM_CARD_TYPES)
 
 
 # ---- the network ----------------------------------------------------------------------------
@@ -158,12 +174,20 @@ class ActorCritic(nn.Module):
     (``shared``) or two networks of the same shape. With ``opponent_encoder`` E > 0
     (version-2 observations) each of the nine opponent blocks first passes through one
     shared layer of width E (:func:`ono_env.agents.learned.encode_opponents`), which both
-    heads read."""
+    heads read.
+
+    ``privileged`` (a shared trunk with an encoder; ``policy.privileged_critic``): a second
+    value, :meth:`privileged_value`, that also reads every opponent's hand
+    (:func:`hidden_hands`). It CHEATS and exists for training only: the advantages come from
+    it, so that what the hidden cards decide is not counted as the luck of the learner's
+    moves, while the policy and the value head ``v`` (the model file's) read the seat's view
+    alone. Its last layer starts at zero, so it starts as ``v``'s value (a resumed model's
+    advantages do not start from an untrained value)."""
 
     scale: torch.Tensor   # a buffer (register_buffer): saved and moved with the module
 
     def __init__(self, scale: np.ndarray, net_arch: list[int], activation: str,
-                 shared: bool, opponent_encoder: int = 0) -> None:
+                 shared: bool, opponent_encoder: int = 0, privileged: bool = False) -> None:
         super().__init__()
         self.register_buffer("scale", torch.as_tensor(np.asarray(scale, np.float32)))
         self.activation = activation
@@ -196,6 +220,18 @@ class ActorCritic(nn.Module):
                 nn.init.zeros_(m.bias)
         nn.init.orthogonal_(self.pi.weight, 0.01)
         nn.init.orthogonal_(self.v.weight, 1.0)
+        self.privileged = privileged
+        if privileged:
+            if not shared or self.encoder is None:
+                raise ValueError("a privileged critic reads a shared trunk with an opponent encoder")
+            self.hands_encoder = nn.Linear(NUM_CARD_TYPES, HANDS_WIDTH)
+            self.hands_hidden = nn.Linear(net_arch[-1] + MAX_OPPONENTS * HANDS_WIDTH, HANDS_HIDDEN)
+            self.hands_value = nn.Linear(HANDS_HIDDEN, 1)
+            for m in (self.hands_encoder, self.hands_hidden):
+                nn.init.orthogonal_(m.weight, math.sqrt(2))
+                nn.init.zeros_(m.bias)
+            nn.init.zeros_(self.hands_value.weight)
+            nn.init.zeros_(self.hands_value.bias)
 
     def features(self, obs: torch.Tensor) -> torch.Tensor:
         """What the trunk reads: ``obs / scale``, with the opponent blocks encoded."""
@@ -243,16 +279,30 @@ class ActorCritic(nn.Module):
         full = e.new_zeros(B * MAX_OPPONENTS, e.shape[1]).index_copy(0, at, e)
         return torch.cat([own, full.reshape(B, MAX_OPPONENTS * e.shape[1]).to(own.dtype)], dim=1)
 
-    def heads(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-        """Logits and value from the trunk's input (:meth:`features`)."""
+    def heads(self, x: torch.Tensor, hands: torch.Tensor | None = None) -> tuple[torch.Tensor, ...]:
+        """Logits and value from the trunk's input (:meth:`features`); with ``hands`` (rows
+        of :func:`hidden_hands`, a privileged critic), the privileged value after them."""
         h = self.pi_body(x)
         hv = h if self.shared else self.v_body(x)
-        return self.pi(h), self.v(hv)[:, 0]
+        value = self.v(hv)[:, 0]
+        if hands is None:
+            return self.pi(h), value
+        return self.pi(h), value, self.privileged_value(h, value, hands)
 
-    def forward(self, obs: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    def privileged_value(self, h: torch.Tensor, value: torch.Tensor,
+                         hands: torch.Tensor) -> torch.Tensor:
+        """CHEATING, training only: the value ``value`` (``v`` on the trunk's output ``h``)
+        plus a correction read from ``h`` and every opponent's hand ``hands`` ``(B, 9 *
+        NUM_CARD_TYPES)``, each hand through one shared layer."""
+        B = len(h)
+        e = self._act(self.hands_encoder(hands.reshape(B * MAX_OPPONENTS, NUM_CARD_TYPES)))
+        z = torch.cat([h, e.reshape(B, MAX_OPPONENTS * HANDS_WIDTH).to(h.dtype)], dim=1)
+        return value + self.hands_value(self._act(self.hands_hidden(z)))[:, 0]
+
+    def forward(self, obs: torch.Tensor, hands: torch.Tensor | None = None) -> tuple[torch.Tensor, ...]:
         # the rollouts' way: run_prepared's sorting and grouping cost more than they save for
         # one forward pass without gradients (1.22 against 0.91 ms for 1,024 rows)
-        return self.heads(self.features(obs))
+        return self.heads(self.features(obs), hands)
 
     def prepare(self, obs: torch.Tensor, dtype: torch.dtype) -> Prepared:
         """A rollout's observations ``(M, D)`` made ready for the update's minibatches
@@ -274,8 +324,8 @@ class ActorCritic(nn.Module):
                                   < seats[:, None]))
         return Prepared(own.to(dtype).contiguous(), blocks.to(dtype), present, row, seats, prefix)
 
-    def run_prepared(self, prep: Prepared, idx: torch.Tensor
-                     ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    def run_prepared(self, prep: Prepared, idx: torch.Tensor, hands: torch.Tensor | None = None
+                     ) -> tuple[torch.Tensor, ...]:
         """Logits and values of the rows ``idx`` of a :meth:`prepare`-d rollout, and the
         rows they belong to: ``idx`` reordered (the caller reads every other per-row tensor
         in that order; a minibatch's loss is a mean over its rows, which the order does not
@@ -289,9 +339,12 @@ class ActorCritic(nn.Module):
         present blocks are not their first ones (no observation does that), and every row
         on a GPU, take :meth:`minibatch`'s way: on an NVIDIA H200 the grouped products and
         the group sizes read back for each minibatch made the update slower (1.25 against
-        1.01 s per 100,000 steps at the default width)."""
+        1.01 s per 100,000 steps at the default width). With ``hands`` (every row's
+        :func:`hidden_hands`, a privileged critic) the privileged value comes before the rows.
+        """
         if not prep.prefix or len(prep.blocks) == 0 or idx.device.type != "cpu":
-            return *self.heads(self.minibatch(prep, idx)), idx
+            return *self.heads(self.minibatch(prep, idx),
+                               None if hands is None else hands.index_select(0, idx)), idx
         count = prep.seats.index_select(0, idx)
         order = torch.argsort(count, descending=True, stable=True)
         idx, count = idx.index_select(0, order), count.index_select(0, order)
@@ -306,7 +359,10 @@ class ActorCritic(nn.Module):
         own = prep.own.index_select(0, idx)
         h = self._first_layer(self.pi_body, own, e, groups)
         hv = h if self.shared else self._first_layer(self.v_body, own, e, groups)
-        return self.pi(h), self.v(hv)[:, 0], idx
+        value = self.v(hv)[:, 0]
+        if hands is not None:
+            return self.pi(h), value, self.privileged_value(h, value, hands.index_select(0, idx)), idx
+        return self.pi(h), value, idx
 
     def _first_layer(self, body: nn.Sequential, own: torch.Tensor, e: torch.Tensor,
                      groups: list[int]) -> torch.Tensor:
@@ -493,6 +549,9 @@ def save_checkpoint(model: ActorCritic, opt: torch.optim.Adam, path: Path, rules
                 for k in ("exp_avg", "exp_avg_sq"):
                     tensors[f"{names[id(p)]}.{k}"] = st[k].detach().cpu().float().numpy()
                 tensors[f"{names[id(p)]}.step"] = np.array([float(st["step"])], np.float32)
+    for n, p in model.named_parameters():   # a privileged critic: not in the model file
+        if n.startswith("hands_"):
+            tensors[f"weights.{n}"] = p.detach().cpu().float().numpy()
     save_file(tensors, str(optimizer_path(path)), metadata={"training_steps": str(steps)})
     return path
 
@@ -531,6 +590,13 @@ def load_checkpoint(model: ActorCritic, opt: torch.optim.Adam, path: str | Path,
             opt.state[p] = {"step": torch.tensor(float(state[f"{n}.step"][0]), device=dev),
                             "exp_avg": torch.from_numpy(state[f"{n}.exp_avg"]).to(dev),
                             "exp_avg_sq": torch.from_numpy(state[f"{n}.exp_avg_sq"]).to(dev)}
+        with torch.no_grad():   # a privileged critic's weights (saved beside Adam's state)
+            for n, p in model.named_parameters():
+                if f"weights.{n}" not in state:
+                    continue
+                if state[f"weights.{n}"].shape != tuple(p.shape):
+                    raise ValueError(f"resume: {str(opath)!r} holds {n} of another shape")
+                p.copy_(torch.from_numpy(state[f"weights.{n}"]))
     return int(meta["training_steps"])
 
 
@@ -663,7 +729,8 @@ def train(cfg: TrainConfig) -> dict[str, Any]:
         for field in cfg.observation_hide:
             getattr(view, field)[...] = HIDDEN_SCALE
     model = ActorCritic(scale, list(cfg.policy.net_arch),
-                        cfg.policy.activation, cfg.policy.shared, width).to(device)
+                        cfg.policy.activation, cfg.policy.shared, width,
+                        cfg.policy.privileged_critic).to(device)
     # fused: one kernel for every parameter's step (torch >= 2.4, CPU and CUDA); the same
     # Adam, 3-7% less time per minibatch in the update of a mixture
     opt = torch.optim.Adam(model.parameters(), lr=p.learning_rate, eps=1e-5, fused=True)
@@ -736,6 +803,9 @@ def train(cfg: TrainConfig) -> dict[str, Any]:
     val_buf = torch.zeros((T, N), device=device)
     rew_buf = np.zeros((T, N), np.float32)
     done_buf = np.zeros((T, N), np.float32)
+    # a privileged critic (CHEATING, training only): every opponent's hand at each step
+    priv = model.privileged
+    hands_buf = np.zeros((T + 1, N if priv else 0, MAX_OPPONENTS * NUM_CARD_TYPES), np.float32)
     # distillation (tables[k].teacher): the teachers' masked softmax at each of their tables'
     # steps, and each game slot's weight of the KL term (0 where its table has no teacher)
     teachers = [(tab, tab.teacher) for tab in tables if tab.teacher is not None]
@@ -747,6 +817,8 @@ def train(cfg: TrainConfig) -> dict[str, Any]:
 
     for tab in tables:
         obs_buf[T, tab.slots] = tab.batch.reset()
+        if priv:
+            hands_buf[T, tab.slots] = hidden_hands(tab.batch.game, tab.batch.learner)
     ep_return = np.zeros(N, np.float64)
     finished_returns: list[float] = []
     steps = start_steps
@@ -801,6 +873,8 @@ def train(cfg: TrainConfig) -> dict[str, Any]:
         model.eval()
         with torch.no_grad():
             obs_buf[0] = obs_buf[T]
+            if priv:
+                hands_buf[0] = hands_buf[T]
             for t in range(T):
                 for tab in tables:
                     np.copyto(mask_buf[t, tab.slots], tab.batch.game.legal_mask())
@@ -809,8 +883,8 @@ def train(cfg: TrainConfig) -> dict[str, Any]:
                                                   version=teacher.observation_version)
                     teach_buf[t, tab.slots] = teacher.probabilities(seen, mask_buf[t, tab.slots])
                 o, m = to_dev(obs_buf[t]), to_dev(mask_buf[t])
-                with autocast:
-                    logits, value = model(o)
+                with autocast:   # the value the advantages read: the privileged one if any
+                    logits, *_, value = model(o, to_dev(hands_buf[t]) if priv else None)
                 z = masked_logits(logits, m)
                 a = sample(z, gen)
                 act_buf[t] = a
@@ -828,6 +902,8 @@ def train(cfg: TrainConfig) -> dict[str, Any]:
                     t_games = time.perf_counter()
                     r = tab.batch.step(a_np[sl], out=obs_buf[t + 1, sl])
                     seconds["games"] += time.perf_counter() - t_games
+                    if priv:
+                        hands_buf[t + 1, sl] = hidden_hands(tab.batch.game, tab.batch.learner)
                     rew = r.rewards
                     if tab.shaping:   # potential -c * hand size; 0 at a game's end (ppo.hand_shaping)
                         rew = rew + hand_shaping(obs_buf[t, sl][:, OBS_SELF], r.obs[:, OBS_SELF],
@@ -849,7 +925,10 @@ def train(cfg: TrainConfig) -> dict[str, Any]:
                         finished_returns.extend(finished.tolist())
                         ep_return[sl][r.dones] = 0.0
             with autocast:
-                next_value = model.value(to_dev(obs_buf[T])).float()
+                if priv:
+                    next_value = model(to_dev(obs_buf[T]), to_dev(hands_buf[T]))[-1].float()
+                else:
+                    next_value = model.value(to_dev(obs_buf[T])).float()
         steps += N * T
         t_upd = time.perf_counter()
         seconds["rollout"] += t_upd - t_roll
@@ -873,6 +952,7 @@ def train(cfg: TrainConfig) -> dict[str, Any]:
         prep = (model.prepare(b_obs, torch.bfloat16 if bf16 else torch.float32)
                 if model.encoder is not None else None)
         b_mask = to_dev(mask_buf.reshape(T * N, NUM_ACTIONS))
+        b_hands = to_dev(hands_buf[:T].reshape(T * N, -1)) if priv else None
         b_act, b_logp = act_buf.reshape(-1), logp_buf.reshape(-1)
         b_adv, b_ret = adv.reshape(-1), ret.reshape(-1)
         if teachers:
@@ -881,6 +961,8 @@ def train(cfg: TrainConfig) -> dict[str, Any]:
             taught = float((teach_coef > 0).mean())
         stats = {"policy_loss": 0.0, "value_loss": 0.0, "entropy": 0.0, "approx_kl": 0.0,
                  "clip_fraction": 0.0}
+        if priv:
+            stats["privileged_value_loss"] = 0.0
         if teachers:
             stats["teacher_kl"] = 0.0
         n_mb = 0
@@ -890,9 +972,11 @@ def train(cfg: TrainConfig) -> dict[str, Any]:
                 idx = perm[k:k + p.batch_size]
                 with autocast:   # index_select: the CPU's fast gather (see minibatch)
                     if prep is None:
-                        logits, value = model(b_obs.index_select(0, idx))
+                        logits, value, *pvalue = model(
+                            b_obs.index_select(0, idx),
+                            None if b_hands is None else b_hands.index_select(0, idx))
                     else:   # idx comes back in the order of the rows (run_prepared)
-                        logits, value, idx = model.run_prepared(prep, idx)
+                        logits, value, *pvalue, idx = model.run_prepared(prep, idx, b_hands)
                 legal = b_mask.index_select(0, idx)
                 z = masked_logits(logits, legal)
                 logp_all = torch.log_softmax(z, dim=1)
@@ -905,8 +989,12 @@ def train(cfg: TrainConfig) -> dict[str, Any]:
                 ratio = log_ratio.exp()
                 pg_loss = -torch.min(mb_adv * ratio,
                                      mb_adv * ratio.clamp(1 - p.clip_range, 1 + p.clip_range)).mean()
-                v_loss = ((value.float() - b_ret.index_select(0, idx)) ** 2).mean()
-                loss = pg_loss - p.ent_coef * entropy + p.vf_coef * v_loss
+                mb_ret = b_ret.index_select(0, idx)
+                v_loss = ((value.float() - mb_ret) ** 2).mean()
+                # a privileged critic: its value is fitted too (the model file's value still is)
+                pv_loss = ((pvalue[0].float() - mb_ret) ** 2).mean() if pvalue else None
+                loss = pg_loss - p.ent_coef * entropy + p.vf_coef * (
+                    v_loss if pv_loss is None else v_loss + pv_loss)
                 if teachers:   # KL(teacher || learner) on the taught tables' rows
                     pt = b_teach.index_select(0, idx)
                     kl = torch.where(pt > 0, pt * (pt.clamp_min(1e-30).log() - logp_all),
@@ -920,6 +1008,8 @@ def train(cfg: TrainConfig) -> dict[str, Any]:
                 with torch.no_grad():
                     stats["policy_loss"] += float(pg_loss)
                     stats["value_loss"] += float(v_loss)
+                    if pv_loss is not None:
+                        stats["privileged_value_loss"] += float(pv_loss)
                     stats["entropy"] += float(entropy)
                     stats["approx_kl"] += float(((ratio - 1) - log_ratio).mean())
                     stats["clip_fraction"] += float(((ratio - 1).abs() > p.clip_range).float().mean())
