@@ -28,8 +28,9 @@ the deal, how much is play). Names (``make_agent``):
 
 ``oracle-hands`` and ``oracle`` take the plain argmax, as ``pimc-plain``: where every legal
 action's playouts end alike (all lost or all won), they pick any of them, a voluntary draw
-or a false catch included. Under ``ono`` that takes ``oracle-hands:8`` from 47.9% (ties broken by greedy's
-choice) to 21.7% against ``greedy`` (``benchmarks/bench_ceiling_ties.py``; docs/benchmark.md).
+or a false catch included. Under ``ono`` that takes ``oracle-hands:8`` from 47.9% (ties
+broken by greedy's choice) to 21.7% against ``greedy`` (``benchmarks/bench_ceiling_ties.py``;
+docs/benchmark.md).
 ``oracle-ppo`` breaks them, and every close call, as ``pimc-ppo`` does, so that it differs
 from ``pimc-ppo`` only in what it sees: the hidden hands' worth to the same search.
 
@@ -64,8 +65,8 @@ What the agent sees
     FIRST step is :func:`ono_env.agents._search.seat_view`, a compiled copy of those rows that blanks
     everything hidden from the acting seat (the other hands except their sizes and calls, the
     stock order, the game's generator, the Wild Draw Four bluff flag); nothing else reads
-    ``game`` but ``pimc-ppo``'s policy, which is given the acting seat's observation and
-    legal mask, as every learned agent is. The worlds are then sampled from the view only:
+    ``game`` but the policy of ``pimc-ppo`` (and ``oracle-ppo``), which is given the acting
+    seat's observation and legal mask, as every learned agent is. The worlds are then sampled from the view only:
     the unseen cards (deck minus own hand minus discard pile) listed by card type, shuffled
     with the agent's generator and dealt by the known hand sizes, the rest as the stock; a
     pending Wild Draw Four's bluff flag is re-derived from its player's sampled hand. The
