@@ -214,12 +214,12 @@ def test_the_generalist_fills_in_where_no_specialist_exists():
         make_agent("ppo-basic-2p", {"preset": "ono", "num_players": 2})
 
 
-def _observations_at(tables):
+def _observations_at(tables, with_hands=False):
     """Learner observations (version 2) from games in progress at each (preset, players)."""
     from ono_env.envs.learner_batch import LearnerBatch
 
     rng = np.random.default_rng(0)
-    out = []
+    out, hands = [], []
     for preset, n in tables:
         batch = LearnerBatch(preset, 16, "greedy", seed=n, num_players=n, observation_version=2)
         obs = batch.reset(seed=n)
@@ -227,7 +227,10 @@ def _observations_at(tables):
             mask = batch.action_masks()
             obs = batch.step((rng.random(mask.shape) * mask).argmax(axis=1)).obs
         out.append(obs)
-    return np.concatenate(out)
+        if with_hands:   # and every opponent's hand (training's CHEATING targets)
+            from ono_env.train.ppo import hidden_hands
+            hands.append(hidden_hands(batch.game, batch.learner))
+    return (np.concatenate(out), np.concatenate(hands)) if with_hands else np.concatenate(out)
 
 
 @pytest.mark.parametrize("bf16", [False, True])
@@ -401,6 +404,56 @@ def test_the_privileged_critic_reads_the_hidden_hands_and_only_the_value(tmp_pat
         ActorCritic(model.scale.numpy(), [8], "tanh", False, 8, privileged=True)
 
 
+def test_hand_prediction_predicts_from_the_trunk_and_moves_nothing_else():
+    """``policy.hand_prediction``: a head on the shared trunk, zero at the start; the update's
+    way (:meth:`run_prepared`) computes what the plain way does, with or without a privileged
+    critic beside it, and its weights change neither the policy nor the value."""
+    import torch
+
+    from ono_env.observation import observation_scale
+    from ono_env.rules import resolve_rules
+    from ono_env.train.ppo import ActorCritic
+
+    obs, hands = _observations_at((("ono", 6), ("basic", 3), ("uno2018", 2)), with_hands=True)
+    obs_t, hands_t = torch.from_numpy(obs), torch.from_numpy(hands)
+    torch.manual_seed(0)
+    scale = observation_scale(resolve_rules("ono", num_players=2), 2)
+    model = ActorCritic(scale, [32, 16], "tanh", True, 8, hand_prediction=True)
+    with torch.no_grad():
+        logits, value, predicted = model(obs_t, None, True)
+        assert predicted.shape == hands_t.shape and not predicted.any()   # zero at the start
+        model.hands_predict.weight.normal_()
+        logits2, value2, predicted2 = model(obs_t, None, True)
+        assert torch.equal(logits2, logits) and torch.equal(value2, value) and predicted2.any()
+        assert len(model(obs_t)) == 2   # the rollouts' call reads no prediction
+    idx = torch.randperm(len(obs_t), generator=torch.Generator().manual_seed(3))[:30]
+    prep = model.prepare(obs_t, torch.float32)
+    lg, v, pr, order = model.run_prepared(prep, idx, None, True)
+    for got, w in zip((lg, v, pr), model(obs_t[order], None, True)):
+        torch.testing.assert_close(got, w, rtol=1e-5, atol=1e-6)
+    pr.square().sum().backward()
+    assert model.pi_body[0].weight.grad.abs().sum() > 0   # it trains the trunk
+    both = ActorCritic(scale, [16], "tanh", True, 4, privileged=True, hand_prediction=True)
+    with torch.no_grad():
+        both.hands_value.weight.normal_()
+        both.hands_predict.weight.normal_()
+        out = both.run_prepared(both.prepare(obs_t, torch.float32), idx, hands_t, True)
+        want = both(obs_t[out[-1]], hands_t[out[-1]], True)   # logits, value, privileged, hands
+        assert len(out) == 5 and want[3].shape == hands_t[:30].shape
+        for got, w in zip(out[:4], want):
+            torch.testing.assert_close(got, w, rtol=1e-5, atol=1e-6)
+    with pytest.raises(ValueError, match="hand prediction reads a shared trunk"):
+        ActorCritic(scale, [8], "tanh", True, 0, hand_prediction=True)
+
+
+@pytest.mark.parametrize("overrides", [["policy.shared=false"], ["policy.opponent_encoder=0"],
+                                       ["observation_version=1", "policy.opponent_encoder=auto"]])
+def test_hand_prediction_without_its_network_is_one_clear_error(overrides):
+    with pytest.raises(ValueError, match=r"policy\.hand_prediction=0\.2 adds a head"):
+        load_config("default", ["observation_version=2", "policy.shared=true",
+                                "policy.hand_prediction=0.2", *overrides])
+
+
 @pytest.mark.parametrize("overrides", [["policy.shared=false"], ["policy.opponent_encoder=0"],
                                        ["observation_version=1", "policy.opponent_encoder=auto"]])
 def test_a_privileged_critic_without_its_network_is_one_clear_error(overrides):
@@ -409,40 +462,47 @@ def test_a_privileged_critic_without_its_network_is_one_clear_error(overrides):
                                 *overrides])
 
 
-def test_a_privileged_critic_trains_resumes_and_its_model_plays(tmp_path):
+@pytest.mark.parametrize("hand_prediction", [0.0, 0.5])
+def test_training_only_heads_train_resume_and_their_model_plays(tmp_path, hand_prediction):
+    """A privileged critic, alone and beside hand prediction: the training-only heads'
+    weights are kept beside Adam's state and read back on resume; the model file holds the
+    policy and the public value only, and plays other rules and table sizes."""
     pytest.importorskip("torch")
+    import torch
     from safetensors.numpy import load_file
 
     from ono_env.agents import make_agent
     from ono_env.arena import run_arena
-    from ono_env.train.ppo import optimizer_path, train
+    from ono_env.observation import observation_scale
+    from ono_env.rules import resolve_rules
+    from ono_env.train.ppo import ActorCritic, load_checkpoint, optimizer_path, train
 
     common = ["observation_version=2", "tables=[{rules: ono, num_players: 3}, {rules: basic}]",
-              "policy.privileged_critic=true", "policy.shared=true", "num_envs=24",
+              "policy.privileged_critic=true", f"policy.hand_prediction={hand_prediction}",
+              "policy.shared=true", "num_envs=24",
               "ppo.n_steps=8", "ppo.batch_size=64", "ppo.n_epochs=1", "policy.net_arch=[16]",
               "policy.opponent_encoder=4", "eval.every=0", "final_eval.games=0",
               "progress=false", "torch_threads=1"]
     first = train(load_config("default", [*common, "total_steps=400", f"run_dir={tmp_path / 'a'}"]))
     saved = load_file(str(optimizer_path(first["model"])))
     weights = {k: v for k, v in saved.items() if k.startswith("weights.hands_")}
-    assert set(weights) == {f"weights.hands_{m}.{p}" for m in ("encoder", "hidden", "value")
-                            for p in ("weight", "bias")}
-    assert weights["weights.hands_value.weight"].any()   # trained away from its zero start
-    # resuming reads them back (the model file holds the policy and the public value only)
-    import torch
-
-    from ono_env.observation import observation_scale
-    from ono_env.rules import resolve_rules
-    from ono_env.train.ppo import ActorCritic, load_checkpoint
+    heads = ("encoder", "hidden", "value") + (("predict",) if hand_prediction else ())
+    assert set(weights) == {f"weights.hands_{m}.{p}" for m in heads for p in ("weight", "bias")}
+    for m in heads[2:]:   # each trained away from its zero start
+        assert weights[f"weights.hands_{m}.weight"].any()
+    # resuming reads them back
     rules = resolve_rules("ono", num_players=3)
-    model = ActorCritic(observation_scale(rules, 2), [16], "tanh", True, 4, privileged=True)
+    model = ActorCritic(observation_scale(rules, 2), [16], "tanh", True, 4, privileged=True,
+                        hand_prediction=hand_prediction > 0)
     load_checkpoint(model, torch.optim.Adam(model.parameters()), first["model"], rules)
-    assert np.array_equal(model.hands_value.weight.detach().numpy(),
-                          weights["weights.hands_value.weight"])
+    for m in heads[2:]:
+        assert np.array_equal(getattr(model, f"hands_{m}").weight.detach().numpy(),
+                              weights[f"weights.hands_{m}.weight"])
     second = train(load_config("default", [*common, "total_steps=800", f"resume={first['model']}",
                                            f"run_dir={tmp_path / 'b'}"]))
     assert second["steps"] >= 800
-    agent = make_agent(str(second["model"]), {"preset": "uno2018", "num_players": 4})
-    res = run_arena([agent] + ["greedy"] * 3, rules={"preset": "uno2018", "num_players": 4},
+    n = 4 if hand_prediction else 5
+    agent = make_agent(str(second["model"]), {"preset": "uno2018", "num_players": n})
+    res = run_arena([agent] + ["greedy"] * (n - 1), rules={"preset": "uno2018", "num_players": n},
                     num_games=8, seed=1)
     assert res.agent_rows()[0]["games"] >= 8

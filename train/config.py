@@ -67,6 +67,8 @@ class PolicyNet:
     """algo ppo, observation_version 2: width of the one layer that every opponent block passes through before net_arch, shared by the nine seats and both heads (0: none, the whole vector into net_arch; auto: 32 for version 2, 0 for version 1)."""
     privileged_critic: Annotated[bool, Field(strict=True)] = False
     """algo ppo, a shared trunk with an opponent encoder: the advantages come from a value that also reads every opponent's hand (an asymmetric actor-critic; it CHEATS in training only: the policy and the model file's value head see the seat's view alone, and the model file plays as any other)."""
+    hand_prediction: Annotated[float, Field(strict=True, ge=0.0, le=100.0, allow_inf_nan=False)] = 0.0
+    """algo ppo, a shared trunk with an opponent encoder: the weight of an auxiliary loss, a head on the trunk that predicts every opponent's hand from the seat's view (its targets CHEAT, in training only; the model file holds neither the head nor anything it reads); 0: none."""
 
 
 @dataclass(config=_CONFIG)
@@ -260,6 +262,13 @@ class TrainConfig:
                                               or self.policy.opponent_encoder == 0):
             raise ValueError("policy.privileged_critic=true adds a value head beside the shared "
                              "trunk's: it needs algo: ppo, policy.shared: true, "
+                             "observation_version: 2 and an opponent encoder "
+                             "(policy.opponent_encoder auto or above 0)")
+        if self.policy.hand_prediction > 0 and (self.algo != "ppo" or not self.policy.shared
+                                                or self.observation_version != 2
+                                                or self.policy.opponent_encoder == 0):
+            raise ValueError(f"policy.hand_prediction={self.policy.hand_prediction!r} adds a "
+                             "head to the shared trunk: it needs algo: ppo, policy.shared: true, "
                              "observation_version: 2 and an opponent encoder "
                              "(policy.opponent_encoder auto or above 0)")
         if self.observation_hide and self.observation_version != 2:

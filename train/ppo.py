@@ -137,10 +137,10 @@ HANDS_HIDDEN = 64
 
 
 def hidden_hands(game: Any, seats: np.ndarray) -> np.ndarray:
-    """CHEATING, for a privileged critic in training only: ``(B, 9 * NUM_CARD_TYPES)``
-    float32, the copies of each card type in every opponent's hand, the opponents from the
-    left of ``seats`` ``(B,)`` as in the observation's blocks (zeros for absent seats), halved
-    (a card type has at most four copies in a deck)."""
+    """CHEATING, for a privileged critic and hand prediction in training only:
+    ``(B, 9 * NUM_CARD_TYPES)`` float32, the copies of each card type in every opponent's
+    hand, the opponents from the left of ``seats`` ``(B,)`` as in the observation's blocks
+    (zeros for absent seats), halved (a card type has at most four copies in a deck)."""
     B, P = len(seats), game.num_players
     out = np.zeros((B, MAX_OPPONENTS, NUM_CARD_TYPES), np.float32)
     others = (np.asarray(seats)[:, None] + np.arange(1, P)) % P                   # (B, P - 1)
@@ -182,12 +182,20 @@ class ActorCritic(nn.Module):
     it, so that what the hidden cards decide is not counted as the luck of the learner's
     moves, while the policy and the value head ``v`` (the model file's) read the seat's view
     alone. Its last layer starts at zero, so it starts as ``v``'s value (a resumed model's
-    advantages do not start from an untrained value)."""
+    advantages do not start from an untrained value).
+
+    ``hand_prediction`` (a shared trunk with an encoder; ``policy.hand_prediction``): a head
+    ``hands_predict`` on the trunk's output that predicts every opponent's hand (the rows of
+    :func:`hidden_hands`), an auxiliary task fitted beside the policy and value; it trains
+    the trunk to carry what the seat's view says of the hidden hands. Its targets CHEAT,
+    its input does not, and neither the policy nor the model file reads it. Its weights
+    start at zero, so at first it moves nothing but itself."""
 
     scale: torch.Tensor   # a buffer (register_buffer): saved and moved with the module
 
     def __init__(self, scale: np.ndarray, net_arch: list[int], activation: str,
-                 shared: bool, opponent_encoder: int = 0, privileged: bool = False) -> None:
+                 shared: bool, opponent_encoder: int = 0, privileged: bool = False,
+                 hand_prediction: bool = False) -> None:
         super().__init__()
         self.register_buffer("scale", torch.as_tensor(np.asarray(scale, np.float32)))
         self.activation = activation
@@ -232,6 +240,13 @@ class ActorCritic(nn.Module):
                 nn.init.zeros_(m.bias)
             nn.init.zeros_(self.hands_value.weight)
             nn.init.zeros_(self.hands_value.bias)
+        self.hand_prediction = hand_prediction
+        if hand_prediction:
+            if not shared or self.encoder is None:
+                raise ValueError("hand prediction reads a shared trunk with an opponent encoder")
+            self.hands_predict = nn.Linear(net_arch[-1], MAX_OPPONENTS * NUM_CARD_TYPES)
+            nn.init.zeros_(self.hands_predict.weight)
+            nn.init.zeros_(self.hands_predict.bias)
 
     def features(self, obs: torch.Tensor) -> torch.Tensor:
         """What the trunk reads: ``obs / scale``, with the opponent blocks encoded."""
@@ -279,15 +294,23 @@ class ActorCritic(nn.Module):
         full = e.new_zeros(B * MAX_OPPONENTS, e.shape[1]).index_copy(0, at, e)
         return torch.cat([own, full.reshape(B, MAX_OPPONENTS * e.shape[1]).to(own.dtype)], dim=1)
 
-    def heads(self, x: torch.Tensor, hands: torch.Tensor | None = None) -> tuple[torch.Tensor, ...]:
+    def heads(self, x: torch.Tensor, hands: torch.Tensor | None = None,
+              predict: bool = False) -> tuple[torch.Tensor, ...]:
         """Logits and value from the trunk's input (:meth:`features`); with ``hands`` (rows
-        of :func:`hidden_hands`, a privileged critic), the privileged value after them."""
+        of :func:`hidden_hands`, a privileged critic), the privileged value after them; with
+        ``predict`` (hand prediction), the predicted hands ``(B, 9 * NUM_CARD_TYPES)`` last."""
         h = self.pi_body(x)
         hv = h if self.shared else self.v_body(x)
-        value = self.v(hv)[:, 0]
-        if hands is None:
-            return self.pi(h), value
-        return self.pi(h), value, self.privileged_value(h, value, hands)
+        return self._outputs(h, self.v(hv)[:, 0], hands, predict)
+
+    def _outputs(self, h: torch.Tensor, value: torch.Tensor, hands: torch.Tensor | None,
+                 predict: bool) -> tuple[torch.Tensor, ...]:
+        out = [self.pi(h), value]
+        if hands is not None:
+            out.append(self.privileged_value(h, value, hands))
+        if predict:
+            out.append(self.hands_predict(h))
+        return tuple(out)
 
     def privileged_value(self, h: torch.Tensor, value: torch.Tensor,
                          hands: torch.Tensor) -> torch.Tensor:
@@ -299,10 +322,11 @@ class ActorCritic(nn.Module):
         z = torch.cat([h, e.reshape(B, MAX_OPPONENTS * HANDS_WIDTH).to(h.dtype)], dim=1)
         return value + self.hands_value(self._act(self.hands_hidden(z)))[:, 0]
 
-    def forward(self, obs: torch.Tensor, hands: torch.Tensor | None = None) -> tuple[torch.Tensor, ...]:
+    def forward(self, obs: torch.Tensor, hands: torch.Tensor | None = None,
+                predict: bool = False) -> tuple[torch.Tensor, ...]:
         # the rollouts' way: run_prepared's sorting and grouping cost more than they save for
         # one forward pass without gradients (1.22 against 0.91 ms for 1,024 rows)
-        return self.heads(self.features(obs), hands)
+        return self.heads(self.features(obs), hands, predict)
 
     def prepare(self, obs: torch.Tensor, dtype: torch.dtype) -> Prepared:
         """A rollout's observations ``(M, D)`` made ready for the update's minibatches
@@ -324,8 +348,8 @@ class ActorCritic(nn.Module):
                                   < seats[:, None]))
         return Prepared(own.to(dtype).contiguous(), blocks.to(dtype), present, row, seats, prefix)
 
-    def run_prepared(self, prep: Prepared, idx: torch.Tensor, hands: torch.Tensor | None = None
-                     ) -> tuple[torch.Tensor, ...]:
+    def run_prepared(self, prep: Prepared, idx: torch.Tensor, hands: torch.Tensor | None = None,
+                     predict: bool = False) -> tuple[torch.Tensor, ...]:
         """Logits and values of the rows ``idx`` of a :meth:`prepare`-d rollout, and the
         rows they belong to: ``idx`` reordered (the caller reads every other per-row tensor
         in that order; a minibatch's loss is a mean over its rows, which the order does not
@@ -340,11 +364,12 @@ class ActorCritic(nn.Module):
         on a GPU, take :meth:`minibatch`'s way: on an NVIDIA H200 the grouped products and
         the group sizes read back for each minibatch made the update slower (1.25 against
         1.01 s per 100,000 steps at the default width). With ``hands`` (every row's
-        :func:`hidden_hands`, a privileged critic) the privileged value comes before the rows.
+        :func:`hidden_hands`, a privileged critic) the privileged value comes before the rows,
+        and with ``predict`` the predicted hands before them (after it).
         """
         if not prep.prefix or len(prep.blocks) == 0 or idx.device.type != "cpu":
             return *self.heads(self.minibatch(prep, idx),
-                               None if hands is None else hands.index_select(0, idx)), idx
+                               None if hands is None else hands.index_select(0, idx), predict), idx
         count = prep.seats.index_select(0, idx)
         order = torch.argsort(count, descending=True, stable=True)
         idx, count = idx.index_select(0, order), count.index_select(0, order)
@@ -359,10 +384,8 @@ class ActorCritic(nn.Module):
         own = prep.own.index_select(0, idx)
         h = self._first_layer(self.pi_body, own, e, groups)
         hv = h if self.shared else self._first_layer(self.v_body, own, e, groups)
-        value = self.v(hv)[:, 0]
-        if hands is not None:
-            return self.pi(h), value, self.privileged_value(h, value, hands.index_select(0, idx)), idx
-        return self.pi(h), value, idx
+        return *self._outputs(h, self.v(hv)[:, 0],
+                              None if hands is None else hands.index_select(0, idx), predict), idx
 
     def _first_layer(self, body: nn.Sequential, own: torch.Tensor, e: torch.Tensor,
                      groups: list[int]) -> torch.Tensor:
@@ -549,7 +572,7 @@ def save_checkpoint(model: ActorCritic, opt: torch.optim.Adam, path: Path, rules
                 for k in ("exp_avg", "exp_avg_sq"):
                     tensors[f"{names[id(p)]}.{k}"] = st[k].detach().cpu().float().numpy()
                 tensors[f"{names[id(p)]}.step"] = np.array([float(st["step"])], np.float32)
-    for n, p in model.named_parameters():   # a privileged critic: not in the model file
+    for n, p in model.named_parameters():   # a privileged critic, hand prediction: not in the model file
         if n.startswith("hands_"):
             tensors[f"weights.{n}"] = p.detach().cpu().float().numpy()
     save_file(tensors, str(optimizer_path(path)), metadata={"training_steps": str(steps)})
@@ -590,7 +613,7 @@ def load_checkpoint(model: ActorCritic, opt: torch.optim.Adam, path: str | Path,
             opt.state[p] = {"step": torch.tensor(float(state[f"{n}.step"][0]), device=dev),
                             "exp_avg": torch.from_numpy(state[f"{n}.exp_avg"]).to(dev),
                             "exp_avg_sq": torch.from_numpy(state[f"{n}.exp_avg_sq"]).to(dev)}
-        with torch.no_grad():   # a privileged critic's weights (saved beside Adam's state)
+        with torch.no_grad():   # a privileged critic's, hand prediction's weights (beside Adam's state)
             for n, p in model.named_parameters():
                 if f"weights.{n}" not in state:
                     continue
@@ -730,7 +753,7 @@ def train(cfg: TrainConfig) -> dict[str, Any]:
             getattr(view, field)[...] = HIDDEN_SCALE
     model = ActorCritic(scale, list(cfg.policy.net_arch),
                         cfg.policy.activation, cfg.policy.shared, width,
-                        cfg.policy.privileged_critic).to(device)
+                        cfg.policy.privileged_critic, cfg.policy.hand_prediction > 0).to(device)
     # fused: one kernel for every parameter's step (torch >= 2.4, CPU and CUDA); the same
     # Adam, 3-7% less time per minibatch in the update of a mixture
     opt = torch.optim.Adam(model.parameters(), lr=p.learning_rate, eps=1e-5, fused=True)
@@ -803,9 +826,11 @@ def train(cfg: TrainConfig) -> dict[str, Any]:
     val_buf = torch.zeros((T, N), device=device)
     rew_buf = np.zeros((T, N), np.float32)
     done_buf = np.zeros((T, N), np.float32)
-    # a privileged critic (CHEATING, training only): every opponent's hand at each step
-    priv = model.privileged
-    hands_buf = np.zeros((T + 1, N if priv else 0, MAX_OPPONENTS * NUM_CARD_TYPES), np.float32)
+    # a privileged critic and hand prediction (CHEATING, training only): every opponent's
+    # hand at each step
+    priv, aux = model.privileged, model.hand_prediction
+    need_hands = priv or aux
+    hands_buf = np.zeros((T + 1, N if need_hands else 0, MAX_OPPONENTS * NUM_CARD_TYPES), np.float32)
     # distillation (tables[k].teacher): the teachers' masked softmax at each of their tables'
     # steps, and each game slot's weight of the KL term (0 where its table has no teacher)
     teachers = [(tab, tab.teacher) for tab in tables if tab.teacher is not None]
@@ -817,7 +842,7 @@ def train(cfg: TrainConfig) -> dict[str, Any]:
 
     for tab in tables:
         obs_buf[T, tab.slots] = tab.batch.reset()
-        if priv:
+        if need_hands:
             hands_buf[T, tab.slots] = hidden_hands(tab.batch.game, tab.batch.learner)
     ep_return = np.zeros(N, np.float64)
     finished_returns: list[float] = []
@@ -873,7 +898,7 @@ def train(cfg: TrainConfig) -> dict[str, Any]:
         model.eval()
         with torch.no_grad():
             obs_buf[0] = obs_buf[T]
-            if priv:
+            if need_hands:
                 hands_buf[0] = hands_buf[T]
             for t in range(T):
                 for tab in tables:
@@ -902,7 +927,7 @@ def train(cfg: TrainConfig) -> dict[str, Any]:
                     t_games = time.perf_counter()
                     r = tab.batch.step(a_np[sl], out=obs_buf[t + 1, sl])
                     seconds["games"] += time.perf_counter() - t_games
-                    if priv:
+                    if need_hands:
                         hands_buf[t + 1, sl] = hidden_hands(tab.batch.game, tab.batch.learner)
                     rew = r.rewards
                     if tab.shaping:   # potential -c * hand size; 0 at a game's end (ppo.hand_shaping)
@@ -952,7 +977,9 @@ def train(cfg: TrainConfig) -> dict[str, Any]:
         prep = (model.prepare(b_obs, torch.bfloat16 if bf16 else torch.float32)
                 if model.encoder is not None else None)
         b_mask = to_dev(mask_buf.reshape(T * N, NUM_ACTIONS))
-        b_hands = to_dev(hands_buf[:T].reshape(T * N, -1)) if priv else None
+        b_hands = to_dev(hands_buf[:T].reshape(T * N, -1)) if need_hands else None
+        if aux and prep is None:
+            raise RuntimeError("hand prediction reads the prepared rollout of an opponent encoder")
         b_act, b_logp = act_buf.reshape(-1), logp_buf.reshape(-1)
         b_adv, b_ret = adv.reshape(-1), ret.reshape(-1)
         if teachers:
@@ -963,6 +990,8 @@ def train(cfg: TrainConfig) -> dict[str, Any]:
                  "clip_fraction": 0.0}
         if priv:
             stats["privileged_value_loss"] = 0.0
+        if aux:
+            stats["hand_prediction_loss"] = 0.0
         if teachers:
             stats["teacher_kl"] = 0.0
         n_mb = 0
@@ -976,7 +1005,10 @@ def train(cfg: TrainConfig) -> dict[str, Any]:
                             b_obs.index_select(0, idx),
                             None if b_hands is None else b_hands.index_select(0, idx))
                     else:   # idx comes back in the order of the rows (run_prepared)
-                        logits, value, *pvalue, idx = model.run_prepared(prep, idx, b_hands)
+                        logits, value, *pvalue, idx = model.run_prepared(
+                            prep, idx, b_hands if priv else None, aux)
+                    if aux:   # the predicted hands come last
+                        predicted = pvalue.pop()
                 legal = b_mask.index_select(0, idx)
                 z = masked_logits(logits, legal)
                 logp_all = torch.log_softmax(z, dim=1)
@@ -995,6 +1027,14 @@ def train(cfg: TrainConfig) -> dict[str, Any]:
                 pv_loss = ((pvalue[0].float() - mb_ret) ** 2).mean() if pvalue else None
                 loss = pg_loss - p.ent_coef * entropy + p.vf_coef * (
                     v_loss if pv_loss is None else v_loss + pv_loss)
+                if aux:   # hand prediction: per opponent at the table, the squared error summed
+                    # over card types; the mean over those opponents
+                    assert prep is not None and b_hands is not None
+                    at_table = prep.present.index_select(0, idx)[:, :, None]
+                    err = (predicted.float().reshape(len(idx), MAX_OPPONENTS, NUM_CARD_TYPES)
+                           - b_hands.index_select(0, idx).reshape(len(idx), MAX_OPPONENTS, NUM_CARD_TYPES))
+                    hp_loss = (err.square() * at_table).sum() / at_table.sum().clamp_min(1)
+                    loss = loss + cfg.policy.hand_prediction * hp_loss
                 if teachers:   # KL(teacher || learner) on the taught tables' rows
                     pt = b_teach.index_select(0, idx)
                     kl = torch.where(pt > 0, pt * (pt.clamp_min(1e-30).log() - logp_all),
@@ -1010,6 +1050,8 @@ def train(cfg: TrainConfig) -> dict[str, Any]:
                     stats["value_loss"] += float(v_loss)
                     if pv_loss is not None:
                         stats["privileged_value_loss"] += float(pv_loss)
+                    if aux:
+                        stats["hand_prediction_loss"] += float(hp_loss)
                     stats["entropy"] += float(entropy)
                     stats["approx_kl"] += float(((ratio - 1) - log_ratio).mean())
                     stats["clip_fraction"] += float(((ratio - 1).abs() > p.clip_range).float().mean())
