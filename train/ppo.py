@@ -978,8 +978,6 @@ def train(cfg: TrainConfig) -> dict[str, Any]:
                 if model.encoder is not None else None)
         b_mask = to_dev(mask_buf.reshape(T * N, NUM_ACTIONS))
         b_hands = to_dev(hands_buf[:T].reshape(T * N, -1)) if need_hands else None
-        if aux and prep is None:
-            raise RuntimeError("hand prediction reads the prepared rollout of an opponent encoder")
         b_act, b_logp = act_buf.reshape(-1), logp_buf.reshape(-1)
         b_adv, b_ret = adv.reshape(-1), ret.reshape(-1)
         if teachers:
@@ -1029,7 +1027,7 @@ def train(cfg: TrainConfig) -> dict[str, Any]:
                     v_loss if pv_loss is None else v_loss + pv_loss)
                 if aux:   # hand prediction: per opponent at the table, the squared error summed
                     # over card types; the mean over those opponents
-                    assert prep is not None and b_hands is not None
+                    assert prep is not None and b_hands is not None   # the config's check
                     at_table = prep.present.index_select(0, idx)[:, :, None]
                     err = (predicted.float().reshape(len(idx), MAX_OPPONENTS, NUM_CARD_TYPES)
                            - b_hands.index_select(0, idx).reshape(len(idx), MAX_OPPONENTS, NUM_CARD_TYPES))
