@@ -111,6 +111,9 @@ def test_a_teacher_pulls_the_learner_toward_its_choices(tmp_path):
     taught = agreement(str(run(", teacher: ppo-basic-2p, teacher_coef: 5", "taught")),
                        "ppo-basic-2p", rules, 300, seed=5, max_moves=40)
     assert taught["agreement"] > plain["agreement"] + 0.1, (plain, taught)
+    recorded = json.loads((tmp_path / "taught" / "tables.json").read_text())
+    assert [(t["teacher"], t["teacher_coef"]) for t in recorded] == [("ppo-basic-2p", 5.0),
+                                                                      (None, None)]
 
 
 def test_two_tables_train_resume_and_play_anywhere(tmp_path):

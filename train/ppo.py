@@ -649,6 +649,7 @@ class _Table:
         self.obs: np.ndarray | None = None
         self.teacher: LearnedAgent | None = None   # the policy the learner is pulled toward (tables[k].teacher)
         self.teacher_coef = 0.0
+        self.teacher_name: str | None = None   # as the config names it (tables.json, the log)
 
 
 def league_of(tab: _Table) -> League:
@@ -788,6 +789,7 @@ def train(cfg: TrainConfig) -> dict[str, Any]:
                                      f"a teacher is a shipped policy name or a model file whose "
                                      f"action probabilities the learner can follow")
                 tab.teacher, tab.teacher_coef = teacher, float(named.teacher_coef)
+                tab.teacher_name = str(named.teacher)
     run_rules, run_dir, threads, why = start_run(cfg)
     if cfg.tables is None:
         tables[0].rules = run_rules
@@ -797,13 +799,17 @@ def train(cfg: TrainConfig) -> dict[str, Any]:
               "num_players": tab.rules.num_players, "game_slots": tab.n,
               "opponents": tab.cfg.opponents, "max_decisions": tab.max_decisions,
               "reward": tab.cfg.reward, "hand_shaping": tab.shaping,
+              "teacher": tab.teacher_name,
+              "teacher_coef": tab.teacher_coef if tab.teacher is not None else None,
               "eval_opponents": tab.cfg.eval.opponents, "eval_games": tab.cfg.eval.games,
               "final_eval_opponents": tab.cfg.final_eval.opponents,
               "final_eval_games": tab.cfg.final_eval.games} for tab in tables], indent=2) + "\n")
         for tab in tables:
             print(f"table {tab.label}: {tab.n} game slots; opponents "
                   + ", ".join(f"{k} {v:g}" for k, v in resolved(tab.cfg.opponents, "opponents").items())
-                  + f"; games cut at {tab.max_decisions:,} decisions; reward {tab.cfg.reward}",
+                  + f"; games cut at {tab.max_decisions:,} decisions; reward {tab.cfg.reward}"
+                  + (f"; teacher {tab.teacher_name} (coef {tab.teacher_coef:g})"
+                     if tab.teacher is not None else ""),
                   file=sys.stderr)
     print(f"device: {device.type}; precision: {'bf16 autocast' if bf16 else 'fp32'}", file=sys.stderr)
     writer = SummaryWriter(str(run_dir / "tb"))
