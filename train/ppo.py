@@ -1004,10 +1004,8 @@ def train(cfg: TrainConfig) -> dict[str, Any]:
             for k in range(0, T * N, p.batch_size):
                 idx = perm[k:k + p.batch_size]
                 with autocast:   # index_select: the CPU's fast gather (see minibatch)
-                    if prep is None:
-                        logits, value, *pvalue = model(
-                            b_obs.index_select(0, idx),
-                            None if b_hands is None else b_hands.index_select(0, idx))
+                    if prep is None:   # no encoder: no privileged critic, no hand prediction
+                        logits, value, *pvalue = model(b_obs.index_select(0, idx))
                     else:   # idx comes back in the order of the rows (run_prepared)
                         logits, value, *pvalue, idx = model.run_prepared(
                             prep, idx, b_hands if priv else None, aux)
