@@ -18,8 +18,11 @@ say how much room there is above the baseline at those tables:
   :mod:`ono_env.agents.search`; ``oracle-ppo:16``, ``pimc-ppo:16`` seeing every hand, is the
   same measure there).
 
-When ``ppo-any`` is among the agents, every other agent's share is also compared with
-``ppo-any``'s on the same deals (the per-deal difference, 95% interval over deals).
+When the agent named by ``--pair-with`` (default ``ppo-any``) is among the agents, every other
+agent's share is also compared with its share on the same deals (the per-deal difference,
+95% interval over deals; ``results.json`` names it ``paired_with`` and the difference
+``minus_paired``; pages written before ``--pair-with`` existed always paired with
+``ppo-any`` and call the difference ``vs_ppo_any``).
 
 ``--tables``: ``<preset>-<players>`` names, 2-10 players (default: the five tables where
 ``ppo-any`` was short of 1.2x; at 2 players the table is the head to head with the best
@@ -57,6 +60,9 @@ def main() -> None:
     ap.add_argument("--deals", type=int, default=200, help="deals per table and agent")
     ap.add_argument("--seed", type=int, default=2026)
     ap.add_argument("--best-from", type=Path, default=Path("docs/results/generalist/results.json"))
+    ap.add_argument("--pair-with", default=None,
+                    help="compare every other agent with this one of --agents on the same deals "
+                         "(default: ppo-any, when it is among them)")
     ap.add_argument("--out", type=Path, required=True)
     args = ap.parse_args()
     best = best_baselines(json.loads(args.best_from.read_text())["rows"])
@@ -67,11 +73,16 @@ def main() -> None:
             sys.exit(f"bench_headroom: table {name!r}; allowed: <preset>-<players> with a preset "
                      f"of {', '.join(best)} and 2-10 players")
         tables.append((preset, int(n)))
+    agents = args.agents.split(",")
+    if args.pair_with is not None and args.pair_with not in agents:
+        sys.exit(f"bench_headroom: --pair-with {args.pair_with!r}; allowed: one of --agents "
+                 f"({', '.join(agents)})")
+    pair_with = args.pair_with or "ppo-any"
     rows = []
     for preset, n in tables:
         b = best[preset]
         shares: dict[str, np.ndarray] = {}
-        for agent in args.agents.split(","):
+        for agent in agents:
             who = b if agent == "best" else agent
             t = time.perf_counter()
             ar = run_arena([who] + [b] * (n - 1), preset, n, _games(args.deals, n), args.seed,
@@ -84,12 +95,15 @@ def main() -> None:
             assert np.array_equal(deals, np.arange(args.deals))
             rows.append(row)
             print(f"{who:<16} {_line(row)}", file=sys.stderr)
-        if "ppo-any" in shares:   # each agent against ppo-any on the same deals
+        pair = b if pair_with == "best" else pair_with
+        if pair in shares:   # each agent against --pair-with on the same deals
+            base = shares[pair]
             for row in rows[-len(shares):]:
-                if row["agent"] != "ppo-any":
+                if row["agent"] != pair:
                     # per-deal shares of two agents in the same seat of the same deals (one
                     # seed): their difference with a normal 95% interval over the deals
-                    row["vs_ppo_any"] = list(mean_interval(shares[row["agent"]] - shares["ppo-any"]))
+                    row["paired_with"] = pair
+                    row["minus_paired"] = list(mean_interval(shares[row["agent"]] - base))
     args.out.mkdir(parents=True, exist_ok=True)
     command = "python benchmarks/bench_headroom.py " + " ".join(sys.argv[1:])
     (args.out / "results.json").write_text(json.dumps({"command": command, "rows": rows},
@@ -99,10 +113,10 @@ def main() -> None:
              "(every seating of each deal), 95% interval over deals. An agent marked "
              "(cheating) sees every hand.", "",
              "| preset | players | agent | against | share | 95% interval | x fair | "
-             "minus ppo-any's share, same deals [95%] | deals | seconds |",
+             f"minus {pair_with}'s share, same deals [95%] | deals | seconds |",
              "|---|---|---|---|---|---|---|---|---|---|"]
     for r in rows:
-        d = r.get("vs_ppo_any")
+        d = r.get("minus_paired")
         vs = "" if d is None else f"{100 * d[0]:+.1f} [{100 * d[1]:+.1f}, {100 * d[2]:+.1f}]"
         who = f"{r['agent']} (cheating)" if r["cheating"] else r["agent"]
         lines.append(f"| {r['preset']} | {r['players']} | {who} | {r['opponent']} | "

@@ -323,3 +323,37 @@ def test_agreement_refuses_what_it_cannot_measure(kwargs, message):
     args = {"agent": "greedy", "reference": "greedy", "rules": "basic", "num_games": 4, **kwargs}
     with pytest.raises(ValueError, match=message):
         agreement(**args)
+
+
+def test_headroom_pairs_every_agent_with_the_one_named(tmp_path, monkeypatch, capsys):
+    """benchmarks/bench_headroom.py --pair-with: each other agent's per-deal difference from
+    the named one on the same deals, in results.json and the page's column; a name that is
+    not among --agents is one error before anything is played."""
+    import runpy
+    from pathlib import Path
+
+    bench = Path(__file__).resolve().parents[1] / "benchmarks"
+    monkeypatch.syspath_prepend(str(bench))
+    main = runpy.run_path(str(bench / "bench_headroom.py"))["main"]
+    best = bench.parent / "docs" / "results" / "generalist" / "results.json"
+    args = ["bench_headroom.py", "--tables", "basic-3", "--agents", "random,color", "--deals", "6",
+            "--best-from", str(best), "--out", str(tmp_path / "h")]
+    monkeypatch.setattr(sys, "argv", args + ["--pair-with", "color"])
+    main()
+    rows = json.loads((tmp_path / "h" / "results.json").read_text())["rows"]
+    page = (tmp_path / "h" / "results.md").read_text()
+    assert "minus color's share, same deals" in page
+    shares = {}
+    for agent in ("random", "color"):
+        r = run_arena([agent, "greedy", "greedy"], "basic", 3, 6 * 6, 2026, mirrored=True,
+                      rating=False)
+        shares[agent] = r.per_deal(0)[1]
+    assert [r["agent"] for r in rows] == ["random", "color"] and "minus_paired" not in rows[1]
+    assert rows[0]["paired_with"] == "color"
+    assert np.isclose(rows[0]["minus_paired"][0], (shares["random"] - shares["color"]).mean())
+    monkeypatch.setattr(sys, "argv", args + ["--pair-with", "greedy", "--out", str(tmp_path / "g")])
+    capsys.readouterr()
+    with pytest.raises(SystemExit) as exc:
+        main()
+    assert "--pair-with 'greedy'; allowed: one of --agents (random, color)" in str(exc.value)
+    assert not (tmp_path / "g").exists()
