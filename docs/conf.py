@@ -8,6 +8,12 @@ Build (warnings are errors)::
 from __future__ import annotations
 
 import importlib.metadata
+import sys
+from pathlib import Path
+
+# The API pages document this checkout's code, whichever ono_env is installed and wherever the
+# build starts (``sphinx-build`` does not put the working directory on the import path).
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 project = "ono_env"
 author = "ono_env contributors"
@@ -66,3 +72,23 @@ autodoc_inherit_docstrings = False
 
 html_theme = "furo"
 html_title = f"ono_env {release}"
+
+
+def _collapse_navigation(app, pagename, templatename, context, doctree):
+    """Have furo's sidebar expand only the branch of the page being written.
+
+    furo renders the whole site tree, every branch expanded, into every page: with about 250
+    pages (most under results/) that is quadratic, and it took more than half of a build's
+    time. furo has no option for it, so this handler, run before furo's own
+    (``html-page-context`` at a lower priority), makes the ``toctree()`` it calls collapse
+    the branches that do not hold the page. The top-level pages stay in every sidebar; the
+    pages under results/ are listed in the sidebar of the pages beside them and on
+    results/index.
+    """
+    toctree = context.get("toctree")
+    if toctree is not None:
+        context["toctree"] = lambda **kwargs: toctree(**{**kwargs, "collapse": True})
+
+
+def setup(app):
+    app.connect("html-page-context", _collapse_navigation, priority=400)
