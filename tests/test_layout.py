@@ -138,6 +138,63 @@ def test_the_core_imports_no_rl_library():
     assert not wrong, "\n".join(wrong)
 
 
+def _docs_extra_packages() -> set[str]:
+    """The distributions that ``pip install ".[docs]"`` brings, as far as a module's imports
+    need: the core dependencies, those of the extras that the ``docs`` extra names, and the
+    packages that each of those requires in turn (numba's llvmlite), normalised."""
+    import importlib.metadata as md
+    import re
+
+    tomllib = pytest.importorskip("tomllib")   # Python 3.11 on
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    extras = project["optional-dependencies"]
+
+    def name(req: str) -> str:
+        return re.split(r"[\[<>=!~; ]", req, maxsplit=1)[0].lower().replace("_", "-")
+
+    wanted = list(project["dependencies"])
+    for req in extras["docs"]:
+        if name(req) == "ono-env":
+            inner = req[req.index("[") + 1:req.index("]")].split(",")
+            wanted += [r for extra in inner for r in extras[extra.strip()]]
+        else:
+            wanted.append(req)
+    out = {name(r) for r in wanted}
+    for dist in list(out):
+        try:
+            requires = md.requires(dist) or []
+        except md.PackageNotFoundError:
+            continue
+        out |= {name(r) for r in requires if "extra ==" not in r}
+    return out
+
+
+def test_the_docs_extra_imports_every_module():
+    """The API reference imports every module. Each package a module imports at its top is
+    installed by the ``docs`` extra, or is one that docs/conf.py has Sphinx stand in for where
+    it is missing (``MOCKED_WHERE_MISSING``): else ``pip install -e ".[docs]"`` and the docs
+    build would fail on that module's page."""
+    import importlib.metadata as md
+
+    conf = ast.parse((ROOT / "docs" / "conf.py").read_text())
+    mocked = next(ast.literal_eval(n.value) for n in conf.body if isinstance(n, ast.Assign)
+                  and any(getattr(t, "id", "") == "MOCKED_WHERE_MISSING" for t in n.targets))
+    provided = md.packages_distributions()
+    docs = _docs_extra_packages()
+    wrong = []
+    for path in MODULES.values():
+        for target, line in imports(path, top_level_only=True):
+            top = target.split(".")[0]
+            if top in sys.stdlib_module_names or top in ("ono_env", "__future__") \
+                    or top in mocked:
+                continue
+            dists = {d.lower().replace("_", "-") for d in provided.get(top, [top])}
+            if not dists & docs:
+                wrong.append(f"{_shown(path)}:{line} imports {target} ({', '.join(sorted(dists))})")
+    assert not wrong, ("not installed by the docs extra nor in docs/conf.py's "
+                       "MOCKED_WHERE_MISSING:\n" + "\n".join(wrong))
+
+
 def test_no_import_circle():
     """No circle among the imports a module runs when it is imported."""
     graph = {name: sorted({d for t, _ in imports(path, top_level_only=True)
