@@ -229,6 +229,31 @@ def test_threads_follow_the_free_cores(monkeypatch):
     assert n == 1 and "1.0 of 2 cores free" in why
 
 
+def test_a_run_gives_the_same_model_whatever_ran_before_in_the_process(tmp_path):
+    """A run's first weights come from its seed and its ``torch_threads``: torch's orthogonal
+    initialisation (a QR decomposition) comes out otherwise at another thread count, so the
+    trainer sets the count before it builds the network. (It used to build it at the
+    process's count: the machine's cores, or what the last run in the process had set.)"""
+    from safetensors.numpy import load_file
+
+    # no time limit: under one the learning rate decays with the clock too
+    over = ["total_steps=64", "time_limit_minutes=null", "num_envs=4", "ppo.n_steps=16",
+            "ppo.batch_size=64", "ppo.n_epochs=1", "eval.every=0", "final_eval.games=0",
+            "progress=false", "torch_threads=1"]
+    saved = torch.get_num_threads()
+    models = []
+    try:
+        for k, before in enumerate((2, 1)):
+            torch.set_num_threads(before)   # what the process had before the run
+            res = train(load_config("default", over + [f"run_dir={tmp_path / str(k)}"]))
+            models.append(load_file(res["model"]))
+    finally:
+        torch.set_num_threads(saved)
+    assert models[0].keys() == models[1].keys()
+    for name in models[0]:
+        np.testing.assert_array_equal(models[0][name], models[1][name], err_msg=name)
+
+
 def test_config_fields_of_the_lean_trainer_are_checked():
     with pytest.raises(ValueError, match=r"read only by algo: ppo; with algo: maskable_ppo set policy.shared=false"):
         load_config("default", ["algo=maskable_ppo"])       # the default config shares a trunk

@@ -108,6 +108,7 @@ from ono_env.train.run import (
     EVAL_DECISIONS,
     FINAL_DECISIONS,
     League,
+    choose_threads,
     curve_rows,
     evaluation_line,
     final_evaluation,
@@ -736,6 +737,11 @@ def train(cfg: TrainConfig) -> dict[str, Any]:
 
     t0 = time.perf_counter()
     device, bf16 = resolve_device(cfg)
+    # torch's thread count before the first weights: their orthogonal initialisation (a QR
+    # decomposition) comes out otherwise at another thread count, and the count would be the
+    # process's (the machine's cores, or the last run's setting), not the config's
+    thread_choice = choose_threads(cfg.torch_threads)
+    torch.set_num_threads(thread_choice[0])
     torch.manual_seed(cfg.seed)
     gen = torch.Generator(device=device)
     gen.manual_seed(cfg.seed)
@@ -790,7 +796,7 @@ def train(cfg: TrainConfig) -> dict[str, Any]:
                                      f"action probabilities the learner can follow")
                 tab.teacher, tab.teacher_coef = teacher, float(named.teacher_coef)
                 tab.teacher_name = str(named.teacher)
-    run_rules, run_dir, threads, why = start_run(cfg)
+    run_rules, run_dir, threads, why = start_run(cfg, threads=thread_choice)
     if cfg.tables is None:
         tables[0].rules = run_rules
     else:

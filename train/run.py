@@ -342,11 +342,13 @@ def _names(opponents: Any) -> list[str]:
     return [] if isinstance(opponents, str) else list(opponents)
 
 
-def start_run(cfg: TrainConfig, agents: Sequence[str] = ()) -> tuple[Any, Path, int, str]:
+def start_run(cfg: TrainConfig, agents: Sequence[str] = (),
+              threads: tuple[int, str] | None = None) -> tuple[Any, Path, int, str]:
     """The start of every run: the rules, every evaluation opponent (and ``agents``) made
     once so that a bad name fails before anything is written, torch's thread count chosen
-    (:func:`choose_threads`), set and printed, and the run folder with ``config.yaml``.
-    Returns ``(rules, run_dir, threads, why)``."""
+    (:func:`choose_threads`; ``threads``: one chosen before, as ``(count, why)``), set and
+    printed, and the run folder with ``config.yaml``. Returns ``(rules, run_dir, threads,
+    why)``."""
     import sys
 
     import torch
@@ -357,13 +359,13 @@ def start_run(cfg: TrainConfig, agents: Sequence[str] = ()) -> tuple[Any, Path, 
     rules = rules_of(cfg)
     for spec in [*_names(cfg.eval.opponents), *_names(cfg.final_eval.opponents), *agents]:
         make_agent(spec, rules)
-    threads, why = choose_threads(cfg.torch_threads)
-    torch.set_num_threads(threads)
+    count, why = choose_threads(cfg.torch_threads) if threads is None else threads
+    torch.set_num_threads(count)
     print(why, file=sys.stderr)
     run_dir = run_dir_of(cfg)
     run_dir.mkdir(parents=True, exist_ok=True)
     (run_dir / "config.yaml").write_text(dump_config(cfg))
-    return rules, run_dir, threads, why
+    return rules, run_dir, count, why
 
 
 # ---- torch threads ------------------------------------------------------------------------
