@@ -10,14 +10,19 @@ Per preset (``--presets``, 2 players) and variant, one ``ono-train default`` run
 ``--threads``); the variants differ only in ``observation_version`` and
 ``observation_hide``. Every model then plays ``--deals`` mirrored deals against ``greedy``
 with the same arena seed, so the deals are the same for every variant and the paired
-difference of two variants is taken deal by deal. Writes ``results.json`` and ``results.md``.
+difference of two variants is taken deal by deal. With ``--jobs N`` the runs train ``N`` at a
+time in separate processes (the same runs: each is seeded; their steps/s are then those of
+``N`` runs sharing the machine), and the games are played after them. Writes
+``results.json`` and ``results.md``.
 """
 
 from __future__ import annotations
 
 import argparse
+import concurrent.futures
 import json
 import math
+import multiprocessing as mp
 import sys
 import tempfile
 import time
@@ -46,9 +51,11 @@ def train_one(preset: str, extra: list[str], steps: int, seed: int, threads: int
                                   "time_limit_minutes=null", "eval.every=0",
                                   "final_eval.games=0", "progress=false", f"seed={seed}",
                                   f"torch_threads={threads}", f"run_dir={run_dir}", *extra])
+    t = time.perf_counter()
     res = train(cfg)
     return {"model": str(res["model"]), "steps": res["steps"],
-            "steps_per_second": res["steps_per_second"]}
+            "steps_per_second": res["steps_per_second"],
+            "train_seconds": time.perf_counter() - t}
 
 
 def play(model: str, preset: str, deals: int, seed: int):
@@ -65,18 +72,35 @@ def main() -> None:
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--arena-seed", type=int, default=77)
     ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--jobs", type=int, default=1,
+                    help="runs trained at a time, each in its own process (default 1)")
     ap.add_argument("--out", type=Path, required=True)
     args = ap.parse_args()
+    if args.jobs < 1:
+        ap.error(f"--jobs {args.jobs}: allowed: a whole number of at least 1")
     args.out.mkdir(parents=True, exist_ok=True)
     rows = []
+    presets = args.presets.split(",")
     with tempfile.TemporaryDirectory() as tmp:
-        for preset in args.presets.split(","):
+        runs: dict[tuple[str, str], concurrent.futures.Future] = {}
+        if args.jobs > 1:
+            with concurrent.futures.ProcessPoolExecutor(
+                    args.jobs, mp_context=mp.get_context("spawn")) as pool:
+                for preset in presets:
+                    for i, (name, extra) in enumerate(VARIANTS.items()):
+                        runs[preset, name] = pool.submit(
+                            train_one, preset, extra, args.steps, args.seed, args.threads,
+                            f"{tmp}/{preset}-{i}")
+        for preset in presets:
             per_deal: dict[str, np.ndarray] = {}
             deal_ids = None
-            for name, extra in VARIANTS.items():
+            for i, (name, extra) in enumerate(VARIANTS.items()):
                 t = time.perf_counter()
-                run = train_one(preset, extra, args.steps, args.seed, args.threads,
-                                f"{tmp}/{preset}-{len(rows)}")
+                if runs:
+                    run = runs[preset, name].result()
+                else:
+                    run = train_one(preset, extra, args.steps, args.seed, args.threads,
+                                    f"{tmp}/{preset}-{i}")
                 ar = play(run["model"], preset, args.deals, args.arena_seed)
                 pr = ar.paired(0)
                 deals, share, _ = ar.per_deal(0)
@@ -87,7 +111,8 @@ def main() -> None:
                 row = {"preset": preset, "variant": name, "steps": run["steps"],
                        "steps_per_second": run["steps_per_second"], "rate": pr["rate"],
                        "low": pr["low"], "high": pr["high"], "deals": pr["deals"],
-                       "seconds": time.perf_counter() - t}
+                       "seconds": (time.perf_counter() - t if not runs
+                                   else run["train_seconds"] + time.perf_counter() - t)}
                 for other in ("v1", "v2"):
                     if other in per_deal and other != name:
                         d = per_deal[name] - per_deal[other]
