@@ -51,7 +51,7 @@ def train_one(preset: str, extra: list[str], steps: int, seed: int, threads: int
                                   "time_limit_minutes=null", "eval.every=0",
                                   "final_eval.games=0", "progress=false", f"seed={seed}",
                                   f"torch_threads={threads}", f"run_dir={run_dir}", *extra])
-    t = time.perf_counter()
+    t = time.perf_counter()   # the training call (the config and imports before it not counted)
     res = train(cfg)
     return {"model": str(res["model"]), "steps": res["steps"],
             "steps_per_second": res["steps_per_second"],
@@ -81,26 +81,26 @@ def main() -> None:
     args.out.mkdir(parents=True, exist_ok=True)
     rows = []
     presets = args.presets.split(",")
+    todo = [(preset, name, extra) for preset in presets for name, extra in VARIANTS.items()]
     with tempfile.TemporaryDirectory() as tmp:
-        runs: dict[tuple[str, str], concurrent.futures.Future] = {}
+        runs: list[concurrent.futures.Future] = []
         if args.jobs > 1:
             with concurrent.futures.ProcessPoolExecutor(
                     args.jobs, mp_context=mp.get_context("spawn")) as pool:
-                for preset in presets:
-                    for i, (name, extra) in enumerate(VARIANTS.items()):
-                        runs[preset, name] = pool.submit(
-                            train_one, preset, extra, args.steps, args.seed, args.threads,
-                            f"{tmp}/{preset}-{i}")
+                runs = [pool.submit(train_one, preset, extra, args.steps, args.seed,
+                                    args.threads, f"{tmp}/run-{k}")
+                        for k, (preset, _, extra) in enumerate(todo)]
         for preset in presets:
             per_deal: dict[str, np.ndarray] = {}
             deal_ids = None
-            for i, (name, extra) in enumerate(VARIANTS.items()):
-                t = time.perf_counter()
+            for name, extra in VARIANTS.items():
+                k = len(rows)   # this run's place in todo
                 if runs:
-                    run = runs[preset, name].result()
+                    run = runs[k].result()
                 else:
                     run = train_one(preset, extra, args.steps, args.seed, args.threads,
-                                    f"{tmp}/{preset}-{i}")
+                                    f"{tmp}/run-{k}")
+                t = time.perf_counter()
                 ar = play(run["model"], preset, args.deals, args.arena_seed)
                 pr = ar.paired(0)
                 deals, share, _ = ar.per_deal(0)
@@ -111,8 +111,7 @@ def main() -> None:
                 row = {"preset": preset, "variant": name, "steps": run["steps"],
                        "steps_per_second": run["steps_per_second"], "rate": pr["rate"],
                        "low": pr["low"], "high": pr["high"], "deals": pr["deals"],
-                       "seconds": (time.perf_counter() - t if not runs
-                                   else run["train_seconds"] + time.perf_counter() - t)}
+                       "seconds": run["train_seconds"] + time.perf_counter() - t}
                 for other in ("v1", "v2"):
                     if other in per_deal and other != name:
                         d = per_deal[name] - per_deal[other]
@@ -125,7 +124,8 @@ def main() -> None:
                       f"steps/s", file=sys.stderr)
                 (args.out / "results.json").write_text(json.dumps(
                     {"steps": args.steps, "deals": args.deals, "seed": args.seed,
-                     "arena_seed": args.arena_seed, "threads": args.threads, "rows": rows},
+                     "arena_seed": args.arena_seed, "threads": args.threads,
+                     "jobs": args.jobs, "rows": rows},
                     indent=1) + "\n")
     lines = ["# What observation version 2 is worth", "",
              f"`python benchmarks/bench_observation_worth.py {' '.join(sys.argv[1:])}`", "",

@@ -73,10 +73,11 @@ autodoc_inherit_docstrings = False
 # The heavy extras that modules import at their top: where one is not installed, autodoc
 # imports a stand-in for it (Sphinx's mock), so the `docs` extra builds the whole API reference
 # without torch, SB3, TensorBoard, Ray, OpenSpiel or TorchRL (about 0.5 GB installed instead
-# of 6.6 GB). The pages say the same either way; only the names of those packages' types in
-# the signatures are written in full (``torch.Tensor`` for ``Tensor``).
-# tests/test_layout.py checks that every other package a module imports at its top comes with
-# the `docs` extra.
+# of 6.6 GB). The pages say the same either way but for some of those packages' types in the
+# signatures (a name written in full, ``torch.Tensor`` for ``Tensor``, or an alias of SB3's not
+# expanded). tests/test_layout.py checks that every other package a module imports at its top
+# comes with the `docs` extra, and that every module of the API pages imports with these
+# stood in for.
 MOCKED_WHERE_MISSING = ("torch", "stable_baselines3", "sb3_contrib", "tensorboard", "ray",
                         "pyspiel", "open_spiel", "torchrl", "tensordict")
 autodoc_mock_imports = [name for name in MOCKED_WHERE_MISSING

@@ -237,9 +237,9 @@ def test_a_run_gives_the_same_model_whatever_ran_before_in_the_process(tmp_path)
     from safetensors.numpy import load_file
 
     # no time limit: under one the learning rate decays with the clock too
-    over = ["total_steps=64", "time_limit_minutes=null", "num_envs=4", "ppo.n_steps=16",
-            "ppo.batch_size=64", "ppo.n_epochs=1", "eval.every=0", "final_eval.games=0",
-            "progress=false", "torch_threads=1"]
+    over = ["total_steps=64", "time_limit_minutes=null", "device=cpu", "num_envs=4",
+            "ppo.n_steps=16", "ppo.batch_size=64", "ppo.n_epochs=1", "eval.every=0",
+            "final_eval.games=0", "progress=false", "torch_threads=1"]
     saved = torch.get_num_threads()
     models = []
     try:
