@@ -7,14 +7,42 @@ Build (warnings are errors)::
 
 from __future__ import annotations
 
+import importlib.abc
 import importlib.metadata
 import importlib.util
 import sys
 from pathlib import Path
 
+try:
+    import tomllib
+except ModuleNotFoundError:  # Python 3.10: Sphinx itself installs tomli there
+    import tomli as tomllib
+
 # The API pages document this checkout's code, whichever ono_env is installed and wherever the
-# build starts (``sphinx-build`` does not put the working directory on the import path).
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+# build starts. ``sphinx-build`` does not put the working directory on the import path, and
+# the subpackages that pyproject.toml's package-dir maps from other folders (``agents/`` is
+# ``ono_env.agents``) are found by the installed package's finder: after an editable install
+# of another clone they were that clone's code, or, once that clone was deleted, not found at
+# all (every API page of them a warning). The finder below maps them to this checkout.
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+PACKAGE_DIRS = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))[
+    "tool"]["setuptools"]["package-dir"]
+
+
+class _CheckoutPackages(importlib.abc.MetaPathFinder):
+    """Finds ``ono_env.agents``, ``ono_env.train`` and ``ono_env.configs`` (package-dir's
+    mapped subpackages) in this checkout; their modules then follow from their ``__path__``."""
+
+    def find_spec(self, name, path=None, target=None):
+        folder = PACKAGE_DIRS.get(name)
+        if folder is None or folder == name.replace(".", "/"):
+            return None
+        return importlib.util.spec_from_file_location(
+            name, ROOT / folder / "__init__.py", submodule_search_locations=[str(ROOT / folder)])
+
+
+sys.meta_path.insert(0, _CheckoutPackages())
 
 project = "ono_env"
 author = "ono_env contributors"
