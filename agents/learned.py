@@ -458,7 +458,7 @@ def check_compatible(meta: dict[str, Any], rules: RuleSet, path: str = "model") 
         raise ValueError(f"{path}: trained for {trained.num_players} players, asked to play "
                          f"{rules.num_players} (the rules' num_players; a preset name alone "
                          f"means 4); allowed: rules with num_players={trained.num_players} "
-                         f"(on the command line: --players {trained.num_players})")
+                         f"(ono-arena, ono-play: --players {trained.num_players})")
     a, b = trained.to_dict(), rules.to_dict()
     diff = [k for k in a if k != "name" and a[k] != b.get(k)]
     if diff:

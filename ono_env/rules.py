@@ -442,8 +442,8 @@ def resolve_rules(rules: RuleSet | str | Path | Mapping[str, Any] | None = None,
         rs = RuleSet.preset("classic")
     elif isinstance(rules, RuleSet):
         rs = rules
-    elif isinstance(rules, Mapping):
-        rs = RuleSet.from_dict(rules)
+    elif isinstance(rules, Mapping):   # overrides join the mapping: validated once, together
+        return RuleSet.from_dict({**rules, **overrides})
     elif isinstance(rules, (str, Path)):
         rs = RuleSet.load(rules)
     else:

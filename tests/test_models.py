@@ -593,7 +593,7 @@ def test_shipped_models_are_safetensors_files_and_load_by_name():
         other_n = 4 if players == 2 else 2
         with pytest.raises(ValueError, match=f"trained for {players} players, asked to play "
                                              f"{other_n} .*allowed: rules with num_players={players} "
-                                             f"\\(on the command line: --players {players}\\)"):
+                                             f"\\(ono-arena, ono-play: --players {players}\\)"):
             make_agent(name, RuleSet.preset(preset, num_players=other_n))
         other = "classic" if preset == "basic" else "basic"
         with pytest.raises(ValueError, match=f"trained for '{preset}' rules, which differ from "

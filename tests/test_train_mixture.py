@@ -55,10 +55,47 @@ def test_a_mixture_parses():
      "'tables.0.teacher_coef' = 0: Input should be greater than 0"),
     (["observation_version=3"], "'observation_version' = 3: Input should be 1 or 2"),
     (["policy.opponent_encoder=16"], "policy.opponent_encoder=16 reads the opponent blocks"),
+    (["tables=[{rules: ono, weight: 1e308}, {rules: basic, weight: 1e308}]", "observation_version=2"],
+     "tables: the weights sum to more than a float holds; allowed: weights whose sum is a finite"),
+    (["tables=[{rules: {preset: ono, num_players: 6}}]", "observation_version=2"],
+     "tables\\[0\\].rules sets num_players=6 and tables\\[0\\].num_players is 2: give the player "
+     "count once"),
+    (["rules={preset: ono, num_players: 3}"], "'default': rules sets num_players=3 and num_players is 2"),
+    (["tables=[{rules: {preset: ono, hand_size: 100}, num_players: 10}]", "observation_version=2"],
+     "too few to deal hand_size=100 to num_players=10"),
+    # a union field (a name or a mapping; auto or a mapping): one line, not one per branch
+    (["tables=[{rules: 5}]", "observation_version=2"],
+     "'default': config field 'tables.0.rules' = 5: Input should be a valid string, or a valid dictionary$"),
+    (["tables=[{rules: ono, opponents: {greedy: -1}}]", "observation_version=2"],
+     "'default': config field 'tables.0.opponents.greedy' = -1: Input should be greater than or equal to 0$"),
+    (["tables=[{rules: ono, opponents: []}]", "observation_version=2"],
+     "'default': config field 'tables.0.opponents' = \\[\\]: Input should be 'auto', or a valid dictionary$"),
+    (["opponents={greedy: -1}"], "'default': config field 'opponents.greedy' = -1: Input should be greater"),
 ])
 def test_a_bad_mixture_is_one_clear_error(overrides, message):
     with pytest.raises(ValueError, match=message):
         load_config("default", overrides)
+
+
+@pytest.mark.parametrize("override, field", [("tables.0.weight=0", "tables"),
+                                             ("tables.weight=2", "tables"),
+                                             ("policy.net_arch.0=64", "policy.net_arch")])
+def test_an_item_of_a_list_is_not_overridden_by_a_dotted_key(override, field):
+    with pytest.raises(ValueError, match=f"override '{override}': {field} is a list, given whole"):
+        load_config("generalist", [override])
+
+
+def test_an_agent_that_cannot_play_a_table_is_named_with_its_table(tmp_path):
+    pytest.importorskip("torch")
+    from ono_env.train.ppo import train
+
+    cfg = load_config("default", [*TWO_TABLES[:1], "tables=[{rules: basic}, {rules: ono, "
+                                  "num_players: 4, opponents: {ppo-basic-2p: 1}}]",
+                                  f"run_dir={tmp_path / 'run'}", "progress=false"])
+    with pytest.raises(ValueError, match=r"^tables\[1\] \(ono-4p\) opponents: .*ppo-basic-2p"
+                                         r".*trained for 2 players, asked to play 4"):
+        train(cfg)
+    assert not (tmp_path / "run").exists()
 
 
 def test_an_unknown_opponent_of_a_table_fails_before_training(tmp_path):

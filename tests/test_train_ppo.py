@@ -5,6 +5,7 @@ resuming from a checkpoint, the masked distribution, and the torch thread choice
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import numpy as np
@@ -104,7 +105,8 @@ def test_resume_continues_from_a_checkpoint(tiny_run, tmp_path):
     with pytest.raises(ValueError, match="leaves nothing to train"):
         train(load_config("default", TINY + ["total_steps=1024", f"resume={ckpt}",
                                              f"run_dir={tmp_path / 'b'}"]))
-    with pytest.raises(ValueError, match="another shape"):
+    with pytest.raises(ValueError, match=r"this config's policy.net_arch is \[16\]: allowed: "
+                                         r"policy.net_arch=\["):
         train(load_config("default", TINY + ["policy.net_arch=[16]", f"resume={ckpt}",
                                              f"run_dir={tmp_path / 'c'}"]))
     assert not (tmp_path / "b").exists() and not (tmp_path / "c").exists()
@@ -139,9 +141,58 @@ def test_a_grown_network_computes_what_the_narrower_one_did(shared, encoder):
     # wider one is refused
     assert ActorCritic(scale, [8, 6], "tanh", shared, encoder).load_policy_net(net, grow=True) is False
     for arch, grow in (([16, 12, 4], True), ([16, 4], True), ([16, 12], False)):
-        with pytest.raises(ValueError, match="another shape") as err:
+        with pytest.raises(ValueError, match=r"network is 8x6, this config's policy.net_arch is "
+                           + re.escape(f"{arch}: allowed: policy.net_arch=[8, 6]")) as err:
             ActorCritic(scale, arch, "tanh", shared, encoder).load_policy_net(net, grow=grow)
         assert ("resume_grow=true" in str(err.value)) is (not grow)
+
+
+def test_a_config_that_shares_one_trunk_refuses_a_checkpoint_with_a_value_network_of_its_own():
+    """A checkpoint trained with policy.shared: false (ppo-any) resumed by a config that shares
+    the trunk would keep its value head on the policy's trunk and drop its value network: one
+    error instead. A shared checkpoint still loads into two trunks (both start as it)."""
+    from ono_env.observation import observation_scale
+    from ono_env.rules import resolve_rules
+
+    scale = observation_scale(resolve_rules("basic", num_players=2), 1)
+    torch.manual_seed(0)
+    own = ActorCritic(scale, [8, 6], "tanh", False, 0)
+    with torch.no_grad():
+        for prm in own.parameters():
+            prm.normal_(0.0, 0.5)
+    with pytest.raises(ValueError, match=r"the checkpoint's value has a network of its own .* "
+                                         r"allowed: policy.shared=false"):
+        ActorCritic(scale, [8, 6], "tanh", True, 0).load_policy_net(own.policy_net())
+    assert ActorCritic(scale, [8, 6], "tanh", False, 0).load_policy_net(own.policy_net()) is False
+    shared = ActorCritic(scale, [8, 6], "tanh", True, 0).policy_net()
+    assert ActorCritic(scale, [8, 6], "tanh", False, 0).load_policy_net(shared) is False
+
+
+def test_resume_refuses_another_observation_version(tiny_run, tmp_path):
+    _cfg, res = tiny_run
+    ckpt = Path(res["run_dir"]) / "checkpoints" / "step_1024.safetensors"
+    with pytest.raises(ValueError, match="reads observation version 1, this config's "
+                                         "observation_version is 2: allowed: observation_version=1"):
+        train(load_config("default", TINY + ["observation_version=2", f"resume={ckpt}",
+                                             f"run_dir={tmp_path / 'v2'}"]))
+    assert not (tmp_path / "v2").exists()
+
+
+def test_a_run_folder_that_holds_another_run_is_refused(tiny_run, tmp_path):
+    """A second run into a folder with files would overwrite some and leave others beside its
+    own; resuming a model file in the folder carries that run on there."""
+    _cfg, res = tiny_run
+    run_dir = Path(res["run_dir"])
+    before = sorted(p.name for p in run_dir.iterdir())
+    with pytest.raises(ValueError, match=r"already holds another run's files .*allowed: a new or "
+                                         r"empty folder, or resume= a model file in it"):
+        train(load_config("default", TINY + [f"run_dir={run_dir}"]))
+    assert sorted(p.name for p in run_dir.iterdir()) == before
+    (tmp_path / "empty").mkdir()
+    R.check_run_dir(tmp_path / "empty", None)            # an empty folder is fine
+    R.check_run_dir(run_dir, str(run_dir / "checkpoints" / "step_1024.safetensors"))
+    with pytest.raises(ValueError, match="already holds"):
+        R.check_run_dir(run_dir, str(tmp_path / "elsewhere.safetensors"))
 
 
 def test_resume_grow_carries_a_run_on_in_a_wider_network(tiny_run, tmp_path, capsys):

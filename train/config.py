@@ -16,6 +16,8 @@ This module needs only the base install (pydantic, PyYAML): ``ono-train default
 from __future__ import annotations
 
 import dataclasses
+import math
+import re
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Annotated, Any, Literal, TypeVar, cast
@@ -214,6 +216,8 @@ class TrainConfig:
             raise ValueError("opponents needs at least one agent with a weight > 0")
         from ono_env.rules import resolve_rules
 
+        if self.tables is None:
+            _check_player_count(self.rules, self.num_players, "")
         try:
             rules = resolve_rules(self.rules, num_players=self.num_players)
         except ValueError as exc:
@@ -249,7 +253,11 @@ class TrainConfig:
             if self.rules != "basic" or self.num_players != 2:
                 raise ValueError("with tables, rules and num_players are not read: name the "
                                  "rules and player count of each table instead")
+            if not math.isfinite(sum(t.weight for t in self.tables)):
+                raise ValueError("tables: the weights sum to more than a float holds; allowed: "
+                                 "weights whose sum is a finite number (only their ratios count)")
             for k, t in enumerate(self.tables):
+                _check_player_count(t.rules, t.num_players, f"tables[{k}]")
                 try:
                     resolve_rules(t.rules, num_players=t.num_players)
                 except ValueError as exc:
@@ -295,6 +303,16 @@ class TrainConfig:
 _ADAPTER = TypeAdapter(TrainConfig)
 
 
+def _check_player_count(rules: Any, num_players: int, where: str) -> None:
+    """A rules mapping that sets ``num_players`` too must agree with the config's own (the
+    config's count is the one played; a second, different one would be dropped silently)."""
+    if isinstance(rules, dict) and "num_players" in rules and rules["num_players"] != num_players:
+        at = f"{where}." if where else ""
+        raise ValueError(f"{at}rules sets num_players={rules['num_players']!r} and "
+                         f"{at}num_players is {num_players}: give the player count once, as "
+                         f"{at}num_players")
+
+
 def validate(data: Any) -> TrainConfig:
     """A :class:`TrainConfig` from a mapping of fields; one ``ValueError`` naming every bad
     field otherwise."""
@@ -303,7 +321,41 @@ def validate(data: Any) -> TrainConfig:
     try:
         return _ADAPTER.validate_python(data)
     except ValidationError as exc:
-        raise ValueError("; ".join(_describe(e) for e in exc.errors())) from None
+        raise ValueError("; ".join(_describe_all(exc.errors()))) from None
+
+
+_UNION_TAG = re.compile(r"^(constrained-|literal\[|dict\[|list\[|function-|nullable\[)|^(str|int|"
+                        r"float|bool|none)$")
+"""How pydantic names the branch of a union field in an error's location."""
+
+
+def _describe_all(errors: Sequence[Mapping[str, Any]]) -> list[str]:
+    """One line per bad field. A union field (``rules``: a name or a mapping; ``opponents``:
+    auto or a mapping) fails once per branch, each error's location naming the branch: where
+    one branch got inside the value (a bad weight in a mapping), its errors say what is wrong;
+    otherwise the branches' expectations are joined into one line."""
+    lines: list[str] = []
+    unions: dict[tuple[Any, ...], list[tuple[tuple[Any, ...], Mapping[str, Any]]]] = {}
+    for err in errors:
+        loc = tuple(err["loc"])
+        tags = [i for i, part in enumerate(loc) if isinstance(part, str) and _UNION_TAG.match(part)]
+        if not tags:
+            lines.append(_describe(err))
+            continue
+        field = loc[:tags[0]]
+        inner = tuple(p for i, p in enumerate(loc) if i not in tags)
+        unions.setdefault(field, []).append((inner, err))
+    for field, errs in unions.items():
+        deeper = [(inner, e) for inner, e in errs if len(inner) > len(field)]
+        if deeper:
+            lines.extend(_describe({**e, "loc": inner}) for inner, e in deeper)
+            continue
+        wants = [e["msg"].removeprefix("Value error, ") for _, e in errs]
+        wants = [wants[0]] + [w.removeprefix("Input should be ") for w in wants[1:]]
+        value = errs[0][1].get("input")
+        lines.append(f"config field {'.'.join(map(str, field))!r} = {value!r}: "
+                     + ", or ".join(dict.fromkeys(wants)))
+    return lines
 
 
 def _describe(err: Mapping[str, Any]) -> str:
@@ -349,6 +401,11 @@ def parse_override(text: str) -> dict[str, Any]:
     out: dict[str, Any] = {}
     node = out
     parts = key.strip().split(".")
+    if (parts[0] == "tables" and len(parts) > 1) or any(p.isdigit() for p in parts):
+        field = "tables" if parts[0] == "tables" else ".".join(p for p in parts if not p.isdigit())
+        raise ValueError(f"override {text!r}: {field} is a list, given whole ({field}=[...]; "
+                         f"--print-config shows the current one); one item of it is not set "
+                         f"by a dotted key")
     for p in parts[:-1]:
         node = node.setdefault(p, {})
     node[parts[-1]] = value

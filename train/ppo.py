@@ -450,6 +450,9 @@ class ActorCritic(nn.Module):
         checkpoint's logits and values until training moves it."""
         grown = False
 
+        def sizes(layers) -> str:
+            return "x".join(str(w.shape[0]) for w, _ in layers[:-1]) or "no hidden layer"
+
         def put(body: nn.Sequential, head: nn.Linear, layers, what: str) -> None:
             nonlocal grown
             mine = [m for m in body if isinstance(m, nn.Linear)] + [head]
@@ -460,9 +463,13 @@ class ActorCritic(nn.Module):
                                          for m, (w, _) in zip(mine, layers)) and (
                 len(mine) == 1 or mine[0].weight.shape[1] == layers[0][0].shape[1])
             if not (same or fits):
-                raise ValueError(f"resume: the checkpoint's {what} network has another shape "
-                                 f"than policy.net_arch of this config"
-                                 + ("" if grow else " (resume_grow=true grows a narrower "
+                if not layers:
+                    raise ValueError(f"resume: the checkpoint has no {what} network")
+                have = [m.out_features for m in mine[:-1]]
+                raise ValueError(f"resume: the checkpoint's {what} network is {sizes(layers)}, "
+                                 f"this config's policy.net_arch is {have}: allowed: "
+                                 f"policy.net_arch={[w.shape[0] for w, _ in layers[:-1]]}"
+                                 + ("" if grow else " (or resume_grow=true to grow a narrower "
                                     "checkpoint of the same depth to this config's widths)"))
             grown = grown or not same
             for m, (w, b) in zip(mine, layers):
@@ -470,8 +477,17 @@ class ActorCritic(nn.Module):
         if (net.encoder is None) != (self.encoder is None) or (
                 self.encoder is not None and net.encoder is not None
                 and tuple(self.encoder.weight.shape) != net.encoder[0].shape):
-            raise ValueError("resume: the checkpoint's opponent encoder differs from "
-                             "policy.opponent_encoder of this config")
+            raise ValueError(f"resume: the checkpoint's opponent encoder is "
+                             f"{net.opponent_width or 'none'} wide, this config's "
+                             f"{self.opponent_width or 'none'}: allowed: "
+                             f"policy.opponent_encoder={net.opponent_width}")
+        own_value = net.value_layers is not None and not all(
+            np.array_equal(a, b) for (a, _), (b, _) in zip(net.layers[:-1], net.value_layers[:-1]))
+        if self.shared and own_value:
+            raise ValueError("resume: the checkpoint's value has a network of its own "
+                             "(policy.shared: false when it was trained), this config shares "
+                             "one trunk between the policy and the value: allowed: "
+                             "policy.shared=false")
         if self.encoder is not None and net.encoder is not None:
             put(nn.Sequential(), self.encoder, [net.encoder], "opponent encoder")
         put(self.pi_body, self.pi, net.layers, "policy")
@@ -593,6 +609,11 @@ def load_checkpoint(model: ActorCritic, opt: torch.optim.Adam, path: str | Path,
 
     path = Path(path)
     meta, net = read_model(path)
+    if meta["observation_version"] != model.observation_version:
+        raise ValueError(f"resume: {str(path)!r} reads observation version "
+                         f"{meta['observation_version']}, this config's observation_version is "
+                         f"{model.observation_version}: allowed: "
+                         f"observation_version={meta['observation_version']}")
     check_compatible(meta, rules, repr(str(path)))
     grown = model.load_policy_net(net, grow)
     if grown:
@@ -785,9 +806,17 @@ def train(cfg: TrainConfig) -> dict[str, Any]:
     if cfg.tables is not None:   # every agent a table names, made once before anything is written
         from ono_env.agents import make_agent
         for k, (tab, named) in enumerate(zip(tables, cfg.tables)):
-            for spec in [*tab.cfg.eval.opponents, *tab.cfg.final_eval.opponents,
-                         *resolved(tab.cfg.opponents, "opponents")]:
-                make_agent(spec, tab.rules)
+            named_agents: list[tuple[str, list[str]]] = [
+                ("opponents", list(resolved(tab.cfg.opponents, "opponents"))),
+                ("eval.opponents", list(tab.cfg.eval.opponents)),
+                ("final_eval.opponents", list(tab.cfg.final_eval.opponents)),
+                ("teacher", [] if named.teacher is None else [named.teacher])]
+            for what, names in named_agents:
+                for spec in names:
+                    try:
+                        make_agent(spec, tab.rules)
+                    except ValueError as exc:   # which table, which field
+                        raise ValueError(f"tables[{k}] ({tab.label}) {what}: {exc}") from None
             if named.teacher is not None:
                 teacher = make_agent(named.teacher, tab.rules)
                 if not isinstance(teacher, LearnedAgent):

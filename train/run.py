@@ -342,6 +342,23 @@ def _names(opponents: Any) -> list[str]:
     return [] if isinstance(opponents, str) else list(opponents)
 
 
+def check_run_dir(run_dir: Path, resume: str | None) -> None:
+    """``ValueError`` when ``run_dir`` already holds files, unless the run resumes a model file
+    in it (one run carried on in its own folder): a new run there would overwrite some of the
+    old run's files and leave the others beside its own."""
+    if run_dir.exists() and not run_dir.is_dir():
+        raise ValueError(f"run_dir {str(run_dir)!r} is a file; allowed: a new or empty folder")
+    held = sorted(p.name for p in run_dir.iterdir()) if run_dir.is_dir() else []
+    if not held:
+        return
+    if resume is not None and run_dir.resolve() in Path(resume).resolve().parents:
+        return
+    shown = ", ".join(held[:4]) + (f" and {len(held) - 4} more" if len(held) > 4 else "")
+    raise ValueError(f"run_dir {str(run_dir)!r} already holds another run's files ({shown}); "
+                     f"allowed: a new or empty folder, or resume= a model file in it to carry "
+                     f"that run on")
+
+
 def start_run(cfg: TrainConfig, agents: Sequence[str] = (),
               threads: tuple[int, str] | None = None) -> tuple[Any, Path, int, str]:
     """The start of every run: the rules, every evaluation opponent (and ``agents``) made
@@ -363,6 +380,7 @@ def start_run(cfg: TrainConfig, agents: Sequence[str] = (),
     torch.set_num_threads(count)
     print(why, file=sys.stderr)
     run_dir = run_dir_of(cfg)
+    check_run_dir(run_dir, cfg.resume)
     run_dir.mkdir(parents=True, exist_ok=True)
     (run_dir / "config.yaml").write_text(dump_config(cfg))
     return rules, run_dir, count, why
