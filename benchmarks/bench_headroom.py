@@ -24,6 +24,12 @@ agent's share is also compared with its share on the same deals (the per-deal di
 ``minus_paired``; pages written before ``--pair-with`` existed always paired with
 ``ppo-any`` and call the difference ``vs_ppo_any``).
 
+``--against``: the agents in every other seat, comma-separated (default ``best``, the
+preset's best baseline); each table is played against each of them, and the pairing is within
+one table and one opponent. ``--set FIELD=VALUE`` (repeatable) changes a rule of every table
+(a field of :class:`ono_env.rules.RuleSet`, the value read as YAML: ``--set wild_cards=4``);
+the page names the changes beside the preset.
+
 ``--tables``: ``<preset>-<players>`` names, 2-10 players (default: the five tables where
 ``ppo-any`` was short of 1.2x; at 2 players the table is the head to head with the best
 baseline, as in part ``two``). ``--best-from``: the ``results.json`` of ``bench_generalist.py`` whose part
@@ -41,10 +47,12 @@ import time
 from pathlib import Path
 
 import numpy as np
+import yaml
 from bench_generalist import _games, _line, _row, best_baselines
 
 from ono_env.arena import run_arena
 from ono_env.arena.stats import mean_interval
+from ono_env.rules import resolve_rules
 
 SHORT_TABLES = "basic-3,basic-4,basic-6,ono-4,ono-6"
 
@@ -57,6 +65,10 @@ def main() -> None:
     ap.add_argument("--tables", default=SHORT_TABLES, help="<preset>-<players>, comma-separated")
     ap.add_argument("--agents", default=AGENTS,
                     help="agents for the first seat, comma-separated (best: the best baseline)")
+    ap.add_argument("--against", default="best",
+                    help="agents for every other seat, comma-separated (best: the best baseline)")
+    ap.add_argument("--set", action="append", default=[], metavar="FIELD=VALUE",
+                    help="a rule of every table changed (repeatable)")
     ap.add_argument("--deals", type=int, default=200, help="deals per table and agent")
     ap.add_argument("--seed", type=int, default=2026)
     ap.add_argument("--best-from", type=Path, default=Path("docs/results/generalist/results.json"))
@@ -73,22 +85,39 @@ def main() -> None:
             sys.exit(f"bench_headroom: table {name!r}; allowed: <preset>-<players> with a preset "
                      f"of {', '.join(best)} and 2-10 players")
         tables.append((preset, int(n)))
+    overrides = {}
+    for item in args.set:
+        field, eq, value = item.partition("=")
+        if not eq or not field:
+            sys.exit(f"bench_headroom: --set {item!r}; allowed: FIELD=VALUE (a rule field)")
+        overrides[field] = yaml.safe_load(value)
+    rules_of = {}
+    for preset, n in tables:
+        try:
+            rules_of[preset, n] = resolve_rules(preset, num_players=n, **overrides)
+        except (TypeError, ValueError) as exc:
+            sys.exit(f"bench_headroom: --set at {preset}-{n}: {exc}")
+    changed = ", ".join(f"{k}={v}" for k, v in overrides.items())
+    against = args.against.split(",")
     agents = args.agents.split(",")
     if args.pair_with is not None and args.pair_with not in agents:
         sys.exit(f"bench_headroom: --pair-with {args.pair_with!r}; allowed: one of --agents "
                  f"({', '.join(agents)})")
     pair_with = args.pair_with or "ppo-any"
     rows = []
-    for preset, n in tables:
+    for (preset, n), opp in ((tn, o) for tn in tables for o in against):
         b = best[preset]
+        opp = b if opp == "best" else opp
         shares: dict[str, np.ndarray] = {}
         for agent in agents:
             who = b if agent == "best" else agent
             t = time.perf_counter()
-            ar = run_arena([who] + [b] * (n - 1), preset, n, _games(args.deals, n), args.seed,
-                           mirrored=True, rating=False)
-            row = _row(ar, 0, "headroom", preset, n, f"{n - 1} x {b}")
+            ar = run_arena([who] + [opp] * (n - 1), rules_of[preset, n], n, _games(args.deals, n),
+                           args.seed, mirrored=True, rating=False)
+            row = _row(ar, 0, "headroom", preset, n, f"{n - 1} x {opp}")
             row["agent"] = who
+            if overrides:
+                row["rules_changed"] = overrides
             row["cheating"] = ar.labels[0].endswith(" (cheating)")   # as the arena marks it
             row["seconds"] = time.perf_counter() - t
             deals, shares[who], _ = ar.per_deal(0)
@@ -109,7 +138,10 @@ def main() -> None:
     (args.out / "results.json").write_text(json.dumps({"command": command, "rows": rows},
                                                       indent=1) + "\n")
     lines = ["# Headroom at the generalist's tables", "", f"`{command}`", "",
-             "Each agent in one seat, the preset's best baseline in every other; mirrored deals "
+             "Each agent in one seat, " + ("the preset's best baseline" if against == ["best"]
+                                           else "the agent named under 'against'")
+             + " in every other" + (f"; every table's rules changed: {changed}" if changed else "")
+             + "; mirrored deals "
              "(every seating of each deal), 95% interval over deals. An agent marked "
              "(cheating) sees every hand.", "",
              "| preset | players | agent | against | share | 95% interval | x fair | "
@@ -119,7 +151,8 @@ def main() -> None:
         d = r.get("minus_paired")
         vs = "" if d is None else f"{100 * d[0]:+.1f} [{100 * d[1]:+.1f}, {100 * d[2]:+.1f}]"
         who = f"{r['agent']} (cheating)" if r["cheating"] else r["agent"]
-        lines.append(f"| {r['preset']} | {r['players']} | {who} | {r['opponent']} | "
+        preset = f"{r['preset']} ({changed})" if changed else r["preset"]
+        lines.append(f"| {preset} | {r['players']} | {who} | {r['opponent']} | "
                      f"{100 * r['share']:.1f}% | [{100 * r['low']:.1f}, {100 * r['high']:.1f}] | "
                      f"{r['share'] / r['fair']:.2f} | {vs} | {r['deals']:,} | {r['seconds']:.0f} |")
     (args.out / "results.md").write_text("\n".join(lines) + "\n")

@@ -357,3 +357,36 @@ def test_headroom_pairs_every_agent_with_the_one_named(tmp_path, monkeypatch, ca
         main()
     assert "--pair-with 'greedy'; allowed: one of --agents (random, color)" in str(exc.value)
     assert not (tmp_path / "g").exists()
+
+
+def test_headroom_plays_each_table_against_each_opponent_under_changed_rules(tmp_path, monkeypatch):
+    """benchmarks/bench_headroom.py --against and --set: every table against each named
+    opponent, under the rules with the fields changed, the same games as the arena plays
+    there; a field the rules do not have is one error before anything is played."""
+    import runpy
+    from pathlib import Path
+
+    from ono_env.rules import resolve_rules
+
+    bench = Path(__file__).resolve().parents[1] / "benchmarks"
+    monkeypatch.syspath_prepend(str(bench))
+    main = runpy.run_path(str(bench / "bench_headroom.py"))["main"]
+    best = bench.parent / "docs" / "results" / "generalist" / "results.json"
+    args = ["bench_headroom.py", "--tables", "ono-3", "--agents", "random", "--deals", "4",
+            "--against", "best,greedy", "--set", "wild_cards=4", "--best-from", str(best)]
+    monkeypatch.setattr(sys, "argv", args + ["--out", str(tmp_path / "h")])
+    main()
+    rows = json.loads((tmp_path / "h" / "results.json").read_text())["rows"]
+    assert [r["opponent"] for r in rows] == ["2 x color", "2 x greedy"]
+    assert all(r["rules_changed"] == {"wild_cards": 4} for r in rows)
+    rules = resolve_rules("ono", num_players=3, wild_cards=4)
+    r = run_arena(["random", "greedy", "greedy"], rules, 3, 4 * 6, 2026, mirrored=True,
+                  rating=False)
+    assert np.isclose(rows[1]["share"], r.paired(0)["rate"])
+    assert "| ono (wild_cards=4) | 3 | random | 2 x greedy |" in (tmp_path / "h" / "results.md").read_text()
+    monkeypatch.setattr(sys, "argv", args[:-4] + ["--set", "wilds=4", "--best-from", str(best),
+                                                  "--out", str(tmp_path / "g")])
+    with pytest.raises(SystemExit) as exc:
+        main()
+    assert "--set at ono-3: unknown rule option(s) 'wilds'" in str(exc.value)
+    assert not (tmp_path / "g").exists()
