@@ -70,6 +70,8 @@ def test_a_mixture_parses():
      "'default': config field 'tables.0.opponents.greedy' = -1: Input should be greater than or equal to 0$"),
     (["tables=[{rules: ono, opponents: []}]", "observation_version=2"],
      "'default': config field 'tables.0.opponents' = \\[\\]: Input should be 'auto', or a valid dictionary$"),
+    (["tables=[5]", "observation_version=2"],
+     "'tables.0' = 5: Input should be a mapping of its fields \\(--print-config shows them\\)$"),
     (["opponents={greedy: -1}"], "'default': config field 'opponents.greedy' = -1: Input should be greater"),
 ])
 def test_a_bad_mixture_is_one_clear_error(overrides, message):

@@ -368,7 +368,10 @@ def _describe(err: Mapping[str, Any]) -> str:
     if not loc:
         return err["msg"].removeprefix("Value error, ")
     value = err.get("input")
-    return f"config field {loc!r} = {value!r}: {err['msg'].removeprefix('Value error, ')}"
+    msg = err["msg"].removeprefix("Value error, ")
+    if kind == "dataclass_type":   # names the config's class: say what a user writes instead
+        msg = "Input should be a mapping of its fields (--print-config shows them)"
+    return f"config field {loc!r} = {value!r}: {msg}"
 
 
 def _fields_at(loc: Sequence[Any]) -> list[str]:
