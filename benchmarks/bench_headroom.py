@@ -50,6 +50,7 @@ import numpy as np
 import yaml
 from bench_generalist import _games, _line, _row, best_baselines
 
+from ono_env.agents import make_agent
 from ono_env.arena import run_arena
 from ono_env.arena.stats import mean_interval
 from ono_env.rules import resolve_rules
@@ -90,6 +91,9 @@ def main() -> None:
         field, eq, value = item.partition("=")
         if not eq or not field:
             sys.exit(f"bench_headroom: --set {item!r}; allowed: FIELD=VALUE (a rule field)")
+        if field == "num_players":
+            sys.exit("bench_headroom: --set num_players: the player count comes from --tables "
+                     "(<preset>-<players>)")
         overrides[field] = yaml.safe_load(value)
     rules_of = {}
     for preset, n in tables:
@@ -99,6 +103,11 @@ def main() -> None:
             sys.exit(f"bench_headroom: --set at {preset}-{n}: {exc}")
     changed = ", ".join(f"{k}={v}" for k, v in overrides.items())
     against = args.against.split(",")
+    for (preset, n), name in ((tn, a) for tn in tables for a in against):   # before any game
+        try:
+            make_agent(best[preset] if name == "best" else name, rules_of[preset, n])
+        except (TypeError, ValueError) as exc:
+            sys.exit(f"bench_headroom: --against {name!r} at {preset}-{n}: {exc}")
     agents = args.agents.split(",")
     if args.pair_with is not None and args.pair_with not in agents:
         sys.exit(f"bench_headroom: --pair-with {args.pair_with!r}; allowed: one of --agents "

@@ -19,7 +19,6 @@ time in separate processes (the same runs: each is seeded; their steps/s are the
 from __future__ import annotations
 
 import argparse
-import concurrent.futures
 import json
 import math
 import multiprocessing as mp
@@ -64,6 +63,23 @@ def play(model: str, preset: str, deals: int, seed: int):
     return run_arena([model, "greedy"], preset, 2, 2 * deals, seed, mirrored=True, rating=False)
 
 
+def train_all(todo: list[tuple[str, str, list[str]]], args: argparse.Namespace,
+              tmp: str) -> list[dict]:
+    """Every run of ``todo``, ``args.jobs`` at a time in spawned processes; the first run that
+    fails stops the others at once (the pool's workers are terminated) and its error is
+    raised, rather than after every other run has ended."""
+    with mp.get_context("spawn").Pool(args.jobs) as pool:
+        pending = [pool.apply_async(train_one, (preset, extra, args.steps, args.seed,
+                                                args.threads, f"{tmp}/run-{k}"))
+                   for k, (preset, _, extra) in enumerate(todo)]
+        while not all(r.ready() for r in pending):
+            for r in pending:
+                if r.ready() and not r.successful():
+                    r.get()   # raises the run's error; leaving the block terminates the pool
+            time.sleep(1.0)
+        return [r.get() for r in pending]
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--presets", default="basic,ono")
@@ -83,20 +99,16 @@ def main() -> None:
     presets = args.presets.split(",")
     todo = [(preset, name, extra) for preset in presets for name, extra in VARIANTS.items()]
     with tempfile.TemporaryDirectory() as tmp:
-        runs: list[concurrent.futures.Future] = []
+        runs: list[dict] = []
         if args.jobs > 1:
-            with concurrent.futures.ProcessPoolExecutor(
-                    args.jobs, mp_context=mp.get_context("spawn")) as pool:
-                runs = [pool.submit(train_one, preset, extra, args.steps, args.seed,
-                                    args.threads, f"{tmp}/run-{k}")
-                        for k, (preset, _, extra) in enumerate(todo)]
+            runs = train_all(todo, args, tmp)
         for preset in presets:
             per_deal: dict[str, np.ndarray] = {}
             deal_ids = None
             for name, extra in VARIANTS.items():
                 k = len(rows)   # this run's place in todo
                 if runs:
-                    run = runs[k].result()
+                    run = runs[k]
                 else:
                     run = train_one(preset, extra, args.steps, args.seed, args.threads,
                                     f"{tmp}/run-{k}")

@@ -22,6 +22,7 @@ from __future__ import annotations
 import argparse
 import fcntl
 import json
+import shutil
 import subprocess
 import sys
 import time
@@ -43,7 +44,11 @@ VARIANTS = {
 
 def train_one(preset: str, players: int, variant: str, minutes: float | None, out: Path,
               extra: list[str]) -> dict:
-    run_dir = out / "runs" / (f"{preset}-{players}p-{variant}" + ("" if minutes is None else f"-{minutes:g}min"))
+    slug = "".join(c if c.isalnum() or c in "._" else "-" for c in "-".join(extra))
+    run_dir = out / "runs" / (f"{preset}-{players}p-{variant}" + ("" if minutes is None else f"-{minutes:g}min")
+                              + (f"-{slug}" if slug else ""))
+    if run_dir.exists():   # this script's own run of the same table and variant: trained again
+        shutil.rmtree(run_dir)
     cmd = ["ono-train", "default", f"rules={preset}", f"num_players={players}",
            f"run_dir={run_dir}", "torch_threads=1", "progress=false", *VARIANTS[variant], *extra]
     if minutes is not None:

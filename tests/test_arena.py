@@ -390,3 +390,12 @@ def test_headroom_plays_each_table_against_each_opponent_under_changed_rules(tmp
         main()
     assert "--set at ono-3: unknown rule option(s) 'wilds'" in str(exc.value)
     assert not (tmp_path / "g").exists()
+    for bad, message in ((["--set", "num_players=4"], "--set num_players: the player count comes "
+                          "from --tables"),
+                         (["--against", "greedy,genius"], "--against 'genius' at ono-3: unknown")):
+        monkeypatch.setattr(sys, "argv", args[:7] + bad + ["--best-from", str(best),
+                                                           "--out", str(tmp_path / "g")])
+        with pytest.raises(SystemExit) as exc:
+            main()
+        assert message in str(exc.value)
+        assert not (tmp_path / "g").exists()

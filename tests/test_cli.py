@@ -102,6 +102,13 @@ def test_bad_arguments_are_one_line(tool, argv, capsys):
     _one_error_line(tool, argv + (["--no-progress"] if tool == "ono-arena" else []), capsys)
 
 
+def test_an_exploiter_is_not_written_into_a_folder_with_files(tmp_path, capsys):
+    (tmp_path / "old.txt").write_text("an earlier run")
+    err = _one_error_line("ono-exploit", ["greedy", "--out", str(tmp_path), "--no-progress"], capsys)
+    assert f"--out: {str(tmp_path)!r} already holds files (old.txt); allowed: a new or empty" in err
+    assert [q.name for q in tmp_path.iterdir()] == ["old.txt"]
+
+
 @pytest.mark.parametrize("kind", RULE_FILES)
 @pytest.mark.parametrize("tool", ["ono-demo", "ono-arena", "ono-play"])
 def test_bad_rules_files_are_one_line(tool, kind, bad_files, capsys):

@@ -72,6 +72,7 @@ def test_a_mixture_parses():
      "'default': config field 'tables.0.opponents' = \\[\\]: Input should be 'auto', or a valid dictionary$"),
     (["tables=[5]", "observation_version=2"],
      "'tables.0' = 5: Input should be a mapping of its fields \\(--print-config shows them\\)$"),
+    (["opponents={str: -1}"], "config field 'opponents.str' = -1: Input should be greater"),
     (["opponents={greedy: -1}"], "'default': config field 'opponents.greedy' = -1: Input should be greater"),
 ])
 def test_a_bad_mixture_is_one_clear_error(overrides, message):
@@ -85,6 +86,20 @@ def test_a_bad_mixture_is_one_clear_error(overrides, message):
 def test_an_item_of_a_list_is_not_overridden_by_a_dotted_key(override, field):
     with pytest.raises(ValueError, match=f"override '{override}': {field} is a list, given whole"):
         load_config("generalist", [override])
+
+
+@pytest.mark.parametrize("override, field", [("opponents.0=1", "opponents"), ("seed.0=1", "seed"),
+                                             ("nosuch.0=1", "nosuch")])
+def test_a_dotted_key_of_digits_into_no_list_is_not_called_a_list(override, field):
+    """A key part of digits under a field that is no list is an ordinary key: the mapping is
+    built, and the config's validation (or, for an agent's name, the run's start) judges it."""
+    from ono_env.train.config import parse_override
+
+    assert parse_override(override) == {field: {"0": 1}}
+    if field != "opponents":
+        with pytest.raises(ValueError) as err:
+            load_config("default", [override])
+        assert "is a list" not in str(err.value)
 
 
 def test_an_agent_that_cannot_play_a_table_is_named_with_its_table(tmp_path):

@@ -147,10 +147,9 @@ def test_a_grown_network_computes_what_the_narrower_one_did(shared, encoder):
         assert ("resume_grow=true" in str(err.value)) is (not grow)
 
 
-def test_a_config_that_shares_one_trunk_refuses_a_checkpoint_with_a_value_network_of_its_own():
-    """A checkpoint trained with policy.shared: false (ppo-any) resumed by a config that shares
-    the trunk would keep its value head on the policy's trunk and drop its value network: one
-    error instead. A shared checkpoint still loads into two trunks (both start as it)."""
+def _split_network() -> tuple[np.ndarray, ActorCritic]:
+    """A basic two-player observation scale and an 8x6 network whose value has a trunk of its
+    own, every weight random (nothing equal by luck)."""
     from ono_env.observation import observation_scale
     from ono_env.rules import resolve_rules
 
@@ -160,12 +159,49 @@ def test_a_config_that_shares_one_trunk_refuses_a_checkpoint_with_a_value_networ
     with torch.no_grad():
         for prm in own.parameters():
             prm.normal_(0.0, 0.5)
+    return scale, own
+
+
+def test_a_config_that_shares_one_trunk_refuses_a_checkpoint_with_a_value_network_of_its_own():
+    """A checkpoint trained with policy.shared: false (ppo-any) resumed by a config that shares
+    the trunk would keep its value head on the policy's trunk and drop its value network: one
+    error instead. A shared checkpoint still loads into two trunks (both start as it)."""
+    scale, own = _split_network()
     with pytest.raises(ValueError, match=r"the checkpoint's value has a network of its own .* "
                                          r"allowed: policy.shared=false"):
         ActorCritic(scale, [8, 6], "tanh", True, 0).load_policy_net(own.policy_net())
     assert ActorCritic(scale, [8, 6], "tanh", False, 0).load_policy_net(own.policy_net()) is False
     shared = ActorCritic(scale, [8, 6], "tanh", True, 0).policy_net()
     assert ActorCritic(scale, [8, 6], "tanh", False, 0).load_policy_net(shared) is False
+
+
+def test_resume_drop_value_puts_the_value_head_on_the_policy_trunk():
+    """resume_drop_value: the recorded one-table fine-tunes of ppo-any resumed its split
+    network into one shared trunk, dropping its value network; that stays possible, by name."""
+    scale, own = _split_network()
+    shared = ActorCritic(scale, [8, 6], "tanh", True, 0)
+    assert shared.load_policy_net(own.policy_net(), drop_value=True) is False
+    net = shared.policy_net()
+    for (w, b), (w0, b0) in zip(net.layers, own.policy_net().layers):
+        assert np.array_equal(w, w0) and np.array_equal(b, b0)   # the policy as it was
+    assert np.array_equal(net.value_layers[0][0], net.layers[0][0])   # the value reads its trunk
+    assert np.array_equal(net.value_layers[-1][0], own.policy_net().value_layers[-1][0])
+    with pytest.raises(ValueError, match="no value network of its own to drop"):
+        ActorCritic(scale, [8, 6], "tanh", True, 0).load_policy_net(net, drop_value=True)
+    with pytest.raises(ValueError, match=r"resume_drop_value=true drops the value network .* needs "
+                                         r"resume=<model file> and policy.shared: true"):
+        load_config("default", ["resume_drop_value=true"])
+
+
+def test_resume_names_the_opponent_encoder_it_has():
+    from ono_env.observation import observation_scale
+    from ono_env.rules import resolve_rules
+
+    scale = observation_scale(resolve_rules("ono", num_players=4), 2)
+    plain = ActorCritic(scale, [8], "tanh", True, 0).policy_net()
+    with pytest.raises(ValueError, match=r"the checkpoint has no opponent encoder, this config a "
+                                         r"4-wide opponent encoder: allowed: policy\.opponent_encoder=0"):
+        ActorCritic(scale, [8], "tanh", True, 4).load_policy_net(plain)
 
 
 def test_resume_refuses_another_observation_version(tiny_run, tmp_path):
@@ -191,8 +227,15 @@ def test_a_run_folder_that_holds_another_run_is_refused(tiny_run, tmp_path):
     (tmp_path / "empty").mkdir()
     R.check_run_dir(tmp_path / "empty", None)            # an empty folder is fine
     R.check_run_dir(run_dir, str(run_dir / "checkpoints" / "step_1024.safetensors"))
-    with pytest.raises(ValueError, match="already holds"):
-        R.check_run_dir(run_dir, str(tmp_path / "elsewhere.safetensors"))
+    R.check_run_dir(run_dir, str(run_dir / "model.safetensors"))
+    for elsewhere in (tmp_path / "elsewhere.safetensors", run_dir / "tb" / "x" / "m.safetensors"):
+        with pytest.raises(ValueError, match="already holds"):
+            R.check_run_dir(run_dir, str(elsewhere))
+    with pytest.raises(ValueError, match="already holds"):   # a folder above the model file
+        R.check_run_dir(run_dir.parent, str(run_dir / "model.safetensors"))
+    (tmp_path / "file").write_text("x")
+    with pytest.raises(ValueError, match="is a file; allowed: a new or empty folder"):
+        R.check_run_dir(tmp_path / "file", None)
 
 
 def test_resume_grow_carries_a_run_on_in_a_wider_network(tiny_run, tmp_path, capsys):

@@ -18,6 +18,8 @@ from __future__ import annotations
 import dataclasses
 import math
 import re
+import types
+import typing
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Annotated, Any, Literal, TypeVar, cast
@@ -205,6 +207,8 @@ class TrainConfig:
     """algo ppo: a checkpoint (checkpoints/step_<n>.safetensors of a run) to continue from."""
     resume_grow: Annotated[bool, Field(strict=True)] = False
     """algo ppo, with resume: grow a checkpoint of the same depth, no layer of it wider, to policy.net_arch (it plays as before at the start; Adam starts afresh; a checkpoint of the same shape loads as without it)."""
+    resume_drop_value: Annotated[bool, Field(strict=True)] = False
+    """algo ppo, with resume and policy.shared: true: load a checkpoint whose value has a network of its own (policy.shared: false when it was trained, as ppo-any) by dropping that network: the policy's trunk is kept and the value head reads it (the one-table fine-tunes of ppo-any in docs/results/generalist ran so)."""
     num_env_runners: Annotated[int, Field(strict=True, ge=0, le=10_000)] = 2
     """algo rllib_ppo: Ray actors sampling games, num_envs games each (0: the driver samples)."""
     ray_address: Name | None = None
@@ -231,6 +235,10 @@ class TrainConfig:
         if self.algo != "ppo" and self.ppo.truncation == "loss":
             raise ValueError(f"ppo.truncation='loss' is read only by algo: ppo; algo {self.algo} "
                              f"bootstraps a cut game (allowed here: auto or bootstrap)")
+        if self.resume_drop_value and (self.resume is None or not self.policy.shared):
+            raise ValueError("resume_drop_value=true drops the value network of a checkpoint "
+                             "resumed into one shared trunk: it needs resume=<model file> and "
+                             "policy.shared: true")
         if self.resume_grow and self.resume is None:
             raise ValueError("resume_grow=true grows the network of a checkpoint: name it with "
                              "resume=<model file>")
@@ -343,7 +351,7 @@ def _describe_all(errors: Sequence[Mapping[str, Any]]) -> list[str]:
             lines.append(_describe(err))
             continue
         field = loc[:tags[0]]
-        inner = tuple(p for i, p in enumerate(loc) if i not in tags)
+        inner = loc[:tags[0]] + loc[tags[0] + 1:]   # the branch named once, after the field
         unions.setdefault(field, []).append((inner, err))
     for field, errs in unions.items():
         deeper = [(inner, e) for inner, e in errs if len(inner) > len(field)]
@@ -404,8 +412,9 @@ def parse_override(text: str) -> dict[str, Any]:
     out: dict[str, Any] = {}
     node = out
     parts = key.strip().split(".")
-    if (parts[0] == "tables" and len(parts) > 1) or any(p.isdigit() for p in parts):
-        field = "tables" if parts[0] == "tables" else ".".join(p for p in parts if not p.isdigit())
+    cut = next((i for i in range(1, len(parts)) if _is_list_field(parts[:i])), None)
+    if cut is not None:
+        field = ".".join(parts[:cut])
         raise ValueError(f"override {text!r}: {field} is a list, given whole ({field}=[...]; "
                          f"--print-config shows the current one); one item of it is not set "
                          f"by a dotted key")
@@ -413,6 +422,29 @@ def parse_override(text: str) -> dict[str, Any]:
         node = node.setdefault(p, {})
     node[parts[-1]] = value
     return out
+
+
+def _kinds(annotation: Any) -> list[Any]:
+    """The types an annotation allows, through ``Optional``/``|`` and ``Annotated``."""
+    origin = typing.get_origin(annotation)
+    if origin is typing.Annotated:
+        return _kinds(typing.get_args(annotation)[0])
+    if origin in (typing.Union, types.UnionType):
+        return [k for a in typing.get_args(annotation) for k in _kinds(a)]
+    return [annotation]
+
+
+def _is_list_field(parts: Sequence[str]) -> bool:
+    """Whether the dotted field ``parts`` of a config is a list (``tables``, ``policy.net_arch``)."""
+    cls: Any = TrainConfig
+    for k, part in enumerate(parts):
+        info = getattr(cls, "__pydantic_fields__", {}).get(part)
+        if info is None:
+            return False
+        if k == len(parts) - 1:
+            return any(typing.get_origin(a) is list for a in _kinds(info.annotation))
+        cls = info.annotation
+    return False
 
 
 def _merge(base: dict[str, Any], new: dict[str, Any]) -> None:

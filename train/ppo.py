@@ -108,6 +108,7 @@ from ono_env.train.run import (
     EVAL_DECISIONS,
     FINAL_DECISIONS,
     League,
+    check_run_dir,
     choose_threads,
     curve_rows,
     evaluation_line,
@@ -442,12 +443,14 @@ class ActorCritic(nn.Module):
         return PolicyNet(self.scale.detach().cpu().numpy().copy(), layers(self.pi_body, self.pi),
                          self.activation, layers(self.v_body, self.v), encoder)
 
-    def load_policy_net(self, net: PolicyNet, grow: bool = False) -> bool:
+    def load_policy_net(self, net: PolicyNet, grow: bool = False, drop_value: bool = False) -> bool:
         """Copy the weights of a model file's network into this one (``resume``); returns
         whether it was grown. ``ValueError`` when the shapes differ, unless ``grow`` and the
         checkpoint's network is as deep and no layer of it is wider than this one's: then it
         is embedded (:func:`embed_linear`), so that this wider network computes exactly the
-        checkpoint's logits and values until training moves it."""
+        checkpoint's logits and values until training moves it. A checkpoint whose value has a
+        network of its own loads into a shared trunk only with ``drop_value`` (its value head
+        then reads the policy's trunk); ``drop_value`` with a shared checkpoint is an error."""
         grown = False
 
         def sizes(layers) -> str:
@@ -477,17 +480,24 @@ class ActorCritic(nn.Module):
         if (net.encoder is None) != (self.encoder is None) or (
                 self.encoder is not None and net.encoder is not None
                 and tuple(self.encoder.weight.shape) != net.encoder[0].shape):
-            raise ValueError(f"resume: the checkpoint's opponent encoder is "
-                             f"{net.opponent_width or 'none'} wide, this config's "
-                             f"{self.opponent_width or 'none'}: allowed: "
+            def enc(width: int) -> str:
+                return f"a {width}-wide opponent encoder" if width else "no opponent encoder"
+            raise ValueError(f"resume: the checkpoint has {enc(net.opponent_width)}, this config "
+                             f"{enc(self.opponent_width)}: allowed: "
                              f"policy.opponent_encoder={net.opponent_width}")
+        # a shared trunk is written out twice (policy_net): the same weights and biases
         own_value = net.value_layers is not None and not all(
-            np.array_equal(a, b) for (a, _), (b, _) in zip(net.layers[:-1], net.value_layers[:-1]))
-        if self.shared and own_value:
+            np.array_equal(a, b, equal_nan=True) and np.array_equal(c, d, equal_nan=True)
+            for (a, c), (b, d) in zip(net.layers[:-1], net.value_layers[:-1]))
+        if self.shared and own_value and not drop_value:
             raise ValueError("resume: the checkpoint's value has a network of its own "
                              "(policy.shared: false when it was trained), this config shares "
                              "one trunk between the policy and the value: allowed: "
-                             "policy.shared=false")
+                             "policy.shared=false, or resume_drop_value=true to drop that "
+                             "network (the value head then reads the policy's trunk)")
+        if drop_value and not own_value:
+            raise ValueError("resume_drop_value=true: the checkpoint's value shares the policy's "
+                             "trunk; there is no value network of its own to drop")
         if self.encoder is not None and net.encoder is not None:
             put(nn.Sequential(), self.encoder, [net.encoder], "opponent encoder")
         put(self.pi_body, self.pi, net.layers, "policy")
@@ -597,7 +607,7 @@ def save_checkpoint(model: ActorCritic, opt: torch.optim.Adam, path: Path, rules
 
 
 def load_checkpoint(model: ActorCritic, opt: torch.optim.Adam, path: str | Path,
-                    rules: Any, grow: bool = False) -> int:
+                    rules: Any, grow: bool = False, drop_value: bool = False) -> int:
     """Load a checkpoint written by :func:`save_checkpoint` into ``model`` and ``opt``;
     returns its step count. ``ValueError`` naming the file for anything else. ``grow``: a
     narrower network is grown (:meth:`ActorCritic.load_policy_net`), and then Adam starts
@@ -615,7 +625,7 @@ def load_checkpoint(model: ActorCritic, opt: torch.optim.Adam, path: str | Path,
                          f"{model.observation_version}: allowed: "
                          f"observation_version={meta['observation_version']}")
     check_compatible(meta, rules, repr(str(path)))
-    grown = model.load_policy_net(net, grow)
+    grown = model.load_policy_net(net, grow, drop_value)
     if grown:
         print(f"resume: the checkpoint's network ({'x'.join(map(str, net.hidden_sizes))}) grown to "
               f"{'x'.join(str(m.out_features) for m in model.pi_body if isinstance(m, nn.Linear))}: "
@@ -757,6 +767,8 @@ def train(cfg: TrainConfig) -> dict[str, Any]:
     from ono_env.observation import observation_scale
 
     t0 = time.perf_counter()
+    if cfg.run_dir:   # before the tables are planned and the checkpoint read (start_run checks again)
+        check_run_dir(Path(cfg.run_dir), cfg.resume)
     device, bf16 = resolve_device(cfg)
     # torch's thread count before the first weights: their orthogonal initialisation (a QR
     # decomposition) comes out otherwise at another thread count, and the count would be the
@@ -787,7 +799,8 @@ def train(cfg: TrainConfig) -> dict[str, Any]:
     opt = torch.optim.Adam(model.parameters(), lr=p.learning_rate, eps=1e-5, fused=True)
     start_steps = 0
     if cfg.resume:
-        start_steps = load_checkpoint(model, opt, cfg.resume, first_rules, cfg.resume_grow)
+        start_steps = load_checkpoint(model, opt, cfg.resume, first_rules, cfg.resume_grow,
+                                      cfg.resume_drop_value)
         if len(specs) > 1:   # the checkpoint must play every table of the mixture
             from ono_env.agents.learned import check_compatible, read_metadata
             meta = read_metadata(cfg.resume)

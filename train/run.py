@@ -344,14 +344,16 @@ def _names(opponents: Any) -> list[str]:
 
 def check_run_dir(run_dir: Path, resume: str | None) -> None:
     """``ValueError`` when ``run_dir`` already holds files, unless the run resumes a model file
-    in it (one run carried on in its own folder): a new run there would overwrite some of the
-    old run's files and leave the others beside its own."""
+    of that folder (its ``model.safetensors`` or one of its ``checkpoints/``: the run carried
+    on in its own folder): another run there would overwrite some of the old run's files and
+    leave the others beside its own."""
     if run_dir.exists() and not run_dir.is_dir():
         raise ValueError(f"run_dir {str(run_dir)!r} is a file; allowed: a new or empty folder")
     held = sorted(p.name for p in run_dir.iterdir()) if run_dir.is_dir() else []
     if not held:
         return
-    if resume is not None and run_dir.resolve() in Path(resume).resolve().parents:
+    if resume is not None and Path(resume).resolve().parent in (run_dir.resolve(),
+                                                                (run_dir / "checkpoints").resolve()):
         return
     shown = ", ".join(held[:4]) + (f" and {len(held) - 4} more" if len(held) > 4 else "")
     raise ValueError(f"run_dir {str(run_dir)!r} already holds another run's files ({shown}); "
