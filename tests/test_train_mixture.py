@@ -102,6 +102,16 @@ def test_a_dotted_key_of_digits_into_no_list_is_not_called_a_list(override, fiel
         assert "is a list" not in str(err.value)
 
 
+def test_a_rules_file_with_another_player_count_is_one_clear_error(tmp_path):
+    rules = tmp_path / "six.yaml"
+    rules.write_text("preset: ono\nnum_players: 6\n")
+    with pytest.raises(ValueError, match=rf"tables\[0\].rules file '{rules}' sets num_players=6 "
+                                         r"and tables\[0\].num_players is 4"):
+        load_config("default", ["observation_version=2", f"tables=[{{rules: {rules}, num_players: 4}}]"])
+    assert load_config("default", ["observation_version=2",
+                                   f"tables=[{{rules: {rules}, num_players: 6}}]"]).tables[0].num_players == 6
+
+
 def test_an_agent_that_cannot_play_a_table_is_named_with_its_table(tmp_path):
     pytest.importorskip("torch")
     from ono_env.train.ppo import train
