@@ -387,20 +387,23 @@ def check_metadata(meta: Any, where: str = "model") -> dict[str, Any]:
                           f"expected {expected}")
 
     arch = meta["architecture"]
+    if isinstance(arch, dict) and "opponent_encoder" in arch and not (
+            is_int(arch["opponent_encoder"]) and 1 <= arch["opponent_encoder"] <= 4096):
+        raise ValueError(f"{where}: damaged model: metadata architecture.opponent_encoder is "
+                         f"{arch['opponent_encoder']!r:.40}; expected a whole number from 1 to 4096")
     if not isinstance(arch, dict) or arch.get("type") != "mlp" \
             or not isinstance(arch.get("hidden_sizes"), list) \
             or not all(is_int(h) and h >= 1 for h in arch["hidden_sizes"]) \
             or arch.get("activation") not in ACTIVATIONS \
             or set(arch) - {"type", "hidden_sizes", "activation", "value_hidden_sizes",
                             "opponent_encoder"} \
-            or ("opponent_encoder" in arch
-                and not (is_int(arch["opponent_encoder"]) and 1 <= arch["opponent_encoder"] <= 4096)) \
             or ("value_hidden_sizes" in arch
                 and (not isinstance(arch["value_hidden_sizes"], list)
                      or not all(is_int(h) and h >= 1 for h in arch["value_hidden_sizes"]))):
         raise bad("architecture", '{"type": "mlp", "hidden_sizes": [positive whole numbers], '
-                                  f'"activation": one of {", ".join(ACTIVATIONS)}, and in format '
-                                  'version 3 "value_hidden_sizes": [positive whole numbers]}')
+                                  f'"activation": one of {", ".join(ACTIVATIONS)}, in format '
+                                  'versions 3 and 4 "value_hidden_sizes": [positive whole numbers], '
+                                  'in format version 4 "opponent_encoder": 1 to 4096} and no other key')
     if ("value_hidden_sizes" in arch) != (version in (3, 4)):
         raise bad("architecture", "value_hidden_sizes exactly in format versions 3 and 4 (a "
                                   "value network); version 2 has none")

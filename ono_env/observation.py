@@ -220,7 +220,10 @@ class Block(NamedTuple):
 
 
 def _check_version(version: int) -> int:
-    if isinstance(version, bool) or version not in OBS_VERSIONS:
+    """``version`` when it is one of :data:`OBS_VERSIONS` as an integer (a float such as 2.0,
+    a bool or a string is refused, never coerced)."""
+    if (isinstance(version, bool) or not isinstance(version, (int, np.integer))
+            or version not in OBS_VERSIONS):
         raise ValueError(f"observation_version={version!r}; allowed: "
                          f"{', '.join(map(str, OBS_VERSIONS))}")
     return int(version)

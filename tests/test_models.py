@@ -442,6 +442,9 @@ DAMAGED = {
                              "'architecture'"),
     "unknown activation": ("m.safetensors", _with_meta(lambda m: m["architecture"].update(activation="gelu")),
                            "'architecture'"),
+    "encoder out of range": ("m.safetensors", _with_meta(
+        lambda m: m["architecture"].update(opponent_encoder=10**9)),
+        "architecture.opponent_encoder is 1000000000; expected a whole number from 1 to 4096"),
     "players as text": ("m.safetensors", _with_meta(_set("num_players", "2")), "'num_players'"),
     "negative steps": ("m.safetensors", _with_meta(_set("training_steps", -1)), "'training_steps'"),
     "steps a bool": ("m.safetensors", _with_meta(_set("training_steps", True)), "'training_steps'"),

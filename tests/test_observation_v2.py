@@ -97,6 +97,66 @@ def test_bad_version_is_refused():
         VecGame("basic", 1, observation_version=3)
     with pytest.raises(ValueError, match="allowed: 1, 2"):
         VecGame("basic", 1).observe(0, version=0)
+    for wrong in (2.0, True, "2", None):   # refused, never coerced
+        with pytest.raises(ValueError, match=f"observation_version={wrong!r}; allowed: 1, 2"):
+            VecGame("basic", 1, observation_version=wrong)
+    assert VecGame("basic", 1, observation_version=np.int64(2)).observation_version == 2
+
+
+@pytest.mark.parametrize("players", [2, 6, 10])
+def test_every_environment_gives_version_2_with_its_space(players):
+    """observation_version=2 on each adapter: the space has version 2's length and holds
+    what reset and step return; a float version is refused there too."""
+    import gymnasium as gym
+
+    from ono_env.envs import ono_v0
+    from ono_env.envs.gym_env import OnoEnv
+    from ono_env.envs.gym_vector import OnoVectorEnv
+    from ono_env.envs.sb3 import OnoVecEnv
+
+    single = OnoEnv("uno2018", num_players=players, opponents="greedy", observation_version=2)
+    obs, _ = single.reset(seed=1)
+    assert single.observation_space.shape == (OBS_V2_SIZE,) and single.observation_space.contains(obs)
+    vec = OnoVectorEnv(3, "uno2018", num_players=players, opponents="greedy",
+                       observation_version=2)
+    obs, _ = vec.reset(seed=1)
+    assert vec.single_observation_space.shape == (OBS_V2_SIZE,) and obs.shape == (3, OBS_V2_SIZE)
+    sb3 = OnoVecEnv("uno2018", num_envs=3, opponents="greedy", seed=1, num_players=players,
+                    observation_version=2)
+    obs = sb3.reset()
+    assert sb3.observation_space.shape == (OBS_V2_SIZE,)
+    assert all(sb3.observation_space.contains(row) for row in obs)
+    sb3.step_async(np.array([np.flatnonzero(m)[0] for m in sb3.action_masks()]))
+    assert sb3.step_wait()[0].shape == (3, OBS_V2_SIZE)
+    aec = ono_v0.env(rules="uno2018", num_players=players, observation_version=2)
+    aec.reset(seed=1)
+    space = aec.observation_space(aec.agent_selection)["observation"]
+    assert space.shape == (OBS_V2_SIZE,) and space.contains(aec.observe(aec.agent_selection)["observation"])
+    for make in (lambda v: OnoVecEnv("basic", 2, observation_version=v),
+                 lambda v: ono_v0.env(rules="basic", num_players=2, observation_version=v),
+                 lambda v: OnoEnv("basic", num_players=2, observation_version=v)):
+        with pytest.raises(ValueError, match=r"observation_version=2\.0; allowed: 1, 2"):
+            make(2.0)
+    assert isinstance(single, gym.Env)
+
+
+@pytest.mark.parametrize("players", [2, 10])
+def test_the_rllib_environments_give_version_2_with_its_space(players):
+    pytest.importorskip("ray")
+    from ono_env.envs.rllib_env import OBS_KEY, OnoMultiAgentEnv, OnoRLlibVectorEnv
+
+    multi = OnoMultiAgentEnv({"rules": "ono", "num_players": players, "observation_version": 2})
+    obs, _ = multi.reset(seed=2)
+    (agent, seen), = obs.items()
+    assert multi.observation_spaces[agent][OBS_KEY].shape == (OBS_V2_SIZE,)
+    assert multi.observation_spaces[agent].contains(seen)
+    vec = OnoRLlibVectorEnv({"rules": "ono", "num_players": players, "num_envs": 2,
+                             "opponents": "greedy", "observation_version": 2})
+    obs, _ = vec.reset(seed=2)
+    assert vec.single_observation_space[OBS_KEY].shape == (OBS_V2_SIZE,)
+    assert obs[OBS_KEY].shape == (2, OBS_V2_SIZE)
+    with pytest.raises(ValueError, match=r"observation_version=2\.0; allowed: 1, 2"):
+        OnoMultiAgentEnv({"observation_version": 2.0})
 
 
 def _hidden_swaps(g: VecGame, me: np.ndarray, rng: np.random.Generator) -> None:

@@ -14,7 +14,8 @@
 :action space: ``Discrete(85)``, the same for every rule set (``ono_env.print_action_table()``)
 :observation: ``{"observation": (D,) float32, "action_mask": (85,) int8}``; layout printed
     by ``ono_env.observation.print_observation_layout(env.rules)``; the mask is all 0 for an
-    agent that is not acting
+    agent that is not acting; ``observation_version=2`` gives every agent the layout of one
+    length for every table (``D`` = 1,415)
 :rewards: at the end of the episode (round, or match with ``target_score``): winner +1,
     every other player -1/(N-1); ``reward="points"`` gives per-round score rewards (see
     ``VecGame``)
@@ -67,7 +68,7 @@ from ono_env._engine import G_CURRENT, G_TERMINATED, G_TRUNCATED
 from ono_env.cards import ACTION_NAMES, NUM_ACTIONS
 from ono_env.checks import check_action, check_choice, check_seed
 from ono_env.game import VecGame
-from ono_env.observation import observation_size
+from ono_env.observation import _check_version, observation_size
 from ono_env.render import describe_action, render_text
 from ono_env.rules import RuleSet, resolve_rules
 
@@ -97,6 +98,7 @@ class raw_env(AECEnv):
         max_decisions: int | None = None,
         skip_forced: bool = False,
         reward: str = "win",
+        observation_version: int = 1,
         **rule_overrides: Any,
     ) -> None:
         super().__init__()
@@ -107,11 +109,12 @@ class raw_env(AECEnv):
             check_choice("render_mode", render_mode, self.metadata["render_modes"])
         self.render_mode = render_mode
         self._game_kwargs: dict[str, Any] = dict(max_decisions=max_decisions,
-                                                 skip_forced=skip_forced, reward=reward)
+                                                 skip_forced=skip_forced, reward=reward,
+                                                 observation_version=observation_version)
         n = self.rules.num_players
         self.possible_agents = [f"player_{k}" for k in range(n)]
         self.agents = self.possible_agents[:]
-        size = observation_size(self.rules)
+        size = observation_size(self.rules, _check_version(observation_version))
         obs_space = spaces.Dict({
             "observation": spaces.Box(-1.0, float(self.rules.deck_size), (size,), np.float32),
             "action_mask": spaces.Box(0, 1, (NUM_ACTIONS,), np.int8),

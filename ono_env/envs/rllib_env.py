@@ -26,7 +26,8 @@ know.)
 
 Both take one ``config`` mapping (what RLlib passes an env creator): ``rules`` (a preset
 name, YAML path, mapping or RuleSet), ``num_players``, ``seed``, ``max_decisions``,
-``reward``; :class:`OnoRLlibVectorEnv` also ``num_envs``, ``opponents`` and ``learner_seat``.
+``reward``, ``observation_version`` (1, the default, or 2); :class:`OnoRLlibVectorEnv` also
+``num_envs``, ``opponents`` and ``learner_seat``.
 An unknown key or a bad value is one ``ValueError`` naming it. ``reset(seed=s)`` fixes every
 later episode (deals, seats, opponents and their choices) from ``s`` alone.
 
@@ -55,15 +56,17 @@ from ono_env.rules import RuleSet, resolve_rules
 
 OBS_KEY = "observations"
 MASK_KEY = "action_mask"
-_COMMON_KEYS = ("rules", "num_players", "seed", "max_decisions", "reward")
+_COMMON_KEYS = ("rules", "num_players", "seed", "max_decisions", "reward", "observation_version")
 VECTOR_KEYS = _COMMON_KEYS + ("num_envs", "opponents", "learner_seat")
 MULTI_AGENT_KEYS = _COMMON_KEYS
 
 
-def observation_space(rules: RuleSet) -> spaces.Dict:
-    """The observation space of one seat: ``{"observations": Box(D), "action_mask": Box(85)}``."""
+def observation_space(rules: RuleSet, version: int = 1) -> spaces.Dict:
+    """The observation space of one seat: ``{"observations": Box(D), "action_mask": Box(85)}``
+    (``D`` of observation ``version``)."""
     return spaces.Dict({
-        OBS_KEY: spaces.Box(-1.0, float(rules.deck_size), (observation_size(rules),), np.float32),
+        OBS_KEY: spaces.Box(-1.0, float(rules.deck_size), (observation_size(rules, version),),
+                            np.float32),
         MASK_KEY: spaces.Box(0.0, 1.0, (NUM_ACTIONS,), np.float32),
     })
 
@@ -101,7 +104,8 @@ class OnoRLlibVectorEnv(gym.vector.VectorEnv):
         self._learner_seat = check_learner_seat(cfg.get("learner_seat", "random"),
                                                 self.rules.num_players)
         self.game = VecGame(self.rules, self.num_envs, seed=seed,
-                            max_decisions=cfg.get("max_decisions"), reward=cfg.get("reward", "win"))
+                            max_decisions=cfg.get("max_decisions"), reward=cfg.get("reward", "win"),
+                            observation_version=cfg.get("observation_version", 1))
         self.opponents = make_opponents(cfg.get("opponents", "random"), self.rules)
         self._driver = OpponentDriver(self.game, self.opponents)
         self._rng = np.random.default_rng(seed)
@@ -110,7 +114,7 @@ class OnoRLlibVectorEnv(gym.vector.VectorEnv):
         self._ready = False
         self.decisions = 0
         """Every decision taken, the learner's and the opponents'."""
-        self.single_observation_space = observation_space(self.rules)
+        self.single_observation_space = observation_space(self.rules, self.game.observation_version)
         self.single_action_space = spaces.Discrete(NUM_ACTIONS)
         self.observation_space = batch_space(self.single_observation_space, self.num_envs)
         self.action_space = batch_space(self.single_action_space, self.num_envs)
@@ -204,11 +208,12 @@ class OnoMultiAgentEnv(MultiAgentEnv):
         self.rules = _rules(cfg)
         seed = check_seed("seed", cfg.get("seed"))
         self.game = VecGame(self.rules, 1, seed=seed, max_decisions=cfg.get("max_decisions"),
-                            reward=cfg.get("reward", "win"))
+                            reward=cfg.get("reward", "win"),
+                            observation_version=cfg.get("observation_version", 1))
         n = self.rules.num_players
         self.possible_agents = [f"player_{k}" for k in range(n)]
         self.agents = list(self.possible_agents)
-        space = observation_space(self.rules)
+        space = observation_space(self.rules, self.game.observation_version)
         self.observation_spaces = {a: space for a in self.possible_agents}
         self.action_spaces = {a: spaces.Discrete(NUM_ACTIONS) for a in self.possible_agents}
         self._pending = np.zeros(n, np.float64)   # rewards not yet handed to their seat

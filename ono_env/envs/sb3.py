@@ -21,6 +21,8 @@ model = MaskablePPO("MlpPolicy", venv, n_steps=128).learn(10_000)  # n_steps per
 - ``opponents``: one agent (name, saved model path, policy object) for every seat, one per
   seat to the learner's left, or a pool ``{agent: weight}`` / ``OpponentPool`` drawn per
   game and seat at every deal (see :mod:`ono_env.envs.opponents`).
+- ``observation_version``: 1 (default) or 2, the layout of one length for every table; the
+  observation space has that length.
 - ``learner_seat``: ``"random"`` (default: a new seat per game and episode, drawn from the
   env's seeded generator) or a seat number; the same name and default as the Gymnasium env.
   ``reset_infos[i]["learner_seat"]`` says which (after ``reset`` and each autoreset). A deal
@@ -49,7 +51,6 @@ from stable_baselines3.common.vec_env.base_vec_env import VecEnv, VecEnvIndices,
 from ono_env.cards import NUM_ACTIONS
 from ono_env.checks import check_seed
 from ono_env.envs.learner_batch import LearnerBatch
-from ono_env.observation import observation_size
 
 
 class OnoVecEnv(VecEnv):
@@ -64,17 +65,19 @@ class OnoVecEnv(VecEnv):
         max_decisions: int | None = None,
         skip_forced: bool = False,
         reward: str = "win",
+        observation_version: int = 1,
         **rule_overrides: Any,
     ) -> None:
         self.batch = LearnerBatch(rules, num_envs, opponents, seed, learner_seat,
                                   max_decisions=max_decisions, skip_forced=skip_forced,
-                                  reward=reward, **rule_overrides)
+                                  reward=reward, observation_version=observation_version,
+                                  **rule_overrides)
         self.rules = self.batch.rules
         self.game = self.batch.game
         self.opponents = self.batch.opponents
         self._actions: np.ndarray | None = None
         self.render_mode = None
-        obs_space = spaces.Box(-1.0, float(self.rules.deck_size), (observation_size(self.rules),),
+        obs_space = spaces.Box(-1.0, float(self.rules.deck_size), (self.game.observation_size,),
                                np.float32)
         super().__init__(self.batch.num_envs, obs_space, spaces.Discrete(NUM_ACTIONS))
         if seed is not None:
