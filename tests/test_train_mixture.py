@@ -112,6 +112,38 @@ def test_a_rules_file_with_another_player_count_is_one_clear_error(tmp_path):
                                    f"tables=[{{rules: {rules}, num_players: 6}}]"]).tables[0].num_players == 6
 
 
+def test_what_auto_leaves_out_is_said_per_table(capsys):
+    pytest.importorskip("torch")
+    from ono_env.train.ppo import plan_tables
+
+    plan_tables(load_config("default", TWO_TABLES))
+    err = capsys.readouterr().err
+    assert "ono-3p: opponents: auto leaves out random" in err
+    assert "basic-2p: opponents" not in err   # random finishes its games under basic
+
+
+def test_each_table_s_stall_warning_counts_its_own_choices(tmp_path, monkeypatch):
+    """The learner's catch and draw shares that a table's stall warning reads come from that
+    table's steps: a catch is legal under ono and never under basic."""
+    pytest.importorskip("torch")
+    from ono_env.train import ppo
+
+    seen = []
+
+    def record(rows, baselines, choices, *args, **kwargs):
+        seen.append(dict(choices))
+        return None
+
+    monkeypatch.setattr(ppo, "stall_warning", record)
+    ppo.train(load_config("default", [
+        "observation_version=2", "tables=[{rules: basic}, {rules: ono}]", "num_envs=16",
+        "ppo.n_steps=8", "ppo.batch_size=64", "ppo.n_epochs=1", "policy.net_arch=[8]",
+        "policy.opponent_encoder=4", "total_steps=300", "eval.every=128", "eval.games=4",
+        "final_eval.games=0", "progress=false", "torch_threads=1", f"run_dir={tmp_path / 'r'}"]))
+    basic, ono = seen[0], seen[1]   # the first evaluation, in the tables' order
+    assert "catch" not in basic and "catch" in ono
+
+
 def test_an_agent_that_cannot_play_a_table_is_named_with_its_table(tmp_path):
     pytest.importorskip("torch")
     from ono_env.train.ppo import train

@@ -226,8 +226,14 @@ def test_a_run_folder_that_holds_another_run_is_refused(tiny_run, tmp_path):
     assert sorted(p.name for p in run_dir.iterdir()) == before
     (tmp_path / "empty").mkdir()
     R.check_run_dir(tmp_path / "empty", None)            # an empty folder is fine
-    R.check_run_dir(run_dir, str(run_dir / "checkpoints" / "step_1024.safetensors"))
+    steps = sorted(R._checkpoint_step(c) for c in (run_dir / "checkpoints").glob("step_*.safetensors")
+                   if R._checkpoint_step(c) is not None)
+    assert len(steps) >= 2
+    R.check_run_dir(run_dir, str(run_dir / "checkpoints" / f"step_{steps[-1]}.safetensors"))
     R.check_run_dir(run_dir, str(run_dir / "model.safetensors"))
+    # a branch from an earlier checkpoint would leave the later ones of the abandoned branch
+    with pytest.raises(ValueError, match=f"is not the newest checkpoint .*step_{steps[-1]}"):
+        R.check_run_dir(run_dir, str(run_dir / "checkpoints" / f"step_{steps[0]}.safetensors"))
     for elsewhere in (tmp_path / "elsewhere.safetensors", run_dir / "tb" / "x" / "m.safetensors"):
         with pytest.raises(ValueError, match="already holds"):
             R.check_run_dir(run_dir, str(elsewhere))

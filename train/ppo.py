@@ -722,13 +722,13 @@ def plan_tables(cfg: TrainConfig) -> list[tuple[str, Any, TrainConfig, dict[str,
         opponents = cfg.opponents if t.opponents is None else t.opponents
         sub = dataclasses.replace(cfg, tables=None, rules=t.rules, num_players=t.num_players,
                                   opponents=opponents)
-        one, plan = resolve_auto(sub, rules)
-        if opponents == "auto":   # the shipped policies that fit the table join the baselines
-            one = dataclasses.replace(one, opponents={**resolved(one.opponents, "opponents"),
-                                                      **fitting_policies(rules)})
         label = table_label(rules)
         while any(o[0] == label for o in out):
             label += "+"
+        one, plan = resolve_auto(sub, rules, label=label)
+        if opponents == "auto":   # the shipped policies that fit the table join the baselines
+            one = dataclasses.replace(one, opponents={**resolved(one.opponents, "opponents"),
+                                                      **fitting_policies(rules)})
         out.append((label, rules, one, plan, at, at + n))
         at += n
     return out
@@ -912,7 +912,9 @@ def train(cfg: TrainConfig) -> dict[str, Any]:
     next_snap = ((steps // sp.snapshot_every) + 1) * sp.snapshot_every if sp.enabled else None
     curve: list[dict[str, Any]] = []
     # the learner's stalling moves since the last evaluation (for the stall warning)
-    chosen = {"catch": 0, "catch legal": 0, "draw": 0, "draw legal": 0}
+    # the learner's stalling choices since the last evaluation, per table (stall warnings)
+    chosen = {tab.label: {"catch": 0, "catch legal": 0, "draw": 0, "draw legal": 0}
+              for tab in tables}
     if cfg.tables is None:
         print(f"training games are cut at {tables[0].max_decisions:,} decisions (no winner: "
               f"{'a loss' if tables[0].cut_is_loss else 'bootstrapped'}); so are the "
@@ -921,9 +923,10 @@ def train(cfg: TrainConfig) -> dict[str, Any]:
     print(("training " + (f"for {cfg.time_limit_minutes:g} min (in-training evaluations included) "
                           f"or {cfg.total_steps:,} steps, whichever comes first"
                           if limit is not None else f"for {cfg.total_steps:,} steps"))
-          + (f"; then the final evaluation: {fe.games:,} games against each of "
-             f"{', '.join(fe.opponents)}" + (" at every table" if len(tables) > 1 else "")
-             if fe.games else "; no final evaluation"),
+          + ((f"; then the final evaluation: {fe.games:,} games against each of "
+              f"{', '.join(fe.opponents)}" if len(tables) == 1 else
+              "; then the final evaluation at every table, against its own opponents "
+              "(tables.json)") if fe.games else "; no final evaluation"),
           file=sys.stderr)
     bar = None
     if cfg.progress:
@@ -971,11 +974,13 @@ def train(cfg: TrainConfig) -> dict[str, Any]:
                 val_buf[t] = value.float()
                 a_np = a.cpu().numpy()
                 m_np = mask_buf[t]
-                chosen["catch legal"] += int(m_np[:, A_CATCH].sum())
-                chosen["catch"] += int((a_np == A_CATCH).sum())
                 playable = m_np[:, A_DRAW] & m_np[:, :A_DRAW].any(axis=1)
-                chosen["draw legal"] += int(playable.sum())
-                chosen["draw"] += int((playable & (a_np == A_DRAW)).sum())
+                for tab in tables:
+                    c, sl = chosen[tab.label], tab.slots
+                    c["catch legal"] += int(m_np[sl, A_CATCH].sum())
+                    c["catch"] += int((a_np[sl] == A_CATCH).sum())
+                    c["draw legal"] += int(playable[sl].sum())
+                    c["draw"] += int((playable[sl] & (a_np[sl] == A_DRAW)).sum())
                 for tab in tables:
                     sl = tab.slots
                     t_games = time.perf_counter()
@@ -1136,11 +1141,10 @@ def train(cfg: TrainConfig) -> dict[str, Any]:
         if (next_eval is not None and steps >= next_eval
                 and (limit is None or time.perf_counter() - t_train < limit)):
             frozen = model.policy_net()
-            choices = {k: chosen[k] / chosen[f"{k} legal"] for k in ("catch", "draw")
-                       if chosen[f"{k} legal"]}
-            choices = {("catch" if k == "catch" else "draw holding a playable card"): v
-                       for k, v in choices.items()}
-            chosen = dict.fromkeys(chosen, 0)
+            choices_of = {label: {("catch" if k == "catch" else "draw holding a playable card"):
+                                  c[k] / c[f"{k} legal"] for k in ("catch", "draw") if c[f"{k} legal"]}
+                          for label, c in chosen.items()}
+            chosen = {label: dict.fromkeys(c, 0) for label, c in chosen.items()}
             lines = []
             for tab in tables:
                 tc = tab.cfg
@@ -1162,11 +1166,12 @@ def train(cfg: TrainConfig) -> dict[str, Any]:
                 curve += curve_rows(steps, rows)
                 line = evaluation_line(steps, (time.perf_counter() - t_train) / 60, rows)
                 lines.append(line if len(tables) == 1 else f"{tab.label}: {line}")
-                warning = stall_warning(rows, tab.plan["baselines"], choices, p.gamma,
+                warning = stall_warning(rows, tab.plan["baselines"], choices_of[tab.label], p.gamma,
                                         "loss" if tab.cut_is_loss else "bootstrap",
                                         list(resolved(tc.opponents, "opponents")), tab.shaping)
                 if warning:
-                    lines.append(warning if len(tables) == 1 else f"{tab.label}: {warning}")
+                    warning = warning if len(tables) == 1 else f"{tab.label}: {warning}"
+                    lines.append(warning)
                     writer.add_text("warnings", warning, steps)
                 tab.last_length = max(r["mean_length"] for r in rows)
             write_curve(run_dir / "eval.csv", curve)

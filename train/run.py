@@ -11,6 +11,7 @@ from __future__ import annotations
 import csv
 import datetime as _dt
 import os
+import re
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -89,11 +90,13 @@ def games_for(decisions: int, mean_length: float, low: int, high: int) -> int:
     return int(min(high, max(low, round(decisions / max(1.0, mean_length)))))
 
 
-def resolve_auto(cfg: TrainConfig, rules: Any, log: Any = None) -> tuple[TrainConfig, dict[str, Any]]:
+def resolve_auto(cfg: TrainConfig, rules: Any, log: Any = None,
+                 label: str = "") -> tuple[TrainConfig, dict[str, Any]]:
     """The config with every ``auto`` of ``opponents``, ``eval`` and ``final_eval`` replaced
     by what it means under ``rules`` (so the run's config.yaml says what ran), and the
     baselines' own games (:func:`baseline_games`) as ``{"baselines": ..., "length": L}``,
-    ``L`` the mean of the finishing baselines' mean game lengths, which sizes the evaluations."""
+    ``L`` the mean of the finishing baselines' mean game lengths, which sizes the evaluations.
+    ``label``: the table of a mixture the printed line is about (its prefix)."""
     import dataclasses
     import sys
 
@@ -102,7 +105,8 @@ def resolve_auto(cfg: TrainConfig, rules: Any, log: Any = None) -> tuple[TrainCo
     length = sum(probe[n]["mean_length"] for n in fin) / len(fin)
     dropped = [n for n in probe if n not in fin]
     if dropped and "auto" in (cfg.opponents, cfg.eval.opponents, cfg.final_eval.opponents):
-        print(f"opponents: auto leaves out {', '.join(dropped)}: under these rules "
+        print(f"{label + ': ' if label else ''}opponents: auto leaves out {', '.join(dropped)}: "
+              f"under these rules "
               + "; ".join(f"its own games last {probe[n]['mean_length']:,.0f} decisions, "
                           f"{100 * probe[n]['cut_share']:.0f}% cut with no winner" for n in dropped),
               file=log or sys.stderr)
@@ -342,6 +346,12 @@ def _names(opponents: Any) -> list[str]:
     return [] if isinstance(opponents, str) else list(opponents)
 
 
+def _checkpoint_step(path: Path) -> int | None:
+    """N of a ``checkpoints/step_<N>.safetensors`` file (None for any other file)."""
+    m = re.fullmatch(r"step_(\d+)\.safetensors", path.name)
+    return int(m.group(1)) if m else None
+
+
 def check_run_dir(run_dir: Path, resume: str | None) -> None:
     """``ValueError`` when ``run_dir`` already holds files, unless the run resumes a model file
     of that folder (its ``model.safetensors`` or one of its ``checkpoints/``: the run carried
@@ -354,6 +364,13 @@ def check_run_dir(run_dir: Path, resume: str | None) -> None:
         return
     if resume is not None and Path(resume).resolve().parent in (run_dir.resolve(),
                                                                 (run_dir / "checkpoints").resolve()):
+        step = _checkpoint_step(Path(resume))
+        later = sorted((s, p.name) for p in (run_dir / "checkpoints").glob("step_*.safetensors")
+                       if (s := _checkpoint_step(p)) is not None and step is not None and s > step)
+        if later:   # a branch from an earlier checkpoint would leave the abandoned one's beside it
+            raise ValueError(f"resume={str(resume)!r} is not the newest checkpoint of run_dir "
+                             f"{str(run_dir)!r} ({later[-1][1]} is newer); allowed: a new run_dir "
+                             f"to carry it on, or the folder's newest checkpoint")
         return
     shown = ", ".join(held[:4]) + (f" and {len(held) - 4} more" if len(held) > 4 else "")
     raise ValueError(f"run_dir {str(run_dir)!r} already holds another run's files ({shown}); "
