@@ -354,9 +354,10 @@ def _checkpoint_step(path: Path) -> int | None:
 
 def check_run_dir(run_dir: Path, resume: str | None) -> None:
     """``ValueError`` when ``run_dir`` already holds files, unless the run resumes a model file
-    of that folder (its ``model.safetensors`` or one of its ``checkpoints/``: the run carried
-    on in its own folder): another run there would overwrite some of the old run's files and
-    leave the others beside its own."""
+    of that folder (its ``model.safetensors`` or its newest ``checkpoints/`` file: the run
+    carried on in its own folder): another run there would overwrite some of the old run's
+    files and leave the others beside its own, and a branch from an earlier checkpoint would
+    leave the abandoned branch's later checkpoints."""
     if run_dir.exists() and not run_dir.is_dir():
         raise ValueError(f"run_dir {str(run_dir)!r} is a file; allowed: a new or empty folder")
     held = sorted(p.name for p in run_dir.iterdir()) if run_dir.is_dir() else []
