@@ -911,10 +911,10 @@ def train(cfg: TrainConfig) -> dict[str, Any]:
     sp = cfg.self_play
     next_snap = ((steps // sp.snapshot_every) + 1) * sp.snapshot_every if sp.enabled else None
     curve: list[dict[str, Any]] = []
-    # the learner's stalling moves since the last evaluation (for the stall warning)
-    # the learner's stalling choices since the last evaluation, per table (stall warnings)
-    chosen = {tab.label: {"catch": 0, "catch legal": 0, "draw": 0, "draw legal": 0}
-              for tab in tables}
+    # the learner's stalling choices since the last evaluation, per table (stall warnings):
+    # catches, catches legal, draws holding a playable card, such draws legal
+    chosen = np.zeros((len(tables), 4), np.int64)
+    starts = np.array([tab.slots.start for tab in tables])   # the tables' slots, in order
     if cfg.tables is None:
         print(f"training games are cut at {tables[0].max_decisions:,} decisions (no winner: "
               f"{'a loss' if tables[0].cut_is_loss else 'bootstrapped'}); so are the "
@@ -975,12 +975,9 @@ def train(cfg: TrainConfig) -> dict[str, Any]:
                 a_np = a.cpu().numpy()
                 m_np = mask_buf[t]
                 playable = m_np[:, A_DRAW] & m_np[:, :A_DRAW].any(axis=1)
-                for tab in tables:
-                    c, sl = chosen[tab.label], tab.slots
-                    c["catch legal"] += int(m_np[sl, A_CATCH].sum())
-                    c["catch"] += int((a_np[sl] == A_CATCH).sum())
-                    c["draw legal"] += int(playable[sl].sum())
-                    c["draw"] += int((playable[sl] & (a_np[sl] == A_DRAW)).sum())
+                chosen += np.add.reduceat(   # (tables, 4): each table's slots summed
+                    np.stack([a_np == A_CATCH, m_np[:, A_CATCH], playable & (a_np == A_DRAW),
+                              playable], axis=1).astype(np.int64), starts, axis=0)
                 for tab in tables:
                     sl = tab.slots
                     t_games = time.perf_counter()
@@ -1141,10 +1138,10 @@ def train(cfg: TrainConfig) -> dict[str, Any]:
         if (next_eval is not None and steps >= next_eval
                 and (limit is None or time.perf_counter() - t_train < limit)):
             frozen = model.policy_net()
-            choices_of = {label: {("catch" if k == "catch" else "draw holding a playable card"):
-                                  c[k] / c[f"{k} legal"] for k in ("catch", "draw") if c[f"{k} legal"]}
-                          for label, c in chosen.items()}
-            chosen = {label: dict.fromkeys(c, 0) for label, c in chosen.items()}
+            choices_of = {tab.label: {what: c[k] / c[k + 1] for what, k in (
+                              ("catch", 0), ("draw holding a playable card", 2)) if c[k + 1]}
+                          for tab, c in zip(tables, chosen.tolist())}
+            chosen[:] = 0
             lines = []
             for tab in tables:
                 tc = tab.cfg
