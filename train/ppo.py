@@ -824,14 +824,15 @@ def train(cfg: TrainConfig) -> dict[str, Any]:
                 ("eval.opponents", list(tab.cfg.eval.opponents)),
                 ("final_eval.opponents", list(tab.cfg.final_eval.opponents)),
                 ("teacher", [] if named.teacher is None else [named.teacher])]
+            made = {}
             for what, names in named_agents:
                 for spec in names:
                     try:
-                        make_agent(spec, tab.rules)
+                        made[what] = make_agent(spec, tab.rules)
                     except ValueError as exc:   # which table, which field
                         raise ValueError(f"tables[{k}] ({tab.label}) {what}: {exc}") from None
             if named.teacher is not None:
-                teacher = make_agent(named.teacher, tab.rules)
+                teacher = made["teacher"]   # made once, above
                 if not isinstance(teacher, LearnedAgent):
                     raise ValueError(f"tables[{k}].teacher={named.teacher!r} is not a learned policy; "
                                      f"a teacher is a shipped policy name or a model file whose "
