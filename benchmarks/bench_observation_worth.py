@@ -63,21 +63,21 @@ def play(model: str, preset: str, deals: int, seed: int):
     return run_arena([model, "greedy"], preset, 2, 2 * deals, seed, mirrored=True, rating=False)
 
 
+def _train_numbered(job: tuple[int, tuple]) -> tuple[int, dict]:
+    k, run = job
+    return k, train_one(*run)
+
+
 def train_all(todo: list[tuple[str, str, list[str]]], args: argparse.Namespace,
               tmp: str) -> list[dict]:
-    """Every run of ``todo``, ``args.jobs`` at a time in spawned processes; the first run that
-    fails stops the others at once (the pool's workers are terminated) and its error is
-    raised, rather than after every other run has ended."""
+    """Every run of ``todo``, ``args.jobs`` at a time in spawned processes, in ``todo``'s
+    order; the first run that fails raises its error as it ends (in the order runs end), and
+    leaving the pool's block terminates the others, rather than after every other run."""
+    jobs = [(k, (preset, extra, args.steps, args.seed, args.threads, f"{tmp}/run-{k}"))
+            for k, (preset, _, extra) in enumerate(todo)]
     with mp.get_context("spawn").Pool(args.jobs) as pool:
-        pending = [pool.apply_async(train_one, (preset, extra, args.steps, args.seed,
-                                                args.threads, f"{tmp}/run-{k}"))
-                   for k, (preset, _, extra) in enumerate(todo)]
-        while not all(r.ready() for r in pending):
-            for r in pending:
-                if r.ready() and not r.successful():
-                    r.get()   # raises the run's error; leaving the block terminates the pool
-            time.sleep(1.0)
-        return [r.get() for r in pending]
+        done = dict(pool.imap_unordered(_train_numbered, jobs))
+    return [done[k] for k in range(len(todo))]
 
 
 def main() -> None:
