@@ -605,3 +605,21 @@ def test_training_only_heads_train_resume_and_their_model_plays(tmp_path, hand_p
     res = run_arena([agent] + ["greedy"] * (n - 1), rules={"preset": "uno2018", "num_players": n},
                     num_games=8, seed=1)
     assert res.agent_rows()[0]["games"] >= 8
+
+
+def test_a_refused_resume_fails_before_the_tables_are_probed(tmp_path, capsys):
+    """A checkpoint the config cannot resume (here ``ppo-any``, whose value has a network of its
+    own, into one shared trunk) is refused before the tables are planned: nothing of the
+    baselines' probe games at each table is printed, and nothing is written."""
+    pytest.importorskip("torch")
+    from ono_env.train.ppo import train
+
+    run_dir = tmp_path / "run"
+    with pytest.raises(ValueError, match="value has a network of its own"):
+        train(load_config("default", TWO_TABLES + [
+            "policy={net_arch: [256, 256], activation: tanh, shared: true, opponent_encoder: 32}",
+            "resume=agents/models/ppo-any.safetensors", "total_steps=2000000000",
+            "progress=false", f"run_dir={run_dir}"]))
+    err = capsys.readouterr().err
+    assert "leaves out" not in err and "table " not in err, err
+    assert not run_dir.exists()

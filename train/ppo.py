@@ -607,11 +607,12 @@ def save_checkpoint(model: ActorCritic, opt: torch.optim.Adam, path: Path, rules
 
 
 def load_checkpoint(model: ActorCritic, opt: torch.optim.Adam, path: str | Path,
-                    rules: Any, grow: bool = False, drop_value: bool = False) -> int:
+                    rules: Any, grow: bool = False, drop_value: bool = False,
+                    quiet: bool = False) -> int:
     """Load a checkpoint written by :func:`save_checkpoint` into ``model`` and ``opt``;
     returns its step count. ``ValueError`` naming the file for anything else. ``grow``: a
     narrower network is grown (:meth:`ActorCritic.load_policy_net`), and then Adam starts
-    afresh (its state has the old shapes)."""
+    afresh (its state has the old shapes), which is printed unless ``quiet``."""
     from safetensors import SafetensorError
     from safetensors.numpy import load_file
 
@@ -626,7 +627,7 @@ def load_checkpoint(model: ActorCritic, opt: torch.optim.Adam, path: str | Path,
                          f"observation_version={meta['observation_version']}")
     check_compatible(meta, rules, repr(str(path)))
     grown = model.load_policy_net(net, grow, drop_value)
-    if grown:
+    if grown and not quiet:
         print(f"resume: the checkpoint's network ({'x'.join(map(str, net.hidden_sizes))}) grown to "
               f"{'x'.join(str(m.out_features) for m in model.pi_body if isinstance(m, nn.Linear))}: "
               f"it plays as the checkpoint at the start; Adam starts afresh", file=sys.stderr)
@@ -780,8 +781,12 @@ def train(cfg: TrainConfig) -> dict[str, Any]:
     gen.manual_seed(cfg.seed)
 
     version = cfg.observation_version
-    specs = plan_tables(cfg)
-    first_rules = specs[0][1]
+    # each table's rules, cheap to resolve: the checkpoint is checked against them before the
+    # tables are planned (which plays the baselines' probe games at every table)
+    from ono_env.rules import resolve_rules
+    all_rules = ([rules_of(cfg)] if cfg.tables is None else
+                 [resolve_rules(t.rules, num_players=t.num_players) for t in cfg.tables])
+    first_rules = all_rules[0]
     enc = cfg.policy.opponent_encoder
     width = (32 if version == 2 else 0) if enc == "auto" else int(enc)
     p = cfg.ppo
@@ -791,25 +796,37 @@ def train(cfg: TrainConfig) -> dict[str, Any]:
         view = observation_view(scale[None, :], first_rules, 2).opponents
         for field in cfg.observation_hide:
             getattr(view, field)[...] = HIDDEN_SCALE
-    model = ActorCritic(scale, list(cfg.policy.net_arch),
-                        cfg.policy.activation, cfg.policy.shared, width,
-                        cfg.policy.privileged_critic, cfg.policy.hand_prediction > 0).to(device)
-    # fused: one kernel for every parameter's step (torch >= 2.4, CPU and CUDA); the same
-    # Adam, 3-7% less time per minibatch in the update of a mixture
-    opt = torch.optim.Adam(model.parameters(), lr=p.learning_rate, eps=1e-5, fused=True)
-    start_steps = 0
-    if cfg.resume:
-        start_steps = load_checkpoint(model, opt, cfg.resume, first_rules, cfg.resume_grow,
-                                      cfg.resume_drop_value)
-        if len(specs) > 1:   # the checkpoint must play every table of the mixture
-            from ono_env.agents.learned import check_compatible, read_metadata
-            meta = read_metadata(cfg.resume)
-            for _, rules_k, *_ in specs[1:]:
-                check_compatible(meta, rules_k, repr(str(cfg.resume)))
-        if start_steps >= cfg.total_steps:
-            raise ValueError(f"resume: the checkpoint has {start_steps:,} steps; total_steps="
-                             f"{cfg.total_steps:,} leaves nothing to train")
 
+    def build(quiet: bool = False) -> tuple[ActorCritic, torch.optim.Adam, int]:
+        """The run's network and Adam, from the checkpoint when resuming (refused with the
+        reason when the config cannot resume it); and the step count to start from."""
+        model = ActorCritic(scale, list(cfg.policy.net_arch),
+                            cfg.policy.activation, cfg.policy.shared, width,
+                            cfg.policy.privileged_critic, cfg.policy.hand_prediction > 0).to(device)
+        # fused: one kernel for every parameter's step (torch >= 2.4, CPU and CUDA); the same
+        # Adam, 3-7% less time per minibatch in the update of a mixture
+        opt = torch.optim.Adam(model.parameters(), lr=p.learning_rate, eps=1e-5, fused=True)
+        start = 0
+        if cfg.resume:
+            start = load_checkpoint(model, opt, cfg.resume, first_rules, cfg.resume_grow,
+                                    cfg.resume_drop_value, quiet)
+            if len(all_rules) > 1:   # the checkpoint must play every table of the mixture
+                from ono_env.agents.learned import check_compatible, read_metadata
+                meta = read_metadata(cfg.resume)
+                for rules_k in all_rules[1:]:
+                    check_compatible(meta, rules_k, repr(str(cfg.resume)))
+            if start >= cfg.total_steps:
+                raise ValueError(f"resume: the checkpoint has {start:,} steps; total_steps="
+                                 f"{cfg.total_steps:,} leaves nothing to train")
+        return model, opt, start
+
+    if cfg.resume:   # a checkpoint the config cannot resume is refused before the probe games;
+        # this network is thrown away, and its draws leave the seed's stream as it was, so the
+        # run's network is built after the tables are planned, from the same draws as ever
+        with torch.random.fork_rng(devices=[]):
+            build(quiet=True)
+    specs = plan_tables(cfg)
+    model, opt, start_steps = build()
     tables = [_Table(*spec) for spec in specs]
     if cfg.tables is None:
         cfg = tables[0].cfg   # the run's config says what ran (every auto resolved)
