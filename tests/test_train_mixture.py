@@ -607,6 +607,72 @@ def test_training_only_heads_train_resume_and_their_model_plays(tmp_path, hand_p
     assert res.agent_rows()[0]["games"] >= 8
 
 
+def test_normalise_by_table_scales_each_table_apart():
+    """``ppo.advantage_norm: table``: each table's columns of a rollout's advantages to mean 0
+    and standard deviation 1, whatever their scale before; a table of one value is left as it
+    is (no standard deviation)."""
+    torch = pytest.importorskip("torch")
+    from ono_env.train.ppo import normalise_by_table
+
+    gen = torch.Generator().manual_seed(0)
+    adv = torch.cat([torch.randn(8, 5, generator=gen) * 0.1 + 3.0,
+                     torch.randn(8, 3, generator=gen) * 4.0 - 1.0], dim=1)
+    raw = adv.clone()
+    normalise_by_table(adv, [slice(0, 5), slice(5, 8)])
+    for sl in (slice(0, 5), slice(5, 8)):
+        assert abs(float(adv[:, sl].mean())) < 1e-5
+        assert abs(float(adv[:, sl].std()) - 1.0) < 1e-4
+        # the order within a table is kept: the same values, shifted and scaled
+        assert torch.equal(adv[:, sl].flatten().argsort(), raw[:, sl].flatten().argsort())
+    one = torch.tensor([[2.5]])
+    normalise_by_table(one, [slice(0, 1)])
+    assert float(one) == 2.5
+
+
+def test_advantage_norm_table_changes_the_update_and_the_model_plays(tmp_path):
+    """The same tiny two-table run (same seed, same games to start) trains other weights with
+    ``ppo.advantage_norm: table`` than with the default, and its model plays; TensorBoard logs
+    each table's advantages' spread."""
+    pytest.importorskip("torch")
+    from safetensors.numpy import load_file
+
+    from ono_env.agents import make_agent
+    from ono_env.arena import run_arena
+    from ono_env.train.ppo import train
+
+    def run(norm: str):
+        return train(load_config("default", TWO_TABLES + [
+            "num_envs=32", "ppo.n_steps=8", "ppo.batch_size=128", "ppo.n_epochs=1",
+            "policy.net_arch=[16]", "policy.opponent_encoder=4", "eval.every=0",
+            "final_eval.games=0", "progress=false", "torch_threads=1", "total_steps=512",
+            "seed=3", f"ppo.advantage_norm={norm}", f"run_dir={tmp_path / norm}"]))["model"]
+
+    plain, by_table = load_file(str(run("minibatch"))), load_file(str(run("table")))
+    assert plain.keys() == by_table.keys()
+    assert any(not np.array_equal(plain[k], by_table[k]) for k in plain)
+    # TensorBoard has each table's advantages' spread before normalising, with either setting
+    from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+    for norm in ("minibatch", "table"):
+        ea = EventAccumulator(str(tmp_path / norm / "tb"))
+        ea.Reload()
+        spreads = {t: ea.Scalars(t)[-1].value for t in ea.Tags()["scalars"]
+                   if t.startswith("advantage_std/")}
+        assert set(spreads) == {"advantage_std/ono-3p", "advantage_std/basic-2p"}
+        assert all(v > 0 for v in spreads.values())
+    rules = {"preset": "ono", "num_players": 3}
+    agent = make_agent(str(tmp_path / "table" / "model.safetensors"), rules)
+    res = run_arena([agent, "greedy", "greedy"], rules=rules, num_games=3, seed=1)
+    assert res.agent_rows()[0]["games"] >= 3   # it played (the arena checks each action)
+
+
+def test_advantage_norm_is_read_by_algo_ppo_only():
+    with pytest.raises(ValueError, match=r"ppo\.advantage_norm=.table. is read only by algo: ppo"):
+        load_config("default", ["algo=maskable_ppo", "policy.shared=false",
+                                "ppo.advantage_norm=table"])
+    with pytest.raises(ValueError, match="advantage_norm"):
+        load_config("default", ["ppo.advantage_norm=tables"])
+
+
 def test_a_refused_resume_fails_before_the_tables_are_probed(tmp_path, capsys):
     """A checkpoint the config cannot resume (here ``ppo-any``, whose value has a network of its
     own, into one shared trunk) is refused before the tables are planned: nothing of the

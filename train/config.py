@@ -123,6 +123,8 @@ class PPO:
     """Potential-based shaping by the learner's own hand size: each step adds c * (cards before - cards after), and the end of a game c * its cards, so a game's shaping sums to c * the cards dealt (a constant: the best policy is unchanged) while every card played or drawn counts at once (auto: 0.1 for algo ppo in a single round, 0 in a match, where every round deals a new hand, and for the other trainers; 0: none)."""
     truncation: Literal["auto", "loss", "bootstrap"] = "auto"
     """A game cut at max_decisions (no winner): loss (it ends there, with a losing seat's reward: stalling to the cut never pays) | bootstrap (from the value of its last observation, as SB3 and RLlib do) | auto (loss for algo ppo, bootstrap for the others)."""
+    advantage_norm: Literal["minibatch", "table"] = "minibatch"
+    """How the advantages are normalised (algo ppo): minibatch (each minibatch's to mean 0 and standard deviation 1, as SB3 does) | table (first each table's advantages of a rollout apart, then each minibatch's as before: in a mixture, a table whose advantages are small, as at many players, then pulls as hard as one whose advantages are large, as multi-task PopArt does for its value targets; with one table the same as minibatch but for the rollout-wide step)."""
 
 
 @dataclass(config=_CONFIG)
@@ -232,6 +234,9 @@ class TrainConfig:
         if self.algo != "ppo" and self.ppo.hand_shaping not in ("auto", 0, 0.0):
             raise ValueError(f"ppo.hand_shaping={self.ppo.hand_shaping!r} is read only by algo: "
                              f"ppo (allowed with algo {self.algo}: auto or 0)")
+        if self.algo != "ppo" and self.ppo.advantage_norm != "minibatch":
+            raise ValueError(f"ppo.advantage_norm={self.ppo.advantage_norm!r} is read only by "
+                             f"algo: ppo (allowed with algo {self.algo}: minibatch)")
         if self.algo != "ppo" and self.ppo.truncation == "loss":
             raise ValueError(f"ppo.truncation='loss' is read only by algo: ppo; algo {self.algo} "
                              f"bootstraps a cut game (allowed here: auto or bootstrap)")

@@ -23,7 +23,8 @@ What it does
     The policy is a masked categorical: illegal logits are set to -1e9 before the softmax, so
     an illegal action has probability 0 (sampled by Gumbel-max from an explicit
     ``torch.Generator``, never chosen). The update is SB3's PPO loss term for term (clipped
-    ratio, advantages normalised per minibatch, MSE value loss weighted ``vf_coef``, entropy
+    ratio, advantages normalised per minibatch (``ppo.advantage_norm: table``: first per table
+    of a mixture), MSE value loss weighted ``vf_coef``, entropy
     bonus ``ent_coef``, global gradient clipping, Adam (fused) with eps 1e-5, a learning rate
     decaying linearly to ``learning_rate_end`` over ``total_steps`` or
     ``time_limit_minutes``), so the two trainers learn alike per step. An episode cut at
@@ -84,7 +85,7 @@ import json
 import math
 import sys
 import time
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, NamedTuple, cast
 
@@ -535,6 +536,18 @@ def masked_entropy(logp_all: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
     ``-(exp(logp) * logp).sum(1).mean()``, where ``exp(MASKED)`` is 0 too."""
     p = logp_all.masked_fill(~mask, 0.0).exp().masked_fill(~mask, 0.0)
     return -(p * logp_all).sum(dim=1).mean()
+
+
+def normalise_by_table(adv: torch.Tensor, slots: Sequence[slice]) -> None:
+    """``ppo.advantage_norm: table``: each table's advantages of a rollout (``adv`` is
+    ``(n_steps, game slots)``; ``slots``, each table's columns) in place to mean 0 and standard
+    deviation 1, so that in a mixture a table whose advantages are small (many players, where
+    one decision moves the win little) pulls as hard as one whose advantages are large. The
+    minibatches are normalised again as ever."""
+    for sl in slots:
+        a = adv[:, sl]
+        if a.numel() > 1:
+            adv[:, sl] = (a - a.mean()) / (a.std() + 1e-8)
 
 
 def sample(logits: torch.Tensor, gen: torch.Generator) -> torch.Tensor:
@@ -1042,6 +1055,11 @@ def train(cfg: TrainConfig) -> dict[str, Any]:
             last = delta + p.gamma * p.gae_lambda * live * last
             adv[t] = last
         ret = adv + val_buf
+        # in a mixture, each table's advantages' spread before any normalising (TensorBoard)
+        adv_std = ({tab.label: float(adv[:, tab.slots].std()) for tab in tables}
+                   if len(tables) > 1 else {})
+        if p.advantage_norm == "table":   # the returns keep the raw advantages
+            normalise_by_table(adv, [tab.slots for tab in tables])
 
         # ---- PPO update ---------------------------------------------------------------------------
         model.train()
@@ -1137,6 +1155,8 @@ def train(cfg: TrainConfig) -> dict[str, Any]:
         writer.add_scalar("train/learning_rate", lr, steps)
         writer.add_scalar("time/steps_per_second", (steps - start_steps) / elapsed, steps)
         writer.add_scalar("time/rollout_share", seconds["rollout"] / elapsed, steps)
+        for label, spread in adv_std.items():
+            writer.add_scalar(f"advantage_std/{label}", spread, steps)
         if finished_returns:
             rets = np.asarray(finished_returns)
             writer.add_scalar("rollout/episode_return", float(rets.mean()), steps)
