@@ -20,6 +20,9 @@ def test_wilson_interval_matches_known_values():
     assert wilson_interval(0, 10)[0] == 0.0
     assert wilson_interval(10, 10)[1] == pytest.approx(1.0)
     assert wilson_interval(10, 10)[0] == pytest.approx(0.7225, abs=1e-4)
+    for n in (7, 100, 2_000):   # the ends exactly, not a rounding error above 0 or under 1
+        assert wilson_interval(0, n)[0] == 0.0 and wilson_interval(n, n)[1] == 1.0
+        assert 0.0 < wilson_interval(0, n)[1] < 1.0 and 0.0 < wilson_interval(n, n)[0] < 1.0
 
 
 def test_every_seating_plays_the_same_number_of_games():

@@ -19,7 +19,10 @@ def wilson_interval(wins: float, n: float, z: float = Z95) -> tuple[float, float
     den = 1.0 + z * z / n
     centre = (p + z * z / (2 * n)) / den
     half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / den
-    return (max(0.0, centre - half), min(1.0, centre + half))
+    # no wins (all wins): the end is exactly 0 (1); the subtraction leaves a rounding error
+    low = 0.0 if wins <= 0 else max(0.0, centre - half)
+    high = 1.0 if wins >= n else min(1.0, centre + half)
+    return (low, high)
 
 
 def mean_interval(x: np.ndarray) -> tuple[float, float, float]:
