@@ -387,3 +387,25 @@ def test_the_cli_trains_with_algo_ppo_and_refuses_a_bad_resume(tmp_path, capsys)
     assert train_main(["default", *TINY, f"resume={bad}", f"run_dir={tmp_path / 'x'}"]) == 2
     err = capsys.readouterr().err
     assert "bad.safetensors" in err and "Traceback" not in err
+
+
+@pytest.mark.parametrize("override, message", [
+    ("opponents.0=1", r"^opponents: unknown agent '0'"),
+    ("eval.opponents=[greedy, nobody]", r"^eval.opponents: unknown agent 'nobody'"),
+    ("final_eval.opponents=[ppo-classic-2p]", r"^final_eval.opponents: .*'classic' rules"),
+])
+def test_an_agent_a_single_table_run_cannot_make_fails_before_anything_is_written(
+        tmp_path, capsys, override, message):
+    """As a mixture's tables, a single-table run makes every agent it names (opponents, the
+    evaluations' opponents) before its run folder is written: one error naming the field."""
+    run_dir = tmp_path / "run"
+    with pytest.raises(ValueError, match=message):
+        train(load_config("default", [override, "progress=false", f"run_dir={run_dir}"]))
+    assert not run_dir.exists()
+    capsys.readouterr()
+    # the console script: the same error, one line, no traceback
+    assert train_main(["default", override, "progress=false", f"run_dir={run_dir}"]) == 2
+    err = capsys.readouterr().err
+    assert "Traceback" not in err
+    assert re.search(r"ono-train: error: (eval\.|final_eval\.)?opponents: ", err), err
+    assert not run_dir.exists()

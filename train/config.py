@@ -124,7 +124,7 @@ class PPO:
     truncation: Literal["auto", "loss", "bootstrap"] = "auto"
     """A game cut at max_decisions (no winner): loss (it ends there, with a losing seat's reward: stalling to the cut never pays) | bootstrap (from the value of its last observation, as SB3 and RLlib do) | auto (loss for algo ppo, bootstrap for the others)."""
     advantage_norm: Literal["minibatch", "table"] = "minibatch"
-    """How the advantages are normalised (algo ppo): minibatch (each minibatch's to mean 0 and standard deviation 1, as SB3 does) | table (first each table's advantages of a rollout apart, then each minibatch's as before: in a mixture, a table whose advantages are small, as at many players, then pulls as hard as one whose advantages are large, as multi-task PopArt does for its value targets; with one table the same as minibatch but for the rollout-wide step)."""
+    """How the advantages are normalised (algo ppo): minibatch (each minibatch's to mean 0 and standard deviation 1, as SB3 does) | table (first each table's advantages of a rollout apart, then each minibatch's as before: in a mixture, a table whose advantages are small (in the generalist's, a points reward at 2 players or a win reward at 10) then pulls as hard as one whose advantages are large (a points reward at 10 players), as multi-task PopArt does for its value targets; with one table the same as minibatch but for the rollout-wide step)."""
 
 
 @dataclass(config=_CONFIG)

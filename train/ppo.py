@@ -541,9 +541,9 @@ def masked_entropy(logp_all: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
 def normalise_by_table(adv: torch.Tensor, slots: Sequence[slice]) -> None:
     """``ppo.advantage_norm: table``: each table's advantages of a rollout (``adv`` is
     ``(n_steps, game slots)``; ``slots``, each table's columns) in place to mean 0 and standard
-    deviation 1, so that in a mixture a table whose advantages are small (many players, where
-    one decision moves the win little) pulls as hard as one whose advantages are large. The
-    minibatches are normalised again as ever."""
+    deviation 1, so that in a mixture a table whose advantages are small pulls as hard as one
+    whose advantages are large (TensorBoard's ``advantage_std/<table>`` shows them before).
+    The minibatches are normalised again as ever."""
     for sl in slots:
         a = adv[:, sl]
         if a.numel() > 1:
@@ -846,29 +846,33 @@ def train(cfg: TrainConfig) -> dict[str, Any]:
     else:
         cfg = dataclasses.replace(cfg, policy=dataclasses.replace(cfg.policy, opponent_encoder=width))
     p = cfg.ppo
-    if cfg.tables is not None:   # every agent a table names, made once before anything is written
-        from ono_env.agents import make_agent
-        for k, (tab, named) in enumerate(zip(tables, cfg.tables)):
-            named_agents: list[tuple[str, list[str]]] = [
-                ("opponents", list(resolved(tab.cfg.opponents, "opponents"))),
-                ("eval.opponents", list(tab.cfg.eval.opponents)),
-                ("final_eval.opponents", list(tab.cfg.final_eval.opponents)),
-                ("teacher", [] if named.teacher is None else [named.teacher])]
-            made = {}
-            for what, names in named_agents:
-                for spec in names:
-                    try:
-                        made[what] = make_agent(spec, tab.rules)
-                    except ValueError as exc:   # which table, which field
-                        raise ValueError(f"tables[{k}] ({tab.label}) {what}: {exc}") from None
-            if named.teacher is not None:
-                teacher = made["teacher"]   # made once, above
-                if not isinstance(teacher, LearnedAgent):
-                    raise ValueError(f"tables[{k}].teacher={named.teacher!r} is not a learned policy; "
-                                     f"a teacher is a shipped policy name or a model file whose "
-                                     f"action probabilities the learner can follow")
-                tab.teacher, tab.teacher_coef = teacher, float(named.teacher_coef)
-                tab.teacher_name = str(named.teacher)
+    # every agent a table names, made once before anything is written (a single-table run's
+    # too: its opponents and evaluation opponents)
+    from ono_env.agents import make_agent
+    named_tables = [None] if cfg.tables is None else list(cfg.tables)
+    for k, (tab, named) in enumerate(zip(tables, named_tables)):
+        teacher_spec = None if named is None else named.teacher
+        named_agents: list[tuple[str, list[str]]] = [
+            ("opponents", list(resolved(tab.cfg.opponents, "opponents"))),
+            ("eval.opponents", list(tab.cfg.eval.opponents)),
+            ("final_eval.opponents", list(tab.cfg.final_eval.opponents)),
+            ("teacher", [] if teacher_spec is None else [teacher_spec])]
+        named_at = "" if named is None else f"tables[{k}] ({tab.label}) "
+        made = {}
+        for what, names in named_agents:
+            for spec in names:
+                try:
+                    made[what] = make_agent(spec, tab.rules)
+                except ValueError as exc:   # which table, which field
+                    raise ValueError(f"{named_at}{what}: {exc}") from None
+        if named is not None and named.teacher is not None:
+            teacher = made["teacher"]   # made once, above
+            if not isinstance(teacher, LearnedAgent):
+                raise ValueError(f"tables[{k}].teacher={named.teacher!r} is not a learned policy; "
+                                 f"a teacher is a shipped policy name or a model file whose "
+                                 f"action probabilities the learner can follow")
+            tab.teacher, tab.teacher_coef = teacher, float(named.teacher_coef)
+            tab.teacher_name = str(named.teacher)
     run_rules, run_dir, threads, why = start_run(cfg, threads=thread_choice)
     if cfg.tables is None:
         tables[0].rules = run_rules
