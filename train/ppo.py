@@ -865,14 +865,14 @@ def train(cfg: TrainConfig) -> dict[str, Any]:
                     made[what] = make_agent(spec, tab.rules)
                 except ValueError as exc:   # which table, which field
                     raise ValueError(f"{named_at}{what}: {exc}") from None
-        if named is not None and named.teacher is not None:
+        if named is not None and teacher_spec is not None:
             teacher = made["teacher"]   # made once, above
             if not isinstance(teacher, LearnedAgent):
-                raise ValueError(f"tables[{k}].teacher={named.teacher!r} is not a learned policy; "
+                raise ValueError(f"tables[{k}].teacher={teacher_spec!r} is not a learned policy; "
                                  f"a teacher is a shipped policy name or a model file whose "
                                  f"action probabilities the learner can follow")
             tab.teacher, tab.teacher_coef = teacher, float(named.teacher_coef)
-            tab.teacher_name = str(named.teacher)
+            tab.teacher_name = str(teacher_spec)
     run_rules, run_dir, threads, why = start_run(cfg, threads=thread_choice)
     if cfg.tables is None:
         tables[0].rules = run_rules
