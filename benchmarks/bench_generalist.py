@@ -72,6 +72,19 @@ def part_two(model: str, deals: int, seed: int) -> list[dict]:
     return rows
 
 
+def parse_tables(text: str, best: dict[str, str], script: str) -> list[tuple[str, int]]:
+    """``<preset>-<players>`` names, comma-separated, as ``(preset, players)``; a preset of
+    ``best`` and 2-10 players, or the script exits with one line naming the table."""
+    tables = []
+    for name in text.split(","):
+        preset, _, n = name.rpartition("-")
+        if preset not in best or not n.isdigit() or not 2 <= int(n) <= 10:
+            sys.exit(f"{script}: table {name!r}; allowed: <preset>-<players> with a preset "
+                     f"of {', '.join(best)} and 2-10 players")
+        tables.append((preset, int(n)))
+    return tables
+
+
 def best_baselines(rows: list[dict]) -> dict[str, str]:
     """Per preset, the baseline the generalist scored lowest against at 2 players."""
     out: dict[str, str] = {}

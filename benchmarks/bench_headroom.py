@@ -48,7 +48,7 @@ from pathlib import Path
 
 import numpy as np
 import yaml
-from bench_generalist import _games, _line, _row, best_baselines
+from bench_generalist import _games, _line, _row, best_baselines, parse_tables
 
 from ono_env.agents import make_agent
 from ono_env.arena import run_arena
@@ -79,13 +79,7 @@ def main() -> None:
     ap.add_argument("--out", type=Path, required=True)
     args = ap.parse_args()
     best = best_baselines(json.loads(args.best_from.read_text())["rows"])
-    tables = []
-    for name in args.tables.split(","):
-        preset, _, n = name.rpartition("-")
-        if preset not in best or not n.isdigit() or not 2 <= int(n) <= 10:
-            sys.exit(f"bench_headroom: table {name!r}; allowed: <preset>-<players> with a preset "
-                     f"of {', '.join(best)} and 2-10 players")
-        tables.append((preset, int(n)))
+    tables = parse_tables(args.tables, best, "bench_headroom")
     overrides = {}
     for item in args.set:
         field, eq, value = item.partition("=")

@@ -263,6 +263,59 @@ def observation_size(rules: RuleSet, version: int = DEFAULT_OBS_VERSION) -> int:
     return observation_layout(rules)[-1].stop
 
 
+# The fields whose entries are per colour: a card type (the 56 card ids) or a colour (their
+# first NUM_COLORS entries, R Y G B). Every other entry is the same under any colour names.
+_BY_CARD = ("hand", "top_card", "drawn_card", "discard_pile", "known_cards")
+_BY_COLOR = ("color", "lacks", "last_play", "previous_play", "named_color")
+
+
+def color_permutation(perm: Any, rules: RuleSet,
+                      version: int = DEFAULT_OBS_VERSION) -> tuple[np.ndarray, np.ndarray]:
+    """The four colours renamed: colour ``k`` (0-3, R Y G B) becomes ``perm[k]``. No rule
+    tells the colours apart, so the renamed position is the same position under other
+    names; the two index arrays say where each entry goes:
+
+    - ``obs_index``: ``obs[..., obs_index]`` is the observation of the renamed position;
+    - ``action_index``: action ``a`` of the position is action ``action_index[a]`` of the
+      renamed one, so ``logits[..., action_index]`` of the renamed observation are the
+      logits of the original's actions (the legal mask likewise).
+
+    For data augmentation and for playing a policy averaged over the 24 namings (a policy
+    is not colour-blind by construction; how far ``ppo-any`` is, is measured in
+    docs/results/color-symmetry). ``ValueError`` when ``perm`` is not a permutation of
+    0-3. Checked against the engine by a test that plays a position and its renamed copy
+    side by side."""
+    from ono_env import cards as C
+
+    p = np.asarray(perm) if not isinstance(perm, (str, bytes)) else np.asarray([])
+    if (p.shape != (NUM_COLORS,) or p.dtype.kind not in "iu"
+            or sorted(p.tolist()) != list(range(NUM_COLORS))):
+        raise ValueError(f"color permutation {perm!r}; allowed: the numbers 0-3 in any order "
+                         f"(colour k, of R Y G B, becomes perm[k])")
+    inv = np.argsort(p)                       # new colour -> old colour
+    cards = np.arange(NUM_CARD_TYPES)         # new card id -> old card id
+    colored = NUM_COLORS * NUM_RANKS
+    cards[:colored] = (inv[:, None] * NUM_RANKS + np.arange(NUM_RANKS)).reshape(-1)
+    size = observation_size(rules, version)
+    obs_index = np.arange(size)
+
+    def fields(start: int, table: tuple[tuple[str, int, str], ...]) -> None:
+        for name, at in _offsets_of(table).items():
+            if name in _BY_CARD:
+                obs_index[start + at:start + at + NUM_CARD_TYPES] = start + at + cards
+            elif name in _BY_COLOR:
+                obs_index[start + at:start + at + NUM_COLORS] = start + at + inv
+    fields(0, V2_BLOCKS if _check_version(version) == 2 else BLOCKS)
+    if version == 2:
+        for k in range(MAX_OPPONENTS):
+            fields(OBS2_OPPONENTS + k * OPPONENT_SIZE, OPPONENT_FIELDS)
+    action_index = np.arange(C.NUM_ACTIONS)
+    action_index[:colored] = (p[:, None] * NUM_RANKS + np.arange(NUM_RANKS)).reshape(-1)
+    for first in (C.A_PLAY_W, C.A_PLAY_WD4, C.A_PLAY_WC_COLOR, C.A_COLOR):
+        action_index[first:first + NUM_COLORS] = first + p
+    return obs_index, action_index
+
+
 class ObservationView(NamedTuple):
     """Named views into a batch of observations ``(B, D)``: each field is a view (writing
     through it writes the batch). Shapes for N players."""

@@ -402,3 +402,32 @@ def test_headroom_plays_each_table_against_each_opponent_under_changed_rules(tmp
             main()
         assert message in str(exc.value)
         assert not (tmp_path / "g").exists()
+
+
+def test_color_symmetry_measures_agreement_and_the_averaged_agent(tmp_path, monkeypatch):
+    """benchmarks/bench_color_symmetry.py: the plain agent's share is ppo-any's own on the
+    same deals, the agreement a share in [0, 1], and the averaged agent's difference is the
+    per-deal mean; a bad table is one error before anything is played."""
+    import runpy
+    from pathlib import Path
+
+    bench = Path(__file__).resolve().parents[1] / "benchmarks"
+    monkeypatch.syspath_prepend(str(bench))
+    main = runpy.run_path(str(bench / "bench_color_symmetry.py"))["main"]
+    best = bench.parent / "docs" / "results" / "generalist" / "results.json"
+    args = ["bench_color_symmetry.py", "--tables", "ono-3", "--deals", "4",
+            "--best-from", str(best), "--out", str(tmp_path / "c")]
+    monkeypatch.setattr(sys, "argv", args)
+    main()
+    (row,) = json.loads((tmp_path / "c" / "results.json").read_text())["rows"]
+    plain = run_arena(["ppo-any", row["opponent"], row["opponent"]], "ono", 3, 4 * 6, 2026,
+                      mirrored=True, rating=False).per_deal(0)[1]
+    assert np.isclose(row["plain"], plain.mean())
+    assert 0.0 <= row["all_agree"] <= row["agreement"] <= 1.0 and row["decisions"] > 0
+    assert np.isclose(row["difference"][0], row["averaged"] - row["plain"])
+    assert "| ono | 3 | color |" in (tmp_path / "c" / "results.md").read_text()
+    monkeypatch.setattr(sys, "argv", args[:2] + ["ono-1"] + args[3:-1] + [str(tmp_path / "d")])
+    with pytest.raises(SystemExit) as exc:
+        main()
+    assert "table 'ono-1'; allowed: <preset>-<players>" in str(exc.value)
+    assert not (tmp_path / "d").exists()

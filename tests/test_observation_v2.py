@@ -337,3 +337,71 @@ def test_plays_are_the_history_and_use_up_known_cards():
         known_before = [v.opponents.known_cards[i].copy() for i in range(64)]
         _random_steps(g, rng, 1, check)
     assert seen["plays"] > 1000 and seen["known_used"] > 5
+
+
+# ---- colour renaming ----------------------------------------------------------------------
+def _renamed(d: dict, perm) -> dict:
+    """A position with colour k (R Y G B) renamed perm[k]: every card and the colour."""
+    from ono_env.cards import COLORS
+
+    def card(name):
+        if name is None or name[0] == "W":
+            return name
+        return COLORS[perm[COLORS.index(name[0])]] + name[1:]
+    out = dict(d)
+    out["hands"] = [[card(c) for c in hand] for hand in d["hands"]]
+    out["stock"] = [card(c) for c in d["stock"]]
+    out["discard"] = [card(c) for c in d["discard"]]
+    out["drawn_card"] = card(d["drawn_card"])
+    out["color"] = None if d["color"] is None else COLORS[perm[COLORS.index(d["color"])]]
+    return out
+
+
+@pytest.mark.parametrize("preset,players", [("basic", 2), ("ono", 3), ("ono", 6),
+                                            ("uno2018", 4), ("stacking", 3), ("classic", 2),
+                                            ("wikipedia", 10)])
+def test_color_permutation_matches_the_engine_on_a_renamed_position(preset, players):
+    """A position and its copy with the colours renamed, played side by side with the same
+    moves (renamed): every seat's observation of the copy, in both versions, is the
+    original's through obs_index, the legal masks through action_index, and the states stay
+    each other's renaming (the history and public-knowledge fields fill as they play), up to
+    a new round or a Wild Shuffle Hands, whose deals depend on the cards' ids."""
+    from ono_env.observation import color_permutation
+
+    rng = np.random.default_rng(players)
+    checked = 0
+    for seed in range(3):
+        perm = [int(x) for x in rng.permutation(4)]
+        start = VecGame(preset, 1, seed=seed, num_players=players)
+        start.reset()
+        d = start.to_dict(0)
+        a, b = VecGame.from_dict(d), VecGame.from_dict(_renamed(d, perm))
+        idx = {v: color_permutation(perm, a.rules, v) for v in (1, 2)}
+        for _ in range(300):
+            if a.finished[0] or a.to_dict(0)["round"] != d["round"]:
+                break   # a new round deals a fresh deck, which is not renamed
+            da, db = a.to_dict(0), b.to_dict(0)
+            want = _renamed(da, perm)
+            assert [sorted(h) for h in db["hands"]] == [sorted(h) for h in want["hands"]]
+            assert {k: v for k, v in db.items() if k != "hands"} == \
+                {k: v for k, v in want.items() if k != "hands"}
+            for v, (oi, ai) in idx.items():
+                for seat in range(players):
+                    np.testing.assert_array_equal(b.observe(seat, version=v),
+                                                  a.observe(seat, version=v)[:, oi])
+                np.testing.assert_array_equal(b.legal_mask()[:, ai], a.legal_mask())
+            act = int(rng.choice(np.flatnonzero(a.legal_mask()[0])))
+            if act == C.A_PLAY_WS:
+                break   # a Wild Shuffle Hands deals the hands' cards out in card-id order
+            a.step(np.array([act]))
+            b.step(np.array([idx[2][1][act]]))
+            checked += 1
+    assert checked > 100
+
+
+@pytest.mark.parametrize("perm", [[0, 1, 2], [0, 1, 2, 2], [0, 1, 2, 4], "0123", [0.0, 1, 2, 3]])
+def test_color_permutation_refuses_what_is_not_a_permutation(perm):
+    from ono_env.observation import color_permutation
+
+    with pytest.raises(ValueError, match="allowed: the numbers 0-3 in any order"):
+        color_permutation(perm, resolve_rules("basic"), 2)
