@@ -689,3 +689,72 @@ def test_a_refused_resume_fails_before_the_tables_are_probed(tmp_path, capsys):
     err = capsys.readouterr().err
     assert "leaves out" not in err and "table " not in err, err
     assert not run_dir.exists()
+
+
+def test_color_consistency_is_zero_for_a_colour_blind_network_and_its_order_holds():
+    """``ppo.color_consistency``'s terms: 0 when the renamed rows' outputs are the rows' own
+    (read back through the naming), positive when they differ; the renamed prepared rollout
+    comes back from ``run_prepared`` in the rows' order, with its logits those of the
+    renamed observations."""
+    torch = pytest.importorskip("torch")
+    from ono_env import VecGame
+    from ono_env.observation import color_permutation, observation_scale
+    from ono_env.train.ppo import ActorCritic, color_consistency, masked_logits, renamed_prepared
+
+    game = VecGame("ono", 64, seed=2, num_players=4, observation_version=2)
+    game.play_random(40, seed=1)
+    obs = torch.as_tensor(game.observe(game.current_player))
+    legal = torch.as_tensor(np.array(game.legal_mask()))
+    torch.manual_seed(0)
+    model = ActorCritic(observation_scale(game.rules, 2), [32], "tanh", True, opponent_encoder=8)
+    obs_at, act_at = (torch.as_tensor(x) for x in color_permutation([2, 0, 3, 1], game.rules, 2))
+    prep = model.prepare(obs, torch.float32)
+    idx = torch.randperm(64, generator=torch.Generator().manual_seed(1))[:48]
+    logits, value, order = model.run_prepared(prep, idx)
+    logits_c, value_c, order_c = model.run_prepared(renamed_prepared(prep, obs_at), idx)
+    assert torch.equal(order, order_c)
+    want_c, want_v = model(obs.index_select(1, obs_at).index_select(0, order))[:2]
+    torch.testing.assert_close(logits_c, want_c, rtol=1e-5, atol=1e-5)
+    torch.testing.assert_close(value_c, want_v, rtol=1e-5, atol=1e-5)
+    mask = legal.index_select(0, order)
+    logp_all = torch.log_softmax(masked_logits(logits, mask), dim=1)
+    kl, v = color_consistency(logp_all, value, logits_c, value_c, act_at, mask)
+    assert float(kl.detach()) > 0 and float(v.detach()) > 0   # an untrained net tells colours apart
+    same = logits.index_select(1, torch.argsort(act_at))      # what a colour-blind net would give
+    kl0, v0 = color_consistency(logp_all, value, same, value, act_at, mask)
+    assert abs(float(kl0.detach())) < 1e-6 and float(v0.detach()) == 0.0
+
+
+@pytest.mark.parametrize("extra", [TWO_TABLES + ["policy.opponent_encoder=4"], []])
+def test_color_consistency_changes_the_update_and_logs(tmp_path, extra):
+    """A tiny run (a two-table mixture with an opponent encoder; the default single table on
+    version 1) trains other weights with ``ppo.color_consistency`` than without, and logs the
+    two terms."""
+    pytest.importorskip("torch")
+    from safetensors.numpy import load_file
+    from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+
+    from ono_env.train.ppo import train
+
+    def run(c: float):
+        return train(load_config("default", extra + [
+            "num_envs=32", "ppo.n_steps=8", "ppo.batch_size=128", "ppo.n_epochs=2",
+            "policy.net_arch=[16]", "eval.every=0", "final_eval.games=0", "progress=false",
+            "torch_threads=1", "total_steps=512", "seed=3", f"ppo.color_consistency={c}",
+            f"run_dir={tmp_path / str(c)}"]))["model"]
+
+    plain, cc = load_file(str(run(0.0))), load_file(str(run(0.5)))
+    assert any(not np.array_equal(plain[k], cc[k]) for k in plain)
+    ea = EventAccumulator(str(tmp_path / "0.5" / "tb"))
+    ea.Reload()
+    assert {"train/color_kl", "train/color_value_sq"} <= set(ea.Tags()["scalars"])
+    assert ea.Scalars("train/color_kl")[-1].value > 0
+
+
+def test_color_consistency_is_read_by_algo_ppo_only():
+    with pytest.raises(ValueError, match=r"ppo\.color_consistency=0\.1 is read only by algo: ppo"):
+        load_config("default", ["algo=maskable_ppo", "policy.shared=false",
+                                "ppo.color_consistency=0.1"])
+    for bad in ("-1", "nan", "'0.1'", "101"):
+        with pytest.raises(ValueError, match="color_consistency"):
+            load_config("default", [f"ppo.color_consistency={bad}"])

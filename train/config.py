@@ -125,6 +125,8 @@ class PPO:
     """A game cut at max_decisions (no winner): loss (it ends there, with a losing seat's reward: stalling to the cut never pays) | bootstrap (from the value of its last observation, as SB3 and RLlib do) | auto (loss for algo ppo, bootstrap for the others)."""
     advantage_norm: Literal["minibatch", "table"] = "minibatch"
     """How the advantages are normalised (algo ppo): minibatch (each minibatch's to mean 0 and standard deviation 1, as SB3 does) | table (first each table's advantages of a rollout apart, then each minibatch's as before: in a mixture, a table whose advantages are small (in the generalist's, a points reward at 2 players or a win reward at 10) then pulls as hard as one whose advantages are large (a points reward at 10 players), as multi-task PopArt does for its value targets; with one table the same as minibatch but for the rollout-wide step)."""
+    color_consistency: Annotated[float, Field(strict=True, ge=0.0, le=100.0, allow_inf_nan=False)] = 0.0
+    """Weight of a colour-consistency term (algo ppo; 0: none). No rule tells the colours apart, so in each epoch the update also reads every row with the colours renamed (one naming of the 24 drawn per epoch, ono_env.observation.color_permutation) and adds this weight times the KL divergence from the policy on the row as it is to the policy on the renamed row, read back in the row's actions, plus the squared difference of the two values, the row as it is held fixed (DrAC's regularisation, Raileanu et al. 2021). It costs a second forward and backward pass per minibatch."""
 
 
 @dataclass(config=_CONFIG)
@@ -234,6 +236,9 @@ class TrainConfig:
         if self.algo != "ppo" and self.ppo.hand_shaping not in ("auto", 0, 0.0):
             raise ValueError(f"ppo.hand_shaping={self.ppo.hand_shaping!r} is read only by algo: "
                              f"ppo (allowed with algo {self.algo}: auto or 0)")
+        if self.algo != "ppo" and self.ppo.color_consistency:
+            raise ValueError(f"ppo.color_consistency={self.ppo.color_consistency!r} is read only "
+                             f"by algo: ppo (allowed with algo {self.algo}: 0)")
         if self.algo != "ppo" and self.ppo.advantage_norm != "minibatch":
             raise ValueError(f"ppo.advantage_norm={self.ppo.advantage_norm!r} is read only by "
                              f"algo: ppo (allowed with algo {self.algo}: minibatch)")

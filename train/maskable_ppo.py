@@ -144,6 +144,7 @@ def train(cfg: TrainConfig) -> dict[str, Any]:
     ppo.pop("truncation")   # SB3 bootstraps a cut game (TimeLimit.truncated)
     ppo.pop("hand_shaping")   # algo ppo only
     ppo.pop("advantage_norm")   # algo ppo only (SB3 normalises each minibatch)
+    ppo.pop("color_consistency")   # algo ppo only
     limit = cfg.time_limit_minutes
     deadline = None if limit is None else time.perf_counter() + 60.0 * limit
     lr = lr0 if lr1 is None else learning_rate_schedule(lr0, lr1, None if limit is None else 60.0 * limit)

@@ -54,6 +54,12 @@ What it does
     to the learner's policy on those rows, averaged over the minibatch (distillation, as
     kickstarting does it); TensorBoard's ``train/teacher_kl`` is its mean over the taught
     rows.
+    ``ppo.color_consistency`` (a weight) adds DrAC's regularisation under the colours'
+    renaming: each epoch draws one of the 24 namings (:func:`~ono_env.observation.color_permutation`),
+    every minibatch is read again renamed, and the loss adds the weight times the KL divergence
+    from the policy on the rows (held fixed) to the policy on the renamed rows, read back in
+    the rows' actions, plus the squared difference of their values (``train/color_kl``,
+    ``train/color_value_sq``).
 
     ``policy.shared: true`` feeds both heads from one trunk (``net_arch``); false keeps two
     networks, as SB3 does. ``precision: auto`` runs the matrix products under bf16 autocast
@@ -81,6 +87,7 @@ run's generator state.
 from __future__ import annotations
 
 import dataclasses
+import itertools
 import json
 import math
 import sys
@@ -103,6 +110,7 @@ from ono_env.observation import (
     OBS_V2_SIZE,
     OPPONENT_SIZE,
     OPP_PRESENT,
+    color_permutation,
 )
 from ono_env.train.config import TrainConfig, resolved
 from ono_env.train.run import (
@@ -550,6 +558,30 @@ def normalise_by_table(adv: torch.Tensor, slots: Sequence[slice]) -> None:
             adv[:, sl] = (a - a.mean()) / (a.std() + 1e-8)
 
 
+def renamed_prepared(prep: Prepared, obs_index: torch.Tensor) -> Prepared:
+    """A :meth:`ActorCritic.prepare`-d rollout with the colours renamed (``obs_index`` of
+    :func:`~ono_env.observation.color_permutation`, version 2): the own part's and every
+    opponent block's entries moved alike (the scale is the same under any naming)."""
+    block = obs_index[OBS2_OPPONENTS:OBS2_OPPONENTS + OPPONENT_SIZE] - OBS2_OPPONENTS
+    return prep._replace(own=prep.own.index_select(1, obs_index[:OBS2_OPPONENTS]),
+                         blocks=prep.blocks.index_select(1, block))
+
+
+def color_consistency(logp_all: torch.Tensor, value: torch.Tensor, logits_c: torch.Tensor,
+                      value_c: torch.Tensor, action_index: torch.Tensor,
+                      legal: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """``ppo.color_consistency``'s two terms for a minibatch: the mean KL divergence from the
+    policy on the rows (``logp_all``, held fixed) to the policy on the renamed rows
+    (``logits_c``, read back in the rows' actions through ``action_index``), and the mean
+    squared difference of the renamed rows' values ``value_c`` from the rows' (held
+    fixed)."""
+    logp_c = torch.log_softmax(masked_logits(logits_c.index_select(1, action_index), legal), dim=1)
+    mine = logp_all.detach()
+    p = mine.masked_fill(~legal, 0.0).exp().masked_fill(~legal, 0.0)
+    kl = (p * (mine - logp_c).masked_fill(~legal, 0.0)).sum(dim=1).mean()
+    return kl, ((value_c.float() - value.detach().float()) ** 2).mean()
+
+
 def sample(logits: torch.Tensor, gen: torch.Generator) -> torch.Tensor:
     """One action per row of masked logits by Gumbel-max (a draw from the softmax)."""
     u = torch.rand(logits.shape, generator=gen, device=logits.device).clamp_(1e-12, 1.0 - 1e-7)
@@ -928,6 +960,11 @@ def train(cfg: TrainConfig) -> dict[str, Any]:
     for tab, _ in teachers:
         teach_coef[tab.slots] = tab.teacher_coef
     autocast = torch.autocast(device.type, dtype=torch.bfloat16, enabled=bf16)
+    # ppo.color_consistency: the 24 colour namings' index arrays (every table's observation
+    # has the same layout: version 2, or one table's version 1)
+    namings = [tuple(torch.as_tensor(x, device=device) for x in color_permutation(
+                   order, tables[0].rules, cfg.observation_version))
+               for order in itertools.permutations(range(4))] if p.color_consistency else []
 
     for tab in tables:
         obs_buf[T, tab.slots] = tab.batch.reset()
@@ -1088,11 +1125,18 @@ def train(cfg: TrainConfig) -> dict[str, Any]:
             stats["hand_prediction_loss"] = 0.0
         if teachers:
             stats["teacher_kl"] = 0.0
+        if namings:
+            stats["color_kl"] = stats["color_value_sq"] = 0.0
         n_mb = 0
         for _ in range(p.n_epochs):
             perm = torch.randperm(T * N, generator=gen, device=device)
+            if namings:   # this epoch's colour naming, the rows read under it
+                obs_at, act_at = namings[int(torch.randint(len(namings), (1,), generator=gen,
+                                                           device=device))]
+                renamed_obs = b_obs.index_select(1, obs_at) if prep is None else None
+                renamed_prep = None if prep is None else renamed_prepared(prep, obs_at)
             for k in range(0, T * N, p.batch_size):
-                idx = perm[k:k + p.batch_size]
+                idx = mb = perm[k:k + p.batch_size]
                 with autocast:   # index_select: the CPU's fast gather (see minibatch)
                     if prep is None:   # no encoder: no privileged critic, no hand prediction
                         logits, value, *pvalue = model(b_obs.index_select(0, idx))
@@ -1127,6 +1171,17 @@ def train(cfg: TrainConfig) -> dict[str, Any]:
                            - b_hands.index_select(0, idx).reshape(len(idx), MAX_OPPONENTS, NUM_CARD_TYPES))
                     hp_loss = (err.square() * at_table).sum() / at_table.sum().clamp_min(1)
                     loss = loss + cfg.policy.hand_prediction * hp_loss
+                if namings:   # the renamed rows' policy and value pulled to the rows' own
+                    with autocast:
+                        if renamed_prep is None:
+                            assert renamed_obs is not None
+                            logits_c, value_c = model(renamed_obs.index_select(0, idx))[:2]
+                        else:   # the same rows in the same order (the same seat counts)
+                            logits_c, value_c, order = model.run_prepared(renamed_prep, mb)
+                            assert torch.equal(order, idx)
+                    cc_kl, cc_v = color_consistency(logp_all, value, logits_c, value_c, act_at,
+                                                    legal)
+                    loss = loss + p.color_consistency * (cc_kl + cc_v)
                 if teachers:   # KL(teacher || learner) on the taught tables' rows
                     pt = b_teach.index_select(0, idx)
                     kl = torch.where(pt > 0, pt * (pt.clamp_min(1e-30).log() - logp_all),
@@ -1149,6 +1204,9 @@ def train(cfg: TrainConfig) -> dict[str, Any]:
                     stats["clip_fraction"] += float(((ratio - 1).abs() > p.clip_range).float().mean())
                     if teachers:   # the mean over the taught rows
                         stats["teacher_kl"] += float((kl * (coef > 0)).mean()) / taught
+                    if namings:
+                        stats["color_kl"] += float(cc_kl)
+                        stats["color_value_sq"] += float(cc_v)
                 n_mb += 1
         seconds["update"] += time.perf_counter() - t_upd
 
