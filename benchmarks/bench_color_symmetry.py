@@ -24,9 +24,14 @@ from __future__ import annotations
 import argparse
 import itertools
 import json
+import os
 import sys
 import time
 from pathlib import Path
+
+# one thread a process: a second BLAS thread per process halves the speed of two
+# processes side by side on two cores
+os.environ.setdefault("OMP_NUM_THREADS", "1")
 
 import numpy as np
 from bench_generalist import _games, best_baselines, parse_tables

@@ -34,8 +34,9 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
+from ono_env import cards as C
 from ono_env.cards import NUM_CARD_TYPES, NUM_COLORS, NUM_RANKS, NUM_WILD_TYPES
-from ono_env.rules import RuleSet, resolve_rules
+from ono_env.rules import CHOICES, RuleSet, resolve_rules
 
 OBS_VERSION = 2
 """The newest observation layout (what ``observation_version=2`` selects)."""
@@ -189,8 +190,6 @@ OPP_DREW = _OPP["drew"]
 def rules_features(rules: RuleSet) -> np.ndarray:
     """``(NUM_RULE_FEATURES,) float32``: the rules block of a version-2 observation under
     ``rules`` (the compiled encoder writes the same row; the tests check it)."""
-    from ono_env.rules import CHOICES
-
     vals: dict[str, float] = {
         "wild_draw_four_restricted": rules.wild_draw_four_restricted,
         "challenge": rules.challenge, "stacking": rules.stacking,
@@ -285,8 +284,6 @@ def color_permutation(perm: Any, rules: RuleSet,
     docs/results/color-symmetry). ``ValueError`` when ``perm`` is not a permutation of
     0-3. Checked against the engine by a test that plays a position and its renamed copy
     side by side."""
-    from ono_env import cards as C
-
     p = np.asarray(perm) if not isinstance(perm, (str, bytes)) else np.asarray([])
     if (p.shape != (NUM_COLORS,) or p.dtype.kind not in "iu"
             or sorted(p.tolist()) != list(range(NUM_COLORS))):
