@@ -51,7 +51,7 @@ def test_the_suite_covers_every_preset_at_2_and_4_players_with_a_published_ladde
 
 
 def test_unknown_versions_and_tables_are_refused():
-    with pytest.raises(ValueError, match="unknown suite version 99; there are: 1, 2, 3, 4, 5, 6, 7, 8, 9"):
+    with pytest.raises(ValueError, match="unknown suite version 99; there are: 1, 2, 3, 4, 5, 6, 7, 8, 9, 10"):
         S.load_suite(99)
     with pytest.raises(ValueError, match="no table 'basic-3p'; its tables: basic-2p, basic-4p"):
         S.select_tables(S.load_suite(1), ["basic-3p"])
@@ -197,7 +197,7 @@ def test_module_class_loading_and_its_refusals(in_data):
     (["genius"], "unknown agent 'genius'"),
     (["nosuchmodule:Agent"], "cannot import module"),
     (["planted:NoAct", "--tables", "basic-2p"], "does not implement the agent protocol"),
-    (["greedy", "--suite", "10"], "unknown suite version 10; there are: 1, 2, 3, 4, 5, 6, 7, 8, 9"),
+    (["greedy", "--suite", "11"], "unknown suite version 11; there are: 1, 2, 3, 4, 5, 6, 7, 8, 9, 10"),
     (["greedy", "--tables", "basic-5p"], "no table 'basic-5p'"),
     (["ppo-basic-2p"], "the tables it can play: basic-2p"),
     (["greedy", "--deals", "0"], "out of range"),
