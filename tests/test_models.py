@@ -638,7 +638,7 @@ def test_the_generalist_model_file():
     assert arch["value_hidden_sizes"] == [256, 256]
     assert meta["training_steps"] > 845_000_000 and len(meta["config"]["tables"]) == 30
     assert meta["config"]["policy"]["shared"] is False   # since run 9: a value trunk of its own
-    assert meta["config"]["ppo"]["color_consistency"] == 1.0   # run 26: trained colour-blind
+    assert meta["config"]["ppo"]["color_consistency"] == 1.0   # run 26: the colour-consistency term
     for preset, n in (("ono", 4), ("stacking", 6), ("basic", 10)):
         rules = RuleSet.preset(preset, num_players=n)
         assert np.array_equal(net.scale, observation_scale(rules, 2))
