@@ -23,21 +23,18 @@ from __future__ import annotations
 
 import argparse
 import itertools
-import json
 import os
 import sys
 import time
-from pathlib import Path
 
 # one thread a process: a second BLAS thread per process halves the speed of two
 # processes side by side on two cores
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 
 import numpy as np
-from bench_generalist import _games, best_baselines, parse_tables
+from bench_generalist import _games, add_probe_arguments, probe_setup, write_probe_results
 
 from ono_env.agents.learned import LearnedAgent, load_agent
-from ono_env.agents.registry import shipped_models
 from ono_env.arena import run_arena
 from ono_env.arena.stats import mean_interval
 from ono_env.observation import color_permutation
@@ -81,17 +78,9 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--tables", default="basic-2,ono-2,basic-6,ono-6",
                     help="<preset>-<players>, comma-separated")
-    ap.add_argument("--deals", type=int, default=10_000, help="deals per table")
-    ap.add_argument("--seed", type=int, default=2026)
-    ap.add_argument("--model", default="ppo-any", help="a registered name or a model file")
-    ap.add_argument("--best-from", type=Path, default=Path("docs/results/generalist/results.json"))
-    ap.add_argument("--out", type=Path, required=True)
+    add_probe_arguments(ap)
     args = ap.parse_args()
-    best = best_baselines(json.loads(args.best_from.read_text())["rows"])
-    tables = parse_tables(args.tables, best, "bench_color_symmetry")
-    if args.deals < 2:
-        sys.exit(f"bench_color_symmetry: --deals {args.deals}; allowed: 2 or more")
-    path = shipped_models().get(args.model, Path(args.model))
+    best, tables, path = probe_setup(args, "bench_color_symmetry")
     rows = []
     for preset, n in tables:
         rules = resolve_rules(preset, num_players=n)
@@ -123,30 +112,23 @@ def main() -> None:
         print(f"{preset}-{n}: agreement {100 * row['agreement']:.1f}%, plain "
               f"{100 * row['plain']:.2f}%, averaged {100 * row['averaged']:.2f}%, difference "
               f"{100 * diff[0]:+.2f} [{100 * diff[1]:+.2f}, {100 * diff[2]:+.2f}]", file=sys.stderr)
-    args.out.mkdir(parents=True, exist_ok=True)
-    command = "python benchmarks/bench_color_symmetry.py " + " ".join(sys.argv[1:])
-    (args.out / "results.json").write_text(json.dumps(
-        {"command": command, "model": args.model, "rows": rows}, indent=1) + "\n")
-    lines = ["# Colour symmetry of the generalist", "", f"`{command}`", "",
-             f"`{args.model}` in one seat, the preset's best baseline in every other; mirrored "
-             "deals (every seating of each deal), 95% interval over deals. Agreement: the mean "
-             "share of the 23 other colour namings that give the plain move; all agree: the "
-             "decisions where all 23 do. Averaged: the mean of the 24 namings' logits.", "",
-             "| preset | players | against | decisions | agreement | all agree | plain share "
+    table = ["| preset | players | against | decisions | agreement | all agree | plain share "
              "| averaged share | averaged minus plain [95%] | deals | seconds (plain with agreement, averaged) |",
              "|---|---|---|---|---|---|---|---|---|---|---|"]
     for r in rows:
         d = r["difference"]
-        lines.append(
+        table.append(
             f"| {r['preset']} | {r['players']} | {r['opponent']} | {r['decisions']:,} | "
             f"{100 * r['agreement']:.1f}% | {100 * r['all_agree']:.1f}% | "
             f"{100 * r['plain']:.2f}% ({r['plain'] / r['fair']:.3f}x) | "
             f"{100 * r['averaged']:.2f}% ({r['averaged'] / r['fair']:.3f}x) | "
             f"{100 * d[0]:+.2f} [{100 * d[1]:+.2f}, {100 * d[2]:+.2f}] | {r['deals']:,} | "
             f"{r['seconds']['plain']:.0f}, {r['seconds']['averaged']:.0f} |")
-    (args.out / "results.md").write_text("\n".join(lines) + "\n")
-    print("\n".join(lines))
-
+    write_probe_results(args.out, "bench_color_symmetry.py", args.model, rows,
+                        "Colour symmetry of the generalist",
+                        "Agreement: the mean share of the 23 other colour namings that give the "
+                        "plain move; all agree: the decisions where all 23 do. Averaged: the mean "
+                        "of the 24 namings' logits.", table)
 
 if __name__ == "__main__":
     main()

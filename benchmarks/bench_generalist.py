@@ -158,6 +158,44 @@ def model_file(model: str) -> dict:
             "training_steps": int(read_metadata(path)["training_steps"])}
 
 
+def add_probe_arguments(ap: argparse.ArgumentParser) -> None:
+    """The options that ``bench_color_symmetry.py`` and ``bench_probes.py`` share (after
+    their ``--tables``)."""
+    ap.add_argument("--deals", type=int, default=10_000, help="deals per table")
+    ap.add_argument("--seed", type=int, default=2026)
+    ap.add_argument("--model", default="ppo-any", help="a registered name or a model file")
+    ap.add_argument("--best-from", type=Path, default=Path("docs/results/generalist/results.json"))
+    ap.add_argument("--out", type=Path, required=True)
+
+
+def probe_setup(args: argparse.Namespace, script: str
+                ) -> tuple[dict[str, str], list[tuple[str, int]], Path]:
+    """The preset's best baselines, the tables of ``--tables`` and the model's path, or one
+    error (``script`` names the script) naming a bad table or ``--deals``."""
+    best = best_baselines(json.loads(args.best_from.read_text())["rows"])
+    tables = parse_tables(args.tables, best, script)
+    if args.deals < 2:
+        sys.exit(f"{script}: --deals {args.deals}; allowed: 2 or more")
+    return best, tables, shipped_models().get(args.model, Path(args.model))
+
+
+def write_probe_results(out: Path, script: str, model: str, rows: list[dict], title: str,
+                        about: str, table: list[str]) -> None:
+    """The pages of the scripts that play a changed model against the model itself
+    (``bench_color_symmetry.py``, ``bench_probes.py``): ``results.json`` (the command,
+    ``model`` and ``rows``) and ``results.md`` (``title``, the command, ``about`` and the
+    ``table``'s lines) in ``out``, the page printed too."""
+    out.mkdir(parents=True, exist_ok=True)
+    command = f"python benchmarks/{script} " + " ".join(sys.argv[1:])
+    (out / "results.json").write_text(json.dumps(
+        {"command": command, "model": model, "rows": rows}, indent=1) + "\n")
+    lines = [f"# {title}", "", f"`{command}`", "",
+             f"`{model}` in one seat, the preset's best baseline in every other; mirrored deals "
+             f"(every seating of each deal), 95% interval over deals. {about}", "", *table]
+    (out / "results.md").write_text("\n".join(lines) + "\n")
+    print("\n".join(lines))
+
+
 def write_md(out: Path, rows: list[dict], model: str, commands: dict[str, str],
              info: dict) -> None:
     """results.md: ``commands`` maps each part to the arguments of the call that measured it."""

@@ -431,3 +431,43 @@ def test_color_symmetry_measures_agreement_and_the_averaged_agent(tmp_path, monk
         main()
     assert "table 'ono-1'; allowed: <preset>-<players>" in str(exc.value)
     assert not (tmp_path / "d").exists()
+
+
+def test_probes_change_the_model_one_way_on_the_same_deals(tmp_path, monkeypatch):
+    """benchmarks/bench_probes.py: the model's share is ppo-any's own on the same deals, an
+    ensemble of the model with its own file plays exactly as the model, a hidden group of
+    fields and a taken-away decision are reported as the per-deal mean difference; a probe
+    that is not one, or a version-1 model, is one error before anything is played."""
+    import runpy
+    from pathlib import Path
+
+    from ono_env.agents.registry import shipped_models
+
+    bench = Path(__file__).resolve().parents[1] / "benchmarks"
+    monkeypatch.syspath_prepend(str(bench))
+    main = runpy.run_path(str(bench / "bench_probes.py"))["main"]
+    best = bench.parent / "docs" / "results" / "generalist" / "results.json"
+    own = shipped_models()["ppo-any"]
+    args = ["bench_probes.py", "--tables", "ono-3", "--deals", "6", "--probes",
+            f"hide-public,no-voluntary-draw,ensemble:{own}", "--best-from", str(best),
+            "--out", str(tmp_path / "p")]
+    monkeypatch.setattr(sys, "argv", args)
+    main()
+    rows = json.loads((tmp_path / "p" / "results.json").read_text())["rows"]
+    assert [r["probe"] for r in rows] == ["hide-public", "no-voluntary-draw", f"ensemble:{own}"]
+    plain = run_arena(["ppo-any", "color", "color"], "ono", 3, 6 * 6, 2026, mirrored=True,
+                      rating=False).per_deal(0)[1]
+    for r in rows:
+        assert np.isclose(r["plain"], plain.mean())
+        assert np.isclose(r["difference"][0], r["probed"] - r["plain"])
+    assert rows[2]["probed"] == rows[2]["plain"] and rows[2]["difference"][1:] == [0.0, 0.0]
+    assert "| ono | 3 | color | hide-public |" in (tmp_path / "p" / "results.md").read_text()
+    for bad, message in ((["--probes", "hide-hands"], "--probes 'hide-hands'; allowed: "),
+                         (["--model", "ppo-basic-2p", "--tables", "basic-2"],
+                          "at basic-2: observation version 1")):
+        monkeypatch.setattr(sys, "argv", args[:5] + bad + ["--best-from", str(best), "--out",
+                                                           str(tmp_path / "q")])
+        with pytest.raises(SystemExit) as exc:
+            main()
+        assert message in str(exc.value)
+        assert not (tmp_path / "q").exists()
