@@ -130,5 +130,6 @@ def main() -> None:
                         "plain move; all agree: the decisions where all 23 do. Averaged: the mean "
                         "of the 24 namings' logits.", table)
 
+
 if __name__ == "__main__":
     main()

@@ -1,6 +1,6 @@
 """Probes of a trained model at the generalist's tables: what its play leans on.
 
-    python benchmarks/bench_probes.py --tables ono-6,ono-2 --out docs/results/generalist/probes
+    python benchmarks/bench_probes.py --tables ono-6,basic-6 --out docs/results/generalist/probes/six
     python benchmarks/bench_probes.py --tables ono-3 --deals 100 --probes hide-history --out /tmp/p
 
 Each probe is the model (``--model``, ``ppo-any`` by default) changed in one way, in one seat
@@ -154,6 +154,7 @@ def main() -> None:
     write_probe_results(args.out, "bench_probes.py", args.model, rows, "Probes of the generalist",
                         "Each probe changes the model in one way (the script's docstring says "
                         "how) and plays the same deals.", table)
+
 
 if __name__ == "__main__":
     main()
