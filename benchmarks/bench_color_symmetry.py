@@ -32,7 +32,14 @@ import time
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 
 import numpy as np
-from bench_generalist import _games, add_probe_arguments, probe_setup, write_probe_results
+from bench_generalist import (
+    _games,
+    add_probe_arguments,
+    difference_cell,
+    probe_setup,
+    share_cell,
+    write_probe_results,
+)
 
 from ono_env.agents.learned import LearnedAgent, load_agent
 from ono_env.arena import run_arena
@@ -111,18 +118,16 @@ def main() -> None:
         rows.append(row)
         print(f"{preset}-{n}: agreement {100 * row['agreement']:.1f}%, plain "
               f"{100 * row['plain']:.2f}%, averaged {100 * row['averaged']:.2f}%, difference "
-              f"{100 * diff[0]:+.2f} [{100 * diff[1]:+.2f}, {100 * diff[2]:+.2f}]", file=sys.stderr)
+              f"{difference_cell(diff)}", file=sys.stderr)
     table = ["| preset | players | against | decisions | agreement | all agree | plain share "
              "| averaged share | averaged minus plain [95%] | deals | seconds (plain with agreement, averaged) |",
              "|---|---|---|---|---|---|---|---|---|---|---|"]
     for r in rows:
-        d = r["difference"]
         table.append(
             f"| {r['preset']} | {r['players']} | {r['opponent']} | {r['decisions']:,} | "
             f"{100 * r['agreement']:.1f}% | {100 * r['all_agree']:.1f}% | "
-            f"{100 * r['plain']:.2f}% ({r['plain'] / r['fair']:.3f}x) | "
-            f"{100 * r['averaged']:.2f}% ({r['averaged'] / r['fair']:.3f}x) | "
-            f"{100 * d[0]:+.2f} [{100 * d[1]:+.2f}, {100 * d[2]:+.2f}] | {r['deals']:,} | "
+            f"{share_cell(r['plain'], r['fair'])} | {share_cell(r['averaged'], r['fair'])} | "
+            f"{difference_cell(r['difference'])} | {r['deals']:,} | "
             f"{r['seconds']['plain']:.0f}, {r['seconds']['averaged']:.0f} |")
     write_probe_results(args.out, "bench_color_symmetry.py", args.model, rows,
                         "Colour symmetry of the generalist",

@@ -179,6 +179,16 @@ def probe_setup(args: argparse.Namespace, script: str
     return best, tables, shipped_models().get(args.model, Path(args.model))
 
 
+def share_cell(share: float, fair: float) -> str:
+    """A share in a probe page's table: ``19.04% (1.143x)`` (the multiple of the fair share)."""
+    return f"{100 * share:.2f}% ({share / fair:.3f}x)"
+
+
+def difference_cell(d: list[float]) -> str:
+    """A per-deal difference ``[mean, low, high]`` in points: ``+0.30 [-0.01, +0.61]``."""
+    return f"{100 * d[0]:+.2f} [{100 * d[1]:+.2f}, {100 * d[2]:+.2f}]"
+
+
 def write_probe_results(out: Path, script: str, model: str, rows: list[dict], title: str,
                         about: str, table: list[str]) -> None:
     """The pages of the scripts that play a changed model against the model itself

@@ -35,7 +35,14 @@ import time
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 
 import numpy as np
-from bench_generalist import _games, add_probe_arguments, probe_setup, write_probe_results
+from bench_generalist import (
+    _games,
+    add_probe_arguments,
+    difference_cell,
+    probe_setup,
+    share_cell,
+    write_probe_results,
+)
 
 from ono_env import cards as C
 from ono_env.agents.learned import LearnedAgent, load_agent
@@ -138,18 +145,16 @@ def main() -> None:
                          "plain": float(shares[0].mean()), "probed": float(share.mean()),
                          "difference": list(diff), "seconds": time.perf_counter() - t})
             print(f"{preset}-{n} {what}: {100 * share.mean():.2f}% against "
-                  f"{100 * shares[0].mean():.2f}%, difference {100 * diff[0]:+.2f} "
-                  f"[{100 * diff[1]:+.2f}, {100 * diff[2]:+.2f}]", file=sys.stderr)
+                  f"{100 * shares[0].mean():.2f}%, difference {difference_cell(diff)}",
+                  file=sys.stderr)
     table = ["| preset | players | against | probe | model's share | probe's share "
              "| probe minus model [95%] | deals | seconds |",
              "|---|---|---|---|---|---|---|---|---|"]
     for r in rows:
-        d = r["difference"]
         table.append(
             f"| {r['preset']} | {r['players']} | {r['opponent']} | {r['probe']} | "
-            f"{100 * r['plain']:.2f}% ({r['plain'] / r['fair']:.3f}x) | "
-            f"{100 * r['probed']:.2f}% ({r['probed'] / r['fair']:.3f}x) | "
-            f"{100 * d[0]:+.2f} [{100 * d[1]:+.2f}, {100 * d[2]:+.2f}] | {r['deals']:,} | "
+            f"{share_cell(r['plain'], r['fair'])} | {share_cell(r['probed'], r['fair'])} | "
+            f"{difference_cell(r['difference'])} | {r['deals']:,} | "
             f"{r['seconds']:.0f} |")
     write_probe_results(args.out, "bench_probes.py", args.model, rows, "Probes of the generalist",
                         "Each probe changes the model in one way (the script's docstring says "
