@@ -147,6 +147,50 @@ def test_a_grown_network_computes_what_the_narrower_one_did(shared, encoder):
         assert ("resume_grow=true" in str(err.value)) is (not grow)
 
 
+@pytest.mark.parametrize("shared", [False, True])
+def test_a_grown_opponent_encoder_computes_what_the_narrower_one_did(shared):
+    from ono_env.observation import (
+        MAX_OPPONENTS,
+        OBS2_OPPONENTS,
+        OPPONENT_SIZE,
+        OPP_PRESENT,
+        observation_scale,
+    )
+    from ono_env.rules import resolve_rules
+
+    scale = observation_scale(resolve_rules("ono", num_players=6), 2)
+    small = _random_network(scale, shared, 4)
+    net = small.policy_net()
+    big = ActorCritic(scale, [16, 6], "tanh", shared, 7)
+    assert big.load_policy_net(net, grow=True) is True
+    # observations of 2-10 players: some opponent blocks present, the rest absent
+    rng = np.random.default_rng(2)
+    obs = rng.integers(0, 3, (40, len(scale))).astype(np.float32)
+    present = OBS2_OPPONENTS + OPP_PRESENT + OPPONENT_SIZE * np.arange(MAX_OPPONENTS)
+    obs[:, present] = np.arange(MAX_OPPONENTS)[None, :] < rng.integers(1, 10, (40, 1))
+    obs = torch.from_numpy(obs)
+    with torch.no_grad():
+        (l0, v0), (l1, v1) = small(obs), big(obs)
+    np.testing.assert_allclose(l1.numpy(), l0.numpy(), rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(v1.numpy(), v0.numpy(), rtol=1e-5, atol=1e-5)
+    # the model file of the grown network plays as the checkpoint's too
+    np.testing.assert_allclose(big.policy_net()(obs.numpy()), net(obs.numpy()),
+                               rtol=1e-4, atol=1e-4)
+    # the new encoder units are live: the loss has a gradient in the columns that read them
+    big(obs)[0].logsumexp(1).sum().backward()
+    first = big.pi_body[0].weight
+    new_cols = [OBS2_OPPONENTS + k * 7 + j for k in range(MAX_OPPONENTS) for j in range(4, 7)]
+    # (the old hidden units' weights from them start at 0; the new hidden units' are fresh)
+    assert first[:8, new_cols].abs().sum() == 0 and first.grad[:8, new_cols].abs().sum() > 0
+    # without resume_grow, or to a narrower encoder, it is refused with what is allowed
+    with pytest.raises(ValueError, match=r"a 4-wide opponent encoder, this config a 7-wide "
+                       r"opponent encoder: allowed: policy.opponent_encoder=4 \(or resume_grow"):
+        ActorCritic(scale, [16, 6], "tanh", shared, 7).load_policy_net(net)
+    with pytest.raises(ValueError, match=r"this config a 3-wide opponent encoder: allowed: "
+                       r"policy.opponent_encoder=4$"):
+        ActorCritic(scale, [16, 6], "tanh", shared, 3).load_policy_net(net, grow=True)
+
+
 def _split_network() -> tuple[np.ndarray, ActorCritic]:
     """A basic two-player observation scale and an 8x6 network whose value has a trunk of its
     own, every weight random (nothing equal by luck)."""
@@ -154,12 +198,17 @@ def _split_network() -> tuple[np.ndarray, ActorCritic]:
     from ono_env.rules import resolve_rules
 
     scale = observation_scale(resolve_rules("basic", num_players=2), 1)
+    return scale, _random_network(scale, False, 0)
+
+
+def _random_network(scale: np.ndarray, shared: bool, encoder: int) -> ActorCritic:
+    """An 8x6 network every weight of which is random (nothing equal by luck), seeded."""
     torch.manual_seed(0)
-    own = ActorCritic(scale, [8, 6], "tanh", False, 0)
+    net = ActorCritic(scale, [8, 6], "tanh", shared, encoder)
     with torch.no_grad():
-        for prm in own.parameters():
+        for prm in net.parameters():
             prm.normal_(0.0, 0.5)
-    return scale, own
+    return net
 
 
 def test_a_config_that_shares_one_trunk_refuses_a_checkpoint_with_a_value_network_of_its_own():

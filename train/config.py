@@ -210,7 +210,7 @@ class TrainConfig:
     resume: Name | None = None
     """algo ppo: a checkpoint (checkpoints/step_<n>.safetensors of a run) to continue from."""
     resume_grow: Annotated[bool, Field(strict=True)] = False
-    """algo ppo, with resume: grow a checkpoint of the same depth, no layer of it wider, to policy.net_arch (it plays as before at the start; Adam starts afresh; a checkpoint of the same shape loads as without it)."""
+    """algo ppo, with resume: grow a checkpoint of the same depth, no layer of it wider, to policy.net_arch, and a narrower opponent encoder to policy.opponent_encoder (it plays as before at the start; Adam starts afresh; a checkpoint of the same shape loads as without it)."""
     resume_drop_value: Annotated[bool, Field(strict=True)] = False
     """algo ppo, with resume and policy.shared: true: load a checkpoint whose value has a network of its own (policy.shared: false when it was trained, as ppo-any) by dropping that network: the policy's trunk is kept and the value head reads it (the one-table fine-tunes of ppo-any in docs/results/generalist ran so)."""
     num_env_runners: Annotated[int, Field(strict=True, ge=0, le=10_000)] = 2

@@ -457,7 +457,9 @@ class ActorCritic(nn.Module):
         whether it was grown. ``ValueError`` when the shapes differ, unless ``grow`` and the
         checkpoint's network is as deep and no layer of it is wider than this one's: then it
         is embedded (:func:`embed_linear`), so that this wider network computes exactly the
-        checkpoint's logits and values until training moves it. A checkpoint whose value has a
+        checkpoint's logits and values until training moves it; a narrower opponent encoder
+        grows the same way (its new units' columns in each trunk's first layer are 0,
+        :func:`_wider_encodings`). A checkpoint whose value has a
         network of its own loads into a shared trunk only with ``drop_value`` (its value head
         then reads the policy's trunk); ``drop_value`` with a shared checkpoint is an error."""
         grown = False
@@ -486,14 +488,20 @@ class ActorCritic(nn.Module):
             grown = grown or not same
             for m, (w, b) in zip(mine, layers):
                 embed_linear(m, w, b)
-        if (net.encoder is None) != (self.encoder is None) or (
-                self.encoder is not None and net.encoder is not None
-                and tuple(self.encoder.weight.shape) != net.encoder[0].shape):
+        theirs, mine = net.opponent_width, self.opponent_width
+        if (theirs == 0) != (mine == 0) or theirs > mine or (theirs < mine and not grow):
             def enc(width: int) -> str:
                 return f"a {width}-wide opponent encoder" if width else "no opponent encoder"
-            raise ValueError(f"resume: the checkpoint has {enc(net.opponent_width)}, this config "
-                             f"{enc(self.opponent_width)}: allowed: "
-                             f"policy.opponent_encoder={net.opponent_width}")
+            raise ValueError(f"resume: the checkpoint has {enc(theirs)}, this config "
+                             f"{enc(mine)}: allowed: policy.opponent_encoder={theirs}"
+                             + (" (or resume_grow=true to grow it to this config's width)"
+                                if 0 < theirs < mine else ""))
+        if theirs < mine:   # each trunk's first layer reads the wider encodings' columns
+            grown = True
+            net = PolicyNet(net.scale, _wider_encodings(net.layers, theirs, mine),
+                            net.activation,
+                            None if net.value_layers is None
+                            else _wider_encodings(net.value_layers, theirs, mine), net.encoder)
         # a shared trunk is written out twice (policy_net): the same weights and biases
         own_value = net.value_layers is not None and not all(
             np.array_equal(a, b, equal_nan=True) and np.array_equal(c, d, equal_nan=True)
@@ -515,6 +523,22 @@ class ActorCritic(nn.Module):
         else:
             put(nn.Sequential(), self.v, (net.value_layers or [])[-1:], "value")
         return grown
+
+
+def _wider_encodings(layers: list[tuple[np.ndarray, np.ndarray]], old: int,
+                     new: int) -> list[tuple[np.ndarray, np.ndarray]]:
+    """A network's ``layers`` with the first layer's opponent columns laid out for an
+    opponent encoder of width ``new`` instead of ``old``: seat ``k``'s ``old`` columns move to
+    ``k * new`` past the own part, and the ``new - old`` columns after them, which read the
+    new encoder units, are 0 (so the grown network computes what the checkpoint did; growing
+    the encoder's own rows is :func:`embed_linear`'s work)."""
+    (w, b), *rest = layers
+    out = np.zeros((w.shape[0], OBS2_OPPONENTS + MAX_OPPONENTS * new), np.float32)
+    out[:, :OBS2_OPPONENTS] = w[:, :OBS2_OPPONENTS]
+    for k in range(MAX_OPPONENTS):
+        out[:, OBS2_OPPONENTS + k * new:OBS2_OPPONENTS + k * new + old] = \
+            w[:, OBS2_OPPONENTS + k * old:OBS2_OPPONENTS + (k + 1) * old]
+    return [(out, b), *rest]
 
 
 def embed_linear(m: nn.Linear, w: np.ndarray, b: np.ndarray) -> None:
@@ -673,9 +697,12 @@ def load_checkpoint(model: ActorCritic, opt: torch.optim.Adam, path: str | Path,
     check_compatible(meta, rules, repr(str(path)))
     grown = model.load_policy_net(net, grow, drop_value)
     if grown and not quiet:
+        encoders = ("" if net.opponent_width == model.opponent_width else
+                    f", its opponent encoder from {net.opponent_width} to {model.opponent_width}")
         print(f"resume: the checkpoint's network ({'x'.join(map(str, net.hidden_sizes))}) grown to "
-              f"{'x'.join(str(m.out_features) for m in model.pi_body if isinstance(m, nn.Linear))}: "
-              f"it plays as the checkpoint at the start; Adam starts afresh", file=sys.stderr)
+              f"{'x'.join(str(m.out_features) for m in model.pi_body if isinstance(m, nn.Linear))}"
+              f"{encoders}: it plays as the checkpoint at the start; Adam starts afresh",
+              file=sys.stderr)
     opath = optimizer_path(path)
     if opath.is_file() and not grown:
         try:
