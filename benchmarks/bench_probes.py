@@ -67,7 +67,7 @@ class Probe(LearnedAgent):
     def __init__(self, agent: LearnedAgent, what: str, others: list[LearnedAgent] = ()) -> None:
         super().__init__(agent.net, agent.rules, f"{agent.name} ({what})", True, agent.meta)
         self.what = what
-        self.nets = [agent.net] + [o.net for o in others]
+        self.members = [agent, *others]
 
     def act(self, obs: np.ndarray, mask: np.ndarray, rng: np.random.Generator) -> np.ndarray:
         if self.what in HIDE:
@@ -80,11 +80,7 @@ class Probe(LearnedAgent):
             may_play = mask[:, :C.A_DRAW].any(axis=1)
             mask[:, C.A_DRAW if self.what == "no-voluntary-draw" else C.A_KEEP] &= ~may_play
         else:                                              # an ensemble
-            probs = np.zeros(mask.shape)
-            for net in self.nets:
-                z = np.where(mask, net(obs).astype(np.float64), -np.inf)
-                z = np.exp(z - z.max(axis=1, keepdims=True))
-                probs += z / z.sum(axis=1, keepdims=True)
+            probs = sum(m.probabilities(obs, mask) for m in self.members)
             return np.where(mask, probs, -1.0).argmax(axis=1)
         return super().act(obs, mask, rng)
 
