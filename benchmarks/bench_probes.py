@@ -62,7 +62,7 @@ PROBES = (*HIDE, *MASKS, "ensemble:<file>+<file>...")
 
 class Probe(LearnedAgent):
     """``agent`` changed by the probe ``what`` (see the module docstring); ``others``: the
-    further networks of an ensemble."""
+    further models (loaded agents) of an ensemble."""
 
     def __init__(self, agent: LearnedAgent, what: str, others: list[LearnedAgent] = ()) -> None:
         super().__init__(agent.net, agent.rules, f"{agent.name} ({what})", True, agent.meta)
