@@ -503,20 +503,29 @@ def test_the_privileged_critic_reads_the_hidden_hands_and_only_the_value(tmp_pat
         ActorCritic(model.scale.numpy(), [8], "tanh", False, 8, privileged=True)
 
 
+def _hands_and_scale():
+    """Version-2 observations and every opponent's hand at three tables, as tensors, and the
+    observation scale: the inputs of the training-only parts' tests."""
+    import torch
+
+    from ono_env.observation import observation_scale
+    from ono_env.rules import resolve_rules
+
+    obs, hands = _observations_at((("ono", 6), ("basic", 3), ("uno2018", 2)), with_hands=True)
+    torch.manual_seed(0)
+    return (torch.from_numpy(obs), torch.from_numpy(hands),
+            observation_scale(resolve_rules("ono", num_players=2), 2))
+
+
 def test_hand_prediction_predicts_from_the_trunk_and_moves_nothing_else():
     """``policy.hand_prediction``: a head on the shared trunk, zero at the start; the update's
     way (:meth:`run_prepared`) computes what the plain way does, with or without a privileged
     critic beside it, and its weights change neither the policy nor the value."""
     import torch
 
-    from ono_env.observation import observation_scale
-    from ono_env.rules import resolve_rules
     from ono_env.train.ppo import ActorCritic
 
-    obs, hands = _observations_at((("ono", 6), ("basic", 3), ("uno2018", 2)), with_hands=True)
-    obs_t, hands_t = torch.from_numpy(obs), torch.from_numpy(hands)
-    torch.manual_seed(0)
-    scale = observation_scale(resolve_rules("ono", num_players=2), 2)
+    obs_t, hands_t, scale = _hands_and_scale()
     model = ActorCritic(scale, [32, 16], "tanh", True, 8, hand_prediction=True)
     with torch.no_grad():
         logits, value, predicted = model(obs_t, None, True)
@@ -543,6 +552,113 @@ def test_hand_prediction_predicts_from_the_trunk_and_moves_nothing_else():
             torch.testing.assert_close(got, w, rtol=1e-5, atol=1e-6)
     with pytest.raises(ValueError, match="hand prediction reads a shared trunk"):
         ActorCritic(scale, [8], "tanh", True, 0, hand_prediction=True)
+
+
+def test_oracle_guiding_reads_the_kept_hands_in_the_first_layer_only():
+    """``policy.oracle_guiding``: the hands feed the trunk's first layer, which moves the
+    policy and the value; a hand of zeros (nothing kept) adds nothing, so the network is then
+    the model file's; the update's way computes what the plain way does, and the gradient
+    reaches the hands' own layer."""
+    import torch
+
+    from ono_env.train.ppo import ActorCritic
+
+    obs_t, hands_t, scale = _hands_and_scale()
+    model = ActorCritic(scale, [32, 16], "tanh", True, 8, oracle=True)
+    with torch.no_grad():
+        blind = model(obs_t)
+        for got, want in zip(model(obs_t, None, False, hands_t), blind):   # zero at the start
+            assert torch.equal(got, want)
+        model.hands_oracle_in.weight.normal_(std=0.3)
+        seeing = model(obs_t, None, False, hands_t)
+        assert not torch.allclose(seeing[0], blind[0]) and not torch.allclose(seeing[1], blind[1])
+        for got, want in zip(model(obs_t, None, False, torch.zeros_like(hands_t)), blind):
+            assert torch.equal(got, want)                                # nothing kept
+        np.testing.assert_allclose(model.policy_net()(obs_t.numpy()), blind[0].numpy(), atol=1e-4)
+    idx = torch.randperm(len(obs_t), generator=torch.Generator().manual_seed(4))[:30]
+    prep = model.prepare(obs_t, torch.float32)
+    lg, v, order = model.run_prepared(prep, idx, None, False, hands_t)
+    for got, want in zip((lg, v), model(obs_t[order], None, False, hands_t[order])):
+        torch.testing.assert_close(got, want, rtol=1e-5, atol=1e-6)
+    lg_plain, v_plain, same = model.run_prepared(prep._replace(prefix=False), idx, None, False,
+                                                 hands_t)
+    assert torch.equal(same, idx)
+    for got, want in zip((lg_plain, v_plain), model(obs_t[idx], None, False, hands_t[idx])):
+        torch.testing.assert_close(got, want, rtol=1e-5, atol=1e-6)
+    lg.square().sum().backward()
+    assert model.hands_oracle_encoder.weight.grad.abs().sum() > 0
+    with pytest.raises(ValueError, match="oracle guiding reads a shared trunk"):
+        ActorCritic(scale, [8], "tanh", False, 8, oracle=True)
+
+
+@pytest.mark.parametrize("overrides", [["policy.shared=false"], ["policy.opponent_encoder=0"],
+                                       ["observation_version=1", "policy.opponent_encoder=auto"]])
+def test_oracle_guiding_without_its_network_is_one_clear_error(overrides):
+    with pytest.raises(ValueError, match=r"policy\.oracle_guiding=0\.5 feeds the hidden hands"):
+        load_config("default", ["observation_version=2", "policy.shared=true",
+                                "policy.oracle_guiding=0.5", *overrides])
+
+
+def test_oracle_guiding_beside_the_colour_term_is_one_clear_error():
+    with pytest.raises(ValueError, match=r"policy\.oracle_guiding=0\.5 and "
+                                         r"ppo\.color_consistency=1\.0: .* allowed: one of them"):
+        load_config("default", ["observation_version=2", "policy.shared=true",
+                                "policy.oracle_guiding=0.5", "ppo.color_consistency=1.0"])
+    with pytest.raises(ValueError, match="oracle_guiding"):
+        load_config("default", ["observation_version=2", "policy.shared=true",
+                                "policy.oracle_guiding=1.5"])
+
+
+def test_oracle_guiding_fades_resumes_and_its_model_plays(tmp_path):
+    """A run with oracle guiding: the share of the hands kept falls from 1 to 0 over the
+    share of the run it names (TensorBoard's ``train/oracle_keep``), and again over a resumed
+    run's own steps; the hands' layers are kept beside Adam's state and read back on resume;
+    the model file plays as any other."""
+    pytest.importorskip("torch")
+    import torch
+    from safetensors.numpy import load_file
+    from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+
+    from ono_env.agents import make_agent
+    from ono_env.arena import run_arena
+    from ono_env.observation import observation_scale
+    from ono_env.rules import resolve_rules
+    from ono_env.train.ppo import ActorCritic, load_checkpoint, optimizer_path, train
+
+    common = ["observation_version=2", "tables=[{rules: ono, num_players: 3}, {rules: basic}]",
+              "policy.oracle_guiding=0.5", "policy.shared=true", "num_envs=24",
+              "ppo.n_steps=8", "ppo.batch_size=64", "ppo.n_epochs=1", "policy.net_arch=[16]",
+              "policy.opponent_encoder=4", "eval.every=0", "final_eval.games=0",
+              "progress=false", "torch_threads=1", "time_limit_minutes=null"]   # the schedule by steps alone
+    first = train(load_config("default", [*common, "total_steps=1920",
+                                          f"run_dir={tmp_path / 'a'}"]))
+    events = EventAccumulator(str(tmp_path / "a" / "tb"))
+    events.Reload()
+    keep = [(e.step, e.value) for e in events.Scalars("train/oracle_keep")]
+    assert keep[0] == (192, 1.0)               # the first rollout read every count
+    for step, value in keep:                   # then 1 - (steps before the rollout) / 960
+        assert value == pytest.approx(max(0.0, 1.0 - (step - 192) / 960), abs=1e-6)
+    assert keep[-1][1] == 0.0
+    saved = load_file(str(optimizer_path(first["model"])))
+    weights = {k: v for k, v in saved.items() if k.startswith("weights.hands_oracle")}
+    assert set(weights) == {"weights.hands_oracle_encoder.weight", "weights.hands_oracle_in.weight"}
+    assert weights["weights.hands_oracle_in.weight"].any()   # trained away from its zero start
+    rules = resolve_rules("ono", num_players=3)
+    model = ActorCritic(observation_scale(rules, 2), [16], "tanh", True, 4, oracle=True)
+    load_checkpoint(model, torch.optim.Adam(model.parameters()), first["model"], rules)
+    assert np.array_equal(model.hands_oracle_in.weight.detach().numpy(),
+                          weights["weights.hands_oracle_in.weight"])
+    second = train(load_config("default", [*common, "total_steps=2400",
+                                           f"resume={first['model']}",
+                                           f"run_dir={tmp_path / 'b'}"]))
+    assert second["steps"] >= 2400
+    events = EventAccumulator(str(tmp_path / "b" / "tb"))
+    events.Reload()   # a resumed run fades afresh, over its own 480 steps
+    assert [round(e.value, 6) for e in events.Scalars("train/oracle_keep")] == [1.0, 0.2, 0.0]
+    agent = make_agent(str(second["model"]), {"preset": "classic", "num_players": 4})
+    res = run_arena([agent] + ["greedy"] * 3, rules={"preset": "classic", "num_players": 4},
+                    num_games=8, seed=1)
+    assert res.agent_rows()[0]["games"] >= 8
 
 
 @pytest.mark.parametrize("overrides", [["policy.shared=false"], ["policy.opponent_encoder=0"],

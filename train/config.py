@@ -73,6 +73,8 @@ class PolicyNet:
     """algo ppo, a shared trunk with an opponent encoder: the advantages come from a value that also reads every opponent's hand (an asymmetric actor-critic; it CHEATS in training only: the policy and the model file's value head see the seat's view alone, and the model file plays as any other)."""
     hand_prediction: Annotated[float, Field(strict=True, ge=0.0, le=100.0, allow_inf_nan=False)] = 0.0
     """algo ppo, a shared trunk with an opponent encoder: the weight of an auxiliary loss, a head on the trunk that predicts every opponent's hand from the seat's view (its targets CHEAT, in training only; the model file holds neither the head nor anything it reads); 0: none."""
+    oracle_guiding: Annotated[float, Field(strict=True, ge=0.0, le=1.0, allow_inf_nan=False)] = 0.0
+    """algo ppo, a shared trunk with an opponent encoder: the share of this training call (its steps from where it starts to total_steps, or its time limit, whichever is further along; a resumed run fades afresh) over which the policy's view of every opponent's hand fades out (oracle guiding, as Suphx: the trunk's first layer also reads the hands, each card count kept with a probability that falls linearly from 1 to 0; it CHEATS in training only, and the model file holds none of it); 0: none."""
 
 
 @dataclass(config=_CONFIG)
@@ -283,20 +285,26 @@ class TrainConfig:
                 if t.teacher is None and t.teacher_coef != 1.0:
                     raise ValueError(f"tables[{k}].teacher_coef={t.teacher_coef!r} weighs the "
                                      f"pull toward a teacher: name one with tables[{k}].teacher")
-        if self.policy.privileged_critic and (self.algo != "ppo" or not self.policy.shared
-                                              or self.observation_version != 2
-                                              or self.policy.opponent_encoder == 0):
-            raise ValueError("policy.privileged_critic=true adds a value head beside the shared "
-                             "trunk's: it needs algo: ppo, policy.shared: true, "
-                             "observation_version: 2 and an opponent encoder "
-                             "(policy.opponent_encoder auto or above 0)")
-        if self.policy.hand_prediction > 0 and (self.algo != "ppo" or not self.policy.shared
-                                                or self.observation_version != 2
-                                                or self.policy.opponent_encoder == 0):
-            raise ValueError(f"policy.hand_prediction={self.policy.hand_prediction!r} adds a "
-                             "head to the shared trunk: it needs algo: ppo, policy.shared: true, "
-                             "observation_version: 2 and an opponent encoder "
-                             "(policy.opponent_encoder auto or above 0)")
+        # the training-only parts that read (or feed) the shared trunk's opponent encoding
+        trunk_parts = [
+            (self.policy.privileged_critic,
+             "policy.privileged_critic=true adds a value head beside the shared trunk's"),
+            (self.policy.hand_prediction > 0, f"policy.hand_prediction="
+             f"{self.policy.hand_prediction!r} adds a head to the shared trunk"),
+            (self.policy.oracle_guiding > 0, f"policy.oracle_guiding="
+             f"{self.policy.oracle_guiding!r} feeds the hidden hands into the shared trunk")]
+        if self.algo != "ppo" or not self.policy.shared or self.observation_version != 2 \
+                or self.policy.opponent_encoder == 0:
+            for on, what in trunk_parts:
+                if on:
+                    raise ValueError(f"{what}: it needs algo: ppo, policy.shared: true, "
+                                     "observation_version: 2 and an opponent encoder "
+                                     "(policy.opponent_encoder auto or above 0)")
+        if self.policy.oracle_guiding > 0 and self.ppo.color_consistency > 0:
+            raise ValueError(f"policy.oracle_guiding={self.policy.oracle_guiding!r} and "
+                             f"ppo.color_consistency={self.ppo.color_consistency!r}: the colour "
+                             "term compares renamed observations without the hands the policy "
+                             "reads; allowed: one of them at 0")
         if self.observation_hide and self.observation_version != 2:
             raise ValueError(f"observation_hide={self.observation_hide!r} hides fields of "
                              f"observation_version 2; this config has version 1")

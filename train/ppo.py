@@ -200,13 +200,23 @@ class ActorCritic(nn.Module):
     :func:`hidden_hands`), an auxiliary task fitted beside the policy and value; it trains
     the trunk to carry what the seat's view says of the hidden hands. Its targets CHEAT,
     its input does not, and neither the policy nor the model file reads it. Its weights
-    start at zero, so at first it moves nothing but itself."""
+    start at zero, so at first it moves nothing but itself.
+
+    ``oracle`` (a shared trunk with an encoder; ``policy.oracle_guiding``): the trunk's first
+    layer also reads every opponent's hand (:func:`hidden_hands`, each hand through one
+    shared layer, then one more layer into the first layer's units; neither has a bias), as
+    the oracle agent of Suphx (Li et al. 2020, "oracle guiding"). It CHEATS and exists for
+    training only: the trainer hands it the hands with each count kept with a probability that
+    falls to 0 over the run, so that the policy learns with them first and without them
+    last. A hand of zeros adds nothing (no bias), so with nothing kept the network computes
+    what the model file does; the model file holds neither layer. The last layer starts at
+    zero, so a resumed model starts as it was."""
 
     scale: torch.Tensor   # a buffer (register_buffer): saved and moved with the module
 
     def __init__(self, scale: np.ndarray, net_arch: list[int], activation: str,
                  shared: bool, opponent_encoder: int = 0, privileged: bool = False,
-                 hand_prediction: bool = False) -> None:
+                 hand_prediction: bool = False, oracle: bool = False) -> None:
         super().__init__()
         self.register_buffer("scale", torch.as_tensor(np.asarray(scale, np.float32)))
         self.activation = activation
@@ -258,6 +268,14 @@ class ActorCritic(nn.Module):
             self.hands_predict = nn.Linear(net_arch[-1], MAX_OPPONENTS * NUM_CARD_TYPES)
             nn.init.zeros_(self.hands_predict.weight)
             nn.init.zeros_(self.hands_predict.bias)
+        self.oracle = oracle
+        if oracle:
+            if not shared or self.encoder is None:
+                raise ValueError("oracle guiding reads a shared trunk with an opponent encoder")
+            self.hands_oracle_encoder = nn.Linear(NUM_CARD_TYPES, HANDS_WIDTH, bias=False)
+            self.hands_oracle_in = nn.Linear(MAX_OPPONENTS * HANDS_WIDTH, net_arch[0], bias=False)
+            nn.init.orthogonal_(self.hands_oracle_encoder.weight, math.sqrt(2))
+            nn.init.zeros_(self.hands_oracle_in.weight)
 
     def features(self, obs: torch.Tensor) -> torch.Tensor:
         """What the trunk reads: ``obs / scale``, with the opponent blocks encoded."""
@@ -306,11 +324,12 @@ class ActorCritic(nn.Module):
         return torch.cat([own, full.reshape(B, MAX_OPPONENTS * e.shape[1]).to(own.dtype)], dim=1)
 
     def heads(self, x: torch.Tensor, hands: torch.Tensor | None = None,
-              predict: bool = False) -> tuple[torch.Tensor, ...]:
+              predict: bool = False, oracle: torch.Tensor | None = None) -> tuple[torch.Tensor, ...]:
         """Logits and value from the trunk's input (:meth:`features`); with ``hands`` (rows
         of :func:`hidden_hands`, a privileged critic), the privileged value after them; with
-        ``predict`` (hand prediction), the predicted hands ``(B, 9 * NUM_CARD_TYPES)`` last."""
-        h = self.pi_body(x)
+        ``predict`` (hand prediction), the predicted hands ``(B, 9 * NUM_CARD_TYPES)`` last.
+        ``oracle`` (oracle guiding): :meth:`oracle_input`, added to the first layer's."""
+        h = self.pi_body(x) if oracle is None else self.pi_body[1:](self.pi_body[0](x) + oracle)
         hv = h if self.shared else self.v_body(x)
         return self._outputs(h, self.v(hv)[:, 0], hands, predict)
 
@@ -323,6 +342,14 @@ class ActorCritic(nn.Module):
             out.append(self.hands_predict(h))
         return tuple(out)
 
+    def oracle_input(self, hands: torch.Tensor) -> torch.Tensor:
+        """CHEATING, training only (oracle guiding): what every opponent's hand ``hands``
+        ``(B, 9 * NUM_CARD_TYPES)`` (the trainer's kept counts) adds to the trunk's first
+        layer, ``(B, net_arch[0])``; 0 for hands of zeros."""
+        B = len(hands)
+        e = self._act(self.hands_oracle_encoder(hands.reshape(B * MAX_OPPONENTS, NUM_CARD_TYPES)))
+        return self.hands_oracle_in(e.reshape(B, MAX_OPPONENTS * HANDS_WIDTH))
+
     def privileged_value(self, h: torch.Tensor, value: torch.Tensor,
                          hands: torch.Tensor) -> torch.Tensor:
         """CHEATING, training only: the value ``value`` (``v`` on the trunk's output ``h``)
@@ -334,10 +361,12 @@ class ActorCritic(nn.Module):
         return value + self.hands_value(self._act(self.hands_hidden(z)))[:, 0]
 
     def forward(self, obs: torch.Tensor, hands: torch.Tensor | None = None,
-                predict: bool = False) -> tuple[torch.Tensor, ...]:
+                predict: bool = False,
+                oracle_hands: torch.Tensor | None = None) -> tuple[torch.Tensor, ...]:
         # the rollouts' way: run_prepared's sorting and grouping cost more than they save for
         # one forward pass without gradients (1.22 against 0.91 ms for 1,024 rows)
-        return self.heads(self.features(obs), hands, predict)
+        return self.heads(self.features(obs), hands, predict,
+                          None if oracle_hands is None else self.oracle_input(oracle_hands))
 
     def prepare(self, obs: torch.Tensor, dtype: torch.dtype) -> Prepared:
         """A rollout's observations ``(M, D)`` made ready for the update's minibatches
@@ -360,7 +389,8 @@ class ActorCritic(nn.Module):
         return Prepared(own.to(dtype).contiguous(), blocks.to(dtype), present, row, seats, prefix)
 
     def run_prepared(self, prep: Prepared, idx: torch.Tensor, hands: torch.Tensor | None = None,
-                     predict: bool = False) -> tuple[torch.Tensor, ...]:
+                     predict: bool = False,
+                     oracle_hands: torch.Tensor | None = None) -> tuple[torch.Tensor, ...]:
         """Logits and values of the rows ``idx`` of a :meth:`prepare`-d rollout, and the
         rows they belong to: ``idx`` reordered (the caller reads every other per-row tensor
         in that order; a minibatch's loss is a mean over its rows, which the order does not
@@ -376,11 +406,14 @@ class ActorCritic(nn.Module):
         the group sizes read back for each minibatch made the update slower (1.25 against
         1.01 s per 100,000 steps at the default width). With ``hands`` (every row's
         :func:`hidden_hands`, a privileged critic) the privileged value comes before the rows,
-        and with ``predict`` the predicted hands before them (after it).
+        and with ``predict`` the predicted hands before them (after it). ``oracle_hands``
+        (every row's kept hands, oracle guiding) feed the first layer (:meth:`heads`).
         """
         if not prep.prefix or len(prep.blocks) == 0 or idx.device.type != "cpu":
             return *self.heads(self.minibatch(prep, idx),
-                               None if hands is None else hands.index_select(0, idx), predict), idx
+                               None if hands is None else hands.index_select(0, idx), predict,
+                               None if oracle_hands is None
+                               else self.oracle_input(oracle_hands.index_select(0, idx))), idx
         count = prep.seats.index_select(0, idx)
         order = torch.argsort(count, descending=True, stable=True)
         idx, count = idx.index_select(0, order), count.index_select(0, order)
@@ -393,21 +426,26 @@ class ActorCritic(nn.Module):
         e = self._act(self.encoder(prep.blocks.index_select(0, src)))    # type: ignore[misc]
         groups = torch.bincount(count, minlength=MAX_OPPONENTS + 1).tolist()
         own = prep.own.index_select(0, idx)
-        h = self._first_layer(self.pi_body, own, e, groups)
+        extra = (None if oracle_hands is None
+                 else self.oracle_input(oracle_hands.index_select(0, idx)))
+        h = self._first_layer(self.pi_body, own, e, groups, extra)
         hv = h if self.shared else self._first_layer(self.v_body, own, e, groups)
         return *self._outputs(h, self.v(hv)[:, 0],
                               None if hands is None else hands.index_select(0, idx), predict), idx
 
     def _first_layer(self, body: nn.Sequential, own: torch.Tensor, e: torch.Tensor,
-                     groups: list[int]) -> torch.Tensor:
+                     groups: list[int], extra: torch.Tensor | None = None) -> torch.Tensor:
         """``body`` on rows sorted as in :meth:`run_prepared` (``groups[c]`` rows with ``c``
         seats present, the most first; ``e`` their encodings, row by row): its first layer
         is the own part's product plus, for each group, its encodings ``(rows, c * E)``
-        times the first ``c`` seats' columns; then the rest of ``body``."""
+        times the first ``c`` seats' columns (plus ``extra``, oracle guiding's input, when
+        given); then the rest of ``body``."""
         lin = cast(nn.Linear, body[0])
         width = self.opponent_width
         w = lin.weight
         y = torch.addmm(lin.bias, own, w[:, :OBS2_OPPONENTS].t())
+        if extra is not None:
+            y = y + extra.to(y.dtype)
         parts, at = [], 0
         for c in range(MAX_OPPONENTS, 0, -1):
             n = groups[c]
@@ -874,7 +912,8 @@ def train(cfg: TrainConfig) -> dict[str, Any]:
         reason when the config cannot resume it); and the step count to start from."""
         model = ActorCritic(scale, list(cfg.policy.net_arch),
                             cfg.policy.activation, cfg.policy.shared, width,
-                            cfg.policy.privileged_critic, cfg.policy.hand_prediction > 0).to(device)
+                            cfg.policy.privileged_critic, cfg.policy.hand_prediction > 0,
+                            cfg.policy.oracle_guiding > 0).to(device)
         # fused: one kernel for every parameter's step (torch >= 2.4, CPU and CUDA); the same
         # Adam, 3-7% less time per minibatch in the update of a mixture
         opt = torch.optim.Adam(model.parameters(), lr=p.learning_rate, eps=1e-5, fused=True)
@@ -976,9 +1015,17 @@ def train(cfg: TrainConfig) -> dict[str, Any]:
     done_buf = np.zeros((T, N), np.float32)
     # a privileged critic and hand prediction (CHEATING, training only): every opponent's
     # hand at each step
-    priv, aux = model.privileged, model.hand_prediction
-    need_hands = priv or aux
+    priv, aux, orc = model.privileged, model.hand_prediction, model.oracle
+    need_hands = priv or aux or orc
     hands_buf = np.zeros((T + 1, N if need_hands else 0, MAX_OPPONENTS * NUM_CARD_TYPES), np.float32)
+    # oracle guiding (CHEATING, training only): the hands the policy reads, each count kept
+    # with probability ``keep``, which falls from 1 to 0 over the first oracle_guiding of this
+    # call's steps (from start_steps to total_steps) or of its time limit, whichever is
+    # further along: a resumed run fades afresh
+    oracle_buf = np.zeros((T + 1, N if orc else 0, MAX_OPPONENTS * NUM_CARD_TYPES), np.float32)
+    oracle_rng = np.random.default_rng([cfg.seed, start_steps, 0x0AC1E])
+    progress_left = learning_rate_schedule(1.0, 0.0, None if cfg.time_limit_minutes is None
+                                           else 60.0 * cfg.time_limit_minutes)
     # distillation (tables[k].teacher): the teachers' masked softmax at each of their tables'
     # steps, and each game slot's weight of the KL term (0 where its table has no teacher)
     teachers = [(tab, tab.teacher) for tab in tables if tab.teacher is not None]
@@ -1049,6 +1096,12 @@ def train(cfg: TrainConfig) -> dict[str, Any]:
         lr = p.learning_rate if schedule is None else schedule(1.0 - steps / cfg.total_steps)
         for g in opt.param_groups:
             g["lr"] = lr
+        keep = 0.0
+        if orc:   # 1 at this call's start, 0 from oracle_guiding of it on
+            done_share = 1.0 - progress_left(
+                1.0 - (steps - start_steps) / max(1, cfg.total_steps - start_steps))
+            keep = max(0.0, 1.0 - done_share / cfg.policy.oracle_guiding)
+        seen_hands = keep > 0   # with nothing kept the network is the model file's
         # ---- rollout: T steps of the N games (every table's slots) -------------------------------
         t_roll = time.perf_counter()
         model.eval()
@@ -1064,8 +1117,12 @@ def train(cfg: TrainConfig) -> dict[str, Any]:
                                                   version=teacher.observation_version)
                     teach_buf[t, tab.slots] = teacher.probabilities(seen, mask_buf[t, tab.slots])
                 o, m = to_dev(obs_buf[t]), to_dev(mask_buf[t])
+                if seen_hands:
+                    np.multiply(hands_buf[t], oracle_rng.random(hands_buf[t].shape) < keep,
+                                out=oracle_buf[t])
                 with autocast:   # the value the advantages read: the privileged one if any
-                    logits, *_, value = model(o, to_dev(hands_buf[t]) if priv else None)
+                    logits, *_, value = model(o, to_dev(hands_buf[t]) if priv else None, False,
+                                              to_dev(oracle_buf[t]) if seen_hands else None)
                 z = masked_logits(logits, m)
                 a = sample(z, gen)
                 act_buf[t] = a
@@ -1104,9 +1161,14 @@ def train(cfg: TrainConfig) -> dict[str, Any]:
                         finished = ep_return[sl][r.dones]
                         finished_returns.extend(finished.tolist())
                         ep_return[sl][r.dones] = 0.0
+            if seen_hands:
+                np.multiply(hands_buf[T], oracle_rng.random(hands_buf[T].shape) < keep,
+                            out=oracle_buf[T])
             with autocast:
-                if priv:
-                    next_value = model(to_dev(obs_buf[T]), to_dev(hands_buf[T]))[-1].float()
+                if priv or seen_hands:
+                    next_value = model(to_dev(obs_buf[T]), to_dev(hands_buf[T]) if priv else None,
+                                       False, to_dev(oracle_buf[T]) if seen_hands else None
+                                       )[-1].float()
                 else:
                     next_value = model.value(to_dev(obs_buf[T])).float()
         steps += N * T
@@ -1138,6 +1200,7 @@ def train(cfg: TrainConfig) -> dict[str, Any]:
                 if model.encoder is not None else None)
         b_mask = to_dev(mask_buf.reshape(T * N, NUM_ACTIONS))
         b_hands = to_dev(hands_buf[:T].reshape(T * N, -1)) if need_hands else None
+        b_oracle = to_dev(oracle_buf[:T].reshape(T * N, -1)) if seen_hands else None
         b_act, b_logp = act_buf.reshape(-1), logp_buf.reshape(-1)
         b_adv, b_ret = adv.reshape(-1), ret.reshape(-1)
         if teachers:
@@ -1169,7 +1232,7 @@ def train(cfg: TrainConfig) -> dict[str, Any]:
                         logits, value, *pvalue = model(b_obs.index_select(0, idx))
                     else:   # idx comes back in the order of the rows (run_prepared)
                         logits, value, *pvalue, idx = model.run_prepared(
-                            prep, idx, b_hands if priv else None, aux)
+                            prep, idx, b_hands if priv else None, aux, b_oracle)
                     if aux:   # the predicted hands come last
                         predicted = pvalue.pop()
                 legal = b_mask.index_select(0, idx)
@@ -1242,6 +1305,8 @@ def train(cfg: TrainConfig) -> dict[str, Any]:
         for stat, total in stats.items():
             writer.add_scalar(f"train/{stat}", total / max(1, n_mb), steps)
         writer.add_scalar("train/learning_rate", lr, steps)
+        if orc:   # the share of the hands' counts the policy read in this rollout
+            writer.add_scalar("train/oracle_keep", keep, steps)
         writer.add_scalar("time/steps_per_second", (steps - start_steps) / elapsed, steps)
         writer.add_scalar("time/rollout_share", seconds["rollout"] / elapsed, steps)
         for label, spread in adv_std.items():
