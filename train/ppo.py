@@ -1151,6 +1151,7 @@ def train(cfg: TrainConfig) -> dict[str, Any]:
                         if tab.cut_is_loss:   # no winner: a loss, so stalling to the cut never pays
                             rew[tr] += tab.cut_reward
                         else:                 # bootstrap from the value of the last observation
+                            # (without oracle guiding's hands: the cut game is dealt again)
                             with autocast:
                                 v_last = model.value(to_dev(np.ascontiguousarray(r.final_obs[tr])))
                             rew[tr] += p.gamma * v_last.float().cpu().numpy()
