@@ -346,18 +346,21 @@ class ActorCritic(nn.Module):
         """CHEATING, training only (oracle guiding): what every opponent's hand ``hands``
         ``(B, 9 * NUM_CARD_TYPES)`` (the trainer's kept counts) adds to the trunk's first
         layer, ``(B, net_arch[0])``; 0 for hands of zeros."""
+        return self.hands_oracle_in(self._each_hand(self.hands_oracle_encoder, hands))
+
+    def _each_hand(self, layer: nn.Linear, hands: torch.Tensor) -> torch.Tensor:
+        """Every opponent's hand of ``hands`` ``(B, 9 * NUM_CARD_TYPES)`` through the shared
+        ``layer`` and the activation, side by side: ``(B, 9 * HANDS_WIDTH)``."""
         B = len(hands)
-        e = self._act(self.hands_oracle_encoder(hands.reshape(B * MAX_OPPONENTS, NUM_CARD_TYPES)))
-        return self.hands_oracle_in(e.reshape(B, MAX_OPPONENTS * HANDS_WIDTH))
+        e = self._act(layer(hands.reshape(B * MAX_OPPONENTS, NUM_CARD_TYPES)))
+        return e.reshape(B, MAX_OPPONENTS * HANDS_WIDTH)
 
     def privileged_value(self, h: torch.Tensor, value: torch.Tensor,
                          hands: torch.Tensor) -> torch.Tensor:
         """CHEATING, training only: the value ``value`` (``v`` on the trunk's output ``h``)
         plus a correction read from ``h`` and every opponent's hand ``hands`` ``(B, 9 *
         NUM_CARD_TYPES)``, each hand through one shared layer."""
-        B = len(h)
-        e = self._act(self.hands_encoder(hands.reshape(B * MAX_OPPONENTS, NUM_CARD_TYPES)))
-        z = torch.cat([h, e.reshape(B, MAX_OPPONENTS * HANDS_WIDTH).to(h.dtype)], dim=1)
+        z = torch.cat([h, self._each_hand(self.hands_encoder, hands).to(h.dtype)], dim=1)
         return value + self.hands_value(self._act(self.hands_hidden(z)))[:, 0]
 
     def forward(self, obs: torch.Tensor, hands: torch.Tensor | None = None,
