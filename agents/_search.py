@@ -280,6 +280,9 @@ def sample_worlds(vhands, vheld, vpl, vstock, vdiscard, vg, vrng, prm, seeds, mo
 POLICY_NET = 100
 """Playout policy code of a learned network (packed by :func:`pack_network`): every seat
 plays its most likely legal action from its own observation in the world."""
+POLICY_NET_AGAINST = 200
+"""Playout policy codes ``POLICY_NET_AGAINST + b``: the searching seat plays the network (as
+POLICY_NET), every other seat the compiled baseline ``b`` (a model of the opponents)."""
 ACT_TANH = 0
 ACT_RELU = 1
 NET_ACTIVATIONS = {"tanh": ACT_TANH, "relu": ACT_RELU}
@@ -535,8 +538,9 @@ def _playout(w, prm, j, me, start_round, policy, max_len, policy_rng, rewards, s
              weights, shape, obs, hid, row):
     """Play world row j (the policy drawing from policy_rng[j]) to the end of the round
     begun as round start_round with the playout policy (at most max_len decisions, and the
-    game's max_decisions): a compiled baseline, or POLICY_NET, the network (weights, shape;
-    scratch obs, hid, row) for every seat. Returns seat me's value (_round_values;
+    game's max_decisions): a compiled baseline, POLICY_NET, the network (weights, shape;
+    scratch obs, hid, row) for every seat, or POLICY_NET_AGAINST + b, the network for seat
+    me and the baseline b for every other seat. Returns seat me's value (_round_values;
     tmp[16:16+N] must hold the scores before the playout's first action) and leaves every
     seat's in tmp[32:32+N]."""
     steps = 0
@@ -544,7 +548,8 @@ def _playout(w, prm, j, me, start_round, policy, max_len, policy_rng, rewards, s
            and steps < max_len):
         if policy == POLICY_RANDOM:
             ok = _random_action(w, prm, j, policy_rng, rewards)
-        elif policy == POLICY_NET:
+        elif policy == POLICY_NET or (policy >= POLICY_NET_AGAINST
+                                      and w.g[j, G_CURRENT] == me):
             a = _net_choice(w, prm, j, weights, shape, obs, hid, row)
             ok = a >= 0
             if ok:
@@ -553,7 +558,8 @@ def _playout(w, prm, j, me, start_round, policy, max_len, policy_rng, rewards, s
                 _apply(w, prm, j, a, rewards)
                 _advance(w, prm, j, rewards)
         else:   # a compiled baseline (ono_env.agents._baselines), ties broken by policy_rng[j]
-            ok = _policy_action(w, prm, j, policy, policy_rng, rewards, sc, tmp) >= 0
+            b = policy - POLICY_NET_AGAINST if policy >= POLICY_NET_AGAINST else policy
+            ok = _policy_action(w, prm, j, b, policy_rng, rewards, sc, tmp) >= 0
         if not ok:
             break
         steps += 1

@@ -45,7 +45,10 @@ sampled for each decision until T milliseconds of wall time have passed
 A learned playout policy (``pimc-ppo-playout``, or ``SearchAgent(policy=<LearnedAgent>)``)
 runs its network inside the compiled playouts (:func:`ono_env.agents._search.pack_network`,
 ``_net_choice``): the NumPy network would cost a Python call per playout decision, and a
-batched one would need the playouts of all worlds to advance in lockstep. The hidden
+batched one would need the playouts of all worlds to advance in lockstep. With
+``playout_opponents`` (``SearchAgent(policy=<LearnedAgent>, playout_opponents="color")``)
+the network plays only the searching seat and a compiled baseline every other seat: a model
+of the opponents the seat faces. The hidden
 layers skip zero inputs (the observation is mostly zeros) and tanh is a rational
 approximation within 1e-4 (``_squash``), so a decision of the shipped 128 x 128 networks
 costs about 3 us.
@@ -114,13 +117,14 @@ def _kernels() -> tuple:
     :mod:`ono_env.agents._search`, imported (so its kernels loaded, prebuilt or from numba's cache,
     or compiled) on the first search: importing ono_env and its agents does not pay for
     them. ``policies`` maps the playout policy names to their codes, ``"learned"`` to the
-    network's."""
+    network's, ``"learned_against"`` to the first of the network-against-a-baseline codes."""
     global _KERNELS
     if _KERNELS is None:
         from ono_env.agents import _search as K
         _KERNELS = (kernel_entry(K.seat_view), kernel_entry(K.pimc_search), kernel_entry(K.ismcts_search),
                     {"fair": K.VIEW_FAIR, "hands": K.VIEW_HANDS, "all": K.VIEW_ALL},
-                    dict(K.POLICY_CODES, learned=K.POLICY_NET))
+                    dict(K.POLICY_CODES, learned=K.POLICY_NET,
+                         learned_against=K.POLICY_NET_AGAINST))
     return _KERNELS
 
 DEFAULT_WORLDS = 64
@@ -168,6 +172,9 @@ class SearchAgent:
             margin at ``worlds`` worlds and scales as 1 / sqrt(worlds sampled). Decisions
             then depend on the machine's speed and load: for reproducible runs give a
             number of worlds.
+        playout_opponents: with a learned ``policy``, a baseline that every other seat plays
+            in the playouts (``"color"``, ...; compiled), while the searching seat plays the
+            network: the search's model of its opponents. None: the network plays every seat.
         belief: (2 players, a fixed number of worlds, a learned ``prior``) a temperature:
             the search assumes the opponent plays like ``prior`` and weighs each world by
             how likely the prior's network (softmax of its logits / belief) makes the
@@ -184,7 +191,8 @@ class SearchAgent:
     def __init__(self, rules: Any = None, worlds: int = DEFAULT_WORLDS, policy: str = "greedy",
                  view: str = "fair", name: str | None = None, method: str = "pimc",
                  margin: float = -1.0, prior: Any = None,
-                 time_ms: float | None = None, belief: float | None = None) -> None:
+                 time_ms: float | None = None, belief: float | None = None,
+                 playout_opponents: str | None = None) -> None:
         self.rules = resolve_rules(rules)
         if not isinstance(worlds, (int, np.integer)) or isinstance(worlds, bool) \
                 or not 1 <= worlds <= MAX_WORLDS:
@@ -197,6 +205,11 @@ class SearchAgent:
         else:
             self._net = _playout_network(policy, self.rules)
             policy = f"learned:{getattr(policy, 'name', 'policy')}"
+        if playout_opponents is not None and (self._net is None or playout_opponents not in POLICIES):
+            raise ValueError(f"playout_opponents = {playout_opponents!r}; allowed: None, or with a "
+                             f"learned playout policy one of {', '.join(POLICIES)}")
+        self.playout_opponents = playout_opponents
+        """The baseline every other seat plays in the playouts (None: the playout policy)."""
         if view not in VIEWS:
             raise ValueError(f"view = {view!r}; allowed: {', '.join(VIEWS)}")
         if method not in ("pimc", "ismcts"):
@@ -268,8 +281,10 @@ class SearchAgent:
         cheat = ", CHEATING" if self.cheating else ""
         prior = f", prior={getattr(self.prior, 'name', self.prior)!r}" if self.prior is not None else ""
         budget = f"{self.time_ms:g} ms" if self.time_ms is not None else self.worlds
+        against = (f", playout_opponents={self.playout_opponents!r}"
+                   if self.playout_opponents is not None else "")
         return (f"SearchAgent({self.name!r}, method={self.method!r}, budget={budget}, "
-                f"policy={self.policy!r}, view={self.view!r}{prior}{cheat})")
+                f"policy={self.policy!r}{against}, view={self.view!r}{prior}{cheat})")
 
     def act(self, obs: np.ndarray, mask: np.ndarray, rng: np.random.Generator) -> np.ndarray:
         raise ValueError(f"{self.name} is a search agent: it needs the position, not an "
@@ -446,8 +461,12 @@ class SearchAgent:
     def _playout_args(self, game: VecGame, policies: dict) -> tuple[int, tuple]:
         """The playout policy's code and the kernels' network arguments (weights, shape,
         observation and hidden-layer scratch): the learned playout policy's network, else
-        (baseline playouts) the belief's network, else placeholders."""
+        (baseline playouts) the belief's network, else placeholders. With
+        ``playout_opponents`` the code is the network's for the searching seat and that
+        baseline's for every other seat."""
         code = policies["learned"] if self._net is not None else policies[self.policy]
+        if self.playout_opponents is not None:
+            code = policies["learned_against"] + policies[self.playout_opponents]
         packed = self._net if self._net is not None else self._net_belief
         if packed is None:
             return code, (np.zeros(1, np.float32), np.zeros(4, np.int64),
