@@ -471,3 +471,38 @@ def test_probes_change_the_model_one_way_on_the_same_deals(tmp_path, monkeypatch
             main()
         assert message in str(exc.value)
         assert not (tmp_path / "q").exists()
+
+
+def test_rollout_targets_fit_the_policy_and_pair_it(tmp_path, monkeypatch):
+    """benchmarks/bench_rollout_targets.py: the policy's decisions valued by playouts, one fit
+    per beta from the policy's own weights (a large beta moves it less far from the policy
+    than a small one), each fitted model a playable file paired with the policy;
+    a bad beta or table is one error before anything is played."""
+    import runpy
+    from pathlib import Path
+
+    from ono_env.agents.learned import load_agent
+    from ono_env.rules import RuleSet
+
+    bench = Path(__file__).resolve().parents[1] / "benchmarks"
+    monkeypatch.syspath_prepend(str(bench))
+    main = runpy.run_path(str(bench / "bench_rollout_targets.py"))["main"]
+    args = ["bench_rollout_targets.py", "--table", "basic-3", "--steps", "6", "--games", "16",
+            "--procs", "1", "--betas", "1000,0.0001", "--epochs", "2", "--batch", "8",
+            "--lr", "1e-3", "--deals", "4", "--models", str(tmp_path / "m"), "--out"]
+    monkeypatch.setattr(sys, "argv", args + [str(tmp_path / "r")])
+    main()
+    res = json.loads((tmp_path / "r" / "results.json").read_text())
+    assert res["against"] == "greedy" and res["decisions"] > 16
+    keep, move = res["fits"]
+    assert 2 * keep["kl"] < move["kl"] and keep["moved"] <= move["moved"] and move["moved"] > 0
+    rules = RuleSet.preset("ono", num_players=4)
+    assert load_agent(move["model"], rules).act is not None and (tmp_path / "r" / "paired" / "results.json").is_file()
+    assert "| 0.0001 |" in (tmp_path / "r" / "results.md").read_text()
+    for bad, message in ((["--betas", "0"], "--betas '0'; allowed: positive numbers"),
+                         (["--table", "ono-1"], "table 'ono-1'; allowed: <preset>-<players>")):
+        monkeypatch.setattr(sys, "argv", args[:1] + bad + ["--out", str(tmp_path / "q")])
+        with pytest.raises(SystemExit) as exc:
+            main()
+        assert message in str(exc.value)
+        assert not (tmp_path / "q").exists()
