@@ -52,20 +52,15 @@ from bench_generalist import best_baselines, parse_tables  # noqa: E402
 GAMES_MAX = 4096
 
 
-def _policy(model: str, rules):
-    from ono_env.agents.learned import load_agent
-    from ono_env.agents.registry import make_agent
-    return load_agent(model, rules) if model.endswith(".safetensors") else make_agent(model, rules)
-
-
 def collect(job: tuple) -> dict:
     """One process's rows: (seed, steps, games, worlds, model, rules dict, baseline, path)."""
     seed, steps, games, worlds, model, rules_dict, against, path = job
+    from ono_env.agents.registry import make_agent
     from ono_env.agents.search import SearchAgent
     from ono_env.envs.learner_batch import LearnerBatch
     from ono_env.rules import RuleSet
     rules = RuleSet.from_dict(rules_dict)
-    policy = _policy(model, rules)
+    policy = make_agent(model, rules)   # a name or a model file's path
     search = SearchAgent(rules, worlds, policy=policy, view="hands", margin=-1.0,
                          playout_opponents=against, name="rollout-targets")
     batch = LearnerBatch(rules, num_envs=games, opponents=against, seed=seed,
@@ -184,6 +179,7 @@ def main() -> None:
                  f"comma-separated")
 
     from ono_env.agents.learned import shipped_models
+    from ono_env.agents.registry import make_agent
     from ono_env.agents.search import POLICIES
     from ono_env.rules import RuleSet
 
@@ -199,7 +195,7 @@ def main() -> None:
         sys.exit(f"bench_rollout_targets: --model {args.model!r}; allowed: a shipped model's "
                  f"name or a model file")
     rules = RuleSet.preset(preset, num_players=players)
-    _policy(args.model, rules)   # refused here, with the loader's reason, if it cannot play them
+    make_agent(args.model, rules)   # refused here, with the loader's reason, if it cannot play them
     label = f"{preset}-{players}"
     args.models.mkdir(parents=True, exist_ok=True)
     args.out.mkdir(parents=True, exist_ok=True)
