@@ -48,6 +48,9 @@ from ono_env.arena.suite import model_sha256
 from ono_env.rules import PRESETS
 
 BASELINES = ("greedy", "color", "defensive")
+GENERALIST_RESULTS = Path(__file__).resolve().parent.parent / "docs/results/generalist/results.json"
+"""The shipped generalist's measurements (this script's ``--out docs/results/generalist``),
+found from the script's own place so that the scripts that read it run from any directory."""
 PRESET_NAMES = ("basic", "classic", "ono", "stacking", "uno2018", "wikipedia")
 
 
@@ -98,6 +101,22 @@ def best_baselines(rows: list[dict]) -> dict[str, str]:
         if mine:
             out[preset] = min(mine, key=lambda r: r["share"])["opponent"]
     return out
+
+
+def read_rows(path: Path, script: str) -> list[dict]:
+    """The measurement rows of a ``results.json`` this script wrote (``--best-from``), or one
+    error naming the file and what is wrong with it (missing, not JSON, no part ``two``)."""
+    try:
+        rows = json.loads(Path(path).read_text())["rows"]
+        if not isinstance(rows, list) or not all(isinstance(r, dict) for r in rows):
+            raise TypeError("its rows are not a list of measurements")
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        sys.exit(f"{script}: --best-from {path}: cannot read the rows of a results.json of "
+                 f"bench_generalist.py ({type(exc).__name__}: {exc})")
+    if not any(r.get("what") == "two" for r in rows):
+        sys.exit(f"{script}: --best-from {path}: no part 'two' (the 2-player pairings that "
+                 f"name each preset's best baseline)")
+    return rows
 
 
 def part_many(model: str, counts: tuple[int, ...], deals: int, seed: int, best: dict[str, str],
@@ -164,7 +183,7 @@ def add_probe_arguments(ap: argparse.ArgumentParser) -> None:
     ap.add_argument("--deals", type=int, default=10_000, help="deals per table")
     ap.add_argument("--seed", type=int, default=2026)
     ap.add_argument("--model", default="ppo-any", help="a registered name or a model file")
-    ap.add_argument("--best-from", type=Path, default=Path("docs/results/generalist/results.json"))
+    ap.add_argument("--best-from", type=Path, default=GENERALIST_RESULTS)
     ap.add_argument("--out", type=Path, required=True)
 
 
@@ -172,7 +191,7 @@ def probe_setup(args: argparse.Namespace, script: str
                 ) -> tuple[dict[str, str], list[tuple[str, int]], Path]:
     """The preset's best baselines, the tables of ``--tables`` and the model's path, or one
     error (``script`` names the script) naming a bad table or ``--deals``."""
-    best = best_baselines(json.loads(args.best_from.read_text())["rows"])
+    best = best_baselines(read_rows(args.best_from, script))
     tables = parse_tables(args.tables, best, script)
     if args.deals < 2:
         sys.exit(f"{script}: --deals {args.deals}; allowed: 2 or more")
@@ -261,6 +280,7 @@ def main() -> None:
                          "(to measure part many or ten alone, in another folder)")
     ap.add_argument("--out", type=Path, required=True)
     args = ap.parse_args()
+    best_rows = read_rows(args.best_from, "bench_generalist") if args.best_from else None
     args.out.mkdir(parents=True, exist_ok=True)
     path = args.out / "results.json"
     data = json.loads(path.read_text()) if path.is_file() else {"rows": []}
@@ -271,7 +291,6 @@ def main() -> None:
         print(f"{path}: its rows measured another model file; measuring every part again",
               file=sys.stderr)
         rows, commands = [], {}
-    best_rows = json.loads(args.best_from.read_text())["rows"] if args.best_from else None
     parts = args.parts.split(",")
     unknown = set(parts) - {"two", "many", "ten", "specialists"}
     if unknown:

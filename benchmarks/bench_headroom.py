@@ -53,7 +53,15 @@ os.environ.setdefault("OMP_NUM_THREADS", "1")
 
 import numpy as np
 import yaml
-from bench_generalist import _games, _line, _row, best_baselines, parse_tables
+from bench_generalist import (
+    GENERALIST_RESULTS,
+    _games,
+    _line,
+    _row,
+    best_baselines,
+    parse_tables,
+    read_rows,
+)
 
 from ono_env.agents import make_agent
 from ono_env.arena import run_arena
@@ -77,13 +85,13 @@ def main() -> None:
                     help="a rule of every table changed (repeatable)")
     ap.add_argument("--deals", type=int, default=200, help="deals per table and agent")
     ap.add_argument("--seed", type=int, default=2026)
-    ap.add_argument("--best-from", type=Path, default=Path("docs/results/generalist/results.json"))
+    ap.add_argument("--best-from", type=Path, default=GENERALIST_RESULTS)
     ap.add_argument("--pair-with", default=None,
                     help="compare every other agent with this one of --agents on the same deals "
                          "(default: ppo-any, when it is among them)")
     ap.add_argument("--out", type=Path, required=True)
     args = ap.parse_args()
-    best = best_baselines(json.loads(args.best_from.read_text())["rows"])
+    best = best_baselines(read_rows(args.best_from, "bench_headroom"))
     tables = parse_tables(args.tables, best, "bench_headroom")
     overrides = {}
     for item in args.set:

@@ -47,7 +47,12 @@ import numpy as np
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
-from bench_generalist import best_baselines, parse_tables  # noqa: E402
+from bench_generalist import (  # noqa: E402
+    GENERALIST_RESULTS,
+    best_baselines,
+    parse_tables,
+    read_rows,
+)
 
 GAMES_MAX = 4096
 
@@ -161,7 +166,7 @@ def main() -> None:
     ap.add_argument("--batch", type=int, default=4096)
     ap.add_argument("--deals", type=int, default=10_000)
     ap.add_argument("--seed", type=int, default=11)
-    ap.add_argument("--best-from", type=Path, default=HERE.parent / "docs/results/generalist/results.json")
+    ap.add_argument("--best-from", type=Path, default=GENERALIST_RESULTS)
     ap.add_argument("--models", type=Path, default=Path("runs/rollout-targets"))
     ap.add_argument("--out", type=Path, required=True)
     args = ap.parse_args()
@@ -183,7 +188,7 @@ def main() -> None:
     from ono_env.agents.search import POLICIES
     from ono_env.rules import RuleSet
 
-    best = best_baselines(json.loads(args.best_from.read_text())["rows"])
+    best = best_baselines(read_rows(args.best_from, "bench_rollout_targets"))
     (preset, players), = parse_tables(args.table, best, "bench_rollout_targets")
     against = best[preset] if args.against == "best" else args.against
     if against not in POLICIES:

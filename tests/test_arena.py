@@ -362,6 +362,35 @@ def test_headroom_pairs_every_agent_with_the_one_named(tmp_path, monkeypatch, ca
     assert not (tmp_path / "g").exists()
 
 
+def test_benchmarks_find_the_best_baselines_from_any_directory(tmp_path, monkeypatch):
+    """benchmarks/bench_headroom.py without --best-from reads the shipped generalist's
+    results.json from the script's own place, so it runs from any working directory; a
+    --best-from that is missing, not JSON, or has no part 'two' is one error naming the file
+    before anything is written."""
+    import runpy
+    from pathlib import Path
+
+    bench = Path(__file__).resolve().parents[1] / "benchmarks"
+    monkeypatch.syspath_prepend(str(bench))
+    main = runpy.run_path(str(bench / "bench_headroom.py"))["main"]
+    monkeypatch.chdir(tmp_path)                      # no docs/results here
+    args = ["bench_headroom.py", "--tables", "ono-3", "--agents", "random", "--deals", "2"]
+    monkeypatch.setattr(sys, "argv", args + ["--out", "h"])
+    main()
+    (row,) = json.loads((tmp_path / "h" / "results.json").read_text())["rows"]
+    assert row["opponent"] == "2 x color"            # ono's best baseline, from the shipped file
+    (tmp_path / "text.json").write_text("not json")
+    (tmp_path / "none.json").write_text('{"rows": [{"what": "many"}]}')
+    for path, message in (("missing.json", "FileNotFoundError"), ("text.json", "JSONDecodeError"),
+                          ("none.json", "no part 'two'")):
+        monkeypatch.setattr(sys, "argv", args + ["--best-from", path, "--out", "g"])
+        with pytest.raises(SystemExit) as exc:
+            main()
+        assert str(exc.value).startswith(f"bench_headroom: --best-from {path}: ")
+        assert message in str(exc.value)
+        assert not (tmp_path / "g").exists()
+
+
 def test_headroom_plays_each_table_against_each_opponent_under_changed_rules(tmp_path, monkeypatch):
     """benchmarks/bench_headroom.py --against and --set: every table against each named
     opponent, under the rules with the fields changed, the same games as the arena plays
