@@ -72,6 +72,15 @@ def test_a_mixture_parses():
      "'default': config field 'tables.0.opponents' = \\[\\]: Input should be 'auto', or a valid dictionary$"),
     (["tables=[5]", "observation_version=2"],
      "'tables.0' = 5: Input should be a mapping of its fields \\(--print-config shows them\\)$"),
+    # a table's own pool and the reward are checked with the config, one line naming the table
+    (["tables=[{rules: ono}, {rules: basic, opponents: {greedy: 0}}]", "observation_version=2"],
+     "'default': tables\\[1\\].opponents needs at least one agent with a weight > 0 \\(or auto, "
+     "or unset for the run's opponents\\)$"),
+    (["tables=[{rules: ono, opponents: {}}]", "observation_version=2"],
+     "'default': tables\\[0\\].opponents needs at least one agent with a weight > 0"),
+    (["tables=[{rules: classic}, {rules: basic}]", "observation_version=2", "reward=points"],
+     "'default': tables\\[1\\]: reward 'points' needs a rule set with scoring; the 'basic' rules "
+     "keep no score \\(allowed: reward win or auto, or rules that keep a score\\)$"),
     (["opponents={str: -1}"], "config field 'opponents.str' = -1: Input should be greater"),
     (["opponents={greedy: -1}"], "'default': config field 'opponents.greedy' = -1: Input should be greater"),
 ])

@@ -3,7 +3,7 @@
 A run is described by a :class:`TrainConfig` (in the style of CleanRL's ``Args``: every field
 typed, with its default and a one-line docstring). ``load_config(spec, overrides)`` starts
 from the defaults, applies a YAML file (a path, or the name of a config shipped with the
-package: ``default``, ``basic-60min``, ``classic-60min``, ``basic-4p``, ``rllib-basic``), then
+package: ``default``, ``basic-60min``, ``classic-60min``, ``basic-4p``, ``rllib-basic``, ``generalist``), then
 ``key=value`` overrides (dotted keys reach nested fields: ``ppo.learning_rate=1e-4``; values
 are read as YAML: ``opponents={greedy: 1, random: 1}``). pydantic checks every field: an unknown key, a value
 of the wrong type (``true`` is not a count, ``"5"`` is not a number) or out of range raises
@@ -279,9 +279,17 @@ class TrainConfig:
             for k, t in enumerate(self.tables):
                 _check_player_count(t.rules, t.num_players, f"tables[{k}]")
                 try:
-                    resolve_rules(t.rules, num_players=t.num_players)
+                    table_rules = resolve_rules(t.rules, num_players=t.num_players)
                 except ValueError as exc:
                     raise ValueError(f"tables[{k}].rules: {exc}") from None
+                if isinstance(t.opponents, dict) and (not t.opponents
+                                                      or sum(t.opponents.values()) <= 0):
+                    raise ValueError(f"tables[{k}].opponents needs at least one agent with a "
+                                     f"weight > 0 (or auto, or unset for the run's opponents)")
+                if self.reward == "points" and table_rules.scoring == "none":
+                    raise ValueError(f"tables[{k}]: reward 'points' needs a rule set with "
+                                     f"scoring; the {table_rules.name!r} rules keep no score "
+                                     f"(allowed: reward win or auto, or rules that keep a score)")
                 if t.teacher is None and t.teacher_coef != 1.0:
                     raise ValueError(f"tables[{k}].teacher_coef={t.teacher_coef!r} weighs the "
                                      f"pull toward a teacher: name one with tables[{k}].teacher")
