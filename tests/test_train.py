@@ -212,3 +212,14 @@ def test_a_checkpoint_still_resumes_with_maskableppo(tiny_run):
     from sb3_contrib import MaskablePPO
     model = MaskablePPO.load(tiny_run[1]["model"], device="cpu")   # our own file, trusted
     assert model.num_timesteps == 2048
+
+
+def test_the_module_docs_name_every_shipped_training_config():
+    """ono-train's and the config module's docstrings (rendered in the API reference) list
+    the configs shipped with the package: every one of them."""
+    from ono_env.configs import config_names
+    from ono_env.train import cli, config
+
+    for name in config_names("train"):
+        for module in (cli, config):
+            assert f"``{name}``" in module.__doc__, (module.__name__, name)

@@ -6,10 +6,11 @@ PPO, the default; ``maskable_ppo``, sb3-contrib's; ``rllib_ppo``, on Ray RLlib).
     ono-train my-run.yaml --print-config                # the resolved config, then exit
 
 The config is a YAML path or the name of a config shipped with the package (``default``,
-``basic-60min``, ``classic-60min``, ``basic-4p``, ``rllib-basic``), then ``key=value`` overrides; ``--help`` lists every
-field with its default and meaning. Resolving and printing a config needs only the base
-install; training needs the ``[train]`` extra (torch, Stable-Baselines3, sb3-contrib,
-TensorBoard), or with ``algo: rllib_ppo`` the ``[ray]`` extra (Ray RLlib, torch).
+``basic-60min``, ``classic-60min``, ``basic-4p``, ``rllib-basic``, ``generalist``), then
+``key=value`` overrides; ``--help`` lists every field with its default and meaning.
+Resolving and printing a config needs only the base install; training needs the ``[train]``
+extra (torch, Stable-Baselines3, sb3-contrib, TensorBoard), or with ``algo: rllib_ppo`` the
+``[ray]`` extra (Ray RLlib, torch).
 """
 
 from __future__ import annotations
