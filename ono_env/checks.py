@@ -127,10 +127,28 @@ def check_input_file(path: Any, what: str, max_bytes: int) -> Path:
     return p
 
 
+MADE_DIRS: list[Path] = []
+"""The folders :func:`check_output_dir` created in this process, in the order made: a console
+script whose run is refused after that check removes those still empty
+(:func:`remove_made_dirs`), so that a refused run leaves no folder behind."""
+
+
+def remove_made_dirs() -> None:
+    """Remove the folders :func:`check_output_dir` made that are still empty, deepest first
+    (a folder that holds anything is kept), and forget them all."""
+    for p in reversed(MADE_DIRS):
+        try:
+            p.rmdir()
+        except OSError:
+            pass
+    MADE_DIRS.clear()
+
+
 def check_output_dir(path: Any, what: str) -> Path:
     """``path`` as a ``Path`` once it is a folder that exists or was just created (with its
     parents), so that work is never done before its output has somewhere to go; else one
-    ``ValueError`` naming ``what`` and the reason."""
+    ``ValueError`` naming ``what`` and the reason. The folders it creates are listed in
+    :data:`MADE_DIRS`."""
     import os
 
     if not isinstance(path, (str, os.PathLike)) or not str(path):
@@ -138,8 +156,14 @@ def check_output_dir(path: Any, what: str) -> Path:
     p = Path(path)
     if p.exists() and not p.is_dir():
         raise ValueError(f"{what}: {str(p)!r} exists and is not a folder")
+    missing = []
+    at = p.absolute()
+    while not at.exists() and at != at.parent:
+        missing.append(at)
+        at = at.parent
     try:
         p.mkdir(parents=True, exist_ok=True)
+        MADE_DIRS.extend(reversed(missing))
     except OSError as exc:
         raise ValueError(f"{what}: cannot create the folder {str(p)!r}: "
                          f"{exc.strerror or exc}") from None

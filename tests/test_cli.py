@@ -109,6 +109,26 @@ def test_an_exploiter_is_not_written_into_a_folder_with_files(tmp_path, capsys):
     assert [q.name for q in tmp_path.iterdir()] == ["old.txt"]
 
 
+@pytest.mark.parametrize("tool,argv", [
+    ("ono-bench", ["nosuch", "--out", "{out}"]),
+    ("ono-bench", ["greedy", "--tables", "nosuch", "--out", "{out}"]),
+    ("ono-arena", ["nosuch", "greedy", "--players", "2", "--no-progress", "--out", "{out}",
+                   "--record", "2", "{out}/replays"]),
+    ("ono-exploit", ["nosuch", "--no-progress", "--out", "{out}"]),
+])
+def test_a_refused_run_leaves_no_output_folder(tool, argv, tmp_path, capsys):
+    """The output folders a console script makes before it refuses the run (they are checked
+    first, so that no work is done without somewhere to write) are removed again; a folder
+    that was there before is kept."""
+    out = tmp_path / "new" / "run"
+    _one_error_line(tool, [a.format(out=out) for a in argv], capsys)
+    assert list(tmp_path.iterdir()) == []
+    (tmp_path / "kept").mkdir()
+    _one_error_line(tool, [a.format(out=tmp_path / "kept") for a in argv], capsys)
+    assert [q.name for q in tmp_path.iterdir()] == ["kept"]
+    assert list((tmp_path / "kept").iterdir()) == []
+
+
 @pytest.mark.parametrize("kind", RULE_FILES)
 @pytest.mark.parametrize("tool", ["ono-demo", "ono-arena", "ono-play"])
 def test_bad_rules_files_are_one_line(tool, kind, bad_files, capsys):

@@ -74,21 +74,31 @@ def run(parser: argparse.ArgumentParser, argv: Sequence[str] | None,
         body: Callable[[argparse.Namespace], int | None]) -> int:
     """Parse ``argv`` with ``parser`` and run ``body(args)``: the exit status of a console
     script. Any exception becomes one line ``<prog>: error: ...`` on stderr and status 2
-    (Ctrl-C: status 130)."""
+    (Ctrl-C: status 130), and the output folders the run had made
+    (:func:`ono_env.checks.check_output_dir`) are removed again where they are still empty:
+    a refused run leaves nothing behind."""
+    from ono_env.checks import MADE_DIRS, remove_made_dirs
+
     prog = parser.prog
+    MADE_DIRS.clear()
     try:
         check_environment()
-        return int(body(parser.parse_args(argv)) or 0)
+        status = int(body(parser.parse_args(argv)) or 0)
+        MADE_DIRS.clear()
+        return status
     except KeyboardInterrupt:
+        remove_made_dirs()
         print(f"{prog}: interrupted", file=sys.stderr)
         return 130
     except ImportError as exc:
+        remove_made_dirs()
         missing = (getattr(exc, "name", None) or "").split(".")[0]
         extra = EXTRAS.get(missing, "all")
         print(f"{prog}: error: this needs {missing or exc!s}, which is not installed: "
               f"pip install 'ono-env[{extra}]'", file=sys.stderr)
         return 2
     except Exception as exc:  # noqa: BLE001 - a console script prints one line, never a traceback
+        remove_made_dirs()
         print(f"{prog}: error: {_message(exc)}", file=sys.stderr)
         return 2
 
