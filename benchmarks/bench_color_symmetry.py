@@ -32,6 +32,7 @@ import time
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 
 import numpy as np
+from bench_args import out_folder
 from bench_generalist import (
     _games,
     add_probe_arguments,
@@ -88,13 +89,17 @@ def main() -> None:
     add_probe_arguments(ap)
     args = ap.parse_args()
     best, tables, path = probe_setup(args, "bench_color_symmetry")
+    models = {}
+    for preset, n in tables:                     # every table's model before any game
+        try:
+            models[preset, n] = load_agent(path, resolve_rules(preset, num_players=n))
+        except (OSError, ValueError) as exc:
+            sys.exit(f"bench_color_symmetry: --model {args.model!r} at {preset}-{n}: {exc}")
+    out_folder(args.out, "bench_color_symmetry")
     rows = []
     for preset, n in tables:
         rules = resolve_rules(preset, num_players=n)
-        try:
-            plain = load_agent(path, rules)
-        except (OSError, ValueError) as exc:
-            sys.exit(f"bench_color_symmetry: --model {args.model!r} at {preset}-{n}: {exc}")
+        plain = models[preset, n]
         seats = [best[preset]] * (n - 1)
         games = _games(args.deals, n)
         agreement: list[float] = []

@@ -40,14 +40,17 @@ from pathlib import Path
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 
 import numpy as np
+from bench_args import at_least, out_folder
 
+from ono_env.agents import make_agent
 from ono_env.agents.learned import read_metadata, shipped_models
 from ono_env.arena import agreement, run_arena
 from ono_env.arena.play import seatings
 from ono_env.arena.suite import model_sha256
-from ono_env.rules import PRESETS
+from ono_env.rules import resolve_rules
 
 BASELINES = ("greedy", "color", "defensive")
+PARTS = ("two", "many", "ten", "specialists")
 GENERALIST_RESULTS = Path(__file__).resolve().parent.parent / "docs/results/generalist/results.json"
 """The shipped generalist's measurements (this script's ``--out docs/results/generalist``),
 found from the script's own place so that the scripts that read it run from any directory."""
@@ -113,9 +116,19 @@ def read_rows(path: Path, script: str) -> list[dict]:
     except (OSError, ValueError, KeyError, TypeError) as exc:
         sys.exit(f"{script}: --best-from {path}: cannot read the rows of a results.json of "
                  f"bench_generalist.py ({type(exc).__name__}: {exc})")
-    if not any(r.get("what") == "two" for r in rows):
+    two = [r for r in rows if r.get("what") == "two"]
+    if not two:
         sys.exit(f"{script}: --best-from {path}: no part 'two' (the 2-player pairings that "
                  f"name each preset's best baseline)")
+    if not all(isinstance(r.get("preset"), str) and isinstance(r.get("opponent"), str)
+               and isinstance(r.get("share"), (int, float)) for r in two):
+        sys.exit(f"{script}: --best-from {path}: a row of part 'two' lacks its preset, "
+                 f"opponent or share")
+    missing = [p for p in PRESET_NAMES if not any(r["preset"] == p for r in two)]
+    if missing:
+        sys.exit(f"{script}: --best-from {path}: part 'two' names no best baseline for "
+                 f"{', '.join(missing)}; allowed: a results.json whose part two measured every "
+                 f"preset ({', '.join(PRESET_NAMES)})")
     return rows
 
 
@@ -281,21 +294,41 @@ def main() -> None:
     ap.add_argument("--out", type=Path, required=True)
     args = ap.parse_args()
     best_rows = read_rows(args.best_from, "bench_generalist") if args.best_from else None
-    args.out.mkdir(parents=True, exist_ok=True)
+    parts = args.parts.split(",")
+    unknown = [p for p in parts if p not in PARTS]
+    if unknown:
+        sys.exit(f"bench_generalist: --parts {args.parts!r}: unknown part(s) "
+                 f"{', '.join(repr(p) for p in unknown)}; allowed: {', '.join(PARTS)}")
+    for option, value in (("--deals", args.deals), ("--deals-many", args.deals_many),
+                          ("--deals-ten", args.deals_ten)):
+        at_least("bench_generalist", option, value, 2)
+    ten = args.ten_presets.split(",")
+    if any(p not in PRESET_NAMES for p in ten):
+        sys.exit(f"bench_generalist: --ten-presets {args.ten_presets!r}; allowed: presets of "
+                 f"{', '.join(PRESET_NAMES)}, comma-separated")
+    try:   # the model's file, and an agent of it at every table it will play
+        info = model_file(args.model)
+        for preset in PRESET_NAMES:
+            for n in (2, 3, 4, 6, 10):
+                make_agent(args.model, resolve_rules(preset, num_players=n))
+    except (OSError, ValueError, KeyError) as exc:
+        sys.exit(f"bench_generalist: --model {args.model!r}: {exc}; allowed: a shipped model "
+                 f"({', '.join(shipped_models())}) or a model file that plays every preset at "
+                 f"2-10 players")
+    out_folder(args.out, "bench_generalist")
     path = args.out / "results.json"
-    data = json.loads(path.read_text()) if path.is_file() else {"rows": []}
-    rows: list[dict] = data["rows"]
+    try:
+        data = json.loads(path.read_text()) if path.is_file() else {"rows": []}
+        rows: list[dict] = data["rows"]
+    except (OSError, ValueError, KeyError) as exc:
+        sys.exit(f"bench_generalist: {path}: cannot read the rows measured before "
+                 f"({type(exc).__name__}: {exc}); allowed: an --out without results.json, or "
+                 f"with one this script wrote")
     commands: dict[str, str] = data.get("commands", {})   # part -> the arguments that measured it
-    info = model_file(args.model)
     if rows and data.get("model_sha256") != info["model_sha256"]:
         print(f"{path}: its rows measured another model file; measuring every part again",
               file=sys.stderr)
         rows, commands = [], {}
-    parts = args.parts.split(",")
-    unknown = set(parts) - {"two", "many", "ten", "specialists"}
-    if unknown:
-        sys.exit(f"bench_generalist: unknown part(s) {', '.join(sorted(unknown))}; allowed: "
-                 "two, many, ten, specialists")
     for part in parts:
         what = {"specialists": ("specialist", "specialist-table")}.get(part, (part,))
         if any(r["what"] in what for r in rows) and not args.again:
@@ -309,7 +342,7 @@ def main() -> None:
         elif part == "many":
             rows += part_many(args.model, (3, 4, 6), args.deals_many, args.seed, best, "many")
         elif part == "ten":
-            presets = tuple(p for p in args.ten_presets.split(",") if p in PRESETS)
+            presets = tuple(ten)
             rows += part_many(args.model, (10,), args.deals_ten, args.seed, best, "ten", presets)
         else:
             rows += part_specialists(args.model, args.deals, args.deals_many, args.seed, best)

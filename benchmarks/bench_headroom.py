@@ -53,6 +53,7 @@ os.environ.setdefault("OMP_NUM_THREADS", "1")
 
 import numpy as np
 import yaml
+from bench_args import at_least, out_folder
 from bench_generalist import (
     GENERALIST_RESULTS,
     _games,
@@ -93,6 +94,7 @@ def main() -> None:
     args = ap.parse_args()
     best = best_baselines(read_rows(args.best_from, "bench_headroom"))
     tables = parse_tables(args.tables, best, "bench_headroom")
+    at_least("bench_headroom", "--deals", args.deals, 2)
     overrides = {}
     for item in args.set:
         field, eq, value = item.partition("=")
@@ -116,10 +118,16 @@ def main() -> None:
         except (TypeError, ValueError) as exc:
             sys.exit(f"bench_headroom: --against {name!r} at {preset}-{n}: {exc}")
     agents = args.agents.split(",")
+    for (preset, n), name in ((tn, a) for tn in tables for a in agents):    # before any game
+        try:
+            make_agent(best[preset] if name == "best" else name, rules_of[preset, n])
+        except (TypeError, ValueError, OSError) as exc:
+            sys.exit(f"bench_headroom: --agents {name!r} at {preset}-{n}: {exc}")
     if args.pair_with is not None and args.pair_with not in agents:
         sys.exit(f"bench_headroom: --pair-with {args.pair_with!r}; allowed: one of --agents "
                  f"({', '.join(agents)})")
     pair_with = args.pair_with or "ppo-any"
+    out_folder(args.out, "bench_headroom")
     rows = []
     for (preset, n), opp in ((tn, o) for tn in tables for o in against):
         b = best[preset]
@@ -149,7 +157,6 @@ def main() -> None:
                     # seed): their difference with a normal 95% interval over the deals
                     row["paired_with"] = pair
                     row["minus_paired"] = list(mean_interval(shares[row["agent"]] - base))
-    args.out.mkdir(parents=True, exist_ok=True)
     command = "python benchmarks/bench_headroom.py " + " ".join(sys.argv[1:])
     (args.out / "results.json").write_text(json.dumps({"command": command, "rows": rows},
                                                       indent=1) + "\n")

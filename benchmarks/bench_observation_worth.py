@@ -28,6 +28,7 @@ import time
 from pathlib import Path
 
 import numpy as np
+from bench_args import at_least, out_folder
 
 KNOWLEDGE = ["known_cards", "lacks", "lacks_covered", "unknown"]
 HISTORY = ["last_play", "previous_play", "named_color", "drew"]
@@ -41,15 +42,22 @@ VARIANTS = {
 }
 
 
+def run_config(preset: str, extra: list[str], steps: int, seed: int, threads: int,
+               run_dir: str):
+    """The training config of one run (``ValueError`` naming a bad value)."""
+    from ono_env.train.config import load_config
+
+    return load_config("default", [f"rules={preset}", f"total_steps={steps}",
+                                   "time_limit_minutes=null", "eval.every=0",
+                                   "final_eval.games=0", "progress=false", f"seed={seed}",
+                                   f"torch_threads={threads}", f"run_dir={run_dir}", *extra])
+
+
 def train_one(preset: str, extra: list[str], steps: int, seed: int, threads: int,
               run_dir: str) -> dict:
-    from ono_env.train.config import load_config
     from ono_env.train.ppo import train
 
-    cfg = load_config("default", [f"rules={preset}", f"total_steps={steps}",
-                                  "time_limit_minutes=null", "eval.every=0",
-                                  "final_eval.games=0", "progress=false", f"seed={seed}",
-                                  f"torch_threads={threads}", f"run_dir={run_dir}", *extra])
+    cfg = run_config(preset, extra, steps, seed, threads, run_dir)
     t = time.perf_counter()   # the training call (the config and imports before it not counted)
     res = train(cfg)
     return {"model": str(res["model"]), "steps": res["steps"],
@@ -94,10 +102,16 @@ def main() -> None:
     args = ap.parse_args()
     if args.jobs < 1:
         ap.error(f"--jobs {args.jobs}: allowed: a whole number of at least 1")
-    args.out.mkdir(parents=True, exist_ok=True)
+    at_least("bench_observation_worth", "--deals", args.deals, 2)
     rows = []
     presets = args.presets.split(",")
     todo = [(preset, name, extra) for preset in presets for name, extra in VARIANTS.items()]
+    for preset, name, extra in todo:   # every run's config before any training
+        try:
+            run_config(preset, extra, args.steps, args.seed, args.threads, "unused")
+        except ValueError as exc:
+            sys.exit(f"bench_observation_worth: {preset}, {name}: {exc}")
+    out_folder(args.out, "bench_observation_worth")
     with tempfile.TemporaryDirectory() as tmp:
         runs: list[dict] = []
         if args.jobs > 1:

@@ -35,6 +35,7 @@ import time
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 
 import numpy as np
+from bench_args import out_folder
 from bench_generalist import (
     _games,
     add_probe_arguments,
@@ -119,6 +120,7 @@ def main() -> None:
         except (OSError, ValueError) as exc:
             sys.exit(f"bench_probes: at {preset}-{n}: {exc}")
         agents[preset, n].insert(0, model)
+    out_folder(args.out, "bench_probes")
     rows = []
     for preset, n in tables:
         rules = resolve_rules(preset, num_players=n)

@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import multiprocessing
 import statistics
 import subprocess
@@ -47,6 +48,7 @@ import numpy as np
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
+from bench_args import out_folder, positive_finite  # noqa: E402
 from bench_generalist import (  # noqa: E402
     GENERALIST_RESULTS,
     best_baselines,
@@ -179,9 +181,10 @@ def main() -> None:
         betas = [float(b) for b in args.betas.split(",")]
     except ValueError:
         betas = []
-    if not betas or min(betas) <= 0:
-        sys.exit(f"bench_rollout_targets: --betas {args.betas!r}; allowed: positive numbers, "
-                 f"comma-separated")
+    if not betas or not all(math.isfinite(b) and b > 0 for b in betas):
+        sys.exit(f"bench_rollout_targets: --betas {args.betas!r}; allowed: finite numbers above "
+                 f"0, comma-separated")
+    positive_finite("bench_rollout_targets", "--lr", args.lr)
 
     from ono_env.agents.learned import shipped_models
     from ono_env.agents.registry import make_agent
@@ -189,7 +192,11 @@ def main() -> None:
     from ono_env.rules import RuleSet
 
     best = best_baselines(read_rows(args.best_from, "bench_rollout_targets"))
-    (preset, players), = parse_tables(args.table, best, "bench_rollout_targets")
+    tables = parse_tables(args.table, best, "bench_rollout_targets")
+    if len(tables) != 1:
+        sys.exit(f"bench_rollout_targets: --table {args.table!r}; allowed: one table, "
+                 f"<preset>-<players>")
+    (preset, players), = tables
     against = best[preset] if args.against == "best" else args.against
     if against not in POLICIES:
         sys.exit(f"bench_rollout_targets: --against {args.against!r}; allowed: best, "
@@ -200,10 +207,17 @@ def main() -> None:
         sys.exit(f"bench_rollout_targets: --model {args.model!r}; allowed: a shipped model's "
                  f"name or a model file")
     rules = RuleSet.preset(preset, num_players=players)
-    make_agent(args.model, rules)   # refused here, with the loader's reason, if it cannot play them
+    try:   # refused here, with the loader's reason, if it cannot play them
+        policy = make_agent(args.model, rules)
+    except (OSError, ValueError) as exc:
+        sys.exit(f"bench_rollout_targets: --model {args.model!r} at {args.table}: {exc}")
+    if getattr(policy, "observation_version", None) != 2:
+        sys.exit(f"bench_rollout_targets: --model {args.model!r}: observation version "
+                 f"{getattr(policy, 'observation_version', None)}; allowed: a version-2 model "
+                 f"(ppo-any or a model file trained with observation_version: 2)")
     label = f"{preset}-{players}"
-    args.models.mkdir(parents=True, exist_ok=True)
-    args.out.mkdir(parents=True, exist_ok=True)
+    out_folder(args.out, "bench_rollout_targets")
+    out_folder(args.models, "bench_rollout_targets", "--models")
 
     with tempfile.TemporaryDirectory() as tmp:
         jobs = [(args.seed + k, args.steps, args.games, args.worlds, args.model, rules.to_dict(),

@@ -46,6 +46,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from bench_args import at_least, out_folder
+
 from ono_env.train.config import load_config
 
 
@@ -130,7 +132,20 @@ def main() -> None:
                          "and with cuda also there, as a row of its own")
     ap.add_argument("--out", type=Path, default=None)
     args = ap.parse_args()
+    if args.threads != "auto" and not (args.threads.isdigit() and int(args.threads) >= 1):
+        sys.exit(f"bench_train: --threads {args.threads!r}; allowed: auto or a whole number of "
+                 f"at least 1")
     threads = args.threads if args.threads == "auto" else int(args.threads)
+    at_least("bench_train", "--steps", args.steps, 1)
+    at_least("bench_train", "--rounds", args.rounds, 1)
+    at_least("bench_train", "--learn-steps", args.learn_steps, 0)
+    if args.learn_steps:
+        at_least("bench_train", "--learn-games", args.learn_games, 2)
+    if args.skip_idle and args.skip_busy and not args.learn_steps and not args.mixture:
+        sys.exit("bench_train: --skip-idle and --skip-busy leave nothing to measure; allowed: "
+                 "at most one of them, or with --learn-steps or --mixture")
+    if args.out:
+        out_folder(args.out, "bench_train")
 
     # warm-up: numba's cache, torch's kernels, the imports
     one_run("ppo", 16_384, 1, 0)

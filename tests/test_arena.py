@@ -391,6 +391,56 @@ def test_benchmarks_find_the_best_baselines_from_any_directory(tmp_path, monkeyp
         assert not (tmp_path / "g").exists()
 
 
+BAD_BENCHMARK_ARGUMENTS = [
+    ("bench_generalist", ["--parts", "nosuch"], "--parts 'nosuch': unknown part(s) 'nosuch'"),
+    ("bench_generalist", ["--deals", "1"], "--deals 1; allowed: 2 or more"),
+    ("bench_generalist", ["--ten-presets", "basic,nosuch"], "--ten-presets 'basic,nosuch'; allowed"),
+    ("bench_generalist", ["--model", "ppo-basic-2p"], "--model 'ppo-basic-2p': "),
+    ("bench_generalist", ["--out", "{file}"], "--out: '{file}' exists and is not a folder"),
+    ("bench_headroom", ["--tables", "ono-3", "--agents", "random,nosuch"],
+     "--agents 'nosuch' at ono-3: unknown agent 'nosuch'"),
+    ("bench_headroom", ["--tables", "ono-3", "--deals", "1"], "--deals 1; allowed: 2 or more"),
+    ("bench_headroom", ["--tables", "ono-3", "--out", "{file}"], "exists and is not a folder"),
+    ("bench_probes", ["--tables", "ono-3", "--out", "{file}"], "exists and is not a folder"),
+    ("bench_color_symmetry", ["--tables", "ono-3", "--out", "{file}"], "exists and is not a folder"),
+    ("bench_rollout_targets", ["--table", "basic-2,ono-2"], "--table 'basic-2,ono-2'; allowed: one"),
+    ("bench_rollout_targets", ["--betas", "nan"], "--betas 'nan'; allowed: finite numbers above 0"),
+    ("bench_rollout_targets", ["--lr", "-1"], "--lr -1.0; allowed: a finite number above 0"),
+    ("bench_rollout_targets", ["--table", "basic-2", "--model", "ppo-basic-2p"],
+     "--model 'ppo-basic-2p': observation version 1; allowed: a version-2 model"),
+    ("bench_observation_worth", ["--presets", "basic,nosuch"], "nosuch, v1: training config"),
+    ("bench_observation_worth", ["--steps", "0"], "'total_steps' = 0"),
+    ("bench_train", ["--threads", "abc"], "--threads 'abc'; allowed: auto or a whole number"),
+    ("bench_train", ["--rounds", "0"], "--rounds 0; allowed: 1 or more"),
+    ("bench_train", ["--skip-idle", "--skip-busy"], "leave nothing to measure"),
+]
+
+
+@pytest.mark.parametrize("script,argv,message", BAD_BENCHMARK_ARGUMENTS)
+def test_a_benchmark_refuses_bad_arguments_before_any_work(script, argv, message, tmp_path,
+                                                          monkeypatch):
+    """Each bad argument of the generalist's benchmark scripts is one line naming the script
+    and what is allowed, before any game, training or file: no --out folder is left."""
+    import runpy
+    from pathlib import Path
+
+    bench = Path(__file__).resolve().parents[1] / "benchmarks"
+    monkeypatch.syspath_prepend(str(bench))
+    main = runpy.run_path(str(bench / f"{script}.py"))["main"]
+    afile = tmp_path / "afile"
+    afile.write_text("")
+    out = tmp_path / "out"
+    argv = [a.format(file=afile) for a in argv]
+    if "--out" not in argv:
+        argv += ["--out", str(out)]
+    monkeypatch.setattr(sys, "argv", [f"{script}.py", *argv])
+    with pytest.raises(SystemExit) as exc:
+        main()
+    assert str(exc.value).startswith(f"{script}: ")
+    assert message.format(file=afile) in str(exc.value)
+    assert sorted(q.name for q in tmp_path.iterdir()) == ["afile"]
+
+
 def test_headroom_plays_each_table_against_each_opponent_under_changed_rules(tmp_path, monkeypatch):
     """benchmarks/bench_headroom.py --against and --set: every table against each named
     opponent, under the rules with the fields changed, the same games as the arena plays
@@ -528,7 +578,7 @@ def test_rollout_targets_fit_the_policy_and_pair_it(tmp_path, monkeypatch):
     rules = RuleSet.preset("ono", num_players=4)
     assert load_agent(move["model"], rules).act is not None and (tmp_path / "r" / "paired" / "results.json").is_file()
     assert "| 0.0001 |" in (tmp_path / "r" / "results.md").read_text()
-    for bad, message in ((["--betas", "0"], "--betas '0'; allowed: positive numbers"),
+    for bad, message in ((["--betas", "0"], "--betas '0'; allowed: finite numbers above 0"),
                          (["--table", "ono-1"], "table 'ono-1'; allowed: <preset>-<players>")):
         monkeypatch.setattr(sys, "argv", args[:1] + bad + ["--out", str(tmp_path / "q")])
         with pytest.raises(SystemExit) as exc:

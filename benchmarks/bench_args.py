@@ -1,0 +1,34 @@
+"""Argument checks that the benchmark scripts share: each bad value is one line naming the
+script, the option and what is allowed (``sys.exit``), before any work and before any file
+is written."""
+
+from __future__ import annotations
+
+import math
+import sys
+from pathlib import Path
+
+from ono_env.checks import check_output_dir
+
+
+def out_folder(path: Path | str, script: str, option: str = "--out") -> Path:
+    """``path`` made as a folder now, once every other argument has been checked and before
+    any work, so that a run never ends without a place for its results; one error naming
+    ``option`` when it cannot be (a file of that name, a parent that is no folder, no right
+    to write)."""
+    try:
+        return check_output_dir(path, option)
+    except ValueError as exc:
+        sys.exit(f"{script}: {exc}")
+
+
+def at_least(script: str, option: str, value: int, low: int) -> None:
+    """One error unless the count ``value`` of ``option`` is at least ``low``."""
+    if value < low:
+        sys.exit(f"{script}: {option} {value}; allowed: {low} or more")
+
+
+def positive_finite(script: str, option: str, value: float) -> None:
+    """One error unless ``value`` is a finite number above 0."""
+    if not (math.isfinite(value) and value > 0):
+        sys.exit(f"{script}: {option} {value}; allowed: a finite number above 0")
