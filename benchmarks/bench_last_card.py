@@ -18,8 +18,10 @@ from __future__ import annotations
 
 import argparse
 import collections
+import sys
 
 import numpy as np
+from bench_args import at_least
 
 import ono_env.cards as C
 from ono_env.agents.registry import make_agent
@@ -55,8 +57,18 @@ def main() -> None:
     ap.add_argument("--games", type=int, default=40)
     ap.add_argument("--seed", type=int, default=11)
     args = ap.parse_args()
-    rules = resolve_rules(args.rules, num_players=args.players)
-    model, opponent = make_agent(args.model, rules), make_agent(args.opponent, rules)
+    at_least("bench_last_card", "--games", args.games, 1)
+    try:
+        rules = resolve_rules(args.rules, num_players=args.players)
+    except (TypeError, ValueError) as exc:
+        sys.exit(f"bench_last_card: --rules {args.rules!r} --players {args.players}: {exc}")
+    agents = []
+    for option, spec in (("--model", args.model), ("--opponent", args.opponent)):
+        try:
+            agents.append(make_agent(spec, rules))
+        except (OSError, ValueError) as exc:
+            sys.exit(f"bench_last_card: {option} {spec!r}: {exc}")
+    model, opponent = agents
     replays: list[Replay] = []
     wins, _, _, cut = play_games(rules, [model] + [opponent] * (args.players - 1), args.games,
                                  args.seed, record=range(args.games), replays=replays,

@@ -45,6 +45,7 @@ from ono_env.arena.suite import (
     play_ladder,
     play_pairing,
     read_card,
+    select_tables,
 )
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -97,6 +98,7 @@ def replayed_alike(suite, name: str, records, n: int) -> bool:
 def verify(args: argparse.Namespace) -> None:
     """Replay carried-over pairings of this version's ladder files (no file is written)."""
     suite = load_suite(args.suite)
+    select_tables(suite, args.tables)
     bad = []
     for name in args.tables or list(suite.tables):
         path = out_dir(suite.version) / f"{name}.json"
@@ -109,6 +111,7 @@ def verify(args: argparse.Namespace) -> None:
 
 def ladder(args: argparse.Namespace) -> None:
     suite = load_suite(args.suite)
+    select_tables(suite, args.tables)
     out = out_dir(suite.version)
     out.mkdir(parents=True, exist_ok=True)
     for name in args.tables or list(suite.tables):
@@ -207,6 +210,9 @@ def publish(args: argparse.Namespace) -> None:
 
 def timing(args: argparse.Namespace) -> None:
     suite = load_suite(args.suite)
+    select_tables(suite, args.tables)
+    if not 1 <= args.workers <= 256:
+        raise ValueError(f"--workers {args.workers}; allowed: a whole number from 1 to 256")
     out = out_dir(suite.version) / "timing"
     out.mkdir(parents=True, exist_ok=True)
     rows = []
@@ -299,7 +305,14 @@ def main() -> None:
     p.add_argument("card")
     p.set_defaults(run=intervals)
     args = ap.parse_args()
-    args.run(args)
+    try:
+        args.run(args)
+    except subprocess.CalledProcessError as exc:   # ono-bench printed its own one line
+        sys.exit(f"bench_suite: {args.what}: ono-bench {exc.cmd[3]} stopped with status "
+                 f"{exc.returncode} (its error is above)")
+    except (ValueError, OSError, KeyError) as exc:
+        sys.exit(f"bench_suite: {args.what}: "
+                 + (str(exc.args[0]) if isinstance(exc, KeyError) and exc.args else str(exc)))
 
 
 if __name__ == "__main__":
