@@ -10,10 +10,15 @@ from __future__ import annotations
 
 import argparse
 import os
+import sys
 
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 
+from bench_args import at_least
+
+from ono_env.agents import make_agent
 from ono_env.arena import run_arena
+from ono_env.rules import resolve_rules
 
 
 def main() -> None:
@@ -22,6 +27,16 @@ def main() -> None:
     ap.add_argument("--rules", default="basic")
     ap.add_argument("--agents", nargs="+", default=["greedy", "color", "defensive"])
     args = ap.parse_args()
+    at_least("bench_arena", "--games", args.games, 1)
+    try:
+        rules = resolve_rules(args.rules, num_players=2)
+    except (TypeError, ValueError) as exc:
+        sys.exit(f"bench_arena: --rules {args.rules!r}: {exc}")
+    for name in args.agents:   # every agent before any game
+        try:
+            make_agent(name, rules)
+        except (OSError, ValueError) as exc:
+            sys.exit(f"bench_arena: --agents {name!r}: {exc}")
     run_arena(["greedy", "random"], args.rules, 2, 64, seed=0)  # compile / warm up
     print(f"{args.rules} rules, 2 players, {args.games:,} games per row")
     print(f"{'baseline':<10} {'play s':>7} {'rating s':>8} {'games/s':>8} {'win rate vs random':>20}")

@@ -22,6 +22,17 @@ def out_folder(path: Path | str, script: str, option: str = "--out") -> Path:
         sys.exit(f"{script}: {exc}")
 
 
+def out_file(path: Path | str, script: str, option: str = "--out") -> Path:
+    """``path`` as a file to write when the work is done: its folder made now (as
+    :func:`out_folder`, once every other argument has been checked); one error naming
+    ``option`` when ``path`` is a folder or its folder cannot be made."""
+    p = Path(path)
+    if p.is_dir():
+        sys.exit(f"{script}: {option}: {str(p)!r} is a folder; allowed: the path of a file")
+    out_folder(p.parent, script, option)
+    return p
+
+
 def at_least(script: str, option: str, value: int, low: int) -> None:
     """One error unless the count ``value`` of ``option`` is at least ``low``."""
     if value < low:

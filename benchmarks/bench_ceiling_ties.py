@@ -18,10 +18,13 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import sys
 import time
 from pathlib import Path
 
 os.environ.setdefault("OMP_NUM_THREADS", "1")
+
+from bench_args import at_least
 
 from ono_env.agents import make_agent
 from ono_env.agents.search import SearchAgent
@@ -37,10 +40,18 @@ def main() -> None:
     ap.add_argument("--deals", type=int, default=500)
     ap.add_argument("--suite", default="latest")
     args = ap.parse_args()
-    suite = load_suite(args.suite)
+    at_least("bench_ceiling_ties", "--deals", args.deals, 2)
+    try:
+        suite = load_suite(args.suite)
+    except ValueError as exc:
+        sys.exit(f"bench_ceiling_ties: --suite {args.suite!r}: {exc}")
+    try:
+        tables = select_tables(suite, args.tables)
+    except ValueError as exc:
+        sys.exit(f"bench_ceiling_ties: --tables {' '.join(args.tables)}: {exc}")
     out = ROOT / "docs" / "results" / f"suite-{suite.version}"
     rows = []
-    for t in select_tables(suite, args.tables):
+    for t in tables:
         rules = t.rules
         greedy = make_agent("greedy", rules)
         for name, (view, worlds) in CEILINGS.items():

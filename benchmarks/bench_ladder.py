@@ -42,6 +42,7 @@ from pathlib import Path
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 
 import numpy as np
+from bench_args import at_least, out_folder
 
 from ono_env import VecGame
 from ono_env.agents import make_agent
@@ -148,9 +149,10 @@ def main() -> None:
         flag = "--retime" if args.retime else "--render"
         try:
             data = json.loads(Path(path).read_text())
-            data["rules"], data["players"], data["results"], data["ms_per_decision"]
+            data["results"], data["ms_per_decision"], data["ratings"]
+            LADDERS[(data["rules"], data["players"])]
         except (OSError, ValueError, KeyError, TypeError) as e:
-            ap.error(f"{flag} {path}: not a ladder.json written by this script ({e})")
+            ap.error(f"{flag} {path}: not a ladder.json written by this script ({type(e).__name__}: {e})")
         if args.retime:
             data["ms_per_decision"] = decision_times(list(data["ms_per_decision"]),
                                                      rules=data["rules"], players=data["players"])
@@ -165,6 +167,10 @@ def main() -> None:
     if key not in LADDERS:
         ap.error(f"no ladder for {args.players}-player {args.rules}; there are: "
                  + ", ".join(f"{r} {p}p" for r, p in LADDERS))
+    at_least("bench_ladder", "--games-cheap", args.games_cheap, 1)
+    at_least("bench_ladder", "--games-search", args.games_search, 1)
+    at_least("bench_ladder", "--seed", args.seed, 0)
+    out = out_folder(args.out, "bench_ladder")
     t0 = time.perf_counter()
     search = LADDERS[key]["search"]
     baselines = BASELINE_NAMES + [f"ppo-{args.rules}-{args.players}p"]
@@ -185,8 +191,6 @@ def main() -> None:
             "seconds": time.perf_counter() - t0}
     if shares:
         data["shares"] = shares
-    out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
     (out / "ladder.json").write_text(json.dumps(data, indent=2) + "\n")
     (out / "ladder.md").write_text(table(data) + "\n")
     print(table(data))

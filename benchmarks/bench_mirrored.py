@@ -14,9 +14,14 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import sys
 import time
 
+from bench_args import at_least, out_file
+
+from ono_env.agents import make_agent
 from ono_env.arena import Z95, run_arena
+from ono_env.rules import resolve_rules
 
 
 def main() -> None:
@@ -26,6 +31,16 @@ def main() -> None:
     ap.add_argument("--opponents", nargs="+", default=["random", "ppo-basic-2p"])
     ap.add_argument("--out", default=None)
     args = ap.parse_args()
+    at_least("bench_mirrored", "--games", args.games, 4)   # two mirrored deals at least
+    at_least("bench_mirrored", "--seed", args.seed, 0)
+    rules = resolve_rules("basic", num_players=2)
+    for opp in args.opponents:   # every opponent before any game
+        try:
+            make_agent(opp, rules)
+        except (OSError, ValueError) as exc:
+            sys.exit(f"bench_mirrored: --opponents {opp!r}: {exc}")
+    if args.out:
+        out_file(args.out, "bench_mirrored")
     rows = []
     for opp in args.opponents:
         t = time.perf_counter()
@@ -35,7 +50,7 @@ def main() -> None:
         a = ind.agent_rows()[0]
         p = a["win_rate"]
         pr = mir.paired(0)
-        factor = 2 * pr["sd"] ** 2 / (p * (1 - p))
+        factor = 2 * pr["sd"] ** 2 / (p * (1 - p)) if 0 < p < 1 else float("nan")
         row = {"pairing": f"greedy vs {opp}", "games": args.games,
                "independent": {"win_rate": p, "half_width": (a["ci_high"] - a["ci_low"]) / 2,
                                "games_for_pm_0.35pt": math.ceil(p * (1 - p) * (Z95 / 0.0035) ** 2)},

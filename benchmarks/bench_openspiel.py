@@ -20,6 +20,7 @@ import time
 
 import numpy as np
 import pyspiel
+from bench_args import at_least, out_file
 
 import ono_env.envs.openspiel  # noqa: F401 - registers python_ono
 
@@ -73,6 +74,11 @@ def main() -> None:
     ap.add_argument("--simulations", type=int, default=100)
     ap.add_argument("--json", help="also write the numbers to this file")
     args = ap.parse_args()
+    for option, value in (("--steps", args.steps), ("--rounds", args.rounds),
+                          ("--simulations", args.simulations)):
+        at_least("bench_openspiel", option, value, 1)
+    if args.json:
+        out_file(args.json, "bench_openspiel", "--json")
     games = {"python_ono basic 2p": pyspiel.load_game("python_ono", {"preset": "basic"}),
              "python_ono classic 2p": pyspiel.load_game("python_ono", {"preset": "classic"}),
              "crazy_eights (C++) 2p": pyspiel.load_game("crazy_eights", {"players": 2})}

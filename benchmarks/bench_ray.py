@@ -24,19 +24,19 @@ import json
 import os
 import platform
 import shutil
+import sys
 import tempfile
 import time
 from pathlib import Path
 
-_TMP = tempfile.mkdtemp(prefix="raybench")
 os.environ.setdefault("RAY_AUTH_MODE", "disabled")
-os.environ.setdefault("RAY_TMPDIR", _TMP)
 os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 
-import numpy as np  # noqa: E402
+import numpy as np
+from bench_args import at_least, out_folder, positive_finite
 
-from ono_env.train.config import load_config  # noqa: E402
+from ono_env.train.config import load_config
 
 CONFIG = "rllib-basic"
 
@@ -188,8 +188,16 @@ def main() -> None:
     ap.add_argument("--skip-arena", action="store_true")
     ap.add_argument("--skip-strength", action="store_true")
     args = ap.parse_args()
-    out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
+    for option, value in (("--iterations", args.iterations), ("--sb3-steps", args.sb3_steps),
+                          ("--arena-games", args.arena_games), ("--eval-games", args.eval_games)):
+        at_least("bench_ray", option, value, 1)
+    positive_finite("bench_ray", "--minutes", args.minutes)
+    if args.skip_speed and args.skip_arena and args.skip_strength:
+        sys.exit("bench_ray: --skip-speed --skip-arena --skip-strength leave nothing to measure; "
+                 "allowed: at most two of them")
+    out = out_folder(args.out, "bench_ray")
+    tmp = tempfile.mkdtemp(prefix="raybench")   # Ray's session files (ray is imported later)
+    os.environ.setdefault("RAY_TMPDIR", tmp)
     res: dict = {"date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
                  "machine": f"{os.cpu_count()} CPUs, {platform.processor() or platform.machine()}",
                  "minutes": args.minutes, "eval_games": args.eval_games}
@@ -209,7 +217,7 @@ def main() -> None:
     (out / "bench_ray.json").write_text(json.dumps(res, indent=2, default=str) + "\n")
     (out / "bench_ray.md").write_text(markdown(res))
     print(markdown(res))
-    for d in (work, _TMP):   # the run folders and Ray's session files
+    for d in (work, tmp):   # the run folders and Ray's session files
         shutil.rmtree(d, ignore_errors=True)
 
 

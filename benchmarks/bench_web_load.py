@@ -27,6 +27,8 @@ import threading
 import time
 from pathlib import Path
 
+from bench_args import at_least, out_folder
+
 HOST = "127.0.0.1"
 
 
@@ -93,8 +95,17 @@ def main() -> None:
                     help="run the server from this source tree (PYTHONPATH), e.g. an older "
                          "checkout laid out as installed, for a before/after comparison")
     a = ap.parse_args()
-    if not 1 <= a.clients <= 500 or not 1 <= a.seconds <= 600:
-        sys.exit("--clients 1..500 and --seconds 1..600")
+    if not 1 <= a.clients <= 500:
+        sys.exit(f"bench_web_load: --clients {a.clients}; allowed: 1 to 500")
+    if not 1 <= a.seconds <= 600:
+        sys.exit(f"bench_web_load: --seconds {a.seconds}; allowed: 1 to 600")
+    if a.budget is not None:
+        at_least("bench_web_load", "--budget", a.budget, 1)
+    if a.server_path and not Path(a.server_path).is_dir():
+        sys.exit(f"bench_web_load: --server-path {a.server_path!r}; allowed: a folder "
+                 f"(a source tree laid out as installed)")
+    if a.out:
+        out_folder(a.out, "bench_web_load")
     import socket
     with socket.socket() as s:
         s.bind((HOST, 0))
@@ -112,7 +123,12 @@ def main() -> None:
                     break
             except OSError:
                 pass
+            if server.poll() is not None:
+                sys.exit(f"bench_web_load: the server exited (rc {server.returncode}) before it "
+                         f"answered: {server.stderr.read().strip()[-400:]}")
             time.sleep(0.1)
+        else:
+            sys.exit("bench_web_load: the server did not answer /api/options in 300 s")
         opts = Client(port).call("GET", "/api/options")[1]
         budget = a.budget or opts.get("search_limits", {}).get("budget", 512)   # older: 512
         rss0 = rss_mb(server.pid)
@@ -194,7 +210,6 @@ def main() -> None:
            "server_log_tracebacks": err.count("Traceback")}
     print(json.dumps(out, indent=1))
     if a.out:
-        a.out.mkdir(parents=True, exist_ok=True)
         (a.out / "load.json").write_text(json.dumps(out, indent=1) + "\n")
 
 

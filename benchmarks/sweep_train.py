@@ -27,6 +27,8 @@ import sys
 import tempfile
 from pathlib import Path
 
+from bench_args import at_least, out_folder, positive_finite
+
 BASE = ["policy.net_arch=[256, 256]", "policy.activation=relu", "policy.shared=true",
         "ppo.batch_size=4096", "ppo.n_epochs=4", "ppo.ent_coef=0.01",
         "ppo.learning_rate=3.0e-4", "ppo.learning_rate_end=1.0e-4", "num_envs=256",
@@ -85,26 +87,60 @@ def main() -> None:
     ap.add_argument("--out", type=Path, default=None)
     args = ap.parse_args()
 
+    from ono_env.agents import make_agent
     from ono_env.arena import evaluate
     from ono_env.rules import resolve_rules
     from ono_env.train.config import load_config
     from ono_env.train.ppo import train
 
-    rules = resolve_rules(args.preset, num_players=args.players)
+    script = "sweep_train"
+    try:
+        rules = resolve_rules(args.preset, num_players=args.players)
+    except (TypeError, ValueError) as exc:
+        sys.exit(f"{script}: --preset {args.preset!r} --players {args.players}: {exc}")
+    if args.threads != "auto" and not (args.threads.isdigit() and int(args.threads) >= 1):
+        sys.exit(f"{script}: --threads {args.threads!r}; allowed: auto or a whole number of at "
+                 f"least 1")
+    positive_finite(script, "--minutes", args.minutes)
+    at_least(script, "--games", args.games, 1)
+    at_least(script, "--seed", args.seed, 0)
     base = BASE if args.base == "sweep" else []
     names = [n for n in (args.only.split(",") if args.only else FIRST_ROUND) if n]
+    unknown = [n for n in names if n not in VARIANTS]
+    if unknown or not names:
+        what = f"unknown variant(s) {', '.join(map(repr, unknown))}" if unknown else "no variant"
+        sys.exit(f"{script}: --only {args.only!r}: {what}; allowed: {', '.join(VARIANTS)}, "
+                 f"comma-separated")
     if rules.scoring == "none":   # reward "points" needs a rule set that keeps a score
+        if args.only and any("points" in n for n in names):
+            sys.exit(f"{script}: --only {args.only!r}: the points variants need rules that keep "
+                     f"a score; {args.preset!r} keeps none; allowed: variants without 'points'")
         names = [n for n in names if "points" not in n]
     against = args.against.split(",")
+    for name in against:   # every opponent before any training
+        try:
+            make_agent(name, rules)
+        except (OSError, ValueError) as exc:
+            sys.exit(f"{script}: --against {name!r}: {exc}")
+
+    def config(name: str, run_dir: str):
+        return load_config("default", [
+            f"rules={args.preset}", f"num_players={args.players}", *base, *VARIANTS[name],
+            "total_steps=1000000000", f"time_limit_minutes={args.minutes}", "eval.every=0",
+            "final_eval.games=0", "progress=false", f"torch_threads={args.threads}",
+            f"seed={args.seed}", f"run_dir={run_dir}"])
+
+    for name in names:   # every variant's config before any training
+        try:
+            config(name, "unused")
+        except ValueError as exc:
+            sys.exit(f"{script}: variant {name!r}: {exc}")
+    if args.out:
+        out_folder(args.out, script)
     rows = []
     for name in names:
         with tempfile.TemporaryDirectory() as tmp:
-            cfg = load_config("default", [
-                f"rules={args.preset}", f"num_players={args.players}", *base, *VARIANTS[name],
-                "total_steps=1000000000", f"time_limit_minutes={args.minutes}", "eval.every=0",
-                "final_eval.games=0", "progress=false", f"torch_threads={args.threads}",
-                f"seed={args.seed}", f"run_dir={tmp}/run"])
-            res = train(cfg)
+            res = train(config(name, f"{tmp}/run"))
             from ono_env.agents.learned import load_agent
             agent = load_agent(res["model"], rules)
             ev = evaluate(agent, against, rules, args.games, seed=args.seed + 77)
@@ -130,7 +166,6 @@ def main() -> None:
     text = "\n".join(lines) + "\n"
     print(text)
     if args.out:
-        args.out.mkdir(parents=True, exist_ok=True)
         (args.out / "sweep.md").write_text(
             f"# Sweep: {args.preset}, {args.players} players\n\n`python benchmarks/sweep_train.py "
             + " ".join(sys.argv[1:]) + "`\n\n" + text)

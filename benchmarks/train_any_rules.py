@@ -29,6 +29,8 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
+from bench_args import at_least, out_folder, positive_finite
+
 VARIANTS = {
     "default": [],
     "old": ["ppo.gamma=0.99", "ppo.truncation=bootstrap", "max_decisions=5000", "ppo.hand_shaping=0",
@@ -95,9 +97,41 @@ def main() -> None:
                     help="train nothing: play the mirrored arena again (--deals) for the rows of "
                          "results.json with these tables and --variant")
     a = ap.parse_args()
-    tables = [(t.split(":")[0], int(t.split(":")[1])) for t in a.tables.split(",")]
-    a.out.mkdir(parents=True, exist_ok=True)
+    script = "train_any_rules"
+    tables = []
+    for t in a.tables.split(","):
+        preset, colon, players = t.partition(":")
+        if not colon or not players.isdigit():
+            sys.exit(f"{script}: --tables {a.tables!r}: table {t!r}; allowed: preset:players "
+                     f"(e.g. ono:4), comma-separated")
+        tables.append((preset, int(players)))
+    at_least(script, "--parallel", a.parallel, 1)
+    at_least(script, "--deals", a.deals, 2)
+    at_least(script, "--seed", a.seed, 0)
+    if a.minutes is not None:
+        positive_finite(script, "--minutes", a.minutes)
+    from ono_env.train.config import load_config
+    for p, n in tables:   # every table's training config (rules, players, --extra) before any run
+        try:
+            load_config("default", [f"rules={p}", f"num_players={n}", "run_dir=unused",
+                                    *VARIANTS[a.variant], *a.extra]
+                        + ([] if a.minutes is None else [f"time_limit_minutes={a.minutes}"]))
+        except ValueError as exc:
+            sys.exit(f"{script}: --tables {p}:{n} with --variant {a.variant}"
+                     + (f" --extra {' '.join(a.extra)}" if a.extra else "") + f": {exc}")
     path = a.out / "results.json"
+    if a.only_mirror and not path.is_file():
+        sys.exit(f"{script}: --only-mirror: no {path} to play again; allowed: an --out that "
+                 f"holds the results.json of a run of this script")
+    if a.only_mirror:   # rows this script wrote, before any game
+        try:
+            rows = json.loads(path.read_text())
+            for row in rows:
+                row["preset"], row["players"], row["variant"], row["rc"], row["run_dir"]
+        except (OSError, ValueError, TypeError, KeyError) as exc:
+            sys.exit(f"{script}: --only-mirror: {path} is not the results.json of a run of this "
+                     f"script ({type(exc).__name__}: {exc})")
+    out_folder(a.out, script)
     if a.only_mirror:
         for p, n in tables:
             with open(a.out / "results.lock", "w") as lock:

@@ -413,6 +413,34 @@ BAD_BENCHMARK_ARGUMENTS = [
     ("bench_train", ["--threads", "abc"], "--threads 'abc'; allowed: auto or a whole number"),
     ("bench_train", ["--rounds", "0"], "--rounds 0; allowed: 1 or more"),
     ("bench_train", ["--skip-idle", "--skip-busy"], "leave nothing to measure"),
+    ("bench_ladder", ["--games-cheap", "0"], "--games-cheap 0; allowed: 1 or more"),
+    ("bench_ladder", ["--out", "{file}"], "--out: '{file}' exists and is not a folder"),
+    ("bench_mirrored", ["--games", "2"], "--games 2; allowed: 4 or more"),
+    ("bench_mirrored", ["--opponents", "random", "nosuch"], "--opponents 'nosuch': unknown agent"),
+    ("bench_mirrored", ["--out", "{file}/m.json"], "--out: '{file}' exists and is not a folder"),
+    ("bench_ray", ["--iterations", "0"], "--iterations 0; allowed: 1 or more"),
+    ("bench_ray", ["--minutes", "nan"], "--minutes nan; allowed: a finite number above 0"),
+    ("bench_ray", ["--skip-speed", "--skip-arena", "--skip-strength"], "leave nothing to measure"),
+    ("bench_ray", ["--out", "{file}"], "--out: '{file}' exists and is not a folder"),
+    ("bench_web_load", ["--clients", "0"], "--clients 0; allowed: 1 to 500"),
+    ("bench_web_load", ["--budget", "0"], "--budget 0; allowed: 1 or more"),
+    ("bench_web_load", ["--server-path", "{file}"], "allowed: a folder"),
+    ("bench_web_load", ["--out", "{file}"], "--out: '{file}' exists and is not a folder"),
+    ("sweep_train", ["--players", "11"], "--preset 'basic' --players 11: invalid rule set"),
+    ("sweep_train", ["--only", "base,nosuch"], "--only 'base,nosuch': unknown variant(s) 'nosuch'"),
+    ("sweep_train", ["--only", "points"], "the points variants need rules that keep a score"),
+    ("sweep_train", ["--against", "greedy,nosuch"], "--against 'nosuch': unknown agent"),
+    ("sweep_train", ["--threads", "abc"], "--threads 'abc'; allowed: auto or a whole number"),
+    ("sweep_train", ["--minutes", "0"], "--minutes 0.0; allowed: a finite number above 0"),
+    ("sweep_train", ["--out", "{file}"], "--out: '{file}' exists and is not a folder"),
+    ("train_any_rules", ["--tables", "ono"], "--tables 'ono': table 'ono'; allowed: preset:players"),
+    ("train_any_rules", ["--tables", "basic:11"], "--tables basic:11 with --variant default: "),
+    ("train_any_rules", ["--tables", "basic:2", "--extra", "nosuch=1"],
+     "--extra nosuch=1: training config 'default': unknown config field 'nosuch'"),
+    ("train_any_rules", ["--tables", "basic:2", "--parallel", "0"], "--parallel 0; allowed: 1 or"),
+    ("train_any_rules", ["--tables", "basic:2", "--deals", "1"], "--deals 1; allowed: 2 or more"),
+    ("train_any_rules", ["--tables", "basic:2", "--only-mirror"], "--only-mirror: no "),
+    ("train_any_rules", ["--tables", "basic:2", "--out", "{file}"], "exists and is not a folder"),
     # scripts without --out (what they write, they write in the repository's docs)
     ("bench_last_card", ["--players", "11"], "--rules 'ono' --players 11: invalid rule set"),
     ("bench_last_card", ["--opponent", "nosuch"], "--opponent 'nosuch': unknown agent"),
@@ -421,8 +449,20 @@ BAD_BENCHMARK_ARGUMENTS = [
     ("bench_suite", ["--suite", "99", "render"], "render: unknown suite version 99"),
     ("bench_suite", ["time", "greedy", "--tables", "nosuch"], "time: suite version"),
     ("bench_suite", ["ladder", "--tables", "nosuch"], "ladder: suite version"),
+    ("bench_arena", ["--games", "0"], "--games 0; allowed: 1 or more"),
+    ("bench_arena", ["--rules", "nosuch"], "--rules 'nosuch': no rules file 'nosuch'"),
+    ("bench_arena", ["--agents", "greedy", "nosuch"], "--agents 'nosuch': unknown agent"),
+    ("bench_ceiling_ties", ["--deals", "1"], "--deals 1; allowed: 2 or more"),
+    ("bench_ceiling_ties", ["--suite", "99"], "--suite '99': unknown suite version 99"),
+    ("bench_ceiling_ties", ["--tables", "nosuch"], "--tables nosuch: suite version"),
+    ("bench_core", ["--rounds", "0"], "--rounds 0; allowed: 1 or more"),
+    ("bench_openspiel", ["--simulations", "0"], "--simulations 0; allowed: 1 or more"),
+    ("bench_openspiel", ["--json", "{file}/o.json"], "--json: '{file}' exists and is not a"),
+    ("bench_prebuilt", ["--rounds", "0"], "--rounds 0; allowed: 1 or more"),
+    ("bench_prebuilt", ["--steps", "-1"], "--steps -1; allowed: 1 or more"),
 ]
-NO_OUT = ("bench_last_card", "bench_exploiters", "bench_suite")
+NO_OUT = ("bench_last_card", "bench_exploiters", "bench_suite", "bench_arena",
+          "bench_ceiling_ties", "bench_core", "bench_openspiel", "bench_prebuilt")
 
 
 @pytest.mark.parametrize("script,argv,message", BAD_BENCHMARK_ARGUMENTS)
@@ -448,6 +488,30 @@ def test_a_benchmark_refuses_bad_arguments_before_any_work(script, argv, message
     assert str(exc.value).startswith(f"{script}: ")
     assert message.format(file=afile) in str(exc.value)
     assert sorted(q.name for q in tmp_path.iterdir()) == ["afile"]
+
+
+def test_train_any_rules_only_mirror_refuses_a_results_file_it_did_not_write(tmp_path,
+                                                                          monkeypatch):
+    """train_any_rules --only-mirror reads the rows of its --out's results.json before any
+    game: one that is not JSON, or whose rows lack a field the script writes, is one error
+    naming the file, and the file is left as it was."""
+    import runpy
+    from pathlib import Path
+
+    bench = Path(__file__).resolve().parents[1] / "benchmarks"
+    monkeypatch.syspath_prepend(str(bench))
+    main = runpy.run_path(str(bench / "train_any_rules.py"))["main"]
+    results = tmp_path / "results.json"
+    for text, kind in (("not json", "JSONDecodeError"), ('[{"preset": "basic"}]', "KeyError")):
+        results.write_text(text)
+        monkeypatch.setattr(sys, "argv", ["train_any_rules.py", "--tables", "basic:2",
+                                          "--only-mirror", "--out", str(tmp_path)])
+        with pytest.raises(SystemExit) as exc:
+            main()
+        assert str(exc.value).startswith("train_any_rules: --only-mirror: ")
+        assert f"is not the results.json of a run of this script ({kind}" in str(exc.value)
+        assert results.read_text() == text
+        assert sorted(q.name for q in tmp_path.iterdir()) == ["results.json"]
 
 
 def test_headroom_plays_each_table_against_each_opponent_under_changed_rules(tmp_path, monkeypatch):
