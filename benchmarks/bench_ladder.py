@@ -167,8 +167,9 @@ def main() -> None:
     if key not in LADDERS:
         ap.error(f"no ladder for {args.players}-player {args.rules}; there are: "
                  + ", ".join(f"{r} {p}p" for r, p in LADDERS))
-    at_least("bench_ladder", "--games-cheap", args.games_cheap, 1)
-    at_least("bench_ladder", "--games-search", args.games_search, 1)
+    deals2 = 2 * math.factorial(args.players)   # two mirrored deals: an interval over deals
+    at_least("bench_ladder", "--games-cheap", args.games_cheap, deals2)
+    at_least("bench_ladder", "--games-search", args.games_search, deals2)
     at_least("bench_ladder", "--seed", args.seed, 0)
     out = out_folder(args.out, "bench_ladder")
     t0 = time.perf_counter()
