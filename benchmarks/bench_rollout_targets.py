@@ -216,6 +216,9 @@ def main() -> None:
                  f"{getattr(policy, 'observation_version', None)}; allowed: a version-2 model "
                  f"(ppo-any or a model file trained with observation_version: 2)")
     label = f"{preset}-{players}"
+    for path, option in ((args.out, "--out"), (args.models, "--models")):
+        if path.exists() and not path.is_dir():   # before either folder is made
+            sys.exit(f"bench_rollout_targets: {option}: {str(path)!r} exists and is not a folder")
     out_folder(args.out, "bench_rollout_targets")
     out_folder(args.models, "bench_rollout_targets", "--models")
 

@@ -406,6 +406,7 @@ BAD_BENCHMARK_ARGUMENTS = [
     ("bench_rollout_targets", ["--table", "basic-2,ono-2"], "--table 'basic-2,ono-2'; allowed: one"),
     ("bench_rollout_targets", ["--betas", "nan"], "--betas 'nan'; allowed: finite numbers above 0"),
     ("bench_rollout_targets", ["--lr", "-1"], "--lr -1.0; allowed: a finite number above 0"),
+    ("bench_rollout_targets", ["--models", "{file}"], "--models: '{file}' exists and is not a"),
     ("bench_rollout_targets", ["--table", "basic-2", "--model", "ppo-basic-2p"],
      "--model 'ppo-basic-2p': observation version 1; allowed: a version-2 model"),
     ("bench_observation_worth", ["--presets", "basic,nosuch"], "nosuch, v1: training config"),
