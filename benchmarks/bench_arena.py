@@ -14,10 +14,10 @@ import sys
 
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 
-from bench_args import at_least
+from bench_args import at_least, at_most
 
 from ono_env.agents import make_agent
-from ono_env.arena import run_arena
+from ono_env.arena import MAX_GAMES, run_arena
 from ono_env.rules import resolve_rules
 
 
@@ -28,6 +28,7 @@ def main() -> None:
     ap.add_argument("--agents", nargs="+", default=["greedy", "color", "defensive"])
     args = ap.parse_args()
     at_least("bench_arena", "--games", args.games, 1)
+    at_most("bench_arena", "--games", args.games, MAX_GAMES)
     try:
         rules = resolve_rules(args.rules, num_players=2)
     except (TypeError, ValueError) as exc:

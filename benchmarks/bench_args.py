@@ -8,7 +8,7 @@ import math
 import sys
 from pathlib import Path
 
-from ono_env.checks import check_output_dir
+from ono_env.checks import check_output_dir, remove_made_dirs
 
 
 def out_folder(path: Path | str, script: str, option: str = "--out") -> Path:
@@ -19,6 +19,7 @@ def out_folder(path: Path | str, script: str, option: str = "--out") -> Path:
     try:
         return check_output_dir(path, option)
     except ValueError as exc:
+        remove_made_dirs()   # a folder made for an earlier option goes again, where empty
         sys.exit(f"{script}: {exc}")
 
 
@@ -37,6 +38,13 @@ def at_least(script: str, option: str, value: int, low: int) -> None:
     """One error unless the count ``value`` of ``option`` is at least ``low``."""
     if value < low:
         sys.exit(f"{script}: {option} {value}; allowed: {low} or more")
+
+
+def at_most(script: str, option: str, value: int, high: int) -> None:
+    """One error unless the count ``value`` of ``option`` is at most ``high`` (the library's own
+    limit, checked here before any work rather than by the library once the work has begun)."""
+    if value > high:
+        sys.exit(f"{script}: {option} {value}; allowed: at most {high:,}")
 
 
 def positive_finite(script: str, option: str, value: float) -> None:

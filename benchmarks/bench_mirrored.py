@@ -17,10 +17,10 @@ import math
 import sys
 import time
 
-from bench_args import at_least, out_file
+from bench_args import at_least, at_most, out_file
 
 from ono_env.agents import make_agent
-from ono_env.arena import Z95, run_arena
+from ono_env.arena import MAX_GAMES, Z95, run_arena
 from ono_env.rules import resolve_rules
 
 
@@ -32,6 +32,7 @@ def main() -> None:
     ap.add_argument("--out", default=None)
     args = ap.parse_args()
     at_least("bench_mirrored", "--games", args.games, 4)   # two mirrored deals at least
+    at_most("bench_mirrored", "--games", args.games, MAX_GAMES)
     at_least("bench_mirrored", "--seed", args.seed, 0)
     rules = resolve_rules("basic", num_players=2)
     for opp in args.opponents:   # every opponent before any game

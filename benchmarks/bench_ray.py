@@ -34,9 +34,10 @@ os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 
 import numpy as np
-from bench_args import at_least, out_folder, positive_finite
+from bench_args import at_least, at_most, out_folder, positive_finite
 
-from ono_env.train.config import load_config
+from ono_env.arena import MAX_GAMES
+from ono_env.train.config import MAX_STEPS, load_config
 
 CONFIG = "rllib-basic"
 
@@ -191,6 +192,7 @@ def main() -> None:
     for option, value in (("--iterations", args.iterations), ("--sb3-steps", args.sb3_steps),
                           ("--arena-games", args.arena_games), ("--eval-games", args.eval_games)):
         at_least("bench_ray", option, value, 1)
+        at_most("bench_ray", option, value, MAX_STEPS if option == "--sb3-steps" else MAX_GAMES)
     positive_finite("bench_ray", "--minutes", args.minutes)
     if args.skip_speed and args.skip_arena and args.skip_strength:
         sys.exit("bench_ray: --skip-speed --skip-arena --skip-strength leave nothing to measure; "

@@ -27,7 +27,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from bench_args import at_least, out_folder, positive_finite
+from bench_args import at_least, at_most, out_folder, positive_finite
 
 BASE = ["policy.net_arch=[256, 256]", "policy.activation=relu", "policy.shared=true",
         "ppo.batch_size=4096", "ppo.n_epochs=4", "ppo.ent_coef=0.01",
@@ -88,7 +88,7 @@ def main() -> None:
     args = ap.parse_args()
 
     from ono_env.agents import make_agent
-    from ono_env.arena import evaluate
+    from ono_env.arena import MAX_GAMES, evaluate
     from ono_env.rules import resolve_rules
     from ono_env.train.config import load_config
     from ono_env.train.ppo import train
@@ -98,11 +98,12 @@ def main() -> None:
         rules = resolve_rules(args.preset, num_players=args.players)
     except (TypeError, ValueError) as exc:
         sys.exit(f"{script}: --preset {args.preset!r} --players {args.players}: {exc}")
-    if args.threads != "auto" and not (args.threads.isdigit() and int(args.threads) >= 1):
-        sys.exit(f"{script}: --threads {args.threads!r}; allowed: auto or a whole number of at "
-                 f"least 1")
+    if args.threads != "auto" and not (args.threads.isdecimal() and 1 <= int(args.threads) <= 1024):
+        sys.exit(f"{script}: --threads {args.threads!r}; allowed: auto or a whole number from 1 "
+                 f"to 1024")
     positive_finite(script, "--minutes", args.minutes)
     at_least(script, "--games", args.games, 1)
+    at_most(script, "--games", args.games, MAX_GAMES)
     at_least(script, "--seed", args.seed, 0)
     base = BASE if args.base == "sweep" else []
     names = [n for n in (args.only.split(",") if args.only else FIRST_ROUND) if n]
@@ -134,7 +135,9 @@ def main() -> None:
         try:
             config(name, "unused")
         except ValueError as exc:
-            sys.exit(f"{script}: variant {name!r}: {exc}")
+            sys.exit(f"{script}: variant {name!r} with --preset {args.preset} --players "
+                     f"{args.players} --minutes {args.minutes} --threads {args.threads} --seed "
+                     f"{args.seed}: {exc}")
     if args.out:
         out_folder(args.out, script)
     rows = []

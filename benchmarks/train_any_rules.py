@@ -101,7 +101,7 @@ def main() -> None:
     tables = []
     for t in a.tables.split(","):
         preset, colon, players = t.partition(":")
-        if not colon or not players.isdigit():
+        if not colon or not players.isdecimal():
             sys.exit(f"{script}: --tables {a.tables!r}: table {t!r}; allowed: preset:players "
                      f"(e.g. ono:4), comma-separated")
         tables.append((preset, int(players)))
@@ -123,7 +123,7 @@ def main() -> None:
     if a.only_mirror and not path.is_file():
         sys.exit(f"{script}: --only-mirror: no {path} to play again; allowed: an --out that "
                  f"holds the results.json of a run of this script")
-    if a.only_mirror:   # rows this script wrote, before any game
+    if a.only_mirror:   # rows this script wrote, and what playing them again needs, before any game
         try:
             rows = json.loads(path.read_text())
             for row in rows:
@@ -131,6 +131,20 @@ def main() -> None:
         except (OSError, ValueError, TypeError, KeyError) as exc:
             sys.exit(f"{script}: --only-mirror: {path} is not the results.json of a run of this "
                      f"script ({type(exc).__name__}: {exc})")
+        for p, n in tables:
+            found = [r for r in rows if (r["preset"], r["players"], r["variant"]) == (p, n, a.variant)
+                     and r["rc"] == 0]
+            if not found:
+                sys.exit(f"{script}: --only-mirror: {path} holds no finished run of {p}:{n} with "
+                         f"--variant {a.variant}; allowed: the tables and variant of its rows")
+            for r in found:
+                model = Path(r["run_dir"]) / "model.safetensors"
+                if not (isinstance(r.get("final_eval"), dict) and r["final_eval"].get("results")):
+                    sys.exit(f"{script}: --only-mirror: the row of {r['run_dir']} in {path} has "
+                             f"no final evaluation to choose the opponent from")
+                if not model.is_file():
+                    sys.exit(f"{script}: --only-mirror: {model} (the model of {p}:{n} in {path}) "
+                             f"is not here; allowed: rows whose run folder holds its model")
     out_folder(a.out, script)
     if a.only_mirror:
         for p, n in tables:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import csv
 import json
+import os
 import subprocess
 import sys
 
@@ -407,6 +408,7 @@ BAD_BENCHMARK_ARGUMENTS = [
     ("bench_rollout_targets", ["--betas", "nan"], "--betas 'nan'; allowed: finite numbers above 0"),
     ("bench_rollout_targets", ["--lr", "-1"], "--lr -1.0; allowed: a finite number above 0"),
     ("bench_rollout_targets", ["--models", "{file}"], "--models: '{file}' exists and is not a"),
+    ("bench_rollout_targets", ["--models", "{file}/m"], "--models: cannot create the folder"),
     ("bench_rollout_targets", ["--table", "basic-2", "--model", "ppo-basic-2p"],
      "--model 'ppo-basic-2p': observation version 1; allowed: a version-2 model"),
     ("bench_observation_worth", ["--presets", "basic,nosuch"], "nosuch, v1: training config"),
@@ -421,7 +423,10 @@ BAD_BENCHMARK_ARGUMENTS = [
     ("bench_mirrored", ["--games", "2"], "--games 2; allowed: 4 or more"),
     ("bench_mirrored", ["--opponents", "random", "nosuch"], "--opponents 'nosuch': unknown agent"),
     ("bench_mirrored", ["--out", "{file}/m.json"], "--out: '{file}' exists and is not a folder"),
+    ("bench_mirrored", ["--out", "."], "--out: '.' is a folder; allowed: the path of a file"),
+    ("bench_mirrored", ["--games", "100000001"], "--games 100000001; allowed: at most 100,000,000"),
     ("bench_ray", ["--iterations", "0"], "--iterations 0; allowed: 1 or more"),
+    ("bench_ray", ["--sb3-steps", "1000000000001"], "allowed: at most 1,000,000,000,000"),
     ("bench_ray", ["--minutes", "nan"], "--minutes nan; allowed: a finite number above 0"),
     ("bench_ray", ["--skip-speed", "--skip-arena", "--skip-strength"], "leave nothing to measure"),
     ("bench_ray", ["--out", "{file}"], "--out: '{file}' exists and is not a folder"),
@@ -434,6 +439,8 @@ BAD_BENCHMARK_ARGUMENTS = [
     ("sweep_train", ["--only", "points"], "the points variants need rules that keep a score"),
     ("sweep_train", ["--against", "greedy,nosuch"], "--against 'nosuch': unknown agent"),
     ("sweep_train", ["--threads", "abc"], "--threads 'abc'; allowed: auto or a whole number"),
+    ("sweep_train", ["--threads", "2000"], "--threads '2000'; allowed: auto or a whole number from"),
+    ("sweep_train", ["--games", "100000001"], "--games 100000001; allowed: at most 100,000,000"),
     ("sweep_train", ["--minutes", "0"], "--minutes 0.0; allowed: a finite number above 0"),
     ("sweep_train", ["--out", "{file}"], "--out: '{file}' exists and is not a folder"),
     ("train_any_rules", ["--tables", "ono"], "--tables 'ono': table 'ono'; allowed: preset:players"),
@@ -453,6 +460,7 @@ BAD_BENCHMARK_ARGUMENTS = [
     ("bench_suite", ["time", "greedy", "--tables", "nosuch"], "time: suite version"),
     ("bench_suite", ["ladder", "--tables", "nosuch"], "ladder: suite version"),
     ("bench_arena", ["--games", "0"], "--games 0; allowed: 1 or more"),
+    ("bench_arena", ["--games", "100000001"], "--games 100000001; allowed: at most 100,000,000"),
     ("bench_arena", ["--rules", "nosuch"], "--rules 'nosuch': no rules file 'nosuch'"),
     ("bench_arena", ["--agents", "greedy", "nosuch"], "--agents 'nosuch': unknown agent"),
     ("bench_ceiling_ties", ["--deals", "1"], "--deals 1; allowed: 2 or more"),
@@ -476,9 +484,14 @@ def test_a_benchmark_refuses_bad_arguments_before_any_work(script, argv, message
     import runpy
     from pathlib import Path
 
+    if script == "bench_openspiel" and os.environ.get("ONO_REQUIRE_OPENSPIEL") != "1":
+        pytest.importorskip("pyspiel")   # the [openspiel] extra, as in test_openspiel.py
     bench = Path(__file__).resolve().parents[1] / "benchmarks"
     monkeypatch.syspath_prepend(str(bench))
     main = runpy.run_path(str(bench / f"{script}.py"))["main"]
+    for name in ("ROOT", "OUT"):   # a script that writes into the repository writes here instead
+        if script in NO_OUT and name in main.__globals__:
+            monkeypatch.setitem(main.__globals__, name, tmp_path / "repo")
     afile = tmp_path / "afile"
     afile.write_text("")
     out = tmp_path / "out"
@@ -496,8 +509,9 @@ def test_a_benchmark_refuses_bad_arguments_before_any_work(script, argv, message
 def test_train_any_rules_only_mirror_refuses_a_results_file_it_did_not_write(tmp_path,
                                                                           monkeypatch):
     """train_any_rules --only-mirror reads the rows of its --out's results.json before any
-    game: one that is not JSON, or whose rows lack a field the script writes, is one error
-    naming the file, and the file is left as it was."""
+    game: one that is not JSON, whose rows lack a field the script writes, that holds no
+    finished run of the table asked for, or whose run has no final evaluation or no model
+    file here, is one error naming the file, and the file is left as it was."""
     import runpy
     from pathlib import Path
 
@@ -505,14 +519,23 @@ def test_train_any_rules_only_mirror_refuses_a_results_file_it_did_not_write(tmp
     monkeypatch.syspath_prepend(str(bench))
     main = runpy.run_path(str(bench / "train_any_rules.py"))["main"]
     results = tmp_path / "results.json"
-    for text, kind in (("not json", "JSONDecodeError"), ('[{"preset": "basic"}]', "KeyError")):
+    run = tmp_path / "run"
+    row = {"preset": "basic", "players": 2, "variant": "default", "rc": 0, "run_dir": str(run)}
+    evaluated = {**row, "final_eval": {"results": [{"opponent": "greedy", "win_rate": 0.6}]}}
+    cases = [("not json", "is not the results.json of a run of this script (JSONDecodeError"),
+             ('[{"preset": "basic"}]', "is not the results.json of a run of this script (KeyError"),
+             (json.dumps([{**row, "players": 4}]), "holds no finished run of basic:2 with"),
+             (json.dumps([{**row, "rc": 1}]), "holds no finished run of basic:2 with"),
+             (json.dumps([row]), "has no final evaluation"),
+             (json.dumps([evaluated]), "model.safetensors (the model of basic:2 in")]
+    for text, message in cases:
         results.write_text(text)
         monkeypatch.setattr(sys, "argv", ["train_any_rules.py", "--tables", "basic:2",
                                           "--only-mirror", "--out", str(tmp_path)])
         with pytest.raises(SystemExit) as exc:
             main()
         assert str(exc.value).startswith("train_any_rules: --only-mirror: ")
-        assert f"is not the results.json of a run of this script ({kind}" in str(exc.value)
+        assert message in str(exc.value)
         assert results.read_text() == text
         assert sorted(q.name for q in tmp_path.iterdir()) == ["results.json"]
 
