@@ -14,9 +14,8 @@ import sys
 
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 
-from bench_args import at_least, at_most
+from bench_args import at_least, at_most, checked_agent
 
-from ono_env.agents import make_agent
 from ono_env.arena import MAX_GAMES, run_arena
 from ono_env.rules import resolve_rules
 
@@ -34,10 +33,7 @@ def main() -> None:
     except (TypeError, ValueError) as exc:
         sys.exit(f"bench_arena: --rules {args.rules!r}: {exc}")
     for name in args.agents:   # every agent before any game
-        try:
-            make_agent(name, rules)
-        except (OSError, ValueError) as exc:
-            sys.exit(f"bench_arena: --agents {name!r}: {exc}")
+        checked_agent("bench_arena", "--agents", name, rules)
     run_arena(["greedy", "random"], args.rules, 2, 64, seed=0)  # compile / warm up
     print(f"{args.rules} rules, 2 players, {args.games:,} games per row")
     print(f"{'baseline':<10} {'play s':>7} {'rating s':>8} {'games/s':>8} {'win rate vs random':>20}")

@@ -7,6 +7,7 @@ from __future__ import annotations
 import math
 import sys
 from pathlib import Path
+from typing import Any
 
 from ono_env.checks import check_output_dir, remove_made_dirs
 
@@ -32,6 +33,17 @@ def out_file(path: Path | str, script: str, option: str = "--out") -> Path:
         sys.exit(f"{script}: {option}: {str(p)!r} is a folder; allowed: the path of a file")
     out_folder(p.parent, script, option)
     return p
+
+
+def checked_agent(script: str, option: str, spec: str, rules: Any, where: str = "") -> Any:
+    """The agent ``spec`` (a name or a model file) made for ``rules``; one error naming
+    ``option`` (and ``where``, a table, when given) when it cannot be."""
+    from ono_env.agents import make_agent
+
+    try:
+        return make_agent(spec, rules)
+    except (OSError, TypeError, ValueError) as exc:
+        sys.exit(f"{script}: {option} {spec!r}{f' at {where}' if where else ''}: {exc}")
 
 
 def at_least(script: str, option: str, value: int, low: int) -> None:

@@ -53,7 +53,7 @@ os.environ.setdefault("OMP_NUM_THREADS", "1")
 
 import numpy as np
 import yaml
-from bench_args import at_least, out_folder
+from bench_args import at_least, checked_agent, out_folder
 from bench_generalist import (
     GENERALIST_RESULTS,
     _games,
@@ -64,7 +64,6 @@ from bench_generalist import (
     read_rows,
 )
 
-from ono_env.agents import make_agent
 from ono_env.arena import run_arena
 from ono_env.arena.stats import mean_interval
 from ono_env.rules import resolve_rules
@@ -112,17 +111,11 @@ def main() -> None:
             sys.exit(f"bench_headroom: --set at {preset}-{n}: {exc}")
     changed = ", ".join(f"{k}={v}" for k, v in overrides.items())
     against = args.against.split(",")
-    for (preset, n), name in ((tn, a) for tn in tables for a in against):   # before any game
-        try:
-            make_agent(best[preset] if name == "best" else name, rules_of[preset, n])
-        except (TypeError, ValueError) as exc:
-            sys.exit(f"bench_headroom: --against {name!r} at {preset}-{n}: {exc}")
     agents = args.agents.split(",")
-    for (preset, n), name in ((tn, a) for tn in tables for a in agents):    # before any game
-        try:
-            make_agent(best[preset] if name == "best" else name, rules_of[preset, n])
-        except (TypeError, ValueError, OSError) as exc:
-            sys.exit(f"bench_headroom: --agents {name!r} at {preset}-{n}: {exc}")
+    for option, names in (("--against", against), ("--agents", agents)):   # before any game
+        for (preset, n), name in ((tn, a) for tn in tables for a in names):
+            checked_agent("bench_headroom", option, best[preset] if name == "best" else name,
+                          rules_of[preset, n], f"{preset}-{n}")
     if args.pair_with is not None and args.pair_with not in agents:
         sys.exit(f"bench_headroom: --pair-with {args.pair_with!r}; allowed: one of --agents "
                  f"({', '.join(agents)})")

@@ -21,10 +21,9 @@ import collections
 import sys
 
 import numpy as np
-from bench_args import at_least
+from bench_args import at_least, checked_agent
 
 import ono_env.cards as C
-from ono_env.agents.registry import make_agent
 from ono_env.arena.play import play_games
 from ono_env.replay import Replay, new_game
 from ono_env.rules import resolve_rules
@@ -62,13 +61,8 @@ def main() -> None:
         rules = resolve_rules(args.rules, num_players=args.players)
     except (TypeError, ValueError) as exc:
         sys.exit(f"bench_last_card: --rules {args.rules!r} --players {args.players}: {exc}")
-    agents = []
-    for option, spec in (("--model", args.model), ("--opponent", args.opponent)):
-        try:
-            agents.append(make_agent(spec, rules))
-        except (OSError, ValueError) as exc:
-            sys.exit(f"bench_last_card: {option} {spec!r}: {exc}")
-    model, opponent = agents
+    model, opponent = (checked_agent("bench_last_card", option, spec, rules)
+                       for option, spec in (("--model", args.model), ("--opponent", args.opponent)))
     replays: list[Replay] = []
     wins, _, _, cut = play_games(rules, [model] + [opponent] * (args.players - 1), args.games,
                                  args.seed, record=range(args.games), replays=replays,

@@ -14,12 +14,10 @@ from __future__ import annotations
 import argparse
 import json
 import math
-import sys
 import time
 
-from bench_args import at_least, at_most, out_file
+from bench_args import at_least, at_most, checked_agent, out_file
 
-from ono_env.agents import make_agent
 from ono_env.arena import MAX_GAMES, Z95, run_arena
 from ono_env.rules import resolve_rules
 
@@ -36,10 +34,7 @@ def main() -> None:
     at_least("bench_mirrored", "--seed", args.seed, 0)
     rules = resolve_rules("basic", num_players=2)
     for opp in args.opponents:   # every opponent before any game
-        try:
-            make_agent(opp, rules)
-        except (OSError, ValueError) as exc:
-            sys.exit(f"bench_mirrored: --opponents {opp!r}: {exc}")
+        checked_agent("bench_mirrored", "--opponents", opp, rules)
     if args.out:
         out_file(args.out, "bench_mirrored")
     rows = []

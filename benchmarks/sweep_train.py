@@ -27,7 +27,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from bench_args import at_least, at_most, out_folder, positive_finite
+from bench_args import at_least, at_most, checked_agent, out_folder, positive_finite
 
 BASE = ["policy.net_arch=[256, 256]", "policy.activation=relu", "policy.shared=true",
         "ppo.batch_size=4096", "ppo.n_epochs=4", "ppo.ent_coef=0.01",
@@ -87,7 +87,6 @@ def main() -> None:
     ap.add_argument("--out", type=Path, default=None)
     args = ap.parse_args()
 
-    from ono_env.agents import make_agent
     from ono_env.arena import MAX_GAMES, evaluate
     from ono_env.rules import resolve_rules
     from ono_env.train.config import load_config
@@ -119,10 +118,7 @@ def main() -> None:
         names = [n for n in names if "points" not in n]
     against = args.against.split(",")
     for name in against:   # every opponent before any training
-        try:
-            make_agent(name, rules)
-        except (OSError, ValueError) as exc:
-            sys.exit(f"{script}: --against {name!r}: {exc}")
+        checked_agent(script, "--against", name, rules)
 
     def config(name: str, run_dir: str):
         return load_config("default", [
