@@ -151,6 +151,7 @@ class VecGame:
         self._params[P_REWARD_POINTS] = reward == "points"
         self._params[P_OBS_VERSION] = self.observation_version
         self._version_params = {}
+        self._sizes: dict[int, int] = {}   # observation_size by version, as first asked
         for v in OBS_VERSIONS:   # the same parameters for observing in another layout
             self._version_params[v] = self._params.copy()
             self._version_params[v][P_OBS_VERSION] = v
@@ -257,14 +258,17 @@ class VecGame:
         (default: the game's ``observation_version``). With ``which`` only those rows are
         written. Holds only what that seat may know."""
         version = self.observation_version if version is None else _check_version(version)
-        size = observation_size(self.rules, version)
+        size = self._sizes.get(version)
+        if size is None:
+            size = self._sizes[version] = observation_size(self.rules, version)
         if np.ndim(seats) == 0:
             self._seats.fill(check_int("seat", seats, 0, self.num_players - 1))
             seats = self._seats
         else:
             arr = np.asarray(seats)
+            # min and max: two reductions, where a combined comparison builds two arrays
             if (arr.shape != (self.num_games,) or arr.dtype.kind not in "iu"
-                    or np.any((arr < 0) | (arr >= self.num_players))):
+                    or (arr.size and (arr.min() < 0 or arr.max() >= self.num_players))):
                 raise ValueError(f"seats must be an integer array of shape ({self.num_games},) "
                                  f"with seats 0..{self.num_players - 1}; got {arr.dtype} {arr.shape}")
             seats = np.ascontiguousarray(arr, dtype=np.int64)

@@ -230,6 +230,63 @@ def test_a_seeded_reset_does_not_depend_on_the_pools_history():
     assert run(used) == run(fresh)
 
 
+def test_pool_draws_are_those_of_generator_choice():
+    rules = resolve_rules("basic", num_players=4)
+    pool = OpponentPool({"greedy": 2, "color": 1, "defensive": 2, "random": 0.5}, rules)
+    for seed in range(200):
+        if seed == 100:   # the kept cumulative weights follow a change of weight
+            pool.set_weight("color", 0)
+        shape = (seed % 7 + 1, 3)
+        want = np.random.default_rng(seed).choice(4, size=shape, p=pool.probabilities())
+        got = pool.draw(np.random.default_rng(seed), shape)
+        assert got.dtype == np.int64 and np.array_equal(got, want)
+    assert not (pool.draw(np.random.default_rng(0), (500, 3)) == 1).any()
+
+
+def test_driver_seeds_are_those_of_generator_integers():
+    game = VecGame("basic", 64, seed=0, num_players=2)
+    driver = AgentDriver(game, [RandomAgent()])
+    for seed in range(50):
+        which = np.random.default_rng(seed).random(64) < 0.3
+        driver.seed_games(which, np.random.default_rng(seed))
+        want = np.random.default_rng(seed).integers(0, 2**63, size=int(which.sum()),
+                                                    dtype=np.uint64)
+        assert np.array_equal(driver.policy_rng[which], want)
+
+
+@pytest.mark.parametrize("opponents", [
+    {"greedy": 2, "color": 1, "defensive": 2},
+    {"greedy": 1, "ppo-basic-4p": 1, "random": 1},
+    ["greedy", "color", "ppo-basic-4p"],
+])
+def test_learner_batch_short_paths_play_as_the_long_ones(monkeypatch, opponents):
+    """The opponents' short paths (a pool's draw kept as it was, the seats kept between
+    deals, no Python loop where every agent is compiled) change nothing: the same games,
+    step by step, as with them switched off."""
+    from ono_env.envs.learner_batch import LearnerBatch
+    from ono_env.envs.opponents import OpponentDriver
+
+    def run(long: bool) -> list[bytes]:
+        b = LearnerBatch("basic", 24, opponents=opponents, seed=3, num_players=4,
+                         observation_version=2, max_decisions=300)
+        out = [b.reset(seed=3).tobytes()]
+        rng = np.random.default_rng(5)
+        for t in range(200):
+            if long:
+                b._driver._seated = None
+            if t == 100 and isinstance(opponents, dict):
+                b._driver.pool.set_weight("greedy", 0)   # its games finish, then it leaves
+            r = b.step(random_legal(b.action_masks(), rng))
+            out.append(r.obs.tobytes() + r.rewards.tobytes() + r.dones.tobytes()
+                       + b._driver.member.tobytes())
+        return out
+
+    short = run(False)
+    with monkeypatch.context() as m:
+        m.setattr(OpponentDriver, "_fast_assign", lambda self, *a: False)
+        assert run(True) == short
+
+
 def test_sb3_constructor_seed_is_the_seed_of_the_first_reset():
     a = OnoVecEnv("basic", num_envs=8, num_players=3, seed=5)
     b = OnoVecEnv("basic", num_envs=8, num_players=3)

@@ -48,6 +48,7 @@ class OpponentPool:
         self.agents: list[Agent] = []
         self.names: list[str] = []
         self.weights: list[float] = []
+        self._cdf: tuple[tuple[float, ...], np.ndarray] | None = None
         if members is not None and not isinstance(members, Mapping):
             raise ValueError(f"opponent pool members={members!r:.80} ({type(members).__name__}); "
                              f"allowed: a dict {{agent: weight}} or None")
@@ -89,6 +90,20 @@ class OpponentPool:
         if len(w) == 0 or w.sum() <= 0:
             raise ValueError("the opponent pool is empty (no member with a positive weight)")
         return w / w.sum()
+
+    def draw(self, rng: np.random.Generator, shape: tuple[int, ...]) -> np.ndarray:
+        """Members drawn by weight, an int64 array of ``shape``: the same draws as
+        ``rng.choice(len(pool), size=shape, p=pool.probabilities())``, which inverts the
+        normalised cumulative weights at ``rng.random(shape)`` (tests compare the two).
+        Written out because ``choice`` checks ``p`` again at every call: about 20 us where
+        this takes under 2, and a learner's table deals a game or two at nearly every step.
+        The cumulative weights are kept until the weights change."""
+        key = tuple(self.weights)
+        if self._cdf is None or self._cdf[0] != key:
+            cdf = self.probabilities().cumsum()
+            cdf /= cdf[-1]
+            self._cdf = (key, cdf)
+        return self._cdf[1].searchsorted(rng.random(shape), side="right")
 
     def __repr__(self) -> str:
         return "OpponentPool(" + ", ".join(f"{n}: {w:g}" for n, w in zip(self.names, self.weights)) + ")"
@@ -172,6 +187,8 @@ class OpponentDriver:
         them to the episode's first step (:meth:`take_pending`)."""
         self.redeals = 0
         """Deals that ended before the learner's first decision and were dealt again."""
+        self._seated: np.ndarray | None = None
+        """The learner array the driver's seats were last set from (None: set them again)."""
 
     def _slot(self, agent: Agent) -> int:
         """The index of ``agent`` in ``self.agents`` (appended when absent)."""
@@ -189,12 +206,14 @@ class OpponentDriver:
         removed members still seated), keeping only the agents some dealt game uses: the
         order the Python agents draw from the shared generator then depends only on the
         pool and the deals, not on what the environment did before a seeded reset."""
+        self._seated = None
         if self.pool is None:
             return
-        k = int(which.sum())
-        p = self.pool.probabilities()
-        drawn = rng.choice(len(p), size=(k, self.member.shape[1]), p=p)
+        k = int(np.count_nonzero(which))
+        drawn = self.pool.draw(rng, (k, self.member.shape[1]))
         members = self.pool.agents
+        if self._fast_assign(which, drawn, members):
+            return
         # one id per distinct object: a pool member's first index, then extras after them
         # (found by id(): the objects are alive in these lists meanwhile)
         at: dict[int, int] = {}
@@ -217,6 +236,24 @@ class OpponentDriver:
         self.member[:] = np.where(self._dealt[:, None], remap[ids], 0)
         self.agents[:] = [a for a, u in zip(everyone, used) if u]
 
+    def _fast_assign(self, which: np.ndarray, drawn: np.ndarray, members: list[Agent]) -> bool:
+        """:meth:`assign`'s result the short way, in its common case: ``agents`` is the
+        pool's members, in pool order, each a distinct object, and every one of them still
+        plays in some dealt game after the draw. Then a member's index is its pool index and
+        nothing is renumbered. Returns False (nothing changed) where that does not hold."""
+        agents = self.agents
+        if len(agents) != len(members) or any(a is not b for a, b in zip(agents, members)) \
+                or len({id(a) for a in members}) != len(members):
+            return False
+        member = self.member.copy()
+        member[which] = drawn
+        dealt = self._dealt | which
+        if np.bincount(member[dealt].ravel(), minlength=len(members)).min() == 0:
+            return False
+        self._dealt = dealt
+        self.member[:] = np.where(dealt[:, None], member, 0)
+        return True
+
     def start(self, which: np.ndarray, learner: np.ndarray, learner_seat: int | str,
               rng: np.random.Generator) -> int:
         """Begin the episodes of the games in ``which`` (just dealt): choose each learner's
@@ -236,6 +273,7 @@ class OpponentDriver:
                 return taken
             learner[todo] = (rng.integers(n, size=k) if learner_seat == "random"
                              else learner_seat)
+            self._seated = None
             self.assign(todo, rng)
             self.driver.seed_games(todo, rng)
             taken += self.advance(learner, rng)
@@ -261,12 +299,16 @@ class OpponentDriver:
         Returns the number of opponent decisions taken."""
         game, driver = self.game, self.driver
         n = game.num_players
-        if not self._dealt.all():
-            raise RuntimeError("OpponentDriver.advance before start() dealt every game")
-        driver.agents = self.agents
-        seats = (learner[:, None] + self._offsets[None, :]) % n
-        driver.seat_agent[self._rows[:, None], seats] = self.member
-        driver.seat_agent[self._rows, learner] = -1
+        # who sits where changes only at a deal (start and assign mark it): between deals the
+        # seats are those of the last call with the same learner array
+        if self._seated is not learner:
+            if not self._dealt.all():
+                raise RuntimeError("OpponentDriver.advance before start() dealt every game")
+            driver.agents = self.agents
+            seats = (learner[:, None] + self._offsets[None, :]) % n
+            driver.seat_agent[self._rows[:, None], seats] = self.member
+            driver.seat_agent[self._rows, learner] = -1
+            self._seated = learner
         self._rewards[:] = 0.0
         taken = driver.play(rng, self._rewards)
         if learner_rewards is not None:
