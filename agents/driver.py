@@ -193,10 +193,10 @@ class AgentDriver:
         mask = game.legal_mask(which=waiting)
         observed: set[int] = set()
         single = len(self.agents) == 1
-        for j, agent in enumerate(self.agents):
+        # the agents some waiting game asks, in the agents' order (the order they draw from rng)
+        for j in ([0] if single else np.unique(who[waiting]).tolist()):
+            agent = self.agents[j]
             sel = waiting if single else waiting & (who == j)
-            if not sel.any():
-                continue
             version = observation_version(agent)
             obs = self._obs(version)
             if version not in observed and uses_observation(agent):
