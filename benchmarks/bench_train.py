@@ -82,6 +82,21 @@ GENERALIST_NET = ["policy={net_arch: [256, 256], activation: tanh, shared: true,
                   "opponent_encoder: 32}"]
 
 
+def cpu_name() -> str:
+    """The processor's model name (``/proc/cpuinfo``), else what ``platform`` says."""
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine()
+
+
+PRECISIONS: set[str] = set()
+"""The precisions the ``algo: ppo`` runs of this process trained in (the report says them)."""
+
+
 def one_run(algo: str, steps: int, threads: int | str, seed: int,
             extra: list[str] = (), loop: bool = False, parts: list | None = None) -> float:
     """Learner steps per second of one training call (setup included, no evaluation); with
@@ -94,6 +109,8 @@ def one_run(algo: str, steps: int, threads: int | str, seed: int,
         cfg = _config(algo, steps, threads, seed, f"{tmp}/run", list(extra))
         t = time.perf_counter()
         res = _trainer(algo)(cfg)
+        if algo == "ppo":
+            PRECISIONS.add("bf16 autocast" if res["bf16"] else "fp32")
         if parts is not None:
             per = 100_000 / res["steps"]
             parts.append([per * res["games_seconds"],
@@ -205,8 +222,10 @@ def main() -> None:
 
     lines = [f"Learner steps per second, default config (basic, 2 players, pool of baselines), "
              f"{args.steps:,} steps per call, median of {args.rounds} alternating rounds; "
-             f"{len(os.sched_getaffinity(0))} cores, {platform.processor() or platform.machine()}, "
-             f"Python {platform.python_version()}" + (f"; GPU: {gpu}" if gpu else "") + "."]
+             f"{len(os.sched_getaffinity(0))} cores, {platform.machine()} ({cpu_name()}), "
+             f"Python {platform.python_version()}" + (f"; GPU: {gpu}" if gpu else "")
+             + (f"; `algo: ppo` trained in {' and '.join(sorted(PRECISIONS))}"
+                if PRECISIONS else "") + "."]
     if res["idle"] or res["busy"]:
         lines += ["", "| machine | trainer | steps/s (median) | rounds |", "|---|---|---|---|"]
     for part, label in (("idle", f"idle, torch_threads={args.threads}"),
@@ -251,7 +270,8 @@ def main() -> None:
             + "`\n\n" + text)
         (args.out / "bench_train.json").write_text(json.dumps(
             {"steps": args.steps, "rounds": args.rounds, "threads": args.threads,
-             "cores": len(os.sched_getaffinity(0)), "gpu": gpu, "results": res}, indent=2) + "\n")
+             "cores": len(os.sched_getaffinity(0)), "cpu": cpu_name(), "gpu": gpu,
+             "precisions": sorted(PRECISIONS), "results": res}, indent=2) + "\n")
 
 
 if __name__ == "__main__":
