@@ -21,6 +21,7 @@ import argparse
 import http.client
 import json
 import random
+import signal
 import subprocess
 import sys
 import threading
@@ -116,6 +117,10 @@ def main() -> None:
         env["PYTHONPATH"] = a.server_path
     server = subprocess.Popen([sys.executable, "-m", "ono_env.apps.web.server", "--port", str(port)],
                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    # a run stopped by SIGTERM or SIGHUP still stops its server (the finally below): Python
+    # runs no finally on those signals unless a handler turns them into an exception
+    for sig in (signal.SIGTERM, signal.SIGHUP):
+        signal.signal(sig, lambda num, frame: sys.exit(f"bench_web_load: stopped by signal {num}"))
     try:
         for _ in range(3000):   # a tree without prebuilt kernels compiles them first
             try:
@@ -190,7 +195,11 @@ def main() -> None:
         search_refused = sum(refusals)
     finally:
         server.terminate()
-        _, err = server.communicate(timeout=30)
+        try:
+            _, err = server.communicate(timeout=30)
+        except subprocess.TimeoutExpired:   # it did not stop on SIGTERM
+            server.kill()
+            _, err = server.communicate()
     lat.sort()
     during.sort()
 
