@@ -471,6 +471,11 @@ BAD_BENCHMARK_ARGUMENTS = [
     ("bench_openspiel", ["--json", "{file}/o.json"], "--json: '{file}' exists and is not a"),
     ("bench_prebuilt", ["--rounds", "0"], "--rounds 0; allowed: 1 or more"),
     ("bench_prebuilt", ["--steps", "-1"], "--steps -1; allowed: 1 or more"),
+    ("bench_table_steps", ["--games", "0"], "--games 0; allowed: 1 or more"),
+    ("bench_table_steps", ["--steps", "0"], "--steps 0; allowed: 1 or more"),
+    ("bench_table_steps", ["--rounds", "0"], "--rounds 0; allowed: 1 or more"),
+    ("bench_table_steps", ["--seed", "-1"], "--seed -1; allowed: 0 or more"),
+    ("bench_table_steps", ["--out", "{file}"], "--out: '{file}' exists and is not a folder"),
 ]
 NO_OUT = ("bench_last_card", "bench_exploiters", "bench_suite", "bench_arena",
           "bench_ceiling_ties", "bench_core", "bench_openspiel", "bench_prebuilt")
@@ -684,3 +689,58 @@ def test_rollout_targets_fit_the_policy_and_pair_it(tmp_path, monkeypatch):
             main()
         assert message in str(exc.value)
         assert not (tmp_path / "q").exists()
+
+
+def test_bench_table_steps_measures_every_table(tmp_path, monkeypatch):
+    """bench_table_steps steps the 30 tables of the mixture and the default run's table, and
+    reports each one's cost per call, per learner step and per decision."""
+    import runpy
+    from pathlib import Path
+
+    bench = Path(__file__).resolve().parents[1] / "benchmarks"
+    monkeypatch.syspath_prepend(str(bench))
+    main = runpy.run_path(str(bench / "bench_table_steps.py"))["main"]
+    monkeypatch.setattr(sys, "argv", ["bench_table_steps.py", "--games", "3", "--steps", "2",
+                                      "--rounds", "1", "--out", str(tmp_path)])
+    main()
+    res = json.loads((tmp_path / "table_steps.json").read_text())["results"]
+    assert len(res) == 32 and "ono-6p" in res and "the 30 tables together" in res
+    for name, row in res.items():
+        assert row["us_per_call"] > 0 and row["us_per_learner_step"] > 0, name
+        low = 1 if "together" in name or "2p" in name else 2   # 3-6 players: opponents move
+        assert row["decisions_per_learner_step"] >= low, name
+    assert (tmp_path / "table_steps.md").read_text().count("\n| ") == 33   # header + 32 rows
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals")
+def test_bench_web_load_stopped_by_sigterm_stops_its_server(tmp_path):
+    """A bench_web_load run stopped by SIGTERM ends with its ono-web server stopped, not
+    left running on its port."""
+    import signal
+    import time
+    from pathlib import Path
+
+    script = Path(__file__).resolve().parents[1] / "benchmarks" / "bench_web_load.py"
+    run = subprocess.Popen([sys.executable, str(script), "--clients", "1", "--seconds", "60"],
+                           stderr=subprocess.PIPE, text=True, cwd=tmp_path)
+    try:
+        line = "x"
+        while line and not line.startswith("uploading"):   # its server has answered by then
+            line = run.stderr.readline()
+        assert line.startswith("uploading"), run.stderr.read()
+        kids = Path(f"/proc/{run.pid}/task/{run.pid}/children").read_text().split()
+        assert len(kids) == 1
+        server = int(kids[0])
+        run.send_signal(signal.SIGTERM)
+        _, err = run.communicate(timeout=60)
+        assert run.returncode != 0 and "stopped by signal" in err
+        for _ in range(100):
+            stat = Path(f"/proc/{server}/stat")
+            if not stat.exists() or stat.read_text().split(") ")[1][0] == "Z":
+                break
+            time.sleep(0.1)
+        else:
+            raise AssertionError(f"the server {server} still runs")
+    finally:
+        if run.poll() is None:
+            run.kill()
