@@ -66,6 +66,11 @@ _COMPILED = {RandomAgent: "random", GreedyAgent: "greedy", ColorControlAgent: "c
              DefensiveAgent: "defensive"}
 """Agent types played in compiled code -> their policy name (codes: ono_env.agents._baselines)."""
 
+RAW64 = (np.random.PCG64, np.random.PCG64DXSM, np.random.Philox, np.random.SFC64)
+"""Bit generators whose raw output (``random_raw``) is one 64-bit word per draw, as
+``Generator.integers`` reads them (MT19937's is a 32-bit word: it is asked through
+``integers``)."""
+
 _BASELINES: Any = None
 
 
@@ -82,6 +87,11 @@ def _baselines() -> Any:
 class AgentDriver:
     """Plays ``agents`` over the seats of ``game`` given by ``seat_agent`` ((B, P) int64,
     -1 = not played by the driver; all -1 until set)."""
+
+    short_paths = True
+    """False: :meth:`play` takes its long way, which the short one must match decision for
+    decision (tests compare them): the Python loop after the compiled moves even where every
+    agent is compiled, and every Python agent asked in turn."""
 
     def __init__(self, game: VecGame, agents: Sequence[Agent]) -> None:
         self.game = game
@@ -110,12 +120,17 @@ class AgentDriver:
 
     def seed_games(self, which: np.ndarray, rng: np.random.Generator) -> None:
         """New generator states for the compiled agents in the games ``which``: the values
-        of ``rng.integers(0, 2**63, size=k, dtype=np.uint64)``, which for this power-of-two
-        range are the bit generator's next ``k`` raw 64-bit words shifted right by one (tests
-        compare the two). Read that way because ``integers`` costs about 7 us a call against
-        2, and a learner's table seeds a new deal at nearly every step."""
+        of ``rng.integers(0, 2**63, size=k, dtype=np.uint64)``. Where the bit generator's
+        raw output is one 64-bit word a draw (:data:`RAW64`), those values are its next
+        ``k`` raw words shifted right by one, for this power-of-two range (tests compare the
+        two, values and the generator's state after), and are read that way: ``integers``
+        costs about 7 us a call against 2, and a learner's table seeds a new deal at nearly
+        every step. Any other generator is asked through ``integers``."""
         k = int(np.count_nonzero(which))
-        self.policy_rng[which] = rng.bit_generator.random_raw(k) >> np.uint64(1)
+        if type(rng.bit_generator) in RAW64:
+            self.policy_rng[which] = rng.bit_generator.random_raw(k) >> np.uint64(1)
+        else:
+            self.policy_rng[which] = rng.integers(0, 2**63, size=k, dtype=np.uint64)
 
     def _policy_name(self, agent: Agent) -> str | None:
         """The compiled policy that plays ``agent`` (None: a Python agent)."""
@@ -177,7 +192,7 @@ class AgentDriver:
         while True:
             if seat_policy is not None:
                 taken += self._play_compiled(seat_policy, rewards)
-                if not python[:-1].any():   # nothing left that Python plays
+                if self.short_paths and not python[:-1].any():   # nothing Python plays
                     return taken
             current = game.state.current.astype(np.int64)
             who = self.seat_agent[self._rows, current]                 # (B,) agent index
@@ -194,9 +209,13 @@ class AgentDriver:
         observed: set[int] = set()
         single = len(self.agents) == 1
         # the agents some waiting game asks, in the agents' order (the order they draw from rng)
-        for j in ([0] if single else np.unique(who[waiting]).tolist()):
+        asked = (range(len(self.agents)) if not self.short_paths
+                 else [0] if single else np.unique(who[waiting]).tolist())
+        for j in asked:
             agent = self.agents[j]
             sel = waiting if single else waiting & (who == j)
+            if not sel.any():
+                continue
             version = observation_version(agent)
             obs = self._obs(version)
             if version not in observed and uses_observation(agent):

@@ -243,48 +243,61 @@ def test_pool_draws_are_those_of_generator_choice():
     assert not (pool.draw(np.random.default_rng(0), (500, 3)) == 1).any()
 
 
-def test_driver_seeds_are_those_of_generator_integers():
+@pytest.mark.parametrize("bits", [np.random.PCG64, np.random.PCG64DXSM, np.random.Philox,
+                                  np.random.SFC64, np.random.MT19937])
+def test_driver_seeds_are_those_of_generator_integers(bits):
     game = VecGame("basic", 64, seed=0, num_players=2)
     driver = AgentDriver(game, [RandomAgent()])
     for seed in range(50):
         which = np.random.default_rng(seed).random(64) < 0.3
-        driver.seed_games(which, np.random.default_rng(seed))
-        want = np.random.default_rng(seed).integers(0, 2**63, size=int(which.sum()),
-                                                    dtype=np.uint64)
+        mine, theirs = np.random.Generator(bits(seed)), np.random.Generator(bits(seed))
+        driver.seed_games(which, mine)
+        want = theirs.integers(0, 2**63, size=int(which.sum()), dtype=np.uint64)
         assert np.array_equal(driver.policy_rng[which], want)
+        assert mine.random() == theirs.random()   # and the generator is where it would be
+
+
+def test_a_pool_whose_weights_sum_past_the_floats_is_refused():
+    rules = resolve_rules("basic", num_players=2)
+    with pytest.raises(ValueError, match="weights sum to inf; allowed: weights whose sum"):
+        OnoVecEnv(rules, num_envs=4, opponents={"greedy": 1e308, "color": 1e308})
 
 
 @pytest.mark.parametrize("opponents", [
     {"greedy": 2, "color": 1, "defensive": 2},
     {"greedy": 1, "ppo-basic-4p": 1, "random": 1},
     ["greedy", "color", "ppo-basic-4p"],
+    "coins",
 ])
 def test_learner_batch_short_paths_play_as_the_long_ones(monkeypatch, opponents):
     """The opponents' short paths (a pool's draw kept as it was, the seats kept between
-    deals, no Python loop where every agent is compiled) change nothing: the same games,
-    step by step, as with them switched off."""
+    deals, no Python loop where every agent is compiled, only the Python agents a waiting
+    game needs asked) change nothing: the same games, step by step, and the same state of
+    the generators, as with them switched off. "coins": two Python agents that draw from
+    the shared generator, beside a compiled one, so the order they are asked in counts."""
     from ono_env.envs.learner_batch import LearnerBatch
     from ono_env.envs.opponents import OpponentDriver
 
-    def run(long: bool) -> list[bytes]:
-        b = LearnerBatch("basic", 24, opponents=opponents, seed=3, num_players=4,
+    def run() -> list[bytes]:
+        opp = ({Coin("a"): 1, "greedy": 1, Coin("b"): 1} if opponents == "coins" else opponents)
+        b = LearnerBatch("basic", 24, opponents=opp, seed=3, num_players=4,
                          observation_version=2, max_decisions=300)
         out = [b.reset(seed=3).tobytes()]
         rng = np.random.default_rng(5)
         for t in range(200):
-            if long:
-                b._driver._seated = None
             if t == 100 and isinstance(opponents, dict):
                 b._driver.pool.set_weight("greedy", 0)   # its games finish, then it leaves
             r = b.step(random_legal(b.action_masks(), rng))
             out.append(r.obs.tobytes() + r.rewards.tobytes() + r.dones.tobytes()
-                       + b._driver.member.tobytes())
+                       + b._driver.member.tobytes() + b._driver.driver.policy_rng.tobytes())
+        out.append(np.float64(b.rng.random()).tobytes())
         return out
 
-    short = run(False)
+    short = run()
     with monkeypatch.context() as m:
-        m.setattr(OpponentDriver, "_fast_assign", lambda self, *a: False)
-        assert run(True) == short
+        m.setattr(OpponentDriver, "short_paths", False)
+        m.setattr(AgentDriver, "short_paths", False)
+        assert run() == short
 
 
 def test_sb3_constructor_seed_is_the_seed_of_the_first_reset():

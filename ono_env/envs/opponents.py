@@ -86,9 +86,13 @@ class OpponentPool:
         self.weights[self._index(name)] = _check_weight(weight, name)
 
     def probabilities(self) -> np.ndarray:
-        w = np.asarray(self.weights, np.float64)
-        if len(w) == 0 or w.sum() <= 0:
+        total = sum(self.weights)   # Python floats: inf past the largest, no NumPy warning
+        if not self.weights or total <= 0:
             raise ValueError("the opponent pool is empty (no member with a positive weight)")
+        if not math.isfinite(total):
+            raise ValueError(f"the opponent pool's weights sum to {total}; allowed: weights "
+                             f"whose sum is a finite number")
+        w = np.asarray(self.weights, np.float64)
         return w / w.sum()
 
     def draw(self, rng: np.random.Generator, shape: tuple[int, ...]) -> np.ndarray:
@@ -166,6 +170,10 @@ class OpponentDriver:
     holds the members dealt into some game: a member removed from the pool stays until its
     games are dealt again."""
 
+    short_paths = True
+    """False: :meth:`assign` always renumbers the members and :meth:`advance` sets the seats
+    at every call, the long ways the short ones must match (tests compare them)."""
+
     def __init__(self, game: VecGame, opponents: Sequence[Agent] | OpponentPool) -> None:
         self.game = game
         n = game.num_players
@@ -212,7 +220,7 @@ class OpponentDriver:
         k = int(np.count_nonzero(which))
         drawn = self.pool.draw(rng, (k, self.member.shape[1]))
         members = self.pool.agents
-        if self._fast_assign(which, drawn, members):
+        if self.short_paths and self._fast_assign(which, drawn, members):
             return
         # one id per distinct object: a pool member's first index, then extras after them
         # (found by id(): the objects are alive in these lists meanwhile)
@@ -301,7 +309,7 @@ class OpponentDriver:
         n = game.num_players
         # who sits where changes only at a deal (start and assign mark it): between deals the
         # seats are those of the last call with the same learner array
-        if self._seated is not learner:
+        if self._seated is not learner or not self.short_paths:
             if not self._dealt.all():
                 raise RuntimeError("OpponentDriver.advance before start() dealt every game")
             driver.agents = self.agents
