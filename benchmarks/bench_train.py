@@ -93,12 +93,23 @@ def cpu_name() -> str:
     return platform.processor() or platform.machine()
 
 
-PRECISIONS: set[str] = set()
-"""The precisions the ``algo: ppo`` runs of this process trained in (the report says them)."""
+PRECISIONS: dict[str, set[str]] = {}
+"""Each measured setting's precisions (``one_run``'s ``label``), as its ``algo: ppo`` runs
+trained in them (the report says them)."""
+
+
+def precisions() -> str:
+    """What the report says of :data:`PRECISIONS`: one precision for all, or each setting's."""
+    kinds = {k for v in PRECISIONS.values() for k in v}
+    if len(kinds) <= 1:
+        return f"; `algo: ppo` trained in {kinds.pop()}" if kinds else ""
+    return "; `algo: ppo` trained in " + ", ".join(
+        f"{' and '.join(sorted(v))} ({name})" for name, v in PRECISIONS.items())
 
 
 def one_run(algo: str, steps: int, threads: int | str, seed: int,
-            extra: list[str] = (), loop: bool = False, parts: list | None = None) -> float:
+            extra: list[str] = (), loop: bool = False, parts: list | None = None,
+            label: str | None = None) -> float:
     """Learner steps per second of one training call (setup included, no evaluation); with
     ``loop``, of its training loop alone (the trainer's own count, without the setup: the
     mixture's setup probes the baselines' games at each of its 30 tables). With ``parts``
@@ -109,8 +120,8 @@ def one_run(algo: str, steps: int, threads: int | str, seed: int,
         cfg = _config(algo, steps, threads, seed, f"{tmp}/run", list(extra))
         t = time.perf_counter()
         res = _trainer(algo)(cfg)
-        if algo == "ppo":
-            PRECISIONS.add("bf16 autocast" if res["bf16"] else "fp32")
+        if algo == "ppo" and label is not None:
+            PRECISIONS.setdefault(label, set()).add("bf16 autocast" if res["bf16"] else "fp32")
         if parts is not None:
             per = 100_000 / res["steps"]
             parts.append([per * res["games_seconds"],
@@ -189,13 +200,13 @@ def main() -> None:
         for r in range(args.rounds):
             for name, extra in settings.items():
                 v = one_run("ppo", args.steps, threads, r, extra, loop=True,
-                            parts=res["mixture_parts"].setdefault(name, []))
+                            parts=res["mixture_parts"].setdefault(name, []), label=name)
                 res["mixture"].setdefault(name, []).append(v)
                 print(f"mixture round {r}: {name} {v:,.0f} steps/s", file=sys.stderr)
     if not args.skip_idle:
         for r in range(args.rounds):
             for algo in ("ppo", "maskable_ppo"):
-                v = one_run(algo, args.steps, threads, r)
+                v = one_run(algo, args.steps, threads, r, label=f"idle, {algo}")
                 res["idle"].setdefault(algo, []).append(v)
                 print(f"idle round {r}: {algo} {v:,.0f} steps/s", file=sys.stderr)
     if not args.skip_busy:
@@ -206,7 +217,7 @@ def main() -> None:
         try:
             for r in range(args.rounds):
                 for th in (1, 2, "auto"):
-                    v = one_run("ppo", args.steps, th, r)
+                    v = one_run("ppo", args.steps, th, r, label=f"busy, torch_threads={th}")
                     res["busy"].setdefault(f"ppo, torch_threads={th}", []).append(v)
                     print(f"busy round {r}: threads={th} {v:,.0f} steps/s", file=sys.stderr)
         finally:
@@ -224,8 +235,7 @@ def main() -> None:
              f"{args.steps:,} steps per call, median of {args.rounds} alternating rounds; "
              f"{len(os.sched_getaffinity(0))} cores, {platform.machine()} ({cpu_name()}), "
              f"Python {platform.python_version()}" + (f"; GPU: {gpu}" if gpu else "")
-             + (f"; `algo: ppo` trained in {' and '.join(sorted(PRECISIONS))}"
-                if PRECISIONS else "") + "."]
+             + precisions() + "."]
     if res["idle"] or res["busy"]:
         lines += ["", "| machine | trainer | steps/s (median) | rounds |", "|---|---|---|---|"]
     for part, label in (("idle", f"idle, torch_threads={args.threads}"),
@@ -271,7 +281,8 @@ def main() -> None:
         (args.out / "bench_train.json").write_text(json.dumps(
             {"steps": args.steps, "rounds": args.rounds, "threads": args.threads,
              "cores": len(os.sched_getaffinity(0)), "cpu": cpu_name(), "gpu": gpu,
-             "precisions": sorted(PRECISIONS), "results": res}, indent=2) + "\n")
+             "precisions": {k: sorted(v) for k, v in PRECISIONS.items()},
+             "results": res}, indent=2) + "\n")
 
 
 if __name__ == "__main__":

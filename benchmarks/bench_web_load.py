@@ -194,6 +194,8 @@ def main() -> None:
         rss1 = rss_mb(server.pid)
         search_refused = sum(refusals)
     finally:
+        for sig in (signal.SIGTERM, signal.SIGHUP):   # a second signal must not cut this short
+            signal.signal(sig, signal.SIG_IGN)
         server.terminate()
         try:
             _, err = server.communicate(timeout=30)
