@@ -476,6 +476,8 @@ BAD_BENCHMARK_ARGUMENTS = [
     ("bench_table_steps", ["--rounds", "0"], "--rounds 0; allowed: 1 or more"),
     ("bench_table_steps", ["--seed", "-1"], "--seed -1; allowed: 0 or more"),
     ("bench_table_steps", ["--out", "{file}"], "--out: '{file}' exists and is not a folder"),
+    ("bench_table_steps", ["--runs", "0"], "--runs 0; allowed: 1 or more"),
+    ("bench_table_steps", ["--vs", "{file}"], "allowed: a folder holding a package ono_env/"),
 ]
 NO_OUT = ("bench_last_card", "bench_exploiters", "bench_suite", "bench_arena",
           "bench_ceiling_ties", "bench_core", "bench_openspiel", "bench_prebuilt")
@@ -704,15 +706,46 @@ def test_bench_table_steps_measures_every_table(tmp_path, monkeypatch):
                                       "--rounds", "1", "--out", str(tmp_path)])
     main()
     res = json.loads((tmp_path / "table_steps.json").read_text())["results"]
-    assert len(res) == 32 and "ono-6p" in res and "the 30 tables together" in res
+    assert len(res) == 32 and "ono-6p" in res and "the 30 tables (their mean call)" in res
     for name, row in res.items():
         assert row["us_per_call"] > 0 and row["us_per_learner_step"] > 0, name
-        low = 1 if "together" in name or "2p" in name else 2   # 3-6 players: opponents move
+        low = 1 if "30 tables" in name or "2p" in name else 2   # 3-6 players: opponents move
         assert row["decisions_per_learner_step"] >= low, name
     assert (tmp_path / "table_steps.md").read_text().count("\n| ") == 33   # header + 32 rows
 
 
-@pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals")
+def test_bench_table_steps_compares_two_packages(tmp_path, monkeypatch):
+    """--vs runs the measurement in processes of their own, alternating this package and the
+    one in a source tree laid out as installed (here the same code, linked), and says where
+    each imported its driver and whether both played the same games."""
+    import runpy
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    tree = tmp_path / "tree" / "ono_env"
+    tree.mkdir(parents=True)
+    for item in (root / "ono_env").iterdir():
+        if item.name != "__pycache__":
+            (tree / item.name).symlink_to(item)
+    for name in ("agents", "train", "configs"):
+        (tree / name).symlink_to(root / name)
+    bench = root / "benchmarks"
+    monkeypatch.syspath_prepend(str(bench))
+    main = runpy.run_path(str(bench / "bench_table_steps.py"))["main"]
+    monkeypatch.setattr(sys, "argv", ["bench_table_steps.py", "--games", "2", "--steps", "1",
+                                      "--rounds", "1", "--runs", "1", "--vs", str(tree.parent),
+                                      "--out", str(tmp_path / "out")])
+    main()
+    data = json.loads((tmp_path / "out" / "table_steps.json").read_text())
+    assert data["same_decisions"] is True
+    this, vs = (data["runs"][k][0]["imported"]["ono_env.agents.driver"] for k in ("this", "vs"))
+    assert vs == str(tree / "agents" / "driver.py") and not this.startswith(str(tmp_path))
+    md = (tmp_path / "out" / "table_steps.md").read_text()
+    assert "the same in every run of both" in md and md.count("\n| ") == 33
+
+
+@pytest.mark.skipif(not os.path.exists(f"/proc/{os.getpid()}/task/{os.getpid()}/children"),
+                    reason="finds the server through /proc/<pid>/task/<pid>/children (Linux)")
 def test_bench_web_load_stopped_by_sigterm_stops_its_server(tmp_path):
     """A bench_web_load run stopped by SIGTERM ends with its ono-web server stopped, not
     left running on its port."""
