@@ -85,6 +85,16 @@ def play(client: Client, opponents: list[str], rng: random.Random, record, stop:
                 record(s2, dt2)
 
 
+def _stop_with_parent() -> None:
+    """In the server's process before it starts (Linux): the kernel sends it SIGTERM when
+    this script's process ends, even by SIGKILL, which no handler sees (prctl's
+    PR_SET_PDEATHSIG)."""
+    import ctypes
+
+    PR_SET_PDEATHSIG = 1
+    ctypes.CDLL("libc.so.6", use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--clients", type=int, default=100)
@@ -116,7 +126,8 @@ def main() -> None:
     if a.server_path:
         env["PYTHONPATH"] = a.server_path
     server = subprocess.Popen([sys.executable, "-m", "ono_env.apps.web.server", "--port", str(port)],
-                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
+                              preexec_fn=_stop_with_parent if sys.platform == "linux" else None)
     # a run stopped by SIGTERM or SIGHUP still stops its server (the finally below): Python
     # runs no finally on those signals unless a handler turns them into an exception
     for sig in (signal.SIGTERM, signal.SIGHUP):
