@@ -214,7 +214,7 @@ class AgentDriver:
         for j in asked:
             agent = self.agents[j]
             sel = waiting if single else waiting & (who == j)
-            if not sel.any():
+            if not self.short_paths and not sel.any():   # the long way asks every agent
                 continue
             version = observation_version(agent)
             obs = self._obs(version)

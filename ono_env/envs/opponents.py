@@ -281,8 +281,7 @@ class OpponentDriver:
                 return taken
             learner[todo] = (rng.integers(n, size=k) if learner_seat == "random"
                              else learner_seat)
-            self._seated = None
-            self.assign(todo, rng)
+            self.assign(todo, rng)   # (marks the seats to be set again)
             self.driver.seed_games(todo, rng)
             taken += self.advance(learner, rng)
             self.pending[todo] = self._rewards[todo, learner[todo]]
