@@ -39,7 +39,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import platform
 import statistics
 import subprocess
 import sys
@@ -49,7 +48,7 @@ from pathlib import Path
 
 import numpy as np
 from bench_args import at_least, at_most, out_folder
-from bench_train import PRESET_NAMES, cpu_name
+from bench_train import PRESET_NAMES, cpu_name, machine
 
 from ono_env.game import MAX_GAMES
 
@@ -139,11 +138,6 @@ def imported() -> dict[str, str]:
     import ono_env.envs.opponents
     return {m.__name__: str(Path(m.__file__ or "?").absolute())   # as found, links kept
             for m in (ono_env, ono_env.agents.driver, ono_env.envs.opponents)}
-
-
-def machine() -> str:
-    return (f"{len(os.sched_getaffinity(0))} cores, {platform.machine()} ({cpu_name()}), "
-            f"Python {platform.python_version()}")
 
 
 def compare(args: argparse.Namespace) -> tuple[str, dict]:

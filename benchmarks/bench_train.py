@@ -93,6 +93,12 @@ def cpu_name() -> str:
     return platform.processor() or platform.machine()
 
 
+def machine() -> str:
+    """The cores this process may use, the processor and Python, as the reports say them."""
+    return (f"{len(os.sched_getaffinity(0))} cores, {platform.machine()} ({cpu_name()}), "
+            f"Python {platform.python_version()}")
+
+
 PRECISIONS: dict[str, set[str]] = {}
 """Each measured setting's precisions (``one_run``'s ``label``), as its ``algo: ppo`` runs
 trained in them (the report says them)."""
@@ -233,8 +239,7 @@ def main() -> None:
 
     lines = [f"Learner steps per second, default config (basic, 2 players, pool of baselines), "
              f"{args.steps:,} steps per call, median of {args.rounds} alternating rounds; "
-             f"{len(os.sched_getaffinity(0))} cores, {platform.machine()} ({cpu_name()}), "
-             f"Python {platform.python_version()}" + (f"; GPU: {gpu}" if gpu else "")
+             f"{machine()}" + (f"; GPU: {gpu}" if gpu else "")
              + precisions() + "."]
     if res["idle"] or res["busy"]:
         lines += ["", "| machine | trainer | steps/s (median) | rounds |", "|---|---|---|---|"]
