@@ -149,6 +149,21 @@ def learning(algo: str, steps: int, seed: int, games: int, threads: int | str) -
         return [r["win_rate"], r["ci_low"], r["ci_high"]]
 
 
+def update_bound(parts: dict[str, list[float]]) -> list[str]:
+    """The report's lines on what the update alone allows: each other run's rate against the
+    first's (the default run) were its games and the rest of its rollouts as cheap as the
+    first's, its update as measured (``parts``: each run's seconds per 100,000 learner steps,
+    ``[games, policy and bookkeeping, update]``)."""
+    (base_name, base), *others = parts.items()
+    if not others or sum(base) <= 0:
+        return []
+    rest = base[0] + base[1]
+    return ["", f"What the update alone allows: each run's rate against the {base_name.split(' (')[0]} "
+                f"run's were its games and the rest of its rollouts as cheap as that run's "
+                f"({rest:.2f} s per 100,000 learner steps), its update as measured: "
+            + "; ".join(f"{name} {sum(base) / (rest + p[2]):.2f}x" for name, p in others) + "."]
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--steps", type=int, default=400_000, help="learner steps per training call")
@@ -262,10 +277,12 @@ def main() -> None:
                       "applied, the opponents' moves, new deals), the rest of the rollouts (the "
                       "policy's forward pass, sampling, rewards and bookkeeping), the update:", "",
                   "| run | games | policy and bookkeeping | update | total |", "|---|---|---|---|---|"]
-        for name, rows in res["mixture_parts"].items():
-            med3 = [statistics.median(col) for col in zip(*rows)]
+        parts = {name: [statistics.median(col) for col in zip(*rows)]
+                 for name, rows in res["mixture_parts"].items()}
+        for name, med3 in parts.items():
             lines.append(f"| {name} | " + " | ".join(f"{v:.2f}" for v in med3)
                          + f" | {100_000 / statistics.median(res['mixture'][name]):.2f} |")
+        lines += update_bound(parts)
     if res["learning"]:
         lines += ["", f"Learning per step: {args.learn_steps:,} steps, two networks "
                       f"(`policy.shared=false`), win rate against greedy over "

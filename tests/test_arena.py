@@ -478,6 +478,12 @@ BAD_BENCHMARK_ARGUMENTS = [
     ("bench_table_steps", ["--out", "{file}"], "--out: '{file}' exists and is not a folder"),
     ("bench_table_steps", ["--runs", "0"], "--runs 0; allowed: 1 or more"),
     ("bench_table_steps", ["--vs", "{file}"], "allowed: a folder holding a package ono_env/"),
+    ("bench_update_cost", ["--games", "4"], "--games 4; allowed: 5 or more"),
+    ("bench_update_cost", ["--games", "1025"], "--games 1025; allowed: at most 1,024"),
+    ("bench_update_cost", ["--rounds", "0"], "--rounds 0; allowed: 1 or more"),
+    ("bench_update_cost", ["--threads", "0"], "--threads 0; allowed: 1 or more"),
+    ("bench_update_cost", ["--seed", "-1"], "--seed -1; allowed: 0 or more"),
+    ("bench_update_cost", ["--out", "{file}"], "--out: '{file}' exists and is not a folder"),
 ]
 NO_OUT = ("bench_last_card", "bench_exploiters", "bench_suite", "bench_arena",
           "bench_ceiling_ties", "bench_core", "bench_openspiel", "bench_prebuilt")
@@ -693,15 +699,20 @@ def test_rollout_targets_fit_the_policy_and_pair_it(tmp_path, monkeypatch):
         assert not (tmp_path / "q").exists()
 
 
-def test_bench_table_steps_measures_every_table(tmp_path, monkeypatch):
-    """bench_table_steps steps the 30 tables of the mixture and the default run's table, and
-    reports each one's cost per call, per learner step and per decision."""
+def _bench_main(script: str, monkeypatch):
+    """The ``main`` of ``benchmarks/<script>.py``, with the benchmarks' folder importable."""
     import runpy
     from pathlib import Path
 
     bench = Path(__file__).resolve().parents[1] / "benchmarks"
     monkeypatch.syspath_prepend(str(bench))
-    main = runpy.run_path(str(bench / "bench_table_steps.py"))["main"]
+    return runpy.run_path(str(bench / f"{script}.py"))["main"]
+
+
+def test_bench_table_steps_measures_every_table(tmp_path, monkeypatch):
+    """bench_table_steps steps the 30 tables of the mixture and the default run's table, and
+    reports each one's cost per call, per learner step and per decision."""
+    main = _bench_main("bench_table_steps", monkeypatch)
     monkeypatch.setattr(sys, "argv", ["bench_table_steps.py", "--games", "3", "--steps", "2",
                                       "--rounds", "1", "--out", str(tmp_path)])
     main()
@@ -712,6 +723,44 @@ def test_bench_table_steps_measures_every_table(tmp_path, monkeypatch):
         low = 1 if "30 tables" in name or "2p" in name else 2   # 3-6 players: opponents move
         assert row["decisions_per_learner_step"] >= low, name
     assert (tmp_path / "table_steps.md").read_text().count("\n| ") == 33   # header + 32 rows
+
+
+def test_bench_update_cost_counts_the_updates_arithmetic(tmp_path, monkeypatch):
+    """bench_update_cost times the update's minibatches of the default run's network and the
+    mixture's two, and counts their arithmetic: the default network's count is the one its
+    shapes give (forward, the weights' gradients, and the inputs' gradients of every layer
+    but the first, whose input is data), and the mixture's networks do more."""
+    main = _bench_main("bench_update_cost", monkeypatch)
+    monkeypatch.setattr(sys, "argv", ["bench_update_cost.py", "--games", "5", "--rounds", "1",
+                                      "--threads", "1", "--out", str(tmp_path)])
+    main()
+    data = json.loads((tmp_path / "update_cost.json").read_text())
+    default, width, generalist = data["results"].values()
+    layers = [(241, 128), (128, 128), (128, 85), (128, 1)]   # trunk, policy head, value head
+    macs = sum(i * o for i, o in layers) * 2 + sum(i * o for i, o in layers[1:])
+    assert default["gflop_per_minibatch"] == pytest.approx(2 * 2048 * macs / 1e9, rel=1e-9)
+    assert default["rows"] == 16 * 1024 and width["rows"] == 16 * 30 * 5
+    assert 1 < width["opponents_present_mean"] < 5 and default["opponents_present_mean"] is None
+    assert default["gflop_per_minibatch"] < width["gflop_per_minibatch"] < generalist["gflop_per_minibatch"]
+    assert all(r["ms_per_minibatch"] > 0 for r in data["results"].values())
+    assert (tmp_path / "update_cost.md").read_text().count("\n| ") == 4   # header + 3 rows
+
+
+def test_bench_train_update_bound():
+    """The bound bench_train reports for each mixture: its rate against the default run's with
+    the default's games and rollouts and its own update."""
+    import runpy
+    from pathlib import Path
+
+    bench = Path(__file__).resolve().parents[1] / "benchmarks"
+    sys.path.insert(0, str(bench))
+    try:
+        bound = runpy.run_path(str(bench / "bench_train.py"))["update_bound"]
+    finally:
+        sys.path.remove(str(bench))
+    lines = bound({"default (basic, 2 players, v1)": [0.2, 0.6, 3.2], "mixture": [1.6, 1.0, 4.2]})
+    assert "(0.80 s per 100,000" in lines[1] and "mixture 0.80x." in lines[1]
+    assert bound({"default (basic, 2 players, v1)": [0.2, 0.6, 3.2]}) == []
 
 
 def test_bench_table_steps_compares_two_packages(tmp_path, monkeypatch):
