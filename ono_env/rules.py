@@ -435,6 +435,23 @@ PRESETS: dict[str, RuleSet] = {
 }
 
 
+def given_player_count(rules: Any) -> tuple[Any, str] | None:
+    """The player count that a rules file or a rules mapping sets itself, and what to call it
+    in a message (``rules`` or ``rules file 'x.yaml'``); None for a preset, a RuleSet, a
+    file or mapping that leaves the count to its preset, or a file that cannot be read
+    (:func:`resolve_rules` names what is wrong with it). A caller that also takes a player
+    count of its own checks the two against each other rather than drop one silently."""
+    given = rules
+    if isinstance(rules, (str, Path)) and rules not in PRESETS and Path(rules).is_file():
+        try:
+            given = read_yaml(Path(rules), "rules file")
+        except ValueError:
+            return None
+    if isinstance(given, Mapping) and "num_players" in given:
+        return given["num_players"], "rules" if given is rules else f"rules file {str(rules)!r}"
+    return None
+
+
 def resolve_rules(rules: RuleSet | str | Path | Mapping[str, Any] | None = None,
                   **overrides: Any) -> RuleSet:
     """A RuleSet from a RuleSet, a preset name, a YAML path or a mapping, with overrides."""

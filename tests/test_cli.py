@@ -3,6 +3,7 @@ exit status 2: never a traceback, never a silent success."""
 
 from __future__ import annotations
 
+import io
 import os
 import subprocess
 import sys
@@ -138,6 +139,36 @@ def test_bad_rules_files_are_one_line(tool, kind, bad_files, capsys):
     err = _one_error_line(tool, argv, capsys)
     assert bad_files[kind] in err or kind in ("bad_preset", "unknown_key", "bool_count",
                                               "huge_target", "string_flag")
+
+
+def test_play_keeps_a_rules_files_player_count(tmp_path, capsys):
+    """ono-play with a rules file that sets num_players and agents for another count is one
+    error naming both (the file's count is not dropped silently); agents that fill the file's
+    seats, or --players, are taken."""
+    rules = tmp_path / "seven.yaml"
+    rules.write_text("preset: wikipedia\nnum_players: 7\n")
+    err = _one_error_line("ono-play", ["greedy", "--rules", str(rules)], capsys)
+    assert f"rules file '{rules}' sets num_players=7 and 1 agent makes 2 players" in err
+    err = _one_error_line("ono-play", ["greedy", "color", "--rules", str(rules)], capsys)
+    assert "2 agents make 3 players" in err
+    from ono_env.apps.play import Quit, play
+    from ono_env.rules import resolve_rules
+
+    def leave(prompt: str) -> str:
+        raise Quit("test")
+    shown = io.StringIO()
+    with pytest.raises(Quit):
+        play(["greedy"] * 6, str(rules), read=leave, out=shown, seed=1)
+    assert "wikipedia rules, 7 players" in shown.getvalue()
+    shown = io.StringIO()
+    with pytest.raises(Quit):
+        play(["greedy"], str(rules), num_players=2, read=leave, out=shown, seed=1)
+    assert "wikipedia rules, 2 players" in shown.getvalue()
+    assert resolve_rules("wikipedia").num_players != 2   # a preset's own count gives way as ever
+    shown = io.StringIO()
+    with pytest.raises(Quit):
+        play(["greedy"], "wikipedia", read=leave, out=shown, seed=1)
+    assert "wikipedia rules, 2 players" in shown.getvalue()
 
 
 @pytest.mark.parametrize("kind", ["yaml_syntax", "not_mapping", "not_utf8", "folder", "missing",

@@ -341,20 +341,15 @@ def _check_player_count(rules: Any, num_players: int, where: str) -> None:
     """A rules mapping or rules file that sets ``num_players`` too must agree with the
     config's own (the config's count is the one played; a second, different one would be
     dropped silently)."""
-    from ono_env.rules import PRESETS, read_yaml
+    from ono_env.rules import given_player_count
 
-    given = rules
-    if isinstance(rules, str) and rules not in PRESETS and Path(rules).is_file():
-        try:
-            given = read_yaml(Path(rules), "rules file")
-        except ValueError:
-            return   # resolve_rules names what is wrong with the file
-    if isinstance(given, dict) and "num_players" in given and given["num_players"] != num_players:
+    given = given_player_count(rules)
+    if given is not None and given[0] != num_players:
         at = f"{where}." if where else ""
-        what = "rules" if given is rules else f"rules file {rules!r}"
-        raise ValueError(f"{at}{what} sets num_players={given['num_players']!r} and "
-                         f"{at}num_players is {num_players}: give the player count once, as "
-                         f"{at}num_players")
+        default = " (its default when not given)" if num_players == 2 else ""
+        raise ValueError(f"{at}{given[1]} sets num_players={given[0]!r} and "
+                         f"{at}num_players is {num_players}{default}: give the player count "
+                         f"once, as {at}num_players")
 
 
 def validate(data: Any) -> TrainConfig:

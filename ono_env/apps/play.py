@@ -38,7 +38,7 @@ from ono_env.game import VecGame, game_seeds
 from ono_env.render import describe_action, render_text, table_events
 from ono_env.replay import Replay
 from ono_env.rule_help import describe_rules
-from ono_env.rules import RuleSet, resolve_rules
+from ono_env.rules import RuleSet, given_player_count, resolve_rules
 
 
 class Quit(Exception):
@@ -174,6 +174,11 @@ def play(agents: Sequence[str], rules="basic", num_players: int | None = None, s
     if num_players is not None:
         overrides["num_players"] = num_players
     elif len(agents) + 1 != resolve_rules(rules).num_players:
+        given = given_player_count(rules)   # a file's own count is not dropped silently
+        if given is not None:
+            raise ValueError(f"{given[1]} sets num_players={given[0]!r} and {len(agents)} "
+                             f"{'agents make' if len(agents) != 1 else 'agent makes'} {len(agents) + 1} "
+                             f"players: give one agent per other seat, or --players")
         overrides["num_players"] = len(agents) + 1
     if single_round:
         overrides["target_score"] = 0
@@ -273,7 +278,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--rules", default="basic",
                     help="preset name or rules YAML (default basic, as in every console script)")
     ap.add_argument("--players", type=cli.bounded_int(2, 10), default=None,
-                    help="number of players (default: one more than the agents given)")
+                    help="number of players (default: one more than the agents given; a rules "
+                         "file that sets num_players must agree with them)")
     ap.add_argument("--seat", type=cli.bounded_int(0, 9), default=0, help="your seat (default 0)")
     ap.add_argument("--seed", type=cli.bounded_int(0, cli.MAX_SEED), default=None,
                     help="seed of the deal (default: random)")
