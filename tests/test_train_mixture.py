@@ -167,14 +167,18 @@ def test_an_agent_that_cannot_play_a_table_is_named_with_its_table(tmp_path):
     assert not (tmp_path / "run").exists()
 
 
-def test_an_unknown_opponent_of_a_table_fails_before_training(tmp_path):
+def test_an_unknown_opponent_of_a_table_fails_before_training(tmp_path, capsys):
+    """Refused before the probe games of the tables, which print their notes: the error is
+    all the run says."""
     pytest.importorskip("torch")
     from ono_env.train.ppo import train
 
     cfg = load_config("default", [*TWO_TABLES[:1], "tables=[{rules: ono, opponents: {nobody: 1}}]",
                                   f"run_dir={tmp_path / 'run'}", "progress=false"])
-    with pytest.raises(ValueError, match="unknown agent 'nobody'"):
+    capsys.readouterr()
+    with pytest.raises(ValueError, match=r"^tables\[0\] \(ono-2p\) opponents: unknown agent 'nobody'"):
         train(cfg)
+    assert capsys.readouterr() == ("", "")
     assert not (tmp_path / "run").exists()
 
 
@@ -183,14 +187,16 @@ def test_an_unknown_opponent_of_a_table_fails_before_training(tmp_path):
     ("ppo-classic-2p", "trained for 'classic' rules"),
     ("nobody.safetensors", "cannot read model file 'nobody.safetensors': no such file"),
 ])
-def test_a_teacher_that_cannot_teach_fails_before_training(tmp_path, teacher, message):
+def test_a_teacher_that_cannot_teach_fails_before_training(tmp_path, teacher, message, capsys):
     pytest.importorskip("torch")
     from ono_env.train.ppo import train
 
     cfg = load_config("default", [*TWO_TABLES[:1], f"tables=[{{rules: basic, teacher: {teacher}}}]",
                                   f"run_dir={tmp_path / 'run'}", "progress=false"])
+    capsys.readouterr()
     with pytest.raises(ValueError, match=message):
         train(cfg)
+    assert capsys.readouterr() == ("", "")   # before the probe games and their notes
     assert not (tmp_path / "run").exists()
 
 

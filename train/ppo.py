@@ -810,6 +810,48 @@ def table_label(rules: Any) -> str:
     return f"{rules.name}-{rules.num_players}p"
 
 
+def table_labels(all_rules: Sequence[Any]) -> list[str]:
+    """Each table's :func:`table_label`, a ``+`` added to one already taken (``basic-2p+``)."""
+    out: list[str] = []
+    for rules in all_rules:
+        label = table_label(rules)
+        while label in out:
+            label += "+"
+        out.append(label)
+    return out
+
+
+def make_named_agents(k: int | None, label: str, rules: Any, opponents: Any,
+                      eval_opponents: Any, final_opponents: Any,
+                      teacher_spec: str | None) -> LearnedAgent | None:
+    """Every agent a table names (``k``: its index in ``tables``, None for a single-table
+    run) made once for its rules, an ``auto`` skipped; one ``ValueError`` naming the table
+    and the field for the first that cannot be. Returns the teacher (None without one), or
+    refuses one that is not a learned policy."""
+    from ono_env.agents import make_agent
+
+    named_at = "" if k is None else f"tables[{k}] ({label}) "
+    made = {}
+    for what, names in (("opponents", opponents), ("eval.opponents", eval_opponents),
+                        ("final_eval.opponents", final_opponents),
+                        ("teacher", [] if teacher_spec is None else [teacher_spec])):
+        if isinstance(names, str) and names == "auto":
+            continue
+        for spec in list(names):
+            try:
+                made[what] = make_agent(spec, rules)
+            except ValueError as exc:   # which table, which field
+                raise ValueError(f"{named_at}{what}: {exc}") from None
+    if teacher_spec is None:
+        return None
+    teacher = made["teacher"]
+    if not isinstance(teacher, LearnedAgent):
+        raise ValueError(f"tables[{k}].teacher={teacher_spec!r} is not a learned policy; "
+                         f"a teacher is a shipped policy name or a model file whose "
+                         f"action probabilities the learner can follow")
+    return teacher
+
+
 def plan_tables(cfg: TrainConfig) -> list[tuple[str, Any, TrainConfig, dict[str, Any], int, int]]:
     """The tables of a run, each as ``(label, rules, its resolved single-table config, its
     plan, first slot, end slot)``: the config's ``tables`` (num_envs split by weight, at
@@ -831,14 +873,11 @@ def plan_tables(cfg: TrainConfig) -> list[tuple[str, Any, TrainConfig, dict[str,
                          f"tables a game slot at these weights; raise num_envs")
     out: list[tuple[str, Any, TrainConfig, dict[str, Any], int, int]] = []
     at = 0
-    for t, n in zip(cfg.tables, shares):
-        rules = resolve_rules(t.rules, num_players=t.num_players)
+    all_rules = [resolve_rules(t.rules, num_players=t.num_players) for t in cfg.tables]
+    for t, n, rules, label in zip(cfg.tables, shares, all_rules, table_labels(all_rules)):
         opponents = cfg.opponents if t.opponents is None else t.opponents
         sub = dataclasses.replace(cfg, tables=None, rules=t.rules, num_players=t.num_players,
                                   opponents=opponents)
-        label = table_label(rules)
-        while any(o[0] == label for o in out):
-            label += "+"
         one, plan = resolve_auto(sub, rules, label=label)
         if opponents == "auto":   # the shipped policies that fit the table join the baselines
             one = dataclasses.replace(one, opponents={**resolved(one.opponents, "opponents"),
@@ -939,6 +978,14 @@ def train(cfg: TrainConfig) -> dict[str, Any]:
         # run's network is built after the tables are planned, from the same draws as ever
         with torch.random.fork_rng(devices=[]):
             build(quiet=True)
+    # every agent the config names itself, made before the probe games print anything: a
+    # bad name is one error
+    named_tables = [None] if cfg.tables is None else list(cfg.tables)
+    for k, (named, rules_k, label) in enumerate(zip(named_tables, all_rules, table_labels(all_rules))):
+        make_named_agents(None if named is None else k, label, rules_k,
+                          cfg.opponents if named is None or named.opponents is None else named.opponents,
+                          cfg.eval.opponents, cfg.final_eval.opponents,
+                          None if named is None else named.teacher)
     specs = plan_tables(cfg)
     model, opt, start_steps = build()
     tables = [_Table(*spec) for spec in specs]
@@ -947,31 +994,15 @@ def train(cfg: TrainConfig) -> dict[str, Any]:
     else:
         cfg = dataclasses.replace(cfg, policy=dataclasses.replace(cfg.policy, opponent_encoder=width))
     p = cfg.ppo
-    # every agent a table names, made once before anything is written (a single-table run's
-    # too: its opponents and evaluation opponents)
-    from ono_env.agents import make_agent
-    named_tables = [None] if cfg.tables is None else list(cfg.tables)
+    # every agent of every table as resolved (auto replaced), made once before anything is
+    # written, and each table's teacher
     for k, (tab, named) in enumerate(zip(tables, named_tables)):
         teacher_spec = None if named is None else named.teacher
-        named_agents: list[tuple[str, list[str]]] = [
-            ("opponents", list(resolved(tab.cfg.opponents, "opponents"))),
-            ("eval.opponents", list(tab.cfg.eval.opponents)),
-            ("final_eval.opponents", list(tab.cfg.final_eval.opponents)),
-            ("teacher", [] if teacher_spec is None else [teacher_spec])]
-        named_at = "" if named is None else f"tables[{k}] ({tab.label}) "
-        made = {}
-        for what, names in named_agents:
-            for spec in names:
-                try:
-                    made[what] = make_agent(spec, tab.rules)
-                except ValueError as exc:   # which table, which field
-                    raise ValueError(f"{named_at}{what}: {exc}") from None
-        if named is not None and teacher_spec is not None:
-            teacher = made["teacher"]   # made once, above
-            if not isinstance(teacher, LearnedAgent):
-                raise ValueError(f"tables[{k}].teacher={teacher_spec!r} is not a learned policy; "
-                                 f"a teacher is a shipped policy name or a model file whose "
-                                 f"action probabilities the learner can follow")
+        teacher = make_named_agents(None if named is None else k, tab.label, tab.rules,
+                                    resolved(tab.cfg.opponents, "opponents"),
+                                    tab.cfg.eval.opponents, tab.cfg.final_eval.opponents,
+                                    teacher_spec)
+        if named is not None and teacher is not None:
             tab.teacher, tab.teacher_coef = teacher, float(named.teacher_coef)
             tab.teacher_name = str(teacher_spec)
     run_rules, run_dir, threads, why = start_run(cfg, threads=thread_choice)
