@@ -141,6 +141,19 @@ def test_bad_rules_files_are_one_line(tool, kind, bad_files, capsys):
                                               "huge_target", "string_flag")
 
 
+def test_a_reader_that_stops_early_ends_a_console_script_quietly():
+    """A console script whose reader stops (``ono-demo ... | head -1``) ends with the status of
+    a SIGPIPE and says nothing, as Unix tools do, rather than an error line."""
+    run = subprocess.Popen([sys.executable, "-m", "ono_env.apps.demo", "--rules", "classic",
+                            "--players", "4", "--games", "30"],
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    assert run.stdout is not None and run.stderr is not None
+    assert run.stdout.readline().startswith(b"=== game 1")
+    run.stdout.close()   # the reader goes away with most of the output unread
+    err = run.stderr.read().decode()
+    assert run.wait(timeout=120) == 141 and err == ""
+
+
 def test_play_keeps_a_rules_files_player_count(tmp_path, capsys):
     """ono-play with a rules file that sets num_players and agents for another count is one
     error naming both (the file's count is not dropped silently); agents that fill the file's

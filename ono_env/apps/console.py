@@ -90,6 +90,15 @@ def run(parser: argparse.ArgumentParser, argv: Sequence[str] | None,
         remove_made_dirs()
         print(f"{prog}: interrupted", file=sys.stderr)
         return 130
+    except BrokenPipeError:
+        # whoever read the output stopped (``| head``): end quietly, as Unix tools do, with
+        # the status of a SIGPIPE; stdout goes to devnull so that the interpreter's own flush
+        # at exit does not fail again (Python's documented recipe, "Note on SIGPIPE")
+        remove_made_dirs()
+        import os
+
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 141
     except ImportError as exc:
         remove_made_dirs()
         missing = (getattr(exc, "name", None) or "").split(".")[0]
