@@ -666,14 +666,16 @@ class LearnedAgent:
         return np.where(mask, z, -np.inf).argmax(axis=1)
 
 
-def load_agent(path: str | Path, rules: Any = None, *, deterministic: bool = True) -> LearnedAgent:
+def load_agent(path: str | Path, rules: Any = None, *, deterministic: bool = True,
+               name: str | None = None) -> LearnedAgent:
     """Load a model file (``.safetensors``) or a training checkpoint's model (a ``.zip``'s
     ``ono_policy.safetensors`` member) as an agent for ``rules`` (default: the rules it was
     trained for); ``ValueError`` with the reason when the file is not a model or the rules
-    do not fit."""
+    do not fit. ``name``: what that reason calls the model (a shipped policy's name, which the
+    user gave, rather than the path it is installed at); default: the path."""
     meta, net = read_model(path)
     rules = RuleSet.from_dict(meta["rules"]) if rules is None else resolve_rules(rules)
-    check_compatible(meta, rules, repr(str(path)))
+    check_compatible(meta, rules, repr(str(path)) if name is None else repr(name))
     return LearnedAgent(net, rules, model_label(path, meta), deterministic, meta)
 
 

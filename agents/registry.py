@@ -31,15 +31,15 @@ from ono_env.rules import RuleSet, resolve_rules
 Factory = Callable[[RuleSet], Agent]
 
 
-def _shipped_factory(path) -> Factory:
-    return lambda rules: load_agent(path, rules)
+def _shipped_factory(name: str, path) -> Factory:
+    return lambda rules: load_agent(path, rules, name=name)   # a refusal names the policy
 
 
 def _builtin() -> dict[str, Factory]:
     table: dict[str, Factory] = {"random": lambda rules: RandomAgent()}
     table.update(RULE_BASED)
     for name, path in shipped_models().items():
-        table[name] = _shipped_factory(path)
+        table[name] = _shipped_factory(name, path)
     return table
 
 
