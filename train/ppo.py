@@ -994,8 +994,8 @@ def train(cfg: TrainConfig) -> dict[str, Any]:
     else:
         cfg = dataclasses.replace(cfg, policy=dataclasses.replace(cfg.policy, opponent_encoder=width))
     p = cfg.ppo
-    # every agent of every table as resolved (auto replaced), made once before anything is
-    # written, and each table's teacher
+    # every agent of every table as resolved (auto replaced), made before anything is
+    # written (the ones named above again: cheap), and each table's teacher
     for k, (tab, named) in enumerate(zip(tables, named_tables)):
         teacher_spec = None if named is None else named.teacher
         teacher = make_named_agents(None if named is None else k, tab.label, tab.rules,
