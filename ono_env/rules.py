@@ -439,13 +439,22 @@ def given_player_count(rules: Any) -> tuple[Any, str] | None:
     """The player count that a rules file or a rules mapping sets itself, and what to call it
     in a message (``rules`` or ``rules file 'x.yaml'``); None for a preset, a RuleSet, a
     file or mapping that leaves the count to its preset, or a file that cannot be read
-    (:func:`resolve_rules` names what is wrong with it). A caller that also takes a player
-    count of its own checks the two against each other rather than drop one silently."""
+    (:func:`resolve_rules` names what is wrong with it). A file is found as
+    :meth:`RuleSet.load` finds it (a path, or the name of a rules file shipped with ono_env).
+    A caller that also takes a player count of its own checks the two against each other
+    rather than drop one silently."""
     given = rules
-    if isinstance(rules, (str, Path)) and rules not in PRESETS and Path(rules).is_file():
+    if isinstance(rules, (str, Path)):
+        from ono_env.configs import config_file
+
+        if str(rules) in PRESETS:
+            return None
         try:
-            given = read_yaml(Path(rules), "rules file")
-        except ValueError:
+            path = Path(rules) if Path(rules).is_file() else config_file("rules", str(rules))
+            if path is None:
+                return None
+            given = read_yaml(path, "rules file")
+        except (OSError, ValueError):
             return None
     if isinstance(given, Mapping) and "num_players" in given:
         return given["num_players"], "rules" if given is rules else f"rules file {str(rules)!r}"

@@ -154,6 +154,19 @@ def test_a_reader_that_stops_early_ends_a_console_script_quietly():
     assert run.wait(timeout=120) == 141 and err == ""
 
 
+def test_a_broken_pipe_that_is_not_stdout_is_an_error_line(capsys):
+    """A BrokenPipeError while stdout is still there (another pipe the tool writes broke) is
+    the usual one error line, not a quiet end."""
+    import argparse
+
+    from ono_env.apps import console
+
+    def body(args):
+        raise BrokenPipeError(32, "Broken pipe")
+    assert console.run(argparse.ArgumentParser(prog="ono-x"), [], body) == 2
+    assert capsys.readouterr().err == "ono-x: error: [Errno 32] Broken pipe\n"
+
+
 def test_play_keeps_a_rules_files_player_count(tmp_path, capsys):
     """ono-play with a rules file that sets num_players and agents for another count is one
     error naming both (the file's count is not dropped silently); agents that fill the file's
@@ -161,7 +174,8 @@ def test_play_keeps_a_rules_files_player_count(tmp_path, capsys):
     rules = tmp_path / "seven.yaml"
     rules.write_text("preset: wikipedia\nnum_players: 7\n")
     err = _one_error_line("ono-play", ["greedy", "--rules", str(rules)], capsys)
-    assert f"rules file '{rules}' sets num_players=7 and 1 agent makes 2 players" in err
+    assert (f"rules file '{rules}' sets num_players=7 and 1 agent makes 2 players: give 6 (one "
+            f"per other seat), or --players to play another count") in err
     err = _one_error_line("ono-play", ["greedy", "color", "--rules", str(rules)], capsys)
     assert "2 agents make 3 players" in err
     from ono_env.apps.play import Quit, play
@@ -177,6 +191,15 @@ def test_play_keeps_a_rules_files_player_count(tmp_path, capsys):
     with pytest.raises(Quit):
         play(["greedy"], str(rules), num_players=2, read=leave, out=shown, seed=1)
     assert "wikipedia rules, 2 players" in shown.getvalue()
+    from ono_env.rules import given_player_count
+    assert given_player_count(rules) == (7, f"rules file '{rules}'")   # a Path as a str
+    assert given_player_count(str(rules)) == (7, f"rules file '{rules}'")
+    assert given_player_count({"preset": "ono", "num_players": 3}) == (3, "rules")
+    (tmp_path / "nocount.yaml").write_text("preset: ono\n")
+    (tmp_path / "bad.yaml").write_text("[unclosed\n")
+    for none in ("wikipedia", tmp_path / "nocount.yaml", tmp_path / "bad.yaml",
+                 tmp_path / "missing.yaml", {"preset": "ono"}, resolve_rules("ono")):
+        assert given_player_count(none) is None, none
     assert resolve_rules("wikipedia").num_players != 2   # a preset's own count gives way as ever
     shown = io.StringIO()
     with pytest.raises(Quit):

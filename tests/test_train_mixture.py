@@ -58,10 +58,10 @@ def test_a_mixture_parses():
     (["tables=[{rules: ono, weight: 1e308}, {rules: basic, weight: 1e308}]", "observation_version=2"],
      "tables: the weights sum to more than a float holds; allowed: weights whose sum is a finite"),
     (["tables=[{rules: {preset: ono, num_players: 6}}]", "observation_version=2"],
-     "tables\\[0\\].rules sets num_players=6 and tables\\[0\\].num_players is 2 \\(its default when "
+     "tables\\[0\\].rules sets num_players=6 and tables\\[0\\].num_players is 2 \\(also its default when "
      "not given\\): give the player count once"),
     (["rules={preset: ono, num_players: 3}"], "'default': rules sets num_players=3 and num_players is 2 "
-     "\\(its default"),
+     "\\(also its default"),
     (["tables=[{rules: {preset: ono, hand_size: 100}, num_players: 10}]", "observation_version=2"],
      "too few to deal hand_size=100 to num_players=10"),
     # a union field (a name or a mapping; auto or a mapping): one line, not one per branch

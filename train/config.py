@@ -346,7 +346,7 @@ def _check_player_count(rules: Any, num_players: int, where: str) -> None:
     given = given_player_count(rules)
     if given is not None and given[0] != num_players:
         at = f"{where}." if where else ""
-        default = " (its default when not given)" if num_players == 2 else ""
+        default = " (also its default when not given)" if num_players == 2 else ""
         raise ValueError(f"{at}{given[1]} sets num_players={given[0]!r} and "
                          f"{at}num_players is {num_players}{default}: give the player count "
                          f"once, as {at}num_players")

@@ -90,11 +90,14 @@ def run(parser: argparse.ArgumentParser, argv: Sequence[str] | None,
         remove_made_dirs()
         print(f"{prog}: interrupted", file=sys.stderr)
         return 130
-    except BrokenPipeError:
+    except BrokenPipeError as exc:
+        remove_made_dirs()
+        if not _stdout_gone():   # another pipe broke (a file the tool writes): say so
+            print(f"{prog}: error: {_message(exc)}", file=sys.stderr)
+            return 2
         # whoever read the output stopped (``| head``): end quietly, as Unix tools do, with
         # the status of a SIGPIPE; stdout goes to devnull so that the interpreter's own flush
         # at exit does not fail again (Python's documented recipe, "Note on SIGPIPE")
-        remove_made_dirs()
         import os
 
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
@@ -110,6 +113,25 @@ def run(parser: argparse.ArgumentParser, argv: Sequence[str] | None,
         remove_made_dirs()
         print(f"{prog}: error: {_message(exc)}", file=sys.stderr)
         return 2
+
+
+def _stdout_gone() -> bool:
+    """Whether stdout is a pipe whose reader has gone (``poll`` reports an error on its
+    writing end); False where stdout is no pipe, has no file descriptor (a test's capture,
+    a StringIO) or ``poll`` is missing."""
+    import os
+    import select
+    import stat
+
+    try:
+        fd = sys.stdout.fileno()
+        if not stat.S_ISFIFO(os.fstat(fd).st_mode):
+            return False
+        poller = select.poll()
+        poller.register(fd, select.POLLOUT)
+        return any(events & select.POLLERR for _, events in poller.poll(0))
+    except (AttributeError, OSError, ValueError):
+        return False
 
 
 def _message(exc: BaseException) -> str:

@@ -176,9 +176,11 @@ def play(agents: Sequence[str], rules="basic", num_players: int | None = None, s
     elif len(agents) + 1 != resolve_rules(rules).num_players:
         given = given_player_count(rules)   # a file's own count is not dropped silently
         if given is not None:
+            want = (f"give {given[0] - 1} (one per other seat)" if isinstance(given[0], int)
+                    and not isinstance(given[0], bool) else "give one per other seat")
             raise ValueError(f"{given[1]} sets num_players={given[0]!r} and {len(agents)} "
                              f"{'agents make' if len(agents) != 1 else 'agent makes'} {len(agents) + 1} "
-                             f"players: give one agent per other seat, or --players")
+                             f"players: {want}, or --players to play another count")
         overrides["num_players"] = len(agents) + 1
     if single_round:
         overrides["target_score"] = 0
@@ -278,8 +280,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--rules", default="basic",
                     help="preset name or rules YAML (default basic, as in every console script)")
     ap.add_argument("--players", type=cli.bounded_int(2, 10), default=None,
-                    help="number of players (default: one more than the agents given; a rules "
-                         "file that sets num_players must agree with them)")
+                    help="number of players (default: one more than the agents given, which must "
+                         "then agree with a rules file that sets num_players; --players sets "
+                         "the count whatever the file says)")
     ap.add_argument("--seat", type=cli.bounded_int(0, 9), default=0, help="your seat (default 0)")
     ap.add_argument("--seed", type=cli.bounded_int(0, cli.MAX_SEED), default=None,
                     help="seed of the deal (default: random)")
