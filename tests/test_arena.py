@@ -758,8 +758,10 @@ def test_bench_train_update_bound():
         bound = runpy.run_path(str(bench / "bench_train.py"))["update_bound"]
     finally:
         sys.path.remove(str(bench))
-    lines = bound({"default (basic, 2 players, v1)": [0.2, 0.6, 3.2], "mixture": [1.6, 1.0, 4.2]})
-    assert "(0.80 s per 100,000" in lines[1] and "mixture 0.80x." in lines[1]
+    lines = bound({"default (basic, 2 players, v1)": [0.2, 0.4, 3.4], "mixture": [1.6, 1.0, 4.4],
+                   "wide": [1.6, 1.2, 7.4]})
+    assert "(0.60 s per 100,000" in lines[1]
+    assert "mixture 0.80x; wide 0.50x." in lines[1]   # 4.0 / (0.6 + 4.4), 4.0 / (0.6 + 7.4)
     assert bound({"default (basic, 2 players, v1)": [0.2, 0.6, 3.2]}) == []
 
 
