@@ -63,3 +63,10 @@ def positive_finite(script: str, option: str, value: float) -> None:
     """One error unless ``value`` is a finite number above 0."""
     if not (math.isfinite(value) and value > 0):
         sys.exit(f"{script}: {option} {value}; allowed: a finite number above 0")
+
+
+def within(script: str, option: str, value: int, low: int, high: int) -> None:
+    """One error unless the count ``value`` of ``option`` is from ``low`` to ``high``: the
+    messages of :func:`at_least`, then :func:`at_most`."""
+    at_least(script, option, value, low)
+    at_most(script, option, value, high)

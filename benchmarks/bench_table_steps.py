@@ -47,7 +47,7 @@ import time
 from pathlib import Path
 
 import numpy as np
-from bench_args import at_least, at_most, out_folder
+from bench_args import out_folder, within
 from bench_train import PRESET_NAMES, cpu_name, machine
 
 from ono_env.game import MAX_GAMES
@@ -202,16 +202,11 @@ def main() -> None:
     ap.add_argument("--out", type=Path, default=None)
     ap.add_argument("--json-out", type=Path, default=None, help=argparse.SUPPRESS)  # --vs's runs
     args = ap.parse_args()
-    at_least("bench_table_steps", "--games", args.games, 1)
-    at_most("bench_table_steps", "--games", args.games, MAX_GAMES)
-    at_least("bench_table_steps", "--steps", args.steps, 1)
-    at_most("bench_table_steps", "--steps", args.steps, 1_000_000)
-    at_least("bench_table_steps", "--rounds", args.rounds, 1)
-    at_most("bench_table_steps", "--rounds", args.rounds, 1000)
-    at_least("bench_table_steps", "--seed", args.seed, 0)
-    at_most("bench_table_steps", "--seed", args.seed, 2**31)
-    at_least("bench_table_steps", "--runs", args.runs, 1)
-    at_most("bench_table_steps", "--runs", args.runs, 100)
+    within("bench_table_steps", "--games", args.games, 1, MAX_GAMES)
+    within("bench_table_steps", "--steps", args.steps, 1, 1_000_000)
+    within("bench_table_steps", "--rounds", args.rounds, 1, 1000)
+    within("bench_table_steps", "--seed", args.seed, 0, 2**31)
+    within("bench_table_steps", "--runs", args.runs, 1, 100)
     if args.vs is not None and not (Path(args.vs) / "ono_env" / "__init__.py").is_file():
         sys.exit(f"bench_table_steps: --vs {args.vs!r}; allowed: a folder holding a package "
                  f"ono_env/ laid out as installed")

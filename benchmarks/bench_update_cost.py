@@ -43,7 +43,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from bench_args import at_least, at_most, out_folder
+from bench_args import out_folder, within
 from bench_table_steps import DEFAULT, tables
 from bench_train import cpu_name, machine
 
@@ -208,14 +208,10 @@ def main() -> None:
     ap.add_argument("--out", type=Path, default=None)
     args = ap.parse_args()
     # the mixture's rows must fill one minibatch: 30 tables x 16 steps x games
-    at_least("bench_update_cost", "--games", args.games, -(-MINIBATCH // (30 * N_STEPS)))
-    at_most("bench_update_cost", "--games", args.games, 1024)
-    at_least("bench_update_cost", "--rounds", args.rounds, 1)
-    at_most("bench_update_cost", "--rounds", args.rounds, 1000)
-    at_least("bench_update_cost", "--threads", args.threads, 1)
-    at_most("bench_update_cost", "--threads", args.threads, 256)
-    at_least("bench_update_cost", "--seed", args.seed, 0)
-    at_most("bench_update_cost", "--seed", args.seed, 2**31)
+    within("bench_update_cost", "--games", args.games, -(-MINIBATCH // (30 * N_STEPS)), 1024)
+    within("bench_update_cost", "--rounds", args.rounds, 1, 1000)
+    within("bench_update_cost", "--threads", args.threads, 1, 256)
+    within("bench_update_cost", "--seed", args.seed, 0, 2**31)
     if args.out:
         out_folder(args.out, "bench_update_cost")
     res = measure(args.games, args.rounds, args.threads, args.seed)
