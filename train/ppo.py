@@ -978,14 +978,17 @@ def train(cfg: TrainConfig) -> dict[str, Any]:
         # run's network is built after the tables are planned, from the same draws as ever
         with torch.random.fork_rng(devices=[]):
             build(quiet=True)
-    # every agent the config names itself, made before the probe games print anything: a
-    # bad name is one error
+    # every agent the config names itself, made once before the probe games print anything
+    # (a bad name is one error), and each table's teacher; what an auto resolves to below
+    # (baselines that finish the table's games, the specialists that fit it) plays there
     named_tables = [None] if cfg.tables is None else list(cfg.tables)
-    for k, (named, rules_k, label) in enumerate(zip(named_tables, all_rules, table_labels(all_rules))):
-        make_named_agents(None if named is None else k, label, rules_k,
-                          cfg.opponents if named is None or named.opponents is None else named.opponents,
-                          cfg.eval.opponents, cfg.final_eval.opponents,
-                          None if named is None else named.teacher)
+    named_teachers = [make_named_agents(None if named is None else k, label, rules_k,
+                                  cfg.opponents if named is None or named.opponents is None
+                                  else named.opponents,
+                                  cfg.eval.opponents, cfg.final_eval.opponents,
+                                  None if named is None else named.teacher)
+                for k, (named, rules_k, label) in enumerate(zip(named_tables, all_rules,
+                                                                table_labels(all_rules)))]
     specs = plan_tables(cfg)
     model, opt, start_steps = build()
     tables = [_Table(*spec) for spec in specs]
@@ -994,17 +997,10 @@ def train(cfg: TrainConfig) -> dict[str, Any]:
     else:
         cfg = dataclasses.replace(cfg, policy=dataclasses.replace(cfg.policy, opponent_encoder=width))
     p = cfg.ppo
-    # every agent of every table as resolved (auto replaced), made before anything is
-    # written (the ones named above again: cheap), and each table's teacher
-    for k, (tab, named) in enumerate(zip(tables, named_tables)):
-        teacher_spec = None if named is None else named.teacher
-        teacher = make_named_agents(None if named is None else k, tab.label, tab.rules,
-                                    resolved(tab.cfg.opponents, "opponents"),
-                                    tab.cfg.eval.opponents, tab.cfg.final_eval.opponents,
-                                    teacher_spec)
+    for tab, named, teacher in zip(tables, named_tables, named_teachers):
         if named is not None and teacher is not None:
             tab.teacher, tab.teacher_coef = teacher, float(named.teacher_coef)
-            tab.teacher_name = str(teacher_spec)
+            tab.teacher_name = str(named.teacher)
     run_rules, run_dir, threads, why = start_run(cfg, threads=thread_choice)
     if cfg.tables is None:
         tables[0].rules = run_rules
