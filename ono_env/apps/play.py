@@ -176,11 +176,11 @@ def play(agents: Sequence[str], rules="basic", num_players: int | None = None, s
     elif len(agents) + 1 != resolve_rules(rules).num_players:
         given = given_player_count(rules)   # a file's own count is not dropped silently
         if given is not None:
-            want = (f"give {given[0] - 1} (one per other seat)" if isinstance(given[0], int)
-                    and not isinstance(given[0], bool) else "give one per other seat")
+            # resolve_rules above has checked the file's count (2 to 10)
             raise ValueError(f"{given[1]} sets num_players={given[0]!r} and {len(agents)} "
                              f"{'agents make' if len(agents) != 1 else 'agent makes'} {len(agents) + 1} "
-                             f"players: {want}, or --players to play another count")
+                             f"players: give {given[0] - 1} (one per other seat), or --players "
+                             f"to play another count")
         overrides["num_players"] = len(agents) + 1
     if single_round:
         overrides["target_score"] = 0
