@@ -16,8 +16,10 @@
    observation version 2 with the opponent encoder), both with the default config's
    ``num_envs``, network width and ``--threads``, in alternating rounds; and the mixture
    with the generalist's network (``configs/train/generalist.yaml``'s ``policy``). Steps per
-   second of the training loop, as the trainer counts them (setup not included), and where
-   that time goes (the games, the rest of the rollouts, the update). With
+   second of the training loop, as the trainer counts them (setup not included), where
+   that time goes (the games, the rest of the rollouts, the update), and what the update
+   alone allows (each run's rate against the default run's were its games and the rest of
+   its rollouts as cheap as the default run's). With
    ``--mixture-device cuda`` the mixtures train on the GPU (the default run stays on the cpu,
    and trains on the GPU too as a fourth row); run it as ``taskset -c 0,1 python ...`` to
    keep to two cores on a larger machine.
