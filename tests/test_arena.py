@@ -149,6 +149,33 @@ def test_mirrored_deals_give_two_copies_of_a_deterministic_agent_exactly_half():
     assert res.agent_rows()[0]["win_rate"] != pytest.approx(0.5, abs=1e-12)
 
 
+def test_mirrored_deals_without_spread_get_the_wilson_interval_not_a_zero_width_one():
+    from ono_env.arena import wilson_interval
+
+    # two copies of a deterministic agent tie every deal: no spread over the deals
+    res = run_arena([_FirstLegal(), _FirstLegal()], "basic", 2, num_games=8, seed=4,
+                    rating=False, mirrored=True)
+    pr = res.paired(0)
+    assert pr["rate"] == pytest.approx(0.5) and pr["deals"] == 4
+    assert (pr["low"], pr["high"]) == pytest.approx(wilson_interval(2.0, 4))
+    assert pr["low"] < 0.2 and pr["high"] > 0.8
+    row = res.agent_rows()[0]
+    assert (row["ci_low"], row["ci_high"]) == (pr["low"], pr["high"])
+    # one deal: no spread either
+    one = run_arena(["greedy", "random"], "basic", 2, num_games=2, seed=0, rating=False,
+                    mirrored=True).paired(0)
+    assert one["deals"] == 1 and one["high"] - one["low"] > 0.5
+    # with spread, the normal interval over deals as before
+    res = run_arena(["greedy", "random"], "basic", 2, num_games=400, seed=0, rating=False,
+                    mirrored=True)
+    deals, share, _ = res.per_deal(0)
+    pr = res.paired(0)
+    half = 1.959963984540054 * share.std(ddof=1) / np.sqrt(len(deals))
+    assert share.min() < share.max()
+    assert pr["low"] == pytest.approx(max(0.0, share.mean() - half))
+    assert pr["high"] == pytest.approx(min(1.0, share.mean() + half))
+
+
 def test_mirrored_seatings_replay_the_same_deal():
     from ono_env import VecGame
 

@@ -63,7 +63,13 @@ class ArenaResult:
         winner shares 1/N to every seat), over the deals it played (with ``other``: the
         deals where both sat), with a normal 95% interval over deals. Keys: ``rate``,
         ``low``, ``high``, ``deals``, ``games``, ``sd`` (standard deviation of a deal's
-        score)."""
+        score).
+
+        Where the deals show no spread (one deal, or every deal scored alike) a normal
+        interval has no width: it would claim certainty from a handful of deals. There the
+        interval is the Wilson interval of ``rate`` over ``deals`` trials (20 deals all won:
+        [83.9%, 100%]). A deal's share lies in [0, 1], so its variance is at most
+        ``rate * (1 - rate)``, the variance that interval assumes."""
         deals, per_deal, games = self.per_deal(e, other)
         n = len(deals)
         if n == 0:
@@ -71,9 +77,12 @@ class ArenaResult:
                     "sd": float("nan")}
         mean = float(per_deal.mean())
         sd = float(per_deal.std(ddof=1)) if n > 1 else 0.0
-        half = Z95 * sd / math.sqrt(n)
-        return {"rate": mean, "low": max(0.0, mean - half), "high": min(1.0, mean + half),
-                "deals": n, "games": games, "sd": sd}
+        if per_deal.min() == per_deal.max():   # no spread: the most a share in [0, 1] can have
+            low, high = wilson_interval(mean * n, n)
+        else:
+            half = Z95 * sd / math.sqrt(n)
+            low, high = max(0.0, mean - half), min(1.0, mean + half)
+        return {"rate": mean, "low": low, "high": high, "deals": n, "games": games, "sd": sd}
 
     def per_deal(self, e: int, other: int | None = None) -> tuple[np.ndarray, np.ndarray, int]:
         """Mirrored deals: ``(deals, share, games)``, the deal numbers entrant ``e`` played
