@@ -26,6 +26,23 @@ def test_a_mixture_parses():
                                              "wikipedia"}
 
 
+def test_a_mixtures_printed_config_leaves_out_the_unread_rules_and_loads_back(tmp_path):
+    import yaml
+
+    from ono_env.train.config import dump_config
+
+    cfg = load_config("generalist")
+    text = dump_config(cfg)
+    data = yaml.safe_load(text)
+    assert "rules" not in data and "num_players" not in data   # each table names its own
+    assert [t["rules"] for t in data["tables"]][:2] == ["basic", "basic"]
+    (tmp_path / "printed.yaml").write_text(text)
+    assert load_config(str(tmp_path / "printed.yaml")) == cfg
+    # a single table keeps them: it reads them
+    one = yaml.safe_load(dump_config(load_config("default", ["rules=ono", "num_players=3"])))
+    assert (one["rules"], one["num_players"]) == ("ono", 3)
+
+
 @pytest.mark.parametrize("overrides, message", [
     (["tables=[{rules: nope}]", "observation_version=2"],
      "tables\\[0\\].rules: no rules file 'nope'.*basic, classic, ono"),
@@ -44,6 +61,10 @@ def test_a_mixture_parses():
     (["tables=[{rules: ono, players: 4}]", "observation_version=2"],
      "unknown config field 'tables.0.players'; allowed: tables.0.rules, tables.0.num_players"),
     (["tables=[]", "observation_version=2"], "'tables' = \\[\\]: List should have at least 1"),
+    (["tables=[{rules: ono, name: a}, {rules: basic, name: a}]", "observation_version=2"],
+     "tables\\[1\\].name='a' is taken by tables\\[0\\]; allowed: a name no other table has"),
+    (["tables=[{rules: ono, name: 'my/table'}]", "observation_version=2"],
+     "'tables.0.name' = 'my/table': String should match pattern"),
     (["tables=[{rules: ono}]"], "tables \\(a mixture\\) needs observation_version: 2"),
     (["tables=[{rules: ono}]", "observation_version=2", "rules=classic"],
      "with tables, rules and num_players are not read"),
@@ -130,6 +151,21 @@ def test_what_auto_leaves_out_is_said_per_table(capsys):
     err = capsys.readouterr().err
     assert "ono-3p: opponents: auto leaves out random" in err
     assert "basic-2p: opponents" not in err   # random finishes its games under basic
+
+
+def test_a_table_is_called_by_its_name_or_by_its_rules_and_player_count(capsys):
+    pytest.importorskip("torch")
+    from ono_env.rules import resolve_rules
+    from ono_env.train.ppo import plan_tables, table_labels
+
+    cfg = load_config("default", ["observation_version=2", "tables=[{rules: ono, num_players: 3, "
+                                  "name: house}, {rules: basic}, {rules: basic}]"])
+    assert [spec[0] for spec in plan_tables(cfg)] == ["house", "basic-2p", "basic-2p+"]
+    assert "house: opponents: auto leaves out random" in capsys.readouterr().err
+    basic = resolve_rules("basic", num_players=2)
+    # a name given to a later table is not taken by an earlier one's rules and count
+    assert table_labels([basic, basic], [None, "basic-2p"]) == ["basic-2p+", "basic-2p"]
+    assert table_labels([basic, basic]) == ["basic-2p", "basic-2p+"]
 
 
 def test_each_table_s_stall_warning_counts_its_own_choices(tmp_path, monkeypatch):

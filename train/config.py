@@ -36,6 +36,7 @@ Count = Annotated[int, Field(strict=True, ge=1)]
 Count0 = Annotated[int, Field(strict=True, ge=0)]
 Number = Annotated[float, Field(strict=True, ge=0)]
 Name = Annotated[str, Field(strict=True, min_length=1)]
+TableName = Annotated[str, Field(strict=True, max_length=64, pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]*$")]
 BASELINES = ["random", "greedy", "color", "defensive"]
 MAX_STEPS = 10**12
 """The most learner decisions one run may ask for."""
@@ -93,6 +94,8 @@ class Table:
     """A learned policy (a shipped name or a model file that plays this table) whose choices the learner is pulled toward here (distillation): the update adds teacher_coef times the KL divergence from the teacher's masked softmax to the learner's on this table's steps (unset: none)."""
     teacher_coef: Annotated[float, Field(strict=True, gt=0)] = 1.0
     """Weight of that KL term, per step of this table in a minibatch (> 0; read only with a teacher)."""
+    name: TableName | None = None
+    """What the log, TensorBoard, tables.json and the folder tables/<name>/ call this table (letters, digits, '.', '_', '-'; unique in the mixture; unset: <rules name>-<N>p, with a '+' added where that is taken)."""
 
 
 @dataclass(config=_CONFIG)
@@ -168,7 +171,7 @@ class TrainConfig:
     num_players: Annotated[int, Field(strict=True, ge=2, le=10)] = 2
     """Players per game."""
     tables: Annotated[list[Table], Field(min_length=1, max_length=64)] | None = None
-    """algo ppo: a mixture of tables trained at once (each: rules, num_players (default 2), weight, opponents, teacher, teacher_coef); every table steps its own games and all their rollouts go into one update; needs observation_version 2 (rules and num_players above are then not read: leave them unset)."""
+    """algo ppo: a mixture of tables trained at once (each: rules, num_players (default 2), weight, opponents, teacher, teacher_coef, name); every table steps its own games and all their rollouts go into one update; needs observation_version 2 (rules and num_players above are then not read: leave them unset)."""
     observation_version: Literal[1, 2] = 1
     """Observation layout the learner reads: 1 (the environments' default; its length depends on the table) | 2 (one length for every table; tables need it)."""
     observation_hide: list[Literal["known_cards", "lacks", "lacks_covered", "unknown", "last_play", "previous_play", "named_color", "drew"]] = dataclasses.field(default_factory=list)
@@ -278,6 +281,10 @@ class TrainConfig:
                                  "weights whose sum is a finite number (only their ratios count)")
             for k, t in enumerate(self.tables):
                 _check_player_count(t.rules, t.num_players, f"tables[{k}]")
+                first = next(j for j, u in enumerate(self.tables) if u.name == t.name)
+                if t.name is not None and first < k:
+                    raise ValueError(f"tables[{k}].name={t.name!r} is taken by tables[{first}]; "
+                                     f"allowed: a name no other table has")
                 try:
                     table_rules = resolve_rules(t.rules, num_players=t.num_players)
                 except ValueError as exc:
@@ -529,8 +536,14 @@ def load_config(spec: str | Path | None = None, overrides: Sequence[str] = ()) -
 
 
 def dump_config(cfg: TrainConfig) -> str:
-    """The config as YAML (every field, defaults included)."""
-    return yaml.safe_dump(cfg.to_dict(), sort_keys=False)
+    """The config as YAML (every field, defaults included). A mixture (``tables``) leaves
+    out the top-level ``rules`` and ``num_players``: it reads each table's instead, and
+    printing the unread defaults there would say it trains under them. The YAML loads back
+    to the same config either way."""
+    data = cfg.to_dict()
+    if cfg.tables is not None:
+        del data["rules"], data["num_players"]
+    return yaml.safe_dump(data, sort_keys=False)
 
 
 def describe_fields(cls: Any = TrainConfig, prefix: str = "") -> list[tuple[str, str, str]]:

@@ -810,12 +810,15 @@ def table_label(rules: Any) -> str:
     return f"{rules.name}-{rules.num_players}p"
 
 
-def table_labels(all_rules: Sequence[Any]) -> list[str]:
-    """Each table's :func:`table_label`, a ``+`` added to one already taken (``basic-2p+``)."""
+def table_labels(all_rules: Sequence[Any], names: Sequence[str | None] | None = None) -> list[str]:
+    """Each table's name: the one its config gives (``tables[k].name``, unique: the config
+    checks), else its :func:`table_label`, a ``+`` added while that is taken by an earlier
+    table or by a name given to any (``basic-2p+``)."""
+    given = list(names) if names is not None else [None] * len(all_rules)
     out: list[str] = []
-    for rules in all_rules:
-        label = table_label(rules)
-        while label in out:
+    for rules, name in zip(all_rules, given):
+        label = name if name is not None else table_label(rules)
+        while name is None and (label in out or label in given):
             label += "+"
         out.append(label)
     return out
@@ -874,7 +877,8 @@ def plan_tables(cfg: TrainConfig) -> list[tuple[str, Any, TrainConfig, dict[str,
     out: list[tuple[str, Any, TrainConfig, dict[str, Any], int, int]] = []
     at = 0
     all_rules = [resolve_rules(t.rules, num_players=t.num_players) for t in cfg.tables]
-    for t, n, rules, label in zip(cfg.tables, shares, all_rules, table_labels(all_rules)):
+    for t, n, rules, label in zip(cfg.tables, shares, all_rules,
+                                  table_labels(all_rules, [t.name for t in cfg.tables])):
         opponents = cfg.opponents if t.opponents is None else t.opponents
         sub = dataclasses.replace(cfg, tables=None, rules=t.rules, num_players=t.num_players,
                                   opponents=opponents)
@@ -987,8 +991,9 @@ def train(cfg: TrainConfig) -> dict[str, Any]:
                                   else named.opponents,
                                   cfg.eval.opponents, cfg.final_eval.opponents,
                                   None if named is None else named.teacher)
-                for k, (named, rules_k, label) in enumerate(zip(named_tables, all_rules,
-                                                                table_labels(all_rules)))]
+                for k, (named, rules_k, label) in enumerate(zip(
+                    named_tables, all_rules,
+                    table_labels(all_rules, [None if t is None else t.name for t in named_tables])))]
     specs = plan_tables(cfg)
     model, opt, start_steps = build()
     tables = [_Table(*spec) for spec in specs]
