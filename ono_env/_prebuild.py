@@ -10,6 +10,12 @@ used). It takes about a minute of CPU. If it fails (a compile error in an edited
 no room on disk), the install goes on with a warning and no prebuilt kernels, which then
 compile on first use, as they would on a machine they were not built for.
 
+A wheel or install built from a source tree that already holds a whole build (an editable
+install's ``ono_env/_prebuilt/``) copies those kernels instead when that build's manifest
+is the one this build would write: the same numba, NumPy, Python, machine, portable CPU
+level, rules sources and build step (:func:`reusable`). The kernels are compiled from the
+source tree either way, so the copy is what a new build would make, a minute sooner.
+
 This module imports neither numba nor setuptools at import (setuptools gets :class:`BuildPy`
 by attribute); the package never imports it at run time: the CPU level both read is the leaf
 module :mod:`ono_env._cpu`.
@@ -17,6 +23,7 @@ module :mod:`ono_env._cpu`.
 
 from __future__ import annotations
 
+import hashlib
 import importlib.machinery
 import importlib.util
 import json
@@ -31,19 +38,51 @@ KERNEL_MODULES = ("ono_env._engine", "ono_env.agents._baselines", "ono_env.agent
 """The modules whose kernels are prebuilt (the engine's compile on first use; the others'
 at their import)."""
 
-def build(root: Path, out: Path) -> None:
+def _build_env(scratch: Path) -> dict[str, str]:
+    """The build process's environment: numba's defaults (no NUMBA_OPT, NUMBA_BOUNDSCHECK,
+    ... of the installer's shell), the portable CPU level and a throwaway cache."""
+    from ono_env._cpu import portable_cpu  # not at the top: run as a script, this module
+    # has no package until load_rules_packages gives it one
+    env = {k: v for k, v in os.environ.items() if not k.startswith("NUMBA_")}
+    env.update(NUMBA_CPU_NAME=portable_cpu()[0], NUMBA_CPU_FEATURES="",
+               NUMBA_CACHE_DIR=str(scratch / "cache"))
+    return env
+
+
+def step_hash() -> str:
+    """sha256 of this build step's own code (which kernels it builds), in the manifest."""
+    return hashlib.sha256(Path(__file__).resolve().read_bytes()).hexdigest()
+
+
+def reusable(root: Path, earlier: Path) -> bool:
+    """Whether the whole build in ``earlier`` is what building the source tree ``root`` now
+    would write: its manifest equals the one a build process prints (same numba, NumPy,
+    Python, machine, CPU level, rules sources and build step). False without a manifest."""
+    try:
+        old = json.loads((earlier / "manifest.json").read_text())
+    except (OSError, ValueError):
+        return False
+    with tempfile.TemporaryDirectory() as scratch:
+        proc = subprocess.run([sys.executable, str(Path(__file__).resolve()), "--manifest",
+                               str(root)], env=_build_env(Path(scratch)), capture_output=True,
+                              text=True, check=True)
+    return bool(old == json.loads(proc.stdout))
+
+
+def build(root: Path, out: Path, reuse: Path | None = None) -> None:
     """Compile the kernels of the source tree ``root`` into ``out`` (in a new process, so
     that numba starts with the portable CPU level and a throwaway cache for the rules
-    functions)."""
-    from ono_env._cpu import BUILD_ENV, portable_cpu  # not at the top: run as a script, this
-    # module has no package until load_rules_packages gives it one
+    functions); or, when ``reuse`` holds a build that is :func:`reusable`, copy it."""
+    from ono_env._cpu import BUILD_ENV
+    if reuse is not None and reuse.resolve() != out.resolve() and reusable(root, reuse):
+        if out.exists():
+            shutil.rmtree(out)
+        shutil.copytree(reuse, out)
+        return
     if out.exists():
         shutil.rmtree(out)
     with tempfile.TemporaryDirectory() as scratch:
-        # numba's defaults (no NUMBA_OPT, NUMBA_BOUNDSCHECK, ... of the installer's shell)
-        env = {k: v for k, v in os.environ.items() if not k.startswith("NUMBA_")}
-        env.update(NUMBA_CPU_NAME=portable_cpu()[0], NUMBA_CPU_FEATURES="",
-                   NUMBA_CACHE_DIR=str(Path(scratch) / "cache"))
+        env = _build_env(Path(scratch))
         partial = Path(scratch) / "prebuilt"
         env[BUILD_ENV] = str(partial)
         subprocess.run([sys.executable, str(Path(__file__).resolve()), str(root), str(partial)],
@@ -77,7 +116,15 @@ def _compile_all(root: Path, out: Path) -> None:
     for module in KERNEL_MODULES:
         importlib.import_module(module)
     out.mkdir(parents=True, exist_ok=True)
-    (out / _compile.MANIFEST).write_text(json.dumps(_compile.manifest(), indent=1) + "\n")
+    (out / _compile.MANIFEST).write_text(json.dumps(_manifest(), indent=1) + "\n")
+
+
+def _manifest() -> dict:
+    """In a build process: what the kernels are built for (``_compile.manifest``, which the
+    package reads) and the build step's hash (which only :func:`reusable` reads)."""
+    from ono_env import _compile
+
+    return {**_compile.manifest(), "build_step": step_hash()}
 
 
 def _build_py_class():
@@ -89,12 +136,13 @@ def _build_py_class():
         def run(self):
             super().run()
             root = Path(__file__).resolve().parent.parent
+            here = root / "ono_env" / "_prebuilt"
             if getattr(self, "editable_mode", False):
-                out = root / "ono_env" / "_prebuilt"
+                out, reuse = here, None
             else:
-                out = Path(self.build_lib) / "ono_env" / "_prebuilt"
+                out, reuse = Path(self.build_lib) / "ono_env" / "_prebuilt", here
             try:
-                build(root, out)
+                build(root, out, reuse if reuse is not None and reuse.is_dir() else None)
             except Exception as e:  # noqa: BLE001 - the package works without them
                 self.warn(f"ono_env: no prebuilt kernels ({e}); they compile on first use")
 
@@ -108,4 +156,8 @@ def __getattr__(name: str):
 
 
 if __name__ == "__main__":
-    _compile_all(Path(sys.argv[1]), Path(sys.argv[2]))
+    if sys.argv[1] == "--manifest":
+        load_rules_packages(Path(sys.argv[2]))
+        print(json.dumps(_manifest()))
+    else:
+        _compile_all(Path(sys.argv[1]), Path(sys.argv[2]))

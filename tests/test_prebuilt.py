@@ -323,3 +323,46 @@ def test_a_bad_prebuilt_setting_is_one_line_from_a_console_script(tmp_path):
     assert proc.returncode == 2
     assert proc.stderr.strip().count("\n") == 0
     assert "ONO_ENV_PREBUILT='off'; allowed: 0 or 1" in proc.stderr
+
+
+def test_a_build_copies_a_whole_earlier_build_of_the_same_sources_and_versions(monkeypatch,
+                                                                                tmp_path):
+    """A wheel built from a source tree whose editable install holds a whole build reuses it
+    (:func:`ono_env._prebuild.reusable`): its manifest is the one a build process prints
+    now. One that differs in anything it records, or that has no manifest, is built anew."""
+    import shutil
+    from pathlib import Path
+
+    _needs_prebuilt()
+    root = Path(K.__file__).resolve().parent.parent
+    here = root / "ono_env" / "_prebuilt"
+    if not (root / "agents").is_dir() or K.PREBUILT_DIR.resolve() != here.resolve():
+        pytest.skip("not an editable install of a source tree")
+    assert _prebuild.reusable(root, here)
+    calls = []
+    run = subprocess.run
+
+    def only_the_manifest(cmd, **kwargs):
+        calls.append(cmd)
+        assert "--manifest" in cmd, "the build compiled the kernels instead of copying them"
+        return run(cmd, **kwargs)
+
+    monkeypatch.setattr(_prebuild.subprocess, "run", only_the_manifest)
+    out = tmp_path / "wheel" / "_prebuilt"
+    out.mkdir(parents=True)
+    (out / "stale.nbi").write_text("what build_py copied")
+    _prebuild.build(root, out, reuse=here)
+    assert len(calls) == 1
+    assert sorted(p.name for p in out.iterdir()) == sorted(p.name for p in here.iterdir())
+    assert (out / "manifest.json").read_bytes() == (here / "manifest.json").read_bytes()
+    monkeypatch.setattr(_prebuild.subprocess, "run", run)
+
+    other = tmp_path / "other"
+    shutil.copytree(here, other)
+    manifest = json.loads((other / "manifest.json").read_text())
+    for key, value in (("numba", "0.0.1"), ("sources", "0" * 64), ("build_step", "0" * 64),
+                       ("cpu", "pentium")):
+        (other / "manifest.json").write_text(json.dumps({**manifest, key: value}))
+        assert not _prebuild.reusable(root, other), key
+    (other / "manifest.json").unlink()
+    assert not _prebuild.reusable(root, other)
