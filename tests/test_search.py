@@ -317,7 +317,8 @@ def test_the_compiled_playouts_run_a_version_2_network():
     mask = game.legal_mask().copy()
     obs = np.ascontiguousarray(game.observe(game.state.current.astype(np.int64)))
     _check_network(net, obs, mask)
-    agent = SearchAgent(rules, 4, LearnedAgent(net, rules, "v2"))
+    # two worlds: each of the search's decisions plays them out with the network
+    agent = SearchAgent(rules, 2, LearnedAgent(net, rules, "v2"))
     res = run_arena([agent, "greedy", "greedy"], rules, num_games=6, seed=3, rating=False)
     assert res.agent_rows()[0]["games"] == 6
 
