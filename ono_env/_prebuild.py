@@ -57,16 +57,38 @@ def step_hash() -> str:
 def reusable(root: Path, earlier: Path) -> bool:
     """Whether the whole build in ``earlier`` is what building the source tree ``root`` now
     would write: its manifest equals the one a build process prints (same numba, NumPy,
-    Python, machine, CPU level, rules sources and build step). False without a manifest."""
+    Python, machine, CPU level, rules sources and build step). False without a manifest,
+    and False with a warning when that process fails (the build then compiles as ever)."""
     try:
         old = json.loads((earlier / "manifest.json").read_text())
     except (OSError, ValueError):
         return False
-    with tempfile.TemporaryDirectory() as scratch:
-        proc = subprocess.run([sys.executable, str(Path(__file__).resolve()), "--manifest",
-                               str(root)], env=_build_env(Path(scratch)), capture_output=True,
-                              text=True, check=True)
-    return bool(old == json.loads(proc.stdout))
+    try:
+        with tempfile.TemporaryDirectory() as scratch:
+            proc = subprocess.run([sys.executable, str(Path(__file__).resolve()), "--manifest",
+                                   str(root)], env=_build_env(Path(scratch)),
+                                  capture_output=True, text=True, check=True)
+        return bool(old == json.loads(proc.stdout))
+    except subprocess.CalledProcessError as e:
+        why = ((e.stderr or "").strip().splitlines() or [f"exit status {e.returncode}"])[-1]
+    except (OSError, ValueError) as e:
+        why = str(e)
+    print(f"ono_env: the build in {earlier} is not reused: a build process could not say what "
+          f"it would build ({why})", file=sys.stderr)
+    return False
+
+
+def _land(src: Path, out: Path) -> None:
+    """Copy the whole build ``src`` to ``out``: into a sibling folder first, renamed to
+    ``out`` once complete, so that ``out`` never holds part of a build (an interrupted copy
+    would otherwise leave a manifest beside missing kernels, which :func:`reusable` trusts)."""
+    landing = out.with_name(out.name + ".landing")
+    if landing.exists():
+        shutil.rmtree(landing)
+    shutil.copytree(src, landing)
+    if out.exists():
+        shutil.rmtree(out)
+    landing.rename(out)
 
 
 def build(root: Path, out: Path, reuse: Path | None = None) -> None:
@@ -75,9 +97,7 @@ def build(root: Path, out: Path, reuse: Path | None = None) -> None:
     functions); or, when ``reuse`` holds a build that is :func:`reusable`, copy it."""
     from ono_env._cpu import BUILD_ENV
     if reuse is not None and reuse.resolve() != out.resolve() and reusable(root, reuse):
-        if out.exists():
-            shutil.rmtree(out)
-        shutil.copytree(reuse, out)
+        _land(reuse, out)
         return
     if out.exists():
         shutil.rmtree(out)
@@ -87,8 +107,8 @@ def build(root: Path, out: Path, reuse: Path | None = None) -> None:
         env[BUILD_ENV] = str(partial)
         subprocess.run([sys.executable, str(Path(__file__).resolve()), str(root), str(partial)],
                        env=env, check=True)
-        # only a whole build lands: the manifest is written last
-        shutil.copytree(partial, out)
+        # only a whole build lands: the manifest is written last, and the copy is renamed
+        _land(partial, out)
 
 
 def load_rules_packages(root: Path) -> None:
