@@ -161,6 +161,12 @@ def test_mirrored_deals_without_spread_get_the_wilson_interval_not_a_zero_width_
     assert pr["low"] < 0.2 and pr["high"] > 0.8
     row = res.agent_rows()[0]
     assert (row["ci_low"], row["ci_high"]) == (pr["low"], pr["high"])
+    # three players: shares of 1/3 that differ only by rounding are no spread either
+    res = run_arena([_FirstLegal()] * 3, "basic", 3, num_games=60, seed=4, rating=False,
+                    mirrored=True)
+    pr = res.paired(0)
+    assert (pr["low"], pr["high"]) == pytest.approx(wilson_interval(pr["rate"] * pr["deals"],
+                                                                    pr["deals"]))
     # one deal: no spread either
     one = run_arena(["greedy", "random"], "basic", 2, num_games=2, seed=0, rating=False,
                     mirrored=True).paired(0)

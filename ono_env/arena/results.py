@@ -77,7 +77,9 @@ class ArenaResult:
                     "sd": float("nan")}
         mean = float(per_deal.mean())
         sd = float(per_deal.std(ddof=1)) if n > 1 else 0.0
-        if per_deal.min() == per_deal.max():   # no spread: the most a share in [0, 1] can have
+        # no spread (to rounding: a deal's shares sum fractions of 1/N): the most a share in
+        # [0, 1] can have
+        if per_deal.max() - per_deal.min() <= 1e-12:
             low, high = wilson_interval(mean * n, n)
         else:
             half = Z95 * sd / math.sqrt(n)
