@@ -61,10 +61,13 @@ def test_a_mixtures_printed_config_leaves_out_the_unread_rules_and_loads_back(tm
     (["tables=[{rules: ono, players: 4}]", "observation_version=2"],
      "unknown config field 'tables.0.players'; allowed: tables.0.rules, tables.0.num_players"),
     (["tables=[]", "observation_version=2"], "'tables' = \\[\\]: List should have at least 1"),
-    (["tables=[{rules: ono, name: a}, {rules: basic, name: a}]", "observation_version=2"],
-     "tables\\[1\\].name='a' is taken by tables\\[0\\]; allowed: a name no other table has"),
+    (["tables=[{rules: ono, name: a}, {rules: basic, name: A}]", "observation_version=2"],
+     "tables\\[1\\].name='A' is taken by tables\\[0\\] \\('a'\\); allowed: a name no other "
+     "table has, in upper or lower case"),
     (["tables=[{rules: ono, name: 'my/table'}]", "observation_version=2"],
-     "'tables.0.name' = 'my/table': String should match pattern"),
+     "'tables.0.name' = 'my/table': allowed: 1-64 letters, digits, '.', '_' and '-', the first"),
+    (["tables=[{rules: ono, name: ''}]", "observation_version=2"],
+     "'tables.0.name' = '': allowed: 1-64 letters"),
     (["tables=[{rules: ono}]"], "tables \\(a mixture\\) needs observation_version: 2"),
     (["tables=[{rules: ono}]", "observation_version=2", "rules=classic"],
      "with tables, rules and num_players are not read"),
@@ -166,6 +169,7 @@ def test_a_table_is_called_by_its_name_or_by_its_rules_and_player_count(capsys):
     # a name given to a later table is not taken by an earlier one's rules and count
     assert table_labels([basic, basic], [None, "basic-2p"]) == ["basic-2p+", "basic-2p"]
     assert table_labels([basic, basic]) == ["basic-2p", "basic-2p+"]
+    assert table_labels([basic, basic], [None, "BASIC-2p"]) == ["basic-2p+", "BASIC-2p"]
 
 
 def test_each_table_s_stall_warning_counts_its_own_choices(tmp_path, monkeypatch):

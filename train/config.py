@@ -25,7 +25,14 @@ from pathlib import Path
 from typing import Annotated, Any, Literal, TypeVar, cast
 
 import yaml
-from pydantic import ConfigDict, Field, TypeAdapter, ValidationError, model_validator
+from pydantic import (
+    AfterValidator,
+    ConfigDict,
+    Field,
+    TypeAdapter,
+    ValidationError,
+    model_validator,
+)
 from pydantic.dataclasses import dataclass
 
 from ono_env.checks import MAX_SEED
@@ -36,7 +43,16 @@ Count = Annotated[int, Field(strict=True, ge=1)]
 Count0 = Annotated[int, Field(strict=True, ge=0)]
 Number = Annotated[float, Field(strict=True, ge=0)]
 Name = Annotated[str, Field(strict=True, min_length=1)]
-TableName = Annotated[str, Field(strict=True, max_length=64, pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]*$")]
+
+
+def _table_name(name: str) -> str:
+    if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}", name):
+        raise ValueError("allowed: 1-64 letters, digits, '.', '_' and '-', the first a letter "
+                         "or digit (it names the folder tables/<name>/)")
+    return name
+
+
+TableName = Annotated[str, Field(strict=True), AfterValidator(_table_name)]
 BASELINES = ["random", "greedy", "color", "defensive"]
 MAX_STEPS = 10**12
 """The most learner decisions one run may ask for."""
@@ -95,7 +111,7 @@ class Table:
     teacher_coef: Annotated[float, Field(strict=True, gt=0)] = 1.0
     """Weight of that KL term, per step of this table in a minibatch (> 0; read only with a teacher)."""
     name: TableName | None = None
-    """What the log, TensorBoard, tables.json and the folder tables/<name>/ call this table (letters, digits, '.', '_', '-'; unique in the mixture; unset: <rules name>-<N>p, with a '+' added where that is taken)."""
+    """What the log, TensorBoard, tables.json and the folder tables/<name>/ call this table in a mixture of two or more (1-64 letters, digits, '.', '_', '-'; unique in the mixture, in upper or lower case; unset: <rules name>-<N>p, with a '+' added where that is taken)."""
 
 
 @dataclass(config=_CONFIG)
@@ -281,10 +297,13 @@ class TrainConfig:
                                  "weights whose sum is a finite number (only their ratios count)")
             for k, t in enumerate(self.tables):
                 _check_player_count(t.rules, t.num_players, f"tables[{k}]")
-                first = next(j for j, u in enumerate(self.tables) if u.name == t.name)
-                if t.name is not None and first < k:
-                    raise ValueError(f"tables[{k}].name={t.name!r} is taken by tables[{first}]; "
-                                     f"allowed: a name no other table has")
+                first = k if t.name is None else next(
+                    j for j, u in enumerate(self.tables)
+                    if u.name is not None and u.name.casefold() == t.name.casefold())
+                if first < k:
+                    raise ValueError(f"tables[{k}].name={t.name!r} is taken by tables[{first}] "
+                                     f"({self.tables[first].name!r}); allowed: a name no other "
+                                     f"table has, in upper or lower case (the names are folders)")
                 try:
                     table_rules = resolve_rules(t.rules, num_players=t.num_players)
                 except ValueError as exc:

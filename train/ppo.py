@@ -812,14 +812,17 @@ def table_label(rules: Any) -> str:
 
 def table_labels(all_rules: Sequence[Any], names: Sequence[str | None] | None = None) -> list[str]:
     """Each table's name: the one its config gives (``tables[k].name``, unique: the config
-    checks), else its :func:`table_label`, a ``+`` added while that is taken by an earlier
-    table or by a name given to any (``basic-2p+``)."""
+    checks), else its :func:`table_label`, a ``+`` added while that is taken, in upper or
+    lower case (they name folders), by an earlier table or by a name given to any
+    (``basic-2p+``)."""
     given = list(names) if names is not None else [None] * len(all_rules)
+    taken = {n.casefold() for n in given if n is not None}
     out: list[str] = []
     for rules, name in zip(all_rules, given):
         label = name if name is not None else table_label(rules)
-        while name is None and (label in out or label in given):
+        while name is None and label.casefold() in taken:
             label += "+"
+        taken.add(label.casefold())
         out.append(label)
     return out
 
