@@ -10,6 +10,7 @@ from __future__ import annotations
 import importlib.abc
 import importlib.metadata
 import importlib.util
+import logging
 import sys
 from pathlib import Path
 
@@ -83,6 +84,19 @@ exclude_patterns = [
 
 myst_enable_extensions = ["colon_fence", "deflist"]
 myst_heading_anchors = 3
+
+
+class _NoMystConfigDump(logging.Filter):
+    """MyST-Parser logs its whole configuration at every build ("myst v5.2.0:
+    MdParserConfig(..., suppress_warnings=[], ...)"), one line of some 1,300 characters that
+    says nothing about this site and reads as a warning to anyone searching the build's log
+    for one. This drops that record only; every warning still reaches Sphinx (``-W``)."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return not (record.levelno == logging.INFO and "MdParserConfig(" in record.getMessage())
+
+
+logging.getLogger("sphinx.myst_parser.sphinx_ext.main").addFilter(_NoMystConfigDump())
 
 autodoc_default_options = {
     "members": True,
