@@ -295,11 +295,10 @@ class TrainConfig:
             if not math.isfinite(sum(t.weight for t in self.tables)):
                 raise ValueError("tables: the weights sum to more than a float holds; allowed: "
                                  "weights whose sum is a finite number (only their ratios count)")
+            named: dict[str, int] = {}   # a given name, in lower case: its first table
             for k, t in enumerate(self.tables):
                 _check_player_count(t.rules, t.num_players, f"tables[{k}]")
-                first = k if t.name is None else next(
-                    j for j, u in enumerate(self.tables)
-                    if u.name is not None and u.name.casefold() == t.name.casefold())
+                first = k if t.name is None else named.setdefault(t.name.casefold(), k)
                 if first < k:
                     raise ValueError(f"tables[{k}].name={t.name!r} is taken by tables[{first}] "
                                      f"({self.tables[first].name!r}); allowed: a name no other "
