@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import re
+import shutil
 from pathlib import Path
 
 import numpy as np
@@ -281,8 +282,29 @@ def test_a_run_folder_that_holds_another_run_is_refused(tiny_run, tmp_path):
     R.check_run_dir(run_dir, str(run_dir / "checkpoints" / f"step_{steps[-1]}.safetensors"))
     R.check_run_dir(run_dir, str(run_dir / "model.safetensors"))
     # a branch from an earlier checkpoint would leave the later ones of the abandoned branch
-    with pytest.raises(ValueError, match=f"is not the newest checkpoint .*step_{steps[-1]}"):
+    with pytest.raises(ValueError, match=rf"is not the model file .* furthest along \((model|"
+                                         rf"checkpoints/step_{steps[-1]}).safetensors: "
+                                         rf"{steps[-1]:,} steps\)"):
         R.check_run_dir(run_dir, str(run_dir / "checkpoints" / f"step_{steps[0]}.safetensors"))
+    # a part resumed without checkpoints carried model.safetensors past the newest checkpoint:
+    # that checkpoint is an earlier point too, and a branch from it would overwrite the model
+    ahead = tmp_path / "ahead"
+    shutil.copytree(run_dir, ahead)
+    for p in (ahead / "checkpoints").glob(f"step_{steps[-1]}.*"):
+        p.unlink()
+    with pytest.raises(ValueError, match=rf"\({steps[-2]:,} steps\) is not the model file .* "
+                                         rf"\(model.safetensors: {steps[-1]:,} steps\); allowed: "
+                                         rf"resume=.*model.safetensors"):
+        R.check_run_dir(ahead, str(ahead / "checkpoints" / f"step_{steps[-2]}.safetensors"))
+    R.check_run_dir(ahead, str(ahead / "model.safetensors"))
+    # a part stopped after a checkpoint and before its model: the model is the earlier point
+    behind = tmp_path / "behind"
+    shutil.copytree(run_dir, behind)
+    shutil.copy(behind / "checkpoints" / f"step_{steps[-2]}.safetensors", behind / "model.safetensors")
+    with pytest.raises(ValueError, match=f"is not the model file .* furthest along "
+                                         rf"\(checkpoints/step_{steps[-1]}.safetensors"):
+        R.check_run_dir(behind, str(behind / "model.safetensors"))
+    R.check_run_dir(behind, str(behind / "checkpoints" / f"step_{steps[-1]}.safetensors"))
     for elsewhere in (tmp_path / "elsewhere.safetensors", run_dir / "tb" / "x" / "m.safetensors"):
         with pytest.raises(ValueError, match="already holds"):
             R.check_run_dir(run_dir, str(elsewhere))

@@ -352,12 +352,24 @@ def _checkpoint_step(path: Path) -> int | None:
     return int(m.group(1)) if m else None
 
 
+def _model_steps(path: Path) -> int | None:
+    """The training steps a model file records (None when it is missing or unreadable)."""
+    from ono_env.agents.learned import read_metadata
+
+    try:
+        return int(read_metadata(path)["training_steps"])
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+
+
 def check_run_dir(run_dir: Path, resume: str | None) -> None:
-    """``ValueError`` when ``run_dir`` already holds files, unless the run resumes a model file
-    of that folder (its ``model.safetensors`` or its newest ``checkpoints/`` file: the run
-    carried on in its own folder): another run there would overwrite some of the old run's
-    files and leave the others beside its own, and a branch from an earlier checkpoint would
-    leave the abandoned branch's later checkpoints."""
+    """``ValueError`` when ``run_dir`` already holds files, unless the run resumes the model
+    file of that folder that is furthest along (its ``model.safetensors`` or its newest
+    ``checkpoints/`` file, whichever records more training steps: the run carried on in its
+    own folder): another run there would overwrite some of the old run's files and leave the
+    others beside its own, and a branch from an earlier point would leave the abandoned
+    branch's later checkpoints, or overwrite a ``model.safetensors`` that a resumed part
+    without checkpoints carried further."""
     if run_dir.exists() and not run_dir.is_dir():
         raise ValueError(f"run_dir {str(run_dir)!r} is a file; allowed: a new or empty folder")
     held = sorted(p.name for p in run_dir.iterdir()) if run_dir.is_dir() else []
@@ -365,13 +377,24 @@ def check_run_dir(run_dir: Path, resume: str | None) -> None:
         return
     if resume is not None and Path(resume).resolve().parent in (run_dir.resolve(),
                                                                 (run_dir / "checkpoints").resolve()):
+        model = run_dir / "model.safetensors"
         step = _checkpoint_step(Path(resume))
-        later = sorted((s, p.name) for p in (run_dir / "checkpoints").glob("step_*.safetensors")
-                       if (s := _checkpoint_step(p)) is not None and step is not None and s > step)
-        if later:   # a branch from an earlier checkpoint would leave the abandoned one's beside it
-            raise ValueError(f"resume={str(resume)!r} is not the newest checkpoint of run_dir "
-                             f"{str(run_dir)!r} ({later[-1][1]} is newer); allowed: a new run_dir "
-                             f"to carry it on, or the folder's newest checkpoint")
+        is_model = Path(resume).resolve() == model.resolve()
+        at = step if step is not None else _model_steps(model) if is_model else None
+        if at is None:   # another file of the folder: nothing to compare it with
+            return
+        later = sorted((s, f"checkpoints/{p.name}")
+                       for p in (run_dir / "checkpoints").glob("step_*.safetensors")
+                       if (s := _checkpoint_step(p)) is not None and s > at)
+        if not is_model and (m := _model_steps(model)) is not None and m > at:
+            later.append((m, "model.safetensors"))
+            later.sort()
+        if later:   # a branch from an earlier point would leave or overwrite the further one
+            s, name = later[-1]
+            raise ValueError(f"resume={str(resume)!r} ({at:,} steps) is not the model file of "
+                             f"run_dir {str(run_dir)!r} that is furthest along ({name}: {s:,} "
+                             f"steps); allowed: resume={str(run_dir / name)!r} to carry the run "
+                             f"on there, or a new run_dir to carry this one on")
         return
     shown = ", ".join(held[:4]) + (f" and {len(held) - 4} more" if len(held) > 4 else "")
     raise ValueError(f"run_dir {str(run_dir)!r} already holds another run's files ({shown}); "
