@@ -141,6 +141,21 @@ def test_bad_rules_files_are_one_line(tool, kind, bad_files, capsys):
                                               "huge_target", "string_flag")
 
 
+def test_options_may_come_between_the_positional_words(capsys):
+    """An option between or before the positional words (agents, overrides) leaves the
+    words after it to the same positional: ``ono-arena greedy --games 4 random``."""
+    argv = ["--rules", "basic", "--players", "2", "--seed", "1"]
+    assert arena_main(["greedy", "--games", "4", "random", *argv]) == 0
+    between = capsys.readouterr().out
+    assert arena_main(["greedy", "random", "--games", "4", *argv]) == 0
+    after = capsys.readouterr().out
+    assert "greedy" in between and "random" in between
+    strip = [line for line in between.splitlines() if "played in" not in line]
+    assert strip == [line for line in after.splitlines() if "played in" not in line]
+    assert arena_main(["greedy", "--games", "4", "random", "--bogus"]) == 2
+    assert "unrecognized arguments: --bogus" in capsys.readouterr().err
+
+
 def test_a_reader_that_stops_early_ends_a_console_script_quietly():
     """A console script whose reader stops (``ono-demo ... | head -1``) ends with the status of
     a SIGPIPE and says nothing, as Unix tools do, rather than an error line."""

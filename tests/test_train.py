@@ -90,6 +90,13 @@ def test_learning_rate_decays_over_steps_or_time_whichever_ends_first():
 def test_cli_prints_resolved_config_and_refuses_bad_input(capsys):
     assert train_main(["default", "total_steps=1234", "--print-config"]) == 0
     assert yaml.safe_load(capsys.readouterr().out)["total_steps"] == 1234
+    # the flag may come before or between the overrides too
+    assert train_main(["default", "--print-config", "total_steps=1235", "seed=3"]) == 0
+    printed = yaml.safe_load(capsys.readouterr().out)
+    assert (printed["total_steps"], printed["seed"]) == (1235, 3)
+    assert train_main(["default", "seed=4", "--print-config", "total_steps=1236"]) == 0
+    printed = yaml.safe_load(capsys.readouterr().out)
+    assert (printed["total_steps"], printed["seed"]) == (1236, 4)
     assert train_main(["no-such-config"]) == 2
     err = capsys.readouterr().err
     assert err.startswith("ono-train: error: cannot read training config 'no-such-config'")

@@ -34,6 +34,14 @@ class ArgumentParser(argparse.ArgumentParser):
     def error(self, message: str) -> NoReturn:
         raise UsageError(f"{message} (see {self.prog} --help)")
 
+    def parse_args(self, args: Sequence[str] | None = None,   # type: ignore[override]
+                   namespace: argparse.Namespace | None = None) -> argparse.Namespace:
+        """Options may come before, between or after the positional words (``ono-arena
+        random --mirrored greedy``, ``ono-train cfg --print-config total_steps=5``): argparse's
+        own intermixed parsing. Plain parsing gives a ``nargs='*'`` or ``'+'`` positional only
+        the words before the first option and refuses the rest as unrecognized."""
+        return self.parse_intermixed_args(args, namespace)
+
 
 def bounded_int(low: int, high: int, what: str = "a whole number") -> Callable[[str], int]:
     """An argparse ``type`` accepting whole numbers from ``low`` to ``high``; the message of
