@@ -100,6 +100,8 @@ def test_the_seed_fixes_the_deal_and_the_agents(client):
     ({"options": {"stacking": "yes"}}, 400, ["stacking"]),
     ({"options": {"no_such_rule": 1}}, 400, ["no_such_rule"]),
     ({"options": [1]}, 400, ["options must be an object"]),
+    ({"options": {"num_players": 5}}, 400,
+     ["options sets num_players=5 and num_players is 2: give the player count once"]),
     ({"thinking": "on"}, 400, ["thinking"]),
     ({"colour": "red"}, 400, ["unknown key 'colour'"]),
     ({"opponents": ["ppo-classic-2p"]}, 400, ["ppo-classic-2p", "trained for 'classic' rules"]),

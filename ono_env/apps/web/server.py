@@ -13,7 +13,8 @@ Endpoints (JSON; every refusal is ``{"error": "..."}`` with a 4xx status)::
     POST /api/agents                  {"rules", "options", "num_players"} -> {"agents": the
                                       agents that can sit at that table}
     POST /api/games                   a new game: {"rules", "options", "num_players", "seat",
-                                      "opponents", "seed", "thinking"} -> the table
+                                      "opponents", "seed", "thinking"} -> the table (the
+                                      player count in "options" or "num_players", not both)
     GET  /api/games/{id}              the table, from the human's seat
     POST /api/games/{id}/action       {"action": id or name, "move": view number} -> the table
     POST /api/games/{id}/thinking     {"show": bool}: show what the agents reported

@@ -50,12 +50,15 @@ class Refused(ValueError):
 
 def make_rules(preset: Any, options: Any, num_players: Any) -> RuleSet:
     """The rules of a new table: a preset by name (never a path), its options overridden by
-    ``options`` (a mapping of rule fields) and the player count. ``Refused`` naming what is
-    wrong."""
+    ``options`` (a mapping of rule fields) and the player count (given once: in ``options``
+    or as ``num_players``). ``Refused`` naming what is wrong."""
     if not isinstance(preset, str) or preset not in PRESETS:
         raise Refused(f"rules {preset!r:.60}: not a preset; allowed: {', '.join(PRESETS)}")
     if not isinstance(options, Mapping):
         raise Refused(f"options must be an object of rule fields; got {type(options).__name__}")
+    if num_players is not None and "num_players" in options:
+        raise Refused(f"options sets num_players={options['num_players']!r:.20} and num_players is "
+                      f"{num_players!r:.20}: give the player count once, as num_players")
     try:
         overrides = dict(options)
         if num_players is not None:
