@@ -192,6 +192,8 @@ def test_each_table_s_stall_warning_counts_its_own_choices(tmp_path, monkeypatch
         "final_eval.games=0", "progress=false", "torch_threads=1", f"run_dir={tmp_path / 'r'}"]))
     basic, ono = seen[0], seen[1]   # the first evaluation, in the tables' order
     assert "catch" not in basic and "catch" in ono
+    # no final evaluation: no table folder for its results
+    assert not (tmp_path / "r" / "tables").exists()
 
 
 def test_an_agent_that_cannot_play_a_table_is_named_with_its_table(tmp_path):

@@ -1442,6 +1442,8 @@ def train(cfg: TrainConfig) -> dict[str, Any]:
           f"updates {seconds['update']:.1f} s)", file=sys.stderr)
     final: list[dict[str, Any]] = []
     for tab in tables:
+        if not tab.cfg.final_eval.games:   # no final evaluation: no line and no folder for it
+            continue
         where = run_dir
         if len(tables) > 1:
             where = run_dir / "tables" / tab.label
