@@ -187,7 +187,7 @@ class TrainConfig:
     num_players: Annotated[int, Field(strict=True, ge=2, le=10)] = 2
     """Players per game."""
     tables: Annotated[list[Table], Field(min_length=1, max_length=64)] | None = None
-    """algo ppo: a mixture of tables trained at once (each: rules, num_players (default 2), weight, opponents, teacher, teacher_coef, name); every table steps its own games and all their rollouts go into one update; needs observation_version 2 (rules and num_players above are then not read: leave them unset)."""
+    """algo ppo: a mixture of tables trained at once (each: rules (default basic), num_players (default 2), weight (default 1), opponents, teacher, teacher_coef, name); every table steps its own games and all their rollouts go into one update; needs observation_version 2 (rules and num_players above are then not read: leave them unset)."""
     observation_version: Literal[1, 2] = 1
     """Observation layout the learner reads: 1 (the environments' default; its length depends on the table) | 2 (one length for every table; tables need it)."""
     observation_hide: list[Literal["known_cards", "lacks", "lacks_covered", "unknown", "last_play", "previous_play", "named_color", "drew"]] = dataclasses.field(default_factory=list)
