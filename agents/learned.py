@@ -60,9 +60,11 @@ rather than recomputed when loading, so the file alone defines the function it c
 A model is only played under its own rules and observation layout version (below), where
 ``observation_scale`` gives the same vector (the tests check it for the shipped models).
 
-Training checkpoints (``ono-train``'s ``checkpoints/step_<n>.zip`` and ``model.zip``) are
-MaskablePPO zips, for resuming training with ``MaskablePPO.load``; they carry the same model
-as one more zip member, ``ono_policy.safetensors``. Wherever a model is taken as an agent
+``ono-train``'s default ``algo: ppo`` writes model files directly (``model.safetensors``,
+``checkpoints/step_<n>.safetensors``). The checkpoints of ``algo: maskable_ppo``
+(``checkpoints/step_<n>.zip`` and ``model.zip``) are MaskablePPO zips, which
+``MaskablePPO.load`` resumes; they carry the same model as one more zip member,
+``ono_policy.safetensors``. Wherever a model is taken as an agent
 (``load_agent``, ``make_agent``, ``ono-arena``, ``ono-play``, the opponents of the
 environments, training pools) a ``.safetensors`` file or a zip works, and of a zip only that
 member is read (with :mod:`zipfile`; nothing else in the zip is opened, nothing is

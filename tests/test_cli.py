@@ -154,6 +154,13 @@ def test_options_may_come_between_the_positional_words(capsys):
     assert strip == [line for line in after.splitlines() if "played in" not in line]
     assert arena_main(["greedy", "--games", "4", "random", "--bogus"]) == 2
     assert "unrecognized arguments: --bogus" in capsys.readouterr().err
+    # after "--" every word is positional, however it is spelled, as in plain parsing
+    from ono_env.train.export import build_parser as export_parser
+    args = export_parser().parse_args(["--", "-a.zip", "-b.safetensors"])
+    assert (args.src, args.dest) == ("-a.zip", "-b.safetensors")
+    assert arena_main(["--games", "4", *argv, "--", "greedy", "random"]) == 0
+    assert [line for line in capsys.readouterr().out.splitlines()
+            if "played in" not in line] == strip
 
 
 def test_a_reader_that_stops_early_ends_a_console_script_quietly():

@@ -5,6 +5,7 @@ resume, the model as an agent under other rules and player counts), the model fo
 from __future__ import annotations
 
 import json
+import re
 
 import numpy as np
 import pytest
@@ -172,7 +173,7 @@ def test_a_table_is_called_by_its_name_or_by_its_rules_and_player_count(capsys):
     assert table_labels([basic, basic], [None, "BASIC-2p"]) == ["basic-2p+", "BASIC-2p"]
 
 
-def test_each_table_s_stall_warning_counts_its_own_choices(tmp_path, monkeypatch):
+def test_each_table_s_stall_warning_counts_its_own_choices(tmp_path, monkeypatch, capsys):
     """The learner's catch and draw shares that a table's stall warning reads come from that
     table's steps: a catch is legal under ono and never under basic."""
     pytest.importorskip("torch")
@@ -192,8 +193,12 @@ def test_each_table_s_stall_warning_counts_its_own_choices(tmp_path, monkeypatch
         "final_eval.games=0", "progress=false", "torch_threads=1", f"run_dir={tmp_path / 'r'}"]))
     basic, ono = seen[0], seen[1]   # the first evaluation, in the tables' order
     assert "catch" not in basic and "catch" in ono
-    # no final evaluation: no table folder for its results
+    # no final evaluation: no table folder for its results, and no line that would head them
     assert not (tmp_path / "r" / "tables").exists()
+    printed = capsys.readouterr()
+    assert "table basic-2p:" in printed.err     # the plan's line, with what follows it
+    assert not [line for line in (printed.out + printed.err).splitlines()
+                if re.fullmatch(r"table \S+:", line.rstrip())]
 
 
 def test_an_agent_that_cannot_play_a_table_is_named_with_its_table(tmp_path):

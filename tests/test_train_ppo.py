@@ -305,6 +305,11 @@ def test_a_run_folder_that_holds_another_run_is_refused(tiny_run, tmp_path):
                                          rf"\(checkpoints/step_{steps[-1]}.safetensors"):
         R.check_run_dir(behind, str(behind / "model.safetensors"))
     R.check_run_dir(behind, str(behind / "checkpoints" / f"step_{steps[-1]}.safetensors"))
+    # an unreadable model.safetensors is left out: the checkpoints alone are compared
+    (behind / "model.safetensors").write_bytes(b"not a model")
+    R.check_run_dir(behind, str(behind / "checkpoints" / f"step_{steps[-1]}.safetensors"))
+    with pytest.raises(ValueError, match=f"furthest along \\(checkpoints/step_{steps[-1]}"):
+        R.check_run_dir(behind, str(behind / "checkpoints" / f"step_{steps[-2]}.safetensors"))
     for elsewhere in (tmp_path / "elsewhere.safetensors", run_dir / "tb" / "x" / "m.safetensors"):
         with pytest.raises(ValueError, match="already holds"):
             R.check_run_dir(run_dir, str(elsewhere))

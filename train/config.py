@@ -111,7 +111,7 @@ class Table:
     teacher_coef: Annotated[float, Field(strict=True, gt=0)] = 1.0
     """Weight of that KL term, per step of this table in a minibatch (> 0; read only with a teacher)."""
     name: TableName | None = None
-    """What the log, TensorBoard, tables.json and the folder tables/<name>/ call this table in a mixture of two or more (1-64 letters, digits, '.', '_', '-'; unique in the mixture, in upper or lower case; unset: <rules name>-<N>p, with a '+' added where that is taken)."""
+    """What the log, TensorBoard, tables.json and the folder tables/<name>/ call this table in a mixture of two or more (1-64 letters, digits, '.', '_', '-', the first a letter or digit; unique in the mixture, in upper or lower case; unset: <rules name>-<N>p, with a '+' added where that is taken); the folder holds the table's final evaluation, so none is written with final_eval.games 0."""
 
 
 @dataclass(config=_CONFIG)

@@ -364,9 +364,10 @@ def _model_steps(path: Path) -> int | None:
 
 def check_run_dir(run_dir: Path, resume: str | None) -> None:
     """``ValueError`` when ``run_dir`` already holds files, unless the run resumes the model
-    file of that folder that is furthest along (its ``model.safetensors`` or its newest
-    ``checkpoints/`` file, whichever records more training steps: the run carried on in its
-    own folder): another run there would overwrite some of the old run's files and leave the
+    file of that folder that is furthest along (its ``model.safetensors``, whose metadata
+    records its training steps, or its newest ``checkpoints/step_<N>`` file, at N steps: the
+    run carried on in its own folder; an unreadable ``model.safetensors`` is left out of the
+    comparison): another run there would overwrite some of the old run's files and leave the
     others beside its own, and a branch from an earlier point would leave the abandoned
     branch's later checkpoints, or overwrite a ``model.safetensors`` that a resumed part
     without checkpoints carried further."""

@@ -39,8 +39,14 @@ class ArgumentParser(argparse.ArgumentParser):
         """Options may come before, between or after the positional words (``ono-arena
         random --mirrored greedy``, ``ono-train cfg --print-config total_steps=5``): argparse's
         own intermixed parsing. Plain parsing gives a ``nargs='*'`` or ``'+'`` positional only
-        the words before the first option and refuses the rest as unrecognized."""
-        return self.parse_intermixed_args(args, namespace)
+        the words before the first option and refuses the rest as unrecognized. With ``--``
+        among the words (how a word starting with ``-`` is passed), plain parsing: intermixed
+        parsing loses the words after a ``--`` that comes before every positional word, at
+        least in Python 3.11 (``ono-export -- -a.zip -b.safetensors``)."""
+        words = sys.argv[1:] if args is None else list(args)
+        if "--" in words:
+            return super().parse_args(words, namespace)
+        return self.parse_intermixed_args(words, namespace)
 
 
 def bounded_int(low: int, high: int, what: str = "a whole number") -> Callable[[str], int]:
