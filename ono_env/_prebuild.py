@@ -32,19 +32,38 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import types
 from pathlib import Path
 
 KERNEL_MODULES = ("ono_env._engine", "ono_env.agents._baselines", "ono_env.agents._search")
 """The modules whose kernels are prebuilt (the engine's compile on first use; the others'
 at their import)."""
 
+def _cpu_module() -> types.ModuleType:
+    """This source tree's :mod:`ono_env._cpu`, loaded from its file.
+
+    setuptools loads this module from its file to get :class:`BuildPy`, and nothing makes
+    ``ono_env`` importable in the installer's process: ``from ono_env._cpu import ...``
+    there failed on a machine with no ono_env installed (no prebuilt kernels, one warning in
+    pip's verbose output) and, where another checkout was installed in editable mode, read
+    that checkout's module. ``_cpu`` imports nothing of the package, so its file is enough.
+    """
+    module = sys.modules.get("ono_env._cpu")
+    here = Path(__file__).resolve().parent / "_cpu.py"
+    if module is not None and Path(module.__file__ or "").resolve() == here:
+        return module
+    spec = importlib.util.spec_from_file_location("_ono_env_prebuild_cpu", here)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
 def _build_env(scratch: Path) -> dict[str, str]:
     """The build process's environment: numba's defaults (no NUMBA_OPT, NUMBA_BOUNDSCHECK,
     ... of the installer's shell), the portable CPU level and a throwaway cache."""
-    from ono_env._cpu import portable_cpu  # not at the top: run as a script, this module
-    # has no package until load_rules_packages gives it one
     env = {k: v for k, v in os.environ.items() if not k.startswith("NUMBA_")}
-    env.update(NUMBA_CPU_NAME=portable_cpu()[0], NUMBA_CPU_FEATURES="",
+    env.update(NUMBA_CPU_NAME=_cpu_module().portable_cpu()[0], NUMBA_CPU_FEATURES="",
                NUMBA_CACHE_DIR=str(scratch / "cache"))
     return env
 
@@ -95,7 +114,6 @@ def build(root: Path, out: Path, reuse: Path | None = None) -> None:
     """Compile the kernels of the source tree ``root`` into ``out`` (in a new process, so
     that numba starts with the portable CPU level and a throwaway cache for the rules
     functions); or, when ``reuse`` holds a build that is :func:`reusable`, copy it."""
-    from ono_env._cpu import BUILD_ENV
     if reuse is not None and reuse.resolve() != out.resolve() and reusable(root, reuse):
         _land(reuse, out)
         return
@@ -104,7 +122,7 @@ def build(root: Path, out: Path, reuse: Path | None = None) -> None:
     with tempfile.TemporaryDirectory() as scratch:
         env = _build_env(Path(scratch))
         partial = Path(scratch) / "prebuilt"
-        env[BUILD_ENV] = str(partial)
+        env[_cpu_module().BUILD_ENV] = str(partial)
         subprocess.run([sys.executable, str(Path(__file__).resolve()), str(root), str(partial)],
                        env=env, check=True)
         # only a whole build lands: the manifest is written last, and the copy is renamed

@@ -281,6 +281,54 @@ def test_a_failed_build_leaves_no_prebuilt_folder(monkeypatch, tmp_path):
     assert not out.exists()
 
 
+
+AS_SETUPTOOLS = """
+import importlib.abc, importlib.util, json, os, subprocess, sys
+from pathlib import Path
+
+class NoPackage(importlib.abc.MetaPathFinder):   # no ono_env installed anywhere
+    def find_spec(self, name, path=None, target=None):
+        if name == "ono_env" or name.startswith("ono_env."):
+            raise ModuleNotFoundError(f"No module named {name!r}")
+
+sys.meta_path.insert(0, NoPackage())
+for name in [m for m in sys.modules if m == "ono_env" or m.startswith("ono_env.")]:
+    del sys.modules[name]
+root = Path(os.environ["ONO_ROOT"])
+# as setuptools loads a cmdclass: from its file, under its dotted name, with no package
+spec = importlib.util.spec_from_file_location("ono_env._prebuild", root / "ono_env" / "_prebuild.py")
+prebuild = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(prebuild)
+seen = {}
+
+def run(cmd, env, check):   # the build process, stood in for: writes a whole build
+    partial = Path(env["_ONO_ENV_PREBUILDING"])
+    partial.mkdir(parents=True)
+    (partial / "manifest.json").write_text("{}")
+    seen.update(cmd=cmd[1:], cpu=env["NUMBA_CPU_NAME"], cache=env["NUMBA_CACHE_DIR"])
+
+prebuild.subprocess.run = run
+out = Path(os.environ["ONO_OUT"])
+prebuild.build(root, out)
+print(json.dumps({**seen, "landed": sorted(p.name for p in out.iterdir())}))
+"""
+
+
+def test_the_build_step_needs_no_installed_package(tmp_path):
+    """setuptools loads the build step from its file, and on a machine with no ono_env
+    installed nothing makes ``ono_env`` importable in the installer's process: the step
+    still starts its build process, with the portable CPU level of this source tree's
+    ``_cpu``, and lands the build (it once failed there with "No module named 'ono_env'",
+    and pip's quiet output hid the warning)."""
+    from pathlib import Path
+
+    root = Path(_prebuild.__file__).resolve().parent.parent
+    out = tmp_path / "_prebuilt"
+    seen = json.loads(_run(AS_SETUPTOOLS, ONO_ROOT=str(root), ONO_OUT=str(out)))
+    assert seen["cmd"][:2] == [str(root / "ono_env" / "_prebuild.py"), str(root)]
+    assert seen["cpu"] == _cpu.portable_cpu()[0]
+    assert seen["landed"] == ["manifest.json"]
+
 HASHED = """
 import importlib.util, os, sys
 from pathlib import Path
