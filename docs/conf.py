@@ -148,7 +148,27 @@ def _collapse_navigation(app, pagename, templatename, context, doctree):
     fixed = {"collapse": True}
     if pagename.startswith("results/") and pagename != "results/index":
         fixed["maxdepth"] = 1
+        folder = pagename.rpartition("/")[0]
+
+        def shallow(**kwargs):
+            key = (folder, tuple(sorted({**kwargs, **fixed}.items())))
+            if key not in _SHALLOW_SIDEBARS:
+                _SHALLOW_SIDEBARS[key] = toctree(**{**kwargs, **fixed})
+            return _SHALLOW_SIDEBARS[key]
+
+        context["toctree"] = shallow
+        return
     context["toctree"] = lambda **kwargs: toctree(**{**kwargs, **fixed})
+
+
+# The one-level sidebar of a results page, by the page's folder and the toctree() arguments.
+# Sphinx resolves the whole site tree for every call and prunes it afterwards, so each call
+# costs as much as a full sidebar; yet one level deep, every results page outside
+# results/index lists the same top-level pages with Results marked, and pages of one folder
+# share their relative links, so the HTML is the same for a folder's pages: built with and
+# without this cache, the site's pages are the same byte for byte, and the build took 0.96
+# times as long (medians of 3 alternating builds of each).
+_SHALLOW_SIDEBARS: dict[tuple, str] = {}
 
 
 def setup(app):

@@ -395,3 +395,41 @@ def test_no_module_of_the_package_warns_on_import():
                           timeout=600, cwd=ROOT / "tests")
     assert proc.returncode == 0, proc.stderr[-3000:]
     warnings.simplefilter("default")
+
+
+def test_the_docs_sidebar_handler_collapses_and_shares_a_results_folders_sidebar():
+    """docs/conf.py's ``html-page-context`` handler, run in a fresh interpreter (the file
+    changes the import path): every page's ``toctree()`` collapses; a results page's goes one
+    level deep and is computed once per folder; results/index and the other pages get their
+    own."""
+    code = r"""
+import runpy
+conf = runpy.run_path("docs/conf.py")
+handler = conf["_collapse_navigation"]
+calls = []
+
+def toctree(**kwargs):
+    calls.append(kwargs)
+    return "tree %d" % len(calls)
+
+def sidebar(page):
+    context = {"toctree": toctree}
+    handler(None, page, "page.html", context, None)
+    return context["toctree"](includehidden=True)
+
+got = {page: sidebar(page) for page in
+       ["results/a", "results/b", "results/generalist/run-1/results",
+        "results/generalist/run-2/results", "results/generalist/run-1/more",
+        "results/index", "results/index", "training", "training"]}
+print(got)
+print(calls)
+assert got["results/a"] == got["results/b"] == "tree 1", got
+assert got["results/generalist/run-1/results"] == got["results/generalist/run-1/more"] == "tree 2"
+assert got["results/generalist/run-2/results"] == "tree 3"
+assert calls[:3] == [{"includehidden": True, "collapse": True, "maxdepth": 1}] * 3, calls
+assert calls[3:] == [{"includehidden": True, "collapse": True}] * 4, calls
+assert len(calls) == 7
+"""
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         cwd=ROOT, timeout=120)
+    assert run.returncode == 0, run.stdout[-2000:] + run.stderr[-3000:]
