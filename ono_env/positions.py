@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 
 from ono_env import cards as C
-from ono_env._engine import G_NAMES, held_of
+from ono_env._engine import G_NAMES, S_LACKS, held_of
 from ono_env.checks import is_int
 from ono_env.observation import PHASE_NAMES
 from ono_env.rules import RuleSet
@@ -575,8 +575,11 @@ _CARD_TYPES = np.arange(C.NUM_CARD_TYPES)
 def write_position(state: Any, i: int, values: Mapping[str, Any]) -> None:
     """Write ``read_position``'s values into game ``i`` of ``state`` (cannot fail), and the
     hands' card-type sets (``held``) the engine keeps beside the counts. A position holds
-    no history, so nothing is publicly known of the hands but their sizes: the engine's
-    record of what forced draws revealed (``lacks``, ``known``) starts empty."""
+    no history, so every seat's record of the game so far starts empty, as in a new game:
+    what forced draws revealed (``lacks``, ``known``), the last plays, named colours and
+    draws (``last_play``, ``previous_play``, ``named_color``, ``drew``) and the cards each
+    seat knows another holds (the columns from ``S_SEEN`` on), whatever game ``i`` held
+    before."""
     for name, value in values.items():
         arr = getattr(state, name)
         if name in ("stock", "discard"):
@@ -585,8 +588,7 @@ def write_position(state: Any, i: int, values: Mapping[str, Any]) -> None:
         else:
             arr[i] = value
     state.held[i] = held_of(state.hands[i])
-    state.lacks[i] = 0
-    state.known[i] = 0
+    state.pl[i, :, S_LACKS:] = 0   # every column after hand_len, called and scores
 
 
 def position_dict(state: Any, i: int, rules: RuleSet) -> dict[str, Any]:

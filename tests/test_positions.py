@@ -345,6 +345,27 @@ def test_set_position_refuses_a_position_of_other_rules():
     assert unchanged(g, before)
 
 
+@pytest.mark.parametrize("preset,players", [("ono", 4), ("uno2018", 3), ("classic", 2),
+                                             ("stacking", 6)])
+def test_a_position_set_over_a_played_game_keeps_none_of_its_history(preset, players):
+    # before: set_position cleared only lacks and known, so the last plays, named colours,
+    # draws and the cards a seat knew another held stayed from the game it overwrote, in
+    # the version-2 observation too
+    rules = RuleSet.preset(preset, num_players=players)
+    source = VecGame(rules, 1, seed=11, observation_version=2)
+    source.play_random(37, seed=4)
+    d = source.to_dict(0)
+    fresh = VecGame.from_dict(d, observation_version=2)
+    g = VecGame(rules, 2, seed=5, observation_version=2)
+    g.play_random(60, seed=6)
+    assert g.state.pl[0, :, 3:].any()   # the game overwritten has history to lose
+    g.set_position(0, d)
+    assert g.to_dict(0) == d == fresh.to_dict(0)
+    assert not g.state.pl[0, :, 3:].any() and not fresh.state.pl[0, :, 3:].any()
+    for seat in range(players):
+        np.testing.assert_array_equal(g.observe(seat)[0], fresh.observe(seat)[0])
+
+
 def test_the_issue_example_scores_writes_nothing():
     # before: hands and piles were written, then scores=[10**12, 0] refused
     g = VecGame("classic", 2, seed=1, num_players=2)

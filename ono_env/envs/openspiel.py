@@ -216,7 +216,16 @@ class OnoGame(pyspiel.Game):
                                  f"after {len(state.history())} actions")
             state.apply_action(a)
         if d["position"] is not None:
+            # A position holds no history, and set_position starts it empty; a resampled
+            # world keeps the deal's public record (the per-seat columns up to NUM_S) and
+            # what the acting seat privately knows of the other hands (its S_SEEN columns),
+            # and blanks what the other seats know (resample_from_infostate). The replay
+            # above holds all of it: put back what the world keeps.
+            history = state.engine.state.pl[0].copy()
             state.engine.set_position(0, d["position"])   # checked as every position is
+            pl, me = state.engine.state.pl[0], state.engine.state.current[0]
+            pl[:, E.S_LACKS:E.NUM_S] = history[:, E.S_LACKS:E.NUM_S]
+            pl[me, E.S_SEEN:] = history[me, E.S_SEEN:]
             state.resampled = True
         return state
 
