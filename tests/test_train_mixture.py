@@ -71,7 +71,20 @@ def test_a_mixtures_printed_config_leaves_out_the_unread_rules_and_loads_back(tm
      "'tables.0.name' = '': allowed: 1-64 letters"),
     (["tables=[{rules: ono}]"], "tables \\(a mixture\\) needs observation_version: 2"),
     (["tables=[{rules: ono}]", "observation_version=2", "rules=classic"],
-     "with tables, rules and num_players are not read"),
+     "with tables, rules and num_players are not read, and this config sets rules='classic' "
+     "\\(a shipped config's or an override's\\); allowed: rules=basic and num_players=2"),
+    (["tables=[{rules: ono}]", "observation_version=2", "rules=classic", "num_players=4"],
+     "this config sets rules='classic' and num_players=4 "),
+    # a table's label, from its rules' name, names a folder: it cannot leave tables/
+    (["tables=[{rules: {preset: basic, name: '../../escape'}}, {rules: ono}]",
+      "observation_version=2"],
+     "tables\\[0\\]: a table without a name is called <rules name>-<N>p, which names its folder "
+     "tables/<name>/, and the rules' name '../../escape' makes that '../../escape-2p'; allowed: "),
+    (["opponents={greedy: 1e308, random: 1e308}"],
+     "'default': opponents: the weights sum to more than a float holds"),
+    (["tables=[{rules: basic, opponents: {greedy: 1e308, random: 1e308}}, {rules: ono}]",
+      "observation_version=2"],
+     "'default': tables\\[0\\].opponents: the weights sum to more than a float holds"),
     (["tables=[{rules: ono}]", "observation_version=2", "algo=maskable_ppo", "policy.shared=false"],
      "tables \\(a mixture\\) is read only by algo: ppo"),
     (["tables=[{rules: basic, teacher_coef: 2}]", "observation_version=2"],
@@ -937,3 +950,13 @@ def test_color_consistency_is_read_by_algo_ppo_only():
     for bad in ("-1", "nan", "'0.1'", "101"):
         with pytest.raises(ValueError, match="color_consistency"):
             load_config("default", [f"ppo.color_consistency={bad}"])
+
+
+def test_a_weight_near_the_largest_float_splits_the_slots_by_ratio():
+    # before: num_envs * weight overflowed to inf before the division (OverflowError)
+    from ono_env.train.ppo import plan_tables
+
+    cfg = load_config("default", ["observation_version=2", "num_envs=8",
+                                  "tables=[{rules: basic, weight: 1e308}, {rules: ono, weight: 1}]"])
+    slots = [(label, end - start) for label, _r, _c, _p, start, end in plan_tables(cfg)]
+    assert slots == [("basic-2p", 7), ("ono-2p", 1)]

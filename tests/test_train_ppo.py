@@ -113,6 +113,54 @@ def test_resume_continues_from_a_checkpoint(tiny_run, tmp_path):
     assert not (tmp_path / "b").exists() and not (tmp_path / "c").exists()
 
 
+def _damaged(state, how):
+    """A copy of an optimizer state's tensors damaged one way."""
+    out = dict(state)
+    key = next(k for k in out if k.endswith(".exp_avg_sq"))
+    name = key[: -len(".exp_avg_sq")]
+    if how == "shape":
+        out[key] = np.zeros((3, 2), np.float32)
+    elif how == "missing":
+        del out[f"{name}.step"]
+    elif how == "empty step":
+        out[f"{name}.step"] = np.zeros(0, np.float32)
+    elif how == "float64":
+        out[f"{name}.exp_avg"] = out[f"{name}.exp_avg"].astype(np.float64)
+    elif how == "nan":
+        out[f"{name}.exp_avg"] = np.full_like(out[f"{name}.exp_avg"], np.nan)
+    elif how == "negative":
+        out[key] = -np.ones_like(out[key])
+    elif how == "step":
+        out[f"{name}.step"] = np.array([2.5], np.float32)
+    return out
+
+
+@pytest.mark.parametrize("how, match", [
+    ("shape", r"holds '[\w.]+\.exp_avg_sq' as float32 \[3, 2\]; allowed: float32 \["),
+    ("missing", r"has no tensor '[\w.]+\.step'"),
+    ("empty step", r"holds '[\w.]+\.step' as float32 \[0\]; allowed: float32 \[1\]"),
+    ("float64", r"holds '[\w.]+\.exp_avg' as float64"),
+    ("nan", r"holds '[\w.]+\.exp_avg' as float32 \[\d+\] with values not finite"),
+    ("negative", r"holds [\w.]+\.exp_avg_sq with values below 0"),
+    ("step", r"holds [\w.]+\.step=2\.5; allowed: a whole number of steps")])
+def test_a_damaged_optimizer_state_is_refused_before_anything_is_written(tiny_run, tmp_path,
+                                                                         how, match):
+    # before: a wrong shape of exp_avg_sq reached Adam's fused kernel (a segmentation fault),
+    # a missing tensor was a bare KeyError, a float64 one a RuntimeError mid-run
+    from safetensors.numpy import load_file, save_file
+
+    _cfg, res = tiny_run
+    src = Path(res["run_dir"]) / "checkpoints"
+    shutil.copy(src / "step_1024.safetensors", tmp_path / "step_1024.safetensors")
+    state = load_file(str(src / "step_1024.optimizer.safetensors"))
+    save_file(_damaged(state, how), str(tmp_path / "step_1024.optimizer.safetensors"))
+    with pytest.raises(ValueError, match="resume: '.*step_1024.optimizer.safetensors' " + match):
+        train(load_config("default", TINY + ["total_steps=3072",
+                                             f"resume={tmp_path / 'step_1024.safetensors'}",
+                                             f"run_dir={tmp_path / 'run'}"]))
+    assert not (tmp_path / "run").exists()
+
+
 @pytest.mark.parametrize("shared, encoder", [(False, 0), (True, 0), (True, 4)])
 def test_a_grown_network_computes_what_the_narrower_one_did(shared, encoder):
     from ono_env.observation import observation_scale

@@ -53,6 +53,14 @@ def _table_name(name: str) -> str:
 
 
 TableName = Annotated[str, Field(strict=True), AfterValidator(_table_name)]
+
+
+def _check_weight_sum(weights: dict[str, float], field: str) -> None:
+    """Refuse weights whose sum overflows a float (each is finite: the config allows no inf):
+    the pool draws by their shares of the sum."""
+    if not math.isfinite(sum(weights.values())):
+        raise ValueError(f"{field}: the weights sum to more than a float holds; allowed: "
+                         f"weights whose sum is a finite number (only their ratios count)")
 BASELINES = ["random", "greedy", "color", "defensive"]
 MAX_STEPS = 10**12
 """The most learner decisions one run may ask for."""
@@ -187,7 +195,7 @@ class TrainConfig:
     num_players: Annotated[int, Field(strict=True, ge=2, le=10)] = 2
     """Players per game."""
     tables: Annotated[list[Table], Field(min_length=1, max_length=64)] | None = None
-    """algo ppo: a mixture of tables trained at once (each: rules (default basic), num_players (default 2), weight (default 1), opponents, teacher, teacher_coef, name); every table steps its own games and all their rollouts go into one update; needs observation_version 2 (rules and num_players above are then not read: leave them unset)."""
+    """algo ppo: a mixture of 1-64 tables trained at once (each: rules (default basic), num_players (default 2), weight (default 1), opponents, teacher, teacher_coef, name); every table steps its own games and all their rollouts go into one update; needs observation_version 2 (rules and num_players above are then not read: leave them unset)."""
     observation_version: Literal[1, 2] = 1
     """Observation layout the learner reads: 1 (the environments' default; its length depends on the table) | 2 (one length for every table; tables need it)."""
     observation_hide: list[Literal["known_cards", "lacks", "lacks_covered", "unknown", "last_play", "previous_play", "named_color", "drew"]] = dataclasses.field(default_factory=list)
@@ -229,7 +237,7 @@ class TrainConfig:
     precision: Literal["auto", "bf16", "fp32"] = "auto"
     """algo ppo: bf16 autocast of the matrix products (auto: where the CPU or GPU supports it) | fp32."""
     resume: Name | None = None
-    """algo ppo: a checkpoint (checkpoints/step_<n>.safetensors of a run) to continue from."""
+    """algo ppo: a checkpoint to continue from: checkpoints/step_<n>.safetensors of a run, or its model.safetensors (Adam's state beside it, <name>.optimizer.safetensors, is read when there)."""
     resume_grow: Annotated[bool, Field(strict=True)] = False
     """algo ppo, with resume: grow a checkpoint of the same depth, no layer of it wider, to policy.net_arch, and a narrower opponent encoder to policy.opponent_encoder (it plays as before at the start; Adam starts afresh; a checkpoint of the same shape loads as without it)."""
     resume_drop_value: Annotated[bool, Field(strict=True)] = False
@@ -243,6 +251,8 @@ class TrainConfig:
     def _check(self) -> TrainConfig:
         if self.opponents != "auto" and (not self.opponents or sum(self.opponents.values()) <= 0):
             raise ValueError("opponents needs at least one agent with a weight > 0")
+        if self.opponents != "auto":
+            _check_weight_sum(self.opponents, "opponents")
         from ono_env.rules import resolve_rules
 
         if self.tables is None:
@@ -290,11 +300,15 @@ class TrainConfig:
                 raise ValueError("tables (a mixture) needs observation_version: 2, the layout "
                                  "with one length for every table")
             if self.rules != "basic" or self.num_players != 2:
-                raise ValueError("with tables, rules and num_players are not read: name the "
-                                 "rules and player count of each table instead")
-            if not math.isfinite(sum(t.weight for t in self.tables)):
-                raise ValueError("tables: the weights sum to more than a float holds; allowed: "
-                                 "weights whose sum is a finite number (only their ratios count)")
+                given = [f"{f}={v!r}" for f, v, unset in (("rules", self.rules, "basic"),
+                                                         ("num_players", self.num_players, 2))
+                         if v != unset]
+                raise ValueError(f"with tables, rules and num_players are not read, and this "
+                                 f"config sets {' and '.join(given)} (a shipped config's or an "
+                                 f"override's); allowed: rules=basic and num_players=2, their "
+                                 f"defaults, with the rules and player count of each table "
+                                 f"in tables")
+            _check_weight_sum({str(k): t.weight for k, t in enumerate(self.tables)}, "tables")
             named: dict[str, int] = {}   # a given name, in lower case: its first table
             for k, t in enumerate(self.tables):
                 _check_player_count(t.rules, t.num_players, f"tables[{k}]")
@@ -307,10 +321,20 @@ class TrainConfig:
                     table_rules = resolve_rules(t.rules, num_players=t.num_players)
                 except ValueError as exc:
                     raise ValueError(f"tables[{k}].rules: {exc}") from None
+                label = f"{table_rules.name}-{table_rules.num_players}p"   # ppo.table_label
+                if t.name is None and not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._+-]*", label):
+                    raise ValueError(f"tables[{k}]: a table without a name is called "
+                                     f"<rules name>-<N>p, which names its folder tables/<name>/, "
+                                     f"and the rules' name {table_rules.name!r} makes that "
+                                     f"{label!r}; allowed: rules named with letters, digits, "
+                                     f"'.', '_' and '-' only (the first a letter or digit), or "
+                                     f"a name for the table (tables[{k}].name)")
                 if isinstance(t.opponents, dict) and (not t.opponents
                                                       or sum(t.opponents.values()) <= 0):
                     raise ValueError(f"tables[{k}].opponents needs at least one agent with a "
                                      f"weight > 0 (or auto, or unset for the run's opponents)")
+                if isinstance(t.opponents, dict):
+                    _check_weight_sum(t.opponents, f"tables[{k}].opponents")
                 if self.reward == "points" and table_rules.scoring == "none":
                     raise ValueError(f"tables[{k}]: reward 'points' needs a rule set with "
                                      f"scoring; the {table_rules.name!r} rules keep no score "

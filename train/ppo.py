@@ -750,23 +750,57 @@ def load_checkpoint(model: ActorCritic, opt: torch.optim.Adam, path: str | Path,
             state = load_file(str(opath))
         except (SafetensorError, OSError) as exc:
             raise ValueError(f"resume: {str(opath)!r} is not an optimizer state file ({exc})") from None
+        adam, weights = _checked_optimizer_state(state, model, repr(str(opath)))
         dev = next(model.parameters()).device
-        for n, p in model.named_parameters():
-            if f"{n}.exp_avg" not in state:
-                continue
-            if state[f"{n}.exp_avg"].shape != tuple(p.shape):
-                raise ValueError(f"resume: {str(opath)!r} holds {n} of another shape")
-            opt.state[p] = {"step": torch.tensor(float(state[f"{n}.step"][0]), device=dev),
-                            "exp_avg": torch.from_numpy(state[f"{n}.exp_avg"]).to(dev),
-                            "exp_avg_sq": torch.from_numpy(state[f"{n}.exp_avg_sq"]).to(dev)}
+        params = dict(model.named_parameters())
+        for n, (step, exp_avg, exp_avg_sq) in adam.items():
+            opt.state[params[n]] = {"step": torch.tensor(step, device=dev),
+                                    "exp_avg": torch.from_numpy(exp_avg).to(dev),
+                                    "exp_avg_sq": torch.from_numpy(exp_avg_sq).to(dev)}
         with torch.no_grad():   # a privileged critic's, hand prediction's weights (beside Adam's state)
-            for n, p in model.named_parameters():
-                if f"weights.{n}" not in state:
-                    continue
-                if state[f"weights.{n}"].shape != tuple(p.shape):
-                    raise ValueError(f"resume: {str(opath)!r} holds {n} of another shape")
-                p.copy_(torch.from_numpy(state[f"weights.{n}"]))
+            for n, w in weights.items():
+                params[n].copy_(torch.from_numpy(w))
     return int(meta["training_steps"])
+
+
+def _checked_optimizer_state(state: Mapping[str, np.ndarray], model: ActorCritic, where: str
+                             ) -> tuple[dict[str, tuple[float, np.ndarray, np.ndarray]],
+                                        dict[str, np.ndarray]]:
+    """The parts of an optimizer state file (:func:`save_checkpoint`) that ``model`` reads,
+    each checked as the writer writes it: per parameter with state, ``exp_avg`` and
+    ``exp_avg_sq`` float32 of the parameter's shape, finite (``exp_avg_sq`` not negative),
+    and ``step`` one finite count; the extra weights float32 of their parameter's shape and
+    finite. Anything else is one ``ValueError`` naming the file and the tensor (a wrong
+    shape or type reached Adam's fused kernel unchecked and could crash the process)."""
+    adam: dict[str, tuple[float, np.ndarray, np.ndarray]] = {}
+    weights: dict[str, np.ndarray] = {}
+
+    def tensor(key: str, shape: tuple[int, ...]) -> np.ndarray:
+        if key not in state:
+            raise ValueError(f"resume: {where} has no tensor {key!r}; allowed: an optimizer "
+                             f"state file as training writes it beside its model file")
+        x = state[key]
+        if x.dtype != np.float32 or x.shape != shape or not np.isfinite(x).all():
+            raise ValueError(f"resume: {where} holds {key!r} as {x.dtype} {list(x.shape)}"
+                             f"{'' if np.isfinite(x).all() else ' with values not finite'}; "
+                             f"allowed: float32 {list(shape)}, every value finite")
+        return x
+
+    for n, p in model.named_parameters():
+        shape = tuple(p.shape)
+        if f"{n}.exp_avg" in state:
+            step = tensor(f"{n}.step", (1,))
+            if step[0] < 0 or step[0] != np.floor(step[0]):
+                raise ValueError(f"resume: {where} holds {n}.step={float(step[0])!r}; allowed: "
+                                 f"a whole number of steps, 0 or more")
+            exp_avg_sq = tensor(f"{n}.exp_avg_sq", shape)
+            if (exp_avg_sq < 0).any():
+                raise ValueError(f"resume: {where} holds {n}.exp_avg_sq with values below 0; "
+                                 f"allowed: a mean of squares, 0 or more")
+            adam[n] = (float(step[0]), tensor(f"{n}.exp_avg", shape), exp_avg_sq)
+        if f"weights.{n}" in state:
+            weights[n] = tensor(f"weights.{n}", shape)
+    return adam, weights
 
 
 # ---- training -------------------------------------------------------------------------------
@@ -872,7 +906,8 @@ def plan_tables(cfg: TrainConfig) -> list[tuple[str, Any, TrainConfig, dict[str,
     if cfg.num_envs < len(cfg.tables):
         raise ValueError(f"num_envs={cfg.num_envs}: a mixture of {len(cfg.tables)} tables needs "
                          f"at least one game slot per table")
-    shares = [max(1, round(cfg.num_envs * t.weight / total)) for t in cfg.tables]
+    # each weight's share of the sum first: num_envs * weight may overflow where the sum does not
+    shares = [max(1, round(cfg.num_envs * (t.weight / total))) for t in cfg.tables]
     shares[int(np.argmax(shares))] += cfg.num_envs - sum(shares)
     if min(shares) < 1:
         raise ValueError(f"num_envs={cfg.num_envs} cannot give each of the {len(cfg.tables)} "
