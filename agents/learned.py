@@ -375,8 +375,8 @@ def check_metadata(meta: Any, where: str = "model") -> dict[str, Any]:
                          f"{meta.get('format')!r}, expected {FORMAT!r}")
     version = meta.get("format_version")
     if version not in FORMAT_VERSIONS or not is_int(version):
-        hint = (f": convert it with {EXPORT_COMMAND} OLD.zip NEW.safetensors" if version == 1
-                else "")
+        hint = (f": convert it with {EXPORT_COMMAND} OLD.zip NEW.safetensors"
+                if version == 1 and is_int(version) else "")   # not for true, which == 1
         raise ValueError(f"{where}: model format version {version!r}; this version of ono_env "
                          f"reads versions {', '.join(map(str, FORMAT_VERSIONS[:-1]))} and "
                          f"{FORMAT_VERSIONS[-1]}{hint}")
@@ -450,9 +450,15 @@ def check_compatible(meta: dict[str, Any], rules: RuleSet, path: str = "model") 
         raise ValueError(f"{path}: trained on observation layout v{version}; this version of "
                          f"ono_env writes v{', v'.join(map(str, OBS_VERSIONS))}: retrain the "
                          f"model or update ono_env")
-    if list(meta["action_names"]) != list(C.ACTION_NAMES):
-        raise ValueError(f"{path}: trained with a different action table ({len(meta['action_names'])} "
-                         f"actions); this version of ono_env has {C.NUM_ACTIONS}: retrain the model")
+    theirs = list(meta["action_names"])
+    if theirs != list(C.ACTION_NAMES):
+        first = next((k for k, (a, b) in enumerate(zip(theirs, C.ACTION_NAMES)) if a != b),
+                     min(len(theirs), C.NUM_ACTIONS))
+        there = repr(theirs[first])[:40] if first < len(theirs) else "none"
+        here = repr(C.ACTION_NAMES[first]) if first < C.NUM_ACTIONS else "none"
+        raise ValueError(f"{path}: trained with a different action table ({len(theirs)} "
+                         f"actions; action {first} is {there} there and {here} here); this "
+                         f"version of ono_env has {C.NUM_ACTIONS}: retrain the model")
     if version == 2:
         if meta["observation_size"] != observation_size(rules, 2):
             raise ValueError(f"{path}: damaged model: observation size {meta['observation_size']}; "
@@ -507,6 +513,12 @@ def write_model(path: str | Path, net: PolicyNet, meta: dict[str, Any]) -> Path:
     return path
 
 
+def _not_a_json_number(name: str) -> Any:
+    """``json.loads``' hook for NaN, Infinity and -Infinity, which Python's JSON reads but
+    JSON has not: refuse them, so that whatever loads also writes (``ono-export``)."""
+    raise ValueError(f"{name} is not a JSON number")
+
+
 def parse_model(data: bytes, where: str) -> tuple[dict[str, Any], PolicyNet]:
     """Metadata and network of a model file's bytes; one ``ValueError`` naming ``where``
     for anything that is not a complete, consistent ono_env model."""
@@ -529,10 +541,11 @@ def parse_model(data: bytes, where: str) -> tuple[dict[str, Any], PolicyNet]:
     if not isinstance(extra, dict) or not isinstance(extra.get(META_KEY), str):
         raise ValueError(f"{where}: not an ono_env model: the safetensors metadata has no "
                          f"{META_KEY!r} entry")
-    try:
-        meta = json.loads(extra[META_KEY])
-    except (ValueError, RecursionError):
-        raise ValueError(f"{where}: damaged model: the {META_KEY!r} metadata is not JSON") from None
+    try:   # strict JSON, as the writer writes it (allow_nan=False): no NaN or Infinity
+        meta = json.loads(extra[META_KEY], parse_constant=_not_a_json_number)
+    except (ValueError, RecursionError) as exc:
+        raise ValueError(f"{where}: damaged model: the {META_KEY!r} metadata is not JSON "
+                         f"({str(exc)[:120]})") from None
     check_metadata(meta, where)
     from safetensors.numpy import load
 

@@ -422,6 +422,12 @@ DAMAGED = {
                        "no 'ono_env' entry"),
     "metadata not JSON": ("m.safetensors", lambda p: st_save(tiny_net().tensors(),
                                                              metadata={"ono_env": "{oops"}), "is not JSON"),
+    # Python's json reads NaN and Infinity, JSON has neither: such a file loaded, then could
+    # not be exported
+    "metadata NaN": ("m.safetensors", _with_meta(lambda m: m["config"].update(x=float("nan"))),
+                     r"metadata is not JSON \(NaN is not a JSON number\)"),
+    "metadata Infinity": ("m.safetensors", _with_meta(lambda m: m.update(training_steps=float("-inf"))),
+                          r"metadata is not JSON \(-Infinity is not a JSON number\)"),
     "metadata a list": ("m.safetensors", lambda p: st_save(tiny_net().tensors(),
                                                            metadata={"ono_env": "[]"}), "not an object"),
     "wrong format": ("m.safetensors", _with_meta(_set("format", "other")), "not an ono_env model"),
@@ -449,6 +455,9 @@ DAMAGED = {
     "negative steps": ("m.safetensors", _with_meta(_set("training_steps", -1)), "'training_steps'"),
     "steps a bool": ("m.safetensors", _with_meta(_set("training_steps", True)), "'training_steps'"),
     "action names numbers": ("m.safetensors", _with_meta(_set("action_names", [1, 2])), "'action_names'"),
+    "format version true": ("m.safetensors", _with_meta(_set("format_version", True)),
+                            r"format version True; this version of ono_env reads versions 2, 3 "
+                            r"and 4$"),
     "config a list": ("m.safetensors", _with_meta(_set("config", [])), "'config'"),
     "rules a string": ("m.safetensors", _with_meta(_set("rules", "basic")), "'rules'"),
     "unreadable rules": ("m.safetensors", _with_meta(lambda m: m["rules"].update(hand_size="seven")),
@@ -708,3 +717,14 @@ def test_a_version_2_model_without_a_value_network_still_plays(tmp_path):
     probs, value = agent.explain(obs, legal)
     assert value is None and np.allclose(probs.sum(1), 1)
     assert np.array_equal(agent.act(obs, legal, np.random.default_rng(0)), probs.argmax(1))
+
+
+def test_a_model_of_another_action_table_names_the_first_action_that_differs(tmp_path):
+    path = tmp_path / "m.safetensors"
+    path.write_bytes(_with_meta(lambda m: m.update(
+        action_names=[m["action_names"][1], m["action_names"][0]] + m["action_names"][2:]))(path))
+    for call in (lambda: load_agent(path), lambda: make_agent(str(path), RULES)):
+        with pytest.raises(ValueError, match=r"different action table \(85 actions; action 0 is "
+                                             r"'play R1' there and 'play R0' here\); this version "
+                                             r"of ono_env has 85: retrain the model$"):
+            call()
