@@ -613,18 +613,21 @@ GENERALIST = "ppo-any"
 
 
 def shipped_policy(rules: Any) -> Any:
-    """The shipped learned policy for ``rules``, as an agent: the specialist
-    (``ppo-<preset>-<N>p``) where one exists, else the generalist ``ppo-any``; ``ValueError``
-    naming what there is when neither is shipped."""
-    from ono_env.agents.learned import load_agent, shipped_models
+    """The shipped learned policy for ``rules``, as an agent: a specialist
+    (``ppo-<preset>-<N>p``) that plays them where one exists, by the rules' options whatever
+    their name, else the generalist ``ppo-any``; ``ValueError`` naming what there is when
+    neither is shipped."""
+    from ono_env.agents.learned import check_compatible, load_agent, read_metadata, shipped_models
     rules = resolve_rules(rules)
     models = shipped_models()
-    name = f"ppo-{rules.name}-{rules.num_players}p"
-    if name in models:
-        try:
-            return load_agent(models[name], rules)
-        except ValueError:   # the preset's name with other options: not the specialist's rules
-            pass
+    for name in sorted(models):
+        if name == GENERALIST or read_metadata(models[name])["observation_version"] != 1:
+            continue
+        try:   # a specialist plays exactly the rules it was trained for
+            check_compatible(read_metadata(models[name]), rules, name)
+        except ValueError:
+            continue
+        return load_agent(models[name], rules)
     if GENERALIST in models:
         return load_agent(models[GENERALIST], rules)
     raise ValueError(f"pimc-ppo needs a shipped policy for {rules.num_players}-player "

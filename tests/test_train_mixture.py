@@ -383,6 +383,10 @@ def test_the_generalist_fills_in_where_no_specialist_exists():
     custom = {"preset": "basic", "num_players": 3, "stacking": True}
     assert shipped_policy(custom).name == "ppo-any"
     assert shipped_policy({"preset": "basic", "num_players": 2}).name == "ppo-basic-2p"
+    # by the rules' options, not their name (before: another name got ppo-any)
+    assert shipped_policy({"preset": "basic", "num_players": 2, "name": "mine"}).name == "ppo-basic-2p"
+    assert shipped_policy({"preset": "classic", "num_players": 2, "name": "x"}).name == "ppo-classic-2p"
+    assert shipped_policy({"preset": "basic", "num_players": 2, "hand_size": 8}).name == "ppo-any"
     search = make_agent("pimc-ppo-playout:2", {"preset": "ono", "num_players": 2})
     assert search.prior.name == "ppo-any"
     with pytest.raises(ValueError, match="trained for 'basic' rules"):
