@@ -145,6 +145,20 @@ def test_a_time_limit_says_what_runs_after_it(tmp_path, capsys):
     assert "final evaluation: 50 games against each of greedy (95% interval about +-13.9 points)" in err
 
 
+def test_the_final_evaluation_says_the_games_it_plays(tmp_path, capsys):
+    # at 3 players every seating plays equally often: 4 games asked are 6 played (before:
+    # "4 games against each", then a table of 6)
+    res = train(load_config("default", TINY + ["rules=basic", "num_players=3", "total_steps=1024",
+                                               "eval.every=0", "final_eval.games=4",
+                                               "final_eval.opponents=[greedy]",
+                                               f"run_dir={tmp_path}"]))
+    err = capsys.readouterr().err
+    assert "then the final evaluation: 6 games against each of greedy" in err
+    assert ("final evaluation: 6 games against each of greedy (4 asked, rounded up so that the "
+            "agent plays every seat equally often)") in err
+    assert [row["games"] for row in res["final_eval"]] == [6]
+
+
 # ---- N-player output ----------------------------------------------------------------------------
 def test_the_final_table_shows_the_fair_share_and_games_with_no_winner():
     text = format_evaluation([_row("greedy", 60, no_winner=3)], "x")

@@ -956,7 +956,7 @@ def train(cfg: TrainConfig) -> dict[str, Any]:
     opponents' moves and new deals included)."""
     from torch.utils.tensorboard import SummaryWriter
 
-    from ono_env.arena import evaluate
+    from ono_env.arena import evaluate, games_played
     from ono_env.envs.learner_batch import LearnerBatch
     from ono_env.envs.opponents import OpponentPool
     from ono_env.observation import observation_scale
@@ -1139,11 +1139,13 @@ def train(cfg: TrainConfig) -> dict[str, Any]:
               f"{'a loss' if tables[0].cut_is_loss else 'bootstrapped'}); so are the "
               f"in-training evaluations", file=sys.stderr)
     fe = tables[0].cfg.final_eval
+    final_games = games_played(resolved(fe.games, "final_eval.games"),
+                               tables[0].rules.num_players, tables[0].rules.num_players)
     print(("training " + (f"for {cfg.time_limit_minutes:g} min (in-training evaluations included) "
                           f"or {cfg.total_steps:,} steps, whichever comes first"
                           if limit is not None else f"for {cfg.total_steps:,} steps"))
-          + ((f"; then the final evaluation: {fe.games:,} games against each of "
-              f"{', '.join(fe.opponents)}" if len(tables) == 1 else
+          + ((f"; then the final evaluation: {final_games:,} games "
+              f"against each of {', '.join(fe.opponents)}" if len(tables) == 1 else
               "; then the final evaluation at every table, against its own opponents "
               "(tables.json)") if fe.games else "; no final evaluation"),
           file=sys.stderr)

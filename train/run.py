@@ -303,7 +303,7 @@ def final_evaluation(cfg: TrainConfig, rules: Any, model_path: Path, run_dir: Pa
     ``final_eval.json``/``.csv`` and printed with the summary line. ``[]`` when
     ``final_eval.games`` is 0."""
     from ono_env.agents.learned import load_agent
-    from ono_env.arena import evaluate, format_evaluation
+    from ono_env.arena import evaluate, format_evaluation, games_played
 
     if not cfg.final_eval.games:
         return []
@@ -311,10 +311,13 @@ def final_evaluation(cfg: TrainConfig, rules: Any, model_path: Path, run_dir: Pa
     import math
     import sys
     final_games = resolved(cfg.final_eval.games, "final_eval.games")
-    half = 100 * 1.96 * math.sqrt(0.25 / final_games)
-    print(f"final evaluation: {cfg.final_eval.games:,} games against each of "
-          f"{', '.join(cfg.final_eval.opponents)} (95% interval about +-{half:.1f} points)",
-          file=sys.stderr)
+    played = games_played(final_games, rules.num_players, rules.num_players)
+    half = 100 * 1.96 * math.sqrt(0.25 / played)
+    rounded = ("" if played == final_games else f" ({final_games:,} asked, rounded up so that "
+               f"the agent plays every seat equally often)")
+    print(f"final evaluation: {played:,} games against each of "
+          f"{', '.join(cfg.final_eval.opponents)}{rounded} (95% interval about +-{half:.1f} "
+          f"points)", file=sys.stderr)
     agent = str(model_path) if workers > 1 else load_agent(model_path, rules)
     final = evaluate(agent, cfg.final_eval.opponents, rules, final_games,
                      seed=cfg.seed + 1_000_003, progress=bool(cfg.progress), workers=workers)
