@@ -61,6 +61,8 @@ def _check_weight_sum(weights: dict[str, float], field: str) -> None:
     if not math.isfinite(sum(weights.values())):
         raise ValueError(f"{field}: the weights sum to more than a float holds; allowed: "
                          f"weights whose sum is a finite number (only their ratios count)")
+
+
 BASELINES = ["random", "greedy", "color", "defensive"]
 MAX_STEPS = 10**12
 """The most learner decisions one run may ask for."""
