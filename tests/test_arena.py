@@ -108,6 +108,10 @@ def test_cli_writes_json_csv_png(tmp_path, capsys):
     (["greedy", "--players", "2"], "1 agents for 2 players"),
     (["greedy", "random", "--rules", "nosuch"], "nosuch"),
     (["greedy", "random"], "2 agents for 4 players"),   # classic seats 4 unless --players
+    # the games rounded up (a note) and an agent that cannot play: the error alone (before:
+    # the note, then the error)
+    (["ppo-any", "ppo-basic-2p", "greedy", "--players", "3", "--rules", "basic"],
+     "'ppo-basic-2p': trained for 2 players, asked to play 3"),
 ])
 def test_cli_bad_input_is_one_clear_line(args, message, capsys):
     assert main(args + ["--games", "10", "--no-progress"]) == 2

@@ -173,12 +173,16 @@ def main(argv: Sequence[str] | None = None) -> int:
             earlier = read_arena_json(args.paired_with)
             check_paired_plan(earlier, args.agents, args.rules, args.players, args.games,
                               args.seed, args.batch)
-        players = resolve_rules(args.rules, **({} if args.players is None else
-                                               {"num_players": args.players})).num_players
+        rules = resolve_rules(args.rules, **({} if args.players is None else
+                                             {"num_players": args.players}))
+        players = rules.num_players
         planned = (games_played(args.games, len(args.agents), players)
                    if len(args.agents) >= players else args.games)   # too few: run_arena says so
         if planned != args.games:
             check_plan(planned, args.games, len(args.agents), players)
+            from ono_env.agents import make_agent
+            for spec in dict.fromkeys(args.agents):   # an agent that cannot play is the one
+                make_agent(spec, rules)               # line, not after this note
             print(f"ono-arena: note: playing {planned:,} games (--games {args.games:,} rounded up "
                   f"so that every table plays every seating equally)", file=sys.stderr)
         result = run_arena(args.agents, args.rules, args.players, args.games, args.seed,
