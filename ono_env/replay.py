@@ -34,6 +34,7 @@ from __future__ import annotations
 import datetime as _dt
 import json
 import math
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -186,8 +187,11 @@ class Replay:
         except ValueError as exc:
             raise ValueError(f"{where}: rules: {exc}") from None
         seed = d["game_seed"]
-        if not isinstance(seed, str) or not seed.isdigit() or len(seed) > 20 or int(seed) >= 2**64:
-            raise bad("game_seed", f"{seed!r:.60}", "a decimal string of an integer 0 .. 2**64 - 1")
+        # ASCII digits only, as written: str.isdigit() takes other scripts' digits and '²'
+        if not isinstance(seed, str) or not re.fullmatch(r"0|[1-9][0-9]{0,19}", seed) \
+                or int(seed) >= 2**64:
+            raise bad("game_seed", f"{seed!r:.60}", "a decimal string of an integer 0 .. 2**64 - 1 "
+                      "(ASCII digits, no sign, spaces or leading zeros)")
         md = d["max_decisions"]
         if not is_int(md) or not 1 <= md <= MAX_DECISIONS:
             raise bad("max_decisions", f"{md!r:.60}", f"an integer 1 .. {MAX_DECISIONS}")
@@ -244,6 +248,17 @@ class Replay:
         return cls.from_json(text, repr(str(path)))
 
 
+def _finite_number(x: Any) -> bool:
+    """An int (not a bool) or float that a float holds finitely: an int too large for a
+    float is refused, not an ``OverflowError``."""
+    if isinstance(x, bool) or not isinstance(x, (int, float)):
+        return False
+    try:
+        return math.isfinite(x)
+    except OverflowError:
+        return False
+
+
 def _check_thinking(t: Any, where: str) -> dict[str, Any] | None:
     if t is None:
         return None
@@ -261,7 +276,7 @@ def _check_thinking(t: Any, where: str) -> dict[str, Any] | None:
         if isinstance(p, bool) or not isinstance(p, (int, float)) or not 0 <= p <= 1:
             raise ValueError(f"{where}: probs[{name!r}]={p!r:.40}; allowed: a number 0 .. 1")
     v = t["value"]
-    if v is not None and (isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v)):
+    if v is not None and not _finite_number(v):
         raise ValueError(f"{where}: value {v!r:.40}; allowed: a finite number or null")
     out = {"agent": t["agent"], "probs": dict(probs), "value": v}
     if "values" in t:
@@ -271,7 +286,7 @@ def _check_thinking(t: Any, where: str) -> dict[str, Any] | None:
         for name, x in values.items():
             if name not in C.ACTION_NAMES:
                 raise ValueError(f"{where}: values: unknown action {name!r:.40}; allowed: action names")
-            if isinstance(x, bool) or not isinstance(x, (int, float)) or not math.isfinite(x):
+            if not _finite_number(x):
                 raise ValueError(f"{where}: values[{name!r}]={x!r:.40}; allowed: a finite number")
         out["values"] = dict(values)
     return out
