@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import dataclasses
 import re
+import reprlib
 from collections.abc import Mapping
 from dataclasses import dataclass, fields
 from pathlib import Path
@@ -238,7 +239,8 @@ class RuleSet:
     def _validate(self) -> None:
         def bad(field: str, allowed: str) -> ValueError:
             return ValueError(
-                f"invalid rule set: {field}={getattr(self, field)!r}; allowed: {allowed}"
+                f"invalid rule set: {field}={reprlib.repr(getattr(self, field))}; allowed: "
+                f"{allowed}"
             )
 
         for f in fields(self):
@@ -390,7 +392,29 @@ def read_yaml(path: str | Path, what: str) -> Any:
 
 class YamlLoader(yaml.SafeLoader):
     """PyYAML's safe loader (plain data only), reading ``1e-4`` as a number, as YAML 1.2
-    does, rather than as text."""
+    does, rather than as text; it refuses aliases (``*name``: a few lines of nested aliases
+    stand for billions of values, which a check then walks) and a key given twice in one
+    mapping (PyYAML keeps the last silently), each as a ``yaml.YAMLError`` at its line."""
+
+    def compose_node(self, parent: Any, index: Any) -> Any:
+        if self.check_event(yaml.AliasEvent):
+            raise yaml.composer.ComposerError(
+                None, None, "an alias (*name); allowed: every value written out",
+                self.peek_event().start_mark)
+        return super().compose_node(parent, index)
+
+    def construct_mapping(self, node: Any, deep: bool = False) -> Any:
+        mapping = super().construct_mapping(node, deep=deep)
+        if len(mapping) < len(node.value):
+            seen: list[Any] = []
+            for key_node, _ in node.value:
+                key = self.construct_object(key_node, deep=deep)
+                if key in seen:
+                    raise yaml.constructor.ConstructorError(
+                        None, None, f"the key {reprlib.repr(key)} is given twice; allowed: "
+                        f"each key once", key_node.start_mark)
+                seen.append(key)
+        return mapping
 
 
 YamlLoader.add_implicit_resolver(

@@ -95,6 +95,25 @@ def test_unknown_preset_and_option():
         RuleSet.load("no/such/file.yaml")
 
 
+@pytest.mark.parametrize("text, message", [
+    # before: the last of the two was read silently
+    ("preset: basic\nhand_size: 7\nhand_size: 8\n",
+     r"not valid YAML at line 3, column 1: the key 'hand_size' is given twice; allowed: each key once$"),
+    # before: nine levels of aliases hung the check (gigabytes of a value's text)
+    ("preset: basic\na: &a [1, 1, 1]\nb: &b [*a, *a, *a]\nhand_size: [*b, *b, *b]\n",
+     r"not valid YAML at line 3, column 8: an alias \(\*name\); allowed: every value written out$"),
+    # a long value is cut in the message
+    ("preset: basic\nhand_size: [" + ", ".join(["0"] * 5000) + "]\n",
+     r"invalid rule set: hand_size=\[0, 0, 0, 0, 0, 0, \.\.\.\]; allowed: an integer"),
+])
+def test_a_rules_file_is_plain_data_written_out(tmp_path, text, message):
+    f = tmp_path / "mine.yaml"
+    f.write_text(text)
+    with pytest.raises(ValueError, match=message) as err:
+        RuleSet.load(f)
+    assert len(str(err.value)) < 300
+
+
 # ---- names -------------------------------------------------------------------------------
 def test_action_names_round_trip():
     assert NUM_ACTIONS == len(ACTION_NAMES) == 85
