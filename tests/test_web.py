@@ -4,6 +4,7 @@ test_web_browser.py)."""
 from __future__ import annotations
 
 import json
+import time
 
 import pytest
 
@@ -386,3 +387,62 @@ def test_search_agents_play_at_the_table_and_show_their_action_values(client):
     assert cheat["players"][1]["label"] == "oracle:4 (cheating)"
     refused(client.post("/api/games", json={"rules": "basic", "num_players": 2,
                                             "opponents": ["pimc:0"]}), 400, "pimc:0")
+
+
+def test_requests_waiting_on_a_busy_table_leave_the_server_to_the_others(monkeypatch):
+    """One client's requests queued behind its table's thinking agents hold no thread: before,
+    60 of them took every thread of the pool while the agents thought, and every other
+    client's requests waited until they were done."""
+    import threading
+
+    from ono_env.apps.web import server
+
+    entered, released, armed = threading.Event(), threading.Event(), threading.Event()
+    factory = server.default_agent_factory
+
+    class Blocking:   # greedy, but held at its first decision once armed, until released
+        def __init__(self, inner):
+            self.inner = inner
+
+        def __getattr__(self, name):
+            return getattr(self.inner, name)
+
+        def act(self, *args, **kwargs):
+            if armed.is_set():
+                entered.set()
+                released.wait(60)
+            return self.inner.act(*args, **kwargs)
+
+    def blocking_factory(rules, allowed, models=None):
+        build = factory(rules, allowed, models)
+        return lambda label: Blocking(build("greedy")) if label == "slow" else build(label)
+
+    monkeypatch.setattr(server, "default_agent_factory", blocking_factory)
+    safety = threading.Timer(30, released.set)   # the old server would wait for this
+    safety.start()
+    try:
+        with TestClient(create_app()) as client:
+            view = new_game(client, opponents=["slow"], seat=0)   # the agents play to seat 0
+            assert view["current"] == 0 and not view["finished"]
+            armed.set()
+            out: list[int] = []
+            act = threading.Thread(target=lambda: out.append(client.post(
+                f"/api/games/{view['id']}/action",
+                json={"action": view["legal"][0]["name"], "move": view["move"]}).status_code))
+            act.start()
+            assert entered.wait(30)
+            getters = [threading.Thread(target=lambda: out.append(
+                client.get(f"/api/games/{view['id']}").status_code)) for _ in range(60)]
+            for t in getters:
+                t.start()
+            time.sleep(1.0)   # the 60 requests reach the server and wait on the table
+            assert client.get("/api/options").status_code == 200
+            assert client.get("/api/replays").status_code == 200
+            assert not released.is_set()   # answered while the table's agent still thinks
+            released.set()
+            for t in [act, *getters]:
+                t.join(60)
+            assert out == [200] * 61
+    finally:
+        released.set()
+        safety.cancel()

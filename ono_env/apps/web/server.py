@@ -30,12 +30,13 @@ replay by id and never names a path. Requests over :data:`MAX_BODY` bytes are re
 """
 
 import argparse
+import asyncio
 import json
 import secrets
 import sys
 import threading
 from collections import OrderedDict
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -66,6 +67,9 @@ MAX_REPLAY_BYTES = 256 << 20
 """The most bytes of replay JSON the server keeps (with :data:`MAX_REPLAYS`)."""
 MAX_REPLAY_DECISIONS = 20_000
 """The longest replay the server takes or shows (every position is sent to the browser)."""
+WEB_WORKERS = 4
+"""The most requests whose agents work at once (dealing, deciding, replaying a replay); the
+others wait their turn without holding a thread (every game's requests in order)."""
 LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "::1", "[::1]")
 SEARCH_OFFERED = ("pimc", "pimc:128", "ismcts", "oracle-hands", "oracle")
 """Search agents the setup screen lists (any ``name:N`` or ``name:<T>ms`` is accepted); the
@@ -182,11 +186,11 @@ def create_app(models: Sequence[str] = (), replay_dirs: Sequence[str] = (),
     ``allowed_hosts``: the Host headers served (``ono-web`` passes the loopback names and
     its ``--host``, so that another site's page cannot reach the server by DNS rebinding;
     None: any)."""
+    import anyio.to_thread
     from fastapi import FastAPI, Request
     from fastapi.exceptions import RequestValidationError
     from fastapi.responses import FileResponse, JSONResponse, Response
     from fastapi.staticfiles import StaticFiles
-    from starlette.concurrency import run_in_threadpool
     from starlette.exceptions import HTTPException as StarletteHTTPException
     from starlette.requests import ClientDisconnect
 
@@ -223,6 +227,25 @@ def create_app(models: Sequence[str] = (), replay_dirs: Sequence[str] = (),
                 replays.add(replay, clean_label(f.name))
             except (ValueError, Refused) as exc:
                 print(f"ono-web: note: {f} skipped: {exc}", file=log or sys.stderr)
+
+    # The agents' work (dealing, deciding, replaying) runs in threads, at most WEB_WORKERS at
+    # once: a request waiting for a turn, or for its table, waits on the event loop and holds
+    # no thread, so however many such requests one client sends, the other routes keep the
+    # thread pool they run in (before, requests queued on one busy table's lock held a thread
+    # each until the pool ran out, and every client waited).
+    workers = anyio.CapacityLimiter(WEB_WORKERS)
+    gates: dict[str, asyncio.Lock] = {}   # by table id; dropped after Tables drops the table
+
+    async def at_table(table: Any, work: Callable[[], Any]) -> Any:
+        """``work()`` holding ``table.lock``, after the table's earlier requests, in one of
+        the agents' threads."""
+        gate = gates.setdefault(table.id, asyncio.Lock())
+
+        def locked() -> Any:
+            with table.lock:
+                return work()
+        async with gate:
+            return await anyio.to_thread.run_sync(locked, limiter=workers)
 
     app = FastAPI(title="ono_env web table", docs_url=None, redoc_url=None, openapi_url=None)
     app.state.tables = tables
@@ -326,13 +349,16 @@ def create_app(models: Sequence[str] = (), replay_dirs: Sequence[str] = (),
                                default_agent_factory(rules, allowed, metas), d.get("thinking", False))
             with table.lock:
                 return table.view()
-        return await run_in_threadpool(deal)
+        view = await anyio.to_thread.run_sync(deal, limiter=workers)
+        live = tables.ids()
+        for gone in [k for k in gates if k not in live]:   # the games Tables dropped
+            del gates[gone]
+        return view
 
     @app.get("/api/games/{table_id}")
-    def get_game(table_id: str) -> dict[str, Any]:
+    async def get_game(table_id: str) -> dict[str, Any]:
         table = tables.get(table_id)
-        with table.lock:
-            return table.view()
+        return await at_table(table, table.view)
 
     @app.post("/api/games/{table_id}/action")
     async def act(table_id: str, request: Request) -> dict[str, Any]:
@@ -340,10 +366,9 @@ def create_app(models: Sequence[str] = (), replay_dirs: Sequence[str] = (),
         d = await body_object(request, {"action": True, "move": True})
 
         def decide() -> dict[str, Any]:
-            with table.lock:
-                table.act(d["action"], d["move"])
-                return table.view()
-        return await run_in_threadpool(decide)
+            table.act(d["action"], d["move"])
+            return table.view()
+        return await at_table(table, decide)
 
     @app.post("/api/games/{table_id}/thinking")
     async def thinking(table_id: str, request: Request) -> dict[str, Any]:
@@ -352,19 +377,20 @@ def create_app(models: Sequence[str] = (), replay_dirs: Sequence[str] = (),
         if not isinstance(d["show"], bool):
             raise Refused(f"show must be true or false; got {d['show']!r:.20}")
 
-        def show() -> dict[str, Any]:   # the lock may be held while agents think: not on the loop
-            with table.lock:
-                table.show_thinking = d["show"]
-                return table.view()
-        return await run_in_threadpool(show)
+        def show() -> dict[str, Any]:
+            table.show_thinking = d["show"]
+            return table.view()
+        return await at_table(table, show)
 
     @app.post("/api/games/{table_id}/replay")
-    def save_replay(table_id: str) -> dict[str, Any]:
+    async def save_replay(table_id: str) -> dict[str, Any]:
         table = tables.get(table_id)
-        with table.lock:
+
+        def finished() -> Any:
             if not table.game.finished[0]:
                 raise Refused("the game is not over: a replay is saved at its end", 409)
-            replay = table.replay
+            return table.replay
+        replay = await at_table(table, finished)
         rid = replays.add(replay, f"web game {table.id}")
         return summary(rid, f"web game {table.id}", replay)
 
@@ -392,13 +418,14 @@ def create_app(models: Sequence[str] = (), replay_dirs: Sequence[str] = (),
                 replay_positions(replay)
             except ValueError as exc:
                 raise Refused(str(exc)) from None
-        await run_in_threadpool(check)
+        await anyio.to_thread.run_sync(check, limiter=workers)
         rid = replays.add(replay, "uploaded")
         return summary(rid, "uploaded", replay)
 
     @app.get("/api/replays/{rid}")
-    def get_replay(rid: str) -> dict[str, Any]:
-        return replay_view(replays.get(rid))
+    async def get_replay(rid: str) -> dict[str, Any]:
+        replay = replays.get(rid)   # every position replayed: the agents' threads
+        return await anyio.to_thread.run_sync(lambda: replay_view(replay), limiter=workers)
 
     @app.get("/api/replays/{rid}/file")
     def replay_file(rid: str) -> Response:

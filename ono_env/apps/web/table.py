@@ -247,6 +247,11 @@ class Tables:
             self._tables.move_to_end(table_id)
             return table
 
+    def ids(self) -> set[str]:
+        """The ids of the games kept."""
+        with self._lock:
+            return set(self._tables)
+
     def __len__(self) -> int:
         return len(self._tables)
 
