@@ -424,6 +424,7 @@ def test_requests_waiting_on_a_busy_table_leave_the_server_to_the_others(monkeyp
         with TestClient(create_app()) as client:
             view = new_game(client, opponents=["slow"], seat=0)   # the agents play to seat 0
             assert view["current"] == 0 and not view["finished"]
+            other = new_game(client)
             armed.set()
             out: list[int] = []
             act = threading.Thread(target=lambda: out.append(client.post(
@@ -438,6 +439,7 @@ def test_requests_waiting_on_a_busy_table_leave_the_server_to_the_others(monkeyp
             time.sleep(1.0)   # the 60 requests reach the server and wait on the table
             assert client.get("/api/options").status_code == 200
             assert client.get("/api/replays").status_code == 200
+            assert client.get(f"/api/games/{other['id']}").json()["id"] == other["id"]
             assert not released.is_set()   # answered while the table's agent still thinks
             released.set()
             for t in [act, *getters]:

@@ -236,16 +236,17 @@ def create_app(models: Sequence[str] = (), replay_dirs: Sequence[str] = (),
     workers = anyio.CapacityLimiter(WEB_WORKERS)
     gates: dict[str, asyncio.Lock] = {}   # by table id; dropped after Tables drops the table
 
-    async def at_table(table: Any, work: Callable[[], Any]) -> Any:
-        """``work()`` holding ``table.lock``, after the table's earlier requests, in one of
-        the agents' threads."""
+    async def at_table(table: Any, work: Callable[[], Any], agents: bool = False) -> Any:
+        """``work()`` holding ``table.lock``, after the table's earlier requests, in a thread:
+        one of the agents' workers when ``agents`` (their moves), else the pool of the
+        other routes (a view of the table)."""
         gate = gates.setdefault(table.id, asyncio.Lock())
 
         def locked() -> Any:
             with table.lock:
                 return work()
         async with gate:
-            return await anyio.to_thread.run_sync(locked, limiter=workers)
+            return await anyio.to_thread.run_sync(locked, limiter=workers if agents else None)
 
     app = FastAPI(title="ono_env web table", docs_url=None, redoc_url=None, openapi_url=None)
     app.state.tables = tables
@@ -368,7 +369,7 @@ def create_app(models: Sequence[str] = (), replay_dirs: Sequence[str] = (),
         def decide() -> dict[str, Any]:
             table.act(d["action"], d["move"])
             return table.view()
-        return await at_table(table, decide)
+        return await at_table(table, decide, agents=True)
 
     @app.post("/api/games/{table_id}/thinking")
     async def thinking(table_id: str, request: Request) -> dict[str, Any]:
