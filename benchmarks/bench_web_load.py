@@ -102,6 +102,10 @@ def main() -> None:
     ap.add_argument("--out", type=Path, default=None)
     ap.add_argument("--budget", type=int, default=None,
                     help="the search client's pimc budget (default: the largest the server allows)")
+    ap.add_argument("--uploads", type=int, default=260,
+                    help="replays uploaded before the load (default 260: past the server's 200, "
+                         "to fill its caps; each is replayed on upload, about 2 s at 19,000 "
+                         "decisions)")
     ap.add_argument("--server-path", default=None,
                     help="run the server from this source tree (PYTHONPATH), e.g. an older "
                          "checkout laid out as installed, for a before/after comparison")
@@ -112,6 +116,8 @@ def main() -> None:
         sys.exit(f"bench_web_load: --seconds {a.seconds}; allowed: 1 to 600")
     if a.budget is not None:
         at_least("bench_web_load", "--budget", a.budget, 1)
+    if not 0 <= a.uploads <= 1000:
+        sys.exit(f"bench_web_load: --uploads {a.uploads}; allowed: 0 to 1000")
     if a.server_path and not Path(a.server_path).is_dir():
         sys.exit(f"bench_web_load: --server-path {a.server_path!r}; allowed: a folder "
                  f"(a source tree laid out as installed)")
@@ -153,10 +159,10 @@ def main() -> None:
         rep = run_arena(["random", "random"], "classic", 2, 16, 0, rating=False, record=16,
                         max_decisions=19_000)   # long replays, under the server's 20,000 decisions
         texts = sorted((r.to_json() for r in rep.replays), key=len)[-8:]
-        print(f"uploading 260 replays of {min(map(len, texts)):,} to {max(map(len, texts)):,} "
+        print(f"uploading {a.uploads} replays of {min(map(len, texts)):,} to {max(map(len, texts)):,} "
               f"bytes", file=sys.stderr)
         c = Client(port)
-        uploads = [c.call("POST", "/api/replays", texts[k % len(texts)])[0] for k in range(260)]
+        uploads = [c.call("POST", "/api/replays", texts[k % len(texts)])[0] for k in range(a.uploads)]
         rss_full = rss_mb(server.pid)
         lat: list[float] = []
         during: list[float] = []
@@ -227,7 +233,7 @@ def main() -> None:
            "search_p50_ms": round(q(sorted(search_times), 0.5), 1),
            "others_during_search": len(during), "others_during_search_p99_ms": round(q(during, 0.99), 1),
            "others_during_search_max_ms": round(q(during, 1.0), 1),
-           "replay_uploads_ok": uploads.count(200), "rss_mb_start": round(rss0, 1),
+           "replay_uploads": a.uploads, "replay_uploads_ok": uploads.count(200), "rss_mb_start": round(rss0, 1),
            "rss_mb_caps_full": round(rss_full, 1), "rss_mb_end": round(rss1, 1),
            "server_log_tracebacks": err.count("Traceback")}
     print(json.dumps(out, indent=1))
