@@ -621,10 +621,13 @@ def shipped_policy(rules: Any) -> Any:
     rules = resolve_rules(rules)
     models = shipped_models()
     for name in sorted(models):
-        if name == GENERALIST or read_metadata(models[name])["observation_version"] != 1:
+        if name == GENERALIST:
+            continue
+        meta = read_metadata(models[name])
+        if meta["observation_version"] != 1:
             continue
         try:   # a specialist plays exactly the rules it was trained for
-            check_compatible(read_metadata(models[name]), rules, name)
+            check_compatible(meta, rules, name)
         except ValueError:
             continue
         return load_agent(models[name], rules)

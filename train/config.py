@@ -55,6 +55,12 @@ def _table_name(name: str) -> str:
 TableName = Annotated[str, Field(strict=True), AfterValidator(_table_name)]
 
 
+def table_label(rules: Any) -> str:
+    """``<rules name>-<N>p``: how a table of a mixture without a name is called in logs and
+    folders (``tables/<label>/``)."""
+    return f"{rules.name}-{rules.num_players}p"
+
+
 def _check_weight_sum(weights: dict[str, float], field: str) -> None:
     """Refuse weights whose sum overflows a float (each is finite: the config allows no inf):
     the pool draws by their shares of the sum."""
@@ -323,7 +329,7 @@ class TrainConfig:
                     table_rules = resolve_rules(t.rules, num_players=t.num_players)
                 except ValueError as exc:
                     raise ValueError(f"tables[{k}].rules: {exc}") from None
-                label = f"{table_rules.name}-{table_rules.num_players}p"   # ppo.table_label
+                label = table_label(table_rules)
                 if t.name is None and not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._+-]*", label):
                     raise ValueError(f"tables[{k}]: a table without a name is called "
                                      f"<rules name>-<N>p, which names its folder tables/<name>/, "

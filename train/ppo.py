@@ -112,7 +112,7 @@ from ono_env.observation import (
     OPP_PRESENT,
     color_permutation,
 )
-from ono_env.train.config import TrainConfig, resolved
+from ono_env.train.config import TrainConfig, resolved, table_label
 from ono_env.train.run import (
     EVAL_DECISIONS,
     FINAL_DECISIONS,
@@ -837,11 +837,6 @@ def league_of(tab: _Table) -> League:
     if tab.league is None:
         raise RuntimeError(f"table {tab.label}: no league before the run starts")
     return tab.league
-
-
-def table_label(rules: Any) -> str:
-    """``<rules name>-<N>p``: how a table of a mixture is named in logs and folders."""
-    return f"{rules.name}-{rules.num_players}p"
 
 
 def table_labels(all_rules: Sequence[Any], names: Sequence[str | None] | None = None) -> list[str]:
