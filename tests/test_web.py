@@ -448,3 +448,86 @@ def test_requests_waiting_on_a_busy_table_leave_the_server_to_the_others(monkeyp
     finally:
         released.set()
         safety.cancel()
+
+
+def _replay_files(folder, count, seed=0):
+    folder.mkdir(parents=True, exist_ok=True)
+    result = run_arena(["greedy", "random"], "basic", num_players=2, num_games=2 * count,
+                       seed=seed, rating=False, record=count)
+    for k, r in enumerate(result.replays[:count]):
+        r.save(folder / f"replay-{k}.json")
+    return result.replays
+
+
+def test_uploads_and_saved_games_never_push_out_the_operators_replay_folders(tmp_path):
+    _replay_files(tmp_path / "rec", 2)
+    uploads = run_arena(["greedy", "random"], "basic", num_players=2, num_games=4, seed=7,
+                        rating=False, record=4).replays
+    client = TestClient(create_app(replay_dirs=[str(tmp_path / "rec")], max_replays=3))
+    for r in uploads:   # four uploads into the one place left: each pushes out the one before
+        assert client.post("/api/replays", headers=JSON, content=r.to_json()).status_code == 200
+    titles = [x["title"] for x in client.get("/api/replays").json()]
+    assert titles == ["uploaded", "replay-1.json", "replay-0.json"]
+    assert client.get("/api/replays").json()[0]["decisions"] == len(uploads[-1].actions)
+
+    full = TestClient(create_app(replay_dirs=[str(tmp_path / "rec")], max_replays=2))
+    before = full.get("/api/replays").json()
+    refused(full.post("/api/replays", headers=JSON, content=uploads[0].to_json()), 409,
+            "no room for the replay", "at most 2 replays")
+    assert full.get("/api/replays").json() == before
+
+
+def test_a_replay_file_too_long_to_show_is_skipped_before_it_is_replayed(tmp_path, monkeypatch):
+    import io
+
+    import ono_env.apps.web.server as server
+    good = _replay_files(tmp_path, 1)[0]
+    d = good.to_dict()
+    n = server.MAX_REPLAY_DECISIONS + 1
+    d["actions"], d["thinking"], d["max_decisions"] = ["draw"] * n, [None] * n, n
+    (tmp_path / "long.json").write_text(json.dumps(d))
+    replayed = []
+    real = server.replay_positions
+    monkeypatch.setattr(server, "replay_positions", lambda r: replayed.append(r) or real(r))
+    log = io.StringIO()
+    client = TestClient(create_app(replay_dirs=[str(tmp_path)], log=log))
+    assert [x["title"] for x in client.get("/api/replays").json()] == ["replay-0.json"]
+    assert "long.json skipped" in log.getvalue()
+    assert f"at most {server.MAX_REPLAY_DECISIONS}" in log.getvalue()
+    assert [len(r.actions) for r in replayed] == [len(good.actions)]
+
+
+def test_a_replay_is_replayed_for_the_viewer_once_then_served_as_kept(tmp_path, monkeypatch):
+    import ono_env.apps.web.server as server
+    r = _replay_files(tmp_path, 1)[0]
+    client = TestClient(create_app(replay_dirs=[str(tmp_path)]))
+    rid = client.get("/api/replays").json()[0]["id"]
+    calls = []
+    real = server.replay_positions
+    monkeypatch.setattr(server, "replay_positions", lambda x: calls.append(1) or real(x))
+    first = client.get(f"/api/replays/{rid}")
+    second = client.get(f"/api/replays/{rid}")
+    assert first.status_code == second.status_code == 200
+    assert first.headers["content-type"] == "application/json"
+    assert first.content == second.content and len(calls) == 1
+    assert first.json() == json.loads(json.dumps(server.replay_view(r)))
+    assert len(calls) == 2   # replay_view itself replays; the route did not, the second time
+    refused(client.get("/api/replays/0000"), 404, "no replay")
+
+
+def test_the_kept_views_stay_within_their_byte_cap(tmp_path, monkeypatch):
+    import ono_env.apps.web.server as server
+    a, b = _replay_files(tmp_path, 2)
+    size = max(len(json.dumps(server.replay_view(r), ensure_ascii=False,
+                              separators=(",", ":")).encode()) for r in (a, b))
+    kept = server.Replays(max_view_bytes=size + 1)   # room for one view, not two
+    ids = [kept.add(a, "a"), kept.add(b, "b")]
+    calls = []
+    real = server.replay_view
+    monkeypatch.setattr(server, "replay_view", lambda r: calls.append(r) or real(r))
+    kept.view(ids[0])
+    kept.view(ids[0])
+    assert len(calls) == 1
+    kept.view(ids[1])   # pushes the first view out
+    kept.view(ids[0])
+    assert len(calls) == 3 and kept._view_bytes <= size + 1

@@ -31,6 +31,7 @@ replay by id and never names a path. Requests over :data:`MAX_BODY` bytes are re
 
 import argparse
 import asyncio
+import builtins
 import json
 import secrets
 import sys
@@ -67,6 +68,8 @@ MAX_REPLAY_BYTES = 256 << 20
 """The most bytes of replay JSON the server keeps (with :data:`MAX_REPLAYS`)."""
 MAX_REPLAY_DECISIONS = 20_000
 """The longest replay the server takes or shows (every position is sent to the browser)."""
+MAX_VIEW_BYTES = 64 << 20
+"""The most bytes of the viewer's answers (:func:`replay_view` as JSON) the server keeps."""
 WEB_WORKERS = 4
 """The most requests whose agents work at once (dealing, deciding, replaying a replay); the
 others wait their turn without holding a thread (every game's requests in order)."""
@@ -78,20 +81,31 @@ SEARCH_OFFERED = ("pimc", "pimc:128", "ismcts", "oracle-hands", "oracle")
 
 class Replays:
     """The replays of one server, by id: files from ``--replays`` folders, saved games and
-    uploads; at most ``limit`` of them and ``max_bytes`` of their JSON text (the oldest go
-    first)."""
+    uploads; at most ``limit`` of them and ``max_bytes`` of their JSON text. The files of the
+    folders the server was started with are kept (``pinned``); saved games and uploads share
+    the rest of the room, the oldest going first. The viewer's answer for a replay (its JSON)
+    is kept too, within ``max_view_bytes``, the least recently shown going first."""
 
-    def __init__(self, limit: int = MAX_REPLAYS, max_bytes: int = MAX_REPLAY_BYTES) -> None:
+    def __init__(self, limit: int = MAX_REPLAYS, max_bytes: int = MAX_REPLAY_BYTES,
+                 max_view_bytes: int = MAX_VIEW_BYTES) -> None:
         self.limit = limit
         self.max_bytes = max_bytes
-        self._items: OrderedDict[str, tuple[str, Replay, int]] = OrderedDict()
+        self.max_view_bytes = max_view_bytes
+        self._items: OrderedDict[str, tuple[str, Replay, int, bool]] = OrderedDict()
         self._bytes = 0
+        self._views: OrderedDict[str, builtins.bytes] = OrderedDict()
+        self._view_bytes = 0
         self._lock = threading.Lock()
 
-    def add(self, replay: Replay, title: str) -> str:
-        """Keep ``replay`` under ``title`` (checked text); its summary is built before
-        anything is stored, so a replay that could not be listed is never kept."""
+    def add(self, replay: Replay, title: str, pinned: bool = False) -> str:
+        """Keep ``replay`` under ``title`` (checked text), dropping the oldest replays that
+        are not pinned until it fits; its summary is built before anything is stored or
+        dropped, so a replay that could not be listed is never kept, and a replay refused
+        (too long, too large, or no room left beside the pinned ones) changes nothing."""
         check_text("replay title", title, MAX_LABEL)
+        if len(replay.actions) > MAX_REPLAY_DECISIONS:
+            raise Refused(f"the replay has {len(replay.actions)} decisions; the server takes "
+                          f"at most {MAX_REPLAY_DECISIONS}", 413)
         size = len(replay.to_json().encode("utf-8"))
         if size > self.max_bytes:
             raise Refused(f"the replay takes {size:,} bytes; the server keeps at most "
@@ -99,10 +113,22 @@ class Replays:
         rid = secrets.token_hex(8)
         json.dumps(summary(rid, title, replay))   # can be answered: else refused here
         with self._lock:
-            self._items[rid] = (title, replay, size)
+            count, total, drop = len(self._items) + 1, self._bytes + size, []
+            for old, (_, _, old_size, old_pinned) in self._items.items():
+                if count <= self.limit and total <= self.max_bytes:
+                    break
+                if not old_pinned:
+                    drop.append(old)
+                    count, total = count - 1, total - old_size
+            if count > self.limit or total > self.max_bytes:
+                raise Refused(f"no room for the replay: the server keeps at most {self.limit} "
+                              f"replays and {self.max_bytes:,} bytes of them, and the replay "
+                              f"folders it was started with take that room", 409)
+            for old in drop:
+                self._bytes -= self._items.pop(old)[2]
+                self._drop_view(old)
+            self._items[rid] = (title, replay, size, pinned)
             self._bytes += size
-            while len(self._items) > self.limit or self._bytes > self.max_bytes:
-                self._bytes -= self._items.popitem(last=False)[1][2]
         return rid
 
     @property
@@ -117,10 +143,34 @@ class Replays:
             raise Refused(f"no replay {rid!r:.40}", 404)
         return item[1]
 
+    def view(self, rid: str) -> builtins.bytes:   # the property below shadows bytes
+        """The viewer's answer for replay ``rid`` (:func:`replay_view` as JSON), built once and
+        kept: a long replay takes seconds to replay and encode."""
+        replay = self.get(rid)
+        with self._lock:
+            data = self._views.get(rid)
+            if data is not None:
+                self._views.move_to_end(rid)
+                return data
+        data = json.dumps(replay_view(replay), ensure_ascii=False, allow_nan=False,
+                          separators=(",", ":")).encode("utf-8")
+        with self._lock:
+            if rid in self._items and rid not in self._views and len(data) <= self.max_view_bytes:
+                self._views[rid] = data
+                self._view_bytes += len(data)
+                while self._view_bytes > self.max_view_bytes:
+                    self._view_bytes -= len(self._views.popitem(last=False)[1])
+        return data
+
+    def _drop_view(self, rid: str) -> None:
+        data = self._views.pop(rid, None)
+        if data is not None:
+            self._view_bytes -= len(data)
+
     def listing(self) -> list[dict[str, Any]]:
         with self._lock:
             items = list(self._items.items())
-        return [summary(rid, title, r) for rid, (title, r, _) in reversed(items)]
+        return [summary(rid, item[0], item[1]) for rid, item in reversed(items)]
 
 
 def summary(rid: str, title: str, r: Replay) -> dict[str, Any]:
@@ -223,8 +273,11 @@ def create_app(models: Sequence[str] = (), replay_dirs: Sequence[str] = (),
         for f in files:
             try:
                 replay = Replay.load(f)
+                if len(replay.actions) > MAX_REPLAY_DECISIONS:   # before replaying it
+                    raise Refused(f"the replay has {len(replay.actions)} decisions; the "
+                                  f"server takes at most {MAX_REPLAY_DECISIONS}")
                 replay_positions(replay)   # every action legal, the result as recorded
-                replays.add(replay, clean_label(f.name))
+                replays.add(replay, clean_label(f.name), pinned=True)
             except (ValueError, Refused) as exc:
                 print(f"ono-web: note: {f} skipped: {exc}", file=log or sys.stderr)
 
@@ -424,9 +477,11 @@ def create_app(models: Sequence[str] = (), replay_dirs: Sequence[str] = (),
         return summary(rid, "uploaded", replay)
 
     @app.get("/api/replays/{rid}")
-    async def get_replay(rid: str) -> dict[str, Any]:
-        replay = replays.get(rid)   # every position replayed: the agents' threads
-        return await anyio.to_thread.run_sync(lambda: replay_view(replay), limiter=workers)
+    async def get_replay(rid: str) -> Response:
+        replays.get(rid)   # a 404 before waiting for a worker
+        # every position replayed, once per replay (then kept): the agents' threads
+        data = await anyio.to_thread.run_sync(lambda: replays.view(rid), limiter=workers)
+        return Response(data, media_type="application/json")
 
     @app.get("/api/replays/{rid}/file")
     def replay_file(rid: str) -> Response:
