@@ -95,6 +95,15 @@ def test_unknown_preset_and_option():
         RuleSet.load("no/such/file.yaml")
 
 
+def test_a_folder_given_as_rules_is_named_a_folder(tmp_path, capsys):
+    with pytest.raises(ValueError, match=r"is a folder, not a rules file.*basic"):
+        RuleSet.load(tmp_path)
+    from ono_env.apps.arena_cli import main as arena
+    assert arena(["greedy", "random", "--rules", str(tmp_path), "--games", "2"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "is a folder, not a rules file" in err[0]
+
+
 @pytest.mark.parametrize("text, message", [
     # before: the last of the two was read silently
     ("preset: basic\nhand_size: 7\nhand_size: 8\n",
