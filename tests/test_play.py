@@ -81,6 +81,17 @@ def test_quit_and_end_of_input_abandon_the_game():
         play(["random"], "basic", seed=0, read=eof, out=io.StringIO())
 
 
+def test_a_game_quit_early_leaves_no_folder_made_for_its_replay(tmp_path, monkeypatch, capsys):
+    from ono_env.apps.play import main
+    keep = tmp_path / "kept"
+    keep.mkdir()
+    monkeypatch.setattr("sys.stdin", io.StringIO("quit\n"))
+    assert main(["random", "--seed", "0", "--replay", str(tmp_path / "new" / "dir" / "r.json")]) == 1
+    assert main(["random", "--seed", "0", "--replay", str(keep / "r.json")]) == 1
+    assert "game abandoned" in capsys.readouterr().out
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["kept"] and not any(keep.iterdir())
+
+
 def test_console_script_with_piped_stdin():
     # every action number in turn: each wrong one is re-prompted until a legal one comes
     script = "\n".join(str(a) for a in range(85)) + "\n"

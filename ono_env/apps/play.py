@@ -300,6 +300,9 @@ def main(argv: Sequence[str] | None = None) -> int:
                  args.round, ansi=not args.no_color and sys.stdout.isatty(),
                  replay_path=args.replay, auto_forced=not args.ask_forced)
         except Quit as q:
+            from ono_env.checks import remove_made_dirs
+
+            remove_made_dirs()   # no replay: the folders made for it go again, if still empty
             print(f"game abandoned ({q})")
             return 1
         return 0
