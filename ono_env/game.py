@@ -258,9 +258,7 @@ class VecGame:
         (default: the game's ``observation_version``). With ``which`` only those rows are
         written. Holds only what that seat may know."""
         version = self.observation_version if version is None else _check_version(version)
-        size = self._sizes.get(version)
-        if size is None:
-            size = self._sizes[version] = observation_size(self.rules, version)
+        out = self.check_observation_out(out, version)
         if np.ndim(seats) == 0:
             self._seats.fill(check_int("seat", seats, 0, self.num_players - 1))
             seats = self._seats
@@ -272,14 +270,23 @@ class VecGame:
                 raise ValueError(f"seats must be an integer array of shape ({self.num_games},) "
                                  f"with seats 0..{self.num_players - 1}; got {arr.dtype} {arr.shape}")
             seats = np.ascontiguousarray(arr, dtype=np.int64)
-        if out is None:
-            out = np.zeros((self.num_games, size), np.float32)
-        if out.shape != (self.num_games, size) or out.dtype != np.float32 \
-                or not out.flags.c_contiguous:
-            raise ValueError(f"out must be a C-contiguous ({self.num_games}, "
-                             f"{size}) float32 array")
         _K.observe(*self._arrays, self._version_params[version], seats,
                    self._all if which is None else self._games_mask(which, "which"), out)
+        return out
+
+    def check_observation_out(self, out: Any, version: int | None = None) -> np.ndarray:
+        """``out`` for :meth:`observe`: a new ``(B, D) float32`` array when None, else ``out``
+        once it is a C-contiguous array of that shape and type (``ValueError`` otherwise)."""
+        version = self.observation_version if version is None else _check_version(version)
+        size = self._sizes.get(version)
+        if size is None:
+            size = self._sizes[version] = observation_size(self.rules, version)
+        if out is None:
+            return np.zeros((self.num_games, size), np.float32)
+        if not isinstance(out, np.ndarray) or out.shape != (self.num_games, size) \
+                or out.dtype != np.float32 or not out.flags.c_contiguous:
+            raise ValueError(f"out must be a C-contiguous ({self.num_games}, {size}) float32 "
+                             f"array; got {_described(out)}")
         return out
 
     def step(self, actions: np.ndarray | Sequence[int],
@@ -560,6 +567,13 @@ class GameInternals:
         """Say that compiled code outside the game moved it (its cached legal masks are
         stale)."""
         self._game._mask_valid = False
+
+
+def _described(a: Any) -> str:
+    """An array's kind for an error message (dtype, shape, whether C-contiguous)."""
+    if isinstance(a, np.ndarray):
+        return f"{a.dtype} {a.shape}" + ("" if a.flags.c_contiguous else " (not C-contiguous)")
+    return type(a).__name__
 
 
 def _read_only(a: np.ndarray) -> np.ndarray:

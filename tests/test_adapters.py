@@ -624,3 +624,17 @@ def test_opponent_pool_refuses_bad_weights_and_unknown_members():
     with pytest.raises(ValueError, match=r"members=.*allowed: a dict"):
         OpponentPool(["greedy", "random"], "basic")
     assert pool.names == ["greedy", "random", "color"]
+
+
+@pytest.mark.parametrize("bad", [np.zeros((4, 3), np.float32), np.zeros((4, 241), np.float64),
+                                 np.zeros((241, 4), np.float32).T, [[0.0] * 241] * 4])
+def test_a_learner_batch_refuses_a_bad_out_before_any_game_moves(bad):
+    from ono_env.envs.learner_batch import LearnerBatch
+    b = LearnerBatch("basic", 4, opponents="random", seed=0, num_players=2)
+    b.reset(seed=0)
+    before = [b.game.to_dict(i) for i in range(4)], b.decisions
+    with pytest.raises(ValueError, match=r"out must be a C-contiguous \(4, 241\) float32 array; got"):
+        b.step(random_legal(b.action_masks(), np.random.default_rng(0)), out=bad)
+    assert ([b.game.to_dict(i) for i in range(4)], b.decisions) == before
+    good = np.zeros((4, 241), np.float32)
+    assert b.step(random_legal(b.action_masks(), np.random.default_rng(0)), out=good).obs is good

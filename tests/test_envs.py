@@ -126,6 +126,24 @@ def test_raw_env_illegal_action_names_the_legal_ones():
         e.step(illegal)
 
 
+def test_raw_env_a_refused_action_keeps_the_reward_the_agent_has_not_read():
+    e = ono_v0.raw_env(rules="classic", num_players=2, reward="points")
+    with pytest.raises(RuntimeError, match=r"last\(\) before reset\(\)"):
+        e.last()
+    e.reset(seed=0)
+    rng = np.random.default_rng(0)
+    for _ in range(5000):   # random legal play until the acting agent has a reward to read
+        obs, reward, done, _, _ = e.last()
+        if reward != 0 and not done:
+            break
+        e.step(None if done else int(rng.choice(np.flatnonzero(obs["action_mask"]))))
+    assert reward != 0
+    illegal = int(np.flatnonzero(obs["action_mask"] == 0)[0])
+    with pytest.raises(ValueError, match="legal actions:"):
+        e.step(illegal)
+    assert e.last()[1] == reward
+
+
 def test_wrapped_env_ends_the_episode_on_an_illegal_action():
     e = ono_v0.env(rules="basic", num_players=2)
     e.reset(seed=0)

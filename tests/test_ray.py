@@ -117,6 +117,15 @@ def test_vector_env_pool_update_for_the_league():
     fixed = OnoRLlibVectorEnv({"rules": "basic", "num_players": 2, "opponents": "greedy"})
     with pytest.raises(ValueError, match="needs an opponent pool"):
         fixed.update_pool({"greedy": 1.0})
+    # a refused update leaves the pool as it was
+    for weights, new, message in [({"greedy": 2, "nosuch": 1}, None, "'nosuch', neither a member"),
+                                  ({"greedy": 1, "snapshot-1": True}, None, "not a bool"),
+                                  ({"greedy": 0, "snapshot-1": 0}, None, "pool is empty"),
+                                  ({"x": 1}, {"x": "nosuch-agent"}, "nosuch-agent"),
+                                  (5, None, "allowed: a dict of name -> weight")]:
+        with pytest.raises(ValueError, match=message):
+            env.update_pool(weights, new)
+        assert env.pool.names == ["greedy", "snapshot-1"] and env.pool.weights == [0.5, 0.5]
     assert R.league_weights({"a": 1, "b": 3}, [], 0.2) == {"a": 0.25, "b": 0.75}
     assert R.league_weights({"a": 1, "b": 3}, ["s1", "s2"], 0.2) == pytest.approx(
         {"a": 0.2, "b": 0.6, "s1": 0.1, "s2": 0.1})

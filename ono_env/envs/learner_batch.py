@@ -114,6 +114,7 @@ class LearnerBatch:
         if not self._ready:
             raise RuntimeError("step() before reset(): call reset() first")
         a = self.check_actions(actions, self.num_envs)
+        out = self.game.check_observation_out(out)   # before any game moves
         result = self.game.step(a)          # raises ValueError on an illegal action
         rewards = self._driver.take_pending()
         rewards += result.rewards[self._rows, self.learner]

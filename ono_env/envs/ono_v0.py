@@ -187,12 +187,12 @@ class raw_env(AECEnv):
     def _play(self, agent: str, action: int, check: bool) -> None:
         """``agent`` (the acting one) takes ``action`` (an id 0..84); ``check=False`` for an
         action already checked against ``self._mask``."""
-        self._cumulative_rewards[agent] = 0.0
         inner = self._inner
         self._action[0] = action
         bad = inner.step_observed(self._action, check)
-        if bad >= 0:
+        if bad >= 0:   # refused: nothing changed, the agent's reward so far included
             inner.raise_illegal(bad, self._action)
+        self._cumulative_rewards[agent] = 0.0
         self._mask[:] = inner.mask[0]
         self._obs[:] = inner.next_obs[0]
         self._history.append((self._seat_of[agent], action))
@@ -233,7 +233,8 @@ class raw_env(AECEnv):
     def last(self, observe: bool = True):
         """PettingZoo's ``last()``; after every agent is done (the game is over and each has
         taken its ``None`` step) a ``RuntimeError`` saying so, not a bare ``KeyError``."""
-        if getattr(self, "_ready", False) and not self.agents:
+        self._require_reset("last")
+        if not self.agents:
             raise RuntimeError("last() after every agent is done: the game is over; call "
                                "reset() to deal a new one")
         return super().last(observe)

@@ -129,18 +129,35 @@ class OnoRLlibVectorEnv(gym.vector.VectorEnv):
     def update_pool(self, weights: Mapping[str, float], new: Mapping[str, Any] | None = None) -> None:
         """Make the pool's members ``weights`` (name -> weight): add the agents of ``new``
         (name -> agent) first, remove the members not named, set every weight. Games already
-        dealt keep their opponents; the next deals draw from the new pool."""
+        dealt keep their opponents; the next deals draw from the new pool. A refused update
+        (a name that is neither a member nor in ``new``, a bad weight or agent, no positive
+        weight left) raises ``ValueError`` and leaves the pool as it was."""
         pool = self.pool
         if pool is None:
             raise ValueError("update_pool needs an opponent pool (opponents given as "
                              "{agent: weight}); this env has fixed opponents")
-        for name, agent in (new or {}).items():
-            if name not in pool.names:
-                pool.add(agent, float(weights.get(name, 0.0)), name)
-        for name in [n for n in pool.names if n not in weights]:
-            pool.remove(name)
-        for name, w in weights.items():
-            pool.set_weight(name, w)
+        for what, value in (("weights", weights), ("new", {} if new is None else new)):
+            if not isinstance(value, Mapping):
+                raise ValueError(f"update_pool {what}={value!r:.60} ({type(value).__name__}); "
+                                 f"allowed: a dict of name -> "
+                                 f"{'weight' if what == 'weights' else 'agent'}")
+        unknown = [n for n in weights if n not in pool.names and n not in (new or {})]
+        if unknown:
+            raise ValueError(f"update_pool weights name {unknown[0]!r}, neither a member nor in "
+                             f"new; members: {', '.join(map(repr, pool.names)) or 'none'}")
+        kept = (list(pool.agents), list(pool.names), list(pool.weights))
+        try:
+            for name, agent in (new or {}).items():
+                if name not in pool.names:
+                    pool.add(agent, weights.get(name, 0.0), name)
+            for name in [n for n in pool.names if n not in weights]:
+                pool.remove(name)
+            for name, w in weights.items():
+                pool.set_weight(name, w)
+            pool.probabilities()   # some weight positive, the sum finite
+        except Exception:
+            pool.agents, pool.names, pool.weights = kept
+            raise
 
     # ---- episodes -----------------------------------------------------------------------
     def _observe(self) -> dict[str, np.ndarray]:
