@@ -187,9 +187,23 @@ OPP_NAMED = _OPP["named_color"]
 OPP_DREW = _OPP["drew"]
 
 
-def rules_features(rules: RuleSet) -> np.ndarray:
+RulesSpec = RuleSet | str | Mapping[str, Any]
+"""What the functions below take as rules: a RuleSet, a preset name or YAML path, a mapping."""
+
+
+def _ruleset(rules: Any) -> RuleSet:
+    """``rules`` as a RuleSet (a RuleSet, a preset name, a YAML path or a mapping, as
+    :func:`~ono_env.rules.resolve_rules` takes), or ``ValueError``; no default here."""
+    if rules is None:
+        raise ValueError("rules=None; allowed: a RuleSet, a preset name, a YAML path or a "
+                         "mapping")
+    return rules if isinstance(rules, RuleSet) else resolve_rules(rules)
+
+
+def rules_features(rules: RulesSpec) -> np.ndarray:
     """``(NUM_RULE_FEATURES,) float32``: the rules block of a version-2 observation under
     ``rules`` (the compiled encoder writes the same row; the tests check it)."""
+    rules = _ruleset(rules)
     vals: dict[str, float] = {
         "wild_draw_four_restricted": rules.wild_draw_four_restricted,
         "challenge": rules.challenge, "stacking": rules.stacking,
@@ -228,11 +242,12 @@ def _check_version(version: int) -> int:
     return int(version)
 
 
-def observation_layout(rules: RuleSet, version: int = DEFAULT_OBS_VERSION) -> list[Block]:
+def observation_layout(rules: RulesSpec, version: int = DEFAULT_OBS_VERSION) -> list[Block]:
     """The blocks of the observation vector for ``rules``. Version 1's size depends on the
     number of players and on whether the rules keep scores; version 2 has one length for
     every table: its opponent blocks are listed as ``opponent_<k>`` (k = 1 is the seat's
     left), each made of the :data:`OPPONENT_FIELDS`."""
+    rules = _ruleset(rules)
     if _check_version(version) == 2:
         blocks = [Block(name, _AT2[name], _AT2[name] + size, meaning)
                   for name, size, meaning in V2_BLOCKS]
@@ -254,9 +269,29 @@ def observation_layout(rules: RuleSet, version: int = DEFAULT_OBS_VERSION) -> li
     return blocks
 
 
-def observation_size(rules: RuleSet, version: int = DEFAULT_OBS_VERSION) -> int:
+def observation_high(rules: RulesSpec) -> float:
+    """The largest value an entry of an observation under ``rules`` can take, either
+    version: the upper bound of the environments' observation ``Box`` (its lower bound is
+    -1). A count is at most the deck size; a score, scaled by the target (by 100 in a single
+    round), is at most the target less one plus every card's points (a match ends in the
+    round that reaches the target); the rules block holds the target divided by 500. Where a
+    quotient is the bound, it is rounded up to the next float32, so that no entry, computed
+    in float32, passes it; under the presets the bound is the deck size."""
+    rules = _ruleset(rules)
+    high = float(rules.deck_size)
+    if rules.scoring != "none":
+        points = int((rules.deck_counts.astype(np.int64) * C.CARD_POINTS).sum())
+        target = rules.target_score
+        scaled = max((target - 1 + points) / target if target else points / 100, target / 500)
+        if scaled > high:
+            high = float(np.nextafter(np.float32(scaled), np.float32(np.inf)))
+    return high
+
+
+def observation_size(rules: RulesSpec, version: int = DEFAULT_OBS_VERSION) -> int:
     """Length of the observation vector under ``rules`` (version 2: always
     :data:`OBS_V2_SIZE`)."""
+    rules = _ruleset(rules)
     if _check_version(version) == 2:
         return OBS_V2_SIZE
     return observation_layout(rules)[-1].stop
@@ -268,7 +303,7 @@ _BY_CARD = ("hand", "top_card", "drawn_card", "discard_pile", "known_cards")
 _BY_COLOR = ("color", "lacks", "last_play", "previous_play", "named_color")
 
 
-def color_permutation(perm: Any, rules: RuleSet,
+def color_permutation(perm: Any, rules: RulesSpec,
                       version: int = DEFAULT_OBS_VERSION) -> tuple[np.ndarray, np.ndarray]:
     """The four colours renamed: colour ``k`` (0-3, R Y G B) becomes ``perm[k]``. No rule
     tells the colours apart, so the renamed position is the same position under other
@@ -284,6 +319,7 @@ def color_permutation(perm: Any, rules: RuleSet,
     docs/results/color-symmetry). ``ValueError`` when ``perm`` is not a permutation of
     0-3. Checked against the engine by a test that plays a position and its renamed copy
     side by side."""
+    rules = _ruleset(rules)
     p = np.asarray(perm) if not isinstance(perm, (str, bytes)) else np.asarray([])
     if (p.shape != (NUM_COLORS,) or p.dtype.kind not in "iu"
             or sorted(p.tolist()) != list(range(NUM_COLORS))):
@@ -375,11 +411,15 @@ class ObservationViewV2(NamedTuple):
     opponents: OpponentView
 
 
-def observation_view(obs: np.ndarray, rules: RuleSet, version: int = DEFAULT_OBS_VERSION
+def observation_view(obs: np.ndarray, rules: RulesSpec, version: int = DEFAULT_OBS_VERSION
                      ) -> Any:
     """Named views of ``obs`` (``(B, D)``, D = ``observation_size(rules, version)``): an
     :class:`ObservationView` for version 1, an :class:`ObservationViewV2` for version 2."""
+    rules = _ruleset(rules)
     size = observation_size(rules, version)
+    if not isinstance(obs, np.ndarray):
+        raise ValueError(f"obs is a {type(obs).__name__}; allowed: a NumPy array of shape "
+                         f"(B, {size})")
     if obs.ndim != 2 or obs.shape[1] != size:
         what = (f"{rules.num_players}-player {rules.name!r} rules have" if version == 1
                 else "version-2 observations have")
@@ -411,11 +451,12 @@ def observation_view(obs: np.ndarray, rules: RuleSet, version: int = DEFAULT_OBS
                            opponent_called=opp1[:, 1::2], scores=scores)
 
 
-def observation_scale(rules: RuleSet, version: int = DEFAULT_OBS_VERSION) -> np.ndarray:
+def observation_scale(rules: RulesSpec, version: int = DEFAULT_OBS_VERSION) -> np.ndarray:
     """``(D,) float32``: a fixed divisor per observation entry that brings counts to about
     [0, 1] (one-hot blocks, flags and the scaled scores are left as they are). Learned agents
     divide by it before their network; saved models store it. Version 2's depends on the
     deck size only through ``stock_size``, which it divides by 108 at every table."""
+    rules = _ruleset(rules)
     scale = np.ones((1, observation_size(rules, version)), np.float32)
     v = observation_view(scale, rules, version)
     v.hand[:] = 2.0
@@ -434,7 +475,8 @@ def observation_scale(rules: RuleSet, version: int = DEFAULT_OBS_VERSION) -> np.
     return scale[0]
 
 
-def format_observation_layout(rules: RuleSet, version: int = DEFAULT_OBS_VERSION) -> str:
+def format_observation_layout(rules: RulesSpec, version: int = DEFAULT_OBS_VERSION) -> str:
+    rules = _ruleset(rules)
     lines = [f"observation layout v{version} ({rules.name}, {rules.num_players} players, "
              f"{observation_size(rules, version)} floats)",
              f"{'name':<14} {'slice':<12} meaning"]
@@ -450,7 +492,7 @@ def format_observation_layout(rules: RuleSet, version: int = DEFAULT_OBS_VERSION
     return "\n".join(lines)
 
 
-def print_observation_layout(rules: RuleSet | str | Mapping[str, Any],
+def print_observation_layout(rules: RulesSpec,
                              version: int = DEFAULT_OBS_VERSION) -> None:
     """Print the observation table for ``rules`` (a RuleSet, a preset name, a YAML path or a
     mapping, as ``resolve_rules`` takes): version 1's layout depends on the number of

@@ -328,3 +328,55 @@ def test_opponent_pool_draws_per_game_and_accepts_snapshots():
     venv.batch._driver.assign(dealt, np.random.default_rng(0))
     assert set(_seated_names(venv.batch._driver, pool).ravel()) == {"greedy", "snapshot-1"}
     assert len(venv.batch._driver.agents) == 2                    # the removed member is forgotten
+
+
+@pytest.mark.parametrize("target, version", [(1, 1), (1, 2), (1_000_000, 2), (0, 1)])
+def test_every_observation_lies_in_the_declared_box_at_any_target(target, version):
+    from ono_env.envs.gym_vector import OnoVectorEnv
+    from ono_env.envs.rllib_env import observation_space as rllib_space
+    from ono_env.observation import observation_high
+    options = {"target_score": target} if target else {"target_score": 0, "scoring": "penalty"}
+    rules = RuleSet.preset("classic", **options)
+    env = OnoEnv(rules, num_players=2, opponents="random", observation_version=version)
+    assert env.observation_space.high.max() == np.float32(observation_high(rules))
+    obs, info = env.reset(seed=0)
+    rng = np.random.default_rng(0)
+    top = obs.max()
+    for _ in range(800):
+        assert env.observation_space.contains(obs), (obs.max(), env.observation_space.high.max())
+        obs, _, term, trunc, info = env.step(int(rng.choice(np.flatnonzero(info["action_mask"]))))
+        top = max(top, obs.max())
+        if term or trunc:
+            obs, info = env.reset()
+    if target == 1_000_000:   # the rules block's target / 500 passes the deck size
+        assert top == 2000
+    for space in (ono_v0.raw_env(rules=rules, observation_version=version)
+                  .observation_space("player_0")["observation"],
+                  OnoVecEnv(rules, num_envs=2, observation_version=version).observation_space,
+                  OnoVectorEnv(2, rules, observation_version=version)
+                  .single_observation_space,
+                  rllib_space(rules, version)["observations"]):
+        assert space.high.max() == env.observation_space.high.max()
+
+
+def test_the_observation_functions_take_a_preset_name_and_refuse_what_is_not_rules():
+    from ono_env.observation import (
+        color_permutation,
+        observation_scale,
+        observation_view,
+        rules_features,
+    )
+    classic = RuleSet.preset("classic")
+    assert observation_size("classic", 1) == observation_size(classic, 1)
+    assert format_observation_layout("classic", 2) == format_observation_layout(classic, 2)
+    basic = RuleSet.preset("basic")
+    assert observation_layout("basic", 1) == observation_layout(basic, 1)
+    assert np.array_equal(observation_scale("classic", 2), observation_scale(classic, 2))
+    assert np.array_equal(rules_features("classic"), rules_features(classic))
+    assert all(np.array_equal(a, b) for a, b in zip(color_permutation([1, 0, 2, 3], "classic"),
+                                                     color_permutation([1, 0, 2, 3], classic)))
+    for bad, message in [(None, "rules=None"), (42, "rules must be a RuleSet")]:
+        with pytest.raises(ValueError, match=message):
+            observation_size(bad, 2)
+    with pytest.raises(ValueError, match=r"obs is a list; allowed: a NumPy array of shape \(B, "):
+        observation_view([[0.0] * 10], "classic", 1)

@@ -58,6 +58,7 @@ from ono_env.checks import (
 )
 from ono_env.envs.opponents import OpponentDriver, make_opponents
 from ono_env.game import VecGame
+from ono_env.observation import observation_high
 from ono_env.render import render_text
 from ono_env.rules import resolve_rules
 
@@ -100,7 +101,7 @@ class OnoEnv(gym.Env):
         self.opponents = make_opponents(opponents, self.rules)
         self._driver = OpponentDriver(self.game, self.opponents)
         self._learner = np.zeros(1, np.int64)
-        self.observation_space = spaces.Box(-1.0, float(self.rules.deck_size),
+        self.observation_space = spaces.Box(-1.0, observation_high(self.rules),
                                             (self.game.observation_size,), np.float32)
         self.action_space = spaces.Discrete(NUM_ACTIONS)
         self._over = True

@@ -47,6 +47,7 @@ from gymnasium.vector.utils import batch_space
 from ono_env.cards import NUM_ACTIONS
 from ono_env.checks import check_seed
 from ono_env.envs.learner_batch import LearnerBatch
+from ono_env.observation import observation_high
 
 
 class OnoVectorEnv(gym.vector.VectorEnv):
@@ -76,7 +77,7 @@ class OnoVectorEnv(gym.vector.VectorEnv):
         self.game = self.batch.game
         self.num_envs = self.batch.num_envs
         self.single_observation_space = spaces.Box(
-            -1.0, float(self.rules.deck_size), (self.game.observation_size,), np.float32)
+            -1.0, observation_high(self.rules), (self.game.observation_size,), np.float32)
         self.single_action_space = spaces.Discrete(NUM_ACTIONS)
         self.observation_space = batch_space(self.single_observation_space, self.num_envs)
         self.action_space = batch_space(self.single_action_space, self.num_envs)

@@ -68,7 +68,7 @@ from ono_env._engine import G_CURRENT, G_TERMINATED, G_TRUNCATED
 from ono_env.cards import ACTION_NAMES, NUM_ACTIONS
 from ono_env.checks import check_action, check_choice, check_seed
 from ono_env.game import VecGame
-from ono_env.observation import observation_size
+from ono_env.observation import observation_high, observation_size
 from ono_env.render import describe_action, render_text
 from ono_env.rules import RuleSet, resolve_rules
 
@@ -116,7 +116,7 @@ class raw_env(AECEnv):
         self.agents = self.possible_agents[:]
         size = observation_size(self.rules, observation_version)   # checks the version
         obs_space = spaces.Dict({
-            "observation": spaces.Box(-1.0, float(self.rules.deck_size), (size,), np.float32),
+            "observation": spaces.Box(-1.0, observation_high(self.rules), (size,), np.float32),
             "action_mask": spaces.Box(0, 1, (NUM_ACTIONS,), np.int8),
         })
         self.observation_spaces = {a: obs_space for a in self.possible_agents}

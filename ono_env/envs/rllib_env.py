@@ -51,7 +51,7 @@ from ono_env.cards import NUM_ACTIONS
 from ono_env.checks import check_action, check_int, check_learner_seat, check_seed
 from ono_env.envs.opponents import OpponentDriver, OpponentPool, make_opponents
 from ono_env.game import MAX_GAMES, VecGame
-from ono_env.observation import observation_size
+from ono_env.observation import observation_high, observation_size
 from ono_env.rules import RuleSet, resolve_rules
 
 OBS_KEY = "observations"
@@ -65,7 +65,7 @@ def observation_space(rules: RuleSet, version: int = 1) -> spaces.Dict:
     """The observation space of one seat: ``{"observations": Box(D), "action_mask": Box(85)}``
     (``D`` of observation ``version``)."""
     return spaces.Dict({
-        OBS_KEY: spaces.Box(-1.0, float(rules.deck_size), (observation_size(rules, version),),
+        OBS_KEY: spaces.Box(-1.0, observation_high(rules), (observation_size(rules, version),),
                             np.float32),
         MASK_KEY: spaces.Box(0.0, 1.0, (NUM_ACTIONS,), np.float32),
     })

@@ -51,6 +51,7 @@ from stable_baselines3.common.vec_env.base_vec_env import VecEnv, VecEnvIndices,
 from ono_env.cards import NUM_ACTIONS
 from ono_env.checks import check_seed
 from ono_env.envs.learner_batch import LearnerBatch
+from ono_env.observation import observation_high
 
 
 class OnoVecEnv(VecEnv):
@@ -77,7 +78,7 @@ class OnoVecEnv(VecEnv):
         self.opponents = self.batch.opponents
         self._actions: np.ndarray | None = None
         self.render_mode = None
-        obs_space = spaces.Box(-1.0, float(self.rules.deck_size), (self.game.observation_size,),
+        obs_space = spaces.Box(-1.0, observation_high(self.rules), (self.game.observation_size,),
                                np.float32)
         super().__init__(self.batch.num_envs, obs_space, spaces.Discrete(NUM_ACTIONS))
         if seed is not None:
