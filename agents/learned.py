@@ -96,7 +96,7 @@ from typing import Any
 import numpy as np
 
 from ono_env import cards as C
-from ono_env.checks import is_int
+from ono_env.checks import check_bool, is_int
 from ono_env.observation import (
     MAX_OPPONENTS,
     OBS2_OPPONENTS,
@@ -688,6 +688,7 @@ def load_agent(path: str | Path, rules: Any = None, *, deterministic: bool = Tru
     trained for); ``ValueError`` with the reason when the file is not a model or the rules
     do not fit. ``name``: what that reason calls the model (a shipped policy's name, which the
     user gave, rather than the path it is installed at); default: the path."""
+    check_bool("deterministic", deterministic)
     meta, net = read_model(path)
     rules = RuleSet.from_dict(meta["rules"]) if rules is None else resolve_rules(rules)
     check_compatible(meta, rules, repr(str(path)) if name is None else repr(name))

@@ -52,6 +52,10 @@ def register_agent(name: str, factory: Factory) -> None:
         raise ValueError(f"agent name {name!r}; allowed: a non-empty name that is not a path")
     if not callable(factory):
         raise ValueError(f"register_agent({name!r}, ...): the factory must be callable")
+    if name.partition(":")[0] in SEARCH_AGENTS:
+        raise ValueError(f"agent name {name!r} would hide the search agent "
+                         f"{name.partition(':')[0]!r}; allowed: a name that is not a search "
+                         f"agent's ({', '.join(SEARCH_AGENTS)}), with or without ':'")
     _REGISTRY[name] = factory
 
 
@@ -89,7 +93,12 @@ def make_agent(spec: Any, rules: Any = None) -> Agent:
                              f"the search agents {', '.join(SEARCH_AGENTS)} (also as name:N or "
                              f"name:<T>ms), "
                              f"or the path of a saved model (.safetensors or .zip)")
-        return _REGISTRY[spec](rules)
+        agent = _REGISTRY[spec](rules)
+        if not isinstance(agent, Agent):
+            raise ValueError(f"agent {spec!r}: its registered factory returned a "
+                             f"{type(agent).__name__}, not an agent (an object with "
+                             f"act(obs, mask, rng))")
+        return agent
     if isinstance(spec, Agent):
         return spec
     raise ValueError(

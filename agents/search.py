@@ -13,7 +13,8 @@ the deal, how much is play). Names (``make_agent``):
 ``pimc-plain:N``           the same without that preference (the plain argmax)
 ``pimc-ppo:N``             the same search, keeping the choice of the shipped PPO policy for
                            the rules (``ppo-basic-2p``, ...) unless clearly beaten
-                           (:func:`prior_margin`); refused for rules without a shipped policy
+                           (:func:`prior_margin`); where no specialist fits the rules and
+                           the player count, the generalist ``ppo-any``
 ``pimc-ppo-playout:N``     ``pimc-ppo`` with the shipped policy also playing the playouts,
                            for every seat (a learned playout policy; about 8x slower per
                            world than greedy playouts)
@@ -96,6 +97,7 @@ Deterministic given the generator passed to ``act_game``: one 64-bit seed is dra
 from __future__ import annotations
 
 import math
+import re
 import time
 import weakref
 from typing import Any, cast
@@ -572,23 +574,20 @@ def _budget(name: str, arg: str | None) -> tuple[int, float | None]:
     of its default worlds, scaled to the worlds sampled)."""
     if arg is None:
         return (DEFAULT_ITERATIONS if name.startswith("ismcts") else DEFAULT_WORLDS), None
+    spec = repr(f"{name}:{arg}")
     if arg.endswith("ms"):
-        try:
-            ms = float(arg[:-2])
-        except ValueError:
-            ms = 0.0
-        if not 0 < ms <= MAX_TIME_MS:   # also refuses nan
-            raise ValueError(f"agent {name}:{arg}: a time budget is <T>ms, T milliseconds per "
+        # ASCII digits only, as written in the docs: float() would also take "1e1", " 20 ",
+        # "1_0" and other scripts' digits
+        ms = float(arg[:-2]) if re.fullmatch(r"(0|[1-9][0-9]*)(\.[0-9]+)?ms", arg) else 0.0
+        if not 0 < ms <= MAX_TIME_MS:
+            raise ValueError(f"agent {spec}: a time budget is <T>ms, T milliseconds per "
                              f"decision above 0 and at most {MAX_TIME_MS:g} (e.g. {name}:20ms)")
         return (DEFAULT_ITERATIONS if name.startswith("ismcts") else DEFAULT_WORLDS), ms
-    try:
-        n = int(arg)
-    except ValueError:
-        n = 0
+    n = int(arg) if re.fullmatch(r"[1-9][0-9]{0,8}", arg) else 0   # int() takes "+1", "1_6"
     if not 1 <= n <= MAX_WORLDS:
         what = ("the number of worlds (pimc, oracle) or iterations (ismcts), an integer from 1 "
                 f"to {MAX_WORLDS}, or <T>ms: T milliseconds per decision (e.g. {name}:20ms)")
-        raise ValueError(f"agent {name}:{arg}: the budget after ':' is {what}")
+        raise ValueError(f"agent {spec}: the budget after ':' is {what}")
     return n, None
 
 

@@ -80,7 +80,10 @@ class StepResult(NamedTuple):
 def game_seeds(seed: int, num_games: int) -> np.ndarray:
     """``(num_games,) uint64``: the generator state game ``i`` of a batch seeded ``seed`` starts
     from. ``VecGame(rules, 1).reset(seeds=game_seeds(s, B)[i:i+1])`` plays exactly like game
-    ``i`` of ``VecGame(rules, B, seed=s)``."""
+    ``i`` of ``VecGame(rules, B, seed=s)``. ``seed`` as ``VecGame`` takes it (a whole number
+    0 to 2**63 - 1), ``num_games`` 0 to ``MAX_GAMES``."""
+    seed = check_seed("seed", seed, allow_none=False)
+    num_games = check_int("num_games", num_games, 0, MAX_GAMES)
     return np.array([E.mix_seed(seed, i) for i in range(num_games)], dtype=np.uint64)
 
 
@@ -494,7 +497,14 @@ class VecGame:
     @classmethod
     def from_dict(cls, d: Mapping[str, Any], **kwargs: Any) -> VecGame:
         """A one-game ``VecGame`` at position ``d`` (under the position's ``rules``);
-        ``kwargs`` as for the constructor. Refusals as for ``set_position``."""
+        ``kwargs`` as for the constructor, less ``rules``, ``num_games`` and ``seed`` (the
+        position sets them: one game, its generator in the position). Refusals as for
+        ``set_position``."""
+        fixed = sorted(set(kwargs) & {"rules", "num_games", "seed"})
+        if fixed:
+            raise ValueError(f"from_dict sets {', '.join(fixed)} itself (one game, the "
+                             f"position's rules and generator); allowed keyword arguments: "
+                             f"those of VecGame but rules, num_games and seed")
         rules = positions.read_rules(positions.check_keys(d)["rules"])
         game = cls(rules, 1, seed=0, **kwargs)
         game.set_position(0, d)
@@ -610,7 +620,18 @@ def first_legal(mask: np.ndarray) -> np.ndarray:
 
 def random_legal(mask: np.ndarray, rng: np.random.Generator) -> np.ndarray:
     """``(B,) int64``: a uniformly random legal action per row (0 where none is legal), one
-    uniform draw of ``rng`` per row."""
+    uniform draw of ``rng`` per row. ``mask``: a ``(B, 85)`` array of bools or of integers
+    0/1 (as the environments give); ``rng``: a NumPy ``Generator``."""
+    if not isinstance(rng, np.random.Generator):
+        raise ValueError(f"rng is a {type(rng).__name__}; allowed: a numpy.random.Generator "
+                         f"(np.random.default_rng(seed))")
+    if (not isinstance(mask, np.ndarray) or mask.ndim != 2 or mask.shape[1] != C.NUM_ACTIONS
+            or mask.dtype.kind not in "biu"):
+        raise ValueError(f"mask is {_described(mask)}; allowed: a (B, {C.NUM_ACTIONS}) array of "
+                         f"bools or integers 0/1")
+    if mask.dtype.kind != "b" and mask.size and (mask.min() < 0 or mask.max() > 1):
+        raise ValueError(f"mask holds values other than 0 and 1 (from {mask.min()} to "
+                         f"{mask.max()}); allowed: bools or integers 0/1")
     mask = np.ascontiguousarray(mask, dtype=np.bool_)
     out = np.empty(mask.shape[0], np.int64)
     _K.nth_legal(mask, rng.random(mask.shape[0]), out)

@@ -162,7 +162,7 @@ class RuleSet:
             raise ValueError(f"rule option names must be strings; got {bad_keys[0]!r}")
         base = d.pop("preset", None)
         if base is None:
-            if d.get("name") in PRESETS:
+            if isinstance(d.get("name"), str) and d["name"] in PRESETS:
                 base = d["name"]
             elif set(FIELD_NAMES) <= set(d):
                 _check_option_names(d)

@@ -21,7 +21,9 @@ from ono_env import (
     action_name,
     card_id,
     card_name,
+    game_seeds,
 )
+from ono_env.agents import RandomAgent, make_agent
 from ono_env.apps.demo import main as demo_main
 from ono_env.apps.demo import play_demo
 
@@ -358,3 +360,71 @@ def test_a_copied_game_plays_on_its_own_buffers(how):
         assert np.array_equal(rsh.terminated, h.state.terminated != 0)
         assert np.array_equal(h.state.g, g.state.g)
 
+
+
+def _refusal(call):
+    with pytest.raises(ValueError) as info:
+        call()
+    return str(info.value)
+
+
+@pytest.mark.parametrize("call, fragment", [
+    # random_legal: before, rng=None was an AttributeError, a 1-D mask gave 85 zeros and a
+    # float mask was read as bools
+    (lambda: ono_env_random_legal(np.ones((2, 85), bool), None), "allowed: a numpy.random.Generator"),
+    (lambda: ono_env_random_legal(np.ones(85, bool), np.random.default_rng(0)), "allowed: a (B, 85) array"),
+    (lambda: ono_env_random_legal(np.ones((2, 85)), np.random.default_rng(0)), "float64 (2, 85)"),
+    (lambda: ono_env_random_legal(np.full((2, 85), 2, np.int8), np.random.default_rng(0)),
+     "values other than 0 and 1"),
+    # game_seeds: before, 2.7 was 2, True 1 and -1 2**64 - 1
+    (lambda: game_seeds(2.7, 2), "seed=2.7 (float)"),
+    (lambda: game_seeds(True, 2), "seed=True (bool)"),
+    (lambda: game_seeds(-1, 2), "seed=-1; allowed: an integer from 0"),
+    (lambda: game_seeds(0, -1), "num_games=-1; allowed: an integer from 0 to"),
+    # a rules mapping whose name is not text: before, a bare TypeError (unhashable)
+    (lambda: RuleSet.from_dict({"name": ["a"]}), "needs 'preset'"),
+    (lambda: RuleSet.from_dict({"preset": "basic", "name": ["a"]}), "name=['a']; allowed: a string"),
+    # from_dict's own arguments: before, "got multiple values"
+    (lambda: VecGame.from_dict(VecGame("basic", 1, seed=0).to_dict(), seed=5),
+     "from_dict sets seed itself"),
+    (lambda: VecGame.from_dict(VecGame("basic", 1, seed=0).to_dict(), num_games=2),
+     "from_dict sets num_games itself"),
+])
+def test_loose_inputs_of_the_library_are_refused_by_name(call, fragment):
+    assert fragment in _refusal(call)
+
+
+def ono_env_random_legal(mask, rng):
+    from ono_env import random_legal
+    return random_legal(mask, rng)
+
+
+@pytest.mark.parametrize("spec", ["pimc: 16", "pimc:+16", "pimc:1_6", "pimc:\u0661\u0666",
+                                  "pimc:016", "pimc:16.0", "pimc:", "pimc:1e1ms", "pimc: 20 ms",
+                                  "pimc:20 ms", "pimc:020ms", "ismcts:1e3"])
+def test_a_search_budget_is_ascii_digits_as_written_in_the_docs(spec):
+    # before, int() and float() read the first eight as pimc:16, pimc:10ms and pimc:20ms
+    assert f"agent {spec!r}: " in _refusal(lambda: make_agent(spec, "basic"))
+
+
+@pytest.mark.parametrize("spec, worlds, ms", [("pimc:16", 16, None), ("pimc:0.5ms", 64, 0.5),
+                                              ("pimc:20ms", 64, 20.0), ("ismcts:64", 64, None)])
+def test_the_search_budgets_the_docs_write_still_read(spec, worlds, ms):
+    from ono_env.agents.search import _budget
+    assert _budget(*spec.split(":")) == (worlds, ms)
+
+
+def test_the_registry_refuses_a_factory_that_is_no_agent_and_a_name_that_hides_a_search():
+    from ono_env.agents.learned import load_agent, shipped_models
+    from ono_env.agents.registry import register_agent, unregister_agent
+    register_agent("five", lambda rules: 5)
+    try:
+        assert "returned a int, not an agent" in _refusal(lambda: make_agent("five", "basic"))
+    finally:
+        unregister_agent("five")
+    for name in ("pimc", "pimc:16", "oracle-hands"):
+        assert "would hide the search agent" in _refusal(lambda n=name: register_agent(n, RandomAgent))
+    assert make_agent("pimc:4", "basic").name.startswith("pimc")
+    for bad in ("no", 0):
+        assert "deterministic" in _refusal(
+            lambda b=bad: load_agent(shipped_models()["ppo-basic-2p"], deterministic=b))
