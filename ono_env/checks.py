@@ -127,6 +127,36 @@ def check_input_file(path: Any, what: str, max_bytes: int) -> Path:
     return p
 
 
+def check_output_file(path: Any, what: str) -> Path:
+    """``path`` as a ``Path`` once a new file can be written there: its folder exists or was
+    just made (:func:`check_output_dir`), nothing is at the path yet, and a file of that name
+    could be created (one is made and removed again: a name too long, a read-only place are
+    found now, not after the work); else one ``ValueError`` naming ``what`` and the reason.
+    An existing file is refused rather than replaced, so no earlier result is lost."""
+    import os
+
+    if not isinstance(path, (str, os.PathLike)) or not str(path):
+        raise ValueError(f"{what}: a file path is needed; got {path!r:.60}")
+    p = Path(path)
+    try:
+        if p.is_dir():
+            raise ValueError(f"{what}: {str(p)!r} is a folder; give a file name")
+        if p.exists() or p.is_symlink():
+            raise ValueError(f"{what}: {str(p)!r} already exists; give a new file name")
+    except OSError as exc:   # a name too long, ...
+        raise ValueError(f"{what}: cannot write the file {str(p)!r}: "
+                         f"{exc.strerror or exc}") from None
+    check_output_dir(p.parent, what)
+    try:
+        with open(p, "x"):
+            pass
+        p.unlink()
+    except OSError as exc:
+        raise ValueError(f"{what}: cannot write the file {str(p)!r}: "
+                         f"{exc.strerror or exc}") from None
+    return p
+
+
 MADE_DIRS: list[Path] = []
 """The folders :func:`check_output_dir` created in this process, in the order made: a console
 script whose run is refused after that check removes those still empty

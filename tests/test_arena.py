@@ -279,6 +279,35 @@ def test_paired_difference_compares_two_runs_deal_by_deal(tmp_path):
             read_arena_json(path)
 
 
+def test_cli_out_refuses_before_any_game_what_it_could_not_write_or_would_replace(tmp_path, capsys):
+    base = ["greedy", "random", "--rules", "basic", "--players", "2", "--games", "20",
+            "--no-progress", "--no-rating"]
+    assert main([*base, "--out", str(tmp_path / "run")]) == 0
+    before = (tmp_path / "run" / "arena.json").read_bytes()
+    (tmp_path / "dir" / "arena.json").mkdir(parents=True)
+    for out, message in ((tmp_path / "run", "already holds arena.json, arena.csv"),
+                         (tmp_path / "dir", "already holds arena.json"),
+                         ("", "--out: a folder path is needed")):
+        capsys.readouterr()
+        assert main([*base, "--out", str(out)]) == 2
+        captured = capsys.readouterr()
+        assert captured.out == ""   # no game played: no table printed
+        assert message in captured.err and len(captured.err.splitlines()) == 1
+    assert (tmp_path / "run" / "arena.json").read_bytes() == before
+    assert main([*base, "--mirrored", "--paired-with", ""]) == 2
+    assert "--paired-with: an arena.json or the folder holding it" in capsys.readouterr().err
+
+
+def test_a_plan_too_big_for_any_games_count_says_so():
+    from ono_env.arena import check_plan, games_played
+    planned = games_played(1, 30, 10)
+    with pytest.raises(ValueError, match="every seating of every table alone is over") as info:
+        check_plan(planned, 1, 30, 10)
+    assert "ask for at least" not in str(info.value)
+    with pytest.raises(ValueError, match="ask for at least"):
+        check_plan(games_played(1, 20, 4), 1, 20, 4)
+
+
 def test_cli_paired_with_an_earlier_run(tmp_path, capsys):
     base = ["--rules", "basic", "--players", "2", "--games", "200", "--seed", "3",
             "--mirrored", "--no-progress", "--no-rating"]

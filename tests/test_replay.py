@@ -234,9 +234,19 @@ def test_replays_refuse_games_they_cannot_reproduce_and_unfinished_saves(tmp_pat
 def test_ono_play_refuses_a_replay_path_it_cannot_write_before_playing(tmp_path):
     import io
     out = io.StringIO()
-    with pytest.raises(ValueError, match="it is a folder; give a file name"):
+    with pytest.raises(ValueError, match="is a folder; give a file name"):
         play(["greedy"], "basic", seed=1, read=lambda p: "0", out=out, replay_path=str(tmp_path))
     assert out.getvalue() == ""                     # refused before the game began
+    # before, these failed after the whole game (the OS refused the name), or replaced a file
+    (tmp_path / "old.json").write_text("kept")
+    for path, message in [(tmp_path / ("a" * 300 + ".json"), "cannot write the file"),
+                          (tmp_path / "old.json", "already exists; give a new file name"),
+                          ("", "a file path is needed")]:
+        with pytest.raises(ValueError, match=message):
+            play(["greedy"], "basic", seed=1, read=lambda p: "0", out=out, replay_path=str(path))
+        assert out.getvalue() == ""
+    assert (tmp_path / "old.json").read_text() == "kept"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["old.json"]
 
 
 def test_ono_play_labels_a_model_file_by_its_name(tmp_path):

@@ -151,6 +151,10 @@ def build_parser() -> cli.ArgumentParser:
     return p
 
 
+OUT_FILES = ("arena.json", "arena.csv", "arena.png")
+"""What ``--out`` writes; a folder that holds any of them is refused before any game."""
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     def body(args) -> None:
         record, record_dir = 0, None
@@ -164,12 +168,19 @@ def main(argv: Sequence[str] | None = None) -> int:
                 raise ValueError(f"--record: {str(record_dir)!r} already holds replay files; "
                                  f"give a new or empty folder")
             check_output_dir(record_dir, "--record")   # before any game is played
-        if args.out:
-            check_output_dir(args.out, "--out")
+        if args.out is not None:   # '' too: refused by name, never taken as "no --out"
+            out = check_output_dir(args.out, "--out")
+            held = [name for name in OUT_FILES if (out / name).exists() or (out / name).is_symlink()]
+            if held:
+                raise ValueError(f"--out: {str(out)!r} already holds {', '.join(held)} (an earlier "
+                                 f"run's results); give a new or empty folder")
         earlier = None
         if args.paired_with is not None:
             if not args.mirrored:
                 raise ValueError("--paired-with compares two mirrored runs: add --mirrored")
+            if not args.paired_with:
+                raise ValueError("--paired-with: an arena.json or the folder holding it is "
+                                 "needed; got ''")
             earlier = read_arena_json(args.paired_with)
             check_paired_plan(earlier, args.agents, args.rules, args.players, args.games,
                               args.seed, args.batch)
@@ -203,7 +214,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if not args.no_rating and not result.ratings:
             print("ono-arena: note: no ratings without the openskill library: "
                   "pip install 'ono-env[arena]'", file=sys.stderr)
-        if args.out:
+        if args.out is not None:
             paths = result.save(args.out)
             if importlib.util.find_spec("matplotlib") is None:
                 print("ono-arena: note: arena.png not drawn without matplotlib: "

@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Callable, Sequence
-from pathlib import Path
 from typing import TextIO, cast
 
 import numpy as np
@@ -33,7 +32,7 @@ from ono_env.agents.driver import act_one
 from ono_env.agents.learned import model_label
 from ono_env.agents.registry import is_model_path
 from ono_env.apps import console as cli
-from ono_env.checks import check_int, check_output_dir, check_seed
+from ono_env.checks import check_int, check_output_file, check_seed
 from ono_env.game import VecGame, game_seeds
 from ono_env.render import describe_action, render_text, table_events
 from ono_env.replay import Replay
@@ -191,10 +190,7 @@ def play(agents: Sequence[str], rules="basic", num_players: int | None = None, s
     seat = check_int("seat", seat, 0, n - 1)
     seed = check_seed("seed", seed)
     if replay_path is not None:     # refuse a path it cannot write before the game, not after
-        target = Path(replay_path)
-        if target.is_dir():
-            raise ValueError(f"--replay {str(target)!r}: it is a folder; give a file name")
-        check_output_dir(target.parent, f"--replay {str(target)!r}")
+        check_output_file(replay_path, "--replay")
     policies = [make_agent(a, rules) for a in agents]
     by_seat: dict[int, tuple[str, Agent]] = {}
     k = 0

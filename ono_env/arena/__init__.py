@@ -241,11 +241,14 @@ def check_plan(planned: int, num_games: int, num_entrants: int, num_players: int
     games of ``--games 1``."""
     if planned > MAX_GAMES or (planned > MAX_ROUNDING * num_games and planned > 10_000):
         tables = math.comb(num_entrants, num_players)
+        unit = tables * len(seatings(num_players))   # the fewest games a plan can hold
+        advice = (f"ask for at least {planned // MAX_ROUNDING:,} games (at most "
+                  f"{MAX_GAMES:,} in all), or seat fewer entrants" if unit <= MAX_GAMES else
+                  f"every seating of every table alone is over {MAX_GAMES:,} games: seat "
+                  f"fewer entrants, or play fewer players a table")
         raise ValueError(f"{num_games:,} games would be {planned:,}: {tables:,} tables of "
                          f"{num_players} of the {num_entrants} entrants, each in "
-                         f"{len(seatings(num_players))} seatings; ask for at least "
-                         f"{planned // MAX_ROUNDING:,} games (at most {MAX_GAMES:,} in all), or "
-                         f"seat fewer entrants")
+                         f"{len(seatings(num_players))} seatings; {advice}")
 
 
 def games_played(num_games: int, num_entrants: int, num_players: int) -> int:
