@@ -291,6 +291,20 @@ def test_demo_is_seeded_and_prints_a_summary():
     assert "play " in a.getvalue()
 
 
+def test_demo_plays_a_rules_files_own_count_and_checks_its_seeds_first(tmp_path, capsys):
+    (tmp_path / "two.yaml").write_text("preset: basic\nnum_players: 2\n")
+    assert demo_main(["--rules", str(tmp_path / "two.yaml"), "--quiet", "--games", "1"]) == 0
+    assert "with 2 random players" in capsys.readouterr().out   # before: 4, silently
+    assert demo_main(["--quiet", "--games", "1"]) == 0
+    assert "with 4 random players" in capsys.readouterr().out
+    assert demo_main(["--rules", str(tmp_path / "two.yaml"), "--players", "3", "--quiet",
+                      "--games", "1"]) == 0   # --players sets the count, as in ono-play
+    assert "with 3 random players" in capsys.readouterr().out
+    assert demo_main(["--seed", str(2**63 - 1), "--games", "2", "--quiet"]) == 2
+    captured = capsys.readouterr()
+    assert captured.out == "" and "seed + games - 1 must be at most" in captured.err
+
+
 def test_demo_bad_rules_is_one_line(capsys):
     assert demo_main(["--rules", "nope", "--quiet"]) == 2
     err = capsys.readouterr().err.strip().splitlines()

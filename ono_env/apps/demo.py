@@ -12,21 +12,29 @@ from collections import Counter
 import numpy as np
 
 from ono_env.apps import console as cli
-from ono_env.checks import check_int, check_seed
+from ono_env.checks import MAX_SEED, check_int, check_seed
 from ono_env.game import VecGame, random_legal
 from ono_env.render import describe_action, render_text
-from ono_env.rules import PRESETS
+from ono_env.rules import PRESETS, resolve_rules
 
 MAX_DEMO_GAMES = 100_000
 """The most games one demo plays (each is played and printed one at a time)."""
 
 
-def play_demo(rules: str, players: int, games: int, seed: int, verbose: bool,
-              out=sys.stdout) -> Counter:
-    """Play ``games`` games between uniform-random players; returns wins per seat
-    ("truncated" counts games cut at max_decisions)."""
+def play_demo(rules: str, players: int | None, games: int, seed: int, verbose: bool,
+              out=None) -> Counter:
+    """Play ``games`` games between uniform-random players (game ``k`` seeded ``seed + k``);
+    returns wins per seat ("truncated" counts games cut at max_decisions). ``players``:
+    None for the rules' own count (a rules file's, or the preset's 4); a count given sets it
+    whatever the file says, as ``--players`` does in ``ono-play`` and ``ono-arena``."""
+    out = sys.stdout if out is None else out   # read at the call: a redirected stdout too
     games = check_int("games", games, 1, MAX_DEMO_GAMES)
     seed = check_seed("seed", seed, allow_none=False)
+    if seed + games - 1 > MAX_SEED:   # checked before the first game, not at the one that passes
+        raise ValueError(f"seed={seed:,} and games={games:,}: game k is seeded seed + k, so "
+                         f"seed + games - 1 must be at most {MAX_SEED:,}")
+    if players is None:
+        players = resolve_rules(rules).num_players
     wins: Counter = Counter()
     lengths = []
     for k in range(games):
@@ -63,9 +71,13 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--rules", default="basic",
                     help=f"preset ({', '.join(PRESETS)}) or a rules YAML path (default basic, "
                          f"as in every console script)")
-    ap.add_argument("--players", type=cli.bounded_int(2, 10), default=4)
-    ap.add_argument("--games", type=cli.bounded_int(1, MAX_DEMO_GAMES), default=3)
-    ap.add_argument("--seed", type=cli.bounded_int(0, cli.MAX_SEED), default=0)
+    ap.add_argument("--players", type=cli.bounded_int(2, 10), default=None,
+                    help="2 to 10 (default: the rules' own count, 4 for a preset; given, it "
+                         "sets the count whatever a rules file says, as in ono-play and ono-arena)")
+    ap.add_argument("--games", type=cli.bounded_int(1, MAX_DEMO_GAMES), default=3,
+                    help=f"games to play, 1 to {MAX_DEMO_GAMES:,} (default 3)")
+    ap.add_argument("--seed", type=cli.bounded_int(0, cli.MAX_SEED), default=0,
+                    help="seed of the first game; game k is seeded seed + k (default 0)")
     ap.add_argument("--quiet", action="store_true", help="print only the summary line")
     def body(args: argparse.Namespace) -> None:
         play_demo(args.rules, args.players, args.games, args.seed, not args.quiet)
