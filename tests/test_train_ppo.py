@@ -533,3 +533,28 @@ def test_an_agent_a_single_table_run_cannot_make_fails_before_anything_is_writte
     assert "Traceback" not in err
     assert re.search(r"ono-train: error: (eval\.|final_eval\.)?opponents: ", err), err
     assert not run_dir.exists()
+
+
+def test_ctrl_c_stops_after_the_update_and_saves_the_model(tmp_path, monkeypatch, capsys):
+    import signal
+
+    import ono_env.train.ppo as ppo
+    calls = []
+
+    def sample_then_interrupt(logits, gen):
+        calls.append(1)
+        if len(calls) == 70:   # in the second rollout (64 steps a rollout)
+            signal.raise_signal(signal.SIGINT)
+        return sample(logits, gen)
+    monkeypatch.setattr(ppo, "sample", sample_then_interrupt)
+    before = signal.getsignal(signal.SIGINT)
+    run_dir = tmp_path / "run"
+    with pytest.raises(KeyboardInterrupt):
+        train(load_config("default", TINY + ["total_steps=100000", "eval.every=0",
+                                             f"run_dir={run_dir}"]))
+    assert signal.getsignal(signal.SIGINT) is before
+    err = capsys.readouterr().err
+    assert "stopping after this update" in err and "interrupted after 2,048 of 100,000 steps" in err
+    assert read_metadata(run_dir / "model.safetensors")["training_steps"] == 2048   # two rollouts
+    assert (run_dir / "model.optimizer.safetensors").is_file()
+    assert not (run_dir / "final_eval.json").exists()

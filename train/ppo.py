@@ -941,6 +941,36 @@ def fitting_policies(rules: Any, weight: float = 1.0) -> dict[str, float]:
     return out
 
 
+class StopOnInterrupt:
+    """Ctrl-C during training: the first asks the loop to stop after the rollout and update
+    under way (``asked``), so that the model is saved (written with the training's steps, as
+    any checkpoint, and resumable); a second stops at once, as Python does. Only in the main
+    thread (where Python runs signal handlers); elsewhere it changes nothing."""
+
+    def __init__(self) -> None:
+        import signal
+        import threading
+
+        self.asked = False
+        self._previous: Any = None
+        if threading.current_thread() is threading.main_thread():
+            self._previous = signal.signal(signal.SIGINT, self._on_interrupt)
+
+    def _on_interrupt(self, signum: int, frame: Any) -> None:
+        self.asked = True
+        self.restore()   # a second Ctrl-C: KeyboardInterrupt at once
+        print("\nono-train: stopping after this update to save the model (Ctrl-C again to stop "
+              "at once, keeping only the checkpoints)", file=sys.stderr, flush=True)
+
+    def restore(self) -> None:
+        """Put back the handler that was there before (once)."""
+        import signal
+
+        if self._previous is not None:
+            signal.signal(signal.SIGINT, self._previous)
+            self._previous = None
+
+
 def train(cfg: TrainConfig) -> dict[str, Any]:
     """Run one training from a resolved config (:func:`ono_env.train.config.load_config`):
     one table, or a mixture (``tables``) whose rollouts all go into one update.
@@ -1162,291 +1192,297 @@ def train(cfg: TrainConfig) -> dict[str, Any]:
         t = torch.from_numpy(a)
         return t.to(device, non_blocking=True) if device.type != "cpu" else t
 
-    while steps < cfg.total_steps:
-        lr = p.learning_rate if schedule is None else schedule(1.0 - steps / cfg.total_steps)
-        for g in opt.param_groups:
-            g["lr"] = lr
-        keep = 0.0
-        if orc:   # 1 at this call's start, 0 from oracle_guiding of it on
-            done_share = 1.0 - progress_left(
-                1.0 - (steps - start_steps) / max(1, cfg.total_steps - start_steps))
-            keep = max(0.0, 1.0 - done_share / cfg.policy.oracle_guiding)
-        seen_hands = keep > 0   # with nothing kept the network is the model file's
-        # ---- rollout: T steps of the N games (every table's slots) -------------------------------
-        t_roll = time.perf_counter()
-        model.eval()
-        with torch.no_grad():
-            obs_buf[0] = obs_buf[T]
-            if need_hands:
-                hands_buf[0] = hands_buf[T]
-            for t in range(T):
-                for tab in tables:
-                    np.copyto(mask_buf[t, tab.slots], tab.batch.game.legal_mask())
-                for tab, teacher in teachers:   # each sees the learner's seat in its own layout
-                    seen = tab.batch.game.observe(tab.batch.learner,
-                                                  version=teacher.observation_version)
-                    teach_buf[t, tab.slots] = teacher.probabilities(seen, mask_buf[t, tab.slots])
-                o, m = to_dev(obs_buf[t]), to_dev(mask_buf[t])
+    interrupt = StopOnInterrupt()   # Ctrl-C ends the loop after the update under way
+    try:
+        while steps < cfg.total_steps:
+            lr = p.learning_rate if schedule is None else schedule(1.0 - steps / cfg.total_steps)
+            for g in opt.param_groups:
+                g["lr"] = lr
+            keep = 0.0
+            if orc:   # 1 at this call's start, 0 from oracle_guiding of it on
+                done_share = 1.0 - progress_left(
+                    1.0 - (steps - start_steps) / max(1, cfg.total_steps - start_steps))
+                keep = max(0.0, 1.0 - done_share / cfg.policy.oracle_guiding)
+            seen_hands = keep > 0   # with nothing kept the network is the model file's
+            # ---- rollout: T steps of the N games (every table's slots) -------------------------------
+            t_roll = time.perf_counter()
+            model.eval()
+            with torch.no_grad():
+                obs_buf[0] = obs_buf[T]
+                if need_hands:
+                    hands_buf[0] = hands_buf[T]
+                for t in range(T):
+                    for tab in tables:
+                        np.copyto(mask_buf[t, tab.slots], tab.batch.game.legal_mask())
+                    for tab, teacher in teachers:   # each sees the learner's seat in its own layout
+                        seen = tab.batch.game.observe(tab.batch.learner,
+                                                      version=teacher.observation_version)
+                        teach_buf[t, tab.slots] = teacher.probabilities(seen, mask_buf[t, tab.slots])
+                    o, m = to_dev(obs_buf[t]), to_dev(mask_buf[t])
+                    if seen_hands:
+                        np.multiply(hands_buf[t], oracle_rng.random(hands_buf[t].shape) < keep,
+                                    out=oracle_buf[t])
+                    with autocast:   # the value the advantages read: the privileged one if any
+                        logits, *_, value = model(o, to_dev(hands_buf[t]) if priv else None, False,
+                                                  to_dev(oracle_buf[t]) if seen_hands else None)
+                    z = masked_logits(logits, m)
+                    a = sample(z, gen)
+                    act_buf[t] = a
+                    logp_buf[t] = torch.log_softmax(z, dim=1).gather(1, a[:, None])[:, 0]
+                    val_buf[t] = value.float()
+                    a_np = a.cpu().numpy()
+                    m_np = mask_buf[t]
+                    playable = m_np[:, A_DRAW] & m_np[:, :A_DRAW].any(axis=1)
+                    chosen += np.add.reduceat(   # (tables, 4): each table's slots summed
+                        np.stack([a_np == A_CATCH, m_np[:, A_CATCH], playable & (a_np == A_DRAW),
+                                  playable], axis=1).astype(np.int64), starts, axis=0)
+                    for tab in tables:
+                        sl = tab.slots
+                        t_games = time.perf_counter()
+                        r = tab.batch.step(a_np[sl], out=obs_buf[t + 1, sl])
+                        seconds["games"] += time.perf_counter() - t_games
+                        if need_hands:
+                            hands_buf[t + 1, sl] = hidden_hands(tab.batch.game, tab.batch.learner)
+                        rew = r.rewards
+                        if tab.shaping:   # potential -c * hand size; 0 at a game's end (ppo.hand_shaping)
+                            rew = rew + hand_shaping(obs_buf[t, sl][:, OBS_SELF], r.obs[:, OBS_SELF],
+                                                     r.dones, tab.shaping)
+                        if r.final_obs is not None and r.truncated.any():
+                            tr = np.flatnonzero(r.truncated)
+                            rew = np.array(rew, copy=True)
+                            if tab.cut_is_loss:   # no winner: a loss, so stalling to the cut never pays
+                                rew[tr] += tab.cut_reward
+                            else:                 # bootstrap from the value of the last observation
+                                # (without oracle guiding's hands: the cut game is dealt again)
+                                with autocast:
+                                    v_last = model.value(to_dev(np.ascontiguousarray(r.final_obs[tr])))
+                                rew[tr] += p.gamma * v_last.float().cpu().numpy()
+                        rew_buf[t, sl] = rew
+                        done_buf[t, sl] = r.dones
+                        ep_return[sl] += r.rewards
+                        if r.dones.any():
+                            finished = ep_return[sl][r.dones]
+                            finished_returns.extend(finished.tolist())
+                            ep_return[sl][r.dones] = 0.0
                 if seen_hands:
-                    np.multiply(hands_buf[t], oracle_rng.random(hands_buf[t].shape) < keep,
-                                out=oracle_buf[t])
-                with autocast:   # the value the advantages read: the privileged one if any
-                    logits, *_, value = model(o, to_dev(hands_buf[t]) if priv else None, False,
-                                              to_dev(oracle_buf[t]) if seen_hands else None)
-                z = masked_logits(logits, m)
-                a = sample(z, gen)
-                act_buf[t] = a
-                logp_buf[t] = torch.log_softmax(z, dim=1).gather(1, a[:, None])[:, 0]
-                val_buf[t] = value.float()
-                a_np = a.cpu().numpy()
-                m_np = mask_buf[t]
-                playable = m_np[:, A_DRAW] & m_np[:, :A_DRAW].any(axis=1)
-                chosen += np.add.reduceat(   # (tables, 4): each table's slots summed
-                    np.stack([a_np == A_CATCH, m_np[:, A_CATCH], playable & (a_np == A_DRAW),
-                              playable], axis=1).astype(np.int64), starts, axis=0)
+                    np.multiply(hands_buf[T], oracle_rng.random(hands_buf[T].shape) < keep,
+                                out=oracle_buf[T])
+                with autocast:
+                    if priv or seen_hands:
+                        next_value = model(to_dev(obs_buf[T]), to_dev(hands_buf[T]) if priv else None,
+                                           False, to_dev(oracle_buf[T]) if seen_hands else None
+                                           )[-1].float()
+                    else:
+                        next_value = model.value(to_dev(obs_buf[T])).float()
+            steps += N * T
+            t_upd = time.perf_counter()
+            seconds["rollout"] += t_upd - t_roll
+            # ---- advantages (GAE) -----------------------------------------------------------------
+            rew_t, done_t = to_dev(rew_buf), to_dev(done_buf)
+            adv = torch.zeros((T, N), device=device)
+            last = torch.zeros(N, device=device)
+            for t in reversed(range(T)):
+                nxt = next_value if t == T - 1 else val_buf[t + 1]
+                live = 1.0 - done_t[t]
+                delta = rew_t[t] + p.gamma * nxt * live - val_buf[t]
+                last = delta + p.gamma * p.gae_lambda * live * last
+                adv[t] = last
+            ret = adv + val_buf
+            # in a mixture, each table's advantages' spread before any normalising (TensorBoard)
+            adv_std = ({tab.label: float(adv[:, tab.slots].std()) for tab in tables}
+                       if len(tables) > 1 else {})
+            if p.advantage_norm == "table":   # the returns keep the raw advantages
+                normalise_by_table(adv, [tab.slots for tab in tables])
+
+            # ---- PPO update ---------------------------------------------------------------------------
+            model.train()
+            b_obs = to_dev(obs_buf[:T].reshape(T * N, D))
+            # with an opponent encoder, the minibatches read the observations scaled once and
+            # split, and encode only the seats that are present (ActorCritic.prepare)
+            prep = (model.prepare(b_obs, torch.bfloat16 if bf16 else torch.float32)
+                    if model.encoder is not None else None)
+            b_mask = to_dev(mask_buf.reshape(T * N, NUM_ACTIONS))
+            b_hands = to_dev(hands_buf[:T].reshape(T * N, -1)) if need_hands else None
+            b_oracle = to_dev(oracle_buf[:T].reshape(T * N, -1)) if seen_hands else None
+            b_act, b_logp = act_buf.reshape(-1), logp_buf.reshape(-1)
+            b_adv, b_ret = adv.reshape(-1), ret.reshape(-1)
+            if teachers:
+                b_teach = to_dev(teach_buf.reshape(T * N, NUM_ACTIONS))
+                b_tcoef = to_dev(np.tile(teach_coef, T))
+                taught = float((teach_coef > 0).mean())
+            stats = {"policy_loss": 0.0, "value_loss": 0.0, "entropy": 0.0, "approx_kl": 0.0,
+                     "clip_fraction": 0.0}
+            if priv:
+                stats["privileged_value_loss"] = 0.0
+            if aux:
+                stats["hand_prediction_loss"] = 0.0
+            if teachers:
+                stats["teacher_kl"] = 0.0
+            if namings:
+                stats["color_kl"] = stats["color_value_sq"] = 0.0
+            n_mb = 0
+            for _ in range(p.n_epochs):
+                perm = torch.randperm(T * N, generator=gen, device=device)
+                if namings:   # this epoch's colour naming, the rows read under it
+                    obs_at, act_at = namings[int(torch.randint(len(namings), (1,), generator=gen,
+                                                               device=device))]
+                    renamed_obs = b_obs.index_select(1, obs_at) if prep is None else None
+                    renamed_prep = None if prep is None else renamed_prepared(prep, obs_at)
+                for k in range(0, T * N, p.batch_size):
+                    idx = mb = perm[k:k + p.batch_size]
+                    with autocast:   # index_select: the CPU's fast gather (see minibatch)
+                        if prep is None:   # no encoder: no privileged critic, no hand prediction
+                            logits, value, *pvalue = model(b_obs.index_select(0, idx))
+                        else:   # idx comes back in the order of the rows (run_prepared)
+                            logits, value, *pvalue, idx = model.run_prepared(
+                                prep, idx, b_hands if priv else None, aux, b_oracle)
+                        if aux:   # the predicted hands come last
+                            predicted = pvalue.pop()
+                    legal = b_mask.index_select(0, idx)
+                    z = masked_logits(logits, legal)
+                    logp_all = torch.log_softmax(z, dim=1)
+                    logp = logp_all.gather(1, b_act.index_select(0, idx)[:, None])[:, 0]
+                    entropy = masked_entropy(logp_all, legal)
+                    mb_adv = b_adv.index_select(0, idx)
+                    if len(idx) > 1:
+                        mb_adv = (mb_adv - mb_adv.mean()) / (mb_adv.std() + 1e-8)
+                    log_ratio = logp - b_logp.index_select(0, idx)
+                    ratio = log_ratio.exp()
+                    pg_loss = -torch.min(mb_adv * ratio,
+                                         mb_adv * ratio.clamp(1 - p.clip_range, 1 + p.clip_range)).mean()
+                    mb_ret = b_ret.index_select(0, idx)
+                    v_loss = ((value.float() - mb_ret) ** 2).mean()
+                    # a privileged critic: its value is fitted too (the model file's value still is)
+                    pv_loss = ((pvalue[0].float() - mb_ret) ** 2).mean() if pvalue else None
+                    loss = pg_loss - p.ent_coef * entropy + p.vf_coef * (
+                        v_loss if pv_loss is None else v_loss + pv_loss)
+                    if aux:   # hand prediction: per opponent at the table, the squared error summed
+                        # over card types; the mean over those opponents
+                        assert prep is not None and b_hands is not None   # the config's check
+                        at_table = prep.present.index_select(0, idx)[:, :, None]
+                        err = (predicted.float().reshape(len(idx), MAX_OPPONENTS, NUM_CARD_TYPES)
+                               - b_hands.index_select(0, idx).reshape(len(idx), MAX_OPPONENTS, NUM_CARD_TYPES))
+                        hp_loss = (err.square() * at_table).sum() / at_table.sum().clamp_min(1)
+                        loss = loss + cfg.policy.hand_prediction * hp_loss
+                    if namings:   # the renamed rows' policy and value pulled to the rows' own
+                        with autocast:
+                            if renamed_prep is None:
+                                assert renamed_obs is not None
+                                logits_c, value_c = model(renamed_obs.index_select(0, idx))[:2]
+                            else:   # the same rows in the same order (the same seat counts)
+                                logits_c, value_c, order = model.run_prepared(renamed_prep, mb)
+                                assert torch.equal(order, idx)
+                        cc_kl, cc_v = color_consistency(logp_all, value, logits_c, value_c, act_at,
+                                                        legal)
+                        loss = loss + p.color_consistency * (cc_kl + cc_v)
+                    if teachers:   # KL(teacher || learner) on the taught tables' rows
+                        pt = b_teach.index_select(0, idx)
+                        kl = torch.where(pt > 0, pt * (pt.clamp_min(1e-30).log() - logp_all),
+                                         torch.zeros_like(pt)).sum(1)
+                        coef = b_tcoef.index_select(0, idx)
+                        loss = loss + (coef * kl).mean()
+                    opt.zero_grad(set_to_none=True)
+                    loss.backward()
+                    nn.utils.clip_grad_norm_(model.parameters(), p.max_grad_norm)
+                    opt.step()
+                    with torch.no_grad():
+                        stats["policy_loss"] += float(pg_loss)
+                        stats["value_loss"] += float(v_loss)
+                        if pv_loss is not None:
+                            stats["privileged_value_loss"] += float(pv_loss)
+                        if aux:
+                            stats["hand_prediction_loss"] += float(hp_loss)
+                        stats["entropy"] += float(entropy)
+                        stats["approx_kl"] += float(((ratio - 1) - log_ratio).mean())
+                        stats["clip_fraction"] += float(((ratio - 1).abs() > p.clip_range).float().mean())
+                        if teachers:   # the mean over the taught rows
+                            stats["teacher_kl"] += float((kl * (coef > 0)).mean()) / taught
+                        if namings:
+                            stats["color_kl"] += float(cc_kl)
+                            stats["color_value_sq"] += float(cc_v)
+                    n_mb += 1
+            seconds["update"] += time.perf_counter() - t_upd
+
+            # ---- logging, league, evaluation, time limit --------------------------------------------
+            elapsed = time.perf_counter() - t_train
+            for stat, total in stats.items():
+                writer.add_scalar(f"train/{stat}", total / max(1, n_mb), steps)
+            writer.add_scalar("train/learning_rate", lr, steps)
+            if orc:   # the share of the hands' counts the policy read in this rollout
+                writer.add_scalar("train/oracle_keep", keep, steps)
+            writer.add_scalar("time/steps_per_second", (steps - start_steps) / elapsed, steps)
+            writer.add_scalar("time/rollout_share", seconds["rollout"] / elapsed, steps)
+            for label, spread in adv_std.items():
+                writer.add_scalar(f"advantage_std/{label}", spread, steps)
+            if finished_returns:
+                rets = np.asarray(finished_returns)
+                writer.add_scalar("rollout/episode_return", float(rets.mean()), steps)
+                writer.add_scalar("rollout/episode_win_rate", float((rets > 0).mean()), steps)
+                finished_returns.clear()
+            if bar is not None:
+                bar.update((min(steps, cfg.total_steps) if limit is None else min(round(limit), int(elapsed)))
+                           - bar.n)
+                bar.set_postfix_str(f"{steps:,} steps, {(steps - start_steps) / elapsed:,.0f}/s")
+            if next_snap is not None and steps >= next_snap:
+                frozen = model.policy_net()
+                for tab in tables:   # a snapshot plays at every table
+                    league_of(tab).add_snapshot(LearnedAgent(frozen, tab.rules, f"snapshot-{steps}"), steps)
+                writer.add_scalar("league/snapshots", len(league_of(tables[0]).snapshots), steps)
+                while next_snap <= steps:
+                    next_snap += sp.snapshot_every
+            if (next_eval is not None and steps >= next_eval
+                    and (limit is None or time.perf_counter() - t_train < limit)):
+                frozen = model.policy_net()
+                choices_of = {tab.label: {what: c[k] / c[k + 1] for what, k in (
+                                  ("catch", 0), ("draw holding a playable card", 2)) if c[k + 1]}
+                              for tab, c in zip(tables, chosen.tolist())}
+                chosen[:] = 0
+                lines = []
                 for tab in tables:
-                    sl = tab.slots
-                    t_games = time.perf_counter()
-                    r = tab.batch.step(a_np[sl], out=obs_buf[t + 1, sl])
-                    seconds["games"] += time.perf_counter() - t_games
-                    if need_hands:
-                        hands_buf[t + 1, sl] = hidden_hands(tab.batch.game, tab.batch.learner)
-                    rew = r.rewards
-                    if tab.shaping:   # potential -c * hand size; 0 at a game's end (ppo.hand_shaping)
-                        rew = rew + hand_shaping(obs_buf[t, sl][:, OBS_SELF], r.obs[:, OBS_SELF],
-                                                 r.dones, tab.shaping)
-                    if r.final_obs is not None and r.truncated.any():
-                        tr = np.flatnonzero(r.truncated)
-                        rew = np.array(rew, copy=True)
-                        if tab.cut_is_loss:   # no winner: a loss, so stalling to the cut never pays
-                            rew[tr] += tab.cut_reward
-                        else:                 # bootstrap from the value of the last observation
-                            # (without oracle guiding's hands: the cut game is dealt again)
-                            with autocast:
-                                v_last = model.value(to_dev(np.ascontiguousarray(r.final_obs[tr])))
-                            rew[tr] += p.gamma * v_last.float().cpu().numpy()
-                    rew_buf[t, sl] = rew
-                    done_buf[t, sl] = r.dones
-                    ep_return[sl] += r.rewards
-                    if r.dones.any():
-                        finished = ep_return[sl][r.dones]
-                        finished_returns.extend(finished.tolist())
-                        ep_return[sl][r.dones] = 0.0
-            if seen_hands:
-                np.multiply(hands_buf[T], oracle_rng.random(hands_buf[T].shape) < keep,
-                            out=oracle_buf[T])
-            with autocast:
-                if priv or seen_hands:
-                    next_value = model(to_dev(obs_buf[T]), to_dev(hands_buf[T]) if priv else None,
-                                       False, to_dev(oracle_buf[T]) if seen_hands else None
-                                       )[-1].float()
-                else:
-                    next_value = model.value(to_dev(obs_buf[T])).float()
-        steps += N * T
-        t_upd = time.perf_counter()
-        seconds["rollout"] += t_upd - t_roll
-        # ---- advantages (GAE) -----------------------------------------------------------------
-        rew_t, done_t = to_dev(rew_buf), to_dev(done_buf)
-        adv = torch.zeros((T, N), device=device)
-        last = torch.zeros(N, device=device)
-        for t in reversed(range(T)):
-            nxt = next_value if t == T - 1 else val_buf[t + 1]
-            live = 1.0 - done_t[t]
-            delta = rew_t[t] + p.gamma * nxt * live - val_buf[t]
-            last = delta + p.gamma * p.gae_lambda * live * last
-            adv[t] = last
-        ret = adv + val_buf
-        # in a mixture, each table's advantages' spread before any normalising (TensorBoard)
-        adv_std = ({tab.label: float(adv[:, tab.slots].std()) for tab in tables}
-                   if len(tables) > 1 else {})
-        if p.advantage_norm == "table":   # the returns keep the raw advantages
-            normalise_by_table(adv, [tab.slots for tab in tables])
-
-        # ---- PPO update ---------------------------------------------------------------------------
-        model.train()
-        b_obs = to_dev(obs_buf[:T].reshape(T * N, D))
-        # with an opponent encoder, the minibatches read the observations scaled once and
-        # split, and encode only the seats that are present (ActorCritic.prepare)
-        prep = (model.prepare(b_obs, torch.bfloat16 if bf16 else torch.float32)
-                if model.encoder is not None else None)
-        b_mask = to_dev(mask_buf.reshape(T * N, NUM_ACTIONS))
-        b_hands = to_dev(hands_buf[:T].reshape(T * N, -1)) if need_hands else None
-        b_oracle = to_dev(oracle_buf[:T].reshape(T * N, -1)) if seen_hands else None
-        b_act, b_logp = act_buf.reshape(-1), logp_buf.reshape(-1)
-        b_adv, b_ret = adv.reshape(-1), ret.reshape(-1)
-        if teachers:
-            b_teach = to_dev(teach_buf.reshape(T * N, NUM_ACTIONS))
-            b_tcoef = to_dev(np.tile(teach_coef, T))
-            taught = float((teach_coef > 0).mean())
-        stats = {"policy_loss": 0.0, "value_loss": 0.0, "entropy": 0.0, "approx_kl": 0.0,
-                 "clip_fraction": 0.0}
-        if priv:
-            stats["privileged_value_loss"] = 0.0
-        if aux:
-            stats["hand_prediction_loss"] = 0.0
-        if teachers:
-            stats["teacher_kl"] = 0.0
-        if namings:
-            stats["color_kl"] = stats["color_value_sq"] = 0.0
-        n_mb = 0
-        for _ in range(p.n_epochs):
-            perm = torch.randperm(T * N, generator=gen, device=device)
-            if namings:   # this epoch's colour naming, the rows read under it
-                obs_at, act_at = namings[int(torch.randint(len(namings), (1,), generator=gen,
-                                                           device=device))]
-                renamed_obs = b_obs.index_select(1, obs_at) if prep is None else None
-                renamed_prep = None if prep is None else renamed_prepared(prep, obs_at)
-            for k in range(0, T * N, p.batch_size):
-                idx = mb = perm[k:k + p.batch_size]
-                with autocast:   # index_select: the CPU's fast gather (see minibatch)
-                    if prep is None:   # no encoder: no privileged critic, no hand prediction
-                        logits, value, *pvalue = model(b_obs.index_select(0, idx))
-                    else:   # idx comes back in the order of the rows (run_prepared)
-                        logits, value, *pvalue, idx = model.run_prepared(
-                            prep, idx, b_hands if priv else None, aux, b_oracle)
-                    if aux:   # the predicted hands come last
-                        predicted = pvalue.pop()
-                legal = b_mask.index_select(0, idx)
-                z = masked_logits(logits, legal)
-                logp_all = torch.log_softmax(z, dim=1)
-                logp = logp_all.gather(1, b_act.index_select(0, idx)[:, None])[:, 0]
-                entropy = masked_entropy(logp_all, legal)
-                mb_adv = b_adv.index_select(0, idx)
-                if len(idx) > 1:
-                    mb_adv = (mb_adv - mb_adv.mean()) / (mb_adv.std() + 1e-8)
-                log_ratio = logp - b_logp.index_select(0, idx)
-                ratio = log_ratio.exp()
-                pg_loss = -torch.min(mb_adv * ratio,
-                                     mb_adv * ratio.clamp(1 - p.clip_range, 1 + p.clip_range)).mean()
-                mb_ret = b_ret.index_select(0, idx)
-                v_loss = ((value.float() - mb_ret) ** 2).mean()
-                # a privileged critic: its value is fitted too (the model file's value still is)
-                pv_loss = ((pvalue[0].float() - mb_ret) ** 2).mean() if pvalue else None
-                loss = pg_loss - p.ent_coef * entropy + p.vf_coef * (
-                    v_loss if pv_loss is None else v_loss + pv_loss)
-                if aux:   # hand prediction: per opponent at the table, the squared error summed
-                    # over card types; the mean over those opponents
-                    assert prep is not None and b_hands is not None   # the config's check
-                    at_table = prep.present.index_select(0, idx)[:, :, None]
-                    err = (predicted.float().reshape(len(idx), MAX_OPPONENTS, NUM_CARD_TYPES)
-                           - b_hands.index_select(0, idx).reshape(len(idx), MAX_OPPONENTS, NUM_CARD_TYPES))
-                    hp_loss = (err.square() * at_table).sum() / at_table.sum().clamp_min(1)
-                    loss = loss + cfg.policy.hand_prediction * hp_loss
-                if namings:   # the renamed rows' policy and value pulled to the rows' own
-                    with autocast:
-                        if renamed_prep is None:
-                            assert renamed_obs is not None
-                            logits_c, value_c = model(renamed_obs.index_select(0, idx))[:2]
-                        else:   # the same rows in the same order (the same seat counts)
-                            logits_c, value_c, order = model.run_prepared(renamed_prep, mb)
-                            assert torch.equal(order, idx)
-                    cc_kl, cc_v = color_consistency(logp_all, value, logits_c, value_c, act_at,
-                                                    legal)
-                    loss = loss + p.color_consistency * (cc_kl + cc_v)
-                if teachers:   # KL(teacher || learner) on the taught tables' rows
-                    pt = b_teach.index_select(0, idx)
-                    kl = torch.where(pt > 0, pt * (pt.clamp_min(1e-30).log() - logp_all),
-                                     torch.zeros_like(pt)).sum(1)
-                    coef = b_tcoef.index_select(0, idx)
-                    loss = loss + (coef * kl).mean()
-                opt.zero_grad(set_to_none=True)
-                loss.backward()
-                nn.utils.clip_grad_norm_(model.parameters(), p.max_grad_norm)
-                opt.step()
-                with torch.no_grad():
-                    stats["policy_loss"] += float(pg_loss)
-                    stats["value_loss"] += float(v_loss)
-                    if pv_loss is not None:
-                        stats["privileged_value_loss"] += float(pv_loss)
-                    if aux:
-                        stats["hand_prediction_loss"] += float(hp_loss)
-                    stats["entropy"] += float(entropy)
-                    stats["approx_kl"] += float(((ratio - 1) - log_ratio).mean())
-                    stats["clip_fraction"] += float(((ratio - 1).abs() > p.clip_range).float().mean())
-                    if teachers:   # the mean over the taught rows
-                        stats["teacher_kl"] += float((kl * (coef > 0)).mean()) / taught
-                    if namings:
-                        stats["color_kl"] += float(cc_kl)
-                        stats["color_value_sq"] += float(cc_v)
-                n_mb += 1
-        seconds["update"] += time.perf_counter() - t_upd
-
-        # ---- logging, league, evaluation, time limit --------------------------------------------
-        elapsed = time.perf_counter() - t_train
-        for stat, total in stats.items():
-            writer.add_scalar(f"train/{stat}", total / max(1, n_mb), steps)
-        writer.add_scalar("train/learning_rate", lr, steps)
-        if orc:   # the share of the hands' counts the policy read in this rollout
-            writer.add_scalar("train/oracle_keep", keep, steps)
-        writer.add_scalar("time/steps_per_second", (steps - start_steps) / elapsed, steps)
-        writer.add_scalar("time/rollout_share", seconds["rollout"] / elapsed, steps)
-        for label, spread in adv_std.items():
-            writer.add_scalar(f"advantage_std/{label}", spread, steps)
-        if finished_returns:
-            rets = np.asarray(finished_returns)
-            writer.add_scalar("rollout/episode_return", float(rets.mean()), steps)
-            writer.add_scalar("rollout/episode_win_rate", float((rets > 0).mean()), steps)
-            finished_returns.clear()
-        if bar is not None:
-            bar.update((min(steps, cfg.total_steps) if limit is None else min(round(limit), int(elapsed)))
-                       - bar.n)
-            bar.set_postfix_str(f"{steps:,} steps, {(steps - start_steps) / elapsed:,.0f}/s")
-        if next_snap is not None and steps >= next_snap:
-            frozen = model.policy_net()
-            for tab in tables:   # a snapshot plays at every table
-                league_of(tab).add_snapshot(LearnedAgent(frozen, tab.rules, f"snapshot-{steps}"), steps)
-            writer.add_scalar("league/snapshots", len(league_of(tables[0]).snapshots), steps)
-            while next_snap <= steps:
-                next_snap += sp.snapshot_every
-        if (next_eval is not None and steps >= next_eval
-                and (limit is None or time.perf_counter() - t_train < limit)):
-            frozen = model.policy_net()
-            choices_of = {tab.label: {what: c[k] / c[k + 1] for what, k in (
-                              ("catch", 0), ("draw holding a playable card", 2)) if c[k + 1]}
-                          for tab, c in zip(tables, chosen.tolist())}
-            chosen[:] = 0
-            lines = []
-            for tab in tables:
-                tc = tab.cfg
-                learner = LearnedAgent(frozen, tab.rules, "learner")
-                games = resolved(tc.eval.games, "eval.games")
-                if tab.plan["eval_auto"] and tab.last_length > tab.plan["length"]:
-                    games = games_for(EVAL_DECISIONS, tab.last_length, 200, games)   # longer games
-                rows = evaluate(learner, tc.eval.opponents, tab.rules, games, seed=cfg.seed + steps,
-                                max_decisions=tab.max_decisions)
-                prefix = "" if len(tables) == 1 else f"{tab.label}/"
-                for row in rows:
-                    if len(tables) > 1:
-                        row["table"] = tab.label
-                    writer.add_scalar(f"eval/win_rate/{prefix}{row['opponent']}", row["win_rate"], steps)
-                    writer.add_scalar(f"eval/mean_length/{prefix}{row['opponent']}",
-                                      row["mean_length"], steps)
-                    writer.add_scalar(f"eval/no_winner/{prefix}{row['opponent']}",
-                                      row["no_winner"] / max(1, row["games"]), steps)
-                curve += curve_rows(steps, rows)
-                line = evaluation_line(steps, (time.perf_counter() - t_train) / 60, rows)
-                lines.append(line if len(tables) == 1 else f"{tab.label}: {line}")
-                warning = stall_warning(rows, tab.plan["baselines"], choices_of[tab.label], p.gamma,
-                                        "loss" if tab.cut_is_loss else "bootstrap",
-                                        list(resolved(tc.opponents, "opponents")), tab.shaping)
-                if warning:
-                    warning = warning if len(tables) == 1 else f"{tab.label}: {warning}"
-                    lines.append(warning)
-                    writer.add_text("warnings", warning, steps)
-                tab.last_length = max(r["mean_length"] for r in rows)
-            write_curve(run_dir / "eval.csv", curve)
-            save_checkpoint(model, opt, run_dir / "checkpoints" / f"step_{steps}.safetensors",
-                            tables[0].rules, steps, cfg.to_dict(), label=run_dir.name)
-            for line in lines:
-                if bar is not None:
-                    bar.write(line, file=sys.stderr)
-                else:
-                    print(line, file=sys.stderr)
-            while next_eval <= steps:
-                next_eval += cfg.eval.every
-        if limit is not None and time.perf_counter() - t_train > limit:
-            stopped_early = steps < cfg.total_steps
-            break
+                    tc = tab.cfg
+                    learner = LearnedAgent(frozen, tab.rules, "learner")
+                    games = resolved(tc.eval.games, "eval.games")
+                    if tab.plan["eval_auto"] and tab.last_length > tab.plan["length"]:
+                        games = games_for(EVAL_DECISIONS, tab.last_length, 200, games)   # longer games
+                    rows = evaluate(learner, tc.eval.opponents, tab.rules, games, seed=cfg.seed + steps,
+                                    max_decisions=tab.max_decisions)
+                    prefix = "" if len(tables) == 1 else f"{tab.label}/"
+                    for row in rows:
+                        if len(tables) > 1:
+                            row["table"] = tab.label
+                        writer.add_scalar(f"eval/win_rate/{prefix}{row['opponent']}", row["win_rate"], steps)
+                        writer.add_scalar(f"eval/mean_length/{prefix}{row['opponent']}",
+                                          row["mean_length"], steps)
+                        writer.add_scalar(f"eval/no_winner/{prefix}{row['opponent']}",
+                                          row["no_winner"] / max(1, row["games"]), steps)
+                    curve += curve_rows(steps, rows)
+                    line = evaluation_line(steps, (time.perf_counter() - t_train) / 60, rows)
+                    lines.append(line if len(tables) == 1 else f"{tab.label}: {line}")
+                    warning = stall_warning(rows, tab.plan["baselines"], choices_of[tab.label], p.gamma,
+                                            "loss" if tab.cut_is_loss else "bootstrap",
+                                            list(resolved(tc.opponents, "opponents")), tab.shaping)
+                    if warning:
+                        warning = warning if len(tables) == 1 else f"{tab.label}: {warning}"
+                        lines.append(warning)
+                        writer.add_text("warnings", warning, steps)
+                    tab.last_length = max(r["mean_length"] for r in rows)
+                write_curve(run_dir / "eval.csv", curve)
+                save_checkpoint(model, opt, run_dir / "checkpoints" / f"step_{steps}.safetensors",
+                                tables[0].rules, steps, cfg.to_dict(), label=run_dir.name)
+                for line in lines:
+                    if bar is not None:
+                        bar.write(line, file=sys.stderr)
+                    else:
+                        print(line, file=sys.stderr)
+                while next_eval <= steps:
+                    next_eval += cfg.eval.every
+            if limit is not None and time.perf_counter() - t_train > limit:
+                stopped_early = steps < cfg.total_steps
+                break
+            if interrupt.asked:   # Ctrl-C: stop here, save the model, skip the final evaluation
+                break
+    finally:
+        interrupt.restore()
     if bar is not None:
         bar.close()
     train_elapsed = time.perf_counter() - t_train
@@ -1466,6 +1502,10 @@ def train(cfg: TrainConfig) -> dict[str, Any]:
                                                                                  games=games))
     train_seconds = time.perf_counter() - t0
     rate = (steps - start_steps) / train_elapsed
+    if interrupt.asked:
+        print(f"interrupted after {steps:,} of {cfg.total_steps:,} steps: model saved to "
+              f"{model_path} (resume=<it> carries on); no final evaluation", file=sys.stderr)
+        raise KeyboardInterrupt
     if stopped_early:
         print(f"time limit of {cfg.time_limit_minutes} min reached after {steps:,} of "
               f"{cfg.total_steps:,} steps")
