@@ -106,6 +106,44 @@ def test_cli_prints_resolved_config_and_refuses_bad_input(capsys):
     assert err.startswith("ono-train: error: opponents: unknown agent 'genius'") and err.count("\n") == 1
 
 
+SMALL = ["total_steps=64", "num_envs=4", "ppo.n_steps=16", "ppo.batch_size=32", "eval.every=0",
+         "final_eval.games=0", "progress=false", "torch_threads=1"]
+
+
+@pytest.mark.parametrize("algo", ["ppo", "maskable_ppo"])
+@pytest.mark.parametrize("overrides, message", [
+    # before: the run folder escaped out_dir (name=../x), a run cut the minibatches to the
+    # rollout silently, numpy's MemoryError came after config.yaml was written, and a path
+    # under a file was the system's errno text naming no field
+    (["name=../escaped"], "config field 'name' = '../escaped': allowed: 1-64 letters"),
+    (["ppo.batch_size=100000"], "ppo.batch_size=100,000 is more than a rollout (num_envs x "
+                                "ppo.n_steps = 64 steps)"),
+    (["ppo.n_steps=1000000000"], "steps keeps 3,907.8 GiB of observations"),
+    (["run_dir={file}/sub"], "run_dir '{file}/sub': '{file}' is a file, not a folder"),
+    (["out_dir={file}/sub"], "out_dir '{file}/sub': '{file}' is a file, not a folder"),
+])
+def test_ono_train_refuses_before_writing_anything(tmp_path, capsys, algo, overrides, message):
+    file = tmp_path / "existing.json"
+    file.write_text("{}")
+    extra = ([] if any(o.startswith("run_dir") for o in overrides)
+             else [f"run_dir={tmp_path / 'out' / 'run'}"])
+    policy = ["policy.shared=false"] if algo == "maskable_ppo" else []
+    argv = ["default", f"algo={algo}", *policy, *SMALL, *extra,
+            *(o.format(file=file) for o in overrides)]
+    if any(o.startswith("out_dir") for o in overrides):
+        argv = [a for a in argv if not a.startswith("run_dir")]
+    assert train_main(argv) == 2
+    err = capsys.readouterr().err.strip().splitlines()[-1]
+    assert err.startswith("ono-train: error: ") and message.format(file=file) in err
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["existing.json"]
+
+
+def test_ono_train_names_only_the_config_as_required(capsys):
+    assert train_main([]) == 2
+    err = capsys.readouterr().err
+    assert "required: config (see ono-train --help)" in err and "overrides" not in err
+
+
 def test_a_tiny_run_writes_everything(tiny_run):
     _cfg, result = tiny_run
     run_dir = Path(result["run_dir"])

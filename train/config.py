@@ -55,6 +55,16 @@ def _table_name(name: str) -> str:
 TableName = Annotated[str, Field(strict=True), AfterValidator(_table_name)]
 
 
+def _run_name(name: str) -> str:
+    if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}", name):
+        raise ValueError("allowed: 1-64 letters, digits, '.', '_' and '-', the first a letter "
+                         "or digit (it names the run's folder, <out_dir>/<name>-<time>)")
+    return name
+
+
+RunName = Annotated[str, Field(strict=True), AfterValidator(_run_name)]
+
+
 def table_label(rules: Any) -> str:
     """``<rules name>-<N>p``: how a table of a mixture without a name is called in logs and
     folders (``tables/<label>/``)."""
@@ -194,8 +204,8 @@ class FinalEval:
 class TrainConfig:
     """Everything a training run reads (``ono-train <config> --print-config`` shows it)."""
 
-    name: Name = "run"
-    """Name of the run (its folder is <out_dir>/<name>-<time>)."""
+    name: RunName = "run"
+    """Name of the run: 1-64 letters, digits, '.', '_' and '-' (its folder is <out_dir>/<name>-<time>)."""
     seed: Annotated[int, Field(strict=True, ge=0, le=MAX_SEED)] = 0
     """Seed of the deals, the opponents' choices and the network's initialisation."""
     rules: Name | dict[str, Any] = "basic"
@@ -257,6 +267,14 @@ class TrainConfig:
 
     @model_validator(mode="after")
     def _check(self) -> TrainConfig:
+        rollout = self.num_envs * self.ppo.n_steps * (max(1, self.num_env_runners)
+                                                      if self.algo == "rllib_ppo" else 1)
+        if self.ppo.batch_size > rollout:
+            what = ("num_envs x ppo.n_steps x num_env_runners" if self.algo == "rllib_ppo"
+                    else "num_envs x ppo.n_steps")
+            raise ValueError(f"ppo.batch_size={self.ppo.batch_size:,} is more than a rollout "
+                             f"({what} = {rollout:,} steps), which would be cut to it; "
+                             f"allowed: at most {rollout:,}")
         if self.opponents != "auto" and (not self.opponents or sum(self.opponents.values()) <= 0):
             raise ValueError("opponents needs at least one agent with a weight > 0")
         if self.opponents != "auto":

@@ -117,6 +117,7 @@ from ono_env.train.run import (
     EVAL_DECISIONS,
     FINAL_DECISIONS,
     League,
+    check_folder_path,
     check_run_dir,
     choose_threads,
     curve_rows,
@@ -989,6 +990,8 @@ def train(cfg: TrainConfig) -> dict[str, Any]:
     t0 = time.perf_counter()
     if cfg.run_dir:   # before the tables are planned and the checkpoint read (start_run checks again)
         check_run_dir(Path(cfg.run_dir), cfg.resume)
+    else:
+        check_folder_path(Path(cfg.out_dir), "out_dir")
     device, bf16 = resolve_device(cfg)
     # torch's thread count before the first weights: their orthogonal initialisation (a QR
     # decomposition) comes out otherwise at another thread count, and the count would be the
@@ -1166,9 +1169,13 @@ def train(cfg: TrainConfig) -> dict[str, Any]:
     fe = tables[0].cfg.final_eval
     final_games = games_played(resolved(fe.games, "final_eval.games"),
                                tables[0].rules.num_players, tables[0].rules.num_players)
+    rollout = cfg.num_envs * p.n_steps   # training runs in whole rollouts
+    planned = start_steps + math.ceil((cfg.total_steps - start_steps) / rollout) * rollout
+    rounded = (f" (in whole rollouts of {rollout:,} steps: {planned:,})"
+               if planned != cfg.total_steps else "")
     print(("training " + (f"for {cfg.time_limit_minutes:g} min (in-training evaluations included) "
-                          f"or {cfg.total_steps:,} steps, whichever comes first"
-                          if limit is not None else f"for {cfg.total_steps:,} steps"))
+                          f"or {cfg.total_steps:,} steps{rounded}, whichever comes first"
+                          if limit is not None else f"for {cfg.total_steps:,} steps{rounded}"))
           + ((f"; then the final evaluation: {final_games:,} games "
               f"against each of {', '.join(fe.opponents)}" if len(tables) == 1 else
               "; then the final evaluation at every table, against its own opponents "

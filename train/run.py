@@ -376,6 +376,7 @@ def check_run_dir(run_dir: Path, resume: str | None) -> None:
     without checkpoints carried further."""
     if run_dir.exists() and not run_dir.is_dir():
         raise ValueError(f"run_dir {str(run_dir)!r} is a file; allowed: a new or empty folder")
+    check_folder_path(run_dir, "run_dir")
     held = sorted(p.name for p in run_dir.iterdir()) if run_dir.is_dir() else []
     if not held:
         return
@@ -406,6 +407,47 @@ def check_run_dir(run_dir: Path, resume: str | None) -> None:
                      f"that run on")
 
 
+def check_folder_path(path: Path, field: str) -> None:
+    """``ValueError`` naming ``field`` when ``path`` cannot become a folder because the
+    nearest part of it that exists is a file (``a.json/sub``), or the path is a file."""
+    for at in (path, *path.parents):
+        if at.exists() or at.is_symlink():
+            if not at.is_dir():
+                raise ValueError(f"{field} {str(path)!r}: {str(at)!r} is a file, not a folder; "
+                                 f"allowed: a folder path")
+            return
+
+
+def rollout_bytes(cfg: TrainConfig, rules: Any) -> int:
+    """The bytes of one rollout's observations and legal masks (algo ppo and maskable_ppo
+    keep a rollout of ``num_envs x ppo.n_steps`` steps in memory; the rest is smaller)."""
+    from ono_env.cards import NUM_ACTIONS
+    from ono_env.observation import observation_size
+
+    size = observation_size(rules, cfg.observation_version)
+    return (cfg.ppo.n_steps + 1) * cfg.num_envs * (4 * size + NUM_ACTIONS)
+
+
+def check_rollout_memory(cfg: TrainConfig, rules: Any) -> None:
+    """``ValueError`` naming the fields when one rollout (:func:`rollout_bytes`) would not fit
+    in this machine's memory, before the run folder is written (numpy's own MemoryError came
+    after it, naming no field). Skipped where the memory size cannot be read."""
+    import os
+
+    if cfg.algo == "rllib_ppo":   # Ray's env runners keep their own rollouts
+        return
+    try:
+        memory = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (AttributeError, ValueError, OSError):
+        return
+    need = rollout_bytes(cfg, rules)
+    if memory > 0 and need > memory:
+        raise ValueError(f"a rollout of num_envs={cfg.num_envs:,} x ppo.n_steps="
+                         f"{cfg.ppo.n_steps:,} steps keeps {need / 2**30:,.1f} GiB of "
+                         f"observations, and this machine has {memory / 2**30:,.1f} GiB; allowed: "
+                         f"a smaller num_envs or ppo.n_steps")
+
+
 def start_run(cfg: TrainConfig, agents: Sequence[str] = (),
               threads: tuple[int, str] | None = None) -> tuple[Any, Path, int, str]:
     """The start of every run: the rules, every evaluation opponent (and ``agents``) made
@@ -423,9 +465,12 @@ def start_run(cfg: TrainConfig, agents: Sequence[str] = (),
     rules = rules_of(cfg)
     for spec in [*_names(cfg.eval.opponents), *_names(cfg.final_eval.opponents), *agents]:
         make_agent(spec, rules)
+    check_rollout_memory(cfg, rules)
     count, why = choose_threads(cfg.torch_threads) if threads is None else threads
     torch.set_num_threads(count)
     print(why, file=sys.stderr)
+    if not cfg.run_dir:
+        check_folder_path(Path(cfg.out_dir), "out_dir")
     run_dir = run_dir_of(cfg)
     check_run_dir(run_dir, cfg.resume)
     run_dir.mkdir(parents=True, exist_ok=True)

@@ -32,6 +32,13 @@ class ArgumentParser(argparse.ArgumentParser):
     prints as one line, with a pointer to ``--help``) instead of usage text and an exit."""
 
     def error(self, message: str) -> NoReturn:
+        required = "the following arguments are required: "
+        if message.startswith(required):
+            # intermixed parsing lists an optional positional (nargs '*' or '?') as required
+            # too when a required one is missing: name only those a command needs
+            optional = {a.dest for a in self._actions if a.nargs in ("*", "?")}
+            names = [n for n in message[len(required):].split(", ") if n not in optional]
+            message = required + ", ".join(names) if names else message
         raise UsageError(f"{message} (see {self.prog} --help)")
 
     def parse_args(self, args: Sequence[str] | None = None,   # type: ignore[override]
