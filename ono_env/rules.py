@@ -407,6 +407,36 @@ class YamlLoader(yaml.SafeLoader):
                 self.peek_event().start_mark)
         return super().compose_node(parent, index)
 
+    # YAML 1.1 (PyYAML) reads some plain words and numbers otherwise than YAML 1.2 and than
+    # they look: yes/no/on/off as booleans, 010 as the octal 8, 0b10 as 2, 1:40 as 100 (base
+    # 60). Each is refused at its line, naming what is allowed, rather than read silently.
+    def construct_yaml_bool(self, node: Any) -> bool:
+        text = self.construct_scalar(node)
+        if text.lower() not in ("true", "false"):
+            meant = str(self.bool_values.get(text.lower())).lower()
+            raise yaml.constructor.ConstructorError(
+                None, None, f"{text!r} is read by YAML 1.1 as {meant}; allowed: true or false",
+                node.start_mark)
+        return text.lower() == "true"
+
+    def construct_yaml_int(self, node: Any) -> int:
+        text = self.construct_scalar(node)
+        digits = text.replace("_", "").lstrip("+-")
+        if ":" in digits or digits.startswith("0b") or re.fullmatch(r"0[0-9]+", digits):
+            raise yaml.constructor.ConstructorError(
+                None, None, f"{text!r} is read by YAML 1.1 as {super().construct_yaml_int(node)} "
+                f"(octal, binary or base 60); allowed: a decimal number without leading zeros",
+                node.start_mark)
+        return super().construct_yaml_int(node)
+
+    def construct_yaml_float(self, node: Any) -> float:
+        text = self.construct_scalar(node)
+        if ":" in text:
+            raise yaml.constructor.ConstructorError(
+                None, None, f"{text!r} is read by YAML 1.1 as {super().construct_yaml_float(node)} "
+                f"(base 60); allowed: a decimal number", node.start_mark)
+        return super().construct_yaml_float(node)
+
     def construct_mapping(self, node: Any, deep: bool = False) -> Any:
         mapping = super().construct_mapping(node, deep=deep)
         if len(mapping) < len(node.value):
@@ -421,6 +451,9 @@ class YamlLoader(yaml.SafeLoader):
         return mapping
 
 
+YamlLoader.add_constructor("tag:yaml.org,2002:bool", YamlLoader.construct_yaml_bool)
+YamlLoader.add_constructor("tag:yaml.org,2002:int", YamlLoader.construct_yaml_int)
+YamlLoader.add_constructor("tag:yaml.org,2002:float", YamlLoader.construct_yaml_float)
 YamlLoader.add_implicit_resolver(
     "tag:yaml.org,2002:float",
     re.compile(r"""^(?:[-+]?(?:[0-9][0-9_]*)\.[0-9_]*(?:[eE][-+]?[0-9]+)?

@@ -113,6 +113,13 @@ def test_a_folder_given_as_rules_is_named_a_folder(tmp_path, capsys):
     # before: nine levels of aliases hung the check (gigabytes of a value's text)
     ("preset: basic\na: &a [1, 1, 1]\nb: &b [*a, *a, *a]\nhand_size: [*b, *b, *b]\n",
      r"not valid YAML at line 3, column 8: an alias \(\*name\); allowed: every value written out$"),
+    # before: read as YAML 1.1 reads them, 8 cards, a target of 100, stacking on
+    ("preset: basic\nhand_size: 010\n",
+     r"line 2, column 12: '010' is read by YAML 1.1 as 8 \(octal, binary or base 60\); "
+     r"allowed: a decimal number without leading zeros$"),
+    ("preset: classic\ntarget_score: 1:40\n", r"'1:40' is read by YAML 1.1 as 100"),
+    ("preset: basic\nstacking: yes\n",
+     r"line 2, column 11: 'yes' is read by YAML 1.1 as true; allowed: true or false$"),
     # a long value is cut in the message
     ("preset: basic\nhand_size: [" + ", ".join(["0"] * 5000) + "]\n",
      r"invalid rule set: hand_size=\[0, 0, 0, 0, 0, 0, \.\.\.\]; allowed: an integer"),

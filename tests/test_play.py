@@ -71,6 +71,13 @@ def test_parse_choice_by_number_name_or_card():
         parse_choice("R6", [5, 66])
 
 
+@pytest.mark.parametrize("text", ["\u00b2", "\u2460", "--1", "\u0661"])
+def test_digits_of_other_scripts_are_an_unknown_entry_not_pythons_message(text):
+    # before: str.isdigit() took them, then int() failed with "invalid literal for int()"
+    with pytest.raises(ValueError, match=f"unknown entry '{text}'"):
+        parse_choice(text, [5, 66])
+
+
 def test_quit_and_end_of_input_abandon_the_game():
     with pytest.raises(Quit):
         play(["random"], "basic", seed=0, read=lambda p: "quit", out=io.StringIO())

@@ -140,8 +140,9 @@ def test_a_time_limit_says_what_runs_after_it(tmp_path, capsys):
                                          "final_eval.games=50", "final_eval.opponents=[greedy]",
                                          "time_limit_minutes=5", f"run_dir={tmp_path}"]))
     err = capsys.readouterr().err
-    assert ("training for 5 min (in-training evaluations included) or 1,024 steps, whichever "
-            "comes first; then the final evaluation: 50 games against each of greedy") in err
+    assert ("training for 5 min (in-training evaluations included) or 1,024 steps (in whole "
+            "rollouts of 2,048 steps: 2,048), whichever comes first; then the final "
+            "evaluation: 50 games against each of greedy") in err
     assert "final evaluation: 50 games against each of greedy (95% interval about +-13.9 points)" in err
 
 

@@ -960,7 +960,7 @@ def test_a_weight_near_the_largest_float_splits_the_slots_by_ratio():
     # before: num_envs * weight overflowed to inf before the division (OverflowError)
     from ono_env.train.ppo import plan_tables
 
-    cfg = load_config("default", ["observation_version=2", "num_envs=8",
+    cfg = load_config("default", ["observation_version=2", "num_envs=8", "ppo.batch_size=128",
                                   "tables=[{rules: basic, weight: 1e308}, {rules: ono, weight: 1}]"])
     slots = [(label, end - start) for label, _r, _c, _p, start, end in plan_tables(cfg)]
     assert slots == [("basic-2p", 7), ("ono-2p", 1)]

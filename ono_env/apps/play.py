@@ -18,6 +18,7 @@ every hand shown.
 
 from __future__ import annotations
 
+import re
 import sys
 from collections.abc import Callable, Sequence
 from typing import TextIO, cast
@@ -71,7 +72,7 @@ def parse_choice(text: str, legal: Sequence[int]) -> int:
     if not t:
         raise ValueError("empty entry: type a number from the list, an action or a card name "
                          "(help lists them)")
-    if t.lstrip("-").isdigit():
+    if re.fullmatch(r"-?[0-9]{1,6}", t):   # ASCII digits: isdigit() also takes '²' and '①'
         k = int(t)
         if not 1 <= k <= len(legal):
             raise ValueError(f"{k} is not one of the listed numbers (1 to {len(legal)})")
