@@ -638,3 +638,21 @@ def test_a_learner_batch_refuses_a_bad_out_before_any_game_moves(bad):
     assert ([b.game.to_dict(i) for i in range(4)], b.decisions) == before
     good = np.zeros((4, 241), np.float32)
     assert b.step(random_legal(b.action_masks(), np.random.default_rng(0)), out=good).obs is good
+
+
+def test_sb3_vecenv_checks_indices_and_keeps_its_own_attributes():
+    v = OnoVecEnv("basic", num_envs=4, seed=0)
+    v.reset()
+    # before: [10] was an IndexError, np.int64(0) a TypeError, get_attr took [10] silently
+    for bad in ([10], [-1], [True], "a", 2.0):
+        with pytest.raises(ValueError, match=r"allowed: game indices 0 to 3"):
+            v.env_method("action_masks", indices=bad)
+        with pytest.raises(ValueError, match=r"allowed: game indices 0 to 3"):
+            v.get_attr("render_mode", indices=bad)
+    assert len(v.env_method("action_masks", indices=np.int64(2))) == 1
+    assert len(v.get_attr("render_mode", indices=[0, 3])) == 2
+    # before: set_attr("num_envs", 7) was taken, and every later step broke
+    with pytest.raises(ValueError, match="'num_envs' is set when it is made"):
+        v.set_attr("num_envs", 7)
+    v.set_attr("note", "mine")
+    assert v.get_attr("note") == ["mine"] * 4 and v.num_envs == 4

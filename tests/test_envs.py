@@ -380,3 +380,14 @@ def test_the_observation_functions_take_a_preset_name_and_refuse_what_is_not_rul
             observation_size(bad, 2)
     with pytest.raises(ValueError, match=r"obs is a list; allowed: a NumPy array of shape \(B, "):
         observation_view([[0.0] * 10], "classic", 1)
+
+
+def test_a_step_before_any_reset_says_so():
+    # before: "step() after the episode ended", for an episode never dealt
+    with pytest.raises(RuntimeError, match=r"step\(\) before reset\(\): call reset\(\) first"):
+        OnoEnv("basic", num_players=2).step(0)
+    env = OnoEnv("basic", num_players=2)
+    env.reset(seed=0)
+    env._over = True
+    with pytest.raises(RuntimeError, match="after the episode ended"):
+        env.step(0)

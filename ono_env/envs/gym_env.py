@@ -105,6 +105,7 @@ class OnoEnv(gym.Env):
                                             (self.game.observation_size,), np.float32)
         self.action_space = spaces.Discrete(NUM_ACTIONS)
         self._over = True
+        self._dealt = False   # reset() not called yet
 
     @property
     def learner_seat(self) -> int | str:
@@ -127,6 +128,7 @@ class OnoEnv(gym.Env):
         self.game.reset(seed=int(self.np_random.integers(2**63)))
         self._driver.start(np.ones(1, np.bool_), self._learner, self.learner_seat, self.np_random)
         self._over = False
+        self._dealt = True
         if self.render_mode == "human":
             self.render()
         return self._obs(), {"learner_seat": int(self._learner[0]),
@@ -138,7 +140,8 @@ class OnoEnv(gym.Env):
         learner's next turn."""
         a = check_int("action", check_action("action", action), 0, NUM_ACTIONS - 1)
         if self._over:
-            raise RuntimeError("step() after the episode ended: call reset()")
+            raise RuntimeError("step() after the episode ended: call reset()" if self._dealt
+                               else "step() before reset(): call reset() first")
         mask = self.action_masks()
         if not mask[a]:
             legal = [ACTION_NAMES[k] for k in np.flatnonzero(mask)]

@@ -235,6 +235,7 @@ class OnoMultiAgentEnv(MultiAgentEnv):
         self.action_spaces = {a: spaces.Discrete(NUM_ACTIONS) for a in self.possible_agents}
         self._pending = np.zeros(n, np.float64)   # rewards not yet handed to their seat
         self._over = True
+        self._dealt = False   # reset() not called yet
 
     def _obs(self, seat: int) -> dict[str, np.ndarray]:
         acting = seat == int(self.game.state.current[0]) and not self._over
@@ -256,12 +257,14 @@ class OnoMultiAgentEnv(MultiAgentEnv):
             self.game.reset()
         self._pending[:] = 0.0
         self._over = False
+        self._dealt = True
         seat = int(self.game.state.current[0])
         return {self.possible_agents[seat]: self._obs(seat)}, {}
 
     def step(self, action_dict: Mapping[str, Any]):  # type: ignore[override]  # our agent ids are str
         if self._over:
-            raise RuntimeError("step() after the episode ended: call reset()")
+            raise RuntimeError("step() after the episode ended: call reset()" if self._dealt
+                               else "step() before reset(): call reset() first")
         agent = self.acting_agent
         if not isinstance(action_dict, Mapping) or set(action_dict) != {agent}:
             got = list(action_dict) if isinstance(action_dict, Mapping) else action_dict

@@ -41,7 +41,7 @@ model = MaskablePPO("MlpPolicy", venv, n_steps=128).learn(10_000)  # n_steps per
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import Any, cast
 
 import numpy as np
@@ -52,6 +52,10 @@ from ono_env.cards import NUM_ACTIONS
 from ono_env.checks import check_seed
 from ono_env.envs.learner_batch import LearnerBatch
 from ono_env.observation import observation_high
+
+FIXED_ATTRS = frozenset({"num_envs", "observation_space", "action_space", "batch", "rules",
+                         "game", "opponents", "reset_infos"})
+"""What ``OnoVecEnv.set_attr`` refuses: the attributes its games and spaces are made of."""
 
 
 class OnoVecEnv(VecEnv):
@@ -138,11 +142,18 @@ class OnoVecEnv(VecEnv):
 
     # ---- VecEnv plumbing ------------------------------------------------------------------
     def _indices(self, indices: VecEnvIndices) -> list[int]:
+        """SB3's ``indices``: None (every game), one index or an iterable of them, each a
+        whole number 0..num_envs-1 (not a bool); else ``ValueError`` naming the range."""
         if indices is None:
             return list(range(self.num_envs))
-        if isinstance(indices, int):
-            return [indices]
-        return list(indices)
+        many = list(indices) if isinstance(indices, Iterable) and not isinstance(
+            indices, (str, bytes)) else [indices]
+        for i in many:
+            if (not isinstance(i, (int, np.integer)) or isinstance(i, (bool, np.bool_))
+                    or not 0 <= i < self.num_envs):
+                raise ValueError(f"indices: {i!r:.40} ({type(i).__name__}); allowed: game "
+                                 f"indices 0 to {self.num_envs - 1}, one or a list, or None")
+        return [int(i) for i in many]
 
     def env_method(self, method_name: str, *method_args, indices: VecEnvIndices = None,
                    **method_kwargs) -> list[Any]:
@@ -158,8 +169,11 @@ class OnoVecEnv(VecEnv):
         raise AttributeError(f"OnoVecEnv has no attribute {attr_name!r}")
 
     def set_attr(self, attr_name: str, value: Any, indices: VecEnvIndices = None) -> None:
-        if len(self._indices(indices)) != self.num_envs:
+        if len(set(self._indices(indices))) != self.num_envs:
             raise ValueError("OnoVecEnv attributes are shared by all games; set them for all indices")
+        if attr_name.startswith("_") or attr_name in FIXED_ATTRS:
+            raise ValueError(f"OnoVecEnv attribute {attr_name!r} is set when it is made (the "
+                             f"games, their spaces and rules); allowed: other public attributes")
         setattr(self, attr_name, value)
 
     def env_is_wrapped(self, wrapper_class: type, indices: VecEnvIndices = None) -> list[bool]:
