@@ -6,6 +6,7 @@ bots playing whole games."""
 from __future__ import annotations
 
 import os
+import re
 
 import numpy as np
 import pytest
@@ -53,6 +54,8 @@ def test_registered_once_with_the_project_parameters():
     ({"players": 11}, "parameter players=11; allowed: 2 to 10"),
     ({"stacking": "yes"}, "parameter stacking='yes'; allowed: 'true', 'false'"),
     ({"hand_size": "7.5"}, "parameter hand_size='7.5'; allowed: a whole number"),
+    ({"hand_size": "007"}, "parameter hand_size='007'; allowed: a whole number written in "
+                           "digits without leading zeros"),
     ({"dealer": "oldest"}, "dealer"),
     ({"hand_size": "90"}, "too few to deal hand_size=90"),
     ({"reward": "score"}, "parameter reward='score'; allowed: 'win', 'points'"),
@@ -261,6 +264,11 @@ def test_the_resampler_keeps_the_seats_knowledge_and_reveals_no_hidden_card(pres
     assert knowing > 0 or preset != "basic"
     with pytest.raises(ValueError, match="allowed: the acting player"):
         state.resample_from_infostate((me + 1) % 3, lambda: 0.5)
+    # before: -1.0 an OverflowError, nan "cannot convert float NaN", 2.0 taken silently
+    for bad in (-1.0, float("nan"), 2.0, 1.0, "0.5", True):
+        with pytest.raises(ValueError, match=r"probability_sampler\(\) gave .*; allowed: a "
+                                             r"uniform draw, a number in \[0, 1\)"):
+            state.resample_from_infostate(me, lambda b=bad: b)
 
 
 class _ISMCTSBot:
@@ -347,7 +355,11 @@ def test_a_state_serialises_as_json_and_replays():
     for bad, match in [("[1]", "not a serialised state"), ("{", "malformed"),
                        (text.replace('"version": 1', '"version": 2'), "not a serialised state"),
                        (text.replace('"actions": [', '"actions": [99, '), "action 99 is not legal"),
-                       (text.replace('"seed": ', '"seed": -'), "seed=-")]:
+                       (text.replace('"seed": ', '"seed": -'), "seed=-"),
+                       # before: said up to 2**64 - 1, then VecGame refused 2**63 unnamed
+                       (re.sub(r'"seed": [0-9]+', f'"seed": {2**63}', text),
+                        r"seed=9223372036854775808; allowed: an integer from 0 to "
+                        r"9,223,372,036,854,775,807")]:
         with pytest.raises(ValueError, match=match):
             game.deserialize_state(bad)
 

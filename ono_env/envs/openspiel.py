@@ -59,6 +59,7 @@ Resampling
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import numpy as np
@@ -120,9 +121,10 @@ def _option(name: str, text: str, kind: type) -> Any:
                              f"'false', or '' (the preset's value)")
         return text == "true"
     if kind is int:
-        if not (text.isascii() and text.isdigit()) or len(text) > 12:
+        if not re.fullmatch(r"0|[1-9][0-9]{0,11}", text):   # "007" is refused, not 7
             raise ValueError(f"{GAME_NAME}: parameter {name}={text!r}; allowed: a whole "
-                             f"number written in digits, or '' (the preset's value)")
+                             f"number written in digits without leading zeros, or '' (the "
+                             f"preset's value)")
         return int(text)
     return text
 
@@ -202,9 +204,9 @@ class OnoGame(pyspiel.Game):
             raise ValueError(f"{GAME_NAME}: not a serialised state; allowed: JSON with exactly "
                              f"the keys {sorted(keys)}, version {SERIAL_VERSION}")
         seed, actions = d["seed"], d["actions"]
-        if not isinstance(seed, int) or isinstance(seed, bool) or not 0 <= seed < 2**64:
+        if not isinstance(seed, int) or isinstance(seed, bool) or not 0 <= seed <= MAX_SEED:
             raise ValueError(f"{GAME_NAME}: serialised state seed={seed!r:.40}; allowed: an "
-                             f"integer from 0 to 2**64 - 1")
+                             f"integer from 0 to {MAX_SEED:,} (a deal's seed, as VecGame takes)")
         if not isinstance(actions, list) or len(actions) > self.max_decisions or not all(
                 isinstance(a, int) and not isinstance(a, bool) for a in actions):
             raise ValueError(f"{GAME_NAME}: serialised state actions: allowed: a list of at "
@@ -326,7 +328,12 @@ class OnoState(pyspiel.State):
         view = E.State(1, P, D).arrays
         kernel_entry(K.seat_view)(*game.state.arrays, np.zeros(1, np.int64), K.VIEW_FAIR,
                                   *view)
-        seed = np.array([int(probability_sampler() * 2**53)], np.uint64)
+        u = probability_sampler()
+        if not isinstance(u, (float, int, np.floating, np.integer)) or isinstance(u, bool) \
+                or not 0.0 <= u < 1.0:   # also refuses nan
+            raise ValueError(f"{GAME_NAME}: probability_sampler() gave {u!r:.40}; allowed: a "
+                             f"uniform draw, a number in [0, 1)")
+        seed = np.array([int(u * 2**53)], np.uint64)
         world = E.State(1, P, D).arrays
         kernel_entry(K.sample_worlds)(*view, game.internals.params, seed, K.VIEW_FAIR, *world,
                                       np.zeros(C.NUM_CARD_TYPES, np.int64), np.zeros(D, np.int8),
