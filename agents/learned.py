@@ -466,10 +466,12 @@ def check_compatible(meta: dict[str, Any], rules: RuleSet, path: str = "model") 
         return
     trained = RuleSet.from_dict(meta["rules"])
     if trained.num_players != rules.num_players:
-        raise ValueError(f"{path}: trained for {trained.num_players} players, asked to play "
-                         f"{rules.num_players} (the rules' num_players; a preset name alone "
-                         f"means 4); allowed: rules with num_players={trained.num_players} "
-                         f"(ono-arena, ono-play: --players {trained.num_players})")
+        t = trained.num_players
+        raise ValueError(f"{path}: trained for {t} players, asked to play {rules.num_players} "
+                         f"(the table's player count); allowed: a table of {t} players "
+                         f"(num_players={t}; ono-arena --players {t}; ono-play with {t - 1} "
+                         f"{'agent' if t == 2 else 'agents'} for the other "
+                         f"{'seat' if t == 2 else 'seats'})")
     a, b = trained.to_dict(), rules.to_dict()
     diff = [k for k in a if k != "name" and a[k] != b.get(k)]
     if diff:

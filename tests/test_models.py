@@ -605,8 +605,9 @@ def test_shipped_models_are_safetensors_files_and_load_by_name():
         other_n = 4 if players == 2 else 2
         # the refusal names the policy as the user gave it, not the path it is installed at
         with pytest.raises(ValueError, match=f"^'{name}': trained for {players} players, asked to play "
-                                             f"{other_n} .*allowed: rules with num_players={players} "
-                                             f"\\(ono-arena, ono-play: --players {players}\\)"):
+                                             f"{other_n} .*allowed: a table of {players} players "
+                                             f"\\(num_players={players}; ono-arena --players {players}; "
+                                             f"ono-play with {players - 1} agents? for the other"):
             make_agent(name, RuleSet.preset(preset, num_players=other_n))
         other = "classic" if preset == "basic" else "basic"
         with pytest.raises(ValueError, match=f"trained for '{preset}' rules, which differ from "
