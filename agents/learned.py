@@ -125,7 +125,10 @@ MAX_MODEL_BYTES = 1 << 30
 _MAX_HEADER_BYTES = 100_000_000   # safetensors' own limit
 MAX_MODEL_LABEL = 100
 MAX_OUTPUT = 1e6
-"""The largest logit or value a model may compute on the observation space's extremes."""
+"""The largest logit or value a model may compute on extreme observations (every entry -1, 0
+or the deck size: the counts' range; a match's scaled scores can pass it under unusual rules
+(:func:`~ono_env.observation.observation_high`), but a probe of every entry at such a bound
+would refuse sound models of those rules)."""
 """The longest ``label`` a model's metadata may hold."""
 EXPORT_COMMAND = "ono-export"
 MODELS_DIR = Path(__file__).parent / "models"
@@ -313,7 +316,7 @@ class PolicyNet:
 
     def check_outputs(self, high: float, where: str = "model") -> None:
         """``ValueError`` naming ``where`` unless the network's logits (and values) are finite
-        and within +-:data:`MAX_OUTPUT` on the observation space's extremes (every entry -1,
+        and within +-:data:`MAX_OUTPUT` on extreme observations (every entry -1,
         0 or ``high``, and both halves mixed): finite weights can still overflow (huge
         logits, a tiny ``obs_scale``) and then play NaN probabilities."""
         D = self.observation_size
@@ -328,8 +331,8 @@ class PolicyNet:
                 outputs.append(("value", self.value(probe)))
         for what, out in outputs:
             if not np.isfinite(out).all() or np.abs(out).max() > MAX_OUTPUT:
-                raise ValueError(f"{where}: damaged model: its {what} on the observation space's "
-                                 f"extremes are not finite numbers within +-{MAX_OUTPUT:g} "
+                raise ValueError(f"{where}: damaged model: its {what} on extreme observations "
+                                 f"are not finite numbers within +-{MAX_OUTPUT:g} "
                                  f"(largest {np.nanmax(np.abs(out)):.3g}); it would play NaN "
                                  f"probabilities")
 

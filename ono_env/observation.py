@@ -274,11 +274,18 @@ def observation_high(rules: RulesSpec) -> float:
     version: the upper bound of the environments' observation ``Box`` (its lower bound is
     -1). A count is at most the deck size; a score, scaled by the target (by 100 in a single
     round), is at most the target less one plus every card's points (a match ends in the
-    round that reaches the target); the rules block holds the target divided by 500. Where a
+    round that reaches the target); the rules block holds the target divided by 500. With
+    stacking, the cards to draw after a stack hold every Draw Two and Wild Draw Four of the
+    deck once (a stack in which a penalty draw reshuffles played draw cards into the stock, and
+    one is drawn and stacked again, could pass that: no such game has been seen). Where a
     quotient is the bound, it is rounded up to the next float32, so that no entry, computed
     in float32, passes it; under the presets the bound is the deck size."""
     rules = _ruleset(rules)
     high = float(rules.deck_size)
+    if rules.stacking:
+        counts = rules.deck_counts
+        draw_twos = sum(int(counts[c * C.NUM_RANKS + 12]) for c in range(C.NUM_COLORS))
+        high = max(high, float(2 * draw_twos + 4 * int(counts[C.WILD_DRAW_FOUR])))
     if rules.scoring != "none":
         points = int((rules.deck_counts.astype(np.int64) * C.CARD_POINTS).sum())
         target = rules.target_score

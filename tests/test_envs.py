@@ -391,3 +391,26 @@ def test_a_step_before_any_reset_says_so():
     env._over = True
     with pytest.raises(RuntimeError, match="after the episode ended"):
         env.step(0)
+
+
+def test_a_stack_of_every_draw_card_stays_in_the_declared_box():
+    # before: the bound was the deck size, and a stack of forty Wild Draw Fours passed it
+    from ono_env.cards import ACTION_NAMES
+    from ono_env.observation import observation_high
+    rules = RuleSet.preset("classic", num_players=2, hand_size=50, short_deck=True, wild_cards=0,
+                           wild_draw_four_cards=40, stacking=True, challenge=False,
+                           wild_draw_four_restricted=False)
+    high = observation_high(rules)
+    draws = np.array(["+4" in n or "+2" in n for n in ACTION_NAMES])
+    game = VecGame(rules, 8, seed=0)
+    rng = np.random.default_rng(0)
+    top = 0.0
+    for _ in range(150):   # stack whenever a draw card can be played
+        mask = game.legal_mask()
+        stack = mask & draws
+        pick = np.where(stack.any(1, keepdims=True), stack, mask)
+        game.step(np.argmax(pick * rng.random(pick.shape) + pick, 1))
+        top = max(top, float(game.observe(game.current_player).max()))
+        if game.finished.all():
+            break
+    assert rules.deck_size < top <= high
