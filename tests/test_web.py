@@ -460,21 +460,30 @@ def _replay_files(folder, count, seed=0):
 
 
 def test_uploads_and_saved_games_never_push_out_the_operators_replay_folders(tmp_path):
+    import io
     _replay_files(tmp_path / "rec", 2)
+    _replay_files(tmp_path / "more", 1, seed=3)
     uploads = run_arena(["greedy", "random"], "basic", num_players=2, num_games=4, seed=7,
                         rating=False, record=4).replays
-    client = TestClient(create_app(replay_dirs=[str(tmp_path / "rec")], max_replays=3))
-    for r in uploads:   # four uploads into the one place left: each pushes out the one before
+    log = io.StringIO()
+    client = TestClient(create_app(replay_dirs=[str(tmp_path / "rec"), str(tmp_path / "more")],
+                                   max_replays=2, log=log))
+    # the folders' two places are full: the second folder's file is not listed, said once
+    assert "fill the 2 places kept for them" in log.getvalue()
+    assert str(tmp_path / "more" / "replay-0.json") in log.getvalue()
+    for r in uploads:   # four uploads into their own two places: each pushes out the oldest
         assert client.post("/api/replays", headers=JSON, content=r.to_json()).status_code == 200
+    listed = client.get("/api/replays").json()
+    assert [x["title"] for x in listed] == ["uploaded", "uploaded", "replay-1.json",
+                                            "replay-0.json"]
+    assert [x["decisions"] for x in listed[:2]] == [len(uploads[3].actions), len(uploads[2].actions)]
+    # a game saved at the table takes a place of its own kind too (before: refused, and lost,
+    # where the folders filled the room)
+    view = play_out(client, new_game(client, seed=1))
+    saved = client.post(f"/api/games/{view['id']}/replay")
+    assert saved.status_code == 200
     titles = [x["title"] for x in client.get("/api/replays").json()]
-    assert titles == ["uploaded", "replay-1.json", "replay-0.json"]
-    assert client.get("/api/replays").json()[0]["decisions"] == len(uploads[-1].actions)
-
-    full = TestClient(create_app(replay_dirs=[str(tmp_path / "rec")], max_replays=2))
-    before = full.get("/api/replays").json()
-    refused(full.post("/api/replays", headers=JSON, content=uploads[0].to_json()), 409,
-            "no room for the replay", "at most 2 replays")
-    assert full.get("/api/replays").json() == before
+    assert titles == [saved.json()["title"], "uploaded", "replay-1.json", "replay-0.json"]
 
 
 def test_a_replay_file_too_long_to_show_is_skipped_before_it_is_replayed(tmp_path, monkeypatch):
@@ -531,3 +540,20 @@ def test_the_kept_views_stay_within_their_byte_cap(tmp_path, monkeypatch):
     kept.view(ids[1])   # pushes the first view out
     kept.view(ids[0])
     assert len(calls) == 3 and kept._view_bytes <= size + 1
+
+
+def test_a_saved_game_longer_than_the_viewer_shows_is_still_kept_for_download():
+    # before: Replays.add refused over 20,000 decisions for every caller, so a long match
+    # saved at the table (up to 50,000 decisions) was refused and lost
+    import ono_env.apps.web.server as server
+    r = run_arena(["greedy", "random"], "basic", num_players=2, num_games=10, seed=0,
+                  rating=False, record=1).replays[0]
+    d = r.to_dict()
+    n = server.MAX_REPLAY_DECISIONS + 1
+    d["actions"], d["thinking"], d["max_decisions"] = ["draw"] * n, [None] * n, n
+    long = Replay.from_json(json.dumps(d), "long")
+    kept = server.Replays()
+    rid = kept.add(long, "web game 1")
+    assert len(kept.get(rid).actions) == n
+    with pytest.raises(server.Refused, match=f"the viewer shows at most {server.MAX_REPLAY_DECISIONS}"):
+        kept.view(rid)

@@ -63,9 +63,10 @@ STATIC = Path(__file__).parent / "static"
 MAX_BODY = 4 << 20
 """The largest request body: 4 MiB (a replay upload is the largest request)."""
 MAX_REPLAYS = 200
-"""The most replays the server keeps (uploads and saved games; the oldest go first)."""
+"""The most replays the server keeps of each kind: the ``--replays`` folders' files, and the
+saved games and uploads (of which the oldest go first)."""
 MAX_REPLAY_BYTES = 256 << 20
-"""The most bytes of replay JSON the server keeps (with :data:`MAX_REPLAYS`)."""
+"""The most bytes of replay JSON the server keeps of each kind (with :data:`MAX_REPLAYS`)."""
 MAX_REPLAY_DECISIONS = 20_000
 """The longest replay the server takes or shows (every position is sent to the browser)."""
 MAX_VIEW_BYTES = 64 << 20
@@ -80,11 +81,11 @@ SEARCH_OFFERED = ("pimc", "pimc:128", "ismcts", "oracle-hands", "oracle")
 
 
 class Replays:
-    """The replays of one server, by id: files from ``--replays`` folders, saved games and
-    uploads; at most ``limit`` of them and ``max_bytes`` of their JSON text. The files of the
-    folders the server was started with are kept (``pinned``); saved games and uploads share
-    the rest of the room, the oldest going first. The viewer's answer for a replay (its JSON)
-    is kept too, within ``max_view_bytes``, the least recently shown going first."""
+    """The replays of one server, by id: files from ``--replays`` folders (``pinned``: kept
+    while the server runs), and saved games and uploads (the oldest go first); at most
+    ``limit`` replays and ``max_bytes`` of JSON text of each kind. The viewer's answer for a
+    replay (its JSON) is kept too, within ``max_view_bytes``, the least recently shown going
+    first."""
 
     def __init__(self, limit: int = MAX_REPLAYS, max_bytes: int = MAX_REPLAY_BYTES,
                  max_view_bytes: int = MAX_VIEW_BYTES) -> None:
@@ -98,14 +99,13 @@ class Replays:
         self._lock = threading.Lock()
 
     def add(self, replay: Replay, title: str, pinned: bool = False) -> str:
-        """Keep ``replay`` under ``title`` (checked text), dropping the oldest replays that
-        are not pinned until it fits; its summary is built before anything is stored or
-        dropped, so a replay that could not be listed is never kept, and a replay refused
-        (too long, too large, or no room left beside the pinned ones) changes nothing."""
+        """Keep ``replay`` under ``title`` (checked text). The pinned replays (the files of the
+        ``--replays`` folders) and the others (saved games, uploads) are kept within ``limit``
+        replays and ``max_bytes`` each: a pinned replay past that is refused, and another
+        pushes out the oldest of the others. Its summary is built before anything is stored
+        or dropped, so a replay that could not be listed is never kept, and a refused one
+        changes nothing."""
         check_text("replay title", title, MAX_LABEL)
-        if len(replay.actions) > MAX_REPLAY_DECISIONS:
-            raise Refused(f"the replay has {len(replay.actions)} decisions; the server takes "
-                          f"at most {MAX_REPLAY_DECISIONS}", 413)
         size = len(replay.to_json().encode("utf-8"))
         if size > self.max_bytes:
             raise Refused(f"the replay takes {size:,} bytes; the server keeps at most "
@@ -113,23 +113,28 @@ class Replays:
         rid = secrets.token_hex(8)
         json.dumps(summary(rid, title, replay))   # can be answered: else refused here
         with self._lock:
-            count, total, drop = len(self._items) + 1, self._bytes + size, []
-            for old, (_, _, old_size, old_pinned) in self._items.items():
+            same = [(r, item[2]) for r, item in self._items.items() if item[3] == pinned]
+            count, total = len(same) + 1, sum(n for _, n in same) + size
+            if pinned and (count > self.limit or total > self.max_bytes):
+                raise Refused(f"the replay folders' files fill the room kept for them "
+                              f"({self.limit} replays, {self.max_bytes:,} bytes)", 409)
+            drop = []
+            for old, old_size in same:   # oldest first
                 if count <= self.limit and total <= self.max_bytes:
                     break
-                if not old_pinned:
-                    drop.append(old)
-                    count, total = count - 1, total - old_size
-            if count > self.limit or total > self.max_bytes:
-                raise Refused(f"no room for the replay: the server keeps at most {self.limit} "
-                              f"replays and {self.max_bytes:,} bytes of them, and the replay "
-                              f"folders it was started with take that room", 409)
+                drop.append(old)
+                count, total = count - 1, total - old_size
             for old in drop:
                 self._bytes -= self._items.pop(old)[2]
                 self._drop_view(old)
             self._items[rid] = (title, replay, size, pinned)
             self._bytes += size
         return rid
+
+    def count(self, pinned: bool) -> int:
+        """How many replays of the kind are kept (``pinned``: the folders' files)."""
+        with self._lock:
+            return sum(1 for item in self._items.values() if item[3] == pinned)
 
     @property
     def bytes(self) -> int:
@@ -261,6 +266,7 @@ def create_app(models: Sequence[str] = (), replay_dirs: Sequence[str] = (),
         return [a for a in allowed if fits(metas.get(a), rules) is None] + list(SEARCH_OFFERED)
     tables = Tables() if max_tables is None else Tables(max_tables)
     replays = Replays(max_replays)
+    full = False
     for d in replay_dirs:
         folder = Path(d)
         if not folder.is_dir():
@@ -271,6 +277,13 @@ def create_app(models: Sequence[str] = (), replay_dirs: Sequence[str] = (),
                   f"{replays.limit}: the last {replays.limit} by name", file=log or sys.stderr)
             files = files[-replays.limit:]
         for f in files:
+            if full or replays.count(pinned=True) >= replays.limit:
+                if not full:
+                    print(f"ono-web: note: the replay folders fill the {replays.limit} places "
+                          f"kept for them; {f} and the files after it are not listed",
+                          file=log or sys.stderr)
+                full = True
+                break
             try:
                 replay = Replay.load(f)
                 if len(replay.actions) > MAX_REPLAY_DECISIONS:   # before replaying it
