@@ -118,7 +118,7 @@ SMALL = ["total_steps=64", "num_envs=4", "ppo.n_steps=16", "ppo.batch_size=32", 
     (["name=../escaped"], "config field 'name' = '../escaped': allowed: 1-64 letters"),
     (["ppo.batch_size=100000"], "ppo.batch_size=100,000 is more than a rollout (num_envs x "
                                 "ppo.n_steps = 64 steps)"),
-    (["ppo.n_steps=1000000000"], "steps keeps 3,907.8 GiB of observations"),
+    (["ppo.n_steps=1000000000"], "steps keeps 4,857.8 GiB of observations and masks"),
     (["run_dir={file}/sub"], "run_dir '{file}/sub': '{file}' is a file, not a folder"),
     (["out_dir={file}/sub"], "out_dir '{file}/sub': '{file}' is a file, not a folder"),
 ])

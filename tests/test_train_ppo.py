@@ -558,3 +558,29 @@ def test_ctrl_c_stops_after_the_update_and_saves_the_model(tmp_path, monkeypatch
     assert read_metadata(run_dir / "model.safetensors")["training_steps"] == 2048   # two rollouts
     assert (run_dir / "model.optimizer.safetensors").is_file()
     assert not (run_dir / "final_eval.json").exists()
+
+
+def test_ctrl_c_handling_leaves_an_ignored_sigint_alone():
+    import signal
+
+    from ono_env.train.ppo import StopOnInterrupt
+    before = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        stop = StopOnInterrupt()
+        assert signal.getsignal(signal.SIGINT) is signal.SIG_IGN   # not installed
+        stop.restore()
+        assert signal.getsignal(signal.SIGINT) is signal.SIG_IGN
+    finally:
+        signal.signal(signal.SIGINT, before)
+
+
+def test_an_exploiters_run_name_is_a_valid_run_name():
+    # before: a model named modèle.safetensors, or with a stem over 56 characters, made a run
+    # name that the config refuses
+    from ono_env.train.config import load_config
+    from ono_env.train.exploit import run_name_of
+    for target in ("runs/x/modèle.safetensors", "a" * 80 + ".safetensors", "greedy",
+                   "mymod:MyAgent"):
+        name = run_name_of(target)
+        assert load_config("default", [f"name={name}"]).name == name
+    assert run_name_of("runs/x/modèle.safetensors") == "exploit-mod-le"

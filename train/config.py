@@ -151,7 +151,7 @@ class PPO:
     n_steps: Count = 128
     """Steps per game slot in a rollout: a rollout is num_envs * n_steps learner steps."""
     batch_size: Count = 2048
-    """Minibatch size of the gradient steps."""
+    """Minibatch size of the gradient steps: at most a rollout (num_envs x n_steps; algo rllib_ppo: times num_env_runners)."""
     n_epochs: Count = 4
     """Passes over each rollout."""
     gamma: Annotated[float, Field(strict=True, ge=0, le=1)] = 1.0
@@ -512,9 +512,10 @@ def parse_override(text: str) -> dict[str, Any]:
 
     try:
         value = yaml.load(raw, Loader=YamlLoader) if raw.strip() else None
-    except yaml.YAMLError as exc:
-        raise ValueError(f"override {text!r}: the value is not valid YAML "
-                         f"({str(exc).splitlines()[0]})") from None
+    except yaml.YAMLError as exc:   # not YAML, or a form refused (an alias, 010, yes, ...)
+        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+        raise ValueError(f"override {text!r}: the value cannot be read as YAML plain data "
+                         f"({problem})") from None
     out: dict[str, Any] = {}
     node = out
     parts = key.strip().split(".")

@@ -944,18 +944,23 @@ def fitting_policies(rules: Any, weight: float = 1.0) -> dict[str, float]:
 
 class StopOnInterrupt:
     """Ctrl-C during training: the first asks the loop to stop after the rollout and update
-    under way (``asked``), so that the model is saved (written with the training's steps, as
-    any checkpoint, and resumable); a second stops at once, as Python does. Only in the main
-    thread (where Python runs signal handlers); elsewhere it changes nothing."""
+    under way (and an evaluation due then) (``asked``), so that the model is saved (written
+    with the training's steps, as any checkpoint, and resumable); a second stops at once, as
+    Python does. Only in the main thread (where Python runs signal handlers) and where Ctrl-C
+    is not ignored; elsewhere it changes nothing."""
 
     def __init__(self) -> None:
         import signal
         import threading
 
         self.asked = False
+        self._installed = False
         self._previous: Any = None
-        if threading.current_thread() is threading.main_thread():
+        # not where Ctrl-C is ignored (SIG_IGN: a run in the background of a shell)
+        if (threading.current_thread() is threading.main_thread()
+                and signal.getsignal(signal.SIGINT) is not signal.SIG_IGN):
             self._previous = signal.signal(signal.SIGINT, self._on_interrupt)
+            self._installed = True
 
     def _on_interrupt(self, signum: int, frame: Any) -> None:
         self.asked = True
@@ -967,9 +972,10 @@ class StopOnInterrupt:
         """Put back the handler that was there before (once)."""
         import signal
 
-        if self._previous is not None:
-            signal.signal(signal.SIGINT, self._previous)
-            self._previous = None
+        if self._installed:   # None: a handler not set from Python; the default stands in
+            signal.signal(signal.SIGINT, signal.SIG_DFL if self._previous is None
+                          else self._previous)
+            self._installed = False
 
 
 def train(cfg: TrainConfig) -> dict[str, Any]:

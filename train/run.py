@@ -419,13 +419,24 @@ def check_folder_path(path: Path, field: str) -> None:
 
 
 def rollout_bytes(cfg: TrainConfig, rules: Any) -> int:
-    """The bytes of one rollout's observations and legal masks (algo ppo and maskable_ppo
-    keep a rollout of ``num_envs x ppo.n_steps`` steps in memory; the rest is smaller)."""
-    from ono_env.cards import NUM_ACTIONS
-    from ono_env.observation import observation_size
+    """The bytes of the arrays of one rollout that grow with the observation (algo ppo and
+    maskable_ppo keep a rollout of ``num_envs x ppo.n_steps`` steps in memory): per step the
+    observation, the legal mask (as float32, as SB3 keeps it), and where the config asks for
+    them the opponents' hands (a privileged critic, hand prediction: once; oracle guiding:
+    twice) and a teacher's action probabilities. The rest of a step is a few numbers."""
+    from ono_env.cards import NUM_ACTIONS, NUM_CARD_TYPES
+    from ono_env.observation import MAX_OPPONENTS, observation_size
 
-    size = observation_size(rules, cfg.observation_version)
-    return (cfg.ppo.n_steps + 1) * cfg.num_envs * (4 * size + NUM_ACTIONS)
+    floats = observation_size(rules, cfg.observation_version) + NUM_ACTIONS
+    pol = cfg.policy
+    hands = MAX_OPPONENTS * NUM_CARD_TYPES
+    if pol.privileged_critic or pol.hand_prediction > 0 or pol.oracle_guiding > 0:
+        floats += hands
+    if pol.oracle_guiding > 0:
+        floats += hands
+    if cfg.tables is not None and any(t.teacher is not None for t in cfg.tables):
+        floats += NUM_ACTIONS
+    return (cfg.ppo.n_steps + 1) * cfg.num_envs * 4 * floats
 
 
 def check_rollout_memory(cfg: TrainConfig, rules: Any) -> None:
@@ -444,7 +455,7 @@ def check_rollout_memory(cfg: TrainConfig, rules: Any) -> None:
     if memory > 0 and need > memory:
         raise ValueError(f"a rollout of num_envs={cfg.num_envs:,} x ppo.n_steps="
                          f"{cfg.ppo.n_steps:,} steps keeps {need / 2**30:,.1f} GiB of "
-                         f"observations, and this machine has {memory / 2**30:,.1f} GiB; allowed: "
+                         f"observations and masks, and this machine has {memory / 2**30:,.1f} GiB; allowed: "
                          f"a smaller num_envs or ppo.n_steps")
 
 
