@@ -204,6 +204,12 @@ def test_module_class_loading_and_its_refusals(in_data):
     ([], "give an AGENT"),
     (["--render", "nosuch.json"], "cannot read"),
     (["greedy", "--tables", "basic-2p", "--plot", "/dev/null/x.png"], "--plot"),
+    # before: another suffix changed the format, none had .png added, after the whole run
+    (["greedy", "--tables", "basic-2p", "--plot", "card.txt"], "allowed: a file name ending .png"),
+    (["greedy", "--tables", "basic-2p", "--plot", "noext"], "allowed: a file name ending .png"),
+    # before: the options --render and --list do not read were ignored
+    (["--render", "c.json", "--tables", "nope"], "--render plays nothing and takes only --plot; got --tables"),
+    (["greedy", "--list"], "--list prints the suite's tables and takes only --suite; got agent"),
 ])
 def test_bad_input_is_one_line_before_anything_is_played(argv, why, in_data, capsys):
     assert bench_main([*argv, "--no-progress"]) == 2
@@ -224,6 +230,15 @@ def test_the_command_writes_renders_and_plots_a_card(tmp_path, capsys):
     assert "| reference agent |" in (out / "card.md").read_text()
     assert bench_main(["--render", str(out / "card.json")]) == 0
     assert capsys.readouterr().out.splitlines()[0] == text.splitlines()[0]
+    # no earlier result is replaced (before: the card, and its plot, were overwritten)
+    before = (out / "card.json").read_bytes(), (out / "card.png").read_bytes()
+    assert bench_main(["greedy", "--tables", "stacking-2p", "--deals", "40", "--out", str(out),
+                       "--no-progress", "--workers", "1"]) == 2
+    assert "already exists; give a new file name" in capsys.readouterr().err
+    assert bench_main(["--render", str(out / "card.json"), "--plot"]) == 2
+    err = capsys.readouterr()
+    assert err.out == "" and f"--plot: '{out / 'card.png'}' already exists" in err.err
+    assert ((out / "card.json").read_bytes(), (out / "card.png").read_bytes()) == before
     assert bench_main(["--list"]) == 0
     assert "wikipedia-4p" in capsys.readouterr().out
     # cards that are not cards

@@ -33,7 +33,7 @@ from ono_env.arena.suite import (
     select_tables,
     suite_versions,
 )
-from ono_env.checks import check_output_dir
+from ono_env.checks import check_output_dir, check_output_file
 
 
 def plot_card(card: dict[str, Any], path: str | Path) -> Path:
@@ -102,10 +102,10 @@ def build_parser() -> cli.ArgumentParser:
                         "(default: the suite's per table)")
     p.add_argument("--out", default=None,
                    help="folder for the result card: card.json, card.md (and card.png with "
-                        "--plot)")
+                        "--plot); files already there are not replaced: the run is refused")
     p.add_argument("--plot", nargs="?", const="", default=None, metavar="PNG",
-                   help="draw the card as a PNG (default: card.png in --out, or beside the "
-                        "--render card); needs matplotlib")
+                   help="draw the card as a PNG, a new file ending .png (default: card.png in "
+                        "--out, or beside the --render card); needs matplotlib")
     p.add_argument("--render", default=None, metavar="CARD_JSON",
                    help="play nothing: print a saved result card (and --plot it)")
     p.add_argument("--list", action="store_true", help="print the suite's tables and exit")
@@ -120,28 +120,58 @@ def build_parser() -> cli.ArgumentParser:
     return p
 
 
+def _png(path: str) -> str:
+    """``--plot``'s file: a name ending ``.png`` (the plot is a PNG; another suffix would
+    change its format, and none would have one added)."""
+    if Path(path).suffix.lower() != ".png":
+        raise cli.UsageError(f"--plot {path!r}: allowed: a file name ending .png")
+    return path
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     def body(args) -> None:
+        playing = {"agent": args.agent, "--tables": args.tables, "--deals": args.deals,
+                   "--slow-deals": args.slow_deals, "--out": args.out,
+                   "--workers": args.workers, "--ray": args.ray}
         if args.list:
+            given = [k for k, v in {**playing, "--render": args.render, "--plot": args.plot}.items()
+                     if v is not None]
+            if given:
+                raise cli.UsageError(f"--list prints the suite's tables and takes only --suite; "
+                                     f"got {', '.join(given)}")
             print(format_suite(args.suite))
             return
         if (args.render is None) == (args.agent is None):
             raise cli.UsageError("give an AGENT to benchmark, or --render CARD_JSON (see "
                                  "ono-bench --help)")
         if args.render is not None:
+            given = [k for k, v in playing.items() if v is not None]
+            if given:
+                raise cli.UsageError(f"--render plays nothing and takes only --plot; got "
+                                     f"{', '.join(given)}")
             card = read_card(args.render)
+            png = None
+            if args.plot is not None:   # checked before the card is printed; never replaces
+                png = check_output_file(_png(args.plot or str(Path(args.render).with_suffix(
+                    ".png"))), "--plot")
             print(format_card(card))
-            if args.plot is not None:
-                png = args.plot or str(Path(args.render).with_suffix(".png"))
-                _plot(card, png)
+            if png is not None:
+                _plot(card, str(png))
             return
         if args.plot == "" and args.out is None:
             raise cli.UsageError("--plot without a file name draws into --out: give --out DIR "
                                  "or --plot PNG")
+        # every file the run will write, checked (and none replaced) before a game is played
+        targets = []
         if args.out is not None:
-            check_output_dir(args.out, "--out")
-        if args.plot:                       # its folder too, before anything is played
-            check_output_dir(Path(args.plot).parent, "--plot")
+            out = check_output_dir(args.out, "--out")
+            targets += [out / "card.json", out / "card.md"]
+            if args.plot == "":
+                targets.append(out / "card.png")
+        if args.plot:
+            targets.append(Path(_png(args.plot)))
+        for target in targets:
+            check_output_file(target, "--plot" if target.suffix == ".png" else "--out")
         suite = load_suite(args.suite)      # checked before anything is played
         select_tables(suite, args.tables)
         read_ladder(suite)
@@ -158,7 +188,6 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"\n{card['timing']['seconds']:.0f} s")
         if args.out is not None:
             out = Path(args.out)
-            out.mkdir(parents=True, exist_ok=True)
             (out / "card.json").write_text(json.dumps(card, indent=1) + "\n")
             (out / "card.md").write_text(format_card_markdown(card))
             written = [out / "card.json", out / "card.md"]
@@ -178,8 +207,7 @@ def _plot(card: dict[str, Any], path: str) -> Path | None:
         print("ono-bench: note: no plot without matplotlib: pip install 'ono-env[arena]'",
               file=sys.stderr)
         return None
-    check_output_dir(Path(path).parent if str(Path(path).parent) else ".", "--plot")
-    return plot_card(card, path)
+    return plot_card(card, path)   # its path was checked before the run
 
 
 if __name__ == "__main__":
