@@ -271,3 +271,21 @@ def test_the_exploiter_of_a_planted_weakness_beats_it_by_more(in_data, tmp_path)
     saved = json.loads((tmp_path / "red" / "exploit.json").read_text())
     assert saved["rate"] == red["rate"] and saved["steps"] >= 120_000
     assert (tmp_path / "red" / "model.safetensors").is_file()
+
+
+def test_a_card_with_no_number_or_a_terminal_escape_is_refused(tmp_path):
+    # before: a NaN rating was printed as nan and a label's escape reached the terminal
+    good = json.loads(json.dumps(S.bench_agent("color", tables=["stacking-2p"], deals=4,
+                                               slow_deals=1, progress=False, workers=1)))
+    bad = tmp_path / "card.json"
+    table = next(iter(good["tables"]))
+    for edit, why in [
+            (lambda d: d["tables"][table]["rating"].update(rating=float("nan")), "is not a finite number"),
+            (lambda d: d["anchor"].update(rating=float("inf")), "is not a finite number"),
+            (lambda d: d["agent"].update(label="\x1b[2Jx"), "the agent's label"),
+            (lambda d: d["tables"][table]["rows"][0].update(reference="a\nb"), "a reference's name")]:
+        d = json.loads(json.dumps(good))
+        edit(d)
+        bad.write_text(json.dumps(d))
+        with pytest.raises(ValueError, match=why):
+            S.read_card(bad)

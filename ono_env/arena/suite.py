@@ -59,7 +59,7 @@ from ono_env.agents.registry import agent_from_class, is_class_spec, is_model_pa
 from ono_env.arena.distributed import check_ray_address, play_on_ray
 from ono_env.arena.play import _derive, _seating_seed, games_bar, play_games
 from ono_env.arena.stats import mean_interval
-from ono_env.checks import check_input_file
+from ono_env.checks import check_input_file, check_text
 from ono_env.rules import PRESETS, RuleSet, resolve_rules
 
 CARD_FORMAT = "ono-bench-card"
@@ -674,14 +674,20 @@ def play_ladder(version: int | str, table_name: str, *, deals: int | None = None
 # ---------------------------------------------------------------- cards
 
 
+MAX_CARD_TEXT = 200
+"""The longest label or name a result card holds (an agent's spec may be a model's path)."""
+
+
 def read_card(path: str | Path) -> dict[str, Any]:
     """A result card written by ``ono-bench`` (JSON, read as data only); ``ValueError`` naming
     what is wrong when the file is not one."""
     import json
 
     p = check_input_file(path, "result card", MAX_CARD_BYTES)
+    def no_constant(name: str) -> Any:   # NaN, Infinity: not numbers a card holds
+        raise ValueError(f"{name} is not a finite number")
     try:
-        data = json.loads(p.read_text())
+        data = json.loads(p.read_text(), parse_constant=no_constant)
     except (OSError, ValueError) as exc:
         raise ValueError(f"{path}: not a result card (not JSON: {exc})") from None
     check_card(data, str(path))
@@ -696,28 +702,32 @@ def check_card(data: Any, what: str = "card") -> None:
     if data.get("format_version") != CARD_FORMAT_VERSION:
         raise ValueError(f"{what}: card format version {data.get('format_version')!r}; this "
                          f"package reads version {CARD_FORMAT_VERSION}")
+    def number(value: Any, what: str) -> None:
+        if isinstance(value, bool) or not isinstance(value, (int, float)) \
+                or not math.isfinite(value):
+            raise TypeError(f"{what} is not a number")
+
     try:
         int(data["suite_version"])
-        str(data["agent"]["label"])
-        str(data["anchor"]["agent"])
-        float(data["anchor"]["rating"])
+        # the texts a card prints: printable (no terminal escapes), bounded
+        check_text("the agent's label", data["agent"]["label"], MAX_CARD_TEXT)
+        check_text("the anchor's agent", data["anchor"]["agent"], MAX_CARD_TEXT)
+        number(data["anchor"]["rating"], "the anchor's rating")
         for name, t in data["tables"].items():
-            str(name)
+            check_text("a table's name", name, MAX_CARD_TEXT)
             int(t["players"])
-            float(t["fair_share"])
+            number(t["fair_share"], f"table {name}: its fair share")
             for k in ("rating", "low", "high"):
-                if isinstance(t["rating"][k], bool) or not isinstance(t["rating"][k], (int, float)):
-                    raise TypeError(f"table {name}: its rating's {k} is not a number")
+                number(t["rating"][k], f"table {name}: its rating's {k}")
             for ref, value in t.get("field", {}).items():
-                if isinstance(value, bool) or not isinstance(value, (int, float)):
-                    raise TypeError(f"table {name}: the rating of {ref!r} is not a number")
+                check_text(f"table {name}: a reference's name", ref, MAX_CARD_TEXT)
+                number(value, f"table {name}: the rating of {ref!r}")
             for r in t["rows"]:
-                str(r["reference"])
+                check_text(f"table {name}: a reference's name", r["reference"], MAX_CARD_TEXT)
                 bool(r["cheating"])
                 int(r["deals"])
                 for k in ("rate", "low", "high"):
-                    if isinstance(r[k], bool) or not isinstance(r[k], (int, float)):
-                        raise TypeError(f"table {name}: {k} of {r['reference']!r} is not a number")
+                    number(r[k], f"table {name}: {k} of {r['reference']!r}")
     except (KeyError, TypeError, ValueError, AttributeError) as exc:
         raise ValueError(f"{what}: not a result card ({type(exc).__name__}: {exc})") from None
 
