@@ -88,6 +88,7 @@ from __future__ import annotations
 import datetime as _dt
 import json
 import os
+import tempfile
 import zipfile
 from collections.abc import Callable, Mapping
 from pathlib import Path
@@ -508,12 +509,16 @@ def write_model(path: str | Path, net: PolicyNet, meta: dict[str, Any]) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     if path.is_dir():
         raise ValueError(f"model file name {str(path)!r}: it is a folder")
-    tmp = path.with_name(path.name + ".tmp")
-    try:
-        tmp.write_bytes(data)
+    tmp = None
+    try:   # a temporary name of its own: a user's "<name>.tmp" beside it is never touched
+        with tempfile.NamedTemporaryFile(dir=path.parent, prefix=f".{path.name}.",
+                                         suffix=".tmp", delete=False) as fh:
+            tmp = Path(fh.name)
+            fh.write(data)
         os.replace(tmp, path)
     except OSError as exc:
-        tmp.unlink(missing_ok=True)   # no stray temporary file is left behind
+        if tmp is not None:
+            tmp.unlink(missing_ok=True)   # no stray temporary file is left behind
         raise ValueError(f"cannot write model file {str(path)!r}: {exc.strerror or exc}") from None
     return path
 

@@ -729,3 +729,19 @@ def test_a_model_of_another_action_table_names_the_first_action_that_differs(tmp
                                              r"'play R1' there and 'play R0' here\); this version "
                                              r"of ono_env has 85: retrain the model$"):
             call()
+
+
+def test_export_replaces_no_model_and_no_file_of_the_users(tmp_path):
+    # before: a second export to the same name replaced the first model silently, and a
+    # file "<dest>.tmp" of the user's was overwritten, then renamed away
+    from ono_env.agents.learned import shipped_models
+    from ono_env.train.export import export_model
+    dest = tmp_path / "mine.safetensors"
+    (tmp_path / "mine.safetensors.tmp").write_text("keep")
+    export_model(shipped_models()["ppo-basic-2p"], dest)
+    first = dest.read_bytes()
+    with pytest.raises(ValueError, match=r"destination: .* already exists; give a new file name"):
+        export_model(shipped_models()["ppo-basic-4p"], dest)
+    assert dest.read_bytes() == first
+    assert (tmp_path / "mine.safetensors.tmp").read_text() == "keep"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["mine.safetensors", "mine.safetensors.tmp"]

@@ -52,7 +52,7 @@ from ono_env.agents.learned import (
     write_model,
 )
 from ono_env.apps import console as cli
-from ono_env.checks import check_input_file
+from ono_env.checks import check_input_file, check_output_file
 
 _HIDDEN = re.compile(r"mlp_extractor\.policy_net\.(\d+)\.weight")
 _VALUE_HIDDEN = re.compile(r"mlp_extractor\.value_net\.(\d+)\.weight")
@@ -175,6 +175,7 @@ def export_model(src: str | Path, dest: str | Path) -> Path:
     if dest.is_dir():
         raise ValueError(f"destination {str(dest)!r} is a folder; give a file name ending in "
                          f".safetensors")
+    check_output_file(dest, "destination")   # a new file: an earlier model is never replaced
     if _is_old_checkpoint(src):
         with zipfile.ZipFile(src) as zf:
             meta, net = convert_old_checkpoint(zf, repr(str(src)))
