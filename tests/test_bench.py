@@ -289,3 +289,14 @@ def test_a_card_with_no_number_or_a_terminal_escape_is_refused(tmp_path):
         bad.write_text(json.dumps(d))
         with pytest.raises(ValueError, match=why):
             S.read_card(bad)
+
+
+@pytest.mark.parametrize("workers", ["1", "2"])
+def test_an_agent_that_fails_in_a_pairing_is_named_with_the_table(workers, in_data, capsys):
+    # before: "RuntimeError: planted failure" alone, and with two workers only after every
+    # other pairing had been played
+    assert bench_main(["planted:FailsAtFour", "--tables", "basic-4p", "--deals", "4",
+                       "--slow-deals", "1", "--workers", workers, "--no-progress"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()[-1]
+    assert err.startswith("ono-bench: error: the agent failed at basic-4p against ")
+    assert err.endswith(": RuntimeError: planted failure")

@@ -530,8 +530,12 @@ def bench_agent(spec: Any, version: int | str = LATEST, tables: Sequence[str] | 
         else:
             for t, ref, n in todo:
                 t1 = time.perf_counter()
-                r = play_pairing(t.rules, agents[t.name], make_agent(ref.name, t.rules), n,
-                                 t.seed, suite.batch_size, ray_address=ray_address, progress=bar)
+                try:
+                    r = play_pairing(t.rules, agents[t.name], make_agent(ref.name, t.rules), n,
+                                     t.seed, suite.batch_size, ray_address=ray_address,
+                                     progress=bar)
+                except Exception as exc:  # noqa: BLE001 - one line naming where it failed
+                    raise _failed(t, ref, exc) from None
                 finished(t, ref, r, time.perf_counter() - t1)
     finally:
         if bar is not None:
@@ -575,8 +579,18 @@ def _play_in_processes(spec: str, suite: Suite, todo: list[tuple[SuiteTable, Ref
                    for t, ref, n in order}
         for f in as_completed(futures):
             t, ref = futures[f]
-            r, took = f.result()
+            try:
+                r, took = f.result()
+            except Exception as exc:  # noqa: BLE001 - named, and the pairings not begun dropped
+                ex.shutdown(wait=False, cancel_futures=True)   # before: every other pairing ran
+                raise _failed(t, ref, exc) from None
             finished(t, ref, r, took)
+
+
+def _failed(table: SuiteTable, ref: Reference, exc: BaseException) -> ValueError:
+    """The error of an agent that failed in a pairing, naming the table and the reference."""
+    return ValueError(f"the agent failed at {table.name} against {ref.name}: "
+                      f"{type(exc).__name__}: {exc}")
 
 
 def _plays(spec: Any, table: SuiteTable) -> bool:

@@ -40,3 +40,20 @@ class Illegal:
 class NeedsTwo:
     def __init__(self, a, b) -> None:
         pass
+
+
+class FailsAtFour:
+    """``greedy``, but it fails after three decisions at a table of four or more."""
+
+    name = "fails-at-four"
+
+    def __init__(self, rules) -> None:
+        self.greedy = GreedyAgent(rules)
+        self.players = rules.num_players
+        self.calls = 0
+
+    def act(self, obs, mask, rng):
+        self.calls += 1
+        if self.players >= 4 and self.calls > 3:
+            raise RuntimeError("planted failure")
+        return self.greedy.act(obs, mask, rng)
