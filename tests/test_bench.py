@@ -199,6 +199,7 @@ def test_module_class_loading_and_its_refusals(in_data):
     (["planted:NoAct", "--tables", "basic-2p"], "does not implement the agent protocol"),
     (["greedy", "--suite", "11"], "unknown suite version 11; there are: 1, 2, 3, 4, 5, 6, 7, 8, 9, 10"),
     (["greedy", "--tables", "basic-5p"], "no table 'basic-5p'"),
+    (["greedy", "--tables", "basic-2p", "basic-2p"], "table 'basic-2p' is named twice"),
     (["ppo-basic-2p"], "the tables it can play: basic-2p"),
     (["greedy", "--deals", "0"], "out of range"),
     ([], "give an AGENT"),

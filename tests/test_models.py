@@ -513,6 +513,14 @@ def test_every_damaged_file_is_one_value_error_naming_it(tmp_path, case):
     assert not (tmp_path / "out.safetensors").exists()
 
 
+class _RunsCode:
+    """Pickles as a call of os.system (never made: the loader refuses it)."""
+
+    def __reduce__(self):
+        import os
+        return (os.system, ("exit 3",))
+
+
 def _old_zip(meta="valid", pth=None):
     def build(p: Path) -> bytes:
         import torch as th
@@ -537,6 +545,11 @@ OLD_DAMAGED = {
     "meta not JSON": (_old_zip("{oops", pth=b"PK"), "ono_meta.json is not JSON"),
     "meta of another version": (_old_zip(json.dumps({"format": "ono_env-policy", "format_version": 3}),
                                          pth=b"PK"), "not ono_env model format version 1"),
+    "meta of another format": (_old_zip(json.dumps({"format": "x", "format_version": 1}), pth=b"PK"),
+                               r"\(format 'x', format version 1; allowed: format "
+                               r"'ono_env-policy', format version 1\)"),
+    "a pickle that would run code": (_old_zip(pth=lambda th: torch_archive({"a": _RunsCode()})),
+                                     "unsupported GLOBAL posix.system"),
     "no policy.pth": (_old_zip(), "no policy.pth"),
     "damaged torch archive": (_old_zip(pth=lambda th: _old_sd(th)[:-40]), "cannot be read as weights only"),
     "not a state dict": (_old_zip(pth=lambda th: torch_archive({"a": 1})), "not a state dict of tensors"),
@@ -558,6 +571,7 @@ def test_export_refuses_damaged_old_checkpoints(tmp_path, case, capsys):
     with pytest.raises(ValueError, match=words) as exc:
         export_model(path, tmp_path / "out.safetensors")
     assert type(exc.value) is ValueError and str(path) in str(exc.value)
+    assert "weights_only=False" not in str(exc.value)   # no advice to load it so it runs code
     assert export_main([str(path), str(tmp_path / "out.safetensors")]) == 2
     err = capsys.readouterr().err
     assert err.startswith("ono-export: error: ") and err.count("\n") == 1

@@ -77,9 +77,10 @@ def _old_metadata(raw: bytes, where: str) -> dict[str, Any]:
     except (UnicodeDecodeError, ValueError, RecursionError):
         raise ValueError(f"{where}: damaged checkpoint: {OLD_META_NAME} is not JSON") from None
     if not isinstance(meta, dict) or meta.get("format") != FORMAT or meta.get("format_version") != 1:
-        fmt = meta.get("format_version") if isinstance(meta, dict) else None
+        got = (f"format {meta.get('format')!r}, format version {meta.get('format_version')!r}"
+               if isinstance(meta, dict) else f"a JSON {type(meta).__name__}")
         raise ValueError(f"{where}: {OLD_META_NAME} is not ono_env model format version 1 "
-                         f"(format version {fmt!r})")
+                         f"({got}; allowed: format {FORMAT!r}, format version 1)")
     return meta
 
 
@@ -112,7 +113,13 @@ def _torch_reason(exc: BaseException) -> str:
     m = re.search(r"WeightsUnpickler error: (.*?)(?: Please |\n|$)", text)
     if m:
         return m.group(1).strip()
-    lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
+    # torch 2.6 and later: the reason follows advice to load with weights_only=False (which
+    # would run the file's code); only the reason is kept
+    m = re.search(r"^(Trying to load unsupported .*|Unsupported .*)$", text, re.M)
+    if m:
+        return m.group(1).strip()
+    lines = [ln.strip() for ln in text.splitlines() if ln.strip()
+             and "weights_only" not in ln]
     return f"{type(exc).__name__}: {lines[0]}" if lines else type(exc).__name__
 
 

@@ -213,6 +213,9 @@ def select_tables(suite: Suite, names: Sequence[str] | None) -> list[SuiteTable]
     if unknown:
         raise ValueError(f"suite version {suite.version} has no table {unknown[0]!r}; its tables: "
                          f"{', '.join(suite.tables)}")
+    twice = [n for k, n in enumerate(names) if n in names[:k]]
+    if twice:
+        raise ValueError(f"table {twice[0]!r} is named twice; allowed: each table once")
     return [t for n, t in suite.tables.items() if n in names]
 
 
