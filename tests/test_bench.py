@@ -301,3 +301,20 @@ def test_an_agent_that_fails_in_a_pairing_is_named_with_the_table(workers, in_da
     err = capsys.readouterr().err.strip().splitlines()[-1]
     assert err.startswith("ono-bench: error: the agent failed at basic-4p against ")
     assert err.endswith(": RuntimeError: planted failure")
+
+
+def test_an_exploiter_whose_measurement_fails_keeps_its_training(tmp_path, monkeypatch):
+    # before: the error alone; the trained model was there but nothing said so, and no
+    # exploit.json recorded the training
+    import ono_env.train.exploit as X
+
+    def fails(*args, **kwargs):
+        raise RuntimeError("planted failure")
+    monkeypatch.setattr(X, "play_pairing", fails)
+    with pytest.raises(ValueError, match=r"the exploiter trained and was saved \(.*model"
+                                         r"\.safetensors; .*exploit\.json holds the training\), "
+                                         r"but the measurement failed: RuntimeError: planted"):
+        X.exploit("greedy", steps=1, deals=1, threads=1, run_dir=tmp_path / "x")
+    saved = json.loads((tmp_path / "x" / "exploit.json").read_text())
+    assert saved["measure_error"] == "RuntimeError: planted failure" and saved["steps"] > 0
+    assert (tmp_path / "x" / "model.safetensors").is_file()
