@@ -88,7 +88,7 @@ from __future__ import annotations
 import datetime as _dt
 import json
 import os
-import tempfile
+import secrets
 import zipfile
 from collections.abc import Callable, Mapping
 from pathlib import Path
@@ -509,16 +509,17 @@ def write_model(path: str | Path, net: PolicyNet, meta: dict[str, Any]) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     if path.is_dir():
         raise ValueError(f"model file name {str(path)!r}: it is a folder")
-    tmp = None
-    try:   # a temporary name of its own: a user's "<name>.tmp" beside it is never touched
-        with tempfile.NamedTemporaryFile(dir=path.parent, prefix=f".{path.name}.",
-                                         suffix=".tmp", delete=False) as fh:
-            tmp = Path(fh.name)
+    # a temporary name of its own (a user's "<name>.tmp" beside it is never touched), made
+    # new (O_EXCL) with the mode a plain write gives (0666 less the umask; tempfile's 0600
+    # would hide the model from the other users of a shared folder)
+    tmp = path.with_name(f".{path.name}.{secrets.token_hex(6)}.tmp")
+    try:
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+        with os.fdopen(fd, "wb") as fh:
             fh.write(data)
         os.replace(tmp, path)
     except OSError as exc:
-        if tmp is not None:
-            tmp.unlink(missing_ok=True)   # no stray temporary file is left behind
+        tmp.unlink(missing_ok=True)   # no stray temporary file is left behind
         raise ValueError(f"cannot write model file {str(path)!r}: {exc.strerror or exc}") from None
     return path
 

@@ -759,3 +759,9 @@ def test_export_replaces_no_model_and_no_file_of_the_users(tmp_path):
     assert dest.read_bytes() == first
     assert (tmp_path / "mine.safetensors.tmp").read_text() == "keep"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["mine.safetensors", "mine.safetensors.tmp"]
+    import os
+    import stat
+    umask = os.umask(0)
+    os.umask(umask)
+    # the mode of a plain write (0666 less the umask), not a temporary file's 0600
+    assert stat.S_IMODE(dest.stat().st_mode) == 0o666 & ~umask
