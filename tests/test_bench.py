@@ -299,7 +299,7 @@ def test_an_agent_that_fails_in_a_pairing_is_named_with_the_table(workers, in_da
     assert bench_main(["planted:FailsAtFour", "--tables", "basic-4p", "--deals", "4",
                        "--slow-deals", "1", "--workers", workers, "--no-progress"]) == 2
     err = capsys.readouterr().err.strip().splitlines()[-1]
-    assert err.startswith("ono-bench: error: the agent failed at basic-4p against ")
+    assert err.startswith("ono-bench: error: the pairing at basic-4p against ")
     assert err.endswith(": RuntimeError: planted failure")
 
 
@@ -318,3 +318,25 @@ def test_an_exploiter_whose_measurement_fails_keeps_its_training(tmp_path, monke
     saved = json.loads((tmp_path / "x" / "exploit.json").read_text())
     assert saved["measure_error"] == "RuntimeError: planted failure" and saved["steps"] > 0
     assert (tmp_path / "x" / "model.safetensors").is_file()
+
+
+def test_with_workers_a_failed_pairing_drops_the_pairings_not_begun(in_data, tmp_path, monkeypatch):
+    # the 4-player table's pairings go first; when they fail, the 2-player ones not begun are
+    # dropped (before, the pool's own shutdown could undo the cancelling)
+    mark = tmp_path / "made"
+    monkeypatch.setenv("ONO_TEST_MARK", str(mark))
+    assert bench_main(["planted:FailsAtFour", "--tables", "basic-2p", "basic-4p", "--deals", "400",
+                       "--slow-deals", "2", "--workers", "2", "--no-progress"]) == 2
+    made = mark.read_text().split()
+    two = len(S.load_suite().tables["basic-2p"].field)
+    # made once in this process per table, then once per pairing begun
+    assert made.count("2") < 1 + two // 2, made
+
+
+def test_a_label_a_card_could_not_hold_is_refused_before_any_game():
+    # before: the card was written after the games, then refused by --render
+    from ono_env.agents.rule_based import GreedyAgent
+    agent = GreedyAgent(S.load_suite().tables["basic-2p"].rules)
+    agent.name = "greedy\x1b[2J"
+    with pytest.raises(ValueError, match="the agent's label"):
+        S.bench_agent(agent, tables=["basic-2p"], deals=1, slow_deals=1, progress=False, workers=1)

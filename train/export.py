@@ -211,7 +211,8 @@ def build_parser() -> cli.ArgumentParser:
                     "no code) from an ono-train checkpoint (.zip, also one saved before model "
                     "format version 2) or check and copy a model file.")
     p.add_argument("src", help="checkpoint .zip (or a .safetensors model)")
-    p.add_argument("dest", help="model file to write (.safetensors)")
+    p.add_argument("dest", help="model file to write (.safetensors), a new file: an existing one "
+                                "is refused, never replaced")
     return p
 
 

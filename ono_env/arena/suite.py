@@ -41,6 +41,7 @@ from __future__ import annotations
 
 import hashlib
 import math
+import sys
 import time
 import zlib
 from collections.abc import Callable, Sequence
@@ -213,7 +214,8 @@ def select_tables(suite: Suite, names: Sequence[str] | None) -> list[SuiteTable]
     if unknown:
         raise ValueError(f"suite version {suite.version} has no table {unknown[0]!r}; its tables: "
                          f"{', '.join(suite.tables)}")
-    twice = [n for k, n in enumerate(names) if n in names[:k]]
+    listed = list(names)
+    twice = [n for k, n in enumerate(listed) if n in listed[:k]]
     if twice:
         raise ValueError(f"table {twice[0]!r} is named twice; allowed: each table once")
     return [t for n, t in suite.tables.items() if n in names]
@@ -440,6 +442,7 @@ def describe_agent(spec: Any, agent: Agent) -> dict[str, Any]:
         kind, label = "name", spec
     else:
         kind, label = "object", str(getattr(agent, "name", type(agent).__name__))
+    check_text("the agent's label (from its file name, spec or name)", label, MAX_CARD_TEXT)
     out: dict[str, Any] = {"spec": spec if isinstance(spec, str) else label, "kind": kind,
                            "label": label, "cheating": is_cheating(agent)}
     if kind == "model":
@@ -504,16 +507,16 @@ def bench_agent(spec: Any, version: int | str = LATEST, tables: Sequence[str] | 
             raise ValueError(f"table {t.name}: {exc}; the tables it can play: "
                              f"{', '.join(can)} (pick them with --tables; tables= in Python)") from None
     todo = plan(chosen, deals, slow_deals)
-    bar = None
-    if progress:
-        bar = games_bar(sum(n * t.players for t, _r, n in todo), "ono-bench", smoothing=0.05)
     first = agents[chosen[0].name]
-    card: dict[str, Any] = {
+    card: dict[str, Any] = {   # its agent's label checked as a card is read back: before a game
         "format": CARD_FORMAT, "format_version": CARD_FORMAT_VERSION,
         "suite_version": suite.version, "package_version": ono_env.__version__,
         "agent": describe_agent(spec, first), "anchor": {"agent": suite.anchor,
                                                          "rating": suite.anchor_rating},
         "tables": {}, "timing": {"seconds": 0.0, "tables": {}}}
+    bar = None
+    if progress:
+        bar = games_bar(sum(n * t.players for t, _r, n in todo), "ono-bench", smoothing=0.05)
     t0 = time.perf_counter()
     done: dict[tuple[str, str], dict[str, Any]] = {}
     seconds: dict[str, float] = {t.name: 0.0 for t in chosen}
@@ -577,7 +580,9 @@ def _play_in_processes(spec: str, suite: Suite, todo: list[tuple[SuiteTable, Ref
 
     order = sorted(todo, key=lambda job: (not job[1].slow, -job[0].players))
     ctx = multiprocessing.get_context("spawn")
-    with ProcessPoolExecutor(max_workers=workers, mp_context=ctx) as ex:
+    ex = ProcessPoolExecutor(max_workers=workers, mp_context=ctx)
+    failed: BaseException | None = None
+    try:
         futures = {ex.submit(_pairing_job, spec, suite.version, t.name, ref.name, n): (t, ref)
                    for t, ref, n in order}
         for f in as_completed(futures):
@@ -585,14 +590,21 @@ def _play_in_processes(spec: str, suite: Suite, todo: list[tuple[SuiteTable, Ref
             try:
                 r, took = f.result()
             except Exception as exc:  # noqa: BLE001 - named, and the pairings not begun dropped
-                ex.shutdown(wait=False, cancel_futures=True)   # before: every other pairing ran
-                raise _failed(t, ref, exc) from None
+                failed = _failed(t, ref, exc)
+                break
             finished(t, ref, r, took)
+    finally:
+        # one shutdown that cancels what has not begun (the pairings under way end first):
+        # a `with` block's own shutdown would run after ours and undo its cancelling
+        ex.shutdown(wait=True, cancel_futures=failed is not None or sys.exc_info()[0] is not None)
+    if failed is not None:
+        raise failed
 
 
 def _failed(table: SuiteTable, ref: Reference, exc: BaseException) -> ValueError:
-    """The error of an agent that failed in a pairing, naming the table and the reference."""
-    return ValueError(f"the agent failed at {table.name} against {ref.name}: "
+    """The error of a pairing that failed (the agent, or the machinery: Ray, a worker
+    process), naming the table and the reference."""
+    return ValueError(f"the pairing at {table.name} against {ref.name} failed: "
                       f"{type(exc).__name__}: {exc}")
 
 

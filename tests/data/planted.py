@@ -48,9 +48,14 @@ class FailsAtFour:
     name = "fails-at-four"
 
     def __init__(self, rules) -> None:
+        import os
         self.greedy = GreedyAgent(rules)
         self.players = rules.num_players
         self.calls = 0
+        mark = os.environ.get("ONO_TEST_MARK")
+        if mark:   # one line per agent made (per pairing), for the tests that count them
+            with open(mark, "a") as fh:
+                fh.write(f"{self.players}\n")
 
     def act(self, obs, mask, rng):
         self.calls += 1

@@ -68,7 +68,9 @@ saved games and uploads (of which the oldest go first)."""
 MAX_REPLAY_BYTES = 256 << 20
 """The most bytes of replay JSON the server keeps of each kind (with :data:`MAX_REPLAYS`)."""
 MAX_REPLAY_DECISIONS = 20_000
-"""The longest replay the server takes or shows (every position is sent to the browser)."""
+"""The longest replay the viewer shows (every position is sent to the browser), and the
+longest upload or ``--replays`` file the server takes; a longer game saved at the table is
+kept for download."""
 MAX_VIEW_BYTES = 64 << 20
 """The most bytes of the viewer's answers (:func:`replay_view` as JSON) the server keeps."""
 WEB_WORKERS = 4
