@@ -512,7 +512,7 @@ def write_model(path: str | Path, net: PolicyNet, meta: dict[str, Any]) -> Path:
     # a temporary name of its own (a user's "<name>.tmp" beside it is never touched), made
     # new (O_EXCL) with the mode a plain write gives (0666 less the umask; tempfile's 0600
     # would hide the model from the other users of a shared folder)
-    tmp = path.with_name(f".{path.name}.{secrets.token_hex(6)}.tmp")
+    tmp = path.with_name(f".ono-model-{secrets.token_hex(6)}.tmp")   # short: any name fits
     try:
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
         with os.fdopen(fd, "wb") as fh:
