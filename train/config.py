@@ -45,24 +45,20 @@ Number = Annotated[float, Field(strict=True, ge=0)]
 Name = Annotated[str, Field(strict=True, min_length=1)]
 
 
-def _table_name(name: str) -> str:
-    if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}", name):
-        raise ValueError("allowed: 1-64 letters, digits, '.', '_' and '-', the first a letter "
-                         "or digit (it names the folder tables/<name>/)")
-    return name
+def _folder_name(folder: str) -> Any:
+    """A config field whose text names a folder ``folder``: the validator of a pydantic
+    ``Annotated`` type (letters, digits, '.', '_' and '-', 1-64, the first a letter or digit)."""
+    def check(name: str) -> str:
+        if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}", name):
+            raise ValueError("allowed: 1-64 letters, digits, '.', '_' and '-', the first a "
+                             f"letter or digit (it names {folder})")
+        return name
+    return AfterValidator(check)
 
 
-TableName = Annotated[str, Field(strict=True), AfterValidator(_table_name)]
-
-
-def _run_name(name: str) -> str:
-    if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}", name):
-        raise ValueError("allowed: 1-64 letters, digits, '.', '_' and '-', the first a letter "
-                         "or digit (it names the run's folder, <out_dir>/<name>-<time>)")
-    return name
-
-
-RunName = Annotated[str, Field(strict=True), AfterValidator(_run_name)]
+TableName = Annotated[str, Field(strict=True), _folder_name("the folder tables/<name>/")]
+RunName = Annotated[str, Field(strict=True),
+                    _folder_name("the run's folder, <out_dir>/<name>-<time>")]
 
 
 def table_label(rules: Any) -> str:
