@@ -180,6 +180,13 @@ class Replays:
         return [summary(rid, item[0], item[1]) for rid, item in reversed(items)]
 
 
+def check_length(replay: Replay) -> None:
+    """``Refused`` (413) for an upload or a ``--replays`` file longer than the viewer shows."""
+    if len(replay.actions) > MAX_REPLAY_DECISIONS:
+        raise Refused(f"the replay has {len(replay.actions)} decisions; the server takes at "
+                      f"most {MAX_REPLAY_DECISIONS}", 413)
+
+
 def summary(rid: str, title: str, r: Replay) -> dict[str, Any]:
     winner = r.result["winner"] if r.result else None
     return {"id": rid, "title": title, "rules": r.rules.name, "players": r.players,
@@ -288,9 +295,7 @@ def create_app(models: Sequence[str] = (), replay_dirs: Sequence[str] = (),
                 break
             try:
                 replay = Replay.load(f)
-                if len(replay.actions) > MAX_REPLAY_DECISIONS:   # before replaying it
-                    raise Refused(f"the replay has {len(replay.actions)} decisions; the "
-                                  f"server takes at most {MAX_REPLAY_DECISIONS}")
+                check_length(replay)   # before replaying it
                 replay_positions(replay)   # every action legal, the result as recorded
                 replays.add(replay, clean_label(f.name), pinned=True)
             except (ValueError, Refused) as exc:
@@ -478,9 +483,7 @@ def create_app(models: Sequence[str] = (), replay_dirs: Sequence[str] = (),
             replay = Replay.from_json(text, "uploaded replay")
         except ValueError as exc:
             raise Refused(str(exc)) from None
-        if len(replay.actions) > MAX_REPLAY_DECISIONS:
-            raise Refused(f"the replay has {len(replay.actions)} decisions; the server takes "
-                          f"at most {MAX_REPLAY_DECISIONS}", 413)
+        check_length(replay)   # before any work
 
         def check() -> None:     # every action legal, the result as recorded
             try:
