@@ -190,15 +190,12 @@ class RuleSet:
         p = Path(path_or_name)
         if not p.is_file():
             shipped = config_file("rules", text)
-            if shipped is None and p.is_dir():
-                raise ValueError(f"rules {text!r} is a folder, not a rules file: give a YAML "
-                                 f"file's path or one of "
-                                 f"{', '.join(sorted(set(PRESETS) | set(config_names('rules'))))}")
             if shipped is None:
-                raise ValueError(
-                    f"no rules file {text!r}: give a YAML path or one of "
-                    f"{', '.join(sorted(set(PRESETS) | set(config_names('rules'))))}"
-                )
+                names = ", ".join(sorted(set(PRESETS) | set(config_names("rules"))))
+                if p.is_dir():
+                    raise ValueError(f"rules {text!r} is a folder, not a rules file: give a "
+                                     f"YAML file's path or one of {names}")
+                raise ValueError(f"no rules file {text!r}: give a YAML path or one of {names}")
             p = shipped
         data = read_yaml(p, "rules file")
         if not isinstance(data, dict):
