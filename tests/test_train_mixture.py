@@ -120,12 +120,37 @@ def test_a_mixtures_printed_config_leaves_out_the_unread_rules_and_loads_back(tm
     (["tables=[{rules: classic}, {rules: basic}]", "observation_version=2", "reward=points"],
      "'default': tables\\[1\\]: reward 'points' needs a rule set with scoring; the 'basic' rules "
      "keep no score \\(allowed: reward win or auto, or rules that keep a score\\)$"),
+    # a mixture with fewer game slots than tables: refused with the config (so --print-config
+    # refuses it too), not when the run plans its tables
+    (["tables=[{rules: ono}, {rules: basic}, {rules: classic}]", "observation_version=2",
+      "num_envs=2", "ppo.batch_size=16"],
+     "'default': num_envs=2: a mixture of 3 tables needs at least one game slot per table; "
+     "allowed: num_envs >= 3$"),
     (["opponents={str: -1}"], "config field 'opponents.str' = -1: Input should be greater"),
+    # a bad key of a mapping is named as a key of its field (pydantic's loc ends in '[key]')
+    (['opponents={"": 1}'], "'default': config field 'opponents' has the key '': String should "
+     "have at least 1 character$"),
+    (['tables=[{rules: ono, opponents: {"": 1}}]', "observation_version=2"],
+     "'default': config field 'tables.0.opponents' has the key '': String should have at least"),
     (["opponents={greedy: -1}"], "'default': config field 'opponents.greedy' = -1: Input should be greater"),
 ])
 def test_a_bad_mixture_is_one_clear_error(overrides, message):
     with pytest.raises(ValueError, match=message):
         load_config("default", overrides)
+
+
+def test_table_slots_split_num_envs_by_weight_with_one_slot_each_at_least():
+    from ono_env.train.config import table_slots
+
+    assert table_slots(8, [1, 1]) == [4, 4]
+    assert table_slots(10, [1, 3]) == [2, 8]   # 2.5 rounds to 2; the largest takes the rest
+    assert table_slots(4, [1, 1, 1, 100]) == [1, 1, 1, 1]
+    assert table_slots(3, [1, 1, 1]) == [1, 1, 1]
+    for n, weights in [(64, [0.001, 5, 2]), (1536, [1.0] * 30), (31, [7, 1e-9, 3, 1])]:
+        slots = table_slots(n, weights)
+        assert sum(slots) == n and min(slots) >= 1
+    with pytest.raises(ValueError, match=r"^num_envs=2: a mixture of 3 tables needs"):
+        table_slots(2, [1, 1, 1])
 
 
 @pytest.mark.parametrize("override, field", [("tables.0.weight=0", "tables"),

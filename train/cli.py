@@ -36,7 +36,10 @@ def build_parser() -> cli.ArgumentParser:
                                   f"({', '.join(config_names('train'))})")
     p.add_argument("overrides", nargs="*", help="key=value overrides, dotted for nested fields "
                                                 "(ppo.learning_rate=1e-4 total_steps=200000)")
-    p.add_argument("--print-config", action="store_true", help="print the resolved config and exit")
+    p.add_argument("--print-config", action="store_true",
+                   help="print the resolved config and exit (its fields are checked; the "
+                        "agents, model files, device, checkpoint and folders it names are "
+                        "checked when a run starts)")
     return p
 
 

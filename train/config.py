@@ -331,6 +331,7 @@ class TrainConfig:
                                  f"defaults, with the rules and player count of each table "
                                  f"in tables")
             _check_weight_sum({str(k): t.weight for k, t in enumerate(self.tables)}, "tables")
+            table_slots(self.num_envs, [t.weight for t in self.tables])
             named: dict[str, int] = {}   # a given name, in lower case: its first table
             for k, t in enumerate(self.tables):
                 _check_player_count(t.rules, t.num_players, f"tables[{k}]")
@@ -408,6 +409,23 @@ class TrainConfig:
 _ADAPTER = TypeAdapter(TrainConfig)
 
 
+def table_slots(num_envs: int, weights: Sequence[float]) -> list[int]:
+    """The game slots of each table of a mixture: ``num_envs`` split by the tables' weights,
+    at least one each (the largest share takes what rounding leaves). ``ValueError`` naming
+    ``num_envs`` when it cannot give every table a slot."""
+    if num_envs < len(weights):
+        raise ValueError(f"num_envs={num_envs}: a mixture of {len(weights)} tables needs at "
+                         f"least one game slot per table; allowed: num_envs >= {len(weights)}")
+    total = sum(weights)
+    # each weight's share of the sum first: num_envs * weight may overflow where the sum does not
+    shares = [max(1, round(num_envs * (w / total))) for w in weights]
+    shares[shares.index(max(shares))] += num_envs - sum(shares)
+    if min(shares) < 1:
+        raise ValueError(f"num_envs={num_envs} cannot give each of the {len(weights)} tables a "
+                         f"game slot at these weights; allowed: a larger num_envs")
+    return shares
+
+
 def _check_player_count(rules: Any, num_players: int, where: str) -> None:
     """A rules mapping or rules file that sets ``num_players`` too must agree with the
     config's own (the config's count is the one played; a second, different one would be
@@ -478,6 +496,10 @@ def _describe(err: Mapping[str, Any]) -> str:
     if not loc:
         return err["msg"].removeprefix("Value error, ")
     value = err.get("input")
+    if err["loc"][-1] == "[key]":   # pydantic's loc of a mapping's key: (..., key, "[key]")
+        field = ".".join(str(x) for x in err["loc"][:-2])
+        return (f"config field {field!r} has the key {value!r}: "
+                f"{err['msg'].removeprefix('Value error, ')}")
     msg = err["msg"].removeprefix("Value error, ")
     if kind == "dataclass_type":   # names the config's class: say what a user writes instead
         msg = "Input should be a mapping of its fields (--print-config shows them)"

@@ -112,7 +112,7 @@ from ono_env.observation import (
     OPP_PRESENT,
     color_permutation,
 )
-from ono_env.train.config import TrainConfig, resolved, table_label
+from ono_env.train.config import TrainConfig, resolved, table_label, table_slots
 from ono_env.train.run import (
     EVAL_DECISIONS,
     FINAL_DECISIONS,
@@ -898,16 +898,7 @@ def plan_tables(cfg: TrainConfig) -> list[tuple[str, Any, TrainConfig, dict[str,
         rules = rules_of(cfg)
         one, plan = resolve_auto(cfg, rules)
         return [(table_label(rules), rules, one, plan, 0, cfg.num_envs)]
-    total = sum(t.weight for t in cfg.tables)
-    if cfg.num_envs < len(cfg.tables):
-        raise ValueError(f"num_envs={cfg.num_envs}: a mixture of {len(cfg.tables)} tables needs "
-                         f"at least one game slot per table")
-    # each weight's share of the sum first: num_envs * weight may overflow where the sum does not
-    shares = [max(1, round(cfg.num_envs * (t.weight / total))) for t in cfg.tables]
-    shares[int(np.argmax(shares))] += cfg.num_envs - sum(shares)
-    if min(shares) < 1:
-        raise ValueError(f"num_envs={cfg.num_envs} cannot give each of the {len(cfg.tables)} "
-                         f"tables a game slot at these weights; raise num_envs")
+    shares = table_slots(cfg.num_envs, [t.weight for t in cfg.tables])
     out: list[tuple[str, Any, TrainConfig, dict[str, Any], int, int]] = []
     at = 0
     all_rules = [resolve_rules(t.rules, num_players=t.num_players) for t in cfg.tables]
