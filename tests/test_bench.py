@@ -211,6 +211,11 @@ def test_module_class_loading_and_its_refusals(in_data):
     # before: the options --render and --list do not read were ignored
     (["--render", "c.json", "--tables", "nope"], "--render plays nothing and takes only --plot; got --tables"),
     (["greedy", "--list"], "--list prints the suite's tables and takes only --suite; got agent"),
+    # before: --suite had a default, so --render could not tell it was given
+    (["--render", "c.json", "--suite", "3"], "--render plays nothing and takes only --plot; got --suite"),
+    # before: named ray_address=, the library's argument, and was checked only at play time
+    (["greedy", "--tables", "basic-2p", "--ray", "no such:1"], "--ray 'no such:1'; allowed: local"),
+    (["greedy", "--tables", "basic-2p", "--ray", "127.0.0.1:1"], "--ray 127.0.0.1:1: cannot connect"),
 ])
 def test_bad_input_is_one_line_before_anything_is_played(argv, why, in_data, capsys):
     assert bench_main([*argv, "--no-progress"]) == 2

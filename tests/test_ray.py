@@ -225,6 +225,14 @@ def test_without_ray_the_commands_name_the_extra(monkeypatch, capsys):
     assert len(err) == 1 and "pip install 'ono-env[ray]'" in err[0], err
     with pytest.raises(ValueError, match="ray_address=''"):
         run_arena(["greedy", "random"], "basic", 2, 10, ray_address="")
+    from ono_env.apps.arena_cli import main as arena_main
+    from ono_env.apps.bench_cli import main as bench_main
+
+    assert arena_main(["greedy", "random", "--players", "2", "--games", "2", "--ray"]) == 2
+    assert bench_main(["greedy", "--tables", "basic-2p", "--ray"]) == 2
+    for line in capsys.readouterr().err.strip().splitlines():
+        assert line.endswith("error: --ray needs Ray, which is not installed: pip install "
+                             "'ono-env[ray]'"), line
 
 
 # ---- a two-node cluster on this machine --------------------------------------------------

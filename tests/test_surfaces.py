@@ -243,6 +243,20 @@ def test_ray_addresses_are_checked_and_bounded_in_time(address, fragment):
     assert time.perf_counter() - t < 10
 
 
+@pytest.mark.parametrize("argv, message", [
+    (["--ray", "no such:1"], "--ray 'no such:1'; allowed: local"),
+    (["--ray", "127.0.0.1:1"], "--ray 127.0.0.1:1: cannot connect"),
+    (["--ray", "--record", "1", "{tmp}/replays"], "--record is not available with --ray"),
+])
+def test_ono_arena_checks_ray_before_any_game_and_names_the_flag(argv, message, tmp_path, capsys):
+    argv = [a.replace("{tmp}", str(tmp_path)) for a in argv]
+    assert arena_main(["greedy", "random", "--players", "2", "--games", "2", "--no-progress",
+                       *argv]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("ono-arena: error: ") and "\n" not in err and message in err, err
+    assert not (tmp_path / "replays").exists()
+
+
 def test_environment_variables_are_checked_by_every_console_script(monkeypatch, capsys):
     monkeypatch.setenv("ONO_ENV_PREBUILT", "off")
     assert web_main(["--port", "0"]) == 2

@@ -29,6 +29,7 @@ from ono_env.arena import (
     read_arena_json,
     run_arena,
 )
+from ono_env.arena.distributed import check_ray_flag
 from ono_env.checks import check_output_dir
 from ono_env.rules import PRESETS, resolve_rules
 
@@ -157,6 +158,11 @@ OUT_FILES = ("arena.json", "arena.csv", "arena.png")
 
 def main(argv: Sequence[str] | None = None) -> int:
     def body(args) -> None:
+        if args.ray is not None:   # before any game, each refusal naming --ray
+            if args.record is not None:
+                raise ValueError("--record is not available with --ray (replays are kept by a "
+                                 "one-process run)")
+            check_ray_flag(args.ray)
         record, record_dir = 0, None
         if args.record is not None:
             try:

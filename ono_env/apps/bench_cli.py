@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from ono_env.apps import console as cli
+from ono_env.arena.distributed import check_ray_flag
 from ono_env.arena.suite import (
     LATEST,
     MAX_DEALS,
@@ -89,7 +90,7 @@ def build_parser() -> cli.ArgumentParser:
                         "(.safetensors), or module:Class, your own agent class (imported from "
                         "the current directory or the Python path; called with the RuleSet if "
                         "it takes an argument)")
-    p.add_argument("--suite", default=LATEST, metavar="VERSION",
+    p.add_argument("--suite", default=None, metavar="VERSION",
                    help=f"suite version ({', '.join(map(str, suite_versions()))}; default: the "
                         f"latest)")
     p.add_argument("--tables", nargs="+", default=None, metavar="TABLE",
@@ -139,14 +140,14 @@ def main(argv: Sequence[str] | None = None) -> int:
             if given:
                 raise cli.UsageError(f"--list prints the suite's tables and takes only --suite; "
                                      f"got {', '.join(given)}")
-            print(format_suite(args.suite))
+            print(format_suite(LATEST if args.suite is None else args.suite))
             return
         if (args.render is None) == (args.agent is None):
             raise cli.UsageError("give an AGENT to benchmark, or --render CARD_JSON (see "
                                  "ono-bench --help)")
         if args.render is not None:
-            given = [k for k, v in playing.items() if v is not None]
-            if given:
+            given = [k for k, v in {**playing, "--suite": args.suite}.items() if v is not None]
+            if given:   # a saved card names its own suite version
                 raise cli.UsageError(f"--render plays nothing and takes only --plot; got "
                                      f"{', '.join(given)}")
             card = read_card(args.render)
@@ -172,7 +173,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             targets.append(Path(_png(args.plot)))
         for target in targets:
             check_output_file(target, "--plot" if target.suffix == ".png" else "--out")
-        suite = load_suite(args.suite)      # checked before anything is played
+        if args.ray is not None:   # before any game, each refusal naming --ray
+            check_ray_flag(args.ray)
+        suite = load_suite(LATEST if args.suite is None else args.suite)   # checked before a game
         select_tables(suite, args.tables)
         read_ladder(suite)
 

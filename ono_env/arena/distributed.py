@@ -18,19 +18,22 @@ RAY_CONNECT_SECONDS = 5.0
 _RAY_ADDRESS = re.compile(r"(?:ray://)?(\[[0-9a-fA-F:]+\]|[A-Za-z0-9.-]{1,253}):([0-9]{1,5})")
 
 
-def check_ray_address(address: Any, reach: bool = False) -> str:
+def check_ray_address(address: Any, reach: bool = False, name: str = "ray_address") -> str:
     """``address`` if it is a Ray address of an allowed form (``local``, ``auto``,
     ``host:port`` or ``ray://host:port``), else one ``ValueError`` naming it and the forms.
     With ``reach``, a ``host:port`` must also accept a TCP connection within
-    :data:`RAY_CONNECT_SECONDS` (Ray itself would wait for minutes, or for ever)."""
+    :data:`RAY_CONNECT_SECONDS` (Ray itself would wait for minutes, or for ever). ``name``:
+    what the errors call the address (a console script's ``--ray``)."""
     allowed = "local (a new local Ray), auto, host:port or ray://host:port"
+    sep = " " if name.startswith("-") else "="   # --ray ADDRESS, ray_address=ADDRESS
+    given = f"{name}{sep}{address!r:.80}"
     if not isinstance(address, str) or not address:
-        raise ValueError(f"ray_address={address!r:.80}; allowed: {allowed}")
+        raise ValueError(f"{given}; allowed: {allowed}")
     if address in ("local", "auto"):
         return address
     m = _RAY_ADDRESS.fullmatch(address)
     if m is None or not 0 < int(m.group(2)) <= 65535:
-        raise ValueError(f"ray_address={address!r:.80}; allowed: {allowed}")
+        raise ValueError(f"{given}; allowed: {allowed}")
     if reach:
         import socket
 
@@ -39,9 +42,22 @@ def check_ray_address(address: Any, reach: bool = False) -> str:
             socket.create_connection((host, int(m.group(2))), timeout=RAY_CONNECT_SECONDS).close()
         except OSError as exc:
             why = "no answer" if isinstance(exc, TimeoutError) else (exc.strerror or str(exc))
-            raise ValueError(f"ray_address={address}: cannot connect within "
+            raise ValueError(f"{name}{sep}{address}: cannot connect within "
                              f"{RAY_CONNECT_SECONDS:g} s ({why}); is a Ray cluster running there?") from None
     return address
+
+
+def check_ray_flag(address: str) -> None:
+    """A console script's ``--ray ADDRESS``, checked before any game is played: an allowed
+    form, Ray installed, and a ``host:port`` that answers (:func:`check_ray_address`), each
+    refusal naming ``--ray``."""
+    check_ray_address(address, reach=True, name="--ray")
+    try:
+        import ray  # noqa: F401
+    except ImportError:
+        raise ValueError("--ray needs Ray, which is not installed: pip install 'ono-env[ray]'") from None
+
+
 TASKS_PER_CPU = 4
 """Ray tasks per CPU of the cluster the games are cut into (when there are enough batches)."""
 
