@@ -60,12 +60,40 @@ def test_registered_once_with_the_project_parameters():
     ({"hand_size": "90"}, "too few to deal hand_size=90"),
     ({"reward": "score"}, "parameter reward='score'; allowed: 'win', 'points'"),
     ({"preset": "basic", "reward": "points"}, "reward='points' under rules without scoring"),
-    ({"seed": -1}, "parameter seed=-1; allowed: 0 to"),
+    ({"seed": -1}, "parameter seed=-1; allowed: 0 to 2,147,483,647 \\(OpenSpiel's integer "
+                   "parameters are 32-bit\\)"),
     ({"max_decisions": -5}, "parameter max_decisions=-5"),
 ])
 def test_bad_parameters_are_one_error_naming_what_is_allowed(params, match):
     with pytest.raises(ValueError, match=match):
         pyspiel.load_game(O.GAME_NAME, params)
+
+
+def test_a_game_string_sets_options_named_by_a_word_and_not_switches():
+    """As docs/openspiel.md says: OpenSpiel reads true and digits in a game string as a bool
+    and an int, which a string parameter refuses (OpenSpiel's check, before the game)."""
+    game = pyspiel.load_game("python_ono(preset=basic,players=3,dealer=highest_card,seed=7)")
+    assert game.rules.dealer == "highest_card" and game.seed == 7
+    assert pyspiel.load_game(str(game)).rules == game.rules
+    for text in ("python_ono(stacking=true)", "python_ono(hand_size=5)"):
+        with pytest.raises(pyspiel.SpielError, match="Wrong type for parameter"):
+            pyspiel.load_game(text)
+
+
+def test_the_openspiel_example_refuses_bad_flags_in_one_line(tmp_path):
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    script = Path(__file__).resolve().parent.parent / "docs" / "examples" / \
+        "openspiel_policy_gradient.py"
+    for argv, message in [(["--seed", "2147483648"], "argument --seed: 2,147,483,648 is out of range"),
+                          (["--episodes", "-5"], "argument --episodes: -5 is out of range"),
+                          (["--minutes", "nan"], "argument --minutes: 'nan'; allowed")]:
+        proc = subprocess.run([sys.executable, str(script), *argv, "--out", str(tmp_path)],
+                              capture_output=True, text=True, timeout=120)
+        assert proc.returncode == 2 and message in proc.stderr and "Traceback" not in proc.stderr
+    assert not any(tmp_path.iterdir())
 
 
 def test_unknown_parameters_and_types_get_openspiels_own_error():
@@ -161,6 +189,21 @@ def test_a_finished_game_has_the_win_rewards():
     assert state.is_terminal() and state.current_player() == pyspiel.PlayerId.TERMINAL
     returns = state.returns()
     assert sorted(returns) == [-0.5, -0.5, 1.0] and state.rewards() == returns
+    # before: a finished game took more actions (the engine ignored them), and its history,
+    # then its serialised text, held them; now refused, and nothing changes
+    history, text = state.history(), state.serialize()
+    for action in (0, 84):
+        with pytest.raises(ValueError, match=r"the game is over \(is_terminal\(\)\); no action"):
+            state.apply_action(action)
+    assert state.history() == history and state.serialize() == text
+    assert game.deserialize_state(text).returns() == returns
+
+
+@pytest.mark.parametrize("action", [-1, 85])
+def test_an_action_out_of_range_has_no_name(action):
+    state = pyspiel.load_game(O.GAME_NAME).new_initial_state()
+    with pytest.raises(ValueError, match=f"action {action}; allowed: 0 to 84"):
+        state.action_to_string(0, action)   # before: -1 named action 84, 85 an IndexError
 
 
 def test_observations_are_the_seats_own():
@@ -339,6 +382,17 @@ def test_an_agent_trained_by_openspiel_is_exported_and_plays_in_the_arena(tmp_pa
     with pytest.raises(ValueError, match="not an OpenSpiel PyTorch PolicyGradient"):
         O.export_policy_gradient(object(), game, str(tmp_path / "x.safetensors"),
                                  training_steps=0)
+    for steps in (1.5, True, -1):   # before: written as int(steps)
+        with pytest.raises(ValueError, match=r"training_steps=.*; allowed: a whole number >= 0"):
+            O.export_policy_gradient(trained, game, str(tmp_path / "y.safetensors"),
+                                     training_steps=steps)
+    three = pyspiel.load_game(O.GAME_NAME, {"preset": "basic", "players": 3})
+    with pytest.raises(ValueError, match=r"a network for \(241,\) inputs; this game "
+                                         r"\(python_ono\(.*\)\) has information-state tensors of "
+                                         r"\(243,\): export the agent with the game it was trained on"):
+        O.export_policy_gradient(trained, three, str(tmp_path / "z.safetensors"),
+                                 training_steps=0)   # before: a "damaged model" error
+    assert not any(tmp_path.glob("[yz].safetensors"))
 
 
 def test_a_state_serialises_as_json_and_replays():

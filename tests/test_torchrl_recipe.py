@@ -38,3 +38,26 @@ def test_the_recipe_trains_a_masked_policy_that_plays_legal_actions():
     assert masks.shape[-1] == 85 and masks.any(-1).all()
     assert masks.gather(-1, actions.unsqueeze(-1)).all()   # every action was legal
     assert 0.0 <= recipe.win_rate(actor, env, episodes=10) <= 1.0
+
+
+@pytest.mark.parametrize("kw", [dict(frames=-5, batch=1_024), dict(frames=512, batch=1_024),
+                                dict(frames=2_048, batch=200), dict(frames=2_048, batch=0)])
+def test_the_recipe_refuses_budgets_that_would_train_for_ever_or_not_at_all(kw):
+    """Before: TorchRL ran for ever on negative frames; a batch under one minibatch made no
+    gradient step, silently; a batch of 0 was a ZeroDivisionError."""
+    with pytest.raises(ValueError, match="allowed: 1 <= minibatch <= batch <= frames"):
+        _recipe().train(**kw)
+
+
+def test_the_recipe_command_refuses_bad_flags_in_one_line():
+    import subprocess
+    import sys
+
+    for argv, message in [(["--frames", "-5"], "argument --frames: -5 is out of range"),
+                          (["--batch", "4096", "--frames", "2048"],
+                           "--batch 4,096 is more than --frames 2,048"),
+                          (["--episodes", "0"], "argument --episodes: 0 is out of range")]:
+        proc = subprocess.run([sys.executable, str(RECIPE), *argv], capture_output=True,
+                              text=True, timeout=120)
+        assert proc.returncode == 2 and message in proc.stderr, proc.stderr
+        assert "Traceback" not in proc.stderr

@@ -61,12 +61,28 @@ def train(episodes: int, minutes: float, out: Path, seed: int = 0, hidden: int =
     return path, played, decisions, agents[0]
 
 
+def _minutes(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = float("nan")
+    if not 0 < value <= 10**6:   # NaN too
+        raise argparse.ArgumentTypeError(f"{text!r}; allowed: a number of minutes above 0, "
+                                         f"at most 1,000,000")
+    return value
+
+
 def main() -> None:
+    from ono_env.apps.console import bounded_int
+    from ono_env.envs.openspiel import MAX_PARAM_SEED
+
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--episodes", type=int, default=10**9, help="at most this many games")
-    ap.add_argument("--minutes", type=float, default=3.0, help="at most this long")
+    ap.add_argument("--episodes", type=bounded_int(1, 10**9), default=10**9,
+                    help="at most this many games")
+    ap.add_argument("--minutes", type=_minutes, default=3.0, help="at most this long")
     ap.add_argument("--out", type=Path, default=Path("runs/openspiel-pg"))
-    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--seed", type=bounded_int(0, MAX_PARAM_SEED), default=0,
+                    help="the game's seed parameter (OpenSpiel's are 32-bit)")
     args = ap.parse_args()
     path, played, decisions, _ = train(args.episodes, args.minutes, args.out, args.seed)
     print(f"{played:,} games, {decisions:,} decisions; model: {path}")

@@ -51,6 +51,10 @@ def train(frames: int = 200_000, batch: int = 2_048, epochs: int = 4, minibatch:
     from torchrl.objectives import ClipPPOLoss
     from torchrl.objectives.value import GAE
 
+    if not 1 <= minibatch <= batch <= frames:   # TorchRL runs for ever on total_frames < 0,
+        # and a batch under one minibatch would make no gradient step
+        raise ValueError(f"frames={frames}, batch={batch}, minibatch={minibatch}; allowed: "
+                         f"1 <= minibatch <= batch <= frames")
     torch.manual_seed(seed)
     env = make_env(opponents=opponents, seed=seed)
     size = env.observation_spec["observation"].shape[-1]
@@ -95,6 +99,8 @@ def win_rate(actor, env, episodes: int = 200) -> float:
     import torch
     from torchrl.envs.utils import ExplorationType, set_exploration_type
 
+    if episodes < 1:
+        raise ValueError(f"episodes={episodes}; allowed: 1 or more")
     wins = 0.0
     with torch.no_grad(), set_exploration_type(ExplorationType.DETERMINISTIC):
         for _ in range(episodes):
@@ -104,13 +110,22 @@ def win_rate(actor, env, episodes: int = 200) -> float:
 
 
 def main() -> None:
+    from ono_env.apps.console import bounded_int
+    from ono_env.checks import MAX_SEED
+
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--frames", type=int, default=200_000)
-    ap.add_argument("--batch", type=int, default=2_048)
-    ap.add_argument("--episodes", type=int, default=200, help="games of the final evaluation")
+    ap.add_argument("--frames", type=bounded_int(256, 10**10), default=200_000,
+                    help="frames to train on (at least --batch)")
+    ap.add_argument("--batch", type=bounded_int(256, 10**7), default=2_048,
+                    help="frames per update (at least one minibatch of 256)")
+    ap.add_argument("--episodes", type=bounded_int(1, 10**6), default=200,
+                    help="games of the final evaluation")
     ap.add_argument("--opponents", default="random")
-    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--seed", type=bounded_int(0, MAX_SEED), default=0)
     args = ap.parse_args()
+    if args.batch > args.frames:
+        ap.error(f"--batch {args.batch:,} is more than --frames {args.frames:,}; allowed: at "
+                 f"most --frames")
     actor, env, collected = train(args.frames, args.batch, seed=args.seed,
                                   opponents=args.opponents)
     print(f"{collected:,} frames; win rate against {args.opponents}: "

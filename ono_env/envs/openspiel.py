@@ -84,6 +84,9 @@ SERIAL_VERSION = 1
 OPTIONS = tuple(f for f in PRESETS["classic"].to_dict() if f not in ("name", "num_players"))
 """The rule options offered as parameters (every RuleSet field but the name and the
 player count, which is ``players``)."""
+MAX_PARAM_SEED = 2**31 - 1
+"""The largest ``seed`` parameter: OpenSpiel holds an integer parameter in a C++ ``int``, and a
+larger one fails in ``pyspiel.load_game`` before the game sees it."""
 _DEFAULTS: dict[str, Any] = {"preset": "classic", "players": 2, "reward": "win", "seed": 0,
                              "max_decisions": 0, **dict.fromkeys(OPTIONS, "")}
 
@@ -143,9 +146,9 @@ def rules_of(params: dict[str, Any]) -> tuple[RuleSet, str, int, int]:
     if params["reward"] not in ("win", "points"):
         raise ValueError(f"{GAME_NAME}: parameter reward={params['reward']!r}; allowed: "
                          f"'win', 'points'")
-    if not 0 <= params["seed"] <= MAX_SEED:
+    if not 0 <= params["seed"] <= MAX_PARAM_SEED:
         raise ValueError(f"{GAME_NAME}: parameter seed={params['seed']}; allowed: 0 to "
-                         f"{MAX_SEED:,}")
+                         f"{MAX_PARAM_SEED:,} (OpenSpiel's integer parameters are 32-bit)")
     if not 0 <= params["max_decisions"] <= 10_000_000:
         raise ValueError(f"{GAME_NAME}: parameter max_decisions={params['max_decisions']}; "
                          f"allowed: 0 (the engine's default) to 10,000,000")
@@ -265,6 +268,9 @@ class OnoState(pyspiel.State):
         return np.flatnonzero(self.engine.legal_mask()[0]).tolist()
 
     def _apply_action(self, action: int) -> None:
+        if self._done:   # the engine ignores a finished game's row: say so, change nothing
+            raise ValueError(f"{GAME_NAME}: the game is over (is_terminal()); no action may "
+                             f"be applied")
         seat = self._current
         result = self.engine.step(np.array([action], np.int64))   # ValueError if illegal
         self._last = self._exact(result.rewards[0])
@@ -287,6 +293,8 @@ class OnoState(pyspiel.State):
         return np.where(win, 1.0 / k, np.where(r < 0, -1.0 / (n - k), 0.0))
 
     def _action_to_string(self, player: int, action: int) -> str:
+        if not 0 <= action < C.NUM_ACTIONS:   # a negative index would name another action
+            raise ValueError(f"{GAME_NAME}: action {action}; allowed: 0 to {C.NUM_ACTIONS - 1}")
         return C.ACTION_NAMES[action]
 
     def is_terminal(self) -> bool:
@@ -393,9 +401,18 @@ def export_policy_gradient(agent: Any, game: OnoGame, path: str, *, training_ste
     except (AttributeError, IndexError, TypeError) as exc:
         raise ValueError(f"{type(agent).__name__}: not an OpenSpiel PyTorch PolicyGradient "
                          f"agent with an MLP torso ({exc})") from None
+    if isinstance(training_steps, bool) or not isinstance(training_steps, (int, np.integer)) \
+            or training_steps < 0:
+        raise ValueError(f"training_steps={training_steps!r:.40}; allowed: a whole number >= 0 "
+                         f"(the decisions the agent was trained on)")
     critic = getattr(agent, "_baseline_layer", None)
     value = None if critic is None else [*torso, linear(critic)]
     size = observation_size(game.rules)
+    if not torso or torso[0][0].ndim != 2 or torso[0][0].shape[1] != size:
+        got = torso[0][0].shape[1:] if torso else "no torso"
+        raise ValueError(f"{type(agent).__name__}: a network for {got} inputs; this game "
+                         f"({game}) has information-state tensors of ({size},): export the "
+                         f"agent with the game it was trained on")
     net = PolicyNet(observation_scale(game.rules), [*torso, head], "relu", value)
     if net.observation_size != size or net.num_actions != C.NUM_ACTIONS:
         raise ValueError(f"{type(agent).__name__}: a network for ({net.observation_size},) "
