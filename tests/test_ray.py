@@ -212,6 +212,83 @@ def test_config_algo_fields():
         load_config("rllib-basic", ["num_env_runners=-1"])
 
 
+def test_a_ray_address_of_another_form_is_refused_with_the_config():
+    # before: --print-config printed it; a run wrote its folder, then refused it
+    with pytest.raises(ValueError, match="ray_address='foo'; allowed: local"):
+        load_config("rllib-basic", ["ray_address=foo"])
+
+
+def test_rllib_runs_refuse_what_would_hang_or_fail_before_writing_a_folder(tmp_path, monkeypatch):
+    from ono_env.train.cli import main as train_main
+
+    out = tmp_path / "runs"
+    # an address that does not answer: refused before the run folder is written
+    assert train_main(["rllib-basic", "ray_address=127.0.0.1:1", f"out_dir={out}",
+                       "progress=false"]) == 2
+    assert not out.exists()
+    # more env runners than a new local Ray's CPUs: Ray would wait for ever (before: a hang)
+    monkeypatch.setattr(ray, "cluster_resources", lambda: {"CPU": 2.0})
+    with pytest.raises(ValueError, match=r"^num_env_runners=4: each env runner takes one CPU, "
+                                         r"and the local Ray has 2; allowed: at most 2 here"):
+        R.check_runner_cpus(4, local=True)
+    R.check_runner_cpus(2, local=True)
+    R.check_runner_cpus(0, local=True)
+
+
+def test_on_a_cluster_too_few_cpus_is_a_note(monkeypatch, capsys):
+    monkeypatch.setattr(ray, "cluster_resources", lambda: {"CPU": 3.0})
+    R.check_runner_cpus(8, local=False)
+    assert "num_env_runners=8: each env runner takes one CPU, and the Ray cluster has 3 now" \
+        in capsys.readouterr().err
+
+
+def test_a_cluster_that_cannot_be_found_is_named_by_the_callers_name(monkeypatch):
+    from ono_env.arena.distributed import connect_ray
+
+    def no_cluster(**kwargs):
+        raise ConnectionError("Could not find any running Ray instance. Please specify the one "
+                              "to connect to by setting `--address` flag")
+
+    monkeypatch.setattr(ray, "init", no_cluster)
+    with pytest.raises(ValueError, match=r"^--ray auto: no running Ray cluster was found there"):
+        connect_ray("auto", "--ray")
+    with pytest.raises(ValueError, match=r"^ray_address=auto: no running Ray cluster"):
+        connect_ray("auto")
+
+
+@pytest.mark.parametrize("kwargs, message", [
+    (dict(num_env_runners=1.9), r"num_env_runners=1.9 \(float\); allowed: an integer"),
+    (dict(num_env_runners=-3), "num_env_runners=-3; allowed: an integer from 0"),
+    (dict(seed=True), r"seed=True \(bool\)"),
+    (dict(seed="7"), r"seed='7' \(str\)"),
+    (dict(num_envs_per_env_runner=True), r"num_envs_per_env_runner=True \(bool\)"),
+    (dict(activation="bogus"), "activation='bogus'; allowed: tanh | relu"),
+    (dict(net_arch=[]), r"net_arch=\[\]; allowed: a list of 1 to 16 layer widths"),
+    (dict(net_arch=[-4]), r"net_arch\[0\]=-4; allowed"),
+    (dict(net_arch=[2.5]), r"net_arch\[0\]=2.5 \(float\)"),
+    (dict(module_id=""), "module_id is 0 characters long"),
+])
+def test_self_play_config_checks_its_arguments(kwargs, message):
+    """Before: int() coerced floats, bools and strings, and the rest was accepted."""
+    with pytest.raises(ValueError, match=message):
+        R.self_play_config(BASIC2, **kwargs)
+
+
+def test_self_play_config_takes_a_presets_name():
+    # before: AttributeError: 'str' object has no attribute 'to_dict'
+    config = R.self_play_config("basic", net_arch=[16])
+    assert RuleSet.from_dict(config.env_config["rules"]) == RuleSet.preset("basic")
+
+
+def test_the_arena_checks_max_decisions_before_ray_starts():
+    # before: each Ray task failed with it, a remote traceback apiece
+    for bad in (-1, 2.5, True):
+        with pytest.raises(ValueError, match="max_decisions="):
+            run_arena(["greedy", "random"], "basic", 2, 10, ray_address="local",
+                      max_decisions=bad)
+    assert not ray.is_initialized()
+
+
 def test_without_ray_the_commands_name_the_extra(monkeypatch, capsys):
     from ono_env.train.cli import main as train_main
 

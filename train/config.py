@@ -18,6 +18,7 @@ from __future__ import annotations
 import dataclasses
 import math
 import re
+import reprlib
 import types
 import typing
 from collections.abc import Mapping, Sequence
@@ -286,6 +287,9 @@ class TrainConfig:
         if self.algo != "rllib_ppo" and self.ray_address is not None:
             raise ValueError(f"ray_address={self.ray_address!r} is read only by algo: rllib_ppo "
                              f"(this config has algo: {self.algo})")
+        if self.ray_address is not None:   # its form; whether it answers, when a run starts
+            from ono_env.arena.distributed import check_ray_address
+            check_ray_address(self.ray_address)
         if self.algo != "ppo" and self.ppo.hand_shaping not in ("auto", 0, 0.0):
             raise ValueError(f"ppo.hand_shaping={self.ppo.hand_shaping!r} is read only by algo: "
                              f"ppo (allowed with algo {self.algo}: auto or 0)")
@@ -481,7 +485,7 @@ def _describe_all(errors: Sequence[Mapping[str, Any]]) -> list[str]:
         wants = [e["msg"].removeprefix("Value error, ") for _, e in errs]
         wants = [wants[0]] + [w.removeprefix("Input should be ") for w in wants[1:]]
         value = errs[0][1].get("input")
-        lines.append(f"config field {'.'.join(map(str, field))!r} = {value!r}: "
+        lines.append(f"config field {'.'.join(map(str, field))!r} = {reprlib.repr(value)}: "
                      + ", or ".join(dict.fromkeys(wants)))
     return lines
 
@@ -498,12 +502,12 @@ def _describe(err: Mapping[str, Any]) -> str:
     value = err.get("input")
     if err["loc"][-1] == "[key]":   # pydantic's loc of a mapping's key: (..., key, "[key]")
         field = ".".join(str(x) for x in err["loc"][:-2])
-        return (f"config field {field!r} has the key {value!r}: "
+        return (f"config field {field!r} has the key {reprlib.repr(value)}: "
                 f"{err['msg'].removeprefix('Value error, ')}")
     msg = err["msg"].removeprefix("Value error, ")
     if kind == "dataclass_type":   # names the config's class: say what a user writes instead
         msg = "Input should be a mapping of its fields (--print-config shows them)"
-    return f"config field {loc!r} = {value!r}: {msg}"
+    return f"config field {loc!r} = {reprlib.repr(value)}: {msg}"
 
 
 def _fields_at(loc: Sequence[Any]) -> list[str]:

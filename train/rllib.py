@@ -90,9 +90,28 @@ def init_ray(address: str | None) -> bool:
         ray.init(**kwargs)
     else:
         from ono_env.arena import check_ray_address
+        from ono_env.arena.distributed import connect_ray
         check_ray_address(address, reach=True)
-        ray.init(address=address, **kwargs)
+        connect_ray(address, **kwargs)
     return True
+
+
+def check_runner_cpus(runners: int, local: bool) -> None:
+    """Each env runner takes one CPU of the Ray cluster, and Ray waits for ever for a CPU that
+    never comes: more runners than a new local Ray's CPUs is a ``ValueError`` naming
+    ``num_env_runners``; on a cluster (which an autoscaler may grow) it is a note."""
+    import ray
+
+    cpus = int(ray.cluster_resources().get("CPU", 0))
+    if runners <= cpus:
+        return
+    what = (f"num_env_runners={runners}: each env runner takes one CPU, and the "
+            f"{'local Ray' if local else 'Ray cluster'} has {cpus}")
+    if local:
+        raise ValueError(f"{what}; allowed: at most {cpus} here (0: the driver samples), or "
+                         f"ray_address= a cluster with more CPUs")
+    print(f"ono-train: note: {what} now: training starts when the cluster has "
+          f"{runners} free CPUs", file=sys.stderr)
 
 
 # ---- the masked module --------------------------------------------------------------------
@@ -348,7 +367,22 @@ def self_play_config(rules: Any, *, net_arch: Sequence[int] = (256, 256), activa
     every seat is an agent mapped to one shared :class:`MaskedPPOModule` (``module_id``).
     For mixed tables, add modules with ``config.multi_agent(policies=..., policy_mapping_fn=...)``
     and their specs to the ``MultiRLModuleSpec``; only the acting seat is in each observation
-    dict, so each module learns from its own seats' turns."""
+    dict, so each module learns from its own seats' turns. ``rules``: a RuleSet, a preset's
+    name or a rules file; every argument is checked (``ValueError`` naming it)."""
+    from ono_env.checks import check_choice, check_int, check_seed, check_text
+    from ono_env.rules import resolve_rules
+
+    rules = resolve_rules(rules)   # a RuleSet, a preset's name or a rules file
+    if isinstance(net_arch, (str, bytes)) or not isinstance(net_arch, Sequence) \
+            or not 1 <= len(net_arch) <= 16:
+        raise ValueError(f"net_arch={net_arch!r:.60}; allowed: a list of 1 to 16 layer widths")
+    widths = [check_int(f"net_arch[{k}]", w, 1, 65_536) for k, w in enumerate(net_arch)]
+    check_choice("activation", activation, ("tanh", "relu"))
+    runners = check_int("num_env_runners", num_env_runners, 0, 10_000)
+    per_runner = check_int("num_envs_per_env_runner", num_envs_per_env_runner, 1, 1_000_000)
+    seed = check_seed("seed", seed, allow_none=False)
+    check_text("module_id", module_id)
+    require_ray("self_play_config")
     from ray.rllib.algorithms.ppo import PPOConfig
     from ray.rllib.core.rl_module.multi_rl_module import MultiRLModuleSpec
 
@@ -359,14 +393,13 @@ def self_play_config(rules: Any, *, net_arch: Sequence[int] = (256, 256), activa
         .api_stack(enable_rl_module_and_learner=True, enable_env_runner_and_connector_v2=True)
         .environment(env=OnoMultiAgentEnv, disable_env_checking=True,
                      env_config={"rules": rules.to_dict()})
-        .env_runners(num_env_runners=int(num_env_runners),
-                     num_envs_per_env_runner=int(num_envs_per_env_runner))
+        .env_runners(num_env_runners=runners, num_envs_per_env_runner=per_runner)
         .multi_agent(policies={module_id},
                      policy_mapping_fn=lambda agent_id, episode, **kw: module_id)
         .rl_module(rl_module_spec=MultiRLModuleSpec(rl_module_specs={
-            module_id: module_spec(rules, list(net_arch), activation)}))
+            module_id: module_spec(rules, widths, activation)}))
         .training(use_kl_loss=False)
-        .debugging(seed=int(seed), log_level="ERROR")
+        .debugging(seed=seed, log_level="ERROR")
     )
 
 
@@ -380,6 +413,7 @@ def train(cfg: TrainConfig) -> dict[str, Any]:
     from ono_env.agents.learned import LearnedAgent
     from ono_env.arena import evaluate
     from ono_env.train.run import (
+        check_start,
         curve_rows,
         final_evaluation,
         resolve_auto,
@@ -390,10 +424,12 @@ def train(cfg: TrainConfig) -> dict[str, Any]:
 
     t0 = time.perf_counter()
     cfg, _ = resolve_auto(cfg, rules_of(cfg))
-    rules, run_dir, _, _ = start_run(cfg, list(cfg.opponents))   # bad names fail before Ray starts
+    check_start(cfg, list(cfg.opponents))   # a bad name or folder fails before Ray starts
     started = init_ray(cfg.ray_address)
     algo = None
     try:
+        check_runner_cpus(cfg.num_env_runners, local=started and cfg.ray_address in (None, "local"))
+        rules, run_dir, _, _ = start_run(cfg, list(cfg.opponents))
         algo = algorithm_config(cfg, rules).build_algo()
         runner_nodes = sorted(algo.env_runner_group.foreach_env_runner(
             lambda er: on_node(), local_env_runner=int(cfg.num_env_runners) == 0))

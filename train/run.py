@@ -459,10 +459,27 @@ def check_rollout_memory(cfg: TrainConfig, rules: Any) -> None:
                          f"a smaller num_envs or ppo.n_steps")
 
 
+def check_start(cfg: TrainConfig, agents: Sequence[str] = ()) -> tuple[Any, Path]:
+    """What a run checks before it writes anything (:func:`start_run` does it first; the RLlib
+    trainer also before it starts Ray): every evaluation opponent and ``agents`` made once, so
+    that a bad name is one error, a rollout that fits in memory, and the output folders.
+    Returns ``(the config's rules, the run folder)``."""
+    from ono_env.agents import make_agent
+
+    rules = rules_of(cfg)
+    for spec in [*_names(cfg.eval.opponents), *_names(cfg.final_eval.opponents), *agents]:
+        make_agent(spec, rules)
+    check_rollout_memory(cfg, rules)
+    if not cfg.run_dir:
+        check_folder_path(Path(cfg.out_dir), "out_dir")
+    run_dir = run_dir_of(cfg)
+    check_run_dir(run_dir, cfg.resume)
+    return rules, run_dir
+
+
 def start_run(cfg: TrainConfig, agents: Sequence[str] = (),
               threads: tuple[int, str] | None = None) -> tuple[Any, Path, int, str]:
-    """The start of every run: the rules, every evaluation opponent (and ``agents``) made
-    once so that a bad name fails before anything is written, torch's thread count chosen
+    """The start of every run: :func:`check_start`'s checks, torch's thread count chosen
     (:func:`choose_threads`; ``threads``: one chosen before, as ``(count, why)``), set and
     printed, and the run folder with ``config.yaml``. Returns ``(rules, run_dir, threads,
     why)``."""
@@ -470,20 +487,12 @@ def start_run(cfg: TrainConfig, agents: Sequence[str] = (),
 
     import torch
 
-    from ono_env.agents import make_agent
     from ono_env.train.config import dump_config
 
-    rules = rules_of(cfg)
-    for spec in [*_names(cfg.eval.opponents), *_names(cfg.final_eval.opponents), *agents]:
-        make_agent(spec, rules)
-    check_rollout_memory(cfg, rules)
+    rules, run_dir = check_start(cfg, agents)
     count, why = choose_threads(cfg.torch_threads) if threads is None else threads
     torch.set_num_threads(count)
     print(why, file=sys.stderr)
-    if not cfg.run_dir:
-        check_folder_path(Path(cfg.out_dir), "out_dir")
-    run_dir = run_dir_of(cfg)
-    check_run_dir(run_dir, cfg.resume)
     run_dir.mkdir(parents=True, exist_ok=True)
     (run_dir / "config.yaml").write_text(dump_config(cfg))
     return rules, run_dir, count, why

@@ -96,8 +96,8 @@ from ono_env.arena.results import (
 )
 from ono_env.arena.stats import Z95, mean_interval, rate_games, wilson_interval
 from ono_env.checks import check_bool, check_int, check_seed
+from ono_env.game import MAX_DECISIONS, VecGame
 from ono_env.game import MAX_GAMES as MAX_BATCH
-from ono_env.game import VecGame
 from ono_env.replay import Replay
 from ono_env.rules import RuleSet, resolve_rules
 
@@ -157,6 +157,8 @@ def run_arena(agents: Sequence[Any], rules: Any = "classic", num_players: int | 
     num_games = check_int("num_games", num_games, 1, MAX_GAMES)
     seed = check_seed("seed", seed, allow_none=False)
     batch_size = check_int("batch_size", batch_size, 1, MAX_BATCH)
+    if max_decisions is not None:   # here too: the Ray tasks would each fail with it
+        check_int("max_decisions", max_decisions, 1, MAX_DECISIONS)
     if rating is None:
         rating = importlib.util.find_spec("openskill") is not None
     check_bool("rating", rating)

@@ -47,15 +47,31 @@ def check_ray_address(address: Any, reach: bool = False, name: str = "ray_addres
     return address
 
 
+def connect_ray(address: str, name: str = "ray_address", **kwargs: Any) -> None:
+    """``ray.init(address=address, **kwargs)``; a cluster that cannot be found there (``auto``
+    with none running, or a dead one) is one ``ValueError`` naming ``name``, not Ray's own
+    advice, which names Ray's flags."""
+    import ray
+
+    try:
+        ray.init(address=address, **kwargs)
+    except ConnectionError:
+        sep = " " if name.startswith("-") else "="
+        raise ValueError(f"{name}{sep}{address}: no running Ray cluster was found there; start "
+                         f"one (ray start --head) or give its address (host:port)") from None
+
+
 def check_ray_flag(address: str) -> None:
     """A console script's ``--ray ADDRESS``, checked before any game is played: an allowed
-    form, Ray installed, and a ``host:port`` that answers (:func:`check_ray_address`), each
-    refusal naming ``--ray``."""
+    form, Ray installed, a ``host:port`` that answers (:func:`check_ray_address`), and a
+    cluster there (connected to now, for the games), each refusal naming ``--ray``."""
     check_ray_address(address, reach=True, name="--ray")
     try:
-        import ray  # noqa: F401
+        import ray
     except ImportError:
         raise ValueError("--ray needs Ray, which is not installed: pip install 'ono-env[ray]'") from None
+    if address != "local" and not ray.is_initialized():   # play_on_ray keeps this connection
+        connect_ray(address, "--ray", log_to_driver=False, logging_level="warning")
 
 
 TASKS_PER_CPU = 4
@@ -87,7 +103,7 @@ def play_on_ray(address: str, rules: RuleSet, agents: Sequence[Agent],
         if address == "local":
             ray.init(include_dashboard=False, **kwargs)
         else:
-            ray.init(address=address, **kwargs)
+            connect_ray(address, **kwargs)
     try:
         agents_ref: ray.ObjectRef[Sequence[Agent]] = ray.put(list(agents))
         task = ray.remote(_play_task).options(num_cpus=1, scheduling_strategy="SPREAD")
