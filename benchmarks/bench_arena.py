@@ -35,13 +35,16 @@ def main() -> None:
     for name in args.agents:   # every agent before any game
         checked_agent("bench_arena", "--agents", name, rules)
     run_arena(["greedy", "random"], args.rules, 2, 64, seed=0)  # compile / warm up
-    print(f"{args.rules} rules, 2 players, {args.games:,} games per row")
-    print(f"{'baseline':<10} {'play s':>7} {'rating s':>8} {'games/s':>8} {'win rate vs random':>20}")
+    print(f"{args.rules} rules, 2 players, --games {args.games:,} per row (the arena rounds up "
+          f"to whole seatings: the games column is what it played)")
+    print(f"{'baseline':<10} {'games':>9} {'play s':>7} {'rating s':>8} {'games/s':>8} "
+          f"{'win rate vs random':>20}")
     for name in args.agents:
         res = run_arena([name, "random"], args.rules, 2, args.games, seed=1)
         row = res.agent_rows()[0]
-        print(f"{name:<10} {res.seconds:>7.1f} {res.rating_seconds:>8.1f} "
-              f"{args.games / res.seconds:>8.0f} {100 * row['win_rate']:>7.2f}% "
+        played = row["games"]   # both entrants sit at every game: the games played
+        print(f"{name:<10} {played:>9,} {res.seconds:>7.1f} {res.rating_seconds:>8.1f} "
+              f"{played / res.seconds:>8.0f} {100 * row['win_rate']:>7.2f}% "
               f"[{100 * row['ci_low']:.2f}, {100 * row['ci_high']:.2f}]")
 
 

@@ -6,17 +6,28 @@ from __future__ import annotations
 
 import math
 import sys
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
 from ono_env.checks import check_output_dir, remove_made_dirs
 
 
-def out_folder(path: Path | str, script: str, option: str = "--out") -> Path:
+def out_folder(path: Path | str, script: str, option: str = "--out",
+               writes: Iterable[str] = ()) -> Path:
     """``path`` made as a folder now, once every other argument has been checked and before
     any work, so that a run never ends without a place for its results; one error naming
     ``option`` when it cannot be (a file of that name, a parent that is no folder, no right
-    to write)."""
+    to write), or when it already holds one of the files ``writes`` (names inside the folder
+    that the script will write): an earlier run's results are never replaced silently."""
+    p = Path(path)
+    if p.is_dir():
+        held = [name for name in writes if (p / name).exists()]
+        if held:
+            remove_made_dirs()
+            sys.exit(f"{script}: {option}: the folder {str(p)!r} already holds "
+                     f"{', '.join(held)} (an earlier run's results); allowed: a new or empty "
+                     f"folder, or remove them")
     try:
         return check_output_dir(path, option)
     except ValueError as exc:
@@ -27,10 +38,15 @@ def out_folder(path: Path | str, script: str, option: str = "--out") -> Path:
 def out_file(path: Path | str, script: str, option: str = "--out") -> Path:
     """``path`` as a file to write when the work is done: its folder made now (as
     :func:`out_folder`, once every other argument has been checked); one error naming
-    ``option`` when ``path`` is a folder or its folder cannot be made."""
+    ``option`` when ``path`` is a folder, already exists (an earlier run's results are never
+    replaced silently) or its folder cannot be made."""
     p = Path(path)
     if p.is_dir():
         sys.exit(f"{script}: {option}: {str(p)!r} is a folder; allowed: the path of a file")
+    if p.exists():
+        remove_made_dirs()
+        sys.exit(f"{script}: {option}: {str(p)!r} already exists (an earlier run's results); "
+                 f"allowed: a new file, or remove it")
     out_folder(p.parent, script, option)
     return p
 
@@ -70,3 +86,22 @@ def within(script: str, option: str, value: int, low: int, high: int) -> None:
     messages of :func:`at_least`, then :func:`at_most`."""
     at_least(script, option, value, low)
     at_most(script, option, value, high)
+
+
+def distinct(script: str, option: str, names: list[str]) -> list[str]:
+    """``names`` (the comma-separated items of ``option``); one error when one is given twice
+    (it would be measured twice and its rows would be counted twice)."""
+    seen: set[str] = set()
+    for name in names:
+        if name in seen:
+            sys.exit(f"{script}: {option}: {name!r} is given twice; allowed: each at most once")
+        seen.add(name)
+    return names
+
+
+def checked_seed(script: str, option: str, value: int) -> None:
+    """One error unless the seed ``value`` is one the library takes (0 to ``MAX_SEED``),
+    checked before any work rather than by the library once the work has begun."""
+    from ono_env.checks import MAX_SEED
+
+    within(script, option, value, 0, MAX_SEED)

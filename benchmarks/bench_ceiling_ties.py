@@ -10,7 +10,8 @@ greedy's choice unless it is beaten by a margin. When every action's playouts en
 action, a voluntary draw or a false catch included. This plays each ceiling against
 ``greedy`` on the benchmark suite's deals twice: as shipped, and with ties (only ties) broken
 by greedy's choice (``SearchAgent(margin=0)``), and writes
-``docs/results/suite-2/ceiling-ties.md`` and ``.json``.
+``docs/results/suite-<version>/ceiling-ties.md`` and ``.json`` (``--suite``; refused when the
+files there hold more deals or other tables than this run would write).
 """
 
 from __future__ import annotations
@@ -24,14 +25,39 @@ from pathlib import Path
 
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 
-from bench_args import at_least
+from bench_args import within
 
 from ono_env.agents import make_agent
 from ono_env.agents.search import SearchAgent
-from ono_env.arena.suite import load_suite, play_pairing, select_tables
+from ono_env.arena.suite import MAX_DEALS, load_suite, play_pairing, select_tables
 
 ROOT = Path(__file__).resolve().parent.parent
 CEILINGS = {"oracle-hands:8": ("hands", 8), "oracle:4": ("all", 4)}
+
+
+def kept_results(path: Path, tables: list[str], deals: int) -> None:
+    """One error, before any game, when writing ``path`` (``ceiling-ties.json``, replaced by
+    every run) would lose what it holds: rows measured with more deals than ``deals``, or at a
+    table that is not in ``tables``; a run with as many deals or more at the same tables
+    replaces it (the page's regeneration)."""
+    if not path.exists():
+        return
+    try:
+        rows = json.loads(path.read_text())["rows"]
+        had = {(r["table"], int(r["deals"])) for r in rows}
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        sys.exit(f"bench_ceiling_ties: {path}: cannot read the rows measured before "
+                 f"({type(exc).__name__}: {exc}); allowed: remove it, or one this script wrote")
+    more = sorted(f"{t} ({d:,} deals)" for t, d in had if d > deals)
+    if more:
+        sys.exit(f"bench_ceiling_ties: --deals {deals}: {path} holds rows measured with more "
+                 f"deals: {', '.join(more)}; allowed: --deals {max(d for _, d in had)} or more, "
+                 f"or remove it")
+    gone = sorted({t for t, _ in had} - set(tables))
+    if gone:
+        sys.exit(f"bench_ceiling_ties: --tables {' '.join(tables)}: {path} also holds "
+                 f"{', '.join(gone)}, which this run would drop; allowed: --tables with them, "
+                 f"or remove it")
 
 
 def main() -> None:
@@ -40,7 +66,7 @@ def main() -> None:
     ap.add_argument("--deals", type=int, default=500)
     ap.add_argument("--suite", default="latest")
     args = ap.parse_args()
-    at_least("bench_ceiling_ties", "--deals", args.deals, 2)
+    within("bench_ceiling_ties", "--deals", args.deals, 2, MAX_DEALS)
     try:
         suite = load_suite(args.suite)
     except ValueError as exc:
@@ -50,6 +76,7 @@ def main() -> None:
     except ValueError as exc:
         sys.exit(f"bench_ceiling_ties: --tables {' '.join(args.tables)}: {exc}")
     out = ROOT / "docs" / "results" / f"suite-{suite.version}"
+    kept_results(out / "ceiling-ties.json", [t.name for t in tables], args.deals)
     rows = []
     for t in tables:
         rules = t.rules
@@ -68,7 +95,7 @@ def main() -> None:
                 print(f"{t.name} {name:>15} {how:<32} {100 * r['rate']:5.1f}% "
                       f"[{100 * r['low']:.1f}, {100 * r['high']:.1f}] {row['seconds']} s", flush=True)
     command = ("python benchmarks/bench_ceiling_ties.py --tables " + " ".join(args.tables)
-               + f" --deals {args.deals}")
+               + f" --deals {args.deals} --suite {args.suite}")
     (out / "ceiling-ties.json").write_text(json.dumps({"command": command, "rows": rows},
                                                       indent=1) + "\n")
     lines = [f"Each cheating ceiling against `greedy` on suite version {suite.version}'s deals "

@@ -34,6 +34,7 @@ os.environ.setdefault("OMP_NUM_THREADS", "1")
 import numpy as np
 from bench_args import out_folder
 from bench_generalist import (
+    PROBE_FILES,
     _games,
     add_probe_arguments,
     difference_cell,
@@ -95,7 +96,7 @@ def main() -> None:
             models[preset, n] = load_agent(path, resolve_rules(preset, num_players=n))
         except (OSError, ValueError) as exc:
             sys.exit(f"bench_color_symmetry: --model {args.model!r} at {preset}-{n}: {exc}")
-    out_folder(args.out, "bench_color_symmetry")
+    out_folder(args.out, "bench_color_symmetry", writes=PROBE_FILES)
     rows = []
     for preset, n in tables:
         rules = resolve_rules(preset, num_players=n)

@@ -20,8 +20,9 @@ Parts (``--parts``, comma-separated):
 A game with no winner shares 1/N to every seat. Results accumulate in ``results.json`` of
 ``--out`` (a part already there is skipped unless ``--again``); ``results.md`` is the table.
 Both name the model file's SHA-256 and training steps, and the arguments of the call that
-measured each part; when ``results.json`` holds another model file's rows, they are dropped
-and every part is measured again. ``--best-from`` takes the best baselines from another
+measured each part; when ``results.json`` holds another model file's rows, the run is
+refused unless ``--parts`` asks for every part (then they are all measured again, for this
+model, and the other model's rows go). ``--best-from`` takes the best baselines from another
 folder's part ``two``, to measure part ``many`` or ``ten`` alone (another seed, more deals).
 """
 
@@ -40,7 +41,7 @@ from pathlib import Path
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 
 import numpy as np
-from bench_args import at_least, out_folder
+from bench_args import at_least, distinct, out_folder
 
 from ono_env.agents import make_agent
 from ono_env.agents.learned import read_metadata, shipped_models
@@ -55,6 +56,9 @@ GENERALIST_RESULTS = Path(__file__).resolve().parent.parent / "docs/results/gene
 """The shipped generalist's measurements (this script's ``--out docs/results/generalist``),
 found from the script's own place so that the scripts that read it run from any directory."""
 PRESET_NAMES = ("basic", "classic", "ono", "stacking", "uno2018", "wikipedia")
+PROBE_FILES = ("results.json", "results.md")
+"""What :func:`write_probe_results` writes into ``--out`` (its scripts refuse a folder that
+holds them)."""
 
 
 def _games(deals: int, players: int) -> int:
@@ -85,7 +89,8 @@ def part_two(model: str, deals: int, seed: int) -> list[dict]:
 
 def parse_tables(text: str, best: dict[str, str], script: str) -> list[tuple[str, int]]:
     """``<preset>-<players>`` names, comma-separated, as ``(preset, players)``; a preset of
-    ``best`` and 2-10 players, or the script exits with one line naming the table."""
+    ``best`` and 2-10 players, each table once, or the script exits with one line naming the
+    table."""
     tables = []
     for name in text.split(","):
         preset, _, n = name.rpartition("-")
@@ -93,6 +98,7 @@ def parse_tables(text: str, best: dict[str, str], script: str) -> list[tuple[str
             sys.exit(f"{script}: table {name!r}; allowed: <preset>-<players> with a preset "
                      f"of {', '.join(best)} and 2-10 players")
         tables.append((preset, int(n)))
+    distinct(script, "--tables", [f"{preset}-{n}" for preset, n in tables])
     return tables
 
 
@@ -227,7 +233,6 @@ def write_probe_results(out: Path, script: str, model: str, rows: list[dict], ti
     (``bench_color_symmetry.py``, ``bench_probes.py``): ``results.json`` (the command,
     ``model`` and ``rows``) and ``results.md`` (``title``, the command, ``about`` and the
     ``table``'s lines) in ``out``, the page printed too."""
-    out.mkdir(parents=True, exist_ok=True)
     command = f"python benchmarks/{script} " + " ".join(sys.argv[1:])
     (out / "results.json").write_text(json.dumps(
         {"command": command, "model": model, "rows": rows}, indent=1) + "\n")
@@ -319,13 +324,27 @@ def main() -> None:
     path = args.out / "results.json"
     try:
         data = json.loads(path.read_text()) if path.is_file() else {"rows": []}
+        if not isinstance(data, dict):
+            raise TypeError("it is not an object with rows")
         rows: list[dict] = data["rows"]
-    except (OSError, ValueError, KeyError) as exc:
-        sys.exit(f"bench_generalist: {path}: cannot read the rows measured before "
+        if not isinstance(rows, list) or not all(
+                isinstance(r, dict) and isinstance(r.get("what"), str) for r in rows):
+            raise TypeError("its rows are not a list of measurements, each with its part "
+                            "('what')")
+        commands: dict[str, str] = data.get("commands", {})   # part -> the arguments that measured it
+        if not isinstance(commands, dict):
+            raise TypeError("its commands are not an object")
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        sys.exit(f"bench_generalist: --out: {path}: cannot read the rows measured before "
                  f"({type(exc).__name__}: {exc}); allowed: an --out without results.json, or "
                  f"with one this script wrote")
-    commands: dict[str, str] = data.get("commands", {})   # part -> the arguments that measured it
     if rows and data.get("model_sha256") != info["model_sha256"]:
+        if set(parts) != set(PARTS):   # the other model's rows would be dropped, unmeasured
+            sys.exit(f"bench_generalist: --out: {path} holds the rows of another model file "
+                     f"({data.get('model')!r}, SHA-256 {str(data.get('model_sha256'))[:12]}...) "
+                     f"than --model {args.model!r} (SHA-256 {info['model_sha256'][:12]}...); "
+                     f"allowed: another --out, or --parts {','.join(PARTS)} to measure every "
+                     f"part again for this model")
         print(f"{path}: its rows measured another model file; measuring every part again",
               file=sys.stderr)
         rows, commands = [], {}

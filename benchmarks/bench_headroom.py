@@ -53,7 +53,7 @@ os.environ.setdefault("OMP_NUM_THREADS", "1")
 
 import numpy as np
 import yaml
-from bench_args import at_least, checked_agent, out_folder
+from bench_args import at_least, checked_agent, checked_seed, distinct, out_folder
 from bench_generalist import (
     GENERALIST_RESULTS,
     _games,
@@ -94,6 +94,7 @@ def main() -> None:
     best = best_baselines(read_rows(args.best_from, "bench_headroom"))
     tables = parse_tables(args.tables, best, "bench_headroom")
     at_least("bench_headroom", "--deals", args.deals, 2)
+    checked_seed("bench_headroom", "--seed", args.seed)
     overrides = {}
     for item in args.set:
         field, eq, value = item.partition("=")
@@ -102,7 +103,11 @@ def main() -> None:
         if field == "num_players":
             sys.exit("bench_headroom: --set num_players: the player count comes from --tables "
                      "(<preset>-<players>)")
-        overrides[field] = yaml.safe_load(value)
+        try:
+            overrides[field] = yaml.safe_load(value)
+        except yaml.YAMLError as exc:
+            sys.exit(f"bench_headroom: --set {item!r}: the value is not YAML "
+                     f"({' '.join(str(exc).split())}); allowed: FIELD=VALUE, VALUE in YAML")
     rules_of = {}
     for preset, n in tables:
         try:
@@ -110,8 +115,8 @@ def main() -> None:
         except (TypeError, ValueError) as exc:
             sys.exit(f"bench_headroom: --set at {preset}-{n}: {exc}")
     changed = ", ".join(f"{k}={v}" for k, v in overrides.items())
-    against = args.against.split(",")
-    agents = args.agents.split(",")
+    against = distinct("bench_headroom", "--against", args.against.split(","))
+    agents = distinct("bench_headroom", "--agents", args.agents.split(","))
     for option, names in (("--against", against), ("--agents", agents)):   # before any game
         for (preset, n), name in ((tn, a) for tn in tables for a in names):
             checked_agent("bench_headroom", option, best[preset] if name == "best" else name,
@@ -120,7 +125,7 @@ def main() -> None:
         sys.exit(f"bench_headroom: --pair-with {args.pair_with!r}; allowed: one of --agents "
                  f"({', '.join(agents)})")
     pair_with = args.pair_with or "ppo-any"
-    out_folder(args.out, "bench_headroom")
+    out_folder(args.out, "bench_headroom", writes=("results.json", "results.md"))
     rows = []
     for (preset, n), opp in ((tn, o) for tn in tables for o in against):
         b = best[preset]

@@ -36,17 +36,18 @@ import argparse
 import json
 import math
 import os
+import sys
 import time
 from pathlib import Path
 
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 
 import numpy as np
-from bench_args import at_least, out_folder
+from bench_args import checked_seed, out_folder, within
 
 from ono_env import VecGame
 from ono_env.agents import make_agent
-from ono_env.arena import run_arena
+from ono_env.arena import MAX_GAMES, run_arena
 
 BASELINE_NAMES = ["random", "greedy", "color", "defensive"]
 LADDERS = {
@@ -147,12 +148,16 @@ def main() -> None:
     path = args.retime or args.render
     if path:
         flag = "--retime" if args.retime else "--render"
-        try:
+        try:   # every key the rating and the table read, before anything is timed or written
             data = json.loads(Path(path).read_text())
             data["results"], data["ms_per_decision"], data["ratings"]
-            LADDERS[(data["rules"], data["players"])]
-        except (OSError, ValueError, KeyError, TypeError) as e:
-            ap.error(f"{flag} {path}: not a ladder.json written by this script ({type(e).__name__}: {e})")
+            anchor = LADDERS[(data["rules"], data["players"])].get("anchor", "random")
+            table(data | {"ratings": bradley_terry(list(data["ratings"]), data["results"],
+                                                    anchor, iters=1)})
+        except (OSError, ValueError, KeyError, TypeError, AttributeError, IndexError,
+                StopIteration) as e:
+            sys.exit(f"bench_ladder: {flag} {path}: not a ladder.json written by this script "
+                     f"({type(e).__name__}: {e}); allowed: a ladder.json of bench_ladder.py")
         if args.retime:
             data["ms_per_decision"] = decision_times(list(data["ms_per_decision"]),
                                                      rules=data["rules"], players=data["players"])
@@ -168,10 +173,10 @@ def main() -> None:
         ap.error(f"no ladder for {args.players}-player {args.rules}; there are: "
                  + ", ".join(f"{r} {p}p" for r, p in LADDERS))
     deals2 = 2 * math.factorial(args.players)   # two mirrored deals: an interval over deals
-    at_least("bench_ladder", "--games-cheap", args.games_cheap, deals2)
-    at_least("bench_ladder", "--games-search", args.games_search, deals2)
-    at_least("bench_ladder", "--seed", args.seed, 0)
-    out = out_folder(args.out, "bench_ladder")
+    within("bench_ladder", "--games-cheap", args.games_cheap, deals2, MAX_GAMES)
+    within("bench_ladder", "--games-search", args.games_search, deals2, MAX_GAMES)
+    checked_seed("bench_ladder", "--seed", args.seed)
+    out = out_folder(args.out, "bench_ladder", writes=("ladder.json", "ladder.md"))
     t0 = time.perf_counter()
     search = LADDERS[key]["search"]
     baselines = BASELINE_NAMES + [f"ppo-{args.rules}-{args.players}p"]

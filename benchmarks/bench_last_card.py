@@ -21,9 +21,10 @@ import collections
 import sys
 
 import numpy as np
-from bench_args import at_least, checked_agent
+from bench_args import checked_agent, checked_seed, within
 
 import ono_env.cards as C
+from ono_env.arena import MAX_RECORD
 from ono_env.arena.play import play_games
 from ono_env.replay import Replay, new_game
 from ono_env.rules import resolve_rules
@@ -56,7 +57,9 @@ def main() -> None:
     ap.add_argument("--games", type=int, default=40)
     ap.add_argument("--seed", type=int, default=11)
     args = ap.parse_args()
-    at_least("bench_last_card", "--games", args.games, 1)
+    # every game is kept as a replay in memory: at most as many as the arena keeps
+    within("bench_last_card", "--games", args.games, 1, MAX_RECORD)
+    checked_seed("bench_last_card", "--seed", args.seed)
     try:
         rules = resolve_rules(args.rules, num_players=args.players)
     except (TypeError, ValueError) as exc:

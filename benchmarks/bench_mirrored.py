@@ -16,7 +16,7 @@ import json
 import math
 import time
 
-from bench_args import at_least, at_most, checked_agent, out_file
+from bench_args import at_least, at_most, checked_agent, checked_seed, out_file
 
 from ono_env.arena import MAX_GAMES, Z95, run_arena
 from ono_env.rules import resolve_rules
@@ -31,7 +31,7 @@ def main() -> None:
     args = ap.parse_args()
     at_least("bench_mirrored", "--games", args.games, 4)   # two mirrored deals at least
     at_most("bench_mirrored", "--games", args.games, MAX_GAMES)
-    at_least("bench_mirrored", "--seed", args.seed, 0)
+    checked_seed("bench_mirrored", "--seed", args.seed)
     rules = resolve_rules("basic", num_players=2)
     for opp in args.opponents:   # every opponent before any game
         checked_agent("bench_mirrored", "--opponents", opp, rules)
@@ -47,10 +47,11 @@ def main() -> None:
         p = a["win_rate"]
         pr = mir.paired(0)
         factor = 2 * pr["sd"] ** 2 / (p * (1 - p)) if 0 < p < 1 else float("nan")
-        row = {"pairing": f"greedy vs {opp}", "games": args.games,
+        # the games played, not --games: each run rounds up to whole seatings or deals
+        row = {"pairing": f"greedy vs {opp}", "games": a["games"],
                "independent": {"win_rate": p, "half_width": (a["ci_high"] - a["ci_low"]) / 2,
                                "games_for_pm_0.35pt": math.ceil(p * (1 - p) * (Z95 / 0.0035) ** 2)},
-               "mirrored": {"win_rate": pr["rate"], "deals": pr["deals"],
+               "mirrored": {"win_rate": pr["rate"], "deals": pr["deals"], "games": pr["games"],
                             "half_width": (pr["high"] - pr["low"]) / 2, "sd_deal": pr["sd"],
                             "games_for_pm_0.35pt": math.ceil(2 * pr["sd"] ** 2 * (Z95 / 0.0035) ** 2)},
                "mirrored_games_per_independent_game": factor,

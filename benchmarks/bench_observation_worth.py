@@ -28,7 +28,7 @@ import time
 from pathlib import Path
 
 import numpy as np
-from bench_args import at_least, out_folder
+from bench_args import checked_seed, out_folder, within
 
 KNOWLEDGE = ["known_cards", "lacks", "lacks_covered", "unknown"]
 HISTORY = ["last_play", "previous_play", "named_color", "drew"]
@@ -102,7 +102,11 @@ def main() -> None:
     args = ap.parse_args()
     if args.jobs < 1:
         ap.error(f"--jobs {args.jobs}: allowed: a whole number of at least 1")
-    at_least("bench_observation_worth", "--deals", args.deals, 2)
+    from ono_env.arena import MAX_GAMES
+
+    # each deal is played twice (both seatings of 2 players): the arena's limit is on games
+    within("bench_observation_worth", "--deals", args.deals, 2, MAX_GAMES // 2)
+    checked_seed("bench_observation_worth", "--arena-seed", args.arena_seed)
     rows = []
     presets = args.presets.split(",")
     todo = [(preset, name, extra) for preset in presets for name, extra in VARIANTS.items()]
@@ -111,7 +115,7 @@ def main() -> None:
             run_config(preset, extra, args.steps, args.seed, args.threads, "unused")
         except ValueError as exc:
             sys.exit(f"bench_observation_worth: {preset}, {name}: {exc}")
-    out_folder(args.out, "bench_observation_worth")
+    out_folder(args.out, "bench_observation_worth", writes=("results.json", "results.md"))
     with tempfile.TemporaryDirectory() as tmp:
         runs: list[dict] = []
         if args.jobs > 1:

@@ -37,6 +37,7 @@ os.environ.setdefault("OMP_NUM_THREADS", "1")
 import numpy as np
 from bench_args import out_folder
 from bench_generalist import (
+    PROBE_FILES,
     _games,
     add_probe_arguments,
     difference_cell,
@@ -97,6 +98,18 @@ def parse_probes(text: str) -> list[str]:
     return probes
 
 
+def ensemble_member(path: str, rules) -> LearnedAgent:
+    """The model file ``path`` of an ensemble, loaded for ``rules``: it reads the observations
+    the probed model reads (version 2), or a ``ValueError`` now, before any game (else its
+    first forward pass fails mid-game)."""
+    member = load_agent(path, rules)
+    if member.observation_version != 2:
+        raise ValueError(f"ensemble member {path!r}: observation version "
+                         f"{member.observation_version}; the probes read version-2 "
+                         f"observations")
+    return member
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--tables", default="ono-6,ono-2", help="<preset>-<players>, comma-separated")
@@ -115,12 +128,12 @@ def main() -> None:
                 raise ValueError(f"observation version {model.observation_version}; the "
                                  "probes read version-2 observations")
             agents[preset, n] = [
-                Probe(model, p, [load_agent(f, rules) for f in p[9:].split("+")]
+                Probe(model, p, [ensemble_member(f, rules) for f in p[9:].split("+")]
                       if p.startswith("ensemble:") else []) for p in probes]
         except (OSError, ValueError) as exc:
             sys.exit(f"bench_probes: at {preset}-{n}: {exc}")
         agents[preset, n].insert(0, model)
-    out_folder(args.out, "bench_probes")
+    out_folder(args.out, "bench_probes", writes=PROBE_FILES)
     rows = []
     for preset, n in tables:
         rules = resolve_rules(preset, num_players=n)

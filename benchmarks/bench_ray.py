@@ -1,7 +1,7 @@
 """The Ray path's numbers, measured in one run (needs the ``[ray]`` and ``[train]`` extras).
 
     python benchmarks/bench_ray.py --out docs/results/ray            # everything (~20 min)
-    python benchmarks/bench_ray.py --skip-strength --iterations 3    # speed only
+    python benchmarks/bench_ray.py --skip-strength --iterations 3    # speed only, printed
 
 1. Training speed on the same config (``configs/train/rllib-basic.yaml``): RLlib PPO with 1 and
    2 env runners (env steps per second over whole iterations: sampling and learning), and
@@ -14,7 +14,8 @@
 3. Strength: the same config trained for ``--minutes`` with each trainer, then each final
    policy against the baselines (basic rules, two players), ``--eval-games`` per opponent.
 
-Writes ``bench_ray.json`` and ``bench_ray.md`` into ``--out``.
+Prints the tables; writes ``bench_ray.json`` and ``bench_ray.md`` into ``--out`` when it is
+given (a folder that holds them already is refused: an earlier run's results are kept).
 """
 
 from __future__ import annotations
@@ -179,7 +180,9 @@ def markdown(res: dict) -> str:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--out", default="docs/results/ray")
+    ap.add_argument("--out", default=None,
+                    help="the folder of bench_ray.json and bench_ray.md (default: none written; "
+                         "the published results: --out docs/results/ray)")
     ap.add_argument("--iterations", type=int, default=5, help="timed RLlib iterations per setting")
     ap.add_argument("--sb3-steps", type=int, default=8192 * 6)
     ap.add_argument("--arena-games", type=int, default=60_000)
@@ -197,7 +200,8 @@ def main() -> None:
     if args.skip_speed and args.skip_arena and args.skip_strength:
         sys.exit("bench_ray: --skip-speed --skip-arena --skip-strength leave nothing to measure; "
                  "allowed: at most two of them")
-    out = out_folder(args.out, "bench_ray")
+    out = None if args.out is None else out_folder(args.out, "bench_ray",
+                                                    writes=("bench_ray.json", "bench_ray.md"))
     tmp = tempfile.mkdtemp(prefix="raybench")   # Ray's session files (ray is imported later)
     os.environ.setdefault("RAY_TMPDIR", tmp)
     res: dict = {"date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
@@ -216,8 +220,9 @@ def main() -> None:
         print(json.dumps(res["arena"], indent=1))
     if not args.skip_strength:
         res["strength"] = strength(args.minutes, args.eval_games, work, overrides)
-    (out / "bench_ray.json").write_text(json.dumps(res, indent=2, default=str) + "\n")
-    (out / "bench_ray.md").write_text(markdown(res))
+    if out is not None:
+        (out / "bench_ray.json").write_text(json.dumps(res, indent=2, default=str) + "\n")
+        (out / "bench_ray.md").write_text(markdown(res))
     print(markdown(res))
     for d in (work, tmp):   # the run folders and Ray's session files
         shutil.rmtree(d, ignore_errors=True)

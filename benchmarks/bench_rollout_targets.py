@@ -48,13 +48,15 @@ import numpy as np
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
-from bench_args import out_folder, positive_finite  # noqa: E402
+from bench_args import at_least, out_folder, positive_finite, within  # noqa: E402
 from bench_generalist import (  # noqa: E402
     GENERALIST_RESULTS,
     best_baselines,
     parse_tables,
     read_rows,
 )
+
+from ono_env.checks import MAX_SEED, remove_made_dirs  # noqa: E402
 
 GAMES_MAX = 4096
 
@@ -89,6 +91,10 @@ def collect(job: tuple) -> dict:
         obs = step.obs
         done += int(step.dones.sum())
         wins += float((step.rewards[step.dones] > 0).sum())
+    if not obs_rows:   # no decision with a choice: empty rows, refused by main with the reason
+        obs_rows = [np.zeros((0, obs.shape[1]), np.float16)]
+        M = [np.zeros((0, mask.shape[1]), bool)]
+        V = [np.zeros((0, mask.shape[1]), np.float32)]
     np.savez(path, obs=np.concatenate(obs_rows), mask=np.concatenate(M), values=np.concatenate(V))
     return {"seed": seed, "rows": int(sum(len(o) for o in obs_rows)), "games": done, "wins": wins,
             "seconds": time.perf_counter() - t0}
@@ -177,6 +183,9 @@ def main() -> None:
         if v < 1 or (name == "games" and v > GAMES_MAX):
             sys.exit(f"bench_rollout_targets: --{name} {v}; allowed: a whole number from 1"
                      + (f" to {GAMES_MAX}" if name == "games" else ""))
+    at_least("bench_rollout_targets", "--deals", args.deals, 2)   # bench_headroom's least
+    # process k plays with seed --seed + k: each of them a seed the library takes
+    within("bench_rollout_targets", "--seed", args.seed, 0, MAX_SEED - (args.procs - 1))
     try:
         betas = [float(b) for b in args.betas.split(",")]
     except ValueError:
@@ -219,8 +228,11 @@ def main() -> None:
     for path, option in ((args.out, "--out"), (args.models, "--models")):
         if path.exists() and not path.is_dir():   # before either folder is made
             sys.exit(f"bench_rollout_targets: {option}: {str(path)!r} exists and is not a folder")
-    out_folder(args.out, "bench_rollout_targets")
-    out_folder(args.models, "bench_rollout_targets", "--models")
+    out_folder(args.out, "bench_rollout_targets", writes=(
+        "results.json", "results.md", "paired/results.json", "paired/results.md"))
+    # the fitted models are named by table and beta, and an earlier run's results name them
+    out_folder(args.models, "bench_rollout_targets", "--models",
+               writes=[f"{label}-beta-{b:g}.safetensors" for b in betas])
 
     with tempfile.TemporaryDirectory() as tmp:
         jobs = [(args.seed + k, args.steps, args.games, args.worlds, args.model, rules.to_dict(),
@@ -235,6 +247,11 @@ def main() -> None:
         Mk = np.concatenate([p["mask"] for p in parts])
         V = np.concatenate([p["values"] for p in parts])
     games = sum(m["games"] for m in made)
+    if not len(obs_rows):   # nothing to fit: the steps asked met no decision with a choice
+        remove_made_dirs()
+        sys.exit(f"bench_rollout_targets: --steps {args.steps} x --games {args.games} x --procs "
+                 f"{args.procs}: the policy met no decision with more than one legal action; "
+                 f"allowed: more --steps or --games")
     print(f"{len(obs_rows):,} decisions from {games:,} games", file=sys.stderr)
     fits = []
     for b in betas:

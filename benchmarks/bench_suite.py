@@ -33,6 +33,8 @@ from pathlib import Path
 
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 
+from bench_args import at_least
+
 from ono_env.agents import make_agent
 from ono_env.arena.suite import (
     field_models,
@@ -148,7 +150,8 @@ def ladder(args: argparse.Namespace) -> None:
 
         print(f"{name}:", flush=True)
         data = play_ladder(suite.version, name, on_pairing=show, reuse=reuse)
-        data["command"] = (f"python benchmarks/bench_suite.py ladder --tables {name} --force"
+        data["command"] = (f"python benchmarks/bench_suite.py --suite {suite.version} ladder "
+                           f"--tables {name} --force"
                            + "".join(f" --reuse-from {v}" for v in args.reuse_from))
         path.write_text(json.dumps(data, indent=1) + "\n")
         (out / f"{name}.md").write_text(format_ladder_markdown(data, data["command"]))
@@ -240,8 +243,9 @@ def timing(args: argparse.Namespace) -> None:
                      f"{'-'.join(map(str, (fast[0], fast[-1])))} / "
                      f"{'-'.join(map(str, (slow[0], slow[-1])))} |")
     flags = f" --tables {' '.join(args.tables)}" if args.tables else ""
-    lines += ["", f"Measured with `python benchmarks/bench_suite.py time --workers {args.workers}"
-                  f"{flags} {' '.join(args.agents)}` ({args.workers} worker process"
+    # the agents before --tables: after it, --tables would take them as tables
+    lines += ["", f"Measured with `python benchmarks/bench_suite.py --suite {suite.version} time "
+                  f"--workers {args.workers} {' '.join(args.agents)}{flags}` ({args.workers} worker process"
                   f"{'es' if args.workers > 1 else ''}, one torch thread each; {args.note})."]
     name = "timing.md" if not args.tables else f"timing-{'-'.join(args.agents)}.md".replace(":", "")
     (out / name).write_text("\n".join(lines) + "\n")
@@ -305,6 +309,10 @@ def main() -> None:
     p.add_argument("card")
     p.set_defaults(run=intervals)
     args = ap.parse_args()
+    if args.what == "verify":
+        at_least("bench_suite", "verify -n", args.n, 1)
+    if args.what == "ladder":
+        at_least("bench_suite", "ladder --verify", args.verify, 0)
     try:
         args.run(args)
     except subprocess.CalledProcessError as exc:   # ono-bench printed its own one line

@@ -202,7 +202,10 @@ def main() -> None:
     ap.add_argument("--out", type=Path, default=None)
     ap.add_argument("--json-out", type=Path, default=None, help=argparse.SUPPRESS)  # --vs's runs
     args = ap.parse_args()
-    within("bench_table_steps", "--games", args.games, 1, MAX_GAMES)
+    # all 30 tables' games are held at once: together at most the games of one VecGame of the
+    # library (MAX_GAMES, about 1 GB of state), not 30 times that
+    within("bench_table_steps", "--games", args.games, 1,
+           MAX_GAMES // (len(PRESET_NAMES) * len(PLAYERS)))
     within("bench_table_steps", "--steps", args.steps, 1, 1_000_000)
     within("bench_table_steps", "--rounds", args.rounds, 1, 1000)
     within("bench_table_steps", "--seed", args.seed, 0, 2**31)
@@ -211,7 +214,7 @@ def main() -> None:
         sys.exit(f"bench_table_steps: --vs {args.vs!r}; allowed: a folder holding a package "
                  f"ono_env/ laid out as installed")
     if args.out:
-        out_folder(args.out, "bench_table_steps")
+        out_folder(args.out, "bench_table_steps", writes=("table_steps.md", "table_steps.json"))
 
     if args.json_out is not None:   # one run of --vs's comparison
         args.json_out.write_text(json.dumps(

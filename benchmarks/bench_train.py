@@ -48,9 +48,15 @@ import tempfile
 import time
 from pathlib import Path
 
-from bench_args import at_least, out_folder
+from bench_args import at_least, out_folder, within
 
-from ono_env.train.config import load_config
+from ono_env.arena import MAX_GAMES
+from ono_env.train.config import MAX_STEPS, load_config
+
+MAX_THREADS = 1024
+"""The most torch threads the training config allows (its ``torch_threads``)."""
+OUT_FILES = ("bench_train.md", "bench_train.json")
+"""What a run writes into --out."""
 
 
 def _spin(stop) -> None:
@@ -135,7 +141,19 @@ def one_run(algo: str, steps: int, threads: int | str, seed: int,
             parts.append([per * res["games_seconds"],
                           per * (res["rollout_seconds"] - res["games_seconds"]),
                           per * res["update_seconds"]])
-        return res["steps_per_second"] if loop else steps / (time.perf_counter() - t)
+        took = time.perf_counter() - t
+        return res["steps_per_second"] if loop else steps_done(res) / took
+
+
+def steps_done(res: dict) -> int:
+    """The learner steps a training call did, as the trainer counts them: it rounds the
+    steps asked up to whole rollouts, so the count asked is not the count done. ``algo:
+    ppo`` returns it; ``maskable_ppo`` writes it into its model file only."""
+    if "steps" in res:
+        return int(res["steps"])
+    from ono_env.agents.learned import read_metadata
+
+    return int(read_metadata(res["model"])["training_steps"])
 
 
 def learning(algo: str, steps: int, seed: int, games: int, threads: int | str) -> list[float]:
@@ -183,20 +201,28 @@ def main() -> None:
                          "and with cuda also there, as a row of its own")
     ap.add_argument("--out", type=Path, default=None)
     args = ap.parse_args()
-    if args.threads != "auto" and not (args.threads.isdigit() and int(args.threads) >= 1):
-        sys.exit(f"bench_train: --threads {args.threads!r}; allowed: auto or a whole number of "
-                 f"at least 1")
+    if args.threads != "auto" and not (args.threads.isascii() and args.threads.isdigit()
+                                       and 1 <= int(args.threads) <= MAX_THREADS):
+        sys.exit(f"bench_train: --threads {args.threads!r}; allowed: auto or a whole number "
+                 f"from 1 to {MAX_THREADS}")
     threads = args.threads if args.threads == "auto" else int(args.threads)
-    at_least("bench_train", "--steps", args.steps, 1)
+    within("bench_train", "--steps", args.steps, 1, MAX_STEPS)
     at_least("bench_train", "--rounds", args.rounds, 1)
-    at_least("bench_train", "--learn-steps", args.learn_steps, 0)
+    within("bench_train", "--learn-steps", args.learn_steps, 0, MAX_STEPS)
     if args.learn_steps:
-        at_least("bench_train", "--learn-games", args.learn_games, 2)
+        within("bench_train", "--learn-games", args.learn_games, 2, MAX_GAMES)
     if args.skip_idle and args.skip_busy and not args.learn_steps and not args.mixture:
         sys.exit("bench_train: --skip-idle and --skip-busy leave nothing to measure; allowed: "
                  "at most one of them, or with --learn-steps or --mixture")
+    gpu = None
+    if args.mixture and args.mixture_device == "cuda":
+        import torch
+        if not torch.cuda.is_available():
+            sys.exit("bench_train: --mixture-device cuda: torch sees no CUDA GPU here; "
+                     "allowed: cpu")
+        gpu = torch.cuda.get_device_name(0)
     if args.out:
-        out_folder(args.out, "bench_train")
+        out_folder(args.out, "bench_train", writes=OUT_FILES)
 
     # warm-up: numba's cache, torch's kernels, the imports
     one_run("ppo", 16_384, 1, 0)
@@ -204,16 +230,10 @@ def main() -> None:
         one_run("maskable_ppo", 16_384, 1, 0)
     res: dict[str, dict[str, list]] = {"idle": {}, "busy": {}, "learning": {}, "mixture": {},
                                        "mixture_parts": {}}
-    gpu = None
     if args.mixture:
         cuda = args.mixture_device == "cuda"
         dev = [f"device={args.mixture_device}"]
         where = ", cuda" if cuda else ""
-        if cuda:
-            import torch
-            if not torch.cuda.is_available():
-                sys.exit("--mixture-device cuda: torch sees no CUDA GPU here")
-            gpu = torch.cuda.get_device_name(0)
         one_run("ppo", 16_384, 1, 0, MIXTURE + dev)
         settings = {"default (basic, 2 players, v1)" + (", cpu" if cuda else ""): ["device=cpu"],
                     "mixture (6 presets x 2-6 players, v2), default width" + where: MIXTURE + dev,

@@ -213,7 +213,7 @@ def main() -> None:
     within("bench_update_cost", "--threads", args.threads, 1, 256)
     within("bench_update_cost", "--seed", args.seed, 0, 2**31)
     if args.out:
-        out_folder(args.out, "bench_update_cost")
+        out_folder(args.out, "bench_update_cost", writes=("update_cost.md", "update_cost.json"))
     res = measure(args.games, args.rounds, args.threads, args.seed)
     text = report(res, args)
     print(text)

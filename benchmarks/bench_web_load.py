@@ -122,7 +122,7 @@ def main() -> None:
         sys.exit(f"bench_web_load: --server-path {a.server_path!r}; allowed: a folder "
                  f"(a source tree laid out as installed)")
     if a.out:
-        out_folder(a.out, "bench_web_load")
+        out_folder(a.out, "bench_web_load", writes=("load.json",))
     import socket
     with socket.socket() as s:
         s.bind((HOST, 0))

@@ -135,7 +135,7 @@ def main() -> None:
                      f"{args.players} --minutes {args.minutes} --threads {args.threads} --seed "
                      f"{args.seed}: {exc}")
     if args.out:
-        out_folder(args.out, script)
+        out_folder(args.out, script, writes=("sweep.md", "sweep.json"))
     rows = []
     for name in names:
         with tempfile.TemporaryDirectory() as tmp:

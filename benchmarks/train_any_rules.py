@@ -22,14 +22,13 @@ from __future__ import annotations
 import argparse
 import fcntl
 import json
-import shutil
 import subprocess
 import sys
 import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-from bench_args import at_least, out_folder, positive_finite
+from bench_args import at_least, checked_seed, distinct, out_folder, positive_finite
 
 VARIANTS = {
     "default": [],
@@ -44,13 +43,19 @@ VARIANTS = {
 }
 
 
+def run_dir_of(preset: str, players: int, variant: str, minutes: float | None, out: Path,
+               extra: list[str]) -> Path:
+    """The run folder of one table's training: named by the table, variant, minutes and
+    overrides (a rerun of the same ones is refused while it is there: it holds the model
+    that an earlier row of results.json names)."""
+    slug = "".join(c if c.isalnum() or c in "._" else "-" for c in "-".join(extra))
+    return out / "runs" / (f"{preset}-{players}p-{variant}" + ("" if minutes is None else f"-{minutes:g}min")
+                           + (f"-{slug}" if slug else ""))
+
+
 def train_one(preset: str, players: int, variant: str, minutes: float | None, out: Path,
               extra: list[str]) -> dict:
-    slug = "".join(c if c.isalnum() or c in "._" else "-" for c in "-".join(extra))
-    run_dir = out / "runs" / (f"{preset}-{players}p-{variant}" + ("" if minutes is None else f"-{minutes:g}min")
-                              + (f"-{slug}" if slug else ""))
-    if run_dir.exists():   # this script's own run of the same table and variant: trained again
-        shutil.rmtree(run_dir)
+    run_dir = run_dir_of(preset, players, variant, minutes, out, extra)
     cmd = ["ono-train", "default", f"rules={preset}", f"num_players={players}",
            f"run_dir={run_dir}", "torch_threads=1", "progress=false", *VARIANTS[variant], *extra]
     if minutes is not None:
@@ -68,11 +73,12 @@ def train_one(preset: str, players: int, variant: str, minutes: float | None, ou
 
 def mirrored(row: dict, deals: int, seed: int) -> dict:
     from ono_env.arena import run_arena
+    from ono_env.arena.play import seatings
 
     res = row["final_eval"]["results"]
     best = min(res, key=lambda r: r["win_rate"])["opponent"]
     P = row["players"]
-    games = deals * (2 if P == 2 else 24 if P == 4 else P)
+    games = deals * len(seatings(P))   # every seating of each deal, as the arena plays them
     model = str(Path(row["run_dir"]) / "model.safetensors")
     ar = run_arena([model] + [best] * (P - 1), row["preset"], P, games, seed, mirrored=True,
                    rating=False)
@@ -107,7 +113,7 @@ def main() -> None:
         tables.append((preset, int(players)))
     at_least(script, "--parallel", a.parallel, 1)
     at_least(script, "--deals", a.deals, 2)
-    at_least(script, "--seed", a.seed, 0)
+    checked_seed(script, "--seed", a.seed)
     if a.minutes is not None:
         positive_finite(script, "--minutes", a.minutes)
     from ono_env.train.config import load_config
@@ -145,6 +151,14 @@ def main() -> None:
                 if not model.is_file():
                     sys.exit(f"{script}: --only-mirror: {model} (the model of {p}:{n} in {path}) "
                              f"is not here; allowed: rows whose run folder holds its model")
+    if not a.only_mirror:   # an earlier run of the same table and variant is kept
+        distinct(script, "--tables", [f"{p}:{n}" for p, n in tables])
+        for p, n in tables:
+            run_dir = run_dir_of(p, n, a.variant, a.minutes, a.out, a.extra)
+            if run_dir.exists():
+                sys.exit(f"{script}: --tables {p}:{n} --variant {a.variant}: {run_dir} holds an "
+                         f"earlier run of them (its model is named in results.json); allowed: "
+                         f"--only-mirror to play it again, another --out, or remove it")
     out_folder(a.out, script)
     if a.only_mirror:
         for p, n in tables:

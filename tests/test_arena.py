@@ -534,7 +534,7 @@ BAD_BENCHMARK_ARGUMENTS = [
     ("bench_ceiling_ties", ["--suite", "99"], "--suite '99': unknown suite version 99"),
     ("bench_ceiling_ties", ["--tables", "nosuch"], "--tables nosuch: suite version"),
     ("bench_core", ["--rounds", "0"], "--rounds 0; allowed: 1 or more"),
-    ("bench_openspiel", ["--simulations", "0"], "--simulations 0; allowed: 1 or more"),
+    ("bench_openspiel", ["--simulations", "1"], "--simulations 1; allowed: 2 or more"),
     ("bench_openspiel", ["--json", "{file}/o.json"], "--json: '{file}' exists and is not a"),
     ("bench_prebuilt", ["--rounds", "0"], "--rounds 0; allowed: 1 or more"),
     ("bench_prebuilt", ["--steps", "-1"], "--steps -1; allowed: 1 or more"),
