@@ -95,7 +95,7 @@ def main() -> None:
                 print(f"{t.name} {name:>15} {how:<32} {100 * r['rate']:5.1f}% "
                       f"[{100 * r['low']:.1f}, {100 * r['high']:.1f}] {row['seconds']} s", flush=True)
     command = ("python benchmarks/bench_ceiling_ties.py --tables " + " ".join(args.tables)
-               + f" --deals {args.deals} --suite {args.suite}")
+               + f" --deals {args.deals} --suite {suite.version}")   # pinned, not 'latest'
     (out / "ceiling-ties.json").write_text(json.dumps({"command": command, "rows": rows},
                                                       indent=1) + "\n")
     lines = [f"Each cheating ceiling against `greedy` on suite version {suite.version}'s deals "

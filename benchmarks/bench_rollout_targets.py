@@ -26,9 +26,10 @@ further. Each fitted policy is then paired with the policy on ``--deals`` mirror
 the table (``bench_headroom.py``, every seating of each deal, 95% interval of the paired
 difference over deals).
 
-Writes the fitted model files into ``--models`` (default ``runs/rollout-targets``: they are
-not results), and ``results.md`` and ``results.json`` into ``--out`` with the pairing in
-``--out``/paired.
+Writes the fitted model files into ``--models`` (default ``runs/rollout-targets/<the name of
+--out>``: they are not results, and each run's have a folder of their own, which its
+results name; a folder holding the files a run would write is refused), and ``results.md``
+and ``results.json`` into ``--out`` with the pairing in ``--out``/paired.
 """
 
 from __future__ import annotations
@@ -175,9 +176,13 @@ def main() -> None:
     ap.add_argument("--deals", type=int, default=10_000)
     ap.add_argument("--seed", type=int, default=11)
     ap.add_argument("--best-from", type=Path, default=GENERALIST_RESULTS)
-    ap.add_argument("--models", type=Path, default=Path("runs/rollout-targets"))
+    ap.add_argument("--models", type=Path, default=None,
+                    help="folder of the fitted model files (default: runs/rollout-targets/<the "
+                         "name of --out>)")
     ap.add_argument("--out", type=Path, required=True)
     args = ap.parse_args()
+    if args.models is None:   # a folder per run: two runs' models of one table never meet
+        args.models = Path("runs/rollout-targets") / (args.out.resolve().name or "out")
     for name in ("steps", "games", "procs", "worlds", "epochs", "batch", "deals"):
         v = getattr(args, name)
         if v < 1 or (name == "games" and v > GAMES_MAX):

@@ -157,8 +157,9 @@ def main() -> None:
             run_dir = run_dir_of(p, n, a.variant, a.minutes, a.out, a.extra)
             if run_dir.exists():
                 sys.exit(f"{script}: --tables {p}:{n} --variant {a.variant}: {run_dir} holds an "
-                         f"earlier run of them (its model is named in results.json); allowed: "
-                         f"--only-mirror to play it again, another --out, or remove it")
+                         f"earlier run of them (a row of results.json names it); allowed: "
+                         f"--only-mirror to play its model again (a finished run), another "
+                         f"--out, or remove the folder to train it again")
     out_folder(a.out, script)
     if a.only_mirror:
         for p, n in tables:

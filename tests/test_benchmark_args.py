@@ -7,6 +7,7 @@ import json
 import runpy
 import shutil
 import sys
+import tempfile
 import types
 from pathlib import Path
 
@@ -95,7 +96,10 @@ def test_benchmarks_keep_an_earlier_file(tmp_path, monkeypatch):
         assert path.read_text() == "earlier"
 
 
-def test_bench_ray_writes_nothing_without_out(monkeypatch):
+def test_bench_ray_writes_nothing_without_out(tmp_path, monkeypatch):
+    # bench_ray sets RAY_TMPDIR for the Ray it starts, in a temporary folder: both kept here
+    monkeypatch.setenv("RAY_TMPDIR", str(tmp_path))
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
     main = bench_main("bench_ray", monkeypatch)
     monkeypatch.setattr(sys, "argv", ["bench_ray", "--iterations", "1"])
     seen = {}
@@ -203,6 +207,24 @@ def test_bench_rollout_targets_needs_a_decision(tmp_path, monkeypatch):
         "--models", str(tmp_path / "m")])
     assert "met no decision with more than one legal action" in got
     assert list(tmp_path.iterdir()) == []
+
+
+def test_bench_rollout_targets_keeps_each_runs_models_apart(tmp_path, monkeypatch):
+    """Without --models, a run's models go to runs/rollout-targets/<the name of --out>: the
+    documented second run at a table (another --out) is not refused for the first's models,
+    and a rerun into the same names is."""
+    monkeypatch.chdir(tmp_path)
+    first = tmp_path / "runs" / "rollout-targets" / "first"
+    first.mkdir(parents=True)
+    (first / "basic-2-beta-0.5.safetensors").write_bytes(b"x")
+    main = bench_main("bench_rollout_targets", monkeypatch)
+    args = ["bench_rollout_targets", "--table", "basic-2", "--betas", "0.5", "--steps", "1",
+            "--games", "1", "--procs", "1", "--seed", "1", "--deals", "2"]
+    got = refused(main, monkeypatch, [*args, "--out", str(tmp_path / "second")])
+    assert "met no decision with more than one legal action" in got   # past the folder checks
+    got = refused(main, monkeypatch, [*args, "--out", str(tmp_path / "x" / "first")])
+    assert got.startswith("bench_rollout_targets: --models: the folder ") \
+        and "basic-2-beta-0.5.safetensors" in got
 
 
 def test_bench_generalist_keeps_what_it_cannot_read_or_would_drop(tmp_path, monkeypatch):

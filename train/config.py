@@ -411,6 +411,8 @@ class TrainConfig:
 
 
 _ADAPTER = TypeAdapter(TrainConfig)
+_SHORT = reprlib.Repr()   # a value in an error: cut, as the rest of the project cuts at 80
+_SHORT.maxstring = _SHORT.maxother = 80
 
 
 def table_slots(num_envs: int, weights: Sequence[float]) -> list[int]:
@@ -485,7 +487,7 @@ def _describe_all(errors: Sequence[Mapping[str, Any]]) -> list[str]:
         wants = [e["msg"].removeprefix("Value error, ") for _, e in errs]
         wants = [wants[0]] + [w.removeprefix("Input should be ") for w in wants[1:]]
         value = errs[0][1].get("input")
-        lines.append(f"config field {'.'.join(map(str, field))!r} = {reprlib.repr(value)}: "
+        lines.append(f"config field {'.'.join(map(str, field))!r} = {_SHORT.repr(value)}: "
                      + ", or ".join(dict.fromkeys(wants)))
     return lines
 
@@ -502,12 +504,12 @@ def _describe(err: Mapping[str, Any]) -> str:
     value = err.get("input")
     if err["loc"][-1] == "[key]":   # pydantic's loc of a mapping's key: (..., key, "[key]")
         field = ".".join(str(x) for x in err["loc"][:-2])
-        return (f"config field {field!r} has the key {reprlib.repr(value)}: "
+        return (f"config field {field!r} has the key {_SHORT.repr(value)}: "
                 f"{err['msg'].removeprefix('Value error, ')}")
     msg = err["msg"].removeprefix("Value error, ")
     if kind == "dataclass_type":   # names the config's class: say what a user writes instead
         msg = "Input should be a mapping of its fields (--print-config shows them)"
-    return f"config field {loc!r} = {reprlib.repr(value)}: {msg}"
+    return f"config field {loc!r} = {_SHORT.repr(value)}: {msg}"
 
 
 def _fields_at(loc: Sequence[Any]) -> list[str]:

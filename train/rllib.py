@@ -110,8 +110,8 @@ def check_runner_cpus(runners: int, local: bool) -> None:
     if local:
         raise ValueError(f"{what}; allowed: at most {cpus} here (0: the driver samples), or "
                          f"ray_address= a cluster with more CPUs")
-    print(f"ono-train: note: {what} now: training starts when the cluster has "
-          f"{runners} free CPUs", file=sys.stderr)
+    print(f"ono-train: note: {what} now: training starts when it has {runners} CPUs "
+          f"free", file=sys.stderr)
 
 
 # ---- the masked module --------------------------------------------------------------------

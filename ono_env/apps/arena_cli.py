@@ -158,11 +158,9 @@ OUT_FILES = ("arena.json", "arena.csv", "arena.png")
 
 def main(argv: Sequence[str] | None = None) -> int:
     def body(args) -> None:
-        if args.ray is not None:   # before any game, each refusal naming --ray
-            if args.record is not None:
-                raise ValueError("--record is not available with --ray (replays are kept by a "
-                                 "one-process run)")
-            check_ray_flag(args.ray)
+        if args.ray is not None and args.record is not None:
+            raise ValueError("--record is not available with --ray (replays are kept by a "
+                             "one-process run)")
         record, record_dir = 0, None
         if args.record is not None:
             try:
@@ -192,6 +190,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                               args.seed, args.batch)
         rules = resolve_rules(args.rules, **({} if args.players is None else
                                              {"num_players": args.players}))
+        if args.ray is not None:   # after the cheap checks, before any game: names --ray
+            check_ray_flag(args.ray)
         players = rules.num_players
         planned = (games_played(args.games, len(args.agents), players)
                    if len(args.agents) >= players else args.games)   # too few: run_arena says so

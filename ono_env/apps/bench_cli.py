@@ -173,11 +173,11 @@ def main(argv: Sequence[str] | None = None) -> int:
             targets.append(Path(_png(args.plot)))
         for target in targets:
             check_output_file(target, "--plot" if target.suffix == ".png" else "--out")
-        if args.ray is not None:   # before any game, each refusal naming --ray
-            check_ray_flag(args.ray)
         suite = load_suite(LATEST if args.suite is None else args.suite)   # checked before a game
         select_tables(suite, args.tables)
         read_ladder(suite)
+        if args.ray is not None:   # after the cheap checks, before any game: names --ray
+            check_ray_flag(args.ray)
 
         def show(table: str, row: dict[str, Any]) -> None:
             if args.no_progress:
