@@ -116,53 +116,6 @@ def test_bench_ray_writes_nothing_without_out(tmp_path, monkeypatch):
     assert str(exc.value) == "working" and "path" not in seen   # no folder, the work begins
 
 
-BAD_ARGUMENTS = [
-    ("bench_train", ["--threads", "2000"], "--threads '2000'; allowed: auto or a whole number "
-                                           "from 1 to 1024"),
-    ("bench_train", ["--steps", "1000000000001"], "--steps 1000000000001; allowed: at most"),
-    ("bench_train", ["--learn-steps", "10", "--learn-games", "100000001"],
-     "--learn-games 100000001; allowed: at most 100,000,000"),
-    ("bench_rollout_targets", ["--table", "basic-2", "--deals", "1"], "--deals 1; allowed: 2 or"),
-    ("bench_rollout_targets", ["--table", "basic-2", "--seed", "-1"], "--seed -1; allowed: 0 or"),
-    ("bench_headroom", ["--tables", "ono-3", "--set", "wild_cards=["],
-     "--set 'wild_cards=[': the value is not YAML"),
-    ("bench_headroom", ["--tables", "ono-3", "--agents", "greedy,greedy"],
-     "--agents: 'greedy' is given twice; allowed: each at most once"),
-    ("bench_headroom", ["--tables", "ono-3", "--seed", "-1"], "--seed -1; allowed: 0 or more"),
-    ("bench_color_symmetry", ["--tables", "basic-2,basic-2"], "--tables: 'basic-2' is given"),
-    ("bench_openspiel", ["--simulations", "1"], "--simulations 1; allowed: 2 or more"),
-    ("bench_last_card", ["--seed", "-1"], "--seed -1; allowed: 0 or more"),
-    ("bench_last_card", ["--games", "999999999999"], "--games 999999999999; allowed: at most"),
-    ("bench_observation_worth", ["--arena-seed", "-1"], "--arena-seed -1; allowed: 0 or more"),
-    ("bench_observation_worth", ["--deals", "50000001"], "--deals 50000001; allowed: at most"),
-    ("bench_exploiters", ["--seed", "-1"], "--seed -1; allowed: 0 or more"),
-    ("bench_exploiters", ["--deals", "1000001"], "--deals 1000001; allowed: at most 1,000,000"),
-    ("bench_ladder", ["--games-cheap", "100000001"], "--games-cheap 100000001; allowed: at most"),
-    ("bench_ladder", ["--seed", "-1"], "--seed -1; allowed: 0 or more"),
-    ("bench_table_steps", ["--games", "33334"], "--games 33334; allowed: at most 33,333"),
-    ("bench_ceiling_ties", ["--deals", "999999999999"], "--deals 999999999999; allowed: at most"),
-    ("bench_suite", ["verify", "-n", "-17"], "verify -n -17; allowed: 1 or more"),
-    ("bench_suite", ["ladder", "--verify", "-1"], "ladder --verify -1; allowed: 0 or more"),
-    ("train_any_rules", ["--tables", "basic:2,basic:2", "--out", "{tmp}/t"],
-     "--tables: 'basic:2' is given twice"),
-]
-
-
-@pytest.mark.parametrize("script,args,message", BAD_ARGUMENTS,
-                         ids=[f"{s}-{' '.join(a)}" for s, a, _ in BAD_ARGUMENTS])
-def test_bad_benchmark_arguments(script, args, message, tmp_path, monkeypatch):
-    """One line naming the script and the option, before any work and before any file."""
-    monkeypatch.chdir(tmp_path)
-    main = bench_main(script, monkeypatch)
-    argv = [script] + [a.format(tmp=tmp_path) for a in args]
-    if "--out" not in args and script in ("bench_rollout_targets", "bench_headroom",
-                                          "bench_color_symmetry", "bench_observation_worth"):
-        argv += ["--out", str(tmp_path / "o")]
-    got = refused(main, monkeypatch, argv)
-    assert got.startswith(f"{script}: ") and message in got
-    assert list(tmp_path.iterdir()) == []
-
-
 def test_bench_train_counts_the_steps_the_trainer_did(monkeypatch):
     """The trainer rounds the steps asked up to whole rollouts: the rate is of its count."""
     one_run = bench_main("bench_train", monkeypatch, "one_run")
