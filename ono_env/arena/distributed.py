@@ -18,6 +18,12 @@ RAY_CONNECT_SECONDS = 5.0
 _RAY_ADDRESS = re.compile(r"(?:ray://)?(\[[0-9a-fA-F:]+\]|[A-Za-z0-9.-]{1,253}):([0-9]{1,5})")
 
 
+def _named(name: str, address: str) -> str:
+    """How an error names the address: ``--ray ADDRESS`` for a console script's flag,
+    ``ray_address=ADDRESS`` for the library's argument and the config's field."""
+    return f"{name} {address}" if name.startswith("-") else f"{name}={address}"
+
+
 def check_ray_address(address: Any, reach: bool = False, name: str = "ray_address") -> str:
     """``address`` if it is a Ray address of an allowed form (``local``, ``auto``,
     ``host:port`` or ``ray://host:port``), else one ``ValueError`` naming it and the forms.
@@ -25,8 +31,7 @@ def check_ray_address(address: Any, reach: bool = False, name: str = "ray_addres
     :data:`RAY_CONNECT_SECONDS` (Ray itself would wait for minutes, or for ever). ``name``:
     what the errors call the address (a console script's ``--ray``)."""
     allowed = "local (a new local Ray), auto, host:port or ray://host:port"
-    sep = " " if name.startswith("-") else "="   # --ray ADDRESS, ray_address=ADDRESS
-    given = f"{name}{sep}{address!r:.80}"
+    given = _named(name, f"{address!r:.80}")
     if not isinstance(address, str) or not address:
         raise ValueError(f"{given}; allowed: {allowed}")
     if address in ("local", "auto"):
@@ -42,7 +47,7 @@ def check_ray_address(address: Any, reach: bool = False, name: str = "ray_addres
             socket.create_connection((host, int(m.group(2))), timeout=RAY_CONNECT_SECONDS).close()
         except OSError as exc:
             why = "no answer" if isinstance(exc, TimeoutError) else (exc.strerror or str(exc))
-            raise ValueError(f"{name}{sep}{address}: cannot connect within "
+            raise ValueError(f"{_named(name, address)}: cannot connect within "
                              f"{RAY_CONNECT_SECONDS:g} s ({why}); is a Ray cluster running there?") from None
     return address
 
@@ -56,8 +61,7 @@ def connect_ray(address: str, name: str = "ray_address", **kwargs: Any) -> None:
     try:
         ray.init(address=address, **kwargs)
     except ConnectionError:
-        sep = " " if name.startswith("-") else "="
-        raise ValueError(f"{name}{sep}{address}: no running Ray cluster was found there; start "
+        raise ValueError(f"{_named(name, address)}: no running Ray cluster was found there; start "
                          f"one (ray start --head) or give its address (host:port)") from None
 
 
