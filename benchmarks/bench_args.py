@@ -99,6 +99,18 @@ def distinct(script: str, option: str, names: list[str]) -> list[str]:
     return names
 
 
+def checked_deals(script: str, option: str, value: int, players: Iterable[int]) -> None:
+    """One error unless ``value`` mirrored deals at every table size of ``players`` make games
+    the arena plays in one run: at least 2 deals (an interval over deals needs two), and every
+    seating of each deal (``ono_env.arena.play.seatings``) within ``MAX_GAMES``, checked before
+    any work rather than by the arena at the table that first goes over it."""
+    from ono_env.arena import MAX_GAMES
+    from ono_env.arena.play import seatings
+
+    most = min(MAX_GAMES // len(seatings(n)) for n in players)
+    within(script, option, value, 2, most)
+
+
 def checked_seed(script: str, option: str, value: int) -> None:
     """One error unless the seed ``value`` is one the library takes (0 to ``MAX_SEED``),
     checked before any work rather than by the library once the work has begun."""

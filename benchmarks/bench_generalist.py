@@ -41,7 +41,7 @@ from pathlib import Path
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 
 import numpy as np
-from bench_args import at_least, distinct, out_folder
+from bench_args import checked_deals, checked_seed, distinct, out_folder
 
 from ono_env.agents import make_agent
 from ono_env.agents.learned import read_metadata, shipped_models
@@ -212,8 +212,8 @@ def probe_setup(args: argparse.Namespace, script: str
     error (``script`` names the script) naming a bad table or ``--deals``."""
     best = best_baselines(read_rows(args.best_from, script))
     tables = parse_tables(args.tables, best, script)
-    if args.deals < 2:
-        sys.exit(f"{script}: --deals {args.deals}; allowed: 2 or more")
+    checked_deals(script, "--deals", args.deals, [n for _, n in tables])
+    checked_seed(script, "--seed", args.seed)
     return best, tables, shipped_models().get(args.model, Path(args.model))
 
 
@@ -304,9 +304,13 @@ def main() -> None:
     if unknown:
         sys.exit(f"bench_generalist: --parts {args.parts!r}: unknown part(s) "
                  f"{', '.join(repr(p) for p in unknown)}; allowed: {', '.join(PARTS)}")
-    for option, value in (("--deals", args.deals), ("--deals-many", args.deals_many),
-                          ("--deals-ten", args.deals_ten)):
-        at_least("bench_generalist", option, value, 2)
+    # each at the table sizes it is played at (part specialists: --deals at 2 players,
+    # --deals-many at 4)
+    for option, value, sizes in (("--deals", args.deals, (2,)),
+                                 ("--deals-many", args.deals_many, (3, 4, 6)),
+                                 ("--deals-ten", args.deals_ten, (10,))):
+        checked_deals("bench_generalist", option, value, sizes)
+    checked_seed("bench_generalist", "--seed", args.seed)
     ten = args.ten_presets.split(",")
     if any(p not in PRESET_NAMES for p in ten):
         sys.exit(f"bench_generalist: --ten-presets {args.ten_presets!r}; allowed: presets of "

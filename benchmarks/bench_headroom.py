@@ -53,7 +53,7 @@ os.environ.setdefault("OMP_NUM_THREADS", "1")
 
 import numpy as np
 import yaml
-from bench_args import at_least, checked_agent, checked_seed, distinct, out_folder
+from bench_args import checked_agent, checked_deals, checked_seed, distinct, out_folder
 from bench_generalist import (
     GENERALIST_RESULTS,
     _games,
@@ -93,7 +93,7 @@ def main() -> None:
     args = ap.parse_args()
     best = best_baselines(read_rows(args.best_from, "bench_headroom"))
     tables = parse_tables(args.tables, best, "bench_headroom")
-    at_least("bench_headroom", "--deals", args.deals, 2)
+    checked_deals("bench_headroom", "--deals", args.deals, [n for _, n in tables])
     checked_seed("bench_headroom", "--seed", args.seed)
     overrides = {}
     for item in args.set:

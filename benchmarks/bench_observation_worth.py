@@ -28,7 +28,7 @@ import time
 from pathlib import Path
 
 import numpy as np
-from bench_args import checked_seed, out_folder, within
+from bench_args import checked_deals, checked_seed, out_folder
 
 KNOWLEDGE = ["known_cards", "lacks", "lacks_covered", "unknown"]
 HISTORY = ["last_play", "previous_play", "named_color", "drew"]
@@ -102,10 +102,7 @@ def main() -> None:
     args = ap.parse_args()
     if args.jobs < 1:
         ap.error(f"--jobs {args.jobs}: allowed: a whole number of at least 1")
-    from ono_env.arena import MAX_GAMES
-
-    # each deal is played twice (both seatings of 2 players): the arena's limit is on games
-    within("bench_observation_worth", "--deals", args.deals, 2, MAX_GAMES // 2)
+    checked_deals("bench_observation_worth", "--deals", args.deals, (2,))
     checked_seed("bench_observation_worth", "--arena-seed", args.arena_seed)
     rows = []
     presets = args.presets.split(",")

@@ -49,7 +49,7 @@ import numpy as np
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
-from bench_args import at_least, out_folder, positive_finite, within  # noqa: E402
+from bench_args import at_most, checked_deals, out_folder, positive_finite, within  # noqa: E402
 from bench_generalist import (  # noqa: E402
     GENERALIST_RESULTS,
     best_baselines,
@@ -60,6 +60,8 @@ from bench_generalist import (  # noqa: E402
 from ono_env.checks import MAX_SEED, remove_made_dirs  # noqa: E402
 
 GAMES_MAX = 4096
+MAX_PROCS = 64
+"""The most processes of --procs (each forks with the model and plays its own games)."""
 
 
 def collect(job: tuple) -> dict:
@@ -188,7 +190,7 @@ def main() -> None:
         if v < 1 or (name == "games" and v > GAMES_MAX):
             sys.exit(f"bench_rollout_targets: --{name} {v}; allowed: a whole number from 1"
                      + (f" to {GAMES_MAX}" if name == "games" else ""))
-    at_least("bench_rollout_targets", "--deals", args.deals, 2)   # bench_headroom's least
+    at_most("bench_rollout_targets", "--procs", args.procs, MAX_PROCS)
     # process k plays with seed --seed + k: each of them a seed the library takes
     within("bench_rollout_targets", "--seed", args.seed, 0, MAX_SEED - (args.procs - 1))
     try:
@@ -211,6 +213,7 @@ def main() -> None:
         sys.exit(f"bench_rollout_targets: --table {args.table!r}; allowed: one table, "
                  f"<preset>-<players>")
     (preset, players), = tables
+    checked_deals("bench_rollout_targets", "--deals", args.deals, (players,))   # bench_headroom's
     against = best[preset] if args.against == "best" else args.against
     if against not in POLICIES:
         sys.exit(f"bench_rollout_targets: --against {args.against!r}; allowed: best, "

@@ -28,7 +28,7 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-from bench_args import at_least, checked_seed, distinct, out_folder, positive_finite
+from bench_args import at_least, checked_deals, checked_seed, distinct, out_folder, positive_finite
 
 VARIANTS = {
     "default": [],
@@ -112,7 +112,7 @@ def main() -> None:
                      f"(e.g. ono:4), comma-separated")
         tables.append((preset, int(players)))
     at_least(script, "--parallel", a.parallel, 1)
-    at_least(script, "--deals", a.deals, 2)
+    checked_deals(script, "--deals", a.deals, [n for _, n in tables])
     checked_seed(script, "--seed", a.seed)
     if a.minutes is not None:
         positive_finite(script, "--minutes", a.minutes)
