@@ -85,11 +85,15 @@ policy, ``save_model`` and ``agent_from_model``) is :mod:`ono_env.train.nets`.
 
 from __future__ import annotations
 
+import copy
 import datetime as _dt
+import hashlib
 import json
 import os
 import secrets
+import threading
 import zipfile
+from collections import OrderedDict
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
@@ -125,12 +129,17 @@ MAX_MODEL_BYTES = 1 << 30
 """The largest model file (or zip member) read: 1 GiB."""
 _MAX_HEADER_BYTES = 100_000_000   # safetensors' own limit
 MAX_MODEL_LABEL = 100
+"""The longest ``label`` a model's metadata may hold."""
 MAX_OUTPUT = 1e6
 """The largest logit or value a model may compute on extreme observations (every entry -1, 0
 or the deck size: the counts' range; a match's scaled scores can pass it under unusual rules
 (:func:`~ono_env.observation.observation_high`), but a probe of every entry at such a bound
 would refuse sound models of those rules)."""
-"""The longest ``label`` a model's metadata may hold."""
+SHARED_MODELS = 16
+"""The most networks :func:`load_agent` keeps to share between the agents it makes."""
+SHARED_MODEL_BYTES = 256 << 20
+"""The most bytes of model files whose networks :func:`load_agent` keeps (a larger file's
+network is not kept)."""
 EXPORT_COMMAND = "ono-export"
 MODELS_DIR = Path(__file__).parent / "models"
 _META_KEYS = ("format", "format_version", "architecture", "rules", "num_players",
@@ -234,6 +243,15 @@ class PolicyNet:
 
     def __call__(self, obs: np.ndarray) -> np.ndarray:
         return self._mlp(obs, self.layers)
+
+    def arrays(self) -> list[np.ndarray]:
+        """Every array of the network: the scale, the encoder's, the layers', the value's."""
+        out = [self.scale, *(a for wb in self.layers for a in wb)]
+        if self.encoder is not None:
+            out += list(self.encoder)
+        if self.value_layers is not None:
+            out += [a for wb in self.value_layers for a in wb]
+        return out
 
     def tensors(self) -> dict[str, np.ndarray]:
         """The tensors of the file format (contiguous ``float32`` copies)."""
@@ -630,6 +648,55 @@ def read_model(path: str | Path) -> tuple[dict[str, Any], PolicyNet]:
     return parse_model(*read_model_bytes(path))
 
 
+class _SharedNets:
+    """The networks that :func:`load_agent` has read, by the SHA-256 of the model bytes, so that
+    the agents of one file share one set of weights: a table of nine ``ppo-any`` holds its
+    network once, not nine times (1.7 MB each; the web table made 1,800 such agents for 200
+    games). The bytes are read and hashed at every load, so a file changed on disk is read
+    anew. The arrays are made read-only: a shared network cannot be changed through one agent
+    behind another's back. At most :data:`SHARED_MODELS` networks and
+    :data:`SHARED_MODEL_BYTES` bytes of model files, the least recently loaded dropped first.
+    ``functools.lru_cache`` cannot bound by bytes nor key by content without reading the
+    bytes first, hence this small cache; it is locked, as the web table loads in threads."""
+
+    def __init__(self) -> None:
+        self._nets: OrderedDict[bytes, tuple[dict[str, Any], PolicyNet, int]] = OrderedDict()
+        self._lock = threading.Lock()
+        # a process forked while another thread held the lock would find it held for ever
+        os.register_at_fork(after_in_child=self._new_lock)
+
+    def _new_lock(self) -> None:
+        self._lock = threading.Lock()
+
+    def read(self, path: str | Path) -> tuple[dict[str, Any], PolicyNet]:
+        data, where = read_model_bytes(path)
+        key = hashlib.sha256(data).digest()
+        with self._lock:
+            hit = self._nets.get(key)
+            if hit is not None:
+                self._nets.move_to_end(key)
+                return copy.deepcopy(hit[0]), hit[1]
+        meta, net = parse_model(data, where)
+        for a in net.arrays():
+            a.flags.writeable = False
+        if len(data) <= SHARED_MODEL_BYTES:
+            with self._lock:
+                self._nets[key] = (copy.deepcopy(meta), net, len(data))
+                while (len(self._nets) > SHARED_MODELS
+                       or sum(n for *_, n in self._nets.values()) > SHARED_MODEL_BYTES):
+                    self._nets.popitem(last=False)
+        return meta, net
+
+    def clear(self) -> None:
+        """Forget every network kept (agents made before keep theirs)."""
+        with self._lock:
+            self._nets.clear()
+
+
+shared_nets = _SharedNets()
+"""The networks shared by the agents that :func:`load_agent` makes."""
+
+
 def read_metadata(path: str | Path) -> dict[str, Any]:
     """The metadata of a model file or checkpoint zip (the whole file is checked);
     a clear ``ValueError`` for anything else."""
@@ -698,9 +765,12 @@ def load_agent(path: str | Path, rules: Any = None, *, deterministic: bool = Tru
     ``ono_policy.safetensors`` member) as an agent for ``rules`` (default: the rules it was
     trained for); ``ValueError`` with the reason when the file is not a model or the rules
     do not fit. ``name``: what that reason calls the model (a shipped policy's name, which the
-    user gave, rather than the path it is installed at); default: the path."""
+    user gave, rather than the path it is installed at); default: the path.
+
+    The agents of one model file share its network (:data:`shared_nets`), whose arrays are
+    read-only; :func:`read_model` gives a network of one's own to change."""
     check_bool("deterministic", deterministic)
-    meta, net = read_model(path)
+    meta, net = shared_nets.read(path)
     rules = RuleSet.from_dict(meta["rules"]) if rules is None else resolve_rules(rules)
     check_compatible(meta, rules, repr(str(path)) if name is None else repr(name))
     return LearnedAgent(net, rules, model_label(path, meta), deterministic, meta)

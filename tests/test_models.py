@@ -765,3 +765,34 @@ def test_export_replaces_no_model_and_no_file_of_the_users(tmp_path):
     os.umask(umask)
     # the mode of a plain write (0666 less the umask), not a temporary file's 0600
     assert stat.S_IMODE(dest.stat().st_mode) == 0o666 & ~umask
+
+
+def test_the_agents_of_one_model_file_share_one_read_only_network(tmp_path):
+    """A table of nine ppo-any holds its network once: every agent that load_agent makes of
+    one file's bytes shares the arrays, which are read-only; a file changed on disk is read
+    anew, and read_model still gives a network of one's own."""
+    import shutil
+
+    from ono_env.agents.learned import load_agent, read_model, shared_nets
+
+    path = tmp_path / "m.safetensors"
+    shutil.copy(shipped_models()["ppo-basic-2p"], path)
+    shared_nets.clear()
+    a, b = load_agent(path), load_agent(path, deterministic=False)
+    assert a.net is b.net and a.meta is not b.meta and a.meta == b.meta
+    assert all(not x.flags.writeable for x in a.net.arrays())
+    with pytest.raises(ValueError, match="read-only"):
+        a.net.layers[0][0][0, 0] = 1.0
+    a.meta["label"] = "changed"                      # each agent's metadata is its own
+    assert load_agent(path).meta.get("label") != "changed"
+    assert make_agent(str(path), a.rules).net is a.net
+    own = read_model(path)[1]
+    assert own is not a.net and own.layers[0][0].flags.writeable
+    meta, net = read_model(path)                     # the same file with other weights
+    write_model(path, PolicyNet(net.scale, [(w * 0.5, b) for w, b in net.layers], net.activation,
+                                net.value_layers), meta)
+    c = load_agent(path)
+    assert c.net is not a.net
+    np.testing.assert_allclose(c.net.layers[0][0], 0.5 * a.net.layers[0][0])
+    obs = np.random.default_rng(0).integers(0, 3, (4, a.obs_size)).astype(np.float32)
+    assert not np.allclose(c.logits(obs), a.logits(obs))

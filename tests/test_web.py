@@ -198,6 +198,16 @@ def test_several_games_at_once_and_the_oldest_dropped():
         assert client.get(f"/api/games/{v['id']}").json()["hand"] == v["hand"]
 
 
+def test_the_games_learned_agents_share_their_network():
+    """Nine ppo-any at each of two tables hold one network between them (1.7 MB, not 18 of
+    them): one client's many games cannot fill the server's memory with copies of it."""
+    app = create_app()
+    client = TestClient(app)
+    views = [new_game(client, num_players=10, opponents=["ppo-any"] * 9, seed=s) for s in (1, 2)]
+    nets = {id(a.net) for v in views for a in app.state.tables.get(v["id"]).agents.values()}
+    assert len(nets) == 1
+
+
 # ---- what the agents think -------------------------------------------------------------
 def test_thinking_is_off_by_default_and_shows_a_learned_agents_probabilities(client):
     view = new_game(client, opponents=["ppo-basic-2p"], seed=2)

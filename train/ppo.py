@@ -219,7 +219,8 @@ class ActorCritic(nn.Module):
                  shared: bool, opponent_encoder: int = 0, privileged: bool = False,
                  hand_prediction: bool = False, oracle: bool = False) -> None:
         super().__init__()
-        self.register_buffer("scale", torch.as_tensor(np.asarray(scale, np.float32)))
+        # a copy: a loaded agent's arrays are shared with the other agents of its file, read-only
+        self.register_buffer("scale", torch.as_tensor(np.array(scale, np.float32)))
         self.activation = activation
         self.shared = shared
         act = {"tanh": nn.Tanh, "relu": nn.ReLU}[activation]
@@ -592,9 +593,10 @@ def embed_linear(m: nn.Linear, w: np.ndarray, b: np.ndarray) -> None:
     0 by that layer's own call, so they change nothing until training moves them."""
     o, i = w.shape
     with torch.no_grad():
-        m.weight[:o, :i].copy_(torch.from_numpy(w))
+        # torch.tensor copies: a loaded agent's arrays are read-only (shared by its file's agents)
+        m.weight[:o, :i].copy_(torch.tensor(w))
         m.weight[:o, i:].zero_()
-        m.bias[:o].copy_(torch.from_numpy(b))
+        m.bias[:o].copy_(torch.tensor(b))
 
 
 def masked_logits(logits: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
