@@ -28,8 +28,10 @@ import time
 from pathlib import Path
 
 import numpy as np
-from bench_args import checked_deals, checked_seed, out_folder
+from bench_args import checked_deals, checked_seed, out_folder, within
 
+MAX_JOBS = 64
+"""The most runs of --jobs trained at a time (each a process of its own)."""
 KNOWLEDGE = ["known_cards", "lacks", "lacks_covered", "unknown"]
 HISTORY = ["last_play", "previous_play", "named_color", "drew"]
 VARIANTS = {
@@ -83,7 +85,7 @@ def train_all(todo: list[tuple[str, str, list[str]]], args: argparse.Namespace,
     leaving the pool's block terminates the others, rather than after every other run."""
     jobs = [(k, (preset, extra, args.steps, args.seed, args.threads, f"{tmp}/run-{k}"))
             for k, (preset, _, extra) in enumerate(todo)]
-    with mp.get_context("spawn").Pool(args.jobs) as pool:
+    with mp.get_context("spawn").Pool(min(args.jobs, len(jobs))) as pool:   # no idle process
         done = dict(pool.imap_unordered(_train_numbered, jobs))
     return [done[k] for k in range(len(todo))]
 
@@ -100,8 +102,7 @@ def main() -> None:
                     help="runs trained at a time, each in its own process (default 1)")
     ap.add_argument("--out", type=Path, required=True)
     args = ap.parse_args()
-    if args.jobs < 1:
-        ap.error(f"--jobs {args.jobs}: allowed: a whole number of at least 1")
+    within("bench_observation_worth", "--jobs", args.jobs, 1, MAX_JOBS)
     checked_deals("bench_observation_worth", "--deals", args.deals, (2,))
     checked_seed("bench_observation_worth", "--arena-seed", args.arena_seed)
     rows = []

@@ -47,10 +47,12 @@ def rllib_speed(runners: int, iterations: int, overrides: list[str]) -> dict:
     import ray
 
     from ono_env.train import rllib as R
+    from ono_env.train.run import resolve_auto
     from ono_env.train.run import rules_of as _rules
 
     cfg = load_config(CONFIG, [f"num_env_runners={runners}", *overrides])
     rules = _rules(cfg)
+    cfg, _ = resolve_auto(cfg, rules)   # max_decisions and the opponents' auto, as ono-train's
     import torch
     torch.set_num_threads(int(cfg.torch_threads))
     R.init_ray(None)

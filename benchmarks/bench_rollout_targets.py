@@ -57,6 +57,7 @@ from bench_generalist import (  # noqa: E402
     read_rows,
 )
 
+from ono_env.agents.search import MAX_WORLDS  # noqa: E402
 from ono_env.checks import MAX_SEED, remove_made_dirs  # noqa: E402
 
 GAMES_MAX = 4096
@@ -191,6 +192,7 @@ def main() -> None:
             sys.exit(f"bench_rollout_targets: --{name} {v}; allowed: a whole number from 1"
                      + (f" to {GAMES_MAX}" if name == "games" else ""))
     at_most("bench_rollout_targets", "--procs", args.procs, MAX_PROCS)
+    at_most("bench_rollout_targets", "--worlds", args.worlds, MAX_WORLDS)   # the search's limit
     # process k plays with seed --seed + k: each of them a seed the library takes
     within("bench_rollout_targets", "--seed", args.seed, 0, MAX_SEED - (args.procs - 1))
     try:

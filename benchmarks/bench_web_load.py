@@ -30,6 +30,8 @@ from pathlib import Path
 
 from bench_args import at_least, out_folder
 
+from ono_env.checks import remove_made_dirs
+
 HOST = "127.0.0.1"
 
 
@@ -152,7 +154,12 @@ def main() -> None:
         else:
             sys.exit("bench_web_load: the server did not answer /api/options in 300 s")
         opts = Client(port).call("GET", "/api/options")[1]
-        budget = a.budget or opts.get("search_limits", {}).get("budget", 512)   # older: 512
+        most = opts.get("search_limits", {}).get("budget", 512)   # older servers: 512
+        if a.budget is not None and a.budget > most:   # every search request would be refused
+            remove_made_dirs()   # the --out folder made for this run
+            sys.exit(f"bench_web_load: --budget {a.budget}; allowed: at most {most}, the "
+                     f"largest search budget this server allows")
+        budget = a.budget or most
         rss0 = rss_mb(server.pid)
         # fill the replay store: the largest replays the server keeps, up to its caps
         from ono_env.arena import run_arena

@@ -212,6 +212,20 @@ def test_config_algo_fields():
         load_config("rllib-basic", ["num_env_runners=-1"])
 
 
+def test_an_rllib_config_of_a_config_not_resolved_is_refused_in_the_driver():
+    """algorithm_config reads a resolved config: an auto left (bench_ray built its config
+    without resolve_auto) is one error here, not an env runner that dies in its actor and an
+    IndexError from RLlib; resolved, max_decisions is the baselines' game length times 10."""
+    from ono_env.train.run import resolve_auto, rules_of
+
+    cfg = load_config("rllib-basic", ["num_env_runners=1"])
+    with pytest.raises(ValueError, match="max_decisions is still 'auto'"):
+        R.algorithm_config(cfg, rules_of(cfg))
+    done, _ = resolve_auto(cfg, rules_of(cfg))
+    env_config = R.algorithm_config(done, rules_of(cfg)).env_config
+    assert isinstance(env_config["max_decisions"], int) and env_config["max_decisions"] > 10
+
+
 def test_a_ray_address_of_another_form_is_refused_with_the_config():
     # before: --print-config printed it; a run wrote its folder, then refused it
     with pytest.raises(ValueError, match="ray_address='foo'; allowed: local"):

@@ -342,7 +342,7 @@ def algorithm_config(cfg: TrainConfig, rules: Any):
         .environment(env=OnoRLlibVectorEnv, disable_env_checking=True,
                      env_config={"rules": rules.to_dict(), "opponents": dict(resolved(cfg.opponents, "opponents")),
                                  "learner_seat": "random", "reward": cfg.reward,
-                                 "max_decisions": cfg.max_decisions})
+                                 "max_decisions": resolved(cfg.max_decisions, "max_decisions")})
         .env_runners(num_env_runners=runners, num_envs_per_env_runner=int(cfg.num_envs),
                      gym_env_vectorize_mode="vector_entry_point",
                      rollout_fragment_length=int(ppo.n_steps), num_cpus_per_env_runner=1,
