@@ -663,7 +663,8 @@ class _SharedNets:
         self._nets: OrderedDict[bytes, tuple[dict[str, Any], PolicyNet, int]] = OrderedDict()
         self._lock = threading.Lock()
         # a process forked while another thread held the lock would find it held for ever
-        os.register_at_fork(after_in_child=self._new_lock)
+        if hasattr(os, "register_at_fork"):   # POSIX only
+            os.register_at_fork(after_in_child=self._new_lock)
 
     def _new_lock(self) -> None:
         self._lock = threading.Lock()
