@@ -308,6 +308,32 @@ def test_an_agent_that_fails_in_a_pairing_is_named_with_the_table(workers, in_da
     assert err.endswith(": RuntimeError: planted failure")
 
 
+def test_a_run_that_fails_late_keeps_the_pairings_that_finished(in_data, tmp_path, capsys):
+    # before: a failure at the last table dropped every pairing played before it
+    out = tmp_path / "out"
+    assert bench_main(["planted:FailsAtFour", "--tables", "basic-2p", "basic-4p", "--deals", "4",
+                       "--slow-deals", "1", "--workers", "1", "--no-progress",
+                       "--out", str(out)]) == 2
+    err = capsys.readouterr().err.strip().splitlines()[-1]
+    field = S.load_suite().tables["basic-2p"].field
+    assert err.startswith("ono-bench: error: the pairing at basic-4p against ")
+    assert err.endswith(f"; the {len(field)} pairing(s) that finished before it are in "
+                        f"{out / 'pairings.jsonl'} (one JSON object a line)"), err
+    rows = [json.loads(line) for line in (out / "pairings.jsonl").read_text().splitlines()]
+    assert [r["table"] for r in rows] == ["basic-2p"] * len(field)
+    assert sorted(r["reference"] for r in rows) == sorted(ref.name for ref in field)
+    assert all(0 <= r["rate"] <= 1 and r["deals"] >= 1 for r in rows)
+    assert sorted(q.name for q in out.iterdir()) == ["pairings.jsonl"]
+    # a folder holding them is refused, as one holding a card: nothing is replaced
+    assert bench_main(["greedy", "--tables", "stacking-2p", "--out", str(out)]) == 2
+    assert "pairings.jsonl" in capsys.readouterr().err
+    # a run that ends writes its card and leaves no pairings file (the card holds them)
+    done = tmp_path / "done"
+    assert bench_main(["greedy", "--tables", "stacking-2p", "--deals", "4", "--slow-deals", "1",
+                       "--workers", "1", "--no-progress", "--out", str(done)]) == 0
+    assert sorted(q.name for q in done.iterdir()) == ["card.json", "card.md"]
+
+
 def test_an_exploiter_whose_measurement_fails_keeps_its_training(tmp_path, monkeypatch):
     # before: the error alone; the trained model was there but nothing said so, and no
     # exploit.json recorded the training

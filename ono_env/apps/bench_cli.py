@@ -36,6 +36,11 @@ from ono_env.arena.suite import (
 )
 from ono_env.checks import check_output_dir, check_output_file
 
+PAIRINGS_FILE = "pairings.jsonl"
+"""The file in ``--out`` that keeps each pairing as it finishes (one JSON object a line: the
+card's row and its ``table``), removed once the card is written; a run that fails or is
+stopped leaves it with the pairings that finished."""
+
 
 def plot_card(card: dict[str, Any], path: str | Path) -> Path:
     """The card as a PNG: one row per table, the reference field's published ratings as
@@ -164,9 +169,11 @@ def main(argv: Sequence[str] | None = None) -> int:
                                  "or --plot PNG")
         # every file the run will write, checked (and none replaced) before a game is played
         targets = []
+        pairings = None   # each finished pairing, written as it finishes: a late failure keeps them
         if args.out is not None:
             out = check_output_dir(args.out, "--out")
-            targets += [out / "card.json", out / "card.md"]
+            pairings = out / PAIRINGS_FILE
+            targets += [out / "card.json", out / "card.md", pairings]
             if args.plot == "":
                 targets.append(out / "card.png")
         if args.plot:
@@ -179,20 +186,38 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.ray is not None:   # after the cheap checks, before any game: names --ray
             check_ray_flag(args.ray)
 
+        kept = 0
+
         def show(table: str, row: dict[str, Any]) -> None:
+            nonlocal kept
             if args.no_progress:
                 print(f"  {table} {row['reference']}: {100 * row['rate']:.1f}%", file=sys.stderr)
+            if pairings is not None:
+                with open(pairings, "a", encoding="utf-8") as fh:
+                    fh.write(json.dumps({"table": table, **row}) + "\n")
+                kept += 1
 
         workers = args.workers if args.workers is not None else min(4, os.cpu_count() or 1)
-        card = bench_agent(args.agent, suite.version, args.tables, deals=args.deals,
-                           slow_deals=args.slow_deals, progress=not args.no_progress,
-                           ray_address=args.ray, workers=workers, on_pairing=show)
+        try:
+            card = bench_agent(args.agent, suite.version, args.tables, deals=args.deals,
+                               slow_deals=args.slow_deals, progress=not args.no_progress,
+                               ray_address=args.ray, workers=workers, on_pairing=show)
+        except ValueError as exc:
+            if kept:
+                raise ValueError(f"{exc}; the {kept} pairing(s) that finished before it are in "
+                                 f"{pairings} (one JSON object a line)") from None
+            raise
+        finally:
+            if not kept and pairings is not None:
+                pairings.unlink(missing_ok=True)
         print(format_card(card))
         print(f"\n{card['timing']['seconds']:.0f} s")
         if args.out is not None:
             out = Path(args.out)
             (out / "card.json").write_text(json.dumps(card, indent=1) + "\n")
             (out / "card.md").write_text(format_card_markdown(card))
+            if pairings is not None:
+                pairings.unlink(missing_ok=True)   # the card holds every one of them
             written = [out / "card.json", out / "card.md"]
             if args.plot is not None:
                 png = _plot(card, args.plot or str(out / "card.png"))
