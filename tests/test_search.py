@@ -695,3 +695,25 @@ def test_a_belief_search_keeps_only_its_own_views_and_does_not_peek():
     greedy_playouts = SearchAgent(rules, 4, "greedy", margin=0.1, prior=pol, belief=1.0)
     assert greedy_playouts._playout_args(game, {"greedy": 1, "learned": 100})[1][0] is \
         greedy_playouts._net_belief[0]               # the prior's network, for the belief only
+
+
+def test_searches_over_one_model_file_share_its_packed_network():
+    """Nine pimc-ppo-playout at a table hold one packed network (0.9 MB), not nine: the
+    network that load_agent shares is read-only, so its packing is kept; a network that may
+    change (built by hand, or a live view of a model in training) is packed anew each time,
+    so that a search never plays stale weights."""
+    from ono_env.agents.learned import LearnedAgent, PolicyNet
+
+    rules = RuleSet.preset("basic", num_players=10)
+    a, b = make_agent("pimc-ppo-playout", rules), make_agent("pimc-ppo-playout", rules)
+    assert a._net is not None and all(x is y for x, y in zip(a._net, b._net))
+    pol = make_agent("ppo-any", rules)
+    live = PolicyNet(pol.net.scale.copy(), [(w.copy(), c.copy()) for w, c in pol.net.layers],
+                     pol.net.activation, None, tuple(x.copy() for x in pol.net.encoder))
+    agent = LearnedAgent(live, rules, "live", True, pol.meta)
+    first = SearchAgent(rules, 4, agent)._net
+    live.layers[0][0][0, 0] += 1.0                    # training moved it
+    second = SearchAgent(rules, 4, agent)._net
+    assert first is not None and second is not None and first[0] is not second[0]
+    assert not np.array_equal(first[0], second[0])
+    np.testing.assert_array_equal(first[0], a._net[0])
