@@ -121,6 +121,9 @@ def main() -> None:
         for (preset, n), name in ((tn, a) for tn in tables for a in names):
             checked_agent("bench_headroom", option, best[preset] if name == "best" else name,
                           rules_of[preset, n], f"{preset}-{n}")
+        for preset, n in tables:   # best is an agent of the list at some tables
+            distinct("bench_headroom", f"{option} at {preset}-{n} (best: {best[preset]})",
+                     [best[preset] if name == "best" else name for name in names])
     if args.pair_with is not None and args.pair_with not in agents:
         sys.exit(f"bench_headroom: --pair-with {args.pair_with!r}; allowed: one of --agents "
                  f"({', '.join(agents)})")

@@ -2,7 +2,7 @@
 
     python benchmarks/bench_rollout_targets.py --table ono-6 --steps 6000 --out docs/results/generalist/ono-6p-rollouts
     python benchmarks/bench_rollout_targets.py --table basic-3 --steps 4 --games 8 --betas 0.05 \
-        --epochs 1 --deals 20 --out /tmp/r
+        --epochs 1 --batch 8 --deals 20 --out /tmp/r
 
 A policy (``--model``: ``ppo-any`` or a model file) plays one seat, at random, against the
 table's best baseline in every other seat (``--against``), ``--games`` games at once for
@@ -263,6 +263,12 @@ def main() -> None:
                  f"{args.procs}: the policy met no decision with more than one legal action; "
                  f"allowed: more --steps or --games")
     print(f"{len(obs_rows):,} decisions from {games:,} games", file=sys.stderr)
+    if len(obs_rows) < args.batch:   # the fit takes whole minibatches: it would fit nothing
+        remove_made_dirs()
+        sys.exit(f"bench_rollout_targets: --batch {args.batch}: the policy met {len(obs_rows):,} "
+                 f"decisions with a choice, fewer than one minibatch, so the fit would change "
+                 f"nothing; allowed: a --batch of at most {len(obs_rows):,}, or more --steps or "
+                 f"--games")
     fits = []
     for b in betas:
         fits.append(fit(model_path, obs_rows, Mk, V, b, args.lr, args.epochs, args.batch, args.seed,
