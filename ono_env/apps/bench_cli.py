@@ -108,7 +108,8 @@ def build_parser() -> cli.ArgumentParser:
                         "(default: the suite's per table)")
     p.add_argument("--out", default=None,
                    help="folder for the result card: card.json, card.md (and card.png with "
-                        "--plot); files already there are not replaced: the run is refused")
+                        "--plot), and pairings.jsonl while the games are played (kept if the "
+                        "run fails); files already there are not replaced: the run is refused")
     p.add_argument("--plot", nargs="?", const="", default=None, metavar="PNG",
                    help="draw the card as a PNG, a new file ending .png (default: card.png in "
                         "--out, or beside the --render card); needs matplotlib")
