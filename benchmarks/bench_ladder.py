@@ -164,7 +164,8 @@ def main() -> None:
             data["retimed"] = True
         data["anchor"] = LADDERS[(data["rules"], data["players"])].get("anchor", "random")
         data["ratings"] = bradley_terry(list(data["ratings"]), data["results"], data["anchor"])
-        Path(path).write_text(json.dumps(data, indent=2) + "\n")
+        strict_json(data)
+        Path(path).write_text(json.dumps(data, indent=2, allow_nan=False) + "\n")
         Path(path).with_suffix(".md").write_text(table(data) + "\n")
         print(table(data))
         return
@@ -197,7 +198,7 @@ def main() -> None:
             "seconds": time.perf_counter() - t0}
     if shares:
         data["shares"] = shares
-    (out / "ladder.json").write_text(json.dumps(data, indent=2) + "\n")
+    (out / "ladder.json").write_text(json.dumps(data, indent=2, allow_nan=False) + "\n")
     (out / "ladder.md").write_text(table(data) + "\n")
     print(table(data))
 
@@ -249,10 +250,20 @@ def four_player(args, baselines, search, pairs) -> tuple[list[dict], list[dict]]
                 if wi + wj > 0:
                     results.append({"a": agents[i], "b": agents[j], "games": float(wi + wj),
                                     "deals": int(both.sum()), "rate": float(wi / (wi + wj)),
-                                    "low": float("nan"), "high": float("nan"),
+                                    "low": None, "high": None,
                                     "seconds": 0.0})
         print(f"  table {k} played in {time.perf_counter() - t:.0f} s", flush=True)
     return results, shares
+
+
+def strict_json(data: dict) -> None:
+    """Turn the NaN bounds that this script once wrote for the pairs of a four-player ladder
+    (they have no interval) into null, in place: JSON has no NaN, and strict readers
+    (JavaScript's ``JSON.parse``, ``jq``) refuse a file that holds one."""
+    for r in data["results"]:
+        for k in ("low", "high"):
+            if isinstance(r.get(k), float) and math.isnan(r[k]):
+                r[k] = None
 
 
 def label(n: str) -> str:

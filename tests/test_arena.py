@@ -429,6 +429,34 @@ def test_headroom_pairs_every_agent_with_the_one_named(tmp_path, monkeypatch, ca
     assert not (tmp_path / "g").exists()
 
 
+def test_ladder_json_holds_no_nan(tmp_path, monkeypatch):
+    """benchmarks/bench_ladder.py: a four-player ladder's pairs have no interval; their bounds
+    are written as null, and --render turns the NaN of a file written before into null, with
+    the ratings and the table unchanged."""
+    import runpy
+    from pathlib import Path
+
+    bench = Path(__file__).resolve().parents[1] / "benchmarks"
+    monkeypatch.syspath_prepend(str(bench))
+    main = runpy.run_path(str(bench / "bench_ladder.py"))["main"]
+    shipped = bench.parent / "docs" / "results" / "ladder" / "basic-4p-ladder"
+    data = json.loads((shipped / "ladder.json").read_text())
+    data["results"][0]["low"] = data["results"][0]["high"] = float("nan")
+    old = tmp_path / "ladder.json"
+    old.write_text(json.dumps(data, indent=2))
+    assert "NaN" in old.read_text()
+    monkeypatch.setattr(sys, "argv", ["bench_ladder.py", "--render", str(old)])
+    main()
+
+    def no_constant(name):
+        raise ValueError(f"not JSON: {name}")
+
+    again = json.loads(old.read_text(), parse_constant=no_constant)
+    assert again["results"][0]["low"] is None and again["results"][0]["high"] is None
+    assert again["ratings"] == data["ratings"]
+    assert old.with_suffix(".md").read_text() == (shipped / "ladder.md").read_text()
+
+
 def test_benchmarks_find_the_best_baselines_from_any_directory(tmp_path, monkeypatch):
     """benchmarks/bench_headroom.py without --best-from reads the shipped generalist's
     results.json from the script's own place, so it runs from any working directory; a

@@ -355,6 +355,21 @@ def test_console_scripts_point_at_the_apps():
         assert callable(getattr(importlib.import_module(module), func))
 
 
+def test_the_results_json_files_are_strict_json():
+    """Every JSON file under docs/results holds no NaN or Infinity, which Python writes by
+    default but JSON does not have (JavaScript's JSON.parse and jq refuse such a file)."""
+    def no_constant(name):
+        raise ValueError(f"{name} is not JSON")
+
+    files = sorted((ROOT / "docs" / "results").rglob("*.json"))
+    assert len(files) > 100
+    for path in files:
+        try:
+            json.loads(path.read_text(encoding="utf-8"), parse_constant=no_constant)
+        except ValueError as e:
+            raise AssertionError(f"{path.relative_to(ROOT)}: {e}") from None
+
+
 # ---- the files of 0.2 read unchanged ----------------------------------------------------
 def test_saved_files_of_before_the_move_still_load():
     """Model files, arena results, positions and replays hold no module path: files written
