@@ -358,6 +358,14 @@ def test_a_run_folder_that_holds_another_run_is_refused(tiny_run, tmp_path):
     R.check_run_dir(behind, str(behind / "checkpoints" / f"step_{steps[-1]}.safetensors"))
     with pytest.raises(ValueError, match=f"furthest along \\(checkpoints/step_{steps[-1]}"):
         R.check_run_dir(behind, str(behind / "checkpoints" / f"step_{steps[-2]}.safetensors"))
+    # another model file of the folder, an earlier point copied there: its recorded steps
+    # are compared as well, so it cannot overwrite the further model.safetensors
+    shutil.copy(run_dir / "checkpoints" / f"step_{steps[0]}.safetensors", ahead / "old.safetensors")
+    with pytest.raises(ValueError, match=rf"old.safetensors' \({steps[0]:,} steps\) is not the "
+                                         rf"model file .* \(model.safetensors: {steps[-1]:,} steps"):
+        R.check_run_dir(ahead, str(ahead / "old.safetensors"))
+    shutil.copy(ahead / "model.safetensors", ahead / "same.safetensors")
+    R.check_run_dir(ahead, str(ahead / "same.safetensors"))   # as far along: carried on there
     for elsewhere in (tmp_path / "elsewhere.safetensors", run_dir / "tb" / "x" / "m.safetensors"):
         with pytest.raises(ValueError, match="already holds"):
             R.check_run_dir(run_dir, str(elsewhere))

@@ -367,10 +367,11 @@ def _model_steps(path: Path) -> int | None:
 
 def check_run_dir(run_dir: Path, resume: str | None) -> None:
     """``ValueError`` when ``run_dir`` already holds files, unless the run resumes the model
-    file of that folder that is furthest along (its ``model.safetensors``, whose metadata
-    records its training steps, or its newest ``checkpoints/step_<N>`` file, at N steps: the
-    run carried on in its own folder; an unreadable ``model.safetensors`` is left out of the
-    comparison): another run there would overwrite some of the old run's files and leave the
+    file of that folder that is furthest along (its ``model.safetensors`` or another model
+    file there, whose metadata records its training steps, or its newest
+    ``checkpoints/step_<N>`` file, at N steps: the run carried on in its own folder; an
+    unreadable ``model.safetensors`` is left out of the comparison): another run there would
+    overwrite some of the old run's files and leave the
     others beside its own, and a branch from an earlier point would leave the abandoned
     branch's later checkpoints, or overwrite a ``model.safetensors`` that a resumed part
     without checkpoints carried further."""
@@ -385,8 +386,8 @@ def check_run_dir(run_dir: Path, resume: str | None) -> None:
         model = run_dir / "model.safetensors"
         step = _checkpoint_step(Path(resume))
         is_model = Path(resume).resolve() == model.resolve()
-        at = step if step is not None else _model_steps(model) if is_model else None
-        if at is None:   # another file of the folder: nothing to compare it with
+        at = step if step is not None else _model_steps(Path(resume))
+        if at is None:   # no steps to read: the resume itself reads the file, or refuses it
             return
         later = sorted((s, f"checkpoints/{p.name}")
                        for p in (run_dir / "checkpoints").glob("step_*.safetensors")
