@@ -113,6 +113,39 @@ def test_resume_continues_from_a_checkpoint(tiny_run, tmp_path):
     assert not (tmp_path / "b").exists() and not (tmp_path / "c").exists()
 
 
+def test_resume_in_its_own_folder_says_so_and_replaces_the_evaluations(tiny_run, tmp_path,
+                                                                        capsys):
+    """A part resumed in the run's own folder names the file, its steps and Adam's state, and
+    removes the earlier part's evaluation files: with none of its own (eval.every=0,
+    final_eval.games=0) none describe the older model beside the newer one."""
+    _cfg, res = tiny_run
+    run_dir = tmp_path / "run"
+    shutil.copytree(res["run_dir"], run_dir)
+    assert (run_dir / "final_eval.json").is_file() and (run_dir / "eval.csv").is_file()
+    capsys.readouterr()
+    out = train(load_config("default", TINY + ["total_steps=3072", "eval.every=0",
+                                               "final_eval.games=0", "self_play.enabled=false",
+                                               f"resume={run_dir / 'model.safetensors'}",
+                                               f"run_dir={run_dir}"]))
+    err = capsys.readouterr().err
+    assert read_metadata(out["model"])["training_steps"] == 3072
+    assert (f"resume: {str(run_dir / 'model.safetensors')!r} at 2,048 steps; Adam's state from "
+            f"'model.optimizer.safetensors'") in err
+    assert ("resuming in its own folder: the earlier part's eval.csv, final_eval.json, "
+            "final_eval.csv removed") in err
+    assert not any((run_dir / n).exists() for n in ("eval.csv", "final_eval.json",
+                                                    "final_eval.csv"))
+    # a checkpoint without Adam's state beside it: Adam starts afresh, and the run says so
+    ckpt = Path(res["run_dir"]) / "checkpoints" / "step_1024.safetensors"
+    bare = tmp_path / "bare.safetensors"
+    shutil.copy(ckpt, bare)
+    train(load_config("default", TINY + ["total_steps=2048", "final_eval.games=0",
+                                         "self_play.enabled=false", f"resume={bare}",
+                                         f"run_dir={tmp_path / 'b'}"]))
+    assert ("at 1,024 steps; no Adam state beside it ('bare.optimizer.safetensors'): Adam "
+            "starts afresh") in capsys.readouterr().err
+
+
 def _damaged(state, how):
     """A copy of an optimizer state's tensors damaged one way."""
     out = dict(state)

@@ -725,7 +725,8 @@ def load_checkpoint(model: ActorCritic, opt: torch.optim.Adam, path: str | Path,
     """Load a checkpoint written by :func:`save_checkpoint` into ``model`` and ``opt``;
     returns its step count. ``ValueError`` naming the file for anything else. ``grow``: a
     narrower network is grown (:meth:`ActorCritic.load_policy_net`), and then Adam starts
-    afresh (its state has the old shapes), which is printed unless ``quiet``."""
+    afresh (its state has the old shapes), which is printed unless ``quiet``, as are the file,
+    its steps and whether Adam's state was read."""
     from safetensors import SafetensorError
     from safetensors.numpy import load_file
 
@@ -748,6 +749,11 @@ def load_checkpoint(model: ActorCritic, opt: torch.optim.Adam, path: str | Path,
               f"{encoders}: it plays as the checkpoint at the start; Adam starts afresh",
               file=sys.stderr)
     opath = optimizer_path(path)
+    if not quiet:
+        adam = ("Adam's state from " + repr(opath.name) if opath.is_file() and not grown else
+                "" if grown else f"no Adam state beside it ({opath.name!r}): Adam starts afresh")
+        print(f"resume: {str(path)!r} at {int(meta['training_steps']):,} steps"
+              + (f"; {adam}" if adam else ""), file=sys.stderr)
     if opath.is_file() and not grown:
         try:
             state = load_file(str(opath))

@@ -478,11 +478,34 @@ def check_start(cfg: TrainConfig, agents: Sequence[str] = ()) -> tuple[Any, Path
     return rules, run_dir
 
 
+EVALUATION_FILES = ("eval.csv", "final_eval.json", "final_eval.csv")
+"""The files in a run folder that evaluate its model: a part resumed in the folder replaces
+them (:func:`clear_evaluations`)."""
+
+
+def clear_evaluations(run_dir: Path) -> list[str]:
+    """Remove the evaluation files (:data:`EVALUATION_FILES`, in the folder and in each
+    ``tables/<label>/``) that an earlier part of the run wrote in ``run_dir``, before a part
+    resumed there trains: they describe the model as it was, and a part that evaluates less
+    (``eval.every=0``, ``final_eval.games=0``) would otherwise leave them beside its newer
+    model. :func:`check_run_dir` has let only such a part into a folder with files. Returns
+    the removed files' paths within the folder."""
+    found = [run_dir / name for name in EVALUATION_FILES]
+    found += sorted(p for name in EVALUATION_FILES for p in run_dir.glob(f"tables/*/{name}"))
+    gone = []
+    for path in found:
+        if path.is_file():
+            path.unlink()
+            gone.append(path.relative_to(run_dir).as_posix())
+    return gone
+
+
 def start_run(cfg: TrainConfig, agents: Sequence[str] = (),
               threads: tuple[int, str] | None = None) -> tuple[Any, Path, int, str]:
     """The start of every run: :func:`check_start`'s checks, torch's thread count chosen
     (:func:`choose_threads`; ``threads``: one chosen before, as ``(count, why)``), set and
-    printed, and the run folder with ``config.yaml``. Returns ``(rules, run_dir, threads,
+    printed, an earlier part's evaluation files removed (:func:`clear_evaluations`), and the
+    run folder with ``config.yaml``. Returns ``(rules, run_dir, threads,
     why)``."""
     import sys
 
@@ -494,6 +517,10 @@ def start_run(cfg: TrainConfig, agents: Sequence[str] = (),
     count, why = choose_threads(cfg.torch_threads) if threads is None else threads
     torch.set_num_threads(count)
     print(why, file=sys.stderr)
+    gone = clear_evaluations(run_dir)
+    if gone:
+        print(f"resuming in its own folder: the earlier part's {', '.join(gone)} removed (they "
+              f"evaluated the model before this part)", file=sys.stderr)
     run_dir.mkdir(parents=True, exist_ok=True)
     (run_dir / "config.yaml").write_text(dump_config(cfg))
     return rules, run_dir, count, why
