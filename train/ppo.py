@@ -750,10 +750,11 @@ def load_checkpoint(model: ActorCritic, opt: torch.optim.Adam, path: str | Path,
               file=sys.stderr)
     opath = optimizer_path(path)
     if not quiet:
-        adam = ("Adam's state from " + repr(opath.name) if opath.is_file() and not grown else
-                "" if grown else f"no Adam state beside it ({opath.name!r}): Adam starts afresh")
+        state_read = ("Adam's state from " + repr(opath.name) if opath.is_file() and not grown
+                      else "" if grown else
+                      f"no Adam state beside it ({opath.name!r}): Adam starts afresh")
         print(f"resume: {str(path)!r} at {int(meta['training_steps']):,} steps"
-              + (f"; {adam}" if adam else ""), file=sys.stderr)
+              + (f"; {state_read}" if state_read else ""), file=sys.stderr)
     if opath.is_file() and not grown:
         try:
             state = load_file(str(opath))
