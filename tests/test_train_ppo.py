@@ -146,6 +146,18 @@ def test_resume_in_its_own_folder_says_so_and_replaces_the_evaluations(tiny_run,
             "starts afresh") in capsys.readouterr().err
 
 
+def test_resume_takes_a_shipped_policys_name():
+    """resume=ppo-any stands for the shipped file (recorded as its path); a path that exists
+    is kept as it is."""
+    from ono_env.agents.learned import shipped_models
+    from ono_env.train.ppo import shipped_resume
+
+    cfg = load_config("default", ["observation_version=2", "resume=ppo-any"])
+    assert shipped_resume(cfg).resume == str(shipped_models()["ppo-any"])
+    cfg = load_config("default", ["resume=runs/x/model.safetensors"])
+    assert shipped_resume(cfg).resume == "runs/x/model.safetensors"
+
+
 def _damaged(state, how):
     """A copy of an optimizer state's tensors damaged one way."""
     out = dict(state)

@@ -252,7 +252,7 @@ class TrainConfig:
     precision: Literal["auto", "bf16", "fp32"] = "auto"
     """algo ppo: bf16 autocast of the matrix products (auto: where the CPU or GPU supports it) | fp32."""
     resume: Name | None = None
-    """algo ppo: a checkpoint to continue from: checkpoints/step_<n>.safetensors of a run, or its model.safetensors (Adam's state beside it, <name>.optimizer.safetensors, is read when there)."""
+    """algo ppo: a checkpoint to continue from: checkpoints/step_<n>.safetensors of a run, or its model.safetensors (Adam's state beside it, <name>.optimizer.safetensors, is read when there), or the name of a shipped policy (ppo-any, ppo-basic-2p, ...: its file; Adam starts afresh)."""
     resume_grow: Annotated[bool, Field(strict=True)] = False
     """algo ppo, with resume: grow a checkpoint of the same depth, no layer of it wider, to policy.net_arch, and a narrower opponent encoder to policy.opponent_encoder (it plays as before at the start; Adam starts afresh; a checkpoint of the same shape loads as without it)."""
     resume_drop_value: Annotated[bool, Field(strict=True)] = False

@@ -978,6 +978,20 @@ class StopOnInterrupt:
             self._installed = False
 
 
+def shipped_resume(cfg: TrainConfig) -> TrainConfig:
+    """The config with ``resume`` naming a shipped policy (``ppo-any``, ``ppo-basic-2p``, ...)
+    replaced by its file's path, so that the run's config.yaml says which file it carried on;
+    a path that exists is kept, even one spelled as a shipped name."""
+    import dataclasses
+
+    from ono_env.agents.learned import shipped_models
+
+    shipped = shipped_models()
+    if cfg.resume in shipped and not Path(cfg.resume).exists():
+        return dataclasses.replace(cfg, resume=str(shipped[cfg.resume]))
+    return cfg
+
+
 def train(cfg: TrainConfig) -> dict[str, Any]:
     """Run one training from a resolved config (:func:`ono_env.train.config.load_config`):
     one table, or a mixture (``tables``) whose rollouts all go into one update.
@@ -994,6 +1008,7 @@ def train(cfg: TrainConfig) -> dict[str, Any]:
     from ono_env.observation import observation_scale
 
     t0 = time.perf_counter()
+    cfg = shipped_resume(cfg)
     if cfg.run_dir:   # before the tables are planned and the checkpoint read (start_run checks again)
         check_run_dir(Path(cfg.run_dir), cfg.resume)
     else:
