@@ -117,6 +117,11 @@ def test_a_mixtures_printed_config_leaves_out_the_unread_rules_and_loads_back(tm
      "or unset for the run's opponents\\)$"),
     (["tables=[{rules: ono, opponents: {}}]", "observation_version=2"],
      "'default': tables\\[0\\].opponents needs at least one agent with a weight > 0"),
+    # the run's opponents when no table plays them: not read, so refused, as rules are
+    (["opponents={nosuch: 1}", "tables=[{opponents: {greedy: 1}}]", "observation_version=2"],
+     "'default': opponents={'nosuch': 1.0} is not read: every table names its own "
+     "\\(tables\\[k\\].opponents\\); allowed: opponents: auto, its default, or a table that "
+     "leaves its opponents unset to play these$"),
     (["tables=[{rules: classic}, {rules: basic}]", "observation_version=2", "reward=points"],
      "'default': tables\\[1\\]: reward 'points' needs a rule set with scoring; the 'basic' rules "
      "keep no score \\(allowed: reward win or auto, or rules that keep a score\\)$"),
@@ -264,6 +269,14 @@ def test_an_unknown_opponent_of_a_table_fails_before_training(tmp_path, capsys):
     with pytest.raises(ValueError, match=r"^tables\[0\] \(ono-2p\) opponents: unknown agent 'nobody'"):
         train(cfg)
     assert capsys.readouterr() == ("", "")
+    assert not (tmp_path / "run").exists()
+    # the run's opponents, at a table that leaves its own unset: named as the run's
+    cfg = load_config("default", [*TWO_TABLES[:1], "opponents={nobody: 1}",
+                                  "tables=[{rules: ono, opponents: auto}, {rules: basic}]",
+                                  f"run_dir={tmp_path / 'run'}", "progress=false"])
+    with pytest.raises(ValueError, match=r"^tables\[1\] \(basic-2p\) opponents \(the run's, "
+                                         r"which it plays\): unknown agent 'nobody'"):
+        train(cfg)
     assert not (tmp_path / "run").exists()
 
 

@@ -335,6 +335,12 @@ class TrainConfig:
                                  f"defaults, with the rules and player count of each table "
                                  f"in tables")
             _check_weight_sum({str(k): t.weight for k, t in enumerate(self.tables)}, "tables")
+            if self.opponents != "auto" and all(t.opponents is not None for t in self.tables):
+                shown = reprlib.repr(dict(self.opponents))
+                raise ValueError(f"opponents={shown} is not read: every table names its own "
+                                 f"(tables[k].opponents); allowed: opponents: auto, its "
+                                 f"default, or a table that leaves its opponents unset to play "
+                                 f"these")
             table_slots(self.num_envs, [t.weight for t in self.tables])
             named: dict[str, int] = {}   # a given name, in lower case: its first table
             for k, t in enumerate(self.tables):

@@ -868,16 +868,18 @@ def table_labels(all_rules: Sequence[Any], names: Sequence[str | None] | None = 
 
 def make_named_agents(k: int | None, label: str, rules: Any, opponents: Any,
                       eval_opponents: Any, final_opponents: Any,
-                      teacher_spec: str | None) -> LearnedAgent | None:
+                      teacher_spec: str | None, runs: bool = False) -> LearnedAgent | None:
     """Every agent a table names (``k``: its index in ``tables``, None for a single-table
     run) made once for its rules, an ``auto`` skipped; one ``ValueError`` naming the table
-    and the field for the first that cannot be. Returns the teacher (None without one), or
-    refuses one that is not a learned policy."""
+    and the field for the first that cannot be (``runs``: ``opponents`` are the run's, which
+    the table leaves unset). Returns the teacher (None without one), or refuses one that is
+    not a learned policy."""
     from ono_env.agents import make_agent
 
     named_at = "" if k is None else f"tables[{k}] ({label}) "
     made = {}
-    for what, names in (("opponents", opponents), ("eval.opponents", eval_opponents),
+    ours = "opponents" if k is None or not runs else "opponents (the run's, which it plays)"
+    for what, names in ((ours, opponents), ("eval.opponents", eval_opponents),
                         ("final_eval.opponents", final_opponents),
                         ("teacher", [] if teacher_spec is None else [teacher_spec])):
         if isinstance(names, str) and names == "auto":
@@ -1077,7 +1079,8 @@ def train(cfg: TrainConfig) -> dict[str, Any]:
                                   cfg.opponents if named is None or named.opponents is None
                                   else named.opponents,
                                   cfg.eval.opponents, cfg.final_eval.opponents,
-                                  None if named is None else named.teacher)
+                                  None if named is None else named.teacher,
+                                  named is not None and named.opponents is None)
                 for k, (named, rules_k, label) in enumerate(zip(
                     named_tables, all_rules,
                     table_labels(all_rules, [None if t is None else t.name for t in named_tables])))]
