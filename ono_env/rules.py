@@ -392,8 +392,8 @@ def read_yaml(path: str | Path, what: str) -> Any:
 
 
 class YamlLoader(yaml.SafeLoader):
-    """PyYAML's safe loader (plain data only), reading ``1e-4`` as a number, as YAML 1.2
-    does, rather than as text; it refuses aliases (``*name``: a few lines of nested aliases
+    """PyYAML's safe loader (plain data only), reading ``1e-4``, ``+.5`` and ``.5e3`` as
+    numbers, as YAML 1.2 does, rather than as text; it refuses aliases (``*name``: a few lines of nested aliases
     stand for billions of values, which a check then walks) and a key given twice in one
     mapping (PyYAML keeps the last silently), each as a ``yaml.YAMLError`` at its line."""
 
@@ -416,8 +416,21 @@ class YamlLoader(yaml.SafeLoader):
                 node.start_mark)
         return text.lower() == "true"
 
+    def _check_underscores(self, node: Any, value: Any) -> None:
+        """YAML 1.1 reads ``3_``, ``1__0`` and ``_5``'s like as numbers (PyYAML drops every
+        ``_``), where YAML 1.2 and Python read text or refuse them: refuse an underscore that
+        is not between two digits (``1_000`` stays a number)."""
+        text = self.construct_scalar(node)
+        if re.search(r"(?<![0-9a-fA-F])_|_(?![0-9a-fA-F])", text):
+            raise yaml.constructor.ConstructorError(
+                None, None, f"{text!r} is read by YAML 1.1 as {value}, with an underscore "
+                f"that is not between two digits; allowed: digits with single underscores "
+                f"between them (1_000) or none", node.start_mark)
+
     def construct_yaml_int(self, node: Any) -> int:
         text = self.construct_scalar(node)
+        if "_" in text:
+            self._check_underscores(node, super().construct_yaml_int(node))
         digits = text.replace("_", "").lstrip("+-")
         if ":" in digits or digits.startswith("0b") or re.fullmatch(r"0[0-9]+", digits):
             raise yaml.constructor.ConstructorError(
@@ -428,6 +441,8 @@ class YamlLoader(yaml.SafeLoader):
 
     def construct_yaml_float(self, node: Any) -> float:
         text = self.construct_scalar(node)
+        if "_" in text:
+            self._check_underscores(node, super().construct_yaml_float(node))
         if ":" in text:
             raise yaml.constructor.ConstructorError(
                 None, None, f"{text!r} is read by YAML 1.1 as {super().construct_yaml_float(node)} "
@@ -455,7 +470,7 @@ YamlLoader.add_implicit_resolver(
     "tag:yaml.org,2002:float",
     re.compile(r"""^(?:[-+]?(?:[0-9][0-9_]*)\.[0-9_]*(?:[eE][-+]?[0-9]+)?
                 |[-+]?(?:[0-9][0-9_]*)(?:[eE][-+]?[0-9]+)
-                |\.[0-9_]+(?:[eE][-+][0-9]+)?
+                |[-+]?\.[0-9_]+(?:[eE][-+]?[0-9]+)?
                 |[-+]?\.(?:inf|Inf|INF)
                 |\.(?:nan|NaN|NAN))$""", re.X),
     list("-+0123456789."))

@@ -106,6 +106,18 @@ def test_a_folder_given_as_rules_is_named_a_folder(tmp_path, capsys):
     assert len(err) == 1 and "is a folder, not a rules file" in err[0]
 
 
+def test_yaml_numbers_read_as_they_look():
+    """YAML 1.2's forms that PyYAML's 1.1 reads as text (+.5, .5e3) are numbers; digits with
+    single underscores between them are too."""
+    import yaml
+
+    from ono_env.rules import YamlLoader
+
+    text = "a: +.5\nb: -.5\nc: .5e3\nd: 1_000\ne: 1e-4\nf: v_1\n"
+    assert yaml.load(text, Loader=YamlLoader) == {"a": 0.5, "b": -0.5, "c": 500.0, "d": 1000,
+                                                  "e": 1e-4, "f": "v_1"}
+
+
 @pytest.mark.parametrize("text, message", [
     # before: the last of the two was read silently
     ("preset: basic\nhand_size: 7\nhand_size: 8\n",
@@ -120,6 +132,12 @@ def test_a_folder_given_as_rules_is_named_a_folder(tmp_path, capsys):
     ("preset: classic\ntarget_score: 1:40\n", r"'1:40' is read by YAML 1.1 as 100"),
     ("preset: basic\nstacking: yes\n",
      r"line 2, column 11: 'yes' is read by YAML 1.1 as true; allowed: true or false$"),
+    # before: read as 7 and 10, every underscore dropped
+    ("preset: basic\nhand_size: 7_\n",
+     r"line 2, column 12: '7_' is read by YAML 1.1 as 7, with an underscore that is not between "
+     r"two digits; allowed: digits with single underscores between them \(1_000\) or none$"),
+    ("preset: basic\nhand_size: 1__0\n", r"'1__0' is read by YAML 1.1 as 10, with an underscore"),
+    ("preset: basic\nhand_size: 7.5_\n", r"'7.5_' is read by YAML 1.1 as 7.5, with an underscore"),
     # a long value is cut in the message
     ("preset: basic\nhand_size: [" + ", ".join(["0"] * 5000) + "]\n",
      r"invalid rule set: hand_size=\[0, 0, 0, 0, 0, 0, \.\.\.\]; allowed: an integer"),
