@@ -200,6 +200,10 @@ def test_play_keeps_a_rules_files_player_count(tmp_path, capsys):
             f"per other seat), or --players to play another count") in err
     err = _one_error_line("ono-play", ["greedy", "color", "--rules", str(rules)], capsys)
     assert "2 agents make 3 players" in err
+    # ten agents, no count given: named as the agents' count, not as a rules field
+    err = _one_error_line("ono-play", ["greedy"] * 10, capsys)
+    assert err.endswith("10 agents make 11 players; allowed: 1 to 9 agents (one per other "
+                        "seat, 2 to 10 players)")
     from ono_env.apps.play import Quit, play
     from ono_env.rules import resolve_rules
 

@@ -38,7 +38,7 @@ from ono_env.game import VecGame, game_seeds
 from ono_env.render import describe_action, render_text, table_events
 from ono_env.replay import Replay
 from ono_env.rule_help import describe_rules
-from ono_env.rules import RuleSet, given_player_count, resolve_rules
+from ono_env.rules import MAX_PLAYERS, RuleSet, given_player_count, resolve_rules
 
 
 class Quit(Exception):
@@ -181,6 +181,10 @@ def play(agents: Sequence[str], rules="basic", num_players: int | None = None, s
                              f"{'agents make' if len(agents) != 1 else 'agent makes'} {len(agents) + 1} "
                              f"players: give {given[0] - 1} (one per other seat), or --players "
                              f"to play another count")
+        if not 1 <= len(agents) <= MAX_PLAYERS - 1:
+            raise ValueError(f"{len(agents)} agents make {len(agents) + 1} players; allowed: 1 "
+                             f"to {MAX_PLAYERS - 1} agents (one per other seat, 2 to "
+                             f"{MAX_PLAYERS} players)")
         overrides["num_players"] = len(agents) + 1
     if single_round:
         overrides["target_score"] = 0
