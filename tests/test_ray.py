@@ -360,7 +360,7 @@ def cluster():
         shutil.rmtree(tmp, ignore_errors=True)
 
 
-def test_cluster_rllib_training_with_two_env_runners_on_two_nodes(cluster, tmp_path):
+def test_cluster_rllib_training_with_two_env_runners_on_two_nodes(cluster, tmp_path, capsys):
     assert len([n for n in ray.nodes() if n["Alive"]]) == 2
     cfg = load_config("rllib-basic", [
         f"run_dir={tmp_path / 'run'}", "num_env_runners=2", "num_envs=32", "ppo.n_steps=16",
@@ -369,6 +369,8 @@ def test_cluster_rllib_training_with_two_env_runners_on_two_nodes(cluster, tmp_p
         "eval.opponents=[random]", "final_eval.games=200", "final_eval.opponents=[greedy]",
         "progress=false", "torch_threads=1"])
     out = R.train(cfg)
+    # each evaluation is a console line, as under algo ppo (the progress bar is off)
+    assert "eval at step" in capsys.readouterr().err
     # two iterations of 2 x 32 x 16 steps; one env runner on each node
     assert out["steps"] >= 2000 and len(out["progress"]) >= 2
     assert len(set(out["env_runner_nodes"])) == 2

@@ -42,6 +42,18 @@ def tiny_run(tmp_path_factory):
     return cfg, result
 
 
+def test_maskable_ppo_prints_a_line_per_evaluation(tmp_path, capsys):
+    """algo maskable_ppo says each evaluation on the console, as algo ppo does, with the
+    progress bar off too."""
+    cfg = load_config(CONFIGS / "default.yaml", TINY + ["final_eval.games=0",
+                                                        "self_play.enabled=false",
+                                                        f"run_dir={tmp_path / 'run'}"])
+    capsys.readouterr()
+    train(cfg)
+    lines = [x for x in capsys.readouterr().err.splitlines() if x.startswith("eval at step")]
+    assert len(lines) == 2 and "win rate vs random" in lines[0] and "greedy" in lines[0]
+
+
 def test_every_shipped_config_loads():
     names = sorted(p.stem for p in CONFIGS.glob("*.yaml"))
     assert "default" in names and len(names) >= 3

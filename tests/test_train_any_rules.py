@@ -98,6 +98,9 @@ def test_the_stall_warning_names_the_likely_causes():
     assert "ppo.hand_shaping=0" in R.stall_warning([_row("greedy", 600)], base, shaping=0.0)
     only_cut = R.stall_warning([_row("greedy", 60, no_winner=5)], base)
     assert only_cut is not None and "cut with no winner" in only_cut
+    sb3 = R.stall_warning([_row("greedy", 600)], base, truncation="sb3")
+    assert "algo maskable_ppo (SB3) bootstraps a game cut" in sb3
+    assert "ppo.truncation=bootstrap" not in sb3
 
 
 def _staller(path: Path, rules) -> Path:

@@ -40,25 +40,29 @@ from ono_env.train.config import TrainConfig, resolved
 from ono_env.train.run import (
     League,
     curve_rows,
+    evaluation_line,
     final_evaluation,
     learning_rate_schedule,
     resolve_auto,
     rules_of,
+    stall_warning,
     start_run,
     write_curve,
 )
 
 
 def make_callback(cfg: TrainConfig, rules: Any, run_dir: Path, league: League, progress: bool,
-                  deadline: float | None = None):
+                  deadline: float | None = None, baselines: dict[str, Any] | None = None):
     from stable_baselines3.common.callbacks import BaseCallback
 
     from ono_env.arena import evaluate
     from ono_env.train.nets import agent_from_model, save_model
 
     class TrainingCallback(BaseCallback):
-        """Masked evaluation + checkpoints every ``eval.every`` steps, league snapshots every
-        ``self_play.snapshot_every`` steps, and a tqdm progress bar."""
+        """Masked evaluation + checkpoints every ``eval.every`` steps (a console line each, and
+        the stall warning of :func:`~ono_env.train.run.stall_warning` against ``baselines``,
+        the baselines' own games), league snapshots every ``self_play.snapshot_every`` steps,
+        and a tqdm progress bar."""
 
         def __init__(self) -> None:
             super().__init__()
@@ -69,8 +73,10 @@ def make_callback(cfg: TrainConfig, rules: Any, run_dir: Path, league: League, p
             self.bar = None
             self.deadline = deadline
             self.stopped_early = False
+            self.t0 = time.perf_counter()
 
         def _on_training_start(self) -> None:
+            self.t0 = time.perf_counter()
             if progress:
                 from tqdm import tqdm
                 self.bar = tqdm(total=cfg.total_steps, unit="step", desc="training",
@@ -104,9 +110,17 @@ def make_callback(cfg: TrainConfig, rules: Any, run_dir: Path, league: League, p
             save_model(self.model, run_dir / "checkpoints" / f"step_{n}.zip", rules, n, cfg.to_dict())
             if self.bar is not None:
                 self.bar.set_postfix({r["opponent"]: f"{100 * r['win_rate']:.1f}%" for r in rows})
-            elif progress:
-                print(f"step {n}: " + ", ".join(f"{r['opponent']} {100 * r['win_rate']:.1f}%"
-                                                for r in rows), file=sys.stderr)
+            lines = [evaluation_line(n, (time.perf_counter() - self.t0) / 60, rows)]
+            if baselines:   # SB3 bootstraps a cut game; ppo.hand_shaping is algo ppo's only
+                warning = stall_warning(rows, baselines, None, cfg.ppo.gamma, "sb3",
+                                        list(resolved(cfg.opponents, "opponents")))
+                if warning:
+                    lines.append(warning)
+            for line in lines:
+                if self.bar is not None:
+                    self.bar.write(line, file=sys.stderr)
+                else:
+                    print(line, file=sys.stderr)
 
         def _on_training_end(self) -> None:
             if self.bar is not None:
@@ -130,7 +144,7 @@ def train(cfg: TrainConfig) -> dict[str, Any]:
     from ono_env.train.nets import ScaledObservation, save_model
 
     t0 = time.perf_counter()
-    cfg, _ = resolve_auto(cfg, rules_of(cfg))
+    cfg, plan = resolve_auto(cfg, rules_of(cfg))
     rules, run_dir, _, _ = start_run(cfg)
 
     pool = OpponentPool(resolved(cfg.opponents, "opponents"), rules)
@@ -158,7 +172,8 @@ def train(cfg: TrainConfig) -> dict[str, Any]:
                        "features_extractor_kwargs": {"scale": observation_scale(rules).tolist()}},
         **ppo,
     )
-    callback = make_callback(cfg, rules, run_dir, league, bool(cfg.progress), deadline)
+    callback = make_callback(cfg, rules, run_dir, league, bool(cfg.progress), deadline,
+                             plan["baselines"])
     model.learn(total_timesteps=cfg.total_steps, callback=callback, tb_log_name="ppo")
     model_path = save_model(model, run_dir / "model.zip", rules, model.num_timesteps, cfg.to_dict())
     train_seconds = time.perf_counter() - t0

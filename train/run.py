@@ -156,7 +156,9 @@ def stall_warning(rows: Sequence[dict[str, Any]], baselines: dict[str, dict[str,
     own games (:data:`STALL_RATIO`) or many are cut with no winner (:data:`STALL_CUT_SHARE`),
     naming the likely causes; None otherwise. ``choices``: shares of the learner's stalling
     moves since the last evaluation (``catch`` when legal, ``draw`` while holding a
-    playable card); ``shaping``: the run's ``ppo.hand_shaping`` (0 is named as a cause)."""
+    playable card); ``truncation``: ``loss``, ``bootstrap`` (each ``ppo.truncation``) or
+    ``sb3`` (``algo: maskable_ppo``, which bootstraps); ``shaping``: the run's
+    ``ppo.hand_shaping`` (0 is named as a cause)."""
     long, cut = [], []
     for r in rows:
         own = baselines.get(r["opponent"], {}).get("mean_length")
@@ -184,6 +186,10 @@ def stall_warning(rows: Sequence[dict[str, Any]], baselines: dict[str, dict[str,
     if truncation == "bootstrap":
         causes.append("ppo.truncation=bootstrap makes a game cut with no winner worth no "
                       "less than playing on (try ppo.truncation=loss)")
+    elif truncation == "sb3":
+        causes.append("algo maskable_ppo (SB3) bootstraps a game cut with no winner, which "
+                      "makes it worth no less than playing on (try algo: ppo, with "
+                      "ppo.truncation=loss and ppo.hand_shaping)")
     if shaping == 0:
         causes.append("ppo.hand_shaping=0: a policy that never wins learns nothing until it does "
                       "(try ppo.hand_shaping=auto)")
