@@ -22,6 +22,7 @@ from __future__ import annotations
 import argparse
 import fcntl
 import json
+import shlex
 import subprocess
 import sys
 import time
@@ -66,7 +67,7 @@ def train_one(preset: str, players: int, variant: str, minutes: float | None, ou
     with open(log, "w") as fh:
         rc = subprocess.run(cmd, stdout=fh, stderr=subprocess.STDOUT).returncode
     final = json.loads((run_dir / "final_eval.json").read_text()) if rc == 0 else None
-    return {"preset": preset, "players": players, "variant": variant, "command": " ".join(cmd),
+    return {"preset": preset, "players": players, "variant": variant, "command": shlex.join(cmd),
             "rc": rc, "seconds": time.perf_counter() - t0, "run_dir": str(run_dir),
             "final_eval": final}
 
