@@ -487,21 +487,26 @@ def check_compatible(meta: dict[str, Any], rules: RuleSet, path: str = "model") 
                              f"version-2 observations have {observation_size(rules, 2)} entries")
         return
     trained = RuleSet.from_dict(meta["rules"])
+    a, b = trained.to_dict(), rules.to_dict()
+    diff = [k for k in a if k not in ("name", "num_players") and a[k] != b.get(k)]
+    shown = ", ".join(f"{k}={a[k]!r} (asked {b.get(k)!r})" for k in diff[:4])
+    shown += f" and {len(diff) - 4} more" if len(diff) > 4 else ""
+    # a version-1 model plays one table; the generalist plays every one
+    other = "; or ppo-any, which plays every rule set at 2-10 players"
     if trained.num_players != rules.num_players:
         t = trained.num_players
+        rules_too = (f"; its rules differ from the {rules.name!r} rules asked for too: {shown}"
+                     if diff else "")
         raise ValueError(f"{path}: trained for {t} players, asked to play {rules.num_players} "
-                         f"(the table's player count); allowed: a table of {t} players "
-                         f"(num_players={t}; ono-arena --players {t}; ono-play with {t - 1} "
+                         f"(the table's player count){rules_too}; allowed: a table of {t} "
+                         f"players under its {trained.name!r} rules (num_players={t}; ono-arena "
+                         f"--players {t}; ono-play with {t - 1} "
                          f"{'agent' if t == 2 else 'agents'} for the other "
-                         f"{'seat' if t == 2 else 'seats'})")
-    a, b = trained.to_dict(), rules.to_dict()
-    diff = [k for k in a if k != "name" and a[k] != b.get(k)]
+                         f"{'seat' if t == 2 else 'seats'}){other}")
     if diff:
-        shown = ", ".join(f"{k}={a[k]!r} (asked {b.get(k)!r})" for k in diff[:4])
-        more = f" and {len(diff) - 4} more" if len(diff) > 4 else ""
         raise ValueError(f"{path}: trained for {trained.name!r} rules, which differ from the "
-                         f"{rules.name!r} rules asked for: {shown}{more}; play it under the "
-                         f"rules it was trained for")
+                         f"{rules.name!r} rules asked for: {shown}; allowed: the "
+                         f"{trained.name!r} rules it was trained for{other}")
     if meta["observation_size"] != observation_size(rules):
         raise ValueError(f"{path}: damaged model: observation size {meta['observation_size']} "
                          f"for rules whose observations have {observation_size(rules)} entries")

@@ -620,13 +620,21 @@ def test_shipped_models_are_safetensors_files_and_load_by_name():
         # the refusal names the policy as the user gave it, not the path it is installed at
         with pytest.raises(ValueError, match=f"^'{name}': trained for {players} players, asked to play "
                                              f"{other_n} .*allowed: a table of {players} players "
-                                             f"\\(num_players={players}; ono-arena --players {players}; "
-                                             f"ono-play with {players - 1} agents? for the other"):
+                                             f"under its '{preset}' rules \\(num_players={players}; "
+                                             f"ono-arena --players {players}; ono-play with "
+                                             f"{players - 1} agents? for the other seats?\\); or "
+                                             f"ppo-any, which plays every rule set at 2-10 players$"):
             make_agent(name, RuleSet.preset(preset, num_players=other_n))
         other = "classic" if preset == "basic" else "basic"
         with pytest.raises(ValueError, match=f"trained for '{preset}' rules, which differ from "
-                                             f"the '{other}' rules asked for"):
+                                             f"the '{other}' rules asked for: .*; allowed: the "
+                                             f"'{preset}' rules it was trained for; or ppo-any"):
             make_agent(name, RuleSet.preset(other, num_players=players))
+        # both differ: the message names the rules too
+        with pytest.raises(ValueError, match=f"asked to play {other_n} \\(the table's player "
+                                             f"count\\); its rules differ from the '{other}' "
+                                             f"rules asked for too: "):
+            make_agent(name, RuleSet.preset(other, num_players=other_n))
 
 
 def test_the_benchmarks_reference_policy_plays_from_its_file_and_is_not_shipped():
