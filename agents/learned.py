@@ -756,7 +756,13 @@ class LearnedAgent:
 
     def act(self, obs: np.ndarray, mask: np.ndarray, rng: np.random.Generator) -> np.ndarray:
         if obs.ndim != 2 or obs.shape[1] != self.obs_size:
-            raise ValueError(f"{self!r}: observations of shape {obs.shape}; expected (B, {self.obs_size})")
+            v = self.observation_version
+            which = (f" (it reads version-{v} observations: VecGame(..., observation_version={v}), "
+                     f"or the environments' observation_version={v})"
+                     if obs.ndim == 2 and obs.shape[1] == observation_size(self.rules, 3 - v)
+                     else "")
+            raise ValueError(f"{self!r}: observations of shape {obs.shape}; expected "
+                             f"(B, {self.obs_size}){which}")
         if len(obs) == 0:
             return np.zeros(0, np.int64)
         z = self.logits(obs)

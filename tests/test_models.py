@@ -637,6 +637,23 @@ def test_shipped_models_are_safetensors_files_and_load_by_name():
             make_agent(name, RuleSet.preset(other, num_players=other_n))
 
 
+def test_a_model_given_the_other_observation_version_says_which_it_reads():
+    import numpy as np
+
+    from ono_env.game import VecGame
+
+    rng = np.random.default_rng(0)
+    for name, version in (("ppo-any", 1), ("ppo-basic-2p", 2)):
+        game = VecGame(RuleSet.preset("basic", num_players=2), 2, seed=1,
+                       observation_version=version)
+        agent = make_agent(name, RuleSet.preset("basic", num_players=2))
+        seats = game.current_player.copy()
+        with pytest.raises(ValueError, match=f"it reads version-{3 - version} observations: "
+                                             f"VecGame\\(..., observation_version={3 - version}\\)"):
+            agent.act(game.observe(seats), game.legal_mask(), rng)
+        agent.act(game.observe(seats, version=3 - version), game.legal_mask(), rng)
+
+
 def test_the_benchmarks_reference_policy_plays_from_its_file_and_is_not_shipped():
     """benchmarks/models/ppo-basic-2p-maskable.safetensors, the MaskablePPO policy that
     ppo-basic-2p was when the search targets were set (README, strength ladder), still
