@@ -49,6 +49,18 @@ def test_auto_opponents_and_evaluations_follow_the_rules(preset, players, pool_h
     assert 200 <= out.eval.games <= 2_000
 
 
+def test_the_auto_note_is_printed_only_where_an_auto_pool_plays(capsys):
+    """'opponents: auto leaves out random' is about the pools that play: a run that trains
+    against named opponents and evaluates nothing (as ono-exploit's) is not told of it."""
+    rules = resolve_rules("ono", num_players=2)
+    quiet = ["rules=ono", "opponents={greedy: 1}", "eval.every=0", "final_eval.games=0"]
+    capsys.readouterr()
+    R.resolve_auto(load_config("default", quiet), rules)
+    assert "auto leaves out" not in capsys.readouterr().err
+    R.resolve_auto(load_config("default", quiet[:-1]), rules)   # a final evaluation plays
+    assert "opponents: auto leaves out random" in capsys.readouterr().err
+
+
 def test_a_match_to_500_gets_fewer_final_games_than_a_single_round():
     cfg = load_config("default", ["rules=classic"])
     out, plan = R.resolve_auto(cfg, resolve_rules("classic", num_players=2))

@@ -104,7 +104,9 @@ def resolve_auto(cfg: TrainConfig, rules: Any, log: Any = None,
     fin = [n for n, v in probe.items() if v["finishes"]]
     length = sum(probe[n]["mean_length"] for n in fin) / len(fin)
     dropped = [n for n in probe if n not in fin]
-    if dropped and "auto" in (cfg.opponents, cfg.eval.opponents, cfg.final_eval.opponents):
+    played = [cfg.opponents, cfg.eval.opponents if cfg.eval.every else None,   # those that play
+              cfg.final_eval.opponents if cfg.final_eval.games else None]
+    if dropped and "auto" in played:
         print(f"{label + ': ' if label else ''}opponents: auto leaves out {', '.join(dropped)}: "
               f"under these rules "
               + "; ".join(f"its own games last {probe[n]['mean_length']:,.0f} decisions, "
