@@ -30,7 +30,9 @@ def build_parser() -> cli.ArgumentParser:
     p = cli.ArgumentParser(
         prog="ono-train",
         description="Train an agent on ono_env from a training config (masked PPO).",
-        epilog="config fields (key = default):\n" + fields,
+        epilog="config fields (key = default, where neither the config nor an override sets "
+               "it; a shipped config sets many: --print-config shows a config's values):\n"
+               + fields,
         formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("config", help="config YAML path, or a shipped config's name "
                                   f"({', '.join(config_names('train'))})")
