@@ -416,21 +416,23 @@ class YamlLoader(yaml.SafeLoader):
                 node.start_mark)
         return text.lower() == "true"
 
-    def _check_underscores(self, node: Any, value: Any) -> None:
-        """YAML 1.1 reads ``3_``, ``1__0`` and ``_5``'s like as numbers (PyYAML drops every
-        ``_``), where YAML 1.2 and Python read text or refuse them: refuse an underscore that
-        is not between two digits (``1_000`` stays a number)."""
+    def _check_underscores(self, node: Any, what: str) -> None:
+        """YAML 1.1 reads ``3_``, ``1__0`` and ``1_e5`` as numbers (PyYAML drops every
+        ``_``), where YAML 1.2 reads text and Python refuses them: refuse an underscore that
+        is not between two digits (hexadecimal digits after ``0x``), so that ``1_000`` stays
+        a number. ``what``: the number it would be read as ("an integer", "a number")."""
         text = self.construct_scalar(node)
-        if re.search(r"(?<![0-9a-fA-F])_|_(?![0-9a-fA-F])", text):
+        digit = "[0-9a-fA-F]" if re.match(r"[-+]?0x", text) else "[0-9]"
+        if re.search(f"(?<!{digit})_|_(?!{digit})", text):
             raise yaml.constructor.ConstructorError(
-                None, None, f"{text!r} is read by YAML 1.1 as {value}, with an underscore "
-                f"that is not between two digits; allowed: digits with single underscores "
-                f"between them (1_000) or none", node.start_mark)
+                None, None, f"{text!r} is read by YAML 1.1 as {what}, with an underscore that "
+                f"is not between two digits; allowed: digits with single underscores between "
+                f"them (1_000) or none", node.start_mark)
 
     def construct_yaml_int(self, node: Any) -> int:
         text = self.construct_scalar(node)
         if "_" in text:
-            self._check_underscores(node, super().construct_yaml_int(node))
+            self._check_underscores(node, "an integer")
         digits = text.replace("_", "").lstrip("+-")
         if ":" in digits or digits.startswith("0b") or re.fullmatch(r"0[0-9]+", digits):
             raise yaml.constructor.ConstructorError(
@@ -442,7 +444,7 @@ class YamlLoader(yaml.SafeLoader):
     def construct_yaml_float(self, node: Any) -> float:
         text = self.construct_scalar(node)
         if "_" in text:
-            self._check_underscores(node, super().construct_yaml_float(node))
+            self._check_underscores(node, "a number")
         if ":" in text:
             raise yaml.constructor.ConstructorError(
                 None, None, f"{text!r} is read by YAML 1.1 as {super().construct_yaml_float(node)} "
@@ -470,7 +472,7 @@ YamlLoader.add_implicit_resolver(
     "tag:yaml.org,2002:float",
     re.compile(r"""^(?:[-+]?(?:[0-9][0-9_]*)\.[0-9_]*(?:[eE][-+]?[0-9]+)?
                 |[-+]?(?:[0-9][0-9_]*)(?:[eE][-+]?[0-9]+)
-                |[-+]?\.[0-9_]+(?:[eE][-+]?[0-9]+)?
+                |[-+]?\.[0-9][0-9_]*(?:[eE][-+]?[0-9]+)?
                 |[-+]?\.(?:inf|Inf|INF)
                 |\.(?:nan|NaN|NAN))$""", re.X),
     list("-+0123456789."))

@@ -113,9 +113,9 @@ def test_yaml_numbers_read_as_they_look():
 
     from ono_env.rules import YamlLoader
 
-    text = "a: +.5\nb: -.5\nc: .5e3\nd: 1_000\ne: 1e-4\nf: v_1\n"
+    text = "a: +.5\nb: -.5\nc: .5e3\nd: 1_000\ne: 1e-4\nf: v_1\ng: +._\nh: 0x1_F\n"
     assert yaml.load(text, Loader=YamlLoader) == {"a": 0.5, "b": -0.5, "c": 500.0, "d": 1000,
-                                                  "e": 1e-4, "f": "v_1"}
+                                                  "e": 1e-4, "f": "v_1", "g": "+._", "h": 31}
 
 
 @pytest.mark.parametrize("text, message", [
@@ -134,10 +134,13 @@ def test_yaml_numbers_read_as_they_look():
      r"line 2, column 11: 'yes' is read by YAML 1.1 as true; allowed: true or false$"),
     # before: read as 7 and 10, every underscore dropped
     ("preset: basic\nhand_size: 7_\n",
-     r"line 2, column 12: '7_' is read by YAML 1.1 as 7, with an underscore that is not between "
-     r"two digits; allowed: digits with single underscores between them \(1_000\) or none$"),
-    ("preset: basic\nhand_size: 1__0\n", r"'1__0' is read by YAML 1.1 as 10, with an underscore"),
-    ("preset: basic\nhand_size: 7.5_\n", r"'7.5_' is read by YAML 1.1 as 7.5, with an underscore"),
+     r"line 2, column 12: '7_' is read by YAML 1.1 as an integer, with an underscore that is not "
+     r"between two digits; allowed: digits with single underscores between them \(1_000\) or "
+     r"none$"),
+    ("preset: basic\nhand_size: 1__0\n", r"'1__0' is read by YAML 1.1 as an integer, with an "),
+    ("preset: basic\nhand_size: 7.5_\n", r"'7.5_' is read by YAML 1.1 as a number, with an "),
+    ("preset: basic\nhand_size: 1_e1\n", r"'1_e1' is read by YAML 1.1 as a number, with an "),
+    ("preset: basic\nhand_size: 0x_1\n", r"'0x_1' is read by YAML 1.1 as an integer, with an "),
     # a long value is cut in the message
     ("preset: basic\nhand_size: [" + ", ".join(["0"] * 5000) + "]\n",
      r"invalid rule set: hand_size=\[0, 0, 0, 0, 0, 0, \.\.\.\]; allowed: an integer"),
