@@ -198,6 +198,7 @@ def main() -> None:
             "seconds": time.perf_counter() - t0}
     if shares:
         data["shares"] = shares
+    strict_json(data)
     (out / "ladder.json").write_text(json.dumps(data, indent=2, allow_nan=False) + "\n")
     (out / "ladder.md").write_text(table(data) + "\n")
     print(table(data))
@@ -257,13 +258,20 @@ def four_player(args, baselines, search, pairs) -> tuple[list[dict], list[dict]]
 
 
 def strict_json(data: dict) -> None:
-    """Turn the NaN bounds that this script once wrote for the pairs of a four-player ladder
-    (they have no interval) into null, in place: JSON has no NaN, and strict readers
-    (JavaScript's ``JSON.parse``, ``jq``) refuse a file that holds one."""
-    for r in data["results"]:
-        for k in ("low", "high"):
-            if isinstance(r.get(k), float) and math.isnan(r[k]):
-                r[k] = None
+    """Turn the NaN that this script once wrote for the bounds of a four-player ladder's
+    pairs (they have no interval), and any other non-finite number of a result, rating, share
+    or time, into null, in place: JSON has no NaN, and strict readers (JavaScript's
+    ``JSON.parse``, ``jq``) refuse a file that holds one."""
+    def finite(x):
+        if isinstance(x, float) and not math.isfinite(x):
+            return None
+        if isinstance(x, dict):
+            return {k: finite(v) for k, v in x.items()}
+        if isinstance(x, list):
+            return [finite(v) for v in x]
+        return x
+
+    data.update(finite(data))
 
 
 def label(n: str) -> str:

@@ -411,6 +411,15 @@ def test_a_run_folder_that_holds_another_run_is_refused(tiny_run, tmp_path):
         R.check_run_dir(ahead, str(ahead / "old.safetensors"))
     shutil.copy(ahead / "model.safetensors", ahead / "same.safetensors")
     R.check_run_dir(ahead, str(ahead / "same.safetensors"))   # as far along: carried on there
+    # a folder of model files that is not a run's (no config.yaml): nothing in it is replaced
+    models = tmp_path / "models"
+    models.mkdir()
+    shutil.copy(run_dir / "model.safetensors", models / "copy.safetensors")
+    (models / "final_eval.json").write_text("{}")
+    with pytest.raises(ValueError, match=r"already holds files and is not a run's folder \(no "
+                                         r"config.yaml\): copy.safetensors, final_eval.json; "
+                                         r"allowed: a new or empty folder$"):
+        R.check_run_dir(models, str(models / "copy.safetensors"))
     for elsewhere in (tmp_path / "elsewhere.safetensors", run_dir / "tb" / "x" / "m.safetensors"):
         with pytest.raises(ValueError, match="already holds"):
             R.check_run_dir(run_dir, str(elsewhere))

@@ -377,8 +377,9 @@ def check_run_dir(run_dir: Path, resume: str | None) -> None:
     """``ValueError`` when ``run_dir`` already holds files, unless the run resumes the model
     file of that folder that is furthest along (its ``model.safetensors`` or another model
     file there, whose metadata records its training steps, or its newest
-    ``checkpoints/step_<N>`` file, at N steps: the run carried on in its own folder; an
-    unreadable ``model.safetensors`` is left out of the comparison): another run there would
+    ``checkpoints/step_<N>`` file, at N steps: the run carried on in its own folder, which
+    holds the ``config.yaml`` every run writes first; an unreadable ``model.safetensors`` is
+    left out of the comparison): another run there would
     overwrite some of the old run's files and leave the
     others beside its own, and a branch from an earlier point would leave the abandoned
     branch's later checkpoints, or overwrite a ``model.safetensors`` that a resumed part
@@ -389,8 +390,9 @@ def check_run_dir(run_dir: Path, resume: str | None) -> None:
     held = sorted(p.name for p in run_dir.iterdir()) if run_dir.is_dir() else []
     if not held:
         return
-    if resume is not None and Path(resume).resolve().parent in (run_dir.resolve(),
-                                                                (run_dir / "checkpoints").resolve()):
+    own = (run_dir / "config.yaml").is_file()   # a run folder: every run writes it first
+    if own and resume is not None and Path(resume).resolve().parent in (
+            run_dir.resolve(), (run_dir / "checkpoints").resolve()):
         model = run_dir / "model.safetensors"
         step = _checkpoint_step(Path(resume))
         is_model = Path(resume).resolve() == model.resolve()
@@ -411,6 +413,9 @@ def check_run_dir(run_dir: Path, resume: str | None) -> None:
                              f"on there, or a new run_dir to carry this one on")
         return
     shown = ", ".join(held[:4]) + (f" and {len(held) - 4} more" if len(held) > 4 else "")
+    if not own:
+        raise ValueError(f"run_dir {str(run_dir)!r} already holds files and is not a run's "
+                         f"folder (no config.yaml): {shown}; allowed: a new or empty folder")
     raise ValueError(f"run_dir {str(run_dir)!r} already holds another run's files ({shown}); "
                      f"allowed: a new or empty folder, or resume= a model file in it to carry "
                      f"that run on")

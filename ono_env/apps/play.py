@@ -182,7 +182,8 @@ def play(agents: Sequence[str], rules="basic", num_players: int | None = None, s
                              f"players: give {given[0] - 1} (one per other seat), or --players "
                              f"to play another count")
         if not 1 <= len(agents) <= MAX_PLAYERS - 1:
-            raise ValueError(f"{len(agents)} agents make {len(agents) + 1} players; allowed: 1 "
+            raise ValueError(f"{len(agents)} agents make {len(agents) + 1} "
+                             f"player{'s' if agents else ''}; allowed: 1 "
                              f"to {MAX_PLAYERS - 1} agents (one per other seat, 2 to "
                              f"{MAX_PLAYERS} players)")
         overrides["num_players"] = len(agents) + 1
