@@ -13,7 +13,9 @@ from fastapi.testclient import TestClient
 
 from ono_env.apps.web.server import MAX_BODY, create_app, main
 from ono_env.arena import run_arena
+from ono_env.game import VecGame
 from ono_env.replay import Replay
+from ono_env.rules import RuleSet
 
 
 @pytest.fixture
@@ -455,6 +457,73 @@ def test_requests_waiting_on_a_busy_table_leave_the_server_to_the_others(monkeyp
             for t in [act, *getters]:
                 t.join(60)
             assert out == [200] * 61
+    finally:
+        released.set()
+        safety.cancel()
+
+
+def test_searching_games_leave_a_worker_to_the_other_games(monkeypatch):
+    """However many games with a search agent think at once, they hold at most
+    SEARCH_WORKERS of the WEB_WORKERS threads: before, four such games held all four, and a
+    new game of another client (whose deal runs its agents) waited until one was done."""
+    import threading
+
+    from ono_env.apps.web import server
+
+    released, armed = threading.Event(), threading.Event()
+    inside, count = threading.Lock(), [0]
+    factory = server.default_agent_factory
+
+    class Blocking:   # a 'pimc' label that plays as greedy, held at its decisions once armed
+        def __init__(self, inner):
+            self.inner = inner
+
+        def __getattr__(self, name):
+            return getattr(self.inner, name)
+
+        def act(self, *args, **kwargs):
+            if armed.is_set():
+                with inside:
+                    count[0] += 1
+                released.wait(60)
+            return self.inner.act(*args, **kwargs)
+
+    def blocking_factory(rules, allowed, models=None):
+        build = factory(rules, allowed, models)
+        return lambda label: Blocking(build("greedy")) if label == "pimc:1" else build(label)
+
+    monkeypatch.setattr(server, "default_agent_factory", blocking_factory)
+    safety = threading.Timer(30, released.set)   # the old server would wait for this
+    safety.start()
+    # deals whose first decision is the agent's (seat 0), so that each game's deal runs it
+    rules = RuleSet.preset("basic", num_players=2)
+    seeds = [s for s in range(100) if VecGame(rules, 1, seed=s).current_player[0] == 0][:4]
+    try:
+        with TestClient(create_app()) as client:
+            armed.set()
+            out: list[int] = []
+            deals = [threading.Thread(target=lambda s=s: out.append(client.post(
+                "/api/games", json={"rules": "basic", "num_players": 2, "opponents": ["pimc:1"],
+                                    "seat": 1, "seed": s}).status_code), daemon=True)
+                for s in seeds]
+            for t in deals:
+                t.start()
+            try:
+                limit = server.WEB_WORKERS - 1   # the searches' places: one worker stays free
+                deadline = time.monotonic() + 30
+                while count[0] < limit and time.monotonic() < deadline:
+                    time.sleep(0.05)
+                time.sleep(0.5)   # the fourth game's request reaches the server and waits
+                held = count[0]
+                # another client's game is dealt while the searches think
+                other = new_game(client, opponents=["greedy"], seat=1)
+                dealt_at_once = not released.is_set()
+            finally:   # the held requests end before the client closes, whatever failed
+                released.set()
+                for t in deals:
+                    t.join(60)
+            assert held == limit and dealt_at_once and not other["finished"]
+            assert out == [200] * 4
     finally:
         released.set()
         safety.cancel()

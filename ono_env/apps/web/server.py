@@ -76,10 +76,22 @@ MAX_VIEW_BYTES = 64 << 20
 WEB_WORKERS = 4
 """The most requests whose agents work at once (dealing, deciding, replaying a replay); the
 others wait their turn without holding a thread (every game's requests in order)."""
+SEARCH_WORKERS = WEB_WORKERS - 1
+"""The most of those requests that games with a search agent make at once: a search may think
+for seconds a decision, and the last worker stays for the games whose agents answer in
+milliseconds (baselines, learned policies) and for the replays, so that however many
+searching games one client starts, a new game of the others is dealt at once."""
 LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "::1", "[::1]")
 SEARCH_OFFERED = ("pimc", "pimc:128", "ismcts", "oracle-hands", "oracle")
 """Search agents the setup screen lists (any ``name:N`` or ``name:<T>ms`` is accepted); the
 ``oracle`` ones cheat (they see hidden cards) and are labelled so by the arena and the docs."""
+
+
+def searches(labels: Sequence[Any]) -> bool:
+    """Does a game of these agent labels seat a search agent (``pimc``, ``pimc:128``,
+    ``oracle (cheating)``, ...)?"""
+    return any(isinstance(x, str) and x.partition(":")[0].partition(" ")[0] in SEARCH_AGENTS
+               for x in labels)
 
 
 class Replays:
@@ -307,7 +319,16 @@ def create_app(models: Sequence[str] = (), replay_dirs: Sequence[str] = (),
     # thread pool they run in (before, requests queued on one busy table's lock held a thread
     # each until the pool ran out, and every client waited).
     workers = anyio.CapacityLimiter(WEB_WORKERS)
+    searching = anyio.CapacityLimiter(SEARCH_WORKERS)   # taken on the event loop, before a worker
     gates: dict[str, asyncio.Lock] = {}   # by table id; dropped after Tables drops the table
+
+    async def agents_work(work: Callable[[], Any], search: bool) -> Any:
+        """``work()`` in one of the agents' workers; a game with a search agent (``search``)
+        first waits for one of :data:`SEARCH_WORKERS` places, holding no thread."""
+        if not search:
+            return await anyio.to_thread.run_sync(work, limiter=workers)
+        async with searching:
+            return await anyio.to_thread.run_sync(work, limiter=workers)
 
     async def at_table(table: Any, work: Callable[[], Any], agents: bool = False) -> Any:
         """``work()`` holding ``table.lock``, after the table's earlier requests, in a thread:
@@ -319,7 +340,9 @@ def create_app(models: Sequence[str] = (), replay_dirs: Sequence[str] = (),
             with table.lock:
                 return work()
         async with gate:
-            return await anyio.to_thread.run_sync(locked, limiter=workers if agents else None)
+            if agents:
+                return await agents_work(locked, searches(table.labels))
+            return await anyio.to_thread.run_sync(locked)
 
     app = FastAPI(title="ono_env web table", docs_url=None, redoc_url=None, openapi_url=None)
     app.state.tables = tables
@@ -423,7 +446,7 @@ def create_app(models: Sequence[str] = (), replay_dirs: Sequence[str] = (),
                                default_agent_factory(rules, allowed, metas), d.get("thinking", False))
             with table.lock:
                 return table.view()
-        view = await anyio.to_thread.run_sync(deal, limiter=workers)
+        view = await agents_work(deal, searches(opponents))
         live = tables.ids()
         for gone in [k for k in gates if k not in live]:   # the games Tables dropped
             del gates[gone]
