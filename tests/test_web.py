@@ -401,18 +401,14 @@ def test_search_agents_play_at_the_table_and_show_their_action_values(client):
                                             "opponents": ["pimc:0"]}), 400, "pimc:0")
 
 
-def test_requests_waiting_on_a_busy_table_leave_the_server_to_the_others(monkeypatch):
-    """One client's requests queued behind its table's thinking agents hold no thread: before,
-    60 of them took every thread of the pool while the agents thought, and every other
-    client's requests waited until they were done."""
-    import threading
-
+def _hold_agents(monkeypatch, label, armed, released, entered):
+    """Make the server's agent ``label`` play as greedy, but once ``armed`` is set hold each
+    of its decisions (calling ``entered()``) until ``released`` is set."""
     from ono_env.apps.web import server
 
-    entered, released, armed = threading.Event(), threading.Event(), threading.Event()
     factory = server.default_agent_factory
 
-    class Blocking:   # greedy, but held at its first decision once armed, until released
+    class Held:
         def __init__(self, inner):
             self.inner = inner
 
@@ -421,15 +417,25 @@ def test_requests_waiting_on_a_busy_table_leave_the_server_to_the_others(monkeyp
 
         def act(self, *args, **kwargs):
             if armed.is_set():
-                entered.set()
+                entered()
                 released.wait(60)
             return self.inner.act(*args, **kwargs)
 
-    def blocking_factory(rules, allowed, models=None):
+    def held_factory(rules, allowed, models=None):
         build = factory(rules, allowed, models)
-        return lambda label: Blocking(build("greedy")) if label == "slow" else build(label)
+        return lambda name: Held(build("greedy")) if name == label else build(name)
 
-    monkeypatch.setattr(server, "default_agent_factory", blocking_factory)
+    monkeypatch.setattr(server, "default_agent_factory", held_factory)
+
+
+def test_requests_waiting_on_a_busy_table_leave_the_server_to_the_others(monkeypatch):
+    """One client's requests queued behind its table's thinking agents hold no thread: before,
+    60 of them took every thread of the pool while the agents thought, and every other
+    client's requests waited until they were done."""
+    import threading
+
+    entered, released, armed = threading.Event(), threading.Event(), threading.Event()
+    _hold_agents(monkeypatch, "slow", armed, released, entered.set)
     safety = threading.Timer(30, released.set)   # the old server would wait for this
     safety.start()
     try:
@@ -472,27 +478,11 @@ def test_searching_games_leave_a_worker_to_the_other_games(monkeypatch):
 
     released, armed = threading.Event(), threading.Event()
     inside, count = threading.Lock(), [0]
-    factory = server.default_agent_factory
 
-    class Blocking:   # a 'pimc' label that plays as greedy, held at its decisions once armed
-        def __init__(self, inner):
-            self.inner = inner
-
-        def __getattr__(self, name):
-            return getattr(self.inner, name)
-
-        def act(self, *args, **kwargs):
-            if armed.is_set():
-                with inside:
-                    count[0] += 1
-                released.wait(60)
-            return self.inner.act(*args, **kwargs)
-
-    def blocking_factory(rules, allowed, models=None):
-        build = factory(rules, allowed, models)
-        return lambda label: Blocking(build("greedy")) if label == "pimc:1" else build(label)
-
-    monkeypatch.setattr(server, "default_agent_factory", blocking_factory)
+    def entered():
+        with inside:
+            count[0] += 1
+    _hold_agents(monkeypatch, "pimc:1", armed, released, entered)   # a search label
     safety = threading.Timer(30, released.set)   # the old server would wait for this
     safety.start()
     # deals whose first decision is the agent's (seat 0), so that each game's deal runs it
