@@ -250,18 +250,22 @@ def test_the_command_writes_renders_and_plots_a_card(tmp_path, capsys):
     # cards that are not cards
     bad = tmp_path / "bad.json"
     for content, why in [("[1, 2", "not JSON"), ('{"format": "x"}', "no \"format\""),
-                         ('{"format": "ono-bench-card", "format_version": 1}', "KeyError")]:
+                         ('{"format": "ono-bench-card", "format_version": 1}',
+                          "it has no 'suite_version'"),
+                         ('{"format": "ono-bench-card", "format_version": true}',
+                          "card format version True"),
+                         ("[" * 100_000, "nested too deeply")]:
         bad.write_text(content)
         with pytest.raises(ValueError, match=why):
             S.read_card(bad)
     broken = json.loads((out / "card.json").read_text())
     broken["tables"]["stacking-2p"]["field"]["greedy"] = "1000"
     bad.write_text(json.dumps(broken))
-    with pytest.raises(ValueError, match="the rating of 'greedy' is not a number"):
+    with pytest.raises(ValueError, match="the rating of 'greedy' = '1000'; allowed: a number"):
         S.read_card(bad)
     del broken["anchor"]
     bad.write_text(json.dumps(broken))
-    with pytest.raises(ValueError, match=r"not a result card \(KeyError: 'anchor'"):
+    with pytest.raises(ValueError, match=r"not a result card \(it has no 'anchor'\)$"):
         S.read_card(bad)
 
 
@@ -289,7 +293,29 @@ def test_a_card_with_no_number_or_a_terminal_escape_is_refused(tmp_path):
             (lambda d: d["tables"][table]["rating"].update(rating=float("nan")), "is not a finite number"),
             (lambda d: d["anchor"].update(rating=float("inf")), "is not a finite number"),
             (lambda d: d["agent"].update(label="\x1b[2Jx"), "the agent's label"),
-            (lambda d: d["tables"][table]["rows"][0].update(reference="a\nb"), "a reference's name")]:
+            (lambda d: d["tables"][table]["rows"][0].update(reference="a\nb"), "a reference's name"),
+            # before: each was printed as it stood (a rate of -500.0%, a 309-digit rating)
+            (lambda d: d["tables"][table]["rows"][0].update(rate=-5),
+             r"rate of 'random' = -5; allowed: a number from 0 to 1\)$"),
+            (lambda d: d["tables"][table]["rows"][0].update(low=0.9, rate=0.5),
+             r"interval \[0.9, .*\] does not hold its rate 0.5; allowed: low <= rate <= high"),
+            (lambda d: d["tables"][table]["rows"][0].update(deals=2.5),
+             r"deals of 'random' = 2.5; allowed: an integer from 1 to 100,000,000"),
+            (lambda d: d["tables"][table]["rows"][0].update(reference="nobody"),
+             r"reference 'nobody'; allowed: the table's reference agents \("),
+            (lambda d: d["tables"][table]["rows"][0].update(cheating="no"), r"allowed: true or false"),
+            (lambda d: d["tables"][table]["rows"][0].update(games=-3), r"games of 'random' = -3"),
+            (lambda d: d["tables"][table]["rating"].update(rating=1e308),
+             r"its rating's rating = 1e\+308; allowed: a number from -1e\+06 to 1e\+06"),
+            (lambda d: d["tables"][table]["rating"].update(rating=10 ** 400), r"its rating's rating"),
+            (lambda d: d.update(suite_version=99), r"suite_version = 99; allowed: 1, 2, "),
+            (lambda d: d.update(suite_version="10"), r"suite_version = '10'; allowed: "),
+            (lambda d: d.update(tables={}), r"tables: allowed: a mapping of at least one"),
+            (lambda d: d["tables"].update({"zzz-9p": d["tables"][table]}),
+             r"table 'zzz-9p'; allowed: the tables of suite version"),
+            (lambda d: d["tables"][table].update(players=0), r"players = 0; allowed: an integer"),
+            (lambda d: d["tables"][table].update(rows=[]), r"rows: allowed: a list of at least one"),
+            (lambda d: d.update(timing="x"), r"timing = 'x'; allowed: a mapping")]:
         d = json.loads(json.dumps(good))
         edit(d)
         bad.write_text(json.dumps(d))

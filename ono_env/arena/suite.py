@@ -719,46 +719,104 @@ def read_card(path: str | Path) -> dict[str, Any]:
         data = json.loads(p.read_text(), parse_constant=no_constant)
     except (OSError, ValueError) as exc:
         raise ValueError(f"{path}: not a result card (not JSON: {exc})") from None
+    except RecursionError:
+        raise ValueError(f"{path}: not a result card (nested too deeply)") from None
     check_card(data, str(path))
     return data
 
 
+MAX_CARD_RATING = 1e6
+"""The largest rating (in size) a result card holds: the published scale's ratings are some
+hundreds to a few thousand."""
+
+
 def check_card(data: Any, what: str = "card") -> None:
-    """``ValueError`` unless ``data`` has a result card's format (the fields the tables and
-    plots read, with the right types)."""
+    """``ValueError`` unless ``data`` has a result card's format: the fields the tables and
+    plots read, each of its type (an integer is not a bool or a float) and within what a card
+    this package writes can hold (a suite version it knows, that suite's tables and their
+    player counts and reference agents, rates and their bounds in [0, 1] and in order,
+    counts of at least one deal, finite ratings); the field and what is allowed named."""
     if not isinstance(data, dict) or data.get("format") != CARD_FORMAT:
         raise ValueError(f"{what}: not a result card (no \"format\": \"{CARD_FORMAT}\")")
-    if data.get("format_version") != CARD_FORMAT_VERSION:
-        raise ValueError(f"{what}: card format version {data.get('format_version')!r}; this "
-                         f"package reads version {CARD_FORMAT_VERSION}")
-    def number(value: Any, what: str) -> None:
+    version = data.get("format_version")
+    if type(version) is not int or version != CARD_FORMAT_VERSION:
+        raise ValueError(f"{what}: card format version {version!r}; this package reads "
+                         f"version {CARD_FORMAT_VERSION}")
+
+    def integer(value: Any, field: str, low: int, high: int) -> int:
+        if type(value) is not int or not low <= value <= high:
+            raise ValueError(f"{field} = {value!r:.40}; allowed: an integer from {low:,} to "
+                             f"{high:,}")
+        return value
+
+    def number(value: Any, field: str, low: float = -MAX_CARD_RATING,
+               high: float = MAX_CARD_RATING) -> float:
         if isinstance(value, bool) or not isinstance(value, (int, float)) \
-                or not math.isfinite(value):
-            raise TypeError(f"{what} is not a number")
+                or (isinstance(value, int) and not low <= value <= high) \
+                or not (math.isfinite(value) and low <= value <= high):
+            raise ValueError(f"{field} = {value!r:.40}; allowed: a number from {low:g} to "
+                             f"{high:g}")
+        return float(value)
+
+    from ono_env.arena import MAX_GAMES
 
     try:
-        int(data["suite_version"])
+        versions = suite_versions()
+        if type(data["suite_version"]) is not int or data["suite_version"] not in versions:
+            raise ValueError(f"suite_version = {data['suite_version']!r:.40}; allowed: "
+                             f"{', '.join(map(str, versions))}")
+        suite = load_suite(data["suite_version"])
+        if "package_version" in data:
+            check_text("package_version", data["package_version"], MAX_CARD_TEXT)
         # the texts a card prints: printable (no terminal escapes), bounded
         check_text("the agent's label", data["agent"]["label"], MAX_CARD_TEXT)
         check_text("the anchor's agent", data["anchor"]["agent"], MAX_CARD_TEXT)
         number(data["anchor"]["rating"], "the anchor's rating")
+        if not isinstance(data["tables"], dict) or not data["tables"]:
+            raise ValueError("tables: allowed: a mapping of at least one of the suite's tables")
         for name, t in data["tables"].items():
             check_text("a table's name", name, MAX_CARD_TEXT)
-            int(t["players"])
-            number(t["fair_share"], f"table {name}: its fair share")
+            if name not in suite.tables:
+                raise ValueError(f"table {name!r}; allowed: the tables of suite version "
+                                 f"{suite.version} ({', '.join(suite.tables)})")
+            table = suite.tables[name]
+            players = integer(t["players"], f"table {name}: players", table.players,
+                              table.players)
+            number(t["fair_share"], f"table {name}: its fair share", 1 / players, 1 / players)
             for k in ("rating", "low", "high"):
                 number(t["rating"][k], f"table {name}: its rating's {k}")
             for ref, value in t.get("field", {}).items():
                 check_text(f"table {name}: a reference's name", ref, MAX_CARD_TEXT)
                 number(value, f"table {name}: the rating of {ref!r}")
+            if not isinstance(t["rows"], list) or not t["rows"]:
+                raise ValueError(f"table {name}: rows: allowed: a list of at least one row")
+            known = {r.name for r in table.field}
             for r in t["rows"]:
-                check_text(f"table {name}: a reference's name", r["reference"], MAX_CARD_TEXT)
-                bool(r["cheating"])
-                int(r["deals"])
-                for k in ("rate", "low", "high"):
-                    number(r[k], f"table {name}: {k} of {r['reference']!r}")
-    except (KeyError, TypeError, ValueError, AttributeError) as exc:
-        raise ValueError(f"{what}: not a result card ({type(exc).__name__}: {exc})") from None
+                ref = r["reference"]
+                check_text(f"table {name}: a reference's name", ref, MAX_CARD_TEXT)
+                if ref not in known:
+                    raise ValueError(f"table {name}: reference {ref!r}; allowed: the table's "
+                                     f"reference agents ({', '.join(sorted(known))})")
+                if not isinstance(r["cheating"], bool):
+                    raise ValueError(f"table {name}: cheating of {ref!r} = "
+                                     f"{r['cheating']!r:.40}; allowed: true or false")
+                integer(r["deals"], f"table {name}: deals of {ref!r}", 1, MAX_GAMES)
+                rate = {k: number(r[k], f"table {name}: {k} of {ref!r}", 0.0, 1.0)
+                        for k in ("rate", "low", "high")}
+                if not rate["low"] <= rate["rate"] <= rate["high"]:
+                    raise ValueError(f"table {name}: {ref!r}'s interval [{rate['low']:g}, "
+                                     f"{rate['high']:g}] does not hold its rate "
+                                     f"{rate['rate']:g}; allowed: low <= rate <= high")
+                if "games" in r:
+                    games = integer(r["games"], f"table {name}: games of {ref!r}", 1, MAX_GAMES)
+                    number(r.get("wins", 0), f"table {name}: wins of {ref!r}", 0, games)
+        timing = data.get("timing", {})
+        if not isinstance(timing, dict):
+            raise ValueError(f"timing = {timing!r:.40}; allowed: a mapping")
+    except KeyError as exc:
+        raise ValueError(f"{what}: not a result card (it has no {exc})") from None
+    except (TypeError, ValueError, AttributeError, OverflowError) as exc:
+        raise ValueError(f"{what}: not a result card ({exc})") from None
 
 
 def _ref_label(row: dict[str, Any]) -> str:
