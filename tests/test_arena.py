@@ -326,6 +326,29 @@ def test_cli_paired_with_an_earlier_run(tmp_path, capsys):
     assert main(["color", "random", "--rules", "basic", "--players", "2", "--games", "20",
                  "--paired-with", str(tmp_path)]) == 2
     assert "add --mirrored" in capsys.readouterr().err
+    # a saved run edited by hand: refused before any game, the field named (before: a string
+    # seed or a 1e30 deal number passed, or only failed after every game was played)
+    good = json.loads((tmp_path / "arena.json").read_text())
+    first = good["agents"][0]["agent"]
+    edits = [(lambda d: d.update(seed="3"), "seed = '3'; allowed: an integer"),
+             (lambda d: d.update(games=200.0), "games = 200.0; allowed: an integer"),
+             (lambda d: d.update(mirrored="yes"), "holds no per-deal results"),
+             (lambda d: d["per_deal"][first]["deals"].__setitem__(-1, 1e30),
+              "a deal number of 'greedy' = 1e+30"),
+             (lambda d: d["per_deal"][first]["deals"].__setitem__(-1, 10 ** 6),
+              "each below the run's 200 games")]
+    bad = tmp_path / "bad"
+    bad.mkdir()
+    for edit, message in edits:
+        d = json.loads(json.dumps(good))
+        edit(d)
+        (bad / "arena.json").write_text(json.dumps(d))
+        assert main(["color", "random", *base, "--paired-with", str(bad)]) == 2
+        out = capsys.readouterr()
+        assert message in out.err and len(out.err.strip().splitlines()) == 1 and out.out == ""
+    (bad / "arena.json").write_text("[" * 100_000)
+    assert main(["color", "random", *base, "--paired-with", str(bad)]) == 2
+    assert "is not an arena.json (nested too deeply)" in capsys.readouterr().err
 
 
 def test_pooling_mirrored_runs_of_different_seeds(tmp_path, capsys):

@@ -7,6 +7,7 @@ import csv
 import json
 import math
 from dataclasses import dataclass, field
+from itertools import pairwise
 from pathlib import Path
 from typing import Any
 
@@ -280,8 +281,10 @@ def read_arena_json(path: str | Path) -> dict[str, Any]:
         data = json.loads(p.read_text())
     except OSError as exc:
         raise ValueError(f"cannot read {str(p)!r}: {exc.strerror or exc}") from None
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+    except (UnicodeDecodeError, ValueError) as exc:   # ValueError: a number of over 4,300 digits
         raise ValueError(f"{str(p)!r} is not an arena.json (not JSON: {exc})") from None
+    except RecursionError:
+        raise ValueError(f"{str(p)!r} is not an arena.json (nested too deeply)") from None
     if not isinstance(data, dict) or not {"rules", "seed", "games", "agents"} <= data.keys():
         raise ValueError(f"{str(p)!r} is not an arena.json (saved by ArenaResult.save, "
                          f"ono-arena --out)")
@@ -303,23 +306,38 @@ def mirrored_record(run: Any, name: str) -> dict[str, Any]:
     if not isinstance(run, dict):
         raise ValueError(f"{name} is a {type(run).__name__}; allowed: an ArenaResult or the "
                          f"dict of a saved arena.json")
-    if not run.get("mirrored") or not isinstance(run.get("per_deal"), dict):
+    if run.get("mirrored") is not True or not isinstance(run.get("per_deal"), dict):
         raise ValueError(f"{name} holds no per-deal results: it was not saved from a mirrored "
                          f"run of this version (ono-arena --mirrored --out DIR)")
+
+    def whole(value: Any, field: str, low: int = 0) -> int:   # as the run wrote it: no "4", 4.0
+        if type(value) is not int or value < low:
+            raise ValueError(f"{field} = {value!r:.40}; allowed: an integer of at least {low}")
+        return value
+
     try:
         labels = [str(row["agent"]) for row in run["agents"]]
-        per: dict[str, dict[str, list[Any]]] = {lab: {"deals": [int(d) for d in run["per_deal"][lab]["deals"]],
-                     "share": [float(x) for x in run["per_deal"][lab]["share"]]} for lab in labels}
-        for lab, v in per.items():   # a damaged file must not print nan% or 700%
-            d = np.asarray(v["deals"])
-            if (len(v["deals"]) != len(v["share"]) or not v["deals"]
-                    or not all(math.isfinite(x) and 0.0 <= x <= 1.0 for x in v["share"])
-                    or (d < 0).any() or (np.diff(d) <= 0).any()):
-                raise ValueError(f"per_deal of {lab!r}: a list of increasing deal numbers and as "
-                                 f"many shares from 0 to 1 is needed")
-        return {"rules": dict(run["rules"]), "seed": int(run["seed"]), "games": int(run["games"]),
-                "batch_size": int(run["batch_size"]), "agents": labels, "per_deal": per}
-    except (KeyError, TypeError, ValueError) as exc:
+        games = whole(run["games"], "games", 1)
+        per: dict[str, dict[str, list[Any]]] = {}
+        for lab in labels:   # a damaged file must not print nan% or 700%
+            deals, shares = run["per_deal"][lab]["deals"], run["per_deal"][lab]["share"]
+            if not isinstance(deals, list) or not isinstance(shares, list):
+                raise TypeError(f"per_deal of {lab!r}: deals and share must be lists")
+            d = [whole(x, f"a deal number of {lab!r}") for x in deals]
+            if not all(isinstance(x, (int, float)) and not isinstance(x, bool)
+                       and 0.0 <= x <= 1.0 for x in shares) \
+                    or len(d) != len(shares) or not d or any(b <= a for a, b in pairwise(d)) \
+                    or d[-1] >= games:
+                raise ValueError(f"per_deal of {lab!r}: a list of increasing deal numbers, each "
+                                 f"below the run's {games:,} games, and as many shares from 0 "
+                                 f"to 1 is needed")
+            per[lab] = {"deals": d, "share": [float(x) for x in shares]}
+        if not isinstance(run["rules"], dict):
+            raise TypeError(f"rules must be a mapping; got {type(run['rules']).__name__}")
+        return {"rules": dict(run["rules"]), "seed": whole(run["seed"], "seed"), "games": games,
+                "batch_size": whole(run["batch_size"], "batch_size", 1), "agents": labels,
+                "per_deal": per}
+    except (KeyError, TypeError, ValueError, OverflowError) as exc:
         raise ValueError(f"{name} is not a complete arena.json of a mirrored run "
                          f"({type(exc).__name__}: {exc})") from None
 
