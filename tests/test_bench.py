@@ -203,6 +203,7 @@ def test_module_class_loading_and_its_refusals(in_data):
     (["ppo-basic-2p"], "the tables it can play: basic-2p"),
     (["greedy", "--deals", "0"], "out of range"),
     ([], "give an AGENT"),
+    (["greedy", "--render", "c.json"], "--render prints a saved card and takes no AGENT; got 'greedy'"),
     (["--render", "nosuch.json"], "cannot read"),
     (["greedy", "--tables", "basic-2p", "--plot", "/dev/null/x.png"], "--plot"),
     # before: another suffix changed the format, none had .png added, after the whole run

@@ -162,6 +162,10 @@ def test_decisions_by_id_or_name_and_the_refusals(client):
             400, "missing key 'move'")
     refused(client.post(f"/api/games/{gid}/action", json={"action": view["legal"][0]["id"],
                                                           "move": move + 1}), 409, "stale decision")
+    for odd in (str(move), True, float(move)):   # not a view's number: 400, not a stale 409
+        refused(client.post(f"/api/games/{gid}/action", json={"action": view["legal"][0]["id"],
+                                                              "move": odd}),
+                400, "move must be the integer number of the view the decision was made on")
     # nothing changed: the same view
     assert client.get(f"/api/games/{gid}").json() == view
     by_name = client.post(f"/api/games/{gid}/action",

@@ -148,7 +148,10 @@ def main(argv: Sequence[str] | None = None) -> int:
                                      f"got {', '.join(given)}")
             print(format_suite(LATEST if args.suite is None else args.suite))
             return
-        if (args.render is None) == (args.agent is None):
+        if args.render is not None and args.agent is not None:
+            raise cli.UsageError(f"--render prints a saved card and takes no AGENT; got "
+                                 f"{args.agent!r:.60} too (benchmark it without --render)")
+        if args.render is None and args.agent is None:
             raise cli.UsageError("give an AGENT to benchmark, or --render CARD_JSON (see "
                                  "ono-bench --help)")
         if args.render is not None:

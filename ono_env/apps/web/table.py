@@ -161,7 +161,10 @@ class Table:
             raise Refused("the game is over: no more decisions", 409)
         if int(self.game.state.current[0]) != self.seat:
             raise Refused(f"it is P{int(self.game.state.current[0])}'s turn, not yours", 409)
-        if isinstance(move, bool) or not isinstance(move, int) or move != self.move:
+        if isinstance(move, bool) or not isinstance(move, int):
+            raise Refused(f"move must be the integer number of the view the decision was made "
+                          f"on; got {move!r:.20}")
+        if move != self.move:
             raise Refused(f"stale decision: it was made on view {move!r:.20}; the table is at "
                           f"view {self.move}: reload the table", 409)
         legal = [int(a) for a in np.flatnonzero(self.game.legal_mask()[0])]
