@@ -165,9 +165,10 @@ def main() -> None:
         data["anchor"] = LADDERS[(data["rules"], data["players"])].get("anchor", "random")
         data["ratings"] = bradley_terry(list(data["ratings"]), data["results"], data["anchor"])
         strict_json(data)
+        text = table(data)   # before either file is written
         Path(path).write_text(json.dumps(data, indent=2, allow_nan=False) + "\n")
-        Path(path).with_suffix(".md").write_text(table(data) + "\n")
-        print(table(data))
+        Path(path).with_suffix(".md").write_text(text + "\n")
+        print(text)
         return
     key = (args.rules, args.players)
     if key not in LADDERS:
@@ -199,9 +200,10 @@ def main() -> None:
     if shares:
         data["shares"] = shares
     strict_json(data)
+    text = table(data)   # before either file is written
     (out / "ladder.json").write_text(json.dumps(data, indent=2, allow_nan=False) + "\n")
-    (out / "ladder.md").write_text(table(data) + "\n")
-    print(table(data))
+    (out / "ladder.md").write_text(text + "\n")
+    print(text)
 
 
 def two_player(args, baselines, search, pairs) -> tuple[list[dict], list[dict]]:

@@ -318,7 +318,8 @@ def test_cli_paired_with_an_earlier_run(tmp_path, capsys):
     assert line.startswith(f"paired with {tmp_path}: color ") and "- greedy " in line
     assert line.endswith("over the same 100 deals")
     for extra, message in ((["--seed", "4"], "differ in seed (4 against 3)"),
-                           (["--paired-with", str(tmp_path / "none")], "cannot read")):
+                           (["--paired-with", str(tmp_path / "none")],
+                            "error: cannot read arena.json")):
         argv = ["color", "random", *base, "--paired-with", str(tmp_path), *extra]
         assert main(argv) == 2
         err = capsys.readouterr().err.strip()

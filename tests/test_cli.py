@@ -204,6 +204,9 @@ def test_play_keeps_a_rules_files_player_count(tmp_path, capsys):
     err = _one_error_line("ono-play", ["greedy"] * 10, capsys)
     assert err.endswith("10 agents make 11 players; allowed: 1 to 9 agents (one per other "
                         "seat, 2 to 10 players)")
+    from ono_env.apps.play import play
+    with pytest.raises(ValueError, match=r"^0 agents make 1 player; allowed: 1 to 9 agents"):
+        play([], "basic")
     from ono_env.apps.play import Quit, play
     from ono_env.rules import resolve_rules
 

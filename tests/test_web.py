@@ -523,6 +523,16 @@ def test_searching_games_leave_a_worker_to_the_other_games(monkeypatch):
         safety.cancel()
 
 
+def test_searches_tells_a_search_agents_label_from_others():
+    from ono_env.apps.web.server import searches
+
+    for labels in (["pimc:128"], ["you", "oracle (cheating)"], ["oracle-hands:128 (cheating)"],
+                   ["greedy", "pimc:1000ms"]):
+        assert searches(labels), labels
+    for labels in (["greedy", "ppo-any"], ["pimc v2"], ["pimcx:8"], [5]):
+        assert not searches(labels), labels
+
+
 def _replay_files(folder, count, seed=0):
     folder.mkdir(parents=True, exist_ok=True)
     result = run_arena(["greedy", "random"], "basic", num_players=2, num_games=2 * count,

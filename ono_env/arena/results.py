@@ -276,8 +276,8 @@ def read_arena_json(path: str | Path) -> dict[str, Any]:
     p = Path(path)
     if p.is_dir():
         p = p / "arena.json"
+    check_input_file(p, "arena.json", MAX_ARENA_JSON_BYTES)   # missing, a folder, too large
     try:
-        check_input_file(p, "arena.json", MAX_ARENA_JSON_BYTES)
         data = json.loads(p.read_text())
     except OSError as exc:
         raise ValueError(f"cannot read {str(p)!r}: {exc.strerror or exc}") from None

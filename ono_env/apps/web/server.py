@@ -90,7 +90,8 @@ SEARCH_OFFERED = ("pimc", "pimc:128", "ismcts", "oracle-hands", "oracle")
 def searches(labels: Sequence[Any]) -> bool:
     """Does a game of these agent labels seat a search agent (``pimc``, ``pimc:128``,
     ``oracle (cheating)``, ...)?"""
-    return any(isinstance(x, str) and x.partition(":")[0].partition(" ")[0] in SEARCH_AGENTS
+    return any(isinstance(x, str)
+               and x.removesuffix(" (cheating)").partition(":")[0] in SEARCH_AGENTS
                for x in labels)
 
 
