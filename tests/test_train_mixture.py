@@ -244,40 +244,41 @@ def test_each_table_s_stall_warning_counts_its_own_choices(tmp_path, monkeypatch
                 if re.fullmatch(r"table \S+:", line.rstrip())]
 
 
-def test_an_agent_that_cannot_play_a_table_is_named_with_its_table(tmp_path):
+def _refused_before_training(tmp_path, capsys, overrides, match):
+    """train() of the default config with ``overrides`` (after the first of TWO_TABLES) is one
+    ValueError matching ``match``, before the probe games print anything and before the run
+    folder is made."""
     pytest.importorskip("torch")
     from ono_env.train.ppo import train
 
-    cfg = load_config("default", [*TWO_TABLES[:1], "tables=[{rules: basic}, {rules: ono, "
-                                  "num_players: 4, opponents: {ppo-basic-2p: 1}}]",
-                                  f"run_dir={tmp_path / 'run'}", "progress=false"])
-    with pytest.raises(ValueError, match=r"^tables\[1\] \(ono-4p\) opponents: .*ppo-basic-2p"
-                                         r".*trained for 2 players, asked to play 4"):
+    cfg = load_config("default", [*TWO_TABLES[:1], *overrides, f"run_dir={tmp_path / 'run'}",
+                                  "progress=false"])
+    capsys.readouterr()
+    with pytest.raises(ValueError, match=match):
         train(cfg)
+    assert capsys.readouterr() == ("", "")   # before the probe games and their notes
     assert not (tmp_path / "run").exists()
+
+
+def test_an_agent_that_cannot_play_a_table_is_named_with_its_table(tmp_path, capsys):
+    _refused_before_training(
+        tmp_path, capsys, ["tables=[{rules: basic}, {rules: ono, num_players: 4, "
+                           "opponents: {ppo-basic-2p: 1}}]"],
+        r"^tables\[1\] \(ono-4p\) opponents: .*ppo-basic-2p.*trained for 2 players, asked to "
+        r"play 4")
 
 
 def test_an_unknown_opponent_of_a_table_fails_before_training(tmp_path, capsys):
     """Refused before the probe games of the tables, which print their notes: the error is
     all the run says."""
-    pytest.importorskip("torch")
-    from ono_env.train.ppo import train
-
-    cfg = load_config("default", [*TWO_TABLES[:1], "tables=[{rules: ono, opponents: {nobody: 1}}]",
-                                  f"run_dir={tmp_path / 'run'}", "progress=false"])
-    capsys.readouterr()
-    with pytest.raises(ValueError, match=r"^tables\[0\] \(ono-2p\) opponents: unknown agent 'nobody'"):
-        train(cfg)
-    assert capsys.readouterr() == ("", "")
-    assert not (tmp_path / "run").exists()
+    _refused_before_training(tmp_path, capsys, ["tables=[{rules: ono, opponents: {nobody: 1}}]"],
+                             r"^tables\[0\] \(ono-2p\) opponents: unknown agent 'nobody'")
     # the run's opponents, at a table that leaves its own unset: named as the run's
-    cfg = load_config("default", [*TWO_TABLES[:1], "opponents={nobody: 1}",
-                                  "tables=[{rules: ono, opponents: auto}, {rules: basic}]",
-                                  f"run_dir={tmp_path / 'run'}", "progress=false"])
-    with pytest.raises(ValueError, match=r"^tables\[1\] \(basic-2p\) opponents \(the run's, "
-                                         r"which it plays\): unknown agent 'nobody'"):
-        train(cfg)
-    assert not (tmp_path / "run").exists()
+    _refused_before_training(
+        tmp_path, capsys, ["opponents={nobody: 1}",
+                           "tables=[{rules: ono, opponents: auto}, {rules: basic}]"],
+        r"^tables\[1\] \(basic-2p\) opponents \(the run's, which it plays\): unknown agent "
+        r"'nobody'")
 
 
 @pytest.mark.parametrize("teacher, message", [
@@ -286,16 +287,8 @@ def test_an_unknown_opponent_of_a_table_fails_before_training(tmp_path, capsys):
     ("nobody.safetensors", "cannot read model file 'nobody.safetensors': no such file"),
 ])
 def test_a_teacher_that_cannot_teach_fails_before_training(tmp_path, teacher, message, capsys):
-    pytest.importorskip("torch")
-    from ono_env.train.ppo import train
-
-    cfg = load_config("default", [*TWO_TABLES[:1], f"tables=[{{rules: basic, teacher: {teacher}}}]",
-                                  f"run_dir={tmp_path / 'run'}", "progress=false"])
-    capsys.readouterr()
-    with pytest.raises(ValueError, match=message):
-        train(cfg)
-    assert capsys.readouterr() == ("", "")   # before the probe games and their notes
-    assert not (tmp_path / "run").exists()
+    _refused_before_training(tmp_path, capsys,
+                             [f"tables=[{{rules: basic, teacher: {teacher}}}]"], message)
 
 
 def test_a_teacher_pulls_the_learner_toward_its_choices(tmp_path):
