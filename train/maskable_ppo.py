@@ -45,6 +45,7 @@ from ono_env.train.run import (
     learning_rate_schedule,
     resolve_auto,
     rules_of,
+    say,
     stall_warning,
     start_run,
     write_curve,
@@ -73,7 +74,7 @@ def make_callback(cfg: TrainConfig, rules: Any, run_dir: Path, league: League, p
             self.bar = None
             self.deadline = deadline
             self.stopped_early = False
-            self.t0 = time.perf_counter()
+            self.t0 = time.perf_counter()   # set again as training starts
 
         def _on_training_start(self) -> None:
             self.t0 = time.perf_counter()
@@ -116,11 +117,7 @@ def make_callback(cfg: TrainConfig, rules: Any, run_dir: Path, league: League, p
                                         list(resolved(cfg.opponents, "opponents")))
                 if warning:
                     lines.append(warning)
-            for line in lines:
-                if self.bar is not None:
-                    self.bar.write(line, file=sys.stderr)
-                else:
-                    print(line, file=sys.stderr)
+            say(lines, self.bar)
 
         def _on_training_end(self) -> None:
             if self.bar is not None:

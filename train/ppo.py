@@ -128,6 +128,7 @@ from ono_env.train.run import (
     learning_rate_schedule,
     resolve_auto,
     rules_of,
+    say,
     stall_warning,
     start_run,
     write_curve,
@@ -749,12 +750,11 @@ def load_checkpoint(model: ActorCritic, opt: torch.optim.Adam, path: str | Path,
               f"{encoders}: it plays as the checkpoint at the start; Adam starts afresh",
               file=sys.stderr)
     opath = optimizer_path(path)
-    if not quiet:
-        state_read = ("Adam's state from " + repr(opath.name) if opath.is_file() and not grown
-                      else "" if grown else
-                      f"no Adam state beside it ({opath.name!r}): Adam starts afresh")
-        print(f"resume: {str(path)!r} at {int(meta['training_steps']):,} steps"
-              + (f"; {state_read}" if state_read else ""), file=sys.stderr)
+    if not quiet:   # a grown network's Adam starts afresh, as printed above
+        state_line = ("" if grown else f"; Adam's state from {opath.name!r}" if opath.is_file()
+                      else f"; no Adam state beside it ({opath.name!r}): Adam starts afresh")
+        print(f"resume: {str(path)!r} at {int(meta['training_steps']):,} steps{state_line}",
+              file=sys.stderr)
     if opath.is_file() and not grown:
         try:
             state = load_file(str(opath))
@@ -1500,11 +1500,7 @@ def train(cfg: TrainConfig) -> dict[str, Any]:
                 write_curve(run_dir / "eval.csv", curve)
                 save_checkpoint(model, opt, run_dir / "checkpoints" / f"step_{steps}.safetensors",
                                 tables[0].rules, steps, cfg.to_dict(), label=run_dir.name)
-                for line in lines:
-                    if bar is not None:
-                        bar.write(line, file=sys.stderr)
-                    else:
-                        print(line, file=sys.stderr)
+                say(lines, bar)
                 while next_eval <= steps:
                     next_eval += cfg.eval.every
             if limit is not None and time.perf_counter() - t_train > limit:

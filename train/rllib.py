@@ -419,6 +419,7 @@ def train(cfg: TrainConfig) -> dict[str, Any]:
         final_evaluation,
         resolve_auto,
         rules_of,
+        say,
         start_run,
         write_curve,
     )
@@ -460,12 +461,9 @@ def train(cfg: TrainConfig) -> dict[str, Any]:
                 write_curve(run_dir / "eval.csv", curve)
                 export_policy(net, run_dir / "checkpoints" / f"step_{steps}.safetensors", rules,
                               steps, cfg.to_dict())
-                line = evaluation_line(steps, (time.perf_counter() - t_train) / 60, res)
                 if bar is not None:
                     bar.set_postfix({r["opponent"]: f"{100 * r['win_rate']:.1f}%" for r in res})
-                    bar.write(line, file=sys.stderr)
-                else:
-                    print(line, file=sys.stderr)
+                say([evaluation_line(steps, (time.perf_counter() - t_train) / 60, res)], bar)
                 while next_eval <= steps:
                     next_eval += cfg.eval.every
             if deadline is not None and time.perf_counter() > deadline:

@@ -150,6 +150,18 @@ def evaluation_line(step: int, minutes: float, rows: Sequence[dict[str, Any]]) -
             f"mean length {length:,.0f} decisions; no winner {100 * cut / max(1, games):.1f}%")
 
 
+def say(lines: Sequence[str], bar: Any = None) -> None:
+    """Print console lines on stderr, through the tqdm progress bar ``bar`` when there is one
+    (so the bar is drawn again below them)."""
+    import sys
+
+    for line in lines:
+        if bar is not None:
+            bar.write(line, file=sys.stderr)
+        else:
+            print(line, file=sys.stderr)
+
+
 def stall_warning(rows: Sequence[dict[str, Any]], baselines: dict[str, dict[str, float]],
                   choices: dict[str, float] | None = None, gamma: float = 1.0,
                   truncation: str = "loss", pool: Sequence[str] = (),
