@@ -164,11 +164,7 @@ def main() -> None:
             data["retimed"] = True
         data["anchor"] = LADDERS[(data["rules"], data["players"])].get("anchor", "random")
         data["ratings"] = bradley_terry(list(data["ratings"]), data["results"], data["anchor"])
-        strict_json(data)
-        text = table(data)   # before either file is written
-        Path(path).write_text(json.dumps(data, indent=2, allow_nan=False) + "\n")
-        Path(path).with_suffix(".md").write_text(text + "\n")
-        print(text)
+        write_ladder(data, Path(path))
         return
     key = (args.rules, args.players)
     if key not in LADDERS:
@@ -199,11 +195,7 @@ def main() -> None:
             "seconds": time.perf_counter() - t0}
     if shares:
         data["shares"] = shares
-    strict_json(data)
-    text = table(data)   # before either file is written
-    (out / "ladder.json").write_text(json.dumps(data, indent=2, allow_nan=False) + "\n")
-    (out / "ladder.md").write_text(text + "\n")
-    print(text)
+    write_ladder(data, out / "ladder.json")
 
 
 def two_player(args, baselines, search, pairs) -> tuple[list[dict], list[dict]]:
@@ -257,6 +249,16 @@ def four_player(args, baselines, search, pairs) -> tuple[list[dict], list[dict]]
                                     "seconds": 0.0})
         print(f"  table {k} played in {time.perf_counter() - t:.0f} s", flush=True)
     return results, shares
+
+
+def write_ladder(data: dict, path: Path) -> None:
+    """The ladder as JSON at ``path`` (strict: :func:`strict_json`) and as its table beside
+    it (``.md``), the table built before either file is written; the table printed."""
+    strict_json(data)
+    text = table(data)
+    path.write_text(json.dumps(data, indent=2, allow_nan=False) + "\n")
+    path.with_suffix(".md").write_text(text + "\n")
+    print(text)
 
 
 def strict_json(data: dict) -> None:
