@@ -393,9 +393,10 @@ def read_yaml(path: str | Path, what: str) -> Any:
 
 class YamlLoader(yaml.SafeLoader):
     """PyYAML's safe loader (plain data only), reading ``1e-4``, ``+.5`` and ``.5e3`` as
-    numbers, as YAML 1.2 does, rather than as text; it refuses aliases (``*name``: a few lines of nested aliases
-    stand for billions of values, which a check then walks) and a key given twice in one
-    mapping (PyYAML keeps the last silently), each as a ``yaml.YAMLError`` at its line."""
+    numbers, as YAML 1.2 does, rather than as text; it refuses aliases (``*name``: a few
+    lines of nested aliases stand for billions of values, which a check then walks), a key
+    given twice in one mapping (PyYAML keeps the last silently) and the YAML 1.1 forms that
+    read otherwise than they look (below), each as a ``yaml.YAMLError`` at its line."""
 
     def compose_node(self, parent: Any, index: Any) -> Any:
         if self.check_event(yaml.AliasEvent):
