@@ -17,7 +17,7 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, cast
 
 import numpy as np
 
@@ -85,6 +85,20 @@ def game_seeds(seed: int, num_games: int) -> np.ndarray:
     seed = check_seed("seed", seed, allow_none=False)
     num_games = check_int("num_games", num_games, 0, MAX_GAMES)
     return np.array([E.mix_seed(seed, i) for i in range(num_games)], dtype=np.uint64)
+
+
+FRESH_SEED_BITS = 53
+"""The bits of :func:`fresh_seed`'s seeds."""
+
+
+def fresh_seed() -> int:
+    """A seed for a deal whose hidden cards a player must not learn (``ono-play`` and the web
+    table draw one when none is given): from the operating system's entropy, uniform over 0
+    to ``2**FRESH_SEED_BITS - 1``. Not fewer bits: a seed deals every hand and the stock, so a
+    player who can search the seeds keeps those whose deal holds their own hand, and 2**31
+    seeds take minutes to deal on a few cores; 2**53 take thousands of core-years. Not more:
+    the browser reads a seed as a JavaScript number, exact up to 2**53."""
+    return int(cast(int, np.random.SeedSequence().entropy) % 2**FRESH_SEED_BITS)
 
 
 class VecGame:

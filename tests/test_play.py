@@ -297,3 +297,27 @@ def test_a_terminal_session_under_uno2018_announces_swaps(tmp_path):
     assert re.search(rf"^  {who} (is|are) skipped", text, re.M)
     assert re.search(rf"^  Wild Customizable: {who} and {who} swap hands", text, re.M)
     assert re.search(r"target 1   \(swap hands with P\d \(\d+ cards?\)\)", text)
+
+
+def test_a_drawn_seed_is_shown_only_at_the_end_and_deals_the_game_again():
+    # the seed deals every hand and the stock: printed before the end, it would show them
+    out = io.StringIO()
+    winner = play(["greedy"], "basic", read=scripted_reader(out), out=out)
+    text = out.getvalue()
+    first = text.split("your options:", 1)[0]
+    assert "a fresh seed (shown at the end)" in first and "seed " not in first.replace("fresh seed", "")
+    seed = int(re.search(r"^seed (\d+) \(--seed \1 deals this game again\)$", text, re.M).group(1))
+    again = io.StringIO()
+    assert play(["greedy"], "basic", seed=seed, read=scripted_reader(again), out=again) == winner
+    assert again.getvalue().split("\n", 1)[1].split("your options:", 1)[0] == \
+        text.split("\n", 1)[1].split("your options:", 1)[0]       # the same deal
+    assert f"seed {seed}." in again.getvalue().split("\n", 1)[0]  # a seed given is shown
+
+
+def test_fresh_seeds_span_their_bits():
+    from ono_env.game import FRESH_SEED_BITS, fresh_seed
+
+    seeds = [fresh_seed() for _ in range(64)]
+    assert all(0 <= s < 2**FRESH_SEED_BITS for s in seeds)
+    # 64 draws all under 2**40 (a seed space a player could search) has chance 2**-832
+    assert max(seeds) >= 2**40 and len(set(seeds)) == 64

@@ -321,6 +321,18 @@ def test_a_seed_the_server_drew_is_shown_only_at_the_end(client):
     assert new_game(client, seed=77)["seed"] == 77  # the browser's own seed it knows
 
 
+def test_the_server_draws_its_seeds_from_fresh_seed(client, monkeypatch):
+    # a client that could deal every seed would find the deal of its own hand, and with it
+    # every hand and the stock: the server's seeds are fresh_seed's 53 bits, not fewer
+    import ono_env.apps.web.table as table_module
+
+    monkeypatch.setattr(table_module, "fresh_seed", lambda: 2**52 + 3)
+    view = client.post("/api/games", json={"rules": "basic", "num_players": 2,
+                                           "opponents": ["greedy"]}).json()
+    assert view["seed"] is None
+    assert play_out(client, view)["seed"] == 2**52 + 3
+
+
 def test_a_failing_agent_is_reported_and_the_human_cannot_play_its_turn():
     from ono_env.agents.registry import _REGISTRY, register_agent
 

@@ -21,7 +21,7 @@ from __future__ import annotations
 import re
 import sys
 from collections.abc import Callable, Sequence
-from typing import TextIO, cast
+from typing import TextIO
 
 import numpy as np
 
@@ -34,7 +34,7 @@ from ono_env.agents.learned import model_label
 from ono_env.agents.registry import is_model_path
 from ono_env.apps import console as cli
 from ono_env.checks import check_int, check_output_file, check_seed
-from ono_env.game import VecGame, game_seeds
+from ono_env.game import VecGame, fresh_seed, game_seeds
 from ono_env.render import describe_action, render_text, table_events
 from ono_env.replay import Replay
 from ono_env.rule_help import describe_rules
@@ -206,13 +206,16 @@ def play(agents: Sequence[str], rules="basic", num_players: int | None = None, s
             label = model_label(spec) if isinstance(spec, str) and is_model_path(spec) else str(spec)
             by_seat[s] = (label, policies[k])
             k += 1
-    seed = int(cast(int, np.random.SeedSequence().entropy) % 2**31) if seed is None else seed
+    seed_chosen = seed is not None   # a seed drawn here deals every hand: shown at the end
+    seed = fresh_seed() if seed is None else seed
     game = VecGame(rules, 1, seed=seed)
     rng = np.random.default_rng([seed, 99])
     names = {s: ("you" if s == seat else by_seat[s][0]) for s in range(n)}
     replay = Replay.start(game, 0, int(game_seeds(seed, 1)[0]), [names[s] for s in range(n)],
                           "ono-play")
-    print(f"{rules.name} rules, {n} players, seed {seed}. You are P{seat}. "
+    print(f"{rules.name} rules, {n} players, "
+          + (f"seed {seed}" if seed_chosen else "a fresh seed (shown at the end)")
+          + f". You are P{seat}. "
           + ", ".join(f"P{s} {names[s]}" for s in range(n) if s != seat)
           + ". Type help for the commands and card codes, rules for the rules in force.",
           file=out)
@@ -248,6 +251,8 @@ def play(agents: Sequence[str], rules="basic", num_players: int | None = None, s
         if not game.finished[0]:
             print(render_text(game, 0, seat=seat, ansi=ansi, history=history[-1:]), file=out)
     print(render_text(game, 0, seat=None, ansi=ansi), file=out)   # the end: every hand shown
+    if not seed_chosen:
+        print(f"seed {seed} (--seed {seed} deals this game again)", file=out)
     replay.finish(game, 0)
     if replay_path is not None:
         print(f"replay written to {replay.save(replay_path)}", file=out)

@@ -19,7 +19,7 @@ import secrets
 import threading
 from collections import OrderedDict
 from collections.abc import Mapping, Sequence
-from typing import Any, cast
+from typing import Any
 
 import numpy as np
 
@@ -28,7 +28,7 @@ from ono_env.agents import make_agent
 from ono_env.agents.driver import act_one
 from ono_env.agents.search import SEARCH_AGENTS
 from ono_env.checks import check_bool, check_int, check_seed
-from ono_env.game import VecGame, game_seeds
+from ono_env.game import VecGame, fresh_seed, game_seeds
 from ono_env.render import personal, table_events
 from ono_env.replay import Replay
 from ono_env.rule_help import describe_rules, preset_summary
@@ -102,7 +102,7 @@ class Table:
         self.seed_chosen = seed is not None
         """The browser chose the seed: it may see it. A seed the server drew is shown only
         once the game is over (the seed deals every hand)."""
-        self.seed = int(cast(int, np.random.SeedSequence().entropy) % 2**31) if seed is None else seed
+        self.seed = fresh_seed() if seed is None else seed
         self.game = VecGame(rules, 1, seed=self.seed)
         self.rng = np.random.default_rng([self.seed, 99])
         self.replay = Replay.start(self.game, 0, int(game_seeds(self.seed, 1)[0]),

@@ -171,6 +171,11 @@ async function startGame(event) {
   event.preventDefault();
   showError("");
   const seed = $("f-seed").value;
+  // a JavaScript number is exact up to 2**53 - 1: a larger seed would be sent as another one
+  if (seed !== "" && !(Number.isSafeInteger(Number(seed)) && Number(seed) >= 0)) {
+    showError(`seed ${seed}: allowed: a whole number from 0 to ${Number.MAX_SAFE_INTEGER}, or empty for a fresh one`);
+    return;
+  }
   const body = {
     rules: $("f-rules").value,
     options: changedOptions(),
