@@ -531,8 +531,13 @@ def test_a_run_gives_the_same_model_whatever_ran_before_in_the_process(tmp_path)
     try:
         for k, before in enumerate((2, 1)):
             torch.set_num_threads(before)   # what the process had before the run
+            torch.manual_seed(100 + k)       # and its global generator
+            state = torch.random.get_rng_state()
             res = train(load_config("default", over + [f"run_dir={tmp_path / str(k)}"]))
             models.append(load_file(res["model"]))
+            # the run leaves both as they were: its seed does not reseed the caller's draws
+            assert torch.get_num_threads() == before
+            assert torch.equal(torch.random.get_rng_state(), state)
     finally:
         torch.set_num_threads(saved)
     assert models[0].keys() == models[1].keys()

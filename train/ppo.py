@@ -1001,7 +1001,23 @@ def train(cfg: TrainConfig) -> dict[str, Any]:
     "steps", "steps_per_second", "rollout_seconds", "games_seconds", "update_seconds",
     "threads", "device", "bf16"}`` (``final_eval``: the rows of every table, each with its
     ``table``; ``games_seconds``: the part of the rollouts spent stepping the games, the
-    opponents' moves and new deals included)."""
+    opponents' moves and new deals included).
+
+    The weights' initialisation draws from torch's global generator, seeded with
+    ``cfg.seed`` (every other draw has a generator of its own), and the run sets torch's
+    thread count: both are the caller's again afterwards (``torch.random.fork_rng``), so a
+    training called in a process leaves its global random state and threads as they were."""
+    threads = torch.get_num_threads()
+    devices = list(range(torch.cuda.device_count())) if torch.cuda.is_available() else []
+    try:
+        with torch.random.fork_rng(devices=devices):
+            return _train(cfg)
+    finally:
+        torch.set_num_threads(threads)
+
+
+def _train(cfg: TrainConfig) -> dict[str, Any]:
+    """:func:`train`'s work."""
     from torch.utils.tensorboard import SummaryWriter
 
     from ono_env.arena import evaluate, games_played
@@ -1086,6 +1102,8 @@ def train(cfg: TrainConfig) -> dict[str, Any]:
                     table_labels(all_rules, [None if t is None else t.name for t in named_tables])))]
     specs = plan_tables(cfg)
     model, opt, start_steps = build()
+    if start_steps:   # a resumed part samples and shuffles from a stream of its own, as its
+        gen.manual_seed((cfg.seed + start_steps) % (MAX_SEED + 1))   # deals do (seed below)
     tables = [_Table(*spec) for spec in specs]
     if cfg.tables is None:
         cfg = tables[0].cfg   # the run's config says what ran (every auto resolved)
