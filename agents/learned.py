@@ -442,6 +442,9 @@ def check_metadata(meta: Any, where: str = "model") -> dict[str, Any]:
     for key in ("observation_version", "observation_size", "training_steps"):
         if not is_int(meta[key]) or meta[key] < 0:
             raise bad(key, "a whole number >= 0")
+    # version 2 has one length for every table: checked here, before a network is built on it
+    if meta["observation_version"] == 2 and meta["observation_size"] != OBS_V2_SIZE:
+        raise bad("observation_size", f"{OBS_V2_SIZE:,} (version-2 observations have one length)")
     if not isinstance(meta["action_names"], list) or not meta["action_names"] \
             or not all(isinstance(a, str) for a in meta["action_names"]):
         raise bad("action_names", "a list of action names")

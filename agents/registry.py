@@ -12,6 +12,7 @@ for it).
 
 from __future__ import annotations
 
+import difflib
 import importlib
 import inspect
 import os
@@ -77,6 +78,18 @@ def is_model_path(spec: str) -> bool:
     return spec.endswith((".zip", ".safetensors")) or os.sep in spec or "/" in spec
 
 
+def _hint(spec: str) -> str:
+    """What an unknown agent name probably meant: a registered name with ``:N`` (which only
+    the search agents take), or the closest name (``difflib``), case and ``_``/``-`` aside."""
+    base, colon, _arg = spec.partition(":")
+    if colon and base in _REGISTRY:
+        return f" ({base!r} takes no ':'; only the search agents take name:N or name:<T>ms)"
+    names = [*_REGISTRY, *SEARCH_AGENTS]
+    key = base.lower().replace("_", "-")
+    close = [n for n in names if n == key] or difflib.get_close_matches(key, names, n=1, cutoff=0.75)
+    return f" (did you mean {close[0]!r}?)" if close else ""
+
+
 def make_agent(spec: Any, rules: Any = None) -> Agent:
     """An agent from a registered name, a saved model's path, or an object that has ``act``.
 
@@ -89,7 +102,8 @@ def make_agent(spec: Any, rules: Any = None) -> Agent:
         if base in SEARCH_AGENTS and spec not in _REGISTRY:   # name, name:N or name:<T>ms
             return SEARCH_AGENTS[base](rules, arg if colon else None)
         if spec not in _REGISTRY:
-            raise ValueError(f"unknown agent {spec!r}: known agents are {', '.join(agent_names())}, "
+            raise ValueError(f"unknown agent {spec!r}{_hint(spec)}: known agents are "
+                             f"{', '.join(agent_names())}, "
                              f"the search agents {', '.join(SEARCH_AGENTS)} (also as name:N or "
                              f"name:<T>ms), "
                              f"or the path of a saved model (.safetensors or .zip)")

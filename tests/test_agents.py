@@ -145,3 +145,15 @@ def test_unknown_agent_names_the_known_ones():
                                          r"or the path of a saved model"):
         make_agent("genius", "basic")
     assert action_id("play R5") == 5
+
+
+@pytest.mark.parametrize("spec, hint", [
+    ("ppo_any", "(did you mean 'ppo-any'?)"), ("PPO-ANY", "(did you mean 'ppo-any'?)"),
+    ("gredy", "(did you mean 'greedy'?)"), ("pimcc:8", "(did you mean 'pimc'?)"),
+    ("ppo-any:4", "('ppo-any' takes no ':'; only the search agents take name:N"),
+])
+def test_a_near_miss_agent_name_says_what_it_probably_meant(spec, hint):
+    with pytest.raises(ValueError) as err:
+        make_agent(spec, "basic")
+    assert str(err.value).startswith(f"unknown agent {spec!r} {hint}")
+    assert "known agents are" in str(err.value)

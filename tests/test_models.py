@@ -464,6 +464,9 @@ DAMAGED = {
                          "its rules cannot be read"),
     "observation size off": ("m.safetensors", _with_meta(_set("observation_size", 240)),
                              "tensor 'obs_scale' has shape \\[241\\]; the metadata gives \\[240\\]"),
+    "version 2 at another length": ("m.safetensors", _with_meta(_set("observation_version", 2)),
+                                    "'observation_size' is 241; expected 1,415 \\(version-2 "
+                                    "observations have one length\\)"),
     "hidden size off": ("m.safetensors", _with_meta(lambda m: m["architecture"].update(hidden_sizes=[9])),
                         "'hidden.0.weight' has shape"),
     "missing tensor": ("m.safetensors", _with_tensors(lambda t: t.pop("logits.bias")),

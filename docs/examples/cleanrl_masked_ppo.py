@@ -84,9 +84,12 @@ class Agent(nn.Module):
 def main(args: Args) -> dict:
     torch.manual_seed(args.seed)
     torch.set_num_threads(args.torch_threads)
-    envs = gym.make_vec("ono_env/Ono-v0", num_envs=args.num_envs,
-                        vectorization_mode="vector_entry_point", rules=args.rules,
-                        num_players=args.num_players, opponents=args.opponents)
+    try:   # the environment checks the rules, players and opponents given on the command line
+        envs = gym.make_vec("ono_env/Ono-v0", num_envs=args.num_envs,
+                            vectorization_mode="vector_entry_point", rules=args.rules,
+                            num_players=args.num_players, opponents=args.opponents)
+    except ValueError as exc:
+        raise SystemExit(f"cleanrl_masked_ppo: {exc}") from None
     rules = RuleSet.preset(args.rules, num_players=args.num_players)
     obs_size = envs.single_observation_space.shape[0]
     agent = Agent(obs_size, observation_scale(rules), args.hidden)

@@ -126,6 +126,10 @@ def main() -> None:
     if args.batch > args.frames:
         ap.error(f"--batch {args.batch:,} is more than --frames {args.frames:,}; allowed: at "
                  f"most --frames")
+    try:   # the environment checks the opponents before any training
+        make_env(opponents=args.opponents, seed=args.seed).close()
+    except ValueError as exc:
+        ap.error(f"--opponents {args.opponents}: {exc}")
     actor, env, collected = train(args.frames, args.batch, seed=args.seed,
                                   opponents=args.opponents)
     print(f"{collected:,} frames; win rate against {args.opponents}: "
