@@ -711,7 +711,12 @@ def legal_actions(s, prm, i):
             lo, hi = _play_actions(prm, _bit(c))
             if _call_allowed(s, prm, i, p):
                 hi |= _bit(C.A_CALL - HI)
-        if not (playable and prm[P_MUST_PLAY_DRAWN]):
+        # the obligation to play it (001's "play it") holds for a card the player may play:
+        # a Wild Draw Four drawn while holding the colour may be played only as a bluff,
+        # never made one
+        bluff = (c == C.WILD_DRAW_FOUR and prm[P_WD4_RESTRICTED]
+                 and _holds_color(s, i, p, int(s.g[i, G_COLOR])))
+        if not (playable and prm[P_MUST_PLAY_DRAWN] and not bluff):
             hi |= _bit(C.A_KEEP - HI)
     elif ph == PH_COLOR:
         hi = np.uint64(0xF) << np.uint64(C.A_COLOR - HI)

@@ -87,7 +87,9 @@ def reference_legal(game: VecGame, i: int) -> np.ndarray:
         if playable(c):
             mark(c)
             row[C.A_CALL] = call_ok
-        row[C.A_KEEP] = not (playable(c) and r.must_play_drawn)
+        bluff = (c == C.WILD_DRAW_FOUR and r.wild_draw_four_restricted
+                 and col >= 0 and hand[13 * col: 13 * col + 13].any())
+        row[C.A_KEEP] = not (playable(c) and r.must_play_drawn and not bluff)
     elif ph == PH["color"]:
         row[C.A_COLOR: C.A_COLOR + 4] = True
     elif ph == PH["target"]:

@@ -263,6 +263,20 @@ def test_must_play_drawn_removes_keep():
     assert legal(g) == ["play R7"]
 
 
+def test_must_play_drawn_never_forces_a_bluff():
+    # 001: a Wild Draw Four may be played "only when you don't have a card ... that matches
+    # the colour"; drawn while holding the colour it is no card the player may play, so
+    # "play it" does not apply: keep stays, and the bluff stays an option under challenge
+    rules = P("classic", num_players=3, must_play_drawn=True)
+    g = game_at(rules, [["R3", "B1"], ["B2", "B3"], ["Y2", "Y3"]], ["R5"], stock_top=["W+4"])
+    act(g, "draw")
+    assert legal(g) == ["play W+4 R", "play W+4 Y", "play W+4 G", "play W+4 B", "keep"]
+    # without a card of the colour it is a legal play, and must be played
+    g = game_at(rules, [["Y3", "B1"], ["B2", "B3"], ["Y2", "Y3"]], ["R5"], stock_top=["W+4"])
+    act(g, "draw")
+    assert legal(g) == ["play W+4 R", "play W+4 Y", "play W+4 G", "play W+4 B"]
+
+
 def test_an_unplayable_drawn_card_is_kept(classic3):
     g = game_at(classic3, [["Y3", "G1"], ["B1"], ["Y1"]], ["R5"], stock_top=["B9"])
     act(g, "draw")
