@@ -127,7 +127,9 @@ def build_parser() -> cli.ArgumentParser:
                    help="games in all (default 10000)")
     p.add_argument("--seed", type=cli.bounded_int(0, cli.MAX_SEED), default=0)
     p.add_argument("--batch", type=cli.bounded_int(1, cli.MAX_BATCH), default=4096,
-                   help="games stepped together (default 4096)")
+                   help="games stepped together (default 4096); each batch deals from a "
+                        "seed of its own, so another --batch plays other deals when the games "
+                        "of one seating do not fit in one batch")
     p.add_argument("--out", default=None,
                    help="folder for arena.json, arena.csv and arena.png (the plot needs matplotlib)")
     p.add_argument("--mirrored", action="store_true",
