@@ -105,6 +105,10 @@ def test_cli_writes_json_csv_png(tmp_path, capsys):
     (["genius", "random", "--players", "2"], "unknown agent 'genius'"),
     (["missing.zip", "random", "--players", "2"], "cannot read model file 'missing.zip'"),
     (["greedy", "random", "--players", "11"], "--players: 11 is out of range; allowed: 2 to 10"),
+    # a number as written, not as int() would coerce it
+    (["greedy", "random", "--players", " 2"], "--players: ' 2' is not a whole number"),
+    (["greedy", "random", "--players", "2", "--seed", "1__0"], "--seed: '1__0' is not a whole number"),
+    (["greedy", "random", "--players", "2", "--seed", "\uff15"], "is not a whole number"),
     (["greedy", "--players", "2"], "1 agents for 2 players"),
     (["greedy", "random", "--rules", "nosuch"], "nosuch"),
     (["greedy", "random"], "2 agents for 4 players"),   # classic seats 4 unless --players

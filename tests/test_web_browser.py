@@ -182,6 +182,13 @@ def test_a_refused_setup_shows_the_reason(server, page):
     page.click("#start")
     page.wait_for_selector("#error:not([hidden])")
     assert "hand_size" in page.inner_text("#error")
+    # a seed past 2**53 - 1 would reach the server as another number: refused in the page
+    page.eval_on_selector("[data-option=hand_size]", "e => { e.value = '7'; }")
+    page.fill("#f-seed", "9007199254740993")
+    page.click("#start")
+    page.wait_for_function("() => document.querySelector('#error').innerText.includes('seed')")
+    assert "allowed: a whole number from 0 to 9007199254740991" in page.inner_text("#error")
+    assert page.locator("#screen-game:not([hidden])").count() == 0
 
 
 def test_the_new_game_form_explains_the_options_and_takes_a_typed_agent(server, page):

@@ -9,6 +9,7 @@ runs the tool, turning every exception into that line.
 from __future__ import annotations
 
 import argparse
+import re
 import sys
 from collections.abc import Callable, Sequence
 from typing import NoReturn
@@ -56,16 +57,20 @@ class ArgumentParser(argparse.ArgumentParser):
         return self.parse_intermixed_args(words, namespace)
 
 
+_WHOLE_NUMBER = re.compile(r"[+-]?[0-9]+(?:_[0-9]+)*", re.ASCII)
+
+
 def bounded_int(low: int, high: int, what: str = "a whole number") -> Callable[[str], int]:
     """An argparse ``type`` accepting whole numbers from ``low`` to ``high``; the message of
     a refusal names the range."""
 
     def parse(text: str) -> int:
-        try:
-            value = int(text.replace("_", ""), 10)
-        except ValueError:
+        # ASCII digits, an optional sign, and "_" only between digits (1_000): int() alone
+        # would also take " 5", "1__0", "5_" and other scripts' digits, silently
+        if not _WHOLE_NUMBER.fullmatch(text):
             raise argparse.ArgumentTypeError(
-                f"{text!r} is not {what}; allowed: {low:,} to {high:,}") from None
+                f"{text!r} is not {what}; allowed: {low:,} to {high:,}")
+        value = int(text, 10)
         if not low <= value <= high:
             raise argparse.ArgumentTypeError(f"{value:,} is out of range; allowed: {low:,} to {high:,}")
         return value
