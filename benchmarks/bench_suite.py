@@ -31,13 +31,17 @@ import sys
 import time
 from pathlib import Path
 
+import numpy as np
+
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 
 from bench_args import at_least
 
 from ono_env.agents import make_agent
+from ono_env.arena.stats import bounded_mean_interval
 from ono_env.arena.suite import (
     field_models,
+    fit_ratings,
     format_card_markdown,
     format_ladder_markdown,
     ladder_path,
@@ -169,6 +173,16 @@ def render(args: argparse.Namespace) -> None:
             data = json.loads(path.read_text())
             for p in data["pairings"]:     # files written before intervals were clipped
                 p["low"], p["high"] = max(0.0, p["low"]), min(1.0, p["high"])
+                # files written before a pairing without spread kept an interval's width: a
+                # share of 0 or 1 over the deals is that share at every deal, so the stored
+                # rate and deal count give the interval again
+                if p["rate"] in (0.0, 1.0) and p["low"] == p["high"]:
+                    _m, p["low"], p["high"] = bounded_mean_interval(
+                        np.full(p["deals"], p["rate"]), 0.0, 1.0)
+            # the ratings fitted again from the same pairings (files written before the fit
+            # reached the maximum for an agent that wins nearly every game)
+            data["ratings"] = fit_ratings(list(data["ratings"]), data["pairings"],
+                                          suite.anchor, suite.anchor_rating)
             path.write_text(json.dumps(data, indent=1) + "\n")
             (out / f"{name}.md").write_text(format_ladder_markdown(data, data["command"]))
 

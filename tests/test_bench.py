@@ -398,3 +398,18 @@ def test_a_label_a_card_could_not_hold_is_refused_before_any_game():
     agent.name = "greedy\x1b[2J"
     with pytest.raises(ValueError, match="the agent's label"):
         S.bench_agent(agent, tables=["basic-2p"], deals=1, slow_deals=1, progress=False, workers=1)
+
+
+def test_a_pairing_that_never_wins_has_an_interval_with_width():
+    # random never wins a 500-point classic match against greedy: the share is 0 at every
+    # deal, and the suite's interval is the arena's (before: 0.0 [0.0, 0.0])
+    from ono_env.agents import make_agent
+    from ono_env.arena.stats import bounded_mean_interval
+    from ono_env.arena.suite import play_pairing
+    from ono_env.rules import RuleSet
+
+    rules = RuleSet.preset("classic", num_players=2)
+    r = play_pairing(rules, make_agent("random", rules), make_agent("greedy", rules), 6, 0, 64)
+    assert r["rate"] == 0.0 and r["low"] == 0.0
+    assert r["high"] == pytest.approx(bounded_mean_interval([0.0] * 6, 0.0, 1.0)[2])
+    assert r["high"] > 0.1

@@ -12,8 +12,10 @@ How games are played
     each entry is a separate entrant) are seated at tables of ``num_players``: every
     combination of ``num_players`` entrants when there are more entrants than seats. Each
     table is played in every seating order: all permutations of the seats for up to four
-    players, the cyclic rotations above that, so no entrant keeps the first move or its
-    neighbours. The games of a table are split evenly over its seatings. Games run on the
+    players, so that no entrant keeps the first move or its neighbours, and the cyclic
+    rotations above that, which move every entrant through every seat (and the first move)
+    but keep the order around the table: each entrant has the same neighbours in every
+    seating. The games of a table are split evenly over its seatings. Games run on the
     batched core, ``batch_size`` at a time; game ``k`` of a seating is dealt from a seed
     derived from ``(seed, table, seating, batch)`` and the agents of that batch draw from one
     generator derived the same way, so a run is reproducible from ``seed``.
@@ -37,8 +39,9 @@ Comparing two agents
     Two such runs that differ only in one entrant are compared deal by deal by
     :func:`paired_difference` (``ono-arena --paired-with``); a saved run's ``arena.json``
     keeps each entrant's per-deal results (``per_deal``) and the batch size for this
-    (:func:`mirrored_record` reads them back; :func:`mean_interval` gives the interval over
-    deals, also of runs with different seeds pooled, ``benchmarks/pool_mirrored.py``).
+    (:func:`mirrored_record` reads them back; :func:`bounded_mean_interval` gives the arena's
+    interval over deals of a share or a difference, :func:`mean_interval` the plain normal
+    one, also of runs with different seeds pooled, ``benchmarks/pool_mirrored.py``).
 
 Where it lives
     This package's face (``from ono_env.arena import run_arena``) holds the runs:
@@ -94,7 +97,13 @@ from ono_env.arena.results import (
     paired_difference,
     read_arena_json,
 )
-from ono_env.arena.stats import Z95, mean_interval, rate_games, wilson_interval
+from ono_env.arena.stats import (
+    Z95,
+    bounded_mean_interval,
+    mean_interval,
+    rate_games,
+    wilson_interval,
+)
 from ono_env.checks import check_bool, check_int, check_seed
 from ono_env.game import MAX_DECISIONS, VecGame
 from ono_env.game import MAX_GAMES as MAX_BATCH
@@ -381,7 +390,8 @@ def format_evaluation(rows: Sequence[dict[str, Any]], name: str = "agent") -> st
 
 __all__ = [
     "MAX_ARENA_JSON_BYTES", "MAX_GAMES", "MAX_RECORD", "MAX_ROUNDING", "RAY_CONNECT_SECONDS",
-    "TASKS_PER_CPU", "Z95", "Agent", "ArenaResult", "GameRecords", "agreement", "check_pairable",
+    "TASKS_PER_CPU", "Z95", "Agent", "ArenaResult", "GameRecords", "agreement",
+    "bounded_mean_interval", "check_pairable",
     "check_paired_plan", "check_plan", "check_ray_address", "evaluate", "format_evaluation",
     "games_played", "mean_interval", "mirrored_record", "paired_difference", "play_games",
     "play_on_ray", "rate_games", "read_arena_json", "run_arena", "seatings", "wilson_interval",

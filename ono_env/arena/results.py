@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 
 from ono_env.arena.play import GameRecords
-from ono_env.arena.stats import Z95, mean_interval, wilson_interval
+from ono_env.arena.stats import bounded_mean_interval, wilson_interval
 from ono_env.checks import check_input_file
 from ono_env.replay import Replay
 from ono_env.rules import RuleSet
@@ -62,29 +62,18 @@ class ArenaResult:
     def paired(self, e: int, other: int | None = None) -> dict[str, float]:
         """Mirrored deals: entrant ``e``'s mean share of the wins per deal (a game without a
         winner shares 1/N to every seat), over the deals it played (with ``other``: the
-        deals where both sat), with a normal 95% interval over deals. Keys: ``rate``,
-        ``low``, ``high``, ``deals``, ``games``, ``sd`` (standard deviation of a deal's
-        score).
-
-        Where the deals show no spread (one deal, or every deal scored alike) a normal
-        interval has no width: it would claim certainty from a handful of deals. There the
-        interval is the Wilson interval of ``rate`` over ``deals`` trials (20 deals all won:
-        [83.9%, 100%]). A deal's share lies in [0, 1], so its variance is at most
-        ``rate * (1 - rate)``, the variance that interval assumes."""
+        deals where both sat), with a 95% interval over deals
+        (:func:`~ono_env.arena.stats.bounded_mean_interval`: a normal interval that keeps its
+        width where every deal scored alike, 20 deals all won: [86.5%, 100%]). Keys:
+        ``rate``, ``low``, ``high``, ``deals``, ``games``, ``sd`` (standard deviation of a
+        deal's score)."""
         deals, per_deal, games = self.per_deal(e, other)
         n = len(deals)
         if n == 0:
             return {"rate": float("nan"), "low": 0.0, "high": 1.0, "deals": 0, "games": 0,
                     "sd": float("nan")}
-        mean = float(per_deal.mean())
+        mean, low, high = bounded_mean_interval(per_deal, 0.0, 1.0)
         sd = float(per_deal.std(ddof=1)) if n > 1 else 0.0
-        # no spread (to rounding: a deal's shares sum fractions of 1/N): the most a share in
-        # [0, 1] can have
-        if per_deal.max() - per_deal.min() <= 1e-12:
-            low, high = wilson_interval(mean * n, n)
-        else:
-            half = Z95 * sd / math.sqrt(n)
-            low, high = max(0.0, mean - half), min(1.0, mean + half)
         return {"rate": mean, "low": low, "high": high, "deals": n, "games": games, "sd": sd}
 
     def per_deal(self, e: int, other: int | None = None) -> tuple[np.ndarray, np.ndarray, int]:
@@ -386,7 +375,7 @@ def paired_difference(a: Any, b: Any, entrant: int = 0) -> dict[str, Any]:
     if da["deals"] != db["deals"]:
         raise ValueError("the two runs' entrants played different deals")
     sa, sb = np.asarray(da["share"]), np.asarray(db["share"])
-    mean, low, high = mean_interval(sa - sb)
+    mean, low, high = bounded_mean_interval(sa - sb, -1.0, 1.0)
     return {"agent_a": la[entrant], "agent_b": lb[entrant], "rate_a": float(sa.mean()),
             "rate_b": float(sb.mean()), "diff": mean, "low": low, "high": high,
             "deals": len(sa)}
