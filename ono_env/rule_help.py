@@ -55,7 +55,8 @@ OPTION_HELP: dict[str, tuple[str, str]] = {
     "voluntary_draw": ('true, false',
         'a player may draw while holding a playable card'),
     "must_play_drawn": ('true, false',
-        'a playable drawn card must be played (no `keep`)'),
+        'a playable drawn card must be played (no `keep`), except a Wild Draw Four that would '
+        'be a bluff'),
     "draw_until_playable": ('true, false',
         'a player without a playable card draws until one is playable (a longer game)'),
     "ono_penalty": ('`none`, `draw`, `swap_hands`',
@@ -160,7 +161,8 @@ def describe_rules(rules: RuleSet) -> list[str]:
     else:
         draw += " You draw one card."
     if r.must_play_drawn:
-        draw += " A playable drawn card must be played at once."
+        draw += (" A playable drawn card must be played at once (a Wild Draw Four that would"
+                 " be a bluff may be kept).")
     else:
         draw += " A playable drawn card may be played at once, or kept (keep)."
     out.append(draw)

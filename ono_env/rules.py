@@ -112,7 +112,8 @@ class RuleSet:
     voluntary_draw: bool = True
     """A player may draw while holding a playable card."""
     must_play_drawn: bool = False
-    """A playable drawn card must be played (no keep)."""
+    """A playable drawn card must be played (no keep), except a Wild Draw Four that would be a
+    bluff (the player holds the colour in effect; legal only with ``challenge``)."""
     draw_until_playable: bool = False
     """A player without a playable card draws until one is playable ("longer game" of 000)."""
     ono_penalty: str = "draw"

@@ -148,6 +148,8 @@ def test_bit_sets_equal_the_counts_and_the_rules(preset, players):
      "wild_shuffle_hands_cards": 2},
     {"stacking": True, "challenge": False, "ono_penalty": "swap_hands"},
     {"wild_draw_four_restricted": True, "challenge": False, "must_play_drawn": True},
+    # with challenge (uno2018's) a drawn Wild Draw Four may be a bluff, which keep answers
+    {"must_play_drawn": True},
     {"draw_until_playable": True, "voluntary_draw": False, "false_catch_penalty": 4},
 ])
 def test_bit_sets_under_rule_options(overrides):

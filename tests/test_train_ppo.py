@@ -651,3 +651,21 @@ def test_an_exploiters_run_name_is_a_valid_run_name():
         name = run_name_of(target)
         assert load_config("default", [f"name={name}"]).name == name
     assert run_name_of("runs/x/modèle.safetensors") == "exploit-mod-le"
+
+
+def test_a_resumed_part_samples_from_a_stream_of_its_own(tmp_path, monkeypatch):
+    # the first part's generator is seeded with the seed, a resumed part's with the seed plus
+    # its start step (as its deals are): not the first part's draws over again
+    import ono_env.train.ppo as ppo
+
+    seeds = []
+    real = ppo.sample
+    monkeypatch.setattr(ppo, "sample", lambda z, gen: (seeds.append(gen.initial_seed()), real(z, gen))[1])
+    over = ["num_envs=4", "ppo.n_steps=16", "ppo.batch_size=64", "ppo.n_epochs=1", "eval.every=0",
+            "final_eval.games=0", "progress=false", "torch_threads=1", "seed=7"]
+    first = train(load_config("default", over + ["total_steps=64", f"run_dir={tmp_path / 'a'}"]))
+    assert set(seeds) == {7}
+    seeds.clear()
+    train(load_config("default", over + ["total_steps=128", f"resume={first['model']}",
+                                         f"run_dir={tmp_path / 'b'}"]))
+    assert set(seeds) == {7 + 64}

@@ -1003,14 +1003,16 @@ def train(cfg: TrainConfig) -> dict[str, Any]:
     ``table``; ``games_seconds``: the part of the rollouts spent stepping the games, the
     opponents' moves and new deals included).
 
-    The weights' initialisation draws from torch's global generator, seeded with
-    ``cfg.seed`` (every other draw has a generator of its own), and the run sets torch's
-    thread count: both are the caller's again afterwards (``torch.random.fork_rng``), so a
-    training called in a process leaves its global random state and threads as they were."""
+    The weights' initialisation draws from torch's global CPU generator, seeded with
+    ``cfg.seed`` (every other draw has a generator of its own; a resumed part's is seeded with
+    ``cfg.seed`` plus its start step, as its deals are), and the run sets torch's thread
+    count: both are the caller's again afterwards (``torch.random.fork_rng``), so a training
+    called in a process leaves its global random state and threads as they were."""
     threads = torch.get_num_threads()
-    devices = list(range(torch.cuda.device_count())) if torch.cuda.is_available() else []
     try:
-        with torch.random.fork_rng(devices=devices):
+        # the CPU generator only: the weights are drawn on the CPU (then moved to the device),
+        # and forking a GPU's generator would start CUDA on every GPU, for a CPU run too
+        with torch.random.fork_rng(devices=[]):
             return _train(cfg)
     finally:
         torch.set_num_threads(threads)
@@ -1037,7 +1039,7 @@ def _train(cfg: TrainConfig) -> dict[str, Any]:
     # process's (the machine's cores, or the last run's setting), not the config's
     thread_choice = choose_threads(cfg.torch_threads)
     torch.set_num_threads(thread_choice[0])
-    torch.manual_seed(cfg.seed)
+    torch.default_generator.manual_seed(cfg.seed)   # the CPU's, for the first weights
     gen = torch.Generator(device=device)
     gen.manual_seed(cfg.seed)
 
