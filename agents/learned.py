@@ -808,6 +808,11 @@ def model_label(path: str | Path, meta: Mapping[str, Any] | None = None) -> str:
     return label if isinstance(label, str) and label else stem
 
 
+def model_sha256(path: str | Path) -> str:
+    """The SHA-256 of a model file's bytes: which model a run played, whatever its name."""
+    return hashlib.sha256(Path(path).read_bytes()).hexdigest()
+
+
 def shipped_models() -> dict[str, Path]:
     """The policies shipped in the package: agent name -> file (``ppo-basic-2p`` ...)."""
     return {p.stem: p for p in sorted(MODELS_DIR.glob("*.safetensors"))}

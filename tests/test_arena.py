@@ -280,6 +280,13 @@ def test_paired_difference_compares_two_runs_deal_by_deal(tmp_path):
             paired_difference(run_arena(agents, **args), saved)
     with pytest.raises(ValueError, match="differ in rules"):
         check_paired_plan(saved, ["color", "random"], "classic", 2, 400, 5)
+    # another decision limit cuts other games: refused (an arena.json of before, which does
+    # not record it, is not compared)
+    cut = run_arena(["color", "random"], **dict(kw, max_decisions=30))
+    with pytest.raises(ValueError, match=r"different decision limits \(max_decisions 30 against None"):
+        paired_difference(cut, saved)
+    older = {k: v for k, v in saved.items() if k not in ("max_decisions", "models")}
+    assert paired_difference(run_arena(["color", "random"], **kw), older)["deals"] == 200
     three = run_arena(["color", "random", "greedy"], **dict(kw, num_games=600))
     with pytest.raises(ValueError, match="have 3 and 2 entrants"):
         paired_difference(three, run_arena(["greedy", "random"], **dict(kw, num_games=600)))
@@ -1019,3 +1026,31 @@ def test_bench_web_load_stopped_by_a_signal_stops_its_server(tmp_path, how):
     finally:
         if run.poll() is None:
             run.kill()
+
+
+def test_paired_runs_must_seat_the_same_model_files_not_only_the_same_labels(tmp_path):
+    # a model's label is its file's name: another model saved under a shipped policy's name
+    # would pass for it
+    import shutil
+
+    from ono_env.agents.learned import shipped_models
+    from ono_env.arena import check_paired_plan, paired_difference, read_arena_json
+
+    impostor = tmp_path / "ppo-basic-2p.safetensors"
+    shutil.copy(shipped_models()["ppo-any"], impostor)
+    kw = dict(rules="basic", num_players=2, num_games=20, seed=5, rating=False, mirrored=True)
+    a = run_arena(["greedy", "ppo-basic-2p"], **kw)
+    a.save(tmp_path / "a")
+    saved = read_arena_json(tmp_path / "a")
+    assert saved["models"]["ppo-basic-2p"] == a.models["ppo-basic-2p"]
+    message = r"the other entrant 'ppo-basic-2p' is not the same model in the two runs"
+    with pytest.raises(ValueError, match=message):
+        check_paired_plan(saved, ["color", str(impostor)], "basic", 2, 20, 5)
+    with pytest.raises(ValueError, match=message):
+        paired_difference(run_arena(["color", str(impostor)], **kw), saved)
+    # the same file under its shipped name or its path pairs
+    same = tmp_path / "same" / "ppo-basic-2p.safetensors"
+    same.parent.mkdir()
+    shutil.copy(shipped_models()["ppo-basic-2p"], same)
+    check_paired_plan(saved, ["color", str(same)], "basic", 2, 20, 5)
+    assert paired_difference(run_arena(["color", "ppo-basic-2p"], **kw), saved)["deals"] == 10

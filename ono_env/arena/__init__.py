@@ -73,7 +73,7 @@ from ono_env.agents.base import (
     observation_version,
     plays_from_game,
 )
-from ono_env.agents.learned import model_label
+from ono_env.agents.learned import model_label, model_sha256, shipped_models
 from ono_env.agents.registry import is_model_path, make_agent
 from ono_env.arena.distributed import (
     RAY_CONNECT_SECONDS,
@@ -233,12 +233,25 @@ def run_arena(agents: Sequence[Any], rules: Any = "classic", num_players: int | 
                         + np.tile(np.arange(per), len(tables) * len(orders)))
     seconds = time.perf_counter() - t0
     result = ArenaResult(rules, labels, records, seed, seconds, mirrored=mirrored, replays=replays,
-                         replay_rows=sample.tolist(), nodes=nodes, batch_size=batch_size)
+                         replay_rows=sample.tolist(), nodes=nodes, batch_size=batch_size,
+                         max_decisions=max_decisions, models=_model_files(agents, labels))
     if rating:
         t1 = time.perf_counter()
         result.ratings = rate_games(records, len(agents), seed)
         result.rating_seconds = time.perf_counter() - t1
     return result
+
+
+def _model_files(agents: Sequence[Any], labels: Sequence[str]) -> dict[str, str]:
+    """Label -> the SHA-256 of the model file of each entrant given as a model file or as a
+    shipped policy's name: a paired comparison checks that the other entrants are the same
+    models, not only the same labels (a model's label is its file's name)."""
+    shipped = shipped_models()
+    out = {}
+    for spec, label in zip(agents, labels):
+        if isinstance(spec, str) and (is_model_path(spec) or spec in shipped):
+            out[label] = model_sha256(spec if is_model_path(spec) else shipped[spec])
+    return out
 
 
 MAX_ROUNDING = 10
@@ -279,7 +292,8 @@ def check_paired_plan(earlier: Any, agents: Sequence[Any], rules: Any = "classic
     rules = resolve_rules(rules, **overrides)
     plan = {"rules": rules.to_dict(), "seed": seed, "batch_size": batch_size,
             "games": games_played(num_games, len(agents), rules.num_players),
-            "agents": _labels(agents)}
+            "agents": _labels(agents), "max_decisions": None,
+            "models": _model_files(agents, _labels(agents))}
     check_pairable(plan, mirrored_record(earlier, "the earlier run"))
 
 def evaluate(agent: Any, opponents: Sequence[Any], rules: Any, num_games: int, seed: int = 0, *,

@@ -37,6 +37,8 @@ class ArenaResult:
     nodes: dict[str, int] = field(default_factory=dict)   # Ray node id -> games played there
     mirrored: bool = False             # every deal played once per seating (paired statistics)
     batch_size: int = 4096             # games stepped together (the deals depend on it)
+    max_decisions: int | None = None   # the cut asked for (None: each rule set's own)
+    models: dict[str, str] = field(default_factory=dict)   # label -> model file's SHA-256
 
     # ---- statistics -------------------------------------------------------------------
     @property
@@ -223,6 +225,8 @@ class ArenaResult:
         if self.mirrored:   # what paired_difference needs to compare two runs deal by deal
             out["deals"] = self.deals
             out["batch_size"] = self.batch_size
+            out["max_decisions"] = self.max_decisions
+            out["models"] = dict(self.models)
             out["per_deal"] = self.per_deal_table()
         return out
 
@@ -291,7 +295,8 @@ def mirrored_record(run: Any, name: str) -> dict[str, Any]:
                              f"need two mirrored runs (run_arena(mirrored=True), ono-arena --mirrored)")
         return {"rules": run.rules.to_dict(), "seed": run.seed,
                 "games": len(run.records.length), "batch_size": run.batch_size,
-                "agents": list(run.labels), "per_deal": run.per_deal_table()}
+                "agents": list(run.labels), "per_deal": run.per_deal_table(),
+                "max_decisions": run.max_decisions, "models": dict(run.models)}
     if not isinstance(run, dict):
         raise ValueError(f"{name} is a {type(run).__name__}; allowed: an ArenaResult or the "
                          f"dict of a saved arena.json")
@@ -323,18 +328,36 @@ def mirrored_record(run: Any, name: str) -> dict[str, Any]:
             per[lab] = {"deals": d, "share": [float(x) for x in shares]}
         if not isinstance(run["rules"], dict):
             raise TypeError(f"rules must be a mapping; got {type(run['rules']).__name__}")
+        # written since 2026-12-02 (an older file has neither: not compared)
+        cut = run.get("max_decisions", UNRECORDED)
+        if cut is not None and cut is not UNRECORDED:
+            cut = whole(cut, "max_decisions", 1)
+        models = run.get("models", UNRECORDED)
+        if models is not UNRECORDED and not (
+                isinstance(models, dict) and all(
+                    isinstance(k, str) and isinstance(v, str) and len(v) == 64
+                    and all(c in "0123456789abcdef" for c in v) for k, v in models.items())):
+            raise ValueError("models: a mapping of entrant labels to SHA-256 hex digests is needed")
         return {"rules": dict(run["rules"]), "seed": whole(run["seed"], "seed"), "games": games,
                 "batch_size": whole(run["batch_size"], "batch_size", 1), "agents": labels,
-                "per_deal": per}
+                "per_deal": per, "max_decisions": cut, "models": models}
     except (KeyError, TypeError, ValueError, OverflowError) as exc:
         raise ValueError(f"{name} is not a complete arena.json of a mirrored run "
                          f"({type(exc).__name__}: {exc})") from None
 
 
+UNRECORDED: Any = object()
+"""What :func:`mirrored_record` gives for ``max_decisions`` and ``models`` of an arena.json
+written before they were recorded: nothing to compare."""
+
+
 def check_pairable(pa: dict[str, Any], pb: dict[str, Any], entrant: int = 0) -> None:
     """``ValueError`` naming what differs unless two runs (dicts with ``rules`` (a RuleSet's
-    dict), ``seed``, ``games``, ``batch_size`` and ``agents`` (labels; a " (cheating)" mark is
-    ignored)) dealt the same cards and seated the same entrants but the one at ``entrant``."""
+    dict), ``seed``, ``games``, ``batch_size``, ``agents`` (labels; a " (cheating)" mark is
+    ignored) and, where recorded, ``max_decisions`` and ``models`` (label -> model file's
+    SHA-256)) dealt the same cards, cut games alike and seated the same entrants but the one
+    at ``entrant``: the same labels, and where both runs name a model file for a label, the
+    same file (a model's label is its file's name, which another file may share)."""
     for key, what in (("rules", "rules"), ("seed", "seed"), ("games", "number of games"),
                       ("batch_size", "batch size")):
         if pa[key] != pb[key]:
@@ -358,6 +381,21 @@ def check_pairable(pa: dict[str, Any], pb: dict[str, Any], entrant: int = 0) -> 
         raise ValueError(f"the other entrants differ ({', '.join(others_a)} against "
                          f"{', '.join(others_b)}); a paired comparison plays two agents "
                          f"against the same others")
+    cut_a, cut_b = pa.get("max_decisions", UNRECORDED), pb.get("max_decisions", UNRECORDED)
+    if UNRECORDED not in (cut_a, cut_b) and cut_a != cut_b:
+        raise ValueError(f"the two runs cut games at different decision limits (max_decisions "
+                         f"{cut_a} against {cut_b}: None is each rule set's own); a paired "
+                         f"comparison needs the same")
+    ma, mb = pa.get("models", UNRECORDED), pb.get("models", UNRECORDED)
+    if UNRECORDED not in (ma, mb):
+        raw_a = [str(x) for x in pa["agents"]]
+        raw_b = [str(x) for x in pb["agents"]]
+        for k, (xa, xb) in enumerate(zip(raw_a, raw_b)):
+            if k != entrant and ma.get(xa) != mb.get(xb):
+                raise ValueError(f"the other entrant {la[k]!r} is not the same model in the two "
+                                 f"runs (model file SHA-256 {str(ma.get(xa))[:12]} against "
+                                 f"{str(mb.get(xb))[:12]}); a paired comparison plays two "
+                                 f"agents against the same others")
 
 def paired_difference(a: Any, b: Any, entrant: int = 0) -> dict[str, Any]:
     """A against B on the same deals: entrant ``entrant`` of run ``a`` and the entrant in the

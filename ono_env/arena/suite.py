@@ -55,7 +55,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 import ono_env
 from ono_env.agents.base import Agent, is_cheating
-from ono_env.agents.learned import model_label, shipped_models
+from ono_env.agents.learned import model_label, model_sha256, shipped_models
 from ono_env.agents.registry import agent_from_class, is_class_spec, is_model_path, make_agent
 from ono_env.arena.distributed import check_ray_address, play_on_ray
 from ono_env.arena.play import _derive, _seating_seed, games_bar, play_games
@@ -243,10 +243,6 @@ def read_ladder(suite: Suite) -> dict[str, Any]:
         raise ValueError(f"suite version {suite.version} has no published ladder ({path}: "
                          f"{exc}); make it with benchmarks/bench_suite.py ladder") from None
     return data
-
-
-def model_sha256(path: str | Path) -> str:
-    return hashlib.sha256(Path(path).read_bytes()).hexdigest()
 
 
 def field_models(tables: Sequence[SuiteTable]) -> dict[str, str]:
