@@ -154,7 +154,7 @@ def run_arena(agents: Sequence[Any], rules: Any = "classic", num_players: int | 
     table and game, not per seating), so each entrant holds every seat's cards once and the
     luck of the deal cancels. Win rates are then the mean over deals of an entrant's share
     of the wins in that deal's games (a game without a winner is a tie, 1/N to every seat),
-    with a normal 95% interval over deals (:meth:`ArenaResult.paired`); with ``ray_address``
+    with a 95% interval over deals (:meth:`ArenaResult.paired`); with ``ray_address``
     the same deals are played as Ray tasks."""
     overrides = {} if num_players is None else {"num_players": num_players}
     rules = resolve_rules(rules, **overrides)

@@ -24,7 +24,8 @@ How an agent is measured
     and the table's name), cut in batches of ``batch_size``. The agent's share of a deal is
     its mean share of the wins over the deal's games (a game cut at the rules' decision limit
     is a tie, ``1 / players`` each); the win rate (2 players) or win share (4 players, fair
-    share 25%) is the mean over deals with a normal 95% interval over deals.
+    share 25%) is the mean over deals with the arena's 95% interval over deals
+    (:func:`ono_env.arena.stats.bounded_mean_interval`).
 
 The scale
     Ratings are on the Elo scale of a Luce model of the winner: at a table of agents with
