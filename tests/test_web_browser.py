@@ -189,6 +189,7 @@ def test_a_refused_setup_shows_the_reason(server, page):
     page.wait_for_function("() => document.querySelector('#error').innerText.includes('seed')")
     assert "allowed: a whole number from 0 to 9007199254740991" in page.inner_text("#error")
     assert page.locator("#screen-game:not([hidden])").count() == 0
+    page.fill("#f-seed", "")   # the page is shared with the next tests
 
 
 def test_the_new_game_form_explains_the_options_and_takes_a_typed_agent(server, page):
