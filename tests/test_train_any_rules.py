@@ -307,6 +307,31 @@ def test_hand_shaping_sums_to_the_same_for_every_game():
         dones[-1] = True
         total = R.hand_shaping(hands[:-1].astype(float), hands[1:].astype(float), dones, 0.1).sum()
         assert total == pytest.approx(0.7)
+        # discounted as the returns are, at any gamma (before: only at gamma 1)
+        steps = R.hand_shaping(hands[:-1].astype(float), hands[1:].astype(float), dones, 0.1, 0.9)
+        assert (steps * 0.9 ** np.arange(len(steps))).sum() == pytest.approx(0.7)
+
+
+def test_a_cut_game_bootstrapped_from_its_value_keeps_its_last_hand_as_the_potential():
+    # a game cut with 5 cards: scored as the end (truncation loss), its potential ends at 0;
+    # bootstrapped from the value of its last observation (which holds c * 5 of shaping to
+    # come, the value being of shaped returns), it ends at that hand: counted once, not twice
+    from ono_env.envs.learner_batch import BatchStep
+
+    obs = np.zeros((2, 3), np.float32)
+    obs[:, 0] = [7, 6]                     # the new games' hands (rows reset after an end)
+    final = np.zeros((2, 3), np.float32)
+    final[0, 0] = 5                        # row 0: cut with 5 cards
+    step = BatchStep(obs, np.zeros(2, np.float32), np.array([False, False]),
+                     np.array([True, False]), final, np.array([True, False]))
+    before = np.array([6.0, 6.0])
+    loss = R.step_shaping(before, step, 0, 0.1, 1.0, bootstrap=False)
+    assert loss.tolist() == pytest.approx([0.6, 0.0])
+    boot = R.step_shaping(before, step, 0, 0.1, 1.0, bootstrap=True)
+    assert boot.tolist() == pytest.approx([0.1, 0.0])      # 6 -> 5 cards, and no end
+    ended = step._replace(terminated=np.array([True, False]), truncated=np.array([False, False]))
+    assert R.step_shaping(before, ended, 0, 0.1, 1.0, bootstrap=True).tolist() == \
+        pytest.approx([0.6, 0.0])                          # a game won ends at 0 either way
 
 
 def test_the_reward_and_the_shaping_follow_the_rules():

@@ -148,9 +148,16 @@ def test_table_slots_split_num_envs_by_weight_with_one_slot_each_at_least():
     from ono_env.train.config import table_slots
 
     assert table_slots(8, [1, 1]) == [4, 4]
-    assert table_slots(10, [1, 3]) == [2, 8]   # 2.5 rounds to 2; the largest takes the rest
+    assert table_slots(10, [1, 3]) == [3, 7]   # 2.5 and 7.5: the tie's first takes the slot left
+    assert table_slots(10, [1, 4]) == [2, 8]
     assert table_slots(4, [1, 1, 1, 100]) == [1, 1, 1, 1]
     assert table_slots(3, [1, 1, 1]) == [1, 1, 1]
+    # the slots rounding leaves go one each to the largest remainders, not all to one table
+    # (before: 100 slots over 30 equal tables gave one table 13 and the others 3)
+    assert sorted(table_slots(100, [1] * 30)) == [3] * 20 + [4] * 10
+    assert sorted(table_slots(1024, [1] * 30)) == [34] * 26 + [35] * 4
+    assert table_slots(11, [1] * 9 + [10, 10]) == [1] * 11   # before: refused
+    assert table_slots(7, [1, 1e-9, 5]) == [1, 1, 5]         # one each: from the largest table
     for n, weights in [(64, [0.001, 5, 2]), (1536, [1.0] * 30), (31, [7, 1e-9, 3, 1])]:
         slots = table_slots(n, weights)
         assert sum(slots) == n and min(slots) >= 1

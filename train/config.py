@@ -422,20 +422,29 @@ _SHORT.maxstring = _SHORT.maxother = 80
 
 
 def table_slots(num_envs: int, weights: Sequence[float]) -> list[int]:
-    """The game slots of each table of a mixture: ``num_envs`` split by the tables' weights,
-    at least one each (the largest share takes what rounding leaves). ``ValueError`` naming
-    ``num_envs`` when it cannot give every table a slot."""
+    """The game slots of each table of a mixture: ``num_envs`` split by the tables' weights
+    by the largest remainders (Hamilton's method: each table its share rounded down, then one
+    more to each of the tables whose shares lost most to the rounding), then at least one
+    each (a table left with none takes one from the table furthest above its share).
+    ``ValueError`` naming ``num_envs`` when there are fewer slots than tables.
+
+    Before, each share was rounded and the largest table took whatever the rounding left:
+    30 equal tables in 100 slots gave one table 13 and the others 3."""
     if num_envs < len(weights):
         raise ValueError(f"num_envs={num_envs}: a mixture of {len(weights)} tables needs at "
                          f"least one game slot per table; allowed: num_envs >= {len(weights)}")
     total = sum(weights)
     # each weight's share of the sum first: num_envs * weight may overflow where the sum does not
-    shares = [max(1, round(num_envs * (w / total))) for w in weights]
-    shares[shares.index(max(shares))] += num_envs - sum(shares)
-    if min(shares) < 1:
-        raise ValueError(f"num_envs={num_envs} cannot give each of the {len(weights)} tables a "
-                         f"game slot at these weights; allowed: a larger num_envs")
-    return shares
+    quota = [num_envs * (w / total) for w in weights]
+    slots = [math.floor(q) for q in quota]
+    by_remainder = sorted(range(len(quota)), key=lambda i: quota[i] - slots[i], reverse=True)
+    for i in by_remainder[:num_envs - sum(slots)]:
+        slots[i] += 1
+    while 0 in slots:   # num_envs >= tables: some table holds two or more
+        j = max((k for k in range(len(slots)) if slots[k] > 1), key=lambda k: slots[k] - quota[k])
+        slots[j] -= 1
+        slots[slots.index(0)] += 1
+    return slots
 
 
 def _check_player_count(rules: Any, num_players: int, where: str) -> None:

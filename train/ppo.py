@@ -124,13 +124,13 @@ from ono_env.train.run import (
     evaluation_line,
     final_evaluation,
     games_for,
-    hand_shaping,
     learning_rate_schedule,
     resolve_auto,
     rules_of,
     say,
     stall_warning,
     start_run,
+    step_shaping,
     write_curve,
 )
 
@@ -829,7 +829,8 @@ class _Table:
         p = cfg.ppo
         self.cut_is_loss = p.truncation in ("auto", "loss")
         self.shaping = float(p.hand_shaping)   # resolved from auto by resolve_auto
-        # a game cut with no winner ends as a loss: a losing seat's reward (win: -1/(N-1))
+        # a game cut with no winner ends as a loss: a losing seat's reward (win: -1/(N-1));
+        # under points the round cut scores nothing (docs/training.md says so)
         self.cut_reward = -1.0 / (rules.num_players - 1) if cfg.reward == "win" else 0.0
         self.max_decisions = resolved(cfg.max_decisions, "max_decisions")
         self.last_length = 0.0
@@ -1296,8 +1297,8 @@ def _train(cfg: TrainConfig) -> dict[str, Any]:
                             hands_buf[t + 1, sl] = hidden_hands(tab.batch.game, tab.batch.learner)
                         rew = r.rewards
                         if tab.shaping:   # potential -c * hand size; 0 at a game's end (ppo.hand_shaping)
-                            rew = rew + hand_shaping(obs_buf[t, sl][:, OBS_SELF], r.obs[:, OBS_SELF],
-                                                     r.dones, tab.shaping)
+                            rew = rew + step_shaping(obs_buf[t, sl][:, OBS_SELF], r, OBS_SELF,
+                                                     tab.shaping, p.gamma, not tab.cut_is_loss)
                         if r.final_obs is not None and r.truncated.any():
                             tr = np.flatnonzero(r.truncated)
                             rew = np.array(rew, copy=True)

@@ -75,14 +75,32 @@ def baseline_games(rules: Any, games: int = PROBE_GAMES, seed: int = 0) -> dict[
     return out
 
 
-def hand_shaping(before: np.ndarray, after: np.ndarray, dones: np.ndarray, coef: float) -> np.ndarray:
+def hand_shaping(before: np.ndarray, after: np.ndarray, dones: np.ndarray, coef: float,
+                 gamma: float = 1.0) -> np.ndarray:
     """Potential-based shaping (Ng, Harada and Russell 1999) by the learner's hand size: with
     the potential ``-coef * cards`` (0 once a game has ended) a step from ``before`` to
-    ``after`` cards adds ``coef * (before - after)``, and the step that ends a game
-    (``dones``) ``coef * before``. A game's shaping sums to ``coef`` times the cards dealt, the
-    same for every policy, so the best policy is unchanged; what changes is that a card
-    played, or four drawn for a false catch, counts at once."""
-    return coef * (before - np.where(dones, 0.0, after))
+    ``after`` cards adds ``gamma * potential(after) - potential(before)``, that is ``coef *
+    (before - gamma * after)``, and the step that ends a game (``dones``) ``coef * before``.
+    A game's shaping, discounted by ``gamma`` as the returns are, sums to ``coef`` times the
+    cards dealt, the same for every policy, so the best policy is unchanged; what changes is
+    that a card played, or four drawn for a false catch, counts at once. (Before, ``gamma``
+    was left out, which is potential-based only at ``gamma`` 1, the default run's.)"""
+    return coef * (before - gamma * np.where(dones, 0.0, after))
+
+
+def step_shaping(before: np.ndarray, step: Any, column: int, coef: float, gamma: float,
+                 bootstrap: bool) -> np.ndarray:
+    """:func:`hand_shaping` of one step of a learner's batch (``step``: a ``BatchStep``; the
+    hand size is observation ``column``, ``before`` the hands at the step's start). A game
+    cut at the decision limit ends its potential at 0 where the cut is scored as the game's
+    end (``ppo.truncation: loss``); with ``bootstrap`` its return goes on in the value of
+    its last observation, which holds the shaping of the rest, so its potential is that
+    observation's hand: ending it at 0 too would count that hand twice."""
+    after, ends = step.obs[:, column], step.dones
+    if bootstrap and step.final_obs is not None and step.truncated.any():
+        after = np.where(step.truncated, step.final_obs[:, column], after)
+        ends = step.terminated
+    return hand_shaping(before, after, ends, coef, gamma)
 
 
 def games_for(decisions: int, mean_length: float, low: int, high: int) -> int:
