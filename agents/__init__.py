@@ -3,8 +3,9 @@ baselines, learned agents loaded from saved models, and the table of agent names
 
 Every agent has one interface, ``act(obs, mask, rng)`` over a batch, reading only the
 observation and the legal-action mask (:mod:`ono_env.agents.base`). Names (``random``,
-``greedy``, ``color``, ``defensive``, the shipped ``ppo-basic-2p``, ``ppo-classic-2p`` and
-``ppo-basic-4p``) and model paths become agents through :func:`make_agent`. The search agents (``pimc``,
+``greedy``, ``color``, ``defensive``, the shipped specialists ``ppo-basic-2p``,
+``ppo-classic-2p`` and ``ppo-basic-4p`` and the generalist ``ppo-any``) and model paths become
+agents through :func:`~ono_env.agents.registry.make_agent`. The search agents (``pimc``,
 ``ismcts``, and the CHEATING ceilings ``oracle-hands``, ``oracle``, ``oracle-ppo``) read the seat's view of
 the position instead (:mod:`ono_env.agents.search`).
 """

@@ -10,7 +10,7 @@ NumPy agents draw from the Python generator they are passed.
 
 Written on the rules functions of :mod:`ono_env._engine` (imported from it, never changed
 here). A module of its own, imported only when a baseline is first driven in compiled code
-(:class:`ono_env.agents.driver.AgentDriver`) or a search agent plays (:mod:`ono_env.agents._search`), so
+(:class:`ono_env.agents.driver.AgentDriver`) or a search agent plays (``ono_env.agents._search``), so
 that ``import ono_env`` does not compile or load it.
 
 Scratch ``tmp`` of the scores: (>= 16,) float64, of which only tmp[0:16] is used (the search

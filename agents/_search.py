@@ -2,7 +2,7 @@
 determinization, playouts, PIMC and ISMCTS.
 
 The playout policies and the search's preferred action are the compiled baselines of
-:mod:`ono_env.agents._baselines` (``greedy``: ``_greedy_scores``, equal to the NumPy GreedyAgent's
+``ono_env.agents._baselines`` (``greedy``: ``_greedy_scores``, equal to the NumPy GreedyAgent's
 scores; ``_policy_action``, ties broken by the playout generator); the policy codes
 (POLICY_RANDOM, POLICY_GREEDY, ...) are defined there and re-exported here.
 

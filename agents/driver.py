@@ -6,15 +6,15 @@ a learner's). ``play()`` steps every unfinished game whose acting seat it plays 
 game is finished or waiting for a seat it does not play. The arena drives every seat; the
 environments drive the opponents of a learner.
 
-Compiled baselines: an agent whose type is exactly :class:`~ono_env.agents.RandomAgent`,
+Compiled baselines: an agent whose type is exactly :class:`~ono_env.agents.base.RandomAgent`,
 ``GreedyAgent``, ``ColorControlAgent`` or ``DefensiveAgent`` (agents/rule_based.py; for
 these three, built for the game's very rules) is played in compiled code
-(:mod:`ono_env.agents._baselines`, imported on first use): ``play`` alternates between one kernel
+(``ono_env.agents._baselines``, imported on first use): ``play`` alternates between one kernel
 call that plays every game until it waits on a seat of a Python agent (or a seat the
 driver does not play) or is finished, and one batch step of the Python agents on the games
 waiting for them. The compiled baselines make the NumPy agents' decisions (the same
 scores) but break ties, and the random agent draws, from :attr:`AgentDriver.policy_rng`
-(one generator state per game, reseeded by :meth:`seed_games`), not from the Python
+(one generator state per game, reseeded by :meth:`AgentDriver.seed_games`), not from the Python
 generator ``rng``, which they do not consume. When the only agent is the random one and
 each game has at most one seat the driver does not play, the loop is
 ``VecGame.play_random_until`` (the same draws). A subclass of these agents, or one built for
@@ -75,7 +75,7 @@ _BASELINES: Any = None
 
 
 def _baselines() -> Any:
-    """:mod:`ono_env.agents._baselines`, imported (so its kernels loaded, prebuilt or from numba's
+    """``ono_env.agents._baselines``, imported (so its kernels loaded, prebuilt or from numba's
     cache, or compiled) on first use."""
     global _BASELINES
     if _BASELINES is None:
@@ -110,7 +110,7 @@ class AgentDriver:
         self._tmp = np.zeros(16, np.float64)
         self.policy_rng = np.zeros(B, np.uint64)
         """(B,) generator states of the compiled agents (random draws, the baselines' tie
-        breaks), one per game (reseeded by :meth:`seed_games`)."""
+        breaks), one per game (reseeded by :meth:`AgentDriver.seed_games`)."""
         self.recording: dict[int, Replay] = {}
         """Game index -> the replay its decisions are added to (see the module docstring)."""
         self.labels: list[str] | None = None

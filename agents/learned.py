@@ -779,8 +779,10 @@ def load_agent(path: str | Path, rules: Any = None, *, deterministic: bool = Tru
     """Load a model file (``.safetensors``) or a training checkpoint's model (a ``.zip``'s
     ``ono_policy.safetensors`` member) as an agent for ``rules`` (default: the rules it was
     trained for); ``ValueError`` with the reason when the file is not a model or the rules
-    do not fit. ``name``: what that reason calls the model (a shipped policy's name, which the
-    user gave, rather than the path it is installed at); default: the path.
+    do not fit. ``deterministic``: play the most probable legal action (the default), or
+    draw from the policy's probabilities with the ``rng`` given to ``act``. ``name``: what
+    that reason calls the model (a shipped policy's name, which the user gave, rather than
+    the path it is installed at); default: the path.
 
     The agents of one model file share its network (:data:`shared_nets`), whose arrays are
     read-only; :func:`read_model` gives a network of one's own to change."""

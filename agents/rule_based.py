@@ -5,7 +5,7 @@ one; ties are broken by a tiny uniform draw from the generator it is passed, so 
 deterministic given that generator.
 
 These NumPy versions are the readable reference. The same agents also exist compiled,
-in :mod:`ono_env.agents._baselines`, with scores equal to ``scores(obs)`` here (tests/
+in ``ono_env.agents._baselines``, with scores equal to ``scores(obs)`` here (tests/
 test_baselines_compiled.py checks every preset); the one agent loop
 (:class:`ono_env.agents.driver.AgentDriver`: the arena, the environments' opponents, training)
 plays an agent of exactly these types, built for the game's rules, in compiled code, where

@@ -3,7 +3,7 @@
 ``pimc`` (Perfect-Information Monte Carlo) plays every decision by sampling worlds
 consistent with what the acting seat knows and playing each legal action out to the end of
 the round in every world, in compiled code on the engine's own rules
-(:func:`ono_env.agents._search.pimc_search`). ``oracle-hands`` and ``oracle`` are the same search
+(``ono_env.agents._search.pimc_search``). ``oracle-hands`` and ``oracle`` are the same search
 given hidden information: they CHEAT and exist only as ceilings (how much of the game is
 the deal, how much is play). Names (``make_agent``):
 
@@ -41,10 +41,10 @@ decision costs N x (legal actions) playouts) for ``pimc`` and the ceilings, and 
 ladder (docs/arena.md). A decision with one legal action is returned without search. Every name
 also takes a time budget, ``name:<T>ms`` (``pimc:20ms``): worlds (iterations) are then
 sampled for each decision until T milliseconds of wall time have passed
-(:meth:`SearchAgent._act_timed`), so the decisions depend on the machine's speed.
+(``SearchAgent._act_timed``), so the decisions depend on the machine's speed.
 
 A learned playout policy (``pimc-ppo-playout``, or ``SearchAgent(policy=<LearnedAgent>)``)
-runs its network inside the compiled playouts (:func:`ono_env.agents._search.pack_network`,
+runs its network inside the compiled playouts (``ono_env.agents._search.pack_network``,
 ``_net_choice``): the NumPy network would cost a Python call per playout decision, and a
 batched one would need the playouts of all worlds to advance in lockstep. With
 ``playout_opponents`` (``SearchAgent(policy=<LearnedAgent>, playout_opponents="color")``)
@@ -59,14 +59,14 @@ sequences for all seats, a world sampled from the view at every iteration, UCB1 
 availability counts (constant :data:`EXPLORE`), untried actions expanded in the greedy's
 order. Playouts run to the end of the round: the value is a round win in single-round rules;
 in a match, a logistic of the points the seat gained over its rivals in the round
-(:func:`ono_env.agents._search._round_values`; the match result when the round ends it); a cut
+(``ono_env.agents._search._round_values``; the match result when the round ends it); a cut
 playout scores 1/N.
 
 What the agent sees
     Search needs the position, not the 241-float observation, so a search agent has
     ``uses_game = True`` and ``act_game(game, rows, rng)``: :class:`~ono_env.agents.driver.AgentDriver`
     calls it with the live :class:`~ono_env.game.VecGame` and the rows the agent plays. Its
-    FIRST step is :func:`ono_env.agents._search.seat_view`, a compiled copy of those rows that blanks
+    FIRST step is ``ono_env.agents._search.seat_view``, a compiled copy of those rows that blanks
     everything hidden from the acting seat (the other hands except their sizes and calls, the
     stock order, the game's generator, the Wild Draw Four bluff flag); nothing else reads
     ``game`` but the policy of ``pimc-ppo`` (and ``oracle-ppo``), which is given the acting
@@ -116,7 +116,7 @@ _KERNELS: tuple | None = None
 
 def _kernels() -> tuple:
     """``(seat_view, pimc_search, ismcts_search, views, policies)`` of
-    :mod:`ono_env.agents._search`, imported (so its kernels loaded, prebuilt or from numba's cache,
+    ``ono_env.agents._search``, imported (so its kernels loaded, prebuilt or from numba's cache,
     or compiled) on the first search: importing ono_env and its agents does not pay for
     them. ``policies`` maps the playout policy names to their codes, ``"learned"`` to the
     network's, ``"learned_against"`` to the first of the network-against-a-baseline codes."""
@@ -146,7 +146,7 @@ POLICIES = ("random", "greedy", "color", "defensive")
 """Playout policies by name: the baselines, compiled (ono_env.agents._baselines, equal to
 agents/rule_based.py). A learned policy (a :class:`~ono_env.agents.learned.LearnedAgent`
 for the rules) is the other kind of playout policy: its network runs in the compiled
-playouts (:func:`ono_env.agents._search.pack_network`)."""
+playouts (``ono_env.agents._search.pack_network``)."""
 
 
 class SearchAgent:
@@ -551,7 +551,7 @@ _PACKED: weakref.WeakKeyDictionary[Any, tuple[np.ndarray, np.ndarray]] = weakref
 
 def packed_network(net: Any) -> tuple[np.ndarray, np.ndarray]:
     """``net`` (a :class:`~ono_env.agents.learned.PolicyNet`) packed for the compiled
-    playouts (:func:`~ono_env.agents._search.pack_network`). A network whose arrays are all
+    playouts (``ono_env.agents._search.pack_network``). A network whose arrays are all
     read-only (the network that ``load_agent`` shares between the agents of one file) is
     packed once and its packing shared, as long as the network lives: nine searches over
     ``ppo-any`` at a table hold one packing (0.9 MB), not nine. A network that may change (a
@@ -569,7 +569,7 @@ def packed_network(net: Any) -> tuple[np.ndarray, np.ndarray]:
 
 def game_actions(agent: Any, game: VecGame, rows: np.ndarray, mask: np.ndarray,
                  rng: np.random.Generator) -> np.ndarray:
-    """``agent.act_game(game, rows, rng)`` checked like :func:`~ono_env.agents.checked_actions`:
+    """``agent.act_game(game, rows, rng)`` checked like :func:`~ono_env.agents.base.checked_actions`:
     ``(len(rows),)`` integers, each legal in its row of ``mask`` (the rows' legal masks)."""
     actions = np.asarray(agent.act_game(game, rows, rng))
     if actions.shape != (len(rows),) or not np.issubdtype(actions.dtype, np.integer):

@@ -100,7 +100,9 @@ logging.getLogger("sphinx.myst_parser.sphinx_ext.main").addFilter(_NoMystConfigD
 
 autodoc_default_options = {
     "members": True,
-    "undoc-members": False,
+    # a member without a docstring is listed too, by its signature (Sphinx takes any value
+    # given here, False included, as the option switched on)
+    "undoc-members": True,
     "show-inheritance": True,
 }
 autodoc_member_order = "bysource"
@@ -171,5 +173,17 @@ def _collapse_navigation(app, pagename, templatename, context, doctree):
 _SHALLOW_SIDEBARS: dict[tuple, str] = {}
 
 
+def _attribute_prose_first(app, what, name, obj, options, lines):
+    """napoleon reads an attribute's docstring whose first line holds a colon ("How the first
+    dealer is chosen: ...") as ``type: description`` and renders "Type: How the first
+    dealer ...". Run before napoleon (``autodoc-process-docstring`` at a lower priority),
+    this starts such a docstring with an empty reST comment (``..`` and a blank line), the
+    line napoleon then reads as the first (it skips blank lines, not comments): no colon, no
+    type, and the docstring is shown as the prose it is."""
+    if what in ("attribute", "data", "property") and lines and ":" in lines[0]:
+        lines[0:0] = ["..", ""]
+
+
 def setup(app):
     app.connect("html-page-context", _collapse_navigation, priority=400)
+    app.connect("autodoc-process-docstring", _attribute_prose_first, priority=400)

@@ -52,10 +52,12 @@ WILD_CUSTOMIZABLE = 55
 WILD_NAMES = ("W", "W+4", "WS", "WC")
 NUM_WILD_TYPES = 4
 NUM_CARD_TYPES = 56
+"""Card types: 52 coloured (4 colours x 13 ranks), then the 4 wild types."""
 
 CARD_NAMES: tuple[str, ...] = tuple(
     [c + r for c in COLORS for r in RANKS] + list(WILD_NAMES)
 )
+"""Each card type's name, by type id (``R0`` ... ``B+2``, then ``W``, ``W+4``, ``WS``, ``WC``)."""
 CARD_IDS: dict[str, int] = {name: i for i, name in enumerate(CARD_NAMES)}
 
 # card_color[c]: 0-3 for coloured cards, -1 for wilds.
@@ -84,6 +86,7 @@ A_COLOR = 72              # first "color <c>" action
 A_TARGET = 76             # "target 1" (one seat to the left); up to "target 9"
 MAX_TARGET = 9
 NUM_ACTIONS = 85
+"""The actions of every rule set: one ``Discrete(85)`` space (the mask hides the rest)."""
 
 
 def _build_action_names() -> tuple[str, ...]:
@@ -98,6 +101,7 @@ def _build_action_names() -> tuple[str, ...]:
 
 
 ACTION_NAMES: tuple[str, ...] = _build_action_names()
+"""Each action's name, by action id (``play R5``, ``play W+4 G``, ``draw``, ``target 3``, ...)."""
 ACTION_IDS: dict[str, int] = {name: i for i, name in enumerate(ACTION_NAMES)}
 
 # action_card[a]: the card type a "play" action puts down, -1 for other actions.

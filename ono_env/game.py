@@ -1,6 +1,6 @@
 """``VecGame``: a batch of B ONO games stepped together by the compiled engine.
 
->>> from ono_env import VecGame
+>>> from ono_env.game import VecGame, first_legal
 >>> g = VecGame("classic", num_games=64, seed=0, num_players=2)
 >>> mask = g.legal_mask()                    # (64, 85) bool
 >>> result = g.step(first_legal(mask))       # rewards (64, 2), terminated, truncated, current_player
@@ -105,7 +105,7 @@ class VecGame:
     """B games of one rule set, stepped together.
 
     Args:
-        rules: a :class:`RuleSet`, a preset name, a rules YAML path or a mapping.
+        rules: a :class:`~ono_env.rules.RuleSet`, a preset name, a rules YAML path or a mapping.
         num_games: B, the batch size.
         seed: seeds game ``i`` with ``game_seeds(seed, B)[i]``; ``None`` draws fresh entropy.
         autoreset: deal finished games again at the end of the step they finish in.
@@ -117,6 +117,8 @@ class VecGame:
             several winners of a penalty-scored match, +1/k and -1/(N-k)) or ``"points"``
             (at the end of every round: the round's score change times 0.01, centred to sum to
             zero; needs scoring).
+        observation_version: the layout :meth:`observe` writes by default (1, the default,
+            or 2: one length for every table; ``ono_env.observation``).
         **overrides: rule options applied to ``rules`` (``num_players=2``, ...).
 
     ``state`` (:class:`ono_env._engine.State`) holds the games: read it freely, but change a

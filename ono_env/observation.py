@@ -99,9 +99,10 @@ OBS_OPPONENTS = _AT["opponents"]   # 2 per opponent from the left: hand size, ca
 MAX_PLAYERS = 10
 MAX_OPPONENTS = MAX_PLAYERS - 1
 CARD_KINDS = NUM_RANKS + NUM_WILD_TYPES
-"""A card in the version-2 history blocks: its colour (4, none for a wild) and its kind (the
-13 ranks, then the 4 wild types), 21 entries."""
+"""The kinds of card in the version-2 history blocks: the 13 ranks, then the 4 wild types (17)."""
 CARD_CODE = NUM_COLORS + CARD_KINDS
+"""A card in the version-2 history blocks: its colour (4, none for a wild) and its kind
+(:data:`CARD_KINDS`), 21 entries."""
 LACKS_CODE = NUM_COLORS + NUM_RANKS + 1
 """The lacks entries of an opponent: the 4 colours, the 13 ranks, and wilds (any wild)."""
 
@@ -139,7 +140,6 @@ V2_BLOCKS: tuple[tuple[str, int, str], ...] = BLOCKS + (
     ("players", MAX_PLAYERS - 1, "player count 2-10, one-hot"),
     ("rules", NUM_RULE_FEATURES, "the options that change play (rules_features)"),
 )
-# One block per opponent from this seat's left, MAX_OPPONENTS of them: (name, entries, meaning).
 OPPONENT_FIELDS: tuple[tuple[str, int, str], ...] = (
     ("present", 1, "1 if this seat exists at the table"),
     ("hand_size", 1, "cards in its hand"),
@@ -159,6 +159,8 @@ OPPONENT_FIELDS: tuple[tuple[str, int, str], ...] = (
     ("named_color", NUM_COLORS, "the colour it named last (after a wild), one-hot"),
     ("drew", 1, "1 if its last turn ended without a play (it drew, or took a pending draw)"),
 )
+"""The fields of one opponent block of version 2, ``(name, entries, meaning)``: one block per
+opponent from this seat's left, ``MAX_OPPONENTS`` of them."""
 
 
 _AT2 = _offsets_of(V2_BLOCKS)

@@ -510,6 +510,8 @@ PRESETS: dict[str, RuleSet] = {
         wild_draw_four_restricted=False, challenge=False, ono_penalty_cards=2,
     ),
 }
+"""The six presets by name: ``basic``, ``classic`` (the official rules, the default), ``ono``,
+``stacking``, ``uno2018`` and ``wikipedia`` (docs/rules.md)."""
 
 
 def given_player_count(rules: Any) -> tuple[Any, str] | None:

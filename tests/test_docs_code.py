@@ -169,3 +169,14 @@ def test_presets_table_of_the_readme_matches_the_rule_help():
     table += [f"| `{name}` | {what} |" for name, what in PRESET_SUMMARY.items()]
     text = (ROOT / "README.md").read_text(encoding="utf-8")
     assert "\n".join(table) in text, "\n".join(table)
+
+
+def test_the_docstring_examples_run():
+    # the package's one doctest-style example (ono_env/game.py's module docstring) runs as
+    # written: before, it called first_legal without importing it
+    import doctest
+
+    import ono_env.game
+
+    failed, tried = doctest.testmod(ono_env.game, verbose=False, report=False)
+    assert tried >= 4 and failed == 0

@@ -36,7 +36,7 @@ ACTIVATIONS: dict[str, type[th.nn.Module]] = {"tanh": th.nn.Tanh, "relu": th.nn.
 
 
 class ScaledObservation(BaseFeaturesExtractor):
-    """Divides the observation by the fixed vector of :func:`observation_scale` (given as
+    """Divides the observation by the fixed vector of :func:`~ono_env.observation.observation_scale` (given as
     ``features_extractor_kwargs={"scale": ...}``, saved with the model)."""
 
     scale: th.Tensor   # a buffer (register_buffer): saved and moved with the module

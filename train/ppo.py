@@ -403,7 +403,7 @@ class ActorCritic(nn.Module):
         change). The values of ``heads(minibatch(prep, idx))`` with less work: the rows are
         sorted by how many seats are present, and the first layer is the own part's product
         plus, for each group of rows with ``c`` seats present, their ``c`` encodings times
-        the first ``c`` seats' columns (:meth:`_first_layer`). The concatenated trunk input
+        the first ``c`` seats' columns (``_first_layer``). The concatenated trunk input
         (zeros for the absent seats) is never built, and no gradient is computed for the own
         part of it (data, not a parameter's output): with three of nine seats present on
         average, a third less arithmetic in the update at the default width. Rows whose
@@ -503,7 +503,7 @@ class ActorCritic(nn.Module):
         is embedded (:func:`embed_linear`), so that this wider network computes exactly the
         checkpoint's logits and values until training moves it; a narrower opponent encoder
         grows the same way (its new units' columns in each trunk's first layer are 0,
-        :func:`_wider_encodings`). A checkpoint whose value has a
+        ``_wider_encodings``). A checkpoint whose value has a
         network of its own loads into a shared trunk only with ``drop_value`` (its value head
         then reads the policy's trunk); ``drop_value`` with a shared checkpoint is an error."""
         grown = False
@@ -852,7 +852,7 @@ def league_of(tab: _Table) -> League:
 
 def table_labels(all_rules: Sequence[Any], names: Sequence[str | None] | None = None) -> list[str]:
     """Each table's name: the one its config gives (``tables[k].name``, unique: the config
-    checks), else its :func:`table_label`, a ``+`` added while that is taken, in upper or
+    checks), else its :func:`~ono_env.train.config.table_label`, a ``+`` added while that is taken, in upper or
     lower case (they name folders), by an earlier table or by a name given to any
     (``basic-2p+``)."""
     given = list(names) if names is not None else [None] * len(all_rules)

@@ -1,11 +1,11 @@
 """The arena: many games between any agents under any rules, with honest statistics.
 
-```python
-from ono_env.arena import run_arena
-result = run_arena(["greedy", "random"], rules="basic", num_players=2, num_games=10_000, seed=0)
-print(result.format_table())
-result.save("results/")            # arena.json, arena.csv
-```
+.. code-block:: python
+
+    from ono_env.arena import run_arena
+    result = run_arena(["greedy", "random"], rules="basic", num_players=2, num_games=10_000, seed=0)
+    print(result.format_table())
+    result.save("results/")            # arena.json, arena.csv
 
 How games are played
     The entrants (agent names, model files or agent objects; a name may repeat, and
@@ -37,10 +37,11 @@ Comparing two agents
     With ``mirrored=True`` (the duplicate format, :func:`run_arena`) the deals depend only on
     the rules, seed, number of games, batch size and number of entrants, not on the agents.
     Two such runs that differ only in one entrant are compared deal by deal by
-    :func:`paired_difference` (``ono-arena --paired-with``); a saved run's ``arena.json``
-    keeps each entrant's per-deal results (``per_deal``) and the batch size for this
-    (:func:`mirrored_record` reads them back; :func:`bounded_mean_interval` gives the arena's
-    interval over deals of a share or a difference, :func:`mean_interval` the plain normal
+    :func:`~ono_env.arena.results.paired_difference` (``ono-arena --paired-with``); a saved
+    run's ``arena.json`` keeps each entrant's per-deal results (``per_deal``) and the batch
+    size for this (:func:`~ono_env.arena.results.mirrored_record` reads them back;
+    :func:`~ono_env.arena.stats.bounded_mean_interval` gives the arena's interval over deals
+    of a share or a difference, :func:`~ono_env.arena.stats.mean_interval` the plain normal
     one, also of runs with different seeds pooled, ``benchmarks/pool_mirrored.py``).
 
 Where it lives
@@ -48,7 +49,7 @@ Where it lives
     :func:`run_arena`, :func:`evaluate` and their checks. Beneath it:
     ``ono_env.arena.play`` (the games of one seating, and their seeds),
     ``ono_env.arena.stats`` (intervals and ratings), ``ono_env.arena.results``
-    (:class:`ArenaResult`, saved runs and paired comparisons) and
+    (:class:`~ono_env.arena.results.ArenaResult`, saved runs and paired comparisons) and
     ``ono_env.arena.distributed`` (the same games as Ray tasks). The benchmark suite
     (``ono-bench``: fixed tables, deals and reference agents on a published scale) is
     ``ono_env.arena.suite``.
@@ -146,15 +147,15 @@ def run_arena(agents: Sequence[Any], rules: Any = "classic", num_players: int | 
     order played); recording changes no result. ``ray_address``: play the games as Ray
     tasks (``"local"`` starts a local Ray; ``"auto"``, ``"host:port"`` or ``"ray://..."``
     joins a cluster; an initialised Ray is used as it is): the same games and results as in
-    one process, ``result.nodes`` says how many games each node played (:func:`play_on_ray`).
-    It needs the ``[ray]`` extra.
+    one process, ``result.nodes`` says how many games each node played
+    (:func:`~ono_env.arena.distributed.play_on_ray`). It needs the ``[ray]`` extra.
 
     ``mirrored``: the duplicate format. Every deal of a table is played once per seating
     (2 players: twice, seats swapped; the deal and the agents' generator are seeded per
     table and game, not per seating), so each entrant holds every seat's cards once and the
     luck of the deal cancels. Win rates are then the mean over deals of an entrant's share
     of the wins in that deal's games (a game without a winner is a tie, 1/N to every seat),
-    with a 95% interval over deals (:meth:`ArenaResult.paired`); with ``ray_address``
+    with a 95% interval over deals (:meth:`~ono_env.arena.results.ArenaResult.paired`); with ``ray_address``
     the same deals are played as Ray tasks."""
     overrides = {} if num_players is None else {"num_players": num_players}
     rules = resolve_rules(rules, **overrides)
@@ -300,8 +301,10 @@ def evaluate(agent: Any, opponents: Sequence[Any], rules: Any, num_games: int, s
              batch_size: int = 4096, progress: bool = False, workers: int = 1,
              max_decisions: int | None = None) -> list[dict[str, Any]]:
     """``agent`` against each of ``opponents`` in turn (filling every other seat of the
-    table), ``num_games`` games each, seats rotated. One row per opponent: games, win rate
-    of ``agent`` and its 95% interval, mean game length.
+    table), ``num_games`` games each (rounded up, as :func:`games_played` rounds, so that
+    every seating plays as many), seats rotated. One row per opponent: ``opponent``,
+    ``games``, ``win_rate`` of ``agent`` and its 95% interval (``ci_low``, ``ci_high``),
+    ``fair_share``, ``mean_length``, ``no_winner`` and ``seconds``.
 
     ``max_decisions``: cut each game there (None: the rules' own limit), a game with no
     winner. ``workers`` > 1 plays the opponents in that many processes at once, one opponent per

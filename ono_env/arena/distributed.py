@@ -86,7 +86,7 @@ def play_on_ray(address: str, rules: RuleSet, agents: Sequence[Agent],
                 tables: Sequence[tuple[int, ...]], orders: Sequence[tuple[int, ...]], per: int,
                 seed: int, batch_size: int, max_decisions: int | None, progress: Any,
                 nodes: dict[str, int], mirrored: bool = False) -> list[tuple[np.ndarray, ...]]:
-    """Play the games of :func:`run_arena` as Ray tasks: every seating's ``per`` games are cut
+    """Play the games of :func:`~ono_env.arena.run_arena` as Ray tasks: every seating's ``per`` games are cut
     on batch boundaries into tasks (about ``TASKS_PER_CPU`` per CPU of the cluster, spread
     over its nodes), each playing its batches on the batched core with the seeds the
     one-process run gives them (``_seating_seed``; ``mirrored`` as in run_arena), so the

@@ -403,7 +403,7 @@ def paired_difference(a: Any, b: Any, entrant: int = 0) -> dict[str, Any]:
     mirrored runs that dealt the same cards (the same rules, seed, number of games, batch
     size and number of entrants) against the same other entrants. Returns ``rate_a``,
     ``rate_b`` (each one's mean share of the wins per deal), ``diff`` = rate_a - rate_b with
-    a 95% interval over the deals (``low``, ``high``: :func:`bounded_mean_interval` in [-1,
+    a 95% interval over the deals (``low``, ``high``: :func:`~ono_env.arena.stats.bounded_mean_interval` in [-1,
     1]; the luck of the deal cancels twice, between seats and between the runs), ``deals``,
     ``agent_a``, ``agent_b``.
     ``ValueError`` naming what differs when the runs did not deal the same cards."""

@@ -1,11 +1,11 @@
 """The benchmark suite: fixed tables, fixed deals and a fixed reference field per table, on a
 published scale, versioned (``ono-bench``; docs/benchmark.md).
 
-```python
-from ono_env.arena.suite import bench_agent, format_card
-card = bench_agent("greedy", tables=["basic-2p"], deals=200, slow_deals=4)
-print(format_card(card))
-```
+.. code-block:: python
+
+    from ono_env.arena.suite import bench_agent, format_card
+    card = bench_agent("greedy", tables=["basic-2p"], deals=200, slow_deals=4)
+    print(format_card(card))
 
 A suite version is one file, ``configs/bench/suite-<version>.yaml``: the tables (a preset
 and a player count), the seed their deals come from, the batch size the deals are cut into,
@@ -65,6 +65,7 @@ from ono_env.checks import check_input_file, check_text
 from ono_env.rules import PRESETS, RuleSet, resolve_rules
 
 CARD_FORMAT = "ono-bench-card"
+"""The ``format`` of a result card that ``ono-bench`` writes and :func:`read_card` reads."""
 CARD_FORMAT_VERSION = 1
 MAX_CARD_BYTES = 4_000_000
 """The largest result card :func:`read_card` reads (a whole suite's card is about 20 kB)."""
@@ -432,7 +433,7 @@ def place_agent(ratings: dict[str, float], rows: Sequence[dict[str, Any]], playe
 
 def resolve_agent(spec: Any, rules: RuleSet) -> Agent:
     """The agent ``spec`` names for ``rules``: a registered name (search agents too), a model
-    file, ``module:Class`` (the user's own class, imported: :func:`agent_from_class`) or an
+    file, ``module:Class`` (the user's own class, imported: :func:`~ono_env.agents.registry.agent_from_class`) or an
     agent object. ``ValueError`` with the reason when it cannot play ``rules``."""
     if isinstance(spec, str) and is_class_spec(spec):
         return agent_from_class(spec, rules)
@@ -902,7 +903,8 @@ def format_ladder_markdown(data: dict[str, Any], command: str) -> str:
 
 
 __all__ = [
-    "CARD_FORMAT", "CARD_FORMAT_VERSION", "LATEST", "MAX_CARD_BYTES", "MAX_DEALS", "Reference",
+    "CARD_FORMAT", "CARD_FORMAT_VERSION", "LATEST", "MAX_CARD_BYTES", "MAX_CARD_RATING",
+    "MAX_DEALS", "Reference",
     "Suite", "SuiteTable", "bench_agent", "check_card", "check_field", "describe_agent",
     "field_models", "fit_ratings", "format_card", "format_card_markdown",
     "format_ladder_markdown", "ladder_plan", "load_suite", "pairing_key", "place_agent", "play_ladder",

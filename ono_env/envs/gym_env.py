@@ -1,12 +1,12 @@
 """ONO as a single-agent Gymnasium environment: the learner plays one seat, the opponents'
 turns are played inside ``step`` by the given policies.
 
-```python
-import gymnasium, ono_env
-env = gymnasium.make("ono_env/Ono-v0", rules="basic", num_players=2, opponents=["random"], learner_seat=0)
-obs, info = env.reset(seed=0)
-mask = env.unwrapped.action_masks()          # (85,) bool
-```
+.. code-block:: python
+
+    import gymnasium, ono_env
+    env = gymnasium.make("ono_env/Ono-v0", rules="basic", num_players=2, opponents=["random"], learner_seat=0)
+    obs, info = env.reset(seed=0)
+    mask = env.unwrapped.action_masks()          # (85,) bool
 
 - Observation: ``(D,) float32`` (``ono_env.observation``) of the learner's seat, in layout
   ``observation_version`` (1, the default, or 2: one length for every table); action:

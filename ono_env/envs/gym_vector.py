@@ -19,7 +19,7 @@ Stable-Baselines3 VecEnv): no subprocesses and no Python object per game, unlike
   ``single_action_space`` is ``Discrete(85)``; ``observation_space`` / ``action_space`` are
   their batched forms (``Box (N, D)``, ``MultiDiscrete``).
 - Masks: ``infos["action_mask"]`` ``(N, 85) bool`` after every ``reset`` and ``step`` (the
-  legal actions of the observation returned beside it) and :meth:`action_masks`.
+  legal actions of the observation returned beside it) and :meth:`OnoVectorEnv.action_masks`.
 - Autoreset: ``metadata["autoreset_mode"]`` is ``AutoresetMode.SAME_STEP``: a game that
   ends in ``step`` is dealt again in the same step; the returned observation (and mask) is
   the new episode's, and ``infos["final_obs"]`` / ``infos["final_info"]`` (with the

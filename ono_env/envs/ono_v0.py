@@ -85,7 +85,8 @@ def env(**kwargs: Any) -> AECEnv:
 class raw_env(AECEnv):
     """ONO for N agents. ``rules``: a RuleSet, preset name, rules YAML path or mapping;
     ``num_players`` and other keyword arguments override rule options; ``max_decisions``,
-    ``skip_forced`` and ``reward`` are passed to :class:`ono_env.VecGame`."""
+    ``skip_forced``, ``reward`` and ``observation_version`` are passed to
+    :class:`~ono_env.game.VecGame`."""
 
     metadata = {"name": "ono_v0", "render_modes": ["human", "ansi"], "is_parallelizable": False}
 

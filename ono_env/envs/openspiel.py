@@ -54,7 +54,7 @@ Resampling
     every hand's size and call, and what the table has seen of each hand (cards it must
     hold, card types it lacks after drawing without a playable card), with the hidden cards
     dealt afresh, as the project's search agents sample their worlds
-    (:mod:`ono_env.agents._search`). It is offered for the acting seat only.
+    (``ono_env.agents._search``). It is offered for the acting seat only.
 """
 
 from __future__ import annotations

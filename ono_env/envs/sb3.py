@@ -6,12 +6,12 @@ No subprocesses and no per-game Python objects: the learner's actions for all ``
 games go into one ``VecGame.step``, and the opponents are stepped in batch until every game
 is back at the learner's turn.
 
-```python
-from sb3_contrib import MaskablePPO
-from ono_env.envs.sb3 import OnoVecEnv
-venv = OnoVecEnv("basic", num_envs=64, opponents="random", seed=0, num_players=2)
-model = MaskablePPO("MlpPolicy", venv, n_steps=128).learn(10_000)  # n_steps per game
-```
+.. code-block:: python
+
+    from sb3_contrib import MaskablePPO
+    from ono_env.envs.sb3 import OnoVecEnv
+    venv = OnoVecEnv("basic", num_envs=64, opponents="random", seed=0, num_players=2)
+    model = MaskablePPO("MlpPolicy", venv, n_steps=128).learn(10_000)  # n_steps per game
 
 - ``action_masks()`` returns ``(num_envs, 85) bool``; ``MaskablePPO`` reads it through
   ``env_method("action_masks")`` / ``get_attr``, also under ``VecMonitor``.
