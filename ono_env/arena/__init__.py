@@ -306,10 +306,11 @@ def evaluate(agent: Any, opponents: Sequence[Any], rules: Any, num_games: int, s
     ``games``, ``win_rate`` of ``agent`` and its 95% interval (``ci_low``, ``ci_high``),
     ``fair_share``, ``mean_length``, ``no_winner`` and ``seconds``.
 
-    ``max_decisions``: cut each game there (None: the rules' own limit), a game with no
-    winner. ``workers`` > 1 plays the opponents in that many processes at once, one opponent per
-    process; every opponent keeps its own seed, so the rows are the same as with one
-    worker. Agents then travel to the processes by pickling: pass names or model paths."""
+    ``max_decisions``: cut each game there, a game with no winner (None: the game's own
+    limit, 5,000 decisions a round, 50,000 a match). ``workers`` > 1 plays the opponents in
+    that many processes at once, one opponent per process; every opponent keeps its own
+    seed, so the rows are the same as with one worker. Agents then travel to the processes
+    by pickling: pass names or model paths."""
     rules = resolve_rules(rules)
     if not isinstance(workers, int) or isinstance(workers, bool) or workers < 1:
         raise ValueError(f"workers = {workers!r}; allowed: an integer >= 1")

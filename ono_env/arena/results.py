@@ -37,7 +37,7 @@ class ArenaResult:
     nodes: dict[str, int] = field(default_factory=dict)   # Ray node id -> games played there
     mirrored: bool = False             # every deal played once per seating (paired statistics)
     batch_size: int = 4096             # games stepped together (the deals depend on it)
-    max_decisions: int | None = None   # the cut asked for (None: each rule set's own)
+    max_decisions: int | None = None   # the cut asked for (None: the game's own limit)
     models: dict[str, str] = field(default_factory=dict)   # label -> model file's SHA-256
 
     # ---- statistics -------------------------------------------------------------------
@@ -384,7 +384,7 @@ def check_pairable(pa: dict[str, Any], pb: dict[str, Any], entrant: int = 0) -> 
     cut_a, cut_b = pa.get("max_decisions", UNRECORDED), pb.get("max_decisions", UNRECORDED)
     if UNRECORDED not in (cut_a, cut_b) and cut_a != cut_b:
         raise ValueError(f"the two runs cut games at different decision limits (max_decisions "
-                         f"{cut_a} against {cut_b}: None is each rule set's own); a paired "
+                         f"{cut_a} against {cut_b}: None is the game's own limit); a paired "
                          f"comparison needs the same")
     ma, mb = pa.get("models", UNRECORDED), pb.get("models", UNRECORDED)
     if UNRECORDED not in (ma, mb):
