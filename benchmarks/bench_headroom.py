@@ -65,7 +65,7 @@ from bench_generalist import (
 )
 
 from ono_env.arena import run_arena
-from ono_env.arena.stats import mean_interval
+from ono_env.arena.stats import bounded_mean_interval
 from ono_env.rules import resolve_rules
 
 SHORT_TABLES = "basic-3,basic-4,basic-6,ono-4,ono-6"
@@ -155,9 +155,9 @@ def main() -> None:
             for row in rows[-len(shares):]:
                 if row["agent"] != pair:
                     # per-deal shares of two agents in the same seat of the same deals (one
-                    # seed): their difference with a normal 95% interval over the deals
+                    # seed): their difference with the arena's 95% interval over the deals
                     row["paired_with"] = pair
-                    row["minus_paired"] = list(mean_interval(shares[row["agent"]] - base))
+                    row["minus_paired"] = list(bounded_mean_interval(shares[row["agent"]] - base, -1.0, 1.0))
     command = "python benchmarks/bench_headroom.py " + " ".join(sys.argv[1:])
     (args.out / "results.json").write_text(json.dumps({"command": command, "rows": rows},
                                                       indent=1) + "\n")

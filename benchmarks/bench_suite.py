@@ -176,7 +176,7 @@ def render(args: argparse.Namespace) -> None:
                 # files written before a pairing without spread kept an interval's width: a
                 # share of 0 or 1 over the deals is that share at every deal, so the stored
                 # rate and deal count give the interval again
-                if p["rate"] in (0.0, 1.0) and p["low"] == p["high"]:
+                if p["rate"] in (0.0, 1.0):
                     _m, p["low"], p["high"] = bounded_mean_interval(
                         np.full(p["deals"], p["rate"]), 0.0, 1.0)
             # the ratings fitted again from the same pairings (files written before the fit

@@ -1,6 +1,6 @@
 """Pool mirrored arena runs of one pairing played with different seeds (say, one process per
 core; ``ono-arena --mirrored --ray`` is the other way to use every core): the first entrant's mean share
-of the wins per deal, with a normal 95% interval over all the runs' deals; with ``--minus``,
+of the wins per deal, with the arena's 95% interval over all the runs' deals; with ``--minus``,
 the paired difference against runs of another agent on the same deals, run by run
 (``ono_env.arena.paired_difference``'s checks), pooled the same way.
 
@@ -19,7 +19,7 @@ import sys
 
 import numpy as np
 
-from ono_env.arena import check_pairable, mean_interval, mirrored_record, read_arena_json
+from ono_env.arena import bounded_mean_interval, check_pairable, mirrored_record, read_arena_json
 
 
 def first_shares(runs: list[dict], what: str) -> tuple[str, np.ndarray]:
@@ -50,7 +50,7 @@ def main(argv: list[str] | None = None) -> int:
         runs = [mirrored_record(read_arena_json(p), repr(p)) for p in args.runs]
         name, a = first_shares(runs, "runs")
         lines = []
-        m, lo, hi = mean_interval(a)
+        m, lo, hi = bounded_mean_interval(a, 0.0, 1.0)
         lines.append(f"{name}: {100 * m:.2f}% [{100 * lo:.2f}, {100 * hi:.2f}] over {len(a)} "
                      f"deals ({len(runs)} runs)")
         if args.minus is not None:
@@ -61,10 +61,10 @@ def main(argv: list[str] | None = None) -> int:
             for r, o in zip(runs, others):
                 check_pairable(r, o)
             other, b = first_shares(others, "--minus runs")
-            m, lo, hi = mean_interval(b)
+            m, lo, hi = bounded_mean_interval(b, 0.0, 1.0)
             lines.append(f"{other}: {100 * m:.2f}% [{100 * lo:.2f}, {100 * hi:.2f}] on the "
                          f"same deals")
-            m, lo, hi = mean_interval(a - b)
+            m, lo, hi = bounded_mean_interval(a - b, -1.0, 1.0)
             lines.append(f"{name} - {other}: {100 * m:+.2f} points [{100 * lo:+.2f}, "
                          f"{100 * hi:+.2f}] over {len(a)} deals")
     except ValueError as exc:

@@ -180,6 +180,7 @@ def run_arena(agents: Sequence[Any], rules: Any = "classic", num_players: int | 
     labels = [f"{lab} (cheating)" if is_cheating(b) else lab
               for lab, b in zip(_labels(agents), built)]   # the search ceilings see hidden cards
     check_bool("mirrored", mirrored)
+    models = _model_files(agents, labels)   # the files as the games read them, before any plays
     check_plan(games_played(num_games, len(agents), P), num_games, len(agents), P)
     tables = list(itertools.combinations(range(len(agents)), P))
     orders = seatings(P)
@@ -235,7 +236,7 @@ def run_arena(agents: Sequence[Any], rules: Any = "classic", num_players: int | 
     seconds = time.perf_counter() - t0
     result = ArenaResult(rules, labels, records, seed, seconds, mirrored=mirrored, replays=replays,
                          replay_rows=sample.tolist(), nodes=nodes, batch_size=batch_size,
-                         max_decisions=max_decisions, models=_model_files(agents, labels))
+                         max_decisions=max_decisions, models=models)
     if rating:
         t1 = time.perf_counter()
         result.ratings = rate_games(records, len(agents), seed)
@@ -251,7 +252,12 @@ def _model_files(agents: Sequence[Any], labels: Sequence[str]) -> dict[str, str]
     out = {}
     for spec, label in zip(agents, labels):
         if isinstance(spec, str) and (is_model_path(spec) or spec in shipped):
-            out[label] = model_sha256(spec if is_model_path(spec) else shipped[spec])
+            path = spec if is_model_path(spec) else shipped[spec]
+            try:
+                out[label] = model_sha256(path)
+            except OSError as exc:
+                raise ValueError(f"cannot read model file {str(path)!r}: "
+                                 f"{exc.strerror or exc}") from None
     return out
 
 
@@ -284,16 +290,17 @@ def games_played(num_games: int, num_entrants: int, num_players: int) -> int:
 
 def check_paired_plan(earlier: Any, agents: Sequence[Any], rules: Any = "classic",
                       num_players: int | None = None, num_games: int = 10_000, seed: int = 0,
-                      batch_size: int = 4096) -> None:
+                      batch_size: int = 4096, max_decisions: int | None = None) -> None:
     """Before playing: ``ValueError`` naming what differs unless run_arena with these
     arguments (mirrored) would deal the same cards as the saved run ``earlier`` (an
-    ArenaResult or an arena.json's dict) and seat the same entrants but the first, so that
-    paired_difference can compare the two first entrants."""
+    ArenaResult or an arena.json's dict), cut its games alike and seat the same entrants
+    (the same model files) but the first, so that paired_difference can compare the two
+    first entrants."""
     overrides = {} if num_players is None else {"num_players": num_players}
     rules = resolve_rules(rules, **overrides)
     plan = {"rules": rules.to_dict(), "seed": seed, "batch_size": batch_size,
             "games": games_played(num_games, len(agents), rules.num_players),
-            "agents": _labels(agents), "max_decisions": None,
+            "agents": _labels(agents), "max_decisions": max_decisions,
             "models": _model_files(agents, _labels(agents))}
     check_pairable(plan, mirrored_record(earlier, "the earlier run"))
 

@@ -66,7 +66,7 @@ class ArenaResult:
         winner shares 1/N to every seat), over the deals it played (with ``other``: the
         deals where both sat), with a 95% interval over deals
         (:func:`~ono_env.arena.stats.bounded_mean_interval`: a normal interval that keeps its
-        width where every deal scored alike, 20 deals all won: [86.5%, 100%]). Keys:
+        width where every deal scored alike, 20 deals all won: [80.4%, 100%]). Keys:
         ``rate``, ``low``, ``high``, ``deals``, ``games``, ``sd`` (standard deviation of a
         deal's score)."""
         deals, per_deal, games = self.per_deal(e, other)

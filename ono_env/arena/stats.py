@@ -37,23 +37,25 @@ def mean_interval(x: np.ndarray) -> tuple[float, float, float]:
 def bounded_mean_interval(x: np.ndarray, lo: float, hi: float) -> tuple[float, float, float]:
     """``(mean, low, high)`` of per-deal values ``x`` that lie in ``[lo, hi]`` (a share of
     the wins in [0, 1], a difference of two in [-1, 1]): the plain mean, and a normal 95%
-    interval over the deals computed with one more deal at ``lo`` and one at ``hi`` (the
-    "add two" of Agresti and Caffo for a proportion, carried to a bounded mean), clipped to
-    ``[lo, hi]``.
+    interval over the deals computed with two more deals at ``lo`` and two at ``hi``,
+    clipped to ``[lo, hi]``: Agresti and Coull's "add two successes and two failures" for a
+    proportion (z**2 / 2, about 2, at each end), carried to a bounded mean.
 
     Written here because the interval must hold where the plain normal one fails, and no
     library offers it for a bounded mean: with every deal scored alike (20 deals all won)
     the plain interval has no width, and near a bound it moves the wrong way (19 deals won
-    and 1 lost would reach higher than 19 won and 1 shared). With the two deals added, 20
-    of 20 won gives [86.5%, 100%], 19 won and 1 shared [83.4%, 100%], 19 won and 1 lost
-    [78.6%, 100%], and one deal still has an interval; over thousands of deals the two
-    added deals move the ends by a fraction of a thousandth. (nan with no deal.)"""
+    and 1 lost would reach higher than 19 won and 1 shared). With the four deals added, 20
+    of 20 won gives [80.4%, 100%], 19 won and 1 shared [77.8%, 100%], 19 won and 1 lost
+    [74.0%, 100%] (Wilson's for 20 of 20: [83.9%, 100%]), one deal still has an interval,
+    and deals won or lost outright at a rate of 0.9 to 0.99 are covered at least 95% of
+    the time from 10 deals on; over thousands of deals the four added deals move the ends by
+    a few hundredths of a point. (nan with no deal.)"""
     v = np.asarray(x, dtype=np.float64)
     n = len(v)
     if n == 0:
         return float("nan"), float("nan"), float("nan")
     mean = float(v.mean())
-    _m, low, high = mean_interval(np.concatenate([v, [lo, hi]]))
+    _m, low, high = mean_interval(np.concatenate([v, [lo, lo, hi, hi]]))
     return mean, float(max(lo, low)), float(min(hi, high))
 
 
