@@ -173,9 +173,9 @@ def render(args: argparse.Namespace) -> None:
             data = json.loads(path.read_text())
             for p in data["pairings"]:     # files written before intervals were clipped
                 p["low"], p["high"] = max(0.0, p["low"]), min(1.0, p["high"])
-                # files written before a pairing without spread kept an interval's width: a
-                # share of 0 or 1 over the deals is that share at every deal, so the stored
-                # rate and deal count give the interval again
+                # a pairing at a share of 0 or 1 has that share at every deal, so its rate and
+                # deal count give today's interval exactly (files written before a pairing
+                # without spread kept an interval's width read [0, 0] or [1, 1] there)
                 if p["rate"] in (0.0, 1.0):
                     _m, p["low"], p["high"] = bounded_mean_interval(
                         np.full(p["deals"], p["rate"]), 0.0, 1.0)
