@@ -14,6 +14,7 @@ number of them (the oldest are dropped first).
 
 from __future__ import annotations
 
+import logging
 import re
 import secrets
 import threading
@@ -33,6 +34,8 @@ from ono_env.render import personal, table_events
 from ono_env.replay import Replay
 from ono_env.rule_help import describe_rules, preset_summary
 from ono_env.rules import PRESETS, RuleSet
+
+_log = logging.getLogger("ono_env.web")
 
 HISTORY = 40
 """The most recent decisions a view lists."""
@@ -144,7 +147,9 @@ class Table:
     def _play_agents(self) -> None:
         """The agents play until the human is to act or the game ends. An agent that fails
         (an internal error: the server offers only agents that can play these rules) is
-        reported as a ``Refused`` with status 500; the table then waits at its turn."""
+        reported as a ``Refused`` with status 500 that names the agent and the kind of error,
+        not its text, which may name the agent's legal actions and so cards of its hidden
+        hand (the text goes to the server's log); the table then waits at its turn."""
         while not self.game.finished[0]:
             p = int(self.game.state.current[0])
             if p == self.seat:
@@ -152,7 +157,10 @@ class Table:
             try:
                 a, thinking = act_one(self.agents[p], self.labels[p], self.game, self.rng)
             except Exception as exc:  # noqa: BLE001 - any agent failure is one message
-                raise Refused(f"agent {self.labels[p]!r} (P{p}) failed: {exc}", 500) from None
+                _log.error("table %s: agent %r (P%d) failed", self.id, self.labels[p], p,
+                           exc_info=exc)
+                raise Refused(f"agent {self.labels[p]!r} (P{p}) failed ({type(exc).__name__}; "
+                              f"the server's log has its message)", 500) from None
             self._step(p, a, thinking)
 
     def act(self, action: Any, move: Any) -> None:
