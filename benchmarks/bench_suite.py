@@ -31,14 +31,11 @@ import sys
 import time
 from pathlib import Path
 
-import numpy as np
-
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 
 from bench_args import at_least
 
 from ono_env.agents import make_agent
-from ono_env.arena.stats import bounded_mean_interval
 from ono_env.arena.suite import (
     field_models,
     fit_ratings,
@@ -52,6 +49,7 @@ from ono_env.arena.suite import (
     play_pairing,
     read_card,
     select_tables,
+    with_todays_interval,
 )
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -171,14 +169,9 @@ def render(args: argparse.Namespace) -> None:
         path = out / f"{name}.json"
         if path.exists():
             data = json.loads(path.read_text())
-            for p in data["pairings"]:     # files written before intervals were clipped
-                p["low"], p["high"] = max(0.0, p["low"]), min(1.0, p["high"])
-                # a pairing at a share of 0 or 1 has that share at every deal, so its rate and
-                # deal count give today's interval exactly (files written before a pairing
-                # without spread kept an interval's width read [0, 0] or [1, 1] there)
-                if p["rate"] in (0.0, 1.0):
-                    _m, p["low"], p["high"] = bounded_mean_interval(
-                        np.full(p["deals"], p["rate"]), 0.0, 1.0)
+            # files written before today's interval over deals: each pairing's interval
+            # computed again from the plain one it holds (with_todays_interval)
+            data["pairings"] = [with_todays_interval(p) for p in data["pairings"]]
             # the ratings fitted again from the same pairings (files written before the fit
             # reached the maximum for an agent that wins nearly every game)
             data["ratings"] = fit_ratings(list(data["ratings"]), data["pairings"],

@@ -108,6 +108,7 @@ def test_the_fit_recovers_known_ratings_and_placing_keeps_the_field(players):
 
 def test_the_ladder_carries_over_only_pairings_with_the_same_key(monkeypatch):
     first = S.play_ladder(1, "basic-2p", deals=6, slow_deals=2)
+    assert all(r["interval"] == S.LADDER_INTERVAL for r in first["pairings"])
     keys = [r["key"] for r in first["pairings"]]
     assert len(set(keys)) == len(keys)
     assert [(r["agent"], r["reference"]) for r in first["pairings"]][-6:] == [
@@ -413,3 +414,27 @@ def test_a_pairing_that_never_wins_has_an_interval_with_width():
     assert r["rate"] == 0.0 and r["low"] == 0.0
     assert r["high"] == pytest.approx(bounded_mean_interval([0.0] * 6, 0.0, 1.0)[2])
     assert r["high"] > 0.1
+
+
+def test_a_ladder_record_of_before_gets_todays_interval_exactly():
+    # a record holds the rate, the deal count and the plain normal interval (clipped to
+    # [0, 1]); with_todays_interval gives what bounded_mean_interval gives from the per-deal
+    # shares themselves, which a record does not keep
+    from ono_env.arena.stats import bounded_mean_interval, mean_interval
+
+    rng = np.random.default_rng(5)
+    for n, p in [(20, 0.97), (200, 0.5), (2000, 0.0), (2000, 1.0), (2000, 0.9995), (150, 0.03)]:
+        x = (rng.random(n) < p).astype(float)
+        _m, lo, hi = mean_interval(x)
+        rec = {"agent": "a", "reference": "b", "rate": float(x.mean()), "deals": n,
+               "low": max(0.0, lo) if n > 1 else 0.0, "high": min(1.0, hi) if n > 1 else 1.0}
+        if x.min() == x.max():
+            rec["low"] = rec["high"] = float(x[0])    # as the files of before wrote them
+        new = S.with_todays_interval(rec)
+        _m, low, high = bounded_mean_interval(x, 0.0, 1.0)
+        assert (new["low"], new["high"]) == (pytest.approx(low, abs=1e-12), pytest.approx(high, abs=1e-12))
+        assert new["interval"] == S.LADDER_INTERVAL
+        assert S.with_todays_interval(new) is new      # a record of today's is kept as it is
+    with pytest.raises(ValueError, match="clipped at both ends"):
+        S.with_todays_interval({"agent": "a", "reference": "b", "rate": 0.5, "deals": 4,
+                                "low": 0.0, "high": 1.0})

@@ -60,7 +60,7 @@ from ono_env.agents.learned import model_label, model_sha256, shipped_models
 from ono_env.agents.registry import agent_from_class, is_class_spec, is_model_path, make_agent
 from ono_env.arena.distributed import check_ray_address, play_on_ray
 from ono_env.arena.play import _derive, _seating_seed, games_bar, play_games
-from ono_env.arena.stats import bounded_mean_interval
+from ono_env.arena.stats import Z95, bounded_mean_interval
 from ono_env.checks import check_input_file, check_text
 from ono_env.rules import PRESETS, RuleSet, resolve_rules
 
@@ -318,6 +318,40 @@ def play_pairing(rules: RuleSet, agent: Agent, reference: Agent, deals: int, see
 
 
 # ---------------------------------------------------------------- ratings
+
+
+LADDER_INTERVAL = "add-two"
+"""A ladder record's ``interval``: its ``low`` and ``high`` are
+:func:`~ono_env.arena.stats.bounded_mean_interval`'s. A record without it (written before
+2026-12-02) holds the plain normal interval over its deals, clipped to [0, 1]."""
+
+
+def with_todays_interval(rec: dict[str, Any]) -> dict[str, Any]:
+    """A ladder record (``rate``, ``low``, ``high``, ``deals``) with today's interval: as it
+    is where ``interval`` says :data:`LADDER_INTERVAL`, else computed again from the plain
+    normal interval it holds. That interval's half-width gives the deals' spread (``sd =
+    half * sqrt(deals) / z``), and the spread, mean and count give
+    :func:`~ono_env.arena.stats.bounded_mean_interval`'s result exactly (the same numbers as
+    from the per-deal shares, which a record does not keep). ``ValueError`` where the plain
+    interval was clipped at both ends (its half-width is then lost)."""
+    if rec.get("interval") == LADDER_INTERVAL:
+        return rec
+    m, lo, hi, n = float(rec["rate"]), float(rec["low"]), float(rec["high"]), int(rec["deals"])
+    if lo > 0.0:
+        half = m - lo
+    elif hi < 1.0:
+        half = hi - m
+    elif m in (0.0, 1.0):
+        half = 0.0          # every deal at the bound: no spread
+    else:
+        raise ValueError(f"a pairing of {rec.get('agent')!r} against {rec.get('reference')!r}: "
+                         f"its interval [{lo}, {hi}] is clipped at both ends")
+    ss = (half * math.sqrt(n) / Z95) ** 2 * (n - 1) if n > 1 else 0.0
+    m2 = (n * m + 2.0) / (n + 4)        # two more deals at 0 and two at 1
+    ss2 = ss + n * (m - m2) ** 2 + 2 * m2 ** 2 + 2 * (1.0 - m2) ** 2
+    half2 = Z95 * math.sqrt(ss2 / (n + 3)) / math.sqrt(n + 4)
+    return {**rec, "low": max(0.0, m2 - half2), "high": min(1.0, m2 + half2),
+            "interval": LADDER_INTERVAL}
 
 
 def _luce_terms(records: Sequence[dict[str, Any]], index: dict[str, int]):
@@ -690,12 +724,13 @@ def play_ladder(version: int | str, table_name: str, *, deals: int | None = None
     try:
         for (x, y, n), key in zip(todo, keys):
             if key in reuse:
-                rec = dict(reuse[key])
+                rec = with_todays_interval(dict(reuse[key]))
             else:
                 t1 = time.perf_counter()
                 r = play_pairing(rules, built[x], built[y], n, t.seed, suite.batch_size, progress=bar)
                 rec = {"agent": x, "reference": y, "players": t.players, **r,
-                       "seconds": round(time.perf_counter() - t1, 2), "key": key}
+                       "seconds": round(time.perf_counter() - t1, 2), "key": key,
+                       "interval": LADDER_INTERVAL}
             records.append(rec)
             if on_pairing is not None:
                 on_pairing(rec)
@@ -903,11 +938,11 @@ def format_ladder_markdown(data: dict[str, Any], command: str) -> str:
 
 
 __all__ = [
-    "CARD_FORMAT", "CARD_FORMAT_VERSION", "LATEST", "MAX_CARD_BYTES", "MAX_CARD_RATING",
-    "MAX_DEALS", "Reference",
+    "CARD_FORMAT", "CARD_FORMAT_VERSION", "LADDER_INTERVAL", "LATEST", "MAX_CARD_BYTES",
+    "MAX_CARD_RATING", "MAX_DEALS", "Reference",
     "Suite", "SuiteTable", "bench_agent", "check_card", "check_field", "describe_agent",
     "field_models", "fit_ratings", "format_card", "format_card_markdown",
     "format_ladder_markdown", "ladder_plan", "load_suite", "pairing_key", "place_agent", "play_ladder",
     "play_pairing", "read_card", "read_ladder", "resolve_agent", "rotations", "select_tables",
-    "suite_versions",
+    "suite_versions", "with_todays_interval",
 ]
