@@ -405,3 +405,20 @@ def test_color_permutation_refuses_what_is_not_a_permutation(perm):
 
     with pytest.raises(ValueError, match="allowed: the numbers 0-3 in any order"):
         color_permutation(perm, resolve_rules("basic"), 2)
+
+
+@pytest.mark.parametrize("answer, drew", [("accept", 1), ("challenge", 1)])
+def test_a_turn_lost_to_a_failed_challenge_counts_as_ended_without_a_play(answer, drew):
+    # the challenger of an honest Wild Draw Four draws 4 + 2 and loses its turn: its last turn
+    # ended without a play, as after accept (before: drew stayed 0 after the challenge)
+    from conftest import act, game_at
+
+    from ono_env.rules import RuleSet
+
+    rules = RuleSet.preset("classic", num_players=2)
+    g = game_at(rules, [["W+4", "G1", "G2"], ["B1", "B2", "B3"]], ["R5"])
+    g = VecGame.from_dict(g.to_dict(0), observation_version=2)
+    act(g, "play W+4 G", answer)
+    v = observation_view(g.observe(0), g.rules, 2)
+    assert g.state.hand_len[0, 1] == (9 if answer == "challenge" else 7)
+    assert v.opponents.drew[0, 0] == drew
