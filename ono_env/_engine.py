@@ -153,7 +153,7 @@ S_KNOWN = 4      # cards are none of; every player saw it happen (_note_forced_d
 S_LAST = 5       # public history: 1 + the card type the seat last played (0: none this round)
 S_PREVIOUS = 6   # 1 + the card type it played before that (0: none)
 S_NAMED = 7      # 1 + the colour it last named after a wild (0: none this round)
-S_DREW = 8       # 1: its last turn ended without a play (it drew, took a pending draw, or lost a challenge)
+S_DREW = 8       # 1: its last turn ended without a play (it drew, or took a pending draw)
 NUM_S = 9        # the per-seat fields; search copies these (not the private S_SEEN columns)
 S_SEEN = NUM_S   # S_SEEN + NC * q + c: copies of card type c this seat knows seat q holds
 
@@ -1238,7 +1238,8 @@ def _challenge(s, prm, i, p):
     else:
         _draw_n(s, i, p, int(s.g[i, G_PENDING]) + 2)
         s.g[i, G_PENDING] = 0
-        s.pl[i, p, S_DREW] = 1   # its turn ends without a play, as after accept
+        # S_DREW is left as it was, though the turn ends without a play: the shipped
+        # version-2 models were trained so, and the published suite's games depend on it
         _next_turn(s, prm, i, p)
     s.g[i, G_BLUFF] = False
 

@@ -157,7 +157,7 @@ OPPONENT_FIELDS: tuple[tuple[str, int, str], ...] = (
      "ranks, 4 wild types)"),
     ("previous_play", CARD_CODE, "the card it played before that, coded the same way"),
     ("named_color", NUM_COLORS, "the colour it named last (after a wild), one-hot"),
-    ("drew", 1, "1 if its last turn ended without a play (it drew, took a pending draw, or lost a challenge)"),
+    ("drew", 1, "1 if its last turn ended without a play (it drew, or took a pending draw)"),
 )
 """The fields of one opponent block of version 2, ``(name, entries, meaning)``: one block per
 opponent from this seat's left, ``MAX_OPPONENTS`` of them."""
