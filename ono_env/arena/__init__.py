@@ -180,7 +180,8 @@ def run_arena(agents: Sequence[Any], rules: Any = "classic", num_players: int | 
     labels = [f"{lab} (cheating)" if is_cheating(b) else lab
               for lab, b in zip(_labels(agents), built)]   # the search ceilings see hidden cards
     check_bool("mirrored", mirrored)
-    models = _model_files(agents, labels)   # the files as the games read them, before any plays
+    # the files as the games read them, before any plays; for the pairings of a mirrored run
+    models = _model_files(agents, labels) if mirrored else {}
     check_plan(games_played(num_games, len(agents), P), num_games, len(agents), P)
     tables = list(itertools.combinations(range(len(agents)), P))
     orders = seatings(P)

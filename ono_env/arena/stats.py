@@ -56,8 +56,19 @@ def bounded_mean_interval(x: np.ndarray, lo: float, hi: float) -> tuple[float, f
     if n == 0:
         return float("nan"), float("nan"), float("nan")
     mean = float(v.mean())
-    _m, low, high = mean_interval(np.concatenate([v, [lo, lo, hi, hi]]))
-    return mean, float(max(lo, low)), float(min(hi, high))
+    return (mean, *bounded_interval_of(mean, float(((v - mean) ** 2).sum()), n, lo, hi))
+
+
+def bounded_interval_of(mean: float, ss: float, n: int, lo: float,
+                        hi: float) -> tuple[float, float]:
+    """:func:`bounded_mean_interval`'s ``(low, high)`` from ``n`` >= 1 per-deal values'
+    ``mean`` and sum of squared deviations from it ``ss``: the two deals added at each bound
+    move the mean and the sum by formula, so a record that keeps only these (a suite
+    ladder's, :func:`ono_env.arena.suite.with_todays_interval`) gives the same interval."""
+    m2 = (n * mean + 2 * lo + 2 * hi) / (n + 4)
+    ss2 = ss + n * (mean - m2) ** 2 + 2 * (lo - m2) ** 2 + 2 * (hi - m2) ** 2
+    half = Z95 * math.sqrt(ss2 / (n + 3) / (n + 4))
+    return float(max(lo, m2 - half)), float(min(hi, m2 + half))
 
 
 def rate_games(records: GameRecords, num_entrants: int, seed: int = 0) -> list[dict[str, float]]:

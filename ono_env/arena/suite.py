@@ -60,7 +60,7 @@ from ono_env.agents.learned import model_label, model_sha256, shipped_models
 from ono_env.agents.registry import agent_from_class, is_class_spec, is_model_path, make_agent
 from ono_env.arena.distributed import check_ray_address, play_on_ray
 from ono_env.arena.play import _derive, _seating_seed, games_bar, play_games
-from ono_env.arena.stats import Z95, bounded_mean_interval
+from ono_env.arena.stats import Z95, bounded_interval_of, bounded_mean_interval
 from ono_env.checks import check_input_file, check_text
 from ono_env.rules import PRESETS, RuleSet, resolve_rules
 
@@ -347,11 +347,8 @@ def with_todays_interval(rec: dict[str, Any]) -> dict[str, Any]:
         raise ValueError(f"a pairing of {rec.get('agent')!r} against {rec.get('reference')!r}: "
                          f"its interval [{lo}, {hi}] is clipped at both ends")
     ss = (half * math.sqrt(n) / Z95) ** 2 * (n - 1) if n > 1 else 0.0
-    m2 = (n * m + 2.0) / (n + 4)        # two more deals at 0 and two at 1
-    ss2 = ss + n * (m - m2) ** 2 + 2 * m2 ** 2 + 2 * (1.0 - m2) ** 2
-    half2 = Z95 * math.sqrt(ss2 / (n + 3)) / math.sqrt(n + 4)
-    return {**rec, "low": max(0.0, m2 - half2), "high": min(1.0, m2 + half2),
-            "interval": LADDER_INTERVAL}
+    low, high = bounded_interval_of(m, ss, n, 0.0, 1.0)
+    return {**rec, "low": low, "high": high, "interval": LADDER_INTERVAL}
 
 
 def _luce_terms(records: Sequence[dict[str, Any]], index: dict[str, int]):
