@@ -678,13 +678,20 @@ class _SharedNets:
         self._lock = threading.Lock()
 
     def read(self, path: str | Path) -> tuple[dict[str, Any], PolicyNet]:
+        """The checked metadata and the shared network of a model file or checkpoint zip."""
+        meta, net, _digest = self.read_digest(path)
+        return meta, net
+
+    def read_digest(self, path: str | Path) -> tuple[dict[str, Any], PolicyNet, str]:
+        """:meth:`read`, and the SHA-256 (hex) of the model bytes read: those the network
+        was made from (:func:`model_sha256`)."""
         data, where = read_model_bytes(path)
         key = hashlib.sha256(data).digest()
         with self._lock:
             hit = self._nets.get(key)
             if hit is not None:
                 self._nets.move_to_end(key)
-                return copy.deepcopy(hit[0]), hit[1]
+                return copy.deepcopy(hit[0]), hit[1], key.hex()
         meta, net = parse_model(data, where)
         for a in net.arrays():
             a.flags.writeable = False
@@ -694,7 +701,7 @@ class _SharedNets:
                 while (len(self._nets) > SHARED_MODELS
                        or sum(n for *_, n in self._nets.values()) > SHARED_MODEL_BYTES):
                     self._nets.popitem(last=False)
-        return meta, net
+        return meta, net, key.hex()
 
     def clear(self) -> None:
         """Forget every network kept (agents made before keep theirs)."""
@@ -727,6 +734,10 @@ class LearnedAgent:
         self.name = name
         self.deterministic = deterministic
         self.meta = meta or {}
+        self.model_sha256: str | None = None
+        """The SHA-256 of the model bytes the network was read from (:func:`model_sha256`;
+        set by :func:`load_agent`), None for a network made in memory: which model a run
+        played, whatever its label."""
         self.observation_version = 2 if net.observation_size == OBS_V2_SIZE else 1
         """The observation layout the network reads (version 2 has its own length, which no
         version-1 layout has); the agent driver observes each agent in its own version."""
@@ -787,10 +798,12 @@ def load_agent(path: str | Path, rules: Any = None, *, deterministic: bool = Tru
     The agents of one model file share its network (:data:`shared_nets`), whose arrays are
     read-only; :func:`read_model` gives a network of one's own to change."""
     check_bool("deterministic", deterministic)
-    meta, net = shared_nets.read(path)
+    meta, net, digest = shared_nets.read_digest(path)
     rules = RuleSet.from_dict(meta["rules"]) if rules is None else resolve_rules(rules)
     check_compatible(meta, rules, repr(str(path)) if name is None else repr(name))
-    return LearnedAgent(net, rules, model_label(path, meta), deterministic, meta)
+    agent = LearnedAgent(net, rules, model_label(path, meta), deterministic, meta)
+    agent.model_sha256 = digest
+    return agent
 
 
 def model_label(path: str | Path, meta: Mapping[str, Any] | None = None) -> str:
@@ -811,8 +824,26 @@ def model_label(path: str | Path, meta: Mapping[str, Any] | None = None) -> str:
 
 
 def model_sha256(path: str | Path) -> str:
-    """The SHA-256 of a model file's bytes: which model a run played, whatever its name."""
-    return hashlib.sha256(Path(path).read_bytes()).hexdigest()
+    """The SHA-256 of a model's bytes, a model file's or a checkpoint zip's model member
+    (:func:`read_model_bytes`; ``ValueError`` when they cannot be read): which model a run
+    played, whatever its name."""
+    return hashlib.sha256(read_model_bytes(path)[0]).hexdigest()
+
+
+def played_models(agent: Any) -> str | None:
+    """The SHA-256 of the model an agent plays from, None when it plays from none that was
+    read from a file: a loaded learned policy's (:attr:`LearnedAgent.model_sha256`); for an
+    agent guided by learned policies (a search agent's prior and playout policy, its
+    ``guides``), theirs, or where they are several, the SHA-256 of their sorted digests
+    joined by ``+``. A pairing of two runs checks it, so that neither a model file nor a
+    search agent's guide can change under the same label."""
+    own = getattr(agent, "model_sha256", None)
+    if isinstance(own, str):
+        return own
+    found = sorted({d for g in getattr(agent, "guides", ()) if (d := played_models(g)) is not None})
+    if len(found) <= 1:
+        return found[0] if found else None
+    return hashlib.sha256("+".join(found).encode()).hexdigest()
 
 
 def shipped_models() -> dict[str, Path]:

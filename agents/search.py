@@ -200,6 +200,7 @@ class SearchAgent:
                 or not 1 <= worlds <= MAX_WORLDS:
             raise ValueError(f"worlds = {worlds!r}; allowed: an integer from 1 to {MAX_WORLDS}")
         self._net: tuple[np.ndarray, np.ndarray] | None = None
+        self._playout_agent = None if isinstance(policy, str) else policy
         if isinstance(policy, str):
             if policy not in POLICIES:
                 raise ValueError(f"policy = {policy!r}; allowed: {', '.join(POLICIES)}, or a "
@@ -267,6 +268,13 @@ class SearchAgent:
         self.name = name or f"pimc:{self.worlds}"
         self.last_values: np.ndarray | None = None
         """(R, A) mean playout value (round wins) of each legal action at the last call."""
+
+    @property
+    def guides(self) -> tuple[Any, ...]:
+        """The agents whose policy the search plays from: its prior and its learned playout
+        policy, where given (:func:`~ono_env.agents.learned.played_models` reads their
+        models)."""
+        return tuple(a for a in (self.prior, self._playout_agent) if a is not None)
 
     def __getstate__(self) -> dict:
         """Pickled (Ray tasks, worker processes) without the belief's memory of past views:

@@ -1060,3 +1060,43 @@ def test_paired_runs_must_seat_the_same_model_files_not_only_the_same_labels(tmp
     shutil.copy(shipped_models()["ppo-basic-2p"], same)
     check_paired_plan(saved, ["color", str(same)], "basic", 2, 20, 5)
     assert paired_difference(run_arena(["color", "ppo-basic-2p"], **kw), saved)["deals"] == 10
+
+
+def test_paired_runs_must_seat_search_agents_with_the_same_guides(tmp_path):
+    # a search agent's label names its budget, not the policy guiding it: two runs of
+    # "pimc-guided:2" guided by different models must not pair
+    import shutil
+
+    from ono_env.agents.learned import load_agent, model_sha256, played_models, shipped_models
+    from ono_env.agents.registry import make_agent
+    from ono_env.agents.search import SearchAgent
+    from ono_env.arena import check_paired_plan, paired_difference
+    from ono_env.rules import RuleSet
+
+    shipped = shipped_models()
+    basic2 = RuleSet.preset("basic", num_players=2)
+    assert played_models(make_agent("pimc-ppo:4", basic2)) == model_sha256(shipped["ppo-basic-2p"])
+    assert played_models(make_agent("pimc-ppo:4", "ono")) == model_sha256(shipped["ppo-any"])
+    assert played_models(make_agent("greedy", basic2)) is None
+    copy = tmp_path / "copy.safetensors"
+    shutil.copy(shipped["ppo-basic-2p"], copy)
+
+    def guided(path):
+        return SearchAgent(basic2, 2, prior=load_agent(path, basic2), margin=0.1,
+                           name="pimc-guided:2")
+
+    kw = dict(rules="basic", num_players=2, num_games=20, seed=5, rating=False, mirrored=True)
+    a = run_arena(["greedy", guided(shipped["ppo-basic-2p"])], **kw)
+    assert a.models == {"pimc-guided:2": model_sha256(shipped["ppo-basic-2p"])}
+    other = run_arena(["color", guided(shipped["ppo-any"])], **kw)
+    message = r"the other entrant 'pimc-guided:2' is not the same model in the two runs"
+    with pytest.raises(ValueError, match=message):
+        paired_difference(other, a)
+    with pytest.raises(ValueError, match=message):
+        check_paired_plan(a, ["color", guided(shipped["ppo-any"])], "basic", 2, 20, 5)
+    # the same guide from another path pairs; a prior and a playout policy from two models
+    # record one digest of both
+    assert paired_difference(run_arena(["color", guided(copy)], **kw), a)["deals"] == 10
+    two = SearchAgent(basic2, 2, policy=load_agent(shipped["ppo-any"], basic2),
+                      prior=load_agent(copy, basic2), margin=0.1)
+    assert played_models(two) not in (None, model_sha256(copy), model_sha256(shipped["ppo-any"]))

@@ -74,7 +74,7 @@ from ono_env.agents.base import (
     observation_version,
     plays_from_game,
 )
-from ono_env.agents.learned import model_label, model_sha256, shipped_models
+from ono_env.agents.learned import model_label, played_models
 from ono_env.agents.registry import is_model_path, make_agent
 from ono_env.arena.distributed import (
     RAY_CONNECT_SECONDS,
@@ -180,8 +180,8 @@ def run_arena(agents: Sequence[Any], rules: Any = "classic", num_players: int | 
     labels = [f"{lab} (cheating)" if is_cheating(b) else lab
               for lab, b in zip(_labels(agents), built)]   # the search ceilings see hidden cards
     check_bool("mirrored", mirrored)
-    # the files as the games read them, before any plays; for the pairings of a mirrored run
-    models = _model_files(agents, labels) if mirrored else {}
+    # the models as the agents read them; for the pairings of a mirrored run
+    models = _model_files(built, labels) if mirrored else {}
     check_plan(games_played(num_games, len(agents), P), num_games, len(agents), P)
     tables = list(itertools.combinations(range(len(agents)), P))
     orders = seatings(P)
@@ -245,21 +245,13 @@ def run_arena(agents: Sequence[Any], rules: Any = "classic", num_players: int | 
     return result
 
 
-def _model_files(agents: Sequence[Any], labels: Sequence[str]) -> dict[str, str]:
-    """Label -> the SHA-256 of the model file of each entrant given as a model file or as a
-    shipped policy's name: a paired comparison checks that the other entrants are the same
-    models, not only the same labels (a model's label is its file's name)."""
-    shipped = shipped_models()
-    out = {}
-    for spec, label in zip(agents, labels):
-        if isinstance(spec, str) and (is_model_path(spec) or spec in shipped):
-            path = spec if is_model_path(spec) else shipped[spec]
-            try:
-                out[label] = model_sha256(path)
-            except OSError as exc:
-                raise ValueError(f"cannot read model file {str(path)!r}: "
-                                 f"{exc.strerror or exc}") from None
-    return out
+def _model_files(built: Sequence[Any], labels: Sequence[str]) -> dict[str, str]:
+    """Label -> the SHA-256 of the model each entrant plays from
+    (:func:`~ono_env.agents.learned.played_models`: a model file's or a shipped policy's, a
+    search agent's guide): a paired comparison checks that the other entrants play the same
+    models, not only under the same labels (a model's label is its file's name)."""
+    return {label: d for agent, label in zip(built, labels)
+            if (d := played_models(agent)) is not None}
 
 
 MAX_ROUNDING = 10
@@ -302,7 +294,7 @@ def check_paired_plan(earlier: Any, agents: Sequence[Any], rules: Any = "classic
     plan = {"rules": rules.to_dict(), "seed": seed, "batch_size": batch_size,
             "games": games_played(num_games, len(agents), rules.num_players),
             "agents": _labels(agents), "max_decisions": max_decisions,
-            "models": _model_files(agents, _labels(agents))}
+            "models": _model_files([make_agent(a, rules) for a in agents], _labels(agents))}
     check_pairable(plan, mirrored_record(earlier, "the earlier run"))
 
 def evaluate(agent: Any, opponents: Sequence[Any], rules: Any, num_games: int, seed: int = 0, *,

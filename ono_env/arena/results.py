@@ -354,10 +354,12 @@ written before they were recorded: nothing to compare."""
 def check_pairable(pa: dict[str, Any], pb: dict[str, Any], entrant: int = 0) -> None:
     """``ValueError`` naming what differs unless two runs (dicts with ``rules`` (a RuleSet's
     dict), ``seed``, ``games``, ``batch_size``, ``agents`` (labels; a " (cheating)" mark is
-    ignored) and, where recorded, ``max_decisions`` and ``models`` (label -> model file's
-    SHA-256)) dealt the same cards, cut games alike and seated the same entrants but the one
-    at ``entrant``: the same labels, and where both runs name a model file for a label, the
-    same file (a model's label is its file's name, which another file may share)."""
+    ignored) and, where recorded, ``max_decisions`` and ``models`` (label -> the SHA-256 of
+    the model the entrant plays from, :func:`~ono_env.agents.learned.played_models`)) dealt
+    the same cards, cut games alike and seated the same entrants but the one at
+    ``entrant``: the same labels, and where both runs recorded models, the same model under
+    each label, or none under it in either (a model's label is its file's name, which
+    another file may share; a search agent's label does not name its guide)."""
     for key, what in (("rules", "rules"), ("seed", "seed"), ("games", "number of games"),
                       ("batch_size", "batch size")):
         if pa[key] != pb[key]:
@@ -393,9 +395,10 @@ def check_pairable(pa: dict[str, Any], pb: dict[str, Any], entrant: int = 0) -> 
         for k, (xa, xb) in enumerate(zip(raw_a, raw_b)):
             if k != entrant and ma.get(xa) != mb.get(xb):
                 raise ValueError(f"the other entrant {la[k]!r} is not the same model in the two "
-                                 f"runs (model file SHA-256 {str(ma.get(xa))[:12]} against "
-                                 f"{str(mb.get(xb))[:12]}); a paired comparison plays two "
-                                 f"agents against the same others")
+                                 f"runs (the SHA-256 of the model it plays from: "
+                                 f"{str(ma.get(xa))[:12]} against {str(mb.get(xb))[:12]}; None: "
+                                 f"none); a paired comparison plays two agents against the "
+                                 f"same others")
 
 def paired_difference(a: Any, b: Any, entrant: int = 0) -> dict[str, Any]:
     """A against B on the same deals: entrant ``entrant`` of run ``a`` and the entrant in the

@@ -56,7 +56,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 import ono_env
 from ono_env.agents.base import Agent, is_cheating
-from ono_env.agents.learned import model_label, model_sha256, shipped_models
+from ono_env.agents.learned import model_label, model_sha256, played_models, shipped_models
 from ono_env.agents.registry import agent_from_class, is_class_spec, is_model_path, make_agent
 from ono_env.arena.distributed import check_ray_address, play_on_ray
 from ono_env.arena.play import _derive, _seating_seed, games_bar, play_games
@@ -472,8 +472,10 @@ def resolve_agent(spec: Any, rules: RuleSet) -> Agent:
 
 
 def describe_agent(spec: Any, agent: Agent) -> dict[str, Any]:
-    """What a card says of the agent: the spec, its kind, its label, and for a model file its
-    SHA-256 (a card names the exact file it measured)."""
+    """What a card says of the agent: the spec, its kind, its label, and where it plays from
+    a model file (a model, a shipped policy, a search agent's guide) the SHA-256 of the model
+    (:func:`~ono_env.agents.learned.played_models`: a card names the exact model it
+    measured)."""
     if isinstance(spec, str) and is_class_spec(spec):
         kind, label = "class", spec
     elif isinstance(spec, str) and is_model_path(spec):
@@ -485,10 +487,9 @@ def describe_agent(spec: Any, agent: Agent) -> dict[str, Any]:
     check_text("the agent's label (from its file name, spec or name)", label, MAX_CARD_TEXT)
     out: dict[str, Any] = {"spec": spec if isinstance(spec, str) else label, "kind": kind,
                            "label": label, "cheating": is_cheating(agent)}
-    if kind == "model":
-        out["sha256"] = model_sha256(spec)
-    elif kind == "name" and spec in shipped_models():
-        out["sha256"] = model_sha256(shipped_models()[spec])
+    digest = played_models(agent)
+    if digest is not None:
+        out["sha256"] = digest
     return out
 
 
