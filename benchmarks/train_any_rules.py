@@ -14,7 +14,8 @@ evaluation (the run's own ``final_eval.json``) is read back, and the final model
 mirrored-deal arena against ``players - 1`` copies of the table's best baseline (the one it
 scores lowest against in the final evaluation): ``--deals`` deals, every seating of each deal,
 so the luck of the cards cancels; the interval is over deals. Writes ``results.json`` and
-``results.md`` into ``--out`` (appending to an existing results.json) and prints each row.
+``results.md`` into ``--out`` (appending to an existing results.json) and prints each row;
+``--render`` writes them again from results.json, with the arena's interval of today.
 """
 
 from __future__ import annotations
@@ -30,6 +31,8 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from bench_args import at_least, checked_deals, checked_seed, distinct, out_folder, positive_finite
+
+from ono_env.arena.suite import LADDER_INTERVAL, with_todays_interval
 
 VARIANTS = {
     "default": [],
@@ -85,14 +88,14 @@ def mirrored(row: dict, deals: int, seed: int) -> dict:
                    rating=False)
     pr = ar.paired(0)
     return {"opponent": best, "deals": pr["deals"], "games": pr["games"], "share": pr["rate"],
-            "low": pr["low"], "high": pr["high"], "fair": 1.0 / P,
+            "low": pr["low"], "high": pr["high"], "interval": LADDER_INTERVAL, "fair": 1.0 / P,
             "no_winner": int(ar.records.truncated.sum()),
             "mean_length": float(ar.records.length.mean())}
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--tables", required=True, help="preset:players,... (e.g. ono:4,basic:2)")
+    ap.add_argument("--tables", help="preset:players,... (e.g. ono:4,basic:2)")
     ap.add_argument("--variant", default="default", choices=sorted(VARIANTS))
     ap.add_argument("--minutes", type=float, default=None, help="time limit (default: the config's 7)")
     ap.add_argument("--parallel", type=int, default=2)
@@ -103,8 +106,15 @@ def main() -> None:
     ap.add_argument("--only-mirror", action="store_true",
                     help="train nothing: play the mirrored arena again (--deals) for the rows of "
                          "results.json with these tables and --variant")
+    ap.add_argument("--render", action="store_true",
+                    help="train and play nothing: write results.md again from --out's "
+                         "results.json, each mirrored interval as the arena gives it today")
     a = ap.parse_args()
     script = "train_any_rules"
+    if a.render:
+        return render(script, a.out)
+    if a.tables is None:
+        sys.exit(f"{script}: --tables is needed (preset:players,...), unless --render")
     tables = []
     for t in a.tables.split(","):
         preset, colon, players = t.partition(":")
@@ -193,6 +203,34 @@ def main() -> None:
                 rows.append(row)
                 path.write_text(json.dumps(rows, indent=1) + "\n")
                 write_md(a.out, rows)
+
+
+def todays_interval(m: dict) -> dict:
+    """A row's mirrored result with the arena's interval of today: as it is where it says
+    so, else computed again from the plain normal interval it holds (rows written before
+    2026-12-02), exactly as the suite's ladder records are
+    (:func:`~ono_env.arena.suite.with_todays_interval`)."""
+    rec = with_todays_interval({"rate": m["share"], "low": m["low"], "high": m["high"],
+                                "deals": m["deals"], "interval": m.get("interval")})
+    return {**m, "low": rec["low"], "high": rec["high"], "interval": rec["interval"]}
+
+
+def render(script: str, out: Path) -> None:
+    path = out / "results.json"
+    try:
+        rows = json.loads(path.read_text())
+        for row in rows:
+            if row["rc"] == 0:
+                row["mirrored"] = todays_interval(row["mirrored"])
+    except (OSError, ValueError, TypeError, KeyError) as exc:
+        sys.exit(f"{script}: --render: {path} is not the results.json of a run of this script "
+                 f"({type(exc).__name__}: {exc})")
+    with open(out / "results.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        path.write_text(json.dumps(rows, indent=1) + "\n")
+        write_md(out, rows)
+    for row in rows:
+        print(line(row))
 
 
 def line(row: dict) -> str:

@@ -622,6 +622,7 @@ BAD_BENCHMARK_ARGUMENTS = [
     ("train_any_rules", ["--tables", "basic:2", "--deals", "1"], "--deals 1; allowed: 2 or more"),
     ("train_any_rules", ["--tables", "basic:2", "--only-mirror"], "--only-mirror: no "),
     ("train_any_rules", ["--tables", "basic:2", "--out", "{file}"], "exists and is not a folder"),
+    ("train_any_rules", ["--deals", "5"], "--tables is needed (preset:players,...), unless --render"),
     # scripts without --out (what they write, they write in the repository's docs)
     ("bench_last_card", ["--players", "11"], "--rules 'ono' --players 11: invalid rule set"),
     ("bench_last_card", ["--opponent", "nosuch"], "--opponent 'nosuch': unknown agent"),
@@ -750,6 +751,40 @@ def test_train_any_rules_only_mirror_refuses_a_results_file_it_did_not_write(tmp
         assert message in str(exc.value)
         assert results.read_text() == text
         assert sorted(q.name for q in tmp_path.iterdir()) == ["results.json"]
+
+
+def test_train_any_rules_render_gives_the_arenas_interval_of_today(tmp_path, monkeypatch):
+    """train_any_rules --render: a row written with the plain normal interval gets the
+    arena's interval of today, the same as from its per-deal shares (all 0 here: every deal
+    lost, which the plain interval gave no width); a row that says it holds today's keeps it;
+    a file it did not write is refused and left as it was."""
+    import runpy
+    from pathlib import Path
+
+    from ono_env.arena.stats import bounded_mean_interval
+
+    bench = Path(__file__).resolve().parents[1] / "benchmarks"
+    monkeypatch.syspath_prepend(str(bench))
+    main = runpy.run_path(str(bench / "train_any_rules.py"))["main"]
+    results = tmp_path / "results.json"
+    m = {"opponent": "greedy", "deals": 1000, "games": 2000, "share": 0.0, "low": 0.0,
+         "high": 0.0, "fair": 0.5, "no_winner": 0, "mean_length": 556.0}
+    row = {"preset": "classic", "players": 2, "variant": "x", "rc": 0, "run_dir": "r",
+           "command": "c", "final_eval": {"training_steps": 10}, "mirrored": m}
+    kept = {**row, "mirrored": {**m, "share": 0.5, "low": 0.4, "high": 0.6, "interval": "add-two"}}
+    results.write_text(json.dumps([row, kept]))
+    monkeypatch.setattr(sys, "argv", ["train_any_rules.py", "--render", "--out", str(tmp_path)])
+    main()
+    got = json.loads(results.read_text())
+    _, low, high = bounded_mean_interval(np.zeros(1000), 0.0, 1.0)
+    assert got[0]["mirrored"]["low"] == low == 0.0 and high > 0.004
+    assert got[0]["mirrored"]["high"] == pytest.approx(high, abs=1e-12)
+    assert got[0]["mirrored"]["interval"] == "add-two" and got[1] == kept
+    assert "0.0% [0.0, 0.5]" in (tmp_path / "results.md").read_text()
+    results.write_text('[{"preset": "basic", "rc": 0}]')
+    with pytest.raises(SystemExit, match=r"--render: .* is not the results\.json of a run of this"):
+        main()
+    assert results.read_text() == '[{"preset": "basic", "rc": 0}]'
 
 
 def test_headroom_plays_each_table_against_each_opponent_under_changed_rules(tmp_path, monkeypatch):
