@@ -3,13 +3,15 @@
 The core (this package's ``rules``, ``cards``, ``game``, ``observation`` and the compiled
 ``_engine``) imports no gymnasium, pettingzoo or torch. The adapters sit beside it:
 ``ono_env.envs.ono_v0`` (PettingZoo AEC; also ``ono_env.env`` / ``ono_env.raw_env``),
-``ono_env.envs.gym_env`` (Gymnasium, registered as ``ono_env/Ono-v0`` when gymnasium is
-installed, with ``ono_env.envs.gym_vector`` as its vector entry point) and ``ono_env.envs.sb3``
-(Stable-Baselines3 VecEnv); they are imported on first use.
+``ono_env.envs.gym_env`` (Gymnasium, registered as ``ono_env/Ono-v0`` once gymnasium is
+imported, before or after ``ono_env``, with ``ono_env.envs.gym_vector`` as its vector entry
+point) and ``ono_env.envs.sb3`` (Stable-Baselines3 VecEnv); they are imported on first use.
 """
 
 from importlib.metadata import PackageNotFoundError
 from importlib.metadata import version as _version
+
+import wrapt
 
 from ono_env import _moved
 from ono_env.cards import (
@@ -44,14 +46,18 @@ def __getattr__(name: str):
     raise AttributeError(f"module 'ono_env' has no attribute {name!r}")
 
 
-try:  # register the Gymnasium env id without importing the adapter itself
-    import gymnasium as _gym
-except ImportError:  # pragma: no cover
-    pass
-else:
-    if "ono_env/Ono-v0" not in _gym.registry:
-        _gym.register(id="ono_env/Ono-v0", entry_point="ono_env.envs.gym_env:OnoEnv",
-                      vector_entry_point="ono_env.envs.gym_vector:OnoVectorEnv")
+def _register_gym(gym) -> None:
+    """Register the Gymnasium env id ``ono_env/Ono-v0`` (the adapter itself loads on
+    ``gym.make``)."""
+    if "ono_env/Ono-v0" not in gym.registry:
+        gym.register(id="ono_env/Ono-v0", entry_point="ono_env.envs.gym_env:OnoEnv",
+                     vector_entry_point="ono_env.envs.gym_vector:OnoVectorEnv")
+
+
+# The core imports no gymnasium: the id is registered as soon as gymnasium is imported, now
+# if it already is, else when it is (wrapt's post-import hook), in either order of the two
+# imports.
+wrapt.register_post_import_hook(_register_gym, "gymnasium")
 
 __all__ = [
     "ACTION_NAMES", "CARD_NAMES", "NUM_ACTIONS", "NUM_CARD_TYPES", "PRESETS", "RuleSet",

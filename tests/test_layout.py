@@ -30,9 +30,7 @@ FOLDERS = {"ono_env": ROOT / "ono_env", "ono_env.agents": ROOT / "agents",
 # The layers, lowest first: a module may import its own layer and those below it.
 LAYERS = ("configs", "core", "agents", "envs", "arena", "apps", "train")
 HEAVY = ("gymnasium", "pettingzoo", "torch", "ray", "stable_baselines3", "sb3_contrib")
-# ono_env/__init__ registers the Gymnasium id when gymnasium is installed (a guarded import
-# of the registry only: the env itself is not imported).
-HEAVY_ALLOWED = {("ono_env", "gymnasium")}
+HEAVY_ALLOWED: set[tuple[str, str]] = set()
 # The package's face keeps PettingZoo's convention ``from ono_env import ono_v0`` (and
 # ``ono_env.env``), a lazy attribute: the one reference upward, loaded on first use only.
 UPWARD_ALLOWED = {("ono_env", "ono_env.envs.ono_v0")}
@@ -136,6 +134,28 @@ def test_the_core_imports_no_rl_library():
             if top in HEAVY and (name, top) not in HEAVY_ALLOWED:
                 wrong.append(f"{path.relative_to(ROOT)}:{line} imports {target}")
     assert not wrong, "\n".join(wrong)
+
+
+def test_importing_the_core_loads_no_rl_library_and_gymnasium_still_finds_the_env():
+    """``import ono_env`` and its core modules load none of the RL libraries, and the
+    Gymnasium id is registered whichever of ``ono_env`` and ``gymnasium`` is imported first
+    (also through pettingzoo, which imports gymnasium)."""
+    heavy = ("gymnasium", "pettingzoo", "torch", "ray")
+    check = (f"import sys\nimport ono_env, ono_env.rules, ono_env.cards, ono_env.game, "
+             f"ono_env.observation\nprint(sorted(m for m in {heavy!r} if m in sys.modules))\n")
+    orders = {"ono_env first": "import ono_env\nimport gymnasium as gym\n",
+              "gymnasium first": "import gymnasium as gym\nimport ono_env\n",
+              "through pettingzoo": "import ono_env\nimport pettingzoo\nimport gymnasium as gym\n"}
+    proc = subprocess.run([sys.executable, "-c", check], capture_output=True, text=True,
+                          timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.split() == ["[]"]
+    for what, imports in orders.items():
+        code = imports + "print(type(gym.make('ono_env/Ono-v0', rules='basic', num_players=2).unwrapped).__name__)\n"
+        proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                              timeout=300)
+        assert proc.returncode == 0, (what, proc.stderr)
+        assert proc.stdout.split() == ["OnoEnv"], what
 
 
 def _docs_extra_packages() -> set[str]:
