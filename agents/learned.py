@@ -833,15 +833,16 @@ def model_sha256(path: str | Path) -> str:
 def played_models(agent: Any) -> str | None:
     """The SHA-256 of the model an agent plays from, None when it plays from none that was
     read from a file: a loaded learned policy's (:attr:`LearnedAgent.model_sha256`); for an
-    agent guided by learned policies (a search agent's prior and playout policy, its
-    ``guides``), theirs, or where they are several, the SHA-256 of their sorted digests
-    joined by ``+``. A pairing of two runs checks it, so that neither a model file nor a
-    search agent's guide can change under the same label."""
+    agent guided by learned policies (its ``guides``: a search agent's prior, then its
+    playout policy), their model's where they play from one, else a combined digest: the
+    SHA-256 of their digests joined by ``+`` in that order (a prior A with playouts B is not
+    a prior B with playouts A). A pairing of two runs checks it, so that neither a model
+    file nor a search agent's guide can change under the same label."""
     own = getattr(agent, "model_sha256", None)
     if isinstance(own, str):
         return own
-    found = sorted({d for g in getattr(agent, "guides", ()) if (d := played_models(g)) is not None})
-    if len(found) <= 1:
+    found = [d for g in getattr(agent, "guides", ()) if (d := played_models(g)) is not None]
+    if len(set(found)) <= 1:
         return found[0] if found else None
     return hashlib.sha256("+".join(found).encode()).hexdigest()
 

@@ -274,7 +274,8 @@ class SearchAgent:
         """The agents whose policy the search plays from: its prior and its learned playout
         policy, where given (:func:`~ono_env.agents.learned.played_models` reads their
         models)."""
-        return tuple(a for a in (self.prior, self._playout_agent) if a is not None)
+        playout = getattr(self, "_playout_agent", None)   # not in a pickle of before 2026-12-02
+        return tuple(a for a in (self.prior, playout) if a is not None)
 
     def __getstate__(self) -> dict:
         """Pickled (Ray tasks, worker processes) without the belief's memory of past views:

@@ -211,22 +211,35 @@ def todays_interval(m: dict) -> dict:
     2026-12-02), exactly as the suite's ladder records are
     (:func:`~ono_env.arena.suite.with_todays_interval`)."""
     rec = with_todays_interval({"rate": m["share"], "low": m["low"], "high": m["high"],
-                                "deals": m["deals"], "interval": m.get("interval")})
+                                "deals": m["deals"], "interval": m.get("interval"),
+                                "agent": "the model", "reference": m.get("opponent")})
     return {**m, "low": rec["low"], "high": rec["high"], "interval": rec["interval"]}
 
 
 def render(script: str, out: Path) -> None:
     path = out / "results.json"
-    try:
-        rows = json.loads(path.read_text())
-        for row in rows:
-            if row["rc"] == 0:
-                row["mirrored"] = todays_interval(row["mirrored"])
-    except (OSError, ValueError, TypeError, KeyError) as exc:
-        sys.exit(f"{script}: --render: {path} is not the results.json of a run of this script "
-                 f"({type(exc).__name__}: {exc})")
-    with open(out / "results.lock", "w") as lock:
+
+    def converted() -> list[dict]:
+        try:
+            rows = json.loads(path.read_text())
+            mirrored = [row["mirrored"] for row in rows if row["rc"] == 0]
+            for m in mirrored:
+                m["share"], m["low"], m["high"], m["deals"]
+        except (OSError, ValueError, TypeError, KeyError) as exc:
+            sys.exit(f"{script}: --render: {path} is not the results.json of a run of this "
+                     f"script ({type(exc).__name__}: {exc})")
+        try:
+            for row in rows:
+                if row["rc"] == 0:
+                    row["mirrored"] = todays_interval(row["mirrored"])
+        except ValueError as exc:   # an interval clipped at both ends: its width is lost
+            sys.exit(f"{script}: --render: {path}: {exc}")
+        return rows
+
+    converted()   # a file it cannot render is refused before the lock file is made
+    with open(out / "results.lock", "w") as lock:   # several scripts may share --out
         fcntl.flock(lock, fcntl.LOCK_EX)
+        rows = converted()
         path.write_text(json.dumps(rows, indent=1) + "\n")
         write_md(out, rows)
     for row in rows:

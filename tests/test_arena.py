@@ -781,10 +781,16 @@ def test_train_any_rules_render_gives_the_arenas_interval_of_today(tmp_path, mon
     assert got[0]["mirrored"]["high"] == pytest.approx(high, abs=1e-12)
     assert got[0]["mirrored"]["interval"] == "add-two" and got[1] == kept
     assert "0.0% [0.0, 0.5]" in (tmp_path / "results.md").read_text()
-    results.write_text('[{"preset": "basic", "rc": 0}]')
-    with pytest.raises(SystemExit, match=r"--render: .* is not the results\.json of a run of this"):
-        main()
-    assert results.read_text() == '[{"preset": "basic", "rc": 0}]'
+    for text, message in (('[{"preset": "basic", "rc": 0}]', "is not the results.json of a run of"),
+                          (json.dumps([{**row, "mirrored": {**m, "share": 0.5, "high": 1.0}}]),
+                           "'the model' against 'greedy': its interval [0.0, 1.0] is clipped")):
+        results.write_text(text)
+        (tmp_path / "results.lock").unlink(missing_ok=True)
+        with pytest.raises(SystemExit) as exc:
+            main()
+        assert message in str(exc.value) and str(exc.value).startswith("train_any_rules: --render: ")
+        assert results.read_text() == text
+        assert sorted(q.name for q in tmp_path.iterdir()) == ["results.json", "results.md"]
 
 
 def test_headroom_plays_each_table_against_each_opponent_under_changed_rules(tmp_path, monkeypatch):
@@ -1134,4 +1140,19 @@ def test_paired_runs_must_seat_search_agents_with_the_same_guides(tmp_path):
     assert paired_difference(run_arena(["color", guided(copy)], **kw), a)["deals"] == 10
     two = SearchAgent(basic2, 2, policy=load_agent(shipped["ppo-any"], basic2),
                       prior=load_agent(copy, basic2), margin=0.1)
-    assert played_models(two) not in (None, model_sha256(copy), model_sha256(shipped["ppo-any"]))
+    swapped = SearchAgent(basic2, 2, policy=load_agent(copy, basic2),
+                          prior=load_agent(shipped["ppo-any"], basic2), margin=0.1)
+    assert played_models(two) not in (None, model_sha256(copy), model_sha256(shipped["ppo-any"]),
+                                      played_models(swapped))
+    # a search agent pickled before it kept its playout agent still names its prior's model
+    old = guided(copy)
+    del old.__dict__["_playout_agent"]
+    assert played_models(old) == model_sha256(copy)
+
+
+def test_arena_labels_stay_unique_where_a_given_label_looks_like_a_numbered_one():
+    from ono_env.arena import _labels
+
+    assert _labels(["greedy", "m#1", "m", "m"]) == ["greedy", "m#1", "m#2", "m#3"]
+    assert _labels(["m", "m", "m#2", "x"]) == ["m#1", "m#3", "m#2", "x"]
+    assert _labels(["a", "b"]) == ["a", "b"]

@@ -285,6 +285,25 @@ def test_the_exploiter_of_a_planted_weakness_beats_it_by_more(in_data, tmp_path)
     assert (tmp_path / "red" / "model.safetensors").is_file()
 
 
+def test_a_card_names_the_model_each_table_was_played_with():
+    # pimc-ppo is guided by a specialist where one exists, by ppo-any elsewhere: one digest
+    # for the whole card named only the first table's
+    from ono_env.agents.learned import model_sha256, shipped_models
+
+    shipped = shipped_models()
+    card = S.bench_agent("pimc-ppo:1", tables=["basic-2p", "ono-2p"], deals=2, slow_deals=1,
+                         progress=False, workers=1)
+    S.check_card(json.loads(json.dumps(card)))
+    assert "sha256" not in card["agent"]
+    assert card["tables"]["basic-2p"]["sha256"] == model_sha256(shipped["ppo-basic-2p"])
+    assert card["tables"]["ono-2p"]["sha256"] == model_sha256(shipped["ppo-any"])
+    one = S.bench_agent("ppo-any", tables=["basic-2p", "ono-2p"], deals=2, slow_deals=1,
+                        progress=False, workers=1)
+    assert one["agent"]["sha256"] == one["tables"]["ono-2p"]["sha256"] == model_sha256(shipped["ppo-any"])
+    assert "sha256" not in S.bench_agent("color", tables=["ono-2p"], deals=2, slow_deals=1,
+                                         progress=False, workers=1)["tables"]["ono-2p"]
+
+
 def test_a_card_with_no_number_or_a_terminal_escape_is_refused(tmp_path):
     # before: a NaN rating was printed as nan and a label's escape reached the terminal
     good = json.loads(json.dumps(S.bench_agent("color", tables=["stacking-2p"], deals=4,
@@ -317,7 +336,9 @@ def test_a_card_with_no_number_or_a_terminal_escape_is_refused(tmp_path):
              r"table 'zzz-9p'; allowed: the tables of suite version"),
             (lambda d: d["tables"][table].update(players=0), r"players = 0; allowed: an integer"),
             (lambda d: d["tables"][table].update(rows=[]), r"rows: allowed: a list of at least one"),
-            (lambda d: d.update(timing="x"), r"timing = 'x'; allowed: a mapping")]:
+            (lambda d: d.update(timing="x"), r"timing = 'x'; allowed: a mapping"),
+            (lambda d: d["agent"].update(sha256="abc"), r"the agent's sha256 = 'abc'; allowed: a SHA"),
+            (lambda d: d["tables"][table].update(sha256=7), r"sha256 = 7; allowed: a SHA-256 in 64")]:
         d = json.loads(json.dumps(good))
         edit(d)
         bad.write_text(json.dumps(d))

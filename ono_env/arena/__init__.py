@@ -120,12 +120,19 @@ MAX_RECORD = 10_000
 def _labels(specs: Sequence[Any]) -> list[str]:
     base = [s if isinstance(s, str) else agent_label(s) for s in specs]
     base = [model_label(b) if is_model_path(b) else b for b in base]
-    labels: list[str]
-    seen: dict[str, int]
-    labels, seen = [], {}
+    used = {b for b in base if base.count(b) == 1}
+    labels: list[str] = []
+    seen: dict[str, int] = {}
     for b in base:
-        seen[b] = seen.get(b, 0) + 1
-        labels.append(b if base.count(b) == 1 else f"{b}#{seen[b]}")
+        if base.count(b) == 1:
+            labels.append(b)
+            continue
+        k = seen.get(b, 0) + 1
+        while f"{b}#{k}" in used:   # "m#1" given beside two "m": those are m#2 and m#3
+            k += 1
+        seen[b] = k
+        used.add(f"{b}#{k}")
+        labels.append(f"{b}#{k}")
     return labels
 
 def run_arena(agents: Sequence[Any], rules: Any = "classic", num_players: int | None = None,

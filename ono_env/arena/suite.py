@@ -493,6 +493,16 @@ def describe_agent(spec: Any, agent: Agent) -> dict[str, Any]:
     return out
 
 
+def _card_agent(spec: Any, agents: dict[str, Agent], chosen: Sequence[SuiteTable]) -> dict[str, Any]:
+    """:func:`describe_agent` of the agent as made for the first table, its ``sha256`` kept
+    only where every table's agent plays from that model (``pimc-ppo`` takes a specialist's
+    guide where one exists, ``ppo-any`` elsewhere: each table's entry names its own)."""
+    out = describe_agent(spec, agents[chosen[0].name])
+    if len({played_models(agents[t.name]) for t in chosen}) > 1:
+        out.pop("sha256", None)
+    return out
+
+
 def plan(tables: Sequence[SuiteTable], deals: int | None = None,
          slow_deals: int | None = None) -> list[tuple[SuiteTable, Reference, int]]:
     """Every pairing of an ``ono-bench`` run: (table, reference agent, deals)."""
@@ -548,12 +558,11 @@ def bench_agent(spec: Any, version: int | str = LATEST, tables: Sequence[str] | 
             raise ValueError(f"table {t.name}: {exc}; the tables it can play: "
                              f"{', '.join(can)} (pick them with --tables; tables= in Python)") from None
     todo = plan(chosen, deals, slow_deals)
-    first = agents[chosen[0].name]
     card: dict[str, Any] = {   # its agent's label checked as a card is read back: before a game
         "format": CARD_FORMAT, "format_version": CARD_FORMAT_VERSION,
         "suite_version": suite.version, "package_version": ono_env.__version__,
-        "agent": describe_agent(spec, first), "anchor": {"agent": suite.anchor,
-                                                         "rating": suite.anchor_rating},
+        "agent": _card_agent(spec, agents, chosen),
+        "anchor": {"agent": suite.anchor, "rating": suite.anchor_rating},
         "tables": {}, "timing": {"seconds": 0.0, "tables": {}}}
     bar = None
     if progress:
@@ -594,6 +603,9 @@ def bench_agent(spec: Any, version: int | str = LATEST, tables: Sequence[str] | 
             "rules": t.preset, "players": t.players, "fair_share": 1.0 / t.players,
             "rating": place_agent(ratings, rows, t.players, suite.anchor_rating),
             "field": {n: round(v, 1) for n, v in ratings.items()}, "rows": rows}
+        digest = played_models(agents[t.name])   # a search agent's guide may differ by table
+        if digest is not None:
+            card["tables"][t.name]["sha256"] = digest
         card["timing"]["tables"][t.name] = round(seconds[t.name], 2)
     card["timing"]["workers"] = workers
     card["timing"]["seconds"] = round(time.perf_counter() - t0, 2)
@@ -801,6 +813,12 @@ def check_card(data: Any, what: str = "card") -> None:
                              f"{high:g}")
         return float(value)
 
+    def digest(holder: dict[str, Any], field: str) -> None:
+        value = holder.get("sha256")
+        if "sha256" in holder and not (isinstance(value, str) and len(value) == 64
+                                       and all(c in "0123456789abcdef" for c in value)):
+            raise ValueError(f"{field} = {value!r:.40}; allowed: a SHA-256 in 64 hex digits")
+
     from ono_env.arena import MAX_GAMES
 
     try:
@@ -813,6 +831,7 @@ def check_card(data: Any, what: str = "card") -> None:
             check_text("package_version", data["package_version"], MAX_CARD_TEXT)
         # the texts a card prints: printable (no terminal escapes), bounded
         check_text("the agent's label", data["agent"]["label"], MAX_CARD_TEXT)
+        digest(data["agent"], "the agent's sha256")
         check_text("the anchor's agent", data["anchor"]["agent"], MAX_CARD_TEXT)
         number(data["anchor"]["rating"], "the anchor's rating")
         if not isinstance(data["tables"], dict) or not data["tables"]:
@@ -826,6 +845,7 @@ def check_card(data: Any, what: str = "card") -> None:
             players = integer(t["players"], f"table {name}: players", table.players,
                               table.players)
             number(t["fair_share"], f"table {name}: its fair share", 1 / players, 1 / players)
+            digest(t, f"table {name}: sha256")
             for k in ("rating", "low", "high"):
                 number(t["rating"][k], f"table {name}: its rating's {k}")
             for ref, value in t.get("field", {}).items():
