@@ -90,9 +90,41 @@ def test_same_step_autoreset_reports_the_finished_episode():
             seen += 1
         for i in np.flatnonzero(~done):
             assert infos["final_obs"][i] is None
+        # final_info as SyncVectorEnv builds it in SAME_STEP mode: a dict of per-game arrays
+        # (the single env's last info: no legal action), which DictInfoToList reads
+        final = infos["final_info"]
+        assert set(final) == {"action_mask", "_action_mask"}
+        assert final["action_mask"].shape == (32, 85) and not final["action_mask"].any()
+        assert np.array_equal(final["_action_mask"], done)
         # the new episodes have just begun: the decisions counter is back near zero
         assert (envs.game.state.decisions[done] < 10).all()
     assert seen > 20
+
+
+def test_the_infos_have_the_structure_of_sync_vector_env_in_same_step_mode():
+    from gymnasium.vector import AutoresetMode
+
+    def structure(x):
+        if isinstance(x, dict):
+            return {k: structure(v) for k, v in x.items()}
+        return (type(x).__name__, str(getattr(x, "dtype", "")), getattr(x, "shape", ()))
+
+    def first_finish(envs):
+        _, infos = envs.reset(seed=3)
+        rng = np.random.default_rng(3)
+        for _ in range(500):
+            *_, infos = envs.step(random_actions(infos["action_mask"], rng))
+            if "final_info" in infos:
+                return structure(infos)
+        raise AssertionError("no game finished")
+
+    sync = gym.make_vec("ono_env/Ono-v0", num_envs=4, vectorization_mode="sync",
+                        vector_kwargs={"autoreset_mode": AutoresetMode.SAME_STEP}, **KW)
+    assert first_finish(make(4)) == first_finish(sync)
+    # a Gymnasium argument gets a Gymnasium answer, not "unknown rule option"
+    assert make(2, render_mode=None).render_mode is None
+    with pytest.raises(ValueError, match=r"render_mode='ansi'; allowed: None \(OnoVectorEnv does not"):
+        make(2, render_mode="ansi")
 
 
 def test_seeded_runs_repeat_and_match_the_sb3_env():

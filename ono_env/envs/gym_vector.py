@@ -23,7 +23,9 @@ Stable-Baselines3 VecEnv): no subprocesses and no Python object per game, unlike
 - Autoreset: ``metadata["autoreset_mode"]`` is ``AutoresetMode.SAME_STEP``: a game that
   ends in ``step`` is dealt again in the same step; the returned observation (and mask) is
   the new episode's, and ``infos["final_obs"]`` / ``infos["final_info"]`` (with the
-  ``"_final_obs"`` / ``"_final_info"`` masks) hold the finished episode's last observation.
+  ``"_final_obs"`` / ``"_final_info"`` masks) hold the finished episode's last observation and
+  its info (``final_info["action_mask"]`` ``(N, 85)``, all False where a game finished), as
+  ``SyncVectorEnv`` builds them in that mode.
 - ``infos["learner_seat"]``: the learner's seat in each game (``learner_seat="random"``, the
   default, draws a new one per game and episode from the env's seeded generator).
 - Rewards, opponents, ``rules`` and its overrides, ``max_decisions``, ``skip_forced`` and
@@ -65,8 +67,13 @@ class OnoVectorEnv(gym.vector.VectorEnv):
         skip_forced: bool = False,
         reward: str = "win",
         observation_version: int = 1,
+        render_mode: str | None = None,
         **rule_overrides: Any,
     ) -> None:
+        if render_mode is not None:   # a Gymnasium argument, not a rule option
+            raise ValueError(f"render_mode={render_mode!r:.40}; allowed: None (OnoVectorEnv does "
+                             f"not render; the single env does: gymnasium.make, or make_vec's "
+                             f"'sync' mode)")
         if num_players is not None:
             rule_overrides["num_players"] = num_players
         self.batch = LearnerBatch(rules, num_envs, opponents, None, learner_seat,
@@ -120,14 +127,11 @@ class OnoVectorEnv(gym.vector.VectorEnv):
         same-step autoreset. Returns ``(obs, rewards, terminated, truncated, infos)``."""
         r = self.batch.step(actions)
         infos = self._infos()
-        if r.dones.any():
-            final_obs = np.empty(self.num_envs, dtype=object)
-            final_info = np.empty(self.num_envs, dtype=object)
+        if r.dones.any():   # as SyncVectorEnv gives them in SAME_STEP mode (VectorEnv._add_info)
+            last = np.zeros(NUM_ACTIONS, np.bool_)   # a finished episode has no legal action
             for i in np.flatnonzero(r.dones):
-                final_obs[i] = cast(np.ndarray, r.final_obs)[i]
-                final_info[i] = {}
-            infos.update(final_obs=final_obs, _final_obs=r.dones.copy(),
-                         final_info=final_info, _final_info=r.dones.copy())
+                infos = self._add_info(infos, {"final_obs": cast(np.ndarray, r.final_obs)[i],
+                                               "final_info": {"action_mask": last}}, int(i))
         return r.obs, r.rewards, r.terminated, r.truncated, infos
 
     def action_masks(self) -> np.ndarray:
