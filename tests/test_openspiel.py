@@ -220,7 +220,64 @@ def test_observations_are_the_seats_own():
         mine = [line for line in text.splitlines() if line.lstrip("> ").startswith(f"P{p}")]
         assert mine and "cards]" not in mine[0]   # its own hand is shown, the others' sizes
         assert sum("cards]" in line for line in text.splitlines()) == 2
-    assert state.information_state_string(0).endswith("; ".join(state.history_names))
+    history, seen = state.information_state_string(0).splitlines()[-2:]
+    assert history == f"history: {'; '.join(state.history_names)}"
+    assert seen == f"seen: {state.private_text(0)}" and seen.startswith("seen: 0: hand ")
+
+
+def test_the_information_state_holds_what_the_seat_was_shown():
+    """Perfect recall: a card moved unseen between the offender's hand and the stock leaves
+    the challenger's information state as it was, until the Wild Draw Four challenge shows
+    it that hand; from then on the two states differ for it (the string holds the seat's
+    record of what it saw, not only the public history and its current view)."""
+    from ono_env import cards as C
+
+    game = pyspiel.load_game(O.GAME_NAME, {"preset": "classic", "players": 2})
+    challenge = C.ACTION_NAMES.index("challenge")
+    rng = np.random.default_rng(0)
+    found = 0
+    for _ in range(400):
+        state = game.new_initial_state()
+        while not state.is_terminal() and challenge not in state.legal_actions():
+            state.apply_action(int(rng.choice(state.legal_actions())))
+        if state.is_terminal():
+            continue
+        me = state.current_player()
+        other = 1 - me
+        s = state.engine.state
+        hand = [c for c in np.flatnonzero(s.hands[0, other]) if c < 52]   # a coloured card
+        stock = [int(s.stock[0, k]) for k in range(int(s.stock_len[0]))
+                 if int(s.stock[0, k]) < 52 and s.hands[0, other, int(s.stock[0, k])] == 0]
+        if not hand or not stock:
+            continue
+        twin = state.clone()
+        t = twin.engine.state
+        x, y = int(hand[0]), stock[0]
+        k = int(np.flatnonzero(t.stock[0, :int(t.stock_len[0])] == y)[0])
+        t.hands[0, other, x] -= 1
+        t.hands[0, other, y] += 1
+        t.stock[0, k] = x
+        assert twin.information_state_string(me) == state.information_state_string(me)
+        for st in (state, twin):
+            st.apply_action(challenge)
+        assert twin.information_state_string(me) != state.information_state_string(me)
+        assert twin.history_names == state.history_names
+        found += 1
+        if found == 3:
+            break
+    assert found == 3
+
+
+def test_only_one_players_view_is_offered():
+    game = pyspiel.load_game(O.GAME_NAME)
+    for kind in (pyspiel.PrivateInfoType.NONE, pyspiel.PrivateInfoType.ALL_PLAYERS):
+        with pytest.raises(ValueError, match="a public-only or all-players observation is not offered"):
+            game.make_py_observer(pyspiel.IIGObservationType(
+                perfect_recall=False, public_info=True, private_info=kind))
+    with pytest.raises(ValueError, match="public_info=False"):
+        game.make_py_observer(pyspiel.IIGObservationType(perfect_recall=False, public_info=False))
+    for recall in (False, True):
+        assert game.make_py_observer(pyspiel.IIGObservationType(perfect_recall=recall))
 
 
 def _hidden_swap(state, rng):
@@ -285,6 +342,11 @@ def test_the_resampler_keeps_the_seats_knowledge_and_reveals_no_hidden_card(pres
             assert w.observation_string(me) == state.observation_string(me)
             assert w.legal_actions() == state.legal_actions()
             assert w.history_names == state.history_names
+            # the information state too (the seat's record of what it saw is kept); the
+            # other seats' records are of the world only, not of the deal's hidden cards
+            assert w.information_state_string(me) == state.information_state_string(me)
+            for q in range(players):
+                assert w.information_state_string(q) == w_swapped.information_state_string(q)
             # what the table has seen of each hand holds in the world: at least `known` of
             # its cards are of types it is not known to lack
             pl = state.engine.state.pl[0]

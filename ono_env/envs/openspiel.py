@@ -39,9 +39,11 @@ Observations
     hand sizes and calls), divided by ``observation_scale`` as learned agents see it; the
     strings are the seat's view as the terminal game draws it, the information state's
     followed by every action of the game so far (all actions are public; a drawn card is not
-    named). The tensor holds no history, so it is not a perfect
-    recall information state; the string is keyed by the public history and the seat's
-    current view.
+    named) and the seat's record of what it privately saw: its hand and what it knows of the
+    other hands (a hand shown at a challenge or handed over in a swap), each time either
+    changed (``OnoState.private``). The tensor holds no history, so it is not a perfect
+    recall information state; the string is. Only one player's view is offered
+    (``make_py_observer`` refuses a public-only or an all-players observation type).
 
 Serialisation
     ``state.serialize()`` is JSON of the deal's seed and the actions taken (and a resampled
@@ -232,6 +234,10 @@ class OnoGame(pyspiel.Game):
             pl[:, E.S_LACKS:E.NUM_S] = history[:, E.S_LACKS:E.NUM_S]
             pl[me, E.S_SEEN:] = history[me, E.S_SEEN:]
             state.resampled = True
+            others = [q for q in range(self.rules.num_players) if q != me]
+            for q in others:   # as resample_from_infostate leaves them
+                state.private[q] = []
+            state._note_private(others)
         return state
 
     def make_py_observer(self, iig_obs_type: Any = None,
@@ -239,6 +245,14 @@ class OnoGame(pyspiel.Game):
         if params:
             raise ValueError(f"{GAME_NAME}: observation parameters are not supported; got "
                              f"{sorted(params)}")
+        if iig_obs_type is not None and (
+                not iig_obs_type.public_info
+                or iig_obs_type.private_info != pyspiel.PrivateInfoType.SINGLE_PLAYER):
+            raise ValueError(
+                f"{GAME_NAME}: observation type public_info={iig_obs_type.public_info}, "
+                f"private_info={iig_obs_type.private_info}; allowed: one player's view "
+                f"(public_info=True, private_info=SINGLE_PLAYER), with or without perfect "
+                f"recall (a public-only or all-players observation is not offered)")
         perfect_recall = bool(iig_obs_type is not None and iig_obs_type.perfect_recall)
         return OnoObserver(self.rules, perfect_recall)
 
@@ -258,6 +272,42 @@ class OnoState(pyspiel.State):
         self._current = int(self.engine.current_player[0])   # (OpenSpiel asks often)
         self.deal_seed = seed
         self.resampled = False   # a world of resample_from_infostate: not the deal's game
+        self.private: list[list[tuple[int, np.ndarray, np.ndarray]]] = [
+            [] for _ in range(game.rules.num_players)]
+        """Per seat, what it privately saw, where it changed: ``(actions taken, its hand,
+        what it knows of the other hands)`` (card counts; ``_note_private``)."""
+        self._note_private()
+
+    def _note_private(self, seats: Any = None) -> None:
+        """Append to each seat's :attr:`private` record its hand and what it knows of the
+        other hands (a hand shown at a challenge, a hand handed over in a swap) where either
+        changed. The perfect-recall information state string holds the record: the public
+        history and the seat's current view alone do not say what it held or saw before (a
+        card drawn and then played, a hand shown and then played away)."""
+        s = self.engine.state
+        n = len(self.history_names)
+        for p in range(self.rules.num_players) if seats is None else seats:
+            hand, seen = s.hands[0, p], s.pl[0, p, E.S_SEEN:]
+            log = self.private[p]
+            if not log or not (np.array_equal(log[-1][1], hand)
+                               and np.array_equal(log[-1][2], seen)):
+                log.append((n, hand.copy(), seen.copy()))
+
+    def private_text(self, player: int) -> str:
+        """The seat's :attr:`private` record as text: ``k: hand ...; P<q> holds ...`` for
+        each change, ``k`` the number of actions taken before it."""
+        names = C.CARD_NAMES
+        NC = C.NUM_CARD_TYPES
+
+        def cards(counts: np.ndarray) -> str:
+            return " ".join(names[c] for c in np.flatnonzero(counts) for _ in range(int(counts[c])))
+
+        out = []
+        for k, hand, seen in self.private[player]:
+            known = [f"P{q} holds {cards(seen[NC * q:NC * (q + 1)])}"
+                     for q in range(self.rules.num_players) if seen[NC * q:NC * (q + 1)].any()]
+            out.append("; ".join([f"{k}: hand {cards(hand)}", *known]))
+        return " | ".join(out)
 
     def current_player(self) -> int:
         return int(pyspiel.PlayerId.TERMINAL) if self._done else self._current
@@ -278,6 +328,7 @@ class OnoState(pyspiel.State):
         self._done = bool(result.terminated[0] or result.truncated[0])
         self._current = int(result.current_player[0])
         self.history_names.append(f"P{seat} {C.ACTION_NAMES[action]}")
+        self._note_private()
 
     def _exact(self, rewards: np.ndarray) -> np.ndarray:
         """The engine's float32 rewards in float64, summing to 0 as OpenSpiel checks: the
@@ -351,6 +402,12 @@ class OnoState(pyspiel.State):
             mine[...] = sampled
         out.engine.internals.mask_changed()
         out.resampled = True
+        # the other seats' records held the deal's hidden cards: each keeps only what it
+        # holds and knows in this world now (the acting seat's is what it saw, kept)
+        for q in range(P):
+            if q != player_id:
+                out.private[q] = []
+        out._note_private([q for q in range(P) if q != player_id])
         return out
 
 
@@ -373,7 +430,8 @@ class OnoObserver:
     def string_from(self, state: OnoState, player: int) -> str:
         view = render_text(state.engine, 0, seat=player)
         if self.perfect_recall:
-            return f"{view}\nhistory: {'; '.join(state.history_names)}"
+            return (f"{view}\nhistory: {'; '.join(state.history_names)}\n"
+                    f"seen: {state.private_text(player)}")
         return view
 
 
