@@ -1156,3 +1156,29 @@ def test_arena_labels_stay_unique_where_a_given_label_looks_like_a_numbered_one(
     assert _labels(["greedy", "m#1", "m", "m"]) == ["greedy", "m#1", "m#2", "m#3"]
     assert _labels(["m", "m", "m#2", "x"]) == ["m#1", "m#3", "m#2", "x"]
     assert _labels(["a", "b"]) == ["a", "b"]
+
+
+def test_ono_arena_plays_an_agent_class_of_ones_own(tmp_path, monkeypatch, capsys):
+    """ono-arena takes module:Class as ono-bench does; the module's own imports from beside
+    it work in the constructor and in act (the current directory stays on the path); with
+    --ray such an agent is refused by name, before any game."""
+    (tmp_path / "arena_own_helper.py").write_text("LAST = -1\n")
+    (tmp_path / "arena_own_agents.py").write_text(
+        "import numpy as np\n"
+        "class Last:\n"
+        "    def __init__(self, rules):\n"
+        "        import arena_own_helper\n"
+        "        self.k = arena_own_helper.LAST\n"
+        "    def act(self, obs, mask, rng):\n"
+        "        import arena_own_helper  # noqa: F401\n"
+        "        return np.array([np.flatnonzero(m)[self.k] for m in mask])\n")
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(sys, "path", [p for p in sys.path if p not in ("", str(tmp_path))])
+    assert main(["arena_own_agents:Last", "greedy", "--players", "2", "--games", "8",
+                 "--no-progress", "--mirrored", "--no-rating"]) == 0
+    out = capsys.readouterr().out
+    assert "\nLast " in out and "\ngreedy " in out
+    assert main(["arena_own_agents:Last", "greedy", "--players", "2", "--games", "8",
+                 "--ray"]) == 2
+    assert "--ray: an agent given as module:Class (arena_own_agents:Last) is not sent to Ray" \
+        in capsys.readouterr().err

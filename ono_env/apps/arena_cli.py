@@ -14,6 +14,7 @@ import importlib.util
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -115,9 +116,12 @@ def build_parser() -> cli.ArgumentParser:
         description="Play many games between agents and report win rates with 95% intervals, "
                     "head-to-head rates and OpenSkill ratings.")
     p.add_argument("agents", nargs="+",
-                   help="agent names (random, greedy, color, defensive, ppo-basic-2p, ...) or "
-                        "model files (.safetensors, or a training checkpoint .zip); at least as "
-                        "many as players")
+                   help="agent names (random, greedy, color, defensive, ppo-basic-2p, ...), "
+                        "model files (.safetensors, or a training checkpoint .zip) or "
+                        "module:Class, your own agent class (imported from the current directory "
+                        "or the Python path; called with the RuleSet if it takes an argument; "
+                        "labelled by its name attribute, else its class name); at least as many "
+                        "as players")
     p.add_argument("--rules", default="basic",
                    help=f"preset ({', '.join(PRESETS)}) or rules YAML (default basic, as in "
                         f"every console script)")
@@ -154,6 +158,21 @@ def build_parser() -> cli.ArgumentParser:
     return p
 
 
+def own_agents(specs: Sequence[str], rules: Any, ray: str | None) -> list[Any]:
+    """The entrants as run_arena takes them: a ``module:Class`` spec made into the user's
+    agent (:func:`~ono_env.agents.registry.agent_from_class`, once per spec), every other
+    spec as given. With ``--ray`` an own class is refused: its objects would be sent to Ray
+    workers that may not import its module."""
+    from ono_env.agents.registry import agent_from_class, is_class_spec
+
+    own = [s for s in dict.fromkeys(specs) if is_class_spec(s)]
+    if own and ray is not None:
+        raise ValueError(f"--ray: an agent given as module:Class ({own[0]}) is not sent to Ray "
+                         f"workers; play it without --ray")
+    made = {s: agent_from_class(s, rules) for s in own}
+    return [made.get(s, s) for s in specs]
+
+
 OUT_FILES = ("arena.json", "arena.csv", "arena.png")
 """What ``--out`` writes; a folder that holds any of them is refused before any game."""
 
@@ -188,10 +207,12 @@ def main(argv: Sequence[str] | None = None) -> int:
                 raise ValueError("--paired-with: an arena.json or the folder holding it is "
                                  "needed; got ''")
             earlier = read_arena_json(args.paired_with)
-            check_paired_plan(earlier, args.agents, args.rules, args.players, args.games,
-                              args.seed, args.batch)
         rules = resolve_rules(args.rules, **({} if args.players is None else
                                              {"num_players": args.players}))
+        agents = own_agents(args.agents, rules, args.ray)
+        if earlier is not None:
+            check_paired_plan(earlier, agents, args.rules, args.players, args.games,
+                              args.seed, args.batch)
         if args.ray is not None:   # after the cheap checks, before any game: names --ray
             check_ray_flag(args.ray)
         players = rules.num_players
@@ -200,11 +221,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         if planned != args.games:
             check_plan(planned, args.games, len(args.agents), players)
             from ono_env.agents import make_agent
-            for spec in dict.fromkeys(args.agents):   # an agent that cannot play is the one
+            for spec in agents:                       # an agent that cannot play is the one
                 make_agent(spec, rules)               # line, not after this note
             print(f"ono-arena: note: playing {planned:,} games (--games {args.games:,} rounded up "
                   f"so that every table plays every seating equally)", file=sys.stderr)
-        result = run_arena(args.agents, args.rules, args.players, args.games, args.seed,
+        result = run_arena(agents, args.rules, args.players, args.games, args.seed,
                            batch_size=args.batch, rating=False if args.no_rating else None,
                            progress=not args.no_progress, ray_address=args.ray,
                            record=record, mirrored=args.mirrored)
