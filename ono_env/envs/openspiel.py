@@ -41,7 +41,7 @@ Observations
     followed by every action of the game so far (all actions are public; a drawn card is not
     named) and the seat's record of what it privately saw: its hand and what it knows of the
     other hands (a hand shown at a challenge or handed over in a swap), each time either
-    changed (``OnoState.private``). The tensor holds no history, so it is not a perfect
+    changed (``OnoState.private_record``). The tensor holds no history, so it is not a perfect
     recall information state; the string is. Only one player's view is offered
     (``make_py_observer`` refuses a public-only or an all-players observation type).
 
@@ -234,10 +234,8 @@ class OnoGame(pyspiel.Game):
             pl[:, E.S_LACKS:E.NUM_S] = history[:, E.S_LACKS:E.NUM_S]
             pl[me, E.S_SEEN:] = history[me, E.S_SEEN:]
             state.resampled = True
-            others = [q for q in range(self.rules.num_players) if q != me]
-            for q in others:   # as resample_from_infostate leaves them
-                state.private[q] = []
-            state._note_private(others)
+            # as resample_from_infostate leaves them
+            state._forget_private([q for q in range(self.rules.num_players) if q != me])
         return state
 
     def make_py_observer(self, iig_obs_type: Any = None,
@@ -272,29 +270,61 @@ class OnoState(pyspiel.State):
         self._current = int(self.engine.current_player[0])   # (OpenSpiel asks often)
         self.deal_seed = seed
         self.resampled = False   # a world of resample_from_infostate: not the deal's game
-        self.private: list[list[tuple[int, np.ndarray, np.ndarray]]] = [
-            [] for _ in range(game.rules.num_players)]
-        """Per seat, what it privately saw, where it changed: ``(actions taken, its hand,
-        what it knows of the other hands)`` (card counts; ``_note_private``)."""
-        self._note_private()
+        # what the seats privately see (their hands, and what each knows of the others':
+        # S_SEEN), as the bytes of the engine's arrays (immutable: a clone shares them),
+        # logged where any seat's changed, with the number of actions taken; a seat's record
+        # (private_record) is read from step _private_from[seat] on
+        self._hands_log: list[tuple[int, bytes]] = []
+        self._seen_log: list[tuple[int, bytes]] = []
+        self._private_from = [0] * game.rules.num_players
+        self._note_private(force=True)
 
-    def _note_private(self, seats: Any = None) -> None:
-        """Append to each seat's :attr:`private` record its hand and what it knows of the
-        other hands (a hand shown at a challenge, a hand handed over in a swap) where either
-        changed. The perfect-recall information state string holds the record: the public
-        history and the seat's current view alone do not say what it held or saw before (a
-        card drawn and then played, a hand shown and then played away)."""
+    def _note_private(self, force: bool = False) -> None:
+        """Log the hands and the S_SEEN columns where either changed (``force``: now, as they
+        are). Two byte strings a step, whatever the player count; the information state
+        string reads each seat's part (:meth:`private_record`)."""
         s = self.engine.state
         n = len(self.history_names)
-        for p in range(self.rules.num_players) if seats is None else seats:
-            hand, seen = s.hands[0, p], s.pl[0, p, E.S_SEEN:]
-            log = self.private[p]
-            if not log or not (np.array_equal(log[-1][1], hand)
-                               and np.array_equal(log[-1][2], seen)):
-                log.append((n, hand.copy(), seen.copy()))
+        hands, seen = s.hands[0].tobytes(), s.pl[0, :, E.S_SEEN:].tobytes()
+        if force or hands != self._hands_log[-1][1]:
+            self._hands_log.append((n, hands))
+        if force or seen != self._seen_log[-1][1]:
+            self._seen_log.append((n, seen))
+
+    def _forget_private(self, seats: list[int]) -> None:
+        """Start the records of ``seats`` now, from the position as it is (a resampled world:
+        what they saw before was of the deal's hidden cards, not the world's)."""
+        n = len(self.history_names)
+        for q in seats:
+            self._private_from[q] = n
+        self._note_private(force=True)
+
+    def private_record(self, player: int) -> list[tuple[int, np.ndarray, np.ndarray]]:
+        """What the seat privately saw, each time it changed: ``(actions taken, its hand
+        (56,) card counts, what it knows of each seat's hand (P * 56,))``. The perfect-recall
+        information state string holds it: the public history and the seat's current view
+        alone do not say what it held or saw before (a card drawn and then played, a hand
+        shown at a challenge or handed over in a swap, and then played away)."""
+        s = self.engine.state
+        P = self.rules.num_players
+        start = self._private_from[player]
+        steps = sorted({n for n, _ in self._hands_log + self._seen_log if n >= start})
+        out: list[tuple[int, np.ndarray, np.ndarray]] = []
+        h = k = 0
+        for n in steps:   # the last entry of each log at or before step n
+            while h + 1 < len(self._hands_log) and self._hands_log[h + 1][0] <= n:
+                h += 1
+            while k + 1 < len(self._seen_log) and self._seen_log[k + 1][0] <= n:
+                k += 1
+            hand = np.frombuffer(self._hands_log[h][1], s.hands.dtype).reshape(P, -1)[player]
+            seen = np.frombuffer(self._seen_log[k][1], s.pl.dtype).reshape(P, -1)[player]
+            if not out or not (np.array_equal(out[-1][1], hand)
+                               and np.array_equal(out[-1][2], seen)):
+                out.append((n, hand, seen))
+        return out
 
     def private_text(self, player: int) -> str:
-        """The seat's :attr:`private` record as text: ``k: hand ...; P<q> holds ...`` for
+        """The seat's :meth:`private_record` as text: ``k: hand ...; P<q> holds ...`` for
         each change, ``k`` the number of actions taken before it."""
         names = C.CARD_NAMES
         NC = C.NUM_CARD_TYPES
@@ -303,7 +333,7 @@ class OnoState(pyspiel.State):
             return " ".join(names[c] for c in np.flatnonzero(counts) for _ in range(int(counts[c])))
 
         out = []
-        for k, hand, seen in self.private[player]:
+        for k, hand, seen in self.private_record(player):
             known = [f"P{q} holds {cards(seen[NC * q:NC * (q + 1)])}"
                      for q in range(self.rules.num_players) if seen[NC * q:NC * (q + 1)].any()]
             out.append("; ".join([f"{k}: hand {cards(hand)}", *known]))
@@ -402,12 +432,9 @@ class OnoState(pyspiel.State):
             mine[...] = sampled
         out.engine.internals.mask_changed()
         out.resampled = True
-        # the other seats' records held the deal's hidden cards: each keeps only what it
+        # the other seats' records held the deal's hidden cards: each starts from what it
         # holds and knows in this world now (the acting seat's is what it saw, kept)
-        for q in range(P):
-            if q != player_id:
-                out.private[q] = []
-        out._note_private([q for q in range(P) if q != player_id])
+        out._forget_private([q for q in range(P) if q != player_id])
         return out
 
 
