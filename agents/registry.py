@@ -135,13 +135,14 @@ def is_class_spec(spec: Any) -> bool:
 
 def agent_from_class(spec: str, rules: Any = None) -> Agent:
     """The user's own agent, named ``module:Class``: import ``module`` (with the current
-    directory added to the path, as ``python -m`` does, when it is not on it: it stays there,
-    so that what the module imports later from beside it, in the class's constructor or its
-    ``act``, is found too), take ``Class`` from it (a dotted path reaches a nested attribute),
-    and call it with the RuleSet it will play when it takes a positional argument, else with
-    none. Only the console scripts that document a ``module:Class`` argument (``ono-arena``,
-    ``ono-bench``, ``ono-exploit``) call this: importing the module is the user's explicit
-    choice, and :func:`make_agent` never imports anything.
+    directory added to the path when it is not on it: first while the module is imported,
+    then last, so that what the module imports later from beside it, in the class's
+    constructor or its ``act``, is found too, and no file there shadows a library), take
+    ``Class`` from it (a dotted path reaches a nested attribute), and call it with the
+    RuleSet it will play when it takes a positional argument, else with none. Only the
+    console scripts that document a ``module:Class`` argument (``ono-arena``, ``ono-bench``,
+    ``ono-exploit``) call this: importing the module is the user's explicit choice, and
+    :func:`make_agent` never imports anything.
 
     The object must implement the agent protocol (:class:`~ono_env.agents.base.Agent`): it is
     asked for one batch of real positions of ``rules`` before it is used, and ``ValueError``
@@ -153,7 +154,8 @@ def agent_from_class(spec: str, rules: Any = None) -> Agent:
                          f"a class name)")
     module_name, _, attr = spec.partition(":")
     cwd = os.getcwd()
-    if cwd not in sys.path:
+    added = cwd not in sys.path
+    if added:   # first while importing the module, then last: it shadows no library
         sys.path.insert(0, cwd)
     try:
         module = importlib.import_module(module_name)
@@ -163,6 +165,10 @@ def agent_from_class(spec: str, rules: Any = None) -> Agent:
     except Exception as exc:  # noqa: BLE001 - the user's module failed: one line, its reason
         raise ValueError(f"agent {spec}: importing {module_name!r} raised "
                          f"{type(exc).__name__}: {exc}") from None
+    finally:
+        if added and cwd in sys.path:
+            sys.path.remove(cwd)
+            sys.path.append(cwd)
     obj: Any = module
     for part in attr.split("."):
         if not hasattr(obj, part):

@@ -220,9 +220,10 @@ def test_observations_are_the_seats_own():
         mine = [line for line in text.splitlines() if line.lstrip("> ").startswith(f"P{p}")]
         assert mine and "cards]" not in mine[0]   # its own hand is shown, the others' sizes
         assert sum("cards]" in line for line in text.splitlines()) == 2
-    history, seen = state.information_state_string(0).splitlines()[-2:]
+    history, seen, deals = state.information_state_string(0).splitlines()[-3:]
     assert history == f"history: {'; '.join(state.history_names)}"
-    assert seen == f"seen: {state.private_text(0)}" and seen.startswith("seen: 0: hand ")
+    assert f"{seen}\n{deals}" == f"seen: {state.private_text(0)}"
+    assert seen.startswith("seen: 0: hand ") and deals.startswith("deals: 0: discard ")
 
 
 def test_the_information_state_holds_what_the_seat_was_shown():

@@ -160,17 +160,17 @@ def build_parser() -> cli.ArgumentParser:
 
 def own_agents(specs: Sequence[str], rules: Any, ray: str | None) -> list[Any]:
     """The entrants as run_arena takes them: a ``module:Class`` spec made into the user's
-    agent (:func:`~ono_env.agents.registry.agent_from_class`, once per spec), every other
-    spec as given. With ``--ray`` an own class is refused: its objects would be sent to Ray
-    workers that may not import its module."""
+    agent (:func:`~ono_env.agents.registry.agent_from_class`, one object per entrant, as
+    every name makes its own), every other spec as given. With ``--ray`` an own class is
+    refused: its objects would be sent to Ray workers that may not import its module."""
     from ono_env.agents.registry import agent_from_class, is_class_spec
 
-    own = [s for s in dict.fromkeys(specs) if is_class_spec(s)]
+    own = [s for s in specs if is_class_spec(s)]
     if own and ray is not None:
         raise ValueError(f"--ray: an agent given as module:Class ({own[0]}) is not sent to Ray "
                          f"workers; play it without --ray")
-    made = {s: agent_from_class(s, rules) for s in own}
-    return [made.get(s, s) for s in specs]
+    # one object per entrant, as every name makes its own agent
+    return [agent_from_class(s, rules) if is_class_spec(s) else s for s in specs]
 
 
 OUT_FILES = ("arena.json", "arena.csv", "arena.png")
@@ -207,6 +207,13 @@ def main(argv: Sequence[str] | None = None) -> int:
                 raise ValueError("--paired-with: an arena.json or the folder holding it is "
                                  "needed; got ''")
             earlier = read_arena_json(args.paired_with)
+            from ono_env.agents.registry import is_class_spec
+            other = [s for s in args.agents[1:] if is_class_spec(s)]
+            if other:   # a class is labelled by its name: another class may share it
+                raise ValueError(f"--paired-with: {other[0]} is one of the other entrants; a "
+                                 f"paired comparison needs the same others, which a label "
+                                 f"cannot show for an agent class: seat it first, or compare "
+                                 f"in Python")
         rules = resolve_rules(args.rules, **({} if args.players is None else
                                              {"num_players": args.players}))
         agents = own_agents(args.agents, rules, args.ray)

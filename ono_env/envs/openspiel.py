@@ -41,8 +41,10 @@ Observations
     followed by every action of the game so far (all actions are public; a drawn card is not
     named) and the seat's record of what it privately saw: its hand and what it knows of the
     other hands (a hand shown at a challenge or handed over in a swap), each time either
-    changed (``OnoState.private_record``). The tensor holds no history, so it is not a perfect
-    recall information state; the string is. Only one player's view is offered
+    changed, and what each deal turned up (``OnoState.private_text``). The tensor holds no
+    history, so it is not a perfect recall information state; the string is, but for a
+    first card that a deal turned up and put back (a first Wild Draw Four returned to the
+    deck), which the engine does not record. Only one player's view is offered
     (``make_py_observer`` refuses a public-only or an all-players observation type).
 
 Serialisation
@@ -255,6 +257,44 @@ class OnoGame(pyspiel.Game):
         return OnoObserver(self.rules, perfect_recall)
 
 
+class _Log(list):
+    """An append-only list of immutable entries (tuples of ints and bytes, strings) that a
+    state's ``clone`` copies shallowly: the entries are shared, the list is the clone's own.
+    OpenSpiel clones a Python state by deep-copying each attribute, which would walk every
+    entry of a long game's logs."""
+
+    def __deepcopy__(self, memo: dict) -> _Log:
+        return _Log(self)
+
+
+class _SeatRecord:
+    """Where a seat's text stopped in the logs (``h``, ``s``), the hands and S_SEEN bytes
+    as of there, its last (hand, seen) part, and its text so far (``pieces``, and their
+    join, kept until a piece is added)."""
+
+    __slots__ = ("h", "hands", "joined", "joined_count", "last", "pieces", "s", "seen")
+
+    def __init__(self, h: int = 0, s: int = 0) -> None:
+        self.h, self.s = h, s
+        self.hands: bytes | None = None
+        self.seen: bytes | None = None
+        self.last: tuple[bytes, bytes] | None = None
+        self.pieces = _Log()
+        self.joined, self.joined_count = "", 0
+
+    def __deepcopy__(self, memo: dict) -> _SeatRecord:
+        out = _SeatRecord(self.h, self.s)
+        out.hands, out.seen, out.last = self.hands, self.seen, self.last   # immutable
+        out.pieces = _Log(self.pieces)
+        out.joined, out.joined_count = self.joined, self.joined_count
+        return out
+
+
+def _cards(counts: np.ndarray) -> str:
+    """Card counts (56,) as names, each copy once: ``R5 R5 YS``."""
+    return " ".join(C.CARD_NAMES[c] for c in np.flatnonzero(counts) for _ in range(int(counts[c])))
+
+
 class OnoState(pyspiel.State):
     """One game: a one-game VecGame, the returns so far and the action history."""
 
@@ -271,18 +311,21 @@ class OnoState(pyspiel.State):
         self.deal_seed = seed
         self.resampled = False   # a world of resample_from_infostate: not the deal's game
         # what the seats privately see (their hands, and what each knows of the others':
-        # S_SEEN), as the bytes of the engine's arrays (immutable: a clone shares them),
-        # logged where any seat's changed, with the number of actions taken; a seat's record
-        # (private_record) is read from step _private_from[seat] on
-        self._hands_log: list[tuple[int, bytes]] = []
-        self._seen_log: list[tuple[int, bytes]] = []
-        self._private_from = [0] * game.rules.num_players
+        # S_SEEN), as the bytes of the engine's arrays, logged where any seat's changed with
+        # the number of actions taken, and what each deal turned up (the discard pile and
+        # the scores, public but named by no action); each seat's text is read from the
+        # logs as it is asked for (private_text)
+        self._hands_log = _Log()
+        self._seen_log = _Log()
+        self._deal_log = _Log()
+        self._round = -1
+        self._records = [_SeatRecord() for _ in range(game.rules.num_players)]
         self._note_private(force=True)
 
     def _note_private(self, force: bool = False) -> None:
         """Log the hands and the S_SEEN columns where either changed (``force``: now, as they
-        are). Two byte strings a step, whatever the player count; the information state
-        string reads each seat's part (:meth:`private_record`)."""
+        are), and the discard pile and scores at a new deal. A step costs two byte strings
+        whatever the player count."""
         s = self.engine.state
         n = len(self.history_names)
         hands, seen = s.hands[0].tobytes(), s.pl[0, :, E.S_SEEN:].tobytes()
@@ -290,54 +333,53 @@ class OnoState(pyspiel.State):
             self._hands_log.append((n, hands))
         if force or seen != self._seen_log[-1][1]:
             self._seen_log.append((n, seen))
+        if int(s.round[0]) != self._round:   # a new deal (the first: _round is -1)
+            self._round = int(s.round[0])
+            pile = " ".join(C.CARD_NAMES[c] for c in s.discard[0, :int(s.discard_len[0])])
+            scores = " ".join(str(int(x)) for x in s.scores[0])
+            self._deal_log.append(f"{n}: discard {pile}; scores {scores}")
 
     def _forget_private(self, seats: list[int]) -> None:
         """Start the records of ``seats`` now, from the position as it is (a resampled world:
         what they saw before was of the deal's hidden cards, not the world's)."""
-        n = len(self.history_names)
         for q in seats:
-            self._private_from[q] = n
+            self._records[q] = _SeatRecord(len(self._hands_log), len(self._seen_log))
         self._note_private(force=True)
 
-    def private_record(self, player: int) -> list[tuple[int, np.ndarray, np.ndarray]]:
-        """What the seat privately saw, each time it changed: ``(actions taken, its hand
-        (56,) card counts, what it knows of each seat's hand (P * 56,))``. The perfect-recall
-        information state string holds it: the public history and the seat's current view
-        alone do not say what it held or saw before (a card drawn and then played, a hand
-        shown at a challenge or handed over in a swap, and then played away)."""
-        s = self.engine.state
-        P = self.rules.num_players
-        start = self._private_from[player]
-        steps = sorted({n for n, _ in self._hands_log + self._seen_log if n >= start})
-        out: list[tuple[int, np.ndarray, np.ndarray]] = []
-        h = k = 0
-        for n in steps:   # the last entry of each log at or before step n
-            while h + 1 < len(self._hands_log) and self._hands_log[h + 1][0] <= n:
-                h += 1
-            while k + 1 < len(self._seen_log) and self._seen_log[k + 1][0] <= n:
-                k += 1
-            hand = np.frombuffer(self._hands_log[h][1], s.hands.dtype).reshape(P, -1)[player]
-            seen = np.frombuffer(self._seen_log[k][1], s.pl.dtype).reshape(P, -1)[player]
-            if not out or not (np.array_equal(out[-1][1], hand)
-                               and np.array_equal(out[-1][2], seen)):
-                out.append((n, hand, seen))
-        return out
-
     def private_text(self, player: int) -> str:
-        """The seat's :meth:`private_record` as text: ``k: hand ...; P<q> holds ...`` for
-        each change, ``k`` the number of actions taken before it."""
-        names = C.CARD_NAMES
-        NC = C.NUM_CARD_TYPES
-
-        def cards(counts: np.ndarray) -> str:
-            return " ".join(names[c] for c in np.flatnonzero(counts) for _ in range(int(counts[c])))
-
-        out = []
-        for k, hand, seen in self.private_record(player):
-            known = [f"P{q} holds {cards(seen[NC * q:NC * (q + 1)])}"
-                     for q in range(self.rules.num_players) if seen[NC * q:NC * (q + 1)].any()]
-            out.append("; ".join([f"{k}: hand {cards(hand)}", *known]))
-        return " | ".join(out)
+        """What the seat privately saw, each time it changed, as text: ``k: hand ...; P<q>
+        holds ...`` (``k`` the number of actions taken before it), followed by what each deal
+        turned up. The perfect-recall information state string holds it: the public
+        history and the seat's current view alone do not say what it held or saw before (a
+        card drawn and then played, a hand shown at a challenge or handed over in a swap,
+        and then played away). Read from the logs where the last call stopped."""
+        r = self._records[player]
+        H, S = self._hands_log, self._seen_log
+        P, NC = self.rules.num_players, C.NUM_CARD_TYPES
+        while r.h < len(H) or r.s < len(S):
+            n = min(H[r.h][0] if r.h < len(H) else 1 << 62, S[r.s][0] if r.s < len(S) else 1 << 62)
+            while r.h < len(H) and H[r.h][0] == n:   # the last entry of each log at step n
+                r.hands = H[r.h][1]
+                r.h += 1
+            while r.s < len(S) and S[r.s][0] == n:
+                r.seen = S[r.s][1]
+                r.s += 1
+            if r.hands is None or r.seen is None:
+                continue
+            w_h, w_s = len(r.hands) // P, len(r.seen) // P
+            hand = r.hands[player * w_h:(player + 1) * w_h]
+            seen = r.seen[player * w_s:(player + 1) * w_s]
+            if (hand, seen) == r.last:
+                continue
+            r.last = (hand, seen)
+            counts = np.frombuffer(hand, self.engine.state.hands.dtype)
+            knows = np.frombuffer(seen, self.engine.state.pl.dtype)
+            known = [f"P{q} holds {_cards(knows[NC * q:NC * (q + 1)])}"
+                     for q in range(P) if knows[NC * q:NC * (q + 1)].any()]
+            r.pieces.append("; ".join([f"{n}: hand {_cards(counts)}", *known]))
+        if len(r.pieces) != r.joined_count:
+            r.joined, r.joined_count = " | ".join(r.pieces), len(r.pieces)
+        return f"{r.joined}\ndeals: {' | '.join(self._deal_log)}"
 
     def current_player(self) -> int:
         return int(pyspiel.PlayerId.TERMINAL) if self._done else self._current
