@@ -318,14 +318,14 @@ class OnoState(pyspiel.State):
         self._hands_log = _Log()
         self._seen_log = _Log()
         self._deal_log = _Log()
-        self._round = -1
+        self._deal: tuple[int, bool] = (-1, False)
         self._records = [_SeatRecord() for _ in range(game.rules.num_players)]
         self._note_private(force=True)
 
     def _note_private(self, force: bool = False) -> None:
         """Log the hands and the S_SEEN columns where either changed (``force``: now, as they
-        are), and the discard pile and scores at a new deal. A step costs two byte strings
-        whatever the player count."""
+        are), and the discard pile and scores at the end of a round and at a new deal. A step
+        costs two byte strings whatever the player count."""
         s = self.engine.state
         n = len(self.history_names)
         hands, seen = s.hands[0].tobytes(), s.pl[0, :, E.S_SEEN:].tobytes()
@@ -333,8 +333,9 @@ class OnoState(pyspiel.State):
             self._hands_log.append((n, hands))
         if force or seen != self._seen_log[-1][1]:
             self._seen_log.append((n, seen))
-        if int(s.round[0]) != self._round:   # a new deal (the first: _round is -1)
-            self._round = int(s.round[0])
+        deal = (int(s.round[0]), int(s.phase[0]) == E.PH_ROUND_END)
+        if deal != self._deal:   # a round ended (the scores), or the next was dealt
+            self._deal = deal
             pile = " ".join(C.CARD_NAMES[c] for c in s.discard[0, :int(s.discard_len[0])])
             scores = " ".join(str(int(x)) for x in s.scores[0])
             self._deal_log.append(f"{n}: discard {pile}; scores {scores}")
