@@ -269,6 +269,21 @@ def test_the_information_state_holds_what_the_seat_was_shown():
     assert found == 3
 
 
+def test_a_resampled_world_that_played_on_is_not_serialised():
+    # before: its replay ran the deal's cards, where its later actions were often illegal,
+    # or replayed into another game
+    game = pyspiel.load_game(O.GAME_NAME, {"preset": "classic", "players": 3})
+    state = _random_game(game.new_initial_state(), np.random.default_rng(2), steps=20)
+    world = state.resample_from_infostate(state.current_player(), lambda: 0.5)
+    again = game.deserialize_state(world.serialize())   # as made: it round-trips
+    assert again.engine.to_dict(0) == world.engine.to_dict(0)
+    world.apply_action(world.legal_actions()[0])
+    with pytest.raises(ValueError, match=r"a resampled world that has played on since it was "
+                                         r"made \(1 actions\) cannot be serialised"):
+        world.serialize()
+    assert game.deserialize_state(state.serialize()).history() == state.history()
+
+
 def test_only_one_players_view_is_offered():
     game = pyspiel.load_game(O.GAME_NAME)
     for kind in (pyspiel.PrivateInfoType.NONE, pyspiel.PrivateInfoType.ALL_PLAYERS):

@@ -50,7 +50,9 @@ Observations
 Serialisation
     ``state.serialize()`` is JSON of the deal's seed and the actions taken (and a resampled
     world's position); ``game.deserialize_state`` replays it through the engine, so nothing
-    in the text runs (OpenSpiel's default for a Python state unpickles its attributes).
+    in the text runs (OpenSpiel's default for a Python state unpickles its attributes). A
+    resampled world that has played on since it was made is refused (its later actions were
+    taken on cards a replay of the deal does not hold).
 
 Resampling
     ``resample_from_infostate(player, sampler)`` (what OpenSpiel's ISMCTS bot calls) gives a
@@ -236,6 +238,7 @@ class OnoGame(pyspiel.Game):
             pl[:, E.S_LACKS:E.NUM_S] = history[:, E.S_LACKS:E.NUM_S]
             pl[me, E.S_SEEN:] = history[me, E.S_SEEN:]
             state.resampled = True
+            state._resampled_at = len(state.history_names)
             # as resample_from_infostate leaves them
             state._forget_private([q for q in range(self.rules.num_players) if q != me])
         return state
@@ -310,6 +313,7 @@ class OnoState(pyspiel.State):
         self._current = int(self.engine.current_player[0])   # (OpenSpiel asks often)
         self.deal_seed = seed
         self.resampled = False   # a world of resample_from_infostate: not the deal's game
+        self._resampled_at = 0   # the actions taken when it was resampled
         # what the seats privately see (their hands, and what each knows of the others':
         # S_SEEN), as the bytes of the engine's arrays, logged where any seat's changed with
         # the number of actions taken, and what each deal turned up (the discard pile and
@@ -439,9 +443,17 @@ class OnoState(pyspiel.State):
 
     def serialize(self) -> str:
         """JSON of the deal's seed and the actions taken (and, for a resampled world, its
-        position): ``game.deserialize_state`` replays it."""
+        position): ``game.deserialize_state`` replays it. ``ValueError`` for a resampled
+        world that has played on since it was made: its later actions were taken on the
+        world's cards, which a replay of the deal does not hold."""
         import json
 
+        if self.resampled and len(self.history_names) != self._resampled_at:
+            raise ValueError(f"{GAME_NAME}: a resampled world that has played on since it was "
+                             f"made ({len(self.history_names) - self._resampled_at} actions) "
+                             f"cannot be serialised: a replay of the deal would not hold its "
+                             f"cards; allowed: the world as resample_from_infostate gave it, "
+                             f"or any state of the deal itself")
         return json.dumps({"version": SERIAL_VERSION, "seed": self.deal_seed,
                            "actions": [int(a) for a in self.history()],
                            "position": self.engine.to_dict(0) if self.resampled else None})
@@ -475,6 +487,7 @@ class OnoState(pyspiel.State):
             mine[...] = sampled
         out.engine.internals.mask_changed()
         out.resampled = True
+        out._resampled_at = len(out.history_names)
         # the other seats' records held the deal's hidden cards: each starts from what it
         # holds and knows in this world now (the acting seat's is what it saw, kept)
         out._forget_private([q for q in range(P) if q != player_id])
