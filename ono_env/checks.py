@@ -100,6 +100,12 @@ def check_text(name: str, value: Any, max_len: int = MAX_TEXT) -> str:
     return value
 
 
+def is_sha256(value: Any) -> bool:
+    """Is ``value`` a SHA-256 digest as the project writes it: 64 lowercase hex digits?"""
+    return (isinstance(value, str) and len(value) == 64
+            and all(c in "0123456789abcdef" for c in value))
+
+
 def check_input_file(path: Any, what: str, max_bytes: int) -> Path:
     """``path`` as a ``Path`` if it names a regular file of at most ``max_bytes`` bytes; else
     one ``ValueError`` naming the file and what is wrong. A folder, FIFO, device or socket is

@@ -15,7 +15,7 @@ import numpy as np
 
 from ono_env.arena.play import GameRecords
 from ono_env.arena.stats import bounded_mean_interval, wilson_interval
-from ono_env.checks import check_input_file
+from ono_env.checks import check_input_file, is_sha256
 from ono_env.replay import Replay
 from ono_env.rules import RuleSet
 
@@ -333,10 +333,8 @@ def mirrored_record(run: Any, name: str) -> dict[str, Any]:
         if cut is not None and cut is not UNRECORDED:
             cut = whole(cut, "max_decisions", 1)
         models = run.get("models", UNRECORDED)
-        if models is not UNRECORDED and not (
-                isinstance(models, dict) and all(
-                    isinstance(k, str) and isinstance(v, str) and len(v) == 64
-                    and all(c in "0123456789abcdef" for c in v) for k, v in models.items())):
+        if models is not UNRECORDED and not (isinstance(models, dict) and all(
+                isinstance(k, str) and is_sha256(v) for k, v in models.items())):
             raise ValueError("models: a mapping of entrant labels to SHA-256 hex digests is needed")
         return {"rules": dict(run["rules"]), "seed": whole(run["seed"], "seed"), "games": games,
                 "batch_size": whole(run["batch_size"], "batch_size", 1), "agents": labels,

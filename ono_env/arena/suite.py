@@ -61,7 +61,7 @@ from ono_env.agents.registry import agent_from_class, is_class_spec, is_model_pa
 from ono_env.arena.distributed import check_ray_address, play_on_ray
 from ono_env.arena.play import _derive, _seating_seed, games_bar, play_games
 from ono_env.arena.stats import Z95, bounded_interval_of, bounded_mean_interval
-from ono_env.checks import check_input_file, check_text
+from ono_env.checks import check_input_file, check_text, is_sha256
 from ono_env.rules import PRESETS, RuleSet, resolve_rules
 
 CARD_FORMAT = "ono-bench-card"
@@ -493,12 +493,13 @@ def describe_agent(spec: Any, agent: Agent) -> dict[str, Any]:
     return out
 
 
-def _card_agent(spec: Any, agents: dict[str, Agent], chosen: Sequence[SuiteTable]) -> dict[str, Any]:
+def _card_agent(spec: Any, first: Agent, digests: Sequence[str | None]) -> dict[str, Any]:
     """:func:`describe_agent` of the agent as made for the first table, its ``sha256`` kept
-    only where every table's agent plays from that model (``pimc-ppo`` takes a specialist's
-    guide where one exists, ``ppo-any`` elsewhere: each table's entry names its own)."""
-    out = describe_agent(spec, agents[chosen[0].name])
-    if len({played_models(agents[t.name]) for t in chosen}) > 1:
+    only where every table's agent plays from that model (``digests``, one a table:
+    ``pimc-ppo`` takes a specialist's guide where one exists, ``ppo-any`` elsewhere, and
+    each table's entry names its own)."""
+    out = describe_agent(spec, first)
+    if len(set(digests)) > 1:
         out.pop("sha256", None)
     return out
 
@@ -558,10 +559,12 @@ def bench_agent(spec: Any, version: int | str = LATEST, tables: Sequence[str] | 
             raise ValueError(f"table {t.name}: {exc}; the tables it can play: "
                              f"{', '.join(can)} (pick them with --tables; tables= in Python)") from None
     todo = plan(chosen, deals, slow_deals)
+    # the model each table's agent plays from (a search agent's guide may differ by table)
+    digests = {t.name: played_models(agents[t.name]) for t in chosen}
     card: dict[str, Any] = {   # its agent's label checked as a card is read back: before a game
         "format": CARD_FORMAT, "format_version": CARD_FORMAT_VERSION,
         "suite_version": suite.version, "package_version": ono_env.__version__,
-        "agent": _card_agent(spec, agents, chosen),
+        "agent": _card_agent(spec, agents[chosen[0].name], list(digests.values())),
         "anchor": {"agent": suite.anchor, "rating": suite.anchor_rating},
         "tables": {}, "timing": {"seconds": 0.0, "tables": {}}}
     bar = None
@@ -603,9 +606,8 @@ def bench_agent(spec: Any, version: int | str = LATEST, tables: Sequence[str] | 
             "rules": t.preset, "players": t.players, "fair_share": 1.0 / t.players,
             "rating": place_agent(ratings, rows, t.players, suite.anchor_rating),
             "field": {n: round(v, 1) for n, v in ratings.items()}, "rows": rows}
-        digest = played_models(agents[t.name])   # a search agent's guide may differ by table
-        if digest is not None:
-            card["tables"][t.name]["sha256"] = digest
+        if digests[t.name] is not None:
+            card["tables"][t.name]["sha256"] = digests[t.name]
         card["timing"]["tables"][t.name] = round(seconds[t.name], 2)
     card["timing"]["workers"] = workers
     card["timing"]["seconds"] = round(time.perf_counter() - t0, 2)
@@ -815,8 +817,7 @@ def check_card(data: Any, what: str = "card") -> None:
 
     def digest(holder: dict[str, Any], field: str) -> None:
         value = holder.get("sha256")
-        if "sha256" in holder and not (isinstance(value, str) and len(value) == 64
-                                       and all(c in "0123456789abcdef" for c in value)):
+        if "sha256" in holder and not is_sha256(value):
             raise ValueError(f"{field} = {value!r:.40}; allowed: a SHA-256 in 64 hex digits")
 
     from ono_env.arena import MAX_GAMES
