@@ -198,7 +198,8 @@ def test_a_damaged_optimizer_state_is_refused_before_anything_is_written(tiny_ru
     src = Path(res["run_dir"]) / "checkpoints"
     shutil.copy(src / "step_1024.safetensors", tmp_path / "step_1024.safetensors")
     state = load_file(str(src / "step_1024.optimizer.safetensors"))
-    save_file(_damaged(state, how), str(tmp_path / "step_1024.optimizer.safetensors"))
+    save_file(_damaged(state, how), str(tmp_path / "step_1024.optimizer.safetensors"),
+              metadata={"training_steps": "1024"})
     with pytest.raises(ValueError, match="resume: '.*step_1024.optimizer.safetensors' " + match):
         train(load_config("default", TINY + ["total_steps=3072",
                                              f"resume={tmp_path / 'step_1024.safetensors'}",
@@ -426,8 +427,10 @@ def test_a_run_folder_that_holds_another_run_is_refused(tiny_run, tmp_path):
     with pytest.raises(ValueError, match="already holds"):   # a folder above the model file
         R.check_run_dir(run_dir.parent, str(run_dir / "model.safetensors"))
     (tmp_path / "file").write_text("x")
-    with pytest.raises(ValueError, match="is a file; allowed: a new or empty folder"):
+    with pytest.raises(ValueError, match="/file' is a file, not a folder; allowed: a folder path"):
         R.check_run_dir(tmp_path / "file", None)
+    with pytest.raises(ValueError, match="File name too long; allowed: a folder path"):
+        R.check_run_dir(tmp_path / ("a" * 300), None)   # before: a bare OSError
 
 
 def test_resume_grow_carries_a_run_on_in_a_wider_network(tiny_run, tmp_path, capsys):
@@ -581,7 +584,7 @@ def test_the_cli_trains_with_algo_ppo_and_refuses_a_bad_resume(tmp_path, capsys)
 
 
 @pytest.mark.parametrize("override, message", [
-    ("opponents.0=1", r"^opponents: unknown agent '0'"),
+    ("opponents={'0': 1}", r"^opponents: unknown agent '0'"),
     ("eval.opponents=[greedy, nobody]", r"^eval.opponents: unknown agent 'nobody'"),
     ("final_eval.opponents=[ppo-classic-2p]", r"^final_eval.opponents: .*'classic' rules"),
 ])
@@ -669,3 +672,64 @@ def test_a_resumed_part_samples_from_a_stream_of_its_own(tmp_path, monkeypatch):
     train(load_config("default", over + ["total_steps=128", f"resume={first['model']}",
                                          f"run_dir={tmp_path / 'b'}"]))
     assert set(seeds) == {7 + 64}
+
+
+def test_a_resumed_part_carries_each_tables_evaluation_length_and_stall_counts(tiny_run, tmp_path):
+    # before: a resumed part started with no learner game length, so an eval.games of auto
+    # played another number of games at the same step than the run that went on
+    from safetensors.numpy import load_file, save_file
+
+    import ono_env.train.ppo as ppo
+
+    _, res = tiny_run
+    run_dir = Path(res["run_dir"])
+    curve = [line.split(",") for line in (run_dir / "eval.csv").read_text().splitlines()[1:]]
+    state = ppo.read_tables_state(run_dir / "checkpoints" / "step_1024.safetensors")
+    (label,) = state
+    # the last evaluation's longest mean length; counted choices reset at every evaluation
+    assert state[label].eval_length == max(float(r[7]) for r in curve if r[0] == "1024") > 0
+    assert state[label].stall_counts == (0, 0, 0, 0)
+    assert ppo.read_tables_state(run_dir / "model.safetensors")[label].eval_length == max(
+        float(r[7]) for r in curve if r[0] == "2048")
+    # a checkpoint whose learner games were long: the resumed part's evaluation at auto plays
+    # the fewer games those lengths call for, as the run that went on would have
+    ckpt = tmp_path / "ckpt" / "step_1024.safetensors"
+    ckpt.parent.mkdir()
+    shutil.copy(run_dir / "checkpoints" / "step_1024.safetensors", ckpt)
+    opt_state = load_file(str(run_dir / "checkpoints" / "step_1024.optimizer.safetensors"))
+
+    def with_state(text):
+        save_file(opt_state, str(ckpt.with_name("step_1024.optimizer.safetensors")),
+                  metadata={"training_steps": "1024", "tables_state": text})
+
+    with_state(json.dumps({label: {"eval_length": 6000.0, "stall_counts": [1, 2, 3, 4]}}))
+    assert ppo.read_tables_state(ckpt)[label] == ppo.TableState(6000.0, (1, 2, 3, 4))
+    over = [o for o in TINY if not o.startswith(("eval.games", "total_steps"))]
+    train(load_config("default", over + ["total_steps=2048", f"resume={ckpt}", "eval.games=auto",
+                                         "final_eval.games=0", f"run_dir={tmp_path / 'a'}"]))
+    resumed = (tmp_path / "a" / "eval.csv").read_text().splitlines()[1:]
+    # 120,000 decisions at 6,000 a game: the fewest, 200 games for each opponent
+    assert [line.split(",")[2] for line in resumed] == ["200", "200"]
+    # a tables_state that is not one is refused, naming the file, before anything is written
+    for bad in ("[]", "{", json.dumps({label: {"eval_length": -1.0, "stall_counts": [0, 0, 0, 0]}}),
+                json.dumps({label: {"eval_length": 1.0, "stall_counts": [0, 0, 0]}}),
+                json.dumps({label: {"eval_length": 1.0, "stall_counts": [2**63, 0, 0, 0]}}),
+                json.dumps({label: {"eval_length": True, "stall_counts": [0, 0, 0, 0]}})):
+        with_state(bad)
+        with pytest.raises(ValueError, match=r"step_1024\.optimizer\.safetensors' holds a "
+                                             r"tables_state that is not one; allowed: "):
+            train(load_config("default", over + ["total_steps=2048", f"resume={ckpt}",
+                                                 f"run_dir={tmp_path / 'b'}"]))
+        assert not (tmp_path / "b").exists()
+    # another checkpoint's Adam state beside the model (or one half written): refused, so
+    # that neither its moments nor its tables' state are carried on by mistake
+    for steps in ("2048", None):
+        save_file(opt_state, str(ckpt.with_name("step_1024.optimizer.safetensors")),
+                  metadata=None if steps is None else {"training_steps": steps})
+        shown = "no step count" if steps is None else "2048 steps"
+        with pytest.raises(ValueError, match=rf"step_1024\.optimizer\.safetensors' holds Adam's "
+                                             rf"state at {shown}, its model file .* is at 1,024 "
+                                             r"steps; allowed: the optimizer file written with"):
+            train(load_config("default", over + ["total_steps=2048", f"resume={ckpt}",
+                                                 f"run_dir={tmp_path / 'b'}"]))
+        assert not (tmp_path / "b").exists()

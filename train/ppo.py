@@ -78,10 +78,14 @@ they play in ``ono-arena``, ``ono-play``, ``ono-web`` and as opponents), each wi
 unpickles nothing.
 
 ``resume`` continues from a checkpoint of a run with the same network: its weights, Adam's
-state and its step count (``total_steps`` counts from the start of the first run, and the
-learning rate goes on decaying by steps from where it was; a ``time_limit_minutes`` applies to
-the resumed part). The deals after a resume follow ``seed`` and the step count, not the first
-run's generator state.
+state, its step count (``total_steps`` counts from the start of the first run) and each
+table's last evaluation length and stall counts (:class:`TableState`). A decaying learning
+rate is set afresh: by steps it reads ``1 - steps / total_steps`` (so without a time limit and
+with ``total_steps`` unchanged it goes on from where it was), and a ``time_limit_minutes``
+counts from the resumed part's start, so a part that the clock stopped begins again at the
+rate its step count gives and decays over its own limit (the generalist's runs were carried on
+so). The deals after a resume follow ``seed`` and the step count, not the first run's
+generator state.
 """
 
 from __future__ import annotations
@@ -693,9 +697,12 @@ def optimizer_path(model_path: Path) -> Path:
 
 
 def save_checkpoint(model: ActorCritic, opt: torch.optim.Adam, path: Path, rules: Any,
-                    steps: int, config: dict[str, Any], label: str | None = None) -> Path:
+                    steps: int, config: dict[str, Any], label: str | None = None,
+                    tables_state: Mapping[str, TableState] | None = None) -> Path:
     """The model file (playable) and Adam's state beside it (for ``resume``); ``label``: the
-    name the model plays under when its file is called ``model.safetensors`` (the run's)."""
+    name the model plays under when its file is called ``model.safetensors`` (the run's).
+    ``tables_state``: what each table (by its label) carries into a resumed part, kept in the
+    optimizer file's metadata (:func:`read_tables_state`)."""
     from safetensors.numpy import save_file
 
     net = model.policy_net()
@@ -716,8 +723,64 @@ def save_checkpoint(model: ActorCritic, opt: torch.optim.Adam, path: Path, rules
     for n, p in model.named_parameters():   # a privileged critic, hand prediction: not in the model file
         if n.startswith("hands_"):
             tensors[f"weights.{n}"] = p.detach().cpu().float().numpy()
-    save_file(tensors, str(optimizer_path(path)), metadata={"training_steps": str(steps)})
+    meta_opt = {"training_steps": str(steps)}
+    if tables_state:
+        meta_opt["tables_state"] = json.dumps({k: dataclasses.asdict(v) for k, v in tables_state.items()})
+    save_file(tensors, str(optimizer_path(path)), metadata=meta_opt)
     return path
+
+
+@dataclasses.dataclass(frozen=True)
+class TableState:
+    """What a table's part of a run carries into a resumed part, beside Adam's state: the
+    learner's mean game length at the last evaluation (``eval.games`` and ``final_eval.games``
+    of ``auto`` size their games by it) and the stall warning's counts since then (catches,
+    catches legal, draws holding a playable card, such draws legal; not zero only in a model
+    saved between evaluations, at the end or on Ctrl-C)."""
+
+    eval_length: float = 0.0
+    stall_counts: tuple[int, ...] = (0, 0, 0, 0)
+
+
+def read_tables_state(model_path: str | Path) -> dict[str, TableState]:
+    """The tables' state saved beside a checkpoint (:class:`TableState`, by table label):
+    empty where the file has no optimizer state beside it or was written before it was kept
+    (a resumed part then sizes its first evaluation as a new run does). A malformed entry is
+    one ``ValueError`` naming the file."""
+    from safetensors import SafetensorError, safe_open
+
+    opath = optimizer_path(Path(model_path))
+    if not opath.is_file():
+        return {}
+    try:
+        with safe_open(str(opath), "np") as f:
+            text = (f.metadata() or {}).get("tables_state")
+    except (SafetensorError, OSError) as exc:
+        raise ValueError(f"resume: {str(opath)!r} is not an optimizer state file ({exc})") from None
+    if text is None:
+        return {}
+    def entry_state(entry: Any) -> TableState | None:
+        if not isinstance(entry, dict) or set(entry) != {"eval_length", "stall_counts"}:
+            return None
+        length, counts = entry["eval_length"], entry["stall_counts"]
+        if (isinstance(length, bool) or not isinstance(length, (int, float))
+                or not math.isfinite(length) or length < 0):
+            return None
+        if (not isinstance(counts, list) or len(counts) != 4
+                or not all(type(c) is int and 0 <= c < 2**63 for c in counts)):
+            return None
+        return TableState(float(length), tuple(counts))
+
+    try:
+        raw = json.loads(text)
+    except ValueError:
+        raw = None
+    states = {k: entry_state(v) for k, v in raw.items()} if isinstance(raw, dict) else {"": None}
+    if any(v is None for v in states.values()):
+        raise ValueError(f"resume: {str(opath)!r} holds a tables_state that is not one; allowed: a "
+                         f"JSON object of table labels, each {{\"eval_length\": a finite number "
+                         f">= 0, \"stall_counts\": four whole numbers from 0 to 2**63 - 1}}, as training writes it")
+    return {k: v for k, v in states.items() if v is not None}
 
 
 def load_checkpoint(model: ActorCritic, opt: torch.optim.Adam, path: str | Path,
@@ -728,7 +791,7 @@ def load_checkpoint(model: ActorCritic, opt: torch.optim.Adam, path: str | Path,
     narrower network is grown (:meth:`ActorCritic.load_policy_net`), and then Adam starts
     afresh (its state has the old shapes), which is printed unless ``quiet``, as are the file,
     its steps and whether Adam's state was read."""
-    from safetensors import SafetensorError
+    from safetensors import SafetensorError, safe_open
     from safetensors.numpy import load_file
 
     from ono_env.agents.learned import check_compatible
@@ -757,9 +820,17 @@ def load_checkpoint(model: ActorCritic, opt: torch.optim.Adam, path: str | Path,
               file=sys.stderr)
     if opath.is_file() and not grown:
         try:
+            with safe_open(str(opath), "np") as f:
+                opt_steps = (f.metadata() or {}).get("training_steps")
             state = load_file(str(opath))
         except (SafetensorError, OSError) as exc:
             raise ValueError(f"resume: {str(opath)!r} is not an optimizer state file ({exc})") from None
+        if opt_steps != str(meta["training_steps"]):   # another checkpoint's, or half written
+            raise ValueError(f"resume: {str(opath)!r} holds Adam's state at "
+                             f"{'no step count' if opt_steps is None else opt_steps[:20] + ' steps'}"
+                             f", its model file {str(path)!r} is at {int(meta['training_steps']):,} "
+                             f"steps; allowed: the optimizer file written with that model file "
+                             f"(a checkpoint's pair), or none beside it (Adam starts afresh)")
         adam, weights = _checked_optimizer_state(state, model, repr(str(opath)))
         dev = next(model.parameters()).device
         params = dict(model.named_parameters())
@@ -1090,6 +1161,8 @@ def _train(cfg: TrainConfig) -> dict[str, Any]:
         # run's network is built after the tables are planned, from the same draws as ever
         with torch.random.fork_rng(devices=[]):
             build(quiet=True)
+    # each table's evaluation length and stall counts as the resumed part left them
+    carried = read_tables_state(cfg.resume) if cfg.resume else {}
     # every agent the config names itself, made once before the probe games print anything
     # (a bad name is one error), and each table's teacher; what an auto resolves to below
     # (baselines that finish the table's games, the specialists that fit it) plays there
@@ -1108,6 +1181,8 @@ def _train(cfg: TrainConfig) -> dict[str, Any]:
     if start_steps:   # a resumed part samples and shuffles from a stream of its own, as its
         gen.manual_seed((cfg.seed + start_steps) % (MAX_SEED + 1))   # deals do (seed below)
     tables = [_Table(*spec) for spec in specs]
+    for tab in tables:
+        tab.last_length = carried.get(tab.label, TableState()).eval_length
     if cfg.tables is None:
         cfg = tables[0].cfg   # the run's config says what ran (every auto resolved)
     else:
@@ -1195,8 +1270,8 @@ def _train(cfg: TrainConfig) -> dict[str, Any]:
     steps = start_steps
     limit = None if cfg.time_limit_minutes is None else 60.0 * cfg.time_limit_minutes
     t_train = time.perf_counter()
-    # linear decay by steps (from the first run's start, so a resumed run goes on) or by this
-    # run's time limit, whichever is further along
+    # linear decay by steps (from the first run's start) or by this part's time limit, whichever
+    # is further along: a resumed part's clock starts again (the module's docstring)
     schedule = None if p.learning_rate_end is None else learning_rate_schedule(
         p.learning_rate, p.learning_rate_end, limit)
     next_eval = ((steps // cfg.eval.every) + 1) * cfg.eval.every if cfg.eval.every else None
@@ -1205,8 +1280,12 @@ def _train(cfg: TrainConfig) -> dict[str, Any]:
     curve: list[dict[str, Any]] = []
     # the learner's stalling choices since the last evaluation, per table (stall warnings):
     # catches, catches legal, draws holding a playable card, such draws legal
-    chosen = np.zeros((len(tables), 4), np.int64)
+    chosen = np.array([carried.get(tab.label, TableState()).stall_counts for tab in tables], np.int64)
     starts = np.array([tab.slots.start for tab in tables])   # the tables' slots, in order
+
+    def tables_state() -> dict[str, TableState]:   # what a resumed part carries on (checkpoints)
+        return {tab.label: TableState(tab.last_length, tuple(counts))
+                for tab, counts in zip(tables, chosen.tolist())}
     if cfg.tables is None:
         print(f"training games are cut at {tables[0].max_decisions:,} decisions (no winner: "
               f"{'a loss' if tables[0].cut_is_loss else 'bootstrapped'}); so are the "
@@ -1520,7 +1599,8 @@ def _train(cfg: TrainConfig) -> dict[str, Any]:
                     tab.last_length = max(r["mean_length"] for r in rows)
                 write_curve(run_dir / "eval.csv", curve)
                 save_checkpoint(model, opt, run_dir / "checkpoints" / f"step_{steps}.safetensors",
-                                tables[0].rules, steps, cfg.to_dict(), label=run_dir.name)
+                                tables[0].rules, steps, cfg.to_dict(), label=run_dir.name,
+                                tables_state=tables_state())
                 say(lines, bar)
                 while next_eval <= steps:
                     next_eval += cfg.eval.every
@@ -1536,7 +1616,7 @@ def _train(cfg: TrainConfig) -> dict[str, Any]:
     train_elapsed = time.perf_counter() - t_train
     writer.close()
     model_path = save_checkpoint(model, opt, run_dir / "model.safetensors", tables[0].rules, steps,
-                                 cfg.to_dict(), label=run_dir.name)
+                                 cfg.to_dict(), label=run_dir.name, tables_state=tables_state())
     for tab in tables:
         tc = tab.cfg
         if tab.plan["final_auto"] and tab.last_length > tab.plan["length"] and tc.final_eval.games:
