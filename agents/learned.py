@@ -435,8 +435,9 @@ def check_metadata(meta: Any, where: str = "model") -> dict[str, Any]:
         raise bad("architecture", "opponent_encoder exactly in format version 4")
     if version == 4 and meta.get("observation_version") != 2:
         raise bad("observation_version", "2 (an opponent encoder reads version-2 observations)")
-    if not isinstance(meta["rules"], dict):
-        raise bad("rules", "an object of rule options")
+    if not isinstance(meta["rules"], dict) or "num_players" not in meta["rules"]:
+        raise bad("rules", "an object of every rule option, num_players among them (as "
+                           "training writes it)")
     if not is_int(meta["num_players"]) or meta["rules"].get("num_players") != meta["num_players"]:
         raise bad("num_players", "the player count of its rules")
     for key in ("observation_version", "observation_size", "training_steps"):

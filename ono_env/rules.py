@@ -193,6 +193,9 @@ class RuleSet:
             shipped = config_file("rules", text)
             if shipped is None:
                 names = ", ".join(sorted(set(PRESETS) | set(config_names("rules"))))
+                if not text.strip():
+                    raise ValueError(f"rules {text!r} names nothing: give a YAML file's path "
+                                     f"or one of {names}")
                 if p.is_dir():
                     raise ValueError(f"rules {text!r} is a folder, not a rules file: give a "
                                      f"YAML file's path or one of {names}")
@@ -397,14 +400,27 @@ class YamlLoader(yaml.SafeLoader):
     numbers, as YAML 1.2 does, rather than as text; it refuses aliases (``*name``: a few
     lines of nested aliases stand for billions of values, which a check then walks), a key
     given twice in one mapping (PyYAML keeps the last silently) and the YAML 1.1 forms that
-    read otherwise than they look (below), each as a ``yaml.YAMLError`` at its line."""
+    read otherwise than they look (below), and lists or mappings nested more than
+    ``MAX_DEPTH`` deep (the composer recurses: deeper, Python's recursion limit stops it with a
+    bare ``RecursionError``), each as a ``yaml.YAMLError`` at its line."""
+
+    MAX_DEPTH = 64
+    _depth = 0
 
     def compose_node(self, parent: Any, index: Any) -> Any:
         if self.check_event(yaml.AliasEvent):
             raise yaml.composer.ComposerError(
                 None, None, "an alias (*name); allowed: every value written out",
                 self.peek_event().start_mark)
-        return super().compose_node(parent, index)
+        if self._depth >= self.MAX_DEPTH:
+            raise yaml.composer.ComposerError(
+                None, None, f"lists or mappings nested more than {self.MAX_DEPTH} deep; allowed: "
+                f"at most {self.MAX_DEPTH}", self.peek_event().start_mark)
+        self._depth += 1
+        try:
+            return super().compose_node(parent, index)
+        finally:
+            self._depth -= 1
 
     # YAML 1.1 (PyYAML) reads some plain words and numbers otherwise than YAML 1.2 and than
     # they look: yes/no/on/off as booleans, 010 as the octal 8, 0b10 as 2, 1:40 as 100 (base

@@ -104,6 +104,21 @@ def test_a_folder_given_as_rules_is_named_a_folder(tmp_path, capsys):
     assert arena(["greedy", "random", "--rules", str(tmp_path), "--games", "2"]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "is a folder, not a rules file" in err[0]
+    with pytest.raises(ValueError, match=r"^rules '' names nothing: give a YAML file's path"):
+        RuleSet.load("")   # before: called a folder (the current one)
+
+
+def test_a_rules_file_nested_too_deep_is_one_clear_error(tmp_path):
+    # before: a bare RecursionError from PyYAML's composer
+    deep = tmp_path / "deep.yaml"
+    deep.write_text("preset: basic\nx: " + "[" * 1000 + "]" * 1000 + "\n")
+    with pytest.raises(ValueError, match=r"is not valid YAML at line 2, column 67: lists or "
+                                         r"mappings nested more than 64 deep; allowed: at most 64"):
+        RuleSet.load(deep)
+    ok = tmp_path / "ok.yaml"   # 64 deep is read (and then refused as an unknown option)
+    ok.write_text("preset: basic\nx: " + "[" * 63 + "]" * 63 + "\n")
+    with pytest.raises(ValueError, match=r"unknown rule option\(s\) 'x'"):
+        RuleSet.load(ok)
 
 
 def test_yaml_numbers_read_as_they_look():

@@ -368,3 +368,18 @@ def test_other_clients_are_answered_while_a_game_searches_at_the_largest_budget(
         assert waits and max(waits) < 1.0, (max(waits), searched)
     finally:
         server.should_exit = True
+
+
+def test_a_model_whose_rules_metadata_is_not_a_rule_set_is_blamed_on_its_rules(tmp_path):
+    # before: "metadata 'num_players' is 2; expected the player count of its rules"
+    from safetensors.numpy import load_file, save_file
+
+    from ono_env.agents.learned import META_KEY
+    src = shipped_models()["ppo-basic-2p"]
+    meta, _ = read_model(src)
+    path = tmp_path / "m.safetensors"
+    save_file(load_file(str(src)), str(path),
+              metadata={META_KEY: json.dumps(dict(meta, rules={"preset": "nosuch"}))})
+    with pytest.raises(ValueError, match=r"damaged model: metadata 'rules' .*expected an object "
+                                         r"of every rule option, num_players among them"):
+        load_agent(path, "basic")

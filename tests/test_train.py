@@ -133,6 +133,13 @@ SMALL = ["total_steps=64", "num_envs=4", "ppo.n_steps=16", "ppo.batch_size=32", 
     (["ppo.n_steps=1000000000"], "steps keeps 4,857.8 GiB of observations and masks"),
     (["run_dir={file}/sub"], "run_dir '{file}/sub': '{file}' is a file, not a folder"),
     (["out_dir={file}/sub"], "out_dir '{file}/sub': '{file}' is a file, not a folder"),
+    # before: a bare OSError or RecursionError (a name too long, a folder /proc refuses, a
+    # value nested 600 deep)
+    (["run_dir={dir}/" + "a" * 300], "File name too long; allowed: a folder path"),
+    (["run_dir=/proc/ono-nosuch"], "run_dir: cannot create the run's folder '/proc/ono-nosuch': "
+                                   "No such file or directory; allowed: a folder that can"),
+    (["tables=" + "[" * 600 + "]" * 600], "(lists or mappings nested more than 64 deep; allowed: "
+                                          "at most 64)"),
 ])
 def test_ono_train_refuses_before_writing_anything(tmp_path, capsys, algo, overrides, message):
     file = tmp_path / "existing.json"
@@ -141,12 +148,12 @@ def test_ono_train_refuses_before_writing_anything(tmp_path, capsys, algo, overr
              else [f"run_dir={tmp_path / 'out' / 'run'}"])
     policy = ["policy.shared=false"] if algo == "maskable_ppo" else []
     argv = ["default", f"algo={algo}", *policy, *SMALL, *extra,
-            *(o.format(file=file) for o in overrides)]
+            *(o.replace("{file}", str(file)).replace("{dir}", str(tmp_path)) for o in overrides)]
     if any(o.startswith("out_dir") for o in overrides):
         argv = [a for a in argv if not a.startswith("run_dir")]
     assert train_main(argv) == 2
     err = capsys.readouterr().err.strip().splitlines()[-1]
-    assert err.startswith("ono-train: error: ") and message.format(file=file) in err
+    assert err.startswith("ono-train: error: ") and message.replace("{file}", str(file)) in err
     assert sorted(p.name for p in tmp_path.iterdir()) == ["existing.json"]
 
 

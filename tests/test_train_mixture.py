@@ -173,18 +173,28 @@ def test_an_item_of_a_list_is_not_overridden_by_a_dotted_key(override, field):
         load_config("generalist", [override])
 
 
-@pytest.mark.parametrize("override, field", [("opponents.0=1", "opponents"), ("seed.0=1", "seed"),
-                                             ("nosuch.0=1", "nosuch")])
+@pytest.mark.parametrize("override, field", [("seed.0=1", "seed"), ("nosuch.0=1", "nosuch")])
 def test_a_dotted_key_of_digits_into_no_list_is_not_called_a_list(override, field):
     """A key part of digits under a field that is no list is an ordinary key: the mapping is
     built, and the config's validation (or, for an agent's name, the run's start) judges it."""
     from ono_env.train.config import parse_override
 
     assert parse_override(override) == {field: {"0": 1}}
-    if field != "opponents":
-        with pytest.raises(ValueError) as err:
-            load_config("default", [override])
-        assert "is a list" not in str(err.value)
+    with pytest.raises(ValueError) as err:
+        load_config("default", [override])
+    assert "is a list" not in str(err.value)
+
+
+@pytest.mark.parametrize("override, field", [("rules.preset=classic", "rules"),
+                                             ("opponents.greedy=3", "opponents"),
+                                             ("opponents.0=1", "opponents")])
+def test_a_key_of_a_mapping_given_whole_is_not_overridden_by_a_dotted_key(tmp_path, override, field):
+    # before: the override replaced the config's whole mapping, dropping its other keys
+    config = tmp_path / "c.yaml"
+    config.write_text("rules: {preset: ono, hand_size: 5}\nopponents: {random: 1, greedy: 2}\n")
+    with pytest.raises(ValueError, match=rf"override '{override}': {field} is a mapping, given "
+                                         rf"whole \({field}=\{{\.\.\.\}}; "):
+        load_config(str(config), [override])
 
 
 def test_a_rules_file_with_another_player_count_is_one_clear_error(tmp_path):

@@ -558,12 +558,14 @@ def parse_override(text: str) -> dict[str, Any]:
     out: dict[str, Any] = {}
     node = out
     parts = key.strip().split(".")
-    cut = next((i for i in range(1, len(parts)) if _is_list_field(parts[:i])), None)
+    cut = next((i for i in range(1, len(parts)) if _whole_kind(parts[:i])), None)
     if cut is not None:
         field = ".".join(parts[:cut])
-        raise ValueError(f"override {text!r}: {field} is a list, given whole ({field}=[...]; "
-                         f"--print-config shows the current one); one item of it is not set "
-                         f"by a dotted key")
+        kind = _whole_kind(parts[:cut])
+        form = "[...]" if kind == "list" else "{...}"
+        raise ValueError(f"override {text!r}: {field} is a {kind}, given whole ({field}={form}; "
+                         f"--print-config shows the current one); one "
+                         f"{'item' if kind == 'list' else 'key'} of it is not set by a dotted key")
     for p in parts[:-1]:
         node = node.setdefault(p, {})
     node[parts[-1]] = value
@@ -580,17 +582,20 @@ def _kinds(annotation: Any) -> list[Any]:
     return [annotation]
 
 
-def _is_list_field(parts: Sequence[str]) -> bool:
-    """Whether the dotted field ``parts`` of a config is a list (``tables``, ``policy.net_arch``)."""
+def _whole_kind(parts: Sequence[str]) -> str | None:
+    """``"list"`` or ``"mapping"`` where the dotted field ``parts`` of a config is given whole
+    (a list: ``tables``, ``policy.net_arch``; a mapping: ``rules``, ``opponents``, which a
+    config replaces rather than merges), else None."""
     cls: Any = TrainConfig
     for k, part in enumerate(parts):
         info = getattr(cls, "__pydantic_fields__", {}).get(part)
         if info is None:
-            return False
+            return None
         if k == len(parts) - 1:
-            return any(typing.get_origin(a) is list for a in _kinds(info.annotation))
+            kinds = [typing.get_origin(a) or a for a in _kinds(info.annotation)]
+            return "list" if list in kinds else "mapping" if dict in kinds else None
         cls = info.annotation
-    return False
+    return None
 
 
 def _merge(base: dict[str, Any], new: dict[str, Any]) -> None:

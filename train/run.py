@@ -414,9 +414,7 @@ def check_run_dir(run_dir: Path, resume: str | None) -> None:
     others beside its own, and a branch from an earlier point would leave the abandoned
     branch's later checkpoints, or overwrite a ``model.safetensors`` that a resumed part
     without checkpoints carried further."""
-    if run_dir.exists() and not run_dir.is_dir():
-        raise ValueError(f"run_dir {str(run_dir)!r} is a file; allowed: a new or empty folder")
-    check_folder_path(run_dir, "run_dir")
+    check_folder_path(run_dir, "run_dir")   # a file there, or a path the system refuses
     held = sorted(p.name for p in run_dir.iterdir()) if run_dir.is_dir() else []
     if not held:
         return
@@ -453,9 +451,15 @@ def check_run_dir(run_dir: Path, resume: str | None) -> None:
 
 def check_folder_path(path: Path, field: str) -> None:
     """``ValueError`` naming ``field`` when ``path`` cannot become a folder because the
-    nearest part of it that exists is a file (``a.json/sub``), or the path is a file."""
+    nearest part of it that exists is a file (``a.json/sub``), or the path is a file, or the
+    system cannot look it up (a name too long, ...)."""
     for at in (path, *path.parents):
-        if at.exists() or at.is_symlink():
+        try:
+            found = at.exists() or at.is_symlink()
+        except OSError as exc:
+            raise ValueError(f"{field} {str(path)!r:.80}: {exc.strerror or exc}; allowed: a "
+                             f"folder path") from None
+        if found:
             if not at.is_dir():
                 raise ValueError(f"{field} {str(path)!r}: {str(at)!r} is a file, not a folder; "
                                  f"allowed: a folder path")
@@ -564,7 +568,13 @@ def start_run(cfg: TrainConfig, agents: Sequence[str] = (),
     if gone:
         print(f"resuming in its own folder: the earlier part's {', '.join(gone)} removed (they "
               f"evaluated the model before this part)", file=sys.stderr)
-    run_dir.mkdir(parents=True, exist_ok=True)
+    field = "run_dir" if cfg.run_dir is not None else "out_dir"
+    try:
+        run_dir.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise ValueError(f"{field}: cannot create the run's folder {str(run_dir)!r}: "
+                         f"{exc.strerror or exc}; allowed: a folder that can be made and "
+                         f"written") from None
     (run_dir / "config.yaml").write_text(dump_config(cfg))
     return rules, run_dir, count, why
 
