@@ -628,3 +628,20 @@ def position_dict(state: Any, i: int, rules: RuleSet) -> dict[str, Any]:
         "rng": str(int(state.rng[i])),
     }
 
+
+
+def game_winners(result: Mapping[str, Any], rules: RuleSet | None = None) -> list[int]:
+    """The seats that won a finished game, as the engine's rewards have it: the winner of the
+    last round, or in a penalty-scored match (``scoring: penalty`` with a ``target_score``)
+    every seat with the lowest total (all of them tied: a draw, no one rewarded); empty for a
+    game not terminated (still on, or cut at the decision limit). ``result``: a position
+    (:meth:`~ono_env.game.VecGame.to_dict`, whose rules it reads) or a replay's ``result``
+    with the replay's ``rules``. A position's ``winner`` is always the last round's."""
+    scoring, target = ((result["rules"]["scoring"], result["rules"]["target_score"])
+                       if rules is None else (rules.scoring, rules.target_score))
+    if not result["terminated"]:
+        return []
+    if scoring == "penalty" and target:
+        low = min(result["scores"])
+        return [q for q, s in enumerate(result["scores"]) if s == low]
+    return [int(result["winner"])]

@@ -7,6 +7,7 @@ from collections.abc import Sequence
 
 from ono_env import cards as C
 from ono_env.game import VecGame
+from ono_env.positions import game_winners
 
 _ANSI = {"R": "\x1b[31m", "Y": "\x1b[33m", "G": "\x1b[32m", "B": "\x1b[34m", "W": "\x1b[1m"}
 _RESET = "\x1b[0m"
@@ -62,7 +63,9 @@ def render_text(
         else:
             lines.append(f"{mark} P{q}{tag} [{cards_text(len(hand))}]")
     if d["terminated"] or d["truncated"]:
-        end = "truncated" if d["truncated"] else f"winner P{d['winner']}"
+        won = game_winners(d)
+        end = ("truncated" if not won else f"winner P{won[0]}" if len(won) == 1 else
+               f"winners {' '.join(f'P{q}' for q in won)} (tied on the lowest total)")
         lines.append(f"game over: {end}")
     else:
         lines.append(f"P{d['current_player']} to act ({d['phase']})"
@@ -102,9 +105,20 @@ def table_events(before: dict, after: dict, player: int, action: int) -> list[st
     ha = [len(h) for h in after["hands"]]
     events: list[str] = []
     new_round = after["round"] != before["round"]
-    if new_round or after["terminated"] or after["truncated"]:
-        return events          # the round's end is announced by its result
     played = verb == "play"
+    if new_round or after["terminated"] or after["truncated"]:
+        # the round's end is announced by its result (round_end_text); a last Draw Two or Wild
+        # Draw Four is still drawn by the next player (with any pending draw)
+        if new_round and played and (name.startswith("play W+4") or "+2" in name):
+            q = (player + after["direction"]) % n
+            if after["terminated"]:   # the round's last hands are there to count
+                k = ha[q] - hb[q]
+            else:   # the next round is dealt: what the stock and the discards under it held
+                want = before["pending_draw"] + (4 if name.startswith("play W+4") else 2)
+                k = min(want, len(before["stock"]) + len(before["discard"]))
+            if k > 0:
+                events.append(f"P{q} draws {cards_text(k)} (the last card's draw)")
+        return events
     # the cards each hand gained (the player's own play taken out)
     gain = [ha[q] - hb[q] + (1 if played and q == player else 0) for q in range(n)]
     previous = before.get("previous_player")
@@ -147,10 +161,18 @@ def table_events(before: dict, after: dict, player: int, action: int) -> list[st
             events.append(f"P{q} draws {k}")
     if verb == "call":
         events.append(f"P{player} calls ONO!")
+    empty = not before["stock"] and len(before["discard"]) <= 1   # nothing left to draw
     if verb == "catch" and not swapped and not any(g > 0 for g in gain):
-        why = (f": P{previous} called ONO! in time" if previous is not None and previous >= 0
-               and before["called"][previous] else "")
-        events.append(f"P{player}'s catch has no effect{why}")
+        if previous is not None and previous >= 0 and hb[previous] > 1 and empty:
+            events.append(f"false accusation: P{player} draws nothing (no cards left to draw)")
+        else:
+            why = (f": P{previous} called ONO! in time" if previous is not None and previous >= 0
+                   and before["called"][previous] else "")
+            events.append(f"P{player}'s catch has no effect{why}")
+    if verb == "draw" and gain[player] <= 0 and empty:
+        events.append(f"P{player} draws nothing (no cards left to draw)")
+    if len(after["discard"]) < len(before["discard"]) + played:   # the stock ran out
+        events.append("the discard pile, but for its top card, is shuffled into a new stock")
     if after["direction"] != before["direction"]:
         way = "clockwise" if after["direction"] == 1 else "counter-clockwise"
         events.append(f"direction reversed: play goes {way} now")
@@ -177,7 +199,58 @@ def table_events(before: dict, after: dict, player: int, action: int) -> list[st
     return events
 
 
-_VERBS = {"draws": "draw", "is": "are", "catches": "catch", "calls": "call"}
+def round_end_text(before: dict, after: dict) -> str | None:
+    """The end of a round between two positions: who won it, the points it scored and the
+    scores (None where the step ended no round; a game cut at the decision limit ends none)."""
+    if after["round"] == before["round"]:
+        return None
+    text = f"round {after['round']} won by P{after['winner']}"
+    if after["rules"]["scoring"] != "none":
+        points = ", ".join(f"P{q} +{a - b}" for q, (a, b) in
+                           enumerate(zip(after["scores"], before["scores"])) if a != b)
+        text += (f" ({points})" if points else "") + "; scores " + " ".join(
+            f"P{q} {v}" for q, v in enumerate(after["scores"]))
+    return text
+
+
+def deal_events(d: dict) -> list[str]:
+    """What a new deal's first card did, from the position ``d`` at the start of a round
+    (:meth:`~ono_env.game.VecGame.to_dict`): the dealer and the first card, then its effect
+    as if the dealer had played it (a skip, a reversal, a draw to take, a colour to name);
+    nothing more where the rules ignore a first action card."""
+    n = len(d["hands"])
+    dealer, cur = d["dealer"], d["current_player"]
+    events = [f"P{dealer} deals; the first card is {d['discard'][-1]}"]
+    if d["direction"] == -1:
+        events.append("direction reversed: play goes counter-clockwise")
+        if n == 2 and cur == dealer:   # a Reverse that skips at two players
+            events.append(f"P{1 - dealer} is skipped")
+    if d["phase"] == "color":
+        events.append(f"P{cur} names the colour of the first Wild")
+    elif d["pending_draw"]:
+        stack = " (or stack)" if d["rules"].get("stacking") else ""
+        events.append(f"P{cur} must draw {d['pending_draw']}{stack}")
+    elif d["direction"] == 1:
+        q = (dealer + 1) % n
+        while q != cur:
+            events.append(f"P{q} is skipped")
+            q = (q + 1) % n
+    return events
+
+
+def challenge_reveal(before: dict, player: int, action: int) -> str | None:
+    """What a challenger of a Wild Draw Four is shown (by ``player``'s ``action`` from position
+    ``before``): the accused hand, for the challenger's eyes only (None for any other action).
+    The official rules have the accused show it to the challenger, and the engine records it
+    as seen by that seat."""
+    if C.action_name(action) != "challenge":
+        return None
+    accused = before["previous_player"]
+    return f"P{accused} shows P{player} their hand: {' '.join(before['hands'][accused])}"
+
+
+_VERBS = {"draws": "draw", "is": "are", "catches": "catch", "calls": "call", "deals": "deal",
+          "names": "name"}
 
 
 def personal(line: str, seat: int) -> str:
@@ -189,6 +262,6 @@ def personal(line: str, seat: int) -> str:
     out = re.sub(rf"{me} takes the penalty: draws (.*) and loses the turn",
                  r"you take the penalty: draw \1 and lose the turn", out)
     out = re.sub(rf"{me} now holds", "you now hold", out)
-    out = re.sub(rf"{me} (draws|is|catches|calls)\b",
+    out = re.sub(rf"{me} (draws|is|catches|calls|deals|names)\b",
                  lambda m: f"you {_VERBS[m.group(1)]}", out)
     return re.sub(me, "you", out)

@@ -156,7 +156,10 @@ def describe_rules(rules: RuleSet) -> list[str]:
         draw = "You may draw instead of playing, even when you could play."
     else:
         draw = "You draw only when you cannot play."
-    if r.draw_until_playable:
+    if r.draw_until_playable and r.voluntary_draw:
+        draw += (" Holding no playable card you draw until you get one; holding one, you draw"
+                 " one card.")
+    elif r.draw_until_playable:
         draw += " You draw until you get a playable card."
     else:
         draw += " You draw one card."
@@ -184,7 +187,7 @@ def describe_rules(rules: RuleSet) -> list[str]:
             if r.challenge:
                 w4 += (" Its victim may challenge it: if it was played against that rule, the "
                        "player who played it draws the 4 instead; if it was legal, the "
-                       "challenger draws 6 and loses the turn. The challenger sees the "
+                       "challenger draws 6 and loses the turn. The challenger is shown the "
                        "accused hand.")
         else:
             w4 = "A Wild Draw Four may be played at any time."

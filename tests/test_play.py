@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import itertools
 import re
 import subprocess
 import sys
@@ -32,9 +33,10 @@ def scripted_reader(out: io.StringIO, prefix=("nonsense", "999", "play W")):
 
 def test_a_scripted_human_finishes_a_round_and_wrong_entries_are_re_prompted():
     out = io.StringIO()
-    winner = play(["greedy"], "basic", seed=4, read=scripted_reader(out), out=out)
+    won = play(["greedy"], "basic", seed=4, read=scripted_reader(out), out=out)
     text = out.getvalue()
-    assert winner in (0, 1)
+    assert won in ([0], [1])
+    winner = won[0]
     assert "not accepted: unknown entry 'nonsense'" in text
     assert "not accepted: 999 is not one of the listed numbers (1 to " in text
     assert re.search(r"not accepted: (W is \d options: play W R, |W is not a legal play now)", text)
@@ -321,3 +323,213 @@ def test_fresh_seeds_span_their_bits():
     assert all(0 <= s < 2**FRESH_SEED_BITS for s in seeds)
     # 64 draws all under 2**40 (a seed space a player could search) has chance 2**-832
     assert max(seeds) >= 2**40 and len(set(seeds)) == 64
+
+
+def test_a_penalty_scored_match_is_won_by_the_lowest_total_not_the_last_rounds_winner():
+    # before: the terminal, the table's last line and the web table named the last round's
+    # winner, where the engine's rewards give the match to the lowest total
+    from ono_env.game import VecGame
+    from ono_env.positions import game_winners
+    from ono_env.render import render_text
+
+    rules = {"preset": "stacking", "target_score": 250}
+    rng = np.random.default_rng(0)
+    differ = 0
+    for seed in range(40):
+        g = VecGame(rules, 1, seed=seed)
+        while not g.finished[0]:
+            r = g.step(np.array([rng.choice(np.flatnonzero(g.legal_mask()[0]))]))
+        d = g.to_dict(0)
+        won = game_winners(d)
+        assert won == [q for q in range(4) if r.rewards[0, q] > 0]   # the engine's verdict
+        differ += won != [d["winner"]]
+        last = render_text(g).splitlines()[-1]
+        assert last == (f"game over: winner P{won[0]}" if len(won) == 1 else
+                        "game over: winners " + " ".join(f"P{q}" for q in won)
+                        + " (tied on the lowest total)")
+    assert differ > 0
+    out = io.StringIO()
+    won = play(["random"] * 3, rules, seed=7, read=lambda prompt: "1", out=out)
+    text = out.getvalue()
+    final = [int(v) for v in re.findall(r"scores((?: P\d \d+)+)", text)[-1].split()[1::2]]
+    assert won == [q for q, v in enumerate(final) if v == min(final)]
+    assert len(won) == 1 and won != [int(re.findall(r"--- round \d+ won by P(\d)", text)[-1])]
+    assert text.rstrip().endswith("you win!" if won == [0] else f"P{won[0]} (random) wins")
+
+
+def _random_steps(rules, seeds, num_players=None):
+    """(before, after, player, action) of random games, positions as to_dict gives them."""
+    from ono_env.game import VecGame
+    for seed in seeds:
+        g = VecGame(rules, 1, seed=seed, **({} if num_players is None else {"num_players": num_players}))
+        rng = np.random.default_rng(seed)
+        before = g.to_dict(0)
+        while not g.finished[0]:
+            p = int(g.current_player[0])
+            a = int(rng.choice(np.flatnonzero(g.legal_mask()[0])))
+            g.step(np.array([a]))
+            after = g.to_dict(0)
+            yield before, after, p, a
+            before = after
+
+
+def test_a_last_draw_card_a_challengers_view_and_round_ends_are_said():
+    # before: the next player's draw after a round won on a Draw Two or Wild Draw Four was
+    # not said; the rules text said the challenger sees the accused hand, and nothing showed it
+    from ono_env.cards import action_name
+    from ono_env.render import challenge_reveal, round_end_text, table_events
+
+    last_draws = challenges = ends = 0
+    steps = itertools.chain(_random_steps("classic", range(6)), _random_steps("basic", range(40), 4))
+    for before, after, p, a in steps:
+        name = action_name(a)
+        events = table_events(before, after, p, a)
+        ended = round_end_text(before, after)
+        assert (ended is None) == (after["round"] == before["round"])
+        if ended:
+            ends += 1
+            gained = [a - b for a, b in zip(after["scores"], before["scores"])]
+            assert ended == (f"round {after['round']} won by P{after['winner']}" + (
+                "" if after["rules"]["scoring"] == "none" else
+                " (" + ", ".join(f"P{q} +{v}" for q, v in enumerate(gained) if v)
+                + "); scores " + " ".join(f"P{q} {v}" for q, v in enumerate(after["scores"]))))
+            if name.startswith("play W+4") or "+2" in name:
+                q = (p + after["direction"]) % 4
+                want = before["pending_draw"] + (4 if "W+4" in name else 2)
+                # a match deals the next round at once; a single round keeps its last hands
+                k = (len(after["hands"][q]) - len(before["hands"][q]) if after["terminated"]
+                     else want)
+                assert events == [f"P{q} draws {k} cards (the last card's draw)"] and k == want
+                last_draws += after["terminated"]
+        shown = challenge_reveal(before, p, a)
+        if name == "challenge":
+            accused = before["previous_player"]
+            assert shown == f"P{accused} shows P{p} their hand: " + " ".join(before["hands"][accused])
+            challenges += 1
+        else:
+            assert shown is None
+    assert last_draws and challenges and ends
+
+
+def test_the_draw_options_hint_says_what_draw_until_playable_does_with_a_playable_card():
+    # before: "draw until you can play" with a playable card in hand, where the engine draws one
+    from ono_env.apps.play import option_hint
+    from ono_env.cards import action_id, action_name
+    from ono_env.game import VecGame
+    from ono_env.rule_help import describe_rules
+    from ono_env.rules import RuleSet
+
+    rules = {"preset": "ono", "draw_until_playable": True}
+    seen = set()
+    g = VecGame(rules, 1, seed=4)
+    rng = np.random.default_rng(4)
+    while len(seen) < 2 and not g.finished[0]:
+        legal = [int(a) for a in np.flatnonzero(g.legal_mask()[0])]
+        if action_id("draw") in legal:
+            plays = any(action_name(a).startswith("play") for a in legal)
+            hint = option_hint(action_id("draw"), g.to_dict(0), legal)
+            assert hint == ("draw a card" if plays else "draw until you can play")
+            seen.add(plays)
+        g.step(np.array([rng.choice(legal)]))
+    assert seen == {True, False}
+    text = " ".join(describe_rules(RuleSet.preset("ono", draw_until_playable=True)))
+    assert ("Holding no playable card you draw until you get one; holding one, you draw one "
+            "card.") in text
+
+
+def test_a_human_challenger_is_shown_the_accused_hand():
+    out = io.StringIO()
+
+    def read(prompt):
+        block = out.getvalue().rsplit("your options:", 1)[1]
+        options = re.findall(r"^\s+(\d+)\s+(\S.*)$", block, re.M)
+        return next((k for k, o in options if o.startswith("challenge")), options[0][0])
+
+    play(["greedy"] * 3, "classic", seed=1, single_round=True, read=read, out=out)
+    text = out.getvalue()
+    assert "P0: challenge (you)" in text
+    after = text.split("P0: challenge (you)", 1)[1].splitlines()
+    assert any(re.fullmatch(r"  P\d shows you their hand: ([RYGBW]\S* ?)+", line) for line in after[1:4])
+
+
+def test_an_empty_stock_and_a_reshuffle_are_said():
+    # before: a false accusation or a draw with every card in a hand was "no effect" or
+    # nothing at all, and a reshuffle of the discard pile was never mentioned
+    from ono_env.cards import action_name
+    from ono_env.game import VecGame
+    from ono_env.render import table_events
+
+    rng = np.random.default_rng(0)
+    said: set[str] = set()
+    reshuffled = 0
+    g = VecGame("ono", 1, seed=0, num_players=2)
+    before = g.to_dict(0)
+    while not g.finished[0]:   # hoard cards: draw and keep, catch once nothing is left
+        legal = [int(a) for a in np.flatnonzero(g.legal_mask()[0])]
+        empty = not before["stock"] and len(before["discard"]) == 1
+        catch = [a for a in legal if action_name(a) == "catch"]
+        if g.state.decisions[0] + 1 >= g.max_decisions:
+            break   # the cut: the game's end is said by its result
+        keep = [a for a in legal if action_name(a) in ("draw", "keep")]
+        a = catch[0] if catch and empty else keep[0] if keep else int(rng.choice(legal))
+        p = int(g.current_player[0])
+        g.step(np.array([a]))
+        after = g.to_dict(0)
+        events = table_events(before, after, p, a)
+        shuffled = "the discard pile, but for its top card, is shuffled into a new stock"
+        assert (shuffled in events) == (
+            len(after["discard"]) < len(before["discard"]) + action_name(a).startswith("play"))
+        reshuffled += shuffled in events
+        if empty and action_name(a) == "draw":
+            assert f"P{p} draws nothing (no cards left to draw)" in events
+            said.add("draw")
+        if empty and action_name(a) == "catch" and len(before["hands"][1 - p]) > 1:
+            assert events == [f"false accusation: P{p} draws nothing (no cards left to draw)"]
+            said.add("catch")
+        before = after
+    for before, after, p, a in _random_steps({"preset": "ono", "draw_until_playable": True},
+                                             range(4), 4):
+        events = table_events(before, after, p, a)
+        shuffled = "the discard pile, but for its top card, is shuffled into a new stock"
+        if after["round"] == before["round"] and not after["truncated"]:
+            assert (shuffled in events) == (
+                len(after["discard"]) < len(before["discard"]) + action_name(a).startswith("play"))
+        reshuffled += shuffled in events
+    assert said == {"draw", "catch"} and reshuffled
+
+
+def test_a_deals_first_card_is_said_with_what_it_did():
+    # before: a first Skip, Reverse, Draw Two or Wild changed the turn with no line
+    from ono_env.game import VecGame
+    from ono_env.render import deal_events
+
+    kinds = set()
+    for preset in ("basic", "stacking", "wikipedia"):
+        for n in (2, 4):
+            for seed in range(60):
+                d = VecGame(preset, 1, seed=seed, num_players=n).to_dict(0)
+                top, dealer, cur = d["discard"][-1], d["dealer"], d["current_player"]
+                events = deal_events(d)
+                assert events[0] == f"P{dealer} deals; the first card is {top}"
+                if top in ("W", "W+4"):
+                    expect = [f"P{cur} names the colour of the first Wild"]
+                elif top.endswith("S"):
+                    expect = [f"P{(dealer + 1) % n} is skipped"]
+                elif top.endswith("R"):
+                    expect = ["direction reversed: play goes counter-clockwise"] + (
+                        [f"P{1 - dealer} is skipped"] if n == 2 else [])
+                elif top.endswith("+2"):
+                    expect = [f"P{(dealer + 1) % n} must draw 2"
+                              + (" (or stack)" if preset == "stacking" else "")]
+                else:
+                    expect = []
+                assert events[1:] == expect, (preset, n, seed)
+                kinds.add(top[-1] if top[-1] in "SR2" else top if top[0] == "W" else "number")
+    assert kinds >= {"S", "R", "2", "W", "number"}
+    out = io.StringIO()
+    play(["greedy"], "basic", seed=next(s for s in range(100) if VecGame(
+        "basic", 1, seed=s, num_players=2).to_dict(0)["discard"][-1].endswith("S")),
+        read=lambda prompt: "1", out=out)
+    head = out.getvalue().split("your options:", 1)[0]
+    assert re.search(r"^  (P1 deals|you deal); the first card is [RYGB]S$", head, re.M)
+    assert re.search(r"^  (P1 is|you are) skipped$", head, re.M)

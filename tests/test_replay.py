@@ -190,7 +190,7 @@ def test_ono_play_writes_a_replay_of_the_game(tmp_path):
                   replay_path=str(path))
     r = Replay.load(path)
     assert r.source == "ono-play" and r.players == ["you", "ppo-basic-2p"]
-    assert replay_positions(r)[-1]["winner"] == winner == r.result["winner"]
+    assert [replay_positions(r)[-1]["winner"]] == winner == [r.result["winner"]]
     assert any(t is not None for t in r.thinking)       # the learned agent's decisions
     assert f"replay written to {path}" in out.getvalue()
 
@@ -296,4 +296,4 @@ def test_search_agents_record_their_action_values_and_play_in_ono_play(tmp_path)
     winner = play(["pimc:4"], "basic", seed=5, read=read_first, out=out,
                   replay_path=str(tmp_path / "p.json"))
     r = Replay.load(tmp_path / "p.json")
-    assert r.result["winner"] == winner and any(t and "values" in t for t in r.thinking)
+    assert [r.result["winner"]] == winner and any(t and "values" in t for t in r.thinking)

@@ -136,7 +136,7 @@ def test_rule_options_and_matches(client):
     assert view["rules"]["target_score"] == 60 and view["rules"]["challenge"] is False
     assert view["match"] is True
     end = play_out(client, view)
-    assert end["result"]["winner"] is not None
+    assert len(end["result"]["winners"]) == 1
     assert max(end["result"]["scores"]) >= 60
     if end["round"] > 0:
         assert any(e.startswith("round 1 won by") for e in end["events"]) or end["events"]
@@ -239,7 +239,7 @@ def test_a_finished_game_is_saved_viewed_and_downloaded_as_a_replay(client):
     refused(client.post(f"/api/games/{gid}/replay"), 409, "not over")
     end = play_out(client, view)
     saved = client.post(f"/api/games/{gid}/replay").json()
-    assert saved["players"] == ["you", "ppo-basic-2p"] and saved["winner"] == end["result"]["winner"]
+    assert saved["players"] == ["you", "ppo-basic-2p"] and saved["winners"] == end["result"]["winners"]
     assert client.get("/api/replays").json()[0]["id"] == saved["id"]
     rv = client.get(f"/api/replays/{saved['id']}").json()
     assert len(rv["steps"]) == saved["decisions"] + 1 == len(rv["decisions"]) + 1
@@ -654,3 +654,63 @@ def test_a_saved_game_longer_than_the_viewer_shows_is_still_kept_for_download():
     assert len(kept.get(rid).actions) == n
     with pytest.raises(server.Refused, match=f"the viewer shows at most {server.MAX_REPLAY_DECISIONS}"):
         kept.view(rid)
+
+
+def test_the_can_be_caught_mark_and_a_penalty_matchs_winners_follow_the_engine():
+    # before: the mark stayed on a seat that had got cards since (a Wild Shuffle Hands) and
+    # invited a false accusation; a penalty-scored match named the last round's winner
+    import numpy as np
+
+    from ono_env.agents.registry import agent_names
+    from ono_env.apps.web.table import Table, default_agent_factory, make_rules
+    from ono_env.positions import game_winners
+
+    allowed = {a: a for a in agent_names()}
+    rules = make_rules("uno2018", {"wild_shuffle_hands_cards": 30, "false_catch_penalty": 4,
+                                   "hand_size": 3}, 3)
+    marked = unmarked = 0
+    for seed in (21, 38):   # a seat marked; a seat that played down to one card, then got more
+        rng = np.random.default_rng(seed)
+        t = Table("x", rules, 0, ["random", "random"], seed, default_agent_factory(rules, allowed))
+        while not t.game.finished[0]:
+            v = t.view()
+            d = t.position
+            for p in v["players"]:   # marked exactly where a catch succeeds
+                assert p["catchable"] == (d["exposed"] == p["seat"] == d["previous_player"]
+                                          and p["cards"] == 1)
+                marked += p["catchable"]
+                unmarked += d["exposed"] == p["seat"] and not p["catchable"]
+            names = [a["name"] for a in v["legal"] if a["name"] != "call"] or [
+                a["name"] for a in v["legal"]]
+            t.act("play WS" if "play WS" in names else names[int(rng.integers(len(names)))],
+                  v["move"])
+    assert marked > 0 and unmarked > 0
+    rules = make_rules("stacking", {"target_score": 150}, 3)
+    differ = 0
+    for seed in range(12):
+        rng = np.random.default_rng(seed)
+        t = Table("y", rules, 0, ["greedy", "greedy"], seed, default_agent_factory(rules, allowed))
+        while not t.game.finished[0]:
+            v = t.view()
+            t.act(v["legal"][int(rng.integers(len(v["legal"])))]["name"], v["move"])
+        result, d = t.view()["result"], t.position
+        low = min(d["scores"])
+        assert result["winners"] == game_winners(d) == [q for q in range(3) if d["scores"][q] == low]
+        differ += result["winners"] != [d["winner"]]
+    assert differ > 0
+
+
+def test_the_deal_and_a_replays_round_ends_are_said(client):
+    # before: the first card's effect, and a round's end in the replay viewer, had no line
+    view = new_game(client, rules="classic", options={"target_score": 300}, seed=5)
+    assert view["deal"][0].startswith(("P1 deals; the first card is ", "you deal; the first card is "))
+    end = play_out(client, view)
+    saved = client.post(f"/api/games/{end['id']}/replay").json()
+    rv = client.get(f"/api/replays/{saved['id']}").json()
+    assert rv["deal"] and rv["deal"][0].endswith(view["deal"][0].split("; ", 1)[1])
+    ends = [d for d in rv["decisions"] if d["round_end"]]
+    assert len(ends) == end["round"] >= 2
+    for d in ends[:-1]:   # a round won, then the next deal's first card
+        assert any(e.startswith("round ") and " won by P" in e for e in d["events"])
+        assert any(" deals; the first card is " in e for e in d["events"])
+    assert not any(" deals; " in e for e in ends[-1]["events"])

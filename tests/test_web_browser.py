@@ -28,6 +28,7 @@ if CHROMIUM is None:
 sync_api = pytest.importorskip("playwright.sync_api")
 
 from ono_env.arena import run_arena  # noqa: E402
+from ono_env.positions import game_winners  # noqa: E402
 
 ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
         "--disable-background-networking", "--disable-component-update", "--disable-sync"]
@@ -163,7 +164,7 @@ def test_open_an_arena_replay_from_the_list_and_see_what_the_policy_thought(serv
     assert f"P{seat}:" in page.inner_text("#rp-decision")
     assert "value estimate" in page.inner_text("#rp-thinking")
     page.click("#rp-last")
-    w = replay.result["winner"]
+    (w,) = game_winners(replay.result, replay.rules)
     assert page.inner_text("#rp-result") == f"P{w} ({replay.players[w]}) wins"
     assert page.errors == []
 

@@ -14,7 +14,8 @@ import numpy as np
 from ono_env.apps import console as cli
 from ono_env.checks import MAX_SEED, check_int, check_seed
 from ono_env.game import VecGame, random_legal
-from ono_env.render import describe_action, render_text
+from ono_env.positions import game_winners
+from ono_env.render import describe_action, render_text, round_end_text
 from ono_env.rules import PRESETS, resolve_rules
 
 MAX_DEMO_GAMES = 100_000
@@ -24,7 +25,8 @@ MAX_DEMO_GAMES = 100_000
 def play_demo(rules: str, players: int | None, games: int, seed: int, verbose: bool,
               out=None) -> Counter:
     """Play ``games`` games between uniform-random players (game ``k`` seeded ``seed + k``);
-    returns wins per seat ("truncated" counts games cut at max_decisions). ``players``:
+    returns wins per seat ("P1+P2": a penalty-scored match those seats tied on the lowest
+    total; "truncated" counts games cut at max_decisions). ``players``:
     None for the rules' own count (a rules file's, or the preset's 4); a count given sets it
     whatever the file says, as ``--players`` does in ``ono-play`` and ``ono-arena``."""
     out = sys.stdout if out is None else out   # read at the call: a redirected stdout too
@@ -48,17 +50,18 @@ def play_demo(rules: str, players: int | None, games: int, seed: int, verbose: b
             mask = game.legal_mask()
             player = int(game.current_player[0])
             action = random_legal(mask, rng)
-            round_before = int(game.state.round[0])
+            before = game.to_dict(0) if verbose else {}
             game.step(action)
             if verbose:
                 print(describe_action(player, int(action[0])), file=out)
-                if int(game.state.round[0]) != round_before and not game.finished[0]:
-                    print(f"--- round {round_before + 1} won by P{int(game.state.winner[0])}; "
-                          f"scores {game.state.scores[0].tolist()}", file=out)
+                ended = round_end_text(before, game.to_dict(0))
+                if ended and not game.finished[0]:
+                    print(f"--- {ended}", file=out)
         if verbose:
             print(render_text(game), file=out)
         d = game.to_dict(0)
-        wins["truncated" if d["truncated"] else f"P{d['winner']}"] += 1
+        won = game_winners(d)   # several: tied on the lowest total of a penalty-scored match
+        wins["+".join(f"P{q}" for q in won) if won else "truncated"] += 1
         lengths.append(d["decisions"])
     summary = ", ".join(f"{k} {v}" for k, v in sorted(wins.items()))
     print(f"summary: {games} games of {rules} with {players} random players; wins: {summary}; "

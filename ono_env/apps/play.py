@@ -35,6 +35,7 @@ from ono_env.agents.registry import is_model_path
 from ono_env.apps import console as cli
 from ono_env.checks import check_int, check_output_file, check_seed
 from ono_env.game import VecGame, fresh_seed, game_seeds
+from ono_env.positions import game_winners
 from ono_env.render import describe_action, render_text, table_events
 from ono_env.replay import Replay
 from ono_env.rule_help import describe_rules
@@ -102,9 +103,9 @@ def parse_choice(text: str, legal: Sequence[int]) -> int:
     return a
 
 
-def option_hint(action: int, d: dict) -> str:
+def option_hint(action: int, d: dict, legal: Sequence[int] = ()) -> str:
     """What an option does, in a few words, for the acting seat of position ``d``
-    (:meth:`~ono_env.game.VecGame.to_dict`)."""
+    (:meth:`~ono_env.game.VecGame.to_dict`) whose legal actions are ``legal``."""
     name = C.action_name(action)
     r = d["rules"]
     p, prev, n = d["current_player"], d.get("previous_player"), len(d["hands"])
@@ -122,8 +123,10 @@ def option_hint(action: int, d: dict) -> str:
         return f"draw {d['pending_draw']} and lose your turn"
     if name == "keep":
         return "keep the drawn card; your turn ends"
-    if name == "draw":
-        return ("draw until you can play" if r["draw_until_playable"] else "draw a card")
+    if name == "draw":   # the engine draws on only for a hand with no playable card
+        hand_plays = any(C.action_name(a).startswith("play") for a in legal)
+        return ("draw until you can play" if r["draw_until_playable"] and not hand_plays
+                else "draw a card")
     if name.startswith("target"):
         q = (p + int(name.split(" ")[1])) % n
         return f"swap hands with P{q} ({render.cards_text(len(d['hands'][q]))})"
@@ -136,7 +139,7 @@ def ask_human(legal: Sequence[int], read: Callable[[str], str], out: TextIO,
     entries until one names a legal action; ``help`` and ``rules`` answer and ask again."""
     print("your options:", file=out)
     for k, a in enumerate(legal, 1):
-        hint = option_hint(a, position) if position is not None else ""
+        hint = option_hint(a, position, legal) if position is not None else ""
         print(f"  {k:>2}  {C.action_name(a)}" + (f"   ({hint})" if hint else ""), file=out)
     while True:
         try:
@@ -161,10 +164,11 @@ def ask_human(legal: Sequence[int], read: Callable[[str], str], out: TextIO,
 def play(agents: Sequence[str], rules="basic", num_players: int | None = None, seat: int = 0,
          seed: int | None = None, single_round: bool = False, ansi: bool = False,
          read: Callable[[str], str] = input, out: TextIO = sys.stdout,
-         replay_path: str | None = None, auto_forced: bool = True) -> int | None:
+         replay_path: str | None = None, auto_forced: bool = True) -> list[int]:
     """One game (a round, or a match when the rules play to a target score) between a
     human in ``seat`` and ``agents`` in the other seats (in order from seat 0, skipping the
-    human's). Returns the winning seat (None for a truncated game); raises :class:`Quit`
+    human's). Returns the winning seats (:func:`~ono_env.positions.game_winners`: one, or
+those tied on the lowest total of a penalty-scored match; none for a truncated game); raises :class:`Quit`
     when the human leaves. ``replay_path``: write the finished game there as a replay.
     ``auto_forced``: take a decision with a single legal option (``keep`` after drawing an
     unplayable card) without asking, and say so. Every move is followed by what it changed
@@ -221,6 +225,8 @@ def play(agents: Sequence[str], rules="basic", num_players: int | None = None, s
           file=out)
     history: list[str] = []
     position = game.to_dict(0)
+    for event in render.deal_events(position):
+        print(f"  {render.personal(event, seat)}", file=out)
     print(render_text(game, 0, seat=seat, ansi=ansi), file=out)
     while not game.finished[0]:
         p = int(game.state.current[0])
@@ -236,18 +242,21 @@ def play(agents: Sequence[str], rules="basic", num_players: int | None = None, s
         else:
             a, thinking = act_one(by_seat[p][1], names[p], game, rng)
         replay.add(a, thinking)
-        round_before = int(game.state.round[0])
-        scores_before = game.state.scores[0].copy()
         game.step(np.array([a]))
         line = describe_action(p, a) + (" (you" + (", your only option)" if forced else ")")
                                          if p == seat else f" ({names[p]})")
         history = (history + [line])[-n:]
         print(line, file=out)
         position = game.to_dict(0)          # this step's "after", the next one's "before"
-        for event in table_events(before, position, p, a):
+        shown = render.challenge_reveal(before, p, a) if p == seat else None   # for your eyes
+        for event in table_events(before, position, p, a) + ([shown] if shown else []):
             print(f"  {render.personal(event, seat)}", file=out)
-        if int(game.state.round[0]) != round_before or game.finished[0]:
-            _announce_round(game, round_before, scores_before, out)
+        ended = render.round_end_text(before, position)
+        if ended:
+            print(f"--- {ended}", file=out)
+            if not game.finished[0]:   # the next round is dealt
+                for event in render.deal_events(position):
+                    print(f"  {render.personal(event, seat)}", file=out)
         if not game.finished[0]:
             print(render_text(game, 0, seat=seat, ansi=ansi, history=history[-1:]), file=out)
     print(render_text(game, 0, seat=None, ansi=ansi), file=out)   # the end: every hand shown
@@ -256,27 +265,15 @@ def play(agents: Sequence[str], rules="basic", num_players: int | None = None, s
     replay.finish(game, 0)
     if replay_path is not None:
         print(f"replay written to {replay.save(replay_path)}", file=out)
-    if game.truncated[0] and not game.terminated[0]:
+    won = game_winners(game.to_dict(0))
+    if not won:
         print("the game was cut at the decision limit: no winner", file=out)
-        return None
-    w = int(game.state.winner[0])
-    print("you win!" if w == seat else f"P{w} ({names[w]}) wins", file=out)
-    return w
-
-
-def _announce_round(game: VecGame, round_before: int, scores_before: np.ndarray,
-                    out: TextIO) -> None:
-    """The end of a round: who won it, the points it scored and the scores."""
-    if game.truncated[0] and not game.terminated[0]:
-        return
-    w = int(game.state.winner[0])
-    gained = game.state.scores[0].astype(int) - scores_before.astype(int)
-    points = ", ".join(f"P{q} +{int(v)}" for q, v in enumerate(gained) if v)
-    text = f"--- round {round_before + 1} won by P{w}"
-    if game.rules.scoring != "none":
-        text += (f" ({points})" if points else "") + "; scores " + " ".join(
-            f"P{q} {int(v)}" for q, v in enumerate(game.state.scores[0]))
-    print(text, file=out)
+    elif len(won) == 1:
+        print("you win!" if won[0] == seat else f"P{won[0]} ({names[won[0]]}) wins", file=out)
+    else:
+        tied = ", ".join("you" if q == seat else f"P{q} ({names[q]})" for q in won)
+        print(f"{tied} tie for the win on the lowest total", file=out)
+    return won
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -55,7 +55,7 @@ from ono_env.apps.web.table import (
     make_rules,
 )
 from ono_env.checks import check_text
-from ono_env.positions import load_json
+from ono_env.positions import game_winners, load_json
 from ono_env.replay import MAX_LABEL, Replay, clean_label, replay_positions
 from ono_env.rules import CHOICES, PRESETS, RuleSet
 
@@ -201,9 +201,9 @@ def check_length(replay: Replay) -> None:
 
 
 def summary(rid: str, title: str, r: Replay) -> dict[str, Any]:
-    winner = r.result["winner"] if r.result else None
+    winners = game_winners(r.result, r.rules) if r.result else []
     return {"id": rid, "title": title, "rules": r.rules.name, "players": r.players,
-            "decisions": len(r.actions), "winner": winner, "source": r.source,
+            "decisions": len(r.actions), "winners": winners, "source": r.source,
             "saved_at": r.saved_at}
 
 
@@ -228,16 +228,26 @@ def replay_view(r: Replay) -> dict[str, Any]:
                      | {"top": p["discard"][-1], "stock": len(p["stock"]),
                         "discard": len(p["discard"])})
     from ono_env import cards as C
-    from ono_env.render import table_events
+    from ono_env.render import deal_events, round_end_text, table_events
+
+    def ended(before: dict[str, Any], after: dict[str, Any]) -> list[str]:
+        """A round's end and, where the game goes on, the next deal's first card."""
+        text = round_end_text(before, after)
+        if text is None:
+            return []
+        return [text] + ([] if after["terminated"] or after["truncated"] else deal_events(after))
+
     decisions = [{"seat": positions[k]["current_player"], "text":
                   f"P{positions[k]['current_player']}: {C.action_name(a)}",
                   "events": table_events(positions[k], positions[k + 1],
-                                         positions[k]["current_player"], a),
+                                         positions[k]["current_player"], a)
+                  + ended(positions[k], positions[k + 1]),
                   "round_end": positions[k + 1]["round"] != positions[k]["round"]
                   or bool(positions[k + 1]["terminated"]),
                   "thinking": r.thinking[k]} for k, a in enumerate(r.actions)]
     return {"rules": r.rules.to_dict(), "players": r.players, "steps": steps,
-            "decisions": decisions, "result": r.result, "source": r.source,
+            "decisions": decisions, "deal": deal_events(positions[0]), "result": r.result,
+            "winners": game_winners(r.result, r.rules) if r.result else [], "source": r.source,
             "saved_at": r.saved_at}
 
 

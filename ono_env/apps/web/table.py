@@ -30,7 +30,14 @@ from ono_env.agents.driver import act_one
 from ono_env.agents.search import SEARCH_AGENTS
 from ono_env.checks import check_bool, check_int, check_seed
 from ono_env.game import VecGame, fresh_seed, game_seeds
-from ono_env.render import personal, table_events
+from ono_env.positions import game_winners
+from ono_env.render import (
+    challenge_reveal,
+    deal_events,
+    personal,
+    round_end_text,
+    table_events,
+)
 from ono_env.replay import Replay
 from ono_env.rule_help import describe_rules, preset_summary
 from ono_env.rules import PRESETS, RuleSet
@@ -111,7 +118,10 @@ class Table:
         self.replay = Replay.start(self.game, 0, int(game_seeds(self.seed, 1)[0]),
                                    self.labels, "ono-web")
         self.history: list[dict[str, Any]] = []
-        self.events: list[str] = []
+        self.deal = [personal(e, self.seat) for e in deal_events(self.game.to_dict(0))]
+        """What the first deal's first card did (the rounds after it: in the entry that ended
+        the round before)."""
+        self.events: list[str] = list(self.deal)
         self.move = 0
         """Counts the human's decisions; a decision names the ``move`` of the view it was
         made on, so a decision made on an old view (another tab, a double click) is stale."""
@@ -122,25 +132,23 @@ class Table:
 
     # ---- playing --------------------------------------------------------------------
     def _step(self, seat: int, action: int, thinking: dict[str, Any] | None) -> None:
-        round_before = int(self.game.state.round[0])
         before = self.position
         self.replay.add(action, thinking)
         self.game.step(np.array([action]))
         self.position = self.game.to_dict(0)     # the next step's "before", and the view's
         events = table_events(before, self.position, seat, action)
+        shown = challenge_reveal(before, seat, action) if seat == self.seat else None
+        ended = round_end_text(before, self.position)
+        events += [e for e in (shown, ended) if e]   # shown: for the human's eyes (its own view)
+        dealt = deal_events(self.position) if ended and not self.game.finished[0] else []
+        events += dealt
         entry: dict[str, Any] = {"seat": seat, "player": self.labels[seat],
                                  "text": f"P{seat}: {C.action_name(action)}",
                                  "thinking": thinking,
                                  "events": [personal(e, self.seat) for e in events]}
         self.history.append(entry)
-        if int(self.game.state.round[0]) != round_before or self.game.finished[0]:
-            if not (self.game.truncated[0] and not self.game.terminated[0]):
-                scores = " ".join(f"P{q} {int(v)}" for q, v in enumerate(self.game.state.scores[0]))
-                text = f"round {round_before + 1} won by P{int(self.game.state.winner[0])}"
-                if self.rules.scoring != "none":
-                    text += f"; scores {scores}"
-                entry["events"].append(personal(text, self.seat))
-                self.events.append(text)
+        if ended:
+            self.events += [ended, *dealt]
         if self.game.finished[0]:
             self.replay.finish(self.game, 0)
 
@@ -206,14 +214,17 @@ class Table:
                   for a in np.flatnonzero(self.game.legal_mask()[0])] if mine else [])
         players = [{"seat": q, "label": self.labels[q], "cards": len(d["hands"][q]),
                     "called": bool(d["called"][q]), "dealer": q == d["dealer"],
-                    "catchable": d["exposed"] == q, "you": q == self.seat}
+                    # a catch would succeed (the engine's test): not a seat that got cards since
+                    "catchable": (d["exposed"] == q == d["previous_player"]
+                                  and len(d["hands"][q]) == 1),
+                    "you": q == self.seat}
                    for q in range(n)]
         history = self.history[-HISTORY:]
         if not self.show_thinking:
             history = [{**h, "thinking": None} for h in history]
         result = None
         if over:   # the game is over: every hand may be shown
-            result = {"winner": d["winner"], "truncated": bool(d["truncated"] and not d["terminated"]),
+            result = {"winners": game_winners(d), "truncated": bool(d["truncated"] and not d["terminated"]),
                       "scores": d["scores"], "hands": d["hands"]}
         return {
             "id": self.id, "move": self.move, "seat": self.seat,
@@ -226,6 +237,7 @@ class Table:
             "discard": len(d["discard"]), "round": d["round"], "scores": d["scores"],
             "match": bool(self.rules.target_score), "legal": legal, "history": history,
             "events": self.events[-5:], "thinking": self.show_thinking, "finished": over,
+            "deal": self.deal if len(self.history) <= HISTORY else [],   # the log's oldest
             "result": result, "decisions": len(self.replay.actions),
             "rules_text": describe_rules(self.rules),
             "rules_summary": preset_summary(self.rules),

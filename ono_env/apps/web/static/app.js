@@ -295,7 +295,7 @@ function drawTable() {
     buttons.append(el("button", { "data-action": a.name, text: a.name, onclick: () => decide(a.id) }));
   }
   // history and what the agents reported
-  drawHistory($("history"), t.history);
+  drawHistory($("history"), t.history, t.deal);
   $("thinking-toggle").checked = t.thinking;
   $("rules-summary").textContent = t.rules_summary;
   $("rules-text").replaceChildren(...t.rules_text.map((line) => el("li", { text: line })));
@@ -304,10 +304,18 @@ function drawTable() {
   $("result").hidden = !t.finished;
   $("after").hidden = !t.finished;
   if (t.finished) {
-    const r = t.result;
-    $("result").textContent = r.winner === null ? "The game was cut at the decision limit: no winner"
-      : r.winner === t.seat ? "You win!" : `P${r.winner} (${t.players[r.winner].label}) wins`;
+    $("result").textContent = winnersText(t.result.winners, (q) => t.players[q].label, t.seat)
+      || "The game was cut at the decision limit: no winner";
   }
+}
+
+// who won: one seat, or those tied on the lowest total of a penalty-scored match (null: none)
+function winnersText(winners, label, you) {
+  if (!winners.length) return null;
+  if (winners.length === 1 && winners[0] === you) return "You win!";
+  const names = winners.map((q) => (q === you ? "you" : `P${q} (${label(q)})`));
+  return winners.length === 1 ? `${names[0]} wins`
+    : `${names.join(", ")} tie for the win on the lowest total`;
 }
 
 function seatPosition(q, seat, n) {
@@ -339,9 +347,10 @@ function drawRing(t) {
     el("div", { class: "whose", text: turn })));
 }
 
-function drawHistory(target, history) {
+function drawHistory(target, history, deal) {
   // one item per turn (a seat's decisions in a row), newest first; what it changed at the
-  // table under it; an agent's thinking folded
+  // table under it; an agent's thinking folded; last (the oldest), what the deal's first
+  // card did while the log still reaches back to it
   target.replaceChildren();
   const groups = [];
   for (const h of history) {
@@ -360,6 +369,11 @@ function drawHistory(target, history) {
                      el("summary", { text: "what it thought" }), thinkingText(h.thinking)));
       }
     }
+    target.append(li);
+  }
+  if (deal && deal.length) {
+    const li = el("li", { class: "turn-group" }, el("div", { class: "who", text: "the deal" }));
+    for (const e of deal) li.append(el("div", { class: "event", text: e }));
     target.append(li);
   }
 }
@@ -419,7 +433,8 @@ async function loadReplays() {
       el("td", {}, el("a", { href: `#/replay/${r.id}`, text: r.title })),
       el("td", { text: r.rules }), el("td", { text: r.players.join(", ") }),
       el("td", { text: String(r.decisions) }),
-      el("td", { text: r.winner === null ? "-" : `P${r.winner}` }), el("td", { text: r.saved_at })));
+      el("td", { text: r.winners.length ? r.winners.map((q) => `P${q}`).join(", ") : "-" }),
+      el("td", { text: r.saved_at })));
   }
 }
 
@@ -471,7 +486,7 @@ function drawReplay() {
   });
   const prev = r.decisions[step - 1];
   $("rp-previous").textContent = prev ? `${prev.text} (${r.players[prev.seat]})` : "-";
-  $("rp-events").replaceChildren(...(prev ? prev.events : []).map((e) => el("div", { class: "event", text: e })));
+  $("rp-events").replaceChildren(...(prev ? prev.events : r.deal).map((e) => el("div", { class: "event", text: e })));
   $("rp-previous-thinking").replaceChildren(...(prev && prev.thinking ? [thinkingText(prev.thinking)] : []));
   const next = r.decisions[step];
   $("rp-decision").textContent = next ? `${next.text} (${r.players[next.seat]})` : "-";
@@ -479,8 +494,8 @@ function drawReplay() {
   const done = step === last && r.result;
   $("rp-result").hidden = !done;
   if (done) {
-    $("rp-result").textContent = r.result.winner === null ? "no winner (cut at the decision limit)"
-      : `P${r.result.winner} (${r.players[r.result.winner]}) wins`;
+    $("rp-result").textContent = winnersText(r.winners, (q) => r.players[q], null)
+      || "no winner (cut at the decision limit)";
   }
 }
 
