@@ -110,7 +110,10 @@ class VecGame:
         seed: seeds game ``i`` with ``game_seeds(seed, B)[i]``; ``None`` draws fresh entropy.
         autoreset: deal finished games again at the end of the step they finish in.
         skip_forced: take decisions that have exactly one legal action automatically
-            (inside ``reset``/``step``) instead of offering them as a step.
+            (inside ``reset``/``step``) instead of offering them as a step. What those taken
+            inside ``reset`` score (with small hands a round can end there, even the game)
+            is added to the next step's rewards, where a game that ended inside the reset
+            reports its end.
         max_decisions: truncate an episode after this many decisions (counting skipped
             forced ones). Default 5,000 for a single round, 50,000 for a match.
         reward: ``"win"`` (at the end of the episode: winner +1, the others -1/(N-1); with
@@ -179,6 +182,10 @@ class VecGame:
         B = self.num_games
         self._rewards = np.zeros((B, self.num_players), np.float32)   # step's, for StepResult
         self._scratch_rewards = np.zeros((B, self.num_players), np.float32)  # reset, play_random
+        self._pending = np.zeros((B, self.num_players), np.float32)
+        """Rewards earned inside ``reset`` (with ``skip_forced``, forced plays can end a round
+        there), added to the next step's rewards."""
+        self._pending_any = False
         self._terminated = np.zeros(B, np.bool_)
         self._truncated = np.zeros(B, np.bool_)
         self._current = np.zeros(B, np.int32)
@@ -220,6 +227,9 @@ class VecGame:
 
     def __setstate__(self, state: dict) -> None:
         self.__dict__.update(state)
+        if "_pending" not in state:   # pickled before rewards inside a reset were kept
+            self._pending = np.zeros_like(self._rewards)
+            self._pending_any = False
         self._make_views()
 
     # ---- episodes -------------------------------------------------------------------
@@ -250,7 +260,12 @@ class VecGame:
             self.state.rng[which] = fresh[which]
         self._seeded = True
         self._mask_valid = False
+        self._scratch_rewards[which] = 0.0
         _K.reset(*self._arrays, self._params, which, self._scratch_rewards)
+        # what the deal's forced plays scored (skip_forced: a round can end inside the reset,
+        # with small hands): the next step reports it; a game dealt again drops its earlier deal's
+        self._pending[which] = self._scratch_rewards[which]
+        self._pending_any = bool(self._pending.any())
 
     # ---- decisions ------------------------------------------------------------------
     def legal_mask(self, which: np.ndarray | None = None) -> np.ndarray:
@@ -327,7 +342,16 @@ class VecGame:
         mode = (E.CHECK_MASK if self._mask_valid else E.CHECK_RULES) if check else E.CHECK_NONE
         self._mask_valid = False
         bad = _K.step(*self._state_args, actions, active, mode, *self._step_outputs)
+        if self._pending_any and bad < 0:
+            self._deliver_pending()
         return self._step_result(bad, actions)
+
+    def _deliver_pending(self) -> None:
+        """Add the rewards earned inside the last ``reset`` to this step's (before an
+        autoreset deals again), once."""
+        self._rewards += self._pending
+        self._pending[:] = 0.0
+        self._pending_any = False
 
     def step_and_observe(self, actions: np.ndarray | Sequence[int],
                          active: np.ndarray | None = None,
@@ -353,6 +377,8 @@ class VecGame:
         bad = _K.step(*self._arrays, self._params, actions, active, mode,
                       self._rewards, True, self._mask, self._next_obs,
                       self._terminated, self._truncated, self._current)
+        if self._pending_any and bad < 0:
+            self._deliver_pending()
         result = self._step_result(bad, actions)
         self._mask_valid = not self.autoreset
         return result, self._mask_view, self._next_obs
@@ -375,6 +401,8 @@ class VecGame:
                       self._terminated, self._truncated, self._current)
         if bad < 0:
             self._mask_valid = True   # the kernel wrote the new positions' legal masks
+            if self._pending_any:
+                self._deliver_pending()
         return bad
 
     def _step_args(self, actions, active) -> tuple[np.ndarray, np.ndarray]:
@@ -509,6 +537,8 @@ class VecGame:
                              f"(a game is cut when its decisions reach it)")
         self._mask_valid = False
         positions.write_position(self.state, i, checked)
+        self._pending[i] = 0.0   # nothing of an earlier deal's is reported for this position
+        self._pending_any = bool(self._pending.any())
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any], **kwargs: Any) -> VecGame:

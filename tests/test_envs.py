@@ -414,3 +414,68 @@ def test_a_stack_of_every_draw_card_stays_in_the_declared_box():
         if game.finished.all():
             break
     assert rules.deck_size < top <= high
+
+
+@pytest.mark.parametrize("wrapped", [False, True])
+def test_after_an_illegal_move_every_agent_sees_its_own_view_and_no_legal_action(wrapped):
+    # before: every agent's last() gave the offender's observation and legal mask
+    from pettingzoo.utils import wrappers
+
+    from ono_env.envs.ono_v0 import raw_env
+    env = (wrappers.OrderEnforcingWrapper(wrappers.TerminateIllegalWrapper(
+        raw_env(rules="basic", num_players=3), illegal_reward=-1)) if wrapped
+        else ono_v0.env(rules="basic", num_players=3))
+    env.reset(seed=1)
+    rng = np.random.default_rng(0)
+    while env.agent_selection != "player_1":
+        obs = env.last()[0]
+        env.step(int(rng.choice(np.flatnonzero(obs["action_mask"]))))
+    game = env.unwrapped.game
+    own = {a: game.observe(int(a[-1]))[0].copy() for a in env.possible_agents}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        env.step(int(np.flatnonzero(env.last()[0]["action_mask"] == 0)[0]))
+    seen = set()
+    for agent in env.agent_iter():
+        obs, reward, termination, _, _ = env.last()
+        assert termination and np.array_equal(obs["observation"], own[agent])
+        assert obs["action_mask"].sum() == 0 and reward == (-1.0 if agent == "player_1" else 0.0)
+        seen.add(agent)
+        env.step(None)
+    assert seen == set(env.possible_agents)
+
+
+def test_a_deal_whose_forced_plays_end_it_reports_its_rewards():
+    # before: with skip_forced a round (or game) that ended inside reset() lost its rewards,
+    # and the PettingZoo env handed out a finished game that no termination flag marked
+    g = VecGame("basic", 200, seed=0, num_players=2, hand_size=1, skip_forced=True)
+    ended = g.finished.copy()
+    assert 0 < ended.sum() < 200   # a first card the first player's only card matches
+    r = g.step(first_legal(g.legal_mask()))
+    # the games that ended inside the deal report it now, with the winner's +1
+    assert r.terminated[ended].all()
+    assert np.allclose(np.sort(r.rewards[ended], axis=1), [-1.0, 1.0])
+    auto = VecGame("basic", 64, seed=1, num_players=2, hand_size=1, skip_forced=True,
+                   autoreset=True)
+    rng = np.random.default_rng(0)
+    episodes = 0
+    for _ in range(50):
+        r = auto.step(ono_env.random_legal(auto.legal_mask(), rng))
+        done = r.terminated | r.truncated
+        assert np.allclose(np.sort(r.rewards[r.terminated], axis=1), [-1.0, 1.0])
+        episodes += int(done.sum())
+    assert episodes > 100
+    points = VecGame("basic", 100, seed=2, num_players=2, hand_size=1, skip_forced=True,
+                     scoring="winner", target_score=100, reward="points")
+    total = np.zeros((100, 2))
+    done = np.zeros(100, bool)
+    while not done.all():   # every reward of a match: its final scores, centred, times 0.01
+        r = points.step(ono_env.random_legal(points.legal_mask(), rng))
+        total[~done] += r.rewards[~done]
+        done |= r.terminated | r.truncated
+    scores = points.state.scores.astype(float)
+    assert np.allclose(total, 0.01 * (scores - scores.mean(axis=1, keepdims=True)), atol=1e-5)
+    env = ono_v0.env(rules="basic", num_players=2, hand_size=1, skip_forced=True)
+    for seed in range(40):
+        env.reset(seed=seed)
+        assert not env.unwrapped.game.finished[0] and env.last()[0]["action_mask"].any()

@@ -17,8 +17,11 @@
     agent that is not acting; ``observation_version=2`` gives every agent the layout of one
     length for every table (``D`` = 1,415)
 :rewards: at the end of the episode (round, or match with ``target_score``): winner +1,
-    every other player -1/(N-1); ``reward="points"`` gives per-round score rewards (see
+    every other player -1/(N-1) (k seats tied on the lowest total of a penalty-scored match:
+    +1/k, the others -1/(N-k)); ``reward="points"`` gives per-round score rewards (see
     ``VecGame``)
+:reset: a deal that ends before any decision (``skip_forced`` with small hands: every
+    decision forced) is dealt again, as the Gymnasium, SB3 and RLlib environments do
 :infos: the acting agent's ``info["legal_actions"]`` lists the legal action names; other agents get an empty list
 :turn order: whoever the rules say acts next: after a Skip, a draw or a Wild Draw Four
     challenge the same or another agent may act twice in a row
@@ -67,6 +70,7 @@ from pettingzoo.utils.env_logger import EnvLogger
 from ono_env._engine import G_CURRENT, G_TERMINATED, G_TRUNCATED
 from ono_env.cards import ACTION_NAMES, NUM_ACTIONS
 from ono_env.checks import check_action, check_choice, check_seed
+from ono_env.envs.opponents import MAX_REDEALS
 from ono_env.game import VecGame
 from ono_env.observation import observation_high, observation_size
 from ono_env.render import describe_action, render_text
@@ -145,6 +149,13 @@ class raw_env(AECEnv):
             raise ValueError(f"options={options!r:.80} ({type(options).__name__}); allowed: a "
                              f"dict or None (ono_v0 takes no reset options)")
         self.game.reset(seed=seed)
+        for _ in range(MAX_REDEALS):   # a deal that ended before any decision: deal again
+            if not self.game.finished[0]:
+                break
+            self.game.reset()
+        else:
+            raise RuntimeError(f"{MAX_REDEALS} deals in a row ended before any decision: these "
+                               f"rules leave no game to play")
         self._mask = self.game.legal_mask()[0].copy()
         self._obs = self.game.observe(int(self.game.state.current[0]))[0].copy()
         self.agents = self.possible_agents[:]
@@ -215,18 +226,25 @@ class raw_env(AECEnv):
         if not getattr(self, "_ready", False):
             raise RuntimeError(f"{what}() before reset(): call reset() first")
 
+    def _acting(self, agent: str) -> bool:
+        """Whether ``agent`` is to act in a game that goes on: not over, nor ended by an
+        illegal move (here, or by a wrapper such as PettingZoo's TerminateIllegalWrapper,
+        which ends the episode in its own terminations), after which every agent sees its
+        own view and none has a legal action."""
+        return (self._live and agent == self.agent_selection
+                and not (self.terminations.get(agent) or self.truncations.get(agent)))
+
     def _seat(self, agent: Any) -> int:
         if not isinstance(agent, str) or agent not in self._seat_of:
             raise ValueError(f"unknown agent {agent!r}; agents: {', '.join(self.possible_agents)}")
         return self._seat_of[agent]
 
     def observe(self, agent: str) -> dict[str, np.ndarray]:
-        if self._live and agent == self.agent_selection:   # the acting agent: cached
+        if self._acting(agent):   # the acting agent: cached
             return {"observation": self._obs.copy(), "action_mask": self._mask.astype(np.int8)}
         seat = self._seat(agent)
         self._require_reset("observe")
-        st = self.game.state
-        if seat == st.current[0] and not (st.terminated[0] or st.truncated[0]):
+        if self._acting(agent):
             return {"observation": self._obs.copy(), "action_mask": self._mask.astype(np.int8)}
         return {"observation": self.game.observe(seat)[0].copy(),
                 "action_mask": np.zeros(NUM_ACTIONS, np.int8)}
@@ -332,6 +350,7 @@ class checked_env(raw_env):
             raise ValueError(f"action {action!r} for {agent}, which is done; allowed: None")
         if not self._mask[action]:
             EnvLogger.warn_on_illegal_move()
+            self._live = False   # every agent sees its own view, and none has a legal action
             self._cumulative_rewards[agent] = 0
             self.terminations = dict.fromkeys(self.agents, True)
             self.truncations = dict.fromkeys(self.agents, True)
