@@ -110,7 +110,7 @@ def table_events(before: dict, after: dict, player: int, action: int) -> list[st
         # the round's end is announced by its result (round_end_text); a last Draw Two or Wild
         # Draw Four is still drawn by the next player (with any pending draw)
         if new_round and played and (name.startswith("play W+4") or "+2" in name):
-            q = (player + after["direction"]) % n
+            q = (player + before["direction"]) % n   # a match deals anew, direction and all
             if after["terminated"]:   # the round's last hands are there to count
                 k = ha[q] - hb[q]
             else:   # the next round is dealt: what the stock and the discards under it held
@@ -162,15 +162,26 @@ def table_events(before: dict, after: dict, player: int, action: int) -> list[st
     if verb == "call":
         events.append(f"P{player} calls ONO!")
     empty = not before["stock"] and len(before["discard"]) <= 1   # nothing left to draw
-    if verb == "catch" and not swapped and not any(g > 0 for g in gain):
-        if previous is not None and previous >= 0 and hb[previous] > 1 and empty:
-            events.append(f"false accusation: P{player} draws nothing (no cards left to draw)")
+    nothing = "draws nothing (no cards left to draw)"
+    drew = any(g > 0 for g in gain)
+    if verb == "catch" and not swapped and not drew:
+        if caught and empty:
+            events.append(f"P{player} catches P{offender} without an ONO! call: P{offender} "
+                          f"{nothing}")
+        elif previous is not None and previous >= 0 and hb[previous] > 1 and empty:
+            events.append(f"false accusation: P{player} {nothing}")
         else:
             why = (f": P{previous} called ONO! in time" if previous is not None and previous >= 0
                    and before["called"][previous] else "")
             events.append(f"P{player}'s catch has no effect{why}")
     if verb == "draw" and gain[player] <= 0 and empty:
-        events.append(f"P{player} draws nothing (no cards left to draw)")
+        events.append(f"P{player} {nothing}")
+    if verb == "challenge" and not drew and empty:
+        events.append(f"challenge succeeds (the Wild Draw Four was a bluff): P{previous} {nothing}"
+                      if before["wild_draw_four_bluff"] else
+                      f"challenge fails (the Wild Draw Four was legal): P{player} {nothing}")
+    if verb == "accept" and not drew and empty:
+        events.append(f"P{player} takes the penalty: {nothing} and loses the turn")
     if len(after["discard"]) < len(before["discard"]) + played:   # the stock ran out
         events.append("the discard pile, but for its top card, is shuffled into a new stock")
     if after["direction"] != before["direction"]:

@@ -412,6 +412,8 @@ class YamlLoader(yaml.SafeLoader):
             raise yaml.composer.ComposerError(
                 None, None, "an alias (*name); allowed: every value written out",
                 self.peek_event().start_mark)
+        if not self.check_event(yaml.SequenceStartEvent, yaml.MappingStartEvent):
+            return super().compose_node(parent, index)   # a value: no deeper
         if self._depth >= self.MAX_DEPTH:
             raise yaml.composer.ComposerError(
                 None, None, f"lists or mappings nested more than {self.MAX_DEPTH} deep; allowed: "

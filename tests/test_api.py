@@ -115,8 +115,8 @@ def test_a_rules_file_nested_too_deep_is_one_clear_error(tmp_path):
     with pytest.raises(ValueError, match=r"is not valid YAML at line 2, column 67: lists or "
                                          r"mappings nested more than 64 deep; allowed: at most 64"):
         RuleSet.load(deep)
-    ok = tmp_path / "ok.yaml"   # 64 deep is read (and then refused as an unknown option)
-    ok.write_text("preset: basic\nx: " + "[" * 63 + "]" * 63 + "\n")
+    ok = tmp_path / "ok.yaml"   # 64 deep, a value inside, is read (then refused as an option)
+    ok.write_text("preset: basic\nx: " + "[" * 63 + "1" + "]" * 63 + "\n")
     with pytest.raises(ValueError, match=r"unknown rule option\(s\) 'x'"):
         RuleSet.load(ok)
 

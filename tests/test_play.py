@@ -377,10 +377,12 @@ def test_a_last_draw_card_a_challengers_view_and_round_ends_are_said():
     # before: the next player's draw after a round won on a Draw Two or Wild Draw Four was
     # not said; the rules text said the challenger sees the accused hand, and nothing showed it
     from ono_env.cards import action_name
+    from ono_env.game import VecGame
     from ono_env.render import challenge_reveal, round_end_text, table_events
 
-    last_draws = challenges = ends = 0
-    steps = itertools.chain(_random_steps("classic", range(6)), _random_steps("basic", range(40), 4))
+    last_draws = challenges = ends = against = 0
+    steps = itertools.chain(_random_steps({"preset": "classic", "target_score": 200}, range(40), 4),
+                            _random_steps("basic", range(40), 4))
     for before, after, p, a in steps:
         name = action_name(a)
         events = table_events(before, after, p, a)
@@ -394,13 +396,21 @@ def test_a_last_draw_card_a_challengers_view_and_round_ends_are_said():
                 " (" + ", ".join(f"P{q} +{v}" for q, v in enumerate(gained) if v)
                 + "); scores " + " ".join(f"P{q} {v}" for q, v in enumerate(after["scores"]))))
             if name.startswith("play W+4") or "+2" in name:
-                q = (p + after["direction"]) % 4
-                want = before["pending_draw"] + (4 if "W+4" in name else 2)
-                # a match deals the next round at once; a single round keeps its last hands
-                k = (len(after["hands"][q]) - len(before["hands"][q]) if after["terminated"]
-                     else want)
-                assert events == [f"P{q} draws {k} cards (the last card's draw)"] and k == want
-                last_draws += after["terminated"]
+                # a match deals the next round at once (its direction set anew): the same
+                # round, played as a match that ends there, shows the last hands
+                last = after
+                if not after["terminated"] and after["round"] == 1:
+                    last = VecGame.from_dict(dict(before, rules=dict(before["rules"], target_score=1)))
+                    last.step(np.array([a]))
+                    last = last.to_dict(0)
+                if last["terminated"]:
+                    grew = [(q, len(last["hands"][q]) - len(before["hands"][q])) for q in range(4)
+                            if len(last["hands"][q]) > len(before["hands"][q])]
+                    assert events == [f"P{q} draws {k} cards (the last card's draw)" for q, k in grew]
+                    assert len(grew) == 1 and grew[0][1] == before["pending_draw"] + (
+                        4 if "W+4" in name else 2)
+                    last_draws += 1
+                    against += before["direction"] == -1
         shown = challenge_reveal(before, p, a)
         if name == "challenge":
             accused = before["previous_player"]
@@ -408,7 +418,19 @@ def test_a_last_draw_card_a_challengers_view_and_round_ends_are_said():
             challenges += 1
         else:
             assert shown is None
-    assert last_draws and challenges and ends
+    assert last_draws and against and challenges and ends   # counter-clockwise too
+    # a match that goes on, its round won on a Draw Two while play went counter-clockwise:
+    # the next deal's direction is another (the drawer is the winner's right-hand seat)
+    before, after, p, a = next(step for step in _random_steps("classic", [18], 3)
+                               if step[1]["round"] == 1)
+    assert before["direction"] == -1 != after["direction"] and not after["terminated"]
+    last = VecGame.from_dict(dict(before, rules=dict(before["rules"], target_score=1)))
+    last.step(np.array([a]))
+    grew = [q for q in range(3) if len(last.to_dict(0)["hands"][q]) > len(before["hands"][q])]
+    assert grew == [(p - 1) % 3]
+    assert table_events(before, after, p, a) == [
+        f"P{grew[0]} draws {before['pending_draw'] + (4 if 'W+4' in action_name(a) else 2)} cards "
+        f"(the last card's draw)"]
 
 
 def test_the_draw_options_hint_says_what_draw_until_playable_does_with_a_playable_card():
@@ -533,3 +555,45 @@ def test_a_deals_first_card_is_said_with_what_it_did():
     head = out.getvalue().split("your options:", 1)[0]
     assert re.search(r"^  (P1 deals|you deal); the first card is [RYGB]S$", head, re.M)
     assert re.search(r"^  (P1 is|you are) skipped$", head, re.M)
+
+
+def _step_at(rules, n, seed, decision, **options):
+    """(before, after, player, action) of the step taken at ``decision`` of a game of random
+    legal actions (ono_env.game.random_legal, its generator seeded with ``seed``)."""
+    from ono_env.game import VecGame, random_legal
+    g = VecGame(rules, 1, seed=seed, num_players=n, **options)
+    rng = np.random.default_rng(seed)
+    after = g.to_dict(0)
+    while not g.finished[0]:
+        p, a = int(g.current_player[0]), int(random_legal(g.legal_mask(), rng)[0])
+        before = after
+        g.step(np.array([a]))
+        after = g.to_dict(0)
+        if before["decisions"] == decision:
+            return before, after, p, a
+    raise AssertionError("the game ended before that decision")
+
+
+def test_a_challenge_an_accepted_draw_and_a_catch_with_nothing_left_to_draw_are_said():
+    # before: each said nothing at all, or "no effect" for a catch that succeeded
+    from ono_env.cards import action_id
+    from ono_env.game import VecGame
+    from ono_env.render import table_events
+
+    before, after, p, a = _step_at("classic", 10, 0, 1321, target_score=150)
+    assert not before["stock"] and [len(h) for h in before["hands"]] == [len(h) for h in after["hands"]]
+    assert table_events(before, after, p, a) == [
+        f"challenge fails (the Wild Draw Four was legal): P{p} draws nothing (no cards left to draw)"]
+    before, after, p, a = _step_at("ono", 2, 0, 235, hand_size=12)
+    assert table_events(before, after, p, a) == [
+        f"P{p} takes the penalty: draws nothing (no cards left to draw) and loses the turn"]
+    g = VecGame("classic", 1, seed=1, num_players=3)   # P0 down to one card, not called
+    d = g.to_dict(0)
+    d["hands"][2] = d["hands"][2] + d["stock"] + d["hands"][0][1:]
+    d["hands"][0], d["stock"] = d["hands"][0][:1], []
+    d.update(current_player=1, previous_player=0, exposed=0, turn_fresh=True, decisions=5)
+    g.set_position(0, d)
+    before = g.to_dict(0)
+    g.step(np.array([action_id("catch")]))
+    assert table_events(before, g.to_dict(0), 1, action_id("catch")) == [
+        "P1 catches P0 without an ONO! call: P0 draws nothing (no cards left to draw)"]

@@ -733,3 +733,10 @@ def test_a_resumed_part_carries_each_tables_evaluation_length_and_stall_counts(t
             train(load_config("default", over + ["total_steps=2048", f"resume={ckpt}",
                                                  f"run_dir={tmp_path / 'b'}"]))
         assert not (tmp_path / "b").exists()
+    # a network grown on resume starts Adam afresh: it reads nothing beside the model file
+    # (neither Adam's state nor the tables'), so even a damaged file there does not stop it
+    ckpt.with_name("step_1024.optimizer.safetensors").write_bytes(b"not a safetensors file")
+    grown = train(load_config("default", [o for o in over if not o.startswith("policy.net_arch")]
+                              + ["policy.net_arch=[48]", "resume_grow=true", "total_steps=2048",
+                                 f"resume={ckpt}", "final_eval.games=0", f"run_dir={tmp_path / 'g'}"]))
+    assert grown["steps"] == 2048

@@ -785,9 +785,11 @@ def read_tables_state(model_path: str | Path) -> dict[str, TableState]:
 
 def load_checkpoint(model: ActorCritic, opt: torch.optim.Adam, path: str | Path,
                     rules: Any, grow: bool = False, drop_value: bool = False,
-                    quiet: bool = False) -> int:
+                    quiet: bool = False, tables_state: dict[str, TableState] | None = None) -> int:
     """Load a checkpoint written by :func:`save_checkpoint` into ``model`` and ``opt``;
-    returns its step count. ``ValueError`` naming the file for anything else. ``grow``: a
+    returns its step count. ``ValueError`` naming the file for anything else.
+    ``tables_state``: filled with the tables' state kept beside Adam's
+    (:func:`read_tables_state`) where Adam's state is read. ``grow``: a
     narrower network is grown (:meth:`ActorCritic.load_policy_net`), and then Adam starts
     afresh (its state has the old shapes), which is printed unless ``quiet``, as are the file,
     its steps and whether Adam's state was read."""
@@ -831,6 +833,8 @@ def load_checkpoint(model: ActorCritic, opt: torch.optim.Adam, path: str | Path,
                              f", its model file {str(path)!r} is at {int(meta['training_steps']):,} "
                              f"steps; allowed: the optimizer file written with that model file "
                              f"(a checkpoint's pair), or none beside it (Adam starts afresh)")
+        if tables_state is not None:
+            tables_state.update(read_tables_state(path))
         adam, weights = _checked_optimizer_state(state, model, repr(str(opath)))
         dev = next(model.parameters()).device
         params = dict(model.named_parameters())
@@ -1132,6 +1136,10 @@ def _train(cfg: TrainConfig) -> dict[str, Any]:
         for field in cfg.observation_hide:
             getattr(view, field)[...] = HIDDEN_SCALE
 
+    # each table's evaluation length and stall counts as the resumed part left them (read
+    # beside Adam's state, where build's load_checkpoint reads that)
+    carried: dict[str, TableState] = {}
+
     def build(quiet: bool = False) -> tuple[ActorCritic, torch.optim.Adam, int]:
         """The run's network and Adam, from the checkpoint when resuming (refused with the
         reason when the config cannot resume it); and the step count to start from."""
@@ -1145,7 +1153,7 @@ def _train(cfg: TrainConfig) -> dict[str, Any]:
         start = 0
         if cfg.resume:
             start = load_checkpoint(model, opt, cfg.resume, first_rules, cfg.resume_grow,
-                                    cfg.resume_drop_value, quiet)
+                                    cfg.resume_drop_value, quiet, carried)
             if len(all_rules) > 1:   # the checkpoint must play every table of the mixture
                 from ono_env.agents.learned import check_compatible, read_metadata
                 meta = read_metadata(cfg.resume)
@@ -1161,8 +1169,6 @@ def _train(cfg: TrainConfig) -> dict[str, Any]:
         # run's network is built after the tables are planned, from the same draws as ever
         with torch.random.fork_rng(devices=[]):
             build(quiet=True)
-    # each table's evaluation length and stall counts as the resumed part left them
-    carried = read_tables_state(cfg.resume) if cfg.resume else {}
     # every agent the config names itself, made once before the probe games print anything
     # (a bad name is one error), and each table's teacher; what an auto resolves to below
     # (baselines that finish the table's games, the specialists that fit it) plays there

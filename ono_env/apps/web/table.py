@@ -147,8 +147,8 @@ class Table:
                                  "thinking": thinking,
                                  "events": [personal(e, self.seat) for e in events]}
         self.history.append(entry)
-        if ended:
-            self.events += [ended, *dealt]
+        if ended:   # from the human's seat, as the first deal's
+            self.events += [personal(e, self.seat) for e in (ended, *dealt)]
         if self.game.finished[0]:
             self.replay.finish(self.game, 0)
 
