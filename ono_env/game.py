@@ -260,10 +260,13 @@ class VecGame:
             self.state.rng[which] = fresh[which]
         self._seeded = True
         self._mask_valid = False
+        if not self.skip_forced:   # a deal takes no decision: nothing scores inside it
+            _K.reset(*self._arrays, self._params, which, self._scratch_rewards)
+            return
         self._scratch_rewards[which] = 0.0
         _K.reset(*self._arrays, self._params, which, self._scratch_rewards)
-        # what the deal's forced plays scored (skip_forced: a round can end inside the reset,
-        # with small hands): the next step reports it; a game dealt again drops its earlier deal's
+        # what the deal's forced plays scored (a round can end inside the reset, with small
+        # hands): the next step reports it; a game dealt again drops its earlier deal's
         self._pending[which] = self._scratch_rewards[which]
         self._pending_any = bool(self._pending.any())
 
