@@ -242,9 +242,10 @@ def four_player(args, baselines, search, pairs) -> tuple[list[dict], list[dict]]
                 both = (r.entrants == i).any(axis=1) & (r.entrants == j).any(axis=1)
                 wi = (r.wins * (r.entrants == i))[both].sum()
                 wj = (r.wins * (r.entrants == j))[both].sum()
-                if wi + wj > 0:
+                if wi + wj > 0:   # games: the pair's comparisons (the wins of either)
                     results.append({"a": agents[i], "b": agents[j], "games": float(wi + wj),
-                                    "deals": int(both.sum()), "rate": float(wi / (wi + wj)),
+                                    "deals": int(np.unique(r.deal[both]).size),
+                                    "rate": float(wi / (wi + wj)),
                                     "low": None, "high": None,
                                     "seconds": 0.0})
         print(f"  table {k} played in {time.perf_counter() - t:.0f} s", flush=True)

@@ -1182,3 +1182,50 @@ def test_ono_arena_plays_an_agent_class_of_ones_own(tmp_path, monkeypatch, capsy
                  "--ray"]) == 2
     assert "--ray: an agent given as module:Class (arena_own_agents:Last) is not sent to Ray" \
         in capsys.readouterr().err
+
+
+def test_a_run_of_copies_pairs_with_a_run_of_an_agent_against_those_copies():
+    # before: "random random" and "greedy random" were refused as seating other opponents
+    # (random#2 against random): a name given twice is numbered by its place
+    from ono_env.arena import check_paired_plan, paired_difference
+
+    kw = dict(rules="basic", num_players=4, num_games=480, seed=0, rating=False, mirrored=True)
+    copies = run_arena(["random"] * 4, **kw)
+    one = run_arena(["greedy", "random", "random", "random"], **kw)
+    d = paired_difference(one, copies)
+    assert (d["agent_a"], d["agent_b"]) == ("greedy", "random#1") and d["low"] < d["diff"] < d["high"]
+    check_paired_plan(copies, ["greedy", "random", "random", "random"], "basic", 4, 480, 0)
+    with pytest.raises(ValueError, match="the other entrants differ"):   # still: other others
+        check_paired_plan(copies, ["greedy", "random", "random", "color"], "basic", 4, 480, 0)
+
+
+def test_the_printed_table_says_shares_and_seatings_as_the_table_has_them():
+    # before: "row's win rate" at 3 players and "each played in every seating" at 5, where
+    # only the 5 rotations are played
+    three = run_arena(["random", "greedy", "color", "defensive"], "basic", 3, 24, 0, rating=False,
+                      mirrored=True).format_table()
+    assert "head to head: row's win share in games with column (95% interval; fair 33.3%)" in three
+    assert "each played in every seating" in three
+    five = run_arena(["random"] * 5, "basic", 5, 10, 0, rating=False, mirrored=True).format_table()
+    assert "2 deals, each played in 5 seatings, the seats rotated" in five
+    from ono_env.arena import suite as S
+    assert "(fair 33.3%)" in S.format_ladder_markdown(
+        {"players": 3, "table": "basic-3p", "suite_version": 0, "rules": "basic", "ratings": {},
+         "cheating": [], "pairings": []}, "cmd")
+
+
+def test_a_four_player_ladders_pairs_count_deals_not_games(monkeypatch):
+    # before: "deals" held the games both agents sat in (24 a deal: 7,200 for 300 deals)
+    import argparse
+    import runpy
+    from pathlib import Path
+
+    bench = Path(__file__).resolve().parents[1] / "benchmarks"
+    monkeypatch.syspath_prepend(str(bench))
+    four_player = runpy.run_path(str(bench / "bench_ladder.py"))["four_player"]
+    args = argparse.Namespace(rules="basic", games_cheap=120, games_search=24, seed=0)
+    results, shares = four_player(args, ["random", "greedy", "color", "defensive", "random"], [], [])
+    # five entrants, four seats: five tables of one deal each (24 seatings), two entrants
+    # sit together at three of them
+    assert len(results) == 10 and {r["deals"] for r in results} == {3}
+    assert all(s["deals"] == 4 for s in shares)

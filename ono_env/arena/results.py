@@ -6,6 +6,7 @@ from __future__ import annotations
 import csv
 import json
 import math
+import re
 from dataclasses import dataclass, field
 from itertools import pairwise
 from pathlib import Path
@@ -165,7 +166,10 @@ class ArenaResult:
             head += f" {'rating (mu-3sigma)':>18}"
         lines = [f"{self.rules.name} rules, {self.rules.num_players} players, "
                  f"{len(self.records.length):,} games"
-                 + (f" ({self.deals:,} deals, each played in every seating)" if self.mirrored else "")
+                 + (f" ({self.deals:,} deals, each played in "
+                    + ("every seating" if self.rules.num_players <= 4 else
+                       f"{self.rules.num_players} seatings, the seats rotated") + ")"
+                    if self.mirrored else "")
                  + f", seed {self.seed}, played in {self.seconds:.1f} s"
                  + (f" (+ {self.rating_seconds:.1f} s of ratings)" if self.ratings else ""),
                  f"fair share {100 * self.fair_share:.1f}% (1 / {self.rules.num_players} players); "
@@ -187,7 +191,10 @@ class ArenaResult:
         K = len(self.labels)
         if self.tables > 1:
             lines.append("")
-            lines.append("head to head: row's win rate in games with column (95% interval)")
+            lines.append("head to head: row's win rate in games with column (95% interval)"
+                         if self.rules.num_players == 2 else
+                         f"head to head: row's win share in games with column (95% interval; "
+                         f"fair {100 * self.fair_share:.1f}%)")
             cw = max(18, width)
             lines.append(" " * (width + 1) + " ".join(f"{lab:>{cw}}" for lab in self.labels))
             for i in range(K):
@@ -349,6 +356,11 @@ UNRECORDED: Any = object()
 written before they were recorded: nothing to compare."""
 
 
+def _unnumbered(label: str) -> str:
+    """An entrant's label without the ``#k`` the arena adds to a name given more than once."""
+    return re.sub(r"#\d+$", "", label)
+
+
 def check_pairable(pa: dict[str, Any], pb: dict[str, Any], entrant: int = 0) -> None:
     """``ValueError`` naming what differs unless two runs (dicts with ``rules`` (a RuleSet's
     dict), ``seed``, ``games``, ``batch_size``, ``agents`` (labels; a " (cheating)" mark is
@@ -377,7 +389,10 @@ def check_pairable(pa: dict[str, Any], pb: dict[str, Any], entrant: int = 0) -> 
         raise ValueError(f"entrant = {entrant!r}; allowed: an entrant's place, 0 to {len(la) - 1}")
     others_a = la[:entrant] + la[entrant + 1:]
     others_b = lb[:entrant] + lb[entrant + 1:]
-    if others_a != others_b:
+    # a name given twice is numbered by its place among all the entrants (random#1,
+    # random#2): "random random" against "greedy random" seats one random as the other
+    # entrant of both; the models recorded under the labels are compared below
+    if [_unnumbered(x) for x in others_a] != [_unnumbered(x) for x in others_b]:
         raise ValueError(f"the other entrants differ ({', '.join(others_a)} against "
                          f"{', '.join(others_b)}); a paired comparison plays two agents "
                          f"against the same others")
