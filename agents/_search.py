@@ -490,8 +490,9 @@ better than its rivals' (about a typical round's points)."""
 def _round_values(w, prm, j, start_round, tmp):
     """tmp[32 + q] = the value of world row j's playout for seat q, given the scores before
     it in tmp[16 + q]: a round that did not finish 1/N; a single round (or a match that
-    ended) 1 for its winner(s), else 0; a round of a match that goes on a logistic of the
-    points the seat gained over its rivals (winner scoring: its gain minus the best other
+    ended) 1 for its winner, 1/k for each of k seats tied on the lowest total of a
+    penalty-scored match (as the engine's rewards share it), else 0; a round of a match
+    that goes on a logistic of the points the seat gained over its rivals (winner scoring: its gain minus the best other
     gain; penalty scoring: the others' mean penalty minus its own)."""
     n = prm[P_PLAYERS]
     finished = w.g[j, G_ROUND] != start_round
@@ -509,9 +510,12 @@ def _round_values(w, prm, j, start_round, tmp):
         low = w.pl[j, 0, S_SCORE]
         for q in range(n):
             low = min(low, w.pl[j, q, S_SCORE])
+        tied = 0   # a penalty-scored match: the k seats on the lowest total share the win
+        for q in range(n):
+            tied += w.pl[j, q, S_SCORE] == low
         for q in range(n):
             if penalty:
-                tmp[32 + q] = 1.0 if w.pl[j, q, S_SCORE] == low else 0.0
+                tmp[32 + q] = 1.0 / tied if w.pl[j, q, S_SCORE] == low else 0.0
             else:
                 tmp[32 + q] = 1.0 if q == winner else 0.0
         return

@@ -254,6 +254,8 @@ class SearchAgent:
         """The clock of time budgets (seconds; tests replace it)."""
         self.method = method
         self.margin = float(margin)
+        if math.isnan(self.margin):
+            raise ValueError("margin=nan; allowed: a number (negative: no prior, the plain argmax)")
         """pimc: keep the prior's choice (``prior``'s, else the compiled greedy's) unless an
         action's mean result beats it by more than this (negative: no preference)."""
         self.prior = prior
@@ -671,7 +673,9 @@ def _factory(base: str, policy: str, view: str, method: str = "pimc", prior: str
         playout: Any = policy
         if policy == "ppo":
             playout = agent if agent is not None else shipped_policy(rules)
-        name = f"{base}:{n}" if time_ms is None else f"{base}:{time_ms:g}ms"
+        # the budget exactly as given (":g" rounded 12345.678 and wrote 1e-07, a name refused)
+        ms = None if time_ms is None else np.format_float_positional(time_ms, trim="-")
+        name = f"{base}:{n}" if ms is None else f"{base}:{ms}ms"
         return SearchAgent(rules, n, playout, view, name=name, method=method,
                            margin=margin, prior=agent, time_ms=time_ms)
     return make

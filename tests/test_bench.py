@@ -459,3 +459,16 @@ def test_a_ladder_record_of_before_gets_todays_interval_exactly():
     with pytest.raises(ValueError, match="clipped at both ends"):
         S.with_todays_interval({"agent": "a", "reference": "b", "rate": 0.5, "deals": 4,
                                 "low": 0.0, "high": 1.0})
+
+
+def test_a_cheating_agent_is_marked_on_its_card_and_in_a_ladders_pairings():
+    # before: "oracle:4 on benchmark suite version ..." and "| oracle:4 | greedy |" unmarked
+    card = {"agent": {"label": "oracle:4", "cheating": True}, "suite_version": 10,
+            "package_version": "x", "anchor": {"agent": "greedy", "rating": 1000}, "tables": {}}
+    assert S.format_card(card).startswith("oracle:4 (cheating) on benchmark suite version 10")
+    assert S.format_card_markdown(card).startswith("Agent `oracle:4 (cheating)`, benchmark")
+    page = (Path(__file__).parent.parent / "docs/results/suite-10/basic-2p.md").read_text()
+    rows = [line for line in page.splitlines() if line.startswith("| oracle")]
+    assert rows and all(line.split(" | ")[0].endswith("(cheating)") for line in rows)
+    data = json.loads((Path(__file__).parent.parent / "docs/results/suite-10/basic-2p.json").read_text())
+    assert S.format_ladder_markdown(data, data["command"]).rstrip() == page.rstrip()

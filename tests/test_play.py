@@ -597,3 +597,9 @@ def test_a_challenge_an_accepted_draw_and_a_catch_with_nothing_left_to_draw_are_
     g.step(np.array([action_id("catch")]))
     assert table_events(before, g.to_dict(0), 1, action_id("catch")) == [
         "P1 catches P0 without an ONO! call: P0 draws nothing (no cards left to draw)"]
+
+
+def test_a_cheating_opponent_is_named_so_at_the_terminal():
+    out = io.StringIO()
+    play(["oracle:2"], "basic", seed=1, read=lambda prompt: "1", out=out)
+    assert "P1 oracle:2 (cheating)" in out.getvalue()

@@ -717,3 +717,35 @@ def test_searches_over_one_model_file_share_its_packed_network():
     assert first is not None and second is not None and first[0] is not second[0]
     assert not np.array_equal(first[0], second[0])
     np.testing.assert_array_equal(first[0], a._net[0])
+
+
+@pytest.mark.parametrize("seat1, value", [("R0", 0.5), ("R1", 1.0)])
+def test_a_penalty_matchs_shared_win_is_valued_as_the_engine_pays_it(seat1, value):
+    # before: a win shared by the k seats tied on the lowest total was valued 1, as a sole
+    # win (the engine pays +1/k), so a search settled for a tie where it could win alone
+    rules = RuleSet.preset("classic", num_players=3, scoring="penalty", target_score=50)
+    d = VecGame(rules, 1, seed=3).to_dict(0)
+    cards = [c for h in d["hands"] for c in h] + d["stock"] + d["discard"]
+    hands = [["R5"], [seat1], ["B9"]]   # seat 0 goes out on R5; seat 2 passes the target
+    for c in ["R5", seat1, "B9", "R3"]:
+        cards.remove(c)
+    d.update(hands=hands, stock=cards, discard=["R3"], color="R", current_player=0, direction=1,
+             phase="play", pending_draw=0, drawn_card=None, called=[True] * 3, exposed=None,
+             previous_player=2, turn_fresh=True, wild_draw_four_bluff=False, scores=[40, 40, 45],
+             winner=1, round=3, decisions=100)
+    played = VecGame.from_dict(d)
+    r = played.step(np.array([C.action_id("play R5")]))
+    assert r.rewards[0, 0] == pytest.approx(value)   # the engine: +1/2 tied, +1 alone
+    oracle = make_agent("oracle:2", rules)   # sees every hand: the outcome is known
+    oracle.act_game(VecGame.from_dict(d), np.array([0]), np.random.default_rng(0))
+    assert oracle.last_values[0][C.action_id("play R5")] == pytest.approx(value)
+
+
+def test_a_time_budget_is_named_exactly_and_a_nan_margin_is_refused():
+    # before: pimc:12345.678ms was named pimc:12345.7ms (another budget when made again), and
+    # pimc:0.0000001ms pimc:1e-07ms, a name refused; a margin of NaN played the plain argmax
+    for spec in ("pimc:12345.678ms", "pimc:0.0000001ms", "ismcts:2.5ms"):
+        agent = make_agent(spec, "basic")
+        assert agent.name == spec and make_agent(agent.name, "basic").time_ms == agent.time_ms
+    with pytest.raises(ValueError, match="margin=nan; allowed: a number"):
+        SearchAgent(RuleSet.preset("basic"), 4, margin=float("nan"))

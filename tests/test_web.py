@@ -714,3 +714,10 @@ def test_the_deal_and_a_replays_round_ends_are_said(client):
         assert any(e.startswith("round ") and " won by P" in e for e in d["events"])
         assert any(" deals; the first card is " in e for e in d["events"])
     assert not any(" deals; " in e for e in ends[-1]["events"])
+
+
+def test_the_setup_marks_the_cheating_agents_and_a_zero_budget_is_named(client):
+    options = client.get("/api/options").json()
+    assert set(options["cheating"]) == {"oracle-hands", "oracle"} <= set(options["agents"])
+    r = client.post("/api/games", json={"rules": "basic", "num_players": 2, "opponents": ["pimc:0"]})
+    assert r.status_code == 400 and "the budget must be above 0" in r.json()["error"]

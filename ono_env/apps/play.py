@@ -28,7 +28,7 @@ import numpy as np
 from ono_env import cards as C
 from ono_env import render
 from ono_env.agents import make_agent
-from ono_env.agents.base import Agent
+from ono_env.agents.base import Agent, is_cheating
 from ono_env.agents.driver import act_one
 from ono_env.agents.learned import model_label
 from ono_env.agents.registry import is_model_path
@@ -208,6 +208,8 @@ those tied on the lowest total of a penalty-scored match; none for a truncated g
         if s != seat:
             spec = agents[k]   # a model file is shown by its name, not its local path
             label = model_label(spec) if isinstance(spec, str) and is_model_path(spec) else str(spec)
+            if is_cheating(policies[k]):   # it sees hidden cards: said wherever it is named
+                label += " (cheating)"
             by_seat[s] = (label, policies[k])
             k += 1
     seed_chosen = seed is not None   # a seed drawn here deals every hand: shown at the end

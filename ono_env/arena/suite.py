@@ -883,6 +883,12 @@ def check_card(data: Any, what: str = "card") -> None:
         raise ValueError(f"{what}: not a result card ({exc})") from None
 
 
+def _agent_label(card: dict[str, Any]) -> str:
+    """The card's agent as it is named, marked where it cheats (sees hidden cards)."""
+    agent = card["agent"]
+    return f"{agent['label']} (cheating)" if agent.get("cheating") else agent["label"]
+
+
 def _ref_label(row: dict[str, Any]) -> str:
     return f"{row['reference']} (cheating)" if row["cheating"] else row["reference"]
 
@@ -891,7 +897,7 @@ def format_card(card: dict[str, Any]) -> str:
     """A result card as text: per table the agent's rating on the published scale and its
     win rate (2 players) or win share (more: the fair share beside it) against each
     reference agent, with 95% intervals over deals."""
-    lines = [f"{card['agent']['label']} on benchmark suite version {card['suite_version']} "
+    lines = [f"{_agent_label(card)} on benchmark suite version {card['suite_version']} "
              f"(ono_env {card.get('package_version', '?')}; ratings: {card['anchor']['agent']} = "
              f"{card['anchor']['rating']:g} at every table)"]
     for name, t in card["tables"].items():
@@ -911,7 +917,7 @@ def format_card(card: dict[str, Any]) -> str:
 
 def format_card_markdown(card: dict[str, Any]) -> str:
     """A result card as Markdown tables (one per table of the suite)."""
-    out = [f"Agent `{card['agent']['label']}`, benchmark suite version {card['suite_version']}, "
+    out = [f"Agent `{_agent_label(card)}`, benchmark suite version {card['suite_version']}, "
            f"ono_env {card.get('package_version', '?')}.", ""]
     for name, t in card["tables"].items():
         r = t["rating"]
@@ -930,7 +936,8 @@ def format_card_markdown(card: dict[str, Any]) -> str:
 def format_ladder_markdown(data: dict[str, Any], command: str) -> str:
     """One table's published ladder as a docs page: the ratings, then every pairing."""
     P = data["players"]
-    what = "win rate of the agent" if P == 2 else "win share of the agent's seat (fair 25%)"
+    what = ("win rate of the agent" if P == 2 else
+            f"win share of the agent's seat (fair {100 / P:.3g}%)")
     lines = [f"# Ladder: {data['table']} (suite version {data['suite_version']})", "",
              f"`{data['rules']}` rules, {P} players. Ratings on the Elo scale of the Luce model "
              f"of the winner, `greedy` = 1000; 95% intervals. Regenerate with:", "", "```bash",
@@ -947,7 +954,9 @@ def format_ladder_markdown(data: dict[str, Any], command: str) -> str:
     carried = sorted({p["from_version"] for p in data["pairings"] if "from_version" in p})
     for p in data["pairings"]:
         took = f"{p['seconds']:.0f}" + (f" (v{p['from_version']})" if "from_version" in p else "")
-        lines.append(f"| {p['agent']} | {p['reference']} | {p['deals']} | {100 * p['rate']:.1f} "
+        agent, ref = (f"{n} (cheating)" if n in data["cheating"] else n
+                      for n in (p["agent"], p["reference"]))
+        lines.append(f"| {agent} | {ref} | {p['deals']} | {100 * p['rate']:.1f} "
                      f"[{100 * p['low']:.1f}, {100 * p['high']:.1f}] | {took} |")
     if carried:
         lines += ["", "A pairing marked (v*N*) was carried over from version *N*'s ladder: the same "

@@ -433,6 +433,7 @@ def create_app(models: Sequence[str] = (), replay_dirs: Sequence[str] = (),
     @app.get("/api/options")
     def options() -> dict[str, Any]:
         return {"agents": list(allowed) + list(SEARCH_OFFERED), "default_opponent": "greedy",
+                "cheating": [a for a in SEARCH_OFFERED if a.startswith("oracle")],
                 "search_limits": {"budget": WEB_MAX_BUDGET, "ms": WEB_MAX_MS},
                 "min_players": 2, "max_players": 10, **rule_options()}
 

@@ -302,8 +302,8 @@ def search_label(label: str) -> tuple[str, str | None]:
         value = float(budget[:-2]) if budget.endswith("ms") else int(budget)
         bound = WEB_MAX_MS if budget.endswith("ms") else WEB_MAX_BUDGET
         if not 0 < value <= bound:
-            raise Refused(f"agent {label!r:.60}: the budget is past this server's limit; "
-                          f"allowed: {allowed}")
+            why = "is past this server's limit" if value > bound else "must be above 0"
+            raise Refused(f"agent {label!r:.60}: the budget {why}; allowed: {allowed}")
     return m.group(1), budget
 
 

@@ -143,7 +143,10 @@ async function opponentInputs() {
   box.replaceChildren();
   for (let k = 0; k < n - 1; k++) {
     const s = el("select", { "data-opponent": String(k) });
-    for (const name of names) s.append(el("option", { value: name, text: name }));
+    for (const name of names) {   // a cheating agent sees hidden cards: said so
+      s.append(el("option", { value: name, text: (options.cheating || []).includes(name)
+        ? `${name} (cheating)` : name }));
+    }
     s.value = names.includes(before[k]) ? before[k] : options.default_opponent;
     const typed = el("input", { type: "text", "data-opponent-text": String(k), size: "12",
                                 placeholder: "or type: pimc:16", value: typedBefore[k] || "",
@@ -231,9 +234,11 @@ function thinkingText(t) {
   const values = Object.entries(t.values || {}).sort((a, b) => b[1] - a[1]);
   if (values.length) {
     box.append(el("div", { class: "note", text:
-      "search: the mean result of each action over the deals it sampled (+1 a win, -1 a " +
-      "loss, per playout). It keeps its guide's choice (greedy's, or the learned policy's) " +
-      "unless another action beats it by a clear margin, so it may not play the top value." }));
+      "search: the mean result of each action over the deals it sampled, from 0 (a loss) to " +
+      "1 (a win; a shared win its share, a game cut unfinished 1/players, a round of a match " +
+      "by the points it moved). pimc keeps its guide's choice (greedy's, or the learned " +
+      "policy's) unless another action beats it by a clear margin, so it may not play the " +
+      "top value." }));
   }
   for (const [name, v] of values.slice(0, 6)) {
     box.append(el("div", {}, el("span", { class: "bar", style: `width:${Math.round(Math.max(0, Math.min(1, v)) * 80)}px` }),
