@@ -490,8 +490,9 @@ better than its rivals' (about a typical round's points)."""
 def _round_values(w, prm, j, start_round, tmp):
     """tmp[32 + q] = the value of world row j's playout for seat q, given the scores before
     it in tmp[16 + q]: a round that did not finish 1/N; a single round (or a match that
-    ended) 1 for its winner, 1/k for each of k seats tied on the lowest total of a
-    penalty-scored match (as the engine's rewards share it), else 0; a round of a match
+    ended) 1 for its winner, else 0, and in a penalty-scored match the engine's reward r
+    mapped linearly onto that scale, ((N-1) r + 1) / N (k seats tied on the lowest total:
+    r = +1/k each, the others -1/(N-k), a little under 0); a round of a match
     that goes on a logistic of the points the seat gained over its rivals (winner scoring: its gain minus the best other
     gain; penalty scoring: the others' mean penalty minus its own)."""
     n = prm[P_PLAYERS]
@@ -514,8 +515,13 @@ def _round_values(w, prm, j, start_round, tmp):
         for q in range(n):
             tied += w.pl[j, q, S_SCORE] == low
         for q in range(n):
-            if penalty:
-                tmp[32 + q] = 1.0 / tied if w.pl[j, q, S_SCORE] == low else 0.0
+            if penalty and tied < n:
+                # the engine's reward r (+1/k, the others -1/(N-k)) on this scale, where a
+                # sole win is 1, a loss to one winner 0 and a game cut unfinished 1/N (r = 0)
+                r = 1.0 / tied if w.pl[j, q, S_SCORE] == low else -1.0 / (n - tied)
+                tmp[32 + q] = ((n - 1) * r + 1.0) / n
+            elif penalty:
+                tmp[32 + q] = 1.0 / n
             else:
                 tmp[32 + q] = 1.0 if q == winner else 0.0
         return

@@ -1197,6 +1197,17 @@ def test_a_run_of_copies_pairs_with_a_run_of_an_agent_against_those_copies():
     check_paired_plan(copies, ["greedy", "random", "random", "random"], "basic", 4, 480, 0)
     with pytest.raises(ValueError, match="the other entrants differ"):   # still: other others
         check_paired_plan(copies, ["greedy", "random", "random", "color"], "basic", 4, 480, 0)
+    # a name of its own that ends in #2 is not a numbered copy
+    two = dict(kw, num_players=2, num_games=200)
+    from ono_env.agents import make_agent
+    from ono_env.rules import RuleSet
+    basic2 = RuleSet.preset("basic", num_players=2)
+    bot2, bot = make_agent("greedy", basic2), make_agent("random", basic2)
+    bot2.name, bot.name = "bot#2", "bot"
+    a = run_arena(["color", bot2], **two)
+    b = run_arena(["defensive", bot], **two)
+    with pytest.raises(ValueError, match=r"the other entrants differ \(bot#2 against bot\)"):
+        paired_difference(a, b)
 
 
 def test_the_printed_table_says_shares_and_seatings_as_the_table_has_them():

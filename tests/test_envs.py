@@ -475,6 +475,12 @@ def test_a_deal_whose_forced_plays_end_it_reports_its_rewards():
         done |= r.terminated | r.truncated
     scores = points.state.scores.astype(float)
     assert np.allclose(total, 0.01 * (scores - scores.mean(axis=1, keepdims=True)), atol=1e-5)
+    # play_random deals the finished games again: their earlier deal's rewards are dropped
+    g = VecGame("basic", 200, seed=0, num_players=2, hand_size=1, skip_forced=True)
+    g.play_random(1)
+    r = g.step(first_legal(g.legal_mask()))
+    going = ~(r.terminated | r.truncated)
+    assert going.any() and not r.rewards[going].any()
     env = ono_v0.env(rules="basic", num_players=2, hand_size=1, skip_forced=True)
     for seed in range(40):
         env.reset(seed=seed)

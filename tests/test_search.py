@@ -719,10 +719,11 @@ def test_searches_over_one_model_file_share_its_packed_network():
     np.testing.assert_array_equal(first[0], a._net[0])
 
 
-@pytest.mark.parametrize("seat1, value", [("R0", 0.5), ("R1", 1.0)])
-def test_a_penalty_matchs_shared_win_is_valued_as_the_engine_pays_it(seat1, value):
+@pytest.mark.parametrize("seat1, reward", [("R0", 0.5), ("R1", 1.0)])
+def test_a_penalty_matchs_shared_win_is_valued_as_the_engine_pays_it(seat1, reward):
     # before: a win shared by the k seats tied on the lowest total was valued 1, as a sole
-    # win (the engine pays +1/k), so a search settled for a tie where it could win alone
+    # win (the engine pays +1/k), so a search settled for a tie where it could win alone;
+    # the value is the engine's reward r on the search's scale, ((N-1) r + 1) / N
     rules = RuleSet.preset("classic", num_players=3, scoring="penalty", target_score=50)
     d = VecGame(rules, 1, seed=3).to_dict(0)
     cards = [c for h in d["hands"] for c in h] + d["stock"] + d["discard"]
@@ -735,10 +736,10 @@ def test_a_penalty_matchs_shared_win_is_valued_as_the_engine_pays_it(seat1, valu
              winner=1, round=3, decisions=100)
     played = VecGame.from_dict(d)
     r = played.step(np.array([C.action_id("play R5")]))
-    assert r.rewards[0, 0] == pytest.approx(value)   # the engine: +1/2 tied, +1 alone
+    assert r.rewards[0, 0] == pytest.approx(reward)   # the engine: +1/2 tied, +1 alone
     oracle = make_agent("oracle:2", rules)   # sees every hand: the outcome is known
     oracle.act_game(VecGame.from_dict(d), np.array([0]), np.random.default_rng(0))
-    assert oracle.last_values[0][C.action_id("play R5")] == pytest.approx(value)
+    assert oracle.last_values[0][C.action_id("play R5")] == pytest.approx((2 * reward + 1) / 3)
 
 
 def test_a_time_budget_is_named_exactly_and_a_nan_margin_is_refused():

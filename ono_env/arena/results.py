@@ -356,9 +356,12 @@ UNRECORDED: Any = object()
 written before they were recorded: nothing to compare."""
 
 
-def _unnumbered(label: str) -> str:
-    """An entrant's label without the ``#k`` the arena adds to a name given more than once."""
-    return re.sub(r"#\d+$", "", label)
+def _unnumbered(labels: list[str]) -> list[str]:
+    """The entrants' labels without the ``#k`` the arena adds to a name given more than once
+    (only where the name without it is another label's too: a name of its own that ends in
+    ``#1`` keeps it)."""
+    bases = [re.sub(r"#\d+$", "", x) for x in labels]
+    return [b if x != b and bases.count(b) > 1 else x for x, b in zip(labels, bases)]
 
 
 def check_pairable(pa: dict[str, Any], pb: dict[str, Any], entrant: int = 0) -> None:
@@ -392,7 +395,8 @@ def check_pairable(pa: dict[str, Any], pb: dict[str, Any], entrant: int = 0) -> 
     # a name given twice is numbered by its place among all the entrants (random#1,
     # random#2): "random random" against "greedy random" seats one random as the other
     # entrant of both; the models recorded under the labels are compared below
-    if [_unnumbered(x) for x in others_a] != [_unnumbered(x) for x in others_b]:
+    plain_a, plain_b = _unnumbered(la), _unnumbered(lb)
+    if plain_a[:entrant] + plain_a[entrant + 1:] != plain_b[:entrant] + plain_b[entrant + 1:]:
         raise ValueError(f"the other entrants differ ({', '.join(others_a)} against "
                          f"{', '.join(others_b)}); a paired comparison plays two agents "
                          f"against the same others")
