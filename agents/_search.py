@@ -56,6 +56,8 @@ from ono_env._engine import (
     S_HAND_LEN,
     S_KNOWN,
     S_LACKS,
+    S_LAST,
+    S_NAMED,
     S_SCORE,
     S_SEEN,
     U64ARR,
@@ -154,6 +156,24 @@ def _shuffle_list(a, lo, hi, arng):
         x = a[k]
         a[k] = a[t]
         a[t] = x
+
+
+@_inline
+def _named_before(v, r, prm, off, under):
+    """The colour in force under a Wild Draw Four played on a wild of type ``under``, as the
+    table saw it named: the colour its player named (``S_NAMED``), that player being a seat
+    other than the Wild Draw Four's ``off`` whose last play (``S_LAST``) is that wild (the
+    one who played the card under has not played since). -1 where no such seat or two that
+    named other colours (the first card's wild, named by a seat that did not play it)."""
+    col = -1
+    for q in range(prm[P_PLAYERS]):
+        if q != off and v.pl[r, q, S_LAST] == under + 1 and v.pl[r, q, S_NAMED] > 0:
+            c = v.pl[r, q, S_NAMED] - 1
+            if col == -1:
+                col = c
+            elif col != c:
+                return -1
+    return col
 
 
 @_helper(void(S, i8, S, i8, PRM, i8, U64ARR, I64ARR, I8ARR))
@@ -258,8 +278,10 @@ def _determinize(v, r, w, j, prm, mode, arng, counts, unseen):
         if (v.g[r, G_PHASE] == PH_PENDING and nd >= 2 and prm[P_WD4_RESTRICTED] != 0
                 and v.discard[r, nd - 1] == C.WILD_DRAW_FOUR):
             under = v.discard[r, nd - 2]
-            col = _CARD_COLOR[under] if under < 52 else _next_u53(arng, 0) % 4
             off = v.g[r, G_PREVIOUS]
+            col = _CARD_COLOR[under] if under < 52 else _named_before(v, r, prm, off, under)
+            if col < 0:   # not to be read from the table: any colour
+                col = _next_u53(arng, 0) % 4
             if off >= 0 and _holds_color(w, j, off, col):
                 w.g[j, G_BLUFF] = 1
 

@@ -750,3 +750,46 @@ def test_a_time_budget_is_named_exactly_and_a_nan_margin_is_refused():
         assert agent.name == spec and make_agent(agent.name, "basic").time_ms == agent.time_ms
     with pytest.raises(ValueError, match="margin=nan; allowed: a number"):
         SearchAgent(RuleSet.preset("basic"), 4, margin=float("nan"))
+
+
+def test_worlds_under_a_wild_draw_four_on_a_wild_keep_the_colour_the_table_saw_named():
+    # before: the colour in force under it was drawn at random, so a fifth of the worlds'
+    # bluff flags contradicted what the table had seen (the Wild's player named it)
+    from ono_env import _engine as EN
+    rules = RuleSet.preset("classic", num_players=3, target_score=0)
+    P, D = 3, rules.deck_size
+    g = VecGame(rules, 64, seed=0)
+    rng = np.random.default_rng(0)
+    checked = 0
+    for _ in range(300):
+        s = g.state
+        for i in range(64):
+            nd = int(s.discard_len[i])
+            if not (s.phase[i] == EN.PH_PENDING and nd >= 2
+                    and s.discard[i, nd - 1] == C.WILD_DRAW_FOUR and s.discard[i, nd - 2] == C.WILD):
+                continue
+            off = int(s.previous[i])
+            namers = [q for q in range(P) if q != off and s.pl[i, q, EN.S_LAST] == C.WILD + 1]
+            if len(namers) != 1:
+                continue
+            col = int(s.pl[i, namers[0], EN.S_NAMED]) - 1
+            view = EN.State(1, P, D).arrays
+            E.seat_view(*s.arrays, np.array([i]), E.VIEW_FAIR, *view)
+            N = 100
+            world = EN.State(N, P, D)
+            E.sample_worlds(*(np.repeat(x, N, axis=0) for x in view), g.internals.params,
+                            np.arange(1, N + 1, dtype=np.uint64) * np.uint64(7919), E.VIEW_FAIR,
+                            *world.arrays, np.zeros(C.NUM_CARD_TYPES, np.int64),
+                            np.zeros(D, np.int8), np.zeros(2, np.uint64))
+            colored = [c for c in range(52) if EN._CARD_COLOR[c] == col]
+            holds = world.hands[:, off, colored].sum(axis=1) > 0
+            assert np.array_equal(world.bluff.astype(bool), holds)
+            checked += 1
+        if checked >= 3:
+            break
+        mask = g.legal_mask()
+        g.step(np.array([rng.choice(np.flatnonzero(m)) if m.any() else 0 for m in mask]),
+               active=~g.finished)
+        if g.finished.any():
+            g.reset(which=g.finished)
+    assert checked >= 3
