@@ -58,6 +58,7 @@ from ono_env._engine import (
     S_LACKS,
     S_LAST,
     S_NAMED,
+    S_PREVIOUS,
     S_SCORE,
     S_SEEN,
     U64ARR,
@@ -164,7 +165,11 @@ def _named_before(v, r, prm, off, under):
     table saw it named: the colour its player named (``S_NAMED``), that player being a seat
     other than the Wild Draw Four's ``off`` whose last play (``S_LAST``) is that wild (the
     one who played the card under has not played since). -1 where no such seat or two that
-    named other colours (the first card's wild, named by a seat that did not play it)."""
+    named other colours (the first card's wild, named by a seat that did not play it), or
+    where the Wild Draw Four's player played that wild just before (it may be the card
+    under, and its colour is gone from S_NAMED)."""
+    if v.pl[r, off, S_PREVIOUS] == under + 1:
+        return -1   # its own player may have played it, whose S_NAMED the Wild Draw Four took
     col = -1
     for q in range(prm[P_PLAYERS]):
         if q != off and v.pl[r, q, S_LAST] == under + 1 and v.pl[r, q, S_NAMED] > 0:
@@ -514,7 +519,7 @@ def _round_values(w, prm, j, start_round, tmp):
     it in tmp[16 + q]: a round that did not finish 1/N; a single round (or a match that
     ended) 1 for its winner, else 0, and in a penalty-scored match the engine's reward r
     mapped linearly onto that scale, ((N-1) r + 1) / N (k seats tied on the lowest total:
-    r = +1/k each, the others -1/(N-k), a little under 0); a round of a match
+    r = +1/k each, the others -1/(N-k), under 0, down to (2 - N) / N); a round of a match
     that goes on a logistic of the points the seat gained over its rivals (winner scoring: its gain minus the best other
     gain; penalty scoring: the others' mean penalty minus its own)."""
     n = prm[P_PLAYERS]

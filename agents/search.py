@@ -348,7 +348,9 @@ class SearchAgent:
                  np.zeros(C.NUM_ACTIONS, np.bool_), out)
             self._remember(at, view, out)
         self.last_values = values
-        self.last_worlds = np.where((values >= 0).any(axis=1), self.worlds, 0)
+        # -1 marks the illegal actions; a legal one's value is above it (a penalty match
+        # lost to tied winners is under 0, at least (2 - players) / players)
+        self.last_worlds = np.where((values > -1.0).any(axis=1), self.worlds, 0)
         return out
 
     def _recall(self, game: VecGame, rows: np.ndarray,

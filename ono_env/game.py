@@ -451,8 +451,9 @@ class VecGame:
         seed = check_seed("seed", seed, allow_none=False)
         policy_rng = game_seeds(seed ^ 0x5EED, self.num_games)
         self._mask_valid = False
-        self._pending[:] = 0.0   # its games are dealt again: no earlier deal's rewards to report
-        self._pending_any = False
+        if steps:   # its finished games are dealt again: no earlier deal's rewards to report
+            self._pending[:] = 0.0
+            self._pending_any = False
         return int(_K.random_moves(*self._arrays, self._params, int(steps), self._seats,
                                    policy_rng, np.zeros((self.num_games, self.num_players)),
                                    self._scratch_rewards))
@@ -472,8 +473,6 @@ class VecGame:
                     or not arr.flags.c_contiguous):
                 raise ValueError(f"{name} must be a C-contiguous {shape} {dtype.__name__} array")
         self._mask_valid = False
-        self._pending[:] = 0.0   # its games are dealt again: no earlier deal's rewards to report
-        self._pending_any = False
         return int(_K.random_moves(*self._arrays, self._params, -1, seats, policy_rng,
                                    rewards, self._scratch_rewards))
 

@@ -1208,6 +1208,9 @@ def test_a_run_of_copies_pairs_with_a_run_of_an_agent_against_those_copies():
     b = run_arena(["defensive", bot], **two)
     with pytest.raises(ValueError, match=r"the other entrants differ \(bot#2 against bot\)"):
         paired_difference(a, b)
+    from ono_env.arena.results import _unnumbered  # the arena numbers every copy of a name
+    assert _unnumbered(["x", "bot", "bot#1"]) == ["x", "bot", "bot#1"]
+    assert _unnumbered(["y", "bot#1", "bot#2"]) == ["y", "bot", "bot"]
 
 
 def test_the_printed_table_says_shares_and_seatings_as_the_table_has_them():

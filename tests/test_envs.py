@@ -467,6 +467,9 @@ def test_a_deal_whose_forced_plays_end_it_reports_its_rewards():
     assert episodes > 100
     points = VecGame("basic", 100, seed=2, num_players=2, hand_size=1, skip_forced=True,
                      scoring="winner", target_score=100, reward="points")
+    # random opponents' moves (here none: each game waits for the seat to act) keep them
+    assert points.play_random_until(points.state.current.astype(np.int64), np.arange(
+        100, dtype=np.uint64), np.zeros((100, 2))) == 0
     total = np.zeros((100, 2))
     done = np.zeros(100, bool)
     while not done.all():   # every reward of a match: its final scores, centred, times 0.01

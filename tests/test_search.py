@@ -793,3 +793,53 @@ def test_worlds_under_a_wild_draw_four_on_a_wild_keep_the_colour_the_table_saw_n
         if g.finished.any():
             g.reset(which=g.finished)
     assert checked >= 3
+
+
+def test_a_wild_draw_four_on_its_own_players_wild_does_not_read_another_seats_colour():
+    # seat 1 names B with a Wild, seat 0 names Y with one, seat 1 draws, seat 0 plays the Wild
+    # Draw Four on its own Wild: the colour under it is not in the public columns (seat 0's
+    # S_NAMED is the Wild Draw Four's now); before, every world took seat 1's stale B
+    from ono_env import _engine as EN
+    rules = RuleSet.preset("classic", num_players=2)
+    d = VecGame(rules, 1, seed=3).to_dict(0)
+    cards = [c for h in d["hands"] for c in h] + d["stock"] + d["discard"]
+    h0, h1 = ["R5", "W", "W+4", "Y1", "G2", "G3", "G4"], ["W", "B1", "B2", "B3", "B4", "B5", "B6"]
+    for c in h0 + h1 + ["R3", "R9"]:
+        cards.remove(c)
+    d.update(hands=[h0, h1], stock=cards + ["R9"], discard=["R3"], color="R", current_player=0,
+             direction=1, phase="play", pending_draw=0, drawn_card=None, called=[False] * 2,
+             exposed=None, previous_player=1, turn_fresh=True, wild_draw_four_bluff=False)
+    g = VecGame.from_dict(d)
+    for name in ["play R5", "play W B", "play W Y", "draw", "keep", "play W+4 R"]:
+        g.step(np.array([C.action_id(name)]))
+    assert g.state.phase[0] == EN.PH_PENDING and g.state.bluff[0]   # seat 0 held Y1
+    view = EN.State(1, 2, rules.deck_size).arrays
+    E.seat_view(*g.state.arrays, np.array([0]), E.VIEW_FAIR, *view)
+    N = 200
+    world = EN.State(N, 2, rules.deck_size)
+    E.sample_worlds(*(np.repeat(x, N, axis=0) for x in view), g.internals.params,
+                    np.arange(1, N + 1, dtype=np.uint64) * np.uint64(7919), E.VIEW_FAIR,
+                    *world.arrays, np.zeros(C.NUM_CARD_TYPES, np.int64),
+                    np.zeros(rules.deck_size, np.int8), np.zeros(2, np.uint64))
+    blue = [c for c in range(52) if EN._CARD_COLOR[c] == C.COLORS.index("B")]
+    follows_blue = world.bluff.astype(bool) == (world.hands[:, 0, blue].sum(axis=1) > 0)
+    assert not follows_blue.all()   # the colour is drawn, not read from seat 1
+
+
+def test_a_search_whose_every_value_is_below_0_still_reports_its_worlds():
+    # every legal action ends a penalty match that seats 1 and 2 win tied: each is worth
+    # ((4-1) r + 1) / 4 with r = -1/2, -0.125; before, last_worlds said 0 (values >= 0 tested)
+    rules = RuleSet.preset("classic", num_players=4, scoring="penalty", target_score=100,
+                           voluntary_draw=False)
+    d = VecGame(rules, 1, seed=3).to_dict(0)
+    cards = [c for h in d["hands"] for c in h] + d["stock"] + d["discard"]
+    for c in ["W", "R1", "R1", "B9", "R3"]:
+        cards.remove(c)
+    d.update(hands=[["W"], ["R1"], ["R1"], ["B9"]], stock=cards, discard=["R3"], color="R",
+             current_player=0, direction=1, phase="play", pending_draw=0, drawn_card=None,
+             called=[True] * 4, exposed=None, previous_player=3, turn_fresh=True,
+             wild_draw_four_bluff=False, scores=[70, 50, 50, 95], winner=1, round=3, decisions=100)
+    oracle = make_agent("oracle:8", rules)
+    oracle.act_game(VecGame.from_dict(d), np.array([0]), np.random.default_rng(0))
+    legal = np.flatnonzero(VecGame.from_dict(d).legal_mask()[0])
+    assert np.allclose(oracle.last_values[0][legal], -0.125) and list(oracle.last_worlds) == [8]

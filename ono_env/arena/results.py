@@ -358,10 +358,11 @@ written before they were recorded: nothing to compare."""
 
 def _unnumbered(labels: list[str]) -> list[str]:
     """The entrants' labels without the ``#k`` the arena adds to a name given more than once
-    (only where the name without it is another label's too: a name of its own that ends in
-    ``#1`` keeps it)."""
+    (only where the name without it is another label's too and no label is that name alone,
+    as the arena numbers every copy: a name of its own that ends in ``#1`` keeps it)."""
     bases = [re.sub(r"#\d+$", "", x) for x in labels]
-    return [b if x != b and bases.count(b) > 1 else x for x, b in zip(labels, bases)]
+    return [b if x != b and bases.count(b) > 1 and b not in labels else x
+            for x, b in zip(labels, bases)]
 
 
 def check_pairable(pa: dict[str, Any], pb: dict[str, Any], entrant: int = 0) -> None:

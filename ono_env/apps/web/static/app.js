@@ -234,8 +234,9 @@ function thinkingText(t) {
   const values = Object.entries(t.values || {}).sort((a, b) => b[1] - a[1]);
   if (values.length) {
     box.append(el("div", { class: "note", text:
-      "search: the mean result of each action over the deals it sampled, from 0 (a loss) to " +
-      "1 (a win; a shared win less, a game cut unfinished 1/players, a round of a match " +
+      "search: the mean result of each action over the deals it sampled, from 0 (a loss; a " +
+      "loss to tied winners less) to 1 (a win; a shared win less, a game cut unfinished " +
+      "1/players, a round of a match " +
       "by the points it moved). pimc keeps its guide's choice (greedy's, or the learned " +
       "policy's) unless another action beats it by a clear margin, so it may not play the " +
       "top value." }));
