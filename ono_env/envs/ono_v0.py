@@ -244,8 +244,6 @@ class raw_env(AECEnv):
             return {"observation": self._obs.copy(), "action_mask": self._mask.astype(np.int8)}
         seat = self._seat(agent)
         self._require_reset("observe")
-        if self._acting(agent):
-            return {"observation": self._obs.copy(), "action_mask": self._mask.astype(np.int8)}
         return {"observation": self.game.observe(seat)[0].copy(),
                 "action_mask": np.zeros(NUM_ACTIONS, np.int8)}
 
