@@ -91,6 +91,20 @@ def is_cheating(agent: Any) -> bool:
     return bool(getattr(agent, "cheating", False))
 
 
+CHEATING_MARK = " (cheating)"
+"""What every table, card, page and game adds to a cheating agent's label."""
+
+
+def marked(label: str, cheating: bool) -> str:
+    """``label`` as an agent is shown: with :data:`CHEATING_MARK` where it cheats."""
+    return label + CHEATING_MARK if cheating else label
+
+
+def unmarked(label: str) -> str:
+    """A shown label without :data:`CHEATING_MARK`: the name the agent was given."""
+    return label.removesuffix(CHEATING_MARK)
+
+
 def plays_from_game(agent: Any) -> bool:
     """True for a :class:`GameAgent` (``uses_game = True``)."""
     return bool(getattr(agent, "uses_game", False))

@@ -94,9 +94,12 @@ def table_events(before: dict, after: dict, player: int, action: int) -> list[st
     """What ``player``'s ``action`` changed at the table, in words, one line per event, from
     two positions (:meth:`~ono_env.game.VecGame.to_dict` before and after the step): skips,
     reversals, draws and their reason (a draw, a Draw Two or Wild Draw Four, a penalty for
-    not calling ONO!, a false accusation, a challenge and its outcome), swapped or shuffled
-    hands, a pending draw that grows, the end of a round. Seats are written ``P<n>``; only
-    what every seat sees is said (counts of cards, never which cards)."""
+    not calling ONO!, a false accusation, a challenge and its outcome, a draw that finds
+    nothing left), swapped or shuffled hands, a reshuffle of the discard pile, a pending draw
+    that grows, and on a step that ends a round only the next player's draw of a last Draw
+    Two or Wild Draw Four (the round's end itself: :func:`round_end_events`). Seats are
+    written ``P<n>``; only what every seat sees is said (counts of cards, never which cards;
+    a challenger's view of the accused hand is :func:`challenge_reveal`, for it alone)."""
     name = C.action_name(action)
     verb = name.split(" ")[0]
     n = len(before["hands"])
@@ -222,6 +225,15 @@ def round_end_text(before: dict, after: dict) -> str | None:
         text += (f" ({points})" if points else "") + "; scores " + " ".join(
             f"P{q} {v}" for q, v in enumerate(after["scores"]))
     return text
+
+
+def round_end_events(before: dict, after: dict) -> list[str]:
+    """A round's end between two positions (:func:`round_end_text`) and, where the game goes
+    on, the next deal's first card (:func:`deal_events`); empty where the step ended no round."""
+    text = round_end_text(before, after)
+    if text is None:
+        return []
+    return [text] + ([] if after["terminated"] or after["truncated"] else deal_events(after))
 
 
 def deal_events(d: dict) -> list[str]:

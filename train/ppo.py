@@ -757,8 +757,15 @@ def read_tables_state(model_path: str | Path) -> dict[str, TableState]:
             text = (f.metadata() or {}).get("tables_state")
     except (SafetensorError, OSError) as exc:
         raise ValueError(f"resume: {str(opath)!r} is not an optimizer state file ({exc})") from None
+    return _tables_state(text, repr(str(opath)))
+
+
+def _tables_state(text: str | None, where: str) -> dict[str, TableState]:
+    """An optimizer file's ``tables_state`` metadata (``where``: the file, for the error) as
+    :class:`TableState` by table label; empty for none."""
     if text is None:
         return {}
+
     def entry_state(entry: Any) -> TableState | None:
         if not isinstance(entry, dict) or set(entry) != {"eval_length", "stall_counts"}:
             return None
@@ -777,7 +784,7 @@ def read_tables_state(model_path: str | Path) -> dict[str, TableState]:
         raw = None
     states = {k: entry_state(v) for k, v in raw.items()} if isinstance(raw, dict) else {"": None}
     if any(v is None for v in states.values()):
-        raise ValueError(f"resume: {str(opath)!r} holds a tables_state that is not one; allowed: a "
+        raise ValueError(f"resume: {where} holds a tables_state that is not one; allowed: a "
                          f"JSON object of table labels, each {{\"eval_length\": a finite number "
                          f">= 0, \"stall_counts\": four whole numbers from 0 to 2**63 - 1}}, as training writes it")
     return {k: v for k, v in states.items() if v is not None}
@@ -823,10 +830,11 @@ def load_checkpoint(model: ActorCritic, opt: torch.optim.Adam, path: str | Path,
     if opath.is_file() and not grown:
         try:
             with safe_open(str(opath), "np") as f:
-                opt_steps = (f.metadata() or {}).get("training_steps")
+                opt_meta = f.metadata() or {}
             state = load_file(str(opath))
         except (SafetensorError, OSError) as exc:
             raise ValueError(f"resume: {str(opath)!r} is not an optimizer state file ({exc})") from None
+        opt_steps = opt_meta.get("training_steps")
         if opt_steps != str(meta["training_steps"]):   # another checkpoint's, or half written
             raise ValueError(f"resume: {str(opath)!r} holds Adam's state at "
                              f"{'no step count' if opt_steps is None else opt_steps[:20] + ' steps'}"
@@ -834,7 +842,7 @@ def load_checkpoint(model: ActorCritic, opt: torch.optim.Adam, path: str | Path,
                              f"steps; allowed: the optimizer file written with that model file "
                              f"(a checkpoint's pair), or none beside it (Adam starts afresh)")
         if tables_state is not None:
-            tables_state.update(read_tables_state(path))
+            tables_state.update(_tables_state(opt_meta.get("tables_state"), repr(str(opath))))
         adam, weights = _checked_optimizer_state(state, model, repr(str(opath)))
         dev = next(model.parameters()).device
         params = dict(model.named_parameters())

@@ -20,6 +20,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from ono_env.agents.base import marked
 from ono_env.apps import console as cli
 from ono_env.arena.distributed import check_ray_flag
 from ono_env.arena.suite import (
@@ -76,7 +77,7 @@ def format_suite(version: int | str) -> str:
              f"ratings with {suite.anchor} = {suite.anchor_rating:g}",
              f"{'table':<14} {'rules':<10} {'players':>7} {'deals':>6} {'slow':>5}  reference field"]
     for t in suite.tables.values():
-        field = ", ".join(f"{r.name}{' (cheating)' if r.cheating else ''}" for r in t.field)
+        field = ", ".join(marked(r.name, r.cheating) for r in t.field)
         lines.append(f"{t.name:<14} {t.preset:<10} {t.players:>7} {t.deals:>6} {t.slow_deals:>5}  "
                      f"{field}")
     lines.append("deals: per pairing with a fast reference agent; slow: with the search agent "

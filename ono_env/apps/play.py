@@ -28,7 +28,7 @@ import numpy as np
 from ono_env import cards as C
 from ono_env import render
 from ono_env.agents import make_agent
-from ono_env.agents.base import Agent, is_cheating
+from ono_env.agents.base import Agent, is_cheating, marked
 from ono_env.agents.driver import act_one
 from ono_env.agents.learned import model_label
 from ono_env.agents.registry import is_model_path
@@ -168,12 +168,13 @@ def play(agents: Sequence[str], rules="basic", num_players: int | None = None, s
     """One game (a round, or a match when the rules play to a target score) between a
     human in ``seat`` and ``agents`` in the other seats (in order from seat 0, skipping the
     human's). Returns the winning seats (:func:`~ono_env.positions.game_winners`: one, or
-those tied on the lowest total of a penalty-scored match; none for a truncated game); raises :class:`Quit`
-    when the human leaves. ``replay_path``: write the finished game there as a replay.
-    ``auto_forced``: take a decision with a single legal option (``keep`` after drawing an
-    unplayable card) without asking, and say so. Every move is followed by what it changed
-    at the table (:func:`~ono_env.render.table_events`: skips, reversals, draws and their
-    reason, swaps, challenges, round ends)."""
+    those tied on the lowest total of a penalty-scored match; none for a truncated game);
+    raises :class:`Quit` when the human leaves. ``replay_path``: write the finished game
+    there as a replay. ``auto_forced``: take a decision with a single legal option (``keep``
+    after drawing an unplayable card) without asking, and say so. Every move is followed by
+    what it changed at the table (:func:`~ono_env.render.table_events`: skips, reversals,
+    draws and their reason, swaps, challenges; a round's end and the next deal's first card:
+    :func:`~ono_env.render.round_end_events`); a human challenger is shown the accused hand."""
     overrides = {}
     if num_players is not None:
         overrides["num_players"] = num_players
@@ -208,9 +209,7 @@ those tied on the lowest total of a penalty-scored match; none for a truncated g
         if s != seat:
             spec = agents[k]   # a model file is shown by its name, not its local path
             label = model_label(spec) if isinstance(spec, str) and is_model_path(spec) else str(spec)
-            if is_cheating(policies[k]):   # it sees hidden cards: said wherever it is named
-                label += " (cheating)"
-            by_seat[s] = (label, policies[k])
+            by_seat[s] = (marked(label, is_cheating(policies[k])), policies[k])
             k += 1
     seed_chosen = seed is not None   # a seed drawn here deals every hand: shown at the end
     seed = fresh_seed() if seed is None else seed
@@ -253,12 +252,11 @@ those tied on the lowest total of a penalty-scored match; none for a truncated g
         shown = render.challenge_reveal(before, p, a) if p == seat else None   # for your eyes
         for event in table_events(before, position, p, a) + ([shown] if shown else []):
             print(f"  {render.personal(event, seat)}", file=out)
-        ended = render.round_end_text(before, position)
+        ended = render.round_end_events(before, position)   # and the next round's deal
         if ended:
-            print(f"--- {ended}", file=out)
-            if not game.finished[0]:   # the next round is dealt
-                for event in render.deal_events(position):
-                    print(f"  {render.personal(event, seat)}", file=out)
+            print(f"--- {ended[0]}", file=out)
+            for event in ended[1:]:
+                print(f"  {render.personal(event, seat)}", file=out)
         if not game.finished[0]:
             print(render_text(game, 0, seat=seat, ansi=ansi, history=history[-1:]), file=out)
     print(render_text(game, 0, seat=None, ansi=ansi), file=out)   # the end: every hand shown

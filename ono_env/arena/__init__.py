@@ -71,6 +71,7 @@ from ono_env.agents.base import (
     Agent,
     agent_label,
     is_cheating,
+    marked,
     observation_version,
     plays_from_game,
 )
@@ -184,7 +185,7 @@ def run_arena(agents: Sequence[Any], rules: Any = "classic", num_players: int | 
         check_ray_address(ray_address)
     record = check_int("record", record, 0, MAX_RECORD)
     built = [make_agent(a, rules) for a in agents]
-    labels = [f"{lab} (cheating)" if is_cheating(b) else lab
+    labels = [marked(lab, is_cheating(b))
               for lab, b in zip(_labels(agents), built)]   # the search ceilings see hidden cards
     check_bool("mirrored", mirrored)
     # the models as the agents read them; for the pairings of a mirrored run

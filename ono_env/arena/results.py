@@ -14,6 +14,7 @@ from typing import Any
 
 import numpy as np
 
+from ono_env.agents.base import unmarked
 from ono_env.arena.play import GameRecords
 from ono_env.arena.stats import bounded_mean_interval, wilson_interval
 from ono_env.checks import check_input_file, is_sha256
@@ -383,8 +384,8 @@ def check_pairable(pa: dict[str, Any], pb: dict[str, Any], entrant: int = 0) -> 
             raise ValueError(f"the two runs differ in {what} ({shown[0]} against {shown[1]}), so "
                              f"they did not deal the same cards; a paired comparison needs the "
                              f"same rules, seed, games and batch size")
-    la = [str(x).removesuffix(" (cheating)") for x in pa["agents"]]
-    lb = [str(x).removesuffix(" (cheating)") for x in pb["agents"]]
+    la = [unmarked(str(x)) for x in pa["agents"]]
+    lb = [unmarked(str(x)) for x in pb["agents"]]
     if len(la) != len(lb):
         raise ValueError(f"the two runs have {len(la)} and {len(lb)} entrants; a paired "
                          f"comparison needs the same tables (the same number of entrants)")

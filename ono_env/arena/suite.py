@@ -55,7 +55,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 import ono_env
-from ono_env.agents.base import Agent, is_cheating
+from ono_env.agents.base import Agent, is_cheating, marked
 from ono_env.agents.learned import model_label, model_sha256, played_models, shipped_models
 from ono_env.agents.registry import agent_from_class, is_class_spec, is_model_path, make_agent
 from ono_env.arena.distributed import check_ray_address, play_on_ray
@@ -885,12 +885,11 @@ def check_card(data: Any, what: str = "card") -> None:
 
 def _agent_label(card: dict[str, Any]) -> str:
     """The card's agent as it is named, marked where it cheats (sees hidden cards)."""
-    agent = card["agent"]
-    return f"{agent['label']} (cheating)" if agent.get("cheating") else agent["label"]
+    return marked(card["agent"]["label"], bool(card["agent"].get("cheating")))
 
 
 def _ref_label(row: dict[str, Any]) -> str:
-    return f"{row['reference']} (cheating)" if row["cheating"] else row["reference"]
+    return marked(row["reference"], row["cheating"])
 
 
 def format_card(card: dict[str, Any]) -> str:
@@ -944,7 +943,7 @@ def format_ladder_markdown(data: dict[str, Any], command: str) -> str:
              command, "```", "",
              "| agent | rating | 95% interval |", "|---|---|---|"]
     for name, r in sorted(data["ratings"].items(), key=lambda kv: -kv[1]["rating"]):
-        label = f"{name} (cheating)" if name in data["cheating"] else name
+        label = marked(name, name in data["cheating"])
         ci = "anchor" if name == "greedy" else f"[{r['low']:.0f}, {r['high']:.0f}]"
         lines.append(f"| {label} | {r['rating']:.0f} | {ci} |")
     lines += ["", f"Pairings: the agent in one seat, the reference agent in every other; each "
@@ -954,8 +953,7 @@ def format_ladder_markdown(data: dict[str, Any], command: str) -> str:
     carried = sorted({p["from_version"] for p in data["pairings"] if "from_version" in p})
     for p in data["pairings"]:
         took = f"{p['seconds']:.0f}" + (f" (v{p['from_version']})" if "from_version" in p else "")
-        agent, ref = (f"{n} (cheating)" if n in data["cheating"] else n
-                      for n in (p["agent"], p["reference"]))
+        agent, ref = (marked(n, n in data["cheating"]) for n in (p["agent"], p["reference"]))
         lines.append(f"| {agent} | {ref} | {p['deals']} | {100 * p['rate']:.1f} "
                      f"[{100 * p['low']:.1f}, {100 * p['high']:.1f}] | {took} |")
     if carried:

@@ -41,6 +41,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+from ono_env.agents.base import unmarked
 from ono_env.agents.learned import model_label, read_metadata, shipped_models
 from ono_env.agents.registry import agent_names
 from ono_env.agents.search import SEARCH_AGENTS
@@ -91,7 +92,7 @@ def searches(labels: Sequence[Any]) -> bool:
     """Does a game of these agent labels seat a search agent (``pimc``, ``pimc:128``,
     ``oracle (cheating)``, ...)?"""
     return any(isinstance(x, str)
-               and x.removesuffix(" (cheating)").partition(":")[0] in SEARCH_AGENTS
+               and unmarked(x).partition(":")[0] in SEARCH_AGENTS
                for x in labels)
 
 
@@ -228,20 +229,13 @@ def replay_view(r: Replay) -> dict[str, Any]:
                      | {"top": p["discard"][-1], "stock": len(p["stock"]),
                         "discard": len(p["discard"])})
     from ono_env import cards as C
-    from ono_env.render import deal_events, round_end_text, table_events
-
-    def ended(before: dict[str, Any], after: dict[str, Any]) -> list[str]:
-        """A round's end and, where the game goes on, the next deal's first card."""
-        text = round_end_text(before, after)
-        if text is None:
-            return []
-        return [text] + ([] if after["terminated"] or after["truncated"] else deal_events(after))
+    from ono_env.render import deal_events, round_end_events, table_events
 
     decisions = [{"seat": positions[k]["current_player"], "text":
                   f"P{positions[k]['current_player']}: {C.action_name(a)}",
                   "events": table_events(positions[k], positions[k + 1],
                                          positions[k]["current_player"], a)
-                  + ended(positions[k], positions[k + 1]),
+                  + round_end_events(positions[k], positions[k + 1]),
                   "round_end": positions[k + 1]["round"] != positions[k]["round"]
                   or bool(positions[k + 1]["terminated"]),
                   "thinking": r.thinking[k]} for k, a in enumerate(r.actions)]

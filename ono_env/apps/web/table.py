@@ -26,6 +26,7 @@ import numpy as np
 
 from ono_env import cards as C
 from ono_env.agents import make_agent
+from ono_env.agents.base import is_cheating, marked
 from ono_env.agents.driver import act_one
 from ono_env.agents.search import SEARCH_AGENTS
 from ono_env.checks import check_bool, check_int, check_seed
@@ -35,7 +36,7 @@ from ono_env.render import (
     challenge_reveal,
     deal_events,
     personal,
-    round_end_text,
+    round_end_events,
     table_events,
 )
 from ono_env.replay import Replay
@@ -106,8 +107,7 @@ class Table:
                 self.labels.append("you")
             else:
                 self.agents[s] = agent_factory(agents[k])
-                cheat = " (cheating)" if getattr(self.agents[s], "cheating", False) else ""
-                self.labels.append(f"{agents[k]}{cheat}")
+                self.labels.append(marked(agents[k], is_cheating(self.agents[s])))
                 k += 1
         self.seed_chosen = seed is not None
         """The browser chose the seed: it may see it. A seed the server drew is shown only
@@ -138,17 +138,14 @@ class Table:
         self.position = self.game.to_dict(0)     # the next step's "before", and the view's
         events = table_events(before, self.position, seat, action)
         shown = challenge_reveal(before, seat, action) if seat == self.seat else None
-        ended = round_end_text(before, self.position)
-        events += [e for e in (shown, ended) if e]   # shown: for the human's eyes (its own view)
-        dealt = deal_events(self.position) if ended and not self.game.finished[0] else []
-        events += dealt
+        ended = round_end_events(before, self.position)   # and the next round's deal
+        events += ([shown] if shown else []) + ended   # shown: for the human's eyes (its view)
         entry: dict[str, Any] = {"seat": seat, "player": self.labels[seat],
                                  "text": f"P{seat}: {C.action_name(action)}",
                                  "thinking": thinking,
                                  "events": [personal(e, self.seat) for e in events]}
         self.history.append(entry)
-        if ended:   # from the human's seat, as the first deal's
-            self.events += [personal(e, self.seat) for e in (ended, *dealt)]
+        self.events += [personal(e, self.seat) for e in ended]   # from the human's seat
         if self.game.finished[0]:
             self.replay.finish(self.game, 0)
 
