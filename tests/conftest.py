@@ -1,18 +1,26 @@
 """Helpers that build positions the way a rules test reads: hands, the discard pile, and the
-cards on top of the stock; every other card of the deck goes under them in the stock."""
+cards on top of the stock; every other card of the deck goes under them in the stock.
+
+Property tests draw the same examples on every run (``derandomize``) and keep no example
+database in the working tree: the suite is as reproducible as the rest of the project."""
 
 from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pytest
+from hypothesis import settings
 
 from ono_env import VecGame, action_id
 from ono_env.cards import CARD_IDS, CARD_NAMES, COLORS
 from ono_env.rules import RuleSet
+
+settings.register_profile("ono", derandomize=True, database=None)
+settings.load_profile("ono")
 
 
 def make_position(
@@ -117,3 +125,37 @@ def random_playout(game: VecGame, steps: int, seed: int, record: bool = False):
 @pytest.fixture
 def classic3() -> RuleSet:
     return RuleSet.preset("classic", num_players=3)
+
+
+@pytest.fixture
+def resume_loads(monkeypatch) -> list[int]:
+    """Checks every checkpoint the trainer resumes from: after its ``load_checkpoint`` the
+    model holds the file's weights (both networks, and the opponent encoder where there is
+    one) and Adam the state of the optimizer file beside it, one step count for every
+    parameter. Returns the list of step counts loaded."""
+    from ono_env.agents.learned import read_model
+    from ono_env.train import ppo
+
+    loaded: list[int] = []
+    load = ppo.load_checkpoint
+
+    def checked(model, opt, path, *args, **kwargs):
+        steps = load(model, opt, path, *args, **kwargs)
+        ours, theirs = model.policy_net(), read_model(path)[1]
+        pairs = list(zip(ours.layers + (ours.value_layers or []),
+                         theirs.layers + (theirs.value_layers or []), strict=True))
+        assert (ours.encoder is None) == (theirs.encoder is None)
+        if ours.encoder is not None:
+            pairs.append((ours.encoder, theirs.encoder))
+        for (w, b), (w2, b2) in pairs:
+            np.testing.assert_array_equal(w, w2)
+            np.testing.assert_array_equal(b, b2)
+        assert ppo.optimizer_path(Path(path)).is_file()
+        assert len(opt.state) == len(list(model.parameters()))
+        (adam_steps,) = {int(v["step"]) for v in opt.state.values()}
+        assert adam_steps > 0
+        loaded.append(steps)
+        return steps
+
+    monkeypatch.setattr(ppo, "load_checkpoint", checked)
+    return loaded

@@ -74,8 +74,8 @@ def test_a_seeded_reset_fixes_every_later_episode(opponents):
 
 
 def test_sb3_vecenv_is_reproducible_from_its_seed():
-    def run(env: OnoVecEnv) -> list[bytes]:
-        env.seed(11)
+    def run(env: OnoVecEnv, seed: int = 11) -> list[bytes]:
+        env.seed(seed)
         obs = env.reset()
         out = [obs.tobytes()]
         rng = np.random.default_rng(3)
@@ -90,6 +90,8 @@ def test_sb3_vecenv_is_reproducible_from_its_seed():
     first = run(env)
     assert run(env) == first
     assert run(OnoVecEnv("basic", num_envs=8, opponents="random", num_players=3)) == first
+    other = run(env, 12)
+    assert other[0] != first[0] and other != first   # the seed is used
 
 
 # ---- never a finished game ----------------------------------------------------------------
@@ -305,6 +307,9 @@ def test_sb3_constructor_seed_is_the_seed_of_the_first_reset():
     b = OnoVecEnv("basic", num_envs=8, num_players=3)
     b.seed(5)
     assert a.reset().tobytes() == b.reset().tobytes()
+    c = OnoVecEnv("basic", num_envs=8, num_players=3, seed=6)
+    assert c.reset().tobytes() != OnoVecEnv("basic", num_envs=8, num_players=3,
+                                            seed=5).reset().tobytes()
     assert a.reset_infos == b.reset_infos and set(a.reset_infos[0]) == {"learner_seat"}
 
 
@@ -431,6 +436,9 @@ def test_numpy_integer_seeds_are_seeds():
     venv = OnoVecEnv("basic", num_envs=4, num_players=3)
     venv.seed(np.int64(3))
     assert venv.reset().tobytes() == OnoVecEnv("basic", num_envs=4, num_players=3,
+                                               seed=3).reset().tobytes()
+    venv.seed(np.int64(4))
+    assert venv.reset().tobytes() != OnoVecEnv("basic", num_envs=4, num_players=3,
                                                seed=3).reset().tobytes()
 
 

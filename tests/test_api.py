@@ -329,6 +329,9 @@ def test_demo_is_seeded_and_prints_a_summary():
     wins = play_demo("basic", 3, 2, seed=4, verbose=True, out=a)
     play_demo("basic", 3, 2, seed=4, verbose=True, out=b)
     assert a.getvalue() == b.getvalue()
+    c = io.StringIO()
+    play_demo("basic", 3, 2, seed=5, verbose=True, out=c)
+    assert c.getvalue() != a.getvalue()   # the seed is used
     assert sum(wins.values()) == 2
     assert a.getvalue().splitlines()[-1].startswith("summary: 2 games of basic")
     assert "play " in a.getvalue()

@@ -70,6 +70,8 @@ def test_seeded_runs_reproduce():
     assert a.to_dict()["agents"][0]["wins"] == b.to_dict()["agents"][0]["wins"]
     assert np.array_equal(a.records.length, b.records.length)
     assert a.ratings == b.ratings
+    c = run_arena(["greedy", "color"], "ono", 2, num_games=40, seed=10)
+    assert not np.array_equal(a.records.length, c.records.length)   # the seed is used
 
 
 def test_evaluation_in_worker_processes_gives_the_same_rows():
@@ -424,6 +426,22 @@ def test_agreement_counts_the_decisions_with_a_choice():
     rules = {"preset": "basic", "num_players": 2}
     same = agreement("ppo-basic-2p", "ppo-basic-2p", rules, 50, seed=1)
     assert same["agreement"] == 1.0 and same["decisions"] > 0
+    # the same games played here: the decisions with a choice, and all of them
+    from ono_env import VecGame
+    from ono_env.agents import make_agent
+
+    policy = make_agent("ppo-basic-2p", rules)
+    game = VecGame("basic", 50, seed=1, num_players=2)
+    rng = np.random.default_rng(0)
+    with_choice = every = 0
+    while not game.finished.all():
+        live = ~game.finished
+        mask = game.legal_mask().copy()
+        with_choice += int((live & (mask.sum(axis=1) > 1)).sum())
+        every += int(live.sum())
+        act = policy.act(game.observe(game.current_player.astype(np.int64)), mask, rng)
+        game.step(np.where(live, act, 0), active=live)
+    assert same["decisions"] == with_choice < every
     assert agreement("greedy", "greedy", rules, 50, seed=1)["agreement"] < 1.0
     other = agreement("defensive", "greedy", rules, 50, seed=1)
     assert 0.0 < other["agreement"] < 1.0 and other["low"] < other["agreement"] < other["high"]

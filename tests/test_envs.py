@@ -275,6 +275,7 @@ def test_vecenv_is_seeded_and_raises_on_illegal_actions():
         return obs
 
     np.testing.assert_array_equal(run(3), run(3))
+    assert not np.array_equal(run(3), run(4))   # the seed is used
     venv = OnoVecEnv("classic", num_envs=4, seed=0, num_players=2)
     venv.reset()
     with pytest.raises(ValueError, match="illegal action"):

@@ -4,7 +4,11 @@ silent: docs/rules-choices.md): a position, actions, the expected position."""
 from __future__ import annotations
 
 import functools
+import json
 import operator
+import os
+import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -16,6 +20,52 @@ from ono_env.cards import CARD_NAMES
 
 def P(name: str, **kw) -> RuleSet:
     return RuleSet.preset(name, **kw)
+
+
+# ---- dealer ----------------------------------------------------------------------------
+# The dealer's draw is not a position (no card of it stays anywhere), so it is tested on the
+# engine's rules function itself, run as plain Python (NUMBA_DISABLE_JIT) on a stock laid out
+# by hand (the whole deck): each seat draws from the front of the stock in seat order, ties draw again.
+_DEALER_SCRIPT = """
+import json, sys
+from ono_env import VecGame, _engine as E
+from ono_env.cards import CARD_IDS
+out = []
+for preset, cards, seed in json.loads(sys.argv[1]):
+    g = VecGame(preset, 1, seed=seed, num_players=4)
+    a = E.Arrays(*g.state.arrays)
+    rest = [c for c, k in enumerate(g.rules.deck_counts) for _ in range(int(k))]
+    ids = [CARD_IDS[c] for c in cards]
+    for c in ids:
+        rest.remove(c)
+    a.stock[0, :len(rest) + len(ids)] = ids + rest   # the whole deck, these cards first
+    a.g[0, E.G_STOCK_LEN] = len(rest) + len(ids)
+    out.append(int(E._choose_dealer(a, g.internals.params, 0)))
+print(json.dumps(out))
+"""
+# seats 0-3 draw R5 (5 points), GS (20), B9 (9), W (50); a number card only: R5, B9 (GS and W
+# go back), Y7, G8
+_DRAWS = ["R5", "GS", "B9", "W", "Y7", "G8"]
+
+
+def test_the_dealer_is_drawn_as_each_preset_says():
+    cases = [("classic", _DRAWS, 0),                          # highest card: W, seat 3
+             ("classic", ["R9", "W", "Y9", "W+4", "R1", "B7"], 0),   # W and W+4 tie: seats 1
+             # and 3 draw again, R1 against B7: seat 3
+             ("wikipedia", _DRAWS, 0)]                        # highest number card: B9, seat 1
+    cases += [(p, _DRAWS, seed) for p in ("basic", "stacking") for seed in range(12)]
+    run = subprocess.run([sys.executable, "-c", _DEALER_SCRIPT, json.dumps(cases)],
+                         env=dict(os.environ, NUMBA_DISABLE_JIT="1"), capture_output=True,
+                         text=True, timeout=600)
+    assert run.returncode == 0, run.stderr[-3000:]
+    dealers = json.loads(run.stdout)
+    assert dealers[:3] == [3, 3, 1]
+    # random: whatever the cards, the seed decides (the same seed, the same dealer)
+    for k in range(2):
+        assert len(set(dealers[3 + 12 * k:15 + 12 * k])) > 1
+    assert RuleSet.preset("basic").dealer == "random" == RuleSet.preset("stacking").dealer
+    assert RuleSet.preset("classic").dealer == "highest_card"
+    assert RuleSet.preset("wikipedia").dealer == "highest_number"
 
 
 # ---- first card ------------------------------------------------------------------------

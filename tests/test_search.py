@@ -75,6 +75,8 @@ def test_arena_runs_with_search_agents_reproduce():
     b = run_arena(["pimc:2", "greedy"], "basic", 2, num_games=16, seed=3, rating=False)
     assert np.array_equal(a.records.wins, b.records.wins)
     assert np.array_equal(a.records.length, b.records.length)
+    c = run_arena(["pimc:2", "greedy"], "basic", 2, num_games=16, seed=4, rating=False)
+    assert not np.array_equal(a.records.length, c.records.length)   # the seed is used
 
 
 def _hidden_swaps(game: VecGame, me_rows: np.ndarray, rng: np.random.Generator) -> VecGame:
@@ -236,7 +238,7 @@ def test_names_budgets_and_refusals():
                                            np.array([0]), np.random.default_rng())
 
 
-def test_search_beats_random_and_the_oracle_beats_search():
+def test_search_beats_random_and_the_oracle_beats_greedy():
     res = run_arena(["pimc:8", "random"], "basic", 2, num_games=200, seed=1, rating=False)
     assert res.agent_rows()[0]["win_rate"] > 0.6
     res = run_arena(["oracle:4", "greedy"], "basic", 2, num_games=200, seed=1, rating=False)

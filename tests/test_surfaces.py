@@ -356,16 +356,15 @@ def test_other_clients_are_answered_while_a_game_searches_at_the_largest_budget(
 
         worker = threading.Thread(target=search)
         worker.start()
-        waits = []
+        served = 0   # other requests answered while the search still ran
         time.sleep(0.05)
-        while worker.is_alive() and len(waits) < 50:
-            t = time.perf_counter()
-            assert call("GET", "/api/options", timeout=10)[0] == 200
-            waits.append(time.perf_counter() - t)
-            time.sleep(0.02)
+        while worker.is_alive() and served < 5:
+            assert call("GET", "/api/options", timeout=60)[0] == 200
+            served += worker.is_alive()
         worker.join()
         assert searched["status"] == 200
-        assert waits and max(waits) < 1.0, (max(waits), searched)
+        # a stalled server answers the first only after the search, and none after it
+        assert served == 5, (served, searched)
     finally:
         server.should_exit = True
 

@@ -336,7 +336,7 @@ def test_a_teacher_pulls_the_learner_toward_its_choices(tmp_path):
                                                                       (None, None)]
 
 
-def test_two_tables_train_resume_and_play_anywhere(tmp_path):
+def test_two_tables_train_resume_and_play_anywhere(tmp_path, resume_loads):
     pytest.importorskip("torch")
     from ono_env.agents import make_agent
     from ono_env.agents.learned import read_metadata
@@ -365,6 +365,7 @@ def test_two_tables_train_resume_and_play_anywhere(tmp_path):
                                            f"resume={first['model']}",
                                            f"run_dir={tmp_path / 'b'}"]))
     assert second["steps"] >= 800 and read_metadata(second["model"])["training_steps"] >= 800
+    assert resume_loads == [first["steps"]] * 2   # its weights, encoder and Adam's state
 
     # the model plays under rules and player counts it never trained on
     for preset, n in (("classic", 4), ("uno2018", 6)):

@@ -3,6 +3,7 @@ test_web_browser.py)."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import time
 
@@ -33,10 +34,13 @@ def new_game(client, **body):
     return r.json()
 
 
-def play_out(client, view, pick=lambda legal: legal[0]["name"]):
-    """Take ``pick(legal)`` at every decision of the human until the game ends."""
+def play_out(client, view, pick=lambda legal: legal[0]["name"], seen=None):
+    """Take ``pick(legal)`` at every decision of the human until the game ends; each view's
+    events (the last five) are added to ``seen`` where given."""
     steps = 0
     while not view["finished"]:
+        if seen is not None:
+            seen.extend(view["events"])
         r = client.post(f"/api/games/{view['id']}/action",
                         json={"action": pick(view["legal"]), "move": view["move"]})
         assert r.status_code == 200, r.text
@@ -135,11 +139,14 @@ def test_rule_options_and_matches(client):
                     seed=5)
     assert view["rules"]["target_score"] == 60 and view["rules"]["challenge"] is False
     assert view["match"] is True
-    end = play_out(client, view)
+    seen: list[str] = []
+    end = play_out(client, view, seen=seen)
+    seen += end["events"]
     assert len(end["result"]["winners"]) == 1
     assert max(end["result"]["scores"]) >= 60
-    if end["round"] > 0:
-        assert any(e.startswith("round 1 won by") for e in end["events"]) or end["events"]
+    assert end["round"] >= 2  # the seed's match takes more than one round
+    for k in range(1, end["round"] + 1):
+        assert any(e.startswith(f"round {k} won by P") and "; scores you " in e for e in seen), k
 
 
 # ---- decisions -------------------------------------------------------------------------
@@ -454,6 +461,19 @@ def test_requests_waiting_on_a_busy_table_leave_the_server_to_the_others(monkeyp
 
     entered, released, armed = threading.Event(), threading.Event(), threading.Event()
     _hold_agents(monkeypatch, "slow", armed, released, entered.set)
+    asked: list[int] = []   # each table gate's acquire() calls, in the order the gates are made
+
+    class Gate(asyncio.Lock):   # the server's per-table gate, counting who waits at it
+        def __init__(self) -> None:
+            super().__init__()
+            self.slot = len(asked)
+            asked.append(0)
+
+        async def acquire(self):
+            asked[self.slot] += 1
+            return await super().acquire()
+
+    monkeypatch.setattr(asyncio, "Lock", Gate)
     safety = threading.Timer(30, released.set)   # the old server would wait for this
     safety.start()
     try:
@@ -472,7 +492,10 @@ def test_requests_waiting_on_a_busy_table_leave_the_server_to_the_others(monkeyp
                 client.get(f"/api/games/{view['id']}").status_code)) for _ in range(60)]
             for t in getters:
                 t.start()
-            time.sleep(1.0)   # the 60 requests reach the server and wait on the table
+            deadline = time.monotonic() + 60   # the 60 requests reach the server and wait
+            while max(asked, default=0) < 61 and time.monotonic() < deadline:   # at the table
+                time.sleep(0.02)
+            assert max(asked) == 61   # the move and the 60 requests after it
             assert client.get("/api/options").status_code == 200
             assert client.get("/api/replays").status_code == 200
             assert client.get(f"/api/games/{other['id']}").json()["id"] == other["id"]

@@ -6,6 +6,7 @@ environment with the base dependencies only, used from a folder that holds its o
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
 import venv
@@ -22,11 +23,27 @@ def _run(cmd: list[str], cwd: Path, timeout: int = 600, env: dict | None = None)
     return proc
 
 
+def _source_copy(dest: Path) -> Path:
+    """The working tree's source files (tracked, and new ones git does not ignore) copied to
+    ``dest``: the build writes its build/ and egg-info folders there, not into the checkout,
+    and two test processes building at once do not share them."""
+    listed = _run(["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
+                  cwd=ROOT)
+    assert listed.returncode == 0, listed.stderr
+    for name in filter(None, listed.stdout.split("\0")):
+        src = ROOT / name
+        if src.is_file():
+            (dest / name).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(src, dest / name)
+    return dest
+
+
 @pytest.fixture(scope="module")
 def wheel(tmp_path_factory) -> Path:
     out = tmp_path_factory.mktemp("wheel")
+    src = _source_copy(tmp_path_factory.mktemp("source"))
     proc = _run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation",
-                 "-q", "-w", str(out), str(ROOT)], cwd=out)
+                 "-q", "-w", str(out), str(src)], cwd=out)
     assert proc.returncode == 0, proc.stderr
     (whl,) = out.glob("ono_env-*.whl")
     return whl
@@ -64,15 +81,15 @@ def test_wheel_installs_and_works_from_a_folder_with_its_own_agents_and_train(wh
     # numba at the version the wheel's kernels were prebuilt with (a newer one would
     # compile them on first use instead, which is correct but not what this test checks)
     import numba
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")}
     proc = _run([str(py), "-m", "pip", "install", "-q", "--disable-pip-version-check", str(wheel),
-                 f"numba=={numba.__version__}"], cwd=tmp_path, timeout=900)
+                 f"numba=={numba.__version__}"], cwd=tmp_path, timeout=900, env=env)
     assert proc.returncode == 0, proc.stderr[-3000:]
 
     work = tmp_path / "research"
     work.mkdir()
     (work / "agents.py").write_text("raise RuntimeError('the user\\'s own agents.py was imported')\n")
     (work / "train.py").write_text("raise RuntimeError('the user\\'s own train.py was imported')\n")
-    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")}
     env["PATH"] = f"{bin_dir}{os.pathsep}{env['PATH']}"
 
     proc = _run([str(bin_dir / "ono-train"), "default", "--print-config"], cwd=work, env=env)
