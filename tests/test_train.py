@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import io
 import json
+import re
 import shutil
 import zipfile
 from pathlib import Path
@@ -82,6 +83,18 @@ def test_overrides_reach_nested_fields_and_bad_ones_are_named():
         load_config(None, ["policy.activation=gelu"])
     with pytest.raises(ValueError, match="write key=value"):
         load_config(None, ["total_steps"])
+    assert load_config(None, ["total_steps=1", "total_steps=2"]).total_steps == 2   # the last
+    # bounds where a value passed the config before and failed in the run, or ruined it
+    for override, why in [("max_decisions=20000000", "less than or equal to 10000000"),
+                          ("time_limit_minutes=1e308", "less than or equal to 1000000"),
+                          ("ppo.learning_rate=1e6", "less than or equal to 1"),
+                          ("ppo.learning_rate_end=2", "less than or equal to 1"),
+                          ("ppo.clip_range=0", "greater than 0"),
+                          ("eval.opponents=[greedy, color, greedy]",
+                           "'greedy' named more than once; allowed: each agent once"),
+                          ("final_eval.opponents=[color, color]", "'color' named more than once")]:
+        with pytest.raises(ValueError, match=re.escape(why)):
+            load_config(None, [override])
 
 
 def test_learning_rate_decays_over_steps_or_time_whichever_ends_first():
@@ -288,3 +301,25 @@ def test_the_module_docs_name_every_shipped_training_config():
     for name in config_names("train"):
         for module in (cli, config):
             assert f"``{name}``" in module.__doc__, (module.__name__, name)
+
+
+def test_runs_named_by_their_time_never_share_a_folder(tmp_path, monkeypatch):
+    """Two runs started in the same second (no run_dir) get two folders: the second takes
+    <name>-<time>-2 (before: it was refused after its setup, naming a run_dir it never set)."""
+    from ono_env.train import run as R
+
+    first = R.claim_run_dir(tmp_path / "out" / "default-20261202-101010")
+    second = R.claim_run_dir(tmp_path / "out" / "default-20261202-101010")
+    assert first.name == "default-20261202-101010" and second.name == "default-20261202-101010-2"
+    (first / "config.yaml").write_text("name: default\n")
+    # the whole start: the second run checks nothing of the first's folder and leaves it alone
+    monkeypatch.setattr(R, "run_dir_of", lambda cfg: first)
+    cfg = load_config("default", ["total_steps=16", "eval.every=0", "final_eval.games=0",
+                                  f"out_dir={tmp_path / 'out'}", "torch_threads=1"])
+    _rules, third, _n, _why = R.start_run(cfg)
+    assert third.name == "default-20261202-101010-3"
+    assert (first / "config.yaml").read_text() == "name: default\n"
+    assert (third / "config.yaml").is_file()
+    monkeypatch.setattr(R, "MAX_CLAIMS", 3)
+    with pytest.raises(ValueError, match=r"out_dir: 3 folders named .* exist already"):
+        R.claim_run_dir(first)

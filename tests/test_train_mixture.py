@@ -1013,3 +1013,41 @@ def test_a_weight_near_the_largest_float_splits_the_slots_by_ratio():
                                   "tables=[{rules: basic, weight: 1e308}, {rules: ono, weight: 1}]"])
     slots = [(label, end - start) for label, _r, _c, _p, start, end in plan_tables(cfg)]
     assert slots == [("basic-2p", 7), ("ono-2p", 1)]
+
+
+def test_hidden_fields_stay_hidden_in_the_model_and_a_resume_must_hide_them_too(tmp_path):
+    """observation_hide: the model's scale hides exactly those opponent fields (so the saved
+    model never sees them either), and a resume under other hidden fields, or another
+    activation, is refused before any work (before: the network then read fields it never
+    saw, and a tanh network's weights ran under relu, without a word)."""
+    pytest.importorskip("torch")
+    from ono_env.agents.learned import read_model
+    from ono_env.rules import resolve_rules
+    from ono_env.train.ppo import hidden_fields, train
+
+    common = ["observation_version=2", "policy.opponent_encoder=4", "policy.net_arch=[16]",
+              "num_envs=16", "ppo.n_steps=32", "ppo.batch_size=256", "ppo.n_epochs=1",
+              "eval.every=0", "final_eval.games=0", "progress=false", "torch_threads=1",
+              "rules=ono", "num_players=3"]
+    first = train(load_config("default", [*common, "total_steps=512",
+                                          "observation_hide=[lacks, known_cards]",
+                                          f"run_dir={tmp_path / 'a'}"]))
+    _meta, net = read_model(first["model"])
+    rules = resolve_rules("ono", num_players=3)
+    assert hidden_fields(net.scale, rules) == ["known_cards", "lacks"]
+    for extra, why in [([], r"was trained with observation_hide=\[known_cards, lacks\], this "
+                            r"config's observation_hide is \[\]: allowed: "
+                            r"observation_hide=\[known_cards, lacks\]"),
+                       (["observation_hide=[drew]"], r"observation_hide is \[drew\]"),
+                       (["observation_hide=[known_cards, lacks]", "policy.activation=relu"],
+                        r"the checkpoint's activation is tanh, this config's policy.activation "
+                        r"is relu: allowed: policy.activation=tanh")]:
+        with pytest.raises(ValueError, match=why):
+            train(load_config("default", [*common, *extra, "total_steps=1024",
+                                          f"resume={first['model']}",
+                                          f"run_dir={tmp_path / 'refused'}"]))
+        assert not (tmp_path / "refused").exists()
+    second = train(load_config("default", [*common, "total_steps=1024",
+                                           "observation_hide=[known_cards, lacks]",
+                                           f"resume={first['model']}", f"run_dir={tmp_path / 'b'}"]))
+    assert hidden_fields(read_model(second["model"])[1].scale, rules) == ["known_cards", "lacks"]

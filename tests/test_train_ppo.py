@@ -148,16 +148,23 @@ def test_resume_in_its_own_folder_says_so_and_replaces_the_evaluations(tiny_run,
             "starts afresh") in capsys.readouterr().err
 
 
-def test_resume_takes_a_shipped_policys_name():
+def test_resume_takes_a_shipped_policys_name(tmp_path, monkeypatch):
     """resume=ppo-any stands for the shipped file (recorded as its path); a path that exists
-    is kept as it is."""
+    is kept as it is, even one spelled as a shipped name; anything else is refused with the
+    names allowed."""
     from ono_env.agents.learned import shipped_models
     from ono_env.train.ppo import shipped_resume
 
     cfg = load_config("default", ["observation_version=2", "resume=ppo-any"])
     assert shipped_resume(cfg).resume == str(shipped_models()["ppo-any"])
+    (tmp_path / "ppo-any").write_bytes(b"")
+    monkeypatch.chdir(tmp_path)
+    assert shipped_resume(cfg).resume == "ppo-any"
     cfg = load_config("default", ["resume=runs/x/model.safetensors"])
-    assert shipped_resume(cfg).resume == "runs/x/model.safetensors"
+    with pytest.raises(ValueError, match=r"resume='runs/x/model.safetensors': no such file, and "
+                                         r"no shipped policy has that name; allowed: a model or "
+                                         r"checkpoint file, or one of ppo-any, ppo-basic-2p"):
+        shipped_resume(cfg)
 
 
 def _damaged(state, how):
@@ -607,26 +614,32 @@ def test_an_agent_a_single_table_run_cannot_make_fails_before_anything_is_writte
     assert not run_dir.exists()
 
 
-def test_ctrl_c_stops_after_the_update_and_saves_the_model(tmp_path, monkeypatch, capsys):
+@pytest.mark.parametrize("name, raised", [("SIGINT", KeyboardInterrupt), ("SIGTERM", SystemExit)])
+def test_ctrl_c_or_sigterm_stops_after_the_update_and_saves_the_model(name, raised, tmp_path,
+                                                                     monkeypatch, capsys):
     import signal
 
     import ono_env.train.ppo as ppo
     calls = []
+    sig = getattr(signal, name)
 
     def sample_then_interrupt(logits, gen):
         calls.append(1)
         if len(calls) == 70:   # in the second rollout (64 steps a rollout)
-            signal.raise_signal(signal.SIGINT)
+            signal.raise_signal(sig)
         return sample(logits, gen)
     monkeypatch.setattr(ppo, "sample", sample_then_interrupt)
-    before = signal.getsignal(signal.SIGINT)
+    before = {s: signal.getsignal(s) for s in (signal.SIGINT, signal.SIGTERM)}
     run_dir = tmp_path / "run"
-    with pytest.raises(KeyboardInterrupt):
+    with pytest.raises(raised) as stopped:
         train(load_config("default", TINY + ["total_steps=100000", "eval.every=0",
                                              f"run_dir={run_dir}"]))
-    assert signal.getsignal(signal.SIGINT) is before
+    if raised is SystemExit:
+        assert stopped.value.code == 128 + signal.SIGTERM   # 143, as a shell reports it
+    assert {s: signal.getsignal(s) for s in before} == before
     err = capsys.readouterr().err
     assert "stopping after this update" in err and "interrupted after 2,048 of 100,000 steps" in err
+    assert ("Ctrl-C:" if name == "SIGINT" else "SIGTERM:") in err
     assert read_metadata(run_dir / "model.safetensors")["training_steps"] == 2048   # two rollouts
     assert (run_dir / "model.optimizer.safetensors").is_file()
     assert not (run_dir / "final_eval.json").exists()

@@ -37,6 +37,7 @@ from pydantic import (
 from pydantic.dataclasses import dataclass
 
 from ono_env.checks import MAX_SEED
+from ono_env.game import MAX_DECISIONS
 
 _CONFIG = ConfigDict(extra="forbid", use_attribute_docstrings=True, allow_inf_nan=False)
 
@@ -56,6 +57,19 @@ def _folder_name(folder: str) -> Any:
         return name
     return AfterValidator(check)
 
+
+def _distinct(names: list[str]) -> list[str]:
+    """Each agent once in a list of evaluation opponents: a second row of the same agent
+    could not be told from the first in eval.csv."""
+    twice = sorted({n for n in names if names.count(n) > 1})
+    if twice:
+        raise ValueError(f"{', '.join(map(repr, twice))} named more than once; allowed: each "
+                         f"agent once (raise games for more games against it)")
+    return names
+
+
+Opponents = Annotated[list[Name], Field(min_length=1), AfterValidator(_distinct)]
+"""Evaluation opponents: a list of agent names or model files, each once."""
 
 TableName = Annotated[str, Field(strict=True), _folder_name("the folder tables/<name>/")]
 RunName = Annotated[str, Field(strict=True),
@@ -78,6 +92,12 @@ def _check_weight_sum(weights: dict[str, float], field: str) -> None:
 
 BASELINES = ["random", "greedy", "color", "defensive"]
 MAX_STEPS = 10**12
+Hideable = Literal["known_cards", "lacks", "lacks_covered", "unknown", "last_play",
+                   "previous_play", "named_color", "drew"]
+"""The opponent fields that ``observation_hide`` may hide."""
+HIDEABLE: tuple[str, ...] = typing.get_args(Hideable)
+MAX_MINUTES = 1_000_000
+"""The largest ``time_limit_minutes`` (about two years)."""
 """The most learner decisions one run may ask for."""
 
 
@@ -141,9 +161,9 @@ class Table:
 class PPO:
     """PPO's hyperparameters (the same meaning for every algo)."""
 
-    learning_rate: Number = 3.0e-4
+    learning_rate: Annotated[float, Field(strict=True, ge=0, le=1)] = 3.0e-4
     """Adam's learning rate (at the start, when it decays)."""
-    learning_rate_end: Number | None = None
+    learning_rate_end: Annotated[float, Field(strict=True, ge=0, le=1)] | None = None
     """When set: linear decay to this value over total_steps (or time_limit_minutes, whichever ends first)."""
     n_steps: Count = 128
     """Steps per game slot in a rollout: a rollout is num_envs * n_steps learner steps."""
@@ -155,7 +175,7 @@ class PPO:
     """Discount factor (1: a win or loss counts the same however many decisions away; below 1, a far-off loss is worth little and stalling can pay)."""
     gae_lambda: Annotated[float, Field(strict=True, ge=0, le=1)] = 0.95
     """GAE's lambda."""
-    clip_range: Number = 0.2
+    clip_range: Annotated[float, Field(strict=True, gt=0)] = 0.2
     """PPO's clipping of the policy ratio."""
     ent_coef: Number = 0.01
     """Weight of the entropy bonus."""
@@ -181,7 +201,7 @@ class Eval:
     """Learner steps between evaluations (0: none)."""
     games: Literal["auto"] | Count = "auto"
     """Games per opponent (auto: 120,000 decisions' worth of the baselines' own games, 200 to 2,000)."""
-    opponents: Literal["auto"] | Annotated[list[Name], Field(min_length=1)] = "auto"
+    opponents: Literal["auto"] | Opponents = "auto"
     """Agents (names or model files) the learner is evaluated against, one at a time (auto: the baselines that finish games under the rules)."""
 
 
@@ -191,7 +211,7 @@ class FinalEval:
 
     games: Literal["auto"] | Count0 = "auto"
     """Games per opponent (0: no final evaluation; auto: 6,000,000 decisions' worth of games, 2,000 to 100,000)."""
-    opponents: Literal["auto"] | Annotated[list[Name], Field(min_length=1)] = "auto"
+    opponents: Literal["auto"] | Opponents = "auto"
     """Agents (names or model files) the final model is evaluated against, one at a time (auto: the baselines that finish games under the rules)."""
     workers: Annotated[int, Field(strict=True, ge=1, le=256)] = 1
     """Processes playing the opponents, one opponent each at a time (the results are the same)."""
@@ -213,7 +233,7 @@ class TrainConfig:
     """algo ppo: a mixture of 1-64 tables trained at once (each: rules (default basic), num_players (default 2), weight (default 1), opponents, teacher, teacher_coef, name); every table steps its own games and all their rollouts go into one update; needs observation_version 2 (rules and num_players above are then not read: leave them unset)."""
     observation_version: Literal[1, 2] = 1
     """Observation layout the learner reads: 1 (the environments' default; its length depends on the table) | 2 (one length for every table; tables need it)."""
-    observation_hide: list[Literal["known_cards", "lacks", "lacks_covered", "unknown", "last_play", "previous_play", "named_color", "drew"]] = dataclasses.field(default_factory=list)
+    observation_hide: list[Hideable] = dataclasses.field(default_factory=list)
     """observation_version 2, for measuring what a part is worth: these fields of every opponent block are hidden from the network (the model's obs_scale divides them by 1e30, so the saved model never sees them either)."""
     reward: Literal["auto", "win", "points"] = "auto"
     """Reward: win (+1 / -1 at the end) | points (score changes; needs a scoring rule set) | auto (points for a match to a target score, whose win comes only after many rounds; win otherwise)."""
@@ -221,7 +241,7 @@ class TrainConfig:
     """Opponent pool: agent names or model files with weights, drawn per game and seat (auto: the baselines that finish games under the rules, weighted random 1, greedy 2, color 1, defensive 2)."""
     self_play: SelfPlay = dataclasses.field(default_factory=SelfPlay)
     """League self-play."""
-    max_decisions: Literal["auto"] | Annotated[int, Field(strict=True, ge=1, le=2000000000)] = "auto"
+    max_decisions: Literal["auto"] | Annotated[int, Field(strict=True, ge=1, le=MAX_DECISIONS)] = "auto"
     """Training games (and in-training evaluations) are cut after this many decisions, with no winner (see ppo.truncation); auto: 10 times the mean length of the baselines' own games, at least 200 and at most the game's own limit (5,000 decisions a round, 50,000 a match)."""
     num_envs: Annotated[int, Field(strict=True, ge=1, le=1_000_000)] = 64
     """Games stepped together (game slots of the vectorized environment)."""
@@ -231,7 +251,7 @@ class TrainConfig:
     """PPO's hyperparameters."""
     total_steps: Annotated[int, Field(strict=True, ge=1, le=MAX_STEPS)] = 1_000_000
     """Learner decisions to train for."""
-    time_limit_minutes: Annotated[float, Field(strict=True, gt=0)] | None = None
+    time_limit_minutes: Annotated[float, Field(strict=True, gt=0, le=MAX_MINUTES)] | None = None
     """When set: stop training after this many minutes (then save and evaluate)."""
     eval: Eval = dataclasses.field(default_factory=Eval)
     """Evaluation during training."""
@@ -618,8 +638,11 @@ def config_path(spec: str | Path) -> Path:
         return p
     if isinstance(spec, str) and spec in config_names("train"):
         return cast(Path, config_file("train", spec))   # a shipped name: never None
-    raise ValueError(f"cannot read training config {str(spec)!r}: no such file, and no shipped "
-                     f"config has that name (shipped: {', '.join(config_names('train'))})")
+    what = ("a folder" if p.is_dir() else "not a regular file" if p.exists()
+            else "no such file")   # a folder, a device or a pipe: there, but not a config
+    raise ValueError(f"cannot read training config {str(spec)!r}: {what}, and no shipped "
+                     f"config has that name (allowed: a YAML file, or one of "
+                     f"{', '.join(config_names('train'))})")
 
 
 def load_config(spec: str | Path | None = None, overrides: Sequence[str] = ()) -> TrainConfig:
@@ -639,7 +662,7 @@ def load_config(spec: str | Path | None = None, overrides: Sequence[str] = ()) -
         data = raw
     if isinstance(overrides, str):
         raise ValueError(f"overrides must be a list of key=value strings; got the string {overrides!r}")
-    for o in overrides:
+    for o in overrides:   # in order: of a key given twice the last stands, as on a command line
         _merge(data, parse_override(o))
     try:
         return validate(data)

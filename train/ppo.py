@@ -116,7 +116,7 @@ from ono_env.observation import (
     OPP_PRESENT,
     color_permutation,
 )
-from ono_env.train.config import TrainConfig, resolved, table_label, table_slots
+from ono_env.train.config import HIDEABLE, TrainConfig, resolved, table_label, table_slots
 from ono_env.train.run import (
     EVAL_DECISIONS,
     FINAL_DECISIONS,
@@ -510,6 +510,10 @@ class ActorCritic(nn.Module):
         ``_wider_encodings``). A checkpoint whose value has a
         network of its own loads into a shared trunk only with ``drop_value`` (its value head
         then reads the policy's trunk); ``drop_value`` with a shared checkpoint is an error."""
+        if net.activation != self.activation:
+            raise ValueError(f"resume: the checkpoint's activation is {net.activation}, this "
+                             f"config's policy.activation is {self.activation}: allowed: "
+                             f"policy.activation={net.activation}")
         grown = False
 
         def sizes(layers) -> str:
@@ -790,6 +794,15 @@ def _tables_state(text: str | None, where: str) -> dict[str, TableState]:
     return {k: v for k, v in states.items() if v is not None}
 
 
+def hidden_fields(scale: np.ndarray, rules: Any) -> list[str]:
+    """The opponent fields that a version-2 observation scale hides (``observation_hide``:
+    every entry of the field divided by :data:`HIDDEN_SCALE`), in the config's order."""
+    from ono_env.observation import observation_view
+
+    view = observation_view(np.asarray(scale)[None, :], rules, 2).opponents
+    return [f for f in HIDEABLE if (getattr(view, f) >= HIDDEN_SCALE).all()]
+
+
 def load_checkpoint(model: ActorCritic, opt: torch.optim.Adam, path: str | Path,
                     rules: Any, grow: bool = False, drop_value: bool = False,
                     quiet: bool = False, tables_state: dict[str, TableState] | None = None) -> int:
@@ -813,6 +826,12 @@ def load_checkpoint(model: ActorCritic, opt: torch.optim.Adam, path: str | Path,
                          f"{model.observation_version}: allowed: "
                          f"observation_version={meta['observation_version']}")
     check_compatible(meta, rules, repr(str(path)))
+    if meta["observation_version"] == 2:
+        theirs, mine = (hidden_fields(scale, rules) for scale in (net.scale, model.scale.detach().cpu().numpy()))
+        if theirs != mine:
+            raise ValueError(f"resume: {str(path)!r} was trained with observation_hide="
+                             f"[{', '.join(theirs)}], this config's observation_hide is "
+                             f"[{', '.join(mine)}]: allowed: observation_hide=[{', '.join(theirs)}]")
     grown = model.load_policy_net(net, grow, drop_value)
     if grown and not quiet:
         encoders = ("" if net.opponent_width == model.opponent_width else
@@ -1029,39 +1048,57 @@ def fitting_policies(rules: Any, weight: float = 1.0) -> dict[str, float]:
 
 
 class StopOnInterrupt:
-    """Ctrl-C during training: the first asks the loop to stop after the rollout and update
-    under way (and an evaluation due then) (``asked``), so that the model is saved (written
-    with the training's steps, as any checkpoint, and resumable); a second stops at once, as
-    Python does. Only in the main thread (where Python runs signal handlers) and where Ctrl-C
-    is not ignored; elsewhere it changes nothing."""
+    """Ctrl-C (SIGINT) or SIGTERM (what ``kill``, ``timeout`` and job schedulers send) during
+    training: the first asks the loop to stop after the rollout and update under way (and an
+    evaluation due then) (``asked``), so that the model is saved (written with the training's
+    steps, as any checkpoint, and resumable); a second stops at once, as Python does. Only
+    in the main thread (where Python runs signal handlers), and for each signal only where it
+    is not ignored (SIG_IGN: Ctrl-C in a run in the background of a shell); elsewhere it
+    changes nothing. ``signum``: the signal that asked."""
+
+    SIGNALS = ("SIGINT", "SIGTERM")
 
     def __init__(self) -> None:
         import signal
         import threading
 
         self.asked = False
-        self._installed = False
-        self._previous: Any = None
-        # not where Ctrl-C is ignored (SIG_IGN: a run in the background of a shell)
-        if (threading.current_thread() is threading.main_thread()
-                and signal.getsignal(signal.SIGINT) is not signal.SIG_IGN):
-            self._previous = signal.signal(signal.SIGINT, self._on_interrupt)
-            self._installed = True
+        self.signum = 0
+        self._previous: dict[int, Any] = {}
+        if threading.current_thread() is not threading.main_thread():
+            return
+        for name in self.SIGNALS:
+            sig = getattr(signal, name, None)
+            if sig is not None and signal.getsignal(sig) is not signal.SIG_IGN:
+                self._previous[sig] = signal.signal(sig, self._on_signal)
 
-    def _on_interrupt(self, signum: int, frame: Any) -> None:
-        self.asked = True
-        self.restore()   # a second Ctrl-C: KeyboardInterrupt at once
-        print("\nono-train: stopping after this update to save the model (Ctrl-C again to stop "
-              "at once, keeping only the checkpoints)", file=sys.stderr, flush=True)
-
-    def restore(self) -> None:
-        """Put back the handler that was there before (once)."""
+    def _on_signal(self, signum: int, frame: Any) -> None:
         import signal
 
-        if self._installed:   # None: a handler not set from Python; the default stands in
-            signal.signal(signal.SIGINT, signal.SIG_DFL if self._previous is None
-                          else self._previous)
-            self._installed = False
+        self.asked = True
+        self.signum = signum
+        self.restore()   # a second one: stop at once (KeyboardInterrupt, or the default)
+        how = "Ctrl-C" if signum == signal.SIGINT else signal.Signals(signum).name
+        print(f"\nono-train: {how}: stopping after this update to save the model ({how} again "
+              "to stop at once, keeping only the checkpoints)", file=sys.stderr, flush=True)
+
+    def stop(self) -> None:
+        """End the run after the model is saved: ``KeyboardInterrupt`` for Ctrl-C (status 130
+        from the console script), ``SystemExit(128 + signum)`` for another signal, the status
+        a shell reports for a process that signal ended."""
+        import signal
+
+        if self.signum == signal.SIGINT:
+            raise KeyboardInterrupt
+        raise SystemExit(128 + self.signum)
+
+    def restore(self) -> None:
+        """Put back the handlers that were there before (once)."""
+        import signal
+
+        for sig, previous in self._previous.items():   # None: a handler not set from Python
+            signal.signal(sig, signal.SIG_DFL if previous is None else previous)
+        self._previous = {}
 
 
 def shipped_resume(cfg: TrainConfig) -> TrainConfig:
@@ -1073,9 +1110,13 @@ def shipped_resume(cfg: TrainConfig) -> TrainConfig:
     from ono_env.agents.learned import shipped_models
 
     shipped = shipped_models()
-    if cfg.resume in shipped and not Path(cfg.resume).exists():
+    if cfg.resume is None or Path(cfg.resume).exists():
+        return cfg
+    if cfg.resume in shipped:
         return dataclasses.replace(cfg, resume=str(shipped[cfg.resume]))
-    return cfg
+    raise ValueError(f"resume={cfg.resume!r:.200}: no such file, and no shipped policy has that "
+                     f"name; allowed: a model or checkpoint file, or one of "
+                     f"{', '.join(sorted(shipped))}")
 
 
 def train(cfg: TrainConfig) -> dict[str, Any]:
@@ -1169,7 +1210,9 @@ def _train(cfg: TrainConfig) -> dict[str, Any]:
                     check_compatible(meta, rules_k, repr(str(cfg.resume)))
             if start >= cfg.total_steps:
                 raise ValueError(f"resume: the checkpoint has {start:,} steps; total_steps="
-                                 f"{cfg.total_steps:,} leaves nothing to train")
+                                 f"{cfg.total_steps:,} leaves nothing to train; allowed: "
+                                 f"total_steps above {start:,} (the count includes the "
+                                 f"checkpoint's steps)")
         return model, opt, start
 
     if cfg.resume:   # a checkpoint the config cannot resume is refused before the probe games;
@@ -1337,7 +1380,7 @@ def _train(cfg: TrainConfig) -> dict[str, Any]:
         t = torch.from_numpy(a)
         return t.to(device, non_blocking=True) if device.type != "cpu" else t
 
-    interrupt = StopOnInterrupt()   # Ctrl-C ends the loop after the update under way
+    interrupt = StopOnInterrupt()   # Ctrl-C or SIGTERM ends the loop after the update under way
     try:
         while steps < cfg.total_steps:
             lr = p.learning_rate if schedule is None else schedule(1.0 - steps / cfg.total_steps)
@@ -1621,7 +1664,7 @@ def _train(cfg: TrainConfig) -> dict[str, Any]:
             if limit is not None and time.perf_counter() - t_train > limit:
                 stopped_early = steps < cfg.total_steps
                 break
-            if interrupt.asked:   # Ctrl-C: stop here, save the model, skip the final evaluation
+            if interrupt.asked:   # Ctrl-C or SIGTERM: stop here, save the model, skip the final evaluation
                 break
     finally:
         interrupt.restore()
@@ -1647,7 +1690,7 @@ def _train(cfg: TrainConfig) -> dict[str, Any]:
     if interrupt.asked:
         print(f"interrupted after {steps:,} of {cfg.total_steps:,} steps: model saved to "
               f"{model_path} (resume=<it> carries on); no final evaluation", file=sys.stderr)
-        raise KeyboardInterrupt
+        interrupt.stop()
     if stopped_early:
         print(f"time limit of {cfg.time_limit_minutes} min reached after {steps:,} of "
               f"{cfg.total_steps:,} steps")

@@ -521,8 +521,35 @@ def check_start(cfg: TrainConfig, agents: Sequence[str] = ()) -> tuple[Any, Path
     if not cfg.run_dir:
         check_folder_path(Path(cfg.out_dir), "out_dir")
     run_dir = run_dir_of(cfg)
-    check_run_dir(run_dir, cfg.resume)
+    if cfg.run_dir:   # a folder named by its time is claimed afresh by start_run
+        check_run_dir(run_dir, cfg.resume)
     return rules, run_dir
+
+
+MAX_CLAIMS = 1000
+"""How many names ``<name>-<time>``, ``<name>-<time>-2``, ... :func:`claim_run_dir` tries."""
+
+
+def claim_run_dir(run_dir: Path) -> Path:
+    """A new folder for a run named by its time (no ``run_dir`` given): ``run_dir`` itself, or
+    where another run made that folder first (two runs started in the same second)
+    ``run_dir-2``, ``run_dir-3``, ...; each made with an exclusive ``mkdir``, so that two
+    runs never share one. ``ValueError`` (out_dir) where none can be made."""
+    try:
+        run_dir.parent.mkdir(parents=True, exist_ok=True)
+        for k in range(1, MAX_CLAIMS + 1):
+            candidate = run_dir if k == 1 else run_dir.with_name(f"{run_dir.name}-{k}")
+            try:
+                candidate.mkdir()
+                return candidate
+            except FileExistsError:
+                continue
+    except OSError as exc:
+        raise ValueError(f"out_dir: cannot create the run's folder {str(run_dir)!r}: "
+                         f"{exc.strerror or exc}; allowed: a folder that can be made and "
+                         f"written") from None
+    raise ValueError(f"out_dir: {MAX_CLAIMS} folders named {str(run_dir)!r}-<k> exist already; "
+                     f"allowed: another out_dir or name, or run_dir")
 
 
 EVALUATION_FILES = ("eval.csv", "final_eval.json", "final_eval.csv")
@@ -564,17 +591,19 @@ def start_run(cfg: TrainConfig, agents: Sequence[str] = (),
     count, why = choose_threads(cfg.torch_threads) if threads is None else threads
     torch.set_num_threads(count)
     print(why, file=sys.stderr)
-    gone = clear_evaluations(run_dir)
+    gone = clear_evaluations(run_dir) if cfg.run_dir else []   # a resume in its own folder
     if gone:
         print(f"resuming in its own folder: the earlier part's {', '.join(gone)} removed (they "
               f"evaluated the model before this part)", file=sys.stderr)
-    field = "run_dir" if cfg.run_dir is not None else "out_dir"
-    try:
-        run_dir.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise ValueError(f"{field}: cannot create the run's folder {str(run_dir)!r}: "
-                         f"{exc.strerror or exc}; allowed: a folder that can be made and "
-                         f"written") from None
+    if not cfg.run_dir:
+        run_dir = claim_run_dir(run_dir)
+    else:
+        try:
+            run_dir.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise ValueError(f"run_dir: cannot create the run's folder {str(run_dir)!r}: "
+                             f"{exc.strerror or exc}; allowed: a folder that can be made and "
+                             f"written") from None
     (run_dir / "config.yaml").write_text(dump_config(cfg))
     return rules, run_dir, count, why
 
