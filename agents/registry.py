@@ -174,10 +174,12 @@ def agent_from_class(spec: str, rules: Any = None) -> Agent:
         if not hasattr(obj, part):
             raise ValueError(f"agent {spec}: module {module_name!r} has no {attr!r}")
         obj = getattr(obj, part)
-    if not callable(obj):
-        raise ValueError(f"agent {spec}: {attr!r} is not a class or a callable")
+    if not inspect.isclass(obj):   # not any callable: sys:exit or os:abort would be called
+        raise ValueError(f"agent {spec}: {attr!r} is a {type(obj).__name__}, not a class; "
+                         f"allowed: module:Class, a class whose objects have act(obs, mask, rng)")
+    cls: Any = obj   # the user's class, of any signature
     try:
-        params = [p for p in inspect.signature(obj).parameters.values()
+        params = [p for p in inspect.signature(cls).parameters.values()
                   if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)
                   and p.default is p.empty]
     except (TypeError, ValueError):
@@ -186,7 +188,7 @@ def agent_from_class(spec: str, rules: Any = None) -> Agent:
         raise ValueError(f"agent {spec}: {attr}() takes {len(params)} arguments; allowed: none, "
                          f"or one (the RuleSet it will play)")
     try:
-        agent = obj(rules) if params else obj()
+        agent = cls(rules) if params else cls()
     except Exception as exc:  # noqa: BLE001 - the user's constructor failed: one line
         raise ValueError(f"agent {spec}: {attr}() raised {type(exc).__name__}: {exc}") from None
     check_protocol(agent, rules, spec)

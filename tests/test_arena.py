@@ -294,6 +294,13 @@ def test_paired_difference_compares_two_runs_deal_by_deal(tmp_path):
         check_paired_plan(read_arena_json(tmp_path / "cut"), ["greedy", "random"], "basic", 2, 400, 5)
     older = {k: v for k, v in saved.items() if k not in ("max_decisions", "models")}
     assert paired_difference(run_arena(["color", "random"], **kw), older)["deals"] == 200
+    for entry in ("x", [1, 2], None):   # a damaged per_deal: one error naming the entry
+        damaged = dict(saved, per_deal=dict(saved["per_deal"], greedy=entry))
+        if entry is None:
+            del damaged["per_deal"]["greedy"]
+        with pytest.raises(ValueError, match=r"per_deal of 'greedy' \(an agent of the run\) = "
+                                             r".*; allowed: a mapping with the lists"):
+            paired_difference(b, damaged)
     three = run_arena(["color", "random", "greedy"], **dict(kw, num_games=600))
     with pytest.raises(ValueError, match="have 3 and 2 entrants"):
         paired_difference(three, run_arena(["greedy", "random"], **dict(kw, num_games=600)))

@@ -188,7 +188,10 @@ def test_module_class_loading_and_its_refusals(in_data):
              "planted:Missing": "has no 'Missing'",
              "planted:NoAct": "does not implement the agent protocol",
              "planted:Illegal": "chose illegal action",
-             "planted:NeedsTwo": "takes 2 arguments"}
+             "planted:NeedsTwo": "takes 2 arguments",
+             # a function is not called, however harmless: sys:exit, os:abort would be
+             "planted:act_first": "'act_first' is a function, not a class; allowed: module:Class",
+             "sys:exit": "'exit' is a builtin_function_or_method, not a class"}
     for spec, why in cases.items():
         with pytest.raises(ValueError, match=why):
             agent_from_class(spec, rules)
@@ -258,6 +261,14 @@ def test_the_command_writes_renders_and_plots_a_card(tmp_path, capsys):
                           "card format version True"),
                          ("[" * 100_000, "nested too deeply")]:
         bad.write_text(content)
+        with pytest.raises(ValueError, match=why):
+            S.read_card(bad)
+    for where, value, why in [("agent", "no", "the agent's cheating = 'no'; allowed: true or false"),
+                              ("field", "x", "field = 'x'; allowed: a mapping")]:
+        damaged = json.loads((out / "card.json").read_text())
+        holder = damaged["agent"] if where == "agent" else damaged["tables"]["stacking-2p"]
+        holder["cheating" if where == "agent" else "field"] = value
+        bad.write_text(json.dumps(damaged))
         with pytest.raises(ValueError, match=why):
             S.read_card(bad)
     broken = json.loads((out / "card.json").read_text())

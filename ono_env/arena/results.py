@@ -322,7 +322,11 @@ def mirrored_record(run: Any, name: str) -> dict[str, Any]:
         games = whole(run["games"], "games", 1)
         per: dict[str, dict[str, list[Any]]] = {}
         for lab in labels:   # a damaged file must not print nan% or 700%
-            deals, shares = run["per_deal"][lab]["deals"], run["per_deal"][lab]["share"]
+            entry = run["per_deal"].get(lab)
+            if not isinstance(entry, dict) or not {"deals", "share"} <= entry.keys():
+                raise ValueError(f"per_deal of {lab!r} (an agent of the run) = {entry!r:.40}; "
+                                 f"allowed: a mapping with the lists 'deals' and 'share'")
+            deals, shares = entry["deals"], entry["share"]
             if not isinstance(deals, list) or not isinstance(shares, list):
                 raise TypeError(f"per_deal of {lab!r}: deals and share must be lists")
             d = [whole(x, f"a deal number of {lab!r}") for x in deals]

@@ -833,6 +833,9 @@ def check_card(data: Any, what: str = "card") -> None:
         # the texts a card prints: printable (no terminal escapes), bounded
         check_text("the agent's label", data["agent"]["label"], MAX_CARD_TEXT)
         digest(data["agent"], "the agent's sha256")
+        if not isinstance(data["agent"].get("cheating", False), bool):
+            raise ValueError(f"the agent's cheating = {data['agent']['cheating']!r:.40}; "
+                             f"allowed: true or false")
         check_text("the anchor's agent", data["anchor"]["agent"], MAX_CARD_TEXT)
         number(data["anchor"]["rating"], "the anchor's rating")
         if not isinstance(data["tables"], dict) or not data["tables"]:
@@ -849,6 +852,9 @@ def check_card(data: Any, what: str = "card") -> None:
             digest(t, f"table {name}: sha256")
             for k in ("rating", "low", "high"):
                 number(t["rating"][k], f"table {name}: its rating's {k}")
+            if not isinstance(t.get("field", {}), dict):
+                raise ValueError(f"table {name}: field = {t['field']!r:.40}; allowed: a mapping "
+                                 f"of reference names to ratings")
             for ref, value in t.get("field", {}).items():
                 check_text(f"table {name}: a reference's name", ref, MAX_CARD_TEXT)
                 number(value, f"table {name}: the rating of {ref!r}")

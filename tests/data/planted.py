@@ -62,3 +62,8 @@ class FailsAtFour:
         if self.players >= 4 and self.calls > 3:
             raise RuntimeError("planted failure")
         return self.greedy.act(obs, mask, rng)
+
+
+def act_first(rules=None):
+    """Not a class: ``module:Class`` refuses it rather than calling it."""
+    raise AssertionError("a function named as an agent was called")
