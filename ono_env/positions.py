@@ -15,6 +15,7 @@ from __future__ import annotations
 import functools
 import json
 import re
+import sys
 from collections.abc import Mapping
 from typing import Any
 
@@ -96,6 +97,11 @@ def load_json(text: Any, what: str = "position JSON") -> Any:
         raise ValueError(f"{what} is not valid text: {exc.reason}") from None
     except RecursionError:
         raise ValueError(f"{what} is nested too deeply") from None
+    except ValueError as exc:
+        if "integer string conversion" not in str(exc):   # no_duplicates' own error
+            raise
+        raise ValueError(f"{what} holds a number of more than {sys.get_int_max_str_digits():,} "
+                         f"digits; allowed: numbers of the ranges its fields allow") from None
 
 
 def check_keys(d: Any) -> Mapping[str, Any]:

@@ -109,9 +109,10 @@ def table_events(before: dict, after: dict, player: int, action: int) -> list[st
     events: list[str] = []
     new_round = after["round"] != before["round"]
     played = verb == "play"
-    if new_round or after["terminated"] or after["truncated"]:
+    if new_round or after["terminated"]:
         # the round's end is announced by its result (round_end_text); a last Draw Two or Wild
-        # Draw Four is still drawn by the next player (with any pending draw)
+        # Draw Four is still drawn by the next player (with any pending draw). A game cut at
+        # the decision limit mid-round says what its last step did, as any other step
         if new_round and played and (name.startswith("play W+4") or "+2" in name):
             q = (player + before["direction"]) % n   # a match deals anew, direction and all
             if after["terminated"]:   # the round's last hands are there to count
@@ -240,10 +241,14 @@ def deal_events(d: dict) -> list[str]:
     """What a new deal's first card did, from the position ``d`` at the start of a round
     (:meth:`~ono_env.game.VecGame.to_dict`): the dealer and the first card, then its effect
     as if the dealer had played it (a skip, a reversal, a draw to take, a colour to name);
-    nothing more where the rules ignore a first action card."""
+    nothing more where the rules ignore a first action card. Cards turned face up and passed
+    over first (``uno2018``: flip until a number card) stay under it, seen by every seat,
+    and are named."""
     n = len(d["hands"])
     dealer, cur = d["dealer"], d["current_player"]
-    events = [f"P{dealer} deals; the first card is {d['discard'][-1]}"]
+    under = d["discard"][:-1]
+    events = [f"P{dealer} deals; the first card is {d['discard'][-1]}"
+              + (f" (turned before it and passed over: {' '.join(under)})" if under else "")]
     if d["direction"] == -1:
         events.append("direction reversed: play goes counter-clockwise")
         if n == 2 and cur == dealer:   # a Reverse that skips at two players

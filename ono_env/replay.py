@@ -304,6 +304,10 @@ def _check_result(r: Any, n: int, where: str) -> dict[str, Any]:
           and all(is_int(s) for s in r["scores"]) and is_int(r["decisions"]) and r["decisions"] >= 0)
     if not ok:
         raise ValueError(f"{where}: {r!r:.80}; allowed: {allowed}")
+    if not (r["terminated"] or r["truncated"]):   # no writer records a game still on
+        raise ValueError(f"{where}: the game is neither terminated nor truncated; allowed: the "
+                         f"result of a game that ended (terminated) or was cut at the decision "
+                         f"limit (truncated)")
     return {k: r[k] for k in RESULT_KEYS}
 
 

@@ -351,7 +351,7 @@ def test_a_penalty_scored_match_is_won_by_the_lowest_total_not_the_last_rounds_w
     out = io.StringIO()
     won = play(["random"] * 3, rules, seed=7, read=lambda prompt: "1", out=out)
     text = out.getvalue()
-    final = [int(v) for v in re.findall(r"scores((?: P\d \d+)+)", text)[-1].split()[1::2]]
+    final = [int(v) for v in re.findall(r"scores((?: (?:P\d|you) \d+)+)", text)[-1].split()[1::2]]
     assert won == [q for q, v in enumerate(final) if v == min(final)]
     assert len(won) == 1 and won != [int(re.findall(r"--- round \d+ won by P(\d)", text)[-1])]
     assert text.rstrip().endswith("you win!" if won == [0] else f"P{won[0]} (random) wins")
@@ -603,3 +603,39 @@ def test_a_cheating_opponent_is_named_so_at_the_terminal():
     out = io.StringIO()
     play(["oracle:2"], "basic", seed=1, read=lambda prompt: "1", out=out)
     assert "P1 oracle:2 (cheating)" in out.getvalue()
+
+
+def test_a_cut_step_and_the_cards_passed_over_at_a_deal_are_said():
+    """A step that reaches the decision limit mid-round says what it did (before: nothing);
+    uno2018's cards turned and passed over before the first number card are named (every
+    seat saw them)."""
+    from ono_env import action_id
+    from ono_env.game import VecGame
+    from ono_env.render import deal_events, table_events
+
+    seed = next(s for s in range(100) if VecGame("classic", 1, seed=s, num_players=3)
+                .legal_action_names(0)[-1] == "draw")
+    d = VecGame("classic", 1, seed=seed, num_players=3).to_dict(0)
+    cut = VecGame.from_dict(d, max_decisions=d["decisions"] + 1)
+    p = int(cut.current_player[0])
+    cut.step(np.array([action_id("draw")]))
+    after = cut.to_dict(0)
+    assert after["truncated"] and not after["terminated"]
+    assert table_events(d, after, p, action_id("draw"))[:1] == [f"P{p} draws 1 card"]
+    seen = 0
+    for seed in range(40):
+        d = VecGame("uno2018", 1, seed=seed, num_players=4).to_dict(0)
+        under = d["discard"][:-1]
+        first = deal_events(d)[0]
+        assert first.endswith(f"(turned before it and passed over: {' '.join(under)})") == bool(under)
+        seen += bool(under)
+    assert seen > 0
+
+
+def test_ono_play_says_you_for_your_own_round(tmp_path):
+    out = io.StringIO()
+    play(["greedy"], {"preset": "classic", "num_players": 2, "target_score": 30}, seed=2,
+         read=lambda prompt: "1", out=out)
+    ends = re.findall(r"^--- round \d+ won by .*$", out.getvalue(), re.M)
+    assert ends and all("P0" not in line for line in ends), ends
+    assert any("won by you" in line or "scores you " in line for line in ends)

@@ -203,11 +203,30 @@ def test_oversized_requests_are_refused(client):
     refused(client.post("/api/games", headers=JSON, content=chunks()), 413, "over")
 
 
-def test_several_games_at_once_and_the_oldest_dropped():
-    client = TestClient(create_app(max_tables=3))
-    views = [new_game(client, seed=s) for s in range(4)]
-    refused(client.get(f"/api/games/{views[0]['id']}"), 404, "the server keeps the 3 most recent")
-    for v in views[1:]:
+def test_several_games_at_once_and_which_one_a_new_game_drops():
+    """A full server drops a finished game first, then a game in play left untouched for
+    IDLE_SECONDS; while every game is in play and in use a new one is refused, so one
+    client's new games never drop another's game in play (before: the oldest went)."""
+    app = create_app(max_tables=3)
+    client = TestClient(app)
+    now = [1000.0]
+    app.state.tables.clock = lambda: now[0]
+    views = [new_game(client, seed=s) for s in range(3)]
+    refused(client.post("/api/games", json={"rules": "basic", "num_players": 2,
+                                            "opponents": ["greedy"], "seed": 9}), 503,
+            "the server holds its 3 games, every one in play and used in the last 10 minutes")
+    for v in views:   # none dropped
+        assert client.get(f"/api/games/{v['id']}").json()["hand"] == v["hand"]
+    finished = play_out(client, client.get(f"/api/games/{views[1]['id']}").json())
+    assert finished["finished"]
+    fourth = new_game(client, seed=3)   # takes the finished game's place
+    refused(client.get(f"/api/games/{views[1]['id']}"), 404, "never existed or was dropped")
+    now[0] += 300
+    client.get(f"/api/games/{views[2]['id']}")          # in use; views[0] rests
+    now[0] += 400
+    fifth = new_game(client, seed=4)    # views[0], untouched for 700 s, makes room
+    refused(client.get(f"/api/games/{views[0]['id']}"), 404, "untouched for 10 minutes")
+    for v in (views[2], fourth, fifth):
         assert client.get(f"/api/games/{v['id']}").json()["hand"] == v["hand"]
 
 
@@ -248,6 +267,10 @@ def test_a_finished_game_is_saved_viewed_and_downloaded_as_a_replay(client):
     saved = client.post(f"/api/games/{gid}/replay").json()
     assert saved["players"] == ["you", "ppo-basic-2p"] and saved["winners"] == end["result"]["winners"]
     assert client.get("/api/replays").json()[0]["id"] == saved["id"]
+    # saved again: the same replay (before: another copy each time, pushing others out)
+    listed = len(client.get("/api/replays").json())
+    assert client.post(f"/api/games/{gid}/replay").json()["id"] == saved["id"]
+    assert len(client.get("/api/replays").json()) == listed
     rv = client.get(f"/api/replays/{saved['id']}").json()
     assert len(rv["steps"]) == saved["decisions"] + 1 == len(rv["decisions"]) + 1
     table = client.app.state.tables.get(gid)
@@ -273,6 +296,20 @@ def test_replay_uploads_are_checked(client):
     refused(client.post("/api/replays", headers=JSON, content=json.dumps(d)), 400, "actions[0]", "is not legal")
     refused(client.post("/api/replays", headers=JSON, content=b"\xff\xfe"), 400, "UTF-8")
     refused(client.post("/api/replays", headers=JSON, content=b"[]"), 400, "a replay is a JSON object")
+    # a game still on (its first actions, and the position they reach as the result): no writer
+    # records one, and the viewer would call it cut at the decision limit
+    from ono_env.replay import final_result, replay_positions
+    d = r.to_dict()
+    d["actions"] = d["actions"][:6]
+    if isinstance(d.get("thinking"), list):
+        d["thinking"] = d["thinking"][:6]
+    d["result"] = final_result(replay_positions(Replay.from_dict(d), check_result=False)[-1])
+    refused(client.post("/api/replays", headers=JSON, content=json.dumps(d)), 400,
+            "the game is neither terminated nor truncated")
+    # a number past Python's digits limit: named as the upload's, not as a server setting
+    body = '{"max_decisions": ' + "9" * 5000 + "}"
+    refused(client.post("/api/replays", headers=JSON, content=body), 400,
+            "uploaded replay: replay JSON holds a number of more than 4,300 digits; allowed")
 
 
 def test_the_server_lists_replay_folders_and_offers_model_files_from_its_command_line(tmp_path):
@@ -744,3 +781,43 @@ def test_the_setup_marks_the_cheating_agents_and_a_zero_budget_is_named(client):
     assert set(options["cheating"]) == {"oracle-hands", "oracle"} <= set(options["agents"])
     r = client.post("/api/games", json={"rules": "basic", "num_players": 2, "opponents": ["pimc:0"]})
     assert r.status_code == 400 and "the budget must be above 0" in r.json()["error"]
+
+
+def test_replay_uploads_leave_the_workers_to_the_games(monkeypatch):
+    """Uploads are read and checked in the replays' own thread: six long checks at once
+    (held here at their replaying) leave a new game to be dealt at once (before: they took
+    all four of the agents' workers, and the new game waited)."""
+    import threading
+
+    from ono_env.apps.web import server
+
+    entered, released = threading.Event(), threading.Event()
+    check = server.replay_positions
+
+    def held(replay, **kw):
+        entered.set()
+        assert released.wait(30)
+        return check(replay, **kw)
+    monkeypatch.setattr(server, "replay_positions", held)
+    safety = threading.Timer(30, released.set)
+    safety.start()
+    text = run_arena(["greedy", "random"], "basic", num_players=2, num_games=4, seed=0,
+                     rating=False, record=1).replays[0].to_json()
+    try:
+        with TestClient(create_app()) as client:
+            out: list[int] = []
+            uploads = [threading.Thread(target=lambda: out.append(client.post(
+                "/api/replays", headers=JSON, content=text).status_code)) for _ in range(6)]
+            for t in uploads:
+                t.start()
+            assert entered.wait(30)
+            view = new_game(client, opponents=["greedy"])
+            dealt_at_once = not released.is_set()
+            released.set()
+            for t in uploads:
+                t.join(60)
+            assert dealt_at_once and not view["finished"]
+            assert out == [200] * 6
+    finally:
+        released.set()
+        safety.cancel()

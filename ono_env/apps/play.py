@@ -254,7 +254,7 @@ def play(agents: Sequence[str], rules="basic", num_players: int | None = None, s
             print(f"  {render.personal(event, seat)}", file=out)
         ended = render.round_end_events(before, position)   # and the next round's deal
         if ended:
-            print(f"--- {ended[0]}", file=out)
+            print(f"--- {render.personal(ended[0], seat)}", file=out)
             for event in ended[1:]:
                 print(f"  {render.personal(event, seat)}", file=out)
         if not game.finished[0]:

@@ -75,12 +75,16 @@ kept for download."""
 MAX_VIEW_BYTES = 64 << 20
 """The most bytes of the viewer's answers (:func:`replay_view` as JSON) the server keeps."""
 WEB_WORKERS = 4
-"""The most requests whose agents work at once (dealing, deciding, replaying a replay); the
-others wait their turn without holding a thread (every game's requests in order)."""
+"""The most requests whose agents work at once (dealing, deciding); the others wait their
+turn without holding a thread (every game's requests in order)."""
+REPLAY_WORKERS = 1
+"""The most requests that read, check or replay a replay at once (an upload's check and a
+view replay every position: seconds for a long one), in threads of their own: however many
+replays clients upload or open, the agents' workers stay the games'."""
 SEARCH_WORKERS = WEB_WORKERS - 1
 """The most of those requests that games with a search agent make at once: a search may think
 for seconds a decision, and the last worker stays for the games whose agents answer in
-milliseconds (baselines, learned policies) and for the replays, so that however many
+milliseconds (baselines, learned policies), so that however many
 searching games one client starts, a new game of the others is dealt at once."""
 LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "::1", "[::1]")
 SEARCH_OFFERED = ("pimc", "pimc:128", "ismcts", "oracle-hands", "oracle")
@@ -146,6 +150,11 @@ class Replays:
             self._items[rid] = (title, replay, size, pinned)
             self._bytes += size
         return rid
+
+    def has(self, rid: str) -> bool:
+        """Is replay ``rid`` still kept?"""
+        with self._lock:
+            return rid in self._items
 
     def count(self, pinned: bool) -> int:
         """How many replays of the kind are kept (``pinned``: the folders' files)."""
@@ -318,14 +327,17 @@ def create_app(models: Sequence[str] = (), replay_dirs: Sequence[str] = (),
             except (ValueError, Refused) as exc:
                 print(f"ono-web: note: {f} skipped: {exc}", file=log or sys.stderr)
 
-    # The agents' work (dealing, deciding, replaying) runs in threads, at most WEB_WORKERS at
+    # The agents' work (dealing, deciding) runs in threads, at most WEB_WORKERS at
     # once: a request waiting for a turn, or for its table, waits on the event loop and holds
     # no thread, so however many such requests one client sends, the other routes keep the
     # thread pool they run in (before, requests queued on one busy table's lock held a thread
     # each until the pool ran out, and every client waited).
     workers = anyio.CapacityLimiter(WEB_WORKERS)
     searching = anyio.CapacityLimiter(SEARCH_WORKERS)   # taken on the event loop, before a worker
+    replaying = anyio.CapacityLimiter(REPLAY_WORKERS)   # the replays' own threads
     gates: dict[str, asyncio.Lock] = {}   # by table id; dropped after Tables drops the table
+    saved: dict[str, str] = {}   # table id -> the id its finished game was saved under
+    saving = threading.Lock()
 
     async def agents_work(work: Callable[[], Any], search: bool) -> Any:
         """``work()`` in one of the agents' workers; a game with a search agent (``search``)
@@ -359,16 +371,17 @@ def create_app(models: Sequence[str] = (), replay_dirs: Sequence[str] = (),
             return JSONResponse({"error": f"request body of {length:.20} bytes; at most {MAX_BODY}"},
                                 status_code=413)
         if request.method in ("POST", "PUT", "PATCH"):
-            body = b""
+            chunks, size = [], 0   # joined once: adding each chunk to the body copied it all
             try:
                 async for chunk in request.stream():
-                    body += chunk
-                    if len(body) > MAX_BODY:
+                    chunks.append(chunk)
+                    size += len(chunk)
+                    if size > MAX_BODY:
                         return JSONResponse({"error": f"request body over {MAX_BODY} bytes"},
                                             status_code=413)
             except ClientDisconnect:   # the client hung up mid-body: nobody to answer
                 return Response(status_code=400)
-            request._body = body   # read once here; the endpoint reads it again from memory
+            request._body = b"".join(chunks)   # read once here; the endpoint reads it from memory
         return await call_next(request)
 
     if allowed_hosts is not None:
@@ -456,6 +469,9 @@ def create_app(models: Sequence[str] = (), replay_dirs: Sequence[str] = (),
         live = tables.ids()
         for gone in [k for k in gates if k not in live]:   # the games Tables dropped
             del gates[gone]
+        with saving:
+            for gone in [k for k in saved if k not in live]:
+                del saved[gone]
         return view
 
     @app.get("/api/games/{table_id}")
@@ -494,8 +510,12 @@ def create_app(models: Sequence[str] = (), replay_dirs: Sequence[str] = (),
                 raise Refused("the game is not over: a replay is saved at its end", 409)
             return table.replay
         replay = await at_table(table, finished)
-        rid = replays.add(replay, f"web game {table.id}")
-        return summary(rid, f"web game {table.id}", replay)
+        title = f"web game {table.id}"
+        with saving:
+            rid = saved.get(table.id)
+            if rid is None or not replays.has(rid):   # saved once: the same replay again
+                rid = saved[table.id] = replays.add(replay, title)
+        return summary(rid, title, replay)
 
     @app.get("/api/replays")
     def list_replays() -> list[dict[str, Any]]:
@@ -508,26 +528,27 @@ def create_app(models: Sequence[str] = (), replay_dirs: Sequence[str] = (),
             text = (await request.body()).decode("utf-8")
         except UnicodeDecodeError:
             raise Refused("a replay is UTF-8 JSON text") from None
-        try:
-            replay = Replay.from_json(text, "uploaded replay")
-        except ValueError as exc:
-            raise Refused(str(exc)) from None
-        check_length(replay)   # before any work
 
-        def check() -> None:     # every action legal, the result as recorded
+        def check() -> Replay:   # read (megabytes of JSON), then every action legal, the
+            try:                 # result as recorded: off the event loop, in the replays' thread
+                replay = Replay.from_json(text, "uploaded replay")
+            except ValueError as exc:
+                raise Refused(str(exc)) from None
+            check_length(replay)   # before replaying it (413)
             try:
                 replay_positions(replay)
             except ValueError as exc:
                 raise Refused(str(exc)) from None
-        await anyio.to_thread.run_sync(check, limiter=workers)
+            return replay
+        replay = await anyio.to_thread.run_sync(check, limiter=replaying)
         rid = replays.add(replay, "uploaded")
         return summary(rid, "uploaded", replay)
 
     @app.get("/api/replays/{rid}")
     async def get_replay(rid: str) -> Response:
         replays.get(rid)   # a 404 before waiting for a worker
-        # every position replayed, once per replay (then kept): the agents' threads
-        data = await anyio.to_thread.run_sync(lambda: replays.view(rid), limiter=workers)
+        # every position replayed, once per replay (then kept): the replays' thread
+        data = await anyio.to_thread.run_sync(lambda: replays.view(rid), limiter=replaying)
         return Response(data, media_type="application/json")
 
     @app.get("/api/replays/{rid}/file")

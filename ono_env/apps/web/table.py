@@ -18,6 +18,7 @@ import logging
 import re
 import secrets
 import threading
+import time
 from collections import OrderedDict
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -48,7 +49,9 @@ _log = logging.getLogger("ono_env.web")
 HISTORY = 40
 """The most recent decisions a view lists."""
 MAX_TABLES = 200
-"""The most games the server keeps at once; a new game drops the least recently used."""
+"""The most games the server keeps at once (:class:`Tables`)."""
+IDLE_SECONDS = 600.0
+"""A game in play that no request has touched for this long may be dropped for a new one."""
 
 
 class Refused(ValueError):
@@ -242,20 +245,45 @@ class Table:
 
 
 class Tables:
-    """The games of one server, by id (at most ``limit``; the least recently used go first)."""
+    """The games of one server, by id: at most ``limit``. A new game beyond that drops a
+    finished game (the least recently used first), else a game in play that no request has
+    touched for ``idle_seconds``; where every game is in play and in use, the new game is
+    refused (503), so that no client's new games drop another's game in play (before: the
+    least recently used went, and 200 new games of one client dropped every other game).
+    ``clock``: seconds (``time.monotonic``)."""
 
-    def __init__(self, limit: int = MAX_TABLES) -> None:
+    def __init__(self, limit: int = MAX_TABLES, idle_seconds: float = IDLE_SECONDS,
+                 clock: Any = time.monotonic) -> None:
         self.limit = limit
+        self.idle_seconds = idle_seconds
+        self.clock = clock
         self._tables: OrderedDict[str, Table] = OrderedDict()
+        self._used: dict[str, float] = {}
         self._lock = threading.Lock()
+
+    def _room(self) -> None:
+        """Drop games until one more fits (``Refused`` 503 where none may go). Holds the lock."""
+        while len(self._tables) >= self.limit:
+            now = self.clock()
+            victim = next((k for k, t in self._tables.items() if t.game.finished[0]), None)
+            if victim is None:
+                victim = next((k for k in self._tables
+                               if now - self._used[k] >= self.idle_seconds), None)
+            if victim is None:
+                raise Refused(f"the server holds its {self.limit} games, every one in play and "
+                              f"used in the last {self.idle_seconds / 60:g} minutes; allowed: "
+                              f"a new game once one ends or rests that long", 503)
+            del self._tables[victim], self._used[victim]
 
     def new(self, rules: RuleSet, seat: int, agents: Sequence[str], seed: int | None,
             agent_factory: Any, thinking: bool = False) -> Table:
+        with self._lock:
+            self._room()   # refused before the deal's work where no game may go
         table = Table(secrets.token_hex(8), rules, seat, agents, seed, agent_factory, thinking)
         with self._lock:
+            self._room()   # others may have been dealt meanwhile
             self._tables[table.id] = table
-            while len(self._tables) > self.limit:
-                self._tables.popitem(last=False)
+            self._used[table.id] = self.clock()
         return table
 
     def get(self, table_id: Any) -> Table:
@@ -263,8 +291,11 @@ class Tables:
             table = self._tables.get(table_id) if isinstance(table_id, str) else None
             if table is None:
                 raise Refused(f"no game {table_id!r:.40}: it never existed or was dropped "
-                              f"(the server keeps the {self.limit} most recent)", 404)
+                              f"(the server keeps {self.limit} games: a finished one, or one "
+                              f"untouched for {self.idle_seconds / 60:g} minutes, makes room "
+                              f"for a new one)", 404)
             self._tables.move_to_end(table_id)
+            self._used[table_id] = self.clock()
             return table
 
     def ids(self) -> set[str]:
