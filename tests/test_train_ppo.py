@@ -755,3 +755,21 @@ def test_a_resumed_part_carries_each_tables_evaluation_length_and_stall_counts(t
                               + ["policy.net_arch=[48]", "resume_grow=true", "total_steps=2048",
                                  f"resume={ckpt}", "final_eval.games=0", f"run_dir={tmp_path / 'g'}"]))
     assert grown["steps"] == 2048
+
+
+def test_weights_that_blew_up_are_not_saved_and_the_learning_rate_is_named(tmp_path):
+    from ono_env.observation import observation_scale
+    from ono_env.rules import resolve_rules
+    from ono_env.train.ppo import save_checkpoint
+
+    rules = resolve_rules("basic", num_players=2)
+    model = ActorCritic(observation_scale(rules), [8], "tanh", True)
+    with torch.no_grad():
+        model.pi.weight.fill_(float("inf"))
+    opt = torch.optim.Adam(model.parameters())
+    cfg = load_config("default", ["ppo.learning_rate=0.5"]).to_dict()
+    with pytest.raises(ValueError, match=r"training diverged by 1,024 steps, nothing saved then "
+                                         r"\(.*\); allowed: a smaller ppo.learning_rate \(this "
+                                         r"run's: 0.5\)"):
+        save_checkpoint(model, opt, tmp_path / "m.safetensors", rules, 1024, cfg)
+    assert list(tmp_path.iterdir()) == []

@@ -714,7 +714,13 @@ def save_checkpoint(model: ActorCritic, opt: torch.optim.Adam, path: Path, rules
                          activation=net.activation, value_hidden_sizes=net.value_hidden_sizes,
                          label=label, observation_version=model.observation_version,
                          opponent_encoder=model.opponent_width)
-    path = write_model(path, net, meta)
+    try:
+        path = write_model(path, net, meta)
+    except ValueError as exc:   # the check of what is written: weights that blew up
+        lr = config.get("ppo", {}).get("learning_rate")
+        raise ValueError(f"training diverged by {steps:,} steps, nothing saved then ({exc}); "
+                         f"allowed: a smaller ppo.learning_rate (this run's: {lr}), or a resume "
+                         f"from an earlier checkpoint") from None
     tensors: dict[str, np.ndarray] = {}
     names = {id(p): n for n, p in model.named_parameters()}
     for group in opt.param_groups:
