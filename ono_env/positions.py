@@ -80,11 +80,14 @@ def load_json(text: Any, what: str = "position JSON") -> Any:
     if not isinstance(text, (str, bytes, bytearray)):
         raise ValueError(f"{what} must be a str; got {type(text).__name__}")
 
+    class Duplicate(ValueError):
+        """A key given twice (told apart from json's own ValueErrors below)."""
+
     def no_duplicates(pairs):
         seen = {}
         for key, value in pairs:
             if key in seen:
-                raise ValueError(f"{what} gives the key {key!r} twice")
+                raise Duplicate(f"{what} gives the key {key!r} twice")
             seen[key] = value
         return seen
 
@@ -98,7 +101,7 @@ def load_json(text: Any, what: str = "position JSON") -> Any:
     except RecursionError:
         raise ValueError(f"{what} is nested too deeply") from None
     except ValueError as exc:
-        if "integer string conversion" not in str(exc):   # no_duplicates' own error
+        if isinstance(exc, Duplicate) or "integer string conversion" not in str(exc):
             raise
         raise ValueError(f"{what} holds a number of more than {sys.get_int_max_str_digits():,} "
                          f"digits; allowed: numbers of the ranges its fields allow") from None

@@ -314,6 +314,8 @@ def test_runs_named_by_their_time_never_share_a_folder(tmp_path, monkeypatch):
     (first / "config.yaml").write_text("name: default\n")
     # the whole start: the second run checks nothing of the first's folder and leaves it alone
     monkeypatch.setattr(R, "run_dir_of", lambda cfg: first)
+    import torch
+    monkeypatch.setattr(torch, "set_num_threads", lambda n: None)   # this process keeps its own
     cfg = load_config("default", ["total_steps=16", "eval.every=0", "final_eval.games=0",
                                   f"out_dir={tmp_path / 'out'}", "torch_threads=1"])
     _rules, third, _n, _why = R.start_run(cfg)

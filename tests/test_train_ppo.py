@@ -631,9 +631,10 @@ def test_ctrl_c_or_sigterm_stops_after_the_update_and_saves_the_model(name, rais
     monkeypatch.setattr(ppo, "sample", sample_then_interrupt)
     before = {s: signal.getsignal(s) for s in (signal.SIGINT, signal.SIGTERM)}
     run_dir = tmp_path / "run"
-    with pytest.raises(raised) as stopped:
+    with pytest.raises(raised) as stopped:   # the signals the console script passes
         train(load_config("default", TINY + ["total_steps=100000", "eval.every=0",
-                                             f"run_dir={run_dir}"]))
+                                             f"run_dir={run_dir}"]),
+              stop_signals=("SIGINT", "SIGTERM"))
     if raised is SystemExit:
         assert stopped.value.code == 128 + signal.SIGTERM   # 143, as a shell reports it
     assert {s: signal.getsignal(s) for s in before} == before
@@ -649,6 +650,10 @@ def test_ctrl_c_handling_leaves_an_ignored_sigint_alone():
     import signal
 
     from ono_env.train.ppo import StopOnInterrupt
+    term = signal.getsignal(signal.SIGTERM)
+    StopOnInterrupt().restore()
+    assert signal.getsignal(signal.SIGTERM) is term   # SIGTERM only where asked (ono-train):
+    # a process pool stops its workers with it, and their training must stop at once
     before = signal.signal(signal.SIGINT, signal.SIG_IGN)
     try:
         stop = StopOnInterrupt()

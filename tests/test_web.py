@@ -204,28 +204,42 @@ def test_oversized_requests_are_refused(client):
 
 
 def test_several_games_at_once_and_which_one_a_new_game_drops():
-    """A full server drops a finished game first, then a game in play left untouched for
-    IDLE_SECONDS; while every game is in play and in use a new one is refused, so one
-    client's new games never drop another's game in play (before: the oldest went)."""
+    """A full server makes room with a finished game left for FINISHED_SECONDS first, then a
+    game in play left for IDLE_SECONDS, never one a request is working on; where none may go
+    a new game is refused, and a refused request drops nothing: one client's new games never
+    drop another's game in play (before: the oldest went, whatever it was)."""
     app = create_app(max_tables=3)
     client = TestClient(app)
+    tables = app.state.tables
     now = [1000.0]
-    app.state.tables.clock = lambda: now[0]
+    tables.clock = lambda: now[0]
     views = [new_game(client, seed=s) for s in range(3)]
-    refused(client.post("/api/games", json={"rules": "basic", "num_players": 2,
-                                            "opponents": ["greedy"], "seed": 9}), 503,
-            "the server holds its 3 games, every one in play and used in the last 10 minutes")
-    for v in views:   # none dropped
-        assert client.get(f"/api/games/{v['id']}").json()["hand"] == v["hand"]
+    full = {"rules": "basic", "num_players": 2, "opponents": ["greedy"], "seed": 9}
+    refused(client.post("/api/games", json=full), 503,
+            "the server holds its 3 games, each in use in the last 10 minutes or finished in "
+            "the last 2; allowed: a new game once one of them has rested that long")
     finished = play_out(client, client.get(f"/api/games/{views[1]['id']}").json())
     assert finished["finished"]
-    fourth = new_game(client, seed=3)   # takes the finished game's place
+    refused(client.post("/api/games", json=full), 503, "holds its 3 games")   # just finished
+    now[0] += 150   # the finished game has rested: it makes room, and only for a good request
+    refused(client.post("/api/games", json=dict(full, seat=5)), 400, "seat")
+    refused(client.post("/api/games", json=dict(full, opponents=["nobody"])), 400, "nobody")
+    assert len(tables) == 3 and client.get(f"/api/games/{views[1]['id']}").status_code == 200
+    now[0] += 150
+    fourth = new_game(client, seed=3)
     refused(client.get(f"/api/games/{views[1]['id']}"), 404, "never existed or was dropped")
     now[0] += 300
     client.get(f"/api/games/{views[2]['id']}")          # in use; views[0] rests
+    client.get(f"/api/games/{fourth['id']}")
     now[0] += 400
-    fifth = new_game(client, seed=4)    # views[0], untouched for 700 s, makes room
-    refused(client.get(f"/api/games/{views[0]['id']}"), 404, "untouched for 10 minutes")
+    tables.hold(views[0]["id"])   # a request at work on it (a long search): kept
+    refused(client.post("/api/games", json=full), 503, "holds its 3 games")
+    tables.release(views[0]["id"])   # done now: used now
+    now[0] += 601
+    client.get(f"/api/games/{views[2]['id']}")
+    client.get(f"/api/games/{fourth['id']}")
+    fifth = new_game(client, seed=4)    # views[0], untouched for 601 s, makes room
+    refused(client.get(f"/api/games/{views[0]['id']}"), 404, "untouched for 10")
     for v in (views[2], fourth, fifth):
         assert client.get(f"/api/games/{v['id']}").json()["hand"] == v["hand"]
 
@@ -307,9 +321,15 @@ def test_replay_uploads_are_checked(client):
     refused(client.post("/api/replays", headers=JSON, content=json.dumps(d)), 400,
             "the game is neither terminated nor truncated")
     # a number past Python's digits limit: named as the upload's, not as a server setting
-    body = '{"max_decisions": ' + "9" * 5000 + "}"
+    import sys
+    digits = sys.get_int_max_str_digits()
+    body = '{"max_decisions": ' + "9" * (digits + 1) + "}"
     refused(client.post("/api/replays", headers=JSON, content=body), 400,
-            "uploaded replay: replay JSON holds a number of more than 4,300 digits; allowed")
+            f"uploaded replay: replay JSON holds a number of more than {digits:,} digits; allowed")
+    # a key given twice, whatever it is called, is said as such
+    body = '{"integer string conversion": 1, "integer string conversion": 2}'
+    refused(client.post("/api/replays", headers=JSON, content=body), 400,
+            "gives the key 'integer string conversion' twice")
 
 
 def test_the_server_lists_replay_folders_and_offers_model_files_from_its_command_line(tmp_path):
@@ -786,17 +806,19 @@ def test_the_setup_marks_the_cheating_agents_and_a_zero_budget_is_named(client):
 def test_replay_uploads_leave_the_workers_to_the_games(monkeypatch):
     """Uploads are read and checked in the replays' own thread: six long checks at once
     (held here at their replaying) leave a new game to be dealt at once (before: they took
-    all four of the agents' workers, and the new game waited)."""
+    all four of the agents' workers, and the new game waited), and a replay's view built
+    before is answered at once too."""
     import threading
 
     from ono_env.apps.web import server
 
-    entered, released = threading.Event(), threading.Event()
+    entered, released, armed = threading.Event(), threading.Event(), threading.Event()
     check = server.replay_positions
 
     def held(replay, **kw):
-        entered.set()
-        assert released.wait(30)
+        if armed.is_set():
+            entered.set()
+            assert released.wait(30)
         return check(replay, **kw)
     monkeypatch.setattr(server, "replay_positions", held)
     safety = threading.Timer(30, released.set)
@@ -805,6 +827,9 @@ def test_replay_uploads_leave_the_workers_to_the_games(monkeypatch):
                      rating=False, record=1).replays[0].to_json()
     try:
         with TestClient(create_app()) as client:
+            first = client.post("/api/replays", headers=JSON, content=text).json()["id"]
+            built = client.get(f"/api/replays/{first}").content   # its view, kept
+            armed.set()
             out: list[int] = []
             uploads = [threading.Thread(target=lambda: out.append(client.post(
                 "/api/replays", headers=JSON, content=text).status_code)) for _ in range(6)]
@@ -812,6 +837,8 @@ def test_replay_uploads_leave_the_workers_to_the_games(monkeypatch):
                 t.start()
             assert entered.wait(30)
             view = new_game(client, opponents=["greedy"])
+            # a view built before is answered without waiting for the replays' thread
+            assert client.get(f"/api/replays/{first}").content == built
             dealt_at_once = not released.is_set()
             released.set()
             for t in uploads:

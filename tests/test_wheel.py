@@ -24,9 +24,10 @@ def _run(cmd: list[str], cwd: Path, timeout: int = 600, env: dict | None = None)
 
 
 def _source_copy(dest: Path) -> Path:
-    """The working tree's source files (tracked, and new ones git does not ignore) copied to
-    ``dest``: the build writes its build/ and egg-info folders there, not into the checkout,
-    and two test processes building at once do not share them."""
+    """The working tree's source files (tracked, and new ones git does not ignore) and its
+    prebuilt kernels (which the build step reuses where they are current) copied to ``dest``:
+    the build writes its build/ and egg-info folders there, not into the checkout, and two
+    test processes building at once do not share them."""
     listed = _run(["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
                   cwd=ROOT)
     assert listed.returncode == 0, listed.stderr
@@ -35,6 +36,9 @@ def _source_copy(dest: Path) -> Path:
         if src.is_file():
             (dest / name).parent.mkdir(parents=True, exist_ok=True)
             shutil.copy2(src, dest / name)
+    prebuilt = ROOT / "ono_env" / "_prebuilt"   # ignored by git: the kernels the build reuses
+    if prebuilt.is_dir():
+        shutil.copytree(prebuilt, dest / "ono_env" / "_prebuilt")
     return dest
 
 

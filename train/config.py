@@ -92,13 +92,13 @@ def _check_weight_sum(weights: dict[str, float], field: str) -> None:
 
 BASELINES = ["random", "greedy", "color", "defensive"]
 MAX_STEPS = 10**12
+"""The most learner decisions one run may ask for."""
+MAX_MINUTES = 1_000_000
+"""The largest ``time_limit_minutes`` (about two years)."""
 Hideable = Literal["known_cards", "lacks", "lacks_covered", "unknown", "last_play",
                    "previous_play", "named_color", "drew"]
 """The opponent fields that ``observation_hide`` may hide."""
 HIDEABLE: tuple[str, ...] = typing.get_args(Hideable)
-MAX_MINUTES = 1_000_000
-"""The largest ``time_limit_minutes`` (about two years)."""
-"""The most learner decisions one run may ask for."""
 
 
 @dataclass(config=_CONFIG)

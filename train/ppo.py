@@ -802,7 +802,8 @@ def _tables_state(text: str | None, where: str) -> dict[str, TableState]:
 
 def hidden_fields(scale: np.ndarray, rules: Any) -> list[str]:
     """The opponent fields that a version-2 observation scale hides (``observation_hide``:
-    every entry of the field divided by :data:`HIDDEN_SCALE`), in the config's order."""
+    every entry of the field divided by :data:`HIDDEN_SCALE`), in the order of
+    :data:`~ono_env.train.config.HIDEABLE` (whatever order a config lists them in)."""
     from ono_env.observation import observation_view
 
     view = observation_view(np.asarray(scale)[None, :], rules, 2).opponents
@@ -1054,17 +1055,17 @@ def fitting_policies(rules: Any, weight: float = 1.0) -> dict[str, float]:
 
 
 class StopOnInterrupt:
-    """Ctrl-C (SIGINT) or SIGTERM (what ``kill``, ``timeout`` and job schedulers send) during
-    training: the first asks the loop to stop after the rollout and update under way (and an
-    evaluation due then) (``asked``), so that the model is saved (written with the training's
-    steps, as any checkpoint, and resumable); a second stops at once, as Python does. Only
-    in the main thread (where Python runs signal handlers), and for each signal only where it
-    is not ignored (SIG_IGN: Ctrl-C in a run in the background of a shell); elsewhere it
-    changes nothing. ``signum``: the signal that asked."""
+    """A signal of ``signals`` during training (Ctrl-C's SIGINT; from ``ono-train`` SIGTERM
+    too, what ``kill``, ``timeout`` and job schedulers send): the first asks the loop to stop
+    after the rollout and update under way (and an evaluation due then) (``asked``), so that
+    the model is saved (written with the training's steps, as any checkpoint, and
+    resumable); a second stops at once, as Python does. Only in the main thread (where
+    Python runs signal handlers), and for each signal only where it is not ignored (SIG_IGN:
+    Ctrl-C in a run in the background of a shell); elsewhere it changes nothing. ``signum``:
+    the signal that asked. SIGTERM is the console script's alone: a process pool stops its
+    workers with it, and a training called there must stop at once."""
 
-    SIGNALS = ("SIGINT", "SIGTERM")
-
-    def __init__(self) -> None:
+    def __init__(self, signals: Sequence[str] = ("SIGINT",)) -> None:
         import signal
         import threading
 
@@ -1073,7 +1074,7 @@ class StopOnInterrupt:
         self._previous: dict[int, Any] = {}
         if threading.current_thread() is not threading.main_thread():
             return
-        for name in self.SIGNALS:
+        for name in signals:
             sig = getattr(signal, name, None)
             if sig is not None and signal.getsignal(sig) is not signal.SIG_IGN:
                 self._previous[sig] = signal.signal(sig, self._on_signal)
@@ -1125,9 +1126,11 @@ def shipped_resume(cfg: TrainConfig) -> TrainConfig:
                      f"{', '.join(sorted(shipped))}")
 
 
-def train(cfg: TrainConfig) -> dict[str, Any]:
+def train(cfg: TrainConfig, stop_signals: Sequence[str] = ("SIGINT",)) -> dict[str, Any]:
     """Run one training from a resolved config (:func:`ono_env.train.config.load_config`):
     one table, or a mixture (``tables``) whose rollouts all go into one update.
+    ``stop_signals``: the signals that stop it after the update under way, saving the model
+    (:class:`StopOnInterrupt`; ``ono-train`` adds SIGTERM).
     Returns ``{"run_dir", "model", "final_eval", "seconds", "train_seconds", "curve",
     "steps", "steps_per_second", "rollout_seconds", "games_seconds", "update_seconds",
     "threads", "device", "bf16"}`` (``final_eval``: the rows of every table, each with its
@@ -1144,12 +1147,12 @@ def train(cfg: TrainConfig) -> dict[str, Any]:
         # the CPU generator only: the weights are drawn on the CPU (then moved to the device),
         # and forking a GPU's generator would start CUDA on every GPU, for a CPU run too
         with torch.random.fork_rng(devices=[]):
-            return _train(cfg)
+            return _train(cfg, tuple(stop_signals))
     finally:
         torch.set_num_threads(threads)
 
 
-def _train(cfg: TrainConfig) -> dict[str, Any]:
+def _train(cfg: TrainConfig, stop_signals: tuple[str, ...]) -> dict[str, Any]:
     """:func:`train`'s work."""
     from torch.utils.tensorboard import SummaryWriter
 
@@ -1386,7 +1389,7 @@ def _train(cfg: TrainConfig) -> dict[str, Any]:
         t = torch.from_numpy(a)
         return t.to(device, non_blocking=True) if device.type != "cpu" else t
 
-    interrupt = StopOnInterrupt()   # Ctrl-C or SIGTERM ends the loop after the update under way
+    interrupt = StopOnInterrupt(stop_signals)   # ends the loop after the update under way
     try:
         while steps < cfg.total_steps:
             lr = p.learning_rate if schedule is None else schedule(1.0 - steps / cfg.total_steps)

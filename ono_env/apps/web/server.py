@@ -173,15 +173,21 @@ class Replays:
             raise Refused(f"no replay {rid!r:.40}", 404)
         return item[1]
 
-    def view(self, rid: str) -> builtins.bytes:   # the property below shadows bytes
-        """The viewer's answer for replay ``rid`` (:func:`replay_view` as JSON), built once and
-        kept: a long replay takes seconds to replay and encode."""
-        replay = self.get(rid)
+    def cached(self, rid: str) -> builtins.bytes | None:
+        """The viewer's answer for replay ``rid`` where it was built before, else None."""
         with self._lock:
             data = self._views.get(rid)
             if data is not None:
                 self._views.move_to_end(rid)
-                return data
+            return data
+
+    def view(self, rid: str) -> builtins.bytes:   # the property below shadows bytes
+        """The viewer's answer for replay ``rid`` (:func:`replay_view` as JSON), built once and
+        kept: a long replay takes seconds to replay and encode."""
+        replay = self.get(rid)
+        data = self.cached(rid)
+        if data is not None:
+            return data
         data = json.dumps(replay_view(replay), ensure_ascii=False, allow_nan=False,
                           separators=(",", ":")).encode("utf-8")
         with self._lock:
@@ -336,8 +342,6 @@ def create_app(models: Sequence[str] = (), replay_dirs: Sequence[str] = (),
     searching = anyio.CapacityLimiter(SEARCH_WORKERS)   # taken on the event loop, before a worker
     replaying = anyio.CapacityLimiter(REPLAY_WORKERS)   # the replays' own threads
     gates: dict[str, asyncio.Lock] = {}   # by table id; dropped after Tables drops the table
-    saved: dict[str, str] = {}   # table id -> the id its finished game was saved under
-    saving = threading.Lock()
 
     async def agents_work(work: Callable[[], Any], search: bool) -> Any:
         """``work()`` in one of the agents' workers; a game with a search agent (``search``)
@@ -356,10 +360,14 @@ def create_app(models: Sequence[str] = (), replay_dirs: Sequence[str] = (),
         def locked() -> Any:
             with table.lock:
                 return work()
-        async with gate:
-            if agents:
-                return await agents_work(locked, searches(table.labels))
-            return await anyio.to_thread.run_sync(locked)
+        tables.hold(table.id)   # not dropped for a new game while this request waits or works
+        try:
+            async with gate:
+                if agents:
+                    return await agents_work(locked, searches(table.labels))
+                return await anyio.to_thread.run_sync(locked)
+        finally:
+            tables.release(table.id)
 
     app = FastAPI(title="ono_env web table", docs_url=None, redoc_url=None, openapi_url=None)
     app.state.tables = tables
@@ -469,9 +477,6 @@ def create_app(models: Sequence[str] = (), replay_dirs: Sequence[str] = (),
         live = tables.ids()
         for gone in [k for k in gates if k not in live]:   # the games Tables dropped
             del gates[gone]
-        with saving:
-            for gone in [k for k in saved if k not in live]:
-                del saved[gone]
         return view
 
     @app.get("/api/games/{table_id}")
@@ -505,17 +510,16 @@ def create_app(models: Sequence[str] = (), replay_dirs: Sequence[str] = (),
     async def save_replay(table_id: str) -> dict[str, Any]:
         table = tables.get(table_id)
 
-        def finished() -> Any:
+        title = f"web game {table.id}"
+
+        def save() -> str:   # the table's requests in turn: one save at a time, off the loop
             if not table.game.finished[0]:
                 raise Refused("the game is not over: a replay is saved at its end", 409)
-            return table.replay
-        replay = await at_table(table, finished)
-        title = f"web game {table.id}"
-        with saving:
-            rid = saved.get(table.id)
-            if rid is None or not replays.has(rid):   # saved once: the same replay again
-                rid = saved[table.id] = replays.add(replay, title)
-        return summary(rid, title, replay)
+            if table.saved_replay is None or not replays.has(table.saved_replay):
+                table.saved_replay = replays.add(table.replay, title)   # once: then the same
+            return table.saved_replay
+        rid = await at_table(table, save)
+        return summary(rid, title, table.replay)
 
     @app.get("/api/replays")
     def list_replays() -> list[dict[str, Any]]:
@@ -529,7 +533,7 @@ def create_app(models: Sequence[str] = (), replay_dirs: Sequence[str] = (),
         except UnicodeDecodeError:
             raise Refused("a replay is UTF-8 JSON text") from None
 
-        def check() -> Replay:   # read (megabytes of JSON), then every action legal, the
+        def check() -> tuple[Replay, str]:   # read (megabytes of JSON), every action legal, the
             try:                 # result as recorded: off the event loop, in the replays' thread
                 replay = Replay.from_json(text, "uploaded replay")
             except ValueError as exc:
@@ -539,16 +543,16 @@ def create_app(models: Sequence[str] = (), replay_dirs: Sequence[str] = (),
                 replay_positions(replay)
             except ValueError as exc:
                 raise Refused(str(exc)) from None
-            return replay
-        replay = await anyio.to_thread.run_sync(check, limiter=replaying)
-        rid = replays.add(replay, "uploaded")
+            return replay, replays.add(replay, "uploaded")   # its JSON encoded here too
+        replay, rid = await anyio.to_thread.run_sync(check, limiter=replaying)
         return summary(rid, "uploaded", replay)
 
     @app.get("/api/replays/{rid}")
     async def get_replay(rid: str) -> Response:
         replays.get(rid)   # a 404 before waiting for a worker
-        # every position replayed, once per replay (then kept): the replays' thread
-        data = await anyio.to_thread.run_sync(lambda: replays.view(rid), limiter=replaying)
+        data = replays.cached(rid)   # built before: answered at once
+        if data is None:   # every position replayed, once per replay (then kept): the replays' thread
+            data = await anyio.to_thread.run_sync(lambda: replays.view(rid), limiter=replaying)
         return Response(data, media_type="application/json")
 
     @app.get("/api/replays/{rid}/file")

@@ -52,6 +52,8 @@ MAX_TABLES = 200
 """The most games the server keeps at once (:class:`Tables`)."""
 IDLE_SECONDS = 600.0
 """A game in play that no request has touched for this long may be dropped for a new one."""
+FINISHED_SECONDS = 120.0
+"""A finished game that no request has touched for this long may be dropped for a new one."""
 
 
 class Refused(ValueError):
@@ -120,6 +122,8 @@ class Table:
         self.rng = np.random.default_rng([self.seed, 99])
         self.replay = Replay.start(self.game, 0, int(game_seeds(self.seed, 1)[0]),
                                    self.labels, "ono-web")
+        self.saved_replay: str | None = None
+        """The id the finished game was saved under (``POST .../replay``), once saved."""
         self.history: list[dict[str, Any]] = []
         self.deal = [personal(e, self.seat) for e in deal_events(self.game.to_dict(0))]
         """What the first deal's first card did (the rounds after it: in the entry that ended
@@ -245,43 +249,53 @@ class Table:
 
 
 class Tables:
-    """The games of one server, by id: at most ``limit``. A new game beyond that drops a
-    finished game (the least recently used first), else a game in play that no request has
-    touched for ``idle_seconds``; where every game is in play and in use, the new game is
-    refused (503), so that no client's new games drop another's game in play (before: the
-    least recently used went, and 200 new games of one client dropped every other game).
-    ``clock``: seconds (``time.monotonic``)."""
+    """The games of one server, by id: at most ``limit``. A new game beyond that takes the
+    place of a game no request is working on and none has touched for a while: a finished
+    game after ``finished_seconds`` (time to look at the end and save its replay) first, the
+    least recently used first, else a game in play after ``idle_seconds``. Where no game may
+    go the new game is refused (503) before its deal, and a refused request (bad input, a
+    deal that fails) drops nothing: no client's new games drop another's game in play
+    (before: the least recently used went, and 200 new games of one client dropped every
+    other game). ``clock``: seconds (``time.monotonic``)."""
 
     def __init__(self, limit: int = MAX_TABLES, idle_seconds: float = IDLE_SECONDS,
+                 finished_seconds: float = FINISHED_SECONDS,
                  clock: Any = time.monotonic) -> None:
         self.limit = limit
         self.idle_seconds = idle_seconds
+        self.finished_seconds = finished_seconds
         self.clock = clock
         self._tables: OrderedDict[str, Table] = OrderedDict()
         self._used: dict[str, float] = {}
+        self._busy: dict[str, int] = {}   # requests at work on a game: it is not dropped
         self._lock = threading.Lock()
 
-    def _room(self) -> None:
-        """Drop games until one more fits (``Refused`` 503 where none may go). Holds the lock."""
-        while len(self._tables) >= self.limit:
-            now = self.clock()
-            victim = next((k for k, t in self._tables.items() if t.game.finished[0]), None)
-            if victim is None:
-                victim = next((k for k in self._tables
-                               if now - self._used[k] >= self.idle_seconds), None)
-            if victim is None:
-                raise Refused(f"the server holds its {self.limit} games, every one in play and "
-                              f"used in the last {self.idle_seconds / 60:g} minutes; allowed: "
-                              f"a new game once one ends or rests that long", 503)
-            del self._tables[victim], self._used[victim]
+    def _victim(self) -> str | None:
+        """A game that may make room (see the class), or None. Holds the lock."""
+        now = self.clock()
+        rest = [k for k in self._tables if not self._busy.get(k)]   # least recently used first
+        return next((k for k in rest if self._tables[k].game.finished[0]
+                     and now - self._used[k] >= self.finished_seconds),
+                    next((k for k in rest if now - self._used[k] >= self.idle_seconds), None))
+
+    def _refuse(self) -> Refused:
+        return Refused(f"the server holds its {self.limit} games, each in use in the last "
+                       f"{self.idle_seconds / 60:g} minutes or finished in the last "
+                       f"{self.finished_seconds / 60:g}; allowed: a new game once one of them "
+                       f"has rested that long", 503)
 
     def new(self, rules: RuleSet, seat: int, agents: Sequence[str], seed: int | None,
             agent_factory: Any, thinking: bool = False) -> Table:
-        with self._lock:
-            self._room()   # refused before the deal's work where no game may go
+        with self._lock:   # refused before the deal's work where no game may go; nothing dropped
+            if len(self._tables) >= self.limit and self._victim() is None:
+                raise self._refuse()
         table = Table(secrets.token_hex(8), rules, seat, agents, seed, agent_factory, thinking)
-        with self._lock:
-            self._room()   # others may have been dealt meanwhile
+        with self._lock:   # the table is dealt: now make room (others may have come meanwhile)
+            while len(self._tables) >= self.limit:
+                victim = self._victim()
+                if victim is None:
+                    raise self._refuse()
+                del self._tables[victim], self._used[victim]
             self._tables[table.id] = table
             self._used[table.id] = self.clock()
         return table
@@ -291,12 +305,28 @@ class Tables:
             table = self._tables.get(table_id) if isinstance(table_id, str) else None
             if table is None:
                 raise Refused(f"no game {table_id!r:.40}: it never existed or was dropped "
-                              f"(the server keeps {self.limit} games: a finished one, or one "
-                              f"untouched for {self.idle_seconds / 60:g} minutes, makes room "
-                              f"for a new one)", 404)
+                              f"(the server keeps {self.limit} games: a finished one after "
+                              f"{self.finished_seconds / 60:g} minutes, or one untouched for "
+                              f"{self.idle_seconds / 60:g}, makes room for a new one)", 404)
             self._tables.move_to_end(table_id)
             self._used[table_id] = self.clock()
             return table
+
+    def hold(self, table_id: str) -> None:
+        """A request starts work on the game: it is not dropped until :meth:`release`."""
+        with self._lock:
+            self._busy[table_id] = self._busy.get(table_id, 0) + 1
+
+    def release(self, table_id: str) -> None:
+        """A request's work on the game ended: it counts as used now."""
+        with self._lock:
+            left = self._busy.get(table_id, 0) - 1
+            if left > 0:
+                self._busy[table_id] = left
+            else:
+                self._busy.pop(table_id, None)
+            if table_id in self._tables:
+                self._used[table_id] = self.clock()
 
     def ids(self) -> set[str]:
         """The ids of the games kept."""
