@@ -149,8 +149,9 @@ class raw_env(AECEnv):
             raise ValueError(f"options={options!r:.80} ({type(options).__name__}); allowed: a "
                              f"dict or None (ono_v0 takes no reset options)")
         self.game.reset(seed=seed)
+        g = self.game.state.g   # the game's flags read as scalars: finished[0] builds arrays
         for _ in range(MAX_REDEALS):   # a deal that ended before any decision: deal again
-            if not self.game.finished[0]:
+            if not (g[0, G_TERMINATED] or g[0, G_TRUNCATED]):
                 break
             self.game.reset()
         else:
@@ -167,7 +168,7 @@ class raw_env(AECEnv):
         self.infos: dict[str, dict[str, Any]] = {a: {"legal_actions": []} for a in self.agents}
         self._select_acting_agent()
         self._ready = True
-        self._live = not bool(self.game.finished[0])
+        self._live = True   # the loop above left a game that is on
 
     def _select_acting_agent(self) -> None:
         # self._mask / self._obs hold the acting seat's legal actions and observation; only
