@@ -778,3 +778,13 @@ def test_weights_that_blew_up_are_not_saved_and_the_learning_rate_is_named(tmp_p
                                          r"run's: 0.5\)"):
         save_checkpoint(model, opt, tmp_path / "m.safetensors", rules, 1024, cfg)
     assert list(tmp_path.iterdir()) == []
+    # a healthy model that cannot be written says so, not that training diverged
+    healthy = ActorCritic(observation_scale(rules), [8], "tanh", True)
+    (tmp_path / "m.safetensors").mkdir()
+    with pytest.raises(ValueError, match=r"^model file name .*m.safetensors': it is a folder$"):
+        save_checkpoint(healthy, opt, tmp_path / "m.safetensors", rules, 1024, cfg)
+    # and the signals a training stops at are checked
+    for bad in ("SIGTERM", ("SIGTREM",)):
+        with pytest.raises(ValueError, match=r"stop_signals=.*; allowed: a sequence of SIGINT "
+                                             r"and SIGTERM"):
+            train(load_config("default", TINY), stop_signals=bad)

@@ -714,13 +714,14 @@ def save_checkpoint(model: ActorCritic, opt: torch.optim.Adam, path: Path, rules
                          activation=net.activation, value_hidden_sizes=net.value_hidden_sizes,
                          label=label, observation_version=model.observation_version,
                          opponent_encoder=model.opponent_width)
-    try:
-        path = write_model(path, net, meta)
-    except ValueError as exc:   # the check of what is written: weights that blew up
-        lr = config.get("ppo", {}).get("learning_rate")
+    try:   # the model file's own check (finite weights and logits), before any write
+        PolicyNet.from_tensors(net.tensors(), meta, "model to save")
+    except ValueError as exc:   # weights that blew up: say what to change (a write error
+        lr = config.get("ppo", {}).get("learning_rate")   # below says itself)
         raise ValueError(f"training diverged by {steps:,} steps, nothing saved then ({exc}); "
                          f"allowed: a smaller ppo.learning_rate (this run's: {lr}), or a resume "
                          f"from an earlier checkpoint") from None
+    path = write_model(path, net, meta)
     tensors: dict[str, np.ndarray] = {}
     names = {id(p): n for n, p in model.named_parameters()}
     for group in opt.param_groups:
@@ -1054,6 +1055,10 @@ def fitting_policies(rules: Any, weight: float = 1.0) -> dict[str, float]:
     return out
 
 
+STOP_SIGNALS = ("SIGINT", "SIGTERM")
+"""The signals a training may be asked to stop at after its update (:class:`StopOnInterrupt`)."""
+
+
 class StopOnInterrupt:
     """A signal of ``signals`` during training (Ctrl-C's SIGINT; from ``ono-train`` SIGTERM
     too, what ``kill``, ``timeout`` and job schedulers send): the first asks the loop to stop
@@ -1142,6 +1147,9 @@ def train(cfg: TrainConfig, stop_signals: Sequence[str] = ("SIGINT",)) -> dict[s
     ``cfg.seed`` plus its start step, as its deals are), and the run sets torch's thread
     count: both are the caller's again afterwards (``torch.random.fork_rng``), so a training
     called in a process leaves its global random state and threads as they were."""
+    if isinstance(stop_signals, str) or not set(stop_signals) <= set(STOP_SIGNALS):
+        raise ValueError(f"stop_signals={stop_signals!r:.60}; allowed: a sequence of "
+                         f"{' and '.join(STOP_SIGNALS)} (names)")
     threads = torch.get_num_threads()
     try:
         # the CPU generator only: the weights are drawn on the CPU (then moved to the device),

@@ -326,6 +326,7 @@ class Tables:
             else:
                 self._busy.pop(table_id, None)
             if table_id in self._tables:
+                self._tables.move_to_end(table_id)
                 self._used[table_id] = self.clock()
 
     def ids(self) -> set[str]:
