@@ -64,6 +64,7 @@ from bench_generalist import (
     read_rows,
 )
 
+from ono_env.agents.base import CHEATING_MARK, marked
 from ono_env.arena import run_arena
 from ono_env.arena.stats import bounded_mean_interval
 from ono_env.rules import resolve_rules
@@ -143,7 +144,7 @@ def main() -> None:
             row["agent"] = who
             if overrides:
                 row["rules_changed"] = overrides
-            row["cheating"] = ar.labels[0].endswith(" (cheating)")   # as the arena marks it
+            row["cheating"] = ar.labels[0].endswith(CHEATING_MARK)   # as the arena marks it
             row["seconds"] = time.perf_counter() - t
             deals, shares[who], _ = ar.per_deal(0)
             assert np.array_equal(deals, np.arange(args.deals))
@@ -174,7 +175,7 @@ def main() -> None:
     for r in rows:
         d = r.get("minus_paired")
         vs = "" if d is None else f"{100 * d[0]:+.1f} [{100 * d[1]:+.1f}, {100 * d[2]:+.1f}]"
-        who = f"{r['agent']} (cheating)" if r["cheating"] else r["agent"]
+        who = marked(r["agent"], r["cheating"])
         preset = f"{r['preset']} ({changed})" if changed else r["preset"]
         lines.append(f"| {preset} | {r['players']} | {who} | {r['opponent']} | "
                      f"{100 * r['share']:.1f}% | [{100 * r['low']:.1f}, {100 * r['high']:.1f}] | "

@@ -47,6 +47,7 @@ from bench_args import checked_seed, out_folder, within
 
 from ono_env import VecGame
 from ono_env.agents import make_agent
+from ono_env.agents.base import marked
 from ono_env.arena import MAX_GAMES, run_arena
 
 BASELINE_NAMES = ["random", "greedy", "color", "defensive"]
@@ -280,7 +281,7 @@ def strict_json(data: dict) -> None:
 
 
 def label(n: str) -> str:
-    return f"{n} (cheating)" if n.startswith(CHEATING_PREFIX) else n
+    return marked(n, n.startswith(CHEATING_PREFIX))
 
 
 def table(data: dict) -> str:

@@ -36,6 +36,7 @@ os.environ.setdefault("OMP_NUM_THREADS", "1")
 from bench_args import at_least
 
 from ono_env.agents import make_agent
+from ono_env.agents.base import marked
 from ono_env.arena.suite import (
     field_models,
     fit_ratings,
@@ -207,7 +208,7 @@ def publish(args: argparse.Namespace) -> None:
              "| table | ratings (best first) | fewest deals in a pairing |", "|---|---|---|"]
     for name, t in tables.items():
         best = sorted(t["ratings"].items(), key=lambda kv: -kv[1]["rating"])
-        cells = ", ".join(f"{n}{' (cheating)' if n in t['cheating'] else ''} "
+        cells = ", ".join(f"{marked(n, n in t['cheating'])} "
                           f"{r['rating']:.0f}" for n, r in best)
         lines.append(f"| [{name}]({name}.md) | {cells} | {t['min_deals']} |")
     timing = out / "timing" / "timing.md"

@@ -73,6 +73,10 @@ def refusal(keys: str | tuple[str, ...], detail: str, allowed: str) -> ValueErro
 
 
 # ---- reading ----------------------------------------------------------------------------
+class _DuplicateKey(ValueError):
+    """A key given twice in JSON (:func:`load_json`), told apart from json's own errors."""
+
+
 def load_json(text: Any, what: str = "position JSON") -> Any:
     """The data of a JSON text (a position's, unless ``what`` names another); malformed JSON
     (or a key given twice, or nesting too deep) is a ``ValueError`` that says where, never a
@@ -80,14 +84,11 @@ def load_json(text: Any, what: str = "position JSON") -> Any:
     if not isinstance(text, (str, bytes, bytearray)):
         raise ValueError(f"{what} must be a str; got {type(text).__name__}")
 
-    class Duplicate(ValueError):
-        """A key given twice (told apart from json's own ValueErrors below)."""
-
     def no_duplicates(pairs):
         seen = {}
         for key, value in pairs:
             if key in seen:
-                raise Duplicate(f"{what} gives the key {key!r} twice")
+                raise _DuplicateKey(f"{what} gives the key {key!r} twice")
             seen[key] = value
         return seen
 
@@ -101,7 +102,7 @@ def load_json(text: Any, what: str = "position JSON") -> Any:
     except RecursionError:
         raise ValueError(f"{what} is nested too deeply") from None
     except ValueError as exc:
-        if isinstance(exc, Duplicate) or "integer string conversion" not in str(exc):
+        if isinstance(exc, _DuplicateKey) or "integer string conversion" not in str(exc):
             raise
         raise ValueError(f"{what} holds a number of more than {sys.get_int_max_str_digits():,} "
                          f"digits; allowed: numbers of the ranges its fields allow") from None
@@ -637,6 +638,12 @@ def position_dict(state: Any, i: int, rules: RuleSet) -> dict[str, Any]:
         "rng": str(int(state.rng[i])),
     }
 
+
+def catch_succeeds(d: Mapping[str, Any], q: int) -> bool:
+    """Would a catch of seat ``q`` succeed in position ``d``, as the engine tests it: ``q``
+    went down to one card without calling (``exposed``), played last, and holds that card
+    still (not a seat that was given cards since, by a Wild Shuffle Hands)."""
+    return d.get("exposed") == q == d.get("previous_player") and len(d["hands"][q]) == 1
 
 
 def game_winners(result: Mapping[str, Any], rules: RuleSet | None = None) -> list[int]:

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 
 from ono_env import cards as C
 from ono_env.game import VecGame
-from ono_env.positions import game_winners
+from ono_env.positions import catch_succeeds, game_winners
 
 _ANSI = {"R": "\x1b[31m", "Y": "\x1b[33m", "G": "\x1b[32m", "B": "\x1b[34m", "W": "\x1b[1m"}
 _RESET = "\x1b[0m"
@@ -136,7 +136,7 @@ def table_events(before: dict, after: dict, player: int, action: int) -> list[st
     swapped: set[int] = set()
     exposed = before.get("exposed")
     offender = exposed if isinstance(exposed, int) else -1
-    caught = verb == "catch" and offender >= 0 and offender == previous and hb[offender] == 1
+    caught = verb == "catch" and offender >= 0 and catch_succeeds(before, offender)
     if name == "play WS":
         events.append("Wild Shuffle Hands: every hand is gathered, shuffled and dealt out again")
         swapped = set(range(n))
@@ -290,6 +290,6 @@ def personal(line: str, seat: int) -> str:
     out = re.sub(rf"{me} takes the penalty: draws (.*) and loses the turn",
                  r"you take the penalty: draw \1 and lose the turn", out)
     out = re.sub(rf"{me} now holds", "you now hold", out)
-    out = re.sub(rf"{me} (draws|is|catches|calls|deals|names)\b",
+    out = re.sub(rf"{me} ({'|'.join(_VERBS)})\b",
                  lambda m: f"you {_VERBS[m.group(1)]}", out)
     return re.sub(me, "you", out)

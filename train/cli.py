@@ -56,10 +56,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         elif cfg.algo == "maskable_ppo":
             from ono_env.train.maskable_ppo import train
         else:
+            from ono_env.train.ppo import STOP_SIGNALS
             from ono_env.train.ppo import train as train_ppo
 
             # from the console script, SIGTERM (kill, timeout, a job scheduler) saves too
-            train_ppo(cfg, stop_signals=("SIGINT", "SIGTERM"))
+            train_ppo(cfg, stop_signals=STOP_SIGNALS)
             return
         train(cfg)
 

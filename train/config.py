@@ -44,6 +44,7 @@ _CONFIG = ConfigDict(extra="forbid", use_attribute_docstrings=True, allow_inf_na
 Count = Annotated[int, Field(strict=True, ge=1)]
 Count0 = Annotated[int, Field(strict=True, ge=0)]
 Number = Annotated[float, Field(strict=True, ge=0)]
+Fraction = Annotated[float, Field(strict=True, ge=0, le=1)]
 Name = Annotated[str, Field(strict=True, min_length=1)]
 
 
@@ -161,9 +162,9 @@ class Table:
 class PPO:
     """PPO's hyperparameters (the same meaning for every algo)."""
 
-    learning_rate: Annotated[float, Field(strict=True, ge=0, le=1)] = 3.0e-4
+    learning_rate: Fraction = 3.0e-4
     """Adam's learning rate (at the start, when it decays)."""
-    learning_rate_end: Annotated[float, Field(strict=True, ge=0, le=1)] | None = None
+    learning_rate_end: Fraction | None = None
     """When set: linear decay to this value over total_steps (or time_limit_minutes, whichever ends first)."""
     n_steps: Count = 128
     """Steps per game slot in a rollout: a rollout is num_envs * n_steps learner steps."""
@@ -171,9 +172,9 @@ class PPO:
     """Minibatch size of the gradient steps: at most a rollout (num_envs x n_steps; algo rllib_ppo: times num_env_runners)."""
     n_epochs: Count = 4
     """Passes over each rollout."""
-    gamma: Annotated[float, Field(strict=True, ge=0, le=1)] = 1.0
+    gamma: Fraction = 1.0
     """Discount factor (1: a win or loss counts the same however many decisions away; below 1, a far-off loss is worth little and stalling can pay)."""
-    gae_lambda: Annotated[float, Field(strict=True, ge=0, le=1)] = 0.95
+    gae_lambda: Fraction = 0.95
     """GAE's lambda."""
     clip_range: Annotated[float, Field(strict=True, gt=0)] = 0.2
     """PPO's clipping of the policy ratio."""
@@ -183,7 +184,7 @@ class PPO:
     """Weight of the value loss."""
     max_grad_norm: Number = 0.5
     """Gradient clipping (global norm)."""
-    hand_shaping: Literal["auto"] | Annotated[float, Field(strict=True, ge=0, le=1)] = "auto"
+    hand_shaping: Literal["auto"] | Fraction = "auto"
     """Potential-based shaping by the learner's own hand size: each step adds c * (cards before - cards after), and the end of a game c * its cards, so a game's shaping sums to c * the cards dealt (a constant: the best policy is unchanged) while every card played or drawn counts at once (auto: 0.1 for algo ppo in a single round, 0 in a match, where every round deals a new hand, and for the other trainers; 0: none)."""
     truncation: Literal["auto", "loss", "bootstrap"] = "auto"
     """A game cut at max_decisions (no winner): loss (it ends there, with a losing seat's reward: stalling to the cut never pays) | bootstrap (from the value of its last observation, as SB3 and RLlib do) | auto (loss for algo ppo, bootstrap for the others)."""

@@ -758,17 +758,24 @@ def read_tables_state(model_path: str | Path) -> dict[str, TableState]:
     empty where the file has no optimizer state beside it or was written before it was kept
     (a resumed part then sizes its first evaluation as a new run does). A malformed entry is
     one ``ValueError`` naming the file."""
-    from safetensors import SafetensorError, safe_open
-
     opath = optimizer_path(Path(model_path))
     if not opath.is_file():
         return {}
+    return _tables_state(_optimizer_file(opath, tensors=False)[0].get("tables_state"),
+                         repr(str(opath)))
+
+
+def _optimizer_file(opath: Path, tensors: bool = True) -> tuple[dict[str, str], dict[str, np.ndarray]]:
+    """An optimizer state file's metadata and (``tensors``) its tensors, read in one opening;
+    ``ValueError`` naming the file where it is not a safetensors file."""
+    from safetensors import SafetensorError, safe_open
+
     try:
         with safe_open(str(opath), "np") as f:
-            text = (f.metadata() or {}).get("tables_state")
+            names = f.keys() if tensors else []
+            return (f.metadata() or {}), {k: f.get_tensor(k) for k in names}
     except (SafetensorError, OSError) as exc:
         raise ValueError(f"resume: {str(opath)!r} is not an optimizer state file ({exc})") from None
-    return _tables_state(text, repr(str(opath)))
 
 
 def _tables_state(text: str | None, where: str) -> dict[str, TableState]:
@@ -821,9 +828,6 @@ def load_checkpoint(model: ActorCritic, opt: torch.optim.Adam, path: str | Path,
     narrower network is grown (:meth:`ActorCritic.load_policy_net`), and then Adam starts
     afresh (its state has the old shapes), which is printed unless ``quiet``, as are the file,
     its steps and whether Adam's state was read."""
-    from safetensors import SafetensorError, safe_open
-    from safetensors.numpy import load_file
-
     from ono_env.agents.learned import check_compatible
 
     path = Path(path)
@@ -855,12 +859,7 @@ def load_checkpoint(model: ActorCritic, opt: torch.optim.Adam, path: str | Path,
         print(f"resume: {str(path)!r} at {int(meta['training_steps']):,} steps{state_line}",
               file=sys.stderr)
     if opath.is_file() and not grown:
-        try:
-            with safe_open(str(opath), "np") as f:
-                opt_meta = f.metadata() or {}
-            state = load_file(str(opath))
-        except (SafetensorError, OSError) as exc:
-            raise ValueError(f"resume: {str(opath)!r} is not an optimizer state file ({exc})") from None
+        opt_meta, state = _optimizer_file(opath)
         opt_steps = opt_meta.get("training_steps")
         if opt_steps != str(meta["training_steps"]):   # another checkpoint's, or half written
             raise ValueError(f"resume: {str(opath)!r} holds Adam's state at "

@@ -530,12 +530,18 @@ MAX_CLAIMS = 1000
 """How many names ``<name>-<time>``, ``<name>-<time>-2``, ... :func:`claim_run_dir` tries."""
 
 
-def claim_run_dir(run_dir: Path) -> Path:
-    """A new folder for a run named by its time (no ``run_dir`` given): ``run_dir`` itself, or
-    where another run made that folder first (two runs started in the same second)
-    ``run_dir-2``, ``run_dir-3``, ...; each made with an exclusive ``mkdir``, so that two
-    runs never share one. ``ValueError`` (out_dir) where none can be made."""
+def claim_run_dir(run_dir: Path, named: bool = False) -> Path:
+    """The run's folder, made: ``run_dir`` as given (``named``: the config's ``run_dir``,
+    which may be there already: a resume in its own folder), or for a run named by its time
+    ``run_dir`` itself or, where another run made that folder first (two runs started in
+    the same second), ``run_dir-2``, ``run_dir-3``, ...; each made with an exclusive
+    ``mkdir``, so that two runs never share one. ``ValueError`` naming the field (run_dir or
+    out_dir) where none can be made."""
+    field = "run_dir" if named else "out_dir"
     try:
+        if named:
+            run_dir.mkdir(parents=True, exist_ok=True)
+            return run_dir
         run_dir.parent.mkdir(parents=True, exist_ok=True)
         for k in range(1, MAX_CLAIMS + 1):
             candidate = run_dir if k == 1 else run_dir.with_name(f"{run_dir.name}-{k}")
@@ -545,7 +551,7 @@ def claim_run_dir(run_dir: Path) -> Path:
             except FileExistsError:
                 continue
     except OSError as exc:
-        raise ValueError(f"out_dir: cannot create the run's folder {str(run_dir)!r}: "
+        raise ValueError(f"{field}: cannot create the run's folder {str(run_dir)!r}: "
                          f"{exc.strerror or exc}; allowed: a folder that can be made and "
                          f"written") from None
     raise ValueError(f"out_dir: {MAX_CLAIMS} folders named {str(run_dir)!r}-<k> exist already; "
@@ -595,15 +601,7 @@ def start_run(cfg: TrainConfig, agents: Sequence[str] = (),
     if gone:
         print(f"resuming in its own folder: the earlier part's {', '.join(gone)} removed (they "
               f"evaluated the model before this part)", file=sys.stderr)
-    if not cfg.run_dir:
-        run_dir = claim_run_dir(run_dir)
-    else:
-        try:
-            run_dir.mkdir(parents=True, exist_ok=True)
-        except OSError as exc:
-            raise ValueError(f"run_dir: cannot create the run's folder {str(run_dir)!r}: "
-                             f"{exc.strerror or exc}; allowed: a folder that can be made and "
-                             f"written") from None
+    run_dir = claim_run_dir(run_dir, named=bool(cfg.run_dir))
     (run_dir / "config.yaml").write_text(dump_config(cfg))
     return rules, run_dir, count, why
 

@@ -15,10 +15,15 @@ from ono_env.game import VecGame, game_seeds
 from ono_env.replay import Replay
 from ono_env.rules import RuleSet
 
+ALL_SEATINGS_UP_TO = 4
+"""Up to this many players a table plays every seating (every permutation); beyond, the
+``num_players`` rotations of the seats."""
+
 
 def seatings(num_players: int) -> list[tuple[int, ...]]:
-    """Seat orders of one table: ``order[s]`` is the table member in seat ``s``."""
-    if num_players <= 4:
+    """Seat orders of one table: ``order[s]`` is the table member in seat ``s``
+    (:data:`ALL_SEATINGS_UP_TO`)."""
+    if num_players <= ALL_SEATINGS_UP_TO:
         return list(itertools.permutations(range(num_players)))
     return [tuple((s + r) % num_players for s in range(num_players)) for r in range(num_players)]
 

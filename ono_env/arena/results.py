@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 
 from ono_env.agents.base import unmarked
-from ono_env.arena.play import GameRecords
+from ono_env.arena.play import ALL_SEATINGS_UP_TO, GameRecords
 from ono_env.arena.stats import bounded_mean_interval, wilson_interval
 from ono_env.checks import check_input_file, is_sha256
 from ono_env.replay import Replay
@@ -168,7 +168,7 @@ class ArenaResult:
         lines = [f"{self.rules.name} rules, {self.rules.num_players} players, "
                  f"{len(self.records.length):,} games"
                  + (f" ({self.deals:,} deals, each played in "
-                    + ("every seating" if self.rules.num_players <= 4 else
+                    + ("every seating" if self.rules.num_players <= ALL_SEATINGS_UP_TO else
                        f"{self.rules.num_players} seatings, the seats rotated") + ")"
                     if self.mirrored else "")
                  + f", seed {self.seed}, played in {self.seconds:.1f} s"

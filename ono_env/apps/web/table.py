@@ -32,7 +32,7 @@ from ono_env.agents.driver import act_one
 from ono_env.agents.search import SEARCH_AGENTS
 from ono_env.checks import check_bool, check_int, check_seed
 from ono_env.game import VecGame, fresh_seed, game_seeds
-from ono_env.positions import game_winners
+from ono_env.positions import catch_succeeds, game_winners
 from ono_env.render import (
     challenge_reveal,
     deal_events,
@@ -125,7 +125,9 @@ class Table:
         self.saved_replay: str | None = None
         """The id the finished game was saved under (``POST .../replay``), once saved."""
         self.history: list[dict[str, Any]] = []
-        self.deal = [personal(e, self.seat) for e in deal_events(self.game.to_dict(0))]
+        self.position = self.game.to_dict(0)
+        """The game's position now (``VecGame.to_dict``), kept as each step makes it."""
+        self.deal = [personal(e, self.seat) for e in deal_events(self.position)]
         """What the first deal's first card did (the rounds after it: in the entry that ended
         the round before)."""
         self.events: list[str] = list(self.deal)
@@ -133,8 +135,6 @@ class Table:
         """Counts the human's decisions; a decision names the ``move`` of the view it was
         made on, so a decision made on an old view (another tab, a double click) is stale."""
         self.lock = threading.Lock()
-        self.position = self.game.to_dict(0)
-        """The game's position now (``VecGame.to_dict``), kept as each step makes it."""
         self._play_agents()
 
     # ---- playing --------------------------------------------------------------------
@@ -152,7 +152,8 @@ class Table:
                                  "thinking": thinking,
                                  "events": [personal(e, self.seat) for e in events]}
         self.history.append(entry)
-        self.events += [personal(e, self.seat) for e in ended]   # from the human's seat
+        if ended:   # the entry's last lines, from the human's seat
+            self.events += entry["events"][-len(ended):]
         if self.game.finished[0]:
             self.replay.finish(self.game, 0)
 
@@ -218,9 +219,7 @@ class Table:
                   for a in np.flatnonzero(self.game.legal_mask()[0])] if mine else [])
         players = [{"seat": q, "label": self.labels[q], "cards": len(d["hands"][q]),
                     "called": bool(d["called"][q]), "dealer": q == d["dealer"],
-                    # a catch would succeed (the engine's test): not a seat that got cards since
-                    "catchable": (d["exposed"] == q == d["previous_player"]
-                                  and len(d["hands"][q]) == 1),
+                    "catchable": catch_succeeds(d, q),
                     "you": q == self.seat}
                    for q in range(n)]
         history = self.history[-HISTORY:]
@@ -308,9 +307,13 @@ class Tables:
                               f"(the server keeps {self.limit} games: a finished one after "
                               f"{self.finished_seconds / 60:g} minutes, or one untouched for "
                               f"{self.idle_seconds / 60:g}, makes room for a new one)", 404)
-            self._tables.move_to_end(table_id)
-            self._used[table_id] = self.clock()
+            self._touch(table_id)
             return table
+
+    def _touch(self, table_id: str) -> None:
+        """The game is used now (the least recently used order, and its time). Holds the lock."""
+        self._tables.move_to_end(table_id)
+        self._used[table_id] = self.clock()
 
     def hold(self, table_id: str) -> None:
         """A request starts work on the game: it is not dropped until :meth:`release`."""
@@ -326,8 +329,7 @@ class Tables:
             else:
                 self._busy.pop(table_id, None)
             if table_id in self._tables:
-                self._tables.move_to_end(table_id)
-                self._used[table_id] = self.clock()
+                self._touch(table_id)
 
     def ids(self) -> set[str]:
         """The ids of the games kept."""
