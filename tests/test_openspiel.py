@@ -421,6 +421,69 @@ def test_openspiels_bots_play_whole_games():
         assert sorted(returns) == [-1.0, 1.0]
 
 
+@pytest.mark.parametrize("preset, players", [("ono", 3), ("uno2018", 2), ("stacking", 6)])
+def test_the_projects_agents_sit_at_openspiel_tables_as_bots(preset, players):
+    """The generalist and a baseline as OpenSpiel bots play the moves the same agents
+    choose from each seat's own observation of the same deal, stepped by the engine."""
+    from open_spiel.python.algorithms import evaluate_bots
+
+    from ono_env.agents import make_agent
+    from ono_env.agents.base import observation_version
+
+    game = pyspiel.load_game(O.GAME_NAME, {"preset": preset, "players": players, "seed": 5})
+    names = ["ppo-any"] + ["color"] * (players - 1)
+    state = game.new_initial_state()
+    bots = [O.AgentBot(name, game, p, seed=p) for p, name in enumerate(names)]
+    returns = evaluate_bots.evaluate_bots(state, bots, np.random.RandomState(0))
+    assert state.is_terminal() and sorted(returns)[-1] == 1.0
+
+    agents = [make_agent(name, game.rules) for name in names]
+    rngs = [np.random.default_rng(p) for p in range(players)]   # each bot's, from its seed
+    twin = VecGame(game.rules, 1, seed=state.deal_seed)
+    got = np.zeros(players)
+    for a in state.history():
+        p = int(twin.current_player[0])
+        obs = twin.observe(p, version=observation_version(agents[p]))
+        assert int(agents[p].act(obs, twin.legal_mask(), rngs[p])[0]) == a
+        result = twin.step(np.array([a]))
+        got += result.rewards[0]
+    assert bool(result.terminated[0]) and np.allclose(got, returns, atol=1e-6)
+
+
+def test_a_search_agent_bot_is_reproducible_from_its_seed_and_bad_input_is_named():
+    from open_spiel.python.algorithms import evaluate_bots
+
+    game = pyspiel.load_game(O.GAME_NAME, {"preset": "basic", "players": 2, "seed": 1})
+
+    def history(seed):
+        state = pyspiel.load_game(O.GAME_NAME, {"preset": "basic", "players": 2,
+                                                "seed": 1}).new_initial_state()
+        bots = [O.AgentBot("pimc:4", game, 0, seed=seed), O.AgentBot("random", game, 1)]
+        evaluate_bots.evaluate_bots(state, bots, np.random.RandomState(0))
+        return state.history()
+
+    assert history(7) == history(7)
+    assert any(history(7) != history(s) for s in (8, 9, 10))
+    assert re.fullmatch(r"AgentBot\('oracle:\d+ \(cheating\)', player_id=1\)",
+                        repr(O.AgentBot("oracle", game, 1)))
+    state = game.new_initial_state()
+    other = pyspiel.load_game(O.GAME_NAME, {"preset": "ono", "players": 2})
+    for make, match in [
+        (lambda: O.AgentBot("greedy", game, 2), r"player_id=2; allowed: a seat 0 to 1"),
+        (lambda: O.AgentBot("greedy", game, True), r"player_id=True; allowed"),
+        (lambda: O.AgentBot("nope", game, 0), r"unknown agent 'nope'"),
+        (lambda: O.AgentBot("greedy", "basic", 0), r"game of type str; allowed: a python_ono"),
+        (lambda: O.AgentBot("greedy", game, 0, seed=-1), r"seed=-1; allowed"),
+        (lambda: O.AgentBot("greedy", game, 1 - state.current_player()).step(state),
+         r"the bot plays player \d, and it is player \d's turn"),
+        (lambda: O.AgentBot("greedy", other, state.current_player()).step(state),
+         r"the state's rules \(basic, 2 players\) are not the bot's \(ono, 2 players\)"),
+        (lambda: O.AgentBot("greedy", game, 0).step(object()), r"a state of type object; allowed: a state"),
+    ]:
+        with pytest.raises(ValueError, match=match):
+            make()
+
+
 def test_an_agent_trained_by_openspiel_is_exported_and_plays_in_the_arena(tmp_path):
     """docs/examples/openspiel_policy_gradient.py with a tiny budget: OpenSpiel's own
     learner, its policy written as a model file, played by the project's arena."""

@@ -61,6 +61,11 @@ Resampling
     hold, card types it lacks after drawing without a playable card), with the hidden cards
     dealt afresh, as the project's search agents sample their worlds
     (``ono_env.agents._search``). It is offered for the acting seat only.
+
+Bots
+    :class:`AgentBot` seats any of the project's agents (``ppo-any``, the baselines, the
+    search agents, a model file) as a ``pyspiel.Bot``, deciding from the acting seat's view
+    only, for ``evaluate_bots`` and the rest of OpenSpiel.
 """
 
 from __future__ import annotations
@@ -565,6 +570,78 @@ def export_policy_gradient(agent: Any, game: OnoGame, path: str, *, training_ste
                           "game": str(game)}, hidden_sizes=hidden, activation="relu",
                          value_hidden_sizes=None if value is None else hidden, label=label)
     return str(write_model(path, net, meta))
+
+
+class AgentBot(pyspiel.Bot):
+    """One of the project's agents as an OpenSpiel bot, for ``evaluate_bots`` and anything
+    else that takes a ``pyspiel.Bot``: ``AgentBot("ppo-any", game, player_id=0)``.
+
+    ``agent`` is what :func:`ono_env.agents.make_agent` takes (a name such as ``ppo-any``,
+    ``greedy`` or ``pimc:64``, a model file's path, or an object with ``act``), made for
+    ``game``'s rules, so the generalist and the baselines sit at any table this game can
+    deal. ``step(state)`` decides for ``player_id`` from that seat's view only, as the
+    terminal and browser tables ask an agent (:func:`ono_env.agents.driver.act_one`: the
+    seat's observation in the agent's own layout, or, for a search agent, the seat's view
+    of the game), checked against the legal actions; ``seed`` makes the generator the agent
+    draws from (a search agent's worlds, a sampling policy's draws), so the same seed plays
+    the same moves. A state of another game, rules other than the bot's, a finished game
+    or another seat's turn is a ``ValueError`` naming it. The bot keeps nothing between
+    steps (``restart_at`` and ``inform_action`` do nothing) and offers no policy
+    (``provides_policy()`` is False: a deterministic learned agent plays its most probable
+    action, not a draw from its probabilities)."""
+
+    def __init__(self, agent: Any, game: OnoGame, player_id: int, seed: int = 0) -> None:
+        pyspiel.Bot.__init__(self)
+        from ono_env.agents.base import agent_label, is_cheating, marked
+        from ono_env.agents.registry import make_agent
+        from ono_env.checks import check_seed
+
+        if not isinstance(game, OnoGame):
+            raise ValueError(f"AgentBot: a game of type {type(game).__name__}; allowed: a "
+                             f"{GAME_NAME} game (pyspiel.load_game({GAME_NAME!r}, ...))")
+        players = game.rules.num_players
+        if isinstance(player_id, bool) or not isinstance(player_id, (int, np.integer)) \
+                or not 0 <= player_id < players:
+            raise ValueError(f"AgentBot: player_id={player_id!r:.40}; allowed: a seat 0 to "
+                             f"{players - 1} of this {players}-player game")
+        self.rules = game.rules
+        self.player_id = int(player_id)
+        self.agent = make_agent(agent, game.rules)
+        self.label = marked(agent_label(self.agent), is_cheating(self.agent))
+        self.rng = np.random.default_rng(check_seed("seed", seed, allow_none=False))
+
+    def step(self, state: Any) -> int:
+        from ono_env.agents.driver import act_one
+
+        if not isinstance(state, OnoState):
+            raise ValueError(f"AgentBot.step: a state of type {type(state).__name__}; "
+                             f"allowed: a state of a {GAME_NAME} game")
+        if state.rules != self.rules:
+            raise ValueError(f"AgentBot.step: the state's rules ({state.rules.name}, "
+                             f"{state.rules.num_players} players) are not the bot's "
+                             f"({self.rules.name}, {self.rules.num_players} players); make "
+                             f"the bot with the state's game")
+        if state.current_player() != self.player_id:
+            now = ("the game is over" if state.is_terminal()
+                   else f"it is player {state.current_player()}'s turn")
+            raise ValueError(f"AgentBot.step: the bot plays player {self.player_id}, and "
+                             f"{now}")
+        return act_one(self.agent, self.label, state.engine, self.rng)[0]
+
+    def restart_at(self, state: Any) -> None:
+        pass
+
+    def restart(self) -> None:
+        pass
+
+    def inform_action(self, state: Any, player_id: int, action: int) -> None:
+        pass
+
+    def provides_policy(self) -> bool:
+        return False
+
+    def __repr__(self) -> str:
+        return f"AgentBot({self.label!r}, player_id={self.player_id})"
 
 
 def register() -> None:
