@@ -221,6 +221,11 @@ def test_several_games_at_once_and_which_one_a_new_game_drops():
     finished = play_out(client, client.get(f"/api/games/{views[1]['id']}").json())
     assert finished["finished"]
     refused(client.post("/api/games", json=full), 503, "holds its 3 games")   # just finished
+    # bad input is refused as such, full or not (before: 503 first)
+    refused(client.post("/api/games", json=dict(full, seat=5)), 400, "seat=5; allowed")
+    refused(client.post("/api/games", json=dict(full, opponents=["nobody"])), 400,
+            "unknown agent 'nobody'")
+    refused(client.post("/api/games", json=dict(full, opponents=[])), 400, "0 opponents")
     now[0] += 150   # the finished game has rested: it makes room, and only for a good request
     refused(client.post("/api/games", json=dict(full, seat=5)), 400, "seat")
     refused(client.post("/api/games", json=dict(full, opponents=["nobody"])), 400, "nobody")

@@ -84,36 +84,54 @@ def make_rules(preset: Any, options: Any, num_players: Any) -> RuleSet:
         raise Refused(str(exc)) from None
 
 
-class Table:
-    """One game between a human in ``seat`` and ``agents`` (labels, one per other seat in
-    seat order) under ``rules``. ``agent_factory(label)`` builds an agent from a label the
-    server allows. ``seed`` fixes the deal and the agents' generator (None: fresh)."""
+class Seating:
+    """A request for a new game, checked, with its agents built: nothing dealt yet.
+    ``Refused`` names what was wrong (the opponents' count, ``seat``, ``seed``, ``thinking``,
+    an agent's label), so a full server refuses a bad request as bad input, not as full."""
 
-    def __init__(self, table_id: str, rules: RuleSet, seat: int, agents: Sequence[str],
-                 seed: int | None, agent_factory: Any, thinking: bool = False) -> None:
+    def __init__(self, rules: RuleSet, seat: int, agents: Sequence[str], seed: int | None,
+                 agent_factory: Any, thinking: bool = False) -> None:
         n = rules.num_players
         if len(agents) != n - 1:
             raise Refused(f"{len(agents)} opponents for {n} players: give {n - 1} "
                           f"(one per other seat)")
         try:
-            seat = check_int("seat", seat, 0, n - 1)
-            seed = check_seed("seed", seed)
+            self.seat = check_int("seat", seat, 0, n - 1)
+            self.seed = check_seed("seed", seed)
             self.show_thinking = check_bool("thinking", thinking)
         except ValueError as exc:
             raise Refused(str(exc)) from None
-        self.id = table_id
-        self.rules = rules
-        self.seat = seat
         self.labels: list[str] = []
         self.agents: dict[int, Any] = {}
         k = 0
         for s in range(n):
-            if s == seat:
+            if s == self.seat:
                 self.labels.append("you")
             else:
                 self.agents[s] = agent_factory(agents[k])
                 self.labels.append(marked(agents[k], is_cheating(self.agents[s])))
                 k += 1
+
+
+class Table:
+    """One game between a human in ``seat`` and ``agents`` (labels, one per other seat in
+    seat order) under ``rules``. ``agent_factory(label)`` builds an agent from a label the
+    server allows. ``seed`` fixes the deal and the agents' generator (None: fresh).
+    ``seating``: the request already checked (:class:`Seating`; the arguments before it are
+    then not read again)."""
+
+    def __init__(self, table_id: str, rules: RuleSet, seat: int, agents: Sequence[str],
+                 seed: int | None, agent_factory: Any, thinking: bool = False,
+                 seating: Seating | None = None) -> None:
+        if seating is None:
+            seating = Seating(rules, seat, agents, seed, agent_factory, thinking)
+        self.id = table_id
+        self.rules = rules
+        self.seat = seating.seat
+        self.show_thinking = seating.show_thinking
+        self.labels = seating.labels
+        self.agents = seating.agents
+        seed = seating.seed
         self.seed_chosen = seed is not None
         """The browser chose the seed: it may see it. A seed the server drew is shown only
         once the game is over (the seed deals every hand)."""
@@ -252,8 +270,9 @@ class Tables:
     place of a game no request is working on and none has touched for a while: a finished
     game after ``finished_seconds`` (time to look at the end and save its replay) first, the
     least recently used first, else a game in play after ``idle_seconds``. Where no game may
-    go the new game is refused (503) before its deal, and a refused request (bad input, a
-    deal that fails) drops nothing: no client's new games drop another's game in play
+    go the new game is refused (503) before its deal, once the request is checked (bad input
+    is refused as such first), and a refused request (bad input, a deal that fails) drops
+    nothing: no client's new games drop another's game in play
     (before: the least recently used went, and 200 new games of one client dropped every
     other game). ``clock``: seconds (``time.monotonic``)."""
 
@@ -285,10 +304,12 @@ class Tables:
 
     def new(self, rules: RuleSet, seat: int, agents: Sequence[str], seed: int | None,
             agent_factory: Any, thinking: bool = False) -> Table:
+        seating = Seating(rules, seat, agents, seed, agent_factory, thinking)   # bad input first
         with self._lock:   # refused before the deal's work where no game may go; nothing dropped
             if len(self._tables) >= self.limit and self._victim() is None:
                 raise self._refuse()
-        table = Table(secrets.token_hex(8), rules, seat, agents, seed, agent_factory, thinking)
+        table = Table(secrets.token_hex(8), rules, seat, agents, seed, agent_factory, thinking,
+                      seating)
         with self._lock:   # the table is dealt: now make room (others may have come meanwhile)
             while len(self._tables) >= self.limit:
                 victim = self._victim()
