@@ -753,6 +753,23 @@ def test_a_resumed_part_carries_each_tables_evaluation_length_and_stall_counts(t
             train(load_config("default", over + ["total_steps=2048", f"resume={ckpt}",
                                                  f"run_dir={tmp_path / 'b'}"]))
         assert not (tmp_path / "b").exists()
+    # Adam's state of another model file at the same step count (another run's checkpoint
+    # put beside this one; before: taken), told apart by the model's SHA-256 kept beside it
+    from safetensors import safe_open
+
+    from ono_env.agents.learned import model_sha256
+
+    with safe_open(str(run_dir / "checkpoints" / "step_1024.optimizer.safetensors"), "np") as f:
+        assert f.metadata()["model_sha256"] == model_sha256(ckpt)
+    save_file(opt_state, str(ckpt.with_name("step_1024.optimizer.safetensors")),
+              metadata={"training_steps": "1024",
+                        "model_sha256": model_sha256(run_dir / "model.safetensors")})
+    with pytest.raises(ValueError, match=r"step_1024\.optimizer\.safetensors' holds Adam's "
+                                         r"state of another model file than .*step_1024"
+                                         r"\.safetensors' \(its SHA-256 differs"):
+        train(load_config("default", over + ["total_steps=2048", f"resume={ckpt}",
+                                             f"run_dir={tmp_path / 'b'}"]))
+    assert not (tmp_path / "b").exists()
     # a network grown on resume starts Adam afresh: it reads nothing beside the model file
     # (neither Adam's state nor the tables'), so even a damaged file there does not stop it
     ckpt.with_name("step_1024.optimizer.safetensors").write_bytes(b"not a safetensors file")

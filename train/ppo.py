@@ -73,7 +73,8 @@ episode win rate, ``eval/win_rate/<opponent>``, ``league/snapshots``), ``eval.cs
 learning curve), ``checkpoints/step_<n>.safetensors`` at every evaluation and
 ``model.safetensors`` at the end (the project's model format, :mod:`ono_env.agents.learned`:
 they play in ``ono-arena``, ``ono-play``, ``ono-web`` and as opponents), each with a
-``.optimizer.safetensors`` beside it (Adam's state, read by ``resume``), and
+``.optimizer.safetensors`` beside it (Adam's state, read by ``resume``, with the step count
+and SHA-256 of the model file it was written with), and
 ``final_eval.json`` / ``.csv``. Every file is safetensors, YAML, CSV or JSON: resuming
 unpickles nothing.
 
@@ -104,7 +105,14 @@ import numpy as np
 import torch
 from torch import nn
 
-from ono_env.agents.learned import LearnedAgent, PolicyNet, make_metadata, read_model, write_model
+from ono_env.agents.learned import (
+    LearnedAgent,
+    PolicyNet,
+    make_metadata,
+    model_sha256,
+    read_model,
+    write_model,
+)
 from ono_env.cards import A_CATCH, A_DRAW, NUM_ACTIONS, NUM_CARD_TYPES
 from ono_env.checks import MAX_SEED
 from ono_env.observation import (
@@ -734,7 +742,7 @@ def save_checkpoint(model: ActorCritic, opt: torch.optim.Adam, path: Path, rules
     for n, p in model.named_parameters():   # a privileged critic, hand prediction: not in the model file
         if n.startswith("hands_"):
             tensors[f"weights.{n}"] = p.detach().cpu().float().numpy()
-    meta_opt = {"training_steps": str(steps)}
+    meta_opt = {"training_steps": str(steps), "model_sha256": model_sha256(path)}
     if tables_state:
         meta_opt["tables_state"] = json.dumps({k: dataclasses.asdict(v) for k, v in tables_state.items()})
     save_file(tensors, str(optimizer_path(path)), metadata=meta_opt)
@@ -867,6 +875,13 @@ def load_checkpoint(model: ActorCritic, opt: torch.optim.Adam, path: str | Path,
                              f", its model file {str(path)!r} is at {int(meta['training_steps']):,} "
                              f"steps; allowed: the optimizer file written with that model file "
                              f"(a checkpoint's pair), or none beside it (Adam starts afresh)")
+        written_with = opt_meta.get("model_sha256")   # files before it was kept: none
+        if written_with is not None and written_with != model_sha256(path):
+            raise ValueError(f"resume: {str(opath)!r} holds Adam's state of another model file "
+                             f"than {str(path)!r} (its SHA-256 differs: another run's, or the "
+                             f"model file was changed since); allowed: the optimizer file "
+                             f"written with that model file (a checkpoint's pair), or none "
+                             f"beside it (Adam starts afresh)")
         if tables_state is not None:
             tables_state.update(_tables_state(opt_meta.get("tables_state"), repr(str(opath))))
         adam, weights = _checked_optimizer_state(state, model, repr(str(opath)))
