@@ -61,6 +61,31 @@ def test_the_auto_note_is_printed_only_where_an_auto_pool_plays(capsys):
     assert "opponents: auto leaves out random" in capsys.readouterr().err
 
 
+def test_a_max_decisions_that_cuts_the_baselines_own_games_is_named(capsys):
+    """max_decisions=1 (or any cut within 3 times the baselines' own game length) is named
+    at the start and in the stall warning, which blamed the learner and the rules before."""
+    rules = resolve_rules("basic", num_players=2)
+    capsys.readouterr()
+    out, plan = R.resolve_auto(load_config("default", ["max_decisions=1"]), rules)
+    err = capsys.readouterr().err
+    quickest = min(v["mean_length"] for v in plan["baselines"].values() if v["finishes"])
+    assert out.max_decisions == 1
+    assert ("warning: max_decisions=1 cuts games that " in err
+            and f"in {quickest:,.0f} decisions on average under these rules" in err
+            and "allowed: max_decisions: auto (10 times the baselines' game length, at least "
+                "200)" in err)
+    roomy = int(R.STALL_RATIO * quickest) + 1
+    R.resolve_auto(load_config("default", [f"max_decisions={roomy}"]), rules)
+    R.resolve_auto(load_config("default"), rules)
+    assert "max_decisions" not in capsys.readouterr().err
+    base = {"greedy": {"mean_length": 56, "finishes": True}}
+    cut = R.stall_warning([_row("greedy", 1, no_winner=100)], base, max_decisions=1)
+    assert "max_decisions=1 cuts games that greedy plays against itself in 56" in cut
+    assert "stalling" not in cut and "Likely causes" not in cut
+    kept = R.stall_warning([_row("greedy", 60, no_winner=5)], base, max_decisions=169)
+    assert "the learner is stalling" in kept and "max_decisions" not in kept
+
+
 def test_a_match_to_500_gets_fewer_final_games_than_a_single_round():
     cfg = load_config("default", ["rules=classic"])
     out, plan = R.resolve_auto(cfg, resolve_rules("classic", num_players=2))

@@ -114,7 +114,8 @@ def make_callback(cfg: TrainConfig, rules: Any, run_dir: Path, league: League, p
             lines = [evaluation_line(n, (time.perf_counter() - self.t0) / 60, rows)]
             if baselines:   # SB3 bootstraps a cut game; ppo.hand_shaping is algo ppo's only
                 warning = stall_warning(rows, baselines, None, cfg.ppo.gamma, "sb3",
-                                        list(resolved(cfg.opponents, "opponents")))
+                                        list(resolved(cfg.opponents, "opponents")),
+                                        max_decisions=resolved(cfg.max_decisions, "max_decisions"))
                 if warning:
                     lines.append(warning)
             say(lines, self.bar)

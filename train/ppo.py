@@ -1375,7 +1375,8 @@ def _train(cfg: TrainConfig, stop_signals: tuple[str, ...]) -> dict[str, Any]:
         return {tab.label: TableState(tab.last_length, tuple(counts))
                 for tab, counts in zip(tables, chosen.tolist())}
     if cfg.tables is None:
-        print(f"training games are cut at {tables[0].max_decisions:,} decisions (no winner: "
+        cut = tables[0].max_decisions
+        print(f"training games are cut at {cut:,} decision{'s' * (cut != 1)} (no winner: "
               f"{'a loss' if tables[0].cut_is_loss else 'bootstrapped'}); so are the "
               f"in-training evaluations", file=sys.stderr)
     fe = tables[0].cfg.final_eval
@@ -1679,7 +1680,8 @@ def _train(cfg: TrainConfig, stop_signals: tuple[str, ...]) -> dict[str, Any]:
                     lines.append(line if len(tables) == 1 else f"{tab.label}: {line}")
                     warning = stall_warning(rows, tab.plan["baselines"], choices_of[tab.label], p.gamma,
                                             "loss" if tab.cut_is_loss else "bootstrap",
-                                            list(resolved(tc.opponents, "opponents")), tab.shaping)
+                                            list(resolved(tc.opponents, "opponents")), tab.shaping,
+                                            resolved(tc.max_decisions, "max_decisions"))
                     if warning:
                         warning = warning if len(tables) == 1 else f"{tab.label}: {warning}"
                         lines.append(warning)

@@ -140,7 +140,11 @@ def resolve_auto(cfg: TrainConfig, rules: Any, log: Any = None,
     opponents = ({n: AUTO_WEIGHTS[n] for n in fin} if cfg.opponents == "auto"
                  else cfg.opponents)
     cut = cfg.max_decisions
-    if cut == "auto":
+    if cut != "auto":
+        short = short_cut(cut, {n: probe[n] for n in fin})
+        if short:
+            print(f"{label + ': ' if label else ''}warning: {short}", file=log or sys.stderr)
+    else:
         from ono_env.game import DEFAULT_MAX_DECISIONS_MATCH, DEFAULT_MAX_DECISIONS_ROUND
         ceiling = DEFAULT_MAX_DECISIONS_MATCH if rules.target_score else DEFAULT_MAX_DECISIONS_ROUND
         cut = int(min(ceiling, max(MIN_CUT, round(CUT_RATIO * length))))
@@ -183,14 +187,16 @@ def say(lines: Sequence[str], bar: Any = None) -> None:
 def stall_warning(rows: Sequence[dict[str, Any]], baselines: dict[str, dict[str, float]],
                   choices: dict[str, float] | None = None, gamma: float = 1.0,
                   truncation: str = "loss", pool: Sequence[str] = (),
-                  shaping: float | None = None) -> str | None:
+                  shaping: float | None = None, max_decisions: int | None = None) -> str | None:
     """A warning when the learner's evaluation games last far longer than the opponents'
     own games (:data:`STALL_RATIO`) or many are cut with no winner (:data:`STALL_CUT_SHARE`),
     naming the likely causes; None otherwise. ``choices``: shares of the learner's stalling
     moves since the last evaluation (``catch`` when legal, ``draw`` while holding a
     playable card); ``truncation``: ``loss``, ``bootstrap`` (each ``ppo.truncation``) or
     ``sb3`` (``algo: maskable_ppo``, which bootstraps); ``shaping``: the run's
-    ``ppo.hand_shaping`` (0 is named as a cause)."""
+    ``ppo.hand_shaping`` (0 is named as a cause); ``max_decisions``: the run's cut, named as
+    the cause instead of the learner where it comes within :data:`STALL_RATIO` times an
+    opponent's own game length (:func:`short_cut`)."""
     long, cut = [], []
     for r in rows:
         own = baselines.get(r["opponent"], {}).get("mean_length")
@@ -206,6 +212,11 @@ def stall_warning(rows: Sequence[dict[str, Any]], baselines: dict[str, dict[str,
         text += "last far longer than the opponents' own (" + "; ".join(long) + ")"
     if cut:
         text += (" and " if long else "") + "are often cut with no winner (" + ", ".join(cut) + ")"
+    if max_decisions is not None:
+        short = short_cut(max_decisions, {r["opponent"]: baselines.get(r["opponent"], {})
+                                          for r in rows})
+        if short:
+            return text + ": " + short + "."
     text += ": the learner is stalling."
     if choices:
         shown = [f"{k} {100 * v:.0f}%" for k, v in choices.items() if v >= 0.2]
@@ -235,6 +246,21 @@ def stall_warning(rows: Sequence[dict[str, Any]], baselines: dict[str, dict[str,
     return text + " Likely causes: " + "; ".join(causes) + "."
 
 
+
+
+def short_cut(max_decisions: int, baselines: dict[str, dict[str, float]]) -> str | None:
+    """What to say when ``max_decisions`` comes within :data:`STALL_RATIO` times the length
+    of the baselines' own games (``baselines``: :func:`baseline_games`' entries), where the
+    cut, not the learner, ends games with no winner; None where it leaves room."""
+    own = {n: v["mean_length"] for n, v in baselines.items() if v.get("mean_length")}
+    if not own or max_decisions >= STALL_RATIO * min(own.values()):
+        return None
+    quickest = min(own, key=own.__getitem__)
+    return (f"max_decisions={max_decisions:,} cuts games that {quickest} plays against itself "
+            f"in {own[quickest]:,.0f} decisions on average under these rules, so many end with "
+            f"no winner whoever plays them; allowed: max_decisions: auto ({CUT_RATIO} times the "
+            f"baselines' game length, at least {MIN_CUT}), or a number above "
+            f"{STALL_RATIO * own[quickest]:,.0f}")
 
 
 def run_dir_of(cfg: TrainConfig) -> Path:
