@@ -90,8 +90,9 @@ def test_overrides_reach_nested_fields_and_bad_ones_are_named():
                           ("ppo.learning_rate=1e6", "less than or equal to 1"),
                           ("ppo.learning_rate_end=2", "less than or equal to 1"),
                           ("ppo.clip_range=0", "greater than 0"),
-                          ("eval.opponents=[greedy, color, greedy]",
-                           "'greedy' named more than once; allowed: each agent once"),
+                          ("eval.opponents=[greedy, color, greedy]",   # not "should be 'auto'"
+                           "= ['greedy', 'color', 'greedy']: 'greedy' named more than once; "
+                           "allowed: each agent once"),
                           ("final_eval.opponents=[color, color]", "'color' named more than once")]:
         with pytest.raises(ValueError, match=re.escape(why)):
             load_config(None, [override])

@@ -502,8 +502,9 @@ _UNION_TAG = re.compile(r"^(constrained-|literal\[|dict\[|list\[|function-|nulla
 def _describe_all(errors: Sequence[Mapping[str, Any]]) -> list[str]:
     """One line per bad field. A union field (``rules``: a name or a mapping; ``opponents``:
     auto or a mapping) fails once per branch, each error's location naming the branch: where
-    one branch got inside the value (a bad weight in a mapping), its errors say what is wrong;
-    otherwise the branches' expectations are joined into one line."""
+    one branch got inside the value (a bad weight in a mapping) or its own check refused the
+    value (an agent named twice), its errors say what is wrong; otherwise the branches'
+    expectations are joined into one line."""
     lines: list[str] = []
     unions: dict[tuple[Any, ...], list[tuple[tuple[Any, ...], Mapping[str, Any]]]] = {}
     for err in errors:
@@ -520,6 +521,8 @@ def _describe_all(errors: Sequence[Mapping[str, Any]]) -> list[str]:
         if deeper:
             lines.extend(_describe({**e, "loc": inner}) for inner, e in deeper)
             continue
+        checked = [(inner, e) for inner, e in errs if e["type"] == "value_error"]
+        errs = checked or errs   # a branch whose own check read the value says what is wrong
         wants = [e["msg"].removeprefix("Value error, ") for _, e in errs]
         wants = [wants[0]] + [w.removeprefix("Input should be ") for w in wants[1:]]
         value = errs[0][1].get("input")
