@@ -50,6 +50,22 @@ def test_the_suite_covers_every_preset_at_2_and_4_players_with_a_published_ladde
     assert len({t.seed for t in suite.tables.values()}) == len(suite.tables)
 
 
+def test_every_published_suite_version_loads_with_its_ladder():
+    """Every shipped suite version (not only the latest) loads, and its published ladder rates
+    exactly its tables' fields, with greedy at 1000: an old version's card can be read
+    against the scale it was measured on."""
+    versions = S.suite_versions()
+    assert versions == list(range(1, max(versions) + 1))
+    for v in versions:
+        suite = S.load_suite(v)
+        ladder = S.read_ladder(suite)
+        assert suite.version == v and set(ladder["tables"]) == set(suite.tables), v
+        for t in suite.tables.values():
+            ratings = ladder["tables"][t.name]["ratings"]
+            assert set(ratings) == set(t.names()), (v, t.name)
+            assert ratings["greedy"]["rating"] == pytest.approx(1000), (v, t.name)
+
+
 def test_unknown_versions_and_tables_are_refused():
     with pytest.raises(ValueError, match="unknown suite version 99; there are: 1, 2, 3, 4, 5, 6, 7, 8, 9, 10"):
         S.load_suite(99)
