@@ -71,6 +71,9 @@ def test_wheel_has_one_import_name_and_carries_configs_and_models(wheel):
     assert not [n for n in names
                 if n.endswith((".nbi", ".nbc")) and not n.startswith("ono_env/_prebuilt/")]
     assert "ono_env/_prebuilt/manifest.json" in names
+    # the licence's text (MIT asks copies to carry it), in the wheel's metadata
+    (licence,) = [n for n in names if n.endswith(".dist-info/licenses/ono_env/LICENSE")]
+    assert zipfile.ZipFile(wheel).read(licence).startswith(b"MIT License")
     for kernel in ("_engine.reset", "_engine.random_moves", "_engine.step", "_engine.observe",
                    "_engine.legal_mask", "_baselines.policy_moves", "_search.pimc_search"):
         assert [n for n in names if n.startswith(f"ono_env/_prebuilt/{kernel}-")
