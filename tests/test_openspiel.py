@@ -63,6 +63,8 @@ def test_registered_once_with_the_project_parameters():
     ({"seed": -1}, "parameter seed=-1; allowed: 0 to 2,147,483,647 \\(OpenSpiel's integer "
                    "parameters are 32-bit\\)"),
     ({"max_decisions": -5}, "parameter max_decisions=-5"),
+    ({"observation_version": 3}, "parameter observation_version=3; allowed: 1, 2 \\(2: one "
+                                 "length for every rule set"),
 ])
 def test_bad_parameters_are_one_error_naming_what_is_allowed(params, match):
     with pytest.raises(ValueError, match=match):
@@ -224,6 +226,54 @@ def test_observations_are_the_seats_own():
     assert history == f"history: {'; '.join(state.history_names)}"
     assert f"{seen}\n{deals}" == f"seen: {state.private_text(0)}"
     assert seen.startswith("seen: 0: hand ") and deals.startswith("deals: 0: discard ")
+
+
+def test_version_2_tensors_have_one_length_for_every_table_and_are_the_seats_own():
+    from ono_env.observation import observation_scale, observation_size
+
+    sizes = set()
+    for preset, players in (("basic", 2), ("ono", 6), ("uno2018", 10)):
+        game = pyspiel.load_game(O.GAME_NAME, {"preset": preset, "players": players,
+                                               "observation_version": 2})
+        assert game.observation_version == 2
+        sizes.add(game.observation_tensor_size())
+        sizes.add(game.information_state_tensor_size())
+        state = _random_game(game.new_initial_state(), np.random.default_rng(4), steps=30)
+        scale = observation_scale(game.rules, 2)
+        for p in range(players):
+            seen = state.engine.observe(p, version=2)[0] / scale
+            assert np.array_equal(state.observation_tensor(p), seen)
+            assert np.array_equal(state.information_state_tensor(p), seen)
+    assert sizes == {observation_size(PRESETS["basic"], 2)}
+    # in a game string too; version 1 stays the default
+    assert pyspiel.load_game("python_ono(players=3,observation_version=2)").observation_tensor_size() \
+        == observation_size(PRESETS["basic"], 2)
+    assert pyspiel.load_game(O.GAME_NAME).observation_version == 1
+
+
+def test_an_agent_trained_on_version_2_tensors_plays_at_other_tables(tmp_path):
+    """An OpenSpiel PolicyGradient agent on the version-2 tensors of basic at 2 players,
+    exported, is a version-2 model that plays at any table its observation covers."""
+    import torch
+    from open_spiel.python.pytorch import policy_gradient
+
+    from ono_env.agents.learned import read_metadata
+
+    torch.manual_seed(0)
+    game = pyspiel.load_game(O.GAME_NAME, {"preset": "basic", "players": 2,
+                                           "observation_version": 2})
+    agent = policy_gradient.PolicyGradient(0, game.information_state_tensor_size(), 85,
+                                           loss_str="a2c", hidden_layers_sizes=[16])
+    path = O.export_policy_gradient(agent, game, str(tmp_path / "v2.safetensors"),
+                                    training_steps=0)
+    assert read_metadata(path)["observation_version"] == 2
+    state = game.new_initial_state()
+    bot = O.AgentBot(path, game, state.current_player())
+    assert bot.step(state) in state.legal_actions()
+    six = pyspiel.load_game(O.GAME_NAME, {"preset": "ono", "players": 6})
+    state = six.new_initial_state()
+    bot = O.AgentBot(path, six, state.current_player())   # reads its own version, 2
+    assert bot.step(state) in state.legal_actions()
 
 
 def test_the_information_state_holds_what_the_seat_was_shown():

@@ -25,7 +25,9 @@ The game
 Parameters
     ``preset`` (one of the presets, default ``classic``), ``players`` (2-10, default 2),
     ``reward`` (``win`` or ``points``, above), ``seed`` (the deals' seed, default 0),
-    ``max_decisions`` (0: the engine's default, 5,000 a round and 50,000 a match), and every
+    ``max_decisions`` (0: the engine's default, 5,000 a round and 50,000 a match),
+    ``observation_version`` (the tensors' layout: 1, the default, or 2, one length for every
+    rule set and 2-10 players with what the table has seen of each hand), and every
     option of :class:`~ono_env.rules.RuleSet` as a **string** parameter whose default ``""``
     keeps the preset's value (OpenSpiel fills in every parameter's default, so an unset
     option needs a value no option takes): ``"true"``/``"false"`` for a switch, a decimal
@@ -35,8 +37,10 @@ Parameters
 
 Observations
     ``observation_tensor`` and ``information_state_tensor`` are the seat's observation of
-    :mod:`ono_env.observation` (what the seat may know: its hand, the table, the others'
-    hand sizes and calls), divided by ``observation_scale`` as learned agents see it; the
+    :mod:`ono_env.observation` in the game's ``observation_version`` (what the seat may
+    know: its hand, the table, the others' hand sizes and calls, and in version 2 what the
+    table has seen of each hand and their last plays), divided by ``observation_scale`` as
+    learned agents see it; the
     strings are the seat's view as the terminal game draws it, the information state's
     followed by every action of the game so far (all actions are public; a drawn card is not
     named) and the seat's record of what it privately saw: its hand and what it knows of the
@@ -85,7 +89,7 @@ from ono_env.game import (
     VecGame,
     kernel_entry,
 )
-from ono_env.observation import observation_scale, observation_size
+from ono_env.observation import OBS_VERSIONS, observation_scale, observation_size
 from ono_env.render import render_text
 from ono_env.rules import MAX_PLAYERS, MIN_PLAYERS, PRESETS, RuleSet
 
@@ -99,7 +103,8 @@ MAX_PARAM_SEED = 2**31 - 1
 """The largest ``seed`` parameter: OpenSpiel holds an integer parameter in a C++ ``int``, and a
 larger one fails in ``pyspiel.load_game`` before the game sees it."""
 _DEFAULTS: dict[str, Any] = {"preset": "classic", "players": 2, "reward": "win", "seed": 0,
-                             "max_decisions": 0, **dict.fromkeys(OPTIONS, "")}
+                             "max_decisions": 0, "observation_version": 1,
+                             **dict.fromkeys(OPTIONS, "")}
 
 
 def _game_type(reward_model: Any) -> Any:
@@ -182,6 +187,15 @@ class OnoGame(pyspiel.Game):
     def __init__(self, params: dict[str, Any] | None = None) -> None:
         full = {**_DEFAULTS, **(params or {})}
         self.rules, self.reward, self.seed, cut = rules_of(full)
+        version = full["observation_version"]
+        if version not in OBS_VERSIONS:
+            raise ValueError(f"{GAME_NAME}: parameter observation_version={version}; allowed: "
+                             f"{', '.join(map(str, OBS_VERSIONS))} (2: one length for every "
+                             f"rule set and 2-10 players, with what the table has seen of each "
+                             f"hand)")
+        self.observation_version = version
+        """The layout of the observation and information-state tensors
+        (:mod:`ono_env.observation`)."""
         default_cut = (DEFAULT_MAX_DECISIONS_MATCH if self.rules.target_score
                        else DEFAULT_MAX_DECISIONS_ROUND)
         self.max_decisions = cut or default_cut
@@ -262,7 +276,7 @@ class OnoGame(pyspiel.Game):
                 f"(public_info=True, private_info=SINGLE_PLAYER), with or without perfect "
                 f"recall (a public-only or all-players observation is not offered)")
         perfect_recall = bool(iig_obs_type is not None and iig_obs_type.perfect_recall)
-        return OnoObserver(self.rules, perfect_recall)
+        return OnoObserver(self.rules, perfect_recall, self.observation_version)
 
 
 class _Log(list):
@@ -504,16 +518,19 @@ class OnoObserver:
     :func:`~ono_env.observation.observation_scale` (counts brought to about [0, 1], as the
     project's learned agents see it: OpenSpiel's learners do not normalise their inputs);
     :func:`ono_env.observation.observation_view` names its parts. ``dict`` holds it whole
-    as ``"observation"``."""
+    as ``"observation"``. ``version``: the observation's layout (the game's
+    ``observation_version``)."""
 
-    def __init__(self, rules: RuleSet, perfect_recall: bool) -> None:
-        self.tensor = np.zeros(observation_size(rules), np.float32)
+    def __init__(self, rules: RuleSet, perfect_recall: bool, version: int = 1) -> None:
+        self.version = version
+        self.tensor = np.zeros(observation_size(rules, version), np.float32)
         self.dict = {"observation": self.tensor}
         self.perfect_recall = perfect_recall
-        self.scale = observation_scale(rules)
+        self.scale = observation_scale(rules, version)
 
     def set_from(self, state: OnoState, player: int) -> None:
-        np.divide(state.engine.observe(player)[0], self.scale, out=self.tensor)
+        np.divide(state.engine.observe(player, version=self.version)[0], self.scale,
+                  out=self.tensor)
 
     def string_from(self, state: OnoState, player: int) -> str:
         view = render_text(state.engine, 0, seat=player)
@@ -531,8 +548,9 @@ def export_policy_gradient(agent: Any, game: OnoGame, path: str, *, training_ste
     ``make_agent(path, rules)``, ``ono-arena`` and the browser table play it. Its torso
     (Linear + ReLU layers) and logits head become the policy network, its baseline head
     (``a2c``, ``rpg``, ...: a one-output critic) the value network; the observation is the
-    project's divided by ``observation_scale`` (the tensor this game hands OpenSpiel), so
-    the model stores that scale. Reads the agent's
+    project's in the game's ``observation_version`` divided by ``observation_scale`` (the
+    tensor this game hands OpenSpiel), so the model stores that version and scale (a
+    version-2 model plays at every table its observation covers). Reads the agent's
     layers by their attribute names in OpenSpiel 2.0, which has no public accessor for them;
     ``ValueError`` for an agent of another shape. Returns the path written."""
     from ono_env.agents.learned import PolicyNet, make_metadata, write_model
@@ -553,13 +571,14 @@ def export_policy_gradient(agent: Any, game: OnoGame, path: str, *, training_ste
                          f"(the decisions the agent was trained on)")
     critic = getattr(agent, "_baseline_layer", None)
     value = None if critic is None else [*torso, linear(critic)]
-    size = observation_size(game.rules)
+    version = game.observation_version
+    size = observation_size(game.rules, version)
     if not torso or torso[0][0].ndim != 2 or torso[0][0].shape[1] != size:
         got = torso[0][0].shape[1:] if torso else "no torso"
         raise ValueError(f"{type(agent).__name__}: a network for {got} inputs; this game "
                          f"({game}) has information-state tensors of ({size},): export the "
                          f"agent with the game it was trained on")
-    net = PolicyNet(observation_scale(game.rules), [*torso, head], "relu", value)
+    net = PolicyNet(observation_scale(game.rules, version), [*torso, head], "relu", value)
     if net.observation_size != size or net.num_actions != C.NUM_ACTIONS:
         raise ValueError(f"{type(agent).__name__}: a network for ({net.observation_size},) "
                          f"inputs and {net.num_actions} actions; this game has ({size},) and "
@@ -568,7 +587,8 @@ def export_policy_gradient(agent: Any, game: OnoGame, path: str, *, training_ste
     meta = make_metadata(game.rules, training_steps,
                          {"trainer": "open_spiel.python.pytorch.policy_gradient",
                           "game": str(game)}, hidden_sizes=hidden, activation="relu",
-                         value_hidden_sizes=None if value is None else hidden, label=label)
+                         value_hidden_sizes=None if value is None else hidden, label=label,
+                         observation_version=version)
     return str(write_model(path, net, meta))
 
 
