@@ -514,10 +514,28 @@ def test_a_search_agent_bot_is_reproducible_from_its_seed_and_bad_input_is_named
 
     assert history(7) == history(7)
     assert any(history(7) != history(s) for s in (8, 9, 10))
-    assert re.fullmatch(r"AgentBot\('oracle:\d+ \(cheating\)', player_id=1\)",
-                        repr(O.AgentBot("oracle", game, 1)))
+    oracle = O.AgentBot("oracle", game, 1)
+    assert re.fullmatch(r"AgentBot\('oracle:\d+ \(cheating\)', player_id=1\)", repr(oracle))
+    assert oracle.cheating and not O.AgentBot("pimc:4", game, 1).cheating
+    # a bot goes on from game to game with its generator: two bots of one seed, the same games
+    again = [O.AgentBot("pimc:4", game, 0, seed=7), O.AgentBot("random", game, 1)]
+    twin = [O.AgentBot("pimc:4", game, 0, seed=7), O.AgentBot("random", game, 1)]
+    for _ in range(2):
+        played = []
+        for bots in (again, twin):
+            state = pyspiel.load_game(O.GAME_NAME, {"preset": "basic", "players": 2,
+                                                    "seed": 1}).new_initial_state()
+            evaluate_bots.evaluate_bots(state, bots, np.random.RandomState(0))
+            played.append(state.history())
+        assert played[0] == played[1]
+    # rules that differ only in the preset's name are the same rules
+    renamed = pyspiel.load_game(O.GAME_NAME, {"preset": "basic", "players": 2})
+    state = renamed.new_initial_state()
+    state.rules = state.rules.replace(name="my-basic")
+    assert O.AgentBot("greedy", game, state.current_player()).step(state) in state.legal_actions()
     state = game.new_initial_state()
     other = pyspiel.load_game(O.GAME_NAME, {"preset": "ono", "players": 2})
+    hand6 = pyspiel.load_game(O.GAME_NAME, {"preset": "basic", "players": 2, "hand_size": "6"})
     for make, match in [
         (lambda: O.AgentBot("greedy", game, 2), r"player_id=2; allowed: a seat 0 to 1"),
         (lambda: O.AgentBot("greedy", game, True), r"player_id=True; allowed"),
@@ -527,7 +545,9 @@ def test_a_search_agent_bot_is_reproducible_from_its_seed_and_bad_input_is_named
         (lambda: O.AgentBot("greedy", game, 1 - state.current_player()).step(state),
          r"the bot plays player \d, and it is player \d's turn"),
         (lambda: O.AgentBot("greedy", other, state.current_player()).step(state),
-         r"the state's rules \(basic, 2 players\) are not the bot's \(ono, 2 players\)"),
+         r"the state's rules differ from the bot's: .*catch_penalty=0 \(the bot's 4\)"),
+        (lambda: O.AgentBot("greedy", hand6, state.current_player()).step(state),
+         r"the state's rules differ from the bot's: hand_size=7 \(the bot's 6\); allowed"),
         (lambda: O.AgentBot("greedy", game, 0).step(object()), r"a state of type object; allowed: a state"),
     ]:
         with pytest.raises(ValueError, match=match):

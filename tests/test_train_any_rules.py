@@ -73,7 +73,7 @@ def test_a_max_decisions_that_cuts_the_baselines_own_games_is_named(capsys):
     assert ("warning: max_decisions=1 cuts games that " in err
             and f"in {quickest:,.0f} decisions on average under these rules" in err
             and "allowed: max_decisions: auto (10 times the baselines' game length, at least "
-                "200)" in err)
+                "200), or at least" in err)
     roomy = int(R.STALL_RATIO * quickest) + 1
     R.resolve_auto(load_config("default", [f"max_decisions={roomy}"]), rules)
     R.resolve_auto(load_config("default"), rules)
@@ -82,8 +82,24 @@ def test_a_max_decisions_that_cuts_the_baselines_own_games_is_named(capsys):
     cut = R.stall_warning([_row("greedy", 1, no_winner=100)], base, max_decisions=1)
     assert "max_decisions=1 cuts games that greedy plays against itself in 56" in cut
     assert "stalling" not in cut and "Likely causes" not in cut
-    kept = R.stall_warning([_row("greedy", 60, no_winner=5)], base, max_decisions=169)
+    kept = R.stall_warning([_row("greedy", 60, no_winner=5)], base, max_decisions=168)
     assert "the learner is stalling" in kept and "max_decisions" not in kept
+    # the number said is the least allowed, rounded up: 3 x 43.6 = 130.8
+    text = R.short_cut(130, {"g": {"mean_length": 43.6}})
+    assert text.endswith("or at least 131") and R.short_cut(131, {"g": {"mean_length": 43.6}}) is None
+    # a cut that auto chose is not named (it is auto's own, at most the engine's limit)
+    assert plan["cut_auto"] is False
+    assert R.resolve_auto(load_config("default"), rules)[1]["cut_auto"] is True
+
+
+def test_rules_where_no_baseline_finishes_are_one_error(monkeypatch):
+    cut = {n: {"mean_length": 5000.0, "cut_share": 0.9, "finishes": False} for n in R.AUTO_WEIGHTS}
+    monkeypatch.setattr(R, "baseline_games", lambda rules: cut)
+    with pytest.raises(ValueError, match=r"under these rules no baseline finishes its own games "
+                                         r"\(random 90% cut at the engine's decision limit; .*\), "
+                                         r"so the auto settings .* have no game length to go "
+                                         r"by; allowed: rules whose games the baselines end"):
+        R.resolve_auto(load_config("default"), resolve_rules("basic", num_players=2))
 
 
 def test_a_match_to_500_gets_fewer_final_games_than_a_single_round():

@@ -53,7 +53,8 @@ from ono_env.train.run import (
 
 
 def make_callback(cfg: TrainConfig, rules: Any, run_dir: Path, league: League, progress: bool,
-                  deadline: float | None = None, baselines: dict[str, Any] | None = None):
+                  deadline: float | None = None, baselines: dict[str, Any] | None = None,
+                  cut_auto: bool = True):
     from stable_baselines3.common.callbacks import BaseCallback
 
     from ono_env.arena import evaluate
@@ -62,7 +63,8 @@ def make_callback(cfg: TrainConfig, rules: Any, run_dir: Path, league: League, p
     class TrainingCallback(BaseCallback):
         """Masked evaluation + checkpoints every ``eval.every`` steps (a console line each, and
         the stall warning of :func:`~ono_env.train.run.stall_warning` against ``baselines``,
-        the baselines' own games), league snapshots every ``self_play.snapshot_every`` steps,
+        the baselines' own games, naming the cut where ``max_decisions`` was set and
+        ``cut_auto`` is False), league snapshots every ``self_play.snapshot_every`` steps,
         and a tqdm progress bar."""
 
         def __init__(self) -> None:
@@ -115,7 +117,8 @@ def make_callback(cfg: TrainConfig, rules: Any, run_dir: Path, league: League, p
             if baselines:   # SB3 bootstraps a cut game; ppo.hand_shaping is algo ppo's only
                 warning = stall_warning(rows, baselines, None, cfg.ppo.gamma, "sb3",
                                         list(resolved(cfg.opponents, "opponents")),
-                                        max_decisions=resolved(cfg.max_decisions, "max_decisions"))
+                                        max_decisions=None if cut_auto else
+                                        resolved(cfg.max_decisions, "max_decisions"))
                 if warning:
                     lines.append(warning)
             say(lines, self.bar)
@@ -171,7 +174,7 @@ def train(cfg: TrainConfig) -> dict[str, Any]:
         **ppo,
     )
     callback = make_callback(cfg, rules, run_dir, league, bool(cfg.progress), deadline,
-                             plan["baselines"])
+                             plan["baselines"], plan["cut_auto"])
     model.learn(total_timesteps=cfg.total_steps, callback=callback, tb_log_name="ppo")
     model_path = save_model(model, run_dir / "model.zip", rules, model.num_timesteps, cfg.to_dict())
     train_seconds = time.perf_counter() - t0

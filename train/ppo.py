@@ -1681,6 +1681,7 @@ def _train(cfg: TrainConfig, stop_signals: tuple[str, ...]) -> dict[str, Any]:
                     warning = stall_warning(rows, tab.plan["baselines"], choices_of[tab.label], p.gamma,
                                             "loss" if tab.cut_is_loss else "bootstrap",
                                             list(resolved(tc.opponents, "opponents")), tab.shaping,
+                                            None if tab.plan["cut_auto"] else
                                             resolved(tc.max_decisions, "max_decisions"))
                     if warning:
                         warning = warning if len(tables) == 1 else f"{tab.label}: {warning}"

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import csv
 import datetime as _dt
+import math
 import os
 import re
 import time
@@ -120,6 +121,14 @@ def resolve_auto(cfg: TrainConfig, rules: Any, log: Any = None,
 
     probe = baseline_games(rules)
     fin = [n for n, v in probe.items() if v["finishes"]]
+    if not fin:   # nothing to size the games and evaluations by (before: ZeroDivisionError)
+        raise ValueError(f"{label + ': ' if label else ''}under these rules no baseline finishes "
+                         f"its own games ("
+                         + "; ".join(f"{n} {100 * v['cut_share']:.0f}% cut at the engine's "
+                                     f"decision limit" for n, v in probe.items())
+                         + "), so the auto settings (opponents, the cut, the evaluations' "
+                           "sizes) have no game length to go by; allowed: rules whose games the "
+                           "baselines end")
     length = sum(probe[n]["mean_length"] for n in fin) / len(fin)
     dropped = [n for n in probe if n not in fin]
     played = [cfg.opponents, cfg.eval.opponents if cfg.eval.every else None,   # those that play
@@ -156,7 +165,7 @@ def resolve_auto(cfg: TrainConfig, rules: Any, log: Any = None,
     return (dataclasses.replace(cfg, opponents=opponents, eval=ev, final_eval=fe, max_decisions=cut,
                                 reward=reward, ppo=ppo),
             {"baselines": probe, "length": length, "final_auto": cfg.final_eval.games == "auto",
-             "eval_auto": cfg.eval.games == "auto"})
+             "eval_auto": cfg.eval.games == "auto", "cut_auto": cfg.max_decisions == "auto"})
 
 
 def evaluation_line(step: int, minutes: float, rows: Sequence[dict[str, Any]]) -> str:
@@ -194,9 +203,9 @@ def stall_warning(rows: Sequence[dict[str, Any]], baselines: dict[str, dict[str,
     moves since the last evaluation (``catch`` when legal, ``draw`` while holding a
     playable card); ``truncation``: ``loss``, ``bootstrap`` (each ``ppo.truncation``) or
     ``sb3`` (``algo: maskable_ppo``, which bootstraps); ``shaping``: the run's
-    ``ppo.hand_shaping`` (0 is named as a cause); ``max_decisions``: the run's cut, named as
-    the cause instead of the learner where it comes within :data:`STALL_RATIO` times an
-    opponent's own game length (:func:`short_cut`)."""
+    ``ppo.hand_shaping`` (0 is named as a cause); ``max_decisions``: the run's cut where it
+    was set (not ``auto``), named as the cause instead of the learner where it comes within
+    :data:`STALL_RATIO` times an opponent's own game length (:func:`short_cut`)."""
     long, cut = [], []
     for r in rows:
         own = baselines.get(r["opponent"], {}).get("mean_length")
@@ -253,14 +262,16 @@ def short_cut(max_decisions: int, baselines: dict[str, dict[str, float]]) -> str
     of the baselines' own games (``baselines``: :func:`baseline_games`' entries), where the
     cut, not the learner, ends games with no winner; None where it leaves room."""
     own = {n: v["mean_length"] for n, v in baselines.items() if v.get("mean_length")}
-    if not own or max_decisions >= STALL_RATIO * min(own.values()):
+    if not own:
         return None
     quickest = min(own, key=own.__getitem__)
+    least = math.ceil(STALL_RATIO * own[quickest])
+    if max_decisions >= least:
+        return None
     return (f"max_decisions={max_decisions:,} cuts games that {quickest} plays against itself "
             f"in {own[quickest]:,.0f} decisions on average under these rules, so many end with "
             f"no winner whoever plays them; allowed: max_decisions: auto ({CUT_RATIO} times the "
-            f"baselines' game length, at least {MIN_CUT}), or a number above "
-            f"{STALL_RATIO * own[quickest]:,.0f}")
+            f"baselines' game length, at least {MIN_CUT}), or at least {least:,}")
 
 
 def run_dir_of(cfg: TrainConfig) -> Path:

@@ -69,7 +69,8 @@ Resampling
 Bots
     :class:`AgentBot` seats any of the project's agents (``ppo-any``, the baselines, the
     search agents, a model file) as a ``pyspiel.Bot``, deciding from the acting seat's view
-    only, for ``evaluate_bots`` and the rest of OpenSpiel.
+    only (but for the research ceilings, labelled cheating), for ``evaluate_bots`` and the
+    rest of OpenSpiel.
 """
 
 from __future__ import annotations
@@ -599,14 +600,19 @@ class AgentBot(pyspiel.Bot):
     ``agent`` is what :func:`ono_env.agents.make_agent` takes (a name such as ``ppo-any``,
     ``greedy`` or ``pimc:64``, a model file's path, or an object with ``act``), made for
     ``game``'s rules, so the generalist and the baselines sit at any table this game can
-    deal. ``step(state)`` decides for ``player_id`` from that seat's view only, as the
-    terminal and browser tables ask an agent (:func:`ono_env.agents.driver.act_one`: the
-    seat's observation in the agent's own layout, or, for a search agent, the seat's view
-    of the game), checked against the legal actions; ``seed`` makes the generator the agent
-    draws from (a search agent's worlds, a sampling policy's draws), so the same seed plays
-    the same moves. A state of another game, rules other than the bot's, a finished game
-    or another seat's turn is a ``ValueError`` naming it. The bot keeps nothing between
-    steps (``restart_at`` and ``inform_action`` do nothing) and offers no policy
+    deal. ``step(state)`` decides for ``player_id`` as the terminal and browser tables ask
+    an agent (:func:`ono_env.agents.driver.act_one`: the seat's observation in the agent's
+    own layout, or, for a search agent, the seat's view of the game), checked against the
+    legal actions. Every agent sees that seat's view only, but for the research ceilings
+    (``oracle``, ``oracle-hands``, ``oracle-ppo``), which read every hand: ``cheating`` is
+    then True and ``label`` says so. ``seed`` makes the generator the agent draws from (a
+    search agent's worlds, a sampling policy's draws); it runs on from step to step and
+    from game to game, so bots made with the same seed play the same moves over the same
+    games (a search agent with a time budget, ``pimc:20ms``, excepted: how far it searches
+    depends on the machine). A state of another game, rules that differ from the bot's
+    (the fields that differ are named; the preset's name is not a rule), a finished game
+    or another seat's turn is a ``ValueError``. The bot keeps no record of the game
+    (``restart_at`` and ``inform_action`` do nothing) and offers no policy
     (``provides_policy()`` is False: a deterministic learned agent plays its most probable
     action, not a draw from its probabilities)."""
 
@@ -627,7 +633,9 @@ class AgentBot(pyspiel.Bot):
         self.rules = game.rules
         self.player_id = int(player_id)
         self.agent = make_agent(agent, game.rules)
-        self.label = marked(agent_label(self.agent), is_cheating(self.agent))
+        self.cheating = is_cheating(self.agent)
+        """True for an agent that reads every hand (the research ceilings)."""
+        self.label = marked(agent_label(self.agent), self.cheating)
         self.rng = np.random.default_rng(check_seed("seed", seed, allow_none=False))
 
     def step(self, state: Any) -> int:
@@ -636,11 +644,14 @@ class AgentBot(pyspiel.Bot):
         if not isinstance(state, OnoState):
             raise ValueError(f"AgentBot.step: a state of type {type(state).__name__}; "
                              f"allowed: a state of a {GAME_NAME} game")
-        if state.rules != self.rules:
-            raise ValueError(f"AgentBot.step: the state's rules ({state.rules.name}, "
-                             f"{state.rules.num_players} players) are not the bot's "
-                             f"({self.rules.name}, {self.rules.num_players} players); make "
-                             f"the bot with the state's game")
+        if state.rules != self.rules:   # the preset's name is no rule: only the fields count
+            mine = self.rules.to_dict()
+            differ = [f"{k}={v!r} (the bot's {mine[k]!r})"
+                      for k, v in state.rules.to_dict().items() if k != "name" and v != mine[k]]
+            if differ:
+                raise ValueError(f"AgentBot.step: the state's rules differ from the bot's: "
+                                 f"{', '.join(differ)}; allowed: a state of the bot's game's "
+                                 f"rules (make the bot with the state's game)")
         if state.current_player() != self.player_id:
             now = ("the game is over" if state.is_terminal()
                    else f"it is player {state.current_player()}'s turn")

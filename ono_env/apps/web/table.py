@@ -84,7 +84,7 @@ def make_rules(preset: Any, options: Any, num_players: Any) -> RuleSet:
         raise Refused(str(exc)) from None
 
 
-class Seating:
+class NewGameRequest:
     """A request for a new game, checked, with its agents built: nothing dealt yet.
     ``Refused`` names what was wrong (the opponents' count, ``seat``, ``seed``, ``thinking``,
     an agent's label), so a full server refuses a bad request as bad input, not as full."""
@@ -117,21 +117,22 @@ class Table:
     """One game between a human in ``seat`` and ``agents`` (labels, one per other seat in
     seat order) under ``rules``. ``agent_factory(label)`` builds an agent from a label the
     server allows. ``seed`` fixes the deal and the agents' generator (None: fresh).
-    ``seating``: the request already checked (:class:`Seating`; the arguments before it are
-    then not read again)."""
+    ``request``: the same request already checked for these ``rules``
+    (:class:`NewGameRequest`); ``seat``, ``agents``, ``seed``, ``agent_factory`` and
+    ``thinking`` are then not read again."""
 
     def __init__(self, table_id: str, rules: RuleSet, seat: int, agents: Sequence[str],
                  seed: int | None, agent_factory: Any, thinking: bool = False,
-                 seating: Seating | None = None) -> None:
-        if seating is None:
-            seating = Seating(rules, seat, agents, seed, agent_factory, thinking)
+                 request: NewGameRequest | None = None) -> None:
+        if request is None:
+            request = NewGameRequest(rules, seat, agents, seed, agent_factory, thinking)
         self.id = table_id
         self.rules = rules
-        self.seat = seating.seat
-        self.show_thinking = seating.show_thinking
-        self.labels = seating.labels
-        self.agents = seating.agents
-        seed = seating.seed
+        self.seat = request.seat
+        self.show_thinking = request.show_thinking
+        self.labels = request.labels
+        self.agents = request.agents
+        seed = request.seed
         self.seed_chosen = seed is not None
         """The browser chose the seed: it may see it. A seed the server drew is shown only
         once the game is over (the seed deals every hand)."""
@@ -304,12 +305,12 @@ class Tables:
 
     def new(self, rules: RuleSet, seat: int, agents: Sequence[str], seed: int | None,
             agent_factory: Any, thinking: bool = False) -> Table:
-        seating = Seating(rules, seat, agents, seed, agent_factory, thinking)   # bad input first
+        request = NewGameRequest(rules, seat, agents, seed, agent_factory, thinking)   # bad input first
         with self._lock:   # refused before the deal's work where no game may go; nothing dropped
             if len(self._tables) >= self.limit and self._victim() is None:
                 raise self._refuse()
         table = Table(secrets.token_hex(8), rules, seat, agents, seed, agent_factory, thinking,
-                      seating)
+                      request)
         with self._lock:   # the table is dealt: now make room (others may have come meanwhile)
             while len(self._tables) >= self.limit:
                 victim = self._victim()
