@@ -8,23 +8,26 @@ Prints the seconds spent playing and rating (OpenSkill, one update per game) per
 
 from __future__ import annotations
 
-import argparse
 import os
 import sys
 
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 
-from bench_args import at_least, at_most, checked_agent
+from bench_args import at_least, at_most, checked_agent, parser
 
 from ono_env.arena import MAX_GAMES, run_arena
 from ono_env.rules import resolve_rules
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--games", type=int, default=100_000)
-    ap.add_argument("--rules", default="basic")
-    ap.add_argument("--agents", nargs="+", default=["greedy", "color", "defensive"])
+    ap = parser(__doc__)
+    ap.add_argument("--games", type=int, default=100_000,
+                    help="games per agent against random (default 100,000; the arena rounds up "
+                         "to whole seatings)")
+    ap.add_argument("--rules", default="basic", help="the preset played (default basic)")
+    ap.add_argument("--agents", nargs="+", default=["greedy", "color", "defensive"],
+                    help="the agents timed against random, each a registered name or a model "
+                         "file (default: greedy color defensive)")
     args = ap.parse_args()
     at_least("bench_arena", "--games", args.games, 1)
     at_most("bench_arena", "--games", args.games, MAX_GAMES)

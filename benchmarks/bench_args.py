@@ -4,13 +4,23 @@ is written."""
 
 from __future__ import annotations
 
+import argparse
 import math
+import shlex
+import subprocess
 import sys
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
 from ono_env.checks import check_output_dir, remove_made_dirs
+
+
+def parser(doc: str | None) -> argparse.ArgumentParser:
+    """The script's argument parser, whose ``--help`` description is its whole docstring
+    ``doc`` as written (the examples' lines kept), not a first line cut mid-sentence."""
+    return argparse.ArgumentParser(description=doc,
+                                   formatter_class=argparse.RawDescriptionHelpFormatter)
 
 
 def out_folder(path: Path | str, script: str, option: str = "--out",
@@ -117,3 +127,37 @@ def checked_seed(script: str, option: str, value: int) -> None:
     from ono_env.checks import MAX_SEED
 
     within(script, option, value, 0, MAX_SEED)
+
+
+def whole_rollouts(script: str, option: str, value: int, rollout: int) -> None:
+    """One error unless the learner steps ``value`` of ``option`` make at least one rollout of
+    ``rollout`` steps (the trainer trains in whole rollouts: fewer would train a whole one
+    while the records said ``value``), and at most the trainer's limit."""
+    from ono_env.train.config import MAX_STEPS
+
+    if value < rollout:
+        sys.exit(f"{script}: {option} {value}; allowed: {rollout:,} or more (one rollout: "
+                 f"training runs in whole rollouts of {rollout:,} steps)")
+    at_most(script, option, value, MAX_STEPS)
+
+
+def optional_out(files: str) -> str:
+    """The help of an ``--out`` folder that a script writes ``files`` into only when given."""
+    return (f"folder of {files} (default: none, printed only; a folder holding an earlier "
+            f"run's is refused)")
+
+
+def steps_help(what: str, default: int) -> str:
+    """The help of a ``--steps`` of training runs (:func:`whole_rollouts` checks it)."""
+    return (f"{what}, at least one rollout of the trainer (default {default:,}); the trainer "
+            f"rounds them up to whole rollouts, and the page says the steps trained")
+
+
+def sub_run(script: str, cmd: list[str], **kwargs: Any) -> subprocess.CompletedProcess:
+    """``subprocess.run(cmd, **kwargs)``; when it fails, one error naming the sub-run's command
+    and its exit status (its own error is above it, on stderr), not a traceback."""
+    done = subprocess.run(cmd, **kwargs)
+    if done.returncode != 0:
+        sys.exit(f"{script}: the sub-run `{shlex.join(cmd)}` stopped with exit status "
+                 f"{done.returncode} (its error is above)")
+    return done

@@ -16,7 +16,6 @@ files there hold more deals or other tables than this run would write).
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import sys
@@ -25,7 +24,7 @@ from pathlib import Path
 
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 
-from bench_args import within
+from bench_args import parser, within
 
 from ono_env.agents import make_agent
 from ono_env.agents.search import SearchAgent
@@ -61,10 +60,16 @@ def kept_results(path: Path, tables: list[str], deals: int) -> None:
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--tables", nargs="*", default=["ono-2p", "basic-2p"])
-    ap.add_argument("--deals", type=int, default=500)
-    ap.add_argument("--suite", default="latest")
+    ap = parser(__doc__)
+    ap.add_argument("--tables", nargs="*", default=["ono-2p", "basic-2p"],
+                    help="the suite's tables (default ono-2p basic-2p; --tables with no names: "
+                         "every table of the suite)")
+    ap.add_argument("--deals", type=int, default=500,
+                    help=f"deals per table, 2 to {MAX_DEALS:,} (default 500)")
+    ap.add_argument("--suite", default="latest",
+                    help="the suite version whose deals are played, and whose folder the page "
+                         "is written to: docs/results/suite-<version>/ceiling-ties.md and .json "
+                         "(default: the latest; there is no --out)")
     args = ap.parse_args()
     within("bench_ceiling_ties", "--deals", args.deals, 2, MAX_DEALS)
     try:
@@ -94,8 +99,8 @@ def main() -> None:
                 rows.append(row)
                 print(f"{t.name} {name:>15} {how:<32} {100 * r['rate']:5.1f}% "
                       f"[{100 * r['low']:.1f}, {100 * r['high']:.1f}] {row['seconds']} s", flush=True)
-    command = ("python benchmarks/bench_ceiling_ties.py --tables " + " ".join(args.tables)
-               + f" --deals {args.deals} --suite {suite.version}")   # pinned, not 'latest'
+    command = " ".join(["python benchmarks/bench_ceiling_ties.py --tables", *args.tables,
+                        f"--deals {args.deals} --suite {suite.version}"])   # pinned, not 'latest'
     (out / "ceiling-ties.json").write_text(json.dumps({"command": command, "rows": rows},
                                                       indent=1) + "\n")
     lines = [f"Each cheating ceiling against `greedy` on suite version {suite.version}'s deals "

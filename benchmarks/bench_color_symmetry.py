@@ -21,7 +21,6 @@ The averaged agent is a measurement, not a shipped agent. Writes ``results.json`
 
 from __future__ import annotations
 
-import argparse
 import itertools
 import os
 import sys
@@ -32,7 +31,7 @@ import time
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 
 import numpy as np
-from bench_args import out_folder
+from bench_args import out_folder, parser
 from bench_generalist import (
     PROBE_FILES,
     _games,
@@ -84,9 +83,10 @@ class ColorAveraged(LearnedAgent):
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = parser(__doc__)
     ap.add_argument("--tables", default="basic-2,ono-2,basic-6,ono-6",
-                    help="<preset>-<players>, comma-separated")
+                    help="<preset>-<players>, comma-separated (default "
+                         "basic-2,ono-2,basic-6,ono-6)")
     add_probe_arguments(ap)
     args = ap.parse_args()
     best, tables, path = probe_setup(args, "bench_color_symmetry")

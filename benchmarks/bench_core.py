@@ -30,7 +30,6 @@ Also prints the state bytes per game and how often random play is truncated per 
 
 from __future__ import annotations
 
-import argparse
 import os
 import random
 import re
@@ -45,7 +44,7 @@ import time
 os.environ.setdefault("NUMBA_NUM_THREADS", "1")
 
 import numpy as np
-from bench_args import at_least
+from bench_args import at_least, parser
 
 from ono_env import PRESETS, VecGame, random_legal
 from ono_env._compile import prebuilt_status
@@ -244,8 +243,9 @@ def truncation_table(episodes: int) -> list[tuple[str, int, int, int, float, int
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--quick", action="store_true")
+    ap = parser(__doc__)
+    ap.add_argument("--quick", action="store_true",
+                    help="smaller budgets: fewer decisions, games and episodes per row")
     ap.add_argument("--no-instructions", action="store_true",
                     help="skip the instruction counts (valgrind: about 2 minutes per row)")
     ap.add_argument("--rounds", type=int, default=5,

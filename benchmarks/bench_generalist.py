@@ -41,7 +41,7 @@ from pathlib import Path
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 
 import numpy as np
-from bench_args import checked_deals, checked_seed, distinct, out_folder
+from bench_args import checked_deals, checked_seed, distinct, out_folder, parser
 
 from ono_env.agents import make_agent
 from ono_env.agents.learned import read_metadata, shipped_models
@@ -196,14 +196,21 @@ def model_file(model: str) -> dict:
             "training_steps": int(read_metadata(path)["training_steps"])}
 
 
+MODEL_HELP = (f"a shipped model ({', '.join(shipped_models())}) or a model file "
+              f"(.safetensors); not a baseline or search agent (default ppo-any)")
+BEST_FROM_HELP = ("the results.json of bench_generalist.py whose part two names each preset's "
+                  "best baseline (default: the published one)")
+RESULTS_OUT_HELP = "folder of results.json and results.md (refused when it holds them)"
+
+
 def add_probe_arguments(ap: argparse.ArgumentParser) -> None:
     """The options that ``bench_color_symmetry.py`` and ``bench_probes.py`` share (after
     their ``--tables``)."""
-    ap.add_argument("--deals", type=int, default=10_000, help="deals per table")
-    ap.add_argument("--seed", type=int, default=2026)
-    ap.add_argument("--model", default="ppo-any", help="a registered name or a model file")
-    ap.add_argument("--best-from", type=Path, default=GENERALIST_RESULTS)
-    ap.add_argument("--out", type=Path, required=True)
+    ap.add_argument("--deals", type=int, default=10_000, help="deals per table (default 10,000)")
+    ap.add_argument("--seed", type=int, default=2026, help="the deals' seed (default 2026)")
+    ap.add_argument("--model", default="ppo-any", help=MODEL_HELP)
+    ap.add_argument("--best-from", type=Path, default=GENERALIST_RESULTS, help=BEST_FROM_HELP)
+    ap.add_argument("--out", type=Path, required=True, help=RESULTS_OUT_HELP)
 
 
 def probe_setup(args: argparse.Namespace, script: str
@@ -214,7 +221,18 @@ def probe_setup(args: argparse.Namespace, script: str
     tables = parse_tables(args.tables, best, script)
     checked_deals(script, "--deals", args.deals, [n for _, n in tables])
     checked_seed(script, "--seed", args.seed)
-    return best, tables, shipped_models().get(args.model, Path(args.model))
+    return best, tables, model_path(args.model, script)
+
+
+def model_path(model: str, script: str) -> Path:
+    """The file of ``--model`` ``model``: a shipped model's or a model file; one error naming
+    what is allowed when it is neither (a baseline's name, say)."""
+    shipped = shipped_models()
+    path = shipped.get(model, Path(model))
+    if not path.is_file():
+        sys.exit(f"{script}: --model {model!r}: neither a shipped model nor a model file; "
+                 f"allowed: a shipped model ({', '.join(shipped)}) or the path of a model file")
+    return path
 
 
 def share_cell(share: float, fair: float) -> str:
@@ -284,19 +302,24 @@ def write_md(out: Path, rows: list[dict], model: str, commands: dict[str, str],
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--model", default="ppo-any", help="a registered name or a model file")
-    ap.add_argument("--parts", default="two,many,ten,specialists")
+    ap = parser(__doc__)
+    ap.add_argument("--model", default="ppo-any", help=MODEL_HELP)
+    ap.add_argument("--parts", default="two,many,ten,specialists",
+                    help=f"the parts to measure, comma-separated, of {', '.join(PARTS)} (default: "
+                         f"all)")
     ap.add_argument("--deals", type=int, default=10_000, help="deals per 2-player pairing")
     ap.add_argument("--deals-many", type=int, default=2_000, help="deals per 3-6 player table")
     ap.add_argument("--deals-ten", type=int, default=300, help="deals per 10-player table")
-    ap.add_argument("--ten-presets", default=",".join(PRESET_NAMES))
-    ap.add_argument("--seed", type=int, default=2026)
+    ap.add_argument("--ten-presets", default=",".join(PRESET_NAMES),
+                    help="the presets of part ten, comma-separated (default: all)")
+    ap.add_argument("--seed", type=int, default=2026, help="the deals' seed (default 2026)")
     ap.add_argument("--again", action="store_true", help="measure parts already in results.json")
     ap.add_argument("--best-from", type=Path, default=None,
                     help="take each preset's best baseline from part two of this results.json "
                          "(to measure part many or ten alone, in another folder)")
-    ap.add_argument("--out", type=Path, required=True)
+    ap.add_argument("--out", type=Path, required=True,
+                    help="folder of results.json and results.md (adds to them: a part measured "
+                         "is kept)")
     args = ap.parse_args()
     best_rows = read_rows(args.best_from, "bench_generalist") if args.best_from else None
     parts = args.parts.split(",")
@@ -315,6 +338,7 @@ def main() -> None:
     if any(p not in PRESET_NAMES for p in ten):
         sys.exit(f"bench_generalist: --ten-presets {args.ten_presets!r}; allowed: presets of "
                  f"{', '.join(PRESET_NAMES)}, comma-separated")
+    model_path(args.model, "bench_generalist")   # a baseline's name, say: what is allowed
     try:   # the model's file, and an agent of it at every table it will play
         info = model_file(args.model)
         for preset in PRESET_NAMES:

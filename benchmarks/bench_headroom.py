@@ -40,7 +40,6 @@ interval over deals, a game with no winner shared 1/N. Writes ``results.json`` a
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import sys
@@ -53,9 +52,11 @@ os.environ.setdefault("OMP_NUM_THREADS", "1")
 
 import numpy as np
 import yaml
-from bench_args import checked_agent, checked_deals, checked_seed, distinct, out_folder
+from bench_args import checked_agent, checked_deals, checked_seed, distinct, out_folder, parser
 from bench_generalist import (
+    BEST_FROM_HELP,
     GENERALIST_RESULTS,
+    RESULTS_OUT_HELP,
     _games,
     _line,
     _row,
@@ -76,7 +77,7 @@ AGENTS = "best,ppo-any,pimc-ppo:16,oracle-hands:16"
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = parser(__doc__)
     ap.add_argument("--tables", default=SHORT_TABLES, help="<preset>-<players>, comma-separated")
     ap.add_argument("--agents", default=AGENTS,
                     help="agents for the first seat, comma-separated (best: the best baseline)")
@@ -85,12 +86,12 @@ def main() -> None:
     ap.add_argument("--set", action="append", default=[], metavar="FIELD=VALUE",
                     help="a rule of every table changed (repeatable)")
     ap.add_argument("--deals", type=int, default=200, help="deals per table and agent")
-    ap.add_argument("--seed", type=int, default=2026)
-    ap.add_argument("--best-from", type=Path, default=GENERALIST_RESULTS)
+    ap.add_argument("--seed", type=int, default=2026, help="the deals' seed (default 2026)")
+    ap.add_argument("--best-from", type=Path, default=GENERALIST_RESULTS, help=BEST_FROM_HELP)
     ap.add_argument("--pair-with", default=None,
                     help="compare every other agent with this one of --agents on the same deals "
                          "(default: ppo-any, when it is among them)")
-    ap.add_argument("--out", type=Path, required=True)
+    ap.add_argument("--out", type=Path, required=True, help=RESULTS_OUT_HELP)
     args = ap.parse_args()
     best = best_baselines(read_rows(args.best_from, "bench_headroom"))
     tables = parse_tables(args.tables, best, "bench_headroom")

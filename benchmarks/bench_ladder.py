@@ -28,11 +28,14 @@ action (positions from greedy-against-greedy games), one thread (torch too). ``-
 LADDER_JSON`` measures it again alone, for a run whose games shared the machine:
 
     python benchmarks/bench_ladder.py --retime docs/results/ladder/ladder.json
+
+``--render LADDER_JSON`` plays nothing and rates and tabulates its results again. Both rewrite
+LADDER_JSON and the ``.md`` beside it, or with ``--out`` write ``ladder.json`` and
+``ladder.md`` into that folder instead (refused when it holds them).
 """
 
 from __future__ import annotations
 
-import argparse
 import json
 import math
 import os
@@ -43,7 +46,7 @@ from pathlib import Path
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 
 import numpy as np
-from bench_args import checked_seed, out_folder, within
+from bench_args import checked_seed, out_folder, parser, within
 
 from ono_env import VecGame
 from ono_env.agents import make_agent
@@ -132,13 +135,22 @@ def decision_times(agents: list[str], positions: int = 200, seed: int = 0,
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--rules", choices=["basic", "classic"], default="basic")
-    ap.add_argument("--players", type=int, choices=[2, 4], default=2)
-    ap.add_argument("--games-cheap", type=int, default=10000)
-    ap.add_argument("--games-search", type=int, default=1000)
-    ap.add_argument("--seed", type=int, default=0)
-    ap.add_argument("--out", default="docs/results/ladder")
+    ap = parser(__doc__)
+    ap.add_argument("--rules", choices=["basic", "classic"], default="basic",
+                    help="the preset (default basic)")
+    ap.add_argument("--players", type=int, choices=[2, 4], default=2,
+                    help="players (default 2; 4 only with basic)")
+    ap.add_argument("--games-cheap", type=int, default=10000,
+                    help="games per pairing (per table at 4 players) of the baselines "
+                         "(default 10,000)")
+    ap.add_argument("--games-search", type=int, default=1000,
+                    help="games per pairing (per table) of a search agent or ceiling "
+                         "(default 1,000)")
+    ap.add_argument("--seed", type=int, default=0, help="the deals' seed (default 0)")
+    ap.add_argument("--out", default=None,
+                    help="the folder of ladder.json and ladder.md (default docs/results/ladder; "
+                         "refused when it holds them); with --render or --retime: where their "
+                         "ladder.json and ladder.md go instead of over LADDER_JSON and beside it")
     again = ap.add_mutually_exclusive_group()
     again.add_argument("--render", metavar="LADDER_JSON",
                        help="play nothing: rate and tabulate the results of an earlier run again")
@@ -159,13 +171,17 @@ def main() -> None:
                 StopIteration) as e:
             sys.exit(f"bench_ladder: {flag} {path}: not a ladder.json written by this script "
                      f"({type(e).__name__}: {e}); allowed: a ladder.json of bench_ladder.py")
+        # with --out, the file and its page go there (refused when it holds them); without
+        # it, over LADDER_JSON and beside it
+        target = Path(path) if args.out is None else out_folder(
+            args.out, "bench_ladder", writes=("ladder.json", "ladder.md")) / "ladder.json"
         if args.retime:
             data["ms_per_decision"] = decision_times(list(data["ms_per_decision"]),
                                                      rules=data["rules"], players=data["players"])
             data["retimed"] = True
         data["anchor"] = LADDERS[(data["rules"], data["players"])].get("anchor", "random")
         data["ratings"] = bradley_terry(list(data["ratings"]), data["results"], data["anchor"])
-        write_ladder(data, Path(path))
+        write_ladder(data, target)
         return
     key = (args.rules, args.players)
     if key not in LADDERS:
@@ -175,6 +191,8 @@ def main() -> None:
     within("bench_ladder", "--games-cheap", args.games_cheap, deals2, MAX_GAMES)
     within("bench_ladder", "--games-search", args.games_search, deals2, MAX_GAMES)
     checked_seed("bench_ladder", "--seed", args.seed)
+    if args.out is None:
+        args.out = "docs/results/ladder"
     out = out_folder(args.out, "bench_ladder", writes=("ladder.json", "ladder.md"))
     t0 = time.perf_counter()
     search = LADDERS[key]["search"]

@@ -16,12 +16,11 @@ position it never met in training, and a third of its games never ended.
 
 from __future__ import annotations
 
-import argparse
 import collections
 import sys
 
 import numpy as np
-from bench_args import checked_agent, checked_seed, within
+from bench_args import checked_agent, checked_seed, parser, within
 
 import ono_env.cards as C
 from ono_env.arena import MAX_RECORD
@@ -49,13 +48,14 @@ def last_card_choices(replays: list[Replay], seat: int = 0, many: int = 15) -> c
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = parser(__doc__)
     ap.add_argument("--model", default="ppo-any", help="a registered name or a model file")
-    ap.add_argument("--opponent", default="random")
-    ap.add_argument("--rules", default="ono")
-    ap.add_argument("--players", type=int, default=4)
-    ap.add_argument("--games", type=int, default=40)
-    ap.add_argument("--seed", type=int, default=11)
+    ap.add_argument("--opponent", default="random",
+                    help="the agent in every other seat (default random)")
+    ap.add_argument("--rules", default="ono", help="the preset (default ono)")
+    ap.add_argument("--players", type=int, default=4, help="players (default 4)")
+    ap.add_argument("--games", type=int, default=40, help="games, each recorded (default 40)")
+    ap.add_argument("--seed", type=int, default=11, help="the games' seed (default 11)")
     args = ap.parse_args()
     # every game is kept as a replay in memory: at most as many as the arena keeps
     within("bench_last_card", "--games", args.games, 1, MAX_RECORD)

@@ -11,23 +11,25 @@ p(1-p): the variance of one independent game)."""
 
 from __future__ import annotations
 
-import argparse
 import json
 import math
 import time
 
-from bench_args import at_least, at_most, checked_agent, checked_seed, out_file
+from bench_args import at_least, at_most, checked_agent, checked_seed, out_file, parser
 
 from ono_env.arena import MAX_GAMES, Z95, run_arena
 from ono_env.rules import resolve_rules
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--games", type=int, default=20000)
-    ap.add_argument("--seed", type=int, default=0)
-    ap.add_argument("--opponents", nargs="+", default=["random", "ppo-basic-2p"])
-    ap.add_argument("--out", default=None)
+    ap = parser(__doc__)
+    ap.add_argument("--games", type=int, default=20000,
+                    help="games of each format per pairing, at least 4 (default 20,000)")
+    ap.add_argument("--seed", type=int, default=0, help="the deals' seed (default 0)")
+    ap.add_argument("--opponents", nargs="+", default=["random", "ppo-basic-2p"],
+                    help="greedy's opponents (default: random ppo-basic-2p)")
+    ap.add_argument("--out", default=None,
+                    help="a new JSON file for the rows (default: none, printed only)")
     args = ap.parse_args()
     at_least("bench_mirrored", "--games", args.games, 4)   # two mirrored deals at least
     at_most("bench_mirrored", "--games", args.games, MAX_GAMES)

@@ -28,10 +28,21 @@ import time
 from pathlib import Path
 
 import numpy as np
-from bench_args import checked_deals, checked_seed, out_folder, within
+from bench_args import (
+    checked_deals,
+    checked_seed,
+    distinct,
+    out_folder,
+    parser,
+    steps_help,
+    whole_rollouts,
+    within,
+)
 
 MAX_JOBS = 64
 """The most runs of --jobs trained at a time (each a process of its own)."""
+MAX_THREADS = 1024
+"""The most torch threads of --threads (the training config's ``torch_threads``)."""
 KNOWLEDGE = ["known_cards", "lacks", "lacks_covered", "unknown"]
 HISTORY = ["last_play", "previous_play", "named_color", "drew"]
 VARIANTS = {
@@ -67,6 +78,14 @@ def train_one(preset: str, extra: list[str], steps: int, seed: int, threads: int
             "train_seconds": time.perf_counter() - t}
 
 
+def trained(rows: list[dict], asked: int) -> str:
+    """The steps the runs of ``rows`` trained, as the page says them: the budget ``asked``
+    (``--steps``) rounded up by the trainer to whole rollouts."""
+    steps = sorted({r["steps"] for r in rows})
+    said = " or ".join(f"{n:,}" for n in steps) + " steps"
+    return said if steps == [asked] else f"{said} (--steps {asked:,} in whole rollouts)"
+
+
 def play(model: str, preset: str, deals: int, seed: int):
     from ono_env.arena import run_arena
 
@@ -91,28 +110,49 @@ def train_all(todo: list[tuple[str, str, list[str]]], args: argparse.Namespace,
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--presets", default="basic,ono")
-    ap.add_argument("--steps", type=int, default=3_000_000)
-    ap.add_argument("--deals", type=int, default=10_000)
-    ap.add_argument("--seed", type=int, default=0)
-    ap.add_argument("--arena-seed", type=int, default=77)
-    ap.add_argument("--threads", type=int, default=2)
+    from ono_env.checks import MAX_SEED
+    from ono_env.rules import PRESETS
+
+    ap = parser(__doc__)
+    ap.add_argument("--presets", default="basic,ono",
+                    help=f"the presets, comma-separated, each once, of {', '.join(PRESETS)} "
+                         f"(default basic,ono)")
+    ap.add_argument("--steps", type=int, default=3_000_000,
+                    help=steps_help("training steps of each run", 3_000_000))
+    ap.add_argument("--deals", type=int, default=10_000,
+                    help="mirrored deals against greedy (default 10,000)")
+    ap.add_argument("--seed", type=int, default=0,
+                    help=f"the runs' training seed, 0 to {MAX_SEED:,} (default 0)")
+    ap.add_argument("--arena-seed", type=int, default=77, help="the deals' seed (default 77)")
+    ap.add_argument("--threads", type=int, default=2,
+                    help=f"torch threads of each run, 1 to {MAX_THREADS} (default 2)")
     ap.add_argument("--jobs", type=int, default=1,
                     help="runs trained at a time, each in its own process (default 1)")
-    ap.add_argument("--out", type=Path, required=True)
+    ap.add_argument("--out", type=Path, required=True,
+                    help="folder of results.json and results.md (refused when it holds them)")
     args = ap.parse_args()
-    within("bench_observation_worth", "--jobs", args.jobs, 1, MAX_JOBS)
-    checked_deals("bench_observation_worth", "--deals", args.deals, (2,))
-    checked_seed("bench_observation_worth", "--arena-seed", args.arena_seed)
-    rows = []
+    script = "bench_observation_worth"
     presets = args.presets.split(",")
+    if not all(p in PRESETS for p in presets):   # the flag named, not the config's field
+        bad = next(p for p in presets if p not in PRESETS)
+        sys.exit(f"{script}: --presets {args.presets!r}: {bad!r} is not a preset; allowed: "
+                 f"{', '.join(PRESETS)}, comma-separated")
+    distinct(script, "--presets", presets)
+    checked_seed(script, "--seed", args.seed)
+    within(script, "--threads", args.threads, 1, MAX_THREADS)
+    within(script, "--jobs", args.jobs, 1, MAX_JOBS)
+    checked_deals(script, "--deals", args.deals, (2,))
+    checked_seed(script, "--arena-seed", args.arena_seed)
+    rows = []
     todo = [(preset, name, extra) for preset in presets for name, extra in VARIANTS.items()]
-    for preset, name, extra in todo:   # every run's config before any training
-        try:
-            run_config(preset, extra, args.steps, args.seed, args.threads, "unused")
+    configs = []
+    for preset, name, extra in todo:   # every run's config before any training (--steps
+        try:                             # apart: it is checked against their rollouts)
+            configs.append(run_config(preset, extra, 1, args.seed, args.threads, "unused"))
         except ValueError as exc:
-            sys.exit(f"bench_observation_worth: {preset}, {name}: {exc}")
+            sys.exit(f"{script}: {preset}, {name}: {exc}")
+    whole_rollouts(script, "--steps", args.steps,
+                   max(c.num_envs * c.ppo.n_steps for c in configs))
     out_folder(args.out, "bench_observation_worth", writes=("results.json", "results.md"))
     with tempfile.TemporaryDirectory() as tmp:
         runs: list[dict] = []
@@ -157,7 +197,8 @@ def main() -> None:
                     indent=1) + "\n")
     lines = ["# What observation version 2 is worth", "",
              f"`python benchmarks/bench_observation_worth.py {' '.join(sys.argv[1:])}`", "",
-             f"The default run (`ono-train default`) at {args.steps:,} steps per variant, seed "
+             f"The default run (`ono-train default`) at {trained(rows, args.steps)} per "
+             f"variant, seed "
              f"{args.seed}, {args.threads} torch threads; each model against `greedy` on the same "
              f"{args.deals:,} mirrored deals (2 players), 95% intervals over deals; the paired "
              f"differences are taken deal by deal.", "",

@@ -13,14 +13,13 @@ timed over the decisions of one game where it has a choice.
 
 from __future__ import annotations
 
-import argparse
 import json
 import statistics
 import time
 
 import numpy as np
 import pyspiel
-from bench_args import at_least, out_file
+from bench_args import at_least, out_file, parser
 
 import ono_env.envs.openspiel  # noqa: F401 - registers python_ono
 
@@ -68,10 +67,13 @@ def ismcts_seconds(simulations: int, seed: int) -> tuple[float, int]:
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--steps", type=int, default=20_000)
-    ap.add_argument("--rounds", type=int, default=5)
-    ap.add_argument("--simulations", type=int, default=100)
+    ap = parser(__doc__)
+    ap.add_argument("--steps", type=int, default=20_000,
+                    help="random decisions per round and game (default 20,000)")
+    ap.add_argument("--rounds", type=int, default=5,
+                    help="interleaved rounds (the rates are their medians; default 5)")
+    ap.add_argument("--simulations", type=int, default=100,
+                    help="ISMCTS simulations per decision, at least 2 (default 100)")
     ap.add_argument("--json", help="also write the numbers to this file")
     args = ap.parse_args()
     for option, value in (("--steps", args.steps), ("--rounds", args.rounds)):

@@ -20,14 +20,13 @@ Needs an install whose build step wrote the prebuilt kernels (``pip install -e .
 
 from __future__ import annotations
 
-import argparse
 import statistics
 import sys
 import time
 
 import numba
 import numpy as np
-from bench_args import at_least
+from bench_args import at_least, parser
 from bench_core import INSTRUCTION_STEPS, import_cpu_seconds, instructions_per_decision
 
 import ono_env
@@ -91,11 +90,13 @@ def here_env() -> dict[str, str]:
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--rounds", type=int, default=5)
+    ap = parser(__doc__)
+    ap.add_argument("--rounds", type=int, default=5,
+                    help="alternating rounds of parts 1 and 2 (medians; default 5)")
     ap.add_argument("--steps", type=int, default=5_000_000,
                     help="decisions per call in the speed part")
-    ap.add_argument("--instructions", action="store_true")
+    ap.add_argument("--instructions", action="store_true",
+                    help="also part 3: valgrind's instruction counts")
     ap.add_argument("--instructions-only", action="store_true",
                     help="only the instruction counts (skip the timed parts)")
     args = ap.parse_args()

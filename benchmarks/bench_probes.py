@@ -25,7 +25,6 @@ into ``--out``.
 
 from __future__ import annotations
 
-import argparse
 import os
 import sys
 import time
@@ -35,7 +34,7 @@ import time
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 
 import numpy as np
-from bench_args import out_folder
+from bench_args import distinct, out_folder, parser
 from bench_generalist import (
     PROBE_FILES,
     _games,
@@ -95,7 +94,7 @@ def parse_probes(text: str) -> list[str]:
             sys.exit(f"bench_probes: --probes {p!r}; allowed: {', '.join(PROBES)}")
     if not probes:
         sys.exit(f"bench_probes: --probes names none; allowed: {', '.join(PROBES)}")
-    return probes
+    return distinct("bench_probes", "--probes", probes)
 
 
 def ensemble_member(path: str, rules) -> LearnedAgent:
@@ -111,10 +110,11 @@ def ensemble_member(path: str, rules) -> LearnedAgent:
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--tables", default="ono-6,ono-2", help="<preset>-<players>, comma-separated")
+    ap = parser(__doc__)
+    ap.add_argument("--tables", default="ono-6,ono-2", help="<preset>-<players>, comma-separated (default ono-6,ono-2)")
     ap.add_argument("--probes", default=",".join((*HIDE, *MASKS)),
-                    help=f"comma-separated, of: {', '.join(PROBES)}")
+                    help=f"comma-separated, each once, of: {', '.join(PROBES)} (default: all "
+                         f"but the ensemble)")
     add_probe_arguments(ap)
     args = ap.parse_args()
     best, tables, path = probe_setup(args, "bench_probes")

@@ -20,7 +20,6 @@ given (a folder that holds them already is refused: an earlier run's results are
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import platform
@@ -35,7 +34,7 @@ os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 
 import numpy as np
-from bench_args import at_least, at_most, out_folder, positive_finite
+from bench_args import at_least, at_most, out_folder, parser, positive_finite
 
 from ono_env.arena import MAX_GAMES
 from ono_env.train.config import MAX_STEPS, load_config
@@ -181,18 +180,21 @@ def markdown(res: dict) -> str:
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = parser(__doc__)
     ap.add_argument("--out", default=None,
                     help="the folder of bench_ray.json and bench_ray.md (default: none written; "
                          "the published results: --out docs/results/ray)")
     ap.add_argument("--iterations", type=int, default=5, help="timed RLlib iterations per setting")
-    ap.add_argument("--sb3-steps", type=int, default=8192 * 6)
-    ap.add_argument("--arena-games", type=int, default=60_000)
+    ap.add_argument("--sb3-steps", type=int, default=8192 * 6,
+                    help="part 1: steps of the timed SB3 run (default 49,152)")
+    ap.add_argument("--arena-games", type=int, default=60_000,
+                    help="part 2: games of each arena setting (default 60,000)")
     ap.add_argument("--minutes", type=float, default=3.0, help="training budget per trainer")
-    ap.add_argument("--eval-games", type=int, default=20_000)
-    ap.add_argument("--skip-speed", action="store_true")
-    ap.add_argument("--skip-arena", action="store_true")
-    ap.add_argument("--skip-strength", action="store_true")
+    ap.add_argument("--eval-games", type=int, default=20_000,
+                    help="part 3: games per opponent of each final policy (default 20,000)")
+    ap.add_argument("--skip-speed", action="store_true", help="skip part 1 (training speed)")
+    ap.add_argument("--skip-arena", action="store_true", help="skip part 2 (the arena)")
+    ap.add_argument("--skip-strength", action="store_true", help="skip part 3 (strength)")
     args = ap.parse_args()
     for option, value in (("--iterations", args.iterations), ("--sb3-steps", args.sb3_steps),
                           ("--arena-games", args.arena_games), ("--eval-games", args.eval_games)):

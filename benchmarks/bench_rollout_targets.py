@@ -34,7 +34,6 @@ and ``results.json`` into ``--out`` with the pairing in ``--out``/paired.
 
 from __future__ import annotations
 
-import argparse
 import json
 import math
 import multiprocessing
@@ -49,8 +48,17 @@ import numpy as np
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
-from bench_args import at_most, checked_deals, out_folder, positive_finite, within  # noqa: E402
+from bench_args import (  # noqa: E402
+    at_most,
+    checked_deals,
+    out_folder,
+    parser,
+    positive_finite,
+    sub_run,
+    within,
+)
 from bench_generalist import (  # noqa: E402
+    BEST_FROM_HELP,
     GENERALIST_RESULTS,
     best_baselines,
     parse_tables,
@@ -163,26 +171,32 @@ def fit(model_path: Path, obs_rows: np.ndarray, Mk: np.ndarray, V: np.ndarray, b
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap = parser(__doc__)
     ap.add_argument("--table", default="ono-6", help="<preset>-<players>, 2-10 players")
     ap.add_argument("--model", default="ppo-any", help="ppo-any or a version-2 model file")
     ap.add_argument("--against", default="best", help="the baseline in every other seat (best: "
                     "the preset's best baseline)")
     ap.add_argument("--steps", type=int, default=6000, help="the policy's decisions per game slot")
     ap.add_argument("--games", type=int, default=128, help="games at once per process")
-    ap.add_argument("--procs", type=int, default=2)
+    ap.add_argument("--procs", type=int, default=2,
+                    help=f"processes collecting (default 2, at most {MAX_PROCS})")
     ap.add_argument("--worlds", type=int, default=4, help="playouts per legal action")
-    ap.add_argument("--betas", default="0.05,0.02,0.005,0.001")
-    ap.add_argument("--lr", type=float, default=2e-4)
-    ap.add_argument("--epochs", type=int, default=3)
-    ap.add_argument("--batch", type=int, default=4096)
-    ap.add_argument("--deals", type=int, default=10_000)
-    ap.add_argument("--seed", type=int, default=11)
-    ap.add_argument("--best-from", type=Path, default=GENERALIST_RESULTS)
+    ap.add_argument("--betas", default="0.05,0.02,0.005,0.001",
+                    help="the KL weights, comma-separated, each once: one fitted model each "
+                         "(default 0.05,0.02,0.005,0.001)")
+    ap.add_argument("--lr", type=float, default=2e-4, help="Adam's learning rate (default 2e-4)")
+    ap.add_argument("--epochs", type=int, default=3, help="passes over the rows (default 3)")
+    ap.add_argument("--batch", type=int, default=4096, help="rows per minibatch (default 4096)")
+    ap.add_argument("--deals", type=int, default=10_000,
+                    help="mirrored deals of the pairing (default 10,000)")
+    ap.add_argument("--seed", type=int, default=11,
+                    help="seed of the first process (--seed + k for process k; default 11)")
+    ap.add_argument("--best-from", type=Path, default=GENERALIST_RESULTS, help=BEST_FROM_HELP)
     ap.add_argument("--models", type=Path, default=None,
                     help="folder of the fitted model files (default: runs/rollout-targets/<the "
                          "name of --out>)")
-    ap.add_argument("--out", type=Path, required=True)
+    ap.add_argument("--out", type=Path, required=True,
+                    help="folder of results.md, results.json and paired/")
     args = ap.parse_args()
     if args.models is None:   # a folder per run: two runs' models of one table never meet
         args.models = Path("runs/rollout-targets") / (args.out.resolve().name or "out")
@@ -202,6 +216,17 @@ def main() -> None:
     if not betas or not all(math.isfinite(b) and b > 0 for b in betas):
         sys.exit(f"bench_rollout_targets: --betas {args.betas!r}; allowed: finite numbers above "
                  f"0, comma-separated")
+    names = [f"{b:g}" for b in betas]   # each names its model file, and an agent of the pairing
+    for k, name in enumerate(names):
+        if name in names[:k]:
+            first = args.betas.split(",")[names.index(name)].strip()
+            again = args.betas.split(",")[k].strip()
+            if first == again:
+                sys.exit(f"bench_rollout_targets: --betas: {again!r} is given twice; allowed: "
+                         f"each beta once")
+            sys.exit(f"bench_rollout_targets: --betas: {first!r} and {again!r} are one beta to "
+                     f"6 significant digits (one model file, ...-beta-{name}.safetensors); "
+                     f"allowed: betas apart in their first 6 significant digits")
     positive_finite("bench_rollout_targets", "--lr", args.lr)
 
     from ono_env.agents.learned import shipped_models
@@ -279,7 +304,7 @@ def main() -> None:
                 "--agents", ",".join([args.model] + [f["model"] for f in fits]),
                 "--pair-with", args.model, "--against", against, "--deals", str(args.deals),
                 "--out", str(paired)]
-    subprocess.run(pair_cmd, check=True, stdout=subprocess.DEVNULL)
+    sub_run("bench_rollout_targets", pair_cmd, stdout=subprocess.DEVNULL)
     rows = json.loads((paired / "results.json").read_text())["rows"]
     by_agent = {r["agent"]: r for r in rows}
     for f in fits:

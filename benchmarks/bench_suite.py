@@ -26,6 +26,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shlex
 import subprocess
 import sys
 import time
@@ -33,7 +34,7 @@ from pathlib import Path
 
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 
-from bench_args import at_least
+from bench_args import at_least, parser
 
 from ono_env.agents import make_agent
 from ono_env.agents.base import marked
@@ -49,7 +50,10 @@ from ono_env.arena.suite import (
     play_ladder,
     play_pairing,
     read_card,
+    read_ladder,
+    resolve_agent,
     select_tables,
+    suite_versions,
     with_todays_interval,
 )
 
@@ -58,6 +62,11 @@ ROOT = Path(__file__).resolve().parent.parent
 
 def out_dir(version: int) -> Path:
     return ROOT / "docs" / "results" / f"suite-{version}"
+
+
+def shown(path: Path) -> Path:
+    """``path`` as a message names it: from the repository's root when it is inside it."""
+    return path.relative_to(ROOT) if path.is_relative_to(ROOT) else path
 
 
 def carried_over(old_version: int, name: str) -> dict[str, dict]:
@@ -73,7 +82,7 @@ def carried_over(old_version: int, name: str) -> dict[str, dict]:
         key = pairing_key(old, old.tables[name], rec["agent"], rec["reference"], rec["deals"],
                           data["models"])
         if rec.get("key", key) != key:
-            sys.exit(f"{path}: a pairing's key does not match its inputs")
+            sys.exit(f"bench_suite: {path}: a pairing's key does not match its inputs")
         out[key] = {**rec, "key": key, "from_version": rec.get("from_version", old.version)}
     return out
 
@@ -89,6 +98,10 @@ def replayed_alike(suite, name: str, records, n: int) -> bool:
                - slow]
     searched = [r for r in carried if {r["agent"], r["reference"]} & slow]
     chosen = {r["key"]: r for r in [*carried[:n], *learned[:1], *searched[:1]]}
+    if not chosen:
+        print("  nothing to verify: " + (f"none of its {len(records)} pairings was" if records
+                                          else "no pairing was")
+              + " carried over from another version (--reuse-from)", flush=True)
     alike = True
     for r in chosen.values():
         built = [make_agent(x, t.rules) for x in (r["agent"], r["reference"])]
@@ -108,15 +121,36 @@ def verify(args: argparse.Namespace) -> None:
     for name in args.tables or list(suite.tables):
         path = out_dir(suite.version) / f"{name}.json"
         print(f"{name}:", flush=True)
+        if not path.exists():
+            print(f"  nothing to verify: no ladder file yet ({shown(path)}; the "
+                  f"ladder command plays it)", flush=True)
+            continue
         if not replayed_alike(suite, name, json.loads(path.read_text())["pairings"], args.n):
             bad.append(name)
     if bad:
-        sys.exit(f"carried-over pairings play differently now at {', '.join(bad)}")
+        sys.exit(f"bench_suite: verify: carried-over pairings play differently now at "
+                 f"{', '.join(bad)}")
+
+
+def with_ladder_files(version: int) -> bool:
+    """Whether suite version ``version`` has a table's ladder file to carry pairings over from."""
+    return any((out_dir(version) / f"{n}.json").exists() for n in load_suite(version).tables)
 
 
 def ladder(args: argparse.Namespace) -> None:
     suite = load_suite(args.suite)
     select_tables(suite, args.tables)
+    for v in args.reuse_from:   # every version before any table: none is ignored silently
+        try:
+            load_suite(v)
+        except ValueError as exc:
+            raise ValueError(f"--reuse-from {v}: {exc}") from None
+        if not with_ladder_files(v):
+            have = [str(w) for w in suite_versions() if with_ladder_files(w)]
+            raise ValueError(f"--reuse-from {v}: suite version {v} has no ladder file "
+                             f"({shown(out_dir(v))}/<table>.json) to carry pairings over "
+                             f"from; allowed: a version with them ("
+                             + (", ".join(have) if have else "none has any yet") + ")")
     out = out_dir(suite.version)
     out.mkdir(parents=True, exist_ok=True)
     for name in args.tables or list(suite.tables):
@@ -136,9 +170,10 @@ def ladder(args: argparse.Namespace) -> None:
         models = field_models([t])
         needed = {pairing_key(suite, t, x, y, n, models)
                   for x, y, n in ladder_plan(t, anchors=suite.ladder_slow_anchors)}
+        print(f"{name}:", flush=True)
         if args.verify and not replayed_alike(
                 suite, name, [r for k, r in reuse.items() if k in needed], args.verify):
-            sys.exit(f"{name}: a carried-over pairing plays differently now; "
+            sys.exit(f"bench_suite: ladder: {name}: a carried-over pairing plays differently now; "
                      f"play the table without --reuse-from")
 
         def show(r: dict, reuse: dict = reuse, done: list = done, partial: Path = partial) -> None:
@@ -151,7 +186,6 @@ def ladder(args: argparse.Namespace) -> None:
                   f"[{100 * r['low']:.1f}, {100 * r['high']:.1f}] {r['deals']} deals "
                   f"{r['seconds']:7.1f} s {where}", flush=True)
 
-        print(f"{name}:", flush=True)
         data = play_ladder(suite.version, name, on_pairing=show, reuse=reuse)
         data["command"] = (f"python benchmarks/bench_suite.py --suite {suite.version} ladder "
                            f"--tables {name} --force"
@@ -195,9 +229,11 @@ def publish(args: argparse.Namespace) -> None:
                         "pairings": len(data["pairings"]),
                         "min_deals": min(p["deals"] for p in data["pairings"])}
         if data["models"] != field_models([suite.tables[name]]):
-            sys.exit(f"{name}: its ladder was played with other model files; play it again")
+            sys.exit(f"bench_suite: publish: {name}: its ladder was played with other model "
+                     f"files; play it again")
     if missing:
-        sys.exit(f"no ladder yet for {', '.join(missing)}: run the ladder command first")
+        sys.exit(f"bench_suite: publish: no ladder yet for {', '.join(missing)}: run the ladder "
+                 f"command first")
     published = {"suite_version": suite.version, "anchor": {"agent": suite.anchor,
                                                             "rating": suite.anchor_rating},
                  "models": field_models(list(suite.tables.values())), "tables": tables}
@@ -221,14 +257,33 @@ def publish(args: argparse.Namespace) -> None:
 
 def timing(args: argparse.Namespace) -> None:
     suite = load_suite(args.suite)
-    select_tables(suite, args.tables)
+    chosen = select_tables(suite, args.tables)
     if not 1 <= args.workers <= 256:
         raise ValueError(f"--workers {args.workers}; allowed: a whole number from 1 to 256")
     out = out_dir(suite.version) / "timing"
+    folders = {agent: out / agent.replace(":", "-") for agent in args.agents}
+    read_ladder(suite)   # ono-bench's own checks, for every agent before the first is timed
+    for k, agent in enumerate(args.agents):
+        twin = next((a for a in args.agents[:k] if folders[a] == folders[agent]), None)
+        if twin is not None:
+            raise ValueError(f"agent {agent!r}: " + (
+                "given twice" if twin == agent else
+                f"its card's folder {folders[agent].name} is {twin!r}'s too")
+                + "; allowed: each agent once")
+        for t in chosen:
+            try:
+                resolve_agent(agent, t.rules)
+            except (OSError, TypeError, ValueError) as exc:
+                raise ValueError(f"agent {agent!r} at {t.name}: {exc}") from None
+        held = [n for n in ("card.json", "card.md", "pairings.jsonl")
+                if (folders[agent] / n).exists()]
+        if held:   # ono-bench would refuse it after the agents before it were timed
+            raise ValueError(f"agent {agent!r}: {folders[agent]} already holds "
+                             f"{', '.join(held)} (an earlier run's card); allowed: remove them")
     out.mkdir(parents=True, exist_ok=True)
     rows = []
     for agent in args.agents:
-        folder = out / agent.replace(":", "-")
+        folder = folders[agent]
         t = time.perf_counter()
         subprocess.run([sys.executable, "-m", "ono_env.apps.bench_cli", agent, "--suite",
                         str(suite.version), "--out", str(folder), "--no-progress", "--workers",
@@ -284,12 +339,15 @@ def intervals(args: argparse.Namespace) -> None:
     print("\n".join(lines))
 
 
+ALL_TABLES = "the tables (default, or --tables with no names: every table of the suite)"
+
+
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap = parser(__doc__)
     ap.add_argument("--suite", default="latest", help="suite version (default: the latest)")
     sub = ap.add_subparsers(dest="what", required=True)
     p = sub.add_parser("ladder", help="play the reference field's ladder, table by table")
-    p.add_argument("--tables", nargs="*")
+    p.add_argument("--tables", nargs="*", help=ALL_TABLES)
     p.add_argument("--force", action="store_true", help="play tables whose JSON exists again")
     p.add_argument("--reuse-from", type=int, nargs="*", default=[], metavar="VERSION",
                    help="carry over the pairings of these versions' ladders that have the same "
@@ -299,7 +357,7 @@ def main() -> None:
                         "and stop if one differs")
     p.set_defaults(run=ladder)
     p = sub.add_parser("verify", help="play carried-over pairings of the ladder files again")
-    p.add_argument("--tables", nargs="*")
+    p.add_argument("--tables", nargs="*", help=ALL_TABLES)
     p.add_argument("-n", type=int, default=5, help="the N quickest of each table (default 5)")
     p.set_defaults(run=verify)
     p = sub.add_parser("render", help="write the tables' pages again from their JSON")
@@ -307,14 +365,18 @@ def main() -> None:
     p = sub.add_parser("publish", help="write the published ladder and the docs index")
     p.set_defaults(run=publish)
     p = sub.add_parser("time", help="time ono-bench over the whole suite for each agent")
-    p.add_argument("agents", nargs="+")
+    p.add_argument("agents", nargs="+",
+                   help="the agents, each as ono-bench takes it (a registered name, a model "
+                        "file, module:Class); each is checked at every table before any is timed")
     p.add_argument("--workers", type=int, default=2, help="ono-bench --workers (default 2)")
-    p.add_argument("--tables", nargs="*", help="ono-bench --tables (default: the whole suite)")
+    p.add_argument("--tables", nargs="*",
+                   help="ono-bench --tables (default, or --tables with no names: the whole "
+                        "suite)")
     p.add_argument("--note", default="nothing else running",
                    help="what else the machine ran, for the table's caption")
     p.set_defaults(run=timing)
     p = sub.add_parser("intervals", help="the intervals a card's deal counts give")
-    p.add_argument("card")
+    p.add_argument("card", help="a card.json of ono-bench")
     p.set_defaults(run=intervals)
     args = ap.parse_args()
     if args.what == "verify":
@@ -324,8 +386,8 @@ def main() -> None:
     try:
         args.run(args)
     except subprocess.CalledProcessError as exc:   # ono-bench printed its own one line
-        sys.exit(f"bench_suite: {args.what}: ono-bench {exc.cmd[3]} stopped with status "
-                 f"{exc.returncode} (its error is above)")
+        sys.exit(f"bench_suite: {args.what}: the sub-run `{shlex.join(exc.cmd)}` stopped with "
+                 f"exit status {exc.returncode} (its error is above)")
     except (ValueError, OSError, KeyError) as exc:
         sys.exit(f"bench_suite: {args.what}: "
                  + (str(exc.args[0]) if isinstance(exc, KeyError) and exc.args else str(exc)))

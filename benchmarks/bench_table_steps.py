@@ -47,7 +47,7 @@ import time
 from pathlib import Path
 
 import numpy as np
-from bench_args import out_folder, within
+from bench_args import optional_out, out_folder, parser, within
 from bench_train import PRESET_NAMES, cpu_name, machine
 
 from ono_env.game import MAX_GAMES
@@ -191,15 +191,18 @@ def compare(args: argparse.Namespace) -> tuple[str, dict]:
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = parser(__doc__)
     ap.add_argument("--games", type=int, default=34, help="games at each of the 30 tables")
     ap.add_argument("--steps", type=int, default=150, help="calls of each table per round")
     ap.add_argument("--rounds", type=int, default=5, help="rounds (the report gives medians)")
-    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--seed", type=int, default=0,
+                    help="seed of the deals and the learner's moves (default 0)")
     ap.add_argument("--vs", default=None,
                     help="a source tree laid out as installed, whose package to compare with")
-    ap.add_argument("--runs", type=int, default=3, help="--vs: runs of each package")
-    ap.add_argument("--out", type=Path, default=None)
+    ap.add_argument("--runs", type=int, default=None,
+                    help="with --vs only: runs of each package, alternating (default 3)")
+    ap.add_argument("--out", type=Path, default=None,
+                    help=optional_out("table_steps.md and table_steps.json"))
     ap.add_argument("--json-out", type=Path, default=None, help=argparse.SUPPRESS)  # --vs's runs
     args = ap.parse_args()
     # all 30 tables' games are held at once: together at most the games of one VecGame of the
@@ -209,7 +212,11 @@ def main() -> None:
     within("bench_table_steps", "--steps", args.steps, 1, 1_000_000)
     within("bench_table_steps", "--rounds", args.rounds, 1, 1000)
     within("bench_table_steps", "--seed", args.seed, 0, 2**31)
+    runs_given, args.runs = args.runs is not None, 3 if args.runs is None else args.runs
     within("bench_table_steps", "--runs", args.runs, 1, 100)
+    if runs_given and args.vs is None:   # it would be ignored: one run, no sides
+        sys.exit(f"bench_table_steps: --runs {args.runs} without --vs; allowed: --runs with "
+                 f"--vs (the runs of each package it compares), or no --runs")
     if args.vs is not None and not (Path(args.vs) / "ono_env" / "__init__.py").is_file():
         sys.exit(f"bench_table_steps: --vs {args.vs!r}; allowed: a folder holding a package "
                  f"ono_env/ laid out as installed")

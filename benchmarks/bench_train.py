@@ -37,7 +37,6 @@ Nothing else should run on the machine meanwhile. Writes ``bench_train.json`` an
 
 from __future__ import annotations
 
-import argparse
 import json
 import multiprocessing as mp
 import os
@@ -48,7 +47,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from bench_args import at_least, out_folder, within
+from bench_args import at_least, optional_out, out_folder, parser, within
 
 from ono_env.arena import MAX_GAMES
 from ono_env.train.config import MAX_STEPS, load_config
@@ -185,21 +184,23 @@ def update_bound(parts: dict[str, list[float]]) -> list[str]:
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = parser(__doc__)
     ap.add_argument("--steps", type=int, default=400_000, help="learner steps per training call")
     ap.add_argument("--rounds", type=int, default=3, help="alternating rounds per setting")
     ap.add_argument("--threads", default="2", help="torch threads of part 1 (a number or auto)")
-    ap.add_argument("--skip-idle", action="store_true")
-    ap.add_argument("--skip-busy", action="store_true")
+    ap.add_argument("--skip-idle", action="store_true", help="skip part 1 (idle machine)")
+    ap.add_argument("--skip-busy", action="store_true", help="skip part 2 (busy machine)")
     ap.add_argument("--learn-steps", type=int, default=0,
                     help="part 3: steps per trainer and seed (0: skip)")
-    ap.add_argument("--learn-games", type=int, default=20_000)
+    ap.add_argument("--learn-games", type=int, default=20_000,
+                    help="part 3: games of each final policy against greedy (default 20,000)")
     ap.add_argument("--mixture", action="store_true",
                     help="part 4: the default run against the 30-table mixture")
     ap.add_argument("--mixture-device", choices=("cpu", "cuda"), default="cpu",
                     help="part 4: where the mixtures train; the default run trains on the cpu, "
                          "and with cuda also there, as a row of its own")
-    ap.add_argument("--out", type=Path, default=None)
+    ap.add_argument("--out", type=Path, default=None,
+                    help=optional_out("bench_train.md and bench_train.json"))
     args = ap.parse_args()
     if args.threads != "auto" and not (args.threads.isascii() and args.threads.isdigit()
                                        and 1 <= int(args.threads) <= MAX_THREADS):

@@ -43,7 +43,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from bench_args import out_folder, within
+from bench_args import optional_out, out_folder, parser, within
 from bench_table_steps import DEFAULT, tables
 from bench_train import cpu_name, machine
 
@@ -200,12 +200,14 @@ def report(res: dict[str, dict[str, Any]], args: argparse.Namespace) -> str:
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = parser(__doc__)
     ap.add_argument("--games", type=int, default=34, help="games at each of the mixture's 30 tables")
     ap.add_argument("--rounds", type=int, default=7, help="rounds (the report gives medians)")
     ap.add_argument("--threads", type=int, default=2, help="torch threads")
-    ap.add_argument("--seed", type=int, default=0)
-    ap.add_argument("--out", type=Path, default=None)
+    ap.add_argument("--seed", type=int, default=0,
+                    help="seed of the games, the rows' order and the networks (default 0)")
+    ap.add_argument("--out", type=Path, default=None,
+                    help=optional_out("update_cost.md and update_cost.json"))
     args = ap.parse_args()
     # the mixture's rows must fill one minibatch: 30 tables x 16 steps x games
     within("bench_update_cost", "--games", args.games, -(-MINIBATCH // (30 * N_STEPS)), 1024)

@@ -17,7 +17,6 @@ Only 127.0.0.1 is ever contacted.
 
 from __future__ import annotations
 
-import argparse
 import http.client
 import json
 import random
@@ -28,7 +27,7 @@ import threading
 import time
 from pathlib import Path
 
-from bench_args import at_least, out_folder
+from bench_args import at_least, optional_out, out_folder, parser
 
 from ono_env.checks import remove_made_dirs
 
@@ -98,10 +97,13 @@ def _stop_with_parent() -> None:
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--clients", type=int, default=100)
-    ap.add_argument("--seconds", type=float, default=30.0)
-    ap.add_argument("--out", type=Path, default=None)
+    ap = parser(__doc__)
+    ap.add_argument("--clients", type=int, default=100,
+                    help="client threads at once, besides the search client (default 100)")
+    ap.add_argument("--seconds", type=float, default=30.0,
+                    help="how long the clients run (default 30)")
+    ap.add_argument("--out", type=Path, default=None,
+                    help=optional_out("load.json"))
     ap.add_argument("--budget", type=int, default=None,
                     help="the search client's pimc budget (default: the largest the server allows)")
     ap.add_argument("--uploads", type=int, default=260,

@@ -19,7 +19,6 @@ logits). Variants run one after another; nothing else should run meanwhile. Writ
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import platform
@@ -27,7 +26,15 @@ import sys
 import tempfile
 from pathlib import Path
 
-from bench_args import at_least, at_most, checked_agent, out_folder, positive_finite
+from bench_args import (
+    at_least,
+    at_most,
+    checked_agent,
+    optional_out,
+    out_folder,
+    parser,
+    positive_finite,
+)
 
 BASE = ["policy.net_arch=[256, 256]", "policy.activation=relu", "policy.shared=true",
         "ppo.batch_size=4096", "ppo.n_epochs=4", "ppo.ent_coef=0.01",
@@ -71,20 +78,24 @@ FIRST_ROUND = [n for n in VARIANTS if "+" not in n]
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--preset", default="basic")
-    ap.add_argument("--players", type=int, default=2)
+    ap = parser(__doc__)
+    ap.add_argument("--preset", default="basic", help="the rules trained (default basic)")
+    ap.add_argument("--players", type=int, default=2, help="players (default 2)")
     ap.add_argument("--base", choices=("sweep", "default"), default="sweep",
                     help="sweep: the first sweep's base (BASE); default: the default config's "
                          "own network and hyper-parameters")
     ap.add_argument("--minutes", type=float, default=1.5, help="training time per variant")
     ap.add_argument("--games", type=int, default=10_000, help="evaluation games per opponent")
-    ap.add_argument("--against", default="greedy,defensive")
+    ap.add_argument("--against", default="greedy,defensive",
+                    help="the evaluation's opponents, comma-separated (default greedy,defensive)")
     ap.add_argument("--only", default="", help="comma-separated variant names (default: the "
                                                 "first round, every single change)")
-    ap.add_argument("--threads", default="2")
-    ap.add_argument("--seed", type=int, default=0)
-    ap.add_argument("--out", type=Path, default=None)
+    ap.add_argument("--threads", default="2",
+                    help="torch threads of each run: auto or 1-1024 (default 2)")
+    ap.add_argument("--seed", type=int, default=0,
+                    help="the runs' training seed (the evaluation's: --seed + 77; default 0)")
+    ap.add_argument("--out", type=Path, default=None,
+                    help=optional_out("sweep.md and sweep.json"))
     args = ap.parse_args()
 
     from ono_env.arena import MAX_GAMES, evaluate

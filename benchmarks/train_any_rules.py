@@ -20,7 +20,6 @@ so the luck of the cards cancels; the interval is over deals. Writes ``results.j
 
 from __future__ import annotations
 
-import argparse
 import fcntl
 import json
 import shlex
@@ -30,7 +29,15 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-from bench_args import at_least, checked_deals, checked_seed, distinct, out_folder, positive_finite
+from bench_args import (
+    at_least,
+    checked_deals,
+    checked_seed,
+    distinct,
+    out_folder,
+    parser,
+    positive_finite,
+)
 
 from ono_env.arena.suite import LADDER_INTERVAL, with_todays_interval
 
@@ -94,15 +101,20 @@ def mirrored(row: dict, deals: int, seed: int) -> dict:
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = parser(__doc__)
     ap.add_argument("--tables", help="preset:players,... (e.g. ono:4,basic:2)")
-    ap.add_argument("--variant", default="default", choices=sorted(VARIANTS))
+    ap.add_argument("--variant", default="default", choices=sorted(VARIANTS),
+                    help="the training config's variant (default: default)")
     ap.add_argument("--minutes", type=float, default=None, help="time limit (default: the config's 7)")
-    ap.add_argument("--parallel", type=int, default=2)
+    ap.add_argument("--parallel", type=int, default=2,
+                    help="tables trained at a time (default 2)")
     ap.add_argument("--deals", type=int, default=2000, help="mirrored deals per table")
-    ap.add_argument("--seed", type=int, default=12)
+    ap.add_argument("--seed", type=int, default=12,
+                    help="the mirrored arena's seed (default 12)")
     ap.add_argument("--extra", nargs="*", default=[], help="more key=value overrides")
-    ap.add_argument("--out", type=Path, required=True)
+    ap.add_argument("--out", type=Path, required=True,
+                    help="folder of results.json, results.md and the tables' run folders "
+                         "(runs/)")
     ap.add_argument("--only-mirror", action="store_true",
                     help="train nothing: play the mirrored arena again (--deals) for the rows of "
                          "results.json with these tables and --variant")

@@ -302,3 +302,321 @@ def test_bench_suite_records_commands_that_parse_back(tmp_path, monkeypatch):
             f"--tables basic-2p`") in text
     source = (BENCH / "bench_suite.py").read_text()
     assert 'bench_suite.py --suite {suite.version} ladder "' in source
+
+
+def test_bench_args_sub_run_and_whole_rollouts(monkeypatch):
+    monkeypatch.syspath_prepend(str(BENCH))
+    import bench_args
+
+    cmd = [sys.executable, "-c", "raise SystemExit(3)"]
+    with pytest.raises(SystemExit) as exc:
+        bench_args.sub_run("s", cmd)
+    assert str(exc.value) == (f"s: the sub-run `{sys.executable} -c 'raise SystemExit(3)'` "
+                              f"stopped with exit status 3 (its error is above)")
+    assert bench_args.sub_run("s", [sys.executable, "-c", "pass"]).returncode == 0
+    with pytest.raises(SystemExit) as exc:
+        bench_args.whole_rollouts("s", "--steps", 1000, 16384)
+    assert str(exc.value) == ("s: --steps 1000; allowed: 16,384 or more (one rollout: training "
+                              "runs in whole rollouts of 16,384 steps)")
+    bench_args.whole_rollouts("s", "--steps", 16384, 16384)
+
+
+def _no_work(*args, **kwargs):
+    pytest.fail("the work began")
+
+
+# script, its arguments ({tmp}: a temporary folder), what the one line holds, and the parts of
+# the work stubbed so that a script that did not refuse fails at once
+REFUSALS = [
+    ("bench_rollout_targets", ["--table", "basic-2", "--betas", "0.1,0.1", "--procs", "1",
+                               "--out", "{tmp}/o", "--models", "{tmp}/m"],
+     "bench_rollout_targets: --betas: '0.1' is given twice; allowed: each beta once",
+     ["collect"]),
+    ("bench_rollout_targets", ["--table", "basic-2", "--betas", "0.1,0.10", "--procs", "1",
+                               "--out", "{tmp}/o", "--models", "{tmp}/m"],
+     "'0.1' and '0.10' are one beta to 6 significant digits", ["collect"]),
+    ("bench_exploiters", ["--steps", "1", "--out", "{tmp}/o"],
+     "bench_exploiters: --steps 1; allowed: 16,384 or more (one rollout", ["exploit"]),
+    ("bench_exploiters", ["--deals", "1", "--out", "{tmp}/o"],
+     "bench_exploiters: --deals 1; allowed: 2 or more", ["exploit"]),
+    ("bench_exploiters", ["--rules", "basic", "basic", "--out", "{tmp}/o"],
+     "bench_exploiters: --rules: 'basic' is given twice", ["exploit"]),
+    ("bench_observation_worth", ["--steps", "1000", "--out", "{tmp}/o"],
+     "bench_observation_worth: --steps 1000; allowed: 16,384 or more (one rollout",
+     ["train_one", "train_all"]),
+    ("bench_observation_worth", ["--steps", "0", "--out", "{tmp}/o"],
+     "bench_observation_worth: --steps 0; allowed: 16,384 or more", ["train_one", "train_all"]),
+    ("bench_observation_worth", ["--presets", "", "--out", "{tmp}/o"],
+     "bench_observation_worth: --presets '': '' is not a preset; allowed: basic, ",
+     ["train_one", "train_all"]),
+    ("bench_observation_worth", ["--presets", "basic,basic", "--out", "{tmp}/o"],
+     "bench_observation_worth: --presets: 'basic' is given twice", ["train_one", "train_all"]),
+    ("bench_observation_worth", ["--threads", "0", "--out", "{tmp}/o"],
+     "bench_observation_worth: --threads 0; allowed: 1 or more", ["train_one", "train_all"]),
+    ("bench_observation_worth", ["--seed", "-1", "--out", "{tmp}/o"],
+     "bench_observation_worth: --seed -1; allowed: 0 or more", ["train_one", "train_all"]),
+    ("bench_probes", ["--tables", "ono-3", "--deals", "2", "--probes",
+                      "hide-history,hide-history", "--out", "{tmp}/o"],
+     "bench_probes: --probes: 'hide-history' is given twice", ["run_arena"]),
+    ("bench_probes", ["--tables", "ono-3", "--deals", "2", "--model", "greedy",
+                      "--out", "{tmp}/o"],
+     "bench_probes: --model 'greedy': neither a shipped model nor a model file; allowed: a "
+     "shipped model (ppo-any, ", ["run_arena"]),
+    ("bench_color_symmetry", ["--tables", "ono-3", "--deals", "2", "--model", "greedy",
+                              "--out", "{tmp}/o"],
+     "bench_color_symmetry: --model 'greedy': neither a shipped model nor a model file",
+     ["run_arena"]),
+    ("bench_generalist", ["--model", "greedy", "--out", "{tmp}/o"],
+     "bench_generalist: --model 'greedy': neither a shipped model nor a model file; allowed: a "
+     "shipped model (ppo-any, ", ["part_two"]),
+    ("bench_table_steps", ["--runs", "5", "--out", "{tmp}/o"],
+     "bench_table_steps: --runs 5 without --vs; allowed: --runs with --vs", ["measure"]),
+]
+
+
+@pytest.mark.parametrize("script,args,said,work", REFUSALS,
+                         ids=[f"{s}-{' '.join(a[:4])}" for s, a, _, _ in REFUSALS])
+def test_benchmarks_refuse_before_any_work(script, args, said, work, tmp_path, monkeypatch):
+    main = bench_main(script, monkeypatch)
+    for name in work:
+        monkeypatch.setitem(main.__globals__, name, _no_work)
+    if script == "bench_exploiters":   # its default --out: today's page, kept out of reach
+        monkeypatch.setitem(main.__globals__, "OUT", tmp_path / "default")
+    got = refused(main, monkeypatch, [script] + [a.format(tmp=tmp_path) for a in args])
+    assert said in got
+    assert list(tmp_path.iterdir()) == []   # no folder made
+
+
+def test_bench_rollout_targets_names_a_failing_sub_run(tmp_path, monkeypatch):
+    """The pairing's sub-run fails: one line with its command and exit status, no
+    traceback."""
+    import numpy as np
+
+    main = bench_main("bench_rollout_targets", monkeypatch)
+    g = main.__globals__
+
+    def collect(job):   # eight decisions with a choice, each of two legal actions
+        mask = np.zeros((8, 85), bool)
+        mask[:, :2] = True
+        np.savez(job[-1], obs=np.zeros((8, 4), np.float16), mask=mask,
+                 values=np.zeros((8, 85), np.float32))
+        return {"seed": job[0], "rows": 8, "games": 1, "wins": 0.0, "seconds": 0.0}
+
+    def fit(model_path, obs, mask, values, beta, lr, epochs, batch, seed, out):
+        return {"beta": beta, "model": str(out), "moved": 0.0, "kl": 0.0, "seconds": 0.0}
+
+    here = tmp_path / "here"
+    here.mkdir()
+    (here / "bench_headroom.py").write_text("raise SystemExit(3)\n")
+    for name, value in (("collect", collect), ("fit", fit), ("HERE", here)):
+        monkeypatch.setitem(g, name, value)
+    got = refused(main, monkeypatch, [
+        "bench_rollout_targets", "--table", "basic-2", "--betas", "0.5", "--procs", "1",
+        "--batch", "8", "--deals", "2", "--out", str(tmp_path / "o"), "--models",
+        str(tmp_path / "m")])
+    assert got.startswith(f"bench_rollout_targets: the sub-run `{sys.executable} "
+                          f"{here / 'bench_headroom.py'} --tables basic-2 ")
+    assert got.endswith("` stopped with exit status 3 (its error is above)")
+
+
+def _exploit_row(target, rules, players, *, steps, deals, seed, run_dir, threads):
+    """Stands for ``ono-exploit``: the row of a trained exploiter (a whole rollout more)."""
+    return {"target": target, "rules": rules, "players": players, "steps": steps + 16384 - 1,
+            "budget_steps": steps, "seed": seed, "rate": 0.5, "low": 0.4, "high": 0.6,
+            "deals": deals, "train_seconds": 6.0, "run_dir": str(run_dir),
+            "model": str(Path(run_dir) / "model.safetensors")}
+
+
+def test_bench_exploiters_writes_into_out(tmp_path, monkeypatch):
+    """--out takes the json and the page (the default stays untouched); the run folders go
+    apart from the default's, and the page says the steps trained."""
+    main = bench_main("bench_exploiters", monkeypatch)
+    g = main.__globals__
+    monkeypatch.setitem(g, "ROOT", tmp_path)
+    monkeypatch.setitem(g, "OUT", tmp_path / "default")
+    monkeypatch.setitem(g, "exploit", _exploit_row)
+    monkeypatch.setattr(sys, "argv", ["bench_exploiters", "--rules", "ono", "--steps", "16385",
+                                      "--deals", "2", "--out", str(tmp_path / "mine")])
+    main()
+    data = json.loads((tmp_path / "mine" / "exploiters-16385.json").read_text())
+    assert data["command"].endswith(f"--steps 16385 --deals 2 --out {tmp_path / 'mine'}")
+    assert {r["run_dir"] for r in data["results"]} == {
+        f"runs/exploiters/mine/16385/ono-{t}" for t in g["TARGETS"]["ono"]}
+    page = (tmp_path / "mine" / "exploiters.md").read_text()
+    assert "Steps trained (each budget in whole rollouts of the trainer, rounded up): " \
+           "0.016385M: 32,768." in page
+    assert not (tmp_path / "default").exists()
+
+
+def test_bench_exploiters_page_says_each_columns_deals_and_seed(monkeypatch):
+    table = bench_main("bench_exploiters", monkeypatch, "table")
+    rows = [{"rules": "basic", "target": "random", "rate": 0.5, "low": 0.4, "high": 0.6,
+             "train_seconds": 60.0, "steps": 3_014_656}]
+    runs = [{"steps": 3_000_000, "deals": 2000, "seed": 0, "command": "a", "results": rows},
+            {"steps": 10_000_000, "deals": 500, "seed": 1, "command": "b",
+             "results": [{**rows[0], "steps": 10_010_624}]}]
+    page = table(runs)
+    assert "first 2,000 deals" not in page and "seed 0)" not in page
+    assert "| 3M steps, 2,000 deals, seed 0 | 10M steps, 500 deals, seed 1 |" in page
+    assert "3M: 3,014,656; 10M: 10,010,624" in page
+    same = table([runs[0], {**runs[1], "deals": 2000, "seed": 0}])
+    assert "seed 0) for the budget" in same and "on the first 2,000 deals" in same
+
+
+class _Arena:
+    """Stands for an arena run of two deals."""
+
+    def paired(self, seat):
+        return {"rate": 0.5, "low": 0.4, "high": 0.6, "deals": 2}
+
+    def per_deal(self, seat):
+        import numpy as np
+
+        return np.arange(2), np.array([0.5, 0.25]), None
+
+
+def test_bench_observation_worth_says_the_steps_trained(tmp_path, monkeypatch):
+    main = bench_main("bench_observation_worth", monkeypatch)
+    monkeypatch.setitem(main.__globals__, "train_one", lambda *a: {
+        "model": "m", "steps": 32_768, "steps_per_second": 1.0, "train_seconds": 0.0})
+    monkeypatch.setitem(main.__globals__, "play", lambda *a: _Arena())
+    monkeypatch.setattr(sys, "argv", ["bench_observation_worth", "--presets", "basic",
+                                      "--steps", "20000", "--deals", "2", "--out",
+                                      str(tmp_path / "o")])
+    main()
+    page = (tmp_path / "o" / "results.md").read_text()
+    assert "at 32,768 steps (--steps 20,000 in whole rollouts) per variant" in page
+
+
+def test_bench_suite_time_checks_every_agent_first(tmp_path, monkeypatch):
+    import subprocess
+
+    main = bench_main("bench_suite", monkeypatch)
+    g = main.__globals__
+    monkeypatch.setitem(g, "out_dir", lambda version: tmp_path / f"suite-{version}")
+    monkeypatch.setitem(g, "subprocess", types.SimpleNamespace(
+        run=_no_work, DEVNULL=None, CalledProcessError=subprocess.CalledProcessError))
+    got = refused(main, monkeypatch, ["bench_suite", "time", "greedy", "nosuchagent",
+                                      "--tables", "basic-2p"])
+    assert got.startswith("bench_suite: time: agent 'nosuchagent' at basic-2p: ")
+    got = refused(main, monkeypatch, ["bench_suite", "time", "nosuchagent"])
+    assert got.startswith("bench_suite: time: agent 'nosuchagent' at ")
+    got = refused(main, monkeypatch, ["bench_suite", "time", "greedy", "greedy"])
+    assert got == "bench_suite: time: agent 'greedy': given twice; allowed: each agent once"
+    assert list(tmp_path.iterdir()) == []   # no timing folder
+    from ono_env.arena.suite import load_suite
+
+    card = tmp_path / f"suite-{load_suite('latest').version}" / "timing" / "greedy" / "card.md"
+    card.parent.mkdir(parents=True)
+    card.write_text("earlier")
+    got = refused(main, monkeypatch, ["bench_suite", "time", "random", "greedy"])
+    assert got.startswith("bench_suite: time: agent 'greedy': ") and "already holds card.md" in got
+
+
+def test_bench_suite_time_names_a_failing_sub_run(tmp_path, monkeypatch):
+    import subprocess
+
+    main = bench_main("bench_suite", monkeypatch)
+    g = main.__globals__
+    monkeypatch.setitem(g, "out_dir", lambda version: tmp_path)
+
+    def failing(cmd, **kwargs):
+        raise subprocess.CalledProcessError(2, cmd)
+
+    monkeypatch.setitem(g, "subprocess", types.SimpleNamespace(
+        run=failing, DEVNULL=None, CalledProcessError=subprocess.CalledProcessError))
+    got = refused(main, monkeypatch, ["bench_suite", "time", "greedy", "--tables", "basic-2p"])
+    assert got.startswith(f"bench_suite: time: the sub-run `{sys.executable} -m "
+                          f"ono_env.apps.bench_cli greedy --suite ")
+    assert got.endswith("` stopped with exit status 2 (its error is above)")
+
+
+def test_bench_suite_ladder_refuses_a_version_to_reuse_that_is_not_there(tmp_path, monkeypatch):
+    main = bench_main("bench_suite", monkeypatch)
+    monkeypatch.setitem(main.__globals__, "out_dir", lambda v: tmp_path / f"suite-{v}")
+    monkeypatch.setitem(main.__globals__, "play_ladder", _no_work)
+    from ono_env.arena.suite import load_suite
+
+    latest = load_suite("latest").version
+    (tmp_path / f"suite-{latest}").mkdir()
+    (tmp_path / f"suite-{latest}" / "basic-2p.json").write_text("{}")   # kept: not played
+    argv = ["bench_suite", "ladder", "--tables", "basic-2p", "--reuse-from"]
+    got = refused(main, monkeypatch, [*argv, "99"])
+    assert got.startswith("bench_suite: ladder: --reuse-from 99: unknown suite version 99; "
+                          "there are: 1, 2, ")
+    got = refused(main, monkeypatch, [*argv, "1"])
+    assert got.startswith("bench_suite: ladder: --reuse-from 1: suite version 1 has no ladder "
+                          "file ") and got.endswith(f"allowed: a version with them ({latest})")
+
+
+def test_bench_suite_verify_says_when_there_is_nothing_to_verify(tmp_path, monkeypatch, capsys):
+    main = bench_main("bench_suite", monkeypatch)
+    monkeypatch.setitem(main.__globals__, "out_dir", lambda v: tmp_path)
+    monkeypatch.setitem(main.__globals__, "play_pairing", _no_work)
+    (tmp_path / "basic-2p.json").write_text(json.dumps({"pairings": [
+        {"agent": "greedy", "reference": "random", "seconds": 1.0, "key": "k"}]}))
+    monkeypatch.setattr(sys, "argv", ["bench_suite", "verify", "--tables", "basic-2p",
+                                      "ono-2p"])
+    main()
+    out = capsys.readouterr().out.splitlines()
+    assert out[:2] == ["basic-2p:", "  nothing to verify: none of its 1 pairings was carried "
+                                    "over from another version (--reuse-from)"]
+    assert out[2] == "ono-2p:" and out[3].startswith("  nothing to verify: no ladder file yet (")
+
+
+def _help(script: str, monkeypatch, capsys, *argv: str) -> str:
+    main = bench_main(script, monkeypatch)
+    monkeypatch.setattr(sys, "argv", [script, *argv, "--help"])
+    with pytest.raises(SystemExit):
+        main()
+    return " ".join(capsys.readouterr().out.split())
+
+
+HELPED = ["bench_core", "bench_observation_worth", "bench_prebuilt", "bench_table_steps",
+          "bench_update_cost", "bench_web_load", "bench_ladder", "bench_mirrored"]
+
+
+@pytest.mark.parametrize("script", HELPED)
+def test_benchmarks_help_describes_the_script_whole(script, monkeypatch, capsys):
+    doc = bench_main(script, monkeypatch, "__doc__")
+    assert " ".join(doc.split()) in _help(script, monkeypatch, capsys)
+
+
+def test_benchmarks_help_says_defaults_and_all_tables(monkeypatch, capsys):
+    arena = _help("bench_arena", monkeypatch, capsys)
+    assert "(default 100,000;" in arena and "(default basic)" in arena
+    assert "(default: greedy color defensive)" in arena
+    for script, argv in (("bench_suite", ["ladder"]), ("bench_suite", ["verify"]),
+                         ("bench_suite", ["time", "greedy"]), ("bench_ceiling_ties", [])):
+        assert "--tables with no names" in _help(script, monkeypatch, capsys, *argv)
+    ties = _help("bench_ceiling_ties", monkeypatch, capsys)
+    assert "docs/results/suite-<version>/ceiling-ties.md and .json" in ties
+    probes = _help("bench_probes", monkeypatch, capsys)
+    assert "a shipped model (ppo-any, " in probes and "registered name" not in probes
+
+
+def test_ceiling_ties_pages_name_their_suite():
+    """A page's command makes that page again: it names the suite, which otherwise is the
+    latest."""
+    pages = sorted((BENCH.parent / "docs" / "results").glob("suite-*/ceiling-ties.md"))
+    assert pages
+    for page in pages:
+        version = page.parent.name.removeprefix("suite-")
+        command = page.read_text().split("Regenerate with `")[1].split("`")[0]
+        assert f" --suite {version} " in f"{command} ", page
+
+
+def test_bench_ladder_render_writes_into_out(tmp_path, monkeypatch):
+    main = bench_main("bench_ladder", monkeypatch)
+    path = tmp_path / "ladder.json"
+    shutil.copy(BENCH.parent / "docs/results/ladder/ladder.json", path)
+    before = path.read_text()
+    monkeypatch.setattr(sys, "argv", ["bench_ladder", "--render", str(path), "--out",
+                                      str(tmp_path / "o")])
+    main()
+    assert path.read_text() == before and not (tmp_path / "ladder.md").exists()
+    assert (tmp_path / "o" / "ladder.md").is_file()
+    assert json.loads((tmp_path / "o" / "ladder.json").read_text())["results"]
+    got = refused(main, monkeypatch, ["bench_ladder", "--render", str(path), "--out",
+                                      str(tmp_path / "o")])
+    assert got.startswith("bench_ladder: --out: the folder ") and "already holds ladder.json" in got
