@@ -183,6 +183,15 @@ def test_a_clone_plays_alike_and_apart():
     assert str(clone) != str(state)           # the clone did not move
     _random_game(clone, rng2, steps=50)
     assert str(clone) == str(state)           # the engine's generator was copied
+    # clones and resampled worlds take no deal: the next state is the game's second deal
+    # (before, each clone took a deal's number, so the deals depended on the clones made)
+    for _ in range(3):
+        clone.clone()
+    state.resample_from_infostate(state.current_player(),
+                                  pyspiel.UniformProbabilitySampler(0.0, 1.0))
+    twin = pyspiel.load_game(O.GAME_NAME, {"preset": "classic", "players": 3})
+    twin.new_initial_state()
+    assert game.new_initial_state().engine.to_dict(0) == twin.new_initial_state().engine.to_dict(0)
 
 
 def test_a_finished_game_has_the_win_rewards():
@@ -365,6 +374,9 @@ def _hidden_swap(state, rng):
         s.hands[0, b, y] -= 1
         s.hands[0, a, y] += 1
     held = np.flatnonzero(s.hands[0, a])
+    if not s.stock_len[0] or not len(held):   # an empty stock or hand: nothing to swap there
+        s.rng[0] ^= np.uint64(0x9E3779B97F4A7C15)
+        return out
     k = int(rng.integers(int(s.stock_len[0])))
     x, y = int(rng.choice(held)), int(s.stock[0, k])
     if x != y:

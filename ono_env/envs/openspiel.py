@@ -12,7 +12,8 @@ Importing this module registers the game with OpenSpiel (the ``[openspiel]`` ext
 The game
     Sequential, imperfect information, 2-10 players. Chance is sampled inside the game
     (``SAMPLED_STOCHASTIC``): the ``k``-th ``new_initial_state()`` of a game object deals from
-    a seed derived from ``(seed, k)``, and the engine's own generator (part of the state,
+    a seed derived from ``(seed, k)`` (a ``clone()`` or a resampled world takes no deal),
+    and the engine's own generator (part of the state,
     copied by ``clone``) draws every later card, so a state and its clone play alike. The
     85 actions are the project's (``ono_env.cards.ACTION_NAMES``); a player acts whenever
     the rules say so, including forced decisions (a draw's keep or play, a challenge).
@@ -213,9 +214,15 @@ class OnoGame(pyspiel.Game):
         super().__init__(_GAME_TYPE if self.reward == "win" else _POINTS_TYPE, info,
                          params or {})
         self._deals = 0
+        self._cloning = False   # OnoState.clone at work: OpenSpiel's copy asks for a state
 
     def new_initial_state(self) -> OnoState:
-        """A new deal (the ``k``-th from this game object: seed derived from (seed, k))."""
+        """A new deal (the ``k``-th from this game object: seed derived from (seed, k)).
+        OpenSpiel's ``clone()`` of a Python state asks the game for a new state and then
+        copies the original's attributes into it; such a state deals nothing and counts as
+        no deal (before, every clone took a deal's number and dealt a game for nothing)."""
+        if self._cloning:
+            return OnoState(self, None)
         seed = int(np.random.SeedSequence([self.seed, self._deals]).generate_state(1)[0])
         self._deals += 1
         return OnoState(self, seed)
@@ -321,8 +328,10 @@ def _cards(counts: np.ndarray) -> str:
 class OnoState(pyspiel.State):
     """One game: a one-game VecGame, the returns so far and the action history."""
 
-    def __init__(self, game: OnoGame, seed: int) -> None:
+    def __init__(self, game: OnoGame, seed: int | None) -> None:
         super().__init__(game)
+        if seed is None:   # the shell of a clone: OpenSpiel copies the original's attributes in
+            return
         self.rules = game.rules
         self.engine = VecGame(game.rules, 1, seed=seed, reward=game.reward,
                               max_decisions=game.max_decisions)
@@ -345,6 +354,16 @@ class OnoState(pyspiel.State):
         self._deal: tuple[int, bool] = (-1, False)
         self._records = [_SeatRecord() for _ in range(game.rules.num_players)]
         self._note_private(force=True)
+
+    def clone(self) -> OnoState:
+        """A copy that plays alike and apart (OpenSpiel's copy of the attributes), which
+        takes no deal of the game (``new_initial_state`` counts only the deals asked for)."""
+        game = self.get_game()
+        game._cloning = True
+        try:
+            return super().clone()
+        finally:
+            game._cloning = False
 
     def _note_private(self, force: bool = False) -> None:
         """Log the hands and the S_SEEN columns where either changed (``force``: now, as they
