@@ -129,16 +129,17 @@ def checked_seed(script: str, option: str, value: int) -> None:
     within(script, option, value, 0, MAX_SEED)
 
 
-def whole_rollouts(script: str, option: str, value: int, rollout: int) -> None:
+def whole_rollouts(script: str, option: str, value: int, rollout: int,
+                   most: int | None = None) -> None:
     """One error unless the learner steps ``value`` of ``option`` make at least one rollout of
     ``rollout`` steps (the trainer trains in whole rollouts: fewer would train a whole one
-    while the records said ``value``), and at most the trainer's limit."""
+    while the records said ``value``), and at most ``most`` (default: the trainer's limit)."""
     from ono_env.train.config import MAX_STEPS
 
     if value < rollout:
         sys.exit(f"{script}: {option} {value}; allowed: {rollout:,} or more (one rollout: "
                  f"training runs in whole rollouts of {rollout:,} steps)")
-    at_most(script, option, value, MAX_STEPS)
+    at_most(script, option, value, MAX_STEPS if most is None else most)
 
 
 def optional_out(files: str) -> str:

@@ -230,8 +230,10 @@ def model_path(model: str, script: str) -> Path:
     shipped = shipped_models()
     path = shipped.get(model, Path(model))
     if not path.is_file():
-        sys.exit(f"{script}: --model {model!r}: neither a shipped model nor a model file; "
-                 f"allowed: a shipped model ({', '.join(shipped)}) or the path of a model file")
+        what = ("no such file" if not path.exists() and ("/" in model or path.suffix)
+                else "a folder" if path.is_dir() else "neither a shipped model nor a model file")
+        sys.exit(f"{script}: --model {model!r}: {what}; allowed: a shipped model "
+                 f"({', '.join(shipped)}) or the path of a model file")
     return path
 
 

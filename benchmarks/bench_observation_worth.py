@@ -191,7 +191,7 @@ def main() -> None:
                       f"{100 * pr['high']:.1f}] vs greedy, {run['steps_per_second']:,.0f} "
                       f"steps/s", file=sys.stderr)
                 (args.out / "results.json").write_text(json.dumps(
-                    {"steps": args.steps, "deals": args.deals, "seed": args.seed,
+                    {"budget_steps": args.steps, "deals": args.deals, "seed": args.seed,
                      "arena_seed": args.arena_seed, "threads": args.threads,
                      "jobs": args.jobs, "rows": rows},
                     indent=1) + "\n")

@@ -61,6 +61,7 @@ from bench_generalist import (  # noqa: E402
     BEST_FROM_HELP,
     GENERALIST_RESULTS,
     best_baselines,
+    model_path,
     parse_tables,
     read_rows,
 )
@@ -229,7 +230,6 @@ def main() -> None:
                      f"allowed: betas apart in their first 6 significant digits")
     positive_finite("bench_rollout_targets", "--lr", args.lr)
 
-    from ono_env.agents.learned import shipped_models
     from ono_env.agents.registry import make_agent
     from ono_env.agents.search import POLICIES
     from ono_env.rules import RuleSet
@@ -245,11 +245,7 @@ def main() -> None:
     if against not in POLICIES:
         sys.exit(f"bench_rollout_targets: --against {args.against!r}; allowed: best, "
                  f"{', '.join(POLICIES)}")
-    model_path = Path(args.model) if args.model.endswith(".safetensors") \
-        else shipped_models().get(args.model)
-    if model_path is None or not model_path.is_file():
-        sys.exit(f"bench_rollout_targets: --model {args.model!r}; allowed: a shipped model's "
-                 f"name or a model file")
+    policy_file = model_path(args.model, "bench_rollout_targets")   # a shipped name or a file
     rules = RuleSet.preset(preset, num_players=players)
     try:   # refused here, with the loader's reason, if it cannot play them
         policy = make_agent(args.model, rules)
@@ -296,7 +292,7 @@ def main() -> None:
                  f"--games")
     fits = []
     for b in betas:
-        fits.append(fit(model_path, obs_rows, Mk, V, b, args.lr, args.epochs, args.batch, args.seed,
+        fits.append(fit(policy_file, obs_rows, Mk, V, b, args.lr, args.epochs, args.batch, args.seed,
                         args.models / f"{label}-beta-{b:g}.safetensors"))
         print(f"beta {b:g}: moved {fits[-1]['moved']:.1%} of the argmaxes", file=sys.stderr)
     paired = args.out / "paired"

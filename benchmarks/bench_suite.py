@@ -26,7 +26,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import shlex
 import subprocess
 import sys
 import time
@@ -34,7 +33,7 @@ from pathlib import Path
 
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 
-from bench_args import at_least, parser
+from bench_args import at_least, parser, sub_run
 
 from ono_env.agents import make_agent
 from ono_env.agents.base import marked
@@ -285,10 +284,11 @@ def timing(args: argparse.Namespace) -> None:
     for agent in args.agents:
         folder = folders[agent]
         t = time.perf_counter()
-        subprocess.run([sys.executable, "-m", "ono_env.apps.bench_cli", agent, "--suite",
-                        str(suite.version), "--out", str(folder), "--no-progress", "--workers",
-                        str(args.workers), *(["--tables", *args.tables] if args.tables else [])],
-                       check=True, stdout=subprocess.DEVNULL)
+        sub_run("bench_suite", [sys.executable, "-m", "ono_env.apps.bench_cli", agent, "--suite",
+                                str(suite.version), "--out", str(folder), "--no-progress",
+                                "--workers", str(args.workers),
+                                *(["--tables", *args.tables] if args.tables else [])],
+                stdout=subprocess.DEVNULL)   # ono-bench prints its own one line on failure
         seconds = time.perf_counter() - t
         card = read_card(folder / "card.json")
         (folder / "card.md").write_text(format_card_markdown(card))
@@ -385,9 +385,6 @@ def main() -> None:
         at_least("bench_suite", "ladder --verify", args.verify, 0)
     try:
         args.run(args)
-    except subprocess.CalledProcessError as exc:   # ono-bench printed its own one line
-        sys.exit(f"bench_suite: {args.what}: the sub-run `{shlex.join(exc.cmd)}` stopped with "
-                 f"exit status {exc.returncode} (its error is above)")
     except (ValueError, OSError, KeyError) as exc:
         sys.exit(f"bench_suite: {args.what}: "
                  + (str(exc.args[0]) if isinstance(exc, KeyError) and exc.args else str(exc)))

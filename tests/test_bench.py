@@ -421,7 +421,8 @@ def test_an_exploiter_whose_measurement_fails_keeps_its_training(tmp_path, monke
     with pytest.raises(ValueError, match=r"the exploiter trained and was saved \(.*model"
                                          r"\.safetensors; .*exploit\.json holds the training\), "
                                          r"but the measurement failed: RuntimeError: planted"):
-        X.exploit("greedy", steps=1, deals=1, threads=1, run_dir=tmp_path / "x")
+        X.exploit("greedy", steps=X.rollout_steps("basic", 2), deals=2, threads=1,
+                  run_dir=tmp_path / "x")
     saved = json.loads((tmp_path / "x" / "exploit.json").read_text())
     assert saved["measure_error"] == "RuntimeError: planted failure" and saved["steps"] > 0
     assert (tmp_path / "x" / "model.safetensors").is_file()

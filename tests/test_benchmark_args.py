@@ -251,7 +251,7 @@ def test_bench_exploiters_keeps_rows_of_other_settings(tmp_path, monkeypatch):
     main = bench_main("bench_exploiters", monkeypatch)
     monkeypatch.setitem(main.__globals__, "OUT", tmp_path)
     path = tmp_path / "exploiters-3000000.json"
-    text = json.dumps({"steps": 3_000_000, "deals": 2000, "seed": 0, "command": "c",
+    text = json.dumps({"budget_steps": 3_000_000, "deals": 2000, "seed": 0, "command": "c",
                        "results": []})
     path.write_text(text)
     got = refused(main, monkeypatch, ["bench_exploiters", "--deals", "5"])
@@ -369,6 +369,12 @@ REFUSALS = [
     ("bench_generalist", ["--model", "greedy", "--out", "{tmp}/o"],
      "bench_generalist: --model 'greedy': neither a shipped model nor a model file; allowed: a "
      "shipped model (ppo-any, ", ["part_two"]),
+    ("bench_generalist", ["--model", "{tmp}/gone.safetensors", "--out", "{tmp}/o"],
+     "bench_generalist: --model '{tmp}/gone.safetensors': no such file; allowed: a shipped "
+     "model (ppo-any, ", ["part_two"]),
+    ("bench_rollout_targets", ["--table", "basic-2", "--model", "greedy", "--out", "{tmp}/o"],
+     "bench_rollout_targets: --model 'greedy': neither a shipped model nor a model file",
+     ["collect"]),
     ("bench_table_steps", ["--runs", "5", "--out", "{tmp}/o"],
      "bench_table_steps: --runs 5 without --vs; allowed: --runs with --vs", ["measure"]),
 ]
@@ -383,7 +389,7 @@ def test_benchmarks_refuse_before_any_work(script, args, said, work, tmp_path, m
     if script == "bench_exploiters":   # its default --out: today's page, kept out of reach
         monkeypatch.setitem(main.__globals__, "OUT", tmp_path / "default")
     got = refused(main, monkeypatch, [script] + [a.format(tmp=tmp_path) for a in args])
-    assert said in got
+    assert said.format(tmp=tmp_path) in got
     assert list(tmp_path.iterdir()) == []   # no folder made
 
 
@@ -439,21 +445,62 @@ def test_bench_exploiters_writes_into_out(tmp_path, monkeypatch):
                                       "--deals", "2", "--out", str(tmp_path / "mine")])
     main()
     data = json.loads((tmp_path / "mine" / "exploiters-16385.json").read_text())
-    assert data["command"].endswith(f"--steps 16385 --deals 2 --out {tmp_path / 'mine'}")
-    assert {r["run_dir"] for r in data["results"]} == {
-        f"runs/exploiters/mine/16385/ono-{t}" for t in g["TARGETS"]["ono"]}
+    assert data["command"].endswith("--steps 16385 --deals 2 --out mine")   # from the root
+    (folder,) = {Path(r["run_dir"]).parts[:3] for r in data["results"]}
+    assert folder[:2] == ("runs", "exploiters") and folder[2].startswith("mine-")
+    assert {Path(r["run_dir"]).name for r in data["results"]} == {
+        f"ono-{t}" for t in g["TARGETS"]["ono"]}
     page = (tmp_path / "mine" / "exploiters.md").read_text()
     assert "Steps trained (each budget in whole rollouts of the trainer, rounded up): " \
            "0.016385M: 32,768." in page
     assert not (tmp_path / "default").exists()
+    # another --out of the same name elsewhere: run folders of its own (before: the same
+    # runs/exploiters/mine/, whose exploiters the second run deleted)
+    monkeypatch.setattr(sys, "argv", ["bench_exploiters", "--rules", "ono", "--steps", "16385",
+                                      "--deals", "2", "--out", str(tmp_path / "b" / "mine")])
+    main()
+    other = json.loads((tmp_path / "b" / "mine" / "exploiters-16385.json").read_text())
+    assert {Path(r["run_dir"]).parts[2] for r in other["results"]} != {folder[2]}
+
+
+def test_bench_exploiters_force_measures_only_its_rules_again(tmp_path, monkeypatch):
+    """--force with some --rules measures those afresh and keeps the others' rows (before:
+    it dropped them); with other --deals than the file's it would drop them: refused."""
+    main = bench_main("bench_exploiters", monkeypatch)
+    g = main.__globals__
+    monkeypatch.setitem(g, "ROOT", tmp_path)
+    monkeypatch.setitem(g, "OUT", tmp_path / "default")
+    calls = []
+
+    def row(target, rules, *args, **kwargs):
+        calls.append((rules, target))
+        return _exploit_row(target, rules, *args, **kwargs)
+    monkeypatch.setitem(g, "exploit", row)
+    base = ["bench_exploiters", "--steps", "16384", "--deals", "2", "--out", str(tmp_path / "o")]
+    monkeypatch.setattr(sys, "argv", base)
+    main()
+    path = tmp_path / "o" / "exploiters-16384.json"
+    before = json.loads(path.read_text())["results"]
+    calls.clear()
+    monkeypatch.setattr(sys, "argv", base + ["--rules", "basic", "--force"])
+    main()
+    after = json.loads(path.read_text())["results"]
+    assert {r for r, _ in calls} == {"basic"} and len(calls) == len(g["TARGETS"]["basic"])
+    assert [r for r in after if r["rules"] == "ono"] == [r for r in before if r["rules"] == "ono"]
+    assert len(after) == len(before)
+    got = refused(main, monkeypatch, base[:4] + ["3", "--out", str(tmp_path / "o"), "--rules",
+                                                 "basic", "--force"])
+    assert "holds rows of --rules ono measured with --deals 2 --seed 0, which those settings " \
+           "would drop; allowed: --rules basic ono" in got
+    assert json.loads(path.read_text())["results"] == after
 
 
 def test_bench_exploiters_page_says_each_columns_deals_and_seed(monkeypatch):
     table = bench_main("bench_exploiters", monkeypatch, "table")
     rows = [{"rules": "basic", "target": "random", "rate": 0.5, "low": 0.4, "high": 0.6,
              "train_seconds": 60.0, "steps": 3_014_656}]
-    runs = [{"steps": 3_000_000, "deals": 2000, "seed": 0, "command": "a", "results": rows},
-            {"steps": 10_000_000, "deals": 500, "seed": 1, "command": "b",
+    runs = [{"budget_steps": 3_000_000, "deals": 2000, "seed": 0, "command": "a", "results": rows},
+            {"budget_steps": 10_000_000, "deals": 500, "seed": 1, "command": "b",
              "results": [{**rows[0], "steps": 10_010_624}]}]
     page = table(runs)
     assert "first 2,000 deals" not in page and "seed 0)" not in page
@@ -514,21 +561,21 @@ def test_bench_suite_time_checks_every_agent_first(tmp_path, monkeypatch):
 
 
 def test_bench_suite_time_names_a_failing_sub_run(tmp_path, monkeypatch):
-    import subprocess
-
     main = bench_main("bench_suite", monkeypatch)
     g = main.__globals__
     monkeypatch.setitem(g, "out_dir", lambda version: tmp_path)
+    ran = []
 
-    def failing(cmd, **kwargs):
-        raise subprocess.CalledProcessError(2, cmd)
+    def failing(cmd, **kwargs):   # ono-bench refusing, as a process that exits with 2
+        ran.append(cmd)
+        return types.SimpleNamespace(returncode=2)
 
-    monkeypatch.setitem(g, "subprocess", types.SimpleNamespace(
-        run=failing, DEVNULL=None, CalledProcessError=subprocess.CalledProcessError))
+    monkeypatch.setitem(g["sub_run"].__globals__, "subprocess",
+                        types.SimpleNamespace(run=failing))
     got = refused(main, monkeypatch, ["bench_suite", "time", "greedy", "--tables", "basic-2p"])
-    assert got.startswith(f"bench_suite: time: the sub-run `{sys.executable} -m "
+    assert got.startswith(f"bench_suite: the sub-run `{sys.executable} -m "
                           f"ono_env.apps.bench_cli greedy --suite ")
-    assert got.endswith("` stopped with exit status 2 (its error is above)")
+    assert got.endswith("` stopped with exit status 2 (its error is above)") and len(ran) == 1
 
 
 def test_bench_suite_ladder_refuses_a_version_to_reuse_that_is_not_there(tmp_path, monkeypatch):

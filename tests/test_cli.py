@@ -83,7 +83,7 @@ ARGUMENTS = {
     "ono-exploit": [["genius"], ["greedy", "--steps", "0"], ["greedy", "--players", "11"],
                     ["greedy", "--rules", "nosuch"], ["greedy", "--deals", "-2"],
                     ["ppo-basic-2p", "--rules", "ono"], ["greedy", "--seed", "x"],
-                    ["greedy", "--threads", "zero"]],
+                    ["greedy", "--threads", "zero"], ["greedy", "--deals", "1"]],
 }
 
 
@@ -101,6 +101,17 @@ def _one_error_line(tool: str, argv: list[str], capsys) -> str:
 @pytest.mark.parametrize("tool,argv", [(t, a) for t, args in ARGUMENTS.items() for a in args])
 def test_bad_arguments_are_one_line(tool, argv, capsys):
     _one_error_line(tool, argv + (["--no-progress"] if tool == "ono-arena" else []), capsys)
+
+
+def test_an_exploiter_budget_under_one_rollout_is_refused_before_training(tmp_path, capsys):
+    # before: --steps 100 trained a whole rollout (16,384 steps) and said so only afterwards
+    from ono_env.train.exploit import rollout_steps
+
+    least = rollout_steps("basic", 2)
+    err = _one_error_line("ono-exploit", ["greedy", "--steps", str(least - 1), "--no-progress",
+                                          "--out", str(tmp_path / "x")], capsys)
+    assert f"steps {least - 1:,}; allowed: {least:,} (one rollout" in err
+    assert not (tmp_path / "x").exists()
 
 
 def test_an_exploiter_is_not_written_into_a_folder_with_files(tmp_path, capsys):
