@@ -12,9 +12,10 @@ Importing this module registers the game with OpenSpiel (the ``[openspiel]`` ext
 The game
     Sequential, imperfect information, 2-10 players. Chance is sampled inside the game
     (``SAMPLED_STOCHASTIC``): the ``k``-th ``new_initial_state()`` of a game object deals from
-    a seed derived from ``(seed, k)`` (a ``clone()`` or a resampled world takes no deal),
-    and the engine's own generator (part of the state,
-    copied by ``clone``) draws every later card, so a state and its clone play alike. The
+    a seed derived from ``(seed, k)`` (``state.clone()`` called from Python, or a resampled
+    world, takes no deal; a copy made by OpenSpiel's C++ code does), and the engine's own
+    generator (part of the state, copied by ``clone``) draws every later card, so a state
+    and its clone play alike. The
     85 actions are the project's (``ono_env.cards.ACTION_NAMES``); a player acts whenever
     the rules say so, including forced decisions (a draw's keep or play, a challenge).
     ``reward="win"``: terminal, zero-sum rewards, the winner +1 and every other seat
