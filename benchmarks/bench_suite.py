@@ -284,7 +284,7 @@ def timing(args: argparse.Namespace) -> None:
     for agent in args.agents:
         folder = folders[agent]
         t = time.perf_counter()
-        sub_run("bench_suite", [sys.executable, "-m", "ono_env.apps.bench_cli", agent, "--suite",
+        sub_run("bench_suite: time", [sys.executable, "-m", "ono_env.apps.bench_cli", agent, "--suite",
                                 str(suite.version), "--out", str(folder), "--no-progress",
                                 "--workers", str(args.workers),
                                 *(["--tables", *args.tables] if args.tables else [])],

@@ -493,6 +493,22 @@ def test_bench_exploiters_force_measures_only_its_rules_again(tmp_path, monkeypa
     assert "holds rows of --rules ono measured with --deals 2 --seed 0, which those settings " \
            "would drop; allowed: --rules basic ono" in got
     assert json.loads(path.read_text())["results"] == after
+    # a file of the old format (the budget as "steps") is read, with --force too: its other
+    # preset's rows stay (a review found them dropped without a word)
+    old_format = json.loads(path.read_text())
+    old_format["steps"] = old_format.pop("budget_steps")
+    path.write_text(json.dumps(old_format))
+    monkeypatch.setattr(sys, "argv", base + ["--rules", "basic", "--force"])
+    main()
+    assert [r for r in json.loads(path.read_text())["results"] if r["rules"] == "ono"] == \
+        [r for r in after if r["rules"] == "ono"]
+    # another budget's file that cannot be read is named before any work (before: a traceback
+    # from the page, after the first exploiter had trained)
+    (tmp_path / "o" / "exploiters-99999.json").write_text("{}")
+    calls.clear()
+    got = refused(main, monkeypatch, base + ["--rules", "basic", "--force"])
+    assert "exploiters-99999.json: cannot read the rows measured before (KeyError: " in got
+    assert calls == []
 
 
 def test_bench_exploiters_page_says_each_columns_deals_and_seed(monkeypatch):
@@ -573,7 +589,7 @@ def test_bench_suite_time_names_a_failing_sub_run(tmp_path, monkeypatch):
     monkeypatch.setitem(g["sub_run"].__globals__, "subprocess",
                         types.SimpleNamespace(run=failing))
     got = refused(main, monkeypatch, ["bench_suite", "time", "greedy", "--tables", "basic-2p"])
-    assert got.startswith(f"bench_suite: the sub-run `{sys.executable} -m "
+    assert got.startswith(f"bench_suite: time: the sub-run `{sys.executable} -m "
                           f"ono_env.apps.bench_cli greedy --suite ")
     assert got.endswith("` stopped with exit status 2 (its error is above)") and len(ran) == 1
 

@@ -110,7 +110,7 @@ def test_an_exploiter_budget_under_one_rollout_is_refused_before_training(tmp_pa
     least = rollout_steps("basic", 2)
     err = _one_error_line("ono-exploit", ["greedy", "--steps", str(least - 1), "--no-progress",
                                           "--out", str(tmp_path / "x")], capsys)
-    assert f"steps {least - 1:,}; allowed: {least:,} (one rollout" in err
+    assert f"--steps: {least - 1:,} is out of range; allowed: {least:,} to " in err
     assert not (tmp_path / "x").exists()
 
 

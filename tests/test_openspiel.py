@@ -185,13 +185,33 @@ def test_a_clone_plays_alike_and_apart():
     assert str(clone) == str(state)           # the engine's generator was copied
     # clones and resampled worlds take no deal: the next state is the game's second deal
     # (before, each clone took a deal's number, so the deals depended on the clones made)
+    # nor do child(), the tensors' shapes or rl_environment's specs (OpenSpiel's own answers
+    # made a state); a clone in one thread leaves another thread's deals as they are
+    import threading
+
+    from open_spiel.python import rl_environment
+
     for _ in range(3):
         clone.clone()
     state.resample_from_infostate(state.current_player(),
                                   pyspiel.UniformProbabilitySampler(0.0, 1.0))
+    if not state.is_terminal():
+        assert str(state.child(state.legal_actions()[0])) != str(state)
+    assert game.observation_tensor_shape() == [game.observation_tensor_size()] \
+        == game.information_state_tensor_shape() == [state.engine.observation_size]
+    rl_environment.Environment(game).observation_spec()
     twin = pyspiel.load_game(O.GAME_NAME, {"preset": "classic", "players": 3})
     twin.new_initial_state()
     assert game.new_initial_state().engine.to_dict(0) == twin.new_initial_state().engine.to_dict(0)
+    stop = threading.Event()
+    cloner = threading.Thread(target=lambda: [clone.clone() for _ in iter(stop.is_set, True)])
+    cloner.start()
+    try:
+        dealt = [game.new_initial_state() for _ in range(300)]
+    finally:
+        stop.set()
+        cloner.join()
+    assert all(d.engine.to_dict(0) == twin.new_initial_state().engine.to_dict(0) for d in dealt)
 
 
 def test_a_finished_game_has_the_win_rewards():

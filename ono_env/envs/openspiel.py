@@ -12,11 +12,10 @@ Importing this module registers the game with OpenSpiel (the ``[openspiel]`` ext
 The game
     Sequential, imperfect information, 2-10 players. Chance is sampled inside the game
     (``SAMPLED_STOCHASTIC``): the ``k``-th ``new_initial_state()`` of a game object deals from
-    a seed derived from ``(seed, k)`` (``state.clone()`` called from Python, or a resampled
-    world, takes no deal; a copy made by OpenSpiel's C++ code does), and the engine's own
-    generator (part of the state, copied by ``clone``) draws every later card, so a state
-    and its clone play alike. The
-    85 actions are the project's (``ono_env.cards.ACTION_NAMES``); a player acts whenever
+    a seed derived from ``(seed, k)`` (a ``clone()`` or ``child()`` called from Python, a
+    resampled world or the tensors' shapes take no deal; a copy made by OpenSpiel's C++ code
+    does), and the engine's own generator (part of the state, copied by ``clone``) draws
+    every later card, so a state and its clone play alike. The 85 actions are the project's (``ono_env.cards.ACTION_NAMES``); a player acts whenever
     the rules say so, including forced decisions (a draw's keep or play, a challenge).
     ``reward="win"``: terminal, zero-sum rewards, the winner +1 and every other seat
     -1/(N-1) (k winners sharing a penalty-scored match +1/k, the others -1/(N-k); a game
@@ -78,6 +77,7 @@ Bots
 from __future__ import annotations
 
 import re
+import threading
 from typing import Any
 
 import numpy as np
@@ -215,18 +215,32 @@ class OnoGame(pyspiel.Game):
         super().__init__(_GAME_TYPE if self.reward == "win" else _POINTS_TYPE, info,
                          params or {})
         self._deals = 0
-        self._cloning = False   # OnoState.clone at work: OpenSpiel's copy asks for a state
+        self._cloning: set[int] = set()   # threads in OnoState.clone: their copy asks for a state
 
     def new_initial_state(self) -> OnoState:
         """A new deal (the ``k``-th from this game object: seed derived from (seed, k)).
-        OpenSpiel's ``clone()`` of a Python state asks the game for a new state and then
-        copies the original's attributes into it; such a state deals nothing and counts as
-        no deal (before, every clone took a deal's number and dealt a game for nothing)."""
-        if self._cloning:
+        OpenSpiel's copy of a Python state asks the game for a new state and then copies the
+        original's attributes into it; for ``OnoState.clone`` (and ``child``) that state
+        deals nothing and counts as no deal, in the thread that clones only (before, every
+        clone took a deal's number and dealt a game for nothing)."""
+        if threading.get_ident() in self._cloning:
             return OnoState(self, None)
         seed = int(np.random.SeedSequence([self.seed, self._deals]).generate_state(1)[0])
         self._deals += 1
         return OnoState(self, seed)
+
+    # the tensors' shapes, from the layout (OpenSpiel's own answer makes a new state: a deal)
+    def observation_tensor_shape(self) -> list[int]:
+        return [observation_size(self.rules, self.observation_version)]
+
+    def observation_tensor_size(self) -> int:
+        return observation_size(self.rules, self.observation_version)
+
+    def information_state_tensor_shape(self) -> list[int]:
+        return self.observation_tensor_shape()
+
+    def information_state_tensor_size(self) -> int:
+        return self.observation_tensor_size()
 
     def deserialize_state(self, text: str) -> OnoState:
         """The state ``OnoState.serialize`` wrote: JSON of the deal's seed and the actions
@@ -359,12 +373,18 @@ class OnoState(pyspiel.State):
     def clone(self) -> OnoState:
         """A copy that plays alike and apart (OpenSpiel's copy of the attributes), which
         takes no deal of the game (``new_initial_state`` counts only the deals asked for)."""
-        game = self.get_game()
-        game._cloning = True
+        game, me = self.get_game(), threading.get_ident()
+        game._cloning.add(me)
         try:
             return super().clone()
         finally:
-            game._cloning = False
+            game._cloning.discard(me)
+
+    def child(self, action: int) -> OnoState:
+        """The state after ``action``, a clone of this one (which takes no deal)."""
+        out = self.clone()
+        out.apply_action(action)
+        return out
 
     def _note_private(self, force: bool = False) -> None:
         """Log the hands and the S_SEEN columns where either changed (``force``: now, as they
