@@ -15,8 +15,9 @@ The game
     a seed derived from ``(seed, k)`` (a ``clone()`` or ``child()`` called from Python, a
     resampled world or the tensors' shapes take no deal; a copy made by OpenSpiel's C++ code
     does), and the engine's own generator (part of the state, copied by ``clone``) draws
-    every later card, so a state and its clone play alike. The 85 actions are the project's (``ono_env.cards.ACTION_NAMES``); a player acts whenever
-    the rules say so, including forced decisions (a draw's keep or play, a challenge).
+    every later card, so a state and its clone play alike. The 85 actions are the project's
+    (``ono_env.cards.ACTION_NAMES``); a player acts whenever the rules say so, including
+    forced decisions (a draw's keep or play, a challenge).
     ``reward="win"``: terminal, zero-sum rewards, the winner +1 and every other seat
     -1/(N-1) (k winners sharing a penalty-scored match +1/k, the others -1/(N-k); a game
     cut at ``max_decisions`` gives 0 to all). ``reward="points"`` (a scoring rule set): at
