@@ -504,11 +504,15 @@ def test_bench_exploiters_force_measures_only_its_rules_again(tmp_path, monkeypa
         [r for r in after if r["rules"] == "ono"]
     # another budget's file that cannot be read is named before any work (before: a traceback
     # from the page, after the first exploiter had trained)
-    (tmp_path / "o" / "exploiters-99999.json").write_text("{}")
-    calls.clear()
-    got = refused(main, monkeypatch, base + ["--rules", "basic", "--force"])
-    assert "exploiters-99999.json: cannot read the rows measured before (KeyError: " in got
-    assert calls == []
+    good = json.loads(path.read_text())
+    for bad, why in (({}, "KeyError: "), ({**good, "budget_steps": "3000000"},
+                                          "TypeError: its budget_steps is not a whole number"),
+                     ({**good, "results": [{}]}, "TypeError: a row lacks one of high, low, rate")):
+        (tmp_path / "o" / "exploiters-99999.json").write_text(json.dumps(bad))
+        calls.clear()
+        got = refused(main, monkeypatch, base + ["--rules", "basic", "--force"])
+        assert "exploiters-99999.json: cannot read the rows measured before (" + why in got
+        assert calls == []
 
 
 def test_bench_exploiters_page_says_each_columns_deals_and_seed(monkeypatch):

@@ -199,9 +199,16 @@ def test_a_clone_plays_alike_and_apart():
         assert str(state.child(state.legal_actions()[0])) != str(state)
     assert game.observation_tensor_shape() == [game.observation_tensor_size()] \
         == game.information_state_tensor_shape() == [state.engine.observation_size]
-    rl_environment.Environment(game).observation_spec()
+    env = rl_environment.Environment(game)
+    env.observation_spec()
+    step = env.reset()   # the game's second deal; reading the tensors at every step takes none
+    for _ in range(5):
+        if step.last():
+            break
+        step = env.step([step.observations["legal_actions"][step.observations["current_player"]][0]])
     twin = pyspiel.load_game(O.GAME_NAME, {"preset": "classic", "players": 3})
     twin.new_initial_state()
+    twin.new_initial_state()   # rl_environment's deal
     assert game.new_initial_state().engine.to_dict(0) == twin.new_initial_state().engine.to_dict(0)
     stop = threading.Event()
     cloner = threading.Thread(target=lambda: [clone.clone() for _ in iter(stop.is_set, True)])

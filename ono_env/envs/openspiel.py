@@ -12,12 +12,12 @@ Importing this module registers the game with OpenSpiel (the ``[openspiel]`` ext
 The game
     Sequential, imperfect information, 2-10 players. Chance is sampled inside the game
     (``SAMPLED_STOCHASTIC``): the ``k``-th ``new_initial_state()`` of a game object deals from
-    a seed derived from ``(seed, k)`` (a ``clone()`` or ``child()`` called from Python, a
-    resampled world or the tensors' shapes take no deal; a copy made by OpenSpiel's C++ code
-    does), and the engine's own generator (part of the state, copied by ``clone``) draws
-    every later card, so a state and its clone play alike. The 85 actions are the project's
-    (``ono_env.cards.ACTION_NAMES``); a player acts whenever the rules say so, including
-    forced decisions (a draw's keep or play, a challenge).
+    a seed derived from ``(seed, k)`` (a ``clone()``, a ``child()`` or a tensor read from
+    Python, a resampled world or the tensors' shapes take no deal; a copy or a tensor made
+    by OpenSpiel's C++ code does), and the engine's own generator (part of the state, copied
+    by ``clone``) draws every later card, so a state and its clone play alike. The 85
+    actions are the project's (``ono_env.cards.ACTION_NAMES``); a player acts whenever the
+    rules say so, including forced decisions (a draw's keep or play, a challenge).
     ``reward="win"``: terminal, zero-sum rewards, the winner +1 and every other seat
     -1/(N-1) (k winners sharing a penalty-scored match +1/k, the others -1/(N-k); a game
     cut at ``max_decisions`` gives 0 to all). ``reward="points"`` (a scoring rule set): at
@@ -216,7 +216,10 @@ class OnoGame(pyspiel.Game):
         super().__init__(_GAME_TYPE if self.reward == "win" else _POINTS_TYPE, info,
                          params or {})
         self._deals = 0
+        self._deal_lock = threading.Lock()   # one number per deal, whichever thread asks
         self._cloning: set[int] = set()   # threads in OnoState.clone: their copy asks for a state
+        self.scale = observation_scale(self.rules, self.observation_version)
+        """What the tensors divide the observation by (:func:`observation_scale`)."""
 
     def new_initial_state(self) -> OnoState:
         """A new deal (the ``k``-th from this game object: seed derived from (seed, k)).
@@ -226,8 +229,10 @@ class OnoGame(pyspiel.Game):
         clone took a deal's number and dealt a game for nothing)."""
         if threading.get_ident() in self._cloning:
             return OnoState(self, None)
-        seed = int(np.random.SeedSequence([self.seed, self._deals]).generate_state(1)[0])
-        self._deals += 1
+        with self._deal_lock:
+            k = self._deals
+            self._deals += 1
+        seed = int(np.random.SeedSequence([self.seed, k]).generate_state(1)[0])
         return OnoState(self, seed)
 
     # the tensors' shapes, from the layout (OpenSpiel's own answer makes a new state: a deal)
@@ -380,6 +385,25 @@ class OnoState(pyspiel.State):
             return super().clone()
         finally:
             game._cloning.discard(me)
+
+    # the tensors, read here (OpenSpiel's C++ sizes them by asking the game for a new state:
+    # a deal for every read, and rl_environment reads them at every step)
+    def observation_tensor(self, player: int | None = None) -> list[float]:
+        return self._tensor(player)
+
+    def information_state_tensor(self, player: int | None = None) -> list[float]:
+        return self._tensor(player)
+
+    def _tensor(self, player: int | None) -> list[float]:
+        game = self.get_game()
+        seat = self.current_player() if player is None else player
+        n = self.rules.num_players
+        if isinstance(seat, bool) or not isinstance(seat, (int, np.integer)) \
+                or not 0 <= seat < n:
+            raise ValueError(f"{GAME_NAME}: a tensor of player {player!r:.40}; allowed: a "
+                             f"player 0 to {n - 1} (none: the player to act, while one does)")
+        obs = self.engine.observe(int(seat), version=game.observation_version)[0]
+        return (obs / game.scale).tolist()
 
     def child(self, action: int) -> OnoState:
         """The state after ``action``, a clone of this one (which takes no deal)."""
