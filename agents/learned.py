@@ -491,9 +491,9 @@ def check_compatible(meta: dict[str, Any], rules: RuleSet, path: str = "model") 
                              f"version-2 observations have {observation_size(rules, 2)} entries")
         return
     trained = RuleSet.from_dict(meta["rules"])
-    a, b = trained.to_dict(), rules.to_dict()
-    diff = [k for k in a if k not in ("name", "num_players") and a[k] != b.get(k)]
-    shown = ", ".join(f"{k}={a[k]!r} (asked {b.get(k)!r})" for k in diff[:4])
+    diff = trained.differing_fields(rules, skip=("name", "num_players"))
+    shown = ", ".join(f"{k}={getattr(trained, k)!r} (asked {getattr(rules, k)!r})"
+                      for k in diff[:4])
     shown += f" and {len(diff) - 4} more" if len(diff) > 4 else ""
     # a version-1 model plays one table; the generalist plays every one
     other = "; or ppo-any, which plays every rule set at 2-10 players"

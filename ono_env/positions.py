@@ -304,8 +304,8 @@ def read_position(d: Any, rules: RuleSet) -> dict[str, Any]:
         raise refusal("version", _typed(version), f"{POSITION_VERSION}")
     other = read_rules(d["rules"])
     if other != rules:
-        diff = [f"{k}={v!r} (this game: {getattr(rules, k)!r})"
-                for k, v in other.to_dict().items() if v != getattr(rules, k)]
+        diff = [f"{k}={getattr(other, k)!r} (this game: {getattr(rules, k)!r})"
+                for k in other.differing_fields(rules)]
         raise refusal("rules", "for other rules than this game's: " + ", ".join(diff),
                       "this game's rules")
     v = _Fields(d, rules).read_all()

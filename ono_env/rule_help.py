@@ -126,8 +126,8 @@ def preset_summary(rules: RuleSet) -> str:
     if rules.name not in PRESETS:
         return f"a rule set named {rules.name!r}"
     base = RuleSet.preset(rules.name, num_players=rules.num_players)
-    changed = [f"{k} {_value(getattr(rules, k))}" for k in FIELD_NAMES
-               if k != "name" and getattr(rules, k) != getattr(base, k)]
+    changed = [f"{k} {_value(getattr(rules, k))}"
+               for k in rules.differing_fields(base, skip=("name",))]
     if not changed:
         return PRESET_SUMMARY[rules.name]
     return f"the {rules.name} preset with {', '.join(changed)}"

@@ -151,6 +151,12 @@ class RuleSet:
         _check_option_names(overrides)
         return dataclasses.replace(self, **overrides)
 
+    def differing_fields(self, other: RuleSet, skip: tuple[str, ...] = ()) -> list[str]:
+        """The fields whose values differ from ``other``'s, in declaration order, but for
+        those named in ``skip``: what an error or a summary names of two rule sets."""
+        return [f.name for f in dataclasses.fields(self)
+                if f.name not in skip and getattr(self, f.name) != getattr(other, f.name)]
+
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> RuleSet:
         """Rule set from a mapping: ``preset`` (or ``name``) picks the base, other keys override."""

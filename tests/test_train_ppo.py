@@ -722,6 +722,13 @@ def test_a_resumed_part_carries_each_tables_evaluation_length_and_stall_counts(t
         save_file(opt_state, str(ckpt.with_name("step_1024.optimizer.safetensors")),
                   metadata={"training_steps": "1024", "tables_state": text})
 
+    def refused_resume(match):
+        """The resume from ``ckpt`` is refused with ``match``, before anything is written."""
+        with pytest.raises(ValueError, match=match):
+            train(load_config("default", over + ["total_steps=2048", f"resume={ckpt}",
+                                                 f"run_dir={tmp_path / 'b'}"]))
+        assert not (tmp_path / "b").exists()
+
     with_state(json.dumps({label: {"eval_length": 6000.0, "stall_counts": [1, 2, 3, 4]}}))
     assert ppo.read_tables_state(ckpt)[label] == ppo.TableState(6000.0, (1, 2, 3, 4))
     over = [o for o in TINY if not o.startswith(("eval.games", "total_steps"))]
@@ -736,23 +743,17 @@ def test_a_resumed_part_carries_each_tables_evaluation_length_and_stall_counts(t
                 json.dumps({label: {"eval_length": 1.0, "stall_counts": [2**63, 0, 0, 0]}}),
                 json.dumps({label: {"eval_length": True, "stall_counts": [0, 0, 0, 0]}})):
         with_state(bad)
-        with pytest.raises(ValueError, match=r"step_1024\.optimizer\.safetensors' holds a "
-                                             r"tables_state that is not one; allowed: "):
-            train(load_config("default", over + ["total_steps=2048", f"resume={ckpt}",
-                                                 f"run_dir={tmp_path / 'b'}"]))
-        assert not (tmp_path / "b").exists()
+        refused_resume(r"step_1024\.optimizer\.safetensors' holds a tables_state that is not "
+                       r"one; allowed: ")
     # another checkpoint's Adam state beside the model (or one half written): refused, so
     # that neither its moments nor its tables' state are carried on by mistake
     for steps in ("2048", None):
         save_file(opt_state, str(ckpt.with_name("step_1024.optimizer.safetensors")),
                   metadata=None if steps is None else {"training_steps": steps})
         shown = "no step count" if steps is None else "2048 steps"
-        with pytest.raises(ValueError, match=rf"step_1024\.optimizer\.safetensors' holds Adam's "
-                                             rf"state at {shown}, its model file .* is at 1,024 "
-                                             r"steps; allowed: the optimizer file written with"):
-            train(load_config("default", over + ["total_steps=2048", f"resume={ckpt}",
-                                                 f"run_dir={tmp_path / 'b'}"]))
-        assert not (tmp_path / "b").exists()
+        refused_resume(rf"step_1024\.optimizer\.safetensors' holds Adam's state at {shown}, "
+                       r"its model file .* is at 1,024 steps; allowed: the optimizer file "
+                       r"written with")
     # Adam's state of another model file at the same step count (another run's checkpoint
     # put beside this one; before: taken), told apart by the model's SHA-256 kept beside it
     from safetensors import safe_open
@@ -764,12 +765,8 @@ def test_a_resumed_part_carries_each_tables_evaluation_length_and_stall_counts(t
     save_file(opt_state, str(ckpt.with_name("step_1024.optimizer.safetensors")),
               metadata={"training_steps": "1024",
                         "model_sha256": model_sha256(run_dir / "model.safetensors")})
-    with pytest.raises(ValueError, match=r"step_1024\.optimizer\.safetensors' holds Adam's "
-                                         r"state of another model file than .*step_1024"
-                                         r"\.safetensors' \(its SHA-256 differs"):
-        train(load_config("default", over + ["total_steps=2048", f"resume={ckpt}",
-                                             f"run_dir={tmp_path / 'b'}"]))
-    assert not (tmp_path / "b").exists()
+    refused_resume(r"step_1024\.optimizer\.safetensors' holds Adam's state of another model "
+                   r"file than .*step_1024\.safetensors' \(its SHA-256 differs")
     # a network grown on resume starts Adam afresh: it reads nothing beside the model file
     # (neither Adam's state nor the tables'), so even a damaged file there does not stop it
     ckpt.with_name("step_1024.optimizer.safetensors").write_bytes(b"not a safetensors file")

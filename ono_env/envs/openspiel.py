@@ -710,9 +710,8 @@ class AgentBot(pyspiel.Bot):
             raise ValueError(f"AgentBot.step: a state of type {type(state).__name__}; "
                              f"allowed: a state of a {GAME_NAME} game")
         if state.rules != self.rules:   # the preset's name is no rule: only the fields count
-            mine = self.rules.to_dict()
-            differ = [f"{k}={v!r} (the bot's {mine[k]!r})"
-                      for k, v in state.rules.to_dict().items() if k != "name" and v != mine[k]]
+            differ = [f"{k}={getattr(state.rules, k)!r} (the bot's {getattr(self.rules, k)!r})"
+                      for k in state.rules.differing_fields(self.rules, skip=("name",))]
             if differ:
                 raise ValueError(f"AgentBot.step: the state's rules differ from the bot's: "
                                  f"{', '.join(differ)}; allowed: a state of the bot's game's "
