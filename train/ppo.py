@@ -830,12 +830,13 @@ def load_checkpoint(model: ActorCritic, opt: torch.optim.Adam, path: str | Path,
                     rules: Any, grow: bool = False, drop_value: bool = False,
                     quiet: bool = False, tables_state: dict[str, TableState] | None = None) -> int:
     """Load a checkpoint written by :func:`save_checkpoint` into ``model`` and ``opt``;
-    returns its step count. ``ValueError`` naming the file for anything else.
-    ``tables_state``: filled with the tables' state kept beside Adam's
-    (:func:`read_tables_state`) where Adam's state is read. ``grow``: a
-    narrower network is grown (:meth:`ActorCritic.load_policy_net`), and then Adam starts
-    afresh (its state has the old shapes), which is printed unless ``quiet``, as are the file,
-    its steps and whether Adam's state was read."""
+    returns its step count. ``ValueError`` naming the file for anything else, and for Adam's
+    state of another model file (its step count or SHA-256 differs). ``tables_state``:
+    filled with the tables' state kept beside Adam's (:func:`read_tables_state`) where
+    Adam's state is read. ``grow``: a narrower network is grown
+    (:meth:`ActorCritic.load_policy_net`), and then Adam starts afresh (its state has the old
+    shapes), which is printed unless ``quiet``, as are the file, its steps and whether Adam's
+    state was read."""
     from ono_env.agents.learned import check_compatible
 
     path = Path(path)
