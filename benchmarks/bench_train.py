@@ -110,6 +110,17 @@ PRECISIONS: dict[str, set[str]] = {}
 """Each measured setting's precisions (``one_run``'s ``label``), as its ``algo: ppo`` runs
 trained in them (the report says them)."""
 
+DONE: set[int] = set()
+"""The learner steps each training call did (``--steps`` rounded up to whole rollouts)."""
+
+
+def done_steps() -> str:
+    """What the report says of :data:`DONE`: one count, or the range of them."""
+    if not DONE:
+        return "none"
+    low, high = min(DONE), max(DONE)
+    return f"{low:,}" if low == high else f"{low:,} to {high:,}"
+
 
 def precisions() -> str:
     """What the report says of :data:`PRECISIONS`: one precision for all, or each setting's."""
@@ -141,6 +152,7 @@ def one_run(algo: str, steps: int, threads: int | str, seed: int,
                           per * (res["rollout_seconds"] - res["games_seconds"]),
                           per * res["update_seconds"]])
         took = time.perf_counter() - t
+        DONE.add(steps_done(res))
         return res["steps_per_second"] if loop else steps_done(res) / took
 
 
@@ -276,7 +288,8 @@ def main() -> None:
                 print(f"learning {algo} seed {seed}: {r}", file=sys.stderr)
 
     lines = [f"Learner steps per second, default config (basic, 2 players, pool of baselines), "
-             f"{args.steps:,} steps per call, median of {args.rounds} alternating rounds; "
+             f"{args.steps:,} steps asked per call ({done_steps()} trained: the trainer "
+             f"trains whole rollouts), median of {args.rounds} alternating rounds; "
              f"{machine()}" + (f"; GPU: {gpu}" if gpu else "")
              + precisions() + "."]
     if res["idle"] or res["busy"]:

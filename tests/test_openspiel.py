@@ -197,6 +197,11 @@ def test_a_clone_plays_alike_and_apart():
                                   pyspiel.UniformProbabilitySampler(0.0, 1.0))
     if not state.is_terminal():
         assert str(state.child(state.legal_actions()[0])) != str(state)
+        before = str(state)
+        for bad in (True, float(state.legal_actions()[0]), "0", None):   # one error, naming child
+            with pytest.raises(TypeError, match=r"child\(action=.*allowed: an action id"):
+                state.child(bad)
+        assert str(state) == before
     assert game.observation_tensor_shape() == [game.observation_tensor_size()] \
         == game.information_state_tensor_shape() == [state.engine.observation_size]
     env = rl_environment.Environment(game)

@@ -406,7 +406,12 @@ class OnoState(pyspiel.State):
         return (obs / game.scale).tolist()
 
     def child(self, action: int) -> OnoState:
-        """The state after ``action``, a clone of this one (which takes no deal)."""
+        """The state after ``action``, a clone of this one (which takes no deal). ``action``:
+        an action id, an ``int`` (a ``bool`` or a float is refused here, where OpenSpiel's
+        ``apply_action`` would take ``True`` as 1 or name itself in the error)."""
+        if isinstance(action, bool) or not isinstance(action, (int, np.integer)):
+            raise TypeError(f"child(action={action!r}); allowed: an action id, an int (one of "
+                            f"legal_actions())")
         out = self.clone()
         out.apply_action(action)
         return out
