@@ -139,7 +139,8 @@ def agent_from_class(spec: str, rules: Any = None) -> Agent:
     then last, so that what the module imports later from beside it, in the class's
     constructor or its ``act``, is found too, and no file there shadows a library), take
     ``Class`` from it (a dotted path reaches a nested attribute), and call it with the
-    RuleSet it will play when it takes a positional argument, else with none. Only the
+    RuleSet it will play when it takes a required positional argument or its first positional
+    parameter is named ``rules`` (as the project's own agents' is), else with none. Only the
     console scripts that document a ``module:Class`` argument (``ono-arena``, ``ono-bench``,
     ``ono-exploit``) call this: importing the module is the user's explicit choice, and
     :func:`make_agent` never imports anything.
@@ -179,16 +180,19 @@ def agent_from_class(spec: str, rules: Any = None) -> Agent:
                          f"allowed: module:Class, a class whose objects have act(obs, mask, rng)")
     cls: Any = obj   # the user's class, of any signature
     try:
-        params = [p for p in inspect.signature(cls).parameters.values()
-                  if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)
-                  and p.default is p.empty]
+        positional = [p for p in inspect.signature(cls).parameters.values()
+                      if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
     except (TypeError, ValueError):
-        params = []
+        positional = []
+    params = [p for p in positional if p.default is p.empty]
     if len(params) > 1:
         raise ValueError(f"agent {spec}: {attr}() takes {len(params)} arguments; allowed: none, "
                          f"or one (the RuleSet it will play)")
+    # an optional first parameter named ``rules`` (the project's own agents, and classes made
+    # from them) is given the RuleSet too: left out, it would mean the library's default rules
+    takes_rules = bool(params) or bool(positional and positional[0].name == "rules")
     try:
-        agent = cls(rules) if params else cls()
+        agent = cls(rules) if takes_rules else cls()
     except Exception as exc:  # noqa: BLE001 - the user's constructor failed: one line
         raise ValueError(f"agent {spec}: {attr}() raised {type(exc).__name__}: {exc}") from None
     check_protocol(agent, rules, spec)

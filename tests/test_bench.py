@@ -200,6 +200,11 @@ def test_module_class_loading_and_its_refusals(in_data):
     assert not is_class_spec("greedy") and not is_class_spec("a/b.safetensors")
     agent = agent_from_class("planted:NamesRed", rules)
     assert agent.name == "names-red"
+    # an optional first parameter named rules (a shipped agent's subclass) is given the table's
+    # rules: left out, it meant classic at 4 players and failed at this table
+    assert agent_from_class("planted:MyGreedy", rules).rules == rules
+    assert agent_from_class("planted:Tuned", rules).act(   # another optional one: left alone
+        None, np.eye(3, dtype=bool), None).tolist() == [0, 1, 2]
     cases = {"nosuchmodule:Agent": "cannot import module 'nosuchmodule'",
              "planted:Missing": "has no 'Missing'",
              "planted:NoAct": "does not implement the agent protocol",

@@ -223,7 +223,7 @@ class TrainConfig:
     """Everything a training run reads (``ono-train <config> --print-config`` shows it)."""
 
     name: RunName = "run"
-    """Name of the run: 1-64 letters, digits, '.', '_' and '-' (its folder is <out_dir>/<name>-<time>)."""
+    """Name of the run: 1-64 letters, digits, '.', '_' and '-', the first a letter or digit (its folder is <out_dir>/<name>-<time>)."""
     seed: Annotated[int, Field(strict=True, ge=0, le=MAX_SEED)] = 0
     """Seed of the deals, the opponents' choices and the network's initialisation."""
     rules: Name | dict[str, Any] = "basic"

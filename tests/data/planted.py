@@ -67,3 +67,18 @@ class FailsAtFour:
 def act_first(rules=None):
     """Not a class: ``module:Class`` refuses it rather than calling it."""
     raise AssertionError("a function named as an agent was called")
+
+
+class MyGreedy(GreedyAgent):
+    """A class made from a shipped agent: its optional ``rules`` is given the table's rules."""
+
+
+class Tuned:
+    """An optional first parameter not named ``rules``: called with none."""
+
+    def __init__(self, depth: int = 3) -> None:
+        if depth != 3:
+            raise AssertionError(f"called with {depth!r}")
+
+    def act(self, obs, mask, rng):
+        return mask.argmax(axis=1)
