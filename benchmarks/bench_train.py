@@ -111,7 +111,8 @@ PRECISIONS: dict[str, set[str]] = {}
 trained in them (the report says them)."""
 
 DONE: set[int] = set()
-"""The learner steps each training call did (``--steps`` rounded up to whole rollouts)."""
+"""The learner steps each measured training call did (``--steps`` rounded up to whole
+rollouts; the untimed warm-up calls, which have no ``label``, are not counted)."""
 
 
 def done_steps() -> str:
@@ -152,7 +153,8 @@ def one_run(algo: str, steps: int, threads: int | str, seed: int,
                           per * (res["rollout_seconds"] - res["games_seconds"]),
                           per * res["update_seconds"]])
         took = time.perf_counter() - t
-        DONE.add(steps_done(res))
+        if label is not None:
+            DONE.add(steps_done(res))
         return res["steps_per_second"] if loop else steps_done(res) / took
 
 

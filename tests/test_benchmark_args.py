@@ -121,10 +121,17 @@ def test_bench_train_counts_the_steps_the_trainer_did(monkeypatch):
     one_run = bench_main("bench_train", monkeypatch, "one_run")
     monkeypatch.setitem(one_run.__globals__, "_trainer",
                         lambda algo: lambda cfg: {"steps": 8192, "bf16": False})
-    clock = iter([10.0, 12.0])
+    clock = iter([10.0, 12.0] * 3)
     monkeypatch.setitem(one_run.__globals__, "time",
                         types.SimpleNamespace(perf_counter=lambda: next(clock)))
     assert one_run("ppo", 100, 1, 0) == 4096.0   # 8,192 steps in 2 s, not 100
+    # the page's count of the steps trained is of the measured calls, not of the warm-ups
+    monkeypatch.setitem(one_run.__globals__, "DONE", set())
+    done_steps = one_run.__globals__["done_steps"]
+    one_run("ppo", 100, 1, 0)   # a warm-up: no label
+    assert done_steps() == "none"
+    one_run("ppo", 100, 1, 0, label="idle, ppo")
+    assert done_steps() == "8,192"
 
 
 def test_bench_train_checks_cuda_first(tmp_path, monkeypatch):
