@@ -58,6 +58,7 @@ from ono_env.agents.base import (
 )
 from ono_env.agents.rule_based import ColorControlAgent, DefensiveAgent, GreedyAgent
 from ono_env.agents.search import game_actions
+from ono_env.checks import check_rng
 from ono_env.game import VecGame
 from ono_env.observation import observation_size
 from ono_env.replay import Replay, agent_thinking, search_thinking
@@ -303,7 +304,18 @@ def act_one(agent: Agent, label: str, game: VecGame,
     web tables), checked against the legal actions, and what the agent reported of it
     (:func:`~ono_env.replay.agent_thinking`, or for a search agent
     :func:`~ono_env.replay.search_thinking`)."""
+    if not isinstance(game, VecGame) or game.num_games != 1:
+        what = (f"a VecGame of {game.num_games} games" if isinstance(game, VecGame)
+                else f"a {type(game).__name__}")
+        raise ValueError(f"act_one: game is {what}; allowed: a VecGame of one game")
+    if not callable(getattr(agent, "act", None)):
+        raise ValueError(f"act_one: agent {agent!r} has no act method; allowed: an agent object "
+                         f"(make_agent(name, rules) makes one from a name)")
+    check_rng("act_one: rng", rng)
     mask = game.legal_mask().copy()
+    if not mask.any():
+        raise ValueError("act_one: the game is over (no legal action); allowed: a game still "
+                         "in play (reset it to deal again)")
     if plays_from_game(agent):
         a = int(game_actions(agent, game, np.zeros(1, np.int64), mask, rng)[0])
         return a, search_thinking(label, cast(Any, agent).last_values[0], mask[0])

@@ -107,6 +107,7 @@ import numpy as np
 from ono_env import _engine as E
 from ono_env import cards as C
 from ono_env.agents.base import observation_version
+from ono_env.checks import check_rng, check_rows
 from ono_env.game import VecGame, kernel_entry
 from ono_env.observation import OBS_V2_SIZE, observation_size
 from ono_env.rules import resolve_rules
@@ -303,11 +304,14 @@ class SearchAgent:
 
     def act_game(self, game: VecGame, rows: np.ndarray, rng: np.random.Generator) -> np.ndarray:
         """Actions ``(len(rows),) int64`` for the acting seats of ``game``'s games ``rows``."""
+        if not isinstance(game, VecGame):
+            raise ValueError(f"act_game: game is a {type(game).__name__}; allowed: a VecGame")
+        rows = check_rows("act_game: rows", rows, game.num_games)
+        check_rng("act_game: rng", rng)
         if game.num_players != self.rules.num_players or game.rules.deck_size != self.rules.deck_size:
             raise ValueError(f"{self!r} plays {self.rules.num_players}-player "
                              f"{self.rules.name!r} rules, not {game.num_players}-player "
                              f"{game.rules.name!r}")
-        rows = np.ascontiguousarray(rows, dtype=np.int64)
         R, P, D = len(rows), game.num_players, game.rules.deck_size
         if R == 0:
             return np.zeros(0, np.int64)

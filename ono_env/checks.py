@@ -65,6 +65,28 @@ def check_action(name: str, value: Any) -> int:
     return int(value)
 
 
+def check_rng(name: str, value: Any) -> np.random.Generator:
+    """``value`` when it is a NumPy ``Generator`` (the project's one kind of randomness)."""
+    if not isinstance(value, np.random.Generator):
+        raise ValueError(f"{name} is a {type(value).__name__}; allowed: a numpy.random.Generator "
+                         f"(np.random.default_rng(seed))")
+    return value
+
+
+def check_rows(name: str, rows: Any, num_games: int) -> np.ndarray:
+    """Game indices ``rows`` as a contiguous ``(R,) int64`` array, when they are a 1-D array
+    (or sequence) of integers, not bools, from 0 to ``num_games - 1``: compiled code reads
+    the games at these indices unchecked."""
+    a = np.asarray(rows)
+    allowed = f"a 1-D integer array of game indices 0 to {num_games - 1}"
+    if a.ndim != 1 or (a.size and a.dtype.kind not in "iu"):
+        raise ValueError(f"{name} is {a.dtype} {a.shape}; allowed: {allowed}")
+    if a.size and (a.min() < 0 or a.max() >= num_games):
+        bad = a[(a < 0) | (a >= num_games)][:3].tolist()
+        raise ValueError(f"{name} holds {bad}; allowed: {allowed}")
+    return np.ascontiguousarray(a, dtype=np.int64)
+
+
 def check_learner_seat(value: Any, num_players: int) -> int | str:
     """The learner's seat of an environment: ``"random"`` (a new seat every episode, drawn
     from the environment's seeded generator) or a seat number."""

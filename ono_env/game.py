@@ -24,7 +24,7 @@ import numpy as np
 from ono_env import _engine as E
 from ono_env import cards as C
 from ono_env import positions
-from ono_env.checks import check_bool, check_choice, check_int, check_seed, is_int
+from ono_env.checks import check_bool, check_choice, check_int, check_rng, check_seed, is_int
 from ono_env.observation import OBS_VERSIONS, _check_version, observation_size
 from ono_env.positions import POSITION_VERSION  # noqa: F401 (re-exported)
 from ono_env.rules import (
@@ -676,9 +676,7 @@ def random_legal(mask: np.ndarray, rng: np.random.Generator) -> np.ndarray:
     """``(B,) int64``: a uniformly random legal action per row (0 where none is legal), one
     uniform draw of ``rng`` per row. ``mask``: a ``(B, 85)`` array of bools or of integers
     0/1 (as the environments give); ``rng``: a NumPy ``Generator``."""
-    if not isinstance(rng, np.random.Generator):
-        raise ValueError(f"rng is a {type(rng).__name__}; allowed: a numpy.random.Generator "
-                         f"(np.random.default_rng(seed))")
+    check_rng("rng", rng)
     if (not isinstance(mask, np.ndarray) or mask.ndim != 2 or mask.shape[1] != C.NUM_ACTIONS
             or mask.dtype.kind not in "biu"):
         raise ValueError(f"mask is {_described(mask)}; allowed: a (B, {C.NUM_ACTIONS}) array of "
