@@ -329,6 +329,17 @@ def test_opponent_pool_draws_per_game_and_accepts_snapshots():
     venv.batch._driver.assign(dealt, np.random.default_rng(0))
     assert set(_seated_names(venv.batch._driver, pool).ravel()) == {"greedy", "snapshot-1"}
     assert len(venv.batch._driver.agents) == 2                    # the removed member is forgotten
+    # a change that would leave no positive weight is refused before it is made: an
+    # environment draws from the pool in the middle of a step, where it would lose the step
+    for change in (lambda: pool.set_weight("snapshot-1", 0), lambda: pool.remove("snapshot-1")):
+        pool.set_weight("greedy", 0)
+        with pytest.raises(ValueError, match="would leave no member of positive weight"):
+            change()
+        assert pool.names == ["greedy", "color", "snapshot-1"] and pool.weights == [0, 0, 5.0]
+    pool.set_weight("greedy", 1e308)
+    with pytest.raises(ValueError, match="would make the weights' sum infinite"):
+        pool.set_weight("color", 1e308)
+    assert pool.weights == [1e308, 0, 5.0]
 
 
 @pytest.mark.parametrize("target, version", [(1, 1), (1, 2), (1_000_000, 2), (0, 1)])

@@ -173,6 +173,10 @@ def test_bad_input_is_refused_and_changes_nothing():
         envs.reset(seed=-1)
     with pytest.raises(ValueError, match="options"):
         envs.reset(options=[1])
+    # Gymnasium's partial reset is refused, not read as a reset of every game
+    with pytest.raises(ValueError, match=r"options\['reset_mask'\].*allowed: no reset_mask"):
+        envs.reset(options={"reset_mask": np.array([True, False, False, False])})
+    assert [envs.game.to_dict(i) for i in range(4)] == before
     with pytest.raises(ValueError, match="num_envs"):
         make(0)
 

@@ -120,12 +120,19 @@ def test_vector_env_pool_update_for_the_league():
     # a refused update leaves the pool as it was
     for weights, new, message in [({"greedy": 2, "nosuch": 1}, None, "'nosuch', neither a member"),
                                   ({"greedy": 1, "snapshot-1": True}, None, "not a bool"),
-                                  ({"greedy": 0, "snapshot-1": 0}, None, "pool is empty"),
+                                  ({"greedy": 0, "snapshot-1": 0}, None,
+                                   "would leave no member of positive weight"),
                                   ({"x": 1}, {"x": "nosuch-agent"}, "nosuch-agent"),
                                   (5, None, "allowed: a dict of name -> weight")]:
         with pytest.raises(ValueError, match=message):
             env.update_pool(weights, new)
         assert env.pool.names == ["greedy", "snapshot-1"] and env.pool.weights == [0.5, 0.5]
+    # the pool refuses a change that leaves no positive weight even for a moment, so an
+    # update sets the positive weights before the zeros and the removals
+    env.update_pool({"greedy": 1.0, "snapshot-1": 0.0})
+    env.update_pool({"snapshot-1": 1.0, "greedy": 0.0})
+    env.update_pool({"new": 1.0}, {"new": snap})
+    assert env.pool.names == ["new"] and env.pool.weights == [1.0]
     assert R.league_weights({"a": 1, "b": 3}, [], 0.2) == {"a": 0.25, "b": 0.75}
     assert R.league_weights({"a": 1, "b": 3}, ["s1", "s2"], 0.2) == pytest.approx(
         {"a": 0.2, "b": 0.6, "s1": 0.1, "s2": 0.1})

@@ -106,7 +106,8 @@ class OnoVectorEnv(gym.vector.VectorEnv):
 
     def reset(self, *, seed: int | None = None, options: dict | None = None):
         """Deal every game again (from ``seed``, an integer, when given) up to each
-        learner's first turn. Returns ``(obs (N, D), infos)``."""
+        learner's first turn. Returns ``(obs (N, D), infos)``. ``options``: a dict or None;
+        no option is read, and Gymnasium's ``reset_mask`` (a partial reset) is refused."""
         if isinstance(seed, (list, tuple, np.ndarray)):
             raise ValueError(f"seed must be one integer for all {self.num_envs} games (each "
                              f"game's deal follows from it) or None; got a "
@@ -114,6 +115,10 @@ class OnoVectorEnv(gym.vector.VectorEnv):
         if options is not None and not isinstance(options, dict):
             raise ValueError(f"options={options!r:.80} ({type(options).__name__}); allowed: a "
                              f"dict or None (OnoVectorEnv.reset takes no options)")
+        if options and "reset_mask" in options:   # Gymnasium's partial reset: not ignored
+            raise ValueError("options['reset_mask']: OnoVectorEnv.reset deals every game again "
+                             "(a game that ends is dealt again within step, autoreset "
+                             "SAME_STEP); allowed: no reset_mask")
         seed = check_seed("seed", seed)
         if seed is not None:
             seed = int(seed)   # a NumPy integer too: gymnasium's seeding takes a Python int

@@ -77,13 +77,32 @@ class OpponentPool:
         return self.names.index(name)
 
     def remove(self, name: str) -> None:
-        """Remove the member ``name`` from the next deals."""
+        """Remove the member ``name`` from the next deals; refused (the pool unchanged) where
+        it would leave a pool that has a member of positive weight without one."""
         k = self._index(name)
+        self._check_change(self.weights[:k] + self.weights[k + 1:], f"removing {name!r}")
         del self.agents[k], self.names[k], self.weights[k]
 
     def set_weight(self, name: str, weight: float) -> None:
-        """Set the weight of the member ``name`` for the next deals."""
-        self.weights[self._index(name)] = _check_weight(weight, name)
+        """Set the weight of the member ``name`` for the next deals; refused (the pool
+        unchanged) where it would leave no member of positive weight, or weights whose sum is
+        not finite."""
+        k = self._index(name)
+        weight = _check_weight(weight, name)
+        self._check_change(self.weights[:k] + [weight] + self.weights[k + 1:],
+                           f"weight {weight:g} for {name!r}")
+        self.weights[k] = weight
+
+    def _check_change(self, weights: list[float], what: str) -> None:
+        """Refuse a change to ``weights`` that a game being dealt could not draw from: an
+        environment draws at its next deal, in the middle of a step, where a refusal would
+        lose that step's results."""
+        if sum(self.weights) > 0 and not sum(weights) > 0:
+            raise ValueError(f"opponent pool: {what} would leave no member of positive weight; "
+                             f"allowed: add a member or give one a positive weight first")
+        if not math.isfinite(sum(weights)):
+            raise ValueError(f"opponent pool: {what} would make the weights' sum infinite; "
+                             f"allowed: weights whose sum is a finite number")
 
     def probabilities(self) -> np.ndarray:
         total = sum(self.weights)   # Python floats: inf past the largest, no NumPy warning
