@@ -5,6 +5,7 @@ from __future__ import annotations
 import csv
 import json
 import os
+import re
 import subprocess
 import sys
 
@@ -74,6 +75,48 @@ def test_seeded_runs_reproduce():
     assert not np.array_equal(a.records.length, c.records.length)   # the seed is used
 
 
+@pytest.mark.parametrize("call, fragment", [
+    # before, a set was seated in its hash order (another result for the same seed in each
+    # process), a dict's weights were dropped and a string read as one agent per letter
+    (lambda: run_arena({"greedy", "random"}, "basic", 2, 8, rating=False),
+     "(set); allowed: a list or tuple of agents"),
+    (lambda: run_arena({"greedy": 2, "random": 1}, "basic", 2, 8, rating=False), "(dict)"),
+    (lambda: run_arena("greedy", "basic", 2, 8, rating=False), "agents='greedy' (str)"),
+    # evaluate's seed and opponents: before, True was seed 1, 1.5 NumPy's TypeError, and no
+    # opponent an empty result
+    (lambda: evaluate("greedy", ["random"], "basic", 8, seed=True), "seed=True (bool)"),
+    (lambda: evaluate("greedy", ["random"], "basic", 8, seed=1.5), "seed=1.5 (float)"),
+    (lambda: evaluate("greedy", [], "basic", 8), "opponents=[]; allowed: a list or tuple of one"),
+    (lambda: evaluate("greedy", "random", "basic", 8), "opponents='random' (str)"),
+])
+def test_loose_agent_lists_and_seeds_are_refused_by_name(call, fragment):
+    with pytest.raises(ValueError) as info:
+        call()
+    assert fragment in str(info.value)
+
+
+def test_paired_statistics_and_save_refuse_what_names_no_entrant_or_file(tmp_path):
+    res = run_arena(["greedy", "random"], "basic", 2, 8, seed=0, rating=False, mirrored=True)
+    assert res.paired(0)["deals"] == 4 and res.paired(0, 1)["deals"] == 4
+    # before, 5 or "greedy" gave a rate of nan over 0 deals, True was entrant 1, and other=e
+    # was accepted
+    for e, other, fragment in [(5, None, "e=5 (int); allowed: an entrant's place, 0 to 1"),
+                               ("greedy", None, "e='greedy' (str)"), (True, None, "e=True (bool)"),
+                               (0, 0, "other=0 (int); allowed: None or an entrant's place, 0 to "
+                                      "1, other than e=0")]:
+        with pytest.raises(ValueError, match=fr"^{re.escape(fragment)}"):
+            res.paired(e, other)
+    # a stem is a file name: before, "../escaped" wrote beside the folder and "" wrote ".json"
+    for stem in ("../escaped", "", ".hidden", 5):
+        with pytest.raises(ValueError, match="allowed: a file name without a folder"):
+            res.save(tmp_path / "out", stem)
+    assert not (tmp_path / "escaped.json").exists() and not (tmp_path / "out").exists()
+    (tmp_path / "file").write_text("x")
+    with pytest.raises(ValueError, match=r"'.*file' exists and is not a folder"):
+        res.save(tmp_path / "file")
+    assert [p.name for p in res.save(tmp_path / "out", "run-1")] == ["run-1.json", "run-1.csv"]
+
+
 def test_evaluation_in_worker_processes_gives_the_same_rows():
     args = ("greedy", ["random", "defensive"], {"preset": "basic", "num_players": 2}, 40)
     one = evaluate(*args, seed=5)
@@ -82,7 +125,7 @@ def test_evaluation_in_worker_processes_gives_the_same_rows():
         return [{k: v for k, v in r.items() if k != "seconds"} for r in rows]
     assert drop(one) == drop(two)
     assert [r["opponent"] for r in two] == ["random", "defensive"]
-    with pytest.raises(ValueError, match="workers = 0; allowed: an integer >= 1"):
+    with pytest.raises(ValueError, match="workers=0; allowed: an integer >= 1"):
         evaluate(*args, workers=0)
 
 

@@ -168,7 +168,7 @@ def run_arena(agents: Sequence[Any], rules: Any = "classic", num_players: int | 
     overrides = {} if num_players is None else {"num_players": num_players}
     rules = resolve_rules(rules, **overrides)
     P = rules.num_players
-    agents = list(agents)
+    agents = _agent_list("agents", agents)
     if len(agents) < P:
         raise ValueError(f"{len(agents)} agents for {P} players: give at least {P} "
                          f"(repeat a name to seat it more than once)")
@@ -305,6 +305,16 @@ def check_paired_plan(earlier: Any, agents: Sequence[Any], rules: Any = "classic
             "models": _model_files([make_agent(a, rules) for a in agents], _labels(agents))}
     check_pairable(plan, mirrored_record(earlier, "the earlier run"))
 
+def _agent_list(name: str, agents: Any) -> list[Any]:
+    """``agents`` as a list when it is a list or tuple: a set's order (and so the seating, and
+    the results of a seed) changes from run to run, a dict's weights would be dropped, and a
+    string is one name, not a list of letters."""
+    if not isinstance(agents, (list, tuple)):
+        raise ValueError(f"{name}={agents!r:.80} ({type(agents).__name__}); allowed: a list or "
+                         f"tuple of agents (names, model paths or objects with act)")
+    return list(agents)
+
+
 def evaluate(agent: Any, opponents: Sequence[Any], rules: Any, num_games: int, seed: int = 0, *,
              batch_size: int = 4096, progress: bool = False, workers: int = 1,
              max_decisions: int | None = None) -> list[dict[str, Any]]:
@@ -320,8 +330,11 @@ def evaluate(agent: Any, opponents: Sequence[Any], rules: Any, num_games: int, s
     seed, so the rows are the same as with one worker. Agents then travel to the processes
     by pickling: pass names or model paths."""
     rules = resolve_rules(rules)
-    if not isinstance(workers, int) or isinstance(workers, bool) or workers < 1:
-        raise ValueError(f"workers = {workers!r}; allowed: an integer >= 1")
+    workers = check_int("workers", workers, 1)
+    seed = check_seed("seed", seed, allow_none=False)
+    opponents = _agent_list("opponents", opponents)
+    if not opponents:
+        raise ValueError("opponents=[]; allowed: a list or tuple of one or more agents")
     jobs = [(agent, opp, rules, num_games, _derive(seed, 7, k), batch_size, max_decisions)
             for k, opp in enumerate(opponents)]
     if workers == 1 or len(jobs) == 1:

@@ -17,7 +17,7 @@ import numpy as np
 from ono_env.agents.base import unmarked
 from ono_env.arena.play import ALL_SEATINGS_UP_TO, GameRecords
 from ono_env.arena.stats import bounded_mean_interval, wilson_interval
-from ono_env.checks import check_input_file, is_sha256
+from ono_env.checks import check_input_file, check_output_dir, is_int, is_sha256
 from ono_env.replay import Replay
 from ono_env.rules import RuleSet
 
@@ -88,6 +88,13 @@ class ArenaResult:
         r = self.records
         if r.deal is None:
             raise ValueError("paired statistics need a mirrored run (run_arena(mirrored=True))")
+        last = len(self.labels) - 1
+        if not is_int(e) or not 0 <= e <= last:
+            raise ValueError(f"e={e!r} ({type(e).__name__}); allowed: an entrant's place, 0 to "
+                             f"{last}")
+        if other is not None and (not is_int(other) or not 0 <= other <= last or other == e):
+            raise ValueError(f"other={other!r} ({type(other).__name__}); allowed: None or an "
+                             f"entrant's place, 0 to {last}, other than e={e}")
         P = r.entrants.shape[1]
         at = r.entrants == e
         sel = at.any(axis=1)
@@ -251,9 +258,12 @@ class ArenaResult:
         """Write ``<stem>.json`` (everything; a mirrored run also each entrant's per-deal
         results, ``per_deal``, and ``batch_size``) and ``<stem>.csv`` (the per-agent table) into
         ``directory``. Returns the paths. (``ono_env.apps.arena_cli.plot_head_to_head`` draws
-        the head-to-head matrix.)"""
-        d = Path(directory)
-        d.mkdir(parents=True, exist_ok=True)
+        the head-to-head matrix.) ``stem``: a file name without a folder, letters, digits,
+        '.', '_' and '-', the first a letter or digit."""
+        if not isinstance(stem, str) or not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._-]{0,99}", stem):
+            raise ValueError(f"stem={stem!r:.60}; allowed: a file name without a folder, 1-100 "
+                             f"letters, digits, '.', '_' and '-', the first a letter or digit")
+        d = check_output_dir(directory, "ArenaResult.save")
         paths = [d / f"{stem}.json", d / f"{stem}.csv"]
         data = self.to_dict()
         per_deal = data.pop("per_deal", None)
