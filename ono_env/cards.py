@@ -36,6 +36,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from ono_env.checks import is_int
+
 COLORS = ("R", "Y", "G", "B")
 COLOR_WORDS = ("red", "yellow", "green", "blue")
 RANKS = ("0", "1", "2", "3", "4", "5", "6", "7", "8", "9", "S", "R", "+2")
@@ -120,13 +122,17 @@ assert len(ACTION_CARD) == len(ACTION_COLOR) == NUM_ACTIONS
 
 def card_name(card: int) -> str:
     """Text form of a card type id (``0 -> "R0"``, ``53 -> "W+4"``)."""
-    if not 0 <= int(card) < NUM_CARD_TYPES:
-        raise ValueError(f"card id {card!r} is out of range: card ids are 0..{NUM_CARD_TYPES - 1}")
+    if not is_int(card) or not 0 <= card < NUM_CARD_TYPES:
+        raise ValueError(f"card id {card!r} ({type(card).__name__}); allowed: an integer "
+                         f"0..{NUM_CARD_TYPES - 1}")
     return CARD_NAMES[int(card)]
 
 
 def card_id(name: str) -> int:
     """Card type id of a text form such as ``"R5"``, ``"B+2"`` or ``"W+4"``."""
+    if not isinstance(name, str):
+        raise ValueError(f"card name {name!r} ({type(name).__name__}); allowed: a string such "
+                         f"as 'R5', 'B+2' or 'W+4'")
     key = name.strip().upper()
     if key not in CARD_IDS:
         raise ValueError(
@@ -138,13 +144,17 @@ def card_id(name: str) -> int:
 
 def action_name(action: int) -> str:
     """Text form of an action id (``66 -> "draw"``, ``57 -> "play W+4 Y"``)."""
-    if not 0 <= int(action) < NUM_ACTIONS:
-        raise ValueError(f"action id {action!r} is out of range: action ids are 0..{NUM_ACTIONS - 1}")
+    if not is_int(action) or not 0 <= action < NUM_ACTIONS:
+        raise ValueError(f"action id {action!r} ({type(action).__name__}); allowed: an integer "
+                         f"0..{NUM_ACTIONS - 1}")
     return ACTION_NAMES[int(action)]
 
 
 def action_id(name: str) -> int:
     """Action id of a text form such as ``"play R5"``, ``"play W+4 G"``, ``"draw"``, ``"target 2"``."""
+    if not isinstance(name, str):
+        raise ValueError(f"action name {name!r} ({type(name).__name__}); allowed: a string such "
+                         f"as 'play R5', 'play W+4 G' or 'draw'")
     key = " ".join(name.split())
     parts = key.split(" ")
     # Card and colour letters are upper case; verbs lower case. Accept either.

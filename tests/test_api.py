@@ -454,6 +454,67 @@ def test_loose_inputs_of_the_library_are_refused_by_name(call, fragment):
     assert fragment in _refusal(call)
 
 
+def _search_call(rows=(0,), game=None, rng=0):
+    rules = RuleSet.preset("basic", num_players=2)
+    game = VecGame(rules, 2, seed=0) if game is None else game
+    rng = np.random.default_rng(0) if rng == 0 else rng
+    return make_agent("pimc:2", rules).act_game(game, np.asarray(rows), rng)
+
+
+def _act_one(game=None, agent=None, rng=0):
+    from ono_env.agents.driver import act_one
+    rules = RuleSet.preset("basic", num_players=2)
+    return act_one(make_agent("greedy", rules) if agent is None else agent, "greedy",
+                   VecGame(rules, 1, seed=0) if game is None else game,
+                   np.random.default_rng(0) if rng == 0 else rng)
+
+
+def _finished_game():
+    game = VecGame(RuleSet.preset("basic", num_players=2), 1, seed=0)
+    rng = np.random.default_rng(0)
+    while game.legal_mask().any():
+        game.step(ono_env_random_legal(game.legal_mask(), rng))
+    return game
+
+
+@pytest.mark.parametrize("call, fragment", [
+    # card and action names: before, True was 'play R1', 2.7 'play R2' and '3' 'play R3'
+    # (int() of each), and a None name an AttributeError
+    (lambda: action_name(True), "action id True (bool); allowed: an integer 0..84"),
+    (lambda: action_name(2.7), "action id 2.7 (float)"),
+    (lambda: action_name("3"), "action id '3' (str)"),
+    (lambda: action_name(85), "action id 85 (int); allowed: an integer 0..84"),
+    (lambda: card_name(1.5), "card id 1.5 (float); allowed: an integer 0..55"),
+    (lambda: action_id(None), "action name None (NoneType); allowed: a string"),
+    (lambda: card_id(None), "card name None (NoneType); allowed: a string"),
+    # a search agent's rows go to compiled code: before, 10**7 ended the process with a
+    # segmentation fault, 5 gave -1, -1 the last game and bools rows 1 and 0
+    (lambda: _search_call([10**7]), "rows holds [10000000]; allowed: a 1-D integer array of "
+                                    "game indices 0 to 1"),
+    (lambda: _search_call([-1]), "rows holds [-1]"),
+    (lambda: _search_call([True, False]), "rows is bool (2,)"),
+    (lambda: _search_call([[0]]), "rows is int64 (1, 1)"),
+    (lambda: _search_call(game="basic"), "act_game: game is a str; allowed: a VecGame"),
+    (lambda: _search_call(rng=None), "act_game: rng is a NoneType"),
+    # act_one (the terminal and web tables): before, a two-game batch was played as its first
+    # game, a finished game blamed the agent, and a name or rng=None an AttributeError
+    (lambda: _act_one(game=VecGame("basic", 2, seed=0)),
+     "act_one: game is a VecGame of 2 games; allowed: a VecGame of one game"),
+    (lambda: _act_one(agent="greedy"), "act_one: agent 'greedy' has no act method"),
+    (lambda: _act_one(rng=None), "act_one: rng is a NoneType"),
+    (lambda: _act_one(game=_finished_game()), "act_one: the game is over (no legal action)"),
+])
+def test_unchecked_entry_points_of_agents_and_cards_are_refused_by_name(call, fragment):
+    assert fragment in _refusal(call)
+
+
+def test_the_checked_entry_points_still_play():
+    assert action_name(np.int8(66)) == "draw" and card_name(np.uint8(53)) == "W+4"
+    assert _search_call([1, 0]).shape == (2,) and _search_call([]).shape == (0,)
+    action, _ = _act_one()
+    assert VecGame(RuleSet.preset("basic", num_players=2), 1, seed=0).legal_mask()[0, action]
+
+
 def ono_env_random_legal(mask, rng):
     from ono_env import random_legal
     return random_legal(mask, rng)

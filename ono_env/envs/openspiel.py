@@ -86,7 +86,7 @@ import pyspiel
 
 from ono_env import _engine as E
 from ono_env import cards as C
-from ono_env.checks import MAX_SEED
+from ono_env.checks import MAX_SEED, is_int
 from ono_env.game import (
     DEFAULT_MAX_DECISIONS_MATCH,
     DEFAULT_MAX_DECISIONS_ROUND,
@@ -257,7 +257,8 @@ class OnoGame(pyspiel.Game):
 
         d = load_json(text, f"{GAME_NAME} state")
         keys = {"version", "seed", "actions", "position"}
-        if not isinstance(d, dict) or set(d) != keys or d["version"] != SERIAL_VERSION:
+        if (not isinstance(d, dict) or set(d) != keys or not is_int(d["version"])
+                or d["version"] != SERIAL_VERSION):
             raise ValueError(f"{GAME_NAME}: not a serialised state; allowed: JSON with exactly "
                              f"the keys {sorted(keys)}, version {SERIAL_VERSION}")
         seed, actions = d["seed"], d["actions"]
