@@ -663,6 +663,9 @@ def test_a_state_serialises_as_json_and_replays():
     assert str(back) == str(world) and back.history() == world.history()
     for bad, match in [("[1]", "not a serialised state"), ("{", "malformed"),
                        (text.replace('"version": 1', '"version": 2'), "not a serialised state"),
+                       # before, true and 1.0 passed as version 1 (JSON's true == 1 in Python)
+                       (text.replace('"version": 1', '"version": true'), "not a serialised state"),
+                       (text.replace('"version": 1', '"version": 1.0'), "not a serialised state"),
                        (text.replace('"actions": [', '"actions": [99, '), "action 99 is not legal"),
                        (text.replace('"seed": ', '"seed": -'), "seed=-"),
                        # before: said up to 2**64 - 1, then VecGame refused 2**63 unnamed
