@@ -254,9 +254,15 @@ class SearchAgent:
         self.clock = time.perf_counter
         """The clock of time budgets (seconds; tests replace it)."""
         self.method = method
+        if (isinstance(margin, (bool, np.bool_))
+                or not isinstance(margin, (int, float, np.integer, np.floating))
+                or math.isnan(margin)):
+            raise ValueError(f"margin={margin!r} ({type(margin).__name__}); allowed: a number "
+                             f"(negative: no prior, the plain argmax)")
+        if name is not None and (not isinstance(name, str) or not name):
+            raise ValueError(f"name={name!r} ({type(name).__name__}); allowed: None (the "
+                             f"default, 'pimc:<worlds>') or a non-empty string")
         self.margin = float(margin)
-        if math.isnan(self.margin):
-            raise ValueError("margin=nan; allowed: a number (negative: no prior, the plain argmax)")
         """pimc: keep the prior's choice (``prior``'s, else the compiled greedy's) unless an
         action's mean result beats it by more than this (negative: no preference)."""
         self.prior = prior

@@ -449,7 +449,7 @@ class VecGame:
 
         For benchmarks and fast random rollouts; the action choices come from a generator
         per game seeded from ``seed``, separate from the games' own generators."""
-        steps = check_int("steps", steps, 0)
+        steps = check_int("steps", steps, 0, 2**63 - 1)   # the compiled loop's int64 count
         seed = check_seed("seed", seed, allow_none=False)
         policy_rng = game_seeds(seed ^ 0x5EED, self.num_games)
         self._mask_valid = False

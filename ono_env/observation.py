@@ -331,6 +331,7 @@ def color_permutation(perm: Any, rules: RulesSpec,
     rules = _ruleset(rules)
     p = np.asarray(perm) if not isinstance(perm, (str, bytes)) else np.asarray([])
     if (p.shape != (NUM_COLORS,) or p.dtype.kind not in "iu"
+            or any(isinstance(x, (bool, np.bool_)) for x in perm)   # True is not colour 1
             or sorted(p.tolist()) != list(range(NUM_COLORS))):
         raise ValueError(f"color permutation {perm!r}; allowed: the numbers 0-3 in any order "
                          f"(colour k, of R Y G B, becomes perm[k])")

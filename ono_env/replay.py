@@ -43,7 +43,7 @@ from typing import Any
 import numpy as np
 
 from ono_env import cards as C
-from ono_env.checks import check_input_file, check_text, is_int
+from ono_env.checks import check_bool, check_input_file, check_text, is_int
 from ono_env.game import MAX_DECISIONS, VecGame
 from ono_env.positions import load_json, read_rules
 from ono_env.rules import RuleSet
@@ -323,6 +323,10 @@ def replay_positions(replay: Replay, *, check_result: bool = True) -> list[dict[
     one (``len(actions) + 1`` position dicts, every hand visible). ``ValueError`` naming
     the decision when an action is not legal in its position or the game ended before it,
     and (``check_result``) when the last position does not end as ``result`` says."""
+    if not isinstance(replay, Replay):
+        raise ValueError(f"replay_positions: replay is a {type(replay).__name__}; allowed: a "
+                         f"Replay (Replay.load(path), Replay.from_dict(d))")
+    check_result = check_bool("check_result", check_result)
     game = new_game(replay.rules, replay.game_seed, replay.max_decisions)
     out = [game.to_dict(0)]
     for k, a in enumerate(replay.actions):

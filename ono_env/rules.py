@@ -154,6 +154,9 @@ class RuleSet:
     def differing_fields(self, other: RuleSet, skip: tuple[str, ...] = ()) -> list[str]:
         """The fields whose values differ from ``other``'s, in declaration order, but for
         those named in ``skip``: what an error or a summary names of two rule sets."""
+        if not isinstance(other, RuleSet):
+            raise ValueError(f"differing_fields: other is a {type(other).__name__}; allowed: a "
+                             f"RuleSet (RuleSet.preset(name) makes one from a preset's name)")
         return [f.name for f in dataclasses.fields(self)
                 if f.name not in skip and getattr(self, f.name) != getattr(other, f.name)]
 

@@ -469,6 +469,33 @@ def _act_one(game=None, agent=None, rng=0):
                    np.random.default_rng(0) if rng == 0 else rng)
 
 
+def _search_agent(**kwargs):
+    from ono_env.agents.search import SearchAgent
+    return SearchAgent(RuleSet.preset("basic", num_players=2), 2, **kwargs)
+
+
+def _replay_positions(replay, **kwargs):
+    from ono_env.replay import Replay, replay_positions
+    if replay is None:
+        replay = Replay(RuleSet.preset("basic", num_players=2), 0, None, ["a", "b"], [])
+    return replay_positions(replay, **kwargs)
+
+
+def _read_arena_json(path):
+    from ono_env.arena.results import read_arena_json
+    return read_arena_json(path)
+
+
+def _color_permutation(perm):
+    from ono_env.observation import color_permutation
+    return color_permutation(perm, "basic")
+
+
+def _agreement(**kwargs):
+    from ono_env.arena import agreement
+    return agreement("greedy", "greedy", "basic", 4, **kwargs)
+
+
 def _finished_game():
     game = VecGame(RuleSet.preset("basic", num_players=2), 1, seed=0)
     rng = np.random.default_rng(0)
@@ -503,6 +530,21 @@ def _finished_game():
     (lambda: _act_one(agent="greedy"), "act_one: agent 'greedy' has no act method"),
     (lambda: _act_one(rng=None), "act_one: rng is a NoneType"),
     (lambda: _act_one(game=_finished_game()), "act_one: the game is over (no legal action)"),
+    # the rest of the audit's loose inputs: before, margin "0.5" and True were read by
+    # float(), a replay given as a dict or a rules name an AttributeError, check_result "no"
+    # as true, [True, False, 2, 3] as a permutation, 2**70 steps an OverflowError, and
+    # agreement's seed None a run that no seed repeats
+    (lambda: _search_agent(margin="0.5"), "margin='0.5' (str); allowed: a number"),
+    (lambda: _search_agent(margin=True), "margin=True (bool)"),
+    (lambda: _search_agent(name=5), "name=5 (int); allowed: None"),
+    (lambda: _replay_positions({}), "replay is a dict; allowed: a Replay"),
+    (lambda: _replay_positions(None, check_result="no"), "check_result='no' (str)"),
+    (lambda: _read_arena_json(None), "arena.json: a file or folder path is needed; got None"),
+    (lambda: _color_permutation([True, False, 2, 3]), "color permutation [True, False, 2, 3]"),
+    (lambda: VecGame("basic", 1, seed=0).play_random(2**70), "steps=1180591620717411303424;"),
+    (lambda: RuleSet.preset("basic").differing_fields("classic"),
+     "differing_fields: other is a str; allowed: a RuleSet"),
+    (lambda: _agreement(seed=None), "seed=None (NoneType)"),
 ])
 def test_unchecked_entry_points_of_agents_and_cards_are_refused_by_name(call, fragment):
     assert fragment in _refusal(call)

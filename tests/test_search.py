@@ -750,7 +750,7 @@ def test_a_time_budget_is_named_exactly_and_a_nan_margin_is_refused():
     for spec in ("pimc:12345.678ms", "pimc:0.0000001ms", "ismcts:2.5ms"):
         agent = make_agent(spec, "basic")
         assert agent.name == spec and make_agent(agent.name, "basic").time_ms == agent.time_ms
-    with pytest.raises(ValueError, match="margin=nan; allowed: a number"):
+    with pytest.raises(ValueError, match=r"margin=nan \(float\); allowed: a number"):
         SearchAgent(RuleSet.preset("basic"), 4, margin=float("nan"))
 
 

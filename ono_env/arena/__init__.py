@@ -382,7 +382,7 @@ def agreement(agent: Any, reference: Any, rules: Any, num_games: int = 1_000, se
     rules = resolve_rules(rules)
     num_games = check_int("num_games", num_games, 1, MAX_BATCH)
     max_moves = check_int("max_moves", max_moves, 1, 10**6)
-    check_seed("seed", seed)
+    seed = check_seed("seed", seed, allow_none=False)
     a, ref = make_agent(agent, rules), make_agent(reference, rules)
     for who in (a, ref):
         if plays_from_game(who):

@@ -6,6 +6,7 @@ from __future__ import annotations
 import csv
 import json
 import math
+import os
 import re
 from dataclasses import dataclass, field
 from itertools import pairwise
@@ -284,6 +285,8 @@ def read_arena_json(path: str | Path) -> dict[str, Any]:
     """A saved run: the ``arena.json`` at ``path``, or in the folder ``path``, as a dict
     (JSON only: nothing in it runs). ``ValueError`` naming the file when it is missing or
     not an arena.json."""
+    if not isinstance(path, (str, os.PathLike)) or not str(path):
+        raise ValueError(f"arena.json: a file or folder path is needed; got {path!r:.60}")
     p = Path(path)
     if p.is_dir():
         p = p / "arena.json"
