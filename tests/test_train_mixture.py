@@ -138,10 +138,21 @@ def test_a_mixtures_printed_config_leaves_out_the_unread_rules_and_loads_back(tm
     (['tables=[{rules: ono, opponents: {"": 1}}]', "observation_version=2"],
      "'default': config field 'tables.0.opponents' has the key '': String should have at least"),
     (["opponents={greedy: -1}"], "'default': config field 'opponents.greedy' = -1: Input should be greater"),
+    # a hidden field named twice: before, accepted
+    (["observation_version=2", "observation_hide=[lacks, known_cards, lacks]"],
+     "'default': observation_hide names lacks more than once; allowed: each of known_cards, "),
 ])
 def test_a_bad_mixture_is_one_clear_error(overrides, message):
     with pytest.raises(ValueError, match=message):
         load_config("default", overrides)
+
+
+def test_overrides_that_are_no_list_are_named():
+    # before, None was "'NoneType' object is not iterable"
+    for bad in (None, "rules=ono", 5):
+        with pytest.raises(ValueError, match="overrides must be a list of key=value strings"):
+            load_config("default", bad)
+    assert load_config("default", ("rules=ono",)).rules == "ono"
 
 
 def test_table_slots_split_num_envs_by_weight_with_one_slot_each_at_least():

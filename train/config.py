@@ -235,7 +235,7 @@ class TrainConfig:
     observation_version: Literal[1, 2] = 1
     """Observation layout the learner reads: 1 (the environments' default; its length depends on the table) | 2 (one length for every table; tables need it)."""
     observation_hide: list[Hideable] = dataclasses.field(default_factory=list)
-    """observation_version 2, for measuring what a part is worth: these fields of every opponent block are hidden from the network (the model's obs_scale divides them by 1e30, so the saved model never sees them either)."""
+    """observation_version 2, for measuring what a part is worth: these fields (each at most once) of every opponent block are hidden from the network (the model's obs_scale divides them by 1e30, so the saved model never sees them either)."""
     reward: Literal["auto", "win", "points"] = "auto"
     """Reward: win (+1 / -1 at the end) | points (score changes; needs a scoring rule set) | auto (points for a match to a target score, whose win comes only after many rounds; win otherwise)."""
     opponents: Literal["auto"] | dict[Name, Number] = "auto"
@@ -416,6 +416,10 @@ class TrainConfig:
                              f"ppo.color_consistency={self.ppo.color_consistency!r}: the colour "
                              "term compares renamed observations without the hands the policy "
                              "reads; allowed: one of them at 0")
+        twice = sorted({f for f in self.observation_hide if self.observation_hide.count(f) > 1})
+        if twice:
+            raise ValueError(f"observation_hide names {', '.join(twice)} more than once; allowed: "
+                             f"each of {', '.join(HIDEABLE)} at most once")
         if self.observation_hide and self.observation_version != 2:
             raise ValueError(f"observation_hide={self.observation_hide!r} hides fields of "
                              f"observation_version 2; this config has version 1")
@@ -664,8 +668,9 @@ def load_config(spec: str | Path | None = None, overrides: Sequence[str] = ()) -
             raise ValueError(f"training config {str(path)!r}: a mapping of fields is needed; "
                              f"got {type(raw).__name__}")
         data = raw
-    if isinstance(overrides, str):
-        raise ValueError(f"overrides must be a list of key=value strings; got the string {overrides!r}")
+    if isinstance(overrides, str) or not isinstance(overrides, (list, tuple)):
+        raise ValueError(f"overrides must be a list of key=value strings; got "
+                         f"{'the string ' if isinstance(overrides, str) else ''}{overrides!r:.60}")
     for o in overrides:   # in order: of a key given twice the last stands, as on a command line
         _merge(data, parse_override(o))
     try:
