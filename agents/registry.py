@@ -139,8 +139,9 @@ def agent_from_class(spec: str, rules: Any = None) -> Agent:
     then last, so that what the module imports later from beside it, in the class's
     constructor or its ``act``, is found too, and no file there shadows a library), take
     ``Class`` from it (a dotted path reaches a nested attribute), and call it with the
-    RuleSet it will play when it takes a required positional argument or its first positional
-    parameter is named ``rules`` (as the project's own agents' is), else with none. Only the
+    RuleSet it will play when its constructor takes one required positional argument or has
+    a parameter named ``rules`` (as the project's own agents have; for a constructor of
+    ``*args, **kwargs`` alone, its base class's), else with none (:func:`_rules_argument`). Only the
     console scripts that document a ``module:Class`` argument (``ono-arena``, ``ono-bench``,
     ``ono-exploit``) call this: importing the module is the user's explicit choice, and
     :func:`make_agent` never imports anything.
@@ -179,24 +180,61 @@ def agent_from_class(spec: str, rules: Any = None) -> Agent:
         raise ValueError(f"agent {spec}: {attr!r} is a {type(obj).__name__}, not a class; "
                          f"allowed: module:Class, a class whose objects have act(obs, mask, rng)")
     cls: Any = obj   # the user's class, of any signature
+    how = _rules_argument(cls, spec, attr)
     try:
-        positional = [p for p in inspect.signature(cls).parameters.values()
-                      if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
-    except (TypeError, ValueError):
-        positional = []
-    params = [p for p in positional if p.default is p.empty]
-    if len(params) > 1:
-        raise ValueError(f"agent {spec}: {attr}() takes {len(params)} arguments; allowed: none, "
-                         f"or one (the RuleSet it will play)")
-    # an optional first parameter named ``rules`` (the project's own agents, and classes made
-    # from them) is given the RuleSet too: left out, it would mean the library's default rules
-    takes_rules = bool(params) or bool(positional and positional[0].name == "rules")
-    try:
-        agent = cls(rules) if takes_rules else cls()
+        agent = (cls(rules) if how == "positional" else cls(rules=rules) if how == "keyword"
+                 else cls())
     except Exception as exc:  # noqa: BLE001 - the user's constructor failed: one line
         raise ValueError(f"agent {spec}: {attr}() raised {type(exc).__name__}: {exc}") from None
-    check_protocol(agent, rules, spec)
+    try:
+        check_protocol(agent, rules, spec)
+    except ValueError as exc:
+        if how is None:   # the likeliest cause of observations of another table's shape
+            raise ValueError(f"{exc} ({attr} was called with no argument: a constructor "
+                             f"parameter named rules is given the table's RuleSet)") from None
+        raise
     return agent
+
+
+def _rules_argument(cls: Any, spec: str, attr: str) -> str | None:
+    """How :func:`agent_from_class` hands ``cls`` the RuleSet: ``"positional"`` (its one
+    required positional parameter), ``"keyword"`` (a parameter named ``rules``, as the
+    project's own agents have; for a constructor of ``*args, **kwargs`` alone, as a subclass
+    that passes them on has, the first base class whose ``__init__`` names its parameters
+    decides), or None (called with none: a class whose signature cannot be read, too).
+    Left out, an optional ``rules`` would mean the library's default rules, another table."""
+    def named(sig: inspect.Signature) -> list[inspect.Parameter]:
+        return [p for p in sig.parameters.values() if p.kind not in (p.VAR_POSITIONAL,
+                                                                     p.VAR_KEYWORD)]
+    try:
+        sig = inspect.signature(cls)
+    except (TypeError, ValueError):
+        return None
+    required = [p for p in named(sig) if p.default is p.empty
+                and p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    if len(required) > 1:
+        raise ValueError(f"agent {spec}: {attr}() takes {len(required)} arguments; allowed: "
+                         f"none, or one (the RuleSet it will play)")
+    if required:
+        return "positional"
+    params = {p.name: p for p in named(sig)}
+    if "rules" in params:
+        return "positional" if params["rules"].kind == inspect.Parameter.POSITIONAL_ONLY \
+            else "keyword"
+    if params or not any(p.kind == p.VAR_KEYWORD for p in sig.parameters.values()):
+        return None
+    for base in cls.__mro__[1:]:   # *args, **kwargs alone: the base class they go to
+        init = base.__dict__.get("__init__")
+        if init is None or base is object:
+            continue
+        try:
+            base_params = named(inspect.signature(init))[1:]   # without self
+        except (TypeError, ValueError):
+            return None
+        if base_params:
+            return "keyword" if any(p.name == "rules" and p.kind != p.POSITIONAL_ONLY
+                                    for p in base_params) else None
+    return None
 
 
 def check_protocol(agent: Any, rules: RuleSet, what: str) -> None:

@@ -203,8 +203,15 @@ def test_module_class_loading_and_its_refusals(in_data):
     # an optional first parameter named rules (a shipped agent's subclass) is given the table's
     # rules: left out, it meant classic at 4 players and failed at this table
     assert agent_from_class("planted:MyGreedy", rules).rules == rules
-    assert agent_from_class("planted:Tuned", rules).act(   # another optional one: left alone
-        None, np.eye(3, dtype=bool), None).tolist() == [0, 1, 2]
+    # and so is a parameter named rules of a subclass passing *args, **kwargs on to its base
+    # class, or a keyword-only one (each was called with none before)
+    assert agent_from_class("planted:PassesOn", rules).rules == rules
+    assert agent_from_class("planted:KeywordRules", rules).rules == rules
+    agent_from_class("planted:Tuned", rules)   # another optional one: its constructor
+    # asserts it was called with none
+    with pytest.raises(ValueError, match=r"\(NoRules was called with no argument: a "
+                                         r"constructor parameter named rules is given"):
+        agent_from_class("planted:NoRules", rules)
     cases = {"nosuchmodule:Agent": "cannot import module 'nosuchmodule'",
              "planted:Missing": "has no 'Missing'",
              "planted:NoAct": "does not implement the agent protocol",

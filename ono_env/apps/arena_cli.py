@@ -119,8 +119,8 @@ def build_parser() -> cli.ArgumentParser:
                    help="agent names (random, greedy, color, defensive, ppo-basic-2p, ...), "
                         "model files (.safetensors, or a training checkpoint .zip) or "
                         "module:Class, your own agent class (imported from the current directory "
-                        "or the Python path; called with the RuleSet if it takes a required argument "
-                        "or its first parameter is named rules; "
+                        "or the Python path; called with the RuleSet if it takes one required "
+                        "positional argument or has a parameter named rules; "
                         "labelled by its name attribute, else its class name); at least as many "
                         "as players")
     p.add_argument("--rules", default="basic",

@@ -95,7 +95,7 @@ def build_parser() -> cli.ArgumentParser:
                    help="a registered agent name (greedy, ppo-any, pimc:8, ...), a model file "
                         "(.safetensors), or module:Class, your own agent class (imported from "
                         "the current directory or the Python path; called with the RuleSet if "
-                        "it takes a required argument or its first parameter is named rules)")
+                        "it takes one required positional argument or has a parameter named rules)")
     p.add_argument("--suite", default=None, metavar="VERSION",
                    help=f"suite version ({', '.join(map(str, suite_versions()))}; default: the "
                         f"latest)")

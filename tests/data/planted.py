@@ -82,3 +82,25 @@ class Tuned:
 
     def act(self, obs, mask, rng):
         return mask.argmax(axis=1)
+
+
+class PassesOn(GreedyAgent):
+    """A subclass that passes everything on: its base class's ``rules`` is given the rules."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+
+
+class KeywordRules(GreedyAgent):
+    """``rules`` as a keyword-only parameter: given by name."""
+
+    def __init__(self, *, rules=None):
+        super().__init__(rules)
+
+
+class NoRules(GreedyAgent):
+    """A subclass whose constructor takes nothing: called with none, it plays the library's
+    default table, and the refusal says it was called with no argument."""
+
+    def __init__(self):
+        super().__init__()
