@@ -201,7 +201,15 @@ def test_a_clone_plays_alike_and_apart():
         for bad in (True, float(state.legal_actions()[0]), "0", None):   # one error, naming child
             with pytest.raises(TypeError, match=r"child\(action=.*allowed: an action id"):
                 state.child(bad)
+        # and apply_action: before, True played action 1 and -1 or 10**20 gave OpenSpiel's
+        # C++ checks' text
+        for bad, error in ((True, TypeError), (-1, ValueError), (10**20, ValueError),
+                           (85, ValueError)):
+            with pytest.raises(error, match=r"apply_action\(action=.*allowed: an action id, a "
+                                            r"Python or NumPy integer 0\.\.84"):
+                state.apply_action(bad)
         assert str(state) == before
+        assert str(state.child(np.int64(state.legal_actions()[0]))) != before
     assert game.observation_tensor_shape() == [game.observation_tensor_size()] \
         == game.information_state_tensor_shape() == [state.engine.observation_size]
     env = rl_environment.Environment(game)

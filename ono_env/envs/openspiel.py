@@ -347,6 +347,19 @@ def _cards(counts: np.ndarray) -> str:
     return " ".join(C.CARD_NAMES[c] for c in np.flatnonzero(counts) for _ in range(int(counts[c])))
 
 
+def _action_arg(where: str, action: Any) -> int:
+    """An action given to ``where`` as an ``int``: a Python or NumPy integer (not a bool),
+    else ``TypeError``, from 0 to 84, else ``ValueError``; whether it is legal in the
+    position is the engine's to say."""
+    allowed = (f"an action id, a Python or NumPy integer 0..{C.NUM_ACTIONS - 1} (one of "
+               f"legal_actions())")
+    if not is_int(action):
+        raise TypeError(f"{where}(action={action!r:.40}); allowed: {allowed}")
+    if not 0 <= action < C.NUM_ACTIONS:
+        raise ValueError(f"{where}(action={action!r:.40}); allowed: {allowed}")
+    return int(action)
+
+
 class OnoState(pyspiel.State):
     """One game: a one-game VecGame, the returns so far and the action history."""
 
@@ -406,13 +419,16 @@ class OnoState(pyspiel.State):
         obs = self.engine.observe(int(seat), version=game.observation_version)[0]
         return (obs / game.scale).tolist()
 
+    def apply_action(self, action: int) -> None:
+        """OpenSpiel's ``apply_action``, ``action`` checked first (:func:`_action_arg`):
+        OpenSpiel's own took ``True`` as action 1, and answered -1 or 2**64 with its C++
+        checks' text."""
+        super().apply_action(_action_arg("apply_action", action))
+
     def child(self, action: int) -> OnoState:
-        """The state after ``action``, a clone of this one (which takes no deal). ``action``:
-        an action id, an ``int`` (a ``bool`` or a float is refused here, where OpenSpiel's
-        ``apply_action`` would take ``True`` as 1 or name itself in the error)."""
-        if isinstance(action, bool) or not isinstance(action, (int, np.integer)):
-            raise TypeError(f"child(action={action!r}); allowed: an action id, an int (one of "
-                            f"legal_actions())")
+        """The state after ``action`` (:func:`_action_arg`), a clone of this one (which takes
+        no deal)."""
+        action = _action_arg("child", action)
         out = self.clone()
         out.apply_action(action)
         return out
