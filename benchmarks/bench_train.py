@@ -110,16 +110,15 @@ PRECISIONS: dict[str, set[str]] = {}
 """Each measured setting's precisions (``one_run``'s ``label``), as its ``algo: ppo`` runs
 trained in them (the report says them)."""
 
-DONE: set[int] = set()
+TRAINED: set[int] = set()
 """The learner steps each measured training call did (``--steps`` rounded up to whole
-rollouts; the untimed warm-up calls, which have no ``label``, are not counted)."""
+rollouts; the untimed warm-up calls, which have no ``label``, are not counted). ``main``
+empties it, and :data:`PRECISIONS`, first."""
 
 
-def done_steps() -> str:
-    """What the report says of :data:`DONE`: one count, or the range of them."""
-    if not DONE:
-        return "none"
-    low, high = min(DONE), max(DONE)
+def trained_text(counts: set[int]) -> str:
+    """What the report says of the steps some calls trained: one count, or their range."""
+    low, high = min(counts), max(counts)
     return f"{low:,}" if low == high else f"{low:,} to {high:,}"
 
 
@@ -154,7 +153,7 @@ def one_run(algo: str, steps: int, threads: int | str, seed: int,
                           per * res["update_seconds"]])
         took = time.perf_counter() - t
         if label is not None:
-            DONE.add(steps_done(res))
+            TRAINED.add(steps_done(res))
         return res["steps_per_second"] if loop else steps_done(res) / took
 
 
@@ -169,8 +168,10 @@ def steps_done(res: dict) -> int:
     return int(read_metadata(res["model"])["training_steps"])
 
 
-def learning(algo: str, steps: int, seed: int, games: int, threads: int | str) -> list[float]:
-    """Win rate [low, high] against greedy after ``steps`` steps with two networks."""
+def learning(algo: str, steps: int, seed: int, games: int,
+             threads: int | str) -> tuple[list[float], int]:
+    """Win rate [low, high] against greedy after ``steps`` steps with two networks, and the
+    steps the trainer trained (whole rollouts)."""
     from ono_env.agents.learned import load_agent
     from ono_env.arena import evaluate
 
@@ -179,7 +180,7 @@ def learning(algo: str, steps: int, seed: int, games: int, threads: int | str) -
         res = _trainer(algo)(cfg)
         agent = load_agent(res["model"])
         r = evaluate(agent, ["greedy"], agent.rules, games, seed=1234)[0]
-        return [r["win_rate"], r["ci_low"], r["ci_high"]]
+        return [r["win_rate"], r["ci_low"], r["ci_high"]], steps_done(res)
 
 
 def update_bound(parts: dict[str, list[float]]) -> list[str]:
@@ -198,6 +199,9 @@ def update_bound(parts: dict[str, list[float]]) -> list[str]:
 
 
 def main() -> None:
+    TRAINED.clear()   # a second call in one process reports its own runs only
+    PRECISIONS.clear()
+    learn_trained: set[int] = set()
     ap = parser(__doc__)
     ap.add_argument("--steps", type=int, default=400_000, help="learner steps per training call")
     ap.add_argument("--rounds", type=int, default=3, help="alternating rounds per setting")
@@ -285,15 +289,16 @@ def main() -> None:
     if args.learn_steps:
         for seed in (0, 1):
             for algo in ("ppo", "maskable_ppo"):
-                r = learning(algo, args.learn_steps, seed, args.learn_games, threads)
+                r, trained = learning(algo, args.learn_steps, seed, args.learn_games, threads)
                 res["learning"][f"{algo}, seed {seed}"] = r
+                learn_trained.add(trained)
                 print(f"learning {algo} seed {seed}: {r}", file=sys.stderr)
 
-    lines = [f"Learner steps per second, default config (basic, 2 players, pool of baselines), "
-             f"{args.steps:,} steps asked per call ({done_steps()} trained: the trainer "
-             f"trains whole rollouts), median of {args.rounds} alternating rounds; "
-             f"{machine()}" + (f"; GPU: {gpu}" if gpu else "")
-             + precisions() + "."]
+    timed = (f"Learner steps per second, default config (basic, 2 players, pool of "
+             f"baselines), {args.steps:,} steps asked per call ({trained_text(TRAINED)} "
+             f"trained: the trainer trains whole rollouts), median of {args.rounds} "
+             f"alternating rounds; " if TRAINED else "")   # no speed part ran: the machine only
+    lines = [timed + f"{machine()}" + (f"; GPU: {gpu}" if gpu else "") + precisions() + "."]
     if res["idle"] or res["busy"]:
         lines += ["", "| machine | trainer | steps/s (median) | rounds |", "|---|---|---|---|"]
     for part, label in (("idle", f"idle, torch_threads={args.threads}"),
@@ -322,7 +327,8 @@ def main() -> None:
                          + f" | {100_000 / statistics.median(res['mixture'][name]):.2f} |")
         lines += update_bound(parts)
     if res["learning"]:
-        lines += ["", f"Learning per step: {args.learn_steps:,} steps, two networks "
+        lines += ["", f"Learning per step: {args.learn_steps:,} steps asked "
+                      f"({trained_text(learn_trained)} trained), two networks "
                       f"(`policy.shared=false`), win rate against greedy over "
                       f"{args.learn_games:,} games [95%]:", "",
                   "| trainer, seed | vs greedy |", "|---|---|"]
@@ -339,7 +345,9 @@ def main() -> None:
             "# Training speed\n\n`python benchmarks/bench_train.py " + " ".join(sys.argv[1:])
             + "`\n\n" + text)
         (args.out / "bench_train.json").write_text(json.dumps(
-            {"steps": args.steps, "rounds": args.rounds, "threads": args.threads,
+            {"steps": args.steps, "trained": sorted(TRAINED),
+             "learn_trained": sorted(learn_trained), "rounds": args.rounds,
+             "threads": args.threads,
              "cores": len(os.sched_getaffinity(0)), "cpu": cpu_name(), "gpu": gpu,
              "precisions": {k: sorted(v) for k, v in PRECISIONS.items()},
              "results": res}, indent=2) + "\n")

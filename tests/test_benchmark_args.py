@@ -126,12 +126,12 @@ def test_bench_train_counts_the_steps_the_trainer_did(monkeypatch):
                         types.SimpleNamespace(perf_counter=lambda: next(clock)))
     assert one_run("ppo", 100, 1, 0) == 4096.0   # 8,192 steps in 2 s, not 100
     # the page's count of the steps trained is of the measured calls, not of the warm-ups
-    monkeypatch.setitem(one_run.__globals__, "DONE", set())
-    done_steps = one_run.__globals__["done_steps"]
+    trained = set()
+    monkeypatch.setitem(one_run.__globals__, "TRAINED", trained)
     one_run("ppo", 100, 1, 0)   # a warm-up: no label
-    assert done_steps() == "none"
+    assert trained == set()
     one_run("ppo", 100, 1, 0, label="idle, ppo")
-    assert done_steps() == "8,192"
+    assert trained == {8192} and one_run.__globals__["trained_text"](trained) == "8,192"
 
 
 def test_bench_train_checks_cuda_first(tmp_path, monkeypatch):
