@@ -30,7 +30,8 @@ The config
     network.
 
 League self-play
-    :class:`LeagueCallback` (an ``RLlibCallback``): every ``self_play.snapshot_every`` steps a
+    An ``RLlibCallback`` class made for each run (``LeagueCallback``, inside
+    ``_league_callback_class``: it needs Ray imported): every ``self_play.snapshot_every`` steps a
     frozen copy of the learner's policy (a NumPy :class:`~ono_env.agents.learned.LearnedAgent`)
     joins every env runner's opponent pool; the latest ``max_snapshots`` share ``weight`` of
     the games, the configured opponents the rest by their weights, drawn per game and seat.
