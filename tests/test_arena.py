@@ -95,6 +95,13 @@ def test_loose_agent_lists_and_seeds_are_refused_by_name(call, fragment):
     assert fragment in str(info.value)
 
 
+def test_evaluate_takes_a_seed_past_int64_as_the_trainers_derive_it():
+    # the trainers evaluate at their seed plus the steps trained: a config's seed of
+    # 2**63 - 1 goes past it
+    row = evaluate("greedy", ("random",), "basic", 4, seed=2**63 + 5)[0]
+    assert row["opponent"] == "random" and 0 <= row["win_rate"] <= 1
+
+
 def test_paired_statistics_and_save_refuse_what_names_no_entrant_or_file(tmp_path):
     res = run_arena(["greedy", "random"], "basic", 2, 8, seed=0, rating=False, mirrored=True)
     assert res.paired(0)["deals"] == 4 and res.paired(0, 1)["deals"] == 4

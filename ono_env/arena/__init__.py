@@ -143,8 +143,8 @@ def run_arena(agents: Sequence[Any], rules: Any = "classic", num_players: int | 
               ray_address: str | None = None, mirrored: bool = False) -> ArenaResult:
     """Play ``num_games`` games among ``agents`` and return their statistics.
 
-    ``agents``: names (``random``, ``greedy``, ``color``, ``defensive``, ...), model
-    files or agent objects; at least ``num_players`` of them (repeat a name to seat it
+    ``agents``: a list or tuple of names (``random``, ``greedy``, ``color``, ``defensive``,
+    ...), model files or agent objects; at least ``num_players`` of them (repeat a name to seat it
     more than once). ``rules``: a preset name, YAML path, RuleSet or dict; ``num_players``
     overrides its player count. ``num_games`` is split evenly over the tables and their
     seatings (rounded up so every seating plays the same number). ``rating``: compute
@@ -318,9 +318,9 @@ def _agent_list(name: str, agents: Any) -> list[Any]:
 def evaluate(agent: Any, opponents: Sequence[Any], rules: Any, num_games: int, seed: int = 0, *,
              batch_size: int = 4096, progress: bool = False, workers: int = 1,
              max_decisions: int | None = None) -> list[dict[str, Any]]:
-    """``agent`` against each of ``opponents`` in turn (filling every other seat of the
-    table), ``num_games`` games each (rounded up, as :func:`games_played` rounds, so that
-    every seating plays as many), seats rotated. One row per opponent: ``opponent``,
+    """``agent`` against each of ``opponents`` (a list or tuple) in turn (filling every other
+    seat of the table), ``num_games`` games each (rounded up, as :func:`games_played`
+    rounds, so that every seating plays as many), seats rotated. One row per opponent: ``opponent``,
     ``games``, ``win_rate`` of ``agent`` and its 95% interval (``ci_low``, ``ci_high``),
     ``fair_share``, ``mean_length``, ``no_winner`` and ``seconds``.
 
@@ -331,7 +331,7 @@ def evaluate(agent: Any, opponents: Sequence[Any], rules: Any, num_games: int, s
     by pickling: pass names or model paths."""
     rules = resolve_rules(rules)
     workers = check_int("workers", workers, 1)
-    seed = check_seed("seed", seed, allow_none=False)
+    seed = check_int("seed", seed, 0)   # any size: the trainers add their step count to theirs
     opponents = _agent_list("opponents", opponents)
     if not opponents:
         raise ValueError("opponents=[]; allowed: a list or tuple of one or more agents")
