@@ -339,7 +339,18 @@ def test_opponent_pool_draws_per_game_and_accepts_snapshots():
     pool.set_weight("greedy", 1e308)
     with pytest.raises(ValueError, match="would make the weights' sum infinite"):
         pool.set_weight("color", 1e308)
-    assert pool.weights == [1e308, 0, 5.0]
+    with pytest.raises(ValueError, match="adding 'big' would make the weights' sum infinite"):
+        pool.add("random", 1e308, "big")
+    assert pool.names == ["greedy", "color", "snapshot-1"] and pool.weights == [1e308, 0, 5.0]
+    # every weight at once: the unnamed members leave; refused as a whole, the pool unchanged
+    for weights, message in [({"greedy": 0, "color": 0}, "no member of positive weight"),
+                             ({"greedy": 1, "nosuch": 1}, "has no member 'nosuch'"),
+                             ({"greedy": True}, "not a bool")]:
+        with pytest.raises(ValueError, match=message):
+            pool.reweight(weights)
+        assert pool.names == ["greedy", "color", "snapshot-1"]
+    pool.reweight({"color": 1e308, "greedy": 0})
+    assert pool.names == ["greedy", "color"] and pool.weights == [0, 1e308]
 
 
 @pytest.mark.parametrize("target, version", [(1, 1), (1, 2), (1_000_000, 2), (0, 1)])

@@ -133,6 +133,9 @@ def test_vector_env_pool_update_for_the_league():
     env.update_pool({"snapshot-1": 1.0, "greedy": 0.0})
     env.update_pool({"new": 1.0}, {"new": snap})
     assert env.pool.names == ["new"] and env.pool.weights == [1.0]
+    env.update_pool({"new": 1e308, "newer": 0.0}, {"newer": snap})
+    env.update_pool({"new": 0.0, "newer": 1e308})   # one sum at a time: never infinite
+    assert env.pool.weights == [0.0, 1e308]
     assert R.league_weights({"a": 1, "b": 3}, [], 0.2) == {"a": 0.25, "b": 0.75}
     assert R.league_weights({"a": 1, "b": 3}, ["s1", "s2"], 0.2) == pytest.approx(
         {"a": 0.2, "b": 0.6, "s1": 0.1, "s2": 0.1})

@@ -66,6 +66,7 @@ class OpponentPool:
         if name in self.names:
             raise ValueError(f"opponent pool already has {name!r}; members: "
                              f"{', '.join(map(repr, self.names))}; give another name")
+        self._check_change(self.weights + [weight], f"adding {name!r}")
         self.agents.append(make_agent(agent, self.rules))
         self.names.append(cast(str, name))
         self.weights.append(weight)
@@ -92,6 +93,22 @@ class OpponentPool:
         self._check_change(self.weights[:k] + [weight] + self.weights[k + 1:],
                            f"weight {weight:g} for {name!r}")
         self.weights[k] = weight
+
+    def reweight(self, weights: Mapping[str, float]) -> None:
+        """Every member's weight at once: the members named in ``weights`` take theirs, the
+        others leave the pool (finishing the games they were dealt); refused, the pool
+        unchanged, where a name is no member, a weight is not one, or the new weights leave
+        no member of positive weight or sum to infinity."""
+        if not isinstance(weights, Mapping):
+            raise ValueError(f"opponent pool weights={weights!r:.60} ({type(weights).__name__}); "
+                             f"allowed: a dict of member name -> weight")
+        checked = {self.names[self._index(n)]: _check_weight(w, n) for n, w in weights.items()}
+        keep = [k for k, n in enumerate(self.names) if n in checked]
+        new = [checked[self.names[k]] for k in keep]
+        self._check_change(new, "the new weights")
+        self.agents = [self.agents[k] for k in keep]
+        self.names = [self.names[k] for k in keep]
+        self.weights = new
 
     def _check_change(self, weights: list[float], what: str) -> None:
         """Refuse a change to ``weights`` that a game being dealt could not draw from: an

@@ -149,17 +149,8 @@ class OnoRLlibVectorEnv(gym.vector.VectorEnv):
         try:
             for name, agent in (new or {}).items():
                 if name not in pool.names:
-                    pool.add(agent, weights.get(name, 0.0), name)
-            # the positive weights first, the removals and zeros after: the pool refuses a
-            # change that leaves it without a positive weight, even for a moment
-            for name, w in sorted(weights.items(), key=lambda item: not _positive(item[1])):
-                if not _positive(w):
-                    break
-                pool.set_weight(name, w)
-            for name in [n for n in pool.names if n not in weights]:
-                pool.remove(name)
-            for name, w in weights.items():
-                pool.set_weight(name, w)
+                    pool.add(agent, 0.0, name)   # its weight comes with the others
+            pool.reweight(weights)   # all at once: no moment without a positive weight
             pool.probabilities()   # some weight positive, the sum finite
         except Exception:
             pool.agents, pool.names, pool.weights = kept
@@ -304,8 +295,3 @@ def __getattr__(name: str) -> Any:
                       "removed in ono_env 0.4", DeprecationWarning, stacklevel=2)
         return OnoRLlibVectorEnv
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
-
-def _positive(weight: Any) -> bool:
-    """Whether an update's ``weight`` is a number above 0 (the pool checks it as a weight)."""
-    return isinstance(weight, (int, float, np.integer, np.floating)) and bool(weight > 0)
