@@ -122,6 +122,8 @@ assert len(ACTION_CARD) == len(ACTION_COLOR) == NUM_ACTIONS
 
 def card_name(card: int) -> str:
     """Text form of a card type id (``0 -> "R0"``, ``53 -> "W+4"``)."""
+    if isinstance(card, np.ndarray) and card.shape == () and card.dtype.kind in "iu":
+        card = int(card)   # a 0-d integer array, as the environments' steps take
     if not is_int(card) or not 0 <= card < NUM_CARD_TYPES:
         raise ValueError(f"card id {card!r} ({type(card).__name__}); allowed: an integer "
                          f"0..{NUM_CARD_TYPES - 1}")
@@ -144,6 +146,8 @@ def card_id(name: str) -> int:
 
 def action_name(action: int) -> str:
     """Text form of an action id (``66 -> "draw"``, ``57 -> "play W+4 Y"``)."""
+    if isinstance(action, np.ndarray) and action.shape == () and action.dtype.kind in "iu":
+        action = int(action)   # a 0-d integer array, as the environments' steps take
     if not is_int(action) or not 0 <= action < NUM_ACTIONS:
         raise ValueError(f"action id {action!r} ({type(action).__name__}); allowed: an integer "
                          f"0..{NUM_ACTIONS - 1}")

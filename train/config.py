@@ -669,8 +669,8 @@ def load_config(spec: str | Path | None = None, overrides: Sequence[str] = ()) -
                              f"got {type(raw).__name__}")
         data = raw
     if isinstance(overrides, str) or not isinstance(overrides, (list, tuple)):
-        raise ValueError(f"overrides must be a list of key=value strings; got "
-                         f"{'the string ' if isinstance(overrides, str) else ''}{overrides!r:.60}")
+        raise ValueError(f"overrides={overrides!r:.60} ({type(overrides).__name__}); allowed: a "
+                         f"list of key=value strings")
     for o in overrides:   # in order: of a key given twice the last stands, as on a command line
         _merge(data, parse_override(o))
     try:
