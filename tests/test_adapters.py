@@ -261,7 +261,9 @@ def test_driver_seeds_are_those_of_generator_integers(bits):
 
 def test_a_pool_whose_weights_sum_past_the_floats_is_refused():
     rules = resolve_rules("basic", num_players=2)
-    with pytest.raises(ValueError, match="weights sum to inf; allowed: weights whose sum"):
+    # refused as the pool is made, at the member that would take the sum past the floats
+    with pytest.raises(ValueError, match="adding 'color' would make the weights' sum infinite; "
+                                         "allowed: weights whose sum"):
         OnoVecEnv(rules, num_envs=4, opponents={"greedy": 1e308, "color": 1e308})
 
 
