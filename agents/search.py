@@ -107,7 +107,7 @@ import numpy as np
 from ono_env import _engine as E
 from ono_env import cards as C
 from ono_env.agents.base import observation_version
-from ono_env.checks import check_rng, check_rows
+from ono_env.checks import check_rng, check_rows, is_real
 from ono_env.game import VecGame, kernel_entry
 from ono_env.observation import OBS_V2_SIZE, observation_size
 from ono_env.rules import resolve_rules
@@ -254,9 +254,7 @@ class SearchAgent:
         self.clock = time.perf_counter
         """The clock of time budgets (seconds; tests replace it)."""
         self.method = method
-        if (isinstance(margin, (bool, np.bool_))
-                or not isinstance(margin, (int, float, np.integer, np.floating))
-                or math.isnan(margin)):
+        if not is_real(margin) or math.isnan(margin):
             raise ValueError(f"margin={margin!r} ({type(margin).__name__}); allowed: a number "
                              f"(negative: no prior, the plain argmax)")
         if name is not None and (not isinstance(name, str) or not name):

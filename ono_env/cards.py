@@ -36,7 +36,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ono_env.checks import is_int
+from ono_env.checks import as_int
 
 COLORS = ("R", "Y", "G", "B")
 COLOR_WORDS = ("red", "yellow", "green", "blue")
@@ -122,12 +122,11 @@ assert len(ACTION_CARD) == len(ACTION_COLOR) == NUM_ACTIONS
 
 def card_name(card: int) -> str:
     """Text form of a card type id (``0 -> "R0"``, ``53 -> "W+4"``)."""
-    if isinstance(card, np.ndarray) and card.shape == () and card.dtype.kind in "iu":
-        card = int(card)   # a 0-d integer array, as the environments' steps take
-    if not is_int(card) or not 0 <= card < NUM_CARD_TYPES:
+    k = as_int(card)
+    if k is None or not 0 <= k < NUM_CARD_TYPES:
         raise ValueError(f"card id {card!r} ({type(card).__name__}); allowed: an integer "
                          f"0..{NUM_CARD_TYPES - 1}")
-    return CARD_NAMES[int(card)]
+    return CARD_NAMES[k]
 
 
 def card_id(name: str) -> int:
@@ -146,12 +145,11 @@ def card_id(name: str) -> int:
 
 def action_name(action: int) -> str:
     """Text form of an action id (``66 -> "draw"``, ``57 -> "play W+4 Y"``)."""
-    if isinstance(action, np.ndarray) and action.shape == () and action.dtype.kind in "iu":
-        action = int(action)   # a 0-d integer array, as the environments' steps take
-    if not is_int(action) or not 0 <= action < NUM_ACTIONS:
+    k = as_int(action)
+    if k is None or not 0 <= k < NUM_ACTIONS:
         raise ValueError(f"action id {action!r} ({type(action).__name__}); allowed: an integer "
                          f"0..{NUM_ACTIONS - 1}")
-    return ACTION_NAMES[int(action)]
+    return ACTION_NAMES[k]
 
 
 def action_id(name: str) -> int:

@@ -20,6 +20,20 @@ def is_int(value: Any) -> bool:
     return isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_))
 
 
+def is_real(value: Any) -> bool:
+    """A Python or NumPy integer or float, not a bool (nan and inf are the caller's)."""
+    return (isinstance(value, (int, float, np.integer, np.floating))
+            and not isinstance(value, (bool, np.bool_)))
+
+
+def as_int(value: Any) -> int | None:
+    """``value`` as an ``int`` when it is a Python or NumPy integer or a 0-d integer array
+    (as the environments' steps take an action), not a bool; else None."""
+    if isinstance(value, np.ndarray) and value.shape == () and value.dtype.kind in "iu":
+        return int(value)
+    return int(value) if is_int(value) else None
+
+
 def check_int(name: str, value: Any, low: int, high: int | None = None) -> int:
     """``value`` as an ``int`` when it is an integer (not a bool) from ``low`` to ``high``."""
     allowed = f"an integer >= {low:,}" if high is None else f"an integer from {low:,} to {high:,}"
@@ -58,11 +72,10 @@ def check_choice(name: str, value: Any, choices: Any) -> Any:
 def check_action(name: str, value: Any) -> int:
     """An action id as an ``int``: a Python or NumPy integer (or a 0-d integer array), not a
     bool, float or string. (The range and legality are the caller's to check.)"""
-    if isinstance(value, np.ndarray) and value.shape == () and value.dtype.kind in "iu":
-        return int(value)
-    if not is_int(value):
+    action = as_int(value)
+    if action is None:
         raise ValueError(f"{name}={value!r} ({type(value).__name__}); allowed: an integer action id")
-    return int(value)
+    return action
 
 
 def check_rng(name: str, value: Any) -> np.random.Generator:

@@ -20,6 +20,7 @@ import numpy as np
 from ono_env.agents.base import Agent
 from ono_env.agents.driver import AgentDriver
 from ono_env.agents.registry import make_agent
+from ono_env.checks import is_real
 from ono_env.game import VecGame
 from ono_env.rules import RuleSet, resolve_rules
 
@@ -150,8 +151,7 @@ class OpponentPool:
 
 
 def _check_weight(weight: Any, agent: Any) -> float:
-    ok = (isinstance(weight, (int, float, np.integer, np.floating))
-          and not isinstance(weight, (bool, np.bool_)) and math.isfinite(weight) and weight >= 0)
+    ok = is_real(weight) and math.isfinite(weight) and weight >= 0
     if not ok:
         raise ValueError(f"opponent weight {weight!r} ({type(weight).__name__}) for {agent!r}; "
                          f"allowed: a finite number >= 0 (not a bool)")
