@@ -37,10 +37,12 @@ class OpponentPool:
     """Weighted opponents, drawn per game and seat when a game is dealt.
 
     ``OpponentPool({"greedy": 2, "random": 1}, rules)``; ``add(agent, weight, name)``,
-    ``remove(name)`` and ``set_weight(name, weight)`` change it while environments use it:
-    the games already dealt keep the opponents they were dealt (a removed member finishes
-    those games), and the next deals draw from the new members and weights. A weight is a
-    finite number >= 0 (not a bool); a name is a non-empty string, unique in the pool.
+    ``remove(name)``, ``set_weight(name, weight)`` and ``reweight({name: weight})`` change it
+    while environments use it: the games already dealt keep the opponents they were dealt (a
+    removed member finishes those games), and the next deals draw from the new members and
+    weights. A change that would leave no member of positive weight, or weights whose sum is
+    infinite, is refused, the pool unchanged. A weight is a finite number >= 0 (not a bool);
+    a name is a non-empty string, unique in the pool.
     ``rules`` (a RuleSet, preset name, ...) is the rule set the members play: an environment
     refuses a pool made for other rules."""
 
