@@ -12,7 +12,13 @@ the position instead (:mod:`ono_env.agents.search`).
 
 from ono_env.agents.base import Agent, RandomAgent, checked_actions
 from ono_env.agents.learned import LearnedAgent, load_agent
-from ono_env.agents.registry import agent_names, is_model_path, make_agent, register_agent
+from ono_env.agents.registry import (
+                                     agent_names,
+                                     is_model_path,
+                                     make_agent,
+                                     register_agent,
+                                     unregister_agent,
+)
 from ono_env.agents.rule_based import (
                                        ColorControlAgent,
                                        DefensiveAgent,
@@ -24,5 +30,5 @@ from ono_env.agents.search import SEARCH_AGENTS, SearchAgent
 
 __all__ = ["Agent", "RandomAgent", "GreedyAgent", "ColorControlAgent", "DefensiveAgent",
            "RuleBasedAgent", "RULE_BASED", "LearnedAgent", "load_agent", "make_agent",
-           "agent_names", "register_agent", "is_model_path", "checked_actions",
+           "agent_names", "register_agent", "unregister_agent", "is_model_path", "checked_actions",
            "SearchAgent", "SEARCH_AGENTS"]

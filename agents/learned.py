@@ -101,7 +101,7 @@ from typing import Any
 import numpy as np
 
 from ono_env import cards as C
-from ono_env.checks import check_bool, is_int
+from ono_env.checks import check_act_mask, check_bool, is_int
 from ono_env.observation import (
     MAX_OPPONENTS,
     OBS2_OPPONENTS,
@@ -778,6 +778,7 @@ class LearnedAgent:
                      else "")
             raise ValueError(f"{self!r}: observations of shape {obs.shape}; expected "
                              f"(B, {self.obs_size}){which}")
+        check_act_mask(self, obs, mask, C.NUM_ACTIONS)
         if len(obs) == 0:
             return np.zeros(0, np.int64)
         z = self.logits(obs)

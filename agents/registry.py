@@ -3,9 +3,10 @@
 ``make_agent(spec, rules)`` builds an agent from a name (``random``, the rule-based
 ``greedy``, ``color``, ``defensive``, and one name per policy shipped in ``models/``:
 ``ppo-basic-2p``, ...; the search agents of :mod:`ono_env.agents.search`, ``pimc`` or
-``pimc:N``, and the CHEATING ceilings ``oracle-hands``, ``oracle`` and ``oracle-ppo``), from the path of a
-saved model, or returns an object that already has ``act``. ``register_agent(name,
-factory)`` adds a name; a factory takes the rule set the agent will play (rule-based agents
+``pimc:N``, and the CHEATING ceilings ``oracle-hands``, ``oracle`` and ``oracle-ppo``),
+from the path of a saved model, or returns an object that already has ``act``.
+``register_agent(name, factory)`` adds a name (one already taken only with
+``replace=True``); a factory takes the rule set the agent will play (rule-based agents
 read the observation layout from it, and a saved model is refused unless it was trained
 for it).
 """
@@ -27,6 +28,7 @@ from ono_env.agents.base import Agent, RandomAgent, checked_actions, observation
 from ono_env.agents.learned import load_agent, shipped_models
 from ono_env.agents.rule_based import RULE_BASED
 from ono_env.agents.search import SEARCH_AGENTS
+from ono_env.checks import check_bool
 from ono_env.rules import RuleSet, resolve_rules
 
 Factory = Callable[[RuleSet], Agent]
@@ -44,15 +46,27 @@ def _builtin() -> dict[str, Factory]:
     return table
 
 
-_REGISTRY: dict[str, Factory] = _builtin()
+_BUILTIN: dict[str, Factory] = _builtin()
+_REGISTRY: dict[str, Factory] = dict(_BUILTIN)
 
 
-def register_agent(name: str, factory: Factory) -> None:
-    """Make ``make_agent(name, rules)`` build ``factory(rules)``."""
+def register_agent(name: str, factory: Factory, *, replace: bool = False) -> None:
+    """Make ``make_agent(name, rules)`` build ``factory(rules)``.
+
+    A name already in the table (a built-in agent's, or one registered before) is refused
+    unless ``replace=True``: replacing ``greedy`` or a shipped policy changes what every
+    later ``make_agent`` of that name plays, so it is never done by accident.
+    :func:`unregister_agent` gives a built-in name its own agent back."""
     if not isinstance(name, str) or not name or is_model_path(name):
         raise ValueError(f"agent name {name!r}; allowed: a non-empty name that is not a path")
     if not callable(factory):
         raise ValueError(f"register_agent({name!r}, ...): the factory must be callable")
+    check_bool("replace", replace)
+    if name in _REGISTRY and not replace:
+        what = ("a built-in agent's" if _REGISTRY[name] is _BUILTIN.get(name)
+                else "registered before")
+        raise ValueError(f"agent name {name!r} is taken ({what}); allowed: a name that is not "
+                         f"in agent_names(), or replace=True to replace it")
     if name.partition(":")[0] in SEARCH_AGENTS:
         raise ValueError(f"agent name {name!r} would hide the search agent "
                          f"{name.partition(':')[0]!r}; allowed: a name that is not a search "
@@ -69,8 +83,13 @@ def agent_names() -> list[str]:
 
 
 def unregister_agent(name: str) -> None:
-    """Take a name :func:`register_agent` added out of the table again (no error when absent)."""
-    _REGISTRY.pop(name, None)
+    """Take back what :func:`register_agent` did with ``name``: a name it added leaves the
+    table, and a built-in name it replaced plays its built-in agent again. No error when
+    there is nothing to take back; a built-in name never leaves."""
+    if name in _BUILTIN:
+        _REGISTRY[name] = _BUILTIN[name]
+    else:
+        _REGISTRY.pop(name, None)
 
 
 def is_model_path(spec: str) -> bool:

@@ -56,6 +56,7 @@ from typing import Any
 import numpy as np
 
 from ono_env import cards as C
+from ono_env.checks import check_act_mask
 from ono_env.observation import observation_size, observation_view
 from ono_env.rules import RuleSet, resolve_rules
 
@@ -151,6 +152,7 @@ class RuleBasedAgent:
             raise ValueError(f"{self!r}: observations of shape {obs.shape}; this agent reads "
                              f"(B, {self.obs_size}) for {self.num_players}-player "
                              f"{self.rules.name!r} rules")
+        check_act_mask(self, obs, mask, NA)
         if len(obs) == 0:
             return np.zeros(0, np.int64)
         return self.choose(self.scores(obs), mask, rng)

@@ -241,3 +241,19 @@ def check_output_dir(path: Any, what: str) -> Path:
     if not os.access(p, os.W_OK):
         raise ValueError(f"{what}: cannot write into the folder {str(p)!r}")
     return p
+
+
+def check_act_mask(agent: Any, obs: np.ndarray, mask: np.ndarray, num_actions: int) -> None:
+    """``ValueError`` unless ``mask`` fits ``obs``: a ``(B, num_actions)`` array of bools or
+    integers 0/1, one row for each of the ``B`` observations. The project's agents check this in
+    ``act``: the driver always passes such masks, but a call of ``act`` by hand may not, and
+    a mask of one row would otherwise be broadcast over every observation. (A row with
+    nothing legal, a finished game's, is not refused: its action is not played.)"""
+    if (not isinstance(mask, np.ndarray) or mask.shape != (len(obs), num_actions)
+            or mask.dtype.kind not in "biu"):
+        what = f"{mask.dtype} {mask.shape}" if isinstance(mask, np.ndarray) else type(mask).__name__
+        raise ValueError(f"{agent!r}: mask is {what}; allowed: a ({len(obs)}, {num_actions}) "
+                         f"array of bools or integers 0/1, a row for each observation")
+    if mask.dtype.kind != "b" and mask.size and (mask.min() < 0 or mask.max() > 1):
+        raise ValueError(f"{agent!r}: mask holds values from {mask.min()} to {mask.max()}; "
+                         f"allowed: bools or integers 0/1")

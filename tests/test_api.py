@@ -570,6 +570,56 @@ def test_a_search_budget_is_ascii_digits_as_written_in_the_docs(spec):
     assert f"agent {spec!r}: " in _refusal(lambda: make_agent(spec, "basic"))
 
 
+def test_a_taken_agent_name_is_replaced_only_when_asked_and_unregister_gives_it_back():
+    from ono_env.agents import GreedyAgent, register_agent, unregister_agent
+    from ono_env.agents.registry import agent_names
+    before = agent_names()
+    # before: register_agent("greedy", ...) silently replaced the baseline for every later
+    # make_agent("greedy"), and unregister_agent("greedy") then took the name away
+    for name in ("greedy", "ppo-any", "random"):
+        msg = _refusal(lambda n=name: register_agent(n, lambda rules: RandomAgent()))
+        assert f"agent name {name!r} is taken (a built-in agent's)" in msg and "replace=True" in msg
+    assert isinstance(make_agent("greedy", "basic"), GreedyAgent)
+    register_agent("mine-test", lambda rules: RandomAgent())
+    try:
+        assert "is taken (registered before)" in _refusal(
+            lambda: register_agent("mine-test", lambda rules: GreedyAgent(rules)))
+        assert "replace=1 (int); allowed: True or False" in _refusal(
+            lambda: register_agent("mine-test", RandomAgent, replace=1))
+        register_agent("mine-test", lambda rules: GreedyAgent(rules), replace=True)
+        assert isinstance(make_agent("mine-test", "basic"), GreedyAgent)
+        register_agent("greedy", lambda rules: RandomAgent(), replace=True)
+        assert isinstance(make_agent("greedy", "basic"), RandomAgent)
+    finally:
+        unregister_agent("mine-test")
+        unregister_agent("greedy")
+    assert isinstance(make_agent("greedy", "basic"), GreedyAgent)   # the built-in again
+    unregister_agent("random")                                      # a built-in never leaves
+    assert agent_names() == before
+
+
+@pytest.mark.parametrize("name", ["ppo-basic-2p", "ppo-any", "greedy"])
+def test_an_agent_refuses_a_mask_that_does_not_fit_its_observations(name):
+    from ono_env.agents.learned import LearnedAgent
+    rules = RuleSet.preset("basic", num_players=2)
+    agent = make_agent(name, rules)
+    version = agent.observation_version if isinstance(agent, LearnedAgent) else 1
+    game = VecGame(rules, 3, seed=0, observation_version=version)
+    obs, mask = game.observe(game.current_player), game.legal_mask()
+    rng = np.random.default_rng(0)
+    played = agent.act(obs, mask, np.random.default_rng(0))
+    assert mask[np.arange(3), played].all()
+    assert (agent.act(obs, mask.astype(np.int8), np.random.default_rng(0)) == played).all()
+    # before: a mask of one row was broadcast over all three observations, a float mask
+    # read as bools and a list of rows turned into an array
+    for bad, fragment in [(mask[:1], "mask is bool (1, 85); allowed: a (3, 85) array"),
+                          (mask.astype(float), "mask is float64 (3, 85)"),
+                          (mask[:, :80], "mask is bool (3, 80)"),
+                          (list(mask), "mask is list"),
+                          (mask.astype(np.int8) * 2, "mask holds values from 0 to 2")]:
+        assert fragment in _refusal(lambda b=bad: agent.act(obs, b, rng))
+
+
 @pytest.mark.parametrize("spec, worlds, ms", [("pimc:16", 16, None), ("pimc:0.5ms", 64, 0.5),
                                               ("pimc:20ms", 64, 20.0), ("ismcts:64", 64, None)])
 def test_the_search_budgets_the_docs_write_still_read(spec, worlds, ms):
