@@ -456,6 +456,27 @@ def test_resume_grow_carries_a_run_on_in_a_wider_network(tiny_run, tmp_path, cap
         load_config("default", ["resume_grow=true"])
 
 
+def test_a_run_that_fails_closes_its_tensorboard_writer(tmp_path, monkeypatch):
+    """Before: the writer was closed only when the run ended normally, so each failed run
+    left a writer thread running in the process (and its events unwritten)."""
+    import threading
+
+    import ono_env.arena
+
+    def failing(*args, **kwargs):
+        raise RuntimeError("an evaluation that fails")
+
+    monkeypatch.setattr(ono_env.arena, "evaluate", failing)
+    writers = lambda: sum(type(t).__name__ == "_AsyncWriterThread"   # noqa: E731
+                          for t in threading.enumerate())
+    before = writers()
+    with pytest.raises(RuntimeError, match="an evaluation that fails"):
+        train(load_config("default", TINY + ["self_play.enabled=false", "total_steps=1024",
+                                             f"run_dir={tmp_path}"]))
+    assert writers() == before
+    assert list((tmp_path / "tb").iterdir())   # its events were written
+
+
 def test_a_shared_trunk_trains_and_saves_a_playable_model(tmp_path):
     res = train(load_config("default", TINY + ["policy.shared=true", "self_play.enabled=false",
                                                "eval.every=0", "final_eval.games=0",

@@ -1303,9 +1303,6 @@ def _train(cfg: TrainConfig, stop_signals: tuple[str, ...]) -> dict[str, Any]:
                      if tab.teacher is not None else ""),
                   file=sys.stderr)
     print(f"device: {device.type}; precision: {'bf16 autocast' if bf16 else 'fp32'}", file=sys.stderr)
-    writer = SummaryWriter(str(run_dir / "tb"))
-    writer.add_text("threads", why)
-
     N, T = cfg.num_envs, p.n_steps
     for k, tab in enumerate(tables):
         tab.pool = OpponentPool(resolved(tab.cfg.opponents, "opponents"), tab.rules)
@@ -1413,6 +1410,8 @@ def _train(cfg: TrainConfig, stop_signals: tuple[str, ...]) -> dict[str, Any]:
         t = torch.from_numpy(a)
         return t.to(device, non_blocking=True) if device.type != "cpu" else t
 
+    writer = SummaryWriter(str(run_dir / "tb"))   # closed in the finally: its thread too
+    writer.add_text("threads", why)
     interrupt = StopOnInterrupt(stop_signals)   # ends the loop after the update under way
     try:
         while steps < cfg.total_steps:
@@ -1703,10 +1702,10 @@ def _train(cfg: TrainConfig, stop_signals: tuple[str, ...]) -> dict[str, Any]:
                 break
     finally:
         interrupt.restore()
+        writer.close()   # a run that fails leaves no writer thread behind (nor unwritten events)
     if bar is not None:
         bar.close()
     train_elapsed = time.perf_counter() - t_train
-    writer.close()
     model_path = save_checkpoint(model, opt, run_dir / "model.safetensors", tables[0].rules, steps,
                                  cfg.to_dict(), label=run_dir.name, tables_state=tables_state())
     for tab in tables:
