@@ -23,6 +23,21 @@ settings.register_profile("ono", derandomize=True, database=None)
 settings.load_profile("ono")
 
 
+@pytest.fixture(autouse=True, scope="session")
+def _sb3_logs_in_a_temporary_folder(tmp_path_factory):
+    """Stable-Baselines3's ``learn`` without a logger makes a folder ``SB3-<date>`` in the
+    system's temporary folder (or ``$SB3_LOGDIR``): the suite's go to pytest's own, which
+    pytest cleans up, instead of one left in /tmp by every run."""
+    import os
+    before = os.environ.get("SB3_LOGDIR")
+    os.environ["SB3_LOGDIR"] = str(tmp_path_factory.mktemp("sb3-logs"))
+    yield
+    if before is None:
+        os.environ.pop("SB3_LOGDIR", None)
+    else:
+        os.environ["SB3_LOGDIR"] = before
+
+
 def make_position(
     rules: RuleSet,
     hands: Sequence[Sequence[str]],
