@@ -4,6 +4,7 @@ addresses checked before any work, one error shape per surface, and the core's l
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
@@ -313,10 +314,10 @@ def test_the_vector_env_takes_a_numpy_seed():
 
 
 # ---- no client holds the server ---------------------------------------------------------------
-def test_other_clients_are_answered_while_a_game_searches_at_the_largest_budget():
-    """A real server on loopback: one client's three search agents think at the largest
-    time budget the server allows (a second a decision: the window is seconds, whatever the
-    machine's speed) while another client asks for the options, repeatedly."""
+@contextlib.contextmanager
+def live_server(app):
+    """``app`` served by uvicorn on a free loopback port, in a thread: yields ``call(method,
+    path, body=None, timeout=120) -> (status, JSON answer)`` and the port."""
     import http.client
     import socket
     import threading
@@ -327,8 +328,7 @@ def test_other_clients_are_answered_while_a_game_searches_at_the_largest_budget(
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
-    server = uvicorn.Server(uvicorn.Config(create_app(), host="127.0.0.1", port=port,
-                                           log_level="warning"))
+    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
     server.install_signal_handlers = lambda: None
     threading.Thread(target=server.run, daemon=True).start()
     for _ in range(200):
@@ -344,6 +344,19 @@ def test_other_clients_are_answered_while_a_game_searches_at_the_largest_budget(
         return r.status, json.loads(r.read())
 
     try:
+        yield call, port
+    finally:
+        server.should_exit = True
+
+
+def test_other_clients_are_answered_while_a_game_searches_at_the_largest_budget():
+    """A real server on loopback: one client's three search agents think at the largest
+    time budget the server allows (a second a decision: the window is seconds, whatever the
+    machine's speed) while another client asks for the options, repeatedly."""
+    import threading
+    import time
+
+    with live_server(create_app()) as (call, _port):
         status, view = call("POST", "/api/games", {"rules": "classic", "num_players": 4, "seed": 3,
                                                    "opponents": [f"pimc:{WEB_MAX_MS:g}ms"] * 3})
         assert status == 200
@@ -366,8 +379,48 @@ def test_other_clients_are_answered_while_a_game_searches_at_the_largest_budget(
         assert searched["status"] == 200
         # a stalled server answers the first only after the search, and none after it
         assert served == 5, (served, searched)
-    finally:
-        server.should_exit = True
+
+
+def test_bodies_that_never_finish_hold_bounded_memory_and_are_let_go():
+    """Before: each request that sent most of a 4 MiB body and then stalled held it for as
+    long as the client kept the connection open, however many such requests one client made
+    (100 held 400 MB). Now the bodies held at once have a budget (here two bodies' worth),
+    past which a request is answered 503 before a byte is read, and a body that does not
+    arrive in time is answered 408 and let go."""
+    import socket
+    import time
+
+    from ono_env.apps.web.server import MAX_BODY
+
+    def stalled(port, length=MAX_BODY):
+        s = socket.create_connection(("127.0.0.1", port))
+        s.sendall(b"POST /api/replays HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: "
+                  b"application/json\r\nContent-Length: %d\r\n\r\n" % length + b"[" * 1000)
+        return s
+
+    def answer(s):
+        s.settimeout(30)
+        data = b""
+        while b"\r\n\r\n" not in data:
+            more = s.recv(65536)
+            if not more:
+                break
+            data += more
+        return data.split(b"\r\n", 1)[0]
+
+    app = create_app(max_bodies=2 * MAX_BODY, body_seconds=2.0)
+    with live_server(app) as (call, port):
+        held = [stalled(port), stalled(port)]
+        time.sleep(0.5)
+        status, body = call("POST", "/api/agents", {"rules": "basic"})
+        assert status == 503 and "as many request bodies as it holds" in body["error"], body
+        assert call("GET", "/api/options")[0] == 200   # a request without a body is served
+        t = time.perf_counter()
+        assert [answer(s) for s in held] == [b"HTTP/1.1 408 Request Timeout"] * 2
+        assert time.perf_counter() - t < 20
+        for s in held:
+            s.close()
+        assert call("POST", "/api/agents", {"rules": "basic"})[0] == 200   # the budget is back
 
 
 def test_a_model_whose_rules_metadata_is_not_a_rule_set_is_blamed_on_its_rules(tmp_path):

@@ -63,6 +63,14 @@ from ono_env.rules import CHOICES, PRESETS, RuleSet
 STATIC = Path(__file__).parent / "static"
 MAX_BODY = 4 << 20
 """The largest request body: 4 MiB (a replay upload is the largest request)."""
+MAX_BODIES = 16 * MAX_BODY
+"""The most bytes of request bodies the server holds at once, over every request whose body
+is being read or served (each counts its ``Content-Length``, or :data:`MAX_BODY` when it sends
+none): a request past it is answered 503 at once, so however many bodies clients start and
+never finish, they hold at most this much memory."""
+BODY_SECONDS = 30.0
+"""The longest a request may take to send its body; a client that stalls is answered 408
+and what it sent is let go."""
 MAX_REPLAYS = 200
 """The most replays the server keeps of each kind: the ``--replays`` folders' files, and the
 saved games and uploads (of which the oldest go first)."""
@@ -275,13 +283,16 @@ def rule_options() -> dict[str, Any]:
 
 def create_app(models: Sequence[str] = (), replay_dirs: Sequence[str] = (),
                max_tables: int | None = None, allowed_hosts: Sequence[str] | None = None,
-               log: Any = None, max_replays: int = MAX_REPLAYS) -> Any:
+               log: Any = None, max_replays: int = MAX_REPLAYS, *,
+               max_bodies: int = MAX_BODIES, body_seconds: float = BODY_SECONDS) -> Any:
     """The FastAPI app. ``models``: model files the browser may pick as opponents (by their
     file name's stem); ``replay_dirs``: folders whose ``*.json`` replays are listed (a file
     that is not a replay is skipped with a note to ``log``, default stderr);
     ``allowed_hosts``: the Host headers served (``ono-web`` passes the loopback names and
     its ``--host``, so that another site's page cannot reach the server by DNS rebinding;
-    None: any)."""
+    None: any); ``max_bodies`` and ``body_seconds``: see :data:`MAX_BODIES` and
+    :data:`BODY_SECONDS`."""
+    import anyio
     import anyio.to_thread
     from fastapi import FastAPI, Request
     from fastapi.exceptions import RequestValidationError
@@ -372,25 +383,42 @@ def create_app(models: Sequence[str] = (), replay_dirs: Sequence[str] = (),
     app = FastAPI(title="ono_env web table", docs_url=None, redoc_url=None, openapi_url=None)
     app.state.tables = tables
     app.state.replays = replays
+    held = 0   # bytes of the bodies being read or served (on the event loop: no lock)
+
     @app.middleware("http")
     async def limit_body(request: Request, call_next):
+        nonlocal held
         length = request.headers.get("content-length")
         if length is not None and (not length.isdigit() or int(length) > MAX_BODY):
             return JSONResponse({"error": f"request body of {length:.20} bytes; at most {MAX_BODY}"},
                                 status_code=413)
-        if request.method in ("POST", "PUT", "PATCH"):
+        if request.method not in ("POST", "PUT", "PATCH"):
+            return await call_next(request)
+        need = MAX_BODY if length is None else int(length)
+        if held + need > max_bodies:   # before a byte is read
+            return JSONResponse({"error": "the server is reading as many request bodies as it "
+                                          "holds at once; try again shortly"}, status_code=503)
+        held += need
+        try:
             chunks, size = [], 0   # joined once: adding each chunk to the body copied it all
             try:
-                async for chunk in request.stream():
-                    chunks.append(chunk)
-                    size += len(chunk)
-                    if size > MAX_BODY:
-                        return JSONResponse({"error": f"request body over {MAX_BODY} bytes"},
-                                            status_code=413)
+                with anyio.fail_after(body_seconds):
+                    async for chunk in request.stream():
+                        chunks.append(chunk)
+                        size += len(chunk)
+                        if size > MAX_BODY:
+                            return JSONResponse({"error": f"request body over {MAX_BODY} bytes"},
+                                                status_code=413)
             except ClientDisconnect:   # the client hung up mid-body: nobody to answer
                 return Response(status_code=400)
+            except TimeoutError:
+                return JSONResponse({"error": f"the request body took over {body_seconds:g} s "
+                                              f"to arrive"}, status_code=408,
+                                    headers={"Connection": "close"})
             request._body = b"".join(chunks)   # read once here; the endpoint reads it from memory
-        return await call_next(request)
+            return await call_next(request)
+        finally:
+            held -= need
 
     if allowed_hosts is not None:
         hosts = {h.lower() for h in allowed_hosts}
