@@ -402,6 +402,24 @@ def test_the_server_draws_its_seeds_from_fresh_seed(client, monkeypatch):
     assert play_out(client, view)["seed"] == 2**52 + 3
 
 
+def test_a_game_keeps_only_the_history_a_view_shows_and_a_match_is_cut_at_20000_decisions(client):
+    """Before: a game kept every decision's history entry (thinking included) beside its
+    replay, and a match ran to the engine's 50,000 decisions: one game of nine ppo-any held
+    44 MB, 200 of them about 8.7 GB."""
+    from ono_env import cards as C
+    from ono_env.apps.web.table import HISTORY, WEB_MAX_DECISIONS
+    one_round = new_game(client)
+    assert client.app.state.tables.get(one_round["id"]).game.max_decisions == 5_000   # the engine's
+    view = new_game(client, rules="classic", opponents=["ppo-classic-2p"], thinking=True)
+    table = client.app.state.tables.get(view["id"])
+    assert table.game.max_decisions == WEB_MAX_DECISIONS == 20_000   # a match: 50,000 before
+    view = play_out(client, view)
+    assert len(table.replay.actions) > HISTORY and view["deal"] == []
+    assert len(table.history) == len(view["history"]) == HISTORY
+    assert [h["text"].split(": ", 1)[1] for h in view["history"]] == [
+        C.action_name(a) for a in table.replay.actions[-HISTORY:]]   # the last 40 decisions
+
+
 def test_a_failing_agent_is_reported_and_the_human_cannot_play_its_turn():
     from ono_env.agents.registry import _REGISTRY, register_agent
 

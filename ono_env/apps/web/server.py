@@ -50,6 +50,7 @@ from ono_env.apps.web.table import (
     Refused,
     Tables,
     WEB_MAX_BUDGET,
+    WEB_MAX_DECISIONS,
     WEB_MAX_MS,
     default_agent_factory,
     fits,
@@ -76,10 +77,10 @@ MAX_REPLAYS = 200
 saved games and uploads (of which the oldest go first)."""
 MAX_REPLAY_BYTES = 256 << 20
 """The most bytes of replay JSON the server keeps of each kind (with :data:`MAX_REPLAYS`)."""
-MAX_REPLAY_DECISIONS = 20_000
+MAX_REPLAY_DECISIONS = WEB_MAX_DECISIONS
 """The longest replay the viewer shows (every position is sent to the browser), and the
-longest upload or ``--replays`` file the server takes; a longer game saved at the table is
-kept for download."""
+longest upload or ``--replays`` file the server takes: 20,000 decisions, the most a game at
+the table lasts, so that every game saved there can be shown."""
 MAX_VIEW_BYTES = 64 << 20
 """The most bytes of the viewer's answers (:func:`replay_view` as JSON) the server keeps."""
 WEB_WORKERS = 4

@@ -19,7 +19,7 @@ import re
 import secrets
 import threading
 import time
-from collections import OrderedDict
+from collections import OrderedDict, deque
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -31,7 +31,13 @@ from ono_env.agents.base import is_cheating, marked
 from ono_env.agents.driver import act_one
 from ono_env.agents.search import SEARCH_AGENTS
 from ono_env.checks import check_bool, check_int, check_seed
-from ono_env.game import VecGame, fresh_seed, game_seeds
+from ono_env.game import (
+    DEFAULT_MAX_DECISIONS_MATCH,
+    DEFAULT_MAX_DECISIONS_ROUND,
+    VecGame,
+    fresh_seed,
+    game_seeds,
+)
 from ono_env.positions import catch_succeeds, game_winners
 from ono_env.render import (
     challenge_reveal,
@@ -47,7 +53,11 @@ from ono_env.rules import PRESETS, RuleSet
 _log = logging.getLogger("ono_env.web")
 
 HISTORY = 40
-"""The most recent decisions a view lists."""
+"""The most recent decisions a view lists (and the table keeps apart from its replay)."""
+WEB_MAX_DECISIONS = 20_000
+"""The most decisions of a game at the table: a single round is cut at the engine's 5,000
+(``DEFAULT_MAX_DECISIONS_ROUND``), a match here rather than at 50,000, so that what one game can
+hold is bounded by a size the server's replay viewer shows whole."""
 MAX_TABLES = 200
 """The most games the server keeps at once (:class:`Tables`)."""
 IDLE_SECONDS = 600.0
@@ -137,19 +147,23 @@ class Table:
         """The browser chose the seed: it may see it. A seed the server drew is shown only
         once the game is over (the seed deals every hand)."""
         self.seed = fresh_seed() if seed is None else seed
-        self.game = VecGame(rules, 1, seed=self.seed)
+        self.game = VecGame(rules, 1, seed=self.seed,
+                            max_decisions=min(WEB_MAX_DECISIONS, DEFAULT_MAX_DECISIONS_MATCH
+                                              if rules.target_score else DEFAULT_MAX_DECISIONS_ROUND))
         self.rng = np.random.default_rng([self.seed, 99])
         self.replay = Replay.start(self.game, 0, int(game_seeds(self.seed, 1)[0]),
                                    self.labels, "ono-web")
         self.saved_replay: str | None = None
         """The id the finished game was saved under (``POST .../replay``), once saved."""
-        self.history: list[dict[str, Any]] = []
+        self.history: deque[dict[str, Any]] = deque(maxlen=HISTORY)
+        """The last decisions, as a view lists them (the replay holds them all)."""
         self.position = self.game.to_dict(0)
         """The game's position now (``VecGame.to_dict``), kept as each step makes it."""
         self.deal = [personal(e, self.seat) for e in deal_events(self.position)]
         """What the first deal's first card did (the rounds after it: in the entry that ended
         the round before)."""
-        self.events: list[str] = list(self.deal)
+        self.events: deque[str] = deque(self.deal, maxlen=5)
+        """The last lines of the table's key events (a round's end, the next deal)."""
         self.move = 0
         """Counts the human's decisions; a decision names the ``move`` of the view it was
         made on, so a decision made on an old view (another tab, a double click) is stale."""
@@ -172,7 +186,7 @@ class Table:
                                  "events": [personal(e, self.seat) for e in events]}
         self.history.append(entry)
         if ended:   # the entry's last lines, from the human's seat
-            self.events += entry["events"][-len(ended):]
+            self.events.extend(entry["events"][-len(ended):])
         if self.game.finished[0]:
             self.replay.finish(self.game, 0)
 
@@ -241,7 +255,7 @@ class Table:
                     "catchable": catch_succeeds(d, q),
                     "you": q == self.seat}
                    for q in range(n)]
-        history = self.history[-HISTORY:]
+        history = list(self.history)
         if not self.show_thinking:
             history = [{**h, "thinking": None} for h in history]
         result = None
@@ -258,8 +272,8 @@ class Table:
             "current": d["current_player"], "stock": len(d["stock"]),
             "discard": len(d["discard"]), "round": d["round"], "scores": d["scores"],
             "match": bool(self.rules.target_score), "legal": legal, "history": history,
-            "events": self.events[-5:], "thinking": self.show_thinking, "finished": over,
-            "deal": self.deal if len(self.history) <= HISTORY else [],   # the log's oldest
+            "events": list(self.events), "thinking": self.show_thinking, "finished": over,
+            "deal": self.deal if len(self.replay.actions) <= HISTORY else [],   # the log's oldest
             "result": result, "decisions": len(self.replay.actions),
             "rules_text": describe_rules(self.rules),
             "rules_summary": preset_summary(self.rules),
