@@ -36,10 +36,11 @@ import json
 import secrets
 import sys
 import threading
+import zlib
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from ono_env.agents.base import unmarked
 from ono_env.agents.learned import model_label, read_metadata, shipped_models
@@ -109,10 +110,23 @@ def searches(labels: Sequence[Any]) -> bool:
                for x in labels)
 
 
+class _Kept(NamedTuple):
+    """A replay as :class:`Replays` keeps it."""
+
+    packed: builtins.bytes   # its JSON text, UTF-8, compressed by zlib
+    size: int                # the JSON text's bytes (what the limits count)
+    pinned: bool             # a --replays folder's file
+    entry: dict[str, Any]    # its line in the listing (:func:`summary`)
+
+
 class Replays:
     """The replays of one server, by id: files from ``--replays`` folders (``pinned``: kept
     while the server runs), and saved games and uploads (the oldest go first); at most
-    ``limit`` replays and ``max_bytes`` of JSON text of each kind. The viewer's answer for a
+    ``limit`` replays and ``max_bytes`` of JSON text of each kind. Each is kept as its JSON
+    text, compressed (``zlib``), beside its listing entry, and read again when the viewer's
+    answer is built: a replay read into Python objects takes three to five times its JSON
+    text, so a count of JSON bytes said little of the memory kept (the standard library's
+    ``zlib`` at its fastest level compresses 4 MB in milliseconds). The viewer's answer for a
     replay (its JSON) is kept too, within ``max_view_bytes``, the least recently shown going
     first."""
 
@@ -121,7 +135,7 @@ class Replays:
         self.limit = limit
         self.max_bytes = max_bytes
         self.max_view_bytes = max_view_bytes
-        self._items: OrderedDict[str, tuple[str, Replay, int, bool]] = OrderedDict()
+        self._items: OrderedDict[str, _Kept] = OrderedDict()
         self._bytes = 0
         self._views: OrderedDict[str, builtins.bytes] = OrderedDict()
         self._view_bytes = 0
@@ -135,14 +149,17 @@ class Replays:
         or dropped, so a replay that could not be listed is never kept, and a refused one
         changes nothing."""
         check_text("replay title", title, MAX_LABEL)
-        size = len(replay.to_json().encode("utf-8"))
+        text = replay.to_json().encode("utf-8")
+        size = len(text)
         if size > self.max_bytes:
             raise Refused(f"the replay takes {size:,} bytes; the server keeps at most "
                           f"{self.max_bytes:,}", 413)
         rid = secrets.token_hex(8)
-        json.dumps(summary(rid, title, replay))   # can be answered: else refused here
+        entry = summary(rid, title, replay)
+        json.dumps(entry)   # can be answered: else refused here
+        kept = _Kept(zlib.compress(text, 1), size, pinned, entry)
         with self._lock:
-            same = [(r, item[2]) for r, item in self._items.items() if item[3] == pinned]
+            same = [(r, item.size) for r, item in self._items.items() if item.pinned == pinned]
             count, total = len(same) + 1, sum(n for _, n in same) + size
             if pinned and (count > self.limit or total > self.max_bytes):
                 raise Refused(f"the replay folders' files fill the room kept for them "
@@ -154,9 +171,9 @@ class Replays:
                 drop.append(old)
                 count, total = count - 1, total - old_size
             for old in drop:
-                self._bytes -= self._items.pop(old)[2]
+                self._bytes -= self._items.pop(old).size
                 self._drop_view(old)
-            self._items[rid] = (title, replay, size, pinned)
+            self._items[rid] = kept
             self._bytes += size
         return rid
 
@@ -168,19 +185,31 @@ class Replays:
     def count(self, pinned: bool) -> int:
         """How many replays of the kind are kept (``pinned``: the folders' files)."""
         with self._lock:
-            return sum(1 for item in self._items.values() if item[3] == pinned)
+            return sum(1 for item in self._items.values() if item.pinned == pinned)
 
     @property
     def bytes(self) -> int:
         """The JSON bytes of the replays kept."""
         return self._bytes
 
-    def get(self, rid: Any) -> Replay:
+    def _kept(self, rid: Any) -> _Kept:
         with self._lock:
             item = self._items.get(rid) if isinstance(rid, str) else None
         if item is None:
             raise Refused(f"no replay {rid!r:.40}", 404)
-        return item[1]
+        return item
+
+    def check(self, rid: Any) -> None:
+        """``Refused`` (404) unless replay ``rid`` is kept."""
+        self._kept(rid)
+
+    def text(self, rid: Any) -> str:
+        """Replay ``rid``'s JSON text, as it was kept."""
+        return zlib.decompress(self._kept(rid).packed).decode("utf-8")
+
+    def get(self, rid: Any) -> Replay:
+        """Replay ``rid``, read again from its JSON text (a tenth of a second for 4 MB)."""
+        return Replay.from_json(self.text(rid), f"replay {rid}")
 
     def cached(self, rid: str) -> builtins.bytes | None:
         """The viewer's answer for replay ``rid`` where it was built before, else None."""
@@ -193,10 +222,10 @@ class Replays:
     def view(self, rid: str) -> builtins.bytes:   # the property below shadows bytes
         """The viewer's answer for replay ``rid`` (:func:`replay_view` as JSON), built once and
         kept: a long replay takes seconds to replay and encode."""
-        replay = self.get(rid)
         data = self.cached(rid)
         if data is not None:
             return data
+        replay = self.get(rid)   # 404 when it is not kept
         data = json.dumps(replay_view(replay), ensure_ascii=False, allow_nan=False,
                           separators=(",", ":")).encode("utf-8")
         with self._lock:
@@ -215,7 +244,7 @@ class Replays:
     def listing(self) -> list[dict[str, Any]]:
         with self._lock:
             items = list(self._items.items())
-        return [summary(rid, item[0], item[1]) for rid, item in reversed(items)]
+        return [item.entry for _rid, item in reversed(items)]
 
 
 def check_length(replay: Replay) -> None:
@@ -578,7 +607,7 @@ def create_app(models: Sequence[str] = (), replay_dirs: Sequence[str] = (),
 
     @app.get("/api/replays/{rid}")
     async def get_replay(rid: str) -> Response:
-        replays.get(rid)   # a 404 before waiting for a worker
+        replays.check(rid)   # a 404 before waiting for a worker
         data = replays.cached(rid)   # built before: answered at once
         if data is None:   # every position replayed, once per replay (then kept): the replays' thread
             data = await anyio.to_thread.run_sync(lambda: replays.view(rid), limiter=replaying)
@@ -586,8 +615,7 @@ def create_app(models: Sequence[str] = (), replay_dirs: Sequence[str] = (),
 
     @app.get("/api/replays/{rid}/file")
     def replay_file(rid: str) -> Response:
-        replay = replays.get(rid)
-        return Response(replay.to_json() + "\n", media_type="application/json", headers={
+        return Response(replays.text(rid) + "\n", media_type="application/json", headers={
             "Content-Disposition": f'attachment; filename="ono-replay-{rid}.json"'})
 
     @app.get("/")
