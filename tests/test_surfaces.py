@@ -407,18 +407,19 @@ def test_other_clients_are_answered_while_a_game_searches_at_the_largest_budget(
 def test_bodies_that_never_finish_hold_bounded_memory_and_are_let_go():
     """Before: each request that sent most of a 4 MiB body and then stalled held it for as
     long as the client kept the connection open, however many such requests one client made
-    (100 held 400 MB). Now the bodies held at once have a budget (here two bodies' worth),
-    past which a request is answered 503 before a byte is read, and a body that does not
-    arrive in time is answered 408 and let go."""
+    (100 held 400 MB). Now the large bodies held at once have a budget (here 2 MiB and 50 kB), charged
+    as their bytes arrive: past it an upload is answered 503, while connections that sent only
+    headers hold nothing and the small bodies of the games' requests are always served; and a
+    body that does not arrive in time is answered 408 and let go."""
     import socket
     import time
 
     from ono_env.apps.web.server import MAX_BODY
 
-    def stalled(port, length=MAX_BODY):
+    def stalled(port, sent):
         s = socket.create_connection(("127.0.0.1", port))
         s.sendall(b"POST /api/replays HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: "
-                  b"application/json\r\nContent-Length: %d\r\n\r\n" % length + b"[" * 1000)
+                  b"application/json\r\nContent-Length: %d\r\n\r\n" % MAX_BODY + b"[" * sent)
         return s
 
     def answer(s):
@@ -431,19 +432,26 @@ def test_bodies_that_never_finish_hold_bounded_memory_and_are_let_go():
             data += more
         return data.split(b"\r\n", 1)[0]
 
-    app = create_app(max_bodies=2 * MAX_BODY, body_seconds=2.0)
+    def upload(call):
+        return call("POST", "/api/replays", "x" * 100_000)   # not a replay: 400 once read
+
+    budget = (2 << 20) + 50_000
+    app = create_app(max_bodies=budget, body_seconds=5.0)
     with live_server(app) as (call, port):
-        held = [stalled(port), stalled(port)]
+        headers_only = [stalled(port, 0) for _ in range(20)]
+        time.sleep(0.3)
+        assert upload(call)[0] == 400          # headers alone hold nothing of the budget
+        held = [stalled(port, 1 << 20), stalled(port, 1 << 20)]   # 2 MiB of the budget held
         time.sleep(0.5)
-        status, body = call("POST", "/api/agents", {"rules": "basic"})
-        assert status == 503 and "as many request bodies as it holds" in body["error"], body
-        assert call("GET", "/api/options")[0] == 200   # a request without a body is served
+        status, body = upload(call)
+        assert status == 503 and f"at most {budget:,} bytes of uploads" in body["error"], body
+        assert call("POST", "/api/agents", {"rules": "basic"})[0] == 200   # a small body
         t = time.perf_counter()
         assert [answer(s) for s in held] == [b"HTTP/1.1 408 Request Timeout"] * 2
         assert time.perf_counter() - t < 20
-        for s in held:
+        for s in held + headers_only:
             s.close()
-        assert call("POST", "/api/agents", {"rules": "basic"})[0] == 200   # the budget is back
+        assert upload(call)[0] == 400          # the budget is back
 
 
 def test_a_model_whose_rules_metadata_is_not_a_rule_set_is_blamed_on_its_rules(tmp_path):

@@ -66,13 +66,18 @@ STATIC = Path(__file__).parent / "static"
 MAX_BODY = 4 << 20
 """The largest request body: 4 MiB (a replay upload is the largest request)."""
 MAX_BODIES = 16 * MAX_BODY
-"""The most bytes of request bodies the server holds at once, over every request whose body
-is being read or served (each counts its ``Content-Length``, or :data:`MAX_BODY` when it sends
-none): a request past it is answered 503 at once, so however many bodies clients start and
-never finish, they hold at most this much memory."""
+"""The most bytes of large request bodies (over :data:`SMALL_BODY`, or sent in chunks) the
+server holds at once, counted as they arrive, over every request whose body is being read or
+served: a request whose bytes would pass it is answered 503, so however many uploads clients
+start and never finish, they hold at most this much memory. A request is charged only for
+what it has sent, so connections that send headers and nothing more hold nothing."""
+SMALL_BODY = 64 << 10
+"""Bodies of at most this many bytes (every request but a replay upload: a game's moves, new
+games, options) are never refused by :data:`MAX_BODIES`, so a client that fills it cannot
+stop the others' games; :data:`BODY_SECONDS` still bounds how long each is held."""
 BODY_SECONDS = 30.0
-"""The longest a request may take to send its body; a client that stalls is answered 408
-and what it sent is let go."""
+"""The longest a request may take to send its whole body (4 MiB at about 1.1 Mbit/s); a
+client that stalls is answered 408 and what it sent is let go."""
 MAX_REPLAYS = 200
 """The most replays the server keeps of each kind: the ``--replays`` folders' files, and the
 saved games and uploads (of which the oldest go first)."""
@@ -413,7 +418,7 @@ def create_app(models: Sequence[str] = (), replay_dirs: Sequence[str] = (),
     app = FastAPI(title="ono_env web table", docs_url=None, redoc_url=None, openapi_url=None)
     app.state.tables = tables
     app.state.replays = replays
-    held = 0   # bytes of the bodies being read or served (on the event loop: no lock)
+    held = 0   # bytes of the large bodies being read or served (on the event loop: no lock)
 
     @app.middleware("http")
     async def limit_body(request: Request, call_next):
@@ -424,11 +429,8 @@ def create_app(models: Sequence[str] = (), replay_dirs: Sequence[str] = (),
                                 status_code=413)
         if request.method not in ("POST", "PUT", "PATCH"):
             return await call_next(request)
-        need = MAX_BODY if length is None else int(length)
-        if held + need > max_bodies:   # before a byte is read
-            return JSONResponse({"error": "the server is reading as many request bodies as it "
-                                          "holds at once; try again shortly"}, status_code=503)
-        held += need
+        large = length is None or int(length) > SMALL_BODY   # None: sent in chunks
+        charged = 0
         try:
             chunks, size = [], 0   # joined once: adding each chunk to the body copied it all
             try:
@@ -439,16 +441,25 @@ def create_app(models: Sequence[str] = (), replay_dirs: Sequence[str] = (),
                         if size > MAX_BODY:
                             return JSONResponse({"error": f"request body over {MAX_BODY} bytes"},
                                                 status_code=413)
+                        if large:
+                            if held + len(chunk) > max_bodies:
+                                return JSONResponse(
+                                    {"error": f"the server holds at most {max_bodies:,} bytes "
+                                              f"of uploads at once, and others fill it; try "
+                                              f"again shortly"}, status_code=503,
+                                    headers={"Retry-After": "5", "Connection": "close"})
+                            held += len(chunk)
+                            charged += len(chunk)
             except ClientDisconnect:   # the client hung up mid-body: nobody to answer
                 return Response(status_code=400)
             except TimeoutError:
-                return JSONResponse({"error": f"the request body took over {body_seconds:g} s "
-                                              f"to arrive"}, status_code=408,
-                                    headers={"Connection": "close"})
+                return JSONResponse({"error": f"the request body did not arrive whole within "
+                                              f"{body_seconds:g} s (the most allowed)"},
+                                    status_code=408, headers={"Connection": "close"})
             request._body = b"".join(chunks)   # read once here; the endpoint reads it from memory
             return await call_next(request)
         finally:
-            held -= need
+            held -= charged
 
     if allowed_hosts is not None:
         hosts = {h.lower() for h in allowed_hosts}
