@@ -698,6 +698,10 @@ class _SharedNets:
             a.flags.writeable = False
         if len(data) <= SHARED_MODEL_BYTES:
             with self._lock:
+                hit = self._nets.get(key)   # another thread read the same bytes meanwhile:
+                if hit is not None:         # its network is the one shared
+                    self._nets.move_to_end(key)
+                    return meta, hit[1], key.hex()
                 self._nets[key] = (copy.deepcopy(meta), net, len(data))
                 while (len(self._nets) > SHARED_MODELS
                        or sum(n for *_, n in self._nets.values()) > SHARED_MODEL_BYTES):

@@ -98,6 +98,7 @@ from __future__ import annotations
 
 import math
 import re
+import threading
 import time
 import weakref
 from typing import Any, cast
@@ -568,6 +569,7 @@ def _playout_network(policy: Any, rules: Any) -> tuple[np.ndarray, np.ndarray]:
 
 
 _PACKED: weakref.WeakKeyDictionary[Any, tuple[np.ndarray, np.ndarray]] = weakref.WeakKeyDictionary()
+_PACKED_LOCK = threading.Lock()   # the web table's workers search in threads
 
 
 def packed_network(net: Any) -> tuple[np.ndarray, np.ndarray]:
@@ -580,11 +582,15 @@ def packed_network(net: Any) -> tuple[np.ndarray, np.ndarray]:
     from ono_env.agents._search import pack_network
 
     frozen = all(not a.flags.writeable for a in net.arrays()) if hasattr(net, "arrays") else False
-    if frozen and net in _PACKED:
-        return _PACKED[net]
+    if frozen:
+        with _PACKED_LOCK:
+            hit = _PACKED.get(net)
+        if hit is not None:
+            return hit
     out = pack_network(net.scale, net.layers, net.activation, net.encoder)
     if frozen:
-        _PACKED[net] = out
+        with _PACKED_LOCK:   # another thread packed it meanwhile: its packing is the one shared
+            out = _PACKED.setdefault(net, out)
     return out
 
 

@@ -699,6 +699,49 @@ def test_a_belief_search_keeps_only_its_own_views_and_does_not_peek():
         greedy_playouts._net_belief[0]               # the prior's network, for the belief only
 
 
+def test_two_threads_loading_one_file_at_once_share_one_network_and_one_packing(tmp_path,
+                                                                                 monkeypatch):
+    """Before: two threads that missed the cache together (the web table deals games in
+    threads) each parsed the file, each kept its own network, and so each search packed its
+    own copy. Both now take the first network kept, and its packing. Each thread waits for
+    the other inside the parse (and the packing), where the race was."""
+    import shutil
+    import threading
+
+    import ono_env.agents.learned as learned
+    from ono_env.agents.search import packed_network
+
+    path = tmp_path / "m.safetensors"
+    shutil.copy(learned.shipped_models()["ppo-any"], path)
+    learned.shared_nets.clear()
+    both = threading.Barrier(2, timeout=30)
+
+    def meeting(real):
+        def call(*args, **kwargs):
+            both.wait()
+            return real(*args, **kwargs)
+        return call
+
+    def in_two_threads(work):
+        out: list = [None, None]
+
+        def run(k):
+            out[k] = work(k)
+        threads = [threading.Thread(target=run, args=(k,)) for k in range(2)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        return out
+
+    monkeypatch.setattr(learned, "parse_model", meeting(learned.parse_model))
+    agents = in_two_threads(lambda k: learned.load_agent(path, "basic"))
+    assert agents[0].net is agents[1].net
+    monkeypatch.setattr(E, "pack_network", meeting(E.pack_network))
+    packs = in_two_threads(lambda k: packed_network(agents[k].net))
+    assert packs[0] is packs[1] and packed_network(agents[0].net) is packs[0]
+
+
 def test_searches_over_one_model_file_share_its_packed_network():
     """Nine pimc-ppo-playout at a table hold one packed network (0.9 MB), not nine: the
     network that load_agent shares is read-only, so its packing is kept; a network that may
