@@ -454,6 +454,19 @@ def test_bodies_that_never_finish_hold_bounded_memory_and_are_let_go():
         assert upload(call)[0] == 400          # the budget is back
 
 
+@pytest.mark.parametrize("kwargs, fragment", [
+    ({"max_bodies": 0}, "max_bodies=0; allowed: an integer >= 65,536"),
+    ({"max_bodies": True}, "max_bodies=True (bool)"),
+    ({"body_seconds": 0}, "body_seconds=0; allowed: a number of seconds above 0"),
+    ({"body_seconds": float("inf")}, "body_seconds=inf"),
+    ({"body_seconds": "30"}, "body_seconds='30'"),
+])
+def test_the_body_limits_are_checked(kwargs, fragment):
+    with pytest.raises(ValueError) as info:
+        create_app(**kwargs)
+    assert fragment in str(info.value)
+
+
 def test_a_model_whose_rules_metadata_is_not_a_rule_set_is_blamed_on_its_rules(tmp_path):
     # before: "metadata 'num_players' is 2; expected the player count of its rules"
     from safetensors.numpy import load_file, save_file

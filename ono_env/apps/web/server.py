@@ -33,6 +33,7 @@ import argparse
 import asyncio
 import builtins
 import json
+import math
 import secrets
 import sys
 import threading
@@ -57,7 +58,7 @@ from ono_env.apps.web.table import (
     fits,
     make_rules,
 )
-from ono_env.checks import check_text
+from ono_env.checks import check_int, check_text, is_real
 from ono_env.positions import game_winners, load_json
 from ono_env.replay import MAX_LABEL, Replay, clean_label, replay_positions
 from ono_env.rules import CHOICES, PRESETS, RuleSet
@@ -327,6 +328,9 @@ def create_app(models: Sequence[str] = (), replay_dirs: Sequence[str] = (),
     its ``--host``, so that another site's page cannot reach the server by DNS rebinding;
     None: any); ``max_bodies`` and ``body_seconds``: see :data:`MAX_BODIES` and
     :data:`BODY_SECONDS`."""
+    check_int("max_bodies", max_bodies, SMALL_BODY)
+    if not is_real(body_seconds) or not 0 < body_seconds < math.inf:
+        raise ValueError(f"body_seconds={body_seconds!r}; allowed: a number of seconds above 0")
     import anyio
     import anyio.to_thread
     from fastapi import FastAPI, Request
