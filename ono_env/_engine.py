@@ -121,6 +121,8 @@ SCORING_PENALTY = option_code("scoring", "penalty")
 
 POINTS_REWARD_SCALE = 0.01  # reward="points": one reward unit per 100 card points
 
+# int8 tables: the kernels cast an entry with int() before adding an offset or shifting
+# by it (NUMBA_DISABLE_JIT runs them as NumPy int8 arithmetic, which overflows)
 _CARD_COLOR = C.CARD_COLOR
 _CARD_RANK = C.CARD_RANK
 _CARD_POINTS = C.CARD_POINTS
@@ -597,7 +599,7 @@ def _note_forced_draw(s, prm, i, p):
         code |= 1 << col
     top = _top(s, i)
     if top < 52:
-        code |= 1 << (LACKS_RANK + _CARD_RANK[top])
+        code |= 1 << (LACKS_RANK + int(_CARD_RANK[top]))
     n = s.pl[i, p, S_HAND_LEN]
     if s.pl[i, p, S_KNOWN] == n:
         code |= s.pl[i, p, S_LACKS]
@@ -1342,7 +1344,7 @@ def _observe_common(s, i, me, o):
     o[OBS_DIRECTION] = s.g[i, G_DIRECTION]
     o[OBS_STOCK] = s.g[i, G_STOCK_LEN]
     for k in range(s.g[i, G_DISCARD_LEN]):
-        o[OBS_DISCARD + s.discard[i, k]] += 1.0
+        o[OBS_DISCARD + int(s.discard[i, k])] += 1.0
     o[OBS_SELF] = s.pl[i, me, S_HAND_LEN]
     o[OBS_SELF + 1] = s.pl[i, me, S_CALLED]
 
@@ -1354,8 +1356,8 @@ def _card_code(c, o, at):
     if c < 0:
         return
     if c < 52:
-        o[at + _CARD_COLOR[c]] = 1.0
-        o[at + C.NUM_COLORS + _CARD_RANK[c]] = 1.0
+        o[at + int(_CARD_COLOR[c])] = 1.0
+        o[at + C.NUM_COLORS + int(_CARD_RANK[c])] = 1.0
     else:
         o[at + C.NUM_COLORS + C.NUM_RANKS + c - 52] = 1.0
 
