@@ -341,6 +341,18 @@ def pack_network(scale: np.ndarray, layers: list, activation: str,
     return np.ascontiguousarray(np.concatenate(parts), np.float32), np.asarray(shape, np.int64)
 
 
+def network_scratch(shape: np.ndarray) -> np.ndarray:
+    """The ``(2, width)`` float32 scratch that the compiled network code writes its layers
+    into, for a network packed by :func:`pack_network`: wide enough for the scaled
+    observation, each hidden layer, and (with an opponent encoder of width E) the encoded
+    features ``OBS2_OPPONENTS + MAX_OPPONENTS * E`` that the first layer reads."""
+    n = int(shape[0])
+    E = int(shape[4 + n])
+    width = max([int(shape[2])] + [int(h) for h in shape[3:3 + n]]
+                + [OBS2_OPPONENTS + MAX_OPPONENTS * E if E else 0])
+    return np.zeros((2, width), np.float32)
+
+
 @_inline
 def _net_inputs(shape):
     """(offset of the first hidden layer's weights, its input size) in a packed network."""

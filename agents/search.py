@@ -491,10 +491,10 @@ class SearchAgent:
         if packed is None:
             return code, (np.zeros(1, np.float32), np.zeros(4, np.int64),
                           np.zeros(1, np.float32), np.zeros((2, 1), np.float32))
+        from ono_env.agents._search import network_scratch
         weights, shape = packed
-        width = max([int(shape[2])] + [int(h) for h in shape[3:3 + int(shape[0])]])
         return code, (weights, shape, np.zeros(int(shape[2]), np.float32),
-                      np.zeros((2, width), np.float32))
+                      network_scratch(shape))
 
     def _params(self, game: VecGame) -> np.ndarray:
         """The game's parameters for the search kernels, with the observation layout of the

@@ -297,15 +297,19 @@ def test_the_compiled_playout_network_equals_the_numpy_network(name, players):
     _check_network(policy.net, obs, mask, policy.act(obs, mask, np.random.default_rng(0)))
 
 
-def test_the_compiled_playouts_run_a_version_2_network():
+@pytest.mark.parametrize("E_, H", [(6, 24), (160, 8)])
+def test_the_compiled_playouts_run_a_version_2_network(E_, H):
     """A network over version-2 observations (an opponent encoder) runs in the compiled
-    playouts as in NumPy, and a search agent plays with it as its playout policy."""
+    playouts as in NumPy, and a search agent plays with it as its playout policy. An
+    encoder of 160 makes the encoded features (272 + 9 * 160) wider than the observation
+    and every layer: the kernels' scratch must hold them (it held the widest of those, and
+    the playouts wrote past its end)."""
     from ono_env.agents.learned import LearnedAgent, PolicyNet
+    from ono_env.agents.search import _kernels
     from ono_env.observation import OBS2_OPPONENTS, OPPONENT_SIZE, observation_scale
 
     rules = RuleSet.preset("ono", num_players=3)
     rng = np.random.default_rng(5)
-    E_, H = 6, 24
     enc = (rng.normal(0, 0.3, (E_, OPPONENT_SIZE)).astype(np.float32),
            rng.normal(0, 0.3, E_).astype(np.float32))
     layers = [(rng.normal(0, 0.2, (H, OBS2_OPPONENTS + 9 * E_)).astype(np.float32),
@@ -321,16 +325,17 @@ def test_the_compiled_playouts_run_a_version_2_network():
     _check_network(net, obs, mask)
     # two worlds: each of the search's decisions plays them out with the network
     agent = SearchAgent(rules, 2, LearnedAgent(net, rules, "v2"))
+    scratch = agent._playout_args(game, _kernels()[4])[1][3]
+    assert scratch.shape == (2, max(OBS2_OPPONENTS + 9 * E_, obs.shape[1]))
     res = run_arena([agent, "greedy", "greedy"], rules, num_games=6, seed=3, rating=False)
     assert res.agent_rows()[0]["games"] == 6
 
 
 def _check_network(net, obs, mask, want_choice=None):
     weights, shape = E.pack_network(net.scale, net.layers, net.activation, net.encoder)
-    width = max([obs.shape[1]] + net.hidden_sizes)
     got = np.zeros(mask.shape, np.float32)
     choice = np.zeros(len(obs), np.int64)
-    E.network_logits(obs, mask, weights, shape, np.zeros((2, width), np.float32), got, choice)
+    E.network_logits(obs, mask, weights, shape, E.network_scratch(shape), got, choice)
     want = net._mlp(obs, net.layers)
     assert np.allclose(got[mask], want[mask], atol=2e-3 * (1 + np.abs(want[mask]).max()))
     assert np.isneginf(got[~mask]).all()
@@ -592,7 +597,7 @@ def test_the_belief_weighs_a_world_by_the_networks_probability_of_the_opponents_
             args = (*(x[mine] for x in prev), *(x[mine] for x in game.state.arrays),
                     game.internals.params, prev_act[mine])
             scratch = (weights, shape, np.zeros(game.observation_size, np.float32),
-                       np.zeros((2, 256), np.float32), np.zeros(C.NUM_ACTIONS, np.bool_),
+                       E.network_scratch(shape), np.zeros(C.NUM_ACTIONS, np.bool_),
                        np.zeros((4, P), np.float32), *State(4, P, D).arrays)
             kernel(*args, 1.0, *scratch, out)
             kernel(*args, 4.0, *scratch, temp_out)
