@@ -130,6 +130,11 @@ MAX_MODEL_BYTES = 1 << 30
 _MAX_HEADER_BYTES = 100_000_000   # safetensors' own limit
 MAX_MODEL_LABEL = 100
 """The longest ``label`` a model's metadata may hold."""
+MAX_LAYERS = 64
+"""The most hidden layers (``hidden_sizes``, ``value_hidden_sizes``) a model's metadata may
+give (training writes at most 16)."""
+MAX_WIDTH = 65_536
+"""The widest hidden layer a model's metadata may give (as training's ``net_arch``)."""
 MAX_OUTPUT = 1e6
 """The largest logit or value a model may compute on extreme observations (every entry -1, 0
 or the deck size: the counts' range; a match's scaled scores can pass it under unusual rules
@@ -298,14 +303,16 @@ class PolicyNet:
                 expected[f"value_hidden.{i}.bias"] = (vs[i + 1],)
             expected["value.weight"] = (1, vs[-2])
             expected["value.bias"] = (1,)
+        names = list(expected)
+        described = ", ".join(names[:8]) + (f" and {len(names) - 8} more" if len(names) > 8 else "")
         missing = [k for k in expected if k not in tensors]
         if missing:
             raise ValueError(f"{where}: damaged model: tensor {missing[0]!r} is missing "
-                             f"(the metadata describes {', '.join(expected)})")
+                             f"(the metadata describes {described})")
         extra = sorted(k for k in tensors if k not in expected)
         if extra:
-            raise ValueError(f"{where}: damaged model: unexpected tensor {extra[0]!r} "
-                             f"(the metadata describes {', '.join(expected)})")
+            raise ValueError(f"{where}: damaged model: unexpected tensor {extra[0]!r:.80} "
+                             f"(the metadata describes {described})")
         arrays = {}
         for name, shape in expected.items():
             a = tensors[name]
@@ -350,10 +357,11 @@ class PolicyNet:
                 outputs.append(("value", self.value(probe)))
         for what, out in outputs:
             if not np.isfinite(out).all() or np.abs(out).max() > MAX_OUTPUT:
+                found = ("NaN" if np.isnan(out).any()
+                         else f"largest {np.abs(out).max():.3g}")   # inf prints as inf
                 raise ValueError(f"{where}: damaged model: its {what} on extreme observations "
                                  f"are not finite numbers within +-{MAX_OUTPUT:g} "
-                                 f"(largest {np.nanmax(np.abs(out)):.3g}); it would play NaN "
-                                 f"probabilities")
+                                 f"({found}); it would play NaN probabilities")
 
 
 # ---- metadata ---------------------------------------------------------------------------
@@ -415,18 +423,20 @@ def check_metadata(meta: Any, where: str = "model") -> dict[str, Any]:
             is_int(arch["opponent_encoder"]) and 1 <= arch["opponent_encoder"] <= 4096):
         raise ValueError(f"{where}: damaged model: metadata architecture.opponent_encoder is "
                          f"{arch['opponent_encoder']!r:.40}; expected a whole number from 1 to 4096")
+    def layers_ok(sizes: Any) -> bool:
+        return (isinstance(sizes, list) and len(sizes) <= MAX_LAYERS
+                and all(is_int(h) and 1 <= h <= MAX_WIDTH for h in sizes))
+
     if not isinstance(arch, dict) or arch.get("type") != "mlp" \
-            or not isinstance(arch.get("hidden_sizes"), list) \
-            or not all(is_int(h) and h >= 1 for h in arch["hidden_sizes"]) \
+            or not layers_ok(arch.get("hidden_sizes")) \
             or arch.get("activation") not in ACTIVATIONS \
             or set(arch) - {"type", "hidden_sizes", "activation", "value_hidden_sizes",
                             "opponent_encoder"} \
-            or ("value_hidden_sizes" in arch
-                and (not isinstance(arch["value_hidden_sizes"], list)
-                     or not all(is_int(h) and h >= 1 for h in arch["value_hidden_sizes"]))):
-        raise bad("architecture", '{"type": "mlp", "hidden_sizes": [positive whole numbers], '
+            or ("value_hidden_sizes" in arch and not layers_ok(arch["value_hidden_sizes"])):
+        sizes = f"[at most {MAX_LAYERS} whole numbers from 1 to {MAX_WIDTH:,}]"
+        raise bad("architecture", f'{{"type": "mlp", "hidden_sizes": {sizes}, '
                                   f'"activation": one of {", ".join(ACTIVATIONS)}, in format '
-                                  'versions 3 and 4 "value_hidden_sizes": [positive whole numbers], '
+                                  f'versions 3 and 4 "value_hidden_sizes": {sizes}, '
                                   'in format version 4 "opponent_encoder": 1 to 4096} and no other key')
     if ("value_hidden_sizes" in arch) != (version in (3, 4)):
         raise bad("architecture", "value_hidden_sizes exactly in format versions 3 and 4 (a "
@@ -435,11 +445,11 @@ def check_metadata(meta: Any, where: str = "model") -> dict[str, Any]:
         raise bad("architecture", "opponent_encoder exactly in format version 4")
     if version == 4 and meta.get("observation_version") != 2:
         raise bad("observation_version", "2 (an opponent encoder reads version-2 observations)")
-    if not isinstance(meta["rules"], dict) or "num_players" not in meta["rules"]:
-        raise bad("rules", "an object of every rule option, num_players among them (as "
-                           "training writes it)")
-    if not is_int(meta["num_players"]) or meta["rules"].get("num_players") != meta["num_players"]:
-        raise bad("num_players", "the player count of its rules")
+    if not isinstance(meta["rules"], dict) or not is_int(meta["rules"].get("num_players")):
+        raise bad("rules", "an object of every rule option, num_players (a whole number) "
+                           "among them (as training writes it)")
+    if not is_int(meta["num_players"]) or meta["rules"]["num_players"] != meta["num_players"]:
+        raise bad("num_players", f"the player count of its rules, {meta['rules']['num_players']}")
     for key in ("observation_version", "observation_size", "training_steps"):
         if not is_int(meta[key]) or meta[key] < 0:
             raise bad(key, "a whole number >= 0")

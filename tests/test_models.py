@@ -452,6 +452,20 @@ DAMAGED = {
         lambda m: m["architecture"].update(opponent_encoder=10**9)),
         "architecture.opponent_encoder is 1000000000; expected a whole number from 1 to 4096"),
     "players as text": ("m.safetensors", _with_meta(_set("num_players", "2")), "'num_players'"),
+    # the audit's: blamed 'num_players' (2) for the text "2" in the rules
+    "rules' players as text": ("m.safetensors", _with_meta(lambda m: m["rules"].update(num_players="2")),
+                               "metadata 'rules' is .*num_players \\(a whole number\\)"),
+    # a million layers made a 41 MB message and took 565 MB; a layer of 10**12 would be built
+    "a million hidden layers": ("m.safetensors", _with_meta(lambda m: m["architecture"].update(
+        hidden_sizes=[1] * 10**6)), "at most 64 whole numbers from 1 to 65,536"),
+    "a hidden layer too wide": ("m.safetensors", _with_meta(lambda m: m["architecture"].update(
+        hidden_sizes=[10**12])), "at most 64 whole numbers from 1 to 65,536"),
+    "65 hidden layers": ("m.safetensors", _with_meta(lambda m: m["architecture"].update(
+        hidden_sizes=[4] * 65)), "at most 64 whole numbers"),
+    "64 hidden layers": ("m.safetensors", _with_meta(lambda m: m["architecture"].update(
+        hidden_sizes=[4] * 64)),
+        r"tensor 'hidden.1.weight' is missing \(the metadata describes obs_scale, hidden.0.weight, "
+        r"hidden.0.bias, .*, hidden.3.weight and 123 more\)$"),
     "negative steps": ("m.safetensors", _with_meta(_set("training_steps", -1)), "'training_steps'"),
     "steps a bool": ("m.safetensors", _with_meta(_set("training_steps", True)), "'training_steps'"),
     "action names numbers": ("m.safetensors", _with_meta(_set("action_names", [1, 2])), "'action_names'"),
