@@ -853,6 +853,18 @@ def test_training_only_heads_train_resume_and_their_model_plays(tmp_path, hand_p
     for m in heads[2:]:
         assert np.array_equal(getattr(model, f"hands_{m}").weight.detach().numpy(),
                               weights[f"weights.hands_{m}.weight"])
+    # the model file alone (as shared): the message says these layers start afresh
+    import contextlib
+    import io
+    import shutil
+    alone = tmp_path / "alone" / "model.safetensors"
+    alone.parent.mkdir()
+    shutil.copyfile(first["model"], alone)
+    err = io.StringIO()
+    with contextlib.redirect_stderr(err):
+        load_checkpoint(model, torch.optim.Adam(model.parameters()), alone, rules)
+    names = ", ".join(f"hands_{m}" for m in sorted(heads))
+    assert f"Adam starts afresh; the training-only layers ({names}) start afresh" in err.getvalue()
     second = train(load_config("default", [*common, "total_steps=800", f"resume={first['model']}",
                                            f"run_dir={tmp_path / 'b'}"]))
     assert second["steps"] >= 800

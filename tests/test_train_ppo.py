@@ -115,6 +115,35 @@ def test_resume_continues_from_a_checkpoint(tiny_run, tmp_path, resume_loads):
     assert not (tmp_path / "b").exists() and not (tmp_path / "c").exists()
 
 
+@pytest.mark.parametrize("name, opt", [("model.bin", "model.bin.optimizer.safetensors"),
+                                       ("s.safetensors.safetensors", "s.safetensors.optimizer.safetensors")])
+def test_resume_from_a_model_file_of_another_name(tiny_run, tmp_path, capsys, name, opt):
+    """A model file not named X.safetensors has no optimizer file beside it: resume starts
+    Adam afresh (the optimizer file's name was the model file's own for ``model.bin``, and
+    the model was read as Adam's state and refused)."""
+    _cfg, res = tiny_run
+    src = Path(res["run_dir"]) / "checkpoints" / "step_1024.safetensors"
+    (tmp_path / "in").mkdir()
+    ckpt = tmp_path / "in" / name
+    shutil.copyfile(src, ckpt)
+    capsys.readouterr()
+    out = train(load_config("default", TINY + ["total_steps=2048", f"resume={ckpt}",
+                                               f"run_dir={tmp_path / 'out'}", "final_eval.games=0",
+                                               "self_play.enabled=false"]))
+    assert out["steps"] == 2048
+    err = capsys.readouterr().err
+    assert f"no Adam state beside it ({opt!r}): Adam starts afresh" in err, err
+    # a checkpoint at the most steps a run may have: no total_steps above it to suggest
+    from ono_env.agents.learned import read_model, write_model
+    meta, net = read_model(ckpt)
+    full = write_model(tmp_path / "full.safetensors", net, meta | {"training_steps": 10**12})
+    with pytest.raises(ValueError, match=r"leaves nothing to train; allowed: a checkpoint of "
+                                         r"fewer steps \(total_steps is at most 1,000,000,000,000\)$"):
+        train(load_config("default", TINY + ["total_steps=1000000000000", f"resume={full}",
+                                             f"run_dir={tmp_path / 'b'}"]))
+    assert not (tmp_path / "b").exists()
+
+
 def test_resume_in_its_own_folder_says_so_and_replaces_the_evaluations(tiny_run, tmp_path,
                                                                         capsys):
     """A part resumed in the run's own folder names the file, its steps and Adam's state, and

@@ -124,7 +124,14 @@ from ono_env.observation import (
     OPP_PRESENT,
     color_permutation,
 )
-from ono_env.train.config import HIDEABLE, TrainConfig, resolved, table_label, table_slots
+from ono_env.train.config import (
+    HIDEABLE,
+    MAX_STEPS,
+    TrainConfig,
+    resolved,
+    table_label,
+    table_slots,
+)
 from ono_env.train.run import (
     EVAL_DECISIONS,
     FINAL_DECISIONS,
@@ -705,7 +712,13 @@ def resolve_device(cfg: TrainConfig) -> tuple[torch.device, bool]:
 
 # ---- checkpoints ----------------------------------------------------------------------------
 def optimizer_path(model_path: Path) -> Path:
-    return model_path.with_name(model_path.name.replace(".safetensors", ".optimizer.safetensors"))
+    """The optimizer state file beside a model file: ``X.safetensors`` has
+    ``X.optimizer.safetensors``; a file of another name (which training never writes, but
+    ``resume`` reads: ``model.bin``, a ``.zip``) has its whole name followed by
+    ``.optimizer.safetensors``, never the model file itself."""
+    name = model_path.name
+    stem = name[:-len(".safetensors")] if name.endswith(".safetensors") else name
+    return model_path.with_name(stem + ".optimizer.safetensors")
 
 
 def save_checkpoint(model: ActorCritic, opt: torch.optim.Adam, path: Path, rules: Any,
@@ -865,6 +878,10 @@ def load_checkpoint(model: ActorCritic, opt: torch.optim.Adam, path: str | Path,
     if not quiet:   # a grown network's Adam starts afresh, as printed above
         state_line = ("" if grown else f"; Adam's state from {opath.name!r}" if opath.is_file()
                       else f"; no Adam state beside it ({opath.name!r}): Adam starts afresh")
+        heads = sorted({n.split(".")[0] for n, _ in model.named_parameters()
+                        if n.startswith("hands_")})
+        if heads and (grown or not opath.is_file()):   # kept beside Adam's state: not read
+            state_line += f"; the training-only layers ({', '.join(heads)}) start afresh"
         print(f"resume: {str(path)!r} at {int(meta['training_steps']):,} steps{state_line}",
               file=sys.stderr)
     if opath.is_file() and not grown:
@@ -1241,10 +1258,11 @@ def _train(cfg: TrainConfig, stop_signals: tuple[str, ...]) -> dict[str, Any]:
                 for rules_k in all_rules[1:]:
                     check_compatible(meta, rules_k, repr(str(cfg.resume)))
             if start >= cfg.total_steps:
+                allowed = (f"total_steps above {start:,} (the count includes the checkpoint's "
+                           f"steps)" if start < MAX_STEPS else
+                           f"a checkpoint of fewer steps (total_steps is at most {MAX_STEPS:,})")
                 raise ValueError(f"resume: the checkpoint has {start:,} steps; total_steps="
-                                 f"{cfg.total_steps:,} leaves nothing to train; allowed: "
-                                 f"total_steps above {start:,} (the count includes the "
-                                 f"checkpoint's steps)")
+                                 f"{cfg.total_steps:,} leaves nothing to train; allowed: {allowed}")
         return model, opt, start
 
     if cfg.resume:   # a checkpoint the config cannot resume is refused before the probe games;
