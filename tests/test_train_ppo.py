@@ -144,6 +144,26 @@ def test_resume_from_a_model_file_of_another_name(tiny_run, tmp_path, capsys, na
     assert not (tmp_path / "b").exists()
 
 
+def test_two_evaluation_agents_of_one_name_are_refused(tiny_run, tmp_path):
+    """Evaluation rows are keyed by the name an agent plays under: a model file named like a
+    baseline, or two models of one file name, would give one row twice; refused before any
+    work, naming both."""
+    _cfg, res = tiny_run
+    src = Path(res["run_dir"]) / "checkpoints" / "step_1024.safetensors"
+    for d in ("a", "b"):
+        (tmp_path / d).mkdir()
+        shutil.copyfile(src, tmp_path / d / "Greedy.safetensors")
+    a, b = tmp_path / "a" / "Greedy.safetensors", tmp_path / "b" / "Greedy.safetensors"
+    for field, specs, first, second in [
+            ("eval.opponents", f"[greedy, {a}]", "greedy", str(a)),
+            ("final_eval.opponents", f"[{a}, random, {b}]", str(a), str(b))]:
+        with pytest.raises(ValueError, match=re.escape(
+                f"{field}: {first!r} and {second!r} both play under the name 'Greedy'")):
+            train(load_config("default", TINY + [f"{field}={specs}",
+                                                 f"run_dir={tmp_path / 'run'}"]))
+        assert not (tmp_path / "run").exists()
+
+
 def test_resume_in_its_own_folder_says_so_and_replaces_the_evaluations(tiny_run, tmp_path,
                                                                         capsys):
     """A part resumed in the run's own folder names the file, its steps and Adam's state, and

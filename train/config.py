@@ -203,7 +203,7 @@ class Eval:
     games: Literal["auto"] | Count = "auto"
     """Games per opponent (auto: 120,000 decisions' worth of the baselines' own games, 200 to 2,000)."""
     opponents: Literal["auto"] | Opponents = "auto"
-    """Agents (names or model files) the learner is evaluated against, one at a time (auto: the baselines that finish games under the rules)."""
+    """Agents (names or model files) the learner is evaluated against, one at a time, no two under one name (a model file plays under its file name, or for model.safetensors its run's; auto: the baselines that finish games under the rules)."""
 
 
 @dataclass(config=_CONFIG)
@@ -213,7 +213,7 @@ class FinalEval:
     games: Literal["auto"] | Count0 = "auto"
     """Games per opponent (0: no final evaluation; auto: 6,000,000 decisions' worth of games, 2,000 to 100,000)."""
     opponents: Literal["auto"] | Opponents = "auto"
-    """Agents (names or model files) the final model is evaluated against, one at a time (auto: the baselines that finish games under the rules)."""
+    """Agents (names or model files) the final model is evaluated against, one at a time, no two under one name (as eval.opponents; auto: the baselines that finish games under the rules)."""
     workers: Annotated[int, Field(strict=True, ge=1, le=256)] = 1
     """Processes playing the opponents, one opponent each at a time (the results are the same)."""
 

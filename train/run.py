@@ -544,6 +544,25 @@ def check_rollout_memory(cfg: TrainConfig, rules: Any) -> None:
                          f"a smaller num_envs or ppo.n_steps")
 
 
+def check_distinct_labels(specs: Sequence[str], what: str) -> None:
+    """``ValueError`` where two of an evaluation's agents play under one name (case aside):
+    their rows in eval.csv, final_eval.json and TensorBoard are keyed by it, so one would
+    hide the other (a model file plays under its metadata's ``label`` or its file's or
+    folder's name: a run folder named ``greedy``, two runs' ``model.safetensors`` in folders
+    of one name). ``what``: the field, for the message."""
+    from ono_env.agents.learned import model_label
+    from ono_env.agents.registry import is_model_path
+
+    seen: dict[str, str] = {}
+    for spec in specs:
+        label = model_label(spec) if is_model_path(spec) else spec
+        first = seen.setdefault(label.lower(), spec)
+        if first != spec:
+            raise ValueError(f"{what}: {first!r} and {spec!r} both play under the name "
+                             f"{label!r}, which keys their results; allowed: agents of "
+                             f"distinct names (copy a model file to a name of its own)")
+
+
 def check_start(cfg: TrainConfig, agents: Sequence[str] = ()) -> tuple[Any, Path]:
     """What a run checks before it writes anything (:func:`start_run` does it first; the RLlib
     trainer also before it starts Ray): every evaluation opponent and ``agents`` made once, so
@@ -554,6 +573,8 @@ def check_start(cfg: TrainConfig, agents: Sequence[str] = ()) -> tuple[Any, Path
     rules = rules_of(cfg)
     for spec in [*_names(cfg.eval.opponents), *_names(cfg.final_eval.opponents), *agents]:
         make_agent(spec, rules)
+    check_distinct_labels(_names(cfg.eval.opponents), "eval.opponents")
+    check_distinct_labels(_names(cfg.final_eval.opponents), "final_eval.opponents")
     check_rollout_memory(cfg, rules)
     if not cfg.run_dir:
         check_folder_path(Path(cfg.out_dir), "out_dir")
