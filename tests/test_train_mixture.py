@@ -378,6 +378,16 @@ def test_two_tables_train_resume_and_play_anywhere(tmp_path, resume_loads):
     assert second["steps"] >= 800 and read_metadata(second["model"])["training_steps"] >= 800
     assert resume_loads == [first["steps"]] * 2   # its weights, encoder and Adam's state
 
+    # resumed in its own folder as one table, evaluating nothing: the mixture's tables.json and
+    # tables/<label>/ folders go with its evaluations (they described tables no longer there)
+    single = [c for c in common if c not in TWO_TABLES and not c.startswith(("eval.", "final_eval."))]
+    train(load_config("default", [*single, "observation_version=2", "rules=basic",
+                                  "eval.every=0", "final_eval.games=0", "total_steps=800",
+                                  f"resume={first['model']}", f"run_dir={tmp_path / 'a'}"]))
+    assert not (tmp_path / "a" / "tables.json").exists()
+    assert not (tmp_path / "a" / "tables").exists()
+    assert not (tmp_path / "a" / "eval.csv").exists()
+
     # the model plays under rules and player counts it never trained on
     for preset, n in (("classic", 4), ("uno2018", 6)):
         agent = make_agent(str(second["model"]), {"preset": preset, "num_players": n})

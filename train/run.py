@@ -627,14 +627,25 @@ def clear_evaluations(run_dir: Path) -> list[str]:
     resumed there trains: they describe the model as it was, and a part that evaluates less
     (``eval.every=0``, ``final_eval.games=0``) would otherwise leave them beside its newer
     model. :func:`check_run_dir` has let only such a part into a folder with files. Returns
-    the removed files' paths within the folder."""
-    found = [run_dir / name for name in EVALUATION_FILES]
+    the removed files' paths within the folder. A mixture's ``tables.json`` goes too (a part
+    of two or more tables writes its own; a single-table part has none), and then each
+    ``tables/<label>/`` folder, and ``tables/``, left empty."""
+    found = [run_dir / name for name in (*EVALUATION_FILES, "tables.json")]
     found += sorted(p for name in EVALUATION_FILES for p in run_dir.glob(f"tables/*/{name}"))
     gone = []
     for path in found:
         if path.is_file():
             path.unlink()
             gone.append(path.relative_to(run_dir).as_posix())
+    tables = run_dir / "tables"
+    if tables.is_dir() and not tables.is_symlink():
+        for folder in sorted(tables.iterdir()):
+            if folder.is_dir() and not folder.is_symlink() and not any(folder.iterdir()):
+                folder.rmdir()
+                gone.append(folder.relative_to(run_dir).as_posix() + "/")
+        if not any(tables.iterdir()):
+            tables.rmdir()
+            gone.append("tables/")
     return gone
 
 
