@@ -71,7 +71,12 @@ def test_a_tiny_run_writes_everything(tiny_run):
 
 
 def test_the_model_plays_as_an_agent_and_carries_its_value_net(tiny_run):
+    import yaml
+
     _, res = tiny_run
+    # the run's config.yaml says what ran: the auto encoder width resolved
+    written = yaml.safe_load((Path(res["run_dir"]) / "config.yaml").read_text())
+    assert written["policy"]["opponent_encoder"] == 0
     meta = read_metadata(res["model"])
     assert meta["training_steps"] == 2048 and meta["config"]["algo"] == "ppo"
     assert meta["architecture"]["hidden_sizes"] == [32]

@@ -1292,8 +1292,7 @@ def _train(cfg: TrainConfig, stop_signals: tuple[str, ...]) -> dict[str, Any]:
         tab.last_length = carried.get(tab.label, TableState()).eval_length
     if cfg.tables is None:
         cfg = tables[0].cfg   # the run's config says what ran (every auto resolved)
-    else:
-        cfg = dataclasses.replace(cfg, policy=dataclasses.replace(cfg.policy, opponent_encoder=width))
+    cfg = dataclasses.replace(cfg, policy=dataclasses.replace(cfg.policy, opponent_encoder=width))
     p = cfg.ppo
     for tab, named, teacher in zip(tables, named_tables, named_teachers):
         if named is not None and teacher is not None:
