@@ -481,5 +481,5 @@ def test_a_model_whose_rules_metadata_is_not_a_rule_set_is_blamed_on_its_rules(t
     save_file(load_file(str(src)), str(path),
               metadata={META_KEY: json.dumps(dict(meta, rules={"preset": "nosuch"}))})
     with pytest.raises(ValueError, match=r"damaged model: metadata 'rules' .*expected an object "
-                                         r"of every rule option, num_players among them"):
+                                         r"of every rule option, num_players \(a whole number\) among them"):
         load_agent(path, "basic")
