@@ -242,6 +242,73 @@ def test_an_opponent_choosing_an_illegal_action_is_an_error():
             env.step(int(np.flatnonzero(env.action_masks())[0]))
 
 
+
+class _FailsOnce:
+    """An opponent that plays legally until ``armed``, then raises once (an agent's bug)."""
+
+    def __init__(self):
+        self.armed = False
+
+    def act(self, obs, mask, rng):
+        if self.armed:
+            self.armed = False
+            raise RuntimeError("the opponent's own bug")
+        return first_legal(mask)
+
+
+def _first_legal_actions(masks):
+    return np.array([int(np.flatnonzero(m)[0]) for m in masks])
+
+
+def test_an_env_whose_opponent_failed_midway_refuses_to_step_until_reset():
+    """The learner's move is made when an opponent raises: the games wait at an opponent's
+    turn, so a next step() must not play the learner's action there (it did: for the
+    opponent's seat). It says why and asks for reset(), which deals the games again."""
+    from ono_env.envs.rllib_env import OnoRLlibVectorEnv
+
+    opp = _FailsOnce()
+    env = OnoEnv("basic", num_players=2, opponents=opp, learner_seat=0)
+    env.reset(seed=0)
+    opp.armed = True
+    with pytest.raises(RuntimeError, match="the opponent's own bug"):
+        for _ in range(30):   # the opponent is asked at the latest after a few learner moves
+            env.step(int(np.flatnonzero(env.action_masks())[0]))
+    assert int(env.game.state.current[0]) == 1      # stopped at the opponent's turn
+    assert not env.action_masks().any()
+    with pytest.raises(RuntimeError, match=r"step\(\) after step\(\) failed midway .*call reset"):
+        env.step(0)
+    env.reset(seed=0)
+    env.step(int(np.flatnonzero(env.action_masks())[0]))   # plays again
+
+    for make in (lambda o: OnoVecEnv("basic", num_envs=3, seed=0, num_players=2, opponents=o,
+                                     learner_seat=0),
+                 lambda o: OnoRLlibVectorEnv({"rules": "basic", "num_envs": 3, "seed": 0,
+                                              "opponents": o, "learner_seat": 0})):
+        opp = _FailsOnce()
+        venv = make(opp)
+        venv.reset()
+        opp.armed = True
+        step = venv.step
+        with pytest.raises(RuntimeError, match="the opponent's own bug"):
+            for _ in range(30):
+                masks = venv.game.legal_mask().copy()
+                step(_first_legal_actions(masks))
+        assert (venv.game.state.current == 1).any()
+        with pytest.raises(RuntimeError, match="failed midway"):
+            step(_first_legal_actions(masks))
+        venv.reset()
+        step(_first_legal_actions(venv.game.legal_mask()))   # plays again
+
+    # an opponent failing in the deal itself (its opening moves, learner in seat 1)
+    opp = _FailsOnce()
+    env = OnoEnv("basic", num_players=2, opponents=opp, learner_seat=1)
+    opp.armed = True
+    with pytest.raises(RuntimeError, match="the opponent's own bug"):
+        env.reset(seed=0)
+    with pytest.raises(RuntimeError, match=r"after reset\(\) failed midway"):
+        env.step(0)
+
+
 # ---- Stable-Baselines3 VecEnv --------------------------------------------------------------
 def test_vecenv_autoreset_infos_and_masks():
     from sb3_contrib.common.maskable.utils import get_action_masks, is_masking_supported
@@ -511,3 +578,4 @@ def test_a_deal_whose_forced_plays_end_it_reports_its_rewards():
     for seed in range(40):
         env.reset(seed=seed)
         assert not env.unwrapped.game.finished[0] and env.last()[0]["action_mask"].any()
+

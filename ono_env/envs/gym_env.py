@@ -56,7 +56,7 @@ from ono_env.checks import (
     check_learner_seat,
     check_seed,
 )
-from ono_env.envs.opponents import OpponentDriver, make_opponents
+from ono_env.envs.opponents import OpponentDriver, failure, make_opponents
 from ono_env.game import VecGame
 from ono_env.observation import observation_high
 from ono_env.render import render_text
@@ -108,6 +108,7 @@ class OnoEnv(gym.Env):
         self.action_space = spaces.Discrete(NUM_ACTIONS)
         self._over = True
         self._dealt = False   # reset() not called yet
+        self._failed: str | None = None   # why the last step() or reset() failed midway
 
     @property
     def learner_seat(self) -> int | str:
@@ -127,9 +128,15 @@ class OnoEnv(gym.Env):
             raise ValueError(f"options={options!r:.80} ({type(options).__name__}); allowed: a "
                              f"dict or None (OnoEnv.reset takes no options)")
         super().reset(seed=seed)
-        self.game.reset(seed=int(self.np_random.integers(2**63)))
-        self._driver.start(np.ones(1, np.bool_), self._learner, self.learner_seat, self.np_random)
-        self._over = False
+        self._over = True         # until the deal is done: an opponent may fail in it
+        try:
+            self.game.reset(seed=int(self.np_random.integers(2**63)))
+            self._driver.start(np.ones(1, np.bool_), self._learner, self.learner_seat,
+                               self.np_random)
+        except BaseException as exc:
+            self._failed = failure("reset()", exc)
+            raise
+        self._over, self._failed = False, None
         self._dealt = True
         if self.render_mode == "human":
             self.render()
@@ -142,8 +149,9 @@ class OnoEnv(gym.Env):
         learner's next turn."""
         a = check_int("action", check_action("action", action), 0, NUM_ACTIONS - 1)
         if self._over:
-            raise RuntimeError("step() after the episode ended: call reset()" if self._dealt
-                               else "step() before reset(): call reset() first")
+            raise RuntimeError(self._failed or ("step() after the episode ended: call reset()"
+                                                if self._dealt
+                                                else "step() before reset(): call reset() first"))
         mask = self.action_masks()
         if not mask[a]:
             legal = [ACTION_NAMES[k] for k in np.flatnonzero(mask)]
@@ -156,8 +164,12 @@ class OnoEnv(gym.Env):
                                                     "action_mask": self.action_masks()}
         reward = self._driver.take_pending()  # the opponents' opening moves, if any
         result = self.game.internals.step_unchecked(np.array([a]))  # checked against the mask above
-        reward += result.rewards[0, self._learner[0]]
-        self._driver.advance(self._learner, self.np_random, reward)
+        try:    # the learner's move is made: a failing opponent leaves the game between turns
+            reward += result.rewards[0, self._learner[0]]
+            self._driver.advance(self._learner, self.np_random, reward)
+        except BaseException as exc:
+            self._over, self._failed = True, failure("step()", exc)
+            raise
         terminated = bool(self.game.terminated[0])
         truncated = bool(self.game.truncated[0])
         self._over = terminated or truncated

@@ -29,7 +29,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from ono_env.checks import check_int, check_learner_seat, check_seed
-from ono_env.envs.opponents import OpponentDriver, make_opponents
+from ono_env.envs.opponents import OpponentDriver, failure, make_opponents
 from ono_env.game import MAX_GAMES, VecGame
 from ono_env.rules import resolve_rules
 
@@ -71,6 +71,7 @@ class LearnerBatch:
         """Every decision taken, the learner's and the opponents'."""
         self._rows = np.arange(self.num_envs)
         self._ready = False
+        self._failed: str | None = None   # why the last step() or reset() failed midway
 
     @property
     def learner_seat(self) -> int | str:
@@ -88,13 +89,18 @@ class LearnerBatch:
         """Deal every game again (reseeded when ``seed`` is given) up to each learner's first
         turn; returns the learners' observations ``(N, D)``."""
         seed = check_seed("seed", seed)
-        if seed is not None:
-            self.game.reset(seed=seed)
-            self.rng = np.random.default_rng(seed)
-        else:
-            self.game.reset()
-        self._deal(np.ones(self.num_envs, np.bool_))
-        self._ready = True
+        self._ready = False       # until the deal is done: an opponent may fail in it
+        try:
+            if seed is not None:
+                self.game.reset(seed=seed)
+                self.rng = np.random.default_rng(seed)
+            else:
+                self.game.reset()
+            self._deal(np.ones(self.num_envs, np.bool_))
+        except BaseException as exc:
+            self._failed = failure("reset()", exc)
+            raise
+        self._ready, self._failed = True, None
         return self.game.observe(self.learner)
 
     @staticmethod
@@ -112,22 +118,26 @@ class LearnerBatch:
         C-contiguous ``(N, D)`` float32 array that receives the next observations (the
         trainer's rollout buffer) and is returned as ``obs``; a new array when None."""
         if not self._ready:
-            raise RuntimeError("step() before reset(): call reset() first")
+            raise RuntimeError(self._failed or "step() before reset(): call reset() first")
         a = self.check_actions(actions, self.num_envs)
         out = self.game.check_observation_out(out)   # before any game moves
         result = self.game.step(a)          # raises ValueError on an illegal action
-        rewards = self._driver.take_pending()
-        rewards += result.rewards[self._rows, self.learner]
-        self.decisions += self.num_envs
-        self.decisions += self._driver.advance(self.learner, self.rng, rewards)
-        terminated = self.game.terminated.copy()
-        truncated = self.game.truncated & ~terminated
-        dones = terminated | truncated
-        final = None
-        if dones.any():
-            final = self.game.observe(self.learner, which=dones)
-            self.game.reset(which=dones)
-            self._deal(dones)
+        try:    # the learners' moves are made: a failing opponent leaves the games between turns
+            rewards = self._driver.take_pending()
+            rewards += result.rewards[self._rows, self.learner]
+            self.decisions += self.num_envs
+            self.decisions += self._driver.advance(self.learner, self.rng, rewards)
+            terminated = self.game.terminated.copy()
+            truncated = self.game.truncated & ~terminated
+            dones = terminated | truncated
+            final = None
+            if dones.any():
+                final = self.game.observe(self.learner, which=dones)
+                self.game.reset(which=dones)
+                self._deal(dones)
+        except BaseException as exc:
+            self._ready, self._failed = False, failure("step()", exc)
+            raise
         obs = self.game.observe(self.learner, out=out)
         return BatchStep(obs, rewards.astype(np.float32), terminated, truncated, final, dones)
 

@@ -359,3 +359,12 @@ class OpponentDriver:
         if learner_rewards is not None:
             learner_rewards += self._rewards[self._rows, learner]
         return taken
+
+
+def failure(call: str, exc: BaseException) -> str:
+    """The message of every ``step()`` after ``call`` failed midway (an opponent's error, an
+    interrupt): the learner's move was made and the opponents' were not, so the games wait at
+    an opponent's turn, where a learner's action must not be played; only a reset deals them
+    again."""
+    return (f"step() after {call} failed midway ({type(exc).__name__}: {exc!s:.200}): the "
+            f"games stopped between turns; call reset()")

@@ -49,7 +49,7 @@ from ray.rllib.env.multi_agent_env import MultiAgentEnv
 
 from ono_env.cards import NUM_ACTIONS
 from ono_env.checks import check_action, check_int, check_learner_seat, check_seed
-from ono_env.envs.opponents import OpponentDriver, OpponentPool, make_opponents
+from ono_env.envs.opponents import OpponentDriver, OpponentPool, failure, make_opponents
 from ono_env.game import MAX_GAMES, VecGame
 from ono_env.observation import observation_high, observation_size
 from ono_env.rules import RuleSet, resolve_rules
@@ -112,6 +112,7 @@ class OnoRLlibVectorEnv(gym.vector.VectorEnv):
         self._learner = np.zeros(self.num_envs, np.int64)
         self._restart = np.zeros(self.num_envs, np.bool_)   # dealt again on the next step
         self._ready = False
+        self._failed: str | None = None   # why the last step() or reset() failed midway
         self.decisions = 0
         """Every decision taken, the learner's and the opponents'."""
         self.single_observation_space = observation_space(self.rules, self.game.observation_version)
@@ -168,22 +169,27 @@ class OnoRLlibVectorEnv(gym.vector.VectorEnv):
         seed = check_seed("seed", seed)
         if options is not None and not isinstance(options, dict):
             raise ValueError(f"options={options!r:.80}; allowed: a dict or None (no options)")
-        if seed is not None:
-            self.game.reset(seed=seed)
-            self._rng = np.random.default_rng(seed)
-        else:
-            self.game.reset()
-        self._restart[:] = False
-        self.decisions += self._driver.start(np.ones(self.num_envs, np.bool_), self._learner,
-                                             self._learner_seat, self._rng)
-        self._ready = True
+        self._ready = False       # until the deal is done: an opponent may fail in it
+        try:
+            if seed is not None:
+                self.game.reset(seed=seed)
+                self._rng = np.random.default_rng(seed)
+            else:
+                self.game.reset()
+            self._restart[:] = False
+            self.decisions += self._driver.start(np.ones(self.num_envs, np.bool_),
+                                                 self._learner, self._learner_seat, self._rng)
+        except BaseException as exc:
+            self._failed = failure("reset()", exc)
+            raise
+        self._ready, self._failed = True, None
         return self._observe(), {}
 
     def step(self, actions: Any):
         """``actions``: ``(num_envs,)`` integer action ids. Games that ended on the previous
         step are dealt again instead (their action is ignored)."""
         if not self._ready:
-            raise RuntimeError("step() before reset(): call reset() first")
+            raise RuntimeError(self._failed or "step() before reset(): call reset() first")
         a = np.asarray(actions)
         if a.shape != (self.num_envs,) or a.dtype.kind not in "iu":
             raise ValueError(f"actions must be an integer array of shape ({self.num_envs},); "
@@ -192,19 +198,24 @@ class OnoRLlibVectorEnv(gym.vector.VectorEnv):
         restart = self._restart.copy()
         play = ~restart
         result = self.game.step(np.where(play, a, 0), play)  # ValueError on an illegal action
-        rewards = np.where(play, result.rewards[np.arange(self.num_envs), self._learner], 0.0)
-        rewards = rewards.astype(np.float64)
-        rewards += np.where(play, self._driver.take_pending(), 0.0)
-        self.decisions += int(play.sum())
-        # the opponents of the games played, up to each learner's next turn (the games to
-        # deal again are finished: advance leaves them alone), then the new deals
-        self.decisions += self._driver.advance(self._learner, self._rng, rewards)
-        terminated = self.game.terminated & play
-        truncated = self.game.truncated & ~self.game.terminated & play
-        if restart.any():
-            self.game.reset(which=restart)
-            self.decisions += self._driver.start(restart, self._learner, self._learner_seat,
-                                                 self._rng)
+        try:    # the learners' moves are made: a failing opponent leaves the games between turns
+            rewards = np.where(play, result.rewards[np.arange(self.num_envs), self._learner],
+                               0.0)
+            rewards = rewards.astype(np.float64)
+            rewards += np.where(play, self._driver.take_pending(), 0.0)
+            self.decisions += int(play.sum())
+            # the opponents of the games played, up to each learner's next turn (the games to
+            # deal again are finished: advance leaves them alone), then the new deals
+            self.decisions += self._driver.advance(self._learner, self._rng, rewards)
+            terminated = self.game.terminated & play
+            truncated = self.game.truncated & ~self.game.terminated & play
+            if restart.any():
+                self.game.reset(which=restart)
+                self.decisions += self._driver.start(restart, self._learner,
+                                                     self._learner_seat, self._rng)
+        except BaseException as exc:
+            self._ready, self._failed = False, failure("step()", exc)
+            raise
         self._restart = terminated | truncated
         return self._observe(), rewards.astype(np.float32), terminated, truncated, {}
 
