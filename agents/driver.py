@@ -177,6 +177,13 @@ class AgentDriver:
         game = self.game
         if rewards is None:
             rewards = self._rewards
+        elif not (isinstance(rewards, np.ndarray) and rewards.dtype == np.float64
+                  and rewards.shape == self._rewards.shape and rewards.flags.writeable):
+            got = (f"{rewards.dtype} {rewards.shape}"
+                   + ("" if rewards.flags.writeable else " (read-only)")
+                   if isinstance(rewards, np.ndarray) else type(rewards).__name__)
+            raise ValueError(f"rewards must be a writable {self._rewards.shape} float64 array; "
+                             f"got {got}")
         if self.seat_agent.size and int(self.seat_agent.max()) >= len(self.agents):
             raise ValueError(f"seat_agent names agent {int(self.seat_agent.max())}; the driver "
                              f"has {len(self.agents)} agent(s)")

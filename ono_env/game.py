@@ -323,9 +323,10 @@ class VecGame:
         if out is None:
             return np.zeros((self.num_games, size), np.float32)
         if not isinstance(out, np.ndarray) or out.shape != (self.num_games, size) \
-                or out.dtype != np.float32 or not out.flags.c_contiguous:
-            raise ValueError(f"out must be a C-contiguous ({self.num_games}, {size}) float32 "
-                             f"array; got {_described(out)}")
+                or out.dtype != np.float32 or not out.flags.c_contiguous \
+                or not out.flags.writeable:
+            raise ValueError(f"out must be a writable C-contiguous ({self.num_games}, {size}) "
+                             f"float32 array; got {_described(out)}")
         return out
 
     def step(self, actions: np.ndarray | Sequence[int],
@@ -472,8 +473,11 @@ class VecGame:
                                         ("policy_rng", policy_rng, (B,), np.uint64),
                                         ("rewards", rewards, (B, P), np.float64)):
             if (not isinstance(arr, np.ndarray) or arr.shape != shape or arr.dtype != dtype
-                    or not arr.flags.c_contiguous):
-                raise ValueError(f"{name} must be a C-contiguous {shape} {dtype.__name__} array")
+                    or not arr.flags.c_contiguous
+                    or (name != "seats" and not arr.flags.writeable)):
+                kind = "C-contiguous" if name == "seats" else "writable C-contiguous"
+                raise ValueError(f"{name} must be a {kind} {shape} {dtype.__name__} array; "
+                                 f"got {_described(arr)}")
         self._mask_valid = False
         return int(_K.random_moves(*self._arrays, self._params, -1, seats, policy_rng,
                                    rewards, self._scratch_rewards))
@@ -634,9 +638,11 @@ class GameInternals:
 
 
 def _described(a: Any) -> str:
-    """An array's kind for an error message (dtype, shape, whether C-contiguous)."""
+    """An array's kind for an error message (dtype, shape, whether C-contiguous and
+    writable)."""
     if isinstance(a, np.ndarray):
-        return f"{a.dtype} {a.shape}" + ("" if a.flags.c_contiguous else " (not C-contiguous)")
+        return (f"{a.dtype} {a.shape}" + ("" if a.flags.c_contiguous else " (not C-contiguous)")
+                + ("" if a.flags.writeable else " (read-only)"))
     return type(a).__name__
 
 

@@ -643,7 +643,7 @@ def test_a_learner_batch_refuses_a_bad_out_before_any_game_moves(bad):
     b = LearnerBatch("basic", 4, opponents="random", seed=0, num_players=2)
     b.reset(seed=0)
     before = [b.game.to_dict(i) for i in range(4)], b.decisions
-    with pytest.raises(ValueError, match=r"out must be a C-contiguous \(4, 241\) float32 array; got"):
+    with pytest.raises(ValueError, match=r"out must be a writable C-contiguous \(4, 241\) float32 array; got"):
         b.step(random_legal(b.action_masks(), np.random.default_rng(0)), out=bad)
     assert ([b.game.to_dict(i) for i in range(4)], b.decisions) == before
     good = np.zeros((4, 241), np.float32)

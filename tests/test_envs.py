@@ -579,3 +579,46 @@ def test_a_deal_whose_forced_plays_end_it_reports_its_rewards():
         env.reset(seed=seed)
         assert not env.unwrapped.game.finished[0] and env.last()[0]["action_mask"].any()
 
+
+def test_read_only_arrays_are_refused_before_anything_is_written(tmp_path):
+    """The kernels write ``out``, ``policy_rng`` and ``rewards`` directly: a read-only array
+    (a memory-mapped file opened read-only segfaulted) is refused, and the game is unchanged."""
+    from ono_env.agents.driver import AgentDriver
+    from ono_env.envs.learner_batch import LearnerBatch
+
+    game = VecGame(RuleSet.preset("basic", num_players=2), 2, seed=0)
+    size = game.observation_size
+    np.save(tmp_path / "obs.npy", np.zeros((2, size), np.float32))
+    for out in (np.load(tmp_path / "obs.npy", mmap_mode="r"), np.zeros((2, size), np.float32)):
+        if out.flags.writeable:
+            out.flags.writeable = False
+        before = game.to_json()
+        with pytest.raises(ValueError, match=r"writable .*read-only"):
+            game.observe(game.current_player, out=out)
+        assert game.to_json() == before and not out.any()
+    seats = np.full(2, -1, np.int64)
+    rng_states = np.arange(1, 3, dtype=np.uint64)
+    rewards = np.zeros((2, 2), np.float64)
+    for name in ("policy_rng", "rewards"):
+        states, rew = rng_states.copy(), rewards.copy()
+        (states if name == "policy_rng" else rew).flags.writeable = False
+        before = game.to_json()
+        with pytest.raises(ValueError, match=f"{name} must be a writable"):
+            game.play_random_until(seats, states, rew)
+        assert game.to_json() == before and not rew.any()
+
+    batch = LearnerBatch("basic", 2, opponents="greedy", seed=0, num_players=2)
+    batch.reset()
+    out = np.zeros((2, batch.game.observation_size), np.float32)
+    out.flags.writeable = False
+    before = batch.game.to_json()
+    with pytest.raises(ValueError, match="writable"):
+        batch.step(first_legal(batch.action_masks()), out=out)
+    assert batch.game.to_json() == before
+
+    driver = AgentDriver(game, [RandomAgent()])
+    driver.seat_agent[:] = 0
+    frozen = np.zeros((2, 2), np.float64)
+    frozen.flags.writeable = False
+    with pytest.raises(ValueError, match="rewards must be a writable"):
+        driver.play(np.random.default_rng(0), frozen)
