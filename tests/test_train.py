@@ -83,6 +83,11 @@ def test_overrides_reach_nested_fields_and_bad_ones_are_named():
         load_config(None, ["policy.activation=gelu"])
     with pytest.raises(ValueError, match="write key=value"):
         load_config(None, ["total_steps"])
+    # an empty value (resume=$CKPT with CKPT unset) is refused, not read as null
+    for empty in ("resume=", "time_limit_minutes=  "):
+        with pytest.raises(ValueError, match=r"no value after '='; allowed: a value, or null"):
+            load_config(None, [empty])
+    assert load_config(None, ["time_limit_minutes=null"]).time_limit_minutes is None
     assert load_config(None, ["total_steps=1", "total_steps=2"]).total_steps == 2   # the last
     # bounds where a value passed the config before and failed in the run, or ruined it
     for override, why in [("max_decisions=20000000", "less than or equal to 10000000"),

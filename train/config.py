@@ -575,10 +575,13 @@ def parse_override(text: str) -> dict[str, Any]:
     key, raw = text.split("=", 1)
     if not key.strip() or any(not p for p in key.strip().split(".")):
         raise ValueError(f"override {text!r}: the key before '=' names a field (e.g. ppo.n_steps)")
+    if not raw.strip():    # an unset shell variable (resume=$CKPT) must not mean null
+        raise ValueError(f"override {text!r}: no value after '='; allowed: a value, or null "
+                         f"(or ~) for none")
     from ono_env.rules import YamlLoader
 
     try:
-        value = yaml.load(raw, Loader=YamlLoader) if raw.strip() else None
+        value = yaml.load(raw, Loader=YamlLoader)
     except yaml.YAMLError as exc:   # not YAML, or a form refused (an alias, 010, yes, ...)
         problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
         raise ValueError(f"override {text!r}: the value cannot be read as YAML plain data "
