@@ -434,10 +434,13 @@ def test_an_exploiter_whose_measurement_fails_keeps_its_training(tmp_path, monke
                                          r"\.safetensors; .*exploit\.json holds the training\), "
                                          r"but the measurement failed: RuntimeError: planted"):
         X.exploit("greedy", steps=X.rollout_steps("basic", 2), deals=2, threads=1,
-                  run_dir=tmp_path / "x")
-    saved = json.loads((tmp_path / "x" / "exploit.json").read_text())
+                  run_dir=tmp_path / "x #y")
+    # the folder as named: it was pasted into a run_dir= override and read as YAML, so
+    # '#y' was a comment (the run went to x/) and '~' or 'null' to runs/exploit-...
+    saved = json.loads((tmp_path / "x #y" / "exploit.json").read_text())
     assert saved["measure_error"] == "RuntimeError: planted failure" and saved["steps"] > 0
-    assert (tmp_path / "x" / "model.safetensors").is_file()
+    assert (tmp_path / "x #y" / "model.safetensors").is_file()
+    assert not (tmp_path / "x").exists()
 
 
 def test_with_workers_a_failed_pairing_drops_the_pairings_not_begun(in_data, tmp_path, monkeypatch):
