@@ -374,6 +374,9 @@ def test_the_page_and_its_assets_are_served_from_the_package(client):
     (["--port", "70000"], "out of range; allowed: 0 to 65,535"),
     (["--model", "nothere.safetensors"], "nothere.safetensors"),
     (["--replays", "no-such-folder"], "not a folder"),
+    # before: both listened on every address, '' also serving requests without a Host
+    (["--host", "", "--port", "0"], "--host '': no address"),
+    (["--host", "0", "--port", "0"], "--host '0' listens on every address (0.0.0.0)"),
 ])
 def test_ono_web_refuses_bad_arguments_in_one_line(capsys, args, fragment):
     assert main(args) == 2

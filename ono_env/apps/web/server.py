@@ -646,7 +646,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--host", default="127.0.0.1",
                    help="address to listen on (default 127.0.0.1: this machine only; requests "
                         "must name a loopback host or this one; 0.0.0.0 serves every address "
-                        "and any host name)")
+                        "and any host name, and only it: an empty host or 0 is refused)")
     p.add_argument("--port", type=cli.bounded_int(0, 65535), default=8000,
                    help="port (default 8000; 0: any free port)")
     p.add_argument("--model", action="append", default=[], metavar="FILE",
@@ -663,6 +663,10 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         import uvicorn
 
+        if not args.host.strip():   # the socket would listen on every address
+            raise ValueError(f"--host {args.host!r}: no address; allowed: an address or host "
+                             f"name of this machine (127.0.0.1 by default), or 0.0.0.0 to "
+                             f"serve every address")
         for m in args.model:
             read_metadata(m)   # a clear refusal now rather than when a game starts
         hosts = None if args.host in ("0.0.0.0", "::") else sorted({*LOOPBACK_HOSTS, args.host})
@@ -674,6 +678,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         except OSError as exc:
             raise ValueError(f"cannot listen on {args.host}:{args.port}: {exc.strerror}") from None
         host, port = sock.getsockname()[:2]
+        if host in ("0.0.0.0", "::") and args.host not in ("0.0.0.0", "::"):
+            sock.close()   # '0' and such name every address without saying so
+            raise ValueError(f"--host {args.host!r} listens on every address ({host}); allowed: "
+                             f"an address or host name of this machine, or {host} itself to "
+                             f"serve every address")
         shown = f"[{host}]" if ":" in host else host
         print(f"ono-web: open http://{shown}:{port}/ (Ctrl-C stops the server)", flush=True)
         config = uvicorn.Config(app, log_level="warning")
