@@ -153,6 +153,23 @@ def test_cli_writes_json_csv_png(tmp_path, capsys):
     assert (tmp_path / "arena.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 
+
+@pytest.mark.parametrize("others", [["random"], ["random", "greedy"]])   # bars, then a matrix
+def test_a_label_with_dollars_is_drawn_as_written(tmp_path, capsys, others):
+    # before: '$\\bad$' was read as mathtext; the plot failed after arena.json and arena.csv
+    # were written, in a four-line error
+    import shutil
+
+    from ono_env.agents.learned import shipped_models
+    model = tmp_path / "$\\bad$.safetensors"
+    shutil.copy(shipped_models()["ppo-basic-2p"], model)
+    out = tmp_path / "out"
+    rc = main([str(model), *others, "--rules", "basic", "--players", "2", "--games", "60",
+               "--no-rating", "--out", str(out), "--no-progress"])
+    assert rc == 0, capsys.readouterr().err
+    assert (out / "arena.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
 @pytest.mark.parametrize("args, message", [
     (["genius", "random", "--players", "2"], "unknown agent 'genius'"),
     (["missing.zip", "random", "--players", "2"], "cannot read model file 'missing.zip'"),

@@ -278,6 +278,14 @@ def test_the_command_writes_renders_and_plots_a_card(tmp_path, capsys):
     err = capsys.readouterr()
     assert err.out == "" and f"--plot: '{out / 'card.png'}' already exists" in err.err
     assert ((out / "card.json").read_bytes(), (out / "card.png").read_bytes()) == before
+    # a label is drawn as written (before: '$\\bad$' was read as mathtext, and the plot failed)
+    dollars = json.loads((out / "card.json").read_text())
+    dollars["agent"]["label"] = "$\\bad$"
+    (tmp_path / "dollars.json").write_text(json.dumps(dollars))
+    assert bench_main(["--render", str(tmp_path / "dollars.json"), "--plot"]) == 0, \
+        capsys.readouterr().err
+    assert (tmp_path / "dollars.png").stat().st_size > 1000
+    capsys.readouterr()
     assert bench_main(["--list"]) == 0
     assert "wikipedia-4p" in capsys.readouterr().out
     # cards that are not cards

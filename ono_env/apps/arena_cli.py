@@ -98,15 +98,16 @@ def plot_head_to_head(result: ArenaResult, path: str | Path) -> Path:
     title = (f"{result.rules.name}, {result.rules.num_players} players, "
              f"{len(result.records.length):,} games"
              + (f" ({result.deals:,} mirrored deals)" if result.mirrored else ""))
-    if result.tables > 1:
-        h = result.head_to_head()
-        plot_matrix(result.labels, h["rate"], h["low"], h["high"], h["games"], title, path,
-                    fair=result.fair_share)
-    else:
-        rows = result.agent_rows()
-        plot_shares([r["agent"] for r in rows], [r["win_rate"] for r in rows],
-                    [r["ci_low"] for r in rows], [r["ci_high"] for r in rows], title, path,
-                    result.fair_share)
+    with cli.literal_text():   # labels as written: a '$' is not mathtext
+        if result.tables > 1:
+            h = result.head_to_head()
+            plot_matrix(result.labels, h["rate"], h["low"], h["high"], h["games"], title, path,
+                        fair=result.fair_share)
+        else:
+            rows = result.agent_rows()
+            plot_shares([r["agent"] for r in rows], [r["win_rate"] for r in rows],
+                        [r["ci_low"] for r in rows], [r["ci_high"] for r in rows], title, path,
+                        result.fair_share)
     return Path(path)
 
 

@@ -48,25 +48,26 @@ def plot_card(card: dict[str, Any], path: str | Path) -> Path:
     labelled dots and the agent's rating with its 95% interval as a red bar."""
     from matplotlib.figure import Figure
 
-    tables = list(card["tables"].items())
-    fig = Figure(figsize=(9.0, 0.75 * len(tables) + 1.4))
-    ax = fig.subplots()
-    for k, (_name, t) in enumerate(tables):
-        y = len(tables) - 1 - k
-        for ref, rating in t.get("field", {}).items():
-            ax.plot(rating, y, "o", color="#888888", markersize=4)
-            ax.annotate(ref, (rating, y), textcoords="offset points", xytext=(0, 5),
-                        fontsize=6, ha="center", rotation=35, color="#555555")
-        r = t["rating"]
-        ax.errorbar(r["rating"], y, xerr=[[r["rating"] - r["low"]], [r["high"] - r["rating"]]],
-                    fmt="s", color="#b2182b", capsize=3)
-    ax.set_yticks(range(len(tables)), [name for name, _t in reversed(tables)])
-    ax.axvline(card["anchor"]["rating"], color="black", linewidth=0.8, linestyle="--")
-    ax.set_xlabel(f"rating ({card['anchor']['agent']} = {card['anchor']['rating']:g}; grey: the "
-                  f"reference field, red: {card['agent']['label']} with its 95% interval)")
-    ax.set_title(f"{card['agent']['label']} on benchmark suite version {card['suite_version']}")
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
+    with cli.literal_text():   # labels as written: a '$' is not mathtext
+        tables = list(card["tables"].items())
+        fig = Figure(figsize=(9.0, 0.75 * len(tables) + 1.4))
+        ax = fig.subplots()
+        for k, (_name, t) in enumerate(tables):
+            y = len(tables) - 1 - k
+            for ref, rating in t.get("field", {}).items():
+                ax.plot(rating, y, "o", color="#888888", markersize=4)
+                ax.annotate(ref, (rating, y), textcoords="offset points", xytext=(0, 5),
+                            fontsize=6, ha="center", rotation=35, color="#555555")
+            r = t["rating"]
+            ax.errorbar(r["rating"], y, xerr=[[r["rating"] - r["low"]], [r["high"] - r["rating"]]],
+                        fmt="s", color="#b2182b", capsize=3)
+        ax.set_yticks(range(len(tables)), [name for name, _t in reversed(tables)])
+        ax.axvline(card["anchor"]["rating"], color="black", linewidth=0.8, linestyle="--")
+        ax.set_xlabel(f"rating ({card['anchor']['agent']} = {card['anchor']['rating']:g}; grey: the "
+                      f"reference field, red: {card['agent']['label']} with its 95% interval)")
+        ax.set_title(f"{card['agent']['label']} on benchmark suite version {card['suite_version']}")
+        fig.tight_layout()
+        fig.savefig(path, dpi=110)
     return Path(path)
 
 

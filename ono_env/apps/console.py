@@ -12,7 +12,7 @@ import argparse
 import re
 import sys
 from collections.abc import Callable, Sequence
-from typing import NoReturn
+from typing import Any, NoReturn
 
 # re-exported for the apps' argument parsers (cli.MAX_SEED, cli.MAX_BATCH)
 from ono_env.checks import MAX_SEED  # noqa: F401
@@ -166,3 +166,12 @@ def _message(exc: BaseException) -> str:
     if isinstance(exc, (ValueError, OSError)):
         return str(exc) or type(exc).__name__
     return f"{type(exc).__name__}: {exc}"
+
+
+def literal_text() -> Any:
+    """A context in which matplotlib draws every text as written: labels come from users
+    and model files, and a ``$`` in one was read as mathtext (``$\\bad$`` failed the plot
+    after the other outputs were written)."""
+    from matplotlib import rc_context
+
+    return rc_context({"text.parse_math": False})
