@@ -595,6 +595,19 @@ def test_export_refuses_damaged_old_checkpoints(tmp_path, case, capsys):
     assert not (tmp_path / "out.safetensors").exists()
 
 
+
+def test_export_refuses_empty_paths(tmp_path, capsys, monkeypatch):
+    # before: '' was the current folder, and the message named '.'
+    from ono_env.train.export import main as export_main
+    monkeypatch.chdir(tmp_path)
+    shipped = str(shipped_models()["ppo-basic-2p"])
+    for args, what in [(["", "a.safetensors"], "source ''"), ([shipped, ""], "destination ''")]:
+        assert export_main(args) == 2
+        err = capsys.readouterr().err
+        assert err == f"ono-export: error: {what}: a file path is needed\n"
+    assert not list(tmp_path.iterdir())
+
+
 def test_write_model_refuses_inconsistent_models(tmp_path):
     net = tiny_net()
     meta = tiny_meta(net)

@@ -377,6 +377,9 @@ def test_the_page_and_its_assets_are_served_from_the_package(client):
     # before: both listened on every address, '' also serving requests without a Host
     (["--host", "", "--port", "0"], "--host '': no address"),
     (["--host", "0", "--port", "0"], "--host '0' listens on every address (0.0.0.0)"),
+    # an empty path is not the current folder (before: its *.json were listed)
+    (["--replays", ""], "--replays ''; allowed: a folder's path"),
+    (["--model", ""], "--model ''; allowed: a model file's path"),
 ])
 def test_ono_web_refuses_bad_arguments_in_one_line(capsys, args, fragment):
     assert main(args) == 2

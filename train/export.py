@@ -173,6 +173,9 @@ def convert_old_checkpoint(zf: zipfile.ZipFile, where: str) -> tuple[dict[str, A
 def export_model(src: str | Path, dest: str | Path) -> Path:
     """Write the ``.safetensors`` model file ``dest`` from the checkpoint (or model file)
     ``src``; see the module docstring. Returns ``dest``."""
+    for what, given in (("source", src), ("destination", dest)):
+        if not str(given).strip():   # Path('') is the current folder
+            raise ValueError(f"{what} {str(given)!r}: a file path is needed")
     src, dest = Path(src), Path(dest)
     if dest.suffix != ".safetensors":
         raise ValueError(f"destination {str(dest)!r}: a model file's name ends in .safetensors")

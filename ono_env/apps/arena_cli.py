@@ -190,6 +190,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                 record = cli.bounded_int(1, MAX_RECORD)(args.record[0])
             except argparse.ArgumentTypeError as exc:
                 raise ValueError(f"--record N DIR: N {exc}") from None
+            if not args.record[1].strip():   # Path('') is the current folder
+                raise ValueError("--record N DIR: DIR is empty; allowed: a folder path")
             record_dir = Path(args.record[1])
             if record_dir.is_dir() and any(record_dir.glob("replay-*.json")):
                 raise ValueError(f"--record: {str(record_dir)!r} already holds replay files; "

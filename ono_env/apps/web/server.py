@@ -667,6 +667,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             raise ValueError(f"--host {args.host!r}: no address; allowed: an address or host "
                              f"name of this machine (127.0.0.1 by default), or 0.0.0.0 to "
                              f"serve every address")
+        for flag, given in (("--model", args.model), ("--replays", args.replays)):
+            if any(not g.strip() for g in given):   # Path('') is the current folder
+                raise ValueError(f"{flag} ''; allowed: a "
+                                 f"{'model file' if flag == '--model' else 'folder'}'s path")
         for m in args.model:
             read_metadata(m)   # a clear refusal now rather than when a game starts
         hosts = None if args.host in ("0.0.0.0", "::") else sorted({*LOOPBACK_HOSTS, args.host})
