@@ -150,6 +150,11 @@ SMALL = ["total_steps=64", "num_envs=4", "ppo.n_steps=16", "ppo.batch_size=32", 
     (["ppo.batch_size=100000"], "ppo.batch_size=100,000 is more than a rollout (num_envs x "
                                 "ppo.n_steps = 64 steps)"),
     (["ppo.n_steps=1000000000"], "steps keeps 4,857.8 GiB of observations and masks"),
+    # before: the kernel ended the process with no word (or torch's allocation error named
+    # no field); sixteen layers of 65,536 need about 1 TiB at the least
+    (["policy.shared=false", "policy.net_arch=[" + ",".join(["65536"] * 16) + "]"],
+     "policy.net_arch=[65536, 65536, 65536, 65536, 65536, 65536, 65536, 65536, 65536, 65536, "
+     "65536, 65536, 65536, 65536, 65536, 65536]: training it takes at least 1,921.1 GiB"),
     (["run_dir={file}/sub"], "run_dir '{file}/sub': '{file}' is a file, not a folder"),
     (["out_dir={file}/sub"], "out_dir '{file}/sub': '{file}' is a file, not a folder"),
     # before: a bare OSError or RecursionError (a name too long, a folder /proc refuses, a

@@ -137,6 +137,7 @@ from ono_env.train.run import (
     FINAL_DECISIONS,
     League,
     check_folder_path,
+    check_network_memory,
     check_run_dir,
     choose_threads,
     curve_rows,
@@ -1224,6 +1225,7 @@ def _train(cfg: TrainConfig, stop_signals: tuple[str, ...]) -> dict[str, Any]:
     all_rules = ([rules_of(cfg)] if cfg.tables is None else
                  [resolve_rules(t.rules, num_players=t.num_players) for t in cfg.tables])
     first_rules = all_rules[0]
+    check_network_memory(cfg, first_rules)   # before any network is built (start_run again)
     enc = cfg.policy.opponent_encoder
     width = (32 if version == 2 else 0) if enc == "auto" else int(enc)
     p = cfg.ppo

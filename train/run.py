@@ -544,6 +544,45 @@ def check_rollout_memory(cfg: TrainConfig, rules: Any) -> None:
                          f"a smaller num_envs or ppo.n_steps")
 
 
+def network_bytes(cfg: TrainConfig, rules: Any) -> int:
+    """A lower bound on the memory that training ``policy.net_arch`` takes: the hidden
+    layers' and the policy head's weights (the first layer fed by the observation's length
+    or 241 inputs, whichever is fewer: with an opponent encoder the seat's own part alone is
+    longer), each held four times (the weights, their gradients and Adam's two moments),
+    twice without a shared trunk (two networks), and one minibatch's activations and their
+    gradients. What the network really holds is more (the value head, the encoder, biases,
+    torch's own buffers), so a refusal is never wrong."""
+    from itertools import pairwise
+
+    from ono_env.cards import NUM_ACTIONS
+    from ono_env.observation import observation_size
+
+    arch = list(cfg.policy.net_arch)
+    inputs = min(observation_size(rules, cfg.observation_version), 241)
+    weights = inputs * arch[0] + sum(a * b for a, b in pairwise(arch)) \
+        + arch[-1] * NUM_ACTIONS
+    networks = 1 if cfg.policy.shared else 2
+    return 4 * (4 * networks * weights + 2 * networks * cfg.ppo.batch_size * sum(arch))
+
+
+def check_network_memory(cfg: TrainConfig, rules: Any) -> None:
+    """``ValueError`` naming ``policy.net_arch`` when training it (:func:`network_bytes`, a
+    lower bound) would not fit in this machine's memory, before anything is built (torch's
+    own allocation error came after the run folder was written, naming no field, or the
+    kernel ended the process without a word). Skipped where the memory size cannot be read."""
+    try:
+        memory = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (AttributeError, ValueError, OSError):
+        return
+    need = network_bytes(cfg, rules)
+    if memory > 0 and need > memory:
+        raise ValueError(f"policy.net_arch={list(cfg.policy.net_arch)}: training it takes at "
+                         f"least {need / 2**30:,.1f} GiB (weights, gradients and Adam's state, "
+                         f"and a minibatch of ppo.batch_size={cfg.ppo.batch_size:,}), and this "
+                         f"machine has {memory / 2**30:,.1f} GiB; allowed: narrower or fewer "
+                         f"layers, or a smaller ppo.batch_size")
+
+
 def check_distinct_labels(specs: Sequence[str], what: str) -> None:
     """``ValueError`` where two of an evaluation's agents play under one name (case aside):
     their rows in eval.csv, final_eval.json and TensorBoard are keyed by it, so one would
@@ -576,6 +615,7 @@ def check_start(cfg: TrainConfig, agents: Sequence[str] = ()) -> tuple[Any, Path
     check_distinct_labels(_names(cfg.eval.opponents), "eval.opponents")
     check_distinct_labels(_names(cfg.final_eval.opponents), "final_eval.opponents")
     check_rollout_memory(cfg, rules)
+    check_network_memory(cfg, rules)
     if not cfg.run_dir:
         check_folder_path(Path(cfg.out_dir), "out_dir")
     run_dir = run_dir_of(cfg)
