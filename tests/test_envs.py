@@ -310,6 +310,17 @@ def test_an_env_whose_opponent_failed_midway_refuses_to_step_until_reset():
 
 
 # ---- Stable-Baselines3 VecEnv --------------------------------------------------------------
+def test_vecenv_seed_none_leaves_numpys_global_generator_alone():
+    # before: SB3's seed(None) drew from np.random, so np.random.seed() chose the deals and
+    # the call moved the caller's stream
+    venv = OnoVecEnv("basic", num_envs=2, seed=0, num_players=2)
+    np.random.seed(123)
+    first, after = venv.seed(None)[0], np.random.random()
+    np.random.seed(123)
+    second = venv.seed(None)[0]
+    assert np.random.random() == after and first != second and 0 <= first < 2**63
+
+
 def test_vecenv_autoreset_infos_and_masks():
     from sb3_contrib.common.maskable.utils import get_action_masks, is_masking_supported
     from stable_baselines3.common.vec_env import VecMonitor

@@ -105,8 +105,13 @@ class OnoVecEnv(VecEnv):
 
     def seed(self, seed: int | None = None) -> Sequence[int | None]:
         """Seed the next ``reset()`` (an integer from 0 to 2**63 - 1, or None for a random
-        one): it and every episode after it follow from this seed alone."""
-        return super().seed(check_seed("seed", seed))
+        one, drawn from fresh entropy: SB3's own draws it from NumPy's global generator, so
+        that a caller's np.random.seed() chose it and the call moved the caller's stream): it
+        and every episode after it follow from this seed alone."""
+        seed = check_seed("seed", seed)
+        if seed is None:
+            seed = int(np.random.SeedSequence().generate_state(1, np.uint64)[0] >> 1)
+        return super().seed(seed)
 
     # ---- episodes -----------------------------------------------------------------------
     def reset(self) -> np.ndarray:
