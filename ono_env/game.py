@@ -72,8 +72,10 @@ class StepResult(NamedTuple):
     ``step`` overwrites them; copy what you keep)."""
 
     rewards: np.ndarray         # (B, P) float32  reward of every seat for this step
-    terminated: np.ndarray      # (B,) bool       the episode ended by the rules this step
-    truncated: np.ndarray       # (B,) bool       the episode was cut at max_decisions this step
+    terminated: np.ndarray      # (B,) bool       the episode has ended by the rules (from the
+                                #                 step that ended it until the game is reset;
+                                #                 count episodes where it turns True)
+    truncated: np.ndarray       # (B,) bool       the episode was cut at max_decisions (likewise)
     current_player: np.ndarray  # (B,) int32      seat to act next
 
 
