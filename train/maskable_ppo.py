@@ -134,7 +134,26 @@ def make_callback(cfg: TrainConfig, rules: Any, run_dir: Path, league: League, p
 def train(cfg: TrainConfig) -> dict[str, Any]:
     """Run one training from a resolved config (see :func:`ono_env.train.config.load_config`).
     Returns ``{"run_dir", "model", "final_eval", "seconds"}``. Needs the ``[train]`` extra
-    (imported first, before anything is written)."""
+    (imported first, before anything is written).
+
+    SB3 seeds Python's ``random``, NumPy's global generator and torch's with ``cfg.seed`` and
+    draws from them while it trains: all three are the caller's again afterwards, so a
+    training called in a process leaves its global random state as it was."""
+    import random
+
+    import numpy as np
+    import torch as th
+
+    saved = random.getstate(), np.random.get_state()
+    try:
+        with th.random.fork_rng(devices=[]):   # the CPU's: forking a GPU's would start CUDA
+            return _train(cfg)
+    finally:
+        random.setstate(saved[0])
+        np.random.set_state(saved[1])
+
+
+def _train(cfg: TrainConfig) -> dict[str, Any]:
     import torch as th
     from sb3_contrib import MaskablePPO
     from stable_baselines3.common.vec_env import VecMonitor
