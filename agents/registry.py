@@ -25,7 +25,7 @@ from typing import Any
 import numpy as np
 
 from ono_env.agents.base import Agent, RandomAgent, checked_actions, observation_version
-from ono_env.agents.learned import load_agent, shipped_models
+from ono_env.agents.learned import LearnedAgent, check_compatible, load_agent, shipped_models
 from ono_env.agents.rule_based import RULE_BASED
 from ono_env.agents.search import SEARCH_AGENTS
 from ono_env.checks import check_bool
@@ -112,7 +112,10 @@ def _hint(spec: str) -> str:
 def make_agent(spec: Any, rules: Any = None) -> Agent:
     """An agent from a registered name, a saved model's path, or an object that has ``act``.
 
-    ``rules`` (a RuleSet, preset name, ...; default classic) is the rule set it will play."""
+    ``rules`` (a RuleSet, preset name, ...; default classic) is the rule set it will play.
+    An object is returned as it is; where ``rules`` is given, a learned agent (a model's
+    metadata) is checked against it as a model file named by its path is."""
+    given = rules is not None
     rules = resolve_rules(rules)
     if isinstance(spec, str):
         if is_model_path(spec):
@@ -133,6 +136,9 @@ def make_agent(spec: Any, rules: Any = None) -> Agent:
                              f"act(obs, mask, rng))")
         return agent
     if isinstance(spec, Agent):
+        if given and isinstance(spec, LearnedAgent) and spec.meta:
+            # before: an agent object loaded for one table played at another unchecked
+            check_compatible(spec.meta, rules, repr(spec.name))
         return spec
     raise ValueError(
         f"an agent must be a name ({', '.join(agent_names())}), the path of a saved model, or "

@@ -157,3 +157,20 @@ def test_a_near_miss_agent_name_says_what_it_probably_meant(spec, hint):
         make_agent(spec, "basic")
     assert str(err.value).startswith(f"unknown agent {spec!r} {hint}")
     assert "known agents are" in str(err.value)
+
+
+def test_a_learned_agent_object_is_checked_against_the_rules_it_is_given():
+    # before: an object loaded for one table played at another (its name was refused there)
+    from ono_env.envs.gym_env import OnoEnv
+
+    specialist = make_agent("ppo-basic-2p", RuleSet.preset("basic", num_players=2))
+    ono = RuleSet.preset("ono", num_players=2)
+    for play in (lambda: make_agent(specialist, ono),
+                 lambda: OnoEnv(ono, opponents=specialist),
+                 lambda: run_arena([specialist, "random"], ono, 2, num_games=2)):
+        with pytest.raises(ValueError, match="'ppo-basic-2p': trained for 'basic' rules, which "
+                                             "differ from the 'ono' rules asked for"):
+            play()
+    assert make_agent(specialist) is specialist   # no rules given: returned as it is
+    generalist = make_agent("ppo-any", "basic")   # version 2: any rules
+    assert make_agent(generalist, ono) is generalist
