@@ -361,6 +361,15 @@ def test_export_of_an_old_format_checkpoint(tmp_path):
     obs, _ = real_observations(RULES, 200)
     np.testing.assert_array_equal(agent.logits(obs), net(obs))
     assert not marker.exists()
+    # a NaN in ono_meta.json is named (before: "Out of range float values are not JSON
+    # compliant", from writing the new file)
+    nan = tmp_path / "nan.zip"
+    with zipfile.ZipFile(nan, "w") as z:
+        z.writestr("policy.pth", torch_archive(sd))
+        z.writestr("ono_meta.json", json.dumps({**old_meta(), "config": {"x": float("nan")}}))
+    with pytest.raises(ValueError, match=r"ono_meta.json is not JSON \(NaN, which JSON has not"):
+        export_model(nan, tmp_path / "nan.safetensors")
+    assert not (tmp_path / "nan.safetensors").exists()
 
 
 # ---- (c) damaged files ------------------------------------------------------------------

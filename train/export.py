@@ -72,10 +72,15 @@ def _member(zf: zipfile.ZipFile, name: str, where: str) -> bytes:
 
 
 def _old_metadata(raw: bytes, where: str) -> dict[str, Any]:
+    def not_a_number(name: str) -> Any:   # Python's JSON reads them; the new file could not
+        raise ValueError(f"{name}, which JSON has not (allowed: finite numbers)")
+
     try:
-        meta = json.loads(raw.decode("utf-8"))
-    except (UnicodeDecodeError, ValueError, RecursionError):
-        raise ValueError(f"{where}: damaged checkpoint: {OLD_META_NAME} is not JSON") from None
+        meta = json.loads(raw.decode("utf-8"), parse_constant=not_a_number)
+    except (UnicodeDecodeError, ValueError, RecursionError) as exc:
+        why = f" ({exc})" if "JSON has not" in str(exc) else ""
+        raise ValueError(f"{where}: damaged checkpoint: {OLD_META_NAME} is not JSON{why}") \
+            from None
     if not isinstance(meta, dict) or meta.get("format") != FORMAT or meta.get("format_version") != 1:
         got = (f"format {meta.get('format')!r}, format version {meta.get('format_version')!r}"
                if isinstance(meta, dict) else f"a JSON {type(meta).__name__}")
