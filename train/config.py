@@ -577,7 +577,7 @@ def parse_override(text: str) -> dict[str, Any]:
         raise ValueError(f"override {text!r}: the key before '=' names a field (e.g. ppo.n_steps)")
     if not raw.strip():    # an unset shell variable (resume=$CKPT) must not mean null
         raise ValueError(f"override {text!r}: no value after '='; allowed: a value, or null "
-                         f"(or ~) for none")
+                         f"for none")
     from ono_env.rules import YamlLoader
 
     try:
