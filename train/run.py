@@ -524,20 +524,25 @@ def rollout_bytes(cfg: TrainConfig, rules: Any) -> int:
     return (cfg.ppo.n_steps + 1) * cfg.num_envs * 4 * floats
 
 
+def machine_memory() -> int | None:
+    """This machine's memory in bytes, or None where it cannot be read (the memory checks
+    are then skipped)."""
+    try:
+        memory = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (AttributeError, ValueError, OSError):
+        return None
+    return memory if memory > 0 else None
+
+
 def check_rollout_memory(cfg: TrainConfig, rules: Any) -> None:
     """``ValueError`` naming the fields when one rollout (:func:`rollout_bytes`) would not fit
     in this machine's memory, before the run folder is written (numpy's own MemoryError came
     after it, naming no field). Skipped where the memory size cannot be read."""
-    import os
-
     if cfg.algo == "rllib_ppo":   # Ray's env runners keep their own rollouts
         return
-    try:
-        memory = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
-    except (AttributeError, ValueError, OSError):
-        return
+    memory = machine_memory()
     need = rollout_bytes(cfg, rules)
-    if memory > 0 and need > memory:
+    if memory and need > memory:
         raise ValueError(f"a rollout of num_envs={cfg.num_envs:,} x ppo.n_steps="
                          f"{cfg.ppo.n_steps:,} steps keeps {need / 2**30:,.1f} GiB of "
                          f"observations and masks, and this machine has {memory / 2**30:,.1f} GiB; allowed: "
@@ -570,12 +575,9 @@ def check_network_memory(cfg: TrainConfig, rules: Any) -> None:
     lower bound) would not fit in this machine's memory, before anything is built (torch's
     own allocation error came after the run folder was written, naming no field, or the
     kernel ended the process without a word). Skipped where the memory size cannot be read."""
-    try:
-        memory = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
-    except (AttributeError, ValueError, OSError):
-        return
+    memory = machine_memory()
     need = network_bytes(cfg, rules)
-    if memory > 0 and need > memory:
+    if memory and need > memory:
         raise ValueError(f"policy.net_arch={list(cfg.policy.net_arch)}: training it takes at "
                          f"least {need / 2**30:,.1f} GiB (weights, gradients and Adam's state, "
                          f"and a minibatch of ppo.batch_size={cfg.ppo.batch_size:,}), and this "
