@@ -56,7 +56,7 @@ from ono_env.checks import (
     check_learner_seat,
     check_seed,
 )
-from ono_env.envs.opponents import OpponentDriver, failure, make_opponents
+from ono_env.envs.opponents import OpponentDriver, make_opponents, midway
 from ono_env.game import VecGame
 from ono_env.observation import observation_high
 from ono_env.render import render_text
@@ -128,14 +128,10 @@ class OnoEnv(gym.Env):
             raise ValueError(f"options={options!r:.80} ({type(options).__name__}); allowed: a "
                              f"dict or None (OnoEnv.reset takes no options)")
         super().reset(seed=seed)
-        self._over = True         # until the deal is done: an opponent may fail in it
-        try:
+        with midway("reset()", self._stop):   # an opponent may fail in the deal
             self.game.reset(seed=int(self.np_random.integers(2**63)))
             self._driver.start(np.ones(1, np.bool_), self._learner, self.learner_seat,
                                self.np_random)
-        except BaseException as exc:
-            self._failed = failure("reset()", exc)
-            raise
         self._over, self._failed = False, None
         self._dealt = True
         if self.render_mode == "human":
@@ -164,12 +160,9 @@ class OnoEnv(gym.Env):
                                                     "action_mask": self.action_masks()}
         reward = self._driver.take_pending()  # the opponents' opening moves, if any
         result = self.game.internals.step_unchecked(np.array([a]))  # checked against the mask above
-        try:    # the learner's move is made: a failing opponent leaves the game between turns
+        with midway("step()", self._stop):   # the learner's move is made
             reward += result.rewards[0, self._learner[0]]
             self._driver.advance(self._learner, self.np_random, reward)
-        except BaseException as exc:
-            self._over, self._failed = True, failure("step()", exc)
-            raise
         terminated = bool(self.game.terminated[0])
         truncated = bool(self.game.truncated[0])
         self._over = terminated or truncated
@@ -177,6 +170,9 @@ class OnoEnv(gym.Env):
             self.render()
         return self._obs(), float(reward[0]), terminated, truncated, {
             "action_mask": self.action_masks()}
+
+    def _stop(self, why: str) -> None:
+        self._over, self._failed = True, why
 
     def action_masks(self) -> np.ndarray:
         """``(85,) bool``: the learner's legal actions (all False once the episode is over,

@@ -29,7 +29,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from ono_env.checks import check_int, check_learner_seat, check_seed
-from ono_env.envs.opponents import OpponentDriver, failure, make_opponents
+from ono_env.envs.opponents import OpponentDriver, make_opponents, midway
 from ono_env.game import MAX_GAMES, VecGame
 from ono_env.rules import resolve_rules
 
@@ -82,6 +82,9 @@ class LearnerBatch:
     def learner_seat(self, value: int | str) -> None:
         self._learner_seat = check_learner_seat(value, self.rules.num_players)
 
+    def _stop(self, why: str) -> None:
+        self._ready, self._failed = False, why
+
     def _deal(self, which: np.ndarray) -> None:
         self.decisions += self._driver.start(which, self.learner, self.learner_seat, self.rng)
 
@@ -89,17 +92,13 @@ class LearnerBatch:
         """Deal every game again (reseeded when ``seed`` is given) up to each learner's first
         turn; returns the learners' observations ``(N, D)``."""
         seed = check_seed("seed", seed)
-        self._ready = False       # until the deal is done: an opponent may fail in it
-        try:
+        with midway("reset()", self._stop):   # an opponent may fail in the deal
             if seed is not None:
                 self.game.reset(seed=seed)
                 self.rng = np.random.default_rng(seed)
             else:
                 self.game.reset()
             self._deal(np.ones(self.num_envs, np.bool_))
-        except BaseException as exc:
-            self._failed = failure("reset()", exc)
-            raise
         self._ready, self._failed = True, None
         return self.game.observe(self.learner)
 
@@ -122,7 +121,7 @@ class LearnerBatch:
         a = self.check_actions(actions, self.num_envs)
         out = self.game.check_observation_out(out)   # before any game moves
         result = self.game.step(a)          # raises ValueError on an illegal action
-        try:    # the learners' moves are made: a failing opponent leaves the games between turns
+        with midway("step()", self._stop):   # the learners' moves are made
             rewards = self._driver.take_pending()
             rewards += result.rewards[self._rows, self.learner]
             self.decisions += self.num_envs
@@ -135,9 +134,6 @@ class LearnerBatch:
                 final = self.game.observe(self.learner, which=dones)
                 self.game.reset(which=dones)
                 self._deal(dones)
-        except BaseException as exc:
-            self._ready, self._failed = False, failure("step()", exc)
-            raise
         obs = self.game.observe(self.learner, out=out)
         return BatchStep(obs, rewards.astype(np.float32), terminated, truncated, final, dones)
 

@@ -12,7 +12,8 @@ Opponents are given as
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from typing import Any, cast
 
 import numpy as np
@@ -361,10 +362,16 @@ class OpponentDriver:
         return taken
 
 
-def failure(call: str, exc: BaseException) -> str:
-    """The message of every ``step()`` after ``call`` failed midway (an opponent's error, an
-    interrupt): the learner's move was made and the opponents' were not, so the games wait at
-    an opponent's turn, where a learner's action must not be played; only a reset deals them
-    again."""
-    return (f"step() after {call} failed midway ({type(exc).__name__}: {exc!s:.200}): the "
-            f"games stopped between turns; call reset()")
+@contextmanager
+def midway(call: str, stop: Callable[[str], None]) -> Iterator[None]:
+    """Around the part of a learner environment's ``step()`` or ``reset()`` after which the
+    games may be left between turns: when it raises (an opponent's error, an interrupt), the
+    learner's move was made and the opponents' were not, so the games wait at an opponent's
+    turn, where a learner's action must not be played. ``stop`` is given the message that
+    every ``step()`` then raises until a reset deals the games again; the error goes on."""
+    try:
+        yield
+    except BaseException as exc:
+        stop(f"step() after {call} failed midway ({type(exc).__name__}: {exc!s:.200}): the "
+             f"games stopped between turns; call reset()")
+        raise

@@ -49,7 +49,7 @@ from ray.rllib.env.multi_agent_env import MultiAgentEnv
 
 from ono_env.cards import NUM_ACTIONS
 from ono_env.checks import check_action, check_int, check_learner_seat, check_seed
-from ono_env.envs.opponents import OpponentDriver, OpponentPool, failure, make_opponents
+from ono_env.envs.opponents import OpponentDriver, OpponentPool, make_opponents, midway
 from ono_env.game import MAX_GAMES, VecGame
 from ono_env.observation import observation_high, observation_size
 from ono_env.rules import RuleSet, resolve_rules
@@ -158,6 +158,9 @@ class OnoRLlibVectorEnv(gym.vector.VectorEnv):
             raise
 
     # ---- episodes -----------------------------------------------------------------------
+    def _stop(self, why: str) -> None:
+        self._ready, self._failed = False, why
+
     def _observe(self) -> dict[str, np.ndarray]:
         obs = self.game.observe(self._learner)
         np.copyto(self._mask, self.game.legal_mask())
@@ -169,8 +172,7 @@ class OnoRLlibVectorEnv(gym.vector.VectorEnv):
         seed = check_seed("seed", seed)
         if options is not None and not isinstance(options, dict):
             raise ValueError(f"options={options!r:.80}; allowed: a dict or None (no options)")
-        self._ready = False       # until the deal is done: an opponent may fail in it
-        try:
+        with midway("reset()", self._stop):   # an opponent may fail in the deal
             if seed is not None:
                 self.game.reset(seed=seed)
                 self._rng = np.random.default_rng(seed)
@@ -179,9 +181,6 @@ class OnoRLlibVectorEnv(gym.vector.VectorEnv):
             self._restart[:] = False
             self.decisions += self._driver.start(np.ones(self.num_envs, np.bool_),
                                                  self._learner, self._learner_seat, self._rng)
-        except BaseException as exc:
-            self._failed = failure("reset()", exc)
-            raise
         self._ready, self._failed = True, None
         return self._observe(), {}
 
@@ -198,7 +197,7 @@ class OnoRLlibVectorEnv(gym.vector.VectorEnv):
         restart = self._restart.copy()
         play = ~restart
         result = self.game.step(np.where(play, a, 0), play)  # ValueError on an illegal action
-        try:    # the learners' moves are made: a failing opponent leaves the games between turns
+        with midway("step()", self._stop):   # the learners' moves are made
             rewards = np.where(play, result.rewards[np.arange(self.num_envs), self._learner],
                                0.0)
             rewards = rewards.astype(np.float64)
@@ -213,9 +212,6 @@ class OnoRLlibVectorEnv(gym.vector.VectorEnv):
                 self.game.reset(which=restart)
                 self.decisions += self._driver.start(restart, self._learner,
                                                      self._learner_seat, self._rng)
-        except BaseException as exc:
-            self._ready, self._failed = False, failure("step()", exc)
-            raise
         self._restart = terminated | truncated
         return self._observe(), rewards.astype(np.float32), terminated, truncated, {}
 
