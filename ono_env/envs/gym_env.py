@@ -33,7 +33,9 @@ turns are played inside ``step`` by the given policies.
 - ``opponents``: one agent for all opponent seats, one per seat (from the learner's left),
   or a pool ``{agent: weight}`` drawn per episode and seat (``ono_env.envs.opponents``). An agent
   is a name (``"random"``, ``"greedy"``, ``"color"``, ``"defensive"``, a shipped policy such
-  as ``"ppo-basic-2p"``), a model file's path, or an object with ``act``.
+  as ``"ppo-basic-2p"``), a model file's path, or an object with ``act``. An opponent that
+  fails (an illegal choice, or an error of its own) inside ``step`` or ``reset`` raises to
+  the caller, and ``step`` is then refused until ``reset`` (``opponents.midway``).
 - ``illegal_action``: ``"lose"`` (default, PettingZoo's usual handling: the episode ends, the
   learner gets -1, ``info["illegal_action"]`` and ``info["legal_actions"]`` say what happened
   and a warning is logged) or ``"raise"`` (``ValueError`` naming the legal actions). Either

@@ -17,6 +17,9 @@ ones. The Gymnasium vector env (:mod:`ono_env.envs.gym_vector`) and the Stable-B
   reward from the opponents' moves before its first decision comes with its first step).
 - Seeding: ``reset(seed)`` fixes every later episode of every game (deals, learner seats,
   opponents drawn from a pool, their choices).
+- An opponent that fails (an illegal choice, or an error of its own) inside ``step`` or
+  ``reset`` raises to the caller, and ``step`` is then refused until ``reset``
+  (:func:`ono_env.envs.opponents.midway`).
 - Actions: an integer array of shape ``(num_envs,)`` (floats, bools and other shapes are
   refused with ``ValueError``); an illegal learner action raises ``ValueError`` naming the
   game and its legal actions, and no game changes.
