@@ -103,6 +103,29 @@ def test_bad_arguments_are_one_line(tool, argv, capsys):
     _one_error_line(tool, argv + (["--no-progress"] if tool == "ono-arena" else []), capsys)
 
 
+@pytest.mark.parametrize("tool,argv,message", [
+    ("ono-demo", ["--games", "1", "--games", "2"], "argument --games: given more than once"),
+    ("ono-arena", ["greedy", "random", "--seed=1", "--seed", "2", "--no-progress"],
+     "argument --seed: given more than once"),
+    ("ono-arena", ["greedy", "random", "--mirrored", "--mirrored", "--no-progress"],
+     "argument --mirrored: given more than once"),
+    ("ono-play", ["greedy", "--seed", "1", "--seed", "1"], "argument --seed: given more than once"),
+    ("ono-train", ["default", "--print-config", "--print-config"],
+     "argument --print-config: given more than once"),
+    ("ono-bench", ["greedy", "--deals", "10", "--deals", "20"], "argument --deals: given more"),
+    ("ono-exploit", ["greedy", "--seed", "1", "--seed", "2"], "argument --seed: given more"),
+    # a prefix of an option is not the option
+    ("ono-demo", ["--game", "1"], "unrecognized arguments: --game 1"),
+    ("ono-arena", ["greedy", "random", "--mirror", "--no-progress"], "unrecognized arguments: --mirror"),
+    ("ono-train", ["default", "--print"], "unrecognized arguments: --print"),
+    ("ono-bench", ["greedy", "--deal", "10"], "unrecognized arguments: --deal 10"),
+])
+def test_an_option_is_given_once_and_in_full(tool, argv, message, capsys):
+    """argparse keeps the last of a repeated option and takes a prefix of an option's name,
+    each silently: ``--seed 1 --seed 2`` ran with seed 2, ``--game 1`` set --games."""
+    assert message in _one_error_line(tool, argv, capsys)
+
+
 def test_an_exploiter_budget_under_one_rollout_is_refused_before_training(tmp_path, capsys):
     # before: --steps 100 trained a whole rollout (16,384 steps) and said so only afterwards
     from ono_env.train.exploit import rollout_steps

@@ -30,7 +30,14 @@ class UsageError(ValueError):
 
 class ArgumentParser(argparse.ArgumentParser):
     """argparse, with an argument error raised as :class:`UsageError` (which :func:`run`
-    prints as one line, with a pointer to ``--help``) instead of usage text and an exit."""
+    prints as one line, with a pointer to ``--help``) instead of usage text and an exit;
+    an option is named in full (no prefix of it, argparse's ``allow_abbrev``), and an option
+    that takes one value or is a flag is given at most once (argparse keeps the last of
+    several silently; ``append`` options take several)."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs.setdefault("allow_abbrev", False)
+        super().__init__(*args, **kwargs)
 
     def error(self, message: str) -> NoReturn:
         required = "the following arguments are required: "
@@ -52,9 +59,29 @@ class ArgumentParser(argparse.ArgumentParser):
         parsing loses the words after a ``--`` that comes before every positional word, at
         least in Python 3.11 (``ono-export -- -a.zip -b.safetensors``)."""
         words = sys.argv[1:] if args is None else list(args)
+        self._refuse_repeats(words)
         if "--" in words:
             return super().parse_args(words, namespace)
         return self.parse_intermixed_args(words, namespace)
+
+    def _refuse_repeats(self, words: Sequence[str]) -> None:
+        """One error for an option given twice (before a ``--``), but an ``append`` one:
+        ``--seed 1 --seed 2`` would otherwise run with seed 2 and say nothing."""
+        seen: set[int] = set()
+        for word in words:
+            if word == "--":
+                break
+            if not word.startswith("-"):
+                continue
+            name = word.split("=", 1)[0] if word.startswith("--") else word[:2]
+            action = self._option_string_actions.get(name)
+            if action is None or isinstance(action, (argparse._AppendAction,
+                                                     argparse._HelpAction)):
+                continue
+            if id(action) in seen:
+                self.error(f"argument {'/'.join(action.option_strings)}: given more than "
+                           f"once; allowed: once")
+            seen.add(id(action))
 
 
 _WHOLE_NUMBER = re.compile(r"[+-]?[0-9]+(?:_[0-9]+)*", re.ASCII)
