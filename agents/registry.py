@@ -56,9 +56,14 @@ def register_agent(name: str, factory: Factory, *, replace: bool = False) -> Non
     A name already in the table (a built-in agent's, or one registered before) is refused
     unless ``replace=True``: replacing ``greedy`` or a shipped policy changes what every
     later ``make_agent`` of that name plays, so it is never done by accident.
-    :func:`unregister_agent` gives a built-in name its own agent back."""
-    if not isinstance(name, str) or not name or is_model_path(name):
-        raise ValueError(f"agent name {name!r}; allowed: a non-empty name that is not a path")
+    :func:`unregister_agent` gives a built-in name its own agent back. The name is printable
+    (no newline, which would break the one-line tables and messages that name it), and the
+    factory must take the rules as its one argument, checked now rather than at the name's
+    first use."""
+    if (not isinstance(name, str) or not name or is_model_path(name) or not name.isprintable()
+            or name != name.strip()):
+        raise ValueError(f"agent name {name!r}; allowed: a non-empty name that is not a path, "
+                         f"of printable characters, without spaces at its ends")
     if not callable(factory):
         raise ValueError(f"register_agent({name!r}, ...): the factory must be callable")
     check_bool("replace", replace)
@@ -71,6 +76,13 @@ def register_agent(name: str, factory: Factory, *, replace: bool = False) -> Non
         raise ValueError(f"agent name {name!r} would hide the search agent "
                          f"{name.partition(':')[0]!r}; allowed: a name that is not a search "
                          f"agent's ({', '.join(SEARCH_AGENTS)}), with or without ':'")
+    try:
+        inspect.signature(factory).bind(None)
+    except TypeError as exc:   # make_agent would fail later, at the name's first use
+        raise ValueError(f"register_agent({name!r}, ...): the factory cannot be called with "
+                         f"the rules alone ({exc}); allowed: a callable factory(rules)") from None
+    except ValueError:   # a callable whose signature Python cannot read: taken as it is
+        pass
     _REGISTRY[name] = factory
 
 

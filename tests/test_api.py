@@ -598,6 +598,28 @@ def test_a_taken_agent_name_is_replaced_only_when_asked_and_unregister_gives_it_
     assert agent_names() == before
 
 
+def test_a_registered_name_is_printable_and_its_factory_takes_the_rules():
+    from ono_env.agents import register_agent
+    from ono_env.agents.registry import agent_names
+    before = agent_names()
+    # before: each was registered, and the factory failed only at make_agent
+    for name in ("mine\ntest", " mine", "mine\t", "mine\x00"):
+        assert "allowed: a non-empty name that is not a path, of printable" in _refusal(
+            lambda n=name: register_agent(n, lambda rules: RandomAgent()))
+    for factory, why in ((lambda: RandomAgent(), "too many positional arguments"),
+                         (lambda rules, seed: RandomAgent(), "missing a required argument"),
+                         (RandomAgent, "too many positional arguments")):
+        msg = _refusal(lambda f=factory: register_agent("mine-test", f))
+        assert "the factory cannot be called with the rules alone" in msg and why in msg
+    assert agent_names() == before
+    register_agent("mine test", lambda rules, seed=0: RandomAgent())   # a space within: a name
+    try:
+        assert isinstance(make_agent("mine test", "basic"), RandomAgent)
+    finally:
+        from ono_env.agents import unregister_agent
+        unregister_agent("mine test")
+
+
 @pytest.mark.parametrize("name", ["ppo-basic-2p", "ppo-any", "greedy"])
 def test_an_agent_refuses_a_mask_that_does_not_fit_its_observations(name):
     from ono_env.agents.learned import LearnedAgent
