@@ -270,8 +270,10 @@ class RuleSet:
             elif f.name in CHOICES:
                 if not isinstance(v, str) or v not in CHOICES[f.name]:
                     raise bad(f.name, " | ".join(CHOICES[f.name]))
+                object.__setattr__(self, f.name, str.__str__(v))   # NumPy strings become str
         if not isinstance(self.name, str):
             raise bad("name", "a string")
+        object.__setattr__(self, "name", str.__str__(self.name))
         check_text("rules option 'name'", self.name, MAX_NAME)
         if not MIN_PLAYERS <= self.num_players <= MAX_PLAYERS:
             raise bad("num_players", f"{MIN_PLAYERS} to {MAX_PLAYERS}")

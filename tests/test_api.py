@@ -83,6 +83,15 @@ def test_bad_rule_sets_name_the_field(overrides, field):
         RuleSet.preset("classic", **overrides)
 
 
+def test_numpy_rule_values_are_stored_as_python_values():
+    # before: a NumPy string was stored as it came, and to_yaml() then failed on it
+    rules = RuleSet.preset("classic", dealer=np.str_("random"), name=np.str_("mine"),
+                           num_players=np.int64(3), short_deck=np.bool_(True))
+    assert [type(getattr(rules, f)) for f in ("dealer", "name", "num_players", "short_deck")] == [
+        str, str, int, bool]
+    assert RuleSet.from_dict(yaml.safe_load(rules.to_yaml())) == rules
+
+
 def test_deck_too_small_to_deal_is_refused():
     with pytest.raises(ValueError, match="too few to deal"):
         RuleSet.preset("ono", short_deck=True, num_players=10, hand_size=8)
