@@ -421,6 +421,11 @@ class VecGame:
                 f"got {actions.dtype} {actions.shape}"
             )
         active = self._all if active is None else self._games_mask(active, "active")
+        if actions.dtype == np.uint64 and actions.size:   # would wrap to negative ids as int64
+            over = active & (actions > np.iinfo(np.int64).max)
+            if over.any():
+                bad = int(np.flatnonzero(over)[0])
+                raise self._illegal(bad, int(actions[bad]))
         return np.ascontiguousarray(actions, dtype=np.int64), active
 
     def _games_mask(self, x: Any, name: str) -> np.ndarray:
@@ -435,16 +440,17 @@ class VecGame:
         """The StepResult of a step whose kernel returned ``bad`` (``ValueError`` for an
         illegal action; with autoreset, the finished games are dealt again)."""
         if bad >= 0:
-            a = int(actions[bad])
-            name = C.ACTION_NAMES[a] if 0 <= a < C.NUM_ACTIONS else f"id {a}"
-            raise ValueError(
-                f"illegal action {name!r} ({a}) in game {bad} for player "
-                f"{int(self.state.current[bad])}; legal actions: "
-                f"{', '.join(self.legal_action_names(bad))}"
-            )
+            raise self._illegal(bad, int(actions[bad]))
         if self.autoreset and bad < -1:     # -1 - (the number of finished games)
             self.reset(which=self._terminated | self._truncated)
         return self._result
+
+    def _illegal(self, bad: int, a: int) -> ValueError:
+        """The error for action id ``a`` in game ``bad``: the action and the legal ones."""
+        name = C.ACTION_NAMES[a] if 0 <= a < C.NUM_ACTIONS else f"id {a}"
+        return ValueError(f"illegal action {name!r} ({a}) in game {bad} for player "
+                          f"{int(self.state.current[bad])}; legal actions: "
+                          f"{', '.join(self.legal_action_names(bad))}")
 
     def play_random(self, steps: int, seed: int = 0) -> int:
         """Every game takes ``steps`` uniformly random legal actions inside compiled code

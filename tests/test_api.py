@@ -224,6 +224,13 @@ def test_out_of_range_action():
     g = VecGame("classic", 1, seed=0)
     with pytest.raises(ValueError, match="illegal action 'id 999'"):
         g.step(np.array([999]))
+    # before: a uint64 id of 2**63 or more wrapped to a negative int64 in the message
+    for a in (2**63, 2**64 - 1):
+        with pytest.raises(ValueError, match=f"illegal action 'id {a}' \\({a}\\) in game 0"):
+            g.step(np.array([a], np.uint64))
+    g2 = VecGame("classic", 2, seed=0)     # a game left out of the step may hold any id
+    legal = int(np.flatnonzero(g2.legal_mask()[0])[0])
+    g2.step(np.array([legal, 2**64 - 1], np.uint64), active=np.array([True, False]))
 
 
 def test_bad_game_options():
