@@ -78,6 +78,7 @@ ARGUMENTS = {
                   ["default", "reward=points"], ["default", "--bogus"]],
     "ono-bench": [["genius"], ["greedy", "--deals", "0"], ["greedy", "--deals", "1e3"],
                   ["greedy", "--slow-deals", "-1"], ["greedy", "--suite", "0"],
+
                   ["greedy", "--tables", "nosuch"], ["greedy", "--bogus"], ["a:b:c"],
                   ["pimc:x"], ["greedy", "--render", "x.json"], ["greedy", "--workers", "0"]],
     "ono-exploit": [["genius"], ["greedy", "--steps", "0"], ["greedy", "--players", "11"],
@@ -124,6 +125,13 @@ def test_an_option_is_given_once_and_in_full(tool, argv, message, capsys):
     """argparse keeps the last of a repeated option and takes a prefix of an option's name,
     each silently: ``--seed 1 --seed 2`` ran with seed 2, ``--game 1`` set --games."""
     assert message in _one_error_line(tool, argv, capsys)
+
+
+@pytest.mark.parametrize("version", ["\uff11", "\u00b9", "\u0661"])
+def test_a_suite_version_is_ascii_digits(version, capsys):
+    # before: a full-width 1 read as version 1, a superscript 1 failed inside int()
+    err = _one_error_line("ono-bench", ["greedy", "--suite", version], capsys)
+    assert f"unknown suite version {version!r}; there are: 1, 2," in err
 
 
 def test_an_exploiter_budget_under_one_rollout_is_refused_before_training(tmp_path, capsys):

@@ -161,7 +161,7 @@ def suite_versions() -> list[int]:
     out = []
     for name in config_names("bench"):
         stem, _, number = name.partition("-")
-        if stem == "suite" and number.isdigit():
+        if stem == "suite" and number.isascii() and number.isdigit():
             out.append(int(number))
     return sorted(out)
 
@@ -177,8 +177,8 @@ def load_suite(version: int | str = LATEST) -> Suite:
     versions = suite_versions()
     if version == LATEST:
         version = versions[-1]
-    if isinstance(version, str) and version.isdigit():
-        version = int(version)
+    if isinstance(version, str) and version.isascii() and version.isdigit():
+        version = int(version)   # ASCII digits only: isdigit() also takes full-width and superscript digits
     if isinstance(version, bool) or not isinstance(version, int) or version not in versions:
         raise ValueError(f"unknown suite version {version!r}; there are: "
                          f"{', '.join(map(str, versions))} (or {LATEST})")
