@@ -208,6 +208,9 @@ class RuleSet:
                 if p.is_dir():
                     raise ValueError(f"rules {text!r} is a folder, not a rules file: give a "
                                      f"YAML file's path or one of {names}")
+                if p.exists():   # a device, a pipe or a socket: reading it could block
+                    raise ValueError(f"rules {text!r} is not a regular file: give a YAML "
+                                     f"file's path or one of {names}")
                 raise ValueError(f"no rules file {text!r}: give a YAML path or one of {names}")
             p = shipped
         data = read_yaml(p, "rules file")

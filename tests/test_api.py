@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import json
+import os
 from pathlib import Path
 
 import numpy as np
@@ -104,6 +105,15 @@ def test_unknown_preset_and_option():
         RuleSet.preset("classic", stack=True)
     with pytest.raises(ValueError, match="no rules file"):
         RuleSet.load("no/such/file.yaml")
+
+
+def test_a_device_or_pipe_given_as_rules_is_named_so(tmp_path):
+    # before: "no rules file '/dev/null'", as if nothing were there
+    fifo = tmp_path / "rules.fifo"
+    os.mkfifo(fifo)
+    for path in ("/dev/null", str(fifo)):
+        with pytest.raises(ValueError, match=f"rules '{path}' is not a regular file: give a YAML"):
+            RuleSet.load(path)
 
 
 def test_a_folder_given_as_rules_is_named_a_folder(tmp_path, capsys):
