@@ -135,8 +135,6 @@ def main() -> None:
                      f"(e.g. ono:4), comma-separated")
         tables.append((preset, int(players)))
     at_least(script, "--parallel", a.parallel, 1)
-    checked_deals(script, "--deals", a.deals, [n for _, n in tables])
-    checked_seed(script, "--seed", a.seed)
     if a.minutes is not None:
         positive_finite(script, "--minutes", a.minutes)
     from ono_env.train.config import load_config
@@ -148,6 +146,8 @@ def main() -> None:
         except ValueError as exc:
             sys.exit(f"{script}: --tables {p}:{n} with --variant {a.variant}"
                      + (f" --extra {' '.join(a.extra)}" if a.extra else "") + f": {exc}")
+    checked_deals(script, "--deals", a.deals, [n for _, n in tables])
+    checked_seed(script, "--seed", a.seed)
     path = a.out / "results.json"
     if a.only_mirror and not path.is_file():
         sys.exit(f"{script}: --only-mirror: no {path} to play again; allowed: an --out that "

@@ -12,8 +12,18 @@ import sys
 import numpy as np
 import pytest
 
+from ono_env.agents.base import RandomAgent
 from ono_env.apps.arena_cli import main
-from ono_env.arena import evaluate, run_arena, seatings, wilson_interval
+from ono_env.arena import (
+    bounded_mean_interval,
+    evaluate,
+    games_played,
+    run_arena,
+    seatings,
+    wilson_interval,
+)
+from ono_env.arena.play import play_games
+from ono_env.rules import RuleSet
 
 
 def test_wilson_interval_matches_known_values():
@@ -405,6 +415,48 @@ def test_cli_out_refuses_before_any_game_what_it_could_not_write_or_would_replac
     assert "--paired-with: an arena.json or the folder holding it" in capsys.readouterr().err
 
 
+@pytest.mark.parametrize("call,message", [
+    (lambda: wilson_interval(11, 10), "wins=11.0; allowed: a finite number from 0 to n=10"),
+    (lambda: wilson_interval(-1, 10), "wins=-1.0; allowed"),
+    (lambda: wilson_interval(float("nan"), 10), "wins=nan; allowed"),
+    (lambda: wilson_interval(1, -10), "n=-10.0; allowed: a finite number of games, 0 or more"),
+    (lambda: wilson_interval(1, 10, -1.96), "z=-1.96; allowed: a finite number above 0"),
+    (lambda: wilson_interval(True, 10), "wins=True; allowed"),
+    (lambda: bounded_mean_interval(np.array([0.5, 2.0]), 0, 1), "x holds values from 0.5 to 2.0"),
+    (lambda: bounded_mean_interval(np.array([0.5, np.nan]), 0, 1), "x holds nan or inf"),
+    (lambda: bounded_mean_interval(np.array([0.5]), 1, 0), "lo=1.0, hi=0.0; allowed: finite"),
+    (lambda: bounded_mean_interval(np.ones((2, 2)), 0, 1), "x is float64 (2, 2); allowed: a 1-d"),
+    (lambda: seatings(11), "num_players=11; allowed: an integer from 2 to 10"),
+    (lambda: seatings(2.0), "num_players=2.0 (float); allowed"),
+    (lambda: games_played(10, 1, 2), "num_entrants=1; allowed: an integer >= 2"),
+    (lambda: games_played(-5, 2, 2), "num_games=-5; allowed: an integer >= 0"),
+    (lambda: play_games(RuleSet.preset("basic", num_players=2), [RandomAgent()] * 2, 0, 0),
+     "num_games=0; allowed: an integer >= 1"),
+    (lambda: play_games(RuleSet.preset("basic", num_players=2), [RandomAgent()] * 2, 4, -1),
+     "seed=-1; allowed"),
+    (lambda: play_games(RuleSet.preset("basic", num_players=2), [RandomAgent()] * 2, 4, 0,
+                        batch_size=0), "batch_size=0; allowed: an integer from 1 to"),
+    (lambda: play_games(RuleSet.preset("basic", num_players=2), [RandomAgent()] * 2, 4, 0,
+                        record=[4], replays=[]), "record=4; allowed: an integer from 0 to 3"),
+    (lambda: play_games(RuleSet.preset("basic", num_players=2), [RandomAgent()] * 2, 4, 0,
+                        record=[3]), "record=[3] with replays=None; allowed: a list"),
+])
+def test_the_statistics_helpers_refuse_what_they_cannot_measure(call, message):
+    # before: a math domain error, a division by zero, an interval beyond its bounds, a
+    # range() error, or a game to record silently not recorded
+    with pytest.raises(ValueError) as exc:
+        call()
+    assert message in str(exc.value)
+
+
+def test_the_statistics_helpers_keep_their_answers_at_the_bounds():
+    assert wilson_interval(0, 0) == (0.0, 1.0)
+    assert wilson_interval(10, 10)[1] == 1.0 and wilson_interval(0, 10)[0] == 0.0
+    # a sum of shared wins a rounding error over the games still has its interval
+    assert wilson_interval(10 * (1 + 1e-15), 10)[1] == 1.0
+    assert bounded_mean_interval(np.array([1.0 + 1e-15, 0.0]), 0.0, 1.0)[0] == pytest.approx(0.5)
+
+
 def test_a_plan_too_big_for_any_games_count_says_so():
     from ono_env.arena import check_plan, games_played
     planned = games_played(1, 30, 10)
@@ -424,10 +476,10 @@ def test_cli_paired_with_an_earlier_run(tmp_path, capsys):
     line = capsys.readouterr().out.strip().splitlines()[-1]
     assert line.startswith(f"paired with {tmp_path}: color ") and "- greedy " in line
     assert line.endswith("over the same 100 deals")
-    for extra, message in ((["--seed", "4"], "differ in seed (4 against 3)"),
-                           (["--paired-with", str(tmp_path / "none")],
-                            "error: cannot read arena.json")):
-        argv = ["color", "random", *base, "--paired-with", str(tmp_path), *extra]
+    for seed, earlier, message in (("4", tmp_path, "differ in seed (4 against 3)"),
+                                   ("3", tmp_path / "none", "error: cannot read arena.json")):
+        argv = ["color", "random", *[seed if a == "3" else a for a in base],
+                "--paired-with", str(earlier)]
         assert main(argv) == 2
         err = capsys.readouterr().err.strip()
         assert err.startswith("ono-arena: error: ") and message in err and len(err.splitlines()) == 1

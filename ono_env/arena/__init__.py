@@ -110,7 +110,7 @@ from ono_env.checks import check_bool, check_int, check_seed
 from ono_env.game import MAX_DECISIONS, VecGame
 from ono_env.game import MAX_GAMES as MAX_BATCH
 from ono_env.replay import Replay
-from ono_env.rules import RuleSet, resolve_rules
+from ono_env.rules import MAX_PLAYERS, MIN_PLAYERS, RuleSet, resolve_rules
 
 MAX_GAMES = 100_000_000
 """The most games one arena run plays (about an hour of random play per core)."""
@@ -285,7 +285,12 @@ def check_plan(planned: int, num_games: int, num_entrants: int, num_players: int
 
 def games_played(num_games: int, num_entrants: int, num_players: int) -> int:
     """How many games run_arena plays for ``num_games``: rounded up so that every table
-    (every ``num_players`` of the ``num_entrants``) plays every seating equally often."""
+    (every ``num_players`` of the ``num_entrants``) plays every seating equally often.
+    ``ValueError`` for a count that is not a whole number, ``num_players`` outside 2 to 10
+    or fewer entrants than seats."""
+    num_players = check_int("num_players", num_players, MIN_PLAYERS, MAX_PLAYERS)
+    check_int("num_entrants", num_entrants, num_players)
+    check_int("num_games", num_games, 0)
     seats = math.comb(num_entrants, num_players) * len(seatings(num_players))
     return math.ceil(num_games / seats) * seats
 

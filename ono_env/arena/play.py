@@ -11,9 +11,10 @@ import numpy as np
 
 from ono_env.agents.base import Agent
 from ono_env.agents.driver import AgentDriver
-from ono_env.game import VecGame, game_seeds
+from ono_env.checks import check_int, check_seed
+from ono_env.game import MAX_GAMES, VecGame, game_seeds
 from ono_env.replay import Replay
-from ono_env.rules import RuleSet
+from ono_env.rules import MAX_PLAYERS, MIN_PLAYERS, RuleSet
 
 ALL_SEATINGS_UP_TO = 4
 """Up to this many players a table plays every seating (every permutation); beyond, the
@@ -22,7 +23,9 @@ ALL_SEATINGS_UP_TO = 4
 
 def seatings(num_players: int) -> list[tuple[int, ...]]:
     """Seat orders of one table: ``order[s]`` is the table member in seat ``s``
-    (:data:`ALL_SEATINGS_UP_TO`)."""
+    (:data:`ALL_SEATINGS_UP_TO`). ``ValueError`` unless ``num_players`` is a table size of
+    the rules (2 to 10)."""
+    num_players = check_int("num_players", num_players, MIN_PLAYERS, MAX_PLAYERS)
     if num_players <= ALL_SEATINGS_UP_TO:
         return list(itertools.permutations(range(num_players)))
     return [tuple((s + r) % num_players for s in range(num_players)) for r in range(num_players)]
@@ -52,7 +55,16 @@ def play_games(rules: RuleSet, agents: Sequence[Agent], num_games: int, seed: in
     ``(G,)`` and truncated ``(G,)``. ``seed`` fixes the deals and the agents' generator.
     ``progress`` (optional) has ``update(n)`` called as batches finish. The games numbered
     in ``record`` are appended to ``replays`` as :class:`~ono_env.replay.Replay` objects, the
-    seats labelled ``labels``; recording changes no result."""
+    seats labelled ``labels``; recording changes no result. ``ValueError`` for a count or
+    seed that is not a whole number in its range, or a game to record that is not played."""
+    num_games = check_int("num_games", num_games, 1)
+    check_seed("seed", seed, allow_none=False)
+    check_int("batch_size", batch_size, 1, MAX_GAMES)
+    for k in record:
+        check_int("record", k, 0, num_games - 1)
+    if len(record) and not isinstance(replays, list):
+        raise ValueError(f"record={list(record)!r:.60} with replays={replays!r:.40}; allowed: "
+                         f"a list for the recorded games' replays")
     P = rules.num_players
     if len(agents) != P:
         raise ValueError(f"{len(agents)} agents for {P} seats")

@@ -7,13 +7,34 @@ import math
 import numpy as np
 
 from ono_env.arena.play import GameRecords
+from ono_env.checks import is_real
 
 Z95 = 1.959963984540054
+ROUNDING = 1e-9
+"""How far past its bounds (a share of the range) a count or value may lie by rounding: a
+sum of fractional shares can come out a few ulps over the number of games."""
+
+
+def _real(name: str, value: object, allowed: str) -> float:
+    """``value`` as a float when it is a finite number; else one ``ValueError`` naming it."""
+    if not is_real(value) or not math.isfinite(value):   # type: ignore[arg-type]
+        raise ValueError(f"{name}={value!r}; allowed: {allowed}")
+    return float(value)   # type: ignore[arg-type]
 
 
 def wilson_interval(wins: float, n: float, z: float = Z95) -> tuple[float, float]:
-    """95% Wilson score interval of a win rate (``wins`` may be fractional: shared wins)."""
-    if n <= 0:
+    """95% Wilson score interval of a win rate (``wins`` may be fractional: shared wins);
+    ``(0, 1)`` for no games. ``ValueError`` for a count that is not a finite number, ``n``
+    below 0, ``wins`` outside ``[0, n]`` or ``z`` not above 0."""
+    n = _real("n", n, "a finite number of games, 0 or more")
+    if n < 0:
+        raise ValueError(f"n={n!r}; allowed: a finite number of games, 0 or more")
+    wins = _real("wins", wins, f"a finite number from 0 to n={n:g}")
+    if not -ROUNDING * max(1.0, n) <= wins <= n + ROUNDING * max(1.0, n):
+        raise ValueError(f"wins={wins!r}; allowed: a finite number from 0 to n={n:g}")
+    if not _real("z", z, "a finite number above 0") > 0:
+        raise ValueError(f"z={z!r}; allowed: a finite number above 0")
+    if n == 0:
         return (0.0, 1.0)
     p = wins / n
     den = 1.0 + z * z / n
@@ -50,9 +71,24 @@ def bounded_mean_interval(x: np.ndarray, lo: float, hi: float) -> tuple[float, f
     and deals won or lost outright at a rate of 0.9 to 0.99 are covered close to 95% of the
     time (at least 93.5% from 10 deals on, by the exact binomial sums); over thousands of
     deals the four added deals move the ends by a few hundredths of a point. (nan with no
-    deal.)"""
-    v = np.asarray(x, dtype=np.float64)
+    deal.) ``ValueError`` for bounds that are not finite with ``lo < hi``, and for values
+    that are not a 1-d array of finite numbers in ``[lo, hi]``."""
+    lo = _real("lo", lo, "a finite number below hi")
+    hi = _real("hi", hi, "a finite number above lo")
+    if not lo < hi:
+        raise ValueError(f"lo={lo!r}, hi={hi!r}; allowed: finite bounds with lo < hi")
+    v = np.asarray(x)
+    if v.ndim != 1 or v.dtype.kind not in "iuf":
+        raise ValueError(f"x is {v.dtype} {v.shape}; allowed: a 1-d array of numbers")
+    v = v.astype(np.float64, copy=False)
     n = len(v)
+    tol = ROUNDING * (hi - lo)
+    if n and not np.isfinite(v).all():
+        raise ValueError(f"x holds nan or inf; allowed: finite numbers from lo={lo:g} to "
+                         f"hi={hi:g}")
+    if n and not (v.min() >= lo - tol and v.max() <= hi + tol):
+        raise ValueError(f"x holds values from {float(v.min())!r} to {float(v.max())!r}; "
+                         f"allowed: finite numbers from lo={lo:g} to hi={hi:g}")
     if n == 0:
         return float("nan"), float("nan"), float("nan")
     mean = float(v.mean())
