@@ -720,6 +720,10 @@ BAD_BENCHMARK_ARGUMENTS = [
     ("bench_observation_worth", ["--deals", "50000001"], "--deals 50000001; allowed: at most 50,000,000"),
     ("bench_probes", ["--tables", "ono-3", "--out", "{file}"], "exists and is not a folder"),
     ("bench_color_symmetry", ["--tables", "ono-3", "--out", "{file}"], "exists and is not a folder"),
+    ("bench_deal_variance", ["--plays", "1"], "--plays 1; allowed: 2 or more"),
+    ("bench_deal_variance", ["--tables", "basic-2", "--model", "ppo-basic-2p"],
+     "--model 'ppo-basic-2p': observation version 1, a value network; allowed: a version-2"),
+    ("bench_deal_variance", ["--tables", "ono-11"], "table 'ono-11'; allowed: <preset>-<players>"),
     ("bench_rollout_targets", ["--table", "basic-2,ono-2"], "--table 'basic-2,ono-2'; allowed: one"),
     ("bench_rollout_targets", ["--betas", "nan"], "--betas 'nan'; allowed: finite numbers above 0"),
     ("bench_rollout_targets", ["--lr", "-1"], "--lr -1.0; allowed: a finite number above 0"),
@@ -1009,6 +1013,46 @@ def test_color_symmetry_measures_agreement_and_the_averaged_agent(tmp_path, monk
         main()
     assert "table 'ono-1'; allowed: <preset>-<players>" in str(exc.value)
     assert not (tmp_path / "d").exists()
+
+
+def test_deal_variance_plays_each_deal_again_from_the_same_cards(tmp_path, monkeypatch):
+    """benchmarks/bench_deal_variance.py: every play of a deal starts from the same game, so a
+    model that picks its most probable move plays each deal exactly as before (no variance
+    between plays, a leave-one-out baseline that leaves nothing), and one that samples its
+    moves does not; the first play is the model's own game in a LearnerBatch of that seed."""
+    import runpy
+    from pathlib import Path
+
+    from ono_env.agents.learned import load_agent
+    from ono_env.agents.registry import shipped_models
+    from ono_env.rules import resolve_rules
+
+    bench = Path(__file__).resolve().parents[1] / "benchmarks"
+    monkeypatch.syspath_prepend(str(bench))
+    script = runpy.run_path(str(bench / "bench_deal_variance.py"))
+    rules = resolve_rules("ono", num_players=3)
+    path = shipped_models()["ppo-any"]
+    fixed = script["measure"](load_agent(path, rules), rules, "color", 12, 3, 5)
+    assert fixed["deal_floor"] == fixed["leave_one_out"] == (0.0, 0.0, 0.0)
+    assert fixed["outcome_variance"][0] > 0 and fixed["critic_all"][0] > 0
+    sampled = script["play_deals"](load_agent(path, rules, deterministic=False), rules, "color",
+                                   12, 3, 5)
+    rewards, first_value, first_hand, values, hands, decisions = sampled
+    assert rewards.shape == (3, 12) and len(values) == len(hands) == 12
+    assert decisions == sum(map(len, values)) > 12
+    assert np.array_equal(first_value[0], [v[0] for v in values])
+    assert np.array_equal(first_hand[0], [h[0] for h in hands])
+    # every play of a deal starts from the same observation
+    assert (first_hand == first_hand[0]).all() and (first_value == first_value[0]).all()
+    assert (rewards.var(axis=0) > 0).any()
+    assert all(np.all(h >= 1) for h in hands)   # the seat's hand at each of its decisions
+    monkeypatch.setattr(sys, "argv", ["bench_deal_variance.py", "--tables", "ono-3,basic-2",
+                                      "--deals", "5", "--plays", "2", "--out", str(tmp_path / "d")])
+    script["main"]()
+    rows = json.loads((tmp_path / "d" / "results.json").read_text())["rows"]
+    assert [(r["table"], r["opponent"], r["deals"], r["plays"]) for r in rows] == [
+        ("ono-3", "color", 5, 2), ("basic-2", "greedy", 5, 2)]
+    assert "| ono-3 | color | 5 |" in (tmp_path / "d" / "results.md").read_text()
 
 
 def test_probes_change_the_model_one_way_on_the_same_deals(tmp_path, monkeypatch):
