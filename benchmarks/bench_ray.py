@@ -151,7 +151,7 @@ def markdown(res: dict) -> str:
         for r in s["rllib"]:
             lines.append(f"| RLlib PPO, {r['env_runners']} env runner(s) | {r['steps_per_s']:,.0f} | "
                          f"{100 * r['env_share']:.0f}% | {100 * r['sample_share']:.0f}% |")
-        lines.append(f"| SB3 `ono-train` (same config) | {s['sb3']['steps_per_s']:,.0f} | | |")
+        lines.append(f"| `ono-train`, `algo: maskable_ppo` (SB3; same config) | {s['sb3']['steps_per_s']:,.0f} | | |")
         lines.append("")
     if "arena" in res:
         a = res["arena"]
