@@ -277,6 +277,35 @@ def test_thinking_is_off_by_default_and_shows_a_learned_agents_probabilities(cli
     assert all(h["thinking"] is None for h in end["history"])
 
 
+def test_a_replay_says_from_which_decision_the_human_saw_what_the_agents_think(client):
+    # before: every saved game's source was "ono-web", whether or not the human had seen
+    # the agents' reports (which name cards of their hidden hands) while playing
+    def saved_source(view, switch_at=None):
+        steps = 0
+        while not view["finished"]:
+            if steps == switch_at:
+                for show in (True, False, True):   # the first switch counts
+                    view = client.post(f"/api/games/{view['id']}/thinking",
+                                       json={"show": show}).json()
+                at = view["decisions"]
+            view = client.post(f"/api/games/{view['id']}/action",
+                               json={"action": view["legal"][0]["name"], "move": view["move"]}).json()
+            steps += 1
+        if switch_at == "after":
+            client.post(f"/api/games/{view['id']}/thinking", json={"show": True})
+        rid = client.post(f"/api/games/{view['id']}/replay").json()["id"]
+        source = client.get(f"/api/replays/{rid}").json()["source"]
+        return source, (at if isinstance(switch_at, int) else None)
+
+    kw = {"opponents": ["ppo-basic-2p"]}
+    assert saved_source(new_game(client, seed=3, **kw)) == ("ono-web", None)
+    assert saved_source(new_game(client, seed=3, **kw), "after") == ("ono-web", None)
+    assert saved_source(new_game(client, seed=3, thinking=True, **kw))[0] == (
+        "ono-web, what the agents think shown from decision 0")
+    source, at = saved_source(new_game(client, seed=3, **kw), 2)
+    assert at > 2 and source == f"ono-web, what the agents think shown from decision {at}"
+
+
 # ---- replays ---------------------------------------------------------------------------
 def test_a_finished_game_is_saved_viewed_and_downloaded_as_a_replay(client):
     view = new_game(client, opponents=["ppo-basic-2p"], seed=8)

@@ -575,7 +575,7 @@ def create_app(models: Sequence[str] = (), replay_dirs: Sequence[str] = (),
             raise Refused(f"show must be true or false; got {d['show']!r:.20}")
 
         def show() -> dict[str, Any]:
-            table.show_thinking = d["show"]
+            table.set_thinking(d["show"])
             return table.view()
         return await at_table(table, show)
 

@@ -153,6 +153,8 @@ class Table:
         self.rng = np.random.default_rng([self.seed, 99])
         self.replay = Replay.start(self.game, 0, int(game_seeds(self.seed, 1)[0]),
                                    self.labels, "ono-web")
+        if self.show_thinking:
+            self._thinking_shown()
         self.saved_replay: str | None = None
         """The id the finished game was saved under (``POST .../replay``), once saved."""
         self.history: deque[dict[str, Any]] = deque(maxlen=HISTORY)
@@ -169,6 +171,21 @@ class Table:
         made on, so a decision made on an old view (another tab, a double click) is stale."""
         self.lock = threading.Lock()
         self._play_agents()
+
+    def set_thinking(self, show: bool) -> None:
+        """Show or hide what the agents report; switched on while the game is on, the
+        replay's source says from which decision the human saw it (it names cards of the
+        agents' hidden hands, so a game played with it is not a fair game)."""
+        self.show_thinking = show
+        if show and not self.game.finished[0]:
+            self._thinking_shown()
+
+    def _thinking_shown(self) -> None:
+        """The replay's source names the first decision played with the agents' reports
+        shown (kept when they are switched off and on again)."""
+        if self.replay.source == "ono-web":
+            self.replay.source = (f"ono-web, what the agents think shown from decision "
+                                  f"{len(self.replay.actions)}")
 
     # ---- playing --------------------------------------------------------------------
     def _step(self, seat: int, action: int, thinking: dict[str, Any] | None) -> None:
