@@ -58,7 +58,9 @@ Serialisation
     world's position); ``game.deserialize_state`` replays it through the engine, so nothing
     in the text runs (OpenSpiel's default for a Python state unpickles its attributes). A
     resampled world that has played on since it was made is refused (its later actions were
-    taken on cards a replay of the deal does not hold).
+    taken on cards a replay of the deal does not hold). A resampled world's text keeps the
+    deal's seed (its replay rebuilds the public record from it), so it names the real deal's
+    hidden cards, as the state object a bot is handed does: not the seat's information.
 
 Resampling
     ``resample_from_infostate(player, sampler)`` (what OpenSpiel's ISMCTS bot calls) gives a
