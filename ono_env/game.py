@@ -14,6 +14,7 @@ with its rewards; the state is then the new episode's first position).
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -62,9 +63,68 @@ REWARD_MODES = ("win", "points")
 DEFAULT_MAX_DECISIONS_ROUND = 5_000
 DEFAULT_MAX_DECISIONS_MATCH = 50_000
 MAX_GAMES = 1_000_000
-"""The most games one VecGame holds (about 1 GB of state at 10 players)."""
+"""The most games one VecGame holds (their state is about 22 GiB at 10 players, 1.3 GiB at
+2: :func:`state_bytes`; :func:`check_game_memory` refuses more than the machine has free)."""
+MEMORY_CHECK_FROM = 256 << 20
+"""Batches whose state is smaller than this (256 MiB) are not checked against the free memory."""
+GAME_BYTES_BOUND = 64 << 10
+"""More than :func:`game_bytes` at any table (about 30 KB at 10 players with version-2
+observations): batches under ``MEMORY_CHECK_FROM / GAME_BYTES_BOUND`` games (4,096) skip the
+count."""
 MAX_DECISIONS = 10_000_000
 """The largest ``max_decisions`` (the decision counter is a 32-bit integer)."""
+
+
+@functools.cache
+def state_bytes(num_players: int, deck_size: int) -> int:
+    """The bytes of one game's state at ``num_players`` seats with a deck of ``deck_size``
+    (the engine's arrays for one game; most of it is what each seat knows of every hand)."""
+    return sum(a.nbytes for a in E.State(1, num_players, deck_size).arrays)
+
+
+def game_bytes(rules: RuleSet, observation_version: int = 1) -> int:
+    """The bytes a VecGame holds per game: its state (:func:`state_bytes`), its per-game
+    buffers (three of rewards, a legal mask, flags) and one observation of every game in the
+    layout ``observation_version`` (what ``observe`` writes; every agent but the random one
+    reads it)."""
+    P = rules.num_players
+    buffers = 3 * 4 * P + C.NUM_ACTIONS + 1 + 1 + 4 + 1 + 8
+    return (state_bytes(P, rules.deck_size) + buffers
+            + 4 * observation_size(rules, observation_version))
+
+
+def available_memory() -> int | None:
+    """The memory the system can give a new allocation without swapping (Linux's
+    ``MemAvailable``), in bytes; None where it cannot be read (then nothing is checked)."""
+    try:
+        with open("/proc/meminfo", encoding="ascii") as f:
+            for line in f:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    return None
+
+
+def check_game_memory(rules: RuleSet, num_games: int, observation_version: int = 1,
+                      name: str = "num_games") -> None:
+    """``ValueError`` naming ``name`` when ``num_games`` games of ``rules`` would not fit in
+    the memory free now: what the games hold (:func:`game_bytes`, a lower bound of what
+    playing them takes) is over it. Before, a batch too large was killed by the system with
+    no word, or swapped the machine to a halt. Written here because the engine's arrays are
+    the project's own; batches under :data:`MEMORY_CHECK_FROM` are not checked."""
+    if num_games * GAME_BYTES_BOUND < MEMORY_CHECK_FROM:   # a small batch: nothing to count
+        return
+    each = game_bytes(rules, observation_version)
+    need = num_games * each
+    if need < MEMORY_CHECK_FROM:
+        return
+    free = available_memory()
+    if free is not None and need > free:
+        raise ValueError(f"{name}={num_games:,}: {num_games:,} games of {rules.num_players} "
+                         f"players hold {need / 2**30:,.1f} GiB (their state and an observation "
+                         f"of each), and this machine has {free / 2**30:,.1f} GiB of memory "
+                         f"free; allowed: fewer games at once (at most {free // each:,} here)")
 
 
 class StepResult(NamedTuple):
@@ -153,6 +213,7 @@ class VecGame:
         """The observation layout ``observe`` writes by default (1 or 2;
         :mod:`ono_env.observation`)."""
         num_games = check_int("num_games", num_games, 1, MAX_GAMES)
+        check_game_memory(self.rules, num_games, self.observation_version)
         check_choice("reward", reward, REWARD_MODES)
         if reward == "points" and self.rules.scoring == "none":
             raise ValueError("reward='points' needs a rule set with scoring 'winner' or 'penalty'")

@@ -243,6 +243,39 @@ def test_out_of_range_action():
     g2.step(np.array([legal, 2**64 - 1], np.uint64), active=np.array([True, False]))
 
 
+def test_a_batch_over_the_free_memory_is_refused_before_it_is_made(monkeypatch, tmp_path):
+    # before: VecGame and the arena took up to 1,000,000 games at any table size, about
+    # 23 GiB at 10 players, and the system killed the process with no word
+    import ono_env.game as G
+    from ono_env.arena import run_arena
+    rules = RuleSet.preset("classic", num_players=10)
+    each = G.game_bytes(rules)
+    game = VecGame(rules, 3, seed=0)
+    held = sum(a.nbytes for a in game.state.arrays) + sum(
+        a.nbytes for a in (game._rewards, game._scratch_rewards, game._pending, game._terminated,
+                           game._truncated, game._current, game._mask, game._all, game._seats))
+    assert held + 3 * 4 * game.observation_size == 3 * each   # what the bound counts is there
+    assert max(G.game_bytes(RuleSet.preset(p, num_players=10), v)
+               for p in ("classic", "ono", "uno2018") for v in (1, 2)) < G.GAME_BYTES_BOUND
+    monkeypatch.setattr(G, "available_memory", lambda: 300 << 20)
+    many = (300 << 20) // each + 1
+    with pytest.raises(ValueError, match=f"num_games={many:,}: {many:,} games of 10 players "
+                                         f"hold 0.3 GiB .* 0.3 GiB of memory free; allowed: "
+                                         f"fewer games at once \\(at most {many - 1:,} here\\)"):
+        VecGame(rules, many)
+    VecGame(RuleSet.preset("classic", num_players=2), many)   # 2 players: a sixth of it
+    monkeypatch.setattr(G, "available_memory", lambda: None)   # unknown: not checked
+    VecGame(rules, many)
+    monkeypatch.setattr(G, "available_memory", lambda: 300 << 20)
+    with pytest.raises(ValueError, match=f"batch_size={many:,}: "):
+        run_arena(["random"] * 10, rules, 10, 10 * many, batch_size=many, rating=False,
+                  progress=False)
+    from ono_env.apps.arena_cli import main as arena
+    assert arena(["random"] * 10 + ["--rules", "classic", "--players", "10", "--games", str(10 * many), "--batch",
+                                    str(many), "--no-progress", "--out", str(tmp_path / "a")]) == 2
+    assert not (tmp_path / "a").exists()
+
+
 def test_bad_game_options():
     with pytest.raises(ValueError, match="num_games"):
         VecGame("classic", 0)

@@ -107,7 +107,7 @@ from ono_env.arena.stats import (
     wilson_interval,
 )
 from ono_env.checks import check_bool, check_int, check_seed
-from ono_env.game import MAX_DECISIONS, VecGame
+from ono_env.game import MAX_DECISIONS, VecGame, check_game_memory
 from ono_env.game import MAX_GAMES as MAX_BATCH
 from ono_env.replay import Replay
 from ono_env.rules import MAX_PLAYERS, MIN_PLAYERS, RuleSet, resolve_rules
@@ -195,6 +195,8 @@ def run_arena(agents: Sequence[Any], rules: Any = "classic", num_players: int | 
     orders = seatings(P)
     total = games_played(num_games, len(agents), P)
     per = total // (len(tables) * len(orders))
+    # a batch is at most one seating's games: its memory checked before any game
+    check_game_memory(rules, min(batch_size, per), name="batch_size")
     sample = np.sort(np.random.default_rng([seed, 7]).choice(total, min(record, total), replace=False))
     replays: list[Replay] = []
     bar = None
