@@ -93,22 +93,38 @@ def game_bytes(rules: RuleSet, observation_version: int = 1) -> int:
             + 4 * observation_size(rules, observation_version))
 
 
-def available_memory() -> int | None:
-    """The memory the system can give a new allocation without swapping (Linux's
-    ``MemAvailable``), in bytes; None where it cannot be read (then nothing is checked)."""
+def available_memory(root: str = "/") -> int | None:
+    """The memory a new allocation can take without swapping or being killed, in bytes: the
+    system's free memory (Linux's ``MemAvailable``), or less where this process's control
+    group (a container) has a lower limit; None where neither can be read (then nothing is
+    checked). ``root``: where ``/proc`` and ``/sys`` are (the tests')."""
+    free: list[int] = []
     try:
-        with open("/proc/meminfo", encoding="ascii") as f:
+        with open(f"{root}proc/meminfo", encoding="ascii") as f:
             for line in f:
                 if line.startswith("MemAvailable:"):
-                    return int(line.split()[1]) * 1024
+                    free.append(int(line.split()[1]) * 1024)
     except (OSError, ValueError, IndexError):
         pass
-    return None
+    for limit, usage in (("memory.max", "memory.current"),   # cgroup v2, then v1
+                         ("memory/memory.limit_in_bytes", "memory/memory.usage_in_bytes")):
+        try:
+            with open(f"{root}sys/fs/cgroup/{limit}", encoding="ascii") as f:
+                cap = f.read().strip()
+            with open(f"{root}sys/fs/cgroup/{usage}", encoding="ascii") as f:
+                used = int(f.read().strip())
+        except (OSError, ValueError):
+            continue
+        if cap.isdigit() and int(cap) < 1 << 60:   # "max" or v1's huge number: no limit
+            free.append(max(0, int(cap) - used))
+        break
+    return min(free) if free else None
 
 
 def check_game_memory(rules: RuleSet, num_games: int, observation_version: int = 1,
-                      name: str = "num_games") -> None:
-    """``ValueError`` naming ``name`` when ``num_games`` games of ``rules`` would not fit in
+                      what: str | None = None) -> None:
+    """``ValueError`` naming ``what`` (default ``num_games=N``: the argument that asked for
+    the games) when ``num_games`` games of ``rules`` would not fit in
     the memory free now: what the games hold (:func:`game_bytes`, a lower bound of what
     playing them takes) is over it. Before, a batch too large was killed by the system with
     no word, or swapped the machine to a halt. Written here because the engine's arrays are
@@ -121,7 +137,8 @@ def check_game_memory(rules: RuleSet, num_games: int, observation_version: int =
         return
     free = available_memory()
     if free is not None and need > free:
-        raise ValueError(f"{name}={num_games:,}: {num_games:,} games of {rules.num_players} "
+        what = f"num_games={num_games:,}" if what is None else what
+        raise ValueError(f"{what}: {num_games:,} games of {rules.num_players} "
                          f"players hold {need / 2**30:,.1f} GiB (their state and an observation "
                          f"of each), and this machine has {free / 2**30:,.1f} GiB of memory "
                          f"free; allowed: fewer games at once (at most {free // each:,} here)")

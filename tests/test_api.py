@@ -270,10 +270,54 @@ def test_a_batch_over_the_free_memory_is_refused_before_it_is_made(monkeypatch, 
     with pytest.raises(ValueError, match=f"batch_size={many:,}: "):
         run_arena(["random"] * 10, rules, 10, 10 * many, batch_size=many, rating=False,
                   progress=False)
+    # a batch larger than one seating's games holds only those at once: the message says so
+    with pytest.raises(ValueError, match=f"batch_size={10 * many:,} \\({many:,} games at once: "
+                                         f"a seating's\\): {many:,} games of 10 players"):
+        run_arena(["random"] * 10, rules, 10, 10 * many, batch_size=10 * many, rating=False,
+                  progress=False)
+    # with Ray the tasks' nodes hold the batches: not checked against this machine's memory
+    import ono_env.arena as A
+
+    class Reached(Exception):
+        pass
+
+    def on_ray(*args, **kwargs):
+        raise Reached
+
+    monkeypatch.setattr(A, "play_on_ray", on_ray)
+    monkeypatch.setattr(A, "check_ray_address", lambda address: address)
+    with pytest.raises(Reached):
+        run_arena(["random"] * 10, rules, 10, 10 * many, batch_size=many, rating=False,
+                  progress=False, ray_address="ray://somewhere:10001")
     from ono_env.apps.arena_cli import main as arena
     assert arena(["random"] * 10 + ["--rules", "classic", "--players", "10", "--games", str(10 * many), "--batch",
                                     str(many), "--no-progress", "--out", str(tmp_path / "a")]) == 2
     assert not (tmp_path / "a").exists()
+
+
+def test_the_free_memory_is_the_lower_of_the_system_and_the_control_group(tmp_path):
+    from ono_env.game import available_memory
+    (tmp_path / "proc").mkdir()
+    (tmp_path / "proc" / "meminfo").write_text("MemTotal: 99 kB\nMemAvailable: 10485760 kB\n")
+    root = f"{tmp_path}/"
+    assert available_memory(root) == 10 << 30                 # no control group: the system's
+    group = tmp_path / "sys" / "fs" / "cgroup"
+    group.mkdir(parents=True)
+    (group / "memory.max").write_text("max\n")                # v2 without a limit
+    (group / "memory.current").write_text(str(1 << 30))
+    assert available_memory(root) == 10 << 30
+    (group / "memory.max").write_text(str(3 << 30))           # a container of 3 GiB, 1 used
+    assert available_memory(root) == 2 << 30
+    (group / "memory.max").unlink()
+    (group / "memory").mkdir()                                 # v1
+    (group / "memory" / "memory.limit_in_bytes").write_text(str(2**63 - 4096))   # no limit
+    (group / "memory" / "memory.usage_in_bytes").write_text(str(1 << 30))
+    assert available_memory(root) == 10 << 30
+    (group / "memory" / "memory.limit_in_bytes").write_text(str(12 << 30))
+    assert available_memory(root) == 10 << 30                 # the system's is lower
+    (tmp_path / "proc" / "meminfo").unlink()
+    assert available_memory(root) == 11 << 30
+    assert available_memory(f"{tmp_path}/none/") is None
 
 
 def test_bad_game_options():

@@ -195,8 +195,11 @@ def run_arena(agents: Sequence[Any], rules: Any = "classic", num_players: int | 
     orders = seatings(P)
     total = games_played(num_games, len(agents), P)
     per = total // (len(tables) * len(orders))
-    # a batch is at most one seating's games: its memory checked before any game
-    check_game_memory(rules, min(batch_size, per), name="batch_size")
+    if ray_address is None:   # with Ray, the batches are held by the tasks' nodes
+        # a batch is at most one seating's games: its memory checked before any game
+        at_once = min(batch_size, per)
+        check_game_memory(rules, at_once, what=f"batch_size={batch_size:,}" + (
+            f" ({at_once:,} games at once: a seating's)" if at_once < batch_size else ""))
     sample = np.sort(np.random.default_rng([seed, 7]).choice(total, min(record, total), replace=False))
     replays: list[Replay] = []
     bar = None
