@@ -78,7 +78,6 @@ ARGUMENTS = {
                   ["default", "reward=points"], ["default", "--bogus"]],
     "ono-bench": [["genius"], ["greedy", "--deals", "0"], ["greedy", "--deals", "1e3"],
                   ["greedy", "--slow-deals", "-1"], ["greedy", "--suite", "0"],
-
                   ["greedy", "--tables", "nosuch"], ["greedy", "--bogus"], ["a:b:c"],
                   ["pimc:x"], ["greedy", "--render", "x.json"], ["greedy", "--workers", "0"]],
     "ono-exploit": [["genius"], ["greedy", "--steps", "0"], ["greedy", "--players", "11"],
@@ -113,6 +112,8 @@ def test_bad_arguments_are_one_line(tool, argv, capsys):
     ("ono-play", ["greedy", "--seed", "1", "--seed", "1"], "argument --seed: given more than once"),
     ("ono-train", ["default", "--print-config", "--print-config"],
      "argument --print-config: given more than once"),
+    ("ono-train", ["default", "seed=1", "total_steps=5", "seed=2", "--print-config"],
+     "override key 'seed' is given twice (seed=1, seed=2); allowed: each key once"),
     ("ono-bench", ["greedy", "--deals", "10", "--deals", "20"], "argument --deals: given more"),
     ("ono-exploit", ["greedy", "--seed", "1", "--seed", "2"], "argument --seed: given more"),
     # a prefix of an option is not the option
@@ -125,6 +126,10 @@ def test_an_option_is_given_once_and_in_full(tool, argv, message, capsys):
     """argparse keeps the last of a repeated option and takes a prefix of an option's name,
     each silently: ``--seed 1 --seed 2`` ran with seed 2, ``--game 1`` set --games."""
     assert message in _one_error_line(tool, argv, capsys)
+    if "given more than once" in message:   # with --help: the help, as asked
+        with pytest.raises(SystemExit) as exc:
+            TOOLS[tool]([*argv, "--help"])
+        assert exc.value.code == 0 and capsys.readouterr().out.startswith(f"usage: {tool}")
 
 
 @pytest.mark.parametrize("version", ["\uff11", "\u00b9", "\u0661"])

@@ -183,8 +183,10 @@ def test_ono_train_refuses_before_writing_anything(tmp_path, capsys, algo, overr
     extra = ([] if any(o.startswith("run_dir") for o in overrides)
              else [f"run_dir={tmp_path / 'out' / 'run'}"])
     policy = ["policy.shared=false"] if algo == "maskable_ppo" else []
-    argv = ["default", f"algo={algo}", *policy, *SMALL, *extra,
-            *(o.replace("{file}", str(file)).replace("{dir}", str(tmp_path)) for o in overrides)]
+    given = [o.replace("{file}", str(file)).replace("{dir}", str(tmp_path)) for o in overrides]
+    keys = {o.split("=", 1)[0] for o in given}   # each key once: the case's value stands
+    argv = ["default", f"algo={algo}",
+            *(o for o in [*policy, *SMALL, *extra] if o.split("=", 1)[0] not in keys), *given]
     if any(o.startswith("out_dir") for o in overrides):
         argv = [a for a in argv if not a.startswith("run_dir")]
     assert train_main(argv) == 2

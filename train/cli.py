@@ -47,6 +47,13 @@ def build_parser() -> cli.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     def body(args: argparse.Namespace) -> None:
+        given: dict[str, str] = {}
+        for o in args.overrides:   # load_config keeps the last of a key: here, once each
+            key = o.split("=", 1)[0].strip()
+            if "=" in o and key in given:
+                raise cli.UsageError(f"override key {key!r} is given twice ({given[key]}, {o}); "
+                                     f"allowed: each key once")
+            given[key] = o
         cfg = load_config(args.config, args.overrides)
         if args.print_config:
             print(dump_config(cfg), end="")

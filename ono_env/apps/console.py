@@ -28,6 +28,11 @@ class UsageError(ValueError):
     """A bad command-line argument."""
 
 
+_SINGLE = (argparse._StoreAction, argparse._StoreConstAction)
+"""The actions whose option keeps one value (store; store_const, and so store_true and
+store_false): given twice, argparse would keep the last silently."""
+
+
 class ArgumentParser(argparse.ArgumentParser):
     """argparse, with an argument error raised as :class:`UsageError` (which :func:`run`
     prints as one line, with a pointer to ``--help``) instead of usage text and an exit;
@@ -65,8 +70,12 @@ class ArgumentParser(argparse.ArgumentParser):
         return self.parse_intermixed_args(words, namespace)
 
     def _refuse_repeats(self, words: Sequence[str]) -> None:
-        """One error for an option given twice (before a ``--``), but an ``append`` one:
-        ``--seed 1 --seed 2`` would otherwise run with seed 2 and say nothing."""
+        """One error for an option that takes one value or is a flag given twice (before a
+        ``--``): ``--seed 1 --seed 2`` would otherwise run with seed 2 and say nothing. The
+        options that collect (``append``, ``count``, ``extend``) may repeat, and with
+        ``--help`` among the words the help is printed instead."""
+        if "-h" in words or "--help" in words:
+            return
         seen: set[int] = set()
         for word in words:
             if word == "--":
@@ -75,8 +84,7 @@ class ArgumentParser(argparse.ArgumentParser):
                 continue
             name = word.split("=", 1)[0] if word.startswith("--") else word[:2]
             action = self._option_string_actions.get(name)
-            if action is None or isinstance(action, (argparse._AppendAction,
-                                                     argparse._HelpAction)):
+            if action is None or not isinstance(action, _SINGLE):
                 continue
             if id(action) in seen:
                 self.error(f"argument {'/'.join(action.option_strings)}: given more than "
