@@ -18,8 +18,9 @@ from ono_env.checks import check_output_dir, remove_made_dirs
 
 def parser(doc: str | None) -> argparse.ArgumentParser:
     """The script's argument parser, whose ``--help`` description is its whole docstring
-    ``doc`` as written (the examples' lines kept), not a first line cut mid-sentence."""
-    return argparse.ArgumentParser(description=doc,
+    ``doc`` as written (the examples' lines kept), not a first line cut mid-sentence; an
+    option is named in full (``--play`` is not ``--plays``), as in the console scripts."""
+    return argparse.ArgumentParser(description=doc, allow_abbrev=False,
                                    formatter_class=argparse.RawDescriptionHelpFormatter)
 
 

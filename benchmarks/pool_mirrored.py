@@ -41,7 +41,7 @@ def first_shares(runs: list[dict], what: str) -> tuple[str, np.ndarray]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], allow_abbrev=False)
     ap.add_argument("runs", nargs="+", help="mirrored arena.json files (or their folders)")
     ap.add_argument("--minus", nargs="+", default=None,
                     help="runs of another first entrant on the same deals, one per run, in order")
