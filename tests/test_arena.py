@@ -437,7 +437,7 @@ def test_cli_out_refuses_before_any_game_what_it_could_not_write_or_would_replac
     (lambda: play_games(RuleSet.preset("basic", num_players=2), [RandomAgent()] * 2, 4, 0,
                         batch_size=0), "batch_size=0; allowed: an integer from 1 to"),
     (lambda: play_games(RuleSet.preset("basic", num_players=2), [RandomAgent()] * 2, 4, 0,
-                        record=[4], replays=[]), "record=4; allowed: an integer from 0 to 3"),
+                        record=[1, 4], replays=[]), "record[1]=4; allowed: an integer from 0 to 3"),
     (lambda: play_games(RuleSet.preset("basic", num_players=2), [RandomAgent()] * 2, 4, 0,
                         record=[3]), "record=[3] with replays=None; allowed: a list"),
 ])

@@ -60,8 +60,8 @@ def play_games(rules: RuleSet, agents: Sequence[Agent], num_games: int, seed: in
     num_games = check_int("num_games", num_games, 1)
     check_seed("seed", seed, allow_none=False)
     check_int("batch_size", batch_size, 1, MAX_GAMES)
-    for k in record:
-        check_int("record", k, 0, num_games - 1)
+    for j, k in enumerate(record):
+        check_int(f"record[{j}]", k, 0, num_games - 1)
     if len(record) and not isinstance(replays, list):
         raise ValueError(f"record={list(record)!r:.60} with replays={replays!r:.40}; allowed: "
                          f"a list for the recorded games' replays")
