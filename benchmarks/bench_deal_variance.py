@@ -1,7 +1,7 @@
 """How much of a game's outcome its deal fixes, against how much the policy's critic explains.
 
-    python benchmarks/bench_deal_variance.py --tables ono-6,basic-6,ono-2 --deals 4000 --plays 4 \
-        --out docs/results/generalist/deal-variance
+    python benchmarks/bench_deal_variance.py --tables ono-6,basic-6,ono-2,basic-2 --deals 10000 \
+        --plays 4 --out docs/results/generalist/deal-variance
     python benchmarks/bench_deal_variance.py --tables ono-3 --deals 20 --plays 2 --out /tmp/d
 
 The question behind it: would a training signal that compares plays of the same deal (play
@@ -14,21 +14,24 @@ default) samples its moves from its policy, as in training, in one seat (a rando
 deal, as the trainer's ``learner_seat: random``) against the preset's best baseline in every
 other seat (as in ``bench_generalist.py``). Each of ``--deals`` deals is played ``--plays``
 times: the same cards dealt, the same stock order, the same seat; only the model's sampled
-moves differ (and what follows from them). Measured per deal, then averaged over deals with a
-95% interval, all in the trainer's reward units (``reward: win``: 1 for a win, -1/(P-1) for a
-loss):
+moves differ (and what follows from them). Each quantity is a squared error at each of the
+seat's decisions in the first play of a deal, averaged over all those decisions (as the
+trainer weighs them), with a 95% interval over deals, in the trainer's reward units
+(``reward: win``: 1 for a win, -1/(P-1) for a loss), against the Monte Carlo return (the
+reward plus the change of ``ppo.hand_shaping``'s potential, 0.1 per card in hand, to the
+game's end; the trainer's advantages, GAE with lambda 0.95, bootstrap from the critic along
+the way, which this does not):
 
-- ``outcome variance``: the variance of the reward over deals (no baseline);
-- ``critic, first decision`` and ``critic, every decision``: the mean squared error of the
-  critic's value against the return it is fitted to (the reward plus ``ppo.hand_shaping``'s
-  potential, 0.1 per card in hand, as the trainer's targets for these presets), at the
-  seat's first decision of the first play and over all its decisions;
-- ``deal floor``: the variance of the reward between plays of the same deal (the part no
-  baseline that knows the deal alone can remove); ``leave-one-out, K plays``: what a
-  baseline of the other K-1 plays' mean leaves, ``K/(K-1)`` times the floor;
-- ``critic and deal, K plays``: the critic's errors over every decision of the first play,
-  less the mean of the other K-1 plays' critic errors at their first decision (how much
-  better than the critic expected the deal went for them): both baselines at once.
+- ``outcome variance``: the reward's spread about its mean (no baseline);
+- ``critic``: the return less the critic's value; ``critic, first decision``: the same with
+  the value at the seat's first decision (a baseline fixed when the cards are dealt);
+- ``leave-one-out, K plays``: the reward less the mean of the other K-1 plays' rewards;
+- ``critic and deal``: the critic's error less the mean of the other K-1 plays' critic
+  errors at their first decision (how much better than the critic expected the deal went
+  for them), at weight 1, and at the weight that leaves the least (fitted on the same
+  deals, ``fitted_weight``);
+- ``deal floor``: the variance of the reward between plays of the same deal, what a baseline
+  that knew each deal's mean exactly, and nothing else, would leave.
 
 Writes ``results.json`` and ``results.md`` into ``--out``.
 """
@@ -36,6 +39,7 @@ Writes ``results.json`` and ``results.md`` into ``--out``.
 from __future__ import annotations
 
 import json
+import math
 import os
 import sys
 import time
@@ -48,7 +52,7 @@ from bench_args import at_least, out_folder, parser
 from bench_generalist import PROBE_FILES, add_probe_arguments, probe_setup
 
 from ono_env.agents.learned import load_agent
-from ono_env.arena.stats import mean_interval
+from ono_env.arena.stats import Z95, mean_interval
 from ono_env.checks import MAX_SEED
 from ono_env.envs.learner_batch import LearnerBatch
 from ono_env.observation import OBS_SELF
@@ -61,7 +65,8 @@ BATCH = 1_000
 
 
 def play_deals(model, rules, against: str, deals: int, plays: int, seed: int
-               ) -> tuple[np.ndarray, np.ndarray, list[np.ndarray], list[np.ndarray], int]:
+               ) -> tuple[np.ndarray, np.ndarray, np.ndarray, list[np.ndarray], list[np.ndarray],
+                          int]:
     """Of the first game of each deal in each play, ``(plays, deals)`` each: the rewards, and
     the critic's value and the seat's hand size at the seat's first decision; per deal the
     critic's values and the seat's hand sizes at its decisions in the first play; the seat's
@@ -111,35 +116,59 @@ def play_deals(model, rules, against: str, deals: int, plays: int, seed: int
     return rewards, first_value, first_hand, values, hands, decisions
 
 
+def per_decision(sums: np.ndarray, counts: np.ndarray) -> tuple[float, float, float]:
+    """``(mean, low, high)``: the mean over every decision of a quantity whose sum over each
+    deal's decisions is ``sums`` (``counts`` decisions), with a 95% interval over deals (the
+    ratio of two sums: its normal interval by the delta method; deals are independent,
+    their decisions are not)."""
+    mean = float(sums.sum() / counts.sum())
+    z = (sums - mean * counts) / counts.mean()
+    half = Z95 * float(np.std(z, ddof=1)) / math.sqrt(len(z))
+    return mean, mean - half, mean + half
+
+
+def estimates(r: np.ndarray, v0: np.ndarray, h0: np.ndarray, values: list[np.ndarray],
+              hands: list[np.ndarray], c: float) -> dict:
+    """The quantities of the module docstring from what :func:`play_deals` returns, ``c``
+    the shaping per card: every error is taken at each of the seat's decisions in the first
+    play, against the Monte Carlo return ``reward + c * hand`` (the potential's change
+    to the end), and averaged over all those decisions."""
+    plays, deals = r.shape
+    first = r[0]
+    n = np.array([len(v) for v in values], np.float64)
+    err = [first[i] + c * hands[i] - values[i] for i in range(deals)]   # the critic's errors
+    # how much better than the critic expected the other plays of each deal went, at their
+    # first decision: a baseline for the first play's errors that knows the deal
+    surprise = r + c * h0 - v0
+    others = (surprise.sum(axis=0) - surprise[0]) / (plays - 1)
+    beta = (sum(float(e.sum()) * o for e, o in zip(err, others))
+            / float((n * others ** 2).sum()))   # the weight that leaves the least, fitted
+    loo = first - (r.sum(axis=0) - first) / (plays - 1)
+    within = r.var(axis=0, ddof=1)                       # per deal: between its plays
+    mean_r = float((n * first).sum() / n.sum())
+    return {
+        "win_rate": mean_interval((r > 0).mean(axis=0)),
+        "outcome_variance": per_decision(n * (first - mean_r) ** 2, n),
+        "critic_first": per_decision(np.array([len(e) * e[0] ** 2 for e in err]), n),
+        "critic_all": per_decision(np.array([float((e ** 2).sum()) for e in err]), n),
+        "leave_one_out": per_decision(n * loo ** 2, n),
+        "critic_and_deal": per_decision(
+            np.array([float(((e - o) ** 2).sum()) for e, o in zip(err, others)]), n),
+        "critic_and_deal_fitted": per_decision(
+            np.array([float(((e - beta * o) ** 2).sum()) for e, o in zip(err, others)]), n),
+        "fitted_weight": beta,
+        "deal_floor": per_decision(n * within, n),
+        "decisions_per_game": float(n.mean()),
+        "shaping": c,
+    }
+
+
 def measure(model, rules, against: str, deals: int, plays: int, seed: int) -> dict:
     """One table's row: the quantities of the module docstring, each ``[mean, low, high]``."""
     t0 = time.perf_counter()
-    r, v0, h0, values, hands, decisions = play_deals(model, rules, against, deals, plays, seed)
+    r, v0, h0, values, hands, _ = play_deals(model, rules, against, deals, plays, seed)
     c = 0.0 if rules.scoring != "none" and rules.target_score else HAND_SHAPING
-    first = r[0]
-    sq_all = np.array([np.mean((first[i] + c * hands[i] - values[i]) ** 2) for i in range(deals)])
-    # how much better than the critic expected the other plays of the deal did (at their
-    # first decision): a baseline for the first play's critic errors that knows the deal
-    surprise = r + c * h0 - v0
-    others = (surprise.sum(axis=0) - surprise[0]) / (plays - 1)
-    sq_both = np.array([np.mean((first[i] + c * hands[i] - values[i] - others[i]) ** 2)
-                        for i in range(deals)])
-    sq_first = np.array([(first[i] + c * hands[i][0] - values[i][0]) ** 2 for i in range(deals)])
-    within = r.var(axis=0, ddof=1)                       # per deal: between its plays
-    spread = (first - first.mean()) ** 2 * deals / (deals - 1)
-    row = {
-        "win_rate": mean_interval((r > 0).mean(axis=0)),
-        "outcome_variance": mean_interval(spread),
-        "critic_first": mean_interval(sq_first),
-        "critic_all": mean_interval(sq_all),
-        "critic_and_deal": mean_interval(sq_both),
-        "deal_floor": mean_interval(within),
-        "leave_one_out": mean_interval(within * plays / (plays - 1)),
-        "decisions_per_game": decisions / deals,
-        "shaping": c,
-        "seconds": time.perf_counter() - t0,
-    }
-    return row
+    return {**estimates(r, v0, h0, values, hands, c), "seconds": time.perf_counter() - t0}
 
 
 def cell(x: list[float] | tuple[float, float, float]) -> str:
@@ -148,8 +177,9 @@ def cell(x: list[float] | tuple[float, float, float]) -> str:
 
 def main() -> None:
     ap = parser(__doc__)
-    ap.add_argument("--tables", default="ono-6,basic-6,ono-2",
-                    help="<preset>-<players>, comma-separated (default ono-6,basic-6,ono-2)")
+    ap.add_argument("--tables", default="ono-6,basic-6,ono-2,basic-2",
+                    help="<preset>-<players>, comma-separated (default ono-6,basic-6,ono-2,"
+                         "basic-2)")
     ap.add_argument("--plays", type=int, default=4, help="plays of each deal (default 4)")
     add_probe_arguments(ap)
     args = ap.parse_args()
@@ -186,27 +216,32 @@ def main() -> None:
         "# How much of the outcome the deal fixes", "", f"`{command}`", "",
         f"`{args.model}` sampling its moves in one seat (a random seat per deal), the preset's best "
         f"baseline in every other; each deal played {K} times from the same cards, stock and "
-        f"seat. Squared errors in the trainer's reward units (1 a win, -1/(P-1) a loss), mean "
-        f"over deals with a 95% interval over deals.", "",
+        f"seat. Squared errors against the Monte Carlo return at each of the seat's decisions "
+        f"in a deal's first play, mean over all those decisions with a 95% interval over deals, "
+        f"in the trainer's reward units (1 a win, -1/(P-1) a loss). The module docstring says "
+        f"what each column is.", "",
         f"| table | opponent | deals | win rate | decisions a game | outcome variance | "
-        f"critic, first decision | critic, every decision | deal floor | leave-one-out, {K} plays | "
-        f"critic and deal, {K} plays |",
-        "|---|---|---|---|---|---|---|---|---|---|---|",
+        f"critic, first decision | critic | leave-one-out, {K} plays | critic and deal, weight "
+        f"1 | critic and deal, fitted weight | deal floor |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for r in rows:
         lines.append(f"| {r['table']} | {r['opponent']} | {r['deals']:,} | "
                      f"{100 * r['win_rate'][0]:.1f}% | {r['decisions_per_game']:.1f} | "
                      f"{cell(r['outcome_variance'])} | {cell(r['critic_first'])} | "
-                     f"{cell(r['critic_all'])} | {cell(r['deal_floor'])} | "
-                     f"{cell(r['leave_one_out'])} | {cell(r['critic_and_deal'])} |")
-    lines += ["", "Share of the outcome variance that each leaves (the mean's ratio):", "",
-              f"| table | critic, first decision | critic, every decision | deal floor | "
-              f"leave-one-out, {K} plays | critic and deal, {K} plays |", "|---|---|---|---|---|---|"]
+                     f"{cell(r['critic_all'])} | {cell(r['leave_one_out'])} | "
+                     f"{cell(r['critic_and_deal'])} | {cell(r['critic_and_deal_fitted'])} "
+                     f"({r['fitted_weight']:.2f}) | {cell(r['deal_floor'])} |")
+    lines += ["", "Share of the outcome variance that each leaves (the means' ratio):", "",
+              f"| table | critic, first decision | critic | leave-one-out, {K} plays | critic "
+              f"and deal, weight 1 | critic and deal, fitted weight | deal floor |",
+              "|---|---|---|---|---|---|---|"]
     for r in rows:
         v = r["outcome_variance"][0]
-        lines.append(f"| {r['table']} | {r['critic_first'][0] / v:.2f} | "
-                     f"{r['critic_all'][0] / v:.2f} | {r['deal_floor'][0] / v:.2f} | "
-                     f"{r['leave_one_out'][0] / v:.2f} | {r['critic_and_deal'][0] / v:.2f} |")
+        lines.append(f"| {r['table']} | " + " | ".join(
+            f"{r[k][0] / v:.2f}" for k in ("critic_first", "critic_all", "leave_one_out",
+                                           "critic_and_deal", "critic_and_deal_fitted",
+                                           "deal_floor")) + " |")
     (out / "results.md").write_text("\n".join(lines) + "\n")
     print("\n".join(lines))
 

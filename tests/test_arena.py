@@ -1055,6 +1055,39 @@ def test_deal_variance_plays_each_deal_again_from_the_same_cards(tmp_path, monke
     assert "| ono-3 | color | 5 |" in (tmp_path / "d" / "results.md").read_text()
 
 
+def test_deal_variance_estimates_each_error_at_every_decision_of_the_first_play(monkeypatch):
+    """benchmarks/bench_deal_variance.py's arithmetic on two deals played twice: the first deal's
+    two decisions count twice as much as the second deal's one, as the trainer weighs them."""
+    import runpy
+    from pathlib import Path
+
+    bench = Path(__file__).resolve().parents[1] / "benchmarks"
+    monkeypatch.syspath_prepend(str(bench))
+    estimates = runpy.run_path(str(bench / "bench_deal_variance.py"))["estimates"]
+    r = np.array([[1.0, -1.0], [-1.0, -1.0]])           # (plays, deals) rewards
+    v0 = np.array([[0.2, 0.1], [0.3, 0.1]])             # the critic at each play's first decision
+    h0 = np.array([[7.0, 5.0], [7.0, 5.0]])
+    values = [np.array([0.2, 0.5]), np.array([0.1])]    # the first play's decisions
+    hands = [np.array([7.0, 3.0]), np.array([5.0])]
+    e = estimates(r, v0, h0, values, hands, 0.1)
+    # the critic's errors: 1 + 0.7 - 0.2, 1 + 0.3 - 0.5, -1 + 0.5 - 0.1; the other play's
+    # surprise at its first decision: -1 + 0.7 - 0.3 and -1 + 0.5 - 0.1
+    err, others = [1.5, 0.8, -0.6], [-0.6, -0.6, -0.6]
+    beta = sum(a * b for a, b in zip(err, others)) / sum(b * b for b in others)
+    expected = {
+        "critic_all": (1.5 ** 2 + 0.8 ** 2 + 0.6 ** 2) / 3,
+        "critic_first": (2 * 1.5 ** 2 + 0.6 ** 2) / 3,
+        "critic_and_deal": sum((a - b) ** 2 for a, b in zip(err, others)) / 3,
+        "critic_and_deal_fitted": sum((a - beta * b) ** 2 for a, b in zip(err, others)) / 3,
+        "leave_one_out": (2 * 2.0 ** 2 + 0.0) / 3,
+        "deal_floor": (2 * 2.0 + 0.0) / 3,
+        "outcome_variance": (2 * (2 / 3) ** 2 + (4 / 3) ** 2) / 3,
+    }
+    for key, value in expected.items():
+        assert e[key][0] == pytest.approx(value), key
+    assert e["fitted_weight"] == pytest.approx(beta) and e["decisions_per_game"] == 1.5
+
+
 def test_probes_change_the_model_one_way_on_the_same_deals(tmp_path, monkeypatch):
     """benchmarks/bench_probes.py: the model's share is ppo-any's own on the same deals, an
     ensemble of the model with its own file plays exactly as the model, a hidden group of
