@@ -243,7 +243,7 @@ def test_out_of_range_action():
     g2.step(np.array([legal, 2**64 - 1], np.uint64), active=np.array([True, False]))
 
 
-def test_a_batch_over_the_free_memory_is_refused_before_it_is_made(monkeypatch, tmp_path):
+def test_a_batch_over_the_free_memory_is_refused_before_it_is_made(monkeypatch, tmp_path, capsys):
     # before: VecGame and the arena took up to 1,000,000 games at any table size, about
     # 23 GiB at 10 players, and the system killed the process with no word
     import ono_env.game as G
@@ -293,6 +293,8 @@ def test_a_batch_over_the_free_memory_is_refused_before_it_is_made(monkeypatch, 
     assert arena(["random"] * 10 + ["--rules", "classic", "--players", "10", "--games", str(10 * many), "--batch",
                                     str(many), "--no-progress", "--out", str(tmp_path / "a")]) == 2
     assert not (tmp_path / "a").exists()
+    # the console script names its own option
+    assert capsys.readouterr().err.startswith(f"ono-arena: error: --batch {many:,}: {many:,} games ")
 
 
 def test_the_free_memory_is_the_lower_of_the_system_and_the_control_group(tmp_path):

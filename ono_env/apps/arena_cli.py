@@ -23,6 +23,7 @@ from ono_env.arena import (
     ArenaResult,
     MAX_GAMES,
     MAX_RECORD,
+    check_batch_memory,
     check_paired_plan,
     check_plan,
     games_played,
@@ -229,6 +230,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         players = rules.num_players
         planned = (games_played(args.games, len(args.agents), players)
                    if len(args.agents) >= players else args.games)   # too few: run_arena says so
+        if args.ray is None and len(args.agents) >= players:   # before any game, as --batch
+            check_batch_memory(rules, len(args.agents), args.games, args.batch, name="--batch")
         if planned != args.games:
             check_plan(planned, args.games, len(args.agents), players)
             from ono_env.agents import make_agent

@@ -196,10 +196,7 @@ def run_arena(agents: Sequence[Any], rules: Any = "classic", num_players: int | 
     total = games_played(num_games, len(agents), P)
     per = total // (len(tables) * len(orders))
     if ray_address is None:   # with Ray, the batches are held by the tasks' nodes
-        # a batch is at most one seating's games: its memory checked before any game
-        at_once = min(batch_size, per)
-        check_game_memory(rules, at_once, what=f"batch_size={batch_size:,}" + (
-            f" ({at_once:,} games at once: a seating's)" if at_once < batch_size else ""))
+        check_batch_memory(rules, len(agents), num_games, batch_size)
     sample = np.sort(np.random.default_rng([seed, 7]).choice(total, min(record, total), replace=False))
     replays: list[Replay] = []
     bar = None
@@ -286,6 +283,21 @@ def check_plan(planned: int, num_games: int, num_entrants: int, num_players: int
         raise ValueError(f"{num_games:,} games would be {planned:,}: {tables:,} tables of "
                          f"{num_players} of the {num_entrants} entrants, each in "
                          f"{len(seatings(num_players))} seatings; {advice}")
+
+
+def check_batch_memory(rules: RuleSet, num_entrants: int, num_games: int, batch_size: int,
+                       name: str = "batch_size") -> None:
+    """``ValueError`` naming ``name`` (``batch_size``, or a console script's ``--batch``)
+    when the games :func:`run_arena` holds at once, a batch of at most one seating's games,
+    would not fit in the memory free (:func:`~ono_env.game.check_game_memory`), before any
+    game."""
+    P = rules.num_players
+    per = games_played(num_games, num_entrants, P) // (math.comb(num_entrants, P)
+                                                       * len(seatings(P)))
+    at_once = min(batch_size, per)
+    asked = f"{name} {batch_size:,}" if name.startswith("--") else f"{name}={batch_size:,}"
+    check_game_memory(rules, at_once, what=asked + (
+        f" ({at_once:,} games at once: a seating's)" if at_once < batch_size else ""))
 
 
 def games_played(num_games: int, num_entrants: int, num_players: int) -> int:
@@ -440,8 +452,8 @@ def format_evaluation(rows: Sequence[dict[str, Any]], name: str = "agent") -> st
 __all__ = [
     "MAX_ARENA_JSON_BYTES", "MAX_GAMES", "MAX_RECORD", "MAX_ROUNDING", "RAY_CONNECT_SECONDS",
     "TASKS_PER_CPU", "Z95", "Agent", "ArenaResult", "GameRecords", "agreement",
-    "bounded_mean_interval", "check_pairable",
-    "check_paired_plan", "check_plan", "check_ray_address", "evaluate", "format_evaluation",
+    "bounded_mean_interval", "check_batch_memory", "check_pairable", "check_paired_plan",
+    "check_plan", "check_ray_address", "evaluate", "format_evaluation",
     "games_played", "mean_interval", "mirrored_record", "paired_difference", "play_games",
     "play_on_ray", "rate_games", "read_arena_json", "run_arena", "seatings", "wilson_interval",
 ]
