@@ -77,7 +77,8 @@ def register_agent(name: str, factory: Factory, *, replace: bool = False) -> Non
                          f"{name.partition(':')[0]!r}; allowed: a name that is not a search "
                          f"agent's ({', '.join(SEARCH_AGENTS)}), with or without ':'")
     try:
-        inspect.signature(factory).bind(None)
+        # the callable's own signature: a decorator's wrapper may take what it wraps does not
+        inspect.signature(factory, follow_wrapped=False).bind(None)
     except TypeError as exc:   # make_agent would fail later, at the name's first use
         raise ValueError(f"register_agent({name!r}, ...): the factory cannot be called with "
                          f"the rules alone ({exc}); allowed: a callable factory(rules)") from None

@@ -718,11 +718,26 @@ def test_a_registered_name_is_printable_and_its_factory_takes_the_rules():
         assert "the factory cannot be called with the rules alone" in msg and why in msg
     assert agent_names() == before
     register_agent("mine test", lambda rules, seed=0: RandomAgent())   # a space within: a name
+    import functools
+
+    def with_seed(f):   # a decorator that supplies an argument its function needs
+        @functools.wraps(f)
+        def wrapper(rules):
+            return f(rules, 0)
+        return wrapper
+
+    @with_seed
+    def seeded(rules, seed):
+        return RandomAgent()
+
+    register_agent("mine-seeded", seeded)
     try:
         assert isinstance(make_agent("mine test", "basic"), RandomAgent)
+        assert isinstance(make_agent("mine-seeded", "basic"), RandomAgent)
     finally:
         from ono_env.agents import unregister_agent
         unregister_agent("mine test")
+        unregister_agent("mine-seeded")
 
 
 @pytest.mark.parametrize("name", ["ppo-basic-2p", "ppo-any", "greedy"])
