@@ -196,7 +196,8 @@ def run_arena(agents: Sequence[Any], rules: Any = "classic", num_players: int | 
     total = games_played(num_games, len(agents), P)
     per = total // (len(tables) * len(orders))
     if ray_address is None:   # with Ray, the batches are held by the tasks' nodes
-        check_batch_memory(rules, len(agents), num_games, batch_size)
+        check_batch_memory(rules, len(agents), num_games, batch_size,
+                           observation_version=max(observation_version(b) for b in built))
     sample = np.sort(np.random.default_rng([seed, 7]).choice(total, min(record, total), replace=False))
     replays: list[Replay] = []
     bar = None
@@ -286,17 +287,18 @@ def check_plan(planned: int, num_games: int, num_entrants: int, num_players: int
 
 
 def check_batch_memory(rules: RuleSet, num_entrants: int, num_games: int, batch_size: int,
-                       name: str = "batch_size") -> None:
+                       name: str = "batch_size", observation_version: int = 1) -> None:
     """``ValueError`` naming ``name`` (``batch_size``, or a console script's ``--batch``)
-    when the games :func:`run_arena` holds at once, a batch of at most one seating's games,
-    would not fit in the memory free (:func:`~ono_env.game.check_game_memory`), before any
-    game."""
+    when the games :func:`run_arena` holds at once, a batch of at most one seating's games
+    with an observation of each in the largest layout its agents read
+    (``observation_version``), would not fit in the memory free
+    (:func:`~ono_env.game.check_game_memory`), before any game."""
     P = rules.num_players
     per = games_played(num_games, num_entrants, P) // (math.comb(num_entrants, P)
                                                        * len(seatings(P)))
     at_once = min(batch_size, per)
     asked = f"{name} {batch_size:,}" if name.startswith("--") else f"{name}={batch_size:,}"
-    check_game_memory(rules, at_once, what=asked + (
+    check_game_memory(rules, at_once, observation_version, what=asked + (
         f" ({at_once:,} games at once: a seating's)" if at_once < batch_size else ""))
 
 
