@@ -16,12 +16,20 @@ from typing import Any
 from ono_env.checks import check_output_dir, remove_made_dirs
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse taking each option by its full name (``--play`` is not ``--plays``), as the
+    console scripts do; its subcommands' parsers are made of this class too, so they do."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs.setdefault("allow_abbrev", False)
+        super().__init__(*args, **kwargs)
+
+
 def parser(doc: str | None) -> argparse.ArgumentParser:
-    """The script's argument parser, whose ``--help`` description is its whole docstring
-    ``doc`` as written (the examples' lines kept), not a first line cut mid-sentence; an
-    option is named in full (``--play`` is not ``--plays``), as in the console scripts."""
-    return argparse.ArgumentParser(description=doc, allow_abbrev=False,
-                                   formatter_class=argparse.RawDescriptionHelpFormatter)
+    """The script's argument parser (:class:`_Parser`), whose ``--help`` description is its
+    whole docstring ``doc`` as written (the examples' lines kept), not a first line cut
+    mid-sentence."""
+    return _Parser(description=doc, formatter_class=argparse.RawDescriptionHelpFormatter)
 
 
 def out_folder(path: Path | str, script: str, option: str = "--out",

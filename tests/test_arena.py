@@ -840,6 +840,30 @@ NO_OUT = ("bench_last_card", "bench_exploiters", "bench_suite", "bench_arena",
           "bench_ceiling_ties", "bench_core", "bench_openspiel", "bench_prebuilt")
 
 
+@pytest.mark.parametrize("script,argv,word", [
+    # each call also names a table that does not exist: taken as a prefix, the option would
+    # meet that table's refusal before any game or file
+    ("bench_deal_variance", ["--play", "3", "--tables", "ono-11"], "--play"),
+    ("bench_suite", ["ladder", "--forc", "--tables", "nosuch"], "--forc"),   # a subcommand's
+    ("bench_headroom", ["--table", "ono-11"], "--table"),
+])
+def test_a_benchmark_takes_each_option_by_its_full_name(script, argv, word, monkeypatch, capsys,
+                                                       tmp_path):
+    # before: argparse took a prefix of an option's name (--play for --plays) silently
+    import runpy
+    from pathlib import Path
+
+    bench = Path(__file__).resolve().parents[1] / "benchmarks"
+    monkeypatch.syspath_prepend(str(bench))
+    main = runpy.run_path(str(bench / f"{script}.py"))["main"]
+    out = [] if script == "bench_suite" else ["--out", str(tmp_path / "out")]
+    monkeypatch.setattr(sys, "argv", [f"{script}.py", *argv, *out])
+    with pytest.raises(SystemExit) as exc:
+        main()
+    assert exc.value.code == 2 and f"unrecognized arguments: {word}" in capsys.readouterr().err
+    assert not (tmp_path / "out").exists()
+
+
 @pytest.mark.parametrize("script,argv,message", BAD_BENCHMARK_ARGUMENTS)
 def test_a_benchmark_refuses_bad_arguments_before_any_work(script, argv, message, tmp_path,
                                                           monkeypatch):
