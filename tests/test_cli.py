@@ -113,7 +113,12 @@ def test_bad_arguments_are_one_line(tool, argv, capsys):
     ("ono-train", ["default", "--print-config", "--print-config"],
      "argument --print-config: given more than once"),
     ("ono-train", ["default", "seed=1", "total_steps=5", "seed=2", "--print-config"],
-     "override key 'seed' is given twice (seed=1, seed=2); allowed: each key once"),
+     "override key 'seed' is given twice (seed=1, seed=2); allowed: each field once"),
+    # a whole mapping and a field inside it: one of them would silently win
+    ("ono-train", ["default", "ppo={n_steps: 64}", "ppo.n_steps=128", "--print-config"],
+     "override key 'ppo.n_steps' overlaps 'ppo' (ppo={n_steps: 64}, ppo.n_steps=128)"),
+    ("ono-train", ["default", "ppo.n_steps=128", "ppo={n_steps: 64}", "--print-config"],
+     "override key 'ppo' overlaps 'ppo.n_steps'"),
     ("ono-bench", ["greedy", "--deals", "10", "--deals", "20"], "argument --deals: given more"),
     ("ono-exploit", ["greedy", "--seed", "1", "--seed", "2"], "argument --seed: given more"),
     # a prefix of an option is not the option
@@ -130,6 +135,8 @@ def test_an_option_is_given_once_and_in_full(tool, argv, message, capsys):
         with pytest.raises(SystemExit) as exc:
             TOOLS[tool]([*argv, "--help"])
         assert exc.value.code == 0 and capsys.readouterr().out.startswith(f"usage: {tool}")
+        # a --help after "--" is a positional word: the repeat is still refused
+        assert message in _one_error_line(tool, [*argv, "--", "--help"], capsys)
 
 
 @pytest.mark.parametrize("version", ["\uff11", "\u00b9", "\u0661"])

@@ -49,10 +49,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     def body(args: argparse.Namespace) -> None:
         given: dict[str, str] = {}
         for o in args.overrides:   # load_config keeps the last of a key: here, once each
+            if "=" not in o:       # not key=value: load_config says so
+                continue
             key = o.split("=", 1)[0].strip()
-            if "=" in o and key in given:
-                raise cli.UsageError(f"override key {key!r} is given twice ({given[key]}, {o}); "
-                                     f"allowed: each key once")
+            for k, earlier in given.items():   # the key, or a field inside or around it
+                if key == k or key.startswith(k + ".") or k.startswith(key + "."):
+                    what = "is given twice" if key == k else f"overlaps {k!r}"
+                    raise cli.UsageError(f"override key {key!r} {what} ({earlier}, {o}); "
+                                         f"allowed: each field once")
             given[key] = o
         cfg = load_config(args.config, args.overrides)
         if args.print_config:

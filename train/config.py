@@ -674,7 +674,7 @@ def load_config(spec: str | Path | None = None, overrides: Sequence[str] = ()) -
     if isinstance(overrides, str) or not isinstance(overrides, (list, tuple)):
         raise ValueError(f"overrides={overrides!r:.60} ({type(overrides).__name__}); allowed: a "
                          f"list of key=value strings")
-    for o in overrides:   # in order: of a key given twice the last stands, as on a command line
+    for o in overrides:   # in order: of a key given twice the last stands (ono-train refuses it)
         _merge(data, parse_override(o))
     try:
         return validate(data)

@@ -74,7 +74,8 @@ class ArgumentParser(argparse.ArgumentParser):
         ``--``): ``--seed 1 --seed 2`` would otherwise run with seed 2 and say nothing. The
         options that collect (``append``, ``count``, ``extend``) may repeat, and with
         ``--help`` among the words the help is printed instead."""
-        if "-h" in words or "--help" in words:
+        options = words[:words.index("--")] if "--" in words else words
+        if "-h" in options or "--help" in options:   # after "--", a word is positional
             return
         seen: set[int] = set()
         for word in words:
