@@ -76,15 +76,33 @@ def register_agent(name: str, factory: Factory, *, replace: bool = False) -> Non
         raise ValueError(f"agent name {name!r} would hide the search agent "
                          f"{name.partition(':')[0]!r}; allowed: a name that is not a search "
                          f"agent's ({', '.join(SEARCH_AGENTS)}), with or without ':'")
-    try:
-        # the callable's own signature: a decorator's wrapper may take what it wraps does not
-        inspect.signature(factory, follow_wrapped=False).bind(None)
-    except TypeError as exc:   # make_agent would fail later, at the name's first use
+    why = _refuses_rules(factory)
+    if why:   # make_agent would fail later, at the name's first use
         raise ValueError(f"register_agent({name!r}, ...): the factory cannot be called with "
-                         f"the rules alone ({exc}); allowed: a callable factory(rules)") from None
-    except ValueError:   # a callable whose signature Python cannot read: taken as it is
-        pass
+                         f"the rules alone ({why}); allowed: a callable factory(rules)")
     _REGISTRY[name] = factory
+
+
+def _refuses_rules(factory: Callable[..., Any]) -> str | None:
+    """Why ``factory(rules)`` cannot be called, or None. The callable's own signature first
+    (a decorator's wrapper may take what the function it wraps does not); where that is
+    unreadable or only passes ``*args, **kwargs`` on (``functools.cache``, a plain
+    ``functools.wraps`` wrapper), the wrapped function's. None where neither can be read."""
+    for follow in (False, True):
+        try:
+            sig = inspect.signature(factory, follow_wrapped=follow)
+        except (ValueError, TypeError):
+            continue
+        passes_on = all(p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD)
+                        for p in sig.parameters.values())
+        if not follow and passes_on and hasattr(factory, "__wrapped__"):
+            continue
+        try:
+            sig.bind(None)
+        except TypeError as exc:
+            return str(exc)
+        return None
+    return None
 
 
 def agent_names() -> list[str]:

@@ -717,14 +717,23 @@ def test_a_registered_name_is_printable_and_its_factory_takes_the_rules():
     for name in ("mine\ntest", " mine", "mine\t", "mine\x00"):
         assert "allowed: a non-empty name that is not a path, of printable" in _refusal(
             lambda n=name: register_agent(n, lambda rules: RandomAgent()))
+    import functools
+
+    def passing_on(f):   # a wrapper that passes every argument on to what it wraps
+        @functools.wraps(f)
+        def wrapper(*args, **kwargs):
+            return f(*args, **kwargs)
+        return wrapper
+
     for factory, why in ((lambda: RandomAgent(), "too many positional arguments"),
                          (lambda rules, seed: RandomAgent(), "missing a required argument"),
-                         (RandomAgent, "too many positional arguments")):
+                         (RandomAgent, "too many positional arguments"),
+                         (passing_on(lambda rules, seed: RandomAgent()), "missing a required"),
+                         (functools.cache(lambda: RandomAgent()), "too many positional")):
         msg = _refusal(lambda f=factory: register_agent("mine-test", f))
         assert "the factory cannot be called with the rules alone" in msg and why in msg
     assert agent_names() == before
     register_agent("mine test", lambda rules, seed=0: RandomAgent())   # a space within: a name
-    import functools
 
     def with_seed(f):   # a decorator that supplies an argument its function needs
         @functools.wraps(f)
@@ -737,13 +746,14 @@ def test_a_registered_name_is_printable_and_its_factory_takes_the_rules():
         return RandomAgent()
 
     register_agent("mine-seeded", seeded)
+    register_agent("mine-cached", functools.cache(lambda rules: RandomAgent()))
     try:
-        assert isinstance(make_agent("mine test", "basic"), RandomAgent)
-        assert isinstance(make_agent("mine-seeded", "basic"), RandomAgent)
+        for name in ("mine test", "mine-seeded", "mine-cached"):
+            assert isinstance(make_agent(name, "basic"), RandomAgent)
     finally:
         from ono_env.agents import unregister_agent
-        unregister_agent("mine test")
-        unregister_agent("mine-seeded")
+        for name in ("mine test", "mine-seeded", "mine-cached"):
+            unregister_agent(name)
 
 
 @pytest.mark.parametrize("name", ["ppo-basic-2p", "ppo-any", "greedy"])
