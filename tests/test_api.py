@@ -281,6 +281,22 @@ def test_a_batch_over_the_free_memory_is_refused_before_it_is_made(monkeypatch, 
     with pytest.raises(ValueError, match=f"at most {fits:,} here"):
         run_arena(["ppo-any"] + ["random"] * 9, rules, 10, 10 * many, batch_size=many,
                   rating=False, progress=False)
+    import re
+
+    from ono_env.apps.arena_cli import main as arena
+    # the console script counts the same observations before any game: a batch that fits
+    # with version-1 observations and not with ppo-any's
+    assert arena(["ppo-any"] + ["random"] * 9 + ["--rules", "classic", "--players", "10",
+                 "--games", str(10 * (many - 1)), "--batch", str(many - 1), "--no-progress"]) == 2
+    assert capsys.readouterr().err.startswith(f"ono-arena: error: --batch {many - 1:,}: ")
+    from ono_env.arena import check_batch_memory
+    for bad, message in ((dict(batch_size=0), "batch_size=0; allowed: an integer from 1 to"),
+                         (dict(batch_size=2.5), "batch_size=2.5 (float)"),
+                         (dict(observation_version=7), "observation_version=7; allowed: 1, 2"),
+                         (dict(rules="nosuch"), "no rules file 'nosuch'")):
+        kwargs = {"rules": rules, "num_entrants": 10, "num_games": 10, "batch_size": 10, **bad}
+        with pytest.raises(ValueError, match=re.escape(message)):
+            check_batch_memory(**kwargs)
     # with Ray the tasks' nodes hold the batches: not checked against this machine's memory
     import ono_env.arena as A
 
@@ -295,7 +311,6 @@ def test_a_batch_over_the_free_memory_is_refused_before_it_is_made(monkeypatch, 
     with pytest.raises(Reached):
         run_arena(["random"] * 10, rules, 10, 10 * many, batch_size=many, rating=False,
                   progress=False, ray_address="ray://somewhere:10001")
-    from ono_env.apps.arena_cli import main as arena
     assert arena(["random"] * 10 + ["--rules", "classic", "--players", "10", "--games", str(10 * many), "--batch",
                                     str(many), "--no-progress", "--out", str(tmp_path / "a")]) == 2
     assert not (tmp_path / "a").exists()

@@ -231,7 +231,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         planned = (games_played(args.games, len(args.agents), players)
                    if len(args.agents) >= players else args.games)   # too few: run_arena says so
         if args.ray is None and len(args.agents) >= players:   # before any game, as --batch
-            check_batch_memory(rules, len(args.agents), args.games, args.batch, name="--batch")
+            from ono_env.agents import make_agent
+            from ono_env.agents.base import observation_version
+            version = max(observation_version(make_agent(spec, rules)) for spec in agents)
+            check_batch_memory(rules, len(args.agents), args.games, args.batch, name="--batch",
+                               observation_version=version)
         if planned != args.games:
             check_plan(planned, args.games, len(args.agents), players)
             from ono_env.agents import make_agent

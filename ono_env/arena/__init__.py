@@ -109,6 +109,7 @@ from ono_env.arena.stats import (
 from ono_env.checks import check_bool, check_int, check_seed
 from ono_env.game import MAX_DECISIONS, VecGame, check_game_memory
 from ono_env.game import MAX_GAMES as MAX_BATCH
+from ono_env.observation import OBS_VERSIONS
 from ono_env.replay import Replay
 from ono_env.rules import MAX_PLAYERS, MIN_PLAYERS, RuleSet, resolve_rules
 
@@ -292,7 +293,13 @@ def check_batch_memory(rules: RuleSet, num_entrants: int, num_games: int, batch_
     when the games :func:`run_arena` holds at once, a batch of at most one seating's games
     with an observation of each in the largest layout its agents read
     (``observation_version``), would not fit in the memory free
-    (:func:`~ono_env.game.check_game_memory`), before any game."""
+    (:func:`~ono_env.game.check_game_memory`), before any game. ``ValueError`` for a
+    ``batch_size`` outside 1 to ``MAX_BATCH`` or an observation version that is not one."""
+    rules = resolve_rules(rules)
+    batch_size = check_int("batch_size", batch_size, 1, MAX_BATCH)
+    if observation_version not in OBS_VERSIONS:
+        raise ValueError(f"observation_version={observation_version!r}; allowed: "
+                         f"{', '.join(map(str, OBS_VERSIONS))}")
     P = rules.num_players
     per = games_played(num_games, num_entrants, P) // (math.comb(num_entrants, P)
                                                        * len(seatings(P)))
