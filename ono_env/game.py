@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import functools
 import json
+import os
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, NamedTuple, cast
@@ -96,29 +97,65 @@ def game_bytes(rules: RuleSet, observation_version: int = 1) -> int:
 def available_memory(root: str = "/") -> int | None:
     """The memory a new allocation can take without swapping or being killed, in bytes: the
     system's free memory (Linux's ``MemAvailable``), or less where this process's control
-    group (a container) has a lower limit; None where neither can be read (then nothing is
-    checked). ``root``: where ``/proc`` and ``/sys`` are (the tests')."""
+    group (a container) has a lower limit (:func:`_group_free`); None where neither can be
+    read (then nothing is checked). ``root``: where ``/proc`` and ``/sys`` are (the tests')."""
     free: list[int] = []
     try:
-        with open(f"{root}proc/meminfo", encoding="ascii") as f:
+        with open(os.path.join(root, "proc/meminfo"), encoding="ascii") as f:
             for line in f:
                 if line.startswith("MemAvailable:"):
                     free.append(int(line.split()[1]) * 1024)
     except (OSError, ValueError, IndexError):
         pass
-    for limit, usage in (("memory.max", "memory.current"),   # cgroup v2, then v1
-                         ("memory/memory.limit_in_bytes", "memory/memory.usage_in_bytes")):
-        try:
-            with open(f"{root}sys/fs/cgroup/{limit}", encoding="ascii") as f:
-                cap = f.read().strip()
-            with open(f"{root}sys/fs/cgroup/{usage}", encoding="ascii") as f:
-                used = int(f.read().strip())
-        except (OSError, ValueError):
-            continue
-        if cap.isdigit() and int(cap) < 1 << 60:   # "max" or v1's huge number: no limit
-            free.append(max(0, int(cap) - used))
-        break
+    group = _group_free(root)
+    if group is not None:
+        free.append(group)
     return min(free) if free else None
+
+
+def _read(path: str) -> str:
+    with open(path, encoding="ascii") as f:
+        return f.read()
+
+
+def _group_free(root: str) -> int | None:
+    """What this process's memory control group (cgroup v2, else v1) lets it add: its limit
+    less its use, the page cache it can drop (``inactive_file``) counted as free, as
+    container runtimes count it; None without a limit or where none can be read. The group
+    is the one ``/proc/self/cgroup`` names, else the mount's root (a namespaced group)."""
+    own = {"v2": "", "v1": ""}
+    try:
+        for line in _read(os.path.join(root, "proc/self/cgroup")).splitlines():
+            number, controllers, path = line.split(":", 2)
+            if number == "0" and not controllers:
+                own["v2"] = path
+            elif "memory" in controllers.split(","):
+                own["v1"] = path
+    except (OSError, ValueError):
+        pass
+    for mount, limit, usage, cache, version in (
+            ("sys/fs/cgroup", "memory.max", "memory.current", "inactive_file", "v2"),
+            ("sys/fs/cgroup/memory", "memory.limit_in_bytes", "memory.usage_in_bytes",
+             "total_inactive_file", "v1")):
+        base = os.path.join(root, mount)
+        for folder in dict.fromkeys((os.path.join(base, own[version].lstrip("/")), base)):
+            try:
+                cap = _read(os.path.join(folder, limit)).strip()
+                used = int(_read(os.path.join(folder, usage)))
+            except (OSError, ValueError):
+                continue
+            if not cap.isdigit() or int(cap) >= 1 << 60:   # "max" or v1's huge number
+                return None
+            dropped = 0
+            try:
+                for line in _read(os.path.join(folder, "memory.stat")).splitlines():
+                    key, _, value = line.partition(" ")
+                    if key == cache:
+                        dropped = int(value)
+            except (OSError, ValueError):
+                pass
+            return max(0, int(cap) - used + dropped)
+    return None
 
 
 def check_game_memory(rules: RuleSet, num_games: int, observation_version: int = 1,

@@ -320,9 +320,9 @@ def test_a_batch_over_the_free_memory_is_refused_before_it_is_made(monkeypatch, 
 
 def test_the_free_memory_is_the_lower_of_the_system_and_the_control_group(tmp_path):
     from ono_env.game import available_memory
-    (tmp_path / "proc").mkdir()
+    (tmp_path / "proc" / "self").mkdir(parents=True)
     (tmp_path / "proc" / "meminfo").write_text("MemTotal: 99 kB\nMemAvailable: 10485760 kB\n")
-    root = f"{tmp_path}/"
+    root = str(tmp_path)
     assert available_memory(root) == 10 << 30                 # no control group: the system's
     group = tmp_path / "sys" / "fs" / "cgroup"
     group.mkdir(parents=True)
@@ -331,16 +331,29 @@ def test_the_free_memory_is_the_lower_of_the_system_and_the_control_group(tmp_pa
     assert available_memory(root) == 10 << 30
     (group / "memory.max").write_text(str(3 << 30))           # a container of 3 GiB, 1 used
     assert available_memory(root) == 2 << 30
-    (group / "memory.max").unlink()
-    (group / "memory").mkdir()                                 # v1
-    (group / "memory" / "memory.limit_in_bytes").write_text(str(2**63 - 4096))   # no limit
+    # of what it uses, the page cache it can drop counts as free
+    (group / "memory.stat").write_text(f"anon 5\ninactive_file {1 << 29}\nactive_file 7\n")
+    assert available_memory(root) == (2 << 30) + (1 << 29)
+    # the process's own group, as /proc/self/cgroup names it
+    (tmp_path / "proc" / "self" / "cgroup").write_text("0::/jobs/mine\n")
+    (group / "jobs" / "mine").mkdir(parents=True)
+    (group / "jobs" / "mine" / "memory.max").write_text(str(1 << 30))
+    (group / "jobs" / "mine" / "memory.current").write_text(str(1 << 28))
+    assert available_memory(root) == (1 << 30) - (1 << 28)
+    for name in ("memory.max", "memory.current", "memory.stat"):
+        (group / name).unlink()
+    import shutil
+    shutil.rmtree(group / "jobs")
+    (tmp_path / "proc" / "self" / "cgroup").write_text("4:memory:/jobs/mine\n1:cpu:/\n")
+    (group / "memory").mkdir()                                 # v1, its group not mounted:
+    (group / "memory" / "memory.limit_in_bytes").write_text(str(2**63 - 4096))   # the root's
     (group / "memory" / "memory.usage_in_bytes").write_text(str(1 << 30))
-    assert available_memory(root) == 10 << 30
+    assert available_memory(root) == 10 << 30                 # no limit
     (group / "memory" / "memory.limit_in_bytes").write_text(str(12 << 30))
     assert available_memory(root) == 10 << 30                 # the system's is lower
     (tmp_path / "proc" / "meminfo").unlink()
     assert available_memory(root) == 11 << 30
-    assert available_memory(f"{tmp_path}/none/") is None
+    assert available_memory(str(tmp_path / "none")) is None
 
 
 def test_bad_game_options():
