@@ -540,13 +540,20 @@ def check_rollout_memory(cfg: TrainConfig, rules: Any) -> None:
     after it, naming no field). Skipped where the memory size cannot be read."""
     if cfg.algo == "rllib_ppo":   # Ray's env runners keep their own rollouts
         return
-    memory = machine_memory()
     need = rollout_bytes(cfg, rules)
+    refuse_over_memory(need, f"a rollout of num_envs={cfg.num_envs:,} x ppo.n_steps="
+                             f"{cfg.ppo.n_steps:,} steps keeps {need / 2**30:,.1f} GiB of "
+                             f"observations and masks", "a smaller num_envs or ppo.n_steps")
+
+
+def refuse_over_memory(need: int, what: str, allowed: str) -> None:
+    """``ValueError`` "``what``, and this machine has N GiB; allowed: ``allowed``" when
+    ``need`` bytes are more than this machine's memory (:func:`machine_memory`); nothing
+    where its size cannot be read. The memory checks of a run's config share it."""
+    memory = machine_memory()
     if memory and need > memory:
-        raise ValueError(f"a rollout of num_envs={cfg.num_envs:,} x ppo.n_steps="
-                         f"{cfg.ppo.n_steps:,} steps keeps {need / 2**30:,.1f} GiB of "
-                         f"observations and masks, and this machine has {memory / 2**30:,.1f} GiB; allowed: "
-                         f"a smaller num_envs or ppo.n_steps")
+        raise ValueError(f"{what}, and this machine has {memory / 2**30:,.1f} GiB; allowed: "
+                         f"{allowed}")
 
 
 def network_bytes(cfg: TrainConfig, rules: Any) -> int:
@@ -575,14 +582,11 @@ def check_network_memory(cfg: TrainConfig, rules: Any) -> None:
     lower bound) would not fit in this machine's memory, before anything is built (torch's
     own allocation error came after the run folder was written, naming no field, or the
     kernel ended the process without a word). Skipped where the memory size cannot be read."""
-    memory = machine_memory()
     need = network_bytes(cfg, rules)
-    if memory and need > memory:
-        raise ValueError(f"policy.net_arch={list(cfg.policy.net_arch)}: training it takes at "
-                         f"least {need / 2**30:,.1f} GiB (weights, gradients and Adam's state, "
-                         f"and a minibatch of ppo.batch_size={cfg.ppo.batch_size:,}), and this "
-                         f"machine has {memory / 2**30:,.1f} GiB; allowed: narrower or fewer "
-                         f"layers, or a smaller ppo.batch_size")
+    refuse_over_memory(need, f"policy.net_arch={list(cfg.policy.net_arch)}: training it takes "
+                             f"at least {need / 2**30:,.1f} GiB (weights, gradients and Adam's "
+                             f"state, and a minibatch of ppo.batch_size={cfg.ppo.batch_size:,})",
+                       "narrower or fewer layers, or a smaller ppo.batch_size")
 
 
 def check_distinct_labels(specs: Sequence[str], what: str) -> None:
