@@ -39,7 +39,6 @@ Writes ``results.json`` and ``results.md`` into ``--out``.
 from __future__ import annotations
 
 import json
-import math
 import os
 import sys
 import time
@@ -52,7 +51,7 @@ from bench_args import at_least, out_folder, parser
 from bench_generalist import PROBE_FILES, add_probe_arguments, probe_setup
 
 from ono_env.agents.learned import load_agent
-from ono_env.arena.stats import Z95, mean_interval
+from ono_env.arena.stats import mean_interval
 from ono_env.checks import MAX_SEED
 from ono_env.envs.learner_batch import LearnerBatch
 from ono_env.observation import OBS_SELF
@@ -122,8 +121,8 @@ def per_decision(sums: np.ndarray, counts: np.ndarray) -> tuple[float, float, fl
     ratio of two sums: its normal interval by the delta method; deals are independent,
     their decisions are not)."""
     mean = float(sums.sum() / counts.sum())
-    z = (sums - mean * counts) / counts.mean()
-    half = Z95 * float(np.std(z, ddof=1)) / math.sqrt(len(z))
+    _, low, high = mean_interval((sums - mean * counts) / counts.mean())   # about 0 +- half
+    half = (high - low) / 2
     return mean, mean - half, mean + half
 
 
