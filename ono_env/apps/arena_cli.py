@@ -230,17 +230,17 @@ def main(argv: Sequence[str] | None = None) -> int:
         players = rules.num_players
         planned = (games_played(args.games, len(args.agents), players)
                    if len(args.agents) >= players else args.games)   # too few: run_arena says so
+        from ono_env.agents import make_agent
+        from ono_env.agents.base import observation_version
+        built = None   # the agents, made once for the checks below
         if args.ray is None and len(args.agents) >= players:   # before any game, as --batch
-            from ono_env.agents import make_agent
-            from ono_env.agents.base import observation_version
-            version = max(observation_version(make_agent(spec, rules)) for spec in agents)
+            built = [make_agent(spec, rules) for spec in agents]
             check_batch_memory(rules, len(args.agents), args.games, args.batch, name="--batch",
-                               observation_version=version)
+                               observation_version=max(map(observation_version, built)))
         if planned != args.games:
             check_plan(planned, args.games, len(args.agents), players)
-            from ono_env.agents import make_agent
-            for spec in agents:                       # an agent that cannot play is the one
-                make_agent(spec, rules)               # line, not after this note
+            if built is None:   # an agent that cannot play is the one line, not after this note
+                built = [make_agent(spec, rules) for spec in agents]
             print(f"ono-arena: note: playing {planned:,} games (--games {args.games:,} rounded up "
                   f"so that every table plays every seating equally)", file=sys.stderr)
         result = run_arena(agents, args.rules, args.players, args.games, args.seed,
