@@ -78,9 +78,7 @@ class ArgumentParser(argparse.ArgumentParser):
         if "-h" in options or "--help" in options:   # after "--", a word is positional
             return
         seen: set[int] = set()
-        for word in words:
-            if word == "--":
-                break
+        for word in options:
             if not word.startswith("-"):
                 continue
             name = word.split("=", 1)[0] if word.startswith("--") else word[:2]
