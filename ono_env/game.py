@@ -67,7 +67,8 @@ MAX_GAMES = 1_000_000
 """The most games one VecGame holds (their state is about 22 GiB at 10 players, 1.3 GiB at
 2: :func:`state_bytes`; :func:`check_game_memory` refuses more than the machine has free)."""
 MEMORY_CHECK_FROM = 256 << 20
-"""Batches whose state is smaller than this (256 MiB) are not checked against the free memory."""
+"""Batches that hold less than this (256 MiB, :func:`game_bytes` each) are not checked
+against the free memory."""
 GAME_BYTES_BOUND = 64 << 10
 """More than :func:`game_bytes` at any table (about 30 KB at 10 players with version-2
 observations): batches under ``MEMORY_CHECK_FROM / GAME_BYTES_BOUND`` games (4,096) skip the
@@ -163,8 +164,8 @@ def check_game_memory(rules: RuleSet, num_games: int, observation_version: int =
     """``ValueError`` naming ``what`` (default ``num_games=N``: the argument that asked for
     the games) when ``num_games`` games of ``rules`` would not fit in
     the memory free now: what the games hold (:func:`game_bytes`, a lower bound of what
-    playing them takes) is over it. Before, a batch too large was killed by the system with
-    no word, or swapped the machine to a halt. Written here because the engine's arrays are
+    playing them takes) is over it. Without the check a batch too large for the memory is
+    killed by the system with no word, or swaps the machine to a halt. Written here because the engine's arrays are
     the project's own; batches under :data:`MEMORY_CHECK_FROM` are not checked."""
     if num_games * GAME_BYTES_BOUND < MEMORY_CHECK_FROM:   # a small batch: nothing to count
         return
