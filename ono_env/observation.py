@@ -506,5 +506,6 @@ def print_observation_layout(rules: RulesSpec,
                              version: int = DEFAULT_OBS_VERSION) -> None:
     """Print the observation table for ``rules`` (a RuleSet, a preset name, a YAML path or a
     mapping, as ``resolve_rules`` takes): version 1's layout depends on the number of
-    players, so pass the env's own ``env.rules``."""
-    print(format_observation_layout(resolve_rules(rules), version))
+    players, so pass the env's own ``env.rules``. ``None`` is refused, as everywhere in this
+    module (no default rules)."""
+    print(format_observation_layout(rules, version))

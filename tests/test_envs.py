@@ -465,6 +465,7 @@ def test_the_observation_functions_take_a_preset_name_and_refuse_what_is_not_rul
         color_permutation,
         observation_scale,
         observation_view,
+        print_observation_layout,
         rules_features,
     )
     classic = RuleSet.preset("classic")
@@ -479,6 +480,9 @@ def test_the_observation_functions_take_a_preset_name_and_refuse_what_is_not_rul
     for bad, message in [(None, "rules=None"), (42, "rules must be a RuleSet")]:
         with pytest.raises(ValueError, match=message):
             observation_size(bad, 2)
+        # before: print_observation_layout(None) printed classic's 4-player table
+        with pytest.raises(ValueError, match=message):
+            print_observation_layout(bad, 2)
     with pytest.raises(ValueError, match=r"obs is a list; allowed: a NumPy array of shape \(B, "):
         observation_view([[0.0] * 10], "classic", 1)
 
