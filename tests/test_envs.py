@@ -230,6 +230,55 @@ def test_opponents_by_name_or_object_and_bad_agents():
     assert isinstance(make_agent("random"), RandomAgent)
 
 
+def test_the_generalist_sits_as_an_opponent_in_every_environment(monkeypatch):
+    """``opponents="ppo-any"`` in the Gymnasium env, SB3's VecEnv and RLlib's vector env, at
+    tables no specialist serves, beside a learner that reads version 1: the driver observes
+    the generalist in version 2, and the games end."""
+    from ono_env.agents.learned import LearnedAgent
+    from ono_env.envs.rllib_env import OnoRLlibVectorEnv
+    from ono_env.observation import OBS_V2_SIZE
+
+    seen: list[int] = []
+    act = LearnedAgent.act
+
+    def spy(self, obs, mask, rng):
+        seen.append(obs.shape[1])
+        return act(self, obs, mask, rng)
+
+    monkeypatch.setattr(LearnedAgent, "act", spy)
+    rng = np.random.default_rng(0)
+
+    env = OnoEnv("ono", num_players=6, opponents="ppo-any", learner_seat=2)
+    obs, _ = env.reset(seed=1)
+    assert obs.shape == (observation_size(env.rules, 1),)
+    for _ in range(600):
+        obs, _r, term, trunc, _i = env.step(int(rng.choice(np.flatnonzero(env.action_masks()))))
+        if term or trunc:
+            break
+    assert term and seen and set(seen) == {OBS_V2_SIZE}
+
+    def pick(masks):
+        return np.array([int(rng.choice(np.flatnonzero(m))) if m.any() else 0 for m in masks])
+
+    venv = OnoVecEnv("uno2018", num_envs=4, seed=0, num_players=5, opponents="ppo-any")
+    rl = OnoRLlibVectorEnv({"rules": "stacking", "num_players": 7, "num_envs": 4, "seed": 0,
+                            "opponents": "ppo-any"})
+    for vec in (venv, rl):
+        seen.clear()
+        out = vec.reset()
+        ended = 0
+        for _ in range(300):
+            if vec is venv:
+                out = vec.step(pick(vec.action_masks()))
+                ended += int(np.sum(out[2]))
+            else:
+                out = vec.step(pick(out[0]["action_mask"] > 0))
+                ended += int(np.sum(out[2]) + np.sum(out[3]))
+            if ended >= 4:
+                break
+        assert ended >= 4 and seen and set(seen) == {OBS_V2_SIZE}
+
+
 def test_an_opponent_choosing_an_illegal_action_is_an_error():
     class Cheater:
         def act(self, obs, mask, rng):
