@@ -58,9 +58,11 @@ def test_wheel_has_one_import_name_and_carries_configs_and_models(wheel):
     tops = {n.split("/")[0] for n in names if ".dist-info/" not in n}
     assert tops == {"ono_env"}
     for expected in ("ono_env/configs/rules/classic.yaml", "ono_env/configs/train/default.yaml",
+                     "ono_env/configs/train/generalist.yaml",
                      "ono_env/agents/models/ppo-basic-2p.safetensors",
                      "ono_env/agents/models/ppo-classic-2p.safetensors",
                      "ono_env/agents/models/ppo-basic-4p.safetensors",
+                     "ono_env/agents/models/ppo-any.safetensors",
                      "ono_env/agents/rule_based.py", "ono_env/train/config.py",
                      "ono_env/apps/web/static/index.html", "ono_env/apps/web/static/app.js",
                      "ono_env/apps/web/static/style.css", "ono_env/replay.py"):
