@@ -397,6 +397,49 @@ def test_two_tables_train_resume_and_play_anywhere(tmp_path, resume_loads):
         assert res.agent_rows()[0]["games"] >= 2 * n   # it played (the arena checks each action)
 
 
+def test_self_play_snapshots_join_and_play_at_every_table(tmp_path, monkeypatch):
+    """docs/training.md: "Self-play snapshots join every table's pool". Each snapshot joins
+    both tables' leagues at the same step, the oldest leaves beyond ``max_snapshots``, and
+    the snapshots play the games of both tables, reading version 2."""
+    pytest.importorskip("torch")
+    from ono_env.agents.learned import LearnedAgent
+    from ono_env.observation import OBS_V2_SIZE
+    from ono_env.train import run as run_module
+    from ono_env.train.ppo import train
+
+    joined: list[tuple[int, str]] = []     # (the league's id, the snapshot's name)
+    add = run_module.League.add_snapshot
+
+    def record(self, agent, step):
+        joined.append((id(self), add(self, agent, step)))
+        assert len(self.snapshots) <= 2 and self.snapshots[-1] == f"snapshot-{step}"
+        return joined[-1][1]
+
+    played: list[tuple[int, int]] = []     # (players at the table, the observation's length)
+    act = LearnedAgent.act
+
+    def spy(self, obs, mask, rng):
+        if self.name.startswith("snapshot-"):
+            played.append((self.rules.num_players, obs.shape[1]))
+        return act(self, obs, mask, rng)
+
+    monkeypatch.setattr(run_module.League, "add_snapshot", record)
+    monkeypatch.setattr(LearnedAgent, "act", spy)
+    res = train(load_config("default", [
+        *TWO_TABLES, "num_envs=24", "ppo.n_steps=8", "ppo.batch_size=64", "ppo.n_epochs=1",
+        "policy.net_arch=[16]", "policy.opponent_encoder=4", "eval.every=0",
+        "final_eval.games=0", "progress=false", "torch_threads=1", "total_steps=1200",
+        "self_play={enabled: true, snapshot_every: 200, max_snapshots: 2, weight: 0.9}",
+        f"run_dir={tmp_path}"]))
+    assert res["steps"] >= 1200
+    leagues = sorted({league for league, _ in joined})
+    assert len(leagues) == 2                              # one league per table
+    names = [[n for league, n in joined if league == k] for k in leagues]
+    assert names[0] == names[1] and len(names[0]) >= 4    # the same snapshots, at both
+    assert {n for n, _ in played} == {3, 2}               # they played at both tables
+    assert {size for _, size in played} == {OBS_V2_SIZE}
+
+
 def test_the_model_format_holds_the_encoder(tmp_path):
     from ono_env.agents.learned import PolicyNet, make_metadata, read_model, write_model
     from ono_env.observation import OBS2_OPPONENTS, OBS_V2_SIZE, OPPONENT_SIZE, observation_scale
