@@ -27,7 +27,7 @@ from ono_env import _engine as E
 from ono_env import cards as C
 from ono_env import positions
 from ono_env.checks import check_bool, check_choice, check_int, check_rng, check_seed, is_int
-from ono_env.observation import OBS_VERSIONS, _check_version, observation_size
+from ono_env.observation import OBS_VERSIONS, RulesSpec, _check_version, _ruleset, observation_size
 from ono_env.positions import POSITION_VERSION  # noqa: F401 (re-exported)
 from ono_env.rules import (
     P_MAX_DECISIONS,
@@ -84,11 +84,12 @@ def state_bytes(num_players: int, deck_size: int) -> int:
     return sum(a.nbytes for a in E.State(1, num_players, deck_size).arrays)
 
 
-def game_bytes(rules: RuleSet, observation_version: int = 1) -> int:
+def game_bytes(rules: RulesSpec, observation_version: int = 1) -> int:
     """The bytes a VecGame holds per game: its state (:func:`state_bytes`), its per-game
     buffers (three of rewards, a legal mask, flags) and one observation of every game in the
     layout ``observation_version`` (what ``observe`` writes; every agent but the random one
-    reads it)."""
+    reads it). ``rules``: a RuleSet, a preset name, a YAML path or a mapping."""
+    rules = _ruleset(rules)
     P = rules.num_players
     buffers = 3 * 4 * P + C.NUM_ACTIONS + 1 + 1 + 4 + 1 + 8
     return (state_bytes(P, rules.deck_size) + buffers
@@ -159,7 +160,7 @@ def _group_free(root: str) -> int | None:
     return None
 
 
-def check_game_memory(rules: RuleSet, num_games: int, observation_version: int = 1,
+def check_game_memory(rules: RulesSpec, num_games: int, observation_version: int = 1,
                       what: str | None = None) -> None:
     """``ValueError`` naming ``what`` (default ``num_games=N``: the argument that asked for
     the games) when ``num_games`` games of ``rules`` would not fit in
@@ -167,6 +168,7 @@ def check_game_memory(rules: RuleSet, num_games: int, observation_version: int =
     playing them takes) is over it. Without the check a batch too large for the memory is
     killed by the system with no word, or swaps the machine to a halt. Written here because the engine's arrays are
     the project's own; batches under :data:`MEMORY_CHECK_FROM` are not checked."""
+    rules = _ruleset(rules)
     if num_games * GAME_BYTES_BOUND < MEMORY_CHECK_FROM:   # a small batch: nothing to count
         return
     each = game_bytes(rules, observation_version)

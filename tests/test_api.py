@@ -257,6 +257,13 @@ def test_a_batch_over_the_free_memory_is_refused_before_it_is_made(monkeypatch, 
     assert held + 3 * 4 * game.observation_size == 3 * each   # what the bound counts is there
     assert max(G.game_bytes(RuleSet.preset(p, num_players=10), v)
                for p in ("classic", "ono", "uno2018") for v in (1, 2)) < G.GAME_BYTES_BOUND
+    # the rules as everywhere (before: game_bytes("classic") failed inside, an AttributeError)
+    assert G.game_bytes({"preset": "classic", "num_players": 10}) == each
+    for bad, message in ((None, "rules=None; allowed"), ("classic:", "no rules file")):
+        with pytest.raises(ValueError, match=message):
+            G.game_bytes(bad)
+        with pytest.raises(ValueError, match=message):
+            G.check_game_memory(bad, 10)
     monkeypatch.setattr(G, "available_memory", lambda: 300 << 20)
     many = (300 << 20) // each + 1
     with pytest.raises(ValueError, match=f"num_games={many:,}: {many:,} games of 10 players "
