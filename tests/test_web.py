@@ -455,7 +455,7 @@ def test_a_game_keeps_only_the_history_a_view_shows_and_a_match_is_cut_at_20000_
         C.action_name(a) for a in table.replay.actions[-HISTORY:]]   # the last 40 decisions
 
 
-def test_a_failing_agent_is_reported_and_the_human_cannot_play_its_turn():
+def test_a_failing_agent_is_reported_and_the_human_cannot_play_its_turn(caplog):
     from ono_env.agents.registry import _REGISTRY, register_agent
 
     class Broken:
@@ -483,6 +483,9 @@ def test_a_failing_agent_is_reported_and_the_human_cannot_play_its_turn():
                 break
             view = r.json()
         refused(r, 500, "agent 'broken-test-agent' (P1) failed")
+        # the error's text is in the server's log, under the web table's module path
+        assert any(rec.name == "ono_env.apps.web" and "out of order" in rec.exc_text
+                   for rec in caplog.records)
         now = client.get(f"/api/games/{view['id']}").json()
         assert now["current"] == 1 and now["legal"] == []
         refused(client.post(f"/api/games/{view['id']}/action",

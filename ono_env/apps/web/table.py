@@ -50,7 +50,7 @@ from ono_env.replay import Replay
 from ono_env.rule_help import describe_rules, preset_summary
 from ono_env.rules import PRESETS, RuleSet
 
-_log = logging.getLogger("ono_env.web")
+_log = logging.getLogger("ono_env.apps.web")
 
 HISTORY = 40
 """The most recent decisions a view lists (and the table keeps apart from its replay)."""
