@@ -94,7 +94,7 @@ def build_parser() -> cli.ArgumentParser:
                     "at 4 players) and its rating on each table's published scale.")
     p.add_argument("agent", nargs="?", default=None,
                    help="a registered agent name (greedy, ppo-any, pimc:8, ...), a model file "
-                        "(.safetensors), or module:Class, your own agent class (imported from "
+                        "(.safetensors, or a training checkpoint .zip), or module:Class, your own agent class (imported from "
                         "the current directory or the Python path; called with the RuleSet if "
                         "it takes one required positional argument or has a parameter named rules)")
     p.add_argument("--suite", default=None, metavar="VERSION",

@@ -650,7 +650,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--port", type=cli.bounded_int(0, 65535), default=8000,
                    help="port (default 8000; 0: any free port)")
     p.add_argument("--model", action="append", default=[], metavar="FILE",
-                   help="a model file (.safetensors) offered as an opponent, by its file name "
+                   help="a model file (.safetensors, or a training checkpoint .zip) offered as an "
+                        "opponent, by its file name "
                         "(repeatable)")
     p.add_argument("--replays", action="append", default=[], metavar="DIR",
                    help="a folder of replay files (*.json) to list in the viewer (repeatable)")
