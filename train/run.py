@@ -455,7 +455,7 @@ def check_run_dir(run_dir: Path, resume: str | None) -> None:
     held = sorted(p.name for p in run_dir.iterdir()) if run_dir.is_dir() else []
     if not held:
         return
-    own = (run_dir / "config.yaml").is_file()   # a run folder: every run writes it first
+    own = is_run_config(run_dir / "config.yaml")   # a run folder: every run writes it first
     if own and resume is not None and Path(resume).resolve().parent in (
             run_dir.resolve(), (run_dir / "checkpoints").resolve()):
         model = run_dir / "model.safetensors"
@@ -480,10 +480,30 @@ def check_run_dir(run_dir: Path, resume: str | None) -> None:
     shown = ", ".join(held[:4]) + (f" and {len(held) - 4} more" if len(held) > 4 else "")
     if not own:
         raise ValueError(f"run_dir {str(run_dir)!r} already holds files and is not a run's "
-                         f"folder (no config.yaml): {shown}; allowed: a new or empty folder")
+                         f"folder (no config.yaml that a run wrote): {shown}; allowed: a new or "
+                         f"empty folder")
     raise ValueError(f"run_dir {str(run_dir)!r} already holds another run's files ({shown}); "
                      f"allowed: a new or empty folder, or resume= a model file in it to carry "
                      f"that run on")
+
+
+RUN_CONFIG_KEYS = frozenset({"algo", "seed", "total_steps", "run_dir"})
+"""Keys that every ``config.yaml`` a run writes holds (it writes every field)."""
+
+
+def is_run_config(path: Path) -> bool:
+    """Does ``path`` hold the ``config.yaml`` of a run: YAML (read as data only) whose mapping
+    holds :data:`RUN_CONFIG_KEYS`? A folder that merely holds a file of that name is no run's,
+    and a run must not overwrite or delete what is beside it."""
+    from ono_env.rules import read_yaml
+
+    if not path.is_file():
+        return False
+    try:
+        data = read_yaml(path, "config.yaml")
+    except ValueError:
+        return False
+    return isinstance(data, dict) and data.keys() >= RUN_CONFIG_KEYS
 
 
 def check_folder_path(path: Path, field: str) -> None:
