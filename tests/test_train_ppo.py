@@ -240,6 +240,10 @@ def _damaged(state, how):
         out[key] = -np.ones_like(out[key])
     elif how == "step":
         out[f"{name}.step"] = np.array([2.5], np.float32)
+    elif how == "no exp_avg":   # before: that parameter's Adam silently started afresh
+        del out[f"{name}.exp_avg"]
+    elif how == "odd":          # before: ignored
+        out["bogus"] = np.zeros(2, np.float32)
     return out
 
 
@@ -250,7 +254,9 @@ def _damaged(state, how):
     ("float64", r"holds '[\w.]+\.exp_avg' as float64"),
     ("nan", r"holds '[\w.]+\.exp_avg' as float32 \[\d+\] with values not finite"),
     ("negative", r"holds [\w.]+\.exp_avg_sq with values below 0"),
-    ("step", r"holds [\w.]+\.step=2\.5; allowed: a whole number of steps")])
+    ("step", r"holds [\w.]+\.step=2\.5; allowed: a whole number of steps"),
+    ("no exp_avg", r"has no tensor '[\w.]+\.exp_avg'"),
+    ("odd", r"holds 'bogus', which training does not write; allowed: ")])
 def test_a_damaged_optimizer_state_is_refused_before_anything_is_written(tiny_run, tmp_path,
                                                                          how, match):
     # before: a wrong shape of exp_avg_sq reached Adam's fused kernel (a segmentation fault),
@@ -268,6 +274,35 @@ def test_a_damaged_optimizer_state_is_refused_before_anything_is_written(tiny_ru
                                              f"resume={tmp_path / 'step_1024.safetensors'}",
                                              f"run_dir={tmp_path / 'run'}"]))
     assert not (tmp_path / "run").exists()
+
+
+def test_an_optimizer_state_numpy_cannot_read_or_a_huge_length_is_one_clear_error(tiny_run,
+                                                                                   tmp_path):
+    # before: "TypeError: data type 'bfloat16' not understood" and "OverflowError: int too
+    # large to convert to float", naming neither the file nor what is allowed
+    from safetensors.numpy import load_file
+    from safetensors.torch import save_file
+
+    _cfg, res = tiny_run
+    src = Path(res["run_dir"]) / "checkpoints"
+    shutil.copy(src / "step_1024.safetensors", tmp_path / "step_1024.safetensors")
+    state = {k: torch.from_numpy(v) for k, v in
+             load_file(str(src / "step_1024.optimizer.safetensors")).items()}
+    opath = tmp_path / "step_1024.optimizer.safetensors"
+    key = next(k for k in state if k.endswith(".exp_avg"))
+    for tensors, meta, match in (
+            ({**state, key: state[key].bfloat16()}, {},
+             r"holds a tensor NumPy cannot read \(.*bfloat16.*\); allowed: an optimizer state "
+             r"file as training writes it"),
+            (state, {"tables_state": '{"basic-2p": {"eval_length": 1' + "0" * 400
+                                     + ', "stall_counts": [0, 0, 0, 0]}}'},
+             r"holds a tables_state that is not one; allowed: ")):
+        save_file(tensors, str(opath), metadata={"training_steps": "1024", **meta})
+        with pytest.raises(ValueError, match="resume: '.*step_1024.optimizer.safetensors' " + match):
+            train(load_config("default", TINY + ["total_steps=3072",
+                                                 f"resume={tmp_path / 'step_1024.safetensors'}",
+                                                 f"run_dir={tmp_path / 'run'}"]))
+        assert not (tmp_path / "run").exists()
 
 
 @pytest.mark.parametrize("shared, encoder", [(False, 0), (True, 0), (True, 4)])

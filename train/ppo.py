@@ -798,6 +798,10 @@ def _optimizer_file(opath: Path, tensors: bool = True) -> tuple[dict[str, str], 
             return (f.metadata() or {}), {k: f.get_tensor(k) for k in names}
     except (SafetensorError, OSError) as exc:
         raise ValueError(f"resume: {str(opath)!r} is not an optimizer state file ({exc})") from None
+    except TypeError as exc:   # a tensor type NumPy has not (bfloat16): training writes float32
+        raise ValueError(f"resume: {str(opath)!r} holds a tensor NumPy cannot read ({exc}); "
+                         f"allowed: an optimizer state file as training writes it (float32 "
+                         f"tensors)") from None
 
 
 def _tables_state(text: str | None, where: str) -> dict[str, TableState]:
@@ -811,6 +815,7 @@ def _tables_state(text: str | None, where: str) -> dict[str, TableState]:
             return None
         length, counts = entry["eval_length"], entry["stall_counts"]
         if (isinstance(length, bool) or not isinstance(length, (int, float))
+                or (isinstance(length, int) and not 0 <= length < 2**63)   # no float of 10**400
                 or not math.isfinite(length) or length < 0):
             return None
         if (not isinstance(counts, list) or len(counts) != 4
@@ -927,6 +932,12 @@ def _checked_optimizer_state(state: Mapping[str, np.ndarray], model: ActorCritic
     shape or type reached Adam's fused kernel unchecked and could crash the process)."""
     adam: dict[str, tuple[float, np.ndarray, np.ndarray]] = {}
     weights: dict[str, np.ndarray] = {}
+    odd = sorted(k for k in state if not k.startswith("weights.")
+                 and not k.endswith((".exp_avg", ".exp_avg_sq", ".step")))
+    if odd:
+        raise ValueError(f"resume: {where} holds {odd[0]!r}, which training does not write; "
+                         f"allowed: an optimizer state file as training writes it (<parameter>"
+                         f".exp_avg, .exp_avg_sq and .step, and weights.<parameter>)")
 
     def tensor(key: str, shape: tuple[int, ...]) -> np.ndarray:
         if key not in state:
@@ -941,8 +952,8 @@ def _checked_optimizer_state(state: Mapping[str, np.ndarray], model: ActorCritic
 
     for n, p in model.named_parameters():
         shape = tuple(p.shape)
-        if f"{n}.exp_avg" in state:
-            step = tensor(f"{n}.step", (1,))
+        if any(f"{n}.{k}" in state for k in ("exp_avg", "exp_avg_sq", "step")):
+            step = tensor(f"{n}.step", (1,))   # each of the three, or a clear error
             if step[0] < 0 or step[0] != np.floor(step[0]):
                 raise ValueError(f"resume: {where} holds {n}.step={float(step[0])!r}; allowed: "
                                  f"a whole number of steps, 0 or more")
