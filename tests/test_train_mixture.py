@@ -100,6 +100,11 @@ def test_a_mixtures_printed_config_leaves_out_the_unread_rules_and_loads_back(tm
      "not given\\): give the player count once"),
     (["rules={preset: ono, num_players: 3}"], "'default': rules sets num_players=3 and num_players is 2 "
      "\\(also its default"),
+    # a count that equals the config's but is no integer: before, trained (2.0 == 2)
+    (["rules={preset: basic, num_players: 2.0}"], "'default': rules: invalid rule set: "
+     "num_players=2.0; allowed: an integer$"),
+    (["tables=[{rules: {preset: basic, num_players: 2.0}}]", "observation_version=2"],
+     "'default': tables\\[0\\].rules: invalid rule set: num_players=2.0; allowed: an integer$"),
     (["tables=[{rules: {preset: ono, hand_size: 100}, num_players: 10}]", "observation_version=2"],
      "too few to deal hand_size=100 to num_players=10"),
     # a union field (a name or a mapping; auto or a mapping): one line, not one per branch

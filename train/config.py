@@ -476,11 +476,16 @@ def _check_player_count(rules: Any, num_players: int, where: str) -> None:
     """A rules mapping or rules file that sets ``num_players`` too must agree with the
     config's own (the config's count is the one played; a second, different one would be
     dropped silently)."""
-    from ono_env.rules import given_player_count
+    from ono_env.rules import given_player_count, resolve_rules
 
     given = given_player_count(rules)
+    at = f"{where}." if where else ""
+    if given is not None and type(given[0]) is not int:   # 2.0 == 2: the rules' own message
+        try:
+            resolve_rules(rules)
+        except ValueError as exc:
+            raise ValueError(f"{at}rules: {exc}") from None
     if given is not None and given[0] != num_players:
-        at = f"{where}." if where else ""
         default = " (also its default when not given)" if num_players == 2 else ""
         raise ValueError(f"{at}{given[1]} sets num_players={given[0]!r} and "
                          f"{at}num_players is {num_players}{default}: give the player count "
