@@ -94,9 +94,10 @@ def build_parser() -> cli.ArgumentParser:
                     "at 4 players) and its rating on each table's published scale.")
     p.add_argument("agent", nargs="?", default=None,
                    help="a registered agent name (greedy, ppo-any, pimc:8, ...), a model file "
-                        "(.safetensors, or a training checkpoint .zip), or module:Class, your own agent class (imported from "
-                        "the current directory or the Python path; called with the RuleSet if "
-                        "it takes one required positional argument or has a parameter named rules)")
+                        "(.safetensors, or a training checkpoint .zip), or module:Class, your "
+                        "own agent class (imported from the current directory or the Python "
+                        "path; called with the RuleSet if it takes one required positional "
+                        "argument or has a parameter named rules)")
     p.add_argument("--suite", default=None, metavar="VERSION",
                    help=f"suite version ({', '.join(map(str, suite_versions()))}; default: the "
                         f"latest)")

@@ -280,7 +280,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap = cli.ArgumentParser(prog="ono-play", description="Play ONO in the terminal against agents.")
     ap.add_argument("agents", nargs="*", default=["greedy"],
                     help="the other players: agent names (random, greedy, color, defensive, "
-                         "ppo-basic-2p, ...) or model files (.safetensors, or training checkpoints .zip); default: greedy")
+                         "ppo-basic-2p, ...) or model files (.safetensors, or training "
+                         "checkpoints .zip); default: greedy")
     ap.add_argument("--rules", default="basic",
                     help="preset name or rules YAML (default basic, as in every console script)")
     ap.add_argument("--players", type=cli.bounded_int(2, 10), default=None,
