@@ -87,6 +87,7 @@ from __future__ import annotations
 
 import copy
 import datetime as _dt
+import functools
 import hashlib
 import json
 import os
@@ -101,7 +102,7 @@ from typing import Any
 import numpy as np
 
 from ono_env import cards as C
-from ono_env.checks import check_act_mask, check_bool, is_int
+from ono_env.checks import check_act_mask, check_bool, is_int, unique_keys
 from ono_env.observation import (
     MAX_OPPONENTS,
     OBS2_OPPONENTS,
@@ -380,7 +381,8 @@ def make_metadata(rules: RuleSet, training_steps: int, config: Mapping[str, Any]
         arch["value_hidden_sizes"] = [int(h) for h in value_hidden_sizes]
     if opponent_encoder:
         arch["opponent_encoder"] = int(opponent_encoder)
-    extra = {} if label is None else {"label": str(label)[:MAX_MODEL_LABEL]}
+    label = None if label is None else str(label)[:MAX_MODEL_LABEL].strip() or None
+    extra = {} if label is None else {"label": label}
     version = 4 if opponent_encoder else 3 if value_hidden_sizes is not None else 2
     return extra | {
         "format": FORMAT, "format_version": version,
@@ -465,8 +467,10 @@ def check_metadata(meta: Any, where: str = "model") -> dict[str, Any]:
         raise bad("saved_at", "a date as text")
     if "label" in meta and not (isinstance(meta["label"], str)
                                 and 0 < len(meta["label"]) <= MAX_MODEL_LABEL
-                                and meta["label"].isprintable() and "/" not in meta["label"]):
-        raise bad("label", f"a name of 1 to {MAX_MODEL_LABEL} printable characters without '/'")
+                                and meta["label"].isprintable() and "/" not in meta["label"]
+                                and meta["label"] == meta["label"].strip()):
+        raise bad("label", f"a name of 1 to {MAX_MODEL_LABEL} printable characters without '/' "
+                           f"or spaces at its ends")
     try:
         RuleSet.from_dict(meta["rules"])
     except Exception as exc:  # noqa: BLE001 - any refusal of the rules is one message
@@ -579,10 +583,12 @@ def parse_model(data: bytes, where: str) -> tuple[dict[str, Any], PolicyNet]:
     if 8 + n > len(data):
         raise ValueError(f"{where}: truncated or not a safetensors file (its header needs "
                          f"{8 + n:,} bytes, the file has {len(data):,})")
-    try:
-        header = json.loads(data[8:8 + n].decode("utf-8"))
-    except (UnicodeDecodeError, ValueError, RecursionError):
-        raise ValueError(f"{not_st} (its header is not JSON)") from None
+    try:   # a tensor or a metadata key given twice: json would keep the last silently
+        header = json.loads(data[8:8 + n].decode("utf-8"), object_pairs_hook=functools.partial(
+            unique_keys, what="its safetensors header"))
+    except (UnicodeDecodeError, ValueError, RecursionError) as exc:
+        twice = f": {exc}" if "twice" in str(exc) else ""
+        raise ValueError(f"{not_st} (its header is not JSON{twice})") from None
     if not isinstance(header, dict):
         raise ValueError(f"{not_st} (its header is not a JSON object)")
     extra = header.get("__metadata__")
@@ -590,7 +596,8 @@ def parse_model(data: bytes, where: str) -> tuple[dict[str, Any], PolicyNet]:
         raise ValueError(f"{where}: not an ono_env model: the safetensors metadata has no "
                          f"{META_KEY!r} entry")
     try:   # strict JSON, as the writer writes it (allow_nan=False): no NaN or Infinity
-        meta = json.loads(extra[META_KEY], parse_constant=_not_a_json_number)
+        meta = json.loads(extra[META_KEY], parse_constant=_not_a_json_number,
+                          object_pairs_hook=functools.partial(unique_keys, what="it"))
     except (ValueError, RecursionError) as exc:
         raise ValueError(f"{where}: damaged model: the {META_KEY!r} metadata is not JSON "
                          f"({str(exc)[:120]})") from None
@@ -826,8 +833,10 @@ def model_label(path: str | Path, meta: Mapping[str, Any] | None = None) -> str:
     """The name a model file plays under (in the arena, the web table, replays): its file
     name without ``.safetensors``; for a file named ``model`` that a training run wrote, the
     run's name from its metadata (``label``: the run folder, ``<name>-<time>``), so that two
-    runs' models can meet. ``meta`` is read from the file when not given."""
-    stem = Path(path).stem
+    runs' models can meet. ``meta`` is read from the file when not given. Spaces at the ends
+    of a file name are left out (``greedy .safetensors`` plays as ``greedy``, so that it is
+    told from the agent ``greedy`` as any label given twice is, not printed as its twin)."""
+    stem = Path(path).stem.strip() or Path(path).name
     if stem != "model":
         return stem
     if meta is None:

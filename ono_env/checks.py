@@ -15,6 +15,23 @@ import numpy as np
 MAX_SEED = 2**63 - 1
 
 
+class DuplicateKey(ValueError):
+    """A key given twice in a JSON object (:func:`unique_keys`), told apart from json's own
+    errors."""
+
+
+def unique_keys(pairs: list[tuple[str, Any]], what: str = "JSON") -> dict[str, Any]:
+    """``json.loads``' ``object_pairs_hook`` that refuses a key given twice in one object
+    (``json`` keeps the last silently): ``functools.partial(unique_keys, what=...)`` names
+    the text in the error."""
+    seen: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in seen:
+            raise DuplicateKey(f"{what} gives the key {key!r} twice")
+        seen[key] = value
+    return seen
+
+
 def is_int(value: Any) -> bool:
     """A Python or NumPy integer, not a bool."""
     return isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_))

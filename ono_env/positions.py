@@ -23,7 +23,7 @@ import numpy as np
 
 from ono_env import cards as C
 from ono_env._engine import G_NAMES, S_LACKS, held_of
-from ono_env.checks import is_int
+from ono_env.checks import DuplicateKey, is_int, unique_keys
 from ono_env.observation import PHASE_NAMES
 from ono_env.rules import RuleSet
 
@@ -73,27 +73,14 @@ def refusal(keys: str | tuple[str, ...], detail: str, allowed: str) -> ValueErro
 
 
 # ---- reading ----------------------------------------------------------------------------
-class _DuplicateKey(ValueError):
-    """A key given twice in JSON (:func:`load_json`), told apart from json's own errors."""
-
-
 def load_json(text: Any, what: str = "position JSON") -> Any:
     """The data of a JSON text (a position's, unless ``what`` names another); malformed JSON
     (or a key given twice, or nesting too deep) is a ``ValueError`` that says where, never a
     ``JSONDecodeError``."""
     if not isinstance(text, (str, bytes, bytearray)):
         raise ValueError(f"{what} must be a str; got {type(text).__name__}")
-
-    def no_duplicates(pairs):
-        seen = {}
-        for key, value in pairs:
-            if key in seen:
-                raise _DuplicateKey(f"{what} gives the key {key!r} twice")
-            seen[key] = value
-        return seen
-
     try:
-        return json.loads(text, object_pairs_hook=no_duplicates)
+        return json.loads(text, object_pairs_hook=functools.partial(unique_keys, what=what))
     except json.JSONDecodeError as exc:
         raise ValueError(f"{what} is malformed: {exc.msg} at line {exc.lineno}, "
                          f"column {exc.colno}") from None
@@ -102,7 +89,7 @@ def load_json(text: Any, what: str = "position JSON") -> Any:
     except RecursionError:
         raise ValueError(f"{what} is nested too deeply") from None
     except ValueError as exc:
-        if isinstance(exc, _DuplicateKey) or "integer string conversion" not in str(exc):
+        if isinstance(exc, DuplicateKey) or "integer string conversion" not in str(exc):
             raise
         raise ValueError(f"{what} holds a number of more than {sys.get_int_max_str_digits():,} "
                          f"digits; allowed: numbers of the ranges its fields allow") from None

@@ -1404,6 +1404,9 @@ def test_arena_labels_stay_unique_where_a_given_label_looks_like_a_numbered_one(
     assert _labels(["greedy", "m#1", "m", "m"]) == ["greedy", "m#1", "m#2", "m#3"]
     assert _labels(["m", "m", "m#2", "x"]) == ["m#1", "m#3", "m#2", "x"]
     assert _labels(["a", "b"]) == ["a", "b"]
+    # a model file's name with spaces at its ends plays as the name within (before: "greedy "
+    # beside greedy, two rows printed alike)
+    assert _labels(["x/greedy .safetensors", "greedy"]) == ["greedy#1", "greedy#2"]
 
 
 def test_ono_arena_plays_an_agent_class_of_ones_own(tmp_path, monkeypatch, capsys):

@@ -400,6 +400,24 @@ def _set(key, value):
     return lambda m: m.__setitem__(key, value)
 
 
+def _meta_key_twice(p: Path) -> bytes:
+    """A model whose metadata gives ``saved_at`` twice (json would keep the last)."""
+    net = tiny_net()
+    text = json.dumps(tiny_meta(net))
+    return st_save(net.tensors(), metadata={"ono_env": text[:-1] + ', "saved_at": "x"}'})
+
+
+def _header_key_twice(p: Path) -> bytes:
+    """A model whose safetensors header lists its last tensor twice."""
+    data = tiny_bytes()
+    n = int.from_bytes(data[:8], "little")
+    header = json.loads(data[8:8 + n])
+    last = next(k for k in reversed(header) if k != "__metadata__")
+    text = json.dumps(header)[:-1] + f', "{last}": ' + json.dumps(header[last]) + "}"
+    text += " " * (-len(text) % 8)
+    return len(text).to_bytes(8, "little") + text.encode() + data[8 + n:]
+
+
 def _zip(members):
     def build(p: Path) -> bytes:
         buf = io.BytesIO()
@@ -482,6 +500,13 @@ DAMAGED = {
                             r"format version True; this version of ono_env reads versions 2, 3 "
                             r"and 4$"),
     "config a list": ("m.safetensors", _with_meta(_set("config", [])), "'config'"),
+    # before: two labels printed alike ("greedy " beside the agent greedy), keys kept silently
+    "label with a space at its end": ("m.safetensors", _with_meta(_set("label", "greedy ")),
+                                      "'label'.*without '/' or spaces at its ends"),
+    "metadata key twice": ("m.safetensors", _meta_key_twice,
+                           "metadata is not JSON \\(it gives the key 'saved_at' twice\\)"),
+    "header key twice": ("m.safetensors", _header_key_twice,
+                         "its header is not JSON: its safetensors header gives the key "),
     "rules a string": ("m.safetensors", _with_meta(_set("rules", "basic")), "'rules'"),
     "unreadable rules": ("m.safetensors", _with_meta(lambda m: m["rules"].update(hand_size="seven")),
                          "its rules cannot be read"),
