@@ -390,7 +390,11 @@ def test_paired_difference_compares_two_runs_deal_by_deal(tmp_path):
     with pytest.raises(ValueError, match="holds no per-deal results"):
         paired_difference(a, read_arena_json(tmp_path / "plain"))
     (tmp_path / "bad.json").write_text('{"seed": 1}')
+    text = (tmp_path / "plain" / "arena.json").read_text().rstrip()   # before: the last kept
+    (tmp_path / "twice.json").write_text(text[:-1] + ', "seed": 6}')
     for path, message in ((tmp_path / "bad.json", "is not an arena.json"),
+                          (tmp_path / "twice.json", "is not an arena.json \\(not JSON: it gives "
+                                                    "the key 'seed' twice\\)"),
                           (tmp_path / "none", "cannot read")):
         with pytest.raises(ValueError, match=message):
             read_arena_json(path)

@@ -316,6 +316,10 @@ def test_the_command_writes_renders_and_plots_a_card(tmp_path, capsys):
     bad.write_text(json.dumps(broken))
     with pytest.raises(ValueError, match=r"not a result card \(it has no 'anchor'\)$"):
         S.read_card(bad)
+    bad.write_text(json.dumps(broken)[:-1] + ', "tables": {}}')   # before: the last kept
+    with pytest.raises(ValueError, match=r"not a result card \(not JSON: it gives the key "
+                                         r"'tables' twice\)$"):
+        S.read_card(bad)
 
 
 # ---- the exploiter ---------------------------------------------------------------------

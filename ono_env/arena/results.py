@@ -4,6 +4,7 @@ two mirrored runs."""
 from __future__ import annotations
 
 import csv
+import functools
 import json
 import math
 import os
@@ -18,7 +19,7 @@ import numpy as np
 from ono_env.agents.base import unmarked
 from ono_env.arena.play import ALL_SEATINGS_UP_TO, GameRecords
 from ono_env.arena.stats import bounded_mean_interval, wilson_interval
-from ono_env.checks import check_input_file, check_output_dir, is_int, is_sha256
+from ono_env.checks import check_input_file, check_output_dir, is_int, is_sha256, unique_keys
 from ono_env.replay import Replay
 from ono_env.rules import RuleSet
 
@@ -292,10 +293,10 @@ def read_arena_json(path: str | Path) -> dict[str, Any]:
         p = p / "arena.json"
     check_input_file(p, "arena.json", MAX_ARENA_JSON_BYTES)   # missing, a folder, too large
     try:
-        data = json.loads(p.read_text())
+        data = json.loads(p.read_text(), object_pairs_hook=functools.partial(unique_keys, what="it"))
     except OSError as exc:
         raise ValueError(f"cannot read {str(p)!r}: {exc.strerror or exc}") from None
-    except (UnicodeDecodeError, ValueError) as exc:   # ValueError: a number of over 4,300 digits
+    except (UnicodeDecodeError, ValueError) as exc:   # also a key twice; a number of over 4,300 digits
         raise ValueError(f"{str(p)!r} is not an arena.json (not JSON: {exc})") from None
     except RecursionError:
         raise ValueError(f"{str(p)!r} is not an arena.json (nested too deeply)") from None

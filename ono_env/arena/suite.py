@@ -40,6 +40,7 @@ The scale
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import math
 import sys
@@ -61,7 +62,7 @@ from ono_env.agents.registry import agent_from_class, is_class_spec, is_model_pa
 from ono_env.arena.distributed import check_ray_address, play_on_ray
 from ono_env.arena.play import _derive, _seating_seed, games_bar, play_games
 from ono_env.arena.stats import Z95, bounded_interval_of, bounded_mean_interval
-from ono_env.checks import check_input_file, check_text, is_sha256
+from ono_env.checks import check_input_file, check_text, is_sha256, unique_keys
 from ono_env.rules import PRESETS, RuleSet, resolve_rules
 
 CARD_FORMAT = "ono-bench-card"
@@ -772,7 +773,8 @@ def read_card(path: str | Path) -> dict[str, Any]:
     def no_constant(name: str) -> Any:   # NaN, Infinity: not numbers a card holds
         raise ValueError(f"{name} is not a finite number")
     try:
-        data = json.loads(p.read_text(), parse_constant=no_constant)
+        data = json.loads(p.read_text(), parse_constant=no_constant,
+                          object_pairs_hook=functools.partial(unique_keys, what="it"))
     except (OSError, ValueError) as exc:
         raise ValueError(f"{path}: not a result card (not JSON: {exc})") from None
     except RecursionError:
