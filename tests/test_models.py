@@ -594,6 +594,8 @@ def _old_sd(th, drop=(), size=241):
 
 OLD_DAMAGED = {
     "meta not JSON": (_old_zip("{oops", pth=b"PK"), "ono_meta.json is not JSON"),
+    "meta key twice": (_old_zip('{"format": "x", "format": "ono_env-policy"}', pth=b"PK"),
+                       "ono_meta.json is not JSON \\(it gives the key 'format' twice\\)"),
     "meta of another version": (_old_zip(json.dumps({"format": "ono_env-policy", "format_version": 3}),
                                          pth=b"PK"), "not ono_env model format version 1"),
     "meta of another format": (_old_zip(json.dumps({"format": "x", "format_version": 1}), pth=b"PK"),

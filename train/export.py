@@ -29,6 +29,7 @@ unpickled. Every refusal is one ``ValueError`` (from the command line: one line
 
 from __future__ import annotations
 
+import functools
 import io
 import json
 import re
@@ -52,7 +53,7 @@ from ono_env.agents.learned import (
     write_model,
 )
 from ono_env.apps import console as cli
-from ono_env.checks import check_input_file, check_output_file
+from ono_env.checks import check_input_file, check_output_file, unique_keys
 
 _HIDDEN = re.compile(r"mlp_extractor\.policy_net\.(\d+)\.weight")
 _VALUE_HIDDEN = re.compile(r"mlp_extractor\.value_net\.(\d+)\.weight")
@@ -76,9 +77,10 @@ def _old_metadata(raw: bytes, where: str) -> dict[str, Any]:
         raise ValueError(f"{name}, which JSON has not (allowed: finite numbers)")
 
     try:
-        meta = json.loads(raw.decode("utf-8"), parse_constant=not_a_number)
+        meta = json.loads(raw.decode("utf-8"), parse_constant=not_a_number,
+                          object_pairs_hook=functools.partial(unique_keys, what="it"))
     except (UnicodeDecodeError, ValueError, RecursionError) as exc:
-        why = f" ({exc})" if "JSON has not" in str(exc) else ""
+        why = f" ({exc})" if "JSON has not" in str(exc) or "twice" in str(exc) else ""
         raise ValueError(f"{where}: damaged checkpoint: {OLD_META_NAME} is not JSON{why}") \
             from None
     if not isinstance(meta, dict) or meta.get("format") != FORMAT or meta.get("format_version") != 1:

@@ -92,6 +92,7 @@ generator state.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import itertools
 import json
 import math
@@ -114,7 +115,7 @@ from ono_env.agents.learned import (
     write_model,
 )
 from ono_env.cards import A_CATCH, A_DRAW, NUM_ACTIONS, NUM_CARD_TYPES
-from ono_env.checks import MAX_SEED
+from ono_env.checks import MAX_SEED, unique_keys
 from ono_env.observation import (
     MAX_OPPONENTS,
     OBS2_OPPONENTS,
@@ -823,8 +824,8 @@ def _tables_state(text: str | None, where: str) -> dict[str, TableState]:
             return None
         return TableState(float(length), tuple(counts))
 
-    try:
-        raw = json.loads(text)
+    try:   # a table given twice: refused, not the last kept
+        raw = json.loads(text, object_pairs_hook=functools.partial(unique_keys, what="it"))
     except ValueError:
         raw = None
     states = {k: entry_state(v) for k, v in raw.items()} if isinstance(raw, dict) else {"": None}
