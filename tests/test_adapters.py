@@ -444,9 +444,23 @@ def test_numpy_integer_seeds_are_seeds():
                                                seed=3).reset().tobytes()
 
 
-def test_the_old_seat_keyword_points_to_learner_seat():
+def test_the_old_seat_keyword_points_to_learner_seat_and_a_seed_to_reset():
+    import gymnasium
+
+    from ono_env.envs.gym_vector import OnoVectorEnv
     with pytest.raises(ValueError, match="seat=0: the learner's seat is learner_seat"):
         OnoEnv("basic", num_players=2, seat=0)
+    # before: OnoVectorEnv's seed reached LearnerBatch twice (a TypeError), OnoEnv's was an
+    # "unknown rule option"
+    for make, env in ((lambda: OnoEnv("basic", num_players=2, seed=1), "OnoEnv"),
+                      (lambda: OnoVectorEnv(2, "basic", 2, seed=1), "OnoVectorEnv"),
+                      (lambda: gymnasium.make_vec("ono_env/Ono-v0", num_envs=2, seed=1,
+                                                  vectorization_mode="vector_entry_point",
+                                                  rules="basic", num_players=2), "OnoVectorEnv"),
+                      (lambda: ono_v0.env(rules="basic", seed=1), "ono_v0's env")):
+        with pytest.raises(ValueError, match=rf"^seed=1: {env} takes its seed in "
+                                             rf"reset\(seed=\.\.\.\)"):
+            make()
 
 
 def test_sb3_reset_infos_name_each_new_episodes_learner_seat():

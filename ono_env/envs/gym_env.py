@@ -58,7 +58,7 @@ from ono_env.checks import (
     check_learner_seat,
     check_seed,
 )
-from ono_env.envs.opponents import OpponentDriver, make_opponents, midway
+from ono_env.envs.opponents import OpponentDriver, check_rule_overrides, make_opponents, midway
 from ono_env.game import VecGame
 from ono_env.observation import observation_high
 from ono_env.render import render_text
@@ -87,9 +87,7 @@ class OnoEnv(gym.Env):
         observation_version: int = 1,
         **rule_overrides: Any,
     ) -> None:
-        if "seat" in rule_overrides:
-            raise ValueError(f"seat={rule_overrides['seat']!r}: the learner's seat is "
-                             f"learner_seat (0..N-1 or 'random', the default)")
+        check_rule_overrides(rule_overrides, "OnoEnv")
         if num_players is not None:
             rule_overrides["num_players"] = num_players
         self.rules = resolve_rules(rules, **rule_overrides)

@@ -49,6 +49,7 @@ from gymnasium.vector.utils import batch_space
 from ono_env.cards import NUM_ACTIONS
 from ono_env.checks import check_seed
 from ono_env.envs.learner_batch import LearnerBatch
+from ono_env.envs.opponents import check_rule_overrides
 from ono_env.observation import observation_high
 
 
@@ -74,6 +75,7 @@ class OnoVectorEnv(gym.vector.VectorEnv):
             raise ValueError(f"render_mode={render_mode!r:.40}; allowed: None (OnoVectorEnv does "
                              f"not render; the single env does: gymnasium.make, or make_vec's "
                              f"'sync' mode)")
+        check_rule_overrides(rule_overrides, "OnoVectorEnv")
         if num_players is not None:
             rule_overrides["num_players"] = num_players
         self.batch = LearnerBatch(rules, num_envs, opponents, None, learner_seat,

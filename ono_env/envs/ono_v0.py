@@ -70,7 +70,7 @@ from pettingzoo.utils.env_logger import EnvLogger
 from ono_env._engine import G_CURRENT, G_TERMINATED, G_TRUNCATED
 from ono_env.cards import ACTION_NAMES, NUM_ACTIONS
 from ono_env.checks import check_action, check_choice, check_seed
-from ono_env.envs.opponents import MAX_REDEALS
+from ono_env.envs.opponents import MAX_REDEALS, check_rule_overrides
 from ono_env.game import VecGame
 from ono_env.observation import observation_high, observation_size
 from ono_env.render import describe_action, render_text
@@ -107,6 +107,7 @@ class raw_env(AECEnv):
         **rule_overrides: Any,
     ) -> None:
         super().__init__()
+        check_rule_overrides(rule_overrides, "ono_v0's env", learner=False)
         if num_players is not None:
             rule_overrides["num_players"] = num_players
         self.rules = resolve_rules(rules, **rule_overrides)

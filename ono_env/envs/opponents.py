@@ -166,6 +166,19 @@ _SPECS = ("an agent (a name, a saved model's path or an object with act) for eve
           "a dict / OpponentPool of agents and weights (drawn per game)")
 
 
+def check_rule_overrides(overrides: Mapping[str, Any], env: str, learner: bool = True) -> None:
+    """The keyword arguments an environment passes on to the rules as options: one that names
+    an environment's setting rather than a rule option (``seed``; ``seat`` where the env has
+    a ``learner``) is refused with where that setting goes, before the rules' own "unknown
+    rule option" (or, in ``OnoVectorEnv``, a ``TypeError`` for ``seed``)."""
+    if "seed" in overrides:
+        raise ValueError(f"seed={overrides['seed']!r:.40}: {env} takes its seed in "
+                         f"reset(seed=...), as Gymnasium's and PettingZoo's environments do")
+    if learner and "seat" in overrides:
+        raise ValueError(f"seat={overrides['seat']!r:.40}: the learner's seat is learner_seat "
+                         f"(0..N-1 or 'random', the default)")
+
+
 def make_opponents(spec: Any, rules: RuleSet) -> list[Agent] | OpponentPool:
     """Opponents from a spec (see the module docstring): a list with one policy per seat
     to the learner's left, or an :class:`OpponentPool` (made for ``rules``)."""
