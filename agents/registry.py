@@ -141,13 +141,20 @@ def _hint(spec: str) -> str:
 
 
 def make_agent(spec: Any, rules: Any = None) -> Agent:
-    """An agent from a registered name, a saved model's path, or an object that has ``act``.
+    """An agent from a registered name, a saved model's path (text or a path object), or an
+    object that has ``act``.
 
     ``rules`` (a RuleSet, preset name, ...; default classic) is the rule set it will play.
     An object is returned as it is; where ``rules`` is given, a learned agent (a model's
     metadata) is checked against it as a model file named by its path is."""
     given = rules is not None
     rules = resolve_rules(rules)
+    if isinstance(spec, os.PathLike):   # a path object names a model file, as load_agent takes
+        return load_agent(os.fspath(spec), rules)
+    if isinstance(spec, type):   # it has act as a function: the class of an agent, not an agent
+        raise ValueError(f"an agent must be an object with act(obs, mask, rng); got the class "
+                         f"{spec.__name__} itself: allowed: an instance of it ({spec.__name__}"
+                         f"(...)), or 'module:{spec.__name__}' where a name is taken")
     if isinstance(spec, str):
         if is_model_path(spec):
             return load_agent(spec, rules)

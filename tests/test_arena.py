@@ -1403,6 +1403,8 @@ def test_paired_runs_must_seat_search_agents_with_the_same_guides(tmp_path):
 
 
 def test_arena_labels_stay_unique_where_a_given_label_looks_like_a_numbered_one():
+    from pathlib import Path
+
     from ono_env.arena import _labels
 
     assert _labels(["greedy", "m#1", "m", "m"]) == ["greedy", "m#1", "m#2", "m#3"]
@@ -1411,6 +1413,7 @@ def test_arena_labels_stay_unique_where_a_given_label_looks_like_a_numbered_one(
     # a model file's name with spaces at its ends plays as the name within (before: "greedy "
     # beside greedy, two rows printed alike)
     assert _labels(["x/greedy .safetensors", "greedy"]) == ["greedy#1", "greedy#2"]
+    assert _labels([Path("x/m.safetensors"), "greedy"]) == ["m", "greedy"]   # a path object
 
 
 def test_ono_arena_plays_an_agent_class_of_ones_own(tmp_path, monkeypatch, capsys):

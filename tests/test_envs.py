@@ -228,6 +228,23 @@ def test_opponents_by_name_or_object_and_bad_agents():
     with pytest.raises(ValueError, match="learner_seat=7"):
         OnoEnv("classic", num_players=4, learner_seat=7)
     assert isinstance(make_agent("random"), RandomAgent)
+    # a path object names a model file everywhere a text path does (before: make_agent and
+    # the envs refused it, load_agent took it)
+    from pathlib import Path
+
+    from ono_env.agents.learned import shipped_models
+    model = Path(shipped_models()["ppo-any"])
+    assert make_agent(model, "classic").observation_version == 2
+    OnoEnv("classic", num_players=3, opponents=model).reset(seed=0)
+    OnoEnv("classic", num_players=3, opponents={model: 1, "random": 1}).reset(seed=0)
+    # the class of an agent is not an agent (before: it passed the check, then failed inside
+    # with a TypeError)
+    with pytest.raises(ValueError, match=r"got the class FirstLegal itself: allowed: an "
+                                         r"instance of it \(FirstLegal\(...\)\)"):
+        make_agent(FirstLegal, "classic")
+    from ono_env.arena import run_arena
+    with pytest.raises(ValueError, match="got the class FirstLegal itself"):
+        run_arena([FirstLegal, "random"], "basic", 2, 2, rating=False)
 
 
 def test_the_generalist_sits_as_an_opponent_in_every_environment(monkeypatch):

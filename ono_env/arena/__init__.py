@@ -60,6 +60,7 @@ from __future__ import annotations
 import importlib.util
 import itertools
 import math
+import os
 import sys
 import time
 from collections.abc import Sequence
@@ -120,7 +121,8 @@ MAX_RECORD = 10_000
 
 
 def _labels(specs: Sequence[Any]) -> list[str]:
-    base = [s if isinstance(s, str) else agent_label(s) for s in specs]
+    base = [s if isinstance(s, str) else os.fspath(s) if isinstance(s, os.PathLike)
+            else agent_label(s) for s in specs]
     base = [model_label(b) if is_model_path(b) else b for b in base]
     used = {b for b in base if base.count(b) == 1}
     labels: list[str] = []

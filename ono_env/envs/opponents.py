@@ -12,6 +12,7 @@ Opponents are given as
 from __future__ import annotations
 
 import math
+import os
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from typing import Any, cast
@@ -27,7 +28,7 @@ from ono_env.rules import RuleSet, resolve_rules
 
 
 def _is_agent(spec: Any) -> bool:
-    return isinstance(spec, str) or hasattr(spec, "act")
+    return isinstance(spec, (str, os.PathLike)) or hasattr(spec, "act")
 
 
 MAX_REDEALS = 10_000
