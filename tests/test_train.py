@@ -149,6 +149,20 @@ def test_cli_prints_resolved_config_and_refuses_bad_input(capsys):
     assert err.startswith("ono-train: error: opponents: unknown agent 'genius'") and err.count("\n") == 1
 
 
+
+@pytest.mark.parametrize("text, got", [("", "nothing \\(an empty file\\)"),
+                                       ("# only a comment\n", "nothing"), ("~\n", "nothing"),
+                                       ("- 1\n", "list")])
+def test_a_config_file_that_is_no_mapping_is_refused(tmp_path, capsys, text, got):
+    # before: an empty file (or a comment, or ~) trained with every default, silently
+    (tmp_path / "c.yaml").write_text(text)
+    assert train_main([str(tmp_path / "c.yaml"), "--print-config"]) == 2
+    assert re.match(rf"ono-train: error: training config '.*c.yaml': a mapping of fields is "
+                    rf"needed \({{}} for every default\); got {got}", capsys.readouterr().err)
+    (tmp_path / "c.yaml").write_text("{}\n")   # every default, said so
+    assert train_main([str(tmp_path / "c.yaml"), "--print-config"]) == 0
+
+
 SMALL = ["total_steps=64", "num_envs=4", "ppo.n_steps=16", "ppo.batch_size=32", "eval.every=0",
          "final_eval.games=0", "progress=false", "torch_threads=1"]
 

@@ -670,11 +670,10 @@ def load_config(spec: str | Path | None = None, overrides: Sequence[str] = ()) -
     if spec is not None:
         path = config_path(spec)
         raw = read_yaml(path, "training config")
-        if raw is None:
-            raw = {}
-        if not isinstance(raw, dict):
-            raise ValueError(f"training config {str(path)!r}: a mapping of fields is needed; "
-                             f"got {type(raw).__name__}")
+        if not isinstance(raw, dict):   # an empty file too, as a rules file: {} is every default
+            got = "nothing (an empty file)" if raw is None else type(raw).__name__
+            raise ValueError(f"training config {str(path)!r}: a mapping of fields is needed "
+                             f"({{}} for every default); got {got}")
         data = raw
     if isinstance(overrides, str) or not isinstance(overrides, (list, tuple)):
         raise ValueError(f"overrides={overrides!r:.60} ({type(overrides).__name__}); allowed: a "
