@@ -204,6 +204,12 @@ def test_ono_arena_record_writes_replays(tmp_path, capsys):
     for f in files:
         replay_positions(Replay.load(f))
     assert "wrote 3 replays" in capsys.readouterr().out
+    # more asked than played: all are written, and the line says why fewer (before: silent)
+    assert arena_main(["greedy", "random", "--rules", "basic", "--players", "2", "--games", "2",
+                       "--no-progress", "--no-rating", "--record", "5", str(tmp_path / "b")]) == 0
+    assert len(list((tmp_path / "b").glob("*.json"))) == 2
+    assert (f"wrote 2 replays to {tmp_path / 'b'} (--record 5: the run played 2 games)"
+            in capsys.readouterr().out)
 
 
 @pytest.mark.parametrize("args, message", [

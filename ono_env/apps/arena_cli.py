@@ -257,7 +257,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         if record_dir is not None:
             for k, replay in enumerate(result.replays):
                 replay.save(record_dir / f"replay-{k + 1:05d}.json")
-            print(f"wrote {len(result.replays)} replays to {record_dir}")
+            short = (f" (--record {record:,}: the run played {len(result.records.length):,} "
+                     f"games)" if len(result.replays) < record else "")
+            print(f"wrote {len(result.replays)} replays to {record_dir}{short}")
         if not args.no_rating and not result.ratings:
             print("ono-arena: note: no ratings without the openskill library: "
                   "pip install 'ono-env[arena]'", file=sys.stderr)
