@@ -154,8 +154,9 @@ def run_arena(agents: Sequence[Any], rules: Any = "classic", num_players: int | 
     OpenSkill ratings (one Python update per game; they need the ``openskill`` library of
     the ``[arena]`` extra): ``None`` (default) when it is installed, ``True`` always (an
     ``ImportError`` without it), ``False`` never. ``record``: keep a replay of that many
-    games (all of them where the run plays fewer; a sample drawn with a generator seeded from ``seed``, in ``result.replays`` in the
-    order played); recording changes no result. ``ray_address``: play the games as Ray
+    games (all of them where the run plays fewer; a sample drawn with a generator seeded
+    from ``seed``, in ``result.replays`` in the order played); recording changes no result.
+    ``ray_address``: play the games as Ray
     tasks (``"local"`` starts a local Ray; ``"auto"``, ``"host:port"`` or ``"ray://..."``
     joins a cluster; an initialised Ray is used as it is): the same games and results as in
     one process, ``result.nodes`` says how many games each node played
