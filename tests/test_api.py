@@ -830,6 +830,9 @@ def test_the_registry_refuses_a_factory_that_is_no_agent_and_a_name_that_hides_a
         unregister_agent("five")
     for name in ("pimc", "pimc:16", "oracle-hands"):
         assert "would hide the search agent" in _refusal(lambda n=name: register_agent(n, RandomAgent))
+    # before: greedy:2 was registered, a budget that greedy does not take
+    for name in ("greedy:2", "my_agents:Clever"):
+        assert "allowed: a name without ':'" in _refusal(lambda n=name: register_agent(n, RandomAgent))
     assert make_agent("pimc:4", "basic").name.startswith("pimc")
     for bad in ("no", 0):
         assert "deterministic" in _refusal(
