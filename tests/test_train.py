@@ -150,6 +150,17 @@ def test_cli_prints_resolved_config_and_refuses_bad_input(capsys):
 
 
 
+@pytest.mark.parametrize("algo", ["ppo", "maskable_ppo"])
+def test_the_ray_fields_are_read_only_by_rllib_ppo(algo):
+    # before: num_env_runners=7 with another algo was accepted and never read
+    for override, shown in (("num_env_runners=7", "num_env_runners=7"),
+                            ("ray_address=auto", "ray_address='auto'")):
+        with pytest.raises(ValueError, match=rf"{shown} is read only by algo: rllib_ppo "):
+            load_config("default", [f"algo={algo}", "policy.shared=false", override])
+    load_config("default", [f"algo={algo}", "policy.shared=false", "num_env_runners=2"])
+    assert load_config("rllib-basic", ["num_env_runners=7"]).num_env_runners == 7
+
+
 @pytest.mark.parametrize("text, got", [("", "nothing \\(an empty file\\)"),
                                        ("# only a comment\n", "nothing"), ("~\n", "nothing"),
                                        ("- 1\n", "list")])

@@ -96,6 +96,8 @@ MAX_STEPS = 10**12
 """The most learner decisions one run may ask for."""
 MAX_MINUTES = 1_000_000
 """The largest ``time_limit_minutes`` (about two years)."""
+DEFAULT_ENV_RUNNERS = 2
+"""``num_env_runners``' default, the one value a config of another algo than rllib_ppo may hold."""
 Hideable = Literal["known_cards", "lacks", "lacks_covered", "unknown", "last_play",
                    "previous_play", "named_color", "drew"]
 """The opponent fields that ``observation_hide`` may hide."""
@@ -278,7 +280,7 @@ class TrainConfig:
     """algo ppo, with resume: grow a checkpoint of the same depth, no layer of it wider, to policy.net_arch, and a narrower opponent encoder to policy.opponent_encoder (it plays as before at the start; Adam starts afresh; a checkpoint of the same shape loads as without it)."""
     resume_drop_value: Annotated[bool, Field(strict=True)] = False
     """algo ppo, with resume and policy.shared: true: load a checkpoint whose value has a network of its own (policy.shared: false when it was trained, as ppo-any) by dropping that network: the policy's trunk is kept and the value head reads it (the one-table fine-tunes of ppo-any in docs/results/generalist ran so)."""
-    num_env_runners: Annotated[int, Field(strict=True, ge=0, le=10_000)] = 2
+    num_env_runners: Annotated[int, Field(strict=True, ge=0, le=10_000)] = DEFAULT_ENV_RUNNERS
     """algo rllib_ppo: Ray actors sampling games, num_envs games each (0: the driver samples)."""
     ray_address: Name | None = None
     """algo rllib_ppo: the Ray cluster to use (auto, host:port, ray://...); unset: start a local Ray."""
@@ -305,6 +307,10 @@ class TrainConfig:
             rules = resolve_rules(self.rules, num_players=self.num_players)
         except ValueError as exc:
             raise ValueError(f"rules: {exc}") from None
+        if self.algo != "rllib_ppo" and self.num_env_runners != DEFAULT_ENV_RUNNERS:
+            raise ValueError(f"num_env_runners={self.num_env_runners!r} is read only by algo: "
+                             f"rllib_ppo (allowed with algo {self.algo}: "
+                             f"{DEFAULT_ENV_RUNNERS}, its default)")
         if self.algo != "rllib_ppo" and self.ray_address is not None:
             raise ValueError(f"ray_address={self.ray_address!r} is read only by algo: rllib_ppo "
                              f"(this config has algo: {self.algo})")
