@@ -415,6 +415,11 @@ def check_metadata(meta: Any, where: str = "model") -> dict[str, Any]:
     missing = [k for k in _META_KEYS if k not in meta]
     if missing:
         raise ValueError(f"{where}: damaged model: the metadata has no {', '.join(map(repr, missing))}")
+    unknown = sorted(set(meta) - {*_META_KEYS, "label"})
+    if unknown:   # a key no version writes (a typo of label: before, ignored)
+        raise ValueError(f"{where}: damaged model: the metadata has the key {unknown[0]!r:.40}, "
+                         f"which no version of ono_env writes; allowed: "
+                         f"{', '.join(_META_KEYS)} and label")
 
     def bad(key: str, expected: str) -> ValueError:
         return ValueError(f"{where}: damaged model: metadata {key!r} is {meta[key]!r:.80}; "

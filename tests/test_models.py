@@ -503,6 +503,9 @@ DAMAGED = {
     # before: two labels printed alike ("greedy " beside the agent greedy), keys kept silently
     "label with a space at its end": ("m.safetensors", _with_meta(_set("label", "greedy ")),
                                       "'label'.*without '/' or spaces at its ends"),
+    "metadata key of no version": ("m.safetensors", _with_meta(_set("lable", "x")),
+                                   "the metadata has the key 'lable', which no version of "
+                                   "ono_env writes; allowed: format, format_version, "),
     "metadata key twice": ("m.safetensors", _meta_key_twice,
                            "metadata is not JSON \\(it gives the key 'saved_at' twice\\)"),
     "header key twice": ("m.safetensors", _header_key_twice,
