@@ -226,7 +226,7 @@ class RuleSet:
         return dataclasses.asdict(self)
 
     def to_yaml(self) -> str:
-        return yaml.safe_dump(self.to_dict(), sort_keys=False)
+        return yaml.dump(self.to_dict(), Dumper=YamlDumper, sort_keys=False)
 
     # ---- derived --------------------------------------------------------------------
     @property
@@ -502,14 +502,23 @@ class YamlLoader(yaml.SafeLoader):
 YamlLoader.add_constructor("tag:yaml.org,2002:bool", YamlLoader.construct_yaml_bool)
 YamlLoader.add_constructor("tag:yaml.org,2002:int", YamlLoader.construct_yaml_int)
 YamlLoader.add_constructor("tag:yaml.org,2002:float", YamlLoader.construct_yaml_float)
-YamlLoader.add_implicit_resolver(
-    "tag:yaml.org,2002:float",
-    re.compile(r"""^(?:[-+]?(?:[0-9][0-9_]*)\.[0-9_]*(?:[eE][-+]?[0-9]+)?
+_YAML_FLOAT = re.compile(r"""^(?:[-+]?(?:[0-9][0-9_]*)\.[0-9_]*(?:[eE][-+]?[0-9]+)?
                 |[-+]?(?:[0-9][0-9_]*)(?:[eE][-+]?[0-9]+)
                 |[-+]?\.[0-9][0-9_]*(?:[eE][-+]?[0-9]+)?
                 |[-+]?\.(?:inf|Inf|INF)
-                |\.(?:nan|NaN|NAN))$""", re.X),
-    list("-+0123456789."))
+                |\.(?:nan|NaN|NAN))$""", re.X)
+"""The plain scalars that :class:`YamlLoader` reads as numbers, YAML 1.2's ``1e-4`` among them."""
+YamlLoader.add_implicit_resolver("tag:yaml.org,2002:float", _YAML_FLOAT, list("-+0123456789."))
+
+
+class YamlDumper(yaml.SafeDumper):
+    """PyYAML's safe dumper, resolving plain scalars as :class:`YamlLoader` reads them, so
+    that a text it would read as a number (``1e5``, ``1_e5``, which PyYAML's YAML 1.1 reads
+    as text and leaves plain) is written quoted: what the project writes (a run's
+    ``config.yaml``, ``RuleSet.to_yaml``) it reads back as written."""
+
+
+YamlDumper.add_implicit_resolver("tag:yaml.org,2002:float", _YAML_FLOAT, list("-+0123456789."))
 
 
 _OFFICIAL = RuleSet()  # the field defaults are the official (001) rules

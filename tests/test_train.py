@@ -150,6 +150,22 @@ def test_cli_prints_resolved_config_and_refuses_bad_input(capsys):
 
 
 
+@pytest.mark.parametrize("name", ["1_e5", "1e5", "2.5", "1.e-3"])
+def test_a_dumped_config_and_rules_load_back_whatever_their_names(tmp_path, name):
+    # before: PyYAML wrote name: 1_e5 plain, which the project's reader refuses as a number
+    # (so a run's config.yaml could not be trained from, nor its folder resumed in)
+    from ono_env.rules import RuleSet
+    from ono_env.train.config import dump_config
+    from ono_env.train.run import is_run_config
+
+    cfg = load_config("default", [f'name="{name}"'])
+    (tmp_path / "config.yaml").write_text(dump_config(cfg))
+    assert load_config(tmp_path / "config.yaml") == cfg
+    assert is_run_config(tmp_path / "config.yaml")
+    (tmp_path / "r.yaml").write_text(RuleSet.preset("ono").replace(name=name).to_yaml())
+    assert RuleSet.load(tmp_path / "r.yaml").name == name
+
+
 @pytest.mark.parametrize("algo", ["ppo", "maskable_ppo"])
 def test_the_ray_fields_are_read_only_by_rllib_ppo(algo):
     # before: num_env_runners=7 with another algo was accepted and never read

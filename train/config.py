@@ -701,7 +701,9 @@ def dump_config(cfg: TrainConfig) -> str:
     data = cfg.to_dict()
     if cfg.tables is not None:
         del data["rules"], data["num_players"]
-    return yaml.safe_dump(data, sort_keys=False)
+    from ono_env.rules import YamlDumper
+
+    return yaml.dump(data, Dumper=YamlDumper, sort_keys=False)
 
 
 def describe_fields(cls: Any = TrainConfig, prefix: str = "") -> list[tuple[str, str, str]]:
