@@ -59,7 +59,7 @@ def register_agent(name: str, factory: Factory, *, replace: bool = False) -> Non
     :func:`unregister_agent` gives a built-in name its own agent back. The name is printable
     (no newline, which would break the one-line tables and messages that name it), has no
     ``:`` (which joins a search agent to its budget) unless it is ``module:Class`` (as the
-    exploiter registers the class it trains against) of a module that is no agent's name, and the
+    exploiter registers the class it trains against), and the
     factory must take the rules as its one argument, checked now rather than at the name's
     first use."""
     if (not isinstance(name, str) or not name or is_model_path(name) or not name.isprintable()
@@ -78,11 +78,10 @@ def register_agent(name: str, factory: Factory, *, replace: bool = False) -> Non
         raise ValueError(f"agent name {name!r} would hide the search agent "
                          f"{name.partition(':')[0]!r}; allowed: a name that is not a search "
                          f"agent's ({', '.join(SEARCH_AGENTS)}), with or without ':'")
-    if ":" in name and (not CLASS_SPEC.match(name) or name.partition(":")[0] in _REGISTRY):
-        # greedy:2 would read as a budget that greedy does not take
+    if ":" in name and not CLASS_SPEC.match(name):   # greedy:2 would read as a budget
         raise ValueError(f"agent name {name!r}; allowed: a name without ':', which joins a "
                          f"search agent to its budget (pimc:8), or module:Class (the agent "
-                         f"class that name imports, whose module is no agent's name)")
+                         f"class that name imports)")
     why = _refuses_rules(factory)
     if why:   # make_agent would fail later, at the name's first use
         raise ValueError(f"register_agent({name!r}, ...): the factory cannot be called with "
