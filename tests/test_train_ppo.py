@@ -524,12 +524,15 @@ def test_a_run_folder_that_holds_another_run_is_refused(tiny_run, tmp_path):
         R.check_run_dir(models, str(models / "copy.safetensors"))
     # nor is a folder whose config.yaml a run did not write (before: a file of that name
     # made it a run's folder, and the run replaced config.yaml and deleted eval.csv there)
-    for text in ("my config\n", "algo: ppo\nseed: 0\n", "[", "- algo\n"):
+    for text in ("my config\n", "algo: ppo\nseed: 0\n", "[", "- seed\n"):
         (models / "config.yaml").write_text(text)
         with pytest.raises(ValueError, match=r"not a run's folder \(no config.yaml that a run "
                                              r"wrote\): config.yaml, copy.safetensors"):
             R.check_run_dir(models, str(models / "copy.safetensors"))
     shutil.copy(run_dir / "config.yaml", models / "config.yaml")   # a run's: it carries on
+    R.check_run_dir(models, str(models / "copy.safetensors"))
+    # a run folder of an older trainer, whose config.yaml had no algo or run_dir yet
+    (models / "config.yaml").write_text("seed: 0\ntotal_steps: 1000\nnum_envs: 8\n")
     R.check_run_dir(models, str(models / "copy.safetensors"))
     for elsewhere in (tmp_path / "elsewhere.safetensors", run_dir / "tb" / "x" / "m.safetensors"):
         with pytest.raises(ValueError, match="already holds"):

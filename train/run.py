@@ -487,8 +487,9 @@ def check_run_dir(run_dir: Path, resume: str | None) -> None:
                      f"that run on")
 
 
-RUN_CONFIG_KEYS = frozenset({"algo", "seed", "total_steps", "run_dir"})
-"""Keys that every ``config.yaml`` a run writes holds (it writes every field)."""
+RUN_CONFIG_KEYS = frozenset({"seed", "total_steps"})
+"""Keys that every ``config.yaml`` a run writes holds, in every version of the trainer (it
+writes every field; ``algo`` and ``run_dir`` came later)."""
 
 
 def is_run_config(path: Path) -> bool:
