@@ -381,8 +381,7 @@ def make_metadata(rules: RuleSet, training_steps: int, config: Mapping[str, Any]
         arch["value_hidden_sizes"] = [int(h) for h in value_hidden_sizes]
     if opponent_encoder:
         arch["opponent_encoder"] = int(opponent_encoder)
-    label = None if label is None else str(label)[:MAX_MODEL_LABEL].strip() or None
-    extra = {} if label is None else {"label": label}
+    extra = {} if label is None else {"label": str(label)[:MAX_MODEL_LABEL]}
     version = 4 if opponent_encoder else 3 if value_hidden_sizes is not None else 2
     return extra | {
         "format": FORMAT, "format_version": version,
@@ -472,10 +471,8 @@ def check_metadata(meta: Any, where: str = "model") -> dict[str, Any]:
         raise bad("saved_at", "a date as text")
     if "label" in meta and not (isinstance(meta["label"], str)
                                 and 0 < len(meta["label"]) <= MAX_MODEL_LABEL
-                                and meta["label"].isprintable() and "/" not in meta["label"]
-                                and meta["label"] == meta["label"].strip()):
-        raise bad("label", f"a name of 1 to {MAX_MODEL_LABEL} printable characters without '/' "
-                           f"or spaces at its ends")
+                                and meta["label"].isprintable() and "/" not in meta["label"]):
+        raise bad("label", f"a name of 1 to {MAX_MODEL_LABEL} printable characters without '/'")
     try:
         RuleSet.from_dict(meta["rules"])
     except Exception as exc:  # noqa: BLE001 - any refusal of the rules is one message
@@ -839,8 +836,8 @@ def model_label(path: str | Path, meta: Mapping[str, Any] | None = None) -> str:
     name without ``.safetensors``; for a file named ``model`` that a training run wrote, the
     run's name from its metadata (``label``: the run folder, ``<name>-<time>``), so that two
     runs' models can meet. ``meta`` is read from the file when not given. Spaces at the ends
-    of a file name are left out (``greedy .safetensors`` plays as ``greedy``, so that it is
-    told from the agent ``greedy`` as any label given twice is, not printed as its twin)."""
+    of either are left out (``greedy .safetensors`` plays as ``greedy``, so that it is told
+    from the agent ``greedy`` as any label given twice is, not printed as its twin)."""
     stem = Path(path).stem.strip() or Path(path).name
     if stem != "model":
         return stem
@@ -850,7 +847,7 @@ def model_label(path: str | Path, meta: Mapping[str, Any] | None = None) -> str:
         except ValueError:
             return stem
     label = meta.get("label") if isinstance(meta, Mapping) else None
-    return label if isinstance(label, str) and label else stem
+    return label.strip() if isinstance(label, str) and label.strip() else stem
 
 
 def model_sha256(path: str | Path) -> str:
