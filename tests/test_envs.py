@@ -237,6 +237,10 @@ def test_opponents_by_name_or_object_and_bad_agents():
     assert make_agent(model, "classic").observation_version == 2
     OnoEnv("classic", num_players=3, opponents=model).reset(seed=0)
     OnoEnv("classic", num_players=3, opponents={model: 1, "random": 1}).reset(seed=0)
+    # a path object's member is named by its whole path, as a text path's (before: by its
+    # file name, so two folders' m.safetensors were one name twice)
+    from ono_env.envs.opponents import OpponentPool
+    assert OpponentPool({model: 1}, "classic").names == [str(model)]
     # the class of an agent is not an agent (before: it passed the check, then failed inside
     # with a TypeError)
     with pytest.raises(ValueError, match=r"got the class FirstLegal itself: allowed: an "

@@ -67,7 +67,8 @@ class OpponentPool:
         if name is not None and (not isinstance(name, str) or not name):
             raise ValueError(f"opponent name={name!r} ({type(name).__name__}); allowed: a "
                              f"non-empty string or None (the agent's own name)")
-        name = name or (agent if isinstance(agent, str) else getattr(agent, "name", repr(agent)))
+        name = name or (agent if isinstance(agent, str) else os.fspath(agent)
+                        if isinstance(agent, os.PathLike) else getattr(agent, "name", repr(agent)))
         if name in self.names:
             raise ValueError(f"opponent pool already has {name!r}; members: "
                              f"{', '.join(map(repr, self.names))}; give another name")
