@@ -448,8 +448,10 @@ def test_the_old_seat_keyword_points_to_learner_seat_and_a_seed_to_reset():
     import gymnasium
 
     from ono_env.envs.gym_vector import OnoVectorEnv
-    with pytest.raises(ValueError, match="seat=0: the learner's seat is learner_seat"):
-        OnoEnv("basic", num_players=2, seat=0)
+    for make in (lambda: OnoEnv("basic", num_players=2, seat=0),
+                 lambda: OnoVecEnv("basic", num_envs=2, num_players=2, seat=0)):
+        with pytest.raises(ValueError, match="seat=0: the learner's seat is learner_seat"):
+            make()
     # before: OnoVectorEnv's seed reached LearnerBatch twice (a TypeError), OnoEnv's was an
     # "unknown rule option"
     for make, env in ((lambda: OnoEnv("basic", num_players=2, seed=1), "OnoEnv"),

@@ -51,6 +51,7 @@ from stable_baselines3.common.vec_env.base_vec_env import VecEnv, VecEnvIndices,
 from ono_env.cards import NUM_ACTIONS
 from ono_env.checks import check_seed
 from ono_env.envs.learner_batch import LearnerBatch
+from ono_env.envs.opponents import check_rule_overrides
 from ono_env.observation import observation_high
 
 FIXED_ATTRS = frozenset({"num_envs", "observation_space", "action_space", "batch", "rules",
@@ -73,6 +74,7 @@ class OnoVecEnv(VecEnv):
         observation_version: int = 1,
         **rule_overrides: Any,
     ) -> None:
+        check_rule_overrides(rule_overrides, "OnoVecEnv")   # seed is its own argument here
         self.batch = LearnerBatch(rules, num_envs, opponents, seed, learner_seat,
                                   max_decisions=max_decisions, skip_forced=skip_forced,
                                   reward=reward, observation_version=observation_version,
