@@ -102,7 +102,7 @@ from typing import Any
 import numpy as np
 
 from ono_env import cards as C
-from ono_env.checks import check_act_mask, check_bool, is_int, unique_keys
+from ono_env.checks import DuplicateKey, check_act_mask, check_bool, is_int, unique_keys
 from ono_env.observation import (
     MAX_OPPONENTS,
     OBS2_OPPONENTS,
@@ -589,7 +589,7 @@ def parse_model(data: bytes, where: str) -> tuple[dict[str, Any], PolicyNet]:
         header = json.loads(data[8:8 + n].decode("utf-8"), object_pairs_hook=functools.partial(
             unique_keys, what="its safetensors header"))
     except (UnicodeDecodeError, ValueError, RecursionError) as exc:
-        twice = f": {exc}" if "twice" in str(exc) else ""
+        twice = f": {exc}" if isinstance(exc, DuplicateKey) else ""
         raise ValueError(f"{not_st} (its header is not JSON{twice})") from None
     if not isinstance(header, dict):
         raise ValueError(f"{not_st} (its header is not a JSON object)")

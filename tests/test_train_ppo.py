@@ -299,7 +299,7 @@ def test_an_optimizer_state_numpy_cannot_read_or_a_huge_length_is_one_clear_erro
              r"holds a tables_state that is not one; allowed: "),
             (state, {"tables_state": '{"a": {"eval_length": 1, "stall_counts": [0, 0, 0, 0]}, '
                                      '"a": {"eval_length": 2, "stall_counts": [0, 0, 0, 0]}}'},
-             r"holds a tables_state that is not one; allowed: ")):
+             r"holds a tables_state that is not one \(it gives the key 'a' twice\); allowed: ")):
         save_file(tensors, str(opath), metadata={"training_steps": "1024", **meta})
         with pytest.raises(ValueError, match="resume: '.*step_1024.optimizer.safetensors' " + match):
             train(load_config("default", TINY + ["total_steps=3072",

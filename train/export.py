@@ -53,7 +53,7 @@ from ono_env.agents.learned import (
     write_model,
 )
 from ono_env.apps import console as cli
-from ono_env.checks import check_input_file, check_output_file, unique_keys
+from ono_env.checks import DuplicateKey, check_input_file, check_output_file, unique_keys
 
 _HIDDEN = re.compile(r"mlp_extractor\.policy_net\.(\d+)\.weight")
 _VALUE_HIDDEN = re.compile(r"mlp_extractor\.value_net\.(\d+)\.weight")
@@ -80,7 +80,7 @@ def _old_metadata(raw: bytes, where: str) -> dict[str, Any]:
         meta = json.loads(raw.decode("utf-8"), parse_constant=not_a_number,
                           object_pairs_hook=functools.partial(unique_keys, what="it"))
     except (UnicodeDecodeError, ValueError, RecursionError) as exc:
-        why = f" ({exc})" if "JSON has not" in str(exc) or "twice" in str(exc) else ""
+        why = f" ({exc})" if "JSON has not" in str(exc) or isinstance(exc, DuplicateKey) else ""
         raise ValueError(f"{where}: damaged checkpoint: {OLD_META_NAME} is not JSON{why}") \
             from None
     if not isinstance(meta, dict) or meta.get("format") != FORMAT or meta.get("format_version") != 1:

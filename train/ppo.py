@@ -115,7 +115,7 @@ from ono_env.agents.learned import (
     write_model,
 )
 from ono_env.cards import A_CATCH, A_DRAW, NUM_ACTIONS, NUM_CARD_TYPES
-from ono_env.checks import MAX_SEED, unique_keys
+from ono_env.checks import DuplicateKey, MAX_SEED, unique_keys
 from ono_env.observation import (
     MAX_OPPONENTS,
     OBS2_OPPONENTS,
@@ -824,13 +824,14 @@ def _tables_state(text: str | None, where: str) -> dict[str, TableState]:
             return None
         return TableState(float(length), tuple(counts))
 
+    why = ""
     try:   # a table given twice: refused, not the last kept
         raw = json.loads(text, object_pairs_hook=functools.partial(unique_keys, what="it"))
-    except ValueError:
-        raw = None
+    except ValueError as exc:
+        raw, why = None, f" ({exc})" if isinstance(exc, DuplicateKey) else ""
     states = {k: entry_state(v) for k, v in raw.items()} if isinstance(raw, dict) else {"": None}
     if any(v is None for v in states.values()):
-        raise ValueError(f"resume: {where} holds a tables_state that is not one; allowed: a "
+        raise ValueError(f"resume: {where} holds a tables_state that is not one{why}; allowed: a "
                          f"JSON object of table labels, each {{\"eval_length\": a finite number "
                          f">= 0, \"stall_counts\": four whole numbers from 0 to 2**63 - 1}}, as training writes it")
     return {k: v for k, v in states.items() if v is not None}
