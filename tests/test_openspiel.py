@@ -684,6 +684,64 @@ def test_a_state_serialises_as_json_and_replays():
             game.deserialize_state(bad)
 
 
+def test_a_serialised_world_must_agree_with_what_its_deal_shows_the_acting_seat():
+    # before: a position of another seat's turn (current_player() then said one seat and the
+    # engine played another), other scores or another discard pile loaded silently
+    import json
+
+    game = pyspiel.load_game(O.GAME_NAME, {"preset": "classic", "players": 3})
+    state = _random_game(game.new_initial_state(), np.random.default_rng(3), steps=30)
+    world = json.loads(state.resample_from_infostate(state.current_player(), lambda: 0.6)
+                       .serialize())
+    me, pos = state.current_player(), world["position"]
+    other = dict(pos, hands=[list(reversed(h)) if q != me else h   # hidden order: a world
+                             for q, h in enumerate(pos["hands"])])
+    game.deserialize_state(json.dumps(dict(world, position=other)))
+    for change, named in [(dict(current_player=(me + 1) % 3), "current_player"),
+                          (dict(scores=[400, 0, 0]), "scores"), (dict(decisions=0), "decisions"),
+                          (dict(discard=pos["discard"][:-1] + ["W"]), "discard"),
+                          (dict(hands=[h + ["R1"] if q != me else h
+                                       for q, h in enumerate(pos["hands"])]), "hand sizes"),
+                          (dict(hands=[list(reversed(h)) if q == me else h
+                                       for q, h in enumerate(pos["hands"])]),
+                           f"hand of the acting player {me}")]:
+        with pytest.raises(ValueError, match=f"the position's {named} .* is not the replayed "
+                                             f"deal's"):
+            game.deserialize_state(json.dumps(dict(world, position={**pos, **change})))
+    with pytest.raises(ValueError, match="is not the replayed deal's"):   # no actions
+        game.deserialize_state(json.dumps(dict(world, actions=[])))
+
+
+def test_a_player_out_of_range_is_refused_and_changes_no_seats_record():
+    # before: the perfect-recall observer read player -1 as the last seat's record (its
+    # private text, under the name of another player) and cut that record short for good
+    from open_spiel.python.observation import make_observation
+
+    game = pyspiel.load_game(O.GAME_NAME, {"players": 3, "seed": 7})
+    state = game.new_initial_state()
+    before = state.information_state_string(2)
+    for recall in (True, False):
+        obs = make_observation(game, pyspiel.IIGObservationType(
+            perfect_recall=recall, public_info=True,
+            private_info=pyspiel.PrivateInfoType.SINGLE_PLAYER))
+        for player in (-1, -3, 3, True, 1.0):
+            with pytest.raises(ValueError, match=f"of player {player!r}; allowed: a player 0 "
+                                                 f"to 2"):
+                obs.string_from(state, player)
+            with pytest.raises(ValueError, match="allowed: a player 0 to 2"):
+                obs.set_from(state, player)
+    assert state.information_state_string(2) == before
+    with pytest.raises(ValueError, match="an action's name of player 3"):
+        state.action_to_string(3, 9)
+    assert state.action_to_string(state.current_player(), 9) == "play R9"
+    done = _random_game(state.clone(), np.random.default_rng(0))
+    assert done.action_to_string(done.current_player(), 9) == "play R9"   # the terminal id
+    with pytest.raises(ValueError, match="resample_from_infostate of a finished game"):
+        done.resample_from_infostate(done.current_player(), lambda: 0.5)
+    with pytest.raises(ValueError, match="no chance nodes"):   # before: "pure virtual"
+        state.chance_outcomes()
+
+
 @pytest.mark.parametrize("preset,players", [("ono", 4), ("uno2018", 3), ("classic", 3)])
 def test_a_resampled_world_replays_exactly(preset, players):
     # set_position starts a position's history empty; the replay puts back what a resampled

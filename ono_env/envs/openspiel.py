@@ -278,6 +278,7 @@ class OnoGame(pyspiel.Game):
                                  f"after {len(state.history())} actions")
             state.apply_action(a)
         if d["position"] is not None:
+            _check_world(d["position"], state.engine.to_dict(0))
             # A position holds no history, and set_position starts it empty; a resampled
             # world keeps the deal's public record (the per-seat columns up to NUM_S) and
             # what the acting seat privately knows of the other hands (its S_SEEN columns),
@@ -309,6 +310,43 @@ class OnoGame(pyspiel.Game):
                 f"recall (a public-only or all-players observation is not offered)")
         perfect_recall = bool(iig_obs_type is not None and iig_obs_type.perfect_recall)
         return OnoObserver(self.rules, perfect_recall, self.observation_version)
+
+
+_PUBLIC_KEYS = ("version", "rules", "discard", "color", "current_player", "direction", "phase",
+                "pending_draw", "drawn_card", "called", "exposed", "previous_player",
+                "turn_fresh", "color_then_play", "scores", "dealer", "round", "decisions",
+                "winner", "terminated", "truncated")
+"""The keys of a position that a resampled world keeps as the deal has them (what the acting
+seat knows, and its drawn card), beside the hands' and the stock's sizes and its own hand."""
+
+
+def _check_world(position: Any, deal: dict[str, Any]) -> None:
+    """``ValueError`` unless a serialised resampled world's ``position`` agrees with the deal
+    its actions replay (``deal``, the replayed position) in all that the acting seat knows,
+    as :meth:`OnoState.resample_from_infostate` makes a world: before, a position of another
+    seat's turn, scores or discard pile loaded, and its ``current_player()`` and legal
+    actions then told two games apart."""
+    def agrees(key: str, mine: Any, theirs: Any) -> None:
+        if mine != theirs:
+            raise ValueError(f"{GAME_NAME}: serialised state: the position's {key} "
+                             f"({mine!r:.60}) is not the replayed deal's ({theirs!r:.60}); "
+                             f"allowed: a world that agrees with all the acting seat knows, "
+                             f"as resample_from_infostate makes it")
+
+    if not isinstance(position, dict):
+        raise ValueError(f"{GAME_NAME}: serialised state position: allowed: a position "
+                         f"(an object) or null")
+    for key in _PUBLIC_KEYS:
+        agrees(key, position.get(key), deal[key])
+    hands, stock = position.get("hands"), position.get("stock")
+    if not isinstance(hands, list) or not all(isinstance(h, list) for h in hands) \
+            or not isinstance(stock, list):
+        raise ValueError(f"{GAME_NAME}: serialised state position: its hands and stock are "
+                         f"lists of cards")
+    agrees("hand sizes", [len(h) for h in hands], [len(h) for h in deal["hands"]])
+    agrees("stock size", len(stock), len(deal["stock"]))
+    me = deal["current_player"]
+    agrees(f"hand of the acting player {me}", hands[me], deal["hands"][me])
 
 
 class _Log(list):
@@ -347,6 +385,17 @@ class _SeatRecord:
 def _cards(counts: np.ndarray) -> str:
     """Card counts (56,) as names, each copy once: ``R5 R5 YS``."""
     return " ".join(C.CARD_NAMES[c] for c in np.flatnonzero(counts) for _ in range(int(counts[c])))
+
+
+def _player_arg(seat: Any, n: int, what: str, given: Any = None, hint: str = "") -> int:
+    """A seat given for ``what`` as an ``int`` from 0 to ``n - 1``, else ``ValueError``
+    naming the player as given (``given``, where it differs from ``seat``): a negative seat
+    indexed the seats' records from their end (another seat's private view)."""
+    if isinstance(seat, bool) or not isinstance(seat, (int, np.integer)) or not 0 <= seat < n:
+        shown = seat if given is None else given
+        raise ValueError(f"{GAME_NAME}: {what} of player {shown!r:.40}; allowed: a player 0 "
+                         f"to {n - 1}{hint}")
+    return int(seat)
 
 
 def _action_arg(where: str, action: Any) -> int:
@@ -413,12 +462,9 @@ class OnoState(pyspiel.State):
     def _tensor(self, player: int | None) -> list[float]:
         game = self.get_game()
         seat = self.current_player() if player is None else player
-        n = self.rules.num_players
-        if isinstance(seat, bool) or not isinstance(seat, (int, np.integer)) \
-                or not 0 <= seat < n:
-            raise ValueError(f"{GAME_NAME}: a tensor of player {player!r:.40}; allowed: a "
-                             f"player 0 to {n - 1} (none: the player to act, while one does)")
-        obs = self.engine.observe(int(seat), version=game.observation_version)[0]
+        seat = _player_arg(seat, self.rules.num_players, "a tensor", player,
+                           " (none: the player to act, while one does)")
+        obs = self.engine.observe(seat, version=game.observation_version)[0]
         return (obs / game.scale).tolist()
 
     def apply_action(self, action: int) -> None:
@@ -467,7 +513,7 @@ class OnoState(pyspiel.State):
         history and the seat's current view alone do not say what it held or saw before (a
         card drawn and then played, a hand shown at a challenge or handed over in a swap,
         and then played away). Read from the logs where the last call stopped."""
-        r = self._records[player]
+        r = self._records[_player_arg(player, self.rules.num_players, "the private text")]
         H, S = self._hands_log, self._seen_log
         P, NC = self.rules.num_players, C.NUM_CARD_TYPES
         while r.h < len(H) or r.s < len(S):
@@ -497,6 +543,12 @@ class OnoState(pyspiel.State):
 
     def current_player(self) -> int:
         return int(pyspiel.PlayerId.TERMINAL) if self._done else self._current
+
+    def chance_outcomes(self) -> list[tuple[int, float]]:
+        """None to give: the game has no chance nodes (``ValueError``; OpenSpiel's base
+        raised a bare "pure virtual function" ``RuntimeError``)."""
+        raise ValueError(f"{GAME_NAME}: no chance nodes: the deal's seed fixes every shuffle "
+                         f"(current_player() is never the chance player)")
 
     def _legal_actions(self, player: int) -> list[int]:
         if player != self.current_player():
@@ -530,6 +582,8 @@ class OnoState(pyspiel.State):
         return np.where(win, 1.0 / k, np.where(r < 0, -1.0 / (n - k), 0.0))
 
     def _action_to_string(self, player: int, action: int) -> str:
+        if player != self.current_player():   # the acting player's or the terminal id
+            _player_arg(player, self.rules.num_players, "an action's name")
         if not 0 <= action < C.NUM_ACTIONS:   # a negative index would name another action
             raise ValueError(f"{GAME_NAME}: action {action}; allowed: 0 to {C.NUM_ACTIONS - 1}")
         return C.ACTION_NAMES[action]
@@ -571,6 +625,9 @@ class OnoState(pyspiel.State):
         """A state that agrees with all the acting seat ``player_id`` knows, its hidden cards
         dealt afresh (see the module's docstring); ``probability_sampler()`` gives the
         uniform draw it is dealt from."""
+        if self._done:   # the terminal pseudo-player is no seat to resample for
+            raise ValueError(f"{GAME_NAME}: resample_from_infostate of a finished game; "
+                             f"allowed: a state where a player is to act")
         if player_id != self.current_player():
             raise ValueError(f"{GAME_NAME}: resample_from_infostate for player {player_id}; "
                              f"allowed: the acting player ({self.current_player()})")
@@ -619,10 +676,12 @@ class OnoObserver:
         self.scale = observation_scale(rules, version)
 
     def set_from(self, state: OnoState, player: int) -> None:
+        player = _player_arg(player, state.rules.num_players, "an observation")
         np.divide(state.engine.observe(player, version=self.version)[0], self.scale,
                   out=self.tensor)
 
     def string_from(self, state: OnoState, player: int) -> str:
+        player = _player_arg(player, state.rules.num_players, "an observation string")
         view = render_text(state.engine, 0, seat=player)
         if self.perfect_recall:
             return (f"{view}\nhistory: {'; '.join(state.history_names)}\n"
