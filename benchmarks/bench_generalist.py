@@ -93,8 +93,9 @@ def parse_tables(text: str, best: dict[str, str], script: str) -> list[tuple[str
     table."""
     tables = []
     for name in text.split(","):
-        preset, _, n = name.rpartition("-")
-        if preset not in best or not n.isdigit() or not 2 <= int(n) <= 10:
+        preset, _, n = name.rpartition("-")   # ASCII digits, no leading zero (ono-02, ono-²)
+        if preset not in best or not (n.isascii() and n.isdigit() and n == str(int(n))) \
+                or not 2 <= int(n) <= 10:
             sys.exit(f"{script}: table {name!r}; allowed: <preset>-<players> with a preset "
                      f"of {', '.join(best)} and 2-10 players")
         tables.append((preset, int(n)))

@@ -728,6 +728,9 @@ BAD_BENCHMARK_ARGUMENTS = [
     ("bench_deal_variance", ["--tables", "basic-2", "--model", "ppo-basic-2p"],
      "--model 'ppo-basic-2p': observation version 1, a value network; allowed: a version-2"),
     ("bench_deal_variance", ["--tables", "ono-11"], "table 'ono-11'; allowed: <preset>-<players>"),
+    # before: a traceback from int('²'), and ono-02 ran as ono-2
+    ("bench_probes", ["--tables", "ono-\u00b2"], "table 'ono-\u00b2'; allowed: <preset>-<players>"),
+    ("bench_deal_variance", ["--tables", "ono-02"], "table 'ono-02'; allowed: <preset>-<players>"),
     ("bench_rollout_targets", ["--table", "basic-2,ono-2"], "--table 'basic-2,ono-2'; allowed: one"),
     ("bench_rollout_targets", ["--betas", "nan"], "--betas 'nan'; allowed: finite numbers above 0"),
     ("bench_rollout_targets", ["--lr", "-1"], "--lr -1.0; allowed: a finite number above 0"),

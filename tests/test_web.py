@@ -201,6 +201,26 @@ def test_oversized_requests_are_refused(client):
             yield b"x" * 65536
         yield b'"]}'
     refused(client.post("/api/games", headers=JSON, content=chunks()), 413, "over")
+    # a length of digits that are not ASCII, which HTTP clients do not send but a raw socket
+    # can (before: int('\u00b2') failed inside the middleware)
+    import asyncio
+
+    sent: list[dict] = []
+
+    async def receive():
+        return {"type": "http.request", "body": b"{}", "more_body": False}
+
+    async def send(message):
+        sent.append(message)
+
+    scope = {"type": "http", "asgi": {"version": "3.0"}, "http_version": "1.1",
+             "method": "POST", "scheme": "http", "path": "/api/games", "raw_path": b"/api/games",
+             "query_string": b"", "root_path": "", "server": ("127.0.0.1", 8000),
+             "client": ("127.0.0.1", 5000),
+             "headers": [(b"host", b"127.0.0.1"), (b"content-type", b"application/json"),
+                         (b"content-length", "\u00b2".encode("latin-1"))]}
+    asyncio.run(client.app(scope, receive, send))
+    assert sent[0]["status"] == 413 and b"at most" in sent[1]["body"]
 
 
 def test_several_games_at_once_and_which_one_a_new_game_drops():

@@ -428,7 +428,8 @@ def create_app(models: Sequence[str] = (), replay_dirs: Sequence[str] = (),
     async def limit_body(request: Request, call_next):
         nonlocal held
         length = request.headers.get("content-length")
-        if length is not None and (not length.isdigit() or int(length) > MAX_BODY):
+        if length is not None and (not (length.isascii() and length.isdigit())   # not '²'
+                                   or int(length) > MAX_BODY):
             return JSONResponse({"error": f"request body of {length:.20} bytes; at most {MAX_BODY}"},
                                 status_code=413)
         if request.method not in ("POST", "PUT", "PATCH"):
