@@ -38,8 +38,8 @@ def client():
     return TestClient(create_app())
 
 
-def a_replay(n: int = 1) -> Replay:
-    res = run_arena(["greedy", "random"], "basic", 2, 4, 0, rating=False, record=n)
+def a_replay(n: int = 1, seed: int = 0) -> Replay:
+    res = run_arena(["greedy", "random"], "basic", 2, 4, seed, rating=False, record=n)
     return res.replays[0]
 
 
@@ -76,6 +76,31 @@ def test_replays_are_kept_within_a_byte_budget():
     assert [x["id"] for x in kept.listing()] == ids[:1:-1] and kept.bytes == 3 * size
     with pytest.raises(Refused, match="keeps at most"):
         Replays(max_bytes=size - 1).add(r, "big")
+
+
+def test_uploads_push_out_only_uploads_and_an_upload_sent_again_is_the_same(tmp_path):
+    # before: 200 uploads (of one small file) dropped every game the others had saved, and
+    # each upload of the same text was kept again
+    r = a_replay()
+    kept = Replays(limit=3)
+    saved = [kept.add(r, f"game {k}") for k in range(2)]
+    first = kept.add(r, "uploaded", "upload")
+    assert kept.add(r, "uploaded", "upload") == first and kept.count("upload") == 1
+    other = a_replay(seed=1)
+    uploads = [kept.add(other if k % 2 else a_replay(seed=k + 2), "uploaded", "upload")
+               for k in range(5)]
+    assert all(kept.has(x) for x in saved) and kept.count("saved") == 2
+    assert kept.count("upload") == 3 and not kept.has(first)
+    assert uploads[1] == uploads[3] and kept.has(uploads[3])   # sent again: the newest
+    with pytest.raises(ValueError, match="replay kind 'other'; allowed: folder, saved, upload"):
+        kept.add(r, "x", "other")
+    # a --replays folder given twice (or by another path) is listed once
+    import io
+    r.save(tmp_path / "a.json")
+    log = io.StringIO()
+    app = create_app(replay_dirs=[str(tmp_path), str(tmp_path), str(tmp_path / ".")], log=log)
+    assert len(TestClient(app).get("/api/replays").json()) == 1
+    assert log.getvalue().count("names a folder given before") == 2
 
 
 def test_a_kept_replay_is_held_as_its_compressed_text_not_as_objects():

@@ -736,12 +736,14 @@ def test_uploads_and_saved_games_never_push_out_the_operators_replay_folders(tmp
                                             "replay-0.json"]
     assert [x["decisions"] for x in listed[:2]] == [len(uploads[3].actions), len(uploads[2].actions)]
     # a game saved at the table takes a place of its own kind too (before: refused, and lost,
-    # where the folders filled the room)
+    # where the folders filled the room; then it pushed out an upload, as an upload pushed
+    # out a saved game)
     view = play_out(client, new_game(client, seed=1))
     saved = client.post(f"/api/games/{view['id']}/replay")
     assert saved.status_code == 200
     titles = [x["title"] for x in client.get("/api/replays").json()]
-    assert titles == [saved.json()["title"], "uploaded", "replay-1.json", "replay-0.json"]
+    assert titles == [saved.json()["title"], "uploaded", "uploaded", "replay-1.json",
+                      "replay-0.json"]
 
 
 def test_a_replay_file_too_long_to_show_is_skipped_before_it_is_replayed(tmp_path, monkeypatch):

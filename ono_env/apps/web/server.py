@@ -32,6 +32,7 @@ replay by id and never names a path. Requests over :data:`MAX_BODY` bytes are re
 import argparse
 import asyncio
 import builtins
+import hashlib
 import json
 import math
 import secrets
@@ -80,8 +81,11 @@ BODY_SECONDS = 30.0
 """The longest a request may take to send its whole body (4 MiB at about 1.1 Mbit/s); a
 client that stalls is answered 408 and what it sent is let go."""
 MAX_REPLAYS = 200
-"""The most replays the server keeps of each kind: the ``--replays`` folders' files, and the
-saved games and uploads (of which the oldest go first)."""
+"""The most replays the server keeps of each kind (:data:`REPLAY_KINDS`): the ``--replays``
+folders' files, the saved games and the uploads (of the last two the oldest go first)."""
+REPLAY_KINDS = ("folder", "saved", "upload")
+"""The kinds of replay the server keeps apart, each within its own room: uploads push out
+only uploads, so that no client's uploads drop a game another client saved."""
 MAX_REPLAY_BYTES = 256 << 20
 """The most bytes of replay JSON the server keeps of each kind (with :data:`MAX_REPLAYS`)."""
 MAX_REPLAY_DECISIONS = WEB_MAX_DECISIONS
@@ -121,14 +125,16 @@ class _Kept(NamedTuple):
 
     packed: builtins.bytes   # its JSON text, UTF-8, compressed by zlib
     size: int                # the JSON text's bytes (what the limits count)
-    pinned: bool             # a --replays folder's file
+    kind: str                # one of REPLAY_KINDS
+    digest: str              # the SHA-256 of its JSON text (an upload sent again is the same)
     entry: dict[str, Any]    # its line in the listing (:func:`summary`)
 
 
 class Replays:
-    """The replays of one server, by id: files from ``--replays`` folders (``pinned``: kept
-    while the server runs), and saved games and uploads (the oldest go first); at most
-    ``limit`` replays and ``max_bytes`` of JSON text of each kind. Each is kept as its JSON
+    """The replays of one server, by id, of three kinds (:data:`REPLAY_KINDS`): files from
+    ``--replays`` folders (kept while the server runs), saved games and uploads (the oldest
+    of its kind go first); at most ``limit`` replays and ``max_bytes`` of JSON text of each
+    kind. Each is kept as its JSON
     text, compressed (``zlib``), beside its listing entry, and read again when the viewer's
     answer is built: a replay read into Python objects takes three to five times its JSON
     text, so a count of JSON bytes said little of the memory kept (the standard library's
@@ -147,27 +153,37 @@ class Replays:
         self._view_bytes = 0
         self._lock = threading.Lock()
 
-    def add(self, replay: Replay, title: str, pinned: bool = False) -> str:
-        """Keep ``replay`` under ``title`` (checked text). The pinned replays (the files of the
-        ``--replays`` folders) and the others (saved games, uploads) are kept within ``limit``
-        replays and ``max_bytes`` each: a pinned replay past that is refused, and another
-        pushes out the oldest of the others. Its summary is built before anything is stored
-        or dropped, so a replay that could not be listed is never kept, and a refused one
-        changes nothing."""
+    def add(self, replay: Replay, title: str, kind: str = "saved") -> str:
+        """Keep ``replay`` under ``title`` (checked text) as a replay of ``kind``. Each kind
+        is kept within ``limit`` replays and ``max_bytes``: a folder's file past that is
+        refused, and a saved game or an upload pushes out the oldest of its own kind. An
+        upload of the very text of an upload kept is that replay (its id, now the newest),
+        not another copy. Its summary is built before anything is stored or dropped, so a
+        replay that could not be listed is never kept, and a refused one changes nothing."""
+        if kind not in REPLAY_KINDS:
+            raise ValueError(f"replay kind {kind!r}; allowed: {', '.join(REPLAY_KINDS)}")
         check_text("replay title", title, MAX_LABEL)
         text = replay.to_json().encode("utf-8")
         size = len(text)
         if size > self.max_bytes:
             raise Refused(f"the replay takes {size:,} bytes; the server keeps at most "
                           f"{self.max_bytes:,}", 413)
+        digest = hashlib.sha256(text).hexdigest()
+        if kind == "upload":
+            with self._lock:
+                again = next((r for r, item in self._items.items()
+                              if item.kind == kind and item.digest == digest), None)
+                if again is not None:
+                    self._items.move_to_end(again)
+                    return again
         rid = secrets.token_hex(8)
         entry = summary(rid, title, replay)
         json.dumps(entry)   # can be answered: else refused here
-        kept = _Kept(zlib.compress(text, 1), size, pinned, entry)
+        kept = _Kept(zlib.compress(text, 1), size, kind, digest, entry)
         with self._lock:
-            same = [(r, item.size) for r, item in self._items.items() if item.pinned == pinned]
+            same = [(r, item.size) for r, item in self._items.items() if item.kind == kind]
             count, total = len(same) + 1, sum(n for _, n in same) + size
-            if pinned and (count > self.limit or total > self.max_bytes):
+            if kind == "folder" and (count > self.limit or total > self.max_bytes):
                 raise Refused(f"the replay folders' files fill the room kept for them "
                               f"({self.limit} replays, {self.max_bytes:,} bytes)", 409)
             drop = []
@@ -188,10 +204,10 @@ class Replays:
         with self._lock:
             return rid in self._items
 
-    def count(self, pinned: bool) -> int:
-        """How many replays of the kind are kept (``pinned``: the folders' files)."""
+    def count(self, kind: str) -> int:
+        """How many replays of ``kind`` (:data:`REPLAY_KINDS`) are kept."""
         with self._lock:
-            return sum(1 for item in self._items.values() if item.pinned == pinned)
+            return sum(1 for item in self._items.values() if item.kind == kind)
 
     @property
     def bytes(self) -> int:
@@ -358,17 +374,23 @@ def create_app(models: Sequence[str] = (), replay_dirs: Sequence[str] = (),
     tables = Tables() if max_tables is None else Tables(max_tables)
     replays = Replays(max_replays)
     full = False
+    listed: set[Path] = set()
     for d in replay_dirs:
         folder = Path(d)
         if not folder.is_dir():
             raise ValueError(f"--replays {str(folder)!r}: not a folder")
+        if folder.resolve() in listed:   # before: its files listed once more, taking places
+            print(f"ono-web: note: --replays {folder} names a folder given before; its files "
+                  f"are listed once", file=log or sys.stderr)
+            continue
+        listed.add(folder.resolve())
         files = sorted(folder.glob("*.json"))
         if len(files) > replays.limit:
             print(f"ono-web: note: {folder} holds {len(files)} replay files; the server keeps "
                   f"{replays.limit}: the last {replays.limit} by name", file=log or sys.stderr)
             files = files[-replays.limit:]
         for f in files:
-            if full or replays.count(pinned=True) >= replays.limit:
+            if full or replays.count("folder") >= replays.limit:
                 if not full:
                     print(f"ono-web: note: the replay folders fill the {replays.limit} places "
                           f"kept for them; {f} and the files after it are not listed",
@@ -379,7 +401,7 @@ def create_app(models: Sequence[str] = (), replay_dirs: Sequence[str] = (),
                 replay = Replay.load(f)
                 check_length(replay)   # before replaying it
                 replay_positions(replay)   # every action legal, the result as recorded
-                replays.add(replay, clean_label(f.name), pinned=True)
+                replays.add(replay, clean_label(f.name), "folder")
             except (ValueError, Refused) as exc:
                 print(f"ono-web: note: {f} skipped: {exc}", file=log or sys.stderr)
 
@@ -617,7 +639,7 @@ def create_app(models: Sequence[str] = (), replay_dirs: Sequence[str] = (),
                 replay_positions(replay)
             except ValueError as exc:
                 raise Refused(str(exc)) from None
-            return replay, replays.add(replay, "uploaded")   # its JSON encoded here too
+            return replay, replays.add(replay, "uploaded", "upload")   # its JSON encoded here too
         replay, rid = await anyio.to_thread.run_sync(check, limiter=replaying)
         return summary(rid, "uploaded", replay)
 
