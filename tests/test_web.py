@@ -223,12 +223,37 @@ def test_oversized_requests_are_refused(client):
     assert sent[0]["status"] == 413 and b"at most" in sent[1]["body"]
 
 
+def test_one_client_holds_a_quarter_of_the_games_and_then_replaces_its_own():
+    """Before: one client's 200 games, kept alive by polling them, refused every other
+    client's new game (503) for as long as it polled."""
+    app = create_app(max_tables=8)
+    tables = app.state.tables
+    greedy, other = TestClient(app, client=("10.0.0.1", 1)), TestClient(app, client=("10.0.0.2", 1))
+    mine = [new_game(greedy, seed=s) for s in range(5)]   # two a quarter of 8: each replaces
+    assert len(tables) == 2 and tables.per_client == 2
+    for gone in mine[:3]:
+        refused(greedy.get(f"/api/games/{gone['id']}"), 404, "dropped")
+    for kept in mine[3:]:
+        assert greedy.get(f"/api/games/{kept['id']}").status_code == 200
+    theirs = new_game(other, seed=9)                      # the other client: a place of its own
+    assert other.get(f"/api/games/{theirs['id']}").status_code == 200
+    for v in mine[3:]:   # a request at work on each of its games: its new game is refused
+        tables.hold(v["id"])
+    refused(greedy.post("/api/games", json={"rules": "basic", "num_players": 2,
+                                            "opponents": ["greedy"]}), 503,
+            "this client holds its 2 games, each with a request at work on it")
+    assert len(tables) == 3
+    for bad in (0, 2.5):
+        with pytest.raises(ValueError, match="max_tables_per_client"):
+            create_app(max_tables_per_client=bad)
+
+
 def test_several_games_at_once_and_which_one_a_new_game_drops():
     """A full server makes room with a finished game left for FINISHED_SECONDS first, then a
     game in play left for IDLE_SECONDS, never one a request is working on; where none may go
     a new game is refused, and a refused request drops nothing: one client's new games never
     drop another's game in play (before: the oldest went, whatever it was)."""
-    app = create_app(max_tables=3)
+    app = create_app(max_tables=3, max_tables_per_client=4)   # one client: the server's rule
     client = TestClient(app)
     tables = app.state.tables
     now = [1000.0]

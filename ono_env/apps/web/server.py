@@ -50,6 +50,7 @@ from ono_env.agents.registry import agent_names
 from ono_env.agents.search import SEARCH_AGENTS
 from ono_env.apps import console as cli
 from ono_env.apps.web.table import (
+    MAX_TABLES,
     Refused,
     Tables,
     WEB_MAX_BUDGET,
@@ -336,14 +337,16 @@ def rule_options() -> dict[str, Any]:
 def create_app(models: Sequence[str] = (), replay_dirs: Sequence[str] = (),
                max_tables: int | None = None, allowed_hosts: Sequence[str] | None = None,
                log: Any = None, max_replays: int = MAX_REPLAYS, *,
-               max_bodies: int = MAX_BODIES, body_seconds: float = BODY_SECONDS) -> Any:
+               max_bodies: int = MAX_BODIES, body_seconds: float = BODY_SECONDS,
+               max_tables_per_client: int | None = None) -> Any:
     """The FastAPI app. ``models``: model files the browser may pick as opponents (by their
     file name's stem); ``replay_dirs``: folders whose ``*.json`` replays are listed (a file
     that is not a replay is skipped with a note to ``log``, default stderr);
     ``allowed_hosts``: the Host headers served (``ono-web`` passes the loopback names and
     its ``--host``, so that another site's page cannot reach the server by DNS rebinding;
     None: any); ``max_bodies`` and ``body_seconds``: see :data:`MAX_BODIES` and
-    :data:`BODY_SECONDS`."""
+    :data:`BODY_SECONDS`; ``max_tables`` and ``max_tables_per_client``: the games kept, in
+    all and of one client address (:class:`~ono_env.apps.web.table.Tables`)."""
     check_int("max_bodies", max_bodies, SMALL_BODY)
     if not is_real(body_seconds) or not 0 < body_seconds < math.inf:
         raise ValueError(f"body_seconds={body_seconds!r}; allowed: a number of seconds above 0")
@@ -371,7 +374,9 @@ def create_app(models: Sequence[str] = (), replay_dirs: Sequence[str] = (),
     def agents_for(rules: RuleSet) -> list[str]:
         """The agents that can sit at a table of ``rules`` (the search agents play any)."""
         return [a for a in allowed if fits(metas.get(a), rules) is None] + list(SEARCH_OFFERED)
-    tables = Tables() if max_tables is None else Tables(max_tables)
+    tables = Tables(MAX_TABLES if max_tables is None else check_int("max_tables", max_tables, 1),
+                    per_client=None if max_tables_per_client is None else check_int(
+                        "max_tables_per_client", max_tables_per_client, 1))
     replays = Replays(max_replays)
     full = False
     listed: set[Path] = set()
@@ -566,7 +571,8 @@ def create_app(models: Sequence[str] = (), replay_dirs: Sequence[str] = (),
                           f"{', '.join(allowed)}")
         def deal() -> dict[str, Any]:   # agents may think a while: off the event loop
             table = tables.new(rules, d.get("seat", 0), opponents, d.get("seed"),
-                               default_agent_factory(rules, allowed, metas), d.get("thinking", False))
+                               default_agent_factory(rules, allowed, metas), d.get("thinking", False),
+                               client=request.client.host if request.client else None)
             with table.lock:
                 return table.view()
         view = await agents_work(deal, searches(opponents))

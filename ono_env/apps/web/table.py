@@ -306,12 +306,19 @@ class Tables:
     is refused as such first), and a refused request (bad input, a deal that fails) drops
     nothing: no client's new games drop another's game in play
     (before: the least recently used went, and 200 new games of one client dropped every
-    other game). ``clock``: seconds (``time.monotonic``)."""
+    other game). A client (its address, where a request gives one) holds at most
+    ``per_client`` games (default a quarter of ``limit``, at least 1): its new game beyond
+    that takes the place of its own least recently
+    used game that no request is working on (before, one client's 200 games, kept alive by
+    polling them, refused every other client's new game). ``clock``: seconds
+    (``time.monotonic``)."""
 
     def __init__(self, limit: int = MAX_TABLES, idle_seconds: float = IDLE_SECONDS,
                  finished_seconds: float = FINISHED_SECONDS,
-                 clock: Any = time.monotonic) -> None:
+                 clock: Any = time.monotonic, per_client: int | None = None) -> None:
         self.limit = limit
+        self.per_client = max(1, limit // 4) if per_client is None else per_client
+        self._client: dict[str, str | None] = {}   # each game's client (its address)
         self.idle_seconds = idle_seconds
         self.finished_seconds = finished_seconds
         self.clock = clock
@@ -334,23 +341,56 @@ class Tables:
                        f"{self.finished_seconds / 60:g}; allowed: a new game once one of them "
                        f"has rested that long", 503)
 
+    def _own(self, client: str | None) -> list[str]:
+        """The games of ``client`` that no request is working on, least recently used
+        first, where it holds its ``per_client`` already (else none). Holds the lock."""
+        if client is None:
+            return []
+        mine = [k for k in self._tables if self._client.get(k) == client]
+        if len(mine) < self.per_client:
+            return []
+        return [k for k in mine if not self._busy.get(k)]
+
+    def _refuse_own(self) -> Refused:
+        return Refused(f"this client holds its {self.per_client} games, each with a request at "
+                       f"work on it; allowed: a new game once one of them is answered", 503)
+
     def new(self, rules: RuleSet, seat: int, agents: Sequence[str], seed: int | None,
-            agent_factory: Any, thinking: bool = False) -> Table:
+            agent_factory: Any, thinking: bool = False, client: str | None = None) -> Table:
         request = NewGameRequest(rules, seat, agents, seed, agent_factory, thinking)   # bad input first
         with self._lock:   # refused before the deal's work where no game may go; nothing dropped
-            if len(self._tables) >= self.limit and self._victim() is None:
+            held = client is not None and sum(
+                1 for k in self._tables if self._client.get(k) == client) >= self.per_client
+            if held and not self._own(client):
+                raise self._refuse_own()
+            if not held and len(self._tables) >= self.limit and self._victim() is None:
                 raise self._refuse()
         table = Table(secrets.token_hex(8), rules, seat, agents, seed, agent_factory, thinking,
                       request)
         with self._lock:   # the table is dealt: now make room (others may have come meanwhile)
-            while len(self._tables) >= self.limit:
+            while True:
+                own = self._own(client)
+                if own:   # the client's own least recently used game makes room
+                    self._drop(own[0])
+                    continue
+                if client is not None and sum(1 for k in self._tables
+                                              if self._client.get(k) == client) >= self.per_client:
+                    raise self._refuse_own()
+                if len(self._tables) < self.limit:
+                    break
                 victim = self._victim()
                 if victim is None:
                     raise self._refuse()
-                del self._tables[victim], self._used[victim]
+                self._drop(victim)
             self._tables[table.id] = table
             self._used[table.id] = self.clock()
+            self._client[table.id] = client
         return table
+
+    def _drop(self, table_id: str) -> None:
+        """Forget a game. Holds the lock."""
+        del self._tables[table_id], self._used[table_id]
+        self._client.pop(table_id, None)
 
     def get(self, table_id: Any) -> Table:
         with self._lock:
