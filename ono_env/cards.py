@@ -161,9 +161,9 @@ def action_id(name: str) -> int:
     parts = key.split(" ")
     # Card and colour letters are upper case; verbs lower case. Accept either.
     norm = " ".join([parts[0].lower()] + [p.upper() for p in parts[1:]])
-    if norm not in ACTION_IDS:
+    if not key.isascii() or norm not in ACTION_IDS:   # 'ſ'.upper() is 'S': letters as written
         raise ValueError(
-            f"unknown action {name!r}: actions are 'play <card>' ('play R5'), "
+            f"unknown action {name!r:.80}: actions are 'play <card>' ('play R5'), "
             f"'play <wild> <colour>' ('play W+4 G'), 'play WS', 'play WC', 'draw', 'keep', "
             f"'call', 'catch', "
             f"'challenge', 'accept', 'color <R|Y|G|B>', 'target <1-{MAX_TARGET}>'"

@@ -73,6 +73,20 @@ def test_parse_choice_by_number_name_or_card():
         parse_choice("R6", [5, 66])
 
 
+def test_letters_that_upper_case_to_ascii_are_no_card_and_a_long_entry_is_cut():
+    # before: 'rſ' was read as RS ('ſ'.upper() is 'S'), and a bad line was repeated whole
+    from ono_env.cards import action_id
+    rs = action_id("play RS")
+    for text in ("r\u017f", "play r\u017f", "\u0131"):
+        with pytest.raises(ValueError, match="unknown entry"):
+            parse_choice(text, [rs])
+    with pytest.raises(ValueError, match="unknown action"):
+        action_id("play r\u017f")
+    with pytest.raises(ValueError) as err:
+        parse_choice("x" * 200_000, [rs])
+    assert len(str(err.value)) < 300
+
+
 @pytest.mark.parametrize("text", ["\u00b2", "\u2460", "--1", "\u0661"])
 def test_digits_of_other_scripts_are_an_unknown_entry_not_pythons_message(text):
     # before: str.isdigit() took them, then int() failed with "invalid literal for int()"

@@ -85,8 +85,8 @@ def parse_choice(text: str, legal: Sequence[int]) -> int:
             break
         except ValueError:
             pass
-    if a < 0:   # a bare card name: "Y3" -> "play Y3", "W+4" -> the one legal "play W+4 <c>"
-        card = t.upper().removeprefix("PLAY ")
+    if a < 0 and t.isascii():   # a bare card name: "Y3" -> "play Y3", "W+4" -> the one legal
+        card = t.upper().removeprefix("PLAY ")   # "play W+4 <c>" ('ſ'.upper() is 'S': ASCII only)
         plays = [x for x in legal if C.action_name(x).split(" ")[:2] == ["play", card]]
         if len(plays) == 1:
             return plays[0]
@@ -96,7 +96,8 @@ def parse_choice(text: str, legal: Sequence[int]) -> int:
                              + " (type one, or its number)")
         if card in C.CARD_NAMES or card in C.WILD_NAMES:
             raise ValueError(f"{card} is not a legal play now")
-        raise ValueError(f"unknown entry {t!r}: type a number from the list, an action "
+    if a < 0:
+        raise ValueError(f"unknown entry {t!r:.80}: type a number from the list, an action "
                          f"(play R5, draw, ...) or a card name (R5); help lists them")
     if a not in legal:
         raise ValueError(f"{C.action_name(a)!r} is not legal now")
