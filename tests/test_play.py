@@ -74,7 +74,7 @@ def test_parse_choice_by_number_name_or_card():
 
 
 def test_letters_that_upper_case_to_ascii_are_no_card_and_a_long_entry_is_cut():
-    # before: 'rſ' was read as RS ('ſ'.upper() is 'S'), and a bad line was repeated whole
+    # before: r + U+017F (long s) was read as RS, and a bad line was repeated whole
     from ono_env.cards import action_id
     rs = action_id("play RS")
     for text in ("r\u017f", "play r\u017f", "\u0131"):

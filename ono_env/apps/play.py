@@ -86,7 +86,7 @@ def parse_choice(text: str, legal: Sequence[int]) -> int:
         except ValueError:
             pass
     if a < 0 and t.isascii():   # a bare card name: "Y3" -> "play Y3", "W+4" -> the one legal
-        card = t.upper().removeprefix("PLAY ")   # "play W+4 <c>" ('ſ'.upper() is 'S': ASCII only)
+        card = t.upper().removeprefix("PLAY ")   # "play W+4 <c>" (U+017F, long s, upper-cases to S: ASCII only)
         plays = [x for x in legal if C.action_name(x).split(" ")[:2] == ["play", card]]
         if len(plays) == 1:
             return plays[0]
