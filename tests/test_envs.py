@@ -300,6 +300,18 @@ def test_the_generalist_sits_as_an_opponent_in_every_environment(monkeypatch):
         assert ended >= 4 and seen and set(seen) == {OBS_V2_SIZE}
 
 
+def test_the_rllib_vector_env_names_a_uint64_action_past_int64_as_given():
+    # before: cast to int64 first, the id was named -1
+    from ono_env.envs.rllib_env import OnoRLlibVectorEnv
+    env = OnoRLlibVectorEnv({"rules": "basic", "num_envs": 2, "seed": 0})
+    obs, _ = env.reset()
+    legal = [int(np.flatnonzero(m)[0]) for m in obs["action_mask"] > 0]
+    with pytest.raises(ValueError, match=r"illegal action 'id 18446744073709551615' "
+                                         r"\(18446744073709551615\) in game 0"):
+        env.step(np.array([2**64 - 1, legal[1]], np.uint64))
+    env.step(np.array(legal, np.uint8))   # nothing changed: the legal ones play
+
+
 def test_an_opponent_choosing_an_illegal_action_is_an_error():
     class Cheater:
         def act(self, obs, mask, rng):

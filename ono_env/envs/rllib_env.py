@@ -193,8 +193,7 @@ class OnoRLlibVectorEnv(gym.vector.VectorEnv):
         if a.shape != (self.num_envs,) or a.dtype.kind not in "iu":
             raise ValueError(f"actions must be an integer array of shape ({self.num_envs},); "
                              f"got {a.dtype} {a.shape}")
-        a = a.astype(np.int64)
-        restart = self._restart.copy()
+        restart = self._restart.copy()   # the ids as given: game.step names a uint64 past int64
         play = ~restart
         result = self.game.step(np.where(play, a, 0), play)  # ValueError on an illegal action
         with midway("step()", self._stop):   # the learners' moves are made
