@@ -325,7 +325,7 @@ def main() -> None:
                          "is kept)")
     args = ap.parse_args()
     best_rows = read_rows(args.best_from, "bench_generalist") if args.best_from else None
-    parts = args.parts.split(",")
+    parts = distinct("bench_generalist", "--parts", args.parts.split(","))
     unknown = [p for p in parts if p not in PARTS]
     if unknown:
         sys.exit(f"bench_generalist: --parts {args.parts!r}: unknown part(s) "
@@ -337,7 +337,7 @@ def main() -> None:
                                  ("--deals-ten", args.deals_ten, (10,))):
         checked_deals("bench_generalist", option, value, sizes)
     checked_seed("bench_generalist", "--seed", args.seed)
-    ten = args.ten_presets.split(",")
+    ten = distinct("bench_generalist", "--ten-presets", args.ten_presets.split(","))
     if any(p not in PRESET_NAMES for p in ten):
         sys.exit(f"bench_generalist: --ten-presets {args.ten_presets!r}; allowed: presets of "
                  f"{', '.join(PRESET_NAMES)}, comma-separated")

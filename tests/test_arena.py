@@ -692,6 +692,9 @@ BAD_BENCHMARK_ARGUMENTS = [
     ("bench_generalist", ["--parts", "nosuch"], "--parts 'nosuch': unknown part(s) 'nosuch'"),
     ("bench_generalist", ["--deals", "1"], "--deals 1; allowed: 2 or more"),
     ("bench_generalist", ["--ten-presets", "basic,nosuch"], "--ten-presets 'basic,nosuch'; allowed"),
+    # before: measured twice, its rows written twice
+    ("bench_generalist", ["--ten-presets", "basic,basic"], "--ten-presets: 'basic' is given twice"),
+    ("bench_generalist", ["--parts", "ten,ten"], "--parts: 'ten' is given twice"),
     ("bench_generalist", ["--model", "ppo-basic-2p"], "--model 'ppo-basic-2p': "),
     ("bench_generalist", ["--out", "{file}"], "--out: '{file}' exists and is not a folder"),
     ("bench_headroom", ["--tables", "ono-3", "--agents", "random,nosuch"],
