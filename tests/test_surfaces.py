@@ -145,12 +145,17 @@ def test_a_replay_folder_past_the_cap_is_noted_and_forged_winners_skipped(tmp_pa
 
 # ---- browser labels are names --------------------------------------------------------------
 @pytest.mark.parametrize("label", ["pimc:a/b.safetensors", "pimc:../x", "pimc:", "pimc:1e9",
-                                   f"pimc:{WEB_MAX_BUDGET + 1}", "pimc:60000ms", "ismcts:0"])
+                                   f"pimc:{WEB_MAX_BUDGET + 1}", "pimc:60000ms", "ismcts:0",
+                                   # before: past here, then refused by the agent's parser
+                                   # naming its own limits (1,000,000), the label twice
+                                   "pimc:01", "ismcts:0512", "pimc:00.5ms"])
 def test_search_labels_past_the_limits_or_naming_paths_are_refused(client, label, tmp_path):
     with pytest.raises(Refused):
         search_label(label)
     r = client.post("/api/games", json={"rules": "basic", "num_players": 2, "opponents": [label]})
-    assert r.status_code == 400 and "allowed" in r.json()["error"]
+    error = r.json()["error"]
+    assert r.status_code == 400 and "allowed" in error and error.count(repr(label)) == 1
+    assert "1000000" not in error and "1,000,000" not in error
 
 
 def test_the_server_states_its_search_limits(client):

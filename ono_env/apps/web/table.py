@@ -438,7 +438,10 @@ WEB_MAX_BUDGET = 512
 search agent (``name:N``)."""
 WEB_MAX_MS = 1000.0
 """The longest time budget per decision a browser may ask (``name:<T>ms``)."""
-_SEARCH_LABEL = re.compile(r"([a-z-]{1,40})(?::([0-9]{1,9}|[0-9]{1,9}(?:\.[0-9]{1,6})?ms))?")
+_SEARCH_LABEL = re.compile(r"([a-z-]{1,40})(?::((?:0|[1-9][0-9]{0,8})(?:(?:\.[0-9]{1,6})?ms)?))?")
+"""A search label: a name, and a budget of worlds or milliseconds written without a leading
+zero (before, ``pimc:01`` passed here and was refused by the agent's own parser with a message
+naming its limits, not the server's)."""
 
 
 def search_label(label: str) -> tuple[str, str | None]:
@@ -447,7 +450,8 @@ def search_label(label: str) -> tuple[str, str | None]:
     iterations, :data:`WEB_MAX_MS` milliseconds per decision); anything else, a path
     included, is ``Refused``. A label is a name, never a path."""
     allowed = (f"a search agent ({', '.join(SEARCH_AGENTS)}), alone or as name:N (N from 1 to "
-               f"{WEB_MAX_BUDGET}) or name:<T>ms (T above 0 and at most {WEB_MAX_MS:g})")
+               f"{WEB_MAX_BUDGET}) or name:<T>ms (T above 0 and at most {WEB_MAX_MS:g}), "
+               f"numbers written without a leading zero")
     m = _SEARCH_LABEL.fullmatch(label)
     if m is None or m.group(1) not in SEARCH_AGENTS:
         raise Refused(f"agent {label!r:.60}: not a search agent label; allowed: {allowed}")
