@@ -30,10 +30,11 @@ from ono_env.agents import make_agent
 from ono_env.agents.base import is_cheating, marked
 from ono_env.agents.driver import act_one
 from ono_env.agents.search import SEARCH_AGENTS
-from ono_env.checks import check_bool, check_int, check_seed
+from ono_env.checks import check_bool, check_int
 from ono_env.game import (
     DEFAULT_MAX_DECISIONS_MATCH,
     DEFAULT_MAX_DECISIONS_ROUND,
+    FRESH_SEED_BITS,
     VecGame,
     fresh_seed,
     game_seeds,
@@ -107,7 +108,9 @@ class NewGameRequest:
                           f"(one per other seat)")
         try:
             self.seat = check_int("seat", seat, 0, n - 1)
-            self.seed = check_seed("seed", seed)
+            # the whole numbers a browser holds exactly (before: up to 2**63 - 1, and the page
+            # showed another seed than the one that dealt)
+            self.seed = None if seed is None else check_int("seed", seed, 0, 2**FRESH_SEED_BITS - 1)
             self.show_thinking = check_bool("thinking", thinking)
         except ValueError as exc:
             raise Refused(str(exc)) from None
