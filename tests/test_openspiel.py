@@ -712,6 +712,67 @@ def test_a_serialised_world_must_agree_with_what_its_deal_shows_the_acting_seat(
         game.deserialize_state(json.dumps(dict(world, actions=[])))
 
 
+def _world_where(game, rng, wanted):
+    """A resampled world's JSON (and its deal's engine state and acting seat) at the first
+    point of random play where ``wanted(state row 0 arrays, acting seat)`` holds."""
+    import json
+    for _ in range(200):
+        state = game.new_initial_state()
+        while not state.is_terminal():
+            me = state.current_player()
+            if wanted(state.engine.state, me):
+                world = state.resample_from_infostate(me, lambda: 0.25)
+                return json.loads(world.serialize()), world.engine.state, me
+            state.apply_action(int(rng.choice(state.legal_actions())))
+    raise AssertionError("no such point")
+
+
+def test_a_serialised_world_must_hold_what_the_record_says_of_each_hand():
+    # before: a known card swapped for a stock card, or a card of a type a hand is known
+    # to lack, loaded; every resample of that world kept it
+    import json
+
+    from ono_env import _engine as E
+    from ono_env import cards as C
+    NC, rng = C.NUM_CARD_TYPES, np.random.default_rng(4)
+
+    def swapped(d, q, take, give):   # hand q gives a card `take` to the stock for `give`
+        pos = json.loads(json.dumps(d["position"]))
+        pos["hands"][q].remove(take)
+        pos["stock"].remove(give)
+        pos["hands"][q].append(give)
+        pos["stock"].append(take)
+        return json.dumps(dict(d, position=pos))
+
+    game = pyspiel.load_game(O.GAME_NAME, {"preset": "uno2018", "players": 2,
+                                           "wild_customizable": "swap_hands"})
+    def seen(s, me):   # the acting seat knows a card of the other hand
+        return s.pl[0, me, E.S_SEEN + NC * (1 - me):E.S_SEEN + NC * (2 - me)].any()
+    d, s, me = _world_where(game, rng, seen)
+    q = 1 - me
+    known = C.CARD_NAMES[int(np.flatnonzero(s.pl[0, me, E.S_SEEN + NC * q:
+                                                  E.S_SEEN + NC * (q + 1)])[0])]
+    other = next(c for c in d["position"]["stock"] if c != known)
+    with pytest.raises(ValueError, match=f"player {q}'s hand holds .* the acting player {me} "
+                                         f"knows it holds"):
+        game.deserialize_state(swapped(d, q, known, other))
+
+    game = pyspiel.load_game(O.GAME_NAME, {"preset": "basic", "players": 2})
+
+    def lacks(s, me):   # the other seat lacks types, and every card of it is covered
+        q = 1 - me
+        return s.pl[0, q, E.S_LACKS] and s.pl[0, q, E.S_KNOWN] == s.pl[0, q, E.S_HAND_LEN]
+    d, s, me = _world_where(game, rng, lacks)
+    q, code, bits = 1 - me, int(s.pl[0, 1 - me, E.S_LACKS]), 0
+    for b, mask in enumerate(E._LACKS_BITS.tolist()):
+        bits |= mask if code >> b & 1 else 0
+    lacked = next(c for c in d["position"]["stock"]
+                  if bits >> C.CARD_NAMES.index(c) & 1)
+    with pytest.raises(ValueError, match=f"player {q}'s hand holds 1 cards of types it is "
+                                         f"known to lack, more than the 0"):
+        game.deserialize_state(swapped(d, q, d["position"]["hands"][q][0], lacked))
+
+
 def test_a_player_out_of_range_is_refused_and_changes_no_seats_record():
     # before: the perfect-recall observer read player -1 as the last seat's record (its
     # private text, under the name of another player) and cut that record short for good

@@ -289,6 +289,7 @@ class OnoGame(pyspiel.Game):
             pl, me = state.engine.state.pl[0], state.engine.state.current[0]
             pl[:, E.S_LACKS:E.NUM_S] = history[:, E.S_LACKS:E.NUM_S]
             pl[me, E.S_SEEN:] = history[me, E.S_SEEN:]
+            _check_knowledge(state.engine.state, me)
             state.resampled = True
             state._resampled_at = len(state.history_names)
             # as resample_from_infostate leaves them
@@ -347,6 +348,34 @@ def _check_world(position: Any, deal: dict[str, Any]) -> None:
     agrees("stock size", len(stock), len(deal["stock"]))
     me = deal["current_player"]
     agrees(f"hand of the acting player {me}", hands[me], deal["hands"][me])
+
+
+def _check_knowledge(s: Any, me: int) -> None:
+    """``ValueError`` unless a world's hands hold what the deal's record says of them (row 0
+    of state ``s``, its record put back): every card the acting seat ``me`` knows a hand
+    holds, and no more cards of the types a hand is publicly known to lack than it was
+    given since (``S_LACKS`` covers ``S_KNOWN`` of its cards). Before, a world with a known
+    card swapped for a stock card loaded, and every resample of it kept the card."""
+    NC = C.NUM_CARD_TYPES
+    hands, pl = s.hands[0].astype(np.int64), s.pl[0].astype(np.int64)
+    for q in range(hands.shape[0]):
+        seen = pl[me, E.S_SEEN + NC * q:E.S_SEEN + NC * (q + 1)]
+        if q != me and (hands[q] < seen).any():
+            c = int(np.flatnonzero(hands[q] < seen)[0])
+            raise ValueError(f"{GAME_NAME}: serialised state: player {q}'s hand holds "
+                             f"{hands[q, c]} {C.CARD_NAMES[c]}, "
+                             f"the acting player {me} knows it holds {seen[c]}; allowed: a "
+                             f"world that agrees with all the acting seat knows")
+        code, lacked = int(pl[q, E.S_LACKS]), 0
+        for b, bits in enumerate(E._LACKS_BITS.tolist()):
+            if code >> b & 1:
+                lacked |= bits
+        of = sum(int(hands[q, c]) for c in range(NC) if lacked >> c & 1)
+        if of > pl[q, E.S_HAND_LEN] - pl[q, E.S_KNOWN]:
+            raise ValueError(f"{GAME_NAME}: serialised state: player {q}'s hand holds {of} "
+                             f"cards of types it is known to lack, more than the "
+                             f"{pl[q, E.S_HAND_LEN] - pl[q, E.S_KNOWN]} it was given since; "
+                             f"allowed: a world that agrees with all the acting seat knows")
 
 
 class _Log(list):
