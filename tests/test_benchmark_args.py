@@ -514,7 +514,13 @@ def test_bench_exploiters_force_measures_only_its_rules_again(tmp_path, monkeypa
     good = json.loads(path.read_text())
     for bad, why in (({}, "KeyError: "), ({**good, "budget_steps": "3000000"},
                                           "TypeError: its budget_steps is not a whole number"),
-                     ({**good, "results": [{}]}, "TypeError: a row lacks one of high, low, rate")):
+                     ({**good, "results": [{}]}, "TypeError: a row lacks one of high, low, rate"),
+                     # before: a KeyError or a format error from the page, after the training
+                     ({**good, "results": [{**good["results"][0], "rules": "zzz"}]},
+                      "ValueError: a row of rules 'zzz'"),
+                     ({**good, "results": [{**good["results"][0], "rate": "half"}]},
+                      "ValueError: the row of ('basic', "),
+                     ({**good, "results": good["results"][:1] * 2}, "ValueError: two rows of")):
         (tmp_path / "o" / "exploiters-99999.json").write_text(json.dumps(bad))
         calls.clear()
         got = refused(main, monkeypatch, base + ["--rules", "basic", "--force"])
