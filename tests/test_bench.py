@@ -316,6 +316,23 @@ def test_the_command_writes_renders_and_plots_a_card(tmp_path, capsys):
     bad.write_text(json.dumps(broken))
     with pytest.raises(ValueError, match=r"not a result card \(it has no 'anchor'\)$"):
         S.read_card(bad)
+    # before: printed as written (a ceiling not marked cheating, a reference twice, a blank
+    # rating) or ignored (a key no card holds)
+    card = json.loads((out / "card.json").read_text())
+    rows = card["tables"]["stacking-2p"]["rows"]
+    ceiling = next(k for k, r in enumerate(rows) if r["cheating"])
+    for change, why in [
+            (lambda d: d["tables"]["stacking-2p"]["rows"][ceiling].update(cheating=False),
+             "cheating of .* = False; allowed: true \\(the suite's\\)"),
+            (lambda d: d["tables"]["stacking-2p"]["rows"].append(rows[0]), "has two rows"),
+            (lambda d: d["tables"]["stacking-2p"]["field"].pop(rows[0]["reference"]),
+             "has a row and no rating in the field"),
+            (lambda d: d.update(extra=1), "the key 'extra', which no card holds")]:
+        damaged = json.loads(json.dumps(card))
+        change(damaged)
+        bad.write_text(json.dumps(damaged))
+        with pytest.raises(ValueError, match=why):
+            S.read_card(bad)
     bad.write_text(json.dumps(broken)[:-1] + ', "tables": {}}')   # before: the last kept
     with pytest.raises(ValueError, match=r"not a result card \(not JSON: it gives the key "
                                          r"'tables' twice\)$"):

@@ -788,6 +788,11 @@ MAX_CARD_RATING = 1e6
 hundreds to a few thousand."""
 
 
+CARD_KEYS = frozenset({"format", "format_version", "suite_version", "package_version", "agent",
+                       "anchor", "tables", "timing"})
+"""The keys of a result card (``package_version`` and ``timing`` where written)."""
+
+
 def check_card(data: Any, what: str = "card") -> None:
     """``ValueError`` unless ``data`` has a result card's format: the fields the tables and
     plots read, each of its type (an integer is not a bool or a float) and within what a card
@@ -862,16 +867,25 @@ def check_card(data: Any, what: str = "card") -> None:
                 number(value, f"table {name}: the rating of {ref!r}")
             if not isinstance(t["rows"], list) or not t["rows"]:
                 raise ValueError(f"table {name}: rows: allowed: a list of at least one row")
-            known = {r.name for r in table.field}
+            known = {r.name: r for r in table.field}
+            listed: set[str] = set()
             for r in t["rows"]:
                 ref = r["reference"]
                 check_text(f"table {name}: a reference's name", ref, MAX_CARD_TEXT)
                 if ref not in known:
                     raise ValueError(f"table {name}: reference {ref!r}; allowed: the table's "
                                      f"reference agents ({', '.join(sorted(known))})")
-                if not isinstance(r["cheating"], bool):
+                if ref in listed:   # before: printed twice
+                    raise ValueError(f"table {name}: reference {ref!r} has two rows; allowed: "
+                                     f"one each")
+                listed.add(ref)
+                if r["cheating"] is not known[ref].cheating:   # before: printed as written
                     raise ValueError(f"table {name}: cheating of {ref!r} = "
-                                     f"{r['cheating']!r:.40}; allowed: true or false")
+                                     f"{r['cheating']!r:.40}; allowed: "
+                                     f"{str(known[ref].cheating).lower()} (the suite's)")
+                if ref not in t.get("field", {}):   # before: its rating printed blank
+                    raise ValueError(f"table {name}: reference {ref!r} has a row and no rating "
+                                     f"in the field; allowed: a rating of every reference")
                 integer(r["deals"], f"table {name}: deals of {ref!r}", 1, MAX_GAMES)
                 rate = {k: number(r[k], f"table {name}: {k} of {ref!r}", 0.0, 1.0)
                         for k in ("rate", "low", "high")}
@@ -885,6 +899,10 @@ def check_card(data: Any, what: str = "card") -> None:
         timing = data.get("timing", {})
         if not isinstance(timing, dict):
             raise ValueError(f"timing = {timing!r:.40}; allowed: a mapping")
+        extra = sorted(set(data) - CARD_KEYS)   # before: ignored
+        if extra:
+            raise ValueError(f"the key {extra[0]!r:.40}, which no card holds; allowed: "
+                             f"{', '.join(sorted(CARD_KEYS))}")
     except KeyError as exc:
         raise ValueError(f"{what}: not a result card (it has no {exc})") from None
     except (TypeError, ValueError, AttributeError, OverflowError) as exc:
