@@ -879,6 +879,9 @@ def check_card(data: Any, what: str = "card") -> None:
                     raise ValueError(f"table {name}: reference {ref!r} has two rows; allowed: "
                                      f"one each")
                 listed.add(ref)
+                if not isinstance(r["cheating"], bool):
+                    raise ValueError(f"table {name}: cheating of {ref!r} = "
+                                     f"{r['cheating']!r:.40}; allowed: true or false")
                 if r["cheating"] is not known[ref].cheating:   # before: printed as written
                     raise ValueError(f"table {name}: cheating of {ref!r} = "
                                      f"{r['cheating']!r:.40}; allowed: "
