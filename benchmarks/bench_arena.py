@@ -16,7 +16,7 @@ os.environ.setdefault("OMP_NUM_THREADS", "1")
 from bench_args import at_least, at_most, checked_agent, parser
 
 from ono_env.arena import MAX_GAMES, run_arena
-from ono_env.rules import resolve_rules
+from ono_env.rules import given_player_count, resolve_rules
 
 
 def main() -> None:
@@ -35,6 +35,10 @@ def main() -> None:
         rules = resolve_rules(args.rules, num_players=2)
     except (TypeError, ValueError) as exc:
         sys.exit(f"bench_arena: --rules {args.rules!r}: {exc}")
+    given = given_player_count(args.rules)   # before: its count dropped for 2, silently
+    if given is not None and given[0] != 2:
+        sys.exit(f"bench_arena: --rules {args.rules!r}: its {given[1]} sets num_players="
+                 f"{given[0]!r}; allowed: rules of 2 players (this benchmark plays 2)")
     for name in args.agents:   # every agent before any game
         checked_agent("bench_arena", "--agents", name, rules)
     run_arena(["greedy", "random"], args.rules, 2, 64, seed=0)  # compile / warm up

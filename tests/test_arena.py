@@ -850,6 +850,19 @@ NO_OUT = ("bench_last_card", "bench_exploiters", "bench_suite", "bench_arena",
           "bench_ceiling_ties", "bench_core", "bench_openspiel", "bench_prebuilt")
 
 
+def test_bench_arena_refuses_a_rules_file_of_another_player_count(tmp_path, monkeypatch):
+    # before: a file of 4 players was played at 2, silently
+    import runpy
+    from pathlib import Path
+    bench = Path(__file__).resolve().parents[1] / "benchmarks"
+    monkeypatch.syspath_prepend(str(bench))
+    main = runpy.run_path(str(bench / "bench_arena.py"))["main"]
+    (tmp_path / "r4.yaml").write_text("preset: basic\nnum_players: 4\n")
+    monkeypatch.setattr(sys, "argv", ["bench_arena.py", "--rules", str(tmp_path / "r4.yaml")])
+    with pytest.raises(SystemExit, match="sets num_players=4; allowed: rules of 2 players"):
+        main()
+
+
 @pytest.mark.parametrize("script,argv,word", [
     # each call also names a table that does not exist: taken as a prefix, the option would
     # meet that table's refusal before any game or file
