@@ -665,7 +665,9 @@ class VecGame:
 
         The whole position is checked first (every key's type and range, then the
         invariants of a reachable position, docs/positions.md); a refusal raises one
-        ``ValueError`` naming the key(s) and what is allowed, and changes nothing."""
+        ``ValueError`` naming the key(s) and what is allowed, and changes nothing. The position
+        is kept as given: with ``skip_forced`` a decision of one legal action there is still
+        asked (forced decisions are taken inside ``step`` and ``reset``)."""
         i = self._game_index(i)
         checked = positions.read_position(d, self.rules)
         if not (checked["terminated"] or checked["truncated"]) \
