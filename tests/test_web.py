@@ -234,7 +234,8 @@ def test_one_client_holds_a_quarter_of_the_games_and_then_replaces_its_own():
     mine = [new_game(greedy, seed=s) for s in range(5)]   # two a quarter of 8: each replaces
     assert len(tables) == 2 and tables.per_client == 2
     for gone in mine[:3]:
-        refused(greedy.get(f"/api/games/{gone['id']}"), 404, "dropped")
+        refused(greedy.get(f"/api/games/{gone['id']}"), 404, "dropped", "and 2 of one client "
+                "address, whose new game beyond them takes the place of its own")
     for kept in mine[3:]:
         assert greedy.get(f"/api/games/{kept['id']}").status_code == 200
     theirs = new_game(other, seed=9)                      # the other client: a place of its own

@@ -344,12 +344,15 @@ class Tables:
                        f"{self.finished_seconds / 60:g}; allowed: a new game once one of them "
                        f"has rested that long", 503)
 
+    def _mine(self, client: str | None) -> list[str]:
+        """The games of ``client``, least recently used first (none for no address). Holds
+        the lock."""
+        return [] if client is None else [k for k in self._tables if self._client.get(k) == client]
+
     def _own(self, client: str | None) -> list[str]:
         """The games of ``client`` that no request is working on, least recently used
         first, where it holds its ``per_client`` already (else none). Holds the lock."""
-        if client is None:
-            return []
-        mine = [k for k in self._tables if self._client.get(k) == client]
+        mine = self._mine(client)
         if len(mine) < self.per_client:
             return []
         return [k for k in mine if not self._busy.get(k)]
@@ -362,8 +365,7 @@ class Tables:
             agent_factory: Any, thinking: bool = False, client: str | None = None) -> Table:
         request = NewGameRequest(rules, seat, agents, seed, agent_factory, thinking)   # bad input first
         with self._lock:   # refused before the deal's work where no game may go; nothing dropped
-            held = client is not None and sum(
-                1 for k in self._tables if self._client.get(k) == client) >= self.per_client
+            held = len(self._mine(client)) >= self.per_client
             if held and not self._own(client):
                 raise self._refuse_own()
             if not held and len(self._tables) >= self.limit and self._victim() is None:
@@ -376,8 +378,7 @@ class Tables:
                 if own:   # the client's own least recently used game makes room
                     self._drop(own[0])
                     continue
-                if client is not None and sum(1 for k in self._tables
-                                              if self._client.get(k) == client) >= self.per_client:
+                if len(self._mine(client)) >= self.per_client:
                     raise self._refuse_own()
                 if len(self._tables) < self.limit:
                     break
@@ -402,7 +403,9 @@ class Tables:
                 raise Refused(f"no game {table_id!r:.40}: it never existed or was dropped "
                               f"(the server keeps {self.limit} games: a finished one after "
                               f"{self.finished_seconds / 60:g} minutes, or one untouched for "
-                              f"{self.idle_seconds / 60:g}, makes room for a new one)", 404)
+                              f"{self.idle_seconds / 60:g}, makes room for a new one; and "
+                              f"{self.per_client} of one client address, whose new game beyond "
+                              f"them takes the place of its own least recently used)", 404)
             self._touch(table_id)
             return table
 
