@@ -694,15 +694,15 @@ def test_a_serialised_world_must_agree_with_what_its_deal_shows_the_acting_seat(
     world = json.loads(state.resample_from_infostate(state.current_player(), lambda: 0.6)
                        .serialize())
     me, pos = state.current_player(), world["position"]
-    other = dict(pos, hands=[list(reversed(h)) if q != me else h   # hidden order: a world
-                             for q, h in enumerate(pos["hands"])])
+    other = dict(pos, hands=[list(reversed(h)) for h in pos["hands"]])   # any order: a world
     game.deserialize_state(json.dumps(dict(world, position=other)))
     for change, named in [(dict(current_player=(me + 1) % 3), "current_player"),
                           (dict(scores=[400, 0, 0]), "scores"), (dict(decisions=0), "decisions"),
                           (dict(discard=pos["discard"][:-1] + ["W"]), "discard"),
                           (dict(hands=[h + ["R1"] if q != me else h
                                        for q, h in enumerate(pos["hands"])]), "hand sizes"),
-                          (dict(hands=[list(reversed(h)) if q == me else h
+                          (dict(hands=[[c for c in h if c != h[0]] + ["W"] * h.count(h[0])
+                                       if q == me else h
                                        for q, h in enumerate(pos["hands"])]),
                            f"hand of the acting player {me}")]:
         with pytest.raises(ValueError, match=f"the position's {named} .* is not the replayed "

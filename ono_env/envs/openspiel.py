@@ -346,8 +346,9 @@ def _check_world(position: Any, deal: dict[str, Any]) -> None:
                          f"lists of cards")
     agrees("hand sizes", [len(h) for h in hands], [len(h) for h in deal["hands"]])
     agrees("stock size", len(stock), len(deal["stock"]))
-    me = deal["current_player"]
-    agrees(f"hand of the acting player {me}", hands[me], deal["hands"][me])
+    me = deal["current_player"]   # a hand is counts: its cards in any order
+    agrees(f"hand of the acting player {me}", sorted(map(str, hands[me])),
+           sorted(deal["hands"][me]))
 
 
 def _check_knowledge(s: Any, me: int) -> None:
