@@ -520,7 +520,15 @@ def test_bench_exploiters_force_measures_only_its_rules_again(tmp_path, monkeypa
                       "ValueError: a row of rules 'zzz'"),
                      ({**good, "results": [{**good["results"][0], "rate": "half"}]},
                       "ValueError: the row of ('basic', "),
-                     ({**good, "results": good["results"][:1] * 2}, "ValueError: two rows of")):
+                     ({**good, "results": good["results"][:1] * 2}, "ValueError: two rows of"),
+                     ({**good, "results": [{**good["results"][0], "rules": ["basic"]}]},
+                      "TypeError: a row's rules or target is not a text"),
+                     ({**good, "results": [{**good["results"][0], "target": "nosuch"}]},
+                      "ValueError: a row of rules 'basic', target 'nosuch'"),
+                     ({**good, "results": [{**good["results"][0], "train_seconds": -1}]},
+                      "ValueError: the row of ('basic', "),
+                     ({**good, "results": [{**good["results"][0], "low": None}]},
+                      "ValueError: the row of ('basic', ")):
         (tmp_path / "o" / "exploiters-99999.json").write_text(json.dumps(bad))
         calls.clear()
         got = refused(main, monkeypatch, base + ["--rules", "basic", "--force"])
