@@ -161,7 +161,8 @@ def action_id(name: str) -> int:
     parts = key.split(" ")
     # Card and colour letters are upper case; verbs lower case. Accept either.
     norm = " ".join([parts[0].lower()] + [p.upper() for p in parts[1:]])
-    if not key.isascii() or norm not in ACTION_IDS:   # U+017F upper-cases to S: letters as written
+    if not name.isascii() or norm not in ACTION_IDS:   # U+017F upper-cases to S, U+3000 is a
+        # space to split(): letters and spaces as written
         raise ValueError(
             f"unknown action {name!r:.80}: actions are 'play <card>' ('play R5'), "
             f"'play <wild> <colour>' ('play W+4 G'), 'play WS', 'play WC', 'draw', 'keep', "

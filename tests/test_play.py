@@ -77,11 +77,12 @@ def test_letters_that_upper_case_to_ascii_are_no_card_and_a_long_entry_is_cut():
     # before: r + U+017F (long s) was read as RS, and a bad line was repeated whole
     from ono_env.cards import action_id
     rs = action_id("play RS")
-    for text in ("r\u017f", "play r\u017f", "\u0131"):
+    for text in ("r\u017f", "play r\u017f", "\u0131", "R5\u3000", "play\u00a0R5"):
         with pytest.raises(ValueError, match="unknown entry"):
             parse_choice(text, [rs])
-    with pytest.raises(ValueError, match="unknown action"):
-        action_id("play r\u017f")
+    for name in ("play r\u017f", "play\u00a0R5", "play\u3000r5"):
+        with pytest.raises(ValueError, match="unknown action"):
+            action_id(name)
     with pytest.raises(ValueError) as err:
         parse_choice("x" * 200_000, [rs])
     assert len(str(err.value)) < 300

@@ -19,6 +19,7 @@ every hand shown.
 from __future__ import annotations
 
 import re
+import string
 import sys
 from collections.abc import Callable, Sequence
 from typing import TextIO
@@ -69,7 +70,8 @@ def parse_choice(text: str, legal: Sequence[int]) -> int:
     an action name (``play R5``, ``draw``), or a bare card name (``Y3``, ``y3``) when it names
     exactly one legal play. Raises ``ValueError`` with the reason when it names nothing
     legal."""
-    t = " ".join(text.split())
+    # ASCII spaces only: split() and strip() also take U+3000 and U+00A0 for spaces
+    t = " ".join(text.split()) if text.isascii() else text.strip(string.whitespace)
     if not t:
         raise ValueError("empty entry: type a number from the list, an action or a card name "
                          "(help lists them)")
