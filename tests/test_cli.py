@@ -139,9 +139,9 @@ def test_an_option_is_given_once_and_in_full(tool, argv, message, capsys):
         assert message in _one_error_line(tool, [*argv, "--", "--help"], capsys)
 
 
-@pytest.mark.parametrize("version", ["\uff11", "\u00b9", "\u0661"])
+@pytest.mark.parametrize("version", ["\uff11", "\u00b9", "\u0661", "01"])
 def test_a_suite_version_is_ascii_digits(version, capsys):
-    # before: a full-width 1 read as version 1, a superscript 1 failed inside int()
+    # before: a full-width 1 (and 01) read as version 1, a superscript 1 failed inside int()
     err = _one_error_line("ono-bench", ["greedy", "--suite", version], capsys)
     assert f"unknown suite version {version!r}; there are: 1, 2," in err
 

@@ -178,8 +178,9 @@ def load_suite(version: int | str = LATEST) -> Suite:
     versions = suite_versions()
     if version == LATEST:
         version = versions[-1]
-    if isinstance(version, str) and version.isascii() and version.isdigit():
-        version = int(version)   # ASCII digits only: isdigit() also takes full-width and superscript digits
+    if isinstance(version, str) and version.isascii() and version.isdigit() \
+            and version == str(int(version)):   # ASCII digits only (isdigit() also takes
+        version = int(version)   # full-width and superscript digits), no leading zero ('01')
     if isinstance(version, bool) or not isinstance(version, int) or version not in versions:
         raise ValueError(f"unknown suite version {version!r}; there are: "
                          f"{', '.join(map(str, versions))} (or {LATEST})")
