@@ -169,7 +169,7 @@ class Replays:
         if size > self.max_bytes:
             raise Refused(f"the replay takes {size:,} bytes; the server keeps at most "
                           f"{self.max_bytes:,}", 413)
-        digest = hashlib.sha256(text).hexdigest()
+        digest = hashlib.sha256(text).hexdigest() if kind == "upload" else ""   # uploads only
         if kind == "upload":
             with self._lock:
                 again = next((r for r, item in self._items.items()

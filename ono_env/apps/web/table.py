@@ -349,10 +349,9 @@ class Tables:
         the lock."""
         return [] if client is None else [k for k in self._tables if self._client.get(k) == client]
 
-    def _own(self, client: str | None) -> list[str]:
-        """The games of ``client`` that no request is working on, least recently used
-        first, where it holds its ``per_client`` already (else none). Holds the lock."""
-        mine = self._mine(client)
+    def _own(self, mine: list[str]) -> list[str]:
+        """Of a client's games ``mine`` (:meth:`_mine`), those no request is working on,
+        where it holds its ``per_client`` already (else none). Holds the lock."""
         if len(mine) < self.per_client:
             return []
         return [k for k in mine if not self._busy.get(k)]
@@ -365,8 +364,9 @@ class Tables:
             agent_factory: Any, thinking: bool = False, client: str | None = None) -> Table:
         request = NewGameRequest(rules, seat, agents, seed, agent_factory, thinking)   # bad input first
         with self._lock:   # refused before the deal's work where no game may go; nothing dropped
-            held = len(self._mine(client)) >= self.per_client
-            if held and not self._own(client):
+            mine = self._mine(client)
+            held = len(mine) >= self.per_client
+            if held and not self._own(mine):
                 raise self._refuse_own()
             if not held and len(self._tables) >= self.limit and self._victim() is None:
                 raise self._refuse()
@@ -374,11 +374,12 @@ class Tables:
                       request)
         with self._lock:   # the table is dealt: now make room (others may have come meanwhile)
             while True:
-                own = self._own(client)
+                mine = self._mine(client)
+                own = self._own(mine)
                 if own:   # the client's own least recently used game makes room
                     self._drop(own[0])
                     continue
-                if len(self._mine(client)) >= self.per_client:
+                if len(mine) >= self.per_client:
                     raise self._refuse_own()
                 if len(self._tables) < self.limit:
                     break
