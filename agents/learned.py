@@ -599,7 +599,7 @@ def parse_model(data: bytes, where: str) -> tuple[dict[str, Any], PolicyNet]:
                          f"{META_KEY!r} entry")
     try:   # strict JSON, as the writer writes it (allow_nan=False): no NaN or Infinity
         meta = json.loads(extra[META_KEY], parse_constant=_not_a_json_number,
-                          object_pairs_hook=functools.partial(unique_keys, what="it"))
+                          object_pairs_hook=unique_keys)
     except (ValueError, RecursionError) as exc:
         raise ValueError(f"{where}: damaged model: the {META_KEY!r} metadata is not JSON "
                          f"({str(exc)[:120]})") from None

@@ -20,10 +20,10 @@ class DuplicateKey(ValueError):
     errors."""
 
 
-def unique_keys(pairs: list[tuple[str, Any]], what: str = "JSON") -> dict[str, Any]:
+def unique_keys(pairs: list[tuple[str, Any]], what: str = "it") -> dict[str, Any]:
     """``json.loads``' ``object_pairs_hook`` that refuses a key given twice in one object
-    (``json`` keeps the last silently): ``functools.partial(unique_keys, what=...)`` names
-    the text in the error."""
+    (``json`` keeps the last silently): "it gives the key 'k' twice", or with
+    ``functools.partial(unique_keys, what=...)`` the text named."""
     seen: dict[str, Any] = {}
     for key, value in pairs:
         if key in seen:

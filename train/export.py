@@ -29,7 +29,6 @@ unpickled. Every refusal is one ``ValueError`` (from the command line: one line
 
 from __future__ import annotations
 
-import functools
 import io
 import json
 import re
@@ -78,7 +77,7 @@ def _old_metadata(raw: bytes, where: str) -> dict[str, Any]:
 
     try:
         meta = json.loads(raw.decode("utf-8"), parse_constant=not_a_number,
-                          object_pairs_hook=functools.partial(unique_keys, what="it"))
+                          object_pairs_hook=unique_keys)
     except (UnicodeDecodeError, ValueError, RecursionError) as exc:
         why = f" ({exc})" if "JSON has not" in str(exc) or isinstance(exc, DuplicateKey) else ""
         raise ValueError(f"{where}: damaged checkpoint: {OLD_META_NAME} is not JSON{why}") \

@@ -92,7 +92,6 @@ generator state.
 from __future__ import annotations
 
 import dataclasses
-import functools
 import itertools
 import json
 import math
@@ -826,7 +825,7 @@ def _tables_state(text: str | None, where: str) -> dict[str, TableState]:
 
     why = ""
     try:   # a table given twice: refused, not the last kept
-        raw = json.loads(text, object_pairs_hook=functools.partial(unique_keys, what="it"))
+        raw = json.loads(text, object_pairs_hook=unique_keys)
     except ValueError as exc:
         raw, why = None, f" ({exc})" if isinstance(exc, DuplicateKey) else ""
     states = {k: entry_state(v) for k, v in raw.items()} if isinstance(raw, dict) else {"": None}

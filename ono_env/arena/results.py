@@ -4,7 +4,6 @@ two mirrored runs."""
 from __future__ import annotations
 
 import csv
-import functools
 import json
 import math
 import os
@@ -293,7 +292,7 @@ def read_arena_json(path: str | Path) -> dict[str, Any]:
         p = p / "arena.json"
     check_input_file(p, "arena.json", MAX_ARENA_JSON_BYTES)   # missing, a folder, too large
     try:
-        data = json.loads(p.read_text(), object_pairs_hook=functools.partial(unique_keys, what="it"))
+        data = json.loads(p.read_text(), object_pairs_hook=unique_keys)
     except OSError as exc:
         raise ValueError(f"cannot read {str(p)!r}: {exc.strerror or exc}") from None
     except (UnicodeDecodeError, ValueError) as exc:   # also a key twice; a number of over 4,300 digits

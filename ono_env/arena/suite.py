@@ -40,7 +40,6 @@ The scale
 
 from __future__ import annotations
 
-import functools
 import hashlib
 import math
 import sys
@@ -775,7 +774,7 @@ def read_card(path: str | Path) -> dict[str, Any]:
         raise ValueError(f"{name} is not a finite number")
     try:
         data = json.loads(p.read_text(), parse_constant=no_constant,
-                          object_pairs_hook=functools.partial(unique_keys, what="it"))
+                          object_pairs_hook=unique_keys)
     except (OSError, ValueError) as exc:
         raise ValueError(f"{path}: not a result card (not JSON: {exc})") from None
     except RecursionError:
