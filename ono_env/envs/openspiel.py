@@ -421,7 +421,7 @@ def _player_arg(seat: Any, n: int, what: str, given: Any = None, hint: str = "")
     """A seat given for ``what`` as an ``int`` from 0 to ``n - 1``, else ``ValueError``
     naming the player as given (``given``, where it differs from ``seat``): a negative seat
     indexed the seats' records from their end (another seat's private view)."""
-    if isinstance(seat, bool) or not isinstance(seat, (int, np.integer)) or not 0 <= seat < n:
+    if not is_int(seat) or not 0 <= seat < n:
         shown = seat if given is None else given
         raise ValueError(f"{GAME_NAME}: {what} of player {shown!r:.40}; allowed: a player 0 "
                          f"to {n - 1}{hint}")
