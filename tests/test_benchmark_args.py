@@ -528,7 +528,9 @@ def test_bench_exploiters_force_measures_only_its_rules_again(tmp_path, monkeypa
                      ({**good, "results": [{**good["results"][0], "train_seconds": -1}]},
                       "ValueError: the row of ('basic', "),
                      ({**good, "results": [{**good["results"][0], "low": None}]},
-                      "ValueError: the row of ('basic', ")):
+                      "ValueError: the row of ('basic', "),
+                     ({**good, "results": [{**good["results"][0], "high": 10**400}]},
+                      "OverflowError: ")):
         (tmp_path / "o" / "exploiters-99999.json").write_text(json.dumps(bad))
         calls.clear()
         got = refused(main, monkeypatch, base + ["--rules", "basic", "--force"])
