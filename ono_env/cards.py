@@ -135,9 +135,9 @@ def card_id(name: str) -> int:
         raise ValueError(f"card name {name!r} ({type(name).__name__}); allowed: a string such "
                          f"as 'R5', 'B+2' or 'W+4'")
     key = name.strip().upper()
-    if key not in CARD_IDS:
+    if not name.isascii() or key not in CARD_IDS:   # U+017F upper-cases to S, as in action_id
         raise ValueError(
-            f"unknown card {name!r}: cards are a colour R Y G B followed by 0-9, S, R or +2 "
+            f"unknown card {name!r:.80}: cards are a colour R Y G B followed by 0-9, S, R or +2 "
             f"(e.g. 'R5', 'GS', 'B+2'), or a wild W, W+4, WS, WC"
         )
     return CARD_IDS[key]

@@ -6,6 +6,7 @@ import re
 from collections.abc import Sequence
 
 from ono_env import cards as C
+from ono_env.checks import is_int
 from ono_env.game import VecGame
 from ono_env.positions import catch_succeeds, game_winners
 
@@ -35,6 +36,9 @@ def render_text(
     are appended under "last actions"."""
     d = game.to_dict(i)
     n = len(d["hands"])
+    if seat is not None and not (is_int(seat) and 0 <= seat < n):
+        raise ValueError(f"seat={seat!r:.40} ({type(seat).__name__}); allowed: None (every hand "
+                         f"shown) or a seat 0..{n - 1}")
     top = d["discard"][-1]
     color = d["color"] or "-"
     arrow = "clockwise" if d["direction"] == 1 else "counter-clockwise"

@@ -650,6 +650,12 @@ def _finished_game():
     return game
 
 
+def _render(seat):
+    from ono_env.render import render_text
+
+    return render_text(VecGame("classic", 1, seed=3), 0, seat=seat)
+
+
 @pytest.mark.parametrize("call, fragment", [
     # card and action names: before, True was 'play R1', 2.7 'play R2' and '3' 'play R3'
     # (int() of each), and a None name an AttributeError
@@ -660,6 +666,15 @@ def _finished_game():
     (lambda: card_name(1.5), "card id 1.5 (float); allowed: an integer 0..55"),
     (lambda: action_id(None), "action name None (NoneType); allowed: a string"),
     (lambda: card_id(None), "card name None (NoneType); allowed: a string"),
+    # before: 'R' + U+017F was 'RS' (U+017F upper-cases to S), as action_id already refused
+    (lambda: card_id("R\u017f"), "unknown card 'R\u017f'"),
+    # render_text's seat: before, True and 1.0 showed seat 1's hand, 7, -1 and '1' none
+    (lambda: _render(seat=True), "seat=True (bool); allowed: None (every hand shown) or a "
+                                 "seat 0..3"),
+    (lambda: _render(seat=1.0), "seat=1.0 (float)"),
+    (lambda: _render(seat=7), "seat=7 (int)"),
+    (lambda: _render(seat=-1), "seat=-1 (int)"),
+    (lambda: _render(seat="1"), "seat='1' (str)"),
     # a search agent's rows go to compiled code: before, 10**7 ended the process with a
     # segmentation fault, 5 gave -1, -1 the last game and bools rows 1 and 0
     (lambda: _search_call([10**7]), "rows holds [10000000]; allowed: a 1-D integer array of "
@@ -698,6 +713,9 @@ def test_unchecked_entry_points_of_agents_and_cards_are_refused_by_name(call, fr
 
 def test_the_checked_entry_points_still_play():
     assert action_name(np.int8(66)) == "draw" and card_name(np.uint8(53)) == "W+4"
+    assert card_id(" b+2 ") == card_id("B+2")
+    shown = [line for line in _render(np.int64(2)).splitlines() if line[2:4] == "P2"]
+    assert len(shown) == 1 and "]: " in shown[0]   # seat 2's cards, by name
     assert _search_call([1, 0]).shape == (2,) and _search_call([]).shape == (0,)
     action, _ = _act_one()
     assert VecGame(RuleSet.preset("basic", num_players=2), 1, seed=0).legal_mask()[0, action]
