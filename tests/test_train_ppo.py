@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import re
 import shutil
+import time
 from pathlib import Path
 
 import numpy as np
@@ -766,11 +767,52 @@ def test_ctrl_c_or_sigterm_stops_after_the_update_and_saves_the_model(name, rais
         assert stopped.value.code == 128 + signal.SIGTERM   # 143, as a shell reports it
     assert {s: signal.getsignal(s) for s in before} == before
     err = capsys.readouterr().err
-    assert "stopping after this update" in err and "interrupted after 2,048 of 100,000 steps" in err
+    assert "stopping after the rollout or minibatch under way" in err
+    assert "interrupted after 2,048 of 100,000 steps" in err
     assert ("Ctrl-C:" if name == "SIGINT" else "SIGTERM:") in err
     assert read_metadata(run_dir / "model.safetensors")["training_steps"] == 2048   # two rollouts
     assert (run_dir / "model.optimizer.safetensors").is_file()
     assert not (run_dir / "final_eval.json").exists()
+
+
+@pytest.mark.parametrize("how", ["signal", "time limit"])
+def test_a_long_update_ends_at_its_minibatch_for_ctrl_c_and_the_time_limit(how, tmp_path,
+                                                                          monkeypatch, capsys):
+    """Before: the loop looked at Ctrl-C and the clock only after an update, so ppo.n_epochs
+    of 100,000 held the run past both (the update's minibatches are counted here, and more
+    than 50 fail the test rather than wait for them)."""
+    import signal
+
+    import ono_env.train.ppo as ppo
+    clip = torch.nn.utils.clip_grad_norm_
+    calls = []
+
+    def clip_and_count(params, norm):
+        calls.append(1)
+        if len(calls) > 50:
+            raise AssertionError("the update went on after Ctrl-C or the time limit")
+        if len(calls) == 3:   # the first update's third minibatch
+            if how == "signal":
+                signal.raise_signal(signal.SIGINT)
+            else:   # the clock past the limit from here on
+                monkeypatch.setattr(ppo.time, "perf_counter", lambda: clock() + 1e6)
+        return clip(params, norm)
+    clock = time.perf_counter
+    monkeypatch.setattr(torch.nn.utils, "clip_grad_norm_", clip_and_count)
+    run_dir = tmp_path / "run"
+    cfg = load_config("default", TINY + ["total_steps=100000", "eval.every=0",
+                                         "final_eval.games=0", "ppo.n_epochs=100000",
+                                         f"run_dir={run_dir}"]
+                      + (["time_limit_minutes=60"] if how == "time limit" else []))
+    if how == "signal":
+        with pytest.raises(KeyboardInterrupt):
+            train(cfg)
+    else:
+        train(cfg)
+    monkeypatch.undo()
+    assert len(calls) == 3   # the minibatch under way ended the update
+    assert read_metadata(run_dir / "model.safetensors")["training_steps"] == 1024   # one rollout
+    capsys.readouterr()
 
 
 def test_ctrl_c_handling_leaves_an_ignored_sigint_alone():

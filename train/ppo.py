@@ -1107,7 +1107,8 @@ STOP_SIGNALS = ("SIGINT", "SIGTERM")
 class StopOnInterrupt:
     """A signal of ``signals`` during training (Ctrl-C's SIGINT; from ``ono-train`` SIGTERM
     too, what ``kill``, ``timeout`` and job schedulers send): the first asks the loop to stop
-    after the rollout and update under way (and an evaluation due then) (``asked``), so that
+    after the rollout under way and one minibatch of its update (an update under way ends at
+    its minibatch; an evaluation due then still plays) (``asked``), so that
     the model is saved (written with the training's steps, as any checkpoint, and
     resumable); a second stops at once, as Python does. Only in the main thread (where
     Python runs signal handlers), and for each signal only where it is not ignored (SIG_IGN:
@@ -1136,8 +1137,9 @@ class StopOnInterrupt:
         self.signum = signum
         self.restore()   # a second one: stop at once (KeyboardInterrupt, or the default)
         how = "Ctrl-C" if signum == signal.SIGINT else signal.Signals(signum).name
-        print(f"\nono-train: {how}: stopping after this update to save the model ({how} again "
-              "to stop at once, keeping only the checkpoints)", file=sys.stderr, flush=True)
+        print(f"\nono-train: {how}: stopping after the rollout or minibatch under way to save "
+              f"the model ({how} again to stop at once, keeping only the checkpoints)",
+              file=sys.stderr, flush=True)
 
     def stop(self) -> None:
         """End the run after the model is saved: ``KeyboardInterrupt`` for Ctrl-C (status 130
@@ -1572,7 +1574,10 @@ def _train(cfg: TrainConfig, stop_signals: tuple[str, ...]) -> dict[str, Any]:
             if namings:
                 stats["color_kl"] = stats["color_value_sq"] = 0.0
             n_mb = 0
+            cut = False   # Ctrl-C, SIGTERM or the time limit: the update ends after a minibatch
             for _ in range(p.n_epochs):
+                if cut:
+                    break
                 perm = torch.randperm(T * N, generator=gen, device=device)
                 if namings:   # this epoch's colour naming, the rows read under it
                     obs_at, act_at = namings[int(torch.randint(len(namings), (1,), generator=gen,
@@ -1652,6 +1657,12 @@ def _train(cfg: TrainConfig, stop_signals: tuple[str, ...]) -> dict[str, Any]:
                             stats["color_kl"] += float(cc_kl)
                             stats["color_value_sq"] += float(cc_v)
                     n_mb += 1
+                    # checked at every minibatch, not only after the update: a long update
+                    # (a large ppo.n_epochs) would otherwise outlast the time limit and Ctrl-C
+                    cut = interrupt.asked or (limit is not None
+                                              and time.perf_counter() - t_train > limit)
+                    if cut:
+                        break
             seconds["update"] += time.perf_counter() - t_upd
 
             # ---- logging, league, evaluation, time limit --------------------------------------------
