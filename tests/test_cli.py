@@ -229,6 +229,30 @@ def test_a_reader_that_stops_early_ends_a_console_script_quietly():
     assert run.wait(timeout=120) == 141 and err == ""
 
 
+def test_an_interrupted_console_script_ignores_a_second_ctrl_c_as_it_exits(monkeypatch, capsys):
+    """Before: a second Ctrl-C while the interpreter exited (after "interrupted", status 130)
+    printed a traceback from an atexit callback. Run as the console script (argv None), the
+    interrupted run now ignores SIGINT from there on; called with its arguments (from Python),
+    it leaves the handler alone."""
+    import argparse
+    import signal
+
+    from ono_env.apps import console
+
+    def body(args):
+        raise KeyboardInterrupt
+    before = signal.getsignal(signal.SIGINT)
+    try:
+        assert console.run(argparse.ArgumentParser(prog="ono-x"), [], body) == 130
+        assert signal.getsignal(signal.SIGINT) is before
+        monkeypatch.setattr(sys, "argv", ["ono-x"])
+        assert console.run(argparse.ArgumentParser(prog="ono-x"), None, body) == 130
+        assert signal.getsignal(signal.SIGINT) is signal.SIG_IGN
+    finally:
+        signal.signal(signal.SIGINT, before)
+    assert capsys.readouterr().err == "ono-x: interrupted\nono-x: interrupted\n"
+
+
 def test_a_broken_pipe_that_is_not_stdout_is_an_error_line(capsys):
     """A BrokenPipeError while stdout is still there (another pipe the tool writes broke) is
     the usual one error line, not a quiet end."""

@@ -130,6 +130,15 @@ def check_environment() -> None:
                              f"{' or '.join(allowed)}, or unset")
 
 
+def ignore_sigint() -> None:
+    """Ignore Ctrl-C from here on (in the main thread; elsewhere nothing changes)."""
+    import signal
+    import threading
+
+    if threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
 def run(parser: argparse.ArgumentParser, argv: Sequence[str] | None,
         body: Callable[[argparse.Namespace], int | None]) -> int:
     """Parse ``argv`` with ``parser`` and run ``body(args)``: the exit status of a console
@@ -149,6 +158,9 @@ def run(parser: argparse.ArgumentParser, argv: Sequence[str] | None,
     except KeyboardInterrupt:
         remove_made_dirs()
         print(f"{prog}: interrupted", file=sys.stderr)
+        if argv is None:   # the console script ends: a second Ctrl-C in the interpreter's
+            # exit would print a traceback from an atexit callback (torch registers some)
+            ignore_sigint()
         return 130
     except BrokenPipeError as exc:
         remove_made_dirs()
