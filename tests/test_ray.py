@@ -10,6 +10,7 @@ failure.
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import sys
 import tempfile
@@ -368,6 +369,37 @@ def cluster():
         c.shutdown()
         mp.undo()
         shutil.rmtree(tmp, ignore_errors=True)
+
+
+def test_cluster_rllib_training_saves_its_model_on_sigterm(cluster, tmp_path, capsys, monkeypatch):
+    """Before: Ctrl-C or SIGTERM to an ``rllib_ppo`` run ended it with nothing saved. Now the
+    iteration under way ends, the model and the RLlib checkpoint are written, and there is no
+    final evaluation (the signal is raised in the first iteration's bookkeeping)."""
+    import signal
+
+    row = R.progress_row
+
+    def row_then_signal(*args):
+        signal.raise_signal(signal.SIGTERM)
+        return row(*args)
+    monkeypatch.setattr(R, "progress_row", row_then_signal)
+    before = signal.getsignal(signal.SIGTERM)
+    cfg = load_config("rllib-basic", [
+        f"run_dir={tmp_path / 'run'}", "num_env_runners=1", "num_envs=32", "ppo.n_steps=16",
+        "ppo.batch_size=512", "ppo.n_epochs=1", "policy.net_arch=[32]", "total_steps=100000",
+        "eval.every=0", "self_play.enabled=false", "final_eval.games=200",
+        "final_eval.opponents=[greedy]", "progress=false", "torch_threads=1"])
+    with pytest.raises(SystemExit) as stopped:
+        R.train(cfg, stop_signals=("SIGINT", "SIGTERM"))
+    assert stopped.value.code == 128 + signal.SIGTERM
+    assert signal.getsignal(signal.SIGTERM) is before
+    err = capsys.readouterr().err
+    assert "SIGTERM: stopping after the training iteration under way" in err
+    assert re.search(r"interrupted after [\d,]+ of 100,000 steps: model saved to .*; no final "
+                     r"evaluation", err), err
+    run = tmp_path / "run"
+    assert (run / "model.safetensors").is_file() and (run / "rllib_checkpoint").is_dir()
+    assert not (run / "final_eval.json").exists()
 
 
 def test_cluster_rllib_training_with_two_env_runners_on_two_nodes(cluster, tmp_path, capsys):

@@ -67,6 +67,42 @@ def test_maskable_ppo_prints_a_line_per_evaluation(tmp_path, capsys):
     assert len(lines) == 2 and "win rate vs random" in lines[0] and "greedy" in lines[0]
 
 
+@pytest.mark.parametrize("name, raised", [("SIGINT", KeyboardInterrupt), ("SIGTERM", SystemExit)])
+def test_maskable_ppo_saves_its_model_on_ctrl_c_or_sigterm(name, raised, tmp_path, monkeypatch,
+                                                         capsys):
+    """Before: Ctrl-C or SIGTERM to a ``maskable_ppo`` run ended it with nothing saved (only
+    config.yaml and tb/ in its folder). Now it stops at its rollout's next step and writes
+    model.zip, with no final evaluation, as algo ppo does."""
+    import signal
+
+    from ono_env.envs.sb3 import OnoVecEnv
+    sig = getattr(signal, name)
+    step_wait = OnoVecEnv.step_wait
+    calls = []
+
+    def step_then_signal(self):
+        calls.append(1)
+        if len(calls) == 70:   # in the second rollout (64 steps a rollout)
+            signal.raise_signal(sig)
+        return step_wait(self)
+    monkeypatch.setattr(OnoVecEnv, "step_wait", step_then_signal)
+    before = {s: signal.getsignal(s) for s in (signal.SIGINT, signal.SIGTERM)}
+    run_dir = tmp_path / "run"
+    cfg = load_config(CONFIGS / "default.yaml", TINY + ["total_steps=100000", "eval.every=0",
+                                                        "self_play.enabled=false",
+                                                        f"run_dir={run_dir}"])
+    with pytest.raises(raised) as stopped:
+        train(cfg, stop_signals=("SIGINT", "SIGTERM"))
+    if raised is SystemExit:
+        assert stopped.value.code == 128 + signal.SIGTERM
+    assert {s: signal.getsignal(s) for s in before} == before
+    err = capsys.readouterr().err
+    assert "stopping at the rollout's next step" in err
+    assert "interrupted after 1,120 of 100,000 steps: model saved to" in err   # 70 x 16 games
+    assert (run_dir / "model.zip").is_file() and not (run_dir / "final_eval.json").exists()
+    assert len(calls) == 70
+
+
 def test_every_shipped_config_loads():
     names = sorted(p.stem for p in CONFIGS.glob("*.yaml"))
     assert "default" in names and len(names) >= 3

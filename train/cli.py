@@ -67,13 +67,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         elif cfg.algo == "maskable_ppo":
             from ono_env.train.maskable_ppo import train
         else:
-            from ono_env.train.ppo import STOP_SIGNALS
-            from ono_env.train.ppo import train as train_ppo
+            from ono_env.train.ppo import train
+        from ono_env.train.run import STOP_SIGNALS
 
-            # from the console script, SIGTERM (kill, timeout, a job scheduler) saves too
-            train_ppo(cfg, stop_signals=STOP_SIGNALS)
-            return
-        train(cfg)
+        # from the console script, SIGTERM (kill, timeout, a job scheduler) saves too
+        train(cfg, stop_signals=STOP_SIGNALS)
 
     return cli.run(build_parser(), argv, body)
 

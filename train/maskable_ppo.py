@@ -33,12 +33,15 @@ from __future__ import annotations
 import dataclasses
 import sys
 import time
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from ono_env.train.config import TrainConfig, resolved
 from ono_env.train.run import (
     League,
+    StopOnInterrupt,
+    check_stop_signals,
     curve_rows,
     evaluation_line,
     final_evaluation,
@@ -54,7 +57,7 @@ from ono_env.train.run import (
 
 def make_callback(cfg: TrainConfig, rules: Any, run_dir: Path, league: League, progress: bool,
                   deadline: float | None = None, baselines: dict[str, Any] | None = None,
-                  cut_auto: bool = True):
+                  cut_auto: bool = True, interrupt: StopOnInterrupt | None = None):
     from stable_baselines3.common.callbacks import BaseCallback
 
     from ono_env.arena import evaluate
@@ -99,7 +102,7 @@ def make_callback(cfg: TrainConfig, rules: Any, run_dir: Path, league: League, p
             if self.deadline is not None and time.perf_counter() > self.deadline:
                 self.stopped_early = True
                 return False
-            return True
+            return interrupt is None or not interrupt.asked   # Ctrl-C, SIGTERM: save and stop
 
         def evaluate(self, n: int) -> None:
             policy = agent_from_model(self.model, rules, "learner")
@@ -131,10 +134,12 @@ def make_callback(cfg: TrainConfig, rules: Any, run_dir: Path, league: League, p
     return TrainingCallback()
 
 
-def train(cfg: TrainConfig) -> dict[str, Any]:
+def train(cfg: TrainConfig, stop_signals: Sequence[str] = ("SIGINT",)) -> dict[str, Any]:
     """Run one training from a resolved config (see :func:`ono_env.train.config.load_config`).
     Returns ``{"run_dir", "model", "final_eval", "seconds"}``. Needs the ``[train]`` extra
-    (imported first, before anything is written).
+    (imported first, before anything is written). ``stop_signals``: the signals that stop it
+    at its rollout's next step, saving ``model.zip`` without a final evaluation
+    (:class:`~ono_env.train.run.StopOnInterrupt`; ``ono-train`` adds SIGTERM).
 
     SB3 seeds Python's ``random``, NumPy's global generator and torch's with ``cfg.seed`` and
     draws from them while it trains: all three are the caller's again afterwards, so a
@@ -144,16 +149,17 @@ def train(cfg: TrainConfig) -> dict[str, Any]:
     import numpy as np
     import torch as th
 
+    stop_signals = check_stop_signals(stop_signals)
     saved = random.getstate(), np.random.get_state()
     try:
         with th.random.fork_rng(devices=[]):   # the CPU's: forking a GPU's would start CUDA
-            return _train(cfg)
+            return _train(cfg, stop_signals)
     finally:
         random.setstate(saved[0])
         np.random.set_state(saved[1])
 
 
-def _train(cfg: TrainConfig) -> dict[str, Any]:
+def _train(cfg: TrainConfig, stop_signals: tuple[str, ...]) -> dict[str, Any]:
     import torch as th
     from sb3_contrib import MaskablePPO
     from stable_baselines3.common.vec_env import VecMonitor
@@ -192,11 +198,19 @@ def _train(cfg: TrainConfig) -> dict[str, Any]:
                        "features_extractor_kwargs": {"scale": observation_scale(rules).tolist()}},
         **ppo,
     )
-    callback = make_callback(cfg, rules, run_dir, league, bool(cfg.progress), deadline,
-                             plan["baselines"], plan["cut_auto"])
-    model.learn(total_timesteps=cfg.total_steps, callback=callback, tb_log_name="ppo")
+    interrupt = StopOnInterrupt(stop_signals, "at the rollout's next step")
+    try:
+        callback = make_callback(cfg, rules, run_dir, league, bool(cfg.progress), deadline,
+                                 plan["baselines"], plan["cut_auto"], interrupt)
+        model.learn(total_timesteps=cfg.total_steps, callback=callback, tb_log_name="ppo")
+    finally:
+        interrupt.restore()
     model_path = save_model(model, run_dir / "model.zip", rules, model.num_timesteps, cfg.to_dict())
     train_seconds = time.perf_counter() - t0
+    if interrupt.asked:
+        print(f"interrupted after {model.num_timesteps:,} of {cfg.total_steps:,} steps: model "
+              f"saved to {model_path}; no final evaluation", file=sys.stderr)
+        interrupt.stop()
     if callback.stopped_early:
         print(f"time limit of {cfg.time_limit_minutes} min reached after "
               f"{model.num_timesteps:,} of {cfg.total_steps:,} steps")

@@ -136,9 +136,11 @@ from ono_env.train.run import (
     EVAL_DECISIONS,
     FINAL_DECISIONS,
     League,
+    StopOnInterrupt,
     check_folder_path,
     check_network_memory,
     check_run_dir,
+    check_stop_signals,
     choose_threads,
     curve_rows,
     evaluation_line,
@@ -1100,66 +1102,6 @@ def fitting_policies(rules: Any, weight: float = 1.0) -> dict[str, float]:
     return out
 
 
-STOP_SIGNALS = ("SIGINT", "SIGTERM")
-"""The signals a training may be asked to stop at after its update (:class:`StopOnInterrupt`)."""
-
-
-class StopOnInterrupt:
-    """A signal of ``signals`` during training (Ctrl-C's SIGINT; from ``ono-train`` SIGTERM
-    too, what ``kill``, ``timeout`` and job schedulers send): the first asks the loop to stop
-    after the rollout under way and one minibatch of its update (an update under way ends at
-    its minibatch; an evaluation due then still plays) (``asked``), so that
-    the model is saved (written with the training's steps, as any checkpoint, and
-    resumable); a second stops at once, as Python does. Only in the main thread (where
-    Python runs signal handlers), and for each signal only where it is not ignored (SIG_IGN:
-    Ctrl-C in a run in the background of a shell); elsewhere it changes nothing. ``signum``:
-    the signal that asked. SIGTERM is the console script's alone: a process pool stops its
-    workers with it, and a training called there must stop at once."""
-
-    def __init__(self, signals: Sequence[str] = ("SIGINT",)) -> None:
-        import signal
-        import threading
-
-        self.asked = False
-        self.signum = 0
-        self._previous: dict[int, Any] = {}
-        if threading.current_thread() is not threading.main_thread():
-            return
-        for name in signals:
-            sig = getattr(signal, name, None)
-            if sig is not None and signal.getsignal(sig) is not signal.SIG_IGN:
-                self._previous[sig] = signal.signal(sig, self._on_signal)
-
-    def _on_signal(self, signum: int, frame: Any) -> None:
-        import signal
-
-        self.asked = True
-        self.signum = signum
-        self.restore()   # a second one: stop at once (KeyboardInterrupt, or the default)
-        how = "Ctrl-C" if signum == signal.SIGINT else signal.Signals(signum).name
-        print(f"\nono-train: {how}: stopping after the rollout or minibatch under way to save "
-              f"the model ({how} again to stop at once, keeping only the checkpoints)",
-              file=sys.stderr, flush=True)
-
-    def stop(self) -> None:
-        """End the run after the model is saved: ``KeyboardInterrupt`` for Ctrl-C (status 130
-        from the console script), ``SystemExit(128 + signum)`` for another signal, the status
-        a shell reports for a process that signal ended."""
-        import signal
-
-        if self.signum == signal.SIGINT:
-            raise KeyboardInterrupt
-        raise SystemExit(128 + self.signum)
-
-    def restore(self) -> None:
-        """Put back the handlers that were there before (once)."""
-        import signal
-
-        for sig, previous in self._previous.items():   # None: a handler not set from Python
-            signal.signal(sig, signal.SIG_DFL if previous is None else previous)
-        self._previous = {}
-
-
 def shipped_resume(cfg: TrainConfig) -> TrainConfig:
     """The config with ``resume`` naming a shipped policy (``ppo-any``, ``ppo-basic-2p``, ...)
     replaced by its file's path, so that the run's config.yaml says which file it carried on;
@@ -1194,15 +1136,13 @@ def train(cfg: TrainConfig, stop_signals: Sequence[str] = ("SIGINT",)) -> dict[s
     ``cfg.seed`` plus its start step, as its deals are), and the run sets torch's thread
     count: both are the caller's again afterwards (``torch.random.fork_rng``), so a training
     called in a process leaves its global random state and threads as they were."""
-    if isinstance(stop_signals, str) or not set(stop_signals) <= set(STOP_SIGNALS):
-        raise ValueError(f"stop_signals={stop_signals!r:.60}; allowed: a sequence of "
-                         f"{' and '.join(STOP_SIGNALS)} (names)")
+    stop_signals = check_stop_signals(stop_signals)
     threads = torch.get_num_threads()
     try:
         # the CPU generator only: the weights are drawn on the CPU (then moved to the device),
         # and forking a GPU's generator would start CUDA on every GPU, for a CPU run too
         with torch.random.fork_rng(devices=[]):
-            return _train(cfg, tuple(stop_signals))
+            return _train(cfg, stop_signals)
     finally:
         torch.set_num_threads(threads)
 

@@ -404,12 +404,18 @@ def self_play_config(rules: Any, *, net_arch: Sequence[int] = (256, 256), activa
     )
 
 
-def train(cfg: TrainConfig) -> dict[str, Any]:
+def train(cfg: TrainConfig, stop_signals: Sequence[str] = ("SIGINT",)) -> dict[str, Any]:
     """Run one RLlib training from a resolved config (on the Ray this process is connected
     to, else on ``cfg.ray_address``, else on a new local Ray, shut down at the end). Returns
     ``{"run_dir", "model", "final_eval", "seconds", "train_seconds", "curve", "steps",
     "progress", "env_runner_nodes", "opponent_pools"}`` (the Ray node id and the opponent
-    pool's member names of each env runner at the end)."""
+    pool's member names of each env runner at the end). ``stop_signals``: the signals that
+    stop it after the training iteration under way, saving the model and the RLlib
+    checkpoint without a final evaluation (:class:`~ono_env.train.run.StopOnInterrupt`;
+    ``ono-train`` adds SIGTERM)."""
+    from ono_env.train.run import StopOnInterrupt, check_stop_signals
+
+    stop_signals = check_stop_signals(stop_signals)
     require_ray()
     from ono_env.agents.learned import LearnedAgent
     from ono_env.arena import evaluate
@@ -430,6 +436,7 @@ def train(cfg: TrainConfig) -> dict[str, Any]:
     check_start(cfg, list(cfg.opponents))   # a bad name or folder fails before Ray starts
     started = init_ray(cfg.ray_address)
     algo = None
+    interrupt = StopOnInterrupt(stop_signals, "after the training iteration under way")
     try:
         check_runner_cpus(cfg.num_env_runners, local=started and cfg.ray_address in (None, "local"))
         rules, run_dir, _, _ = start_run(cfg, list(cfg.opponents))
@@ -470,6 +477,9 @@ def train(cfg: TrainConfig) -> dict[str, Any]:
             if deadline is not None and time.perf_counter() > deadline:
                 stopped_early = True
                 break
+            if interrupt.asked:   # Ctrl-C or SIGTERM: save, skip the final evaluation
+                break
+        interrupt.restore()
         if bar is not None:
             bar.close()
         write_progress(run_dir / "progress.csv", rows)
@@ -479,12 +489,17 @@ def train(cfg: TrainConfig) -> dict[str, Any]:
         model_path = export_policy(net, run_dir / "model.safetensors", rules, steps, cfg.to_dict())
         algo.save_to_path(str((run_dir / "rllib_checkpoint").resolve()))
     finally:
+        interrupt.restore()
         if algo is not None:
             algo.stop()
         if started:
             import ray
             ray.shutdown()
     train_seconds = time.perf_counter() - t0
+    if interrupt.asked:
+        print(f"interrupted after {steps:,} of {cfg.total_steps:,} steps: model saved to "
+              f"{model_path}; no final evaluation", file=sys.stderr)
+        interrupt.stop()
     if stopped_early:
         print(f"time limit of {cfg.time_limit_minutes} min reached after {steps:,} of "
               f"{cfg.total_steps:,} steps")

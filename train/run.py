@@ -13,6 +13,7 @@ import datetime as _dt
 import math
 import os
 import re
+import sys
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -797,3 +798,77 @@ def choose_threads(setting: int | str, free: float | None = None) -> tuple[int, 
         return 1, "torch_threads: auto -> 1 (cannot read the machine's load)"
     n = max(1, min(cores, int(free + 0.25)))
     return n, f"torch_threads: auto -> {n} ({free:.1f} of {cores} cores free at start)"
+
+
+# ---- stopping on a signal, the model saved ----------------------------------------------------
+STOP_SIGNALS = ("SIGINT", "SIGTERM")
+"""The signals a training may be asked to stop at, saving its model (:class:`StopOnInterrupt`)."""
+
+
+def check_stop_signals(stop_signals: Any) -> tuple[str, ...]:
+    """A trainer's ``stop_signals`` as a tuple of names from :data:`STOP_SIGNALS`."""
+    if isinstance(stop_signals, str) or not isinstance(stop_signals, Sequence) \
+            or not all(isinstance(s, str) and s in STOP_SIGNALS for s in stop_signals):
+        raise ValueError(f"stop_signals={stop_signals!r:.60}; allowed: a sequence of "
+                         f"{' and '.join(STOP_SIGNALS)} (names)")
+    return tuple(stop_signals)
+
+
+class StopOnInterrupt:
+    """A signal of ``signals`` during training (Ctrl-C's SIGINT; from ``ono-train`` SIGTERM
+    too, what ``kill``, ``timeout`` and job schedulers send): the first asks the trainer to
+    stop at its next chance (``asked``; ``when`` says when, in the message it prints:
+    ``algo: ppo`` after the rollout under way and one minibatch of its update, an evaluation
+    due then still playing; ``maskable_ppo`` at its rollout's next step; ``rllib_ppo`` after
+    the training iteration under way), so that
+    the model is saved (written with the training's steps, as any checkpoint, and
+    resumable); a second stops at once, as Python does. Only in the main thread (where
+    Python runs signal handlers), and for each signal only where it is not ignored (SIG_IGN:
+    Ctrl-C in a run in the background of a shell); elsewhere it changes nothing. ``signum``:
+    the signal that asked. SIGTERM is the console script's alone: a process pool stops its
+    workers with it, and a training called there must stop at once."""
+
+    def __init__(self, signals: Sequence[str] = ("SIGINT",),
+                 when: str = "after the rollout or minibatch under way") -> None:
+        import signal
+        import threading
+
+        self.when = when
+        self.asked = False
+        self.signum = 0
+        self._previous: dict[int, Any] = {}
+        if threading.current_thread() is not threading.main_thread():
+            return
+        for name in signals:
+            sig = getattr(signal, name, None)
+            if sig is not None and signal.getsignal(sig) is not signal.SIG_IGN:
+                self._previous[sig] = signal.signal(sig, self._on_signal)
+
+    def _on_signal(self, signum: int, frame: Any) -> None:
+        import signal
+
+        self.asked = True
+        self.signum = signum
+        self.restore()   # a second one: stop at once (KeyboardInterrupt, or the default)
+        how = "Ctrl-C" if signum == signal.SIGINT else signal.Signals(signum).name
+        print(f"\nono-train: {how}: stopping {self.when} to save the model ({how} again to "
+              f"stop at once, keeping only the checkpoints)",
+              file=sys.stderr, flush=True)
+
+    def stop(self) -> None:
+        """End the run after the model is saved: ``KeyboardInterrupt`` for Ctrl-C (status 130
+        from the console script), ``SystemExit(128 + signum)`` for another signal, the status
+        a shell reports for a process that signal ended."""
+        import signal
+
+        if self.signum == signal.SIGINT:
+            raise KeyboardInterrupt
+        raise SystemExit(128 + self.signum)
+
+    def restore(self) -> None:
+        """Put back the handlers that were there before (once)."""
+        import signal
+
+        for sig, previous in self._previous.items():   # None: a handler not set from Python
+            signal.signal(sig, signal.SIG_DFL if previous is None else previous)
+        self._previous = {}
