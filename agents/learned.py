@@ -552,6 +552,13 @@ def write_model(path: str | Path, net: PolicyNet, meta: dict[str, Any]) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     if path.is_dir():
         raise ValueError(f"model file name {str(path)!r}: it is a folder")
+    return write_whole(path, data, "model file")
+
+
+def write_whole(path: Path, data: bytes, what: str) -> Path:
+    """Write ``data`` to ``path`` through a temporary file, then renamed: a reader (or a run
+    killed while it writes) sees the old file or the new one, never a part. ``what`` names
+    the file in the error (``ValueError``) a failed write gives."""
     # a temporary name of its own (a user's "<name>.tmp" beside it is never touched), made
     # new (O_EXCL) with the mode a plain write gives (0666 less the umask; tempfile's 0600
     # would hide the model from the other users of a shared folder)
@@ -563,7 +570,7 @@ def write_model(path: str | Path, net: PolicyNet, meta: dict[str, Any]) -> Path:
         os.replace(tmp, path)
     except OSError as exc:
         tmp.unlink(missing_ok=True)   # no stray temporary file is left behind
-        raise ValueError(f"cannot write model file {str(path)!r}: {exc.strerror or exc}") from None
+        raise ValueError(f"cannot write {what} {str(path)!r}: {exc.strerror or exc}") from None
     return path
 
 

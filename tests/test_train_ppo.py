@@ -945,6 +945,58 @@ def test_a_resumed_part_carries_each_tables_evaluation_length_and_stall_counts(t
     assert grown["steps"] == 2048
 
 
+def test_the_optimizer_file_is_written_whole_or_not_at_all(tmp_path, monkeypatch):
+    """Before: model.optimizer.safetensors was written in place, so a run killed while it
+    wrote left a part of it, which resume then refused. Now it goes through a temporary file
+    renamed, as the model file: a write that fails leaves the old file as it was."""
+    import os
+
+    from ono_env.observation import observation_scale
+    from ono_env.rules import resolve_rules
+    from ono_env.train.ppo import optimizer_path, save_checkpoint
+
+    rules = resolve_rules("basic", num_players=2)
+    model = ActorCritic(observation_scale(rules), [8], "tanh", True)
+    opt = torch.optim.Adam(model.parameters())
+    model(torch.zeros(1, len(observation_scale(rules))))[1].sum().backward()
+    opt.step()
+    path = save_checkpoint(model, opt, tmp_path / "m.safetensors", rules, 1024, {})
+    old = optimizer_path(path).read_bytes()
+    replace = os.replace
+
+    def fail_for_the_optimizer(src, dst):
+        if str(dst).endswith(".optimizer.safetensors"):
+            raise OSError(28, "No space left on device")
+        return replace(src, dst)
+    monkeypatch.setattr(os, "replace", fail_for_the_optimizer)
+    with pytest.raises(ValueError, match=r"^cannot write optimizer state file .*m\.optimizer\."
+                                         r"safetensors': No space left on device$"):
+        save_checkpoint(model, opt, path, rules, 2048, {})
+    assert optimizer_path(path).read_bytes() == old
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["m.optimizer.safetensors",
+                                                          "m.safetensors"]   # no part left
+
+
+def test_max_grad_norm_above_zero():
+    # before: 0 was taken, and clipped every gradient to nothing (not "no clipping")
+    with pytest.raises(ValueError, match=r"ppo\.max_grad_norm"):
+        load_config("default", ["ppo.max_grad_norm=0"])
+    assert load_config("default", ["ppo.max_grad_norm=1e9"]).ppo.max_grad_norm == 1e9
+
+
+def test_a_loss_that_is_not_finite_stops_the_run_at_its_update_naming_the_loss_weights(tmp_path):
+    """Before: ppo.vf_coef=1e300 trained to the end with NaN weights, and only the final save
+    said the run diverged, naming the learning rate alone."""
+    with pytest.raises(ValueError, match=r"^training diverged by 1,024 steps, nothing saved then "
+                                         r"\(the update's .*value_loss.* not finite\); allowed: "
+                                         r"a smaller ppo.learning_rate \(this run's: .*\) or "
+                                         r"smaller loss weights \(ppo.vf_coef: 1e\+300, "
+                                         r"ppo.ent_coef: 0.01\)"):
+        train(load_config("default", TINY + ["total_steps=200000", "eval.every=0",
+                                             "ppo.vf_coef=1e300", f"run_dir={tmp_path / 'r'}"]))
+    assert not (tmp_path / "r" / "model.safetensors").exists()
+
+
 def test_weights_that_blew_up_are_not_saved_and_the_learning_rate_is_named(tmp_path):
     from ono_env.observation import observation_scale
     from ono_env.rules import resolve_rules

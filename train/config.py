@@ -165,7 +165,7 @@ class PPO:
     """PPO's hyperparameters (the same meaning for every algo)."""
 
     learning_rate: Fraction = 3.0e-4
-    """Adam's learning rate (at the start, when it decays)."""
+    """Adam's learning rate (at the start, when it decays; 0: the weights stay as they are)."""
     learning_rate_end: Fraction | None = None
     """When set: linear decay to this value over total_steps (or time_limit_minutes, whichever ends first; rllib_ppo: over total_steps only)."""
     n_steps: Count = 128
@@ -184,8 +184,8 @@ class PPO:
     """Weight of the entropy bonus."""
     vf_coef: Number = 0.5
     """Weight of the value loss."""
-    max_grad_norm: Number = 0.5
-    """Gradient clipping (global norm)."""
+    max_grad_norm: Annotated[float, Field(strict=True, gt=0)] = 0.5
+    """Gradient clipping (global norm; above 0: a large value such as 1e9 clips nothing)."""
     hand_shaping: Literal["auto"] | Fraction = "auto"
     """Potential-based shaping by the learner's own hand size: each step adds c * (cards before - cards after), and the end of a game c * its cards, so a game's shaping sums to c * the cards dealt (a constant: the best policy is unchanged) while every card played or drawn counts at once (auto: 0.1 for algo ppo in a single round, 0 in a match, where every round deals a new hand, and for the other trainers; 0: none)."""
     truncation: Literal["auto", "loss", "bootstrap"] = "auto"

@@ -112,6 +112,7 @@ from ono_env.agents.learned import (
     model_sha256,
     read_model,
     write_model,
+    write_whole,
 )
 from ono_env.cards import A_CATCH, A_DRAW, NUM_ACTIONS, NUM_CARD_TYPES
 from ono_env.checks import DuplicateKey, MAX_SEED, unique_keys
@@ -724,6 +725,17 @@ def optimizer_path(model_path: Path) -> Path:
     return model_path.with_name(stem + ".optimizer.safetensors")
 
 
+def diverged(steps: int, config: Mapping[str, Any], why: str) -> ValueError:
+    """The error of a training whose weights or losses are no longer finite: what to change,
+    with this run's values (``config``: the run's config as a dict)."""
+    ppo = config.get("ppo", {})
+    return ValueError(f"training diverged by {steps:,} steps, nothing saved then ({why}); "
+                      f"allowed: a smaller ppo.learning_rate (this run's: "
+                      f"{ppo.get('learning_rate')}) or smaller loss weights (ppo.vf_coef: "
+                      f"{ppo.get('vf_coef')}, ppo.ent_coef: {ppo.get('ent_coef')}), or a resume "
+                      f"from an earlier checkpoint")
+
+
 def save_checkpoint(model: ActorCritic, opt: torch.optim.Adam, path: Path, rules: Any,
                     steps: int, config: dict[str, Any], label: str | None = None,
                     tables_state: Mapping[str, TableState] | None = None) -> Path:
@@ -731,7 +743,7 @@ def save_checkpoint(model: ActorCritic, opt: torch.optim.Adam, path: Path, rules
     name the model plays under when its file is called ``model.safetensors`` (the run's).
     ``tables_state``: what each table (by its label) carries into a resumed part, kept in the
     optimizer file's metadata (:func:`read_tables_state`)."""
-    from safetensors.numpy import save_file
+    from safetensors.numpy import save
 
     net = model.policy_net()
     meta = make_metadata(rules, steps, json.loads(json.dumps(config)), hidden_sizes=net.hidden_sizes,
@@ -741,10 +753,7 @@ def save_checkpoint(model: ActorCritic, opt: torch.optim.Adam, path: Path, rules
     try:   # the model file's own check (finite weights and logits), before any write
         PolicyNet.from_tensors(net.tensors(), meta, "model to save")
     except ValueError as exc:   # weights that blew up: say what to change (a write error
-        lr = config.get("ppo", {}).get("learning_rate")   # below says itself)
-        raise ValueError(f"training diverged by {steps:,} steps, nothing saved then ({exc}); "
-                         f"allowed: a smaller ppo.learning_rate (this run's: {lr}), or a resume "
-                         f"from an earlier checkpoint") from None
+        raise diverged(steps, config, str(exc)) from None   # below says itself)
     path = write_model(path, net, meta)
     tensors: dict[str, np.ndarray] = {}
     names = {id(p): n for n, p in model.named_parameters()}
@@ -761,7 +770,8 @@ def save_checkpoint(model: ActorCritic, opt: torch.optim.Adam, path: Path, rules
     meta_opt = {"training_steps": str(steps), "model_sha256": model_sha256(path)}
     if tables_state:
         meta_opt["tables_state"] = json.dumps({k: dataclasses.asdict(v) for k, v in tables_state.items()})
-    save_file(tensors, str(optimizer_path(path)), metadata=meta_opt)
+    # whole or not at all, as the model file: a run killed while it wrote left a part
+    write_whole(optimizer_path(path), save(tensors, metadata=meta_opt), "optimizer state file")
     return path
 
 
@@ -1604,6 +1614,13 @@ def _train(cfg: TrainConfig, stop_signals: tuple[str, ...]) -> dict[str, Any]:
                     if cut:
                         break
             seconds["update"] += time.perf_counter() - t_upd
+            # a loss that is not finite made every weight NaN: stop now, not at the run's end
+            # (approx_kl and clip_fraction only watch the update)
+            bad = [k for k, v in stats.items()
+                   if k not in ("approx_kl", "clip_fraction") and not math.isfinite(v)]
+            if bad:
+                raise diverged(steps, cfg.to_dict(), f"the update's {', '.join(bad)} "
+                                                      f"{'is' if len(bad) == 1 else 'are'} not finite")
 
             # ---- logging, league, evaluation, time limit --------------------------------------------
             elapsed = time.perf_counter() - t_train
