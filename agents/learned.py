@@ -480,6 +480,18 @@ def check_metadata(meta: Any, where: str = "model") -> dict[str, Any]:
     return meta
 
 
+def rules_named(rules: RuleSet) -> str:
+    """``rules`` as a message names them: "the 'classic' rules" where they are that preset's
+    (at any player count), else "custom rules based on 'classic'" (a rule set built from a
+    preset keeps its name)."""
+    from ono_env.rules import PRESETS
+
+    base = PRESETS.get(rules.name)
+    if base is not None and not base.differing_fields(rules, skip=("name", "num_players")):
+        return f"the {rules.name!r} rules"
+    return f"custom rules based on {rules.name!r}"
+
+
 def check_compatible(meta: dict[str, Any], rules: RuleSet, path: str = "model") -> None:
     """Raise ``ValueError`` unless a model with (checked) ``meta`` can play ``rules``.
 
@@ -515,7 +527,7 @@ def check_compatible(meta: dict[str, Any], rules: RuleSet, path: str = "model") 
     other = "; or ppo-any, which plays every rule set at 2-10 players"
     if trained.num_players != rules.num_players:
         t = trained.num_players
-        rules_too = (f"; its rules differ from the {rules.name!r} rules asked for too: {shown}"
+        rules_too = (f"; its rules differ from {rules_named(rules)} asked for too: {shown}"
                      if diff else "")
         raise ValueError(f"{path}: trained for {t} players, asked to play {rules.num_players} "
                          f"(the table's player count){rules_too}; allowed: a table of {t} "
@@ -524,8 +536,8 @@ def check_compatible(meta: dict[str, Any], rules: RuleSet, path: str = "model") 
                          f"{'agent' if t == 2 else 'agents'} for the other "
                          f"{'seat' if t == 2 else 'seats'}){other}")
     if diff:
-        raise ValueError(f"{path}: trained for {trained.name!r} rules, which differ from the "
-                         f"{rules.name!r} rules asked for: {shown}; allowed: the "
+        raise ValueError(f"{path}: trained for {trained.name!r} rules, which differ from "
+                         f"{rules_named(rules)} asked for: {shown}; allowed: the "
                          f"{trained.name!r} rules it was trained for{other}")
     if meta["observation_size"] != observation_size(rules):
         raise ValueError(f"{path}: damaged model: observation size {meta['observation_size']} "

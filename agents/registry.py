@@ -180,9 +180,12 @@ def make_agent(spec: Any, rules: Any = None) -> Agent:
                              f"act(obs, mask, rng))")
         return agent
     if isinstance(spec, Agent):
-        if given and isinstance(spec, LearnedAgent) and spec.meta:
-            # before: an agent object loaded for one table played at another unchecked
-            check_compatible(spec.meta, rules, repr(spec.name))
+        if given:   # before: an agent object loaded for one table played at another unchecked,
+            # and a search agent's learned prior or playout policy (its guides) still does
+            for a in (spec, *getattr(spec, "guides", ())):
+                if isinstance(a, LearnedAgent) and a.meta:
+                    check_compatible(a.meta, rules, repr(a.name) if a is spec
+                                     else f"{spec!r}: its learned policy {a.name!r}")
         return spec
     raise ValueError(
         f"an agent must be a name ({', '.join(agent_names())}), the path of a saved model, or "

@@ -174,3 +174,27 @@ def test_a_learned_agent_object_is_checked_against_the_rules_it_is_given():
     assert make_agent(specialist) is specialist   # no rules given: returned as it is
     generalist = make_agent("ppo-any", "basic")   # version 2: any rules
     assert make_agent(generalist, ono) is generalist
+
+
+def test_a_search_agents_learned_policy_is_checked_against_the_rules_it_is_given():
+    """Before: a pimc-ppo object whose prior was ppo-basic-2p, made for basic, played a table
+    of other rules (the arena, the environments' opponents) with that specialist; and a rule
+    set made from a preset was named as the preset itself in the refusal."""
+    from ono_env.envs.gym_env import OnoEnv
+
+    basic = RuleSet.preset("basic", num_players=2)
+    stacking = RuleSet.preset("basic", num_players=2, stacking=True)
+    for spec in ("pimc-ppo:2", "pimc-ppo-playout:2"):
+        search = make_agent(spec, basic)
+        for play in (lambda s=search: make_agent(s, stacking),
+                     lambda s=search: OnoEnv(stacking, opponents=s),
+                     lambda s=search: run_arena([s, "random"], stacking, 2, num_games=2)):
+            with pytest.raises(ValueError, match=r"^SearchAgent\(.*\): its learned policy "
+                                                 r"'ppo-basic-2p': trained for 'basic' rules, "
+                                                 r"which differ from custom rules based on "
+                                                 r"'basic' asked for: stacking=False \(asked "
+                                                 r"True\); allowed: .*; or ppo-any"):
+                play()
+        assert make_agent(search, basic) is search
+    anywhere = make_agent("pimc-ppo:2", stacking)   # made for these rules: ppo-any guides it
+    assert make_agent(anywhere, RuleSet.preset("ono", num_players=2)) is anywhere
