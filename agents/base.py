@@ -30,6 +30,7 @@ from typing import Any, Protocol, TYPE_CHECKING, runtime_checkable
 import numpy as np
 
 from ono_env.game import random_legal
+from ono_env.observation import OBS_VERSIONS
 
 if TYPE_CHECKING:
     from ono_env.game import VecGame
@@ -83,12 +84,22 @@ def uses_observation(agent: Any) -> bool:
 def observation_version(agent: Any) -> int:
     """The observation layout the agent reads (``observation_version``, default 1; a
     version-2 learned model says 2): drivers observe each agent in its own layout."""
-    return int(getattr(agent, "observation_version", 1))
+    v = getattr(agent, "observation_version", 1)
+    if isinstance(v, (bool, np.bool_)) or not isinstance(v, (int, np.integer)) \
+            or v not in OBS_VERSIONS:   # before: int() read "2" and 2.9 as 2, True as 1
+        raise ValueError(f"agent {agent_label(agent)!r}: observation_version = {v!r:.40} "
+                         f"({type(v).__name__}); allowed: "
+                         f"{' or '.join(map(str, OBS_VERSIONS))} (an integer)")
+    return int(v)
 
 
 def is_cheating(agent: Any) -> bool:
     """True for an agent that declares it reads hidden cards (default False)."""
-    return bool(getattr(agent, "cheating", False))
+    v = getattr(agent, "cheating", False)
+    if not isinstance(v, (bool, np.bool_)):   # before: bool() read "no" as True
+        raise ValueError(f"agent {agent_label(agent)!r}: cheating = {v!r:.40} "
+                         f"({type(v).__name__}); allowed: True or False")
+    return bool(v)
 
 
 CHEATING_MARK = " (cheating)"

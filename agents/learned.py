@@ -102,7 +102,14 @@ from typing import Any
 import numpy as np
 
 from ono_env import cards as C
-from ono_env.checks import DuplicateKey, check_act_mask, check_bool, is_int, unique_keys
+from ono_env.checks import (
+    DuplicateKey,
+    check_act_mask,
+    check_act_obs,
+    check_bool,
+    is_int,
+    unique_keys,
+)
 from ono_env.observation import (
     MAX_OPPONENTS,
     OBS2_OPPONENTS,
@@ -812,6 +819,7 @@ class LearnedAgent:
         return self.probabilities(obs, mask), self.net.value(obs) if self.net.has_value else None
 
     def act(self, obs: np.ndarray, mask: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+        check_act_obs(self, obs, rng)
         if obs.ndim != 2 or obs.shape[1] != self.obs_size:
             v = self.observation_version
             which = (f" (it reads version-{v} observations: VecGame(..., observation_version={v}), "

@@ -56,7 +56,7 @@ from typing import Any
 import numpy as np
 
 from ono_env import cards as C
-from ono_env.checks import check_act_mask
+from ono_env.checks import check_act_mask, check_act_obs
 from ono_env.observation import observation_size, observation_view
 from ono_env.rules import RuleSet, resolve_rules
 
@@ -148,6 +148,7 @@ class RuleBasedAgent:
 
     # ---- the policy ------------------------------------------------------------------------
     def act(self, obs: np.ndarray, mask: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+        check_act_obs(self, obs, rng)
         if obs.ndim != 2 or obs.shape[1] != self.obs_size:
             raise ValueError(f"{self!r}: observations of shape {obs.shape}; this agent reads "
                              f"(B, {self.obs_size}) for {self.num_players}-player "

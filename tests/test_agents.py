@@ -3,11 +3,13 @@ generator, and each strategy's own idea visible in a position built for it."""
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 from conftest import game_at
 
-from ono_env import action_id, action_name
+from ono_env import VecGame, action_id, action_name
 from ono_env.agents import ColorControlAgent, DefensiveAgent, GreedyAgent, make_agent
 from ono_env.arena import run_arena
 from ono_env.rules import PRESETS, RuleSet
@@ -198,3 +200,50 @@ def test_a_search_agents_learned_policy_is_checked_against_the_rules_it_is_given
         assert make_agent(search, basic) is search
     anywhere = make_agent("pimc-ppo:2", stacking)   # made for these rules: ppo-any guides it
     assert make_agent(anywhere, RuleSet.preset("ono", num_players=2)) is anywhere
+
+
+class _Own:
+    """An agent of the user's own, its attributes set by each case."""
+
+    def act(self, obs, mask, rng):
+        return mask.argmax(axis=1)
+
+
+@pytest.mark.parametrize("attr, value, message", [
+    # before: int() read "2" and 2.9 as 2 and True as 1; bool() read "no" as cheating
+    ("observation_version", "2", "observation_version = '2' (str); allowed: 1 or 2"),
+    ("observation_version", 2.9, "observation_version = 2.9 (float)"),
+    ("observation_version", True, "observation_version = True (bool)"),
+    ("observation_version", 3, "observation_version = 3 (int)"),
+    ("cheating", "no", "cheating = 'no' (str); allowed: True or False"),
+    ("cheating", 1, "cheating = 1 (int)"),
+])
+def test_an_agents_declared_attributes_are_read_strictly(attr, value, message):
+    agent = _Own()
+    setattr(agent, attr, value)
+    with pytest.raises(ValueError, match=re.escape(f"agent '_Own': {message}")):
+        run_arena([agent, "random"], "basic", 2, num_games=2, rating=False)
+    agent = _Own()
+    agent.observation_version, agent.cheating = np.int64(2), np.bool_(False)
+    assert run_arena([agent, "random"], "basic", 2, num_games=2, rating=False).agent_rows()
+
+
+@pytest.mark.parametrize("spec", ["ppo-any", "greedy"])
+def test_act_refuses_observations_that_are_not_finite_floats_and_a_missing_generator(spec):
+    # before: bool and object observations were read as numbers, NaN played on, and a list or
+    # rng=None gave an AttributeError
+    version = 2 if spec == "ppo-any" else 1
+    game = VecGame("basic", 3, seed=0, observation_version=version)
+    obs, mask = game.observe(np.zeros(3, np.int64)), game.legal_mask().copy()
+    agent, rng = make_agent(spec, "basic"), np.random.default_rng(0)
+    assert mask[np.arange(3), agent.act(obs, mask, rng)].all()
+    for bad, message in ((obs.astype(bool), "observations are bool (3, "),
+                         (obs.astype(object), "observations are object"),
+                         (list(obs), "observations are list; allowed: a (B, D) array of floats"),
+                         (np.where(obs == 0, np.nan, obs), "not finite (NaN or inf)")):
+        with pytest.raises(ValueError, match=re.escape(message)):
+            agent.act(bad, mask, rng)
+    for rng_bad in (None, np.random.RandomState(0)):
+        with pytest.raises(ValueError, match=r"rng is a (NoneType|RandomState); allowed: a "
+                                             r"numpy.random.Generator"):
+            agent.act(obs, mask, rng_bad)
