@@ -97,10 +97,12 @@ def agent_thinking(agent: Any, label: str, obs: np.ndarray, mask: np.ndarray) ->
 def search_thinking(label: str, values: np.ndarray, mask: np.ndarray) -> dict[str, Any]:
     """What a search agent reports of one decision: the mean playout result of each legal
     action (``values`` (A,), its ``last_values`` row; ``mask`` (A,) the legal actions) under
-    ``"values"``, beside empty ``probs`` and no ``value``."""
+    ``"values"``, beside empty ``probs`` and no ``value``. A decision taken without search
+    (one legal action) has no values: its row holds the search's mark -1 there, below any
+    playout result (at least (2 - players) / players), and was reported as a value."""
     return {"agent": clean_label(label), "probs": {}, "value": None,
             "values": {C.action_name(int(a)): round(float(values[a]), 6)
-                       for a in np.flatnonzero(mask)}}
+                       for a in np.flatnonzero(mask) if values[a] > -1.0}}
 
 
 @dataclass

@@ -171,6 +171,22 @@ def test_agent_thinking_only_for_agents_that_explain():
     assert isinstance(t["value"], float)
 
 
+def test_a_search_agents_forced_decision_reports_no_values():
+    """Before: a decision with one legal action, taken without search, reported its action's
+    value as -1.0 (the search's mark for an illegal action) in replays and the web table."""
+    rules = {"preset": "classic", "num_players": 2, "must_play_drawn": True}
+    res = run_arena(["pimc:2", "random"], rules, num_games=4, seed=3, record=4, rating=False)
+    forced = searched = 0
+    for replay in res.replays:
+        for t in replay.thinking:
+            if t is None:
+                continue
+            assert all(v > -1.0 for v in t["values"].values()), t
+            forced += not t["values"]
+            searched += bool(t["values"])
+    assert forced and searched
+
+
 def RULES_BASIC_2P():
     from ono_env.rules import RuleSet
     return RuleSet.preset("basic", num_players=2)
