@@ -29,6 +29,7 @@ from typing import Any, Protocol, TYPE_CHECKING, runtime_checkable
 
 import numpy as np
 
+from ono_env.checks import printable
 from ono_env.game import random_legal
 from ono_env.observation import OBS_VERSIONS
 
@@ -72,8 +73,9 @@ class GameAgent(Agent, Protocol):
 
 
 def agent_label(agent: Any) -> str:
-    """The agent's ``name``, else its class name."""
-    return str(getattr(agent, "name", type(agent).__name__))
+    """The agent's ``name``, else its class name (a character that is not printable, a
+    newline or a tab, shown as ``?``: the label is one line of a table)."""
+    return printable(str(getattr(agent, "name", type(agent).__name__)))
 
 
 def uses_observation(agent: Any) -> bool:

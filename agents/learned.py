@@ -108,6 +108,7 @@ from ono_env.checks import (
     check_act_obs,
     check_bool,
     is_int,
+    printable,
     unique_keys,
 )
 from ono_env.observation import (
@@ -864,8 +865,9 @@ def model_label(path: str | Path, meta: Mapping[str, Any] | None = None) -> str:
     run's name from its metadata (``label``: the run folder, ``<name>-<time>``), so that two
     runs' models can meet. ``meta`` is read from the file when not given. Spaces at the ends
     of either are left out (``greedy .safetensors`` plays as ``greedy``, so that it is told
-    from the agent ``greedy`` as any label given twice is, not printed as its twin)."""
-    stem = Path(path).stem.strip() or Path(path).name
+    from the agent ``greedy`` as any label given twice is, not printed as its twin), and a
+    character that is not printable (a newline in a file name) is shown as ``?``."""
+    stem = printable(Path(path).stem.strip() or Path(path).name)
     if stem != "model":
         return stem
     if meta is None:
@@ -874,7 +876,7 @@ def model_label(path: str | Path, meta: Mapping[str, Any] | None = None) -> str:
         except ValueError:
             return stem
     label = meta.get("label") if isinstance(meta, Mapping) else None
-    return label.strip() if isinstance(label, str) and label.strip() else stem
+    return printable(label.strip()) if isinstance(label, str) and label.strip() else stem
 
 
 def model_sha256(path: str | Path) -> str:

@@ -95,6 +95,12 @@ def check_action(name: str, value: Any) -> int:
     return action
 
 
+def printable(text: str) -> str:
+    """``text`` with every character that is not printable (a newline, a tab, a control
+    character a file name may hold) shown as ``?``: a label on one line of a table or CSV."""
+    return "".join(c if c.isprintable() else "?" for c in text)
+
+
 def check_rng(name: str, value: Any) -> np.random.Generator:
     """``value`` when it is a NumPy ``Generator`` (the project's one kind of randomness)."""
     if not isinstance(value, np.random.Generator):

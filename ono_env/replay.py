@@ -43,7 +43,7 @@ from typing import Any
 import numpy as np
 
 from ono_env import cards as C
-from ono_env.checks import check_bool, check_input_file, check_text, is_int
+from ono_env.checks import check_bool, check_input_file, check_text, is_int, printable
 from ono_env.game import MAX_DECISIONS, VecGame
 from ono_env.positions import load_json, read_rules
 from ono_env.rules import RuleSet
@@ -72,8 +72,7 @@ def clean_label(text: Any) -> str:
     :data:`MAX_LABEL` characters, a character UTF-8 cannot encode or a control character
     shown as ``?`` (a file name may hold both), ``?`` for an empty one; what
     :func:`~ono_env.checks.check_text` accepts when the replay is read back."""
-    s = str(text)[:MAX_LABEL].encode("utf-8", "replace").decode("utf-8")
-    return "".join(c if c.isprintable() else "?" for c in s) or "?"
+    return printable(str(text)[:MAX_LABEL].encode("utf-8", "replace").decode("utf-8")) or "?"
 
 
 def agent_thinking(agent: Any, label: str, obs: np.ndarray, mask: np.ndarray) -> dict[str, Any] | None:

@@ -550,6 +550,31 @@ def test_a_label_with_spaces_at_its_ends_loads_and_plays_without_them(tmp_path):
     assert model_label(tmp_path / "model.safetensors") == "x"
 
 
+def test_a_label_shows_a_character_that_is_not_printable_as_a_question_mark(tmp_path):
+    """Before: a newline or a tab in a model file's name, or in an agent's own name, was
+    printed as it is and split the arena's table and CSV row over two lines."""
+    import shutil
+
+    from ono_env.agents.learned import model_label, shipped_models
+    from ono_env.arena import run_arena
+
+    path = tmp_path / "nl\nx\ty.safetensors"
+    shutil.copy(shipped_models()["ppo-basic-2p"], path)
+    assert model_label(path) == "nl?x?y"
+
+    class Own:
+        name = "mine\tnow"
+
+        def act(self, obs, mask, rng):
+            return mask.argmax(axis=1)
+    res = run_arena([str(path), Own()], RuleSet.preset("basic", num_players=2), num_games=2,
+                    rating=False)
+    assert [r["agent"] for r in res.agent_rows()] == ["nl?x?y", "mine?now"]
+    table = res.format_table()
+    assert "\t" not in table and all("nl?x?y" not in line or "%" in line
+                                      for line in table.splitlines())
+
+
 @pytest.mark.parametrize("case", list(DAMAGED))
 def test_every_damaged_file_is_one_value_error_naming_it(tmp_path, case):
     from ono_env.train.export import export_model
