@@ -306,9 +306,14 @@ def test_search_agents_record_their_action_values_and_play_in_ono_play(tmp_path)
         positions = replay_positions(again)
         seat = r.players.index("pimc:4")
         mine = [k for k in range(len(again.actions)) if positions[k]["current_player"] == seat]
-        assert mine   # each of its decisions: a value for every legal action, the chosen one too
+        assert mine   # each of its decisions: a value for every legal action, the chosen one
+        # too; one with a single legal action is taken without search and has none
         for k in mine:
-            assert action_name(again.actions[k]) in again.thinking[k]["values"]
+            game = VecGame.from_dict(positions[k])
+            legal = {action_name(int(a)) for a in np.flatnonzero(game.legal_mask()[0])}
+            values = again.thinking[k]["values"]
+            assert set(values) == (legal if len(legal) > 1 else set())
+            assert action_name(again.actions[k]) in legal
     out = io.StringIO()
 
     def read_first(prompt):
