@@ -137,13 +137,19 @@ def is_model_path(spec: str) -> bool:
 def _hint(spec: str) -> str:
     """What an unknown agent name probably meant: a registered name with ``:N`` (which only
     the search agents take), or the closest name (``difflib``), case and ``_``/``-`` aside."""
-    base, colon, _arg = spec.partition(":")
+    base, colon, arg = spec.partition(":")
     if colon and base in _REGISTRY:
         return f" ({base!r} takes no ':'; only the search agents take name:N or name:<T>ms)"
+    if spec.lower().endswith((".zip", ".safetensors")):   # X.SAFETENSORS: not read as a file
+        return " (a model file's name ends in .safetensors or .zip, in lower case)"
     names = [*_REGISTRY, *SEARCH_AGENTS]
     key = base.lower().replace("_", "-")
     close = [n for n in names if n == key] or difflib.get_close_matches(key, names, n=1, cutoff=0.75)
-    return f" (did you mean {close[0]!r}?)" if close else ""
+    if not close:
+        return ""
+    # a search agent's budget goes with its name: PIMC:8 meant pimc:8, not pimc
+    meant = f"{close[0]}:{arg}" if colon and close[0] in SEARCH_AGENTS else close[0]
+    return f" (did you mean {meant!r}?)"
 
 
 def make_agent(spec: Any, rules: Any = None) -> Agent:
@@ -261,7 +267,9 @@ def agent_from_class(spec: str, rules: Any = None) -> Agent:
     try:
         check_protocol(agent, rules, spec)
     except ValueError as exc:
-        if how is None:   # the likeliest cause of observations of another table's shape
+        # the likeliest cause of observations of another table's shape (and only of that:
+        # before, a float action or any other failure of act was given this hint too)
+        if how is None and "shape" in str(exc):
             raise ValueError(f"{exc} ({attr} was called with no argument: a constructor "
                              f"parameter named rules is given the table's RuleSet)") from None
         raise

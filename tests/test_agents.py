@@ -151,8 +151,11 @@ def test_unknown_agent_names_the_known_ones():
 
 @pytest.mark.parametrize("spec, hint", [
     ("ppo_any", "(did you mean 'ppo-any'?)"), ("PPO-ANY", "(did you mean 'ppo-any'?)"),
-    ("gredy", "(did you mean 'greedy'?)"), ("pimcc:8", "(did you mean 'pimc'?)"),
+    ("gredy", "(did you mean 'greedy'?)"), ("pimcc:8", "(did you mean 'pimc:8'?)"),
     ("ppo-any:4", "('ppo-any' takes no ':'; only the search agents take name:N"),
+    # before: 'pimc' (the budget dropped), and no hint for a model file's suffix in capitals
+    ("PIMC:8", "(did you mean 'pimc:8'?)"), ("pimc_ppo:30ms", "(did you mean 'pimc-ppo:30ms'?)"),
+    ("x.SAFETENSORS", "(a model file's name ends in .safetensors or .zip, in lower case)"),
 ])
 def test_a_near_miss_agent_name_says_what_it_probably_meant(spec, hint):
     with pytest.raises(ValueError) as err:
