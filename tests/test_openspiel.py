@@ -825,3 +825,19 @@ def test_a_resampled_world_replays_exactly(preset, players):
                                           world.engine.observe(seat, version=2))
         checked += 1
     assert checked >= 3
+
+
+def test_a_game_made_directly_checks_its_parameters_as_load_game_does():
+    # before: a RuleSet gave a TypeError, and rules='basic' (no such parameter) was ignored,
+    # so the game played the default preset
+    from ono_env.envs.openspiel import OnoGame
+    from ono_env.rules import RuleSet
+
+    for params, message in ((RuleSet.preset("basic"), "params is a RuleSet; allowed: None or a dict"),
+                            ({"rules": "basic"}, "unknown parameter 'rules'; allowed: preset, players"),
+                            ({"players": "3"}, "parameter players='3' (str); allowed: an int"),
+                            ({"players": True}, "parameter players=True (bool); allowed: an int"),
+                            ({"preset": 4}, "parameter preset=4 (int); allowed: a str")):
+        with pytest.raises(ValueError, match=re.escape(f"python_ono: {message}")):
+            OnoGame(params)
+    assert OnoGame({"preset": "basic", "players": 3}).rules.name == "basic"

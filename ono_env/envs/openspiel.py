@@ -81,6 +81,7 @@ from __future__ import annotations
 
 import re
 import threading
+from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
@@ -187,10 +188,31 @@ def rules_of(params: dict[str, Any]) -> tuple[RuleSet, str, int, int]:
     return rules, params["reward"], params["seed"], params["max_decisions"]
 
 
+def _check_params(params: Any) -> None:
+    """The checks ``pyspiel.load_game`` makes of the parameters' names and types, for an
+    ``OnoGame`` made directly (before: a RuleSet gave a ``TypeError``, and an unknown name,
+    ``rules='basic'``, was ignored, so the game played the default preset)."""
+    allowed = ", ".join(_DEFAULTS)
+    if params is None:
+        return
+    if not isinstance(params, Mapping):
+        raise ValueError(f"{GAME_NAME}: params is a {type(params).__name__}; allowed: None or a "
+                         f"dict of the game's parameters ({allowed})")
+    for name, value in params.items():
+        if name not in _DEFAULTS:
+            raise ValueError(f"{GAME_NAME}: unknown parameter {name!r:.40}; allowed: {allowed}")
+        kind = type(_DEFAULTS[name])
+        if type(value) is not kind:
+            raise ValueError(f"{GAME_NAME}: parameter {name}={value!r:.40} "
+                             f"({type(value).__name__}); allowed: {'an' if kind is int else 'a'} "
+                             f"{kind.__name__}")
+
+
 class OnoGame(pyspiel.Game):
     """The OpenSpiel game (see the module's docstring); made by ``pyspiel.load_game``."""
 
     def __init__(self, params: dict[str, Any] | None = None) -> None:
+        _check_params(params)
         full = {**_DEFAULTS, **(params or {})}
         self.rules, self.reward, self.seed, cut = rules_of(full)
         version = full["observation_version"]
