@@ -352,6 +352,9 @@ def test_paired_difference_compares_two_runs_deal_by_deal(tmp_path):
         (dict(kw, num_games=402), ["color", "random"], r"differ in number of games \(402 against 400\)"),
         (dict(kw, batch_size=100), ["color", "random"], r"differ in batch size \(100 against 4096\)"),
         (kw, ["color", "greedy"], r"the other entrants differ \(greedy against random\)"),
+        # before: "differ in number of games (402 against 400)", where the games asked were
+        # the same and three entrants play more of them
+        (kw, ["color", "random", "random"], r"the two runs have 3 and 2 entrants"),
     ]
     for args, agents, message in refusals:
         with pytest.raises(ValueError, match=message):
@@ -373,6 +376,12 @@ def test_paired_difference_compares_two_runs_deal_by_deal(tmp_path):
         check_paired_plan(read_arena_json(tmp_path / "cut"), ["greedy", "random"], "basic", 2, 400, 5)
     older = {k: v for k, v in saved.items() if k not in ("max_decisions", "models")}
     assert paired_difference(run_arena(["color", "random"], **kw), older)["deals"] == 200
+    # a label that is not printable text (a terminal's escape sequence) is not printed back
+    evil = dict(saved, agents=[dict(saved["agents"][0], agent="greedy\x1b[2J"),
+                               *saved["agents"][1:]])
+    with pytest.raises(ValueError, match=r"an agent's label = 'greedy\\x1b\[2J' holds a "
+                                         r"control character"):
+        paired_difference(b, evil)
     for entry in ("x", [1, 2], None):   # a damaged per_deal: one error naming the entry
         damaged = dict(saved, per_deal=dict(saved["per_deal"], greedy=entry))
         if entry is None:

@@ -18,7 +18,14 @@ import numpy as np
 from ono_env.agents.base import unmarked
 from ono_env.arena.play import ALL_SEATINGS_UP_TO, GameRecords
 from ono_env.arena.stats import bounded_mean_interval, wilson_interval
-from ono_env.checks import check_input_file, check_output_dir, is_int, is_sha256, unique_keys
+from ono_env.checks import (
+    check_input_file,
+    check_output_dir,
+    check_text,
+    is_int,
+    is_sha256,
+    unique_keys,
+)
 from ono_env.replay import Replay
 from ono_env.rules import RuleSet
 
@@ -331,7 +338,9 @@ def mirrored_record(run: Any, name: str) -> dict[str, Any]:
         return value
 
     try:
-        labels = [str(row["agent"]) for row in run["agents"]]
+        # printable text (a label with a terminal's escape sequence was printed as it was)
+        labels = [check_text("an agent's label", row["agent"], MAX_ARENA_LABEL)
+                  for row in run["agents"]]
         games = whole(run["games"], "games", 1)
         per: dict[str, dict[str, list[Any]]] = {}
         for lab in labels:   # a damaged file must not print nan% or 700%
@@ -369,6 +378,9 @@ def mirrored_record(run: Any, name: str) -> dict[str, Any]:
                          f"({type(exc).__name__}: {exc})") from None
 
 
+MAX_ARENA_LABEL = 1000
+"""The longest entrant label :func:`mirrored_record` reads (a model file's name makes one)."""
+
 UNRECORDED: Any = object()
 """What :func:`mirrored_record` gives for ``max_decisions`` and ``models`` of an arena.json
 written before they were recorded: nothing to compare."""
@@ -392,6 +404,10 @@ def check_pairable(pa: dict[str, Any], pb: dict[str, Any], entrant: int = 0) -> 
     ``entrant``: the same labels, and where both runs recorded models, the same model under
     each label, or none under it in either (a model's label is its file's name, which
     another file may share; a search agent's label does not name its guide)."""
+    if len(pa["agents"]) != len(pb["agents"]):   # first: it changes the number of games too
+        raise ValueError(f"the two runs have {len(pa['agents'])} and {len(pb['agents'])} "
+                         f"entrants; a paired comparison needs the same tables (the same number "
+                         f"of entrants)")
     for key, what in (("rules", "rules"), ("seed", "seed"), ("games", "number of games"),
                       ("batch_size", "batch size")):
         if pa[key] != pb[key]:
@@ -403,9 +419,6 @@ def check_pairable(pa: dict[str, Any], pb: dict[str, Any], entrant: int = 0) -> 
                              f"same rules, seed, games and batch size")
     la = [unmarked(str(x)) for x in pa["agents"]]
     lb = [unmarked(str(x)) for x in pb["agents"]]
-    if len(la) != len(lb):
-        raise ValueError(f"the two runs have {len(la)} and {len(lb)} entrants; a paired "
-                         f"comparison needs the same tables (the same number of entrants)")
     if not (isinstance(entrant, (int, np.integer)) and not isinstance(entrant, bool)
             and 0 <= entrant < len(la)):
         raise ValueError(f"entrant = {entrant!r}; allowed: an entrant's place, 0 to {len(la) - 1}")
