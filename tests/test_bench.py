@@ -330,7 +330,23 @@ def test_the_command_writes_renders_and_plots_a_card(tmp_path, capsys):
             (lambda d: d["tables"]["stacking-2p"]["rows"].append(rows[0]), "has two rows"),
             (lambda d: d["tables"]["stacking-2p"]["field"].pop(rows[0]["reference"]),
              "has a row and no rating in the field"),
-            (lambda d: d.update(extra=1), "the key 'extra', which no card holds")]:
+            (lambda d: d.update(extra=1), "the key 'extra', which no card holds"),
+            # before: these printed as written: an interval that does not hold the rating, a
+            # card of one pairing in nine as a whole result, a key below the top level, wins
+            # without games beyond any bound
+            (lambda d: d["tables"]["stacking-2p"]["rating"].update(low=2000.0, high=10.0),
+             r"its rating's interval \[2000, 10\] does not hold its rating"),
+            (lambda d: d["tables"]["stacking-2p"].update(rows=rows[:1]),
+             "table stacking-2p: no row for reference .*; allowed: a row for each"),
+            (lambda d: d["tables"]["stacking-2p"]["rows"][0].update(evil=1),
+             "table stacking-2p: a row: the key 'evil', which no card holds there"),
+            (lambda d: d["tables"]["stacking-2p"].update(evil=1),
+             "table stacking-2p: the key 'evil', which no card holds there"),
+            (lambda d: d["agent"].update(evil=1), "the agent: the key 'evil'"),
+            (lambda d: d["timing"].update(evil=1), "timing: the key 'evil'"),
+            (lambda d: (d["tables"]["stacking-2p"]["rows"][0].pop("games"),
+                        d["tables"]["stacking-2p"]["rows"][0].update(wins=-5)),
+             "wins of .* = -5; allowed: a number from 0")]:
         damaged = json.loads(json.dumps(card))
         change(damaged)
         bad.write_text(json.dumps(damaged))
@@ -547,3 +563,13 @@ def test_a_cheating_agent_is_marked_on_its_card_and_in_a_ladders_pairings():
     assert rows and all(line.split(" | ")[0].endswith("(cheating)") for line in rows)
     data = json.loads((Path(__file__).parent.parent / "docs/results/suite-10/basic-2p.json").read_text())
     assert S.format_ladder_markdown(data, data["command"]).rstrip() == page.rstrip()
+
+
+def test_bench_agent_refuses_one_table_given_as_text():
+    # before: "basic-2p" was read letter by letter ("no table 'b'"), and "" as every table
+    from ono_env.arena.suite import bench_agent
+
+    for text in ("basic-2p", ""):
+        with pytest.raises(ValueError, match=r"tables=.* \(str\); allowed: a list or tuple of "
+                                             r"table names"):
+            bench_agent("greedy", tables=text, deals=2)

@@ -210,7 +210,11 @@ def load_suite(version: int | str = LATEST) -> Suite:
 
 def select_tables(suite: Suite, names: Sequence[str] | None) -> list[SuiteTable]:
     """The suite's tables named (all when ``names`` is None or empty), in the suite's order;
-    ``ValueError`` naming the tables there are for an unknown name."""
+    ``ValueError`` naming the tables there are for an unknown name, or for one name given
+    as text (before, ``"basic-2p"`` was read letter by letter, and ``""`` as every table)."""
+    if isinstance(names, str):
+        raise ValueError(f"tables={names!r:.60} (str); allowed: a list or tuple of table names "
+                         f"(tables=[{names!r:.40}]), or None for every table")
     if not names:
         return list(suite.tables.values())
     unknown = [n for n in names if n not in suite.tables]
@@ -791,6 +795,16 @@ hundreds to a few thousand."""
 CARD_KEYS = frozenset({"format", "format_version", "suite_version", "package_version", "agent",
                        "anchor", "tables", "timing"})
 """The keys of a result card (``package_version`` and ``timing`` where written)."""
+CARD_PART_KEYS = {
+    "the agent": {"spec", "kind", "label", "cheating", "sha256"},
+    "the anchor": {"agent", "rating"},
+    "a table": {"rules", "players", "fair_share", "rating", "field", "rows", "sha256"},
+    "a table's rating": {"rating", "low", "high"},
+    "a row": {"reference", "cheating", "slow", "deals", "games", "rate", "low", "high", "wins",
+              "no_winner"},
+    "timing": {"workers", "tables", "seconds"},
+}
+"""The keys each part of a result card may hold (what :func:`bench_agent` writes)."""
 
 
 def check_card(data: Any, what: str = "card") -> None:
@@ -828,6 +842,12 @@ def check_card(data: Any, what: str = "card") -> None:
         if "sha256" in holder and not is_sha256(value):
             raise ValueError(f"{field} = {value!r:.40}; allowed: a SHA-256 in 64 hex digits")
 
+    def only_known(part: Any, kind: str, where: str) -> None:   # before: ignored below the top
+        extra = sorted(set(part) - CARD_PART_KEYS[kind]) if isinstance(part, dict) else []
+        if extra:
+            raise ValueError(f"{where}: the key {extra[0]!r:.40}, which no card holds there; "
+                             f"allowed: {', '.join(sorted(CARD_PART_KEYS[kind]))}")
+
     from ono_env.arena import MAX_GAMES
 
     try:
@@ -838,6 +858,8 @@ def check_card(data: Any, what: str = "card") -> None:
         suite = load_suite(data["suite_version"])
         if "package_version" in data:
             check_text("package_version", data["package_version"], MAX_CARD_TEXT)
+        only_known(data["agent"], "the agent", "the agent")
+        only_known(data["anchor"], "the anchor", "the anchor")
         # the texts a card prints: printable (no terminal escapes), bounded
         check_text("the agent's label", data["agent"]["label"], MAX_CARD_TEXT)
         digest(data["agent"], "the agent's sha256")
@@ -854,12 +876,18 @@ def check_card(data: Any, what: str = "card") -> None:
                 raise ValueError(f"table {name!r}; allowed: the tables of suite version "
                                  f"{suite.version} ({', '.join(suite.tables)})")
             table = suite.tables[name]
+            only_known(t, "a table", f"table {name}")
+            only_known(t["rating"], "a table's rating", f"table {name}: its rating")
             players = integer(t["players"], f"table {name}: players", table.players,
                               table.players)
             number(t["fair_share"], f"table {name}: its fair share", 1 / players, 1 / players)
             digest(t, f"table {name}: sha256")
-            for k in ("rating", "low", "high"):
-                number(t["rating"][k], f"table {name}: its rating's {k}")
+            rated = {k: number(t["rating"][k], f"table {name}: its rating's {k}")
+                     for k in ("rating", "low", "high")}
+            if not rated["low"] <= rated["rating"] <= rated["high"]:   # before: printed so
+                raise ValueError(f"table {name}: its rating's interval [{rated['low']:g}, "
+                                 f"{rated['high']:g}] does not hold its rating "
+                                 f"{rated['rating']:g}; allowed: low <= rating <= high")
             if not isinstance(t.get("field", {}), dict):
                 raise ValueError(f"table {name}: field = {t['field']!r:.40}; allowed: a mapping "
                                  f"of reference names to ratings")
@@ -871,6 +899,7 @@ def check_card(data: Any, what: str = "card") -> None:
             known = {r.name: r for r in table.field}
             listed: set[str] = set()
             for r in t["rows"]:
+                only_known(r, "a row", f"table {name}: a row")
                 ref = r["reference"]
                 check_text(f"table {name}: a reference's name", ref, MAX_CARD_TEXT)
                 if ref not in known:
@@ -897,12 +926,18 @@ def check_card(data: Any, what: str = "card") -> None:
                     raise ValueError(f"table {name}: {ref!r}'s interval [{rate['low']:g}, "
                                      f"{rate['high']:g}] does not hold its rate "
                                      f"{rate['rate']:g}; allowed: low <= rate <= high")
-                if "games" in r:
-                    games = integer(r["games"], f"table {name}: games of {ref!r}", 1, MAX_GAMES)
-                    number(r.get("wins", 0), f"table {name}: wins of {ref!r}", 0, games)
+                games = (integer(r["games"], f"table {name}: games of {ref!r}", 1, MAX_GAMES)
+                         if "games" in r else MAX_GAMES)
+                number(r.get("wins", 0), f"table {name}: wins of {ref!r}", 0, games)
+            missing = [ref for ref in known if ref not in listed]
+            if missing:   # before: a card of one pairing in nine printed as a whole result
+                raise ValueError(f"table {name}: no row for reference {missing[0]!r}; allowed: "
+                                 f"a row for each of the table's reference agents "
+                                 f"({', '.join(sorted(known))})")
         timing = data.get("timing", {})
         if not isinstance(timing, dict):
             raise ValueError(f"timing = {timing!r:.40}; allowed: a mapping")
+        only_known(timing, "timing", "timing")
         extra = sorted(set(data) - CARD_KEYS)   # before: ignored
         if extra:
             raise ValueError(f"the key {extra[0]!r:.40}, which no card holds; allowed: "
