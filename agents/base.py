@@ -145,7 +145,13 @@ class RandomAgent:
 def checked_actions(agent: Agent, obs: np.ndarray, mask: np.ndarray,
                     rng: np.random.Generator) -> np.ndarray:
     """``agent.act`` with its output checked: shape (B,), integers, and legal in every row."""
-    actions = np.asarray(agent.act(obs, mask, rng))
+    return check_actions(agent, agent.act(obs, mask, rng), mask)
+
+
+def check_actions(agent: Agent, actions: Any, mask: np.ndarray) -> np.ndarray:
+    """What ``agent.act`` returned for ``mask``, as int64, once it is of shape (B,), integers
+    and legal in every row; else one ``ValueError`` naming the agent and the fault."""
+    actions = np.asarray(actions)
     if actions.shape != (mask.shape[0],) or not np.issubdtype(actions.dtype, np.integer):
         raise ValueError(f"{agent!r}.act returned {actions.dtype} {actions.shape}; "
                          f"expected ({mask.shape[0]},) integers")

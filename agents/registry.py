@@ -24,11 +24,12 @@ from typing import Any
 
 import numpy as np
 
-from ono_env.agents.base import Agent, RandomAgent, checked_actions, observation_version
+from ono_env.agents.base import Agent, RandomAgent, check_actions, observation_version
 from ono_env.agents.learned import LearnedAgent, check_compatible, load_agent, shipped_models
 from ono_env.agents.rule_based import RULE_BASED
 from ono_env.agents.search import SEARCH_AGENTS
 from ono_env.checks import check_bool
+from ono_env.observation import observation_size
 from ono_env.rules import RuleSet, resolve_rules
 
 Factory = Callable[[RuleSet], Agent]
@@ -267,9 +268,12 @@ def agent_from_class(spec: str, rules: Any = None) -> Agent:
     try:
         check_protocol(agent, rules, spec)
     except ValueError as exc:
-        # the likeliest cause of observations of another table's shape (and only of that:
-        # before, a float action or any other failure of act was given this hint too)
-        if how is None and "shape" in str(exc):
+        # the likeliest cause where the default table's observations (classic at 4 players,
+        # which a class called with no argument plays) are not this table's length; before,
+        # every failure of act was given this hint, a float action too
+        version = observation_version(agent)
+        if how is None and isinstance(exc, ActRaised) and \
+                observation_size(resolve_rules(None), version) != observation_size(rules, version):
             raise ValueError(f"{exc} ({attr} was called with no argument: a constructor "
                              f"parameter named rules is given the table's RuleSet)") from None
         raise
@@ -327,12 +331,21 @@ def check_protocol(agent: Any, rules: RuleSet, what: str) -> None:
                          f"protocol: it needs a method act(obs, mask, rng) -> actions")
     if getattr(agent, "uses_game", False):
         return   # a search agent decides from the game through the driver, not from act
+    failed = f"agent {what}: act(obs, mask, rng) failed on real positions of {rules.name}"
+    version = observation_version(agent)
+    game = VecGame(rules, 4, seed=0, observation_version=version)
+    mask = game.legal_mask().copy()
+    obs = game.observe(game.state.current.astype(np.int64), version=version)
     try:
-        version = observation_version(agent)
-        game = VecGame(rules, 4, seed=0, observation_version=version)
-        mask = game.legal_mask().copy()
-        obs = game.observe(game.state.current.astype(np.int64), version=version)
-        checked_actions(agent, obs, mask, np.random.default_rng(0))
+        actions = agent.act(obs, mask, np.random.default_rng(0))
     except Exception as exc:  # noqa: BLE001 - the user's act failed: one line, its reason
-        raise ValueError(f"agent {what}: act(obs, mask, rng) failed on real positions of "
-                         f"{rules.name}: {type(exc).__name__}: {exc}") from None
+        raise ActRaised(f"{failed}: {type(exc).__name__}: {exc}") from None
+    try:
+        check_actions(agent, actions, mask)
+    except Exception as exc:  # noqa: BLE001 - it returned what no table takes: one line
+        raise ValueError(f"{failed}: {type(exc).__name__}: {exc}") from None
+
+
+class ActRaised(ValueError):
+    """:func:`check_protocol`'s error where the agent's own ``act`` raised (rather than
+    returned actions no table takes)."""
