@@ -165,7 +165,7 @@ class PPO:
     """PPO's hyperparameters (the same meaning for every algo)."""
 
     learning_rate: Fraction = 3.0e-4
-    """Adam's learning rate (at the start, when it decays; 0: the weights stay as they are)."""
+    """Adam's learning rate (at the start, when it decays; 0 without learning_rate_end: the weights stay as they are)."""
     learning_rate_end: Fraction | None = None
     """When set: linear decay to this value over total_steps (or time_limit_minutes, whichever ends first; rllib_ppo: over total_steps only)."""
     n_steps: Count = 128

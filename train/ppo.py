@@ -1133,8 +1133,8 @@ def shipped_resume(cfg: TrainConfig) -> TrainConfig:
 def train(cfg: TrainConfig, stop_signals: Sequence[str] = ("SIGINT",)) -> dict[str, Any]:
     """Run one training from a resolved config (:func:`ono_env.train.config.load_config`):
     one table, or a mixture (``tables``) whose rollouts all go into one update.
-    ``stop_signals``: the signals that stop it after the update under way, saving the model
-    (:class:`StopOnInterrupt`; ``ono-train`` adds SIGTERM).
+    ``stop_signals``: the signals that stop it after the rollout under way and one minibatch
+    of its update, saving the model (:class:`StopOnInterrupt`; ``ono-train`` adds SIGTERM).
     Returns ``{"run_dir", "model", "final_eval", "seconds", "train_seconds", "curve",
     "steps", "steps_per_second", "rollout_seconds", "games_seconds", "update_seconds",
     "threads", "device", "bf16"}`` (``final_eval``: the rows of every table, each with its
@@ -1395,7 +1395,7 @@ def _train(cfg: TrainConfig, stop_signals: tuple[str, ...]) -> dict[str, Any]:
 
     writer = SummaryWriter(str(run_dir / "tb"))   # closed in the finally: its thread too
     writer.add_text("threads", why)
-    interrupt = StopOnInterrupt(stop_signals)   # ends the loop after the update under way
+    interrupt = StopOnInterrupt(stop_signals)   # the rollout under way, one minibatch, then stop
     try:
         while steps < cfg.total_steps:
             lr = p.learning_rate if schedule is None else schedule(1.0 - steps / cfg.total_steps)
@@ -1587,6 +1587,8 @@ def _train(cfg: TrainConfig, stop_signals: tuple[str, ...]) -> dict[str, Any]:
                                          torch.zeros_like(pt)).sum(1)
                         coef = b_tcoef.index_select(0, idx)
                         loss = loss + (coef * kl).mean()
+                    if not math.isfinite(float(loss)):   # the weights are still finite here
+                        raise diverged(steps, cfg.to_dict(), "the update's loss is not finite")
                     opt.zero_grad(set_to_none=True)
                     loss.backward()
                     nn.utils.clip_grad_norm_(model.parameters(), p.max_grad_norm)
@@ -1614,13 +1616,6 @@ def _train(cfg: TrainConfig, stop_signals: tuple[str, ...]) -> dict[str, Any]:
                     if cut:
                         break
             seconds["update"] += time.perf_counter() - t_upd
-            # a loss that is not finite made every weight NaN: stop now, not at the run's end
-            # (approx_kl and clip_fraction only watch the update)
-            bad = [k for k, v in stats.items()
-                   if k not in ("approx_kl", "clip_fraction") and not math.isfinite(v)]
-            if bad:
-                raise diverged(steps, cfg.to_dict(), f"the update's {', '.join(bad)} "
-                                                      f"{'is' if len(bad) == 1 else 'are'} not finite")
 
             # ---- logging, league, evaluation, time limit --------------------------------------------
             elapsed = time.perf_counter() - t_train

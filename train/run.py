@@ -15,7 +15,7 @@ import os
 import re
 import sys
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -806,8 +806,9 @@ STOP_SIGNALS = ("SIGINT", "SIGTERM")
 
 
 def check_stop_signals(stop_signals: Any) -> tuple[str, ...]:
-    """A trainer's ``stop_signals`` as a tuple of names from :data:`STOP_SIGNALS`."""
-    if isinstance(stop_signals, str) or not isinstance(stop_signals, Sequence) \
+    """A trainer's ``stop_signals`` (a list, tuple or set) as a tuple of names from
+    :data:`STOP_SIGNALS`."""
+    if isinstance(stop_signals, (str, bytes)) or not isinstance(stop_signals, Collection) \
             or not all(isinstance(s, str) and s in STOP_SIGNALS for s in stop_signals):
         raise ValueError(f"stop_signals={stop_signals!r:.60}; allowed: a sequence of "
                          f"{' and '.join(STOP_SIGNALS)} (names)")
@@ -829,7 +830,8 @@ class StopOnInterrupt:
     workers with it, and a training called there must stop at once."""
 
     def __init__(self, signals: Sequence[str] = ("SIGINT",),
-                 when: str = "after the rollout or minibatch under way") -> None:
+                 when: str = "after the rollout under way and one minibatch of its update"
+                 ) -> None:
         import signal
         import threading
 
