@@ -376,6 +376,17 @@ def test_paired_difference_compares_two_runs_deal_by_deal(tmp_path):
         check_paired_plan(read_arena_json(tmp_path / "cut"), ["greedy", "random"], "basic", 2, 400, 5)
     older = {k: v for k, v in saved.items() if k not in ("max_decisions", "models")}
     assert paired_difference(run_arena(["color", "random"], **kw), older)["deals"] == 200
+    # the arena writes what the reader takes: an agent named "" (written before, refused on
+    # reading back) plays as "?"
+    class Unnamed:
+        name = ""
+
+        def act(self, obs, mask, rng):
+            return mask.argmax(axis=1)
+    unnamed = run_arena([Unnamed(), "random"], **kw)
+    assert unnamed.labels[0] == "?"
+    unnamed.save(tmp_path / "unnamed")
+    assert paired_difference(a, read_arena_json(tmp_path / "unnamed"))["agent_b"] == "?"
     # a label that is not printable text (a terminal's escape sequence) is not printed back
     evil = dict(saved, agents=[dict(saved["agents"][0], agent="greedy\x1b[2J"),
                                *saved["agents"][1:]])

@@ -505,10 +505,16 @@ def test_with_workers_a_failed_pairing_drops_the_pairings_not_begun(in_data, tmp
 
 
 def test_a_label_a_card_could_not_hold_is_refused_before_any_game():
-    # before: the card was written after the games, then refused by --render
+    # before: the card was written after the games, then refused by --render; an agent's own
+    # name is shown with '?' for a character that is not printable, as in the arena
     from ono_env.agents.rule_based import GreedyAgent
     agent = GreedyAgent(S.load_suite().tables["basic-2p"].rules)
     agent.name = "greedy\x1b[2J"
+    card = S.bench_agent(agent, tables=["basic-2p"], deals=1, slow_deals=1, progress=False,
+                         workers=1)
+    assert card["agent"]["label"] == "greedy?[2J"
+    S.check_card(card)
+    agent.name = "g" * (S.MAX_CARD_TEXT + 1)
     with pytest.raises(ValueError, match="the agent's label"):
         S.bench_agent(agent, tables=["basic-2p"], deals=1, slow_deals=1, progress=False, workers=1)
 

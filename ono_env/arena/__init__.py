@@ -95,6 +95,7 @@ from ono_env.arena.play import (
 from ono_env.arena.results import (
     ArenaResult,
     MAX_ARENA_JSON_BYTES,
+    MAX_ARENA_LABEL,
     check_pairable,
     mirrored_record,
     paired_difference,
@@ -123,7 +124,9 @@ MAX_RECORD = 10_000
 def _labels(specs: Sequence[Any]) -> list[str]:
     base = [s if isinstance(s, str) else os.fspath(s) if isinstance(s, os.PathLike)
             else agent_label(s) for s in specs]
-    base = [model_label(b) if is_model_path(b) else b for b in base]
+    # what a paired comparison reads back (results.mirrored_record): 1 to MAX_ARENA_LABEL
+    # printable characters (an agent named "" was written, then refused there)
+    base = [(model_label(b) if is_model_path(b) else b)[:MAX_ARENA_LABEL] or "?" for b in base]
     used = {b for b in base if base.count(b) == 1}
     labels: list[str] = []
     seen: dict[str, int] = {}

@@ -55,7 +55,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 import ono_env
-from ono_env.agents.base import Agent, is_cheating, marked
+from ono_env.agents.base import Agent, agent_label, is_cheating, marked
 from ono_env.agents.learned import model_label, model_sha256, played_models, shipped_models
 from ono_env.agents.registry import agent_from_class, is_class_spec, is_model_path, make_agent
 from ono_env.arena.distributed import check_ray_address, play_on_ray
@@ -488,7 +488,7 @@ def describe_agent(spec: Any, agent: Agent) -> dict[str, Any]:
     elif isinstance(spec, str):
         kind, label = "name", spec
     else:
-        kind, label = "object", str(getattr(agent, "name", type(agent).__name__))
+        kind, label = "object", agent_label(agent)
     check_text("the agent's label (from its file name, spec or name)", label, MAX_CARD_TEXT)
     out: dict[str, Any] = {"spec": spec if isinstance(spec, str) else label, "kind": kind,
                            "label": label, "cheating": is_cheating(agent)}
