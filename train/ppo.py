@@ -1587,7 +1587,7 @@ def _train(cfg: TrainConfig, stop_signals: tuple[str, ...]) -> dict[str, Any]:
                                          torch.zeros_like(pt)).sum(1)
                         coef = b_tcoef.index_select(0, idx)
                         loss = loss + (coef * kl).mean()
-                    if not math.isfinite(float(loss)):   # the weights are still finite here
+                    if not math.isfinite(float(loss.detach())):   # the weights are still finite
                         raise diverged(steps, cfg.to_dict(), "the update's loss is not finite")
                     opt.zero_grad(set_to_none=True)
                     loss.backward()
