@@ -389,11 +389,9 @@ def _check_knowledge(s: Any, me: int) -> None:
                              f"{hands[q, c]} {C.CARD_NAMES[c]}, "
                              f"the acting player {me} knows it holds {seen[c]}; allowed: a "
                              f"world that agrees with all the acting seat knows")
-        code, lacked = int(pl[q, E.S_LACKS]), 0
-        for b, bits in enumerate(E._LACKS_BITS.tolist()):
-            if code >> b & 1:
-                lacked |= bits
-        of = sum(int(hands[q, c]) for c in range(NC) if lacked >> c & 1)
+        # the card types of its lacks code, by the engine's own table (_lacks, per card)
+        lacked = (pl[q, E.S_LACKS] & E._CARD_LACKS.astype(np.int64)) != 0
+        of = int(hands[q, lacked].sum())
         if of > pl[q, E.S_HAND_LEN] - pl[q, E.S_KNOWN]:
             raise ValueError(f"{GAME_NAME}: serialised state: player {q}'s hand holds {of} "
                              f"cards of types it is known to lack, more than the "
