@@ -48,6 +48,7 @@ from ono_env.agents.learned import read_metadata, shipped_models
 from ono_env.arena import agreement, run_arena
 from ono_env.arena.play import seatings
 from ono_env.arena.suite import model_sha256
+from ono_env.checks import is_decimal
 from ono_env.rules import resolve_rules
 
 BASELINES = ("greedy", "color", "defensive")
@@ -94,8 +95,7 @@ def parse_tables(text: str, best: dict[str, str], script: str) -> list[tuple[str
     tables = []
     for name in text.split(","):
         preset, _, n = name.rpartition("-")   # ASCII digits, no leading zero (ono-02, ono-²)
-        if preset not in best or not (n.isascii() and n.isdigit() and n == str(int(n))) \
-                or not 2 <= int(n) <= 10:
+        if preset not in best or not is_decimal(n) or not 2 <= int(n) <= 10:
             sys.exit(f"{script}: table {name!r}; allowed: <preset>-<players> with a preset "
                      f"of {', '.join(best)} and 2-10 players")
         tables.append((preset, int(n)))

@@ -95,6 +95,13 @@ def check_action(name: str, value: Any) -> int:
     return action
 
 
+def is_decimal(text: Any) -> bool:
+    """Is ``text`` a whole number as the project writes one: ASCII digits without a leading
+    zero (``str.isdigit`` also takes '²' and other scripts' digits, and ``int`` reads '01')?"""
+    return isinstance(text, str) and text.isascii() and text.isdigit() \
+        and (text == "0" or not text.startswith("0"))
+
+
 def printable(text: str) -> str:
     """``text`` with every character that is not printable (a newline, a tab, a control
     character a file name may hold) shown as ``?``: a label on one line of a table or CSV."""

@@ -61,7 +61,7 @@ from ono_env.agents.registry import agent_from_class, is_class_spec, is_model_pa
 from ono_env.arena.distributed import check_ray_address, play_on_ray
 from ono_env.arena.play import _derive, _seating_seed, games_bar, play_games
 from ono_env.arena.stats import Z95, bounded_interval_of, bounded_mean_interval
-from ono_env.checks import check_input_file, check_text, is_sha256, unique_keys
+from ono_env.checks import check_input_file, check_text, is_decimal, is_sha256, unique_keys
 from ono_env.rules import PRESETS, RuleSet, resolve_rules
 
 CARD_FORMAT = "ono-bench-card"
@@ -177,9 +177,8 @@ def load_suite(version: int | str = LATEST) -> Suite:
     versions = suite_versions()
     if version == LATEST:
         version = versions[-1]
-    if isinstance(version, str) and version.isascii() and version.isdigit() \
-            and version == str(int(version)):   # ASCII digits only (isdigit() also takes
-        version = int(version)   # full-width and superscript digits), no leading zero ('01')
+    if is_decimal(version):   # ASCII digits, no leading zero ('01', '²' stay text: refused)
+        version = int(version)
     if isinstance(version, bool) or not isinstance(version, int) or version not in versions:
         raise ValueError(f"unknown suite version {version!r}; there are: "
                          f"{', '.join(map(str, versions))} (or {LATEST})")
