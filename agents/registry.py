@@ -159,7 +159,8 @@ def make_agent(spec: Any, rules: Any = None) -> Agent:
 
     ``rules`` (a RuleSet, preset name, ...; default classic) is the rule set it will play.
     An object is returned as it is; where ``rules`` is given, a learned agent (a model's
-    metadata) is checked against it as a model file named by its path is."""
+    metadata), and a search agent's learned prior or playout policy, is checked against it
+    as a model file named by its path is."""
     given = rules is not None
     rules = resolve_rules(rules)
     if isinstance(spec, os.PathLike):   # a path object names a model file, as load_agent takes

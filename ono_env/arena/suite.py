@@ -810,10 +810,11 @@ def check_card(data: Any, what: str = "card") -> None:
     """``ValueError`` unless ``data`` has a result card's format: the fields the tables and
     plots read, each of its type (an integer is not a bool or a float) and within what a card
     this package writes can hold (a suite version it knows, that suite's tables and their
-    player counts and reference agents, one row each with the suite's cheating flag and a
-    rating in the field, rates and their bounds in [0, 1] and in order, counts of at least
-    one deal, ratings of at most :data:`MAX_CARD_RATING` in size, no key a card does not
-    hold); the field and what is allowed named."""
+    player counts and reference agents, one row for each with the suite's cheating flag and
+    a rating in the field, rates and their bounds in [0, 1] and in order, counts of at least
+    one deal, ratings of at most :data:`MAX_CARD_RATING` in size and each table's within its
+    interval, no key a card does not hold at any level, :data:`CARD_PART_KEYS`); the field
+    and what is allowed named."""
     if not isinstance(data, dict) or data.get("format") != CARD_FORMAT:
         raise ValueError(f"{what}: not a result card (no \"format\": \"{CARD_FORMAT}\")")
     version = data.get("format_version")
