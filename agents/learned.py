@@ -644,6 +644,43 @@ def _export_hint(path: Path) -> str:
     return f"{EXPORT_COMMAND} {path} {path.with_suffix('.safetensors')}"
 
 
+ZIP_METHODS = {zipfile.ZIP_STORED: "stored", zipfile.ZIP_DEFLATED: "deflate"}
+"""The compression methods a model zip's members may use (what ono-train and Stable-Baselines3
+write). bzip2 and LZMA are refused: :mod:`zipfile` unpacks each of their compressed blocks
+whole, so a few kilobytes could unpack to gigabytes before any size is checked."""
+_ZIP_CHUNK = 1 << 20
+
+
+def read_zip_member(zf: zipfile.ZipFile, info: zipfile.ZipInfo, where: str) -> bytes:
+    """The bytes of ``info``, unpacked in chunks of 1 MiB: memory stays within the size the
+    zip declares (at most :data:`MAX_MODEL_BYTES`), whatever the compressed data holds.
+    ``zipfile.ZipFile.read`` unpacks a deflated member in one call of up to 2 GiB, so it is
+    not used here. ``ValueError`` naming the member for a method outside :data:`ZIP_METHODS`,
+    a declared size over the limit, or data that does not unpack to the declared size and
+    CRC-32."""
+    name = info.filename
+    if info.compress_type not in ZIP_METHODS:
+        raise ValueError(f"{where}: its member {name} is compressed with method "
+                         f"{info.compress_type} (allowed: "
+                         f"{', '.join(f'{m} ({n})' for m, n in ZIP_METHODS.items())})")
+    if info.file_size > MAX_MODEL_BYTES:
+        raise ValueError(f"{where}: its member {name} is too large ({info.file_size:,} bytes; "
+                         f"at most {MAX_MODEL_BYTES:,})")
+    parts, total = [], 0
+    try:
+        with zf.open(info) as fh:   # stops at the declared size and checks the CRC-32 there
+            while chunk := fh.read(_ZIP_CHUNK):
+                total += len(chunk)
+                parts.append(chunk)
+    except Exception as exc:  # noqa: BLE001 - BadZipFile (CRC), zlib.error, EOFError, ...
+        detail = str(exc) if isinstance(exc, zipfile.BadZipFile) else f"{type(exc).__name__}: {exc}"
+        raise ValueError(f"{where}: damaged zip member {name} ({detail})") from None
+    if total != info.file_size:
+        raise ValueError(f"{where}: damaged zip member {name} ({total:,} bytes where the zip "
+                         f"declares {info.file_size:,})")
+    return b"".join(parts)
+
+
 def read_model_bytes(path: str | Path) -> tuple[bytes, str]:
     """The model bytes of ``path`` and how to name them in messages: the whole file, or a
     zip's :data:`SAFE_MEMBER` (read with :mod:`zipfile`; nothing else in the zip is read).
@@ -675,17 +712,15 @@ def read_model_bytes(path: str | Path) -> tuple[bytes, str]:
         except OSError as exc:
             raise ValueError(f"cannot read model file {where}: {exc.strerror or exc}") from None
     try:
-        with zipfile.ZipFile(path) as zf:
-            info = zf.NameToInfo.get(SAFE_MEMBER)
-            old = OLD_META_NAME in zf.NameToInfo
-            if info is not None and info.file_size <= MAX_MODEL_BYTES:
-                return zf.read(info), f"{where} (member {SAFE_MEMBER})"
-    except Exception as exc:  # noqa: BLE001 - BadZipFile, zlib.error, EOFError, ...
+        zf = zipfile.ZipFile(path)
+    except Exception as exc:  # noqa: BLE001 - BadZipFile, OSError, EOFError, ...
         detail = str(exc) if isinstance(exc, zipfile.BadZipFile) else f"{type(exc).__name__}: {exc}"
         raise ValueError(f"cannot read model file {where}: damaged zip ({detail})") from None
-    if info is not None:
-        raise ValueError(f"{where}: its {SAFE_MEMBER} member is too large "
-                         f"({info.file_size:,} bytes; at most {MAX_MODEL_BYTES:,})")
+    with zf:
+        info = zf.NameToInfo.get(SAFE_MEMBER)
+        old = OLD_META_NAME in zf.NameToInfo
+        if info is not None:
+            return read_zip_member(zf, info, where), f"{where} (member {SAFE_MEMBER})"
     if old:
         raise ValueError(
             f"{where} is a checkpoint saved before ono_env's model format version 2: it has no "

@@ -539,7 +539,60 @@ DAMAGED = {
     "truncated zip": ("m.zip", lambda p: _zip(lambda: {"ono_policy.safetensors": tiny_bytes()})(p)[:-30],
                       "damaged zip"),
     "safetensors name, zip inside": ("m.safetensors", _zip(lambda: {"data": "{}"}), "no ono_policy"),
+    # before: read whole; zipfile unpacks a bzip2 or LZMA block in one piece, however large
+    "zip member in bzip2": ("m.zip", lambda p: _zip_with(zipfile.ZIP_BZIP2, tiny_bytes()),
+                            "member ono_policy.safetensors is compressed with method 12 "
+                            r"\(allowed: 0 \(stored\), 8 \(deflate\)\)"),
+    "zip member in LZMA": ("m.zip", lambda p: _zip_with(zipfile.ZIP_LZMA, tiny_bytes()),
+                           "compressed with method 14"),
 }
+
+
+def _zip_with(method: int, data: bytes) -> bytes:
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w", method) as z:
+        z.writestr("ono_policy.safetensors", data)
+    return buf.getvalue()
+
+
+def _deflate_bomb(unpacked_mib: int, declared: int) -> bytes:
+    """A zip whose one member declares ``declared`` bytes and unpacks to ``unpacked_mib`` MiB of
+    zeros (about 1 KiB of deflate a MiB)."""
+    import struct
+    import zlib
+    z = zlib.compressobj(9, zlib.DEFLATED, -15)
+    zeros = bytes(1 << 20)
+    data = b"".join([z.compress(zeros) for _ in range(unpacked_mib)] + [z.flush()])
+    name = b"ono_policy.safetensors"
+    local = struct.pack("<4sHHHHHIIIHH", b"PK\x03\x04", 20, 0, 8, 0, 0, 0, len(data), declared,
+                        len(name), 0) + name
+    central = struct.pack("<4sHHHHHHIIIHHHHHII", b"PK\x01\x02", 20, 20, 0, 8, 0, 0, 0, len(data),
+                          declared, len(name), 0, 0, 0, 0, 0, 0) + name
+    end = struct.pack("<4sHHHHIIH", b"PK\x05\x06", 0, 0, 1, 1, len(central),
+                      len(local) + len(data), 0)
+    return local + data + central + end
+
+
+def test_a_zip_member_that_unpacks_past_its_declared_size_is_refused_in_bounded_memory(tmp_path):
+    """Before: ``ZipFile.read`` unpacked a deflated member in one call of up to 2 GiB, and the
+    declared size was checked only after: a 3 MB zip declaring 1,000 bytes took 2.2 GB."""
+    import tracemalloc
+
+    from ono_env.train.export import export_model
+    path = tmp_path / "bomb.zip"
+    path.write_bytes(_deflate_bomb(64, 1000))
+    tracemalloc.start()
+    try:
+        for call in (lambda: load_agent(path),
+                     lambda: export_model(path, tmp_path / "out.safetensors")):
+            with pytest.raises(ValueError, match=r"bomb\.zip.*damaged zip member "
+                                                 r"ono_policy\.safetensors"):
+                call()
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 16 << 20, f"{peak:,} bytes at the peak"
+    assert not (tmp_path / "out.safetensors").exists()
 
 
 def test_a_label_with_spaces_at_its_ends_loads_and_plays_without_them(tmp_path):

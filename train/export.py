@@ -49,6 +49,7 @@ from ono_env.agents.learned import (
     SAFE_MEMBER,
     check_metadata,
     read_model,
+    read_zip_member,
     write_model,
 )
 from ono_env.apps import console as cli
@@ -63,12 +64,7 @@ def _member(zf: zipfile.ZipFile, name: str, where: str) -> bytes:
     if info is None:
         raise ValueError(f"{where}: not an ono_env checkpoint: it has neither {SAFE_MEMBER} nor "
                          f"{OLD_META_NAME} and policy.pth (no {name})")
-    if info.file_size > MAX_MODEL_BYTES:
-        raise ValueError(f"{where}: its member {name} is too large ({info.file_size:,} bytes)")
-    try:
-        return zf.read(info)
-    except Exception as exc:  # noqa: BLE001 - BadZipFile (CRC), zlib.error, ...
-        raise ValueError(f"{where}: damaged zip member {name} ({type(exc).__name__}: {exc})") from None
+    return read_zip_member(zf, info, where)
 
 
 def _old_metadata(raw: bytes, where: str) -> dict[str, Any]:
