@@ -246,6 +246,9 @@ class Replay:
             text = path.read_text(encoding="utf-8")
         except UnicodeDecodeError:
             raise ValueError(f"{str(path)!r}: not a replay (not UTF-8 JSON text)") from None
+        except OSError as exc:   # a read error after the checks: EIO, EACCES, ...
+            raise ValueError(f"cannot read replay file {str(path)!r}: "
+                             f"{exc.strerror or exc}") from None
         return cls.from_json(text, repr(str(path)))
 
 

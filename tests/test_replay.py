@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -158,6 +159,15 @@ def test_replay_loading_refuses_non_replays(tmp_path):
         Replay.load(big)
     with pytest.raises(ValueError, match=r"cannot read replay file .*: no such file"):
         Replay.load(tmp_path / "missing.json")
+
+
+@pytest.mark.skipif(not Path("/proc/self/mem").exists(), reason="needs Linux's /proc/self/mem")
+def test_a_replay_file_that_cannot_be_read_is_one_value_error_naming_it(tmp_path):
+    """Before: an ``OSError`` (EIO here, EACCES for a file of mode 000) came out of
+    ``Replay.load`` as it was, and ``ono-web --replays`` refused to start over one file."""
+    (tmp_path / "unread.json").symlink_to("/proc/self/mem")   # a regular file whose read fails
+    with pytest.raises(ValueError, match=r"^cannot read replay file '.*unread.json': "):
+        Replay.load(tmp_path / "unread.json")
 
 
 def test_agent_thinking_only_for_agents_that_explain():

@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import json
 import time
+from pathlib import Path
 
 import pytest
 
@@ -575,6 +576,13 @@ def test_a_bad_file_in_a_replay_folder_is_skipped_with_a_note(tmp_path):
     client = TestClient(create_app(replay_dirs=[str(tmp_path)], log=log))
     assert [x["title"] for x in client.get("/api/replays").json()] == ["good.json"]
     assert "bad.json skipped" in log.getvalue() and "missing" in log.getvalue()
+    if Path("/proc/self/mem").exists():   # a regular file whose read fails (EIO)
+        # before: the OSError stopped the server from starting
+        (tmp_path / "unread.json").symlink_to("/proc/self/mem")
+        log = io.StringIO()
+        client = TestClient(create_app(replay_dirs=[str(tmp_path)], log=log))
+        assert [x["title"] for x in client.get("/api/replays").json()] == ["good.json"]
+        assert "unread.json skipped: cannot read replay file" in log.getvalue()
 
 
 def test_search_agents_play_at_the_table_and_show_their_action_values(client):
