@@ -91,7 +91,6 @@ import functools
 import hashlib
 import json
 import os
-import secrets
 import threading
 import zipfile
 from collections import OrderedDict
@@ -110,6 +109,7 @@ from ono_env.checks import (
     is_int,
     printable,
     unique_keys,
+    write_whole,
 )
 from ono_env.observation import (
     MAX_OPPONENTS,
@@ -573,25 +573,6 @@ def write_model(path: str | Path, net: PolicyNet, meta: dict[str, Any]) -> Path:
     if path.is_dir():
         raise ValueError(f"model file name {str(path)!r}: it is a folder")
     return write_whole(path, data, "model file")
-
-
-def write_whole(path: Path, data: bytes, what: str) -> Path:
-    """Write ``data`` to ``path`` through a temporary file, then renamed: a reader (or a run
-    killed while it writes) sees the old file or the new one, never a part. ``what`` names
-    the file in the error (``ValueError``) a failed write gives."""
-    # a temporary name of its own (a user's "<name>.tmp" beside it is never touched), made
-    # new (O_EXCL) with the mode a plain write gives (0666 less the umask; tempfile's 0600
-    # would hide the model from the other users of a shared folder)
-    tmp = path.with_name(f".ono-model-{secrets.token_hex(6)}.tmp")   # short: any name fits
-    try:
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-        os.replace(tmp, path)
-    except OSError as exc:
-        tmp.unlink(missing_ok=True)   # no stray temporary file is left behind
-        raise ValueError(f"cannot write {what} {str(path)!r}: {exc.strerror or exc}") from None
-    return path
 
 
 def _not_a_json_number(name: str) -> Any:

@@ -7,6 +7,8 @@ naming the argument, the value and what is allowed.
 
 from __future__ import annotations
 
+import os
+import secrets
 from pathlib import Path
 from typing import Any, Literal, overload
 
@@ -304,3 +306,22 @@ def check_act_mask(agent: Any, obs: np.ndarray, mask: np.ndarray, num_actions: i
     if mask.dtype.kind != "b" and mask.size and (mask.min() < 0 or mask.max() > 1):
         raise ValueError(f"{agent!r}: mask holds values from {mask.min()} to {mask.max()}; "
                          f"allowed: bools or integers 0/1")
+
+
+def write_whole(path: Path, data: bytes, what: str) -> Path:
+    """Write ``data`` to ``path`` through a temporary file, then renamed: a reader (or a run
+    killed while it writes) sees the old file or the new one, never a part. ``what`` names
+    the file in the error (``ValueError``) a failed write gives."""
+    # a temporary name of its own (a user's "<name>.tmp" beside it is never touched), made
+    # new (O_EXCL) with the mode a plain write gives (0666 less the umask; tempfile's 0600
+    # would hide the file from the other users of a shared folder)
+    tmp = path.with_name(f".ono-{secrets.token_hex(6)}.tmp")   # short: any name fits
+    try:
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+        os.replace(tmp, path)
+    except OSError as exc:
+        tmp.unlink(missing_ok=True)   # no stray temporary file is left behind
+        raise ValueError(f"cannot write {what} {str(path)!r}: {exc.strerror or exc}") from None
+    return path

@@ -43,7 +43,14 @@ from typing import Any
 import numpy as np
 
 from ono_env import cards as C
-from ono_env.checks import check_bool, check_input_file, check_text, is_int, printable
+from ono_env.checks import (
+    check_bool,
+    check_input_file,
+    check_text,
+    is_int,
+    printable,
+    write_whole,
+)
 from ono_env.game import MAX_DECISIONS, VecGame
 from ono_env.positions import load_json, read_rules
 from ono_env.rules import RuleSet
@@ -156,13 +163,15 @@ class Replay:
         return json.dumps(self.to_dict(), allow_nan=False)   # the reader refuses NaN and inf too
 
     def save(self, path: str | Path) -> Path:
-        """Write the replay of a finished game (``finish`` called) as JSON."""
+        """Write the replay of a finished game (``finish`` called) as JSON. A file already at
+        ``path`` is replaced (``ono-play --replay`` and ``ono-arena --record`` refuse one
+        before they play); the file is written whole, through a temporary file, so a run
+        killed meanwhile leaves no part of one."""
         if self.result is None:
             raise ValueError("a replay is saved once its game is over (call finish)")
         path = Path(path)
         path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(self.to_json() + "\n")
-        return path
+        return write_whole(path, (self.to_json() + "\n").encode(), "replay file")
 
     @classmethod
     def from_dict(cls, d: Any, where: str = "replay") -> Replay:

@@ -134,6 +134,31 @@ def test_paired_statistics_and_save_refuse_what_names_no_entrant_or_file(tmp_pat
     assert [p.name for p in res.save(tmp_path / "out", "run-1")] == ["run-1.json", "run-1.csv"]
 
 
+def test_arena_and_replay_saves_replace_a_file_whole_or_not_at_all(tmp_path, monkeypatch):
+    """Before: ``ArenaResult.save`` and ``Replay.save`` wrote in place, so a write that
+    failed or a run killed meanwhile left part of a file where the earlier one had been."""
+    import ono_env.checks
+    res = run_arena(["greedy", "random"], "basic", 2, 4, seed=0, rating=False, record=1)
+    json_path, csv_path = res.save(tmp_path)
+    replay_path = res.replays[0].save(tmp_path / "r.json")
+    before = {p: p.read_bytes() for p in (json_path, csv_path, replay_path)}
+    later = run_arena(["random", "greedy"], "basic", 2, 4, seed=1, rating=False, record=1)
+
+    def fails(src, dst):
+        raise OSError(28, "No space left on device")
+    monkeypatch.setattr(ono_env.checks.os, "replace", fails)
+    with pytest.raises(ValueError, match=r"^cannot write arena result file '.*arena.json': No "
+                                         r"space left on device$"):
+        later.save(tmp_path)
+    with pytest.raises(ValueError, match=r"^cannot write replay file '.*r.json': No space"):
+        later.replays[0].save(replay_path)
+    assert {p: p.read_bytes() for p in before} == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["arena.csv", "arena.json", "r.json"]
+    monkeypatch.undo()
+    later.save(tmp_path)   # replaced, as the docstring says
+    assert json.loads(json_path.read_text())["agents"][0]["agent"] == "random"
+
+
 def test_evaluation_in_worker_processes_gives_the_same_rows():
     args = ("greedy", ["random", "defensive"], {"preset": "basic", "num_players": 2}, 40)
     one = evaluate(*args, seed=5)

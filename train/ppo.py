@@ -112,10 +112,9 @@ from ono_env.agents.learned import (
     model_sha256,
     read_model,
     write_model,
-    write_whole,
 )
 from ono_env.cards import A_CATCH, A_DRAW, NUM_ACTIONS, NUM_CARD_TYPES
-from ono_env.checks import DuplicateKey, MAX_SEED, unique_keys
+from ono_env.checks import DuplicateKey, MAX_SEED, unique_keys, write_whole
 from ono_env.observation import (
     MAX_OPPONENTS,
     OBS2_OPPONENTS,

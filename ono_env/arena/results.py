@@ -4,6 +4,7 @@ two mirrored runs."""
 from __future__ import annotations
 
 import csv
+import io
 import json
 import math
 import os
@@ -25,6 +26,7 @@ from ono_env.checks import (
     is_int,
     is_sha256,
     unique_keys,
+    write_whole,
 )
 from ono_env.replay import Replay
 from ono_env.rules import RuleSet
@@ -267,7 +269,9 @@ class ArenaResult:
         results, ``per_deal``, and ``batch_size``) and ``<stem>.csv`` (the per-agent table) into
         ``directory``. Returns the paths. (``ono_env.apps.arena_cli.plot_head_to_head`` draws
         the head-to-head matrix.) ``stem``: a file name without a folder, letters, digits,
-        '.', '_' and '-', the first a letter or digit."""
+        '.', '_' and '-', the first a letter or digit. Files of those names already there are
+        replaced (``ono-arena --out`` refuses such a folder before it plays); each is written
+        whole, through a temporary file, so a run killed meanwhile leaves no part of one."""
         if not isinstance(stem, str) or not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._-]{0,99}", stem):
             raise ValueError(f"stem={stem!r:.60}; allowed: a file name without a folder, 1-100 "
                              f"letters, digits, '.', '_' and '-', the first a letter or digit")
@@ -280,12 +284,13 @@ class ArenaResult:
             lists = ",\n".join(f'    {json.dumps(label)}: {json.dumps(v, separators=(",", ":"))}'
                                 for label, v in per_deal.items())
             text = text[:-2] + ',\n  "per_deal": {\n' + lists + "\n  }\n}"
-        paths[0].write_text(text + "\n")
         rows = self.agent_rows()
-        with open(paths[1], "w", newline="") as fh:
-            w = csv.DictWriter(fh, fieldnames=list(rows[0]))
-            w.writeheader()
-            w.writerows(rows)
+        table = io.StringIO(newline="")
+        w = csv.DictWriter(table, fieldnames=list(rows[0]))
+        w.writeheader()
+        w.writerows(rows)
+        write_whole(paths[0], (text + "\n").encode(), "arena result file")
+        write_whole(paths[1], table.getvalue().encode(), "arena table file")
         return paths
 
 def read_arena_json(path: str | Path) -> dict[str, Any]:
