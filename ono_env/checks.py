@@ -104,6 +104,13 @@ def is_decimal(text: Any) -> bool:
         and (text == "0" or not text.startswith("0"))
 
 
+def shown(value: Any, limit: int = 20) -> str:
+    """``repr(value)`` for a message, cut to ``limit`` characters with "..." where it is
+    longer: ``f"{x!r:.20}"`` cuts without a mark, and a cut number reads as another number."""
+    text = repr(value)
+    return text if len(text) <= limit else text[:limit] + "..."
+
+
 def printable(text: str) -> str:
     """``text`` with every character that is not printable (a newline, a tab, a control
     character a file name may hold) shown as ``?``: a label on one line of a table or CSV."""

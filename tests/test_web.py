@@ -94,11 +94,24 @@ def test_the_seed_fixes_the_deal_and_the_agents(client):
     assert a["history"] == b["history"] and a["result"] == b["result"]
 
 
+def test_an_unknown_agent_is_refused_with_the_agents_that_fit_this_table(client):
+    """Before: every allowed label was listed, the specialists of other tables too."""
+    body = {"rules": "basic", "num_players": 4, "opponents": ["greedy", "greedy", "nobody"]}
+    error = refused(client.post("/api/games", json=body), 400, "unknown agent 'nobody'")
+    listed = error.split("allowed: ")[1]
+    assert "ppo-basic-4p" in listed and "ppo-any" in listed and "ppo-basic-2p" not in listed
+    error = refused(client.post("/api/games", json={**body, "opponents": "greedy"}), 400,
+                    "opponents must be a list of agent names; allowed names:", "pimc:128")
+    assert "ppo-basic-2p" not in error
+
+
 @pytest.mark.parametrize("body, status, fragments", [
     ({"rules": "nope"}, 400, ["not a preset; allowed: basic"]),
     ({"rules": "configs/rules/basic.yaml"}, 400, ["not a preset"]),
     ({"rules": "../../etc/passwd"}, 400, ["not a preset"]),
-    ({"opponents": ["nobody"]}, 400, ["unknown agent 'nobody'; allowed:", "greedy"]),
+    # before: the list left out the search agents, which the server takes
+    ({"opponents": ["nobody"]}, 400, ["unknown agent 'nobody'; allowed:", "greedy",
+                                      "or a search agent (pimc, ", "name:N or name:<T>ms"]),
     ({"opponents": ["agents/models/ppo-basic-2p.safetensors"]}, 400, ["unknown agent"]),
     ({"opponents": ["greedy", "greedy"]}, 400, ["2 opponents for 2 players: give 1"]),
     ({"opponents": "greedy"}, 400, ["opponents must be a list"]),
@@ -121,6 +134,44 @@ def test_bad_new_games_are_refused_with_the_reason(client, body, status, fragmen
     full = {"rules": "basic", "num_players": 2, "opponents": ["greedy"], **body}
     refused(client.post("/api/games", json=full), status, *fragments)
     assert len(client.app.state.tables) == before
+
+
+def test_each_option_says_what_it_does_as_in_the_terminal(client):
+    """Before: the view named each legal action only, and the browser's buttons too."""
+    from ono_env.apps.play import option_hint
+    view = new_game(client, rules="classic", seed=4)   # a voluntary draw: draw is legal
+    hints = {a["name"]: a["hint"] for a in view["legal"]}
+    assert hints["draw"] == "draw a card" and all(h == "" for n, h in hints.items()
+                                                  if n.startswith("play"))
+    table = client.app.state.tables.get(view["id"])
+    ids = [a["id"] for a in view["legal"]]
+    assert [a["hint"] for a in view["legal"]] == [option_hint(a, table.position, ids) for a in ids]
+
+
+def test_bodies_are_utf8_json_at_every_endpoint(client):
+    """Before: the game endpoints let ``json.loads`` guess UTF-16 or UTF-32 from the bytes and
+    read any charset as UTF-8, where replay uploads refused them."""
+    body = json.dumps({"rules": "basic", "num_players": 2, "opponents": ["greedy"]})
+    before = len(client.app.state.tables)
+    for encoded in (body.encode("utf-16"), body.encode("utf-32")):
+        refused(client.post("/api/games", headers=JSON, content=encoded), 400,
+                "a request body is UTF-8 JSON text")
+    # UTF-16 without a BOM is valid UTF-8 (a NUL before each character), and not JSON
+    refused(client.post("/api/games", headers=JSON, content=body.encode("utf-16-be")), 400,
+            "malformed", "it must be JSON")
+    refused(client.post("/api/games", headers=JSON, content=b"\xef\xbb\xbf" + body.encode()),
+            400, "BOM")
+    for charset in ("latin-1", '"utf-16"'):
+        refused(client.post("/api/games", content=body.encode(),
+                            headers={"content-type": f"application/json; charset={charset}"}),
+                415, "charset", "allowed: utf-8")
+    refused(client.post("/api/replays", content=b"{}",
+                        headers={"content-type": "application/json; charset=latin-1"}), 415,
+            "charset")
+    assert len(client.app.state.tables) == before
+    ok = client.post("/api/games", content=body.encode(),
+                     headers={"content-type": 'application/json; charset="UTF-8"'})
+    assert ok.status_code == 200
 
 
 def test_bodies_that_are_not_json_objects_are_refused(client):
@@ -170,8 +221,14 @@ def test_decisions_by_id_or_name_and_the_refusals(client):
             400, "give an action id or name")
     refused(client.post(f"/api/games/{gid}/action", json={"action": view["legal"][0]["id"]}),
             400, "missing key 'move'")
-    refused(client.post(f"/api/games/{gid}/action", json={"action": view["legal"][0]["id"],
-                                                          "move": move + 1}), 409, "stale decision")
+    # a view the table never showed is bad input, not a stale decision (before: 409, and the
+    # message cut 10**30 to its first 20 digits, another number)
+    for never, named in ((move + 1, str(move + 1)), (-1, "-1"),
+                         (10**30, "10000000000000000000...")):
+        refused(client.post(f"/api/games/{gid}/action", json={"action": view["legal"][0]["id"],
+                                                              "move": never}),
+                400, f"move {named}: no such view; allowed: the number of a view the table "
+                     f"showed, 0 .. {move}")
     for odd in (str(move), True, float(move)):   # not a view's number: 400, not a stale 409
         refused(client.post(f"/api/games/{gid}/action", json={"action": view["legal"][0]["id"],
                                                               "move": odd}),
@@ -361,8 +418,14 @@ def test_a_finished_game_is_saved_viewed_and_downloaded_as_a_replay(client):
     gid = view["id"]
     refused(client.post(f"/api/games/{gid}/replay"), 409, "not over")
     end = play_out(client, view)
+    # before: a body was taken and ignored
+    refused(client.post(f"/api/games/{gid}/replay", json={"title": "mine"}), 400, "takes no "
+            "request body")
     saved = client.post(f"/api/games/{gid}/replay").json()
     assert saved["players"] == ["you", "ppo-basic-2p"] and saved["winners"] == end["result"]["winners"]
+    # the public list does not name the table (before: "web game <id>", the key to the table)
+    assert all(gid not in json.dumps(x) for x in client.get("/api/replays").json())
+    assert saved["title"].startswith("web game ")
     assert client.get("/api/replays").json()[0]["id"] == saved["id"]
     # saved again: the same replay (before: another copy each time, pushing others out)
     listed = len(client.get("/api/replays").json())

@@ -185,12 +185,19 @@ def test_a_refused_setup_shows_the_reason(server, page):
     assert "hand_size" in page.inner_text("#error")
     # a seed past 2**53 - 1 would reach the server as another number: refused in the page
     page.eval_on_selector("[data-option=hand_size]", "e => { e.value = '7'; }")
-    page.fill("#f-seed", "9007199254740993")
-    page.click("#start")
-    page.wait_for_function("() => document.querySelector('#error').innerText.includes('seed')")
-    assert "allowed: a whole number from 0 to 9007199254740991" in page.inner_text("#error")
-    assert page.locator("#screen-game:not([hidden])").count() == 0
+    # and an emptied seat field is said so (before: sent as seat 0, as Number("") is 0)
+    for seed, seat, word, message in (
+            ("9007199254740993", "0", "seed", "allowed: a whole number from 0 to 9007199254740991"),
+            ("", "", "seat", "Your seat: empty; allowed: a whole number")):
+        page.fill("#f-seed", seed)
+        page.fill("#f-seat", seat)
+        page.click("#start")
+        page.wait_for_function(f"() => document.querySelector('#error').innerText"
+                               f".includes('{word}')")
+        assert message in page.inner_text("#error")
+        assert page.locator("#screen-game:not([hidden])").count() == 0
     page.fill("#f-seed", "")   # the page is shared with the next tests
+    page.fill("#f-seat", "0")
 
 
 def test_the_new_game_form_explains_the_options_and_takes_a_typed_agent(server, page):
@@ -248,6 +255,9 @@ def test_seats_around_the_table_and_a_false_catch_is_announced(server, page):
         _decide(page)
     move = page.get_attribute("body", "data-move")
     before = page.locator("#hand .card").count()
+    # the button says what a false accusation costs, as the terminal does (before: "catch")
+    assert re.search(r"if P\d holds more than one card you draw 4",
+                     page.inner_text("[data-action=catch]"))
     page.click("[data-action=catch]")
     page.wait_for_function(f"document.body.dataset.move !== '{move}'")
     assert "false accusation: you draw 4 cards" in page.inner_text("#history")

@@ -33,6 +33,7 @@ import argparse
 import asyncio
 import builtins
 import hashlib
+import itertools
 import json
 import math
 import secrets
@@ -60,7 +61,7 @@ from ono_env.apps.web.table import (
     fits,
     make_rules,
 )
-from ono_env.checks import check_int, check_text, is_real
+from ono_env.checks import check_int, check_text, is_real, shown
 from ono_env.positions import game_winners, load_json
 from ono_env.replay import MAX_LABEL, Replay, clean_label, replay_positions
 from ono_env.rules import CHOICES, PRESETS, RuleSet
@@ -225,6 +226,10 @@ class Replays:
     def check(self, rid: Any) -> None:
         """``Refused`` (404) unless replay ``rid`` is kept."""
         self._kept(rid)
+
+    def summary(self, rid: Any) -> dict[str, Any]:
+        """Replay ``rid``'s line in the listing (:func:`summary`), as it was kept."""
+        return self._kept(rid).entry
 
     def text(self, rid: Any) -> str:
         """Replay ``rid``'s JSON text, as it was kept."""
@@ -523,16 +528,32 @@ def create_app(models: Sequence[str] = (), replay_dirs: Sequence[str] = (),
     def json_body(request: Request) -> None:
         """A body must say it is JSON: a page on another site cannot send that without the
         browser asking this server first (which it does not answer)."""
-        kind = request.headers.get("content-type", "").split(";")[0].strip().lower()
+        kind, *params = request.headers.get("content-type", "").split(";")
+        kind = kind.strip().lower()
         if kind != "application/json":
             raise Refused(f"the request body must be sent as application/json; got "
                           f"{kind or 'no content type'!r}", 415)
+        for param in params:   # JSON is UTF-8 (RFC 8259): another charset is not read as one
+            key, _, value = param.partition("=")
+            if key.strip().lower() == "charset" and value.strip().strip('"').lower() != "utf-8":
+                raise Refused(f"the request body's charset is {shown(value.strip(), 40)}; "
+                              f"allowed: utf-8 (JSON is UTF-8 text)", 415)
+
+    async def body_text(request: Request, what: str) -> str:
+        """The request's body as UTF-8 text, a JSON body checked first (:func:`json_body`):
+        the same rule for every endpoint (before: the game endpoints let ``json.loads``
+        guess UTF-16 or UTF-32 from the bytes, and uploads refused them)."""
+        json_body(request)
+        try:
+            return (await request.body()).decode("utf-8")
+        except UnicodeDecodeError:
+            raise Refused(f"{what} is UTF-8 JSON text") from None
 
     async def body_object(request: Request, keys: dict[str, bool]) -> dict[str, Any]:
         """The JSON object of a request, with only ``keys`` (name -> required)."""
-        json_body(request)
+        text = await body_text(request, "a request body")
         try:
-            d = load_json(await request.body(), "the request body")
+            d = load_json(text, "the request body")
         except ValueError as exc:
             raise Refused(f"{exc} (it must be JSON)") from None
         if not isinstance(d, dict):
@@ -568,7 +589,8 @@ def create_app(models: Sequence[str] = (), replay_dirs: Sequence[str] = (),
         opponents = d["opponents"]
         if not isinstance(opponents, list):
             raise Refused(f"opponents must be a list of agent names; allowed names: "
-                          f"{', '.join(allowed)}")
+                          f"{', '.join(agents_for(rules))} (a search agent also as name:N or "
+                          f"name:<T>ms)")
         def deal() -> dict[str, Any]:   # agents may think a while: off the event loop
             table = tables.new(rules, d.get("seat", 0), opponents, d.get("seed"),
                                default_agent_factory(rules, allowed, metas), d.get("thinking", False),
@@ -601,27 +623,31 @@ def create_app(models: Sequence[str] = (), replay_dirs: Sequence[str] = (),
         table = tables.get(table_id)
         d = await body_object(request, {"show": True})
         if not isinstance(d["show"], bool):
-            raise Refused(f"show must be true or false; got {d['show']!r:.20}")
+            raise Refused(f"show must be true or false; got {shown(d['show'])}")
 
         def show() -> dict[str, Any]:
             table.set_thinking(d["show"])
             return table.view()
         return await at_table(table, show)
 
+    saved_games = itertools.count(1)
+
     @app.post("/api/games/{table_id}/replay")
-    async def save_replay(table_id: str) -> dict[str, Any]:
+    async def save_replay(table_id: str, request: Request) -> dict[str, Any]:
         table = tables.get(table_id)
+        if await request.body():   # before: any body was taken and ignored
+            raise Refused("saving a game's replay takes no request body")
 
-        title = f"web game {table.id}"
-
-        def save() -> str:   # the table's requests in turn: one save at a time, off the loop
+        def save() -> dict[str, Any]:   # the table's requests in turn: one save at a time, off the loop
             if not table.game.finished[0]:
                 raise Refused("the game is not over: a replay is saved at its end", 409)
             if table.saved_replay is None or not replays.has(table.saved_replay):
+                # a title that is not the table's id: the list is public, and the id is the
+                # only key to a table (before: any client could read it there and use it)
+                title = f"web game {next(saved_games)}"
                 table.saved_replay = replays.add(table.replay, title)   # once: then the same
-            return table.saved_replay
-        rid = await at_table(table, save)
-        return summary(rid, title, table.replay)
+            return replays.summary(table.saved_replay)
+        return await at_table(table, save)
 
     @app.get("/api/replays")
     def list_replays() -> list[dict[str, Any]]:
@@ -629,11 +655,7 @@ def create_app(models: Sequence[str] = (), replay_dirs: Sequence[str] = (),
 
     @app.post("/api/replays")
     async def upload_replay(request: Request) -> dict[str, Any]:
-        json_body(request)
-        try:
-            text = (await request.body()).decode("utf-8")
-        except UnicodeDecodeError:
-            raise Refused("a replay is UTF-8 JSON text") from None
+        text = await body_text(request, "a replay")
 
         def check() -> tuple[Replay, str]:   # read (megabytes of JSON), every action legal, the
             try:                 # result as recorded: off the event loop, in the replays' thread

@@ -30,7 +30,8 @@ from ono_env.agents import make_agent
 from ono_env.agents.base import is_cheating, marked
 from ono_env.agents.driver import act_one
 from ono_env.agents.search import SEARCH_AGENTS
-from ono_env.checks import check_bool, check_int
+from ono_env.apps.play import option_hint
+from ono_env.checks import check_bool, check_int, shown
 from ono_env.game import (
     DEFAULT_MAX_DECISIONS_MATCH,
     DEFAULT_MAX_DECISIONS_ROUND,
@@ -237,9 +238,12 @@ class Table:
             raise Refused(f"it is P{int(self.game.state.current[0])}'s turn, not yours", 409)
         if isinstance(move, bool) or not isinstance(move, int):
             raise Refused(f"move must be the integer number of the view the decision was made "
-                          f"on; got {move!r:.20}")
+                          f"on; got {shown(move)}")
+        if not 0 <= move <= self.move:   # a view the table never showed: not a stale one
+            raise Refused(f"move {shown(move)}: no such view; allowed: the number of a view "
+                          f"the table showed, 0 .. {self.move}")
         if move != self.move:
-            raise Refused(f"stale decision: it was made on view {move!r:.20}; the table is at "
+            raise Refused(f"stale decision: it was made on view {move}; the table is at "
                           f"view {self.move}: reload the table", 409)
         legal = [int(a) for a in np.flatnonzero(self.game.legal_mask()[0])]
         names = ", ".join(C.action_name(a) for a in legal)
@@ -268,8 +272,9 @@ class Table:
         n = self.rules.num_players
         over = bool(self.game.finished[0])
         mine = d["current_player"] == self.seat and not over
-        legal = ([{"id": int(a), "name": C.action_name(int(a))}
-                  for a in np.flatnonzero(self.game.legal_mask()[0])] if mine else [])
+        ids = [int(a) for a in np.flatnonzero(self.game.legal_mask()[0])] if mine else []
+        # each with what it does where that needs saying, as the terminal game lists them
+        legal = [{"id": a, "name": C.action_name(a), "hint": option_hint(a, d, ids)} for a in ids]
         players = [{"seat": q, "label": self.labels[q], "cards": len(d["hands"][q]),
                     "called": bool(d["called"][q]), "dealer": q == d["dealer"],
                     "catchable": catch_succeeds(d, q),
@@ -492,6 +497,13 @@ def default_agent_factory(rules: RuleSet, allowed: Mapping[str, Any],
     label from the browser never opens a path. ``models``: the metadata of the labels that
     are model files; one that does not fit ``rules`` is refused with the reason, naming its
     label and no path."""
+    def agents_allowed() -> str:
+        """The agents that may sit at this table, as a refusal lists them (before: every
+        allowed label, those trained for other tables too, and no search agent)."""
+        fit = [a for a in allowed if fits((models or {}).get(a), rules) is None]
+        return (f"{', '.join(fit)}, or a search agent ({', '.join(SEARCH_AGENTS)}), alone or "
+                f"as name:N or name:<T>ms")
+
     def build(label: Any) -> Any:
         if isinstance(label, str) and label.partition(":")[0] in SEARCH_AGENTS:
             base, arg = search_label(label)
@@ -504,7 +516,7 @@ def default_agent_factory(rules: RuleSet, allowed: Mapping[str, Any],
             if why is not None:
                 raise Refused(f"agent {label!r} cannot sit at this table: {why}")
         if not isinstance(label, str) or label not in allowed:
-            raise Refused(f"unknown agent {label!r:.60}; allowed: {', '.join(allowed)}")
+            raise Refused(f"unknown agent {shown(label, 60)}; allowed: {agents_allowed()}")
         try:
             return make_agent(allowed[label], rules)
         except ValueError as exc:   # the message may name the file: the browser gets none

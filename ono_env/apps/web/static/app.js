@@ -164,7 +164,9 @@ function changedOptions() {
     let value;
     if (input.type === "checkbox") value = input.checked;
     else if (input.tagName === "SELECT") value = input.value;
-    else value = input.value === "" ? input.value : Number(input.value);
+    // a whole number as a number; anything else ("", "1e3", "2.5") as typed, for the server
+    // to refuse with the option's allowed values (before: "1e3" was sent as 1000)
+    else value = /^-?[0-9]+$/.test(input.value.trim()) ? Number(input.value) : input.value;
     if (JSON.stringify(value) !== input.dataset.preset) out[key] = value;
   }
   return out;
@@ -175,9 +177,17 @@ async function startGame(event) {
   showError("");
   const seed = $("f-seed").value;
   // a JavaScript number is exact up to 2**53 - 1: a larger seed would be sent as another one
-  if (seed !== "" && !(Number.isSafeInteger(Number(seed)) && Number(seed) >= 0)) {
+  if (seed !== "" && !(/^[0-9]+$/.test(seed) && Number.isSafeInteger(Number(seed)))) {
     showError(`seed ${seed}: allowed: a whole number from 0 to ${Number.MAX_SAFE_INTEGER}, or empty for a fresh one`);
     return;
+  }
+  // an empty or partial number field is said so, not sent as 0 (Number("") is 0)
+  for (const [id, what] of [["f-players", "Players"], ["f-seat", "Your seat"]]) {
+    const text = $(id).value.trim();
+    if (!/^[0-9]+$/.test(text)) {
+      showError(`${what}: ${text === "" ? "empty" : JSON.stringify(text)}; allowed: a whole number`);
+      return;
+    }
   }
   const body = {
     rules: $("f-rules").value,
@@ -298,7 +308,11 @@ function drawTable() {
   const buttons = $("buttons");
   buttons.replaceChildren();
   for (const a of others) {
-    buttons.append(el("button", { "data-action": a.name, text: a.name, onclick: () => decide(a.id) }));
+    // what the option does where that needs saying (what a catch or a challenge costs), as
+    // the terminal game lists it
+    buttons.append(el("button", { "data-action": a.name, title: a.hint || a.name,
+                                  onclick: () => decide(a.id) },
+                      a.name, ...(a.hint ? [el("small", { class: "hint", text: a.hint })] : [])));
   }
   // history and what the agents reported
   drawHistory($("history"), t.history, t.deal);
