@@ -624,14 +624,19 @@ def test_agreement_counts_the_decisions_with_a_choice():
     assert 0.0 < other["agreement"] < 1.0 and other["low"] < other["agreement"] < other["high"]
     assert agreement("defensive", "greedy", rules, 50, seed=1) == other
     # the reference's games decide the decisions: only those with a choice count
-    short = agreement("defensive", "greedy", rules, 50, seed=1, max_moves=5)
+    short = agreement("defensive", "greedy", rules, 50, seed=1, max_decisions=5)
     assert 0 < short["decisions"] <= 50 * 5
+    # the name before 0.3 (one thing, one name: max_decisions everywhere else) still works
+    with pytest.warns(DeprecationWarning, match="max_decisions"):
+        assert agreement("defensive", "greedy", rules, 50, seed=1, max_moves=5) == short
+    with pytest.raises(ValueError, match="not also max_moves"):
+        agreement("defensive", "greedy", rules, 50, seed=1, max_decisions=5, max_moves=5)
 
 
 @pytest.mark.parametrize("kwargs, message", [
     ({"agent": "pimc:2"}, "pimc.* plays from the live game"),
     ({"num_games": 0}, "num_games"),
-    ({"max_moves": -1}, "max_moves"),
+    ({"max_decisions": -1}, "max_decisions"),
     ({"agent": "nobody"}, "unknown agent 'nobody'"),
 ])
 def test_agreement_refuses_what_it_cannot_measure(kwargs, message):

@@ -343,9 +343,9 @@ def test_a_teacher_pulls_the_learner_toward_its_choices(tmp_path):
             "seed=3", f"run_dir={tmp_path / where}"]))["model"]
 
     rules = {"preset": "basic", "num_players": 2}
-    plain = agreement(str(run("", "plain")), "ppo-basic-2p", rules, 300, seed=5, max_moves=40)
+    plain = agreement(str(run("", "plain")), "ppo-basic-2p", rules, 300, seed=5, max_decisions=40)
     taught = agreement(str(run(", teacher: ppo-basic-2p, teacher_coef: 5", "taught")),
-                       "ppo-basic-2p", rules, 300, seed=5, max_moves=40)
+                       "ppo-basic-2p", rules, 300, seed=5, max_decisions=40)
     assert taught["agreement"] > plain["agreement"] + 0.1, (plain, taught)
     recorded = json.loads((tmp_path / "taught" / "tables.json").read_text())
     assert [(t["teacher"], t["teacher_coef"]) for t in recorded] == [("ppo-basic-2p", 5.0),

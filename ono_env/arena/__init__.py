@@ -63,6 +63,7 @@ import math
 import os
 import sys
 import time
+import warnings
 from collections.abc import Sequence
 from typing import Any
 
@@ -407,10 +408,13 @@ def _evaluate_one(agent: Any, opp: Any, rules: RuleSet, num_games: int, seed: in
 
 
 def agreement(agent: Any, reference: Any, rules: Any, num_games: int = 1_000, seed: int = 0,
-              max_moves: int = 1_000) -> dict[str, Any]:
+              max_decisions: int | None = None, *,
+              max_moves: int | None = None) -> dict[str, Any]:
     """How often ``agent`` picks the action that ``reference`` picks, over the decisions of
     ``num_games`` games that ``reference`` plays at every seat (dealt from ``seed``; each
-    game until it ends or for ``max_moves`` decisions). Only decisions with two or more legal
+    game until it ends or for ``max_decisions`` decisions, the name the arena and the
+    environments give it; ``max_moves``, its name before 0.3, still works until 0.4 and
+    warns). Only decisions with two or more legal
     actions count. Both are asked ``act`` on the acting seat's observation, each in its own
     layout (learned policies, the rule-based agents; not the search agents); a sampling
     agent draws from a generator seeded by ``seed``. Returns ``{"agreement", "low", "high"``
@@ -418,7 +422,14 @@ def agreement(agent: Any, reference: Any, rules: Any, num_games: int = 1_000, se
     distilled policy and its teacher, say), not which is stronger."""
     rules = resolve_rules(rules)
     num_games = check_int("num_games", num_games, 1, MAX_BATCH)
-    max_moves = check_int("max_moves", max_moves, 1, 10**6)
+    if max_moves is not None:
+        if max_decisions is not None:
+            raise ValueError("agreement: give max_decisions, not also max_moves (its old name)")
+        warnings.warn("agreement(max_moves=...) is max_decisions=... since ono_env 0.3; "
+                      "max_moves goes in 0.4", DeprecationWarning, stacklevel=2)
+        max_decisions = max_moves
+    max_decisions = check_int("max_decisions", 1_000 if max_decisions is None else max_decisions,
+                              1, 10**6)
     seed = check_seed("seed", seed, allow_none=False)
     a, ref = make_agent(agent, rules), make_agent(reference, rules)
     for who in (a, ref):
@@ -428,7 +439,7 @@ def agreement(agent: Any, reference: Any, rules: Any, num_games: int = 1_000, se
     game = VecGame(rules, num_games, seed=seed)
     rng = np.random.default_rng(seed)
     same = total = 0
-    for _ in range(max_moves):
+    for _ in range(max_decisions):
         live = ~game.finished
         if not live.any():
             break
@@ -442,7 +453,7 @@ def agreement(agent: Any, reference: Any, rules: Any, num_games: int = 1_000, se
         game.step(np.where(live, theirs, 0), active=live)
     if total == 0:
         raise ValueError("agreement: no decision with a choice in these games; raise num_games "
-                         "or max_moves")
+                         "or max_decisions")
     low, high = wilson_interval(same, total)
     return {"agreement": same / total, "low": low, "high": high, "decisions": total}
 
