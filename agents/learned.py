@@ -492,10 +492,7 @@ def rules_named(rules: RuleSet) -> str:
     """``rules`` as a message names them: "the 'classic' rules" where they are that preset's
     (at any player count), else "custom rules based on 'classic'" (a rule set built from a
     preset keeps its name)."""
-    from ono_env.rules import PRESETS
-
-    base = PRESETS.get(rules.name)
-    if base is not None and not base.differing_fields(rules, skip=("name", "num_players")):
+    if rules.is_preset():
         return f"the {rules.name!r} rules"
     return f"custom rules based on {rules.name!r}"
 

@@ -160,6 +160,18 @@ class RuleSet:
         return [f.name for f in dataclasses.fields(self)
                 if f.name not in skip and getattr(self, f.name) != getattr(other, f.name)]
 
+    def is_preset(self) -> bool:
+        """Are these a preset's rules (the preset named by ``name``), at any player count?"""
+        base = PRESETS.get(self.name)
+        return base is not None and not base.differing_fields(self, skip=("name", "num_players"))
+
+    @property
+    def title(self) -> str:
+        """How headers and summaries name these rules: "ono rules" for a preset's (at any
+        player count), else "custom rules based on ono" (a rule set built from a preset keeps
+        its ``name``; before, a rules file that changed ``ono`` was headed "ono rules")."""
+        return f"{self.name} rules" if self.is_preset() else f"custom rules based on {self.name}"
+
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> RuleSet:
         """Rule set from a mapping: ``preset`` (or ``name``) picks the base, other keys override."""

@@ -479,8 +479,27 @@ def test_demo_is_seeded_and_prints_a_summary():
     play_demo("basic", 3, 2, seed=5, verbose=True, out=c)
     assert c.getvalue() != a.getvalue()   # the seed is used
     assert sum(wins.values()) == 2
-    assert a.getvalue().splitlines()[-1].startswith("summary: 2 games of basic")
+    assert a.getvalue().splitlines()[-1].startswith("summary: 2 games of basic rules")
     assert "play " in a.getvalue()
+
+
+def test_headers_name_custom_rules_as_custom(tmp_path):
+    """Before: a rules file that changed ``ono`` was headed "ono rules" by ono-arena and
+    ono-play, and ono-demo's summary printed the file's path."""
+    from ono_env.arena import run_arena
+    assert RuleSet.preset("ono").title == "ono rules" == RuleSet.preset("ono", num_players=6).title
+    custom = RuleSet.preset("ono", stacking=True)
+    assert custom.title == "custom rules based on ono" and not custom.is_preset()
+    assert RuleSet.preset("basic", name="mine").title == "custom rules based on mine"
+    (tmp_path / "r.yaml").write_text("preset: basic\nhand_size: 5\n")
+    out = io.StringIO()
+    play_demo(str(tmp_path / "r.yaml"), 2, 1, seed=0, verbose=True, out=out)
+    lines = out.getvalue().splitlines()
+    assert lines[0].startswith("=== game 1 (custom rules based on basic, 2 players")
+    assert lines[-1].startswith("summary: 1 games of custom rules based on basic with 2")
+    res = run_arena(["greedy", "random"], RuleSet.preset("basic", hand_size=5, num_players=2),
+                    num_games=2, rating=False)
+    assert res.format_table().splitlines()[0].startswith("custom rules based on basic, 2 players")
 
 
 def test_demo_plays_a_rules_files_own_count_and_checks_its_seeds_first(tmp_path, capsys):

@@ -43,7 +43,7 @@ def play_demo(rules: str, players: int | None, games: int, seed: int, verbose: b
         game = VecGame(rules, 1, seed=seed + k, num_players=players)
         rng = np.random.default_rng([seed, k])
         if verbose:
-            print(f"=== game {k + 1} ({game.rules.name}, {players} players, seed {seed + k})",
+            print(f"=== game {k + 1} ({game.rules.title}, {players} players, seed {seed + k})",
                   file=out)
             print(render_text(game), file=out)
         while not game.finished[0]:
@@ -64,7 +64,8 @@ def play_demo(rules: str, players: int | None, games: int, seed: int, verbose: b
         wins["+".join(f"P{q}" for q in won) if won else "truncated"] += 1
         lengths.append(d["decisions"])
     summary = ", ".join(f"{k} {v}" for k, v in sorted(wins.items()))
-    print(f"summary: {games} games of {rules} with {players} random players; wins: {summary}; "
+    print(f"summary: {games} games of {resolve_rules(rules).title} with {players} random "
+          f"players; wins: {summary}; "
           f"mean length {np.mean(lengths):.1f} decisions", file=out)
     return wins
 

@@ -221,7 +221,7 @@ def play(agents: Sequence[str], rules="basic", num_players: int | None = None, s
     names = {s: ("you" if s == seat else by_seat[s][0]) for s in range(n)}
     replay = Replay.start(game, 0, int(game_seeds(seed, 1)[0]), [names[s] for s in range(n)],
                           "ono-play")
-    print(f"{rules.name} rules, {n} players, "
+    print(f"{rules.title}, {n} players, "
           + (f"seed {seed}" if seed_chosen else "a fresh seed (shown at the end)")
           + f". You are P{seat}. "
           + ", ".join(f"P{s} {names[s]}" for s in range(n) if s != seat)

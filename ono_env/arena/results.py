@@ -182,7 +182,7 @@ class ArenaResult:
         head += f" {'mean length':>11}"
         if self.ratings:
             head += f" {'rating (mu-3sigma)':>18}"
-        lines = [f"{self.rules.name} rules, {self.rules.num_players} players, "
+        lines = [f"{self.rules.title}, {self.rules.num_players} players, "
                  f"{len(self.records.length):,} games"
                  + (f" ({self.deals:,} deals, each played in "
                     + ("every seating" if self.rules.num_players <= ALL_SEATINGS_UP_TO else
