@@ -12,7 +12,7 @@ from typing import Any
 from ono_env.rules import FIELD_NAMES, PRESETS, RuleSet
 
 OPTION_HELP: dict[str, tuple[str, str]] = {
-    "name": ('a string (up to 80 characters)',
+    "name": ('text of 1 to 80 printable characters',
         'the preset it was made from; informational'),
     "num_players": ('2 to 10',
         'players at the table'),

@@ -1,5 +1,5 @@
-"""Training for ono_env (installed as ``ono_env.train``; the ``ono-train`` and ``ono-export``
-console scripts).
+"""Training for ono_env (installed as ``ono_env.train``; the ``ono-train``, ``ono-export`` and
+``ono-exploit`` console scripts).
 
 ``ono-train`` reads a config (:mod:`ono_env.train.config`; the shipped ones are
 ``configs/train/*.yaml``) and trains with one of three backends: the lean PPO of

@@ -157,7 +157,7 @@ def build_parser() -> cli.ArgumentParser:
     p.add_argument("--ray", nargs="?", const="local", default=None, metavar="ADDRESS",
                    help="play the games as Ray tasks (the same results): on the cluster at "
                         "ADDRESS (auto, host:port, ray://host:port), or a new local Ray without "
-                        "one; needs pip install 'ono-env[ray]'")
+                        "one or with local; needs pip install 'ono-env[ray]'")
     return p
 
 

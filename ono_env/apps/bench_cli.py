@@ -126,7 +126,8 @@ def build_parser() -> cli.ArgumentParser:
                         "imported in each")
     p.add_argument("--ray", nargs="?", const="local", default=None, metavar="ADDRESS",
                    help="play the games as Ray tasks (the same card): on the cluster at ADDRESS "
-                        "(auto, host:port, ray://host:port), or a new local Ray without one")
+                        "(auto, host:port, ray://host:port), or a new local Ray without one or "
+                        "with local")
     return p
 
 

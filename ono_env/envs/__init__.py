@@ -8,6 +8,7 @@ and the applications (they import neither):
 - :mod:`ono_env.envs.gym_vector`: its vector env (``gymnasium.make_vec``);
 - :mod:`ono_env.envs.sb3`: a Stable-Baselines3 ``VecEnv``;
 - :mod:`ono_env.envs.rllib_env`: RLlib's multi-agent env and its vector env;
+- :mod:`ono_env.envs.openspiel`: an OpenSpiel game (``pyspiel.load_game("python_ono")``);
 - :mod:`ono_env.envs.learner_batch` and :mod:`ono_env.envs.opponents`: one learner's games
   against agent opponents, which the single-agent envs share.
 
