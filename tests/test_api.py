@@ -481,6 +481,8 @@ def test_demo_is_seeded_and_prints_a_summary():
     assert sum(wins.values()) == 2
     assert a.getvalue().splitlines()[-1].startswith("summary: 2 games of basic rules")
     assert "play " in a.getvalue()
+    # what each move did, as ono-play says it (before: the moves alone)
+    assert "deals; the first card is" in a.getvalue() and "draws 1 card" in a.getvalue()
 
 
 def test_headers_name_custom_rules_as_custom(tmp_path):

@@ -1,5 +1,8 @@
 """Demo: a few seeded games between random players, rendered as text, and a summary line.
 
+Each move is followed by what it did at the table, as ``ono-play`` says it (skips, draws and
+their reason, swaps, challenges; each deal's first card; a round's end).
+
     python -m ono_env.apps.demo --rules classic --players 4 --games 3 --seed 0
 """
 
@@ -15,7 +18,13 @@ from ono_env.apps import console as cli
 from ono_env.checks import MAX_SEED, check_int, check_seed
 from ono_env.game import VecGame, random_legal
 from ono_env.positions import game_winners
-from ono_env.render import describe_action, render_text, round_end_text
+from ono_env.render import (
+    deal_events,
+    describe_action,
+    render_text,
+    round_end_events,
+    table_events,
+)
 from ono_env.rules import PRESETS, resolve_rules
 
 MAX_DEMO_GAMES = 100_000
@@ -45,6 +54,8 @@ def play_demo(rules: str, players: int | None, games: int, seed: int, verbose: b
         if verbose:
             print(f"=== game {k + 1} ({game.rules.title}, {players} players, seed {seed + k})",
                   file=out)
+            for event in deal_events(game.to_dict(0)):
+                print(f"  {event}", file=out)
             print(render_text(game), file=out)
         while not game.finished[0]:
             mask = game.legal_mask()
@@ -52,11 +63,16 @@ def play_demo(rules: str, players: int | None, games: int, seed: int, verbose: b
             action = random_legal(mask, rng)
             before = game.to_dict(0) if verbose else {}
             game.step(action)
-            if verbose:
+            if verbose:   # the move, then what it did (before: the move alone)
+                after = game.to_dict(0)
                 print(describe_action(player, int(action[0])), file=out)
-                ended = round_end_text(before, game.to_dict(0))
+                for event in table_events(before, after, player, int(action[0])):
+                    print(f"  {event}", file=out)
+                ended = round_end_events(before, after)   # and the next round's deal
                 if ended and not game.finished[0]:
-                    print(f"--- {ended}", file=out)
+                    print(f"--- {ended[0]}", file=out)
+                    for event in ended[1:]:
+                        print(f"  {event}", file=out)
         if verbose:
             print(render_text(game), file=out)
         d = game.to_dict(0)
