@@ -684,6 +684,30 @@ def test_a_state_serialises_as_json_and_replays():
             game.deserialize_state(bad)
 
 
+def test_states_and_games_copy_and_pickle():
+    """Before: copy.copy, copy.deepcopy and pickle of a state or a game gave OpenSpiel's
+    "GetRNGState unimplemented"."""
+    import copy
+    import pickle
+    game = pyspiel.load_game(O.GAME_NAME, {"preset": "ono", "players": 3,
+                                           "observation_version": 2})
+    state = _random_game(game.new_initial_state(), np.random.default_rng(7), steps=40)
+    seat = state.current_player()
+    for other in (copy.copy(state), copy.deepcopy(state), pickle.loads(pickle.dumps(state))):
+        assert str(other) == str(state) and other.history() == state.history()
+        assert other.observation_tensor(seat) == state.observation_tensor(seat)
+        other.apply_action(other.legal_actions()[0])   # apart: the state stays as it was
+        assert len(other.history()) == len(state.history()) + 1
+    again = pickle.loads(pickle.dumps(game))
+    assert again.get_parameters() == game.get_parameters()
+    assert str(again.new_initial_state()) == str(pyspiel.load_game(
+        O.GAME_NAME, game.get_parameters()).new_initial_state())   # deals from its seed afresh
+    world = state.resample_from_infostate(seat, lambda: 0.3)
+    world.apply_action(world.legal_actions()[0])
+    with pytest.raises(ValueError, match="a resampled world that has played on"):
+        pickle.dumps(world)
+
+
 def test_a_serialised_world_must_agree_with_what_its_deal_shows_the_acting_seat():
     # before: a position of another seat's turn (current_player() then said one seat and the
     # engine played another), other scores or another discard pile loaded silently

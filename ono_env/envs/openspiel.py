@@ -61,6 +61,9 @@ Serialisation
     taken on cards a replay of the deal does not hold). A resampled world's text keeps the
     deal's seed (its replay rebuilds the public record from it), so it names the real deal's
     hidden cards, as the state object a bot is handed does: not the seat's information.
+    ``copy.copy``/``copy.deepcopy`` of a state is ``clone()``; ``pickle`` writes a state as
+    its game and ``serialize()``'s text, and a game as ``pyspiel.load_game`` of its
+    parameters.
 
 Resampling
     ``resample_from_infostate(player, sampler)`` (what OpenSpiel's ISMCTS bot calls) gives a
@@ -271,6 +274,11 @@ class OnoGame(pyspiel.Game):
 
     def information_state_tensor_size(self) -> int:
         return self.observation_tensor_size()
+
+    def __reduce__(self) -> tuple[Any, tuple[Any, ...]]:
+        """Pickled as ``pyspiel.load_game`` of its name and parameters (before: OpenSpiel's
+        "GetRNGState unimplemented"); the game loaded deals from its seed afresh."""
+        return pyspiel.load_game, (GAME_NAME, self.get_parameters())
 
     def deserialize_state(self, text: str) -> OnoState:
         """The state ``OnoState.serialize`` wrote: JSON of the deal's seed and the actions
@@ -491,6 +499,20 @@ class OnoState(pyspiel.State):
         self._records = [_SeatRecord() for _ in range(game.rules.num_players)]
         self._note_private(force=True)
 
+    def __copy__(self) -> OnoState:
+        """``copy.copy`` and ``copy.deepcopy`` give :meth:`clone` (before: OpenSpiel's
+        "GetRNGState unimplemented")."""
+        return self.clone()
+
+    def __deepcopy__(self, memo: dict) -> OnoState:
+        return self.clone()
+
+    def __reduce__(self) -> tuple[Any, tuple[Any, ...]]:
+        """Pickled as its game and :meth:`serialize`'s text, read back by
+        ``game.deserialize_state`` (so nothing in a pickle of it runs but that); a resampled
+        world that has played on is refused, as ``serialize`` refuses it."""
+        return _state_from_text, (self.get_game(), self.serialize())
+
     def clone(self) -> OnoState:
         """A copy that plays alike and apart (OpenSpiel's copy of the attributes), which
         takes no deal of the game (``new_initial_state`` counts only the deals asked for)."""
@@ -708,6 +730,11 @@ class OnoState(pyspiel.State):
         # holds and knows in this world now (the acting seat's is what it saw, kept)
         out._forget_private([q for q in range(P) if q != player_id])
         return out
+
+
+def _state_from_text(game: OnoGame, text: str) -> OnoState:
+    """What a pickled :class:`OnoState` is read back with."""
+    return game.deserialize_state(text)
 
 
 class OnoObserver:
