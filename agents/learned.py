@@ -630,13 +630,17 @@ _ZIP_CHUNK = 1 << 20
 
 
 def read_zip_member(zf: zipfile.ZipFile, info: zipfile.ZipInfo, where: str) -> bytes:
-    """The bytes of ``info``, unpacked in chunks of 1 MiB: memory stays within the size the
-    zip declares (at most :data:`MAX_MODEL_BYTES`), whatever the compressed data holds.
+    """The bytes of ``info``, unpacked in chunks of 1 MiB: memory stays within twice the size
+    the zip declares (the chunks and their join; at most :data:`MAX_MODEL_BYTES` declared),
+    whatever the compressed data holds.
     ``zipfile.ZipFile.read`` unpacks a deflated member in one call of up to 2 GiB, so it is
     not used here. ``ValueError`` naming the member for a method outside :data:`ZIP_METHODS`,
     a declared size over the limit, or data that does not unpack to the declared size and
-    CRC-32."""
+    CRC-32, or an encrypted member."""
     name = info.filename
+    if info.flag_bits & 0x1:
+        raise ValueError(f"{where}: its member {name} is encrypted (allowed: a member that is "
+                         f"not)")
     if info.compress_type not in ZIP_METHODS:
         raise ValueError(f"{where}: its member {name} is compressed with method "
                          f"{info.compress_type} (allowed: "
@@ -650,6 +654,8 @@ def read_zip_member(zf: zipfile.ZipFile, info: zipfile.ZipInfo, where: str) -> b
             while chunk := fh.read(_ZIP_CHUNK):
                 total += len(chunk)
                 parts.append(chunk)
+    except MemoryError:
+        raise
     except Exception as exc:  # noqa: BLE001 - BadZipFile (CRC), zlib.error, EOFError, ...
         detail = str(exc) if isinstance(exc, zipfile.BadZipFile) else f"{type(exc).__name__}: {exc}"
         raise ValueError(f"{where}: damaged zip member {name} ({detail})") from None

@@ -545,7 +545,21 @@ DAMAGED = {
                             r"\(allowed: 0 \(stored\), 8 \(deflate\)\)"),
     "zip member in LZMA": ("m.zip", lambda p: _zip_with(zipfile.ZIP_LZMA, tiny_bytes()),
                            "compressed with method 14"),
+    # before: "damaged zip member (RuntimeError: File ... is encrypted, password required ...)"
+    "encrypted zip member": ("m.zip", lambda p: _encrypted(_zip_with(zipfile.ZIP_STORED,
+                                                                        tiny_bytes())),
+                             "member ono_policy.safetensors is encrypted"),
 }
+
+
+def _encrypted(data: bytes) -> bytes:
+    """The zip with its member's "encrypted" flag set (general purpose bit 0), in the local
+    and the central header (the data stays plain: zipfile would ask for a password)."""
+    out = bytearray(data)
+    for sig, at in ((b"PK\x03\x04", 6), (b"PK\x01\x02", 8)):
+        i = data.index(sig)
+        out[i + at] |= 1
+    return bytes(out)
 
 
 def _zip_with(method: int, data: bytes) -> bytes:
