@@ -105,10 +105,11 @@ def is_decimal(text: Any) -> bool:
 
 
 def shown(value: Any, limit: int = 20) -> str:
-    """``repr(value)`` for a message, cut to ``limit`` characters with "..." where it is
-    longer: ``f"{x!r:.20}"`` cuts without a mark, and a cut number reads as another number."""
+    """``repr(value)`` for a message, at most ``limit`` characters: a longer one is cut and
+    ends in "..." (``f"{x!r:.20}"`` cuts without a mark, and a cut number reads as another
+    number)."""
     text = repr(value)
-    return text if len(text) <= limit else text[:limit] + "..."
+    return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
 def printable(text: str) -> str:
@@ -317,17 +318,28 @@ def check_act_mask(agent: Any, obs: np.ndarray, mask: np.ndarray, num_actions: i
 
 def write_whole(path: Path, data: bytes, what: str) -> Path:
     """Write ``data`` to ``path`` through a temporary file, then renamed: a reader (or a run
-    killed while it writes) sees the old file or the new one, never a part. ``what`` names
-    the file in the error (``ValueError``) a failed write gives."""
+    killed while it writes) sees the old file or the new one, never a part. A file replaced
+    keeps its permissions, and a symbolic link at ``path`` keeps pointing at the file, which
+    is the one written (as a plain write would do). ``what`` names the file in the error
+    (``ValueError``) a failed write gives."""
+    import stat
+
+    target = Path(os.path.realpath(path)) if os.path.islink(path) else Path(path)
     # a temporary name of its own (a user's "<name>.tmp" beside it is never touched), made
     # new (O_EXCL) with the mode a plain write gives (0666 less the umask; tempfile's 0600
-    # would hide the file from the other users of a shared folder)
-    tmp = path.with_name(f".ono-{secrets.token_hex(6)}.tmp")   # short: any name fits
+    # would hide the file from the other users of a shared folder), or the replaced file's
+    tmp = target.with_name(f".ono-{secrets.token_hex(6)}.tmp")   # short: any name fits
     try:
+        try:
+            mode: int | None = stat.S_IMODE(target.stat().st_mode)
+        except FileNotFoundError:
+            mode = None
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
         with os.fdopen(fd, "wb") as fh:
+            if mode is not None:
+                os.fchmod(fh.fileno(), mode)
             fh.write(data)
-        os.replace(tmp, path)
+        os.replace(tmp, target)
     except OSError as exc:
         tmp.unlink(missing_ok=True)   # no stray temporary file is left behind
         raise ValueError(f"cannot write {what} {str(path)!r}: {exc.strerror or exc}") from None

@@ -23,7 +23,7 @@ import numpy as np
 
 from ono_env import cards as C
 from ono_env._engine import G_NAMES, S_LACKS, held_of
-from ono_env.checks import DuplicateKey, is_int, unique_keys
+from ono_env.checks import DuplicateKey, is_int, shown, unique_keys
 from ono_env.observation import PHASE_NAMES
 from ono_env.rules import RuleSet
 
@@ -54,13 +54,8 @@ _NAMING = ("first_player_names", "dealer_names")  # first_card_wild values that 
 
 
 # ---- messages ---------------------------------------------------------------------------
-def _show(value: Any, limit: int = 80) -> str:
-    text = repr(value)
-    return text if len(text) <= limit else text[: limit - 3] + "..."
-
-
 def _typed(value: Any) -> str:
-    return f"{_show(value)} ({type(value).__name__})"
+    return f"{shown(value, 80)} ({type(value).__name__})"
 
 
 def refusal(keys: str | tuple[str, ...], detail: str, allowed: str) -> ValueError:
@@ -265,7 +260,7 @@ class _Fields:
         values = self.per_seat(key, "integers")
         for q, v in enumerate(values):
             if not is_int(v) or not 0 <= v <= max_score:
-                raise refusal(key, f"{_show(values)}: {key}[{q}]={_typed(v)}",
+                raise refusal(key, f"{shown(values, 80)}: {key}[{q}]={_typed(v)}",
                               f"a list of {self.P} integers from 0 to {max_score:,} "
                               f"(target_score in 'rules' plus the points of the whole deck)")
         return [int(v) for v in values]

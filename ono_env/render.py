@@ -94,6 +94,36 @@ def cards_text(n: int) -> str:
     return _plural(n, "card")
 
 
+def option_hint(action: int, d: dict, legal: Sequence[int] = ()) -> str:
+    """What an option does, in a few words, for the acting seat of position ``d``
+    (:meth:`~ono_env.game.VecGame.to_dict`) whose legal actions are ``legal``."""
+    name = C.action_name(action)
+    r = d["rules"]
+    p, prev, n = d["current_player"], d.get("previous_player"), len(d["hands"])
+    if name == "catch":
+        if r["false_catch_penalty"]:
+            return (f"accuse P{prev} of not calling ONO!; if P{prev} holds more than one card "
+                    f"you draw {r['false_catch_penalty']}")
+        return f"P{prev} did not call ONO!: catch them"
+    if name == "call":
+        return "call ONO! before you play your second-to-last card"
+    if name == "challenge":
+        return (f"if the Wild Draw Four was a bluff, P{prev} draws {d['pending_draw']}; if not, "
+                f"you draw {d['pending_draw'] + 2}")
+    if name == "accept":
+        return f"draw {d['pending_draw']} and lose your turn"
+    if name == "keep":
+        return "keep the drawn card; your turn ends"
+    if name == "draw":   # the engine draws on only for a hand with no playable card
+        hand_plays = any(C.action_name(a).startswith("play") for a in legal)
+        return ("draw until you can play" if r["draw_until_playable"] and not hand_plays
+                else "draw a card")
+    if name.startswith("target"):
+        q = (p + int(name.split(" ")[1])) % n
+        return f"swap hands with P{q} ({cards_text(len(d['hands'][q]))})"
+    return ""
+
+
 def table_events(before: dict, after: dict, player: int, action: int) -> list[str]:
     """What ``player``'s ``action`` changed at the table, in words, one line per event, from
     two positions (:meth:`~ono_env.game.VecGame.to_dict` before and after the step): skips,

@@ -168,9 +168,12 @@ class RuleSet:
     @property
     def title(self) -> str:
         """How headers and summaries name these rules: "ono rules" for a preset's (at any
-        player count), else "custom rules based on ono" (a rule set built from a preset keeps
-        its ``name``; before, a rules file that changed ``ono`` was headed "ono rules")."""
-        return f"{self.name} rules" if self.is_preset() else f"custom rules based on {self.name}"
+        player count), "custom rules based on ono" for a rule set built from a preset that
+        changes it (it keeps the preset's ``name``; before, a rules file that changed ``ono``
+        was headed "ono rules"), and "mine rules" for one given a ``name`` of its own."""
+        if self.name in PRESETS and not self.is_preset():
+            return f"custom rules based on {self.name}"
+        return f"{self.name} rules"
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> RuleSet:

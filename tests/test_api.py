@@ -492,7 +492,7 @@ def test_headers_name_custom_rules_as_custom(tmp_path):
     assert RuleSet.preset("ono").title == "ono rules" == RuleSet.preset("ono", num_players=6).title
     custom = RuleSet.preset("ono", stacking=True)
     assert custom.title == "custom rules based on ono" and not custom.is_preset()
-    assert RuleSet.preset("basic", name="mine").title == "custom rules based on mine"
+    assert RuleSet.preset("basic", name="mine").title == "mine rules"
     (tmp_path / "r.yaml").write_text("preset: basic\nhand_size: 5\n")
     out = io.StringIO()
     play_demo(str(tmp_path / "r.yaml"), 2, 1, seed=0, verbose=True, out=out)

@@ -157,6 +157,14 @@ def test_arena_and_replay_saves_replace_a_file_whole_or_not_at_all(tmp_path, mon
     monkeypatch.undo()
     later.save(tmp_path)   # replaced, as the docstring says
     assert json.loads(json_path.read_text())["agents"][0]["agent"] == "random"
+    # as a plain write would: a private file stays private, a link keeps its file
+    import os
+    replay_path.chmod(0o600)
+    (tmp_path / "link.json").symlink_to(replay_path)
+    later.replays[0].save(tmp_path / "link.json")
+    assert (tmp_path / "link.json").is_symlink()
+    assert replay_path.read_text() == later.replays[0].to_json() + "\n" != before[replay_path].decode()
+    assert os.stat(replay_path).st_mode & 0o777 == 0o600
 
 
 def test_evaluation_in_worker_processes_gives_the_same_rows():
@@ -629,6 +637,8 @@ def test_agreement_counts_the_decisions_with_a_choice():
     # the name before 0.3 (one thing, one name: max_decisions everywhere else) still works
     with pytest.warns(DeprecationWarning, match="max_decisions"):
         assert agreement("defensive", "greedy", rules, 50, seed=1, max_moves=5) == short
+    with pytest.warns(DeprecationWarning), pytest.raises(ValueError, match=r"^max_moves=-1"):
+        agreement("defensive", "greedy", rules, 50, seed=1, max_moves=-1)
     with pytest.raises(ValueError, match="not also max_moves"):
         agreement("defensive", "greedy", rules, 50, seed=1, max_decisions=5, max_moves=5)
 

@@ -450,9 +450,9 @@ def test_a_last_draw_card_a_challengers_view_and_round_ends_are_said():
 
 def test_the_draw_options_hint_says_what_draw_until_playable_does_with_a_playable_card():
     # before: "draw until you can play" with a playable card in hand, where the engine draws one
-    from ono_env.apps.play import option_hint
     from ono_env.cards import action_id, action_name
     from ono_env.game import VecGame
+    from ono_env.render import option_hint
     from ono_env.rule_help import describe_rules
     from ono_env.rules import RuleSet
 

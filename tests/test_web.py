@@ -101,7 +101,7 @@ def test_an_unknown_agent_is_refused_with_the_agents_that_fit_this_table(client)
     listed = error.split("allowed: ")[1]
     assert "ppo-basic-4p" in listed and "ppo-any" in listed and "ppo-basic-2p" not in listed
     error = refused(client.post("/api/games", json={**body, "opponents": "greedy"}), 400,
-                    "opponents must be a list of agent names; allowed names:", "pimc:128")
+                    "opponents must be a list of agent names; allowed:", "or a search agent (pimc,")
     assert "ppo-basic-2p" not in error
 
 
@@ -136,9 +136,19 @@ def test_bad_new_games_are_refused_with_the_reason(client, body, status, fragmen
     assert len(client.app.state.tables) == before
 
 
+def test_the_table_and_the_replay_viewer_name_custom_rules_as_custom(client):
+    """Before: the page headed a table of changed rules with the preset's name alone."""
+    assert new_game(client)["rules_title"] == "basic rules"
+    view = new_game(client, options={"hand_size": 5})
+    assert view["rules_title"] == "custom rules based on basic"
+    end = play_out(client, view)
+    rid = client.post(f"/api/games/{end['id']}/replay").json()["id"]
+    assert client.get(f"/api/replays/{rid}").json()["rules_title"] == "custom rules based on basic"
+
+
 def test_each_option_says_what_it_does_as_in_the_terminal(client):
     """Before: the view named each legal action only, and the browser's buttons too."""
-    from ono_env.apps.play import option_hint
+    from ono_env.render import option_hint
     view = new_game(client, rules="classic", seed=4)   # a voluntary draw: draw is legal
     hints = {a["name"]: a["hint"] for a in view["legal"]}
     assert hints["draw"] == "draw a card" and all(h == "" for n, h in hints.items()
@@ -224,7 +234,7 @@ def test_decisions_by_id_or_name_and_the_refusals(client):
     # a view the table never showed is bad input, not a stale decision (before: 409, and the
     # message cut 10**30 to its first 20 digits, another number)
     for never, named in ((move + 1, str(move + 1)), (-1, "-1"),
-                         (10**30, "10000000000000000000...")):
+                         (10**30, "10000000000000000...")):
         refused(client.post(f"/api/games/{gid}/action", json={"action": view["legal"][0]["id"],
                                                               "move": never}),
                 400, f"move {named}: no such view; allowed: the number of a view the table "

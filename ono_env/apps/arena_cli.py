@@ -96,7 +96,7 @@ def plot_head_to_head(result: ArenaResult, path: str | Path) -> Path:
     """The run as a PNG: the head-to-head matrix of win shares (each cell with its 95%
     interval, colours centred on the fair share) where more than one table was played, else
     each entrant's share beside the fair share. Returns the path."""
-    title = (f"{result.rules.name}, {result.rules.num_players} players, "
+    title = (f"{result.rules.title}, {result.rules.num_players} players, "
              f"{len(result.records.length):,} games"
              + (f" ({result.deals:,} mirrored deals)" if result.mirrored else ""))
     with cli.literal_text():   # labels as written: a '$' is not mathtext

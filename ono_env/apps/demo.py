@@ -51,17 +51,18 @@ def play_demo(rules: str, players: int | None, games: int, seed: int, verbose: b
     for k in range(games):
         game = VecGame(rules, 1, seed=seed + k, num_players=players)
         rng = np.random.default_rng([seed, k])
+        after = game.to_dict(0) if verbose else {}
         if verbose:
             print(f"=== game {k + 1} ({game.rules.title}, {players} players, seed {seed + k})",
                   file=out)
-            for event in deal_events(game.to_dict(0)):
+            for event in deal_events(after):
                 print(f"  {event}", file=out)
             print(render_text(game), file=out)
         while not game.finished[0]:
             mask = game.legal_mask()
             player = int(game.current_player[0])
             action = random_legal(mask, rng)
-            before = game.to_dict(0) if verbose else {}
+            before = after   # the last step's "after"
             game.step(action)
             if verbose:   # the move, then what it did (before: the move alone)
                 after = game.to_dict(0)
@@ -80,7 +81,7 @@ def play_demo(rules: str, players: int | None, games: int, seed: int, verbose: b
         wins["+".join(f"P{q}" for q in won) if won else "truncated"] += 1
         lengths.append(d["decisions"])
     summary = ", ".join(f"{k} {v}" for k, v in sorted(wins.items()))
-    print(f"summary: {games} games of {resolve_rules(rules).title} with {players} random "
+    print(f"summary: {games} games of {game.rules.title} with {players} random "
           f"players; wins: {summary}; "
           f"mean length {np.mean(lengths):.1f} decisions", file=out)
     return wins

@@ -37,7 +37,7 @@ from ono_env.apps import console as cli
 from ono_env.checks import check_int, check_output_file, check_seed
 from ono_env.game import VecGame, fresh_seed, game_seeds
 from ono_env.positions import game_winners
-from ono_env.render import describe_action, render_text, table_events
+from ono_env.render import describe_action, option_hint, render_text, table_events
 from ono_env.replay import Replay
 from ono_env.rule_help import describe_rules
 from ono_env.rules import MAX_PLAYERS, RuleSet, given_player_count, resolve_rules
@@ -104,36 +104,6 @@ def parse_choice(text: str, legal: Sequence[int]) -> int:
     if a not in legal:
         raise ValueError(f"{C.action_name(a)!r} is not legal now")
     return a
-
-
-def option_hint(action: int, d: dict, legal: Sequence[int] = ()) -> str:
-    """What an option does, in a few words, for the acting seat of position ``d``
-    (:meth:`~ono_env.game.VecGame.to_dict`) whose legal actions are ``legal``."""
-    name = C.action_name(action)
-    r = d["rules"]
-    p, prev, n = d["current_player"], d.get("previous_player"), len(d["hands"])
-    if name == "catch":
-        if r["false_catch_penalty"]:
-            return (f"accuse P{prev} of not calling ONO!; if P{prev} holds more than one card "
-                    f"you draw {r['false_catch_penalty']}")
-        return f"P{prev} did not call ONO!: catch them"
-    if name == "call":
-        return "call ONO! before you play your second-to-last card"
-    if name == "challenge":
-        return (f"if the Wild Draw Four was a bluff, P{prev} draws {d['pending_draw']}; if not, "
-                f"you draw {d['pending_draw'] + 2}")
-    if name == "accept":
-        return f"draw {d['pending_draw']} and lose your turn"
-    if name == "keep":
-        return "keep the drawn card; your turn ends"
-    if name == "draw":   # the engine draws on only for a hand with no playable card
-        hand_plays = any(C.action_name(a).startswith("play") for a in legal)
-        return ("draw until you can play" if r["draw_until_playable"] and not hand_plays
-                else "draw a card")
-    if name.startswith("target"):
-        q = (p + int(name.split(" ")[1])) % n
-        return f"swap hands with P{q} ({render.cards_text(len(d['hands'][q]))})"
-    return ""
 
 
 def ask_human(legal: Sequence[int], read: Callable[[str], str], out: TextIO,

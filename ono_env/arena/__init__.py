@@ -422,14 +422,14 @@ def agreement(agent: Any, reference: Any, rules: Any, num_games: int = 1_000, se
     distilled policy and its teacher, say), not which is stronger."""
     rules = resolve_rules(rules)
     num_games = check_int("num_games", num_games, 1, MAX_BATCH)
+    given, name = max_decisions, "max_decisions"
     if max_moves is not None:
         if max_decisions is not None:
             raise ValueError("agreement: give max_decisions, not also max_moves (its old name)")
         warnings.warn("agreement(max_moves=...) is max_decisions=... since ono_env 0.3; "
                       "max_moves goes in 0.4", DeprecationWarning, stacklevel=2)
-        max_decisions = max_moves
-    max_decisions = check_int("max_decisions", 1_000 if max_decisions is None else max_decisions,
-                              1, 10**6)
+        given, name = max_moves, "max_moves"   # an error names what the caller wrote
+    max_decisions = check_int(name, 1_000 if given is None else given, 1, 10**6)
     seed = check_seed("seed", seed, allow_none=False)
     a, ref = make_agent(agent, rules), make_agent(reference, rules)
     for who in (a, ref):

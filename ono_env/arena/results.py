@@ -271,7 +271,8 @@ class ArenaResult:
         the head-to-head matrix.) ``stem``: a file name without a folder, letters, digits,
         '.', '_' and '-', the first a letter or digit. Files of those names already there are
         replaced (``ono-arena --out`` refuses such a folder before it plays); each is written
-        whole, through a temporary file, so a run killed meanwhile leaves no part of one."""
+        whole, through a temporary file, so a run killed meanwhile leaves no part of one (the
+        JSON is written first: a failure at the CSV leaves the new JSON beside the old CSV)."""
         if not isinstance(stem, str) or not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._-]{0,99}", stem):
             raise ValueError(f"stem={stem!r:.60}; allowed: a file name without a folder, 1-100 "
                              f"letters, digits, '.', '_' and '-', the first a letter or digit")

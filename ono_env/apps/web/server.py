@@ -57,8 +57,9 @@ from ono_env.apps.web.table import (
     WEB_MAX_BUDGET,
     WEB_MAX_DECISIONS,
     WEB_MAX_MS,
+    agents_allowed,
     default_agent_factory,
-    fits,
+    fitting_agents,
     make_rules,
 )
 from ono_env.checks import check_int, check_text, is_real, shown
@@ -220,7 +221,7 @@ class Replays:
         with self._lock:
             item = self._items.get(rid) if isinstance(rid, str) else None
         if item is None:
-            raise Refused(f"no replay {rid!r:.40}", 404)
+            raise Refused(f"no replay {shown(rid, 40)}", 404)
         return item
 
     def check(self, rid: Any) -> None:
@@ -320,7 +321,8 @@ def replay_view(r: Replay) -> dict[str, Any]:
                   "round_end": positions[k + 1]["round"] != positions[k]["round"]
                   or bool(positions[k + 1]["terminated"]),
                   "thinking": r.thinking[k]} for k, a in enumerate(r.actions)]
-    return {"rules": r.rules.to_dict(), "players": r.players, "steps": steps,
+    return {"rules": r.rules.to_dict(), "rules_title": r.rules.title, "players": r.players,
+            "steps": steps,
             "decisions": decisions, "deal": deal_events(positions[0]), "result": r.result,
             "winners": game_winners(r.result, r.rules) if r.result else [], "source": r.source,
             "saved_at": r.saved_at}
@@ -378,7 +380,7 @@ def create_app(models: Sequence[str] = (), replay_dirs: Sequence[str] = (),
 
     def agents_for(rules: RuleSet) -> list[str]:
         """The agents that can sit at a table of ``rules`` (the search agents play any)."""
-        return [a for a in allowed if fits(metas.get(a), rules) is None] + list(SEARCH_OFFERED)
+        return fitting_agents(rules, allowed, metas) + list(SEARCH_OFFERED)
     tables = Tables(MAX_TABLES if max_tables is None else check_int("max_tables", max_tables, 1),
                     per_client=None if max_tables_per_client is None else check_int(
                         "max_tables_per_client", max_tables_per_client, 1))
@@ -462,7 +464,7 @@ def create_app(models: Sequence[str] = (), replay_dirs: Sequence[str] = (),
         length = request.headers.get("content-length")
         if length is not None and (not (length.isascii() and length.isdigit())   # not '²'
                                    or int(length) > MAX_BODY):
-            return JSONResponse({"error": f"request body of {length:.20} bytes; at most {MAX_BODY}"},
+            return JSONResponse({"error": f"request body of {shown(length, 20)} bytes; at most {MAX_BODY}"},
                                 status_code=413)
         if request.method not in ("POST", "PUT", "PATCH"):
             return await call_next(request)
@@ -506,7 +508,7 @@ def create_app(models: Sequence[str] = (), replay_dirs: Sequence[str] = (),
             host = request.headers.get("host", "").lower()
             name = host.rsplit(":", 1)[0] if not host.endswith("]") else host
             if host not in hosts and name not in hosts:
-                return JSONResponse({"error": f"host {host!r:.80} is not served here; allowed: "
+                return JSONResponse({"error": f"host {shown(host, 80)} is not served here; allowed: "
                                               f"{', '.join(sorted(hosts))}"}, status_code=400)
             return await call_next(request)
 
@@ -561,7 +563,7 @@ def create_app(models: Sequence[str] = (), replay_dirs: Sequence[str] = (),
                           f"{', '.join(keys)}")
         unknown = [k for k in d if k not in keys]
         if unknown:
-            raise Refused(f"unknown key {unknown[0]!r:.40}; allowed: {', '.join(keys)}")
+            raise Refused(f"unknown key {shown(unknown[0], 40)}; allowed: {', '.join(keys)}")
         missing = [k for k, req in keys.items() if req and k not in d]
         if missing:
             raise Refused(f"missing key {missing[0]!r}; give {', '.join(keys)}")
@@ -588,9 +590,8 @@ def create_app(models: Sequence[str] = (), replay_dirs: Sequence[str] = (),
         rules = make_rules(d.get("rules", "basic"), d.get("options", {}), d.get("num_players"))
         opponents = d["opponents"]
         if not isinstance(opponents, list):
-            raise Refused(f"opponents must be a list of agent names; allowed names: "
-                          f"{', '.join(agents_for(rules))} (a search agent also as name:N or "
-                          f"name:<T>ms)")
+            raise Refused(f"opponents must be a list of agent names; allowed: "
+                          f"{agents_allowed(rules, allowed, metas)}")
         def deal() -> dict[str, Any]:   # agents may think a while: off the event loop
             table = tables.new(rules, d.get("seat", 0), opponents, d.get("seed"),
                                default_agent_factory(rules, allowed, metas), d.get("thinking", False),

@@ -30,7 +30,6 @@ from ono_env.agents import make_agent
 from ono_env.agents.base import is_cheating, marked
 from ono_env.agents.driver import act_one
 from ono_env.agents.search import SEARCH_AGENTS
-from ono_env.apps.play import option_hint
 from ono_env.checks import check_bool, check_int, shown
 from ono_env.game import (
     DEFAULT_MAX_DECISIONS_MATCH,
@@ -44,6 +43,7 @@ from ono_env.positions import catch_succeeds, game_winners
 from ono_env.render import (
     challenge_reveal,
     deal_events,
+    option_hint,
     personal,
     round_end_events,
     table_events,
@@ -81,12 +81,12 @@ def make_rules(preset: Any, options: Any, num_players: Any) -> RuleSet:
     ``options`` (a mapping of rule fields) and the player count (given once: in ``options``
     or as ``num_players``). ``Refused`` naming what is wrong."""
     if not isinstance(preset, str) or preset not in PRESETS:
-        raise Refused(f"rules {preset!r:.60}: not a preset; allowed: {', '.join(PRESETS)}")
+        raise Refused(f"rules {shown(preset, 60)}: not a preset; allowed: {', '.join(PRESETS)}")
     if not isinstance(options, Mapping):
         raise Refused(f"options must be an object of rule fields; got {type(options).__name__}")
     if num_players is not None and "num_players" in options:
-        raise Refused(f"options sets num_players={options['num_players']!r:.20} and num_players is "
-                      f"{num_players!r:.20}: give the player count once, as num_players")
+        raise Refused(f"options sets num_players={shown(options['num_players'], 20)} and num_players is "
+                      f"{shown(num_players, 20)}: give the player count once, as num_players")
     try:
         overrides = dict(options)
         if num_players is not None:
@@ -258,7 +258,7 @@ class Table:
                               f"{C.NUM_ACTIONS - 1}; legal now: {names}")
             a = action
         else:
-            raise Refused(f"action {action!r:.40}: give an action id or name; legal now: {names}")
+            raise Refused(f"action {shown(action, 40)}: give an action id or name; legal now: {names}")
         if a not in legal:
             raise Refused(f"{C.action_name(a)!r} is not legal now; legal now: {names}")
         self._step(self.seat, a, None)
@@ -290,7 +290,8 @@ class Table:
         return {
             "id": self.id, "move": self.move, "seat": self.seat,
             "seed": self.seed if self.seed_chosen or over else None,
-            "rules": self.rules.to_dict(), "players": players, "hand": d["hands"][self.seat],
+            "rules": self.rules.to_dict(), "rules_title": self.rules.title, "players": players,
+            "hand": d["hands"][self.seat],
             "top": d["discard"][-1], "color": d["color"], "direction": d["direction"],
             "phase": d["phase"], "pending_draw": d["pending_draw"],
             "drawn_card": d["drawn_card"] if d["current_player"] == self.seat else None,
@@ -406,7 +407,7 @@ class Tables:
         with self._lock:
             table = self._tables.get(table_id) if isinstance(table_id, str) else None
             if table is None:
-                raise Refused(f"no game {table_id!r:.40}: it never existed or was dropped "
+                raise Refused(f"no game {shown(table_id, 40)}: it never existed or was dropped "
                               f"(the server keeps {self.limit} games: a finished one after "
                               f"{self.finished_seconds / 60:g} minutes, or one untouched for "
                               f"{self.idle_seconds / 60:g}, makes room for a new one; and "
@@ -466,14 +467,14 @@ def search_label(label: str) -> tuple[str, str | None]:
                f"numbers written without a leading zero")
     m = _SEARCH_LABEL.fullmatch(label)
     if m is None or m.group(1) not in SEARCH_AGENTS:
-        raise Refused(f"agent {label!r:.60}: not a search agent label; allowed: {allowed}")
+        raise Refused(f"agent {shown(label, 60)}: not a search agent label; allowed: {allowed}")
     budget = m.group(2)
     if budget is not None:
         value = float(budget[:-2]) if budget.endswith("ms") else int(budget)
         bound = WEB_MAX_MS if budget.endswith("ms") else WEB_MAX_BUDGET
         if not 0 < value <= bound:
             why = "is past this server's limit" if value > bound else "must be above 0"
-            raise Refused(f"agent {label!r:.60}: the budget {why}; allowed: {allowed}")
+            raise Refused(f"agent {shown(label, 60)}: the budget {why}; allowed: {allowed}")
     return m.group(1), budget
 
 
@@ -490,6 +491,22 @@ def fits(meta: Mapping[str, Any] | None, rules: RuleSet) -> str | None:
     return None
 
 
+def fitting_agents(rules: RuleSet, allowed: Mapping[str, Any],
+                   models: Mapping[str, Any] | None = None) -> list[str]:
+    """The ``allowed`` labels that can sit at a table of ``rules`` (``models``: the metadata
+    of those that are model files, :func:`fits`)."""
+    return [a for a in allowed if fits((models or {}).get(a), rules) is None]
+
+
+def agents_allowed(rules: RuleSet, allowed: Mapping[str, Any],
+                   models: Mapping[str, Any] | None = None) -> str:
+    """The agents that may sit at a table of ``rules``, as a refusal lists them: those that
+    fit it, and every search agent (before: every allowed label, those trained for other
+    tables too, and no search agent)."""
+    return (f"{', '.join(fitting_agents(rules, allowed, models))}, or a search agent "
+            f"({', '.join(SEARCH_AGENTS)}), alone or as name:N or name:<T>ms")
+
+
 def default_agent_factory(rules: RuleSet, allowed: Mapping[str, Any],
                           models: Mapping[str, Any] | None = None) -> Any:
     """Builds agents only from ``allowed`` labels (registered names, and the model files the
@@ -497,26 +514,20 @@ def default_agent_factory(rules: RuleSet, allowed: Mapping[str, Any],
     label from the browser never opens a path. ``models``: the metadata of the labels that
     are model files; one that does not fit ``rules`` is refused with the reason, naming its
     label and no path."""
-    def agents_allowed() -> str:
-        """The agents that may sit at this table, as a refusal lists them (before: every
-        allowed label, those trained for other tables too, and no search agent)."""
-        fit = [a for a in allowed if fits((models or {}).get(a), rules) is None]
-        return (f"{', '.join(fit)}, or a search agent ({', '.join(SEARCH_AGENTS)}), alone or "
-                f"as name:N or name:<T>ms")
-
     def build(label: Any) -> Any:
         if isinstance(label, str) and label.partition(":")[0] in SEARCH_AGENTS:
             base, arg = search_label(label)
             try:
                 return SEARCH_AGENTS[base](rules, arg)
             except ValueError as exc:
-                raise Refused(f"agent {label!r:.60}: {exc}") from None
+                raise Refused(f"agent {shown(label, 60)}: {exc}") from None
         if isinstance(label, str) and models is not None and label in models:
             why = fits(models[label], rules)
             if why is not None:
                 raise Refused(f"agent {label!r} cannot sit at this table: {why}")
         if not isinstance(label, str) or label not in allowed:
-            raise Refused(f"unknown agent {shown(label, 60)}; allowed: {agents_allowed()}")
+            raise Refused(f"unknown agent {shown(label, 60)}; allowed: "
+                          f"{agents_allowed(rules, allowed, models)}")
         try:
             return make_agent(allowed[label], rules)
         except ValueError as exc:   # the message may name the file: the browser gets none

@@ -278,7 +278,7 @@ function drawTable() {
   document.body.dataset.move = String(t.move);
   document.body.dataset.finished = String(t.finished);
   const arrow = t.direction === 1 ? "clockwise \u21bb" : "counter-clockwise \u21ba";
-  $("status").textContent = `${t.rules.name} rules \u00b7 ${t.players.length} players \u00b7 you are P${t.seat} \u00b7 ` +
+  $("status").textContent = `${t.rules_title} \u00b7 ${t.players.length} players \u00b7 you are P${t.seat} \u00b7 ` +
     `direction ${arrow} \u00b7 ` + (t.seed === null ? "seed shown at the end" : `seed ${t.seed}`);
   drawRing(t);
   drawPile("", t);
@@ -482,7 +482,7 @@ function drawReplay() {
   const s = r.steps[step];
   const last = r.steps.length - 1;
   document.body.dataset.step = String(step);
-  $("rp-title").textContent = `${r.rules.name} rules \u00b7 ${r.players.map((p, q) => `P${q} ${p}`).join(", ")} \u00b7 ${r.source}`;
+  $("rp-title").textContent = `${r.rules_title} \u00b7 ${r.players.map((p, q) => `P${q} ${p}`).join(", ")} \u00b7 ${r.source}`;
   $("rp-direction").textContent = s.direction === 1 ? "direction \u21bb clockwise" : "direction \u21ba counter-clockwise";
   $("rp-mine").hidden = !r.players.includes("you");
   $("rp-mine").disabled = nextMine(step) === null;
