@@ -464,7 +464,8 @@ def create_app(models: Sequence[str] = (), replay_dirs: Sequence[str] = (),
         length = request.headers.get("content-length")
         if length is not None and (not (length.isascii() and length.isdigit())   # not '²'
                                    or int(length) > MAX_BODY):
-            return JSONResponse({"error": f"request body of {shown(length, 20)} bytes; at most {MAX_BODY}"},
+            told = length if len(length) <= 20 else length[:17] + "..."   # the header's text
+            return JSONResponse({"error": f"request body of {told} bytes; at most {MAX_BODY}"},
                                 status_code=413)
         if request.method not in ("POST", "PUT", "PATCH"):
             return await call_next(request)
