@@ -283,8 +283,7 @@ class TrainConfig:
     num_env_runners: Annotated[int, Field(strict=True, ge=0, le=10_000)] = DEFAULT_ENV_RUNNERS
     """algo rllib_ppo: Ray actors sampling games, num_envs games each (0: the driver samples)."""
     ray_address: Name | None = None
-    """algo rllib_ppo: the Ray cluster to use (auto, host:port, ray://...); unset or local:
-    start a local Ray."""
+    """algo rllib_ppo: the Ray cluster (auto, host:port, ray://...); unset or local: a new local Ray."""
 
     @model_validator(mode="after")
     def _check(self) -> TrainConfig:
