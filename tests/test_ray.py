@@ -315,6 +315,27 @@ def test_the_arena_checks_max_decisions_before_ray_starts(monkeypatch):
         assert type(err.value) is ValueError
 
 
+def test_a_local_ray_is_started_once_a_run_and_never_from_ray_address(monkeypatch):
+    """Before: ``--ray`` with no address called ``ray.init()``, which reads RAY_ADDRESS (and
+    waited for ever on a dead one), and ``ono-bench --ray`` started and shut down a local Ray
+    for every pairing (about 5 s each)."""
+    from ono_env.arena.distributed import check_ray_flag
+    from ono_env.train.rllib import init_ray
+
+    calls, up = [], []
+    monkeypatch.setenv("RAY_ADDRESS", "127.0.0.1:1")
+    monkeypatch.setattr(ray, "init", lambda **kw: (calls.append(kw), up.append(1)))
+    monkeypatch.setattr(ray, "is_initialized", lambda: bool(up))
+    monkeypatch.setattr(ray, "shutdown", lambda: pytest.fail("the run's Ray was shut down"))
+    check_ray_flag("local")
+    assert [c["address"] for c in calls] == ["local"]
+    check_ray_flag("local")   # already up: not started again (play_on_ray keeps it too)
+    assert len(calls) == 1
+    up.clear()
+    init_ray(None)
+    assert calls[-1]["address"] == "local"
+
+
 def test_without_ray_the_commands_name_the_extra(monkeypatch, capsys):
     from ono_env.train.cli import main as train_main
 

@@ -87,8 +87,8 @@ def init_ray(address: str | None) -> bool:
     kwargs: dict[str, Any] = {"log_to_driver": False, "configure_logging": True,
                               "logging_level": "warning"}
     if address in (None, "local"):
-        kwargs["include_dashboard"] = False
-        ray.init(**kwargs)
+        from ono_env.arena.distributed import start_local_ray
+        start_local_ray(**kwargs)
     else:
         from ono_env.arena import check_ray_address
         from ono_env.arena.distributed import connect_ray

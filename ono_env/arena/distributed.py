@@ -65,6 +65,15 @@ def connect_ray(address: str, name: str = "ray_address", **kwargs: Any) -> None:
                          f"one (ray start --head) or give its address (host:port)") from None
 
 
+def start_local_ray(**kwargs: Any) -> None:
+    """``ray.init`` of a new local Ray (no dashboard): ``address="local"``, so that a
+    ``RAY_ADDRESS`` in the environment (which Ray's job submission sets) is not read instead
+    (before: ``--ray`` with no address tried to reach it, and waited for ever on a dead one)."""
+    import ray
+
+    ray.init(address="local", include_dashboard=False, **kwargs)
+
+
 def check_ray_flag(address: str) -> None:
     """A console script's ``--ray ADDRESS``, checked before any game is played: an allowed
     form, Ray installed, a ``host:port`` that answers (:func:`check_ray_address`), and a
@@ -74,8 +83,13 @@ def check_ray_flag(address: str) -> None:
         import ray
     except ImportError:
         raise ValueError("--ray needs Ray, which is not installed: pip install 'ono-env[ray]'") from None
-    if address != "local" and not ray.is_initialized():   # play_on_ray keeps this connection
-        connect_ray(address, "--ray", log_to_driver=False, logging_level="warning")
+    if not ray.is_initialized():   # play_on_ray keeps this one Ray for the whole run
+        # (before: a local Ray was started and shut down for every run_arena call, which
+        # ono-bench makes once a pairing: about 5 s each)
+        if address == "local":
+            start_local_ray(log_to_driver=False, logging_level="warning")
+        else:
+            connect_ray(address, "--ray", log_to_driver=False, logging_level="warning")
 
 
 TASKS_PER_CPU = 4
@@ -105,7 +119,7 @@ def play_on_ray(address: str, rules: RuleSet, agents: Sequence[Agent],
         check_ray_address(address, reach=True)
         kwargs: dict[str, Any] = {"log_to_driver": False, "logging_level": "warning"}
         if address == "local":
-            ray.init(include_dashboard=False, **kwargs)
+            start_local_ray(**kwargs)
         else:
             connect_ray(address, **kwargs)
     try:
