@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import io
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -155,6 +156,17 @@ def test_an_exploiter_budget_under_one_rollout_is_refused_before_training(tmp_pa
                                           "--out", str(tmp_path / "x")], capsys)
     assert f"--steps: {least - 1:,} is out of range; allowed: {least:,} to " in err
     assert not (tmp_path / "x").exists()
+    # from Python, a whole number before anything trains (before: deals=2.5 trained, then
+    # the measurement refused it; True was reported as 1)
+    from ono_env.train.exploit import exploit
+    for kwargs, words in (({"deals": 2.5}, "deals 2.5; allowed: a whole number from 2 to "),
+                          ({"deals": True}, "deals True; allowed"),
+                          ({"steps": True}, "steps True; allowed: a whole number from "),
+                          ({"steps": float(least)}, "steps 16384.0; allowed")):
+        with pytest.raises(ValueError, match=f"^{re.escape(words)}"):
+            exploit("greedy", steps=kwargs.get("steps", least), deals=kwargs.get("deals", 2),
+                    run_dir=str(tmp_path / "y"))
+    assert not (tmp_path / "y").exists()
 
 
 def test_an_exploiter_is_not_written_into_a_folder_with_files(tmp_path, capsys):
