@@ -252,6 +252,8 @@ def test_module_class_loading_and_its_refusals(in_data):
     # before: named ray_address=, the library's argument, and was checked only at play time
     (["greedy", "--tables", "basic-2p", "--ray", "no such:1"], "--ray 'no such:1'; allowed: local"),
     (["greedy", "--tables", "basic-2p", "--ray", "127.0.0.1:1"], "--ray 127.0.0.1:1: cannot connect"),
+    # before: --workers was dropped without a word
+    (["greedy", "--tables", "basic-2p", "--workers", "2", "--ray"], "--workers and --ray: with"),
 ])
 def test_bad_input_is_one_line_before_anything_is_played(argv, why, in_data, capsys):
     assert bench_main([*argv, "--no-progress"]) == 2

@@ -122,8 +122,8 @@ def build_parser() -> cli.ArgumentParser:
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     p.add_argument("--workers", type=cli.bounded_int(1, 256), default=None,
                    help="pairings played at once, each in its own process (default: the CPU "
-                        "count, at most 4; the same card); an agent given as module:Class is "
-                        "imported in each")
+                        "count, at most 4; the same card; not with --ray); an agent given as "
+                        "module:Class is imported in each")
     p.add_argument("--ray", nargs="?", const="local", default=None, metavar="ADDRESS",
                    help="play the games as Ray tasks (the same card): on the cluster at ADDRESS "
                         "(auto, host:port, ray://host:port), or a new local Ray without one or "
@@ -158,6 +158,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.render is None and args.agent is None:
             raise cli.UsageError("give an AGENT to benchmark, or --render CARD_JSON (see "
                                  "ono-bench --help)")
+        if args.workers is not None and args.ray is not None:   # before: --workers was dropped
+            raise cli.UsageError("--workers and --ray: with --ray, Ray spreads the games over "
+                                 "the cluster's CPUs and the pairings are played one at a time; "
+                                 "give one of them")
         if args.render is not None:
             given = [k for k, v in {**playing, "--suite": args.suite}.items() if v is not None]
             if given:   # a saved card names its own suite version
