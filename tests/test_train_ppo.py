@@ -742,9 +742,12 @@ def test_an_agent_a_single_table_run_cannot_make_fails_before_anything_is_writte
     assert not run_dir.exists()
 
 
-@pytest.mark.parametrize("name, raised", [("SIGINT", KeyboardInterrupt), ("SIGTERM", SystemExit)])
-def test_ctrl_c_or_sigterm_stops_after_the_update_and_saves_the_model(name, raised, tmp_path,
-                                                                     monkeypatch, capsys):
+@pytest.mark.parametrize("name, raised, program", [("SIGINT", KeyboardInterrupt, "ono-train"),
+                                                  ("SIGTERM", SystemExit, "ono-train"),
+                                                  ("SIGTERM", SystemExit, "ono-exploit")])
+def test_ctrl_c_or_sigterm_stops_after_the_update_and_saves_the_model(name, raised, program,
+                                                                     tmp_path, monkeypatch,
+                                                                     capsys):
     import signal
 
     import ono_env.train.ppo as ppo
@@ -762,14 +765,16 @@ def test_ctrl_c_or_sigterm_stops_after_the_update_and_saves_the_model(name, rais
     with pytest.raises(raised) as stopped:   # the signals the console script passes
         train(load_config("default", TINY + ["total_steps=100000", "eval.every=0",
                                              f"run_dir={run_dir}"]),
-              stop_signals=("SIGINT", "SIGTERM"))
+              stop_signals=("SIGINT", "SIGTERM"), program=program)
     if raised is SystemExit:
         assert stopped.value.code == 128 + signal.SIGTERM   # 143, as a shell reports it
     assert {s: signal.getsignal(s) for s in before} == before
     err = capsys.readouterr().err
     assert "stopping after the rollout under way and one minibatch of its update" in err
     assert "interrupted after 2,048 of 100,000 steps" in err
-    assert ("Ctrl-C:" if name == "SIGINT" else "SIGTERM:") in err
+    assert (f"{program}: Ctrl-C:" if name == "SIGINT" else f"{program}: SIGTERM:") in err
+    # before: ono-exploit's run said "ono-train: SIGTERM" and offered resume=, which it has not
+    assert ("resume=<it> carries on" in err) == (program == "ono-train")
     assert read_metadata(run_dir / "model.safetensors")["training_steps"] == 2048   # two rollouts
     assert (run_dir / "model.optimizer.safetensors").is_file()
     assert not (run_dir / "final_eval.json").exists()

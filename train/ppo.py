@@ -1129,11 +1129,14 @@ def shipped_resume(cfg: TrainConfig) -> TrainConfig:
                      f"{', '.join(sorted(shipped))}")
 
 
-def train(cfg: TrainConfig, stop_signals: Sequence[str] = ("SIGINT",)) -> dict[str, Any]:
+def train(cfg: TrainConfig, stop_signals: Sequence[str] = ("SIGINT",),
+          program: str = "ono-train") -> dict[str, Any]:
     """Run one training from a resolved config (:func:`ono_env.train.config.load_config`):
     one table, or a mixture (``tables``) whose rollouts all go into one update.
     ``stop_signals``: the signals that stop it after the rollout under way and one minibatch
     of its update, saving the model (:class:`StopOnInterrupt`; ``ono-train`` adds SIGTERM).
+    ``program``: the console script that messages name (``ono-exploit`` trains through here
+    too, and has no ``resume=``).
     Returns ``{"run_dir", "model", "final_eval", "seconds", "train_seconds", "curve",
     "steps", "steps_per_second", "rollout_seconds", "games_seconds", "update_seconds",
     "threads", "device", "bf16"}`` (``final_eval``: the rows of every table, each with its
@@ -1151,12 +1154,12 @@ def train(cfg: TrainConfig, stop_signals: Sequence[str] = ("SIGINT",)) -> dict[s
         # the CPU generator only: the weights are drawn on the CPU (then moved to the device),
         # and forking a GPU's generator would start CUDA on every GPU, for a CPU run too
         with torch.random.fork_rng(devices=[]):
-            return _train(cfg, stop_signals)
+            return _train(cfg, stop_signals, program)
     finally:
         torch.set_num_threads(threads)
 
 
-def _train(cfg: TrainConfig, stop_signals: tuple[str, ...]) -> dict[str, Any]:
+def _train(cfg: TrainConfig, stop_signals: tuple[str, ...], program: str) -> dict[str, Any]:
     """:func:`train`'s work."""
     from torch.utils.tensorboard import SummaryWriter
 
@@ -1394,7 +1397,7 @@ def _train(cfg: TrainConfig, stop_signals: tuple[str, ...]) -> dict[str, Any]:
 
     writer = SummaryWriter(str(run_dir / "tb"))   # closed in the finally: its thread too
     writer.add_text("threads", why)
-    interrupt = StopOnInterrupt(stop_signals)   # the rollout under way, one minibatch, then stop
+    interrupt = StopOnInterrupt(stop_signals, program=program)   # the rollout, a minibatch, stop
     try:
         while steps < cfg.total_steps:
             lr = p.learning_rate if schedule is None else schedule(1.0 - steps / cfg.total_steps)
@@ -1715,8 +1718,9 @@ def _train(cfg: TrainConfig, stop_signals: tuple[str, ...]) -> dict[str, Any]:
     train_seconds = time.perf_counter() - t0
     rate = (steps - start_steps) / train_elapsed
     if interrupt.asked:
+        carry_on = " (resume=<it> carries on)" if program == "ono-train" else ""
         print(f"interrupted after {steps:,} of {cfg.total_steps:,} steps: model saved to "
-              f"{model_path} (resume=<it> carries on); no final evaluation", file=sys.stderr)
+              f"{model_path}{carry_on}; no final evaluation", file=sys.stderr)
         interrupt.stop()
     if stopped_early:
         print(f"time limit of {cfg.time_limit_minutes} min reached after {steps:,} of "

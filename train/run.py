@@ -830,12 +830,13 @@ class StopOnInterrupt:
     workers with it, and a training called there must stop at once."""
 
     def __init__(self, signals: Sequence[str] = ("SIGINT",),
-                 when: str = "after the rollout under way and one minibatch of its update"
-                 ) -> None:
+                 when: str = "after the rollout under way and one minibatch of its update",
+                 program: str = "ono-train") -> None:
         import signal
         import threading
 
         self.when = when
+        self.program = program   # the console script its message names
         self.asked = False
         self.signum = 0
         self._previous: dict[int, Any] = {}
@@ -853,7 +854,7 @@ class StopOnInterrupt:
         self.signum = signum
         self.restore()   # a second one: stop at once (KeyboardInterrupt, or the default)
         how = "Ctrl-C" if signum == signal.SIGINT else signal.Signals(signum).name
-        print(f"\nono-train: {how}: stopping {self.when} to save the model ({how} again to "
+        print(f"\n{self.program}: {how}: stopping {self.when} to save the model ({how} again to "
               f"stop at once, keeping only the checkpoints)",
               file=sys.stderr, flush=True)
 
