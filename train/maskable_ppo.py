@@ -208,9 +208,7 @@ def _train(cfg: TrainConfig, stop_signals: tuple[str, ...]) -> dict[str, Any]:
     model_path = save_model(model, run_dir / "model.zip", rules, model.num_timesteps, cfg.to_dict())
     train_seconds = time.perf_counter() - t0
     if interrupt.asked:
-        print(f"interrupted after {model.num_timesteps:,} of {cfg.total_steps:,} steps: model "
-              f"saved to {model_path}; no final evaluation", file=sys.stderr)
-        interrupt.stop()
+        interrupt.end(model.num_timesteps, cfg.total_steps, model_path)
     if callback.stopped_early:
         print(f"time limit of {cfg.time_limit_minutes} min reached after "
               f"{model.num_timesteps:,} of {cfg.total_steps:,} steps")

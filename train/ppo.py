@@ -1718,10 +1718,7 @@ def _train(cfg: TrainConfig, stop_signals: tuple[str, ...], program: str) -> dic
     train_seconds = time.perf_counter() - t0
     rate = (steps - start_steps) / train_elapsed
     if interrupt.asked:
-        carry_on = " (resume=<it> carries on)" if program == "ono-train" else ""
-        print(f"interrupted after {steps:,} of {cfg.total_steps:,} steps: model saved to "
-              f"{model_path}{carry_on}; no final evaluation", file=sys.stderr)
-        interrupt.stop()
+        interrupt.end(steps, cfg.total_steps, model_path, resumable=True)
     if stopped_early:
         print(f"time limit of {cfg.time_limit_minutes} min reached after {steps:,} of "
               f"{cfg.total_steps:,} steps")

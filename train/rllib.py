@@ -497,9 +497,7 @@ def train(cfg: TrainConfig, stop_signals: Sequence[str] = ("SIGINT",)) -> dict[s
             ray.shutdown()
     train_seconds = time.perf_counter() - t0
     if interrupt.asked:
-        print(f"interrupted after {steps:,} of {cfg.total_steps:,} steps: model saved to "
-              f"{model_path}; no final evaluation", file=sys.stderr)
-        interrupt.stop()
+        interrupt.end(steps, cfg.total_steps, model_path)
     if stopped_early:
         print(f"time limit of {cfg.time_limit_minutes} min reached after {steps:,} of "
               f"{cfg.total_steps:,} steps")

@@ -858,6 +858,14 @@ class StopOnInterrupt:
               f"stop at once, keeping only the checkpoints)",
               file=sys.stderr, flush=True)
 
+    def end(self, steps: int, total_steps: int, model_path: Any, resumable: bool = False) -> None:
+        """Say where the model was saved, then :meth:`stop`: the trainers' one message
+        (``resumable``: ``ono-train``'s ``resume=`` carries the model on)."""
+        carry_on = " (resume=<it> carries on)" if resumable and self.program == "ono-train" else ""
+        print(f"interrupted after {steps:,} of {total_steps:,} steps: model saved to "
+              f"{model_path}{carry_on}; no final evaluation", file=sys.stderr)
+        self.stop()
+
     def stop(self) -> None:
         """End the run after the model is saved: ``KeyboardInterrupt`` for Ctrl-C (status 130
         from the console script), ``SystemExit(128 + signum)`` for another signal, the status
