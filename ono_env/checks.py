@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import secrets
+import stat
 from pathlib import Path
 from typing import Any, Literal, overload
 
@@ -185,9 +186,6 @@ def check_input_file(path: Any, what: str, max_bytes: int) -> Path:
     """``path`` as a ``Path`` if it names a regular file of at most ``max_bytes`` bytes; else
     one ``ValueError`` naming the file and what is wrong. A folder, FIFO, device or socket is
     never opened (reading one could block for ever or never end)."""
-    import os
-    import stat
-
     if not isinstance(path, (str, os.PathLike)) or not str(path):
         raise ValueError(f"{what}: a file path is needed; got {path!r:.60}")
     p = Path(path)
@@ -214,8 +212,6 @@ def check_output_file(path: Any, what: str) -> Path:
     could be created (one is made and removed again: a name too long, a read-only place are
     found now, not after the work); else one ``ValueError`` naming ``what`` and the reason.
     An existing file is refused rather than replaced, so no earlier result is lost."""
-    import os
-
     if not isinstance(path, (str, os.PathLike)) or not str(path):
         raise ValueError(f"{what}: a file path is needed; got {path!r:.60}")
     p = Path(path)
@@ -260,8 +256,6 @@ def check_output_dir(path: Any, what: str) -> Path:
     parents), so that work is never done before its output has somewhere to go; else one
     ``ValueError`` naming ``what`` and the reason. The folders it creates are listed in
     :data:`MADE_DIRS`."""
-    import os
-
     if not isinstance(path, (str, os.PathLike)) or not str(path):
         raise ValueError(f"{what}: a folder path is needed; got {path!r:.60}")
     p = Path(path)
@@ -322,8 +316,6 @@ def write_whole(path: Path, data: bytes, what: str) -> Path:
     keeps its permissions, and a symbolic link at ``path`` keeps pointing at the file, which
     is the one written (as a plain write would do). ``what`` names the file in the error
     (``ValueError``) a failed write gives."""
-    import stat
-
     target = Path(os.path.realpath(path)) if os.path.islink(path) else Path(path)
     # a temporary name of its own (a user's "<name>.tmp" beside it is never touched), made
     # new (O_EXCL) with the mode a plain write gives (0666 less the umask; tempfile's 0600
