@@ -279,6 +279,10 @@ def test_a_cluster_that_cannot_be_found_is_named_by_the_callers_name(monkeypatch
         connect_ray("auto", "--ray")
     with pytest.raises(ValueError, match=r"^ray_address=auto: no running Ray cluster"):
         connect_ray("auto")
+    # an address given: Ray's error is the same for no cluster and for a refused token
+    with pytest.raises(ValueError, match=r"^--ray 127.0.0.1:6380: no Ray cluster there accepted "
+                                         r"the connection; .* set RAY_AUTH_MODE=token"):
+        connect_ray("127.0.0.1:6380", "--ray")
 
 
 @pytest.mark.parametrize("kwargs, message", [

@@ -300,6 +300,39 @@ def test_ray_addresses_are_checked_and_bounded_in_time(address, fragment):
     assert time.perf_counter() - t < 10
 
 
+def test_a_port_that_does_not_speak_grpc_is_refused_in_bounded_time(monkeypatch):
+    """Before: TCP alone was checked, and ray.init retried for about 12 minutes against a
+    server that answers there in another protocol (here: one that accepts and says nothing)."""
+    import socket
+    import time
+
+    import ono_env.arena.distributed as D
+
+    monkeypatch.setattr(D, "RAY_CONNECT_SECONDS", 1.0)
+    with socket.create_server(("127.0.0.1", 0)) as server:
+        port = server.getsockname()[1]
+        t = time.perf_counter()
+        with pytest.raises(ValueError, match=rf"^ray_address=127.0.0.1:{port}: a server answers "
+                                             r"there but not as a Ray cluster does \(no gRPC "
+                                             r"handshake within 1 s\)"):
+            check_ray_address(f"127.0.0.1:{port}", reach=True)
+        assert time.perf_counter() - t < 5
+
+
+def test_a_grpc_server_passes_the_reach_check():
+    grpc = pytest.importorskip("grpc")
+    from concurrent.futures import ThreadPoolExecutor
+
+    server = grpc.server(ThreadPoolExecutor(max_workers=1))
+    port = server.add_insecure_port("127.0.0.1:0")
+    server.start()
+    try:
+        assert check_ray_address(f"127.0.0.1:{port}", reach=True) == f"127.0.0.1:{port}"
+        assert check_ray_address(f"ray://127.0.0.1:{port}", reach=True) == f"ray://127.0.0.1:{port}"
+    finally:
+        server.stop(None)
+
+
 @pytest.mark.parametrize("argv, message", [
     (["--ray", "no such:1"], "--ray 'no such:1'; allowed: local"),
     (["--ray", "127.0.0.1:1"], "--ray 127.0.0.1:1: cannot connect"),

@@ -27,8 +27,9 @@ def _named(name: str, address: str) -> str:
 def check_ray_address(address: Any, reach: bool = False, name: str = "ray_address") -> str:
     """``address`` if it is a Ray address of an allowed form (``local``, ``auto``,
     ``host:port`` or ``ray://host:port``), else one ``ValueError`` naming it and the forms.
-    With ``reach``, a ``host:port`` must also accept a TCP connection within
-    :data:`RAY_CONNECT_SECONDS` (Ray itself would wait for minutes, or for ever). ``name``:
+    With ``reach``, a ``host:port`` must also accept a TCP connection and then a gRPC
+    handshake, each within :data:`RAY_CONNECT_SECONDS` (Ray itself would wait for minutes, or
+    for ever). ``name``:
     what the errors call the address (a console script's ``--ray``)."""
     allowed = "local (a new local Ray), auto, host:port or ray://host:port"
     given = _named(name, f"{address!r:.80}")
@@ -49,20 +50,53 @@ def check_ray_address(address: Any, reach: bool = False, name: str = "ray_addres
             why = "no answer" if isinstance(exc, TimeoutError) else (exc.strerror or str(exc))
             raise ValueError(f"{_named(name, address)}: cannot connect within "
                              f"{RAY_CONNECT_SECONDS:g} s ({why}); is a Ray cluster running there?") from None
+        if not _speaks_grpc(f"{m.group(1)}:{m.group(2)}"):
+            raise ValueError(f"{_named(name, address)}: a server answers there but not as a Ray "
+                             f"cluster does (no gRPC handshake within {RAY_CONNECT_SECONDS:g} s); "
+                             f"give the address of a Ray head (host:port of its GCS, or "
+                             f"ray://host:port of its client server)")
     return address
 
 
+def _speaks_grpc(target: str) -> bool:
+    """Whether ``target`` (host:port) completes a gRPC (HTTP/2) handshake within
+    :data:`RAY_CONNECT_SECONDS`. Both a Ray head's GCS and its client server (``ray://``)
+    speak gRPC; a port that accepts TCP but speaks something else made ``ray.init`` retry for
+    about 12 minutes (before this check). True where ``grpcio`` (in the ``ray`` extra) is
+    missing: the TCP check above is then all there is."""
+    try:
+        import grpc
+    except ImportError:
+        return True
+    channel = grpc.insecure_channel(target)
+    try:
+        grpc.channel_ready_future(channel).result(timeout=RAY_CONNECT_SECONDS)
+        return True
+    except grpc.FutureTimeoutError:
+        return False
+    finally:
+        channel.close()
+
+
 def connect_ray(address: str, name: str = "ray_address", **kwargs: Any) -> None:
-    """``ray.init(address=address, **kwargs)``; a cluster that cannot be found there (``auto``
-    with none running, or a dead one) is one ``ValueError`` naming ``name``, not Ray's own
-    advice, which names Ray's flags."""
+    """``ray.init(address=address, **kwargs)``; a cluster that cannot be found or joined there
+    (``auto`` with none running, a dead one, or one that asks for a token this process does
+    not send) is one ``ValueError`` naming ``name``, not Ray's own advice, which names Ray's
+    flags."""
     import ray
 
     try:
         ray.init(address=address, **kwargs)
     except ConnectionError:
-        raise ValueError(f"{_named(name, address)}: no running Ray cluster was found there; start "
-                         f"one (ray start --head) or give its address (host:port)") from None
+        if address == "auto":
+            raise ValueError(f"{_named(name, address)}: no running Ray cluster was found there; start "
+                             f"one (ray start --head) or give its address (host:port)") from None
+        # Ray's own error reads the same whether nothing runs there or the cluster refused
+        # the token (token authentication: on by default in clusters of Ray 2.60)
+        raise ValueError(f"{_named(name, address)}: no Ray cluster there accepted the "
+                         f"connection; none runs there, or it asks for a token: set "
+                         f"RAY_AUTH_MODE=token, with the cluster's token in ~/.ray/auth_token "
+                         f"or RAY_AUTH_TOKEN") from None
 
 
 def start_local_ray(**kwargs: Any) -> None:
