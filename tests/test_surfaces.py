@@ -347,6 +347,19 @@ def test_ono_arena_checks_ray_before_any_game_and_names_the_flag(argv, message, 
     assert not (tmp_path / "replays").exists()
 
 
+def test_ono_arena_counts_the_seats_before_it_reaches_for_ray(capsys, monkeypatch):
+    """Before: --ray was connected to (seconds, or Ray's 20 tries) before the agents were
+    found too few for the table."""
+    import ono_env.apps.arena_cli as A
+
+    def no_ray(address):
+        raise AssertionError("Ray reached before the seats were counted")
+
+    monkeypatch.setattr(A, "check_ray_flag", no_ray)
+    assert arena_main(["greedy", "random", "--players", "4", "--ray", "auto"]) == 2
+    assert "2 agents for 4 players: give at least 4" in capsys.readouterr().err
+
+
 def test_environment_variables_are_checked_by_every_console_script(monkeypatch, capsys):
     monkeypatch.setenv("ONO_ENV_PREBUILT", "off")
     assert web_main(["--port", "0"]) == 2

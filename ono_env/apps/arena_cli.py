@@ -26,6 +26,7 @@ from ono_env.arena import (
     check_batch_memory,
     check_paired_plan,
     check_plan,
+    check_seats_filled,
     games_played,
     paired_difference,
     read_arena_json,
@@ -225,9 +226,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         if earlier is not None:
             check_paired_plan(earlier, agents, args.rules, args.players, args.games,
                               args.seed, args.batch)
-        if args.ray is not None:   # after the cheap checks, before any game: names --ray
-            check_ray_flag(args.ray)
         players = rules.num_players
+        if args.ray is not None:   # after the cheap checks, before any game: names --ray
+            check_seats_filled(len(args.agents), players)   # before Ray's seconds
+            check_ray_flag(args.ray)
         planned = (games_played(args.games, len(args.agents), players)
                    if len(args.agents) >= players else args.games)   # too few: run_arena says so
         from ono_env.agents import make_agent

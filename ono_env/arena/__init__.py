@@ -143,6 +143,13 @@ def _labels(specs: Sequence[Any]) -> list[str]:
         labels.append(f"{b}#{k}")
     return labels
 
+def check_seats_filled(n_agents: int, num_players: int) -> None:
+    """One ``ValueError`` where ``n_agents`` entrants cannot fill ``num_players`` seats."""
+    if n_agents < num_players:
+        raise ValueError(f"{n_agents} agents for {num_players} players: give at least "
+                         f"{num_players} (repeat a name to seat it more than once)")
+
+
 def run_arena(agents: Sequence[Any], rules: Any = "classic", num_players: int | None = None,
               num_games: int = 10_000, seed: int = 0, *, batch_size: int = 4096,
               max_decisions: int | None = None, rating: bool | None = None,
@@ -177,9 +184,7 @@ def run_arena(agents: Sequence[Any], rules: Any = "classic", num_players: int | 
     rules = resolve_rules(rules, **overrides)
     P = rules.num_players
     agents = _agent_list("agents", agents)
-    if len(agents) < P:
-        raise ValueError(f"{len(agents)} agents for {P} players: give at least {P} "
-                         f"(repeat a name to seat it more than once)")
+    check_seats_filled(len(agents), P)
     num_games = check_int("num_games", num_games, 1, MAX_GAMES)
     seed = check_seed("seed", seed, allow_none=False)
     batch_size = check_int("batch_size", batch_size, 1, MAX_BATCH)
@@ -479,7 +484,7 @@ __all__ = [
     "MAX_ARENA_JSON_BYTES", "MAX_GAMES", "MAX_RECORD", "MAX_ROUNDING", "RAY_CONNECT_SECONDS",
     "TASKS_PER_CPU", "Z95", "Agent", "ArenaResult", "GameRecords", "agreement",
     "bounded_mean_interval", "check_batch_memory", "check_pairable", "check_paired_plan",
-    "check_plan", "check_ray_address", "evaluate", "format_evaluation",
+    "check_plan", "check_ray_address", "check_seats_filled", "evaluate", "format_evaluation",
     "games_played", "mean_interval", "mirrored_record", "paired_difference", "play_games",
     "play_on_ray", "rate_games", "read_arena_json", "run_arena", "seatings", "wilson_interval",
 ]
