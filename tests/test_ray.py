@@ -459,6 +459,28 @@ def test_cluster_rllib_training_with_two_env_runners_on_two_nodes(cluster, tmp_p
     assert ray.is_initialized()   # training used the cluster and left it up
 
 
+def test_cluster_arena_names_an_agent_module_the_workers_cannot_import(cluster, tmp_path,
+                                                                       monkeypatch):
+    """ono-arena --ray now takes module:Class as ono-bench --ray does (before: refused); a
+    worker that cannot import the module is one line naming it (before: Ray's traceback of
+    the worker, over many lines, inside the error)."""
+    (tmp_path / "driver_only_agents.py").write_text(
+        "import numpy as np\n"
+        "class First:\n"
+        "    def act(self, obs, mask, rng):\n"
+        "        return np.argmax(mask, axis=1)\n")
+    monkeypatch.syspath_prepend(str(tmp_path))   # the driver's path only
+    from driver_only_agents import First
+
+    with pytest.raises(ValueError) as refused:
+        run_arena([First(), "random"], "basic", 2, 40, seed=1, batch_size=20, rating=False,
+                  ray_address=cluster.address)
+    line = str(refused.value)
+    assert "\n" not in line and line.startswith(
+        "a Ray task failed on a worker: ModuleNotFoundError: No module named "
+        "'driver_only_agents'; an agent given as module:Class must import on every Ray node"), line
+
+
 def test_cluster_arena_is_identical_to_one_process_and_uses_both_nodes(cluster, capsys):
     agents = ["greedy", "random", "color"]
     one = run_arena(agents, "basic", 2, 3000, seed=11, batch_size=250, rating=False)

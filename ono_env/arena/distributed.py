@@ -175,7 +175,12 @@ def play_on_ray(address: str, rules: RuleSet, agents: Sequence[Agent],
             done, _ = ray.wait(list(pending), num_returns=1)
             for ref in done:
                 key = pending.pop(ref)
-                out = ray.get(ref)
+                try:
+                    out = ray.get(ref)
+                except ray.exceptions.RayError as exc:
+                    for other in pending:   # what has not begun need not run
+                        ray.cancel(other)
+                    raise ValueError(_task_failure(exc)) from None
                 parts[key] = out
                 nodes[out[4]] = nodes.get(out[4], 0) + len(out[2])
                 if progress is not None:
@@ -189,6 +194,19 @@ def play_on_ray(address: str, rules: RuleSet, agents: Sequence[Agent],
         w, s, length, trunc = (np.concatenate([c[i] for c in chunks]) for i in range(4))
         results.append((np.broadcast_to(np.array(seated), w.shape), w, s, length, trunc))
     return results
+
+
+def _task_failure(exc: BaseException) -> str:
+    """One line for a Ray task that failed: Ray's own text holds the worker's whole traceback
+    over many lines; its last line names the error (an agent class whose module the worker
+    cannot import comes out as ``ModuleNotFoundError: No module named ...``)."""
+    lines = [line.strip() for line in str(exc).splitlines() if line.strip()]
+    last = lines[-1] if lines else type(exc).__name__
+    line = f"a Ray task failed on a worker: {last}"
+    if "ModuleNotFoundError" in last:
+        line += ("; an agent given as module:Class must import on every Ray node (the same "
+                 "module on the Python path of each)")
+    return line
 
 
 def _play_task(rules: RuleSet, agents: Sequence[Agent], seated: Sequence[int], per: int,
