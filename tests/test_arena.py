@@ -1497,8 +1497,7 @@ def test_arena_labels_stay_unique_where_a_given_label_looks_like_a_numbered_one(
 
 def test_ono_arena_plays_an_agent_class_of_ones_own(tmp_path, monkeypatch, capsys):
     """ono-arena takes module:Class as ono-bench does; the module's own imports from beside
-    it work in the constructor and in act (the current directory stays on the path); with
-    --ray such an agent is refused by name, before any game."""
+    it work in the constructor and in act (the current directory stays on the path)."""
     (tmp_path / "arena_own_helper.py").write_text("LAST = -1\n")
     (tmp_path / "arena_own_agents.py").write_text(
         "import numpy as np\n"
@@ -1515,10 +1514,6 @@ def test_ono_arena_plays_an_agent_class_of_ones_own(tmp_path, monkeypatch, capsy
                  "--no-progress", "--mirrored", "--no-rating"]) == 0
     out = capsys.readouterr().out
     assert "\nLast " in out and "\ngreedy " in out
-    assert main(["arena_own_agents:Last", "greedy", "--players", "2", "--games", "8",
-                 "--ray"]) == 2
-    assert "--ray: an agent given as module:Class (arena_own_agents:Last) is not sent to Ray" \
-        in capsys.readouterr().err
 
 
 def test_a_run_of_copies_pairs_with_a_run_of_an_agent_against_those_copies():

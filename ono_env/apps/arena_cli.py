@@ -158,21 +158,19 @@ def build_parser() -> cli.ArgumentParser:
     p.add_argument("--ray", nargs="?", const="local", default=None, metavar="ADDRESS",
                    help="play the games as Ray tasks (the same results): on the cluster at "
                         "ADDRESS (auto, host:port, ray://host:port), or a new local Ray without "
-                        "one or with local; needs pip install 'ono-env[ray]'")
+                        "one or with local; a module:Class entrant must import on every Ray "
+                        "node; needs pip install 'ono-env[ray]'")
     return p
 
 
-def own_agents(specs: Sequence[str], rules: Any, ray: str | None) -> list[Any]:
+def own_agents(specs: Sequence[str], rules: Any) -> list[Any]:
     """The entrants as run_arena takes them: a ``module:Class`` spec made into the user's
     agent (:func:`~ono_env.agents.registry.agent_from_class`, one object per entrant, as
-    every name makes its own), every other spec as given. With ``--ray`` an own class is
-    refused: its objects would be sent to Ray workers that may not import its module."""
+    every name makes its own), every other spec as given. With ``--ray`` such objects go to
+    the Ray workers, which must import the class's module (as with ``ono-bench --ray``; one
+    that cannot is one line naming the module)."""
     from ono_env.agents.registry import agent_from_class, is_class_spec
 
-    own = [s for s in specs if is_class_spec(s)]
-    if own and ray is not None:
-        raise ValueError(f"--ray: an agent given as module:Class ({own[0]}) is not sent to Ray "
-                         f"workers; play it without --ray")
     # one object per entrant, as every name makes its own agent
     return [agent_from_class(s, rules) if is_class_spec(s) else s for s in specs]
 
@@ -222,7 +220,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                                  f"in Python")
         rules = resolve_rules(args.rules, **({} if args.players is None else
                                              {"num_players": args.players}))
-        agents = own_agents(args.agents, rules, args.ray)
+        agents = own_agents(args.agents, rules)
         if earlier is not None:
             check_paired_plan(earlier, agents, args.rules, args.players, args.games,
                               args.seed, args.batch)
