@@ -44,11 +44,14 @@ import numpy as np
 
 from ono_env import cards as C
 from ono_env.checks import (
+    check_action,
     check_bool,
     check_input_file,
+    check_int,
     check_text,
     is_int,
     printable,
+    shown,
     write_whole,
 )
 from ono_env.game import MAX_DECISIONS, VecGame
@@ -67,8 +70,15 @@ MAX_LABEL = 80
 """The longest player label or source text."""
 
 
+MAX_GAME_SEED = 2**64 - 1
+"""A deal's generator state is a 64-bit word: 0 .. 2**64 - 1."""
+
+
 def new_game(rules: RuleSet, game_seed: int, max_decisions: int | None = None) -> VecGame:
-    """A one-game ``VecGame`` dealt from the generator state ``game_seed`` (0 .. 2**64 - 1)."""
+    """A one-game ``VecGame`` dealt from the generator state ``game_seed`` (0 .. 2**64 - 1;
+    anything else is one ``ValueError``, where a float was truncated before and a number out
+    of range was NumPy's ``OverflowError``)."""
+    game_seed = check_int("game_seed", game_seed, 0, MAX_GAME_SEED)
     game = VecGame(rules, 1, seed=0, max_decisions=max_decisions)
     game.reset(seeds=np.array([game_seed], np.uint64))
     return game
@@ -132,21 +142,39 @@ class Replay:
         """An empty replay of game ``i`` of ``game``, dealt from ``game_seed``, before its
         first decision. Labels longer than :data:`MAX_LABEL` characters are cut to it. A
         game with ``skip_forced`` or ``autoreset`` is refused: its forced decisions or its
-        next episodes would not be in the replay."""
+        next episodes would not be in the replay. So is what the file could not hold (each one
+        ``ValueError``; before, these were saved and then refused by :meth:`load`): ``i``
+        not a game of ``game``, ``game_seed`` outside 0 .. 2**64 - 1 or not an integer, a
+        label count other than the table's players."""
         if game.skip_forced or game.autoreset:
             raise ValueError("a replay records a game without skip_forced and autoreset "
                              "(every decision must be offered, one episode)")
-        return cls(game.rules, int(game_seed), game.max_decisions,
+        check_int("i", i, 0, game.num_games - 1)
+        game_seed = check_int("game_seed", game_seed, 0, MAX_GAME_SEED)
+        n = game.rules.num_players
+        if not isinstance(players, (list, tuple)) or len(players) != n:
+            raise ValueError(f"players={shown(players, 60)}; allowed: a list of {n} labels, "
+                             f"one a seat")
+        return cls(game.rules, game_seed, game.max_decisions,
                    [clean_label(p) for p in players], source=clean_label(source))
 
     def add(self, action: int, thinking: dict[str, Any] | None = None) -> None:
-        """Record the next decision (before or after it is stepped)."""
-        self.actions.append(int(action))
+        """Record the next decision (before or after it is stepped): an integer action id
+        (a float or a bool is one ``ValueError``; before, it was truncated)."""
+        action = check_action("action", action)
+        if not 0 <= action < C.NUM_ACTIONS:
+            raise ValueError(f"action={action}; allowed: an action id 0 .. {C.NUM_ACTIONS - 1}")
+        self.actions.append(action)
         self.thinking.append(thinking)
 
     def finish(self, game: VecGame, i: int = 0) -> Replay:
-        """Record how game ``i`` of ``game`` ended (its current position)."""
-        self.result = final_result(game.to_dict(i))
+        """Record how game ``i`` of ``game`` ended (its current position); a game that has
+        not ended is one ``ValueError`` (before: recorded, saved, and refused by :meth:`load`)."""
+        i = check_int("i", i, 0, game.num_games - 1)
+        position = game.to_dict(i)
+        if not (position["terminated"] or position["truncated"]):
+            raise ValueError(f"game {i} has not ended; a replay is finished once its game is over")
+        self.result = final_result(position)
         self.saved_at = _dt.datetime.now().replace(microsecond=0).isoformat()
         return self
 
@@ -169,9 +197,12 @@ class Replay:
         killed meanwhile leaves no part of one."""
         if self.result is None:
             raise ValueError("a replay is saved once its game is over (call finish)")
+        text = self.to_json()
+        # what load would refuse is not written (a Replay built or changed by hand, too)
+        Replay.from_dict(json.loads(text), "the replay to save")
         path = Path(path)
         path.parent.mkdir(parents=True, exist_ok=True)
-        return write_whole(path, (self.to_json() + "\n").encode(), "replay file")
+        return write_whole(path, (text + "\n").encode(), "replay file")
 
     @classmethod
     def from_dict(cls, d: Any, where: str = "replay") -> Replay:
@@ -224,6 +255,10 @@ class Replay:
                 ids.append(C.action_id(a))
             except ValueError as exc:
                 raise ValueError(f"{where}: actions[{k}]: {exc}") from None
+            if C.action_name(ids[-1]) != a:   # one text form, as written (action_id also
+                # takes other cases and spacing): before, 'Play W B  ' was read and rewritten
+                raise bad(f"actions[{k}]", f"{a!r:.60}", f"the action's name as written: "
+                          f"{C.action_name(ids[-1])!r}")
         thinking = d["thinking"]
         if not isinstance(thinking, list) or len(thinking) != len(actions):
             raise bad("thinking", f"{type(thinking).__name__}", f"a list of {len(actions)} entries "
