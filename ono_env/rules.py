@@ -424,6 +424,10 @@ def read_yaml(path: str | Path, what: str) -> Any:
         raise ValueError(f"{what} {str(p)!r} is not valid YAML{at}: {problem}") from None
 
 
+MAX_YAML_DIGITS = 100
+"""The most digits an integer in a YAML file may have (a 64-bit seed has 20)."""
+
+
 class YamlLoader(yaml.SafeLoader):
     """PyYAML's safe loader (plain data only), reading ``1e-4``, ``+.5`` and ``.5e3`` as
     numbers, as YAML 1.2 does, rather than as text; it refuses aliases (``*name``: a few
@@ -435,6 +439,16 @@ class YamlLoader(yaml.SafeLoader):
 
     MAX_DEPTH = 64
     _depth = 0
+
+    def flatten_mapping(self, node: Any) -> None:
+        """YAML 1.1's merge key (``<<: {...}``, read by PyYAML as the mapping's own keys; YAML
+        1.2 has none) is refused at its line (before: merged silently)."""
+        for key, _ in node.value:
+            if key.tag == "tag:yaml.org,2002:merge":
+                raise yaml.constructor.ConstructorError(
+                    None, None, "'<<' is read by YAML 1.1 as a merge of another mapping into "
+                    "this one; allowed: every key written out", key.start_mark)
+        super().flatten_mapping(node)
 
     def compose_node(self, parent: Any, index: Any) -> Any:
         if self.check_event(yaml.AliasEvent):
@@ -483,6 +497,11 @@ class YamlLoader(yaml.SafeLoader):
         if "_" in text:
             self._check_underscores(node, "an integer")
         digits = text.replace("_", "").lstrip("+-")
+        if len(digits) > MAX_YAML_DIGITS:   # before: int()'s own ValueError (over 4,300
+            # digits), with no file or line
+            raise yaml.constructor.ConstructorError(
+                None, None, f"an integer of {len(digits):,} digits; allowed: at most "
+                f"{MAX_YAML_DIGITS}", node.start_mark)
         if ":" in digits or digits.startswith("0b") or re.fullmatch(r"0[0-9]+", digits):
             raise yaml.constructor.ConstructorError(
                 None, None, f"{text!r} is read by YAML 1.1 as {super().construct_yaml_int(node)} "

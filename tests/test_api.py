@@ -175,6 +175,14 @@ def test_yaml_numbers_read_as_they_look():
     ("preset: basic\nhand_size: 7.5_\n", r"'7.5_' is read by YAML 1.1 as a number, with an "),
     ("preset: basic\nhand_size: 1_e1\n", r"'1_e1' is read by YAML 1.1 as a number, with an "),
     ("preset: basic\nhand_size: 0x_1\n", r"'0x_1' is read by YAML 1.1 as an integer, with an "),
+    # before: int()'s own error (over 4,300 digits), naming no file or line
+    pytest.param("preset: classic\ntarget_score: " + "1" * 5000 + "\n",
+                 r"line 2, column 15: an integer of 5,000 digits; allowed: at most 100$",
+                 id="an-integer-of-5000-digits"),
+    # before: merged silently, num_players 2
+    ("preset: ono\n<<: {num_players: 2}\n",
+     r"line 2, column 1: '<<' is read by YAML 1.1 as a merge of another mapping into this one; "
+     r"allowed: every key written out$"),
     # a long value is cut in the message
     ("preset: basic\nhand_size: [" + ", ".join(["0"] * 5000) + "]\n",
      r"invalid rule set: hand_size=\[0, 0, 0, 0, 0, 0, \.\.\.\]; allowed: an integer"),
