@@ -81,6 +81,25 @@ def checked_agent(script: str, option: str, spec: str, rules: Any, where: str = 
         sys.exit(f"{script}: {option} {spec!r}{f' at {where}' if where else ''}: {exc}")
 
 
+def rules_at(script: str, option: str, rules: str, players: int | None, default: int) -> Any:
+    """The ``RuleSet`` of ``rules`` (a preset or a rules file, given as ``option``) at
+    ``players``: ``None`` takes a rules file's own count, else ``default``. A file whose own
+    count is not the ``--players`` given is one error (before: the file's count was dropped
+    silently), as is a count the rules cannot have."""
+    from ono_env.rules import given_player_count, resolve_rules
+
+    given = given_player_count(rules)
+    if players is None:
+        players = given[0] if given is not None else default
+    elif given is not None and given[0] != players:
+        sys.exit(f"{script}: {option} {rules!r}: its {given[1]} sets num_players={given[0]!r} "
+                 f"and --players is {players}; allowed: the same count, or no --players")
+    try:
+        return resolve_rules(rules, num_players=players)
+    except (TypeError, ValueError) as exc:
+        sys.exit(f"{script}: {option} {rules!r} --players {players}: {exc}")
+
+
 def at_least(script: str, option: str, value: int, low: int) -> None:
     """One error unless the count ``value`` of ``option`` is at least ``low``."""
     if value < low:

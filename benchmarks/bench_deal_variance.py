@@ -208,8 +208,6 @@ def main() -> None:
         print(f"{row['table']}: floor {cell(row['deal_floor'])}, critic {cell(row['critic_all'])}"
               f" ({row['seconds']:.0f} s)", file=sys.stderr)
     command = f"python benchmarks/{SCRIPT}.py " + " ".join(sys.argv[1:])
-    (out / "results.json").write_text(json.dumps(
-        {"command": command, "model": str(args.model), "rows": rows}, indent=1) + "\n")
     K = args.plays
     lines = [
         "# How much of the outcome the deal fixes", "", f"`{command}`", "",
@@ -237,10 +235,15 @@ def main() -> None:
               "|---|---|---|---|---|---|---|"]
     for r in rows:
         v = r["outcome_variance"][0]
+        # every first play ended alike (a few deals can): no variance to share, n/a (before:
+        # a ZeroDivisionError, after results.json was written)
         lines.append(f"| {r['table']} | " + " | ".join(
-            f"{r[k][0] / v:.2f}" for k in ("critic_first", "critic_all", "leave_one_out",
-                                           "critic_and_deal", "critic_and_deal_fitted",
-                                           "deal_floor")) + " |")
+            f"{r[k][0] / v:.2f}" if v > 0 else "n/a"
+            for k in ("critic_first", "critic_all", "leave_one_out", "critic_and_deal",
+                      "critic_and_deal_fitted", "deal_floor")) + " |")
+    # both files once both are made: a failure leaves neither
+    (out / "results.json").write_text(json.dumps(
+        {"command": command, "model": str(args.model), "rows": rows}, indent=1) + "\n")
     (out / "results.md").write_text("\n".join(lines) + "\n")
     print("\n".join(lines))
 

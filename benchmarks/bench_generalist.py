@@ -48,7 +48,7 @@ from ono_env.agents.learned import read_metadata, shipped_models
 from ono_env.arena import agreement, run_arena
 from ono_env.arena.play import seatings
 from ono_env.arena.suite import model_sha256
-from ono_env.checks import is_decimal
+from ono_env.checks import is_decimal, remove_made_dirs
 from ono_env.rules import resolve_rules
 
 BASELINES = ("greedy", "color", "defensive")
@@ -143,7 +143,7 @@ def part_many(model: str, counts: tuple[int, ...], deals: int, seed: int, best: 
               what: str, presets: tuple[str, ...] = PRESET_NAMES) -> list[dict]:
     rows = []
     for preset in presets:
-        b = best.get(preset, "greedy")
+        b = best[preset]
         for n in counts:
             ar = run_arena([model] + [b] * (n - 1), preset, n, _games(deals, n), seed,
                            mirrored=True, rating=False)
@@ -162,7 +162,7 @@ def part_specialists(model: str, deals: int, deals_many: int, seed: int,
         rows[-1]["agreement"] = agreement(model, name, {"preset": preset, "num_players": 2},
                                           1_000, seed)
         print(_line(rows[-1]), file=sys.stderr)
-    b = best.get("basic", "greedy")
+    b = best["basic"]
     ar = run_arena([model, "ppo-basic-4p", b, b], "basic", 4, _games(deals_many, 4), seed,
                    mirrored=True, rating=False)
     mine, theirs = _row(ar, 0, "specialist-table", "basic", 4, f"ppo-basic-4p + 2 x {b}"), \
@@ -379,6 +379,22 @@ def main() -> None:
         print(f"{path}: its rows measured another model file; measuring every part again",
               file=sys.stderr)
         rows, commands = [], {}
+    # each part's opponents are the presets' best baselines, from part two: known before any
+    # game (before: a preset with none was played against greedy, without a word)
+    known = set(best_baselines(rows if best_rows is None else best_rows))
+    for part in parts:
+        if part == "two":
+            known |= set(PRESET_NAMES) if best_rows is None else set()
+            continue
+        needed = {"many": PRESET_NAMES, "ten": tuple(ten), "specialists": ("basic",)}[part]
+        missing = [p for p in needed if p not in known]
+        what = {"specialists": ("specialist", "specialist-table")}.get(part, (part,))
+        if missing and (args.again or not any(r["what"] in what for r in rows)):
+            remove_made_dirs()   # the --out folder made above goes again, where empty
+            sys.exit(f"bench_generalist: --parts {part} plays each preset's best baseline, "
+                     f"which part two finds, and {args.out} holds no part two for "
+                     f"{', '.join(missing)}; allowed: --parts two,{part}, or --best-from a "
+                     f"results.json with part two (as docs/results/generalist/results.json)")
     for part in parts:
         what = {"specialists": ("specialist", "specialist-table")}.get(part, (part,))
         if any(r["what"] in what for r in rows) and not args.again:

@@ -68,7 +68,7 @@ from bench_generalist import (
 from ono_env.agents.base import CHEATING_MARK, marked
 from ono_env.arena import run_arena
 from ono_env.arena.stats import bounded_mean_interval
-from ono_env.rules import resolve_rules
+from ono_env.rules import YamlLoader, resolve_rules
 
 SHORT_TABLES = "basic-3,basic-4,basic-6,ono-4,ono-6"
 
@@ -105,11 +105,14 @@ def main() -> None:
         if field == "num_players":
             sys.exit("bench_headroom: --set num_players: the player count comes from --tables "
                      "(<preset>-<players>)")
-        try:
-            overrides[field] = yaml.safe_load(value)
+        if field in overrides:   # before: the last one was kept silently
+            sys.exit(f"bench_headroom: --set {field}: given twice; allowed: each field once")
+        try:   # as a rules file reads it (yes, 010 and the other YAML 1.1 forms refused)
+            overrides[field] = yaml.load(value, Loader=YamlLoader)
         except yaml.YAMLError as exc:
-            sys.exit(f"bench_headroom: --set {item!r}: the value is not YAML "
-                     f"({' '.join(str(exc).split())}); allowed: FIELD=VALUE, VALUE in YAML")
+            problem = getattr(exc, "problem", None) or " ".join(str(exc).split())
+            sys.exit(f"bench_headroom: --set {item!r}: the value cannot be read as YAML plain "
+                     f"data ({problem}); allowed: FIELD=VALUE, VALUE in YAML")
     rules_of = {}
     for preset, n in tables:
         try:

@@ -17,16 +17,14 @@ position it never met in training, and a third of its games never ended.
 from __future__ import annotations
 
 import collections
-import sys
 
 import numpy as np
-from bench_args import checked_agent, checked_seed, parser, within
+from bench_args import checked_agent, checked_seed, parser, rules_at, within
 
 import ono_env.cards as C
 from ono_env.arena import MAX_RECORD
 from ono_env.arena.play import play_games
 from ono_env.replay import Replay, new_game
-from ono_env.rules import resolve_rules
 
 
 def last_card_choices(replays: list[Replay], seat: int = 0, many: int = 15) -> collections.Counter:
@@ -53,17 +51,16 @@ def main() -> None:
     ap.add_argument("--opponent", default="random",
                     help="the agent in every other seat (default random)")
     ap.add_argument("--rules", default="ono", help="the preset (default ono)")
-    ap.add_argument("--players", type=int, default=4, help="players (default 4)")
+    ap.add_argument("--players", type=int, default=None,
+                    help="players (default: a rules file's own count, else 4)")
     ap.add_argument("--games", type=int, default=40, help="games, each recorded (default 40)")
     ap.add_argument("--seed", type=int, default=11, help="the games' seed (default 11)")
     args = ap.parse_args()
     # every game is kept as a replay in memory: at most as many as the arena keeps
     within("bench_last_card", "--games", args.games, 1, MAX_RECORD)
     checked_seed("bench_last_card", "--seed", args.seed)
-    try:
-        rules = resolve_rules(args.rules, num_players=args.players)
-    except (TypeError, ValueError) as exc:
-        sys.exit(f"bench_last_card: --rules {args.rules!r} --players {args.players}: {exc}")
+    rules = rules_at("bench_last_card", "--rules", args.rules, args.players, 4)
+    args.players = rules.num_players
     model, opponent = (checked_agent("bench_last_card", option, spec, rules)
                        for option, spec in (("--model", args.model), ("--opponent", args.opponent)))
     replays: list[Replay] = []

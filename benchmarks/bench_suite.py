@@ -18,7 +18,8 @@ and ``<table>.md``. ``publish``: collects those files into the ladder that ``ono
 (the field's ratings per table and the SHA-256 of each learned reference agent's model file)
 and writes the docs index page. ``time``: runs ``ono-bench AGENT`` over the whole suite at its
 default size for each agent named, one after another, and writes their cards and times to
-``docs/results/suite-<v>/timing/``.
+``docs/results/suite-<v>/timing/``. ``intervals``: the half-widths a card at the default
+deal counts gives, written to ``docs/results/suite-<v>/timing/intervals.md``.
 """
 
 from __future__ import annotations
@@ -317,10 +318,27 @@ def timing(args: argparse.Namespace) -> None:
 
 def intervals(args: argparse.Namespace) -> None:
     """What the default deal counts give: per table, the deals and the median half-width of
-    the 95% intervals of a card (fast and slow reference agents apart)."""
+    the 95% intervals of a card (fast and slow reference agents apart), written to
+    ``docs/results/suite-<v>/timing/intervals.md`` (replacing it) and printed. The card must
+    cover every table of its suite at the suite's default deal counts, the page's subject
+    (before: any card was taken, one of ``--deals 2`` too, and replaced the page)."""
     import statistics
 
     card = read_card(args.card)
+    suite = load_suite(card["suite_version"])
+    if set(card["tables"]) != set(suite.tables):
+        sys.exit(f"bench_suite: intervals: {args.card} covers {len(card['tables'])} of suite "
+                 f"version {suite.version}'s {len(suite.tables)} tables; allowed: a card of "
+                 f"the whole suite (ono-bench AGENT, no --tables)")
+    for name, t in card["tables"].items():
+        table = suite.tables[name]
+        for r in t["rows"]:
+            default = table.slow_deals if r["slow"] else table.deals
+            if r["deals"] != default:
+                sys.exit(f"bench_suite: intervals: {args.card} played {r['reference']} at "
+                         f"{name} on {r['deals']} deals, where the suite's default is "
+                         f"{default}; allowed: a card at the default deal counts (ono-bench "
+                         f"AGENT, no --deals or --slow-deals)")
     lines = [f"Intervals at the default deal counts (`{card['agent']['label']}`'s card): the "
              f"median half-width of the 95% interval per pairing, in points.", "",
              "| table | deals (fast) | half-width | deals (slow) | half-width |",
@@ -335,8 +353,10 @@ def intervals(args: argparse.Namespace) -> None:
         lines.append(f"| {name} | " + " | ".join(cells) + " |")
     lines += ["", f"Made with `python benchmarks/bench_suite.py intervals {args.card}`."]
     path = out_dir(card["suite_version"]) / "timing" / "intervals.md"
+    path.parent.mkdir(parents=True, exist_ok=True)   # a suite not yet timed has no folder
     path.write_text("\n".join(lines) + "\n")
     print("\n".join(lines))
+    print(f"written to {shown(path)}", file=sys.stderr)
 
 
 ALL_TABLES = "the tables (default, or --tables with no names: every table of the suite)"
@@ -375,7 +395,10 @@ def main() -> None:
     p.add_argument("--note", default="nothing else running",
                    help="what else the machine ran, for the table's caption")
     p.set_defaults(run=timing)
-    p = sub.add_parser("intervals", help="the intervals a card's deal counts give")
+    p = sub.add_parser("intervals", help="the intervals a card's deal counts give: printed, "
+                                         "and written to docs/results/suite-<v>/timing/"
+                                         "intervals.md (a card of the whole suite at its "
+                                         "default deal counts)")
     p.add_argument("card", help="a card.json of ono-bench")
     p.set_defaults(run=intervals)
     args = ap.parse_args()

@@ -34,6 +34,7 @@ from bench_args import (
     out_folder,
     parser,
     positive_finite,
+    rules_at,
 )
 
 BASE = ["policy.net_arch=[256, 256]", "policy.activation=relu", "policy.shared=true",
@@ -80,7 +81,8 @@ FIRST_ROUND = [n for n in VARIANTS if "+" not in n]
 def main() -> None:
     ap = parser(__doc__)
     ap.add_argument("--preset", default="basic", help="the rules trained (default basic)")
-    ap.add_argument("--players", type=int, default=2, help="players (default 2)")
+    ap.add_argument("--players", type=int, default=None,
+                    help="players (default: a rules file's own count, else 2)")
     ap.add_argument("--base", choices=("sweep", "default"), default="sweep",
                     help="sweep: the first sweep's base (BASE); default: the default config's "
                          "own network and hyper-parameters")
@@ -99,15 +101,12 @@ def main() -> None:
     args = ap.parse_args()
 
     from ono_env.arena import MAX_GAMES, evaluate
-    from ono_env.rules import resolve_rules
     from ono_env.train.config import load_config
     from ono_env.train.ppo import train
 
     script = "sweep_train"
-    try:
-        rules = resolve_rules(args.preset, num_players=args.players)
-    except (TypeError, ValueError) as exc:
-        sys.exit(f"{script}: --preset {args.preset!r} --players {args.players}: {exc}")
+    rules = rules_at(script, "--preset", args.preset, args.players, 2)
+    args.players = rules.num_players
     if args.threads != "auto" and not (args.threads.isdecimal() and 1 <= int(args.threads) <= 1024):
         sys.exit(f"{script}: --threads {args.threads!r}; allowed: auto or a whole number from 1 "
                  f"to 1024")

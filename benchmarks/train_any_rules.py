@@ -40,6 +40,7 @@ from bench_args import (
 )
 
 from ono_env.arena.suite import LADDER_INTERVAL, with_todays_interval
+from ono_env.checks import is_decimal
 
 VARIANTS = {
     "default": [],
@@ -123,14 +124,16 @@ def main() -> None:
                          "results.json, each mirrored interval as the arena gives it today")
     a = ap.parse_args()
     script = "train_any_rules"
-    if a.render:
+    if a.render:   # it reads --out's results only (before: --tables was taken and ignored)
+        if a.tables is not None:
+            sys.exit(f"{script}: --render reads --out's results; --tables is not used there")
         return render(script, a.out)
     if a.tables is None:
         sys.exit(f"{script}: --tables is needed (preset:players,...), unless --render")
     tables = []
     for t in a.tables.split(","):
         preset, colon, players = t.partition(":")
-        if not colon or not players.isdecimal():
+        if not colon or not is_decimal(players):   # before: '٢' and '02' read as 2
             sys.exit(f"{script}: --tables {a.tables!r}: table {t!r}; allowed: preset:players "
                      f"(e.g. ono:4), comma-separated")
         tables.append((preset, int(players)))

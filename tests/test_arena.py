@@ -886,7 +886,20 @@ BAD_BENCHMARK_ARGUMENTS = [
     ("bench_rollout_targets", ["--table", "basic-2", "--deals", "1"], "--deals 1; allowed: 2 or"),
     ("bench_rollout_targets", ["--table", "basic-2", "--seed", "-1"], "--seed -1; allowed: 0 or"),
     ("bench_headroom", ["--tables", "ono-3", "--set", "wild_cards=["],
-     "--set 'wild_cards=[': the value is not YAML"),
+     "--set 'wild_cards=[': the value cannot be read as YAML plain data"),
+    # before: the last of the two kept silently; 'yes' read as true
+    ("bench_headroom", ["--tables", "ono-3", "--set", "wild_cards=4", "--set", "wild_cards=8"],
+     "--set wild_cards: given twice; allowed: each field once"),
+    ("bench_headroom", ["--tables", "ono-3", "--set", "stacking=yes"],
+     "--set 'stacking=yes': the value cannot be read as YAML plain data ('yes' is read by YAML "
+     "1.1 as true"),
+    # before: '٢' and '02' read as 2; --render took --tables and ignored it
+    ("train_any_rules", ["--tables", "basic:\u0662", "--deals", "4"], "table 'basic:\u0662'; allowed"),
+    ("train_any_rules", ["--tables", "basic:02"], "table 'basic:02'; allowed: preset:players"),
+    ("train_any_rules", ["--render", "--tables", "nosuch:9"], "--tables is not used there"),
+    # before: part ten was played against greedy, not the preset's best baseline
+    ("bench_generalist", ["--parts", "ten", "--ten-presets", "classic", "--deals-ten", "2"],
+     "--parts ten plays each preset's best baseline, which part two finds"),
     ("bench_headroom", ["--tables", "ono-3", "--agents", "greedy,greedy"],
      "--agents: 'greedy' is given twice; allowed: each at most once"),
     ("bench_headroom", ["--tables", "ono-3", "--seed", "-1"], "--seed -1; allowed: 0 or more"),
@@ -910,16 +923,85 @@ NO_OUT = ("bench_last_card", "bench_exploiters", "bench_suite", "bench_arena",
           "bench_ceiling_ties", "bench_core", "bench_openspiel", "bench_prebuilt")
 
 
-def test_bench_arena_refuses_a_rules_file_of_another_player_count(tmp_path, monkeypatch):
-    # before: a file of 4 players was played at 2, silently
+@pytest.mark.parametrize("script, argv, message", [
+    ("bench_arena", ["--rules", "{r4}"], "sets num_players=4; allowed: rules of 2 players"),
+    ("bench_last_card", ["--rules", "{r4}", "--players", "2"],
+     "sets num_players=4 and --players is 2; allowed: the same count, or no --players"),
+    ("sweep_train", ["--preset", "{r4}", "--players", "3", "--out", "{tmp}/sweep"],
+     "sets num_players=4 and --players is 3; allowed: the same count, or no --players"),
+])
+def test_benchmarks_refuse_a_rules_file_of_another_player_count(script, argv, message, tmp_path,
+                                                                monkeypatch):
+    # before: a file of 4 players was played at 2 (or 3), silently
     import runpy
     from pathlib import Path
     bench = Path(__file__).resolve().parents[1] / "benchmarks"
     monkeypatch.syspath_prepend(str(bench))
-    main = runpy.run_path(str(bench / "bench_arena.py"))["main"]
+    main = runpy.run_path(str(bench / f"{script}.py"))["main"]
     (tmp_path / "r4.yaml").write_text("preset: basic\nnum_players: 4\n")
-    monkeypatch.setattr(sys, "argv", ["bench_arena.py", "--rules", str(tmp_path / "r4.yaml")])
-    with pytest.raises(SystemExit, match="sets num_players=4; allowed: rules of 2 players"):
+    argv = [a.replace("{r4}", str(tmp_path / "r4.yaml")).replace("{tmp}", str(tmp_path))
+            for a in argv]
+    monkeypatch.setattr(sys, "argv", [f"{script}.py", *argv])
+    with pytest.raises(SystemExit, match=message):
+        main()
+    assert not (tmp_path / "sweep").exists()
+
+
+def test_bench_last_card_plays_a_rules_files_own_player_count(tmp_path, monkeypatch, capsys):
+    import runpy
+    from pathlib import Path
+    bench = Path(__file__).resolve().parents[1] / "benchmarks"
+    monkeypatch.syspath_prepend(str(bench))
+    main = runpy.run_path(str(bench / "bench_last_card.py"))["main"]
+    (tmp_path / "r3.yaml").write_text("preset: basic\nnum_players: 3\n")
+    monkeypatch.setattr(sys, "argv", ["bench_last_card.py", "--rules", str(tmp_path / "r3.yaml"),
+                                      "--games", "2", "--model", "greedy"])
+    main()
+    assert "greedy against 2 x random under " in capsys.readouterr().out   # 3 players
+
+
+def test_bench_deal_variance_writes_both_files_when_the_outcome_never_varies(tmp_path,
+                                                                           monkeypatch):
+    """Before: a ZeroDivisionError after results.json was written (and no results.md), so the
+    folder was then refused for a rerun."""
+    import runpy
+    from pathlib import Path
+    bench = Path(__file__).resolve().parents[1] / "benchmarks"
+    monkeypatch.syspath_prepend(str(bench))
+    main = runpy.run_path(str(bench / "bench_deal_variance.py"))["main"]
+    monkeypatch.setattr(sys, "argv", ["bench_deal_variance.py", "--tables", "basic-2", "--deals",
+                                      "2", "--plays", "2", "--out", str(tmp_path / "dv")])
+    main()
+    (row,) = json.loads((tmp_path / "dv" / "results.json").read_text())["rows"]
+    assert row["outcome_variance"][0] == 0
+    assert "| basic-2 | n/a | n/a | n/a | n/a | n/a | n/a |" in (tmp_path / "dv" / "results.md").read_text()
+
+
+def test_bench_suite_intervals_takes_only_a_whole_suite_at_its_default_deals(tmp_path,
+                                                                            monkeypatch):
+    """Before: any card was taken (one of two deals, one table) and replaced the published
+    page of its suite."""
+    import runpy
+    from pathlib import Path
+    root = Path(__file__).resolve().parents[1]
+    bench = root / "benchmarks"
+    monkeypatch.syspath_prepend(str(bench))
+    main = runpy.run_path(str(bench / "bench_suite.py"))["main"]
+    card = json.loads((root / "docs/results/suite-1/timing/greedy/card.json").read_text())
+    first = next(iter(card["tables"]))
+    few = json.loads(json.dumps(card))
+    few["tables"] = {first: few["tables"][first]}
+    (tmp_path / "few.json").write_text(json.dumps(few))
+    monkeypatch.setattr(sys, "argv", ["bench_suite.py", "intervals", str(tmp_path / "few.json")])
+    with pytest.raises(SystemExit, match=r"covers 1 of suite version 1's \d+ tables; allowed: a "
+                                         r"card of the whole suite"):
+        main()
+    row = card["tables"][first]["rows"][0]
+    row["deals"] += 2
+    (tmp_path / "other.json").write_text(json.dumps(card))
+    monkeypatch.setattr(sys, "argv", ["bench_suite.py", "intervals", str(tmp_path / "other.json")])
+    with pytest.raises(SystemExit, match=rf"played {row['reference']} at {first} on "
+                                         rf"{row['deals']} deals, where the suite's default is"):
         main()
 
 
