@@ -67,6 +67,28 @@ def test_maskable_ppo_prints_a_line_per_evaluation(tmp_path, capsys):
     assert len(lines) == 2 and "win rate vs random" in lines[0] and "greedy" in lines[0]
 
 
+def test_maskable_ppo_evaluates_with_the_runs_decision_limit(tmp_path, capsys):
+    """Before: its in-training evaluations played games to the engine's own limit, where the
+    run's max_decisions cut algo ppo's (docs/training.md: "the same cut")."""
+    cfg = load_config(CONFIGS / "default.yaml", TINY + [
+        "final_eval.games=0", "self_play.enabled=false", "max_decisions=30",
+        "eval.opponents=[greedy]", f"run_dir={tmp_path / 'run'}"])
+    train(cfg)
+    lines = [x for x in capsys.readouterr().err.splitlines() if x.startswith("eval at step")]
+    lengths = [float(re.search(r"mean length ([\d.,]+) decisions", x).group(1)) for x in lines]
+    assert lines and all(n <= 30 for n in lengths), lines
+
+
+def test_maskable_ppo_refuses_an_unknown_opponent_by_its_field_before_writing(tmp_path):
+    """Before: the run's folder and config.yaml were written first, and the error named no
+    field."""
+    cfg = load_config(CONFIGS / "default.yaml", TINY + [
+        "opponents={nosuch: 1}", f"out_dir={tmp_path / 'out'}"])
+    with pytest.raises(ValueError, match=r"^opponents: unknown agent 'nosuch'"):
+        train(cfg)
+    assert not (tmp_path / "out").exists()
+
+
 @pytest.mark.parametrize("name, raised", [("SIGINT", KeyboardInterrupt), ("SIGTERM", SystemExit)])
 def test_maskable_ppo_saves_its_model_on_ctrl_c_or_sigterm(name, raised, tmp_path, monkeypatch,
                                                          capsys):

@@ -107,7 +107,8 @@ def make_callback(cfg: TrainConfig, rules: Any, run_dir: Path, league: League, p
         def evaluate(self, n: int) -> None:
             policy = agent_from_model(self.model, rules, "learner")
             rows = evaluate(policy, cfg.eval.opponents, rules, resolved(cfg.eval.games, "eval.games"),
-                            seed=cfg.seed + n)
+                            seed=cfg.seed + n,   # the training games' cut, as algo ppo's
+                            max_decisions=resolved(cfg.max_decisions, "max_decisions"))
             for r in rows:
                 self.logger.record(f"eval/win_rate/{r['opponent']}", r["win_rate"])
             self.curve += curve_rows(n, rows)
@@ -168,10 +169,15 @@ def _train(cfg: TrainConfig, stop_signals: tuple[str, ...]) -> dict[str, Any]:
     from ono_env.envs.sb3 import OnoVecEnv
     from ono_env.observation import observation_scale
     from ono_env.train.nets import ScaledObservation, save_model
+    from ono_env.train.ppo import make_named_agents
 
     t0 = time.perf_counter()
+    # every agent named, made once and refused by its field before the probe games and before
+    # the run's folder (before: an unknown opponent failed after config.yaml was written)
+    make_named_agents(None, cfg.name, rules_of(cfg), cfg.opponents, cfg.eval.opponents,
+                      cfg.final_eval.opponents, None)
     cfg, plan = resolve_auto(cfg, rules_of(cfg))
-    rules, run_dir, _, _ = start_run(cfg)
+    rules, run_dir, _, _ = start_run(cfg, list(cfg.opponents))
 
     pool = OpponentPool(resolved(cfg.opponents, "opponents"), rules)
     league = League(pool, cfg)
