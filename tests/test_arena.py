@@ -1598,6 +1598,31 @@ def test_ono_arena_plays_an_agent_class_of_ones_own(tmp_path, monkeypatch, capsy
     assert "\nLast " in out and "\ngreedy " in out
 
 
+def test_evaluate_ends_its_worker_processes_when_interrupted():
+    """Before: the pool's `with` block waited for the games under way (minutes in a final
+    evaluation), and a SIGTERM to the process left its workers running."""
+    import multiprocessing
+    import signal
+    import time
+
+    from ono_env.arena import evaluate
+
+    def interrupt(signum, frame):
+        raise KeyboardInterrupt
+
+    previous = signal.signal(signal.SIGALRM, interrupt)
+    signal.setitimer(signal.ITIMER_REAL, 4.0)   # once the workers play
+    t = time.perf_counter()
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            evaluate("greedy", ["random", "greedy"], "basic", 2_000_000, workers=2)
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+    assert time.perf_counter() - t < 30
+    assert not multiprocessing.active_children()
+
+
 def test_a_run_of_copies_pairs_with_a_run_of_an_agent_against_those_copies():
     # before: "random random" and "greedy random" were refused as seating other opponents
     # (random#2 against random): a name given twice is numbered by its place

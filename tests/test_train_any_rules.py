@@ -7,6 +7,7 @@ single table), model labels from run names, and the web table's agents per table
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import numpy as np
@@ -214,6 +215,34 @@ def test_the_final_evaluation_says_the_games_it_plays(tmp_path, capsys):
     assert ("final evaluation: 6 games against each of greedy (4 asked, rounded up so that the "
             "agent plays every seat equally often)") in err
     assert [row["games"] for row in res["final_eval"]] == [6]
+
+
+def test_a_signal_during_the_final_evaluation_stops_it_and_says_where_the_model_is(
+        tmp_path, capsys, monkeypatch):
+    """Before: SIGTERM there ended the process without a word (the run's last line, the
+    model's path, comes after the evaluation), and Ctrl-C said only "interrupted"."""
+    import signal
+
+    import ono_env.arena as arena
+
+    def signalled(*args, **kwargs):
+        signal.raise_signal(signal.SIGTERM)
+        raise AssertionError("the evaluation went on after the signal")
+
+    monkeypatch.setattr(arena, "evaluate", signalled)
+    before = signal.getsignal(signal.SIGTERM)
+    cfg = load_config("default", TINY + ["total_steps=1024", "eval.every=0",
+                                         "final_eval.games=4", "final_eval.opponents=[greedy]",
+                                         f"run_dir={tmp_path}"])
+    with pytest.raises(SystemExit) as stopped:
+        train(cfg, stop_signals=("SIGINT", "SIGTERM"))
+    assert stopped.value.code == 128 + signal.SIGTERM
+    assert signal.getsignal(signal.SIGTERM) is before
+    err = capsys.readouterr().err
+    assert re.search(r"interrupted during the final evaluation after [\d,]+ steps: model saved "
+                     rf"to {re.escape(str(tmp_path / 'model.safetensors'))}; no final "
+                     r"evaluation", err), err
+    assert (tmp_path / "model.safetensors").is_file() and not (tmp_path / "final_eval.json").exists()
 
 
 # ---- N-player output ----------------------------------------------------------------------------

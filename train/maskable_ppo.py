@@ -220,7 +220,7 @@ def _train(cfg: TrainConfig, stop_signals: tuple[str, ...]) -> dict[str, Any]:
               f"{model.num_timesteps:,} of {cfg.total_steps:,} steps")
 
     final = final_evaluation(cfg, rules, model_path, run_dir, model.num_timesteps, train_seconds,
-                             "maskable_ppo")
+                             "maskable_ppo", stop_signals)
     print(f"run: {run_dir}  model: {model_path}")
     return {"run_dir": run_dir, "model": model_path, "final_eval": final,
             "seconds": time.perf_counter() - t0, "train_seconds": train_seconds,

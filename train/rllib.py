@@ -501,7 +501,8 @@ def train(cfg: TrainConfig, stop_signals: Sequence[str] = ("SIGINT",)) -> dict[s
     if stopped_early:
         print(f"time limit of {cfg.time_limit_minutes} min reached after {steps:,} of "
               f"{cfg.total_steps:,} steps")
-    final = final_evaluation(cfg, rules, model_path, run_dir, steps, train_seconds, "rllib_ppo")
+    final = final_evaluation(cfg, rules, model_path, run_dir, steps, train_seconds, "rllib_ppo",
+                             stop_signals)
     print(f"run: {run_dir}  model: {model_path}")
     return {"run_dir": run_dir, "model": model_path, "final_eval": final, "steps": steps,
             "seconds": time.perf_counter() - t0, "train_seconds": train_seconds,

@@ -373,11 +373,15 @@ def summary_line(rows: Sequence[dict[str, Any]]) -> str:
 
 
 def final_evaluation(cfg: TrainConfig, rules: Any, model_path: Path, run_dir: Path, steps: int,
-                     train_seconds: float, algo: str) -> list[dict[str, Any]]:
+                     train_seconds: float, algo: str, stop_signals: Sequence[str] = ("SIGINT",),
+                     program: str = "ono-train") -> list[dict[str, Any]]:
     """The end of every run (every ``algo``): the saved model against
     ``cfg.final_eval.opponents`` (worker processes load it from its path), written to
     ``final_eval.json``/``.csv`` and printed with the summary line. ``[]`` when
-    ``final_eval.games`` is 0."""
+    ``final_eval.games`` is 0. A signal of ``stop_signals`` stops it at once
+    (:class:`StopOnInterrupt` with ``at_once``), saying where the model is (before: SIGTERM
+    ended the process without a word, and left the evaluation's worker processes running;
+    Ctrl-C said only "interrupted")."""
     from ono_env.agents.learned import load_agent
     from ono_env.arena import evaluate, format_evaluation, games_played
 
@@ -395,8 +399,16 @@ def final_evaluation(cfg: TrainConfig, rules: Any, model_path: Path, run_dir: Pa
           f"{', '.join(cfg.final_eval.opponents)}{rounded} (95% interval about +-{half:.1f} "
           f"points)", file=sys.stderr)
     agent = str(model_path) if workers > 1 else load_agent(model_path, rules)
-    final = evaluate(agent, cfg.final_eval.opponents, rules, final_games,
-                     seed=cfg.seed + 1_000_003, progress=bool(cfg.progress), workers=workers)
+    interrupt = StopOnInterrupt(stop_signals, program=program, at_once=True)
+    try:
+        final = evaluate(agent, cfg.final_eval.opponents, rules, final_games,
+                         seed=cfg.seed + 1_000_003, progress=bool(cfg.progress), workers=workers)
+    except StopNow:
+        print(f"interrupted during the final evaluation after {steps:,} steps: model saved to "
+              f"{model_path}; no final evaluation", file=sys.stderr)
+        interrupt.stop()
+    finally:
+        interrupt.restore()
     write_final(run_dir, final, steps, train_seconds, model_path.name, algo)
     print(format_evaluation(final, f"{cfg.name} ({steps:,} steps, {train_seconds / 60:.1f} min "
                                    f"of training, {algo})"))
@@ -815,6 +827,12 @@ def check_stop_signals(stop_signals: Any) -> tuple[str, ...]:
     return tuple(stop_signals)
 
 
+class StopNow(BaseException):
+    """Raised by the handler of a :class:`StopOnInterrupt` made ``at_once``: a signal that
+    ends what is under way now (a BaseException, as KeyboardInterrupt, so that no ``except
+    Exception`` on the way takes it)."""
+
+
 class StopOnInterrupt:
     """A signal of ``signals`` during training (Ctrl-C's SIGINT; from ``ono-train`` SIGTERM
     too, what ``kill``, ``timeout`` and job schedulers send): the first asks the trainer to
@@ -831,12 +849,13 @@ class StopOnInterrupt:
 
     def __init__(self, signals: Sequence[str] = ("SIGINT",),
                  when: str = "after the rollout under way and one minibatch of its update",
-                 program: str = "ono-train") -> None:
+                 program: str = "ono-train", at_once: bool = False) -> None:
         import signal
         import threading
 
         self.when = when
         self.program = program   # the console script its message names
+        self.at_once = at_once   # the first signal raises StopNow (work that is not kept)
         self.asked = False
         self.signum = 0
         self._previous: dict[int, Any] = {}
@@ -854,6 +873,9 @@ class StopOnInterrupt:
         self.signum = signum
         self.restore()   # a second one: stop at once (KeyboardInterrupt, or the default)
         how = "Ctrl-C" if signum == signal.SIGINT else signal.Signals(signum).name
+        if self.at_once:
+            print(f"\n{self.program}: {how}: stopping", file=sys.stderr, flush=True)
+            raise StopNow
         print(f"\n{self.program}: {how}: stopping {self.when} to save the model ({how} again to "
               f"stop at once, keeping only the checkpoints)",
               file=sys.stderr, flush=True)

@@ -386,7 +386,8 @@ def evaluate(agent: Any, opponents: Sequence[Any], rules: Any, num_games: int, s
     from concurrent.futures import ProcessPoolExecutor
 
     ctx = multiprocessing.get_context("spawn")   # no fork of a process holding torch threads
-    with ProcessPoolExecutor(max_workers=min(workers, len(jobs)), mp_context=ctx) as ex:
+    ex = ProcessPoolExecutor(max_workers=min(workers, len(jobs)), mp_context=ctx)
+    try:
         futures = [ex.submit(_evaluate_one, *job) for job in jobs]
         if progress:
             from concurrent.futures import as_completed
@@ -396,6 +397,25 @@ def evaluate(agent: Any, opponents: Sequence[Any], rules: Any, num_games: int, s
                           desc="evaluation", file=sys.stderr):
                 pass
         return [f.result() for f in futures]
+    except BaseException:   # an error, or a signal that stops the caller: the games under
+        # way are not waited for, and no worker is left running (before: a `with` block
+        # waited for them, and a SIGTERM to this process left them running for minutes)
+        _end_workers(ex)
+        raise
+    finally:
+        ex.shutdown(wait=True, cancel_futures=True)
+
+
+def _end_workers(ex: Any) -> None:
+    """Terminate the worker processes of the ProcessPoolExecutor ``ex``: its own
+    ``terminate_workers`` (Python 3.14), else each process of its (private) table, the only
+    way before 3.14."""
+    terminate = getattr(ex, "terminate_workers", None)
+    if terminate is not None:
+        terminate()
+        return
+    for process in list(getattr(ex, "_processes", {}).values()):
+        process.terminate()
 
 
 def _evaluate_one(agent: Any, opp: Any, rules: RuleSet, num_games: int, seed: int,
