@@ -13,6 +13,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 import torch
+import yaml
 
 from ono_env.agents.learned import load_agent, read_metadata
 from ono_env.arena import run_arena
@@ -170,6 +171,27 @@ def test_two_evaluation_agents_of_one_name_are_refused(tiny_run, tmp_path):
         assert not (tmp_path / "run").exists()
 
 
+def test_a_resumed_part_that_saves_nothing_leaves_the_earlier_parts_files(tiny_run, tmp_path,
+                                                                          capsys):
+    """Before: the earlier part's evaluations were removed and its config.yaml replaced as
+    the part started, so a part that then diverged left the older model described by the
+    failed part's config and by no evaluation."""
+    _cfg, res = tiny_run
+    run_dir = tmp_path / "run"
+    shutil.copytree(res["run_dir"], run_dir)
+    names = ("config.yaml", "eval.csv", "final_eval.json", "final_eval.csv")
+    before = {n: (run_dir / n).read_bytes() for n in names}
+    models = sorted(p.name for p in run_dir.rglob("*.safetensors"))
+    with pytest.raises(ValueError, match="diverged"):
+        train(load_config("default", TINY + ["total_steps=8192", "eval.every=1024",
+                                             "ppo.ent_coef=1e308", "self_play.enabled=false",
+                                             f"resume={run_dir / 'model.safetensors'}",
+                                             f"run_dir={run_dir}"]))
+    assert {n: (run_dir / n).read_bytes() for n in names} == before
+    assert sorted(p.name for p in run_dir.rglob("*.safetensors")) == models
+    assert not (run_dir / ".earlier-part").exists()
+
+
 def test_resume_in_its_own_folder_says_so_and_replaces_the_evaluations(tiny_run, tmp_path,
                                                                         capsys):
     """A part resumed in the run's own folder names the file, its steps and Adam's state, and
@@ -189,9 +211,11 @@ def test_resume_in_its_own_folder_says_so_and_replaces_the_evaluations(tiny_run,
     assert (f"resume: {str(run_dir / 'model.safetensors')!r} at 2,048 steps; Adam's state from "
             f"'model.optimizer.safetensors'") in err
     assert ("resuming in its own folder: the earlier part's eval.csv, final_eval.json, "
-            "final_eval.csv removed") in err
+            "final_eval.csv set aside in .earlier-part/ (they evaluated the model before this "
+            "part: removed once this part saves a model, put back if it saves none)") in err
     assert not any((run_dir / n).exists() for n in ("eval.csv", "final_eval.json",
-                                                    "final_eval.csv"))
+                                                    "final_eval.csv", ".earlier-part"))
+    assert yaml.safe_load((run_dir / "config.yaml").read_text())["total_steps"] == 3072
     # a checkpoint without Adam's state beside it: Adam starts afresh, and the run says so
     ckpt = Path(res["run_dir"]) / "checkpoints" / "step_1024.safetensors"
     bare = tmp_path / "bare.safetensors"

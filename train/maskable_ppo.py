@@ -49,6 +49,7 @@ from ono_env.train.run import (
     resolve_auto,
     rules_of,
     say,
+    settle_earlier_part,
     stall_warning,
     start_run,
     write_curve,
@@ -156,6 +157,7 @@ def train(cfg: TrainConfig, stop_signals: Sequence[str] = ("SIGINT",)) -> dict[s
         with th.random.fork_rng(devices=[]):   # the CPU's: forking a GPU's would start CUDA
             return _train(cfg, stop_signals)
     finally:
+        settle_earlier_part()   # an earlier part set aside goes, or comes back if none saved
         random.setstate(saved[0])
         np.random.set_state(saved[1])
 

@@ -150,6 +150,7 @@ from ono_env.train.run import (
     resolve_auto,
     rules_of,
     say,
+    settle_earlier_part,
     stall_warning,
     start_run,
     step_shaping,
@@ -1156,6 +1157,7 @@ def train(cfg: TrainConfig, stop_signals: Sequence[str] = ("SIGINT",),
         with torch.random.fork_rng(devices=[]):
             return _train(cfg, stop_signals, program)
     finally:
+        settle_earlier_part()   # an earlier part set aside goes, or comes back if none saved
         torch.set_num_threads(threads)
 
 

@@ -427,6 +427,7 @@ def train(cfg: TrainConfig, stop_signals: Sequence[str] = ("SIGINT",)) -> dict[s
         resolve_auto,
         rules_of,
         say,
+        settle_earlier_part,
         start_run,
         write_curve,
     )
@@ -490,6 +491,7 @@ def train(cfg: TrainConfig, stop_signals: Sequence[str] = ("SIGINT",)) -> dict[s
         algo.save_to_path(str((run_dir / "rllib_checkpoint").resolve()))
     finally:
         interrupt.restore()
+        settle_earlier_part()   # an earlier part set aside goes, or comes back if none saved
         if algo is not None:
             algo.stop()
         if started:

@@ -698,42 +698,102 @@ def claim_run_dir(run_dir: Path, named: bool = False) -> Path:
 
 EVALUATION_FILES = ("eval.csv", "final_eval.json", "final_eval.csv")
 """The files in a run folder that evaluate its model: a part resumed in the folder replaces
-them (:func:`clear_evaluations`)."""
+them (:class:`EarlierPart`)."""
 
 
-def clear_evaluations(run_dir: Path) -> list[str]:
-    """Remove the evaluation files (:data:`EVALUATION_FILES`, in the folder and in each
-    ``tables/<label>/``) that an earlier part of the run wrote in ``run_dir``, before a part
-    resumed there trains: they describe the model as it was, and a part that evaluates less
-    (``eval.every=0``, ``final_eval.games=0``) would otherwise leave them beside its newer
-    model. :func:`check_run_dir` has let only such a part into a folder with files. Returns
-    the removed files' paths within the folder. A mixture's ``tables.json`` goes too (a part
-    of two or more tables writes its own; a single-table part has none), and then each
-    ``tables/<label>/`` folder, and ``tables/``, left empty."""
-    found = [run_dir / name for name in (*EVALUATION_FILES, "tables.json")]
-    found += sorted(p for name in EVALUATION_FILES for p in run_dir.glob(f"tables/*/{name}"))
-    gone = []
-    for path in found:
-        if path.is_file():
-            path.unlink()
-            gone.append(path.relative_to(run_dir).as_posix())
-    tables = run_dir / "tables"
-    if tables.is_dir() and not tables.is_symlink():
-        for folder in sorted(tables.iterdir()):
-            if folder.is_dir() and not folder.is_symlink() and not any(folder.iterdir()):
-                folder.rmdir()
-                gone.append(folder.relative_to(run_dir).as_posix() + "/")
-        if not any(tables.iterdir()):
-            tables.rmdir()
-            gone.append("tables/")
-    return gone
+HELD_FOLDER = ".earlier-part"
+"""Where a part resumed in its run's own folder keeps the earlier part's files until it
+saves a model (:class:`EarlierPart`)."""
+
+_earlier: EarlierPart | None = None
+"""The earlier part held by the run under way in this process (:func:`start_run`)."""
+
+
+def _model_files(run_dir: Path) -> dict[str, int]:
+    """Every model file of a run folder (its ``model.*`` and ``checkpoints/*``) and when it
+    was last written: a part that saves one changes this."""
+    found = [*run_dir.glob("model.*"), *run_dir.glob("checkpoints/*")]
+    return {p.relative_to(run_dir).as_posix(): p.stat().st_mtime_ns for p in found if p.is_file()}
+
+
+class EarlierPart:
+    """The files of an earlier part of a run that a part resumed in the run's own folder
+    replaces: its evaluations (:data:`EVALUATION_FILES`, in the folder and in each
+    ``tables/<label>/``), a mixture's ``tables.json``, and ``config.yaml``. :meth:`hold`
+    moves them into :data:`HELD_FOLDER` as the part starts; :meth:`settle` removes them once
+    the part has saved a model or a checkpoint (they describe the model as it was), and puts
+    them back where it saved none (it diverged, or was stopped or failed before its first
+    save), the part's own ``config.yaml`` and evaluation files going instead. Before, they
+    were removed as the part started, and a part that then failed left the folder with the
+    older model and the failed part's config. A part of less evaluation (``eval.every=0``,
+    ``final_eval.games=0``) thus leaves none of the older model's beside its newer one."""
+
+    def __init__(self, run_dir: Path) -> None:
+        self.run_dir = run_dir
+        self.held = run_dir / HELD_FOLDER
+        self.names: list[str] = []
+        self.models = _model_files(run_dir)
+
+    def _found(self) -> list[Path]:
+        run_dir = self.run_dir
+        found = [run_dir / name for name in (*EVALUATION_FILES, "tables.json")]
+        found += sorted(p for name in EVALUATION_FILES for p in run_dir.glob(f"tables/*/{name}"))
+        return [p for p in found if p.is_file() and not p.is_symlink()]
+
+    def hold(self) -> list[str]:
+        """Move the earlier part's files aside; returns their paths within the folder (its
+        ``config.yaml``, moved too, is not named)."""
+        import shutil
+
+        if self.held.exists():   # a part killed outright left one: what it holds is older
+            shutil.rmtree(self.held)
+        for path in [*self._found(), self.run_dir / "config.yaml"]:
+            rel = path.relative_to(self.run_dir)
+            (self.held / rel).parent.mkdir(parents=True, exist_ok=True)
+            os.replace(path, self.held / rel)
+            self.names.append(rel.as_posix())
+        self._drop_empty_tables()
+        return [n for n in self.names if n != "config.yaml"]
+
+    def _drop_empty_tables(self) -> None:
+        tables = self.run_dir / "tables"
+        if tables.is_dir() and not tables.is_symlink():
+            for folder in sorted(tables.iterdir()):
+                if folder.is_dir() and not folder.is_symlink() and not any(folder.iterdir()):
+                    folder.rmdir()
+            if not any(tables.iterdir()):
+                tables.rmdir()
+
+    def settle(self) -> None:
+        """Remove the held files where the part saved a model, else put them back."""
+        import shutil
+
+        if not self.held.is_dir():
+            return
+        if _model_files(self.run_dir) == self.models:   # nothing saved: the earlier part stays
+            for path in self._found():   # the part's own evaluations of the older model
+                path.unlink()
+            for name in self.names:
+                (self.run_dir / name).parent.mkdir(parents=True, exist_ok=True)
+                os.replace(self.held / name, self.run_dir / name)
+            self._drop_empty_tables()
+        shutil.rmtree(self.held)
+
+
+def settle_earlier_part() -> None:
+    """:meth:`EarlierPart.settle` of the run under way in this process, if it holds one: the
+    trainers call it as they end, whether they end well or not."""
+    global _earlier
+    held, _earlier = _earlier, None
+    if held is not None:
+        held.settle()
 
 
 def start_run(cfg: TrainConfig, agents: Sequence[str] = (),
               threads: tuple[int, str] | None = None) -> tuple[Any, Path, int, str]:
     """The start of every run: :func:`check_start`'s checks, torch's thread count chosen
     (:func:`choose_threads`; ``threads``: one chosen before, as ``(count, why)``), set and
-    printed, an earlier part's evaluation files removed (:func:`clear_evaluations`), and the
+    printed, an earlier part's evaluation files set aside (:class:`EarlierPart`), and the
     run folder with ``config.yaml``. Returns ``(rules, run_dir, threads,
     why)``."""
     import sys
@@ -746,10 +806,15 @@ def start_run(cfg: TrainConfig, agents: Sequence[str] = (),
     count, why = choose_threads(cfg.torch_threads) if threads is None else threads
     torch.set_num_threads(count)
     print(why, file=sys.stderr)
-    gone = clear_evaluations(run_dir) if cfg.run_dir else []   # a resume in its own folder
-    if gone:
-        print(f"resuming in its own folder: the earlier part's {', '.join(gone)} removed (they "
-              f"evaluated the model before this part)", file=sys.stderr)
+    global _earlier
+    settle_earlier_part()   # one left by a part that ended without settling it (none, else)
+    if cfg.run_dir and (run_dir / "config.yaml").is_file():   # a resume in its own folder
+        _earlier = EarlierPart(run_dir)
+        held = _earlier.hold()
+        if held:
+            print(f"resuming in its own folder: the earlier part's {', '.join(held)} set aside "
+                  f"in {HELD_FOLDER}/ (they evaluated the model before this part: removed once "
+                  f"this part saves a model, put back if it saves none)", file=sys.stderr)
     run_dir = claim_run_dir(run_dir, named=bool(cfg.run_dir))
     (run_dir / "config.yaml").write_text(dump_config(cfg))
     return rules, run_dir, count, why
