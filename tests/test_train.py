@@ -275,6 +275,11 @@ SMALL = ["total_steps=64", "num_envs=4", "ppo.n_steps=16", "ppo.batch_size=32", 
                                    "No such file or directory; allowed: a folder that can"),
     (["tables=" + "[" * 600 + "]" * 600], "(lists or mappings nested more than 64 deep; allowed: "
                                           "at most 64)"),
+    # before: pydantic's words alone, with no way out named
+    (["name=2024"], "config field 'name' = 2024: Input should be a valid string (YAML reads it "
+                    "as a number: quote it, name=\"'2024'\" on a command line)"),
+    (["total_steps=1e6"], "config field 'total_steps' = 1000000.0: Input should be a valid "
+                          "integer (YAML reads it as a float: write the whole number, 1000000)"),
 ])
 def test_ono_train_refuses_before_writing_anything(tmp_path, capsys, algo, overrides, message):
     file = tmp_path / "existing.json"
@@ -292,6 +297,20 @@ def test_ono_train_refuses_before_writing_anything(tmp_path, capsys, algo, overr
     err = capsys.readouterr().err.strip().splitlines()[-1]
     assert err.startswith("ono-train: error: ") and message.replace("{file}", str(file)) in err
     assert sorted(p.name for p in tmp_path.iterdir()) == ["existing.json"]
+
+
+def test_a_run_dir_of_a_run_that_saved_nothing_is_refused_without_naming_resume(tmp_path,
+                                                                                   capsys):
+    """Before: the refusal advised resume= a model file in a folder that holds none (a run
+    that diverged at its first update leaves config.yaml and tb/ only)."""
+    run = tmp_path / "run"
+    assert train_main(["default", *SMALL, "ppo.ent_coef=1e308",
+                       f"run_dir={run}"]) == 2
+    assert "diverged" in capsys.readouterr().err
+    assert train_main(["default", *SMALL, f"run_dir={run}"]) == 2
+    err = capsys.readouterr().err
+    assert "already holds the files of a run that saved no model (config.yaml" in err
+    assert "resume=" not in err
 
 
 def test_ono_train_names_only_the_config_as_required(capsys):

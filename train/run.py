@@ -495,6 +495,10 @@ def check_run_dir(run_dir: Path, resume: str | None) -> None:
         raise ValueError(f"run_dir {str(run_dir)!r} already holds files and is not a run's "
                          f"folder (no config.yaml that a run wrote): {shown}; allowed: a new or "
                          f"empty folder")
+    if not _model_files(run_dir):   # a run that saved nothing (it diverged at once, say)
+        raise ValueError(f"run_dir {str(run_dir)!r} already holds the files of a run that saved "
+                         f"no model ({shown}); allowed: a new or empty folder (remove these "
+                         f"to reuse it)")
     raise ValueError(f"run_dir {str(run_dir)!r} already holds another run's files ({shown}); "
                      f"allowed: a new or empty folder, or resume= a model file in it to carry "
                      f"that run on")
