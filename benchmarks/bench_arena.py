@@ -13,7 +13,7 @@ import sys
 
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 
-from bench_args import at_least, at_most, checked_agent, parser
+from bench_args import at_least, at_most, checked_agent, distinct, parser
 
 from ono_env.arena import MAX_GAMES, run_arena
 from ono_env.rules import given_player_count, resolve_rules
@@ -39,6 +39,7 @@ def main() -> None:
     if given is not None and given[0] != 2:
         sys.exit(f"bench_arena: --rules {args.rules!r}: its {given[1]} sets num_players="
                  f"{given[0]!r}; allowed: rules of 2 players (this benchmark plays 2)")
+    distinct("bench_arena", "--agents", args.agents)   # before: the same row twice
     for name in args.agents:   # every agent before any game
         checked_agent("bench_arena", "--agents", name, rules)
     run_arena(["greedy", "random"], args.rules, 2, 64, seed=0)  # compile / warm up

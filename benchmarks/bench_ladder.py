@@ -161,6 +161,13 @@ def main() -> None:
     path = args.retime or args.render
     if path:
         flag = "--retime" if args.retime else "--render"
+        given = [f"--{k.replace('_', '-')}" for k in ("rules", "players", "games_cheap",
+                                                      "games_search", "seed")
+                 if getattr(args, k) != ap.get_default(k)]
+        if given:   # before: taken and ignored (the file says what was played)
+            sys.exit(f"bench_ladder: {flag} plays nothing: {', '.join(given)} "
+                     f"{'is' if len(given) == 1 else 'are'} not used there (LADDER_JSON says "
+                     f"what was played); allowed: --out")
         try:   # every key the rating and the table read, before anything is timed or written
             data = json.loads(Path(path).read_text())
             data["results"], data["ms_per_decision"], data["ratings"]
@@ -191,9 +198,13 @@ def main() -> None:
     within("bench_ladder", "--games-cheap", args.games_cheap, deals2, MAX_GAMES)
     within("bench_ladder", "--games-search", args.games_search, deals2, MAX_GAMES)
     checked_seed("bench_ladder", "--seed", args.seed)
-    if args.out is None:
+    if args.out is None:   # the repository's, from any working directory (before: a
+        # docs/results/ladder made in the current one)
         args.out = "docs/results/ladder"
-    out = out_folder(args.out, "bench_ladder", writes=("ladder.json", "ladder.md"))
+        out = out_folder(Path(__file__).resolve().parent.parent / args.out, "bench_ladder",
+                         writes=("ladder.json", "ladder.md"))
+    else:
+        out = out_folder(args.out, "bench_ladder", writes=("ladder.json", "ladder.md"))
     t0 = time.perf_counter()
     search = LADDERS[key]["search"]
     baselines = BASELINE_NAMES + [f"ppo-{args.rules}-{args.players}p"]

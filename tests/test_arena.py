@@ -811,6 +811,10 @@ BAD_BENCHMARK_ARGUMENTS = [
     ("bench_ladder", ["--players", "4", "--games-search", "47"],
      "--games-search 47; allowed: 48 or more"),
     ("bench_ladder", ["--out", "{file}"], "--out: '{file}' exists and is not a folder"),
+    # before: taken and ignored
+    ("bench_ladder", ["--render", "{file}", "--players", "4", "--seed", "3"],
+     "--render plays nothing: --players, --seed are not used there"),
+    ("bench_arena", ["--agents", "greedy", "greedy"], "--agents: 'greedy' is given twice"),
     ("bench_mirrored", ["--games", "2"], "--games 2; allowed: 4 or more"),
     ("bench_mirrored", ["--opponents", "random", "nosuch"], "--opponents 'nosuch': unknown agent"),
     ("bench_mirrored", ["--out", "{file}/m.json"], "--out: '{file}' exists and is not a folder"),
@@ -945,6 +949,27 @@ def test_benchmarks_refuse_a_rules_file_of_another_player_count(script, argv, me
     with pytest.raises(SystemExit, match=message):
         main()
     assert not (tmp_path / "sweep").exists()
+
+
+def test_bench_ladder_writes_the_repositorys_ladder_from_any_directory(tmp_path, monkeypatch):
+    """Before: its default --out, docs/results/ladder, was made in the current directory."""
+    import runpy
+    from pathlib import Path
+    root = Path(__file__).resolve().parents[1]
+    monkeypatch.syspath_prepend(str(root / "benchmarks"))
+    main = runpy.run_path(str(root / "benchmarks" / "bench_ladder.py"))["main"]
+    asked = []
+
+    def no_folder(path, *args, **kwargs):
+        asked.append(Path(path))
+        raise SystemExit("stop before any game")
+
+    monkeypatch.setitem(main.__globals__, "out_folder", no_folder)
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(sys, "argv", ["bench_ladder.py"])
+    with pytest.raises(SystemExit, match="stop before any game"):
+        main()
+    assert asked == [root / "docs" / "results" / "ladder"]
 
 
 def test_bench_last_card_plays_a_rules_files_own_player_count(tmp_path, monkeypatch, capsys):
