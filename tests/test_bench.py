@@ -4,6 +4,7 @@ the exploiter (``ono-exploit``)."""
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import numpy as np
@@ -491,6 +492,31 @@ def test_an_exploiter_whose_measurement_fails_keeps_its_training(tmp_path, monke
     assert saved["measure_error"] == "RuntimeError: planted failure" and saved["steps"] > 0
     assert (tmp_path / "x #y" / "model.safetensors").is_file()
     assert not (tmp_path / "x").exists()
+
+
+def test_an_exploiter_stopped_during_its_measurement_says_so_and_keeps_its_training(
+        tmp_path, monkeypatch, capsys):
+    """Before: SIGTERM during the measurement ended ono-exploit without a word, and no
+    exploit.json recorded the training."""
+    import signal
+
+    import ono_env.train.exploit as X
+
+    def signalled(*args, **kwargs):
+        signal.raise_signal(signal.SIGTERM)
+        raise AssertionError("the measurement went on after the signal")
+    monkeypatch.setattr(X, "play_pairing", signalled)
+    before = signal.getsignal(signal.SIGTERM)
+    with pytest.raises(SystemExit) as stopped:
+        X.exploit("greedy", steps=X.rollout_steps("basic", 2), deals=2, threads=1,
+                  run_dir=tmp_path / "x", stop_signals=("SIGINT", "SIGTERM"))
+    assert stopped.value.code == 128 + signal.SIGTERM
+    assert signal.getsignal(signal.SIGTERM) is before
+    assert re.search(r"interrupted during the measurement: the exploiter was saved \(.*model"
+                     r"\.safetensors; .*exploit\.json holds the training\); not measured",
+                     capsys.readouterr().err)
+    saved = json.loads((tmp_path / "x" / "exploit.json").read_text())
+    assert saved["measure_error"] == "interrupted" and saved["steps"] > 0
 
 
 def test_with_workers_a_failed_pairing_drops_the_pairings_not_begun(in_data, tmp_path, monkeypatch):

@@ -15,7 +15,8 @@ import os
 import re
 import sys
 import time
-from collections.abc import Callable, Collection, Sequence
+from collections.abc import Callable, Collection, Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -399,16 +400,11 @@ def final_evaluation(cfg: TrainConfig, rules: Any, model_path: Path, run_dir: Pa
           f"{', '.join(cfg.final_eval.opponents)}{rounded} (95% interval about +-{half:.1f} "
           f"points)", file=sys.stderr)
     agent = str(model_path) if workers > 1 else load_agent(model_path, rules)
-    interrupt = StopOnInterrupt(stop_signals, program=program, at_once=True)
-    try:
+    with stops_at_once(stop_signals, program,
+                       f"interrupted during the final evaluation after {steps:,} steps: model "
+                       f"saved to {model_path}; no final evaluation"):
         final = evaluate(agent, cfg.final_eval.opponents, rules, final_games,
                          seed=cfg.seed + 1_000_003, progress=bool(cfg.progress), workers=workers)
-    except StopNow:
-        print(f"interrupted during the final evaluation after {steps:,} steps: model saved to "
-              f"{model_path}; no final evaluation", file=sys.stderr)
-        interrupt.stop()
-    finally:
-        interrupt.restore()
     write_final(run_dir, final, steps, train_seconds, model_path.name, algo)
     print(format_evaluation(final, f"{cfg.name} ({steps:,} steps, {train_seconds / 60:.1f} min "
                                    f"of training, {algo})"))
@@ -900,6 +896,26 @@ class StopNow(BaseException):
     """Raised by the handler of a :class:`StopOnInterrupt` made ``at_once``: a signal that
     ends what is under way now (a BaseException, as KeyboardInterrupt, so that no ``except
     Exception`` on the way takes it)."""
+
+
+@contextmanager
+def stops_at_once(signals: Sequence[str], program: str, said: str,
+                  then: Callable[[], None] | None = None) -> Iterator[None]:
+    """Work after the model is saved (a final evaluation, a measurement) under ``signals``:
+    the first stops it at once, prints ``said`` (where the model is), calls ``then`` (what
+    the caller keeps of the work), and ends the run as :meth:`StopOnInterrupt.stop` does
+    (status 130 for Ctrl-C, 128 + the signal's number for another). Before, SIGTERM there
+    ended the process without a word."""
+    interrupt = StopOnInterrupt(signals, program=program, at_once=True)
+    try:
+        yield
+    except StopNow:
+        print(said, file=sys.stderr)
+        if then is not None:
+            then()
+        interrupt.stop()
+    finally:
+        interrupt.restore()
 
 
 class StopOnInterrupt:
