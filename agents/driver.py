@@ -184,9 +184,19 @@ class AgentDriver:
                    if isinstance(rewards, np.ndarray) else type(rewards).__name__)
             raise ValueError(f"rewards must be a writable {self._rewards.shape} float64 array; "
                              f"got {got}")
-        if self.seat_agent.size and int(self.seat_agent.max()) >= len(self.agents):
-            raise ValueError(f"seat_agent names agent {int(self.seat_agent.max())}; the driver "
-                             f"has {len(self.agents)} agent(s)")
+        sa = self.seat_agent
+        shape = (game.num_games, game.rules.num_players)
+        if not (isinstance(sa, np.ndarray) and sa.shape == shape and sa.dtype.kind in "iu"):
+            # before: the compiled kernel read past a smaller array, and played on
+            got = f"{sa.dtype} {sa.shape}" if isinstance(sa, np.ndarray) else type(sa).__name__
+            raise ValueError(f"seat_agent must be a {shape} integer array (an agent index per "
+                             f"game and seat, -1 for a seat the driver does not play); got {got}")
+        if sa.size and (int(sa.max()) >= len(self.agents) or int(sa.min()) < -1):
+            # before: -2 was read as another agent, -3 an IndexError
+            bad = int(sa.max()) if int(sa.max()) >= len(self.agents) else int(sa.min())
+            raise ValueError(f"seat_agent names agent {bad}; allowed: -1 (a seat the driver "
+                             f"does not play) to {len(self.agents) - 1} (the driver has "
+                             f"{len(self.agents)} agent(s))")
         driven = self.seat_agent >= 0
         names, python, codes = self._plan()
         if self._all_random(driven, names):

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from ono_env import PRESETS, VecGame, ono_v0, random_legal
-from ono_env.agents import RandomAgent
+from ono_env.agents import GreedyAgent, RandomAgent
 from ono_env.agents.driver import AgentDriver
 from ono_env.envs.gym_env import OnoEnv
 from ono_env.envs.opponents import OpponentPool
@@ -333,8 +333,26 @@ def test_driver_refuses_a_seat_without_an_agent():
     game = VecGame("basic", 4, seed=0, num_players=2)
     driver = AgentDriver(game, [RandomAgent()])
     driver.seat_agent[:] = [0, 1]
-    with pytest.raises(ValueError, match="seat_agent names agent 1; the driver has 1 agent"):
+    with pytest.raises(ValueError, match=r"seat_agent names agent 1; allowed: -1 \(a seat the "
+                                         r"driver does not play\) to 0 \(the driver has 1 agent"):
         driver.play(np.random.default_rng(0))
+
+
+@pytest.mark.parametrize("seat_agent, message", [
+    # before: the compiled kernel read past the array and played on; -2 seated another agent
+    (np.zeros((1, 2), np.int64), r"seat_agent must be a \(4, 2\) integer array .*; got int64 \(1, 2\)"),
+    (np.zeros((4, 2)), r"seat_agent must be a \(4, 2\) integer array .*; got float64 \(4, 2\)"),
+    ([[0, 0]] * 4, r"got list"),
+    (np.full((4, 2), -2), r"seat_agent names agent -2; allowed: -1"),
+])
+def test_driver_refuses_a_seat_agent_of_another_shape_or_index(seat_agent, message):
+    game = VecGame("basic", 4, seed=0, num_players=2)
+    driver = AgentDriver(game, [GreedyAgent(game.rules), RandomAgent()])
+    driver.seat_agent = seat_agent
+    before = game.state.decisions.copy()
+    with pytest.raises(ValueError, match=message):
+        driver.play(np.random.default_rng(0))
+    assert (game.state.decisions == before).all()
 
 
 def test_driver_plays_whole_games_for_the_arena():
