@@ -320,6 +320,10 @@ class SearchAgent:
         R, P, D = len(rows), game.num_players, game.rules.deck_size
         if R == 0:
             return np.zeros(0, np.int64)
+        over = rows[game.finished[rows]]
+        if over.size:   # before: action -1, or the prior's "illegal action" (pimc-ppo)
+            raise ValueError(f"act_game: game {int(over[0])} is over; allowed: rows of games "
+                             f"under way")
         # 1. the seat's view: nothing hidden from the acting seat is copied past this line
         seat_view, pimc, ismcts, views, policies = _kernels()
         view = E.State(R, P, D).arrays

@@ -70,6 +70,19 @@ def test_decisions_are_legal_and_deterministic_given_the_generator():
         assert all(np.array_equal(x, y) for x, y in zip(before, game.state.arrays))
 
 
+@pytest.mark.parametrize("spec", ["pimc:2", "ismcts:4", "pimc:3ms", "pimc-ppo:2"])
+def test_a_search_asked_for_a_game_that_is_over_says_so(spec):
+    # before: action -1, or (pimc-ppo) the prior's "chose an illegal action"
+    rules = RuleSet.preset("basic", num_players=2)
+    game = VecGame(rules, 1, seed=4)
+    rng = np.random.default_rng(0)
+    while not game.finished[0]:   # one game played to its end
+        game.step(np.array([rng.choice(np.flatnonzero(game.legal_mask()[0]))]))
+    with pytest.raises(ValueError, match=r"act_game: game 0 is over; allowed: rows of games "
+                                         r"under way"):
+        make_agent(spec, rules).act_game(game, np.array([0]), np.random.default_rng(0))
+
+
 def test_arena_runs_with_search_agents_reproduce():
     a = run_arena(["pimc:2", "greedy"], "basic", 2, num_games=16, seed=3, rating=False)
     b = run_arena(["pimc:2", "greedy"], "basic", 2, num_games=16, seed=3, rating=False)
