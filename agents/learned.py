@@ -826,20 +826,35 @@ class LearnedAgent:
 
     def probabilities(self, obs: np.ndarray, mask: np.ndarray) -> np.ndarray:
         """``(B, A)`` float64: the probability of each action under the masked softmax, 0 for
-        illegal actions (the deterministic agent plays the largest)."""
-        z = np.where(mask, self.logits(obs).astype(np.float64), -np.inf)
+        illegal actions (the deterministic agent plays the largest), and 0 throughout a row
+        with no legal action (a finished game's). ``obs`` and ``mask`` are checked as
+        :meth:`act` checks them (before: only ``act`` did; a one-row mask was broadcast, a
+        NaN gave NaN, a row with nothing legal NaN and a warning)."""
+        self._check(obs, mask, None, needs_rng=False)
+        if len(obs) == 0:
+            return np.zeros((0, C.NUM_ACTIONS))
+        legal = mask.astype(bool)
+        z = np.where(legal, self.logits(obs).astype(np.float64), -np.inf)
+        some = legal.any(axis=1)
+        z[~some] = 0.0   # no legal action: all 0 below, not exp(-inf - -inf)
         z -= z.max(axis=1, keepdims=True)
-        p = np.exp(z)
-        p /= p.sum(axis=1, keepdims=True)
+        p = np.exp(z) * legal
+        p[some] /= p[some].sum(axis=1, keepdims=True)
         return p
 
     def explain(self, obs: np.ndarray, mask: np.ndarray) -> tuple[np.ndarray, np.ndarray | None]:
         """What the policy makes of each row: :meth:`probabilities` and the value estimate
         (``(B,)``, or None when the model file holds no value network)."""
-        return self.probabilities(obs, mask), self.net.value(obs) if self.net.has_value else None
+        probs = self.probabilities(obs, mask)   # checks obs and mask
+        if not self.net.has_value:
+            return probs, None
+        return probs, self.net.value(obs) if len(obs) else np.zeros(0, np.float32)
 
-    def act(self, obs: np.ndarray, mask: np.ndarray, rng: np.random.Generator) -> np.ndarray:
-        check_act_obs(self, obs, rng)
+    def _check(self, obs: Any, mask: Any, rng: Any, needs_rng: bool = True) -> None:
+        """What :meth:`act`, :meth:`probabilities` and :meth:`explain` take: ``(B, D)``
+        finite float observations of this agent's width and a ``(B, A)`` mask (and, for
+        ``act``, a NumPy generator); one ``ValueError`` otherwise."""
+        check_act_obs(self, obs, rng, needs_rng=needs_rng)
         if obs.ndim != 2 or obs.shape[1] != self.obs_size:
             v = self.observation_version
             which = (f" (it reads version-{v} observations: VecGame(..., observation_version={v}), "
@@ -849,6 +864,9 @@ class LearnedAgent:
             raise ValueError(f"{self!r}: observations of shape {obs.shape}; expected "
                              f"(B, {self.obs_size}){which}")
         check_act_mask(self, obs, mask, C.NUM_ACTIONS)
+
+    def act(self, obs: np.ndarray, mask: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+        self._check(obs, mask, rng)
         if len(obs) == 0:
             return np.zeros(0, np.int64)
         z = self.logits(obs)

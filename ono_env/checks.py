@@ -277,11 +277,12 @@ def check_output_dir(path: Any, what: str) -> Path:
     return p
 
 
-def check_act_obs(agent: Any, obs: Any, rng: Any) -> None:
+def check_act_obs(agent: Any, obs: Any, rng: Any, *, needs_rng: bool = True) -> None:
     """``ValueError`` unless ``obs`` is a NumPy array of finite floats and ``rng`` a NumPy
-    ``Generator``, as ``act`` takes them (its shape is the agent's own check). Before, an
-    agent's ``act`` read bool observations as numbers, played on through NaN, and gave an
-    ``AttributeError`` for a list or a missing generator."""
+    ``Generator``, as ``act`` takes them (its shape is the agent's own check; ``needs_rng``
+    False: a method that draws nothing, ``rng`` unread). Before, an agent's ``act`` read bool
+    observations as numbers, played on through NaN, and gave an ``AttributeError`` for a
+    list or a missing generator."""
     if not isinstance(obs, np.ndarray) or obs.dtype.kind != "f":
         what = f"{obs.dtype} {obs.shape}" if isinstance(obs, np.ndarray) else type(obs).__name__
         raise ValueError(f"{agent!r}: observations are {what}; allowed: a (B, D) array of floats "
@@ -291,7 +292,8 @@ def check_act_obs(agent: Any, obs: Any, rng: Any) -> None:
     if not np.isfinite(obs.sum(dtype=np.float64)):
         raise ValueError(f"{agent!r}: observations hold values that are not finite (NaN or "
                          f"inf); allowed: finite numbers")
-    check_rng(f"{agent!r}: rng", rng)
+    if needs_rng:
+        check_rng(f"{agent!r}: rng", rng)
 
 
 def check_act_mask(agent: Any, obs: np.ndarray, mask: np.ndarray, num_actions: int) -> None:

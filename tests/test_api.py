@@ -860,6 +860,36 @@ def test_an_agent_refuses_a_mask_that_does_not_fit_its_observations(name):
         assert fragment in _refusal(lambda b=bad: agent.act(obs, b, rng))
 
 
+@pytest.mark.parametrize("name", ["ppo-basic-2p", "ppo-any"])
+def test_a_learned_agents_probabilities_check_what_act_checks(name):
+    """Before: only act checked; probabilities and explain broadcast a one-row mask, read a
+    float mask as bools, gave NaN for NaN observations or a row with nothing legal (with a
+    RuntimeWarning), and NumPy's own errors for another width or an empty batch (ppo-any)."""
+    import warnings
+
+    rules = RuleSet.preset("basic", num_players=2)
+    agent = make_agent(name, rules)
+    game = VecGame(rules, 3, seed=0, observation_version=agent.observation_version)
+    obs, mask = game.observe(game.current_player), game.legal_mask()
+    for call in (agent.probabilities, agent.explain):
+        for bad_obs, bad_mask, fragment in [
+                (obs, mask[:1], "mask is bool (1, 85); allowed: a (3, 85) array"),
+                (obs, mask.astype(float), "mask is float64 (3, 85)"),
+                (obs * np.nan, mask, "observations hold values that are not finite"),
+                (obs[:, :-1], mask, f"observations of shape (3, {obs.shape[1] - 1})"),
+                (obs[0], mask, "observations of shape")]:
+            assert fragment in _refusal(lambda o=bad_obs, m=bad_mask, c=call: c(o, m))
+    none = mask.copy()
+    none[1] = False   # a finished game's row: nothing legal
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        p, value = agent.explain(obs, none)
+    assert np.allclose(p.sum(axis=1), [1, 0, 1]) and not np.isnan(p).any()
+    assert (p[~none] == 0).all() and value is not None and value.shape == (3,)
+    p0, v0 = agent.explain(obs[:0], mask[:0])
+    assert p0.shape == (0, 85) and v0.shape == (0,)
+
+
 @pytest.mark.parametrize("spec, worlds, ms", [("pimc:16", 16, None), ("pimc:0.5ms", 64, 0.5),
                                               ("pimc:20ms", 64, 20.0), ("ismcts:64", 64, None)])
 def test_the_search_budgets_the_docs_write_still_read(spec, worlds, ms):
