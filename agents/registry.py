@@ -182,11 +182,13 @@ def make_agent(spec: Any, rules: Any = None) -> Agent:
                              f"name:<T>ms), "
                              f"or the path of a saved model (.safetensors or .zip)")
         agent = _REGISTRY[spec](rules)
-        if not isinstance(agent, Agent):
-            raise ValueError(f"agent {spec!r}: its registered factory returned a "
-                             f"{type(agent).__name__}, not an agent (an object with "
-                             f"act(obs, mask, rng))")
-        return agent
+        if isinstance(agent, type) or not isinstance(agent, Agent):   # a class has act too
+            what = f"the class {agent.__name__}" if isinstance(agent, type) else \
+                f"a {type(agent).__name__}"
+            raise ValueError(f"agent {spec!r}: its registered factory returned {what}, not an "
+                             f"agent (an object with act(obs, mask, rng))")
+        # checked as an object is (before: a factory's learned agent for other rules played)
+        spec = agent
     if isinstance(spec, Agent):
         if given:   # before: an agent object loaded for one table played at another unchecked,
             # and a search agent's learned prior or playout policy (its guides) still does

@@ -903,8 +903,17 @@ def test_the_registry_refuses_a_factory_that_is_no_agent_and_a_name_that_hides_a
     register_agent("five", lambda rules: 5)
     try:
         assert "returned a int, not an agent" in _refusal(lambda: make_agent("five", "basic"))
+        # before: the class itself was returned, and a learned agent of other rules played
+        register_agent("a-class", lambda rules: RandomAgent)
+        assert "returned the class RandomAgent, not an agent" in _refusal(
+            lambda: make_agent("a-class", "basic"))
+        register_agent("fixed", lambda rules: load_agent(shipped_models()["ppo-basic-2p"]))
+        assert make_agent("fixed", RuleSet.preset("basic", num_players=2)).name == "ppo-basic-2p"
+        assert "trained for 'basic' rules" in _refusal(
+            lambda: make_agent("fixed", RuleSet.preset("classic", num_players=2)))
     finally:
-        unregister_agent("five")
+        for name in ("five", "a-class", "fixed"):
+            unregister_agent(name)
     for name in ("pimc", "pimc:16", "oracle-hands"):
         assert "would hide the search agent" in _refusal(lambda n=name: register_agent(n, RandomAgent))
     # before: greedy:2 was registered, a budget that greedy does not take
