@@ -230,7 +230,7 @@ class Replay:
         seed = d["game_seed"]
         # ASCII digits only, as written: str.isdigit() takes other scripts' digits and '²'
         if not isinstance(seed, str) or not re.fullmatch(r"0|[1-9][0-9]{0,19}", seed) \
-                or int(seed) >= 2**64:
+                or int(seed) > MAX_GAME_SEED:
             raise bad("game_seed", f"{seed!r:.60}", "a decimal string of an integer 0 .. 2**64 - 1 "
                       "(ASCII digits, no sign, spaces or leading zeros)")
         md = d["max_decisions"]

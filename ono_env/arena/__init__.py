@@ -143,6 +143,7 @@ def _labels(specs: Sequence[Any]) -> list[str]:
         labels.append(f"{b}#{k}")
     return labels
 
+
 def check_seats_filled(n_agents: int, num_players: int) -> None:
     """One ``ValueError`` where ``n_agents`` entrants cannot fill ``num_players`` seats."""
     if n_agents < num_players:
