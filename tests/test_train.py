@@ -468,3 +468,108 @@ def test_runs_named_by_their_time_never_share_a_folder(tmp_path, monkeypatch):
     monkeypatch.setattr(R, "MAX_CLAIMS", 3)
     with pytest.raises(ValueError, match=r"out_dir: 3 folders named .* exist already"):
         R.claim_run_dir(first)
+
+
+def _run_folder(run: Path) -> dict[str, bytes]:
+    """A run folder's files as an earlier part left them (the contents are only compared)."""
+    files = {"config.yaml": b"name: first\n", "eval.csv": b"steps\n1\n",
+             "final_eval.json": b"[]\n", "final_eval.csv": b"opponent\n",
+             "model.safetensors": b"model", "checkpoints/step_1.safetensors": b"ckpt"}
+    for name, data in files.items():
+        (run / name).parent.mkdir(parents=True, exist_ok=True)
+        (run / name).write_bytes(data)
+    return files
+
+
+def _contents(run: Path) -> dict[str, bytes]:
+    return {p.relative_to(run).as_posix(): p.read_bytes() for p in run.rglob("*") if p.is_file()}
+
+
+def test_a_part_killed_while_it_held_the_earlier_part_is_settled_from_its_record(tmp_path):
+    """A part killed outright leaves .earlier-part/; the next part settles it from the record
+    of the model files it holds (before: removed unread, so the earlier part's evaluations and
+    config.yaml were lost when the killed part had saved nothing)."""
+    from ono_env.train import run as R
+
+    run = tmp_path / "run"
+    files = _run_folder(run)
+    R.EarlierPart(run).hold()   # a part starts, writes its own files, and is killed
+    (run / "config.yaml").write_text("name: killed\n")
+    (run / "eval.csv").write_text("steps\n9\n")
+    part = R.EarlierPart(run)
+    assert part.hold() == ["eval.csv", "final_eval.json", "final_eval.csv"]
+    part.settle()   # this part saves nothing either: the first part's files are all back
+    assert _contents(run) == files
+    # a record that cannot be read: one error naming the folder, and nothing moved
+    R.EarlierPart(run).hold()
+    (run / R.HELD_FOLDER / R.HELD_RECORD).write_text("{\"models\": [1]}")
+    before = _contents(run)
+    with pytest.raises(ValueError, match=r"run_dir: '.*\.earlier-part' was left by a part that "
+                                         r"ended without settling it, and its record "
+                                         r"models\.json cannot be read .*; allowed: move"):
+        R.EarlierPart(run).hold()
+    assert _contents(run) == before
+
+
+def test_a_part_that_saved_checkpoints_but_no_model_puts_back_the_final_evaluation(tmp_path):
+    """final_eval.* evaluate model.*: a part that saved a checkpoint and then failed leaves the
+    older model, and its evaluation comes back (before: removed, as for a part that saved a
+    model); the part's own config.yaml and eval.csv stay beside its checkpoint."""
+    import os
+
+    from ono_env.train import run as R
+
+    run = tmp_path / "run"
+    files = _run_folder(run)
+    part = R.EarlierPart(run)
+    part.hold()
+    (run / "config.yaml").write_text("name: second\n")
+    (run / "eval.csv").write_text("steps\n2\n")
+    (run / "checkpoints" / "step_2.safetensors").write_bytes(b"ckpt2")
+    part.settle()
+    got = _contents(run)
+    assert {n: got[n] for n in ("final_eval.json", "final_eval.csv")} == \
+        {n: files[n] for n in ("final_eval.json", "final_eval.csv")}
+    assert got["config.yaml"] == b"name: second\n" and got["eval.csv"] == b"steps\n2\n"
+    assert not (run / R.HELD_FOLDER).exists()
+    # a part that saved the model too: the older model's evaluation goes
+    part = R.EarlierPart(run)
+    part.hold()
+    stat = (run / "model.safetensors").stat()
+    os.utime(run / "model.safetensors", ns=(stat.st_atime_ns, stat.st_mtime_ns + 10**9))
+    part.settle()
+    assert not any((run / n).exists() for n in ("final_eval.json", "final_eval.csv", "eval.csv",
+                                                R.HELD_FOLDER))
+
+
+def test_a_run_folder_in_training_is_locked(tmp_path):
+    """Two parts in one named folder would set aside and put back each other's files; the
+    second is refused while the first holds the folder's lock (a killed process's is gone)."""
+    from ono_env.train import run as R
+
+    first = R.lock_run_dir(tmp_path)
+    with pytest.raises(ValueError, match=r"run_dir: a run is training in '.*' now \(its \.lock "
+                                         r"is locked by another process\); allowed: resume it"):
+        R.lock_run_dir(tmp_path)
+    first.close()
+    R.lock_run_dir(tmp_path).close()
+    R.check_run_dir(tmp_path, None)   # a folder holding only the lock file holds nothing
+
+
+def test_settling_that_fails_is_one_warning_and_the_folder_is_unlocked(tmp_path, capsys):
+    """The trainers settle the earlier part in their finally: an OSError there replaced the
+    error that ended the part (before); now one warning, and the folder's lock released."""
+    from ono_env.train import run as R
+
+    class Stuck(R.EarlierPart):
+        def settle(self) -> None:
+            raise PermissionError(13, "Permission denied")
+
+    part = R._Part()
+    part.lock, part.earlier = R.lock_run_dir(tmp_path), Stuck(tmp_path)
+    R._part = part
+    R.settle_earlier_part()
+    err = capsys.readouterr().err
+    assert err.startswith("warning: the earlier part's files in ") and "Permission denied" in err
+    assert err.count("\n") == 1 and part.lock.closed and R._part is None
+    R.lock_run_dir(tmp_path).close()

@@ -461,7 +461,7 @@ def check_run_dir(run_dir: Path, resume: str | None) -> None:
     branch's later checkpoints, or overwrite a ``model.safetensors`` that a resumed part
     without checkpoints carried further."""
     check_folder_path(run_dir, "run_dir")   # a file there, or a path the system refuses
-    held = sorted(p.name for p in run_dir.iterdir()) if run_dir.is_dir() else []
+    held = sorted(p.name for p in run_dir.iterdir() if p.name != LOCK_FILE) if run_dir.is_dir() else []
     if not held:
         return
     own = is_run_config(run_dir / "config.yaml")   # a run folder: every run writes it first
@@ -705,8 +705,25 @@ HELD_FOLDER = ".earlier-part"
 """Where a part resumed in its run's own folder keeps the earlier part's files until it
 saves a model (:class:`EarlierPart`)."""
 
-_earlier: EarlierPart | None = None
-"""The earlier part held by the run under way in this process (:func:`start_run`)."""
+HELD_RECORD = "models.json"
+"""The file in :data:`HELD_FOLDER` that records the run folder's model files as the part
+began: a folder left by a part that was killed is settled from it."""
+
+LOCK_FILE = ".lock"
+"""The file of a named run folder that a part under way holds locked (:func:`lock_run_dir`)."""
+
+
+class _Part:
+    """The part under way in this process: its run folder's lock and the earlier part's files
+    it holds (:func:`start_run`)."""
+
+    def __init__(self) -> None:
+        self.lock: Any = None
+        self.earlier: EarlierPart | None = None
+
+
+_part: _Part | None = None
+"""The part under way in this process (:func:`start_run`, :func:`settle_earlier_part`)."""
 
 
 def _model_files(run_dir: Path) -> dict[str, int]:
@@ -716,23 +733,51 @@ def _model_files(run_dir: Path) -> dict[str, int]:
     return {p.relative_to(run_dir).as_posix(): p.stat().st_mtime_ns for p in found if p.is_file()}
 
 
+def lock_run_dir(run_dir: Path) -> Any:
+    """Lock a named run folder for the part about to train in it (an exclusive ``flock`` on
+    its :data:`LOCK_FILE`, released when the file is closed or the process ends, killed
+    too); returns the open file. ``ValueError`` naming ``run_dir`` where another process
+    holds it: two parts in one folder would set aside and restore each other's files and
+    overwrite each other's models."""
+    import fcntl
+
+    try:
+        lock = open(run_dir / LOCK_FILE, "a+")  # noqa: SIM115 (held open for the run)
+    except OSError as exc:
+        raise ValueError(f"run_dir: cannot lock the run's folder {str(run_dir)!r}: "
+                         f"{exc.strerror or exc}; allowed: a folder that can be written") from None
+    try:
+        fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        lock.close()
+        raise ValueError(f"run_dir: a run is training in {str(run_dir)!r} now (its {LOCK_FILE} "
+                         f"is locked by another process); allowed: resume it once that run "
+                         f"has ended, or another run_dir") from None
+    return lock
+
+
 class EarlierPart:
     """The files of an earlier part of a run that a part resumed in the run's own folder
     replaces: its evaluations (:data:`EVALUATION_FILES`, in the folder and in each
     ``tables/<label>/``), a mixture's ``tables.json``, and ``config.yaml``. :meth:`hold`
-    moves them into :data:`HELD_FOLDER` as the part starts; :meth:`settle` removes them once
-    the part has saved a model or a checkpoint (they describe the model as it was), and puts
-    them back where it saved none (it diverged, or was stopped or failed before its first
-    save), the part's own ``config.yaml`` and evaluation files going instead. Before, they
-    were removed as the part started, and a part that then failed left the folder with the
-    older model and the failed part's config. A part of less evaluation (``eval.every=0``,
-    ``final_eval.games=0``) thus leaves none of the older model's beside its newer one."""
+    moves them into :data:`HELD_FOLDER`, with a record of the folder's model files
+    (:data:`HELD_RECORD`), as the part starts; :meth:`settle` settles them as the part ends:
+    removed where the part saved a model (they describe the model as it was), all put back
+    where it saved nothing (it diverged, or was stopped or failed before its first save), the
+    part's own ``config.yaml`` and evaluation files going instead, and ``final_eval.*`` put
+    back where it saved checkpoints but no ``model.*`` (they evaluate that model, which is
+    still there). Before, they were removed as the part started, and a part that then failed
+    left the folder with the older model and the failed part's config. A part of less
+    evaluation (``eval.every=0``, ``final_eval.games=0``) thus leaves none of the older
+    model's beside its newer one. A :data:`HELD_FOLDER` left by a part that was killed is
+    settled from its record as the next part starts (:meth:`hold`)."""
 
-    def __init__(self, run_dir: Path) -> None:
+    def __init__(self, run_dir: Path, models: dict[str, int] | None = None,
+                 names: list[str] | None = None) -> None:
         self.run_dir = run_dir
         self.held = run_dir / HELD_FOLDER
-        self.names: list[str] = []
-        self.models = _model_files(run_dir)
+        self.names: list[str] = [] if names is None else names
+        self.models = _model_files(run_dir) if models is None else models
 
     def _found(self) -> list[Path]:
         run_dir = self.run_dir
@@ -740,13 +785,37 @@ class EarlierPart:
         found += sorted(p for name in EVALUATION_FILES for p in run_dir.glob(f"tables/*/{name}"))
         return [p for p in found if p.is_file() and not p.is_symlink()]
 
+    @classmethod
+    def left(cls, run_dir: Path) -> EarlierPart:
+        """The :data:`HELD_FOLDER` a part that was killed left, from its record. ``ValueError``
+        naming the folder where the record cannot be read: its files are left as they are."""
+        import json
+
+        held = run_dir / HELD_FOLDER
+        try:
+            models = json.loads((held / HELD_RECORD).read_text())["models"]
+            if not (isinstance(models, dict)
+                    and all(isinstance(v, int) and not isinstance(v, bool) for v in models.values())):
+                raise ValueError("not a mapping of file names to times")
+        except (OSError, ValueError, KeyError, TypeError) as exc:
+            raise ValueError(f"run_dir: {str(held)!r} was left by a part that ended without "
+                             f"settling it, and its record {HELD_RECORD} cannot be read "
+                             f"({exc}); allowed: move the files it holds back into the run's "
+                             f"folder, or remove it, then resume") from None
+        names = sorted(rel for p in held.rglob("*")
+                       if p.is_file() and (rel := p.relative_to(held).as_posix()) != HELD_RECORD)
+        return cls(run_dir, models, names)
+
     def hold(self) -> list[str]:
         """Move the earlier part's files aside; returns their paths within the folder (its
-        ``config.yaml``, moved too, is not named)."""
-        import shutil
+        ``config.yaml``, moved too, is not named). A :data:`HELD_FOLDER` left by a part that
+        was killed is settled first (:meth:`left`, :meth:`settle`)."""
+        import json
 
-        if self.held.exists():   # a part killed outright left one: what it holds is older
-            shutil.rmtree(self.held)
+        if self.held.exists():
+            EarlierPart.left(self.run_dir).settle()
+        self.held.mkdir()
+        (self.held / HELD_RECORD).write_text(json.dumps({"models": self.models}) + "\n")
         for path in [*self._found(), self.run_dir / "config.yaml"]:
             rel = path.relative_to(self.run_dir)
             (self.held / rel).parent.mkdir(parents=True, exist_ok=True)
@@ -764,40 +833,62 @@ class EarlierPart:
             if not any(tables.iterdir()):
                 tables.rmdir()
 
+    def _put_back(self, names: Sequence[str]) -> None:
+        for name in names:
+            (self.run_dir / name).unlink(missing_ok=True)
+            (self.run_dir / name).parent.mkdir(parents=True, exist_ok=True)
+            os.replace(self.held / name, self.run_dir / name)
+
     def settle(self) -> None:
-        """Remove the held files where the part saved a model, else put them back."""
+        """Remove the held files where the part saved a model, else put them back (only
+        ``final_eval.*`` where it saved checkpoints alone)."""
         import shutil
 
         if not self.held.is_dir():
             return
-        if _model_files(self.run_dir) == self.models:   # nothing saved: the earlier part stays
+        now = _model_files(self.run_dir)
+        if now == self.models:   # nothing saved: the earlier part stays
             for path in self._found():   # the part's own evaluations of the older model
                 path.unlink()
-            for name in self.names:
-                (self.run_dir / name).parent.mkdir(parents=True, exist_ok=True)
-                os.replace(self.held / name, self.run_dir / name)
+            self._put_back(self.names)
             self._drop_empty_tables()
+        elif {k: v for k, v in now.items() if k.startswith("model.")} == \
+                {k: v for k, v in self.models.items() if k.startswith("model.")}:
+            # checkpoints saved, the model not: its final evaluation still evaluates it
+            self._put_back([n for n in self.names if n.rsplit("/", 1)[-1].startswith("final_eval.")])
         shutil.rmtree(self.held)
 
 
 def settle_earlier_part() -> None:
-    """:meth:`EarlierPart.settle` of the run under way in this process, if it holds one: the
-    trainers call it as they end, whether they end well or not."""
-    global _earlier
-    held, _earlier = _earlier, None
-    if held is not None:
-        held.settle()
+    """The end of the part under way in this process, if one is: :meth:`EarlierPart.settle`
+    of the earlier part it holds, and its run folder unlocked. The trainers call it as they
+    end, whether they end well or not; a file it cannot move is one warning, so that the
+    error that ended the part, if any, stays the one reported."""
+    global _part
+    part, _part = _part, None
+    if part is None:
+        return
+    earlier = part.earlier
+    try:
+        if earlier is not None:
+            earlier.settle()
+    except OSError as exc:
+        assert earlier is not None
+        print(f"warning: the earlier part's files in {str(earlier.held)!r} could not be "
+              f"settled ({exc.strerror or exc}); move them back into the run's folder by "
+              f"hand", file=sys.stderr)
+    finally:
+        if part.lock is not None:
+            part.lock.close()
 
 
 def start_run(cfg: TrainConfig, agents: Sequence[str] = (),
               threads: tuple[int, str] | None = None) -> tuple[Any, Path, int, str]:
     """The start of every run: :func:`check_start`'s checks, torch's thread count chosen
     (:func:`choose_threads`; ``threads``: one chosen before, as ``(count, why)``), set and
-    printed, an earlier part's evaluation files set aside (:class:`EarlierPart`), and the
-    run folder with ``config.yaml``. Returns ``(rules, run_dir, threads,
-    why)``."""
-    import sys
-
+    printed, the run folder made (a named one locked: :func:`lock_run_dir`), an earlier
+    part's evaluation files set aside (:class:`EarlierPart`), and ``config.yaml`` written.
+    Returns ``(rules, run_dir, threads, why)``."""
     import torch
 
     from ono_env.train.config import dump_config
@@ -806,16 +897,21 @@ def start_run(cfg: TrainConfig, agents: Sequence[str] = (),
     count, why = choose_threads(cfg.torch_threads) if threads is None else threads
     torch.set_num_threads(count)
     print(why, file=sys.stderr)
-    global _earlier
+    global _part
     settle_earlier_part()   # one left by a part that ended without settling it (none, else)
-    if cfg.run_dir and (run_dir / "config.yaml").is_file():   # a resume in its own folder
-        _earlier = EarlierPart(run_dir)
-        held = _earlier.hold()
-        if held:
-            print(f"resuming in its own folder: the earlier part's {', '.join(held)} set aside "
-                  f"in {HELD_FOLDER}/ (they evaluated the model before this part: removed once "
-                  f"this part saves a model, put back if it saves none)", file=sys.stderr)
     run_dir = claim_run_dir(run_dir, named=bool(cfg.run_dir))
+    _part = _Part()
+    if cfg.run_dir:
+        _part.lock = lock_run_dir(run_dir)
+        if (run_dir / "config.yaml").is_file() or (run_dir / HELD_FOLDER).exists():
+            # a resume in its own folder
+            _part.earlier = EarlierPart(run_dir)
+            held = _part.earlier.hold()
+            if held:
+                print(f"resuming in its own folder: the earlier part's {', '.join(held)} set "
+                      f"aside in {HELD_FOLDER}/ (they evaluated the model before this part: "
+                      f"removed once this part saves a model, put back if it saves none)",
+                      file=sys.stderr)
     (run_dir / "config.yaml").write_text(dump_config(cfg))
     return rules, run_dir, count, why
 
