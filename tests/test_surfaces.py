@@ -317,10 +317,19 @@ def test_a_port_that_does_not_speak_grpc_is_refused_in_bounded_time(monkeypatch)
                                              r"handshake within 1 s\)"):
             check_ray_address(f"127.0.0.1:{port}", reach=True)
         assert time.perf_counter() - t < 5
+        # a head asked for over TLS: a plain handshake would fail where Ray's succeeds
+        monkeypatch.setenv("RAY_USE_TLS", "1")
+        assert check_ray_address(f"127.0.0.1:{port}", reach=True) == f"127.0.0.1:{port}"
 
 
-def test_a_grpc_server_passes_the_reach_check():
+@pytest.mark.parametrize("proxy", [None, "http://127.0.0.1:1"])
+def test_a_grpc_server_passes_the_reach_check(proxy, monkeypatch):
+    """With an http_proxy in the environment too: Ray's channels go straight to the address
+    (before: the check went through the proxy and refused a head that was there)."""
     grpc = pytest.importorskip("grpc")
+    if proxy is not None:
+        for name in ("http_proxy", "https_proxy", "grpc_proxy"):
+            monkeypatch.setenv(name, proxy)
     from concurrent.futures import ThreadPoolExecutor
 
     server = grpc.server(ThreadPoolExecutor(max_workers=1))

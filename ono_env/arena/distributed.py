@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import os
 import re
 from collections.abc import Sequence
 from typing import Any
@@ -63,12 +64,19 @@ def _speaks_grpc(target: str) -> bool:
     :data:`RAY_CONNECT_SECONDS`. Both a Ray head's GCS and its client server (``ray://``)
     speak gRPC; a port that accepts TCP but speaks something else made ``ray.init`` retry for
     about 12 minutes (before this check). True where ``grpcio`` (in the ``ray`` extra) is
-    missing: the TCP check above is then all there is."""
+    missing, or where ``RAY_USE_TLS`` asks Ray for TLS (a plain handshake would fail where Ray's
+    succeeds): the TCP check above is then all there is. The channel goes through an
+    ``http_proxy`` of the environment only where ``RAY_grpc_enable_http_proxy`` asks Ray's
+    own channels to (Ray's default is straight to the address: a proxy would otherwise
+    refuse a head that is there)."""
     try:
         import grpc
     except ImportError:
         return True
-    channel = grpc.insecure_channel(target)
+    if os.environ.get("RAY_USE_TLS", "0").lower() in ("1", "true"):
+        return True
+    proxy = os.environ.get("RAY_grpc_enable_http_proxy", "0").lower() in ("1", "true")  # noqa: SIM112 (Ray's name)
+    channel = grpc.insecure_channel(target, options=[("grpc.enable_http_proxy", int(proxy))])
     try:
         grpc.channel_ready_future(channel).result(timeout=RAY_CONNECT_SECONDS)
         return True
