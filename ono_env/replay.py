@@ -160,12 +160,17 @@ class Replay:
 
     def add(self, action: int, thinking: dict[str, Any] | None = None) -> None:
         """Record the next decision (before or after it is stepped): an integer action id
-        (a float or a bool is one ``ValueError``; before, it was truncated)."""
+        (a float or a bool is one ``ValueError``; before, it was truncated) and what the agent
+        reported of it, checked as :meth:`load` checks it (before: a NaN probability was
+        recorded, and ``save`` refused the replay after the games, ``ono-arena --record``
+        losing its ``--out`` too)."""
         action = check_action("action", action)
         if not 0 <= action < C.NUM_ACTIONS:
             raise ValueError(f"action={action}; allowed: an action id 0 .. {C.NUM_ACTIONS - 1}")
+        who = f" of {thinking['agent']!r:.40}" if isinstance(thinking, Mapping) and "agent" in thinking else ""
+        checked = _check_thinking(thinking, f"decision {len(self.actions)}: thinking{who}")
         self.actions.append(action)
-        self.thinking.append(thinking)
+        self.thinking.append(checked)
 
     def finish(self, game: VecGame, i: int = 0) -> Replay:
         """Record how game ``i`` of ``game`` ended (its current position); a game that has

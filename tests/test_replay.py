@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import numpy as np
 import pytest
 
+from ono_env.agents.base import RandomAgent
 from ono_env.apps.arena_cli import main as arena_main
 from ono_env.apps.play import play
 from ono_env.arena import run_arena
@@ -286,6 +288,15 @@ def test_recording_refuses_what_a_replay_file_cannot_hold(tmp_path):
                          (85, r"action=85; allowed: an action id 0 .. 84")]:
         with pytest.raises(ValueError, match=message):
             r.add(bad)
+    # what an agent reports is checked as load checks it (before: recorded, and save refused it)
+    for thinking, message in [
+            ({"agent": "x", "probs": {"play R5": float("nan")}, "value": None},
+             r"^decision 0: thinking of 'x': probs\['play R5'\]=nan; allowed: a number 0 .. 1$"),
+            ({"agent": "x", "probs": {}, "value": float("inf")},
+             r"^decision 0: thinking of 'x': value inf; allowed: a finite number or null$"),
+            ({"probs": {}}, r"^decision 0: thinking: \{'probs': \{\}\}; allowed: null or")]:
+        with pytest.raises(ValueError, match=message):
+            r.add(0, thinking)
     assert r.actions == [] and r.thinking == []
     with pytest.raises(ValueError, match="game 2 has not ended"):
         r.finish(game, 2)
@@ -383,3 +394,26 @@ def test_search_agents_record_their_action_values_and_play_in_ono_play(tmp_path)
                   replay_path=str(tmp_path / "p.json"))
     r = Replay.load(tmp_path / "p.json")
     assert [r.result["winner"]] == winner and any(t and "values" in t for t in r.thinking)
+
+
+def test_ono_arena_record_with_an_agent_whose_report_cannot_be_saved(tmp_path, capsys):
+    """An agent whose explain gives NaN: one error naming it, at the first recorded decision
+    (before: every game was played, then saving a replay failed with json's "Out of range
+    float values are not JSON compliant", before --out was written)."""
+    from ono_env.agents import register_agent, unregister_agent
+
+    class NanAgent(RandomAgent):
+        def explain(self, obs, mask):
+            return np.full(mask.shape, np.nan), None
+
+    register_agent("nan-explainer", lambda rules: NanAgent())
+    try:
+        rc = arena_main(["nan-explainer", "greedy", "--players", "2", "--games", "20",
+                         "--record", "2", str(tmp_path / "rep"), "--out", str(tmp_path / "out"),
+                         "--no-progress"])
+    finally:
+        unregister_agent("nan-explainer")
+    err = capsys.readouterr().err
+    assert rc == 2 and re.search(r"error: decision \d+: thinking of 'nan-explainer': "
+                                 r"probs\['[^']+'\]=nan; allowed: a number 0 .. 1", err), err
+    assert list(tmp_path.iterdir()) == []

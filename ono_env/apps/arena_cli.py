@@ -254,16 +254,10 @@ def main(argv: Sequence[str] | None = None) -> int:
                   f"{d['agent_b']} {100 * d['rate_b']:.2f}% = {100 * d['diff']:+.2f} points "
                   f"[{100 * d['low']:+.2f}, {100 * d['high']:+.2f}] over the same "
                   f"{d['deals']} deals")
-        if record_dir is not None:
-            for k, replay in enumerate(result.replays):
-                replay.save(record_dir / f"replay-{k + 1:05d}.json")
-            short = (f" (--record {record:,}: the run played {len(result.records.length):,} "
-                     f"games)" if len(result.replays) < record else "")
-            print(f"wrote {len(result.replays)} replays to {record_dir}{short}")
         if not args.no_rating and not result.ratings:
             print("ono-arena: note: no ratings without the openskill library: "
                   "pip install 'ono-env[arena]'", file=sys.stderr)
-        if args.out is not None:
+        if args.out is not None:   # the run's results first: a replay that fails to write keeps them
             paths = result.save(args.out)
             if importlib.util.find_spec("matplotlib") is None:
                 print("ono-arena: note: arena.png not drawn without matplotlib: "
@@ -271,6 +265,12 @@ def main(argv: Sequence[str] | None = None) -> int:
             else:
                 paths.append(plot_head_to_head(result, Path(args.out) / "arena.png"))
             print("wrote " + ", ".join(str(p) for p in paths))
+        if record_dir is not None:
+            for k, replay in enumerate(result.replays):
+                replay.save(record_dir / f"replay-{k + 1:05d}.json")
+            short = (f" (--record {record:,}: the run played {len(result.records.length):,} "
+                     f"games)" if len(result.replays) < record else "")
+            print(f"wrote {len(result.replays)} replays to {record_dir}{short}")
 
     return cli.run(build_parser(), argv, body)
 
