@@ -240,9 +240,39 @@ def test_a_signal_during_the_final_evaluation_stops_it_and_says_where_the_model_
     assert signal.getsignal(signal.SIGTERM) is before
     err = capsys.readouterr().err
     assert re.search(r"interrupted during the final evaluation after [\d,]+ steps: model saved "
-                     rf"to {re.escape(str(tmp_path / 'model.safetensors'))}; no final "
-                     r"evaluation", err), err
+                     rf"to {re.escape(str(tmp_path / 'model.safetensors'))} \(resume=<it> "
+                     r"carries on\); no final evaluation", err), err
     assert (tmp_path / "model.safetensors").is_file() and not (tmp_path / "final_eval.json").exists()
+
+
+def test_a_signal_during_a_mixtures_final_evaluation_names_the_tables_evaluated(
+        tmp_path, capsys, monkeypatch):
+    """Before: "no final evaluation" though the first table's was written, and no resume=."""
+    import signal
+
+    import ono_env.arena as arena
+
+    real, calls = arena.evaluate, []
+
+    def second_signalled(*args, **kwargs):
+        calls.append(1)
+        if len(calls) == 2:
+            signal.raise_signal(signal.SIGTERM)
+            raise AssertionError("the evaluation went on after the signal")
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(arena, "evaluate", second_signalled)
+    cfg = load_config("default", TINY + ["total_steps=1024", "eval.every=0", "observation_version=2",
+                                         "tables=[{rules: basic, weight: 1}, "
+                                         "{rules: ono, num_players: 3, weight: 1}]",
+                                         "final_eval.games=4", "final_eval.opponents=[greedy]",
+                                         f"run_dir={tmp_path}"])
+    with pytest.raises(SystemExit):
+        train(cfg, stop_signals=("SIGINT", "SIGTERM"))
+    err = capsys.readouterr().err
+    assert re.search(r"\(resume=<it> carries on\); the final evaluation of basic-2p only "
+                     r"\(in tables/<label>/\)", err), err
+    assert (tmp_path / "tables" / "basic-2p" / "final_eval.json").is_file()
 
 
 # ---- N-player output ----------------------------------------------------------------------------

@@ -1737,7 +1737,8 @@ def _train(cfg: TrainConfig, stop_signals: tuple[str, ...], program: str) -> dic
             where.mkdir(parents=True, exist_ok=True)
             print(f"table {tab.label}:", file=sys.stderr)
         rows = final_evaluation(dataclasses.replace(tab.cfg, name=cfg.name), tab.rules, model_path,
-                                where, steps, train_seconds, "ppo", stop_signals, program)
+                                where, steps, train_seconds, "ppo", stop_signals, program,
+                                evaluated=list(dict.fromkeys(r["table"] for r in final)))
         final += [{"table": tab.label, **r} if len(tables) > 1 else r for r in rows]
     print(f"run: {run_dir}  model: {model_path}")
     return {"run_dir": run_dir, "model": model_path, "final_eval": final, "steps": steps,

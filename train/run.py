@@ -375,14 +375,16 @@ def summary_line(rows: Sequence[dict[str, Any]]) -> str:
 
 def final_evaluation(cfg: TrainConfig, rules: Any, model_path: Path, run_dir: Path, steps: int,
                      train_seconds: float, algo: str, stop_signals: Sequence[str] = ("SIGINT",),
-                     program: str = "ono-train") -> list[dict[str, Any]]:
+                     program: str = "ono-train", evaluated: Sequence[str] = ()) -> list[dict[str, Any]]:
     """The end of every run (every ``algo``): the saved model against
     ``cfg.final_eval.opponents`` (worker processes load it from its path), written to
     ``final_eval.json``/``.csv`` and printed with the summary line. ``[]`` when
     ``final_eval.games`` is 0. A signal of ``stop_signals`` stops it at once
-    (:class:`StopOnInterrupt` with ``at_once``), saying where the model is (before: SIGTERM
-    ended the process without a word, and left the evaluation's worker processes running;
-    Ctrl-C said only "interrupted")."""
+    (:class:`StopOnInterrupt` with ``at_once``), saying where the model is, that ``resume=``
+    carries it on (``algo: ppo`` from ``ono-train``), and which of a mixture's tables were
+    evaluated (``evaluated``: their labels; before: "no final evaluation" after some were, and
+    no ``resume=``). Before, SIGTERM ended the process without a word and left the
+    evaluation's worker processes running; Ctrl-C said only "interrupted"."""
     from ono_env.agents.learned import load_agent
     from ono_env.arena import evaluate, format_evaluation, games_played
 
@@ -400,9 +402,12 @@ def final_evaluation(cfg: TrainConfig, rules: Any, model_path: Path, run_dir: Pa
           f"{', '.join(cfg.final_eval.opponents)}{rounded} (95% interval about +-{half:.1f} "
           f"points)", file=sys.stderr)
     agent = str(model_path) if workers > 1 else load_agent(model_path, rules)
+    carry_on = " (resume=<it> carries on)" if algo == "ppo" and program == "ono-train" else ""
+    kept = (f"the final evaluation of {', '.join(evaluated)} only (in tables/<label>/)"
+            if evaluated else "no final evaluation")
     with stops_at_once(stop_signals, program,
                        f"interrupted during the final evaluation after {steps:,} steps: model "
-                       f"saved to {model_path}; no final evaluation"):
+                       f"saved to {model_path}{carry_on}; {kept}"):
         final = evaluate(agent, cfg.final_eval.opponents, rules, final_games,
                          seed=cfg.seed + 1_000_003, progress=bool(cfg.progress), workers=workers)
     write_final(run_dir, final, steps, train_seconds, model_path.name, algo)
