@@ -277,7 +277,12 @@ SMALL = ["total_steps=64", "num_envs=4", "ppo.n_steps=16", "ppo.batch_size=32", 
                                           "at most 64)"),
     # before: pydantic's words alone, with no way out named
     (["name=2024"], "config field 'name' = 2024: Input should be a valid string (YAML reads it "
-                    "as a number: quote it, name=\"'2024'\" on a command line)"),
+                    "as a number: quote it, '2024' in a file or name=\"'2024'\" on a command "
+                    "line)"),
+    # the value as written: true, not Python's True
+    (["name=true"], "config field 'name' = True: Input should be a valid string (YAML reads it "
+                    "as true or false: quote it, 'true' in a file or name=\"'true'\" on a "
+                    "command line)"),
     (["total_steps=1e6"], "config field 'total_steps' = 1000000.0: Input should be a valid "
                           "integer (YAML reads it as a float: write the whole number, 1000000)"),
 ])

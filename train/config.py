@@ -564,8 +564,9 @@ def _describe(err: Mapping[str, Any]) -> str:
     if kind == "dataclass_type":   # names the config's class: say what a user writes instead
         msg = "Input should be a mapping of its fields (--print-config shows them)"
     elif kind == "string_type" and isinstance(value, (int, float, bool)):   # name=2024
+        text = str(value).lower() if isinstance(value, bool) else str(value)   # as written
         msg += (f" (YAML reads it as {'true or false' if isinstance(value, bool) else 'a number'}"
-                f": quote it, {loc}=\"'{value}'\" on a command line)")
+                f": quote it, '{text}' in a file or {loc}=\"'{text}'\" on a command line)")
     elif kind in ("int_type", "int_from_float") and isinstance(value, float) \
             and value.is_integer() and abs(value) < 1e18:   # total_steps=1e6
         msg += f" (YAML reads it as a float: write the whole number, {int(value)})"
