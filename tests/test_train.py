@@ -578,3 +578,11 @@ def test_settling_that_fails_is_one_warning_and_the_folder_is_unlocked(tmp_path,
     assert err.startswith("warning: the earlier part's files in ") and "Permission denied" in err
     assert err.count("\n") == 1 and part.lock.closed and R._part is None
     R.lock_run_dir(tmp_path).close()
+
+
+def test_a_long_override_is_cut_in_its_error(capsys):
+    """Before: an override of 5,000 digits was echoed whole in the one-line error."""
+    assert train_main(["default", "total_steps=" + "9" * 5000]) == 2
+    err = capsys.readouterr().err
+    assert "'total_steps=99999" in err and "an integer of 5,000 digits; allowed: at most 100" in err
+    assert len(err) < 300, len(err)
