@@ -123,7 +123,10 @@ def agent_names() -> list[str]:
 def unregister_agent(name: str) -> None:
     """Take back what :func:`register_agent` did with ``name``: a name it added leaves the
     table, and a built-in name it replaced plays its built-in agent again. No error when
-    there is nothing to take back; a built-in name never leaves."""
+    there is nothing to take back; a built-in name never leaves. A name that is not a
+    string is one ``ValueError`` (before: a list was Python's TypeError, unhashable)."""
+    if not isinstance(name, str):
+        raise ValueError(f"agent name {name!r:.60}; allowed: a name given to register_agent")
     if name in _BUILTIN:
         _REGISTRY[name] = _BUILTIN[name]
     else:

@@ -789,6 +789,9 @@ def test_a_taken_agent_name_is_replaced_only_when_asked_and_unregister_gives_it_
     assert isinstance(make_agent("greedy", "basic"), GreedyAgent)   # the built-in again
     unregister_agent("random")                                      # a built-in never leaves
     assert agent_names() == before
+    # before: Python's TypeError (unhashable type: 'list')
+    assert _refusal(lambda: unregister_agent(["x"])) == ("agent name ['x']; allowed: a name "
+                                                         "given to register_agent")
 
 
 def test_a_registered_name_is_printable_and_its_factory_takes_the_rules():
