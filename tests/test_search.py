@@ -906,3 +906,17 @@ def test_a_search_whose_every_value_is_below_0_still_reports_its_worlds():
     oracle.act_game(VecGame.from_dict(d), np.array([0]), np.random.default_rng(0))
     legal = np.flatnonzero(VecGame.from_dict(d).legal_mask()[0])
     assert np.allclose(oracle.last_values[0][legal], -0.125) and list(oracle.last_worlds) == [8]
+
+
+@pytest.mark.parametrize("spec", ["pimc:2", "ismcts:4"])
+def test_a_search_made_for_other_rules_of_the_same_size_refuses_the_game(spec):
+    """Before: only the player count and the deck were compared, so a search made for
+    `basic` searched a `classic` game (or one of other options) without a word."""
+    basic = RuleSet.preset("basic", num_players=2)
+    for other, what in [(RuleSet.preset("classic", num_players=2), "2-player 'classic'"),
+                        (RuleSet.preset("basic", num_players=2, stacking=True),
+                         "other options of 2-player 'basic'")]:
+        game = VecGame(other, 1, seed=4)
+        with pytest.raises(ValueError, match=rf"plays 2-player 'basic' rules, not {what}; "
+                                             r"allowed: a game of the rules it was made for"):
+            make_agent(spec, basic).act_game(game, np.array([0]), np.random.default_rng(0))
