@@ -134,19 +134,24 @@ def decision_times(agents: list[str], positions: int = 200, seed: int = 0,
     return out
 
 
+PLAY_DEFAULTS = {"rules": "basic", "players": 2, "games_cheap": 10000, "games_search": 1000,
+                 "seed": 0}
+"""The play flags' defaults, filled in after --render and --retime refuse any play flag given."""
+
+
 def main() -> None:
     ap = parser(__doc__)
-    ap.add_argument("--rules", choices=["basic", "classic"], default="basic",
+    ap.add_argument("--rules", choices=["basic", "classic"], default=None,
                     help="the preset (default basic)")
-    ap.add_argument("--players", type=int, choices=[2, 4], default=2,
+    ap.add_argument("--players", type=int, choices=[2, 4], default=None,
                     help="players (default 2; 4 only with basic)")
-    ap.add_argument("--games-cheap", type=int, default=10000,
+    ap.add_argument("--games-cheap", type=int, default=None,
                     help="games per pairing (per table at 4 players) of the baselines "
                          "(default 10,000)")
-    ap.add_argument("--games-search", type=int, default=1000,
+    ap.add_argument("--games-search", type=int, default=None,
                     help="games per pairing (per table) of a search agent or ceiling "
                          "(default 1,000)")
-    ap.add_argument("--seed", type=int, default=0, help="the deals' seed (default 0)")
+    ap.add_argument("--seed", type=int, default=None, help="the deals' seed (default 0)")
     ap.add_argument("--out", default=None,
                     help="the folder of ladder.json and ladder.md (default docs/results/ladder; "
                          "refused when it holds them); with --render or --retime: where their "
@@ -161,10 +166,9 @@ def main() -> None:
     path = args.retime or args.render
     if path:
         flag = "--retime" if args.retime else "--render"
-        given = [f"--{k.replace('_', '-')}" for k in ("rules", "players", "games_cheap",
-                                                      "games_search", "seed")
-                 if getattr(args, k) != ap.get_default(k)]
-        if given:   # before: taken and ignored (the file says what was played)
+        given = [f"--{k.replace('_', '-')}" for k in PLAY_DEFAULTS if getattr(args, k) is not None]
+        if given:   # before: taken and ignored (the file says what was played), and one given
+            # at its default value passed
             sys.exit(f"bench_ladder: {flag} plays nothing: {', '.join(given)} "
                      f"{'is' if len(given) == 1 else 'are'} not used there (LADDER_JSON says "
                      f"what was played); allowed: --out")
@@ -190,6 +194,9 @@ def main() -> None:
         data["ratings"] = bradley_terry(list(data["ratings"]), data["results"], data["anchor"])
         write_ladder(data, target)
         return
+    for k, default in PLAY_DEFAULTS.items():   # None above: given or not, at any value
+        if getattr(args, k) is None:
+            setattr(args, k, default)
     key = (args.rules, args.players)
     if key not in LADDERS:
         ap.error(f"no ladder for {args.players}-player {args.rules}; there are: "

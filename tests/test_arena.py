@@ -814,6 +814,8 @@ BAD_BENCHMARK_ARGUMENTS = [
     # before: taken and ignored
     ("bench_ladder", ["--render", "{file}", "--players", "4", "--seed", "3"],
      "--render plays nothing: --players, --seed are not used there"),
+    ("bench_ladder", ["--retime", "{file}", "--seed", "0"],   # its default, given: refused too
+     "--retime plays nothing: --seed is not used there"),
     ("bench_arena", ["--agents", "greedy", "greedy"], "--agents: 'greedy' is given twice"),
     ("bench_mirrored", ["--games", "2"], "--games 2; allowed: 4 or more"),
     ("bench_mirrored", ["--opponents", "random", "nosuch"], "--opponents 'nosuch': unknown agent"),
