@@ -35,7 +35,7 @@ import datetime as _dt
 import json
 import math
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -137,7 +137,7 @@ class Replay:
 
     # ---- recording --------------------------------------------------------------------
     @classmethod
-    def start(cls, game: VecGame, i: int, game_seed: int, players: Sequence[str],
+    def start(cls, game: VecGame, i: int, game_seed: int, players: list[str] | tuple[str, ...],
               source: str) -> Replay:
         """An empty replay of game ``i`` of ``game``, dealt from ``game_seed``, before its
         first decision. Labels longer than :data:`MAX_LABEL` characters are cut to it. A
