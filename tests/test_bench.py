@@ -253,6 +253,8 @@ def test_module_class_loading_and_its_refusals(in_data):
     # before: named ray_address=, the library's argument, and was checked only at play time
     (["greedy", "--tables", "basic-2p", "--ray", "no such:1"], "--ray 'no such:1'; allowed: local"),
     (["greedy", "--tables", "basic-2p", "--ray", "127.0.0.1:1"], "--ray 127.0.0.1:1: cannot connect"),
+    # before: Ray was reached (its seconds, or its 20 tries) before the agent was tried
+    (["nosuchagent", "--tables", "basic-2p", "--ray", "127.0.0.1:1"], "unknown agent 'nosuchagent'"),
     # before: --workers was dropped without a word
     (["greedy", "--tables", "basic-2p", "--workers", "2", "--ray"], "--workers and --ray: with"),
 ])

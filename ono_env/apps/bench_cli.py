@@ -22,7 +22,7 @@ from typing import Any
 
 from ono_env.agents.base import marked
 from ono_env.apps import console as cli
-from ono_env.arena.distributed import check_ray_flag
+from ono_env.arena.distributed import check_ray_address, check_ray_flag
 from ono_env.arena.suite import (
     LATEST,
     MAX_DEALS,
@@ -195,8 +195,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         suite = load_suite(LATEST if args.suite is None else args.suite)   # checked before a game
         select_tables(suite, args.tables)
         read_ladder(suite)
-        if args.ray is not None:   # after the cheap checks, before any game: names --ray
-            check_ray_flag(args.ray)
+        if args.ray is not None:   # an allowed form now; Ray reached once the agent is tried
+            check_ray_address(args.ray, name="--ray")
 
         kept = 0
 
@@ -213,7 +213,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         try:
             card = bench_agent(args.agent, suite.version, args.tables, deals=args.deals,
                                slow_deals=args.slow_deals, progress=not args.no_progress,
-                               ray_address=args.ray, workers=workers, on_pairing=show)
+                               ray_address=args.ray, workers=workers, on_pairing=show,
+                               before_games=None if args.ray is None
+                               else lambda: check_ray_flag(args.ray))
         except ValueError as exc:
             if kept:
                 raise ValueError(f"{exc}; the {kept} pairing(s) that finished before it are in "

@@ -522,7 +522,8 @@ def plan(tables: Sequence[SuiteTable], deals: int | None = None,
 def bench_agent(spec: Any, version: int | str = LATEST, tables: Sequence[str] | None = None, *,
                 deals: int | None = None, slow_deals: int | None = None,
                 progress: bool = False, ray_address: str | None = None, workers: int = 1,
-                on_pairing: Callable[[str, dict[str, Any]], None] | None = None) -> dict[str, Any]:
+                on_pairing: Callable[[str, dict[str, Any]], None] | None = None,
+                before_games: Callable[[], None] | None = None) -> dict[str, Any]:
     """Place an agent on the suite: play it against every reference agent of each table
     (``tables``: names such as ``basic-2p``; default every table) on the table's deals and
     return its result card (:data:`CARD_FORMAT`): per table the win rate or share against each
@@ -536,8 +537,10 @@ def bench_agent(spec: Any, version: int | str = LATEST, tables: Sequence[str] | 
     plays the games as Ray tasks (the same games and card); ``workers`` > 1 plays that many
     pairings at once in separate processes (the agent is made again in each from ``spec``,
     which must then be a string; the same card). ``on_pairing(table, row)`` is called as each
-    pairing finishes. The card is the same for the same agent, suite version and deal counts,
-    but for its ``timing``."""
+    pairing finishes. ``before_games()`` is called once everything is checked, before the
+    first game (``ono-bench --ray`` connects to Ray there, so that an agent that cannot play
+    is refused before Ray's seconds). The card is the same for the same agent, suite version
+    and deal counts, but for its ``timing``."""
     suite = load_suite(version)
     chosen = select_tables(suite, tables)
     for what, value in (("deals", deals), ("slow_deals", slow_deals)):
@@ -563,6 +566,8 @@ def bench_agent(spec: Any, version: int | str = LATEST, tables: Sequence[str] | 
             raise ValueError(f"table {t.name}: {exc}; the tables it can play: "
                              f"{', '.join(can)} (pick them with --tables; tables= in Python)") from None
     todo = plan(chosen, deals, slow_deals)
+    if before_games is not None:
+        before_games()
     # the model each table's agent plays from (a search agent's guide may differ by table)
     digests = {t.name: played_models(agents[t.name]) for t in chosen}
     card: dict[str, Any] = {   # its agent's label checked as a card is read back: before a game
