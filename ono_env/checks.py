@@ -58,16 +58,16 @@ def check_int(name: str, value: Any, low: int, high: int | None = None) -> int:
     """``value`` as an ``int`` when it is an integer (not a bool) from ``low`` to ``high``."""
     allowed = f"an integer >= {low:,}" if high is None else f"an integer from {low:,} to {high:,}"
     if not is_int(value):
-        raise ValueError(f"{name}={value!r} ({type(value).__name__}); allowed: {allowed}")
+        raise ValueError(f"{name}={shown(value, 80)} ({type(value).__name__}); allowed: {allowed}")
     if value < low or (high is not None and value > high):
-        raise ValueError(f"{name}={value!r}; allowed: {allowed}")
+        raise ValueError(f"{name}={shown(value, 80)}; allowed: {allowed}")
     return int(value)
 
 
 def check_bool(name: str, value: Any) -> bool:
     """``value`` when it is a bool (Python or NumPy)."""
     if not isinstance(value, (bool, np.bool_)):
-        raise ValueError(f"{name}={value!r} ({type(value).__name__}); allowed: True or False")
+        raise ValueError(f"{name}={shown(value, 80)} ({type(value).__name__}); allowed: True or False")
     return bool(value)
 
 
@@ -108,9 +108,16 @@ def is_decimal(text: Any) -> bool:
 def shown(value: Any, limit: int = 20) -> str:
     """``repr(value)`` for a message, at most ``limit`` characters: a longer one is cut and
     ends in "..." (``f"{x!r:.20}"`` cuts without a mark, and a cut number reads as another
-    number)."""
+    number). An integer of more digits than fit is told by its digit count (its ``repr``
+    would be thousands of characters, or Python's error past 4,300 digits)."""
+    if is_int(value) and int(value).bit_length() >= 14_000:   # past repr's 4,300 digits
+        return "<an integer of over 4,200 digits>"
     text = repr(value)
-    return text if len(text) <= limit else text[: limit - 3] + "..."
+    if len(text) <= limit:
+        return text
+    if is_int(value):
+        return f"<an integer of {len(str(abs(int(value)))):,} digits>"
+    return text[: limit - 3] + "..."
 
 
 def printable(text: str) -> str:

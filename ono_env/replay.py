@@ -395,5 +395,6 @@ def replay_positions(replay: Replay, *, check_result: bool = True) -> list[dict[
     if check_result and replay.result is not None:
         got = final_result(out[-1])
         if got != replay.result:
-            raise ValueError(f"replay: the actions end with {got}; the replay says {replay.result}")
+            raise ValueError(f"replay: the actions end with {got}; the replay says "
+                             f"{shown(replay.result, 200)}")
     return out

@@ -41,7 +41,7 @@ import numpy as np
 import yaml
 
 from ono_env import cards as C
-from ono_env.checks import check_input_file, check_text
+from ono_env.checks import check_input_file, check_text, shown
 
 MIN_PLAYERS = 2
 MAX_PLAYERS = 10
@@ -391,10 +391,11 @@ FIELD_NAMES: tuple[str, ...] = tuple(f.name for f in fields(RuleSet))
 
 def _check_option_names(overrides: Mapping[str, Any]) -> None:
     unknown = sorted(map(str, set(overrides) - set(FIELD_NAMES)))
-    if unknown:
+    if unknown:   # each cut, and at most five named (before: every one, whole)
+        more = f" and {len(unknown) - 5:,} more" if len(unknown) > 5 else ""
         raise ValueError(
-            f"unknown rule option(s) {', '.join(map(repr, unknown))}: options are "
-            f"{', '.join(FIELD_NAMES)}"
+            f"unknown rule option(s) {', '.join(shown(k, 40) for k in unknown[:5])}{more}: "
+            f"options are {', '.join(FIELD_NAMES)}"
         )
 
 
