@@ -63,9 +63,12 @@ def test_a_lone_surrogate_label_is_refused_and_the_list_keeps_working(client):
                                                       "opponents": ["greedy"], "num_players": 2}),
                     headers={"content-type": "application/json"})
     assert r.status_code == 400 and "'name'" in r.json()["error"]
+    r = client.post("/api/games", json={"rules": "basic", "options": {"name": "x" * 60_000},
+                                        "opponents": ["greedy"], "num_players": 2})
+    assert r.status_code == 400 and "60,000 characters" in r.json()["error"]
     r = client.post("/api/games", json={"rules": "basic", "options": {"name": "x" * 1_000_000},
                                         "opponents": ["greedy"], "num_players": 2})
-    assert r.status_code == 400 and "1,000,000 characters" in r.json()["error"]
+    assert r.status_code == 413 and "at most 65536" in r.json()["error"]   # a game's body
 
 
 def test_replays_are_kept_within_a_byte_budget():

@@ -13,7 +13,7 @@ import pytest
 pytest.importorskip("fastapi")
 from fastapi.testclient import TestClient
 
-from ono_env.apps.web.server import MAX_BODY, create_app, main
+from ono_env.apps.web.server import MAX_BODY, SMALL_BODY, create_app, main
 from ono_env.arena import run_arena
 from ono_env.game import VecGame
 from ono_env.replay import Replay
@@ -187,7 +187,7 @@ def test_bodies_are_utf8_json_at_every_endpoint(client):
 def test_bodies_that_are_not_json_objects_are_refused(client):
     refused(client.post("/api/games", headers=JSON, content=b"{oops"), 400, "malformed",
             "it must be JSON")
-    refused(client.post("/api/games", headers=JSON, content=b"[" * 100_000), 400,
+    refused(client.post("/api/games", headers=JSON, content=b"[" * 30_000), 400,
             "nested too deeply")
     refused(client.post("/api/games", json=[1, 2]), 400, "must be a JSON object")
     refused(client.post("/api/games", json={}), 400, "missing key 'opponents'")
@@ -232,9 +232,9 @@ def test_decisions_by_id_or_name_and_the_refusals(client):
     refused(client.post(f"/api/games/{gid}/action", json={"action": view["legal"][0]["id"]}),
             400, "missing key 'move'")
     # a view the table never showed is bad input, not a stale decision (before: 409, and the
-    # message cut 10**30 to its first 20 digits, another number)
+    # message cut 10**30 to its first 20 digits, another number); a long number by its digits
     for never, named in ((move + 1, str(move + 1)), (-1, "-1"),
-                         (10**30, "10000000000000000...")):
+                         (10**30, "<an integer of 31 digits>")):
         refused(client.post(f"/api/games/{gid}/action", json={"action": view["legal"][0]["id"],
                                                               "move": never}),
                 400, f"move {named}: no such view; allowed: the number of a view the table "
@@ -271,6 +271,12 @@ def test_oversized_requests_are_refused(client):
             yield b"x" * 65536
         yield b'"]}'
     refused(client.post("/api/games", headers=JSON, content=chunks()), 413, "over")
+    # every request but an upload: SMALL_BODY (before: MAX_BODY, parsed on the event loop)
+    mid = b'{"opponents": ["' + b"x" * (SMALL_BODY + 10) + b'"]}'
+    for path in ("/api/games", "/api/agents"):
+        refused(client.post(path, headers=JSON, content=mid), 413, f"at most {SMALL_BODY}")
+        refused(client.post(path, headers=JSON, content=iter([mid])), 413, f"over {SMALL_BODY}")
+    assert client.post("/api/replays", headers=JSON, content=mid).status_code == 400   # read
     # a length of digits that are not ASCII, which HTTP clients do not send but a raw socket
     # can (before: int('\u00b2') failed inside the middleware)
     import asyncio
@@ -422,6 +428,27 @@ def test_a_replay_says_from_which_decision_the_human_saw_what_the_agents_think(c
     assert at > 2 and source == f"ono-web, what the agents think shown from decision {at}"
 
 
+def test_thinking_switched_on_during_play_shows_no_earlier_decisions(client):
+    """Before: the log showed every earlier decision's report (naming cards the agent may
+    still hold), while the replay's source said it was shown from the switch on."""
+    view = new_game(client, opponents=["ppo-basic-2p"], seed=7)
+    for _ in range(3):
+        view = client.post(f"/api/games/{view['id']}/action",
+                           json={"action": view["legal"][0]["name"], "move": view["move"]}).json()
+    at = view["decisions"]
+    view = client.post(f"/api/games/{view['id']}/thinking", json={"show": True}).json()
+    agent = [h for h in view["history"] if h["player"] == "ppo-basic-2p"]
+    assert agent and all(h["decision"] < at and h["thinking"] is None for h in agent)
+    while not view["finished"] and not any(h["thinking"] for h in view["history"]):
+        view = client.post(f"/api/games/{view['id']}/action",
+                           json={"action": view["legal"][0]["name"], "move": view["move"]}).json()
+    assert not view["finished"]   # an agent's decision after the switch: shown, none before it
+    assert all((h["thinking"] is not None) == (h["decision"] >= at)
+               for h in view["history"] if h["player"] == "ppo-basic-2p")
+    end = play_out(client, view)   # the game over: every decision the log keeps
+    assert all(h["thinking"] is not None for h in end["history"] if h["player"] == "ppo-basic-2p")
+
+
 # ---- replays ---------------------------------------------------------------------------
 def test_a_finished_game_is_saved_viewed_and_downloaded_as_a_replay(client):
     view = new_game(client, opponents=["ppo-basic-2p"], seed=8)
@@ -453,11 +480,18 @@ def test_a_finished_game_is_saved_viewed_and_downloaded_as_a_replay(client):
     refused(client.get("/api/replays/0000"), 404, "no replay")
 
 
-def test_replay_uploads_are_checked(client):
+def test_replay_uploads_are_checked(client, monkeypatch):
     r = run_arena(["greedy", "random"], "basic", num_players=2, num_games=10, seed=0,
                   rating=False, record=1).replays[0]
     ok = client.post("/api/replays", headers=JSON, content=r.to_json())
     assert ok.status_code == 200 and ok.json()["source"] == "ono-arena"
+    # the same text again is the upload kept, found before any replaying (before: every
+    # position replayed again, seconds for a long one, on the replays' one worker)
+    from ono_env.apps.web import server
+    monkeypatch.setattr(server, "replay_positions", lambda *a, **k: pytest.fail("replayed"))
+    again = client.post("/api/replays", headers=JSON, content=r.to_json())
+    assert again.status_code == 200 and again.json()["id"] == ok.json()["id"]
+    monkeypatch.undo()
     d = r.to_dict()
     d["result"]["winner"] = 1 - d["result"]["winner"]
     refused(client.post("/api/replays", headers=JSON, content=json.dumps(d)), 400, "the actions end with")
@@ -1017,16 +1051,16 @@ def test_replay_uploads_leave_the_workers_to_the_games(monkeypatch):
     monkeypatch.setattr(server, "replay_positions", held)
     safety = threading.Timer(30, released.set)
     safety.start()
-    text = run_arena(["greedy", "random"], "basic", num_players=2, num_games=4, seed=0,
-                     rating=False, record=1).replays[0].to_json()
+    texts = [r.to_json() for r in run_arena(["greedy", "random"], "basic", num_players=2,
+                                            num_games=8, seed=0, rating=False, record=7).replays]
     try:
         with TestClient(create_app()) as client:
-            first = client.post("/api/replays", headers=JSON, content=text).json()["id"]
+            first = client.post("/api/replays", headers=JSON, content=texts[0]).json()["id"]
             built = client.get(f"/api/replays/{first}").content   # its view, kept
             armed.set()
             out: list[int] = []
-            uploads = [threading.Thread(target=lambda: out.append(client.post(
-                "/api/replays", headers=JSON, content=text).status_code)) for _ in range(6)]
+            uploads = [threading.Thread(target=lambda t=t: out.append(client.post(
+                "/api/replays", headers=JSON, content=t).status_code)) for t in texts[1:]]
             for t in uploads:
                 t.start()
             assert entered.wait(30)
@@ -1042,3 +1076,21 @@ def test_replay_uploads_leave_the_workers_to_the_games(monkeypatch):
     finally:
         released.set()
         safety.cancel()
+
+
+def test_errors_cut_what_they_echo(client):
+    """Before: the value was echoed whole (4,000 digits, a 50,000-character string, every
+    unknown option name), so one error could be as long as the request."""
+    base = {"rules": "basic", "num_players": 2, "opponents": ["greedy"]}
+    for body, fragment in [({**base, "seed": 10**4000}, "seed=<an integer of 4,001 digits>"),
+                           ({**base, "seat": "x" * 50_000}, "seat='xxxx"),
+                           ({**base, "thinking": "y" * 50_000}, "thinking='yyyy"),
+                           ({**base, "options": {f"k{i}" * 3_000: 1 for i in range(8)}},
+                            "and 3 more: options are")]:
+        error = refused(client.post("/api/games", json=body), 400, fragment)
+        assert len(error) < 1_000, len(error)
+    view = new_game(client)
+    error = refused(client.post(f"/api/games/{view['id']}/action",
+                                json={"action": 10**4000, "move": view["move"]}), 400,
+                    "action <an integer of 4,001 digits> is out of range")
+    assert len(error) < 1_000, len(error)

@@ -26,7 +26,8 @@ Endpoints (JSON; every refusal is ``{"error": "..."}`` with a 4xx status)::
 
 Model files are agents only when given on the server's command line (``--model``); the
 browser names them by label. Replay folders likewise (``--replays``): the browser picks a
-replay by id and never names a path. Requests over :data:`MAX_BODY` bytes are refused.
+replay by id and never names a path. A replay upload over :data:`MAX_BODY` bytes, and any
+other request over :data:`SMALL_BODY`, are refused.
 """
 
 import argparse
@@ -69,7 +70,7 @@ from ono_env.rules import CHOICES, PRESETS, RuleSet
 
 STATIC = Path(__file__).parent / "static"
 MAX_BODY = 4 << 20
-"""The largest request body: 4 MiB (a replay upload is the largest request)."""
+"""The largest body of a replay upload: 4 MiB (every other request: :data:`SMALL_BODY`)."""
 MAX_BODIES = 16 * MAX_BODY
 """The most bytes of large request bodies (over :data:`SMALL_BODY`, or sent in chunks) the
 server holds at once, counted as they arrive, over every request whose body is being read or
@@ -77,9 +78,10 @@ served: a request whose bytes would pass it is answered 503, so however many upl
 start and never finish, they hold at most this much memory. A request is charged only for
 what it has sent, so connections that send headers and nothing more hold nothing."""
 SMALL_BODY = 64 << 10
-"""Bodies of at most this many bytes (every request but a replay upload: a game's moves, new
-games, options) are never refused by :data:`MAX_BODIES`, so a client that fills it cannot
-stop the others' games; :data:`BODY_SECONDS` still bounds how long each is held."""
+"""The largest body of every request but a replay upload (a game's moves, new games, options:
+a few hundred bytes), so that no client keeps the event loop parsing megabytes of JSON; such
+bodies are never refused by :data:`MAX_BODIES`, so a client that fills it cannot stop the
+others' games; :data:`BODY_SECONDS` still bounds how long each is held."""
 BODY_SECONDS = 30.0
 """The longest a request may take to send its whole body (4 MiB at about 1.1 Mbit/s); a
 client that stalls is answered 408 and what it sent is let go."""
@@ -173,12 +175,9 @@ class Replays:
                           f"{self.max_bytes:,}", 413)
         digest = hashlib.sha256(text).hexdigest() if kind == "upload" else ""   # uploads only
         if kind == "upload":
-            with self._lock:
-                again = next((r for r, item in self._items.items()
-                              if item.kind == kind and item.digest == digest), None)
-                if again is not None:
-                    self._items.move_to_end(again)
-                    return again
+            again = self._kept_upload(digest)
+            if again is not None:
+                return again
         rid = secrets.token_hex(8)
         entry = summary(rid, title, replay)
         json.dumps(entry)   # can be answered: else refused here
@@ -201,6 +200,21 @@ class Replays:
             self._items[rid] = kept
             self._bytes += size
         return rid
+
+    def _kept_upload(self, digest: str) -> str | None:
+        """The id of the upload kept whose JSON has this SHA-256 (now the newest), or None."""
+        with self._lock:
+            again = next((r for r, item in self._items.items()
+                          if item.kind == "upload" and item.digest == digest), None)
+            if again is not None:
+                self._items.move_to_end(again)
+            return again
+
+    def kept_upload(self, replay: Replay) -> str | None:
+        """The id of an upload kept of the very text of ``replay`` (now the newest), or None:
+        an upload checks it before replaying every position, so that sending one long replay
+        again and again costs the replays' worker no replay (before: seconds each time)."""
+        return self._kept_upload(hashlib.sha256(replay.to_json().encode("utf-8")).hexdigest())
 
     def has(self, rid: str) -> bool:
         """Is replay ``rid`` still kept?"""
@@ -462,10 +476,14 @@ def create_app(models: Sequence[str] = (), replay_dirs: Sequence[str] = (),
     async def limit_body(request: Request, call_next):
         nonlocal held
         length = request.headers.get("content-length")
+        # a replay upload may be large; every other body is a few hundred bytes (before: each
+        # took MAX_BODY, and parsing megabytes of JSON on the event loop held every client)
+        limit = MAX_BODY if (request.method, request.url.path) == ("POST", "/api/replays") \
+            else SMALL_BODY
         if length is not None and (not (length.isascii() and length.isdigit())   # not '²'
-                                   or int(length) > MAX_BODY):
+                                   or int(length) > limit):
             told = length if len(length) <= 20 else length[:17] + "..."   # the header's text
-            return JSONResponse({"error": f"request body of {told} bytes; at most {MAX_BODY}"},
+            return JSONResponse({"error": f"request body of {told} bytes; at most {limit}"},
                                 status_code=413)
         if request.method not in ("POST", "PUT", "PATCH"):
             return await call_next(request)
@@ -478,8 +496,8 @@ def create_app(models: Sequence[str] = (), replay_dirs: Sequence[str] = (),
                     async for chunk in request.stream():
                         chunks.append(chunk)
                         size += len(chunk)
-                        if size > MAX_BODY:
-                            return JSONResponse({"error": f"request body over {MAX_BODY} bytes"},
+                        if size > limit:
+                            return JSONResponse({"error": f"request body over {limit} bytes"},
                                                 status_code=413)
                         if large:
                             if held + len(chunk) > max_bodies:
@@ -665,6 +683,9 @@ def create_app(models: Sequence[str] = (), replay_dirs: Sequence[str] = (),
             except ValueError as exc:
                 raise Refused(str(exc)) from None
             check_length(replay)   # before replaying it (413)
+            again = replays.kept_upload(replay)   # checked when it was kept: not replayed again
+            if again is not None:
+                return replay, again
             try:
                 replay_positions(replay)
             except ValueError as exc:

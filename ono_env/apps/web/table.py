@@ -157,6 +157,9 @@ class Table:
         self.rng = np.random.default_rng([self.seed, 99])
         self.replay = Replay.start(self.game, 0, int(game_seeds(self.seed, 1)[0]),
                                    self.labels, "ono-web")
+        self.thinking_from: int | None = None
+        """The first decision played with the agents' reports shown (None: none yet); while
+        the game is on, the view shows none of an earlier decision's."""
         if self.show_thinking:
             self._thinking_shown()
         self.saved_replay: str | None = None
@@ -187,6 +190,8 @@ class Table:
     def _thinking_shown(self) -> None:
         """The replay's source names the first decision played with the agents' reports
         shown (kept when they are switched off and on again)."""
+        if self.thinking_from is None:
+            self.thinking_from = len(self.replay.actions)
         if self.replay.source == "ono-web":
             self.replay.source = (f"ono-web, what the agents think shown from decision "
                                   f"{len(self.replay.actions)}")
@@ -203,7 +208,7 @@ class Table:
         events += ([shown] if shown else []) + ended   # shown: for the human's eyes (its view)
         entry: dict[str, Any] = {"seat": seat, "player": self.labels[seat],
                                  "text": f"P{seat}: {C.action_name(action)}",
-                                 "thinking": thinking,
+                                 "thinking": thinking, "decision": len(self.replay.actions) - 1,
                                  "events": [personal(e, self.seat) for e in events]}
         self.history.append(entry)
         if ended:   # the entry's last lines, from the human's seat
@@ -254,7 +259,7 @@ class Table:
                 raise Refused(f"{exc}; legal now: {names}") from None
         elif isinstance(action, int) and not isinstance(action, bool):
             if not 0 <= action < C.NUM_ACTIONS:
-                raise Refused(f"action {action} is out of range; allowed: 0 .. "
+                raise Refused(f"action {shown(action, 40)} is out of range; allowed: 0 .. "
                               f"{C.NUM_ACTIONS - 1}; legal now: {names}")
             a = action
         else:
@@ -283,6 +288,10 @@ class Table:
         history = list(self.history)
         if not self.show_thinking:
             history = [{**h, "thinking": None} for h in history]
+        elif not over and self.thinking_from is not None:   # switched on during play: from
+            # then on (before: the earlier decisions' too, which the replay's source left out)
+            history = [h if h["decision"] >= self.thinking_from else {**h, "thinking": None}
+                       for h in history]
         result = None
         if over:   # the game is over: every hand may be shown
             result = {"winners": game_winners(d), "truncated": bool(d["truncated"] and not d["terminated"]),
