@@ -1094,3 +1094,47 @@ def test_errors_cut_what_they_echo(client):
                                 json={"action": 10**4000, "move": view["move"]}), 400,
                     "action <an integer of 4,001 digits> is out of range")
     assert len(error) < 1_000, len(error)
+
+
+def test_one_clients_uploads_are_checked_one_at_a_time(monkeypatch):
+    """Three uploads of one client sent at once wait on each other, not on the replays'
+    worker: another client's upload is checked after at most one of them (before: after
+    all three, seconds each for a long replay)."""
+    import asyncio
+    import threading
+
+    import httpx
+
+    from ono_env.apps.web import server
+
+    order: list[int] = []
+    release = threading.Event()
+    check = server.replay_positions
+
+    def held(replay, **kw):
+        order.append(replay.game_seed)
+        assert release.wait(30)
+        return check(replay, **kw)
+    monkeypatch.setattr(server, "replay_positions", held)
+    rs = run_arena(["greedy", "random"], "basic", num_players=2, num_games=8, seed=0,
+                   rating=False, record=4).replays
+    app = create_app()
+
+    async def main():
+        def client(host):
+            return httpx.AsyncClient(transport=httpx.ASGITransport(app, client=(host, 1)),
+                                     base_url="http://127.0.0.1")
+        async with client("10.0.0.1") as a, client("10.0.0.2") as b:
+            post = lambda c, r: c.post("/api/replays", headers=JSON, content=r.to_json())  # noqa: E731
+            mine = [asyncio.create_task(post(a, r)) for r in rs[:3]]
+            while not order:
+                await asyncio.sleep(0.01)
+            other = asyncio.create_task(post(b, rs[3]))
+            await asyncio.sleep(0.2)   # each queued where it waits
+            release.set()
+            return [r.status_code for r in await asyncio.gather(*mine, other)]
+    try:
+        assert asyncio.run(main()) == [200] * 4
+    finally:
+        release.set()
+    assert order[1] == rs[3].game_seed and len(order) == 4

@@ -440,6 +440,23 @@ def create_app(models: Sequence[str] = (), replay_dirs: Sequence[str] = (),
     searching = anyio.CapacityLimiter(SEARCH_WORKERS)   # taken on the event loop, before a worker
     replaying = anyio.CapacityLimiter(REPLAY_WORKERS)   # the replays' own threads
     gates: dict[str, asyncio.Lock] = {}   # by table id; dropped after Tables drops the table
+    uploads: dict[str | None, tuple[asyncio.Lock, list[int]]] = {}   # by client address
+
+    async def one_upload_at_a_time(host: str | None, work: Callable[[], Any]) -> Any:
+        """``work()`` in the replays' thread after the earlier uploads of the same client
+        (its address), so that one client's uploads, however many it sends at once, hold
+        the replays' one worker, and its queue, for one upload at a time: another client's
+        waits for at most one of them (before: behind all of them, seconds each for a long
+        replay). The entry of an address goes once none of its uploads waits."""
+        lock, count = uploads.setdefault(host, (asyncio.Lock(), [0]))
+        count[0] += 1
+        try:
+            async with lock:
+                return await anyio.to_thread.run_sync(work, limiter=replaying)
+        finally:
+            count[0] -= 1
+            if not count[0]:
+                del uploads[host]
 
     async def agents_work(work: Callable[[], Any], search: bool) -> Any:
         """``work()`` in one of the agents' workers; a game with a search agent (``search``)
@@ -691,7 +708,8 @@ def create_app(models: Sequence[str] = (), replay_dirs: Sequence[str] = (),
             except ValueError as exc:
                 raise Refused(str(exc)) from None
             return replay, replays.add(replay, "uploaded", "upload")   # its JSON encoded here too
-        replay, rid = await anyio.to_thread.run_sync(check, limiter=replaying)
+        replay, rid = await one_upload_at_a_time(
+            request.client.host if request.client else None, check)
         return summary(rid, "uploaded", replay)
 
     @app.get("/api/replays/{rid}")
