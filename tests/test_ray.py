@@ -427,6 +427,29 @@ def test_cluster_rllib_training_saves_its_model_on_sigterm(cluster, tmp_path, ca
     assert not (run / "final_eval.json").exists()
 
 
+def test_an_rllib_run_holds_its_folder_through_its_final_evaluation(cluster, tmp_path,
+                                                                    monkeypatch):
+    """Before: the run folder's lock went with the training, and the final evaluation wrote
+    final_eval.* in a folder a second run could already start in."""
+    from ono_env.train import run as T
+
+    held = []
+
+    def evaluation(cfg, rules, model_path, run_dir, *args, **kwargs):
+        with pytest.raises(ValueError, match="a run is training in"):
+            T.lock_run_dir(run_dir)
+        held.append(run_dir)
+        return []
+    monkeypatch.setattr(T, "final_evaluation", evaluation)
+    cfg = load_config("rllib-basic", [
+        f"run_dir={tmp_path / 'run'}", "num_env_runners=0", "num_envs=32", "ppo.n_steps=16",
+        "ppo.batch_size=512", "ppo.n_epochs=1", "policy.net_arch=[32]", "total_steps=512",
+        "eval.every=0", "self_play.enabled=false", "progress=false", "torch_threads=1"])
+    R.train(cfg)
+    assert held == [tmp_path / "run"]
+    T.lock_run_dir(tmp_path / "run").close()   # and released at the end
+
+
 def test_cluster_rllib_training_with_two_env_runners_on_two_nodes(cluster, tmp_path, capsys):
     assert len([n for n in ray.nodes() if n["Alive"]]) == 2
     cfg = load_config("rllib-basic", [

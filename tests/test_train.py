@@ -279,10 +279,11 @@ SMALL = ["total_steps=64", "num_envs=4", "ppo.n_steps=16", "ppo.batch_size=32", 
     (["name=2024"], "config field 'name' = 2024: Input should be a valid string (YAML reads it "
                     "as a number: quote it, '2024' in a file or name=\"'2024'\" on a command "
                     "line)"),
-    # the value as written: true, not Python's True
+    # a flag or a float is not echoed as YAML read it (True for true, 2024.1 for 2024.10)
     (["name=true"], "config field 'name' = True: Input should be a valid string (YAML reads it "
-                    "as true or false: quote it, 'true' in a file or name=\"'true'\" on a "
-                    "command line)"),
+                    "as true or false: quote it, '<as written>' in a file or "
+                    "name=\"'<as written>'\" on a command line)"),
+    (["name=2024.10"], "(YAML reads it as a number: quote it, '<as written>' in a file"),
     (["total_steps=1e6"], "config field 'total_steps' = 1000000.0: Input should be a valid "
                           "integer (YAML reads it as a float: write the whole number, 1000000)"),
 ])
@@ -561,6 +562,24 @@ def test_a_run_folder_in_training_is_locked(tmp_path):
     R.check_run_dir(tmp_path, None)   # a folder holding only the lock file holds nothing
 
 
+def test_a_run_folder_on_a_file_system_without_locks_trains_unlocked(tmp_path, monkeypatch,
+                                                                      capsys):
+    """Before: every error of flock read as another run holding the folder, so every run on
+    such a mount was refused for ever, for a reason that was not so."""
+    import errno
+    import fcntl
+
+    from ono_env.train import run as R
+
+    def no_locks(fd, op):
+        raise OSError(errno.ENOLCK, "No locks available")
+    monkeypatch.setattr(fcntl, "flock", no_locks)
+    R.lock_run_dir(tmp_path).close()
+    err = capsys.readouterr().err
+    assert err.startswith(f"warning: run_dir {str(tmp_path)!r} cannot be locked (No locks "
+                          f"available: its file system may not support locks)"), err
+
+
 def test_settling_that_fails_is_one_warning_and_the_folder_is_unlocked(tmp_path, capsys):
     """The trainers settle the earlier part in their finally: an OSError there replaced the
     error that ended the part (before); now one warning, and the folder's lock released."""
@@ -581,8 +600,47 @@ def test_settling_that_fails_is_one_warning_and_the_folder_is_unlocked(tmp_path,
 
 
 def test_a_long_override_is_cut_in_its_error(capsys):
-    """Before: an override of 5,000 digits was echoed whole in the one-line error."""
+    """Before: an override of 5,000 digits, an unknown field of 3,000 characters and a rules
+    name too long for a file name (the system's OSError, no field named) were echoed whole."""
     assert train_main(["default", "total_steps=" + "9" * 5000]) == 2
     err = capsys.readouterr().err
     assert "'total_steps=99999" in err and "an integer of 5,000 digits; allowed: at most 100" in err
     assert len(err) < 300, len(err)
+    assert train_main(["default", "k" * 3000 + "=1"]) == 2
+    err = capsys.readouterr().err
+    assert "unknown config field 'kkkk" in err and len(err) < 600, len(err)
+    assert train_main(["default", "rules=" + "q" * 300]) == 2
+    err = capsys.readouterr().err
+    assert "rules: rules 'qqqq" in err and "...: File name too long; allowed: a YAML" in err, err
+    assert len(err) < 400, len(err)
+
+
+def test_a_leftover_whose_record_cannot_be_read_is_left_as_it_is_by_a_whole_start(tmp_path,
+                                                                                    monkeypatch):
+    """Through start_run and the trainers' settle: before, the refusal was followed by the
+    settle of the part that had not begun, which removed the held files it had just refused
+    to touch."""
+    from ono_env.train import run as R
+
+    run = tmp_path / "run"
+    _run_folder(run)
+    (run / "config.yaml").write_text(yaml.safe_dump(load_config("default").to_dict()))
+    R.EarlierPart(run).hold()
+    (run / R.HELD_FOLDER / R.HELD_RECORD).unlink()   # as a part of the version before left it
+    (run / "config.yaml").write_text(yaml.safe_dump(load_config("default").to_dict()))
+    before = _contents(run)
+    import torch
+    monkeypatch.setattr(torch, "set_num_threads", lambda n: None)
+    cfg = load_config("default", ["torch_threads=1", f"run_dir={run}",
+                                  f"resume={run / 'model.safetensors'}"])
+    monkeypatch.setattr(R, "check_start", lambda cfg, agents=(): (None, run))
+    with pytest.raises(ValueError, match=r"its record models\.json cannot be read"):
+        R.start_run(cfg)
+    R.settle_earlier_part()
+    assert {k: v for k, v in _contents(run).items() if k != R.LOCK_FILE} == before
+    # a part killed as it set the earlier part aside (config.yaml held, none written yet)
+    shutil.rmtree(run)
+    _run_folder(run)
+    (run / "config.yaml").write_text(yaml.safe_dump(load_config("default").to_dict()))
+    R.EarlierPart(run).hold()
+    R.check_run_dir(run, str(run / "model.safetensors"))   # still a run's folder

@@ -413,9 +413,19 @@ def train(cfg: TrainConfig, stop_signals: Sequence[str] = ("SIGINT",)) -> dict[s
     stop it after the training iteration under way, saving the model and the RLlib
     checkpoint without a final evaluation (:class:`~ono_env.train.run.StopOnInterrupt`;
     ``ono-train`` adds SIGTERM)."""
-    from ono_env.train.run import StopOnInterrupt, check_stop_signals
+    from ono_env.train.run import check_stop_signals, settle_earlier_part
 
-    stop_signals = check_stop_signals(stop_signals)
+    signals = check_stop_signals(stop_signals)
+    try:
+        return _train(cfg, signals)
+    finally:   # after the final evaluation: the run folder stays locked until then
+        settle_earlier_part()   # an earlier part set aside goes, or comes back if none saved
+
+
+def _train(cfg: TrainConfig, stop_signals: tuple[str, ...]) -> dict[str, Any]:
+    """:func:`train`'s work."""
+    from ono_env.train.run import StopOnInterrupt
+
     require_ray()
     from ono_env.agents.learned import LearnedAgent
     from ono_env.arena import evaluate
@@ -427,7 +437,6 @@ def train(cfg: TrainConfig, stop_signals: Sequence[str] = ("SIGINT",)) -> dict[s
         resolve_auto,
         rules_of,
         say,
-        settle_earlier_part,
         start_run,
         write_curve,
     )
@@ -491,7 +500,6 @@ def train(cfg: TrainConfig, stop_signals: Sequence[str] = ("SIGINT",)) -> dict[s
         algo.save_to_path(str((run_dir / "rllib_checkpoint").resolve()))
     finally:
         interrupt.restore()
-        settle_earlier_part()   # an earlier part set aside goes, or comes back if none saved
         if algo is not None:
             algo.stop()
         if started:

@@ -373,6 +373,13 @@ def summary_line(rows: Sequence[dict[str, Any]]) -> str:
 
 
 
+def carry_on_hint(program: str, resumable: bool, steps: int, total_steps: int) -> str:
+    """" (resume=<it> carries on)" where a run's model can be carried on from ``ono-train``
+    (``resumable``: ``algo: ppo``) and it stopped short of ``total_steps``, else ""."""
+    return (" (resume=<it> carries on)"
+            if resumable and program == "ono-train" and steps < total_steps else "")
+
+
 def final_evaluation(cfg: TrainConfig, rules: Any, model_path: Path, run_dir: Path, steps: int,
                      train_seconds: float, algo: str, stop_signals: Sequence[str] = ("SIGINT",),
                      program: str = "ono-train", evaluated: Sequence[str] = ()) -> list[dict[str, Any]]:
@@ -381,7 +388,7 @@ def final_evaluation(cfg: TrainConfig, rules: Any, model_path: Path, run_dir: Pa
     ``final_eval.json``/``.csv`` and printed with the summary line. ``[]`` when
     ``final_eval.games`` is 0. A signal of ``stop_signals`` stops it at once
     (:class:`StopOnInterrupt` with ``at_once``), saying where the model is, that ``resume=``
-    carries it on (``algo: ppo`` from ``ono-train``), and which of a mixture's tables were
+    carries it on (:func:`carry_on_hint`: a run stopped short), and which of a mixture's tables were
     evaluated (``evaluated``: their labels; before: "no final evaluation" after some were, and
     no ``resume=``). Before, SIGTERM ended the process without a word and left the
     evaluation's worker processes running; Ctrl-C said only "interrupted"."""
@@ -402,7 +409,7 @@ def final_evaluation(cfg: TrainConfig, rules: Any, model_path: Path, run_dir: Pa
           f"{', '.join(cfg.final_eval.opponents)}{rounded} (95% interval about +-{half:.1f} "
           f"points)", file=sys.stderr)
     agent = str(model_path) if workers > 1 else load_agent(model_path, rules)
-    carry_on = " (resume=<it> carries on)" if algo == "ppo" and program == "ono-train" else ""
+    carry_on = carry_on_hint(program, algo == "ppo", steps, cfg.total_steps)
     kept = (f"the final evaluation of {', '.join(evaluated)} only (in tables/<label>/)"
             if evaluated else "no final evaluation")
     with stops_at_once(stop_signals, program,
@@ -469,7 +476,8 @@ def check_run_dir(run_dir: Path, resume: str | None) -> None:
     held = sorted(p.name for p in run_dir.iterdir() if p.name != LOCK_FILE) if run_dir.is_dir() else []
     if not held:
         return
-    own = is_run_config(run_dir / "config.yaml")   # a run folder: every run writes it first
+    own = (is_run_config(run_dir / "config.yaml")   # a run folder: every run writes it first,
+           or is_run_config(run_dir / HELD_FOLDER / "config.yaml"))   # or a killed part held it
     if own and resume is not None and Path(resume).resolve().parent in (
             run_dir.resolve(), (run_dir / "checkpoints").resolve()):
         model = run_dir / "model.safetensors"
@@ -743,7 +751,8 @@ def lock_run_dir(run_dir: Path) -> Any:
     its :data:`LOCK_FILE`, released when the file is closed or the process ends, killed
     too); returns the open file. ``ValueError`` naming ``run_dir`` where another process
     holds it: two parts in one folder would set aside and restore each other's files and
-    overwrite each other's models."""
+    overwrite each other's models. On a file system without locks (some network mounts
+    answer ENOLCK or EOPNOTSUPP) one warning, and the run goes on unlocked."""
     import fcntl
 
     try:
@@ -751,9 +760,16 @@ def lock_run_dir(run_dir: Path) -> Any:
     except OSError as exc:
         raise ValueError(f"run_dir: cannot lock the run's folder {str(run_dir)!r}: "
                          f"{exc.strerror or exc}; allowed: a folder that can be written") from None
+    import errno
+
     try:
         fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except OSError:
+    except OSError as exc:
+        if exc.errno not in (errno.EWOULDBLOCK, errno.EAGAIN):   # a file system without locks
+            print(f"warning: run_dir {str(run_dir)!r} cannot be locked ({exc.strerror or exc}: "
+                  f"its file system may not support locks); nothing stops a second run in it "
+                  f"meanwhile", file=sys.stderr)
+            return lock
         lock.close()
         raise ValueError(f"run_dir: a run is training in {str(run_dir)!r} now (its {LOCK_FILE} "
                          f"is locked by another process); allowed: resume it once that run "
@@ -909,9 +925,11 @@ def start_run(cfg: TrainConfig, agents: Sequence[str] = (),
     if cfg.run_dir:
         _part.lock = lock_run_dir(run_dir)
         if (run_dir / "config.yaml").is_file() or (run_dir / HELD_FOLDER).exists():
-            # a resume in its own folder
-            _part.earlier = EarlierPart(run_dir)
-            held = _part.earlier.hold()
+            # a resume in its own folder (a part killed as it set the earlier part aside left
+            # its config.yaml in HELD_FOLDER alone: check_run_dir takes it)
+            earlier = EarlierPart(run_dir)
+            held = earlier.hold()   # refused: what it would have held is left as it is
+            _part.earlier = earlier   # only now: settled as the part ends
             if held:
                 print(f"resuming in its own folder: the earlier part's {', '.join(held)} set "
                       f"aside in {HELD_FOLDER}/ (they evaluated the model before this part: "
@@ -1069,7 +1087,7 @@ class StopOnInterrupt:
     def end(self, steps: int, total_steps: int, model_path: Any, resumable: bool = False) -> None:
         """Say where the model was saved, then :meth:`stop`: the trainers' one message
         (``resumable``: ``ono-train``'s ``resume=`` carries the model on)."""
-        carry_on = " (resume=<it> carries on)" if resumable and self.program == "ono-train" else ""
+        carry_on = carry_on_hint(self.program, resumable, steps, total_steps)
         print(f"interrupted after {steps:,} of {total_steps:,} steps: model saved to "
               f"{model_path}{carry_on}; no final evaluation", file=sys.stderr)
         self.stop()
