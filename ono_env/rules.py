@@ -213,20 +213,26 @@ class RuleSet:
         if text in PRESETS:
             return cls.preset(text)
         p = Path(path_or_name)
-        if not p.is_file():
+        named = shown(text, 80)
+        try:
+            is_file = p.is_file()
+        except OSError as exc:   # a name too long for the system (before: its OSError, whole)
+            raise ValueError(f"rules {named}: {exc.strerror or exc}; allowed: a YAML file's path "
+                             f"or a preset's name ({', '.join(PRESETS)})") from None
+        if not is_file:
             shipped = config_file("rules", text)
             if shipped is None:
                 names = ", ".join(sorted(set(PRESETS) | set(config_names("rules"))))
                 if not text.strip():
-                    raise ValueError(f"rules {text!r} names nothing: give a YAML file's path "
+                    raise ValueError(f"rules {named} names nothing: give a YAML file's path "
                                      f"or one of {names}")
                 if p.is_dir():
-                    raise ValueError(f"rules {text!r} is a folder, not a rules file: give a "
+                    raise ValueError(f"rules {named} is a folder, not a rules file: give a "
                                      f"YAML file's path or one of {names}")
                 if p.exists():   # a device, a pipe or a socket: reading it could block
-                    raise ValueError(f"rules {text!r} is not a regular file: give a YAML "
+                    raise ValueError(f"rules {named} is not a regular file: give a YAML "
                                      f"file's path or one of {names}")
-                raise ValueError(f"no rules file {text!r}: give a YAML path or one of {names}")
+                raise ValueError(f"no rules file {named}: give a YAML path or one of {names}")
             p = shipped
         data = read_yaml(p, "rules file")
         if not isinstance(data, dict):

@@ -551,7 +551,7 @@ def _describe(err: Mapping[str, Any]) -> str:
     kind = err["type"]
     if kind in ("unexpected_keyword_argument", "extra_forbidden"):
         parent = _fields_at(err["loc"][:-1])
-        return (f"unknown config field {loc!r}; allowed: "
+        return (f"unknown config field {_SHORT.repr(loc)}; allowed: "
                 + ", ".join(".".join([*map(str, err["loc"][:-1]), f]) for f in parent))
     if not loc:
         return err["msg"].removeprefix("Value error, ")
@@ -564,7 +564,9 @@ def _describe(err: Mapping[str, Any]) -> str:
     if kind == "dataclass_type":   # names the config's class: say what a user writes instead
         msg = "Input should be a mapping of its fields (--print-config shows them)"
     elif kind == "string_type" and isinstance(value, (int, float, bool)):   # name=2024
-        text = str(value).lower() if isinstance(value, bool) else str(value)   # as written
+        # an integer reads back as written; a flag or a float may not (True, 2024.10, 1e3)
+        text = str(value) if isinstance(value, int) and not isinstance(value, bool) \
+            else "<as written>"
         msg += (f" (YAML reads it as {'true or false' if isinstance(value, bool) else 'a number'}"
                 f": quote it, '{text}' in a file or {loc}=\"'{text}'\" on a command line)")
     elif kind in ("int_type", "int_from_float") and isinstance(value, float) \
