@@ -313,13 +313,13 @@ class SearchAgent:
             raise ValueError(f"act_game: game is a {type(game).__name__}; allowed: a VecGame")
         rows = check_rows("act_game: rows", rows, game.num_games)
         check_rng("act_game: rng", rng)
-        if game.rules != self.rules:   # before: any rules of its player count and deck
-            other = ("other options of " if game.rules.name == self.rules.name
-                     and game.num_players == self.rules.num_players else "")
+        differ = game.rules.differing_fields(self.rules, skip=("name",))   # a name is no rule
+        if differ:   # before: any rules of its player count and deck were searched
             raise ValueError(f"{self!r} plays {self.rules.num_players}-player "
-                             f"{self.rules.name!r} rules, not {other}{game.num_players}-player "
-                             f"{game.rules.name!r}; allowed: a game of the rules it was made "
-                             f"for (make_agent(name, the game's rules))")
+                             f"{self.rules.name!r} rules, not {game.num_players}-player "
+                             f"{game.rules.name!r} ({', '.join(differ)} differ); allowed: a "
+                             f"game of the rules it was made for (make_agent(name, the game's "
+                             f"rules))")
         R, P, D = len(rows), game.num_players, game.rules.deck_size
         if R == 0:
             return np.zeros(0, np.int64)

@@ -913,10 +913,15 @@ def test_a_search_made_for_other_rules_of_the_same_size_refuses_the_game(spec):
     """Before: only the player count and the deck were compared, so a search made for
     `basic` searched a `classic` game (or one of other options) without a word."""
     basic = RuleSet.preset("basic", num_players=2)
-    for other, what in [(RuleSet.preset("classic", num_players=2), "2-player 'classic'"),
+    for other, what in [(RuleSet.preset("classic", num_players=2), r"2-player 'classic' \(.*"
+                                                                   r"target_score.* differ\)"),
                         (RuleSet.preset("basic", num_players=2, stacking=True),
-                         "other options of 2-player 'basic'")]:
+                         r"2-player 'basic' \(stacking differ\)")]:
         game = VecGame(other, 1, seed=4)
         with pytest.raises(ValueError, match=rf"plays 2-player 'basic' rules, not {what}; "
                                              r"allowed: a game of the rules it was made for"):
             make_agent(spec, basic).act_game(game, np.array([0]), np.random.default_rng(0))
+    # the same rules under another name: a name is no rule (OpenSpiel's AgentBot takes them)
+    renamed = VecGame(RuleSet.from_dict({**basic.to_dict(), "name": "mine"}), 1, seed=4)
+    a = make_agent(spec, basic).act_game(renamed, np.array([0]), np.random.default_rng(0))
+    assert renamed.legal_mask()[0, a[0]]

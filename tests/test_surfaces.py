@@ -333,6 +333,8 @@ def test_a_grpc_server_passes_the_reach_check(proxy, monkeypatch):
     if proxy is not None:
         for name in ("http_proxy", "https_proxy", "grpc_proxy"):
             monkeypatch.setenv(name, proxy)
+        for name in ("no_proxy", "NO_PROXY", "no_grpc_proxy"):   # else 127.0.0.1 may skip it
+            monkeypatch.delenv(name, raising=False)
     from concurrent.futures import ThreadPoolExecutor
 
     server = grpc.server(ThreadPoolExecutor(max_workers=1))
