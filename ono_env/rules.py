@@ -213,7 +213,7 @@ class RuleSet:
         if text in PRESETS:
             return cls.preset(text)
         p = Path(path_or_name)
-        named = shown(text, 80)
+        named = shown(text, 240)   # a path is worth showing whole; a page of one is not
         try:
             is_file = p.is_file()
         except OSError as exc:   # a name too long for the system (before: its OSError, whole)
