@@ -151,7 +151,7 @@ def check_rows(name: str, rows: Any, num_games: int) -> np.ndarray:
 def check_learner_seat(value: Any, num_players: int) -> int | str:
     """The learner's seat of an environment: ``"random"`` (a new seat every episode, drawn
     from the environment's seeded generator) or a seat number."""
-    if value == "random" and isinstance(value, str):
+    if isinstance(value, str) and value == "random":   # (an array's == is no bool)
         return value
     if not is_int(value) or not 0 <= value < num_players:
         raise ValueError(f"learner_seat={value!r}; allowed: 'random' or a seat from 0 to "

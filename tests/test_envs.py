@@ -227,6 +227,9 @@ def test_opponents_by_name_or_object_and_bad_agents():
         OnoEnv("classic", num_players=4, opponents=["random"])
     with pytest.raises(ValueError, match="learner_seat=7"):
         OnoEnv("classic", num_players=4, learner_seat=7)
+    # before: NumPy's "truth value of an array is ambiguous", naming nothing
+    with pytest.raises(ValueError, match=r"learner_seat=array\(\[0, 1\]\); allowed: 'random'"):
+        OnoEnv("classic", num_players=4, learner_seat=np.array([0, 1]))
     assert isinstance(make_agent("random"), RandomAgent)
     # a path object names a model file everywhere a text path does (before: make_agent and
     # the envs refused it, load_agent took it)

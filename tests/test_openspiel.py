@@ -210,6 +210,14 @@ def test_a_clone_plays_alike_and_apart():
                 state.apply_action(bad)
         assert str(state) == before
         assert str(state.child(np.int64(state.legal_actions()[0]))) != before
+        # a player the game does not have (before: [] for 3, OpenSpiel's C++ text for -2)
+        n = game.num_players()
+        for bad in (n, -2):
+            with pytest.raises(ValueError, match=rf"legal_actions of player {bad}; allowed: a "
+                                                 rf"player 0 to {n - 1}"):
+                state.legal_actions(bad)
+        assert state.legal_actions(state.current_player()) == state.legal_actions()
+        assert state.legal_actions((state.current_player() + 1) % n) == []
     assert game.observation_tensor_shape() == [game.observation_tensor_size()] \
         == game.information_state_tensor_shape() == [state.engine.observation_size]
     env = rl_environment.Environment(game)

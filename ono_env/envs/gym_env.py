@@ -22,8 +22,9 @@ turns are played inside ``step`` by the given policies.
 - ``learner_seat``: ``"random"`` (default: a new seat every episode, drawn from the env's
   seeded generator) or a seat number; ``info["learner_seat"]`` after ``reset`` says which.
   The same name and default as :class:`ono_env.envs.sb3.OnoVecEnv`. A deal that ends before the
-  learner's first decision (possible with tiny hands) is dealt again, so ``reset`` always
-  hands the learner a game to play.
+  learner's first decision (possible with tiny hands), or is cut there at ``max_decisions``,
+  is dealt again, so ``reset`` always hands the learner a game to play (a ``max_decisions``
+  shorter than a deal's opening keeps only the deals where the learner acts early).
 - Seeding: after ``reset(seed=s)`` every later episode (deal, learner seat, opponents drawn
   from a pool, the opponents' choices) follows from ``s`` alone.
 - Wrong types are refused with ``ValueError``: an action must be an integer id 0..84 (a

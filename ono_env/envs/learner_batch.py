@@ -31,6 +31,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
+from ono_env import cards as C
 from ono_env.checks import check_int, check_learner_seat, check_seed
 from ono_env.envs.opponents import OpponentDriver, make_opponents, midway
 from ono_env.game import MAX_GAMES, VecGame
@@ -112,6 +113,11 @@ class LearnerBatch:
         if a.shape != (num_envs,) or a.dtype.kind not in "iu":
             raise ValueError(f"actions must be an integer array of shape ({num_envs},); "
                              f"got {a.dtype} {a.shape}")
+        if a.size and a.dtype.kind == "u" and a.max() > np.iinfo(np.int64).max:
+            # before: cast to int64 first, and named as a negative id (2**64 - 1 as 'id -1')
+            k = int(np.argmax(a > np.iinfo(np.int64).max))
+            raise ValueError(f"actions[{k}] = {int(a[k])}; allowed: an action id 0 .. "
+                             f"{C.NUM_ACTIONS - 1}")
         return a.astype(np.int64)
 
     def step(self, actions: Any, out: np.ndarray | None = None) -> BatchStep:

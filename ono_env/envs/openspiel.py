@@ -539,6 +539,16 @@ class OnoState(pyspiel.State):
         obs = self.engine.observe(seat, version=game.observation_version)[0]
         return (obs / game.scale).tolist()
 
+    def legal_actions(self, player: int | None = None) -> list[int]:
+        """OpenSpiel's ``legal_actions``, a ``player`` given checked first as the tensors'
+        is (:func:`_player_arg`): OpenSpiel's own answered ``[]`` for a player the game
+        does not have (3 at a 3-player table) and its C++ text for a negative one."""
+        if player is None:
+            return super().legal_actions()
+        if player != self.current_player():
+            _player_arg(player, self.rules.num_players, "legal_actions")
+        return super().legal_actions(player)
+
     def apply_action(self, action: int) -> None:
         """OpenSpiel's ``apply_action``, ``action`` checked first (:func:`_action_arg`):
         OpenSpiel's own took ``True`` as action 1, and answered -1 or 2**64 with its C++
