@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 import secrets
 import stat
+import sys
 from pathlib import Path
 from typing import Any, Literal, overload
 
@@ -108,16 +109,21 @@ def is_decimal(text: Any) -> bool:
 def shown(value: Any, limit: int = 20) -> str:
     """``repr(value)`` for a message, at most ``limit`` characters: a longer one is cut and
     ends in "..." (``f"{x!r:.20}"`` cuts without a mark, and a cut number reads as another
-    number). An integer of more digits than fit is told by its digit count (its ``repr``
-    would be thousands of characters, or Python's error past 4,300 digits)."""
-    if is_int(value) and int(value).bit_length() >= 14_000:   # past repr's 4,300 digits
-        return "<an integer of over 4,200 digits>"
-    text = repr(value)
-    if len(text) <= limit:
-        return text
+    number). An integer of more digits than fit is told by its sign and digit count (its
+    ``repr`` would be thousands of characters, or Python's error past its digits limit)."""
     if is_int(value):
-        return f"<an integer of {len(str(abs(int(value)))):,} digits>"
-    return text[: limit - 3] + "..."
+        v = int(value)
+        sign = "a negative" if v < 0 else "an"
+        cap = sys.get_int_max_str_digits()   # 0: no limit
+        if cap and v.bit_length() > (cap - 1) * 3.32:   # str() would refuse it
+            return f"<{sign} integer of over {cap - 1:,} digits>"
+        digits = len(str(abs(v)))
+        if digits + (v < 0) > limit:
+            return f"<{sign} integer of {digits:,} digits>"
+        if not isinstance(value, int):   # a NumPy integer: its value (its repr's type cut it)
+            return str(v)
+    text = repr(value)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
 def printable(text: str) -> str:

@@ -928,3 +928,21 @@ def test_the_registry_refuses_a_factory_that_is_no_agent_and_a_name_that_hides_a
     for bad in ("no", 0):
         assert "deterministic" in _refusal(
             lambda b=bad: load_agent(shipped_models()["ppo-basic-2p"], deterministic=b))
+
+
+def test_shown_tells_long_integers_by_sign_and_digits():
+    """Before: a cut integer read as another number, its sign lost, a NumPy integer's type
+    took the room of its value, and past Python's digits limit repr itself failed."""
+    import sys
+
+    from ono_env.checks import shown
+    assert shown(-10**30) == "<a negative integer of 31 digits>"
+    assert shown(10**30) == "<an integer of 31 digits>"
+    assert shown(np.int64(-1234567890)) == "-1234567890"
+    assert shown(2**64) == "18446744073709551616"
+    limit = sys.get_int_max_str_digits()
+    try:
+        sys.set_int_max_str_digits(1000)
+        assert shown(10**2000) == "<an integer of over 999 digits>"
+    finally:
+        sys.set_int_max_str_digits(limit)

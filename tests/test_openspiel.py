@@ -212,10 +212,11 @@ def test_a_clone_plays_alike_and_apart():
         assert str(state.child(np.int64(state.legal_actions()[0]))) != before
         # a player the game does not have (before: [] for 3, OpenSpiel's C++ text for -2)
         n = game.num_players()
-        for bad in (n, -2):
-            with pytest.raises(ValueError, match=rf"legal_actions of player {bad}; allowed: a "
-                                                 rf"player 0 to {n - 1}"):
-                state.legal_actions(bad)
+        for bad in (n, -2, True):
+            for method in ("legal_actions", "legal_actions_mask"):
+                with pytest.raises(ValueError, match=rf"{method} of player {bad}; allowed: a "
+                                                     rf"player 0 to {n - 1}"):
+                    getattr(state, method)(bad)
         assert state.legal_actions(state.current_player()) == state.legal_actions()
         assert state.legal_actions((state.current_player() + 1) % n) == []
     assert game.observation_tensor_shape() == [game.observation_tensor_size()] \

@@ -277,6 +277,7 @@ def test_oversized_requests_are_refused(client):
         refused(client.post(path, headers=JSON, content=mid), 413, f"at most {SMALL_BODY}")
         refused(client.post(path, headers=JSON, content=iter([mid])), 413, f"over {SMALL_BODY}")
     assert client.post("/api/replays", headers=JSON, content=mid).status_code == 400   # read
+    assert client.post("/api/replays/", headers=JSON, content=mid).status_code == 400   # its URL
     # a length of digits that are not ASCII, which HTTP clients do not send but a raw socket
     # can (before: int('\u00b2') failed inside the middleware)
     import asyncio

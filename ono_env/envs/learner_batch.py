@@ -31,7 +31,6 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from ono_env import cards as C
 from ono_env.checks import check_int, check_learner_seat, check_seed
 from ono_env.envs.opponents import OpponentDriver, make_opponents, midway
 from ono_env.game import MAX_GAMES, VecGame
@@ -108,17 +107,14 @@ class LearnerBatch:
 
     @staticmethod
     def check_actions(actions: Any, num_envs: int) -> np.ndarray:
-        """``actions`` as an int64 array of shape ``(num_envs,)``, or ``ValueError``."""
+        """``actions`` as an integer array of shape ``(num_envs,)``, or ``ValueError``: int64,
+        or uint64 as given, which :meth:`VecGame.step` checks and names as given (cast here,
+        2**64 - 1 was named 'id -1')."""
         a = np.asarray(actions)
         if a.shape != (num_envs,) or a.dtype.kind not in "iu":
             raise ValueError(f"actions must be an integer array of shape ({num_envs},); "
                              f"got {a.dtype} {a.shape}")
-        if a.size and a.dtype.kind == "u" and a.max() > np.iinfo(np.int64).max:
-            # before: cast to int64 first, and named as a negative id (2**64 - 1 as 'id -1')
-            k = int(np.argmax(a > np.iinfo(np.int64).max))
-            raise ValueError(f"actions[{k}] = {int(a[k])}; allowed: an action id 0 .. "
-                             f"{C.NUM_ACTIONS - 1}")
-        return a.astype(np.int64)
+        return a if a.dtype == np.uint64 else a.astype(np.int64)
 
     def step(self, actions: Any, out: np.ndarray | None = None) -> BatchStep:
         """One decision of every learner (see the module for the checks), the opponents up to

@@ -545,9 +545,22 @@ class OnoState(pyspiel.State):
         does not have (3 at a 3-player table) and its C++ text for a negative one."""
         if player is None:
             return super().legal_actions()
-        if player != self.current_player():
-            _player_arg(player, self.rules.num_players, "legal_actions")
+        self._legal_player(player, "legal_actions")
         return super().legal_actions(player)
+
+    def legal_actions_mask(self, player: int | None = None) -> list[int]:
+        """OpenSpiel's ``legal_actions_mask``, ``player`` checked as :meth:`legal_actions`
+        checks it (OpenSpiel's own gave all zeros for player 3 at three players)."""
+        if player is None:
+            return super().legal_actions_mask()
+        self._legal_player(player, "legal_actions_mask")
+        return super().legal_actions_mask(player)
+
+    def _legal_player(self, player: Any, what: str) -> None:
+        """A player given to ``what``: a seat of the game, or the player to act (the
+        terminal id at a finished game), else ``ValueError``."""
+        if not (is_int(player) and player == self.current_player()):
+            _player_arg(player, self.rules.num_players, what)
 
     def apply_action(self, action: int) -> None:
         """OpenSpiel's ``apply_action``, ``action`` checked first (:func:`_action_arg`):

@@ -495,8 +495,8 @@ def create_app(models: Sequence[str] = (), replay_dirs: Sequence[str] = (),
         length = request.headers.get("content-length")
         # a replay upload may be large; every other body is a few hundred bytes (before: each
         # took MAX_BODY, and parsing megabytes of JSON on the event loop held every client)
-        limit = MAX_BODY if (request.method, request.url.path) == ("POST", "/api/replays") \
-            else SMALL_BODY
+        limit = MAX_BODY if (request.method, request.url.path.rstrip("/")) \
+            == ("POST", "/api/replays") else SMALL_BODY   # '/api/replays/' is redirected there
         if length is not None and (not (length.isascii() and length.isdigit())   # not '²'
                                    or int(length) > limit):
             told = length if len(length) <= 20 else length[:17] + "..."   # the header's text
