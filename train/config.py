@@ -590,13 +590,14 @@ def _fields_at(loc: Sequence[Any]) -> list[str]:
 
 def parse_override(text: str) -> dict[str, Any]:
     """``"ppo.learning_rate=1e-4"`` -> ``{"ppo": {"learning_rate": 0.0001}}``."""
+    said = f"override {_SHORT.repr(text)}"   # cut: an override may be thousands of characters
     if not isinstance(text, str) or "=" not in text:
-        raise ValueError(f"override {_SHORT.repr(text)}: write key=value (e.g. total_steps=200000)")
+        raise ValueError(f"{said}: write key=value (e.g. total_steps=200000)")
     key, raw = text.split("=", 1)
     if not key.strip() or any(not p for p in key.strip().split(".")):
-        raise ValueError(f"override {_SHORT.repr(text)}: the key before '=' names a field (e.g. ppo.n_steps)")
+        raise ValueError(f"{said}: the key before '=' names a field (e.g. ppo.n_steps)")
     if not raw.strip():    # an unset shell variable (resume=$CKPT) must not mean null
-        raise ValueError(f"override {_SHORT.repr(text)}: no value after '='; allowed: a value, or null "
+        raise ValueError(f"{said}: no value after '='; allowed: a value, or null "
                          f"for none")
     from ono_env.rules import YamlLoader
 
@@ -604,7 +605,7 @@ def parse_override(text: str) -> dict[str, Any]:
         value = yaml.load(raw, Loader=YamlLoader)
     except yaml.YAMLError as exc:   # not YAML, or a form refused (an alias, 010, yes, ...)
         problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
-        raise ValueError(f"override {_SHORT.repr(text)}: the value cannot be read as YAML plain data "
+        raise ValueError(f"{said}: the value cannot be read as YAML plain data "
                          f"({problem})") from None
     out: dict[str, Any] = {}
     node = out
@@ -614,7 +615,7 @@ def parse_override(text: str) -> dict[str, Any]:
         field = ".".join(parts[:cut])
         kind = _whole_kind(parts[:cut])
         form = "[...]" if kind == "list" else "{...}"
-        raise ValueError(f"override {_SHORT.repr(text)}: {field} is a {kind}, given whole ({field}={form}; "
+        raise ValueError(f"{said}: {field} is a {kind}, given whole ({field}={form}; "
                          f"--print-config shows the current one); one "
                          f"{'item' if kind == 'list' else 'key'} of it is not set by a dotted key")
     for p in parts[:-1]:

@@ -753,6 +753,7 @@ def lock_run_dir(run_dir: Path) -> Any:
     holds it: two parts in one folder would set aside and restore each other's files and
     overwrite each other's models. On a file system without locks (some network mounts
     answer ENOLCK or EOPNOTSUPP) one warning, and the run goes on unlocked."""
+    import errno
     import fcntl
 
     try:
@@ -760,8 +761,6 @@ def lock_run_dir(run_dir: Path) -> Any:
     except OSError as exc:
         raise ValueError(f"run_dir: cannot lock the run's folder {str(run_dir)!r}: "
                          f"{exc.strerror or exc}; allowed: a folder that can be written") from None
-    import errno
-
     try:
         fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except OSError as exc:

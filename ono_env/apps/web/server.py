@@ -158,8 +158,10 @@ class Replays:
         self._view_bytes = 0
         self._lock = threading.Lock()
 
-    def add(self, replay: Replay, title: str, kind: str = "saved") -> str:
-        """Keep ``replay`` under ``title`` (checked text) as a replay of ``kind``. Each kind
+    def add(self, replay: Replay, title: str, kind: str = "saved",
+            text: bytes | None = None) -> str:
+        """Keep ``replay`` under ``title`` (checked text) as a replay of ``kind`` (``text``: its
+        JSON as UTF-8, where the caller has encoded it already). Each kind
         is kept within ``limit`` replays and ``max_bytes``: a folder's file past that is
         refused, and a saved game or an upload pushes out the oldest of its own kind. An
         upload of the very text of an upload kept is that replay (its id, now the newest),
@@ -168,14 +170,14 @@ class Replays:
         if kind not in REPLAY_KINDS:
             raise ValueError(f"replay kind {kind!r}; allowed: {', '.join(REPLAY_KINDS)}")
         check_text("replay title", title, MAX_LABEL)
-        text = replay.to_json().encode("utf-8")
+        text = replay.to_json().encode("utf-8") if text is None else text
         size = len(text)
         if size > self.max_bytes:
             raise Refused(f"the replay takes {size:,} bytes; the server keeps at most "
                           f"{self.max_bytes:,}", 413)
         digest = hashlib.sha256(text).hexdigest() if kind == "upload" else ""   # uploads only
         if kind == "upload":
-            again = self._kept_upload(digest)
+            again = self._upload_of(digest)
             if again is not None:
                 return again
         rid = secrets.token_hex(8)
@@ -201,7 +203,13 @@ class Replays:
             self._bytes += size
         return rid
 
-    def _kept_upload(self, digest: str) -> str | None:
+    def kept_upload(self, text: bytes) -> str | None:
+        """The id of the upload kept of this very JSON ``text`` (now the newest), or None: an
+        upload checks it before replaying every position, so that sending one long replay
+        again and again costs the replays' worker no replay (before: seconds each time)."""
+        return self._upload_of(hashlib.sha256(text).hexdigest())
+
+    def _upload_of(self, digest: str) -> str | None:
         """The id of the upload kept whose JSON has this SHA-256 (now the newest), or None."""
         with self._lock:
             again = next((r for r, item in self._items.items()
@@ -209,12 +217,6 @@ class Replays:
             if again is not None:
                 self._items.move_to_end(again)
             return again
-
-    def kept_upload(self, replay: Replay) -> str | None:
-        """The id of an upload kept of the very text of ``replay`` (now the newest), or None:
-        an upload checks it before replaying every position, so that sending one long replay
-        again and again costs the replays' worker no replay (before: seconds each time)."""
-        return self._kept_upload(hashlib.sha256(replay.to_json().encode("utf-8")).hexdigest())
 
     def has(self, rid: str) -> bool:
         """Is replay ``rid`` still kept?"""
@@ -700,14 +702,15 @@ def create_app(models: Sequence[str] = (), replay_dirs: Sequence[str] = (),
             except ValueError as exc:
                 raise Refused(str(exc)) from None
             check_length(replay)   # before replaying it (413)
-            again = replays.kept_upload(replay)   # checked when it was kept: not replayed again
+            encoded = replay.to_json().encode("utf-8")   # once: for the check and the keeping
+            again = replays.kept_upload(encoded)   # checked when it was kept: not replayed again
             if again is not None:
                 return replay, again
             try:
                 replay_positions(replay)
             except ValueError as exc:
                 raise Refused(str(exc)) from None
-            return replay, replays.add(replay, "uploaded", "upload")   # its JSON encoded here too
+            return replay, replays.add(replay, "uploaded", "upload", text=encoded)
         replay, rid = await one_upload_at_a_time(
             request.client.host if request.client else None, check)
         return summary(rid, "uploaded", replay)
