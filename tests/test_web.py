@@ -1050,6 +1050,7 @@ def test_replay_uploads_leave_the_workers_to_the_games(monkeypatch):
             assert released.wait(30)
         return check(replay, **kw)
     monkeypatch.setattr(server, "replay_positions", held)
+    monkeypatch.setattr(server, "UPLOADS_PER_CLIENT", 6)   # the test client's six at once
     safety = threading.Timer(30, released.set)
     safety.start()
     texts = [r.to_json() for r in run_arena(["greedy", "random"], "basic", num_players=2,
@@ -1098,9 +1099,9 @@ def test_errors_cut_what_they_echo(client):
 
 
 def test_one_clients_uploads_are_checked_one_at_a_time(monkeypatch):
-    """Three uploads of one client sent at once wait on each other, not on the replays'
+    """Two uploads of one client sent at once wait on each other, not on the replays'
     worker: another client's upload is checked after at most one of them (before: after
-    all three, seconds each for a long replay)."""
+    both, seconds each for a long replay)."""
     import asyncio
     import threading
 
@@ -1127,7 +1128,7 @@ def test_one_clients_uploads_are_checked_one_at_a_time(monkeypatch):
                                      base_url="http://127.0.0.1")
         async with client("10.0.0.1") as a, client("10.0.0.2") as b:
             post = lambda c, r: c.post("/api/replays", headers=JSON, content=r.to_json())  # noqa: E731
-            mine = [asyncio.create_task(post(a, r)) for r in rs[:3]]
+            mine = [asyncio.create_task(post(a, r)) for r in rs[:2]]
             while not order:
                 await asyncio.sleep(0.01)
             other = asyncio.create_task(post(b, rs[3]))
@@ -1135,7 +1136,59 @@ def test_one_clients_uploads_are_checked_one_at_a_time(monkeypatch):
             release.set()
             return [r.status_code for r in await asyncio.gather(*mine, other)]
     try:
-        assert asyncio.run(main()) == [200] * 4
+        assert asyncio.run(main()) == [200] * 3
     finally:
         release.set()
-    assert order[1] == rs[3].game_seed and len(order) == 4
+    assert order[1] == rs[3].game_seed and len(order) == 3
+
+
+def test_a_clients_third_upload_at_once_is_429(monkeypatch):
+    """A client with two uploads at the server (one checked, one waiting) is answered 429 for a
+    third, which changes nothing, while another client's upload is taken; once its uploads
+    are answered it may send more (before: every upload waited, its body held within
+    MAX_BODIES, so that one client's sixteen uploads filled it for everyone)."""
+    import asyncio
+    import threading
+
+    import httpx
+
+    from ono_env.apps.web import server
+
+    release, entered = threading.Event(), threading.Event()
+    check = server.replay_positions
+
+    def held(replay, **kw):
+        entered.set()
+        assert release.wait(30)
+        return check(replay, **kw)
+    monkeypatch.setattr(server, "replay_positions", held)
+    rs = run_arena(["greedy", "random"], "basic", num_players=2, num_games=8, seed=0,
+                   rating=False, record=5).replays
+    app = create_app()
+
+    async def main():
+        def client(host):
+            return httpx.AsyncClient(transport=httpx.ASGITransport(app, client=(host, 1)),
+                                     base_url="http://127.0.0.1")
+        async with client("10.0.0.1") as a, client("10.0.0.2") as b:
+            post = lambda c, r: c.post("/api/replays", headers=JSON, content=r.to_json())  # noqa: E731
+            mine = [asyncio.create_task(post(a, r)) for r in rs[:2]]
+            while not entered.is_set():
+                await asyncio.sleep(0.01)
+            await asyncio.sleep(0.1)   # the second waits its turn
+            third = await post(a, rs[2])
+            listed = (await a.get("/api/replays")).json()
+            other = asyncio.create_task(post(b, rs[3]))
+            await asyncio.sleep(0.1)
+            release.set()
+            done = [r.status_code for r in await asyncio.gather(*mine, other)]
+            again = await post(a, rs[4])
+            return third, listed, done, again, (await a.get("/api/replays")).json()
+    try:
+        third, listed, done, again, after = asyncio.run(main())
+    finally:
+        release.set()
+    assert third.status_code == 429 and third.headers["retry-after"] == "5"
+    assert "2 replay uploads at the server already" in third.json()["error"]
+    assert listed == [] and done == [200] * 3 and again.status_code == 200
+    assert len({r["id"] for r in after}) == 4   # the third alone not kept

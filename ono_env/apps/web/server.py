@@ -102,6 +102,11 @@ MAX_VIEW_BYTES = 64 << 20
 WEB_WORKERS = 4
 """The most requests whose agents work at once (dealing, deciding); the others wait their
 turn without holding a thread (every game's requests in order)."""
+UPLOADS_PER_CLIENT = 2
+"""The most replay uploads one client (by its address) may have at the server at once: one
+checked and one waiting its turn. Another is answered 429 before its body is read, so that
+one client's uploads hold at most 8 MiB of :data:`MAX_BODIES` (before, sixteen uploads sent
+at once filled it, and the others' uploads were answered 503 until they were checked)."""
 REPLAY_WORKERS = 1
 """The most requests that read, check or replay a replay at once (an upload's check and a
 view replay every position: seconds for a long one), in threads of their own: however many
@@ -445,20 +450,13 @@ def create_app(models: Sequence[str] = (), replay_dirs: Sequence[str] = (),
     uploads: dict[str | None, tuple[asyncio.Lock, list[int]]] = {}   # by client address
 
     async def one_upload_at_a_time(host: str | None, work: Callable[[], Any]) -> Any:
-        """``work()`` in the replays' thread after the earlier uploads of the same client
-        (its address), so that one client's uploads, however many it sends at once, hold
-        the replays' one worker, and its queue, for one upload at a time: another client's
-        waits for at most one of them (before: behind all of them, seconds each for a long
-        replay). The entry of an address goes once none of its uploads waits."""
-        lock, count = uploads.setdefault(host, (asyncio.Lock(), [0]))
-        count[0] += 1
-        try:
-            async with lock:
-                return await anyio.to_thread.run_sync(work, limiter=replaying)
-        finally:
-            count[0] -= 1
-            if not count[0]:
-                del uploads[host]
+        """``work()`` in the replays' thread after the earlier upload of the same client
+        (its address), so that one client's uploads hold the replays' one worker, and its
+        queue, for one upload at a time: another client's waits for at most one of them
+        (before: behind all of them, seconds each for a long replay). The client's entry is
+        made, counted and dropped by ``limit_body``, which holds it for the request."""
+        async with uploads[host][0]:
+            return await anyio.to_thread.run_sync(work, limiter=replaying)
 
     async def agents_work(work: Callable[[], Any], search: bool) -> Any:
         """``work()`` in one of the agents' workers; a game with a search agent (``search``)
@@ -508,6 +506,17 @@ def create_app(models: Sequence[str] = (), replay_dirs: Sequence[str] = (),
             return await call_next(request)
         large = length is None or int(length) > SMALL_BODY   # None: sent in chunks
         charged = 0
+        host = request.client.host if request.client else None
+        upload = limit == MAX_BODY   # counted before its body is read: see UPLOADS_PER_CLIENT
+        if upload:
+            count = uploads.setdefault(host, (asyncio.Lock(), [0]))[1]
+            if count[0] >= UPLOADS_PER_CLIENT:
+                return JSONResponse({"error": f"this client has {UPLOADS_PER_CLIENT} replay "
+                                              f"uploads at the server already, the most "
+                                              f"allowed; send another once one is answered"},
+                                    status_code=429,
+                                    headers={"Retry-After": "5", "Connection": "close"})
+            count[0] += 1
         try:
             chunks, size = [], 0   # joined once: adding each chunk to the body copied it all
             try:
@@ -537,6 +546,10 @@ def create_app(models: Sequence[str] = (), replay_dirs: Sequence[str] = (),
             return await call_next(request)
         finally:
             held -= charged
+            if upload:
+                count[0] -= 1
+                if not count[0]:
+                    del uploads[host]
 
     if allowed_hosts is not None:
         hosts = {h.lower() for h in allowed_hosts}
