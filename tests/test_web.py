@@ -1098,11 +1098,9 @@ def test_errors_cut_what_they_echo(client):
     assert len(error) < 1_000, len(error)
 
 
-def test_one_clients_uploads_are_checked_one_at_a_time(monkeypatch):
-    """Two uploads of one client sent at once wait on each other, not on the replays'
-    worker: another client's upload is checked after at most one of them (before: after
-    both, seconds each for a long replay)."""
-    import asyncio
+def _held_uploads(monkeypatch, record: int):
+    """``record`` replays to upload; clients of one app, by address (``client(host)``), whose
+    upload checks add each replay's seed to ``order`` and then wait for ``release``."""
     import threading
 
     import httpx
@@ -1119,15 +1117,28 @@ def test_one_clients_uploads_are_checked_one_at_a_time(monkeypatch):
         return check(replay, **kw)
     monkeypatch.setattr(server, "replay_positions", held)
     rs = run_arena(["greedy", "random"], "basic", num_players=2, num_games=8, seed=0,
-                   rating=False, record=4).replays
+                   rating=False, record=record).replays
     app = create_app()
 
+    def client(host):
+        return httpx.AsyncClient(transport=httpx.ASGITransport(app, client=(host, 1)),
+                                 base_url="http://127.0.0.1")
+
+    def post(c, r):
+        return c.post("/api/replays", headers=JSON, content=r.to_json())
+    return rs, order, release, client, post
+
+
+def test_one_clients_uploads_are_checked_one_at_a_time(monkeypatch):
+    """Two uploads of one client sent at once wait on each other, not on the replays'
+    worker: another client's upload is checked after at most one of them (before: after
+    both, seconds each for a long replay)."""
+    import asyncio
+
+    rs, order, release, client, post = _held_uploads(monkeypatch, 4)
+
     async def main():
-        def client(host):
-            return httpx.AsyncClient(transport=httpx.ASGITransport(app, client=(host, 1)),
-                                     base_url="http://127.0.0.1")
         async with client("10.0.0.1") as a, client("10.0.0.2") as b:
-            post = lambda c, r: c.post("/api/replays", headers=JSON, content=r.to_json())  # noqa: E731
             mine = [asyncio.create_task(post(a, r)) for r in rs[:2]]
             while not order:
                 await asyncio.sleep(0.01)
@@ -1148,32 +1159,13 @@ def test_a_clients_third_upload_at_once_is_429(monkeypatch):
     are answered it may send more (before: every upload waited, its body held within
     MAX_BODIES, so that one client's sixteen uploads filled it for everyone)."""
     import asyncio
-    import threading
 
-    import httpx
-
-    from ono_env.apps.web import server
-
-    release, entered = threading.Event(), threading.Event()
-    check = server.replay_positions
-
-    def held(replay, **kw):
-        entered.set()
-        assert release.wait(30)
-        return check(replay, **kw)
-    monkeypatch.setattr(server, "replay_positions", held)
-    rs = run_arena(["greedy", "random"], "basic", num_players=2, num_games=8, seed=0,
-                   rating=False, record=5).replays
-    app = create_app()
+    rs, order, release, client, post = _held_uploads(monkeypatch, 5)
 
     async def main():
-        def client(host):
-            return httpx.AsyncClient(transport=httpx.ASGITransport(app, client=(host, 1)),
-                                     base_url="http://127.0.0.1")
         async with client("10.0.0.1") as a, client("10.0.0.2") as b:
-            post = lambda c, r: c.post("/api/replays", headers=JSON, content=r.to_json())  # noqa: E731
             mine = [asyncio.create_task(post(a, r)) for r in rs[:2]]
-            while not entered.is_set():
+            while not order:
                 await asyncio.sleep(0.01)
             await asyncio.sleep(0.1)   # the second waits its turn
             third = await post(a, rs[2])
