@@ -480,11 +480,31 @@ class YamlLoader(yaml.SafeLoader):
     def construct_yaml_bool(self, node: Any) -> bool:
         text = self.construct_scalar(node)
         if text.lower() not in ("true", "false"):
-            meant = str(self.bool_values.get(text.lower())).lower()
+            meant = self.bool_values.get(text.lower())   # None: '!!bool 1', no boolean at all
+            said = (f"is read by YAML 1.1 as {str(meant).lower()}" if meant is not None
+                    else "is not a boolean")
             raise yaml.constructor.ConstructorError(
-                None, None, f"{text!r} is read by YAML 1.1 as {meant}; allowed: true or false",
-                node.start_mark)
+                None, None, f"{text!r} {said}; allowed: true or false", node.start_mark)
         return text.lower() == "true"
+
+    def construct_yaml_timestamp(self, node: Any) -> Any:
+        """A value tagged ``!!timestamp`` is refused at its line; a plain ``2024-12-04`` is
+        text, as in YAML 1.2 (its resolver is removed below), since no field takes a date."""
+        raise yaml.constructor.ConstructorError(
+            None, None, f"{self.construct_scalar(node)!r} is tagged as a date (!!timestamp); "
+            f"allowed: text, numbers, true or false, lists and mappings", node.start_mark)
+
+    def construct_object(self, node: Any, deep: bool = False) -> Any:
+        """PyYAML's, with a value its constructor cannot read (``!!int 3.0``, ``!!float abc``:
+        Python's ValueError or TypeError, with no line) refused as a ``yaml.YAMLError`` at its
+        line, naming the value and its tag."""
+        try:
+            return super().construct_object(node, deep=deep)
+        except (ValueError, TypeError, AttributeError, OverflowError) as exc:
+            tag = str(node.tag).replace("tag:yaml.org,2002:", "!!")
+            raise yaml.constructor.ConstructorError(
+                None, None, f"{shown(node.value, 40)} cannot be read as {tag} ({exc}); allowed: "
+                f"a value of that kind, or no tag", node.start_mark) from None
 
     def _check_underscores(self, node: Any, what: str) -> None:
         """YAML 1.1 reads ``3_``, ``1__0`` and ``1_e5`` as numbers (PyYAML drops every
@@ -540,7 +560,11 @@ class YamlLoader(yaml.SafeLoader):
         return mapping
 
 
+YamlLoader.yaml_implicit_resolvers = {   # a plain 2024-12-04 is text, as in YAML 1.2
+    first: [(tag, regexp) for tag, regexp in resolvers if tag != "tag:yaml.org,2002:timestamp"]
+    for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()}
 YamlLoader.add_constructor("tag:yaml.org,2002:bool", YamlLoader.construct_yaml_bool)
+YamlLoader.add_constructor("tag:yaml.org,2002:timestamp", YamlLoader.construct_yaml_timestamp)
 YamlLoader.add_constructor("tag:yaml.org,2002:int", YamlLoader.construct_yaml_int)
 YamlLoader.add_constructor("tag:yaml.org,2002:float", YamlLoader.construct_yaml_float)
 _YAML_FLOAT = re.compile(r"""^(?:[-+]?(?:[0-9][0-9_]*)\.[0-9_]*(?:[eE][-+]?[0-9]+)?

@@ -150,6 +150,13 @@ def test_yaml_numbers_read_as_they_look():
     text = "a: +.5\nb: -.5\nc: .5e3\nd: 1_000\ne: 1e-4\nf: v_1\ng: +._\nh: 0x1_F\n"
     assert yaml.load(text, Loader=YamlLoader) == {"a": 0.5, "b": -0.5, "c": 500.0, "d": 1000,
                                                   "e": 1e-4, "f": "v_1", "g": "+._", "h": 31}
+    # dates are text, as in YAML 1.2 (before: a datetime.date, or Python's own error with no
+    # file or line for 2024-02-30); what the project writes reads back so
+    text = "a: 2024-02-30\nb: 2024-12-04\nc: 2001-12-14t21:59:43.10-05:00\n"
+    assert yaml.load(text, Loader=YamlLoader) == {"a": "2024-02-30", "b": "2024-12-04",
+                                                  "c": "2001-12-14t21:59:43.10-05:00"}
+    written = RuleSet.preset("ono", name="2024-12-04").to_yaml()
+    assert yaml.load(written, Loader=YamlLoader)["name"] == "2024-12-04"
 
 
 @pytest.mark.parametrize("text, message", [
@@ -183,6 +190,17 @@ def test_yaml_numbers_read_as_they_look():
     ("preset: ono\n<<: {num_players: 2}\n",
      r"line 2, column 1: '<<' is read by YAML 1.1 as a merge of another mapping into this one; "
      r"allowed: every key written out$"),
+    # before: Python's own ValueError or AttributeError, naming no file or line
+    ("preset: classic\nname: !!timestamp xyz\n",
+     r"line 2, column 7: 'xyz' is tagged as a date \(!!timestamp\); allowed: text, numbers, "
+     r"true or false, lists and mappings$"),
+    ("preset: classic\nnum_players: !!int 3.0\n",
+     r"line 2, column 14: '3.0' cannot be read as !!int \(invalid literal for int\(\) with base "
+     r"10: '3.0'\); allowed: a value of that kind, or no tag$"),
+    ("preset: classic\nnum_players: !!float abc\n", r"'abc' cannot be read as !!float \("),
+    # before: "read by YAML 1.1 as none"
+    ("preset: basic\nstacking: !!bool 1\n",
+     r"line 2, column 11: '1' is not a boolean; allowed: true or false$"),
     # a long value is cut in the message
     ("preset: basic\nhand_size: [" + ", ".join(["0"] * 5000) + "]\n",
      r"invalid rule set: hand_size=\[0, 0, 0, 0, 0, 0, \.\.\.\]; allowed: an integer"),
