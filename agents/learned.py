@@ -482,7 +482,7 @@ def check_metadata(meta: Any, where: str = "model") -> dict[str, Any]:
                                 and meta["label"].isprintable() and "/" not in meta["label"]):
         raise bad("label", f"a name of 1 to {MAX_MODEL_LABEL} printable characters without '/'")
     try:
-        RuleSet.from_dict(meta["rules"])
+        RuleSet.from_written(meta["rules"])
     except Exception as exc:  # noqa: BLE001 - any refusal of the rules is one message
         raise ValueError(f"{where}: its rules cannot be read by this version of ono_env: {exc}") from None
     return meta

@@ -105,15 +105,17 @@ def check_keys(d: Any) -> Mapping[str, Any]:
     return d
 
 
-def read_rules(value: Any) -> RuleSet:
-    """The rule set of a position's ``rules`` value (``RuleSet.to_dict()``)."""
+def read_rules(value: Any, whole: bool = False, key: str = "position key 'rules'") -> RuleSet:
+    """The rule set of a position's ``rules`` value (``RuleSet.to_dict()``, or anything
+    :meth:`RuleSet.from_dict` reads); ``whole``: every option written out
+    (:meth:`RuleSet.from_written`, a replay's). ``key``: what a refusal names."""
     try:
-        return RuleSet.from_dict(value)
+        return RuleSet.from_written(value) if whole else RuleSet.from_dict(value)
     except (ValueError, TypeError) as exc:
         if "; allowed: " in str(exc):  # the rule set's own message says what is allowed
-            raise ValueError(f"position key 'rules': {exc}") from None
-        raise refusal("rules", str(exc), "a rules mapping, as RuleSet.to_dict() writes it"
-                      ) from None
+            raise ValueError(f"{key}: {exc}") from None
+        raise ValueError(f"{key}: {exc}; allowed: a rules mapping, as RuleSet.to_dict() "
+                         f"writes it") from None
 
 
 # ---- the keys one by one: a table of what each holds ----------------------------------------

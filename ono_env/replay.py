@@ -3,7 +3,7 @@
 A replay file is JSON (never code: reading one runs nothing from it), every key required::
 
     {"format": "ono_env-replay", "format_version": 1,
-     "rules": {... every RuleSet field (RuleSet.to_dict()) ...},
+     "rules": {... every RuleSet field, none left out (RuleSet.to_dict()) ...},
      "game_seed": "1234567890123",      # the game's generator state before the deal
      "max_decisions": 5000,             # the game's decision limit
      "players": ["you", "greedy"],      # a label per seat
@@ -228,10 +228,7 @@ class Replay:
             raise bad("format", f"{d['format']!r:.60}", repr(REPLAY_FORMAT))
         if d["format_version"] != REPLAY_VERSION or not is_int(d["format_version"]):
             raise bad("format_version", f"{d['format_version']!r:.60}", str(REPLAY_VERSION))
-        try:
-            rules = read_rules(d["rules"])
-        except ValueError as exc:
-            raise ValueError(f"{where}: rules: {exc}") from None
+        rules = read_rules(d["rules"], whole=True, key=f"{where}: rules")
         seed = d["game_seed"]
         # ASCII digits only, as written: str.isdigit() takes other scripts' digits and '²'
         if not isinstance(seed, str) or not re.fullmatch(r"0|[1-9][0-9]{0,19}", seed) \

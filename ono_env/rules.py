@@ -200,6 +200,23 @@ class RuleSet:
         return cls.preset(base, **d)
 
     @classmethod
+    def from_written(cls, d: Any) -> RuleSet:
+        """Rule set from a mapping of every option, as :meth:`to_dict` writes it (a replay's
+        and a model file's ``rules``): an option left out, or a ``preset``, is one
+        ``ValueError`` naming it, where :meth:`from_dict` (a rules file, a position) takes
+        what is not given from the preset."""
+        if isinstance(d, Mapping):
+            allowed = "every option written out, as RuleSet.to_dict() writes it"
+            if "preset" in d:
+                raise ValueError(f"'preset' is not an option; allowed: {allowed}")
+            missing = [n for n in FIELD_NAMES if n not in d]
+            if missing:
+                more = f" and {len(missing) - 5} more" if len(missing) > 5 else ""
+                raise ValueError(f"options left out: {', '.join(missing[:5])}{more}; "
+                                 f"allowed: {allowed}")
+        return cls.from_dict(d)
+
+    @classmethod
     def load(cls, path_or_name: str | Path) -> RuleSet:
         """Rule set from a YAML file path, or a preset name / the name of a rules file shipped
         with ono_env (``configs/rules/<name>.yaml``). Any problem with the file is one

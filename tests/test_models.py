@@ -509,6 +509,12 @@ DAMAGED = {
     "header key twice": ("m.safetensors", _header_key_twice,
                          "its header is not JSON: its safetensors header gives the key "),
     "rules a string": ("m.safetensors", _with_meta(_set("rules", "basic")), "'rules'"),
+    # before: filled in from the preset silently (and a 'preset' picked another rule set)
+    "rules left out": ("m.safetensors", _with_meta(_set("rules", {"name": "basic", "num_players": 2})),
+                       "its rules cannot be read by this version of ono_env: options left out: "
+                       "hand_size, wild_cards, "),
+    "rules with a preset": ("m.safetensors", _with_meta(lambda m: m["rules"].update(preset="classic")),
+                            "'preset' is not an option; allowed: every option written out"),
     "unreadable rules": ("m.safetensors", _with_meta(lambda m: m["rules"].update(hand_size="seven")),
                          "its rules cannot be read"),
     "observation size off": ("m.safetensors", _with_meta(_set("observation_size", 240)),

@@ -124,6 +124,11 @@ def test_replay_files_round_trip(tmp_path):
      r"thinking\[0\]"),
     (lambda d: d["result"].update(winner=7), "result"),
     (lambda d: d["rules"].update(num_players=11), "rules"),
+    # before: the options left out were taken from the preset ('preset' picked another one)
+    (lambda d: d.update(rules={"name": "classic", "num_players": 2}),
+     r"^replay: rules: options left out: hand_size, wild_cards, .* and 18 more; allowed: every "
+     r"option written out, as RuleSet.to_dict\(\) writes it$"),
+    (lambda d: d["rules"].update(preset="ono"), "^replay: rules: 'preset' is not an option; "),
     (lambda d: d.update(max_decisions=0), "max_decisions"),
 ])
 def test_bad_replays_are_refused_with_the_key(change, message):
