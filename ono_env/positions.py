@@ -333,6 +333,9 @@ def read_position(d: Any, rules: RuleSet) -> dict[str, Any]:
          f"phase='round_end' with terminated={terminated}, truncated={truncated}",
          "'round_end' only in a truncated game (a match that is not over deals the next "
          "round at once)")
+    need(not truncated or decisions >= 1, ("truncated", "decisions"),
+         "truncated=True at decisions=0", "a game cut at its max_decisions (at least 1) has "
+         "made at least one decision")
     finished = terminated or truncated
     need(finished or decisions < MAX_COUNT, ("decisions", "terminated", "truncated"),
          f"decisions={decisions} in a game not finished",
@@ -482,6 +485,14 @@ def read_position(d: Any, rules: RuleSet) -> dict[str, Any]:
             need(top != _WD4 or previous >= 0, ("previous_player", "phase", "discard"),
                  "previous_player=None with a Wild Draw Four pending",
                  "the seat that played the Wild Draw Four (the one a challenge tests)")
+            # the draw falls on the seat after the one that played it (before: any seat
+            # loaded, and a challenge then tested the challenger itself)
+            need(previous < 0 or previous == (current - direction) % P,
+                 ("previous_player", "current_player", "direction", "phase"),
+                 f"previous_player={previous}, current_player={current}, direction="
+                 f"{direction} in phase 'pending'",
+                 f"the seat before current_player in the direction of play "
+                 f"({(current - direction) % P}: it played the draw card on top), or null")
         elif phase == "drawn":
             need(drawn >= 0, ("drawn_card", "phase"), "None in phase 'drawn'",
                  "the card just drawn (in the acting player's hand)")

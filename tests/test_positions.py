@@ -33,6 +33,7 @@ ONO2 = RuleSet.preset("ono", num_players=2)
 STACK2 = RuleSet.preset("stacking", num_players=2)
 U18_2 = RuleSet.preset("uno2018", num_players=2, scoring="winner")
 U18_SWAP3 = RuleSet.preset("uno2018", num_players=3, wild_customizable="swap_hands")
+CL3 = RuleSet.preset("classic", num_players=3)
 
 
 def states(game: VecGame) -> list[np.ndarray]:
@@ -223,6 +224,22 @@ BAD = [
      pos(STACK2, [["R1", "R2"], ["R3"]], ["W+4"], color="G", phase="pending", pending_draw=2,
          previous_player=1),
      r"'pending_draw', 'discard', 'phase', 'rules'.*at least 4"),
+    # before: loaded, and a challenge then tested the challenger (seat 0 drew 4 for its own
+    # Wild Draw Four)
+    ("Wild Draw Four pending from a seat not before the acting one", CL3,
+     pos(CL3, [["R1", "R2"], ["R3"], ["G1"]], ["W+4"], color="G", phase="pending",
+         pending_draw=4, previous_player=0, wild_draw_four_bluff=True),
+     r"'previous_player', 'current_player', 'direction', 'phase': previous_player=0, "
+     r"current_player=0, direction=1 in phase 'pending'; allowed: the seat before "
+     r"current_player in the direction of play \(2: it played the draw card on top\), or null$"),
+    ("Draw Two pending from a seat not before the acting one", CL3,
+     pos(CL3, [["R1", "R2"], ["R3"], ["G1"]], ["R+2"], phase="pending", pending_draw=2,
+         previous_player=2, direction=-1, decisions=1),
+     r"previous_player=2, current_player=0, direction=-1 in phase 'pending'; allowed: the "
+     r"seat before current_player in the direction of play \(1: "),
+    ("truncated before any decision", CL2, base2(truncated=True),
+     r"'truncated', 'decisions': truncated=True at decisions=0; allowed: a game cut at its "
+     r"max_decisions \(at least 1\) has made at least one decision$"),
     ("Wild Draw Four pending with no previous player", CL2,
      pos(CL2, [["R1", "R2"], ["R3"]], ["W+4"], color="G", phase="pending", pending_draw=4),
      r"'previous_player', 'phase', 'discard'"),
@@ -385,6 +402,10 @@ def test_valid_hand_made_positions_are_accepted():
         pos(CL2, [["R1", "R2"], ["R3"]], ["R+2"], phase="pending", pending_draw=2),
         pos(CL2, [["R1", "R2"], ["R3"]], ["W+4"], color="G", phase="pending", pending_draw=4,
             previous_player=1, wild_draw_four_bluff=True),
+        pos(CL3, [["R1", "R2"], ["R3"], ["G1"]], ["W+4"], color="G", phase="pending",
+            pending_draw=4, previous_player=2, decisions=1),
+        pos(CL3, [["R1", "R2"], ["R3"], ["G1"]], ["R+2"], phase="pending", pending_draw=2,
+            previous_player=1, direction=1, current_player=2, decisions=1),
         pos(STACK2, [["R1", "R2"], ["R3"]], ["R+2", "W+4"], color="G", phase="pending",
             pending_draw=6, previous_player=1, decisions=1),
         pos(CL2, [["R1", "R2"], ["R3"]], ["W"], phase="color", color=None, color_then_play=True),
