@@ -41,7 +41,7 @@ import numpy as np
 import yaml
 
 from ono_env import cards as C
-from ono_env.checks import check_input_file, check_text, shown
+from ono_env.checks import check_input_file, check_text, is_int, shown
 
 MIN_PLAYERS = 2
 MAX_PLAYERS = 10
@@ -293,10 +293,9 @@ class RuleSet:
     # ---- validation -----------------------------------------------------------------
     def _validate(self) -> None:
         def bad(field: str, allowed: str) -> ValueError:
-            return ValueError(
-                f"invalid rule set: {field}={reprlib.repr(getattr(self, field))}; allowed: "
-                f"{allowed}"
-            )
+            v = getattr(self, field)   # an integer by shown(): repr() refuses 5,000 digits
+            told = shown(v, 30) if is_int(v) else reprlib.repr(v)
+            return ValueError(f"invalid rule set: {field}={told}; allowed: {allowed}")
 
         for f in fields(self):
             v = getattr(self, f.name)

@@ -78,6 +78,8 @@ def test_preset_overrides_and_yaml_round_trip(tmp_path):
     ({"target_score": -5}, "target_score"),
     ({"ono_penalty": "none", "false_catch_penalty": 4}, "false_catch_penalty"),
     ({"ono_penalty_cards": 0}, "ono_penalty_cards"),
+    # before: Python's "Exceeds the limit (4300 digits) for integer string conversion"
+    ({"target_score": 10**5000}, "target_score=<an integer of over 4,299 digits>; allowed: "),
 ])
 def test_bad_rule_sets_name_the_field(overrides, field):
     with pytest.raises(ValueError, match=field):
