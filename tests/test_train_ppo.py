@@ -1054,3 +1054,19 @@ def test_weights_that_blew_up_are_not_saved_and_the_learning_rate_is_named(tmp_p
         with pytest.raises(ValueError, match=r"stop_signals=.*; allowed: a sequence of SIGINT "
                                              r"and SIGTERM"):
             train(load_config("default", TINY), stop_signals=bad)
+
+
+def test_a_run_folder_whose_name_cannot_be_a_label_is_refused_before_training(tmp_path,
+                                                                              monkeypatch):
+    """The folder's name is its models' label: before, a name with a control or formatting
+    character, or run_dir=. (an empty name), trained the whole budget and was refused only
+    as the model was saved."""
+    for bad in (tmp_path / "bidi\u202edir", tmp_path / "tab\there", Path("/")):
+        with pytest.raises(ValueError, match=r"its folder's name is the label its models play "
+                                             r"under; allowed: a folder whose name is printable"):
+            R.check_run_dir(bad, None)
+        assert not bad.exists() or bad == Path("/")
+    monkeypatch.chdir(tmp_path)
+    assert R.run_label(Path(".")) == tmp_path.name   # the current folder's own name
+    assert R.run_label(Path("x" * 300)) == "x" * 100
+    R.check_run_dir(Path("."), None)

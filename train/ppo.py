@@ -149,6 +149,7 @@ from ono_env.train.run import (
     learning_rate_schedule,
     resolve_auto,
     rules_of,
+    run_label,
     say,
     settle_earlier_part,
     stall_warning,
@@ -1688,7 +1689,7 @@ def _train(cfg: TrainConfig, stop_signals: tuple[str, ...], program: str) -> dic
                     tab.last_length = max(r["mean_length"] for r in rows)
                 write_curve(run_dir / "eval.csv", curve)
                 save_checkpoint(model, opt, run_dir / "checkpoints" / f"step_{steps}.safetensors",
-                                tables[0].rules, steps, cfg.to_dict(), label=run_dir.name,
+                                tables[0].rules, steps, cfg.to_dict(), label=run_label(run_dir),
                                 tables_state=tables_state())
                 say(lines, bar)
                 while next_eval <= steps:
@@ -1705,7 +1706,7 @@ def _train(cfg: TrainConfig, stop_signals: tuple[str, ...], program: str) -> dic
         bar.close()
     train_elapsed = time.perf_counter() - t_train
     model_path = save_checkpoint(model, opt, run_dir / "model.safetensors", tables[0].rules, steps,
-                                 cfg.to_dict(), label=run_dir.name, tables_state=tables_state())
+                                 cfg.to_dict(), label=run_label(run_dir), tables_state=tables_state())
     for tab in tables:
         tc = tab.cfg
         if tab.plan["final_auto"] and tab.last_length > tab.plan["length"] and tc.final_eval.games:

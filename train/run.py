@@ -22,6 +22,7 @@ from typing import Any
 
 import numpy as np
 
+from ono_env.checks import shown
 from ono_env.train.config import TrainConfig, resolved
 
 
@@ -230,9 +231,9 @@ def stall_warning(rows: Sequence[dict[str, Any]], baselines: dict[str, dict[str,
             return text + ": " + short + "."
     text += ": the learner is stalling."
     if choices:
-        shown = [f"{k} {100 * v:.0f}%" for k, v in choices.items() if v >= 0.2]
-        if shown:
-            text += " Its choices since the last evaluation: " + ", ".join(shown) + "."
+        chosen = [f"{k} {100 * v:.0f}%" for k, v in choices.items() if v >= 0.2]
+        if chosen:
+            text += " Its choices since the last evaluation: " + ", ".join(chosen) + "."
     causes = []
     if gamma < 1:
         causes.append(f"ppo.gamma={gamma:g} discounts a loss many decisions away to almost "
@@ -461,6 +462,14 @@ def _model_steps(path: Path) -> int | None:
         return None
 
 
+def run_label(run_dir: Path) -> str:
+    """The name a run's models play under (their metadata's ``label``): its folder's name,
+    the current folder's own for ``run_dir=.``, cut to a label's length."""
+    from ono_env.agents.learned import MAX_MODEL_LABEL
+
+    return Path(os.path.abspath(run_dir)).name[:MAX_MODEL_LABEL]
+
+
 def check_run_dir(run_dir: Path, resume: str | None) -> None:
     """``ValueError`` when ``run_dir`` already holds files, unless the run resumes the model
     file of that folder that is furthest along (its ``model.safetensors`` or another model
@@ -472,6 +481,11 @@ def check_run_dir(run_dir: Path, resume: str | None) -> None:
     others beside its own, and a branch from an earlier point would leave the abandoned
     branch's later checkpoints, or overwrite a ``model.safetensors`` that a resumed part
     without checkpoints carried further."""
+    label = run_label(run_dir)   # before: refused only as the model was saved, after training
+    if not label.isprintable() or not label:
+        raise ValueError(f"run_dir {shown(str(run_dir), 80)}: its folder's name is the label "
+                         f"its models play under; allowed: a folder whose name is printable "
+                         f"(no control or formatting characters; the root folder has no name)")
     check_folder_path(run_dir, "run_dir")   # a file there, or a path the system refuses
     held = sorted(p.name for p in run_dir.iterdir() if p.name != LOCK_FILE) if run_dir.is_dir() else []
     if not held:
@@ -499,16 +513,16 @@ def check_run_dir(run_dir: Path, resume: str | None) -> None:
                              f"steps); allowed: resume={str(run_dir / name)!r} to carry the run "
                              f"on there, or a new run_dir to carry this one on")
         return
-    shown = ", ".join(held[:4]) + (f" and {len(held) - 4} more" if len(held) > 4 else "")
+    listed = ", ".join(held[:4]) + (f" and {len(held) - 4} more" if len(held) > 4 else "")
     if not own:
         raise ValueError(f"run_dir {str(run_dir)!r} already holds files and is not a run's "
-                         f"folder (no config.yaml that a run wrote): {shown}; allowed: a new or "
+                         f"folder (no config.yaml that a run wrote): {listed}; allowed: a new or "
                          f"empty folder")
     if not _model_files(run_dir):   # a run that saved nothing (it diverged at once, say)
         raise ValueError(f"run_dir {str(run_dir)!r} already holds the files of a run that saved "
-                         f"no model ({shown}); allowed: a new or empty folder (remove these "
+                         f"no model ({listed}); allowed: a new or empty folder (remove these "
                          f"to reuse it)")
-    raise ValueError(f"run_dir {str(run_dir)!r} already holds another run's files ({shown}); "
+    raise ValueError(f"run_dir {str(run_dir)!r} already holds another run's files ({listed}); "
                      f"allowed: a new or empty folder, or resume= a model file in it to carry "
                      f"that run on")
 
