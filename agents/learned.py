@@ -107,6 +107,7 @@ from ono_env.checks import (
     check_act_obs,
     check_bool,
     is_int,
+    nesting,
     printable,
     unique_keys,
     write_whole,
@@ -403,12 +404,20 @@ def make_metadata(rules: RuleSet, training_steps: int, config: Mapping[str, Any]
     }
 
 
+MAX_META_NESTING = 64
+"""The deepest a model file's metadata may nest lists and objects (a training config nests a
+few levels)."""
+
+
 def check_metadata(meta: Any, where: str = "model") -> dict[str, Any]:
     """``meta`` if it is format-version-2 metadata with every key of the right type;
     otherwise one ``ValueError`` naming ``where`` and the first thing wrong."""
     if not isinstance(meta, dict):
         raise ValueError(f"{where}: the {META_KEY!r} metadata is a JSON {type(meta).__name__}, "
                          f"not an object")
+    if nesting(meta) > MAX_META_NESTING:   # before: a RecursionError as the model was loaded
+        raise ValueError(f"{where}: damaged model: its metadata nests lists or objects "
+                         f"{nesting(meta)} deep; allowed: at most {MAX_META_NESTING}")
     if meta.get("format") != FORMAT:
         raise ValueError(f"{where}: not an ono_env model: metadata format "
                          f"{meta.get('format')!r}, expected {FORMAT!r}")
@@ -443,6 +452,7 @@ def check_metadata(meta: Any, where: str = "model") -> dict[str, Any]:
 
     if not isinstance(arch, dict) or arch.get("type") != "mlp" \
             or not layers_ok(arch.get("hidden_sizes")) \
+            or not isinstance(arch.get("activation"), str) \
             or arch.get("activation") not in ACTIVATIONS \
             or set(arch) - {"type", "hidden_sizes", "activation", "value_hidden_sizes",
                             "opponent_encoder"} \
@@ -673,13 +683,13 @@ def read_model_bytes(path: str | Path) -> tuple[bytes, str]:
         raise ValueError(f"a model path must be a str or a path; got {type(path).__name__}")
     path = Path(path)
     where = repr(str(path))
-    if path.is_dir():
-        raise ValueError(f"cannot read model file {where}: it is a folder")
-    if not path.exists():
-        raise ValueError(f"cannot read model file {where}: no such file")
-    if not path.is_file():
-        raise ValueError(f"cannot read model file {where}: not a regular file")
-    try:
+    try:   # a name too long for the system: its OSError (is_dir passes ENAMETOOLONG on)
+        if path.is_dir():
+            raise ValueError(f"cannot read model file {where}: it is a folder")
+        if not path.exists():
+            raise ValueError(f"cannot read model file {where}: no such file")
+        if not path.is_file():
+            raise ValueError(f"cannot read model file {where}: not a regular file")
         size = path.stat().st_size
         with open(path, "rb") as fh:
             magic = fh.read(4)
@@ -688,7 +698,9 @@ def read_model_bytes(path: str | Path) -> tuple[bytes, str]:
     if size > MAX_MODEL_BYTES:
         raise ValueError(f"{where}: {size:,} bytes is too large for a model file "
                          f"(at most {MAX_MODEL_BYTES:,})")
-    if not magic.startswith(b"PK"):
+    # a zip's own signatures (a file's header, an empty zip's end): a safetensors header of
+    # 19,280 bytes starts b'PK\0\0' too (before: read as a damaged zip)
+    if magic not in (b"PK\x03\x04", b"PK\x05\x06"):
         if path.suffix.lower() == ".zip":
             raise ValueError(f"cannot read model file {where}: not a zip file")
         try:

@@ -126,6 +126,19 @@ def shown(value: Any, limit: int = 20) -> str:
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
+def nesting(value: Any) -> int:
+    """How deep lists and dicts nest in ``value`` (0 for anything else), level by level
+    rather than by recursion, so that a value nested past Python's recursion limit (which
+    ``json.loads`` reads, and ``copy.deepcopy`` then fails on) is measured too."""
+    deepest, level = 0, [value]
+    while True:
+        inner = [x for x in level if isinstance(x, (dict, list))]
+        if not inner:
+            return deepest
+        deepest += 1
+        level = [v for x in inner for v in (x.values() if isinstance(x, dict) else x)]
+
+
 def printable(text: str) -> str:
     """``text`` with every character that is not printable (a newline, a tab, a control
     character a file name may hold) shown as ``?``: a label on one line of a table or CSV."""
@@ -347,7 +360,9 @@ def write_whole(path: Path, data: bytes, what: str) -> Path:
                 os.fchmod(fh.fileno(), mode)
             fh.write(data)
         os.replace(tmp, target)
-    except OSError as exc:
+    except BaseException as exc:   # a Ctrl-C mid-write too
         tmp.unlink(missing_ok=True)   # no stray temporary file is left behind
+        if not isinstance(exc, OSError):
+            raise
         raise ValueError(f"cannot write {what} {str(path)!r}: {exc.strerror or exc}") from None
     return path

@@ -382,6 +382,13 @@ def _with_meta(change):
     return build
 
 
+def _nested(depth: int) -> list:
+    value: list = []
+    for _ in range(depth - 1):
+        value = [value]
+    return value
+
+
 def _with_tensors(change):
     def build(p: Path) -> bytes:
         net = tiny_net()
@@ -515,6 +522,15 @@ DAMAGED = {
                        "hand_size, wild_cards, "),
     "rules with a preset": ("m.safetensors", _with_meta(lambda m: m["rules"].update(preset="classic")),
                             "'preset' is not an option; allowed: every option written out"),
+    # before: TypeError: unhashable type: 'list'
+    "activation a list": ("m.safetensors", _with_meta(lambda m: m["architecture"].update(
+        activation=["tanh"])), "'architecture'"),
+    # before: read and exported, then a RecursionError as it was loaded
+    "metadata nested 900 deep": ("m.safetensors", _with_meta(lambda m: m["config"].update(
+        deep=_nested(900))), "its metadata nests lists or objects 902 deep; allowed: at most 64"),
+    # before: Errno 36 from pathlib, naming no model file
+    "a name too long": ("a" * 300 + ".safetensors", None, "cannot read model file .*: File name "
+                        "too long"),
     "unreadable rules": ("m.safetensors", _with_meta(lambda m: m["rules"].update(hand_size="seven")),
                          "its rules cannot be read"),
     "observation size off": ("m.safetensors", _with_meta(_set("observation_size", 240)),
@@ -689,13 +705,13 @@ def _old_zip(meta="valid", pth=None):
     return build
 
 
-def _old_sd(th, drop=(), size=241):
+def _old_sd(th, drop=(), size=241, layer="0", extra=None):
     net = tiny_net()
     sd = {"pi_features_extractor.scale": th.ones(size),
-          "mlp_extractor.policy_net.0.weight": th.from_numpy(net.layers[0][0][:, :size].copy()),
-          "mlp_extractor.policy_net.0.bias": th.from_numpy(net.layers[0][1]),
+          f"mlp_extractor.policy_net.{layer}.weight": th.from_numpy(net.layers[0][0][:, :size].copy()),
+          f"mlp_extractor.policy_net.{layer}.bias": th.from_numpy(net.layers[0][1]),
           "action_net.weight": th.from_numpy(net.layers[1][0]),
-          "action_net.bias": th.from_numpy(net.layers[1][1])}
+          "action_net.bias": th.from_numpy(net.layers[1][1]), **(extra or {})}
     return torch_archive({k: v for k, v in sd.items() if k not in drop})
 
 
@@ -716,6 +732,9 @@ OLD_DAMAGED = {
     "no scale": (_old_zip(pth=lambda th: _old_sd(th, drop=["pi_features_extractor.scale"])),
                  "no observation scale"),
     "no head": (_old_zip(pth=lambda th: _old_sd(th, drop=["action_net.bias"])), "'logits.bias'"),
+    # before: the value network was dropped without a word, and the model written as version 2
+    "a value head without its bias": (_old_zip(pth=lambda th: _old_sd(
+        th, extra={"value_net.weight": th.zeros(1, 8)})), "lacks the weights of 'value.bias'"),
     "wrong input size": (_old_zip(pth=lambda th: _old_sd(th, size=240)),
                          "'obs_scale' has shape \\[240\\]; the metadata gives \\[241\\]"),
 }
@@ -994,3 +1013,63 @@ def test_the_agents_of_one_model_file_share_one_read_only_network(tmp_path):
     np.testing.assert_allclose(c.net.layers[0][0], 0.5 * a.net.layers[0][0])
     obs = np.random.default_rng(0).integers(0, 3, (4, a.obs_size)).astype(np.float32)
     assert not np.allclose(c.logits(obs), a.logits(obs))
+
+
+def test_an_old_checkpoints_layer_written_00_is_exported(tmp_path):
+    """Before: its index read as 0 and looked up as '...policy_net.0.weight': a KeyError."""
+    from ono_env.train.export import export_model
+    path = tmp_path / "old.zip"
+    path.write_bytes(_old_zip(pth=lambda th: _old_sd(th, layer="00"))(path))
+    export_model(path, tmp_path / "out.safetensors")
+    assert load_agent(tmp_path / "out.safetensors").net.hidden_sizes == [8]
+
+
+def test_a_model_whose_header_starts_like_a_zip_loads(tmp_path):
+    """A safetensors header of 19,280 bytes (0x4B50) starts the file with b'PK\\0\\0'; before,
+    every reader took it for a damaged zip, though write_model had written it."""
+    net = tiny_net()
+    meta = tiny_meta(net)
+    base = len(model_bytes(net, meta))
+    meta["config"]["pad"] = ""
+    while True:   # pad the config until the header is 0x4B50 bytes (the writer pads to 8)
+        data = model_bytes(net, meta)
+        n = int.from_bytes(data[:8], "little")
+        if n >= 0x4B50:
+            break
+        meta["config"]["pad"] += "x" * max(1, (0x4B50 - n) // 2)
+    assert n == 0x4B50 and data[:4] == b"PK\0\0" and len(data) > base
+    path = write_model(tmp_path / "pk.safetensors", net, meta)
+    assert path.read_bytes()[:4] == b"PK\0\0"
+    agent = load_agent(path)
+    assert agent.net.hidden_sizes == [8]
+
+
+def test_a_write_stopped_by_ctrl_c_leaves_no_temporary_file(tmp_path, monkeypatch):
+    """Before: only an OSError removed the temporary file; a KeyboardInterrupt (a Ctrl-C as
+    ono-export or a checkpoint writes) left '.ono-<hex>.tmp' beside the model."""
+    import os
+
+    from ono_env import checks
+
+    def stopped(src, dst):
+        raise KeyboardInterrupt
+    monkeypatch.setattr(checks.os, "replace", stopped)
+    with pytest.raises(KeyboardInterrupt):
+        checks.write_whole(tmp_path / "m.safetensors", b"x" * 1000, "model file")
+    monkeypatch.setattr(checks.os, "replace", os.replace)
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_export_names_a_destination_the_system_refuses(tmp_path, capsys, monkeypatch):
+    """Before: '[Errno 36] File name too long', naming no destination; and '.safetensors'
+    was told its name must end in .safetensors, which it does."""
+    from ono_env.train.export import main as export_main
+    monkeypatch.chdir(tmp_path)
+    shipped = str(shipped_models()["ppo-basic-2p"])
+    long = "a" * 300 + ".safetensors"
+    for dest, said in [(long, f"destination '{long}': File name too long"),
+                       (".safetensors", "destination '.safetensors': a model file's name is a "
+                                        "name and .safetensors (model.safetensors)")]:
+        assert export_main([shipped, dest]) == 2
+        assert capsys.readouterr().err == f"ono-export: error: {said}\n"
+    assert not list(tmp_path.iterdir())

@@ -134,21 +134,24 @@ def convert_old_checkpoint(zf: zipfile.ZipFile, where: str) -> tuple[dict[str, A
     if scale is None:
         raise ValueError(f"{where}: policy.pth has no observation scale "
                          f"(pi_features_extractor.scale): not an ono-train checkpoint")
-    idx = sorted(int(m.group(1)) for k in sd if (m := _HIDDEN.fullmatch(k)))
+    def layers(pattern: re.Pattern[str]) -> list[str]:   # each layer's weight key, in order
+        found = [(m, k) for k in sd if (m := pattern.fullmatch(k))]   # '00' is layer 0 too
+        return [k for _, k in sorted((int(m.group(1)), k) for m, k in found)]
+
+    idx, v_idx = layers(_HIDDEN), layers(_VALUE_HIDDEN)
     tensors: dict[str, Any] = {"obs_scale": scale}
-    for i, j in enumerate(idx):
-        tensors[f"hidden.{i}.weight"] = sd[f"mlp_extractor.policy_net.{j}.weight"]
-        tensors[f"hidden.{i}.bias"] = sd.get(f"mlp_extractor.policy_net.{j}.bias")
+    for i, k in enumerate(idx):
+        tensors[f"hidden.{i}.weight"] = sd[k]
+        tensors[f"hidden.{i}.bias"] = sd.get(k.removesuffix("weight") + "bias")
     tensors["logits.weight"] = sd.get("action_net.weight")
     tensors["logits.bias"] = sd.get("action_net.bias")
-    v_idx = sorted(int(m.group(1)) for k in sd if (m := _VALUE_HIDDEN.fullmatch(k)))
-    has_value = "value_net.weight" in sd and "value_net.bias" in sd
+    has_value = "value_net.weight" in sd or "value_net.bias" in sd
     if has_value:   # the value network, shown as what the agent thinks of a position
-        for i, j in enumerate(v_idx):
-            tensors[f"value_hidden.{i}.weight"] = sd[f"mlp_extractor.value_net.{j}.weight"]
-            tensors[f"value_hidden.{i}.bias"] = sd.get(f"mlp_extractor.value_net.{j}.bias")
-        tensors["value.weight"] = sd["value_net.weight"]
-        tensors["value.bias"] = sd["value_net.bias"]
+        for i, k in enumerate(v_idx):
+            tensors[f"value_hidden.{i}.weight"] = sd[k]
+            tensors[f"value_hidden.{i}.bias"] = sd.get(k.removesuffix("weight") + "bias")
+        tensors["value.weight"] = sd.get("value_net.weight")   # one without the other:
+        tensors["value.bias"] = sd.get("value_net.bias")       # refused below, not dropped
     missing = [k for k, v in tensors.items() if v is None]
     if missing:
         raise ValueError(f"{where}: policy.pth lacks the weights of {missing[0]!r}")
@@ -179,9 +182,16 @@ def export_model(src: str | Path, dest: str | Path) -> Path:
         if not str(given).strip():   # Path('') is the current folder
             raise ValueError(f"{what} {str(given)!r}: a file path is needed")
     src, dest = Path(src), Path(dest)
-    if dest.suffix != ".safetensors":
-        raise ValueError(f"destination {str(dest)!r}: a model file's name ends in .safetensors")
-    if dest.exists() and src.exists() and dest.resolve() == src.resolve():
+    if dest.suffix != ".safetensors":   # '.safetensors' alone is a name without a suffix
+        raise ValueError(f"destination {str(dest)!r}: a model file's name is a name and "
+                         f".safetensors (model.safetensors)")
+
+    def exists(path: Path, what: str) -> bool:   # a name too long: its OSError, named
+        try:
+            return path.exists()
+        except OSError as exc:
+            raise ValueError(f"{what} {str(path)!r}: {exc.strerror or exc}") from None
+    if exists(dest, "destination") and exists(src, "source") and dest.resolve() == src.resolve():
         raise ValueError(f"destination {str(dest)!r} is the source file")
     check_input_file(src, "model file", MAX_MODEL_BYTES)   # no FIFO or device is opened
     if dest.is_dir():
