@@ -109,6 +109,7 @@ from ono_env.checks import (
     is_int,
     nesting,
     printable,
+    shown,
     unique_keys,
     write_whole,
 )
@@ -404,6 +405,15 @@ def make_metadata(rules: RuleSet, training_steps: int, config: Mapping[str, Any]
     }
 
 
+def _is_iso_date(text: str) -> bool:
+    """Does ``text`` read as an ISO date (what the writer writes; before, any text, '' too)?"""
+    try:
+        _dt.datetime.fromisoformat(text)
+    except ValueError:
+        return False
+    return True
+
+
 MAX_META_NESTING = 64
 """The deepest a model file's metadata may nest lists and objects (a training config nests a
 few levels)."""
@@ -485,8 +495,8 @@ def check_metadata(meta: Any, where: str = "model") -> dict[str, Any]:
         raise bad("action_names", "a list of action names")
     if not isinstance(meta["config"], dict):
         raise bad("config", "an object (the training config)")
-    if not isinstance(meta["saved_at"], str):
-        raise bad("saved_at", "a date as text")
+    if not isinstance(meta["saved_at"], str) or not _is_iso_date(meta["saved_at"]):
+        raise bad("saved_at", "an ISO date as text (2026-11-22T10:00:00)")
     if "label" in meta and not (isinstance(meta["label"], str)
                                 and 0 < len(meta["label"]) <= MAX_MODEL_LABEL
                                 and meta["label"].isprintable() and "/" not in meta["label"]):
@@ -612,6 +622,11 @@ def parse_model(data: bytes, where: str) -> tuple[dict[str, Any], PolicyNet]:
     if not isinstance(extra, dict) or not isinstance(extra.get(META_KEY), str):
         raise ValueError(f"{where}: not an ono_env model: the safetensors metadata has no "
                          f"{META_KEY!r} entry")
+    other = sorted(str(k) for k in extra if k != META_KEY)
+    if other:   # before: read past, and dropped by ono-export's "check and copy"
+        raise ValueError(f"{where}: damaged model: the safetensors metadata has the key "
+                         f"{shown(other[0], 40)}, which ono_env does not write; allowed: "
+                         f"{META_KEY!r} alone")
     try:   # strict JSON, as the writer writes it (allow_nan=False): no NaN or Infinity
         meta = json.loads(extra[META_KEY], parse_constant=_not_a_json_number,
                           object_pairs_hook=unique_keys)
@@ -713,6 +728,9 @@ def read_model_bytes(path: str | Path) -> tuple[bytes, str]:
         detail = str(exc) if isinstance(exc, zipfile.BadZipFile) else f"{type(exc).__name__}: {exc}"
         raise ValueError(f"cannot read model file {where}: damaged zip ({detail})") from None
     with zf:
+        if sum(i.filename == SAFE_MEMBER for i in zf.infolist()) > 1:   # before: the last read
+            raise ValueError(f"cannot read model file {where}: damaged zip (it holds "
+                             f"{SAFE_MEMBER} twice)")
         info = zf.NameToInfo.get(SAFE_MEMBER)
         old = OLD_META_NAME in zf.NameToInfo
         if info is not None:

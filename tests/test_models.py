@@ -435,6 +435,19 @@ def _zip(members):
     return build
 
 
+def _member_twice(p: Path) -> bytes:
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w") as z, pytest.warns(UserWarning, match="Duplicate name"):
+        z.writestr("ono_policy.safetensors", tiny_bytes(RuleSet.preset("classic", num_players=2)))
+        z.writestr("ono_policy.safetensors", tiny_bytes())
+    return buf.getvalue()
+
+
+def _other_metadata_key(p: Path) -> bytes:
+    net = tiny_net()
+    return st_save(net.tensors(), metadata={"ono_env": json.dumps(tiny_meta(net)), "author": "me"})
+
+
 def _bad_crc() -> bytes:
     data = _zip(lambda: {"ono_policy.safetensors": tiny_bytes()})(None)
     i = data.index(b'{"__metadata__"') + 40         # a stored member: flip one byte of it
@@ -531,6 +544,15 @@ DAMAGED = {
     # before: Errno 36 from pathlib, naming no model file
     "a name too long": ("a" * 300 + ".safetensors", None, "cannot read model file .*: File name "
                         "too long"),
+    # before: each read as if it were not there (the last member; the other key dropped by
+    # ono-export), and any text as the date
+    "zip member twice": ("m.zip", _member_twice, r"damaged zip \(it holds ono_policy.safetensors "
+                                                 r"twice\)"),
+    "another safetensors metadata key": ("m.safetensors", _other_metadata_key,
+                                         "the safetensors metadata has the key 'author', which "
+                                         "ono_env does not write; allowed: 'ono_env' alone"),
+    "saved_at empty": ("m.safetensors", _with_meta(_set("saved_at", "")),
+                       r"'saved_at'.*an ISO date as text"),
     "unreadable rules": ("m.safetensors", _with_meta(lambda m: m["rules"].update(hand_size="seven")),
                          "its rules cannot be read"),
     "observation size off": ("m.safetensors", _with_meta(_set("observation_size", 240)),
