@@ -497,7 +497,7 @@ def test_other_clients_are_answered_while_a_game_searches_at_the_largest_budget(
         assert served == 5, (served, searched)
 
 
-def test_bodies_that_never_finish_hold_bounded_memory_and_are_let_go():
+def test_bodies_that_never_finish_hold_bounded_memory_and_are_let_go(monkeypatch):
     """Before: each request that sent most of a 4 MiB body and then stalled held it for as
     long as the client kept the connection open, however many such requests one client made
     (100 held 400 MB). Now the large bodies held at once have a budget (here 2 MiB and 50 kB), charged
@@ -528,6 +528,8 @@ def test_bodies_that_never_finish_hold_bounded_memory_and_are_let_go():
     def upload(call):
         return call("POST", "/api/replays", "x" * 100_000)   # not a replay: 400 once read
 
+    from ono_env.apps.web import server
+    monkeypatch.setattr(server, "UPLOADS_PER_CLIENT", 100)   # every connection here is one client's
     budget = (2 << 20) + 50_000
     app = create_app(max_bodies=budget, body_seconds=5.0)
     with live_server(app) as (call, port):
