@@ -1095,3 +1095,14 @@ def test_export_names_a_destination_the_system_refuses(tmp_path, capsys, monkeyp
         assert export_main([shipped, dest]) == 2
         assert capsys.readouterr().err == f"ono-export: error: {said}\n"
     assert not list(tmp_path.iterdir())
+
+
+def test_export_says_a_version_2_model_plays_every_table(tmp_path, capsys):
+    """Before: ppo-any was reported as "'basic' rules, 2 players", its metadata's rules."""
+    from ono_env.train.export import main as export_main
+    models = shipped_models()
+    assert export_main([str(models["ppo-any"]), str(tmp_path / "any.safetensors")]) == 0
+    assert "observation version 2 (plays every rule set at 2-10 players; its metadata's rules: " \
+           "'basic', 2 players)" in capsys.readouterr().out
+    assert export_main([str(models["ppo-classic-2p"]), str(tmp_path / "c.safetensors")]) == 0
+    assert ": 'classic' rules, 2 players, " in capsys.readouterr().out

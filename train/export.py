@@ -236,9 +236,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         dest = export_model(args.src, args.dest)
         meta = read_model(dest)[0]
         arch = meta["architecture"]
-        print(f"wrote {dest}: {meta['rules']['name']!r} rules, {meta['num_players']} players, "
-              f"{meta['training_steps']:,} training steps, hidden {arch['hidden_sizes']} "
-              f"{arch['activation']}")
+        plays = (f"{meta['rules']['name']!r} rules, {meta['num_players']} players"
+                 if meta["observation_version"] == 1 else   # version 2: one length, every table
+                 f"observation version 2 (plays every rule set at 2-10 players; its metadata's "
+                 f"rules: {meta['rules']['name']!r}, {meta['num_players']} players)")
+        print(f"wrote {dest}: {plays}, {meta['training_steps']:,} training steps, hidden "
+              f"{arch['hidden_sizes']} {arch['activation']}")
 
     return cli.run(build_parser(), argv, body)
 
