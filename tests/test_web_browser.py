@@ -211,7 +211,9 @@ def test_the_new_game_form_explains_the_options_and_takes_a_typed_agent(server, 
     page.select_option("#f-rules", "basic")
     page.fill("#f-players", "2")
     page.dispatch_event("#f-players", "change")
-    page.wait_for_selector("[data-opponent-text='0']")
+    # the one opponent of two players (before: the earlier form's first of three could be
+    # filled as the form was redrawn, and the game asked for three opponents)
+    page.wait_for_function("() => document.querySelectorAll('[data-opponent-text]').length === 1")
     page.fill("[data-opponent-text='0']", "pimc:99999")     # past the server's limit: refused
     page.click("#start")
     page.wait_for_selector("#error:not([hidden])")
