@@ -322,7 +322,7 @@ class VecGame:
         self._make_views()
         self.reset(seed=seed)
 
-    _VIEWS = ("_result", "_mask_view", "_state_args", "_step_outputs", "_arrays", "_internals")
+    _VIEWS = ("_result", "_mask_view", "_state_args", "_step_outputs", "_arrays")
 
     def _make_views(self) -> None:
         """The read-only views handed out and the kernels' argument tuples (made again by a
@@ -334,13 +334,15 @@ class VecGame:
         self._state_args = (*self._arrays, self._params)   # the kernels' leading arguments
         self._step_outputs = (self._rewards, False, self._mask, self._next_obs,
                               self._terminated, self._truncated, self._current)
-        self._internals = GameInternals(self)
 
     @property
     def internals(self) -> GameInternals:
         """The project's own loops' entry into this game (:class:`GameInternals`; not
-        public API)."""
-        return self._internals
+        public API), made at each call: a loop keeps the one it takes. Not kept by the game,
+        whose arrays would then be held in a reference cycle (the entry holds the game's
+        bound methods), freed only when Python's cycle collector ran: the arena's batches of
+        games piled up (7 GB for a million 10-player games, where each batch takes 97 MiB)."""
+        return GameInternals(self)
 
     def __getstate__(self) -> dict:
         return {k: v for k, v in self.__dict__.items() if k not in self._VIEWS}
@@ -708,7 +710,8 @@ class GameInternals:
     unchecked steps, named here instead of read from the game's private attributes. Not part
     of the public API: a caller must keep the contracts each member states.
 
-    Get it as ``game.internals`` (made once per game). Its members:
+    Get it as ``game.internals`` (made at each call; a loop keeps the one it takes). Its
+    members:
 
     - ``params``: the rules' parameter array (``RuleSet.params()``), the kernels' rules
       argument;

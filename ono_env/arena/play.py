@@ -106,6 +106,7 @@ def play_games(rules: RuleSet, agents: Sequence[Agent], num_games: int, seed: in
         out_s.append(game.state.scores.astype(np.float64).copy())
         out_len.append(game.state.decisions.astype(np.int64).copy())
         out_tr.append(game.truncated & ~game.terminated)
+        del driver, game   # freed before the next batch is dealt: one batch held at a time
     return (np.concatenate(out_w), np.concatenate(out_s), np.concatenate(out_len),
             np.concatenate(out_tr))
 
@@ -125,3 +126,15 @@ def _seating_seed(seed: int, table: int, order: int, mirrored: bool) -> int:
     """The seed of one seating's games (deals and the agents' generator): per table and
     seating, or for mirrored deals per table only (every seating replays the table's deals)."""
     return _derive(seed, table) if mirrored else _derive(seed, table, order)
+
+
+def end_workers(ex: Any) -> None:
+    """Terminate the worker processes of the ProcessPoolExecutor ``ex``: its own
+    ``terminate_workers`` (Python 3.14), else each process of its (private) table, the only
+    way before 3.14."""
+    terminate = getattr(ex, "terminate_workers", None)
+    if terminate is not None:
+        terminate()
+        return
+    for process in list(getattr(ex, "_processes", {}).values()):
+        process.terminate()
