@@ -265,6 +265,77 @@ def test_an_interrupted_console_script_ignores_a_second_ctrl_c_as_it_exits(monke
     assert capsys.readouterr().err == "ono-x: interrupted\nono-x: interrupted\n"
 
 
+def test_a_sigterm_ends_a_console_script_as_a_ctrl_c_does(tmp_path, capsys):
+    """Before: SIGTERM's default ended the process at once: no word, an output folder made
+    for the run left behind, and a worker pool's processes running on. Now it raises
+    console.Stopped in the main thread (cleanup runs), the run says so, removes its empty
+    folders and ends with status 128 + 15; the handler is the caller's again afterwards."""
+    import argparse
+    import signal
+
+    from ono_env.apps import console
+    from ono_env.checks import check_output_dir
+
+    cleaned = []
+
+    def body(args):
+        check_output_dir(tmp_path / "out", "--out")
+        try:
+            signal.raise_signal(signal.SIGTERM)
+            raise AssertionError("the run went on after the signal")
+        finally:
+            cleaned.append(True)
+    before = signal.getsignal(signal.SIGTERM)
+    assert console.run(argparse.ArgumentParser(prog="ono-x"), [], body) == 128 + signal.SIGTERM
+    assert signal.getsignal(signal.SIGTERM) is before and cleaned == [True]
+    assert capsys.readouterr().err == "ono-x: stopped by SIGTERM\n"
+    assert not (tmp_path / "out").exists()
+
+
+def test_a_sigterm_to_ono_bench_stops_its_worker_processes(tmp_path):
+    """Before: the main process died at once and its two worker processes ran on (handed to
+    PID 1) until their pairings ended. Now they are stopped, and the run names the pairings
+    it kept."""
+    import signal
+    import time
+
+    out = tmp_path / "b"
+    run = subprocess.Popen([sys.executable, "-m", "ono_env.apps.bench_cli", "pimc:16", "--tables",
+                            "basic-2p", "--deals", "4000", "--slow-deals", "400", "--no-progress",
+                            "--workers", "2", "--out", str(out)],
+                           stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 240
+        while not ((out / "pairings.jsonl").is_file()
+                   and (out / "pairings.jsonl").read_text().strip()):
+            assert run.poll() is None and time.monotonic() < deadline
+            time.sleep(0.2)
+        children = [int(c) for c in Path(f"/proc/{run.pid}/task/{run.pid}/children")
+                    .read_text().split()]
+        assert len(children) >= 2   # the workers (and the resource tracker)
+        run.send_signal(signal.SIGTERM)
+        assert run.wait(timeout=60) == 128 + signal.SIGTERM
+        err = run.stderr.read()
+    finally:
+        run.kill()
+    assert err.endswith("ono-bench: stopped by SIGTERM\n") and "pairing(s) that finished are in " \
+        f"{out / 'pairings.jsonl'}" in err, err
+
+    def alive() -> list[int]:   # running (a zombie has ended; a pid gone has too)
+        found = []
+        for pid in children:
+            try:
+                if "State:\tZ" not in Path(f"/proc/{pid}/status").read_text():
+                    found.append(pid)
+            except FileNotFoundError:
+                pass
+        return found
+    deadline = time.monotonic() + 15   # the workers are terminated; the tracker follows them
+    while alive() and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert alive() == []
+
+
 def test_a_broken_pipe_that_is_not_stdout_is_an_error_line(capsys):
     """A BrokenPipeError while stdout is still there (another pipe the tool writes broke) is
     the usual one error line, not a quiet end."""
@@ -372,3 +443,17 @@ def test_console_scripts_never_print_a_traceback(script, argv, bad_files):
     assert proc.returncode == 2, proc.stderr
     assert "Traceback" not in proc.stderr
     assert len(proc.stderr.strip().splitlines()) == 1, proc.stderr
+
+
+def test_an_arena_stopped_midway_says_nothing_is_kept(monkeypatch, tmp_path, capsys):
+    """Before: "interrupted" alone, though every game played so far was lost; an --out folder
+    made for the run is removed again."""
+    from ono_env.apps import arena_cli
+
+    def stopped(*args, **kwargs):
+        raise KeyboardInterrupt
+    monkeypatch.setattr(arena_cli, "run_arena", stopped)
+    assert arena_main(["greedy", "random", "--games", "8", "--out", str(tmp_path / "o")]) == 130
+    assert capsys.readouterr().err == ("ono-arena: no results kept: they are counted once every "
+                                       "game is played\nono-arena: interrupted\n")
+    assert not (tmp_path / "o").exists()

@@ -243,10 +243,15 @@ def main(argv: Sequence[str] | None = None) -> int:
                 built = [make_agent(spec, rules) for spec in agents]
             print(f"ono-arena: note: playing {planned:,} games (--games {args.games:,} rounded up "
                   f"so that every table plays every seating equally)", file=sys.stderr)
-        result = run_arena(agents, args.rules, args.players, args.games, args.seed,
-                           batch_size=args.batch, rating=False if args.no_rating else None,
-                           progress=not args.no_progress, ray_address=args.ray,
-                           record=record, mirrored=args.mirrored)
+        try:
+            result = run_arena(agents, args.rules, args.players, args.games, args.seed,
+                               batch_size=args.batch, rating=False if args.no_rating else None,
+                               progress=not args.no_progress, ray_address=args.ray,
+                               record=record, mirrored=args.mirrored)
+        except (KeyboardInterrupt, cli.Stopped):   # before: "interrupted" alone
+            print("ono-arena: no results kept: they are counted once every game is played",
+                  file=sys.stderr)
+            raise
         print(result.format_table())
         if earlier is not None:
             d = paired_difference(result, earlier)

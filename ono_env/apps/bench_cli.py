@@ -221,6 +221,11 @@ def main(argv: Sequence[str] | None = None) -> int:
                 raise ValueError(f"{exc}; the {kept} pairing(s) that finished before it are in "
                                  f"{pairings} (one JSON object a line)") from None
             raise
+        except (KeyboardInterrupt, cli.Stopped):   # before: "interrupted" alone
+            if kept:
+                print(f"ono-bench: the {kept} pairing(s) that finished are in {pairings} (one "
+                      f"JSON object a line)", file=sys.stderr)
+            raise
         finally:
             if not kept and pairings is not None:
                 pairings.unlink(missing_ok=True)

@@ -11,7 +11,8 @@ from __future__ import annotations
 import argparse
 import re
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from typing import Any, NoReturn
 
 # re-exported for the apps' argument parsers (cli.MAX_SEED, cli.MAX_BATCH)
@@ -26,6 +27,56 @@ EXTRAS = {"torch": "train", "stable_baselines3": "train", "sb3_contrib": "train"
 
 class UsageError(ValueError):
     """A bad command-line argument."""
+
+
+class Stopped(BaseException):
+    """A SIGTERM or SIGHUP to a console script (``kill``, ``timeout``, a job scheduler, a
+    closed terminal), raised in its main thread as a Ctrl-C raises ``KeyboardInterrupt``,
+    so that the run ends as after one: its worker processes stopped, its empty output
+    folders removed, what it kept said. Before, the signal's default ended the process at
+    once, and ``ono-bench --workers``' worker processes ran on. ``signum``: the signal."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signum)
+        self.signum = signum
+
+
+STOPPING_SIGNALS = ("SIGTERM", "SIGHUP")
+"""The signals that stop a console script as :class:`Stopped` (where they are not ignored:
+``nohup`` ignores SIGHUP)."""
+
+
+@contextmanager
+def _stopped_by_signals() -> Iterator[None]:
+    """:data:`STOPPING_SIGNALS` raise :class:`Stopped` in the main thread while the block
+    runs (elsewhere, and for a signal whose handler is not the default, nothing changes).
+    A process forked from this one takes the signal's default (the project's pools spawn
+    theirs, which run no console script)."""
+    import os
+    import signal
+    import threading
+
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    pid = os.getpid()
+
+    def stop(signum: int, frame: Any) -> None:
+        if os.getpid() != pid:   # a forked child: the signal's own default
+            signal.signal(signum, signal.SIG_DFL)
+            os.kill(os.getpid(), signum)
+            return
+        raise Stopped(signum)
+    before = {}
+    for name in STOPPING_SIGNALS:
+        sig = getattr(signal, name, None)
+        if sig is not None and signal.getsignal(sig) is signal.SIG_DFL:
+            before[sig] = signal.signal(sig, stop)
+    try:
+        yield
+    finally:
+        for sig, handler in before.items():
+            signal.signal(sig, handler)
 
 
 _SINGLE = (argparse._StoreAction, argparse._StoreConstAction)
@@ -143,7 +194,8 @@ def run(parser: argparse.ArgumentParser, argv: Sequence[str] | None,
         body: Callable[[argparse.Namespace], int | None]) -> int:
     """Parse ``argv`` with ``parser`` and run ``body(args)``: the exit status of a console
     script. Any exception becomes one line ``<prog>: error: ...`` on stderr and status 2
-    (Ctrl-C: status 130), and the output folders the run had made
+    (Ctrl-C: status 130; SIGTERM or SIGHUP: :class:`Stopped`, status 128 + the signal's
+    number), and the output folders the run had made
     (:func:`ono_env.checks.check_output_dir`) are removed again where they are still empty:
     a refused run leaves nothing behind."""
     from ono_env.checks import MADE_DIRS, remove_made_dirs
@@ -151,10 +203,17 @@ def run(parser: argparse.ArgumentParser, argv: Sequence[str] | None,
     prog = parser.prog
     MADE_DIRS.clear()
     try:
-        check_environment()
-        status = int(body(parser.parse_args(argv)) or 0)
+        with _stopped_by_signals():
+            check_environment()
+            status = int(body(parser.parse_args(argv)) or 0)
         MADE_DIRS.clear()
         return status
+    except Stopped as exc:
+        import signal
+
+        remove_made_dirs()
+        print(f"{prog}: stopped by {signal.Signals(exc.signum).name}", file=sys.stderr)
+        return 128 + exc.signum
     except KeyboardInterrupt:
         remove_made_dirs()
         print(f"{prog}: interrupted", file=sys.stderr)

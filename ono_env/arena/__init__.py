@@ -89,6 +89,7 @@ from ono_env.arena.play import (
     GameRecords,
     _derive,
     _seating_seed,
+    end_workers,
     games_bar,
     play_games,
     seatings,
@@ -401,22 +402,10 @@ def evaluate(agent: Any, opponents: Sequence[Any], rules: Any, num_games: int, s
     except BaseException:   # an error, or a signal that stops the caller: the games under
         # way are not waited for, and no worker is left running (before: a `with` block
         # waited for them, and a SIGTERM to this process left them running for minutes)
-        _end_workers(ex)
+        end_workers(ex)
         raise
     finally:
         ex.shutdown(wait=True, cancel_futures=True)
-
-
-def _end_workers(ex: Any) -> None:
-    """Terminate the worker processes of the ProcessPoolExecutor ``ex``: its own
-    ``terminate_workers`` (Python 3.14), else each process of its (private) table, the only
-    way before 3.14."""
-    terminate = getattr(ex, "terminate_workers", None)
-    if terminate is not None:
-        terminate()
-        return
-    for process in list(getattr(ex, "_processes", {}).values()):
-        process.terminate()
 
 
 def _evaluate_one(agent: Any, opp: Any, rules: RuleSet, num_games: int, seed: int,

@@ -59,7 +59,7 @@ from ono_env.agents.base import Agent, agent_label, is_cheating, marked
 from ono_env.agents.learned import model_label, model_sha256, played_models, shipped_models
 from ono_env.agents.registry import agent_from_class, is_class_spec, is_model_path, make_agent
 from ono_env.arena.distributed import check_ray_address, play_on_ray
-from ono_env.arena.play import _derive, _seating_seed, games_bar, play_games
+from ono_env.arena.play import _derive, _seating_seed, end_workers, games_bar, play_games
 from ono_env.arena.stats import Z95, bounded_interval_of, bounded_mean_interval
 from ono_env.checks import check_input_file, check_text, is_decimal, is_sha256, unique_keys
 from ono_env.rules import PRESETS, RuleSet, resolve_rules
@@ -657,6 +657,9 @@ def _play_in_processes(spec: str, suite: Suite, todo: list[tuple[SuiteTable, Ref
                 failed = _failed(t, ref, exc)
                 break
             finished(t, ref, r, took)
+    except BaseException:   # a Ctrl-C, a SIGTERM (console.Stopped): the pairings under way are
+        end_workers(ex)    # not waited for, and no worker runs on (before: SIGTERM left them)
+        raise
     finally:
         # one shutdown that cancels what has not begun (the pairings under way end first):
         # a `with` block's own shutdown would run after ours and undo its cancelling
