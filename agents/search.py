@@ -717,3 +717,12 @@ SEARCH_AGENTS = {
     "oracle-ppo": _factory("oracle-ppo", "greedy", "hands", prior="ppo"),   # CHEATING ceiling
 }
 """Search agent names; each also takes a budget, ``name:N`` (N worlds per decision)."""
+
+
+def thinks_by_the_clock(spec: Any) -> bool:
+    """Is ``spec`` a search agent with a time budget (``pimc:20ms``)? Its moves depend on the
+    machine's speed and load, so a seeded run of it is not repeatable."""
+    if not isinstance(spec, str):
+        return False
+    name, _, arg = spec.partition(":")
+    return name in SEARCH_AGENTS and arg.endswith("ms")

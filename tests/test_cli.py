@@ -457,3 +457,20 @@ def test_an_arena_stopped_midway_says_nothing_is_kept(monkeypatch, tmp_path, cap
     assert capsys.readouterr().err == ("ono-arena: no results kept: they are counted once every "
                                        "game is played\nono-arena: interrupted\n")
     assert not (tmp_path / "o").exists()
+
+
+def test_a_search_by_the_clock_is_said_not_to_repeat(capsys):
+    """Before: the same seed gave 62.5% and then 52.5% with ismcts:3ms, and nothing said that
+    a time budget makes a run unrepeatable."""
+    from ono_env.agents.search import thinks_by_the_clock
+
+    assert [thinks_by_the_clock(s) for s in ("pimc:20ms", "ismcts:3.5ms", "pimc:64", "pimc",
+                                             "greedy", "mine.ms", "x:y:3ms", None)] == \
+        [True, True, False, False, False, False, False, False]
+    assert arena_main(["ismcts:3ms", "greedy", "--players", "2", "--games", "2",
+                       "--no-progress", "--no-rating"]) == 0
+    assert "ono-arena: note: ismcts:3ms think(s) for a time per decision: their moves depend " \
+           "on the machine's speed and load" in capsys.readouterr().err
+    assert arena_main(["pimc:4", "greedy", "--players", "2", "--games", "2", "--no-progress",
+                       "--no-rating"]) == 0
+    assert "note" not in capsys.readouterr().err

@@ -232,6 +232,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                    if len(args.agents) >= players else args.games)   # too few: run_arena says so
         from ono_env.agents import make_agent
         from ono_env.agents.base import observation_version
+        from ono_env.agents.search import thinks_by_the_clock
         built = None   # the agents, made once for the checks below
         if args.ray is None and len(args.agents) >= players:   # before any game, as --batch
             built = [make_agent(spec, rules) for spec in agents]
@@ -243,6 +244,13 @@ def main(argv: Sequence[str] | None = None) -> int:
                 built = [make_agent(spec, rules) for spec in agents]
             print(f"ono-arena: note: playing {planned:,} games (--games {args.games:,} rounded up "
                   f"so that every table plays every seating equally)", file=sys.stderr)
+        timed = [spec for spec in args.agents if thinks_by_the_clock(spec)]
+        if timed and len(args.agents) >= players:   # before: the seed's title promised a
+            # repeatable run (too few agents: run_arena's one error line)
+            print(f"ono-arena: note: {', '.join(timed)} think(s) for a time per decision: their "
+                  f"moves depend on the machine's speed and load, so another run of this seed "
+                  f"can give other results (a number of worlds, as pimc:64, repeats)",
+                  file=sys.stderr)
         try:
             result = run_arena(agents, args.rules, args.players, args.games, args.seed,
                                batch_size=args.batch, rating=False if args.no_rating else None,

@@ -209,6 +209,12 @@ def main(argv: Sequence[str] | None = None) -> int:
                     fh.write(json.dumps({"table": table, **row}) + "\n")
                 kept += 1
 
+        from ono_env.agents.search import thinks_by_the_clock
+
+        if thinks_by_the_clock(args.agent):   # before: the card was said to repeat
+            print(f"ono-bench: note: {args.agent} thinks for a time per decision: its moves "
+                  f"depend on the machine's speed and load, so another run can give another "
+                  f"card (a number of worlds, as pimc:64, repeats)", file=sys.stderr)
         workers = args.workers if args.workers is not None else min(4, os.cpu_count() or 1)
         try:
             card = bench_agent(args.agent, suite.version, args.tables, deals=args.deals,
