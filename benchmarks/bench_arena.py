@@ -13,7 +13,7 @@ import sys
 
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 
-from bench_args import at_least, at_most, checked_agent, distinct, parser
+from bench_args import at_least, at_most, checked_agent, distinct, parser, run_script
 
 from ono_env.arena import MAX_GAMES, run_arena
 from ono_env.rules import given_player_count, resolve_rules
@@ -57,4 +57,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    run_script("bench_arena", main)

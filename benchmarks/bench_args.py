@@ -9,7 +9,7 @@ import math
 import shlex
 import subprocess
 import sys
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
@@ -30,6 +30,20 @@ def parser(doc: str | None) -> argparse.ArgumentParser:
     whole docstring ``doc`` as written (the examples' lines kept), not a first line cut
     mid-sentence."""
     return _Parser(description=doc, formatter_class=argparse.RawDescriptionHelpFormatter)
+
+
+def run_script(script: str, main: Callable[[], Any]) -> None:
+    """Run a benchmark script's ``main()`` and exit with its status (None: 0). A Ctrl-C ends
+    it with one line ``<script>: interrupted`` and status 130, the output folders it made
+    removed again where still empty (before: a traceback, and the empty folder left); what it
+    printed, and any file it kept, stays."""
+    try:
+        status = main()
+    except KeyboardInterrupt:
+        remove_made_dirs()
+        print(f"{script}: interrupted", file=sys.stderr)
+        sys.exit(130)
+    sys.exit(status)
 
 
 def out_folder(path: Path | str, script: str, option: str = "--out",
@@ -58,7 +72,10 @@ def out_file(path: Path | str, script: str, option: str = "--out") -> Path:
     """``path`` as a file to write when the work is done: its folder made now (as
     :func:`out_folder`, once every other argument has been checked); one error naming
     ``option`` when ``path`` is a folder, already exists (an earlier run's results are never
-    replaced silently) or its folder cannot be made."""
+    replaced silently) or its folder cannot be made, or is empty (``Path('')`` is the current
+    folder)."""
+    if not str(path).strip():
+        sys.exit(f"{script}: {option}: {str(path)!r}; allowed: the path of a file")
     p = Path(path)
     if p.is_dir():
         sys.exit(f"{script}: {option}: {str(p)!r} is a folder; allowed: the path of a file")

@@ -24,7 +24,7 @@ from pathlib import Path
 
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 
-from bench_args import parser, within
+from bench_args import parser, run_script, within
 
 from ono_env.agents import make_agent
 from ono_env.agents.search import SearchAgent
@@ -116,4 +116,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    run_script("bench_ceiling_ties", main)

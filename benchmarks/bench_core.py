@@ -44,7 +44,7 @@ import time
 os.environ.setdefault("NUMBA_NUM_THREADS", "1")
 
 import numpy as np
-from bench_args import at_least, parser
+from bench_args import at_least, parser, run_script
 
 from ono_env import PRESETS, VecGame, random_legal
 from ono_env._compile import prebuilt_status
@@ -333,4 +333,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    run_script("bench_core", main)

@@ -47,7 +47,7 @@ import time
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 
 import numpy as np
-from bench_args import at_least, out_folder, parser
+from bench_args import at_least, out_folder, parser, run_script
 from bench_generalist import PROBE_FILES, add_probe_arguments, probe_setup
 
 from ono_env.agents.learned import load_agent
@@ -249,4 +249,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    run_script("bench_deal_variance", main)

@@ -41,7 +41,7 @@ from pathlib import Path
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 
 import numpy as np
-from bench_args import checked_deals, checked_seed, distinct, out_folder, parser
+from bench_args import checked_deals, checked_seed, distinct, out_folder, parser, run_script
 
 from ono_env.agents import make_agent
 from ono_env.agents.learned import read_metadata, shipped_models
@@ -422,4 +422,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    run_script("bench_generalist", main)

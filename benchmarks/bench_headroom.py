@@ -52,7 +52,15 @@ os.environ.setdefault("OMP_NUM_THREADS", "1")
 
 import numpy as np
 import yaml
-from bench_args import checked_agent, checked_deals, checked_seed, distinct, out_folder, parser
+from bench_args import (
+    checked_agent,
+    checked_deals,
+    checked_seed,
+    distinct,
+    out_folder,
+    parser,
+    run_script,
+)
 from bench_generalist import (
     BEST_FROM_HELP,
     GENERALIST_RESULTS,
@@ -189,4 +197,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    run_script("bench_headroom", main)

@@ -46,7 +46,7 @@ from pathlib import Path
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 
 import numpy as np
-from bench_args import checked_seed, out_folder, parser, within
+from bench_args import checked_seed, out_folder, parser, run_script, within
 
 from ono_env import VecGame
 from ono_env.agents import make_agent
@@ -216,7 +216,17 @@ def main() -> None:
     search = LADDERS[key]["search"]
     baselines = BASELINE_NAMES + [f"ppo-{args.rules}-{args.players}p"]
     play = two_player if args.players == 2 else four_player
-    results, shares = play(args, baselines, search, LADDERS[key]["pairs"])
+    results: list[dict] = []   # filled as each pairing (table) ends: kept on a Ctrl-C
+    shares: list[dict] = []
+    try:
+        play(args, baselines, search, LADDERS[key]["pairs"], results, shares)
+    except KeyboardInterrupt:   # before: a traceback, and every pairing played lost
+        if results or shares:
+            partial = out / "ladder.partial.json"
+            partial.write_text(json.dumps({"results": results, "shares": shares}, indent=1)
+                               + "\n")
+            print(f"bench_ladder: the pairings that finished are in {partial}", file=sys.stderr)
+        raise
     names = baselines + search
     anchor = LADDERS[key].get("anchor", "random")
     ratings = bradley_terry(names, results, anchor)
@@ -235,13 +245,12 @@ def main() -> None:
     write_ladder(data, out / "ladder.json")
 
 
-def two_player(args, baselines, search, pairs) -> tuple[list[dict], list[dict]]:
+def two_player(args, baselines, search, pairs, results: list[dict], shares: list[dict]) -> None:
     """Head to head: the baselines' round robin, each search agent against the anchors, the
-    pairs along the ladder."""
+    pairs along the ladder; each pairing's row added to ``results`` as it ends."""
     todo = [(a, b, args.games_cheap) for i, a in enumerate(baselines) for b in baselines[i + 1:]]
     todo += [(s, a, args.games_search) for s in search for a in anchors(args.rules, 2)]
     todo += [(a, b, args.games_search) for a, b in pairs]
-    results = []
     for a, b, n in todo:
         t = time.perf_counter()
         res = run_arena([a, b], args.rules, 2, n, args.seed, rating=False, mirrored=True)
@@ -252,15 +261,13 @@ def two_player(args, baselines, search, pairs) -> tuple[list[dict], list[dict]]:
         print(f"{a:>16} vs {b:<16} {100 * pr['rate']:5.1f} [{100 * pr['low']:.1f}, "
               f"{100 * pr['high']:.1f}]  {pr['deals']} deals  {time.perf_counter() - t:6.1f} s",
               flush=True)
-    return results, []
 
 
-def four_player(args, baselines, search, pairs) -> tuple[list[dict], list[dict]]:
+def four_player(args, baselines, search, pairs, results: list[dict], shares: list[dict]) -> None:
     """Tables of four: the baselines' every table, then each search agent with the anchors.
-    Returns the pairs of seats (winner beats the others) for the rating, and every agent's
-    win share at each of its tables."""
+    Adds to ``results`` the pairs of seats (winner beats the others) for the rating, and to
+    ``shares`` every agent's win share at each of its tables, as each table ends."""
     tables = [baselines] + [[s] + anchors(args.rules, 4) for s in search]
-    results, shares = [], []
     for k, agents in enumerate(tables):
         t = time.perf_counter()
         n = args.games_cheap if k == 0 else args.games_search
@@ -286,7 +293,6 @@ def four_player(args, baselines, search, pairs) -> tuple[list[dict], list[dict]]
                                     "low": None, "high": None,
                                     "seconds": 0.0})
         print(f"  table {k} played in {time.perf_counter() - t:.0f} s", flush=True)
-    return results, shares
 
 
 def write_ladder(data: dict, path: Path) -> None:
@@ -366,4 +372,4 @@ def table_4p(data: dict) -> str:
 
 
 if __name__ == "__main__":
-    main()
+    run_script("bench_ladder", main)

@@ -19,7 +19,7 @@ from __future__ import annotations
 import collections
 
 import numpy as np
-from bench_args import checked_agent, checked_seed, parser, rules_at, within
+from bench_args import checked_agent, checked_seed, parser, rules_at, run_script, within
 
 import ono_env.cards as C
 from ono_env.arena import MAX_RECORD
@@ -77,4 +77,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    run_script("bench_last_card", main)

@@ -13,9 +13,20 @@ from __future__ import annotations
 
 import json
 import math
+import sys
 import time
+from typing import Any
 
-from bench_args import at_least, at_most, checked_agent, checked_seed, out_file, parser
+from bench_args import (
+    at_least,
+    at_most,
+    checked_agent,
+    checked_seed,
+    distinct,
+    out_file,
+    parser,
+    run_script,
+)
 
 from ono_env.arena import MAX_GAMES, Z95, run_arena
 from ono_env.rules import resolve_rules
@@ -31,45 +42,64 @@ def main() -> None:
     ap.add_argument("--out", default=None,
                     help="a new JSON file for the rows (default: none, printed only)")
     args = ap.parse_args()
+    distinct("bench_mirrored", "--opponents", args.opponents)   # before: measured twice
     at_least("bench_mirrored", "--games", args.games, 4)   # two mirrored deals at least
     at_most("bench_mirrored", "--games", args.games, MAX_GAMES)
     checked_seed("bench_mirrored", "--seed", args.seed)
     rules = resolve_rules("basic", num_players=2)
     for opp in args.opponents:   # every opponent before any game
         checked_agent("bench_mirrored", "--opponents", opp, rules)
-    if args.out:
+    if args.out is not None:   # '' too: refused by name (before: taken as no --out)
         out_file(args.out, "bench_mirrored")
-    rows = []
-    for opp in args.opponents:
-        t = time.perf_counter()
-        ind = run_arena(["greedy", opp], "basic", 2, args.games, args.seed, rating=False)
-        mir = run_arena(["greedy", opp], "basic", 2, args.games, args.seed, rating=False,
-                        mirrored=True)
-        a = ind.agent_rows()[0]
-        p = a["win_rate"]
-        pr = mir.paired(0)
-        factor = 2 * pr["sd"] ** 2 / (p * (1 - p)) if 0 < p < 1 else float("nan")
-        # the games played, not --games: each run rounds up to whole seatings or deals
-        row = {"pairing": f"greedy vs {opp}", "games": a["games"],
-               "independent": {"win_rate": p, "half_width": (a["ci_high"] - a["ci_low"]) / 2,
-                               "games_for_pm_0.35pt": math.ceil(p * (1 - p) * (Z95 / 0.0035) ** 2)},
-               "mirrored": {"win_rate": pr["rate"], "deals": pr["deals"], "games": pr["games"],
-                            "half_width": (pr["high"] - pr["low"]) / 2, "sd_deal": pr["sd"],
-                            "games_for_pm_0.35pt": math.ceil(2 * pr["sd"] ** 2 * (Z95 / 0.0035) ** 2)},
-               "mirrored_games_per_independent_game": factor,
-               "seconds": time.perf_counter() - t}
-        rows.append(row)
-        print(f"greedy vs {opp:<14} independent {100 * p:5.2f} +-{100 * row['independent']['half_width']:.2f}"
-              f"   mirrored {100 * pr['rate']:5.2f} +-{100 * row['mirrored']['half_width']:.2f}"
-              f" ({pr['deals']} deals)   games needed: x{factor:.2f}"
-              f"   (+-0.35 pt: {row['independent']['games_for_pm_0.35pt']:,} vs "
-              f"{row['mirrored']['games_for_pm_0.35pt']:,} games)", flush=True)
-    if args.out:
-        with open(args.out, "w") as fh:
-            json.dump({"command": "python benchmarks/bench_mirrored.py " + " ".join(
-                f"--{k} {v}" if not isinstance(v, list) else f"--{k} " + " ".join(v)
-                for k, v in vars(args).items() if v is not None), "rows": rows}, fh, indent=2)
+    rows: list[dict] = []
+    try:
+        for opp in args.opponents:
+            rows.append(measure(args, opp))
+    except KeyboardInterrupt:   # the pairings finished are kept (before: a traceback, no file)
+        if rows and args.out is not None:
+            write(args, rows)
+            print(f"bench_mirrored: the {len(rows)} pairing(s) that finished are in {args.out}",
+                  file=sys.stderr)
+        raise
+    if args.out is not None:
+        write(args, rows)
+
+
+def measure(args: Any, opp: str) -> dict:
+    """One pairing's row (printed as it is measured): greedy against ``opp``, independent and
+    mirrored deals."""
+    t = time.perf_counter()
+    ind = run_arena(["greedy", opp], "basic", 2, args.games, args.seed, rating=False)
+    mir = run_arena(["greedy", opp], "basic", 2, args.games, args.seed, rating=False,
+                    mirrored=True)
+    a = ind.agent_rows()[0]
+    p = a["win_rate"]
+    pr = mir.paired(0)
+    factor = 2 * pr["sd"] ** 2 / (p * (1 - p)) if 0 < p < 1 else float("nan")
+    # the games played, not --games: each run rounds up to whole seatings or deals
+    row = {"pairing": f"greedy vs {opp}", "games": a["games"],
+           "independent": {"win_rate": p, "half_width": (a["ci_high"] - a["ci_low"]) / 2,
+                           "games_for_pm_0.35pt": math.ceil(p * (1 - p) * (Z95 / 0.0035) ** 2)},
+           "mirrored": {"win_rate": pr["rate"], "deals": pr["deals"], "games": pr["games"],
+                        "half_width": (pr["high"] - pr["low"]) / 2, "sd_deal": pr["sd"],
+                        # one deal pair at least (its spread 0: every pair scored alike)
+                        "games_for_pm_0.35pt": max(2, math.ceil(2 * pr["sd"] ** 2 * (Z95 / 0.0035) ** 2))},
+           "mirrored_games_per_independent_game": factor,
+           "seconds": time.perf_counter() - t}
+    print(f"greedy vs {opp:<14} independent {100 * p:5.2f} +-{100 * row['independent']['half_width']:.2f}"
+          f"   mirrored {100 * pr['rate']:5.2f} +-{100 * row['mirrored']['half_width']:.2f}"
+          f" ({pr['deals']} deals)   games needed: x{factor:.2f}"
+          f"   (+-0.35 pt: {row['independent']['games_for_pm_0.35pt']:,} vs "
+          f"{row['mirrored']['games_for_pm_0.35pt']:,} games)", flush=True)
+    return row
+
+
+def write(args: Any, rows: list[dict]) -> None:
+    with open(args.out, "w") as fh:
+        json.dump({"command": "python benchmarks/bench_mirrored.py " + " ".join(
+            f"--{k} {v}" if not isinstance(v, list) else f"--{k} " + " ".join(v)
+            for k, v in vars(args).items() if v is not None), "rows": rows}, fh, indent=2)
 
 
 if __name__ == "__main__":
-    main()
+    run_script("bench_mirrored", main)

@@ -34,6 +34,7 @@ from bench_args import (
     distinct,
     out_folder,
     parser,
+    run_script,
     steps_help,
     whole_rollouts,
     within,
@@ -221,4 +222,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    run_script("bench_observation_worth", main)

@@ -19,7 +19,7 @@ import time
 
 import numpy as np
 import pyspiel
-from bench_args import at_least, out_file, parser
+from bench_args import at_least, out_file, parser, run_script
 
 import ono_env.envs.openspiel  # noqa: F401 - registers python_ono
 
@@ -108,4 +108,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    run_script("bench_openspiel", main)

@@ -26,7 +26,7 @@ import time
 
 import numba
 import numpy as np
-from bench_args import at_least, parser
+from bench_args import at_least, parser, run_script
 from bench_core import INSTRUCTION_STEPS, import_cpu_seconds, instructions_per_decision
 
 import ono_env
@@ -151,4 +151,4 @@ def timed_parts(args, times) -> None:
 
 
 if __name__ == "__main__":
-    main()
+    run_script("bench_prebuilt", main)

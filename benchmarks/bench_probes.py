@@ -34,7 +34,7 @@ import time
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 
 import numpy as np
-from bench_args import distinct, out_folder, parser
+from bench_args import distinct, out_folder, parser, run_script
 from bench_generalist import (
     PROBE_FILES,
     _games,
@@ -173,4 +173,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    run_script("bench_probes", main)

@@ -34,7 +34,7 @@ os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 
 import numpy as np
-from bench_args import at_least, at_most, out_folder, parser, positive_finite
+from bench_args import at_least, at_most, out_folder, parser, positive_finite, run_script
 
 from ono_env.arena import MAX_GAMES
 from ono_env.train.config import MAX_STEPS, load_config
@@ -233,4 +233,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    run_script("bench_ray", main)

@@ -54,6 +54,7 @@ from bench_args import (  # noqa: E402
     out_folder,
     parser,
     positive_finite,
+    run_script,
     sub_run,
     within,
 )
@@ -336,4 +337,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    run_script("bench_rollout_targets", main)

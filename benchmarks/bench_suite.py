@@ -34,7 +34,7 @@ from pathlib import Path
 
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 
-from bench_args import at_least, parser, sub_run
+from bench_args import at_least, parser, run_script, sub_run
 
 from ono_env.agents import make_agent
 from ono_env.agents.base import marked
@@ -414,4 +414,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    run_script("bench_suite", main)

@@ -47,7 +47,7 @@ import time
 from pathlib import Path
 
 import numpy as np
-from bench_args import optional_out, out_folder, parser, within
+from bench_args import optional_out, out_folder, parser, run_script, within
 from bench_train import PRESET_NAMES, cpu_name, machine
 
 from ono_env.game import MAX_GAMES
@@ -254,4 +254,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    run_script("bench_table_steps", main)

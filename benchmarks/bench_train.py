@@ -47,7 +47,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from bench_args import at_least, optional_out, out_folder, parser, within
+from bench_args import at_least, optional_out, out_folder, parser, run_script, within
 
 from ono_env.arena import MAX_GAMES
 from ono_env.train.config import MAX_STEPS, load_config
@@ -354,4 +354,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    run_script("bench_train", main)

@@ -43,7 +43,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from bench_args import optional_out, out_folder, parser, within
+from bench_args import optional_out, out_folder, parser, run_script, within
 from bench_table_steps import DEFAULT, tables
 from bench_train import cpu_name, machine
 
@@ -230,4 +230,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    run_script("bench_update_cost", main)

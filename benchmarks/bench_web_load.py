@@ -27,7 +27,7 @@ import threading
 import time
 from pathlib import Path
 
-from bench_args import at_least, optional_out, out_folder, parser
+from bench_args import at_least, optional_out, out_folder, parser, run_script
 
 from ono_env.checks import remove_made_dirs
 
@@ -251,4 +251,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    run_script("bench_web_load", main)

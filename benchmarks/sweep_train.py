@@ -35,6 +35,7 @@ from bench_args import (
     parser,
     positive_finite,
     rules_at,
+    run_script,
 )
 
 BASE = ["policy.net_arch=[256, 256]", "policy.activation=relu", "policy.shared=true",
@@ -183,4 +184,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    run_script("sweep_train", main)

@@ -37,6 +37,7 @@ from bench_args import (
     out_folder,
     parser,
     positive_finite,
+    run_script,
 )
 
 from ono_env.arena.suite import LADDER_INTERVAL, with_todays_interval
@@ -280,4 +281,4 @@ def write_md(out: Path, rows: list[dict]) -> None:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    run_script("train_any_rules", main)

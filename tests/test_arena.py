@@ -1704,7 +1704,9 @@ def test_a_four_player_ladders_pairs_count_deals_not_games(monkeypatch):
     monkeypatch.syspath_prepend(str(bench))
     four_player = runpy.run_path(str(bench / "bench_ladder.py"))["four_player"]
     args = argparse.Namespace(rules="basic", games_cheap=120, games_search=24, seed=0)
-    results, shares = four_player(args, ["random", "greedy", "color", "defensive", "random"], [], [])
+    results: list[dict] = []
+    shares: list[dict] = []
+    four_player(args, ["random", "greedy", "color", "defensive", "random"], [], [], results, shares)
     # five entrants, four seats: five tables of one deal each (24 seatings), two entrants
     # sit together at three of them
     assert len(results) == 10 and {r["deals"] for r in results} == {3}

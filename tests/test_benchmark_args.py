@@ -710,3 +710,55 @@ def test_bench_ladder_render_writes_into_out(tmp_path, monkeypatch):
     got = refused(main, monkeypatch, ["bench_ladder", "--render", str(path), "--out",
                                       str(tmp_path / "o")])
     assert got.startswith("bench_ladder: --out: the folder ") and "already holds ladder.json" in got
+
+
+def test_a_benchmark_stopped_by_ctrl_c_is_one_line_and_keeps_no_empty_folder(tmp_path,
+                                                                               monkeypatch,
+                                                                               capsys):
+    """Before: a KeyboardInterrupt traceback, and the --out folder made for the run left."""
+    monkeypatch.syspath_prepend(str(BENCH))
+    import bench_args
+
+    def main():
+        bench_args.out_folder(tmp_path / "out", "bench_x")
+        raise KeyboardInterrupt
+    with pytest.raises(SystemExit) as exc:
+        bench_args.run_script("bench_x", main)
+    assert exc.value.code == 130 and capsys.readouterr().err == "bench_x: interrupted\n"
+    assert not (tmp_path / "out").exists()
+    with pytest.raises(SystemExit) as exc:
+        bench_args.run_script("bench_x", lambda: 3)
+    assert exc.value.code == 3
+
+
+def test_bench_mirrored_refuses_an_opponent_twice_and_an_empty_out(monkeypatch, tmp_path):
+    """Before: the same row measured twice, and --out '' taken as no --out."""
+    main = bench_main("bench_mirrored", monkeypatch)
+    assert refused(main, monkeypatch, ["x", "--games", "8", "--opponents", "random", "random"]) \
+        == "bench_mirrored: --opponents: 'random' is given twice; allowed: each at most once"
+    assert refused(main, monkeypatch, ["x", "--games", "8", "--out", ""]) \
+        == "bench_mirrored: --out: ''; allowed: the path of a file"
+
+
+def test_bench_mirrored_keeps_the_pairings_finished_before_a_ctrl_c(monkeypatch, tmp_path,
+                                                                     capsys):
+    """Before: a traceback, and the rows already printed were not written."""
+    monkeypatch.syspath_prepend(str(BENCH))
+    module = runpy.run_path(str(BENCH / "bench_mirrored.py"))
+    measure = module["measure"]
+    calls = []
+
+    def measured(args, opp):
+        calls.append(opp)
+        if len(calls) == 2:
+            raise KeyboardInterrupt
+        return measure(args, opp)
+    module["main"].__globals__["measure"] = measured
+    out = tmp_path / "m.json"
+    monkeypatch.setattr(sys, "argv", ["x", "--games", "8", "--opponents", "random", "greedy",
+                                      "--out", str(out)])
+    with pytest.raises(KeyboardInterrupt):
+        module["main"]()
+    rows = json.loads(out.read_text())["rows"]
+    assert [r["pairing"] for r in rows] == ["greedy vs random"] and calls == ["random", "greedy"]
+    assert f"the 1 pairing(s) that finished are in {out}" in capsys.readouterr().err
