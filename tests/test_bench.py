@@ -351,7 +351,15 @@ def test_the_command_writes_renders_and_plots_a_card(tmp_path, capsys):
             (lambda d: d["timing"].update(evil=1), "timing: the key 'evil'"),
             (lambda d: (d["tables"]["stacking-2p"]["rows"][0].pop("games"),
                         d["tables"]["stacking-2p"]["rows"][0].update(wins=-5)),
-             "wins of .* = -5; allowed: a number from 0")]:
+             "wins of .* = -5; allowed: a number from 0"),
+            # before: printed as written: games that are not every seating of the deals, and
+            # more games without a winner than games
+            (lambda d: d["tables"]["stacking-2p"]["rows"][0].update(games=7),
+             r"games of .* = 7; allowed: an integer from 80 to 80\)$"),
+            (lambda d: d["tables"]["stacking-2p"]["rows"][0].update(deals=3),
+             r"games of .* = 80; allowed: an integer from 6 to 6\)$"),
+            (lambda d: d["tables"]["stacking-2p"]["rows"][0].update(no_winner=100),
+             r"no_winner of .* = 100; allowed: an integer from 0 to 80\)$")]:
         damaged = json.loads(json.dumps(card))
         change(damaged)
         bad.write_text(json.dumps(damaged))

@@ -927,16 +927,20 @@ def check_card(data: Any, what: str = "card") -> None:
                 if ref not in t.get("field", {}):   # before: its rating printed blank
                     raise ValueError(f"table {name}: reference {ref!r} has a row and no rating "
                                      f"in the field; allowed: a rating of every reference")
-                integer(r["deals"], f"table {name}: deals of {ref!r}", 1, MAX_GAMES)
+                deals = integer(r["deals"], f"table {name}: deals of {ref!r}", 1, MAX_GAMES)
                 rate = {k: number(r[k], f"table {name}: {k} of {ref!r}", 0.0, 1.0)
                         for k in ("rate", "low", "high")}
                 if not rate["low"] <= rate["rate"] <= rate["high"]:
                     raise ValueError(f"table {name}: {ref!r}'s interval [{rate['low']:g}, "
                                      f"{rate['high']:g}] does not hold its rate "
                                      f"{rate['rate']:g}; allowed: low <= rate <= high")
-                games = (integer(r["games"], f"table {name}: games of {ref!r}", 1, MAX_GAMES)
-                         if "games" in r else MAX_GAMES)
+                # every seating of each deal is played (before: any count was printed)
+                games = (integer(r["games"], f"table {name}: games of {ref!r}",
+                                 deals * players, deals * players)
+                         if "games" in r else deals * players)
                 number(r.get("wins", 0), f"table {name}: wins of {ref!r}", 0, games)
+                if "no_winner" in r:
+                    integer(r["no_winner"], f"table {name}: no_winner of {ref!r}", 0, games)
             missing = [ref for ref in known if ref not in listed]
             if missing:   # before: a card of one pairing in nine printed as a whole result
                 raise ValueError(f"table {name}: no row for reference {missing[0]!r}; allowed: "
