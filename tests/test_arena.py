@@ -1025,6 +1025,7 @@ def test_bench_suite_intervals_takes_only_a_whole_suite_at_its_default_deals(tmp
         main()
     row = card["tables"][first]["rows"][0]
     row["deals"] += 2
+    row["games"] += 2 * card["tables"][first]["players"]   # every seating of each deal
     (tmp_path / "other.json").write_text(json.dumps(card))
     monkeypatch.setattr(sys, "argv", ["bench_suite.py", "intervals", str(tmp_path / "other.json")])
     with pytest.raises(SystemExit, match=rf"played {row['reference']} at {first} on "
