@@ -50,6 +50,7 @@ from ono_env import cards as C
 from ono_env.agents.base import (
     Agent,
     RandomAgent,
+    agent_label,
     checked_actions,
     explainer,
     observation_version,
@@ -239,12 +240,18 @@ class AgentDriver:
             if version not in observed and uses_observation(agent):
                 game.observe(current, which=waiting, out=obs, version=version)
                 observed.add(version)
-            if plays_from_game(agent):
-                # a search agent: sees the game through its own seat view (agents/search.py)
-                self._actions[sel] = game_actions(agent, game, np.flatnonzero(sel),
-                                                  mask[sel], rng)
-            else:
-                self._actions[sel] = checked_actions(agent, obs[sel], mask[sel], rng)
+            try:
+                if plays_from_game(agent):
+                    # a search agent: sees the game through its own seat view (agents/search.py)
+                    self._actions[sel] = game_actions(agent, game, np.flatnonzero(sel),
+                                                      mask[sel], rng)
+                else:
+                    self._actions[sel] = checked_actions(agent, obs[sel], mask[sel], rng)
+            except Exception as exc:   # which agent: a console script's one line names it
+                label = agent_label(agent)   # (before: "RuntimeError: boom" alone)
+                if label not in str(exc):
+                    exc.add_note(f"raised by the agent {label}")
+                raise
             for i in self.recording:
                 if sel[i]:
                     self._record(i, agent, j, mask[i], np.flatnonzero(sel))

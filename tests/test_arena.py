@@ -1744,3 +1744,22 @@ def test_each_batch_of_games_is_freed_before_the_next_is_dealt(monkeypatch):
         if was:
             gc.enable()
     assert len(made) == 5 and alive_at_deal == [0, 0, 0, 0, 0]
+
+
+def test_an_agent_that_fails_during_the_games_is_named(tmp_path, monkeypatch, capsys):
+    """Before: 'ono-arena: error: RuntimeError: boom', naming no agent."""
+    (tmp_path / "arena_late_agents.py").write_text(
+        "import numpy as np\n"
+        "class Late:\n"
+        "    def __init__(self, rules):\n"
+        "        self.calls = 0\n"
+        "    def act(self, obs, mask, rng):\n"
+        "        self.calls += 1\n"
+        "        if self.calls > 3:\n"
+        "            raise RuntimeError('boom')\n"
+        "        return mask.argmax(axis=1)\n")
+    monkeypatch.chdir(tmp_path)
+    assert main(["arena_late_agents:Late", "greedy", "--players", "2", "--games", "8",
+                 "--no-progress", "--no-rating"]) == 2
+    assert capsys.readouterr().err == "ono-arena: error: RuntimeError: boom (raised by the " \
+                                      "agent Late)\n"

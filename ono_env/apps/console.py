@@ -266,11 +266,14 @@ def _stdout_gone() -> bool:
 
 
 def _message(exc: BaseException) -> str:
+    """The one line of an error: its text (its type's name too, but for a ValueError, an
+    OSError or a KeyError), and its notes (``add_note``: the agent that raised it) after."""
+    notes = "".join(f" ({note})" for note in getattr(exc, "__notes__", ()))
     if isinstance(exc, KeyError) and exc.args:
-        return str(exc.args[0])
+        return str(exc.args[0]) + notes
     if isinstance(exc, (ValueError, OSError)):
-        return str(exc) or type(exc).__name__
-    return f"{type(exc).__name__}: {exc}"
+        return (str(exc) or type(exc).__name__) + notes
+    return f"{type(exc).__name__}: {exc}{notes}"
 
 
 def literal_text() -> Any:
