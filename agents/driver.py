@@ -249,8 +249,12 @@ class AgentDriver:
                     self._actions[sel] = checked_actions(agent, obs[sel], mask[sel], rng)
             except Exception as exc:   # which agent: a console script's one line names it
                 label = agent_label(agent)   # (before: "RuntimeError: boom" alone)
-                if label not in str(exc):
-                    exc.add_note(f"raised by the agent {label}")
+                if label not in str(exc):   # a note as Python 3.11's add_note keeps one
+                    notes = getattr(exc, "__notes__", None)
+                    if not isinstance(notes, list):
+                        notes = []
+                        setattr(exc, "__notes__", notes)   # noqa: B010 (Python 3.10 has none)
+                    notes.append(f"raised by the agent {label}")
                 raise
             for i in self.recording:
                 if sel[i]:
