@@ -33,16 +33,24 @@ def parser(doc: str | None) -> argparse.ArgumentParser:
 
 
 def run_script(script: str, main: Callable[[], Any]) -> None:
-    """Run a benchmark script's ``main()`` and exit with its status (None: 0). A Ctrl-C ends
-    it with one line ``<script>: interrupted`` and status 130, the output folders it made
-    removed again where still empty (before: a traceback, and the empty folder left); what it
-    printed, and any file it kept, stays."""
+    """Run a benchmark script's ``main()`` and exit with its status (None: 0), as the console
+    scripts end (``ono_env.apps.console``): a Ctrl-C is one line ``<script>: interrupted``
+    and status 130, a SIGTERM or SIGHUP one line and the signal's own end, the output
+    folders it made removed again where still empty (before: a traceback, and the empty
+    folder left); what it printed, and any file it kept, stays."""
+    from ono_env.apps.console import Stopped, end_by_signal, ignore_sigint, stopped_by_signals
+
     try:
-        status = main()
+        with stopped_by_signals():
+            status = main()
     except KeyboardInterrupt:
         remove_made_dirs()
         print(f"{script}: interrupted", file=sys.stderr)
+        ignore_sigint()   # a second Ctrl-C as the interpreter exits: no traceback
         sys.exit(130)
+    except Stopped as exc:
+        remove_made_dirs()
+        sys.exit(end_by_signal(script, exc, None))
     sys.exit(status)
 
 

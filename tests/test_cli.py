@@ -314,7 +314,7 @@ def test_a_sigterm_to_ono_bench_stops_its_worker_processes(tmp_path):
                     .read_text().split()]
         assert len(children) >= 2   # the workers (and the resource tracker)
         run.send_signal(signal.SIGTERM)
-        assert run.wait(timeout=60) == 128 + signal.SIGTERM
+        assert run.wait(timeout=60) == -signal.SIGTERM   # ended by the signal, its cleanup done
         err = run.stderr.read()
     finally:
         run.kill()
@@ -474,3 +474,22 @@ def test_a_search_by_the_clock_is_said_not_to_repeat(capsys):
     assert arena_main(["pimc:4", "greedy", "--players", "2", "--games", "2", "--no-progress",
                        "--no-rating"]) == 0
     assert "note" not in capsys.readouterr().err
+
+
+def test_ono_web_keeps_the_signals_to_its_server():
+    """The web server is left its own signals (uvicorn stops gracefully on SIGTERM): the
+    console scripts' Stopped, raised in its event loop, printed tracebacks on a SIGHUP, and
+    under load the server ran on; on SIGTERM it ended with status 143, not by the signal."""
+    import signal
+
+    for sig in (signal.SIGHUP, signal.SIGTERM):
+        run = subprocess.Popen([sys.executable, "-m", "ono_env.apps.web.server", "--port", "0"],
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        try:
+            assert run.stdout is not None and "open http" in run.stdout.readline()
+            run.send_signal(sig)
+            assert run.wait(timeout=60) == -sig
+            err = run.stderr.read() if run.stderr is not None else ""
+        finally:
+            run.kill()
+        assert "Traceback" not in err and "stopped by" not in err, err

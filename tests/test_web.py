@@ -1184,3 +1184,18 @@ def test_a_clients_third_upload_at_once_is_429(monkeypatch):
     assert "2 replay uploads at the server already" in third.json()["error"]
     assert listed == [] and done == [200] * 3 and again.status_code == 200
     assert len({r["id"] for r in after}) == 4   # the third alone not kept
+
+
+def test_uploads_to_an_app_mounted_under_a_prefix(monkeypatch):
+    """Before: an upload to an app mounted at /ono was a 500 (the upload gate's entry was made
+    only for the path /api/replays), and its body had the 64 KiB limit of the other requests."""
+    from starlette.applications import Starlette
+    from starlette.routing import Mount
+
+    text = run_arena(["greedy", "random"], "basic", num_players=2, num_games=2, seed=0,
+                     rating=False, record=1).replays[0].to_json()
+    with TestClient(Starlette(routes=[Mount("/ono", app=create_app())])) as client:
+        assert client.post("/ono/api/replays", headers=JSON, content=text).status_code == 200
+        big = client.post("/ono/api/replays", headers=JSON, content=" " * (100 << 10) + text)
+        assert big.status_code == 200, big.text
+        assert len(client.get("/ono/api/replays").json()) == 1   # the same replay again

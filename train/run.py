@@ -1010,7 +1010,7 @@ def choose_threads(setting: int | str, free: float | None = None) -> tuple[int, 
 
 
 # ---- stopping on a signal, the model saved ----------------------------------------------------
-STOP_SIGNALS = ("SIGINT", "SIGTERM")
+STOP_SIGNALS = ("SIGINT", "SIGTERM", "SIGHUP")
 """The signals a training may be asked to stop at, saving its model (:class:`StopOnInterrupt`)."""
 
 
@@ -1020,7 +1020,7 @@ def check_stop_signals(stop_signals: Any) -> tuple[str, ...]:
     if isinstance(stop_signals, (str, bytes)) or not isinstance(stop_signals, Collection) \
             or not all(isinstance(s, str) and s in STOP_SIGNALS for s in stop_signals):
         raise ValueError(f"stop_signals={stop_signals!r:.60}; allowed: a sequence of "
-                         f"{' and '.join(STOP_SIGNALS)} (names)")
+                         f"{', '.join(STOP_SIGNALS)} (names)")
     return tuple(stop_signals)
 
 

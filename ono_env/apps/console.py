@@ -12,7 +12,7 @@ import argparse
 import re
 import sys
 from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from typing import Any, NoReturn
 
 # re-exported for the apps' argument parsers (cli.MAX_SEED, cli.MAX_BATCH)
@@ -47,7 +47,7 @@ STOPPING_SIGNALS = ("SIGTERM", "SIGHUP")
 
 
 @contextmanager
-def _stopped_by_signals() -> Iterator[None]:
+def stopped_by_signals() -> Iterator[None]:
     """:data:`STOPPING_SIGNALS` raise :class:`Stopped` in the main thread while the block
     runs (elsewhere, and for a signal whose handler is not the default, nothing changes).
     A process forked from this one takes the signal's default (the project's pools spawn
@@ -190,30 +190,45 @@ def ignore_sigint() -> None:
         signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
+def end_by_signal(prog: str, exc: Stopped, argv: Sequence[str] | None) -> int:
+    """The end of a run :class:`Stopped` by a signal, its cleanup done: one line; then, run as
+    the console script (``argv`` None), the process ends by the signal itself, as it would
+    have without the handler (a parent sees it killed by SIGTERM: a service manager counts
+    that a clean stop); called from Python, status 128 + the signal's number."""
+    import os
+    import signal
+
+    print(f"{prog}: stopped by {signal.Signals(exc.signum).name}", file=sys.stderr)
+    if argv is None:
+        sys.stdout.flush()
+        sys.stderr.flush()
+        signal.signal(exc.signum, signal.SIG_DFL)
+        os.kill(os.getpid(), exc.signum)
+    return 128 + exc.signum
+
+
 def run(parser: argparse.ArgumentParser, argv: Sequence[str] | None,
-        body: Callable[[argparse.Namespace], int | None]) -> int:
+        body: Callable[[argparse.Namespace], int | None], signals: bool = True) -> int:
     """Parse ``argv`` with ``parser`` and run ``body(args)``: the exit status of a console
     script. Any exception becomes one line ``<prog>: error: ...`` on stderr and status 2
-    (Ctrl-C: status 130; SIGTERM or SIGHUP: :class:`Stopped`, status 128 + the signal's
-    number), and the output folders the run had made
-    (:func:`ono_env.checks.check_output_dir`) are removed again where they are still empty:
-    a refused run leaves nothing behind."""
+    (Ctrl-C: status 130; SIGTERM or SIGHUP: :class:`Stopped`, :func:`end_by_signal`), and
+    the output folders the run had made (:func:`ono_env.checks.check_output_dir`) are removed
+    again where they are still empty: a refused run leaves nothing behind. ``signals``:
+    False for a tool that serves its own (``ono-web``: uvicorn stops on SIGTERM; an
+    exception raised in its event loop would stop one request, not the server)."""
     from ono_env.checks import MADE_DIRS, remove_made_dirs
 
     prog = parser.prog
     MADE_DIRS.clear()
     try:
-        with _stopped_by_signals():
+        with stopped_by_signals() if signals else nullcontext():
             check_environment()
             status = int(body(parser.parse_args(argv)) or 0)
         MADE_DIRS.clear()
         return status
     except Stopped as exc:
-        import signal
-
         remove_made_dirs()
-        print(f"{prog}: stopped by {signal.Signals(exc.signum).name}", file=sys.stderr)
-        return 128 + exc.signum
+        return end_by_signal(prog, exc, argv)
     except KeyboardInterrupt:
         remove_made_dirs()
         print(f"{prog}: interrupted", file=sys.stderr)

@@ -495,7 +495,11 @@ def create_app(models: Sequence[str] = (), replay_dirs: Sequence[str] = (),
         length = request.headers.get("content-length")
         # a replay upload may be large; every other body is a few hundred bytes (before: each
         # took MAX_BODY, and parsing megabytes of JSON on the event loop held every client)
-        limit = MAX_BODY if (request.method, request.url.path.rstrip("/")) \
+        path = request.url.path   # the app's own: under a mount (root_path) its prefix goes
+        root = request.scope.get("root_path", "")
+        if root and path.startswith(root):
+            path = path[len(root):]
+        limit = MAX_BODY if (request.method, path.rstrip("/")) \
             == ("POST", "/api/replays") else SMALL_BODY   # '/api/replays/' is redirected there
         if length is not None and (not (length.isascii() and length.isdigit())   # not '²'
                                    or int(length) > limit):
@@ -806,7 +810,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             pass
         return 0
 
-    return cli.run(build_parser(), argv, body)
+    return cli.run(build_parser(), argv, body, signals=False)   # uvicorn serves SIGTERM
 
 
 if __name__ == "__main__":
