@@ -109,7 +109,6 @@ from ono_env.checks import (
     is_int,
     nesting,
     printable,
-    shown,
     unique_keys,
     write_whole,
 )
@@ -622,11 +621,6 @@ def parse_model(data: bytes, where: str) -> tuple[dict[str, Any], PolicyNet]:
     if not isinstance(extra, dict) or not isinstance(extra.get(META_KEY), str):
         raise ValueError(f"{where}: not an ono_env model: the safetensors metadata has no "
                          f"{META_KEY!r} entry")
-    other = sorted(str(k) for k in extra if k != META_KEY)
-    if other:   # before: read past, and dropped by ono-export's "check and copy"
-        raise ValueError(f"{where}: damaged model: the safetensors metadata has the key "
-                         f"{shown(other[0], 40)}, which ono_env does not write; allowed: "
-                         f"{META_KEY!r} alone")
     try:   # strict JSON, as the writer writes it (allow_nan=False): no NaN or Infinity
         meta = json.loads(extra[META_KEY], parse_constant=_not_a_json_number,
                           object_pairs_hook=unique_keys)

@@ -223,8 +223,8 @@ def main() -> None:
     except KeyboardInterrupt:   # before: a traceback, and every pairing played lost
         if results or shares:
             partial = out / "ladder.partial.json"
-            partial.write_text(json.dumps({"results": results, "shares": shares}, indent=1)
-                               + "\n")
+            partial.write_text(json.dumps({"complete": False, "results": results,
+                                           "shares": shares}, indent=1) + "\n")
             print(f"bench_ladder: the pairings that finished are in {partial}", file=sys.stderr)
         raise
     names = baselines + search
@@ -243,6 +243,7 @@ def main() -> None:
     if shares:
         data["shares"] = shares
     write_ladder(data, out / "ladder.json")
+    (out / "ladder.partial.json").unlink(missing_ok=True)   # an earlier stopped run's: done now
 
 
 def two_player(args, baselines, search, pairs, results: list[dict], shares: list[dict]) -> None:

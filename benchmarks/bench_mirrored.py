@@ -95,10 +95,12 @@ def measure(args: Any, opp: str) -> dict:
 
 
 def write(args: Any, rows: list[dict]) -> None:
+    """The rows as JSON at ``--out``, ``complete`` false where a Ctrl-C cut the run short."""
     with open(args.out, "w") as fh:
         json.dump({"command": "python benchmarks/bench_mirrored.py " + " ".join(
             f"--{k} {v}" if not isinstance(v, list) else f"--{k} " + " ".join(v)
-            for k, v in vars(args).items() if v is not None), "rows": rows}, fh, indent=2)
+            for k, v in vars(args).items() if v is not None), "rows": rows,
+            "complete": len(rows) == len(args.opponents)}, fh, indent=2)
 
 
 if __name__ == "__main__":
