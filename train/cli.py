@@ -70,7 +70,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             from ono_env.train.ppo import train
         from ono_env.train.run import STOP_SIGNALS
 
-        # from the console script, SIGTERM (kill, timeout, a job scheduler) saves too
+        # from the console script, SIGTERM (kill, timeout, a job scheduler) and SIGHUP (a
+        # closed terminal) save too
         train(cfg, stop_signals=STOP_SIGNALS)
 
     return cli.run(build_parser(), argv, body)

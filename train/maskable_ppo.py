@@ -141,7 +141,7 @@ def train(cfg: TrainConfig, stop_signals: Sequence[str] = ("SIGINT",)) -> dict[s
     Returns ``{"run_dir", "model", "final_eval", "seconds"}``. Needs the ``[train]`` extra
     (imported first, before anything is written). ``stop_signals``: the signals that stop it
     at its rollout's next step, saving ``model.zip`` without a final evaluation
-    (:class:`~ono_env.train.run.StopOnInterrupt`; ``ono-train`` adds SIGTERM).
+    (:class:`~ono_env.train.run.StopOnInterrupt`; ``ono-train`` adds SIGTERM and SIGHUP).
 
     SB3 seeds Python's ``random``, NumPy's global generator and torch's with ``cfg.seed`` and
     draws from them while it trains: all three are the caller's again afterwards, so a

@@ -1136,7 +1136,7 @@ def train(cfg: TrainConfig, stop_signals: Sequence[str] = ("SIGINT",),
     """Run one training from a resolved config (:func:`ono_env.train.config.load_config`):
     one table, or a mixture (``tables``) whose rollouts all go into one update.
     ``stop_signals``: the signals that stop it after the rollout under way and one minibatch
-    of its update, saving the model (:class:`StopOnInterrupt`; ``ono-train`` adds SIGTERM).
+    of its update, saving the model (:class:`StopOnInterrupt`; ``ono-train`` adds SIGTERM and SIGHUP).
     ``program``: the console script that messages name (``ono-exploit`` trains through here
     too, and has no ``resume=``).
     Returns ``{"run_dir", "model", "final_eval", "seconds", "train_seconds", "curve",

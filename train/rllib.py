@@ -412,7 +412,7 @@ def train(cfg: TrainConfig, stop_signals: Sequence[str] = ("SIGINT",)) -> dict[s
     pool's member names of each env runner at the end). ``stop_signals``: the signals that
     stop it after the training iteration under way, saving the model and the RLlib
     checkpoint without a final evaluation (:class:`~ono_env.train.run.StopOnInterrupt`;
-    ``ono-train`` adds SIGTERM)."""
+    ``ono-train`` adds SIGTERM and SIGHUP)."""
     from ono_env.train.run import check_stop_signals, settle_earlier_part
 
     signals = check_stop_signals(stop_signals)

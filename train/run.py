@@ -1052,7 +1052,8 @@ def stops_at_once(signals: Sequence[str], program: str, said: str,
 
 class StopOnInterrupt:
     """A signal of ``signals`` during training (Ctrl-C's SIGINT; from ``ono-train`` SIGTERM
-    too, what ``kill``, ``timeout`` and job schedulers send): the first asks the trainer to
+    and SIGHUP too, what ``kill``, ``timeout``, job schedulers and a closed terminal send):
+    the first asks the trainer to
     stop at its next chance (``asked``; ``when`` says when, in the message it prints:
     ``algo: ppo`` after the rollout under way and one minibatch of its update, an evaluation
     due then still playing; ``maskable_ppo`` at its rollout's next step; ``rllib_ppo`` after
@@ -1061,8 +1062,8 @@ class StopOnInterrupt:
     resumable); a second stops at once, as Python does. Only in the main thread (where
     Python runs signal handlers), and for each signal only where it is not ignored (SIG_IGN:
     Ctrl-C in a run in the background of a shell); elsewhere it changes nothing. ``signum``:
-    the signal that asked. SIGTERM is the console script's alone: a process pool stops its
-    workers with it, and a training called there must stop at once."""
+    the signal that asked. SIGTERM and SIGHUP are the console script's alone: a process pool
+    stops its workers with SIGTERM, and a training called there must stop at once."""
 
     def __init__(self, signals: Sequence[str] = ("SIGINT",),
                  when: str = "after the rollout under way and one minibatch of its update",
