@@ -1051,8 +1051,8 @@ def test_weights_that_blew_up_are_not_saved_and_the_learning_rate_is_named(tmp_p
     from ono_env.train.run import check_stop_signals
     assert sorted(check_stop_signals({"SIGINT", "SIGTERM"})) == ["SIGINT", "SIGTERM"]
     for bad in ("SIGTERM", ("SIGTREM",), b"SIGINT", [1]):
-        with pytest.raises(ValueError, match=r"stop_signals=.*; allowed: a sequence of SIGINT "
-                                             r"and SIGTERM"):
+        with pytest.raises(ValueError, match=r"stop_signals=.*; allowed: a sequence of SIGINT, "
+                                             r"SIGTERM, SIGHUP \(names\)$"):
             train(load_config("default", TINY), stop_signals=bad)
 
 
@@ -1070,3 +1070,19 @@ def test_a_run_folder_whose_name_cannot_be_a_label_is_refused_before_training(tm
     assert R.run_label(Path(".")) == tmp_path.name   # the current folder's own name
     assert R.run_label(Path("x" * 300)) == "x" * 100
     R.check_run_dir(Path("."), None)
+
+
+def test_a_closed_terminal_asks_a_training_to_stop_and_save():
+    """ono-train and ono-exploit stop on SIGHUP as on SIGTERM, saving the model (before: a
+    closed terminal ended the run at once, and the console scripts' Stopped did too)."""
+    import signal
+
+    assert R.STOP_SIGNALS == ("SIGINT", "SIGTERM", "SIGHUP")
+    before = signal.getsignal(signal.SIGHUP)
+    interrupt = R.StopOnInterrupt(R.STOP_SIGNALS, program="ono-train")
+    try:
+        signal.raise_signal(signal.SIGHUP)
+        assert interrupt.asked and interrupt.signum == signal.SIGHUP
+    finally:
+        interrupt.restore()
+    assert signal.getsignal(signal.SIGHUP) is before
