@@ -91,6 +91,7 @@ import functools
 import hashlib
 import json
 import os
+import re
 import threading
 import zipfile
 from collections import OrderedDict
@@ -404,8 +405,18 @@ def make_metadata(rules: RuleSet, training_steps: int, config: Mapping[str, Any]
     }
 
 
+_ISO_DATE = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}([T ][0-9]{2}:[0-9]{2}(:[0-9]{2}"
+                       r"(\.[0-9]{3}|\.[0-9]{6})?)?([+-][0-9]{2}:[0-9]{2})?)?")
+"""The ISO dates a ``saved_at`` may be (the writer's ``2026-11-22T10:00:00`` among them): the
+forms Python 3.10's ``datetime.fromisoformat`` reads, so that a file loads under every
+Python the project supports (3.11's reads more, ``Z`` among them)."""
+
+
 def _is_iso_date(text: str) -> bool:
-    """Does ``text`` read as an ISO date (what the writer writes; before, any text, '' too)?"""
+    """Does ``text`` read as an ISO date (:data:`_ISO_DATE`, a real day and time; before, any
+    text, '' too)?"""
+    if not _ISO_DATE.fullmatch(text):
+        return False
     try:
         _dt.datetime.fromisoformat(text)
     except ValueError:

@@ -544,6 +544,11 @@ DAMAGED = {
                                                  r"twice\)"),
     "saved_at empty": ("m.safetensors", _with_meta(_set("saved_at", "")),
                        r"'saved_at'.*an ISO date as text"),
+    # read by Python 3.11's fromisoformat and not by 3.10's: refused under both
+    "saved_at with a Z": ("m.safetensors", _with_meta(_set("saved_at", "2026-11-22T10:00:00Z")),
+                          r"'saved_at'.*an ISO date as text"),
+    "saved_at without dashes": ("m.safetensors", _with_meta(_set("saved_at", "20261122")),
+                                r"'saved_at'.*an ISO date as text"),
     "unreadable rules": ("m.safetensors", _with_meta(lambda m: m["rules"].update(hand_size="seven")),
                          "its rules cannot be read"),
     "observation size off": ("m.safetensors", _with_meta(_set("observation_size", 240)),

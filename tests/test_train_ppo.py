@@ -1061,15 +1061,17 @@ def test_a_run_folder_whose_name_cannot_be_a_label_is_refused_before_training(tm
     """The folder's name is its models' label: before, a name with a control or formatting
     character, or run_dir=. (an empty name), trained the whole budget and was refused only
     as the model was saved."""
-    for bad in (tmp_path / "bidi\u202edir", tmp_path / "tab\there", Path("/")):
+    for bad in (tmp_path / "bidi\u202edir", tmp_path / "tab\there", Path("/"),
+                tmp_path / ("x" * 101)):
         with pytest.raises(ValueError, match=r"its folder's name is the label its models play "
-                                             r"under; allowed: a folder whose name is printable"):
+                                             r"under; allowed: a folder whose name is printable, "
+                                             r"of 1 to 100 characters"):
             R.check_run_dir(bad, None)
         assert not bad.exists() or bad == Path("/")
     monkeypatch.chdir(tmp_path)
     assert R.run_label(Path(".")) == tmp_path.name   # the current folder's own name
-    assert R.run_label(Path("x" * 300)) == "x" * 100
     R.check_run_dir(Path("."), None)
+    R.check_run_dir(tmp_path / ("x" * 100), None)
 
 
 def test_a_closed_terminal_asks_a_training_to_stop_and_save():

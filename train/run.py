@@ -464,10 +464,9 @@ def _model_steps(path: Path) -> int | None:
 
 def run_label(run_dir: Path) -> str:
     """The name a run's models play under (their metadata's ``label``): its folder's name,
-    the current folder's own for ``run_dir=.``, cut to a label's length."""
-    from ono_env.agents.learned import MAX_MODEL_LABEL
-
-    return Path(os.path.abspath(run_dir)).name[:MAX_MODEL_LABEL]
+    the current folder's own for ``run_dir=.`` (:func:`check_run_dir` refuses one that
+    cannot be a label)."""
+    return Path(os.path.abspath(run_dir)).name
 
 
 def check_run_dir(run_dir: Path, resume: str | None) -> None:
@@ -481,11 +480,15 @@ def check_run_dir(run_dir: Path, resume: str | None) -> None:
     others beside its own, and a branch from an earlier point would leave the abandoned
     branch's later checkpoints, or overwrite a ``model.safetensors`` that a resumed part
     without checkpoints carried further."""
+    from ono_env.agents.learned import MAX_MODEL_LABEL
+
     label = run_label(run_dir)   # before: refused only as the model was saved, after training
-    if not label.isprintable() or not label:
+    if not label.isprintable() or not 0 < len(label) <= MAX_MODEL_LABEL:   # (and a longer
+        # name was cut to the label's length without a word)
         raise ValueError(f"run_dir {shown(str(run_dir), 80)}: its folder's name is the label "
-                         f"its models play under; allowed: a folder whose name is printable "
-                         f"(no control or formatting characters; the root folder has no name)")
+                         f"its models play under; allowed: a folder whose name is printable, "
+                         f"of 1 to {MAX_MODEL_LABEL} characters (no control or formatting "
+                         f"characters; the root folder has no name)")
     check_folder_path(run_dir, "run_dir")   # a file there, or a path the system refuses
     held = sorted(p.name for p in run_dir.iterdir() if p.name != LOCK_FILE) if run_dir.is_dir() else []
     if not held:
