@@ -480,6 +480,7 @@ def check_run_dir(run_dir: Path, resume: str | None) -> None:
     others beside its own, and a branch from an earlier point would leave the abandoned
     branch's later checkpoints, or overwrite a ``model.safetensors`` that a resumed part
     without checkpoints carried further."""
+    check_folder_path(run_dir, "run_dir")   # a file there, or a path the system refuses
     from ono_env.agents.learned import MAX_MODEL_LABEL
 
     label = run_label(run_dir)   # before: refused only as the model was saved, after training
@@ -489,7 +490,6 @@ def check_run_dir(run_dir: Path, resume: str | None) -> None:
                          f"its models play under; allowed: a folder whose name is printable, "
                          f"of 1 to {MAX_MODEL_LABEL} characters (no control or formatting "
                          f"characters; the root folder has no name)")
-    check_folder_path(run_dir, "run_dir")   # a file there, or a path the system refuses
     held = sorted(p.name for p in run_dir.iterdir() if p.name != LOCK_FILE) if run_dir.is_dir() else []
     if not held:
         return
