@@ -1100,7 +1100,10 @@ def test_errors_cut_what_they_echo(client):
 
 def _held_uploads(monkeypatch, record: int):
     """``record`` replays to upload; clients of one app, by address (``client(host)``), whose
-    upload checks add each replay's seed to ``order`` and then wait for ``release``."""
+    upload checks add each replay's seed to ``order`` and then wait for ``release``;
+    ``two_held(c)``: client ``c``'s uploads of the first two replays, started at once, once the
+    first is held at its check."""
+    import asyncio
     import threading
 
     import httpx
@@ -1126,7 +1129,13 @@ def _held_uploads(monkeypatch, record: int):
 
     def post(c, r):
         return c.post("/api/replays", headers=JSON, content=r.to_json())
-    return rs, order, release, client, post
+
+    async def two_held(c):
+        mine = [asyncio.create_task(post(c, r)) for r in rs[:2]]
+        while not order:
+            await asyncio.sleep(0.01)
+        return mine
+    return rs, order, release, client, post, two_held
 
 
 def test_one_clients_uploads_are_checked_one_at_a_time(monkeypatch):
@@ -1135,13 +1144,11 @@ def test_one_clients_uploads_are_checked_one_at_a_time(monkeypatch):
     both, seconds each for a long replay)."""
     import asyncio
 
-    rs, order, release, client, post = _held_uploads(monkeypatch, 4)
+    rs, order, release, client, post, two_held = _held_uploads(monkeypatch, 4)
 
     async def main():
         async with client("10.0.0.1") as a, client("10.0.0.2") as b:
-            mine = [asyncio.create_task(post(a, r)) for r in rs[:2]]
-            while not order:
-                await asyncio.sleep(0.01)
+            mine = await two_held(a)
             other = asyncio.create_task(post(b, rs[3]))
             await asyncio.sleep(0.2)   # each queued where it waits
             release.set()
@@ -1160,13 +1167,11 @@ def test_a_clients_third_upload_at_once_is_429(monkeypatch):
     MAX_BODIES, so that one client's sixteen uploads filled it for everyone)."""
     import asyncio
 
-    rs, order, release, client, post = _held_uploads(monkeypatch, 5)
+    rs, _order, release, client, post, two_held = _held_uploads(monkeypatch, 5)
 
     async def main():
         async with client("10.0.0.1") as a, client("10.0.0.2") as b:
-            mine = [asyncio.create_task(post(a, r)) for r in rs[:2]]
-            while not order:
-                await asyncio.sleep(0.01)
+            mine = await two_held(a)
             await asyncio.sleep(0.1)   # the second waits its turn
             third = await post(a, rs[2])
             listed = (await a.get("/api/replays")).json()
