@@ -144,12 +144,12 @@ class RuleSet:
         if not isinstance(preset, str) or preset not in PRESETS:
             raise ValueError(f"unknown preset {preset!r}: presets are {', '.join(PRESETS)}")
         _check_option_names(overrides)
-        return dataclasses.replace(PRESETS[preset], **overrides)
+        return _renamed_checked(preset, dataclasses.replace(PRESETS[preset], **overrides))
 
     def replace(self, **overrides: Any) -> RuleSet:
         """A copy with some fields changed (validated like any construction)."""
         _check_option_names(overrides)
-        return dataclasses.replace(self, **overrides)
+        return _renamed_checked(self.name, dataclasses.replace(self, **overrides))
 
     def differing_fields(self, other: RuleSet, skip: tuple[str, ...] = ()) -> list[str]:
         """The fields whose values differ from ``other``'s, in declaration order, but for
@@ -419,6 +419,20 @@ def _check_option_names(overrides: Mapping[str, Any]) -> None:
             f"unknown rule option(s) {', '.join(shown(k, 40) for k in unknown[:5])}{more}: "
             f"options are {', '.join(FIELD_NAMES)}"
         )
+
+
+def _renamed_checked(base: str, rules: RuleSet) -> RuleSet:
+    """``rules``, built from ``base``'s, unless they took another preset's name without being
+    that preset's rules: a header would call ``ono``'s options "custom rules based on
+    classic" (before, ``{"preset": "ono", "name": "classic"}`` was such a rule set)."""
+    if rules.name != base and rules.name in PRESETS and not rules.is_preset():
+        differ = PRESETS[rules.name].differing_fields(rules, skip=("name", "num_players"))
+        raise ValueError(
+            f"rules based on {shown(base, 40)} cannot take the name {rules.name!r}: that "
+            f"preset's rules differ in {', '.join(differ[:5])}{' and more' if len(differ) > 5 else ''}; "
+            f"allowed: the name {shown(base, 40)}, or a name that is not a preset's "
+            f"({', '.join(PRESETS)})")
+    return rules
 
 
 def read_yaml(path: str | Path, what: str) -> Any:

@@ -521,6 +521,16 @@ def test_headers_name_custom_rules_as_custom(tmp_path):
     custom = RuleSet.preset("ono", stacking=True)
     assert custom.title == "custom rules based on ono" and not custom.is_preset()
     assert RuleSet.preset("basic", name="mine").title == "mine rules"
+    # another preset's name on rules that are not that preset's is refused, every way in
+    # (before: ono's options named "classic" were headed "custom rules based on classic")
+    for make in (lambda: RuleSet.preset("ono", name="classic"),
+                 lambda: RuleSet.from_dict({"preset": "ono", "name": "classic"}),
+                 lambda: RuleSet.preset("ono").replace(name="classic")):
+        with pytest.raises(ValueError, match=r"rules based on 'ono' cannot take the name "
+                                             r"'classic': that preset's rules differ in "):
+            make()
+    basic_options = {k: v for k, v in RuleSet.preset("basic").to_dict().items() if k != "name"}
+    assert RuleSet.preset("classic", **basic_options, name="basic") == RuleSet.preset("basic")
     (tmp_path / "r.yaml").write_text("preset: basic\nhand_size: 5\n")
     out = io.StringIO()
     play_demo(str(tmp_path / "r.yaml"), 2, 1, seed=0, verbose=True, out=out)
