@@ -462,8 +462,10 @@ def observation_view(obs: np.ndarray, rules: RulesSpec, version: int = DEFAULT_O
 
 
 def observation_scale(rules: RulesSpec, version: int = DEFAULT_OBS_VERSION) -> np.ndarray:
-    """``(D,) float32``: a fixed divisor per observation entry that brings counts to about
-    [0, 1] (one-hot blocks, flags and the scaled scores are left as they are). Learned agents
+    """``(D,) float32``: a fixed divisor per observation entry: each count divided by a typical
+    size (a hand size by 10, a card type's copies by 2), so that most lie in [0, 1] and a large
+    hand reads above 1 (one-hot blocks, flags, the direction and the scaled scores are left
+    as they are). Learned agents
     divide by it before their network; saved models store it. Version 2's depends on the
     deck size only through ``stock_size``, which it divides by 108 at every table."""
     rules = _ruleset(rules)

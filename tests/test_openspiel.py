@@ -825,6 +825,14 @@ def test_a_player_out_of_range_is_refused_and_changes_no_seats_record():
             with pytest.raises(ValueError, match="allowed: a player 0 to 2"):
                 obs.set_from(state, player)
     assert state.information_state_string(2) == before
+    # the state's own strings (before: OpenSpiel's C++ check, "player < NumPlayers()")
+    for player in (-1, 3, True):
+        for method, what in (("information_state_string", "an information state string"),
+                             ("observation_string", "an observation string")):
+            with pytest.raises(ValueError, match=f"{what} of player {player!r}; allowed: a "
+                                                 f"player 0 to 2"):
+                getattr(state, method)(player)
+    assert state.observation_string() == state.observation_string(state.current_player())
     with pytest.raises(ValueError, match="an action's name of player 3"):
         state.action_to_string(3, 9)
     assert state.action_to_string(state.current_player(), 9) == "play R9"

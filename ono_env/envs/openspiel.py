@@ -539,6 +539,21 @@ class OnoState(pyspiel.State):
         obs = self.engine.observe(seat, version=game.observation_version)[0]
         return (obs / game.scale).tolist()
 
+    def information_state_string(self, player: int | None = None) -> str:
+        """OpenSpiel's, a ``player`` given checked first (:func:`_player_arg`): OpenSpiel's
+        own answered a player out of range with its C++ check's text."""
+        if player is None:
+            return super().information_state_string()
+        _player_arg(player, self.rules.num_players, "an information state string")
+        return super().information_state_string(player)
+
+    def observation_string(self, player: int | None = None) -> str:
+        """OpenSpiel's, a ``player`` given checked first, as :meth:`information_state_string`."""
+        if player is None:
+            return super().observation_string()
+        _player_arg(player, self.rules.num_players, "an observation string")
+        return super().observation_string(player)
+
     def legal_actions(self, player: int | None = None) -> list[int]:
         """OpenSpiel's ``legal_actions``, a ``player`` given checked first as the tensors'
         is (:func:`_player_arg`): OpenSpiel's own answered ``[]`` for a player the game
@@ -762,7 +777,8 @@ def _state_from_text(game: OnoGame, text: str) -> OnoState:
 
 class OnoObserver:
     """OpenSpiel's observer of the game: ``tensor`` is the seat's observation divided by
-    :func:`~ono_env.observation.observation_scale` (counts brought to about [0, 1], as the
+    :func:`~ono_env.observation.observation_scale` (each count divided by a typical size, a
+    hand size by 10, so that most lie in [0, 1] and a large hand reads above 1; as the
     project's learned agents see it: OpenSpiel's learners do not normalise their inputs);
     :func:`ono_env.observation.observation_view` names its parts. ``dict`` holds it whole
     as ``"observation"``. ``version``: the observation's layout (the game's
