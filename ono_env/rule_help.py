@@ -13,7 +13,8 @@ from ono_env.rules import FIELD_NAMES, PRESETS, RuleSet
 
 OPTION_HELP: dict[str, tuple[str, str]] = {
     "name": ('text of 1 to 80 printable characters',
-        'the preset it was made from; informational'),
+        "the preset it was made from, or a name of your own; another preset's name only on that "
+        "preset's options (`preset: ono` with `name: classic` is refused); informational"),
     "num_players": ('2 to 10',
         'players at the table'),
     "hand_size": ('1 to 100',
