@@ -49,6 +49,18 @@ def test_the_recipe_refuses_budgets_that_would_train_for_ever_or_not_at_all(kw):
         _recipe().train(**kw)
 
 
+@pytest.mark.parametrize("kw,message", [
+    (dict(frames=2_048, batch=300, minibatch=256), "allowed: a batch that is a multiple of"),
+    (dict(frames=2_048, batch=1_024, epochs=-1), "epochs=-1; allowed: 0"),
+    (dict(frames=2_048.0, batch=1_024), "frames=2048.0; allowed: a whole number"),
+    (dict(frames=2_048, batch=True), "batch=True; allowed: a whole number")])
+def test_the_recipe_refuses_a_budget_it_would_bend(kw, message):
+    """Before: a batch's remainder past its last whole minibatch sat out every epoch, and
+    negative epochs were read as 0, silently."""
+    with pytest.raises(ValueError, match=message):
+        _recipe().train(**kw)
+
+
 def test_the_recipe_command_refuses_bad_flags_in_one_line():
     import subprocess
     import sys
@@ -56,7 +68,9 @@ def test_the_recipe_command_refuses_bad_flags_in_one_line():
     for argv, message in [(["--frames", "-5"], "argument --frames: -5 is out of range"),
                           (["--batch", "4096", "--frames", "2048"],
                            "--batch 4,096 is more than --frames 2,048"),
-                          (["--episodes", "0"], "argument --episodes: 0 is out of range")]:
+                          (["--episodes", "0"], "argument --episodes: 0 is out of range"),
+                          (["--batch", "300"], "--batch 300; allowed: a multiple of the "
+                                               "minibatch, 256")]:
         proc = subprocess.run([sys.executable, str(RECIPE), *argv], capture_output=True,
                               text=True, timeout=120)
         assert proc.returncode == 2 and message in proc.stderr, proc.stderr

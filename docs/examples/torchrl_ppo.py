@@ -40,7 +40,10 @@ def make_env(rules: str = "basic", players: int = 2, opponents: str = "random", 
 
 def train(frames: int = 200_000, batch: int = 2_048, epochs: int = 4, minibatch: int = 256,
           lr: float = 3e-4, seed: int = 0, hidden: int = 128, opponents: str = "random"):
-    """Train; returns (policy, env, frames collected)."""
+    """Train; returns (policy, env, frames collected). The collector gathers whole batches,
+    so ``frames`` is rounded up to a multiple of ``batch`` (200,000 frames of 2,048: 200,704);
+    each epoch samples the batch in ``batch // minibatch`` minibatches, so ``batch`` is a
+    multiple of ``minibatch``; ``epochs=0`` collects without updating."""
     import torch
     from tensordict.nn import TensorDictModule
     from torch import nn
@@ -51,10 +54,19 @@ def train(frames: int = 200_000, batch: int = 2_048, epochs: int = 4, minibatch:
     from torchrl.objectives import ClipPPOLoss
     from torchrl.objectives.value import GAE
 
+    counts = {"frames": frames, "batch": batch, "epochs": epochs, "minibatch": minibatch}
+    for name, value in counts.items():
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise ValueError(f"{name}={value!r}; allowed: a whole number")
     if not 1 <= minibatch <= batch <= frames:   # TorchRL runs for ever on total_frames < 0,
         # and a batch under one minibatch would make no gradient step
         raise ValueError(f"frames={frames}, batch={batch}, minibatch={minibatch}; allowed: "
                          f"1 <= minibatch <= batch <= frames")
+    if batch % minibatch:   # before: the remainder of every batch sat out each epoch, silently
+        raise ValueError(f"batch={batch}, minibatch={minibatch}; allowed: a batch that is a "
+                         f"multiple of minibatch")
+    if epochs < 0:   # before: read as 0
+        raise ValueError(f"epochs={epochs}; allowed: 0 (collect only) or more")
     torch.manual_seed(seed)
     env = make_env(opponents=opponents, seed=seed)
     size = env.observation_spec["observation"].shape[-1]
@@ -99,8 +111,8 @@ def win_rate(actor, env, episodes: int = 200) -> float:
     import torch
     from torchrl.envs.utils import ExplorationType, set_exploration_type
 
-    if episodes < 1:
-        raise ValueError(f"episodes={episodes}; allowed: 1 or more")
+    if isinstance(episodes, bool) or not isinstance(episodes, int) or episodes < 1:
+        raise ValueError(f"episodes={episodes!r}; allowed: a whole number, 1 or more")
     wins = 0.0
     with torch.no_grad(), set_exploration_type(ExplorationType.DETERMINISTIC):
         for _ in range(episodes):
@@ -115,14 +127,16 @@ def main() -> None:
 
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--frames", type=bounded_int(256, 10**10), default=200_000,
-                    help="frames to train on (at least --batch)")
+                    help="frames to train on (at least --batch; rounded up to whole batches)")
     ap.add_argument("--batch", type=bounded_int(256, 10**7), default=2_048,
-                    help="frames per update (at least one minibatch of 256)")
+                    help="frames per update (a multiple of the minibatch, 256)")
     ap.add_argument("--episodes", type=bounded_int(1, 10**6), default=200,
                     help="games of the final evaluation")
     ap.add_argument("--opponents", default="random")
     ap.add_argument("--seed", type=bounded_int(0, MAX_SEED), default=0)
     args = ap.parse_args()
+    if args.batch % 256:
+        ap.error(f"--batch {args.batch:,}; allowed: a multiple of the minibatch, 256")
     if args.batch > args.frames:
         ap.error(f"--batch {args.batch:,} is more than --frames {args.frames:,}; allowed: at "
                  f"most --frames")
