@@ -110,6 +110,7 @@ from ono_env.checks import (
     is_int,
     nesting,
     printable,
+    shown,
     unique_keys,
     write_whole,
 )
@@ -702,7 +703,7 @@ def read_model_bytes(path: str | Path) -> tuple[bytes, str]:
     if not isinstance(path, (str, os.PathLike)):
         raise ValueError(f"a model path must be a str or a path; got {type(path).__name__}")
     path = Path(path)
-    where = repr(str(path))
+    where = shown(str(path), 240)   # a path is worth showing whole; a page of one is not
     try:   # a name too long for the system: its OSError (is_dir passes ENAMETOOLONG on)
         if path.is_dir():
             raise ValueError(f"cannot read model file {where}: it is a folder")

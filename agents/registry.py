@@ -28,7 +28,7 @@ from ono_env.agents.base import Agent, RandomAgent, check_actions, observation_v
 from ono_env.agents.learned import LearnedAgent, check_compatible, load_agent, shipped_models
 from ono_env.agents.rule_based import RULE_BASED
 from ono_env.agents.search import SEARCH_AGENTS
-from ono_env.checks import check_bool
+from ono_env.checks import check_bool, shown
 from ono_env.observation import observation_size
 from ono_env.rules import RuleSet, resolve_rules
 
@@ -143,7 +143,7 @@ def _hint(spec: str) -> str:
     the search agents take), or the closest name (``difflib``), case and ``_``/``-`` aside."""
     base, colon, arg = spec.partition(":")
     if colon and base in _REGISTRY:
-        return f" ({base!r} takes no ':'; only the search agents take name:N or name:<T>ms)"
+        return f" ({shown(base, 80)} takes no ':'; only the search agents take name:N or name:<T>ms)"
     if spec.lower().endswith((".zip", ".safetensors")):   # X.SAFETENSORS: not read as a file
         return " (a model file's name ends in .safetensors or .zip, in lower case)"
     names = [*_REGISTRY, *SEARCH_AGENTS]
@@ -179,7 +179,7 @@ def make_agent(spec: Any, rules: Any = None) -> Agent:
         if base in SEARCH_AGENTS and spec not in _REGISTRY:   # name, name:N or name:<T>ms
             return SEARCH_AGENTS[base](rules, arg if colon else None)
         if spec not in _REGISTRY:
-            raise ValueError(f"unknown agent {spec!r}{_hint(spec)}: known agents are "
+            raise ValueError(f"unknown agent {shown(spec, 80)}{_hint(spec)}: known agents are "
                              f"{', '.join(agent_names())}, "
                              f"the search agents {', '.join(SEARCH_AGENTS)} (also as name:N or "
                              f"name:<T>ms), "

@@ -108,7 +108,7 @@ import numpy as np
 from ono_env import _engine as E
 from ono_env import cards as C
 from ono_env.agents.base import observation_version
-from ono_env.checks import check_rng, check_rows, is_real
+from ono_env.checks import check_rng, check_rows, is_real, shown
 from ono_env.game import VecGame, kernel_entry
 from ono_env.observation import OBS_V2_SIZE, observation_size
 from ono_env.rules import resolve_rules
@@ -623,7 +623,7 @@ def _budget(name: str, arg: str | None) -> tuple[int, float | None]:
     of its default worlds, scaled to the worlds sampled)."""
     if arg is None:
         return (DEFAULT_ITERATIONS if name.startswith("ismcts") else DEFAULT_WORLDS), None
-    spec = repr(f"{name}:{arg}")
+    spec = shown(f"{name}:{arg}", 80)
     if arg.endswith("ms"):
         # ASCII digits only, as written in the docs: float() would also take "1e1", " 20 ",
         # "1_0" and other scripts' digits

@@ -135,6 +135,34 @@ def test_bad_agent_or_player_count_is_one_line():
     assert len(proc.stderr.strip().splitlines()) == 1
 
 
+@pytest.mark.parametrize("agent, start", [
+    ("x" * 5_000, "unknown agent 'xxx"), ("pimc:" + "x" * 5_000, "agent 'pimc:xxx"),
+    ("pimc:" + "9" * 5_000, "agent 'pimc:999"), ("x" * 5_000 + ".safetensors",
+                                                  "cannot read model file 'xxx")])
+def test_a_long_agent_name_is_shown_cut(agent, start):
+    """Before: the unknown name, the search budget and the model path were echoed whole (a
+    100,000-character name made a 100,000-character line)."""
+    proc = subprocess.run([sys.executable, "-m", "ono_env.apps.play", agent, "--rules", "basic"],
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 2 and proc.stderr.startswith(f"ono-play: error: {start}"), \
+        proc.stderr[:300]
+    assert len(proc.stderr) < 1_000 and "..." in proc.stderr
+
+
+@pytest.mark.parametrize("stream", ["stdin", "stdout"])
+def test_a_closed_standard_stream_is_one_line(stream):
+    """Before: a closed stdout was an AttributeError's text, and a closed stdin a game dealt
+    and played up to your first move, then input()'s RuntimeError."""
+    code = (f"import sys; sys.{stream} = None; from ono_env.apps.play import main; "
+            f"sys.exit(main(['greedy', '--seed', '1']))")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          timeout=300)
+    name = {"stdin": "input", "stdout": "output"}[stream]
+    assert proc.returncode == 2
+    assert proc.stderr.startswith(f"ono-play: error: standard {name} is closed"), proc.stderr
+    assert len(proc.stderr.strip().splitlines()) == 1
+
+
 # ---- what each move changed at the table ---------------------------------------------------
 def _give(d: dict, seat: int, card: str) -> None:
     """Move one ``card`` into ``seat``'s hand from the stock or another hand, giving one of the
