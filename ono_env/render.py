@@ -85,13 +85,14 @@ def describe_action(player: int, action: int) -> str:
     return f"P{player}: {C.action_name(action)}"
 
 
-def _plural(n: int, word: str) -> str:
+def plural(n: int, word: str) -> str:
+    """``n`` and ``word``, an s added but for one: "1 agent", "2 agents"."""
     return f"{n} {word}" if n == 1 else f"{n} {word}s"
 
 
 def cards_text(n: int) -> str:
     """``"1 card"``, ``"0 cards"``, ``"5 cards"``."""
-    return _plural(n, "card")
+    return plural(n, "card")
 
 
 def option_hint(action: int, d: dict, legal: Sequence[int] = ()) -> str:

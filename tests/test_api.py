@@ -5,6 +5,7 @@ from __future__ import annotations
 import io
 import json
 import os
+import re
 from pathlib import Path
 
 import numpy as np
@@ -511,6 +512,15 @@ def test_demo_is_seeded_and_prints_a_summary():
     assert "play " in a.getvalue()
     # what each move did, as ono-play says it (before: the moves alone)
     assert "deals; the first card is" in a.getvalue() and "draws 1 card" in a.getvalue()
+    # every game's last round is said as ono-play says it (before: left out)
+    assert a.getvalue().count("--- round 1 won by P") == 2
+    one = io.StringIO()
+    play_demo("classic", 2, 1, seed=3, verbose=True, out=one)
+    rounds = re.findall(r"^--- round (\d+) won by P\d", one.getvalue(), re.M)
+    assert [int(r) for r in rounds] == list(range(1, len(rounds) + 1)) and len(rounds) > 1
+    last = one.getvalue().split("--- round")[-1]
+    assert "game over" in last and "P0 deals" not in last and "P1 deals" not in last
+    assert one.getvalue().splitlines()[-1].startswith("summary: 1 game of classic rules")
 
 
 def test_headers_name_custom_rules_as_custom(tmp_path):
@@ -536,7 +546,7 @@ def test_headers_name_custom_rules_as_custom(tmp_path):
     play_demo(str(tmp_path / "r.yaml"), 2, 1, seed=0, verbose=True, out=out)
     lines = out.getvalue().splitlines()
     assert lines[0].startswith("=== game 1 (custom rules based on basic, 2 players")
-    assert lines[-1].startswith("summary: 1 games of custom rules based on basic with 2")
+    assert lines[-1].startswith("summary: 1 game of custom rules based on basic with 2")
     res = run_arena(["greedy", "random"], RuleSet.preset("basic", hand_size=5, num_players=2),
                     num_games=2, rating=False)
     assert res.format_table().splitlines()[0].startswith("custom rules based on basic, 2 players")

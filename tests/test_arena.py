@@ -221,7 +221,7 @@ def test_a_label_with_dollars_is_drawn_as_written(tmp_path, capsys, others):
     (["greedy", "random", "--players", " 2"], "--players: ' 2' is not a whole number"),
     (["greedy", "random", "--players", "2", "--seed", "1__0"], "--seed: '1__0' is not a whole number"),
     (["greedy", "random", "--players", "2", "--seed", "\uff15"], "is not a whole number"),
-    (["greedy", "--players", "2"], "1 agents for 2 players"),
+    (["greedy", "--players", "2"], "1 agent for 2 players"),
     # an empty path is not the current folder (before: 'wrote 3 replays to .')
     (["greedy", "random", "--players", "2", "--record", "3", ""], "DIR is empty"),
     (["greedy", "random", "--rules", "nosuch"], "nosuch"),

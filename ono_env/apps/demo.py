@@ -21,6 +21,7 @@ from ono_env.positions import game_winners
 from ono_env.render import (
     deal_events,
     describe_action,
+    plural,
     render_text,
     round_end_events,
     table_events,
@@ -69,8 +70,10 @@ def play_demo(rules: str, players: int | None, games: int, seed: int, verbose: b
                 print(describe_action(player, int(action[0])), file=out)
                 for event in table_events(before, after, player, int(action[0])):
                     print(f"  {event}", file=out)
-                ended = round_end_events(before, after)   # and the next round's deal
-                if ended and not game.finished[0]:
+                # the round's end, the game's last too (before: the last was left out),
+                # and the next round's deal
+                ended = round_end_events(before, after)
+                if ended:
                     print(f"--- {ended[0]}", file=out)
                     for event in ended[1:]:
                         print(f"  {event}", file=out)
@@ -81,7 +84,7 @@ def play_demo(rules: str, players: int | None, games: int, seed: int, verbose: b
         wins["+".join(f"P{q}" for q in won) if won else "truncated"] += 1
         lengths.append(d["decisions"])
     summary = ", ".join(f"{k} {v}" for k, v in sorted(wins.items()))
-    print(f"summary: {games} games of {game.rules.title} with {players} random "
+    print(f"summary: {plural(games, 'game')} of {game.rules.title} with {players} random "
           f"players; wins: {summary}; "
           f"mean length {np.mean(lengths):.1f} decisions", file=out)
     return wins

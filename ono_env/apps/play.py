@@ -170,7 +170,8 @@ def play(agents: Sequence[str], rules="basic", num_players: int | None = None, s
     rules = resolve_rules(rules, **overrides)
     n = rules.num_players
     if len(agents) != n - 1:
-        raise ValueError(f"{len(agents)} agents for {n} players: give {n - 1} (one per other seat)")
+        raise ValueError(f"{render.plural(len(agents), 'agent')} for {n} players: give {n - 1} "
+                         f"(one per other seat)")
     seat = check_int("seat", seat, 0, n - 1)
     seed = check_seed("seed", seed)
     if replay_path is not None:     # refuse a path it cannot write before the game, not after
@@ -273,6 +274,13 @@ def main(argv: Sequence[str] | None = None) -> int:
                     help="write the finished game to FILE as a replay (JSON; ono-web shows it)")
 
     def body(args) -> int:
+        # a closed stream is None in Python (before: an AttributeError's text for stdout, and
+        # for stdin a game dealt and played up to the first question)
+        for stream, name, why in ((sys.stdin, "input", "your moves are read from it"),
+                                  (sys.stdout, "output", "the game is shown on it")):
+            if stream is None:
+                raise ValueError(f"standard {name} is closed ({why}); allowed: a terminal, "
+                                 f"a file or a pipe")
         try:
             play(args.agents or ["greedy"], args.rules, args.players, args.seat, args.seed,
                  args.round, ansi=not args.no_color and sys.stdout.isatty(),

@@ -114,6 +114,7 @@ from ono_env.checks import check_bool, check_int, check_seed
 from ono_env.game import MAX_DECISIONS, VecGame, check_game_memory
 from ono_env.game import MAX_GAMES as MAX_BATCH
 from ono_env.observation import OBS_VERSIONS
+from ono_env.render import plural
 from ono_env.replay import Replay
 from ono_env.rules import MAX_PLAYERS, MIN_PLAYERS, RuleSet, resolve_rules
 
@@ -148,7 +149,7 @@ def _labels(specs: Sequence[Any]) -> list[str]:
 def check_seats_filled(n_agents: int, num_players: int) -> None:
     """One ``ValueError`` where ``n_agents`` entrants cannot fill ``num_players`` seats."""
     if n_agents < num_players:
-        raise ValueError(f"{n_agents} agents for {num_players} players: give at least "
+        raise ValueError(f"{plural(n_agents, 'agent')} for {num_players} players: give at least "
                          f"{num_players} (repeat a name to seat it more than once)")
 
 
