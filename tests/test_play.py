@@ -95,6 +95,25 @@ def test_digits_of_other_scripts_are_an_unknown_entry_not_pythons_message(text):
         parse_choice(text, [5, 66])
 
 
+@pytest.mark.parametrize("text, said", [("1234567", "1234567"), ("-99999999", "-99999999"),
+                                        ("9" * 5_000, "9" * 17 + "...")])
+def test_a_long_number_is_out_of_the_list_like_a_short_one(text, said):
+    """Before: 7 digits or more were an "unknown entry", 6 or fewer out of the list."""
+    with pytest.raises(ValueError, match=f"^{re.escape(said)} is not one of the listed "
+                                         r"numbers \(1 to 2\)$"):
+        parse_choice(text, [5, 66])
+    assert parse_choice("0" * 30 + "2", [5, 66]) == 66   # leading zeros, as in "02"
+
+
+def test_quit_help_and_moves_read_spaces_alike():
+    """Before: "\u3000quit" quit (str.strip takes U+3000) while "\u3000draw" was refused."""
+    out = io.StringIO()
+    answers = iter(["\u3000quit", "quit"])
+    with pytest.raises(Quit):
+        play(["random"], "basic", seed=0, read=lambda p: next(answers), out=out)
+    assert "not accepted: unknown entry " + repr("\u3000quit") in out.getvalue()
+
+
 def test_quit_and_end_of_input_abandon_the_game():
     with pytest.raises(Quit):
         play(["random"], "basic", seed=0, read=lambda p: "quit", out=io.StringIO())

@@ -75,10 +75,14 @@ def parse_choice(text: str, legal: Sequence[int]) -> int:
     if not t:
         raise ValueError("empty entry: type a number from the list, an action or a card name "
                          "(help lists them)")
-    if re.fullmatch(r"-?[0-9]{1,6}", t):   # ASCII digits: isdigit() also takes '²' and '①'
-        k = int(t)
-        if not 1 <= k <= len(legal):
-            raise ValueError(f"{k} is not one of the listed numbers (1 to {len(legal)})")
+    if re.fullmatch(r"-?[0-9]+", t):   # ASCII digits: isdigit() also takes '²' and '①'
+        # at most 6 digits read as a number (int() of a page of digits is slow or refused);
+        # a longer one is named cut, and out of the list all the same (before: 7 digits or
+        # more were an "unknown entry")
+        k = int(t) if len(t.lstrip("-").lstrip("0")) <= 6 else None
+        if k is None or not 1 <= k <= len(legal):
+            said = str(k) if k is not None else t if len(t) <= 20 else t[:17] + "..."
+            raise ValueError(f"{said} is not one of the listed numbers (1 to {len(legal)})")
         return legal[k - 1]
     a = -1
     for form in (t, f"play {t}"):     # "W+4 G" is "play W+4 G"
@@ -119,7 +123,9 @@ def ask_human(legal: Sequence[int], read: Callable[[str], str], out: TextIO,
             text = read("your move (number, action or card; help): ")
         except EOFError:
             raise Quit("input ended") from None
-        word = text.strip().lower()
+        # ASCII spaces only, as parse_choice reads a move (before: "\u3000quit" quit while
+        # "\u3000draw" was refused)
+        word = text.strip(string.whitespace).lower()
         if word in ("quit", "exit", "q"):
             raise Quit("quit")
         if word in ("help", "h", "?"):
