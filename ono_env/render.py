@@ -101,11 +101,13 @@ def option_hint(action: int, d: dict, legal: Sequence[int] = ()) -> str:
     name = C.action_name(action)
     r = d["rules"]
     p, prev, n = d["current_player"], d.get("previous_player"), len(d["hands"])
-    if name == "catch":
+    if name == "catch":   # what a catch does too (before: only what a false one costs)
+        caught = (f"P{prev} draws {r['ono_penalty_cards']}" if r["ono_penalty"] == "draw"
+                  else f"you swap hands with P{prev}")
         if r["false_catch_penalty"]:
-            return (f"accuse P{prev} of not calling ONO!; if P{prev} holds more than one card "
-                    f"you draw {r['false_catch_penalty']}")
-        return f"P{prev} did not call ONO!: catch them"
+            return (f"accuse P{prev} of not calling ONO!: caught, {caught}; if P{prev} holds "
+                    f"more than one card you draw {r['false_catch_penalty']}")
+        return f"P{prev} did not call ONO!: catch them ({caught})"
     if name == "call":
         return "call ONO! before you play your second-to-last card"
     if name == "challenge":
@@ -119,6 +121,13 @@ def option_hint(action: int, d: dict, legal: Sequence[int] = ()) -> str:
         hand_plays = any(C.action_name(a).startswith("play") for a in legal)
         return ("draw until you can play" if r["draw_until_playable"] and not hand_plays
                 else "draw a card")
+    if name.startswith("play W+4") and r["wild_draw_four_restricted"] and r["challenge"]:
+        colour = d["color"]   # a bluff: the engine's test (before: listed with no word)
+        if colour in C.COLORS and any(c[0] == colour and not c.startswith("W")
+                                      for c in d["hands"][p]):
+            word = C.COLOR_WORDS[C.COLORS.index(colour)]
+            return f"a bluff: you hold a {word} card; if challenged you draw the 4 instead"
+        return ""
     if name.startswith("target"):
         q = (p + int(name.split(" ")[1])) % n
         return f"swap hands with P{q} ({cards_text(len(d['hands'][q]))})"

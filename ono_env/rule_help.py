@@ -142,7 +142,8 @@ def describe_rules(rules: RuleSet) -> list[str]:
     out.append(f"Rules: {r.name} ({preset_summary(r)}). {r.num_players} players, "
                f"{r.hand_size} cards each.")
     numbers = "0-5" if r.short_deck else "0-9"
-    wilds = [f"{r.wild_cards} Wild"]
+    # the kinds the deck holds (before: "0 Wild" in a deck without plain Wilds)
+    wilds = [f"{r.wild_cards} Wild"] if r.wild_cards else []
     if r.wild_draw_four_cards:
         wilds.append(f"{r.wild_draw_four_cards} Wild Draw Four")
     if r.wild_shuffle_hands_cards:
@@ -150,9 +151,10 @@ def describe_rules(rules: RuleSet) -> list[str]:
     if r.wild_customizable_cards:
         wilds.append(f"{r.wild_customizable_cards} Wild Customizable")
     out.append(f"The deck: {r.deck_size} cards; numbers {numbers}, Skip, Reverse and Draw Two in "
-               f"red, yellow, green and blue; {', '.join(wilds)}.")
-    out.append("On your turn play a card that matches the top card's colour, number or symbol, "
-               "or a Wild (it names the colour). The first to empty their hand wins the round.")
+               f"red, yellow, green and blue; {', '.join(wilds) or 'no Wild cards'}.")
+    out.append("On your turn play a card that matches the top card's colour, number or symbol"
+               + (", or a Wild (it names the colour)" if wilds else "")
+               + ". The first to empty their hand wins the round.")
     if r.voluntary_draw:
         draw = "You may draw instead of playing, even when you could play."
     else:
@@ -174,14 +176,19 @@ def describe_rules(rules: RuleSet) -> list[str]:
     if r.num_players == 2:
         out.append("With two players a Reverse acts as a Skip." if r.reverse_skips_with_two_players
                    else "With two players a Reverse only turns the direction (no skip).")
-    if r.stacking:
+    # Wild Draw Four named only where the deck holds it (before: in every deck)
+    if r.stacking and r.wild_draw_four_cards:
         out.append("Draw Two and Wild Draw Four stack: the player who must draw may add a Draw "
                    "Two on a Draw Two, or a Wild Draw Four on either (never a Draw Two on a Wild "
                    "Draw Four), passing the running total on; or accept it: draw it all and lose "
                    "the turn.")
+    elif r.stacking:
+        out.append("Draw Twos stack: the player who must draw may add a Draw Two, passing the "
+                   "running total on; or accept it: draw it all and lose the turn.")
     else:
-        out.append("Draw Two: the next player draws 2 and loses the turn. Wild Draw Four: the "
-                   "next player draws 4 and loses the turn.")
+        out.append("Draw Two: the next player draws 2 and loses the turn."
+                   + (" Wild Draw Four: the next player draws 4 and loses the turn."
+                      if r.wild_draw_four_cards else ""))
     if r.wild_draw_four_cards:
         if r.wild_draw_four_restricted:
             w4 = "A Wild Draw Four may only be played without a card of the current colour."
@@ -205,7 +212,7 @@ def describe_rules(rules: RuleSet) -> list[str]:
             out.append(f"A false accusation (catch when the previous player holds more than one "
                        f"card) costs the accuser {r.false_catch_penalty} cards.")
         else:
-            out.append("catch is offered only when it succeeds.")
+            out.append("A catch is offered only when it succeeds.")
     if r.wild_shuffle_hands_cards:
         out.append("Wild Shuffle Hands: every hand is gathered, shuffled and dealt out again, "
                    "then its player names the colour.")
@@ -238,6 +245,10 @@ def describe_rules(rules: RuleSet) -> list[str]:
     four = {"return": "is shuffled back and another card turned",
             "flip_again": "is ignored: another card is turned onto it"}[
         r.first_card_wild_draw_four]
-    out.append(f"The first card turned up: a Skip, Reverse or Draw Two {first}; a Wild {wild}; "
-               f"a Wild Draw Four {four}.")
+    kinds = [f"a Skip, Reverse or Draw Two {first}"]
+    if r.wild_cards or r.wild_shuffle_hands_cards or r.wild_customizable_cards:
+        kinds.append(f"a Wild {wild}")
+    if r.wild_draw_four_cards:
+        kinds.append(f"a Wild Draw Four {four}")
+    out.append(f"The first card turned up: {'; '.join(kinds)}.")
     return out

@@ -341,8 +341,8 @@ def test_a_terminal_session_under_ono_announces_skips_false_catches_and_swaps():
     assert "commands:" in text and "card codes:" in text and "W+4" in text   # help
     assert "Rules: ono" in text and "costs the accuser 4 cards" in text      # rules
     assert re.search(r"^\s+1\s+play \w", text, re.M)                          # numbered 1..n
-    assert re.search(r"catch   \(accuse P\d of not calling ONO!; if P\d holds more than one "
-                     r"card you draw 4\)", text)
+    assert re.search(r"catch   \(accuse P(\d) of not calling ONO!: caught, you swap hands "
+                     r"with P\1; if P\1 holds more than one card you draw 4\)", text)
     who = r"(P\d|you)"
     assert re.search(rf"^  {who} (is|are) skipped", text, re.M)
     assert re.search(r"^  false accusation: you draw 4 cards", text, re.M)       # your own: "you"
@@ -519,6 +519,45 @@ def test_the_draw_options_hint_says_what_draw_until_playable_does_with_a_playabl
     text = " ".join(describe_rules(RuleSet.preset("ono", draw_until_playable=True)))
     assert ("Holding no playable card you draw until you get one; holding one, you draw one "
             "card.") in text
+    # a kind of card the deck lacks is not named (before: "0 Wild", and Wild Draw Four's
+    # draw, stacking and first-card rules in a deck without one)
+    for preset in ("basic", "stacking", "classic"):
+        rules = RuleSet.preset(preset, wild_cards=0, wild_draw_four_cards=0)
+        lines = describe_rules(rules)
+        text = " ".join(lines)
+        assert "Wild Draw Four" not in text and "0 Wild" not in text and "a Wild " not in text
+        assert "no Wild cards." in text and "or a Wild" not in text
+        assert ("Draw Twos stack" in text) == rules.stacking
+    text = " ".join(describe_rules(RuleSet.preset("stacking")))
+    assert "A catch is offered only when it succeeds." in text and "Wild Draw Four stack" in text
+
+
+def test_a_wild_draw_four_bluff_is_said_as_the_engine_judges_it():
+    """Before: under classic a Wild Draw Four played against the rule was listed with no word."""
+    from ono_env.cards import action_name
+    from ono_env.game import VecGame
+    from ono_env.render import option_hint
+
+    g = VecGame("classic", 1, seed=2, num_players=3)
+    rng = np.random.default_rng(2)
+    seen = set()
+    while len(seen) < 2 and not g.finished[0]:
+        legal = [int(a) for a in np.flatnonzero(g.legal_mask()[0])]
+        d = g.to_dict(0)
+        fours = [a for a in legal if action_name(a).startswith("play W+4")]
+        if fours:
+            hint = option_hint(fours[0], d, legal)
+            probe = VecGame.from_dict(d)
+            probe.step(np.array([fours[0]]))
+            bluff = probe.to_dict(0)["wild_draw_four_bluff"]
+            assert hint.startswith("a bluff: you hold a ") == bluff and (bluff or hint == "")
+            assert not bluff or hint.endswith("card; if challenged you draw the 4 instead")
+            seen.add(bluff)
+        g.step(np.array([rng.choice(legal)]))
+    assert seen == {True, False}
+    # where no challenge is allowed there is no bluff to name
+    d["rules"] = {**d["rules"], "challenge": False}
+    assert option_hint(fours[0], d, legal) == ""
 
 
 def test_a_human_challenger_is_shown_the_accused_hand():
