@@ -483,6 +483,27 @@ def test_a_run_that_fails_late_keeps_the_pairings_that_finished(in_data, tmp_pat
     assert sorted(q.name for q in done.iterdir()) == ["card.json", "card.md"]
 
 
+def test_an_exploiters_folder_is_held_while_it_is_measured(tmp_path, monkeypatch):
+    """Before: train() let the folder go as it ended, and a second run could start in it
+    during the measurement and replace the model that exploit.json names."""
+    import ono_env.train.exploit as X
+    from ono_env.train.run import lock_run_dir
+
+    real = X.play_pairing
+    tried = []
+
+    def measured(*args, **kwargs):
+        with pytest.raises(ValueError, match=r"a run is training in .* now"):
+            lock_run_dir(tmp_path / "x")
+        tried.append(True)
+        return real(*args, **kwargs)
+    monkeypatch.setattr(X, "play_pairing", measured)
+    X.exploit("greedy", steps=X.rollout_steps("basic", 2), deals=2, threads=1,
+              run_dir=tmp_path / "x")
+    assert tried and (tmp_path / "x" / "exploit.json").is_file()
+    lock_run_dir(tmp_path / "x").close()   # and let go at the end
+
+
 def test_an_exploiter_whose_measurement_fails_keeps_its_training(tmp_path, monkeypatch):
     # before: the error alone; the trained model was there but nothing said so, and no
     # exploit.json recorded the training
