@@ -703,7 +703,9 @@ def read_model_bytes(path: str | Path) -> tuple[bytes, str]:
     if not isinstance(path, (str, os.PathLike)):
         raise ValueError(f"a model path must be a str or a path; got {type(path).__name__}")
     path = Path(path)
-    where = shown(str(path), 240)   # a path is worth showing whole; a page of one is not
+    # a path the system could open is shown whole (PATH_MAX is 4,096 bytes); a page of one
+    # is not (before: echoed whole, 100,000 characters of it)
+    where = shown(str(path), 4_200)
     try:   # a name too long for the system: its OSError (is_dir passes ENAMETOOLONG on)
         if path.is_dir():
             raise ValueError(f"cannot read model file {where}: it is a folder")

@@ -156,7 +156,7 @@ def test_bad_agent_or_player_count_is_one_line():
 
 @pytest.mark.parametrize("agent, start", [
     ("x" * 5_000, "unknown agent 'xxx"), ("pimc:" + "x" * 5_000, "agent 'pimc:xxx"),
-    ("pimc:" + "9" * 5_000, "agent 'pimc:999"), ("x" * 5_000 + ".safetensors",
+    ("pimc:" + "9" * 5_000, "agent 'pimc:999"), ("x" * 50_000 + ".safetensors",
                                                   "cannot read model file 'xxx")])
 def test_a_long_agent_name_is_shown_cut(agent, start):
     """Before: the unknown name, the search budget and the model path were echoed whole (a
@@ -165,7 +165,7 @@ def test_a_long_agent_name_is_shown_cut(agent, start):
                           capture_output=True, text=True, timeout=300)
     assert proc.returncode == 2 and proc.stderr.startswith(f"ono-play: error: {start}"), \
         proc.stderr[:300]
-    assert len(proc.stderr) < 1_000 and "..." in proc.stderr
+    assert len(proc.stderr) < 5_000 and "..." in proc.stderr
 
 
 @pytest.mark.parametrize("stream", ["stdin", "stdout"])
