@@ -483,6 +483,50 @@ def test_the_old_seat_keyword_points_to_learner_seat_and_a_seed_to_reset():
             make()
 
 
+def test_an_argument_no_env_takes_is_named_with_the_env_own_and_the_rule_options():
+    """Before: "unknown rule option(s) 'opponent'" listing the rule options alone, and
+    make_vec's max_episode_steps was one too."""
+    import gymnasium
+
+    from ono_env.envs.gym_vector import OnoVectorEnv
+    for make, env, own in (
+            (lambda: OnoEnv("basic", skip_force=True), "OnoEnv", "learner_seat"),
+            (lambda: OnoVectorEnv(2, "basic", skip_force=True), "OnoVectorEnv", "render_mode"),
+            (lambda: OnoVecEnv("basic", num_envs=2, skip_force=True), "OnoVecEnv", "seed"),
+            (lambda: ono_v0.env(rules="basic", skip_force=True), "ono_v0's env", "reward")):
+        with pytest.raises(ValueError, match=rf"^{env}: unknown argument\(s\) 'skip_force' "
+                                             rf"\(did you mean 'skip_forced'\?\); allowed: its own "
+                                             rf"\((num_envs, )?rules, .*{own}.*\) and the rule options "
+                                             rf"\(name, .*target_score\)$"):
+            make()
+    with pytest.raises(ValueError, match=r"^max_episode_steps=5: OnoVectorEnv ends a game that "
+                                         r"reaches max_decisions decisions \(truncated\); give "
+                                         r"max_decisions$"):
+        gymnasium.make_vec("ono_env/Ono-v0", num_envs=2, vectorization_mode="vector_entry_point",
+                           max_episode_steps=5)
+    with pytest.raises(ValueError, match=r"^OnoEnv: unknown argument\(s\) 'opponent' \(did you "
+                                         r"mean 'opponents'\?\)"):
+        OnoEnv("basic", opponent="greedy")
+    assert OnoEnv("basic", stacking=True).rules.stacking   # a rule option still passes
+
+
+def test_sb3_make_vec_env_builds_the_gymnasium_env():
+    """Before: make_vec_env asked for render_mode='rgb_array', got a ValueError and ended;
+    it makes the env without a render mode only on a TypeError."""
+    from stable_baselines3.common.env_util import make_vec_env
+
+    from ono_env.envs.gym_env import RenderModeError
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")   # Gymnasium's warning of a mode not in render_modes
+        vec = make_vec_env("ono_env/Ono-v0", n_envs=2, seed=0,
+                           env_kwargs=dict(rules="basic", num_players=2))
+    assert vec.reset().shape == (2, 241) and vec.get_attr("render_mode") == [None, None]
+    with pytest.raises(RenderModeError, match=r"render_mode='rgb_array'; allowed: None \| human "
+                                              r"\| ansi") as err:
+        OnoEnv("basic", render_mode="rgb_array")
+    assert isinstance(err.value, ValueError) and isinstance(err.value, TypeError)
+
+
 def test_sb3_reset_infos_name_each_new_episodes_learner_seat():
     env = OnoVecEnv("basic", num_envs=16, num_players=4, seed=0)
     env.reset()

@@ -68,6 +68,13 @@ from ono_env.rules import resolve_rules
 ENV_ID = "ono_env/Ono-v0"
 
 
+class RenderModeError(ValueError, TypeError):
+    """A ``render_mode`` the env does not draw. A ``ValueError`` as every bad value is, and a
+    ``TypeError`` too: Stable-Baselines3's ``make_vec_env`` (and RL Zoo through it) asks
+    ``gymnasium.make`` for ``render_mode="rgb_array"`` first and makes the env without one
+    only where that raises ``TypeError`` (before: its ``ValueError`` ended ``make_vec_env``)."""
+
+
 class OnoEnv(gym.Env):
     # render_fps: Gymnasium's checker asks for it with any render mode; the text is drawn
     # once a step, whatever the rate
@@ -88,14 +95,15 @@ class OnoEnv(gym.Env):
         observation_version: int = 1,
         **rule_overrides: Any,
     ) -> None:
-        check_rule_overrides(rule_overrides, "OnoEnv")
+        check_rule_overrides(rule_overrides, "OnoEnv", OnoEnv.__init__)
         if num_players is not None:
             rule_overrides["num_players"] = num_players
         self.rules = resolve_rules(rules, **rule_overrides)
         self._learner_seat = check_learner_seat(learner_seat, self.rules.num_players)
         check_choice("illegal_action", illegal_action, ("lose", "raise"))
-        if render_mode is not None:
-            check_choice("render_mode", render_mode, self.metadata["render_modes"])
+        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
+            raise RenderModeError(f"render_mode={render_mode!r:.40}; allowed: None | "
+                                  f"{' | '.join(self.metadata['render_modes'])}")
         self.render_mode = render_mode
         self.illegal_action = illegal_action
         self.game = VecGame(self.rules, 1, seed=None, max_decisions=max_decisions,

@@ -75,7 +75,7 @@ class OnoVectorEnv(gym.vector.VectorEnv):
             raise ValueError(f"render_mode={render_mode!r:.40}; allowed: None (OnoVectorEnv does "
                              f"not render; the single env does: gymnasium.make, or make_vec's "
                              f"'sync' mode)")
-        check_rule_overrides(rule_overrides, "OnoVectorEnv")
+        check_rule_overrides(rule_overrides, "OnoVectorEnv", OnoVectorEnv.__init__)
         if num_players is not None:
             rule_overrides["num_players"] = num_players
         self.batch = LearnerBatch(rules, num_envs, opponents, None, learner_seat,

@@ -107,7 +107,7 @@ class raw_env(AECEnv):
         **rule_overrides: Any,
     ) -> None:
         super().__init__()
-        check_rule_overrides(rule_overrides, "ono_v0's env", learner=False)
+        check_rule_overrides(rule_overrides, "ono_v0's env", raw_env.__init__, learner=False)
         if num_players is not None:
             rule_overrides["num_players"] = num_players
         self.rules = resolve_rules(rules, **rule_overrides)

@@ -22,9 +22,9 @@ import numpy as np
 from ono_env.agents.base import Agent
 from ono_env.agents.driver import AgentDriver
 from ono_env.agents.registry import make_agent
-from ono_env.checks import is_real
+from ono_env.checks import is_real, shown
 from ono_env.game import VecGame
-from ono_env.rules import RuleSet, resolve_rules
+from ono_env.rules import FIELD_NAMES, RuleSet, resolve_rules
 
 
 def _is_agent(spec: Any) -> bool:
@@ -168,17 +168,40 @@ _SPECS = ("an agent (a name, a saved model's path or an object with act) for eve
           "a dict / OpponentPool of agents and weights (drawn per game)")
 
 
-def check_rule_overrides(overrides: Mapping[str, Any], env: str, learner: bool = True) -> None:
+def check_rule_overrides(overrides: Mapping[str, Any], env: str, init: Callable[..., Any],
+                         learner: bool = True) -> None:
     """The keyword arguments an environment passes on to the rules as options: one that names
     an environment's setting rather than a rule option (``seed``; ``seat`` where the env has
-    a ``learner``) is refused with where that setting goes, before the rules' own "unknown
-    rule option" (or, in ``OnoVectorEnv``, a ``TypeError`` for ``seed``)."""
+    a ``learner``; ``max_episode_steps``, which ``gymnasium.make_vec`` hands to the vector
+    entry point) is refused with where that setting goes, and any other that is no rule
+    option with the names the environment takes: its own (``init``'s parameters) and the
+    rule options (before: the rule options alone, as if ``opponent=`` had been meant as
+    one)."""
     if "seed" in overrides:
         raise ValueError(f"seed={overrides['seed']!r:.40}: {env} takes its seed in "
                          f"reset(seed=...), as Gymnasium's and PettingZoo's environments do")
     if learner and "seat" in overrides:
         raise ValueError(f"seat={overrides['seat']!r:.40}: the learner's seat is learner_seat "
                          f"(0..N-1 or 'random', the default)")
+    if "max_episode_steps" in overrides:
+        raise ValueError(f"max_episode_steps={overrides['max_episode_steps']!r:.40}: {env} "
+                         f"ends a game that reaches max_decisions decisions (truncated); give "
+                         f"max_decisions")
+    unknown = sorted(str(k) for k in overrides if k not in FIELD_NAMES)
+    if unknown:
+        import inspect
+
+        own = [name for name, p in inspect.signature(init).parameters.items()
+               if name != "self" and p.kind is not p.VAR_KEYWORD]
+        import difflib
+
+        options = [name for name in FIELD_NAMES if name not in own]
+        close = difflib.get_close_matches(unknown[0], own + options, n=1, cutoff=0.75)
+        meant = f" (did you mean {close[0]!r}?)" if close else ""
+        more = f" and {len(unknown) - 5:,} more" if len(unknown) > 5 else ""
+        raise ValueError(f"{env}: unknown argument(s) "
+                         f"{', '.join(shown(k, 40) for k in unknown[:5])}{more}{meant}; allowed: "
+                         f"its own ({', '.join(own)}) and the rule options ({', '.join(options)})")
 
 
 def make_opponents(spec: Any, rules: RuleSet) -> list[Agent] | OpponentPool:

@@ -74,7 +74,7 @@ class OnoVecEnv(VecEnv):
         observation_version: int = 1,
         **rule_overrides: Any,
     ) -> None:
-        check_rule_overrides(rule_overrides, "OnoVecEnv")   # seed is its own argument here
+        check_rule_overrides(rule_overrides, "OnoVecEnv", OnoVecEnv.__init__)   # seed is its own argument here
         self.batch = LearnerBatch(rules, num_envs, opponents, seed, learner_seat,
                                   max_decisions=max_decisions, skip_forced=skip_forced,
                                   reward=reward, observation_version=observation_version,
