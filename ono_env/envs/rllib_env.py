@@ -29,7 +29,9 @@ name, YAML path, mapping or RuleSet), ``num_players``, ``seed``, ``max_decisions
 ``reward``, ``observation_version`` (1, the default, or 2); :class:`OnoRLlibVectorEnv` also
 ``num_envs``, ``opponents`` and ``learner_seat``.
 An unknown key or a bad value is one ``ValueError`` naming it. ``reset(seed=s)`` fixes every
-later episode (deals, seats, opponents and their choices) from ``s`` alone.
+later episode (deals, seats, opponents and their choices) from ``s`` alone; the config's
+``seed`` is the seed of the first ``reset()`` that gives none, as the SB3 env's constructor
+seed is (before: the first ``reset()`` dealt the episode after ``reset(seed=s)``'s).
 
 RLlib's env checker sends unmasked random actions; disable it
 (``config.environment(disable_env_checking=True)``): these envs are checked by the suite.
@@ -109,6 +111,7 @@ class OnoRLlibVectorEnv(gym.vector.VectorEnv):
         self.opponents = make_opponents(cfg.get("opponents", "random"), self.rules)
         self._driver = OpponentDriver(self.game, self.opponents)
         self._rng = np.random.default_rng(seed)
+        self._first_seed = seed   # the first reset()'s, where it gives none
         self._learner = np.zeros(self.num_envs, np.int64)
         self._restart = np.zeros(self.num_envs, np.bool_)   # dealt again on the next step
         self._ready = False
@@ -172,6 +175,7 @@ class OnoRLlibVectorEnv(gym.vector.VectorEnv):
         seed = check_seed("seed", seed)
         if options is not None and not isinstance(options, dict):
             raise ValueError(f"options={options!r:.80}; allowed: a dict or None (no options)")
+        seed, self._first_seed = (self._first_seed if seed is None else seed), None
         with midway("reset()", self._stop):   # an opponent may fail in the deal
             if seed is not None:
                 self.game.reset(seed=seed)
@@ -239,6 +243,7 @@ class OnoMultiAgentEnv(MultiAgentEnv):
         self._pending = np.zeros(n, np.float64)   # rewards not yet handed to their seat
         self._over = True
         self._dealt = False   # reset() not called yet
+        self._first_seed = seed   # the first reset()'s, where it gives none
 
     def _obs(self, seat: int) -> dict[str, np.ndarray]:
         acting = seat == int(self.game.state.current[0]) and not self._over
@@ -255,6 +260,7 @@ class OnoMultiAgentEnv(MultiAgentEnv):
         if options is not None and not isinstance(options, dict):
             raise ValueError(f"options={options!r:.80} ({type(options).__name__}); allowed: a "
                              f"dict or None (this env takes no reset options)")
+        seed, self._first_seed = (self._first_seed if seed is None else seed), None
         self.game.reset(seed=seed)
         while self.game.finished[0]:   # a deal that ends before anyone acts: deal again
             self.game.reset()
