@@ -74,6 +74,7 @@ def test_same_step_autoreset_reports_the_finished_episode():
     seen = 0
     returns = np.zeros(32)
     for _ in range(200):
+        seats = infos["learner_seat"]
         obs, rewards, terminated, truncated, infos = envs.step(
             random_actions(infos["action_mask"], rng))
         returns += rewards
@@ -93,9 +94,12 @@ def test_same_step_autoreset_reports_the_finished_episode():
         # final_info as SyncVectorEnv builds it in SAME_STEP mode: a dict of per-game arrays
         # (the single env's last info: no legal action), which DictInfoToList reads
         final = infos["final_info"]
-        assert set(final) == {"action_mask", "_action_mask"}
+        assert set(final) == {"action_mask", "_action_mask", "learner_seat", "_learner_seat"}
         assert final["action_mask"].shape == (32, 85) and not final["action_mask"].any()
         assert np.array_equal(final["_action_mask"], done)
+        # whose episode ended (before: only the new episode's seat, in infos["learner_seat"])
+        assert np.array_equal(final["_learner_seat"], done)
+        assert np.array_equal(final["learner_seat"][done], seats[done])
         # the new episodes have just begun: the decisions counter is back near zero
         assert (envs.game.state.decisions[done] < 10).all()
     assert seen > 20

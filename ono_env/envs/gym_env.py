@@ -20,7 +20,7 @@ turns are played inside ``step`` by the given policies.
   learner's first decision, possible with per-round rewards in a match, comes with its first
   step).
 - ``learner_seat``: ``"random"`` (default: a new seat every episode, drawn from the env's
-  seeded generator) or a seat number; ``info["learner_seat"]`` after ``reset`` says which.
+  seeded generator) or a seat number; ``info["learner_seat"]`` after ``reset`` and each ``step`` says which.
   The same name and default as :class:`ono_env.envs.sb3.OnoVecEnv`. A deal that ends before the
   learner's first decision (possible with tiny hands), or is cut there at ``max_decisions``,
   is dealt again, so ``reset`` always hands the learner a game to play (a ``max_decisions``
@@ -166,6 +166,7 @@ class OnoEnv(gym.Env):
             gym.logger.warn(f"illegal action {name!r} ends the episode as a loss; legal: {legal}")
             self._over = True
             return self._obs(), -1.0, True, False, {"illegal_action": name, "legal_actions": legal,
+                                                    "learner_seat": int(self._learner[0]),
                                                     "action_mask": self.action_masks()}
         reward = self._driver.take_pending()  # the opponents' opening moves, if any
         result = self.game.internals.step_unchecked(np.array([a]))  # checked against the mask above
@@ -177,8 +178,10 @@ class OnoEnv(gym.Env):
         self._over = terminated or truncated
         if self.render_mode == "human":
             self.render()
+        # the seat in every info, reset's and step's (before: reset's alone, so an episode's
+        # last info, a vector env's final_info, did not say whose episode it was)
         return self._obs(), float(reward[0]), terminated, truncated, {
-            "action_mask": self.action_masks()}
+            "learner_seat": int(self._learner[0]), "action_mask": self.action_masks()}
 
     def _stop(self, why: str) -> None:
         self._over, self._failed = True, why

@@ -132,13 +132,15 @@ class OnoVectorEnv(gym.vector.VectorEnv):
     def step(self, actions: Any):
         """One decision in every game, the opponents up to each learner's next turn, and
         same-step autoreset. Returns ``(obs, rewards, terminated, truncated, infos)``."""
+        seats = self.batch.learner.copy()   # the finished episodes' seats, before autoreset
         r = self.batch.step(actions)
         infos = self._infos()
         if r.dones.any():   # as SyncVectorEnv gives them in SAME_STEP mode (VectorEnv._add_info)
             last = np.zeros(NUM_ACTIONS, np.bool_)   # a finished episode has no legal action
             for i in np.flatnonzero(r.dones):
+                final = {"learner_seat": int(seats[i]), "action_mask": last}
                 infos = self._add_info(infos, {"final_obs": cast(np.ndarray, r.final_obs)[i],
-                                               "final_info": {"action_mask": last}}, int(i))
+                                               "final_info": final}, int(i))
         return r.obs, r.rewards, r.terminated, r.truncated, infos
 
     def action_masks(self) -> np.ndarray:
