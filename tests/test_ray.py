@@ -382,6 +382,102 @@ def test_without_ray_the_commands_name_the_extra(monkeypatch, capsys):
                              "'ono-env[ray]'"), line
 
 
+def test_ray_keeps_this_processs_signal_handlers(capfd, monkeypatch, tmp_path):
+    """Before: ray.init put its own SIGTERM handler (sys.exit) and a C++ one (a stack dump)
+    in place of the console scripts' ("stopped by SIGTERM", then death by the signal), and
+    they stayed after ray.shutdown()."""
+    import signal
+    import time
+
+    from ono_env.arena.distributed import held_ray
+    if ray.is_initialized():
+        ray.shutdown()
+    tmp = tempfile.mkdtemp(prefix="ray")   # short: Ray's socket paths must stay < 108 bytes
+    for name, value in (("RAY_AUTH_MODE", "disabled"), ("RAY_TMPDIR", tmp), ("HOME", tmp),
+                        ("RAY_USAGE_STATS_ENABLED", "0")):
+        monkeypatch.setenv(name, value)
+    got = []
+
+    def mine(signum, frame):
+        got.append(signum)
+    before = {sig: signal.getsignal(sig) for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP)}
+    signal.signal(signal.SIGTERM, mine)
+    try:
+        with held_ray("local"):
+            assert ray.is_initialized() and signal.getsignal(signal.SIGTERM) is mine
+            assert signal.getsignal(signal.SIGINT) is before[signal.SIGINT]
+            os.kill(os.getpid(), signal.SIGTERM)
+            time.sleep(0.2)
+        assert got == [signal.SIGTERM] and not ray.is_initialized()
+        assert signal.getsignal(signal.SIGTERM) is mine
+    finally:
+        for sig, handler in before.items():
+            signal.signal(sig, handler)
+        shutil.rmtree(tmp, ignore_errors=True)
+    assert "SIGTERM received" not in capfd.readouterr().err
+
+
+def test_sigterm_to_ono_arena_on_ray_is_said_and_ends_by_the_signal(tmp_path):
+    """Before: Ray's own handlers answered it (exit status 1, 15 or a SIGABRT, a stack dump),
+    and once they were put back, the console's stop came out of Ray's compiled wait as
+    "ono-arena: error: SystemError: <cyfunction CoreWorker.wait ...>"."""
+    import signal
+    import subprocess
+    import threading
+    import time
+
+    tmp = tempfile.mkdtemp(prefix="ray")
+    env = {**os.environ, "RAY_AUTH_MODE": "disabled", "RAY_TMPDIR": tmp, "HOME": tmp,
+           "RAY_USAGE_STATS_ENABLED": "0"}
+    proc = subprocess.Popen([sys.executable, "-m", "ono_env.apps.arena_cli", "random", "greedy",
+                             "--rules", "basic", "--players", "2", "--games", "100000000",
+                             "--no-rating", "--ray"], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, env=env, cwd=tmp_path)
+    err: list[bytes] = []
+    reader = threading.Thread(target=lambda: err.extend(iter(lambda: proc.stderr.read(1), b"")))
+    reader.start()
+    try:
+        deadline = time.monotonic() + 120
+        # the bar is drawn once Ray is up (ono-arena connects first), then the tasks wait
+        while b"game/s" not in b"".join(err) and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert b"game/s" in b"".join(err), b"".join(err)[-2000:]
+        time.sleep(2)
+        proc.send_signal(signal.SIGTERM)
+        proc.wait(timeout=120)
+    finally:
+        proc.kill()
+        reader.join(timeout=30)
+        shutil.rmtree(tmp, ignore_errors=True)
+    text = b"".join(err).decode(errors="replace")
+    assert proc.returncode == -signal.SIGTERM, text[-2000:]
+    assert "ono-arena: stopped by SIGTERM" in text and "no results kept" in text, text[-2000:]
+    assert "SystemError" not in text and "SIGTERM received" not in text
+
+
+def test_auto_is_checked_at_the_address_ray_reads_it_as(monkeypatch):
+    """Before: auto was not checked, and a dead cluster's address (RAY_ADDRESS, or the one a
+    head that died left in Ray's folder) was waited on for ever."""
+    from ono_env.arena import check_ray_address
+    monkeypatch.setenv("RAY_ADDRESS", "127.0.0.1:1")
+    with pytest.raises(ValueError, match=r"^--ray auto, which Ray reads as [0-9.]+:1: cannot "
+                                         r"connect within 5 s"):
+        check_ray_address("auto", reach=True, name="--ray")
+    assert check_ray_address("auto") == "auto"   # the form alone: nothing reached
+
+
+def test_a_workers_error_is_named_with_the_agent_that_raised_it():
+    """Before: the last line of Ray's text, the note "raised by the agent ..." without the
+    error itself."""
+    from ono_env.arena.distributed import _task_failure
+    cause = RuntimeError("boom on worker")
+    cause.__notes__ = ["raised by the agent Bad"]
+    failed = ray.exceptions.RayTaskError("_play_task", "Traceback ...\nRuntimeError: boom on "
+                                         "worker\nraised by the agent Bad", cause)
+    assert _task_failure(failed) == ("a Ray task failed on a worker: RuntimeError: boom on "
+                                     "worker (raised by the agent Bad)")
+
+
 # ---- a two-node cluster on this machine --------------------------------------------------
 @pytest.fixture(scope="module")
 def cluster():

@@ -374,6 +374,29 @@ def test_ono_arena_counts_the_seats_before_it_reaches_for_ray(capsys, monkeypatc
     assert "2 agents for 4 players: give at least 4" in capsys.readouterr().err
 
 
+def test_a_bare_ray_flag_that_took_an_agents_name_says_so(capsys):
+    """Before: '--ray random greedy' read 'random' as the address, and the error was about the
+    agents left ("1 agent for 2 players", "give an AGENT to benchmark")."""
+    from ono_env.apps.bench_cli import main as bench_main
+    for run, argv, word in ((arena_main, ["--ray", "random", "greedy", "--players", "2"], "random"),
+                            (bench_main, ["--ray", "greedy"], "greedy")):
+        assert run(argv) == 2
+        err = capsys.readouterr().err.strip()
+        assert err.endswith(f"--ray {word!r}; allowed: local (a new local Ray), auto, host:port "
+                            f"or ray://host:port; a bare --ray takes the word after it as its "
+                            f"address: write --ray local, or put --ray after the agents"), err
+
+
+def test_bench_agent_refuses_workers_it_cannot_use():
+    """Before: workers > 1 with ray_address or with an agent object ran one worker, silently."""
+    from ono_env.agents import make_agent
+    from ono_env.arena.suite import bench_agent
+    with pytest.raises(ValueError, match=r"^workers = 2 and ray_address: Ray spreads"):
+        bench_agent("greedy", tables=["basic-2p"], deals=2, workers=2, ray_address="local")
+    with pytest.raises(ValueError, match=r"^workers = 3 with an agent object: each worker "):
+        bench_agent(make_agent("greedy", "basic"), tables=["basic-2p"], deals=2, workers=3)
+
+
 def test_environment_variables_are_checked_by_every_console_script(monkeypatch, capsys):
     monkeypatch.setenv("ONO_ENV_PREBUILT", "off")
     assert web_main(["--port", "0"]) == 2

@@ -32,7 +32,7 @@ from ono_env.arena import (
     read_arena_json,
     run_arena,
 )
-from ono_env.arena.distributed import check_ray_flag
+from ono_env.arena.distributed import check_ray_address, check_ray_flag
 from ono_env.checks import check_output_dir
 from ono_env.rules import PRESETS, resolve_rules
 
@@ -181,6 +181,8 @@ OUT_FILES = ("arena.json", "arena.csv", "arena.png")
 
 def main(argv: Sequence[str] | None = None) -> int:
     def body(args) -> None:
+        if args.ray is not None:   # its form first: a bare --ray takes the next agent's name
+            check_ray_address(args.ray, name="--ray")
         if args.ray is not None and args.record is not None:
             raise ValueError("--record is not available with --ray (replays are kept by a "
                              "one-process run)")

@@ -155,6 +155,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.render is not None and args.agent is not None:
             raise cli.UsageError(f"--render prints a saved card and takes no AGENT; got "
                                  f"{args.agent!r:.60} too (benchmark it without --render)")
+        if args.ray is not None:   # its form first: a bare --ray takes the agent's name
+            check_ray_address(args.ray, name="--ray")
         if args.render is None and args.agent is None:
             raise cli.UsageError("give an AGENT to benchmark, or --render CARD_JSON (see "
                                  "ono-bench --help)")
@@ -195,8 +197,6 @@ def main(argv: Sequence[str] | None = None) -> int:
         suite = load_suite(LATEST if args.suite is None else args.suite)   # checked before a game
         select_tables(suite, args.tables)
         read_ladder(suite)
-        if args.ray is not None:   # an allowed form now; Ray reached once the agent is tried
-            check_ray_address(args.ray, name="--ray")
 
         kept = 0
 
@@ -215,7 +215,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(f"ono-bench: note: {args.agent} thinks for a time per decision: its moves "
                   f"depend on the machine's speed and load, so another run can give another "
                   f"card (a number of worlds, as pimc:64, repeats)", file=sys.stderr)
-        workers = args.workers if args.workers is not None else min(4, os.cpu_count() or 1)
+        workers = (args.workers if args.workers is not None
+                   else 1 if args.ray is not None else min(4, os.cpu_count() or 1))
         try:
             card = bench_agent(args.agent, suite.version, args.tables, deals=args.deals,
                                slow_deals=args.slow_deals, progress=not args.no_progress,

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import contextlib
 import math
 import os
 import re
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 import numpy as np
@@ -36,11 +37,20 @@ def check_ray_address(address: Any, reach: bool = False, name: str = "ray_addres
     given = _named(name, f"{address!r:.80}")
     if not isinstance(address, str) or not address:
         raise ValueError(f"{given}; allowed: {allowed}")
-    if address in ("local", "auto"):
+    if address == "local":
+        return address
+    if address == "auto":
+        if reach:   # the address Ray reads auto as, checked as one given (before: a dead
+            resolved = _auto_address()   # cluster's left-over address was waited on for ever)
+            if resolved is not None:
+                check_ray_address(resolved, True, f"{_named(name, address)}, which Ray reads as")
         return address
     m = _RAY_ADDRESS.fullmatch(address)
     if m is None or not 0 < int(m.group(2)) <= 65535:
-        raise ValueError(f"{given}; allowed: {allowed}")
+        # a console script's bare --ray takes the next word (an agent's name) as its address
+        bare = ("; a bare --ray takes the word after it as its address: write --ray local, or "
+                "put --ray after the agents" if name == "--ray" else "")
+        raise ValueError(f"{given}; allowed: {allowed}{bare}")
     if reach:
         import socket
 
@@ -57,6 +67,20 @@ def check_ray_address(address: Any, reach: bool = False, name: str = "ray_addres
                              f"give the address of a Ray head (host:port of its GCS, or "
                              f"ray://host:port of its client server)")
     return address
+
+
+def _auto_address() -> str | None:
+    """The ``host:port`` Ray's ``auto`` stands for (``RAY_ADDRESS``, else the address the last
+    ``ray start`` on this machine left in Ray's temporary folder), or None where Ray finds
+    none (``ray.init`` then says so at once) or cannot be asked: the reading is Ray's own,
+    ``ray._private.services.canonicalize_bootstrap_address``, as no public function gives
+    it; where a Ray version lacks it, ``auto`` is left to ``ray.init``."""
+    try:
+        from ray._private.services import canonicalize_bootstrap_address
+        resolved = canonicalize_bootstrap_address("auto")
+    except Exception:  # noqa: BLE001 - none found (ConnectionError), or another Ray: no check
+        return None
+    return resolved if isinstance(resolved, str) and _RAY_ADDRESS.fullmatch(resolved) else None
 
 
 def _speaks_grpc(target: str) -> bool:
@@ -91,10 +115,8 @@ def connect_ray(address: str, name: str = "ray_address", **kwargs: Any) -> None:
     (``auto`` with none running, a dead one, or one that asks for a token this process does
     not send) is one ``ValueError`` naming ``name``, not Ray's own advice, which names Ray's
     flags."""
-    import ray
-
     try:
-        ray.init(address=address, **kwargs)
+        _init_keeping_signal_handlers(address=address, **kwargs)
     except ConnectionError:
         if address == "auto":
             raise ValueError(f"{_named(name, address)}: no running Ray cluster was found there; start "
@@ -111,9 +133,58 @@ def start_local_ray(**kwargs: Any) -> None:
     """``ray.init`` of a new local Ray (no dashboard): ``address="local"``, so that a
     ``RAY_ADDRESS`` in the environment (which Ray's job submission sets) is not read instead
     (before: ``--ray`` with no address tried to reach it, and waited for ever on a dead one)."""
+    _init_keeping_signal_handlers(address="local", include_dashboard=False, **kwargs)
+
+
+def _init_keeping_signal_handlers(**kwargs: Any) -> None:
+    """``ray.init(**kwargs)`` with this process's handlers of SIGTERM, SIGINT and SIGHUP put
+    back after it: ``ray.init`` sets its own SIGTERM handler (``sys.exit``), and its core
+    worker a C++ one that prints a stack dump, which passed over the console scripts' own
+    (say "stopped by SIGTERM", keep what the docs say is kept, end by the signal) and stayed
+    after ``ray.shutdown()`` in a library caller's process (before: SIGTERM under ``--ray``
+    ended with exit status 1, 15 or a SIGABRT, and Ray's dump instead of the message).
+    Handlers are set only from the main thread, so another thread's call keeps Ray's."""
+    import signal
+    import threading
+
     import ray
 
-    ray.init(address="local", include_dashboard=False, **kwargs)
+    saved = {}
+    if threading.current_thread() is threading.main_thread():
+        for name in ("SIGTERM", "SIGINT", "SIGHUP"):
+            sig = getattr(signal, name, None)
+            if sig is not None and signal.getsignal(sig) is not None:
+                saved[sig] = signal.getsignal(sig)
+    try:
+        ray.init(**kwargs)
+    finally:
+        for sig, handler in saved.items():
+            signal.signal(sig, handler)
+
+
+@contextlib.contextmanager
+def held_ray(address: str) -> Iterator[None]:
+    """Ray for the block: connected to ``address`` (``"local"``: a new local Ray) after
+    :func:`check_ray_address`'s reach check, and shut down at the end, unless Ray is already
+    initialised in this process, which is then used and left as it was."""
+    try:
+        import ray
+    except ImportError:
+        raise ValueError("ray_address needs Ray, which is not installed: "
+                         "pip install 'ono-env[ray]'") from None
+    started = not ray.is_initialized()
+    if started:
+        check_ray_address(address, reach=True)
+        kwargs: dict[str, Any] = {"log_to_driver": False, "logging_level": "warning"}
+        if address == "local":
+            start_local_ray(**kwargs)
+        else:
+            connect_ray(address, **kwargs)
+    try:
+        yield
+    finally:
+        if started:
+            ray.shutdown()
 
 
 def check_ray_flag(address: str) -> None:
@@ -134,6 +205,10 @@ def check_ray_flag(address: str) -> None:
             connect_ray(address, "--ray", log_to_driver=False, logging_level="warning")
 
 
+WAIT_SECONDS = 0.5
+"""How long :func:`play_on_ray` waits on Ray for a finished task before it lets this
+process's signal handlers run (and waits again)."""
+
 TASKS_PER_CPU = 4
 """Ray tasks per CPU of the cluster the games are cut into (when there are enough batches)."""
 
@@ -151,65 +226,87 @@ def play_on_ray(address: str, rules: RuleSet, agents: Sequence[Agent],
     ``nodes`` counts the games each Ray node played. Connects to
     ``address`` (``"local"``: a new local Ray) unless Ray is initialised, and then leaves it
     as it was."""
-    try:
+    pending: dict[Any, tuple[int, int]] = {}
+    parts: dict[tuple[int, int], Any] = {}
+    with held_ray(address):
         import ray
-    except ImportError:
-        raise ValueError("ray_address needs Ray, which is not installed: "
-                         "pip install 'ono-env[ray]'") from None
-    started = not ray.is_initialized()
-    if started:
-        check_ray_address(address, reach=True)
-        kwargs: dict[str, Any] = {"log_to_driver": False, "logging_level": "warning"}
-        if address == "local":
-            start_local_ray(**kwargs)
-        else:
-            connect_ray(address, **kwargs)
-    try:
-        agents_ref: ray.ObjectRef[Sequence[Agent]] = ray.put(list(agents))
-        task = ray.remote(_play_task).options(num_cpus=1, scheduling_strategy="SPREAD")
-        seatings_ = [(t, o, [table[k] for k in order]) for t, table in enumerate(tables)
-                     for o, order in enumerate(orders)]
-        n_batches = math.ceil(per / batch_size)
-        cpus = max(1, int(ray.cluster_resources().get("CPU", 1)))
-        step = max(1, math.ceil(n_batches * len(seatings_) / (TASKS_PER_CPU * cpus)))
-        pending, parts = {}, {}
-        for j, (t, o, seated) in enumerate(seatings_):
-            seating_seed = _seating_seed(seed, t, o, mirrored)
-            for c, b0 in enumerate(range(0, n_batches, step)):
-                ref = task.remote(rules, agents_ref, seated, per, seating_seed, batch_size,
-                                  max_decisions, range(b0, min(b0 + step, n_batches)))
-                pending[ref] = (j, c)
-        while pending:
-            done, _ = ray.wait(list(pending), num_returns=1)
-            for ref in done:
-                key = pending.pop(ref)
-                try:
-                    out = ray.get(ref)
-                except ray.exceptions.RayError as exc:
-                    for other in pending:   # what has not begun need not run
-                        ray.cancel(other)
-                    raise ValueError(_task_failure(exc)) from None
-                parts[key] = out
-                nodes[out[4]] = nodes.get(out[4], 0) + len(out[2])
-                if progress is not None:
-                    progress.update(len(out[2]))
-    finally:
-        if started:
-            ray.shutdown()
+
+        try:
+            _play_tasks(ray, rules, agents, tables, orders, per, seed, batch_size,
+                        max_decisions, progress, nodes, mirrored, pending, parts)
+        finally:   # what has not finished need not run on (before: a Ctrl-C in a library
+            for ref in pending:   # call left the cluster's CPUs busy with its tasks)
+                ray.cancel(ref)
+    seatings_ = [[table[k] for k in order] for table in tables for order in orders]
     results: list[tuple[np.ndarray, ...]] = []
-    for j, (_t, _o, seated) in enumerate(seatings_):
+    for j, seated in enumerate(seatings_):
         chunks = [parts[key] for key in sorted(k for k in parts if k[0] == j)]
         w, s, length, trunc = (np.concatenate([c[i] for c in chunks]) for i in range(4))
         results.append((np.broadcast_to(np.array(seated), w.shape), w, s, length, trunc))
     return results
 
 
+def _play_tasks(ray: Any, rules: RuleSet, agents: Sequence[Agent],
+                tables: Sequence[tuple[int, ...]], orders: Sequence[tuple[int, ...]], per: int,
+                seed: int, batch_size: int, max_decisions: int | None, progress: Any,
+                nodes: dict[str, int], mirrored: bool, pending: dict[Any, tuple[int, int]],
+                parts: dict[tuple[int, int], Any]) -> None:
+    """:func:`play_on_ray`'s tasks, submitted and gathered into ``parts``; ``pending`` holds
+    those not yet gathered (the caller cancels them where this ends early)."""
+    agents_ref: ray.ObjectRef[Sequence[Agent]] = ray.put(list(agents))
+    task = ray.remote(_play_task).options(num_cpus=1, scheduling_strategy="SPREAD")
+    seatings_ = [(t, o, [table[k] for k in order]) for t, table in enumerate(tables)
+                 for o, order in enumerate(orders)]
+    n_batches = math.ceil(per / batch_size)
+    cpus = max(1, int(ray.cluster_resources().get("CPU", 1)))
+    step = max(1, math.ceil(n_batches * len(seatings_) / (TASKS_PER_CPU * cpus)))
+    for j, (t, o, seated) in enumerate(seatings_):
+        seating_seed = _seating_seed(seed, t, o, mirrored)
+        for c, b0 in enumerate(range(0, n_batches, step)):
+            ref = task.remote(rules, agents_ref, seated, per, seating_seed, batch_size,
+                              max_decisions, range(b0, min(b0 + step, n_batches)))
+            pending[ref] = (j, c)
+    while pending:
+        try:   # a short timeout: Ray's wait runs no signal handler until it returns (before:
+            # a SIGTERM or Ctrl-C waited for the next task to finish, minutes in a long run)
+            done, _ = ray.wait(list(pending), num_returns=1, timeout=WAIT_SECONDS)
+        except SystemError as exc:
+            # a signal handler's exception raised inside Ray's compiled wait (a console
+            # script's "stopped by SIGTERM") comes out as a SystemError caused by it (before:
+            # "ono-arena: error: SystemError: <cyfunction CoreWorker.wait ...>")
+            if isinstance(exc.__cause__, BaseException) and not isinstance(exc.__cause__, Exception):
+                raise exc.__cause__ from None
+            raise
+        for ref in done:
+            key = pending.pop(ref)
+            try:
+                out = ray.get(ref)
+            except ray.exceptions.RayError as exc:
+                raise ValueError(_task_failure(exc)) from None
+            parts[key] = out
+            nodes[out[4]] = nodes.get(out[4], 0) + len(out[2])
+            if progress is not None:
+                progress.update(len(out[2]))
+
+
 def _task_failure(exc: BaseException) -> str:
-    """One line for a Ray task that failed: Ray's own text holds the worker's whole traceback
-    over many lines; its last line names the error (an agent class whose module the worker
-    cannot import comes out as ``ModuleNotFoundError: No module named ...``)."""
-    lines = [line.strip() for line in str(exc).splitlines() if line.strip()]
-    last = lines[-1] if lines else type(exc).__name__
+    """One line for a Ray task that failed: the worker's error, as ``Type: message`` with its
+    notes (the agent that raised it, :mod:`ono_env.agents.driver`), from the error Ray
+    carried back (``cause``), on one line; else from Ray's own text, which holds the worker's whole
+    traceback over many lines, the last line naming the error where no note follows it
+    (before: that last line alone, the note "raised by the agent ..." without the error). An
+    agent class whose module the worker cannot import comes out as ``ModuleNotFoundError: No
+    module named ...``."""
+    cause = getattr(exc, "cause", None)
+    if isinstance(cause, BaseException) and not type(cause).__module__.startswith("ray."):
+        # (a Ray error of its own, one that could not bring the worker's back, is read from
+        # its text below)
+        notes = [str(n) for n in getattr(cause, "__notes__", ())]
+        last = " ".join(f"{type(cause).__name__}: {cause}".split()) + "".join(
+            f" ({' '.join(n.split())})" for n in notes)
+    else:
+        lines = [line.strip() for line in str(exc).splitlines() if line.strip()]
+        last = lines[-1] if lines else type(exc).__name__
     line = f"a Ray task failed on a worker: {last}"
     if "ModuleNotFoundError" in last:
         line += ("; an agent given as module:Class must import on every Ray node (the same "

@@ -40,6 +40,7 @@ The scale
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import math
 import sys
@@ -58,7 +59,7 @@ import ono_env
 from ono_env.agents.base import Agent, agent_label, is_cheating, marked
 from ono_env.agents.learned import model_label, model_sha256, played_models, shipped_models
 from ono_env.agents.registry import agent_from_class, is_class_spec, is_model_path, make_agent
-from ono_env.arena.distributed import check_ray_address, play_on_ray
+from ono_env.arena.distributed import check_ray_address, held_ray, play_on_ray
 from ono_env.arena.play import _derive, _seating_seed, end_workers, games_bar, play_games
 from ono_env.arena.stats import Z95, bounded_interval_of, bounded_mean_interval
 from ono_env.checks import check_input_file, check_text, is_decimal, is_sha256, unique_keys
@@ -551,8 +552,15 @@ def bench_agent(spec: Any, version: int | str = LATEST, tables: Sequence[str] | 
         check_ray_address(ray_address)
     if isinstance(workers, bool) or not isinstance(workers, int) or not 1 <= workers <= 256:
         raise ValueError(f"workers = {workers!r}; allowed: a whole number from 1 to 256")
-    if workers > 1 and (not isinstance(spec, str) or ray_address is not None):
-        workers = 1     # an agent object cannot be made again elsewhere; Ray spreads the games
+    # before: both were played with one worker, silently
+    if workers > 1 and ray_address is not None:
+        raise ValueError(f"workers = {workers} and ray_address: Ray spreads the games over the "
+                         f"cluster's CPUs and the pairings are played one at a time; allowed: "
+                         f"one of them")
+    if workers > 1 and not isinstance(spec, str):
+        raise ValueError(f"workers = {workers} with an agent object: each worker process makes "
+                         f"the agent again from its name; allowed: the agent as a string (a "
+                         f"name, a model file or module:Class), or workers = 1")
     ladder = read_ladder(suite)
     check_field(suite, chosen, ladder)
     agents: dict[str, Agent] = {}
@@ -592,19 +600,22 @@ def bench_agent(spec: Any, version: int | str = LATEST, tables: Sequence[str] | 
         if on_pairing is not None:
             on_pairing(t.name, row)
 
+    # one Ray for every pairing (before: a local Ray started and shut down for each)
+    held = contextlib.nullcontext() if ray_address is None else held_ray(ray_address)
     try:
-        if workers > 1:
-            _play_in_processes(spec, suite, todo, workers, finished)
-        else:
-            for t, ref, n in todo:
-                t1 = time.perf_counter()
-                try:
-                    r = play_pairing(t.rules, agents[t.name], make_agent(ref.name, t.rules), n,
-                                     t.seed, suite.batch_size, ray_address=ray_address,
-                                     progress=bar)
-                except Exception as exc:  # noqa: BLE001 - one line naming where it failed
-                    raise _failed(t, ref, exc) from None
-                finished(t, ref, r, time.perf_counter() - t1)
+        with held:
+            if workers > 1:
+                _play_in_processes(spec, suite, todo, workers, finished)
+            else:
+                for t, ref, n in todo:
+                    t1 = time.perf_counter()
+                    try:
+                        r = play_pairing(t.rules, agents[t.name], make_agent(ref.name, t.rules), n,
+                                         t.seed, suite.batch_size, ray_address=ray_address,
+                                         progress=bar)
+                    except Exception as exc:  # noqa: BLE001 - one line naming where it failed
+                        raise _failed(t, ref, exc) from None
+                    finished(t, ref, r, time.perf_counter() - t1)
     finally:
         if bar is not None:
             bar.close()
