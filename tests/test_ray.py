@@ -377,6 +377,8 @@ def test_without_ray_the_commands_name_the_extra(monkeypatch, capsys):
 
     assert arena_main(["greedy", "random", "--players", "2", "--games", "2", "--ray"]) == 2
     assert bench_main(["greedy", "--tables", "basic-2p", "--ray"]) == 2
+    # before an address is reached (before: "cannot connect ...; is a Ray cluster running")
+    assert arena_main(["greedy", "random", "--players", "2", "--ray", "127.0.0.1:1"]) == 2
     for line in capsys.readouterr().err.strip().splitlines():
         assert line.endswith("error: --ray needs Ray, which is not installed: pip install "
                              "'ono-env[ray]'"), line

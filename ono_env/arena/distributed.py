@@ -191,11 +191,12 @@ def check_ray_flag(address: str) -> None:
     """A console script's ``--ray ADDRESS``, checked before any game is played: an allowed
     form, Ray installed, a ``host:port`` that answers (:func:`check_ray_address`), and a
     cluster there (connected to now, for the games), each refusal naming ``--ray``."""
-    check_ray_address(address, reach=True, name="--ray")
-    try:
+    check_ray_address(address, name="--ray")
+    try:   # Ray missing is said before an address is reached (before: after, as if no cluster)
         import ray
     except ImportError:
         raise ValueError("--ray needs Ray, which is not installed: pip install 'ono-env[ray]'") from None
+    check_ray_address(address, reach=True, name="--ray")
     if not ray.is_initialized():   # play_on_ray keeps this one Ray for the whole run
         # (before: a local Ray was started and shut down for every run_arena call, which
         # ono-bench makes once a pairing: about 5 s each)
