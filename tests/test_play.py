@@ -103,6 +103,7 @@ def test_a_long_number_is_out_of_the_list_like_a_short_one(text, said):
                                          r"numbers \(1 to 2\)$"):
         parse_choice(text, [5, 66])
     assert parse_choice("0" * 30 + "2", [5, 66]) == 66   # leading zeros, as in "02"
+    assert parse_choice("0" * 5_000 + "1", [5, 66]) == 5   # past Python's digit limit too
 
 
 def test_quit_help_and_moves_read_spaces_alike():

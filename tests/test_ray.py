@@ -477,7 +477,17 @@ def test_a_workers_error_is_named_with_the_agent_that_raised_it():
     failed = ray.exceptions.RayTaskError("_play_task", "Traceback ...\nRuntimeError: boom on "
                                          "worker\nraised by the agent Bad", cause)
     assert _task_failure(failed) == ("a Ray task failed on a worker: RuntimeError: boom on "
-                                     "worker (raised by the agent Bad)")
+                                     "worker raised by the agent Bad")
+
+    class Unsayable(Exception):
+        def __str__(self):
+            raise RuntimeError("no text")
+    for cause, said in ((Unsayable(), "Unsayable: <exception str() failed>"),
+                        (RuntimeError("x" * 5_000), "RuntimeError: xxx"),
+                        (KeyboardInterrupt(), "KeyboardInterrupt")):
+        line = _task_failure(ray.exceptions.RayTaskError("_play_task", "tb", cause))
+        assert line.startswith("a Ray task failed on a worker: ") and said in line, line
+        assert len(line) < 500 and "\n" not in line
 
 
 # ---- a two-node cluster on this machine --------------------------------------------------

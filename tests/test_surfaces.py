@@ -383,8 +383,9 @@ def test_a_bare_ray_flag_that_took_an_agents_name_says_so(capsys):
         assert run(argv) == 2
         err = capsys.readouterr().err.strip()
         assert err.endswith(f"--ray {word!r}; allowed: local (a new local Ray), auto, host:port "
-                            f"or ray://host:port; a bare --ray takes the word after it as its "
-                            f"address: write --ray local, or put --ray after the agents"), err
+                            f"or ray://host:port; if it is an agent's name, a bare --ray took "
+                            f"it as its address: write --ray local, or put --ray after the "
+                            f"agents"), err
 
 
 def test_bench_agent_refuses_workers_it_cannot_use():

@@ -84,16 +84,8 @@ def init_ray(address: str | None) -> bool:
 
     if ray.is_initialized():
         return False
-    kwargs: dict[str, Any] = {"log_to_driver": False, "configure_logging": True,
-                              "logging_level": "warning"}
-    if address in (None, "local"):
-        from ono_env.arena.distributed import start_local_ray
-        start_local_ray(**kwargs)
-    else:
-        from ono_env.arena import check_ray_address
-        from ono_env.arena.distributed import connect_ray
-        check_ray_address(address, reach=True)
-        connect_ray(address, **kwargs)
+    from ono_env.arena.distributed import start_ray
+    start_ray("local" if address is None else address, configure_logging=True)
     return True
 
 

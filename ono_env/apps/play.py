@@ -65,13 +65,18 @@ table:
   > marks whose turn it is; [n cards] the size of each other hand; ONO! a called last card"""
 
 
+def _entry(text: str) -> str:
+    """A typed line with its spaces read as ASCII spaces only (split() and strip() also take
+    U+3000 and U+00A0 for spaces), as every entry is read: moves, quit, help and rules."""
+    return " ".join(text.split()) if text.isascii() else text.strip(string.whitespace)
+
+
 def parse_choice(text: str, legal: Sequence[int]) -> int:
     """The action a typed entry names: a number from the list (1 to n, in the order listed),
     an action name (``play R5``, ``draw``), or a bare card name (``Y3``, ``y3``) when it names
     exactly one legal play. Raises ``ValueError`` with the reason when it names nothing
     legal."""
-    # ASCII spaces only: split() and strip() also take U+3000 and U+00A0 for spaces
-    t = " ".join(text.split()) if text.isascii() else text.strip(string.whitespace)
+    t = _entry(text)
     if not t:
         raise ValueError("empty entry: type a number from the list, an action or a card name "
                          "(help lists them)")
@@ -79,7 +84,8 @@ def parse_choice(text: str, legal: Sequence[int]) -> int:
         # at most 6 digits read as a number (int() of a page of digits is slow or refused);
         # a longer one is named cut, and out of the list all the same (before: 7 digits or
         # more were an "unknown entry")
-        k = int(t) if len(t.lstrip("-").lstrip("0")) <= 6 else None
+        digits = t.lstrip("-").lstrip("0") or "0"   # int() of the whole: Python's digit limit
+        k = (-1 if t.startswith("-") else 1) * int(digits) if len(digits) <= 6 else None
         if k is None or not 1 <= k <= len(legal):
             said = str(k) if k is not None else t if len(t) <= 20 else t[:17] + "..."
             raise ValueError(f"{said} is not one of the listed numbers (1 to {len(legal)})")
@@ -123,9 +129,9 @@ def ask_human(legal: Sequence[int], read: Callable[[str], str], out: TextIO,
             text = read("your move (number, action or card; help): ")
         except EOFError:
             raise Quit("input ended") from None
-        # ASCII spaces only, as parse_choice reads a move (before: "\u3000quit" quit while
-        # "\u3000draw" was refused)
-        word = text.strip(string.whitespace).lower()
+        # spaces read as a move's are (before: "\u3000quit" quit while "\u3000draw" was
+        # refused)
+        word = _entry(text).lower()
         if word in ("quit", "exit", "q"):
             raise Quit("quit")
         if word in ("help", "h", "?"):

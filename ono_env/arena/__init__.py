@@ -174,7 +174,9 @@ def run_arena(agents: Sequence[Any], rules: Any = "classic", num_players: int | 
     tasks (``"local"`` starts a local Ray; ``"auto"``, ``"host:port"`` or ``"ray://..."``
     joins a cluster; an initialised Ray is used as it is): the same games and results as in
     one process, ``result.nodes`` says how many games each node played
-    (:func:`~ono_env.arena.distributed.play_on_ray`). It needs the ``[ray]`` extra.
+    (:func:`~ono_env.arena.distributed.play_on_ray`). It needs the ``[ray]`` extra. Ray
+    started or joined here leaves this process's signal handlers as they were (``ray.init``
+    would set its own: a default SIGTERM then still ends the process at once).
 
     ``mirrored``: the duplicate format. Every deal of a table is played once per seating
     (2 players: twice, seats swapped; the deal and the agents' generator are seeded per

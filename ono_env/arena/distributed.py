@@ -13,6 +13,7 @@ import numpy as np
 
 from ono_env.agents.base import Agent
 from ono_env.arena.play import _seating_seed, play_games
+from ono_env.checks import shown
 from ono_env.rules import RuleSet
 
 RAY_CONNECT_SECONDS = 5.0
@@ -48,8 +49,8 @@ def check_ray_address(address: Any, reach: bool = False, name: str = "ray_addres
     m = _RAY_ADDRESS.fullmatch(address)
     if m is None or not 0 < int(m.group(2)) <= 65535:
         # a console script's bare --ray takes the next word (an agent's name) as its address
-        bare = ("; a bare --ray takes the word after it as its address: write --ray local, or "
-                "put --ray after the agents" if name == "--ray" else "")
+        bare = ("; if it is an agent's name, a bare --ray took it as its address: write --ray "
+                "local, or put --ray after the agents" if name == "--ray" else "")
         raise ValueError(f"{given}; allowed: {allowed}{bare}")
     if reach:
         import socket
@@ -138,7 +139,8 @@ def start_local_ray(**kwargs: Any) -> None:
 
 def _init_keeping_signal_handlers(**kwargs: Any) -> None:
     """``ray.init(**kwargs)`` with this process's handlers of SIGTERM, SIGINT and SIGHUP put
-    back after it: ``ray.init`` sets its own SIGTERM handler (``sys.exit``), and its core
+    back after it (those Python can read back: one set from C, which ``signal.getsignal``
+    answers None for, is left as Ray sets it): ``ray.init`` sets its own SIGTERM handler (``sys.exit``), and its core
     worker a C++ one that prints a stack dump, which passed over the console scripts' own
     (say "stopped by SIGTERM", keep what the docs say is kept, end by the signal) and stayed
     after ``ray.shutdown()`` in a library caller's process (before: SIGTERM under ``--ray``
@@ -174,12 +176,7 @@ def held_ray(address: str) -> Iterator[None]:
                          "pip install 'ono-env[ray]'") from None
     started = not ray.is_initialized()
     if started:
-        check_ray_address(address, reach=True)
-        kwargs: dict[str, Any] = {"log_to_driver": False, "logging_level": "warning"}
-        if address == "local":
-            start_local_ray(**kwargs)
-        else:
-            connect_ray(address, **kwargs)
+        start_ray(address)
     try:
         yield
     finally:
@@ -196,14 +193,25 @@ def check_ray_flag(address: str) -> None:
         import ray
     except ImportError:
         raise ValueError("--ray needs Ray, which is not installed: pip install 'ono-env[ray]'") from None
-    check_ray_address(address, reach=True, name="--ray")
     if not ray.is_initialized():   # play_on_ray keeps this one Ray for the whole run
         # (before: a local Ray was started and shut down for every run_arena call, which
         # ono-bench makes once a pairing: about 5 s each)
-        if address == "local":
-            start_local_ray(log_to_driver=False, logging_level="warning")
-        else:
-            connect_ray(address, "--ray", log_to_driver=False, logging_level="warning")
+        start_ray(address, "--ray")
+    else:
+        check_ray_address(address, reach=True, name="--ray")
+
+
+def start_ray(address: str, name: str = "ray_address", **kwargs: Any) -> None:
+    """Ray for this process at ``address``, checked first (:func:`check_ray_address` with its
+    reach check, errors naming ``name``): a new local Ray for ``"local"``
+    (:func:`start_local_ray`), else a connection (:func:`connect_ray`); Ray's logs kept from
+    the driver's output and at warning level unless ``kwargs`` say otherwise."""
+    check_ray_address(address, reach=True, name=name)
+    kwargs = {"log_to_driver": False, "logging_level": "warning", **kwargs}
+    if address == "local":
+        start_local_ray(**kwargs)
+    else:
+        connect_ray(address, name, **kwargs)
 
 
 WAIT_SECONDS = 0.5
@@ -237,7 +245,10 @@ def play_on_ray(address: str, rules: RuleSet, agents: Sequence[Agent],
                         max_decisions, progress, nodes, mirrored, pending, parts)
         finally:   # what has not finished need not run on (before: a Ctrl-C in a library
             for ref in pending:   # call left the cluster's CPUs busy with its tasks)
-                ray.cancel(ref)
+                try:
+                    ray.cancel(ref)
+                except Exception:  # noqa: BLE001 - a lost cluster: the error that ended it stands
+                    continue
     seatings_ = [[table[k] for k in order] for table in tables for order in orders]
     results: list[tuple[np.ndarray, ...]] = []
     for j, seated in enumerate(seatings_):
@@ -301,10 +312,12 @@ def _task_failure(exc: BaseException) -> str:
     cause = getattr(exc, "cause", None)
     if isinstance(cause, BaseException) and not type(cause).__module__.startswith("ray."):
         # (a Ray error of its own, one that could not bring the worker's back, is read from
-        # its text below)
-        notes = [str(n) for n in getattr(cause, "__notes__", ())]
-        last = " ".join(f"{type(cause).__name__}: {cause}".split()) + "".join(
-            f" ({' '.join(n.split())})" for n in notes)
+        # its text below); the standard library's text copes with a message that cannot be
+        # made and notes that are not a list
+        import traceback
+
+        text = "".join(traceback.format_exception_only(type(cause), cause))
+        last = shown(" ".join(text.split()), 400)[1:-1]
     else:
         lines = [line.strip() for line in str(exc).splitlines() if line.strip()]
         last = lines[-1] if lines else type(exc).__name__

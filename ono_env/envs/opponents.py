@@ -187,7 +187,8 @@ def check_rule_overrides(overrides: Mapping[str, Any], env: str, init: Callable[
         raise ValueError(f"max_episode_steps={overrides['max_episode_steps']!r:.40}: {env} "
                          f"ends a game that reaches max_decisions decisions (truncated); give "
                          f"max_decisions")
-    unknown = sorted(str(k) for k in overrides if k not in FIELD_NAMES)
+    # preset: a rules mapping's base, which resolve_rules reads with it
+    unknown = sorted(str(k) for k in overrides if k not in FIELD_NAMES and k != "preset")
     if unknown:
         import inspect
 
