@@ -140,8 +140,8 @@ def start_local_ray(**kwargs: Any) -> None:
 def _init_keeping_signal_handlers(**kwargs: Any) -> None:
     """``ray.init(**kwargs)`` with this process's handlers of SIGTERM, SIGINT and SIGHUP put
     back after it (those Python can read back: one set from C, which ``signal.getsignal``
-    answers None for, is left as Ray sets it): ``ray.init`` sets its own SIGTERM handler (``sys.exit``), and its core
-    worker a C++ one that prints a stack dump, which passed over the console scripts' own
+    answers None for, is left as Ray sets it): ``ray.init`` sets its own SIGTERM handler
+    (``sys.exit``), and its core worker a C++ one that prints a stack dump, which passed over the console scripts' own
     (say "stopped by SIGTERM", keep what the docs say is kept, end by the signal) and stayed
     after ``ray.shutdown()`` in a library caller's process (before: SIGTERM under ``--ray``
     ended with exit status 1, 15 or a SIGABRT, and Ray's dump instead of the message).
@@ -235,23 +235,23 @@ def play_on_ray(address: str, rules: RuleSet, agents: Sequence[Agent],
     ``nodes`` counts the games each Ray node played. Connects to
     ``address`` (``"local"``: a new local Ray) unless Ray is initialised, and then leaves it
     as it was."""
+    seatings_ = [(t, o, [table[k] for k in order]) for t, table in enumerate(tables)
+                 for o, order in enumerate(orders)]
     pending: dict[Any, tuple[int, int]] = {}
     parts: dict[tuple[int, int], Any] = {}
     with held_ray(address):
         import ray
-
         try:
-            _play_tasks(ray, rules, agents, tables, orders, per, seed, batch_size,
-                        max_decisions, progress, nodes, mirrored, pending, parts)
+            _play_tasks(ray, rules, agents, seatings_, per, seed, batch_size, max_decisions,
+                        progress, nodes, mirrored, pending, parts)
         finally:   # what has not finished need not run on (before: a Ctrl-C in a library
             for ref in pending:   # call left the cluster's CPUs busy with its tasks)
                 try:
                     ray.cancel(ref)
                 except Exception:  # noqa: BLE001 - a lost cluster: the error that ended it stands
                     continue
-    seatings_ = [[table[k] for k in order] for table in tables for order in orders]
     results: list[tuple[np.ndarray, ...]] = []
-    for j, seated in enumerate(seatings_):
+    for j, (_t, _o, seated) in enumerate(seatings_):
         chunks = [parts[key] for key in sorted(k for k in parts if k[0] == j)]
         w, s, length, trunc = (np.concatenate([c[i] for c in chunks]) for i in range(4))
         results.append((np.broadcast_to(np.array(seated), w.shape), w, s, length, trunc))
@@ -259,16 +259,15 @@ def play_on_ray(address: str, rules: RuleSet, agents: Sequence[Agent],
 
 
 def _play_tasks(ray: Any, rules: RuleSet, agents: Sequence[Agent],
-                tables: Sequence[tuple[int, ...]], orders: Sequence[tuple[int, ...]], per: int,
-                seed: int, batch_size: int, max_decisions: int | None, progress: Any,
+                seatings_: Sequence[tuple[int, int, list[int]]], per: int, seed: int,
+                batch_size: int, max_decisions: int | None, progress: Any,
                 nodes: dict[str, int], mirrored: bool, pending: dict[Any, tuple[int, int]],
                 parts: dict[tuple[int, int], Any]) -> None:
-    """:func:`play_on_ray`'s tasks, submitted and gathered into ``parts``; ``pending`` holds
-    those not yet gathered (the caller cancels them where this ends early)."""
+    """:func:`play_on_ray`'s tasks, one seating's batches each, submitted and gathered into
+    ``parts``; ``pending`` holds those not yet gathered (the caller cancels them where this
+    ends early)."""
     agents_ref: ray.ObjectRef[Sequence[Agent]] = ray.put(list(agents))
     task = ray.remote(_play_task).options(num_cpus=1, scheduling_strategy="SPREAD")
-    seatings_ = [(t, o, [table[k] for k in order]) for t, table in enumerate(tables)
-                 for o, order in enumerate(orders)]
     n_batches = math.ceil(per / batch_size)
     cpus = max(1, int(ray.cluster_resources().get("CPU", 1)))
     step = max(1, math.ceil(n_batches * len(seatings_) / (TASKS_PER_CPU * cpus)))
@@ -304,8 +303,8 @@ def _play_tasks(ray: Any, rules: RuleSet, agents: Sequence[Agent],
 def _task_failure(exc: BaseException) -> str:
     """One line for a Ray task that failed: the worker's error, as ``Type: message`` with its
     notes (the agent that raised it, :mod:`ono_env.agents.driver`), from the error Ray
-    carried back (``cause``), on one line; else from Ray's own text, which holds the worker's whole
-    traceback over many lines, the last line naming the error where no note follows it
+    carried back (``cause``), on one line; else from Ray's own text, which holds the worker's
+    whole traceback over many lines, the last line naming the error where no note follows it
     (before: that last line alone, the note "raised by the agent ..." without the error). An
     agent class whose module the worker cannot import comes out as ``ModuleNotFoundError: No
     module named ...``."""
