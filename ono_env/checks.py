@@ -122,7 +122,11 @@ def shown(value: Any, limit: int = 20) -> str:
             return f"<{sign} integer of {digits:,} digits>"
         if not isinstance(value, int):   # a NumPy integer: its value (its repr's type cut it)
             return str(v)
-    text = repr(value)
+    return cut(repr(value), limit)
+
+
+def cut(text: str, limit: int) -> str:
+    """``text`` as it is, or cut to ``limit`` characters ending in "..." where it is longer."""
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 

@@ -34,7 +34,7 @@ from ono_env.agents.driver import act_one
 from ono_env.agents.learned import model_label
 from ono_env.agents.registry import is_model_path
 from ono_env.apps import console as cli
-from ono_env.checks import check_int, check_output_file, check_seed
+from ono_env.checks import check_int, check_output_file, check_seed, cut
 from ono_env.game import VecGame, fresh_seed, game_seeds
 from ono_env.positions import game_winners
 from ono_env.render import describe_action, option_hint, render_text, table_events
@@ -87,7 +87,7 @@ def parse_choice(text: str, legal: Sequence[int]) -> int:
         digits = t.lstrip("-").lstrip("0") or "0"   # int() of the whole: Python's digit limit
         k = (-1 if t.startswith("-") else 1) * int(digits) if len(digits) <= 6 else None
         if k is None or not 1 <= k <= len(legal):
-            said = str(k) if k is not None else t if len(t) <= 20 else t[:17] + "..."
+            said = str(k) if k is not None else cut(t, 20)
             raise ValueError(f"{said} is not one of the listed numbers (1 to {len(legal)})")
         return legal[k - 1]
     a = -1

@@ -13,7 +13,7 @@ import numpy as np
 
 from ono_env.agents.base import Agent
 from ono_env.arena.play import _seating_seed, play_games
-from ono_env.checks import shown
+from ono_env.checks import cut
 from ono_env.rules import RuleSet
 
 RAY_CONNECT_SECONDS = 5.0
@@ -316,7 +316,7 @@ def _task_failure(exc: BaseException) -> str:
         import traceback
 
         text = "".join(traceback.format_exception_only(type(cause), cause))
-        last = shown(" ".join(text.split()), 400)[1:-1]
+        last = cut(" ".join(text.split()), 400)
     else:
         lines = [line.strip() for line in str(exc).splitlines() if line.strip()]
         last = lines[-1] if lines else type(exc).__name__

@@ -63,7 +63,7 @@ from ono_env.apps.web.table import (
     fitting_agents,
     make_rules,
 )
-from ono_env.checks import check_int, check_text, is_real, shown
+from ono_env.checks import check_int, check_text, cut, is_real, shown
 from ono_env.positions import game_winners, load_json
 from ono_env.replay import MAX_LABEL, Replay, clean_label, replay_positions
 from ono_env.rules import CHOICES, PRESETS, RuleSet
@@ -503,7 +503,7 @@ def create_app(models: Sequence[str] = (), replay_dirs: Sequence[str] = (),
             == ("POST", "/api/replays") else SMALL_BODY   # '/api/replays/' is redirected there
         if length is not None and (not (length.isascii() and length.isdigit())   # not '²'
                                    or int(length) > limit):
-            told = length if len(length) <= 20 else length[:17] + "..."   # the header's text
+            told = cut(length, 20)   # the header's text
             return JSONResponse({"error": f"request body of {told} bytes; at most {limit}"},
                                 status_code=413)
         if request.method not in ("POST", "PUT", "PATCH"):
