@@ -29,7 +29,7 @@ from typing import Any, Protocol, TYPE_CHECKING, runtime_checkable
 
 import numpy as np
 
-from ono_env.checks import printable
+from ono_env.checks import printable, shown
 from ono_env.game import random_legal
 from ono_env.observation import OBS_VERSIONS
 
@@ -89,7 +89,7 @@ def observation_version(agent: Any) -> int:
     v = getattr(agent, "observation_version", 1)
     if isinstance(v, (bool, np.bool_)) or not isinstance(v, (int, np.integer)) \
             or v not in OBS_VERSIONS:   # before: int() read "2" and 2.9 as 2, True as 1
-        raise ValueError(f"agent {agent_label(agent)!r}: observation_version = {v!r:.40} "
+        raise ValueError(f"agent {agent_label(agent)!r}: observation_version = {shown(v, 40)} "
                          f"({type(v).__name__}); allowed: "
                          f"{' or '.join(map(str, OBS_VERSIONS))} (an integer)")
     return int(v)
@@ -99,7 +99,7 @@ def is_cheating(agent: Any) -> bool:
     """True for an agent that declares it reads hidden cards (default False)."""
     v = getattr(agent, "cheating", False)
     if not isinstance(v, (bool, np.bool_)):   # before: bool() read "no" as True
-        raise ValueError(f"agent {agent_label(agent)!r}: cheating = {v!r:.40} "
+        raise ValueError(f"agent {agent_label(agent)!r}: cheating = {shown(v, 40)} "
                          f"({type(v).__name__}); allowed: True or False")
     return bool(v)
 

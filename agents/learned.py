@@ -323,7 +323,7 @@ class PolicyNet:
                              f"(the metadata describes {described})")
         extra = sorted(k for k in tensors if k not in expected)
         if extra:
-            raise ValueError(f"{where}: damaged model: unexpected tensor {extra[0]!r:.80} "
+            raise ValueError(f"{where}: damaged model: unexpected tensor {shown(extra[0], 80)} "
                              f"(the metadata describes {described})")
         arrays = {}
         for name, shape in expected.items():
@@ -454,19 +454,19 @@ def check_metadata(meta: Any, where: str = "model") -> dict[str, Any]:
         raise ValueError(f"{where}: damaged model: the metadata has no {', '.join(map(repr, missing))}")
     unknown = sorted(set(meta) - {*_META_KEYS, "label"})
     if unknown:   # a key no version writes (a typo of label: before, ignored)
-        raise ValueError(f"{where}: damaged model: the metadata has the key {unknown[0]!r:.40}, "
+        raise ValueError(f"{where}: damaged model: the metadata has the key {shown(unknown[0], 40)}, "
                          f"which no version of ono_env writes; allowed: "
                          f"{', '.join(_META_KEYS)} and label")
 
     def bad(key: str, expected: str) -> ValueError:
-        return ValueError(f"{where}: damaged model: metadata {key!r} is {meta[key]!r:.80}; "
+        return ValueError(f"{where}: damaged model: metadata {key!r} is {shown(meta[key], 80)}; "
                           f"expected {expected}")
 
     arch = meta["architecture"]
     if isinstance(arch, dict) and "opponent_encoder" in arch and not (
             is_int(arch["opponent_encoder"]) and 1 <= arch["opponent_encoder"] <= 4096):
         raise ValueError(f"{where}: damaged model: metadata architecture.opponent_encoder is "
-                         f"{arch['opponent_encoder']!r:.40}; expected a whole number from 1 to 4096")
+                         f"{shown(arch['opponent_encoder'], 40)}; expected a whole number from 1 to 4096")
     def layers_ok(sizes: Any) -> bool:
         return (isinstance(sizes, list) and len(sizes) <= MAX_LAYERS
                 and all(is_int(h) and 1 <= h <= MAX_WIDTH for h in sizes))

@@ -126,7 +126,7 @@ def unregister_agent(name: str) -> None:
     there is nothing to take back; a built-in name never leaves. A name that is not a
     string is one ``ValueError`` (before: a list was Python's TypeError, unhashable)."""
     if not isinstance(name, str):
-        raise ValueError(f"agent name {name!r:.60}; allowed: a name given to register_agent")
+        raise ValueError(f"agent name {shown(name, 60)}; allowed: a name given to register_agent")
     if name in _BUILTIN:
         _REGISTRY[name] = _BUILTIN[name]
     else:

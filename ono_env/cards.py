@@ -36,7 +36,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ono_env.checks import as_int
+from ono_env.checks import as_int, shown
 
 COLORS = ("R", "Y", "G", "B")
 COLOR_WORDS = ("red", "yellow", "green", "blue")
@@ -137,7 +137,7 @@ def card_id(name: str) -> int:
     key = name.strip().upper()
     if not name.isascii() or key not in CARD_IDS:   # U+017F upper-cases to S, as in action_id
         raise ValueError(
-            f"unknown card {name!r:.80}: cards are a colour R Y G B followed by 0-9, S, R or +2 "
+            f"unknown card {shown(name, 80)}: cards are a colour R Y G B followed by 0-9, S, R or +2 "
             f"(e.g. 'R5', 'GS', 'B+2'), or a wild W, W+4, WS, WC"
         )
     return CARD_IDS[key]
@@ -164,7 +164,7 @@ def action_id(name: str) -> int:
     if not name.isascii() or norm not in ACTION_IDS:   # U+017F upper-cases to S, U+3000 is a
         # space to split(): letters and spaces as written
         raise ValueError(
-            f"unknown action {name!r:.80}: actions are 'play <card>' ('play R5'), "
+            f"unknown action {shown(name, 80)}: actions are 'play <card>' ('play R5'), "
             f"'play <wild> <colour>' ('play W+4 G'), 'play WS', 'play WC', 'draw', 'keep', "
             f"'call', 'catch', "
             f"'challenge', 'accept', 'color <R|Y|G|B>', 'target <1-{MAX_TARGET}>'"

@@ -193,16 +193,16 @@ def check_text(name: str, value: Any, max_len: int = MAX_TEXT) -> str:
     or a file gives, so that whatever is stored can be written back out."""
     allowed = f"allowed: text of 1 to {max_len} printable characters"
     if not isinstance(value, str):
-        raise ValueError(f"{name} = {value!r:.60} ({type(value).__name__}); {allowed}")
+        raise ValueError(f"{name} = {shown(value, 60)} ({type(value).__name__}); {allowed}")
     if not value or len(value) > max_len:
         raise ValueError(f"{name} is {len(value):,} characters long; {allowed}")
     try:
         value.encode("utf-8")
     except UnicodeEncodeError:
-        raise ValueError(f"{name} = {value!r:.60} holds a character UTF-8 cannot encode (a lone "
+        raise ValueError(f"{name} = {shown(value, 60)} holds a character UTF-8 cannot encode (a lone "
                          f"surrogate); {allowed}") from None
     if not value.isprintable():
-        raise ValueError(f"{name} = {value!r:.60} holds a control character; {allowed}")
+        raise ValueError(f"{name} = {shown(value, 60)} holds a control character; {allowed}")
     return value
 
 
@@ -217,7 +217,7 @@ def check_input_file(path: Any, what: str, max_bytes: int) -> Path:
     one ``ValueError`` naming the file and what is wrong. A folder, FIFO, device or socket is
     never opened (reading one could block for ever or never end)."""
     if not isinstance(path, (str, os.PathLike)) or not str(path):
-        raise ValueError(f"{what}: a file path is needed; got {path!r:.60}")
+        raise ValueError(f"{what}: a file path is needed; got {shown(path, 60)}")
     p = Path(path)
     try:
         st = p.stat()
@@ -243,7 +243,7 @@ def check_output_file(path: Any, what: str) -> Path:
     found now, not after the work); else one ``ValueError`` naming ``what`` and the reason.
     An existing file is refused rather than replaced, so no earlier result is lost."""
     if not isinstance(path, (str, os.PathLike)) or not str(path):
-        raise ValueError(f"{what}: a file path is needed; got {path!r:.60}")
+        raise ValueError(f"{what}: a file path is needed; got {shown(path, 60)}")
     p = Path(path)
     try:
         if p.is_dir():
@@ -287,7 +287,7 @@ def check_output_dir(path: Any, what: str) -> Path:
     ``ValueError`` naming ``what`` and the reason. The folders it creates are listed in
     :data:`MADE_DIRS`."""
     if not isinstance(path, (str, os.PathLike)) or not str(path):
-        raise ValueError(f"{what}: a folder path is needed; got {path!r:.60}")
+        raise ValueError(f"{what}: a folder path is needed; got {shown(path, 60)}")
     p = Path(path)
     if p.exists() and not p.is_dir():
         raise ValueError(f"{what}: {str(p)!r} exists and is not a folder")

@@ -26,7 +26,7 @@ import numpy as np
 from ono_env import _engine as E
 from ono_env import cards as C
 from ono_env import positions
-from ono_env.checks import check_bool, check_choice, check_int, check_rng, check_seed, is_int
+from ono_env.checks import check_bool, check_choice, check_int, check_rng, check_seed, is_int, shown
 from ono_env.observation import OBS_VERSIONS, RulesSpec, _check_version, _ruleset, observation_size
 from ono_env.positions import POSITION_VERSION  # noqa: F401 (re-exported)
 from ono_env.rules import (
@@ -797,7 +797,7 @@ def _seed_states(seeds: Any, B: int) -> np.ndarray:
             raise ValueError(f"seeds[{k}]={int(seeds[k])}; allowed: {allowed}")
         return seeds.astype(np.uint64)
     if not isinstance(seeds, (list, tuple)) or len(seeds) != B:
-        raise ValueError(f"seeds={seeds!r:.80} ({type(seeds).__name__}); allowed: {allowed}")
+        raise ValueError(f"seeds={shown(seeds, 80)} ({type(seeds).__name__}); allowed: {allowed}")
     for k, v in enumerate(seeds):
         if not is_int(v) or not 0 <= v < 2**64:
             raise ValueError(f"seeds[{k}]={v!r} ({type(v).__name__}); allowed: {allowed}")

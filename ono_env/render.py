@@ -6,7 +6,7 @@ import re
 from collections.abc import Sequence
 
 from ono_env import cards as C
-from ono_env.checks import is_int
+from ono_env.checks import is_int, shown
 from ono_env.game import VecGame
 from ono_env.positions import catch_succeeds, game_winners
 
@@ -37,7 +37,7 @@ def render_text(
     d = game.to_dict(i)
     n = len(d["hands"])
     if seat is not None and not (is_int(seat) and 0 <= seat < n):
-        raise ValueError(f"seat={seat!r:.40} ({type(seat).__name__}); allowed: None (every hand "
+        raise ValueError(f"seat={shown(seat, 40)} ({type(seat).__name__}); allowed: None (every hand "
                          f"shown) or a seat 0..{n - 1}")
     top = d["discard"][-1]
     color = d["color"] or "-"

@@ -167,7 +167,7 @@ class Replay:
         action = check_action("action", action)
         if not 0 <= action < C.NUM_ACTIONS:
             raise ValueError(f"action={action}; allowed: an action id 0 .. {C.NUM_ACTIONS - 1}")
-        who = f" of {thinking['agent']!r:.40}" if isinstance(thinking, Mapping) and "agent" in thinking else ""
+        who = f" of {shown(thinking['agent'], 40)}" if isinstance(thinking, Mapping) and "agent" in thinking else ""
         checked = _check_thinking(thinking, f"decision {len(self.actions)}: thinking{who}")
         self.actions.append(action)
         self.thinking.append(checked)
@@ -225,23 +225,23 @@ class Replay:
         if extra:
             raise bad(extra[0], "unknown key", f"the keys {', '.join(REPLAY_KEYS)}")
         if d["format"] != REPLAY_FORMAT:
-            raise bad("format", f"{d['format']!r:.60}", repr(REPLAY_FORMAT))
+            raise bad("format", f"{shown(d['format'], 60)}", repr(REPLAY_FORMAT))
         if d["format_version"] != REPLAY_VERSION or not is_int(d["format_version"]):
-            raise bad("format_version", f"{d['format_version']!r:.60}", str(REPLAY_VERSION))
+            raise bad("format_version", f"{shown(d['format_version'], 60)}", str(REPLAY_VERSION))
         rules = read_rules(d["rules"], whole=True, key=f"{where}: rules")
         seed = d["game_seed"]
         # ASCII digits only, as written: str.isdigit() takes other scripts' digits and '²'
         if not isinstance(seed, str) or not re.fullmatch(r"0|[1-9][0-9]{0,19}", seed) \
                 or int(seed) > MAX_GAME_SEED:
-            raise bad("game_seed", f"{seed!r:.60}", "a decimal string of an integer 0 .. 2**64 - 1 "
+            raise bad("game_seed", f"{shown(seed, 60)}", "a decimal string of an integer 0 .. 2**64 - 1 "
                       "(ASCII digits, no sign, spaces or leading zeros)")
         md = d["max_decisions"]
         if not is_int(md) or not 1 <= md <= MAX_DECISIONS:
-            raise bad("max_decisions", f"{md!r:.60}", f"an integer 1 .. {MAX_DECISIONS}")
+            raise bad("max_decisions", f"{shown(md, 60)}", f"an integer 1 .. {MAX_DECISIONS}")
         players = d["players"]
         n = rules.num_players
         if not isinstance(players, list) or len(players) != n:
-            raise bad("players", f"{players!r:.60}",
+            raise bad("players", f"{shown(players, 60)}",
                       f"a list of {n} labels (strings of 1 .. {MAX_LABEL} characters)")
         for k, p in enumerate(players):
             check_text(f"{where}: players[{k}]", p, MAX_LABEL)
@@ -252,14 +252,14 @@ class Replay:
         ids = []
         for k, a in enumerate(actions):
             if not isinstance(a, str):
-                raise bad(f"actions[{k}]", f"{a!r:.60}", "an action name such as 'play R5' or 'draw'")
+                raise bad(f"actions[{k}]", f"{shown(a, 60)}", "an action name such as 'play R5' or 'draw'")
             try:
                 ids.append(C.action_id(a))
             except ValueError as exc:
                 raise ValueError(f"{where}: actions[{k}]: {exc}") from None
             if C.action_name(ids[-1]) != a:   # one text form, as written (action_id also
                 # takes other cases and spacing): before, 'Play W B  ' was read and rewritten
-                raise bad(f"actions[{k}]", f"{a!r:.60}", f"the action's name as written: "
+                raise bad(f"actions[{k}]", f"{shown(a, 60)}", f"the action's name as written: "
                           f"{C.action_name(ids[-1])!r}")
         thinking = d["thinking"]
         if not isinstance(thinking, list) or len(thinking) != len(actions):
@@ -270,7 +270,7 @@ class Replay:
         for key in ("source", "saved_at"):
             v = d[key]
             if not isinstance(v, str) or len(v) > MAX_LABEL:
-                raise bad(key, f"{v!r:.60}", f"a string of at most {MAX_LABEL} characters")
+                raise bad(key, f"{shown(v, 60)}", f"a string of at most {MAX_LABEL} characters")
             if v:
                 check_text(f"{where}: {key}", v, MAX_LABEL)
         return cls(rules, int(seed), int(md), list(players), ids, checked_thinking, result,
@@ -315,29 +315,29 @@ def _check_thinking(t: Any, where: str) -> dict[str, Any] | None:
     allowed = ('null or {"agent": label, "probs": {action name: probability}, '
                '"value": number or null, optionally "values": {action name: number}}')
     if not isinstance(t, Mapping) or not {"agent", "probs", "value"} <= set(t) <= THINKING_KEYS:
-        raise ValueError(f"{where}: {t!r:.60}; allowed: {allowed}")
+        raise ValueError(f"{where}: {shown(t, 60)}; allowed: {allowed}")
     check_text(f"{where}: agent", t["agent"], MAX_LABEL)
     probs = t["probs"]
     if not isinstance(probs, Mapping) or len(probs) > C.NUM_ACTIONS:
-        raise ValueError(f"{where}: probs {probs!r:.60}; allowed: {allowed}")
+        raise ValueError(f"{where}: probs {shown(probs, 60)}; allowed: {allowed}")
     for name, p in probs.items():
         if name not in C.ACTION_NAMES:
-            raise ValueError(f"{where}: probs: unknown action {name!r:.40}; allowed: action names")
+            raise ValueError(f"{where}: probs: unknown action {shown(name, 40)}; allowed: action names")
         if isinstance(p, bool) or not isinstance(p, (int, float)) or not 0 <= p <= 1:
-            raise ValueError(f"{where}: probs[{name!r}]={p!r:.40}; allowed: a number 0 .. 1")
+            raise ValueError(f"{where}: probs[{name!r}]={shown(p, 40)}; allowed: a number 0 .. 1")
     v = t["value"]
     if v is not None and not _finite_number(v):
-        raise ValueError(f"{where}: value {v!r:.40}; allowed: a finite number or null")
+        raise ValueError(f"{where}: value {shown(v, 40)}; allowed: a finite number or null")
     out = {"agent": t["agent"], "probs": dict(probs), "value": v}
     if "values" in t:
         values = t["values"]
         if not isinstance(values, Mapping) or len(values) > C.NUM_ACTIONS:
-            raise ValueError(f"{where}: values {values!r:.60}; allowed: {allowed}")
+            raise ValueError(f"{where}: values {shown(values, 60)}; allowed: {allowed}")
         for name, x in values.items():
             if name not in C.ACTION_NAMES:
-                raise ValueError(f"{where}: values: unknown action {name!r:.40}; allowed: action names")
+                raise ValueError(f"{where}: values: unknown action {shown(name, 40)}; allowed: action names")
             if not _finite_number(x):
-                raise ValueError(f"{where}: values[{name!r}]={x!r:.40}; allowed: a finite number")
+                raise ValueError(f"{where}: values[{name!r}]={shown(x, 40)}; allowed: a finite number")
         out["values"] = dict(values)
     return out
 
@@ -346,14 +346,14 @@ def _check_result(r: Any, n: int, where: str) -> dict[str, Any]:
     allowed = (f'{{"winner": seat or null, "terminated": bool, "truncated": bool, '
                f'"scores": {n} integers, "decisions": integer}}')
     if not isinstance(r, Mapping) or set(r) != set(RESULT_KEYS):
-        raise ValueError(f"{where}: {r!r:.60}; allowed: {allowed}")
+        raise ValueError(f"{where}: {shown(r, 60)}; allowed: {allowed}")
     w = r["winner"]
     ok = ((w is None or (is_int(w) and 0 <= w < n))
           and isinstance(r["terminated"], bool) and isinstance(r["truncated"], bool)
           and isinstance(r["scores"], list) and len(r["scores"]) == n
           and all(is_int(s) for s in r["scores"]) and is_int(r["decisions"]) and r["decisions"] >= 0)
     if not ok:
-        raise ValueError(f"{where}: {r!r:.80}; allowed: {allowed}")
+        raise ValueError(f"{where}: {shown(r, 80)}; allowed: {allowed}")
     if not (r["terminated"] or r["truncated"]):   # no writer records a game still on
         raise ValueError(f"{where}: the game is neither terminated nor truncated; allowed: the "
                          f"result of a game that ended (terminated) or was cut at the decision "

@@ -986,3 +986,32 @@ def test_shown_tells_long_integers_by_sign_and_digits():
         assert shown(10**2000) == "<an integer of over 999 digits>"
     finally:
         sys.set_int_max_str_digits(limit)
+
+
+def test_messages_cut_values_through_shown():
+    """Before: about a hundred messages cut a value with ``f"{x!r:.40}"``, so an integer of
+    41-70 digits read as another number, and one past Python's digits limit raised Python's
+    own error in place of the message (the PettingZoo env's step, OpenSpiel's actions)."""
+    import re
+    from pathlib import Path
+
+    from ono_env.envs.ono_v0 import env as make_env
+    root = Path(__file__).resolve().parent.parent
+    cuts = [f"{p.relative_to(root)}:{k}" for d in ("ono_env", "agents", "train", "benchmarks")
+            for p in sorted((root / d).rglob("*.py"))
+            for k, line in enumerate(p.read_text().splitlines(), 1)
+            if re.search(r"\{[^{}]+![rs]:\.\d+\}", line) and '``f"' not in line]
+    assert cuts == []
+    e = make_env()
+    e.reset(seed=0)
+    for action, told in ((10**70, "<an integer of 71 digits>"),
+                         (10**5000, "<an integer of over")):
+        with pytest.raises(AssertionError, match=f"action {told}"):
+            e.step(action)
+    spiel = pytest.importorskip("pyspiel")
+    import ono_env.envs.openspiel  # noqa: F401 (registers the game)
+    state = spiel.load_game("python_ono").new_initial_state()
+    while state.is_chance_node():
+        state.apply_action(state.legal_actions()[0])
+    with pytest.raises(ValueError, match="action=<an integer of over"):
+        state.apply_action(10**5000)

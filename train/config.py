@@ -36,7 +36,7 @@ from pydantic import (
 )
 from pydantic.dataclasses import dataclass
 
-from ono_env.checks import MAX_SEED
+from ono_env.checks import MAX_SEED, shown
 from ono_env.game import MAX_DECISIONS
 
 _CONFIG = ConfigDict(extra="forbid", use_attribute_docstrings=True, allow_inf_nan=False)
@@ -692,7 +692,7 @@ def load_config(spec: str | Path | None = None, overrides: Sequence[str] = ()) -
                              f"({{}} for every default); got {got}")
         data = raw
     if isinstance(overrides, str) or not isinstance(overrides, (list, tuple)):
-        raise ValueError(f"overrides={overrides!r:.60} ({type(overrides).__name__}); allowed: a "
+        raise ValueError(f"overrides={shown(overrides, 60)} ({type(overrides).__name__}); allowed: a "
                          f"list of key=value strings")
     for o in overrides:   # in order: of a key given twice the last stands (ono-train refuses it)
         _merge(data, parse_override(o))

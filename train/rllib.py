@@ -58,6 +58,7 @@ from typing import Any
 
 import numpy as np
 
+from ono_env.checks import shown
 from ono_env.train.config import TrainConfig, resolved
 
 RAY_HINT = "pip install 'ono-env[ray]'"
@@ -129,7 +130,7 @@ def _module_class():
             if not (isinstance(observation_space, gym.spaces.Dict)
                     and {OBS_KEY, MASK_KEY} <= set(observation_space.spaces)):
                 raise ValueError(f"MaskedPPOModule needs a Dict observation space with keys "
-                                 f"{OBS_KEY!r} and {MASK_KEY!r}; got {observation_space!r:.120}")
+                                 f"{OBS_KEY!r} and {MASK_KEY!r}; got {shown(observation_space, 120)}")
             self.observation_space_with_mask = observation_space
             super().__init__(observation_space=observation_space[OBS_KEY],
                              action_space=action_space, inference_only=inference_only,
@@ -368,7 +369,7 @@ def self_play_config(rules: Any, *, net_arch: Sequence[int] = (256, 256), activa
     rules = resolve_rules(rules)   # a RuleSet, a preset's name or a rules file
     if isinstance(net_arch, (str, bytes)) or not isinstance(net_arch, Sequence) \
             or not 1 <= len(net_arch) <= 16:
-        raise ValueError(f"net_arch={net_arch!r:.60}; allowed: a list of 1 to 16 layer widths")
+        raise ValueError(f"net_arch={shown(net_arch, 60)}; allowed: a list of 1 to 16 layer widths")
     widths = [check_int(f"net_arch[{k}]", w, 1, 65_536) for k, w in enumerate(net_arch)]
     check_choice("activation", activation, ("tanh", "relu"))
     runners = check_int("num_env_runners", num_env_runners, 0, 10_000)

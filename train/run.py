@@ -558,7 +558,7 @@ def check_folder_path(path: Path, field: str) -> None:
         try:
             found = at.exists() or at.is_symlink()
         except OSError as exc:
-            raise ValueError(f"{field} {str(path)!r:.80}: {exc.strerror or exc}; allowed: a "
+            raise ValueError(f"{field} {shown(str(path), 80)}: {exc.strerror or exc}; allowed: a "
                              f"folder path") from None
         if found:
             if not at.is_dir():
@@ -1022,7 +1022,7 @@ def check_stop_signals(stop_signals: Any) -> tuple[str, ...]:
     :data:`STOP_SIGNALS`."""
     if isinstance(stop_signals, (str, bytes)) or not isinstance(stop_signals, Collection) \
             or not all(isinstance(s, str) and s in STOP_SIGNALS for s in stop_signals):
-        raise ValueError(f"stop_signals={stop_signals!r:.60}; allowed: a sequence of "
+        raise ValueError(f"stop_signals={shown(stop_signals, 60)}; allowed: a sequence of "
                          f"{', '.join(STOP_SIGNALS)} (names)")
     return tuple(stop_signals)
 

@@ -35,7 +35,7 @@ from ono_env.arena.suite import (
     select_tables,
     suite_versions,
 )
-from ono_env.checks import check_output_dir, check_output_file
+from ono_env.checks import check_output_dir, check_output_file, shown
 
 PAIRINGS_FILE = "pairings.jsonl"
 """The file in ``--out`` that keeps each pairing as it finishes (one JSON object a line: the
@@ -154,7 +154,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             return
         if args.render is not None and args.agent is not None:
             raise cli.UsageError(f"--render prints a saved card and takes no AGENT; got "
-                                 f"{args.agent!r:.60} too (benchmark it without --render)")
+                                 f"{shown(args.agent, 60)} too (benchmark it without --render)")
         if args.ray is not None:   # its form first: a bare --ray takes the agent's name
             check_ray_address(args.ray, name="--ray")
         if args.render is None and args.agent is None:

@@ -16,7 +16,10 @@ from contextlib import contextmanager, nullcontext
 from typing import Any, NoReturn
 
 # re-exported for the apps' argument parsers (cli.MAX_SEED, cli.MAX_BATCH)
-from ono_env.checks import MAX_SEED  # noqa: F401
+from ono_env.checks import (
+    MAX_SEED,  # noqa: F401
+    shown,
+)
 from ono_env.game import MAX_GAMES as MAX_BATCH  # noqa: F401 - --batch: VecGame's bound
 
 EXTRAS = {"torch": "train", "stable_baselines3": "train", "sb3_contrib": "train",
@@ -177,7 +180,7 @@ def check_environment() -> None:
     for name, allowed in ENVIRONMENT.items():
         value = os.environ.get(name)
         if value is not None and value not in allowed:
-            raise ValueError(f"environment variable {name}={value!r:.40}; allowed: "
+            raise ValueError(f"environment variable {name}={shown(value, 40)}; allowed: "
                              f"{' or '.join(allowed)}, or unset")
 
 

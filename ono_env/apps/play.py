@@ -34,7 +34,7 @@ from ono_env.agents.driver import act_one
 from ono_env.agents.learned import model_label
 from ono_env.agents.registry import is_model_path
 from ono_env.apps import console as cli
-from ono_env.checks import check_int, check_output_file, check_seed, cut
+from ono_env.checks import check_int, check_output_file, check_seed, cut, shown
 from ono_env.game import VecGame, fresh_seed, game_seeds
 from ono_env.positions import game_winners
 from ono_env.render import describe_action, option_hint, render_text, table_events
@@ -109,7 +109,7 @@ def parse_choice(text: str, legal: Sequence[int]) -> int:
         if card in C.CARD_NAMES or card in C.WILD_NAMES:
             raise ValueError(f"{card} is not a legal play now")
     if a < 0:
-        raise ValueError(f"unknown entry {t!r:.80}: type a number from the list, an action "
+        raise ValueError(f"unknown entry {shown(t, 80)}: type a number from the list, an action "
                          f"(play R5, draw, ...) or a card name (R5); help lists them")
     if a not in legal:
         raise ValueError(f"{C.action_name(a)!r} is not legal now")

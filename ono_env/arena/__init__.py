@@ -110,7 +110,7 @@ from ono_env.arena.stats import (
     rate_games,
     wilson_interval,
 )
-from ono_env.checks import check_bool, check_int, check_seed
+from ono_env.checks import check_bool, check_int, check_seed, shown
 from ono_env.game import MAX_DECISIONS, VecGame, check_game_memory
 from ono_env.game import MAX_GAMES as MAX_BATCH
 from ono_env.observation import OBS_VERSIONS
@@ -358,7 +358,7 @@ def _agent_list(name: str, agents: Any) -> list[Any]:
     the results of a seed) changes from run to run, a dict's weights would be dropped, and a
     string is one name, not a list of letters."""
     if not isinstance(agents, (list, tuple)):
-        raise ValueError(f"{name}={agents!r:.80} ({type(agents).__name__}); allowed: a list or "
+        raise ValueError(f"{name}={shown(agents, 80)} ({type(agents).__name__}); allowed: a list or "
                          f"tuple of agents (names, model paths or objects with act)")
     return list(agents)
 

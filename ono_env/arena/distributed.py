@@ -13,7 +13,7 @@ import numpy as np
 
 from ono_env.agents.base import Agent
 from ono_env.arena.play import _seating_seed, play_games
-from ono_env.checks import cut
+from ono_env.checks import cut, shown
 from ono_env.rules import RuleSet
 
 RAY_CONNECT_SECONDS = 5.0
@@ -35,7 +35,7 @@ def check_ray_address(address: Any, reach: bool = False, name: str = "ray_addres
     for ever). ``name``:
     what the errors call the address (a console script's ``--ray``)."""
     allowed = "local (a new local Ray), auto, host:port or ray://host:port"
-    given = _named(name, f"{address!r:.80}")
+    given = _named(name, f"{shown(address, 80)}")
     if not isinstance(address, str) or not address:
         raise ValueError(f"{given}; allowed: {allowed}")
     if address == "local":

@@ -11,7 +11,7 @@ import numpy as np
 
 from ono_env.agents.base import Agent
 from ono_env.agents.driver import AgentDriver
-from ono_env.checks import check_int, check_seed
+from ono_env.checks import check_int, check_seed, shown
 from ono_env.game import MAX_GAMES, VecGame, game_seeds
 from ono_env.replay import Replay
 from ono_env.rules import MAX_PLAYERS, MIN_PLAYERS, RuleSet
@@ -63,7 +63,7 @@ def play_games(rules: RuleSet, agents: Sequence[Agent], num_games: int, seed: in
     for j, k in enumerate(record):
         check_int(f"record[{j}]", k, 0, num_games - 1)
     if len(record) and not isinstance(replays, list):
-        raise ValueError(f"record={list(record)!r:.60} with replays={replays!r:.40}; allowed: "
+        raise ValueError(f"record={shown(list(record), 60)} with replays={shown(replays, 40)}; allowed: "
                          f"a list for the recorded games' replays")
     P = rules.num_players
     if len(agents) != P:

@@ -25,6 +25,7 @@ from ono_env.checks import (
     check_text,
     is_int,
     is_sha256,
+    shown,
     unique_keys,
     write_whole,
 )
@@ -274,7 +275,7 @@ class ArenaResult:
         whole, through a temporary file, so a run killed meanwhile leaves no part of one (the
         JSON is written first: a failure at the CSV leaves the new JSON beside the old CSV)."""
         if not isinstance(stem, str) or not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._-]{0,99}", stem):
-            raise ValueError(f"stem={stem!r:.60}; allowed: a file name without a folder, 1-100 "
+            raise ValueError(f"stem={shown(stem, 60)}; allowed: a file name without a folder, 1-100 "
                              f"letters, digits, '.', '_' and '-', the first a letter or digit")
         d = check_output_dir(directory, "ArenaResult.save")
         paths = [d / f"{stem}.json", d / f"{stem}.csv"]
@@ -299,7 +300,7 @@ def read_arena_json(path: str | Path) -> dict[str, Any]:
     (JSON only: nothing in it runs). ``ValueError`` naming the file when it is missing or
     not an arena.json."""
     if not isinstance(path, (str, os.PathLike)) or not str(path):
-        raise ValueError(f"arena.json: a file or folder path is needed; got {path!r:.60}")
+        raise ValueError(f"arena.json: a file or folder path is needed; got {shown(path, 60)}")
     p = Path(path)
     if p.is_dir():
         p = p / "arena.json"
@@ -340,7 +341,7 @@ def mirrored_record(run: Any, name: str) -> dict[str, Any]:
 
     def whole(value: Any, field: str, low: int = 0) -> int:   # as the run wrote it: no "4", 4.0
         if type(value) is not int or value < low:
-            raise ValueError(f"{field} = {value!r:.40}; allowed: an integer of at least {low}")
+            raise ValueError(f"{field} = {shown(value, 40)}; allowed: an integer of at least {low}")
         return value
 
     try:
@@ -352,7 +353,7 @@ def mirrored_record(run: Any, name: str) -> dict[str, Any]:
         for lab in labels:   # a damaged file must not print nan% or 700%
             entry = run["per_deal"].get(lab)
             if not isinstance(entry, dict) or not {"deals", "share"} <= entry.keys():
-                raise ValueError(f"per_deal of {lab!r} (an agent of the run) = {entry!r:.40}; "
+                raise ValueError(f"per_deal of {lab!r} (an agent of the run) = {shown(entry, 40)}; "
                                  f"allowed: a mapping with the lists 'deals' and 'share'")
             deals, shares = entry["deals"], entry["share"]
             if not isinstance(deals, list) or not isinstance(shares, list):

@@ -62,7 +62,7 @@ from ono_env.agents.registry import agent_from_class, is_class_spec, is_model_pa
 from ono_env.arena.distributed import check_ray_address, held_ray, play_on_ray
 from ono_env.arena.play import _derive, _seating_seed, end_workers, games_bar, play_games
 from ono_env.arena.stats import Z95, bounded_interval_of, bounded_mean_interval
-from ono_env.checks import check_input_file, check_text, is_decimal, is_sha256, unique_keys
+from ono_env.checks import check_input_file, check_text, is_decimal, is_sha256, shown, unique_keys
 from ono_env.rules import PRESETS, RuleSet, resolve_rules
 
 CARD_FORMAT = "ono-bench-card"
@@ -213,8 +213,8 @@ def select_tables(suite: Suite, names: Sequence[str] | None) -> list[SuiteTable]
     ``ValueError`` naming the tables there are for an unknown name, or for one name given
     as text (before, ``"basic-2p"`` was read letter by letter, and ``""`` as every table)."""
     if isinstance(names, str):
-        raise ValueError(f"tables={names!r:.60} (str); allowed: a list or tuple of table names "
-                         f"(tables=[{names!r:.40}]), or None for every table")
+        raise ValueError(f"tables={shown(names, 60)} (str); allowed: a list or tuple of table names "
+                         f"(tables=[{shown(names, 40)}]), or None for every table")
     if not names:
         return list(suite.tables.values())
     unknown = [n for n in names if n not in suite.tables]
@@ -843,7 +843,7 @@ def check_card(data: Any, what: str = "card") -> None:
 
     def integer(value: Any, field: str, low: int, high: int) -> int:
         if type(value) is not int or not low <= value <= high:
-            raise ValueError(f"{field} = {value!r:.40}; allowed: an integer from {low:,} to "
+            raise ValueError(f"{field} = {shown(value, 40)}; allowed: an integer from {low:,} to "
                              f"{high:,}")
         return value
 
@@ -852,19 +852,19 @@ def check_card(data: Any, what: str = "card") -> None:
         if isinstance(value, bool) or not isinstance(value, (int, float)) \
                 or (isinstance(value, int) and not low <= value <= high) \
                 or not (math.isfinite(value) and low <= value <= high):
-            raise ValueError(f"{field} = {value!r:.40}; allowed: a number from {low:g} to "
+            raise ValueError(f"{field} = {shown(value, 40)}; allowed: a number from {low:g} to "
                              f"{high:g}")
         return float(value)
 
     def digest(holder: dict[str, Any], field: str) -> None:
         value = holder.get("sha256")
         if "sha256" in holder and not is_sha256(value):
-            raise ValueError(f"{field} = {value!r:.40}; allowed: a SHA-256 in 64 hex digits")
+            raise ValueError(f"{field} = {shown(value, 40)}; allowed: a SHA-256 in 64 hex digits")
 
     def only_known(part: Any, kind: str, where: str) -> None:   # before: ignored below the top
         extra = sorted(set(part) - CARD_PART_KEYS[kind]) if isinstance(part, dict) else []
         if extra:
-            raise ValueError(f"{where}: the key {extra[0]!r:.40}, which no card holds there; "
+            raise ValueError(f"{where}: the key {shown(extra[0], 40)}, which no card holds there; "
                              f"allowed: {', '.join(sorted(CARD_PART_KEYS[kind]))}")
 
     from ono_env.arena import MAX_GAMES
@@ -872,7 +872,7 @@ def check_card(data: Any, what: str = "card") -> None:
     try:
         versions = suite_versions()
         if type(data["suite_version"]) is not int or data["suite_version"] not in versions:
-            raise ValueError(f"suite_version = {data['suite_version']!r:.40}; allowed: "
+            raise ValueError(f"suite_version = {shown(data['suite_version'], 40)}; allowed: "
                              f"{', '.join(map(str, versions))}")
         suite = load_suite(data["suite_version"])
         if "package_version" in data:
@@ -883,7 +883,7 @@ def check_card(data: Any, what: str = "card") -> None:
         check_text("the agent's label", data["agent"]["label"], MAX_CARD_TEXT)
         digest(data["agent"], "the agent's sha256")
         if not isinstance(data["agent"].get("cheating", False), bool):
-            raise ValueError(f"the agent's cheating = {data['agent']['cheating']!r:.40}; "
+            raise ValueError(f"the agent's cheating = {shown(data['agent']['cheating'], 40)}; "
                              f"allowed: true or false")
         check_text("the anchor's agent", data["anchor"]["agent"], MAX_CARD_TEXT)
         number(data["anchor"]["rating"], "the anchor's rating")
@@ -908,7 +908,7 @@ def check_card(data: Any, what: str = "card") -> None:
                                  f"{rated['high']:g}] does not hold its rating "
                                  f"{rated['rating']:g}; allowed: low <= rating <= high")
             if not isinstance(t.get("field", {}), dict):
-                raise ValueError(f"table {name}: field = {t['field']!r:.40}; allowed: a mapping "
+                raise ValueError(f"table {name}: field = {shown(t['field'], 40)}; allowed: a mapping "
                                  f"of reference names to ratings")
             for ref, value in t.get("field", {}).items():
                 check_text(f"table {name}: a reference's name", ref, MAX_CARD_TEXT)
@@ -930,10 +930,10 @@ def check_card(data: Any, what: str = "card") -> None:
                 listed.add(ref)
                 if not isinstance(r["cheating"], bool):
                     raise ValueError(f"table {name}: cheating of {ref!r} = "
-                                     f"{r['cheating']!r:.40}; allowed: true or false")
+                                     f"{shown(r['cheating'], 40)}; allowed: true or false")
                 if r["cheating"] is not known[ref].cheating:   # before: printed as written
                     raise ValueError(f"table {name}: cheating of {ref!r} = "
-                                     f"{r['cheating']!r:.40}; allowed: "
+                                     f"{shown(r['cheating'], 40)}; allowed: "
                                      f"{str(known[ref].cheating).lower()} (the suite's)")
                 if ref not in t.get("field", {}):   # before: its rating printed blank
                     raise ValueError(f"table {name}: reference {ref!r} has a row and no rating "
@@ -959,11 +959,11 @@ def check_card(data: Any, what: str = "card") -> None:
                                  f"({', '.join(sorted(known))})")
         timing = data.get("timing", {})
         if not isinstance(timing, dict):
-            raise ValueError(f"timing = {timing!r:.40}; allowed: a mapping")
+            raise ValueError(f"timing = {shown(timing, 40)}; allowed: a mapping")
         only_known(timing, "timing", "timing")
         extra = sorted(set(data) - CARD_KEYS)   # before: ignored
         if extra:
-            raise ValueError(f"the key {extra[0]!r:.40}, which no card holds; allowed: "
+            raise ValueError(f"the key {shown(extra[0], 40)}, which no card holds; allowed: "
                              f"{', '.join(sorted(CARD_KEYS))}")
     except KeyError as exc:
         raise ValueError(f"{what}: not a result card (it has no {exc})") from None

@@ -58,6 +58,7 @@ from ono_env.checks import (
     check_int,
     check_learner_seat,
     check_seed,
+    shown,
 )
 from ono_env.envs.opponents import OpponentDriver, check_rule_overrides, make_opponents, midway
 from ono_env.game import VecGame
@@ -102,7 +103,7 @@ class OnoEnv(gym.Env):
         self._learner_seat = check_learner_seat(learner_seat, self.rules.num_players)
         check_choice("illegal_action", illegal_action, ("lose", "raise"))
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
-            raise RenderModeError(f"render_mode={render_mode!r:.40}; allowed: None | "
+            raise RenderModeError(f"render_mode={shown(render_mode, 40)}; allowed: None | "
                                   f"{' | '.join(self.metadata['render_modes'])}")
         self.render_mode = render_mode
         self.illegal_action = illegal_action
@@ -134,7 +135,7 @@ class OnoEnv(gym.Env):
         the learner's first decision is dealt again."""
         seed = check_seed("seed", seed)
         if options is not None and not isinstance(options, dict):
-            raise ValueError(f"options={options!r:.80} ({type(options).__name__}); allowed: a "
+            raise ValueError(f"options={shown(options, 80)} ({type(options).__name__}); allowed: a "
                              f"dict or None (OnoEnv.reset takes no options)")
         super().reset(seed=seed)
         with midway("reset()", self._stop):   # an opponent may fail in the deal

@@ -47,7 +47,7 @@ from gymnasium.vector import AutoresetMode
 from gymnasium.vector.utils import batch_space
 
 from ono_env.cards import NUM_ACTIONS
-from ono_env.checks import check_seed
+from ono_env.checks import check_seed, shown
 from ono_env.envs.learner_batch import LearnerBatch
 from ono_env.envs.opponents import check_rule_overrides
 from ono_env.observation import observation_high
@@ -72,7 +72,7 @@ class OnoVectorEnv(gym.vector.VectorEnv):
         **rule_overrides: Any,
     ) -> None:
         if render_mode is not None:   # a Gymnasium argument, not a rule option
-            raise ValueError(f"render_mode={render_mode!r:.40}; allowed: None (OnoVectorEnv does "
+            raise ValueError(f"render_mode={shown(render_mode, 40)}; allowed: None (OnoVectorEnv does "
                              f"not render; the single env does: gymnasium.make, or make_vec's "
                              f"'sync' mode)")
         check_rule_overrides(rule_overrides, "OnoVectorEnv", OnoVectorEnv.__init__)
@@ -115,7 +115,7 @@ class OnoVectorEnv(gym.vector.VectorEnv):
                              f"game's deal follows from it) or None; got a "
                              f"{type(seed).__name__}")
         if options is not None and not isinstance(options, dict):
-            raise ValueError(f"options={options!r:.80} ({type(options).__name__}); allowed: a "
+            raise ValueError(f"options={shown(options, 80)} ({type(options).__name__}); allowed: a "
                              f"dict or None (OnoVectorEnv.reset takes no options)")
         if options and "reset_mask" in options:   # Gymnasium's partial reset: not ignored
             raise ValueError("options['reset_mask']: OnoVectorEnv.reset deals every game again "

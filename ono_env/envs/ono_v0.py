@@ -69,7 +69,7 @@ from pettingzoo.utils.env_logger import EnvLogger
 
 from ono_env._engine import G_CURRENT, G_TERMINATED, G_TRUNCATED
 from ono_env.cards import ACTION_NAMES, NUM_ACTIONS
-from ono_env.checks import check_action, check_choice, check_seed
+from ono_env.checks import check_action, check_choice, check_seed, shown
 from ono_env.envs.opponents import MAX_REDEALS, check_rule_overrides
 from ono_env.game import VecGame
 from ono_env.observation import observation_high, observation_size
@@ -147,7 +147,7 @@ class raw_env(AECEnv):
     def reset(self, seed: int | None = None, options: dict | None = None) -> None:
         seed = check_seed("seed", seed)
         if options is not None and not isinstance(options, dict):
-            raise ValueError(f"options={options!r:.80} ({type(options).__name__}); allowed: a "
+            raise ValueError(f"options={shown(options, 80)} ({type(options).__name__}); allowed: a "
                              f"dict or None (ono_v0 takes no reset options)")
         self.game.reset(seed=seed)
         g = self.game.state.g   # the game's flags read as scalars: finished[0] builds arrays
@@ -343,7 +343,7 @@ class checked_env(raw_env):
             if not (isinstance(action, np.ndarray) and action.shape == ()
                     and action.dtype.kind in "iu" and 0 <= action < NUM_ACTIONS):
                 raise AssertionError(
-                    f"action {action!r:.40} for {agent} is not in the action space "
+                    f"action {shown(action, 40)} for {agent} is not in the action space "
                     f"Discrete({NUM_ACTIONS}): give an integer id 0..{NUM_ACTIONS - 1}"
                     + (", or None (the agent is done)" if dead else ""))
         if dead:

@@ -92,7 +92,7 @@ import pyspiel
 
 from ono_env import _engine as E
 from ono_env import cards as C
-from ono_env.checks import MAX_SEED, is_int
+from ono_env.checks import MAX_SEED, is_int, shown
 from ono_env.game import (
     DEFAULT_MAX_DECISIONS_MATCH,
     DEFAULT_MAX_DECISIONS_ROUND,
@@ -203,10 +203,10 @@ def _check_params(params: Any) -> None:
                          f"dict of the game's parameters ({allowed})")
     for name, value in params.items():
         if name not in _DEFAULTS:
-            raise ValueError(f"{GAME_NAME}: unknown parameter {name!r:.40}; allowed: {allowed}")
+            raise ValueError(f"{GAME_NAME}: unknown parameter {shown(name, 40)}; allowed: {allowed}")
         kind = type(_DEFAULTS[name])
         if type(value) is not kind:
-            raise ValueError(f"{GAME_NAME}: parameter {name}={value!r:.40} "
+            raise ValueError(f"{GAME_NAME}: parameter {name}={shown(value, 40)} "
                              f"({type(value).__name__}); allowed: {'an' if kind is int else 'a'} "
                              f"{kind.__name__}")
 
@@ -295,7 +295,7 @@ class OnoGame(pyspiel.Game):
                              f"the keys {sorted(keys)}, version {SERIAL_VERSION}")
         seed, actions = d["seed"], d["actions"]
         if not isinstance(seed, int) or isinstance(seed, bool) or not 0 <= seed <= MAX_SEED:
-            raise ValueError(f"{GAME_NAME}: serialised state seed={seed!r:.40}; allowed: an "
+            raise ValueError(f"{GAME_NAME}: serialised state seed={shown(seed, 40)}; allowed: an "
                              f"integer from 0 to {MAX_SEED:,} (a deal's seed, as VecGame takes)")
         if not isinstance(actions, list) or len(actions) > self.max_decisions or not all(
                 isinstance(a, int) and not isinstance(a, bool) for a in actions):
@@ -360,7 +360,7 @@ def _check_world(position: Any, deal: dict[str, Any]) -> None:
     def agrees(key: str, mine: Any, theirs: Any) -> None:
         if mine != theirs:
             raise ValueError(f"{GAME_NAME}: serialised state: the position's {key} "
-                             f"({mine!r:.60}) is not the replayed deal's ({theirs!r:.60}); "
+                             f"({shown(mine, 60)}) is not the replayed deal's ({shown(theirs, 60)}); "
                              f"allowed: a world that agrees with all the acting seat knows, "
                              f"as resample_from_infostate makes it")
 
@@ -450,8 +450,8 @@ def _player_arg(seat: Any, n: int, what: str, given: Any = None, hint: str = "")
     naming the player as given (``given``, where it differs from ``seat``): a negative seat
     indexed the seats' records from their end (another seat's private view)."""
     if not is_int(seat) or not 0 <= seat < n:
-        shown = seat if given is None else given
-        raise ValueError(f"{GAME_NAME}: {what} of player {shown!r:.40}; allowed: a player 0 "
+        player = seat if given is None else given
+        raise ValueError(f"{GAME_NAME}: {what} of player {shown(player, 40)}; allowed: a player 0 "
                          f"to {n - 1}{hint}")
     return int(seat)
 
@@ -463,9 +463,9 @@ def _action_arg(where: str, action: Any) -> int:
     allowed = (f"an action id, a Python or NumPy integer 0..{C.NUM_ACTIONS - 1} (one of "
                f"legal_actions())")
     if not is_int(action):
-        raise TypeError(f"{where}(action={action!r:.40}); allowed: {allowed}")
+        raise TypeError(f"{where}(action={shown(action, 40)}); allowed: {allowed}")
     if not 0 <= action < C.NUM_ACTIONS:
-        raise ValueError(f"{where}(action={action!r:.40}); allowed: {allowed}")
+        raise ValueError(f"{where}(action={shown(action, 40)}); allowed: {allowed}")
     return int(action)
 
 
@@ -751,7 +751,7 @@ class OnoState(pyspiel.State):
         u = probability_sampler()
         if not isinstance(u, (float, int, np.floating, np.integer)) or isinstance(u, bool) \
                 or not 0.0 <= u < 1.0:   # also refuses nan
-            raise ValueError(f"{GAME_NAME}: probability_sampler() gave {u!r:.40}; allowed: a "
+            raise ValueError(f"{GAME_NAME}: probability_sampler() gave {shown(u, 40)}; allowed: a "
                              f"uniform draw, a number in [0, 1)")
         seed = np.array([int(u * 2**53)], np.uint64)
         world = E.State(1, P, D).arrays
@@ -832,7 +832,7 @@ def export_policy_gradient(agent: Any, game: OnoGame, path: str, *, training_ste
                          f"agent with an MLP torso ({exc})") from None
     if isinstance(training_steps, bool) or not isinstance(training_steps, (int, np.integer)) \
             or training_steps < 0:
-        raise ValueError(f"training_steps={training_steps!r:.40}; allowed: a whole number >= 0 "
+        raise ValueError(f"training_steps={shown(training_steps, 40)}; allowed: a whole number >= 0 "
                          f"(the decisions the agent was trained on)")
     critic = getattr(agent, "_baseline_layer", None)
     value = None if critic is None else [*torso, linear(critic)]
@@ -892,7 +892,7 @@ class AgentBot(pyspiel.Bot):
         players = game.rules.num_players
         if isinstance(player_id, bool) or not isinstance(player_id, (int, np.integer)) \
                 or not 0 <= player_id < players:
-            raise ValueError(f"AgentBot: player_id={player_id!r:.40}; allowed: a seat 0 to "
+            raise ValueError(f"AgentBot: player_id={shown(player_id, 40)}; allowed: a seat 0 to "
                              f"{players - 1} of this {players}-player game")
         self.rules = game.rules
         self.player_id = int(player_id)

@@ -22,7 +22,7 @@ import numpy as np
 from ono_env.agents.base import Agent
 from ono_env.agents.driver import AgentDriver
 from ono_env.agents.registry import make_agent
-from ono_env.checks import is_real, shown
+from ono_env.checks import cut, is_real, shown
 from ono_env.game import VecGame
 from ono_env.rules import FIELD_NAMES, RuleSet, resolve_rules
 
@@ -55,7 +55,7 @@ class OpponentPool:
         self.weights: list[float] = []
         self._cdf: tuple[tuple[float, ...], np.ndarray] | None = None
         if members is not None and not isinstance(members, Mapping):
-            raise ValueError(f"opponent pool members={members!r:.80} ({type(members).__name__}); "
+            raise ValueError(f"opponent pool members={shown(members, 80)} ({type(members).__name__}); "
                              f"allowed: a dict {{agent: weight}} or None")
         for spec, w in (members or {}).items():
             self.add(spec, w)
@@ -106,7 +106,7 @@ class OpponentPool:
         unchanged, where a name is no member, a weight is not one, or the new weights leave
         no member of positive weight or sum to infinity."""
         if not isinstance(weights, Mapping):
-            raise ValueError(f"opponent pool weights={weights!r:.60} ({type(weights).__name__}); "
+            raise ValueError(f"opponent pool weights={shown(weights, 60)} ({type(weights).__name__}); "
                              f"allowed: a dict of member name -> weight")
         checked = {self.names[self._index(n)]: _check_weight(w, n) for n, w in weights.items()}
         keep = [k for k, n in enumerate(self.names) if n in checked]
@@ -178,13 +178,13 @@ def check_rule_overrides(overrides: Mapping[str, Any], env: str, init: Callable[
     rule options (before: the rule options alone, as if ``opponent=`` had been meant as
     one)."""
     if "seed" in overrides:
-        raise ValueError(f"seed={overrides['seed']!r:.40}: {env} takes its seed in "
+        raise ValueError(f"seed={shown(overrides['seed'], 40)}: {env} takes its seed in "
                          f"reset(seed=...), as Gymnasium's and PettingZoo's environments do")
     if learner and "seat" in overrides:
-        raise ValueError(f"seat={overrides['seat']!r:.40}: the learner's seat is learner_seat "
+        raise ValueError(f"seat={shown(overrides['seat'], 40)}: the learner's seat is learner_seat "
                          f"(0..N-1 or 'random', the default)")
     if "max_episode_steps" in overrides:
-        raise ValueError(f"max_episode_steps={overrides['max_episode_steps']!r:.40}: {env} "
+        raise ValueError(f"max_episode_steps={shown(overrides['max_episode_steps'], 40)}: {env} "
                          f"ends a game that reaches max_decisions decisions (truncated); give "
                          f"max_decisions")
     # preset: a rules mapping's base, which resolve_rules reads with it
@@ -221,7 +221,7 @@ def make_opponents(spec: Any, rules: RuleSet) -> list[Agent] | OpponentPool:
     if _is_agent(spec):
         spec = [spec] * (num_players - 1)
     if not isinstance(spec, (list, tuple)):
-        raise ValueError(f"opponents={spec!r:.80} ({type(spec).__name__}); allowed: "
+        raise ValueError(f"opponents={shown(spec, 80)} ({type(spec).__name__}); allowed: "
                          + _SPECS.format(k=num_players - 1))
     spec = list(spec)
     if len(spec) != num_players - 1:
@@ -411,6 +411,6 @@ def midway(call: str, stop: Callable[[str], None]) -> Iterator[None]:
     try:
         yield
     except BaseException as exc:
-        stop(f"step() after {call} failed midway ({type(exc).__name__}: {exc!s:.200}): the "
+        stop(f"step() after {call} failed midway ({type(exc).__name__}: {cut(str(exc), 200)}): the "
              f"games stopped between turns; call reset()")
         raise

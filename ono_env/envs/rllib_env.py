@@ -50,7 +50,7 @@ from gymnasium.vector.utils import batch_space
 from ray.rllib.env.multi_agent_env import MultiAgentEnv
 
 from ono_env.cards import NUM_ACTIONS
-from ono_env.checks import check_action, check_int, check_learner_seat, check_seed
+from ono_env.checks import check_action, check_int, check_learner_seat, check_seed, shown
 from ono_env.envs.opponents import OpponentDriver, OpponentPool, make_opponents, midway
 from ono_env.game import MAX_GAMES, VecGame
 from ono_env.observation import observation_high, observation_size
@@ -77,7 +77,7 @@ def _config(config: Mapping[str, Any] | None, allowed: tuple[str, ...], what: st
     if config is None:
         return {}
     if not isinstance(config, Mapping):
-        raise ValueError(f"{what} config={config!r:.80} ({type(config).__name__}); allowed: a "
+        raise ValueError(f"{what} config={shown(config, 80)} ({type(config).__name__}); allowed: a "
                          f"mapping with keys {', '.join(allowed)}")
     bad = [k for k in config if k not in allowed]
     if bad:
@@ -142,7 +142,7 @@ class OnoRLlibVectorEnv(gym.vector.VectorEnv):
                              "{agent: weight}); this env has fixed opponents")
         for what, value in (("weights", weights), ("new", {} if new is None else new)):
             if not isinstance(value, Mapping):
-                raise ValueError(f"update_pool {what}={value!r:.60} ({type(value).__name__}); "
+                raise ValueError(f"update_pool {what}={shown(value, 60)} ({type(value).__name__}); "
                                  f"allowed: a dict of name -> "
                                  f"{'weight' if what == 'weights' else 'agent'}")
         unknown = [n for n in weights if n not in pool.names and n not in (new or {})]
@@ -174,7 +174,7 @@ class OnoRLlibVectorEnv(gym.vector.VectorEnv):
         learner's first turn."""
         seed = check_seed("seed", seed)
         if options is not None and not isinstance(options, dict):
-            raise ValueError(f"options={options!r:.80}; allowed: a dict or None (no options)")
+            raise ValueError(f"options={shown(options, 80)}; allowed: a dict or None (no options)")
         seed, self._first_seed = (self._first_seed if seed is None else seed), None
         with midway("reset()", self._stop):   # an opponent may fail in the deal
             if seed is not None:
@@ -258,7 +258,7 @@ class OnoMultiAgentEnv(MultiAgentEnv):
     def reset(self, *, seed: int | None = None, options: dict | None = None):
         seed = check_seed("seed", seed)
         if options is not None and not isinstance(options, dict):
-            raise ValueError(f"options={options!r:.80} ({type(options).__name__}); allowed: a "
+            raise ValueError(f"options={shown(options, 80)} ({type(options).__name__}); allowed: a "
                              f"dict or None (this env takes no reset options)")
         seed, self._first_seed = (self._first_seed if seed is None else seed), None
         self.game.reset(seed=seed)
@@ -277,7 +277,7 @@ class OnoMultiAgentEnv(MultiAgentEnv):
         agent = self.acting_agent
         if not isinstance(action_dict, Mapping) or set(action_dict) != {agent}:
             got = list(action_dict) if isinstance(action_dict, Mapping) else action_dict
-            raise ValueError(f"actions={got!r:.80}: the acting agent is {agent!r}; give exactly "
+            raise ValueError(f"actions={shown(got, 80)}: the acting agent is {agent!r}; give exactly "
                              f"{{{agent!r}: action}}")
         a = check_int("action", check_action("action", action_dict[agent]), 0, NUM_ACTIONS - 1)
         result = self.game.step(np.array([a]))   # ValueError naming the legal actions

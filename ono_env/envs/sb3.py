@@ -49,7 +49,7 @@ from gymnasium import spaces
 from stable_baselines3.common.vec_env.base_vec_env import VecEnv, VecEnvIndices, VecEnvStepReturn
 
 from ono_env.cards import NUM_ACTIONS
-from ono_env.checks import check_seed
+from ono_env.checks import check_seed, shown
 from ono_env.envs.learner_batch import LearnerBatch
 from ono_env.envs.opponents import check_rule_overrides
 from ono_env.observation import observation_high
@@ -158,7 +158,7 @@ class OnoVecEnv(VecEnv):
         for i in many:
             if (not isinstance(i, (int, np.integer)) or isinstance(i, (bool, np.bool_))
                     or not 0 <= i < self.num_envs):
-                raise ValueError(f"indices: {i!r:.40} ({type(i).__name__}); allowed: game "
+                raise ValueError(f"indices: {shown(i, 40)} ({type(i).__name__}); allowed: game "
                                  f"indices 0 to {self.num_envs - 1}, one or a list, or None")
         return [int(i) for i in many]
 
