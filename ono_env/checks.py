@@ -31,7 +31,7 @@ def unique_keys(pairs: list[tuple[str, Any]], what: str = "it") -> dict[str, Any
     seen: dict[str, Any] = {}
     for key, value in pairs:
         if key in seen:
-            raise DuplicateKey(f"{what} gives the key {key!r} twice")
+            raise DuplicateKey(f"{what} gives the key {shown(key, 60)} twice")
         seen[key] = value
     return seen
 

@@ -71,9 +71,13 @@ def refusal(keys: str | tuple[str, ...], detail: str, allowed: str) -> ValueErro
 def load_json(text: Any, what: str = "position JSON") -> Any:
     """The data of a JSON text (a position's, unless ``what`` names another); malformed JSON
     (or a key given twice, or nesting too deep) is a ``ValueError`` that says where, never a
-    ``JSONDecodeError``."""
+    ``JSONDecodeError``. A leading byte order mark (as some editors write) is skipped, as
+    every JSON and YAML file of the project is read (before: a text refused it, bytes
+    did not)."""
     if not isinstance(text, (str, bytes, bytearray)):
         raise ValueError(f"{what} must be a str; got {type(text).__name__}")
+    if isinstance(text, str) and text.startswith("\ufeff"):   # bytes: json.loads skips it
+        text = text[1:]
     try:
         return json.loads(text, object_pairs_hook=functools.partial(unique_keys, what=what))
     except json.JSONDecodeError as exc:
@@ -82,7 +86,8 @@ def load_json(text: Any, what: str = "position JSON") -> Any:
     except UnicodeDecodeError as exc:
         raise ValueError(f"{what} is not valid text: {exc.reason}") from None
     except RecursionError:
-        raise ValueError(f"{what} is nested too deeply") from None
+        raise ValueError(f"{what} is nested too deeply for Python's JSON reader; allowed: "
+                         f"the few levels of nesting the format has") from None
     except ValueError as exc:
         if isinstance(exc, DuplicateKey) or "integer string conversion" not in str(exc):
             raise
@@ -99,7 +104,7 @@ def check_keys(d: Any) -> Mapping[str, Any]:
     unknown = [k for k in d if k not in POSITION_KEYS]
     missing = [k for k in POSITION_KEYS if k not in d]
     if unknown or missing:
-        parts = [f"{k!r} (unknown)" for k in unknown] + [f"{k!r} (missing)" for k in missing]
+        parts = [f"{shown(k, 60)} (unknown)" for k in unknown] + [f"{k!r} (missing)" for k in missing]
         which = "key" if len(parts) == 1 else "keys"
         raise ValueError(f"position {which} {', '.join(parts)}; allowed: {allowed}")
     return d

@@ -49,6 +49,7 @@ from ono_env.checks import (
     check_input_file,
     check_int,
     check_text,
+    cut,
     is_int,
     printable,
     shown,
@@ -223,7 +224,7 @@ class Replay:
             raise bad(missing[0], "missing", f"the keys {', '.join(REPLAY_KEYS)}")
         extra = sorted(str(k) for k in d if k not in REPLAY_KEYS)
         if extra:
-            raise bad(extra[0], "unknown key", f"the keys {', '.join(REPLAY_KEYS)}")
+            raise bad(cut(extra[0], 60), "unknown key", f"the keys {', '.join(REPLAY_KEYS)}")
         if d["format"] != REPLAY_FORMAT:
             raise bad("format", f"{shown(d['format'], 60)}", repr(REPLAY_FORMAT))
         if d["format_version"] != REPLAY_VERSION or not is_int(d["format_version"]):
@@ -309,6 +310,11 @@ def _finite_number(x: Any) -> bool:
         return False
 
 
+PROBS_SLACK = 1e-3
+"""How far a decision's ``probs`` may sum past 1: each is written rounded to 6 decimals
+(:func:`agent_thinking`), 85 actions at most, from a float32 softmax."""
+
+
 def _check_thinking(t: Any, where: str) -> dict[str, Any] | None:
     if t is None:
         return None
@@ -325,6 +331,9 @@ def _check_thinking(t: Any, where: str) -> dict[str, Any] | None:
             raise ValueError(f"{where}: probs: unknown action {shown(name, 40)}; allowed: action names")
         if isinstance(p, bool) or not isinstance(p, (int, float)) or not 0 <= p <= 1:
             raise ValueError(f"{where}: probs[{name!r}]={shown(p, 40)}; allowed: a number 0 .. 1")
+    if sum(probs.values()) > 1 + PROBS_SLACK:   # before: 0.9 and 0.9 were taken
+        raise ValueError(f"{where}: probs sum to {sum(probs.values()):.6g}; allowed: "
+                         f"probabilities that sum to at most 1 (the legal actions' share)")
     v = t["value"]
     if v is not None and not _finite_number(v):
         raise ValueError(f"{where}: value {shown(v, 40)}; allowed: a finite number or null")

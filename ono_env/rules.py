@@ -142,7 +142,7 @@ class RuleSet:
     def preset(cls, preset: str = "classic", /, **overrides: Any) -> RuleSet:
         """The named preset with ``overrides`` applied (``num_players=4``, ...)."""
         if not isinstance(preset, str) or preset not in PRESETS:
-            raise ValueError(f"unknown preset {preset!r}: presets are {', '.join(PRESETS)}")
+            raise ValueError(f"unknown preset {shown(preset, 60)}: presets are {', '.join(PRESETS)}")
         _check_option_names(overrides)
         return _renamed_checked(preset, dataclasses.replace(PRESETS[preset], **overrides))
 
@@ -184,7 +184,7 @@ class RuleSet:
         d = dict(d)
         bad_keys = [k for k in d if not isinstance(k, str)]
         if bad_keys:
-            raise ValueError(f"rule option names must be strings; got {bad_keys[0]!r}")
+            raise ValueError(f"rule option names must be strings; got {shown(bad_keys[0], 60)}")
         base = d.pop("preset", None)
         if base is None:
             if isinstance(d.get("name"), str) and d["name"] in PRESETS:
@@ -249,6 +249,10 @@ class RuleSet:
                 if p.exists():   # a device, a pipe or a socket: reading it could block
                     raise ValueError(f"rules {named} is not a regular file: give a YAML "
                                      f"file's path or one of {names}")
+                if p.is_symlink():   # before: "no rules file" for a link in a loop
+                    raise ValueError(f"rules {named} is a symbolic link that leads to no file "
+                                     f"(a loop, or its target is gone): give a YAML file's "
+                                     f"path or one of {names}")
                 raise ValueError(f"no rules file {named}: give a YAML path or one of {names}")
             p = shipped
         data = read_yaml(p, "rules file")

@@ -1763,3 +1763,24 @@ def test_an_agent_that_fails_during_the_games_is_named(tmp_path, monkeypatch, ca
                  "--no-progress", "--no-rating"]) == 2
     assert capsys.readouterr().err == "ono-arena: error: RuntimeError: boom (raised by the " \
                                       "agent Late)\n"
+
+
+def test_arena_json_and_a_result_card_with_a_byte_order_mark_are_read(tmp_path):
+    """Before: arena.json and ono-bench's card were read in the locale's encoding, and a
+    byte order mark (some editors write one) was refused as malformed JSON."""
+    from ono_env.arena.results import read_arena_json
+    from ono_env.arena.suite import read_card
+
+    res = run_arena(["greedy", "random"], "basic", num_players=2, num_games=20, seed=1,
+                    rating=False)
+    res.save(tmp_path / "run")
+    plain = read_arena_json(tmp_path / "run")
+    marked = tmp_path / "marked" / "arena.json"
+    marked.parent.mkdir()
+    marked.write_text("\ufeff" + (tmp_path / "run" / "arena.json").read_text(), encoding="utf-8")
+    assert read_arena_json(marked) == plain
+    card = tmp_path / "card.json"
+    card.write_text("\ufeff{}", encoding="utf-8")
+    with pytest.raises(ValueError) as e:   # read past the mark: refused as a card, not as JSON
+        read_card(card)
+    assert "malformed" not in str(e.value) and "BOM" not in str(e.value)

@@ -804,3 +804,38 @@ def test_mutated_positions_are_refused_by_name_or_play_to_their_end(data):
     assert g.finished[0]
     event("ended terminated" if g.terminated[0] else "ended truncated")
     assert VecGame.from_dict(d).to_dict(0) == d
+
+
+def test_long_keys_and_names_from_a_file_are_cut_in_the_error():
+    """Before: an unknown key, a preset's name or a duplicate key came back whole in the
+    error (a megabyte key, a megabyte message; the web table sent it back as its answer)."""
+    d = VecGame(RuleSet.preset("basic"), 1, seed=3).to_dict(0)
+    big = "k" * 100_000
+    for call in (lambda: VecGame.from_dict({**d, big: 1}),
+                 lambda: VecGame.from_dict({**d, "rules": {"preset": big}}),
+                 lambda: VecGame.from_json(json.dumps({big: 1}).replace("}", f', "{big}": 2}}')),
+                 lambda: RuleSet.preset(big)):
+        with pytest.raises(ValueError) as e:
+            call()
+        assert len(str(e.value)) < 1000 and "kkk..." in str(e.value)
+
+
+def test_a_byte_order_mark_is_skipped_as_bytes_and_yaml_skip_it(tmp_path):
+    """Before: a position's JSON text with a byte order mark was refused, the same bytes
+    taken, and rules YAML took it too."""
+    g = VecGame(RuleSet.preset("classic"), 1, seed=5)
+    text = g.to_json(0)
+    for marked in ("\ufeff" + text, ("\ufeff" + text).encode()):
+        assert VecGame.from_json(marked).to_json(0) == text
+    with pytest.raises(ValueError, match="position JSON is malformed"):
+        VecGame.from_json("\ufeff\ufeff" + text)   # one mark, not any number
+    rules = tmp_path / "r.yaml"
+    rules.write_text("\ufeffpreset: ono\nnum_players: 3\n", encoding="utf-8")
+    assert RuleSet.load(rules) == RuleSet.preset("ono", num_players=3)
+
+
+def test_a_rules_link_in_a_loop_is_named_as_a_link(tmp_path):
+    loop = tmp_path / "loop.yaml"
+    loop.symlink_to(loop)
+    with pytest.raises(ValueError, match="is a symbolic link that leads to no file"):
+        RuleSet.load(loop)

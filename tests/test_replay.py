@@ -422,3 +422,24 @@ def test_ono_arena_record_with_an_agent_whose_report_cannot_be_saved(tmp_path, c
     assert rc == 2 and re.search(r"error: decision \d+: thinking of 'nan-explainer': "
                                  r"probs\['[^']+'\]=nan; allowed: a number 0 .. 1", err), err
     assert list(tmp_path.iterdir()) == []
+
+
+def test_a_replay_file_with_a_byte_order_mark_loads_and_long_keys_are_cut(tmp_path):
+    """Before: a replay saved by an editor that writes a byte order mark was refused (rules
+    YAML and position bytes took it), and an unknown key came back whole in the error."""
+    d = _replay_dict()
+    path = tmp_path / "bom.json"
+    path.write_text("\ufeff" + json.dumps(d), encoding="utf-8")
+    assert Replay.load(path).to_dict() == Replay.from_dict(d).to_dict()
+    with pytest.raises(ValueError) as e:
+        Replay.from_dict({**d, "k" * 100_000: 1})
+    assert len(str(e.value)) < 1000 and "unknown key" in str(e.value)
+
+
+def test_probabilities_that_sum_past_one_are_refused():
+    d = _replay_dict()
+    d["thinking"][0] = {"agent": "x", "probs": {"draw": 0.9, "play R5": 0.9}, "value": None}
+    with pytest.raises(ValueError, match=r"probs sum to 1\.8; allowed: probabilities that sum"):
+        Replay.from_dict(d)
+    d["thinking"][0]["probs"] = {"draw": 0.5, "play R5": 0.5000004}   # rounding: taken
+    Replay.from_dict(d)

@@ -20,6 +20,7 @@ import sys
 from collections.abc import Sequence
 
 from ono_env.apps import console as cli
+from ono_env.checks import cut, shown
 from ono_env.train.config import describe_fields, dump_config, load_config
 
 
@@ -54,8 +55,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             key = o.split("=", 1)[0].strip()
             for k, earlier in given.items():   # the key, or a field inside or around it
                 if key == k or key.startswith(k + ".") or k.startswith(key + "."):
-                    what = "is given twice" if key == k else f"overlaps {k!r}"
-                    raise cli.UsageError(f"override key {key!r} {what} ({earlier}, {o}); "
+                    what = "is given twice" if key == k else f"overlaps {shown(k, 60)}"
+                    raise cli.UsageError(f"override key {shown(key, 60)} {what} ({cut(earlier, 80)}, {cut(o, 80)}); "
                                          f"allowed: each field once")
             given[key] = o
         cfg = load_config(args.config, args.overrides)

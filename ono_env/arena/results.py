@@ -306,7 +306,7 @@ def read_arena_json(path: str | Path) -> dict[str, Any]:
         p = p / "arena.json"
     check_input_file(p, "arena.json", MAX_ARENA_JSON_BYTES)   # missing, a folder, too large
     try:
-        data = json.loads(p.read_text(), object_pairs_hook=unique_keys)
+        data = json.loads(p.read_text(encoding="utf-8-sig"), object_pairs_hook=unique_keys)
     except OSError as exc:
         raise ValueError(f"cannot read {str(p)!r}: {exc.strerror or exc}") from None
     except (UnicodeDecodeError, ValueError) as exc:   # also a key twice; a number of over 4,300 digits

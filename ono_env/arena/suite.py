@@ -181,7 +181,7 @@ def load_suite(version: int | str = LATEST) -> Suite:
     if is_decimal(version):   # ASCII digits, no leading zero ('01', '²' stay text: refused)
         version = int(version)
     if isinstance(version, bool) or not isinstance(version, int) or version not in versions:
-        raise ValueError(f"unknown suite version {version!r}; there are: "
+        raise ValueError(f"unknown suite version {shown(version, 40)}; there are: "
                          f"{', '.join(map(str, versions))} (or {LATEST})")
     path = config_file("bench", f"suite-{version}")
     assert path is not None
@@ -219,7 +219,7 @@ def select_tables(suite: Suite, names: Sequence[str] | None) -> list[SuiteTable]
         return list(suite.tables.values())
     unknown = [n for n in names if n not in suite.tables]
     if unknown:
-        raise ValueError(f"suite version {suite.version} has no table {unknown[0]!r}; its tables: "
+        raise ValueError(f"suite version {suite.version} has no table {shown(unknown[0], 60)}; its tables: "
                          f"{', '.join(suite.tables)}")
     listed = list(names)
     twice = [n for k, n in enumerate(listed) if n in listed[:k]]
@@ -795,7 +795,7 @@ def read_card(path: str | Path) -> dict[str, Any]:
     def no_constant(name: str) -> Any:   # NaN, Infinity: not numbers a card holds
         raise ValueError(f"{name} is not a finite number")
     try:
-        data = json.loads(p.read_text(), parse_constant=no_constant,
+        data = json.loads(p.read_text(encoding="utf-8-sig"), parse_constant=no_constant,
                           object_pairs_hook=unique_keys)
     except (OSError, ValueError) as exc:
         raise ValueError(f"{path}: not a result card (not JSON: {exc})") from None

@@ -238,7 +238,7 @@ class raw_env(AECEnv):
 
     def _seat(self, agent: Any) -> int:
         if not isinstance(agent, str) or agent not in self._seat_of:
-            raise ValueError(f"unknown agent {agent!r}; agents: {', '.join(self.possible_agents)}")
+            raise ValueError(f"unknown agent {shown(agent, 60)}; agents: {', '.join(self.possible_agents)}")
         return self._seat_of[agent]
 
     def observe(self, agent: str) -> dict[str, np.ndarray]:

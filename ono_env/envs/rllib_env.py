@@ -81,7 +81,7 @@ def _config(config: Mapping[str, Any] | None, allowed: tuple[str, ...], what: st
                          f"mapping with keys {', '.join(allowed)}")
     bad = [k for k in config if k not in allowed]
     if bad:
-        raise ValueError(f"{what}: unknown config key {bad[0]!r}; allowed: {', '.join(allowed)}")
+        raise ValueError(f"{what}: unknown config key {shown(bad[0], 60)}; allowed: {', '.join(allowed)}")
     return dict(config)
 
 
@@ -147,7 +147,7 @@ class OnoRLlibVectorEnv(gym.vector.VectorEnv):
                                  f"{'weight' if what == 'weights' else 'agent'}")
         unknown = [n for n in weights if n not in pool.names and n not in (new or {})]
         if unknown:
-            raise ValueError(f"update_pool weights name {unknown[0]!r}, neither a member nor in "
+            raise ValueError(f"update_pool weights name {shown(unknown[0], 60)}, neither a member nor in "
                              f"new; members: {', '.join(map(repr, pool.names)) or 'none'}")
         kept = (list(pool.agents), list(pool.names), list(pool.weights))
         try:
