@@ -67,7 +67,7 @@ A model is only played under its own rules and observation layout version (below
 ``ono_policy.safetensors``. Wherever a model is taken as an agent
 (``load_agent``, ``make_agent``, ``ono-arena``, ``ono-play``, the opponents of the
 environments, training pools) a ``.safetensors`` file or a zip works, and of a zip only that
-member is read (with :mod:`zipfile`; nothing else in the zip is opened, nothing is
+member is read (with ``zipfile``; nothing else in the zip is opened, nothing is
 unpickled). A zip without it (saved by ono_env before format version 2) is refused with the
 command that converts it: ``ono-export OLD.zip NEW.safetensors``
 (:mod:`ono_env.train.export`).
@@ -655,7 +655,7 @@ def _export_hint(path: Path) -> str:
 
 ZIP_METHODS = {zipfile.ZIP_STORED: "stored", zipfile.ZIP_DEFLATED: "deflate"}
 """The compression methods a model zip's members may use (what ono-train and Stable-Baselines3
-write). bzip2 and LZMA are refused: :mod:`zipfile` unpacks each of their compressed blocks
+write). bzip2 and LZMA are refused: ``zipfile`` unpacks each of their compressed blocks
 whole, so a few kilobytes could unpack to gigabytes before any size is checked."""
 _ZIP_CHUNK = 1 << 20
 
@@ -698,7 +698,7 @@ def read_zip_member(zf: zipfile.ZipFile, info: zipfile.ZipInfo, where: str) -> b
 
 def read_model_bytes(path: str | Path) -> tuple[bytes, str]:
     """The model bytes of ``path`` and how to name them in messages: the whole file, or a
-    zip's :data:`SAFE_MEMBER` (read with :mod:`zipfile`; nothing else in the zip is read).
+    zip's :data:`SAFE_MEMBER` (read with ``zipfile``; nothing else in the zip is read).
     Not yet checked (:func:`parse_model` does that)."""
     if not isinstance(path, (str, os.PathLike)):
         raise ValueError(f"a model path must be a str or a path; got {type(path).__name__}")

@@ -226,7 +226,7 @@ def agent_from_class(spec: str, rules: Any = None) -> Agent:
     ``Class`` from it (a dotted path reaches a nested attribute), and call it with the
     RuleSet it will play when its constructor takes one required positional argument or has
     a parameter named ``rules`` (as the project's own agents have; for a constructor of
-    ``*args, **kwargs`` alone, its base class's), else with none (:func:`_rules_argument`). Only the
+    ``*args, **kwargs`` alone, its base class's), else with none (``_rules_argument``). Only the
     console scripts that document a ``module:Class`` argument (``ono-arena``, ``ono-bench``,
     ``ono-exploit``) call this: importing the module is the user's explicit choice, and
     :func:`make_agent` never imports anything.

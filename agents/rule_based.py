@@ -264,3 +264,5 @@ RULE_BASED: dict[str, type[RuleBasedAgent]] = {
     "color": ColorControlAgent,
     "defensive": DefensiveAgent,
 }
+"""The rule-based baselines by registered name (``random`` is not among them: it has no
+rules)."""

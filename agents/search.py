@@ -132,10 +132,13 @@ def _kernels() -> tuple:
     return _KERNELS
 
 DEFAULT_WORLDS = 64
+"""Worlds per decision of a PIMC search named without a budget (``pimc``)."""
 DEFAULT_ITERATIONS = 500
+"""Iterations per decision of an ISMCTS search named without a budget (``ismcts``)."""
 EXPLORE = 0.7
 """UCB1 exploration constant of ISMCTS (rewards in [0, 1]; Cowling et al. use 0.7)."""
 MAX_WORLDS = 1_000_000
+"""The largest world or iteration budget per decision (``name:<N>``)."""
 MAX_TIME_MS = 60_000.0
 """The largest time budget per decision (``name:<T>ms``): one minute."""
 MAX_PLAYOUT = 5_000

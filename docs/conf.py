@@ -100,8 +100,9 @@ logging.getLogger("sphinx.myst_parser.sphinx_ext.main").addFilter(_NoMystConfigD
 
 autodoc_default_options = {
     "members": True,
-    # a member without a docstring is listed too, by its signature (Sphinx takes any value
-    # given here, False included, as the option switched on)
+    # a function or class without a docstring is listed too, by its signature (Sphinx takes
+    # any value given here, False included, as the option switched on); a module's constant
+    # is listed only with a docstring below it, the one place autodoc finds a constant's
     "undoc-members": True,
     "show-inheritance": True,
 }

@@ -39,7 +39,9 @@ import numpy as np
 from ono_env.checks import as_int, shown
 
 COLORS = ("R", "Y", "G", "B")
+"""The colours' letters, by colour id 0-3 (the order of every colour block)."""
 COLOR_WORDS = ("red", "yellow", "green", "blue")
+"""The colours' names, by colour id."""
 RANKS = ("0", "1", "2", "3", "4", "5", "6", "7", "8", "9", "S", "R", "+2")
 NUM_COLORS = 4
 NUM_RANKS = 13
@@ -66,26 +68,41 @@ CARD_IDS: dict[str, int] = {name: i for i, name in enumerate(CARD_NAMES)}
 CARD_COLOR = np.array([c // NUM_RANKS for c in range(52)] + [-1] * 4, dtype=np.int8)
 # card_rank[c]: 0-12 for coloured cards, -1 for wilds.
 CARD_RANK = np.array([c % NUM_RANKS for c in range(52)] + [-1] * 4, dtype=np.int8)
-# Points of a card at scoring: number = face value, Skip/Reverse/Draw Two = 20, any wild = 50.
 CARD_POINTS = np.array(
     [r if r <= 9 else 20 for _ in COLORS for r in range(NUM_RANKS)] + [50] * 4,
     dtype=np.int16,
 )
+"""Points of each card type at scoring: a number its face value, Skip, Reverse and Draw Two
+20, any wild 50."""
 
 # ---- actions -------------------------------------------------------------------------
-A_PLAY_W = 52             # "play W <c>" is A_PLAY_W + c
-A_PLAY_WD4 = 56           # "play W+4 <c>"
-A_PLAY_WC_COLOR = 60      # "play WC <c>" (plain reading)
+A_PLAY_W = 52
+"""``play W <c>``: the action id ``A_PLAY_W + c`` for colour id ``c`` (a coloured card's
+play is its card id, 0-51)."""
+A_PLAY_WD4 = 56
+"""``play W+4 <c>``: ``A_PLAY_WD4 + c``."""
+A_PLAY_WC_COLOR = 60
+"""``play WC <c>`` (the Wild Customizable read as a plain wild): ``A_PLAY_WC_COLOR + c``."""
 A_PLAY_WS = 64
-A_PLAY_WC = 65            # swap_hands reading: no colour in the play
+"""``play WS``: the Wild Shuffle Hands."""
+A_PLAY_WC = 65
+"""``play WC`` (the Wild Customizable read as a swap of hands: no colour in the play)."""
 A_DRAW = 66
+"""``draw``."""
 A_KEEP = 67
+"""``keep``: keep the card just drawn."""
 A_CALL = 68
+"""``call``: call ONO."""
 A_CATCH = 69
+"""``catch``: catch a player who did not call ONO."""
 A_CHALLENGE = 70
+"""``challenge``: challenge a Wild Draw Four."""
 A_ACCEPT = 71
-A_COLOR = 72              # first "color <c>" action
-A_TARGET = 76             # "target 1" (one seat to the left); up to "target 9"
+"""``accept``: take a pending draw (a Wild Draw Four unchallenged, a stack not added to)."""
+A_COLOR = 72
+"""``color <c>``: ``A_COLOR + c``, naming a colour after a wild."""
+A_TARGET = 76
+"""``target <k>``: ``A_TARGET + k - 1``, the seat ``k`` places to the left (``k`` 1 to 9)."""
 MAX_TARGET = 9
 NUM_ACTIONS = 85
 """The actions of every rule set: one ``Discrete(85)`` space (the mask hides the rest)."""

@@ -17,6 +17,8 @@ from typing import Any, Literal, overload
 import numpy as np
 
 MAX_SEED = 2**63 - 1
+"""The largest seed every seeded call takes (a NumPy generator's seed fits 64 bits; the
+project's seeds stay non-negative ``int64``)."""
 
 
 class DuplicateKey(ValueError):

@@ -99,7 +99,7 @@ def game_bytes(rules: RulesSpec, observation_version: int = 1) -> int:
 def available_memory(root: str = "/") -> int | None:
     """The memory a new allocation can take without swapping or being killed, in bytes: the
     system's free memory (Linux's ``MemAvailable``), or less where this process's control
-    group (a container) has a lower limit (:func:`_group_free`); None where neither can be
+    group (a container) has a lower limit (``_group_free``); None where neither can be
     read (then nothing is checked). ``root``: where ``/proc`` and ``/sys`` are (the tests')."""
     free: list[int] = []
     try:
@@ -224,7 +224,8 @@ class VecGame:
     """B games of one rule set, stepped together.
 
     Args:
-        rules: a :class:`~ono_env.rules.RuleSet`, a preset name, a rules YAML path or a mapping.
+        rules: a :class:`~ono_env.rules.RuleSet`, a preset name, a rules YAML path or a mapping;
+            None: the ``classic`` preset (4 players).
         num_games: B, the batch size.
         seed: seeds game ``i`` with ``game_seeds(seed, B)[i]``; ``None`` draws fresh entropy.
         autoreset: deal finished games again at the end of the step they finish in.
@@ -243,7 +244,7 @@ class VecGame:
             or 2: one length for every table; ``ono_env.observation``).
         **overrides: rule options applied to ``rules`` (``num_players=2``, ...).
 
-    ``state`` (:class:`ono_env._engine.State`) holds the games: read it freely, but change a
+    ``state`` (``ono_env._engine.State``) holds the games: read it freely, but change a
     game only through the methods (``reset``, ``step``, ``set_position``, ...): the legal
     mask that ``legal_mask`` computed is kept, and ``step`` tests actions against it, until
     one of them changes the games, and the engine keeps each hand both as card counts

@@ -112,8 +112,8 @@ def check_keys(d: Any) -> Mapping[str, Any]:
 
 def read_rules(value: Any, whole: bool = False, key: str = "position key 'rules'") -> RuleSet:
     """The rule set of a position's ``rules`` value (``RuleSet.to_dict()``, or anything
-    :meth:`RuleSet.from_dict` reads); ``whole``: every option written out
-    (:meth:`RuleSet.from_written`, a replay's). ``key``: what a refusal names."""
+    :meth:`~ono_env.rules.RuleSet.from_dict` reads); ``whole``: every option written out
+    (:meth:`~ono_env.rules.RuleSet.from_written`, a replay's). ``key``: what a refusal names."""
     try:
         return RuleSet.from_written(value) if whole else RuleSet.from_dict(value)
     except (ValueError, TypeError) as exc:

@@ -44,7 +44,9 @@ from ono_env import cards as C
 from ono_env.checks import check_input_file, check_text, is_int, shown
 
 MIN_PLAYERS = 2
+"""The fewest players at a table."""
 MAX_PLAYERS = 10
+"""The most players at a table."""
 MAX_YAML_BYTES = 1 << 20
 """The largest rules or training config YAML file read."""
 MAX_NAME = 80
@@ -682,7 +684,8 @@ def given_player_count(rules: Any) -> tuple[Any, str] | None:
 
 def resolve_rules(rules: RuleSet | str | Path | Mapping[str, Any] | None = None,
                   **overrides: Any) -> RuleSet:
-    """A RuleSet from a RuleSet, a preset name, a YAML path or a mapping, with overrides."""
+    """A RuleSet from a RuleSet, a preset name, a YAML path or a mapping (None: the ``classic``
+    preset), with overrides."""
     if rules is None:
         rs = RuleSet.preset("classic")
     elif isinstance(rules, RuleSet):

@@ -91,7 +91,6 @@ def _check_weight_sum(weights: dict[str, float], field: str) -> None:
                          f"weights whose sum is a finite number (only their ratios count)")
 
 
-BASELINES = ["random", "greedy", "color", "defensive"]
 MAX_STEPS = 10**12
 """The most learner decisions one run may ask for."""
 MAX_MINUTES = 1_000_000
@@ -102,6 +101,7 @@ Hideable = Literal["known_cards", "lacks", "lacks_covered", "unknown", "last_pla
                    "previous_play", "named_color", "drew"]
 """The opponent fields that ``observation_hide`` may hide."""
 HIDEABLE: tuple[str, ...] = typing.get_args(Hideable)
+"""The names of :data:`Hideable`, in its order."""
 
 
 @dataclass(config=_CONFIG)

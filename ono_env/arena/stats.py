@@ -10,6 +10,7 @@ from ono_env.arena.play import GameRecords
 from ono_env.checks import is_real
 
 Z95 = 1.959963984540054
+"""The normal quantile of a two-sided 95% interval (every interval of the arena)."""
 ROUNDING = 1e-9
 """How far past its bounds (a share of the range) a count or value may lie by rounding: a
 sum of fractional shares can come out a few ulps over the number of games."""

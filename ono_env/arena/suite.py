@@ -68,6 +68,7 @@ from ono_env.rules import PRESETS, RuleSet, resolve_rules
 CARD_FORMAT = "ono-bench-card"
 """The ``format`` of a result card that ``ono-bench`` writes and :func:`read_card` reads."""
 CARD_FORMAT_VERSION = 1
+"""The ``format_version`` of the result cards written today (:func:`read_card` reads it)."""
 MAX_CARD_BYTES = 4_000_000
 """The largest result card :func:`read_card` reads (a whole suite's card is about 20 kB)."""
 MAX_DEALS = 1_000_000
@@ -168,6 +169,7 @@ def suite_versions() -> list[int]:
 
 
 LATEST = "latest"
+"""The suite version that names the newest one (``--suite latest``, ``version=LATEST``)."""
 
 
 def load_suite(version: int | str = LATEST) -> Suite:
@@ -832,7 +834,7 @@ def check_card(data: Any, what: str = "card") -> None:
     player counts and reference agents, one row for each with the suite's cheating flag and
     a rating in the field, rates and their bounds in [0, 1] and in order, counts of at least
     one deal, ratings of at most :data:`MAX_CARD_RATING` in size and each table's within its
-    interval, no key a card does not hold at any level, :data:`CARD_PART_KEYS`); the field
+    interval, no key a card does not hold at any level, ``CARD_PART_KEYS``); the field
     and what is allowed named."""
     if not isinstance(data, dict) or data.get("format") != CARD_FORMAT:
         raise ValueError(f"{what}: not a result card (no \"format\": \"{CARD_FORMAT}\")")

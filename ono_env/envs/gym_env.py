@@ -67,6 +67,7 @@ from ono_env.render import render_text
 from ono_env.rules import resolve_rules
 
 ENV_ID = "ono_env/Ono-v0"
+"""The Gymnasium id the single env is registered under (``gymnasium.make(ENV_ID)``)."""
 
 
 class RenderModeError(ValueError, TypeError):

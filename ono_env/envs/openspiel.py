@@ -104,6 +104,7 @@ from ono_env.render import render_text
 from ono_env.rules import MAX_PLAYERS, MIN_PLAYERS, PRESETS, RuleSet
 
 GAME_NAME = "python_ono"
+"""The short name the game is registered under (``pyspiel.load_game(GAME_NAME)``)."""
 SERIAL_VERSION = 1
 """The version of ``OnoState.serialize``'s JSON."""
 OPTIONS = tuple(f for f in PRESETS["classic"].to_dict() if f not in ("name", "num_players"))
@@ -246,7 +247,7 @@ class OnoGame(pyspiel.Game):
         self._deal_lock = threading.Lock()   # one number per deal, whichever thread asks
         self._cloning: set[int] = set()   # threads in OnoState.clone: their copy asks for a state
         self.scale = observation_scale(self.rules, self.observation_version)
-        """What the tensors divide the observation by (:func:`observation_scale`)."""
+        """What the tensors divide the observation by (:func:`~ono_env.observation.observation_scale`)."""
 
     def new_initial_state(self) -> OnoState:
         """A new deal (the ``k``-th from this game object: seed derived from (seed, k)).
@@ -540,7 +541,7 @@ class OnoState(pyspiel.State):
         return (obs / game.scale).tolist()
 
     def information_state_string(self, player: int | None = None) -> str:
-        """OpenSpiel's, a ``player`` given checked first (:func:`_player_arg`): OpenSpiel's
+        """OpenSpiel's, a ``player`` given checked first (``_player_arg``): OpenSpiel's
         own answered a player out of range with its C++ check's text."""
         if player is None:
             return super().information_state_string()
@@ -556,7 +557,7 @@ class OnoState(pyspiel.State):
 
     def legal_actions(self, player: int | None = None) -> list[int]:
         """OpenSpiel's ``legal_actions``, a ``player`` given checked first as the tensors'
-        is (:func:`_player_arg`): OpenSpiel's own answered ``[]`` for a player the game
+        is (``_player_arg``): OpenSpiel's own answered ``[]`` for a player the game
         does not have (3 at a 3-player table) and its C++ text for a negative one."""
         if player is None:
             return super().legal_actions()
@@ -578,13 +579,13 @@ class OnoState(pyspiel.State):
             _player_arg(player, self.rules.num_players, what)
 
     def apply_action(self, action: int) -> None:
-        """OpenSpiel's ``apply_action``, ``action`` checked first (:func:`_action_arg`):
+        """OpenSpiel's ``apply_action``, ``action`` checked first (``_action_arg``):
         OpenSpiel's own took ``True`` as action 1, and answered -1 or 2**64 with its C++
         checks' text."""
         super().apply_action(_action_arg("apply_action", action))
 
     def child(self, action: int) -> OnoState:
-        """The state after ``action`` (:func:`_action_arg`), a clone of this one (which takes
+        """The state after ``action`` (``_action_arg``), a clone of this one (which takes
         no deal)."""
         action = _action_arg("child", action)
         out = self.clone()
@@ -861,7 +862,7 @@ class AgentBot(pyspiel.Bot):
     """One of the project's agents as an OpenSpiel bot, for ``evaluate_bots`` and anything
     else that takes a ``pyspiel.Bot``: ``AgentBot("ppo-any", game, player_id=0)``.
 
-    ``agent`` is what :func:`ono_env.agents.make_agent` takes (a name such as ``ppo-any``,
+    ``agent`` is what :func:`~ono_env.agents.registry.make_agent` takes (a name such as ``ppo-any``,
     ``greedy`` or ``pimc:64``, a model file's path, or an object with ``act``), made for
     ``game``'s rules, so the generalist and the baselines sit at any table this game can
     deal. ``step(state)`` decides for ``player_id`` as the terminal and browser tables ask
