@@ -795,6 +795,32 @@ def test_requests_waiting_on_a_busy_table_leave_the_server_to_the_others(monkeyp
         safety.cancel()
 
 
+def _as_clients(app):
+    """``app`` with each request's client address taken from its ``x-client`` header (the
+    test client sends every request from one address)."""
+    async def wrapped(scope, receive, send):
+        if scope["type"] == "http":
+            named = dict(scope["headers"]).get(b"x-client")
+            if named is not None:
+                scope = dict(scope, client=(named.decode(), 50000))
+        await app(scope, receive, send)
+    wrapped.state = app.state
+    return wrapped
+
+
+def _searching_deals(client, seeds, clients, out):
+    """Threads (not started) that each deal a 2-player `basic` game against ``pimc:1`` from
+    seed ``seeds[k]`` as client address ``clients[k]``, appending the status to ``out``."""
+    import threading
+
+    def deal(seed, who):
+        out.append(client.post("/api/games", json={
+            "rules": "basic", "num_players": 2, "opponents": ["pimc:1"], "seat": 1, "seed": seed},
+            headers={"x-client": who}).status_code)
+    return [threading.Thread(target=deal, args=(s, who), daemon=True)
+            for s, who in zip(seeds, clients)]
+
+
 def test_searching_games_leave_a_worker_to_the_other_games(monkeypatch):
     """However many games with a search agent think at once, they hold at most
     SEARCH_WORKERS of the WEB_WORKERS threads: before, four such games held all four, and a
@@ -816,13 +842,11 @@ def test_searching_games_leave_a_worker_to_the_other_games(monkeypatch):
     rules = RuleSet.preset("basic", num_players=2)
     seeds = [s for s in range(100) if VecGame(rules, 1, seed=s).current_player[0] == 0][:4]
     try:
-        with TestClient(create_app()) as client:
+        with TestClient(_as_clients(create_app())) as client:
             armed.set()
             out: list[int] = []
-            deals = [threading.Thread(target=lambda s=s: out.append(client.post(
-                "/api/games", json={"rules": "basic", "num_players": 2, "opponents": ["pimc:1"],
-                                    "seat": 1, "seed": s}).status_code), daemon=True)
-                for s in seeds]
+            # four clients: one client's searching games think one at a time (the next test)
+            deals = _searching_deals(client, seeds, [f"10.0.0.{s}" for s in seeds], out)
             for t in deals:
                 t.start()
             try:
@@ -841,6 +865,49 @@ def test_searching_games_leave_a_worker_to_the_other_games(monkeypatch):
                     t.join(60)
             assert held == limit and dealt_at_once and not other["finished"]
             assert out == [200] * 4
+    finally:
+        released.set()
+        safety.cancel()
+
+
+def test_one_clients_searching_games_think_one_at_a_time(monkeypatch):
+    """A search's worlds bound its time only for given rules (pimc:512 took 20 s a decision
+    at 10 players with 40 of each wild), so one client's searching games take their turns:
+    before, one client's three such games held every search place, and every other client's
+    searching game waited for them."""
+    import threading
+
+    released, armed = threading.Event(), threading.Event()
+    inside, count = threading.Lock(), [0]
+
+    def entered():
+        with inside:
+            count[0] += 1
+    _hold_agents(monkeypatch, "pimc:1", armed, released, entered)
+    safety = threading.Timer(30, released.set)
+    safety.start()
+    rules = RuleSet.preset("basic", num_players=2)
+    seeds = [s for s in range(100) if VecGame(rules, 1, seed=s).current_player[0] == 0][:3]
+    try:
+        with TestClient(_as_clients(create_app())) as client:
+            armed.set()
+            out: list[int] = []
+            deals = _searching_deals(client, seeds, ["10.0.0.1", "10.0.0.1", "10.0.0.2"], out)
+            for t in deals:
+                t.start()
+            try:
+                deadline = time.monotonic() + 30
+                while count[0] < 2 and time.monotonic() < deadline:
+                    time.sleep(0.05)
+                time.sleep(0.5)   # the first client's second game would have entered by now
+                held = count[0]
+                waiting = not released.is_set()
+            finally:
+                released.set()
+                for t in deals:
+                    t.join(60)
+            assert held == 2 and waiting   # one game of each client
+            assert out == [200] * 3
     finally:
         released.set()
         safety.cancel()
@@ -1206,3 +1273,106 @@ def test_uploads_to_an_app_mounted_under_a_prefix(monkeypatch):
         big = client.post("/ono/api/replays", headers=JSON, content=" " * (100 << 10) + text)
         assert big.status_code == 200, big.text
         assert len(client.get("/ono/api/replays").json()) == 1   # the same replay again
+
+
+def _asgi_get(app, path, client="10.0.0.1", gone_after=None, hold=None):
+    """GET ``path`` by the ASGI calls themselves (no test client: each message the server
+    sends is seen), from client address ``client``; ``gone_after``: the client hangs up
+    (the send fails) at that body message; ``hold``: an awaitable run before each body
+    message is taken (a client that reads slowly). Returns the messages sent."""
+    import anyio
+
+    sent, asked = [], [False]
+
+    async def receive():
+        if not asked[0]:
+            asked[0] = True
+            return {"type": "http.request", "body": b"", "more_body": False}
+        await anyio.sleep_forever()
+
+    async def send(message):
+        if message["type"] == "http.response.body":
+            if hold is not None:
+                await hold()
+            if gone_after is not None and sum(
+                    m["type"] == "http.response.body" for m in sent) >= gone_after:
+                raise OSError("the client is gone")
+        sent.append(message)
+
+    scope = {"type": "http", "asgi": {"version": "3.0", "spec_version": "2.4"},
+             "http_version": "1.1", "method": "GET", "scheme": "http", "path": path,
+             "raw_path": path.encode(), "root_path": "", "query_string": b"",
+             "headers": [(b"host", b"127.0.0.1")], "client": (client, 50000),
+             "server": ("127.0.0.1", 8000)}
+    return scope, receive, send, sent
+
+
+def test_replay_views_are_sent_in_chunks_and_counted_per_client(tmp_path):
+    """Before: a view was handed to the connection whole (35 MB for a 20,000-decision replay
+    at 10 players), copied into the send buffer of every client that did not read it, and
+    one client's views, built one after another in the replays' worker, held every other
+    client's views and uploads behind them."""
+    import anyio
+
+    from ono_env.apps.web import server
+
+    folder = tmp_path / "replays"
+    folder.mkdir()
+    r = run_arena(["greedy", "random"], "basic", num_players=2, num_games=4, seed=1,
+                  rating=False, record=1).replays[0]
+    r.save(folder / "a.json")
+    import io
+
+    app = create_app(replay_dirs=[str(folder)], log=io.StringIO())
+    rid = app.state.replays.listing()[0]["id"]
+    whole = app.state.replays.view(rid)
+
+    async def main():
+        small = server.SEND_CHUNK
+        try:
+            server.SEND_CHUNK = 256   # many chunks of a small replay
+            for path, body in ((f"/api/replays/{rid}", whole),
+                               (f"/api/replays/{rid}/file",
+                                (app.state.replays.text(rid) + "\n").encode())):
+                scope, receive, send, sent = _asgi_get(app, path)
+                await app(scope, receive, send)
+                parts = [m["body"] for m in sent if m["type"] == "http.response.body"]
+                assert sent[0]["status"] == 200 and len(parts) > 2
+                assert max(map(len, parts)) <= 256 and b"".join(parts) == body
+                length = dict(sent[0]["headers"])[b"content-length"]
+                assert int(length) == len(body)
+                assert app.state.reads.held("10.0.0.1") == 0
+            # a client that hangs up mid-answer is counted no more
+            scope, receive, send, sent = _asgi_get(app, f"/api/replays/{rid}", gone_after=2)
+            with pytest.raises(OSError, match="the client is gone"):
+                await app(scope, receive, send)
+            assert app.state.reads.held("10.0.0.1") == 0
+            # a client that does not read holds READS_PER_CLIENT answers, no more; another
+            # client is answered meanwhile
+            release = anyio.Event()
+            results = []
+
+            async def stalled():
+                scope, receive, send, sent = _asgi_get(app, f"/api/replays/{rid}",
+                                                       hold=release.wait)
+                await app(scope, receive, send)
+                results.append(sent[0]["status"])
+            async with anyio.create_task_group() as tg:
+                for _ in range(server.READS_PER_CLIENT):
+                    tg.start_soon(stalled)
+                while app.state.reads.held("10.0.0.1") < server.READS_PER_CLIENT:
+                    await anyio.sleep(0.01)
+                scope, receive, send, sent = _asgi_get(app, f"/api/replays/{rid}")
+                await app(scope, receive, send)
+                assert sent[0]["status"] == 429
+                assert b"fetching 2 replays" in sent[1]["body"]
+                scope, receive, send, sent = _asgi_get(app, f"/api/replays/{rid}",
+                                                       client="10.0.0.2")
+                await app(scope, receive, send)
+                assert sent[0]["status"] == 200
+                release.set()
+            assert results == [200] * server.READS_PER_CLIENT
+            assert app.state.reads.held("10.0.0.1") == 0
+        finally:
+            server.SEND_CHUNK = small
+    anyio.run(main)

@@ -33,6 +33,7 @@ other request over :data:`SMALL_BODY`, are refused.
 import argparse
 import asyncio
 import builtins
+import contextlib
 import hashlib
 import itertools
 import json
@@ -42,7 +43,7 @@ import sys
 import threading
 import zlib
 from collections import OrderedDict
-from collections.abc import Callable, Sequence
+from collections.abc import AsyncIterator, Callable, Sequence
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -107,6 +108,17 @@ UPLOADS_PER_CLIENT = 2
 checked and one waiting its turn. Another is answered 429 before its body is read, so that
 one client's uploads hold at most 8 MiB of :data:`MAX_BODIES` (before, sixteen uploads sent
 at once filled it, and the others' uploads were answered 503 until they were checked)."""
+READS_PER_CLIENT = 2
+"""The most replay views and replay files one client (by its address) may be fetching at
+once, from the request until its answer is sent: one being built or sent and one waiting.
+Another is answered 429. Before, a client that opened many views of a long replay and read
+none held a copy of each answer (35 MB for 20,000 decisions at 10 players) in the server's
+send buffers, and its views, built one after another in the replays' worker, held the
+other clients' views and uploads behind them."""
+SEND_CHUNK = 64 << 10
+"""The bytes of a replay view or file handed to the connection at a time: the next waits until
+the client has taken the last (so a client that reads slowly holds one chunk of the server's
+memory, not a copy of the answer)."""
 REPLAY_WORKERS = 1
 """The most requests that read, check or replay a replay at once (an upload's check and a
 view replay every position: seconds for a long one), in threads of their own: however many
@@ -120,6 +132,53 @@ LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "::1", "[::1]")
 SEARCH_OFFERED = ("pimc", "pimc:128", "ismcts", "oracle-hands", "oracle")
 """Search agents the setup screen lists (any ``name:N`` or ``name:<T>ms`` is accepted); the
 ``oracle`` ones cheat (they see hidden cards) and are labelled so by the arena and the docs."""
+
+
+class ClientTurns:
+    """Per client address, on the event loop (no thread touches it): how many requests of one
+    kind the client has at the server (:meth:`admit`, :meth:`leave`; ``most`` at once, None
+    for no limit), and a queue that puts its requests in turn (:meth:`turn`), so that another
+    client waits behind at most one of them. An address's entries are dropped once it has
+    none under way. (``asyncio.Lock`` queues its waiters in order; the per-address queue is
+    this project's own: anyio and Starlette limit all clients together, not each.)"""
+
+    def __init__(self, most: int | None = None) -> None:
+        self.most = most
+        self._counts: dict[str | None, int] = {}
+        self._locks: dict[str | None, tuple[asyncio.Lock, list[int]]] = {}
+
+    def held(self, host: str | None) -> int:
+        """The requests of ``host`` counted now."""
+        return self._counts.get(host, 0)
+
+    def admit(self, host: str | None) -> bool:
+        """Count a request of ``host``; False (nothing counted) where it has ``most``."""
+        held = self._counts.get(host, 0)
+        if self.most is not None and held >= self.most:
+            return False
+        self._counts[host] = held + 1
+        return True
+
+    def leave(self, host: str | None) -> None:
+        """A request of ``host`` that :meth:`admit` counted has ended."""
+        left = self._counts[host] - 1
+        if left:
+            self._counts[host] = left
+        else:
+            del self._counts[host]
+
+    @contextlib.asynccontextmanager
+    async def turn(self, host: str | None) -> AsyncIterator[None]:
+        """Held while this request of ``host`` works, after its earlier ones."""
+        lock, users = self._locks.setdefault(host, (asyncio.Lock(), [0]))
+        users[0] += 1
+        try:
+            async with lock:
+                yield
+        finally:
+            users[0] -= 1
+            if not users[0]:
+                del self._locks[host]
 
 
 def searches(labels: Sequence[Any]) -> bool:
@@ -447,29 +506,57 @@ def create_app(models: Sequence[str] = (), replay_dirs: Sequence[str] = (),
     searching = anyio.CapacityLimiter(SEARCH_WORKERS)   # taken on the event loop, before a worker
     replaying = anyio.CapacityLimiter(REPLAY_WORKERS)   # the replays' own threads
     gates: dict[str, asyncio.Lock] = {}   # by table id; dropped after Tables drops the table
-    uploads: dict[str | None, tuple[asyncio.Lock, list[int]]] = {}   # by client address
+    uploads = ClientTurns(UPLOADS_PER_CLIENT)   # admitted by limit_body, before the body
+    reads = ClientTurns(READS_PER_CLIENT)   # replay views and files, until sent
+    search_turns = ClientTurns()   # a client's search games think one at a time
 
-    async def one_upload_at_a_time(host: str | None, work: Callable[[], Any]) -> Any:
-        """``work()`` in the replays' thread after the earlier upload of the same client
-        (its address), so that one client's uploads hold the replays' one worker, and its
-        queue, for one upload at a time: another client's waits for at most one of them
-        (before: behind all of them, seconds each for a long replay). The client's entry is
-        made, counted and dropped by ``limit_body``, which holds it for the request."""
-        async with uploads[host][0]:
+    async def replay_work(turns: ClientTurns, host: str | None, work: Callable[[], Any]) -> Any:
+        """``work()`` in the replays' thread after the earlier upload (or view) of the same
+        client (its address), so that one client's uploads and views hold the replays' one
+        worker, and its queue, for one of each at a time: another client's waits for at most
+        those (before: behind all of them, seconds each for a long replay)."""
+        async with turns.turn(host):
             return await anyio.to_thread.run_sync(work, limiter=replaying)
 
-    async def agents_work(work: Callable[[], Any], search: bool) -> Any:
+    def sent_in_chunks(data: builtins.bytes, host: str | None, **headers: str) -> Response:
+        """``data`` (JSON) sent :data:`SEND_CHUNK` bytes at a time, each when the client has
+        taken the last, counted in ``reads`` for ``host`` until it is sent or the client
+        is gone (the count is admitted by the caller)."""
+        class Chunked(Response):
+            async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+                try:
+                    await send({"type": "http.response.start", "status": self.status_code,
+                                "headers": self.raw_headers})
+                    view, size = memoryview(self.body), len(self.body)
+                    for at in range(0, max(size, 1), SEND_CHUNK):
+                        await send({"type": "http.response.body",
+                                    "body": bytes(view[at:at + SEND_CHUNK]),
+                                    "more_body": at + SEND_CHUNK < size})
+                finally:
+                    self.body = b""   # the answer is let go now, whatever holds this object
+                    reads.leave(host)
+        return Chunked(data, media_type="application/json", headers=headers or None)
+
+    def client_of(request: Request) -> str | None:
+        return request.client.host if request.client else None
+
+    async def agents_work(work: Callable[[], Any], search: bool, host: str | None) -> Any:
         """``work()`` in one of the agents' workers; a game with a search agent (``search``)
-        first waits for one of :data:`SEARCH_WORKERS` places, holding no thread."""
+        first waits for the client's (``host``'s) earlier search work, then for one of
+        :data:`SEARCH_WORKERS` places, holding no thread: one client's searching games
+        think one at a time (a search's worlds bound its time only for given rules: at 10
+        players with 40 of each wild, ``pimc:512`` took 20 s a decision), so that another
+        client's wait for a place for at most one of them."""
         if not search:
             return await anyio.to_thread.run_sync(work, limiter=workers)
-        async with searching:
+        async with search_turns.turn(host), searching:
             return await anyio.to_thread.run_sync(work, limiter=workers)
 
-    async def at_table(table: Any, work: Callable[[], Any], agents: bool = False) -> Any:
+    async def at_table(table: Any, work: Callable[[], Any], agents: bool = False,
+                       host: str | None = None) -> Any:
         """``work()`` holding ``table.lock``, after the table's earlier requests, in a thread:
-        one of the agents' workers when ``agents`` (their moves), else the pool of the
-        other routes (a view of the table)."""
+        one of the agents' workers when ``agents`` (their moves, asked by client ``host``),
+        else the pool of the other routes (a view of the table)."""
         gate = gates.setdefault(table.id, asyncio.Lock())
 
         def locked() -> Any:
@@ -479,7 +566,7 @@ def create_app(models: Sequence[str] = (), replay_dirs: Sequence[str] = (),
         try:
             async with gate:
                 if agents:
-                    return await agents_work(locked, searches(table.labels))
+                    return await agents_work(locked, searches(table.labels), host)
                 return await anyio.to_thread.run_sync(locked)
         finally:
             tables.release(table.id)
@@ -487,6 +574,7 @@ def create_app(models: Sequence[str] = (), replay_dirs: Sequence[str] = (),
     app = FastAPI(title="ono_env web table", docs_url=None, redoc_url=None, openapi_url=None)
     app.state.tables = tables
     app.state.replays = replays
+    app.state.reads = reads   # the replays each client is fetching (tests read it)
     held = 0   # bytes of the large bodies being read or served (on the event loop: no lock)
 
     @app.middleware("http")
@@ -510,17 +598,14 @@ def create_app(models: Sequence[str] = (), replay_dirs: Sequence[str] = (),
             return await call_next(request)
         large = length is None or int(length) > SMALL_BODY   # None: sent in chunks
         charged = 0
-        host = request.client.host if request.client else None
+        host = client_of(request)
         upload = limit == MAX_BODY   # counted before its body is read: see UPLOADS_PER_CLIENT
-        if upload:
-            count = uploads.setdefault(host, (asyncio.Lock(), [0]))[1]
-            if count[0] >= UPLOADS_PER_CLIENT:
-                return JSONResponse({"error": f"this client has {UPLOADS_PER_CLIENT} replay "
-                                              f"uploads at the server already, the most "
-                                              f"allowed; send another once one is answered"},
-                                    status_code=429,
-                                    headers={"Retry-After": "5", "Connection": "close"})
-            count[0] += 1
+        if upload and not uploads.admit(host):
+            return JSONResponse({"error": f"this client has {UPLOADS_PER_CLIENT} replay "
+                                          f"uploads at the server already, the most "
+                                          f"allowed; send another once one is answered"},
+                                status_code=429,
+                                headers={"Retry-After": "5", "Connection": "close"})
         try:
             chunks, size = [], 0   # joined once: adding each chunk to the body copied it all
             try:
@@ -551,9 +636,7 @@ def create_app(models: Sequence[str] = (), replay_dirs: Sequence[str] = (),
         finally:
             held -= charged
             if upload:
-                count[0] -= 1
-                if not count[0]:
-                    del uploads[host]
+                uploads.leave(host)
 
     if allowed_hosts is not None:
         hosts = {h.lower() for h in allowed_hosts}
@@ -650,10 +733,10 @@ def create_app(models: Sequence[str] = (), replay_dirs: Sequence[str] = (),
         def deal() -> dict[str, Any]:   # agents may think a while: off the event loop
             table = tables.new(rules, d.get("seat", 0), opponents, d.get("seed"),
                                default_agent_factory(rules, allowed, metas), d.get("thinking", False),
-                               client=request.client.host if request.client else None)
+                               client=client_of(request))
             with table.lock:
                 return table.view()
-        view = await agents_work(deal, searches(opponents))
+        view = await agents_work(deal, searches(opponents), client_of(request))
         live = tables.ids()
         for gone in [k for k in gates if k not in live]:   # the games Tables dropped
             del gates[gone]
@@ -672,7 +755,7 @@ def create_app(models: Sequence[str] = (), replay_dirs: Sequence[str] = (),
         def decide() -> dict[str, Any]:
             table.act(d["action"], d["move"])
             return table.view()
-        return await at_table(table, decide, agents=True)
+        return await at_table(table, decide, agents=True, host=client_of(request))
 
     @app.post("/api/games/{table_id}/thinking")
     async def thinking(table_id: str, request: Request) -> dict[str, Any]:
@@ -728,21 +811,38 @@ def create_app(models: Sequence[str] = (), replay_dirs: Sequence[str] = (),
             except ValueError as exc:
                 raise Refused(str(exc)) from None
             return replay, replays.add(replay, "uploaded", "upload", text=encoded)
-        replay, rid = await one_upload_at_a_time(
-            request.client.host if request.client else None, check)
+        replay, rid = await replay_work(uploads, client_of(request), check)
         return summary(rid, "uploaded", replay)
 
+    def too_many_reads() -> Response:
+        return JSONResponse({"error": f"this client is fetching {READS_PER_CLIENT} replays "
+                                      f"already, the most allowed; ask again once one has "
+                                      f"arrived"}, status_code=429, headers={"Retry-After": "5"})
+
     @app.get("/api/replays/{rid}")
-    async def get_replay(rid: str) -> Response:
+    async def get_replay(rid: str, request: Request) -> Response:
         replays.check(rid)   # a 404 before waiting for a worker
-        data = replays.cached(rid)   # built before: answered at once
-        if data is None:   # every position replayed, once per replay (then kept): the replays' thread
-            data = await anyio.to_thread.run_sync(lambda: replays.view(rid), limiter=replaying)
-        return Response(data, media_type="application/json")
+        host = client_of(request)
+        if not reads.admit(host):
+            return too_many_reads()
+        try:
+            data = replays.cached(rid)   # built before: answered at once
+            if data is None:   # every position replayed, once per replay (then kept)
+                data = await replay_work(reads, host, lambda: replays.view(rid))
+        except BaseException:
+            reads.leave(host)
+            raise
+        return sent_in_chunks(data, host)   # counted until sent
 
     @app.get("/api/replays/{rid}/file")
-    def replay_file(rid: str) -> Response:
-        return Response(replays.text(rid) + "\n", media_type="application/json", headers={
+    async def replay_file(rid: str, request: Request) -> Response:
+        replays.check(rid)   # a 404 before counting
+        data = await anyio.to_thread.run_sync(   # a few MB unpacked: off the event loop
+            lambda: (replays.text(rid) + "\n").encode("utf-8"))
+        host = client_of(request)
+        if not reads.admit(host):
+            return too_many_reads()
+        return sent_in_chunks(data, host, **{
             "Content-Disposition": f'attachment; filename="ono-replay-{rid}.json"'})
 
     @app.get("/")
