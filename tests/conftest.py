@@ -174,3 +174,15 @@ def resume_loads(monkeypatch) -> list[int]:
 
     monkeypatch.setattr(ppo, "load_checkpoint", checked)
     return loaded
+
+
+@pytest.fixture
+def nan_loss(monkeypatch):
+    """Every PPO update's loss is NaN (its entropy term): a run that diverges at its first
+    update. (Before the loss weights were bounded at 100, a weight of 1e300 did it.)"""
+    import torch
+
+    from ono_env.train import ppo
+
+    monkeypatch.setattr(ppo, "masked_entropy",
+                        lambda logp_all, mask: torch.full((), float("nan")))

@@ -286,6 +286,14 @@ SMALL = ["total_steps=64", "num_envs=4", "ppo.n_steps=16", "ppo.batch_size=32", 
     (["name=2024.10"], "(YAML reads it as a number: quote it, '<as written>' in a file"),
     (["total_steps=1e6"], "config field 'total_steps' = 1000000.0: Input should be a valid "
                           "integer (YAML reads it as a float: write the whole number, 1000000)"),
+    # before: past float32's range, torch's overflow error named no field (clip_range), or
+    # the weight became inf and the run diverged, each after the run folder was made
+    (["ppo.clip_range=1e39"], "config field 'ppo.clip_range' = 1e+39: Input should be less "
+                              "than or equal to 100"),
+    (["ppo.ent_coef=1e39"], "config field 'ppo.ent_coef' = 1e+39: Input should be less than"),
+    (["ppo.vf_coef=101"], "config field 'ppo.vf_coef' = 101: Input should be less than"),
+    (["tables=[{rules: basic, teacher: ppo-basic-2p, teacher_coef: 1e308}]"],
+     "config field 'tables.0.teacher_coef' = 1e+308: Input should be less than or equal to 100"),
 ])
 def test_ono_train_refuses_before_writing_anything(tmp_path, capsys, algo, overrides, message):
     file = tmp_path / "existing.json"
@@ -306,12 +314,12 @@ def test_ono_train_refuses_before_writing_anything(tmp_path, capsys, algo, overr
 
 
 def test_a_run_dir_of_a_run_that_saved_nothing_is_refused_without_naming_resume(tmp_path,
-                                                                                   capsys):
+                                                                                   capsys,
+                                                                                   nan_loss):
     """Before: the refusal advised resume= a model file in a folder that holds none (a run
     that diverged at its first update leaves config.yaml and tb/ only)."""
     run = tmp_path / "run"
-    assert train_main(["default", *SMALL, "ppo.ent_coef=1e308",
-                       f"run_dir={run}"]) == 2
+    assert train_main(["default", *SMALL, f"run_dir={run}"]) == 2
     assert "diverged" in capsys.readouterr().err
     assert train_main(["default", *SMALL, f"run_dir={run}"]) == 2
     err = capsys.readouterr().err
@@ -560,6 +568,43 @@ def test_a_run_folder_in_training_is_locked(tmp_path):
     first.close()
     R.lock_run_dir(tmp_path).close()
     R.check_run_dir(tmp_path, None)   # a folder holding only the lock file holds nothing
+
+
+def test_a_run_training_in_the_folder_is_said_before_its_files(tmp_path):
+    """Before: a second run in a folder where a run was training was told that the folder
+    held another run's files, or to resume from the first run's newest checkpoint (which
+    kept changing); the lock was checked only after. Nothing is written."""
+    from ono_env.train import run as R
+
+    run = tmp_path / "run"
+    run.mkdir()
+    (run / "config.yaml").write_text("name: other\n")
+    (run / "checkpoints").mkdir()
+    first = R.lock_run_dir(run)
+    before = sorted(p.name for p in run.iterdir())
+    try:
+        cfg = load_config(CONFIGS / "default.yaml", TINY + [f"run_dir={run}"])
+        with pytest.raises(ValueError, match=r"run_dir: a run is training in '.*' now"):
+            R.check_start(cfg)
+    finally:
+        first.close()
+    assert sorted(p.name for p in run.iterdir()) == before
+    with pytest.raises(ValueError, match="already holds files"):   # once it has ended
+        R.check_start(cfg)
+
+
+def test_a_divergence_names_every_loss_weight_of_the_run():
+    from ono_env.train.ppo import diverged
+
+    cfg = load_config(CONFIGS / "default.yaml", [
+        "observation_version=2", "ppo.color_consistency=0.5",
+        "tables=[{rules: ono, num_players: 3, teacher: ppo-any, teacher_coef: 50}, "
+        "{rules: basic}]"])
+    text = str(diverged(10, cfg.to_dict(), "the update's loss is not finite"))
+    for named in ("ppo.vf_coef: 0.5", "ppo.ent_coef: 0.01", "ppo.color_consistency: 0.5",
+                  "tables[0].teacher_coef: 50.0"):
+        assert named in text
+    assert "tables[1]" not in text and "hand_prediction" not in text
 
 
 def test_a_run_folder_on_a_file_system_without_locks_trains_unlocked(tmp_path, monkeypatch,

@@ -44,6 +44,9 @@ _CONFIG = ConfigDict(extra="forbid", use_attribute_docstrings=True, allow_inf_na
 Count = Annotated[int, Field(strict=True, ge=1)]
 Count0 = Annotated[int, Field(strict=True, ge=0)]
 Number = Annotated[float, Field(strict=True, ge=0)]
+LossWeight = Annotated[float, Field(strict=True, ge=0, le=100.0, allow_inf_nan=False)]
+"""A weight of a loss term, 0 to 100 (before: any finite number, and one past float32's range
+failed mid-run, or turned to inf and diverged, with the run folder made)."""
 Fraction = Annotated[float, Field(strict=True, ge=0, le=1)]
 Name = Annotated[str, Field(strict=True, min_length=1)]
 
@@ -154,8 +157,8 @@ class Table:
     """This table's opponent pool (unset: the run's opponents; auto: the baselines that finish games under these rules, and the shipped policies that fit them)."""
     teacher: Name | None = None
     """A learned policy (a shipped name or a model file that plays this table) whose choices the learner is pulled toward here (distillation): the update adds teacher_coef times the KL divergence from the teacher's masked softmax to the learner's on this table's steps (unset: none)."""
-    teacher_coef: Annotated[float, Field(strict=True, gt=0)] = 1.0
-    """Weight of that KL term, per step of this table in a minibatch (> 0; read only with a teacher)."""
+    teacher_coef: Annotated[float, Field(strict=True, gt=0, le=100.0, allow_inf_nan=False)] = 1.0
+    """Weight of that KL term, per step of this table in a minibatch (above 0, at most 100; read only with a teacher)."""
     name: TableName | None = None
     """What the log, TensorBoard, tables.json and the folder tables/<name>/ call this table in a mixture of two or more (1-64 letters, digits, '.', '_', '-', the first a letter or digit; unique in the mixture, in upper or lower case; unset: <rules name>-<N>p, with a '+' added where that is taken); the folder holds the table's final evaluation, so none is written with final_eval.games 0."""
 
@@ -178,12 +181,12 @@ class PPO:
     """Discount factor (1: a win or loss counts the same however many decisions away; below 1, a far-off loss is worth little and stalling can pay)."""
     gae_lambda: Fraction = 0.95
     """GAE's lambda."""
-    clip_range: Annotated[float, Field(strict=True, gt=0)] = 0.2
-    """PPO's clipping of the policy ratio."""
-    ent_coef: Number = 0.01
-    """Weight of the entropy bonus."""
-    vf_coef: Number = 0.5
-    """Weight of the value loss."""
+    clip_range: Annotated[float, Field(strict=True, gt=0, le=100.0, allow_inf_nan=False)] = 0.2
+    """PPO's clipping of the policy ratio (above 0, at most 100)."""
+    ent_coef: LossWeight = 0.01
+    """Weight of the entropy bonus (0 to 100)."""
+    vf_coef: LossWeight = 0.5
+    """Weight of the value loss (0 to 100)."""
     max_grad_norm: Annotated[float, Field(strict=True, gt=0)] = 0.5
     """Gradient clipping (global norm; above 0: a large value such as 1e9 clips nothing)."""
     hand_shaping: Literal["auto"] | Fraction = "auto"

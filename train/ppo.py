@@ -729,12 +729,19 @@ def optimizer_path(model_path: Path) -> Path:
 def diverged(steps: int, config: Mapping[str, Any], why: str) -> ValueError:
     """The error of a training whose weights or losses are no longer finite: what to change,
     with this run's values (``config``: the run's config as a dict)."""
-    ppo = config.get("ppo", {})
+    ppo, policy = config.get("ppo", {}), config.get("policy", {})
+    weights = [f"ppo.vf_coef: {ppo.get('vf_coef')}", f"ppo.ent_coef: {ppo.get('ent_coef')}"]
+    # the weights of the terms this run adds (before: a teacher_coef of 1e308 diverged and
+    # the error named only the two above)
+    weights += [f"{k}: {v}" for k, v in (("ppo.color_consistency", ppo.get("color_consistency")),
+                                          ("policy.hand_prediction", policy.get("hand_prediction")))
+                if v]
+    weights += [f"tables[{k}].teacher_coef: {tab.get('teacher_coef')}"
+                for k, tab in enumerate(config.get("tables") or ()) if tab.get("teacher")]
     return ValueError(f"training diverged by {steps:,} steps, nothing saved then ({why}); "
                       f"allowed: a smaller ppo.learning_rate (this run's: "
-                      f"{ppo.get('learning_rate')}) or smaller loss weights (ppo.vf_coef: "
-                      f"{ppo.get('vf_coef')}, ppo.ent_coef: {ppo.get('ent_coef')}), or a resume "
-                      f"from an earlier checkpoint")
+                      f"{ppo.get('learning_rate')}) or smaller loss weights "
+                      f"({', '.join(weights)}), or a resume from an earlier checkpoint")
 
 
 def save_checkpoint(model: ActorCritic, opt: torch.optim.Adam, path: Path, rules: Any,

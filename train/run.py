@@ -690,6 +690,12 @@ def check_start(cfg: TrainConfig, agents: Sequence[str] = ()) -> tuple[Any, Path
         check_folder_path(Path(cfg.out_dir), "out_dir")
     run_dir = run_dir_of(cfg)
     if cfg.run_dir:   # a folder named by its time is claimed afresh by start_run
+        try:   # a run training there now is said first (before: its newest checkpoint was named)
+            locked = (run_dir / LOCK_FILE).is_file()
+        except OSError:   # a path the system refuses: check_run_dir names it
+            locked = False
+        if locked:
+            lock_run_dir(run_dir, warn=False).close()
         check_run_dir(run_dir, cfg.resume)
     return rules, run_dir
 
@@ -763,13 +769,14 @@ def _model_files(run_dir: Path) -> dict[str, int]:
     return {p.relative_to(run_dir).as_posix(): p.stat().st_mtime_ns for p in found if p.is_file()}
 
 
-def lock_run_dir(run_dir: Path) -> Any:
+def lock_run_dir(run_dir: Path, warn: bool = True) -> Any:
     """Lock a named run folder for the part about to train in it (an exclusive ``flock`` on
     its :data:`LOCK_FILE`, released when the file is closed or the process ends, killed
     too); returns the open file. ``ValueError`` naming ``run_dir`` where another process
     holds it: two parts in one folder would set aside and restore each other's files and
     overwrite each other's models. On a file system without locks (some network mounts
-    answer ENOLCK or EOPNOTSUPP) one warning, and the run goes on unlocked."""
+    answer ENOLCK or EOPNOTSUPP) one warning (none with ``warn`` False), and the run goes on
+    unlocked."""
     import errno
     import fcntl
 
@@ -782,9 +789,10 @@ def lock_run_dir(run_dir: Path) -> Any:
         fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except OSError as exc:
         if exc.errno not in (errno.EWOULDBLOCK, errno.EAGAIN):   # a file system without locks
-            print(f"warning: run_dir {str(run_dir)!r} cannot be locked ({exc.strerror or exc}: "
-                  f"its file system may not support locks); nothing stops a second run in it "
-                  f"meanwhile", file=sys.stderr)
+            if warn:
+                print(f"warning: run_dir {str(run_dir)!r} cannot be locked ({exc.strerror or exc}: "
+                      f"its file system may not support locks); nothing stops a second run in "
+                      f"it meanwhile", file=sys.stderr)
             return lock
         lock.close()
         raise ValueError(f"run_dir: a run is training in {str(run_dir)!r} now (its {LOCK_FILE} "
@@ -933,7 +941,6 @@ def start_run(cfg: TrainConfig, agents: Sequence[str] = (),
     rules, run_dir = check_start(cfg, agents)
     count, why = choose_threads(cfg.torch_threads) if threads is None else threads
     torch.set_num_threads(count)
-    print(why, file=sys.stderr)
     global _part
     settle_earlier_part()   # one left by a part that ended without settling it (none, else)
     run_dir = claim_run_dir(run_dir, named=bool(cfg.run_dir))
@@ -951,6 +958,7 @@ def start_run(cfg: TrainConfig, agents: Sequence[str] = (),
                       f"aside in {HELD_FOLDER}/ (they evaluated the model before this part: "
                       f"removed once this part saves a model, put back if it saves none)",
                       file=sys.stderr)
+    print(why, file=sys.stderr)   # once the folder is the run's (before: above its refusal)
     (run_dir / "config.yaml").write_text(dump_config(cfg))
     return rules, run_dir, count, why
 
