@@ -546,7 +546,7 @@ def create_app(models: Sequence[str] = (), replay_dirs: Sequence[str] = (),
         :data:`SEARCH_WORKERS` places, holding no thread: one client's searching games
         think one at a time (a search's worlds bound its time only for given rules: at 10
         players with 40 of each wild, ``pimc:512`` took 20 s a decision), so that another
-        client's wait for a place for at most one of them."""
+        client waits for a place behind at most one of them."""
         if not search:
             return await anyio.to_thread.run_sync(work, limiter=workers)
         async with search_turns.turn(host), searching:
