@@ -32,6 +32,16 @@ def parser(doc: str | None) -> argparse.ArgumentParser:
     return _Parser(description=doc, formatter_class=argparse.RawDescriptionHelpFormatter)
 
 
+def path_arg(text: str) -> Path:
+    """The argparse ``type`` of a path option: ``text`` as a :class:`~pathlib.Path`, an empty or
+    blank one refused by name (``Path('')`` is the current folder: before, ``--out ''`` wrote
+    the results into whatever folder the script was started from)."""
+    if not text.strip():
+        raise argparse.ArgumentTypeError(f"{text!r}; allowed: a path, not empty or blank (an "
+                                         f"empty one is the current folder)")
+    return Path(text)
+
+
 def run_script(script: str, main: Callable[[], Any]) -> None:
     """Run a benchmark script's ``main()`` and exit with its status (None: 0), as the console
     scripts end (``ono_env.apps.console``): a Ctrl-C is one line ``<script>: interrupted``

@@ -41,7 +41,15 @@ from pathlib import Path
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 
 import numpy as np
-from bench_args import checked_deals, checked_seed, distinct, out_folder, parser, run_script
+from bench_args import (
+    checked_deals,
+    checked_seed,
+    distinct,
+    out_folder,
+    parser,
+    path_arg,
+    run_script,
+)
 
 from ono_env.agents import make_agent
 from ono_env.agents.learned import read_metadata, shipped_models
@@ -210,8 +218,8 @@ def add_probe_arguments(ap: argparse.ArgumentParser) -> None:
     ap.add_argument("--deals", type=int, default=10_000, help="deals per table (default 10,000)")
     ap.add_argument("--seed", type=int, default=2026, help="the deals' seed (default 2026)")
     ap.add_argument("--model", default="ppo-any", help=MODEL_HELP)
-    ap.add_argument("--best-from", type=Path, default=GENERALIST_RESULTS, help=BEST_FROM_HELP)
-    ap.add_argument("--out", type=Path, required=True, help=RESULTS_OUT_HELP)
+    ap.add_argument("--best-from", type=path_arg, default=GENERALIST_RESULTS, help=BEST_FROM_HELP)
+    ap.add_argument("--out", type=path_arg, required=True, help=RESULTS_OUT_HELP)
 
 
 def probe_setup(args: argparse.Namespace, script: str
@@ -317,10 +325,10 @@ def main() -> None:
                     help="the presets of part ten, comma-separated (default: all)")
     ap.add_argument("--seed", type=int, default=2026, help="the deals' seed (default 2026)")
     ap.add_argument("--again", action="store_true", help="measure parts already in results.json")
-    ap.add_argument("--best-from", type=Path, default=None,
+    ap.add_argument("--best-from", type=path_arg, default=None,
                     help="take each preset's best baseline from part two of this results.json "
                          "(to measure part many or ten alone, in another folder)")
-    ap.add_argument("--out", type=Path, required=True,
+    ap.add_argument("--out", type=path_arg, required=True,
                     help="folder of results.json and results.md (adds to them: a part measured "
                          "is kept)")
     args = ap.parse_args()

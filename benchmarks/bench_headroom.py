@@ -44,7 +44,6 @@ import json
 import os
 import sys
 import time
-from pathlib import Path
 
 # one thread a process: a second BLAS thread per process halves the speed of two
 # processes side by side on two cores
@@ -59,6 +58,7 @@ from bench_args import (
     distinct,
     out_folder,
     parser,
+    path_arg,
     run_script,
 )
 from bench_generalist import (
@@ -95,11 +95,11 @@ def main() -> None:
                     help="a rule of every table changed (repeatable)")
     ap.add_argument("--deals", type=int, default=200, help="deals per table and agent")
     ap.add_argument("--seed", type=int, default=2026, help="the deals' seed (default 2026)")
-    ap.add_argument("--best-from", type=Path, default=GENERALIST_RESULTS, help=BEST_FROM_HELP)
+    ap.add_argument("--best-from", type=path_arg, default=GENERALIST_RESULTS, help=BEST_FROM_HELP)
     ap.add_argument("--pair-with", default=None,
                     help="compare every other agent with this one of --agents on the same deals "
                          "(default: ppo-any, when it is among them)")
-    ap.add_argument("--out", type=Path, required=True, help=RESULTS_OUT_HELP)
+    ap.add_argument("--out", type=path_arg, required=True, help=RESULTS_OUT_HELP)
     args = ap.parse_args()
     best = best_baselines(read_rows(args.best_from, "bench_headroom"))
     tables = parse_tables(args.tables, best, "bench_headroom")

@@ -46,7 +46,7 @@ from pathlib import Path
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 
 import numpy as np
-from bench_args import checked_seed, out_folder, parser, run_script, within
+from bench_args import checked_seed, out_folder, parser, path_arg, run_script, within
 
 from ono_env import VecGame
 from ono_env.agents import make_agent
@@ -157,9 +157,9 @@ def main() -> None:
                          "refused when it holds them); with --render or --retime: where their "
                          "ladder.json and ladder.md go instead of over LADDER_JSON and beside it")
     again = ap.add_mutually_exclusive_group()
-    again.add_argument("--render", metavar="LADDER_JSON",
+    again.add_argument("--render", metavar="LADDER_JSON", type=path_arg,
                        help="play nothing: rate and tabulate the results of an earlier run again")
-    again.add_argument("--retime", metavar="LADDER_JSON",
+    again.add_argument("--retime", metavar="LADDER_JSON", type=path_arg,
                        help="play nothing: time every agent of an earlier run again (on a quiet "
                             "machine: the games of a run may share it) and tabulate")
     args = ap.parse_args()
@@ -173,7 +173,7 @@ def main() -> None:
                      f"{'is' if len(given) == 1 else 'are'} not used there (LADDER_JSON says "
                      f"what was played); allowed: --out")
         try:   # every key the rating and the table read, before anything is timed or written
-            data = json.loads(Path(path).read_text())
+            data = json.loads(path.read_text())
             data["results"], data["ms_per_decision"], data["ratings"]
             anchor = LADDERS[(data["rules"], data["players"])].get("anchor", "random")
             table(data | {"ratings": bradley_terry(list(data["ratings"]), data["results"],
@@ -184,7 +184,7 @@ def main() -> None:
                      f"({type(e).__name__}: {e}); allowed: a ladder.json of bench_ladder.py")
         # with --out, the file and its page go there (refused when it holds them); without
         # it, over LADDER_JSON and beside it
-        target = Path(path) if args.out is None else out_folder(
+        target = path if args.out is None else out_folder(
             args.out, "bench_ladder", writes=("ladder.json", "ladder.md")) / "ladder.json"
         if args.retime:
             data["ms_per_decision"] = decision_times(list(data["ms_per_decision"]),

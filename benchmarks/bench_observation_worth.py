@@ -25,7 +25,6 @@ import multiprocessing as mp
 import sys
 import tempfile
 import time
-from pathlib import Path
 
 import numpy as np
 from bench_args import (
@@ -34,6 +33,7 @@ from bench_args import (
     distinct,
     out_folder,
     parser,
+    path_arg,
     run_script,
     steps_help,
     whole_rollouts,
@@ -129,7 +129,7 @@ def main() -> None:
                     help=f"torch threads of each run, 1 to {MAX_THREADS} (default 2)")
     ap.add_argument("--jobs", type=int, default=1,
                     help="runs trained at a time, each in its own process (default 1)")
-    ap.add_argument("--out", type=Path, required=True,
+    ap.add_argument("--out", type=path_arg, required=True,
                     help="folder of results.json and results.md (refused when it holds them)")
     args = ap.parse_args()
     script = "bench_observation_worth"

@@ -53,6 +53,7 @@ from bench_args import (  # noqa: E402
     checked_deals,
     out_folder,
     parser,
+    path_arg,
     positive_finite,
     run_script,
     sub_run,
@@ -193,11 +194,11 @@ def main() -> None:
                     help="mirrored deals of the pairing (default 10,000)")
     ap.add_argument("--seed", type=int, default=11,
                     help="seed of the first process (--seed + k for process k; default 11)")
-    ap.add_argument("--best-from", type=Path, default=GENERALIST_RESULTS, help=BEST_FROM_HELP)
-    ap.add_argument("--models", type=Path, default=None,
+    ap.add_argument("--best-from", type=path_arg, default=GENERALIST_RESULTS, help=BEST_FROM_HELP)
+    ap.add_argument("--models", type=path_arg, default=None,
                     help="folder of the fitted model files (default: runs/rollout-targets/<the "
                          "name of --out>)")
-    ap.add_argument("--out", type=Path, required=True,
+    ap.add_argument("--out", type=path_arg, required=True,
                     help="folder of results.md, results.json and paired/")
     args = ap.parse_args()
     if args.models is None:   # a folder per run: two runs' models of one table never meet

@@ -47,7 +47,7 @@ import time
 from pathlib import Path
 
 import numpy as np
-from bench_args import optional_out, out_folder, parser, run_script, within
+from bench_args import optional_out, out_folder, parser, path_arg, run_script, within
 from bench_train import PRESET_NAMES, cpu_name, machine
 
 from ono_env.game import MAX_GAMES
@@ -201,9 +201,9 @@ def main() -> None:
                     help="a source tree laid out as installed, whose package to compare with")
     ap.add_argument("--runs", type=int, default=None,
                     help="with --vs only: runs of each package, alternating (default 3)")
-    ap.add_argument("--out", type=Path, default=None,
+    ap.add_argument("--out", type=path_arg, default=None,
                     help=optional_out("table_steps.md and table_steps.json"))
-    ap.add_argument("--json-out", type=Path, default=None, help=argparse.SUPPRESS)  # --vs's runs
+    ap.add_argument("--json-out", type=path_arg, default=None, help=argparse.SUPPRESS)  # --vs's runs
     args = ap.parse_args()
     # all 30 tables' games are held at once: together at most the games of one VecGame of the
     # library (MAX_GAMES, about 1 GB of state), not 30 times that

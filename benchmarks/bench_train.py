@@ -47,7 +47,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from bench_args import at_least, optional_out, out_folder, parser, run_script, within
+from bench_args import at_least, optional_out, out_folder, parser, path_arg, run_script, within
 
 from ono_env.arena import MAX_GAMES
 from ono_env.train.config import MAX_STEPS, load_config
@@ -217,7 +217,7 @@ def main() -> None:
     ap.add_argument("--mixture-device", choices=("cpu", "cuda"), default="cpu",
                     help="part 4: where the mixtures train; the default run trains on the cpu, "
                          "and with cuda also there, as a row of its own")
-    ap.add_argument("--out", type=Path, default=None,
+    ap.add_argument("--out", type=path_arg, default=None,
                     help=optional_out("bench_train.md and bench_train.json"))
     args = ap.parse_args()
     if args.threads != "auto" and not (args.threads.isascii() and args.threads.isdigit()

@@ -39,11 +39,10 @@ import json
 import statistics
 import sys
 import time
-from pathlib import Path
 from typing import Any
 
 import numpy as np
-from bench_args import optional_out, out_folder, parser, run_script, within
+from bench_args import optional_out, out_folder, parser, path_arg, run_script, within
 from bench_table_steps import DEFAULT, tables
 from bench_train import cpu_name, machine
 
@@ -206,7 +205,7 @@ def main() -> None:
     ap.add_argument("--threads", type=int, default=2, help="torch threads")
     ap.add_argument("--seed", type=int, default=0,
                     help="seed of the games, the rows' order and the networks (default 0)")
-    ap.add_argument("--out", type=Path, default=None,
+    ap.add_argument("--out", type=path_arg, default=None,
                     help=optional_out("update_cost.md and update_cost.json"))
     args = ap.parse_args()
     # the mixture's rows must fill one minibatch: 30 tables x 16 steps x games

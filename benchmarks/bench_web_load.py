@@ -27,7 +27,7 @@ import threading
 import time
 from pathlib import Path
 
-from bench_args import at_least, optional_out, out_folder, parser, run_script
+from bench_args import at_least, optional_out, out_folder, parser, path_arg, run_script
 
 from ono_env.checks import remove_made_dirs
 
@@ -102,7 +102,7 @@ def main() -> None:
                     help="client threads at once, besides the search client (default 100)")
     ap.add_argument("--seconds", type=float, default=30.0,
                     help="how long the clients run (default 30)")
-    ap.add_argument("--out", type=Path, default=None,
+    ap.add_argument("--out", type=path_arg, default=None,
                     help=optional_out("load.json"))
     ap.add_argument("--budget", type=int, default=None,
                     help="the search client's pimc budget (default: the largest the server allows)")

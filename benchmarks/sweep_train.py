@@ -24,7 +24,6 @@ import os
 import platform
 import sys
 import tempfile
-from pathlib import Path
 
 from bench_args import (
     at_least,
@@ -33,6 +32,7 @@ from bench_args import (
     optional_out,
     out_folder,
     parser,
+    path_arg,
     positive_finite,
     rules_at,
     run_script,
@@ -97,7 +97,7 @@ def main() -> None:
                     help="torch threads of each run: auto or 1-1024 (default 2)")
     ap.add_argument("--seed", type=int, default=0,
                     help="the runs' training seed (the evaluation's: --seed + 77; default 0)")
-    ap.add_argument("--out", type=Path, default=None,
+    ap.add_argument("--out", type=path_arg, default=None,
                     help=optional_out("sweep.md and sweep.json"))
     args = ap.parse_args()
 

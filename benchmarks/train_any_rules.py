@@ -36,6 +36,7 @@ from bench_args import (
     distinct,
     out_folder,
     parser,
+    path_arg,
     positive_finite,
     run_script,
 )
@@ -114,7 +115,7 @@ def main() -> None:
     ap.add_argument("--seed", type=int, default=12,
                     help="the mirrored arena's seed (default 12)")
     ap.add_argument("--extra", nargs="*", default=[], help="more key=value overrides")
-    ap.add_argument("--out", type=Path, required=True,
+    ap.add_argument("--out", type=path_arg, required=True,
                     help="folder of results.json, results.md and the tables' run folders "
                          "(runs/)")
     ap.add_argument("--only-mirror", action="store_true",

@@ -3,6 +3,7 @@ numbers they record are the ones they measured (``benchmarks/``, with ``bench_ar
 
 from __future__ import annotations
 
+import argparse
 import json
 import runpy
 import shutil
@@ -771,3 +772,45 @@ def test_bench_mirrored_keeps_the_pairings_finished_before_a_ctrl_c(monkeypatch,
     assert [r["pairing"] for r in kept["rows"]] == ["greedy vs random"] and not kept["complete"]
     assert calls == ["random", "greedy"]
     assert f"the 1 pairing(s) that finished are in {out}" in capsys.readouterr().err
+
+
+# every path option of the scripts (argparse type ``bench_args.path_arg``)
+PATH_OPTIONS = [
+    ("bench_train", "--out"), ("bench_update_cost", "--out"), ("bench_generalist", "--out"),
+    ("bench_generalist", "--best-from"), ("bench_color_symmetry", "--out"),
+    ("bench_deal_variance", "--out"), ("bench_probes", "--out"), ("bench_exploiters", "--out"),
+    ("bench_headroom", "--out"), ("bench_observation_worth", "--out"),
+    ("bench_rollout_targets", "--out"), ("bench_rollout_targets", "--models"),
+    ("bench_table_steps", "--out"), ("sweep_train", "--out"), ("train_any_rules", "--out"),
+    ("bench_web_load", "--out"), ("bench_ladder", "--render"), ("bench_ladder", "--retime"),
+]
+
+
+@pytest.mark.parametrize("script,option", PATH_OPTIONS, ids=[" ".join(p) for p in PATH_OPTIONS])
+@pytest.mark.parametrize("given", ["", " "])
+def test_benchmarks_refuse_an_empty_path(script, option, given, tmp_path, monkeypatch, capsys):
+    """Before: ``--out ''`` was ``Path('')``, the current folder, and the results went into the
+    folder the script was started from; ``--render ''`` played the whole ladder."""
+    main = bench_main(script, monkeypatch)
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(sys, "argv", [script, option, given])
+    parse_args = argparse.ArgumentParser.parse_args
+
+    def parse_then_stop(self, *args, **kwargs):
+        # what the parser accepts is not run: the script's work is not this test's
+        accepted = parse_args(self, *args, **kwargs)
+        raise AssertionError(f"{script} {option} {given!r} was accepted: {accepted}")
+
+    monkeypatch.setattr(argparse.ArgumentParser, "parse_args", parse_then_stop)
+    with pytest.raises(SystemExit) as exc:
+        main()
+    assert exc.value.code == 2
+    assert (f"error: argument {option}: {given!r}; allowed: a path, not empty or blank"
+            in capsys.readouterr().err)
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_benchmarks_take_every_path_through_path_arg():
+    """A path option typed ``Path`` takes ``''`` as the current folder (the test above)."""
+    typed = [f.name for f in BENCH.glob("*.py") if "type=Path" in f.read_text()]
+    assert typed == []
