@@ -1307,6 +1307,14 @@ def _asgi_get(app, path, client="10.0.0.1", gone_after=None, hold=None):
     return scope, receive, send, sent
 
 
+async def _unread_get(app, path, release, results):
+    """GET ``path`` from a client that reads no part of the answer until ``release`` is set;
+    the status is appended to ``results``."""
+    scope, receive, send, sent = _asgi_get(app, path, hold=release.wait)
+    await app(scope, receive, send)
+    results.append(sent[0]["status"])
+
+
 def test_replay_views_are_sent_in_chunks_and_counted_per_client(tmp_path):
     """Before: a view was handed to the connection whole (35 MB for a 20,000-decision replay
     at 10 players), copied into the send buffer of every client that did not read it, and
@@ -1351,15 +1359,9 @@ def test_replay_views_are_sent_in_chunks_and_counted_per_client(tmp_path):
             # client is answered meanwhile
             release = anyio.Event()
             results = []
-
-            async def stalled():
-                scope, receive, send, sent = _asgi_get(app, f"/api/replays/{rid}",
-                                                       hold=release.wait)
-                await app(scope, receive, send)
-                results.append(sent[0]["status"])
             async with anyio.create_task_group() as tg:
                 for _ in range(server.READS_PER_CLIENT):
-                    tg.start_soon(stalled)
+                    tg.start_soon(_unread_get, app, f"/api/replays/{rid}", release, results)
                 while app.state.reads.held("10.0.0.1") < server.READS_PER_CLIENT:
                     await anyio.sleep(0.01)
                 scope, receive, send, sent = _asgi_get(app, f"/api/replays/{rid}")
@@ -1375,4 +1377,43 @@ def test_replay_views_are_sent_in_chunks_and_counted_per_client(tmp_path):
             assert app.state.reads.held("10.0.0.1") == 0
         finally:
             server.SEND_CHUNK = small
+    anyio.run(main)
+
+
+def test_a_replay_file_is_counted_before_it_is_unpacked(tmp_path):
+    """Before: every request for a replay file was unpacked and encoded (megabytes for a long
+    replay) in a thread of its own and counted only then, so a hundred requests of one
+    client held 445 MB and twenty unpacking threads before all but two were answered 429."""
+    import io
+
+    import anyio
+
+    from ono_env.apps.web import server
+
+    folder = tmp_path / "replays"
+    folder.mkdir()
+    run_arena(["greedy", "random"], "basic", num_players=2, num_games=2, seed=1,
+              rating=False, record=1).replays[0].save(folder / "a.json")
+    app = create_app(replay_dirs=[str(folder)], log=io.StringIO())
+    replays = app.state.replays
+    rid = replays.listing()[0]["id"]
+    unpacked = []
+    text = replays.text
+    replays.text = lambda r: unpacked.append(r) or text(r)
+
+    async def main():
+        release = anyio.Event()
+        results = []
+        async with anyio.create_task_group() as tg:
+            for _ in range(server.READS_PER_CLIENT):
+                tg.start_soon(_unread_get, app, f"/api/replays/{rid}/file", release, results)
+            while len(unpacked) < server.READS_PER_CLIENT:
+                await anyio.sleep(0.01)
+            scope, receive, send, sent = _asgi_get(app, f"/api/replays/{rid}/file")
+            await app(scope, receive, send)
+            assert sent[0]["status"] == 429
+            assert len(unpacked) == server.READS_PER_CLIENT   # the refused one unpacked nothing
+            release.set()
+        assert results == [200] * server.READS_PER_CLIENT
+        assert app.state.reads.held("10.0.0.1") == 0
     anyio.run(main)

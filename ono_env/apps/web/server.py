@@ -117,8 +117,10 @@ send buffers, and its views, built one after another in the replays' worker, hel
 other clients' views and uploads behind them."""
 SEND_CHUNK = 64 << 10
 """The bytes of a replay view or file handed to the connection at a time: the next waits until
-the client has taken the last (so a client that reads slowly holds one chunk of the server's
-memory, not a copy of the answer)."""
+the client has taken the last, so that a client that reads slowly fills no send buffer with a
+copy of the answer. The answer itself is held until it is sent or the client is gone (there is
+no send timeout): a view is the kept one, shared by every client; a file is unpacked for its
+request, so one client holds at most :data:`READS_PER_CLIENT` copies of replay files."""
 REPLAY_WORKERS = 1
 """The most requests that read, check or replay a replay at once (an upload's check and a
 view replay every position: seconds for a long one), in threads of their own: however many
@@ -837,11 +839,15 @@ def create_app(models: Sequence[str] = (), replay_dirs: Sequence[str] = (),
     @app.get("/api/replays/{rid}/file")
     async def replay_file(rid: str, request: Request) -> Response:
         replays.check(rid)   # a 404 before counting
-        data = await anyio.to_thread.run_sync(   # a few MB unpacked: off the event loop
-            lambda: (replays.text(rid) + "\n").encode("utf-8"))
         host = client_of(request)
-        if not reads.admit(host):
+        if not reads.admit(host):   # before unpacking: a refused request costs nothing
             return too_many_reads()
+        try:   # a few MB unpacked: off the event loop, in the replays' thread, in turn
+            data = await replay_work(reads, host,
+                                     lambda: (replays.text(rid) + "\n").encode("utf-8"))
+        except BaseException:
+            reads.leave(host)
+            raise
         return sent_in_chunks(data, host, **{
             "Content-Disposition": f'attachment; filename="ono-replay-{rid}.json"'})
 
