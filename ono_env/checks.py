@@ -112,19 +112,25 @@ def shown(value: Any, limit: int = 20) -> str:
     """``repr(value)`` for a message, at most ``limit`` characters: a longer one is cut and
     ends in "..." (``f"{x!r:.20}"`` cuts without a mark, and a cut number reads as another
     number). An integer of more digits than fit is told by its sign and digit count (its
-    ``repr`` would be thousands of characters, or Python's error past its digits limit)."""
+    ``repr`` would be thousands of characters, or Python's error past its digits limit); a
+    value whose ``repr`` fails (an integer past that limit inside a list, nesting past the
+    recursion limit) by its type."""
     if is_int(value):
         v = int(value)
         sign = "a negative" if v < 0 else "an"
-        cap = sys.get_int_max_str_digits()   # 0: no limit
-        if cap and v.bit_length() > (cap - 1) * 3.32:   # str() would refuse it
-            return f"<{sign} integer of over {cap - 1:,} digits>"
-        digits = len(str(abs(v)))
+        try:
+            digits = len(str(abs(v)))
+        except ValueError:   # past Python's digits limit (sys.get_int_max_str_digits)
+            return f"<{sign} integer of over {sys.get_int_max_str_digits():,} digits>"
         if digits + (v < 0) > limit:
             return f"<{sign} integer of {digits:,} digits>"
         if not isinstance(value, int):   # a NumPy integer: its value (its repr's type cut it)
             return str(v)
-    return cut(repr(value), limit)
+    try:
+        text = repr(value)
+    except (ValueError, RecursionError):
+        return f"<a {type(value).__name__} too large to show>"
+    return cut(text, limit)
 
 
 def cut(text: str, limit: int) -> str:

@@ -80,7 +80,7 @@ def test_preset_overrides_and_yaml_round_trip(tmp_path):
     ({"ono_penalty": "none", "false_catch_penalty": 4}, "false_catch_penalty"),
     ({"ono_penalty_cards": 0}, "ono_penalty_cards"),
     # before: Python's "Exceeds the limit (4300 digits) for integer string conversion"
-    ({"target_score": 10**5000}, "target_score=<an integer of over 4,299 digits>; allowed: "),
+    ({"target_score": 10**5000}, "target_score=<an integer of over 4,300 digits>; allowed: "),
 ])
 def test_bad_rule_sets_name_the_field(overrides, field):
     with pytest.raises(ValueError, match=field):
@@ -983,9 +983,17 @@ def test_shown_tells_long_integers_by_sign_and_digits():
     limit = sys.get_int_max_str_digits()
     try:
         sys.set_int_max_str_digits(1000)
-        assert shown(10**2000) == "<an integer of over 999 digits>"
+        assert shown(10**2000) == "<an integer of over 1,000 digits>"
+        assert shown(-10**1000) == "<a negative integer of over 1,000 digits>"
+        assert shown(10**999) == "<an integer of 1,000 digits>"   # at the limit: counted
+        # before: repr raised Python's ValueError, and a deep list its RecursionError
+        assert shown([10**2000]) == "<a list too large to show>"
     finally:
         sys.set_int_max_str_digits(limit)
+    deep: list = []
+    for _ in range(sys.getrecursionlimit() * 2):
+        deep = [deep]
+    assert shown(deep) == "<a list too large to show>"
 
 
 def test_messages_cut_values_through_shown():
