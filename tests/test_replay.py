@@ -443,3 +443,20 @@ def test_probabilities_that_sum_past_one_are_refused():
         Replay.from_dict(d)
     d["thinking"][0]["probs"] = {"draw": 0.5, "play R5": 0.5000004}   # rounding: taken
     Replay.from_dict(d)
+
+
+def test_a_recording_names_the_agent_whose_explain_gives_scores():
+    """An agent's ``explain`` that returns a score per action (0.9 each) stops the recording
+    with the agent's label and what is allowed (``ExplainingAgent``)."""
+    class Scores:
+        name = "scores"
+
+        def act(self, obs, mask, rng):
+            return np.array([np.flatnonzero(m)[0] for m in mask])
+
+        def explain(self, obs, mask):
+            return mask.astype(np.float32) * 0.9, None
+    with pytest.raises(ValueError, match=r"decision 0: thinking of 'scores': probs sum to "
+                                         r"[\d.]+; allowed: probabilities that sum to at most 1"):
+        run_arena([Scores(), "random"], "basic", num_players=2, num_games=2, seed=1,
+                  rating=False, record=1)
