@@ -25,6 +25,11 @@ class _Parser(argparse.ArgumentParser):
         super().__init__(*args, **kwargs)
 
 
+MAX_ROUNDS = 1_000
+"""The most interleaved rounds a timing script takes (``--rounds``): each round times every
+side once, so more is a run that does not end in a sitting (before, any count was taken)."""
+
+
 def parser(doc: str | None) -> argparse.ArgumentParser:
     """The script's argument parser (:class:`_Parser`), whose ``--help`` description is its
     whole docstring ``doc`` as written (the examples' lines kept), not a first line cut
@@ -47,7 +52,8 @@ def run_script(script: str, main: Callable[[], Any]) -> None:
     scripts end (``ono_env.apps.console``): a Ctrl-C is one line ``<script>: interrupted``
     and status 130, a SIGTERM or SIGHUP one line and the signal's own end, the output
     folders it made removed again where still empty (before: a traceback, and the empty
-    folder left); what it printed, and any file it kept, stays."""
+    folder left); what it printed, and any file it kept, stays. An error of the script's own
+    (a bug, ``MemoryError``) keeps its traceback, and the empty folders go too."""
     from ono_env.apps.console import Stopped, end_by_signal, ignore_sigint, stopped_by_signals
 
     try:
@@ -61,6 +67,9 @@ def run_script(script: str, main: Callable[[], Any]) -> None:
     except Stopped as exc:
         remove_made_dirs()
         sys.exit(end_by_signal(script, exc, None))
+    except Exception:
+        remove_made_dirs()
+        raise
     sys.exit(status)
 
 
@@ -159,6 +168,18 @@ def within(script: str, option: str, value: int, low: int, high: int) -> None:
     messages of :func:`at_least`, then :func:`at_most`."""
     at_least(script, option, value, low)
     at_most(script, option, value, high)
+
+
+def checked_rounds(script: str, value: int, option: str = "--rounds") -> None:
+    """One error unless ``value`` interleaved rounds are 1 to :data:`MAX_ROUNDS`."""
+    within(script, option, value, 1, MAX_ROUNDS)
+
+
+def checked_steps(script: str, option: str, value: int) -> None:
+    """One error unless the decision count ``value`` is 1 to the trainer's ``MAX_STEPS``
+    (10**12; past int64 a compiled kernel's argument raised ``OverflowError``)."""
+    from ono_env.train.config import MAX_STEPS
+    within(script, option, value, 1, MAX_STEPS)
 
 
 def distinct(script: str, option: str, names: list[str]) -> list[str]:

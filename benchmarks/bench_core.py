@@ -44,7 +44,7 @@ import time
 os.environ.setdefault("NUMBA_NUM_THREADS", "1")
 
 import numpy as np
-from bench_args import at_least, parser, run_script
+from bench_args import checked_rounds, parser, run_script
 
 from ono_env import PRESETS, VecGame, random_legal
 from ono_env._compile import prebuilt_status
@@ -251,7 +251,7 @@ def main() -> None:
     ap.add_argument("--rounds", type=int, default=5,
                     help="rounds of the rows compared with RLCard (median of the rounds)")
     args = ap.parse_args()
-    at_least("bench_core", "--rounds", args.rounds, 1)
+    checked_rounds("bench_core", args.rounds)
     budget = 300_000 if args.quick else 2_000_000
 
     print("decisions per second, classic rules, random legal actions, one core")

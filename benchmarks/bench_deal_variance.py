@@ -47,7 +47,7 @@ import time
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 
 import numpy as np
-from bench_args import at_least, out_folder, parser, run_script
+from bench_args import out_folder, parser, run_script, within
 from bench_generalist import PROBE_FILES, add_probe_arguments, probe_setup
 
 from ono_env.agents.learned import load_agent
@@ -61,6 +61,10 @@ from ono_env.train.run import HAND_SHAPING
 SCRIPT = "bench_deal_variance"
 BATCH = 1_000
 """Deals played side by side (one LearnerBatch); the deals' results do not depend on it."""
+MAX_PLAYS = 100
+"""The most plays of each deal (``--plays``): the spread within a deal is measured from 4 by
+default; three numbers per play and deal are kept (before, any count was taken, and a large
+one ended in a ``MemoryError`` traceback)."""
 
 
 def play_deals(model, rules, against: str, deals: int, plays: int, seed: int
@@ -179,11 +183,12 @@ def main() -> None:
     ap.add_argument("--tables", default="ono-6,basic-6,ono-2,basic-2",
                     help="<preset>-<players>, comma-separated (default ono-6,basic-6,ono-2,"
                          "basic-2)")
-    ap.add_argument("--plays", type=int, default=4, help="plays of each deal (default 4)")
+    ap.add_argument("--plays", type=int, default=4,
+                    help=f"plays of each deal (default 4, at most {MAX_PLAYS})")
     add_probe_arguments(ap)
     args = ap.parse_args()
+    within(SCRIPT, "--plays", args.plays, 2, MAX_PLAYS)   # before the --out folder is made
     best, tables, path = probe_setup(args, SCRIPT)
-    at_least(SCRIPT, "--plays", args.plays, 2)
     models = {}
     for preset, players in tables:             # every model loads before anything is played
         rules = resolve_rules(preset, num_players=players)

@@ -19,7 +19,7 @@ import time
 
 import numpy as np
 import pyspiel
-from bench_args import at_least, out_file, parser, run_script
+from bench_args import at_least, checked_rounds, checked_steps, out_file, parser, run_script
 
 import ono_env.envs.openspiel  # noqa: F401 - registers python_ono
 
@@ -76,8 +76,8 @@ def main() -> None:
                     help="ISMCTS simulations per decision, at least 2 (default 100)")
     ap.add_argument("--json", help="also write the numbers to this file")
     args = ap.parse_args()
-    for option, value in (("--steps", args.steps), ("--rounds", args.rounds)):
-        at_least("bench_openspiel", option, value, 1)
+    checked_steps("bench_openspiel", "--steps", args.steps)
+    checked_rounds("bench_openspiel", args.rounds)
     # OpenSpiel's ISMCTS asserts at fewer than 2 simulations (it aborts mid-run)
     at_least("bench_openspiel", "--simulations", args.simulations, 2)
     if args.json:

@@ -26,7 +26,7 @@ import time
 
 import numba
 import numpy as np
-from bench_args import at_least, parser, run_script
+from bench_args import checked_rounds, checked_steps, parser, run_script
 from bench_core import INSTRUCTION_STEPS, import_cpu_seconds, instructions_per_decision
 
 import ono_env
@@ -100,8 +100,8 @@ def main() -> None:
     ap.add_argument("--instructions-only", action="store_true",
                     help="only the instruction counts (skip the timed parts)")
     args = ap.parse_args()
-    at_least("bench_prebuilt", "--rounds", args.rounds, 1)
-    at_least("bench_prebuilt", "--steps", args.steps, 1)
+    checked_rounds("bench_prebuilt", args.rounds)
+    checked_steps("bench_prebuilt", "--steps", args.steps)
     status = _compile.prebuilt_status()
     print(f"prebuilt kernels: {status}")
     if status != "used":

@@ -49,7 +49,7 @@ import numpy as np
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 from bench_args import (  # noqa: E402
-    at_most,
+    at_least,
     checked_deals,
     out_folder,
     parser,
@@ -73,6 +73,12 @@ from ono_env.checks import MAX_SEED, remove_made_dirs  # noqa: E402
 
 GAMES_MAX = 4096
 MAX_PROCS = 64
+MAX_STEPS = 100_000
+"""The most decisions per game slot (``--steps``): every process's rows are kept in memory
+until the fit, 16 times the default's (before, any count was taken, and ran until memory
+ran out)."""
+MAX_EPOCHS = 1_000
+"""The most passes over the rows (``--epochs``; before, any count was taken)."""
 """The most processes of --procs (each forks with the model and plays its own games)."""
 
 
@@ -203,13 +209,14 @@ def main() -> None:
     args = ap.parse_args()
     if args.models is None:   # a folder per run: two runs' models of one table never meet
         args.models = Path("runs/rollout-targets") / (args.out.resolve().name or "out")
-    for name in ("steps", "games", "procs", "worlds", "epochs", "batch", "deals"):
+    for name, most in (("steps", MAX_STEPS), ("games", GAMES_MAX), ("procs", MAX_PROCS),
+                       ("worlds", MAX_WORLDS),   # the search's limit
+                       ("epochs", MAX_EPOCHS), ("batch", None), ("deals", None)):
         v = getattr(args, name)
-        if v < 1 or (name == "games" and v > GAMES_MAX):
-            sys.exit(f"bench_rollout_targets: --{name} {v}; allowed: a whole number from 1"
-                     + (f" to {GAMES_MAX}" if name == "games" else ""))
-    at_most("bench_rollout_targets", "--procs", args.procs, MAX_PROCS)
-    at_most("bench_rollout_targets", "--worlds", args.worlds, MAX_WORLDS)   # the search's limit
+        if most is None:
+            at_least("bench_rollout_targets", f"--{name}", v, 1)
+        else:
+            within("bench_rollout_targets", f"--{name}", v, 1, most)
     # process k plays with seed --seed + k: each of them a seed the library takes
     within("bench_rollout_targets", "--seed", args.seed, 0, MAX_SEED - (args.procs - 1))
     try:

@@ -47,7 +47,15 @@ import time
 from pathlib import Path
 
 import numpy as np
-from bench_args import optional_out, out_folder, parser, path_arg, run_script, within
+from bench_args import (
+    checked_rounds,
+    optional_out,
+    out_folder,
+    parser,
+    path_arg,
+    run_script,
+    within,
+)
 from bench_train import PRESET_NAMES, cpu_name, machine
 
 from ono_env.game import MAX_GAMES
@@ -210,7 +218,7 @@ def main() -> None:
     within("bench_table_steps", "--games", args.games, 1,
            MAX_GAMES // (len(PRESET_NAMES) * len(PLAYERS)))
     within("bench_table_steps", "--steps", args.steps, 1, 1_000_000)
-    within("bench_table_steps", "--rounds", args.rounds, 1, 1000)
+    checked_rounds("bench_table_steps", args.rounds)
     within("bench_table_steps", "--seed", args.seed, 0, 2**31)
     runs_given, args.runs = args.runs is not None, 3 if args.runs is None else args.runs
     within("bench_table_steps", "--runs", args.runs, 1, 100)

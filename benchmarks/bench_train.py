@@ -47,7 +47,15 @@ import tempfile
 import time
 from pathlib import Path
 
-from bench_args import at_least, optional_out, out_folder, parser, path_arg, run_script, within
+from bench_args import (
+    checked_rounds,
+    optional_out,
+    out_folder,
+    parser,
+    path_arg,
+    run_script,
+    within,
+)
 
 from ono_env.arena import MAX_GAMES
 from ono_env.train.config import MAX_STEPS, load_config
@@ -226,7 +234,7 @@ def main() -> None:
                  f"from 1 to {MAX_THREADS}")
     threads = args.threads if args.threads == "auto" else int(args.threads)
     within("bench_train", "--steps", args.steps, 1, MAX_STEPS)
-    at_least("bench_train", "--rounds", args.rounds, 1)
+    checked_rounds("bench_train", args.rounds)
     within("bench_train", "--learn-steps", args.learn_steps, 0, MAX_STEPS)
     if args.learn_steps:
         within("bench_train", "--learn-games", args.learn_games, 2, MAX_GAMES)

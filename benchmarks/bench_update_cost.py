@@ -42,7 +42,15 @@ import time
 from typing import Any
 
 import numpy as np
-from bench_args import optional_out, out_folder, parser, path_arg, run_script, within
+from bench_args import (
+    checked_rounds,
+    optional_out,
+    out_folder,
+    parser,
+    path_arg,
+    run_script,
+    within,
+)
 from bench_table_steps import DEFAULT, tables
 from bench_train import cpu_name, machine
 
@@ -210,7 +218,7 @@ def main() -> None:
     args = ap.parse_args()
     # the mixture's rows must fill one minibatch: 30 tables x 16 steps x games
     within("bench_update_cost", "--games", args.games, -(-MINIBATCH // (30 * N_STEPS)), 1024)
-    within("bench_update_cost", "--rounds", args.rounds, 1, 1000)
+    checked_rounds("bench_update_cost", args.rounds)
     within("bench_update_cost", "--threads", args.threads, 1, 256)
     within("bench_update_cost", "--seed", args.seed, 0, 2**31)
     if args.out:

@@ -740,6 +740,41 @@ def test_a_benchmark_stopped_by_ctrl_c_is_one_line_and_keeps_no_empty_folder(tmp
     assert exc.value.code == 3
 
 
+def test_a_benchmark_that_fails_keeps_its_traceback_and_no_empty_folder(tmp_path, monkeypatch):
+    """Before: an error of the script's own (a ``MemoryError`` of ``bench_deal_variance
+    --plays``) left the --out folder made for the run; only a Ctrl-C or a signal removed it."""
+    monkeypatch.syspath_prepend(str(BENCH))
+    import bench_args
+
+    def main():
+        bench_args.out_folder(tmp_path / "out", "bench_x")
+        raise MemoryError
+    with pytest.raises(MemoryError):
+        bench_args.run_script("bench_x", main)
+    assert not (tmp_path / "out").exists()
+
+
+# counts that had no upper bound: a run that never ended, or an allocation's traceback
+UNBOUNDED = [("bench_core", "--rounds", "1,000"), ("bench_train", "--rounds", "1,000"),
+             ("bench_prebuilt", "--rounds", "1,000"), ("bench_openspiel", "--rounds", "1,000"),
+             ("bench_prebuilt", "--steps", f"{10**12:,}"), ("bench_openspiel", "--steps", f"{10**12:,}"),
+             ("bench_rollout_targets", "--steps", "100,000"),
+             ("bench_rollout_targets", "--epochs", "1,000"),
+             ("bench_deal_variance", "--plays", "100")]
+
+
+@pytest.mark.parametrize("script,option,most", UNBOUNDED, ids=[" ".join(u[:2]) for u in UNBOUNDED])
+def test_benchmark_counts_have_an_upper_bound(script, option, most, monkeypatch, tmp_path):
+    main = bench_main(script, monkeypatch)
+    monkeypatch.chdir(tmp_path)
+    too_many = str(int(most.replace(",", "")) + 1)
+    argv = [script, option, too_many]
+    if script in ("bench_rollout_targets", "bench_deal_variance"):
+        argv += ["--out", str(tmp_path / "out")]
+    assert refused(main, monkeypatch, argv) == f"{script}: {option} {too_many}; allowed: at most {most}"
+    assert list(tmp_path.iterdir()) == []
+
+
 def test_bench_mirrored_refuses_an_opponent_twice_and_an_empty_out(monkeypatch, tmp_path):
     """Before: the same row measured twice, and --out '' taken as no --out."""
     main = bench_main("bench_mirrored", monkeypatch)
