@@ -159,7 +159,7 @@ def main() -> None:
                  f"holds the results.json of a run of this script")
     if a.only_mirror:   # rows this script wrote, and what playing them again needs, before any game
         try:
-            rows = json.loads(path.read_text())
+            rows = rows_of(path)
             for row in rows:
                 row["preset"], row["players"], row["variant"], row["rc"], row["run_dir"]
         except (OSError, ValueError, TypeError, KeyError) as exc:
@@ -183,11 +183,18 @@ def main() -> None:
         distinct(script, "--tables", [f"{p}:{n}" for p, n in tables])
         for p, n in tables:
             run_dir = run_dir_of(p, n, a.variant, a.minutes, a.out, a.extra)
-            if run_dir.exists():
+            if not run_dir.exists():
+                continue
+            if finished_row(path, run_dir):
                 sys.exit(f"{script}: --tables {p}:{n} --variant {a.variant}: {run_dir} holds an "
                          f"earlier run of them (a row of results.json names it); allowed: "
-                         f"--only-mirror to play its model again (a finished run), another "
-                         f"--out, or remove the folder to train it again")
+                         f"--only-mirror to play its model again, another --out, or remove "
+                         f"the folder to train it again")
+            # before: the advice above, which --only-mirror then refused (no row to play)
+            sys.exit(f"{script}: --tables {p}:{n} --variant {a.variant}: {run_dir} holds an "
+                     f"earlier run of them that did not finish (stopped or failed: no row of "
+                     f"results.json names it as finished); allowed: another --out, or remove "
+                     f"the folder to train it again")
     out_folder(a.out, script)
     if a.only_mirror:
         for p, n in tables:
@@ -222,6 +229,25 @@ def main() -> None:
                 write_md(a.out, rows)
 
 
+def rows_of(path: Path) -> list[dict]:
+    """The rows of a results.json this script wrote: a list of one object per table trained
+    (a ``ValueError`` for anything else: ``{}`` and ``[]`` were read as no rows)."""
+    rows = json.loads(path.read_text())
+    if not (isinstance(rows, list) and rows and all(isinstance(r, dict) for r in rows)):
+        raise ValueError("not a list of rows, one object per table trained")
+    return rows
+
+
+def finished_row(path: Path, run_dir: Path) -> bool:
+    """Does a row of ``path`` (the results.json, where there is one) name ``run_dir`` as a
+    run that finished (``rc`` 0)?"""
+    try:
+        rows = rows_of(path)
+    except (OSError, ValueError):
+        return False
+    return any(r.get("run_dir") == str(run_dir) and r.get("rc") == 0 for r in rows)
+
+
 def todays_interval(m: dict) -> dict:
     """A row's mirrored result with the arena's interval of today: as it is where it says
     so, else computed again from the plain normal interval it holds (rows written before
@@ -238,7 +264,7 @@ def render(script: str, out: Path) -> None:
 
     def converted() -> list[dict]:
         try:
-            rows = json.loads(path.read_text())
+            rows = rows_of(path)
             mirrored = [row["mirrored"] for row in rows if row["rc"] == 0]
             for m in mirrored:
                 m["share"], m["low"], m["high"], m["deals"]

@@ -1105,6 +1105,7 @@ def test_train_any_rules_only_mirror_refuses_a_results_file_it_did_not_write(tmp
     evaluated = {**row, "final_eval": {"results": [{"opponent": "greedy", "win_rate": 0.6}]}}
     cases = [("not json", "is not the results.json of a run of this script (JSONDecodeError"),
              ('[{"preset": "basic"}]', "is not the results.json of a run of this script (KeyError"),
+             ("{}", "(ValueError: not a list of rows, one object per table trained)"),
              (json.dumps([{**row, "players": 4}]), "holds no finished run of basic:2 with"),
              (json.dumps([{**row, "rc": 1}]), "holds no finished run of basic:2 with"),
              (json.dumps([row]), "has no final evaluation"),
@@ -1150,6 +1151,8 @@ def test_train_any_rules_render_gives_the_arenas_interval_of_today(tmp_path, mon
     assert got[0]["mirrored"]["interval"] == "add-two" and got[1] == kept
     assert "0.0% [0.0, 0.5]" in (tmp_path / "results.md").read_text()
     for text, message in (('[{"preset": "basic", "rc": 0}]', "is not the results.json of a run of"),
+                          ("{}", "(ValueError: not a list of rows"),   # before: rendered as no rows
+                          ("[]", "(ValueError: not a list of rows"),
                           (json.dumps([{**row, "mirrored": {**m, "share": 0.5, "high": 1.0}}]),
                            "'the model' against 'greedy': its interval [0.0, 1.0] is clipped")):
         results.write_text(text)
@@ -1159,6 +1162,35 @@ def test_train_any_rules_render_gives_the_arenas_interval_of_today(tmp_path, mon
         assert message in str(exc.value) and str(exc.value).startswith("train_any_rules: --render: ")
         assert results.read_text() == text
         assert sorted(q.name for q in tmp_path.iterdir()) == ["results.json", "results.md"]
+
+
+def test_train_any_rules_names_a_run_that_did_not_finish(tmp_path, monkeypatch):
+    """A table whose run folder is there is refused before any training: with --only-mirror
+    as the advice where a row names the run as finished; where none does (a run stopped by
+    Ctrl-C writes no row, a failed one a row with its status), without it (before, the
+    advice was --only-mirror, which then refused the table: no finished run)."""
+    import runpy
+    from pathlib import Path
+
+    bench = Path(__file__).resolve().parents[1] / "benchmarks"
+    monkeypatch.syspath_prepend(str(bench))
+    ns = runpy.run_path(str(bench / "train_any_rules.py"))
+    run = ns["run_dir_of"]("basic", 2, "default", None, tmp_path, [])
+    run.mkdir(parents=True)
+    results = tmp_path / "results.json"
+    row = {"preset": "basic", "players": 2, "variant": "default", "rc": 0, "run_dir": str(run)}
+    for text, advice in ((None, "that did not finish"), (json.dumps([{**row, "rc": 1}]), "that did not finish"),
+                         (json.dumps([row]), "allowed: --only-mirror to play its model again")):
+        if text is not None:
+            results.write_text(text)
+        monkeypatch.setattr(sys, "argv", ["train_any_rules.py", "--tables", "basic:2",
+                                          "--out", str(tmp_path)])
+        with pytest.raises(SystemExit) as exc:
+            ns["main"]()
+        assert str(exc.value).startswith(f"train_any_rules: --tables basic:2 --variant default: "
+                                         f"{run} holds an earlier run of them")
+        assert advice in str(exc.value)
+        assert ("--only-mirror" in str(exc.value)) == (advice.startswith("allowed"))
 
 
 def test_headroom_plays_each_table_against_each_opponent_under_changed_rules(tmp_path, monkeypatch):
