@@ -150,7 +150,13 @@ def main() -> None:
     rows = []
     for name in names:
         with tempfile.TemporaryDirectory() as tmp:
-            res = train(config(name, f"{tmp}/run"))
+            try:   # named as this script: no "resume=<it> carries on" of ono-train
+                res = train(config(name, f"{tmp}/run"), program=script)
+            except (KeyboardInterrupt, SystemExit):   # stopped: the model said saved goes now
+                print(f"{script}: variant {name!r} was training in a temporary folder, removed "
+                      f"now: its model is not kept (the variants that finished are the rows "
+                      f"above)", file=sys.stderr)
+                raise
             from ono_env.agents.learned import load_agent
             agent = load_agent(res["model"], rules)
             ev = evaluate(agent, against, rules, args.games, seed=args.seed + 77)

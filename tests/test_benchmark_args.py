@@ -849,3 +849,23 @@ def test_benchmarks_take_every_path_through_path_arg():
     """A path option typed ``Path`` takes ``''`` as the current folder (the test above)."""
     typed = [f.name for f in BENCH.glob("*.py") if "type=Path" in f.read_text()]
     assert typed == []
+
+
+def test_sweep_train_stopped_says_its_run_folder_is_gone(tmp_path, monkeypatch, capsys):
+    """Before: a Ctrl-C ended with ono-train's "model saved to <temporary folder>
+    (resume=<it> carries on)", and the temporary folder was removed as the script ended."""
+    import ono_env.train.ppo as ppo
+
+    main = bench_main("sweep_train", monkeypatch)
+    asked = []
+
+    def stopped(cfg, program="ono-train"):
+        asked.append(program)
+        raise KeyboardInterrupt
+    monkeypatch.setattr(ppo, "train", stopped)
+    monkeypatch.setattr(sys, "argv", ["sweep_train", "--only", "base", "--out", str(tmp_path / "o")])
+    with pytest.raises(KeyboardInterrupt):
+        main()
+    assert asked == ["sweep_train"]   # no "resume=<it> carries on": that is ono-train's
+    assert ("sweep_train: variant 'base' was training in a temporary folder, removed now: its "
+            "model is not kept") in capsys.readouterr().err
