@@ -50,6 +50,7 @@ import numpy as np
 from bench_args import (
     checked_rounds,
     optional_out,
+    out_file,
     out_folder,
     parser,
     path_arg,
@@ -231,8 +232,8 @@ def main() -> None:
     if args.out:
         out_folder(args.out, "bench_table_steps", writes=("table_steps.md", "table_steps.json"))
 
-    if args.json_out is not None:   # one run of --vs's comparison
-        args.json_out.write_text(json.dumps(
+    if args.json_out is not None:   # one run of --vs's comparison (a file never replaced)
+        out_file(args.json_out, "bench_table_steps", "--json-out").write_text(json.dumps(
             {"results": measure(args.games, args.steps, args.rounds, args.seed),
              "imported": imported()}, indent=2) + "\n")
         return

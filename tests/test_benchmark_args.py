@@ -869,3 +869,14 @@ def test_sweep_train_stopped_says_its_run_folder_is_gone(tmp_path, monkeypatch, 
     assert asked == ["sweep_train"]   # no "resume=<it> carries on": that is ono-train's
     assert ("sweep_train: variant 'base' was training in a temporary folder, removed now: its "
             "model is not kept") in capsys.readouterr().err
+
+
+def test_bench_table_steps_json_out_replaces_no_file(tmp_path, monkeypatch):
+    """The hidden --json-out (one run of --vs's comparison) wrote over any file it named."""
+    main = bench_main("bench_table_steps", monkeypatch)
+    kept = tmp_path / "kept.json"
+    kept.write_text("mine")
+    got = refused(main, monkeypatch, ["bench_table_steps", "--json-out", str(kept)])
+    assert got == (f"bench_table_steps: --json-out: {str(kept)!r} already exists (an earlier "
+                   f"run's results); allowed: a new file, or remove it")
+    assert kept.read_text() == "mine"
