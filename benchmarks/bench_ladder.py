@@ -152,7 +152,7 @@ def main() -> None:
                     help="games per pairing (per table) of a search agent or ceiling "
                          "(default 1,000)")
     ap.add_argument("--seed", type=int, default=None, help="the deals' seed (default 0)")
-    ap.add_argument("--out", default=None,
+    ap.add_argument("--out", type=path_arg, default=None,
                     help="the folder of ladder.json and ladder.md (default docs/results/ladder; "
                          "refused when it holds them); with --render or --retime: where their "
                          "ladder.json and ladder.md go instead of over LADDER_JSON and beside it")

@@ -34,7 +34,7 @@ os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 
 import numpy as np
-from bench_args import at_least, at_most, out_folder, parser, positive_finite, run_script
+from bench_args import at_least, at_most, out_folder, parser, path_arg, positive_finite, run_script
 
 from ono_env.arena import MAX_GAMES
 from ono_env.train.config import MAX_STEPS, load_config
@@ -181,7 +181,7 @@ def markdown(res: dict) -> str:
 
 def main() -> None:
     ap = parser(__doc__)
-    ap.add_argument("--out", default=None,
+    ap.add_argument("--out", type=path_arg, default=None,
                     help="the folder of bench_ray.json and bench_ray.md (default: none written; "
                          "the published results: --out docs/results/ray)")
     ap.add_argument("--iterations", type=int, default=5, help="timed RLlib iterations per setting")

@@ -206,7 +206,7 @@ def main() -> None:
     ap.add_argument("--rounds", type=int, default=5, help="rounds (the report gives medians)")
     ap.add_argument("--seed", type=int, default=0,
                     help="seed of the deals and the learner's moves (default 0)")
-    ap.add_argument("--vs", default=None,
+    ap.add_argument("--vs", type=path_arg, default=None,
                     help="a source tree laid out as installed, whose package to compare with")
     ap.add_argument("--runs", type=int, default=None,
                     help="with --vs only: runs of each package, alternating (default 3)")
@@ -227,7 +227,7 @@ def main() -> None:
         sys.exit(f"bench_table_steps: --runs {args.runs} without --vs; allowed: --runs with "
                  f"--vs (the runs of each package it compares), or no --runs")
     if args.vs is not None and not (Path(args.vs) / "ono_env" / "__init__.py").is_file():
-        sys.exit(f"bench_table_steps: --vs {args.vs!r}; allowed: a folder holding a package "
+        sys.exit(f"bench_table_steps: --vs {str(args.vs)!r}; allowed: a folder holding a package "
                  f"ono_env/ laid out as installed")
     if args.out:
         out_folder(args.out, "bench_table_steps", writes=("table_steps.md", "table_steps.json"))

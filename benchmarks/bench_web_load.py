@@ -110,7 +110,7 @@ def main() -> None:
                     help="replays uploaded before the load (default 260: past the server's 200, "
                          "to fill its caps; each is replayed on upload, about 2 s at 19,000 "
                          "decisions)")
-    ap.add_argument("--server-path", default=None,
+    ap.add_argument("--server-path", type=path_arg, default=None,
                     help="run the server from this source tree (PYTHONPATH), e.g. an older "
                          "checkout laid out as installed, for a before/after comparison")
     a = ap.parse_args()
@@ -122,8 +122,8 @@ def main() -> None:
         at_least("bench_web_load", "--budget", a.budget, 1)
     if not 0 <= a.uploads <= 1000:
         sys.exit(f"bench_web_load: --uploads {a.uploads}; allowed: 0 to 1000")
-    if a.server_path and not Path(a.server_path).is_dir():
-        sys.exit(f"bench_web_load: --server-path {a.server_path!r}; allowed: a folder "
+    if a.server_path is not None and not a.server_path.is_dir():
+        sys.exit(f"bench_web_load: --server-path {str(a.server_path)!r}; allowed: a folder "
                  f"(a source tree laid out as installed)")
     if a.out:
         out_folder(a.out, "bench_web_load", writes=("load.json",))
@@ -133,8 +133,8 @@ def main() -> None:
         port = s.getsockname()[1]
     import os
     env = dict(os.environ)
-    if a.server_path:
-        env["PYTHONPATH"] = a.server_path
+    if a.server_path is not None:
+        env["PYTHONPATH"] = str(a.server_path)
     server = subprocess.Popen([sys.executable, "-m", "ono_env.apps.web.server", "--port", str(port)],
                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
                               preexec_fn=_stop_with_parent if sys.platform == "linux" else None)
