@@ -181,6 +181,13 @@ def main() -> None:
                              f"is not here; allowed: rows whose run folder holds its model")
     if not a.only_mirror:   # an earlier run of the same table and variant is kept
         distinct(script, "--tables", [f"{p}:{n}" for p, n in tables])
+        if path.exists():   # the rows are added to it: read before any training, not after
+            try:
+                rows_of(path)
+            except (OSError, ValueError) as exc:
+                sys.exit(f"{script}: --out: {path} is not the results.json of a run of this "
+                         f"script ({type(exc).__name__}: {exc}); allowed: an --out without one, "
+                         f"or with one this script wrote")
         for p, n in tables:
             run_dir = run_dir_of(p, n, a.variant, a.minutes, a.out, a.extra)
             if not run_dir.exists():
@@ -245,7 +252,9 @@ def finished_row(path: Path, run_dir: Path) -> bool:
         rows = rows_of(path)
     except (OSError, ValueError):
         return False
-    return any(r.get("run_dir") == str(run_dir) and r.get("rc") == 0 for r in rows)
+    here = run_dir.resolve()   # --out spelled otherwise (relative, absolute) is the same folder
+    return any(isinstance(r.get("run_dir"), str) and Path(r["run_dir"]).resolve() == here
+               and r.get("rc") == 0 for r in rows)
 
 
 def todays_interval(m: dict) -> dict:

@@ -1191,6 +1191,21 @@ def test_train_any_rules_names_a_run_that_did_not_finish(tmp_path, monkeypatch):
                                          f"{run} holds an earlier run of them")
         assert advice in str(exc.value)
         assert ("--only-mirror" in str(exc.value)) == (advice.startswith("allowed"))
+    # the row's run folder spelled relative to the current folder: the same run
+    monkeypatch.chdir(tmp_path)
+    results.write_text(json.dumps([{**row, "run_dir": str(run.relative_to(tmp_path))}]))
+    with pytest.raises(SystemExit) as exc:
+        ns["main"]()
+    assert "allowed: --only-mirror to play its model again" in str(exc.value)
+    # a results.json it would add its rows to, which it cannot: refused before any training
+    run.rmdir()
+    for text in ("{}", "not json"):
+        results.write_text(text)
+        with pytest.raises(SystemExit) as exc:
+            ns["main"]()
+        assert str(exc.value).startswith(f"train_any_rules: --out: {results} is not the "
+                                         f"results.json of a run of this script (")
+        assert results.read_text() == text and not run.exists()
 
 
 def test_headroom_plays_each_table_against_each_opponent_under_changed_rules(tmp_path, monkeypatch):
