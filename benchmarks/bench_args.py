@@ -175,13 +175,6 @@ def checked_rounds(script: str, value: int, option: str = "--rounds") -> None:
     within(script, option, value, 1, MAX_ROUNDS)
 
 
-def checked_steps(script: str, option: str, value: int) -> None:
-    """One error unless the decision count ``value`` is 1 to the trainer's ``MAX_STEPS``
-    (10**12; past int64 a compiled kernel's argument raised ``OverflowError``)."""
-    from ono_env.train.config import MAX_STEPS
-    within(script, option, value, 1, MAX_STEPS)
-
-
 def distinct(script: str, option: str, names: list[str]) -> list[str]:
     """``names`` (the comma-separated items of ``option``); one error when one is given twice
     (it would be measured twice and its rows would be counted twice)."""

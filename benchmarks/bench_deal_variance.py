@@ -63,8 +63,10 @@ BATCH = 1_000
 """Deals played side by side (one LearnerBatch); the deals' results do not depend on it."""
 MAX_PLAYS = 100
 """The most plays of each deal (``--plays``): the spread within a deal is measured from 4 by
-default; three numbers per play and deal are kept (before, any count was taken, and a large
-one ended in a ``MemoryError`` traceback)."""
+default (before, any count was taken, and a large one ended in a ``MemoryError`` traceback)."""
+MAX_PLAYED = 10_000_000
+"""The most plays times deals (``--plays`` x ``--deals``): three numbers are kept per play of
+a deal (240 MB at this bound; the default 4 x 10,000 keeps 1 MB)."""
 
 
 def play_deals(model, rules, against: str, deals: int, plays: int, seed: int
@@ -188,6 +190,9 @@ def main() -> None:
     add_probe_arguments(ap)
     args = ap.parse_args()
     within(SCRIPT, "--plays", args.plays, 2, MAX_PLAYS)   # before the --out folder is made
+    if args.plays * args.deals > MAX_PLAYED:
+        sys.exit(f"{SCRIPT}: --plays {args.plays} --deals {args.deals:,}: "
+                 f"{args.plays * args.deals:,} plays of deals; allowed: at most {MAX_PLAYED:,}")
     best, tables, path = probe_setup(args, SCRIPT)
     models = {}
     for preset, players in tables:             # every model loads before anything is played

@@ -19,9 +19,16 @@ import time
 
 import numpy as np
 import pyspiel
-from bench_args import at_least, checked_rounds, checked_steps, out_file, parser, run_script
+from bench_args import checked_rounds, out_file, parser, run_script, within
 
 import ono_env.envs.openspiel  # noqa: F401 - registers python_ono
+
+MAX_STEPS = 10_000_000
+"""The most random decisions per round and game (``--steps``): a Python loop of some ten
+thousand a second, so this bound is already hours (before, any count was taken)."""
+MAX_SIMULATIONS = 10_000
+"""The most ISMCTS simulations per decision (``--simulations``; 100 by default; before, any
+count was taken)."""
 
 
 def random_steps(game: pyspiel.Game, steps: int, seed: int) -> float:
@@ -76,10 +83,10 @@ def main() -> None:
                     help="ISMCTS simulations per decision, at least 2 (default 100)")
     ap.add_argument("--json", help="also write the numbers to this file")
     args = ap.parse_args()
-    checked_steps("bench_openspiel", "--steps", args.steps)
+    within("bench_openspiel", "--steps", args.steps, 1, MAX_STEPS)
     checked_rounds("bench_openspiel", args.rounds)
     # OpenSpiel's ISMCTS asserts at fewer than 2 simulations (it aborts mid-run)
-    at_least("bench_openspiel", "--simulations", args.simulations, 2)
+    within("bench_openspiel", "--simulations", args.simulations, 2, MAX_SIMULATIONS)
     if args.json:
         out_file(args.json, "bench_openspiel", "--json")
     games = {"python_ono basic 2p": pyspiel.load_game("python_ono", {"preset": "basic"}),

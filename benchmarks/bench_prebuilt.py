@@ -26,13 +26,14 @@ import time
 
 import numba
 import numpy as np
-from bench_args import checked_rounds, checked_steps, parser, run_script
+from bench_args import checked_rounds, parser, run_script, within
 from bench_core import INSTRUCTION_STEPS, import_cpu_seconds, instructions_per_decision
 
 import ono_env
 from ono_env import _compile
 from ono_env import _engine as E
 from ono_env.game import game_seeds, kernel_entry
+from ono_env.train.config import MAX_STEPS
 
 CASES = [("basic", 2), ("basic", 4), ("classic", 2), ("classic", 4)]
 
@@ -101,7 +102,9 @@ def main() -> None:
                     help="only the instruction counts (skip the timed parts)")
     args = ap.parse_args()
     checked_rounds("bench_prebuilt", args.rounds)
-    checked_steps("bench_prebuilt", "--steps", args.steps)
+    # the trainer's most decisions of a run (past int64 the kernel's argument raised an
+    # OverflowError traceback)
+    within("bench_prebuilt", "--steps", args.steps, 1, MAX_STEPS)
     status = _compile.prebuilt_status()
     print(f"prebuilt kernels: {status}")
     if status != "used":

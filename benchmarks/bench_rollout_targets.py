@@ -73,13 +73,13 @@ from ono_env.checks import MAX_SEED, remove_made_dirs  # noqa: E402
 
 GAMES_MAX = 4096
 MAX_PROCS = 64
-MAX_STEPS = 100_000
+"""The most processes of --procs (each forks with the model and plays its own games)."""
+MAX_SLOT_STEPS = 100_000
 """The most decisions per game slot (``--steps``): every process's rows are kept in memory
 until the fit, 16 times the default's (before, any count was taken, and ran until memory
 ran out)."""
 MAX_EPOCHS = 1_000
 """The most passes over the rows (``--epochs``; before, any count was taken)."""
-"""The most processes of --procs (each forks with the model and plays its own games)."""
 
 
 def collect(job: tuple) -> dict:
@@ -209,7 +209,7 @@ def main() -> None:
     args = ap.parse_args()
     if args.models is None:   # a folder per run: two runs' models of one table never meet
         args.models = Path("runs/rollout-targets") / (args.out.resolve().name or "out")
-    for name, most in (("steps", MAX_STEPS), ("games", GAMES_MAX), ("procs", MAX_PROCS),
+    for name, most in (("steps", MAX_SLOT_STEPS), ("games", GAMES_MAX), ("procs", MAX_PROCS),
                        ("worlds", MAX_WORLDS),   # the search's limit
                        ("epochs", MAX_EPOCHS), ("batch", None), ("deals", None)):
         v = getattr(args, name)
@@ -217,6 +217,11 @@ def main() -> None:
             at_least("bench_rollout_targets", f"--{name}", v, 1)
         else:
             within("bench_rollout_targets", f"--{name}", v, 1, most)
+    rows = args.steps * args.games * args.procs   # the most rows the processes can collect
+    if args.batch > rows:   # before: refused only after collecting them
+        sys.exit(f"bench_rollout_targets: --batch {args.batch:,}: more than the {rows:,} rows "
+                 f"that --steps {args.steps} --games {args.games} --procs {args.procs} collect "
+                 f"at most; allowed: at most {rows:,}")
     # process k plays with seed --seed + k: each of them a seed the library takes
     within("bench_rollout_targets", "--seed", args.seed, 0, MAX_SEED - (args.procs - 1))
     try:

@@ -777,7 +777,8 @@ BAD_BENCHMARK_ARGUMENTS = [
     ("bench_rollout_targets", ["--worlds", "1000001"], "--worlds 1000001; allowed: at most 1,000,000"),
     # after its games (their count is known only then), and before the fit: nothing is left
     ("bench_rollout_targets", ["--table", "basic-3", "--steps", "4", "--games", "8", "--procs",
-                               "1", "--models", "{file}-models"], "fewer than one minibatch"),
+                               "1", "--batch", "32", "--models", "{file}-models"],
+     "fewer than one minibatch"),
     ("bench_headroom", ["--tables", "basic-3", "--agents", "best,greedy"],
      "--agents at basic-3 (best: greedy): 'greedy' is given twice"),
     ("bench_observation_worth", ["--jobs", "65"], "--jobs 65; allowed: at most 64"),

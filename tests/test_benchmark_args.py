@@ -164,7 +164,7 @@ def test_bench_rollout_targets_needs_a_decision(tmp_path, monkeypatch):
     main = bench_main("bench_rollout_targets", monkeypatch)
     got = refused(main, monkeypatch, [
         "bench_rollout_targets", "--table", "basic-2", "--steps", "1", "--games", "1",
-        "--procs", "1", "--seed", "1", "--deals", "2", "--out", str(tmp_path / "o"),
+        "--procs", "1", "--batch", "1", "--seed", "1", "--deals", "2", "--out", str(tmp_path / "o"),
         "--models", str(tmp_path / "m")])
     assert "met no decision with more than one legal action" in got
     assert list(tmp_path.iterdir()) == []
@@ -180,7 +180,7 @@ def test_bench_rollout_targets_keeps_each_runs_models_apart(tmp_path, monkeypatc
     (first / "basic-2-beta-0.5.safetensors").write_bytes(b"x")
     main = bench_main("bench_rollout_targets", monkeypatch)
     args = ["bench_rollout_targets", "--table", "basic-2", "--betas", "0.5", "--steps", "1",
-            "--games", "1", "--procs", "1", "--seed", "1", "--deals", "2"]
+            "--games", "1", "--procs", "1", "--batch", "1", "--seed", "1", "--deals", "2"]
     got = refused(main, monkeypatch, [*args, "--out", str(tmp_path / "second")])
     assert "met no decision with more than one legal action" in got   # past the folder checks
     got = refused(main, monkeypatch, [*args, "--out", str(tmp_path / "x" / "first")])
@@ -757,7 +757,7 @@ def test_a_benchmark_that_fails_keeps_its_traceback_and_no_empty_folder(tmp_path
 # counts that had no upper bound: a run that never ended, or an allocation's traceback
 UNBOUNDED = [("bench_core", "--rounds", "1,000"), ("bench_train", "--rounds", "1,000"),
              ("bench_prebuilt", "--rounds", "1,000"), ("bench_openspiel", "--rounds", "1,000"),
-             ("bench_prebuilt", "--steps", f"{10**12:,}"), ("bench_openspiel", "--steps", f"{10**12:,}"),
+             ("bench_prebuilt", "--steps", f"{10**12:,}"), ("bench_openspiel", "--steps", "10,000,000"),
              ("bench_rollout_targets", "--steps", "100,000"),
              ("bench_rollout_targets", "--epochs", "1,000"),
              ("bench_deal_variance", "--plays", "100")]
@@ -886,3 +886,29 @@ def test_bench_table_steps_json_out_replaces_no_file(tmp_path, monkeypatch):
     assert got == (f"bench_table_steps: --json-out: {str(kept)!r} already exists (an earlier "
                    f"run's results); allowed: a new file, or remove it")
     assert kept.read_text() == "mine"
+
+
+def test_bench_deal_variance_bounds_plays_times_deals(monkeypatch, tmp_path):
+    """--plays at most 100 still allowed 100 x 16 million deals (40 GB of arrays)."""
+    main = bench_main("bench_deal_variance", monkeypatch)
+    out = tmp_path / "out"
+    got = refused(main, monkeypatch, ["x", "--plays", "100", "--deals", "100001", "--out", str(out)])
+    assert got == ("bench_deal_variance: --plays 100 --deals 100,001: 10,000,100 plays of deals; "
+                   "allowed: at most 10,000,000")
+    assert not out.exists()
+
+
+def test_bench_rollout_targets_refuses_a_batch_past_its_rows_before_collecting(monkeypatch,
+                                                                                tmp_path):
+    main = bench_main("bench_rollout_targets", monkeypatch)
+    got = refused(main, monkeypatch, ["x", "--steps", "10", "--games", "4", "--procs", "1",
+                                      "--batch", "41", "--out", str(tmp_path / "out")])
+    assert got == ("bench_rollout_targets: --batch 41: more than the 40 rows that --steps 10 "
+                   "--games 4 --procs 1 collect at most; allowed: at most 40")
+    assert not (tmp_path / "out").exists()
+
+
+def test_bench_openspiel_bounds_its_simulations(monkeypatch):
+    main = bench_main("bench_openspiel", monkeypatch)
+    assert refused(main, monkeypatch, ["x", "--simulations", "10001"]) \
+        == "bench_openspiel: --simulations 10001; allowed: at most 10,000"
