@@ -55,7 +55,8 @@ class ExplainingAgent(Agent, Protocol):
     """An agent that also says what it would do: ``explain(obs, mask)`` returns the action
     probabilities ``(B, A)`` and its value estimate ``(B,)`` (or None). A replay records them
     and refuses other numbers: each 0 .. 1, a row's legal actions' summing to at most 1 (not
-    scores of each action: a recording stops at the first decision they explain)."""
+    scores of each action: a recording stops at the first decision whose scores break
+    those bounds)."""
 
     def explain(self, obs: np.ndarray, mask: np.ndarray) -> tuple[np.ndarray, np.ndarray | None]:
         ...

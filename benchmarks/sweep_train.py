@@ -152,7 +152,9 @@ def main() -> None:
         with tempfile.TemporaryDirectory() as tmp:
             try:   # named as this script: no "resume=<it> carries on" of ono-train
                 res = train(config(name, f"{tmp}/run"), program=script)
-            except (KeyboardInterrupt, SystemExit):   # stopped: the model said saved goes now
+            except Exception:
+                raise
+            except BaseException:   # stopped (Ctrl-C, a signal): the model said saved goes now
                 print(f"{script}: variant {name!r} was training in a temporary folder, removed "
                       f"now: its model is not kept (the variants that finished are the rows "
                       f"above)", file=sys.stderr)

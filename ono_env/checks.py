@@ -114,7 +114,7 @@ def shown(value: Any, limit: int = 20) -> str:
     number). An integer of more digits than fit is told by its sign and digit count (its
     ``repr`` would be thousands of characters, or Python's error past its digits limit); a
     value whose ``repr`` fails (an integer past that limit inside a list, nesting past the
-    recursion limit) by its type."""
+    recursion limit, a class's own ``__repr__`` that raises) by its type."""
     if is_int(value):
         v = int(value)
         sign = "a negative" if v < 0 else "an"
@@ -128,8 +128,8 @@ def shown(value: Any, limit: int = 20) -> str:
             return str(v)
     try:
         text = repr(value)
-    except (ValueError, RecursionError):
-        return f"<a {type(value).__name__} too large to show>"
+    except Exception:  # noqa: BLE001 - any: the message names the value, not its repr's error
+        return f"<a value of type {cut(type(value).__name__, limit)} that cannot be shown>"
     return cut(text, limit)
 
 

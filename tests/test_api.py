@@ -987,13 +987,18 @@ def test_shown_tells_long_integers_by_sign_and_digits():
         assert shown(-10**1000) == "<a negative integer of over 1,000 digits>"
         assert shown(10**999) == "<an integer of 1,000 digits>"   # at the limit: counted
         # before: repr raised Python's ValueError, and a deep list its RecursionError
-        assert shown([10**2000]) == "<a list too large to show>"
+        assert shown([10**2000]) == "<a value of type list that cannot be shown>"
     finally:
         sys.set_int_max_str_digits(limit)
     deep: list = []
     for _ in range(sys.getrecursionlimit() * 2):
         deep = [deep]
-    assert shown(deep) == "<a list too large to show>"
+    assert shown(deep) == "<a value of type list that cannot be shown>"
+
+    class Broken:
+        def __repr__(self):
+            raise TypeError("no")
+    assert shown([Broken()]) == "<a value of type list that cannot be shown>"
 
 
 def test_messages_cut_values_through_shown():

@@ -860,21 +860,25 @@ def test_benchmarks_take_every_path_through_path_arg():
 def test_sweep_train_stopped_says_its_run_folder_is_gone(tmp_path, monkeypatch, capsys):
     """Before: a Ctrl-C ended with ono-train's "model saved to <temporary folder>
     (resume=<it> carries on)", and the temporary folder was removed as the script ended."""
+    import signal
+
     import ono_env.train.ppo as ppo
+    from ono_env.apps.console import Stopped
 
     main = bench_main("sweep_train", monkeypatch)
-    asked = []
+    for stop in (KeyboardInterrupt(), Stopped(signal.SIGTERM)):
+        asked = []
 
-    def stopped(cfg, program="ono-train"):
-        asked.append(program)
-        raise KeyboardInterrupt
-    monkeypatch.setattr(ppo, "train", stopped)
-    monkeypatch.setattr(sys, "argv", ["sweep_train", "--only", "base", "--out", str(tmp_path / "o")])
-    with pytest.raises(KeyboardInterrupt):
-        main()
-    assert asked == ["sweep_train"]   # no "resume=<it> carries on": that is ono-train's
-    assert ("sweep_train: variant 'base' was training in a temporary folder, removed now: its "
-            "model is not kept") in capsys.readouterr().err
+        def stopped(cfg, program="ono-train", stop=stop, asked=asked):
+            asked.append(program)
+            raise stop
+        monkeypatch.setattr(ppo, "train", stopped)
+        monkeypatch.setattr(sys, "argv", ["sweep_train", "--only", "base"])
+        with pytest.raises(type(stop)):
+            main()
+        assert asked == ["sweep_train"]   # no "resume=<it> carries on": that is ono-train's
+        assert ("sweep_train: variant 'base' was training in a temporary folder, removed now: "
+                "its model is not kept") in capsys.readouterr().err
 
 
 def test_bench_table_steps_json_out_replaces_no_file(tmp_path, monkeypatch):

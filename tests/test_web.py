@@ -1362,8 +1362,9 @@ def test_replay_views_are_sent_in_chunks_and_counted_per_client(tmp_path):
             async with anyio.create_task_group() as tg:
                 for _ in range(server.READS_PER_CLIENT):
                     tg.start_soon(_unread_get, app, f"/api/replays/{rid}", release, results)
-                while app.state.reads.held("10.0.0.1") < server.READS_PER_CLIENT:
-                    await anyio.sleep(0.01)
+                with anyio.fail_after(30):   # a failure, not a hung suite
+                    while app.state.reads.held("10.0.0.1") < server.READS_PER_CLIENT:
+                        await anyio.sleep(0.01)
                 scope, receive, send, sent = _asgi_get(app, f"/api/replays/{rid}")
                 await app(scope, receive, send)
                 assert sent[0]["status"] == 429
@@ -1407,8 +1408,9 @@ def test_a_replay_file_is_counted_before_it_is_unpacked(tmp_path):
         async with anyio.create_task_group() as tg:
             for _ in range(server.READS_PER_CLIENT):
                 tg.start_soon(_unread_get, app, f"/api/replays/{rid}/file", release, results)
-            while len(unpacked) < server.READS_PER_CLIENT:
-                await anyio.sleep(0.01)
+            with anyio.fail_after(30):   # a failure, not a hung suite
+                while len(unpacked) < server.READS_PER_CLIENT:
+                    await anyio.sleep(0.01)
             scope, receive, send, sent = _asgi_get(app, f"/api/replays/{rid}/file")
             await app(scope, receive, send)
             assert sent[0]["status"] == 429

@@ -513,10 +513,12 @@ def create_app(models: Sequence[str] = (), replay_dirs: Sequence[str] = (),
     search_turns = ClientTurns()   # a client's search games think one at a time
 
     async def replay_work(turns: ClientTurns, host: str | None, work: Callable[[], Any]) -> Any:
-        """``work()`` in the replays' thread after the earlier upload (or view) of the same
-        client (its address), so that one client's uploads and views hold the replays' one
-        worker, and its queue, for one of each at a time: another client's waits for at most
-        those (before: behind all of them, seconds each for a long replay)."""
+        """``work()`` in the replays' thread after the earlier upload (or view, or file) of the
+        same client (its address), so that one client's uploads and reads hold the replays'
+        one worker, and its queue, for one of each at a time: another client's waits for at
+        most those (before: behind all of them, seconds each for a long replay). A file's
+        unpacking (milliseconds) waits its turn there too, behind other clients' checks and
+        views under way."""
         async with turns.turn(host):
             return await anyio.to_thread.run_sync(work, limiter=replaying)
 
