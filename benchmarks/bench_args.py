@@ -170,9 +170,9 @@ def within(script: str, option: str, value: int, low: int, high: int) -> None:
     at_most(script, option, value, high)
 
 
-def checked_rounds(script: str, value: int, option: str = "--rounds") -> None:
-    """One error unless ``value`` interleaved rounds are 1 to :data:`MAX_ROUNDS`."""
-    within(script, option, value, 1, MAX_ROUNDS)
+def checked_rounds(script: str, value: int) -> None:
+    """One error unless ``value`` interleaved rounds (``--rounds``) are 1 to :data:`MAX_ROUNDS`."""
+    within(script, "--rounds", value, 1, MAX_ROUNDS)
 
 
 def distinct(script: str, option: str, names: list[str]) -> list[str]:

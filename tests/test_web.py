@@ -1307,6 +1307,15 @@ def _asgi_get(app, path, client="10.0.0.1", gone_after=None, hold=None):
     return scope, receive, send, sent
 
 
+async def _until(done):
+    """Wait until ``done()``, at most 30 s (then a failure, not a hung suite)."""
+    import anyio
+
+    with anyio.fail_after(30):
+        while not done():
+            await anyio.sleep(0.01)
+
+
 async def _unread_get(app, path, release, results):
     """GET ``path`` from a client that reads no part of the answer until ``release`` is set;
     the status is appended to ``results``."""
@@ -1362,9 +1371,7 @@ def test_replay_views_are_sent_in_chunks_and_counted_per_client(tmp_path):
             async with anyio.create_task_group() as tg:
                 for _ in range(server.READS_PER_CLIENT):
                     tg.start_soon(_unread_get, app, f"/api/replays/{rid}", release, results)
-                with anyio.fail_after(30):   # a failure, not a hung suite
-                    while app.state.reads.held("10.0.0.1") < server.READS_PER_CLIENT:
-                        await anyio.sleep(0.01)
+                await _until(lambda: app.state.reads.held("10.0.0.1") >= server.READS_PER_CLIENT)
                 scope, receive, send, sent = _asgi_get(app, f"/api/replays/{rid}")
                 await app(scope, receive, send)
                 assert sent[0]["status"] == 429
@@ -1408,9 +1415,7 @@ def test_a_replay_file_is_counted_before_it_is_unpacked(tmp_path):
         async with anyio.create_task_group() as tg:
             for _ in range(server.READS_PER_CLIENT):
                 tg.start_soon(_unread_get, app, f"/api/replays/{rid}/file", release, results)
-            with anyio.fail_after(30):   # a failure, not a hung suite
-                while len(unpacked) < server.READS_PER_CLIENT:
-                    await anyio.sleep(0.01)
+            await _until(lambda: len(unpacked) >= server.READS_PER_CLIENT)
             scope, receive, send, sent = _asgi_get(app, f"/api/replays/{rid}/file")
             await app(scope, receive, send)
             assert sent[0]["status"] == 429
