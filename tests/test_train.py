@@ -208,6 +208,22 @@ def test_cli_prints_resolved_config_and_refuses_bad_input(capsys):
 
 
 
+@pytest.mark.parametrize("field, most", [
+    # before: n_epochs=10**12 kept one update running for ever, and a count of games past
+    # the arena's limit was refused only after training, by a message naming no field
+    ("ppo.n_epochs", 1_000), ("eval.games", 100_000_000), ("final_eval.games", 100_000_000),
+    ("self_play.max_snapshots", 1_000)])
+def test_counts_have_an_upper_bound_checked_before_training(capsys, field, most):
+    assert train_main(["default", f"{field}={most + 1}", "--print-config"]) == 2
+    err = capsys.readouterr().err
+    assert f"config field '{field}' = {most + 1}: " in err
+    assert f"less than or equal to {most}" in err and err.count("\n") == 1
+    assert train_main(["default", f"{field}={most}", "--print-config"]) == 0
+    printed = yaml.safe_load(capsys.readouterr().out)
+    section, key = field.split(".")
+    assert printed[section][key] == most
+
+
 @pytest.mark.parametrize("name", ["1_e5", "1e5", "2.5", "1.e-3"])
 def test_a_dumped_config_and_rules_load_back_whatever_their_names(tmp_path, name):
     # before: PyYAML wrote name: 1_e5 plain, which the project's reader refuses as a number

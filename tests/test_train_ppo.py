@@ -807,9 +807,9 @@ def test_ctrl_c_or_sigterm_stops_after_the_update_and_saves_the_model(name, rais
 @pytest.mark.parametrize("how", ["signal", "time limit"])
 def test_a_long_update_ends_at_its_minibatch_for_ctrl_c_and_the_time_limit(how, tmp_path,
                                                                           monkeypatch, capsys):
-    """Before: the loop looked at Ctrl-C and the clock only after an update, so ppo.n_epochs
-    of 100,000 held the run past both (the update's minibatches are counted here, and more
-    than 50 fail the test rather than wait for them)."""
+    """Before: the loop looked at Ctrl-C and the clock only after an update, so a large
+    ppo.n_epochs (here the most, 1,000) held the run past both (the update's minibatches are
+    counted here, and more than 50 fail the test rather than wait for them)."""
     import signal
 
     import ono_env.train.ppo as ppo
@@ -830,7 +830,7 @@ def test_a_long_update_ends_at_its_minibatch_for_ctrl_c_and_the_time_limit(how, 
     monkeypatch.setattr(torch.nn.utils, "clip_grad_norm_", clip_and_count)
     run_dir = tmp_path / "run"
     cfg = load_config("default", TINY + ["total_steps=100000", "eval.every=0",
-                                         "final_eval.games=0", "ppo.n_epochs=100000",
+                                         "final_eval.games=0", "ppo.n_epochs=1000",
                                          f"run_dir={run_dir}"]
                       + (["time_limit_minutes=60"] if how == "time limit" else []))
     if how == "signal":

@@ -36,6 +36,7 @@ from pydantic import (
 )
 from pydantic.dataclasses import dataclass
 
+from ono_env.arena import MAX_GAMES
 from ono_env.checks import MAX_SEED, shown
 from ono_env.game import MAX_DECISIONS
 
@@ -94,6 +95,12 @@ def _check_weight_sum(weights: dict[str, float], field: str) -> None:
                          f"weights whose sum is a finite number (only their ratios count)")
 
 
+MAX_EPOCHS = 1_000
+"""The most passes over one rollout (``ppo.n_epochs``): past a few dozen the policy only
+overfits its rollout, and a count such as 10**12 kept one update running for ever."""
+MAX_SNAPSHOTS = 1_000
+"""The most self-play snapshots kept (``self_play.max_snapshots``): each is a copy of the
+network held in memory and playing its share of the games."""
 MAX_STEPS = 10**12
 """The most learner decisions one run may ask for."""
 MAX_MINUTES = 1_000_000
@@ -115,8 +122,8 @@ class SelfPlay:
     """Add snapshots of the learner to the opponent pool while training."""
     snapshot_every: Count = 500_000
     """Learner steps between two snapshots."""
-    max_snapshots: Count = 5
-    """Snapshots kept in the pool; the oldest leaves when a new one would exceed this."""
+    max_snapshots: Annotated[int, Field(strict=True, ge=1, le=MAX_SNAPSHOTS)] = 5
+    """Snapshots kept in the pool, 1 to 1,000; the oldest leaves when a new one would exceed this."""
     weight: Annotated[float, Field(strict=True, ge=0, lt=1)] = 0.5
     """Share of the games played against snapshots (once there is one), 0 <= weight < 1."""
 
@@ -175,8 +182,8 @@ class PPO:
     """Steps per game slot in a rollout: a rollout is num_envs * n_steps learner steps."""
     batch_size: Count = 2048
     """Minibatch size of the gradient steps: at most a rollout (num_envs x n_steps; algo rllib_ppo: times num_env_runners)."""
-    n_epochs: Count = 4
-    """Passes over each rollout."""
+    n_epochs: Annotated[int, Field(strict=True, ge=1, le=MAX_EPOCHS)] = 4
+    """Passes over each rollout (1 to 1,000)."""
     gamma: Fraction = 1.0
     """Discount factor (1: a win or loss counts the same however many decisions away; below 1, a far-off loss is worth little and stalling can pay)."""
     gae_lambda: Fraction = 0.95
@@ -205,8 +212,8 @@ class Eval:
 
     every: Count0 = 250_000
     """Learner steps between evaluations (0: none)."""
-    games: Literal["auto"] | Count = "auto"
-    """Games per opponent (auto: 120,000 decisions' worth of the baselines' own games, 200 to 2,000)."""
+    games: Literal["auto"] | Annotated[int, Field(strict=True, ge=1, le=MAX_GAMES)] = "auto"
+    """Games per opponent (1 to 100,000,000, as ono-arena; auto: 120,000 decisions' worth of the baselines' own games, 200 to 2,000)."""
     opponents: Literal["auto"] | Opponents = "auto"
     """Agents (names or model files) the learner is evaluated against, one at a time, no two under one name (a model file plays under its file name, or for model.safetensors its run's; auto: the baselines that finish games under the rules)."""
 
@@ -215,8 +222,8 @@ class Eval:
 class FinalEval:
     """The evaluation of the final model."""
 
-    games: Literal["auto"] | Count0 = "auto"
-    """Games per opponent (0: no final evaluation; auto: 6,000,000 decisions' worth of games, 2,000 to 100,000)."""
+    games: Literal["auto"] | Annotated[int, Field(strict=True, ge=0, le=MAX_GAMES)] = "auto"
+    """Games per opponent (at most 100,000,000, as ono-arena; 0: no final evaluation; auto: 6,000,000 decisions' worth of games, 2,000 to 100,000)."""
     opponents: Literal["auto"] | Opponents = "auto"
     """Agents (names or model files) the final model is evaluated against, one at a time, no two under one name (as eval.opponents; auto: the baselines that finish games under the rules)."""
     workers: Annotated[int, Field(strict=True, ge=1, le=256)] = 1
