@@ -221,6 +221,12 @@ def test_a_label_with_dollars_is_drawn_as_written(tmp_path, capsys, others):
     (["greedy", "random", "--players", " 2"], "--players: ' 2' is not a whole number"),
     (["greedy", "random", "--players", "2", "--seed", "1__0"], "--seed: '1__0' is not a whole number"),
     (["greedy", "random", "--players", "2", "--seed", "\uff15"], "is not a whole number"),
+    # before: int()'s own error past 4,300 digits, in a message holding all of them
+    (["greedy", "random", "--players", "9" * 5000], "--players: a number of 5,000 digits is out "
+                                                    "of range; allowed: 2 to 10"),
+    (["greedy", "random", "--players", "-" + "9" * 40], "a negative number of 40 digits"),
+    (["greedy", "random", "--players", "x" * 5000], "--players: 'xxxxxxxxxxxxxxxxxxxxxxxxxxx"
+                                                    "xxxxxxxxx... is not a whole number"),
     (["greedy", "--players", "2"], "1 agent for 2 players"),
     # an empty path is not the current folder (before: 'wrote 3 replays to .')
     (["greedy", "random", "--players", "2", "--record", "3", ""], "DIR is empty"),

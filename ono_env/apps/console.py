@@ -155,12 +155,19 @@ def bounded_int(low: int, high: int, what: str = "a whole number") -> Callable[[
     def parse(text: str) -> int:
         # ASCII digits, an optional sign, and "_" only between digits (1_000): int() alone
         # would also take " 5", "1__0", "5_" and other scripts' digits, silently
+        allowed = f"allowed: {low:,} to {high:,}"
         if not _WHOLE_NUMBER.fullmatch(text):
+            raise argparse.ArgumentTypeError(f"{shown(text, 40)} is not {what}; {allowed}")
+        digits = text.lstrip("+-").replace("_", "").lstrip("0")
+        if len(digits) > len(str(max(abs(low), abs(high)))):
+            # past both bounds whatever its digits: told by their count (int() refuses more
+            # than 4,300 of them with its own error, and thousands of them make no message)
             raise argparse.ArgumentTypeError(
-                f"{text!r} is not {what}; allowed: {low:,} to {high:,}")
+                f"{'a negative' if text.startswith('-') else 'a'} number of {len(digits):,} "
+                f"digits is out of range; {allowed}")
         value = int(text, 10)
         if not low <= value <= high:
-            raise argparse.ArgumentTypeError(f"{value:,} is out of range; allowed: {low:,} to {high:,}")
+            raise argparse.ArgumentTypeError(f"{value:,} is out of range; {allowed}")
         return value
 
     parse.__name__ = what   # argparse names the type in its own messages
