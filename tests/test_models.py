@@ -450,9 +450,13 @@ def _bad_crc() -> bytes:
 
 
 DAMAGED = {
-    # name: (file name, bytes builder or None for "no such file" / a folder, expected words)
+    # name: (file name, bytes builder or None for "no such file" / "dir" for a folder / "loop"
+    # for two symbolic links that lead to each other, expected words)
     "missing file": ("m.safetensors", None, "no such file"),
     "a folder": ("dir.safetensors", "dir", "it is a folder"),
+    # before: "no such file" (ono-export named the loop)
+    "a symbolic link in a loop": ("loop.safetensors", "loop", "a symbolic link that leads to no "
+                                                              "file \\(a loop, or its target"),
     "not safetensors": ("m.safetensors", lambda p: b"hello, world", "not a safetensors model file"),
     "empty": ("m.safetensors", lambda p: b"", "not a safetensors model file"),
     "truncated data": ("m.safetensors", lambda p: tiny_bytes()[:-100], "truncated"),
@@ -689,6 +693,9 @@ def test_every_damaged_file_is_one_value_error_naming_it(tmp_path, case):
     path = tmp_path / name
     if build == "dir":
         path.mkdir()
+    elif build == "loop":
+        path.symlink_to(tmp_path / "back.safetensors")
+        (tmp_path / "back.safetensors").symlink_to(path)
     elif build is not None:
         path.write_bytes(build(path))
     loaders = [lambda: load_agent(path), lambda: read_metadata(path),
