@@ -147,6 +147,20 @@ def test_console_script_with_piped_stdin():
     assert "not accepted" in proc.stdout
 
 
+@pytest.mark.parametrize("tail", ["", "\nquit\n"])
+def test_an_input_line_past_its_bound_is_one_line(tail):
+    """Before: input() read a piped line with no end (``< /dev/zero``) until memory ran
+    out; a line of 1,000 characters is still an entry, refused as any wrong one."""
+    entries = "1" * 1_000 + "\n" + "\0" * 200_000 + tail
+    proc = subprocess.run([sys.executable, "-m", "ono_env.apps.play", "random", "--rules", "basic",
+                           "--seed", "7", "--no-color"], input=entries, capture_output=True,
+                          text=True, timeout=300)
+    assert "not accepted: 11111111111111111... is not one of the listed numbers" in proc.stdout
+    assert proc.returncode == 2 and "quit" not in proc.stdout, proc.stdout[-500:]
+    assert proc.stderr == ("ono-play: error: an input line of more than 1,000 characters "
+                           "('\\x00\\x00\\x00\\x00...); allowed: at most 1,000 per entry\n")
+
+
 def test_bad_agent_or_player_count_is_one_line():
     proc = subprocess.run([sys.executable, "-m", "ono_env.apps.play", "genius", "--rules", "basic"],
                           capture_output=True, text=True, timeout=300)

@@ -71,6 +71,27 @@ def _entry(text: str) -> str:
     return " ".join(text.split()) if text.isascii() else text.strip(string.whitespace)
 
 
+MAX_ENTRY = 1_000
+"""The most characters of one typed line read from a pipe or a file (every entry is a few)."""
+
+
+def read_line(prompt: str) -> str:
+    """``input(prompt)``, bounded where the input is not a terminal: a line of more than
+    :data:`MAX_ENTRY` characters is a ``ValueError`` (before: ``input()`` read a stream with
+    no newline, ``< /dev/zero``, until memory ran out). A terminal bounds its lines itself
+    and keeps ``input()``'s line editing."""
+    if sys.stdin.isatty():
+        return input(prompt)
+    print(prompt, end="", flush=True)
+    line = sys.stdin.readline(MAX_ENTRY + 1)
+    if not line:
+        raise EOFError
+    if len(line) > MAX_ENTRY and not line.endswith("\n"):
+        raise ValueError(f"an input line of more than {MAX_ENTRY:,} characters "
+                         f"({shown(line, 20)}); allowed: at most {MAX_ENTRY:,} per entry")
+    return line.removesuffix("\n")
+
+
 def parse_choice(text: str, legal: Sequence[int]) -> int:
     """The action a typed entry names: a number from the list (1 to n, in the order listed),
     an action name (``play R5``, ``draw``), or a bare card name (``Y3``, ``y3``) when it names
@@ -148,7 +169,7 @@ def ask_human(legal: Sequence[int], read: Callable[[str], str], out: TextIO,
 
 def play(agents: Sequence[str], rules="basic", num_players: int | None = None, seat: int = 0,
          seed: int | None = None, single_round: bool = False, ansi: bool = False,
-         read: Callable[[str], str] = input, out: TextIO = sys.stdout,
+         read: Callable[[str], str] = read_line, out: TextIO = sys.stdout,
          replay_path: str | None = None, auto_forced: bool = True) -> list[int]:
     """One game (a round, or a match when the rules play to a target score) between a
     human in ``seat`` and ``agents`` in the other seats (in order from seat 0, skipping the
