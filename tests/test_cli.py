@@ -228,6 +228,21 @@ def test_options_may_come_between_the_positional_words(capsys):
             if "played in" not in line] == strip
 
 
+@pytest.mark.parametrize("tool, argv", [
+    ("ono-demo", ["--quiet", "--games", "1"]), ("ono-bench", ["--list"]),
+    ("ono-arena", ["random", "greedy", "--players", "2", "--games", "4", "--no-rating",
+                   "--no-progress"]),
+    ("ono-train", ["default", "--print-config"]), ("ono-play", ["greedy"])])
+def test_a_closed_stdout_is_refused_before_anything_runs(tool, argv, monkeypatch, capsys):
+    """Python makes a closed stdout None and print() then writes nothing (before: every tool
+    but ono-play ran, its results lost, and ended with status 0)."""
+    monkeypatch.setattr(sys, "stdout", None)
+    assert TOOLS[tool](argv) == 2
+    assert capsys.readouterr().err == (
+        f"{tool}: error: standard output is closed ({tool} prints its results there); allowed: "
+        "a terminal, a file or a pipe (>/dev/null to discard them)\n")
+
+
 def test_a_reader_that_stops_early_ends_a_console_script_quietly():
     """A console script whose reader stops (``ono-demo ... | head -1``) ends with the status of
     a SIGPIPE and says nothing, as Unix tools do, rather than an error line."""

@@ -225,7 +225,10 @@ def run(parser: argparse.ArgumentParser, argv: Sequence[str] | None,
     the output folders the run had made (:func:`ono_env.checks.check_output_dir`) are removed
     again where they are still empty: a refused run leaves nothing behind. ``signals``:
     False for a tool that serves its own (``ono-web``: uvicorn stops on SIGTERM; an
-    exception raised in its event loop would stop one request, not the server)."""
+    exception raised in its event loop would stop one request, not the server). A closed
+    standard output is refused before ``body`` runs, except for ``ono-web`` (``signals``
+    False), whose log goes to stderr: Python makes it ``None`` and ``print`` then writes
+    nothing (before: a results table lost, and status 0)."""
     from ono_env.checks import MADE_DIRS, remove_made_dirs
 
     prog = parser.prog
@@ -233,7 +236,12 @@ def run(parser: argparse.ArgumentParser, argv: Sequence[str] | None,
     try:
         with stopped_by_signals() if signals else nullcontext():
             check_environment()
-            status = int(body(parser.parse_args(argv)) or 0)
+            args = parser.parse_args(argv)
+            if signals and sys.stdout is None:
+                raise ValueError(f"standard output is closed ({prog} prints its results "
+                                 f"there); allowed: a terminal, a file or a pipe (>/dev/null "
+                                 f"to discard them)")
+            status = int(body(args) or 0)
         MADE_DIRS.clear()
         return status
     except Stopped as exc:

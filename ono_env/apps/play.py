@@ -307,13 +307,11 @@ def main(argv: Sequence[str] | None = None) -> int:
                     help="write the finished game to FILE as a replay (JSON; ono-web shows it)")
 
     def body(args) -> int:
-        # a closed stream is None in Python (before: an AttributeError's text for stdout, and
-        # for stdin a game dealt and played up to the first question)
-        for stream, name, why in ((sys.stdin, "input", "your moves are read from it"),
-                                  (sys.stdout, "output", "the game is shown on it")):
-            if stream is None:
-                raise ValueError(f"standard {name} is closed ({why}); allowed: a terminal, "
-                                 f"a file or a pipe")
+        # a closed stream is None in Python (before: a game dealt and played up to the first
+        # question; a closed stdout is refused by cli.run)
+        if sys.stdin is None:
+            raise ValueError("standard input is closed (your moves are read from it); "
+                             "allowed: a terminal, a file or a pipe")
         try:
             play(args.agents or ["greedy"], args.rules, args.players, args.seat, args.seed,
                  args.round, ansi=not args.no_color and sys.stdout.isatty(),
