@@ -161,17 +161,21 @@ def _group_free(root: str) -> int | None:
 
 
 def check_game_memory(rules: RulesSpec, num_games: int, observation_version: int = 1,
-                      what: str | None = None) -> None:
+                      what: str | None = None, agents_copy: bool = False) -> None:
     """``ValueError`` naming ``what`` (default ``num_games=N``: the argument that asked for
     the games) when ``num_games`` games of ``rules`` would not fit in
     the memory free now: what the games hold (:func:`game_bytes`, a lower bound of what
-    playing them takes) is over it. Without the check a batch too large for the memory is
-    killed by the system with no word, or swaps the machine to a halt. Written here because the engine's arrays are
-    the project's own; batches under :data:`MEMORY_CHECK_FROM` are not checked."""
+    playing them takes) is over it. ``agents_copy``: count a second observation of each
+    game, the copy of its row that an agent is handed (the arena's agents; before, a batch
+    of ``ppo-any`` games took twice what was counted). Without the check a batch too large
+    for the memory is killed by the system with no word, or swaps the machine to a halt.
+    Written here because the engine's arrays are the project's own; batches under
+    :data:`MEMORY_CHECK_FROM` are not checked."""
     rules = _ruleset(rules)
     if num_games * GAME_BYTES_BOUND < MEMORY_CHECK_FROM:   # a small batch: nothing to count
         return
-    each = game_bytes(rules, observation_version)
+    each = game_bytes(rules, observation_version) + (
+        4 * observation_size(rules, observation_version) if agents_copy else 0)
     need = num_games * each
     if need < MEMORY_CHECK_FROM:
         return
@@ -179,8 +183,9 @@ def check_game_memory(rules: RulesSpec, num_games: int, observation_version: int
     if free is not None and need > free:
         what = f"num_games={num_games:,}" if what is None else what
         raise ValueError(f"{what}: {num_games:,} games of {rules.num_players} "
-                         f"players hold {need / 2**30:,.1f} GiB (their state and an observation "
-                         f"of each), and this machine has {free / 2**30:,.1f} GiB of memory "
+                         f"players hold {need / 2**30:,.1f} GiB (their state and "
+                         f"{'two observations' if agents_copy else 'an observation'} of each), "
+                         f"and this machine has {free / 2**30:,.1f} GiB of memory "
                          f"free; allowed: fewer games at once (at most {free // each:,} here)")
 
 

@@ -308,7 +308,8 @@ def check_batch_memory(rules: RuleSet, num_entrants: int, num_games: int, batch_
                        name: str = "batch_size", observation_version: int = 1) -> None:
     """``ValueError`` naming ``name`` (``batch_size``, or a console script's ``--batch``)
     when the games :func:`run_arena` holds at once, a batch of at most one seating's games
-    with an observation of each in the largest layout its agents read
+    with two observations of each (the game's and the rows an agent is handed) in the
+    largest layout its agents read
     (``observation_version``), would not fit in the memory free
     (:func:`~ono_env.game.check_game_memory`), before any game. ``ValueError`` for a
     ``batch_size`` outside 1 to ``MAX_BATCH`` or an observation version that is not one."""
@@ -322,7 +323,7 @@ def check_batch_memory(rules: RuleSet, num_entrants: int, num_games: int, batch_
                                                        * len(seatings(P)))
     at_once = min(batch_size, per)
     asked = f"{name} {batch_size:,}" if name.startswith("--") else f"{name}={batch_size:,}"
-    check_game_memory(rules, at_once, observation_version, what=asked + (
+    check_game_memory(rules, at_once, observation_version, agents_copy=True, what=asked + (
         f" ({at_once:,} games at once: a seating's)" if at_once < batch_size else ""))
 
 
