@@ -1025,6 +1025,7 @@ def test_bench_suite_intervals_takes_only_a_whole_suite_at_its_default_deals(tmp
     first = next(iter(card["tables"]))
     few = json.loads(json.dumps(card))
     few["tables"] = {first: few["tables"][first]}
+    few["timing"]["tables"] = {first: few["timing"]["tables"][first]}   # as a card of one table
     (tmp_path / "few.json").write_text(json.dumps(few))
     monkeypatch.setattr(sys, "argv", ["bench_suite.py", "intervals", str(tmp_path / "few.json")])
     with pytest.raises(SystemExit, match=r"covers 1 of suite version 1's \d+ tables; allowed: a "

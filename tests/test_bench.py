@@ -409,6 +409,8 @@ def test_a_card_with_no_number_or_a_terminal_escape_is_refused(tmp_path):
     good = json.loads(json.dumps(S.bench_agent("color", tables=["stacking-2p"], deals=4,
                                                slow_deals=1, progress=False, workers=1)))
     bad = tmp_path / "card.json"
+    bad.write_text(json.dumps(good))
+    S.read_card(bad)   # as written
     table = next(iter(good["tables"]))
     for edit, why in [
             (lambda d: d["tables"][table]["rating"].update(rating=float("nan")), "is not a finite number"),
@@ -438,7 +440,23 @@ def test_a_card_with_no_number_or_a_terminal_escape_is_refused(tmp_path):
             (lambda d: d["tables"][table].update(rows=[]), r"rows: allowed: a list of at least one"),
             (lambda d: d.update(timing="x"), r"timing = 'x'; allowed: a mapping"),
             (lambda d: d["agent"].update(sha256="abc"), r"the agent's sha256 = 'abc'; allowed: a SHA"),
-            (lambda d: d["tables"][table].update(sha256=7), r"sha256 = 7; allowed: a SHA-256 in 64")]:
+            (lambda d: d["tables"][table].update(sha256=7), r"sha256 = 7; allowed: a SHA-256 in 64"),
+            # before: each was printed as it stood (ratings placed on "greedy = 5", a rules
+            # name not the table's), or taken whatever it held
+            (lambda d: d["anchor"].update(rating=5.0),
+             r"the anchor's rating = 5.0; allowed: 1000.0 \(suite version \d+'s\)"),
+            (lambda d: d["anchor"].update(agent="random"), r"the anchor's agent = 'random'"),
+            (lambda d: d["agent"].update(kind="evil"),
+             r"the agent's kind = 'evil'; allowed: class, model, name, object"),
+            (lambda d: d["tables"][table].update(rules="classic"),
+             r"rules = 'classic'; allowed: 'stacking' \(the suite's\)"),
+            (lambda d: d["tables"][table]["rows"][0].update(slow=True),
+             r"slow of 'random' = True; allowed: false \(the suite's\)"),
+            (lambda d: d["timing"].update(workers=-1), r"timing: workers = -1; allowed: an int"),
+            (lambda d: d["timing"].update(seconds=-5), r"timing: seconds = -5; allowed: a number"),
+            (lambda d: d["timing"].update(tables=[]), r"timing: tables = \[\]; allowed: a mapping"),
+            (lambda d: d["timing"]["tables"].update({"basic-2p": 1.0}),
+             r"timing: table 'basic-2p'; allowed: the card's tables \(stacking-2p\)")]:
         d = json.loads(json.dumps(good))
         edit(d)
         bad.write_text(json.dumps(d))

@@ -825,6 +825,10 @@ CARD_PART_KEYS = {
     "timing": {"workers", "tables", "seconds"},
 }
 """The keys each part of a result card may hold (what :func:`bench_agent` writes)."""
+AGENT_KINDS = ("class", "model", "name", "object")
+"""What a card may call its agent's kind (:func:`describe_agent`)."""
+MAX_CARD_SECONDS = 1e9
+"""The most seconds a card's timing may hold (about 30 years)."""
 
 
 def check_card(data: Any, what: str = "card") -> None:
@@ -887,8 +891,16 @@ def check_card(data: Any, what: str = "card") -> None:
         if not isinstance(data["agent"].get("cheating", False), bool):
             raise ValueError(f"the agent's cheating = {shown(data['agent']['cheating'], 40)}; "
                              f"allowed: true or false")
+        if data["agent"].get("kind", AGENT_KINDS[0]) not in AGENT_KINDS:   # before: any text
+            raise ValueError(f"the agent's kind = {shown(data['agent']['kind'], 40)}; allowed: "
+                             f"{', '.join(AGENT_KINDS)}")
         check_text("the anchor's agent", data["anchor"]["agent"], MAX_CARD_TEXT)
         number(data["anchor"]["rating"], "the anchor's rating")
+        anchor = {"agent": suite.anchor, "rating": suite.anchor_rating}
+        for key, value in anchor.items():   # before: any anchor was printed as the scale's
+            if data["anchor"][key] != value or type(data["anchor"][key]) is bool:
+                raise ValueError(f"the anchor's {key} = {shown(data['anchor'][key], 40)}; "
+                                 f"allowed: {value!r} (suite version {suite.version}'s)")
         if not isinstance(data["tables"], dict) or not data["tables"]:
             raise ValueError("tables: allowed: a mapping of at least one of the suite's tables")
         for name, t in data["tables"].items():
@@ -899,6 +911,9 @@ def check_card(data: Any, what: str = "card") -> None:
             table = suite.tables[name]
             only_known(t, "a table", f"table {name}")
             only_known(t["rating"], "a table's rating", f"table {name}: its rating")
+            if t["rules"] != table.preset:   # before: printed as written
+                raise ValueError(f"table {name}: rules = {shown(t['rules'], 40)}; allowed: "
+                                 f"{table.preset!r} (the suite's)")
             players = integer(t["players"], f"table {name}: players", table.players,
                               table.players)
             number(t["fair_share"], f"table {name}: its fair share", 1 / players, 1 / players)
@@ -937,6 +952,9 @@ def check_card(data: Any, what: str = "card") -> None:
                     raise ValueError(f"table {name}: cheating of {ref!r} = "
                                      f"{shown(r['cheating'], 40)}; allowed: "
                                      f"{str(known[ref].cheating).lower()} (the suite's)")
+                if "slow" in r and r["slow"] is not known[ref].slow:
+                    raise ValueError(f"table {name}: slow of {ref!r} = {shown(r['slow'], 40)}; "
+                                     f"allowed: {str(known[ref].slow).lower()} (the suite's)")
                 if ref not in t.get("field", {}):   # before: its rating printed blank
                     raise ValueError(f"table {name}: reference {ref!r} has a row and no rating "
                                      f"in the field; allowed: a rating of every reference")
@@ -963,6 +981,19 @@ def check_card(data: Any, what: str = "card") -> None:
         if not isinstance(timing, dict):
             raise ValueError(f"timing = {shown(timing, 40)}; allowed: a mapping")
         only_known(timing, "timing", "timing")
+        # before: any values (workers -1, seconds -5, tables [])
+        if "workers" in timing:
+            integer(timing["workers"], "timing: workers", 1, 256)
+        if "seconds" in timing:
+            number(timing["seconds"], "timing: seconds", 0.0, MAX_CARD_SECONDS)
+        if not isinstance(timing.get("tables", {}), dict):
+            raise ValueError(f"timing: tables = {shown(timing['tables'], 40)}; allowed: a "
+                             f"mapping of the card's tables to seconds")
+        for name, value in timing.get("tables", {}).items():
+            if name not in data["tables"]:
+                raise ValueError(f"timing: table {shown(name, 40)}; allowed: the card's tables "
+                                 f"({', '.join(data['tables'])})")
+            number(value, f"timing: seconds of table {name}", 0.0, MAX_CARD_SECONDS)
         extra = sorted(set(data) - CARD_KEYS)   # before: ignored
         if extra:
             raise ValueError(f"the key {shown(extra[0], 40)}, which no card holds; allowed: "
