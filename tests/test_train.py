@@ -251,6 +251,46 @@ def test_the_ray_fields_are_read_only_by_rllib_ppo(algo):
     assert load_config("rllib-basic", ["num_env_runners=7"]).num_env_runners == 7
 
 
+def test_the_seed_and_minibatches_the_sb3_and_rllib_trainers_take():
+    # before: each failed after the run folder was made (Seed must be between 0 and
+    # 2**32 - 1; NaN logits at MaskablePPO's first update)
+    sb3 = ["algo=maskable_ppo", "policy.shared=false"]
+    rllib = ["algo=rllib_ppo", "policy.shared=false"]
+    for overrides, message in (
+            (sb3 + ["seed=4294967296"], "seed=4,294,967,296: algo maskable_ppo seeds NumPy's "
+             "global generator, which takes at most 2**32 - 1; allowed with algo maskable_ppo: "
+             "0 to 4,294,967,295"),
+            (rllib + ["seed=4294967294"], "which takes at most 2**32 - 1 less num_env_runners "
+             "(2: RLlib seeds each env runner with seed + its index); allowed with algo "
+             "rllib_ppo: 0 to 4,294,967,293"),
+            (sb3 + ["ppo.batch_size=16383"], "ppo.batch_size=16,383 leaves a minibatch of one "
+             "step in each rollout (num_envs x ppo.n_steps = 16,384 steps)"),
+            (sb3 + ["ppo.batch_size=1"], "ppo.batch_size=1 leaves a minibatch of one step")):
+        with pytest.raises(ValueError, match=re.escape(message)):
+            load_config("default", overrides)
+    for fits in (sb3 + ["seed=4294967295", "ppo.batch_size=16382"], rllib + ["seed=4294967293"],
+                 ["seed=4294967296", "ppo.batch_size=16383"]):   # algo ppo keeps them apart
+        load_config("default", fits)
+
+
+def test_an_rllib_rollout_is_checked_against_the_memory(monkeypatch):
+    # before: not checked (RLlib's env runners keep their own), and a rollout of 313 GiB
+    # was started
+    import ono_env.train.run as run
+
+    cfg = load_config("default", ["algo=rllib_ppo", "policy.shared=false", "num_envs=4096"])
+    need = run.rollout_bytes(cfg, run.rules_of(cfg)) * 2
+    memory = need * 3 // 4   # over with its two env runners, under with one
+    monkeypatch.setattr(run, "machine_memory", lambda: memory)
+    with pytest.raises(ValueError, match=re.escape(
+            f"a rollout of num_envs=4,096 x ppo.n_steps=16 x num_env_runners=2 steps keeps "
+            f"{need / 2**30:,.1f} GiB of observations and masks, and this machine has "
+            f"{memory / 2**30:,.1f} GiB; allowed: a smaller num_envs or ppo.n_steps or "
+            f"num_env_runners")):
+        run.check_rollout_memory(cfg, run.rules_of(cfg))
+    run.check_rollout_memory(load_config("default", ["num_envs=4096"]), run.rules_of(cfg))
+
+
 @pytest.mark.parametrize("text, got", [("", "nothing \\(an empty file\\)"),
                                        ("# only a comment\n", "nothing"), ("~\n", "nothing"),
                                        ("- 1\n", "list")])

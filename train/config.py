@@ -305,6 +305,25 @@ class TrainConfig:
             raise ValueError(f"ppo.batch_size={self.ppo.batch_size:,} is more than a rollout "
                              f"({what} = {rollout:,} steps), which would be cut to it; "
                              f"allowed: at most {rollout:,}")
+        if self.algo == "maskable_ppo" and (self.ppo.batch_size == 1
+                                            or rollout % self.ppo.batch_size == 1):
+            # before: the first update's logits were NaN, the run folder made
+            raise ValueError(f"ppo.batch_size={self.ppo.batch_size:,} leaves a minibatch of one "
+                             f"step in each rollout (num_envs x ppo.n_steps = {rollout:,} "
+                             f"steps), whose advantages MaskablePPO normalises to NaN; allowed "
+                             f"with algo maskable_ppo: a batch size of at least 2 that leaves "
+                             f"no single step over")
+        if self.algo != "ppo":   # NumPy's global generator, which SB3 and RLlib seed, takes
+            # at most 2**32 - 1, and RLlib seeds each env runner with seed + its index (before:
+            # "Seed must be between 0 and 2**32 - 1" after the run folder was made)
+            most = 2**32 - 1 - (self.num_env_runners if self.algo == "rllib_ppo" else 0)
+            if self.seed > most:
+                runners = (f" less num_env_runners ({self.num_env_runners:,}: RLlib seeds each "
+                           f"env runner with seed + its index)"
+                           if self.algo == "rllib_ppo" and self.num_env_runners else "")
+                raise ValueError(f"seed={self.seed:,}: algo {self.algo} seeds NumPy's global "
+                                 f"generator, which takes at most 2**32 - 1{runners}; allowed "
+                                 f"with algo {self.algo}: 0 to {most:,}")
         if self.opponents != "auto" and (not self.opponents or sum(self.opponents.values()) <= 0):
             raise ValueError("opponents needs at least one agent with a weight > 0")
         if self.opponents != "auto":

@@ -601,13 +601,17 @@ def machine_memory() -> int | None:
 def check_rollout_memory(cfg: TrainConfig, rules: Any) -> None:
     """``ValueError`` naming the fields when one rollout (:func:`rollout_bytes`) would not fit
     in this machine's memory, before the run folder is written (numpy's own MemoryError came
-    after it, naming no field). Skipped where the memory size cannot be read."""
-    if cfg.algo == "rllib_ppo":   # Ray's env runners keep their own rollouts
-        return
+    after it, naming no field). With algo rllib_ppo the learner gathers every env runner's
+    rollout (before: not checked, and a rollout of hundreds of GiB was started). Skipped
+    where the memory size cannot be read."""
     need = rollout_bytes(cfg, rules)
-    refuse_over_memory(need, f"a rollout of num_envs={cfg.num_envs:,} x ppo.n_steps="
-                             f"{cfg.ppo.n_steps:,} steps keeps {need / 2**30:,.1f} GiB of "
-                             f"observations and masks", "a smaller num_envs or ppo.n_steps")
+    steps = f"num_envs={cfg.num_envs:,} x ppo.n_steps={cfg.ppo.n_steps:,}"
+    if cfg.algo == "rllib_ppo":
+        need *= max(1, cfg.num_env_runners)
+        steps += f" x num_env_runners={max(1, cfg.num_env_runners):,}"
+    refuse_over_memory(need, f"a rollout of {steps} steps keeps {need / 2**30:,.1f} GiB of "
+                             f"observations and masks", "a smaller num_envs or ppo.n_steps"
+                       + (" or num_env_runners" if cfg.algo == "rllib_ppo" else ""))
 
 
 def refuse_over_memory(need: int, what: str, allowed: str) -> None:
