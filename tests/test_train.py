@@ -79,6 +79,19 @@ def test_maskable_ppo_evaluates_with_the_runs_decision_limit(tmp_path, capsys):
     assert lines and all(n <= 30 for n in lengths), lines
 
 
+@pytest.mark.parametrize("total, said", [(16, False), (4096, True)])
+def test_maskable_ppo_names_the_time_limit_only_where_it_cut_the_steps(total, said, tmp_path,
+                                                                       capsys):
+    """Before: a run that had its total_steps when the clock ran out (SB3 steps all 16
+    games at once) said "time limit of ... reached after 16 of 16 steps"; algo ppo says it
+    only where the limit cut the steps short."""
+    cfg = load_config(CONFIGS / "default.yaml", TINY + [
+        "final_eval.games=0", "self_play.enabled=false", "eval.every=0", f"total_steps={total}",
+        "time_limit_minutes=1e-9", f"run_dir={tmp_path / 'run'}"])
+    train(cfg)
+    assert ("time limit of 1e-09 min reached after 16 of" in capsys.readouterr().out) is said
+
+
 def test_maskable_ppo_refuses_an_unknown_opponent_by_its_field_before_writing(tmp_path):
     """Before: the run's folder and config.yaml were written first, and the error named no
     field."""

@@ -101,7 +101,8 @@ def make_callback(cfg: TrainConfig, rules: Any, run_dir: Path, league: League, p
                 self.evaluate(n)
                 self.next_eval += cfg.eval.every
             if self.deadline is not None and time.perf_counter() > self.deadline:
-                self.stopped_early = True
+                # (as algo ppo: before, a run past its steps said the time limit ended it)
+                self.stopped_early = n < cfg.total_steps
                 return False
             return interrupt is None or not interrupt.asked   # Ctrl-C, SIGTERM: save and stop
 
