@@ -109,6 +109,7 @@ from ono_env.checks import (
     check_bool,
     is_int,
     nesting,
+    no_file,
     printable,
     shown,
     unique_keys,
@@ -730,10 +731,7 @@ def read_model_bytes(path: str | Path) -> tuple[bytes, str]:
         if path.is_dir():
             raise ValueError(f"cannot read model file {where}: it is a folder")
         if not path.exists():
-            if path.is_symlink():   # before: "no such file" for a link in a loop
-                raise ValueError(f"cannot read model file {where}: a symbolic link that leads "
-                                 f"to no file (a loop, or its target is gone)")
-            raise ValueError(f"cannot read model file {where}: no such file")
+            raise ValueError(f"cannot read model file {where}: {no_file(path)}")
         if not path.is_file():
             raise ValueError(f"cannot read model file {where}: not a regular file")
         size = path.stat().st_size

@@ -220,6 +220,14 @@ def is_sha256(value: Any) -> bool:
             and all(c in "0123456789abcdef" for c in value))
 
 
+def no_file(path: Path) -> str:
+    """Why nothing can be read at ``path``, which does not exist: a symbolic link that leads
+    to no file (a loop, or its target is gone), or no such file (before: "no such file" for a
+    link in a loop too)."""
+    return ("a symbolic link that leads to no file (a loop, or its target is gone)"
+            if path.is_symlink() else "no such file")
+
+
 def check_input_file(path: Any, what: str, max_bytes: int) -> Path:
     """``path`` as a ``Path`` if it names a regular file of at most ``max_bytes`` bytes; else
     one ``ValueError`` naming the file and what is wrong. A folder, FIFO, device or socket is
@@ -230,7 +238,7 @@ def check_input_file(path: Any, what: str, max_bytes: int) -> Path:
     try:
         st = p.stat()
     except FileNotFoundError:
-        raise ValueError(f"cannot read {what} {str(p)!r}: no such file") from None
+        raise ValueError(f"cannot read {what} {str(p)!r}: {no_file(p)}") from None
     except OSError as exc:
         raise ValueError(f"cannot read {what} {str(p)!r}: {exc.strerror or exc}") from None
     if stat.S_ISDIR(st.st_mode):

@@ -304,6 +304,26 @@ def test_an_rllib_rollout_is_checked_against_the_memory(monkeypatch):
     run.check_rollout_memory(load_config("default", ["num_envs=4096"]), run.rules_of(cfg))
 
 
+def test_a_symbolic_link_to_nothing_is_named_so(tmp_path, monkeypatch, capsys):
+    # before: "no such file" for the config and resume=, and "is a file, not a folder" for
+    # out_dir and run_dir
+    monkeypatch.chdir(tmp_path)
+    Path("a").symlink_to("b")
+    Path("b").symlink_to("a")
+    Path("gone").symlink_to("nowhere")
+    link = "a symbolic link that leads to no{} (a loop, or its target is gone)"
+    for argv, message in (
+            (["a"], f"cannot read training config 'a': {link.format(' file')}, and no shipped "),
+            (["default", "resume=gone"], f"resume='gone': {link.format(' file')}, and no "),
+            (["default", "out_dir=a/x"], f"out_dir 'a/x': 'a' is {link.format('thing')}; "
+                                         f"allowed: a folder path"),
+            (["default", "run_dir=gone"], f"run_dir 'gone': 'gone' is {link.format('thing')}"),
+            (["default", "resume=nothing"], "resume='nothing': no such file, and no ")):
+        assert train_main(argv + ["total_steps=1000", "progress=false"]) == 2
+        err = capsys.readouterr().err
+        assert err.startswith(f"ono-train: error: {message}") and err.count("\n") == 1, err
+
+
 @pytest.mark.parametrize("text, got", [("", "nothing \\(an empty file\\)"),
                                        ("# only a comment\n", "nothing"), ("~\n", "nothing"),
                                        ("- 1\n", "list")])

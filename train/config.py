@@ -37,7 +37,7 @@ from pydantic import (
 from pydantic.dataclasses import dataclass
 
 from ono_env.arena import MAX_GAMES
-from ono_env.checks import MAX_SEED, shown
+from ono_env.checks import MAX_SEED, no_file, shown
 from ono_env.game import MAX_DECISIONS
 
 _CONFIG = ConfigDict(extra="forbid", use_attribute_docstrings=True, allow_inf_nan=False)
@@ -700,7 +700,7 @@ def config_path(spec: str | Path) -> Path:
     if isinstance(spec, str) and spec in config_names("train"):
         return cast(Path, config_file("train", spec))   # a shipped name: never None
     what = ("a folder" if p.is_dir() else "not a regular file" if p.exists()
-            else "no such file")   # a folder, a device or a pipe: there, but not a config
+            else no_file(p))   # a folder, a device or a pipe: there, but not a config
     raise ValueError(f"cannot read training config {str(spec)!r}: {what}, and no shipped "
                      f"config has that name (allowed: a YAML file, or one of "
                      f"{', '.join(config_names('train'))})")

@@ -114,7 +114,7 @@ from ono_env.agents.learned import (
     write_model,
 )
 from ono_env.cards import A_CATCH, A_DRAW, NUM_ACTIONS, NUM_CARD_TYPES
-from ono_env.checks import DuplicateKey, MAX_SEED, shown, unique_keys, write_whole
+from ono_env.checks import DuplicateKey, MAX_SEED, no_file, shown, unique_keys, write_whole
 from ono_env.observation import (
     MAX_OPPONENTS,
     OBS2_OPPONENTS,
@@ -1133,8 +1133,8 @@ def shipped_resume(cfg: TrainConfig) -> TrainConfig:
         return cfg
     if cfg.resume in shipped:
         return dataclasses.replace(cfg, resume=str(shipped[cfg.resume]))
-    raise ValueError(f"resume={shown(cfg.resume, 200)}: no such file, and no shipped policy has that "
-                     f"name; allowed: a model or checkpoint file, or one of "
+    raise ValueError(f"resume={shown(cfg.resume, 200)}: {no_file(Path(cfg.resume))}, and no "
+                     f"shipped policy has that name; allowed: a model or checkpoint file, or one of "
                      f"{', '.join(sorted(shipped))}")
 
 

@@ -561,6 +561,10 @@ def check_folder_path(path: Path, field: str) -> None:
             raise ValueError(f"{field} {shown(str(path), 80)}: {exc.strerror or exc}; allowed: a "
                              f"folder path") from None
         if found:
+            if not at.exists():   # (before: called a file)
+                raise ValueError(f"{field} {str(path)!r}: {str(at)!r} is a symbolic link that "
+                                 f"leads to nothing (a loop, or its target is gone); allowed: "
+                                 f"a folder path")
             if not at.is_dir():
                 raise ValueError(f"{field} {str(path)!r}: {str(at)!r} is a file, not a folder; "
                                  f"allowed: a folder path")
