@@ -242,14 +242,15 @@ class PolicyNet:
         """The network's output for ``obs``, read in even parts of at most
         :data:`ROWS_AT_ONCE` rows: the working arrays (the scaled copy, the encoded opponents,
         each layer's) stay within a part's (before: ``ono-arena ppo-any greedy --batch
-        100000`` held 2.3 GiB, three times what the batch check counts). Each part holds at
+        100000`` peaked at 2.3 GiB, three times what the batch check counted). Each part holds at
         least half of that many rows, so every row's output is the one a single product
         gives (BLAS computes a product of a few rows along another path, which differs in
         the last bits)."""
         n = len(obs)
         if n <= ROWS_AT_ONCE:
             return self._mlp_rows(obs, layers)
-        size = -(-n // -(-n // ROWS_AT_ONCE))
+        parts = -(-n // ROWS_AT_ONCE)   # ceiling divisions: even parts, none over the bound
+        size = -(-n // parts)
         return np.concatenate([self._mlp_rows(obs[i:i + size], layers)
                                for i in range(0, n, size)])
 

@@ -898,7 +898,7 @@ def check_card(data: Any, what: str = "card") -> None:
         number(data["anchor"]["rating"], "the anchor's rating")
         anchor = {"agent": suite.anchor, "rating": suite.anchor_rating}
         for key, value in anchor.items():   # before: any anchor was printed as the scale's
-            if data["anchor"][key] != value or type(data["anchor"][key]) is bool:
+            if data["anchor"][key] != value:
                 raise ValueError(f"the anchor's {key} = {shown(data['anchor'][key], 40)}; "
                                  f"allowed: {value!r} (suite version {suite.version}'s)")
         if not isinstance(data["tables"], dict) or not data["tables"]:
