@@ -243,6 +243,18 @@ def test_a_closed_stdout_is_refused_before_anything_runs(tool, argv, monkeypatch
         "a terminal, a file or a pipe (>/dev/null to discard them)\n")
 
 
+@pytest.mark.skipif(not Path("/dev/full").exists(), reason="no /dev/full here")
+def test_a_full_stdout_is_named_in_the_one_error_line():
+    """Before: ``ono-demo > /dev/full`` ended with "error: [Errno 28] No space left on
+    device", which names no file (a failed write to any output file reads the same)."""
+    with open("/dev/full", "w") as full:
+        run = subprocess.run([sys.executable, "-m", "ono_env.apps.demo", "--games", "1"],
+                             stdout=full, stderr=subprocess.PIPE, timeout=120)
+    assert run.returncode == 2
+    assert run.stderr.decode() == ("ono-demo: error: cannot write the standard output: "
+                                   "[Errno 28] No space left on device\n")
+
+
 def test_a_reader_that_stops_early_ends_a_console_script_quietly():
     """A console script whose reader stops (``ono-demo ... | head -1``) ends with the status of
     a SIGPIPE and says nothing, as Unix tools do, rather than an error line."""

@@ -217,6 +217,63 @@ def end_by_signal(prog: str, exc: Stopped, argv: Sequence[str] | None) -> int:
     return 128 + exc.signum
 
 
+class StdoutError(OSError):
+    """A write to the standard output failed (a full disk, a device error)."""
+
+
+class _NamedStdout:
+    """The standard output, whose failed writes say that it was the standard output.
+
+    Before, ``> /dev/full`` ended ``ono-arena`` with "error: [Errno 28] No space left on
+    device", as a failed write to any file the tool writes would. A broken pipe passes as it
+    is: :func:`run` ends quietly where the reader has gone. Every other attribute is the
+    stream's own."""
+
+    def __init__(self, stream: Any) -> None:
+        self._stream = stream
+
+    def _call(self, name: str, *args: Any) -> Any:
+        try:
+            return getattr(self._stream, name)(*args)
+        except BrokenPipeError:
+            raise
+        except OSError as exc:
+            raise StdoutError(f"cannot write the standard output: {_message(exc)}") from exc
+
+    def write(self, text: str) -> int:
+        return int(self._call("write", text))
+
+    def writelines(self, lines: Any) -> None:
+        self._call("writelines", lines)
+
+    def flush(self) -> None:
+        self._call("flush")
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._stream, name)
+
+
+@contextmanager
+def named_stdout() -> Iterator[None]:
+    """Within it, an ``OSError`` from writing the standard output names it
+    (:class:`_NamedStdout`); a terminal is left as it is (``input()`` reads its lines with
+    line editing only from the interpreter's own streams)."""
+    stream = sys.stdout
+    try:
+        tty = stream is None or stream.isatty()
+    except (AttributeError, OSError, ValueError):
+        tty = False
+    if tty:
+        yield
+        return
+    sys.stdout = _NamedStdout(stream)
+    try:
+        yield
+    finally:
+        if isinstance(sys.stdout, _NamedStdout):
+            sys.stdout = stream
+
+
 def run(parser: argparse.ArgumentParser, argv: Sequence[str] | None,
         body: Callable[[argparse.Namespace], int | None], signals: bool = True) -> int:
     """Parse ``argv`` with ``parser`` and run ``body(args)``: the exit status of a console
@@ -241,7 +298,8 @@ def run(parser: argparse.ArgumentParser, argv: Sequence[str] | None,
                 raise ValueError(f"standard output is closed ({prog} prints its results "
                                  f"there); allowed: a terminal, a file or a pipe (>/dev/null "
                                  f"to discard them)")
-            status = int(body(args) or 0)
+            with named_stdout() if signals else nullcontext():
+                status = int(body(args) or 0)
         MADE_DIRS.clear()
         return status
     except Stopped as exc:
