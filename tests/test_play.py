@@ -136,6 +136,14 @@ def test_a_game_quit_early_leaves_no_folder_made_for_its_replay(tmp_path, monkey
     assert sorted(p.name for p in tmp_path.iterdir()) == ["kept"] and not any(keep.iterdir())
 
 
+def test_piped_input_that_ends_ends_the_prompt_line_first(monkeypatch, capsys):
+    """Before: "game abandoned (input ended)" followed the prompt on its line."""
+    from ono_env.apps.play import main
+    monkeypatch.setattr("sys.stdin", io.StringIO(""))
+    assert main(["random", "--seed", "0", "--no-color"]) == 1
+    assert capsys.readouterr().out.endswith("): \ngame abandoned (input ended)\n")
+
+
 def test_console_script_with_piped_stdin():
     # every action number in turn: each wrong one is re-prompted until a legal one comes
     script = "\n".join(str(a) for a in range(85)) + "\n"
@@ -157,6 +165,7 @@ def test_an_input_line_past_its_bound_is_one_line(tail):
                           text=True, timeout=300)
     assert "not accepted: 11111111111111111... is not one of the listed numbers" in proc.stdout
     assert proc.returncode == 2 and "quit" not in proc.stdout, proc.stdout[-500:]
+    assert proc.stdout.endswith("): \n")   # the prompt's line ended before the error line
     assert proc.stderr == ("ono-play: error: an input line of more than 1,000 characters "
                            "('\\x00\\x00\\x00\\x00...); allowed: at most 1,000 per entry\n")
 

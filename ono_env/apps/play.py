@@ -78,12 +78,15 @@ MAX_ENTRY = 1_000
 def read_line(prompt: str) -> str:
     """``input(prompt)``, bounded where the input is not a terminal: a line of more than
     :data:`MAX_ENTRY` characters is a ``ValueError`` (before: ``input()`` read a stream with
-    no newline, ``< /dev/zero``, until memory ran out). A terminal bounds its lines itself
-    and keeps ``input()``'s line editing."""
+    no newline, ``< /dev/zero``, until memory ran out); where the input ends or such a line
+    ends the game, the prompt's line is ended first. A terminal bounds its lines itself and
+    keeps ``input()``'s line editing."""
     if sys.stdin.isatty():
         return input(prompt)
     print(prompt, end="", flush=True)
     line = sys.stdin.readline(MAX_ENTRY + 1)
+    if not line or (len(line) > MAX_ENTRY and not line.endswith("\n")):
+        print()   # the game ends here: end the prompt's line (before: the last words followed it)
     if not line:
         raise EOFError
     if len(line) > MAX_ENTRY and not line.endswith("\n"):
