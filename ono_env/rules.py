@@ -41,7 +41,7 @@ import numpy as np
 import yaml
 
 from ono_env import cards as C
-from ono_env.checks import check_input_file, check_text, is_int, shown
+from ono_env.checks import check_input_file, check_text, is_int, no_file, shown
 
 MIN_PLAYERS = 2
 """The fewest players at a table."""
@@ -252,8 +252,7 @@ class RuleSet:
                     raise ValueError(f"rules {named} is not a regular file: give a YAML "
                                      f"file's path or one of {names}")
                 if p.is_symlink():   # before: "no rules file" for a link in a loop
-                    raise ValueError(f"rules {named} is a symbolic link that leads to no file "
-                                     f"(a loop, or its target is gone): give a YAML file's "
+                    raise ValueError(f"rules {named} is {no_file(p)}: give a YAML file's "
                                      f"path or one of {names}")
                 raise ValueError(f"no rules file {named}: give a YAML path or one of {names}")
             p = shipped
