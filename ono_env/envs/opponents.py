@@ -156,11 +156,17 @@ class OpponentPool:
 
 
 def _check_weight(weight: Any, agent: Any) -> float:
-    ok = is_real(weight) and math.isfinite(weight) and weight >= 0
+    """``weight`` as a float, or one ``ValueError``: a whole number past the largest float
+    is refused as infinity is (before: Python's ``OverflowError`` from ``math.isfinite``), and
+    -0.0 is kept as 0.0 (before: shown "-0", its probability -0.0)."""
+    try:
+        ok = is_real(weight) and math.isfinite(weight) and weight >= 0
+    except OverflowError:   # an int too large for a float
+        ok = False
     if not ok:
-        raise ValueError(f"opponent weight {weight!r} ({type(weight).__name__}) for {agent!r}; "
-                         f"allowed: a finite number >= 0 (not a bool)")
-    return float(weight)
+        raise ValueError(f"opponent weight {shown(weight, 40)} ({type(weight).__name__}) for "
+                         f"{agent!r}; allowed: a finite number >= 0 (not a bool)")
+    return float(weight) + 0.0
 
 
 _SPECS = ("an agent (a name, a saved model's path or an object with act) for every seat, a "
