@@ -193,6 +193,10 @@ def make_agent(spec: Any, rules: Any = None) -> Agent:
         # checked as an object is (before: a factory's learned agent for other rules played)
         spec = agent
     if isinstance(spec, Agent):
+        if not callable(spec.act):   # the protocol's isinstance asks only that act exists
+            raise ValueError(f"an agent's act must be a method act(obs, mask, rng); the "
+                             f"{type(spec).__name__} given has act = "
+                             f"{shown(spec.act, 40)} ({type(spec.act).__name__})")
         if given:   # before: an agent object loaded for one table played at another unchecked,
             # and a search agent's learned prior or playout policy (its guides) still does
             for a in (spec, *getattr(spec, "guides", ())):

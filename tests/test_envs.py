@@ -252,6 +252,15 @@ def test_opponents_by_name_or_object_and_bad_agents():
     from ono_env.arena import run_arena
     with pytest.raises(ValueError, match="got the class FirstLegal itself"):
         run_arena([FirstLegal, "random"], "basic", 2, 2, rating=False)
+    # an object whose act cannot be called (before: the env took it, and its first reset
+    # failed with "TypeError: 'int' object is not callable")
+    actless = type("Actless", (), {"act": 5, "name": "x"})()
+    for make in (lambda: make_agent(actless, "basic"),
+                 lambda: OnoEnv("basic", num_players=2, opponents=actless, learner_seat=1),
+                 lambda: run_arena([actless, "random"], "basic", 2, 2, rating=False)):
+        with pytest.raises(ValueError, match=r"an agent's act must be a method act\(obs, mask, "
+                                             r"rng\); the Actless given has act = 5 \(int\)"):
+            make()
 
 
 def test_the_generalist_sits_as_an_opponent_in_every_environment(monkeypatch):
@@ -486,6 +495,13 @@ def test_opponent_pool_draws_per_game_and_accepts_snapshots():
     assert pool.names == ["greedy", "color", "snapshot-1"]
     with pytest.raises(ValueError, match="opponent weight -1"):
         pool.add("greedy", -1, "again")
+    for huge in (10**400, 2**1024):   # before: OverflowError from math.isfinite
+        with pytest.raises(ValueError, match=r"opponent weight <an integer of \d+ digits> "
+                                             r"\(int\).*allowed: a finite number >= 0"):
+            pool.add("greedy", huge, "again")
+    pool.add("greedy", -0.0, "zero")   # kept as 0.0 (before: -0.0, shown "-0")
+    assert str(pool.weights[-1]) == "0.0" and "zero: 0" in repr(pool)
+    pool.remove("zero")
     with pytest.raises(ValueError, match="already has 'greedy'"):
         pool.add("greedy", 1)
     dealt = np.ones(256, bool)
