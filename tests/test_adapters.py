@@ -744,3 +744,16 @@ def test_sb3_vecenv_checks_indices_and_keeps_its_own_attributes():
         v.set_attr("num_envs", 7)
     v.set_attr("note", "mine")
     assert v.get_attr("note") == ["mine"] * 4 and v.num_envs == 4
+    # before: a method or property was overwritten (MaskablePPO failed later on calling it, or
+    # "property 'decisions' has no setter"), render_mode taken though nothing renders, and a
+    # name that is no text failed with "'int' object has no attribute 'startswith'"
+    for name, what in (("action_masks", "method"), ("step_wait", "method"),
+                       ("decisions", "property")):
+        with pytest.raises(ValueError, match=rf"OnoVecEnv.{name} is a {what} of the environment"):
+            v.set_attr(name, None)
+    with pytest.raises(ValueError, match="'render_mode' is set when it is made"):
+        v.set_attr("render_mode", "human")
+    for call in (lambda: v.set_attr(123, 1), lambda: v.get_attr(123), lambda: v.get_attr(None)):
+        with pytest.raises(ValueError, match=r"attr_name=.*allowed: an attribute's name, a str"):
+            call()
+    assert v.action_masks().shape == (4, v.action_space.n) and v.render_mode is None

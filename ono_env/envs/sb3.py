@@ -55,8 +55,17 @@ from ono_env.envs.opponents import check_rule_overrides
 from ono_env.observation import observation_high
 
 FIXED_ATTRS = frozenset({"num_envs", "observation_space", "action_space", "batch", "rules",
-                         "game", "opponents", "reset_infos"})
-"""What ``OnoVecEnv.set_attr`` refuses: the attributes its games and spaces are made of."""
+                         "game", "opponents", "reset_infos", "render_mode"})
+"""What ``OnoVecEnv.set_attr`` refuses besides the class's own methods and properties: the
+attributes its games and spaces are made of, and ``render_mode`` (it renders no images)."""
+
+
+def _check_attr_name(name: Any) -> None:
+    """An attribute's name for ``get_attr``/``set_attr`` is text (before: an int failed with
+    "'int' object has no attribute 'startswith'")."""
+    if not isinstance(name, str):
+        raise ValueError(f"attr_name={shown(name, 40)} ({type(name).__name__}); allowed: an "
+                         f"attribute's name, a str")
 
 
 class OnoVecEnv(VecEnv):
@@ -171,16 +180,29 @@ class OnoVecEnv(VecEnv):
         raise AttributeError(f"OnoVecEnv has no per-env method {method_name!r}; available: action_masks")
 
     def get_attr(self, attr_name: str, indices: VecEnvIndices = None) -> list[Any]:
+        _check_attr_name(attr_name)
         if attr_name == "action_masks" or (not attr_name.startswith("_") and hasattr(self, attr_name)):
             return [getattr(self, attr_name)] * len(self._indices(indices))
         raise AttributeError(f"OnoVecEnv has no attribute {attr_name!r}")
 
     def set_attr(self, attr_name: str, value: Any, indices: VecEnvIndices = None) -> None:
+        """Set a public data attribute of every game (they share it). Refused, nothing
+        changed: a name that is no text, begins with ``_`` or is in :data:`FIXED_ATTRS`, and
+        the class's own methods and read-only properties (before: ``set_attr("action_masks",
+        None)`` was taken, and MaskablePPO failed later on calling it). ``learner_seat``, a
+        property with a setter, is set through it, checked."""
+        _check_attr_name(attr_name)
         if len(set(self._indices(indices))) != self.num_envs:
             raise ValueError("OnoVecEnv attributes are shared by all games; set them for all indices")
         if attr_name.startswith("_") or attr_name in FIXED_ATTRS:
             raise ValueError(f"OnoVecEnv attribute {attr_name!r} is set when it is made (the "
                              f"games, their spaces and rules); allowed: other public attributes")
+        held = getattr(type(self), attr_name, None)
+        if held is not None and not (isinstance(held, property) and held.fset is not None):
+            what = "property" if isinstance(held, property) else "method"
+            raise ValueError(f"OnoVecEnv.{attr_name} is a {what} of the environment, not an "
+                             f"attribute to set; allowed: other public attributes, and "
+                             f"learner_seat")
         setattr(self, attr_name, value)
 
     def env_is_wrapped(self, wrapper_class: type, indices: VecEnvIndices = None) -> list[bool]:
