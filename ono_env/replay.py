@@ -34,6 +34,7 @@ from __future__ import annotations
 import datetime as _dt
 import json
 import math
+import os
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -48,6 +49,7 @@ from ono_env.checks import (
     check_bool,
     check_input_file,
     check_int,
+    check_output_dir,
     check_text,
     cut,
     is_int,
@@ -200,14 +202,20 @@ class Replay:
         """Write the replay of a finished game (``finish`` called) as JSON. A file already at
         ``path`` is replaced (``ono-play --replay`` and ``ono-arena --record`` refuse one
         before they play); the file is written whole, through a temporary file, so a run
-        killed meanwhile leaves no part of one."""
+        killed meanwhile leaves no part of one. Its folder is made where missing; a path that
+        is no text, a folder, or a folder that cannot be made is one ``ValueError``."""
         if self.result is None:
             raise ValueError("a replay is saved once its game is over (call finish)")
         text = self.to_json()
         # what load would refuse is not written (a Replay built or changed by hand, too)
         Replay.from_dict(json.loads(text), "the replay to save")
+        if not isinstance(path, (str, os.PathLike)) or not str(path):
+            raise ValueError(f"replay file: a file path is needed; got {shown(path, 60)}")
         path = Path(path)
-        path.parent.mkdir(parents=True, exist_ok=True)
+        if path.is_dir():   # before: "PosixPath('.') has an empty name" for ""
+            raise ValueError(f"replay file: {str(path)!r} is a folder; give a file name")
+        # before: FileExistsError where a parent is a file
+        check_output_dir(path.parent, "replay file")
         return write_whole(path, (text + "\n").encode(), "replay file")
 
     @classmethod

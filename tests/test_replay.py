@@ -326,6 +326,19 @@ def test_a_replay_changed_by_hand_is_not_saved_where_load_would_refuse_it(tmp_pa
     with pytest.raises(ValueError, match=r"^the replay to save: game_seed: '-1'; allowed"):
         r.save(tmp_path / "bad.json")
     assert not (tmp_path / "bad.json").exists()
+    # before: FileExistsError (a parent that is a file), "PosixPath('.') has an empty name"
+    # and pathlib's TypeError, none naming the replay file
+    r.game_seed = 7
+    (tmp_path / "f.json").write_text("kept")
+    for path, message in [(tmp_path / "f.json" / "x.json", "replay file: '.*f.json' exists and "
+                                                          "is not a folder"),
+                          ("", "replay file: a file path is needed; got ''"),
+                          (tmp_path, "is a folder; give a file name"),
+                          (None, "replay file: a file path is needed; got None")]:
+        with pytest.raises(ValueError, match=message):
+            r.save(path)
+    assert (tmp_path / "f.json").read_text() == "kept"
+    assert Replay.load(r.save(tmp_path / "new" / "dir" / "r.json")).actions == r.actions
 
 
 def test_ono_play_refuses_a_replay_path_it_cannot_write_before_playing(tmp_path):
