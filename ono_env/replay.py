@@ -232,7 +232,10 @@ class Replay:
             raise bad(missing[0], "missing", f"the keys {', '.join(REPLAY_KEYS)}")
         extra = sorted(str(k) for k in d if k not in REPLAY_KEYS)
         if extra:
-            raise bad(cut(extra[0], 60), "unknown key", f"the keys {', '.join(REPLAY_KEYS)}")
+            # printable: a key of a lone surrogate failed the web server's JSON answer (500),
+            # and a terminal's escape codes reached ono-web's console
+            raise bad(cut(printable(extra[0]), 60), "unknown key",
+                      f"the keys {', '.join(REPLAY_KEYS)}")
         if d["format"] != REPLAY_FORMAT:
             raise bad("format", f"{shown(d['format'], 60)}", repr(REPLAY_FORMAT))
         if d["format_version"] != REPLAY_VERSION or not is_int(d["format_version"]):

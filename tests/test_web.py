@@ -523,6 +523,12 @@ def test_replay_uploads_are_checked(client, monkeypatch):
     body = '{"integer string conversion": 1, "integer string conversion": 2}'
     refused(client.post("/api/replays", headers=JSON, content=body), 400,
             "gives the key 'integer string conversion' twice")
+    # a key that no JSON answer can hold (a lone surrogate; before: a 500) or a terminal's
+    # escape codes is named with '?' for what cannot be shown
+    d = r.to_dict()
+    d["\ud800\x1b[2J"] = 1
+    refused(client.post("/api/replays", headers=JSON, content=json.dumps(d)), 400,
+            "??[2J: unknown key")
 
 
 def test_the_server_lists_replay_folders_and_offers_model_files_from_its_command_line(tmp_path):
@@ -686,6 +692,11 @@ def test_a_bad_file_in_a_replay_folder_is_skipped_with_a_note(tmp_path):
     client = TestClient(create_app(replay_dirs=[str(tmp_path)], log=log))
     assert [x["title"] for x in client.get("/api/replays").json()] == ["good.json"]
     assert "bad.json skipped" in log.getvalue() and "missing" in log.getvalue()
+    # a file name's escape codes do not reach the operator's terminal
+    (tmp_path / "x\x1b[2J.json").write_text("{}")
+    log = io.StringIO()
+    TestClient(create_app(replay_dirs=[str(tmp_path)], log=log))
+    assert "x?[2J.json skipped" in log.getvalue() and "\x1b" not in log.getvalue()
     if Path("/proc/self/mem").exists():   # a regular file whose read fails (EIO)
         # before: the OSError stopped the server from starting
         (tmp_path / "unread.json").symlink_to("/proc/self/mem")

@@ -64,7 +64,7 @@ from ono_env.apps.web.table import (
     fitting_agents,
     make_rules,
 )
-from ono_env.checks import check_int, check_text, cut, is_real, shown
+from ono_env.checks import check_int, check_text, cut, is_real, printable, shown
 from ono_env.positions import game_winners, load_json
 from ono_env.replay import MAX_LABEL, Replay, clean_label, replay_positions
 from ono_env.rules import CHOICES, PRESETS, RuleSet
@@ -474,20 +474,22 @@ def create_app(models: Sequence[str] = (), replay_dirs: Sequence[str] = (),
         if not folder.is_dir():
             raise ValueError(f"--replays {str(folder)!r}: not a folder")
         if folder.resolve() in listed:   # before: its files listed once more, taking places
-            print(f"ono-web: note: --replays {folder} names a folder given before; its files "
-                  f"are listed once", file=log or sys.stderr)
+            print(f"ono-web: note: --replays {printable(str(folder))} names a folder given "
+                  f"before; its files are listed once", file=log or sys.stderr)
             continue
         listed.add(folder.resolve())
         files = sorted(folder.glob("*.json"))
         if len(files) > replays.limit:
-            print(f"ono-web: note: {folder} holds {len(files)} replay files; the server keeps "
-                  f"{replays.limit}: the last {replays.limit} by name", file=log or sys.stderr)
+            print(f"ono-web: note: {printable(str(folder))} holds {len(files)} replay files; "
+                  f"the server keeps {replays.limit}: the last {replays.limit} by name",
+                  file=log or sys.stderr)
             files = files[-replays.limit:]
         for f in files:
             if full or replays.count("folder") >= replays.limit:
                 if not full:
                     print(f"ono-web: note: the replay folders fill the {replays.limit} places "
-                          f"kept for them; {f} and the files after it are not listed",
+                          f"kept for them; {printable(str(f))} and the files after it are "
+                          f"not listed",
                           file=log or sys.stderr)
                 full = True
                 break
@@ -497,7 +499,9 @@ def create_app(models: Sequence[str] = (), replay_dirs: Sequence[str] = (),
                 replay_positions(replay)   # every action legal, the result as recorded
                 replays.add(replay, clean_label(f.name), "folder")
             except (ValueError, Refused) as exc:
-                print(f"ono-web: note: {f} skipped: {exc}", file=log or sys.stderr)
+                # a name is shown printable (before: its escape codes reached the terminal)
+                print(f"ono-web: note: {printable(str(f))} skipped: {exc}",
+                      file=log or sys.stderr)
 
     # The agents' work (dealing, deciding) runs in threads, at most WEB_WORKERS at
     # once: a request waiting for a turn, or for its table, waits on the event loop and holds
