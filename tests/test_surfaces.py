@@ -565,6 +565,15 @@ def test_bodies_that_never_finish_hold_bounded_memory_and_are_let_go(monkeypatch
         status, body = upload(call)
         assert status == 503 and f"at most {budget:,} bytes of uploads" in body["error"], body
         assert call("POST", "/api/agents", {"rules": "basic"})[0] == 200   # a small body
+        # a small body sent in chunks is no upload either (before: charged from its first
+        # byte, it was answered 503 here: 60,000 bytes with 50,000 of the budget left)
+        chunk = json.dumps({"rules": "basic", "pad": "x" * 60_000}).encode()
+        s = socket.create_connection(("127.0.0.1", port))
+        s.sendall(b"POST /api/agents HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: "
+                  b"application/json\r\nTransfer-Encoding: chunked\r\n\r\n"
+                  + b"%x\r\n" % len(chunk) + chunk + b"\r\n0\r\n\r\n")
+        assert answer(s) == b"HTTP/1.1 400 Bad Request"   # read, and refused for its 'pad'
+        s.close()
         t = time.perf_counter()
         assert [answer(s) for s in held] == [b"HTTP/1.1 408 Request Timeout"] * 2
         assert time.perf_counter() - t < 20

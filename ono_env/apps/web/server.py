@@ -73,7 +73,7 @@ STATIC = Path(__file__).parent / "static"
 MAX_BODY = 4 << 20
 """The largest body of a replay upload: 4 MiB (every other request: :data:`SMALL_BODY`)."""
 MAX_BODIES = 16 * MAX_BODY
-"""The most bytes of large request bodies (over :data:`SMALL_BODY`, or sent in chunks) the
+"""The most bytes of large request bodies (over :data:`SMALL_BODY`, told or sent in chunks) the
 server holds at once, counted as they arrive, over every request whose body is being read or
 served: a request whose bytes would pass it is answered 503, so however many uploads clients
 start and never finish, they hold at most this much memory. A request is charged only for
@@ -624,15 +624,19 @@ def create_app(models: Sequence[str] = (), replay_dirs: Sequence[str] = (),
                         if size > limit:
                             return JSONResponse({"error": f"request body over {limit} bytes"},
                                                 status_code=413)
-                        if large:
-                            if held + len(chunk) > max_bodies:
+                        # a body sent in chunks is charged once it is past SMALL_BODY, all
+                        # of it then (before: from its first byte, so that a game's small
+                        # request in chunks was answered 503 while uploads filled the budget)
+                        if large and (length is not None or size > SMALL_BODY):
+                            add = size - charged
+                            if held + add > max_bodies:
                                 return JSONResponse(
                                     {"error": f"the server holds at most {max_bodies:,} bytes "
                                               f"of uploads at once, and others fill it; try "
                                               f"again shortly"}, status_code=503,
                                     headers={"Retry-After": "5", "Connection": "close"})
-                            held += len(chunk)
-                            charged += len(chunk)
+                            held += add
+                            charged += add
             except ClientDisconnect:   # the client hung up mid-body: nobody to answer
                 return Response(status_code=400)
             except TimeoutError:
