@@ -410,8 +410,10 @@ def test_environment_variables_are_checked_by_every_console_script(monkeypatch, 
 def test_routing_and_host_errors_are_json(client):
     r = client.get("/api/nothing")
     assert r.status_code == 404 and "no such page" in r.json()["error"]
-    r = client.delete("/api/replays")
-    assert r.status_code == 405 and "error" in r.json()
+    r = client.delete("/api/replays")   # the allowed methods named, in the header too
+    assert r.status_code == 405 and r.headers["allow"] == "GET, POST"
+    assert r.json()["error"] == "DELETE /api/replays: method not allowed here; allowed: GET, POST"
+    assert client.head("/").status_code == 200   # before: 405
     hosts = TestClient(create_app(allowed_hosts=["127.0.0.1"]), base_url="http://evil.example")
     r = hosts.get("/api/options")
     assert r.status_code == 400 and "is not served here" in r.json()["error"]

@@ -668,10 +668,22 @@ def create_app(models: Sequence[str] = (), replay_dirs: Sequence[str] = (),
 
     @app.exception_handler(StarletteHTTPException)
     async def http_error(request: Request, exc: StarletteHTTPException):
-        what = {404: "no such page or endpoint", 405: "method not allowed here"}.get(
-            exc.status_code, str(exc.detail))
+        """One JSON error. A 405 names the methods the path takes, in the message and in
+        ``Allow``, over every route of the path (Starlette's ``Allow`` holds the first
+        route's alone: "GET" for ``/api/replays``, which takes POST too; before, neither was
+        said)."""
+        headers = dict(exc.headers or {})
+        what = {404: "no such page or endpoint"}.get(exc.status_code, str(exc.detail))
+        if exc.status_code == 405:
+            from starlette.routing import Match
+
+            methods = sorted({m for route in request.app.routes
+                              if route.matches(request.scope)[0] != Match.NONE
+                              for m in getattr(route, "methods", None) or ()})
+            headers["Allow"] = ", ".join(methods)
+            what = f"method not allowed here; allowed: {headers['Allow']}"
         return JSONResponse({"error": f"{request.method} {request.url.path[:200]}: {what}"},
-                            status_code=exc.status_code)
+                            status_code=exc.status_code, headers=headers or None)
 
     @app.exception_handler(RequestValidationError)
     async def invalid(request: Request, exc: RequestValidationError):
@@ -861,7 +873,7 @@ def create_app(models: Sequence[str] = (), replay_dirs: Sequence[str] = (),
         return sent_in_chunks(data, host, **{
             "Content-Disposition": f'attachment; filename="ono-replay-{rid}.json"'})
 
-    @app.get("/")
+    @app.api_route("/", methods=["GET", "HEAD"])   # HEAD: as the static files answer it
     def index() -> FileResponse:
         return FileResponse(STATIC / "index.html")
 
