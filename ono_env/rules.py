@@ -55,6 +55,13 @@ MAX_TARGET_SCORE = 1_000_000   # scores are int32 in the engine; real matches pl
 MAX_WILD_CARDS = 40            # copies of one wild type (hands count copies in uint8)
 MAX_PENALTY_CARDS = 20
 MAX_HAND_SIZE = 100            # the deck size check bounds it further
+INT_RANGES = {"num_players": (MIN_PLAYERS, MAX_PLAYERS), "hand_size": (1, MAX_HAND_SIZE),
+              **{f"wild_{kind}cards": (0, MAX_WILD_CARDS)
+                 for kind in ("", "draw_four_", "shuffle_hands_", "customizable_")},
+              "ono_penalty_cards": (0, MAX_PENALTY_CARDS),
+              "false_catch_penalty": (0, MAX_PENALTY_CARDS), "target_score": (0, MAX_TARGET_SCORE)}
+"""Each whole-number rule's bounds (a rule set may narrow them: ``ono_penalty_cards`` from 1
+with the draw penalty, the hand size by the deck)."""
 
 # Allowed values of the string-valued options, in the order their integer codes take.
 CHOICES: dict[str, tuple[str, ...]] = {
@@ -310,7 +317,10 @@ class RuleSet:
                 object.__setattr__(self, f.name, bool(v))
             elif f.type in ("int", int):
                 if isinstance(v, (bool, np.bool_)) or not isinstance(v, (int, np.integer)):
-                    raise bad(f.name, "an integer")
+                    # with its range (before: "allowed: an integer" for num_players=2.0, and
+                    # the range only once an integer was given)
+                    low, high = INT_RANGES[f.name]
+                    raise bad(f.name, f"an integer from {low} to {high:,}")
                 object.__setattr__(self, f.name, int(v))   # NumPy integers become int
             elif f.name in CHOICES:
                 if not isinstance(v, str) or v not in CHOICES[f.name]:

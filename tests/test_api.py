@@ -206,7 +206,7 @@ def test_yaml_numbers_read_as_they_look():
      r"line 2, column 11: '1' is not a boolean; allowed: true or false$"),
     # a long value is cut in the message
     ("preset: basic\nhand_size: [" + ", ".join(["0"] * 5000) + "]\n",
-     r"invalid rule set: hand_size=\[0, 0, 0, 0, 0, 0, \.\.\.\]; allowed: an integer"),
+     r"invalid rule set: hand_size=\[0, 0, 0, 0, 0, 0, \.\.\.\]; allowed: an integer from 1 to 100"),
 ])
 def test_a_rules_file_is_plain_data_written_out(tmp_path, text, message):
     f = tmp_path / "mine.yaml"

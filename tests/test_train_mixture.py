@@ -102,9 +102,9 @@ def test_a_mixtures_printed_config_leaves_out_the_unread_rules_and_loads_back(tm
      "\\(also its default"),
     # a count that equals the config's but is no integer: before, trained (2.0 == 2)
     (["rules={preset: basic, num_players: 2.0}"], "'default': rules: invalid rule set: "
-     "num_players=2.0; allowed: an integer$"),
+     "num_players=2.0; allowed: an integer from 2 to 10$"),
     (["tables=[{rules: {preset: basic, num_players: 2.0}}]", "observation_version=2"],
-     "'default': tables\\[0\\].rules: invalid rule set: num_players=2.0; allowed: an integer$"),
+     "'default': tables\\[0\\].rules: invalid rule set: num_players=2.0; allowed: an integer from 2 to 10$"),
     (["tables=[{rules: {preset: ono, hand_size: 100}, num_players: 10}]", "observation_version=2"],
      "too few to deal hand_size=100 to num_players=10"),
     # a union field (a name or a mapping; auto or a mapping): one line, not one per branch
