@@ -68,6 +68,22 @@ def test_options_list_presets_agents_and_rule_choices(client):
     assert "draw" in o["choices"]["ono_penalty"]
 
 
+def test_a_key_given_as_null_takes_its_default(client):
+    """Before: "seed": null and "num_players": null took their defaults, while "seat",
+    "thinking", "rules" and "options" given as null were refused."""
+    view = new_game(client, rules=None, options=None, num_players=None, seat=None,
+                    thinking=None, seed=None, opponents=["greedy"] * 3)   # basic: 4 players
+    table = client.app.state.tables.get(view["id"])
+    assert table.rules == RuleSet.preset("basic") and table.seat == 0
+    assert table.show_thinking is False
+    r = client.post("/api/agents", json={"rules": None, "options": None, "num_players": None})
+    assert r.status_code == 200 and "greedy" in r.json()["agents"]
+    # a body that is no UTF-8 says where it stops being so
+    refused(client.post("/api/games", headers=JSON, content=b'{"rules": "\xff"}'), 400,
+            "a request body is UTF-8 JSON text, and this one is not (invalid start byte at "
+            "byte 11)")
+
+
 def test_a_new_game_is_seen_from_the_humans_seat_only(client):
     from ono_env.apps.web.table import Table
     view = new_game(client, rules="classic", num_players=4, seat=2,

@@ -14,7 +14,8 @@ Endpoints (JSON; every refusal is ``{"error": "..."}`` with a 4xx status)::
                                       agents that can sit at that table}
     POST /api/games                   a new game: {"rules", "options", "num_players", "seat",
                                       "opponents", "seed", "thinking"} -> the table (the
-                                      player count in "options" or "num_players", not both)
+                                      player count in "options" or "num_players", not both;
+                                      a key but "opponents" left out or null: its default)
     GET  /api/games/{id}              the table, from the human's seat
     POST /api/games/{id}/action       {"action": id or name, "move": view number} -> the table
     POST /api/games/{id}/thinking     {"show": bool}: show what the agents reported
@@ -710,8 +711,9 @@ def create_app(models: Sequence[str] = (), replay_dirs: Sequence[str] = (),
         json_body(request)
         try:
             return (await request.body()).decode("utf-8")
-        except UnicodeDecodeError:
-            raise Refused(f"{what} is UTF-8 JSON text") from None
+        except UnicodeDecodeError as exc:   # what is wrong, and where (before: the rule alone)
+            raise Refused(f"{what} is UTF-8 JSON text, and this one is not ({exc.reason} at "
+                          f"byte {exc.start:,})") from None
 
     async def body_object(request: Request, keys: dict[str, bool]) -> dict[str, Any]:
         """The JSON object of a request, with only ``keys`` (name -> required)."""
@@ -741,7 +743,7 @@ def create_app(models: Sequence[str] = (), replay_dirs: Sequence[str] = (),
     @app.post("/api/agents")
     async def agents(request: Request) -> dict[str, Any]:
         d = await body_object(request, {"rules": False, "options": False, "num_players": False})
-        rules = make_rules(d.get("rules", "basic"), d.get("options", {}), d.get("num_players"))
+        rules = make_rules(d.get("rules"), d.get("options"), d.get("num_players"))
         return {"agents": agents_for(rules)}
 
     @app.post("/api/games")
@@ -749,14 +751,18 @@ def create_app(models: Sequence[str] = (), replay_dirs: Sequence[str] = (),
         d = await body_object(request, {"rules": False, "options": False, "num_players": False,
                                         "seat": False, "opponents": True, "seed": False,
                                         "thinking": False})
-        rules = make_rules(d.get("rules", "basic"), d.get("options", {}), d.get("num_players"))
+        rules = make_rules(d.get("rules"), d.get("options"), d.get("num_players"))
         opponents = d["opponents"]
         if not isinstance(opponents, list):
             raise Refused(f"opponents must be a list of agent names; allowed: "
                           f"{agents_allowed(rules, allowed, metas)}")
         def deal() -> dict[str, Any]:   # agents may think a while: off the event loop
-            table = tables.new(rules, d.get("seat", 0), opponents, d.get("seed"),
-                               default_agent_factory(rules, allowed, metas), d.get("thinking", False),
+            # a key given as null takes its default, as seed's and num_players' do (before:
+            # "seat": null and "thinking": null were refused)
+            seat, thinking = d.get("seat"), d.get("thinking")
+            table = tables.new(rules, 0 if seat is None else seat, opponents, d.get("seed"),
+                               default_agent_factory(rules, allowed, metas),
+                               False if thinking is None else thinking,
                                client=client_of(request))
             with table.lock:
                 return table.view()

@@ -79,7 +79,10 @@ class Refused(ValueError):
 def make_rules(preset: Any, options: Any, num_players: Any) -> RuleSet:
     """The rules of a new table: a preset by name (never a path), its options overridden by
     ``options`` (a mapping of rule fields) and the player count (given once: in ``options``
-    or as ``num_players``). ``Refused`` naming what is wrong."""
+    or as ``num_players``); each None takes its default (``basic``, no options, the preset's
+    count). ``Refused`` naming what is wrong."""
+    preset = "basic" if preset is None else preset
+    options = {} if options is None else options
     if not isinstance(preset, str) or preset not in PRESETS:
         raise Refused(f"rules {shown(preset, 60)}: not a preset; allowed: {', '.join(PRESETS)}")
     if not isinstance(options, Mapping):
