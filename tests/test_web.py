@@ -959,6 +959,27 @@ def _replay_files(folder, count, seed=0):
     return result.replays
 
 
+def test_a_clients_uploads_push_out_its_own_before_anothers():
+    """Before: a kind's oldest replay went first, whoever sent it, so one client's uploads
+    (or saved games) pushed out every other client's."""
+    from ono_env.apps.web.server import Replays
+    games = run_arena(["greedy", "random"], "basic", num_players=2, num_games=16, seed=5,
+                      rating=False, record=8).replays
+    for kind in ("upload", "saved"):
+        kept = Replays(limit=3)
+        mine = kept.add(games[0], "mine", kind, client="10.0.0.1")
+        theirs = [kept.add(g, "theirs", kind, client="10.0.0.2") for g in games[1:6]]
+        assert kept.has(mine) and [kept.has(r) for r in theirs] == [False] * 3 + [True] * 2
+        # the new replay counted: two each, and of those the oldest goes, the first client's
+        mine2 = kept.add(games[6], "mine again", kind, client="10.0.0.1")
+        assert [kept.has(r) for r in (mine, *theirs[3:], mine2)] == [False, True, True, True]
+        kept.add(games[7], "theirs again", kind, client="10.0.0.2")   # 3 against 1: theirs
+        assert [kept.has(r) for r in (*theirs[3:], mine2)] == [False, True, True]
+    one = Replays(limit=2)   # one client alone: the oldest first, as before
+    ids = [one.add(g, "x", "upload", client="10.0.0.1") for g in games[:4]]
+    assert [one.has(r) for r in ids] == [False, False, True, True]
+
+
 def test_uploads_and_saved_games_never_push_out_the_operators_replay_folders(tmp_path):
     import io
     _replay_files(tmp_path / "rec", 2)

@@ -43,7 +43,7 @@ import secrets
 import sys
 import threading
 import zlib
-from collections import OrderedDict
+from collections import Counter, OrderedDict
 from collections.abc import AsyncIterator, Callable, Sequence
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -89,7 +89,8 @@ BODY_SECONDS = 30.0
 client that stalls is answered 408 and what it sent is let go."""
 MAX_REPLAYS = 200
 """The most replays the server keeps of each kind (:data:`REPLAY_KINDS`): the ``--replays``
-folders' files, the saved games and the uploads (of the last two the oldest go first)."""
+folders' files, the saved games and the uploads (of the last two, the oldest of the client
+address that holds the most of the kind goes first)."""
 REPLAY_KINDS = ("folder", "saved", "upload")
 """The kinds of replay the server keeps apart, each within its own room: uploads push out
 only uploads, so that no client's uploads drop a game another client saved."""
@@ -200,13 +201,14 @@ class _Kept(NamedTuple):
     kind: str                # one of REPLAY_KINDS
     digest: str              # the SHA-256 of its JSON text (an upload sent again is the same)
     entry: dict[str, Any]    # its line in the listing (:func:`summary`)
+    client: str | None = None   # the address that uploaded or saved it
 
 
 class Replays:
     """The replays of one server, by id, of three kinds (:data:`REPLAY_KINDS`): files from
     ``--replays`` folders (kept while the server runs), saved games and uploads (the oldest
-    of its kind go first); at most ``limit`` replays and ``max_bytes`` of JSON text of each
-    kind. Each is kept as its JSON
+    of the client that holds the most of its kind goes first: :meth:`add`); at most
+    ``limit`` replays and ``max_bytes`` of JSON text of each kind. Each is kept as its JSON
     text, compressed (``zlib``), beside its listing entry, and read again when the viewer's
     answer is built: a replay read into Python objects takes three to five times its JSON
     text, so a count of JSON bytes said little of the memory kept (the standard library's
@@ -226,11 +228,13 @@ class Replays:
         self._lock = threading.Lock()
 
     def add(self, replay: Replay, title: str, kind: str = "saved",
-            text: bytes | None = None) -> str:
+            text: bytes | None = None, client: str | None = None) -> str:
         """Keep ``replay`` under ``title`` (checked text) as a replay of ``kind`` (``text``: its
-        JSON as UTF-8, where the caller has encoded it already). Each kind
-        is kept within ``limit`` replays and ``max_bytes``: a folder's file past that is
-        refused, and a saved game or an upload pushes out the oldest of its own kind. An
+        JSON as UTF-8, where the caller has encoded it already), from ``client`` (its
+        address). Each kind is kept within ``limit`` replays and ``max_bytes``: a folder's
+        file past that is refused, and a saved game or an upload pushes out of its own kind
+        the oldest of the client that holds the most of it, the new one counted (before: the
+        oldest of any client, so that one client's 205 uploads pushed out everyone's). An
         upload of the very text of an upload kept is that replay (its id, now the newest),
         not another copy. Its summary is built before anything is stored or dropped, so a
         replay that could not be listed is never kept, and a refused one changes nothing."""
@@ -250,19 +254,23 @@ class Replays:
         rid = secrets.token_hex(8)
         entry = summary(rid, title, replay)
         json.dumps(entry)   # can be answered: else refused here
-        kept = _Kept(zlib.compress(text, 1), size, kind, digest, entry)
+        kept = _Kept(zlib.compress(text, 1), size, kind, digest, entry, client)
         with self._lock:
-            same = [(r, item.size) for r, item in self._items.items() if item.kind == kind]
-            count, total = len(same) + 1, sum(n for _, n in same) + size
+            same = [(r, item) for r, item in self._items.items() if item.kind == kind]
+            count, total = len(same) + 1, sum(item.size for _, item in same) + size
             if kind == "folder" and (count > self.limit or total > self.max_bytes):
                 raise Refused(f"the replay folders' files fill the room kept for them "
                               f"({self.limit} replays, {self.max_bytes:,} bytes)", 409)
-            drop = []
-            for old, old_size in same:   # oldest first
-                if count <= self.limit and total <= self.max_bytes:
-                    break
+            held = Counter(item.client for _, item in same)
+            held[client] += 1
+            drop: list[str] = []
+            while same and (count > self.limit or total > self.max_bytes):
+                most = max(held[item.client] for _, item in same)
+                at = next(k for k, (_, item) in enumerate(same) if held[item.client] == most)
+                old, item = same.pop(at)   # that client's oldest
                 drop.append(old)
-                count, total = count - 1, total - old_size
+                held[item.client] -= 1
+                count, total = count - 1, total - item.size
             for old in drop:
                 self._bytes -= self._items.pop(old).size
                 self._drop_view(old)
@@ -814,7 +822,8 @@ def create_app(models: Sequence[str] = (), replay_dirs: Sequence[str] = (),
                 # a title that is not the table's id: the list is public, and the id is the
                 # only key to a table (before: any client could read it there and use it)
                 title = f"web game {next(saved_games)}"
-                table.saved_replay = replays.add(table.replay, title)   # once: then the same
+                table.saved_replay = replays.add(table.replay, title,   # once: then the same
+                                                 client=client_of(request))
             return replays.summary(table.saved_replay)
         return await at_table(table, save)
 
@@ -840,7 +849,8 @@ def create_app(models: Sequence[str] = (), replay_dirs: Sequence[str] = (),
                 replay_positions(replay)
             except ValueError as exc:
                 raise Refused(str(exc)) from None
-            return replay, replays.add(replay, "uploaded", "upload", text=encoded)
+            return replay, replays.add(replay, "uploaded", "upload", text=encoded,
+                                       client=client_of(request))
         replay, rid = await replay_work(uploads, client_of(request), check)
         return summary(rid, "uploaded", replay)
 
