@@ -160,21 +160,31 @@ def _group_free(root: str) -> int | None:
     return None
 
 
+SPACE_VALUE_BYTES = 10
+"""What Gymnasium's ``batch_space`` holds per value of a batched ``Box``: its bounds (low
+and high, float32) and two bool arrays that say where each is finite."""
+
+
 def check_game_memory(rules: RulesSpec, num_games: int, observation_version: int = 1,
-                      what: str | None = None, agents_copy: bool = False) -> None:
+                      what: str | None = None, agents_copy: bool = False,
+                      space_values: int = 0) -> None:
     """``ValueError`` naming ``what`` (default ``num_games=N``: the argument that asked for
     the games) when ``num_games`` games of ``rules`` would not fit in
     the memory free now: what the games hold (:func:`game_bytes`, a lower bound of what
     playing them takes) is over it. ``agents_copy``: count a second observation of each
     game, the copy of its row that an agent is handed (the arena's agents; before, a batch
-    of ``ppo-any`` games took twice what was counted). Without the check a batch too large
+    of ``ppo-any`` games took twice what was counted). ``space_values``: the values of one
+    game's observation space that a vector environment batches (:data:`SPACE_VALUE_BYTES`
+    each; before, ``OnoVectorEnv(1_000_000)`` passed the check and then failed inside
+    Gymnasium, its bounds half of what it needed). Without the check a batch too large
     for the memory is killed by the system with no word, or swaps the machine to a halt.
     Written here because the engine's arrays are the project's own; batches under
     :data:`MEMORY_CHECK_FROM` are not checked."""
     rules = _ruleset(rules)
-    if num_games * GAME_BYTES_BOUND < MEMORY_CHECK_FROM:   # a small batch: nothing to count
+    spaces = SPACE_VALUE_BYTES * space_values
+    if num_games * (GAME_BYTES_BOUND + spaces) < MEMORY_CHECK_FROM:   # small: nothing to count
         return
-    each = game_bytes(rules, observation_version) + (
+    each = game_bytes(rules, observation_version) + spaces + (
         4 * observation_size(rules, observation_version) if agents_copy else 0)
     need = num_games * each
     if need < MEMORY_CHECK_FROM:
@@ -182,9 +192,11 @@ def check_game_memory(rules: RulesSpec, num_games: int, observation_version: int
     free = available_memory()
     if free is not None and need > free:
         what = f"num_games={num_games:,}" if what is None else what
+        obs = f"{'two observations' if agents_copy else 'an observation'} of each"
+        held = (f"their state, {obs} and the bounds of their batched observation space"
+                if space_values else f"their state and {obs}")
         raise ValueError(f"{what}: {num_games:,} games of {rules.num_players} "
-                         f"players hold {need / 2**30:,.1f} GiB (their state and "
-                         f"{'two observations' if agents_copy else 'an observation'} of each), "
+                         f"players hold {need / 2**30:,.1f} GiB ({held}), "
                          f"and this machine has {free / 2**30:,.1f} GiB of memory "
                          f"free; allowed: fewer games at once (at most {free // each:,} here)")
 

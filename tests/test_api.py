@@ -272,6 +272,34 @@ def test_out_of_range_action():
     g2.step(np.array([legal, 2**64 - 1], np.uint64), active=np.array([True, False]))
 
 
+def test_a_vector_envs_batched_spaces_are_counted_before_its_games_are_made(monkeypatch):
+    """Gymnasium's batch_space keeps two float32 bounds and two bool masks per value of the
+    batched observation (and RLlib's action mask): about as much again as the games hold at
+    version 1. Before, a num_envs that fitted the games alone passed the check and then
+    failed inside Gymnasium (or the process was killed)."""
+    import ono_env.game as G
+    from ono_env.envs.gym_vector import OnoVectorEnv
+    from ono_env.envs.rllib_env import OnoRLlibVectorEnv
+
+    rules = RuleSet.preset("basic", num_players=2)
+    free = 600 << 20
+    monkeypatch.setattr(G, "available_memory", lambda: free)
+    size = G.observation_size(rules)
+    games_alone = free // G.game_bytes(rules)
+    with_spaces = free // (G.game_bytes(rules) + G.SPACE_VALUE_BYTES * size)
+    assert with_spaces < 0.6 * games_alone   # the bounds about double what is held
+    n = with_spaces + 1   # fits without the spaces, not with them
+    with pytest.raises(ValueError, match=f"^num_envs={n:,}: .* \\(their state, an observation "
+                                         f"of each and the bounds of their batched observation "
+                                         f"space\\), .*at most {with_spaces:,} here"):
+        OnoVectorEnv(n, rules, opponents="random")
+    with_mask = free // (G.game_bytes(rules) + G.SPACE_VALUE_BYTES * (size + 85))
+    with pytest.raises(ValueError, match=f"^num_envs={with_mask + 1:,}: .*at most "
+                                         f"{with_mask:,} here"):
+        OnoRLlibVectorEnv({"rules": "basic", "num_players": 2, "num_envs": with_mask + 1})
+    G.check_game_memory(rules, games_alone)   # the games alone still fit: the spaces decided
+
+
 def test_a_batch_over_the_free_memory_is_refused_before_it_is_made(monkeypatch, tmp_path, capsys):
     # before: VecGame and the arena took up to 1,000,000 games at any table size, about
     # 23 GiB at 10 players, and the system killed the process with no word

@@ -81,7 +81,7 @@ class OnoVectorEnv(gym.vector.VectorEnv):
         self.batch = LearnerBatch(rules, num_envs, opponents, None, learner_seat,
                                   max_decisions=max_decisions, skip_forced=skip_forced,
                                   reward=reward, observation_version=observation_version,
-                                  **rule_overrides)
+                                  batched_space=True, **rule_overrides)
         self.rules = self.batch.rules
         self.game = self.batch.game
         self.num_envs = self.batch.num_envs

@@ -33,7 +33,8 @@ import numpy as np
 
 from ono_env.checks import check_int, check_learner_seat, check_seed
 from ono_env.envs.opponents import OpponentDriver, make_opponents, midway
-from ono_env.game import MAX_GAMES, VecGame
+from ono_env.game import MAX_GAMES, VecGame, check_game_memory
+from ono_env.observation import observation_size
 from ono_env.rules import resolve_rules
 
 
@@ -51,17 +52,24 @@ class BatchStep(NamedTuple):
 
 
 class LearnerBatch:
-    """``num_envs`` games under ``rules`` with a learner seat in each (see the module)."""
+    """``num_envs`` games under ``rules`` with a learner seat in each (see the module).
+    ``batched_space``: the vector env over it batches the observation space (Gymnasium's
+    ``batch_space``), whose bounds are counted with the games against the free memory before
+    they are made (:func:`~ono_env.game.check_game_memory`)."""
 
     def __init__(self, rules: Any = "classic", num_envs: int = 64, opponents: Any = "random",
                  seed: int | None = None, learner_seat: int | str = "random", *,
                  max_decisions: int | None = None, skip_forced: bool = False,
                  reward: str = "win", observation_version: int = 1,
-                 **rule_overrides: Any) -> None:
+                 batched_space: bool = False, **rule_overrides: Any) -> None:
         self.rules = resolve_rules(rules, **rule_overrides)
         self.num_envs = check_int("num_envs", num_envs, 1, MAX_GAMES)
         check_seed("seed", seed)
         self._learner_seat = check_learner_seat(learner_seat, self.rules.num_players)
+        if batched_space:   # a vector env's batched observation space, counted before the games
+            check_game_memory(self.rules, self.num_envs, observation_version,
+                              f"num_envs={self.num_envs:,}",
+                              space_values=observation_size(self.rules, observation_version))
         self.game = VecGame(self.rules, self.num_envs, seed=seed, max_decisions=max_decisions,
                             skip_forced=skip_forced, reward=reward,
                             observation_version=observation_version)

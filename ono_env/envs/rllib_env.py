@@ -52,7 +52,7 @@ from ray.rllib.env.multi_agent_env import MultiAgentEnv
 from ono_env.cards import NUM_ACTIONS
 from ono_env.checks import check_action, check_int, check_learner_seat, check_seed, shown
 from ono_env.envs.opponents import OpponentDriver, OpponentPool, make_opponents, midway
-from ono_env.game import MAX_GAMES, VecGame
+from ono_env.game import MAX_GAMES, VecGame, check_game_memory
 from ono_env.observation import observation_high, observation_size
 from ono_env.rules import RuleSet, resolve_rules
 
@@ -105,9 +105,13 @@ class OnoRLlibVectorEnv(gym.vector.VectorEnv):
         seed = check_seed("seed", cfg.get("seed"))
         self._learner_seat = check_learner_seat(cfg.get("learner_seat", "random"),
                                                 self.rules.num_players)
+        version = cfg.get("observation_version", 1)
+        # the batched spaces' bounds too: the observation and the action mask of every game
+        check_game_memory(self.rules, self.num_envs, version, f"num_envs={self.num_envs:,}",
+                          space_values=observation_size(self.rules, version) + NUM_ACTIONS)
         self.game = VecGame(self.rules, self.num_envs, seed=seed,
                             max_decisions=cfg.get("max_decisions"), reward=cfg.get("reward", "win"),
-                            observation_version=cfg.get("observation_version", 1))
+                            observation_version=version)
         self.opponents = make_opponents(cfg.get("opponents", "random"), self.rules)
         self._driver = OpponentDriver(self.game, self.opponents)
         self._rng = np.random.default_rng(seed)
