@@ -470,7 +470,8 @@ def live_server(app):
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
-    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
+    from ono_env.apps.web.server import server_config
+    server = uvicorn.Server(server_config(app, host="127.0.0.1", port=port, log_level="warning"))
     server.install_signal_handlers = lambda: None
     threading.Thread(target=server.run, daemon=True).start()
     for _ in range(200):
@@ -521,6 +522,45 @@ def test_other_clients_are_answered_while_a_game_searches_at_the_largest_budget(
         assert searched["status"] == 200
         # a stalled server answers the first only after the search, and none after it
         assert served == 5, (served, searched)
+
+
+def test_a_connection_that_sends_no_whole_request_in_time_is_closed(monkeypatch):
+    """Before: a connection that sent nothing, or part of its headers, was held for as long
+    as its client kept it open (uvicorn times only the wait between requests), and some
+    hundreds of them used up the server's file descriptors."""
+    import socket
+    import time
+
+    from ono_env.apps.web import server
+    monkeypatch.setattr(server, "HEADER_SECONDS", 1.0)
+
+    def until_closed(s):
+        s.settimeout(30)
+        data = b""
+        while True:
+            more = s.recv(65536)
+            if not more:
+                return data
+            data += more
+
+    with live_server(create_app()) as (call, port):
+        silent = socket.create_connection(("127.0.0.1", port))
+        partial = socket.create_connection(("127.0.0.1", port))
+        partial.sendall(b"GET /api/options HTTP/1.1\r\nHost: 127.0.0.1\r\nAcc")
+        kept = socket.create_connection(("127.0.0.1", port))   # a request, then part of one
+        kept.sendall(b"GET /api/options HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+        time.sleep(0.5)
+        kept.sendall(b"GET /api/options HTTP/1.1\r\nHo")
+        t = time.perf_counter()
+        for s in (silent, partial):
+            assert until_closed(s).startswith(b"HTTP/1.1 408 Request Timeout\r\n")
+        answers = until_closed(kept)
+        assert answers.startswith(b"HTTP/1.1 200 OK") and answers.count(b"HTTP/1.1 ") == 2
+        assert answers.split(b"HTTP/1.1 ")[-1].startswith(b"408 Request Timeout")
+        assert time.perf_counter() - t < 10
+        for s in (silent, partial, kept):
+            s.close()
+        assert call("GET", "/api/options")[0] == 200   # a request in time is answered
 
 
 def test_bodies_that_never_finish_hold_bounded_memory_and_are_let_go(monkeypatch):

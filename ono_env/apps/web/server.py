@@ -87,6 +87,10 @@ others' games; :data:`BODY_SECONDS` still bounds how long each is held."""
 BODY_SECONDS = 30.0
 """The longest a request may take to send its whole body (4 MiB at about 1.1 Mbit/s); a
 client that stalls is answered 408 and what it sent is let go."""
+HEADER_SECONDS = 20.0
+"""The longest a connection may take to send a request's headers, from when it opens or its
+last answer was sent: past it, with no request under way, it is answered 408 and closed
+(:func:`server_config`)."""
 MAX_REPLAYS = 200
 """The most replays the server keeps of each kind (:data:`REPLAY_KINDS`): the ``--replays``
 folders' files, the saved games and the uploads (of the last two, the oldest of the client
@@ -914,6 +918,51 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
+def server_config(app: Any, **kwargs: Any) -> Any:
+    """The ``uvicorn.Config`` that serves ``app`` (``kwargs``: the rest of its settings):
+    uvicorn's h11 protocol, with a deadline for each request's headers
+    (:data:`HEADER_SECONDS`). uvicorn times only the wait between a connection's requests, and
+    stops that clock at the first byte: a connection that sent nothing, or part of its
+    headers, was held for as long as its client kept it open, and some hundreds of them used
+    up the process's file descriptors, so that no client was answered. Written here because
+    uvicorn has no such setting; it reads the protocol's ``cycle``, ``loop`` and
+    ``transport``, which uvicorn 0.29 to 0.55 keep alike."""
+    import uvicorn
+    from uvicorn.protocols.http.h11_impl import H11Protocol
+
+    class HeadersInTime(H11Protocol):
+        _headers_due: asyncio.TimerHandle | None = None
+
+        def connection_made(self, transport: Any) -> None:
+            super().connection_made(transport)
+            self._arm()
+
+        def on_response_complete(self) -> None:
+            super().on_response_complete()
+            self._arm()
+
+        def connection_lost(self, exc: Exception | None) -> None:
+            if self._headers_due is not None:
+                self._headers_due.cancel()
+            super().connection_lost(exc)
+
+        def _arm(self) -> None:
+            if self._headers_due is not None:
+                self._headers_due.cancel()
+            self._headers_due = self.loop.call_later(HEADER_SECONDS, self._late, self.cycle)
+
+        def _late(self, cycle: Any) -> None:
+            """No request began since the clock started (the same ``cycle``, none or one
+            answered), and none is under way: answer 408 and close."""
+            if self.cycle is cycle and (cycle is None or cycle.response_complete) \
+                    and not self.transport.is_closing():
+                self.transport.write(b"HTTP/1.1 408 Request Timeout\r\nContent-Length: 0\r\n"
+                                     b"Connection: close\r\n\r\n")
+                self.transport.close()
+
+    return uvicorn.Config(app, http=HeadersInTime, **kwargs)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     def body(args) -> int:
         import socket
@@ -946,8 +995,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                              f"serve every address")
         shown = f"[{host}]" if ":" in host else host
         print(f"ono-web: open http://{shown}:{port}/ (Ctrl-C stops the server)", flush=True)
-        config = uvicorn.Config(app, log_level="warning")
-        server = uvicorn.Server(config)
+        server = uvicorn.Server(server_config(app, log_level="warning"))
         try:
             server.run(sockets=[sock])
         except KeyboardInterrupt:
