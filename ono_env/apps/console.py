@@ -240,8 +240,8 @@ class _NamedStdout:
         except OSError as exc:
             raise StdoutError(f"cannot write the standard output: {_message(exc)}") from exc
 
-    def write(self, text: str) -> int:
-        return int(self._call("write", text))
+    def write(self, text: str) -> Any:   # the stream's own answer (a count, or None)
+        return self._call("write", text)
 
     def writelines(self, lines: Any) -> None:
         self._call("writelines", lines)
