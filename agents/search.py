@@ -240,7 +240,10 @@ class SearchAgent:
                     or time_ms is not None or not hasattr(prior, "net"):
                 raise ValueError("belief: a fair 2-player pimc search with a fixed number of "
                                  "worlds and a learned prior (its network models the opponent)")
-            self._net_belief = packed_network(prior.net)   # the opponent's model: the prior's
+            # the opponent's model: the prior's, checked against the rules as a playout
+            # policy is (before: a prior for other rules was taken, and its network read
+            # another layout's observations in the compiled search: the process crashed)
+            self._net_belief = _playout_network(prior, self.rules, "the prior")
             if self._net is not None and not all(
                     np.array_equal(x, y) for x, y in zip(self._net, self._net_belief)):
                 raise ValueError("belief: the playouts' network must be the prior's (the one "
@@ -561,18 +564,20 @@ class _Tree:
             new[:used] = was[:used]
 
 
-def _playout_network(policy: Any, rules: Any) -> tuple[np.ndarray, np.ndarray]:
-    """A learned policy for ``rules`` as the packed network of the compiled playouts;
-    ``ValueError`` for anything else, or for a policy made for other rules."""
+def _playout_network(policy: Any, rules: Any,
+                     what: str = "the playout policy") -> tuple[np.ndarray, np.ndarray]:
+    """A learned policy for ``rules`` as the packed network of the compiled search (its
+    playouts, or ``what`` names another use: the belief's prior); ``ValueError`` for
+    anything else, or for a policy made for other rules."""
     from ono_env.agents.learned import LearnedAgent, check_compatible
     if not isinstance(policy, LearnedAgent):
         raise ValueError(f"policy = {policy!r}; allowed: {', '.join(POLICIES)}, or a learned "
                          f"policy (LearnedAgent) for these rules")
     meta = dict(policy.meta) if policy.meta else {}
     if {"observation_version", "action_names", "rules", "observation_size"} <= meta.keys():
-        check_compatible(meta, rules, f"the playout policy {policy.name!r}")
+        check_compatible(meta, rules, f"{what} {policy.name!r}")
     elif policy.rules.to_dict() != rules.to_dict():
-        raise ValueError(f"the playout policy {policy!r} was made for "
+        raise ValueError(f"{what} {policy!r} was made for "
                          f"{policy.rules.num_players}-player {policy.rules.name!r} rules; this "
                          f"search plays {rules.num_players}-player {rules.name!r}")
     return packed_network(policy.net)

@@ -715,6 +715,11 @@ def test_a_belief_search_keeps_only_its_own_views_and_does_not_peek():
     greedy_playouts = SearchAgent(rules, 4, "greedy", margin=0.1, prior=pol, belief=1.0)
     assert greedy_playouts._playout_args(game, {"greedy": 1, "learned": 100})[1][0] is \
         greedy_playouts._net_belief[0]               # the prior's network, for the belief only
+    # a prior made for other rules (before: taken, and the compiled search read another
+    # layout's observations with its network until the process crashed)
+    classic = RuleSet.preset("classic", num_players=2)
+    with pytest.raises(ValueError, match=r"^the prior 'ppo-basic-2p': trained for 'basic' rules"):
+        SearchAgent(classic, 16, "greedy", prior=make_agent("ppo-basic-2p", rules), belief=1.0)
 
 
 def test_two_threads_loading_one_file_at_once_share_one_network_and_one_packing(tmp_path,
