@@ -362,8 +362,9 @@ def write_whole(path: Path, data: bytes, what: str) -> Path:
     """Write ``data`` to ``path`` through a temporary file, then renamed: a reader (or a run
     killed while it writes) sees the old file or the new one, never a part. A file replaced
     keeps its permissions, and a symbolic link at ``path`` keeps pointing at the file, which
-    is the one written (as a plain write would do). ``what`` names the file in the error
-    (``ValueError``) a failed write gives."""
+    is the one written (as a plain write would do); a folder, FIFO, device or socket at
+    ``path`` (or where its link leads) is refused, never replaced. ``what`` names the file in
+    the error (``ValueError``) a failed write gives."""
     target = Path(os.path.realpath(path)) if os.path.islink(path) else Path(path)
     # a temporary name of its own (a user's "<name>.tmp" beside it is never touched), made
     # new (O_EXCL) with the mode a plain write gives (0666 less the umask; tempfile's 0600
@@ -371,9 +372,18 @@ def write_whole(path: Path, data: bytes, what: str) -> Path:
     tmp = target.with_name(f".ono-{secrets.token_hex(6)}.tmp")   # short: any name fits
     try:
         try:
-            mode: int | None = stat.S_IMODE(target.stat().st_mode)
+            st = target.stat()
         except FileNotFoundError:
-            mode = None
+            mode: int | None = None
+        else:   # only a regular file is replaced (before: a FIFO or a device, /dev/null
+            # as root, became a regular file, for every user of the system)
+            if stat.S_ISDIR(st.st_mode):
+                raise ValueError(f"cannot write {what} {str(path)!r}: it is a folder")
+            if not stat.S_ISREG(st.st_mode):
+                raise ValueError(f"cannot write {what} {str(path)!r}: not a regular file (a "
+                                 f"FIFO, device or socket is never replaced); allowed: a "
+                                 f"regular file's path, or a new one")
+            mode = stat.S_IMODE(st.st_mode)
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
         with os.fdopen(fd, "wb") as fh:
             if mode is not None:

@@ -1085,6 +1085,27 @@ def test_a_write_stopped_by_ctrl_c_leaves_no_temporary_file(tmp_path, monkeypatc
     assert list(tmp_path.iterdir()) == []
 
 
+def test_a_write_never_replaces_a_fifo_a_device_or_a_folder(tmp_path):
+    """Before: the temporary file was renamed over whatever was at the path, so that a FIFO
+    (or a link to one) became a regular file, and as root Replay.save('/dev/null') made the
+    system's /dev/null one."""
+    import os
+    import stat
+
+    from ono_env import checks
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    (tmp_path / "link").symlink_to(fifo)
+    (tmp_path / "dir").mkdir()
+    for path, why in ((fifo, "not a regular file"), (tmp_path / "link", "not a regular file"),
+                      (tmp_path / "dir", "it is a folder")):
+        with pytest.raises(ValueError, match=f"cannot write model file '{path}': {why}"):
+            checks.write_whole(path, b"x", "model file")
+    assert stat.S_ISFIFO(os.lstat(fifo).st_mode) and (tmp_path / "link").is_symlink()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["dir", "fifo", "link"]
+    assert checks.write_whole(tmp_path / "new", b"x", "model file").read_bytes() == b"x"
+
+
 def test_export_names_a_destination_the_system_refuses(tmp_path, capsys, monkeypatch):
     """Before: '[Errno 36] File name too long', naming no destination; and '.safetensors'
     was told its name must end in .safetensors, which it does."""
