@@ -365,6 +365,14 @@ class VecGame:
     def __getstate__(self) -> dict:
         return {k: v for k, v in self.__dict__.items() if k not in self._VIEWS}
 
+    def __copy__(self) -> VecGame:
+        """``copy.copy(game)``: a game of its own, as ``copy.deepcopy`` makes. A shallow copy
+        shared the state arrays but not the legal mask kept for them, so that stepping both
+        corrupted the games (a hand of 262 cards, a deck count below zero)."""
+        import copy
+
+        return copy.deepcopy(self)
+
     def __setstate__(self, state: dict) -> None:
         self.__dict__.update(state)
         if "_pending" not in state:   # pickled before rewards inside a reset were kept

@@ -644,18 +644,21 @@ def test_the_private_unchecked_step_still_range_checks_ids():
     assert "check" not in VecGame.step.__code__.co_varnames   # no public unchecked flag
 
 
-@pytest.mark.parametrize("how", ["deepcopy", "pickle"])
+@pytest.mark.parametrize("how", ["deepcopy", "pickle", "copy"])
 def test_a_copied_game_plays_on_its_own_buffers(how):
     """copy.deepcopy / pickle of a VecGame: its state views, legal mask and step results
-    follow the copy's own arrays, and it plays exactly as the original."""
+    follow the copy's own arrays, and it plays exactly as the original. copy.copy makes the
+    same (before: a shallow copy that shared the state, not the legal mask kept for it)."""
     import copy
     import pickle
 
     from ono_env import random_legal
     g = VecGame("basic", 32, seed=4, num_players=2)
     g.legal_mask()
-    h = copy.deepcopy(g) if how == "deepcopy" else pickle.loads(pickle.dumps(g))
+    h = {"deepcopy": copy.deepcopy, "copy": copy.copy,
+         "pickle": lambda x: pickle.loads(pickle.dumps(x))}[how](g)
     assert np.shares_memory(h.state.current, h.state.g)
+    assert not np.shares_memory(h.state.g, g.state.g)
     rg, rh = np.random.default_rng(1), np.random.default_rng(1)
     for _ in range(200):
         mg, mh = g.legal_mask().copy(), h.legal_mask().copy()
