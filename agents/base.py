@@ -29,7 +29,7 @@ from typing import Any, Protocol, TYPE_CHECKING, runtime_checkable
 
 import numpy as np
 
-from ono_env.checks import printable, shown
+from ono_env.checks import as_array, printable, shown
 from ono_env.game import random_legal
 from ono_env.observation import OBS_VERSIONS
 
@@ -154,7 +154,7 @@ def checked_actions(agent: Agent, obs: np.ndarray, mask: np.ndarray,
 def check_actions(agent: Agent, actions: Any, mask: np.ndarray) -> np.ndarray:
     """What ``agent.act`` returned for ``mask``, as int64, once it is of shape (B,), integers
     and legal in every row; else one ``ValueError`` naming the agent and the fault."""
-    actions = np.asarray(actions)
+    actions = as_array(actions)
     if actions.shape != (mask.shape[0],) or not np.issubdtype(actions.dtype, np.integer):
         raise ValueError(f"{agent!r}.act returned {actions.dtype} {actions.shape}; "
                          f"expected ({mask.shape[0]},) integers")

@@ -165,11 +165,23 @@ def check_rng(name: str, value: Any) -> np.random.Generator:
     return value
 
 
+def as_array(value: Any) -> np.ndarray:
+    """``np.asarray(value)``, except that a list or tuple holding a bool among its integers
+    comes back as a bool array, which the callers refuse as holding no integers:
+    ``np.asarray([True, 0])`` is the integers ``[1, 0]``, so a bool was read as action, seat
+    or game 1 (a bool array alone was refused)."""
+    a = np.asarray(value)
+    if isinstance(value, (list, tuple)) and a.dtype.kind in "iu" and any(
+            isinstance(v, (bool, np.bool_)) for v in value):
+        return a.astype(np.bool_)
+    return a
+
+
 def check_rows(name: str, rows: Any, num_games: int) -> np.ndarray:
     """Game indices ``rows`` as a contiguous ``(R,) int64`` array, when they are a 1-D array
     (or sequence) of integers, not bools, from 0 to ``num_games - 1``: compiled code reads
     the games at these indices unchecked."""
-    a = np.asarray(rows)
+    a = as_array(rows)
     allowed = f"a 1-D integer array of game indices 0 to {num_games - 1}"
     if a.ndim != 1 or (a.size and a.dtype.kind not in "iu"):
         raise ValueError(f"{name} is {a.dtype} {a.shape}; allowed: {allowed}")

@@ -26,7 +26,16 @@ import numpy as np
 from ono_env import _engine as E
 from ono_env import cards as C
 from ono_env import positions
-from ono_env.checks import check_bool, check_choice, check_int, check_rng, check_seed, is_int, shown
+from ono_env.checks import (
+    as_array,
+    check_bool,
+    check_choice,
+    check_int,
+    check_rng,
+    check_seed,
+    is_int,
+    shown,
+)
 from ono_env.observation import OBS_VERSIONS, RulesSpec, _check_version, _ruleset, observation_size
 from ono_env.positions import POSITION_VERSION  # noqa: F401 (re-exported)
 from ono_env.rules import (
@@ -450,7 +459,7 @@ class VecGame:
             self._seats.fill(check_int("seat", seats, 0, self.num_players - 1))
             seats = self._seats
         else:
-            arr = np.asarray(seats)
+            arr = as_array(seats)
             # min and max: two reductions, where a combined comparison builds two arrays
             if (arr.shape != (self.num_games,) or arr.dtype.kind not in "iu"
                     or (arr.size and (arr.min() < 0 or arr.max() >= self.num_players))):
@@ -560,7 +569,7 @@ class VecGame:
         return bad
 
     def _step_args(self, actions, active) -> tuple[np.ndarray, np.ndarray]:
-        actions = np.asarray(actions)
+        actions = as_array(actions)
         if actions.shape != (self.num_games,) or actions.dtype.kind not in "iu":
             raise ValueError(
                 f"actions must be an integer array of shape ({self.num_games},); "

@@ -671,6 +671,33 @@ def test_a_copied_game_plays_on_its_own_buffers(how):
 
 
 
+def test_a_bool_among_integers_is_refused_as_a_bool_array_is():
+    """Before: np.asarray([True, 0]) is the integers [1, 0], so a bool in a list was read as
+    action, seat or game 1 (a bool array alone was refused)."""
+    from ono_env.agents.base import check_actions
+    from ono_env.agents.search import SearchAgent
+    from ono_env.envs.sb3 import OnoVecEnv
+
+    g = VecGame("basic", 2, seed=0, num_players=2)
+    mask = g.legal_mask().copy()
+    rng = np.random.default_rng(0)
+    venv = OnoVecEnv("basic", num_envs=2, num_players=2, seed=0)
+    venv.reset()
+    for call, message in (
+            (lambda: g.step([True, 0]), "actions must be an integer array of shape (2,); got bool"),
+            (lambda: g.observe([True, 0]), "seats must be an integer array of shape (2,) with "
+                                           "seats 0..1; got bool"),
+            (lambda: SearchAgent(g.rules, 4).act_game(g, [np.True_, 0], rng),
+             "act_game: rows is bool (2,)"),
+            (lambda: venv.step(np.array([True, 0], dtype=object).tolist()),
+             "actions must be an integer array of shape (2,); got bool"),
+            (lambda: check_actions("agent", (True, 0), mask), "'agent'.act returned bool (2,)")):
+        with pytest.raises(ValueError, match=re.escape(message)):
+            call()
+    assert np.array_equal(g.legal_mask(), mask)   # nothing moved
+    assert g.observe([1, 0]).shape[0] == 2 and len(check_actions("a", [0, 0], np.ones((2, 85), bool))) == 2
+
+
 def _refusal(call):
     with pytest.raises(ValueError) as info:
         call()

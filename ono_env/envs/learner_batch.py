@@ -31,7 +31,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from ono_env.checks import check_int, check_learner_seat, check_seed
+from ono_env.checks import as_array, check_int, check_learner_seat, check_seed
 from ono_env.envs.opponents import OpponentDriver, make_opponents, midway
 from ono_env.game import MAX_GAMES, VecGame, check_game_memory
 from ono_env.observation import observation_size
@@ -118,7 +118,7 @@ class LearnerBatch:
         """``actions`` as an integer array of shape ``(num_envs,)``, or ``ValueError``: int64,
         or uint64 as given, which :meth:`~ono_env.game.VecGame.step` checks and names as given (cast here,
         2**64 - 1 was named 'id -1')."""
-        a = np.asarray(actions)
+        a = as_array(actions)
         if a.shape != (num_envs,) or a.dtype.kind not in "iu":
             raise ValueError(f"actions must be an integer array of shape ({num_envs},); "
                              f"got {a.dtype} {a.shape}")

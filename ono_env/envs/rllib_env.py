@@ -50,7 +50,7 @@ from gymnasium.vector.utils import batch_space
 from ray.rllib.env.multi_agent_env import MultiAgentEnv
 
 from ono_env.cards import NUM_ACTIONS
-from ono_env.checks import check_action, check_int, check_learner_seat, check_seed, shown
+from ono_env.checks import as_array, check_action, check_int, check_learner_seat, check_seed, shown
 from ono_env.envs.opponents import OpponentDriver, OpponentPool, make_opponents, midway
 from ono_env.game import MAX_GAMES, VecGame, check_game_memory
 from ono_env.observation import observation_high, observation_size
@@ -197,7 +197,7 @@ class OnoRLlibVectorEnv(gym.vector.VectorEnv):
         step are dealt again instead (their action is ignored)."""
         if not self._ready:
             raise RuntimeError(self._failed or "step() before reset(): call reset() first")
-        a = np.asarray(actions)
+        a = as_array(actions)
         if a.shape != (self.num_envs,) or a.dtype.kind not in "iu":
             raise ValueError(f"actions must be an integer array of shape ({self.num_envs},); "
                              f"got {a.dtype} {a.shape}")
