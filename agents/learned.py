@@ -859,10 +859,20 @@ class LearnedAgent:
 
     def __init__(self, net: PolicyNet, rules: RuleSet, name: str = "learned",
                  deterministic: bool = True, meta: dict[str, Any] | None = None) -> None:
+        # each argument checked (before: rules='basic' was kept as text, and repr and every
+        # error of act then failed; deterministic='no' played as True, a None net failed
+        # with an AttributeError)
+        if not isinstance(net, PolicyNet):
+            raise ValueError(f"net is a {type(net).__name__}; allowed: a PolicyNet "
+                             f"(load_agent reads one from a model file)")
+        if meta is not None and not isinstance(meta, dict):
+            raise ValueError(f"meta is a {type(meta).__name__}; allowed: a dict or None")
         self.net = net
-        self.rules = rules
+        self.rules = resolve_rules(rules)
+        if not isinstance(name, str):
+            raise ValueError(f"name = {shown(name, 40)} ({type(name).__name__}); allowed: text")
         self.name = name
-        self.deterministic = deterministic
+        self.deterministic = check_bool("deterministic", deterministic)
         self.meta = meta or {}
         self.model_sha256: str | None = None
         """The SHA-256 of the model bytes the network was read from (:func:`model_sha256`;
@@ -871,11 +881,12 @@ class LearnedAgent:
         self.observation_version = 2 if net.observation_size == OBS_V2_SIZE else 1
         """The observation layout the network reads (version 2 has its own length, which no
         version-1 layout has); the agent driver observes each agent in its own version."""
-        self.obs_size = observation_size(rules, self.observation_version)
+        self.obs_size = observation_size(self.rules, self.observation_version)
         if net.observation_size != self.obs_size or net.num_actions != C.NUM_ACTIONS:
             raise ValueError(f"{name}: a network for ({net.observation_size},) observations and "
-                             f"{net.num_actions} actions cannot play {rules.name!r} with "
-                             f"{rules.num_players} players ({self.obs_size}, {C.NUM_ACTIONS})")
+                             f"{net.num_actions} actions cannot play {self.rules.name!r} with "
+                             f"{self.rules.num_players} players ({self.obs_size}, "
+                             f"{C.NUM_ACTIONS})")
 
     def __repr__(self) -> str:
         return f"LearnedAgent({self.name!r}, rules={self.rules.name!r}, num_players={self.rules.num_players})"

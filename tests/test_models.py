@@ -854,6 +854,27 @@ def test_shipped_models_are_safetensors_files_and_load_by_name():
             make_agent(name, RuleSet.preset(other, num_players=other_n))
 
 
+def test_a_learned_agent_made_by_hand_checks_its_arguments():
+    """Before: rules given as a preset's name or a mapping were kept as given (repr and every
+    error of act then failed with an AttributeError), deterministic='no' played as True, a
+    name of 5 was taken and a None net failed with an AttributeError."""
+    from ono_env.agents.learned import LearnedAgent
+    rules = RuleSet.preset("basic", num_players=2)
+    a = make_agent("ppo-basic-2p", rules)
+    made = LearnedAgent(a.net, {"preset": "basic", "num_players": 2}, "mine")
+    assert made.rules == rules and repr(made) == "LearnedAgent('mine', rules='basic', num_players=2)"
+    for kw, message in ((dict(rules="classic"), "mine: a network for (241,) observations and 85 "
+                                                 "actions cannot play 'classic' with 4 players"),
+                        (dict(deterministic="no"), "deterministic='no' (str); allowed: True or False"),
+                        (dict(name=5), "name = 5 (int); allowed: text"),
+                        (dict(net=None), "net is a NoneType; allowed: a PolicyNet"),
+                        (dict(meta=[1]), "meta is a list; allowed: a dict or None")):
+        args = {"net": a.net, "rules": rules, "name": "mine", "deterministic": True,
+                "meta": None, **kw}
+        with pytest.raises(ValueError, match=re.escape(message)):
+            LearnedAgent(**args)
+
+
 def test_a_model_given_the_other_observation_version_says_which_it_reads():
     import numpy as np
 
