@@ -892,8 +892,18 @@ class LearnedAgent:
         return f"LearnedAgent({self.name!r}, rules={self.rules.name!r}, num_players={self.rules.num_players})"
 
     def logits(self, obs: np.ndarray) -> np.ndarray:
-        """``(B, A) float32`` unmasked logits of ``(B, D)`` observations."""
-        return self.net(obs)
+        """``(B, A) float32`` unmasked logits of ``(B, D)`` observations. Logits that are not
+        finite are one ``ValueError``: finite observations far outside those a game writes
+        (3e38) overflowed the products, and the agent played the first legal action and
+        reported NaN probabilities, with NumPy's warnings."""
+        with np.errstate(over="ignore", invalid="ignore"):
+            z = self.net(obs)
+        if not np.isfinite(z.sum(dtype=np.float64)):
+            raise ValueError(f"{self!r}: observations far outside those a game writes (the "
+                             f"largest in size {float(np.abs(obs).max()):g}) give logits that "
+                             f"are not finite; allowed: observations as VecGame.observe "
+                             f"writes them")
+        return z
 
     def probabilities(self, obs: np.ndarray, mask: np.ndarray) -> np.ndarray:
         """``(B, A)`` float64: the probability of each action under the masked softmax, 0 for
