@@ -107,7 +107,7 @@ import numpy as np
 
 from ono_env import _engine as E
 from ono_env import cards as C
-from ono_env.agents.base import observation_version
+from ono_env.agents.base import check_actions, observation_version
 from ono_env.checks import check_rng, check_rows, is_real, shown
 from ono_env.game import VecGame, kernel_entry
 from ono_env.observation import OBS_V2_SIZE, observation_size
@@ -533,10 +533,12 @@ class SearchAgent:
         obs = game.observe(game.state.current.astype(np.int64), which, out=self._obs,
                            version=version)[rows]
         mask = game.legal_mask()[rows]
-        choice = np.asarray(self.prior.act(obs, mask, rng), dtype=np.int64)
-        if choice.shape != (len(rows),) or not mask[np.arange(len(rows)), choice].all():
-            raise ValueError(f"{self!r}: the prior {self.prior!r} chose an illegal action")
-        return choice
+        # its answer checked as every agent's is (before: floats were cut to integers, an
+        # id past the actions was an IndexError, None a TypeError)
+        try:
+            return check_actions(self.prior, self.prior.act(obs, mask, rng), mask)
+        except ValueError as exc:
+            raise ValueError(f"{self!r}: the prior: {exc}") from None
 
 
 class _Tree:

@@ -5,6 +5,7 @@ search, and a compiled greedy playout policy equal to the NumPy ``greedy``."""
 from __future__ import annotations
 
 import itertools
+import re
 
 import numpy as np
 import pytest
@@ -183,6 +184,24 @@ def test_pimc_ppo_keeps_the_policy_choice_unless_clearly_beaten():
     assert make_agent("pimc-ppo", RuleSet.preset("basic", num_players=3)).prior.name == "ppo-any"
     with pytest.raises(ValueError, match=r"prior = .*allowed: None, or for a pimc search"):
         SearchAgent(rules, 4, method="ismcts", prior=ppo)
+    # the prior's answer is checked as every agent's is (before: 0.7 past an action was cut
+    # to it, an id past the actions an IndexError, None a TypeError)
+    class Odd:
+        def __init__(self, answer):
+            self.answer, self.name = answer, "odd"
+
+        def act(self, obs, mask, rng):
+            return self.answer(mask)
+
+        def __repr__(self):
+            return "Odd()"
+    for answer, message in ((lambda m: m.argmax(axis=1) + 0.7, "Odd().act returned float64"),
+                            (lambda m: np.full(len(m), 99), "Odd() chose illegal action 99"),
+                            (lambda m: None, "Odd().act returned object ()")):
+        odd = SearchAgent(rules, 2, margin=0.1, prior=Odd(answer), name="odd")
+        with pytest.raises(ValueError, match=r"^SearchAgent\('odd'.*: the prior: "
+                                             + re.escape(message)):
+            odd.act_game(game, rows, np.random.default_rng(3))
     # the cheating ceiling with the same prior: only what it sees differs from pimc-ppo
     oracle = make_agent("oracle-ppo:6", rules)
     assert oracle.cheating and oracle.view == "hands" and oracle.prior.name == ppo.name
