@@ -107,6 +107,7 @@ from ono_env.checks import (
     check_act_mask,
     check_act_obs,
     check_bool,
+    check_output_dir,
     is_int,
     nesting,
     no_file,
@@ -607,6 +608,8 @@ def model_bytes(net: PolicyNet, meta: dict[str, Any]) -> bytes:
     """The model file's bytes for ``net`` and its metadata (checked against each other)."""
     from safetensors.numpy import save
 
+    if not isinstance(net, PolicyNet):   # before: an AttributeError
+        raise ValueError(f"model to save: net is a {type(net).__name__}; allowed: a PolicyNet")
     check_metadata(meta, "model to save")
     tensors = net.tensors()
     PolicyNet.from_tensors(tensors, meta, "model to save")
@@ -614,14 +617,19 @@ def model_bytes(net: PolicyNet, meta: dict[str, Any]) -> bytes:
 
 
 def write_model(path: str | Path, net: PolicyNet, meta: dict[str, Any]) -> Path:
-    """Write a ``.safetensors`` model file (through a temporary file, then renamed)."""
+    """Write a ``.safetensors`` model file (through a temporary file, then renamed); its
+    folder is made where missing. A path that is no text, a folder, or a folder that cannot
+    be made (a file on the way) is one ``ValueError`` (before: pathlib's ``TypeError`` and
+    ``FileExistsError``)."""
+    if not isinstance(path, (str, os.PathLike)) or not str(path):
+        raise ValueError(f"model file: a file path is needed; got {shown(path, 60)}")
     path = Path(path)
     if path.suffix != ".safetensors":
         raise ValueError(f"model file name {str(path)!r}: a model file's name ends in .safetensors")
     data = model_bytes(net, meta)
-    path.parent.mkdir(parents=True, exist_ok=True)
     if path.is_dir():
         raise ValueError(f"model file name {str(path)!r}: it is a folder")
+    check_output_dir(path.parent, "model file")
     return write_whole(path, data, "model file")
 
 

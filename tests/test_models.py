@@ -804,6 +804,18 @@ def test_write_model_refuses_inconsistent_models(tmp_path):
     with pytest.raises(ValueError, match=r"model to save: damaged model: tensor 'hidden.0.weight'"):
         write_model(tmp_path / "m.safetensors", net, meta)
     assert not list(tmp_path.iterdir())
+    # before: pathlib's TypeError, an AttributeError and FileExistsError
+    meta = tiny_meta(net)
+    (tmp_path / "f").write_text("kept")
+    for path, a_net, message in ((5, net, "model file: a file path is needed; got 5"),
+                                 (tmp_path / "m.safetensors", None,
+                                  "model to save: net is a NoneType; allowed: a PolicyNet"),
+                                 (tmp_path / "f" / "m.safetensors", net,
+                                  "model file: '" + str(tmp_path / "f") + "' exists and is not a "
+                                  "folder")):
+        with pytest.raises(ValueError, match=re.escape(message)):
+            write_model(path, a_net, meta)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["f"]
 
 
 # ---- (d) the shipped models -------------------------------------------------------------
