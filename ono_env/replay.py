@@ -124,6 +124,13 @@ def search_thinking(label: str, values: np.ndarray, mask: np.ndarray) -> dict[st
                        for a in np.flatnonzero(mask) if values[a] > -1.0}}
 
 
+def _check_game(game: Any) -> None:
+    """``game`` is a VecGame (before: an AttributeError for anything else)."""
+    if not isinstance(game, VecGame):
+        raise ValueError(f"game is a {type(game).__name__}; allowed: the VecGame the replay "
+                         f"records")
+
+
 @dataclass
 class Replay:
     """One game: rules, the deal's generator state, the players' labels, the actions."""
@@ -148,16 +155,19 @@ class Replay:
         next episodes would not be in the replay. So is what the file could not hold (each one
         ``ValueError``; before, these were saved and then refused by :meth:`load`): ``i``
         not a game of ``game``, ``game_seed`` outside 0 .. 2**64 - 1 or not an integer, a
-        label count other than the table's players."""
+        label count other than the table's players, a label that is no text (before: its
+        ``str()`` was kept, "None" for None), ``game`` no VecGame."""
+        _check_game(game)
         if game.skip_forced or game.autoreset:
             raise ValueError("a replay records a game without skip_forced and autoreset "
                              "(every decision must be offered, one episode)")
         check_int("i", i, 0, game.num_games - 1)
         game_seed = check_int("game_seed", game_seed, 0, MAX_GAME_SEED)
         n = game.rules.num_players
-        if not isinstance(players, (list, tuple)) or len(players) != n:
-            raise ValueError(f"players={shown(players, 60)}; allowed: a list of {n} labels, "
-                             f"one a seat")
+        if not isinstance(players, (list, tuple)) or len(players) != n \
+                or not all(isinstance(label, str) for label in players):
+            raise ValueError(f"players={shown(players, 60)}; allowed: a list of {n} labels "
+                             f"(text), one a seat")
         return cls(game.rules, game_seed, game.max_decisions,
                    [clean_label(p) for p in players], source=clean_label(source))
 
@@ -166,7 +176,11 @@ class Replay:
         (a float or a bool is one ``ValueError``; before, it was truncated) and what the agent
         reported of it, checked as :meth:`load` checks it (before: a NaN probability was
         recorded, and ``save`` refused the replay after the games, ``ono-arena --record``
-        losing its ``--out`` too)."""
+        losing its ``--out`` too). A finished replay takes no more (before: taken, and
+        :func:`replay_positions` then found actions after the game's end)."""
+        if self.result is not None:
+            raise ValueError("the replay is finished (its game is over): it takes no more "
+                             "decisions")
         action = check_action("action", action)
         if not 0 <= action < C.NUM_ACTIONS:
             raise ValueError(f"action={action}; allowed: an action id 0 .. {C.NUM_ACTIONS - 1}")
@@ -178,6 +192,7 @@ class Replay:
     def finish(self, game: VecGame, i: int = 0) -> Replay:
         """Record how game ``i`` of ``game`` ended (its current position); a game that has
         not ended is one ``ValueError`` (before: recorded, saved, and refused by :meth:`load`)."""
+        _check_game(game)
         i = check_int("i", i, 0, game.num_games - 1)
         position = game.to_dict(i)
         if not (position["terminated"] or position["truncated"]):
