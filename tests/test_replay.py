@@ -312,6 +312,17 @@ def test_recording_refuses_what_a_replay_file_cannot_hold(tmp_path):
             new_game(game.rules, bad)
 
 
+def _record_to_the_end(game, r):
+    """Play game 0 of ``game`` to its end with random legal moves, recording each in ``r``,
+    and finish ``r``."""
+    rng = np.random.default_rng(0)
+    while not (game.terminated[0] or game.truncated[0]):
+        a = int(rng.choice(np.flatnonzero(game.legal_mask()[0])))
+        r.add(a)
+        game.step(np.array([a]))
+    r.finish(game)
+
+
 def test_recording_a_replay_checks_the_game_the_labels_and_the_end():
     """Before: a game that was no VecGame was an AttributeError, labels were kept as their
     str() ("None"), and a finished replay took more decisions, which replay_positions then
@@ -326,12 +337,7 @@ def test_recording_a_replay_checks_the_game_the_labels_and_the_end():
     r = Replay.start(game, 0, 7, ["a", "b"], "test")
     with pytest.raises(ValueError, match="game is a NoneType"):
         r.finish(None)
-    rng = np.random.default_rng(0)
-    while not (game.terminated[0] or game.truncated[0]):
-        a = int(rng.choice(np.flatnonzero(game.legal_mask()[0])))
-        r.add(a)
-        game.step(np.array([a]))
-    r.finish(game)
+    _record_to_the_end(game, r)
     with pytest.raises(ValueError, match=r"the replay is finished \(its game is over\)"):
         r.add(0)
     assert len(replay_positions(r)) == len(r.actions) + 1
@@ -340,12 +346,7 @@ def test_recording_a_replay_checks_the_game_the_labels_and_the_end():
 def test_a_replay_changed_by_hand_is_not_saved_where_load_would_refuse_it(tmp_path):
     game = new_game(VecGame("basic", 1, seed=0, num_players=2).rules, 7)
     r = Replay.start(game, 0, 7, ["a", "b"], "test")
-    rng = np.random.default_rng(0)
-    while not (game.terminated[0] or game.truncated[0]):
-        a = int(rng.choice(np.flatnonzero(game.legal_mask()[0])))
-        r.add(a)
-        game.step(np.array([a]))
-    r.finish(game)
+    _record_to_the_end(game, r)
     assert Replay.load(r.save(tmp_path / "ok.json")).actions == r.actions
     r.game_seed = -1
     with pytest.raises(ValueError, match=r"^the replay to save: game_seed: '-1'; allowed"):
