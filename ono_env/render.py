@@ -6,7 +6,7 @@ import re
 from collections.abc import Sequence
 
 from ono_env import cards as C
-from ono_env.checks import is_int, shown
+from ono_env.checks import check_bool, is_int, shown
 from ono_env.game import VecGame
 from ono_env.positions import catch_succeeds, game_winners
 
@@ -33,7 +33,14 @@ def render_text(
 
     ``seat=None`` shows every hand (a spectator who sees all); a seat number shows that
     seat's hand and only the sizes of the others. ``history`` lines (e.g. "P1: play R5")
-    are appended under "last actions"."""
+    are appended under "last actions". Each argument is checked (before: a text history was
+    shown a character a line, ``ansi='no'`` coloured, and ``game=None`` an AttributeError)."""
+    if not isinstance(game, VecGame):
+        raise ValueError(f"game is a {type(game).__name__}; allowed: a VecGame")
+    check_bool("ansi", ansi)
+    if isinstance(history, (str, bytes)) or not isinstance(history, Sequence) \
+            or not all(isinstance(line, str) for line in history):
+        raise ValueError(f"history={shown(history, 40)}; allowed: a list of lines (text)")
     d = game.to_dict(i)
     n = len(d["hands"])
     if seat is not None and not (is_int(seat) and 0 <= seat < n):

@@ -7,9 +7,10 @@ Plain data and string formatting: no engine, no kernels.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
-from ono_env.rules import FIELD_NAMES, PRESETS, RuleSet
+from ono_env.rules import FIELD_NAMES, PRESETS, RuleSet, resolve_rules
 
 OPTION_HELP: dict[str, tuple[str, str]] = {
     "name": ('text of 1 to 80 printable characters',
@@ -121,9 +122,12 @@ def plain(text: str) -> str:
     return text.replace("`", "")
 
 
-def preset_summary(rules: RuleSet) -> str:
+def preset_summary(rules: RuleSet | str | Mapping[str, Any]) -> str:
     """What the rule set is: its preset's summary when it is the preset (at any player count),
-    else the preset's name and the options that differ from it."""
+    else the preset's name and the options that differ from it. ``rules`` as everywhere (a
+    RuleSet, a preset's name, a rules file or a mapping; before: only a RuleSet, and a name
+    was an AttributeError)."""
+    rules = resolve_rules(rules)
     if rules.name not in PRESETS:
         return f"a rule set named {rules.name!r}"
     base = RuleSet.preset(rules.name, num_players=rules.num_players)
@@ -134,10 +138,11 @@ def preset_summary(rules: RuleSet) -> str:
     return f"the {rules.name} preset with {', '.join(changed)}"
 
 
-def describe_rules(rules: RuleSet) -> list[str]:
+def describe_rules(rules: RuleSet | str | Mapping[str, Any]) -> list[str]:
     """The rules in force, in words, one sentence per line: right for any options (every
-    sentence is chosen by the option values, none is written per preset)."""
-    r = rules
+    sentence is chosen by the option values, none is written per preset). ``rules`` as in
+    :func:`preset_summary`."""
+    r = rules = resolve_rules(rules)
     out = []
     out.append(f"Rules: {r.name} ({preset_summary(r)}). {r.num_players} players, "
                f"{r.hand_size} cards each.")

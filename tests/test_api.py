@@ -780,10 +780,11 @@ def _finished_game():
     return game
 
 
-def _render(seat):
+def _render(seat=None, game=None, **kw):
     from ono_env.render import render_text
 
-    return render_text(VecGame("classic", 1, seed=3), 0, seat=seat)
+    return render_text(VecGame("classic", 1, seed=3) if game is None else game, 0, seat=seat,
+                       **kw)
 
 
 @pytest.mark.parametrize("call, fragment", [
@@ -805,6 +806,12 @@ def _render(seat):
     (lambda: _render(seat=7), "seat=7 (int)"),
     (lambda: _render(seat=-1), "seat=-1 (int)"),
     (lambda: _render(seat="1"), "seat='1' (str)"),
+    # and its other arguments: before, a text history was shown a character a line,
+    # ansi='no' coloured the table, and a game of None was an AttributeError
+    (lambda: _render(history="play R5"), "history='play R5'; allowed: a list of lines (text)"),
+    (lambda: _render(history=[1]), "history=[1]; allowed"),
+    (lambda: _render(ansi="no"), "ansi='no' (str); allowed: True or False"),
+    (lambda: _render(game=1), "game is a int; allowed: a VecGame"),
     # a search agent's rows go to compiled code: before, 10**7 ended the process with a
     # segmentation fault, 5 gave -1, -1 the last game and bools rows 1 and 0
     (lambda: _search_call([10**7]), "rows holds [10000000]; allowed: a 1-D integer array of "
@@ -846,6 +853,12 @@ def test_the_checked_entry_points_still_play():
     assert card_id(" b+2 ") == card_id("B+2")
     shown = [line for line in _render(np.int64(2)).splitlines() if line[2:4] == "P2"]
     assert len(shown) == 1 and "]: " in shown[0]   # seat 2's cards, by name
+    assert "last actions: P1: play R5" in _render(history=("P1: play R5",))
+    from ono_env.rule_help import describe_rules, preset_summary
+    # rules as everywhere: a preset's name or a mapping (before: an AttributeError)
+    assert describe_rules("classic") == describe_rules(RuleSet.preset("classic"))
+    assert preset_summary({"preset": "basic", "num_players": 3}) == \
+        preset_summary(RuleSet.preset("basic", num_players=3))
     assert _search_call([1, 0]).shape == (2,) and _search_call([]).shape == (0,)
     action, _ = _act_one()
     assert VecGame(RuleSet.preset("basic", num_players=2), 1, seed=0).legal_mask()[0, action]
