@@ -18,6 +18,7 @@ from ono_env.arena import (
     bounded_mean_interval,
     evaluate,
     games_played,
+    mean_interval,
     run_arena,
     seatings,
     wilson_interval,
@@ -482,7 +483,13 @@ def test_cli_out_refuses_before_any_game_what_it_could_not_write_or_would_replac
     (lambda: wilson_interval(11, 10), "wins=11.0; allowed: a finite number from 0 to n=10"),
     (lambda: wilson_interval(-1, 10), "wins=-1.0; allowed"),
     (lambda: wilson_interval(float("nan"), 10), "wins=nan; allowed"),
-    (lambda: wilson_interval(1, -10), "n=-10.0; allowed: a finite number of games, 0 or more"),
+    (lambda: wilson_interval(1, -10), "n=-10.0; allowed: a finite number of games: 0, or 1 or "
+                                      "more"),
+    (lambda: wilson_interval(1e-320, 1e-320), "n=1e-320; allowed"),   # was a ZeroDivisionError
+    # mean_interval checks its values as bounded_mean_interval does (before: nothing)
+    (lambda: mean_interval(np.ones((2, 2))), "x is float64 (2, 2); allowed: a 1-d"),
+    (lambda: mean_interval("ab"), "x is <U2 (); allowed: a 1-d array of numbers"),
+    (lambda: mean_interval(np.array([1.0, np.inf])), "x holds nan or inf; allowed: finite numbers"),
     (lambda: wilson_interval(1, 10, -1.96), "z=-1.96; allowed: a finite number above 0"),
     (lambda: wilson_interval(True, 10), "wins=True; allowed"),
     (lambda: bounded_mean_interval(np.array([0.5, 2.0]), 0, 1), "x holds values from 0.5 to 2.0"),

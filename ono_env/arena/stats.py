@@ -26,10 +26,10 @@ def _real(name: str, value: object, allowed: str) -> float:
 def wilson_interval(wins: float, n: float, z: float = Z95) -> tuple[float, float]:
     """95% Wilson score interval of a win rate (``wins`` may be fractional: shared wins);
     ``(0, 1)`` for no games. ``ValueError`` for a count that is not a finite number, ``n``
-    below 0, ``wins`` outside ``[0, n]`` or ``z`` not above 0."""
-    n = _real("n", n, "a finite number of games, 0 or more")
-    if n < 0:
-        raise ValueError(f"n={n!r}; allowed: a finite number of games, 0 or more")
+    below 0 or between 0 and 1, ``wins`` outside ``[0, n]`` or ``z`` not above 0."""
+    n = _real("n", n, "a finite number of games: 0, or 1 or more")
+    if n < 0 or 0 < n < 1:   # (before: 1e-320 games were a ZeroDivisionError)
+        raise ValueError(f"n={n!r}; allowed: a finite number of games: 0, or 1 or more")
     wins = _real("wins", wins, f"a finite number from 0 to n={n:g}")
     if not -ROUNDING * max(1.0, n) <= wins <= n + ROUNDING * max(1.0, n):
         raise ValueError(f"wins={wins!r}; allowed: a finite number from 0 to n={n:g}")
@@ -47,12 +47,27 @@ def wilson_interval(wins: float, n: float, z: float = Z95) -> tuple[float, float
     return (low, high)
 
 
+def _values(x: object, bounds: str) -> np.ndarray:
+    """``x`` as a float64 array once it is a 1-d array of finite numbers; else one
+    ``ValueError`` (``bounds``: the range allowed, said in it)."""
+    v = np.asarray(x)
+    if v.ndim != 1 or v.dtype.kind not in "iuf":
+        raise ValueError(f"x is {v.dtype} {v.shape}; allowed: a 1-d array of numbers")
+    v = v.astype(np.float64, copy=False)
+    if len(v) and not np.isfinite(v).all():
+        raise ValueError(f"x holds nan or inf; allowed: finite numbers{bounds}")
+    return v
+
+
 def mean_interval(x: np.ndarray) -> tuple[float, float, float]:
     """``(mean, low, high)`` of per-deal values ``x``: the mean with a normal 95% interval
-    over the deals (nan where there are too few deals)."""
-    n = len(x)
-    mean = float(np.mean(x)) if n else float("nan")
-    half = Z95 * float(np.std(x, ddof=1)) / math.sqrt(n) if n > 1 else float("nan")
+    over the deals (nan where there are too few deals). ``ValueError`` for values that are
+    not a 1-d array of finite numbers (before: a 2-d array was taken whole, text and a
+    number failed inside NumPy)."""
+    v = _values(x, "")
+    n = len(v)
+    mean = float(np.mean(v)) if n else float("nan")
+    half = Z95 * float(np.std(v, ddof=1)) / math.sqrt(n) if n > 1 else float("nan")
     return mean, mean - half, mean + half
 
 
@@ -78,15 +93,9 @@ def bounded_mean_interval(x: np.ndarray, lo: float, hi: float) -> tuple[float, f
     hi = _real("hi", hi, "a finite number above lo")
     if not lo < hi:
         raise ValueError(f"lo={lo!r}, hi={hi!r}; allowed: finite bounds with lo < hi")
-    v = np.asarray(x)
-    if v.ndim != 1 or v.dtype.kind not in "iuf":
-        raise ValueError(f"x is {v.dtype} {v.shape}; allowed: a 1-d array of numbers")
-    v = v.astype(np.float64, copy=False)
+    v = _values(x, f" from lo={lo:g} to hi={hi:g}")
     n = len(v)
     tol = ROUNDING * (hi - lo)
-    if n and not np.isfinite(v).all():
-        raise ValueError(f"x holds nan or inf; allowed: finite numbers from lo={lo:g} to "
-                         f"hi={hi:g}")
     if n and not (v.min() >= lo - tol and v.max() <= hi + tol):
         raise ValueError(f"x holds values from {float(v.min())!r} to {float(v.max())!r}; "
                          f"allowed: finite numbers from lo={lo:g} to hi={hi:g}")
