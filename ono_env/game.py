@@ -641,6 +641,10 @@ class VecGame:
                 kind = "C-contiguous" if name == "seats" else "writable C-contiguous"
                 raise ValueError(f"{name} must be a {kind} {shape} {dtype.__name__} array; "
                                  f"got {_described(arr)}")
+        if B and (seats.min() < -1 or seats.max() >= P):   # before: 99 played to the end
+            bad = seats[(seats < -1) | (seats >= P)][:3].tolist()
+            raise ValueError(f"seats holds {bad}; allowed: a seat 0..{P - 1}, or -1 (until the "
+                             f"game ends)")
         self._mask_valid = False
         return int(_K.random_moves(*self._arrays, self._params, -1, seats, policy_rng,
                                    rewards, self._scratch_rewards))

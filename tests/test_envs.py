@@ -722,6 +722,12 @@ def test_read_only_arrays_are_refused_before_anything_is_written(tmp_path):
         with pytest.raises(ValueError, match=f"{name} must be a writable"):
             game.play_random_until(seats, states, rew)
         assert game.to_json() == before and not rew.any()
+    for bad in (99, -7):   # before: 99 played every game to its end, -7 took no move
+        before = game.to_json()
+        with pytest.raises(ValueError, match=rf"seats holds \[{bad}\]; allowed: a seat 0..1, "
+                                             r"or -1 \(until the game ends\)"):
+            game.play_random_until(np.array([bad, -1]), rng_states.copy(), rewards.copy())
+        assert game.to_json() == before
 
     batch = LearnerBatch("basic", 2, opponents="greedy", seed=0, num_players=2)
     batch.reset()
