@@ -325,6 +325,13 @@ class Replay:
         return cls.from_json(text, repr(str(path)))
 
 
+def _plain(x: Any) -> Any:
+    """A NumPy number as the Python number it holds (``np.float32(0.5)`` as 0.5: before, it
+    was refused as no number, while ``np.float64``, a float, was taken); anything else as
+    it is, for the checks to judge (a NumPy bool stays one, and is refused)."""
+    return x.item() if isinstance(x, (np.integer, np.floating)) else x
+
+
 def _finite_number(x: Any) -> bool:
     """An int (not a bool) or float that a float holds finitely: an int too large for a
     float is refused, not an ``OverflowError``."""
@@ -352,6 +359,7 @@ def _check_thinking(t: Any, where: str) -> dict[str, Any] | None:
     probs = t["probs"]
     if not isinstance(probs, Mapping) or len(probs) > C.NUM_ACTIONS:
         raise ValueError(f"{where}: probs {shown(probs, 60)}; allowed: {allowed}")
+    probs = {name: _plain(p) for name, p in probs.items()}
     for name, p in probs.items():
         if name not in C.ACTION_NAMES:
             raise ValueError(f"{where}: probs: unknown action {shown(name, 40)}; allowed: action names")
@@ -360,7 +368,7 @@ def _check_thinking(t: Any, where: str) -> dict[str, Any] | None:
     if sum(probs.values()) > 1 + PROBS_SLACK:   # before: 0.9 and 0.9 were taken
         raise ValueError(f"{where}: probs sum to {sum(probs.values()):.6g}; allowed: "
                          f"probabilities that sum to at most 1 (the legal actions' share)")
-    v = t["value"]
+    v = _plain(t["value"])
     if v is not None and not _finite_number(v):
         raise ValueError(f"{where}: value {shown(v, 40)}; allowed: a finite number or null")
     out = {"agent": t["agent"], "probs": dict(probs), "value": v}
@@ -368,12 +376,13 @@ def _check_thinking(t: Any, where: str) -> dict[str, Any] | None:
         values = t["values"]
         if not isinstance(values, Mapping) or len(values) > C.NUM_ACTIONS:
             raise ValueError(f"{where}: values {shown(values, 60)}; allowed: {allowed}")
+        values = {name: _plain(x) for name, x in values.items()}
         for name, x in values.items():
             if name not in C.ACTION_NAMES:
                 raise ValueError(f"{where}: values: unknown action {shown(name, 40)}; allowed: action names")
             if not _finite_number(x):
                 raise ValueError(f"{where}: values[{name!r}]={shown(x, 40)}; allowed: a finite number")
-        out["values"] = dict(values)
+        out["values"] = values
     return out
 
 

@@ -303,6 +303,17 @@ def test_recording_refuses_what_a_replay_file_cannot_hold(tmp_path):
         with pytest.raises(ValueError, match=message):
             r.add(0, thinking)
     assert r.actions == [] and r.thinking == []
+    # a NumPy number is the number it holds (before: np.float32(0.5) was "no number 0 .. 1",
+    # where np.float64 was taken), and written as JSON; a NumPy bool is still no number
+    r.add(0, {"agent": "x", "probs": {"play R1": np.float32(0.5)}, "value": np.float32(0.25),
+              "values": {"play R1": np.int64(1)}})
+    assert r.thinking == [{"agent": "x", "probs": {"play R1": 0.5}, "value": 0.25,
+                           "values": {"play R1": 1}}]
+    assert json.loads(json.dumps(r.thinking)) == r.thinking
+    with pytest.raises(ValueError, match=r"probs\['play R1'\]=np.True_; allowed: a number"):
+        r.add(0, {"agent": "x", "probs": {"play R1": np.True_}, "value": None})
+    r.actions.clear()
+    r.thinking.clear()
     with pytest.raises(ValueError, match="game 2 has not ended"):
         r.finish(game, 2)
     assert r.result is None
