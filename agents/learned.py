@@ -107,7 +107,7 @@ from ono_env.checks import (
     check_act_mask,
     check_act_obs,
     check_bool,
-    check_output_dir,
+    check_write_path,
     is_int,
     nesting,
     no_file,
@@ -621,16 +621,10 @@ def write_model(path: str | Path, net: PolicyNet, meta: dict[str, Any]) -> Path:
     folder is made where missing. A path that is no text, a folder, or a folder that cannot
     be made (a file on the way) is one ``ValueError`` (before: pathlib's ``TypeError`` and
     ``FileExistsError``)."""
-    if not isinstance(path, (str, os.PathLike)) or not str(path):
-        raise ValueError(f"model file: a file path is needed; got {shown(path, 60)}")
-    path = Path(path)
-    if path.suffix != ".safetensors":
+    if isinstance(path, (str, os.PathLike)) and Path(path).suffix != ".safetensors":
         raise ValueError(f"model file name {str(path)!r}: a model file's name ends in .safetensors")
     data = model_bytes(net, meta)
-    if path.is_dir():
-        raise ValueError(f"model file name {str(path)!r}: it is a folder")
-    check_output_dir(path.parent, "model file")
-    return write_whole(path, data, "model file")
+    return write_whole(check_write_path(path, "model file"), data, "model file")
 
 
 def _not_a_json_number(name: str) -> Any:
@@ -858,6 +852,11 @@ def read_metadata(path: str | Path) -> dict[str, Any]:
 
 
 # ---- the agent --------------------------------------------------------------------------
+OBS_FAR = 1e6
+"""Past this size an observation value is far outside those a game writes (counts, scores
+scaled to a few units; a match's points at most 1,000,000)."""
+
+
 class LearnedAgent:
     """A policy network as an agent: the logits of the observation, then the most likely
     legal action (``deterministic=True``, the default) or a draw from the masked softmax
@@ -903,14 +902,17 @@ class LearnedAgent:
         """``(B, A) float32`` unmasked logits of ``(B, D)`` observations. Logits that are not
         finite are one ``ValueError``: finite observations far outside those a game writes
         (3e38) overflowed the products, and the agent played the first legal action and
-        reported NaN probabilities, with NumPy's warnings."""
+        reported NaN probabilities, with NumPy's warnings; a network whose weights are not
+        finite (a training run that diverged) is named as the cause where the observations
+        are in range."""
         with np.errstate(over="ignore", invalid="ignore"):
             z = self.net(obs)
-        if not np.isfinite(z.sum(dtype=np.float64)):
-            raise ValueError(f"{self!r}: observations far outside those a game writes (the "
-                             f"largest in size {float(np.abs(obs).max()):g}) give logits that "
-                             f"are not finite; allowed: observations as VecGame.observe "
-                             f"writes them")
+        if not np.isfinite(z).all():
+            largest = float(np.abs(obs).max())
+            why = (f"observations far outside those a game writes (the largest in size "
+                   f"{largest:g}; allowed: observations as VecGame.observe writes them)"
+                   if largest > OBS_FAR else "its network (are its weights finite?)")
+            raise ValueError(f"{self!r}: logits that are not finite, from {why}")
         return z
 
     def probabilities(self, obs: np.ndarray, mask: np.ndarray) -> np.ndarray:

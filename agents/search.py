@@ -573,6 +573,9 @@ def _playout_network(policy: Any, rules: Any,
     anything else, or for a policy made for other rules."""
     from ono_env.agents.learned import LearnedAgent, check_compatible
     if not isinstance(policy, LearnedAgent):
+        if what != "the playout policy":   # the belief's prior: its network is read
+            raise ValueError(f"{what} {policy!r}: a belief reads its network; allowed: a "
+                             f"learned policy (LearnedAgent) for these rules")
         raise ValueError(f"policy = {policy!r}; allowed: {', '.join(POLICIES)}, or a learned "
                          f"policy (LearnedAgent) for these rules")
     meta = dict(policy.meta) if policy.meta else {}

@@ -264,6 +264,25 @@ def check_input_file(path: Any, what: str, max_bytes: int) -> Path:
     return p
 
 
+def check_write_path(path: Any, what: str) -> Path:
+    """``path`` as a ``Path`` where a file may be written, an existing one replaced (a
+    replay's or a model's :func:`write_whole`): text naming no folder, in a folder that
+    exists or was just made (:func:`check_output_dir`); else one ``ValueError`` naming
+    ``what`` (a name too long for the system included)."""
+    if not isinstance(path, (str, os.PathLike)) or not str(path):
+        raise ValueError(f"{what}: a file path is needed; got {shown(path, 60)}")
+    p = Path(path)
+    try:
+        folder = p.is_dir()
+    except OSError as exc:   # a name too long, ...
+        raise ValueError(f"{what}: cannot write the file {str(p)!r}: "
+                         f"{exc.strerror or exc}") from None
+    if folder:
+        raise ValueError(f"{what}: {str(p)!r} is a folder; give a file name")
+    check_output_dir(p.parent, what)
+    return p
+
+
 def check_output_file(path: Any, what: str) -> Path:
     """``path`` as a ``Path`` once a new file can be written there: its folder exists or was
     just made (:func:`check_output_dir`), nothing is at the path yet, and a file of that name

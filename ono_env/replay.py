@@ -34,7 +34,6 @@ from __future__ import annotations
 import datetime as _dt
 import json
 import math
-import os
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -49,8 +48,8 @@ from ono_env.checks import (
     check_bool,
     check_input_file,
     check_int,
-    check_output_dir,
     check_text,
+    check_write_path,
     cut,
     is_int,
     printable,
@@ -224,13 +223,8 @@ class Replay:
         text = self.to_json()
         # what load would refuse is not written (a Replay built or changed by hand, too)
         Replay.from_dict(json.loads(text), "the replay to save")
-        if not isinstance(path, (str, os.PathLike)) or not str(path):
-            raise ValueError(f"replay file: a file path is needed; got {shown(path, 60)}")
-        path = Path(path)
-        if path.is_dir():   # before: "PosixPath('.') has an empty name" for ""
-            raise ValueError(f"replay file: {str(path)!r} is a folder; give a file name")
-        # before: FileExistsError where a parent is a file
-        check_output_dir(path.parent, "replay file")
+        # before: FileExistsError where a parent is a file, pathlib's errors for "" and None
+        path = check_write_path(path, "replay file")
         return write_whole(path, (text + "\n").encode(), "replay file")
 
     @classmethod

@@ -751,7 +751,8 @@ def test_sb3_vecenv_checks_indices_and_keeps_its_own_attributes():
                        ("decisions", "property")):
         with pytest.raises(ValueError, match=rf"OnoVecEnv.{name} is a {what} of the environment"):
             v.set_attr(name, None)
-    with pytest.raises(ValueError, match="'render_mode' is set when it is made"):
+    with pytest.raises(ValueError, match=r"OnoVecEnv\.render_mode stays None: it renders no "
+                                         "images"):
         v.set_attr("render_mode", "human")
     for call in (lambda: v.set_attr(123, 1), lambda: v.get_attr(123), lambda: v.get_attr(None)):
         with pytest.raises(ValueError, match=r"attr_name=.*allowed: an attribute's name, a str"):

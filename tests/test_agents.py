@@ -231,6 +231,23 @@ def test_an_agents_declared_attributes_are_read_strictly(attr, value, message):
     assert run_arena([agent, "random"], "basic", 2, num_games=2, rating=False).agent_rows()
 
 
+def test_a_network_whose_weights_are_not_finite_is_named_as_the_cause():
+    """A diverged run's weights give logits that are not finite from observations in range:
+    the error names the network, not the observations."""
+    from ono_env.agents.learned import LearnedAgent, PolicyNet
+    rules = RuleSet.preset("basic", num_players=2)
+    agent = make_agent("ppo-basic-2p", rules)
+    layers = [(w.copy(), b) for w, b in agent.net.layers]
+    layers[0][0][0, 0] = np.nan
+    broken = LearnedAgent(PolicyNet(agent.net.scale, layers, agent.net.activation), rules,
+                          "broken")
+    game = VecGame(rules, 3, seed=0)
+    obs, mask = game.observe(game.current_player), game.legal_mask()
+    with pytest.raises(ValueError, match=r"^LearnedAgent\('broken'.*logits that are not "
+                                         r"finite, from its network \(are its weights finite"):
+        broken.act(obs, mask, np.random.default_rng(0))
+
+
 @pytest.mark.parametrize("spec", ["ppo-any", "greedy"])
 def test_act_refuses_observations_that_are_not_finite_floats_and_a_missing_generator(spec):
     # before: bool and object observations were read as numbers, NaN played on, and a list or
@@ -254,7 +271,7 @@ def test_act_refuses_observations_that_are_not_finite_floats_and_a_missing_gener
         # (before: the first legal action played, NaN probabilities, NumPy's warnings)
         huge = np.full_like(obs, 3e38)
         for call in (lambda: agent.act(huge, mask, rng), lambda: agent.explain(huge, mask)):
-            with pytest.raises(ValueError, match=r"observations far outside those a game "
-                                                 r"writes \(the largest in size 3e\+38\) give "
-                                                 r"logits that are not finite"):
+            with pytest.raises(ValueError, match=r"logits that are not finite, from "
+                                                 r"observations far outside those a game "
+                                                 r"writes \(the largest in size 3e\+38;"):
                 call()

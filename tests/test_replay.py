@@ -371,7 +371,9 @@ def test_a_replay_changed_by_hand_is_not_saved_where_load_would_refuse_it(tmp_pa
                                                           "is not a folder"),
                           ("", "replay file: a file path is needed; got ''"),
                           (tmp_path, "is a folder; give a file name"),
-                          (None, "replay file: a file path is needed; got None")]:
+                          (None, "replay file: a file path is needed; got None"),
+                          (tmp_path / ("a" * 300 + ".json"), "replay file: cannot write the "
+                                                             "file .*: File name too long")]:
         with pytest.raises(ValueError, match=message):
             r.save(path)
     assert (tmp_path / "f.json").read_text() == "kept"

@@ -414,6 +414,9 @@ def test_routing_and_host_errors_are_json(client):
     assert r.status_code == 405 and r.headers["allow"] == "GET, POST"
     assert r.json()["error"] == "DELETE /api/replays: method not allowed here; allowed: GET, POST"
     assert client.head("/").status_code == 200   # before: 405
+    r = client.post("/static/app.js")   # the static files' own Allow stands (no empty one)
+    assert r.status_code == 405 and r.headers["allow"] == "GET, HEAD"
+    assert r.json()["error"].endswith("method not allowed here; allowed: GET, HEAD")
     hosts = TestClient(create_app(allowed_hosts=["127.0.0.1"]), base_url="http://evil.example")
     r = hosts.get("/api/options")
     assert r.status_code == 400 and "is not served here" in r.json()["error"]

@@ -1046,7 +1046,8 @@ def test_weights_that_blew_up_are_not_saved_and_the_learning_rate_is_named(tmp_p
     # a healthy model that cannot be written says so, not that training diverged
     healthy = ActorCritic(observation_scale(rules), [8], "tanh", True)
     (tmp_path / "m.safetensors").mkdir()
-    with pytest.raises(ValueError, match=r"^model file name .*m.safetensors': it is a folder$"):
+    with pytest.raises(ValueError, match=r"^model file: .*m.safetensors' is a folder; give a "
+                                         r"file name$"):
         save_checkpoint(healthy, opt, tmp_path / "m.safetensors", rules, 1024, cfg)
     # and the signals a training stops at are checked (a list, tuple or set of names)
     from ono_env.train.run import check_stop_signals

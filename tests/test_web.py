@@ -978,6 +978,15 @@ def test_a_clients_uploads_push_out_its_own_before_anothers():
     one = Replays(limit=2)   # one client alone: the oldest first, as before
     ids = [one.add(g, "x", "upload", client="10.0.0.1") for g in games[:4]]
     assert [one.has(r) for r in ids] == [False, False, True, True]
+    # over the bytes, the client that holds the most bytes gives way, however few its
+    # replays: three small ones of one client, then a large one of another's, twice
+    sizes = [len(g.to_json().encode()) for g in games]
+    small = sorted(range(8), key=sizes.__getitem__)[:3]
+    big = [k for k in sorted(range(8), key=sizes.__getitem__, reverse=True) if k not in small]
+    by_bytes = Replays(limit=100, max_bytes=sum(sizes[k] for k in small + big[:2]) - 1)
+    theirs = [by_bytes.add(games[k], "small", "upload", client="10.0.0.2") for k in small]
+    mine = [by_bytes.add(games[k], "big", "upload", client="10.0.0.1") for k in big[:2]]
+    assert all(by_bytes.has(r) for r in theirs) and [by_bytes.has(r) for r in mine] == [False, True]
 
 
 def test_uploads_and_saved_games_never_push_out_the_operators_replay_folders(tmp_path):

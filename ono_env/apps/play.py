@@ -85,11 +85,13 @@ def read_line(prompt: str) -> str:
         return input(prompt)
     print(prompt, end="", flush=True)
     line = sys.stdin.readline(MAX_ENTRY + 1)
-    if not line or (len(line) > MAX_ENTRY and not line.endswith("\n")):
-        print()   # the game ends here: end the prompt's line (before: the last words followed it)
+    # where the game ends here, the prompt's line is ended first (before: the last words
+    # followed it)
     if not line:
+        print()
         raise EOFError
     if len(line) > MAX_ENTRY and not line.endswith("\n"):
+        print()
         raise ValueError(f"an input line of more than {MAX_ENTRY:,} characters "
                          f"({shown(line, 20)}); allowed: at most {MAX_ENTRY:,} per entry")
     return line.removesuffix("\n")

@@ -55,9 +55,9 @@ from ono_env.envs.opponents import check_rule_overrides
 from ono_env.observation import observation_high
 
 FIXED_ATTRS = frozenset({"num_envs", "observation_space", "action_space", "batch", "rules",
-                         "game", "opponents", "reset_infos", "render_mode"})
-"""What ``OnoVecEnv.set_attr`` refuses besides the class's own methods and properties: the
-attributes its games and spaces are made of, and ``render_mode`` (it renders no images)."""
+                         "game", "opponents", "reset_infos"})
+"""What ``OnoVecEnv.set_attr`` refuses besides the class's own methods and properties and
+``render_mode``: the attributes its games and spaces are made of."""
 
 
 def _check_attr_name(name: Any) -> None:
@@ -197,6 +197,9 @@ class OnoVecEnv(VecEnv):
         if attr_name.startswith("_") or attr_name in FIXED_ATTRS:
             raise ValueError(f"OnoVecEnv attribute {attr_name!r} is set when it is made (the "
                              f"games, their spaces and rules); allowed: other public attributes")
+        if attr_name == "render_mode":
+            raise ValueError("OnoVecEnv.render_mode stays None: it renders no images (the "
+                             "games render as text: ono_env.render)")
         held = getattr(type(self), attr_name, None)
         if held is not None and not (isinstance(held, property) and held.fset is not None):
             what = "property" if isinstance(held, property) else "method"

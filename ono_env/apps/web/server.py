@@ -237,7 +237,8 @@ class Replays:
         JSON as UTF-8, where the caller has encoded it already), from ``client`` (its
         address). Each kind is kept within ``limit`` replays and ``max_bytes``: a folder's
         file past that is refused, and a saved game or an upload pushes out of its own kind
-        the oldest of the client that holds the most of it, the new one counted (before: the
+        the oldest of the client that holds the most of it, the new one counted: the most
+        replays where the count is over, the most bytes where the bytes are (before: the
         oldest of any client, so that one client's 205 uploads pushed out everyone's). An
         upload of the very text of an upload kept is that replay (its id, now the newest),
         not another copy. Its summary is built before anything is stored or dropped, so a
@@ -265,15 +266,24 @@ class Replays:
             if kind == "folder" and (count > self.limit or total > self.max_bytes):
                 raise Refused(f"the replay folders' files fill the room kept for them "
                               f"({self.limit} replays, {self.max_bytes:,} bytes)", 409)
+            # what each client holds of the kind, the new replay counted: replays, and bytes
             held = Counter(item.client for _, item in same)
+            held_bytes: Counter[str | None] = Counter()
+            for _, item in same:
+                held_bytes[item.client] += item.size
             held[client] += 1
+            held_bytes[client] += size
             drop: list[str] = []
             while same and (count > self.limit or total > self.max_bytes):
-                most = max(held[item.client] for _, item in same)
-                at = next(k for k, (_, item) in enumerate(same) if held[item.client] == most)
+                # over the count: the client that holds the most replays gives way; over the
+                # bytes, the one that holds the most bytes (its oldest, either way)
+                most_of = held if count > self.limit else held_bytes
+                most = max(most_of[item.client] for _, item in same)
+                at = next(k for k, (_, item) in enumerate(same) if most_of[item.client] == most)
                 old, item = same.pop(at)   # that client's oldest
                 drop.append(old)
                 held[item.client] -= 1
+                held_bytes[item.client] -= item.size
                 count, total = count - 1, total - item.size
             for old in drop:
                 self._bytes -= self._items.pop(old).size
@@ -617,7 +627,7 @@ def create_app(models: Sequence[str] = (), replay_dirs: Sequence[str] = (),
                                 status_code=413)
         if request.method not in ("POST", "PUT", "PATCH"):
             return await call_next(request)
-        large = length is None or int(length) > SMALL_BODY   # None: sent in chunks
+        large = length is not None and int(length) > SMALL_BODY   # told large
         charged = 0
         host = client_of(request)
         upload = limit == MAX_BODY   # counted before its body is read: see UPLOADS_PER_CLIENT
@@ -640,7 +650,7 @@ def create_app(models: Sequence[str] = (), replay_dirs: Sequence[str] = (),
                         # a body sent in chunks is charged once it is past SMALL_BODY, all
                         # of it then (before: from its first byte, so that a game's small
                         # request in chunks was answered 503 while uploads filled the budget)
-                        if large and (length is not None or size > SMALL_BODY):
+                        if large or size > SMALL_BODY:
                             add = size - charged
                             if held + add > max_bodies:
                                 return JSONResponse(
@@ -693,8 +703,10 @@ def create_app(models: Sequence[str] = (), replay_dirs: Sequence[str] = (),
             methods = sorted({m for route in request.app.routes
                               if route.matches(request.scope)[0] != Match.NONE
                               for m in getattr(route, "methods", None) or ()})
-            headers["Allow"] = ", ".join(methods)
-            what = f"method not allowed here; allowed: {headers['Allow']}"
+            if methods:   # (the static files' mount names none: Starlette's answer stands)
+                headers["Allow"] = ", ".join(methods)
+            allow = headers.get("Allow")
+            what = "method not allowed here" + (f"; allowed: {allow}" if allow else "")
         return JSONResponse({"error": f"{request.method} {request.url.path[:200]}: {what}"},
                             status_code=exc.status_code, headers=headers or None)
 
