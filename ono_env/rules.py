@@ -330,20 +330,12 @@ class RuleSet:
             raise bad("name", "a string")
         object.__setattr__(self, "name", str.__str__(self.name))
         check_text("rules option 'name'", self.name, MAX_NAME)
-        if not MIN_PLAYERS <= self.num_players <= MAX_PLAYERS:
-            raise bad("num_players", f"{MIN_PLAYERS} to {MAX_PLAYERS}")
-        if not 1 <= self.hand_size <= MAX_HAND_SIZE:
-            raise bad("hand_size", f"1 to {MAX_HAND_SIZE}")
-        for name in ("wild_cards", "wild_draw_four_cards", "wild_shuffle_hands_cards",
-                     "wild_customizable_cards"):
-            if not 0 <= getattr(self, name) <= MAX_WILD_CARDS:
-                raise bad(name, f"0 to {MAX_WILD_CARDS}")
-        if self.ono_penalty == "draw" and not 1 <= self.ono_penalty_cards <= MAX_PENALTY_CARDS:
+        for name, (low, high) in INT_RANGES.items():   # the bounds, then what a rule narrows
+            if not low <= getattr(self, name) <= high:
+                raise bad(name, (f"0 (single round) or a score up to {high:,}"
+                                 if name == "target_score" else f"{low} to {high}"))
+        if self.ono_penalty == "draw" and self.ono_penalty_cards < 1:
             raise bad("ono_penalty_cards", f"1 to {MAX_PENALTY_CARDS} when ono_penalty is 'draw'")
-        if not 0 <= self.ono_penalty_cards <= MAX_PENALTY_CARDS:
-            raise bad("ono_penalty_cards", f"0 to {MAX_PENALTY_CARDS}")
-        if not 0 <= self.false_catch_penalty <= MAX_PENALTY_CARDS:
-            raise bad("false_catch_penalty", f"0 to {MAX_PENALTY_CARDS}")
         if self.false_catch_penalty > 0 and self.ono_penalty == "none":
             raise bad("false_catch_penalty", "0 when ono_penalty is 'none' (there is no catch)")
         if self.challenge and not self.wild_draw_four_restricted:
@@ -352,8 +344,6 @@ class RuleSet:
         if self.challenge and self.stacking:
             raise bad("challenge", "false when stacking is true (no source document defines "
                                    "a challenge of a stacked Wild Draw Four)")
-        if not 0 <= self.target_score <= MAX_TARGET_SCORE:
-            raise bad("target_score", f"0 (single round) or a score up to {MAX_TARGET_SCORE:,}")
         if self.target_score > 0 and self.scoring == "none":
             raise bad("target_score", "0 when scoring is 'none' (a match needs points)")
         needed = self.num_players * self.hand_size + 1
