@@ -938,7 +938,8 @@ def server_config(app: Any, **kwargs: Any) -> Any:
     headers, was held for as long as its client kept it open, and some hundreds of them used
     up the process's file descriptors, so that no client was answered. Written here because
     uvicorn has no such setting; it reads the protocol's ``cycle``, ``loop`` and
-    ``transport``, which uvicorn 0.29 to 0.55 keep alike."""
+    ``transport``, which uvicorn 0.29 to 0.55 keep alike (a test serves a live server
+    through it). The h11 protocol is used also where ``httptools`` is installed."""
     import uvicorn
     from uvicorn.protocols.http.h11_impl import H11Protocol
 
