@@ -243,6 +243,10 @@ class SearchAgent:
             # the opponent's model: the prior's, checked against the rules as a playout
             # policy is (before: a prior for other rules was taken, and its network read
             # another layout's observations in the compiled search: the process crashed)
+            from ono_env.agents.learned import LearnedAgent
+            if not isinstance(prior, LearnedAgent):
+                raise ValueError(f"the prior {prior!r}: a belief reads its network; allowed: a "
+                                 f"learned policy (LearnedAgent) for these rules")
             self._net_belief = _playout_network(prior, self.rules, "the prior")
             if self._net is not None and not all(
                     np.array_equal(x, y) for x, y in zip(self._net, self._net_belief)):
@@ -573,9 +577,6 @@ def _playout_network(policy: Any, rules: Any,
     anything else, or for a policy made for other rules."""
     from ono_env.agents.learned import LearnedAgent, check_compatible
     if not isinstance(policy, LearnedAgent):
-        if what != "the playout policy":   # the belief's prior: its network is read
-            raise ValueError(f"{what} {policy!r}: a belief reads its network; allowed: a "
-                             f"learned policy (LearnedAgent) for these rules")
         raise ValueError(f"policy = {policy!r}; allowed: {', '.join(POLICIES)}, or a learned "
                          f"policy (LearnedAgent) for these rules")
     meta = dict(policy.meta) if policy.meta else {}

@@ -289,18 +289,9 @@ def check_output_file(path: Any, what: str) -> Path:
     could be created (one is made and removed again: a name too long, a read-only place are
     found now, not after the work); else one ``ValueError`` naming ``what`` and the reason.
     An existing file is refused rather than replaced, so no earlier result is lost."""
-    if not isinstance(path, (str, os.PathLike)) or not str(path):
-        raise ValueError(f"{what}: a file path is needed; got {shown(path, 60)}")
-    p = Path(path)
-    try:
-        if p.is_dir():
-            raise ValueError(f"{what}: {str(p)!r} is a folder; give a file name")
-        if p.exists() or p.is_symlink():
-            raise ValueError(f"{what}: {str(p)!r} already exists; give a new file name")
-    except OSError as exc:   # a name too long, ...
-        raise ValueError(f"{what}: cannot write the file {str(p)!r}: "
-                         f"{exc.strerror or exc}") from None
-    check_output_dir(p.parent, what)
+    p = check_write_path(path, what)   # text, no folder; its folder made where missing
+    if p.exists() or p.is_symlink():
+        raise ValueError(f"{what}: {str(p)!r} already exists; give a new file name")
     try:
         with open(p, "x"):
             pass

@@ -260,7 +260,7 @@ def named_stdout() -> Iterator[None]:
     line editing only from the interpreter's own streams)."""
     stream = sys.stdout
     try:
-        tty = stream is None or stream.isatty()
+        tty = stream.isatty()   # (a closed stdout, None, was refused before)
     except (AttributeError, OSError, ValueError):
         tty = False
     if tty:
