@@ -262,6 +262,10 @@ class SearchAgent:
         self.last_worlds: np.ndarray | None = None
         """(R,) worlds (ismcts: iterations) sampled for each row at the last call (0 where
         one action was legal)."""
+        self.last_prior: np.ndarray | None = None
+        """(R,) the prior's choice for each row at the last call, the action the search kept
+        unless beaten by more than ``margin`` (pimc with a ``prior`` agent and a margin of 0
+        or more; -1 elsewhere: no prior agent, or no margin)."""
         self.clock = time.perf_counter
         """The clock of time budgets (seconds; tests replace it)."""
         self.method = method
@@ -350,8 +354,10 @@ class SearchAgent:
         if self.time_ms is not None:
             prior = (self._prior_choices(game, rows, rng) if self.method == "pimc"
                      else np.full(R, -1, np.int64))
+            self.last_prior = prior
             return self._act_timed(game, view, world, prior, code, net, rng)
         if self.method == "ismcts":
+            self.last_prior = np.full(R, -1, np.int64)
             N = self.worlds + 1
             ismcts(*view, self._params(game), seeds, self.worlds, views[self.view],
                    code, MAX_PLAYOUT, self.explore, *world,
@@ -363,7 +369,7 @@ class SearchAgent:
                    np.zeros(C.NUM_ACTIONS), np.zeros(32 + P), *net, 0, np.zeros(1, np.int64),
                    out)
         else:
-            prior = self._prior_choices(game, rows, rng)
+            prior = self.last_prior = self._prior_choices(game, rows, rng)
             before, acted, temp, at = self._recall(game, rows, view)
             pimc(*view, self._params(game), seeds, self.worlds, views[self.view], code,
                  MAX_PLAYOUT, self.margin, prior, *before, acted, temp, *world,

@@ -35,6 +35,7 @@ import os
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 # one thread a process: a second BLAS thread per process halves the speed of two
 # processes side by side on two cores
@@ -231,6 +232,36 @@ def probe_setup(args: argparse.Namespace, script: str
     checked_deals(script, "--deals", args.deals, [n for _, n in tables])
     checked_seed(script, "--seed", args.seed)
     return best, tables, model_path(args.model, script)
+
+
+def one_table_setup(args: argparse.Namespace, script: str) -> tuple[str, int, str, Any, Path, Any]:
+    """The one table of ``--table``, against ``--against`` (``best``: the preset's best
+    baseline; a compiled baseline), with the version-2 policy ``--model``: ``(preset, players,
+    baseline, rules, the model's file, the policy)``, or one error (``script`` names the
+    script) naming a bad table, ``--deals``, ``--against`` or ``--model`` (refused here, with
+    the loader's reason, if it cannot play the table)."""
+    from ono_env.agents.search import POLICIES
+
+    best = best_baselines(read_rows(args.best_from, script))
+    tables = parse_tables(args.table, best, script)
+    if len(tables) != 1:
+        sys.exit(f"{script}: --table {args.table!r}; allowed: one table, <preset>-<players>")
+    (preset, players), = tables
+    checked_deals(script, "--deals", args.deals, (players,))
+    against = best[preset] if args.against == "best" else args.against
+    if against not in POLICIES:
+        sys.exit(f"{script}: --against {args.against!r}; allowed: best, {', '.join(POLICIES)}")
+    path = model_path(args.model, script)   # a shipped name or a file
+    rules = resolve_rules(preset, num_players=players)
+    try:
+        policy = make_agent(args.model, rules)
+    except (OSError, ValueError) as exc:
+        sys.exit(f"{script}: --model {args.model!r} at {args.table}: {exc}")
+    if getattr(policy, "observation_version", None) != 2:
+        sys.exit(f"{script}: --model {args.model!r}: observation version "
+                 f"{getattr(policy, 'observation_version', None)}; allowed: a version-2 model "
+                 f"(ppo-any or a model file trained with observation_version: 2)")
+    return preset, players, against, rules, path, policy
 
 
 def model_path(model: str, script: str) -> Path:

@@ -50,7 +50,6 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 from bench_args import (  # noqa: E402
     at_least,
-    checked_deals,
     out_folder,
     parser,
     path_arg,
@@ -62,10 +61,7 @@ from bench_args import (  # noqa: E402
 from bench_generalist import (  # noqa: E402
     BEST_FROM_HELP,
     GENERALIST_RESULTS,
-    best_baselines,
-    model_path,
-    parse_tables,
-    read_rows,
+    one_table_setup,
 )
 
 from ono_env.agents.search import MAX_WORLDS  # noqa: E402
@@ -244,31 +240,7 @@ def main() -> None:
                      f"allowed: betas apart in their first 6 significant digits")
     positive_finite("bench_rollout_targets", "--lr", args.lr)
 
-    from ono_env.agents.registry import make_agent
-    from ono_env.agents.search import POLICIES
-    from ono_env.rules import RuleSet
-
-    best = best_baselines(read_rows(args.best_from, "bench_rollout_targets"))
-    tables = parse_tables(args.table, best, "bench_rollout_targets")
-    if len(tables) != 1:
-        sys.exit(f"bench_rollout_targets: --table {args.table!r}; allowed: one table, "
-                 f"<preset>-<players>")
-    (preset, players), = tables
-    checked_deals("bench_rollout_targets", "--deals", args.deals, (players,))   # bench_headroom's
-    against = best[preset] if args.against == "best" else args.against
-    if against not in POLICIES:
-        sys.exit(f"bench_rollout_targets: --against {args.against!r}; allowed: best, "
-                 f"{', '.join(POLICIES)}")
-    policy_file = model_path(args.model, "bench_rollout_targets")   # a shipped name or a file
-    rules = RuleSet.preset(preset, num_players=players)
-    try:   # refused here, with the loader's reason, if it cannot play them
-        policy = make_agent(args.model, rules)
-    except (OSError, ValueError) as exc:
-        sys.exit(f"bench_rollout_targets: --model {args.model!r} at {args.table}: {exc}")
-    if getattr(policy, "observation_version", None) != 2:
-        sys.exit(f"bench_rollout_targets: --model {args.model!r}: observation version "
-                 f"{getattr(policy, 'observation_version', None)}; allowed: a version-2 model "
-                 f"(ppo-any or a model file trained with observation_version: 2)")
+    preset, players, against, rules, policy_file, _ = one_table_setup(args, "bench_rollout_targets")
     label = f"{preset}-{players}"
     for path, option in ((args.out, "--out"), (args.models, "--models")):
         if path.exists() and not path.is_dir():   # before either folder is made

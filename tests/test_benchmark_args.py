@@ -69,6 +69,7 @@ EARLIER_RESULTS = [
     ("bench_probes", ["--tables", "ono-3", "--out", "{out}"], "results.md"),
     ("bench_ray", ["--out", "{out}"], "bench_ray.md"),
     ("bench_ladder", ["--out", "{out}"], "ladder.json"),
+    ("bench_search_margins", ["--table", "ono-3", "--out", "{out}"], "results.md"),
 ]
 
 
@@ -385,6 +386,19 @@ REFUSALS = [
      ["collect"]),
     ("bench_table_steps", ["--runs", "5", "--out", "{tmp}/o"],
      "bench_table_steps: --runs 5 without --vs; allowed: --runs with --vs", ["measure"]),
+    ("bench_search_margins", ["--margins", "0.1,0.10", "--out", "{tmp}/o"],
+     "bench_search_margins: --margins '0.1,0.10': a margin given twice", ["play"]),
+    ("bench_search_margins", ["--margins", "-0.1", "--out", "{tmp}/o"],
+     "bench_search_margins: --margins '-0.1'; allowed: finite numbers of 0 or more", ["play"]),
+    ("bench_search_margins", ["--against", "ppo-any", "--out", "{tmp}/o"],
+     "bench_search_margins: --against 'ppo-any'; allowed: best, random, greedy, color, defensive", ["play"]),
+    ("bench_search_margins", ["--model", "greedy", "--out", "{tmp}/o"],
+     "bench_search_margins: --model 'greedy': neither a shipped model nor a model file",
+     ["play"]),
+    ("bench_search_margins", ["--table", "ono-3,ono-4", "--out", "{tmp}/o"],
+     "bench_search_margins: --table 'ono-3,ono-4'; allowed: one table", ["play"]),
+    ("bench_search_margins", ["--worlds", "0", "--out", "{tmp}/o"],
+     "bench_search_margins: --worlds 0; allowed: 1 or more", ["play"]),
 ]
 
 
@@ -760,7 +774,9 @@ UNBOUNDED = [("bench_core", "--rounds", "1,000"), ("bench_train", "--rounds", "1
              ("bench_prebuilt", "--steps", f"{10**12:,}"), ("bench_openspiel", "--steps", "10,000,000"),
              ("bench_rollout_targets", "--steps", "100,000"),
              ("bench_rollout_targets", "--epochs", "1,000"),
-             ("bench_deal_variance", "--plays", "100")]
+             ("bench_deal_variance", "--plays", "100"),
+             ("bench_search_margins", "--worlds", "1,000,000"),
+             ("bench_search_margins", "--procs", "64")]
 
 
 @pytest.mark.parametrize("script,option,most", UNBOUNDED, ids=[" ".join(u[:2]) for u in UNBOUNDED])
@@ -769,7 +785,7 @@ def test_benchmark_counts_have_an_upper_bound(script, option, most, monkeypatch,
     monkeypatch.chdir(tmp_path)
     too_many = str(int(most.replace(",", "")) + 1)
     argv = [script, option, too_many]
-    if script in ("bench_rollout_targets", "bench_deal_variance"):
+    if script in ("bench_rollout_targets", "bench_deal_variance", "bench_search_margins"):
         argv += ["--out", str(tmp_path / "out")]
     assert refused(main, monkeypatch, argv) == f"{script}: {option} {too_many}; allowed: at most {most}"
     assert list(tmp_path.iterdir()) == []
@@ -819,7 +835,8 @@ PATH_OPTIONS = [
     ("bench_table_steps", "--out"), ("sweep_train", "--out"), ("train_any_rules", "--out"),
     ("bench_web_load", "--out"), ("bench_ladder", "--render"), ("bench_ladder", "--retime"),
     ("bench_ladder", "--out"), ("bench_ray", "--out"), ("bench_table_steps", "--vs"),
-    ("bench_web_load", "--server-path"),
+    ("bench_web_load", "--server-path"), ("bench_search_margins", "--out"),
+    ("bench_search_margins", "--best-from"),
 ]
 
 
@@ -916,3 +933,23 @@ def test_bench_openspiel_bounds_its_simulations(monkeypatch):
     main = bench_main("bench_openspiel", monkeypatch)
     assert refused(main, monkeypatch, ["x", "--simulations", "10001"]) \
         == "bench_openspiel: --simulations 10001; allowed: at most 10,000"
+
+
+def test_bench_search_margins_pairs_each_margin_with_its_prior(tmp_path, monkeypatch):
+    """A tiny run end to end: the prior's row, one row per margin paired with it on the same
+    deals, and the count of the search's decisions that left the prior's choice."""
+    main = bench_main("bench_search_margins", monkeypatch)
+    out = tmp_path / "o"
+    monkeypatch.setattr(sys, "argv", ["bench_search_margins", "--table", "basic-3", "--worlds",
+                                      "2", "--margins", "2,0", "--deals", "3", "--procs", "1",
+                                      "--out", str(out)])
+    main()
+    got = json.loads((out / "results.json").read_text())
+    prior, keep, plain = got["rows"]
+    assert (prior["agent"], prior["decisions"], "minus_model" not in prior) == ("ppo-any", 0, True)
+    # a margin of 2 is never beaten: the prior's own games, on the same deals
+    assert keep["agent"] == "search:2@2" and keep["decisions"] > 0 and keep["overrides"] == 0
+    assert keep["share"] == prior["share"] and keep["minus_model"][0] == 0
+    assert 0 < plain["overrides"] <= plain["decisions"]
+    assert plain["minus_model"][0] == pytest.approx(plain["share"] - prior["share"])
+    assert got["against"] == "greedy" and "| search:2@0 | 0 |" in (out / "results.md").read_text()

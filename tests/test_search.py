@@ -173,6 +173,7 @@ def test_pimc_ppo_keeps_the_policy_choice_unless_clearly_beaten():
     plain = make_agent("pimc-plain:6", rules).act_game(game, rows, np.random.default_rng(3))
     changed = acts != policy
     assert 0 < changed.sum() < (plain != policy).sum()   # some overrides, fewer than plain's
+    assert np.array_equal(agent.last_prior, policy)   # the choice it kept or overrode
     # overridden only where the search's choice beats the policy's by more than the margin
     assert (v[k, acts] - v[k, policy] > agent.margin)[changed].all()
     assert (v[k, acts] >= v.max(axis=1) - 1e-9)[changed].all()
@@ -180,6 +181,7 @@ def test_pimc_ppo_keeps_the_policy_choice_unless_clearly_beaten():
     for margin, want in ((-1.0, plain), (2.0, policy)):
         a = SearchAgent(rules, 6, margin=margin, prior=ppo, name="x")
         assert np.array_equal(a.act_game(game, rows, np.random.default_rng(3)), want)
+        assert np.array_equal(a.last_prior, np.full(len(rows), -1) if margin < 0 else policy)
     # no specialist at basic 3 players: the generalist is the prior
     assert make_agent("pimc-ppo", RuleSet.preset("basic", num_players=3)).prior.name == "ppo-any"
     with pytest.raises(ValueError, match=r"prior = .*allowed: None, or for a pimc search"):
