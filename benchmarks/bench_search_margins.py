@@ -1,4 +1,4 @@
-"""A fair search that knows its opponents' policy, at several margins, paired with its prior.
+"""A search that knows its opponents' policy, at several margins, paired with its prior.
 
     python benchmarks/bench_search_margins.py --table ono-6 --worlds 16 --margins 0.3,0.2,0.1 \
         --deals 1000 --out docs/results/generalist/ono-6p-search/worlds-16
@@ -17,6 +17,11 @@ deal), one process each (``--procs`` at once), and paired with the policy itself
 deals (95% interval of the per-deal difference). A margin of 0 keeps the choice only where
 nothing beats it at all. The page also says in how many of the search's decisions with a
 choice it played another action than the policy's.
+
+``--view hands`` makes the search CHEAT: its worlds hold every opponent's real hand (the
+stock order still sampled), as ``oracle-ppo`` does; its rows are marked (cheating). Played
+beside the fair one at the same margins, it says how much of what the fair search loses or
+gains comes from the hands it has to guess.
 
 Writes ``results.json`` and ``results.md`` into ``--out``.
 """
@@ -51,6 +56,7 @@ from bench_generalist import (
     one_table_setup,
 )
 
+from ono_env.agents.base import marked
 from ono_env.agents.search import MAX_WORLDS, SearchAgent
 from ono_env.arena import run_arena
 from ono_env.arena.stats import bounded_mean_interval
@@ -79,14 +85,15 @@ class CountingSearch(SearchAgent):
 def play(job: tuple) -> dict:
     """One agent's games: (margin or None for the policy itself, model, rules dict, worlds,
     baseline, deals, seed). Per-deal shares of the agent's seat, and the search's counts."""
-    margin, model, rules_dict, worlds, against, deals, seed = job
+    margin, model, rules_dict, worlds, against, deals, seed, view = job
     from ono_env.agents.registry import make_agent
     rules = RuleSet.from_dict(rules_dict)
     policy = make_agent(model, rules)
     agent: object = policy
     if margin is not None:
         agent = CountingSearch(rules, worlds, policy=policy, prior=policy, margin=margin,
-                               playout_opponents=against, name=f"search:{worlds}@{margin:g}")
+                               playout_opponents=against, view=view,
+                               name=f"search:{worlds}@{margin:g}")
     n = rules.num_players
     t = time.perf_counter()
     ar = run_arena([agent] + [against] * (n - 1), rules, n, _games(deals, n), seed,
@@ -107,6 +114,9 @@ def main() -> None:
     ap.add_argument("--margins", default="0.3,0.2,0.1",
                     help="the margins, comma-separated, each once and 0 or more: one agent each "
                          "(default 0.3,0.2,0.1)")
+    ap.add_argument("--view", choices=("fair", "hands"), default="fair",
+                    help="what the search sees: fair (the seat's view; the default) or hands "
+                         "(CHEATING: every opponent's hand)")
     ap.add_argument("--deals", type=int, default=1000, help="mirrored deals (default 1,000)")
     ap.add_argument("--seed", type=int, default=2026, help="the deals' seed (default 2026)")
     ap.add_argument("--procs", type=int, default=2,
@@ -129,8 +139,8 @@ def main() -> None:
                  f"digits); allowed: each margin once")
     preset, players, against, rules, _, _ = one_table_setup(args, SCRIPT)
     out_folder(args.out, SCRIPT, writes=("results.json", "results.md"))
-    jobs = [(m, args.model, rules.to_dict(), args.worlds, against, args.deals, args.seed)
-            for m in [None] + margins]
+    jobs = [(m, args.model, rules.to_dict(), args.worlds, against, args.deals, args.seed,
+             args.view) for m in [None] + margins]
     if args.procs == 1:
         made = [play(j) for j in jobs]
     else:
@@ -141,22 +151,26 @@ def main() -> None:
     for m in made:
         shares = np.asarray(m["shares"])
         share, low, high = bounded_mean_interval(shares, 0.0, 1.0)
-        row = {"agent": args.model if m["margin"] is None else f"search:{args.worlds}@{m['margin']:g}",
-               "margin": m["margin"], "share": share, "low": low, "high": high,
+        searched = m["margin"] is not None
+        row = {"agent": f"search:{args.worlds}@{m['margin']:g}" if searched else args.model,
+               "margin": m["margin"], "cheating": searched and args.view != "fair",
+               "share": share, "low": low, "high": high,
                "fair": 1.0 / players, "deals": args.deals, "seconds": m["seconds"],
                "decisions": m["decisions"], "overrides": m["overrides"]}
-        if m["margin"] is not None:
+        if searched:
             row["minus_model"] = list(bounded_mean_interval(shares - base, -1.0, 1.0))
         rows.append(row)
-        print(f"{row['agent']:<20} {100 * share:.2f}% [{100 * low:.2f}, {100 * high:.2f}] "
+        print(f"{marked(row['agent'], row['cheating']):<32} {100 * share:.2f}% [{100 * low:.2f}, {100 * high:.2f}] "
               f"{m['seconds']:.0f} s", file=sys.stderr)
     command = f"python benchmarks/{SCRIPT}.py " + " ".join(sys.argv[1:])
     result = {"command": command, "table": f"{preset}-{players}", "model": args.model,
-              "against": against, "worlds": args.worlds, "seed": args.seed, "rows": rows}
+              "against": against, "worlds": args.worlds, "view": args.view, "seed": args.seed, "rows": rows}
     (args.out / "results.json").write_text(json.dumps(result, indent=1) + "\n")
-    lines = [f"# A fair search that knows its opponents' policy: {preset} at {players} players",
+    seen = ("fair" if args.view == "fair"
+            else "CHEATING (its worlds hold every opponent's real hand, the stock order sampled)")
+    lines = [f"# A search that knows its opponents' policy: {preset} at {players} players",
              "", f"`{command}`", "",
-             f"`{args.model}` as the prior of a fair pimc search with {args.worlds} worlds a "
+             f"`{args.model}` as the prior of a {seen} pimc search with {args.worlds} worlds a "
              f"decision, its playouts played by the policy's network in its seat and `{against}` "
              f"in the others, as at the table; each in one seat, `{against}` in every other; "
              f"{args.deals:,} mirrored deals (every seating of each deal), 95% intervals over "
@@ -171,7 +185,7 @@ def main() -> None:
         over = (f"{r['overrides']:,} of {r['decisions']:,} ({r['overrides'] / r['decisions']:.1%})"
                 if r["decisions"] else "")
         margin = "" if r["margin"] is None else f"{r['margin']:g}"
-        lines.append(f"| {r['agent']} | {margin} | {100 * r['share']:.2f}% | "
+        lines.append(f"| {marked(r['agent'], r['cheating'])} | {margin} | {100 * r['share']:.2f}% | "
                      f"[{100 * r['low']:.2f}, {100 * r['high']:.2f}] | {r['share'] / r['fair']:.2f} "
                      f"| {vs} | {over} | {r['seconds']:.0f} |")
     (args.out / "results.md").write_text("\n".join(lines) + "\n")

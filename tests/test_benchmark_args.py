@@ -953,3 +953,13 @@ def test_bench_search_margins_pairs_each_margin_with_its_prior(tmp_path, monkeyp
     assert 0 < plain["overrides"] <= plain["decisions"]
     assert plain["minus_model"][0] == pytest.approx(plain["share"] - prior["share"])
     assert got["against"] == "greedy" and "| search:2@0 | 0 |" in (out / "results.md").read_text()
+    assert not any(r["cheating"] for r in got["rows"])
+    # seeing every hand: the search's rows are marked, the policy's is not
+    monkeypatch.setattr(sys, "argv", ["bench_search_margins", "--table", "basic-3", "--worlds",
+                                      "2", "--margins", "0", "--deals", "2", "--procs", "1",
+                                      "--view", "hands", "--out", str(tmp_path / "h")])
+    main()
+    got = json.loads((tmp_path / "h" / "results.json").read_text())
+    assert [r["cheating"] for r in got["rows"]] == [False, True] and got["view"] == "hands"
+    page = (tmp_path / "h" / "results.md").read_text()
+    assert "| search:2@0 (cheating) | 0 |" in page and "| ppo-any |  |" in page
