@@ -4,8 +4,8 @@
         --deals 1000 --out docs/results/generalist/ono-6p-search/worlds-16
     python benchmarks/bench_search_margins.py --table basic-3 --worlds 2 --margins 0.5 --deals 4 --out /tmp/s
 
-A policy (``--model``: ``ppo-any`` or a version-2 model file) is the prior of a pimc search
-(:class:`~ono_env.agents.search.SearchAgent`, ``view="fair"``): at each decision with more
+A policy (``--model``: ``ppo-any`` or a version-2 model file) is the prior of a fair pimc
+search (:class:`~ono_env.agents.search.SearchAgent`): at each decision with more
 than one legal action it samples ``--worlds`` worlds from what the seat may know, plays every
 legal action out in each with the policy's network in the seat and the baseline that really
 sits in the other seats (``--against``, the preset's best baseline by default) in the others
@@ -84,7 +84,8 @@ class CountingSearch(SearchAgent):
 
 def play(job: tuple) -> dict:
     """One agent's games: (margin or None for the policy itself, model, rules dict, worlds,
-    baseline, deals, seed). Per-deal shares of the agent's seat, and the search's counts."""
+    baseline, deals, seed, view). Per-deal shares of the agent's seat, and the search's
+    counts."""
     margin, model, rules_dict, worlds, against, deals, seed, view = job
     from ono_env.agents.registry import make_agent
     rules = RuleSet.from_dict(rules_dict)
