@@ -234,6 +234,15 @@ def probe_setup(args: argparse.Namespace, script: str
     return best, tables, model_path(args.model, script)
 
 
+def one_table_args(ap: argparse.ArgumentParser, against: str) -> None:
+    """The options :func:`one_table_setup` reads: ``--table``, ``--model``, ``--against``
+    (``against``: its help) and ``--best-from``."""
+    ap.add_argument("--table", default="ono-6", help="<preset>-<players>, 2-10 players")
+    ap.add_argument("--model", default="ppo-any", help="ppo-any or a version-2 model file")
+    ap.add_argument("--against", default="best", help=against)
+    ap.add_argument("--best-from", type=path_arg, default=GENERALIST_RESULTS, help=BEST_FROM_HELP)
+
+
 def one_table_setup(args: argparse.Namespace, script: str) -> tuple[str, int, str, Any, Path, Any]:
     """The one table of ``--table``, against ``--against`` (``best``: the preset's best
     baseline; a compiled baseline), with the version-2 policy ``--model``: ``(preset, players,

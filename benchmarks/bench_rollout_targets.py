@@ -59,8 +59,7 @@ from bench_args import (  # noqa: E402
     within,
 )
 from bench_generalist import (  # noqa: E402
-    BEST_FROM_HELP,
-    GENERALIST_RESULTS,
+    one_table_args,
     one_table_setup,
 )
 
@@ -177,10 +176,7 @@ def fit(model_path: Path, obs_rows: np.ndarray, Mk: np.ndarray, V: np.ndarray, b
 
 def main() -> None:
     ap = parser(__doc__)
-    ap.add_argument("--table", default="ono-6", help="<preset>-<players>, 2-10 players")
-    ap.add_argument("--model", default="ppo-any", help="ppo-any or a version-2 model file")
-    ap.add_argument("--against", default="best", help="the baseline in every other seat (best: "
-                    "the preset's best baseline)")
+    one_table_args(ap, "the baseline in every other seat (best: the preset's best baseline)")
     ap.add_argument("--steps", type=int, default=6000, help="the policy's decisions per game slot")
     ap.add_argument("--games", type=int, default=128, help="games at once per process")
     ap.add_argument("--procs", type=int, default=2,
@@ -196,7 +192,6 @@ def main() -> None:
                     help="mirrored deals of the pairing (default 10,000)")
     ap.add_argument("--seed", type=int, default=11,
                     help="seed of the first process (--seed + k for process k; default 11)")
-    ap.add_argument("--best-from", type=path_arg, default=GENERALIST_RESULTS, help=BEST_FROM_HELP)
     ap.add_argument("--models", type=path_arg, default=None,
                     help="folder of the fitted model files (default: runs/rollout-targets/<the "
                          "name of --out>)")

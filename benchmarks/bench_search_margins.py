@@ -48,11 +48,10 @@ from bench_args import (
     within,
 )
 from bench_generalist import (
-    BEST_FROM_HELP,
-    GENERALIST_RESULTS,
     RESULTS_OUT_HELP,
     _games,
     difference_cell,
+    one_table_args,
     one_table_setup,
 )
 
@@ -107,10 +106,8 @@ def play(job: tuple) -> dict:
 
 def main() -> None:
     ap = parser(__doc__)
-    ap.add_argument("--table", default="ono-6", help="<preset>-<players>, 2-10 players")
-    ap.add_argument("--model", default="ppo-any", help="ppo-any or a version-2 model file")
-    ap.add_argument("--against", default="best", help="the baseline in every other seat, and in "
-                    "the playouts (best: the preset's best baseline)")
+    one_table_args(ap, "the baseline in every other seat, and in the playouts (best: the "
+                       "preset's best baseline)")
     ap.add_argument("--worlds", type=int, default=16, help="worlds per decision (default 16)")
     ap.add_argument("--margins", default="0.3,0.2,0.1",
                     help="the margins, comma-separated, each once and 0 or more: one agent each "
@@ -122,7 +119,6 @@ def main() -> None:
     ap.add_argument("--seed", type=int, default=2026, help="the deals' seed (default 2026)")
     ap.add_argument("--procs", type=int, default=2,
                     help=f"processes at once, one agent each (default 2, at most {MAX_PROCS})")
-    ap.add_argument("--best-from", type=path_arg, default=GENERALIST_RESULTS, help=BEST_FROM_HELP)
     ap.add_argument("--out", type=path_arg, required=True, help=RESULTS_OUT_HELP)
     args = ap.parse_args()
     within(SCRIPT, "--worlds", args.worlds, 1, MAX_WORLDS)
