@@ -91,7 +91,6 @@ import functools
 import hashlib
 import json
 import os
-import re
 import threading
 import zipfile
 from collections import OrderedDict
@@ -109,6 +108,7 @@ from ono_env.checks import (
     check_bool,
     check_write_path,
     is_int,
+    is_iso_date,
     nesting,
     no_file,
     printable,
@@ -429,23 +429,6 @@ def make_metadata(rules: RuleSet, training_steps: int, config: Mapping[str, Any]
     }
 
 
-_ISO_DATE = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}([T ][0-9]{2}:[0-9]{2}(:[0-9]{2}"
-                       r"(\.[0-9]{3}|\.[0-9]{6})?)?([+-][0-9]{2}:[0-9]{2})?)?")
-"""The ISO dates a ``saved_at`` may be (the writer's ``2026-11-22T10:00:00`` among them): the
-forms Python 3.10's ``datetime.fromisoformat`` reads, so that a file loads under every
-Python the project supports (3.11's reads more, ``Z`` among them)."""
-
-
-def _is_iso_date(text: str) -> bool:
-    """Does ``text`` read as an ISO date (:data:`_ISO_DATE`, a real day and time; before, any
-    text, '' too)?"""
-    if not _ISO_DATE.fullmatch(text):
-        return False
-    try:
-        _dt.datetime.fromisoformat(text)
-    except ValueError:
-        return False
-    return True
 
 
 MAX_META_NESTING = 64
@@ -529,7 +512,7 @@ def check_metadata(meta: Any, where: str = "model") -> dict[str, Any]:
         raise bad("action_names", "a list of action names")
     if not isinstance(meta["config"], dict):
         raise bad("config", "an object (the training config)")
-    if not isinstance(meta["saved_at"], str) or not _is_iso_date(meta["saved_at"]):
+    if not is_iso_date(meta["saved_at"]):
         raise bad("saved_at", "an ISO date as text (2026-11-22T10:00:00)")
     if "label" in meta and not (isinstance(meta["label"], str)
                                 and 0 < len(meta["label"]) <= MAX_MODEL_LABEL

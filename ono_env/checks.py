@@ -7,7 +7,9 @@ naming the argument, the value and what is allowed.
 
 from __future__ import annotations
 
+import datetime as _dt
 import os
+import re
 import secrets
 import stat
 import sys
@@ -230,6 +232,25 @@ def is_sha256(value: Any) -> bool:
     """Is ``value`` a SHA-256 digest as the project writes it: 64 lowercase hex digits?"""
     return (isinstance(value, str) and len(value) == 64
             and all(c in "0123456789abcdef" for c in value))
+
+
+ISO_DATE = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}([T ][0-9]{2}:[0-9]{2}(:[0-9]{2}"
+                      r"(\.[0-9]{3}|\.[0-9]{6})?)?([+-][0-9]{2}:[0-9]{2})?)?")
+"""The ISO dates a file's ``saved_at`` may be (a model's, a replay's; the writers'
+``2026-11-22T10:00:00`` among them): the forms Python 3.10's ``datetime.fromisoformat``
+reads, so that a file loads under every Python the project supports (3.11's reads more, ``Z``
+among them)."""
+
+
+def is_iso_date(value: Any) -> bool:
+    """Is ``value`` text that reads as an ISO date (:data:`ISO_DATE`, a real day and time)?"""
+    if not isinstance(value, str) or not ISO_DATE.fullmatch(value):
+        return False
+    try:
+        _dt.datetime.fromisoformat(value)
+    except ValueError:
+        return False
+    return True
 
 
 def no_file(path: Path) -> str:

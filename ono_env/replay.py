@@ -12,7 +12,8 @@ A replay file is JSON (never code: reading one runs nothing from it), every key 
                          "value": 0.42}, ...],   # per action: what the agent reported, or null
      "result": {"winner": 1, "terminated": true, "truncated": false,
                 "scores": [0, 0], "decisions": 37},
-     "source": "ono-arena", "saved_at": "2026-11-24T12:00:00"}
+     "source": "ono-arena",             # what wrote it
+     "saved_at": "2026-11-24T12:00:00"} # when the game finished, an ISO date
 
 ``game_seed`` is a decimal string (a 64-bit integer does not survive every JSON reader).
 The deal and every later shuffle come from the game's own generator, so the position after
@@ -52,6 +53,7 @@ from ono_env.checks import (
     check_write_path,
     cut,
     is_int,
+    is_iso_date,
     printable,
     shown,
     write_whole,
@@ -288,12 +290,14 @@ class Replay:
                       "(one per action: null or {\"agent\", \"probs\", \"value\"})")
         checked_thinking = [_check_thinking(t, f"{where}: thinking[{k}]") for k, t in enumerate(thinking)]
         result = _check_result(d["result"], n, f"{where}: result")
-        for key in ("source", "saved_at"):
-            v = d[key]
-            if not isinstance(v, str) or len(v) > MAX_LABEL:
-                raise bad(key, f"{shown(v, 60)}", f"a string of at most {MAX_LABEL} characters")
-            if v:
-                check_text(f"{where}: {key}", v, MAX_LABEL)
+        source = d["source"]
+        if not isinstance(source, str) or len(source) > MAX_LABEL:
+            raise bad("source", f"{shown(source, 60)}", f"a string of at most {MAX_LABEL} characters")
+        if source:
+            check_text(f"{where}: source", source, MAX_LABEL)
+        if not is_iso_date(d["saved_at"]):   # before: any text of at most MAX_LABEL characters
+            raise bad("saved_at", f"{shown(d['saved_at'], 60)}",
+                      "the date the game finished, ISO text (2026-11-24T12:00:00)")
         return cls(rules, int(seed), int(md), list(players), ids, checked_thinking, result,
                    d["source"], d["saved_at"])
 

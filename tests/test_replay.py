@@ -130,6 +130,12 @@ def test_replay_files_round_trip(tmp_path):
      r"option written out, as RuleSet.to_dict\(\) writes it$"),
     (lambda d: d["rules"].update(preset="ono"), "^replay: rules: 'preset' is not an option; "),
     (lambda d: d.update(max_decisions=0), "max_decisions"),
+    # before: any text of at most 80 characters, shown as the date in the web table's list
+    (lambda d: d.update(saved_at="yesterday"),
+     r"^replay: saved_at: 'yesterday'; allowed: the date the game finished, ISO text"),
+    (lambda d: d.update(saved_at=""), "^replay: saved_at: ''; allowed: the date"),
+    (lambda d: d.update(saved_at="2026-02-30T10:00:00"), "^replay: saved_at: '2026-02-30"),
+    (lambda d: d.update(saved_at=None), "^replay: saved_at: None; allowed: the date"),
 ])
 def test_bad_replays_are_refused_with_the_key(change, message):
     d = _replay_dict()
