@@ -243,6 +243,10 @@ def test_pool_draws_are_those_of_generator_choice():
         got = pool.draw(np.random.default_rng(seed), shape)
         assert got.dtype == np.int64 and np.array_equal(got, want)
     assert not (pool.draw(np.random.default_rng(0), (500, 3)) == 1).any()
+    # before: AttributeError ('NoneType' object has no attribute 'random')
+    for rng in (None, 0, np.random.RandomState(0)):
+        with pytest.raises(ValueError, match=r"^rng is a \w+; allowed: a numpy.random.Generator"):
+            pool.draw(rng, (2, 3))
 
 
 @pytest.mark.parametrize("bits", [np.random.PCG64, np.random.PCG64DXSM, np.random.Philox,

@@ -22,7 +22,7 @@ import numpy as np
 from ono_env.agents.base import Agent
 from ono_env.agents.driver import AgentDriver
 from ono_env.agents.registry import make_agent
-from ono_env.checks import cut, is_real, shown
+from ono_env.checks import check_rng, cut, is_real, shown
 from ono_env.game import VecGame
 from ono_env.rules import FIELD_NAMES, RuleSet, resolve_rules
 
@@ -143,7 +143,9 @@ class OpponentPool:
         normalised cumulative weights at ``rng.random(shape)`` (tests compare the two).
         Written out because ``choice`` checks ``p`` again at every call: about 20 us where
         this takes under 2, and a learner's table deals a game or two at nearly every step.
-        The cumulative weights are kept until the weights change."""
+        The cumulative weights are kept until the weights change. ``rng`` not a NumPy
+        ``Generator`` is one ``ValueError`` (before: an ``AttributeError`` from ``None``)."""
+        check_rng("rng", rng)
         key = tuple(self.weights)
         if self._cdf is None or self._cdf[0] != key:
             cdf = self.probabilities().cumsum()
