@@ -643,7 +643,17 @@ def catch_succeeds(d: Mapping[str, Any], q: int) -> bool:
     """Would a catch of seat ``q`` succeed in position ``d``, as the engine tests it: ``q``
     went down to one card without calling (``exposed``), played last, and holds that card
     still (not a seat that was given cards since, by a Wild Shuffle Hands)."""
-    return d.get("exposed") == q == d.get("previous_player") and len(d["hands"][q]) == 1
+    _need_keys(d, ("exposed", "previous_player", "hands"), "catch_succeeds: the position")
+    return d["exposed"] == q == d["previous_player"] and len(d["hands"][q]) == 1
+
+
+def _need_keys(d: Any, keys: tuple[str, ...], what: str) -> None:
+    """One ``ValueError`` naming the keys of ``keys`` that ``d`` lacks (before: a
+    ``KeyError`` for the first one, or an ``AttributeError`` where ``d`` is no mapping)."""
+    missing = [k for k in keys if not isinstance(d, Mapping) or k not in d]
+    if missing:
+        raise ValueError(f"{what} {shown(d, 40)} lacks {', '.join(map(repr, missing))}; allowed: "
+                         f"a position dict (VecGame.to_dict) or a replay's result with its rules")
 
 
 def game_winners(result: Mapping[str, Any], rules: RuleSet | None = None) -> list[int]:
@@ -653,6 +663,10 @@ def game_winners(result: Mapping[str, Any], rules: RuleSet | None = None) -> lis
     game not terminated (still on, or cut at the decision limit). ``result``: a position
     (:meth:`~ono_env.game.VecGame.to_dict`, whose rules it reads) or a replay's ``result``
     with the replay's ``rules``. A position's ``winner`` is always the last round's."""
+    _need_keys(result, ("terminated", "scores", "winner") + (("rules",) if rules is None else ()),
+               "game_winners: the result")
+    if rules is None:
+        _need_keys(result["rules"], ("scoring", "target_score"), "game_winners: the result's rules")
     scoring, target = ((result["rules"]["scoring"], result["rules"]["target_score"])
                        if rules is None else (rules.scoring, rules.target_score))
     if not result["terminated"]:

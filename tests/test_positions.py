@@ -839,3 +839,22 @@ def test_a_rules_link_in_a_loop_is_named_as_a_link(tmp_path):
     loop.symlink_to(loop)
     with pytest.raises(ValueError, match="is a symbolic link that leads to no file"):
         RuleSet.load(loop)
+
+
+def test_the_result_helpers_name_what_a_dict_lacks():
+    from ono_env.positions import catch_succeeds, game_winners
+    d = VecGame("ono", 1, seed=3, num_players=3).to_dict(0)
+    assert game_winners(d) == [] and catch_succeeds(d, 0) is False
+    # before: KeyError 'rules' / 'exposed', AttributeError for a list
+    for bad, missing in [({}, "'terminated', 'scores', 'winner', 'rules'"),
+                         ({k: v for k, v in d.items() if k != "scores"}, "'scores'"),
+                         ([1], "'terminated', 'scores', 'winner', 'rules'")]:
+        with pytest.raises(ValueError, match=f"^game_winners: the result .* lacks {missing}; allowed: "):
+            game_winners(bad)
+    with pytest.raises(ValueError, match=r"^game_winners: the result's rules .* lacks 'target_score'"):
+        game_winners(d | {"rules": {"scoring": "none"}})
+    assert game_winners({"terminated": True, "scores": [0, 0], "winner": 1},
+                        RuleSet.preset("basic", num_players=2)) == [1]
+    with pytest.raises(ValueError, match=r"^catch_succeeds: the position .* lacks 'exposed', "
+                                         r"'previous_player', 'hands'"):
+        catch_succeeds({}, 0)
