@@ -335,7 +335,10 @@ class SearchAgent:
                              f"game of the rules it was made for (make_agent(name, the game's "
                              f"rules))")
         R, P, D = len(rows), game.num_players, game.rules.deck_size
-        if R == 0:
+        if R == 0:   # before: last_* kept the previous call's rows
+            self.last_values = np.zeros((0, C.NUM_ACTIONS))
+            self.last_worlds = np.zeros(0, np.int64)
+            self.last_prior = np.zeros(0, np.int64)
             return np.zeros(0, np.int64)
         over = rows[game.finished[rows]]
         if over.size:   # before: action -1, or the prior's "illegal action" (pimc-ppo)

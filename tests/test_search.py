@@ -174,6 +174,10 @@ def test_pimc_ppo_keeps_the_policy_choice_unless_clearly_beaten():
     changed = acts != policy
     assert 0 < changed.sum() < (plain != policy).sum()   # some overrides, fewer than plain's
     assert np.array_equal(agent.last_prior, policy)   # the choice it kept or overrode
+    # a call with no rows leaves no earlier rows behind (before: the last call's were kept)
+    assert agent.act_game(game, rows[:0], np.random.default_rng(3)).shape == (0,)
+    assert (agent.last_prior.shape, agent.last_values.shape, agent.last_worlds.shape) == \
+        ((0,), (0, v.shape[1]), (0,))
     # overridden only where the search's choice beats the policy's by more than the margin
     assert (v[k, acts] - v[k, policy] > agent.margin)[changed].all()
     assert (v[k, acts] >= v.max(axis=1) - 1e-9)[changed].all()
