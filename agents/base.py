@@ -133,12 +133,20 @@ def explainer(agent: Any) -> Callable[[np.ndarray, np.ndarray],
 
 
 class RandomAgent:
-    """Uniform over the legal actions of each row (one uniform draw of ``rng`` per row)."""
+    """Uniform over the legal actions of each row (one uniform draw of ``rng`` per row).
+    ``obs`` is not read (its contents may be anything, as drivers pass them), but it must be a
+    ``(B, D)`` array with a row for each of the mask's rows."""
 
     name = "random"
     uses_observation = False
 
     def act(self, obs: np.ndarray, mask: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+        if (isinstance(mask, np.ndarray) and mask.ndim == 2   # a bad mask: random_legal's error
+                and not (isinstance(obs, np.ndarray) and obs.ndim == 2 and len(obs) == len(mask))):
+            # before: any obs, one action for a mask of one row beside three observations
+            what = f"{obs.dtype} {obs.shape}" if isinstance(obs, np.ndarray) else type(obs).__name__
+            raise ValueError(f"{self!r}: observations are {what}; allowed: a (B, D) array with a "
+                             f"row for each of the mask's {len(mask)} rows")
         return random_legal(mask, rng)
 
     def __repr__(self) -> str:

@@ -10,7 +10,7 @@ import pytest
 from conftest import game_at
 
 from ono_env import VecGame, action_id, action_name
-from ono_env.agents import ColorControlAgent, DefensiveAgent, GreedyAgent, make_agent
+from ono_env.agents import ColorControlAgent, DefensiveAgent, GreedyAgent, RandomAgent, make_agent
 from ono_env.arena import run_arena
 from ono_env.rules import PRESETS, RuleSet
 
@@ -246,6 +246,22 @@ def test_a_network_whose_weights_are_not_finite_is_named_as_the_cause():
     with pytest.raises(ValueError, match=r"^LearnedAgent\('broken'.*logits that are not "
                                          r"finite, from its network \(are its weights finite"):
         broken.act(obs, mask, np.random.default_rng(0))
+
+
+def test_random_reads_no_observation_but_needs_a_row_for_each_mask_row():
+    game = VecGame("basic", 3, seed=0)
+    obs, mask, agent = game.observe(np.zeros(3, np.int64)), game.legal_mask().copy(), RandomAgent()
+    rng = np.random.default_rng(0)
+    assert mask[np.arange(3), agent.act(np.full_like(obs, np.nan), mask, rng)].all()   # unread
+    state = rng.bit_generator.state
+    # before: one action for a mask of one row beside three observations, any obs at all
+    for bad, what in ((obs, "float32 (3, "), (obs[0], "float32 (")):
+        with pytest.raises(ValueError, match=re.escape(f"RandomAgent(): observations are {what}")
+                           + r".*a row for each of the mask's 1 rows$"):
+            agent.act(bad, mask[:1], rng)
+    with pytest.raises(ValueError, match=r"observations are list; allowed: a \(B, D\) array"):
+        agent.act(list(obs), mask, rng)
+    assert rng.bit_generator.state == state   # refused before any draw
 
 
 @pytest.mark.parametrize("spec", ["ppo-any", "greedy"])
