@@ -261,13 +261,24 @@ def no_file(path: Path) -> str:
             if path.is_symlink() else "no such file")
 
 
+def as_path(path: Any, what: str, kind: str = "file") -> Path:
+    """``path`` as a ``Path`` when it is text or a path object, not empty and with no NUL
+    character (no system's path holds one); else one ``ValueError`` naming ``what`` (before,
+    a NUL gave Python's bare "embedded null byte", naming no file). ``kind``: what the path
+    should name, for the message ("file", "folder", "file or folder")."""
+    if not isinstance(path, (str, os.PathLike)) or not str(path):
+        raise ValueError(f"{what}: a {kind} path is needed; got {shown(path, 60)}")
+    if "\x00" in str(path):
+        raise ValueError(f"{what}: the path {shown(str(path), 4_200)} holds a NUL character; "
+                         f"allowed: a {kind} path without one")
+    return Path(path)
+
+
 def check_input_file(path: Any, what: str, max_bytes: int) -> Path:
     """``path`` as a ``Path`` if it names a regular file of at most ``max_bytes`` bytes; else
     one ``ValueError`` naming the file and what is wrong. A folder, FIFO, device or socket is
     never opened (reading one could block for ever or never end)."""
-    if not isinstance(path, (str, os.PathLike)) or not str(path):
-        raise ValueError(f"{what}: a file path is needed; got {shown(path, 60)}")
-    p = Path(path)
+    p = as_path(path, what)
     try:
         st = p.stat()
     except FileNotFoundError:
@@ -290,9 +301,7 @@ def check_write_path(path: Any, what: str) -> Path:
     replay's or a model's :func:`write_whole`): text naming no folder, in a folder that
     exists or was just made (:func:`check_output_dir`); else one ``ValueError`` naming
     ``what`` (a name too long for the system included)."""
-    if not isinstance(path, (str, os.PathLike)) or not str(path):
-        raise ValueError(f"{what}: a file path is needed; got {shown(path, 60)}")
-    p = Path(path)
+    p = as_path(path, what)
     try:
         folder = p.is_dir()
     except OSError as exc:   # a name too long, ...
@@ -345,9 +354,7 @@ def check_output_dir(path: Any, what: str) -> Path:
     parents), so that work is never done before its output has somewhere to go; else one
     ``ValueError`` naming ``what`` and the reason. The folders it creates are listed in
     :data:`MADE_DIRS`."""
-    if not isinstance(path, (str, os.PathLike)) or not str(path):
-        raise ValueError(f"{what}: a folder path is needed; got {shown(path, 60)}")
-    p = Path(path)
+    p = as_path(path, what, "folder")
     if p.exists() and not p.is_dir():
         raise ValueError(f"{what}: {str(p)!r} exists and is not a folder")
     missing = []

@@ -762,6 +762,11 @@ def _read_arena_json(path):
     return read_arena_json(path)
 
 
+def _load_config(spec):
+    from ono_env.train.config import load_config
+    return load_config(spec)
+
+
 def _color_permutation(perm):
     from ono_env.observation import color_permutation
     return color_permutation(perm, "basic")
@@ -838,6 +843,11 @@ def _render(seat=None, game=None, **kw):
     (lambda: _replay_positions({}), "replay is a dict; allowed: a Replay"),
     (lambda: _replay_positions(None, check_result="no"), "check_result='no' (str)"),
     (lambda: _read_arena_json(None), "arena.json: a file or folder path is needed; got None"),
+    # before: a bare OSError (a name too long), Python's "embedded null byte" naming no file
+    (lambda: _read_arena_json("a" * 300), "cannot read arena.json 'aaaa"),
+    (lambda: _read_arena_json("a\x00"), "arena.json: the path 'a\\x00' holds a NUL character; "
+                                        "allowed: a file or folder path without one"),
+    (lambda: _load_config("a" * 300), "cannot read training config 'aaaa"),
     (lambda: _color_permutation([True, False, 2, 3]), "color permutation [True, False, 2, 3]"),
     (lambda: VecGame("basic", 1, seed=0).play_random(2**70), "steps=1180591620717411303424;"),
     (lambda: RuleSet.preset("basic").differing_fields("classic"),

@@ -379,9 +379,14 @@ def test_a_replay_changed_by_hand_is_not_saved_where_load_would_refuse_it(tmp_pa
                           (tmp_path, "is a folder; give a file name"),
                           (None, "replay file: a file path is needed; got None"),
                           (tmp_path / ("a" * 300 + ".json"), "replay file: cannot write the "
-                                                             "file .*: File name too long")]:
+                                                             "file .*: File name too long"),
+                          # before: Python's bare "embedded null byte", naming no file
+                          (f"{tmp_path}/a\x00.json", r"^replay file: the path '.*a\\x00.json' "
+                                                      r"holds a NUL character; allowed: a file path")]:
         with pytest.raises(ValueError, match=message):
             r.save(path)
+    with pytest.raises(ValueError, match=r"^replay file: the path '.*' holds a NUL character"):
+        Replay.load(f"{tmp_path}/f.json\x00")
     assert (tmp_path / "f.json").read_text() == "kept"
     assert Replay.load(r.save(tmp_path / "new" / "dir" / "r.json")).actions == r.actions
 

@@ -695,8 +695,11 @@ def config_path(spec: str | Path) -> Path:
         raise ValueError(f"training config {spec!r}; allowed: a YAML path or one of "
                          f"{', '.join(config_names('train'))}")
     p = Path(spec)
-    if p.is_file():
-        return p
+    try:
+        if p.is_file():
+            return p
+    except OSError as exc:   # a name too long for the system (before: its OSError, whole)
+        raise ValueError(f"cannot read training config {str(spec)!r}: {exc.strerror or exc}") from None
     if isinstance(spec, str) and spec in config_names("train"):
         return cast(Path, config_file("train", spec))   # a shipped name: never None
     what = ("a folder" if p.is_dir() else "not a regular file" if p.exists()

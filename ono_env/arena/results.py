@@ -7,7 +7,6 @@ import csv
 import io
 import json
 import math
-import os
 import re
 from dataclasses import dataclass, field
 from itertools import pairwise
@@ -20,6 +19,7 @@ from ono_env.agents.base import unmarked
 from ono_env.arena.play import ALL_SEATINGS_UP_TO, GameRecords
 from ono_env.arena.stats import bounded_mean_interval, wilson_interval
 from ono_env.checks import (
+    as_path,
     check_input_file,
     check_output_dir,
     check_text,
@@ -299,11 +299,12 @@ def read_arena_json(path: str | Path) -> dict[str, Any]:
     """A saved run: the ``arena.json`` at ``path``, or in the folder ``path``, as a dict
     (JSON only: nothing in it runs). ``ValueError`` naming the file when it is missing or
     not an arena.json."""
-    if not isinstance(path, (str, os.PathLike)) or not str(path):
-        raise ValueError(f"arena.json: a file or folder path is needed; got {shown(path, 60)}")
-    p = Path(path)
-    if p.is_dir():
-        p = p / "arena.json"
+    p = as_path(path, "arena.json", "file or folder")
+    try:
+        if p.is_dir():
+            p = p / "arena.json"
+    except OSError as exc:   # a name too long for the system (before: its OSError, whole)
+        raise ValueError(f"cannot read arena.json {str(p)!r}: {exc.strerror or exc}") from None
     check_input_file(p, "arena.json", MAX_ARENA_JSON_BYTES)   # missing, a folder, too large
     try:
         data = json.loads(p.read_text(encoding="utf-8-sig"), object_pairs_hook=unique_keys)
