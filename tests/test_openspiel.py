@@ -96,6 +96,16 @@ def test_the_openspiel_example_refuses_bad_flags_in_one_line(tmp_path):
                               capture_output=True, text=True, timeout=120)
         assert proc.returncode == 2 and message in proc.stderr and "Traceback" not in proc.stderr
     assert not any(tmp_path.iterdir())
+    # before the training (before: a file as --out was refused after it, with a traceback,
+    # and an earlier model was replaced)
+    (tmp_path / "model.safetensors").write_text("kept")
+    for out, message in [(tmp_path / "model.safetensors", "exists and is not a folder"),
+                         (tmp_path, "model.safetensors' already exists; give a new file name")]:
+        proc = subprocess.run([sys.executable, str(script), "--out", str(out)],
+                              capture_output=True, text=True, timeout=120)
+        assert proc.returncode == 2 and "Traceback" not in proc.stderr, proc.stderr
+        assert "error: --out: " in proc.stderr and message in proc.stderr, proc.stderr
+    assert (tmp_path / "model.safetensors").read_text() == "kept"
 
 
 def test_unknown_parameters_and_types_get_openspiels_own_error():

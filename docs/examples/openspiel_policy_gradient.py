@@ -74,17 +74,24 @@ def _minutes(text: str) -> float:
 
 def main() -> None:
     from ono_env.apps.console import bounded_int
+    from ono_env.checks import check_output_dir, check_output_file
     from ono_env.envs.openspiel import MAX_PARAM_SEED
 
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--episodes", type=bounded_int(1, 10**9), default=10**9,
                     help="at most this many games")
     ap.add_argument("--minutes", type=_minutes, default=3.0, help="at most this long")
-    ap.add_argument("--out", type=Path, default=Path("runs/openspiel-pg"))
+    ap.add_argument("--out", default="runs/openspiel-pg",
+                    help="the folder of model.safetensors (an earlier model there is refused)")
     ap.add_argument("--seed", type=bounded_int(0, MAX_PARAM_SEED), default=0,
                     help="the game's seed parameter (OpenSpiel's are 32-bit)")
     args = ap.parse_args()
-    path, played, decisions, _ = train(args.episodes, args.minutes, args.out, args.seed)
+    try:   # before the training (before: checked after it, and an earlier model replaced)
+        out = check_output_dir(args.out, "--out")
+        check_output_file(out / "model.safetensors", "--out")
+    except ValueError as exc:
+        ap.error(str(exc))
+    path, played, decisions, _ = train(args.episodes, args.minutes, out, args.seed)
     print(f"{played:,} games, {decisions:,} decisions; model: {path}")
 
 
