@@ -7,6 +7,9 @@ autoreset as Gymnasium documents it."""
 
 from __future__ import annotations
 
+import re
+import sys
+
 import gymnasium as gym
 import numpy as np
 import pytest
@@ -198,12 +201,29 @@ def test_the_cleanrl_style_example_trains_on_it():
     path = Path(__file__).parent.parent / "docs" / "examples" / "cleanrl_masked_ppo.py"
     spec = importlib.util.spec_from_file_location("cleanrl_masked_ppo", path)
     module = importlib.util.module_from_spec(spec)
-    import sys
     sys.modules[spec.name] = module      # dataclasses look their module up there
     spec.loader.exec_module(module)
     out = module.main(module.Args(total_timesteps=2048, num_envs=32, num_steps=16, hidden=32,
                                   update_epochs=1))
     assert out["steps"] == 2048 and out["episodes"] > 0 and 0 <= out["win_rate"] <= 1
+    # values it cannot use, refused before any work (before: a ZeroDivisionError, NaN logits,
+    # torch's errors, or --gamma 2 and --total-timesteps 0 taken silently)
+    for change, message in [({"num_minibatches": 0}, "--num-minibatches 0; allowed: from 1"),
+                            ({"num_minibatches": 7, "num_envs": 4, "num_steps": 16,
+                              "total_timesteps": 64}, "--num-minibatches 7; allowed: a divisor "
+                                                      "of the batch, --num-envs x --num-steps = 64"),
+                            ({"learning_rate": float("nan")}, "--learning-rate nan; allowed: above 0"),
+                            ({"gamma": 2.0}, "--gamma 2.0; allowed: from 0 to 1"),
+                            ({"hidden": 0}, "--hidden 0"), ({"torch_threads": 0}, "--torch-threads 0"),
+                            ({"total_timesteps": 100}, "--total-timesteps 100; allowed: at least "
+                                                       "one batch, --num-envs x --num-steps = 4,096")]:
+        with pytest.raises(ValueError, match=re.escape(message)):
+            module.main(module.Args(**change))
+    import subprocess
+    proc = subprocess.run([sys.executable, str(path), "--num-minibatches", "0"],
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr
+    assert proc.stderr.endswith("error: --num-minibatches 0; allowed: from 1 to 1000000\n")
 
 
 def test_the_learner_batch_writes_observations_into_a_given_array():

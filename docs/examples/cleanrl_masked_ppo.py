@@ -49,11 +49,44 @@ class Args:
     torch_threads: int = 1
 
 
+BOUNDS = {"num_players": (2, 10), "seed": (0, 2**63 - 1), "total_timesteps": (1, 10**10),
+          "num_envs": (1, 100_000), "num_steps": (1, 100_000), "learning_rate": (0, 1),
+          "gamma": (0, 1), "gae_lambda": (0, 1), "num_minibatches": (1, 10**6),
+          "update_epochs": (0, 1000), "clip_coef": (0, 10), "ent_coef": (0, 10),
+          "vf_coef": (0, 100), "max_grad_norm": (0, 10**6), "hidden": (1, 65_536),
+          "torch_threads": (1, 256)}
+"""Each number's range (ends included; a learning rate, clip and gradient norm above 0)."""
+
+
+def check_args(args: Args) -> None:
+    """One ``ValueError`` for a value the algorithm cannot use (before: a ZeroDivisionError,
+    NaN logits or torch's own errors after the environment was made, and ``--gamma 2`` or
+    ``--total-timesteps 0``, which still trained a batch, taken silently)."""
+    for name, (low, high) in BOUNDS.items():
+        v = getattr(args, name)
+        positive = name in ("learning_rate", "clip_coef", "max_grad_norm")
+        if not low <= v <= high or (positive and v <= 0):   # NaN fails both
+            what = f"above {low}" if positive else f"from {low}"
+            raise ValueError(f"--{name.replace('_', '-')} {v}; allowed: {what} to {high}")
+    batch = args.num_envs * args.num_steps
+    if args.total_timesteps < batch:
+        raise ValueError(f"--total-timesteps {args.total_timesteps:,}; allowed: at least one batch, "
+                         f"--num-envs x --num-steps = {batch:,} (it trains whole batches)")
+    if batch % args.num_minibatches:   # a short last minibatch: NaN for a minibatch of one
+        raise ValueError(f"--num-minibatches {args.num_minibatches}; allowed: a divisor of the "
+                         f"batch, --num-envs x --num-steps = {batch:,}")
+
+
 def parse_args() -> Args:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     for name, default in vars(Args()).items():
         p.add_argument("--" + name.replace("_", "-"), type=type(default), default=default)
-    return Args(**vars(p.parse_args()))
+    args = Args(**vars(p.parse_args()))
+    try:
+        check_args(args)
+    except ValueError as exc:
+        p.error(str(exc))
+    return args
 
 
 class Agent(nn.Module):
@@ -82,6 +115,7 @@ class Agent(nn.Module):
 
 
 def main(args: Args) -> dict:
+    check_args(args)
     torch.manual_seed(args.seed)
     torch.set_num_threads(args.torch_threads)
     try:   # the environment checks the rules, players and opponents given on the command line
