@@ -882,12 +882,18 @@ class LearnedAgent:
         return f"LearnedAgent({self.name!r}, rules={self.rules.name!r}, num_players={self.rules.num_players})"
 
     def logits(self, obs: np.ndarray) -> np.ndarray:
-        """``(B, A) float32`` unmasked logits of ``(B, D)`` observations. Logits that are not
-        finite are one ``ValueError``: finite observations far outside those a game writes
-        (3e38) overflowed the products, and the agent played the first legal action and
-        reported NaN probabilities, with NumPy's warnings; a network whose weights are not
-        finite (a training run that diverged) is named as the cause where the observations
-        are in range."""
+        """``(B, A) float32`` unmasked logits of ``(B, D)`` observations, checked as :meth:`act`
+        checks them (before: NumPy's broadcast error for another width, a list taken, a NaN
+        blamed on the weights). Logits that are not finite are one ``ValueError``: finite
+        observations far outside those a game writes (3e38) overflowed the products, and the
+        agent played the first legal action and reported NaN probabilities, with NumPy's
+        warnings; a network whose weights are not finite (a training run that diverged) is
+        named as the cause where the observations are in range."""
+        self._check_obs(obs, None, needs_rng=False)
+        return self._logits(obs)
+
+    def _logits(self, obs: np.ndarray) -> np.ndarray:
+        """:meth:`logits` of observations already checked."""
         with np.errstate(over="ignore", invalid="ignore"):
             z = self.net(obs)
         if not np.isfinite(z).all():
@@ -908,7 +914,7 @@ class LearnedAgent:
         if len(obs) == 0:
             return np.zeros((0, C.NUM_ACTIONS))
         legal = mask.astype(bool)
-        z = np.where(legal, self.logits(obs).astype(np.float64), -np.inf)
+        z = np.where(legal, self._logits(obs).astype(np.float64), -np.inf)
         some = legal.any(axis=1)
         z[~some] = 0.0   # no legal action: all 0 below, not exp(-inf - -inf)
         z -= z.max(axis=1, keepdims=True)
@@ -928,6 +934,11 @@ class LearnedAgent:
         """What :meth:`act`, :meth:`probabilities` and :meth:`explain` take: ``(B, D)``
         finite float observations of this agent's width and a ``(B, A)`` mask (and, for
         ``act``, a NumPy generator); one ``ValueError`` otherwise."""
+        self._check_obs(obs, rng, needs_rng)
+        check_act_mask(self, obs, mask, C.NUM_ACTIONS)
+
+    def _check_obs(self, obs: Any, rng: Any, needs_rng: bool) -> None:
+        """:meth:`_check` of the observations (and ``rng``) alone."""
         check_act_obs(self, obs, rng, needs_rng=needs_rng)
         if obs.ndim != 2 or obs.shape[1] != self.obs_size:
             v = self.observation_version
@@ -937,13 +948,12 @@ class LearnedAgent:
                      else "")
             raise ValueError(f"{self!r}: observations of shape {obs.shape}; expected "
                              f"(B, {self.obs_size}){which}")
-        check_act_mask(self, obs, mask, C.NUM_ACTIONS)
 
     def act(self, obs: np.ndarray, mask: np.ndarray, rng: np.random.Generator) -> np.ndarray:
         self._check(obs, mask, rng)
         if len(obs) == 0:
             return np.zeros(0, np.int64)
-        z = self.logits(obs)
+        z = self._logits(obs)
         if not self.deterministic:
             z = z.astype(np.float64) + rng.gumbel(size=z.shape)
         return np.where(mask, z, -np.inf).argmax(axis=1)

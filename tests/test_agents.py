@@ -264,6 +264,19 @@ def test_random_reads_no_observation_but_needs_a_row_for_each_mask_row():
     assert rng.bit_generator.state == state   # refused before any draw
 
 
+def test_logits_checks_its_observations_as_act_does():
+    game = VecGame("basic", 3, seed=0, num_players=2)
+    obs = game.observe(np.zeros(3, np.int64))
+    agent = make_agent("ppo-basic-2p", RuleSet.preset("basic", num_players=2))
+    assert agent.logits(obs).shape == (3, 85)
+    # before: NumPy's broadcast error, a list taken, a NaN blamed on the weights
+    for bad, message in ((obs[:, :5], "observations of shape (3, 5); expected (B, "),
+                         (list(obs), "observations are list; allowed: a (B, D) array"),
+                         (np.where(obs == 0, np.nan, obs), "not finite (NaN or inf)")):
+        with pytest.raises(ValueError, match=re.escape(message)):
+            agent.logits(bad)
+
+
 @pytest.mark.parametrize("spec", ["ppo-any", "greedy"])
 def test_act_refuses_observations_that_are_not_finite_floats_and_a_missing_generator(spec):
     # before: bool and object observations were read as numbers, NaN played on, and a list or
