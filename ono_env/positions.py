@@ -262,8 +262,7 @@ class _Fields:
         return [bool(v) for v in values]
 
     def scores(self, key: str) -> list[int]:
-        deck = self.rules.deck_counts.astype(np.int64)
-        max_score = self.rules.target_score + int((deck * C.CARD_POINTS).sum())
+        max_score = most_points(self.rules)
         values = self.per_seat(key, "integers")
         for q, v in enumerate(values):
             if not is_int(v) or not 0 <= v <= max_score:
@@ -279,6 +278,12 @@ class _Fields:
                                           "'0' to '18446744073709551615' (no sign or "
                                           "leading zeros), as to_dict writes it")
         return v
+
+
+def most_points(rules: RuleSet) -> int:
+    """The largest score a seat may hold under ``rules``: ``target_score`` plus the points of
+    the whole deck (the round that crosses the target scores at most every card)."""
+    return rules.target_score + int((rules.deck_counts.astype(np.int64) * C.CARD_POINTS).sum())
 
 
 def read_position(d: Any, rules: RuleSet) -> dict[str, Any]:

@@ -59,7 +59,7 @@ from ono_env.checks import (
     write_whole,
 )
 from ono_env.game import MAX_DECISIONS, VecGame
-from ono_env.positions import load_json, read_rules
+from ono_env.positions import load_json, most_points, read_rules
 from ono_env.rules import RuleSet
 
 REPLAY_FORMAT = "ono_env-replay"
@@ -289,7 +289,7 @@ class Replay:
             raise bad("thinking", f"{type(thinking).__name__}", f"a list of {len(actions)} entries "
                       "(one per action: null or {\"agent\", \"probs\", \"value\"})")
         checked_thinking = [_check_thinking(t, f"{where}: thinking[{k}]") for k, t in enumerate(thinking)]
-        result = _check_result(d["result"], n, f"{where}: result")
+        result = _check_result(d["result"], rules, int(md), f"{where}: result")
         source = d["source"]
         if not isinstance(source, str) or len(source) > MAX_LABEL:
             raise bad("source", f"{shown(source, 60)}", f"a string of at most {MAX_LABEL} characters")
@@ -384,16 +384,20 @@ def _check_thinking(t: Any, where: str) -> dict[str, Any] | None:
     return out
 
 
-def _check_result(r: Any, n: int, where: str) -> dict[str, Any]:
+def _check_result(r: Any, rules: RuleSet, max_decisions: int, where: str) -> dict[str, Any]:
+    """``r`` as a replay's result of a game under ``rules`` and its decision limit (before:
+    any integers as scores and decisions, 10**100 among them, refused only when replayed)."""
+    n, top = rules.num_players, most_points(rules)
     allowed = (f'{{"winner": seat or null, "terminated": bool, "truncated": bool, '
-               f'"scores": {n} integers, "decisions": integer}}')
+               f'"scores": {n} integers 0 .. {top:,}, "decisions": integer 0 .. {max_decisions:,}}}')
     if not isinstance(r, Mapping) or set(r) != set(RESULT_KEYS):
         raise ValueError(f"{where}: {shown(r, 60)}; allowed: {allowed}")
     w = r["winner"]
     ok = ((w is None or (is_int(w) and 0 <= w < n))
           and isinstance(r["terminated"], bool) and isinstance(r["truncated"], bool)
           and isinstance(r["scores"], list) and len(r["scores"]) == n
-          and all(is_int(s) for s in r["scores"]) and is_int(r["decisions"]) and r["decisions"] >= 0)
+          and all(is_int(s) and 0 <= s <= top for s in r["scores"])
+          and is_int(r["decisions"]) and 0 <= r["decisions"] <= max_decisions)
     if not ok:
         raise ValueError(f"{where}: {shown(r, 80)}; allowed: {allowed}")
     if not (r["terminated"] or r["truncated"]):   # no writer records a game still on

@@ -123,6 +123,11 @@ def test_replay_files_round_trip(tmp_path):
     (lambda d: d["thinking"].__setitem__(0, {"agent": "x", "probs": {"play R5": 2}, "value": None}),
      r"thinking\[0\]"),
     (lambda d: d["result"].update(winner=7), "result"),
+    # before: read, and refused only when replayed (10**100 decisions, a negative score)
+    (lambda d: d["result"].update(decisions=10**100), r"^replay: result: .*decisions\": integer "
+                                                      r"0 \.\. 5,000\}$"),
+    (lambda d: d["result"].update(scores=[-5, 0]), r"^replay: result: .*\"scores\": 2 integers 0 \.\. "),
+    (lambda d: d["result"].update(scores=[0, 10**100]), r"^replay: result: "),
     (lambda d: d["rules"].update(num_players=11), "rules"),
     # before: the options left out were taken from the preset ('preset' picked another one)
     (lambda d: d.update(rules={"name": "classic", "num_players": 2}),
