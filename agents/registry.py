@@ -28,7 +28,7 @@ from ono_env.agents.base import Agent, RandomAgent, check_actions, observation_v
 from ono_env.agents.learned import LearnedAgent, check_compatible, load_agent, shipped_models
 from ono_env.agents.rule_based import RULE_BASED
 from ono_env.agents.search import SEARCH_AGENTS
-from ono_env.checks import check_bool, shown
+from ono_env.checks import MAX_TEXT, check_bool, is_name, shown
 from ono_env.observation import observation_size
 from ono_env.rules import RuleSet, resolve_rules
 
@@ -63,10 +63,9 @@ def register_agent(name: str, factory: Factory, *, replace: bool = False) -> Non
     exploiter registers the class it trains against), and the
     factory must take the rules as its one argument, checked now rather than at the name's
     first use."""
-    if (not isinstance(name, str) or not name or is_model_path(name) or not name.isprintable()
-            or name != name.strip()):
-        raise ValueError(f"agent name {name!r}; allowed: a non-empty name that is not a path, "
-                         f"of printable characters, without spaces at its ends")
+    if not is_name(name) or is_model_path(name):
+        raise ValueError(f"agent name {shown(name, 60)}; allowed: a name of 1 to {MAX_TEXT} "
+                         f"printable characters that is not a path, without spaces at its ends")
     if not callable(factory):
         raise ValueError(f"register_agent({name!r}, ...): the factory must be callable")
     check_bool("replace", replace)

@@ -108,7 +108,7 @@ import numpy as np
 from ono_env import _engine as E
 from ono_env import cards as C
 from ono_env.agents.base import check_actions, observation_version
-from ono_env.checks import check_rng, check_rows, is_real, shown
+from ono_env.checks import MAX_TEXT, check_rng, check_rows, is_name, is_real, shown
 from ono_env.game import VecGame, kernel_entry
 from ono_env.observation import OBS_V2_SIZE, observation_size
 from ono_env.rules import resolve_rules
@@ -272,9 +272,11 @@ class SearchAgent:
         if not is_real(margin) or math.isnan(margin):
             raise ValueError(f"margin={margin!r} ({type(margin).__name__}); allowed: a number "
                              f"(negative: no prior, the plain argmax)")
-        if name is not None and (not isinstance(name, str) or not name):
-            raise ValueError(f"name={name!r} ({type(name).__name__}); allowed: None (the "
-                             f"default, 'pimc:<worlds>') or a non-empty string")
+        if name is not None and not is_name(name):
+            # before: a control character (a newline, a terminal's escape) was taken
+            raise ValueError(f"name={shown(name, 60)} ({type(name).__name__}); allowed: None (the "
+                             f"default, 'pimc:<worlds>') or 1 to {MAX_TEXT} printable "
+                             f"characters without spaces at its ends")
         self.margin = float(margin)
         """pimc: keep the prior's choice (``prior``'s, else the compiled greedy's) unless an
         action's mean result beats it by more than this (negative: no preference)."""

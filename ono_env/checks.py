@@ -228,6 +228,14 @@ def check_text(name: str, value: Any, max_len: int = MAX_TEXT) -> str:
     return value
 
 
+def is_name(value: Any) -> bool:
+    """Is ``value`` a name an agent or a pool member may go by: text of 1 to
+    :data:`MAX_TEXT` printable characters (no newline or terminal escape, which would break
+    the one-line tables and messages that name it), without spaces at its ends?"""
+    return (isinstance(value, str) and 0 < len(value) <= MAX_TEXT and value.isprintable()
+            and value == value.strip())
+
+
 def is_sha256(value: Any) -> bool:
     """Is ``value`` a SHA-256 digest as the project writes it: 64 lowercase hex digits?"""
     return (isinstance(value, str) and len(value) == 64

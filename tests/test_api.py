@@ -923,9 +923,19 @@ def test_a_registered_name_is_printable_and_its_factory_takes_the_rules():
     from ono_env.agents.registry import agent_names
     before = agent_names()
     # before: each was registered, and the factory failed only at make_agent
-    for name in ("mine\ntest", " mine", "mine\t", "mine\x00"):
-        assert "allowed: a non-empty name that is not a path, of printable" in _refusal(
+    for name in ("mine\ntest", " mine", "mine\t", "mine\x00", "m" * 201):   # 201: before, taken
+        assert "allowed: a name of 1 to 200 printable characters that is not a path" in _refusal(
             lambda n=name: register_agent(n, lambda rules: RandomAgent()))
+    # the same names for a pool member and a search agent (before: each taken)
+    from ono_env.agents.search import SearchAgent
+    from ono_env.envs.opponents import OpponentPool
+    pool = OpponentPool({"greedy": 1}, "basic")
+    for name in ("x\x1b[2J", "   ", "a\nb", "m" * 201):
+        assert "allowed: None (the agent's own name) or 1 to 200 printable characters without " \
+               "spaces at its ends" in _refusal(lambda n=name: pool.add("random", 1, name=n))
+        assert "allowed: None (the default, 'pimc:<worlds>') or 1 to 200 printable" in _refusal(
+            lambda n=name: SearchAgent(RuleSet.preset("basic", num_players=2), 4, name=n))
+    assert pool.names == ["greedy"]
     import functools
 
     def passing_on(f):   # a wrapper that passes every argument on to what it wraps

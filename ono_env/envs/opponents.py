@@ -22,7 +22,7 @@ import numpy as np
 from ono_env.agents.base import Agent
 from ono_env.agents.driver import AgentDriver
 from ono_env.agents.registry import make_agent
-from ono_env.checks import check_rng, cut, is_real, shown
+from ono_env.checks import MAX_TEXT, check_rng, cut, is_name, is_real, shown
 from ono_env.game import VecGame
 from ono_env.rules import FIELD_NAMES, RuleSet, resolve_rules
 
@@ -64,9 +64,11 @@ class OpponentPool:
         """Add ``agent`` (a name, a saved model's path or an object with ``act``) with
         ``weight``, under ``name`` (default: the agent's name)."""
         weight = _check_weight(weight, agent)
-        if name is not None and (not isinstance(name, str) or not name):
-            raise ValueError(f"opponent name={name!r} ({type(name).__name__}); allowed: a "
-                             f"non-empty string or None (the agent's own name)")
+        if name is not None and not is_name(name):
+            # before: a control character or a blank name was taken into the pool's tables
+            raise ValueError(f"opponent name={shown(name, 60)} ({type(name).__name__}); allowed: "
+                             f"None (the agent's own name) or 1 to {MAX_TEXT} printable "
+                             f"characters without spaces at its ends")
         name = name or (agent if isinstance(agent, str) else os.fspath(agent)
                         if isinstance(agent, os.PathLike) else getattr(agent, "name", repr(agent)))
         if name in self.names:
