@@ -280,6 +280,12 @@ def test_the_final_table_shows_the_fair_share_and_games_with_no_winner():
     text = format_evaluation([_row("greedy", 60, no_winner=3)], "x")
     assert "win share" in text and "fair share" in text and "no winner" in text
     assert "25.0%" in text and text.rstrip().endswith("3")
+    # before: KeyError 'ci_low', TypeError for None
+    with pytest.raises(ValueError, match=r"^rows\[0\] = .* lacks 'opponent', 'games', 'win_rate', "
+                                         r"'ci_low', 'ci_high', 'mean_length'; allowed: a row"):
+        format_evaluation([{"a": 1}])
+    with pytest.raises(ValueError, match=r"^rows = None \(NoneType\); allowed: the list evaluate"):
+        format_evaluation(None)
 
 
 def test_the_arena_text_and_files_at_four_players(tmp_path, capsys):

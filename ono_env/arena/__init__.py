@@ -64,7 +64,7 @@ import os
 import sys
 import time
 import warnings
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -480,7 +480,17 @@ def agreement(agent: Any, reference: Any, rules: Any, num_games: int = 1_000, se
 def format_evaluation(rows: Sequence[dict[str, Any]], name: str = "agent") -> str:
     """The rows of :func:`evaluate` as a table: games, win rate (the agent's share of the
     wins) with its 95% interval beside the fair share (1 / players), mean length and the
-    games that ended with no winner (cut at max_decisions)."""
+    games that ended with no winner (cut at max_decisions). Rows that are not such mappings
+    are one ``ValueError`` naming the keys they lack (before: a ``KeyError`` or ``TypeError``)."""
+    need = ("opponent", "games", "win_rate", "ci_low", "ci_high", "mean_length")
+    if not isinstance(rows, (list, tuple)):
+        raise ValueError(f"rows = {shown(rows, 40)} ({type(rows).__name__}); allowed: the list "
+                         f"evaluate returns")
+    for k, r in enumerate(rows):
+        missing = [key for key in need if not isinstance(r, Mapping) or key not in r]
+        if missing:
+            raise ValueError(f"rows[{k}] = {shown(r, 60)} lacks {', '.join(map(repr, missing))}; "
+                             f"allowed: a row of the list evaluate returns")
     what = "win rate" if not rows or rows[0].get("fair_share", 0.5) == 0.5 else "win share"
     lines = [f"{name} against each opponent ({what}, 95% interval; every other seat plays the "
              f"opponent)",
