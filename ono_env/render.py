@@ -6,7 +6,7 @@ import re
 from collections.abc import Sequence
 
 from ono_env import cards as C
-from ono_env.checks import check_bool, is_int, shown
+from ono_env.checks import check_bool, is_int, printable, shown
 from ono_env.game import VecGame
 from ono_env.positions import catch_succeeds, game_winners
 
@@ -33,7 +33,8 @@ def render_text(
 
     ``seat=None`` shows every hand (a spectator who sees all); a seat number shows that
     seat's hand and only the sizes of the others. ``history`` lines (e.g. "P1: play R5")
-    are appended under "last actions". Each argument is checked (before: a text history was
+    are appended under "last actions", on one line, each control character shown as ``?``.
+    Each argument is checked (before: a text history was
     shown a character a line, ``ansi='no'`` coloured, and ``game=None`` an AttributeError)."""
     if not isinstance(game, VecGame):
         raise ValueError(f"game is a {type(game).__name__}; allowed: a VecGame")
@@ -83,7 +84,8 @@ def render_text(
                      + (f", drew {d['drawn_card']}" if d["drawn_card"] and
                         (seat is None or seat == d["current_player"]) else ""))
     if history:
-        lines.append("last actions: " + " | ".join(history))
+        # a control character (a terminal's escape, a newline) shown as "?" (before: written)
+        lines.append("last actions: " + " | ".join(printable(line) for line in history))
     return "\n".join(lines)
 
 

@@ -858,6 +858,12 @@ def test_unchecked_entry_points_of_agents_and_cards_are_refused_by_name(call, fr
     assert fragment in _refusal(call)
 
 
+def test_a_rendered_history_stays_on_its_line():
+    # before: a terminal's escape and a newline were written as given
+    text = _render(history=["P1: play R5\x1b[2J", "P2:\ndraw"])
+    assert text.splitlines()[-1] == "last actions: P1: play R5?[2J | P2:?draw"
+
+
 def test_the_checked_entry_points_still_play():
     assert action_name(np.int8(66)) == "draw" and card_name(np.uint8(53)) == "W+4"
     assert card_id(" b+2 ") == card_id("B+2")
