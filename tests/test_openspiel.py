@@ -267,6 +267,12 @@ def test_a_finished_game_has_the_win_rewards():
             state.apply_action(action)
     assert state.history() == history and state.serialize() == text
     assert game.deserialize_state(text).returns() == returns
+    # a seat's tensor still; the player to act's is none (before: "a tensor of player -4")
+    assert len(state.observation_tensor(0)) == game.observation_tensor_size()
+    for tensor in (state.observation_tensor, state.information_state_tensor):
+        with pytest.raises(ValueError, match=r"a tensor of the player to act, in a game that has "
+                                             r"ended \(no player acts\); allowed: a player 0 to 2$"):
+            tensor()
 
 
 @pytest.mark.parametrize("action", [-1, 85])

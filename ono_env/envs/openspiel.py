@@ -534,6 +534,10 @@ class OnoState(pyspiel.State):
 
     def _tensor(self, player: int | None) -> list[float]:
         game = self.get_game()
+        if player is None and self.is_terminal():   # before: "a tensor of player -4"
+            raise ValueError(f"{GAME_NAME}: a tensor of the player to act, in a game that has "
+                             f"ended (no player acts); allowed: a player 0 to "
+                             f"{self.rules.num_players - 1}")
         seat = self.current_player() if player is None else player
         seat = _player_arg(seat, self.rules.num_players, "a tensor", player,
                            " (none: the player to act, while one does)")
