@@ -762,6 +762,19 @@ OLD_DAMAGED = {
         th, extra={"value_net.weight": th.zeros(1, 8)})), "lacks the weights of 'value.bias'"),
     "wrong input size": (_old_zip(pth=lambda th: _old_sd(th, size=240)),
                          "'obs_scale' has shape \\[240\\]; the metadata gives \\[241\\]"),
+    # before: converted with the activation tanh, as if no config were stored
+    "a config.policy that is a list": (_old_zip(json.dumps(old_meta() | {"config": {"policy": [1]}}),
+                                                pth=lambda th: _old_sd(th)),
+                                       r"ono_meta.json config.policy = \[1\] \(list\); allowed: "
+                                       r"a mapping \(the training config\)"),
+    "a config that is text": (_old_zip(json.dumps(old_meta() | {"config": "x"}),
+                                       pth=lambda th: _old_sd(th)),
+                              r"ono_meta.json config = 'x' \(str\); allowed: a mapping"),
+    # before: read as two layers, and refused for "the weights of 'hidden.1.bias'"
+    "a layer given twice": (_old_zip(pth=lambda th: _old_sd(th, extra={
+        "mlp_extractor.policy_net.00.weight": th.zeros(8, 241)})),
+        r"policy.pth gives layer 0 twice \('mlp_extractor.policy_net.0.weight' and "
+        r"'mlp_extractor.policy_net.00.weight'\)"),
 }
 
 

@@ -15,7 +15,8 @@ training checkpoint:
   ``mlp_extractor.policy_net.<i>.weight``, the observation scale from the features
   extractor's ``scale`` buffer, the activation from the stored training config
   (``policy.activation``; ``tanh`` when absent: the config's default, and what
-  ``ono-train`` has always passed to MaskablePPO as ``activation_fn``). The value network
+  ``ono-train`` has always passed to MaskablePPO as ``activation_fn``; a ``config`` or
+  ``policy`` that is not a mapping is refused, and so is a layer number given twice). The value network
   (``mlp_extractor.value_net`` and ``value_net``) comes along when present, for the value
   estimate that the web table shows; the optimizer state is left out. This needs torch
   (the ``[train]`` extra);
@@ -30,6 +31,7 @@ unpickled. Every refusal is one ``ValueError`` (from the command line: one line
 from __future__ import annotations
 
 import io
+import itertools
 import json
 import re
 import sys
@@ -53,7 +55,7 @@ from ono_env.agents.learned import (
     write_model,
 )
 from ono_env.apps import console as cli
-from ono_env.checks import DuplicateKey, check_input_file, check_output_file, unique_keys
+from ono_env.checks import DuplicateKey, check_input_file, check_output_file, shown, unique_keys
 
 _HIDDEN = re.compile(r"mlp_extractor\.policy_net\.(\d+)\.weight")
 _VALUE_HIDDEN = re.compile(r"mlp_extractor\.value_net\.(\d+)\.weight")
@@ -135,8 +137,11 @@ def convert_old_checkpoint(zf: zipfile.ZipFile, where: str) -> tuple[dict[str, A
         raise ValueError(f"{where}: policy.pth has no observation scale "
                          f"(pi_features_extractor.scale): not an ono-train checkpoint")
     def layers(pattern: re.Pattern[str]) -> list[str]:   # each layer's weight key, in order
-        found = [(m, k) for k in sd if (m := pattern.fullmatch(k))]   # '00' is layer 0 too
-        return [k for _, k in sorted((int(m.group(1)), k) for m, k in found)]
+        found = sorted((int(m.group(1)), k) for k in sd if (m := pattern.fullmatch(k)))
+        for (a, ka), (b, kb) in itertools.pairwise(found):   # '00' is layer 0 too
+            if a == b:   # before: read as two layers, and refused for a bias it lacked
+                raise ValueError(f"{where}: policy.pth gives layer {a} twice ({ka!r} and {kb!r})")
+        return [k for _, k in found]
 
     idx, v_idx = layers(_HIDDEN), layers(_VALUE_HIDDEN)
     tensors: dict[str, Any] = {"obs_scale": scale}
@@ -155,9 +160,13 @@ def convert_old_checkpoint(zf: zipfile.ZipFile, where: str) -> tuple[dict[str, A
     missing = [k for k, v in tensors.items() if v is None]
     if missing:
         raise ValueError(f"{where}: policy.pth lacks the weights of {missing[0]!r}")
-    config: Any = old.get("config") if isinstance(old.get("config"), dict) else {}
-    policy_cfg: Any = (config.get("policy") if isinstance(config.get("policy"), dict)
-                                  else {})
+    config: Any = old.get("config", {})
+    policy_cfg: Any = config.get("policy", {}) if isinstance(config, dict) else None
+    if not isinstance(policy_cfg, dict):   # before: taken as no config, the activation tanh
+        what = ("config" if not isinstance(config, dict) else "config.policy")
+        value = config if what == "config" else policy_cfg
+        raise ValueError(f"{where}: {OLD_META_NAME} {what} = {shown(value, 40)} "
+                         f"({type(value).__name__}); allowed: a mapping (the training config)")
     meta = {
         "format": FORMAT, "format_version": FORMAT_VERSION if has_value else 2,
         "architecture": {"type": "mlp",
