@@ -416,6 +416,9 @@ def test_a_card_with_no_number_or_a_terminal_escape_is_refused(tmp_path):
             (lambda d: d["tables"][table]["rating"].update(rating=float("nan")), "is not a finite number"),
             (lambda d: d["anchor"].update(rating=float("inf")), "is not a finite number"),
             (lambda d: d["agent"].update(label="\x1b[2Jx"), "the agent's label"),
+            # before: any JSON value
+            (lambda d: d["agent"].update(spec=5), r"the agent's spec = 5 \(int\); allowed: text"),
+            (lambda d: d["agent"].update(spec="\x1b[2J"), "the agent's spec = .* holds a control"),
             (lambda d: d["tables"][table]["rows"][0].update(reference="a\nb"), "a reference's name"),
             # before: each was printed as it stood (a rate of -500.0%, a 309-digit rating)
             (lambda d: d["tables"][table]["rows"][0].update(rate=-5),

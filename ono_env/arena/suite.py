@@ -887,6 +887,8 @@ def check_card(data: Any, what: str = "card") -> None:
         only_known(data["anchor"], "the anchor", "the anchor")
         # the texts a card prints: printable (no terminal escapes), bounded
         check_text("the agent's label", data["agent"]["label"], MAX_CARD_TEXT)
+        if "spec" in data["agent"]:   # before: any JSON value (a number, a terminal's escape)
+            check_text("the agent's spec", data["agent"]["spec"], MAX_CARD_TEXT)
         digest(data["agent"], "the agent's sha256")
         if not isinstance(data["agent"].get("cheating", False), bool):
             raise ValueError(f"the agent's cheating = {shown(data['agent']['cheating'], 40)}; "
