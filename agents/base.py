@@ -76,9 +76,11 @@ class GameAgent(Agent, Protocol):
 
 
 def agent_label(agent: Any) -> str:
-    """The agent's ``name``, else its class name (a character that is not printable, a
-    newline or a tab, shown as ``?``: the label is one line of a table)."""
-    return printable(str(getattr(agent, "name", type(agent).__name__)))
+    """The agent's ``name`` where it is text that is not blank, else its class name (before:
+    ``str()`` of any name, 'None' for None, and a blank label); a character that is not
+    printable, a newline or a tab, shown as ``?``: the label is one line of a table."""
+    name = getattr(agent, "name", None)
+    return printable(name if isinstance(name, str) and name.strip() else type(agent).__name__)
 
 
 def uses_observation(agent: Any) -> bool:

@@ -12,7 +12,7 @@ import sys
 import numpy as np
 import pytest
 
-from ono_env.agents.base import RandomAgent
+from ono_env.agents.base import RandomAgent, agent_label
 from ono_env.apps.arena_cli import main
 from ono_env.arena import (
     bounded_mean_interval,
@@ -417,16 +417,20 @@ def test_paired_difference_compares_two_runs_deal_by_deal(tmp_path):
     older = {k: v for k, v in saved.items() if k not in ("max_decisions", "models")}
     assert paired_difference(run_arena(["color", "random"], **kw), older)["deals"] == 200
     # the arena writes what the reader takes: an agent named "" (written before, refused on
-    # reading back) plays as "?"
+    # reading back) plays under its class name, as one named None, 5 or "   " does (before:
+    # "?", "None", "5" and a blank label)
     class Unnamed:
         name = ""
 
         def act(self, obs, mask, rng):
             return mask.argmax(axis=1)
     unnamed = run_arena([Unnamed(), "random"], **kw)
-    assert unnamed.labels[0] == "?"
+    assert unnamed.labels[0] == "Unnamed"
     unnamed.save(tmp_path / "unnamed")
-    assert paired_difference(a, read_arena_json(tmp_path / "unnamed"))["agent_b"] == "?"
+    assert paired_difference(a, read_arena_json(tmp_path / "unnamed"))["agent_b"] == "Unnamed"
+    for name in (None, 5, "   "):
+        Unnamed.name = name
+        assert agent_label(Unnamed()) == "Unnamed"
     # a label that is not printable text (a terminal's escape sequence) is not printed back
     evil = dict(saved, agents=[dict(saved["agents"][0], agent="greedy\x1b[2J"),
                                *saved["agents"][1:]])
