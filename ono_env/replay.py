@@ -91,9 +91,10 @@ def new_game(rules: RuleSet, game_seed: int, max_decisions: int | None = None) -
 def clean_label(text: Any) -> str:
     """A label the project made (an agent's name, a file's stem) as replays store it: cut to
     :data:`MAX_LABEL` characters, a character UTF-8 cannot encode or a control character
-    shown as ``?`` (a file name may hold both), ``?`` for an empty one; what
+    shown as ``?`` (a file name may hold both), ``?`` for an empty or blank one; what
     :func:`~ono_env.checks.check_text` accepts when the replay is read back."""
-    return printable(str(text)[:MAX_LABEL].encode("utf-8", "replace").decode("utf-8")) or "?"
+    label = printable(str(text)[:MAX_LABEL].encode("utf-8", "replace").decode("utf-8"))
+    return label if label.strip() else "?"
 
 
 def agent_thinking(agent: Any, label: str, obs: np.ndarray, mask: np.ndarray) -> dict[str, Any] | None:
@@ -268,6 +269,8 @@ class Replay:
                       f"a list of {n} labels (strings of 1 .. {MAX_LABEL} characters)")
         for k, p in enumerate(players):
             check_text(f"{where}: players[{k}]", p, MAX_LABEL)
+            if not p.strip():   # before: a blank label, shown as nothing in every list
+                raise bad(f"players[{k}]", f"{shown(p, 20)}", "a label that is not blank")
         actions = d["actions"]
         if not isinstance(actions, list) or len(actions) > md:
             raise bad("actions", f"{type(actions).__name__} of {len(actions) if isinstance(actions, list) else '-'}",

@@ -112,6 +112,8 @@ def test_replay_files_round_trip(tmp_path):
                                              "values": {"draw": -10**400}}),
      r"thinking\[0\]: values\['draw'\]=<a negative integer of 401 digits>; allowed: a finite number"),
     (lambda d: d.update(players=["a"]), "players"),
+    (lambda d: d.update(players=["a", "   "]), r"^replay: players\[1\]: '   '; allowed: a label "
+                                             r"that is not blank$"),
     (lambda d: d["actions"].__setitem__(0, "play X9"), r"actions\[0\]"),
     (lambda d: d["actions"].__setitem__(0, 3), r"actions\[0\]"),
     # one text form, as written (before: read, and rewritten as 'draw')
@@ -281,6 +283,8 @@ def test_replays_refuse_games_they_cannot_reproduce_and_unfinished_saves(tmp_pat
     game = VecGame("basic", 1, seed=0, num_players=2)
     r = Replay.start(game, 0, int(game_seeds(0, 1)[0]), ["x" * 200, "b"], "test")
     assert r.players[0] == "x" * 80                 # labels cut to the format's limit
+    # a blank label recorded as "?", which the reader takes (before: kept blank)
+    assert Replay.start(game, 0, 1, ["   ", "\t"], "test").players == ["?", "?"]
     with pytest.raises(ValueError, match="once its game is over"):
         r.save(tmp_path / "r.json")
     assert not (tmp_path / "r.json").exists()
