@@ -648,17 +648,27 @@ def catch_succeeds(d: Mapping[str, Any], q: int) -> bool:
     """Would a catch of seat ``q`` succeed in position ``d``, as the engine tests it: ``q``
     went down to one card without calling (``exposed``), played last, and holds that card
     still (not a seat that was given cards since, by a Wild Shuffle Hands)."""
-    _need_keys(d, ("exposed", "previous_player", "hands"), "catch_succeeds: the position")
+    need_keys(d, ("exposed", "previous_player", "hands"), "catch_succeeds: the position")
     return d["exposed"] == q == d["previous_player"] and len(d["hands"][q]) == 1
 
 
-def _need_keys(d: Any, keys: tuple[str, ...], what: str) -> None:
-    """One ``ValueError`` naming the keys of ``keys`` that ``d`` lacks (before: a
-    ``KeyError`` for the first one, or an ``AttributeError`` where ``d`` is no mapping)."""
+def need_keys(d: Any, keys: tuple[str, ...], what: str,
+              allowed: str = "a position dict (VecGame.to_dict) or a replay's result with its "
+                             "rules") -> None:
+    """One ``ValueError`` naming the keys of ``keys`` that ``d`` lacks (the first five, and
+    how many more); before, the helpers that read position dicts gave a ``KeyError`` for the
+    first one, or an ``AttributeError`` where ``d`` is no mapping."""
     missing = [k for k in keys if not isinstance(d, Mapping) or k not in d]
     if missing:
-        raise ValueError(f"{what} {shown(d, 40)} lacks {', '.join(map(repr, missing))}; allowed: "
-                         f"a position dict (VecGame.to_dict) or a replay's result with its rules")
+        more = f" and {len(missing) - 5} more" if len(missing) > 5 else ""
+        raise ValueError(f"{what} {shown(d, 40)} lacks {', '.join(map(repr, missing[:5]))}{more}; "
+                         f"allowed: {allowed}")
+
+
+def need_position(d: Any, what: str) -> None:
+    """:func:`need_keys` of every key of a position dict (:data:`POSITION_KEYS`): what the
+    play apps' text helpers (:mod:`ono_env.render`) check before they read one."""
+    need_keys(d, POSITION_KEYS, what, "a position dict, as VecGame.to_dict writes it")
 
 
 def game_winners(result: Mapping[str, Any], rules: RuleSet | None = None) -> list[int]:
@@ -668,10 +678,10 @@ def game_winners(result: Mapping[str, Any], rules: RuleSet | None = None) -> lis
     game not terminated (still on, or cut at the decision limit). ``result``: a position
     (:meth:`~ono_env.game.VecGame.to_dict`, whose rules it reads) or a replay's ``result``
     with the replay's ``rules``. A position's ``winner`` is always the last round's."""
-    _need_keys(result, ("terminated", "scores", "winner") + (("rules",) if rules is None else ()),
+    need_keys(result, ("terminated", "scores", "winner") + (("rules",) if rules is None else ()),
                "game_winners: the result")
     if rules is None:
-        _need_keys(result["rules"], ("scoring", "target_score"), "game_winners: the result's rules")
+        need_keys(result["rules"], ("scoring", "target_score"), "game_winners: the result's rules")
     scoring, target = ((result["rules"]["scoring"], result["rules"]["target_score"])
                        if rules is None else (rules.scoring, rules.target_score))
     if not result["terminated"]:

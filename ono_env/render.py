@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from ono_env import cards as C
 from ono_env.checks import check_bool, is_int, printable, shown
 from ono_env.game import VecGame
-from ono_env.positions import catch_succeeds, game_winners
+from ono_env.positions import catch_succeeds, game_winners, need_position
 
 _ANSI = {"R": "\x1b[31m", "Y": "\x1b[33m", "G": "\x1b[32m", "B": "\x1b[34m", "W": "\x1b[1m"}
 _RESET = "\x1b[0m"
@@ -16,6 +16,8 @@ _RESET = "\x1b[0m"
 
 def color_card(name: str, ansi: bool) -> str:
     """A card name, wrapped in its ANSI colour when ``ansi``."""
+    if not isinstance(name, str) or not name:   # before: an IndexError for ''
+        raise ValueError(f"color_card: name={shown(name, 40)}; allowed: a card's name ('R5')")
     if not ansi:
         return name
     return f"{_ANSI.get(name[0], '')}{name}{_RESET}"
@@ -107,6 +109,7 @@ def cards_text(n: int) -> str:
 def option_hint(action: int, d: dict, legal: Sequence[int] = ()) -> str:
     """What an option does, in a few words, for the acting seat of position ``d``
     (:meth:`~ono_env.game.VecGame.to_dict`) whose legal actions are ``legal``."""
+    need_position(d, "option_hint: the position")
     name = C.action_name(action)
     r = d["rules"]
     p, prev, n = d["current_player"], d.get("previous_player"), len(d["hands"])
@@ -153,6 +156,8 @@ def table_events(before: dict, after: dict, player: int, action: int) -> list[st
     Two or Wild Draw Four (the round's end itself: :func:`round_end_events`). Seats are
     written ``P<n>``; only what every seat sees is said (counts of cards, never which cards;
     a challenger's view of the accused hand is :func:`challenge_reveal`, for it alone)."""
+    need_position(before, "table_events: the position before")
+    need_position(after, "table_events: the position after")
     name = C.action_name(action)
     verb = name.split(" ")[0]
     n = len(before["hands"])
@@ -270,6 +275,8 @@ def table_events(before: dict, after: dict, player: int, action: int) -> list[st
 def round_end_text(before: dict, after: dict) -> str | None:
     """The end of a round between two positions: who won it, the points it scored and the
     scores (None where the step ended no round; a game cut at the decision limit ends none)."""
+    need_position(before, "round_end_text: the position before")
+    need_position(after, "round_end_text: the position after")
     if after["round"] == before["round"]:
         return None
     text = f"round {after['round']} won by P{after['winner']}"
@@ -297,6 +304,7 @@ def deal_events(d: dict) -> list[str]:
     nothing more where the rules ignore a first action card. Cards turned face up and passed
     over first (``uno2018``: flip until a number card) stay under it, seen by every seat,
     and are named."""
+    need_position(d, "deal_events: the position")
     n = len(d["hands"])
     dealer, cur = d["dealer"], d["current_player"]
     under = d["discard"][:-1]
@@ -324,6 +332,7 @@ def challenge_reveal(before: dict, player: int, action: int) -> str | None:
     ``before``): the accused hand, for the challenger's eyes only (None for any other action).
     The official rules have the accused show it to the challenger, and the engine records it
     as seen by that seat."""
+    need_position(before, "challenge_reveal: the position")
     if C.action_name(action) != "challenge":
         return None
     accused = before["previous_player"]
@@ -338,6 +347,9 @@ def personal(line: str, seat: int) -> str:
     """An event line (:func:`table_events`) as the player in ``seat`` reads it: ``P<seat>``
     becomes "you", and its verbs agree ("false accusation: you draw 4 cards", "you are
     skipped", "you take the penalty: draw 4 cards and lose the turn")."""
+    if not isinstance(line, str) or not is_int(seat):   # before: re's TypeError for None
+        raise ValueError(f"personal: line={shown(line, 40)}, seat={shown(seat, 20)}; allowed: "
+                         f"an event line (text) and a seat (an integer)")
     me = rf"\bP{seat}\b"
     out = re.sub(rf"{me}'s\b", "your", line)
     out = re.sub(rf"{me} takes the penalty: draws (.*) and loses the turn",

@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from ono_env.checks import shown
 from ono_env.rules import FIELD_NAMES, PRESETS, RuleSet, resolve_rules
 
 OPTION_HELP: dict[str, tuple[str, str]] = {
@@ -119,6 +120,8 @@ def _value(v: Any, code: bool = False) -> str:
 
 def plain(text: str) -> str:
     """A help text without Markdown backticks (for the terminal and the browser)."""
+    if not isinstance(text, str):   # before: an AttributeError for None
+        raise ValueError(f"plain: text={shown(text, 40)} ({type(text).__name__}); allowed: text")
     return text.replace("`", "")
 
 

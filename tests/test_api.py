@@ -858,6 +858,28 @@ def test_unchecked_entry_points_of_agents_and_cards_are_refused_by_name(call, fr
     assert fragment in _refusal(call)
 
 
+def test_the_play_apps_text_helpers_name_what_they_lack():
+    from ono_env import render
+    from ono_env.rule_help import plain
+    d = VecGame("ono", 1, seed=3, num_players=3).to_dict(0)
+    assert isinstance(render.table_events(d, d, 0, 0), list) and render.deal_events(d)
+    # before: KeyError 'hands' / 'round' / 'rules', IndexError, TypeError, AttributeError
+    for call, message in [
+            (lambda: render.table_events({}, d, 0, 0), r"^table_events: the position before \{\} "
+                                                       r"lacks 'version', 'rules', 'hands', 'stock', "
+                                                       r"'discard' and 20 more; allowed: a position"),
+            (lambda: render.table_events(d, [], 0, 0), r"^table_events: the position after \[\]"),
+            (lambda: render.deal_events({}), r"^deal_events: the position"),
+            (lambda: render.round_end_text({}, {}), r"^round_end_text: the position before"),
+            (lambda: render.option_hint(0, {}), r"^option_hint: the position"),
+            (lambda: render.challenge_reveal({}, 0, 0), r"^challenge_reveal: the position"),
+            (lambda: render.color_card("", True), r"^color_card: name=''; allowed: a card's name"),
+            (lambda: render.personal(None, 0), r"^personal: line=None, seat=0; allowed: an event"),
+            (lambda: plain(None), r"^plain: text=None \(NoneType\); allowed: text")]:
+        with pytest.raises(ValueError, match=message):
+            call()
+
+
 def test_a_rendered_history_stays_on_its_line():
     # before: a terminal's escape and a newline were written as given
     text = _render(history=["P1: play R5\x1b[2J", "P2:\ndraw"])
