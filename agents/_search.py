@@ -94,6 +94,7 @@ from ono_env.observation import MAX_OPPONENTS, OBS2_OPPONENTS, OPPONENT_SIZE, OP
 VIEW_FAIR = 0     # the acting seat's knowledge: own hand, the public table, hand sizes
 VIEW_HANDS = 1    # CHEATING: also every opponent's hand (the stock order stays unknown)
 VIEW_ALL = 2      # CHEATING: the whole position, stock order included (not the generator)
+VIEW_COLORS = 3   # CHEATING: how many cards of each colour (and of each wild) every hand holds
 F64ROW = numba.float64[::1]
 _WD4_ACT0 = C.A_PLAY_WD4
 
@@ -194,7 +195,10 @@ def _determinize(v, r, w, j, prm, mode, arng, counts, unseen):
     other types only. The world gets a fresh generator. Under VIEW_FAIR a pending Wild Draw Four's
     bluff flag is derived from the sampled hand of its player: did it hold the colour of the
     card under the Wild Draw Four (a colour drawn from arng when that card is a wild, whose
-    named colour the state does not keep)."""
+    named colour the state does not keep). VIEW_COLORS (CHEATING) deals each other hand
+    exactly its true count of each colour and of each wild type, the cards of a colour drawn
+    uniformly from the unseen ones of that colour (a probe of what knowing the opponents'
+    colours is worth: the hands' ranks, the public knowledge of S_SEEN and S_LACKS aside)."""
     n = prm[P_PLAYERS]
     me = v.g[r, G_CURRENT]
     _copy_row(v, r, w, j, VIEW_ALL)
@@ -216,6 +220,27 @@ def _determinize(v, r, w, j, prm, mode, arng, counts, unseen):
             m += 1
     _shuffle_list(unseen, 0, m, arng)
     at = 0
+    if mode == VIEW_COLORS:
+        for q in range(n):
+            if q == me:
+                continue
+            for c in range(NC):   # counts, no longer needed: the colours q's hand holds
+                counts[c] = 0
+            for c in range(NC):
+                counts[_CARD_COLOR[c] if c < 52 else c] += v.hands[r, q, c]
+                w.hands[j, q, c] = 0
+            w.held[j, q] = ZERO
+            for x in range(at, m):
+                c = unseen[x]
+                k = _CARD_COLOR[c] if c < 52 else c
+                if counts[k] > 0:
+                    counts[k] -= 1
+                    unseen[x] = unseen[at]
+                    unseen[at] = c
+                    w.hands[j, q, c] += 1
+                    w.held[j, q] |= _bit(c)
+                    at += 1
+        _shuffle_list(unseen, at, m, arng)   # the stock: the rest in a fresh order
     if mode == VIEW_FAIR:
         for q in range(n):
             if q == me:

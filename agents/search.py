@@ -126,7 +126,8 @@ def _kernels() -> tuple:
     if _KERNELS is None:
         from ono_env.agents import _search as K
         _KERNELS = (kernel_entry(K.seat_view), kernel_entry(K.pimc_search), kernel_entry(K.ismcts_search),
-                    {"fair": K.VIEW_FAIR, "hands": K.VIEW_HANDS, "all": K.VIEW_ALL},
+                    {"fair": K.VIEW_FAIR, "hands": K.VIEW_HANDS, "all": K.VIEW_ALL,
+                     "colors": K.VIEW_COLORS},
                     dict(K.POLICY_CODES, learned=K.POLICY_NET,
                          learned_against=K.POLICY_NET_AGAINST))
     return _KERNELS
@@ -145,8 +146,9 @@ MAX_PLAYOUT = 5_000
 """Decisions after which a playout is cut and scored 1/N (a random playout in ``ono`` can
 run on and on)."""
 
-VIEWS = ("fair", "hands", "all")
-"""What a search agent sees: its seat's view, or (CHEATING) also the hands, or everything."""
+VIEWS = ("fair", "hands", "all", "colors")
+"""What a search agent sees: its seat's view, or (CHEATING) also the hands, or everything, or
+how many cards of each colour every hand holds."""
 POLICIES = ("random", "greedy", "color", "defensive")
 """Playout policies by name: the baselines, compiled (ono_env.agents._baselines, equal to
 agents/rule_based.py). A learned policy (a :class:`~ono_env.agents.learned.LearnedAgent`
@@ -165,8 +167,9 @@ class SearchAgent:
             :class:`~ono_env.agents.learned.LearnedAgent` made for these rules), whose
             network then plays every seat in the playouts, each from its own observation in
             the world, taking its most likely legal action.
-        view: ``"fair"``; ``"hands"`` and ``"all"`` CHEAT (opponents' hands; also the
-            stock order) and are for ceilings only.
+        view: ``"fair"``; ``"hands"``, ``"all"`` and ``"colors"`` CHEAT (opponents' hands;
+            also the stock order; how many cards of each colour and each wild type each hand
+            holds, its ranks dealt at random) and are for ceilings and probes only.
         margin: pimc keeps a prior's choice unless the best action's mean playout result
             beats it by more than ``margin``; negative: no prior, the plain argmax.
         prior: the agent whose choice ``margin`` keeps: None for the compiled ``greedy``, or

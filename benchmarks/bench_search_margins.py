@@ -21,7 +21,10 @@ choice it played another action than the policy's.
 ``--view hands`` makes the search CHEAT: its worlds hold every opponent's real hand (the
 stock order still sampled), as ``oracle-ppo`` does; its rows are marked (cheating). Played
 beside the fair one at the same margins, it says how much of what the fair search loses or
-gains comes from the hands it has to guess.
+gains comes from the hands it has to guess. ``--view colors`` CHEATS less: its worlds deal
+each opponent its real count of each colour (and of each wild type), the ranks at random
+from the unseen cards of that colour. Between the two, it says how much of what the hands
+are worth is their colours, which is what a `color` opponent's plays and named colours show.
 
 Writes ``results.json`` and ``results.md`` into ``--out``.
 """
@@ -112,9 +115,10 @@ def main() -> None:
     ap.add_argument("--margins", default="0.3,0.2,0.1",
                     help="the margins, comma-separated, each once and 0 or more: one agent each "
                          "(default 0.3,0.2,0.1)")
-    ap.add_argument("--view", choices=("fair", "hands"), default="fair",
-                    help="what the search sees: fair (the seat's view; the default) or hands "
-                         "(CHEATING: every opponent's hand)")
+    ap.add_argument("--view", choices=("fair", "hands", "colors"), default="fair",
+                    help="what the search sees: fair (the seat's view; the default), hands "
+                         "(CHEATING: every opponent's hand) or colors (CHEATING: how many cards "
+                         "of each colour each hand holds)")
     ap.add_argument("--deals", type=int, default=1000, help="mirrored deals (default 1,000)")
     ap.add_argument("--seed", type=int, default=2026, help="the deals' seed (default 2026)")
     ap.add_argument("--procs", type=int, default=2,
@@ -163,8 +167,12 @@ def main() -> None:
     result = {"command": command, "table": f"{preset}-{players}", "model": args.model,
               "against": against, "worlds": args.worlds, "view": args.view, "seed": args.seed, "rows": rows}
     (args.out / "results.json").write_text(json.dumps(result, indent=1) + "\n")
-    seen = ("fair" if args.view == "fair"
-            else "CHEATING (its worlds hold every opponent's real hand, the stock order sampled)")
+    seen = {"fair": "fair",
+            "hands": "CHEATING (its worlds hold every opponent's real hand, the stock order "
+                     "sampled)",
+            "colors": "CHEATING (its worlds deal each opponent its real count of each colour and "
+                      "of each wild type, the ranks at random from the unseen cards of that "
+                      "colour)"}[args.view]
     lines = [f"# A search that knows its opponents' policy: {preset} at {players} players",
              "", f"`{command}`", "",
              f"`{args.model}` as the prior of a {seen} pimc search with {args.worlds} worlds a "

@@ -263,6 +263,13 @@ def test_names_budgets_and_refusals():
     a = make_agent("oracle:3", rules)
     assert a.cheating and "CHEATING" in repr(a) and a.name == "oracle:3"
     assert not make_agent("pimc:3", rules).cheating
+    colors = SearchAgent(rules, 3, view="colors", name="colors:3")   # knows the hands' colours
+    assert colors.cheating and "CHEATING" in repr(colors)
+    game = positions(rules, 16, seed=1)
+    rows = np.flatnonzero(~game.finished)
+    assert game.legal_mask()[rows, colors.act_game(game, rows, np.random.default_rng(0))].all()
+    with pytest.raises(ValueError, match=r"view = 'colours'; allowed: fair, hands, all, colors"):
+        SearchAgent(rules, 3, view="colours")
     for bad in ("pimc:0", "pimc:x", "pimc:", "ismcts:-3"):
         with pytest.raises(ValueError, match="number of worlds"):
             make_agent(bad, rules)
@@ -561,14 +568,15 @@ def test_ismcts_resumes_its_tree_in_batches():
     assert len(small.visits) >= 13 and small.child[1, 5] == 7 and small.child[2, 5] == -1
 
 
-def _sample_worlds(game: VecGame, view: tuple, seed: int) -> tuple:
-    """One world of every row of ``view`` (a fair seat view), as the searches sample them."""
+def _sample_worlds(game: VecGame, view: tuple, seed: int, mode: int = E.VIEW_FAIR) -> tuple:
+    """One world of every row of ``view`` (a seat view in ``mode``), as the searches sample
+    them."""
     from ono_env._engine import State
     from ono_env.game import kernel_entry
     R, D = view[0].shape[0], game.rules.deck_size
     worlds = State(R, game.num_players, D).arrays
     seeds = np.random.default_rng(seed).integers(0, 2**63, R, dtype=np.uint64)
-    kernel_entry(E.sample_worlds)(*view, game.internals.params, seeds, E.VIEW_FAIR, *worlds,
+    kernel_entry(E.sample_worlds)(*view, game.internals.params, seeds, mode, *worlds,
                             np.zeros(C.NUM_CARD_TYPES, np.int64), np.zeros(D, np.int8),
                             np.zeros(2, np.uint64))
     return worlds
@@ -600,6 +608,40 @@ def test_sampled_worlds_keep_what_is_publicly_known_of_each_hand():
     blind = _sample_worlds(game, view, seed=1)
     outside = np.where(lacked_types(lacks), 0, blind.hands.astype(np.int64)).sum(axis=2)
     assert (outside < known).any()
+
+
+def test_colors_worlds_keep_each_hands_colours_and_deal_its_ranks_at_random():
+    """The CHEATING colors view: each other hand gets its true count of each colour and of
+    each wild type, from the cards the seat has not seen; the seat's own hand, the discard
+    pile and every count stay."""
+    from ono_env._engine import State
+    from ono_env.game import kernel_entry
+    rules = RuleSet.preset("ono", num_players=6)
+    game = positions(rules, 32, seed=4)
+    rows = np.repeat(np.flatnonzero(~game.finished), 20)
+    view = State(len(rows), 6, rules.deck_size).arrays
+    kernel_entry(E.seat_view)(*game.state.arrays, rows, E.VIEW_COLORS, *view)
+    worlds = _sample_worlds(game, view, seed=3, mode=E.VIEW_COLORS)
+
+    def by_color(hands):   # (R, P, 4 colours + 4 wild types)
+        h = hands.astype(np.int64)
+        return np.concatenate([np.stack([h[..., :52][..., C.CARD_COLOR[:52] == k].sum(axis=2)
+                                         for k in range(4)], axis=2), h[..., 52:]], axis=2)
+    assert np.array_equal(by_color(worlds.hands), by_color(view.hands))
+    assert np.array_equal(worlds.hands.sum(axis=2), view.pl[:, :, E.S_HAND_LEN])
+    seat, me = np.arange(len(rows)), view.g[:, E.G_CURRENT]
+    assert np.array_equal(worlds.hands[seat, me], view.hands[seat, me])
+    assert np.array_equal(worlds.discard, view.discard) and np.array_equal(worlds.pl, view.pl)
+    # every card of the deck is somewhere, once: hands, stock and discard pile
+    deck = rules.deck_counts.astype(np.int64)
+    for r in range(0, len(rows), 97):
+        total = worlds.hands[r].astype(np.int64).sum(axis=0)
+        total += np.bincount(worlds.stock[r, :worlds.g[r, E.G_STOCK_LEN]], minlength=len(deck))
+        total += np.bincount(worlds.discard[r, :worlds.g[r, E.G_DISCARD_LEN]], minlength=len(deck))
+        assert np.array_equal(total, deck)
+    # and the ranks are not the true ones: the hands differ card by card
+    others = np.arange(6)[None, :] != me[:, None]
+    assert (worlds.hands != view.hands).any(axis=2)[others].mean() > 0.5
 
 
 def test_the_belief_weighs_a_world_by_the_networks_probability_of_the_opponents_play():
