@@ -674,6 +674,29 @@ def test_agreement_refuses_what_it_cannot_measure(kwargs, message):
         agreement(**args)
 
 
+@pytest.mark.parametrize("answer, message", [
+    (lambda mask: None, r"\.act returned object \(\); expected \(20,\) integers"),
+    (lambda mask: 3, r"\.act returned int64 \(\); expected \(20,\) integers"),
+    (lambda mask: mask.argmax(axis=1)[:1], r"\.act returned int64 \(1,\); expected \(20,\)"),
+    (lambda mask: mask.argmax(axis=1).astype(float), r"\.act returned float64 \(20,\)"),
+    (lambda mask: np.full(len(mask), 84), r"chose illegal action 84 in row"),
+])
+def test_agreement_checks_each_answer_as_the_drivers_do(answer, message):
+    """Before: each was compared as it came (None agreed nowhere, a scalar or one action was
+    broadcast, floats agreed everywhere), or NumPy's broadcast error."""
+    from ono_env.arena import agreement
+
+    class Odd:
+        name = "odd"
+
+        def act(self, obs, mask, rng):
+            return answer(mask)
+    with pytest.raises(ValueError, match=message):
+        agreement(Odd(), "greedy", {"preset": "basic", "num_players": 2}, 20, seed=1)
+    with pytest.raises(ValueError, match=message):
+        agreement("greedy", Odd(), {"preset": "basic", "num_players": 2}, 20, seed=1)
+
+
 def test_headroom_pairs_every_agent_with_the_one_named(tmp_path, monkeypatch, capsys):
     """benchmarks/bench_headroom.py --pair-with: each other agent's per-deal difference from
     the named one on the same deals, in results.json and the page's column; a name that is

@@ -72,6 +72,7 @@ import numpy as np
 from ono_env.agents.base import (
     Agent,
     agent_label,
+    check_actions,
     is_cheating,
     marked,
     observation_version,
@@ -464,8 +465,13 @@ def agreement(agent: Any, reference: Any, rules: Any, num_games: int = 1_000, se
             break
         seat = game.current_player.astype(np.int64)
         mask = game.legal_mask().copy()
-        ours = a.act(game.observe(seat, version=observation_version(a)), mask, rng)
-        theirs = ref.act(game.observe(seat, version=observation_version(ref)), mask, rng)
+        # each answer checked as the drivers check it, in the games under way (before: None,
+        # a scalar, floats or an illegal action were compared as they came)
+        checked = np.where(live[:, None], mask, True)   # a finished game's row: any action
+        ours = check_actions(a, a.act(game.observe(seat, version=observation_version(a)), mask,
+                                      rng), checked)
+        theirs = check_actions(ref, ref.act(game.observe(seat, version=observation_version(ref)),
+                                            mask, rng), checked)
         choice = live & (mask.sum(axis=1) > 1)
         same += int((ours == theirs)[choice].sum())
         total += int(choice.sum())
