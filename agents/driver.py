@@ -42,7 +42,7 @@ result.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, cast
+from typing import Any
 
 import numpy as np
 
@@ -59,7 +59,7 @@ from ono_env.agents.base import (
 )
 from ono_env.agents.rule_based import ColorControlAgent, DefensiveAgent, GreedyAgent
 from ono_env.agents.search import game_actions
-from ono_env.checks import check_rng
+from ono_env.checks import check_rng, shown
 from ono_env.game import VecGame
 from ono_env.observation import observation_size
 from ono_env.replay import Replay, agent_thinking, search_thinking
@@ -96,6 +96,17 @@ class AgentDriver:
     agent is compiled, and every Python agent asked in turn."""
 
     def __init__(self, game: VecGame, agents: Sequence[Agent]) -> None:
+        # before: an AttributeError from None, and from a name at the first step
+        if not isinstance(game, VecGame):
+            raise ValueError(f"AgentDriver: game is a {type(game).__name__}; allowed: a VecGame")
+        if isinstance(agents, (str, bytes)) or not isinstance(agents, Sequence):
+            raise ValueError(f"AgentDriver: agents={shown(agents, 40)}; allowed: a list of agent "
+                             f"objects")
+        for k, agent in enumerate(agents):
+            if not callable(getattr(agent, "act", None)):
+                raise ValueError(f"AgentDriver: agents[{k}] = {shown(agent, 40)} has no act "
+                                 f"method; allowed: an agent object (make_agent(name, rules) "
+                                 f"makes one from a name)")
         self.game = game
         self.agents = list(agents)
         B, P = game.num_games, game.num_players
@@ -316,13 +327,24 @@ class AgentDriver:
                 rows: np.ndarray) -> None:
         label = self.labels[j] if self.labels is not None else repr(agent)
         if plays_from_game(agent):   # its values for the rows it was just asked
-            k = int(np.searchsorted(rows, i))
-            thinking: dict[str, Any] | None = search_thinking(
-                label, cast(Any, agent).last_values[k], mask_row)
+            thinking: dict[str, Any] | None = _game_thinking(
+                agent, label, int(np.searchsorted(rows, i)), mask_row)
         else:
             thinking = agent_thinking(agent, label, self._obs(observation_version(agent))[i],
                                       mask_row)
         self.recording[i].add(int(self._actions[i]), thinking)
+
+
+def _game_thinking(agent: Any, label: str, k: int, mask_row: np.ndarray) -> dict[str, Any] | None:
+    """What a search agent reported of the ``k``-th row it was just asked
+    (:func:`~ono_env.replay.search_thinking` of its ``last_values`` row); None for a game
+    agent that keeps no such values (before: an ``AttributeError`` or ``TypeError`` after it
+    had decided)."""
+    values = getattr(agent, "last_values", None)
+    if (not isinstance(values, np.ndarray) or values.ndim != 2 or not k < len(values)
+            or values.shape[1] != len(mask_row)):
+        return None
+    return search_thinking(label, values[k], mask_row)
 
 
 def act_one(agent: Agent, label: str, game: VecGame,
@@ -345,7 +367,7 @@ def act_one(agent: Agent, label: str, game: VecGame,
                          "in play (reset it to deal again)")
     if plays_from_game(agent):
         a = int(game_actions(agent, game, np.zeros(1, np.int64), mask, rng)[0])
-        return a, search_thinking(label, cast(Any, agent).last_values[0], mask[0])
+        return a, _game_thinking(agent, label, 0, mask[0])
     obs = game.observe(int(game.state.current[0]), version=observation_version(agent))
     a = int(checked_actions(agent, obs, mask, rng)[0])
     return a, agent_thinking(agent, label, obs[0], mask[0])

@@ -633,6 +633,9 @@ def game_actions(agent: Any, game: VecGame, rows: np.ndarray, mask: np.ndarray,
                  rng: np.random.Generator) -> np.ndarray:
     """``agent.act_game(game, rows, rng)`` checked like :func:`~ono_env.agents.base.checked_actions`:
     ``(len(rows),)`` integers, each legal in its row of ``mask`` (the rows' legal masks)."""
+    if not callable(getattr(agent, "act_game", None)):   # before: an AttributeError
+        raise ValueError(f"{agent!r} declares uses_game but has no act_game method; allowed: a "
+                         f"GameAgent (act_game(game, rows, rng)), or uses_game False")
     actions = np.asarray(agent.act_game(game, rows, rng))
     if actions.shape != (len(rows),) or not np.issubdtype(actions.dtype, np.integer):
         raise ValueError(f"{agent!r}.act_game returned {actions.dtype} {actions.shape}; "

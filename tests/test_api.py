@@ -880,6 +880,49 @@ def test_the_play_apps_text_helpers_name_what_they_lack():
             call()
 
 
+def test_custom_agents_that_lack_an_ability_are_named_not_crashed_on():
+    from ono_env.agents.driver import AgentDriver, act_one
+    from ono_env.arena import run_arena
+    rules = RuleSet.preset("basic", num_players=2)
+    game = VecGame(rules, 1, seed=0)
+
+    class NoActGame:   # declares uses_game, has no act_game
+        name, uses_game = "g1", True
+
+        def act(self, obs, mask, rng):
+            return mask.argmax(axis=1)
+
+    class NoValues(NoActGame):   # act_game, but no last_values: decides, reports nothing
+        name = "g2"
+
+        def act_game(self, game, rows, rng):
+            return game.legal_mask()[rows].argmax(axis=1)
+
+    class ExplainsNothing:   # an explain that returns None
+        name = "e"
+
+        def act(self, obs, mask, rng):
+            return mask.argmax(axis=1)
+
+        def explain(self, obs, mask):
+            return None
+    # before: AttributeError 'act_game' / 'last_values', TypeError from unpacking None
+    with pytest.raises(ValueError, match=r"declares uses_game but has no act_game method"):
+        act_one(NoActGame(), "g1", game, np.random.default_rng(0))
+    action, thinking = act_one(NoValues(), "g2", game, np.random.default_rng(0))
+    assert game.legal_mask()[0, action] and thinking is None
+    result = run_arena([NoValues(), "random"], rules, num_games=4, seed=0, record=2)
+    assert len(result.replays) == 2 and all(t is None for r in result.replays for t in r.thinking)
+    with pytest.raises(ValueError, match=r"agent 'e': explain returned None; allowed: "
+                                         r"\(probabilities of shape \(1, 85\)"):
+        run_arena([ExplainsNothing(), "random"], rules, num_games=4, seed=0, record=2)
+    # before: AttributeError from None, and from a name at the first step
+    with pytest.raises(ValueError, match=r"^AgentDriver: game is a NoneType; allowed: a VecGame"):
+        AgentDriver(None, [])
+    with pytest.raises(ValueError, match=r"^AgentDriver: agents\[0\] = 'greedy' has no act method"):
+        AgentDriver(game, ["greedy"])
+
+
 def test_a_rendered_history_stays_on_its_line():
     # before: a terminal's escape and a newline were written as given
     text = _render(history=["P1: play R5\x1b[2J", "P2:\ndraw"])
