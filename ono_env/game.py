@@ -17,6 +17,7 @@ from __future__ import annotations
 import functools
 import json
 import os
+import threading
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, NamedTuple, cast
@@ -349,7 +350,7 @@ class VecGame:
         self._make_views()
         self.reset(seed=seed)
 
-    _VIEWS = ("_result", "_mask_view", "_state_args", "_step_outputs", "_arrays")
+    _VIEWS = ("_result", "_mask_view", "_state_args", "_step_outputs", "_arrays", "_lock")
 
     def _make_views(self) -> None:
         """The read-only views handed out and the kernels' argument tuples (made again by a
@@ -361,6 +362,17 @@ class VecGame:
         self._state_args = (*self._arrays, self._params)   # the kernels' leading arguments
         self._step_outputs = (self._rewards, False, self._mask, self._next_obs,
                               self._terminated, self._truncated, self._current)
+        self._lock = threading.Lock()   # held while the game changes (_changing)
+
+    def _changing(self) -> None:
+        """Take the game's lock for a call that changes it, or one ``RuntimeError`` where
+        another thread holds it: the compiled kernels run without Python's lock, and two
+        threads that stepped one game at once corrupted it silently (a deck count past the
+        deck, games that went on and were won). The caller releases it when done."""
+        if not self._lock.acquire(False):
+            raise RuntimeError("this VecGame is being changed by another thread at this moment; "
+                               "allowed: one thread at a time changes a VecGame (give each "
+                               "thread its own game, or hold a lock of yours around its calls)")
 
     @property
     def internals(self) -> GameInternals:
@@ -408,26 +420,31 @@ class VecGame:
         check_seed("seed", seed)
         if seed is not None and seeds is not None:
             raise ValueError("give seed or seeds, not both")
-        if seeds is not None:
-            self.state.rng[which] = _seed_states(seeds, B)[which]
-        elif seed is not None:
-            self.state.rng[which] = game_seeds(seed, B)[which]
-        elif not hasattr(self, "_seeded"):
-            fresh = np.random.SeedSequence().generate_state(B, dtype=np.uint64)
-            self.state.rng[which] = fresh[which]
-        self._seeded = True
-        self._mask_valid = False
-        if not self.skip_forced:   # a deal takes no decision: nothing scores inside it
-            _K.reset(*self._arrays, self._params, which, self._scratch_rewards)
-            return
-        # what the deal's forced plays score (a round can end inside the reset, with small
-        # hands) is added by the kernel to the games' rows of _pending (it writes no other
-        # row), which the next step reports; a game dealt again drops its earlier deal's.
-        # Written there directly: clearing a scratch buffer and copying it cost 4 us a call
-        if self._pending_any:
-            self._pending[which] = 0.0
-        _K.reset(*self._arrays, self._params, which, self._pending)
-        self._pending_any = bool(self._pending.any())
+        states = _seed_states(seeds, B) if seeds is not None else None
+        self._changing()
+        try:
+            if states is not None:
+                self.state.rng[which] = states[which]
+            elif seed is not None:
+                self.state.rng[which] = game_seeds(seed, B)[which]
+            elif not hasattr(self, "_seeded"):
+                fresh = np.random.SeedSequence().generate_state(B, dtype=np.uint64)
+                self.state.rng[which] = fresh[which]
+            self._seeded = True
+            self._mask_valid = False
+            if not self.skip_forced:   # a deal takes no decision: nothing scores inside it
+                _K.reset(*self._arrays, self._params, which, self._scratch_rewards)
+                return
+            # what the deal's forced plays score (a round can end inside the reset, with small
+            # hands) is added by the kernel to the games' rows of _pending (it writes no other
+            # row), which the next step reports; a game dealt again drops its earlier deal's.
+            # Written there directly: clearing a scratch buffer and copying it cost 4 us a call
+            if self._pending_any:
+                self._pending[which] = 0.0
+            _K.reset(*self._arrays, self._params, which, self._pending)
+            self._pending_any = bool(self._pending.any())
+        finally:
+            self._lock.release()
 
     # ---- decisions ------------------------------------------------------------------
     def legal_mask(self, which: np.ndarray | None = None) -> np.ndarray:
@@ -437,14 +454,17 @@ class VecGame:
         values). The returned array is a read-only view of a buffer that the next call (and
         ``step``) overwrites; copy it to keep it. Until the games change, ``step`` tests
         actions against it rather than computing the legal actions again."""
-        if which is None:
-            if not self._mask_valid:
-                _K.legal_mask(*self._state_args, self._all, self._mask)
-                self._mask_valid = True
+        if which is None and self._mask_valid:
             return self._mask_view
-        which = self._games_mask(which, "which")
-        self._mask_valid = False
-        _K.legal_mask(*self._arrays, self._params, which, self._mask)
+        which = self._all if which is None else self._games_mask(which, "which")
+        lock = self._lock   # the kept mask is written under the lock, as the game is changed
+        if not lock.acquire(False):
+            self._changing()
+        try:
+            _K.legal_mask(*self._state_args, which, self._mask)
+            self._mask_valid = which is self._all
+        finally:
+            lock.release()
         return self._mask_view
 
     def observe(self, seats: np.ndarray | int, which: np.ndarray | None = None,
@@ -502,11 +522,17 @@ class VecGame:
             active = self._all            # the common call: no conversion needed
         else:
             actions, active = self._step_args(actions, active)
-        mode = (E.CHECK_MASK if self._mask_valid else E.CHECK_RULES) if check else E.CHECK_NONE
-        self._mask_valid = False
-        bad = _K.step(*self._state_args, actions, active, mode, *self._step_outputs)
-        if self._pending_any and bad < 0:
-            self._deliver_pending()
+        lock = self._lock
+        if not lock.acquire(False):   # _changing, inlined: this is the hot path
+            self._changing()
+        try:
+            mode = (E.CHECK_MASK if self._mask_valid else E.CHECK_RULES) if check else E.CHECK_NONE
+            self._mask_valid = False
+            bad = _K.step(*self._state_args, actions, active, mode, *self._step_outputs)
+            if self._pending_any and bad < 0:
+                self._deliver_pending()
+        finally:
+            lock.release()
         return self._step_result(bad, actions)
 
     def _deliver_pending(self) -> None:
@@ -535,13 +561,17 @@ class VecGame:
         actions, active = self._step_args(actions, active)
         if self._next_obs.shape[0] != self.num_games:
             self._next_obs = np.zeros((self.num_games, self.observation_size), np.float32)
-        mode = (E.CHECK_MASK if self._mask_valid else E.CHECK_RULES) if check else E.CHECK_NONE
-        self._mask_valid = False
-        bad = _K.step(*self._arrays, self._params, actions, active, mode,
-                      self._rewards, True, self._mask, self._next_obs,
-                      self._terminated, self._truncated, self._current)
-        if self._pending_any and bad < 0:
-            self._deliver_pending()
+        self._changing()
+        try:
+            mode = (E.CHECK_MASK if self._mask_valid else E.CHECK_RULES) if check else E.CHECK_NONE
+            self._mask_valid = False
+            bad = _K.step(*self._arrays, self._params, actions, active, mode,
+                          self._rewards, True, self._mask, self._next_obs,
+                          self._terminated, self._truncated, self._current)
+            if self._pending_any and bad < 0:
+                self._deliver_pending()
+        finally:
+            self._lock.release()
         result = self._step_result(bad, actions)
         self._mask_valid = not self.autoreset
         return result, self._mask_view, self._next_obs
@@ -553,7 +583,8 @@ class VecGame:
         Returns the first game whose action is illegal (then nothing changed: pass it to
         ``_step_result`` for the error), or a negative number. Rewards are in
         ``self._rewards``, the flags in ``_terminated``/``_truncated``/``_current``; nothing
-        is allocated."""
+        is allocated. Single-threaded loops only: unlike ``step`` it takes no lock (a
+        microsecond a decision matters here)."""
         if self.autoreset:
             raise ValueError("_step_observed is not available with autoreset=True")
         if self._next_obs.shape[0] != self.num_games:
@@ -616,13 +647,17 @@ class VecGame:
         steps = check_int("steps", steps, 0, 2**63 - 1)   # the compiled loop's int64 count
         seed = check_seed("seed", seed, allow_none=False)
         policy_rng = game_seeds(seed ^ 0x5EED, self.num_games)
-        self._mask_valid = False
-        if steps:   # its finished games are dealt again: no earlier deal's rewards to report
-            self._pending[:] = 0.0
-            self._pending_any = False
-        return int(_K.random_moves(*self._arrays, self._params, int(steps), self._seats,
-                                   policy_rng, np.zeros((self.num_games, self.num_players)),
-                                   self._scratch_rewards))
+        self._changing()
+        try:
+            self._mask_valid = False
+            if steps:   # its finished games are dealt again: no earlier deal's rewards to report
+                self._pending[:] = 0.0
+                self._pending_any = False
+            return int(_K.random_moves(*self._arrays, self._params, int(steps), self._seats,
+                                       policy_rng, np.zeros((self.num_games, self.num_players)),
+                                       self._scratch_rewards))
+        finally:
+            self._lock.release()
 
     def play_random_until(self, seats: np.ndarray, policy_rng: np.ndarray,
                           rewards: np.ndarray) -> int:
@@ -645,9 +680,13 @@ class VecGame:
             bad = seats[(seats < -1) | (seats >= P)][:3].tolist()
             raise ValueError(f"seats holds {bad}; allowed: a seat 0..{P - 1}, or -1 (until the "
                              f"game ends)")
-        self._mask_valid = False
-        return int(_K.random_moves(*self._arrays, self._params, -1, seats, policy_rng,
-                                   rewards, self._scratch_rewards))
+        self._changing()
+        try:
+            self._mask_valid = False
+            return int(_K.random_moves(*self._arrays, self._params, -1, seats, policy_rng,
+                                       rewards, self._scratch_rewards))
+        finally:
+            self._lock.release()
 
     def legal_action_names(self, i: int = 0) -> list[str]:
         """Names of game ``i``'s legal actions."""
@@ -716,10 +755,14 @@ class VecGame:
             raise ValueError(f"position: decisions={checked['decisions']} in a game not finished; "
                              f"allowed: below this game's max_decisions={self.max_decisions} "
                              f"(a game is cut when its decisions reach it)")
-        self._mask_valid = False
-        positions.write_position(self.state, i, checked)
-        self._pending[i] = 0.0   # nothing of an earlier deal's is reported for this position
-        self._pending_any = bool(self._pending.any())
+        self._changing()
+        try:
+            self._mask_valid = False
+            positions.write_position(self.state, i, checked)
+            self._pending[i] = 0.0   # nothing of an earlier deal's is reported for this position
+            self._pending_any = bool(self._pending.any())
+        finally:
+            self._lock.release()
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any], **kwargs: Any) -> VecGame:

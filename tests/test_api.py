@@ -923,6 +923,66 @@ def test_custom_agents_that_lack_an_ability_are_named_not_crashed_on():
         AgentDriver(game, ["greedy"])
 
 
+def test_a_game_changed_by_another_thread_at_that_moment_is_refused():
+    """The kernels run without Python's lock: before, two threads stepping one VecGame
+    corrupted about half its games silently. A call that would change the game while another
+    holds it is one RuntimeError, and changes nothing; the game is otherwise as it was."""
+    import copy
+    import pickle
+    import threading
+
+    from ono_env.game import random_legal
+    game = VecGame("classic", 8, seed=0, num_players=4)
+    before = [game.to_dict(i) for i in range(8)]
+    rng = np.random.default_rng(0)
+    action = random_legal(game.legal_mask(), rng)
+    held = threading.Event()
+    done = threading.Event()
+
+    def other():   # another thread in the middle of changing the game
+        with game._lock:
+            held.set()
+            done.wait(10)
+    t = threading.Thread(target=other)
+    t.start()
+    held.wait(10)
+    try:
+        for call in (lambda: game.step(action), lambda: game.reset(seed=1),
+                     lambda: game.play_random(5), lambda: game.set_position(0, before[1]),
+                     lambda: game.internals.step_unchecked(action),
+                     lambda: game.step_and_observe(action),
+                     lambda: game.legal_mask(np.ones(8, bool))):   # writes the mask it keeps
+            with pytest.raises(RuntimeError, match=r"^this VecGame is being changed by another "
+                                                   r"thread at this moment; allowed: one thread"):
+                call()
+    finally:
+        done.set()
+        t.join()
+    assert [game.to_dict(i) for i in range(8)] == before
+    game.step(action)   # the lock is free again; and copies and pickles get a lock of their own
+    for twin in (copy.copy(game), copy.deepcopy(game), pickle.loads(pickle.dumps(game))):
+        assert twin._lock is not game._lock and twin.to_dict(3) == game.to_dict(3)
+        twin.step(random_legal(twin.legal_mask(), rng))
+    # two threads at it for real: one of them is refused now and then, no game breaks
+    from ono_env.positions import read_position
+    shared = VecGame("classic", 200, seed=0, num_players=4)
+
+    def play(k):
+        r = np.random.default_rng(k)
+        for _ in range(60):
+            try:
+                shared.step(random_legal(shared.legal_mask(), r))
+            except (ValueError, RuntimeError):   # a stale action, or the other thread's turn
+                pass
+    threads = [threading.Thread(target=play, args=(k,)) for k in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    for i in range(200):
+        read_position(shared.to_dict(i), shared.rules)   # ValueError for a broken game
+
+
 def test_a_rendered_history_stays_on_its_line():
     # before: a terminal's escape and a newline were written as given
     text = _render(history=["P1: play R5\x1b[2J", "P2:\ndraw"])
