@@ -517,6 +517,9 @@ def test_the_resampler_keeps_the_seats_knowledge_and_reveals_no_hidden_card(pres
         with pytest.raises(ValueError, match=r"probability_sampler\(\) gave .*; allowed: a "
                                              r"uniform draw, a number in \[0, 1\)"):
             state.resample_from_infostate(me, lambda b=bad: b)
+    for bad in (None, 0.5):   # before: "'NoneType' object is not callable"
+        with pytest.raises(ValueError, match=r"probability_sampler = .*; allowed: a function"):
+            state.resample_from_infostate(me, bad)
 
 
 class _ISMCTSBot:

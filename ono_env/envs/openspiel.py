@@ -746,6 +746,10 @@ class OnoState(pyspiel.State):
         if player_id != self.current_player():
             raise ValueError(f"{GAME_NAME}: resample_from_infostate for player {player_id}; "
                              f"allowed: the acting player ({self.current_player()})")
+        if not callable(probability_sampler):   # before: "'NoneType' object is not callable"
+            raise ValueError(f"{GAME_NAME}: resample_from_infostate's probability_sampler = "
+                             f"{shown(probability_sampler, 40)}; allowed: a function that gives "
+                             f"a uniform draw in [0, 1)")
         from ono_env.agents import _search as K
 
         game = self.engine
