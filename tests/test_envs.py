@@ -597,6 +597,14 @@ def test_a_step_before_any_reset_says_so():
     env._over = True
     with pytest.raises(RuntimeError, match="after the episode ended"):
         env.step(0)
+    # the PettingZoo env's views of a deal not yet asked for (before: answered from one)
+    from ono_env.envs.ono_v0 import raw_env
+    aec = raw_env(rules="basic", num_players=2, render_mode="ansi")
+    for call, what in ((aec.render, "render"), (aec.legal_action_names, "legal_action_names")):
+        with pytest.raises(RuntimeError, match=rf"^{what}\(\) before reset\(\): call reset\(\) first"):
+            call()
+    aec.reset(seed=0)
+    assert aec.legal_action_names() and "last actions" not in aec.render()
 
 
 def test_a_stack_of_every_draw_card_stays_in_the_declared_box():

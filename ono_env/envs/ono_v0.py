@@ -261,6 +261,7 @@ class raw_env(AECEnv):
     def render(self) -> str | None:
         if self.render_mode is None:
             return None
+        self._require_reset("render")   # before: a table of a deal nobody asked for
         seat = int(self.game.state.current[0])
         history = [describe_action(p, a) for p, a in self._history]
         text = render_text(self.game, 0, seat=seat, ansi=True, history=history)
@@ -273,7 +274,9 @@ class raw_env(AECEnv):
         pass
 
     def legal_action_names(self) -> list[str]:
-        """Names of the acting agent's legal actions."""
+        """Names of the acting agent's legal actions (``RuntimeError`` before ``reset``, as
+        for ``step`` and ``observe``; before, those of a deal nobody asked for)."""
+        self._require_reset("legal_action_names")
         return self.game.legal_action_names(0)
 
     def __str__(self) -> str:
