@@ -388,6 +388,8 @@ def test_an_env_whose_opponent_failed_midway_refuses_to_step_until_reset():
                 masks = venv.game.legal_mask().copy()
                 step(_first_legal_actions(masks))
         assert (venv.game.state.current == 1).any()
+        if hasattr(venv, "action_masks"):   # no learner acts (before: the opponent's actions)
+            assert not venv.action_masks().any()
         with pytest.raises(RuntimeError, match="failed midway"):
             step(_first_legal_actions(masks))
         venv.reset()

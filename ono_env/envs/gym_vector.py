@@ -144,5 +144,6 @@ class OnoVectorEnv(gym.vector.VectorEnv):
         return r.obs, r.rewards, r.terminated, r.truncated, infos
 
     def action_masks(self) -> np.ndarray:
-        """``(N, 85) bool``: each learner's legal actions now."""
+        """``(N, 85) bool``: each learner's legal actions now (all False before
+        ``reset()`` and after a step that failed midway: no learner is to act)."""
         return self.batch.action_masks()

@@ -31,6 +31,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
+from ono_env.cards import NUM_ACTIONS
 from ono_env.checks import as_array, check_int, check_learner_seat, check_seed
 from ono_env.envs.opponents import OpponentDriver, make_opponents, midway
 from ono_env.game import MAX_GAMES, VecGame, check_game_memory
@@ -151,5 +152,9 @@ class LearnerBatch:
         return BatchStep(obs, rewards.astype(np.float32), terminated, truncated, final, dones)
 
     def action_masks(self) -> np.ndarray:
-        """``(N, 85) bool``: each learner's legal actions now."""
+        """``(N, 85) bool``: each learner's legal actions now; all False before ``reset()`` and
+        after a ``step()`` or ``reset()`` that failed midway, when no learner is to act
+        (before: the legal actions of whichever seat the failure left acting)."""
+        if not self._ready:
+            return np.zeros((self.game.num_games, NUM_ACTIONS), np.bool_)
         return self.game.legal_mask().copy()

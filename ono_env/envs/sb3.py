@@ -153,7 +153,8 @@ class OnoVecEnv(VecEnv):
 
     # ---- masks --------------------------------------------------------------------------
     def action_masks(self) -> np.ndarray:
-        """``(num_envs, 85) bool``: each learner's legal actions."""
+        """``(num_envs, 85) bool``: each learner's legal actions (all False before ``reset()``
+        and after a step that failed midway: no learner is to act)."""
         return self.batch.action_masks()
 
     # ---- VecEnv plumbing ------------------------------------------------------------------
