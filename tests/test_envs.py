@@ -754,3 +754,28 @@ def test_read_only_arrays_are_refused_before_anything_is_written(tmp_path):
     frozen.flags.writeable = False
     with pytest.raises(ValueError, match="rewards must be a writable"):
         driver.play(np.random.default_rng(0), frozen)
+
+
+def test_a_copy_of_an_env_plays_on_by_itself():
+    """copy.copy of the Gymnasium and PettingZoo envs: an env of its own (before: a shallow
+    copy shared the game, so stepping the original and then the copy played an action
+    that was no longer legal: an illegal-action loss, or PettingZoo's error)."""
+    import copy
+
+    from ono_env.envs.ono_v0 import raw_env
+    env = OnoEnv("basic", num_players=2, opponents="greedy", learner_seat=0)
+    env.reset(seed=3)
+    twin = copy.copy(env)
+    assert twin.game is not env.game
+    a = int(np.flatnonzero(env.action_masks())[0])
+    first = env.step(a)
+    again = twin.step(a)   # the same move from the same position: the same outcome
+    assert np.array_equal(first[0], again[0]) and first[1:4] == again[1:4]
+    aec = raw_env(rules="basic", num_players=2)
+    aec.reset(seed=3)
+    other = copy.copy(aec)
+    assert other.game is not aec.game
+    move = int(np.flatnonzero(aec.observe(aec.agent_selection)["action_mask"])[0])
+    aec.step(move)
+    other.step(move)   # before: "illegal action" (the shared game had moved on)
+    assert other.agent_selection == aec.agent_selection

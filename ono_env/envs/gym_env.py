@@ -188,6 +188,14 @@ class OnoEnv(gym.Env):
     def _stop(self, why: str) -> None:
         self._over, self._failed = True, why
 
+    def __copy__(self):
+        """``copy.copy(env)``: an env of its own, as ``copy.deepcopy`` makes (before: a shallow
+        copy shared the game, its history and its mask with the original, and stepping both
+        ended one's episode on an "illegal" action)."""
+        import copy
+
+        return copy.deepcopy(self)
+
     def action_masks(self) -> np.ndarray:
         """``(85,) bool``: the learner's legal actions (all False once the episode is over,
         also when it ended on an illegal action)."""

@@ -273,6 +273,14 @@ class raw_env(AECEnv):
     def close(self) -> None:
         pass
 
+    def __copy__(self):
+        """``copy.copy(env)``: an env of its own, as ``copy.deepcopy`` makes (before: a shallow
+        copy shared the game, its history and its mask with the original, and stepping both
+        ended one's episode on an "illegal" action)."""
+        import copy
+
+        return copy.deepcopy(self)
+
     def legal_action_names(self) -> list[str]:
         """Names of the acting agent's legal actions (``RuntimeError`` before ``reset``, as
         for ``step`` and ``observe``; before, those of a deal nobody asked for)."""
