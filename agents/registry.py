@@ -26,8 +26,8 @@ import numpy as np
 
 from ono_env.agents.base import Agent, RandomAgent, check_actions, observation_version
 from ono_env.agents.learned import LearnedAgent, check_compatible, load_agent, shipped_models
-from ono_env.agents.rule_based import RULE_BASED
-from ono_env.agents.search import SEARCH_AGENTS
+from ono_env.agents.rule_based import RULE_BASED, RuleBasedAgent
+from ono_env.agents.search import SEARCH_AGENTS, SearchAgent
 from ono_env.checks import MAX_TEXT, check_bool, is_name, shown
 from ono_env.observation import observation_size
 from ono_env.rules import RuleSet, resolve_rules
@@ -162,7 +162,8 @@ def make_agent(spec: Any, rules: Any = None) -> Agent:
     ``rules`` (a RuleSet, preset name, ...; default classic) is the rule set it will play.
     An object is returned as it is; where ``rules`` is given, a learned agent (a model's
     metadata), and a search agent's learned prior or playout policy, is checked against it
-    as a model file named by its path is."""
+    as a model file named by its path is, and a rule-based or search agent, made for some
+    rules, must have been made for these."""
     given = rules is not None
     rules = resolve_rules(rules)
     if isinstance(spec, os.PathLike):   # a path object names a model file, as load_agent takes
@@ -202,6 +203,14 @@ def make_agent(spec: Any, rules: Any = None) -> Agent:
                 if isinstance(a, LearnedAgent) and a.meta:
                     check_compatible(a.meta, rules, repr(a.name) if a is spec
                                      else f"{spec!r}: its learned policy {a.name!r}")
+            if isinstance(spec, (RuleBasedAgent, SearchAgent)):   # made for some rules
+                differ = spec.rules.differing_fields(rules, skip=("name",))
+                if differ:   # before: taken, and refused (or played wrongly) once games began
+                    raise ValueError(f"{spec!r} was made for {spec.rules.num_players}-player "
+                                     f"{spec.rules.name!r} rules, not {rules.num_players}-player "
+                                     f"{rules.name!r} ({', '.join(differ[:5])} differ); allowed: "
+                                     f"an agent made for the table's rules (make_agent(name, "
+                                     f"rules))")
         return spec
     raise ValueError(
         f"an agent must be a name ({', '.join(agent_names())}), the path of a saved model, or "

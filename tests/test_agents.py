@@ -202,7 +202,14 @@ def test_a_search_agents_learned_policy_is_checked_against_the_rules_it_is_given
                 play()
         assert make_agent(search, basic) is search
     anywhere = make_agent("pimc-ppo:2", stacking)   # made for these rules: ppo-any guides it
-    assert make_agent(anywhere, RuleSet.preset("ono", num_players=2)) is anywhere
+    assert make_agent(anywhere, stacking) is anywhere
+    # a search (as a rule-based agent) is made for its rules: refused for others at once
+    # (before: taken, and refused once the games began, or played under the wrong rules)
+    for agent in (anywhere, make_agent("greedy", stacking)):
+        with pytest.raises(ValueError, match=r"was made for 2-player 'basic' rules, not 2-player "
+                                             r"'ono' \(.*\); allowed: an agent made for the "
+                                             r"table's rules"):
+            make_agent(agent, RuleSet.preset("ono", num_players=2))
 
 
 class _Own:
