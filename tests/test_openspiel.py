@@ -697,11 +697,24 @@ def test_a_state_serialises_as_json_and_replays():
     world = state.resample_from_infostate(state.current_player(), lambda: 0.4)
     back = game.deserialize_state(world.serialize())
     assert str(back) == str(world) and back.history() == world.history()
+    # a text of version 1 (before the rules were written) still replays
+    import json
+    old = {k: v for k, v in json.loads(text).items() if k != "rules"} | {"version": 1}
+    assert game.deserialize_state(json.dumps(old)).history() == state.history()
+    # a state of other rules is refused (before: replayed under these, refused only where an
+    # action happened not to be legal)
+    other = pyspiel.load_game(O.GAME_NAME, {"preset": "classic", "players": 3,
+                                            "voluntary_draw": "false"})
+    with pytest.raises(ValueError, match=r"a state of other rules \(voluntary_draw differ\); allowed: "
+                                         r"a state this game wrote"):
+        other.deserialize_state(text)
     for bad, match in [("[1]", "not a serialised state"), ("{", "malformed"),
-                       (text.replace('"version": 1', '"version": 2'), "not a serialised state"),
+                       (text.replace('"version": 2', '"version": 3'), "not a serialised state"),
+                       (text.replace('"version": 2', '"version": 1'), "not a serialised state"),
                        # before, true and 1.0 passed as version 1 (JSON's true == 1 in Python)
-                       (text.replace('"version": 1', '"version": true'), "not a serialised state"),
-                       (text.replace('"version": 1', '"version": 1.0'), "not a serialised state"),
+                       (text.replace('"version": 2', '"version": true'), "not a serialised state"),
+                       (text.replace('"version": 2', '"version": 2.0'), "not a serialised state"),
+                       (text.replace('"stacking": false', '"stacking": 3'), "state: rules: "),
                        (text.replace('"actions": [', '"actions": [99, '), "action 99 is not legal"),
                        (text.replace('"seed": ', '"seed": -'), "seed=-"),
                        # before: said up to 2**64 - 1, then VecGame refused 2**63 unnamed

@@ -54,7 +54,7 @@ Observations
     (``make_py_observer`` refuses a public-only or an all-players observation type).
 
 Serialisation
-    ``state.serialize()`` is JSON of the deal's seed and the actions taken (and a resampled
+    ``state.serialize()`` is JSON of the rules, the deal's seed and the actions taken (and a resampled
     world's position); ``game.deserialize_state`` replays it through the engine, so nothing
     in the text runs (OpenSpiel's default for a Python state unpickles its attributes). A
     resampled world that has played on since it was made is refused (its later actions were
@@ -105,8 +105,9 @@ from ono_env.rules import MAX_PLAYERS, MIN_PLAYERS, PRESETS, RuleSet
 
 GAME_NAME = "python_ono"
 """The short name the game is registered under (``pyspiel.load_game(GAME_NAME)``)."""
-SERIAL_VERSION = 1
-"""The version of ``OnoState.serialize``'s JSON."""
+SERIAL_VERSION = 2
+"""The version of ``OnoState.serialize``'s JSON (2 adds the game's rules; a text of version 1,
+without them, is still read)."""
 OPTIONS = tuple(f for f in PRESETS["classic"].to_dict() if f not in ("name", "num_players"))
 """The rule options offered as parameters (every RuleSet field but the name and the
 player count, which is ``players``)."""
@@ -282,18 +283,27 @@ class OnoGame(pyspiel.Game):
         return pyspiel.load_game, (GAME_NAME, self.get_parameters())
 
     def deserialize_state(self, text: str) -> OnoState:
-        """The state ``OnoState.serialize`` wrote: JSON of the deal's seed and the actions
-        taken, replayed through the engine (and for a resampled state its position), so
+        """The state ``OnoState.serialize`` wrote (under this game's rules): JSON of the deal's
+        seed and the actions taken, replayed through the engine (and for a resampled state its position), so
         nothing in the text runs (OpenSpiel's own serialisation of a Python state unpickles
         its attributes, which can run code). ``ValueError`` naming what is wrong."""
-        from ono_env.positions import load_json
+        from ono_env.positions import load_json, read_rules
 
         d = load_json(text, f"{GAME_NAME} state")
-        keys = {"version", "seed", "actions", "position"}
-        if (not isinstance(d, dict) or set(d) != keys or not is_int(d["version"])
-                or d["version"] != SERIAL_VERSION):
+        keys = {"version", "seed", "actions", "position", "rules"}
+        version = d.get("version") if isinstance(d, dict) else None
+        if (not is_int(version) or version not in (1, SERIAL_VERSION)
+                or set(d) != (keys if version == SERIAL_VERSION else keys - {"rules"})):
             raise ValueError(f"{GAME_NAME}: not a serialised state; allowed: JSON with exactly "
-                             f"the keys {sorted(keys)}, version {SERIAL_VERSION}")
+                             f"the keys {sorted(keys)}, version {SERIAL_VERSION} (or version 1, "
+                             f"without 'rules')")
+        if version == SERIAL_VERSION:   # before: a state of other rules replayed under these
+            written = read_rules(d["rules"], whole=True, key=f"{GAME_NAME} state: rules")
+            differ = written.differing_fields(self.rules, skip=("name",))
+            if differ:
+                raise ValueError(f"{GAME_NAME}: a state of other rules ({', '.join(differ[:5])} "
+                                 f"differ); allowed: a state this game wrote (the same "
+                                 f"parameters)")
         seed, actions = d["seed"], d["actions"]
         if not isinstance(seed, int) or isinstance(seed, bool) or not 0 <= seed <= MAX_SEED:
             raise ValueError(f"{GAME_NAME}: serialised state seed={shown(seed, 40)}; allowed: an "
@@ -720,7 +730,7 @@ class OnoState(pyspiel.State):
         return self.engine.to_json(0)
 
     def serialize(self) -> str:
-        """JSON of the deal's seed and the actions taken (and, for a resampled world, its
+        """JSON of the rules, the deal's seed and the actions taken (and, for a resampled world, its
         position): ``game.deserialize_state`` replays it. ``ValueError`` for a resampled
         world that has played on since it was made: its later actions were taken on the
         world's cards, which a replay of the deal does not hold."""
@@ -732,7 +742,8 @@ class OnoState(pyspiel.State):
                              f"cannot be serialised: a replay of the deal would not hold its "
                              f"cards; allowed: the world as resample_from_infostate gave it, "
                              f"or any state of the deal itself")
-        return json.dumps({"version": SERIAL_VERSION, "seed": self.deal_seed,
+        return json.dumps({"version": SERIAL_VERSION, "rules": self.rules.to_dict(),
+                           "seed": self.deal_seed,
                            "actions": [int(a) for a in self.history()],
                            "position": self.engine.to_dict(0) if self.resampled else None})
 
