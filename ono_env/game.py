@@ -362,7 +362,8 @@ class VecGame:
         self._state_args = (*self._arrays, self._params)   # the kernels' leading arguments
         self._step_outputs = (self._rewards, False, self._mask, self._next_obs,
                               self._terminated, self._truncated, self._current)
-        self._lock = threading.Lock()   # held while the game changes (_changing)
+        self._lock = threading.RLock()   # held while the game changes (_changing); its own
+        # thread takes it again inside (a step's autoreset), another thread is refused
 
     def _changing(self) -> None:
         """Take the game's lock for a call that changes it, or one ``RuntimeError`` where
@@ -531,9 +532,9 @@ class VecGame:
             bad = _K.step(*self._state_args, actions, active, mode, *self._step_outputs)
             if self._pending_any and bad < 0:
                 self._deliver_pending()
+            return self._step_result(bad, actions)   # its autoreset inside the lock
         finally:
             lock.release()
-        return self._step_result(bad, actions)
 
     def _deliver_pending(self) -> None:
         """Add the rewards earned inside the last ``reset`` to this step's (before an
@@ -570,10 +571,10 @@ class VecGame:
                           self._terminated, self._truncated, self._current)
             if self._pending_any and bad < 0:
                 self._deliver_pending()
+            result = self._step_result(bad, actions)
+            self._mask_valid = not self.autoreset
         finally:
             self._lock.release()
-        result = self._step_result(bad, actions)
-        self._mask_valid = not self.autoreset
         return result, self._mask_view, self._next_obs
 
     def _step_observed(self, actions: np.ndarray, check: bool) -> int:
