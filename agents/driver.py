@@ -339,11 +339,16 @@ def _game_thinking(agent: Any, label: str, k: int, mask_row: np.ndarray) -> dict
     """What a search agent reported of the ``k``-th row it was just asked
     (:func:`~ono_env.replay.search_thinking` of its ``last_values`` row); None for a game
     agent that keeps no such values (before: an ``AttributeError`` or ``TypeError`` after it
-    had decided)."""
+    had decided), one ``ValueError`` for values of another shape."""
     values = getattr(agent, "last_values", None)
+    if values is None:
+        return None
     if (not isinstance(values, np.ndarray) or values.ndim != 2 or not k < len(values)
             or values.shape[1] != len(mask_row)):
-        return None
+        what = (f"{values.dtype} {values.shape}" if isinstance(values, np.ndarray)
+                else type(values).__name__)
+        raise ValueError(f"{agent!r}: last_values is {what}; allowed: None, or an array of a row "
+                         f"of {len(mask_row)} values for each game it was just asked")
     return search_thinking(label, values[k], mask_row)
 
 

@@ -110,15 +110,19 @@ def agent_thinking(agent: Any, label: str, obs: np.ndarray, mask: np.ndarray) ->
     got = explain(obs[None, :], mask[None, :])
     try:   # before: a TypeError or IndexError from an explain that returned another shape
         probs, value = got
-        row = np.asarray(probs, np.float64).reshape(1, len(mask))[0]
-        return {"agent": clean_label(label),
-                "probs": {C.action_name(int(a)): round(float(row[a]), 6)
-                          for a in np.flatnonzero(mask)},
-                "value": None if value is None else round(float(np.asarray(value).reshape(1)[0]), 6)}
+        probs = np.asarray(probs, np.float64)
+        value = None if value is None else np.asarray(value, np.float64)
+        ok = probs.shape == (1, len(mask)) and (value is None or value.shape == (1,))
     except (TypeError, ValueError):
+        ok = False
+    if not ok:
         raise ValueError(f"agent {clean_label(label)!r}: explain returned {shown(got, 60)}; "
                          f"allowed: (probabilities of shape (1, {len(mask)}), values of shape "
-                         f"(1,) or None)") from None
+                         f"(1,) or None)")
+    return {"agent": clean_label(label),
+            "probs": {C.action_name(int(a)): round(float(probs[0, a]), 6)
+                      for a in np.flatnonzero(mask)},
+            "value": None if value is None else round(float(value[0]), 6)}
 
 
 def search_thinking(label: str, values: np.ndarray, mask: np.ndarray) -> dict[str, Any]:

@@ -916,6 +916,17 @@ def test_custom_agents_that_lack_an_ability_are_named_not_crashed_on():
     with pytest.raises(ValueError, match=r"agent 'e': explain returned None; allowed: "
                                          r"\(probabilities of shape \(1, 85\)"):
         run_arena([ExplainsNothing(), "random"], rules, num_games=4, seed=0, record=2)
+    # another shape is refused too, not reshaped (a row of 85, values of shape (1, 1))
+    ExplainsNothing.explain = lambda self, obs, mask: (np.full(85, 1 / 85), None)
+    with pytest.raises(ValueError, match=r"agent 'e': explain returned"):
+        run_arena([ExplainsNothing(), "random"], rules, num_games=4, seed=0, record=2)
+    ExplainsNothing.explain = lambda self, obs, mask: (np.full((1, 85), 1 / 85), np.zeros((1, 1)))
+    with pytest.raises(ValueError, match=r"agent 'e': explain returned"):
+        run_arena([ExplainsNothing(), "random"], rules, num_games=4, seed=0, record=2)
+    NoValues.last_values = np.zeros(85)   # values, but not a row for each game asked
+    with pytest.raises(ValueError, match=r"last_values is float64 \(85,\); allowed: None, or an "
+                                         r"array of a row of 85 values for each game"):
+        act_one(NoValues(), "g2", game, np.random.default_rng(0))
     # before: AttributeError from None, and from a name at the first step
     with pytest.raises(ValueError, match=r"^AgentDriver: game is a NoneType; allowed: a VecGame"):
         AgentDriver(None, [])
