@@ -282,7 +282,7 @@ def test_the_final_table_shows_the_fair_share_and_games_with_no_winner():
     assert "25.0%" in text and text.rstrip().endswith("3")
     # before: KeyError 'ci_low', TypeError for None
     with pytest.raises(ValueError, match=r"^rows\[0\] = .* lacks 'opponent', 'games', 'win_rate', "
-                                         r"'ci_low', 'ci_high', 'mean_length'; allowed: a row"):
+                                         r"'ci_low', 'ci_high' and 1 more; allowed: a row"):
         format_evaluation([{"a": 1}])
     with pytest.raises(ValueError, match=r"^rows = None \(NoneType\); allowed: the list evaluate"):
         format_evaluation(None)

@@ -23,8 +23,9 @@ import torch
 import torch.nn as nn
 
 import ono_env  # noqa: F401 - registers ono_env/Ono-v0
+from ono_env.checks import MAX_SEED
 from ono_env.observation import observation_scale
-from ono_env.rules import RuleSet
+from ono_env.rules import MAX_PLAYERS, MIN_PLAYERS, RuleSet
 
 
 @dataclass
@@ -49,7 +50,7 @@ class Args:
     torch_threads: int = 1
 
 
-BOUNDS = {"num_players": (2, 10), "seed": (0, 2**63 - 1), "total_timesteps": (1, 10**10),
+BOUNDS = {"num_players": (MIN_PLAYERS, MAX_PLAYERS), "seed": (0, MAX_SEED), "total_timesteps": (1, 10**10),
           "num_envs": (1, 100_000), "num_steps": (1, 100_000), "learning_rate": (0, 1),
           "gamma": (0, 1), "gae_lambda": (0, 1), "num_minibatches": (1, 10**6),
           "update_epochs": (0, 1000), "clip_coef": (0, 10), "ent_coef": (0, 10),

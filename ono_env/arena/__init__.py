@@ -64,7 +64,7 @@ import os
 import sys
 import time
 import warnings
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -115,6 +115,7 @@ from ono_env.checks import check_bool, check_int, check_seed, shown
 from ono_env.game import MAX_DECISIONS, VecGame, check_game_memory
 from ono_env.game import MAX_GAMES as MAX_BATCH
 from ono_env.observation import OBS_VERSIONS
+from ono_env.positions import need_keys
 from ono_env.render import plural
 from ono_env.replay import Replay
 from ono_env.rules import MAX_PLAYERS, MIN_PLAYERS, RuleSet, resolve_rules
@@ -493,10 +494,7 @@ def format_evaluation(rows: Sequence[dict[str, Any]], name: str = "agent") -> st
         raise ValueError(f"rows = {shown(rows, 40)} ({type(rows).__name__}); allowed: the list "
                          f"evaluate returns")
     for k, r in enumerate(rows):
-        missing = [key for key in need if not isinstance(r, Mapping) or key not in r]
-        if missing:
-            raise ValueError(f"rows[{k}] = {shown(r, 60)} lacks {', '.join(map(repr, missing))}; "
-                             f"allowed: a row of the list evaluate returns")
+        need_keys(r, need, f"rows[{k}] =", "a row of the list evaluate returns")
     what = "win rate" if not rows or rows[0].get("fair_share", 0.5) == 0.5 else "win share"
     lines = [f"{name} against each opponent ({what}, 95% interval; every other seat plays the "
              f"opponent)",
