@@ -599,6 +599,22 @@ def test_a_label_a_card_could_not_hold_is_refused_before_any_game():
         S.bench_agent(agent, tables=["basic-2p"], deals=1, slow_deals=1, progress=False, workers=1)
 
 
+
+def test_a_model_path_a_card_could_not_hold_is_refused_before_any_game(tmp_path):
+    # before: written as the card's spec, which read_card then refused
+    import shutil
+
+    from ono_env.agents.learned import shipped_models
+    deep = tmp_path / ("d" * 120) / ("e" * 60)
+    deep.mkdir(parents=True)
+    model = shutil.copy(shipped_models()["ppo-basic-2p"], deep / "m.safetensors")
+    assert len(str(model)) > S.MAX_CARD_TEXT
+    with pytest.raises(ValueError, match=r"the agent's spec \(a model's path: at most 200 "
+                                         r"characters\) is .* characters long"):
+        S.bench_agent(str(model), tables=["basic-2p"], deals=1, slow_deals=1, progress=False,
+                      workers=1)
+
+
 def test_a_pairing_that_never_wins_has_an_interval_with_width():
     # random never wins a 500-point classic match against greedy: the share is 0 at every
     # deal, and the suite's interval is the arena's (before: 0.0 [0.0, 0.0])

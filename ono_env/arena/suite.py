@@ -492,6 +492,9 @@ def describe_agent(spec: Any, agent: Agent) -> dict[str, Any]:
     else:
         kind, label = "object", agent_label(agent)
     check_text("the agent's label (from its file name, spec or name)", label, MAX_CARD_TEXT)
+    # what read_card takes back (before: a long model path was written, then refused)
+    check_text("the agent's spec (a model's path: at most 200 characters)",
+               spec if isinstance(spec, str) else label, MAX_CARD_TEXT)
     out: dict[str, Any] = {"spec": spec if isinstance(spec, str) else label, "kind": kind,
                            "label": label, "cheating": is_cheating(agent)}
     digest = played_models(agent)
