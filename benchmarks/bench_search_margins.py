@@ -23,8 +23,9 @@ stock order still sampled), as ``oracle-ppo`` does; its rows are marked (cheatin
 beside the fair one at the same margins, it says how much of what the fair search loses or
 gains comes from the hands it has to guess. ``--view colors`` CHEATS less: its worlds deal
 each opponent its real count of each colour (and of each wild type), the ranks at random
-from the unseen cards of that colour. Between the two, it says how much of what the hands
-are worth is their colours, which is what a `color` opponent's plays and named colours show.
+from the unseen cards of that colour (and, unlike the fair worlds, without the cards a hand
+is publicly known to hold or lack). Between the two, it says how much of what the hands are
+worth is their colours, which is what a `color` opponent's plays and named colours show.
 
 Writes ``results.json`` and ``results.md`` into ``--out``.
 """
