@@ -1078,6 +1078,16 @@ def test_a_registered_name_is_printable_and_its_factory_takes_the_rules():
         assert "allowed: None (the default, 'pimc:<worlds>') or 1 to 200 printable" in _refusal(
             lambda n=name: SearchAgent(RuleSet.preset("basic", num_players=2), 4, name=n))
     assert pool.names == ["greedy"]
+    # an object's own name goes through agent_label (before: any name, or a repr)
+
+    class Named(RandomAgent):
+        name = "two\nlines"
+    pool.add(Named(), 1)
+    Named.name = None
+    pool.add(Named(), 1, name="named-2")
+    Named.name = 7
+    pool.add(Named(), 1)
+    assert pool.names == ["greedy", "two?lines", "named-2", "Named"]
     import functools
 
     def passing_on(f):   # a wrapper that passes every argument on to what it wraps

@@ -19,7 +19,7 @@ from typing import Any, cast
 
 import numpy as np
 
-from ono_env.agents.base import Agent
+from ono_env.agents.base import Agent, agent_label
 from ono_env.agents.driver import AgentDriver
 from ono_env.agents.registry import make_agent
 from ono_env.checks import MAX_TEXT, check_rng, cut, is_name, is_real, shown
@@ -69,8 +69,10 @@ class OpponentPool:
             raise ValueError(f"opponent name={shown(name, 60)} ({type(name).__name__}); allowed: "
                              f"None (the agent's own name) or 1 to {MAX_TEXT} printable "
                              f"characters without spaces at its ends")
+        # an object goes by its label (agent_label: its name where that is text, else its class
+        # name; before, any name, or a repr that may hold a newline)
         name = name or (agent if isinstance(agent, str) else os.fspath(agent)
-                        if isinstance(agent, os.PathLike) else getattr(agent, "name", repr(agent)))
+                        if isinstance(agent, os.PathLike) else agent_label(agent))
         if name in self.names:
             raise ValueError(f"opponent pool already has {name!r}; members: "
                              f"{', '.join(map(repr, self.names))}; give another name")
