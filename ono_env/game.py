@@ -14,6 +14,7 @@ with its rewards; the state is then the new episode's first position).
 
 from __future__ import annotations
 
+import copy
 import functools
 import json
 import os
@@ -247,7 +248,18 @@ def fresh_seed() -> int:
     return int(cast(int, np.random.SeedSequence().entropy) % 2**FRESH_SEED_BITS)
 
 
-class VecGame:
+class CopiedWhole:
+    """``copy.copy`` of this object gives one of its own, as ``copy.deepcopy`` makes: for the
+    game and the environments over it, whose shallow copies shared the state arrays but not
+    what is kept beside them (a VecGame's legal mask: stepping both corrupted the games, a
+    hand of 262 cards; an env's history and mask: stepping both ended one's episode on an
+    "illegal" action)."""
+
+    def __copy__(self) -> Any:
+        return copy.deepcopy(self)
+
+
+class VecGame(CopiedWhole):
     """B games of one rule set, stepped together.
 
     Args:
@@ -386,14 +398,6 @@ class VecGame:
 
     def __getstate__(self) -> dict:
         return {k: v for k, v in self.__dict__.items() if k not in self._VIEWS}
-
-    def __copy__(self) -> VecGame:
-        """``copy.copy(game)``: a game of its own, as ``copy.deepcopy`` makes. A shallow copy
-        shared the state arrays but not the legal mask kept for them, so that stepping both
-        corrupted the games (a hand of 262 cards, a deck count below zero)."""
-        import copy
-
-        return copy.deepcopy(self)
 
     def __setstate__(self, state: dict) -> None:
         self.__dict__.update(state)

@@ -61,7 +61,7 @@ from ono_env.checks import (
     shown,
 )
 from ono_env.envs.opponents import OpponentDriver, check_rule_overrides, make_opponents, midway
-from ono_env.game import VecGame
+from ono_env.game import CopiedWhole, VecGame
 from ono_env.observation import observation_high
 from ono_env.render import render_text
 from ono_env.rules import resolve_rules
@@ -77,7 +77,7 @@ class RenderModeError(ValueError, TypeError):
     only where that raises ``TypeError`` (before: its ``ValueError`` ended ``make_vec_env``)."""
 
 
-class OnoEnv(gym.Env):
+class OnoEnv(CopiedWhole, gym.Env):
     # render_fps: Gymnasium's checker asks for it with any render mode; the text is drawn
     # once a step, whatever the rate
     metadata = {"render_modes": ["human", "ansi"], "render_fps": 4}
@@ -187,14 +187,6 @@ class OnoEnv(gym.Env):
 
     def _stop(self, why: str) -> None:
         self._over, self._failed = True, why
-
-    def __copy__(self):
-        """``copy.copy(env)``: an env of its own, as ``copy.deepcopy`` makes (before: a shallow
-        copy shared the game, its history and its mask with the original, and stepping both
-        ended one's episode on an "illegal" action)."""
-        import copy
-
-        return copy.deepcopy(self)
 
     def action_masks(self) -> np.ndarray:
         """``(85,) bool``: the learner's legal actions (all False once the episode is over,

@@ -71,7 +71,7 @@ from ono_env._engine import G_CURRENT, G_TERMINATED, G_TRUNCATED
 from ono_env.cards import ACTION_NAMES, NUM_ACTIONS
 from ono_env.checks import check_action, check_choice, check_seed, shown
 from ono_env.envs.opponents import MAX_REDEALS, check_rule_overrides
-from ono_env.game import VecGame
+from ono_env.game import CopiedWhole, VecGame
 from ono_env.observation import observation_high, observation_size
 from ono_env.render import describe_action, render_text
 from ono_env.rules import RuleSet, resolve_rules
@@ -86,7 +86,7 @@ def env(**kwargs: Any) -> AECEnv:
     return checked_env(**kwargs)
 
 
-class raw_env(AECEnv):
+class raw_env(CopiedWhole, AECEnv):
     """ONO for N agents. ``rules``: a RuleSet, preset name, rules YAML path or mapping;
     ``num_players`` and other keyword arguments override rule options; ``max_decisions``,
     ``skip_forced``, ``reward`` and ``observation_version`` are passed to
@@ -272,14 +272,6 @@ class raw_env(AECEnv):
 
     def close(self) -> None:
         pass
-
-    def __copy__(self):
-        """``copy.copy(env)``: an env of its own, as ``copy.deepcopy`` makes (before: a shallow
-        copy shared the game, its history and its mask with the original, and stepping both
-        ended one's episode on an "illegal" action)."""
-        import copy
-
-        return copy.deepcopy(self)
 
     def legal_action_names(self) -> list[str]:
         """Names of the acting agent's legal actions (``RuntimeError`` before ``reset``, as
