@@ -86,6 +86,9 @@ observations): batches under ``MEMORY_CHECK_FROM / GAME_BYTES_BOUND`` games (4,0
 count."""
 MAX_DECISIONS = 10_000_000
 """The largest ``max_decisions`` (the decision counter is a 32-bit integer)."""
+_RANDOM_PIECE = 1 << 22
+"""Decisions :meth:`VecGame.play_random` takes in one compiled call (a few tenths of a
+second at most), so that Ctrl-C stops a long call between two of them."""
 
 
 @functools.cache
@@ -652,15 +655,24 @@ class VecGame(CopiedWhole):
         steps = check_int("steps", steps, 0, 2**63 - 1)   # the compiled loop's int64 count
         seed = check_seed("seed", seed, allow_none=False)
         policy_rng = game_seeds(seed ^ 0x5EED, self.num_games)
+        # in pieces of about _RANDOM_PIECE decisions: the compiled loop does not see Ctrl-C,
+        # and between pieces Python does (the games are independent and each piece goes on
+        # where the last stopped, so the result is the same as one call's)
+        piece = max(1, _RANDOM_PIECE // max(1, self.num_games))
+        unused_rewards = np.zeros((self.num_games, self.num_players))
         self._changing()
         try:
             self._mask_valid = False
             if steps:   # its finished games are dealt again: no earlier deal's rewards to report
                 self._pending[:] = 0.0
                 self._pending_any = False
-            return int(_K.random_moves(*self._arrays, self._params, int(steps), self._seats,
-                                       policy_rng, np.zeros((self.num_games, self.num_players)),
-                                       self._scratch_rewards))
+            taken, left = 0, steps
+            while left:
+                n = min(left, piece)
+                taken += int(_K.random_moves(*self._arrays, self._params, n, self._seats,
+                                             policy_rng, unused_rewards, self._scratch_rewards))
+                left -= n
+            return taken
         finally:
             self._lock.release()
 

@@ -994,6 +994,37 @@ def test_a_game_changed_by_another_thread_at_that_moment_is_refused():
         read_position(shared.to_dict(i), shared.rules)   # ValueError for a broken game
 
 
+def test_a_long_play_random_stops_at_ctrl_c_and_plays_as_one_call(monkeypatch):
+    # before: one compiled call for every step, which Ctrl-C could not stop: 10**12 steps ran
+    # for hours
+    import subprocess
+    import sys
+    script = ("import signal, numpy as np\n"
+              "from ono_env import VecGame\n"
+              "from ono_env.positions import read_position\n"
+              "g = VecGame('classic', 3, seed=1, num_players=4)\n"
+              "def stop(*_): raise KeyboardInterrupt\n"
+              "signal.signal(signal.SIGALRM, stop)\n"
+              "signal.setitimer(signal.ITIMER_REAL, 0.3)\n"
+              "try:\n"
+              "    g.play_random(10**12)\n"
+              "except KeyboardInterrupt:\n"
+              "    [read_position(g.to_dict(i), g.rules) for i in range(3)]\n"
+              "    g.play_random(5)\n"
+              "    print('stopped')\n")
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                          timeout=120)
+    assert done.stdout.strip() == "stopped", done.stderr[-2000:]
+    # the pieces go on where the last one stopped: the same games and count as one call
+    import ono_env.game as game_module
+    whole = VecGame("ono", 5, seed=3, num_players=3)
+    taken = whole.play_random(700, seed=9)
+    monkeypatch.setattr(game_module, "_RANDOM_PIECE", 7)   # one or two steps a game a piece
+    pieces = VecGame("ono", 5, seed=3, num_players=3)
+    assert pieces.play_random(700, seed=9) == taken
+    assert [pieces.to_dict(i) for i in range(5)] == [whole.to_dict(i) for i in range(5)]
+
+
 def test_a_rendered_history_stays_on_its_line():
     # before: a terminal's escape and a newline were written as given
     text = _render(history=["P1: play R5\x1b[2J", "P2:\ndraw"])
