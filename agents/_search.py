@@ -182,6 +182,26 @@ def _named_before(v, r, prm, off, under):
     return col
 
 
+@_inline
+def _empty_hand(w, j, q):
+    """Hand q of world row j holds nothing (before it is dealt)."""
+    for c in range(NC):
+        w.hands[j, q, c] = 0
+    w.held[j, q] = ZERO
+
+
+@_inline
+def _deal_unseen(unseen, x, at, w, j, q):
+    """Deal the card unseen[x] to hand q of world row j, keeping the dealt cards in front:
+    it trades places with unseen[at] (x >= at); returns at + 1."""
+    c = unseen[x]
+    unseen[x] = unseen[at]
+    unseen[at] = c
+    w.hands[j, q, c] += 1
+    w.held[j, q] |= _bit(c)
+    return at + 1
+
+
 @_helper(void(S, i8, S, i8, PRM, i8, U64ARR, I64ARR, I8ARR))
 def _determinize(v, r, w, j, prm, mode, arng, counts, unseen):
     """World row j of w = view row r of v with what the view lacks sampled from arng[0]:
@@ -228,26 +248,17 @@ def _determinize(v, r, w, j, prm, mode, arng, counts, unseen):
                 counts[c] = 0
             for c in range(NC):
                 counts[_CARD_COLOR[c] if c < 52 else c] += v.hands[r, q, c]
-                w.hands[j, q, c] = 0
-            w.held[j, q] = ZERO
+            _empty_hand(w, j, q)
             for x in range(at, m):
-                c = unseen[x]
-                k = _CARD_COLOR[c] if c < 52 else c
+                k = _CARD_COLOR[unseen[x]] if unseen[x] < 52 else unseen[x]
                 if counts[k] > 0:
                     counts[k] -= 1
-                    unseen[x] = unseen[at]
-                    unseen[at] = c
-                    w.hands[j, q, c] += 1
-                    w.held[j, q] |= _bit(c)
-                    at += 1
+                    at = _deal_unseen(unseen, x, at, w, j, q)
         _shuffle_list(unseen, at, m, arng)   # the stock: the rest in a fresh order
     if mode == VIEW_FAIR:
         for q in range(n):
-            if q == me:
-                continue
-            for c in range(NC):
-                w.hands[j, q, c] = 0
-            w.held[j, q] = ZERO
+            if q != me:
+                _empty_hand(w, j, q)
         # first the cards this seat knows each hand holds (S_SEEN: a swap, a challenge), so
         # that no other hand is dealt them
         for q in range(n):
@@ -260,11 +271,7 @@ def _determinize(v, r, w, j, prm, mode, arng, counts, unseen):
                 x = at
                 while need > 0 and x < m and held < size:
                     if unseen[x] == c:
-                        unseen[x] = unseen[at]
-                        unseen[at] = c
-                        w.hands[j, q, c] += 1
-                        w.held[j, q] |= _bit(c)
-                        at += 1
+                        at = _deal_unseen(unseen, x, at, w, j, q)
                         held += 1
                         need -= 1
                     x += 1
@@ -295,9 +302,7 @@ def _determinize(v, r, w, j, prm, mode, arng, counts, unseen):
                 _shuffle_list(unseen, at + got, m, arng)
             for _ in range(size):
                 if at < m:
-                    w.hands[j, q, unseen[at]] += 1
-                    w.held[j, q] |= _bit(unseen[at])
-                    at += 1
+                    at = _deal_unseen(unseen, at, at, w, j, q)
     ns = v.g[r, G_STOCK_LEN]
     for k in range(ns):
         w.stock[j, k] = unseen[at] if at < m else 0
