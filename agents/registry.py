@@ -204,13 +204,10 @@ def make_agent(spec: Any, rules: Any = None) -> Agent:
                     check_compatible(a.meta, rules, repr(a.name) if a is spec
                                      else f"{spec!r}: its learned policy {a.name!r}")
             if isinstance(spec, (RuleBasedAgent, SearchAgent)):   # made for some rules
-                differ = spec.rules.differing_fields(rules, skip=("name",))
-                if differ:   # before: taken, and refused (or played wrongly) once games began
-                    raise ValueError(f"{spec!r} was made for {spec.rules.num_players}-player "
-                                     f"{spec.rules.name!r} rules, not {rules.num_players}-player "
-                                     f"{rules.name!r} ({', '.join(differ[:5])} differ); allowed: "
-                                     f"an agent made for the table's rules (make_agent(name, "
-                                     f"rules))")
+                mismatch = spec.rules.mismatch(rules)
+                if mismatch:   # before: taken, and refused (or played wrongly) once games began
+                    raise ValueError(f"{spec!r} was made for {mismatch}; allowed: an agent made "
+                                     f"for the table's rules (make_agent(name, rules))")
         return spec
     raise ValueError(
         f"an agent must be a name ({', '.join(agent_names())}), the path of a saved model, or "

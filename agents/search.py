@@ -332,13 +332,10 @@ class SearchAgent:
             raise ValueError(f"act_game: game is a {type(game).__name__}; allowed: a VecGame")
         rows = check_rows("act_game: rows", rows, game.num_games)
         check_rng("act_game: rng", rng)
-        differ = game.rules.differing_fields(self.rules, skip=("name",))   # a name is no rule
-        if differ:   # before: any rules of its player count and deck were searched
-            raise ValueError(f"{self!r} plays {self.rules.num_players}-player "
-                             f"{self.rules.name!r} rules, not {game.num_players}-player "
-                             f"{game.rules.name!r} ({', '.join(differ)} differ); allowed: a "
-                             f"game of the rules it was made for (make_agent(name, the game's "
-                             f"rules))")
+        mismatch = self.rules.mismatch(game.rules)
+        if mismatch:   # before: any rules of its player count and deck were searched
+            raise ValueError(f"{self!r} plays {mismatch}; allowed: a game of the rules it was "
+                             f"made for (make_agent(name, the game's rules))")
         R, P, D = len(rows), game.num_players, game.rules.deck_size
         if R == 0:   # before: last_* kept the previous call's rows
             self.last_values = np.zeros((0, C.NUM_ACTIONS))

@@ -169,6 +169,17 @@ class RuleSet:
         return [f.name for f in dataclasses.fields(self)
                 if f.name not in skip and getattr(self, f.name) != getattr(other, f.name)]
 
+    def mismatch(self, other: RuleSet) -> str | None:
+        """None where ``other`` plays as these rules do (a name is no rule), else what an
+        agent made for these rules and refused at ``other``'s table says of the two:
+        ``"2-player 'basic' rules, not 2-player 'ono' (deck, catch differ)"``, every field
+        that differs named."""
+        differ = self.differing_fields(other, skip=("name",))
+        if not differ:
+            return None
+        return (f"{self.num_players}-player {self.name!r} rules, not {other.num_players}-player "
+                f"{other.name!r} ({', '.join(differ)} differ)")
+
     def is_preset(self) -> bool:
         """Are these a preset's rules (the preset named by ``name``), at any player count?"""
         base = PRESETS.get(self.name)
