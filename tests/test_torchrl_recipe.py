@@ -75,3 +75,20 @@ def test_the_recipe_command_refuses_bad_flags_in_one_line():
                               text=True, timeout=120)
         assert proc.returncode == 2 and message in proc.stderr, proc.stderr
         assert "Traceback" not in proc.stderr
+
+
+def test_the_recipe_env_refuses_an_action_that_is_no_integer_and_plays_on():
+    # before: TorchRL's GymWrapper cast it first (safe=False): 2.7 played action 2, True 1
+    import torch
+
+    env = _recipe().make_env(seed=0)
+    td = env.reset()
+    for action in (torch.tensor(2.7), torch.tensor(True), torch.tensor(float("nan"))):
+        step = td.clone()
+        step["action"] = action
+        with pytest.raises(ValueError, match=r"^action=tensor\(.*\) \(torch\.(float32|bool)\); "
+                                             r"allowed: an integer action id"):
+            env.step(step)
+    step = td.clone()   # nothing was played: the first legal action is still legal
+    step["action"] = torch.tensor(int(td["action_mask"].nonzero()[0, 0]))
+    assert env.step(step)["next", "reward"].item() == 0.0

@@ -27,9 +27,21 @@ def make_env(rules: str = "basic", players: int = 2, opponents: str = "random", 
 
     import ono_env  # noqa: F401 - registers ono_env/Ono-v0
 
+    class CheckedGymWrapper(GymWrapper):
+        """GymWrapper refusing an action that is no integer id: its read_action casts with
+        ``safe=False``, so 2.7 played action 2 and True action 1 (the env's own check of
+        the action came after that cast)."""
+
+        def read_action(self, action):
+            if action.dtype == torch.bool or action.dtype.is_floating_point \
+                    or action.dtype.is_complex:
+                raise ValueError(f"action={action!r} ({action.dtype}); allowed: an integer "
+                                 f"action id, as a tensor of an integer dtype")
+            return super().read_action(action)
+
     gym_env = gymnasium.make("ono_env/Ono-v0", rules=rules, num_players=players,
                              opponents=opponents)
-    base = GymWrapper(gym_env, categorical_action_encoding=True)
+    base = CheckedGymWrapper(gym_env, categorical_action_encoding=True)
     n = base.action_spec.space.n
     base.set_info_dict_reader(default_info_dict_reader(
         ["action_mask"], spec={"action_mask": Binary(n, dtype=torch.bool)}))
