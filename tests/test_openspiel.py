@@ -876,6 +876,54 @@ def test_a_player_out_of_range_is_refused_and_changes_no_seats_record():
         state.chance_outcomes()
 
 
+def test_observers_and_state_calls_refuse_another_tables_states_and_players_by_name():
+    game = pyspiel.load_game(O.GAME_NAME, {"players": 3, "seed": 7})
+    state = game.new_initial_state()
+    before = state.serialize()
+    four = pyspiel.load_game(O.GAME_NAME, {"players": 4}).new_initial_state()
+    wide = pyspiel.load_game(O.GAME_NAME, {"players": 3, "observation_version": 2})
+    ono4 = pyspiel.load_game(O.GAME_NAME, {"players": 4, "preset": "ono",
+                                           "observation_version": 2}).new_initial_state()
+    obs, obs2 = game.make_py_observer(), wide.make_py_observer()
+    sampler = pyspiel.UniformProbabilitySampler(0.0, 1.0)
+    for call, match in [
+        # before: a broadcasting error, seat 3 of a 4-player table from a 3-player observer,
+        # a version-2 observer (one length) filled from another table, an AttributeError
+        (lambda: obs.set_from(four, 0), r"an observation of a state of other rules: "
+                                        r"num_players=4 \(this game's 3\); allowed"),
+        (lambda: obs.string_from(four, 3), r"an observation string of a state of other rules"),
+        (lambda: obs2.set_from(ono4, 3), r"an observation of a state of other rules: .*"
+                                         r"num_players=4"),
+        (lambda: obs.set_from("x", 0), r"an observation of a str; allowed: a state of a "
+                                       r"python_ono game"),
+        # before: True and 1.0 were player 1
+        (lambda: state.resample_from_infostate(True, sampler),
+         r"resample_from_infostate of player True; allowed: a player 0 to 2"),
+        (lambda: state.resample_from_infostate(1.0, sampler), r"of player 1.0; allowed"),
+        # before: OpenSpiel's C++ checks' text, or "pure virtual function"
+        (lambda: state.player_return(7), r"player_return of player 7; allowed: a player 0 to 2"),
+        (lambda: state.player_return(-1), r"player_return of player -1; allowed"),
+        (lambda: state.player_reward(3), r"player_reward of player 3; allowed"),
+        (lambda: state.apply_actions([0]), r"apply_actions is for simultaneous moves; allowed: "
+                                           r"apply_action"),
+        (lambda: state.distribution_support(), r"distribution_support is for mean-field games"),
+        # before: AttributeError: 'str' object has no attribute 'public_info'
+        (lambda: game.make_py_observer("x"), r"observation type 'x'; allowed: a "
+                                             r"pyspiel.IIGObservationType, or None"),
+        (lambda: game.make_py_observer(5), r"observation type 5; allowed"),
+    ]:
+        with pytest.raises(ValueError, match=match):
+            call()
+    assert state.serialize() == before
+    done = _random_game(state.clone(), np.random.default_rng(0))
+    assert [done.player_return(p) for p in range(3)] == done.returns()
+    assert [done.player_reward(p) for p in range(3)] == done.rewards()
+    obs.set_from(state, 1)   # a state of the same rules under another preset name is taken
+    renamed = state.clone()
+    renamed.rules = renamed.rules.replace(name="mine")
+    assert obs.string_from(renamed, 1) == obs.string_from(state, 1)
+
+
 @pytest.mark.parametrize("preset,players", [("ono", 4), ("uno2018", 3), ("classic", 3)])
 def test_a_resampled_world_replays_exactly(preset, players):
     # set_position starts a position's history empty; the replay puts back what a resampled

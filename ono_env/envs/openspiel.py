@@ -342,6 +342,10 @@ class OnoGame(pyspiel.Game):
         if params:
             raise ValueError(f"{GAME_NAME}: observation parameters are not supported; got "
                              f"{sorted(params)}")
+        if iig_obs_type is not None and not isinstance(iig_obs_type,
+                                                       pyspiel.IIGObservationType):
+            raise ValueError(f"{GAME_NAME}: observation type {shown(iig_obs_type, 40)}; allowed: "
+                             f"a pyspiel.IIGObservationType, or None (the default)")
         if iig_obs_type is not None and (
                 not iig_obs_type.public_info
                 or iig_obs_type.private_info != pyspiel.PrivateInfoType.SINGLE_PLAYER):
@@ -352,6 +356,21 @@ class OnoGame(pyspiel.Game):
                 f"recall (a public-only or all-players observation is not offered)")
         perfect_recall = bool(iig_obs_type is not None and iig_obs_type.perfect_recall)
         return OnoObserver(self.rules, perfect_recall, self.observation_version)
+
+
+def _state_of(rules: RuleSet, state: Any, what: str) -> OnoState:
+    """``state`` given to ``what`` of a game of ``rules``: a state of this game's kind and
+    rules (the preset's name is no rule), else ``ValueError`` naming the fields that
+    differ."""
+    if not isinstance(state, OnoState):
+        raise ValueError(f"{GAME_NAME}: {what} of a {type(state).__name__}; allowed: a state "
+                         f"of a {GAME_NAME} game")
+    differ = [f"{k}={getattr(state.rules, k)!r} (this game's {getattr(rules, k)!r})"
+              for k in state.rules.differing_fields(rules, skip=("name",))]
+    if differ:
+        raise ValueError(f"{GAME_NAME}: {what} of a state of other rules: {', '.join(differ)}; "
+                         f"allowed: a state of the game this was made from")
+    return state
 
 
 _PUBLIC_KEYS = ("version", "rules", "discard", "color", "current_player", "direction", "phase",
@@ -675,6 +694,27 @@ class OnoState(pyspiel.State):
         raise ValueError(f"{GAME_NAME}: no chance nodes: the deal's seed fixes every shuffle "
                          f"(current_player() is never the chance player)")
 
+    def player_return(self, player: int) -> float:
+        """``returns()[player]``, ``player`` checked first (``_player_arg``): OpenSpiel's
+        base answered one out of range with its C++ check's text."""
+        return self.returns()[_player_arg(player, self.rules.num_players, "player_return")]
+
+    def player_reward(self, player: int) -> float:
+        """``rewards()[player]``, ``player`` checked as :meth:`player_return` checks it."""
+        return self.rewards()[_player_arg(player, self.rules.num_players, "player_reward")]
+
+    def apply_actions(self, actions: Any) -> None:
+        """None to apply: a sequential game takes one action at a time (``ValueError``;
+        OpenSpiel's base raised a bare "pure virtual function" ``RuntimeError``)."""
+        raise ValueError(f"{GAME_NAME}: apply_actions is for simultaneous moves; allowed: "
+                         f"apply_action(action) of the player to act (the game is sequential)")
+
+    def distribution_support(self) -> list[str]:
+        """None to give: the game is no mean-field game (``ValueError``, as
+        :meth:`chance_outcomes`)."""
+        raise ValueError(f"{GAME_NAME}: distribution_support is for mean-field games; this "
+                         f"game has no distribution (it is sequential, without chance nodes)")
+
     def _legal_actions(self, player: int) -> list[int]:
         if player != self.current_player():
             return []
@@ -754,7 +794,8 @@ class OnoState(pyspiel.State):
         if self._done:   # the terminal pseudo-player is no seat to resample for
             raise ValueError(f"{GAME_NAME}: resample_from_infostate of a finished game; "
                              f"allowed: a state where a player is to act")
-        if player_id != self.current_player():
+        player_id = _player_arg(player_id, self.rules.num_players, "resample_from_infostate")
+        if player_id != self.current_player():   # before: True and 1.0 were player 1
             raise ValueError(f"{GAME_NAME}: resample_from_infostate for player {player_id}; "
                              f"allowed: the acting player ({self.current_player()})")
         if not callable(probability_sampler):   # before: "'NoneType' object is not callable"
@@ -810,13 +851,16 @@ class OnoObserver:
         self.dict = {"observation": self.tensor}
         self.perfect_recall = perfect_recall
         self.scale = observation_scale(rules, version)
+        self.rules = rules
 
     def set_from(self, state: OnoState, player: int) -> None:
+        state = _state_of(self.rules, state, "an observation")   # before: another table's
         player = _player_arg(player, state.rules.num_players, "an observation")
         np.divide(state.engine.observe(player, version=self.version)[0], self.scale,
                   out=self.tensor)
 
     def string_from(self, state: OnoState, player: int) -> str:
+        state = _state_of(self.rules, state, "an observation string")
         player = _player_arg(player, state.rules.num_players, "an observation string")
         view = render_text(state.engine, 0, seat=player)
         if self.perfect_recall:
