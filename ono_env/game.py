@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import copy
 import functools
+import inspect
 import json
 import os
 import threading
@@ -784,14 +785,22 @@ class VecGame(CopiedWhole):
     @classmethod
     def from_dict(cls, d: Mapping[str, Any], **kwargs: Any) -> VecGame:
         """A one-game ``VecGame`` at position ``d`` (under the position's ``rules``);
-        ``kwargs`` as for the constructor, less ``rules``, ``num_games`` and ``seed`` (the
-        position sets them: one game, its generator in the position). Refusals as for
-        ``set_position``."""
+        ``kwargs``: the constructor's keyword-only arguments (``autoreset``,
+        ``max_decisions``, ...), not ``rules``, ``num_games``, ``seed`` or rule options (the
+        position sets them: one game, its rules and generator in the position). Refusals
+        as for ``set_position``."""
         fixed = sorted(set(kwargs) & {"rules", "num_games", "seed"})
         if fixed:
             raise ValueError(f"from_dict sets {', '.join(fixed)} itself (one game, the "
                              f"position's rules and generator); allowed keyword arguments: "
                              f"those of VecGame but rules, num_games and seed")
+        options = [k for k, p in inspect.signature(cls.__init__).parameters.items()
+                   if p.kind is inspect.Parameter.KEYWORD_ONLY]
+        other = sorted(set(kwargs) - set(options))
+        if other:   # before: a rule option, refused as the position's rules differing from it
+            raise ValueError(f"from_dict: {', '.join(other)} (rule options, or unknown): the "
+                             f"position's rules are the game's; allowed keyword arguments: "
+                             f"{', '.join(options)}")
         rules = positions.read_rules(positions.check_keys(d)["rules"])
         game = cls(rules, 1, seed=0, **kwargs)
         game.set_position(0, d)

@@ -725,6 +725,11 @@ def _refusal(call):
      "from_dict sets seed itself"),
     (lambda: VecGame.from_dict(VecGame("basic", 1, seed=0).to_dict(), num_games=2),
      "from_dict sets num_games itself"),
+    # a rule option: before, refused as though the position's rules were wrong
+    (lambda: VecGame.from_dict(VecGame("ono", 1, seed=3).to_dict(), stacking=True),
+     "from_dict: stacking (rule options, or unknown): the position's rules are the game's; "
+     "allowed keyword arguments: autoreset, skip_forced, max_decisions, reward, "
+     "observation_version"),
 ])
 def test_loose_inputs_of_the_library_are_refused_by_name(call, fragment):
     assert fragment in _refusal(call)

@@ -383,6 +383,21 @@ def test_a_position_set_over_a_played_game_keeps_none_of_its_history(preset, pla
         np.testing.assert_array_equal(g.observe(seat)[0], fresh.observe(seat)[0])
 
 
+def test_a_finished_position_under_autoreset_is_reported_once_and_dealt_again():
+    g = VecGame("basic", 2, seed=1, num_players=2)
+    rng = np.random.default_rng(0)
+    while not g.finished.all():
+        g.step(random_legal(g.legal_mask(), rng))
+    over = g.to_dict(0)
+    table = VecGame("basic", 2, seed=5, num_players=2, autoreset=True)
+    table.set_position(1, over)
+    first = table.to_dict(0)
+    step = table.step(np.array([random_legal(table.legal_mask(), rng)[0], 0]))
+    assert step.terminated.tolist() == [False, True] and not step.rewards[1].any()
+    assert table.to_dict(1)["decisions"] == 0 and table.to_dict(0) != first
+    assert not table.finished.any()
+
+
 def test_the_issue_example_scores_writes_nothing():
     # before: hands and piles were written, then scores=[10**12, 0] refused
     g = VecGame("classic", 2, seed=1, num_players=2)
