@@ -221,8 +221,11 @@ CLASS_SPEC = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*:"
 
 
 def is_class_spec(spec: Any) -> bool:
-    """Does ``spec`` read as ``module:Class`` (and name no registered or search agent)?"""
-    if not isinstance(spec, str) or not CLASS_SPEC.match(spec) or spec in _REGISTRY:
+    """Does ``spec`` read as ``module:Class`` (and name no registered or search agent, nor a
+    model file: a name ending ``.safetensors`` or ``.zip`` is a model's path, as
+    :func:`make_agent` reads it; before, ``best:v1.safetensors`` imported ``best``)?"""
+    if not isinstance(spec, str) or not CLASS_SPEC.match(spec) or spec in _REGISTRY \
+            or is_model_path(spec):
         return False
     return spec.partition(":")[0] not in SEARCH_AGENTS
 

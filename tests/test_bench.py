@@ -195,10 +195,26 @@ def test_an_agent_with_a_planted_weakness_ranks_below_greedy(in_data):
     assert row["high"] < 0.5
 
 
+def test_a_model_files_name_with_a_colon_is_read_as_the_model_and_imports_nothing(
+        tmp_path, monkeypatch):
+    # before: best:v1.safetensors read as module:Class, so best.py beside it ran
+    import shutil
+
+    from ono_env.agents.learned import LearnedAgent
+    monkeypatch.chdir(tmp_path)
+    shutil.copy(Path(__file__).resolve().parent.parent / "agents" / "models" /
+                "ppo-basic-2p.safetensors", "best:v1.safetensors")
+    (tmp_path / "best.py").write_text("open('ran', 'w').close()\n")
+    agent = S.resolve_agent("best:v1.safetensors", resolve_rules("basic", num_players=2))
+    assert isinstance(agent, LearnedAgent) and not (tmp_path / "ran").exists()
+    assert not is_class_spec("best:v1.safetensors")
+
+
 def test_module_class_loading_and_its_refusals(in_data):
     rules = resolve_rules("basic", num_players=2)
     assert is_class_spec("planted:NamesRed") and not is_class_spec("pimc:8")
     assert not is_class_spec("greedy") and not is_class_spec("a/b.safetensors")
+    assert not is_class_spec("run_3:best.zip")
     agent = agent_from_class("planted:NamesRed", rules)
     assert agent.name == "names-red"
     # an optional first parameter named rules (a shipped agent's subclass) is given the table's
