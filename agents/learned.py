@@ -599,15 +599,17 @@ def model_bytes(net: PolicyNet, meta: dict[str, Any]) -> bytes:
     return save(tensors, metadata={META_KEY: json.dumps(meta, allow_nan=False)})
 
 
-def write_model(path: str | Path, net: PolicyNet, meta: dict[str, Any]) -> Path:
+def write_model(path: str | Path, net: PolicyNet, meta: dict[str, Any], *,
+                new: bool = False) -> Path:
     """Write a ``.safetensors`` model file (through a temporary file, then renamed); its
     folder is made where missing. A path that is no text, a folder, or a folder that cannot
     be made (a file on the way) is one ``ValueError`` (before: pathlib's ``TypeError`` and
-    ``FileExistsError``)."""
+    ``FileExistsError``). ``new``: never replace a file at ``path``, even one that appeared
+    after the caller checked it (:func:`~ono_env.checks.write_whole`)."""
     if isinstance(path, (str, os.PathLike)) and Path(path).suffix != ".safetensors":
         raise ValueError(f"model file name {str(path)!r}: a model file's name ends in .safetensors")
     data = model_bytes(net, meta)
-    return write_whole(check_write_path(path, "model file"), data, "model file")
+    return write_whole(check_write_path(path, "model file"), data, "model file", new=new)
 
 
 def _not_a_json_number(name: str) -> Any:

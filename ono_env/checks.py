@@ -11,6 +11,7 @@ import datetime as _dt
 import os
 import re
 import secrets
+import shutil
 import stat
 import sys
 from pathlib import Path
@@ -416,14 +417,20 @@ def check_act_mask(agent: Any, obs: np.ndarray, mask: np.ndarray, num_actions: i
                          f"allowed: bools or integers 0/1")
 
 
-def write_whole(path: Path, data: bytes, what: str) -> Path:
+def write_whole(path: Path, data: bytes, what: str, *, new: bool = False) -> Path:
     """Write ``data`` to ``path`` through a temporary file, then renamed: a reader (or a run
     killed while it writes) sees the old file or the new one, never a part. A file replaced
     keeps its permissions, and a symbolic link at ``path`` keeps pointing at the file, which
     is the one written (as a plain write would do); a folder, FIFO, device or socket at
     ``path`` (or where its link leads) is refused, never replaced. ``what`` names the file in
-    the error (``ValueError``) a failed write gives."""
-    target = Path(os.path.realpath(path)) if os.path.islink(path) else Path(path)
+    the error (``ValueError``) a failed write gives.
+
+    ``new``: ``path`` must still be free, as the run's checks found it (an output that is
+    never replaced): the temporary file is linked there (``os.link`` fails where anything
+    is at the path), so a file that appeared since, another run writing into the same
+    folder, is kept and this write refused (before: the later run replaced it)."""
+    target = (Path(path) if new or not os.path.islink(path)
+              else Path(os.path.realpath(path)))
     # a temporary name of its own (a user's "<name>.tmp" beside it is never touched), made
     # new (O_EXCL) with the mode a plain write gives (0666 less the umask; tempfile's 0600
     # would hide the file from the other users of a shared folder), or the replaced file's
@@ -447,10 +454,38 @@ def write_whole(path: Path, data: bytes, what: str) -> Path:
             if mode is not None:
                 os.fchmod(fh.fileno(), mode)
             fh.write(data)
-        os.replace(tmp, target)
+        if new:
+            _link_new(tmp, target, what)
+            tmp.unlink()
+        else:
+            os.replace(tmp, target)
     except BaseException as exc:   # a Ctrl-C mid-write too
         tmp.unlink(missing_ok=True)   # no stray temporary file is left behind
         if not isinstance(exc, OSError):
             raise
         raise ValueError(f"cannot write {what} {str(path)!r}: {exc.strerror or exc}") from None
     return path
+
+
+def _link_new(tmp: Path, target: Path, what: str) -> None:
+    """``tmp``'s file also at ``target``, which must be free: ``os.link``, or where the file
+    system has no links an exclusive create and a copy (not atomic for readers; still never
+    a replacement)."""
+    try:
+        try:
+            os.link(tmp, target)
+        except FileExistsError:
+            raise
+        except OSError:   # no hard links here (some network and FAT file systems)
+            with open(target, "xb") as out:
+                try:
+                    with open(tmp, "rb") as src:
+                        shutil.copyfileobj(src, out)
+                except BaseException:   # no part of a file is left at target
+                    out.close()
+                    target.unlink(missing_ok=True)
+                    raise
+    except FileExistsError:
+        raise ValueError(f"cannot write {what} {str(target)!r}: a file appeared there during "
+                         f"the run (another run writing into the same place?); it is kept, "
+                         f"never replaced") from None

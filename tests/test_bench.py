@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import re
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -273,12 +274,68 @@ def test_module_class_loading_and_its_refusals(in_data):
     (["nosuchagent", "--tables", "basic-2p", "--ray", "127.0.0.1:1"], "unknown agent 'nosuchagent'"),
     # before: --workers was dropped without a word
     (["greedy", "--tables", "basic-2p", "--workers", "2", "--ray"], "--workers and --ray: with"),
+    # before: a note that its card would not repeat, then this refusal
+    (["pimc:0ms", "--tables", "basic-2p"], "agent 'pimc:0ms': a time budget is"),
 ])
 def test_bad_input_is_one_line_before_anything_is_played(argv, why, in_data, capsys):
-    assert bench_main([*argv, "--no-progress"]) == 2
+    quiet = [] if "--render" in argv or "--list" in argv else ["--no-progress"]
+    assert bench_main([*argv, *quiet]) == 2
     err = capsys.readouterr().err.strip()
     assert err.startswith("ono-bench: error: ") and "\n" not in err, err
     assert why in err, err
+
+
+@pytest.mark.parametrize("argv,why", [
+    # before: --no-progress was taken and not read
+    (["--list", "--no-progress"], "--list prints the suite's tables and takes only --suite; "
+                                  "got --no-progress"),
+    (["--render", "c.json", "--no-progress"], "--render plays nothing and takes only --plot; "
+                                              "got --no-progress"),
+    # before: every game was played, then a note, and no plot
+    (["greedy", "--tables", "basic-2p", "--plot", "x.png"], "--plot needs matplotlib"),
+])
+def test_options_a_mode_does_not_read_and_a_plot_without_matplotlib_are_refused(
+        argv, why, tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    if "--plot" in argv:
+        monkeypatch.setitem(sys.modules, "matplotlib", None)
+    assert bench_main(argv) == 2
+    err = capsys.readouterr().err.strip()
+    assert err == f"ono-bench: error: {why}" or (err.startswith("ono-bench: error: ")
+                                                 and why in err and "\n" not in err), err
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_a_card_that_appeared_in_out_during_the_run_is_kept(tmp_path, monkeypatch, capsys):
+    # before: the card was written over whatever another run had put there since the checks
+    import ono_env.apps.bench_cli as B
+
+    out = tmp_path / "out"
+    real = B.bench_agent
+
+    def other_run_ends_first(*args, **kwargs):
+        card = real(*args, **kwargs)
+        (out / "card.json").write_text("the other run's card")
+        return card
+    monkeypatch.setattr(B, "bench_agent", other_run_ends_first)
+    assert bench_main(["greedy", "--tables", "stacking-2p", "--deals", "4", "--slow-deals", "1",
+                       "--workers", "1", "--no-progress", "--out", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert "a file appeared there during the run" in err and "pairings.jsonl" in err, err
+    assert (out / "card.json").read_text() == "the other run's card"
+    assert sorted(q.name for q in out.iterdir()) == ["card.json", "pairings.jsonl"]
+    # and a second run started while the first plays is refused by its pairings file
+    started = tmp_path / "started"
+
+    def first_run(*args, **kwargs):
+        kwargs.pop("before_games")()   # its checks passed: its pairings file is made
+        assert bench_main(["greedy", "--tables", "stacking-2p", "--deals", "4", "--out",
+                           str(started), "--no-progress"]) == 2   # the second, meanwhile
+        return real(*args, **kwargs)
+    monkeypatch.setattr(B, "bench_agent", first_run)
+    assert bench_main(["greedy", "--tables", "stacking-2p", "--deals", "4", "--slow-deals", "1",
+                       "--workers", "1", "--no-progress", "--out", str(started)]) == 0
+    assert "pairings.jsonl' already exists" in capsys.readouterr().err
 
 
 def test_the_command_writes_renders_and_plots_a_card(tmp_path, capsys):

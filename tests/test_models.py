@@ -372,6 +372,26 @@ def test_export_of_an_old_format_checkpoint(tmp_path):
     assert not (tmp_path / "nan.safetensors").exists()
 
 
+def test_export_keeps_a_file_that_appeared_at_its_destination_while_it_read(tmp_path,
+                                                                           monkeypatch):
+    # before: checked at the start, then renamed over whatever was there by the end
+    import ono_env.train.export as X
+
+    dest = tmp_path / "out.safetensors"
+    real = X.read_model
+
+    def another_writer_meanwhile(src):
+        dest.write_bytes(b"another run's model")
+        return real(src)
+    monkeypatch.setattr(X, "read_model", another_writer_meanwhile)
+    with pytest.raises(ValueError, match=r"a file appeared there during the run .*; it is "
+                                         r"kept, never replaced"):
+        X.export_model(Path(__file__).resolve().parents[1] / "agents" / "models" /
+                       "ppo-basic-2p.safetensors", dest)
+    assert dest.read_bytes() == b"another run's model"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out.safetensors"]   # no temporary
+
+
 # ---- (c) damaged files ------------------------------------------------------------------
 def _with_meta(change):
     def build(p: Path) -> bytes:
@@ -1150,6 +1170,23 @@ def test_a_write_never_replaces_a_fifo_a_device_or_a_folder(tmp_path):
     assert stat.S_ISFIFO(os.lstat(fifo).st_mode) and (tmp_path / "link").is_symlink()
     assert sorted(p.name for p in tmp_path.iterdir()) == ["dir", "fifo", "link"]
     assert checks.write_whole(tmp_path / "new", b"x", "model file").read_bytes() == b"x"
+
+
+def test_a_new_file_is_written_once_and_never_over_another_with_or_without_hard_links(
+        tmp_path, monkeypatch):
+    from ono_env import checks
+    for links in (True, False):
+        if not links:   # a file system without hard links: an exclusive create and a copy
+            def no_links(src, dst):
+                raise PermissionError(1, "Operation not permitted")
+            monkeypatch.setattr(checks.os, "link", no_links)
+        folder = tmp_path / str(links)
+        folder.mkdir()
+        assert checks.write_whole(folder / "a", b"new", "card", new=True).read_bytes() == b"new"
+        with pytest.raises(ValueError, match=r"cannot write card '.*/a': a file appeared there "
+                                             r"during the run"):
+            checks.write_whole(folder / "a", b"other", "card", new=True)
+        assert (folder / "a").read_bytes() == b"new" and [p.name for p in folder.iterdir()] == ["a"]
 
 
 def test_export_names_a_destination_the_system_refuses(tmp_path, capsys, monkeypatch):

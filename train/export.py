@@ -212,7 +212,7 @@ def export_model(src: str | Path, dest: str | Path) -> Path:
             meta, net = convert_old_checkpoint(zf, repr(str(src)))
     else:
         meta, net = read_model(src)   # a checkpoint's safe member or a model file, checked
-    return write_model(dest, net, meta)
+    return write_model(dest, net, meta, new=True)   # nor one made while it read
 
 
 def _is_old_checkpoint(src: Path) -> bool:

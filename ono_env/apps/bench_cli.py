@@ -18,7 +18,7 @@ import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from ono_env.agents.base import marked
 from ono_env.apps import console as cli
@@ -35,7 +35,7 @@ from ono_env.arena.suite import (
     select_tables,
     suite_versions,
 )
-from ono_env.checks import check_output_dir, check_output_file, shown
+from ono_env.checks import check_output_dir, check_output_file, shown, write_whole
 
 PAIRINGS_FILE = "pairings.jsonl"
 """The file in ``--out`` that keeps each pairing as it finishes (one JSON object a line: the
@@ -144,9 +144,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         playing = {"agent": args.agent, "--tables": args.tables, "--deals": args.deals,
                    "--slow-deals": args.slow_deals, "--out": args.out,
                    "--workers": args.workers, "--ray": args.ray}
+        if args.plot is not None and importlib.util.find_spec("matplotlib") is None:
+            # before: every game played, then a note and no plot
+            raise cli.UsageError("--plot needs matplotlib: pip install 'ono-env[arena]'")
         if args.list:
-            given = [k for k, v in {**playing, "--render": args.render, "--plot": args.plot}.items()
-                     if v is not None]
+            given = [k for k, v in {**playing, "--render": args.render, "--plot": args.plot,
+                                    "--no-progress": args.no_progress or None}.items()
+                     if v is not None]   # before: --no-progress was taken, unread
             if given:
                 raise cli.UsageError(f"--list prints the suite's tables and takes only --suite; "
                                      f"got {', '.join(given)}")
@@ -165,7 +169,9 @@ def main(argv: Sequence[str] | None = None) -> int:
                                  "the cluster's CPUs and the pairings are played one at a time; "
                                  "give one of them")
         if args.render is not None:
-            given = [k for k, v in {**playing, "--suite": args.suite}.items() if v is not None]
+            given = [k for k, v in {**playing, "--suite": args.suite,
+                                    "--no-progress": args.no_progress or None}.items()
+                     if v is not None]
             if given:   # a saved card names its own suite version
                 raise cli.UsageError(f"--render plays nothing and takes only --plot; got "
                                      f"{', '.join(given)}")
@@ -176,7 +182,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                     ".png"))), "--plot")
             print(format_card(card))
             if png is not None:
-                _plot(card, str(png))
+                plot_card(card, str(png))
             return
         if args.plot == "" and args.out is None:
             raise cli.UsageError("--plot without a file name draws into --out: give --out DIR "
@@ -211,18 +217,28 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         from ono_env.agents.search import thinks_by_the_clock
 
-        if thinks_by_the_clock(args.agent):   # before: the card was said to repeat
-            print(f"ono-bench: note: {args.agent} thinks for a time per decision: its moves "
-                  f"depend on the machine's speed and load, so another run can give another "
-                  f"card (a number of worlds, as pimc:64, repeats)", file=sys.stderr)
+        made = False   # the pairings file, this run's own
+
+        def start() -> None:   # once the agent and every table are checked, before a game
+            nonlocal made
+            if thinks_by_the_clock(args.agent):   # before: the card was said to repeat; and
+                # this note came before the refusal of a bad budget (pimc:0ms)
+                print(f"ono-bench: note: {args.agent} thinks for a time per decision: its "
+                      f"moves depend on the machine's speed and load, so another run can give "
+                      f"another card (a number of worlds, as pimc:64, repeats)", file=sys.stderr)
+            if pairings is not None:   # made now and new: another run into --out is refused
+                write_whole(pairings, b"", "--out's pairings file", new=True)
+                made = True
+            if args.ray is not None:
+                check_ray_flag(args.ray)
+
         workers = (args.workers if args.workers is not None
                    else 1 if args.ray is not None else min(4, os.cpu_count() or 1))
         try:
             card = bench_agent(args.agent, suite.version, args.tables, deals=args.deals,
                                slow_deals=args.slow_deals, progress=not args.no_progress,
                                ray_address=args.ray, workers=workers, on_pairing=show,
-                               before_games=None if args.ray is None
-                               else lambda: check_ray_flag(args.ray))
+                               before_games=start)
         except ValueError as exc:
             if kept:
                 raise ValueError(f"{exc}; the {kept} pairing(s) that finished before it are in "
@@ -234,34 +250,30 @@ def main(argv: Sequence[str] | None = None) -> int:
                       f"JSON object a line)", file=sys.stderr)
             raise
         finally:
-            if not kept and pairings is not None:
-                pairings.unlink(missing_ok=True)
+            if made and not kept:
+                cast(Path, pairings).unlink(missing_ok=True)
         print(format_card(card))
         print(f"\n{card['timing']['seconds']:.0f} s")
         if args.out is not None:
             out = Path(args.out)
-            (out / "card.json").write_text(json.dumps(card, indent=1) + "\n")
-            (out / "card.md").write_text(format_card_markdown(card))
+            try:   # new files: one that appeared during the run is kept, and so are the pairings
+                write_whole(out / "card.json", (json.dumps(card, indent=1) + "\n").encode(),
+                            "--out's card", new=True)
+                write_whole(out / "card.md", format_card_markdown(card).encode(),
+                            "--out's card", new=True)
+            except ValueError as exc:
+                raise ValueError(f"{exc}; the pairings played are in {pairings} (one JSON "
+                                 f"object a line)") from None
             if pairings is not None:
                 pairings.unlink(missing_ok=True)   # the card holds every one of them
             written = [out / "card.json", out / "card.md"]
-            if args.plot is not None:
-                png = _plot(card, args.plot or str(out / "card.png"))
-                if png is not None:
-                    written.append(png)
+            if args.plot is not None:   # its path was checked before the run
+                written.append(plot_card(card, args.plot or str(out / "card.png")))
             print("wrote " + ", ".join(str(p) for p in written))
         elif args.plot:
-            _plot(card, args.plot)
+            plot_card(card, args.plot)
 
     return cli.run(build_parser(), argv, body)
-
-
-def _plot(card: dict[str, Any], path: str) -> Path | None:
-    if importlib.util.find_spec("matplotlib") is None:
-        print("ono-bench: note: no plot without matplotlib: pip install 'ono-env[arena]'",
-              file=sys.stderr)
-        return None
-    return plot_card(card, path)   # its path was checked before the run
 
 
 if __name__ == "__main__":
