@@ -12,6 +12,8 @@ from pathlib import Path
 
 import pytest
 
+from ono_env import RuleSet
+from ono_env.agents.rule_based import GreedyAgent
 from ono_env.apps.arena_cli import main as arena_main
 from ono_env.apps.bench_cli import main as bench_main
 from ono_env.apps.demo import main as demo_main
@@ -162,10 +164,17 @@ def test_an_exploiter_budget_under_one_rollout_is_refused_before_training(tmp_pa
     for kwargs, words in (({"deals": 2.5}, "deals 2.5; allowed: a whole number from 2 to "),
                           ({"deals": True}, "deals True; allowed"),
                           ({"steps": True}, "steps True; allowed: a whole number from "),
-                          ({"steps": float(least)}, "steps 16384.0; allowed")):
+                          ({"steps": float(least)}, "steps 16384.0; allowed"),
+                          # before: taken as text, read again as YAML: the seed 7, 2 threads
+                          ({"seed": "7"}, "seed='7' (str); allowed: an integer from 0"),
+                          ({"threads": "2"}, "threads='2'; allowed: 'auto', or a whole number"),
+                          # before: pydantic's lines about the opponents' literal 'auto'
+                          ({"target": GreedyAgent(RuleSet.preset("basic", num_players=2))},
+                           "target = GreedyAgent(rules='basic', num_players=2) (GreedyAgent); "
+                           "allowed: a registered name")):
         with pytest.raises(ValueError, match=f"^{re.escape(words)}"):
-            exploit("greedy", steps=kwargs.get("steps", least), deals=kwargs.get("deals", 2),
-                    run_dir=str(tmp_path / "y"))
+            exploit(kwargs.pop("target", "greedy"), steps=kwargs.pop("steps", least),
+                    deals=kwargs.pop("deals", 2), run_dir=str(tmp_path / "y"), **kwargs)
     assert not (tmp_path / "y").exists()
 
 
@@ -520,3 +529,21 @@ def test_ono_web_keeps_the_signals_to_its_server():
         finally:
             run.kill()
         assert "Traceback" not in err and "stopped by" not in err, err
+
+
+def test_an_exploiter_of_a_clock_budget_says_it_will_not_repeat(tmp_path, capsys, monkeypatch):
+    # before: trained as though the same --seed would give the same exploiter
+    import ono_env.train.ppo as P
+    from ono_env.train.exploit import exploit
+
+    class Trains(Exception):
+        pass
+
+    def train(*args, **kwargs):
+        raise Trains
+    monkeypatch.setattr(P, "train", train)
+    for target, noted in (("pimc:5ms", True), ("pimc:5", False)):
+        with pytest.raises(Trains):
+            exploit(target, steps=16_384, deals=2, run_dir=str(tmp_path / "x"))
+        err = capsys.readouterr().err
+        assert ("note: pimc:5ms thinks for a time per decision" in err) is noted, err
