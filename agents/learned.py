@@ -91,6 +91,7 @@ import functools
 import hashlib
 import json
 import os
+import shlex
 import threading
 import zipfile
 from collections import OrderedDict
@@ -659,7 +660,8 @@ def parse_model(data: bytes, where: str) -> tuple[dict[str, Any], PolicyNet]:
 
 
 def _export_hint(path: Path) -> str:
-    return f"{EXPORT_COMMAND} {path} {path.with_suffix('.safetensors')}"
+    # quoted as a shell reads it (before: a path with a space broke the command pasted)
+    return shlex.join([EXPORT_COMMAND, str(path), str(path.with_suffix(".safetensors"))])
 
 
 ZIP_METHODS = {zipfile.ZIP_STORED: "stored", zipfile.ZIP_DEFLATED: "deflate"}

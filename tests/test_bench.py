@@ -73,6 +73,10 @@ def test_unknown_versions_and_tables_are_refused():
         S.load_suite(99)
     with pytest.raises(ValueError, match="no table 'basic-3p'; its tables: basic-2p, basic-4p"):
         S.select_tables(S.load_suite(1), ["basic-3p"])
+    # an iterator is read once (before: the first check used it up, and no table was chosen)
+    assert [t.name for t in S.select_tables(S.load_suite(1), iter(["basic-4p"]))] == ["basic-4p"]
+    with pytest.raises(ValueError, match=r"tables=5 \(int\); allowed: a list or tuple"):
+        S.select_tables(S.load_suite(1), 5)
 
 
 def test_a_changed_reference_model_is_refused(monkeypatch):

@@ -1259,3 +1259,12 @@ def test_a_large_batch_is_read_in_even_parts_with_the_same_output(name, rules, m
     assert all(L.ROWS_AT_ONCE // 2 <= p <= L.ROWS_AT_ONCE for p in parts)
     monkeypatch.setattr(L, "ROWS_AT_ONCE", len(rows))
     assert np.array_equal(out, agent.net(rows))
+
+
+def test_the_export_hint_is_a_command_that_can_be_pasted():
+    # before: ono-export my old.zip my old.safetensors, which a shell reads as four paths
+    import shlex
+
+    from ono_env.agents.learned import _export_hint
+    hint = _export_hint(Path("runs/my old.zip"))
+    assert shlex.split(hint) == ["ono-export", "runs/my old.zip", "runs/my old.safetensors"]

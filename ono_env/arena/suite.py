@@ -217,14 +217,19 @@ def select_tables(suite: Suite, names: Sequence[str] | None) -> list[SuiteTable]
     if isinstance(names, str):
         raise ValueError(f"tables={shown(names, 60)} (str); allowed: a list or tuple of table names "
                          f"(tables=[{shown(names, 40)}]), or None for every table")
+    if names is not None:   # read once: an iterator (before: used up by the first check)
+        try:
+            names = list(names)
+        except TypeError:
+            raise ValueError(f"tables={shown(names, 60)} ({type(names).__name__}); allowed: a "
+                             f"list or tuple of table names, or None for every table") from None
     if not names:
         return list(suite.tables.values())
     unknown = [n for n in names if n not in suite.tables]
     if unknown:
         raise ValueError(f"suite version {suite.version} has no table {shown(unknown[0], 60)}; its tables: "
                          f"{', '.join(suite.tables)}")
-    listed = list(names)
-    twice = [n for k, n in enumerate(listed) if n in listed[:k]]
+    twice = [n for k, n in enumerate(names) if n in names[:k]]
     if twice:
         raise ValueError(f"table {twice[0]!r} is named twice; allowed: each table once")
     return [t for n, t in suite.tables.items() if n in names]
