@@ -536,7 +536,18 @@ def test_a_card_with_no_number_or_a_terminal_escape_is_refused(tmp_path):
             (lambda d: d["timing"].update(seconds=-5), r"timing: seconds = -5; allowed: a number"),
             (lambda d: d["timing"].update(tables=[]), r"timing: tables = \[\]; allowed: a mapping"),
             (lambda d: d["timing"]["tables"].update({"basic-2p": 1.0}),
-             r"timing: table 'basic-2p'; allowed: the card's tables \(stacking-2p\)")]:
+             r"timing: table 'basic-2p'; allowed: the card's tables \(stacking-2p\)"),
+            # before: printed as written, beside a header that said otherwise
+            (lambda d: d["tables"][table]["field"].update(greedy=-500),
+             r"the rating of 'greedy' = -500; allowed: 1000 \(suite version \d+'s published "
+             r"ladder\)"),
+            (lambda d: d["tables"][table]["field"].update(nobody=1000),
+             r"the field's 'nobody'; allowed: the table's reference agents"),
+            (lambda d: d["tables"][table]["rows"][0].update(wins=0),
+             r"wins of 'random' = 0; allowed: its rate times its games"),
+            (lambda d: d["tables"][table]["rating"].update(
+                {k: v + 100 for k, v in d["tables"][table]["rating"].items()}),
+             r"its rating .*; allowed: the one its rows give on the published scale")]:
         d = json.loads(json.dumps(good))
         edit(d)
         bad.write_text(json.dumps(d))

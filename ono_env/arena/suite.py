@@ -845,9 +845,11 @@ def check_card(data: Any, what: str = "card") -> None:
     this package writes can hold (a suite version it knows, that suite's tables and their
     player counts and reference agents, one row for each with the suite's cheating flag and
     a rating in the field, rates and their bounds in [0, 1] and in order, counts of at least
-    one deal, ratings of at most :data:`MAX_CARD_RATING` in size and each table's within its
-    interval, no key a card does not hold at any level, ``CARD_PART_KEYS``); the field
-    and what is allowed named."""
+    one deal, wins that are a row's rate times its games, ratings of at most
+    :data:`MAX_CARD_RATING` in size, the field's those of the suite's published ladder and
+    each table's the one its rows give on it (:func:`place_agent`) and within its interval,
+    no key a card does not hold at any level, ``CARD_PART_KEYS``); the field and what is
+    allowed named."""
     if not isinstance(data, dict) or data.get("format") != CARD_FORMAT:
         raise ValueError(f"{what}: not a result card (no \"format\": \"{CARD_FORMAT}\")")
     version = data.get("format_version")
@@ -889,6 +891,7 @@ def check_card(data: Any, what: str = "card") -> None:
             raise ValueError(f"suite_version = {shown(data['suite_version'], 40)}; allowed: "
                              f"{', '.join(map(str, versions))}")
         suite = load_suite(data["suite_version"])
+        ladder = read_ladder(suite)   # the field's published ratings a card must show
         if "package_version" in data:
             check_text("package_version", data["package_version"], MAX_CARD_TEXT)
         only_known(data["agent"], "the agent", "the agent")
@@ -937,9 +940,17 @@ def check_card(data: Any, what: str = "card") -> None:
             if not isinstance(t.get("field", {}), dict):
                 raise ValueError(f"table {name}: field = {shown(t['field'], 40)}; allowed: a mapping "
                                  f"of reference names to ratings")
+            published = ladder["tables"][name]["ratings"]
             for ref, value in t.get("field", {}).items():
                 check_text(f"table {name}: a reference's name", ref, MAX_CARD_TEXT)
                 number(value, f"table {name}: the rating of {ref!r}")
+                if ref not in published:
+                    raise ValueError(f"table {name}: the field's {ref!r}; allowed: the table's "
+                                     f"reference agents ({', '.join(published)})")
+                if value != round(published[ref]["rating"], 1):   # before: printed as written
+                    raise ValueError(f"table {name}: the rating of {ref!r} = {value:g}; "
+                                     f"allowed: {round(published[ref]['rating'], 1):g} (suite "
+                                     f"version {suite.version}'s published ladder)")
             if not isinstance(t["rows"], list) or not t["rows"]:
                 raise ValueError(f"table {name}: rows: allowed: a list of at least one row")
             known = {r.name: r for r in table.field}
@@ -979,7 +990,11 @@ def check_card(data: Any, what: str = "card") -> None:
                 games = (integer(r["games"], f"table {name}: games of {ref!r}",
                                  deals * players, deals * players)
                          if "games" in r else deals * players)
-                number(r.get("wins", 0), f"table {name}: wins of {ref!r}", 0, games)
+                wins = number(r.get("wins", 0), f"table {name}: wins of {ref!r}", 0, games)
+                if "wins" in r and abs(wins - rate["rate"] * games) > 1e-6 * games:
+                    raise ValueError(f"table {name}: wins of {ref!r} = {wins:g}; allowed: its "
+                                     f"rate times its games, {rate['rate'] * games:g} (the "
+                                     f"wins its rate was measured from)")
                 if "no_winner" in r:
                     integer(r["no_winner"], f"table {name}: no_winner of {ref!r}", 0, games)
             missing = [ref for ref in known if ref not in listed]
@@ -987,6 +1002,16 @@ def check_card(data: Any, what: str = "card") -> None:
                 raise ValueError(f"table {name}: no row for reference {missing[0]!r}; allowed: "
                                  f"a row for each of the table's reference agents "
                                  f"({', '.join(sorted(known))})")
+            if all("wins" in r for r in t["rows"]):   # the rating its rows give, as written
+                placed = place_agent({n: v["rating"] for n, v in published.items()},
+                                     t["rows"], players, suite.anchor_rating)
+                if any(abs(placed[k] - rated[k]) > 1e-6 * max(1.0, abs(placed[k]))
+                       for k in rated):
+                    raise ValueError(f"table {name}: its rating {rated['rating']:g} "
+                                     f"[{rated['low']:g}, {rated['high']:g}]; allowed: the one "
+                                     f"its rows give on the published scale, "
+                                     f"{placed['rating']:g} [{placed['low']:g}, "
+                                     f"{placed['high']:g}]")
         timing = data.get("timing", {})
         if not isinstance(timing, dict):
             raise ValueError(f"timing = {shown(timing, 40)}; allowed: a mapping")
