@@ -1068,6 +1068,13 @@ def test_bench_suite_intervals_takes_only_a_whole_suite_at_its_default_deals(tmp
     row = card["tables"][first]["rows"][0]
     row["deals"] += 2
     row["games"] += 2 * card["tables"][first]["players"]   # every seating of each deal
+    row["wins"] = row["rate"] * row["games"]   # a card such a run writes: its wins and rating
+    from ono_env.arena import suite as S
+    suite = S.load_suite(card["suite_version"])
+    scale = S.read_ladder(suite)["tables"][first]["ratings"]
+    card["tables"][first]["rating"] = S.place_agent(
+        {n: v["rating"] for n, v in scale.items()}, card["tables"][first]["rows"],
+        card["tables"][first]["players"], suite.anchor_rating)
     (tmp_path / "other.json").write_text(json.dumps(card))
     monkeypatch.setattr(sys, "argv", ["bench_suite.py", "intervals", str(tmp_path / "other.json")])
     with pytest.raises(SystemExit, match=rf"played {row['reference']} at {first} on "
