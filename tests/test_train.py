@@ -366,9 +366,12 @@ SMALL = ["total_steps=64", "num_envs=4", "ppo.n_steps=16", "ppo.batch_size=32", 
                                           "at most 64)"),
     # before: pydantic's words alone, with no way out named
     (["name=2024"], "config field 'name' = 2024: Input should be a valid string (YAML reads it "
-                    "as a number: quote it, '2024' in a file or name=\"'2024'\" on a command "
-                    "line)"),
-    # a flag or a float is not echoed as YAML read it (True for true, 2024.1 for 2024.10)
+                    "as a number: quote it, '<as written>' in a file or "
+                    "name=\"'<as written>'\" on a command line)"),
+    # nothing is echoed as YAML read it (True for true, 2024.1 for 2024.10; before: 1_0 was
+    # advised as '10', 0x10 as '16')
+    (["name=1_0"], "config field 'name' = 10: Input should be a valid string (YAML reads it "
+                   "as a number: quote it, '<as written>' in a file"),
     (["name=true"], "config field 'name' = True: Input should be a valid string (YAML reads it "
                     "as true or false: quote it, '<as written>' in a file or "
                     "name=\"'<as written>'\" on a command line)"),

@@ -593,9 +593,9 @@ def _describe(err: Mapping[str, Any]) -> str:
     if kind == "dataclass_type":   # names the config's class: say what a user writes instead
         msg = "Input should be a mapping of its fields (--print-config shows them)"
     elif kind == "string_type" and isinstance(value, (int, float, bool)):   # name=2024
-        # an integer reads back as written; a flag or a float may not (True, 2024.10, 1e3)
-        text = str(value) if isinstance(value, int) and not isinstance(value, bool) \
-            else "<as written>"
+        # not echoed as YAML read it: a flag, a float and an integer may not read back as
+        # written (True, 2024.10, 1e3; 1_0 is 10 and 0x10 16, so '10' advised another name)
+        text = "<as written>"
         msg += (f" (YAML reads it as {'true or false' if isinstance(value, bool) else 'a number'}"
                 f": quote it, '{text}' in a file or {loc}=\"'{text}'\" on a command line)")
     elif kind in ("int_type", "int_from_float") and isinstance(value, float) \
