@@ -556,7 +556,11 @@ def test_a_connection_that_sends_no_whole_request_in_time_is_closed(monkeypatch)
         kept.sendall(b"GET /api/options HTTP/1.1\r\nHo")
         t = time.perf_counter()
         for s in (silent, partial):
-            assert until_closed(s).startswith(b"HTTP/1.1 408 Request Timeout\r\n")
+            answer = until_closed(s)
+            assert answer.startswith(b"HTTP/1.1 408 Request Timeout\r\n")
+            # as every error body is (before: empty)
+            assert json.loads(answer.split(b"\r\n\r\n", 1)[1]) == {
+                "error": "no whole request's headers within 1 s (the most allowed)"}
         answers = until_closed(kept)
         assert answers.startswith(b"HTTP/1.1 200 OK") and answers.count(b"HTTP/1.1 ") == 2
         assert answers.split(b"HTTP/1.1 ")[-1].startswith(b"408 Request Timeout")

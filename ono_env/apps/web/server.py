@@ -969,8 +969,12 @@ def server_config(app: Any, **kwargs: Any) -> Any:
             answered), and none is under way: answer 408 and close."""
             if self.cycle is cycle and (cycle is None or cycle.response_complete) \
                     and not self.transport.is_closing():
-                self.transport.write(b"HTTP/1.1 408 Request Timeout\r\nContent-Length: 0\r\n"
-                                     b"Connection: close\r\n\r\n")
+                body = json.dumps({"error": f"no whole request's headers within "
+                                            f"{HEADER_SECONDS:g} s (the most allowed)"}).encode()
+                self.transport.write(b"HTTP/1.1 408 Request Timeout\r\n"   # before: no body
+                                     b"Content-Type: application/json\r\n"
+                                     b"Content-Length: %d\r\nConnection: close\r\n\r\n%s"
+                                     % (len(body), body))
                 self.transport.close()
 
     return uvicorn.Config(app, http=HeadersInTime, **kwargs)
