@@ -341,6 +341,13 @@ class RuleSet:
             raise bad("name", "a string")
         object.__setattr__(self, "name", str.__str__(self.name))
         check_text("rules option 'name'", self.name, MAX_NAME)
+        if not self.name.strip() or self.name != self.name.strip():   # before: " " and "basic "
+            raise bad("name", "a name that is not blank and has no space at either end")
+        near = [p for p in globals().get("PRESETS", ())   # none while the presets are made
+                if p != self.name and p.casefold() == self.name.casefold()]
+        if near:   # before: "Basic" was taken for rules that need not be basic's
+            raise bad("name", f"a name that is not a preset's in other letter cases ({near[0]!r} "
+                              f"is the preset's)")
         for name, (low, high) in INT_RANGES.items():   # the bounds, then what a rule narrows
             if not low <= getattr(self, name) <= high:
                 raise bad(name, (f"0 (single round) or a score up to {high:,}"

@@ -720,6 +720,13 @@ def _refusal(call):
     # a rules mapping whose name is not text: before, a bare TypeError (unhashable)
     (lambda: RuleSet.from_dict({"name": ["a"]}), "needs 'preset'"),
     (lambda: RuleSet.from_dict({"preset": "basic", "name": ["a"]}), "name=['a']; allowed: a string"),
+    # before: taken, and listed at the web table as "basic " or "Basic" rules
+    (lambda: RuleSet.preset("classic", name="basic "),
+     "name='basic '; allowed: a name that is not blank and has no space at either end"),
+    (lambda: RuleSet.preset("classic", name=" "), "name=' '; allowed: a name that is not blank"),
+    (lambda: RuleSet.preset("classic", name="Basic"),
+     "name='Basic'; allowed: a name that is not a preset's in other letter cases ('basic' is "
+     "the preset's)"),
     # from_dict's own arguments: before, "got multiple values"
     (lambda: VecGame.from_dict(VecGame("basic", 1, seed=0).to_dict(), seed=5),
      "from_dict sets seed itself"),
