@@ -170,6 +170,24 @@ def test_an_input_line_past_its_bound_is_one_line(tail):
                            "('\\x00\\x00\\x00\\x00...); allowed: at most 1,000 per entry\n")
 
 
+@pytest.mark.parametrize("signum,word", [(2, "interrupted"), (15, "stopped by SIGTERM")])
+def test_a_signal_at_the_prompt_ends_its_line_first(signum, word):
+    # before: "your move (...): ono-play: interrupted" on one line
+    import signal
+    import time
+    proc = subprocess.Popen([sys.executable, "-m", "ono_env.apps.play", "random", "--rules",
+                             "basic", "--seed", "7", "--no-color"], stdin=subprocess.PIPE,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    shown = ""
+    deadline = time.monotonic() + 240
+    while not shown.endswith("): ") and time.monotonic() < deadline:
+        shown += proc.stdout.read(1)
+    proc.send_signal(signal.Signals(signum))
+    out, err = proc.communicate(timeout=120)
+    assert shown.endswith("): ") and out == "\n", (shown[-200:], out)
+    assert err == f"ono-play: {word}\n"
+
+
 def test_bad_agent_or_player_count_is_one_line():
     proc = subprocess.run([sys.executable, "-m", "ono_env.apps.play", "genius", "--rules", "basic"],
                           capture_output=True, text=True, timeout=300)

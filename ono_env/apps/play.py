@@ -79,12 +79,17 @@ def read_line(prompt: str) -> str:
     """``input(prompt)``, bounded where the input is not a terminal: a line of more than
     :data:`MAX_ENTRY` characters is a ``ValueError`` (before: ``input()`` read a stream with
     no newline, ``< /dev/zero``, until memory ran out); where the input ends or such a line
-    ends the game, the prompt's line is ended first. A terminal bounds its lines itself and
+    ends the game, or a Ctrl-C or SIGTERM comes while it waits, the prompt's line is ended
+    first. A terminal bounds its lines itself and
     keeps ``input()``'s line editing."""
-    if sys.stdin.isatty():
-        return input(prompt)
-    print(prompt, end="", flush=True)
-    line = sys.stdin.readline(MAX_ENTRY + 1)
+    try:
+        if sys.stdin.isatty():
+            return input(prompt)
+        print(prompt, end="", flush=True)
+        line = sys.stdin.readline(MAX_ENTRY + 1)
+    except (KeyboardInterrupt, cli.Stopped):   # before: "interrupted" followed the prompt
+        print()
+        raise
     # where the game ends here, the prompt's line is ended first (before: the last words
     # followed it)
     if not line:
