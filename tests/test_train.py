@@ -678,6 +678,10 @@ def test_a_run_training_in_the_folder_is_said_before_its_files(tmp_path):
         cfg = load_config(CONFIGS / "default.yaml", TINY + [f"run_dir={run}"])
         with pytest.raises(ValueError, match=r"run_dir: a run is training in '.*' now"):
             R.check_start(cfg)
+        # so does the trainer's own first check (before: "already holds another run's files")
+        from ono_env.train.ppo import train
+        with pytest.raises(ValueError, match=r"run_dir: a run is training in '.*' now"):
+            train(cfg)
     finally:
         first.close()
     assert sorted(p.name for p in run.iterdir()) == before

@@ -138,8 +138,8 @@ from ono_env.train.run import (
     League,
     StopOnInterrupt,
     check_folder_path,
+    check_named_run_dir,
     check_network_memory,
-    check_run_dir,
     check_stop_signals,
     choose_threads,
     curve_rows,
@@ -1181,7 +1181,7 @@ def _train(cfg: TrainConfig, stop_signals: tuple[str, ...], program: str) -> dic
     t0 = time.perf_counter()
     cfg = shipped_resume(cfg)
     if cfg.run_dir:   # before the tables are planned and the checkpoint read (start_run checks again)
-        check_run_dir(Path(cfg.run_dir), cfg.resume)
+        check_named_run_dir(Path(cfg.run_dir), cfg.resume)
     else:
         check_folder_path(Path(cfg.out_dir), "out_dir")
     device, bf16 = resolve_device(cfg)

@@ -698,14 +698,20 @@ def check_start(cfg: TrainConfig, agents: Sequence[str] = ()) -> tuple[Any, Path
         check_folder_path(Path(cfg.out_dir), "out_dir")
     run_dir = run_dir_of(cfg)
     if cfg.run_dir:   # a folder named by its time is claimed afresh by start_run
-        try:   # a run training there now is said first (before: its newest checkpoint was named)
-            locked = (run_dir / LOCK_FILE).is_file()
-        except OSError:   # a path the system refuses: check_run_dir names it
-            locked = False
-        if locked:
-            lock_run_dir(run_dir, warn=False).close()
-        check_run_dir(run_dir, cfg.resume)
+        check_named_run_dir(run_dir, cfg.resume)
     return rules, run_dir
+
+
+def check_named_run_dir(run_dir: Path, resume: Any) -> None:
+    """:func:`check_run_dir` of a config's ``run_dir``, a run training there now said first
+    (before: its files, or its newest checkpoint, were named instead)."""
+    try:
+        locked = (run_dir / LOCK_FILE).is_file()
+    except OSError:   # a path the system refuses: check_run_dir names it
+        locked = False
+    if locked:
+        lock_run_dir(run_dir, warn=False).close()
+    check_run_dir(run_dir, resume)
 
 
 MAX_CLAIMS = 1000
