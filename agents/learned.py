@@ -602,7 +602,8 @@ def model_bytes(net: PolicyNet, meta: dict[str, Any]) -> bytes:
 
 def write_model(path: str | Path, net: PolicyNet, meta: dict[str, Any], *,
                 new: bool = False) -> Path:
-    """Write a ``.safetensors`` model file (through a temporary file, then renamed); its
+    """Write a ``.safetensors`` model file (through a temporary file, then renamed, or with
+    ``new`` linked: :func:`~ono_env.checks.write_whole`); its
     folder is made where missing. A path that is no text, a folder, or a folder that cannot
     be made (a file on the way) is one ``ValueError`` (before: pathlib's ``TypeError`` and
     ``FileExistsError``). ``new``: never replace a file at ``path``, even one that appeared

@@ -7,6 +7,7 @@ naming the argument, the value and what is allowed.
 
 from __future__ import annotations
 
+import contextlib
 import datetime as _dt
 import os
 import re
@@ -418,8 +419,9 @@ def check_act_mask(agent: Any, obs: np.ndarray, mask: np.ndarray, num_actions: i
 
 
 def write_whole(path: Path, data: bytes, what: str, *, new: bool = False) -> Path:
-    """Write ``data`` to ``path`` through a temporary file, then renamed: a reader (or a run
-    killed while it writes) sees the old file or the new one, never a part. A file replaced
+    """Write ``data`` to ``path`` through a temporary file, then renamed (or, ``new``,
+    linked): a reader (or a run killed while it writes) sees the old file or the new one,
+    never a part (but for ``new`` on a file system without hard links, below). A file replaced
     keeps its permissions, and a symbolic link at ``path`` keeps pointing at the file, which
     is the one written (as a plain write would do); a folder, FIFO, device or socket at
     ``path`` (or where its link leads) is refused, never replaced. ``what`` names the file in
@@ -456,7 +458,8 @@ def write_whole(path: Path, data: bytes, what: str, *, new: bool = False) -> Pat
             fh.write(data)
         if new:
             _link_new(tmp, target, what)
-            tmp.unlink()
+            with contextlib.suppress(OSError):   # written: a stray name is no failed write
+                tmp.unlink()
         else:
             os.replace(tmp, target)
     except BaseException as exc:   # a Ctrl-C mid-write too

@@ -786,8 +786,9 @@ class VecGame(CopiedWhole):
     def from_dict(cls, d: Mapping[str, Any], **kwargs: Any) -> VecGame:
         """A one-game ``VecGame`` at position ``d`` (under the position's ``rules``);
         ``kwargs``: the constructor's keyword-only arguments (``autoreset``,
-        ``max_decisions``, ...), not ``rules``, ``num_games``, ``seed`` or rule options (the
-        position sets them: one game, its rules and generator in the position). Refusals
+        ``max_decisions``, ...), not ``rules``, ``num_games``, ``seed`` or rule options, even
+        one equal to the position's (the position sets them: one game, its rules and
+        generator in the position). Refusals
         as for ``set_position``."""
         fixed = sorted(set(kwargs) & {"rules", "num_games", "seed"})
         if fixed:

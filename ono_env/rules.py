@@ -172,7 +172,7 @@ class RuleSet:
     def mismatch(self, other: RuleSet) -> str | None:
         """None where ``other`` plays as these rules do (a name is no rule), else what an
         agent made for these rules and refused at ``other``'s table says of the two:
-        ``"2-player 'basic' rules, not 2-player 'ono' (deck, catch differ)"``, every field
+        ``"2-player 'basic' rules, not 2-player 'stacking' (stacking differ)"``, every field
         that differs named."""
         differ = self.differing_fields(other, skip=("name",))
         if not differ:

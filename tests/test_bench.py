@@ -540,7 +540,7 @@ def test_a_card_with_no_number_or_a_terminal_escape_is_refused(tmp_path):
             # before: printed as written, beside a header that said otherwise
             (lambda d: d["tables"][table]["field"].update(greedy=-500),
              r"the rating of 'greedy' = -500; allowed: 1000 \(suite version \d+'s published "
-             r"ladder\)"),
+             r"ladder; a card written before that ladder was published again is not read"),
             (lambda d: d["tables"][table]["field"].update(nobody=1000),
              r"the field's 'nobody'; allowed: the table's reference agents"),
             (lambda d: d["tables"][table]["rows"][0].update(wins=0),
@@ -763,3 +763,17 @@ def test_bench_agent_refuses_one_table_given_as_text():
         with pytest.raises(ValueError, match=r"tables=.* \(str\); allowed: a list or tuple of "
                                              r"table names"):
             bench_agent("greedy", tables=text, deals=2)
+
+
+def test_a_plot_never_replaces_a_file_that_appeared_at_its_path(tmp_path):
+    # before: savefig wrote over whatever had appeared there since the run's checks
+    pytest.importorskip("matplotlib")
+    from ono_env.apps.bench_cli import plot_card
+    card = S.read_card(Path(__file__).resolve().parents[1] / "docs" / "results" / "suite-1" /
+                       "timing" / "greedy" / "card.json")
+    other = tmp_path / "card.png"
+    other.write_bytes(b"another run's plot")
+    with pytest.raises(ValueError, match=r"cannot write --plot .*: a file appeared there"):
+        plot_card(card, other)
+    assert other.read_bytes() == b"another run's plot"
+    assert plot_card(card, tmp_path / "new.png").read_bytes()[:4] == b"\x89PNG"

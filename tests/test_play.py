@@ -181,7 +181,10 @@ def test_a_signal_at_the_prompt_ends_its_line_first(signum, word):
     shown = ""
     deadline = time.monotonic() + 240
     while not shown.endswith("): ") and time.monotonic() < deadline:
-        shown += proc.stdout.read(1)
+        got = proc.stdout.read(1)
+        if not got:   # it ended before its first prompt
+            break
+        shown += got
     proc.send_signal(signal.Signals(signum))
     out, err = proc.communicate(timeout=120)
     assert shown.endswith("): ") and out == "\n", (shown[-200:], out)

@@ -45,7 +45,10 @@ stopped leaves it with the pairings that finished."""
 
 def plot_card(card: dict[str, Any], path: str | Path) -> Path:
     """The card as a PNG: one row per table, the reference field's published ratings as
-    labelled dots and the agent's rating with its 95% interval as a red bar."""
+    labelled dots and the agent's rating with its 95% interval as a red bar; written as a new
+    file (one that appeared at ``path`` since the caller checked it is kept, never replaced)."""
+    import io
+
     from matplotlib.figure import Figure
 
     with cli.literal_text():   # labels as written: a '$' is not mathtext
@@ -67,8 +70,9 @@ def plot_card(card: dict[str, Any], path: str | Path) -> Path:
                       f"reference field, red: {card['agent']['label']} with its 95% interval)")
         ax.set_title(f"{card['agent']['label']} on benchmark suite version {card['suite_version']}")
         fig.tight_layout()
-        fig.savefig(path, dpi=110)
-    return Path(path)
+        png = io.BytesIO()
+        fig.savefig(png, format="png", dpi=110)
+    return write_whole(Path(path), png.getvalue(), "--plot", new=True)
 
 
 def format_suite(version: int | str) -> str:

@@ -950,7 +950,9 @@ def check_card(data: Any, what: str = "card") -> None:
                 if value != round(published[ref]["rating"], 1):   # before: printed as written
                     raise ValueError(f"table {name}: the rating of {ref!r} = {value:g}; "
                                      f"allowed: {round(published[ref]['rating'], 1):g} (suite "
-                                     f"version {suite.version}'s published ladder)")
+                                     f"version {suite.version}'s published ladder; a card "
+                                     f"written before that ladder was published again is not "
+                                     f"read either)")
             if not isinstance(t["rows"], list) or not t["rows"]:
                 raise ValueError(f"table {name}: rows: allowed: a list of at least one row")
             known = {r.name: r for r in table.field}

@@ -365,6 +365,8 @@ def _state_of(rules: RuleSet, state: Any, what: str) -> OnoState:
     if not isinstance(state, OnoState):
         raise ValueError(f"{GAME_NAME}: {what} of a {type(state).__name__}; allowed: a state "
                          f"of a {GAME_NAME} game")
+    if state.rules is rules or state.rules == rules:   # every observation asks: at once
+        return state
     differ = [f"{k}={getattr(state.rules, k)!r} (this game's {getattr(rules, k)!r})"
               for k in state.rules.differing_fields(rules, skip=("name",))]
     if differ:
