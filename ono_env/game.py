@@ -252,6 +252,22 @@ def fresh_seed() -> int:
     return int(cast(int, np.random.SeedSequence().entropy) % 2**FRESH_SEED_BITS)
 
 
+class _Release:
+    """What :meth:`VecGame._changing` returns, the lock taken: a context whose end releases
+    it (the methods' one ``with`` in place of a try/finally each)."""
+
+    __slots__ = ("lock",)
+
+    def __init__(self, lock: Any) -> None:
+        self.lock = lock
+
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(self, *exc: Any) -> None:
+        self.lock.release()
+
+
 class CopiedWhole:
     """``copy.copy`` of this object gives one of its own, as ``copy.deepcopy`` makes: for the
     game and the environments over it, whose shallow copies shared the state arrays but not
@@ -366,7 +382,8 @@ class VecGame(CopiedWhole):
         self._make_views()
         self.reset(seed=seed)
 
-    _VIEWS = ("_result", "_mask_view", "_state_args", "_step_outputs", "_arrays", "_lock")
+    _VIEWS = ("_result", "_mask_view", "_state_args", "_step_outputs", "_arrays", "_lock",
+              "_release")
 
     def _make_views(self) -> None:
         """The read-only views handed out and the kernels' argument tuples (made again by a
@@ -380,16 +397,19 @@ class VecGame(CopiedWhole):
                               self._terminated, self._truncated, self._current)
         self._lock = threading.RLock()   # held while the game changes (_changing); its own
         # thread takes it again inside (a step's autoreset), another thread is refused
+        self._release = _Release(self._lock)
 
-    def _changing(self) -> None:
-        """Take the game's lock for a call that changes it, or one ``RuntimeError`` where
-        another thread holds it: the compiled kernels run without Python's lock, and two
-        threads that stepped one game at once corrupted it silently (a deck count past the
-        deck, games that went on and were won). The caller releases it when done."""
+    def _changing(self) -> _Release:
+        """Take the game's lock for a call that changes it (``with self._changing():``, whose
+        end releases it), or one ``RuntimeError`` where another thread holds it: the compiled
+        kernels run without Python's lock, and two threads that stepped one game at once
+        corrupted it silently (a deck count past the deck, games that went on and were
+        won)."""
         if not self._lock.acquire(False):
             raise RuntimeError("this VecGame is being changed by another thread at this moment; "
                                "allowed: one thread at a time changes a VecGame (give each "
                                "thread its own game, or hold a lock of yours around its calls)")
+        return self._release
 
     @property
     def internals(self) -> GameInternals:
@@ -430,8 +450,7 @@ class VecGame(CopiedWhole):
         if seed is not None and seeds is not None:
             raise ValueError("give seed or seeds, not both")
         states = _seed_states(seeds, B) if seeds is not None else None
-        self._changing()
-        try:
+        with self._changing():
             if states is not None:
                 self.state.rng[which] = states[which]
             elif seed is not None:
@@ -452,8 +471,6 @@ class VecGame(CopiedWhole):
                 self._pending[which] = 0.0
             _K.reset(*self._arrays, self._params, which, self._pending)
             self._pending_any = bool(self._pending.any())
-        finally:
-            self._lock.release()
 
     # ---- decisions ------------------------------------------------------------------
     def legal_mask(self, which: np.ndarray | None = None) -> np.ndarray:
@@ -570,8 +587,7 @@ class VecGame(CopiedWhole):
         actions, active = self._step_args(actions, active)
         if self._next_obs.shape[0] != self.num_games:
             self._next_obs = np.zeros((self.num_games, self.observation_size), np.float32)
-        self._changing()
-        try:
+        with self._changing():
             mode = (E.CHECK_MASK if self._mask_valid else E.CHECK_RULES) if check else E.CHECK_NONE
             self._mask_valid = False
             bad = _K.step(*self._arrays, self._params, actions, active, mode,
@@ -581,8 +597,6 @@ class VecGame(CopiedWhole):
                 self._deliver_pending()
             result = self._step_result(bad, actions)
             self._mask_valid = not self.autoreset
-        finally:
-            self._lock.release()
         return result, self._mask_view, self._next_obs
 
     def _step_observed(self, actions: np.ndarray, check: bool) -> int:
@@ -661,8 +675,7 @@ class VecGame(CopiedWhole):
         # where the last stopped, so the result is the same as one call's)
         piece = max(1, _RANDOM_PIECE // max(1, self.num_games))
         unused_rewards = np.zeros((self.num_games, self.num_players))
-        self._changing()
-        try:
+        with self._changing():
             self._mask_valid = False
             if steps:   # its finished games are dealt again: no earlier deal's rewards to report
                 self._pending[:] = 0.0
@@ -674,8 +687,6 @@ class VecGame(CopiedWhole):
                                              policy_rng, unused_rewards, self._scratch_rewards))
                 left -= n
             return taken
-        finally:
-            self._lock.release()
 
     def play_random_until(self, seats: np.ndarray, policy_rng: np.ndarray,
                           rewards: np.ndarray) -> int:
@@ -698,13 +709,10 @@ class VecGame(CopiedWhole):
             bad = seats[(seats < -1) | (seats >= P)][:3].tolist()
             raise ValueError(f"seats holds {bad}; allowed: a seat 0..{P - 1}, or -1 (until the "
                              f"game ends)")
-        self._changing()
-        try:
+        with self._changing():
             self._mask_valid = False
             return int(_K.random_moves(*self._arrays, self._params, -1, seats, policy_rng,
                                        rewards, self._scratch_rewards))
-        finally:
-            self._lock.release()
 
     def legal_action_names(self, i: int = 0) -> list[str]:
         """Names of game ``i``'s legal actions."""
@@ -773,14 +781,11 @@ class VecGame(CopiedWhole):
             raise ValueError(f"position: decisions={checked['decisions']} in a game not finished; "
                              f"allowed: below this game's max_decisions={self.max_decisions} "
                              f"(a game is cut when its decisions reach it)")
-        self._changing()
-        try:
+        with self._changing():
             self._mask_valid = False
             positions.write_position(self.state, i, checked)
             self._pending[i] = 0.0   # nothing of an earlier deal's is reported for this position
             self._pending_any = bool(self._pending.any())
-        finally:
-            self._lock.release()
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any], **kwargs: Any) -> VecGame:
