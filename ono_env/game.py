@@ -101,12 +101,13 @@ def state_bytes(num_players: int, deck_size: int) -> int:
 
 def game_bytes(rules: RulesSpec, observation_version: int = 1) -> int:
     """The bytes a VecGame holds per game: its state (:func:`state_bytes`), its per-game
-    buffers (three of rewards, a legal mask, flags) and one observation of every game in the
+    buffers (three of rewards, a legal mask, flags, a seat number for each seat that
+    ``observe`` is asked for) and one observation of every game in the
     layout ``observation_version`` (what ``observe`` writes; every agent but the random one
     reads it). ``rules``: a RuleSet, a preset name, a YAML path or a mapping."""
     rules = _ruleset(rules)
     P = rules.num_players
-    buffers = 3 * 4 * P + C.NUM_ACTIONS + 1 + 1 + 4 + 1 + 8
+    buffers = 3 * 4 * P + C.NUM_ACTIONS + 1 + 1 + 4 + 1 + 8 * P
     return (state_bytes(P, rules.deck_size) + buffers
             + 4 * observation_size(rules, observation_version))
 
@@ -374,7 +375,6 @@ class VecGame(CopiedWhole):
         """``_mask`` holds every game's legal actions of the current position: ``step`` tests
         actions against it instead of recomputing them; anything that changes a game clears it."""
         self._all = np.ones(self.num_games, np.bool_)
-        self._seats = np.zeros(self.num_games, np.int64)
         self.observation_size = observation_size(self.rules, self.observation_version)
         """Length D of an observation vector under these rules (in ``observation_version``)."""
         self._next_obs = np.zeros((0, self.observation_size), np.float32)  # step_and_observe
@@ -383,7 +383,7 @@ class VecGame(CopiedWhole):
         self.reset(seed=seed)
 
     _VIEWS = ("_result", "_mask_view", "_state_args", "_step_outputs", "_arrays", "_lock",
-              "_release")
+              "_release", "_seat_rows")
 
     def _make_views(self) -> None:
         """The read-only views handed out and the kernels' argument tuples (made again by a
@@ -398,6 +398,17 @@ class VecGame(CopiedWhole):
         self._lock = threading.RLock()   # held while the game changes (_changing); its own
         # thread takes it again inside (a step's autoreset), another thread is refused
         self._release = _Release(self._lock)
+        self._seat_rows: dict[int, np.ndarray] = {}   # _seat_row's arrays
+
+    def _seat_row(self, seat: int) -> np.ndarray:
+        """``(B,) int64``, every entry ``seat``: made once per seat and never written again, so
+        that :meth:`observe`, which takes no lock, is safe from two threads at once (before,
+        one buffer was filled with the seat at each call, and a second thread's call could
+        refill it while the first one's kernel read it: each got the other seat's hand)."""
+        row = self._seat_rows.get(seat)
+        if row is None:
+            row = self._seat_rows[seat] = np.full(self.num_games, seat, np.int64)
+        return row
 
     def _changing(self) -> _Release:
         """Take the game's lock for a call that changes it (``with self._changing():``, whose
@@ -502,8 +513,7 @@ class VecGame(CopiedWhole):
         version = self.observation_version if version is None else _check_version(version)
         out = self.check_observation_out(out, version)
         if np.ndim(seats) == 0:
-            self._seats.fill(check_int("seat", seats, 0, self.num_players - 1))
-            seats = self._seats
+            seats = self._seat_row(check_int("seat", seats, 0, self.num_players - 1))
         else:
             arr = as_array(seats)
             # min and max: two reductions, where a combined comparison builds two arrays
@@ -683,7 +693,7 @@ class VecGame(CopiedWhole):
             taken, left = 0, steps
             while left:
                 n = min(left, piece)
-                taken += int(_K.random_moves(*self._arrays, self._params, n, self._seats,
+                taken += int(_K.random_moves(*self._arrays, self._params, n, self._seat_row(0),
                                              policy_rng, unused_rewards, self._scratch_rewards))
                 left -= n
             return taken

@@ -308,9 +308,12 @@ def test_a_batch_over_the_free_memory_is_refused_before_it_is_made(monkeypatch, 
     rules = RuleSet.preset("classic", num_players=10)
     each = G.game_bytes(rules)
     game = VecGame(rules, 3, seed=0)
+    for seat in range(10):   # each seat observed: a row of its number kept for each
+        game.observe(seat)
     held = sum(a.nbytes for a in game.state.arrays) + sum(
         a.nbytes for a in (game._rewards, game._scratch_rewards, game._pending, game._terminated,
-                           game._truncated, game._current, game._mask, game._all, game._seats))
+                           game._truncated, game._current, game._mask, game._all,
+                           *game._seat_rows.values()))
     assert held + 3 * 4 * game.observation_size == 3 * each   # what the bound counts is there
     assert max(G.game_bytes(RuleSet.preset(p, num_players=10), v)
                for p in ("classic", "ono", "uno2018") for v in (1, 2)) < G.GAME_BYTES_BOUND
@@ -1004,6 +1007,32 @@ def test_a_game_changed_by_another_thread_at_that_moment_is_refused():
         t.join()
     for i in range(200):
         read_position(shared.to_dict(i), shared.rules)   # ValueError for a broken game
+
+def test_two_threads_observing_one_game_each_see_only_their_own_seat():
+    """``observe`` takes no lock (a read). Before, it filled one buffer with the seat asked
+    for and its kernel read that buffer without Python's lock: a second thread's call
+    refilled it meanwhile, and each thread got rows of the other seat's hand (thousands of
+    3,000 calls' rows)."""
+    import threading
+
+    from ono_env.observation import observation_view
+    game = VecGame("basic", 256, seed=1, num_players=2)
+    hands = game.state.hands.astype(np.float32)
+    wrong = [0, 0]
+
+    def watch(seat):
+        for _ in range(400):
+            seen = observation_view(game.observe(seat), game.rules).hand
+            wrong[seat] += int((~np.all(seen == hands[:, seat], axis=1)).sum())
+    threads = [threading.Thread(target=watch, args=(seat,)) for seat in (0, 1)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert wrong == [0, 0]
+    assert game.observe(1).shape == (256, game.observation_size)   # and alone, as before
+    np.testing.assert_array_equal(observation_view(game.observe(0), game.rules).hand, hands[:, 0])
+
 
 
 def test_a_long_play_random_stops_at_ctrl_c_and_plays_as_one_call(monkeypatch):
