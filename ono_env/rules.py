@@ -708,6 +708,7 @@ def resolve_rules(rules: RuleSet | str | Path | Mapping[str, Any] | None = None,
     elif isinstance(rules, RuleSet):
         rs = rules
     elif isinstance(rules, Mapping):   # overrides join the mapping: validated once, together
+        _check_option_names(overrides)   # before: preset= replaced the mapping's own preset
         return RuleSet.from_dict({**rules, **overrides})
     elif isinstance(rules, (str, Path)):
         rs = RuleSet.load(rules)

@@ -108,6 +108,12 @@ def test_unknown_preset_and_option():
         RuleSet.preset("classic", stack=True)
     with pytest.raises(ValueError, match="no rules file"):
         RuleSet.load("no/such/file.yaml")
+    # preset= is no option beside any kind of rules (before: beside a mapping it replaced
+    # the mapping's own preset, and the game played classic for a mapping that said ono)
+    for rules in ("ono", RuleSet.preset("ono"), {"preset": "ono", "num_players": 3}):
+        with pytest.raises(ValueError, match=r"^unknown rule option\(s\) 'preset'"):
+            VecGame(rules, 1, preset="classic")
+    assert VecGame({"preset": "ono"}, 1, num_players=3).rules == RuleSet.preset("ono", num_players=3)
 
 
 def test_a_device_or_pipe_given_as_rules_is_named_so(tmp_path):
