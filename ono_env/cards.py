@@ -141,7 +141,7 @@ def card_name(card: int) -> str:
     """Text form of a card type id (``0 -> "R0"``, ``53 -> "W+4"``)."""
     k = as_int(card)
     if k is None or not 0 <= k < NUM_CARD_TYPES:
-        raise ValueError(f"card id {card!r} ({type(card).__name__}); allowed: an integer "
+        raise ValueError(f"card id {shown(card, 40)} ({type(card).__name__}); allowed: an integer "
                          f"0..{NUM_CARD_TYPES - 1}")
     return CARD_NAMES[k]
 
@@ -149,7 +149,7 @@ def card_name(card: int) -> str:
 def card_id(name: str) -> int:
     """Card type id of a text form such as ``"R5"``, ``"B+2"`` or ``"W+4"``."""
     if not isinstance(name, str):
-        raise ValueError(f"card name {name!r} ({type(name).__name__}); allowed: a string such "
+        raise ValueError(f"card name {shown(name, 40)} ({type(name).__name__}); allowed: a string such "
                          f"as 'R5', 'B+2' or 'W+4'")
     key = name.strip().upper()
     if not name.isascii() or key not in CARD_IDS:   # U+017F upper-cases to S, as in action_id
@@ -164,7 +164,7 @@ def action_name(action: int) -> str:
     """Text form of an action id (``66 -> "draw"``, ``57 -> "play W+4 Y"``)."""
     k = as_int(action)
     if k is None or not 0 <= k < NUM_ACTIONS:
-        raise ValueError(f"action id {action!r} ({type(action).__name__}); allowed: an integer "
+        raise ValueError(f"action id {shown(action, 40)} ({type(action).__name__}); allowed: an integer "
                          f"0..{NUM_ACTIONS - 1}")
     return ACTION_NAMES[k]
 
@@ -172,7 +172,7 @@ def action_name(action: int) -> str:
 def action_id(name: str) -> int:
     """Action id of a text form such as ``"play R5"``, ``"play W+4 G"``, ``"draw"``, ``"target 2"``."""
     if not isinstance(name, str):
-        raise ValueError(f"action name {name!r} ({type(name).__name__}); allowed: a string such "
+        raise ValueError(f"action name {shown(name, 40)} ({type(name).__name__}); allowed: a string such "
                          f"as 'play R5', 'play W+4 G' or 'draw'")
     key = " ".join(name.split())
     parts = key.split(" ")

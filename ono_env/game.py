@@ -764,7 +764,7 @@ class VecGame(CopiedWhole):
         """``i`` when it is the index of a game of this batch (an integer, not a bool)."""
         B = self.num_games
         if not is_int(i) or not 0 <= i < B:
-            raise ValueError(f"game index {i!r} ({type(i).__name__}); allowed: an integer "
+            raise ValueError(f"game index {shown(i, 40)} ({type(i).__name__}); allowed: an integer "
                              f"from 0 to {B - 1}")
         return int(i)
 
@@ -910,7 +910,7 @@ def _read_only(a: np.ndarray) -> np.ndarray:
 
 def _seed_states(seeds: Any, B: int) -> np.ndarray:
     """``reset(seeds=...)``: B generator states, integers from 0 to 2**64 - 1, as uint64."""
-    allowed = (f"{B} integers from 0 to 2**64 - 1 (generator states, e.g. "
+    allowed = (f"{B} integer{'s' * (B != 1)} from 0 to 2**64 - 1 (generator states, e.g. "
                f"game_seeds(seed, {B}))")
     if isinstance(seeds, np.ndarray):
         if seeds.dtype.kind not in "iu" or seeds.shape != (B,):
@@ -924,7 +924,7 @@ def _seed_states(seeds: Any, B: int) -> np.ndarray:
         raise ValueError(f"seeds={shown(seeds, 80)} ({type(seeds).__name__}); allowed: {allowed}")
     for k, v in enumerate(seeds):
         if not is_int(v) or not 0 <= v < 2**64:
-            raise ValueError(f"seeds[{k}]={v!r} ({type(v).__name__}); allowed: {allowed}")
+            raise ValueError(f"seeds[{k}]={shown(v, 40)} ({type(v).__name__}); allowed: {allowed}")
     return np.array([int(v) for v in seeds], dtype=np.uint64)
 
 

@@ -1353,3 +1353,17 @@ def test_messages_cut_values_through_shown():
         state.apply_action(state.legal_actions()[0])
     with pytest.raises(ValueError, match="action=<an integer of over"):
         state.apply_action(10**5000)
+    # the core's names and indices too (before: Python's own error past its digits limit,
+    # naming neither the argument nor what is allowed)
+    from ono_env import action_name, card_name
+    game = VecGame("classic", 1, seed=0)
+    for call, told in ((lambda: action_name(10**5000), "action id <an integer of over"),
+                       (lambda: card_name(10**5000), "card id <an integer of over"),
+                       (lambda: game.to_dict(10**5000), "game index <an integer of over"),
+                       (lambda: game.legal_action_names(10**5000), "game index <an integer"),
+                       (lambda: game.set_position(10**5000, game.to_dict(0)), "game index <an"),
+                       (lambda: game.reset(seeds=[10**5000]), r"seeds\[0\]=<an integer of over"),
+                       (lambda: card_name("x" * 5000), "card id 'xxx.*\\.\\.\\. \\(str\\); allowed")):
+        with pytest.raises(ValueError, match="^" + told) as exc:
+            call()
+        assert len(str(exc.value)) < 200
