@@ -130,7 +130,16 @@ def search_thinking(label: str, values: np.ndarray, mask: np.ndarray) -> dict[st
     action (``values`` (A,), its ``last_values`` row; ``mask`` (A,) the legal actions) under
     ``"values"``, beside empty ``probs`` and no ``value``. A decision taken without search
     (one legal action) has no values: its row holds the search's mark -1 there, below any
-    playout result (at least (2 - players) / players), and was reported as a value."""
+    playout result (at least (2 - players) / players), and was reported as a value. Values
+    of another length than ``mask``, or a legal action's value NaN or infinite, are one
+    ``ValueError`` (before: an ``IndexError``, and a NaN left out without a word)."""
+    values, mask = np.asarray(values), np.asarray(mask)
+    if values.shape != mask.shape or mask.ndim != 1 or values.dtype.kind not in "iuf":
+        raise ValueError(f"search_thinking: values {values.dtype} {values.shape} for a mask of "
+                         f"shape {mask.shape}; allowed: a row of numbers, one per action")
+    if not np.isfinite(values[mask.astype(bool)]).all():
+        raise ValueError(f"search_thinking: {clean_label(label)!r} reported a value that is NaN "
+                         f"or infinite for a legal action; allowed: finite playout results")
     return {"agent": clean_label(label), "probs": {}, "value": None,
             "values": {C.action_name(int(a)): round(float(values[a]), 6)
                        for a in np.flatnonzero(mask) if values[a] > -1.0}}
@@ -167,8 +176,8 @@ class Replay:
         next episodes would not be in the replay. So is what the file could not hold (each one
         ``ValueError``; before, these were saved and then refused by :meth:`load`): ``i``
         not a game of ``game``, ``game_seed`` outside 0 .. 2**64 - 1 or not an integer, a
-        label count other than the table's players, a label that is no text (before: its
-        ``str()`` was kept, "None" for None), ``game`` no VecGame."""
+        label count other than the table's players, a label or ``source`` that is no text
+        (before: its ``str()`` was kept, "None" for None), ``game`` no VecGame."""
         _check_game(game)
         if game.skip_forced or game.autoreset:
             raise ValueError("a replay records a game without skip_forced and autoreset "
@@ -180,6 +189,9 @@ class Replay:
                 or not all(isinstance(label, str) for label in players):
             raise ValueError(f"players={shown(players, 60)}; allowed: a list of {n} labels "
                              f"(text), one a seat")
+        if not isinstance(source, str):
+            raise ValueError(f"source={shown(source, 60)}; allowed: text saying what wrote the "
+                             f"replay (e.g. 'ono-play')")
         return cls(game.rules, game_seed, game.max_decisions,
                    [clean_label(p) for p in players], source=clean_label(source))
 
@@ -243,7 +255,8 @@ class Replay:
     @classmethod
     def from_dict(cls, d: Any, where: str = "replay") -> Replay:
         """A replay from its dict, every key checked; one ``ValueError`` naming the key and
-        what is allowed. (The actions' legality is checked by :func:`replay_positions`.)"""
+        what is allowed. (The actions' legality, and that each decision's thinking names only
+        its legal actions, are checked by :func:`replay_positions`.)"""
         def bad(key: str, detail: str, allowed: str) -> ValueError:
             return ValueError(f"{where}: {key}: {detail}; allowed: {allowed}")
 
@@ -303,6 +316,9 @@ class Replay:
                       "(one per action: null or {\"agent\", \"probs\", \"value\"})")
         checked_thinking = [_check_thinking(t, f"{where}: thinking[{k}]") for k, t in enumerate(thinking)]
         result = _check_result(d["result"], rules, int(md), f"{where}: result")
+        if result["decisions"] != len(ids):   # every decision is one action (no forced skips)
+            raise bad("actions", f"{len(ids)} actions for a game of {result['decisions']} "
+                      f"decisions (result.decisions)", "one action for each decision")
         source = d["source"]
         if not isinstance(source, str) or len(source) > MAX_LABEL:
             raise bad("source", f"{shown(source, 60)}", f"a string of at most {MAX_LABEL} characters")
@@ -431,7 +447,8 @@ def replay_positions(replay: Replay, *, check_result: bool = True) -> list[dict[
     """Play ``replay`` with the engine: the position before the first action and after each
     one (``len(actions) + 1`` position dicts, every hand visible). ``ValueError`` naming
     the decision when an action is not legal in its position or the game ended before it,
-    and (``check_result``) when the last position does not end as ``result`` says."""
+    and (``check_result``) when the last position does not end as ``result`` says; so is a
+    decision's ``thinking`` that reports on an action not legal there."""
     if not isinstance(replay, Replay):
         raise ValueError(f"replay_positions: replay is a {type(replay).__name__}; allowed: a "
                          f"Replay (Replay.load(path), Replay.from_dict(d))")
@@ -446,6 +463,13 @@ def replay_positions(replay: Replay, *, check_result: bool = True) -> list[dict[
         if a not in legal:
             raise ValueError(f"replay: actions[{k}] {C.action_name(a)!r} is not legal in its "
                              f"position; legal: {', '.join(C.action_name(int(x)) for x in legal)}")
+        said = replay.thinking[k] if k < len(replay.thinking) else None
+        if said is not None:   # before: probabilities of actions no agent could take, shown
+            names = {C.action_name(int(x)) for x in legal}
+            other = [n for part in ("probs", "values") for n in said.get(part, {}) if n not in names]
+            if other:
+                raise ValueError(f"replay: thinking[{k}] names {other[0]!r}, which is not legal "
+                                 f"in its position; legal: {', '.join(sorted(names))}")
         game.step(np.array([a]))
         out.append(game.to_dict(0))
     if check_result and replay.result is not None:

@@ -15,7 +15,14 @@ from ono_env.apps.play import play
 from ono_env.arena import run_arena
 from ono_env.cards import action_name
 from ono_env.game import VecGame, game_seeds
-from ono_env.replay import MAX_REPLAY_BYTES, Replay, agent_thinking, new_game, replay_positions
+from ono_env.replay import (
+    MAX_REPLAY_BYTES,
+    Replay,
+    agent_thinking,
+    new_game,
+    replay_positions,
+    search_thinking,
+)
 
 FIELDS = ("entrants", "wins", "scores", "length", "truncated")
 
@@ -122,6 +129,11 @@ def test_replay_files_round_trip(tmp_path):
     (lambda d: d["actions"].__setitem__(0, f"  {d['actions'][0]}\t"),
      r"actions\[0\]: '.*'; allowed: the action's name as written: '"),
     (lambda d: d.update(thinking=[]), "thinking"),
+    # an action left out (before: saved and loaded, and refused only when replayed, as an
+    # illegal action further on)
+    (lambda d: (d["actions"].pop(3), d["thinking"].pop(3)),
+     r"^replay: actions: \d+ actions for a game of \d+ decisions \(result.decisions\); allowed: "
+     r"one action for each decision$"),
     (lambda d: d["thinking"].__setitem__(0, {"agent": "x", "probs": {"play R5": 2}, "value": None}),
      r"thinking\[0\]"),
     (lambda d: d["result"].update(winner=7), "result"),
@@ -168,6 +180,16 @@ def test_replays_whose_actions_do_not_fit_are_refused_with_the_decision():
     r.thinking.append(None)
     with pytest.raises(ValueError, match="the game ended after"):
         replay_positions(r)
+    # what an agent reported of a decision names only that decision's legal actions (before:
+    # a probability of 1 for a catch that could not be made was replayed and shown)
+    r = Replay.from_dict(_replay_dict())
+    for part in ("probs", "values"):
+        r.thinking[0] = {"agent": "x", "probs": {}, "value": None, part: {action_name(illegal): 1.0}}
+        with pytest.raises(ValueError, match=rf"^replay: thinking\[0\] names '{action_name(illegal)}', "
+                                             rf"which is not legal in its position; legal: "):
+            replay_positions(r)
+    r.thinking[0] = {"agent": "x", "probs": {action_name(min(legal0)): 1.0}, "value": None}
+    assert len(replay_positions(r)) == len(r.actions) + 1
 
 
 def test_replay_loading_refuses_non_replays(tmp_path):
@@ -220,6 +242,20 @@ def test_a_search_agents_forced_decision_reports_no_values():
             forced += not t["values"]
             searched += bool(t["values"])
     assert forced and searched
+    # values of another length, or NaN for a legal action: one error (before: an IndexError,
+    # and a NaN left out of the report without a word)
+    mask = np.zeros(85, bool)
+    mask[[3, 66]] = True
+    values = np.full(85, -1.0)
+    values[[3, 66]] = 0.5
+    assert search_thinking("s", values, mask)["values"] == {action_name(3): 0.5, "draw": 0.5}
+    values[66] = np.nan
+    with pytest.raises(ValueError, match=r"^search_thinking: 's' reported a value that is NaN or "
+                                         r"infinite for a legal action"):
+        search_thinking("s", values, mask)
+    with pytest.raises(ValueError, match=r"^search_thinking: values float64 \(4,\) for a mask of "
+                                         r"shape \(85,\)"):
+        search_thinking("s", values[:4], mask)
 
 
 def RULES_BASIC_2P():
@@ -357,7 +393,10 @@ def test_recording_a_replay_checks_the_game_the_labels_and_the_end():
     for call, message in ((lambda: Replay.start(None, 0, 7, ["a", "b"], "test"),
                            "game is a NoneType; allowed: the VecGame the replay records"),
                           (lambda: Replay.start(game, 0, 7, [None, "b"], "test"),
-                           "players=[None, 'b']; allowed: a list of 2 labels (text), one a seat")):
+                           "players=[None, 'b']; allowed: a list of 2 labels (text), one a seat"),
+                          # before: kept as its str(), 'None'
+                          (lambda: Replay.start(game, 0, 7, ["a", "b"], None),
+                           "source=None; allowed: text saying what wrote the replay")):
         with pytest.raises(ValueError, match=re.escape(message)):
             call()
     r = Replay.start(game, 0, 7, ["a", "b"], "test")

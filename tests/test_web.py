@@ -526,7 +526,9 @@ def test_replay_uploads_are_checked(client, monkeypatch):
     d["actions"] = d["actions"][:6]
     if isinstance(d.get("thinking"), list):
         d["thinking"] = d["thinking"][:6]
-    d["result"] = final_result(replay_positions(Replay.from_dict(d), check_result=False)[-1])
+    part = Replay.from_dict(r.to_dict())
+    part.actions, part.thinking = part.actions[:6], part.thinking[:6]
+    d["result"] = final_result(replay_positions(part, check_result=False)[-1])
     refused(client.post("/api/replays", headers=JSON, content=json.dumps(d)), 400,
             "the game is neither terminated nor truncated")
     # a number past Python's digits limit: named as the upload's, not as a server setting
@@ -693,7 +695,7 @@ def test_long_replay_uploads_are_refused_before_any_work(client):
     n = MAX_REPLAY_DECISIONS + 1
     d["actions"] = ["draw"] * n
     d["thinking"] = [None] * n
-    d["max_decisions"] = n
+    d["max_decisions"] = d["result"]["decisions"] = n
     refused(client.post("/api/replays", headers=JSON, content=json.dumps(d)), 413,
             f"the server takes at most {MAX_REPLAY_DECISIONS}")
 
@@ -1026,6 +1028,7 @@ def test_a_replay_file_too_long_to_show_is_skipped_before_it_is_replayed(tmp_pat
     d = good.to_dict()
     n = server.MAX_REPLAY_DECISIONS + 1
     d["actions"], d["thinking"], d["max_decisions"] = ["draw"] * n, [None] * n, n
+    d["result"]["decisions"] = n
     (tmp_path / "long.json").write_text(json.dumps(d))
     replayed = []
     real = server.replay_positions
@@ -1083,6 +1086,7 @@ def test_a_saved_game_longer_than_the_viewer_shows_is_still_kept_for_download():
     d = r.to_dict()
     n = server.MAX_REPLAY_DECISIONS + 1
     d["actions"], d["thinking"], d["max_decisions"] = ["draw"] * n, [None] * n, n
+    d["result"]["decisions"] = n
     long = Replay.from_json(json.dumps(d), "long")
     kept = server.Replays()
     rid = kept.add(long, "web game 1")
