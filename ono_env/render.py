@@ -5,10 +5,13 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
+import numpy as np
+
 from ono_env import cards as C
 from ono_env.checks import check_bool, is_int, printable, shown
 from ono_env.game import VecGame
 from ono_env.positions import catch_succeeds, game_winners, need_position
+from ono_env.rules import MAX_PLAYERS
 
 _ANSI = {"R": "\x1b[31m", "Y": "\x1b[33m", "G": "\x1b[32m", "B": "\x1b[34m", "W": "\x1b[1m"}
 _RESET = "\x1b[0m"
@@ -91,9 +94,19 @@ def render_text(
     return "\n".join(lines)
 
 
+def _seat(player: object, where: str, seats: int = MAX_PLAYERS) -> int:
+    """``player`` when it is a seat of a table of ``seats`` players, else one ``ValueError``
+    naming ``where`` (before: a seat of None or "a" was a TypeError inside, or written as
+    "PNone", and seat 99 described events of no seat)."""
+    if not is_int(player) or not 0 <= player < seats:
+        raise ValueError(f"{where}: player={shown(player, 20)}; allowed: a seat, an integer "
+                         f"from 0 to {seats - 1}")
+    return int(player)
+
+
 def describe_action(player: int, action: int) -> str:
     """``"P2: play W+4 G"``."""
-    return f"P{player}: {C.action_name(action)}"
+    return f"P{_seat(player, 'describe_action')}: {C.action_name(action)}"
 
 
 def plural(n: int, word: str) -> str:
@@ -113,6 +126,13 @@ def option_hint(action: int, d: dict, legal: Sequence[int] = ()) -> str:
     name = C.action_name(action)
     r = d["rules"]
     p, prev, n = d["current_player"], d.get("previous_player"), len(d["hands"])
+    if isinstance(legal, (str, bytes)) or not isinstance(legal, (Sequence, np.ndarray)) \
+            or not all(is_int(a) for a in legal):   # before: a TypeError for None
+        raise ValueError(f"option_hint: legal={shown(legal, 40)}; allowed: a sequence of action "
+                         f"ids (the position's legal actions)")
+    if name in ("catch", "challenge") and prev is None:   # before: written "PNone"
+        raise ValueError(f"option_hint: {name!r} is no option at this position (no seat has "
+                         f"played before it); allowed: one of its legal actions")
     if name == "catch":   # what a catch does too (before: only what a false one costs)
         caught = (f"P{prev} draws {r['ono_penalty_cards']}" if r["ono_penalty"] == "draw"
                   else f"you swap hands with P{prev}")
@@ -158,6 +178,7 @@ def table_events(before: dict, after: dict, player: int, action: int) -> list[st
     a challenger's view of the accused hand is :func:`challenge_reveal`, for it alone)."""
     need_position(before, "table_events: the position before")
     need_position(after, "table_events: the position after")
+    _seat(player, "table_events", len(before["hands"]))
     name = C.action_name(action)
     verb = name.split(" ")[0]
     n = len(before["hands"])
@@ -333,9 +354,13 @@ def challenge_reveal(before: dict, player: int, action: int) -> str | None:
     The official rules have the accused show it to the challenger, and the engine records it
     as seen by that seat."""
     need_position(before, "challenge_reveal: the position")
+    _seat(player, "challenge_reveal", len(before["hands"]))
     if C.action_name(action) != "challenge":
         return None
     accused = before["previous_player"]
+    if accused is None:   # before: a TypeError
+        raise ValueError("challenge_reveal: 'challenge' is no option at this position (no seat "
+                         "has played before it); allowed: one of its legal actions")
     return f"P{accused} shows P{player} their hand: {' '.join(before['hands'][accused])}"
 
 

@@ -896,9 +896,25 @@ def test_the_play_apps_text_helpers_name_what_they_lack():
             (lambda: render.challenge_reveal({}, 0, 0), r"^challenge_reveal: the position"),
             (lambda: render.color_card("", True), r"^color_card: name=''; allowed: a card's name"),
             (lambda: render.personal(None, 0), r"^personal: line=None, seat=0; allowed: an event"),
-            (lambda: plain(None), r"^plain: text=None \(NoneType\); allowed: text")]:
+            (lambda: plain(None), r"^plain: text=None \(NoneType\); allowed: text"),
+            # the seat and the options (before: a TypeError inside, "PNone" and "Px" written, and
+            # seat 99's events told of a reshuffle that no seat made)
+            (lambda: render.table_events(d, d, "a", 66), r"^table_events: player='a'; allowed: a "
+                                                         r"seat, an integer from 0 to 2$"),
+            (lambda: render.table_events(d, d, 99, 0), r"^table_events: player=99; allowed: a seat"),
+            (lambda: render.option_hint(66, d, None), r"^option_hint: legal=None; allowed: a "
+                                                      r"sequence of action ids"),
+            (lambda: render.option_hint(action_id("catch"), d), r"^option_hint: 'catch' is no "
+                                                                r"option at this position"),
+            (lambda: render.challenge_reveal(d, 0, action_id("challenge")),
+             r"^challenge_reveal: 'challenge' is no option at this position"),
+            (lambda: render.challenge_reveal(d, None, 0), r"^challenge_reveal: player=None"),
+            (lambda: render.describe_action("x", 66), r"^describe_action: player='x'; allowed: a "
+                                                      r"seat, an integer from 0 to 9$")]:
         with pytest.raises(ValueError, match=message):
             call()
+    assert render.describe_action(np.int64(2), 66) == "P2: draw"
+    assert render.option_hint(66, d, np.array([66])) == render.option_hint(66, d, [66])
 
 
 def test_custom_agents_that_lack_an_ability_are_named_not_crashed_on():
