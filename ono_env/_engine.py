@@ -1326,7 +1326,17 @@ def _advance(s, prm, i, rewards):
 
 
 @_inline
-def _observe_common(s, i, me, o):
+def _stack_bound(prm):
+    """Every Draw Two and Wild Draw Four of the deck stacked once: the cards to draw that
+    :func:`ono_env.observation.observation_high` bounds a stack by."""
+    total = 4 * prm[P_DECK + C.WILD_DRAW_FOUR]
+    for c in range(C.NUM_COLORS):
+        total += 2 * prm[P_DECK + c * C.NUM_RANKS + C.RANK_DRAW_TWO]
+    return total
+
+
+@_inline
+def _observe_common(s, prm, i, me, o):
     """The blocks both layouts share (hand .. self), on a zeroed row."""
     for c in range(NC):
         o[OBS_HAND + c] = s.hands[i, me, c]
@@ -1338,7 +1348,10 @@ def _observe_common(s, i, me, o):
         o[OBS_PHASE + ph] = 1.0
     mine = s.g[i, G_CURRENT] == me
     o[OBS_MY_TURN] = 1.0 if mine else 0.0
-    o[OBS_PENDING] = s.g[i, G_PENDING]
+    pending = s.g[i, G_PENDING]
+    if pending > prm[P_DECK_SIZE]:   # past the observation's bound (observation_high): read as it
+        pending = max(prm[P_DECK_SIZE], _stack_bound(prm))
+    o[OBS_PENDING] = pending
     if mine and ph == PH_DRAWN and s.g[i, G_DRAWN] >= 0:
         o[OBS_DRAWN + s.g[i, G_DRAWN]] = 1.0
     o[OBS_DIRECTION] = s.g[i, G_DIRECTION]
@@ -1389,7 +1402,7 @@ def _observe_row2(s, prm, i, me, o):
     """o = the version-2 observation of seat me in game i (ono_env.observation)."""
     n = prm[P_PLAYERS]
     o[:] = 0.0
-    _observe_common(s, i, me, o)
+    _observe_common(s, prm, i, me, o)
     scoring = prm[P_SCORING] != SCORING_NONE
     scale = 1.0 / prm[P_TARGET] if prm[P_TARGET] > 0 else 0.01
     if scoring:
@@ -1435,7 +1448,7 @@ def _observe_row(s, prm, i, me, o):
         return
     n = prm[P_PLAYERS]
     o[:] = 0.0
-    _observe_common(s, i, me, o)
+    _observe_common(s, prm, i, me, o)
     for k in range(1, n):
         q = (me + k) % n
         o[OBS_OPPONENTS + 2 * (k - 1)] = s.pl[i, q, S_HAND_LEN]

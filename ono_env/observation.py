@@ -59,7 +59,8 @@ BLOCKS: tuple[tuple[str, int, str], ...] = (
     ("color", NUM_COLORS, "current colour R Y G B, one-hot (all 0 before a first wild is named)"),
     ("phase", NUM_OBSERVED_PHASES, "acting player's phase: play, pending, drawn, color, target (one-hot)"),
     ("my_turn", 1, "1 if this seat acts now"),
-    ("pending_draw", 1, "cards the acting player draws if they accept"),
+    ("pending_draw", 1, "cards the acting player draws if they accept (a stack past "
+                        "observation_high's bound reads as it)"),
     ("drawn_card", NUM_CARD_TYPES, "the card this seat just drew, one-hot (phase drawn, own turn only)"),
     ("direction", 1, "+1 play passes left (clockwise), -1 right"),
     ("stock_size", 1, "cards in the stock"),
@@ -278,8 +279,9 @@ def observation_high(rules: RulesSpec) -> float:
     round), is at most the target less one plus every card's points (a match ends in the
     round that reaches the target); the rules block holds the target divided by 500. With
     stacking, the cards to draw after a stack hold every Draw Two and Wild Draw Four of the
-    deck once (a stack in which a penalty draw reshuffles played draw cards into the stock, and
-    one is drawn and stacked again, could pass that: no such game has been seen). Where a
+    deck once, or the deck size where that is more; a stack past that (a penalty draw
+    reshuffles played draw cards into the stock, and they are drawn and stacked again: it
+    happens under ``ono`` with stacking) is observed as that bound. Where a
     quotient is the bound, it is rounded up to the next float32, so that no entry, computed
     in float32, passes it; under the presets the bound is the deck size."""
     rules = _ruleset(rules)

@@ -12,7 +12,7 @@ from conftest import make_position, random_playout
 from pettingzoo.test import api_test, seed_test
 
 import ono_env
-from ono_env import PRESETS, RuleSet, VecGame, ono_v0
+from ono_env import PRESETS, RuleSet, VecGame, ono_v0, random_legal
 from ono_env.agents import RandomAgent, make_agent
 from ono_env.envs.gym_env import OnoEnv
 from ono_env.envs.sb3 import OnoVecEnv
@@ -630,6 +630,34 @@ def test_a_stack_of_every_draw_card_stays_in_the_declared_box():
         if game.finished.all():
             break
     assert rules.deck_size < top <= high
+
+
+def test_a_stack_restacked_past_the_bound_is_observed_at_the_bound():
+    """Under ``ono`` with stacking a penalty draw reshuffles played draw cards into the stock,
+    and they are drawn and stacked again: random play reached a pending draw of 114 past the
+    bound of 112 (the deck), and the observation left the environments' Box. It reads as the
+    bound now, in both layouts; the game still draws every card."""
+    from ono_env.observation import OBS_PENDING, observation_high
+    from ono_env.positions import read_position
+    rules = RuleSet.preset("ono", num_players=2, stacking=True, challenge=False)
+    high = observation_high(rules)
+    game = VecGame(rules, 1, seed=2, autoreset=True)
+    rng = np.random.default_rng(0)
+    for _ in range(2000):   # to a pending Draw Two or Wild Draw Four
+        if game.to_dict(0)["phase"] == "pending":
+            break
+        game.step(random_legal(game.legal_mask(), rng))
+    d = game.to_dict(0)
+    assert d["phase"] == "pending"
+    for pending in (int(high) - 2, int(high) + 2, 2 * int(high)):
+        d = {**d, "pending_draw": pending, "decisions": max(d["decisions"], pending)}
+        read_position(d, rules)   # a position the rules can reach
+        game.set_position(0, d)
+        for version in (1, 2):
+            obs = game.observe(game.current_player, version=version)
+            assert obs[0, OBS_PENDING] == min(pending, high)
+            assert obs.max() <= high
+        assert game.to_dict(0)["pending_draw"] == pending   # the game keeps every card to draw
 
 
 @pytest.mark.parametrize("wrapped", [False, True])
