@@ -131,7 +131,7 @@ def test_vector_env_pool_update_for_the_league():
     snap = make_agent("random", BASIC2)
     env.update_pool({"greedy": 0.4, "random": 0.4, "snapshot-1": 0.2}, {"snapshot-1": snap})
     assert env.pool.names == ["greedy", "random", "snapshot-1"]
-    env.update_pool({"greedy": 0.5, "snapshot-1": 0.5})
+    env.update_pool({"greedy": 0.5, "snapshot-1": 0.5}, {"snapshot-1": snap})   # sent again
     assert env.pool.names == ["greedy", "snapshot-1"] and env.pool.weights == [0.5, 0.5]
     _roll(env, 50, 1)  # plays on with the new pool
     fixed = OnoRLlibVectorEnv({"rules": "basic", "num_players": 2, "opponents": "greedy"})
@@ -143,6 +143,11 @@ def test_vector_env_pool_update_for_the_league():
                                   ({"greedy": 0, "snapshot-1": 0}, None,
                                    "would leave no member of positive weight"),
                                   ({"x": 1}, {"x": "nosuch-agent"}, "nosuch-agent"),
+                                  # another agent under a member's name, or no agent at all
+                                  # (before: dropped without a word or a check)
+                                  ({"greedy": 1, "snapshot-1": 1}, {"snapshot-1": "color"},
+                                   "opponent pool already has 'snapshot-1'"),
+                                  ({"greedy": 1, "x": 1}, {"x": 42}, "an agent must be a name"),
                                   (5, None, "allowed: a dict of name -> weight")]:
         with pytest.raises(ValueError, match=message):
             env.update_pool(weights, new)

@@ -138,8 +138,10 @@ class OnoRLlibVectorEnv(gym.vector.VectorEnv):
         """Make the pool's members ``weights`` (name -> weight): add the agents of ``new``
         (name -> agent) first, remove the members not named, set every weight. Games already
         dealt keep their opponents; the next deals draw from the new pool. A refused update
-        (a name that is neither a member nor in ``new``, a bad weight or agent, no positive
-        weight left) raises ``ValueError`` and leaves the pool as it was."""
+        (a name that is neither a member nor in ``new``, a name in ``new`` that a member of
+        another agent has, a bad weight or agent, no positive weight left) raises
+        ``ValueError`` and leaves the pool as it was; ``new`` naming a member with that very
+        agent changes nothing of it (an update sent twice)."""
         pool = self.pool
         if pool is None:
             raise ValueError("update_pool needs an opponent pool (opponents given as "
@@ -156,8 +158,10 @@ class OnoRLlibVectorEnv(gym.vector.VectorEnv):
         kept = (list(pool.agents), list(pool.names), list(pool.weights))
         try:
             for name, agent in (new or {}).items():
-                if name not in pool.names:
-                    pool.add(agent, 0.0, name)   # its weight comes with the others
+                if name in pool.names and pool.agents[pool.names.index(name)] is agent:
+                    continue   # before: any agent under a member's name was dropped unchecked
+                pool.add(agent, 0.0, name)   # its weight comes with the others (a member's
+                # name refused)
             pool.reweight(weights)   # all at once: no moment without a positive weight
             pool.probabilities()   # some weight positive, the sum finite
         except Exception:
