@@ -471,6 +471,37 @@ def test_auto_is_checked_at_the_address_ray_reads_it_as(monkeypatch):
                                          r"connect within 5 s"):
         check_ray_address("auto", reach=True, name="--ray")
     assert check_ray_address("auto") == "auto"   # the form alone: nothing reached
+    # a RAY_ADDRESS of no Ray form (before: Ray's "Invalid address format: garbage", or for
+    # ray:// gRPC's resolver errors over many lines)
+    for env in ("garbage", "127.0.0.1:", "ray://"):
+        monkeypatch.setenv("RAY_ADDRESS", env)
+        with pytest.raises(ValueError, match=rf"^--ray auto reads RAY_ADDRESS='{re.escape(env)}', "
+                                             rf"which is no Ray address; allowed: host:port"):
+            check_ray_address("auto", name="--ray")
+
+
+def test_this_machines_own_name_is_checked_where_ray_connects(monkeypatch):
+    """Ray reads 127.0.0.1 (localhost, ::1) as this machine's address on the network. Before,
+    only the loopback address was checked: a gRPC server listening there alone passed, and
+    Ray then retried its network address for about 14 minutes, Ctrl-C taking 40 s."""
+    from concurrent import futures
+
+    grpc = pytest.importorskip("grpc")
+    from ray._private.services import get_node_ip_address
+
+    from ono_env.arena import check_ray_address
+    if get_node_ip_address() in ("127.0.0.1", "::1"):
+        pytest.skip("this machine has no address but loopback")
+    server = grpc.server(futures.ThreadPoolExecutor(1))
+    port = server.add_insecure_port("127.0.0.1:0")
+    server.start()
+    try:
+        with pytest.raises(ValueError, match=rf"^--ray 127.0.0.1:{port}, which Ray reads as "
+                                             rf"{re.escape(get_node_ip_address())}:{port}: cannot "
+                                             rf"connect within 5 s"):
+            check_ray_address(f"127.0.0.1:{port}", reach=True, name="--ray")
+    finally:
+        server.stop(0)
 
 
 def test_a_workers_error_is_named_with_the_agent_that_raised_it():

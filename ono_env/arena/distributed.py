@@ -41,9 +41,16 @@ def check_ray_address(address: Any, reach: bool = False, name: str = "ray_addres
     if address == "local":
         return address
     if address == "auto":
+        env = os.environ.get("RAY_ADDRESS", "")
+        if env not in ("", "auto", "local") and not _RAY_ADDRESS.fullmatch(env):
+            # before: Ray's own "Invalid address format", or gRPC's resolver errors, naming
+            # neither the variable nor the forms
+            raise ValueError(f"{_named(name, address)} reads RAY_ADDRESS={shown(env, 80)}, "
+                             f"which is no Ray address; allowed: host:port or ray://host:port "
+                             f"there, or no RAY_ADDRESS")
         if reach:   # the address Ray reads auto as, checked as one given (before: a dead
-            resolved = _auto_address()   # cluster's left-over address was waited on for ever)
-            if resolved is not None:
+            resolved = _ray_reading(address)   # cluster's left-over address was waited on
+            if resolved is not None:           # for ever)
                 check_ray_address(resolved, True, f"{_named(name, address)}, which Ray reads as")
         return address
     m = _RAY_ADDRESS.fullmatch(address)
@@ -67,18 +74,25 @@ def check_ray_address(address: Any, reach: bool = False, name: str = "ray_addres
                              f"cluster does (no gRPC handshake within {RAY_CONNECT_SECONDS:g} s); "
                              f"give the address of a Ray head (host:port of its GCS, or "
                              f"ray://host:port of its client server)")
+        resolved = None if m.group(0).startswith("ray://") else _ray_reading(address)
+        if resolved is not None and resolved != f"{m.group(1)}:{m.group(2)}":
+            # Ray reads this machine's own name (localhost, 127.0.0.1, ::1) as its address on
+            # the network: a server there on loopback alone was waited on for minutes
+            check_ray_address(resolved, True, f"{_named(name, address)}, which Ray reads as")
     return address
 
 
-def _auto_address() -> str | None:
-    """The ``host:port`` Ray's ``auto`` stands for (``RAY_ADDRESS``, else the address the last
-    ``ray start`` on this machine left in Ray's temporary folder), or None where Ray finds
-    none (``ray.init`` then says so at once) or cannot be asked: the reading is Ray's own,
+def _ray_reading(address: str) -> str | None:
+    """The ``host:port`` that Ray connects to for ``address``: for ``auto``, ``RAY_ADDRESS``
+    or else the address the last ``ray start`` on this machine left in Ray's temporary
+    folder; for a ``host:port``, this machine's address on the network where the host is
+    this machine's own loopback name. None where Ray finds none (``ray.init`` then says so
+    at once) or cannot be asked: the reading is Ray's own,
     ``ray._private.services.canonicalize_bootstrap_address``, as no public function gives
-    it; where a Ray version lacks it, ``auto`` is left to ``ray.init``."""
+    it; where a Ray version lacks it, the address is left to ``ray.init``."""
     try:
         from ray._private.services import canonicalize_bootstrap_address
-        resolved = canonicalize_bootstrap_address("auto")
+        resolved = canonicalize_bootstrap_address(address)
     except Exception:  # noqa: BLE001 - none found (ConnectionError), or another Ray: no check
         return None
     return resolved if isinstance(resolved, str) and _RAY_ADDRESS.fullmatch(resolved) else None
