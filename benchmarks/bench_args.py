@@ -13,16 +13,44 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
-from ono_env.checks import check_output_dir, remove_made_dirs
+from ono_env.apps.console import WHOLE_NUMBER, refuse_repeats
+from ono_env.checks import check_output_dir, remove_made_dirs, shown
+
+
+def whole_number(text: str) -> int:
+    """The argparse ``type`` the scripts' ``type=int`` options get (:class:`_Parser`): ASCII
+    digits with an optional sign and ``_`` only between digits, as the console scripts take
+    (``int()`` alone takes " 7", "7_" and other scripts' digits, "٣" read as 3)."""
+    if not WHOLE_NUMBER.fullmatch(text):
+        raise argparse.ArgumentTypeError(f"{shown(text, 40)} is not a whole number")
+    if len(text) > 100:   # int() refuses past 4,300 digits, and argparse would echo them all
+        raise argparse.ArgumentTypeError(f"a number of {len(text):,} characters is out of range")
+    return int(text, 10)
+
+
+whole_number.__name__ = "whole number"   # argparse names the type in its own messages
 
 
 class _Parser(argparse.ArgumentParser):
-    """argparse taking each option by its full name (``--play`` is not ``--plays``), as the
-    console scripts do; its subcommands' parsers are made of this class too, so they do."""
+    """argparse as the console scripts parse (``ono_env.apps.console.ArgumentParser``): each
+    option by its full name (``--play`` is not ``--plays``), an option that keeps one value
+    given at most once (``refuse_repeats``), and ``type=int`` read
+    as :func:`whole_number`; its subcommands' parsers are made of this class too, so they
+    do."""
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         kwargs.setdefault("allow_abbrev", False)
         super().__init__(*args, **kwargs)
+
+    def add_argument(self, *args: Any, **kwargs: Any) -> argparse.Action:
+        if kwargs.get("type") is int:
+            kwargs["type"] = whole_number
+        return super().add_argument(*args, **kwargs)
+
+    def parse_known_args(self, args: Any = None, namespace: Any = None) -> Any:
+        words = sys.argv[1:] if args is None else list(args)
+        refuse_repeats(self, words)
+        return super().parse_known_args(words, namespace)
 
 
 MAX_ROUNDS = 1_000

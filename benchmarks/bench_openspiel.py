@@ -19,7 +19,7 @@ import time
 
 import numpy as np
 import pyspiel
-from bench_args import checked_rounds, out_file, parser, run_script, within
+from bench_args import checked_rounds, out_file, parser, path_arg, run_script, within
 
 import ono_env.envs.openspiel  # noqa: F401 - registers python_ono
 
@@ -81,13 +81,13 @@ def main() -> None:
                     help="interleaved rounds (the rates are their medians; default 5)")
     ap.add_argument("--simulations", type=int, default=100,
                     help="ISMCTS simulations per decision, at least 2 (default 100)")
-    ap.add_argument("--json", help="also write the numbers to this file")
+    ap.add_argument("--json", type=path_arg, help="also write the numbers to this file")
     args = ap.parse_args()
     within("bench_openspiel", "--steps", args.steps, 1, MAX_STEPS)
     checked_rounds("bench_openspiel", args.rounds)
     # OpenSpiel's ISMCTS asserts at fewer than 2 simulations (it aborts mid-run)
     within("bench_openspiel", "--simulations", args.simulations, 2, MAX_SIMULATIONS)
-    if args.json:
+    if args.json is not None:
         out_file(args.json, "bench_openspiel", "--json")
     games = {"python_ono basic 2p": pyspiel.load_game("python_ono", {"preset": "basic"}),
              "python_ono classic 2p": pyspiel.load_game("python_ono", {"preset": "classic"}),
@@ -106,7 +106,7 @@ def main() -> None:
     seconds, n = ismcts_seconds(args.simulations, 0)
     print(f"ISMCTS ({args.simulations} simulations, random rollouts), basic 2p: "
           f"{1000 * seconds:.0f} ms per decision (median of {n} decisions)")
-    if args.json:
+    if args.json is not None:
         with open(args.json, "w") as f:
             json.dump({"random_play_per_second": out, "rounds": args.rounds, "steps": args.steps,
                        "ismcts_simulations": args.simulations,

@@ -836,7 +836,7 @@ PATH_OPTIONS = [
     ("bench_web_load", "--out"), ("bench_ladder", "--render"), ("bench_ladder", "--retime"),
     ("bench_ladder", "--out"), ("bench_ray", "--out"), ("bench_table_steps", "--vs"),
     ("bench_web_load", "--server-path"), ("bench_search_margins", "--out"),
-    ("bench_search_margins", "--best-from"),
+    ("bench_search_margins", "--best-from"), ("bench_openspiel", "--json"),
 ]
 
 
@@ -862,6 +862,23 @@ def test_benchmarks_refuse_an_empty_path(script, option, given, tmp_path, monkey
     assert (f"error: argument {option}: {given!r}; allowed: a path, not empty or blank"
             in capsys.readouterr().err)
     assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("given,said", [
+    ([" 7"], "' 7' is not a whole number"), (["\u0663"], "'\u0663' is not a whole number"),
+    (["7_"], "'7_' is not a whole number"), (["9" * 5000], "a number of 5,000 characters"),
+    (["5", "--games", "10"], "given more than once; allowed: once")])
+def test_benchmark_counts_are_whole_numbers_given_once(given, said, monkeypatch, capsys):
+    """Before: the scripts' ``type=int`` took " 7" and other scripts' digits ("\u0663" played 3
+    games), and an option given twice kept its last value without a word; the console
+    scripts refused both."""
+    main = bench_main("bench_arena", monkeypatch)
+    monkeypatch.setattr(sys, "argv", ["bench_arena", "--games", *given])
+    with pytest.raises(SystemExit) as exc:
+        main()
+    assert exc.value.code == 2 and f"error: argument --games: {said}" in capsys.readouterr().err
+    import bench_args
+    assert bench_args.whole_number("1_000") == 1000 and bench_args.whole_number("-3") == -3
 
 
 def test_benchmarks_take_every_path_through_path_arg():

@@ -118,34 +118,35 @@ class ArgumentParser(argparse.ArgumentParser):
         parsing loses the words after a ``--`` that comes before every positional word, at
         least in Python 3.11 (``ono-export -- -a.zip -b.safetensors``)."""
         words = sys.argv[1:] if args is None else list(args)
-        self._refuse_repeats(words)
+        refuse_repeats(self, words)
         if "--" in words:
             return super().parse_args(words, namespace)
         return self.parse_intermixed_args(words, namespace)
 
-    def _refuse_repeats(self, words: Sequence[str]) -> None:
-        """One error for an option that takes one value or is a flag given twice (before a
-        ``--``): ``--seed 1 --seed 2`` would otherwise run with seed 2 and say nothing. The
-        options that collect (``append``, ``count``, ``extend``) may repeat, and with
-        ``--help`` among the words the help is printed instead."""
-        options = words[:words.index("--")] if "--" in words else words
-        if "-h" in options or "--help" in options:   # after "--", a word is positional
-            return
-        seen: set[int] = set()
-        for word in options:
-            if not word.startswith("-"):
-                continue
-            name = word.split("=", 1)[0] if word.startswith("--") else word[:2]
-            action = self._option_string_actions.get(name)
-            if action is None or not isinstance(action, _SINGLE):
-                continue
-            if id(action) in seen:
-                self.error(f"argument {'/'.join(action.option_strings)}: given more than "
-                           f"once; allowed: once")
-            seen.add(id(action))
+
+def refuse_repeats(parser: argparse.ArgumentParser, words: Sequence[str]) -> None:
+    """``parser.error`` for an option that takes one value or is a flag given twice (before a
+    ``--``): ``--seed 1 --seed 2`` would otherwise run with seed 2 and say nothing. The
+    options that collect (``append``, ``count``, ``extend``) may repeat, and with
+    ``--help`` among the words the help is printed instead."""
+    options = words[:words.index("--")] if "--" in words else words
+    if "-h" in options or "--help" in options:   # after "--", a word is positional
+        return
+    seen: set[int] = set()
+    for word in options:
+        if not word.startswith("-"):
+            continue
+        name = word.split("=", 1)[0] if word.startswith("--") else word[:2]
+        action = parser._option_string_actions.get(name)
+        if action is None or not isinstance(action, _SINGLE):
+            continue
+        if id(action) in seen:
+            parser.error(f"argument {'/'.join(action.option_strings)}: given more than "
+                         f"once; allowed: once")
+        seen.add(id(action))
 
 
-_WHOLE_NUMBER = re.compile(r"[+-]?[0-9]+(?:_[0-9]+)*", re.ASCII)
+WHOLE_NUMBER = re.compile(r"[+-]?[0-9]+(?:_[0-9]+)*", re.ASCII)
 
 
 def bounded_int(low: int, high: int, what: str = "a whole number") -> Callable[[str], int]:
@@ -156,7 +157,7 @@ def bounded_int(low: int, high: int, what: str = "a whole number") -> Callable[[
         # ASCII digits, an optional sign, and "_" only between digits (1_000): int() alone
         # would also take " 5", "1__0", "5_" and other scripts' digits, silently
         allowed = f"allowed: {low:,} to {high:,}"
-        if not _WHOLE_NUMBER.fullmatch(text):
+        if not WHOLE_NUMBER.fullmatch(text):
             raise argparse.ArgumentTypeError(f"{shown(text, 40)} is not {what}; {allowed}")
         digits = text.lstrip("+-").replace("_", "").lstrip("0")
         if len(digits) > len(str(max(abs(low), abs(high)))):
