@@ -28,6 +28,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 os.environ.setdefault("RAY_AUTH_MODE", "disabled")
 os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
@@ -204,15 +205,34 @@ def main() -> None:
     if args.skip_speed and args.skip_arena and args.skip_strength:
         sys.exit("bench_ray: --skip-speed --skip-arena --skip-strength leave nothing to measure; "
                  "allowed: at most two of them")
+    from ono_env.train.rllib import require_ray
+    try:   # every part runs on Ray; parts 1 and 3 train with SB3 besides (before: a traceback
+        require_ray("every part")   # at the first import, after the folders were made)
+        if not (args.skip_speed and args.skip_strength):
+            import sb3_contrib  # noqa: F401
+    except ValueError as exc:
+        sys.exit(f"bench_ray: {exc}")
+    except ImportError:
+        sys.exit("bench_ray: parts 1 and 3 need sb3-contrib, which is not installed: pip "
+                 "install 'ono-env[train]' (or --skip-speed --skip-strength)")
     out = None if args.out is None else out_folder(args.out, "bench_ray",
                                                     writes=("bench_ray.json", "bench_ray.md"))
     tmp = tempfile.mkdtemp(prefix="raybench")   # Ray's session files (ray is imported later)
     os.environ.setdefault("RAY_TMPDIR", tmp)
+    work = Path(tempfile.mkdtemp(prefix="bench_ray"))
+    try:
+        measure(args, out, work)
+    finally:   # the run folders and Ray's session files, however the run ends (before: left
+        for d in (work, tmp):   # by a failure or a Ctrl-C)
+            shutil.rmtree(d, ignore_errors=True)
+
+
+def measure(args: Any, out: Path | None, work: Path) -> None:
+    """:func:`main`'s parts, run in the temporary folder ``work``; results into ``out``."""
     res: dict = {"date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
                  "machine": f"{os.cpu_count()} CPUs, {platform.processor() or platform.machine()}",
                  "minutes": args.minutes, "eval_games": args.eval_games}
     overrides = ["torch_threads=1"]
-    work = Path(tempfile.mkdtemp(prefix="bench_ray"))
     if not args.skip_speed:
         res["speed"] = {"config_note": "num_envs 128 per runner, n_steps 64, 4 epochs, one torch thread",
                         "rllib": [rllib_speed(n, args.iterations, ["progress=false", *overrides])
@@ -228,8 +248,6 @@ def main() -> None:
         (out / "bench_ray.json").write_text(json.dumps(res, indent=2, default=str) + "\n")
         (out / "bench_ray.md").write_text(markdown(res))
     print(markdown(res))
-    for d in (work, tmp):   # the run folders and Ray's session files
-        shutil.rmtree(d, ignore_errors=True)
 
 
 if __name__ == "__main__":

@@ -117,6 +117,22 @@ def test_bench_ray_writes_nothing_without_out(tmp_path, monkeypatch):
         main()
     assert str(exc.value) == "working" and "path" not in seen   # no folder, the work begins
 
+    assert list(tmp_path.iterdir()) == []   # its temporary folders removed as the work failed
+
+
+def test_bench_ray_without_ray_is_one_line_before_any_folder(tmp_path, monkeypatch):
+    # before: a traceback at the first import of ray, and its temporary folders left
+    import ono_env.train.rllib as R
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    main = bench_main("bench_ray", monkeypatch)
+
+    def missing(what):
+        raise ValueError(f"{what} needs Ray RLlib and torch (ray is not installed): {R.RAY_HINT}")
+    monkeypatch.setattr(R, "require_ray", missing)
+    message = refused(main, monkeypatch, ["bench_ray", "--skip-speed", "--skip-strength"])
+    assert message == ("bench_ray: every part needs Ray RLlib and torch (ray is not installed): "
+                       "pip install 'ono-env[ray]'")
+    assert list(tmp_path.iterdir()) == []
 
 def test_bench_train_counts_the_steps_the_trainer_did(monkeypatch):
     """The trainer rounds the steps asked up to whole rollouts: the rate is of its count."""
