@@ -218,11 +218,11 @@ def main() -> None:
     ap.add_argument("--skip-busy", action="store_true", help="skip part 2 (busy machine)")
     ap.add_argument("--learn-steps", type=int, default=0,
                     help="part 3: steps per trainer and seed (0: skip)")
-    ap.add_argument("--learn-games", type=int, default=20_000,
+    ap.add_argument("--learn-games", type=int, default=None,
                     help="part 3: games of each final policy against greedy (default 20,000)")
     ap.add_argument("--mixture", action="store_true",
                     help="part 4: the default run against the 30-table mixture")
-    ap.add_argument("--mixture-device", choices=("cpu", "cuda"), default="cpu",
+    ap.add_argument("--mixture-device", choices=("cpu", "cuda"), default=None,
                     help="part 4: where the mixtures train; the default run trains on the cpu, "
                          "and with cuda also there, as a row of its own")
     ap.add_argument("--out", type=path_arg, default=None,
@@ -236,6 +236,14 @@ def main() -> None:
     within("bench_train", "--steps", args.steps, 1, MAX_STEPS)
     checked_rounds("bench_train", args.rounds)
     within("bench_train", "--learn-steps", args.learn_steps, 0, MAX_STEPS)
+    # an option of a part that does not run is refused (before: taken, unchecked, and unused)
+    for option, given, part in (("--learn-games", args.learn_games, "--learn-steps"),
+                                ("--mixture-device", args.mixture_device, "--mixture")):
+        if given is not None and not (args.learn_steps if part == "--learn-steps" else args.mixture):
+            sys.exit(f"bench_train: {option} is read by the part that {part} runs, which is not "
+                     f"asked for; allowed: {option} with {part}")
+    args.learn_games = 20_000 if args.learn_games is None else args.learn_games
+    args.mixture_device = args.mixture_device or "cpu"
     if args.learn_steps:
         within("bench_train", "--learn-games", args.learn_games, 2, MAX_GAMES)
     if args.skip_idle and args.skip_busy and not args.learn_steps and not args.mixture:

@@ -353,6 +353,13 @@ def _no_work(*args, **kwargs):
 # script, its arguments ({tmp}: a temporary folder), what the one line holds, and the parts of
 # the work stubbed so that a script that did not refuse fails at once
 REFUSALS = [
+    # an option of a part that does not run (before: taken unchecked, and unused)
+    ("bench_train", ["--learn-games", "0"], "bench_train: --learn-games is read by the part "
+     "that --learn-steps runs, which is not asked for; allowed: --learn-games with --learn-steps",
+     ["one_run"]),
+    ("bench_train", ["--mixture-device", "cuda"], "bench_train: --mixture-device is read by the "
+     "part that --mixture runs, which is not asked for; allowed: --mixture-device with --mixture",
+     ["one_run"]),
     ("bench_rollout_targets", ["--table", "basic-2", "--betas", "0.1,0.1", "--procs", "1",
                                "--out", "{tmp}/o", "--models", "{tmp}/m"],
      "bench_rollout_targets: --betas: '0.1' is given twice; allowed: each beta once",
