@@ -547,6 +547,12 @@ def test_demo_is_seeded_and_prints_a_summary():
     c = io.StringIO()
     play_demo("basic", 3, 2, seed=5, verbose=True, out=c)
     assert c.getvalue() != a.getvalue()   # the seed is used
+    # the game headed "seed 5" is the one --seed 5 plays (before: its deal, other moves)
+    second = a.getvalue().split("=== game 2")[1].split("\n", 1)[1].split("summary:")[0]
+    assert "seed 5)" in a.getvalue().split("=== game 2")[1].splitlines()[0]
+    alone = io.StringIO()
+    play_demo("basic", 3, 1, seed=5, verbose=True, out=alone)
+    assert alone.getvalue().split("\n", 1)[1].split("summary:")[0] == second
     assert sum(wins.values()) == 2
     assert a.getvalue().splitlines()[-1].startswith("summary: 2 games of basic rules")
     assert "play " in a.getvalue()

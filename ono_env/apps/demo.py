@@ -51,7 +51,7 @@ def play_demo(rules: str, players: int | None, games: int, seed: int, verbose: b
     lengths = []
     for k in range(games):
         game = VecGame(rules, 1, seed=seed + k, num_players=players)
-        rng = np.random.default_rng([seed, k])
+        rng = np.random.default_rng(seed + k)   # the whole game from its seed: "seed N" is --seed N
         after = game.to_dict(0) if verbose else {}
         if verbose:
             print(f"=== game {k + 1} ({game.rules.title}, {players} players, seed {seed + k})",
