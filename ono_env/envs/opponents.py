@@ -5,7 +5,8 @@ Opponents are given as
 - one agent (a name, a saved model's path, or a policy object) for every opponent seat;
 - a list of N-1 of them, one per seat to the learner's left;
 - an :class:`OpponentPool` (or a dict ``{agent: weight}``): every opponent seat of every
-  game draws one member by weight each time the game is dealt. Members can be added and
+  game draws one member by weight as each episode begins (a match's later rounds keep
+  them). Members can be added and
   removed while training runs (league self-play adds frozen snapshots of the learner).
 """
 

@@ -94,7 +94,7 @@ class OnoRLlibVectorEnv(gym.vector.VectorEnv):
     """``num_envs`` games of one learner against opponents on one ``VecGame`` (see the module
     docstring). ``config`` keys: ``rules``, ``num_players``, ``num_envs`` (default 64),
     ``opponents`` (default ``"random"``), ``learner_seat`` (``"random"`` or a seat),
-    ``seed``, ``max_decisions``, ``reward``."""
+    ``seed``, ``max_decisions``, ``reward``, ``observation_version``."""
 
     metadata = {"autoreset_mode": gym.vector.AutoresetMode.NEXT_STEP, "render_modes": []}
 
@@ -232,7 +232,8 @@ class OnoRLlibVectorEnv(gym.vector.VectorEnv):
 
 class OnoMultiAgentEnv(MultiAgentEnv):
     """One game with every seat an agent (see the module docstring). ``config`` keys:
-    ``rules``, ``num_players``, ``seed``, ``max_decisions``, ``reward``."""
+    ``rules``, ``num_players``, ``seed``, ``max_decisions``, ``reward``,
+    ``observation_version``."""
 
     def __init__(self, config: Mapping[str, Any] | None = None) -> None:
         super().__init__()

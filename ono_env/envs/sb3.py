@@ -20,7 +20,7 @@ is back at the learner's turn.
   again at once (the returned observation is the new episode's).
 - ``opponents``: one agent (name, saved model path, policy object) for every seat, one per
   seat to the learner's left, or a pool ``{agent: weight}`` / ``OpponentPool`` drawn per
-  game and seat at every deal (see :mod:`ono_env.envs.opponents`).
+  game and seat as each episode begins (see :mod:`ono_env.envs.opponents`).
 - ``observation_version``: 1 (default) or 2, the layout of one length for every table; the
   observation space has that length.
 - ``learner_seat``: ``"random"`` (default: a new seat per game and episode, drawn from the

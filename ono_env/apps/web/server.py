@@ -7,7 +7,8 @@ The server holds every game; the browser sends only decisions (an action id or n
 the number of the view it was made on) and gets the table as its seat sees it. Every page
 asset ships in the package (``ono_env/apps/web/static``); nothing is fetched from the internet.
 
-Endpoints (JSON; every refusal is ``{"error": "..."}`` with a 4xx status)::
+Endpoints (JSON; every refusal is ``{"error": "..."}`` with a 4xx status, or 503 where the
+server is full and 500 where an agent fails; docs/play.md)::
 
     GET  /api/options                 presets, their rule options, agents, player counts
     POST /api/agents                  {"rules", "options", "num_players"} -> {"agents": the
