@@ -142,6 +142,9 @@ MAX_WORLDS = 1_000_000
 """The largest world or iteration budget per decision (``name:<N>``)."""
 MAX_TIME_MS = 60_000.0
 """The largest time budget per decision (``name:<T>ms``): one minute."""
+SEARCH_PIECE = 4096
+"""About how many worlds one compiled search call of a fixed budget takes on (rows of at most
+``SEARCH_PIECE // worlds`` games, at least one): between calls Python sees a Ctrl-C."""
 MAX_PLAYOUT = 5_000
 """Decisions after which a playout is cut and scored 1/N (a random playout in ``ono`` can
 run on and on)."""
@@ -361,28 +364,40 @@ class SearchAgent:
                      else np.full(R, -1, np.int64))
             self.last_prior = prior
             return self._act_timed(game, view, world, prior, code, net, rng)
+        # in pieces of about SEARCH_PIECE worlds: the compiled search does not see Ctrl-C, and
+        # between pieces Python does (before: pimc:1024 at 4,096 games ran minutes past it);
+        # each row searches from its own seed, so the pieces decide as one call would
+        piece = max(1, SEARCH_PIECE // self.worlds)
         if self.method == "ismcts":
             self.last_prior = np.full(R, -1, np.int64)
             N = self.worlds + 1
-            ismcts(*view, self._params(game), seeds, self.worlds, views[self.view],
-                   code, MAX_PLAYOUT, self.explore, *world,
-                   np.zeros(C.NUM_CARD_TYPES, np.int64), np.zeros(D, np.int8),
-                   np.zeros(2, np.uint64), np.zeros((N, C.NUM_ACTIONS), np.int32),
-                   np.zeros(N), np.zeros(N), np.zeros(N), np.zeros(N + 1, np.int64),
-                   np.zeros(N + 1, np.int64), values, np.zeros((2, P), np.float32),
-                   np.zeros(C.NUM_ACTIONS, np.bool_), np.zeros(C.NUM_ACTIONS, np.bool_),
-                   np.zeros(C.NUM_ACTIONS), np.zeros(32 + P), *net, 0, np.zeros(1, np.int64),
-                   out)
+            scratch = (np.zeros(C.NUM_CARD_TYPES, np.int64), np.zeros(D, np.int8),
+                       np.zeros(2, np.uint64), np.zeros((N, C.NUM_ACTIONS), np.int32),
+                       np.zeros(N), np.zeros(N), np.zeros(N), np.zeros(N + 1, np.int64),
+                       np.zeros(N + 1, np.int64))
+            for a in range(0, R, piece):
+                s = slice(a, a + piece)
+                ismcts(*(x[s] for x in view), self._params(game), seeds[s], self.worlds,
+                       views[self.view], code, MAX_PLAYOUT, self.explore, *world, *scratch,
+                       values[s], np.zeros((2, P), np.float32),
+                       np.zeros(C.NUM_ACTIONS, np.bool_), np.zeros(C.NUM_ACTIONS, np.bool_),
+                       np.zeros(C.NUM_ACTIONS), np.zeros(32 + P), *net, 0,
+                       np.zeros(1, np.int64), out[s])
         else:
             prior = self.last_prior = self._prior_choices(game, rows, rng)
             before, acted, temp, at = self._recall(game, rows, view)
-            pimc(*view, self._params(game), seeds, self.worlds, views[self.view], code,
-                 MAX_PLAYOUT, self.margin, prior, *before, acted, temp, *world,
-                 np.zeros(C.NUM_CARD_TYPES, np.int64),
-                 np.zeros(D, np.int8), np.zeros(2, np.uint64), values,
-                 np.zeros((4, P), np.float32), np.zeros(C.NUM_ACTIONS, np.bool_),
-                 np.zeros(C.NUM_ACTIONS), np.zeros(32 + P), *net,
-                 np.zeros(C.NUM_ACTIONS, np.bool_), out)
+            common = (np.zeros(C.NUM_CARD_TYPES, np.int64), np.zeros(D, np.int8),
+                      np.zeros(2, np.uint64))
+            scratch = (np.zeros((4, P), np.float32), np.zeros(C.NUM_ACTIONS, np.bool_),
+                       np.zeros(C.NUM_ACTIONS), np.zeros(32 + P))
+            row = np.zeros(C.NUM_ACTIONS, np.bool_)
+            for a in range(0, R, piece):
+                s = slice(a, a + piece)
+                record = before if at is None else tuple(x[s] for x in before)  # (no belief:
+                # one unread row)
+                pimc(*(x[s] for x in view), self._params(game), seeds[s], self.worlds,
+                     views[self.view], code, MAX_PLAYOUT, self.margin, prior[s], *record,
+                     acted[s], temp, *world, *common, values[s], *scratch, *net, row, out[s])
             self._remember(at, view, out)
         self.last_values = values
         # -1 marks the illegal actions; a legal one's value is above it (a penalty match
