@@ -723,7 +723,8 @@ def test_headroom_pairs_every_agent_with_the_one_named(tmp_path, monkeypatch, ca
     assert [r["agent"] for r in rows] == ["random", "color"] and "minus_paired" not in rows[1]
     assert rows[0]["paired_with"] == "color"
     assert np.isclose(rows[0]["minus_paired"][0], (shares["random"] - shares["color"]).mean())
-    monkeypatch.setattr(sys, "argv", args + ["--pair-with", "greedy", "--out", str(tmp_path / "g")])
+    monkeypatch.setattr(sys, "argv", args[:-2] + ["--pair-with", "greedy", "--out",
+                                                  str(tmp_path / "g")])
     capsys.readouterr()
     with pytest.raises(SystemExit) as exc:
         main()
@@ -1433,10 +1434,10 @@ def test_probes_change_the_model_one_way_on_the_same_deals(tmp_path, monkeypatch
     assert rows[2]["difference"][1] < 0 < rows[2]["difference"][2]
     assert "| ono | 3 | color | hide-public |" in (tmp_path / "p" / "results.md").read_text()
     for bad, message in ((["--probes", "hide-hands"], "--probes 'hide-hands'; allowed: "),
-                         (["--model", "ppo-basic-2p", "--tables", "basic-2"],
-                          "at basic-2: observation version 1")):
-        monkeypatch.setattr(sys, "argv", args[:5] + bad + ["--best-from", str(best), "--out",
-                                                           str(tmp_path / "q")])
+                         (["--model", "ppo-basic-2p"], "at basic-2: observation version 1")):
+        tables = ["--tables", "basic-2" if "--model" in bad else "ono-3"]
+        monkeypatch.setattr(sys, "argv", args[:1] + tables + args[3:5] + bad
+                            + ["--best-from", str(best), "--out", str(tmp_path / "q")])
         with pytest.raises(SystemExit) as exc:
             main()
         assert message in str(exc.value)
