@@ -868,6 +868,10 @@ class LearnedAgent:
             raise ValueError(f"name = {shown(name, 40)} ({type(name).__name__}); allowed: text")
         self.name = name
         self.deterministic = check_bool("deterministic", deterministic)
+        if meta:   # checked as a model file's is, and against the rules (before: a KeyError
+            # for partial metadata, and another layout's version named as this one's)
+            meta = check_metadata(meta, f"meta of {shown(name, 40)}")
+            check_compatible(meta, self.rules, f"meta of {shown(name, 40)}")
         self.meta = meta or {}
         self.model_sha256: str | None = None
         """The SHA-256 of the model bytes the network was read from (:func:`model_sha256`;

@@ -198,21 +198,37 @@ def make_agent(spec: Any, rules: Any = None) -> Agent:
                              f"{type(spec).__name__} given has act = "
                              f"{shown(spec.act, 40)} ({type(spec.act).__name__})")
         if given:   # before: an agent object loaded for one table played at another unchecked,
-            # and a search agent's learned prior or playout policy (its guides) still does
-            for a in (spec, *getattr(spec, "guides", ())):
-                if isinstance(a, LearnedAgent) and a.meta:
-                    check_compatible(a.meta, rules, repr(a.name) if a is spec
-                                     else f"{spec!r}: its learned policy {a.name!r}")
-            if isinstance(spec, (RuleBasedAgent, SearchAgent)):   # made for some rules
-                mismatch = spec.rules.mismatch(rules)
-                if mismatch:   # before: taken, and refused (or played wrongly) once games began
-                    raise ValueError(f"{spec!r} was made for {mismatch}; allowed: an agent made "
-                                     f"for the table's rules (make_agent(name, rules))")
+            # and a search agent's prior or learned playout policy (its guides) still does
+            for a in getattr(spec, "guides", ()):
+                check_made_for(a, rules, f"{spec!r}: its "
+                               f"{'learned policy' if isinstance(a, LearnedAgent) else 'prior'} ")
+            check_made_for(spec, rules)
         return spec
     raise ValueError(
         f"an agent must be a name ({', '.join(agent_names())}), the path of a saved model, or "
         f"an object with act(obs, mask, rng); got {type(spec).__name__}"
     )
+
+
+def check_made_for(agent: Any, rules: RuleSet, where: str = "") -> None:
+    """One ``ValueError`` (``where`` before it) where ``agent``, made for some rules, cannot
+    play ``rules``: a learned agent by its model's metadata (:func:`check_compatible`), or
+    without metadata a version-1 network by the rules it was made for (a version-2 one plays
+    every table); a rule-based or search agent by the rules it was made for. Other agents
+    (the user's own) say nothing of their rules, and are taken. Before, a search agent's
+    rule-based prior, and a learned agent without metadata, played any table."""
+    if isinstance(agent, LearnedAgent):
+        if agent.meta:
+            check_compatible(agent.meta, rules, f"{where}{agent.name!r}")
+            return
+        if agent.observation_version == 2:
+            return
+    elif not isinstance(agent, (RuleBasedAgent, SearchAgent)):
+        return
+    mismatch = agent.rules.mismatch(rules)
+    if mismatch:   # before: taken, and refused (or played wrongly) once games began
+        raise ValueError(f"{where}{agent!r} was made for {mismatch}; allowed: an agent made "
+                         f"for the table's rules (make_agent(name, rules))")
 
 
 CLASS_SPEC = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*:"

@@ -231,6 +231,9 @@ class SearchAgent:
         if prior is not None and (method != "pimc" or not callable(getattr(prior, "act", None))):
             raise ValueError(f"prior = {prior!r}; allowed: None, or for a pimc search an "
                              f"agent with act(obs, mask, rng)")
+        if prior is not None:   # before: a prior made for other rules was taken, and played
+            from ono_env.agents.registry import check_made_for
+            check_made_for(prior, self.rules, "the prior ")
         if time_ms is not None and (isinstance(time_ms, bool)
                                     or not isinstance(time_ms, (int, float, np.number))
                                     or not 0 < time_ms <= MAX_TIME_MS):

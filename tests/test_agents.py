@@ -210,6 +210,35 @@ def test_a_search_agents_learned_policy_is_checked_against_the_rules_it_is_given
                                              r"'ono' \(.*\); allowed: an agent made for the "
                                              r"table's rules"):
             make_agent(agent, RuleSet.preset("ono", num_players=2))
+    # a prior made for other rules, rule-based or learned, is refused as the search is made
+    # and as it is given (before: taken, and played at the search's table)
+    from ono_env.agents.learned import LearnedAgent
+    from ono_env.agents.search import SearchAgent
+    for prior, said in ((make_agent("greedy", basic), r"^the prior GreedyAgent\(.*\) was made "
+                                                      r"for 2-player 'basic' rules, not 2-player "
+                                                      r"'basic' \(stacking differ\)"),
+                        (make_agent("ppo-basic-2p", basic), r"^the prior 'ppo-basic-2p': trained "
+                                                            r"for 'basic' rules, which differ")):
+        with pytest.raises(ValueError, match=said):
+            SearchAgent(stacking, 2, prior=prior, margin=0.1)
+    search = SearchAgent(basic, 2, prior=make_agent("greedy", basic), margin=0.1)
+    search.rules = stacking   # a search changed by hand: make_agent still reads its prior
+    with pytest.raises(ValueError, match=r"^SearchAgent\(.*\): its prior GreedyAgent"):
+        make_agent(search, stacking)
+    # a learned agent without metadata: a version-1 network by the rules it was made for
+    bare = LearnedAgent(make_agent("ppo-basic-2p", basic).net, basic, "mine")
+    with pytest.raises(ValueError, match=r"^LearnedAgent\('mine'.*\) was made for 2-player "
+                                         r"'basic' rules, not 2-player 'basic' \(stacking"):
+        run_arena([bare, "random"], stacking, 2, num_games=2)
+    assert make_agent(bare, basic) is bare
+    generalist = make_agent("ppo-any", basic)   # version 2, without metadata: any table
+    assert make_agent(LearnedAgent(generalist.net, basic, "any"), stacking).name == "any"
+    # metadata given by hand is checked as a model file's (before: a KeyError)
+    for meta, said in (({"foo": 1}, "not an ono_env model"),
+                       ({**make_agent("ppo-basic-2p", basic).meta, "observation_version": "1"},
+                        "metadata 'observation_version' is '1'")):
+        with pytest.raises(ValueError, match=rf"^meta of 'm': .*{said}"):
+            LearnedAgent(bare.net, basic, "m", meta=meta)
 
 
 class _Own:
