@@ -103,10 +103,12 @@ class AgentDriver:
             raise ValueError(f"AgentDriver: agents={shown(agents, 40)}; allowed: a list of agent "
                              f"objects")
         for k, agent in enumerate(agents):
-            if not callable(getattr(agent, "act", None)):
-                raise ValueError(f"AgentDriver: agents[{k}] = {shown(agent, 40)} has no act "
-                                 f"method; allowed: an agent object (make_agent(name, rules) "
-                                 f"makes one from a name)")
+            if isinstance(agent, type) or not callable(getattr(agent, "act", None)):
+                # (a class has act too: before, a TypeError at its first decision)
+                what = (f"is the class {agent.__name__} itself" if isinstance(agent, type)
+                        else f"= {shown(agent, 40)} has no act method")
+                raise ValueError(f"AgentDriver: agents[{k}] {what}; allowed: an agent object "
+                                 f"(make_agent(name, rules) makes one from a name)")
         self.game = game
         self.agents = list(agents)
         B, P = game.num_games, game.num_players
@@ -186,6 +188,7 @@ class AgentDriver:
 
         ``rng`` is the generator of the Python agents; the compiled agents draw from
         ``policy_rng``."""
+        check_rng("AgentDriver.play: rng", rng)   # before: read only where a Python agent drew
         game = self.game
         if rewards is None:
             rewards = self._rewards
@@ -362,9 +365,11 @@ def act_one(agent: Agent, label: str, game: VecGame,
         what = (f"a VecGame of {game.num_games} games" if isinstance(game, VecGame)
                 else f"a {type(game).__name__}")
         raise ValueError(f"act_one: game is {what}; allowed: a VecGame of one game")
-    if not callable(getattr(agent, "act", None)):
-        raise ValueError(f"act_one: agent {agent!r} has no act method; allowed: an agent object "
-                         f"(make_agent(name, rules) makes one from a name)")
+    if isinstance(agent, type) or not callable(getattr(agent, "act", None)):
+        what = (f"is the class {agent.__name__} itself" if isinstance(agent, type)
+                else f"{agent!r} has no act method")
+        raise ValueError(f"act_one: agent {what}; allowed: an agent object (make_agent(name, "
+                         f"rules) makes one from a name)")
     check_rng("act_one: rng", rng)
     mask = game.legal_mask().copy()
     if not mask.any():

@@ -975,6 +975,19 @@ def test_custom_agents_that_lack_an_ability_are_named_not_crashed_on():
         AgentDriver(None, [])
     with pytest.raises(ValueError, match=r"^AgentDriver: agents\[0\] = 'greedy' has no act method"):
         AgentDriver(game, ["greedy"])
+    # a class (it has act too: before, a TypeError at its first decision), and a play whose
+    # rng is no generator (before: read only where a Python agent drew, 1.5 played)
+    from ono_env.agents import GreedyAgent
+    with pytest.raises(ValueError, match=r"^AgentDriver: agents\[0\] is the class GreedyAgent "
+                                         r"itself; allowed: an agent object"):
+        AgentDriver(game, [GreedyAgent])
+    with pytest.raises(ValueError, match=r"^act_one: agent is the class GreedyAgent itself"):
+        act_one(GreedyAgent, "x", game, np.random.default_rng(0))
+    driver = AgentDriver(game, [make_agent("greedy", rules)])
+    driver.seat_agent[:] = 0
+    for rng in (1.5, None):
+        with pytest.raises(ValueError, match=r"^AgentDriver.play: rng"):
+            driver.play(rng)
 
 
 def test_a_game_changed_by_another_thread_at_that_moment_is_refused():
