@@ -389,10 +389,13 @@ def check_act_obs(agent: Any, obs: Any, rng: Any, *, needs_rng: bool = True) -> 
     False: a method that draws nothing, ``rng`` unread). Before, an agent's ``act`` read bool
     observations as numbers, played on through NaN, and gave an ``AttributeError`` for a
     list or a missing generator."""
-    if not isinstance(obs, np.ndarray) or obs.dtype.kind != "f":
-        what = f"{obs.dtype} {obs.shape}" if isinstance(obs, np.ndarray) else type(obs).__name__
-        raise ValueError(f"{agent!r}: observations are {what}; allowed: a (B, D) array of floats "
-                         f"(float32, as the environments give them)")
+    if type(obs) is not np.ndarray or obs.dtype.kind != "f":
+        # (a subclass too: a masked array's sum leaves out its masked NaN, a matrix is 2-D)
+        what = (f"{obs.dtype} {obs.shape}" if type(obs) is np.ndarray
+                else type(obs).__name__)
+        raise ValueError(f"{agent!r}: observations are {what}; allowed: a (B, D) NumPy array of "
+                         f"floats (float32, as the environments give them; not a masked array "
+                         f"or a matrix)")
     # the sum first: one pass and no array made (act runs at every opponent step); a NaN or
     # an inf makes it non-finite, and float32 values cannot overflow a float64 sum
     if not np.isfinite(obs.sum(dtype=np.float64)):
@@ -408,9 +411,9 @@ def check_act_mask(agent: Any, obs: np.ndarray, mask: np.ndarray, num_actions: i
     ``act``: the driver always passes such masks, but a call of ``act`` by hand may not, and
     a mask of one row would otherwise be broadcast over every observation. (A row with
     nothing legal, a finished game's, is not refused: its action is not played.)"""
-    if (not isinstance(mask, np.ndarray) or mask.shape != (len(obs), num_actions)
+    if (type(mask) is not np.ndarray or mask.shape != (len(obs), num_actions)
             or mask.dtype.kind not in "biu"):
-        what = f"{mask.dtype} {mask.shape}" if isinstance(mask, np.ndarray) else type(mask).__name__
+        what = f"{mask.dtype} {mask.shape}" if type(mask) is np.ndarray else type(mask).__name__
         raise ValueError(f"{agent!r}: mask is {what}; allowed: a ({len(obs)}, {num_actions}) "
                          f"array of bools or integers 0/1, a row for each observation")
     if mask.dtype.kind != "b" and mask.size and (mask.min() < 0 or mask.max() > 1):

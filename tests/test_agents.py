@@ -324,8 +324,13 @@ def test_act_refuses_observations_that_are_not_finite_floats_and_a_missing_gener
     assert mask[np.arange(3), agent.act(obs, mask, rng)].all()
     for bad, message in ((obs.astype(bool), "observations are bool (3, "),
                          (obs.astype(object), "observations are object"),
-                         (list(obs), "observations are list; allowed: a (B, D) array of floats"),
-                         (np.where(obs == 0, np.nan, obs), "not finite (NaN or inf)")):
+                         (list(obs), "observations are list; allowed: a (B, D) NumPy array "
+                                     "of floats"),
+                         (np.where(obs == 0, np.nan, obs), "not finite (NaN or inf)"),
+                         # a subclass (before: a masked NaN passed the finite check, and the
+                         # network was blamed)
+                         (np.ma.masked_invalid(np.where(obs == 0, np.nan, obs)),
+                          "observations are MaskedArray; allowed")):
         with pytest.raises(ValueError, match=re.escape(message)):
             agent.act(bad, mask, rng)
     for rng_bad in (None, np.random.RandomState(0)):
