@@ -307,7 +307,7 @@ def test_logits_checks_its_observations_as_act_does():
     assert agent.logits(obs).shape == (3, 85)
     # before: NumPy's broadcast error, a list taken, a NaN blamed on the weights
     for bad, message in ((obs[:, :5], "observations of shape (3, 5); expected (B, "),
-                         (list(obs), "observations are list; allowed: a (B, D) array"),
+                         (list(obs), "observations are list; allowed: a (B, D) NumPy array"),
                          (np.where(obs == 0, np.nan, obs), "not finite (NaN or inf)")):
         with pytest.raises(ValueError, match=re.escape(message)):
             agent.logits(bad)
