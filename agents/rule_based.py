@@ -21,12 +21,13 @@ The decisions that are not about which card to play are shared (:class:`RuleBase
   the colour in play is at least one half. The estimate uses public information only: the
   offender's hand size after the play and the share of each colour among the cards this
   seat has not seen (deck minus discard pile minus own hand);
-- **stack** a Draw Two / Wild Draw Four when the rules and the hand allow, else **accept**;
+- **stack** a Draw Two / Wild Draw Four when the rules and the hand allow, else **accept**
+  (a Wild Draw Four only as the rule below allows it);
 - after drawing, **play** the drawn card when it may be played, else **keep** it;
 - **name** the colour the strategy prefers (after a Wild Shuffle Hands, a swap, or a first
   card wild) and **swap** hands with the opponent who holds the fewest cards;
-- never bluff a Wild Draw Four while holding the colour in play, unless no other action is
-  legal; draw only when nothing else is worth playing (a voluntary draw never is).
+- never play a Wild Draw Four while holding the colour in play, unless no other action is
+  legal (a bluff where ``wild_draw_four_restricted`` holds; kept to under every rule set); draw only when nothing else is worth playing (a voluntary draw never is).
 
 The strategies differ in which card they play:
 
