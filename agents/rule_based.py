@@ -27,7 +27,8 @@ The decisions that are not about which card to play are shared (:class:`RuleBase
 - **name** the colour the strategy prefers (after a Wild Shuffle Hands, a swap, or a first
   card wild) and **swap** hands with the opponent who holds the fewest cards;
 - never play a Wild Draw Four while holding the colour in play, unless no other action is
-  legal (a bluff where ``wild_draw_four_restricted`` holds; kept to under every rule set); draw only when nothing else is worth playing (a voluntary draw never is).
+  legal (a bluff where ``wild_draw_four_restricted`` holds; kept to under every rule set);
+  draw only when nothing else is worth playing (a voluntary draw never is).
 
 The strategies differ in which card they play:
 
