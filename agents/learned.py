@@ -708,6 +708,35 @@ def read_zip_member(zf: zipfile.ZipFile, info: zipfile.ZipInfo, where: str) -> b
     return b"".join(parts)
 
 
+MAX_ZIP_MEMBERS = 1_000
+"""The most members a model zip may hold (a Stable-Baselines3 zip holds seven): ``zipfile``
+reads every member's entry as it opens a zip, whatever its number."""
+
+
+def _zip_members(path: Path) -> int | None:
+    """How many members the zip at ``path`` says it holds, read from its end-of-central-
+    directory record (a zip64 one's count or size marks count as past any bound), before
+    ``zipfile`` parses them; None where no such record is found (``zipfile`` then names the
+    damage)."""
+    import struct
+
+    try:
+        with open(path, "rb") as fh:
+            fh.seek(0, os.SEEK_END)
+            size = fh.tell()
+            fh.seek(max(0, size - (22 + 0xFFFF)))   # the record, and a comment of at most 64 KiB
+            tail = fh.read()
+    except OSError:
+        return None
+    at = tail.rfind(b"PK\x05\x06")
+    if at < 0 or len(tail) - at < 22:
+        return None
+    entries, directory = struct.unpack("<HI", tail[at + 10:at + 16])
+    if entries == 0xFFFF or directory == 0xFFFFFFFF:   # a zip64 count: past any bound here
+        return 1 << 32
+    return int(entries)
+
+
 def read_model_bytes(path: str | Path) -> tuple[bytes, str]:
     """The model bytes of ``path`` and how to name them in messages: the whole file, or a
     zip's :data:`SAFE_MEMBER` (read with ``zipfile``; nothing else in the zip is read).
@@ -742,6 +771,11 @@ def read_model_bytes(path: str | Path) -> tuple[bytes, str]:
             return path.read_bytes(), where
         except OSError as exc:
             raise ValueError(f"cannot read model file {where}: {exc.strerror or exc}") from None
+    members = _zip_members(path)
+    if members is not None and members > MAX_ZIP_MEMBERS:   # before: each member parsed first,
+        # 1.2M empty ones in 10 s and 650 MB
+        raise ValueError(f"cannot read model file {where}: a zip of {members:,} members; "
+                         f"allowed: at most {MAX_ZIP_MEMBERS:,} (a model zip holds a few)")
     try:
         zf = zipfile.ZipFile(path)
     except Exception as exc:  # noqa: BLE001 - BadZipFile, OSError, EOFError, ...
