@@ -83,9 +83,22 @@ def agent_label(agent: Any) -> str:
     return printable(name if isinstance(name, str) and name.strip() else type(agent).__name__)
 
 
+def _flag(agent: Any, name: str, default: bool) -> bool:
+    """An agent's declared flag ``name`` (``default`` where it declares none): True or False,
+    a NumPy bool too; anything else one ``ValueError`` (before: ``bool()`` read "no" as
+    True)."""
+    v = getattr(agent, name, default)
+    if v is True or v is False:
+        return v
+    if not isinstance(v, np.bool_):
+        raise ValueError(f"agent {agent_label(agent)!r}: {name} = {shown(v, 40)} "
+                         f"({type(v).__name__}); allowed: True or False")
+    return bool(v)
+
+
 def uses_observation(agent: Any) -> bool:
     """False when the agent declares that it never reads ``obs`` (default True)."""
-    return bool(getattr(agent, "uses_observation", True))
+    return _flag(agent, "uses_observation", True)
 
 
 def observation_version(agent: Any) -> int:
@@ -102,11 +115,7 @@ def observation_version(agent: Any) -> int:
 
 def is_cheating(agent: Any) -> bool:
     """True for an agent that declares it reads hidden cards (default False)."""
-    v = getattr(agent, "cheating", False)
-    if not isinstance(v, (bool, np.bool_)):   # before: bool() read "no" as True
-        raise ValueError(f"agent {agent_label(agent)!r}: cheating = {shown(v, 40)} "
-                         f"({type(v).__name__}); allowed: True or False")
-    return bool(v)
+    return _flag(agent, "cheating", False)
 
 
 CHEATING_MARK = " (cheating)"
@@ -125,7 +134,7 @@ def unmarked(label: str) -> str:
 
 def plays_from_game(agent: Any) -> bool:
     """True for a :class:`GameAgent` (``uses_game = True``)."""
-    return bool(getattr(agent, "uses_game", False))
+    return _flag(agent, "uses_game", False)
 
 
 def explainer(agent: Any) -> Callable[[np.ndarray, np.ndarray],

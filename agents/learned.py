@@ -1015,6 +1015,9 @@ def load_agent(path: str | Path, rules: Any = None, *, deterministic: bool = Tru
     The agents of one model file share its network (:data:`shared_nets`), whose arrays are
     read-only; :func:`read_model` gives a network of one's own to change."""
     check_bool("deterministic", deterministic)
+    if name is not None and not isinstance(name, str):   # before: taken, and shown as repr
+        raise ValueError(f"name = {shown(name, 40)} ({type(name).__name__}); allowed: None or "
+                         f"text, what messages call the model")
     meta, net, digest = shared_nets.read_digest(path)
     rules = RuleSet.from_dict(meta["rules"]) if rules is None else resolve_rules(rules)
     check_compatible(meta, rules, repr(str(path)) if name is None else repr(name))

@@ -256,6 +256,9 @@ class _Own:
     ("observation_version", 3, "observation_version = 3 (int)"),
     ("cheating", "no", "cheating = 'no' (str); allowed: True or False"),
     ("cheating", 1, "cheating = 1 (int)"),
+    # and the others (before: bool() read "no" as a game agent, and as one reading no obs)
+    ("uses_game", "no", "uses_game = 'no' (str); allowed: True or False"),
+    ("uses_observation", "no", "uses_observation = 'no' (str); allowed: True or False"),
 ])
 def test_an_agents_declared_attributes_are_read_strictly(attr, value, message):
     agent = _Own()
@@ -264,6 +267,10 @@ def test_an_agents_declared_attributes_are_read_strictly(attr, value, message):
         run_arena([agent, "random"], "basic", 2, num_games=2, rating=False)
     agent = _Own()
     agent.observation_version, agent.cheating = np.int64(2), np.bool_(False)
+    agent.uses_game, agent.uses_observation = np.bool_(False), True
+    from ono_env.agents.learned import load_agent, shipped_models
+    with pytest.raises(ValueError, match=r"^name = 5 \(int\); allowed: None or text"):
+        load_agent(shipped_models()["ppo-basic-2p"], name=5)
     assert run_arena([agent, "random"], "basic", 2, num_games=2, rating=False).agent_rows()
 
 
