@@ -214,6 +214,36 @@ def test_a_label_with_dollars_is_drawn_as_written(tmp_path, capsys, others):
     assert (out / "arena.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 
+@pytest.mark.parametrize("others", [["random"], ["random", "greedy"]])
+def test_a_plot_is_written_whole_at_exactly_its_path(tmp_path, monkeypatch, others):
+    """Before: matplotlib wrote into the file as it drew, so a run stopped then left a
+    124-byte arena.png that no viewer opens; a path without .png wrote <path>.png and
+    returned <path>; None and a result of another kind were AttributeErrors."""
+    from matplotlib.figure import Figure
+
+    from ono_env.apps.arena_cli import plot_head_to_head
+    result = run_arena(["greedy", *others], "basic", 2, num_games=12, rating=False)
+    real = Figure.savefig
+
+    def stopped(self, fname, *args, **kwargs):   # a part of the PNG written, then a Ctrl-C
+        real(self, fname, *args, **kwargs)
+        fname.truncate(124)
+        raise KeyboardInterrupt
+    monkeypatch.setattr(Figure, "savefig", stopped)
+    with pytest.raises(KeyboardInterrupt):
+        plot_head_to_head(result, tmp_path / "arena.png")
+    assert list(tmp_path.iterdir()) == []
+    monkeypatch.undo()
+    assert plot_head_to_head(result, tmp_path / "plain") == tmp_path / "plain"
+    assert (tmp_path / "plain").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["plain"]
+    for result_, path, said in ((result, tmp_path, "cannot write plot .*: it is a folder"),
+                                (result, None, "path=None; allowed: the path of the PNG"),
+                                (None, tmp_path / "x.png", "result is a NoneType; allowed")):
+        with pytest.raises(ValueError, match=said):
+            plot_head_to_head(result_, path)
+
+
 @pytest.mark.parametrize("args, message", [
     (["genius", "random", "--players", "2"], "unknown agent 'genius'"),
     (["missing.zip", "random", "--players", "2"], "cannot read model file 'missing.zip'"),

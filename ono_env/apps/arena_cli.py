@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import importlib.util
+import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -33,7 +34,7 @@ from ono_env.arena import (
     run_arena,
 )
 from ono_env.arena.distributed import check_ray_address, check_ray_flag
-from ono_env.checks import check_output_dir
+from ono_env.checks import check_output_dir, shown, write_whole
 from ono_env.rules import PRESETS, resolve_rules
 
 
@@ -63,8 +64,7 @@ def plot_matrix(labels: Sequence[str], rate: np.ndarray, low: np.ndarray, high: 
     ax.set_ylabel(f"agent (win share of the row; fair {100 * fair:.0f}%)")
     ax.set_title(title)
     fig.colorbar(im, ax=ax, fraction=0.046)
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
+    _save_png(fig, path)
 
 
 def plot_shares(labels: Sequence[str], rate: Sequence[float], low: Sequence[float],
@@ -89,14 +89,34 @@ def plot_shares(labels: Sequence[str], rate: Sequence[float], low: Sequence[floa
     ax.set_ylabel("share of the wins (95% interval)")
     ax.set_ylim(0, min(1.0, max(2 * fair, float(np.nanmax(np.asarray(high, float))) + 0.05)))
     ax.set_title(title)
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
+    _save_png(fig, path)
+
+
+def _save_png(fig: Any, path: str | Path) -> None:
+    """``fig`` as a PNG at exactly ``path``, written whole (:func:`write_whole`): a run stopped
+    while it draws leaves no part of one (before: a 124-byte file that no viewer opens), and
+    a path without ``.png`` is not given one (before: ``/tmp`` wrote ``/tmp.png``)."""
+    import io
+    import warnings
+
+    with warnings.catch_warnings():   # labels too long to lay out: drawn as they fall (before:
+        warnings.simplefilter("ignore", UserWarning)   # matplotlib's two-line warning)
+        fig.tight_layout()
+    png = io.BytesIO()
+    fig.savefig(png, format="png", dpi=110)
+    write_whole(Path(path), png.getvalue(), "plot")
 
 
 def plot_head_to_head(result: ArenaResult, path: str | Path) -> Path:
     """The run as a PNG: the head-to-head matrix of win shares (each cell with its 95%
     interval, colours centred on the fair share) where more than one table was played, else
     each entrant's share beside the fair share. Returns the path."""
+    if not isinstance(result, ArenaResult):   # before: an AttributeError
+        raise ValueError(f"plot_head_to_head: result is a {type(result).__name__}; allowed: an "
+                         f"ArenaResult (run_arena's)")
+    if not isinstance(path, (str, os.PathLike)) or not str(path).strip():
+        raise ValueError(f"plot_head_to_head: path={shown(path, 60)}; allowed: the path of the "
+                         f"PNG file to write")
     title = (f"{result.rules.title}, {result.rules.num_players} players, "
              f"{len(result.records.length):,} games"
              + (f" ({result.deals:,} mirrored deals)" if result.mirrored else ""))
