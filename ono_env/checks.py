@@ -365,18 +365,23 @@ def check_output_dir(path: Any, what: str) -> Path:
     ``ValueError`` naming ``what`` and the reason. The folders it creates are listed in
     :data:`MADE_DIRS`."""
     p = as_path(path, what, "folder")
-    if p.exists() and not p.is_dir():
-        raise ValueError(f"{what}: {str(p)!r} exists and is not a folder")
     missing = []
-    at = p.absolute()
-    while not at.exists() and at != at.parent:
-        missing.append(at)
-        at = at.parent
-    try:
+    try:   # a name too long for the system: its OSError from exists() too (before: raw)
+        if p.exists() and not p.is_dir():
+            raise ValueError(f"{what}: {str(p)!r} exists and is not a folder")
+        at = p.absolute()
+        while not at.exists() and at != at.parent:
+            missing.append(at)
+            at = at.parent
         p.mkdir(parents=True, exist_ok=True)
         MADE_DIRS.extend(reversed(missing))
     except OSError as exc:
-        raise ValueError(f"{what}: cannot create the folder {str(p)!r}: "
+        for made in missing:   # the parents made before the failure go again, deepest first
+            try:
+                made.rmdir()
+            except OSError:
+                pass
+        raise ValueError(f"{what}: cannot create the folder {shown(str(p), 200)}: "
                          f"{exc.strerror or exc}") from None
     if not os.access(p, os.W_OK):
         raise ValueError(f"{what}: cannot write into the folder {str(p)!r}")

@@ -1911,3 +1911,17 @@ def test_arena_json_and_a_result_card_with_a_byte_order_mark_are_read(tmp_path):
     with pytest.raises(ValueError) as e:   # read past the mark: refused as a card, not as JSON
         read_card(card)
     assert "malformed" not in str(e.value) and "BOM" not in str(e.value)
+
+
+@pytest.mark.parametrize("flag", [["--out"], ["--record", "2"]])
+def test_an_output_folder_the_system_cannot_name_is_one_line_and_makes_nothing(tmp_path, capsys,
+                                                                                monkeypatch, flag):
+    """Before: a name too long for the system was OSError's own line, naming no flag, and a
+    refused folder left the parents it had made."""
+    monkeypatch.chdir(tmp_path)
+    for folder in ("a" * 300, "new/deeper/" + "a" * 300):
+        rc = main(["greedy", "random", "--players", "2", "--games", "2", *flag, folder])
+        err = capsys.readouterr().err
+        assert rc == 2 and err.startswith(f"ono-arena: error: {flag[0]}: cannot create the "
+                                          f"folder ") and "File name too long" in err, err
+        assert err.count("\n") == 1 and list(tmp_path.iterdir()) == []

@@ -214,11 +214,10 @@ def main(argv: Sequence[str] | None = None) -> int:
                 raise ValueError(f"--record N DIR: N {exc}") from None
             if not args.record[1].strip():   # Path('') is the current folder
                 raise ValueError("--record N DIR: DIR is empty; allowed: a folder path")
-            record_dir = Path(args.record[1])
-            if record_dir.is_dir() and any(record_dir.glob("replay-*.json")):
+            record_dir = check_output_dir(args.record[1], "--record")   # before any game
+            if any(record_dir.glob("replay-*.json")):
                 raise ValueError(f"--record: {str(record_dir)!r} already holds replay files; "
                                  f"give a new or empty folder")
-            check_output_dir(record_dir, "--record")   # before any game is played
         if args.out is not None:   # '' too: refused by name, never taken as "no --out"
             out = check_output_dir(args.out, "--out")
             held = [name for name in OUT_FILES if (out / name).exists() or (out / name).is_symlink()]
