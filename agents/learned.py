@@ -1031,12 +1031,15 @@ def model_label(path: str | Path, meta: Mapping[str, Any] | None = None) -> str:
     name without ``.safetensors``; for a file named ``model`` that a training run wrote, the
     run's name from its metadata (``label``: the run folder, ``<name>-<time>``), so that two
     runs' models can meet. ``meta`` is read from the file when not given. Spaces at the ends
-    of either are left out (``greedy .safetensors`` plays as ``greedy``, so that it is told
-    from the agent ``greedy`` as any label given twice is, not printed as its twin), and a
-    character that is not printable (a newline in a file name) is shown as ``?``."""
+    of either are left out, and a character that is not printable (a newline in a file name)
+    is shown as ``?``. A file whose name without the extension is an agent's (``greedy``,
+    ``pimc:8``), but for that shipped policy's own file or a copy of it, plays under its whole
+    file name
+    (``greedy.safetensors``), so that it is never taken for that agent (before: beside
+    ``greedy``, the rows read ``greedy#1`` and ``greedy#2``, and alone it read ``greedy``)."""
     stem = printable(Path(path).stem.strip() or Path(path).name)
     if stem != "model":
-        return stem
+        return _told_apart(stem, Path(path))
     if meta is None:
         try:
             meta = read_metadata(path)
@@ -1044,6 +1047,24 @@ def model_label(path: str | Path, meta: Mapping[str, Any] | None = None) -> str:
             return stem
     label = meta.get("label") if isinstance(meta, Mapping) else None
     return printable(label.strip()) if isinstance(label, str) and label.strip() else stem
+
+
+def _told_apart(label: str, path: Path) -> str:
+    """``label``, or the file's whole name where ``label`` names an agent that ``path`` is not
+    (:func:`model_label`)."""
+    from ono_env.agents.registry import agent_names
+    from ono_env.agents.search import SEARCH_AGENTS
+
+    if label not in agent_names() and label.partition(":")[0] not in SEARCH_AGENTS:
+        return label
+    own = shipped_models().get(label)
+    try:   # that policy's file, or a copy of it, is that agent
+        if own is not None and (own.resolve() == path.resolve()
+                                or own.read_bytes() == path.read_bytes()):
+            return label
+    except OSError:
+        pass
+    return printable(path.name.strip())
 
 
 def model_sha256(path: str | Path) -> str:

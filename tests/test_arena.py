@@ -434,6 +434,16 @@ def test_paired_difference_compares_two_runs_deal_by_deal(tmp_path):
             paired_difference(run_arena(agents, **args), saved)
     with pytest.raises(ValueError, match="differ in rules"):
         check_paired_plan(saved, ["color", "random"], "classic", 2, 400, 5)
+    # each argument checked as run_arena checks it (before: "greedy" read letter by letter,
+    # "0" said to differ from 0, a float batch taken)
+    for agents, games, seed, batch, message in (
+            ("greedy", 400, 5, 4096, r"^agents='greedy' \(str\); allowed: a list"),
+            (["color", "random"], 400, "5", 4096, r"^seed="),
+            (["color", "random"], 400, -1, 4096, r"^seed="),
+            (["color", "random"], 400, 5, 0, r"^batch_size="),
+            (["color", "random"], 400, 5, 4096.0, r"^batch_size=")):
+        with pytest.raises(ValueError, match=message):
+            check_paired_plan(saved, agents, "basic", 2, games, seed, batch)
     # another decision limit cuts other games: refused (an arena.json of before, which does
     # not record it, is not compared)
     cut = run_arena(["color", "random"], **dict(kw, max_decisions=30))
@@ -1658,7 +1668,8 @@ def test_paired_runs_must_seat_the_same_model_files_not_only_the_same_labels(tmp
     a.save(tmp_path / "a")
     saved = read_arena_json(tmp_path / "a")
     assert saved["models"]["ppo-basic-2p"] == a.models["ppo-basic-2p"]
-    message = r"the other entrant 'ppo-basic-2p' is not the same model in the two runs"
+    # (it plays under its whole file name now, and its model is not the shipped one's)
+    message = r"the other entrants differ \(ppo-basic-2p.safetensors against ppo-basic-2p\)"
     with pytest.raises(ValueError, match=message):
         check_paired_plan(saved, ["color", str(impostor)], "basic", 2, 20, 5)
     with pytest.raises(ValueError, match=message):
@@ -1727,8 +1738,14 @@ def test_arena_labels_stay_unique_where_a_given_label_looks_like_a_numbered_one(
     assert _labels(["m", "m", "m#2", "x"]) == ["m#1", "m#3", "m#2", "x"]
     assert _labels(["a", "b"]) == ["a", "b"]
     # a model file's name with spaces at its ends plays as the name within (before: "greedy "
-    # beside greedy, two rows printed alike)
-    assert _labels(["x/greedy .safetensors", "greedy"]) == ["greedy#1", "greedy#2"]
+    # beside greedy, two rows printed alike); a name that is an agent's plays under the whole
+    # file name (before: greedy#1 and greedy#2, and alone as the agent greedy)
+    assert _labels(["x/greedy .safetensors", "greedy"]) == ["greedy .safetensors", "greedy"]
+    assert _labels(["x/pimc:8.safetensors", "pimc:8"]) == ["pimc:8.safetensors", "pimc:8"]
+    assert _labels(["x/mine .safetensors", "mine"]) == ["mine#1", "mine#2"]
+    from ono_env.agents.learned import model_label, shipped_models
+    assert model_label(shipped_models()["ppo-any"]) == "ppo-any"   # the shipped file is it
+    assert model_label("x/ppo-any.safetensors") == "ppo-any.safetensors"
     assert _labels([Path("x/m.safetensors"), "greedy"]) == ["m", "greedy"]   # a path object
 
 
@@ -1925,3 +1942,20 @@ def test_an_output_folder_the_system_cannot_name_is_one_line_and_makes_nothing(t
         assert rc == 2 and err.startswith(f"ono-arena: error: {flag[0]}: cannot create the "
                                           f"folder ") and "File name too long" in err, err
         assert err.count("\n") == 1 and list(tmp_path.iterdir()) == []
+
+
+def test_with_ray_the_agents_and_a_local_batch_are_checked_before_ray_starts(monkeypatch,
+                                                                               capsys):
+    """Before: a bad agent was named after Ray's seconds of start-up, and a local Ray's batch
+    past the free memory failed in its tasks, naming num_games instead of --batch."""
+    import ono_env.apps.arena_cli as A
+    import ono_env.game as G
+
+    monkeypatch.setattr(A, "check_ray_flag", lambda address: pytest.fail("Ray was started"))
+    assert main(["nope", "random", "--players", "2", "--games", "4", "--ray"]) == 2
+    assert "unknown agent 'nope'" in capsys.readouterr().err
+    monkeypatch.setattr(G, "available_memory", lambda: 64 << 20)
+    for ray in (["--ray"], ["--ray", "local"]):
+        assert main(["random"] * 2 + ["--players", "2", "--batch", "1000000", "--games",
+                                      "1000000", *ray]) == 2
+        assert "ono-arena: error: --batch 1,000,000" in capsys.readouterr().err

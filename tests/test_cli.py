@@ -547,3 +547,24 @@ def test_an_exploiter_of_a_clock_budget_says_it_will_not_repeat(tmp_path, capsys
             exploit(target, steps=16_384, deals=2, run_dir=str(tmp_path / "x"))
         err = capsys.readouterr().err
         assert ("note: pimc:5ms thinks for a time per decision" in err) is noted, err
+
+
+def test_a_missing_module_no_extra_installs_is_named_with_the_agent_that_imported_it(capsys):
+    """Before: any ImportError was read as an ono-env extra not installed, "pip install
+    'ono-env[all]'" for a user's agent's own import, and the agent was not named."""
+    import argparse
+
+    from ono_env.apps import console
+
+    def body(missing):
+        def run(args):
+            exc = ModuleNotFoundError(f"No module named {missing!r}", name=missing)
+            exc.add_note("raised by the agent Late")
+            raise exc
+        return run
+    assert console.run(argparse.ArgumentParser(prog="ono-x"), [], body("torchvision_x")) == 2
+    assert capsys.readouterr().err == ("ono-x: error: ModuleNotFoundError: No module named "
+                                       "'torchvision_x' (raised by the agent Late)\n")
+    assert console.run(argparse.ArgumentParser(prog="ono-x"), [], body("matplotlib")) == 2
+    assert capsys.readouterr().err == ("ono-x: error: this needs matplotlib, which is not "
+                                       "installed: pip install 'ono-env[arena]'\n")

@@ -288,7 +288,14 @@ def test_output_folders_are_checked_before_any_game(tmp_path, capsys):
 
 def test_a_plan_far_beyond_the_games_asked_is_refused(capsys):
     assert arena_main(["random"] * 20 + ["--players", "10", "--games", "1"]) == 2
-    assert "1 games would be 1,847,560" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert "1 game would be 1,847,560" in err and "ask for at least 184,756 games" in err
+    # past the cap: the largest whole plan under it (before: "at least 10,161,580", already
+    # passed by the 100,000,000 asked)
+    assert arena_main(["random"] * 20 + ["--players", "10", "--games", "100000000"]) == 2
+    err = capsys.readouterr().err
+    assert ("100,000,000 games would be 101,615,800" in err
+            and "ask for at most 99,768,240 games" in err), err
 
 
 @pytest.mark.parametrize("address, fragment", [("127.0.0.1:1", "cannot connect"),

@@ -246,19 +246,24 @@ def main(argv: Sequence[str] | None = None) -> int:
             check_paired_plan(earlier, agents, args.rules, args.players, args.games,
                               args.seed, args.batch)
         players = rules.num_players
-        if args.ray is not None:   # after the cheap checks, before any game: names --ray
-            check_seats_filled(len(args.agents), players)   # before Ray's seconds
-            check_ray_flag(args.ray)
-        planned = (games_played(args.games, len(args.agents), players)
-                   if len(args.agents) >= players else args.games)   # too few: run_arena says so
         from ono_env.agents import make_agent
         from ono_env.agents.base import observation_version
         from ono_env.agents.search import thinks_by_the_clock
         built = None   # the agents, made once for the checks below
-        if args.ray is None and len(args.agents) >= players:   # before any game, as --batch
+        if args.ray is not None:
+            check_seats_filled(len(args.agents), players)   # before Ray's seconds
+        if len(args.agents) >= players:   # before any game and before Ray starts (before: a
+            # bad agent was named after Ray's seconds of start-up)
             built = [make_agent(spec, rules) for spec in agents]
-            check_batch_memory(rules, len(args.agents), args.games, args.batch, name="--batch",
-                               observation_version=max(map(observation_version, built)))
+            if args.ray in (None, "local"):   # the batch held here (a cluster's nodes hold
+                # theirs: before, a local Ray's tasks failed late, naming num_games)
+                check_batch_memory(rules, len(args.agents), args.games, args.batch,
+                                   name="--batch",
+                                   observation_version=max(map(observation_version, built)))
+        if args.ray is not None:   # after the cheap checks, before any game: names --ray
+            check_ray_flag(args.ray)
+        planned = (games_played(args.games, len(args.agents), players)
+                   if len(args.agents) >= players else args.games)   # too few: run_arena says so
         if planned != args.games:
             check_plan(planned, args.games, len(args.agents), players)
             if built is None:   # an agent that cannot play is the one line, not after this note

@@ -328,9 +328,12 @@ def run(parser: argparse.ArgumentParser, argv: Sequence[str] | None,
     except ImportError as exc:
         remove_made_dirs()
         missing = (getattr(exc, "name", None) or "").split(".")[0]
-        extra = EXTRAS.get(missing, "all")
-        print(f"{prog}: error: this needs {missing or exc!s}, which is not installed: "
-              f"pip install 'ono-env[{extra}]'", file=sys.stderr)
+        if missing not in EXTRAS:   # a module no extra installs (a user's agent's import, say):
+            # its own message and where it came from (before: an extra named for it)
+            print(f"{prog}: error: {_message(exc)}", file=sys.stderr)
+            return 2
+        print(f"{prog}: error: this needs {missing}, which is not installed: "
+              f"pip install 'ono-env[{EXTRAS[missing]}]'", file=sys.stderr)
         return 2
     except Exception as exc:  # noqa: BLE001 - a console script prints one line, never a traceback
         remove_made_dirs()

@@ -297,11 +297,18 @@ def check_plan(planned: int, num_games: int, num_entrants: int, num_players: int
     if planned > MAX_GAMES or (planned > MAX_ROUNDING * num_games and planned > 10_000):
         tables = math.comb(num_entrants, num_players)
         unit = tables * len(seatings(num_players))   # the fewest games a plan can hold
-        advice = (f"ask for at least {planned // MAX_ROUNDING:,} games (at most "
-                  f"{MAX_GAMES:,} in all), or seat fewer entrants" if unit <= MAX_GAMES else
-                  f"every seating of every table alone is over {MAX_GAMES:,} games: seat "
-                  f"fewer entrants, or play fewer players a table")
-        raise ValueError(f"{num_games:,} games would be {planned:,}: {tables:,} tables of "
+        if unit > MAX_GAMES:
+            advice = (f"every seating of every table alone is over {MAX_GAMES:,} games: seat "
+                      f"fewer entrants, or play fewer players a table")
+        elif planned > MAX_GAMES:   # past the cap: the largest whole plan under it (before:
+            # "ask for at least" a number already passed)
+            advice = (f"ask for at most {MAX_GAMES // unit * unit:,} games ({MAX_GAMES:,} in "
+                      f"all at most), or seat fewer entrants")
+        else:
+            advice = (f"ask for at least {planned // MAX_ROUNDING:,} games (at most "
+                      f"{MAX_GAMES:,} in all), or seat fewer entrants")
+        raise ValueError(f"{num_games:,} game{'s' * (num_games != 1)} would be {planned:,}: "
+                         f"{tables:,} tables of "
                          f"{num_players} of the {num_entrants} entrants, each in "
                          f"{len(seatings(num_players))} seatings; {advice}")
 
@@ -347,9 +354,18 @@ def check_paired_plan(earlier: Any, agents: Sequence[Any], rules: Any = "classic
     arguments (mirrored) would deal the same cards as the saved run ``earlier`` (an
     ArenaResult or an arena.json's dict), cut its games alike and seat the same entrants
     (the same model files) but the first, so that paired_difference can compare the two
-    first entrants."""
+    first entrants. Each argument is checked as :func:`run_arena` checks it (before: a
+    string of agents was read letter by letter, and a seed of "0" was said to differ from
+    0)."""
     overrides = {} if num_players is None else {"num_players": num_players}
     rules = resolve_rules(rules, **overrides)
+    agents = _agent_list("agents", agents)
+    check_seats_filled(len(agents), rules.num_players)
+    num_games = check_int("num_games", num_games, 1, MAX_GAMES)
+    seed = check_seed("seed", seed, allow_none=False)
+    batch_size = check_int("batch_size", batch_size, 1, MAX_BATCH)
+    if max_decisions is not None:
+        check_int("max_decisions", max_decisions, 1, MAX_DECISIONS)
     plan = {"rules": rules.to_dict(), "seed": seed, "batch_size": batch_size,
             "games": games_played(num_games, len(agents), rules.num_players),
             "agents": _labels(agents), "max_decisions": max_decisions,
