@@ -500,6 +500,9 @@ def test_this_machines_own_name_is_checked_where_ray_connects(monkeypatch):
                                              rf"{re.escape(get_node_ip_address())}:{port}: cannot "
                                              rf"connect within 5 s"):
             check_ray_address(f"127.0.0.1:{port}", reach=True, name="--ray")
+        with pytest.raises(ValueError, match=rf"^ray_address=127.0.0.1:{port}, which Ray reads "
+                                             rf"as {re.escape(get_node_ip_address())}:{port}: "):
+            check_ray_address(f"127.0.0.1:{port}", reach=True)
     finally:
         server.stop(0)
 

@@ -319,7 +319,8 @@ def test_a_port_that_does_not_speak_grpc_is_refused_in_bounded_time(monkeypatch)
     import ono_env.arena.distributed as D
 
     monkeypatch.setattr(D, "RAY_CONNECT_SECONDS", 1.0)
-    with socket.create_server(("127.0.0.1", 0)) as server:
+    # on every interface: Ray reads 127.0.0.1 as this machine's network address, checked too
+    with socket.create_server(("0.0.0.0", 0)) as server:
         port = server.getsockname()[1]
         t = time.perf_counter()
         with pytest.raises(ValueError, match=rf"^ray_address=127.0.0.1:{port}: a server answers "
@@ -345,7 +346,7 @@ def test_a_grpc_server_passes_the_reach_check(proxy, monkeypatch):
     from concurrent.futures import ThreadPoolExecutor
 
     server = grpc.server(ThreadPoolExecutor(max_workers=1))
-    port = server.add_insecure_port("127.0.0.1:0")
+    port = server.add_insecure_port("0.0.0.0:0")   # where Ray reads 127.0.0.1 as well
     server.start()
     try:
         assert check_ray_address(f"127.0.0.1:{port}", reach=True) == f"127.0.0.1:{port}"

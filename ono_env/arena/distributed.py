@@ -23,8 +23,10 @@ _RAY_ADDRESS = re.compile(r"(?:ray://)?(\[[0-9a-fA-F:]+\]|[A-Za-z0-9.-]{1,253}):
 
 def _named(name: str, address: str) -> str:
     """How an error names the address: ``--ray ADDRESS`` for a console script's flag,
-    ``ray_address=ADDRESS`` for the library's argument and the config's field."""
-    return f"{name} {address}" if name.startswith("-") else f"{name}={address}"
+    ``ray_address=ADDRESS`` for the library's argument and the config's field, and after
+    "which Ray reads as" a space (before: "which Ray reads as=...")."""
+    return (f"{name} {address}" if name.startswith("-") or name.endswith(" as")
+            else f"{name}={address}")
 
 
 def check_ray_address(address: Any, reach: bool = False, name: str = "ray_address") -> str:
