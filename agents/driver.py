@@ -261,6 +261,10 @@ class AgentDriver:
                                                       mask[sel], rng)
                 else:
                     self._actions[sel] = checked_actions(agent, obs[sel], mask[sel], rng)
+            except SystemExit as exc:   # an agent's sys.exit (before: a console script
+                # ended with its status, 0 too, and no word)
+                raise RuntimeError(f"the agent {agent_label(agent)} called sys.exit({exc.code!r}) "
+                                   f"while deciding; allowed: an agent that returns actions") from None
             except Exception as exc:   # which agent: a console script's one line names it
                 label = agent_label(agent)   # (before: "RuntimeError: boom" alone)
                 if label not in str(exc):   # a note as Python 3.11's add_note keeps one

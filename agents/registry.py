@@ -24,7 +24,13 @@ from typing import Any
 
 import numpy as np
 
-from ono_env.agents.base import Agent, RandomAgent, check_actions, observation_version
+from ono_env.agents.base import (
+    Agent,
+    RandomAgent,
+    check_actions,
+    observation_version,
+    plays_from_game,
+)
 from ono_env.agents.learned import LearnedAgent, check_compatible, load_agent, shipped_models
 from ono_env.agents.rule_based import RULE_BASED, RuleBasedAgent
 from ono_env.agents.search import SEARCH_AGENTS, SearchAgent
@@ -277,7 +283,8 @@ def agent_from_class(spec: str, rules: Any = None) -> Agent:
     except ImportError as exc:
         raise ValueError(f"agent {spec}: cannot import module {module_name!r} ({exc}); it must "
                          f"be importable from the current directory or the Python path") from None
-    except Exception as exc:  # noqa: BLE001 - the user's module failed: one line, its reason
+    except (Exception, SystemExit) as exc:  # noqa: BLE001 - the user's module failed: one
+        # line, its reason (a sys.exit too: before, the program ended with its status, silent)
         raise ValueError(f"agent {spec}: importing {module_name!r} raised "
                          f"{type(exc).__name__}: {exc}") from None
     finally:
@@ -363,7 +370,7 @@ def check_protocol(agent: Any, rules: RuleSet, what: str) -> None:
     if not isinstance(agent, Agent):
         raise ValueError(f"agent {what}: {type(agent).__name__} does not implement the agent "
                          f"protocol: it needs a method act(obs, mask, rng) -> actions")
-    if getattr(agent, "uses_game", False):
+    if plays_from_game(agent):
         return   # a search agent decides from the game through the driver, not from act
     failed = f"agent {what}: act(obs, mask, rng) failed on real positions of {rules.name}"
     version = observation_version(agent)
@@ -372,7 +379,8 @@ def check_protocol(agent: Any, rules: RuleSet, what: str) -> None:
     obs = game.observe(game.state.current.astype(np.int64), version=version)
     try:
         actions = agent.act(obs, mask, np.random.default_rng(0))
-    except Exception as exc:  # noqa: BLE001 - the user's act failed: one line, its reason
+    except (Exception, SystemExit) as exc:  # noqa: BLE001 - the user's act failed: one line,
+        # its reason (a sys.exit too: before, the program ended with its status, silent)
         raise ActRaised(f"{failed}: {type(exc).__name__}: {exc}") from None
     try:
         check_actions(agent, actions, mask)

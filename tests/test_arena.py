@@ -1959,3 +1959,32 @@ def test_with_ray_the_agents_and_a_local_batch_are_checked_before_ray_starts(mon
         assert main(["random"] * 2 + ["--players", "2", "--batch", "1000000", "--games",
                                       "1000000", *ray]) == 2
         assert "ono-arena: error: --batch 1,000,000" in capsys.readouterr().err
+
+
+def test_an_agent_that_calls_sys_exit_is_an_error_not_the_programs_end(tmp_path, monkeypatch,
+                                                                       capsys):
+    """Before: an agent's sys.exit(0) ended ono-arena with status 0 and no output, and a
+    module that exited as it was imported ended it with that status, silently."""
+    (tmp_path / "exiting_agents.py").write_text(
+        "import sys\n"
+        "class Quits:\n"
+        "    def act(self, obs, mask, rng):\n"
+        "        sys.exit(0)\n")
+    (tmp_path / "exits_on_import.py").write_text("import sys\nsys.exit(3)\n")
+    monkeypatch.chdir(tmp_path)
+    assert main(["exiting_agents:Quits", "random", "--players", "2", "--games", "4"]) == 2
+    assert ("act(obs, mask, rng) failed on real positions of basic: SystemExit: 0"
+            in capsys.readouterr().err)
+    import importlib
+
+    from ono_env import VecGame
+    from ono_env.agents.driver import AgentDriver
+    monkeypatch.syspath_prepend(str(tmp_path))
+    quits = importlib.import_module("exiting_agents").Quits()
+    driver = AgentDriver(VecGame("basic", 2, seed=0, num_players=2), [quits])   # past the
+    driver.seat_agent[:] = 0   # arena's check: the driver names it
+    with pytest.raises(RuntimeError, match=r"^the agent Quits called sys.exit\(0\) while deciding"):
+        driver.play(np.random.default_rng(0))
+    assert main(["exits_on_import:X", "random", "--players", "2", "--games", "4"]) == 2
+    assert ("error: agent exits_on_import:X: importing 'exits_on_import' raised SystemExit: 3"
+            in capsys.readouterr().err)
