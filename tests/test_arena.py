@@ -1988,3 +1988,22 @@ def test_an_agent_that_calls_sys_exit_is_an_error_not_the_programs_end(tmp_path,
     assert main(["exits_on_import:X", "random", "--players", "2", "--games", "4"]) == 2
     assert ("error: agent exits_on_import:X: importing 'exits_on_import' raised SystemExit: 3"
             in capsys.readouterr().err)
+
+
+def test_a_run_whose_records_would_not_fit_in_memory_is_refused_before_any_game(monkeypatch):
+    """Before: nothing counted the per-game records; 100,000,000 games at 10 players (about
+    42 GB of them) would play for hours and then fail."""
+    import ono_env.game as G
+    from ono_env.arena import record_bytes
+
+    monkeypatch.setattr(G, "available_memory", lambda: 1 << 30)
+    played = []
+    monkeypatch.setattr("ono_env.arena.play_games", lambda *a, **k: played.append(1))
+    with pytest.raises(ValueError, match=r"^num_games=100,000,000: the records of the "
+                                         r"100,000,000 games played take 4[0-9.]+ GiB, and this "
+                                         r"machine has 1.0 GiB of memory free; allowed: fewer "
+                                         rf"games \(at most {(1 << 30) // record_bytes(10):,} "):
+        run_arena(["random"] * 10, "basic", 10, num_games=100_000_000, rating=False)
+    assert played == []
+    monkeypatch.undo()
+    assert run_arena(["random"] * 2, "basic", 2, num_games=10, rating=False).agent_rows()

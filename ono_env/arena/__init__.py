@@ -69,6 +69,7 @@ from typing import Any
 
 import numpy as np
 
+from ono_env import game as _game
 from ono_env.agents.base import (
     Agent,
     agent_label,
@@ -112,7 +113,7 @@ from ono_env.arena.stats import (
     wilson_interval,
 )
 from ono_env.checks import check_bool, check_int, check_seed, shown
-from ono_env.game import MAX_DECISIONS, VecGame, check_game_memory
+from ono_env.game import MAX_DECISIONS, MEMORY_CHECK_FROM, VecGame, check_game_memory
 from ono_env.game import MAX_GAMES as MAX_BATCH
 from ono_env.observation import OBS_VERSIONS
 from ono_env.positions import need_keys
@@ -211,6 +212,7 @@ def run_arena(agents: Sequence[Any], rules: Any = "classic", num_players: int | 
     # the models as the agents read them; for the pairings of a mirrored run
     models = _model_files(built, labels) if mirrored else {}
     check_plan(games_played(num_games, len(agents), P), num_games, len(agents), P)
+    check_records_memory(games_played(num_games, len(agents), P), P, num_games)
     tables = list(itertools.combinations(range(len(agents)), P))
     orders = seatings(P)
     total = games_played(num_games, len(agents), P)
@@ -311,6 +313,30 @@ def check_plan(planned: int, num_games: int, num_entrants: int, num_players: int
                          f"{tables:,} tables of "
                          f"{num_players} of the {num_entrants} entrants, each in "
                          f"{len(seatings(num_players))} seatings; {advice}")
+
+
+def record_bytes(num_players: int) -> int:
+    """The bytes a run keeps of each game it plays (:class:`GameRecords`: the entrants, win
+    shares and scores of every seat, the length, the cut flag and the deal), counted twice:
+    the batches' parts are held while they are joined."""
+    return 2 * (24 * num_players + 8 + 1 + 8)
+
+
+def check_records_memory(games: int, num_players: int, num_games: int) -> None:
+    """``ValueError`` naming ``num_games`` when the records of the ``games`` a run plays for
+    it (:func:`record_bytes` each) would not fit in the memory free now, before any game
+    (before: 100,000,000 games at 10 players, about 42 GB of records, played for hours and
+    then failed)."""
+    need = games * record_bytes(num_players)
+    if need < MEMORY_CHECK_FROM:
+        return
+    free = _game.available_memory()   # (read through the module: tests set it there)
+    if free is not None and need > free:
+        most = free // record_bytes(num_players)
+        raise ValueError(f"num_games={num_games:,}: the records of the {games:,} games played "
+                         f"take {need / 2**30:,.1f} GiB, and this machine has "
+                         f"{free / 2**30:,.1f} GiB of memory free; allowed: fewer games (at "
+                         f"most {most:,} played here), in several runs")
 
 
 def check_batch_memory(rules: RuleSet, num_entrants: int, num_games: int, batch_size: int,
