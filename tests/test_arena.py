@@ -2007,3 +2007,13 @@ def test_a_run_whose_records_would_not_fit_in_memory_is_refused_before_any_game(
     assert played == []
     monkeypatch.undo()
     assert run_arena(["random"] * 2, "basic", 2, num_games=10, rating=False).agent_rows()
+
+
+def test_the_paths_written_are_printed_without_their_control_characters(tmp_path, capsys):
+    # before: a control character of --out reached the terminal in the "wrote" line
+    out = tmp_path / "nul\x01ctl"
+    assert main(["greedy", "random", "--players", "2", "--games", "4", "--no-rating",
+                 "--no-progress", "--out", str(out), "--record", "1", str(out / "r")]) == 0
+    printed = capsys.readouterr().out
+    assert "\x01" not in printed and "nul?ctl" in printed
+    assert (out / "arena.json").is_file() and list((out / "r").glob("replay-*.json"))

@@ -34,7 +34,7 @@ from ono_env.arena import (
     run_arena,
 )
 from ono_env.arena.distributed import check_ray_address, check_ray_flag
-from ono_env.checks import check_output_dir, shown, write_whole
+from ono_env.checks import check_output_dir, printable, shown, write_whole
 from ono_env.rules import PRESETS, resolve_rules
 
 
@@ -303,13 +303,14 @@ def main(argv: Sequence[str] | None = None) -> int:
                       "pip install 'ono-env[arena]'", file=sys.stderr)
             else:
                 paths.append(plot_head_to_head(result, Path(args.out) / "arena.png"))
-            print("wrote " + ", ".join(str(p) for p in paths))
+            # a control character of a path shown as '?' (before: sent to the terminal)
+            print("wrote " + ", ".join(printable(str(p)) for p in paths))
         if record_dir is not None:
             for k, replay in enumerate(result.replays):
                 replay.save(record_dir / f"replay-{k + 1:05d}.json")
             short = (f" (--record {record:,}: the run played {len(result.records.length):,} "
                      f"games)" if len(result.replays) < record else "")
-            print(f"wrote {len(result.replays)} replays to {record_dir}{short}")
+            print(f"wrote {len(result.replays)} replays to {printable(str(record_dir))}{short}")
 
     return cli.run(build_parser(), argv, body)
 
