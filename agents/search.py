@@ -391,8 +391,8 @@ class SearchAgent:
             before, acted, temp, at = self._recall(game, rows, view)
             common = (np.zeros(C.NUM_CARD_TYPES, np.int64), np.zeros(D, np.int8),
                       np.zeros(2, np.uint64))
-            scratch = (np.zeros((4, P), np.float32), np.zeros(C.NUM_ACTIONS, np.bool_),
-                       np.zeros(C.NUM_ACTIONS), np.zeros(32 + P))
+            work = (np.zeros((4, P), np.float32), np.zeros(C.NUM_ACTIONS, np.bool_),
+                    np.zeros(C.NUM_ACTIONS), np.zeros(32 + P))
             row = np.zeros(C.NUM_ACTIONS, np.bool_)
             for a in range(0, R, piece):
                 s = slice(a, a + piece)
@@ -400,7 +400,7 @@ class SearchAgent:
                 # one unread row)
                 pimc(*(x[s] for x in view), self._params(game), seeds[s], self.worlds,
                      views[self.view], code, MAX_PLAYOUT, self.margin, prior[s], *record,
-                     acted[s], temp, *world, *common, values[s], *scratch, *net, row, out[s])
+                     acted[s], temp, *world, *common, values[s], *work, *net, row, out[s])
             self._remember(at, view, out)
         self.last_values = values
         # -1 marks the illegal actions; a legal one's value is above it (a penalty match

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 
@@ -94,7 +95,7 @@ def render_text(
     return "\n".join(lines)
 
 
-def _seat(player: object, where: str, seats: int = MAX_PLAYERS) -> int:
+def _seat(player: Any, where: str, seats: int = MAX_PLAYERS) -> int:
     """``player`` when it is a seat of a table of ``seats`` players, else one ``ValueError``
     naming ``where`` (before: a seat of None or "a" was a TypeError inside, or written as
     "PNone", and seat 99 described events of no seat)."""

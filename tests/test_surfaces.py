@@ -167,11 +167,18 @@ def test_the_server_states_its_search_limits(client):
     assert search_label(f"pimc:{WEB_MAX_BUDGET}") == ("pimc", str(WEB_MAX_BUDGET))
 
 
-def test_a_model_named_like_a_search_agent_is_refused(tmp_path):
+def test_a_model_named_like_an_agent_is_offered_under_its_file_name_or_refused(tmp_path):
+    # a file named as an agent plays under its whole file name (model_label), so it is
+    # offered so; a label that is an agent's still (a copy of a shipped policy is that agent)
+    from fastapi.testclient import TestClient
     model = tmp_path / "pimc.safetensors"
     shutil.copy(shipped_models()["ppo-basic-2p"], model)
+    offered = TestClient(create_app(models=[str(model)])).get("/api/options").json()["agents"]
+    assert "pimc.safetensors" in offered and offered.count("pimc") == 1
+    copy = tmp_path / "ppo-basic-2p.safetensors"
+    shutil.copy(shipped_models()["ppo-basic-2p"], copy)
     with pytest.raises(ValueError, match="is taken by an agent of that name"):
-        create_app(models=[str(model)])
+        create_app(models=[str(copy)])
 
 
 # ---- a model is checked by what it computes ---------------------------------------------------
