@@ -376,6 +376,16 @@ SMALL = ["total_steps=64", "num_envs=4", "ppo.n_steps=16", "ppo.batch_size=32", 
                     "as true or false: quote it, '<as written>' in a file or "
                     "name=\"'<as written>'\" on a command line)"),
     (["name=2024.10"], "(YAML reads it as a number: quote it, '<as written>' in a file"),
+    # a table's field: quoted inside the list on a command line (before: a dotted override
+    # advised, which is refused)
+    (["observation_version=2", "tables=[{rules: basic, name: 12}]"],
+     "config field 'tables.0.name' = 12: Input should be a valid string (YAML reads it as a "
+     "number: quote it, '<as written>' in a file or inside tables=[...] on a command line)"),
+    # before: true read as 1 and 2.0 as 2, where every other number is strict
+    (["observation_version=true"], "config field 'observation_version' = True: Input should be "
+                                   "1 or 2 as a whole number, not True"),
+    (["observation_version=2.0"], "config field 'observation_version' = 2.0: Input should be "
+                                  "1 or 2 as a whole number"),
     (["total_steps=1e6"], "config field 'total_steps' = 1000000.0: Input should be a valid "
                           "integer (YAML reads it as a float: write the whole number, 1000000)"),
     # before: past float32's range, torch's overflow error named no field (clip_range), or

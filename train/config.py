@@ -28,6 +28,7 @@ from typing import Annotated, Any, Literal, TypeVar, cast
 import yaml
 from pydantic import (
     AfterValidator,
+    BeforeValidator,
     ConfigDict,
     Field,
     TypeAdapter,
@@ -41,6 +42,15 @@ from ono_env.checks import MAX_SEED, no_file, shown
 from ono_env.game import MAX_DECISIONS
 
 _CONFIG = ConfigDict(extra="forbid", use_attribute_docstrings=True, allow_inf_nan=False)
+
+def _integer_only(value: Any) -> Any:
+    """``value`` unless it is a bool or a float, which a ``Literal`` of integers takes (true
+    as 1, 2.0 as 2; before, ``observation_version=true`` trained version 1): a strict
+    ``Literal``, as every other number here is strict."""
+    if isinstance(value, (bool, float)):
+        raise ValueError(f"Input should be 1 or 2 as a whole number, not {value!r}")
+    return value
+
 
 Count = Annotated[int, Field(strict=True, ge=1)]
 Count0 = Annotated[int, Field(strict=True, ge=0)]
@@ -244,7 +254,7 @@ class TrainConfig:
     """Players per game."""
     tables: Annotated[list[Table], Field(min_length=1, max_length=64)] | None = None
     """algo ppo: a mixture of 1-64 tables trained at once (each: rules (default basic), num_players (default 2), weight (default 1), opponents, teacher, teacher_coef, name); every table steps its own games and all their rollouts go into one update; needs observation_version 2 (rules and num_players above are then not read: leave them unset)."""
-    observation_version: Literal[1, 2] = 1
+    observation_version: Annotated[Literal[1, 2], BeforeValidator(_integer_only)] = 1
     """Observation layout the learner reads: 1 (the environments' default; its length depends on the table) | 2 (one length for every table; tables need it)."""
     observation_hide: list[Hideable] = dataclasses.field(default_factory=list)
     """observation_version 2, for measuring what a part is worth: these fields (each at most once) of every opponent block are hidden from the network (the model's obs_scale divides them by 1e30, so the saved model never sees them either)."""
@@ -596,8 +606,12 @@ def _describe(err: Mapping[str, Any]) -> str:
         # not echoed as YAML read it: a flag, a float and an integer may not read back as
         # written (True, 2024.10, 1e3; 1_0 is 10 and 0x10 16, so '10' advised another name)
         text = "<as written>"
+        # a table's field is set with the whole list on a command line (no dotted key
+        # reaches into it: before, the advice was an override that is refused)
+        line = ("inside tables=[...] on a command line" if err["loc"][0] == "tables"
+                else f"{loc}=\"'{text}'\" on a command line")
         msg += (f" (YAML reads it as {'true or false' if isinstance(value, bool) else 'a number'}"
-                f": quote it, '{text}' in a file or {loc}=\"'{text}'\" on a command line)")
+                f": quote it, '{text}' in a file or {line})")
     elif kind in ("int_type", "int_from_float") and isinstance(value, float) \
             and value.is_integer() and abs(value) < 1e18:   # total_steps=1e6
         msg += f" (YAML reads it as a float: write the whole number, {int(value)})"
