@@ -1017,6 +1017,22 @@ def test_a_refused_resume_fails_before_the_tables_are_probed(tmp_path, capsys):
     assert not run_dir.exists()
 
 
+def test_a_resume_that_is_no_model_file_is_refused_naming_resume(tmp_path):
+    # before: "cannot read model file ...: it is a folder", and the others, without resume=
+    pytest.importorskip("torch")
+    from ono_env.train.ppo import train
+
+    (tmp_path / "tables.json").write_text("{}\n")
+    for given, said in ((tmp_path, "it is a folder"),
+                        (tmp_path / "tables.json", "not a safetensors model file")):
+        with pytest.raises(ValueError, match=rf"^resume='{re.escape(str(given))}': .*{said}.*; "
+                                             rf"allowed: a model or checkpoint file, or one of "
+                                             rf"ppo-any"):
+            train(load_config("default", [f"resume={given}", "progress=false",
+                                          f"run_dir={tmp_path / 'run'}"]))
+    assert not (tmp_path / "run").exists()
+
+
 def test_color_consistency_is_zero_for_a_colour_blind_network_and_its_order_holds():
     """``ppo.color_consistency``'s terms: 0 when the renamed rows' outputs are the rows' own
     (read back through the naming), positive when they differ; the renamed prepared rollout

@@ -1126,16 +1126,22 @@ def shipped_resume(cfg: TrainConfig) -> TrainConfig:
     a path that exists is kept, even one spelled as a shipped name."""
     import dataclasses
 
-    from ono_env.agents.learned import shipped_models
+    from ono_env.agents.learned import read_metadata, shipped_models
 
     shipped = shipped_models()
-    if cfg.resume is None or Path(cfg.resume).exists():
+    allowed = f"allowed: a model or checkpoint file, or one of {', '.join(sorted(shipped))}"
+    if cfg.resume is None:
+        return cfg
+    if Path(cfg.resume).exists():
+        try:   # before: a folder or a file of another kind was named without resume=
+            read_metadata(cfg.resume)
+        except ValueError as exc:
+            raise ValueError(f"resume={shown(cfg.resume, 200)}: {exc}; {allowed}") from None
         return cfg
     if cfg.resume in shipped:
         return dataclasses.replace(cfg, resume=str(shipped[cfg.resume]))
     raise ValueError(f"resume={shown(cfg.resume, 200)}: {no_file(Path(cfg.resume))}, and no "
-                     f"shipped policy has that name; allowed: a model or checkpoint file, or one of "
-                     f"{', '.join(sorted(shipped))}")
+                     f"shipped policy has that name; {allowed}")
 
 
 def train(cfg: TrainConfig, stop_signals: Sequence[str] = ("SIGINT",),
