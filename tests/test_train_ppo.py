@@ -236,9 +236,13 @@ def test_resume_takes_a_shipped_policys_name(tmp_path, monkeypatch):
 
     cfg = load_config("default", ["observation_version=2", "resume=ppo-any"])
     assert shipped_resume(cfg).resume == str(shipped_models()["ppo-any"])
-    (tmp_path / "ppo-any").write_bytes(b"")
+    (tmp_path / "ppo-any").write_bytes(shipped_models()["ppo-basic-2p"].read_bytes())
     monkeypatch.chdir(tmp_path)
     assert shipped_resume(cfg).resume == "ppo-any"
+    (tmp_path / "ppo-any").write_bytes(b"")   # a file there, but no model: refused by name
+    with pytest.raises(ValueError, match=r"^resume='ppo-any': 'ppo-any': not a safetensors "
+                                         r"model file"):
+        shipped_resume(cfg)
     cfg = load_config("default", ["resume=runs/x/model.safetensors"])
     with pytest.raises(ValueError, match=r"resume='runs/x/model.safetensors': no such file, and "
                                          r"no shipped policy has that name; allowed: a model or "
