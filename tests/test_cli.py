@@ -185,6 +185,26 @@ def test_an_exploiter_is_not_written_into_a_folder_with_files(tmp_path, capsys):
     assert [q.name for q in tmp_path.iterdir()] == ["old.txt"]
 
 
+
+def test_an_exploiters_folder_is_named_as_its_flag_and_an_interrupt_says_not_measured(tmp_path,
+                                                                                       capsys):
+    # before: "run_dir '...'", a field ono-exploit has not, and "no final evaluation", where
+    # what an interrupted exploiter lacks is its measurement
+    err = _one_error_line("ono-exploit", ["greedy", "--no-progress", "--out",
+                                          str(tmp_path / "a\tb")], capsys)
+    assert "--out '" in err and "its folder's name is the label its models play under" in err
+    assert list(tmp_path.iterdir()) == []
+    from ono_env.train.run import StopOnInterrupt
+    for program, said in (("ono-exploit", "; not measured (ono-exploit measures the exploiter "
+                                          "once it has trained): no exploit.json"),
+                          ("ono-train", "; no final evaluation")):
+        stop = StopOnInterrupt((), program=program)
+        stop.signum = 2
+        with pytest.raises(KeyboardInterrupt):
+            stop.end(100, 200, tmp_path / "model.safetensors")
+        assert capsys.readouterr().err.rstrip().endswith(said)
+
+
 @pytest.mark.parametrize("tool,argv", [
     ("ono-bench", ["nosuch", "--out", "{out}"]),
     ("ono-bench", ["greedy", "--tables", "nosuch", "--out", "{out}"]),

@@ -469,6 +469,21 @@ def run_label(run_dir: Path) -> str:
     return Path(os.path.abspath(run_dir)).name
 
 
+def check_run_label(run_dir: Path, field: str = "run_dir") -> None:
+    """``ValueError`` naming ``field`` (``run_dir``, or ``ono-exploit``'s ``--out``) where the
+    folder's name cannot be the label its models play under (before: refused only as the
+    model was saved, after training; and a longer name was cut to the label's length without
+    a word)."""
+    from ono_env.agents.learned import MAX_MODEL_LABEL
+
+    label = run_label(run_dir)
+    if not label.isprintable() or not 0 < len(label) <= MAX_MODEL_LABEL:
+        raise ValueError(f"{field} {shown(str(run_dir), 80)}: its folder's name is the label "
+                         f"its models play under; allowed: a folder whose name is printable, "
+                         f"of 1 to {MAX_MODEL_LABEL} characters (no control or formatting "
+                         f"characters; the root folder has no name)")
+
+
 def check_run_dir(run_dir: Path, resume: str | None) -> None:
     """``ValueError`` when ``run_dir`` already holds files, unless the run resumes the model
     file of that folder that is furthest along (its ``model.safetensors`` or another model
@@ -481,15 +496,7 @@ def check_run_dir(run_dir: Path, resume: str | None) -> None:
     branch's later checkpoints, or overwrite a ``model.safetensors`` that a resumed part
     without checkpoints carried further."""
     check_folder_path(run_dir, "run_dir")   # a file there, or a path the system refuses
-    from ono_env.agents.learned import MAX_MODEL_LABEL
-
-    label = run_label(run_dir)   # before: refused only as the model was saved, after training
-    if not label.isprintable() or not 0 < len(label) <= MAX_MODEL_LABEL:   # (and a longer
-        # name was cut to the label's length without a word)
-        raise ValueError(f"run_dir {shown(str(run_dir), 80)}: its folder's name is the label "
-                         f"its models play under; allowed: a folder whose name is printable, "
-                         f"of 1 to {MAX_MODEL_LABEL} characters (no control or formatting "
-                         f"characters; the root folder has no name)")
+    check_run_label(run_dir)
     held = sorted(p.name for p in run_dir.iterdir() if p.name != LOCK_FILE) if run_dir.is_dir() else []
     if not held:
         return
@@ -1075,6 +1082,12 @@ def stops_at_once(signals: Sequence[str], program: str, said: str,
         interrupt.restore()
 
 
+NOT_DONE = {"ono-exploit": "not measured (ono-exploit measures the exploiter once it has "
+                            "trained): no exploit.json"}
+"""What a trainer's program leaves undone when it is interrupted while training, where that
+is not the final evaluation (``ono-exploit`` has none)."""
+
+
 class StopOnInterrupt:
     """A signal of ``signals`` during training (Ctrl-C's SIGINT; from ``ono-train`` SIGTERM
     and SIGHUP too, what ``kill``, ``timeout``, job schedulers and a closed terminal send):
@@ -1128,7 +1141,8 @@ class StopOnInterrupt:
         (``resumable``: ``ono-train``'s ``resume=`` carries the model on)."""
         carry_on = carry_on_hint(self.program, resumable, steps, total_steps)
         print(f"interrupted after {steps:,} of {total_steps:,} steps: model saved to "
-              f"{model_path}{carry_on}; no final evaluation", file=sys.stderr)
+              f"{model_path}{carry_on}; {NOT_DONE.get(self.program, 'no final evaluation')}",
+              file=sys.stderr)
         self.stop()
 
     def stop(self) -> None:
