@@ -277,6 +277,12 @@ class SearchAgent:
         or more; -1 elsewhere: no prior agent, or no margin)."""
         self.clock = time.perf_counter
         """The clock of time budgets (seconds; tests replace it)."""
+        self.time_cap_ms: float | None = None
+        """A fixed budget's wall-time cap per decision (ms; None: none, the default): its
+        worlds (iterations) then run in batches, as a time budget's do, until they are all
+        run or the time is spent, whichever comes first (a search without a belief). The web
+        table sets it, so that a budget of worlds within its limits cannot hold a worker for
+        minutes under rules whose playouts are long."""
         self.method = method
         if not is_real(margin) or math.isnan(margin):
             raise ValueError(f"margin={margin!r} ({type(margin).__name__}); allowed: a number "
@@ -362,7 +368,7 @@ class SearchAgent:
         values = np.zeros((R, C.NUM_ACTIONS))
         out = np.zeros(R, np.int64)
         code, net = self._playout_args(game, policies)
-        if self.time_ms is not None:
+        if self.time_ms is not None or (self.time_cap_ms is not None and self.belief is None):
             prior = (self._prior_choices(game, rows, rng) if self.method == "pimc"
                      else np.full(R, -1, np.int64))
             self.last_prior = prior
@@ -449,7 +455,9 @@ class SearchAgent:
         values = np.full((R, A), -1.0)
         out = np.zeros(R, np.int64)
         self.last_worlds = np.zeros(R, np.int64)
-        budget = cast(float, self.time_ms) / 1000.0
+        timed = self.time_ms is not None
+        budget = cast(float, self.time_ms if timed else self.time_cap_ms) / 1000.0
+        most = None if timed else self.worlds   # a capped fixed budget: its worlds at most
         batch_values = np.zeros((1, A))
         batch_out = np.zeros(1, np.int64)
         tmp = np.zeros(32 + P)
@@ -487,9 +495,11 @@ class SearchAgent:
                 n += batch
                 elapsed = self.clock() - start
                 per_world = elapsed / n
-                if elapsed + per_world > budget:
+                if elapsed + per_world > budget or (most is not None and n >= most):
                     break
                 batch = max(1, min(2 * n, int((budget - elapsed) / per_world)))
+                if most is not None:
+                    batch = min(batch, most - n)
             self.last_worlds[r] = n
             if n == 0:
                 continue

@@ -1037,3 +1037,35 @@ def test_a_fixed_budget_searches_in_pieces_that_decide_as_one_call(spec, preset,
         np.testing.assert_array_equal(played, seen[0][0])
         for a, b in zip(values, seen[0][1]):
             np.testing.assert_array_equal(a, b)
+
+
+def test_a_capped_budget_of_worlds_stops_at_its_worlds_or_its_time():
+    """``time_cap_ms`` (the web table's): a budget of worlds runs in batches until its worlds
+    are all run or the time is spent. Before, the web's pimc-ppo-playout:512 under 100-card
+    hands held a worker for minutes a decision."""
+    rules = RuleSet.preset("basic", num_players=2)
+    game = positions(rules, 64, seed=51)
+    mask = game.legal_mask()
+    live = np.flatnonzero(~game.finished)
+    many = mask[live].sum(axis=1) > 1
+    for spec in ("pimc:8", "pimc-ppo:8", "ismcts:8", "pimc:64"):
+        agent = make_agent(spec, rules)
+        agent.time_cap_ms = 5.0
+        agent.clock = _Ticks()   # 1 ms a reading: 13 worlds fit in 5 ms, as a time budget's
+        acts = agent.act_game(game, live, np.random.default_rng(7))
+        assert mask[live, acts].all()
+        cap = min(agent.worlds, 13)   # its worlds, or those the time allowed
+        assert np.array_equal(agent.last_worlds, np.where(many, cap, 0)), spec
+    uncapped = make_agent("pimc:64", rules)   # the default: the compiled search, all its worlds
+    uncapped.clock = _Ticks()
+    uncapped.act_game(game, live, np.random.default_rng(7))
+    assert np.array_equal(uncapped.last_worlds, np.where(many, 64, 0))
+
+
+def test_the_web_table_caps_a_budget_of_worlds_in_time():
+    pytest.importorskip("fastapi")
+    from ono_env.apps.web.table import WEB_SEARCH_CAP_MS, default_agent_factory
+    build = default_agent_factory(RuleSet.preset("basic", num_players=2), {}, None)
+    assert build("pimc-ppo-playout:512").time_cap_ms == WEB_SEARCH_CAP_MS
+    timed = build("pimc:50ms")
+    assert timed.time_cap_ms is None and timed.time_ms == 50.0

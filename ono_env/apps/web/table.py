@@ -463,6 +463,9 @@ WEB_MAX_BUDGET = 512
 search agent (``name:N``)."""
 WEB_MAX_MS = 1000.0
 """The longest time budget per decision a browser may ask (``name:<T>ms``)."""
+WEB_SEARCH_CAP_MS = 5000.0
+"""The longest a budget of worlds (``name:N``) searches per decision at the web table: its
+worlds run in batches until they are all run or this time is spent (at least one world)."""
 _SEARCH_LABEL = re.compile(r"([a-z-]{1,40})(?::((?:0|[1-9][0-9]{0,8})(?:(?:\.[0-9]{1,6})?ms)?))?")
 """A search label: a name, and a budget of worlds or milliseconds written without a leading
 zero (before, ``pimc:01`` passed here and was refused by the agent's own parser with a message
@@ -530,9 +533,13 @@ def default_agent_factory(rules: RuleSet, allowed: Mapping[str, Any],
         if isinstance(label, str) and label.partition(":")[0] in SEARCH_AGENTS:
             base, arg = search_label(label)
             try:
-                return SEARCH_AGENTS[base](rules, arg)
+                agent = SEARCH_AGENTS[base](rules, arg)
             except ValueError as exc:
                 raise Refused(f"agent {shown(label, 60)}: {exc}") from None
+            if agent.time_ms is None:   # a budget of worlds: cut at WEB_SEARCH_CAP_MS (before:
+                # pimc-ppo-playout:512 took minutes a decision under 100-card hands)
+                agent.time_cap_ms = WEB_SEARCH_CAP_MS
+            return agent
         if isinstance(label, str) and models is not None and label in models:
             why = fits(models[label], rules)
             if why is not None:
