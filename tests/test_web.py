@@ -685,6 +685,13 @@ def test_other_host_names_are_refused_when_hosts_are_set():
     ok = TestClient(create_app(allowed_hosts=["127.0.0.1", "localhost"]),
                     base_url="http://127.0.0.1:8000")
     assert ok.get("/api/options").status_code == 200
+    # a port of digits alone (before: all before the last colon was the name, and these
+    # passed as localhost or 127.0.0.1)
+    for host in ("localhost:1@evil.example", "127.0.0.1:x@evil.example", "localhost:evil.example"):
+        r = ok.get("/api/options", headers={"Host": host})
+        assert r.status_code == 400 and "is not served here" in r.json()["error"], host
+    for host in ("localhost", "localhost:8000", "127.0.0.1"):
+        assert ok.get("/api/options", headers={"Host": host}).status_code == 200, host
 
 
 def test_long_replay_uploads_are_refused_before_any_work(client):

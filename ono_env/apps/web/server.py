@@ -40,6 +40,7 @@ import hashlib
 import itertools
 import json
 import math
+import re
 import secrets
 import sys
 import threading
@@ -447,6 +448,10 @@ def rule_options() -> dict[str, Any]:
                      for k, (a, m) in OPTION_HELP.items()}}
 
 
+_HOST_HEADER = re.compile(r"(\[[0-9a-f:.]+\]|[^:\[\]@/]*)(?::[0-9]{1,5})?")
+"""A Host header: a name (or a bracketed IPv6 address) and an optional port of digits."""
+
+
 def create_app(models: Sequence[str] = (), replay_dirs: Sequence[str] = (),
                max_tables: int | None = None, allowed_hosts: Sequence[str] | None = None,
                log: Any = None, max_replays: int = MAX_REPLAYS, *,
@@ -680,8 +685,10 @@ def create_app(models: Sequence[str] = (), replay_dirs: Sequence[str] = (),
         @app.middleware("http")
         async def check_host(request: Request, call_next):   # added last: runs first
             host = request.headers.get("host", "").lower()
-            name = host.rsplit(":", 1)[0] if not host.endswith("]") else host
-            if host not in hosts and name not in hosts:
+            # host[:port], the port digits alone (before: everything before the last colon
+            # was the name, and "localhost:1@evil.example" passed as localhost)
+            m = _HOST_HEADER.fullmatch(host)
+            if host not in hosts and (m is None or m.group(1) not in hosts):
                 return JSONResponse({"error": f"host {shown(host, 80)} is not served here; allowed: "
                                               f"{', '.join(sorted(hosts))}"}, status_code=400)
             return await call_next(request)
