@@ -1350,7 +1350,7 @@ def _observe_common(s, prm, i, me, o):
     o[OBS_MY_TURN] = 1.0 if mine else 0.0
     pending = s.g[i, G_PENDING]
     if pending > prm[P_DECK_SIZE]:   # past the observation's bound (observation_high): read as it
-        pending = max(prm[P_DECK_SIZE], _stack_bound(prm))
+        pending = min(pending, max(prm[P_DECK_SIZE], _stack_bound(prm)))
     o[OBS_PENDING] = pending
     if mine and ph == PH_DRAWN and s.g[i, G_DRAWN] >= 0:
         o[OBS_DRAWN + s.g[i, G_DRAWN]] = 1.0

@@ -658,6 +658,25 @@ def test_a_stack_restacked_past_the_bound_is_observed_at_the_bound():
             assert obs[0, OBS_PENDING] == min(pending, high)
             assert obs.max() <= high
         assert game.to_dict(0)["pending_draw"] == pending   # the game keeps every card to draw
+    # where the stack's bound is past the deck (forty Wild Draw Fours in a deck of 108), a
+    # pending draw between the two reads as it is (the cap is the bound, not the deck)
+    rules = RuleSet.preset("classic", num_players=2, hand_size=50, short_deck=True, wild_cards=0,
+                           wild_draw_four_cards=40, stacking=True, challenge=False,
+                           wild_draw_four_restricted=False)
+    high = observation_high(rules)
+    assert rules.deck_size < high
+    game = VecGame(rules, 1, seed=2, autoreset=True)
+    for _ in range(4000):
+        if game.to_dict(0)["phase"] == "pending":
+            break
+        game.step(random_legal(game.legal_mask(), rng))
+    d = game.to_dict(0)
+    assert d["phase"] == "pending"
+    for pending in (rules.deck_size + 2, int(high) - 2, int(high) + 2):
+        d = {**d, "pending_draw": pending, "decisions": max(d["decisions"], pending)}
+        game.set_position(0, d)
+        obs = game.observe(game.current_player)
+        assert obs[0, OBS_PENDING] == min(pending, high), pending
 
 
 @pytest.mark.parametrize("wrapped", [False, True])
