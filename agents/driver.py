@@ -263,7 +263,8 @@ class AgentDriver:
                     self._actions[sel] = checked_actions(agent, obs[sel], mask[sel], rng)
             except SystemExit as exc:   # an agent's sys.exit (before: a console script
                 # ended with its status, 0 too, and no word)
-                raise RuntimeError(f"the agent {agent_label(agent)} called sys.exit({exc.code!r}) "
+                raise RuntimeError(f"the agent {agent_label(agent)} called "
+                                   f"sys.exit({shown(exc.code, 40)}) "
                                    f"while deciding; allowed: an agent that returns actions") from None
             except Exception as exc:   # which agent: a console script's one line names it
                 label = agent_label(agent)   # (before: "RuntimeError: boom" alone)

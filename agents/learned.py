@@ -713,6 +713,10 @@ MAX_ZIP_MEMBERS = 1_000
 reads every member's entry as it opens a zip, whatever its number."""
 
 
+_ZIP64 = 1 << 32
+"""What :func:`_zip_members` counts a zip64 archive as: past any bound of a model zip."""
+
+
 def _zip_members(path: Path) -> int | None:
     """How many members the zip at ``path`` says it holds, read from its end-of-central-
     directory record (a zip64 one's count or size marks count as past any bound), before
@@ -733,7 +737,7 @@ def _zip_members(path: Path) -> int | None:
         return None
     entries, directory = struct.unpack("<HI", tail[at + 10:at + 16])
     if entries == 0xFFFF or directory == 0xFFFFFFFF:   # a zip64 count: past any bound here
-        return 1 << 32
+        return _ZIP64
     return int(entries)
 
 
@@ -774,8 +778,9 @@ def read_model_bytes(path: str | Path) -> tuple[bytes, str]:
     members = _zip_members(path)
     if members is not None and members > MAX_ZIP_MEMBERS:   # before: each member parsed first,
         # 1.2M empty ones in 10 s and 650 MB
-        raise ValueError(f"cannot read model file {where}: a zip of {members:,} members; "
-                         f"allowed: at most {MAX_ZIP_MEMBERS:,} (a model zip holds a few)")
+        told = "a zip64 archive" if members == _ZIP64 else f"a zip of {members:,} members"
+        raise ValueError(f"cannot read model file {where}: {told}; allowed: at most "
+                         f"{MAX_ZIP_MEMBERS:,} members (a model zip holds a few)")
     try:
         zf = zipfile.ZipFile(path)
     except Exception as exc:  # noqa: BLE001 - BadZipFile, OSError, EOFError, ...

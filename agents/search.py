@@ -184,7 +184,7 @@ class SearchAgent:
             batch is started that would not end in time). pimc's ``margin`` is then the
             margin at ``worlds`` worlds and scales as 1 / sqrt(worlds sampled). Decisions
             then depend on the machine's speed and load: for reproducible runs give a
-            number of worlds.
+            number of worlds (and no ``time_cap_ms``, which the web table sets).
         playout_opponents: with a learned ``policy``, a baseline that every other seat plays
             in the playouts (``"color"``, ...; compiled), while the searching seat plays the
             network: the search's model of its opponents. None: the network plays every seat.
@@ -279,10 +279,12 @@ class SearchAgent:
         """The clock of time budgets (seconds; tests replace it)."""
         self.time_cap_ms: float | None = None
         """A fixed budget's wall-time cap per decision (ms; None: none, the default): its
-        worlds (iterations) then run in batches, as a time budget's do, until they are all
-        run or the time is spent, whichever comes first (a search without a belief). The web
-        table sets it, so that a budget of worlds within its limits cannot hold a worker for
-        minutes under rules whose playouts are long."""
+        worlds (iterations) then run in batches, as a time budget's do (a seed a batch, the
+        batches' values pooled: not the compiled search's one call, so not the arena's
+        ``pimc:N`` move for move), until they are all run or the time is spent, whichever
+        comes first. Not read by a search with a belief, which needs its fixed worlds. The
+        web table sets it, so that a budget of worlds within its limits cannot hold a worker
+        for minutes under rules whose playouts are long."""
         self.method = method
         if not is_real(margin) or math.isnan(margin):
             raise ValueError(f"margin={margin!r} ({type(margin).__name__}); allowed: a number "
@@ -443,8 +445,9 @@ class SearchAgent:
 
     def _act_timed(self, game: VecGame, view: tuple, world: tuple, prior: np.ndarray, code: int,
                    net: tuple, rng: np.random.Generator) -> np.ndarray:
-        """A time budget per decision (``time_ms``): the compiled search of one view row is
-        called for batches of worlds until the time is spent (a batch sized from the time
+        """A time budget per decision (``time_ms``), or a budget of worlds capped in time
+        (``time_cap_ms``: at most ``worlds`` of them): the compiled search of one view row is
+        called for batches of worlds until the time is spent (or the worlds are all run) (a batch sized from the time
         the earlier ones took, none started that would not end in time). pimc: the batches
         are plain (no prior) and their values pooled, then the choice is made as the
         compiled search makes it (:meth:`_choose`); ismcts: each batch goes on growing the

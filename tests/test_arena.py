@@ -1990,7 +1990,8 @@ def test_an_agent_that_calls_sys_exit_is_an_error_not_the_programs_end(tmp_path,
             in capsys.readouterr().err)
 
 
-def test_a_run_whose_records_would_not_fit_in_memory_is_refused_before_any_game(monkeypatch):
+def test_a_run_whose_records_would_not_fit_in_memory_is_refused_before_any_game(monkeypatch,
+                                                                                 capsys):
     """Before: nothing counted the per-game records; 100,000,000 games at 10 players (about
     42 GB of them) would play for hours and then fail."""
     import ono_env.game as G
@@ -2005,6 +2006,9 @@ def test_a_run_whose_records_would_not_fit_in_memory_is_refused_before_any_game(
                                          rf"games \(at most {(1 << 30) // record_bytes(10):,} "):
         run_arena(["random"] * 10, "basic", 10, num_games=100_000_000, rating=False)
     assert played == []
+    assert main(["random"] * 10 + ["--players", "10", "--games", "100000000"]) == 2   # named
+    assert "error: --games 100,000,000: the records of the 100,000,000 games played take" in \
+        capsys.readouterr().err
     monkeypatch.undo()
     assert run_arena(["random"] * 2, "basic", 2, num_games=10, rating=False).agent_rows()
 

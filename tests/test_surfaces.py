@@ -173,8 +173,12 @@ def test_a_model_named_like_an_agent_is_offered_under_its_file_name_or_refused(t
     from fastapi.testclient import TestClient
     model = tmp_path / "pimc.safetensors"
     shutil.copy(shipped_models()["ppo-basic-2p"], model)
-    offered = TestClient(create_app(models=[str(model)])).get("/api/options").json()["agents"]
-    assert "pimc.safetensors" in offered and offered.count("pimc") == 1
+    budgeted = tmp_path / "pimc:8.safetensors"   # before: refused as taken by pimc
+    shutil.copy(shipped_models()["ppo-basic-2p"], budgeted)
+    offered = TestClient(create_app(models=[str(model), str(budgeted)])).get(
+        "/api/options").json()["agents"]
+    assert "pimc.safetensors" in offered and "pimc:8.safetensors" in offered
+    assert offered.count("pimc") == 1
     copy = tmp_path / "ppo-basic-2p.safetensors"
     shutil.copy(shipped_models()["ppo-basic-2p"], copy)
     with pytest.raises(ValueError, match="is taken by an agent of that name"):

@@ -27,6 +27,7 @@ from ono_env.arena import (
     check_batch_memory,
     check_paired_plan,
     check_plan,
+    check_records_memory,
     check_seats_filled,
     games_played,
     paired_difference,
@@ -270,6 +271,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                 built = [make_agent(spec, rules) for spec in agents]
             print(f"ono-arena: note: playing {planned:,} games (--games {args.games:,} rounded up "
                   f"so that every table plays every seating equally)", file=sys.stderr)
+        if len(args.agents) >= players:   # named --games (run_arena checks it again)
+            check_records_memory(planned, players, args.games, "--games")
         timed = [spec for spec in args.agents if thinks_by_the_clock(spec)]
         if timed and len(args.agents) >= players:   # before: the seed's title promised a
             # repeatable run (too few agents: run_arena's one error line)

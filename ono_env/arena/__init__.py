@@ -217,7 +217,7 @@ def run_arena(agents: Sequence[Any], rules: Any = "classic", num_players: int | 
     orders = seatings(P)
     total = games_played(num_games, len(agents), P)
     per = total // (len(tables) * len(orders))
-    if ray_address is None:   # with Ray, the batches are held by the tasks' nodes
+    if ray_address in (None, "local"):   # a cluster's nodes hold their own batches
         check_batch_memory(rules, len(agents), num_games, batch_size,
                            observation_version=max(observation_version(b) for b in built))
     sample = np.sort(np.random.default_rng([seed, 7]).choice(total, min(record, total), replace=False))
@@ -322,18 +322,20 @@ def record_bytes(num_players: int) -> int:
     return 2 * (24 * num_players + 8 + 1 + 8)
 
 
-def check_records_memory(games: int, num_players: int, num_games: int) -> None:
-    """``ValueError`` naming ``num_games`` when the records of the ``games`` a run plays for
-    it (:func:`record_bytes` each) would not fit in the memory free now, before any game
-    (before: 100,000,000 games at 10 players, about 42 GB of records, played for hours and
-    then failed)."""
+def check_records_memory(games: int, num_players: int, num_games: int,
+                         name: str = "num_games") -> None:
+    """``ValueError`` naming ``name`` (``num_games``, or a console script's ``--games``) when
+    the records of the ``games`` a run plays for it (:func:`record_bytes` each) would not fit
+    in the memory free now, before any game (before: 100,000,000 games at 10 players, about
+    48 GiB of records, played for hours and then failed)."""
     need = games * record_bytes(num_players)
     if need < MEMORY_CHECK_FROM:
         return
     free = _game.available_memory()   # (read through the module: tests set it there)
     if free is not None and need > free:
         most = free // record_bytes(num_players)
-        raise ValueError(f"num_games={num_games:,}: the records of the {games:,} games played "
+        asked = f"{name} {num_games:,}" if name.startswith("--") else f"{name}={num_games:,}"
+        raise ValueError(f"{asked}: the records of the {games:,} games played "
                          f"take {need / 2**30:,.1f} GiB, and this machine has "
                          f"{free / 2**30:,.1f} GiB of memory free; allowed: fewer games (at "
                          f"most {most:,} played here), in several runs")

@@ -141,7 +141,9 @@ class OnoRLlibVectorEnv(gym.vector.VectorEnv):
         (a name that is neither a member nor in ``new``, a name in ``new`` that a member of
         another agent has, a bad weight or agent, no positive weight left) raises
         ``ValueError`` and leaves the pool as it was; ``new`` naming a member with that very
-        agent changes nothing of it (an update sent twice)."""
+        agent object changes nothing of it (an update sent twice in one process; a copy, as
+        Ray sends one, is another agent, refused under a member's name: give each snapshot
+        a name of its own)."""
         pool = self.pool
         if pool is None:
             raise ValueError("update_pool needs an opponent pool (opponents given as "

@@ -52,7 +52,7 @@ from typing import Any, NamedTuple
 
 from ono_env.agents.base import unmarked
 from ono_env.agents.learned import model_label, read_metadata, shipped_models
-from ono_env.agents.registry import agent_names
+from ono_env.agents.registry import agent_names, is_model_path
 from ono_env.agents.search import SEARCH_AGENTS
 from ono_env.apps import console as cli
 from ono_env.apps.web.table import (
@@ -483,7 +483,10 @@ def create_app(models: Sequence[str] = (), replay_dirs: Sequence[str] = (),
     for m in models:
         meta = read_metadata(m)
         label = model_label(m, meta)[:MAX_LABEL]
-        if label in allowed or label.partition(":")[0] in SEARCH_AGENTS:
+        # (a label that model_label gave a file named as a search agent, "pimc:8.safetensors",
+        # names a file, not a search: offered)
+        if label in allowed or (label.partition(":")[0] in SEARCH_AGENTS
+                                and not is_model_path(label)):
             raise ValueError(f"model {m!r}: its label {label!r} is taken by an agent of that "
                              f"name (rename the file, or train with another name)")
         allowed[label] = str(m)
