@@ -156,6 +156,23 @@ def check_seats_filled(n_agents: int, num_players: int) -> None:
                          f"{num_players} (repeat a name to seat it more than once)")
 
 
+def _run_args(rules: Any, num_players: int | None, agents: Any, num_games: Any, seed: Any,
+              batch_size: Any, max_decisions: Any) -> tuple[RuleSet, list[Any], int, int, int]:
+    """The arguments of a run, checked (:func:`run_arena` and :func:`check_paired_plan` take
+    the same): ``(rules, agents, num_games, seed, batch_size)``. A ``max_decisions`` is
+    checked here too: the Ray tasks would each fail with it."""
+    overrides = {} if num_players is None else {"num_players": num_players}
+    rules = resolve_rules(rules, **overrides)
+    agents = _agent_list("agents", agents)
+    check_seats_filled(len(agents), rules.num_players)
+    num_games = check_int("num_games", num_games, 1, MAX_GAMES)
+    seed = check_seed("seed", seed, allow_none=False)
+    batch_size = check_int("batch_size", batch_size, 1, MAX_BATCH)
+    if max_decisions is not None:
+        check_int("max_decisions", max_decisions, 1, MAX_DECISIONS)
+    return rules, agents, num_games, seed, batch_size
+
+
 def run_arena(agents: Sequence[Any], rules: Any = "classic", num_players: int | None = None,
               num_games: int = 10_000, seed: int = 0, *, batch_size: int = 4096,
               max_decisions: int | None = None, rating: bool | None = None,
@@ -188,16 +205,9 @@ def run_arena(agents: Sequence[Any], rules: Any = "classic", num_players: int | 
     of the wins in that deal's games (a game without a winner is a tie, 1/N to every seat),
     with a 95% interval over deals (:meth:`~ono_env.arena.results.ArenaResult.paired`); with ``ray_address``
     the same deals are played as Ray tasks."""
-    overrides = {} if num_players is None else {"num_players": num_players}
-    rules = resolve_rules(rules, **overrides)
+    rules, agents, num_games, seed, batch_size = _run_args(
+        rules, num_players, agents, num_games, seed, batch_size, max_decisions)
     P = rules.num_players
-    agents = _agent_list("agents", agents)
-    check_seats_filled(len(agents), P)
-    num_games = check_int("num_games", num_games, 1, MAX_GAMES)
-    seed = check_seed("seed", seed, allow_none=False)
-    batch_size = check_int("batch_size", batch_size, 1, MAX_BATCH)
-    if max_decisions is not None:   # here too: the Ray tasks would each fail with it
-        check_int("max_decisions", max_decisions, 1, MAX_DECISIONS)
     if rating is None:
         rating = importlib.util.find_spec("openskill") is not None
     check_bool("rating", rating)
@@ -385,15 +395,8 @@ def check_paired_plan(earlier: Any, agents: Sequence[Any], rules: Any = "classic
     first entrants. Each argument is checked as :func:`run_arena` checks it (before: a
     string of agents was read letter by letter, and a seed of "0" was said to differ from
     0)."""
-    overrides = {} if num_players is None else {"num_players": num_players}
-    rules = resolve_rules(rules, **overrides)
-    agents = _agent_list("agents", agents)
-    check_seats_filled(len(agents), rules.num_players)
-    num_games = check_int("num_games", num_games, 1, MAX_GAMES)
-    seed = check_seed("seed", seed, allow_none=False)
-    batch_size = check_int("batch_size", batch_size, 1, MAX_BATCH)
-    if max_decisions is not None:
-        check_int("max_decisions", max_decisions, 1, MAX_DECISIONS)
+    rules, agents, num_games, seed, batch_size = _run_args(
+        rules, num_players, agents, num_games, seed, batch_size, max_decisions)
     plan = {"rules": rules.to_dict(), "seed": seed, "batch_size": batch_size,
             "games": games_played(num_games, len(agents), rules.num_players),
             "agents": _labels(agents), "max_decisions": max_decisions,
