@@ -8,25 +8,31 @@ imported, before or after ``ono_env``, with ``ono_env.envs.gym_vector`` as its v
 point) and ``ono_env.envs.sb3`` (Stable-Baselines3 VecEnv); they are imported on first use.
 """
 
+from __future__ import annotations
+
+import importlib
 from importlib.metadata import PackageNotFoundError
 from importlib.metadata import version as _version
+from typing import Any, TYPE_CHECKING
 
 import wrapt
 
 from ono_env import _moved
-from ono_env.cards import (
-    ACTION_NAMES,
-    CARD_NAMES,
-    NUM_ACTIONS,
-    NUM_CARD_TYPES,
-    action_id,
-    action_name,
-    card_id,
-    card_name,
-    print_action_table,
-)
-from ono_env.game import StepResult, VecGame, game_seeds, random_legal
-from ono_env.rules import PRESETS, RuleSet
+
+if TYPE_CHECKING:   # the names below load on first use (``__getattr__``)
+    from ono_env.cards import (
+        ACTION_NAMES,
+        CARD_NAMES,
+        NUM_ACTIONS,
+        NUM_CARD_TYPES,
+        action_id,
+        action_name,
+        card_id,
+        card_name,
+        print_action_table,
+    )
+    from ono_env.game import StepResult, VecGame, game_seeds, random_legal
+    from ono_env.rules import PRESETS, RuleSet
 
 try:
     __version__ = _version("ono-env")
@@ -36,14 +42,44 @@ except PackageNotFoundError:  # pragma: no cover - a source tree that was never 
 
 _moved.install()
 
+_LAZY = {
+    "ono_env.cards": ("ACTION_NAMES", "CARD_NAMES", "NUM_ACTIONS", "NUM_CARD_TYPES", "action_id",
+                      "action_name", "card_id", "card_name", "print_action_table"),
+    "ono_env.game": ("StepResult", "VecGame", "game_seeds", "random_legal"),
+    "ono_env.rules": ("PRESETS", "RuleSet"),
+    "ono_env.envs.ono_v0": ("env", "raw_env"),
+}
+"""Module -> the names this package gives from it. They load on first use (PEP 562's
+module ``__getattr__``), so that ``import ono_env`` compiles and loads nothing heavy: numpy
+and the numba kernels load with the first name that needs them, and the PettingZoo env needs
+no pettingzoo until it is asked for. A console script can then catch a Ctrl-C while its
+modules load (:mod:`ono_env.apps.launch`); before, the package's own import loaded numba
+first, and a Ctrl-C in that second printed a traceback. Ten lines of the language's own
+mechanism, so no lazy-loading library."""
 
-def __getattr__(name: str):
-    # The PettingZoo env loads lazily so that ``import ono_env`` needs no pettingzoo.
-    if name in ("env", "raw_env", "ono_v0"):
-        from ono_env.envs import ono_v0
+_FROM = {name: module for module, names in _LAZY.items() for name in names}
 
-        return ono_v0 if name == "ono_v0" else getattr(ono_v0, name)
-    raise AttributeError(f"module 'ono_env' has no attribute {name!r}")
+
+def __getattr__(name: str) -> Any:
+    if name in _FROM:
+        value = getattr(importlib.import_module(_FROM[name]), name)
+    elif name == "ono_v0":
+        value = importlib.import_module("ono_env.envs.ono_v0")
+    elif name.startswith("__"):   # a dunder a tool looks for (``__wrapped__``): none here
+        raise AttributeError(f"module 'ono_env' has no attribute {name!r}")
+    else:
+        try:   # a submodule (``ono_env.cards``), as the package's eager import once gave
+            value = importlib.import_module(f"{__name__}.{name}")
+        except ModuleNotFoundError as exc:
+            if exc.name != f"{__name__}.{name}":
+                raise
+            raise AttributeError(f"module 'ono_env' has no attribute {name!r}") from None
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_FROM) | {"ono_v0"})
 
 
 def _register_gym(gym) -> None:

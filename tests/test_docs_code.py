@@ -192,7 +192,9 @@ def test_every_exported_constant_has_a_docstring():
     import pkgutil
 
     def definition(modname, name, depth=0):
-        body = ast.parse(inspect.getsource(importlib.import_module(modname))).body
+        body = []   # the module's statements, those under ``if TYPE_CHECKING:`` among them
+        for node in ast.parse(inspect.getsource(importlib.import_module(modname))).body:
+            body += node.body if isinstance(node, ast.If) else [node]
         for i, node in enumerate(body):
             targets = ([t.id for t in node.targets if isinstance(t, ast.Name)]
                        if isinstance(node, ast.Assign) else

@@ -357,22 +357,70 @@ def test_the_public_paths_do_not_warn():
     assert proc.stdout.split() == ["ono_env.envs.gym_env", "ono_env.envs.gym_vector"]
 
 
-def test_console_scripts_point_at_the_apps():
+SCRIPT_MODULES = {"ono-demo": "ono_env.apps.demo", "ono-arena": "ono_env.apps.arena_cli",
+                  "ono-play": "ono_env.apps.play", "ono-train": "ono_env.train.cli",
+                  "ono-export": "ono_env.train.export", "ono-web": "ono_env.apps.web.server",
+                  "ono-bench": "ono_env.apps.bench_cli", "ono-exploit": "ono_env.train.exploit"}
+
+
+def test_console_scripts_point_at_the_apps(monkeypatch):
+    """Each console script starts from a launcher (``ono_env.apps.launch``, and
+    ``ono_env.train.launch`` for training's) that runs its application module's ``main``
+    under its own name."""
     from importlib.metadata import entry_points
 
-    scripts = {e.name: e.value for e in entry_points(group="console_scripts")
+    from ono_env.apps import launch as apps_launch
+    from ono_env.train import launch as train_launch
+
+    scripts = {e.name: e for e in entry_points(group="console_scripts")
                if e.name.startswith("ono-")}
-    assert scripts == {"ono-demo": "ono_env.apps.demo:main",
-                       "ono-arena": "ono_env.apps.arena_cli:main",
-                       "ono-play": "ono_env.apps.play:main",
-                       "ono-train": "ono_env.train.cli:main",
-                       "ono-export": "ono_env.train.export:main",
-                       "ono-web": "ono_env.apps.web.server:main",
-                       "ono-bench": "ono_env.apps.bench_cli:main",
-                       "ono-exploit": "ono_env.train.exploit:main"}
-    for value in scripts.values():
-        module, _, func = value.partition(":")
-        assert callable(getattr(importlib.import_module(module), func))
+    assert sorted(scripts) == sorted(SCRIPT_MODULES)
+    started = []
+    for launcher in (apps_launch, train_launch):
+        monkeypatch.setattr(launcher, "start", lambda module, script: started.append(
+            (script, module)) or 0)
+    for name, entry in scripts.items():
+        assert entry.module in ("ono_env.apps.launch", "ono_env.train.launch")
+        assert entry.load()() == 0
+        assert started[-1] == (name, SCRIPT_MODULES[name])
+        assert callable(importlib.import_module(SCRIPT_MODULES[name]).main)
+
+
+def test_the_launchers_load_nothing_heavy():
+    """``import ono_env`` and the console scripts' launchers load no numpy, numba or torch:
+    the package's names load on first use, so a launcher is in place before the heavy
+    modules load (and a Ctrl-C while they do ends with one line)."""
+    code = ("import sys, ono_env, ono_env.apps.launch, ono_env.train.launch\n"
+            "print(sorted(m for m in ('numpy', 'numba', 'torch', 'ono_env.game') "
+            "if m in sys.modules))\n"
+            "print(ono_env.VecGame.__module__, ono_env.cards.__name__, "
+            "'numba' in sys.modules)\n")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.splitlines() == ["[]", "ono_env.game ono_env.cards True"]
+
+
+def test_a_ctrl_c_while_a_script_loads_ends_with_one_line(tmp_path, monkeypatch, capsys):
+    """A Ctrl-C while a console script's modules load (here: a module whose import is
+    interrupted) ends with ``<script>: interrupted`` and status 130, no traceback; before,
+    the package's own import loaded numba, and a Ctrl-C then printed a traceback."""
+    import signal
+
+    from ono_env.apps.launch import start
+
+    (tmp_path / "slow_to_load.py").write_text("raise KeyboardInterrupt\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    before = signal.getsignal(signal.SIGINT)
+    try:
+        assert start("slow_to_load", "ono-arena") == 130
+        assert signal.getsignal(signal.SIGINT) is signal.SIG_IGN
+    finally:
+        signal.signal(signal.SIGINT, before)
+    out = capsys.readouterr()
+    assert (out.out, out.err) == ("", "ono-arena: interrupted\n")
+    (tmp_path / "runs_fine.py").write_text("def main():\n    return 3\n")
+    assert start("runs_fine", "ono-demo") == 3
 
 
 def test_the_results_json_files_are_strict_json():

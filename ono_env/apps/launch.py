@@ -1,0 +1,55 @@
+"""The console scripts' entry points: each loads its script's module, then runs its ``main``.
+
+A script's modules take a second or so to load (numpy and the numba kernels, torch for
+training), and a Ctrl-C in that second used to print a traceback from the middle of an
+import, before the script's own handling (:func:`ono_env.apps.console.run`) was in place.
+This module loads nothing but the standard library, so an entry point here can catch that
+Ctrl-C and end as the scripts do: one line, ``<script>: interrupted``, status 130.
+``ono-train``, ``ono-export`` and ``ono-exploit`` start from :mod:`ono_env.train.launch`,
+which uses :func:`start`.
+"""
+
+from __future__ import annotations
+
+import importlib
+import signal
+import sys
+
+
+def start(module: str, script: str) -> int:
+    """Import ``module`` and return its ``main()``: the exit status of the console script
+    ``script``. A Ctrl-C before ``main`` has its own handling in place (while the module
+    loads) prints ``<script>: interrupted`` and returns 130, and a second Ctrl-C while the
+    interpreter exits is ignored, as :func:`ono_env.apps.console.run` does."""
+    try:
+        main = importlib.import_module(module).main
+        return int(main() or 0)
+    except KeyboardInterrupt:
+        print(f"{script}: interrupted", file=sys.stderr)
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+        return 130
+
+
+def demo() -> int:
+    """``ono-demo``: :func:`ono_env.apps.demo.main`."""
+    return start("ono_env.apps.demo", "ono-demo")
+
+
+def arena() -> int:
+    """``ono-arena``: :func:`ono_env.apps.arena_cli.main`."""
+    return start("ono_env.apps.arena_cli", "ono-arena")
+
+
+def play() -> int:
+    """``ono-play``: :func:`ono_env.apps.play.main`."""
+    return start("ono_env.apps.play", "ono-play")
+
+
+def web() -> int:
+    """``ono-web``: :func:`ono_env.apps.web.server.main`."""
+    return start("ono_env.apps.web.server", "ono-web")
+
+
+def bench() -> int:
+    """``ono-bench``: :func:`ono_env.apps.bench_cli.main`."""
+    return start("ono_env.apps.bench_cli", "ono-bench")
