@@ -602,14 +602,14 @@ class YamlLoader(yaml.SafeLoader):
     def construct_mapping(self, node: Any, deep: bool = False) -> Any:
         mapping = super().construct_mapping(node, deep=deep)
         if len(mapping) < len(node.value):
-            seen: list[Any] = []
+            seen: set[Any] = set()   # hashable: the mapping above was built from them
             for key_node, _ in node.value:
                 key = self.construct_object(key_node, deep=deep)
                 if key in seen:
                     raise yaml.constructor.ConstructorError(
                         None, None, f"the key {reprlib.repr(key)} is given twice; allowed: "
                         f"each key once", key_node.start_mark)
-                seen.append(key)
+                seen.add(key)
         return mapping
 
 
