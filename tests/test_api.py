@@ -638,6 +638,22 @@ def test_demo_plays_a_rules_files_own_count_and_checks_its_seeds_first(tmp_path,
     assert captured.out == "" and "seed + games - 1 must be at most" in captured.err
 
 
+def test_demo_reads_its_rules_file_once(tmp_path, monkeypatch):
+    """The rules file is read once, before the first game: before, every game read it
+    again (51 reads for 50 games), so a file edited or removed mid-run changed the rules or
+    failed at game k."""
+    from ono_env import rules as rules_module
+    from ono_env.apps.demo import play_demo
+
+    path = tmp_path / "two.yaml"
+    path.write_text("preset: basic\nnum_players: 2\n")
+    reads = []
+    read_yaml = rules_module.read_yaml
+    monkeypatch.setattr(rules_module, "read_yaml", lambda *a: reads.append(a) or read_yaml(*a))
+    wins = play_demo(str(path), None, 5, 0, False)
+    assert sum(wins.values()) == 5 and len(reads) == 1
+
+
 def test_demo_bad_rules_is_one_line(capsys):
     assert demo_main(["--rules", "nope", "--quiet"]) == 2
     err = capsys.readouterr().err.strip().splitlines()
