@@ -225,8 +225,13 @@ def check_text(name: str, value: Any, max_len: int = MAX_TEXT) -> str:
     except UnicodeEncodeError:
         raise ValueError(f"{name} = {shown(value, 60)} holds a character UTF-8 cannot encode (a lone "
                          f"surrogate); {allowed}") from None
-    if not value.isprintable():
-        raise ValueError(f"{name} = {shown(value, 60)} holds a control character; {allowed}")
+    if not value.isprintable():   # named: a no-break or zero-width space is no control character
+        import unicodedata
+
+        bad = next(c for c in value if not c.isprintable())
+        what = unicodedata.name(bad, "a control character").lower()
+        raise ValueError(f"{name} = {shown(value, 60)} holds U+{ord(bad):04X} ({what}), which is "
+                         f"not printable; {allowed}")
     return value
 
 

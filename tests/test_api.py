@@ -638,6 +638,16 @@ def test_demo_plays_a_rules_files_own_count_and_checks_its_seeds_first(tmp_path,
     assert captured.out == "" and "seed + games - 1 must be at most" in captured.err
 
 
+@pytest.mark.parametrize("text, named", [
+    ("a\x07", "U+0007 (a control character)"), ("a\xa0", "U+00A0 (no-break space)"),
+    ("\u200b", "U+200B (zero width space)"), ("x\u2028y", "U+2028 (line separator)")])
+def test_text_that_is_not_printable_names_the_character(text, named):
+    """Before: every such character was called a control character, a no-break space too."""
+    with pytest.raises(ValueError, match=re.escape(f"holds {named}, which is not printable; "
+                                                   f"allowed: text of 1 to 80 printable")):
+        RuleSet.preset("basic", name=text)
+
+
 def test_demo_reads_its_rules_file_once(tmp_path, monkeypatch):
     """The rules file is read once, before the first game: before, every game read it
     again (51 reads for 50 games), so a file edited or removed mid-run changed the rules or

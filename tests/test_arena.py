@@ -474,8 +474,8 @@ def test_paired_difference_compares_two_runs_deal_by_deal(tmp_path):
     # a label that is not printable text (a terminal's escape sequence) is not printed back
     evil = dict(saved, agents=[dict(saved["agents"][0], agent="greedy\x1b[2J"),
                                *saved["agents"][1:]])
-    with pytest.raises(ValueError, match=r"an agent's label = 'greedy\\x1b\[2J' holds a "
-                                         r"control character"):
+    with pytest.raises(ValueError, match=r"an agent's label = 'greedy\\x1b\[2J' holds U\+001B "
+                                         r"\(a control character\), which is not printable"):
         paired_difference(b, evil)
     for entry in ("x", [1, 2], None):   # a damaged per_deal: one error naming the entry
         damaged = dict(saved, per_deal=dict(saved["per_deal"], greedy=entry))
