@@ -273,13 +273,39 @@ def test_a_finished_game_has_the_win_rewards():
         with pytest.raises(ValueError, match=r"a tensor of the player to act, in a game that has "
                                              r"ended \(no player acts\); allowed: a player 0 to 2$"):
             tensor()
+    # the strings too (before: OpenSpiel's C++ check, "player >= 0 / player = -4")
+    for method, what in (("observation_string", "an observation string"),
+                         ("information_state_string", "an information state string")):
+        with pytest.raises(ValueError, match=f"{what} of the player to act, in a game that has "
+                                             r"ended \(no player acts\); allowed: a player 0 to 2$"):
+            getattr(state, method)()
+        assert getattr(state, method)(0) == getattr(state, method)(0)   # a seat's still
 
 
 @pytest.mark.parametrize("action", [-1, 85])
 def test_an_action_out_of_range_has_no_name(action):
     state = pyspiel.load_game(O.GAME_NAME).new_initial_state()
-    with pytest.raises(ValueError, match=f"action {action}; allowed: 0 to 84"):
+    with pytest.raises(ValueError, match=rf"action_to_string\(action={action}\); allowed: an "
+                                         r"action id, a Python or NumPy integer 0..84"):
         state.action_to_string(0, action)   # before: -1 named action 84, 85 an IndexError
+
+
+def test_an_actions_name_takes_integers_only():
+    """Before: OpenSpiel converted the arguments first, so True was read as player or
+    action 1, and a float gave pybind's TypeError listing the method's signatures."""
+    state = pyspiel.load_game(O.GAME_NAME, {"preset": "basic", "players": 3}).new_initial_state()
+    assert state.current_player() == 0
+    for args, message in (
+            ((True, 0), r"an action's name of player True; allowed: a player 0 to 2, a Python"),
+            ((1.0, 0), r"an action's name of player 1\.0; allowed: a player 0 to 2"),
+            ((0, True), r"action_to_string\(action=True\); allowed: an action id"),
+            ((0, np.float64(3.0)), r"action_to_string\(action=np\.float64\(3\.0\)\); allowed"),
+            ((np.True_,), r"action_to_string\(action=np\.True_\); allowed"),
+            ((), r"takes \(player, action\) or \(action\); got 0 arguments")):
+        with pytest.raises(TypeError, match=message):
+            state.action_to_string(*args)
+    assert state.action_to_string(np.int64(1), np.int64(5)) == "play R5"
+    assert state.action_to_string(5) == "play R5"   # the player to act's
 
 
 def test_observations_are_the_seats_own():

@@ -565,10 +565,8 @@ class OnoState(pyspiel.State):
 
     def _tensor(self, player: int | None) -> list[float]:
         game = self.get_game()
-        if player is None and self.is_terminal():   # before: "a tensor of player -4"
-            raise ValueError(f"{GAME_NAME}: a tensor of the player to act, in a game that has "
-                             f"ended (no player acts); allowed: a player 0 to "
-                             f"{self.rules.num_players - 1}")
+        if player is None:
+            self._someone_acts("a tensor")   # before: "a tensor of player -4"
         seat = self.current_player() if player is None else player
         seat = _player_arg(seat, self.rules.num_players, "a tensor", player,
                            " (none: the player to act, while one does)")
@@ -579,6 +577,7 @@ class OnoState(pyspiel.State):
         """OpenSpiel's, a ``player`` given checked first (``_player_arg``): OpenSpiel's
         own answered a player out of range with its C++ check's text."""
         if player is None:
+            self._someone_acts("an information state string")
             return super().information_state_string()
         _player_arg(player, self.rules.num_players, "an information state string")
         return super().information_state_string(player)
@@ -586,9 +585,18 @@ class OnoState(pyspiel.State):
     def observation_string(self, player: int | None = None) -> str:
         """OpenSpiel's, a ``player`` given checked first, as :meth:`information_state_string`."""
         if player is None:
+            self._someone_acts("an observation string")
             return super().observation_string()
         _player_arg(player, self.rules.num_players, "an observation string")
         return super().observation_string(player)
+
+    def _someone_acts(self, what: str) -> None:
+        """``what`` of the player to act (no player given) needs one: at a finished game,
+        ``ValueError`` (before: OpenSpiel's C++ check of player -4 for the strings)."""
+        if self.is_terminal():
+            raise ValueError(f"{GAME_NAME}: {what} of the player to act, in a game that has "
+                             f"ended (no player acts); allowed: a player 0 to "
+                             f"{self.rules.num_players - 1}")
 
     def legal_actions(self, player: int | None = None) -> list[int]:
         """OpenSpiel's ``legal_actions``, a ``player`` given checked first as the tensors'
@@ -747,6 +755,21 @@ class OnoState(pyspiel.State):
         win = r > 0
         k, n = int(win.sum()), len(r)
         return np.where(win, 1.0 / k, np.where(r < 0, -1.0 / (n - k), 0.0))
+
+    def action_to_string(self, *args: Any) -> str:
+        """OpenSpiel's ``action_to_string(player, action)`` or ``(action)`` (the player to
+        act), both checked here first: OpenSpiel's converted the arguments before the game
+        saw them, so ``True`` was read as player or action 1, and a float gave pybind's
+        ``TypeError`` listing its signatures."""
+        if len(args) not in (1, 2):
+            raise TypeError(f"action_to_string takes (player, action) or (action); got "
+                            f"{len(args)} arguments")
+        player, action = (self.current_player(), args[0]) if len(args) == 1 else args
+        if not is_int(player):
+            raise TypeError(f"{GAME_NAME}: an action's name of player {shown(player, 40)}; "
+                            f"allowed: a player 0 to {self.rules.num_players - 1}, a Python or "
+                            f"NumPy integer")
+        return self._action_to_string(int(player), _action_arg("action_to_string", action))
 
     def _action_to_string(self, player: int, action: int) -> str:
         if player != self.current_player():   # the acting player's or the terminal id
