@@ -87,7 +87,14 @@ def test_the_recipe_env_refuses_an_action_that_is_no_integer_and_plays_on():
         step = td.clone()
         step["action"] = action
         with pytest.raises(ValueError, match=r"^action=tensor\(.*\) \(torch\.(float32|bool)\); "
-                                             r"allowed: an integer action id"):
+                                             r"allowed: one integer action id"):
+            env.step(step)
+    legal = int(td["action_mask"].nonzero()[0, 0])
+    for action in (torch.tensor([legal]), torch.tensor([[legal]])):   # before: a TypeError
+        step = td.clone()   # from inside TorchRL (its int() of the action)
+        step["action"] = action
+        with pytest.raises(ValueError, match=r"^action=tensor\(.*\) of shape \((1,|1, 1)\); "
+                                             r"allowed: one integer action id, as a 0-d"):
             env.step(step)
     step = td.clone()   # nothing was played: the first legal action is still legal
     step["action"] = torch.tensor(int(td["action_mask"].nonzero()[0, 0]))

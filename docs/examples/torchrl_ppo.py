@@ -30,13 +30,17 @@ def make_env(rules: str = "basic", players: int = 2, opponents: str = "random", 
     class CheckedGymWrapper(GymWrapper):
         """GymWrapper refusing an action that is no integer id: its read_action casts with
         ``safe=False``, so 2.7 played action 2 and True action 1 (the env's own check of
-        the action came after that cast)."""
+        the action came after that cast), and one that is not one id (shape ``(1,)``: its
+        ``int()`` raised a ``TypeError`` from inside TorchRL)."""
 
         def read_action(self, action):
+            allowed = "one integer action id, as a 0-d tensor of an integer dtype"
             if action.dtype == torch.bool or action.dtype.is_floating_point \
                     or action.dtype.is_complex:
-                raise ValueError(f"action={action!r} ({action.dtype}); allowed: an integer "
-                                 f"action id, as a tensor of an integer dtype")
+                raise ValueError(f"action={action!r} ({action.dtype}); allowed: {allowed}")
+            if action.dim() != 0:
+                raise ValueError(f"action={action!r} of shape {tuple(action.shape)}; "
+                                 f"allowed: {allowed}")
             return super().read_action(action)
 
     gym_env = gymnasium.make("ono_env/Ono-v0", rules=rules, num_players=players,
