@@ -237,10 +237,12 @@ class Replay:
     def to_json(self) -> str:
         return json.dumps(self.to_dict(), allow_nan=False)   # the reader refuses NaN and inf too
 
-    def save(self, path: str | Path) -> Path:
+    def save(self, path: str | Path, new: bool = False) -> Path:
         """Write the replay of a finished game (``finish`` called) as JSON. A file already at
-        ``path`` is replaced (``ono-play --replay`` and ``ono-arena --record`` refuse one
-        before they play); the file is written whole, through a temporary file, so a run
+        ``path`` is replaced, unless ``new``: then it is kept and the write refused
+        (``ValueError``; ``ono-play --replay`` and ``ono-arena --record`` refuse one before
+        they play, and save ``new``, so that a file that appeared during the run is kept);
+        the file is written whole, through a temporary file, so a run
         killed meanwhile leaves no part of one. Its folder is made where missing; a path that
         is no text, a folder, or a folder that cannot be made is one ``ValueError``."""
         if self.result is None:
@@ -250,7 +252,7 @@ class Replay:
         Replay.from_dict(json.loads(text), "the replay to save")
         # before: FileExistsError where a parent is a file, pathlib's errors for "" and None
         path = check_write_path(path, "replay file")
-        return write_whole(path, (text + "\n").encode(), "replay file")
+        return write_whole(path, (text + "\n").encode(), "replay file", new=new)
 
     @classmethod
     def from_dict(cls, d: Any, where: str = "replay") -> Replay:

@@ -73,6 +73,94 @@ def test_parse_choice_by_number_name_or_card():
         parse_choice("R6", [5, 66])
 
 
+def test_a_colour_is_named_as_the_game_writes_it_and_a_player_by_seat():
+    """Before: ``R``, ``red`` and ``colour r`` were unknown entries (only ``color R``), and
+    ``target 2`` meant two seats on from the player, which a player at seat 1 took for P2."""
+    colours = [action_id(f"color {c}") for c in "RYGB"]
+    for text in ("R", "red", "colour r", "Color R", "COLOR red"):
+        assert parse_choice(text, colours) == action_id("color R")
+    assert parse_choice("b", colours) == action_id("color B")
+    with pytest.raises(ValueError, match=r"'color R' is not legal now \(no colour is to be named\)"):
+        parse_choice("red", [5, 66])
+    position = {"current_player": 1, "hands": [[], [], []]}   # P1 of three chooses
+    targets = [action_id("target 1"), action_id("target 2")]
+    assert parse_choice("target P2", targets, position) == action_id("target 1")
+    assert parse_choice("p0", targets, position) == action_id("target 2")
+    assert parse_choice("target 2", targets, position) == action_id("target 2")   # as before
+    for text, message in (("P1", r"P1 is no player to swap hands with \(you are P1"),
+                          ("target P3", r"P3 is no player to swap hands with .*P0 to P2\)")):
+        with pytest.raises(ValueError, match=message):
+            parse_choice(text, targets, position)
+    with pytest.raises(ValueError, match=r"'target P2' is not legal now"):
+        parse_choice("P2", [5], position)
+
+
+def test_no_agent_given_is_greedy_at_every_other_seat(tmp_path):
+    """Before: the default agent was counted as given: ``--players 4`` alone was "1 agent
+    for 4 players: give 3"."""
+    from ono_env.apps.play import main
+
+    for argv, players in (([], 2), (["--players", "4"], 4),
+                          (["--rules", str(tmp_path / "three.yaml")], 3)):
+        (tmp_path / "three.yaml").write_text("preset: basic\nnum_players: 3\n")
+        proc = subprocess.run([sys.executable, "-m", "ono_env.apps.play", *argv, "--seed", "1"],
+                              input="quit\n", capture_output=True, text=True, timeout=300)
+        assert proc.returncode == 1, proc.stderr
+        others = ", ".join(f"P{q} greedy" for q in range(1, players))
+        assert f"{players} players, seed 1. You are P0. {others}. Type help" in proc.stdout
+    assert main(["random", "random", "--players", "4", "--seed", "1"]) == 2   # given: counted
+
+
+def test_a_failed_write_to_the_standard_output_is_named_as_one():
+    """Before: ``play`` held the standard output of the import, so a full disk was Python's
+    bare "[Errno 28] No space left on device"."""
+    with open("/dev/full", "w") as full:
+        proc = subprocess.run([sys.executable, "-m", "ono_env.apps.play", "--seed", "1"],
+                              input="quit\n", stdout=full, stderr=subprocess.PIPE, text=True,
+                              timeout=300)
+    assert proc.returncode == 2
+    assert proc.stderr.startswith("ono-play: error: cannot write the standard output: "), proc.stderr
+
+
+def test_the_replay_never_replaces_a_file_that_appeared_during_the_game(tmp_path):
+    """The ``--replay`` file is checked free before the game and written new after it: a
+    file that appeared meanwhile (another game given the same name) is kept and the replay
+    goes to the next free name; before, it was replaced without a word. The result is
+    printed before the replay is written, so a failed write no longer hides it."""
+    from ono_env.replay import Replay
+
+    path = tmp_path / "both.json"
+
+    def read(prompt):
+        if not path.exists():   # mid-game, another run writes the same name
+            path.write_text("precious")
+            (tmp_path / "both-2.json").write_text("also kept")
+        return "1"
+
+    out = io.StringIO()
+    won = play(["random"], "basic", seed=3, read=read, out=out, replay_path=str(path))
+    text = out.getvalue()
+    assert path.read_text() == "precious" and (tmp_path / "both-2.json").read_text() == "also kept"
+    saved = Replay.load(tmp_path / "both-3.json")
+    assert saved.players == ["you", "random"]
+    assert text.rstrip().endswith(f"replay written to {tmp_path / 'both-3.json'} ({path} "
+                                  f"appeared during the game and is kept)")
+    result = "you win!" if won == [0] else "P1 (random) wins"
+    assert text.index(result) < text.index("replay written")
+    folder = tmp_path / "dir.json"   # a folder made at the name (before: the result lost to
+    # "is a folder", and no replay): the result, then the replay beside it
+
+    def read_dir(prompt):
+        folder.mkdir(exist_ok=True)
+        return "1"
+
+    out = io.StringIO()
+    play(["random"], "basic", seed=3, read=read_dir, out=out, replay_path=str(folder))
+    assert out.getvalue().rstrip().endswith(f"replay written to {tmp_path / 'dir-2.json'} "
+                                            f"({folder} appeared during the game and is kept)")
+    assert result in out.getvalue() and Replay.load(tmp_path / "dir-2.json").result is not None
+
+
 def test_letters_that_upper_case_to_ascii_are_no_card_and_a_long_entry_is_cut():
     # before: r + U+017F (long s) was read as RS, and a bad line was repeated whole
     from ono_env.cards import action_id

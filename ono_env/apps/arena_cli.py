@@ -310,7 +310,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             print("wrote " + ", ".join(printable(str(p)) for p in paths))
         if record_dir is not None:
             for k, replay in enumerate(result.replays):
-                replay.save(record_dir / f"replay-{k + 1:05d}.json")
+                replay.save(record_dir / f"replay-{k + 1:05d}.json", new=True)
             short = (f" (--record {record:,}: the run played {len(result.records.length):,} "
                      f"games)" if len(result.replays) < record else "")
             print(f"wrote {len(result.replays)} replays to {printable(str(record_dir))}{short}")

@@ -18,6 +18,7 @@ every hand shown.
 
 from __future__ import annotations
 
+import os
 import re
 import string
 import sys
@@ -34,7 +35,7 @@ from ono_env.agents.driver import act_one
 from ono_env.agents.learned import model_label
 from ono_env.agents.registry import is_model_path
 from ono_env.apps import console as cli
-from ono_env.checks import check_int, check_output_file, check_seed, cut, shown
+from ono_env.checks import check_int, check_output_file, check_seed, cut, printable, shown
 from ono_env.game import VecGame, fresh_seed, game_seeds
 from ono_env.positions import game_winners
 from ono_env.render import describe_action, option_hint, render_text, table_events
@@ -50,7 +51,9 @@ class Quit(Exception):
 HELP = """commands:
   a number from the list      take that option (1, 2, ...)
   an action's name            play R5, play W+4 G, draw, keep, call, catch, challenge, accept,
-                              color R, target 1
+                              color R (or R, red, colour R), target 1
+  target P2 (or P2)           swap hands with P2; target 1 is the player one seat on from you
+                              in seat order (P1 from P0), target 2 two seats on, ...
   a card's name               Y3 (or y3): plays it when that is one legal play
   help                        this text
   rules                       the rules in force
@@ -102,15 +105,38 @@ def read_line(prompt: str) -> str:
     return line.removesuffix("\n")
 
 
-def parse_choice(text: str, legal: Sequence[int]) -> int:
+_COLOUR_ENTRY = re.compile(r"(?:colou?r )?(r|y|g|b|red|yellow|green|blue)", re.I)
+_TARGET_ENTRY = re.compile(r"(?:target )?p([0-9])", re.I)
+
+
+def parse_choice(text: str, legal: Sequence[int], position: dict | None = None) -> int:
     """The action a typed entry names: a number from the list (1 to n, in the order listed),
     an action name (``play R5``, ``draw``), or a bare card name (``Y3``, ``y3``) when it names
-    exactly one legal play. Raises ``ValueError`` with the reason when it names nothing
+    exactly one legal play; a colour to name as ``R``, ``red`` or ``colour R`` too, and with
+    the ``position`` (:meth:`~ono_env.game.VecGame.to_dict`) a player to swap hands with by
+    seat, ``target P2`` or ``P2`` (``target 2`` counts seats on from the acting player, which
+    a player took for seat 2). Raises ``ValueError`` with the reason when it names nothing
     legal."""
     t = _entry(text)
     if not t:
         raise ValueError("empty entry: type a number from the list, an action or a card name "
                          "(help lists them)")
+    colour = _COLOUR_ENTRY.fullmatch(t)
+    if colour:   # the game says "colour"; the action's name is "color R"
+        a = C.action_id(f"color {colour.group(1)[0].upper()}")
+        if a not in legal:
+            raise ValueError(f"{C.action_name(a)!r} is not legal now (no colour is to be named)")
+        return a
+    seat = _TARGET_ENTRY.fullmatch(t)
+    if seat and position is not None:
+        q, p, n = int(seat.group(1)), int(position["current_player"]), len(position["hands"])
+        if not 0 <= q < n or q == p:
+            raise ValueError(f"P{q} is no player to swap hands with (you are P{p}; the players: "
+                             f"P0 to P{n - 1})")
+        a = C.action_id(f"target {(q - p) % n}")
+        if a not in legal:
+            raise ValueError(f"'target P{q}' is not legal now (no player is to be chosen)")
+        return a
     if re.fullmatch(r"-?[0-9]+", t):   # ASCII digits: isdigit() also takes '²' and '①'
         # at most 6 digits read as a number (int() of a page of digits is slow or refused);
         # a longer one is named cut, and out of the list all the same (before: 7 digits or
@@ -172,18 +198,21 @@ def ask_human(legal: Sequence[int], read: Callable[[str], str], out: TextIO,
             print("\n".join(describe_rules(RuleSet.from_dict(position["rules"]))), file=out)
             continue
         try:
-            return parse_choice(text, legal)
+            return parse_choice(text, legal, position)
         except ValueError as exc:
             print(f"not accepted: {exc}; try again", file=out)
 
 
-def play(agents: Sequence[str], rules="basic", num_players: int | None = None, seat: int = 0,
-         seed: int | None = None, single_round: bool = False, ansi: bool = False,
-         read: Callable[[str], str] = read_line, out: TextIO = sys.stdout,
+def play(agents: Sequence[str] | None, rules="basic", num_players: int | None = None,
+         seat: int = 0, seed: int | None = None, single_round: bool = False, ansi: bool = False,
+         read: Callable[[str], str] = read_line, out: TextIO | None = None,
          replay_path: str | None = None, auto_forced: bool = True) -> list[int]:
     """One game (a round, or a match when the rules play to a target score) between a
     human in ``seat`` and ``agents`` in the other seats (in order from seat 0, skipping the
-    human's). Returns the winning seats (:func:`~ono_env.positions.game_winners`: one, or
+    human's; None: ``greedy`` in every other seat, one for two players unless
+    ``num_players`` or a rules file sets the count). ``out``: where the game is written
+    (None: the standard output at the call, so that a console script's failed write is named
+    as one). Returns the winning seats (:func:`~ono_env.positions.game_winners`: one, or
     those tied on the lowest total of a penalty-scored match; none for a truncated game);
     raises :class:`Quit` when the human leaves. ``replay_path``: write the finished game
     there as a replay. ``auto_forced``: take a decision with a single legal option (``keep``
@@ -191,6 +220,11 @@ def play(agents: Sequence[str], rules="basic", num_players: int | None = None, s
     what it changed at the table (:func:`~ono_env.render.table_events`: skips, reversals,
     draws and their reason, swaps, challenges; a round's end and the next deal's first card:
     :func:`~ono_env.render.round_end_events`); a human challenger is shown the accused hand."""
+    out = sys.stdout if out is None else out
+    if agents is None:   # none given: greedy at every other seat (before: one, counted as given)
+        given = given_player_count(rules) if num_players is None else None
+        count = num_players if num_players is not None else given[0] if given else 2
+        agents = ["greedy"] * (check_int("num_players", count, 2, MAX_PLAYERS) - 1)
     overrides = {}
     if num_players is not None:
         overrides["num_players"] = num_players
@@ -280,8 +314,6 @@ def play(agents: Sequence[str], rules="basic", num_players: int | None = None, s
     if not seed_chosen:
         print(f"seed {seed} (--seed {seed} deals this game again)", file=out)
     replay.finish(game, 0)
-    if replay_path is not None:
-        print(f"replay written to {replay.save(replay_path)}", file=out)
     won = game_winners(game.to_dict(0))
     if not won:
         print("the game was cut at the decision limit: no winner", file=out)
@@ -290,15 +322,54 @@ def play(agents: Sequence[str], rules="basic", num_players: int | None = None, s
     else:
         tied = ", ".join("you" if q == seat else f"P{q} ({names[q]})" for q in won)
         print(f"{tied} tie for the win on the lowest total", file=out)
+    if replay_path is not None:   # after the result, which a failed write no longer hides
+        print(save_replay(replay, replay_path), file=out)
     return won
+
+
+MAX_OTHER_NAMES = 99
+"""How many other names ``<name>-2.json`` ... a replay tries where its own was taken."""
+
+
+def save_replay(replay: Replay, path: str) -> str:
+    """Write a finished game's replay to ``path``, checked free before the game, as a new
+    file: a file that appeared there meanwhile (another game given the same ``--replay``)
+    is kept, never replaced (before: replaced without a word), and the replay goes to the
+    first free name of ``<name>-2.json`` to ``<name>-100.json`` beside it. Returns the line
+    that says where it went; a replay that cannot be written is one ``ValueError``."""
+    from pathlib import Path
+
+    first = Path(path)
+    try:
+        return f"replay written to {printable(str(replay.save(first, new=True)))}"
+    except ValueError:
+        if not os.path.lexists(first):   # not taken: a write that failed for another reason
+            raise
+    for k in range(2, MAX_OTHER_NAMES + 2):
+        other = first.with_name(f"{first.stem}-{k}{first.suffix}")
+        if os.path.lexists(other):
+            continue
+        try:
+            saved = replay.save(other, new=True)
+        except ValueError:
+            if os.path.lexists(other):   # taken meanwhile too: the next name
+                continue
+            raise
+        return (f"replay written to {printable(str(saved))} ({printable(str(first))} appeared "
+                f"during the game and is kept)")
+    raise ValueError(f"--replay {printable(str(first))} appeared during the game, and so had "
+                     f"every name {first.stem}-2{first.suffix} to "
+                     f"{first.stem}-{MAX_OTHER_NAMES + 1}{first.suffix}: the replay was not "
+                     f"written")
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     ap = cli.ArgumentParser(prog="ono-play", description="Play ONO in the terminal against agents.")
-    ap.add_argument("agents", nargs="*", default=["greedy"],
+    ap.add_argument("agents", nargs="*", default=None,
                     help="the other players: agent names (random, greedy, color, defensive, "
                          "ppo-basic-2p, ...) or model files (.safetensors, or training "
-                         "checkpoints .zip); default: greedy")
+                         "checkpoints .zip); default: greedy at every other seat (one, unless "
+                         "--players or a rules file sets the count)")
     ap.add_argument("--rules", default="basic",
                     help="preset name or rules YAML (default basic, as in every console script)")
     ap.add_argument("--players", type=cli.bounded_int(2, 10), default=None,
@@ -323,7 +394,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             raise ValueError("standard input is closed (your moves are read from it); "
                              "allowed: a terminal, a file or a pipe")
         try:
-            play(args.agents or ["greedy"], args.rules, args.players, args.seat, args.seed,
+            play(args.agents or None, args.rules, args.players, args.seat, args.seed,
                  args.round, ansi=not args.no_color and sys.stdout.isatty(),
                  replay_path=args.replay, auto_forced=not args.ask_forced)
         except Quit as q:
