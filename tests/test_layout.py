@@ -11,6 +11,7 @@ from __future__ import annotations
 import ast
 import importlib
 import json
+import os
 import pickle
 import subprocess
 import sys
@@ -399,6 +400,33 @@ def test_the_launchers_load_nothing_heavy():
                           timeout=300)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.splitlines() == ["[]", "ono_env.game ono_env.cards True"]
+
+
+def test_a_script_on_a_terminal_ends_with_its_last_line():
+    """numba's coloured error messages (colorama) wrote an escape code, ``\\x1b[0m``, to the
+    terminal as the process exited, after the script's last line; the launchers turn them
+    off."""
+    import pty
+
+    primary, secondary = pty.openpty()
+    code = ("import sys\nfrom ono_env.apps.launch import demo\n"
+            "sys.argv = ['ono-demo', '--games', '1', '--quiet']\nsys.exit(demo())\n")
+    env = {k: v for k, v in os.environ.items() if k != "NUMBA_DISABLE_ERROR_MESSAGE_HIGHLIGHTING"}
+    proc = subprocess.Popen([sys.executable, "-c", code], stdout=secondary, stderr=secondary,
+                            env=env)
+    os.close(secondary)
+    out = b""
+    while True:
+        try:
+            chunk = os.read(primary, 4096)
+        except OSError:   # the terminal closed with the process
+            break
+        if not chunk:
+            break
+        out += chunk
+    os.close(primary)
+    assert proc.wait(timeout=300) == 0
+    assert out.startswith(b"summary: 1 game of basic rules") and out.endswith(b"decisions\r\n"), out
 
 
 def test_a_ctrl_c_while_a_script_loads_ends_with_one_line(tmp_path, monkeypatch, capsys):

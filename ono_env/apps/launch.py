@@ -12,6 +12,7 @@ which uses :func:`start`.
 from __future__ import annotations
 
 import importlib
+import os
 import signal
 import sys
 
@@ -20,7 +21,13 @@ def start(module: str, script: str) -> int:
     """Import ``module`` and return its ``main()``: the exit status of the console script
     ``script``. A Ctrl-C before ``main`` has its own handling in place (while the module
     loads) prints ``<script>: interrupted`` and returns 130, and a second Ctrl-C while the
-    interpreter exits is ignored, as :func:`ono_env.apps.console.run` does."""
+    interpreter exits is ignored, as :func:`ono_env.apps.console.run` does. numba's
+    coloured error messages are turned off (``NUMBA_DISABLE_ERROR_MESSAGE_HIGHLIGHTING``,
+    where not set), which wrote an escape code to the terminal at exit."""
+    # numba colours its error messages through colorama, whose exit handler then wrote a
+    # stray "\x1b[0m" to the terminal after the script's last line; the scripts print their
+    # own one-line errors
+    os.environ.setdefault("NUMBA_DISABLE_ERROR_MESSAGE_HIGHLIGHTING", "1")
     try:
         main = importlib.import_module(module).main
         return int(main() or 0)
