@@ -111,6 +111,60 @@ def test_no_agent_given_is_greedy_at_every_other_seat(tmp_path):
     assert main(["random", "random", "--players", "4", "--seed", "1"]) == 2   # given: counted
 
 
+def test_a_terminal_entry_can_be_edited_with_the_arrow_keys():
+    """``input()`` edits its line once ``readline`` is imported: "hep", left, "l" is
+    "help" (before: never imported, an "unknown entry 'hep\\x1b[Dl'")."""
+    import pexpect
+
+    child = pexpect.spawn(sys.executable, ["-m", "ono_env.apps.play", "--seed", "1",
+                                           "--no-color"], encoding="utf-8", timeout=120)
+    child.expect(r"help\): ")
+    child.send("hep\x1b[Dl\r")
+    child.expect(r"help\): ")
+    assert "commands:" in child.before and "not accepted" not in child.before
+    child.sendline("quit")
+    child.expect(pexpect.EOF)
+
+
+def test_colours_only_on_a_terminal_that_wants_them(monkeypatch):
+    from ono_env.apps.play import _colours
+
+    class Terminal(io.StringIO):
+        def isatty(self):
+            return True
+
+    monkeypatch.setattr("sys.stdout", Terminal())
+    monkeypatch.delenv("NO_COLOR", raising=False)
+    monkeypatch.setenv("TERM", "xterm")
+    assert _colours(False) and not _colours(True)
+    monkeypatch.setenv("NO_COLOR", "1")   # before: colours all the same
+    assert not _colours(False)
+    monkeypatch.setenv("NO_COLOR", "")    # set but empty: no say (no-color.org)
+    assert _colours(False)
+    monkeypatch.setenv("TERM", "dumb")
+    assert not _colours(False)
+    monkeypatch.setenv("TERM", "xterm")
+    monkeypatch.setattr("sys.stdout", io.StringIO())
+    assert not _colours(False)
+
+
+def test_a_game_left_shows_its_drawn_seed():
+    """A game dealt from a drawn seed shows the seed when the player leaves, so that it can
+    be dealt again (before: shown only at the end of a finished game)."""
+    out = io.StringIO()
+    with pytest.raises(Quit):
+        play(["greedy"], "basic", read=lambda prompt: "quit", out=out)
+    seed = re.search(r"^seed (\d+) \(--seed \1 deals this game again\)$", out.getvalue(), re.M)
+    again = io.StringIO()
+    with pytest.raises(Quit):
+        play(["greedy"], "basic", seed=int(seed.group(1)), read=lambda prompt: "quit", out=again)
+    assert out.getvalue().split("\n")[1:4] == again.getvalue().split("\n")[1:4]   # the deal
+    chosen = io.StringIO()
+    with pytest.raises(Quit):
+        play(["greedy"], "basic", seed=5, read=lambda prompt: "quit", out=chosen)
+    assert "deals this game again" not in chosen.getvalue()
+
+
 def test_a_failed_write_to_the_standard_output_is_named_as_one():
     """Before: ``play`` held the standard output of the import, so a full disk was Python's
     bare "[Errno 28] No space left on device"."""

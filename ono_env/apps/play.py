@@ -65,7 +65,8 @@ card codes:
   W, W+4                      Wild, Wild Draw Four ("play W+4 G" plays it naming green)
   WS, WC                      Wild Shuffle Hands, Wild Customizable
 table:
-  > marks whose turn it is; [n cards] the size of each other hand; ONO! a called last card"""
+  > marks whose turn it is; [n cards] the size of each other hand; ONO! the player has
+  called ONO! (on their last card, or on the two before playing one)"""
 
 
 def _entry(text: str) -> str:
@@ -78,6 +79,17 @@ MAX_ENTRY = 1_000
 """The most characters of one typed line read from a pipe or a file (every entry is a few)."""
 
 
+def _line_editing() -> None:
+    """Give ``input()`` line editing at a terminal (arrow keys, history): the standard
+    library's ``readline``, which ``input()`` uses once it is imported (before: never
+    imported, and an arrow key was read as an escape code, an "unknown entry"). None on a
+    platform without it."""
+    try:
+        import readline  # noqa: F401 - imported for its effect on input()
+    except ImportError:   # pragma: no cover - Windows
+        pass
+
+
 def read_line(prompt: str) -> str:
     """``input(prompt)``, bounded where the input is not a terminal: a line of more than
     :data:`MAX_ENTRY` characters is a ``ValueError`` (before: ``input()`` read a stream with
@@ -87,6 +99,7 @@ def read_line(prompt: str) -> str:
     keeps ``input()``'s line editing."""
     try:
         if sys.stdin.isatty():
+            _line_editing()
             return input(prompt)
         print(prompt, end="", flush=True)
         line = sys.stdin.readline(MAX_ENTRY + 1)
@@ -290,7 +303,12 @@ def play(agents: Sequence[str] | None, rules="basic", num_players: int | None = 
         if p == seat and len(legal) == 1 and auto_forced:
             a, forced = legal[0], True
         elif p == seat:
-            a = ask_human(legal, read, out, before)
+            try:
+                a = ask_human(legal, read, out, before)
+            except Quit:   # the game is over: a drawn seed may be shown now (before: lost)
+                if not seed_chosen:
+                    print(f"seed {seed} (--seed {seed} deals this game again)", file=out)
+                raise
         else:
             a, thinking = act_one(by_seat[p][1], names[p], game, rng)
         replay.add(a, thinking)
@@ -363,6 +381,13 @@ def save_replay(replay: Replay, path: str) -> str:
                      f"written")
 
 
+def _colours(no_color: bool) -> bool:
+    """ANSI colours: on a terminal, unless ``--no-color``, ``NO_COLOR`` (set and not empty,
+    the no-color.org convention) or ``TERM=dumb`` says no (before: only ``--no-color``)."""
+    return (not no_color and sys.stdout.isatty() and not os.environ.get("NO_COLOR")
+            and os.environ.get("TERM") != "dumb")
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     ap = cli.ArgumentParser(prog="ono-play", description="Play ONO in the terminal against agents.")
     ap.add_argument("agents", nargs="*", default=None,
@@ -380,7 +405,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--seed", type=cli.bounded_int(0, cli.MAX_SEED), default=None,
                     help="seed of the deal (default: random)")
     ap.add_argument("--round", action="store_true", help="play a single round even under match rules")
-    ap.add_argument("--no-color", action="store_true", help="no ANSI colours")
+    ap.add_argument("--no-color", action="store_true",
+                    help="no ANSI colours (also NO_COLOR set, or TERM=dumb)")
     ap.add_argument("--ask-forced", action="store_true",
                     help="ask even when you have a single option (by default it is taken for "
                          "you, and said)")
@@ -395,7 +421,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                              "allowed: a terminal, a file or a pipe")
         try:
             play(args.agents or None, args.rules, args.players, args.seat, args.seed,
-                 args.round, ansi=not args.no_color and sys.stdout.isatty(),
+                 args.round, ansi=_colours(args.no_color),
                  replay_path=args.replay, auto_forced=not args.ask_forced)
         except Quit as q:
             from ono_env.checks import remove_made_dirs
