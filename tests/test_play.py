@@ -95,6 +95,18 @@ def test_a_colour_is_named_as_the_game_writes_it_and_a_player_by_seat():
         parse_choice("P2", [5], position)
 
 
+def test_a_play_of_a_card_not_held_says_so():
+    """Before: the same "is not legal now" whether the card was held or not."""
+    position = {"current_player": 1, "hands": [["R5"], ["R7", "W"]]}
+    draw = [action_id("draw")]
+    for text, message in (("play R5", r"^'play R5' is not legal now \(you hold no R5\)$"),
+                          ("w+4", r"^W\+4 is not a legal play now \(you hold no W\+4\)$"),
+                          ("R7", r"^'play R7' is not legal now$"),
+                          ("play W G", r"^'play W G' is not legal now$")):
+        with pytest.raises(ValueError, match=message):
+            parse_choice(text, draw, position)
+
+
 def test_no_agent_given_is_greedy_at_every_other_seat(tmp_path):
     """Before: the default agent was counted as given: ``--players 4`` alone was "1 agent
     for 4 players: give 3"."""

@@ -177,13 +177,24 @@ def parse_choice(text: str, legal: Sequence[int], position: dict | None = None) 
                              + ", ".join(C.action_name(x) for x in plays)
                              + " (type one, or its number)")
         if card in C.CARD_NAMES or card in C.WILD_NAMES:
-            raise ValueError(f"{card} is not a legal play now")
+            raise ValueError(f"{card} is not a legal play now{_not_held(card, position)}")
     if a < 0:
         raise ValueError(f"unknown entry {shown(t, 80)}: type a number from the list, an action "
                          f"(play R5, draw, ...) or a card name (R5); help lists them")
     if a not in legal:
-        raise ValueError(f"{C.action_name(a)!r} is not legal now")
+        name = C.action_name(a)
+        card = name.split(" ")[1] if name.startswith("play ") else ""
+        raise ValueError(f"{name!r} is not legal now{_not_held(card, position)}")
     return a
+
+
+def _not_held(card: str, position: dict | None) -> str:
+    """Why a play of ``card`` is refused, where that is the reason: ``" (you hold no R5)"``;
+    else nothing (a card held may be refused for many reasons, which the options show)."""
+    if not card or position is None:
+        return ""
+    hand = position["hands"][position["current_player"]]
+    return "" if card in hand else f" (you hold no {card})"
 
 
 def ask_human(legal: Sequence[int], read: Callable[[str], str], out: TextIO,
