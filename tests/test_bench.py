@@ -495,7 +495,8 @@ def test_a_card_with_no_number_or_a_terminal_escape_is_refused(tmp_path):
             (lambda d: d["agent"].update(label="\x1b[2Jx"), "the agent's label"),
             # before: any JSON value
             (lambda d: d["agent"].update(spec=5), r"the agent's spec = 5 \(int\); allowed: text"),
-            (lambda d: d["agent"].update(spec="\x1b[2J"), "the agent's spec = .* holds a control"),
+            (lambda d: d["agent"].update(spec="\x1b[2J"),
+             r"the agent's spec = .* holds U\+001B \(a control character\)"),
             (lambda d: d["tables"][table]["rows"][0].update(reference="a\nb"), "a reference's name"),
             # before: each was printed as it stood (a rate of -500.0%, a 309-digit rating)
             (lambda d: d["tables"][table]["rows"][0].update(rate=-5),
@@ -547,7 +548,11 @@ def test_a_card_with_no_number_or_a_terminal_escape_is_refused(tmp_path):
              r"wins of 'random' = 0; allowed: its rate times its games"),
             (lambda d: d["tables"][table]["rating"].update(
                 {k: v + 100 for k, v in d["tables"][table]["rating"].items()}),
-             r"its rating .*; allowed: the one its rows give on the published scale")]:
+             r"its rating .*; allowed: the one its rows give on the published scale"),
+            # before: rows without their (optional) wins left any rating unchecked
+            (lambda d: [r.pop("wins") for r in d["tables"][table]["rows"]] and d["tables"][
+                table]["rating"].update(rating=3000, low=2999, high=3001),
+             r"its rating 3000 \[2999, 3001\]; allowed: the one its rows give on the published")]:
         d = json.loads(json.dumps(good))
         edit(d)
         bad.write_text(json.dumps(d))

@@ -957,6 +957,7 @@ def check_card(data: Any, what: str = "card") -> None:
                 raise ValueError(f"table {name}: rows: allowed: a list of at least one row")
             known = {r.name: r for r in table.field}
             listed: set[str] = set()
+            counted = []   # each row with its games and wins (rate times games where not written)
             for r in t["rows"]:
                 only_known(r, "a row", f"table {name}: a row")
                 ref = r["reference"]
@@ -999,21 +1000,23 @@ def check_card(data: Any, what: str = "card") -> None:
                                      f"wins its rate was measured from)")
                 if "no_winner" in r:
                     integer(r["no_winner"], f"table {name}: no_winner of {ref!r}", 0, games)
+                counted.append({"reference": ref, "games": games,
+                                "wins": wins if "wins" in r else rate["rate"] * games})
             missing = [ref for ref in known if ref not in listed]
             if missing:   # before: a card of one pairing in nine printed as a whole result
                 raise ValueError(f"table {name}: no row for reference {missing[0]!r}; allowed: "
                                  f"a row for each of the table's reference agents "
                                  f"({', '.join(sorted(known))})")
-            if all("wins" in r for r in t["rows"]):   # the rating its rows give, as written
-                placed = place_agent({n: v["rating"] for n, v in published.items()},
-                                     t["rows"], players, suite.anchor_rating)
-                if any(abs(placed[k] - rated[k]) > 1e-6 * max(1.0, abs(placed[k]))
-                       for k in rated):
-                    raise ValueError(f"table {name}: its rating {rated['rating']:g} "
-                                     f"[{rated['low']:g}, {rated['high']:g}]; allowed: the one "
-                                     f"its rows give on the published scale, "
-                                     f"{placed['rating']:g} [{placed['low']:g}, "
-                                     f"{placed['high']:g}]")
+            # the rating its rows give, wins written or not (before: a card whose rows had no
+            # wins printed any rating)
+            placed = place_agent({n: v["rating"] for n, v in published.items()}, counted,
+                                 players, suite.anchor_rating)
+            if any(abs(placed[k] - rated[k]) > 1e-6 * max(1.0, abs(placed[k])) for k in rated):
+                raise ValueError(f"table {name}: its rating {rated['rating']:g} "
+                                 f"[{rated['low']:g}, {rated['high']:g}]; allowed: the one "
+                                 f"its rows give on the published scale, "
+                                 f"{placed['rating']:g} [{placed['low']:g}, "
+                                 f"{placed['high']:g}]")
         timing = data.get("timing", {})
         if not isinstance(timing, dict):
             raise ValueError(f"timing = {shown(timing, 40)}; allowed: a mapping")
