@@ -620,18 +620,27 @@ def _not_a_json_number(name: str) -> Any:
     raise ValueError(f"{name} is not a JSON number")
 
 
+def _header_length(head: bytes, size: int, where: str) -> int:
+    """The length of the safetensors header that the first bytes ``head`` of model data of
+    ``size`` bytes declare, or one ``ValueError`` naming ``where``: checked on a zip member's
+    first bytes before the rest is unpacked, and again by :func:`parse_model`."""
+    not_st = f"{where}: not a safetensors model file"
+    if size < 8:
+        raise ValueError(f"{not_st} (only {size} bytes)")
+    n = int.from_bytes(head[:8], "little")
+    if n < 2 or n > _MAX_HEADER_BYTES:
+        raise ValueError(f"{not_st} (no safetensors header)")
+    if 8 + n > size:
+        raise ValueError(f"{where}: truncated or not a safetensors file (its header needs "
+                         f"{8 + n:,} bytes, the file has {size:,})")
+    return n
+
+
 def parse_model(data: bytes, where: str) -> tuple[dict[str, Any], PolicyNet]:
     """Metadata and network of a model file's bytes; one ``ValueError`` naming ``where``
     for anything that is not a complete, consistent ono_env model."""
     not_st = f"{where}: not a safetensors model file"
-    if len(data) < 8:
-        raise ValueError(f"{not_st} (only {len(data)} bytes)")
-    n = int.from_bytes(data[:8], "little")
-    if n < 2 or n > _MAX_HEADER_BYTES:
-        raise ValueError(f"{not_st} (no safetensors header)")
-    if 8 + n > len(data):
-        raise ValueError(f"{where}: truncated or not a safetensors file (its header needs "
-                         f"{8 + n:,} bytes, the file has {len(data):,})")
+    n = _header_length(data, len(data), where)
     try:   # a tensor or a metadata key given twice: json would keep the last silently
         header = json.loads(data[8:8 + n].decode("utf-8"), object_pairs_hook=functools.partial(
             unique_keys, what="its safetensors header"))
@@ -665,6 +674,11 @@ def _export_hint(path: Path) -> str:
     return shlex.join([EXPORT_COMMAND, str(path), str(path.with_suffix(".safetensors"))])
 
 
+class _Refused(ValueError):
+    """A zip member's first bytes refused by :func:`read_zip_member`'s ``first`` check: its
+    message passes through as it is, not as a damaged member's."""
+
+
 ZIP_METHODS = {zipfile.ZIP_STORED: "stored", zipfile.ZIP_DEFLATED: "deflate"}
 """The compression methods a model zip's members may use (what ono-train and Stable-Baselines3
 write). bzip2 and LZMA are refused: ``zipfile`` unpacks each of their compressed blocks
@@ -672,14 +686,17 @@ whole, so a few kilobytes could unpack to gigabytes before any size is checked."
 _ZIP_CHUNK = 1 << 20
 
 
-def read_zip_member(zf: zipfile.ZipFile, info: zipfile.ZipInfo, where: str) -> bytes:
+def read_zip_member(zf: zipfile.ZipFile, info: zipfile.ZipInfo, where: str,
+                    first: Callable[[bytes], Any] | None = None) -> bytes:
     """The bytes of ``info``, unpacked in chunks of 1 MiB: memory stays within twice the size
     the zip declares (the chunks and their join; at most :data:`MAX_MODEL_BYTES` declared),
     whatever the compressed data holds.
     ``zipfile.ZipFile.read`` unpacks a deflated member in one call of up to 2 GiB, so it is
     not used here. ``ValueError`` naming the member for a method outside :data:`ZIP_METHODS`,
     a declared size over the limit, or data that does not unpack to the declared size and
-    CRC-32, or an encrypted member."""
+    CRC-32, or an encrypted member. ``first``: called with the first chunk (empty for an empty
+    member) before any more is unpacked, to refuse data that is not what the member must
+    hold without unpacking all of it (its :class:`_Refused` error passes through)."""
     name = info.filename
     if info.flag_bits & 0x1:
         raise ValueError(f"{where}: its member {name} is encrypted (allowed: a member that is "
@@ -691,13 +708,18 @@ def read_zip_member(zf: zipfile.ZipFile, info: zipfile.ZipInfo, where: str) -> b
     if info.file_size > MAX_MODEL_BYTES:
         raise ValueError(f"{where}: its member {name} is too large ({info.file_size:,} bytes; "
                          f"at most {MAX_MODEL_BYTES:,})")
-    parts, total = [], 0
+    parts: list[bytes] = []
+    total = 0
     try:
         with zf.open(info) as fh:   # stops at the declared size and checks the CRC-32 there
             while chunk := fh.read(_ZIP_CHUNK):
+                if first is not None and not parts:
+                    first(chunk)
                 total += len(chunk)
                 parts.append(chunk)
-    except MemoryError:
+            if first is not None and not parts:
+                first(b"")
+    except (MemoryError, _Refused):
         raise
     except Exception as exc:  # noqa: BLE001 - BadZipFile (CRC), zlib.error, EOFError, ...
         detail = str(exc) if isinstance(exc, zipfile.BadZipFile) else f"{type(exc).__name__}: {exc}"
@@ -792,8 +814,17 @@ def read_model_bytes(path: str | Path) -> tuple[bytes, str]:
                              f"{SAFE_MEMBER} twice)")
         info = zf.NameToInfo.get(SAFE_MEMBER)
         old = OLD_META_NAME in zf.NameToInfo
-        if info is not None:
-            return read_zip_member(zf, info, where), f"{where} (member {SAFE_MEMBER})"
+        if info is not None:   # its header checked before the rest is unpacked (before: a
+            # 300 KB zip of 600 MB of zeros was unpacked whole to find no header)
+            member = f"{where} (member {SAFE_MEMBER})"
+
+            def head(chunk: bytes) -> None:
+                try:
+                    _header_length(chunk, info.file_size, member)
+                except ValueError as exc:
+                    raise _Refused(str(exc)) from None
+
+            return read_zip_member(zf, info, where, head), member
     if old:
         raise ValueError(
             f"{where} is a checkpoint saved before ono_env's model format version 2: it has no "
