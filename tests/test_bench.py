@@ -200,6 +200,38 @@ def test_an_agent_with_a_planted_weakness_ranks_below_greedy(in_data):
     assert row["high"] < 0.5
 
 
+def test_a_card_cannot_hide_that_its_agent_cheats(tmp_path):
+    """A registered name's card says it cheats as the agent it names does, and a model
+    file's that it does not: before, an edited card printed ``oracle:2`` unmarked."""
+    from ono_env.agents.learned import shipped_models
+
+    card = S.bench_agent("oracle:2", tables=["basic-2p"], deals=2, slow_deals=1)
+    assert card["agent"]["cheating"] is True
+    S.check_card(json.loads(json.dumps(card)))
+    for edit in ({"cheating": False}, {}):
+        d = json.loads(json.dumps(card))
+        d["agent"].pop("cheating")
+        d["agent"].update(edit)
+        with pytest.raises(ValueError, match=r"the agent's cheating = false; allowed: true "
+                                             r"\(the agent 'oracle:2' is CHEATING\)"):
+            S.check_card(d)
+    model = S.bench_agent(str(shipped_models()["ppo-basic-2p"]), tables=["basic-2p"],
+                          deals=2, slow_deals=1)
+    model["agent"]["cheating"] = True
+    with pytest.raises(ValueError, match=r"cheating = true; allowed: false \(a model file is fair\)"):
+        S.check_card(model)
+
+
+def test_an_agent_with_a_generator_of_its_own_gets_the_same_card_at_any_workers(in_data):
+    """Each pairing plays an agent made afresh from its spec, at one worker as in worker
+    processes: before, one object played every pairing at one worker, and an agent that
+    seeds a generator of its own got another card at two (greedy 33.3% against 50.0%)."""
+    kw = {"tables": ["basic-2p"], "deals": 6, "slow_deals": 1}
+    one = S.bench_agent("planted:OwnSeeded", workers=1, **kw)
+    two = S.bench_agent("planted:OwnSeeded", workers=2, **kw)
+    assert _no_timing(one) == _no_timing(two)
+
+
 def test_a_model_files_name_with_a_colon_is_read_as_the_model_and_imports_nothing(
         tmp_path, monkeypatch):
     # before: best:v1.safetensors read as module:Class, so best.py beside it ran

@@ -547,7 +547,10 @@ def bench_agent(spec: Any, version: int | str = LATEST, tables: Sequence[str] | 
     agent under every table's rules, the reference field's model files. ``ray_address``
     plays the games as Ray tasks (the same games and card); ``workers`` > 1 plays that many
     pairings at once in separate processes (the agent is made again in each from ``spec``,
-    which must then be a string; the same card). ``on_pairing(table, row)`` is called as each
+    which must then be a string; the same card). A string ``spec`` is made afresh for every
+    pairing at one worker too, so that an agent that keeps state between decisions (a
+    generator of its own) plays each pairing from the same start at any number of workers;
+    an agent object plays every pairing as it is. ``on_pairing(table, row)`` is called as each
     pairing finishes. ``before_games()`` is called once everything is checked, before the
     first game (``ono-bench --ray`` connects to Ray there, so that an agent that cannot play
     is refused before Ray's seconds). The card is the same for the same agent, suite version
@@ -617,10 +620,14 @@ def bench_agent(spec: Any, version: int | str = LATEST, tables: Sequence[str] | 
             if workers > 1:
                 _play_in_processes(spec, suite, todo, workers, finished)
             else:
-                for t, ref, n in todo:
+                for k, (t, ref, n) in enumerate(todo):
                     t1 = time.perf_counter()
-                    try:
-                        r = play_pairing(t.rules, agents[t.name], make_agent(ref.name, t.rules), n,
+                    try:   # an agent made afresh from a string for each pairing, as a worker
+                        # process makes it (before: one object played every pairing, so an
+                        # agent with a generator of its own gave another card at 2 workers)
+                        agent = (resolve_agent(spec, t.rules) if isinstance(spec, str) and k
+                                 else agents[t.name])
+                        r = play_pairing(t.rules, agent, make_agent(ref.name, t.rules), n,
                                          t.seed, suite.batch_size, ray_address=ray_address,
                                          progress=bar)
                     except Exception as exc:  # noqa: BLE001 - one line naming where it failed
@@ -1017,6 +1024,7 @@ def check_card(data: Any, what: str = "card") -> None:
                                  f"its rows give on the published scale, "
                                  f"{placed['rating']:g} [{placed['low']:g}, "
                                  f"{placed['high']:g}]")
+        _check_cheating(data["agent"], suite.tables[next(iter(data["tables"]))].rules)
         timing = data.get("timing", {})
         if not isinstance(timing, dict):
             raise ValueError(f"timing = {shown(timing, 40)}; allowed: a mapping")
@@ -1042,6 +1050,27 @@ def check_card(data: Any, what: str = "card") -> None:
         raise ValueError(f"{what}: not a result card (it has no {exc})") from None
     except (TypeError, ValueError, AttributeError, OverflowError) as exc:
         raise ValueError(f"{what}: not a result card ({exc})") from None
+
+
+def _check_cheating(agent: dict[str, Any], rules: RuleSet) -> None:
+    """A card's ``cheating`` of its agent, where it can be known without running a user's
+    code: a model file plays its policy, which sees only its seat's view; a registered name
+    cheats as the agent it makes does (``oracle:N``). A class's or an object's is as its
+    card says (a class of one's own declares it). Before: taken as written, so an edited
+    card hid that ``oracle:2`` sees every hand."""
+    kind, claimed = agent.get("kind", AGENT_KINDS[0]), agent.get("cheating", False)
+    if kind not in ("name", "model") or "spec" not in agent:
+        return
+    cheats = False
+    if kind == "name":
+        try:
+            cheats = is_cheating(make_agent(agent["spec"], rules))
+        except ValueError as exc:
+            raise ValueError(f"the agent's spec {agent['spec']!r} (kind name): {exc}") from None
+    if claimed is not cheats:
+        who = f"the agent {agent['spec']!r} is" if kind == "name" else "a model file is"
+        raise ValueError(f"the agent's cheating = {str(claimed).lower()}; allowed: "
+                         f"{str(cheats).lower()} ({who} {'CHEATING' if cheats else 'fair'})")
 
 
 def _agent_label(card: dict[str, Any]) -> str:

@@ -104,3 +104,18 @@ class NoRules(GreedyAgent):
 
     def __init__(self):
         super().__init__()
+
+
+class OwnSeeded:
+    """A random player with a generator of its own, seeded once as it is made: its play
+    depends on how many decisions it has taken since, so a card is the same at any number of
+    workers only where each pairing gets an agent made afresh."""
+
+    name = "own-seeded"
+
+    def __init__(self, rules) -> None:
+        self.rng = np.random.default_rng(0)
+
+    def act(self, obs: np.ndarray, mask: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+        return np.array([self.rng.choice(np.flatnonzero(m)) for m in np.atleast_2d(mask)],
+                        np.int64)
