@@ -222,6 +222,23 @@ def test_a_card_cannot_hide_that_its_agent_cheats(tmp_path):
         S.check_card(model)
 
 
+def test_the_plot_marks_every_cheating_agent_as_the_text_card_does():
+    """Before: the plot's title and its field's labels were the raw names, ``oracle:2`` and
+    ``oracle-hands:8`` unmarked."""
+    pytest.importorskip("matplotlib")
+    from ono_env.apps.bench_cli import card_figure
+
+    card = S.bench_agent("oracle:2", tables=["basic-2p"], deals=2, slow_deals=1)
+    ax = card_figure(card).axes[0]
+    assert ax.get_title().startswith("oracle:2 (cheating) on benchmark suite version")
+    labels = {t.get_text() for t in ax.texts}
+    rows = card["tables"]["basic-2p"]["rows"]
+    assert labels == {f"{r['reference']} (cheating)" if r["cheating"] else r["reference"]
+                      for r in rows}
+    assert any(r["cheating"] for r in rows) and any(not r["cheating"] for r in rows)
+    assert S.format_card(card).splitlines()[0].startswith("oracle:2 (cheating) on benchmark")
+
+
 def test_an_agent_with_a_generator_of_its_own_gets_the_same_card_at_any_workers(in_data):
     """Each pairing plays an agent made afresh from its spec, at one worker as in worker
     processes: before, one object played every pairing at one worker, and an agent that
@@ -372,6 +389,18 @@ def test_a_card_that_appeared_in_out_during_the_run_is_kept(tmp_path, monkeypatc
     assert bench_main(["greedy", "--tables", "stacking-2p", "--deals", "4", "--slow-deals", "1",
                        "--workers", "1", "--no-progress", "--out", str(started)]) == 0
     assert "pairings.jsonl' already exists" in capsys.readouterr().err
+
+
+def test_the_lines_of_finished_pairings_mark_cheating_agents_and_name_shares(capsys):
+    """Before: ``oracle:4: 0.0%``, and ``basic-4p greedy: 12.5%`` with nothing to say it is a
+    share against a fair 25%."""
+    assert bench_main(["greedy", "--tables", "basic-2p", "basic-4p", "--deals", "2",
+                       "--slow-deals", "1", "--no-progress", "--workers", "1"]) == 0
+    lines = capsys.readouterr().err.splitlines()
+    assert re.search(r"^  basic-2p oracle:4 \(cheating\): \d+\.\d%$", "\n".join(lines), re.M)
+    assert re.search(r"^  basic-4p greedy: \d+\.\d% \(win share; fair 25%\)$", "\n".join(lines),
+                     re.M)
+    assert re.search(r"^  basic-2p greedy: \d+\.\d%$", "\n".join(lines), re.M)
 
 
 def test_the_command_writes_renders_and_plots_a_card(tmp_path, capsys):

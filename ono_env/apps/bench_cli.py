@@ -27,6 +27,7 @@ from ono_env.arena.suite import (
     LATEST,
     MAX_DEALS,
     bench_agent,
+    card_agent_label,
     format_card,
     format_card_markdown,
     load_suite,
@@ -43,35 +44,49 @@ card's row and its ``table``), removed once the card is written; a run that fail
 stopped leaves it with the pairings that finished."""
 
 
-def plot_card(card: dict[str, Any], path: str | Path) -> Path:
-    """The card as a PNG: one row per table, the reference field's published ratings as
-    labelled dots and the agent's rating with its 95% interval as a red bar; written as a new
-    file (one that appeared at ``path`` since the caller checked it is kept, never replaced)."""
-    import io
-
+def card_figure(card: dict[str, Any]) -> Any:
+    """The card as a matplotlib ``Figure``: one row per table, the reference field's
+    published ratings as labelled dots and the agent's rating with its 95% interval as a red
+    bar. Every label is marked *(cheating)* where its agent sees hidden cards, as on the text
+    card (before: the plot marked none); the field's labels sit above and below their dots
+    by turns, in order of rating, so that close ratings do not print over each other."""
     from matplotlib.figure import Figure
 
+    me = card_agent_label(card)
     with cli.literal_text():   # labels as written: a '$' is not mathtext
         tables = list(card["tables"].items())
         fig = Figure(figsize=(9.0, 0.75 * len(tables) + 1.4))
         ax = fig.subplots()
         for k, (_name, t) in enumerate(tables):
             y = len(tables) - 1 - k
-            for ref, rating in t.get("field", {}).items():
+            cheats = {r["reference"]: r["cheating"] for r in t["rows"]}
+            field = sorted(t.get("field", {}).items(), key=lambda item: item[1])
+            for j, (ref, rating) in enumerate(field):
                 ax.plot(rating, y, "o", color="#888888", markersize=4)
-                ax.annotate(ref, (rating, y), textcoords="offset points", xytext=(0, 5),
-                            fontsize=6, ha="center", rotation=35, color="#555555")
+                ax.annotate(marked(ref, cheats.get(ref, False)), (rating, y),
+                            textcoords="offset points", xytext=(0, 5 if j % 2 == 0 else -7),
+                            va="bottom" if j % 2 == 0 else "top", fontsize=6, ha="center",
+                            rotation=35, color="#555555")
             r = t["rating"]
             ax.errorbar(r["rating"], y, xerr=[[r["rating"] - r["low"]], [r["high"] - r["rating"]]],
                         fmt="s", color="#b2182b", capsize=3)
         ax.set_yticks(range(len(tables)), [name for name, _t in reversed(tables)])
         ax.axvline(card["anchor"]["rating"], color="black", linewidth=0.8, linestyle="--")
         ax.set_xlabel(f"rating ({card['anchor']['agent']} = {card['anchor']['rating']:g}; grey: the "
-                      f"reference field, red: {card['agent']['label']} with its 95% interval)")
-        ax.set_title(f"{card['agent']['label']} on benchmark suite version {card['suite_version']}")
+                      f"reference field, red: {me} with its 95% interval)")
+        ax.set_title(f"{me} on benchmark suite version {card['suite_version']}")
         fig.tight_layout()
-        png = io.BytesIO()
-        fig.savefig(png, format="png", dpi=110)
+    return fig
+
+
+def plot_card(card: dict[str, Any], path: str | Path) -> Path:
+    """The card as a PNG (:func:`card_figure`), written as a new file (one that appeared at
+    ``path`` since the caller checked it is kept, never replaced)."""
+    import io
+
+    png = io.BytesIO()
+    with cli.literal_text():   # labels as written: a '$' is not mathtext
+        card_figure(card).savefig(png, format="png", dpi=110)
     return write_whole(Path(path), png.getvalue(), "--plot", new=True)
 
 
@@ -213,7 +228,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         def show(table: str, row: dict[str, Any]) -> None:
             nonlocal kept
             if args.no_progress:
-                print(f"  {table} {row['reference']}: {100 * row['rate']:.1f}%", file=sys.stderr)
+                # marked as everywhere, and a share said to be one (before: "oracle:4: 0.0%"
+                # and "basic-4p greedy: 12.5%")
+                players = round(row["games"] / row["deals"])
+                what = (f" (win share; fair {100 / players:.3g}%)" if players > 2 else "")
+                print(f"  {table} {marked(row['reference'], row['cheating'])}: "
+                      f"{100 * row['rate']:.1f}%{what}", file=sys.stderr)
             if pairings is not None:
                 with open(pairings, "a", encoding="utf-8") as fh:
                     fh.write(json.dumps({"table": table, **row}) + "\n")

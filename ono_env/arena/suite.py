@@ -1073,7 +1073,7 @@ def _check_cheating(agent: dict[str, Any], rules: RuleSet) -> None:
                          f"{str(cheats).lower()} ({who} {'CHEATING' if cheats else 'fair'})")
 
 
-def _agent_label(card: dict[str, Any]) -> str:
+def card_agent_label(card: dict[str, Any]) -> str:
     """The card's agent as it is named, marked where it cheats (sees hidden cards)."""
     return marked(card["agent"]["label"], bool(card["agent"].get("cheating")))
 
@@ -1086,7 +1086,7 @@ def format_card(card: dict[str, Any]) -> str:
     """A result card as text: per table the agent's rating on the published scale and its
     win rate (2 players) or win share (more: the fair share beside it) against each
     reference agent, with 95% intervals over deals."""
-    lines = [f"{_agent_label(card)} on benchmark suite version {card['suite_version']} "
+    lines = [f"{card_agent_label(card)} on benchmark suite version {card['suite_version']} "
              f"(ono_env {card.get('package_version', '?')}; ratings: {card['anchor']['agent']} = "
              f"{card['anchor']['rating']:g} at every table)"]
     for name, t in card["tables"].items():
@@ -1106,7 +1106,7 @@ def format_card(card: dict[str, Any]) -> str:
 
 def format_card_markdown(card: dict[str, Any]) -> str:
     """A result card as Markdown tables (one per table of the suite)."""
-    out = [f"Agent `{_agent_label(card)}`, benchmark suite version {card['suite_version']}, "
+    out = [f"Agent `{card_agent_label(card)}`, benchmark suite version {card['suite_version']}, "
            f"ono_env {card.get('package_version', '?')}.", ""]
     for name, t in card["tables"].items():
         r = t["rating"]
