@@ -403,6 +403,23 @@ def test_the_lines_of_finished_pairings_mark_cheating_agents_and_name_shares(cap
     assert re.search(r"^  basic-2p greedy: \d+\.\d%$", "\n".join(lines), re.M)
 
 
+def test_the_card_is_written_before_it_is_printed(tmp_path):
+    """Before: the card was printed first, and a standard output that could not be written
+    lost it (and its pairings file) after every game was played."""
+    import subprocess
+    import sys
+
+    code = ("import sys\nfrom ono_env.apps.bench_cli import main\nsys.exit(main(sys.argv[1:]))\n")
+    with open("/dev/full", "w") as full:
+        proc = subprocess.run([sys.executable, "-c", code, "greedy", "--tables", "basic-2p",
+                               "--deals", "2", "--slow-deals", "1", "--no-progress",
+                               "--workers", "1", "--out", str(tmp_path / "o")],
+                              stdout=full, stderr=subprocess.PIPE, text=True, timeout=600)
+    assert proc.returncode == 2 and "cannot write the standard output" in proc.stderr
+    assert sorted(q.name for q in (tmp_path / "o").iterdir()) == ["card.json", "card.md"]
+    S.read_card(tmp_path / "o" / "card.json")
+
+
 def test_the_command_writes_renders_and_plots_a_card(tmp_path, capsys):
     out = tmp_path / "card"
     assert bench_main(["color", "--tables", "stacking-2p", "--deals", "40", "--slow-deals", "2",

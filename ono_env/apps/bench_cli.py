@@ -36,7 +36,7 @@ from ono_env.arena.suite import (
     select_tables,
     suite_versions,
 )
-from ono_env.checks import check_output_dir, check_output_file, shown, write_whole
+from ono_env.checks import check_output_dir, check_output_file, printable, shown, write_whole
 
 PAIRINGS_FILE = "pairings.jsonl"
 """The file in ``--out`` that keeps each pairing as it finishes (one JSON object a line: the
@@ -276,9 +276,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         finally:
             if made and not kept:
                 cast(Path, pairings).unlink(missing_ok=True)
-        print(format_card(card))
-        print(f"\n{card['timing']['seconds']:.0f} s")
-        if args.out is not None:
+        if args.out is not None:   # the card written before it is printed (before: a standard
+            # output that failed lost it, and the pairings file went with it)
             out = Path(args.out)
             try:   # new files: one that appeared during the run is kept, and so are the pairings
                 write_whole(out / "card.json", (json.dumps(card, indent=1) + "\n").encode(),
@@ -290,10 +289,14 @@ def main(argv: Sequence[str] | None = None) -> int:
                                  f"object a line)") from None
             if pairings is not None:
                 pairings.unlink(missing_ok=True)   # the card holds every one of them
+        print(format_card(card))
+        print(f"\n{card['timing']['seconds']:.0f} s")
+        if args.out is not None:
             written = [out / "card.json", out / "card.md"]
             if args.plot is not None:   # its path was checked before the run
                 written.append(plot_card(card, args.plot or str(out / "card.png")))
-            print("wrote " + ", ".join(str(p) for p in written))
+            # a control character of a path shown as '?' (before: sent to the terminal)
+            print("wrote " + ", ".join(printable(str(p)) for p in written))
         elif args.plot:
             plot_card(card, args.plot)
 
