@@ -119,7 +119,9 @@ def build_parser() -> cli.ArgumentParser:
                         "argument or has a parameter named rules)")
     p.add_argument("--suite", default=None, metavar="VERSION",
                    help=f"suite version ({', '.join(map(str, suite_versions()))}; default: the "
-                        f"latest)")
+                        f"latest; an earlier version plays only with the reference files it "
+                        f"was published with, so with the release that shipped them: --list "
+                        f"and --render read every version)")
     p.add_argument("--tables", nargs="+", default=None, metavar="TABLE",
                    help="the tables to play (default: all; --list names them)")
     p.add_argument("--deals", type=cli.bounded_int(1, MAX_DEALS), default=None,
