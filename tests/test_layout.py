@@ -431,22 +431,35 @@ def test_a_script_on_a_terminal_ends_with_its_last_line():
 
 def test_a_ctrl_c_while_a_script_loads_ends_with_one_line(tmp_path, monkeypatch, capsys):
     """A Ctrl-C while a console script's modules load (here: a module whose import is
-    interrupted) ends with ``<script>: interrupted`` and status 130, no traceback; before,
-    the package's own import loaded numba, and a Ctrl-C then printed a traceback."""
+    interrupted, and one whose import a SIGINT makes fail as numba's C extensions do) ends
+    with ``<script>: interrupted`` and status 130, no traceback; before, the package's own
+    import loaded numba, and a Ctrl-C then printed a traceback. A module that does not load
+    for another reason is one line too."""
     import signal
 
     from ono_env.apps.launch import start
 
+    monkeypatch.delenv("NUMBA_DISABLE_ERROR_MESSAGE_HIGHLIGHTING", raising=False)
     (tmp_path / "slow_to_load.py").write_text("raise KeyboardInterrupt\n")
+    (tmp_path / "fails_on_sigint.py").write_text(
+        "import os, signal\n"
+        "try:\n    os.kill(os.getpid(), signal.SIGINT)\n"
+        "except KeyboardInterrupt:\n    raise ImportError('numba._devicearray failed to import')\n")
+    (tmp_path / "broken.py").write_text("import no_such_module_here\n")
     monkeypatch.syspath_prepend(str(tmp_path))
     before = signal.getsignal(signal.SIGINT)
     try:
-        assert start("slow_to_load", "ono-arena") == 130
-        assert signal.getsignal(signal.SIGINT) is signal.SIG_IGN
+        for module in ("slow_to_load", "fails_on_sigint"):
+            signal.signal(signal.SIGINT, signal.default_int_handler)
+            assert start(module, "ono-arena") == 130
+            assert signal.getsignal(signal.SIGINT) is signal.SIG_IGN
+            out = capsys.readouterr()
+            assert (out.out, out.err) == ("", "ono-arena: interrupted\n")
     finally:
         signal.signal(signal.SIGINT, before)
-    out = capsys.readouterr()
-    assert (out.out, out.err) == ("", "ono-arena: interrupted\n")
+    assert start("broken", "ono-demo") == 2
+    assert capsys.readouterr().err == ("ono-demo: error: cannot load broken: ModuleNotFoundError: "
+                                       "No module named 'no_such_module_here'\n")
     (tmp_path / "runs_fine.py").write_text("def main():\n    return 3\n")
     assert start("runs_fine", "ono-demo") == 3
 

@@ -21,20 +21,48 @@ def start(module: str, script: str) -> int:
     """Import ``module`` and return its ``main()``: the exit status of the console script
     ``script``. A Ctrl-C before ``main`` has its own handling in place (while the module
     loads) prints ``<script>: interrupted`` and returns 130, and a second Ctrl-C while the
-    interpreter exits is ignored, as :func:`ono_env.apps.console.run` does. numba's
+    interpreter exits is ignored, as :func:`ono_env.apps.console.run` does; so does a failed
+    import that a Ctrl-C caused (numba turns one that lands in its C extensions' loading into
+    an ``ImportError``). Any other failure to load the module is one line,
+    ``<script>: error: cannot load ...``, status 2 (before: a traceback). numba's
     coloured error messages are turned off (``NUMBA_DISABLE_ERROR_MESSAGE_HIGHLIGHTING``,
     where not set), which wrote an escape code to the terminal at exit."""
     # numba colours its error messages through colorama, whose exit handler then wrote a
     # stray "\x1b[0m" to the terminal after the script's last line; the scripts print their
     # own one-line errors
     os.environ.setdefault("NUMBA_DISABLE_ERROR_MESSAGE_HIGHLIGHTING", "1")
+    interrupted: list[int] = []
+
+    def note(signum: int, frame: object) -> None:   # Python's own: a KeyboardInterrupt
+        interrupted.append(signum)
+        raise KeyboardInterrupt
+
+    default = signal.getsignal(signal.SIGINT) is signal.default_int_handler
+    before = signal.signal(signal.SIGINT, note) if default else None
     try:
-        main = importlib.import_module(module).main
-        return int(main() or 0)
+        try:
+            main = importlib.import_module(module).main
+        finally:
+            if before is not None:
+                signal.signal(signal.SIGINT, before)
     except KeyboardInterrupt:
-        print(f"{script}: interrupted", file=sys.stderr)
-        signal.signal(signal.SIGINT, signal.SIG_IGN)
-        return 130
+        return _interrupted(script)
+    except Exception as exc:  # noqa: BLE001 - a script's modules that do not load: one line
+        if interrupted:
+            return _interrupted(script)
+        print(f"{script}: error: cannot load {module}: {type(exc).__name__}: {exc}",
+              file=sys.stderr)
+        return 2
+    try:
+        return int(main() or 0)
+    except KeyboardInterrupt:   # between main's start and its own handling
+        return _interrupted(script)
+
+
+def _interrupted(script: str) -> int:
+    print(f"{script}: interrupted", file=sys.stderr)
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    return 130
 
 
 def demo() -> int:
