@@ -8,18 +8,17 @@ imported, before or after ``ono_env``, with ``ono_env.envs.gym_vector`` as its v
 point) and ``ono_env.envs.sb3`` (Stable-Baselines3 VecEnv); they are imported on first use.
 """
 
-from __future__ import annotations
-
-import importlib
-from importlib.metadata import PackageNotFoundError
+import importlib as _importlib
+from importlib.metadata import PackageNotFoundError as _PackageNotFoundError
 from importlib.metadata import version as _version
-from typing import Any, TYPE_CHECKING
+from typing import Any as _Any
+from typing import TYPE_CHECKING as _TYPE_CHECKING
 
-import wrapt
+import wrapt as _wrapt
 
 from ono_env import _moved
 
-if TYPE_CHECKING:   # the names below load on first use (``__getattr__``)
+if _TYPE_CHECKING:   # the names below load on first use (``__getattr__``)
     from ono_env.cards import (
         ACTION_NAMES,
         CARD_NAMES,
@@ -36,7 +35,7 @@ if TYPE_CHECKING:   # the names below load on first use (``__getattr__``)
 
 try:
     __version__ = _version("ono-env")
-except PackageNotFoundError:  # pragma: no cover - a source tree that was never installed
+except _PackageNotFoundError:  # pragma: no cover - a source tree that was never installed
     __version__ = "0+unknown"
 
 
@@ -59,27 +58,29 @@ mechanism, so no lazy-loading library."""
 
 _FROM = {name: module for module, names in _LAZY.items() for name in names}
 
+_SUBMODULES = ("agents", "apps", "arena", "cards", "checks", "configs", "envs", "game",
+               "observation", "positions", "render", "replay", "rule_help", "rules", "train")
+"""The public submodules, which load on first use as attributes too (``ono_env.cards``), as
+the package's eager import once made some of them; any other name is an ``AttributeError``
+(``hasattr`` imports nothing else: no build step, no old module path)."""
 
-def __getattr__(name: str) -> Any:
+
+def __getattr__(name: str) -> _Any:
     if name in _FROM:
-        value = getattr(importlib.import_module(_FROM[name]), name)
+        value = getattr(_importlib.import_module(_FROM[name]), name)
     elif name == "ono_v0":
-        value = importlib.import_module("ono_env.envs.ono_v0")
-    elif name.startswith("__"):   # a dunder a tool looks for (``__wrapped__``): none here
-        raise AttributeError(f"module 'ono_env' has no attribute {name!r}")
+        value = _importlib.import_module("ono_env.envs.ono_v0")
+    elif name in _SUBMODULES:
+        value = _importlib.import_module(f"{__name__}.{name}")
     else:
-        try:   # a submodule (``ono_env.cards``), as the package's eager import once gave
-            value = importlib.import_module(f"{__name__}.{name}")
-        except ModuleNotFoundError as exc:
-            if exc.name != f"{__name__}.{name}":
-                raise
-            raise AttributeError(f"module 'ono_env' has no attribute {name!r}") from None
+        raise AttributeError(f"module 'ono_env' has no attribute {name!r}")
     globals()[name] = value
     return value
 
 
 def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(_FROM) | {"ono_v0"})
+    public = {n for n in globals() if not n.startswith("_")}
+    return sorted(public | set(_FROM) | {"ono_v0", *_SUBMODULES, "__version__"})
 
 
 def _register_gym(gym) -> None:
@@ -93,7 +94,7 @@ def _register_gym(gym) -> None:
 # The core imports no gymnasium: the id is registered as soon as gymnasium is imported, now
 # if it already is, else when it is (wrapt's post-import hook), in either order of the two
 # imports.
-wrapt.register_post_import_hook(_register_gym, "gymnasium")
+_wrapt.register_post_import_hook(_register_gym, "gymnasium")
 
 __all__ = [
     "ACTION_NAMES", "CARD_NAMES", "NUM_ACTIONS", "NUM_CARD_TYPES", "PRESETS", "RuleSet",

@@ -429,6 +429,30 @@ def test_a_script_on_a_terminal_ends_with_its_last_line():
     assert out.startswith(b"summary: 1 game of basic rules") and out.endswith(b"decisions\r\n"), out
 
 
+def test_the_packages_attributes_are_its_names_and_public_submodules():
+    """``ono_env``'s names and public submodules load on first use; any other name is an
+    ``AttributeError`` that imports nothing (before the names were lazy no name imported a
+    module; the first lazy version imported any submodule for any name: ``_prebuild``, the
+    old ``cli`` path with its warning, and failed on ``"a.b"`` with ModuleNotFoundError)."""
+    code = ("import sys, warnings\nwarnings.simplefilter('error')\nimport ono_env\n"
+            "print([hasattr(ono_env, n) for n in ('a.b', '..', 'cli', 'driver', '_prebuild', "
+            "'_engine', '__wrapped__')])\n"
+            "print(sorted(m for m in sys.modules if m.startswith('ono_env.')))\n"
+            "print(ono_env.positions.__name__, ono_env.rule_help.__name__)\n"
+            "print([n for n in dir(ono_env) if n.startswith('_')])\n")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    lines = proc.stdout.splitlines()
+    assert lines[0] == str([False] * 7)
+    assert lines[1] == "['ono_env._moved']"
+    assert lines[2] == "ono_env.positions ono_env.rule_help"
+    assert lines[3] == "['__version__']"
+    names = {m.split(".")[1] for m in MODULES if m.count(".") >= 1}
+    assert set(ono_env._SUBMODULES) == {n for n in names if not n.startswith("_")} | {
+        "agents", "train", "configs"}
+
+
 def test_a_ctrl_c_while_a_script_loads_ends_with_one_line(tmp_path, monkeypatch, capsys):
     """A Ctrl-C while a console script's modules load (here: a module whose import is
     interrupted, and one whose import a SIGINT makes fail as numba's C extensions do) ends
