@@ -222,6 +222,26 @@ def test_a_card_cannot_hide_that_its_agent_cheats(tmp_path):
         S.check_card(model)
 
 
+@pytest.mark.parametrize("workers", [1, 2])
+def test_a_model_file_replaced_during_the_run_is_refused(tmp_path, workers):
+    """Each pairing makes the agent again from its file: one replaced during the run (a
+    training run writing to the same path) is refused, not mixed into a card that names
+    the first model's SHA-256."""
+    import shutil
+
+    from ono_env.agents.learned import shipped_models
+
+    path = tmp_path / "mine.safetensors"
+    shutil.copy(shipped_models()["ppo-basic-2p"], path)
+
+    def swap(table, row):
+        shutil.copy(shipped_models()["ppo-any"], path)
+
+    with pytest.raises(ValueError, match=r"the agent's model changed during the run \(SHA-256 "):
+        S.bench_agent(str(path), tables=["basic-2p"], deals=2, slow_deals=1, workers=workers,
+                      on_pairing=swap)
+
+
 def test_the_plot_marks_every_cheating_agent_as_the_text_card_does():
     """Before: the plot's title and its field's labels were the raw names, ``oracle:2`` and
     ``oracle-hands:8`` unmarked."""

@@ -232,7 +232,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             if args.no_progress:
                 # marked as everywhere, and a share said to be one (before: "oracle:4: 0.0%"
                 # and "basic-4p greedy: 12.5%")
-                players = round(row["games"] / row["deals"])
+                players = suite.tables[table].players
                 what = (f" (win share; fair {100 / players:.3g}%)" if players > 2 else "")
                 print(f"  {table} {marked(row['reference'], row['cheating'])}: "
                       f"{100 * row['rate']:.1f}%{what}", file=sys.stderr)

@@ -618,15 +618,15 @@ def bench_agent(spec: Any, version: int | str = LATEST, tables: Sequence[str] | 
     try:
         with held:
             if workers > 1:
-                _play_in_processes(spec, suite, todo, workers, finished)
+                _play_in_processes(spec, suite, todo, workers, finished, digests)
             else:
                 for k, (t, ref, n) in enumerate(todo):
                     t1 = time.perf_counter()
                     try:   # an agent made afresh from a string for each pairing, as a worker
                         # process makes it (before: one object played every pairing, so an
                         # agent with a generator of its own gave another card at 2 workers)
-                        agent = (resolve_agent(spec, t.rules) if isinstance(spec, str) and k
-                                 else agents[t.name])
+                        agent = (_same_model(resolve_agent(spec, t.rules), digests[t.name])
+                                 if isinstance(spec, str) and k else agents[t.name])
                         r = play_pairing(t.rules, agent, make_agent(ref.name, t.rules), n,
                                          t.seed, suite.batch_size, ray_address=ray_address,
                                          progress=bar)
@@ -651,20 +651,35 @@ def bench_agent(spec: Any, version: int | str = LATEST, tables: Sequence[str] | 
     return card
 
 
-def _pairing_job(spec: str, version: int, table: str, reference: str,
-                 deals: int) -> tuple[dict[str, Any], float]:
-    """One pairing in a worker process: the agent and the reference agent made there."""
+def _same_model(agent: Agent, digest: str | None) -> Agent:
+    """``agent``, made again for a pairing, if it plays from the model the card names
+    (``digest``, :func:`~ono_env.agents.learned.played_models`), else ``ValueError``: a model
+    file replaced during the run (a training run writing to the same path) would mix two
+    models in one card."""
+    now = played_models(agent)
+    if now != digest:
+        raise ValueError(f"the agent's model changed during the run (SHA-256 {str(digest)[:12]} "
+                         f"at the start, {str(now)[:12]} now): a card measures one model; "
+                         f"allowed: a model file that stays as it is until the run ends")
+    return agent
+
+
+def _pairing_job(spec: str, version: int, table: str, reference: str, deals: int,
+                 digest: str | None) -> tuple[dict[str, Any], float]:
+    """One pairing in a worker process: the agent (checked to play the model the card names)
+    and the reference agent made there."""
     t0 = time.perf_counter()
     suite = load_suite(version)
     t = suite.tables[table]
     rules = t.rules
-    r = play_pairing(rules, resolve_agent(spec, rules), make_agent(reference, rules), deals,
-                     t.seed, suite.batch_size)
+    r = play_pairing(rules, _same_model(resolve_agent(spec, rules), digest),
+                     make_agent(reference, rules), deals, t.seed, suite.batch_size)
     return r, time.perf_counter() - t0
 
 
 def _play_in_processes(spec: str, suite: Suite, todo: list[tuple[SuiteTable, Reference, int]],
-                       workers: int, finished: Callable[..., None]) -> None:
+                       workers: int, finished: Callable[..., None],
+                       digests: dict[str, str | None]) -> None:
     """The pairings of ``todo`` in ``workers`` processes (spawned: no fork of a process that
     may hold threads), the slow reference agents first so that no long pairing starts last."""
     import multiprocessing
@@ -675,8 +690,8 @@ def _play_in_processes(spec: str, suite: Suite, todo: list[tuple[SuiteTable, Ref
     ex = ProcessPoolExecutor(max_workers=workers, mp_context=ctx)
     failed: BaseException | None = None
     try:
-        futures = {ex.submit(_pairing_job, spec, suite.version, t.name, ref.name, n): (t, ref)
-                   for t, ref, n in order}
+        futures = {ex.submit(_pairing_job, spec, suite.version, t.name, ref.name, n,
+                             digests[t.name]): (t, ref) for t, ref, n in order}
         for f in as_completed(futures):
             t, ref = futures[f]
             try:
