@@ -229,7 +229,10 @@ def check_text(name: str, value: Any, max_len: int = MAX_TEXT) -> str:
         import unicodedata
 
         bad = next(c for c in value if not c.isprintable())
-        what = unicodedata.name(bad, "a control character").lower()
+        kind = unicodedata.category(bad)   # a character with no name says what kind it is
+        what = unicodedata.name(bad, "").lower() or {
+            "Cc": "a control character", "Co": "a private-use character",
+            "Cn": "an unassigned code point", "Cs": "a surrogate"}.get(kind, f"category {kind}")
         raise ValueError(f"{name} = {shown(value, 60)} holds U+{ord(bad):04X} ({what}), which is "
                          f"not printable; {allowed}")
     return value

@@ -640,7 +640,9 @@ def test_demo_plays_a_rules_files_own_count_and_checks_its_seeds_first(tmp_path,
 
 @pytest.mark.parametrize("text, named", [
     ("a\x07", "U+0007 (a control character)"), ("a\xa0", "U+00A0 (no-break space)"),
-    ("\u200b", "U+200B (zero width space)"), ("x\u2028y", "U+2028 (line separator)")])
+    ("\u200b", "U+200B (zero width space)"), ("x\u2028y", "U+2028 (line separator)"),
+    ("a\ue000", "U+E000 (a private-use character)"),
+    ("a\u0378", "U+0378 (an unassigned code point)")])
 def test_text_that_is_not_printable_names_the_character(text, named):
     """Before: every such character was called a control character, a no-break space too."""
     with pytest.raises(ValueError, match=re.escape(f"holds {named}, which is not printable; "
