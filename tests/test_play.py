@@ -121,6 +121,13 @@ def test_no_agent_given_is_greedy_at_every_other_seat(tmp_path):
         others = ", ".join(f"P{q} greedy" for q in range(1, players))
         assert f"{players} players, seed 1. You are P0. {others}. Type help" in proc.stdout
     assert main(["random", "random", "--players", "4", "--seed", "1"]) == 2   # given: counted
+    (tmp_path / "eleven.yaml").write_text("preset: basic\nnum_players: 11\n")
+    proc = subprocess.run([sys.executable, "-m", "ono_env.apps.play", "--rules",
+                           str(tmp_path / "eleven.yaml")], input="quit\n", capture_output=True,
+                          text=True, timeout=300)   # the file's count refused as the file's
+    assert proc.returncode == 2 and proc.stderr == (
+        f"ono-play: error: rules file '{tmp_path / 'eleven.yaml'}': invalid rule set: "
+        f"num_players=11; allowed: 2 to 10\n")
 
 
 def test_a_terminal_entry_can_be_edited_with_the_arrow_keys():

@@ -246,9 +246,11 @@ def play(agents: Sequence[str] | None, rules="basic", num_players: int | None = 
     :func:`~ono_env.render.round_end_events`); a human challenger is shown the accused hand."""
     out = sys.stdout if out is None else out
     if agents is None:   # none given: greedy at every other seat (before: one, counted as given)
-        given = given_player_count(rules) if num_players is None else None
-        count = num_players if num_players is not None else given[0] if given else 2
-        agents = ["greedy"] * (check_int("num_players", count, 2, MAX_PLAYERS) - 1)
+        if num_players is None:   # a file's count, checked (and named) as the file's
+            count = resolve_rules(rules).num_players if given_player_count(rules) else 2
+        else:
+            count = check_int("num_players", num_players, 2, MAX_PLAYERS)
+        agents = ["greedy"] * (count - 1)
     overrides = {}
     if num_players is not None:
         overrides["num_players"] = num_players
@@ -380,10 +382,11 @@ def save_replay(replay: Replay, path: str) -> str:
             continue
         try:
             saved = replay.save(other, new=True)
-        except ValueError:
+        except ValueError as exc:
             if os.path.lexists(other):   # taken meanwhile too: the next name
                 continue
-            raise
+            raise ValueError(f"--replay {printable(str(first))} appeared during the game, and "
+                             f"the replay could not be written beside it: {exc}") from None
         return (f"replay written to {printable(str(saved))} ({printable(str(first))} appeared "
                 f"during the game and is kept)")
     raise ValueError(f"--replay {printable(str(first))} appeared during the game, and so had "
