@@ -423,6 +423,19 @@ def test_the_lines_of_finished_pairings_mark_cheating_agents_and_name_shares(cap
     assert re.search(r"^  basic-2p greedy: \d+\.\d%$", "\n".join(lines), re.M)
 
 
+def test_an_option_whose_value_may_be_left_out_refuses_an_empty_one(capsys):
+    """Before: ``--plot=`` was read as ``--plot`` alone, the default file."""
+    from ono_env.apps.arena_cli import main as arena_main
+
+    for main, argv, name in ((bench_main, ["greedy", "--tables", "basic-2p", "--plot="], "plot"),
+                             (bench_main, ["greedy", "--ray="], "ray"),
+                             (arena_main, ["random", "random", "--ray="], "ray")):
+        assert main(argv) == 2
+        err = capsys.readouterr().err
+        assert err.endswith(f": error: argument --{name}: an empty value; allowed: a value, or "
+                            f"--{name} alone (see {err.split(':')[0]} --help)\n"), err
+
+
 def test_the_card_is_written_before_it_is_printed(tmp_path):
     """Before: the card was printed first, and a standard output that could not be written
     lost it (and its pairings file) after every game was played."""

@@ -119,6 +119,13 @@ class ArgumentParser(argparse.ArgumentParser):
         least in Python 3.11 (``ono-export -- -a.zip -b.safetensors``)."""
         words = sys.argv[1:] if args is None else list(args)
         refuse_repeats(self, words)
+        for word in words[:words.index("--")] if "--" in words else words:
+            # an option whose value may be left out (``--plot``), given an empty one: before,
+            # ``--plot=`` was read as ``--plot`` alone
+            action = self._option_string_actions.get(word[:-1]) if word.endswith("=") else None
+            if action is not None and action.nargs == "?":
+                self.error(f"argument {word[:-1]}: an empty value; allowed: a value, or "
+                           f"{word[:-1]} alone")
         if "--" in words:
             return super().parse_args(words, namespace)
         return self.parse_intermixed_args(words, namespace)
