@@ -103,12 +103,7 @@ class AgentDriver:
             raise ValueError(f"AgentDriver: agents={shown(agents, 40)}; allowed: a list of agent "
                              f"objects")
         for k, agent in enumerate(agents):
-            if isinstance(agent, type) or not callable(getattr(agent, "act", None)):
-                # (a class has act too: before, a TypeError at its first decision)
-                what = (f"is the class {agent.__name__} itself" if isinstance(agent, type)
-                        else f"= {shown(agent, 40)} has no act method")
-                raise ValueError(f"AgentDriver: agents[{k}] {what}; allowed: an agent object "
-                                 f"(make_agent(name, rules) makes one from a name)")
+            _check_agent_object(agent, f"AgentDriver: agents[{k}]", f"= {shown(agent, 40)}")
         self.game = game
         self.agents = list(agents)
         B, P = game.num_games, game.num_players
@@ -360,6 +355,20 @@ def _game_thinking(agent: Any, label: str, k: int, mask_row: np.ndarray) -> dict
     return search_thinking(label, values[k], mask_row)
 
 
+def _check_agent_object(agent: Any, where: str, shown_as: str) -> None:
+    """``ValueError`` (``where`` first, the agent as ``shown_as``) where ``agent`` is not an
+    agent object: a class, which has ``act`` too (before: a ``TypeError`` at its first
+    decision), or an object without an ``act`` method."""
+    if isinstance(agent, type):
+        what = f"is the class {agent.__name__} itself"
+    elif not callable(getattr(agent, "act", None)):
+        what = f"{shown_as} has no act method"
+    else:
+        return
+    raise ValueError(f"{where} {what}; allowed: an agent object (make_agent(name, rules) makes "
+                     f"one from a name)")
+
+
 def act_one(agent: Agent, label: str, game: VecGame,
             rng: np.random.Generator) -> tuple[int, dict | None]:
     """The decision of ``agent`` for the acting seat of a one-game ``game`` (the terminal and
@@ -370,11 +379,7 @@ def act_one(agent: Agent, label: str, game: VecGame,
         what = (f"a VecGame of {game.num_games} games" if isinstance(game, VecGame)
                 else f"a {type(game).__name__}")
         raise ValueError(f"act_one: game is {what}; allowed: a VecGame of one game")
-    if isinstance(agent, type) or not callable(getattr(agent, "act", None)):
-        what = (f"is the class {agent.__name__} itself" if isinstance(agent, type)
-                else f"{agent!r} has no act method")
-        raise ValueError(f"act_one: agent {what}; allowed: an agent object (make_agent(name, "
-                         f"rules) makes one from a name)")
+    _check_agent_object(agent, "act_one: agent", repr(agent))
     check_rng("act_one: rng", rng)
     mask = game.legal_mask().copy()
     if not mask.any():
