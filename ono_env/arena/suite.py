@@ -625,7 +625,7 @@ def bench_agent(spec: Any, version: int | str = LATEST, tables: Sequence[str] | 
                     try:   # an agent made afresh from a string for each pairing, as a worker
                         # process makes it (before: one object played every pairing, so an
                         # agent with a generator of its own gave another card at 2 workers)
-                        agent = (_same_model(resolve_agent(spec, t.rules), digests[t.name])
+                        agent = (_fresh_agent(spec, t.rules, digests[t.name])
                                  if isinstance(spec, str) and k else agents[t.name])
                         r = play_pairing(t.rules, agent, make_agent(ref.name, t.rules), n,
                                          t.seed, suite.batch_size, ray_address=ray_address,
@@ -651,11 +651,12 @@ def bench_agent(spec: Any, version: int | str = LATEST, tables: Sequence[str] | 
     return card
 
 
-def _same_model(agent: Agent, digest: str | None) -> Agent:
-    """``agent``, made again for a pairing, if it plays from the model the card names
-    (``digest``, :func:`~ono_env.agents.learned.played_models`), else ``ValueError``: a model
-    file replaced during the run (a training run writing to the same path) would mix two
-    models in one card."""
+def _fresh_agent(spec: str, rules: RuleSet, digest: str | None) -> Agent:
+    """The agent ``spec`` names, made again for a pairing, if it plays from the model the
+    card names (``digest``, :func:`~ono_env.agents.learned.played_models`), else
+    ``ValueError``: a model file replaced during the run (a training run writing to the same
+    path) would mix two models in one card."""
+    agent = resolve_agent(spec, rules)
     now = played_models(agent)
     if now != digest:
         raise ValueError(f"the agent's model changed during the run (SHA-256 {str(digest)[:12]} "
@@ -672,8 +673,8 @@ def _pairing_job(spec: str, version: int, table: str, reference: str, deals: int
     suite = load_suite(version)
     t = suite.tables[table]
     rules = t.rules
-    r = play_pairing(rules, _same_model(resolve_agent(spec, rules), digest),
-                     make_agent(reference, rules), deals, t.seed, suite.batch_size)
+    r = play_pairing(rules, _fresh_agent(spec, rules, digest), make_agent(reference, rules),
+                     deals, t.seed, suite.batch_size)
     return r, time.perf_counter() - t0
 
 
