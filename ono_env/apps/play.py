@@ -23,6 +23,7 @@ import re
 import string
 import sys
 from collections.abc import Callable, Sequence
+from pathlib import Path
 from typing import TextIO
 
 import numpy as np
@@ -368,8 +369,6 @@ def save_replay(replay: Replay, path: str) -> str:
     is kept, never replaced (before: replaced without a word), and the replay goes to the
     first free name of ``<name>-2.json`` to ``<name>-100.json`` beside it. Returns the line
     that says where it went; a replay that cannot be written is one ``ValueError``."""
-    from pathlib import Path
-
     first = Path(path)
     try:
         return f"replay written to {printable(str(replay.save(first, new=True)))}"
