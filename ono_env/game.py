@@ -665,9 +665,12 @@ class VecGame(CopiedWhole):
         return self._result
 
     def _illegal(self, bad: int, a: int) -> ValueError:
-        """The error for action id ``a`` in game ``bad``: the action and the legal ones."""
-        name = C.ACTION_NAMES[a] if 0 <= a < C.NUM_ACTIONS else f"id {a}"
-        return ValueError(f"illegal action {name!r} ({a}) in game {bad} for player "
+        """The error for action id ``a`` in game ``bad``: the action and the legal ones (an id
+        outside 0 to NUM_ACTIONS - 1 is named as out of range; before: "illegal action
+        'id -1'")."""
+        what = (f"illegal action {C.ACTION_NAMES[a]!r} ({a})" if 0 <= a < C.NUM_ACTIONS
+                else f"action {a} is out of range (action ids are 0 to {C.NUM_ACTIONS - 1})")
+        return ValueError(f"{what} in game {bad} for player "
                           f"{int(self.state.current[bad])}; legal actions: "
                           f"{', '.join(self.legal_action_names(bad))}")
 

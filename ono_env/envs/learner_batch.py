@@ -118,7 +118,7 @@ class LearnerBatch:
     def check_actions(actions: Any, num_envs: int) -> np.ndarray:
         """``actions`` as an integer array of shape ``(num_envs,)``, or ``ValueError``: int64,
         or uint64 as given, which :meth:`~ono_env.game.VecGame.step` checks and names as given (cast here,
-        2**64 - 1 was named 'id -1')."""
+        2**64 - 1 was named -1)."""
         a = as_array(actions)
         if a.shape != (num_envs,) or a.dtype.kind not in "iu":
             raise ValueError(f"actions must be an integer array of shape ({num_envs},); "
