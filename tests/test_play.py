@@ -96,15 +96,37 @@ def test_a_colour_is_named_as_the_game_writes_it_and_a_player_by_seat():
 
 
 def test_a_play_of_a_card_not_held_says_so():
-    """Before: the same "is not legal now" whether the card was held or not."""
-    position = {"current_player": 1, "hands": [["R5"], ["R7", "W"]]}
+    """Before: the same "is not legal now" whether the card was held or not, and a card held
+    was refused with no reason where the position gives a plain one."""
+    position = {"current_player": 1, "hands": [["R5"], ["R7", "W", "B3", "G+2"]],
+                "phase": "play", "discard": ["GS"], "color": "G", "drawn_card": None,
+                "pending_draw": 0}
     draw = [action_id("draw")]
-    for text, message in (("play R5", r"^'play R5' is not legal now \(you hold no R5\)$"),
-                          ("w+4", r"^W\+4 is not a legal play now \(you hold no W\+4\)$"),
-                          ("R7", r"^'play R7' is not legal now$"),
-                          ("play W G", r"^'play W G' is not legal now$")):
+    for text, message in (
+            ("play R5", r"^'play R5' is not legal now \(you hold no R5\)$"),
+            ("w+4", r"^W\+4 is not a legal play now \(you hold no W\+4\)$"),
+            ("R7", r"^'play R7' is not legal now \(it matches neither the colour in play, G, "
+                   r"nor the top card's value, Skip\)$"),
+            ("play W G", r"^'play W G' is not legal now$")):   # a wild: the options say why
         with pytest.raises(ValueError, match=message):
             parse_choice(text, draw, position)
+    wild = dict(position, discard=["GS", "W"])
+    with pytest.raises(ValueError, match=r"^'play B3' is not legal now \(it matches neither "
+                                         r"the colour in play, G\)$"):
+        parse_choice("B3", draw, wild)
+    drawn = dict(position, phase="drawn", drawn_card="W")
+    with pytest.raises(ValueError, match=r"\(after a draw only the drawn card, W, may be "
+                                         r"played\)$"):
+        parse_choice("R7", [action_id("keep")], drawn)
+    drawn = dict(position, phase="drawn", drawn_card="B3")   # the drawn card itself: no match
+    with pytest.raises(ValueError, match=r"\(it matches neither the colour in play, G, nor"):
+        parse_choice("B3", [action_id("keep")], drawn)
+    pending = dict(position, phase="pending", pending_draw=2, discard=["R+2"], color="R")
+    with pytest.raises(ValueError, match=r"\(2 cards to draw are pending: take them"):
+        parse_choice("R7", draw, pending)
+    matching = dict(position, discard=["R+2"], color="R")   # held and matching: no reason made up
+    with pytest.raises(ValueError, match=r"^'play R7' is not legal now$"):
+        parse_choice("R7", draw, matching)
 
 
 def test_no_agent_given_is_greedy_at_every_other_seat(tmp_path):
