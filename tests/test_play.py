@@ -189,6 +189,23 @@ def test_colours_only_on_a_terminal_that_wants_them(monkeypatch):
     assert not _colours(False)
 
 
+def test_a_search_at_the_table_says_it_is_thinking_on_a_terminal():
+    """A search may take seconds a decision: on a terminal its seat says it is thinking
+    before it plays (before: the terminal was silent); in a log, nothing is added."""
+    class Terminal(io.StringIO):
+        def isatty(self):
+            return True
+
+    for out, shown in ((Terminal(), True), (io.StringIO(), False)):
+        moves = iter(["1"] * 3)
+        with pytest.raises(Quit):
+            play(["pimc:2", "greedy"], "basic", seed=3,
+                 read=lambda prompt, moves=moves: next(moves, "quit"), out=out)
+        text = out.getvalue()
+        assert ("  P1 (pimc:2) is thinking..." in text) is shown
+        assert "P2 (greedy) is thinking" not in text   # a rule-based seat plays at once
+
+
 def test_a_game_left_shows_its_drawn_seed():
     """A game dealt from a drawn seed shows the seed when the player leaves, so that it can
     be dealt again (before: shown only at the end of a finished game)."""

@@ -31,7 +31,7 @@ import numpy as np
 from ono_env import cards as C
 from ono_env import render
 from ono_env.agents import make_agent
-from ono_env.agents.base import Agent, is_cheating, marked
+from ono_env.agents.base import Agent, is_cheating, marked, plays_from_game
 from ono_env.agents.driver import act_one
 from ono_env.agents.learned import model_label
 from ono_env.agents.registry import is_model_path
@@ -318,6 +318,7 @@ def play(agents: Sequence[str] | None, rules="basic", num_players: int | None = 
           + ". Type help for the commands and card codes, rules for the rules in force.",
           file=out)
     history: list[str] = []
+    terminal = getattr(out, "isatty", lambda: False)()   # "is thinking": not in a log
     position = game.to_dict(0)
     for event in render.deal_events(position):
         print(f"  {render.personal(event, seat)}", file=out)
@@ -339,6 +340,9 @@ def play(agents: Sequence[str] | None, rules="basic", num_players: int | None = 
                     print(f"seed {seed} (--seed {seed} deals this game again)", file=out)
                 raise
         else:
+            if terminal and plays_from_game(by_seat[p][1]):
+                # a search may take seconds: say whose turn it is (before: a silent terminal)
+                print(f"  P{p} ({names[p]}) is thinking...", file=out, flush=True)
             a, thinking = act_one(by_seat[p][1], names[p], game, rng)
         replay.add(a, thinking)
         game.step(np.array([a]))
