@@ -126,7 +126,7 @@ from ono_env.observation import (
     OPP_PRESENT,
     observation_size,
 )
-from ono_env.rules import RuleSet, resolve_rules
+from ono_env.rules import PRESETS, RuleSet, resolve_rules
 
 FORMAT = "ono_env-policy"
 FORMAT_VERSION = 3
@@ -535,13 +535,10 @@ def rules_named(rules: RuleSet) -> str:
     return f"custom rules based on {rules.name!r}"
 
 
-def check_compatible(meta: dict[str, Any], rules: RuleSet, path: str = "model") -> None:
-    """Raise ``ValueError`` unless a model with (checked) ``meta`` can play ``rules``.
-
-    A version-1 model plays only the rules it was trained for (its observation has neither
-    the rules nor a fixed length). A version-2 observation covers every rule set at 2-10
-    players (the rules block holds every option that changes play, and the player count), so
-    a version-2 model plays under any rules; its ``observation_size`` must be version 2's."""
+def check_playable(meta: dict[str, Any], path: str = "model") -> None:
+    """Raise ``ValueError`` unless this version of ono_env can play a model with (checked)
+    ``meta`` under some rules: an observation version it writes, and its action table (what
+    :func:`check_compatible` checks first, and ``ono-export`` before it writes a file)."""
     version = meta["observation_version"]
     if version not in OBS_VERSIONS:
         raise ValueError(f"{path}: trained on observation layout v{version}; this version of "
@@ -556,6 +553,17 @@ def check_compatible(meta: dict[str, Any], rules: RuleSet, path: str = "model") 
         raise ValueError(f"{path}: trained with a different action table ({len(theirs)} "
                          f"actions; action {first} is {there} there and {here} here); this "
                          f"version of ono_env has {C.NUM_ACTIONS}: retrain the model")
+
+
+def check_compatible(meta: dict[str, Any], rules: RuleSet, path: str = "model") -> None:
+    """Raise ``ValueError`` unless a model with (checked) ``meta`` can play ``rules``.
+
+    A version-1 model plays only the rules it was trained for (its observation has neither
+    the rules nor a fixed length). A version-2 observation covers every rule set at 2-10
+    players (the rules block holds every option that changes play, and the player count), so
+    a version-2 model plays under any rules; its ``observation_size`` must be version 2's."""
+    check_playable(meta, path)
+    version = meta["observation_version"]
     if version == 2:
         if meta["observation_size"] != observation_size(rules, 2):
             raise ValueError(f"{path}: damaged model: observation size {meta['observation_size']}; "
@@ -568,20 +576,29 @@ def check_compatible(meta: dict[str, Any], rules: RuleSet, path: str = "model") 
     shown += f" and {len(diff) - 4} more" if len(diff) > 4 else ""
     # a version-1 model plays one table; the generalist plays every one
     other = "; or ppo-any, which plays every rule set at 2-10 players"
+    # rules built from a preset keep its name: say they are custom, and what they set
+    # (before: "trained for 'basic' rules, which differ from the 'basic' rules asked for")
+    base = PRESETS.get(trained.name)
+    its = f"{trained.name!r} rules"
+    if base is not None and not trained.is_preset():
+        its = (f"custom rules based on {trained.name!r} ("
+               + ", ".join(f"{k}={getattr(trained, k)!r}"
+                           for k in base.differing_fields(trained, skip=("name", "num_players")))
+               + ")")
     if trained.num_players != rules.num_players:
         t = trained.num_players
         rules_too = (f"; its rules differ from {rules_named(rules)} asked for too: {shown}"
                      if diff else "")
         raise ValueError(f"{path}: trained for {t} players, asked to play {rules.num_players} "
                          f"(the table's player count){rules_too}; allowed: a table of {t} "
-                         f"players under its {trained.name!r} rules (num_players={t}; ono-arena "
+                         f"players under its {its} (num_players={t}; ono-arena "
                          f"--players {t}; ono-play with {t - 1} "
                          f"{'agent' if t == 2 else 'agents'} for the other "
                          f"{'seat' if t == 2 else 'seats'}){other}")
     if diff:
-        raise ValueError(f"{path}: trained for {trained.name!r} rules, which differ from "
+        raise ValueError(f"{path}: trained for {its}, which differ from "
                          f"{rules_named(rules)} asked for: {shown}; allowed: the "
-                         f"{trained.name!r} rules it was trained for{other}")
+                         f"{its} it was trained for{other}")
     if meta["observation_size"] != observation_size(rules):
         raise ValueError(f"{path}: damaged model: observation size {meta['observation_size']} "
                          f"for rules whose observations have {observation_size(rules)} entries")
@@ -769,6 +786,8 @@ def read_model_bytes(path: str | Path) -> tuple[bytes, str]:
     Not yet checked (:func:`parse_model` does that)."""
     if not isinstance(path, (str, os.PathLike)):
         raise ValueError(f"a model path must be a str or a path; got {type(path).__name__}")
+    if not str(path).strip():   # Path('') is the current folder (before: "'.': it is a folder")
+        raise ValueError(f"model path {str(path)!r}: a file path is needed")
     path = Path(path)
     # a path the system could open is shown whole (PATH_MAX is 4,096 bytes); a page of one
     # is not (before: echoed whole, 100,000 characters of it)
@@ -782,7 +801,8 @@ def read_model_bytes(path: str | Path) -> tuple[bytes, str]:
             raise ValueError(f"cannot read model file {where}: not a regular file")
         size = path.stat().st_size
         with open(path, "rb") as fh:
-            magic = fh.read(4)
+            head = fh.read(8)
+            magic = head[:4]
     except OSError as exc:
         raise ValueError(f"cannot read model file {where}: {exc.strerror or exc}") from None
     if size > MAX_MODEL_BYTES:
@@ -791,8 +811,12 @@ def read_model_bytes(path: str | Path) -> tuple[bytes, str]:
     # a zip's own signatures (a file's header, an empty zip's end): a safetensors header of
     # 19,280 bytes starts b'PK\0\0' too (before: read as a damaged zip)
     if magic not in (b"PK\x03\x04", b"PK\x05\x06"):
-        if path.suffix.lower() == ".zip":
-            raise ValueError(f"cannot read model file {where}: not a zip file")
+        if path.suffix.lower() == ".zip":   # a model file renamed .zip is read as one (before:
+            try:                              # "not a zip file"; a zip renamed .safetensors loads)
+                _header_length(head, size, where)
+            except ValueError:
+                raise ValueError(f"cannot read model file {where}: not a zip file (nor a "
+                                 f"safetensors model)") from None
         try:
             return path.read_bytes(), where
         except OSError as exc:
@@ -1072,7 +1096,9 @@ def model_label(path: str | Path, meta: Mapping[str, Any] | None = None) -> str:
     ``pimc:8``), but for that shipped policy's own file or a copy of it, plays under its whole
     file name
     (``greedy.safetensors``), so that it is never taken for that agent (before: beside
-    ``greedy``, the rows read ``greedy#1`` and ``greedy#2``, and alone it read ``greedy``)."""
+    ``greedy``, the rows read ``greedy#1`` and ``greedy#2``, and alone it read ``greedy``); a
+    run's label that is an agent's name, under its folder and file name
+    (``runs/r1/model.safetensors`` labelled ``greedy``: ``r1/model.safetensors``)."""
     stem = printable(Path(path).stem.strip() or Path(path).name)
     if stem != "model":
         return _told_apart(stem, Path(path))
@@ -1082,12 +1108,18 @@ def model_label(path: str | Path, meta: Mapping[str, Any] | None = None) -> str:
         except ValueError:
             return stem
     label = meta.get("label") if isinstance(meta, Mapping) else None
-    return printable(label.strip()) if isinstance(label, str) and label.strip() else stem
+    if not (isinstance(label, str) and label.strip()):
+        return stem
+    # a run's label that is an agent's name is told apart too, by the run folder and file
+    # name (before: a run labelled greedy played as greedy#1 beside greedy#2)
+    p = Path(path)
+    return _told_apart(printable(label.strip()), p,
+                       printable(f"{p.parent.name.strip()}/{p.name.strip()}".lstrip("/")))
 
 
-def _told_apart(label: str, path: Path) -> str:
-    """``label``, or the file's whole name where ``label`` names an agent that ``path`` is not
-    (:func:`model_label`)."""
+def _told_apart(label: str, path: Path, whole: str | None = None) -> str:
+    """``label``, or ``whole`` (default: the file's whole name) where ``label`` names an agent
+    that ``path`` is not (:func:`model_label`)."""
     from ono_env.agents.registry import agent_names
     from ono_env.agents.search import SEARCH_AGENTS
 
@@ -1100,7 +1132,7 @@ def _told_apart(label: str, path: Path) -> str:
             return label
     except OSError:
         pass
-    return printable(path.name.strip())
+    return printable(path.name.strip()) if whole is None else whole
 
 
 def model_sha256(path: str | Path) -> str:

@@ -356,15 +356,28 @@ script whose run is refused after that check removes those still empty
 (:func:`remove_made_dirs`), so that a refused run leaves no folder behind."""
 
 
-def remove_made_dirs() -> None:
+def remove_made_dirs(since: int = 0) -> None:
     """Remove the folders :func:`check_output_dir` made that are still empty, deepest first
-    (a folder that holds anything is kept), and forget them all."""
-    for p in reversed(MADE_DIRS):
+    (a folder that holds anything is kept), and forget them all; ``since``: only those made
+    after the first ``since`` of :data:`MADE_DIRS` (a library call's own, :func:`made_dirs_kept_on_success`)."""
+    for p in reversed(MADE_DIRS[since:]):
         try:
             p.rmdir()
         except OSError:
             pass
-    MADE_DIRS.clear()
+    del MADE_DIRS[since:]
+
+
+@contextlib.contextmanager
+def made_dirs_kept_on_success() -> Any:
+    """A library call's refusal leaves no folder behind, as a console script's does: the
+    folders made inside the block are removed again (those still empty) when it raises."""
+    since = len(MADE_DIRS)
+    try:
+        yield
+    except BaseException:
+        remove_made_dirs(since)
+        raise
 
 
 def check_output_dir(path: Any, what: str) -> Path:

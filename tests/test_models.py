@@ -724,6 +724,21 @@ def test_a_label_with_spaces_at_its_ends_loads_and_plays_without_them(tmp_path):
     assert model_label(tmp_path / "model.safetensors") == "x"
 
 
+def test_a_runs_label_that_is_an_agents_name_is_told_apart(tmp_path):
+    """A run labelled ``greedy`` (or ``pimc:8``) plays under its folder and file name, as a
+    file named so plays under its whole name (before: greedy#1 beside greedy#2)."""
+    from ono_env.agents.learned import model_label
+    from ono_env.arena import _labels
+
+    run = tmp_path / "r1"
+    run.mkdir()
+    for label in ("greedy", "pimc:8", "ppo-any"):
+        (run / "model.safetensors").write_bytes(_with_meta(_set("label", label))(tmp_path))
+        assert model_label(run / "model.safetensors") == "r1/model.safetensors"
+    (run / "model.safetensors").write_bytes(_with_meta(_set("label", "mine"))(tmp_path))
+    assert _labels([run / "model.safetensors", "greedy"]) == ["mine", "greedy"]
+
+
 def test_a_label_shows_a_character_that_is_not_printable_as_a_question_mark(tmp_path):
     """Before: a newline or a tab in a model file's name, or in an agent's own name, was
     printed as it is and split the arena's table and CSV row over two lines."""
@@ -814,7 +829,12 @@ OLD_DAMAGED = {
                                r"'ono_env-policy', format version 1\)"),
     "a pickle that would run code": (_old_zip(pth=lambda th: torch_archive({"a": _RunsCode()})),
                                      "unsupported GLOBAL posix.system"),
-    "no policy.pth": (_old_zip(), "no policy.pth"),
+    # before: "it has neither ono_policy.safetensors nor ono_meta.json and policy.pth"
+    "no policy.pth": (_old_zip(), "damaged checkpoint saved before model format version 2: it "
+                                  "has ono_meta.json but no policy.pth$"),
+    # before: the reason printed empty, "(torch.load with weights_only=True: )"
+    "a policy.pth of two bytes": (_old_zip(pth=b"PK.."),
+                                  r"weights_only=True: [^)]+\)$"),
     "damaged torch archive": (_old_zip(pth=lambda th: _old_sd(th)[:-40]), "cannot be read as weights only"),
     "not a state dict": (_old_zip(pth=lambda th: torch_archive({"a": 1})), "not a state dict of tensors"),
     "no scale": (_old_zip(pth=lambda th: _old_sd(th, drop=["pi_features_extractor.scale"])),
@@ -869,6 +889,55 @@ def test_export_refuses_empty_paths(tmp_path, capsys, monkeypatch):
         err = capsys.readouterr().err
         assert err == f"ono-export: error: {what}: a file path is needed\n"
     assert not list(tmp_path.iterdir())
+
+
+def test_export_says_what_it_wrote_and_refuses_what_no_load_plays(tmp_path, capsys):
+    """Before: a model of observation version 3 or of another action table was exported
+    and described as playable; custom rules were named as their preset's; a refused export
+    left the folders it made; a non-path argument was Python's TypeError; an empty zip was
+    told to run ono-export; an escape in the written file's name reached the terminal."""
+    from ono_env.train.export import export_model
+    from ono_env.train.export import main as export_main
+
+    for key, value, words in (("observation_version", 3, "observation layout v3; this version "
+                                                         "of ono_env writes v1, v2"),
+                              ("action_names", ["x"] * 85, "a different action table")):
+        src = tmp_path / f"{key}.safetensors"
+        src.write_bytes(_with_meta(_set(key, value))(tmp_path))
+        with pytest.raises(ValueError, match=words):
+            export_model(src, tmp_path / "made" / "out.safetensors")
+        assert not (tmp_path / "made").exists()   # no folder left behind
+    custom = RuleSet.from_dict({"preset": "basic", "num_players": 2, "hand_size": 8})
+    net = tiny_net(custom)
+    write_model(tmp_path / "custom.safetensors", net, tiny_meta(net, custom))
+    dest = tmp_path / "esc\x1b[31m.safetensors"
+    assert export_main([str(tmp_path / "custom.safetensors"), str(dest)]) == 0
+    out = capsys.readouterr().out
+    assert f"wrote {tmp_path}/esc?[31m.safetensors: custom rules based on 'basic', 2 players" in out
+    for src, dest in ((5, "x.safetensors"), (tmp_path / "custom.safetensors", None),
+                      (tmp_path / "custom.safetensors", b"x.safetensors")):
+        with pytest.raises(ValueError, match=r"is a (int|NoneType|bytes); allowed: a file path"):
+            export_model(src, dest)
+    empty = tmp_path / "empty.zip"
+    with zipfile.ZipFile(empty, "w"):
+        pass
+    with pytest.raises(ValueError, match=r"not an ono_env checkpoint: it has neither "
+                                         r"ono_policy.safetensors .* nor ono_meta.json") as exc:
+        export_model(empty, tmp_path / "e.safetensors")
+    assert "ono-export" not in str(exc.value)
+
+
+def test_a_model_file_named_zip_loads_and_an_empty_path_is_named(tmp_path):
+    """Before: a model renamed .zip was "not a zip file" (a zip renamed .safetensors loads),
+    and load_agent('') named the folder '.'."""
+    renamed = tmp_path / "model.zip"
+    renamed.write_bytes(shipped_models()["ppo-basic-2p"].read_bytes())
+    assert load_agent(renamed, RULES).act(*_one_decision(RULES)).shape == (1,)
+    (tmp_path / "junk.zip").write_bytes(b"hello, no zip at all")
+    with pytest.raises(ValueError, match=r"not a zip file \(nor a safetensors model\)$"):
+        load_agent(tmp_path / "junk.zip")
+    with pytest.raises(ValueError, match=r"^model path '': a file path is needed$"):
+        load_agent("")
 
 
 def test_write_model_refuses_inconsistent_models(tmp_path):
@@ -940,6 +1009,31 @@ def test_shipped_models_are_safetensors_files_and_load_by_name():
                                              f"count\\); its rules differ from the '{other}' "
                                              f"rules asked for too: "):
             make_agent(name, RuleSet.preset(other, num_players=other_n))
+
+
+def test_a_model_of_custom_rules_is_refused_as_one(tmp_path):
+    """A rule set built from a preset keeps its name: the refusal says the model's rules are
+    custom and what they set (before: "trained for 'basic' rules, which differ from the
+    'basic' rules asked for ...; allowed: the 'basic' rules it was trained for")."""
+    custom = RuleSet.from_dict({"preset": "basic", "num_players": 2, "hand_size": 8})
+    path = tmp_path / "custom.safetensors"
+    net = tiny_net(custom)
+    write_model(path, net, tiny_meta(net, custom))
+    with pytest.raises(ValueError, match=r"trained for custom rules based on 'basic' "
+                                         r"\(hand_size=8\), which differ from the 'basic' rules "
+                                         r"asked for: hand_size=8 \(asked 7\); allowed: the "
+                                         r"custom rules based on 'basic' \(hand_size=8\) it was "
+                                         r"trained for; or ppo-any"):
+        load_agent(path, RULES)
+    with pytest.raises(ValueError, match=r"allowed: a table of 2 players under its custom rules "
+                                         r"based on 'basic' \(hand_size=8\) \(num_players=2;"):
+        load_agent(path, RuleSet.preset("basic", num_players=4))
+    assert load_agent(path, custom).act(*_one_decision(custom)).shape == (1,)
+
+
+def _one_decision(rules):
+    g = VecGame(rules, 1, seed=0)
+    return g.observe(int(g.state.current[0])), g.legal_mask(), np.random.default_rng(0)
 
 
 def test_a_learned_agent_made_by_hand_checks_its_arguments():
@@ -1252,8 +1346,8 @@ def test_export_says_a_version_2_model_plays_every_table(tmp_path, capsys):
     from ono_env.train.export import main as export_main
     models = shipped_models()
     assert export_main([str(models["ppo-any"]), str(tmp_path / "any.safetensors")]) == 0
-    assert "observation version 2 (plays every rule set at 2-10 players; its metadata's rules: " \
-           "'basic', 2 players)" in capsys.readouterr().out
+    assert "observation version 2 (plays every rule set at 2-10 players; its metadata names " \
+           "'basic' rules, 2 players)" in capsys.readouterr().out
     assert export_main([str(models["ppo-classic-2p"]), str(tmp_path / "c.safetensors")]) == 0
     assert ": 'classic' rules, 2 players, " in capsys.readouterr().out
 

@@ -33,6 +33,7 @@ from __future__ import annotations
 import io
 import itertools
 import json
+import os
 import re
 import sys
 import zipfile
@@ -50,12 +51,23 @@ from ono_env.agents.learned import (
     PolicyNet,
     SAFE_MEMBER,
     check_metadata,
+    check_playable,
     read_model,
     read_zip_member,
+    rules_named,
     write_model,
 )
 from ono_env.apps import console as cli
-from ono_env.checks import DuplicateKey, check_input_file, check_output_file, shown, unique_keys
+from ono_env.checks import (
+    DuplicateKey,
+    check_input_file,
+    check_output_file,
+    made_dirs_kept_on_success,
+    printable,
+    shown,
+    unique_keys,
+)
+from ono_env.rules import RuleSet
 
 _HIDDEN = re.compile(r"mlp_extractor\.policy_net\.(\d+)\.weight")
 _VALUE_HIDDEN = re.compile(r"mlp_extractor\.value_net\.(\d+)\.weight")
@@ -63,9 +75,12 @@ _VALUE_HIDDEN = re.compile(r"mlp_extractor\.value_net\.(\d+)\.weight")
 
 def _member(zf: zipfile.ZipFile, name: str, where: str) -> bytes:
     info = zf.NameToInfo.get(name)
-    if info is None:
-        raise ValueError(f"{where}: not an ono_env checkpoint: it has neither {SAFE_MEMBER} nor "
-                         f"{OLD_META_NAME} and policy.pth (no {name})")
+    if info is None:   # before: "it has neither ... nor ono_meta.json and policy.pth" beside it
+        if name == OLD_META_NAME:
+            raise ValueError(f"{where}: not a checkpoint saved before model format version 2 "
+                             f"(no {OLD_META_NAME})")
+        raise ValueError(f"{where}: damaged checkpoint saved before model format version 2: it "
+                         f"has {OLD_META_NAME} but no {name}")
     return read_zip_member(zf, info, where)
 
 
@@ -114,8 +129,10 @@ def _old_state_dict(raw: bytes, where: str) -> dict[str, np.ndarray]:
 def _torch_reason(exc: BaseException) -> str:
     """One line out of torch.load's multi-paragraph refusal."""
     text = re.sub(r"\x1b\[[0-9;]*m", "", str(exc))
-    m = re.search(r"WeightsUnpickler error: (.*?)(?: Please |\n|$)", text)
-    if m:
+    # the reason may start on a later line (before: "Unsupported operand 80" after two
+    # newlines was read as an empty reason)
+    m = re.search(r"WeightsUnpickler error:\s*(.*?)(?: Please |\n|$)", text)
+    if m and m.group(1).strip():
         return m.group(1).strip()
     # torch 2.6 and later: the reason follows advice to load with weights_only=False (which
     # would run the file's code); only the reason is kept
@@ -188,6 +205,10 @@ def export_model(src: str | Path, dest: str | Path) -> Path:
     """Write the ``.safetensors`` model file ``dest`` from the checkpoint (or model file)
     ``src``; see the module docstring. Returns ``dest``."""
     for what, given in (("source", src), ("destination", dest)):
+        if not isinstance(given, (str, os.PathLike)) or isinstance(os.fspath(given), bytes):
+            # before: Python's TypeError from Path()
+            raise ValueError(f"{what} is a {type(given).__name__}; allowed: a file path (a str "
+                             f"or a pathlib.Path)")
         if not str(given).strip():   # Path('') is the current folder
             raise ValueError(f"{what} {str(given)!r}: a file path is needed")
     src, dest = Path(src), Path(dest)
@@ -206,26 +227,37 @@ def export_model(src: str | Path, dest: str | Path) -> Path:
     if dest.is_dir():
         raise ValueError(f"destination {str(dest)!r} is a folder; give a file name ending in "
                          f".safetensors")
-    check_output_file(dest, "destination")   # a new file: an earlier model is never replaced
-    if _is_old_checkpoint(src):
-        with zipfile.ZipFile(src) as zf:
-            meta, net = convert_old_checkpoint(zf, repr(str(src)))
-    else:
-        meta, net = read_model(src)   # a checkpoint's safe member or a model file, checked
-    return write_model(dest, net, meta, new=True)   # nor one made while it read
+    # a refusal leaves no folder made for dest behind (before: an empty one)
+    with made_dirs_kept_on_success():
+        check_output_file(dest, "destination")   # a new file: an earlier model is never replaced
+        kind = _zip_kind(src)
+        if kind == "old":
+            with zipfile.ZipFile(src) as zf:
+                meta, net = convert_old_checkpoint(zf, repr(str(src)))
+        elif kind == "neither":   # before: read_model's advice to run ono-export, as just done
+            raise ValueError(f"{str(src)!r}: not an ono_env checkpoint: it has neither "
+                             f"{SAFE_MEMBER} (a checkpoint of this version) nor {OLD_META_NAME} "
+                             f"and policy.pth (one saved before model format version 2)")
+        else:
+            meta, net = read_model(src)   # a checkpoint's safe member or a model file, checked
+        check_playable(meta, repr(str(src)))   # before: a file no load accepts, exported as fine
+        return write_model(dest, net, meta, new=True)   # nor one made while it read
 
 
-def _is_old_checkpoint(src: Path) -> bool:
-    """A zip with ``ono_meta.json`` and no ``ono_policy.safetensors``? (Anything unreadable
-    is left to :func:`read_model`'s messages.)"""
+def _zip_kind(src: Path) -> str | None:
+    """``"old"`` for a zip with ``ono_meta.json`` and no ``ono_policy.safetensors``,
+    ``"neither"`` for a zip with neither, else None (a checkpoint of this version, a model
+    file, or anything unreadable, left to :func:`read_model`'s messages)."""
     try:
         with open(src, "rb") as fh:
             if fh.read(2) != b"PK":
-                return False
+                return None
         with zipfile.ZipFile(src) as zf:
-            return SAFE_MEMBER not in zf.NameToInfo and OLD_META_NAME in zf.NameToInfo
+            if SAFE_MEMBER in zf.NameToInfo:
+                return None
+            return "old" if OLD_META_NAME in zf.NameToInfo else "neither"
     except Exception:  # noqa: BLE001
-        return False
+        return None
 
 
 def build_parser() -> cli.ArgumentParser:
@@ -245,12 +277,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         dest = export_model(args.src, args.dest)
         meta = read_model(dest)[0]
         arch = meta["architecture"]
-        plays = (f"{meta['rules']['name']!r} rules, {meta['num_players']} players"
+        # custom rules are named so (before: a rule set built from 'basic' was "'basic' rules")
+        rules = rules_named(RuleSet.from_dict(meta["rules"])).removeprefix("the ")
+        plays = (f"{rules}, {meta['num_players']} players"
                  if meta["observation_version"] == 1 else   # version 2: one length, every table
-                 f"observation version 2 (plays every rule set at 2-10 players; its metadata's "
-                 f"rules: {meta['rules']['name']!r}, {meta['num_players']} players)")
-        print(f"wrote {dest}: {plays}, {meta['training_steps']:,} training steps, hidden "
-              f"{arch['hidden_sizes']} {arch['activation']}")
+                 f"observation version 2 (plays every rule set at 2-10 players; its metadata "
+                 f"names {rules}, {meta['num_players']} players)")
+        # the path as errors show it (before: a name's escapes and newlines reached the terminal)
+        print(f"wrote {printable(str(dest))}: {plays}, {meta['training_steps']:,} training "
+              f"steps, hidden {arch['hidden_sizes']} {arch['activation']}")
 
     return cli.run(build_parser(), argv, body)
 
