@@ -29,7 +29,8 @@ from typing import Any, Protocol, TYPE_CHECKING, runtime_checkable
 
 import numpy as np
 
-from ono_env.checks import as_array, printable, shown
+from ono_env import cards as C
+from ono_env.checks import as_array, check_rng, printable, shown
 from ono_env.game import random_legal
 from ono_env.observation import OBS_VERSIONS
 
@@ -152,12 +153,17 @@ class RandomAgent:
     uses_observation = False
 
     def act(self, obs: np.ndarray, mask: np.ndarray, rng: np.random.Generator) -> np.ndarray:
-        if (isinstance(mask, np.ndarray) and mask.ndim == 2   # a bad mask: random_legal's error
-                and not (isinstance(obs, np.ndarray) and obs.ndim == 2 and len(obs) == len(mask))):
+        check_rng(f"{self!r}: rng", rng)   # named as the other agents name it
+        if isinstance(mask, np.ndarray) and mask.ndim == 2:   # a bad mask: random_legal's error
             # before: any obs, one action for a mask of one row beside three observations
-            what = f"{obs.dtype} {obs.shape}" if isinstance(obs, np.ndarray) else type(obs).__name__
-            raise ValueError(f"{self!r}: observations are {what}; allowed: a (B, D) array with a "
-                             f"row for each of the mask's {len(mask)} rows")
+            if not (isinstance(obs, np.ndarray) and obs.ndim == 2):
+                what = (f"{obs.dtype} {obs.shape}" if isinstance(obs, np.ndarray)
+                        else type(obs).__name__)
+                raise ValueError(f"{self!r}: observations are {what}; allowed: a (B, D) array")
+            if len(obs) != len(mask):   # the mask blamed, as the other agents blame it
+                raise ValueError(f"{self!r}: mask is {mask.dtype} {mask.shape}; allowed: a "
+                                 f"({len(obs)}, {C.NUM_ACTIONS}) array of bools or integers "
+                                 f"0/1, a row for each observation")
         return random_legal(mask, rng)
 
     def __repr__(self) -> str:

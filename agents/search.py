@@ -184,7 +184,13 @@ class SearchAgent:
             batch is started that would not end in time). pimc's ``margin`` is then the
             margin at ``worlds`` worlds and scales as 1 / sqrt(worlds sampled). Decisions
             then depend on the machine's speed and load: for reproducible runs give a
-            number of worlds (and no ``time_cap_ms``, which the web table sets).
+            number of worlds (and leave the attribute ``time_cap_ms`` None; the web table
+            sets it).
+        name: the name it plays under (None: what the search is, ``pimc:8``, ``ismcts:8``,
+            ``pimc-view-all:8``, ``pimc:20ms``: the method, a playout policy other than
+            ``greedy``, a view other than ``fair``, and the budget).
+        method: ``"pimc"`` (the default: every legal action played out in each world) or
+            ``"ismcts"`` (information-set Monte Carlo tree search, ``worlds`` iterations).
         playout_opponents: with a learned ``policy``, a baseline that every other seat plays
             in the playouts (``"color"``, ...; compiled), while the searching seat plays the
             network: the search's model of its opponents. None: the network plays every seat.
@@ -292,7 +298,8 @@ class SearchAgent:
         if name is not None and not is_name(name):
             # before: a control character (a newline, a terminal's escape) was taken
             raise ValueError(f"name={shown(name, 60)} ({type(name).__name__}); allowed: None (the "
-                             f"default, 'pimc:<worlds>') or 1 to {MAX_TEXT} printable "
+                             f"default, what the search is: 'pimc:<worlds>', 'ismcts:20ms', "
+                             f"...) or 1 to {MAX_TEXT} printable "
                              f"characters without spaces at its ends")
         self.margin = float(margin)
         """pimc: keep the prior's choice (``prior``'s, else the compiled greedy's) unless an
@@ -306,9 +313,23 @@ class SearchAgent:
         self.policy = policy
         self.view = view
         self.cheating = view != "fair"
-        self.name = name or f"pimc:{self.worlds}"
+        self.name = name or self._default_name()
         self.last_values: np.ndarray | None = None
         """(R, A) mean playout value (round wins) of each legal action at the last call."""
+
+    def _default_name(self) -> str:
+        """What the search is, as the agent names read (before: ``pimc:<worlds>`` for every
+        search, an ismcts, a time budget or a CHEATING view alike): the method, a playout
+        policy other than ``greedy``, a view other than ``fair`` and the budget
+        (``ismcts:8``, ``pimc-random:16``, ``pimc-view-all:8``, ``pimc:20ms``)."""
+        parts = [self.method]
+        policy = self.policy if isinstance(self.policy, str) else "learned"
+        if policy != "greedy":
+            parts.append(policy.partition(":")[0])
+        if self.view != "fair":
+            parts.append(f"view-{self.view}")
+        budget = f"{self.time_ms:g}ms" if self.time_ms is not None else str(self.worlds)
+        return f"{'-'.join(parts)}:{budget}"
 
     @property
     def guides(self) -> tuple[Any, ...]:

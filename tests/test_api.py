@@ -1243,7 +1243,8 @@ def test_a_registered_name_is_printable_and_its_factory_takes_the_rules():
     for name in ("x\x1b[2J", "   ", "a\nb", "m" * 201):
         assert "allowed: None (the agent's own name) or 1 to 200 printable characters without " \
                "spaces at its ends" in _refusal(lambda n=name: pool.add("random", 1, name=n))
-        assert "allowed: None (the default, 'pimc:<worlds>') or 1 to 200 printable" in _refusal(
+        assert "allowed: None (the default, what the search is: 'pimc:<worlds>', " \
+               "'ismcts:20ms', ...) or 1 to 200 printable" in _refusal(
             lambda n=name: SearchAgent(RuleSet.preset("basic", num_players=2), 4, name=n))
     assert pool.names == ["greedy"]
     # an object's own name goes through agent_label (before: any name, or a repr)

@@ -519,6 +519,19 @@ def test_a_time_budget_samples_worlds_until_the_time_is_spent():
     assert not np.array_equal(plain.last_values, runs[2][2])   # pooled batches, other worlds
 
 
+def test_a_search_made_by_hand_is_named_as_what_it_is():
+    """Before: every SearchAgent made without a name was ``pimc:<worlds>``, an ismcts, a
+    time budget, a CHEATING view or random playouts alike, and the arena showed it so."""
+    rules = RuleSet.preset("basic", num_players=2)
+    for kwargs, name in (({}, "pimc:8"), ({"method": "ismcts"}, "ismcts:8"),
+                         ({"view": "all"}, "pimc-view-all:8"), ({"time_ms": 20}, "pimc:20ms"),
+                         ({"policy": "random"}, "pimc-random:8"),
+                         ({"policy": make_agent("ppo-basic-2p", rules)}, "pimc-learned:8"),
+                         ({"name": "mine"}, "mine")):
+        assert SearchAgent(rules, 8, **kwargs).name == name
+    assert make_agent("pimc-random:8", rules).name == "pimc-random:8"   # the registry's too
+
+
 def test_time_budget_names_and_refusals():
     rules = RuleSet.preset("basic", num_players=2)
     a = make_agent("pimc-ppo-playout:20ms", rules)
