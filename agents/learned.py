@@ -801,8 +801,8 @@ def read_model_bytes(path: str | Path) -> tuple[bytes, str]:
             raise ValueError(f"cannot read model file {where}: not a regular file")
         size = path.stat().st_size
         with open(path, "rb") as fh:
-            head = fh.read(8)
-            magic = head[:4]
+            first = fh.read(8)
+            magic = first[:4]
     except OSError as exc:
         raise ValueError(f"cannot read model file {where}: {exc.strerror or exc}") from None
     if size > MAX_MODEL_BYTES:
@@ -813,7 +813,7 @@ def read_model_bytes(path: str | Path) -> tuple[bytes, str]:
     if magic not in (b"PK\x03\x04", b"PK\x05\x06"):
         if path.suffix.lower() == ".zip":   # a model file renamed .zip is read as one (before:
             try:                              # "not a zip file"; a zip renamed .safetensors loads)
-                _header_length(head, size, where)
+                _header_length(first, size, where)
             except ValueError:
                 raise ValueError(f"cannot read model file {where}: not a zip file (nor a "
                                  f"safetensors model)") from None
