@@ -78,6 +78,28 @@ class RenderModeError(ValueError, TypeError):
 
 
 class OnoEnv(CopiedWhole, gym.Env):
+    """One game as a Gymnasium env: the learner plays one seat and the opponents' turns are
+    played inside ``step`` (the module docstring has the spaces, rewards and episode ends).
+
+    Args:
+        rules: a ``RuleSet``, preset name, rules YAML path or mapping (default ``"classic"``,
+            as for ``VecGame``; the console scripts default to ``basic``).
+        num_players: sets the rules' player count (None: the rules' own).
+        opponents: the other seats' agents: one agent (a name, a model path or an agent
+            object) for every other seat, a list of one per seat to the learner's left, or an
+            ``OpponentPool`` or ``{agent: weight}`` (default ``"random"``;
+            :mod:`ono_env.envs.opponents`).
+        learner_seat: the learner's seat, or ``"random"`` (the default) for a new seat each
+            episode, drawn from the env's seeded generator.
+        max_decisions, skip_forced, reward: as for :class:`~ono_env.game.VecGame` (an
+            episode cut after that many decisions; single-option decisions taken for the
+            learner; ``"win"``, the default, or the other reward modes it lists).
+        observation_version: 1 (the default) or 2 (one length for every table).
+        **rule_overrides: ``RuleSet`` options that change ``rules`` (``stacking=True``).
+        render_mode: None, ``"human"`` or ``"ansi"``.
+        illegal_action: ``"lose"`` (the default: the episode ends as a loss) or ``"raise"``.
+    """
+
     # render_fps: Gymnasium's checker asks for it with any render mode; the text is drawn
     # once a step, whatever the rate
     metadata = {"render_modes": ["human", "ansi"], "render_fps": 4}

@@ -54,6 +54,18 @@ from ono_env.observation import observation_high
 
 
 class OnoVectorEnv(gym.vector.VectorEnv):
+    """``num_envs`` games (default 16) as one Gymnasium vector env stepped in batch (the
+    module docstring has the spaces, masks, autoreset and seeding).
+
+    Args:
+        num_envs: the number of games (default 16).
+        render_mode: None only (the single env renders).
+
+    The other arguments are :class:`~ono_env.envs.gym_env.OnoEnv`'s, with its defaults
+    (``rules="classic"``, ``opponents="random"``, ``learner_seat="random"``, ...), but for
+    ``illegal_action`` (an illegal action raises ``ValueError``).
+    """
+
     metadata = {"autoreset_mode": AutoresetMode.SAME_STEP, "render_modes": []}
 
     def __init__(

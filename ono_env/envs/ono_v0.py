@@ -47,9 +47,10 @@ each wrapper level costs an attribute lookup through ``__getattr__`` on every re
 ``env().unwrapped`` is the env itself (there are no wrappers).
 
 Wrong types are refused with one ``ValueError`` naming the argument, the value and what is
-allowed, before anything changes: an action must be an integer id 0..84 (a NumPy integer or
-a 0-d integer array is fine; not a float, bool or string), ``None`` exactly when the agent
-is done; an agent must be one of ``possible_agents`` (``observe``, ``observation_space``,
+allowed, before anything changes: an action given to :class:`raw_env` must be an integer id
+0..84 (a NumPy integer or a 0-d integer array is fine; not a float, bool or string), ``None``
+exactly when the agent is done (``env()``'s bounds check raises ``AssertionError`` for a bad
+action first, as above); an agent must be one of ``possible_agents`` (``observe``, ``observation_space``,
 ``action_space``); a seed an integer from 0 to 2**63 - 1; ``options`` a dict or None (no
 reset options exist; their contents are ignored); ``render_mode`` one of ``metadata``'s.
 

@@ -69,6 +69,19 @@ def _check_attr_name(name: Any) -> None:
 
 
 class OnoVecEnv(VecEnv):
+    """``num_envs`` games (default 64) as one Stable-Baselines3 ``VecEnv`` stepped in batch
+    (the module docstring has the masks, resets and seeding).
+
+    Args:
+        num_envs: the number of games (default 64).
+        seed: the games' seed (None: drawn afresh; ``seed(s)`` seeds the next ``reset``).
+
+    The other arguments are :class:`~ono_env.envs.gym_env.OnoEnv`'s, with its defaults
+    (``rules="classic"``, ``opponents="random"``, ``learner_seat="random"``, ...), but for
+    ``render_mode`` and ``illegal_action`` (an illegal action raises); ``num_players`` is one
+    of the ``**rule_overrides`` (``num_players=4``).
+    """
+
     def __init__(
         self,
         rules: Any = "classic",
