@@ -125,6 +125,15 @@ def agent_names() -> list[str]:
     return sorted(_REGISTRY)
 
 
+def is_builtin_name(label: str) -> bool:
+    """Is ``label`` the name of a built-in agent (a baseline, a shipped policy) or a search
+    agent's spec (``pimc:8``)? An object of another package that shows such a name is told
+    apart in the arena's tables (:func:`ono_env.arena.run_arena`)."""
+    from ono_env.agents.search import SEARCH_AGENTS
+
+    return label in _BUILTIN or label.partition(":")[0] in SEARCH_AGENTS
+
+
 def unregister_agent(name: str) -> None:
     """Take back what :func:`register_agent` did with ``name``: a name it added leaves the
     table, and a built-in name it replaced plays its built-in agent again. No error when

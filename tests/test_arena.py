@@ -610,7 +610,21 @@ def test_cli_paired_with_an_earlier_run(tmp_path, capsys):
              (lambda d: d["per_deal"][first]["deals"].__setitem__(-1, 1e30),
               "a deal number of 'greedy' = 1e+30"),
              (lambda d: d["per_deal"][first]["deals"].__setitem__(-1, 10 ** 6),
-              "each below the run's 200 games")]
+              "each below the run's 200 games"),
+             # before: found only after every game (a list cut short or shifted), Python's
+             # TypeError or KeyError, and two entrants of one label read as one
+             (lambda d: d["per_deal"][first].update(deals=d["per_deal"][first]["deals"][:50],
+                                                    share=d["per_deal"][first]["share"][:50]),
+              "per_deal of 'greedy': not the deals a mirrored run of 2 entrants at 2 players "
+              "and 200 games seats it at"),
+             (lambda d: d["per_deal"][first].update(
+                 deals=[x + 1 for x in d["per_deal"][first]["deals"]],
+                 share=d["per_deal"][first]["share"]), "not the deals a mirrored run"),
+             (lambda d: d.update(agents="greedy"), "agents = 'greedy'; allowed: a list of one "
+                                                   "mapping per entrant"),
+             (lambda d: d.pop("batch_size"), "it has no 'batch_size'"),
+             (lambda d: d["agents"][1].update(agent="greedy"),
+              "the label 'greedy' is given twice")]
     bad = tmp_path / "bad"
     bad.mkdir()
     for edit, message in edits:
@@ -623,6 +637,40 @@ def test_cli_paired_with_an_earlier_run(tmp_path, capsys):
     (bad / "arena.json").write_text("[" * 100_000)
     assert main(["color", "random", *base, "--paired-with", str(bad)]) == 2
     assert "is not an arena.json (nested too deeply)" in capsys.readouterr().err
+
+
+def test_the_arena_writes_its_files_before_it_prints(tmp_path):
+    """A reader that stops reading (``| head -1``) leaves the run's files and replays
+    written (before: the table was printed first, and a closed pipe lost them)."""
+    proc = subprocess.Popen([sys.executable, "-m", "ono_env.apps.arena_cli", "greedy", "random",
+                             "--players", "2", "--games", "40", "--no-progress", "--no-rating",
+                             "--out", str(tmp_path / "out"), "--record", "2",
+                             str(tmp_path / "replays")],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    assert proc.stdout is not None
+    proc.stdout.close()   # nothing read: the first print meets a closed pipe
+    proc.wait(timeout=300)
+    assert (tmp_path / "out" / "arena.json").is_file()
+    assert len(list((tmp_path / "replays").glob("replay-*.json"))) == 2
+
+
+def test_a_class_of_ones_own_named_as_a_built_in_agent_is_told_apart(capsys):
+    """Before: a class named ``greedy`` beside greedy read greedy#1 and greedy#2."""
+    class Greedyish:
+        name = "greedy"
+
+        def act(self, obs, mask, rng):
+            return mask.argmax(axis=1)
+
+    class Mine:
+        name = "mine"
+
+        def act(self, obs, mask, rng):
+            return mask.argmax(axis=1)
+
+    result = run_arena([Greedyish(), "greedy", Mine()], "basic", 2, 12, rating=False)
+    assert result.labels == [f"{__name__}:test_a_class_of_ones_own_named_as_a_built_in_agent_"
+                             f"is_told_apart.<locals>.Greedyish", "greedy", "mine"]
 
 
 def test_pooling_mirrored_runs_of_different_seeds(tmp_path, capsys):
@@ -2021,3 +2069,32 @@ def test_the_paths_written_are_printed_without_their_control_characters(tmp_path
     printed = capsys.readouterr().out
     assert "\x01" not in printed and "nul?ctl" in printed
     assert (out / "arena.json").is_file() and list((out / "r").glob("replay-*.json"))
+
+
+def test_the_words_of_a_small_mirrored_run_and_a_label_the_font_lacks(tmp_path, capsys):
+    """Before: "(1 deals, ...)", "--record N DIR: N a number of 6 digits is out of range",
+    and matplotlib's two-line warning for each character of a label that its font lacks."""
+    import warnings
+
+    from ono_env.apps.arena_cli import plot_head_to_head
+
+    one = run_arena(["greedy", "random"], "basic", 2, 1, rating=False, mirrored=True)
+    assert "2 games (1 deal, each played in every seating)" in one.format_table()
+    assert main(["greedy", "random", "--players", "2", "--games", "3", "--mirrored",
+                 "--no-progress", "--no-rating"]) == 0
+    assert ("playing 4 games (--games 3 rounded up so that every table plays every seating "
+            "equally: 2 whole deals, each played in every seating)") in capsys.readouterr().err
+    assert main(["greedy", "random", "--players", "2", "--record", "100000",
+                 str(tmp_path / "r")]) == 2
+    assert "--record N DIR: N 100,000 is out of range; allowed: 1 to 10,000" in \
+        capsys.readouterr().err
+    class Named:
+        name = "\u6a21\u578b"   # two CJK characters, which matplotlib's default font lacks
+
+        def act(self, obs, mask, rng):
+            return mask.argmax(axis=1)
+    result = run_arena([Named(), "random"], "basic", 2, 4, rating=False)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        plot_head_to_head(result, tmp_path / "cjk.png")
+    assert (tmp_path / "cjk.png").stat().st_size > 0

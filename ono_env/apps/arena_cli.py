@@ -33,6 +33,7 @@ from ono_env.arena import (
     paired_difference,
     read_arena_json,
     run_arena,
+    seatings,
 )
 from ono_env.arena.distributed import check_ray_address, check_ray_flag
 from ono_env.checks import check_output_dir, printable, shown, write_whole
@@ -100,11 +101,13 @@ def _save_png(fig: Any, path: str | Path) -> None:
     import io
     import warnings
 
-    with warnings.catch_warnings():   # labels too long to lay out: drawn as they fall (before:
-        warnings.simplefilter("ignore", UserWarning)   # matplotlib's two-line warning)
-        fig.tight_layout()
     png = io.BytesIO()
-    fig.savefig(png, format="png", dpi=110)
+    # labels too long to lay out, drawn as they fall; a character the font lacks (a label in
+    # Chinese), drawn as a box (before: matplotlib's two-line warning, one for each glyph)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        fig.tight_layout()
+        fig.savefig(png, format="png", dpi=110)
     write_whole(Path(path), png.getvalue(), "plot")
 
 
@@ -269,8 +272,11 @@ def main(argv: Sequence[str] | None = None) -> int:
             check_plan(planned, args.games, len(args.agents), players)
             if built is None:   # an agent that cannot play is the one line, not after this note
                 built = [make_agent(spec, rules) for spec in agents]
+            n_deals = planned // len(seatings(players))
+            deals = (f": {n_deals:,} whole deal{'s' if n_deals != 1 else ''}, each played in "
+                     f"every seating" if args.mirrored else "")
             print(f"ono-arena: note: playing {planned:,} games (--games {args.games:,} rounded up "
-                  f"so that every table plays every seating equally)", file=sys.stderr)
+                  f"so that every table plays every seating equally{deals})", file=sys.stderr)
         if len(args.agents) >= players:   # named --games (run_arena checks it again)
             check_records_memory(planned, players, args.games, "--games")
         timed = [spec for spec in args.agents if thinks_by_the_clock(spec)]
@@ -289,17 +295,11 @@ def main(argv: Sequence[str] | None = None) -> int:
             print("ono-arena: no results kept: they are counted once every game is played",
                   file=sys.stderr)
             raise
-        print(result.format_table())
-        if earlier is not None:
-            d = paired_difference(result, earlier)
-            print(f"\npaired with {args.paired_with}: {d['agent_a']} {100 * d['rate_a']:.2f}% - "
-                  f"{d['agent_b']} {100 * d['rate_b']:.2f}% = {100 * d['diff']:+.2f} points "
-                  f"[{100 * d['low']:+.2f}, {100 * d['high']:+.2f}] over the same "
-                  f"{d['deals']} deals")
-        if not args.no_rating and not result.ratings:
-            print("ono-arena: note: no ratings without the openskill library: "
-                  "pip install 'ono-env[arena]'", file=sys.stderr)
-        if args.out is not None:   # the run's results first: a replay that fails to write keeps them
+        # the files first, then the printing: a reader that stops reading (| head), or a
+        # failed comparison, leaves them written (before: the table was printed first, and
+        # a closed pipe lost the run's files and replays)
+        written = []
+        if args.out is not None:
             paths = result.save(args.out)
             if importlib.util.find_spec("matplotlib") is None:
                 print("ono-arena: note: arena.png not drawn without matplotlib: "
@@ -307,13 +307,31 @@ def main(argv: Sequence[str] | None = None) -> int:
             else:
                 paths.append(plot_head_to_head(result, Path(args.out) / "arena.png"))
             # a control character of a path shown as '?' (before: sent to the terminal)
-            print("wrote " + ", ".join(printable(str(p)) for p in paths))
+            written.append("wrote " + ", ".join(printable(str(p)) for p in paths))
         if record_dir is not None:
             for k, replay in enumerate(result.replays):
                 replay.save(record_dir / f"replay-{k + 1:05d}.json", new=True)
             short = (f" (--record {record:,}: the run played {len(result.records.length):,} "
                      f"games)" if len(result.replays) < record else "")
-            print(f"wrote {len(result.replays)} replays to {printable(str(record_dir))}{short}")
+            written.append(f"wrote {len(result.replays)} replays to "
+                           f"{printable(str(record_dir))}{short}")
+        print(result.format_table())
+        if earlier is not None:
+            try:
+                d = paired_difference(result, earlier)
+            except ValueError as exc:
+                kept = "" if args.out is None else f" (this run's results are written to " \
+                                                   f"{printable(str(args.out))})"
+                raise ValueError(f"{exc}{kept}") from None
+            print(f"\npaired with {args.paired_with}: {d['agent_a']} {100 * d['rate_a']:.2f}% - "
+                  f"{d['agent_b']} {100 * d['rate_b']:.2f}% = {100 * d['diff']:+.2f} points "
+                  f"[{100 * d['low']:+.2f}, {100 * d['high']:+.2f}] over the same "
+                  f"{d['deals']:,} deals")
+        if not args.no_rating and not result.ratings:
+            print("ono-arena: note: no ratings without the openskill library: "
+                  "pip install 'ono-env[arena]'", file=sys.stderr)
+        for line in written:
+            print(line)
 
     return cli.run(build_parser(), argv, body)
 

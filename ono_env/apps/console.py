@@ -167,7 +167,9 @@ def bounded_int(low: int, high: int, what: str = "a whole number") -> Callable[[
         if not WHOLE_NUMBER.fullmatch(text):
             raise argparse.ArgumentTypeError(f"{shown(text, 40)} is not {what}; {allowed}")
         digits = text.lstrip("+-").replace("_", "").lstrip("0")
-        if len(digits) > len(str(max(abs(low), abs(high)))):
+        if len(digits) > max(len(str(max(abs(low), abs(high)))), 30):
+            # (a number of a few digits is shown as it is: before, 100000 was "a number of 6
+            # digits")
             # past both bounds whatever its digits: told by their count (int() refuses more
             # than 4,300 of them with its own error, and thousands of them make no message)
             raise argparse.ArgumentTypeError(

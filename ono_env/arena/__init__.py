@@ -80,7 +80,7 @@ from ono_env.agents.base import (
     plays_from_game,
 )
 from ono_env.agents.learned import model_label, played_models
-from ono_env.agents.registry import is_model_path, make_agent
+from ono_env.agents.registry import is_builtin_name, is_model_path, make_agent
 from ono_env.arena.distributed import (
     RAY_CONNECT_SECONDS,
     TASKS_PER_CPU,
@@ -112,7 +112,7 @@ from ono_env.arena.stats import (
     rate_games,
     wilson_interval,
 )
-from ono_env.checks import check_bool, check_int, check_seed, shown
+from ono_env.checks import check_bool, check_int, check_seed, printable, shown
 from ono_env.game import MAX_DECISIONS, MEMORY_CHECK_FROM, VecGame, check_game_memory
 from ono_env.game import MAX_GAMES as MAX_BATCH
 from ono_env.observation import OBS_VERSIONS
@@ -129,7 +129,7 @@ MAX_RECORD = 10_000
 
 def _labels(specs: Sequence[Any]) -> list[str]:
     base = [s if isinstance(s, str) else os.fspath(s) if isinstance(s, os.PathLike)
-            else agent_label(s) for s in specs]
+            else _object_label(s) for s in specs]
     # what a paired comparison reads back (results.mirrored_record): 1 to MAX_ARENA_LABEL
     # printable characters (an agent named "" was written, then refused there)
     base = [(model_label(b) if is_model_path(b) else b)[:MAX_ARENA_LABEL] or "?" for b in base]
@@ -147,6 +147,18 @@ def _labels(specs: Sequence[Any]) -> list[str]:
         used.add(f"{b}#{k}")
         labels.append(f"{b}#{k}")
     return labels
+
+
+def _object_label(agent: Any) -> str:
+    """An agent object's label: its name, but for an object of another package whose name is
+    a built-in agent's (a class of one's own named ``greedy``), the class as a spec names it
+    (``mine:Greedyish``), so that it is never taken for that agent (before: greedy#1 and
+    greedy#2, as a model file named so was before :func:`~ono_env.agents.learned.model_label`)."""
+    label = agent_label(agent)
+    cls = type(agent)
+    if is_builtin_name(label) and cls.__module__.partition(".")[0] != "ono_env":
+        return printable(f"{cls.__module__}:{cls.__qualname__}")
+    return label
 
 
 def check_seats_filled(n_agents: int, num_players: int) -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import csv
 import io
+import itertools
 import json
 import math
 import re
@@ -16,7 +17,7 @@ from typing import Any
 import numpy as np
 
 from ono_env.agents.base import unmarked
-from ono_env.arena.play import ALL_SEATINGS_UP_TO, GameRecords
+from ono_env.arena.play import ALL_SEATINGS_UP_TO, GameRecords, seatings
 from ono_env.arena.stats import bounded_mean_interval, wilson_interval
 from ono_env.checks import (
     as_path,
@@ -30,7 +31,7 @@ from ono_env.checks import (
     write_whole,
 )
 from ono_env.replay import Replay
-from ono_env.rules import RuleSet
+from ono_env.rules import MAX_PLAYERS, MIN_PLAYERS, RuleSet
 
 MAX_ARENA_JSON_BYTES = 256 << 20
 """The largest arena.json read (a mirrored run of 20,000 deals writes about 1 MB)."""
@@ -185,7 +186,7 @@ class ArenaResult:
             head += f" {'rating (mu-3sigma)':>18}"
         lines = [f"{self.rules.title}, {self.rules.num_players} players, "
                  f"{len(self.records.length):,} games"
-                 + (f" ({self.deals:,} deals, each played in "
+                 + (f" ({self.deals:,} deal{'s' if self.deals != 1 else ''}, each played in "
                     + ("every seating" if self.rules.num_players <= ALL_SEATINGS_UP_TO else
                        f"{self.rules.num_players} seatings, the seats rotated") + ")"
                     if self.mirrored else "")
@@ -346,10 +347,27 @@ def mirrored_record(run: Any, name: str) -> dict[str, Any]:
         return value
 
     try:
+        missing = [k for k in ("rules", "seed", "games", "batch_size", "agents") if k not in run]
+        if missing:   # before: "(KeyError: 'batch_size')"
+            raise ValueError(f"it has no {missing[0]!r}")
+        rows = run["agents"]
+        if not isinstance(rows, list) or not rows or not all(
+                isinstance(row, dict) and "agent" in row for row in rows):
+            raise ValueError(f"agents = {shown(rows, 60)}; allowed: a list of one mapping per "
+                             f"entrant, each with its label under 'agent'")
         # printable text (a label with a terminal's escape sequence was printed as it was)
-        labels = [check_text("an agent's label", row["agent"], MAX_ARENA_LABEL)
-                  for row in run["agents"]]
+        labels = [check_text("an agent's label", row["agent"], MAX_ARENA_LABEL) for row in rows]
+        twice = next((x for x in labels if labels.count(x) > 1), None)
+        if twice is not None:   # the arena numbers copies (before: read, and the wrong one compared)
+            raise ValueError(f"the label {twice!r} is given twice; the arena gives each entrant "
+                             f"its own (random#1, random#2)")
         games = whole(run["games"], "games", 1)
+        if not isinstance(run["rules"], dict):
+            raise TypeError(f"rules must be a mapping; got {type(run['rules']).__name__}")
+        players = run["rules"].get("num_players")
+        if type(players) is not int or not MIN_PLAYERS <= players <= min(MAX_PLAYERS, len(labels)):
+            raise ValueError(f"rules' num_players = {shown(players, 20)}; allowed: an integer from "
+                             f"{MIN_PLAYERS} to {min(MAX_PLAYERS, len(labels))} (the entrants)")
         per: dict[str, dict[str, list[Any]]] = {}
         for lab in labels:   # a damaged file must not print nan% or 700%
             entry = run["per_deal"].get(lab)
@@ -367,9 +385,13 @@ def mirrored_record(run: Any, name: str) -> dict[str, Any]:
                 raise ValueError(f"per_deal of {lab!r}: a list of increasing deal numbers, each "
                                  f"below the run's {games:,} games, and as many shares from 0 "
                                  f"to 1 is needed")
+            # the deals a mirrored run of this size seats the entrant at (before: a list cut
+            # short or shifted was found only after the new run had played every game)
+            if not _is_mirrored_deals(d, labels.index(lab), len(labels), players, games):
+                raise ValueError(f"per_deal of {lab!r}: not the deals a mirrored run of "
+                                 f"{len(labels)} entrants at {players} players and {games:,} "
+                                 f"games seats it at")
             per[lab] = {"deals": d, "share": [float(x) for x in shares]}
-        if not isinstance(run["rules"], dict):
-            raise TypeError(f"rules must be a mapping; got {type(run['rules']).__name__}")
         # written since 2026-12-02 (an older file has neither: not compared)
         cut = run.get("max_decisions", UNRECORDED)
         if cut is not None and cut is not UNRECORDED:
@@ -384,6 +406,30 @@ def mirrored_record(run: Any, name: str) -> dict[str, Any]:
     except (KeyError, TypeError, ValueError, OverflowError) as exc:
         raise ValueError(f"{name} is not a complete arena.json of a mirrored run "
                          f"({type(exc).__name__}: {exc})") from None
+
+
+def mirrored_deals(entrant: int, num_entrants: int, num_players: int, games: int) -> list[int]:
+    """The deal numbers a mirrored run of ``num_entrants`` at ``num_players`` and ``games``
+    games seats ``entrant`` at, in order (run_arena: deal ``k`` of table ``t``, the ``t``-th
+    combination of entrants, is ``t * per + k``, with ``per`` games per seating); empty for a
+    number of games that is not a whole number of rounds of every table and seating."""
+    rounds = math.comb(num_entrants, num_players) * len(seatings(num_players))
+    per = games // rounds
+    if per * rounds != games:
+        return []
+    tables = itertools.combinations(range(num_entrants), num_players)
+    return [t * per + k for t, table in enumerate(tables) if entrant in table for k in range(per)]
+
+
+def _is_mirrored_deals(deals: list[int], entrant: int, num_entrants: int, num_players: int,
+                       games: int) -> bool:
+    """``deals == mirrored_deals(...)``, with the count compared first, so that a file's
+    huge ``games`` or many entrants cost no more than its own lists."""
+    rounds = math.comb(num_entrants, num_players) * len(seatings(num_players))
+    per, left = divmod(games, rounds)
+    if left or len(deals) != math.comb(num_entrants - 1, num_players - 1) * per:
+        return False
+    return deals == mirrored_deals(entrant, num_entrants, num_players, games)
 
 
 MAX_ARENA_LABEL = 1000
