@@ -808,6 +808,110 @@ def test_ctrl_c_or_sigterm_stops_after_the_update_and_saves_the_model(name, rais
     assert not (run_dir / "final_eval.json").exists()
 
 
+class _GoneStderr:
+    """A stderr whose reader goes away once training is under way (``2>&1 | head``, a
+    ``tee`` ended by the Ctrl-C); what the run said before it is kept."""
+
+    def __init__(self):
+        self.before = []
+
+    def write(self, text):
+        if R.StopOnInterrupt.active is None:
+            self.before.append(text)
+            return len(text)
+        raise BrokenPipeError(32, "Broken pipe")
+
+    def flush(self):
+        pass
+
+
+def test_a_reader_that_goes_away_stops_training_with_the_model_saved(tmp_path, monkeypatch):
+    """Before: the evaluation line met the broken pipe, and the run ended at once, its
+    model lost (status 141, nothing said); now it stops as a signal would, the model saved,
+    and ends with SIGPIPE's status."""
+    import signal
+
+    monkeypatch.setattr("sys.stderr", _GoneStderr())
+    run_dir = tmp_path / "run"
+    with pytest.raises(SystemExit) as stopped:
+        train(load_config("default", TINY + ["total_steps=100000", "eval.every=1024",
+                                             f"run_dir={run_dir}"]),
+              stop_signals=("SIGINT", "SIGTERM"))
+    assert stopped.value.code == 128 + signal.SIGPIPE
+    assert read_metadata(run_dir / "model.safetensors")["training_steps"] == 1024   # its eval
+    assert (run_dir / "model.optimizer.safetensors").is_file()
+    assert R.StopOnInterrupt.active is None   # the training is over: say() raises again
+
+
+def test_a_ctrl_c_whose_message_cannot_be_written_still_saves_the_model(tmp_path, monkeypatch):
+    """Before: the handler's own line raised into the training (``2>&1 | tee`` ended by the
+    same Ctrl-C, a closed terminal), and the run ended without its model."""
+    import signal
+
+    import ono_env.train.ppo as ppo
+    calls = []
+
+    def sample_then_interrupt(logits, gen):
+        calls.append(1)
+        if len(calls) == 70:
+            signal.raise_signal(signal.SIGINT)
+        return sample(logits, gen)
+    monkeypatch.setattr(ppo, "sample", sample_then_interrupt)
+    monkeypatch.setattr("sys.stderr", _GoneStderr())
+    run_dir = tmp_path / "run"
+    with pytest.raises(KeyboardInterrupt):
+        train(load_config("default", TINY + ["total_steps=100000", "eval.every=0",
+                                             f"run_dir={run_dir}"]),
+              stop_signals=("SIGINT",))
+    assert read_metadata(run_dir / "model.safetensors")["training_steps"] == 2048
+    assert (run_dir / "model.optimizer.safetensors").is_file()
+
+
+def test_an_evaluation_due_after_a_ctrl_c_is_left_out(tmp_path, monkeypatch, capsys):
+    """Before: an evaluation due after the stop was asked still played every table (and a
+    long one held the stop for minutes)."""
+    import signal
+
+    import ono_env.train.ppo as ppo
+    calls = []
+
+    def sample_then_interrupt(logits, gen):
+        calls.append(1)
+        if len(calls) == 70:   # in the second rollout, whose end is an evaluation's step
+            signal.raise_signal(signal.SIGINT)
+        return sample(logits, gen)
+    monkeypatch.setattr(ppo, "sample", sample_then_interrupt)
+    run_dir = tmp_path / "run"
+    with pytest.raises(KeyboardInterrupt):
+        train(load_config("default", TINY + ["total_steps=100000", "eval.every=1024",
+                                             f"run_dir={run_dir}"]),
+              stop_signals=("SIGINT",))
+    steps = {int(r.split(",")[0]) for r in (run_dir / "eval.csv").read_text().splitlines()[1:]}
+    assert steps == {1024}
+    assert "(or the evaluation under way, one table's)" in capsys.readouterr().err
+
+
+def test_a_save_stopped_between_its_files_leaves_no_model_without_adams_state(tmp_path,
+                                                                              monkeypatch):
+    """Adam's state is written first, the model last (before: a second Ctrl-C between them
+    left a model whose resume started Adam afresh without a word)."""
+    import ono_env.train.ppo as ppo
+    written = []
+    real = ppo.write_whole
+
+    def write_then_stop(path, data, what, **kw):
+        written.append(Path(path).name)
+        if what == "model file":
+            raise KeyboardInterrupt
+        return real(path, data, what, **kw)
+    monkeypatch.setattr(ppo, "write_whole", write_then_stop)
+    run_dir = tmp_path / "run"
+    with pytest.raises(KeyboardInterrupt):
+        train(load_config("default", TINY + ["eval.every=0", f"run_dir={run_dir}"]))
+    assert written == ["model.optimizer.safetensors", "model.safetensors"]
+    assert not (run_dir / "model.safetensors").exists()
+
+
 @pytest.mark.parametrize("how", ["signal", "time limit"])
 def test_a_long_update_ends_at_its_minibatch_for_ctrl_c_and_the_time_limit(how, tmp_path,
                                                                           monkeypatch, capsys):

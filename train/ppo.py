@@ -92,6 +92,7 @@ generator state.
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import itertools
 import json
 import math
@@ -109,12 +110,20 @@ from ono_env.agents.learned import (
     LearnedAgent,
     PolicyNet,
     make_metadata,
+    model_bytes,
     model_sha256,
     read_model,
-    write_model,
 )
 from ono_env.cards import A_CATCH, A_DRAW, NUM_ACTIONS, NUM_CARD_TYPES
-from ono_env.checks import DuplicateKey, MAX_SEED, no_file, shown, unique_keys, write_whole
+from ono_env.checks import (
+    DuplicateKey,
+    MAX_SEED,
+    check_write_path,
+    no_file,
+    shown,
+    unique_keys,
+    write_whole,
+)
 from ono_env.observation import (
     MAX_OPPONENTS,
     OBS2_OPPONENTS,
@@ -762,7 +771,8 @@ def save_checkpoint(model: ActorCritic, opt: torch.optim.Adam, path: Path, rules
         PolicyNet.from_tensors(net.tensors(), meta, "model to save")
     except ValueError as exc:   # weights that blew up: say what to change (a write error
         raise diverged(steps, config, str(exc)) from None   # below says itself)
-    path = write_model(path, net, meta)
+    data = model_bytes(net, meta)
+    path = check_write_path(path, "model file")
     tensors: dict[str, np.ndarray] = {}
     names = {id(p): n for n, p in model.named_parameters()}
     for group in opt.param_groups:
@@ -775,12 +785,15 @@ def save_checkpoint(model: ActorCritic, opt: torch.optim.Adam, path: Path, rules
     for n, p in model.named_parameters():   # a privileged critic, hand prediction: not in the model file
         if n.startswith("hands_"):
             tensors[f"weights.{n}"] = p.detach().cpu().float().numpy()
-    meta_opt = {"training_steps": str(steps), "model_sha256": model_sha256(path)}
+    meta_opt = {"training_steps": str(steps), "model_sha256": hashlib.sha256(data).hexdigest()}
     if tables_state:
         meta_opt["tables_state"] = json.dumps({k: dataclasses.asdict(v) for k, v in tables_state.items()})
-    # whole or not at all, as the model file: a run killed while it wrote left a part
+    # each whole or not at all: a run killed while it wrote left a part. Adam's state first,
+    # the model last: a run stopped between the two (a second Ctrl-C) leaves no model without
+    # its Adam's state (before: one whose resume started Adam afresh without a word); an
+    # Adam's state beside an earlier model is refused by resume, as its SHA-256 differs
     write_whole(optimizer_path(path), save(tensors, metadata=meta_opt), "optimizer state file")
-    return path
+    return write_whole(path, data, "model file")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -1652,9 +1665,12 @@ def _train(cfg: TrainConfig, stop_signals: tuple[str, ...], program: str) -> dic
                 writer.add_scalar("rollout/episode_win_rate", float((rets > 0).mean()), steps)
                 finished_returns.clear()
             if bar is not None:
-                bar.update((min(steps, cfg.total_steps) if limit is None else min(round(limit), int(elapsed)))
-                           - bar.n)
-                bar.set_postfix_str(f"{steps:,} steps, {(steps - start_steps) / elapsed:,.0f}/s")
+                try:
+                    bar.update((min(steps, cfg.total_steps) if limit is None
+                                else min(round(limit), int(elapsed))) - bar.n)
+                    bar.set_postfix_str(f"{steps:,} steps, {(steps - start_steps) / elapsed:,.0f}/s")
+                except OSError:   # a closed terminal: stop, and save the model (as say does)
+                    interrupt.output_gone()
             if next_snap is not None and steps >= next_snap:
                 frozen = model.policy_net()
                 for tab in tables:   # a snapshot plays at every table
@@ -1662,7 +1678,7 @@ def _train(cfg: TrainConfig, stop_signals: tuple[str, ...], program: str) -> dic
                 writer.add_scalar("league/snapshots", len(league_of(tables[0]).snapshots), steps)
                 while next_snap <= steps:
                     next_snap += sp.snapshot_every
-            if (next_eval is not None and steps >= next_eval
+            if (next_eval is not None and steps >= next_eval and not interrupt.asked
                     and (limit is None or time.perf_counter() - t_train < limit)):
                 frozen = model.policy_net()
                 choices_of = {tab.label: {what: c[k] / c[k + 1] for what, k in (
@@ -1671,6 +1687,8 @@ def _train(cfg: TrainConfig, stop_signals: tuple[str, ...], program: str) -> dic
                 chosen[:] = 0
                 lines = []
                 for tab in tables:
+                    if interrupt.asked:   # a mixture's next table waits for no stop (before:
+                        break             # every table evaluated after a Ctrl-C)
                     tc = tab.cfg
                     learner = LearnedAgent(frozen, tab.rules, "learner")
                     games = resolved(tc.eval.games, "eval.games")

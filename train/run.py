@@ -190,10 +190,17 @@ def say(lines: Sequence[str], bar: Any = None) -> None:
     import sys
 
     for line in lines:
-        if bar is not None:
-            bar.write(line, file=sys.stderr)
-        else:
-            print(line, file=sys.stderr)
+        try:
+            if bar is not None:
+                bar.write(line, file=sys.stderr)
+            else:
+                print(line, file=sys.stderr)
+        except OSError:   # its reader gone (| head, a closed terminal): while a trainer runs,
+            # a stop it saves the model at (before: the run ended at once, no model kept)
+            if StopOnInterrupt.active is None:
+                raise
+            StopOnInterrupt.active.output_gone()
+            return
 
 
 def stall_warning(rows: Sequence[dict[str, Any]], baselines: dict[str, dict[str, float]],
@@ -1093,8 +1100,8 @@ class StopOnInterrupt:
     and SIGHUP too, what ``kill``, ``timeout``, job schedulers and a closed terminal send):
     the first asks the trainer to
     stop at its next chance (``asked``; ``when`` says when, in the message it prints:
-    ``algo: ppo`` after the rollout under way and one minibatch of its update, an evaluation
-    due then still playing; ``maskable_ppo`` at its rollout's next step; ``rllib_ppo`` after
+    ``algo: ppo`` after the rollout under way and one minibatch of its update, or the
+    evaluation under way, at the table it is at; ``maskable_ppo`` at its rollout's next step; ``rllib_ppo`` after
     the training iteration under way), so that
     the model is saved (written with the training's steps, as any checkpoint, and
     resumable); a second stops at once, as Python does. Only in the main thread (where
@@ -1104,7 +1111,8 @@ class StopOnInterrupt:
     stops its workers with SIGTERM, and a training called there must stop at once."""
 
     def __init__(self, signals: Sequence[str] = ("SIGINT",),
-                 when: str = "after the rollout under way and one minibatch of its update",
+                 when: str = ("after the rollout under way and one minibatch of its update "
+                              "(or the evaluation under way, one table's)"),
                  program: str = "ono-train", at_once: bool = False) -> None:
         import signal
         import threading
@@ -1114,35 +1122,72 @@ class StopOnInterrupt:
         self.at_once = at_once   # the first signal raises StopNow (work that is not kept)
         self.asked = False
         self.signum = 0
+        self.quiet = False   # the output is gone: nothing more is said
         self._previous: dict[int, Any] = {}
         if threading.current_thread() is not threading.main_thread():
             return
+        StopOnInterrupt.active = self
         for name in signals:
             sig = getattr(signal, name, None)
             if sig is not None and signal.getsignal(sig) is not signal.SIG_IGN:
                 self._previous[sig] = signal.signal(sig, self._on_signal)
+
+    active: StopOnInterrupt | None = None
+    """The one that serves the training under way (None between trainings): :func:`say`
+    asks it to stop where the output is gone."""
+
+    def _say(self, text: str) -> None:
+        """``text`` on stderr, where it can still be written: a message of a stop must not
+        stop the stop (before: ``2>&1 | tee`` ended by the Ctrl-C, or a closed terminal, made
+        the handler's own line raise, and the run ended without its model)."""
+        if self.quiet:
+            return
+        try:
+            print(text, file=sys.stderr, flush=True)
+        except (OSError, ValueError):   # a broken pipe, a hung-up terminal, a closed stream
+            self._silence()
+
+    def _silence(self) -> None:
+        """Say nothing more, and send stderr to the null device, so that no later write
+        (a progress bar, the interpreter's flush at exit) fails on it again."""
+        import os
+
+        self.quiet = True
+        try:
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stderr.fileno())
+        except (AttributeError, OSError, ValueError):   # no file descriptor (a test's capture)
+            pass
 
     def _on_signal(self, signum: int, frame: Any) -> None:
         import signal
 
         self.asked = True
         self.signum = signum
-        self.restore()   # a second one: stop at once (KeyboardInterrupt, or the default)
+        self._restore_handlers()   # a second one: stop at once (KeyboardInterrupt, or the default)
         how = "Ctrl-C" if signum == signal.SIGINT else signal.Signals(signum).name
         if self.at_once:
-            print(f"\n{self.program}: {how}: stopping", file=sys.stderr, flush=True)
+            self._say(f"\n{self.program}: {how}: stopping")
             raise StopNow
-        print(f"\n{self.program}: {how}: stopping {self.when} to save the model ({how} again to "
-              f"stop at once, keeping only the checkpoints)",
-              file=sys.stderr, flush=True)
+        self._say(f"\n{self.program}: {how}: stopping {self.when} to save the model ({how} "
+                  f"again to stop at once, keeping only the checkpoints)")
+
+    def output_gone(self) -> None:
+        """The console output's reader is gone (``| head``, a closed terminal): stop as a
+        signal would, saying nothing more, and end with SIGPIPE's status (141) once the
+        model is saved."""
+        import signal
+
+        self._silence()
+        if not self.asked:
+            self.asked = True
+            self.signum = signal.SIGPIPE
 
     def end(self, steps: int, total_steps: int, model_path: Any, resumable: bool = False) -> None:
         """Say where the model was saved, then :meth:`stop`: the trainers' one message
         (``resumable``: ``ono-train``'s ``resume=`` carries the model on)."""
         carry_on = carry_on_hint(self.program, resumable, steps, total_steps)
-        print(f"interrupted after {steps:,} of {total_steps:,} steps: model saved to "
-              f"{model_path}{carry_on}; {NOT_DONE.get(self.program, 'no final evaluation')}",
-              file=sys.stderr)
+        self._say(f"interrupted after {steps:,} of {total_steps:,} steps: model saved to "
+                  f"{model_path}{carry_on}; {NOT_DONE.get(self.program, 'no final evaluation')}")
         self.stop()
 
     def stop(self) -> None:
@@ -1156,7 +1201,12 @@ class StopOnInterrupt:
         raise SystemExit(128 + self.signum)
 
     def restore(self) -> None:
-        """Put back the handlers that were there before (once)."""
+        """Put back the handlers that were there before (once): the training is over."""
+        self._restore_handlers()
+        if StopOnInterrupt.active is self:
+            StopOnInterrupt.active = None
+
+    def _restore_handlers(self) -> None:
         import signal
 
         for sig, previous in self._previous.items():   # None: a handler not set from Python
