@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import os
 import re
 import reprlib
 import types
@@ -60,6 +61,17 @@ LossWeight = Annotated[float, Field(strict=True, ge=0, le=100.0, allow_inf_nan=F
 failed mid-run, or turned to inf and diverged, with the run folder made)."""
 Fraction = Annotated[float, Field(strict=True, ge=0, le=1)]
 Name = Annotated[str, Field(strict=True, min_length=1)]
+
+
+def _home(path: str) -> str:
+    """A leading ``~`` or ``~user`` as the home folder, as a shell expands it (a config file
+    and a quoted override are not expanded by the shell: before, ``run_dir: ~/x`` made a
+    folder named ``~`` in the current one, and the run said ``~/x``)."""
+    return os.path.expanduser(path)
+
+
+PathName = Annotated[str, Field(strict=True, min_length=1), AfterValidator(_home)]
+"""A path of a file or folder the run writes or reads; ``~`` is the home folder."""
 
 
 def _folder_name(folder: str) -> Any:
@@ -280,9 +292,9 @@ class TrainConfig:
     """Evaluation during training."""
     final_eval: FinalEval = dataclasses.field(default_factory=FinalEval)
     """Evaluation of the final model."""
-    out_dir: Name = "runs"
+    out_dir: PathName = "runs"
     """Folder that receives the run folders."""
-    run_dir: Name | None = None
+    run_dir: PathName | None = None
     """When set: write the run here instead of <out_dir>/<name>-<time>."""
     progress: Annotated[bool, Field(strict=True)] = True
     """Show progress bars."""
@@ -294,7 +306,7 @@ class TrainConfig:
     """algo ppo: where the networks run (auto: cuda when a GPU is present, else cpu)."""
     precision: Literal["auto", "bf16", "fp32"] = "auto"
     """algo ppo: bf16 autocast of the matrix products (auto: where the CPU or GPU supports it) | fp32."""
-    resume: Name | None = None
+    resume: PathName | None = None
     """algo ppo: a checkpoint to continue from: checkpoints/step_<n>.safetensors of a run, or its model.safetensors (Adam's state beside it, <name>.optimizer.safetensors, is read when there), or the name of a shipped policy (ppo-any, ppo-basic-2p, ...: its file; Adam starts afresh)."""
     resume_grow: Annotated[bool, Field(strict=True)] = False
     """algo ppo, with resume: grow a checkpoint of the same depth, no layer of it wider, to policy.net_arch, and a narrower opponent encoder to policy.opponent_encoder (it plays as before at the start; Adam starts afresh; a checkpoint of the same shape loads as without it)."""
