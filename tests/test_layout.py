@@ -581,3 +581,24 @@ assert len(calls) == 7
     run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          cwd=ROOT, timeout=120)
     assert run.returncode == 0, run.stdout[-2000:] + run.stderr[-3000:]
+
+
+def test_a_closed_standard_error_is_the_null_device(tmp_path):
+    """``2>&-``: the scripts' messages go nowhere and their work goes on (before: the first
+    message failed, status 1, and ono-train left a run folder behind); a refusal is still
+    status 2."""
+    import os
+    import subprocess
+    import sys
+
+    def run(*argv):
+        return subprocess.run([sys.executable, "-c", "import sys; from ono_env.apps.launch "
+                               "import start; sys.argv = sys.argv[1:]; "
+                               "sys.exit(start(sys.argv[0], sys.argv[1]))", *argv],
+                              stdout=subprocess.PIPE, text=True, timeout=300,
+                              preexec_fn=lambda: os.close(2))
+    ok = run("ono_env.apps.arena_cli", "greedy", "greedy", "--players", "2", "--games", "4",
+             "--no-rating")
+    assert ok.returncode == 0 and "greedy#2" in ok.stdout
+    bad = run("ono_env.apps.arena_cli", "greedy", "--players", "2")
+    assert bad.returncode == 2 and bad.stdout == ""

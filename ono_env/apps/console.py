@@ -9,6 +9,7 @@ runs the tool, turning every exception into that line.
 from __future__ import annotations
 
 import argparse
+import io
 import re
 import sys
 from collections.abc import Callable, Iterator, Sequence
@@ -300,6 +301,17 @@ def run(parser: argparse.ArgumentParser, argv: Sequence[str] | None,
 
     prog = parser.prog
     MADE_DIRS.clear()
+    if sys.stderr is not None and getattr(sys.stderr, "fileno", None) is not None:
+        try:
+            if sys.stderr.fileno() == 2:   # 2>&-: the null device (as the launchers do)
+                from ono_env.apps.launch import stderr_to_null_if_closed
+                stderr_to_null_if_closed()
+        except (OSError, ValueError, io.UnsupportedOperation):   # a test's capture
+            pass
+    if sys.stderr is None:   # Python found none: its messages go nowhere, the run goes on
+        import os
+
+        sys.stderr = open(os.devnull, "w", encoding="utf-8")   # noqa: SIM115 - for the process
     try:
         with stopped_by_signals() if signals else nullcontext():
             check_environment()

@@ -17,6 +17,24 @@ import signal
 import sys
 
 
+def stderr_to_null_if_closed() -> None:
+    """Where the standard error's descriptor (2) cannot be written (``2>&-``: closed, or
+    taken by a file opened for reading before Python started), put the null device there:
+    the script's messages go nowhere and its work goes on (before: its first message failed,
+    status 1, a run folder left behind). Writable, it is left as it is."""
+    import fcntl
+
+    try:
+        writable = fcntl.fcntl(2, fcntl.F_GETFL) & os.O_ACCMODE in (os.O_WRONLY, os.O_RDWR)
+    except OSError:
+        writable = False
+    if not writable:
+        null = os.open(os.devnull, os.O_WRONLY)
+        if null != 2:
+            os.dup2(null, 2)
+            os.close(null)
+
+
 def start(module: str, script: str) -> int:
     """Import ``module`` and return its ``main()``: the exit status of the console script
     ``script``. A Ctrl-C before ``main`` has its own handling in place (while the module
@@ -26,7 +44,9 @@ def start(module: str, script: str) -> int:
     an ``ImportError``). Any other failure to load the module is one line,
     ``<script>: error: cannot load ...``, status 2 (before: a traceback). numba's
     coloured error messages are turned off (``NUMBA_DISABLE_ERROR_MESSAGE_HIGHLIGHTING``,
-    where not set), which wrote an escape code to the terminal at exit."""
+    where not set), which wrote an escape code to the terminal at exit. A standard error
+    closed by the caller (``2>&-``) is the null device (:func:`stderr_to_null_if_closed`)."""
+    stderr_to_null_if_closed()
     # numba colours its error messages through colorama, whose exit handler then wrote a
     # stray "\x1b[0m" to the terminal after the script's last line; the scripts print their
     # own one-line errors
