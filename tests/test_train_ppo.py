@@ -800,6 +800,7 @@ def test_ctrl_c_or_sigterm_stops_after_the_update_and_saves_the_model(name, rais
     err = capsys.readouterr().err
     assert "stopping after the rollout under way and one minibatch of its update" in err
     assert "interrupted after 2,048 of 100,000 steps" in err
+    assert "so are the in-training evaluations" not in err   # eval.every=0: none (before: said)
     assert (f"{program}: Ctrl-C:" if name == "SIGINT" else f"{program}: SIGTERM:") in err
     # before: ono-exploit's run said "ono-train: SIGTERM" and offered resume=, which it has not
     assert ("resume=<it> carries on" in err) == (program == "ono-train")
@@ -888,7 +889,9 @@ def test_an_evaluation_due_after_a_ctrl_c_is_left_out(tmp_path, monkeypatch, cap
               stop_signals=("SIGINT",))
     steps = {int(r.split(",")[0]) for r in (run_dir / "eval.csv").read_text().splitlines()[1:]}
     assert steps == {1024}
-    assert "(or the evaluation under way, one table's)" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert "(or the evaluation under way, one table's)" in err
+    assert "; so are the in-training evaluations" in err
 
 
 def test_a_save_stopped_between_its_files_leaves_no_model_without_adams_state(tmp_path,

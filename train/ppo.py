@@ -1388,9 +1388,11 @@ def _train(cfg: TrainConfig, stop_signals: tuple[str, ...], program: str) -> dic
                 for tab, counts in zip(tables, chosen.tolist())}
     if cfg.tables is None:
         cut = tables[0].max_decisions
+        # the evaluations named only where there are some (before: also with eval.every=0)
+        evals = "; so are the in-training evaluations" if cfg.eval.every else ""
         print(f"training games are cut at {cut:,} decision{'s' * (cut != 1)} (no winner: "
-              f"{'a loss' if tables[0].cut_is_loss else 'bootstrapped'}); so are the "
-              f"in-training evaluations", file=sys.stderr)
+              f"{'a loss' if tables[0].cut_is_loss else 'bootstrapped'}){evals}",
+              file=sys.stderr)
     fe = tables[0].cfg.final_eval
     final_games = games_played(resolved(fe.games, "final_eval.games"),
                                tables[0].rules.num_players, tables[0].rules.num_players)
