@@ -176,16 +176,28 @@ def checked_actions(agent: Agent, obs: np.ndarray, mask: np.ndarray,
     return check_actions(agent, agent.act(obs, mask, rng), mask)
 
 
+def named(agent: Any) -> str:
+    """An agent as a message names it: its ``repr``, unless that is Python's default
+    (``<mine.Agent object at 0x...>``, an address that says nothing), then its label and
+    class (``'mine' (mine.Agent)``)."""
+    text = repr(agent)
+    if text.startswith("<") and " object at 0x" in text:
+        cls = type(agent)
+        return f"{agent_label(agent)!r} ({cls.__module__}.{cls.__qualname__})"
+    return text
+
+
 def check_actions(agent: Agent, actions: Any, mask: np.ndarray) -> np.ndarray:
     """What ``agent.act`` returned for ``mask``, as int64, once it is of shape (B,), integers
     and legal in every row; else one ``ValueError`` naming the agent and the fault."""
     actions = as_array(actions)
+    who = named(agent)
     if actions.shape != (mask.shape[0],) or not np.issubdtype(actions.dtype, np.integer):
-        raise ValueError(f"{agent!r}.act returned {actions.dtype} {actions.shape}; "
+        raise ValueError(f"{who}.act returned {actions.dtype} {actions.shape}; "
                          f"expected ({mask.shape[0]},) integers")
     ok = (actions >= 0) & (actions < mask.shape[1])
     ok[ok] &= mask[np.flatnonzero(ok), actions[ok]]
     if not ok.all():
         k = int(np.flatnonzero(~ok)[0])
-        raise ValueError(f"{agent!r} chose illegal action {int(actions[k])} in row {k}")
+        raise ValueError(f"{who} chose illegal action {int(actions[k])} in row {k}")
     return actions.astype(np.int64, copy=False)

@@ -189,7 +189,15 @@ def make_agent(spec: Any, rules: Any = None) -> Agent:
                          f"(...)), or 'module:{spec.__name__}' where a name is taken")
     if isinstance(spec, str):
         if is_model_path(spec):
-            return load_agent(spec, rules)
+            try:
+                return load_agent(spec, rules)
+            except ValueError as exc:   # ./mine:Agent: a module:Class given as a path
+                name = os.path.basename(spec)
+                if CLASS_SPEC.match(name) and not os.path.lexists(spec):
+                    raise ValueError(f"{exc} (a module:Class names a module on the Python "
+                                     f"path, not a file: {name!r}, from the folder that "
+                                     f"holds it)") from None
+                raise
         base, colon, arg = spec.partition(":")
         if base in SEARCH_AGENTS and spec not in _REGISTRY:   # name, name:N or name:<T>ms
             return SEARCH_AGENTS[base](rules, arg if colon else None)
@@ -290,8 +298,12 @@ def agent_from_class(spec: str, rules: Any = None) -> Agent:
     try:
         module = importlib.import_module(module_name)
     except ImportError as exc:
+        # a file's name given for its module's (before: no word on the .py)
+        py = (f" (a module is named without .py: {module_name.removesuffix('.py')}:"
+              f"{spec.partition(':')[2]})" if module_name.endswith(".py") else "")
         raise ValueError(f"agent {spec}: cannot import module {module_name!r} ({exc}); it must "
-                         f"be importable from the current directory or the Python path") from None
+                         f"be importable from the current directory or the Python path{py}") \
+            from None
     except (Exception, SystemExit) as exc:  # noqa: BLE001 - the user's module failed: one
         # line, its reason (a sys.exit too: before, the program ended with its status, silent)
         raise ValueError(f"agent {spec}: importing {module_name!r} raised "

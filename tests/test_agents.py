@@ -357,3 +357,19 @@ def test_act_refuses_observations_that_are_not_finite_floats_and_a_missing_gener
                                                  r"observations far outside those a game "
                                                  r"writes \(the largest in size 3e\+38;"):
                 call()
+
+
+def test_a_class_spec_given_as_a_path_or_with_py_says_how_it_is_named(tmp_path, monkeypatch):
+    """Before: ``./mine:First`` was a model file with no word of module:Class, and
+    ``mine.py:First`` an import error with no word of the .py."""
+    from ono_env.agents import make_agent
+
+    (tmp_path / "spec_mine.py").write_text("class First:\n    def act(self, obs, mask, rng):\n"
+                                           "        return mask.argmax(axis=1)\n")
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(ValueError, match=r"no such file \(a module:Class names a module on the "
+                                         r"Python path, not a file: 'spec_mine:First'"):
+        make_agent("./spec_mine:First", "basic")
+    from ono_env.agents.registry import agent_from_class
+    with pytest.raises(ValueError, match=r"\(a module is named without .py: spec_mine:First\)$"):
+        agent_from_class("spec_mine.py:First", "basic")

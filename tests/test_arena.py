@@ -779,8 +779,11 @@ def test_agreement_checks_each_answer_as_the_drivers_do(answer, message):
 
         def act(self, obs, mask, rng):
             return answer(mask)
-    with pytest.raises(ValueError, match=message):
+    with pytest.raises(ValueError, match=message) as exc:
         agreement(Odd(), "greedy", {"preset": "basic", "num_players": 2}, 20, seed=1)
+    # named by its label and class, not Python's address (before: <...Odd object at 0x...>)
+    assert str(exc.value).startswith("'odd' (") and ".<locals>.Odd)" in str(exc.value) \
+        and "0x" not in str(exc.value)
     with pytest.raises(ValueError, match=message):
         agreement("greedy", Odd(), {"preset": "basic", "num_players": 2}, 20, seed=1)
 
