@@ -2083,6 +2083,11 @@ def test_the_words_of_a_small_mirrored_run_and_a_label_the_font_lacks(tmp_path, 
 
     one = run_arena(["greedy", "random"], "basic", 2, 1, rating=False, mirrored=True)
     assert "2 games (1 deal, each played in every seating)" in one.format_table()
+    # which way the columns count (before: only in the docs)
+    assert "\nmean length: decisions a game\n" in one.format_table()
+    penalty = {"preset": "basic", "num_players": 2, "scoring": "penalty", "target_score": 50}
+    assert ("mean score: the penalty points a seat ends with (fewer is better)"
+            in run_arena(["greedy", "random"], penalty, None, 2, rating=False).format_table())
     assert main(["greedy", "random", "--players", "2", "--games", "3", "--mirrored",
                  "--no-progress", "--no-rating"]) == 0
     assert ("playing 4 games (--games 3 rounded up so that every table plays every seating "

@@ -196,6 +196,15 @@ class ArenaResult:
                  f"{self.no_winner:,} games with no winner (cut at the decision limit)"
                  + ("; mirrored deals: rates are per-deal means (a game with no winner counts "
                     "1/players to every seat), intervals over deals" if self.mirrored else ""),
+                 # which way the columns count (before: only in the docs; a penalty score
+                 # read as the stronger agent's)
+                 "mean length: decisions a game"
+                 + ({"winner": "; mean score: the points a seat ends with (the winner's "
+                               "scoring: more is better)",
+                     "penalty": "; mean score: the penalty points a seat ends with (fewer is "
+                                "better)"}.get(self.rules.scoring, ""))
+                 + ("; rating: OpenSkill's mu - 3 sigma (higher is stronger)"
+                    if self.ratings else ""),
                  head]
         for x in sorted(rows, key=lambda x: -x["win_rate"]):
             ci = f"[{100 * x['ci_low']:.2f}, {100 * x['ci_high']:.2f}]"
