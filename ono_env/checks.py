@@ -404,8 +404,16 @@ def check_output_dir(path: Any, what: str) -> Path:
                 pass
         raise ValueError(f"{what}: cannot create the folder {shown(str(p), 200)}: "
                          f"{exc.strerror or exc}") from None
-    if not os.access(p, os.W_OK):
-        raise ValueError(f"{what}: cannot write into the folder {str(p)!r}")
+    try:   # a file made and removed: os.access says yes to folders of /sys and /proc, and
+        # knows nothing of quotas or ACLs (before: refused only after the work, at its end)
+        import tempfile
+
+        fd, probe = tempfile.mkstemp(dir=p, prefix=".ono-write-check-")
+        os.close(fd)
+        os.unlink(probe)
+    except OSError as exc:
+        raise ValueError(f"{what}: cannot write into the folder {str(p)!r} "
+                         f"({exc.strerror or exc})") from None
     return p
 
 

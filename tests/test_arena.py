@@ -2106,3 +2106,15 @@ def test_the_words_of_a_small_mirrored_run_and_a_label_the_font_lacks(tmp_path, 
         warnings.simplefilter("error")
         plot_head_to_head(result, tmp_path / "cjk.png")
     assert (tmp_path / "cjk.png").stat().st_size > 0
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc/self/fd"), reason="needs Linux's /proc")
+def test_a_folder_that_takes_no_file_is_refused_before_the_games(tmp_path):
+    """A folder os.access calls writable that takes no file (/proc, /sys; quotas, ACLs): a
+    file made and removed there says so before any game (before: after every game)."""
+    from ono_env.checks import check_output_dir
+
+    with pytest.raises(ValueError, match=r"^--out: cannot write into the folder '/proc/self/fd' "
+                                         r"\("):
+        check_output_dir("/proc/self/fd", "--out")
+    assert check_output_dir(tmp_path, "--out") == tmp_path and not list(tmp_path.iterdir())
