@@ -53,6 +53,7 @@ from ono_env.agents.base import (
     agent_label,
     checked_actions,
     explainer,
+    named,
     observation_version,
     plays_from_game,
     uses_observation,
@@ -350,7 +351,7 @@ def _game_thinking(agent: Any, label: str, k: int, mask_row: np.ndarray) -> dict
             or values.shape[1] != len(mask_row)):
         what = (f"{values.dtype} {values.shape}" if isinstance(values, np.ndarray)
                 else type(values).__name__)
-        raise ValueError(f"{agent!r}: last_values is {what}; allowed: None, or an array of a row "
+        raise ValueError(f"{named(agent)}: last_values is {what}; allowed: None, or an array of a row "
                          f"of {len(mask_row)} values for each game it was just asked")
     return search_thinking(label, values[k], mask_row)
 

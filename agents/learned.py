@@ -528,9 +528,9 @@ def check_metadata(meta: Any, where: str = "model") -> dict[str, Any]:
 
 def rules_named(rules: RuleSet) -> str:
     """``rules`` as a message names them: "the 'classic' rules" where they are that preset's
-    (at any player count), else "custom rules based on 'classic'" (a rule set built from a
-    preset keeps its name)."""
-    if rules.is_preset():
+    (at any player count), "custom rules based on 'classic'" for a rule set built from a
+    preset (it keeps its name), "the 'house' rules" for one given a name of its own."""
+    if rules.is_preset() or rules.name not in PRESETS:   # a preset's, or a name of its own
         return f"the {rules.name!r} rules"
     return f"custom rules based on {rules.name!r}"
 

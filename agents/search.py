@@ -107,7 +107,7 @@ import numpy as np
 
 from ono_env import _engine as E
 from ono_env import cards as C
-from ono_env.agents.base import check_actions, observation_version
+from ono_env.agents.base import check_actions, named, observation_version
 from ono_env.checks import MAX_TEXT, check_rng, check_rows, is_name, is_real, shown
 from ono_env.game import VecGame, kernel_entry
 from ono_env.observation import OBS_V2_SIZE, observation_size
@@ -186,9 +186,9 @@ class SearchAgent:
             then depend on the machine's speed and load: for reproducible runs give a
             number of worlds (and leave the attribute ``time_cap_ms`` None; the web table
             sets it).
-        name: the name it plays under (None: what the search is, ``pimc:8``, ``ismcts:8``,
-            ``pimc-view-all:8``, ``pimc:20ms``: the method, a playout policy other than
-            ``greedy``, a view other than ``fair``, and the budget).
+        name: the name it plays under (None: what the search is, the registry's spec where
+            it is one of its agents, ``pimc-plain:8``, ``ismcts:8``, ``oracle:8``, else a
+            description, ``pimc search (8 worlds, color playouts, view colors)``).
         method: ``"pimc"`` (the default: every legal action played out in each world) or
             ``"ismcts"`` (information-set Monte Carlo tree search, ``worlds`` iterations).
         playout_opponents: with a learned ``policy``, a baseline that every other seat plays
@@ -318,18 +318,40 @@ class SearchAgent:
         """(R, A) mean playout value (round wins) of each legal action at the last call."""
 
     def _default_name(self) -> str:
-        """What the search is, as the agent names read (before: ``pimc:<worlds>`` for every
-        search, an ismcts, a time budget or a CHEATING view alike): the method, a playout
-        policy other than ``greedy``, a view other than ``fair`` and the budget
-        (``ismcts:8``, ``pimc-random:16``, ``pimc-view-all:8``, ``pimc:20ms``)."""
-        parts = [self.method]
+        """What the search is (before: ``pimc:<worlds>`` for every search, an ismcts, a time
+        budget or a CHEATING view alike): the registry's spec where it is one of its agents
+        (``pimc-plain:8``, ``ismcts:8``, ``pimc-random:20ms``, ``oracle:8``, and ``pimc:8``
+        with the greedy prior's margin), else a description that no spec reads as
+        (``pimc search (8 worlds, color playouts, view colors)``)."""
+        ms = (None if self.time_ms is None
+              else np.format_float_positional(self.time_ms, trim="-"))   # as the registry's
+        budget = f"{self.worlds}" if ms is None else f"{ms}ms"
+        own = (self.prior is None and isinstance(self.policy, str) and self.belief is None
+               and self.playout_opponents is None)
+        if own and self.margin < 0:
+            known = {("pimc", "greedy", "fair"): "pimc-plain",
+                     ("pimc", "random", "fair"): "pimc-random",
+                     ("ismcts", "greedy", "fair"): "ismcts",
+                     ("ismcts", "random", "fair"): "ismcts-random",
+                     ("pimc", "greedy", "hands"): "oracle-hands",
+                     ("pimc", "greedy", "all"): "oracle"}.get((self.method, self.policy, self.view))
+            if known is not None:
+                return f"{known}:{budget}"
+        if (own and (self.method, self.policy, self.view) == ("pimc", "greedy", "fair")
+                and self.margin == default_margin(self.worlds)):
+            return f"pimc:{budget}"
         policy = self.policy if isinstance(self.policy, str) else "learned"
-        if policy != "greedy":
-            parts.append(policy.partition(":")[0])
+        parts = [f"{self.worlds} {'iterations' if self.method == 'ismcts' else 'worlds'}"
+                 if ms is None else f"{ms} ms", f"{policy} playouts"]
+        if self.playout_opponents is not None:
+            parts.append(f"{self.playout_opponents} opponents")
         if self.view != "fair":
-            parts.append(f"view-{self.view}")
-        budget = f"{self.time_ms:g}ms" if self.time_ms is not None else str(self.worlds)
-        return f"{'-'.join(parts)}:{budget}"
+            parts.append(f"view {self.view}")
+        if self.prior is not None or self.margin >= 0:
+            parts.append(f"prior at margin {self.margin:g}")
+        if self.belief is not None:
+            parts.append(f"belief {self.belief:g}")
+        return f"{self.method} search ({', '.join(parts)})"
 
     @property
     def guides(self) -> tuple[Any, ...]:
@@ -683,17 +705,17 @@ def game_actions(agent: Any, game: VecGame, rows: np.ndarray, mask: np.ndarray,
     """``agent.act_game(game, rows, rng)`` checked like :func:`~ono_env.agents.base.checked_actions`:
     ``(len(rows),)`` integers, each legal in its row of ``mask`` (the rows' legal masks)."""
     if not callable(getattr(agent, "act_game", None)):   # before: an AttributeError
-        raise ValueError(f"{agent!r} declares uses_game but has no act_game method; allowed: a "
+        raise ValueError(f"{named(agent)} declares uses_game but has no act_game method; allowed: a "
                          f"GameAgent (act_game(game, rows, rng)), or uses_game False")
     actions = np.asarray(agent.act_game(game, rows, rng))
     if actions.shape != (len(rows),) or not np.issubdtype(actions.dtype, np.integer):
-        raise ValueError(f"{agent!r}.act_game returned {actions.dtype} {actions.shape}; "
+        raise ValueError(f"{named(agent)}.act_game returned {actions.dtype} {actions.shape}; "
                          f"expected ({len(rows)},) integers")
     ok = (actions >= 0) & (actions < mask.shape[1])
     ok[ok] &= mask[np.flatnonzero(ok), actions[ok]]
     if not ok.all():
         k = int(np.flatnonzero(~ok)[0])
-        raise ValueError(f"{agent!r} chose illegal action {int(actions[k])} in game {int(rows[k])}")
+        raise ValueError(f"{named(agent)} chose illegal action {int(actions[k])} in game {int(rows[k])}")
     return actions.astype(np.int64, copy=False)
 
 

@@ -404,17 +404,30 @@ def check_output_dir(path: Any, what: str) -> Path:
                 pass
         raise ValueError(f"{what}: cannot create the folder {shown(str(p), 200)}: "
                          f"{exc.strerror or exc}") from None
+    if p.absolute() in _WRITABLE:
+        return p
     try:   # a file made and removed: os.access says yes to folders of /sys and /proc, and
         # knows nothing of quotas or ACLs (before: refused only after the work, at its end)
         import tempfile
 
         fd, probe = tempfile.mkstemp(dir=p, prefix=".ono-write-check-")
-        os.close(fd)
-        os.unlink(probe)
     except OSError as exc:
+        for made in missing:   # the folders made for it go again, deepest first
+            with contextlib.suppress(OSError):
+                made.rmdir()
+        del MADE_DIRS[len(MADE_DIRS) - len(missing):]
         raise ValueError(f"{what}: cannot write into the folder {str(p)!r} "
                          f"({exc.strerror or exc})") from None
+    os.close(fd)
+    with contextlib.suppress(OSError):   # made, so the folder is writable
+        os.unlink(probe)
+    _WRITABLE.add(p.absolute())
     return p
+
+
+_WRITABLE: set[Path] = set()
+"""The folders :func:`check_output_dir` has written a file into in this process: each is
+tried once (a replay a file, up to 10,000 of them, into one folder), not at every write."""
 
 
 def check_act_obs(agent: Any, obs: Any, rng: Any, *, needs_rng: bool = True) -> None:

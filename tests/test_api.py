@@ -1004,7 +1004,9 @@ def test_custom_agents_that_lack_an_ability_are_named_not_crashed_on():
         def explain(self, obs, mask):
             return None
     # before: AttributeError 'act_game' / 'last_values', TypeError from unpacking None
-    with pytest.raises(ValueError, match=r"declares uses_game but has no act_game method"):
+    # named by its label and class (before: Python's <... object at 0x...>)
+    with pytest.raises(ValueError, match=r"^'g1' \([\w.]+\.<locals>\.NoActGame\) declares "
+                                         r"uses_game but has no act_game method"):
         act_one(NoActGame(), "g1", game, np.random.default_rng(0))
     action, thinking = act_one(NoValues(), "g2", game, np.random.default_rng(0))
     assert game.legal_mask()[0, action] and thinking is None

@@ -1029,6 +1029,9 @@ def test_a_model_of_custom_rules_is_refused_as_one(tmp_path):
                                          r"based on 'basic' \(hand_size=8\) \(num_players=2;"):
         load_agent(path, RuleSet.preset("basic", num_players=4))
     assert load_agent(path, custom).act(*_one_decision(custom)).shape == (1,)
+    from ono_env.agents.learned import rules_named  # a name of its own: no "based on"
+    assert rules_named(RuleSet.from_dict({"preset": "basic", "name": "house",
+                                          "hand_size": 8})) == "the 'house' rules"
 
 
 def _one_decision(rules):

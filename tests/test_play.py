@@ -117,13 +117,21 @@ def test_a_play_of_a_card_not_held_says_so():
     drawn = dict(position, phase="drawn", drawn_card="W")
     with pytest.raises(ValueError, match=r"\(after a draw only the drawn card, W, may be "
                                          r"played\)$"):
+        parse_choice("R7", [action_id("keep"), action_id("play W G")], drawn)
+    # the drawn card may not be played either (before: told it may)
+    with pytest.raises(ValueError, match=r"\(after a draw only the drawn card may be played, "
+                                         r"and W may not: keep it\)$"):
         parse_choice("R7", [action_id("keep")], drawn)
     drawn = dict(position, phase="drawn", drawn_card="B3")   # the drawn card itself: no match
     with pytest.raises(ValueError, match=r"\(it matches neither the colour in play, G, nor"):
         parse_choice("B3", [action_id("keep")], drawn)
     pending = dict(position, phase="pending", pending_draw=2, discard=["R+2"], color="R")
-    with pytest.raises(ValueError, match=r"\(2 cards to draw are pending: take them"):
-        parse_choice("R7", draw, pending)
+    with pytest.raises(ValueError, match=r"\(2 cards to draw are pending: take them, or answer"):
+        parse_choice("R7", [action_id("accept"), action_id("play G+2")], pending)
+    # nothing to answer with (no stacking): the options named (before: "answer with a card")
+    with pytest.raises(ValueError, match=r"\(2 cards to draw are pending; your options: "
+                                         r"accept\)$"):
+        parse_choice("R7", [action_id("accept")], pending)
     matching = dict(position, discard=["R+2"], color="R")   # held and matching: no reason made up
     with pytest.raises(ValueError, match=r"^'play R7' is not legal now$"):
         parse_choice("R7", draw, matching)

@@ -521,15 +521,26 @@ def test_a_time_budget_samples_worlds_until_the_time_is_spent():
 
 def test_a_search_made_by_hand_is_named_as_what_it_is():
     """Before: every SearchAgent made without a name was ``pimc:<worlds>``, an ismcts, a
-    time budget, a CHEATING view or random playouts alike, and the arena showed it so."""
+    time budget, a CHEATING view or random playouts alike, and the arena showed it so; the
+    registry's spec where the search is one of its agents, else a description no spec reads
+    as."""
+    from ono_env.agents.search import default_margin
     rules = RuleSet.preset("basic", num_players=2)
-    for kwargs, name in (({}, "pimc:8"), ({"method": "ismcts"}, "ismcts:8"),
-                         ({"view": "all"}, "pimc-view-all:8"), ({"time_ms": 20}, "pimc:20ms"),
+    for kwargs, name in (({}, "pimc-plain:8"), ({"method": "ismcts"}, "ismcts:8"),
+                         ({"view": "all"}, "oracle:8"), ({"time_ms": 12345.678},
+                                                         "pimc-plain:12345.678ms"),
                          ({"policy": "random"}, "pimc-random:8"),
-                         ({"policy": make_agent("ppo-basic-2p", rules)}, "pimc-learned:8"),
+                         ({"margin": default_margin(8)}, "pimc:8"),
+                         ({"view": "colors"}, "pimc search (8 worlds, greedy playouts, view "
+                                              "colors)"),
+                         ({"policy": make_agent("ppo-basic-2p", rules)},
+                          "pimc search (8 worlds, learned:ppo-basic-2p playouts)"),
                          ({"name": "mine"}, "mine")):
         assert SearchAgent(rules, 8, **kwargs).name == name
-    assert make_agent("pimc-random:8", rules).name == "pimc-random:8"   # the registry's too
+    for spec in ("pimc:8", "pimc-plain:8", "pimc-random:8", "ismcts:8", "oracle:8"):
+        a = make_agent(spec, rules)   # the same search made by hand has the registry's name
+        assert SearchAgent(rules, a.worlds, a.policy, a.view, method=a.method,
+                           margin=a.margin).name == spec
 
 
 def test_time_budget_names_and_refusals():

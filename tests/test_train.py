@@ -811,3 +811,49 @@ def test_a_home_folder_in_a_path_and_more_threads_than_cores(monkeypatch):
     n, why = choose_threads(cores + 1)
     assert n == cores + 1 and f"more than the {cores} cores this process may use" in why
     assert "more than" not in choose_threads(1)[1]
+
+
+def test_ono_exploit_checks_the_folder_it_writes_for_a_home_out(monkeypatch, capsys, tmp_path):
+    """Before: ``--out '~/x'`` checked ./~/x while the run went to the home folder."""
+    import ono_env.train.exploit as ex
+
+    def checked(path, what):
+        raise ValueError(f"checked {path}")
+    monkeypatch.setenv("HOME", str(tmp_path))
+    monkeypatch.setattr(ex, "check_output_dir", checked)
+    assert ex.main(["greedy", "--out", "~/x"]) == 2
+    assert f"checked {tmp_path}/x" in capsys.readouterr().err
+
+
+class _BrokenBar:
+    """A progress bar whose terminal is gone: each draw fails as tqdm's does on a broken
+    pipe (tqdm passes EPIPE on)."""
+
+    n = 0
+
+    def __init__(self, *args, **kwargs):
+        pass
+
+    def update(self, *args):
+        raise BrokenPipeError(32, "Broken pipe")
+
+    set_postfix = close = write = update
+
+
+def test_maskable_ppo_saves_its_model_when_its_progress_bar_cannot_be_drawn(tmp_path,
+                                                                           monkeypatch):
+    """Before: only algo ppo's bar stopped training as a lost output; maskable_ppo's error
+    ended the run with status 141 and no model."""
+    import signal
+
+    import tqdm
+
+    monkeypatch.setattr(tqdm, "tqdm", _BrokenBar)
+    run_dir = tmp_path / "run"
+    cfg = load_config(CONFIGS / "default.yaml", TINY + ["total_steps=100000", "eval.every=0",
+                                                        "self_play.enabled=false",
+                                                        "progress=true", f"run_dir={run_dir}"])
+    with pytest.raises(SystemExit) as stopped:
+        train(cfg, stop_signals=("SIGINT",))
+    assert stopped.value.code == 128 + signal.SIGPIPE
+    assert (run_dir / "model.zip").is_file()

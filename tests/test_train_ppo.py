@@ -1201,3 +1201,26 @@ def test_a_closed_terminal_asks_a_training_to_stop_and_save():
     finally:
         interrupt.restore()
     assert signal.getsignal(signal.SIGHUP) is before
+
+
+def test_a_run_whose_reader_goes_away_saves_its_model_and_ends_quietly(tmp_path):
+    """The whole path, in a process: its stderr read until training starts, then the pipe
+    closed (``2>&1 | head``): the next evaluation line stops training, the model is saved,
+    and the run ends with SIGPIPE's status (before: at once, status 141, no model)."""
+    import subprocess
+    import sys
+
+    run_dir = tmp_path / "run"
+    given = [x for x in TINY if not x.startswith(("total_steps=", "eval.every="))]
+    proc = subprocess.Popen([sys.executable, "-m", "ono_env.train.cli", "default", *given,
+                             "total_steps=10000000", "eval.every=1024", "time_limit_minutes=null",
+                             f"run_dir={run_dir}"],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    assert proc.stderr is not None
+    for line in proc.stderr:   # the run's opening lines, up to the one that starts training
+        if line.startswith(b"training for"):
+            break
+    proc.stderr.close()
+    assert proc.wait(timeout=300) == 141
+    steps = read_metadata(run_dir / "model.safetensors")["training_steps"]
+    assert 1024 <= steps < 10_000_000 and (run_dir / "model.optimizer.safetensors").is_file()

@@ -41,6 +41,7 @@ from ono_env.train.config import TrainConfig, resolved
 from ono_env.train.run import (
     League,
     StopOnInterrupt,
+    bar_do,
     check_stop_signals,
     curve_rows,
     evaluation_line,
@@ -91,8 +92,8 @@ def make_callback(cfg: TrainConfig, rules: Any, run_dir: Path, league: League, p
 
         def _on_step(self) -> bool:
             n = self.num_timesteps
-            if self.bar is not None:
-                self.bar.update(n - self.bar.n)
+            if self.bar is not None:   # a closed terminal: stop, the model saved (bar_do)
+                bar_do(self.bar, "update", n - self.bar.n)
             if self.next_snap is not None and n >= self.next_snap:
                 league.add_snapshot(agent_from_model(self.model, rules, f"snapshot-{n}", copy=True), n)
                 self.logger.record("league/snapshots", len(league.snapshots))
@@ -118,7 +119,8 @@ def make_callback(cfg: TrainConfig, rules: Any, run_dir: Path, league: League, p
             write_curve(run_dir / "eval.csv", self.curve)
             save_model(self.model, run_dir / "checkpoints" / f"step_{n}.zip", rules, n, cfg.to_dict())
             if self.bar is not None:
-                self.bar.set_postfix({r["opponent"]: f"{100 * r['win_rate']:.1f}%" for r in rows})
+                bar_do(self.bar, "set_postfix",
+                       {r["opponent"]: f"{100 * r['win_rate']:.1f}%" for r in rows})
             lines = [evaluation_line(n, (time.perf_counter() - self.t0) / 60, rows)]
             if baselines:   # SB3 bootstraps a cut game; ppo.hand_shaping is algo ppo's only
                 warning = stall_warning(rows, baselines, None, cfg.ppo.gamma, "sb3",
@@ -131,8 +133,8 @@ def make_callback(cfg: TrainConfig, rules: Any, run_dir: Path, league: League, p
 
         def _on_training_end(self) -> None:
             if self.bar is not None:
-                self.bar.update(self.num_timesteps - self.bar.n)
-                self.bar.close()
+                bar_do(self.bar, "update", self.num_timesteps - self.bar.n)
+                bar_do(self.bar, "close")
 
     return TrainingCallback()
 

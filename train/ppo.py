@@ -146,6 +146,7 @@ from ono_env.train.run import (
     FINAL_DECISIONS,
     League,
     StopOnInterrupt,
+    bar_do,
     check_folder_path,
     check_named_run_dir,
     check_network_memory,
@@ -790,8 +791,8 @@ def save_checkpoint(model: ActorCritic, opt: torch.optim.Adam, path: Path, rules
         meta_opt["tables_state"] = json.dumps({k: dataclasses.asdict(v) for k, v in tables_state.items()})
     # each whole or not at all: a run killed while it wrote left a part. Adam's state first,
     # the model last: a run stopped between the two (a second Ctrl-C) leaves no model without
-    # its Adam's state (before: one whose resume started Adam afresh without a word); an
-    # Adam's state beside an earlier model is refused by resume, as its SHA-256 differs
+    # its Adam's state; an Adam's state beside an earlier model is refused by resume, as the
+    # SHA-256 it records differs
     write_whole(optimizer_path(path), save(tensors, metadata=meta_opt), "optimizer state file")
     return write_whole(path, data, "model file")
 
@@ -1666,13 +1667,11 @@ def _train(cfg: TrainConfig, stop_signals: tuple[str, ...], program: str) -> dic
                 writer.add_scalar("rollout/episode_return", float(rets.mean()), steps)
                 writer.add_scalar("rollout/episode_win_rate", float((rets > 0).mean()), steps)
                 finished_returns.clear()
-            if bar is not None:
-                try:
-                    bar.update((min(steps, cfg.total_steps) if limit is None
-                                else min(round(limit), int(elapsed))) - bar.n)
-                    bar.set_postfix_str(f"{steps:,} steps, {(steps - start_steps) / elapsed:,.0f}/s")
-                except OSError:   # a closed terminal: stop, and save the model (as say does)
-                    interrupt.output_gone()
+            if bar is not None:   # a closed terminal: stop, the model saved (bar_do)
+                bar_do(bar, "update", (min(steps, cfg.total_steps) if limit is None
+                                       else min(round(limit), int(elapsed))) - bar.n)
+                bar_do(bar, "set_postfix_str",
+                       f"{steps:,} steps, {(steps - start_steps) / elapsed:,.0f}/s")
             if next_snap is not None and steps >= next_snap:
                 frozen = model.policy_net()
                 for tab in tables:   # a snapshot plays at every table
@@ -1735,8 +1734,7 @@ def _train(cfg: TrainConfig, stop_signals: tuple[str, ...], program: str) -> dic
     finally:
         interrupt.restore()
         writer.close()   # a run that fails leaves no writer thread behind (nor unwritten events)
-    if bar is not None:
-        bar.close()
+    bar_do(bar, "close")
     train_elapsed = time.perf_counter() - t_train
     model_path = save_checkpoint(model, opt, run_dir / "model.safetensors", tables[0].rules, steps,
                                  cfg.to_dict(), label=run_label(run_dir), tables_state=tables_state())

@@ -423,6 +423,7 @@ def _train(cfg: TrainConfig, stop_signals: tuple[str, ...]) -> dict[str, Any]:
     from ono_env.agents.learned import LearnedAgent
     from ono_env.arena import evaluate
     from ono_env.train.run import (
+        bar_do,
         check_start,
         curve_rows,
         evaluation_line,
@@ -462,8 +463,8 @@ def _train(cfg: TrainConfig, stop_signals: tuple[str, ...]) -> dict[str, Any]:
             result = algo.train()
             steps = env_steps(result)
             rows.append(progress_row(result, steps, time.perf_counter() - t_train))
-            if bar is not None:
-                bar.update(min(steps, cfg.total_steps) - bar.n)
+            if bar is not None:   # a closed terminal: stop, the model saved (bar_do)
+                bar_do(bar, "update", min(steps, cfg.total_steps) - bar.n)
             if next_eval is not None and steps >= next_eval:
                 net = learner_policy_net(algo, rules, cfg.policy.activation)
                 res = evaluate(LearnedAgent(net, rules, "learner"), cfg.eval.opponents, rules,
@@ -473,7 +474,8 @@ def _train(cfg: TrainConfig, stop_signals: tuple[str, ...]) -> dict[str, Any]:
                 export_policy(net, run_dir / "checkpoints" / f"step_{steps}.safetensors", rules,
                               steps, cfg.to_dict())
                 if bar is not None:
-                    bar.set_postfix({r["opponent"]: f"{100 * r['win_rate']:.1f}%" for r in res})
+                    bar_do(bar, "set_postfix",
+                           {r["opponent"]: f"{100 * r['win_rate']:.1f}%" for r in res})
                 say([evaluation_line(steps, (time.perf_counter() - t_train) / 60, res)], bar)
                 while next_eval <= steps:
                     next_eval += cfg.eval.every
@@ -483,8 +485,7 @@ def _train(cfg: TrainConfig, stop_signals: tuple[str, ...]) -> dict[str, Any]:
             if interrupt.asked:   # Ctrl-C or SIGTERM: save, skip the final evaluation
                 break
         interrupt.restore()
-        if bar is not None:
-            bar.close()
+        bar_do(bar, "close")
         write_progress(run_dir / "progress.csv", rows)
         pools = algo.env_runner_group.foreach_env_runner(
             _pool_names, local_env_runner=int(cfg.num_env_runners) == 0)

@@ -195,12 +195,36 @@ def say(lines: Sequence[str], bar: Any = None) -> None:
                 bar.write(line, file=sys.stderr)
             else:
                 print(line, file=sys.stderr)
-        except OSError:   # its reader gone (| head, a closed terminal): while a trainer runs,
-            # a stop it saves the model at (before: the run ended at once, no model kept)
-            if StopOnInterrupt.active is None:
+        except OSError as exc:   # its reader gone (| head, a closed terminal): while a trainer
+            # runs, a stop it saves the model at (before: the run ended at once, no model
+            # kept); another failure (a full disk behind 2>log) is one
+            if StopOnInterrupt.active is None or not output_lost(exc):
                 raise
             StopOnInterrupt.active.output_gone()
             return
+
+
+def bar_do(bar: Any, method: str, *args: Any) -> None:
+    """``bar.<method>(*args)`` on a tqdm progress bar (none: nothing). A bar that cannot be
+    drawn (its terminal closed, a broken pipe) stops the training under way as :func:`say`
+    does, the model saved (before: tqdm's error ended the run without it); any other
+    failure to draw it, and any after training, is passed over: a bar is not the run's
+    output."""
+    if bar is None:
+        return
+    try:
+        getattr(bar, method)(*args)
+    except OSError as exc:
+        if StopOnInterrupt.active is not None and output_lost(exc):
+            StopOnInterrupt.active.output_gone()
+
+
+def output_lost(exc: OSError) -> bool:
+    """Is ``exc`` a write whose reader has gone: a broken pipe (``| head``), a terminal
+    closed (EIO)?"""
+    import errno
+
+    return isinstance(exc, BrokenPipeError) or exc.errno == errno.EIO
 
 
 def stall_warning(rows: Sequence[dict[str, Any]], baselines: dict[str, dict[str, float]],
@@ -1153,15 +1177,14 @@ class StopOnInterrupt:
             self._silence()
 
     def _silence(self) -> None:
-        """Say nothing more, and send stderr to the null device, so that no later write
-        (a progress bar, the interpreter's flush at exit) fails on it again."""
+        """Say nothing more, and make ``sys.stderr`` the null device, so that no later
+        message (the console's own, a warning) fails on the lost one again; the lost stream's
+        unwritten text is dropped with it (Python reports that on the new one: nowhere)."""
         import os
 
         self.quiet = True
-        try:
-            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stderr.fileno())
-        except (AttributeError, OSError, ValueError):   # no file descriptor (a test's capture)
-            pass
+        if getattr(sys.stderr, "name", None) != os.devnull:
+            sys.stderr = open(os.devnull, "w", encoding="utf-8")   # noqa: SIM115 - the process's
 
     def _on_signal(self, signum: int, frame: Any) -> None:
         import signal

@@ -36,6 +36,7 @@ from ono_env.arena import (
     seatings,
 )
 from ono_env.arena.distributed import check_ray_address, check_ray_flag
+from ono_env.arena.results import deals_words
 from ono_env.checks import check_output_dir, printable, shown, write_whole
 from ono_env.rules import PRESETS, resolve_rules
 
@@ -272,9 +273,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             check_plan(planned, args.games, len(args.agents), players)
             if built is None:   # an agent that cannot play is the one line, not after this note
                 built = [make_agent(spec, rules) for spec in agents]
-            n_deals = planned // len(seatings(players))
-            deals = (f": {n_deals:,} whole deal{'s' if n_deals != 1 else ''}, each played in "
-                     f"every seating" if args.mirrored else "")
+            deals = (f": {deals_words(planned // len(seatings(players)), players)}"
+                     if args.mirrored else "")
             print(f"ono-arena: note: playing {planned:,} games (--games {args.games:,} rounded up "
                   f"so that every table plays every seating equally{deals})", file=sys.stderr)
         if len(args.agents) >= players:   # named --games (run_arena checks it again)
@@ -319,10 +319,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         if earlier is not None:
             try:
                 d = paired_difference(result, earlier)
-            except ValueError as exc:
-                kept = "" if args.out is None else f" (this run's results are written to " \
-                                                   f"{printable(str(args.out))})"
-                raise ValueError(f"{exc}{kept}") from None
+            except ValueError as exc:   # what the run wrote is named, as it would have been
+                kept = "; ".join(line.removeprefix("wrote ") for line in written)
+                raise ValueError(f"{exc}" + (f" (this run wrote {kept})" if kept else "")) \
+                    from None
             print(f"\npaired with {args.paired_with}: {d['agent_a']} {100 * d['rate_a']:.2f}% - "
                   f"{d['agent_b']} {100 * d['rate_b']:.2f}% = {100 * d['diff']:+.2f} points "
                   f"[{100 * d['low']:+.2f}, {100 * d['high']:+.2f}] over the same "

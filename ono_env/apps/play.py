@@ -178,20 +178,22 @@ def parse_choice(text: str, legal: Sequence[int], position: dict | None = None) 
                              + ", ".join(C.action_name(x) for x in plays)
                              + " (type one, or its number)")
         if card in C.CARD_NAMES or card in C.WILD_NAMES:
-            raise ValueError(f"{card} is not a legal play now{_why_not_legal(card, position)}")
+            raise ValueError(f"{card} is not a legal play now"
+                             f"{_why_not_legal(card, position, legal)}")
     if a < 0:
         raise ValueError(f"unknown entry {shown(t, 80)}: type a number from the list, an action "
                          f"(play R5, draw, ...) or a card name (R5); help lists them")
     if a not in legal:
         name = C.action_name(a)
         card = name.split(" ")[1] if name.startswith("play ") else ""
-        raise ValueError(f"{name!r} is not legal now{_why_not_legal(card, position)}")
+        raise ValueError(f"{name!r} is not legal now{_why_not_legal(card, position, legal)}")
     return a
 
 
-def _why_not_legal(card: str, position: dict | None) -> str:
+def _why_not_legal(card: str, position: dict | None, legal: Sequence[int] = ()) -> str:
     """Why a play of ``card`` is refused, where the position says it plainly: ``" (you hold
-    no R5)"``; after a draw, only the drawn card; a penalty pending; a coloured card that
+    no R5)"``; after a draw, only the drawn card (where it may be played; else it is kept);
+    a penalty pending (with the answers the ``legal`` actions give); a coloured card that
     matches neither the colour in play nor the top card (before: a card held was refused
     with no reason). Else nothing: a wild's refusal depends on the rule set's options, which
     the listed options show."""
@@ -199,12 +201,18 @@ def _why_not_legal(card: str, position: dict | None) -> str:
         return ""
     if card not in position["hands"][position["current_player"]]:
         return f" (you hold no {card})"
-    phase, top = position["phase"], position["discard"][-1]
-    if phase == "drawn" and card != position["drawn_card"]:
-        return f" (after a draw only the drawn card, {position['drawn_card']}, may be played)"
+    phase, top, drawn = position["phase"], position["discard"][-1], position["drawn_card"]
+    plays = [C.action_name(a) for a in legal if C.action_name(a).startswith("play ")]
+    if phase == "drawn" and card != drawn:
+        if plays:
+            return f" (after a draw only the drawn card, {drawn}, may be played)"
+        return f" (after a draw only the drawn card may be played, and {drawn} may not: keep it)"
     if phase == "pending":
-        return (f" ({position['pending_draw']} cards to draw are pending: take them, or answer "
-                f"with a card the options list)")
+        if plays:
+            return (f" ({position['pending_draw']} cards to draw are pending: take them, or "
+                    f"answer with a card the options list)")
+        return (f" ({position['pending_draw']} cards to draw are pending; your options: "
+                f"{', '.join(C.action_name(a) for a in legal)})")
     if phase in ("play", "drawn") and not card.startswith("W") and card[0] != position["color"] \
             and (top.startswith("W") or card[1:] != top[1:]):
         value = {"S": "Skip", "R": "Reverse", "+2": "Draw Two"}.get(top[1:], top[1:])

@@ -3,6 +3,7 @@ two mirrored runs."""
 
 from __future__ import annotations
 
+import collections
 import csv
 import io
 import itertools
@@ -186,9 +187,7 @@ class ArenaResult:
             head += f" {'rating (mu-3sigma)':>18}"
         lines = [f"{self.rules.title}, {self.rules.num_players} players, "
                  f"{len(self.records.length):,} games"
-                 + (f" ({self.deals:,} deal{'s' if self.deals != 1 else ''}, each played in "
-                    + ("every seating" if self.rules.num_players <= ALL_SEATINGS_UP_TO else
-                       f"{self.rules.num_players} seatings, the seats rotated") + ")"
+                 + (f" ({deals_words(self.deals or 0, self.rules.num_players)})"
                     if self.mirrored else "")
                  + f", seed {self.seed}, played in {self.seconds:.1f} s"
                  + (f" (+ {self.rating_seconds:.1f} s of ratings)" if self.ratings else ""),
@@ -366,7 +365,8 @@ def mirrored_record(run: Any, name: str) -> dict[str, Any]:
                              f"entrant, each with its label under 'agent'")
         # printable text (a label with a terminal's escape sequence was printed as it was)
         labels = [check_text("an agent's label", row["agent"], MAX_ARENA_LABEL) for row in rows]
-        twice = next((x for x in labels if labels.count(x) > 1), None)
+        counts = collections.Counter(labels)
+        twice = next((x for x in labels if counts[x] > 1), None)
         if twice is not None:   # the arena numbers copies (before: read, and the wrong one compared)
             raise ValueError(f"the label {twice!r} is given twice; the arena gives each entrant "
                              f"its own (random#1, random#2)")
@@ -394,13 +394,10 @@ def mirrored_record(run: Any, name: str) -> dict[str, Any]:
                 raise ValueError(f"per_deal of {lab!r}: a list of increasing deal numbers, each "
                                  f"below the run's {games:,} games, and as many shares from 0 "
                                  f"to 1 is needed")
-            # the deals a mirrored run of this size seats the entrant at (before: a list cut
-            # short or shifted was found only after the new run had played every game)
-            if not _is_mirrored_deals(d, labels.index(lab), len(labels), players, games):
-                raise ValueError(f"per_deal of {lab!r}: not the deals a mirrored run of "
-                                 f"{len(labels)} entrants at {players} players and {games:,} "
-                                 f"games seats it at")
             per[lab] = {"deals": d, "share": [float(x) for x in shares]}
+        # the deals a mirrored run of this size seats each entrant at (before: a list cut
+        # short or shifted was found only after the new run had played every game)
+        _check_mirrored_deals([per[lab]["deals"] for lab in labels], labels, players, games)
         # written since 2026-12-02 (an older file has neither: not compared)
         cut = run.get("max_decisions", UNRECORDED)
         if cut is not None and cut is not UNRECORDED:
@@ -417,28 +414,40 @@ def mirrored_record(run: Any, name: str) -> dict[str, Any]:
                          f"({type(exc).__name__}: {exc})") from None
 
 
-def mirrored_deals(entrant: int, num_entrants: int, num_players: int, games: int) -> list[int]:
-    """The deal numbers a mirrored run of ``num_entrants`` at ``num_players`` and ``games``
-    games seats ``entrant`` at, in order (run_arena: deal ``k`` of table ``t``, the ``t``-th
-    combination of entrants, is ``t * per + k``, with ``per`` games per seating); empty for a
-    number of games that is not a whole number of rounds of every table and seating."""
-    rounds = math.comb(num_entrants, num_players) * len(seatings(num_players))
-    per = games // rounds
-    if per * rounds != games:
-        return []
-    tables = itertools.combinations(range(num_entrants), num_players)
-    return [t * per + k for t, table in enumerate(tables) if entrant in table for k in range(per)]
+def deals_words(deals: int, num_players: int) -> str:
+    """How a mirrored run's deals are said: ``"51 deals, each played in every seating"``
+    (or, past :data:`ALL_SEATINGS_UP_TO` players, ``"in 5 seatings, the seats rotated"``)."""
+    return (f"{deals:,} deal{'s' if deals != 1 else ''}, each played in "
+            + ("every seating" if num_players <= ALL_SEATINGS_UP_TO else
+               f"{num_players} seatings, the seats rotated"))
 
 
-def _is_mirrored_deals(deals: list[int], entrant: int, num_entrants: int, num_players: int,
-                       games: int) -> bool:
-    """``deals == mirrored_deals(...)``, with the count compared first, so that a file's
-    huge ``games`` or many entrants cost no more than its own lists."""
-    rounds = math.comb(num_entrants, num_players) * len(seatings(num_players))
+def _check_mirrored_deals(deals: list[list[int]], labels: list[str], players: int,
+                          games: int) -> None:
+    """``ValueError`` naming the first entrant whose deal numbers are not those a mirrored
+    run of ``len(labels)`` entrants at ``players`` and ``games`` games seats it at (run_arena:
+    deal ``j`` of table ``t``, the ``t``-th combination of entrants, is ``t * per + j``, with
+    ``per`` games per seating). The counts are compared first, so that a file's huge
+    ``games`` or many entrants cost no more than its own lists; then one pass over the
+    tables."""
+    n = len(labels)
+    rounds = math.comb(n, players) * len(seatings(players))
     per, left = divmod(games, rounds)
-    if left or len(deals) != math.comb(num_entrants - 1, num_players - 1) * per:
-        return False
-    return deals == mirrored_deals(entrant, num_entrants, num_players, games)
+    tables_each = math.comb(n - 1, players - 1)
+
+    def wrong(lab: str) -> ValueError:
+        return ValueError(f"per_deal of {lab!r}: not the deals a mirrored run of {n} entrants "
+                          f"at {players} players and {games:,} games seats it at")
+    for lab, d in zip(labels, deals):
+        if left or len(d) != tables_each * per:
+            raise wrong(lab)
+    tables_of: list[list[int]] = [[] for _ in labels]
+    for t, table in enumerate(itertools.combinations(range(n), players)):
+        for e in table:
+            tables_of[e].append(t)
+    for lab, d, tables in zip(labels, deals, tables_of):
+        if d != [t * per + j for t in tables for j in range(per)]:
+            raise wrong(lab)
 
 
 MAX_ARENA_LABEL = 1000
