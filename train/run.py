@@ -1155,7 +1155,8 @@ class StopOnInterrupt:
         self._previous: dict[int, Any] = {}
         if threading.current_thread() is not threading.main_thread():
             return
-        StopOnInterrupt.active = self
+        if not at_once:   # a training under way (work after it, a final evaluation, is not
+            StopOnInterrupt.active = self   # stopped by a lost output: it ends as before)
         for name in signals:
             sig = getattr(signal, name, None)
             if sig is not None and signal.getsignal(sig) is not signal.SIG_IGN:

@@ -169,10 +169,9 @@ def bounded_int(low: int, high: int, what: str = "a whole number") -> Callable[[
             raise argparse.ArgumentTypeError(f"{shown(text, 40)} is not {what}; {allowed}")
         digits = text.lstrip("+-").replace("_", "").lstrip("0")
         if len(digits) > max(len(str(max(abs(low), abs(high)))), 30):
-            # (a number of a few digits is shown as it is: before, 100000 was "a number of 6
-            # digits")
             # past both bounds whatever its digits: told by their count (int() refuses more
-            # than 4,300 of them with its own error, and thousands of them make no message)
+            # than 4,300 of them with its own error, and thousands of them make no message);
+            # one of a few digits is shown as it is (before: 100000 was "a number of 6 digits")
             raise argparse.ArgumentTypeError(
                 f"{'a negative' if text.startswith('-') else 'a'} number of {len(digits):,} "
                 f"digits is out of range; {allowed}")
@@ -301,13 +300,12 @@ def run(parser: argparse.ArgumentParser, argv: Sequence[str] | None,
 
     prog = parser.prog
     MADE_DIRS.clear()
-    if sys.stderr is not None and getattr(sys.stderr, "fileno", None) is not None:
-        try:
-            if sys.stderr.fileno() == 2:   # 2>&-: the null device (as the launchers do)
-                from ono_env.apps.launch import stderr_to_null_if_closed
-                stderr_to_null_if_closed()
-        except (OSError, ValueError, io.UnsupportedOperation):   # a test's capture
-            pass
+    try:   # 2>&-: the null device, as the launchers make it (a test's capture: left alone)
+        if sys.stderr is not None and sys.stderr.fileno() == 2:
+            from ono_env.apps.launch import stderr_to_null_if_closed
+            stderr_to_null_if_closed()
+    except (AttributeError, OSError, ValueError, io.UnsupportedOperation):
+        pass
     if sys.stderr is None:   # Python found none: its messages go nowhere, the run goes on
         import os
 
