@@ -101,6 +101,39 @@ def run_script(script: str, main: Callable[[], Any]) -> None:
     sys.exit(status)
 
 
+def map_in_processes(fn: Callable[[Any], Any], jobs: list[Any], procs: int) -> list[Any]:
+    """``[fn(job) for job in jobs]``, in up to ``procs`` processes where ``procs`` > 1: spawned,
+    as the arena's workers are (``ono_env.arena.evaluate``), with Ctrl-C left to this process,
+    and every worker ended when this one is stopped (a signal, an error). Before, a fork
+    pool's workers inherited the script's signal handler and died raising it, and the pool
+    then waited on them forever: a SIGTERM never ended the script."""
+    if procs == 1 or len(jobs) <= 1:
+        return [fn(job) for job in jobs]
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
+    from ono_env.arena.play import end_workers
+
+    ex = ProcessPoolExecutor(max_workers=min(procs, len(jobs)),
+                             mp_context=multiprocessing.get_context("spawn"),
+                             initializer=_ignore_ctrl_c)
+    try:
+        return list(ex.map(fn, jobs))
+    except BaseException:
+        end_workers(ex)
+        raise
+    finally:
+        ex.shutdown(wait=True, cancel_futures=True)
+
+
+def _ignore_ctrl_c() -> None:
+    """A worker's Ctrl-C (the terminal sends it to the whole process group) is the parent's
+    to handle: it ends the workers."""
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
 def out_folder(path: Path | str, script: str, option: str = "--out",
                writes: Iterable[str] = ()) -> Path:
     """``path`` made as a folder now, once every other argument has been checked and before

@@ -36,7 +36,6 @@ from __future__ import annotations
 
 import json
 import math
-import multiprocessing
 import statistics
 import subprocess
 import sys
@@ -50,6 +49,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 from bench_args import (  # noqa: E402
     at_least,
+    map_in_processes,
     out_folder,
     parser,
     path_arg,
@@ -249,11 +249,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         jobs = [(args.seed + k, args.steps, args.games, args.worlds, args.model, rules.to_dict(),
                  against, f"{tmp}/rows-{k}.npz") for k in range(args.procs)]
-        if args.procs == 1:
-            made = [collect(jobs[0])]
-        else:
-            with multiprocessing.get_context("fork").Pool(args.procs) as pool:
-                made = pool.map(collect, jobs)
+        made = map_in_processes(collect, jobs, args.procs)
         parts = [np.load(j[-1]) for j in jobs]
         obs_rows = np.concatenate([p["obs"] for p in parts])
         Mk = np.concatenate([p["mask"] for p in parts])

@@ -34,7 +34,6 @@ from __future__ import annotations
 
 import json
 import math
-import multiprocessing
 import os
 import sys
 import time
@@ -45,6 +44,7 @@ os.environ.setdefault("OMP_NUM_THREADS", "1")
 import numpy as np
 from bench_args import (
     checked_seed,
+    map_in_processes,
     out_folder,
     parser,
     path_arg,
@@ -143,11 +143,7 @@ def main() -> None:
     out_folder(args.out, SCRIPT, writes=("results.json", "results.md"))
     jobs = [(m, args.model, rules.to_dict(), args.worlds, against, args.deals, args.seed,
              args.view) for m in [None] + margins]
-    if args.procs == 1:
-        made = [play(j) for j in jobs]
-    else:
-        with multiprocessing.get_context("fork").Pool(min(args.procs, len(jobs))) as pool:
-            made = pool.map(play, jobs)
+    made = map_in_processes(play, jobs, args.procs)
     base = np.asarray(made[0]["shares"])
     rows = []
     for m in made:

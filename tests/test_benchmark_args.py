@@ -1003,3 +1003,43 @@ def test_bench_search_margins_pairs_each_margin_with_its_prior(tmp_path, monkeyp
     assert [r["cheating"] for r in got["rows"]] == [False, True] and got["view"] == "hands"
     page = (tmp_path / "h" / "results.md").read_text()
     assert "| search:2@0 (cheating) | 0 |" in page and "| ppo-any |  |" in page
+
+
+def test_a_script_whose_work_runs_in_processes_ends_on_sigterm(tmp_path):
+    """Before: a fork pool's workers inherited the script's signal handler, died raising it,
+    and the pool waited on them forever (bench_search_margins.py never ended on SIGTERM)."""
+    import signal
+    import subprocess
+    import time
+
+    script = tmp_path / "slow_script.py"
+    script.write_text(
+        "import sys, time\n"
+        f"sys.path.insert(0, {str(BENCH)!r})\n"
+        "from bench_args import map_in_processes, out_folder, run_script\n"
+        "def slow(k):\n"
+        "    time.sleep(60)\n"
+        "    return k\n"
+        "def main():\n"
+        f"    out_folder({str(tmp_path / 'out')!r}, 'slow_script')\n"
+        "    print('started', flush=True)\n"
+        "    return map_in_processes(slow, [1, 2], 2) and 0\n"
+        "if __name__ == '__main__':\n"
+        "    run_script('slow_script', main)\n")
+    proc = subprocess.Popen([sys.executable, str(script)], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    assert proc.stdout is not None and proc.stdout.readline() == "started\n"
+    time.sleep(2)   # the workers under way
+    t0 = time.perf_counter()
+    proc.send_signal(signal.SIGTERM)
+    assert proc.wait(timeout=60) == -signal.SIGTERM and time.perf_counter() - t0 < 30
+    assert proc.stderr is not None and "slow_script: stopped by SIGTERM" in proc.stderr.read()
+    assert not (tmp_path / "out").exists()
+    # the results of a run that is not stopped, in order, in processes and in this one
+    sys.path.insert(0, str(BENCH))
+    try:
+        import bench_args
+        assert bench_args.map_in_processes(abs, [-1, -2, 3], 2) == [1, 2, 3]
+        assert bench_args.map_in_processes(abs, [-1], 2) == [1]
+    finally:
+        sys.path.remove(str(BENCH))
