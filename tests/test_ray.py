@@ -724,3 +724,37 @@ def test_cluster_multi_agent_self_play_trains(cluster, players):
         assert net.hidden_sizes == [32]
     finally:
         algo.stop()
+
+
+def test_an_agent_that_does_not_pickle_is_named_before_ray_gets_it():
+    """Before: Ray's serialization report of about twenty lines, then a TypeError that named
+    no agent."""
+    import threading
+
+    from ono_env.agents.base import RandomAgent
+    from ono_env.arena.distributed import _check_picklable
+
+    class Locked:
+        name = "locked"
+
+        def __init__(self):
+            self.lock = threading.Lock()
+
+        def act(self, obs, mask, rng):
+            return mask.argmax(axis=1)
+    with pytest.raises(ValueError, match=r"^agent 'locked' cannot be sent to Ray's workers "
+                                         r"\(pickling it: TypeError: cannot pickle "
+                                         r"'_thread.lock' object\); allowed: "):
+        _check_picklable([RandomAgent(), Locked()])
+    _check_picklable([RandomAgent()])
+
+
+def test_a_ray_address_with_a_port_out_of_range_says_so():
+    """Before: the forms again, and a word on a bare --ray, for an address of the right form."""
+    from ono_env.arena import check_ray_address
+
+    for address, port in (("localhost:99999", 99999), ("ray://h:0", 0)):
+        with pytest.raises(ValueError, match=rf"^--ray '{address}': port {port} is out of range; "
+                                             rf"allowed: a port from 1 to 65535$"):
+            check_ray_address(address, name="--ray")
+    assert check_ray_address("localhost:6379") == "localhost:6379"

@@ -440,13 +440,17 @@ def _train(cfg: TrainConfig, stop_signals: tuple[str, ...]) -> dict[str, Any]:
     check_start(cfg, list(cfg.opponents))   # a bad name or folder fails before Ray starts
     started = init_ray(cfg.ray_address)
     algo = None
-    interrupt = StopOnInterrupt(stop_signals, "after the training iteration under way")
+    interrupt: StopOnInterrupt | None = None
     try:
         check_runner_cpus(cfg.num_env_runners, local=started and cfg.ray_address in (None, "local"))
         rules, run_dir, _, _ = start_run(cfg, list(cfg.opponents))
         algo = algorithm_config(cfg, rules).build_algo()
         runner_nodes = sorted(algo.env_runner_group.foreach_env_runner(
             lambda er: on_node(), local_env_runner=int(cfg.num_env_runners) == 0))
+        # from here on a signal saves the model; before, while Ray waits for the runners'
+        # CPUs (for ever on a full cluster), it stops at once: nothing is trained to save
+        # (before: the first Ctrl-C said it would save, and the wait went on)
+        interrupt = StopOnInterrupt(stop_signals, "after the training iteration under way")
         limit = cfg.time_limit_minutes
         deadline = None if limit is None else time.perf_counter() + 60.0 * limit
         bar = None
@@ -493,14 +497,15 @@ def _train(cfg: TrainConfig, stop_signals: tuple[str, ...]) -> dict[str, Any]:
         model_path = export_policy(net, run_dir / "model.safetensors", rules, steps, cfg.to_dict())
         algo.save_to_path(str((run_dir / "rllib_checkpoint").resolve()))
     finally:
-        interrupt.restore()
+        if interrupt is not None:
+            interrupt.restore()
         if algo is not None:
             algo.stop()
         if started:
             import ray
             ray.shutdown()
     train_seconds = time.perf_counter() - t0
-    if interrupt.asked:
+    if interrupt is not None and interrupt.asked:
         interrupt.end(steps, cfg.total_steps, model_path)
     if stopped_early:
         print(f"time limit of {cfg.time_limit_minutes} min reached after {steps:,} of "

@@ -11,7 +11,7 @@ from typing import Any
 
 import numpy as np
 
-from ono_env.agents.base import Agent
+from ono_env.agents.base import Agent, agent_label
 from ono_env.arena.play import _seating_seed, play_games
 from ono_env.checks import cut, shown
 from ono_env.rules import RuleSet
@@ -56,7 +56,11 @@ def check_ray_address(address: Any, reach: bool = False, name: str = "ray_addres
                 check_ray_address(resolved, True, f"{_named(name, address)}, which Ray reads as")
         return address
     m = _RAY_ADDRESS.fullmatch(address)
-    if m is None or not 0 < int(m.group(2)) <= 65535:
+    if m is not None and not 0 < int(m.group(2)) <= 65535:   # the form is right: say what is
+        # wrong (before: the forms again, and a word on a bare --ray)
+        raise ValueError(f"{given}: port {int(m.group(2))} is out of range; allowed: a port "
+                         f"from 1 to 65535")
+    if m is None:
         # a console script's bare --ray takes the next word (an agent's name) as its address
         bare = ("; if it is an agent's name, a bare --ray took it as its address: write --ray "
                 "local, or put --ray after the agents" if name == "--ray" else "")
@@ -266,6 +270,7 @@ def play_on_ray(address: str, rules: RuleSet, agents: Sequence[Agent],
                     ray.cancel(ref)
                 except Exception:  # noqa: BLE001 - a lost cluster: the error that ended it stands
                     continue
+            _drop_results(ray, list(pending))
     results: list[tuple[np.ndarray, ...]] = []
     for j, (_t, _o, seated) in enumerate(seatings_):
         chunks = [parts[key] for key in sorted(k for k in parts if k[0] == j)]
@@ -282,6 +287,7 @@ def _play_tasks(ray: Any, rules: RuleSet, agents: Sequence[Agent],
     """:func:`play_on_ray`'s tasks, one seating's batches each, submitted and gathered into
     ``parts``; ``pending`` holds those not yet gathered (the caller cancels them where this
     ends early)."""
+    _check_picklable(agents)   # before: Ray's report of twenty lines, then a TypeError
     agents_ref: ray.ObjectRef[Sequence[Agent]] = ray.put(list(agents))
     task = ray.remote(_play_task).options(num_cpus=1, scheduling_strategy="SPREAD")
     n_batches = math.ceil(per / batch_size)
@@ -314,6 +320,37 @@ def _play_tasks(ray: Any, rules: RuleSet, agents: Sequence[Agent],
             nodes[out[4]] = nodes.get(out[4], 0) + len(out[2])
             if progress is not None:
                 progress.update(len(out[2]))
+
+
+def _check_picklable(agents: Sequence[Agent]) -> None:
+    """One ``ValueError`` naming the first agent that cannot travel to Ray's workers (they
+    receive the agents pickled, as Ray pickles them)."""
+    from ray import cloudpickle
+
+    for agent in agents:
+        try:
+            cloudpickle.dumps(agent)
+        except Exception as exc:  # noqa: BLE001 - whatever pickling raises, named
+            why = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+            raise ValueError(f"agent {agent_label(agent)!r} cannot be sent to Ray's workers "
+                             f"(pickling it: {type(exc).__name__}: {cut(why, 200)}); allowed: "
+                             f"an agent that pickles (a name, a model file, a module:Class "
+                             f"that every node imports), or play it without Ray") from None
+
+
+def _drop_results(ray: Any, refs: list[Any]) -> None:
+    """Read the outcome of tasks that were cancelled, or failed beside the one that ended
+    the run, so that Ray does not print each one later as an "Unhandled error" with its
+    traceback (before: after the run's one error line). Waits at most a second or two."""
+    try:
+        ready, _ = ray.wait(refs, num_returns=len(refs), timeout=2)
+    except Exception:  # noqa: BLE001 - a lost cluster: nothing to read
+        return
+    for ref in ready:
+        try:
+            ray.get(ref)
+        except Exception:  # noqa: BLE001 - the outcome is read, not used
+            pass
 
 
 def _task_failure(exc: BaseException) -> str:
