@@ -312,7 +312,7 @@ def test_a_plan_far_beyond_the_games_asked_is_refused(capsys):
 @pytest.mark.parametrize("address, fragment", [("127.0.0.1:1", "cannot connect"),
                                                ("ray://127.0.0.1:1", "cannot connect"),
                                                ("no such:1", "allowed: local"),
-                                               ("host:99999", "allowed: local")])
+                                               ("host:99999", "port 99999 is out of range; allowed: a port from 1")])
 def test_ray_addresses_are_checked_and_bounded_in_time(address, fragment):
     import time
     t = time.perf_counter()
