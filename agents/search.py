@@ -323,26 +323,18 @@ class SearchAgent:
         (``pimc-plain:8``, ``ismcts:8``, ``pimc-random:20ms``, ``oracle:8``, and ``pimc:8``
         with the greedy prior's margin), else a description that no spec reads as
         (``pimc search (8 worlds, color playouts, view colors)``)."""
-        ms = (None if self.time_ms is None
-              else np.format_float_positional(self.time_ms, trim="-"))   # as the registry's
-        budget = f"{self.worlds}" if ms is None else f"{ms}ms"
-        own = (self.prior is None and isinstance(self.policy, str) and self.belief is None
-               and self.playout_opponents is None)
-        if own and self.margin < 0:
-            known = {("pimc", "greedy", "fair"): "pimc-plain",
-                     ("pimc", "random", "fair"): "pimc-random",
-                     ("ismcts", "greedy", "fair"): "ismcts",
-                     ("ismcts", "random", "fair"): "ismcts-random",
-                     ("pimc", "greedy", "hands"): "oracle-hands",
-                     ("pimc", "greedy", "all"): "oracle"}.get((self.method, self.policy, self.view))
-            if known is not None:
-                return f"{known}:{budget}"
-        if (own and (self.method, self.policy, self.view) == ("pimc", "greedy", "fair")
-                and self.margin == default_margin(self.worlds)):
-            return f"pimc:{budget}"
+        budget = _budget_text(self.worlds, self.time_ms)
+        if (self.prior is None and isinstance(self.policy, str) and self.belief is None
+                and self.playout_opponents is None):   # perhaps one of the registry's
+            for name, (policy, view, method, prior) in _SPECS.items():
+                margin_of = {None: self.margin < 0,   # no prior; the compiled greedy's
+                             "greedy": self.margin == default_margin(self.worlds)}
+                if (method, policy, view) == (self.method, self.policy, self.view) \
+                        and margin_of.get(prior, False):
+                    return f"{name}:{budget}"
         policy = self.policy if isinstance(self.policy, str) else "learned"
         parts = [f"{self.worlds} {'iterations' if self.method == 'ismcts' else 'worlds'}"
-                 if ms is None else f"{ms} ms", f"{policy} playouts"]
+                 if self.time_ms is None else f"{budget[:-2]} ms", f"{policy} playouts"]
         if self.playout_opponents is not None:
             parts.append(f"{self.playout_opponents} opponents")
         if self.view != "fair":
@@ -787,6 +779,14 @@ def shipped_policy(rules: Any) -> Any:
                      f"{rules.name!r} rules; there are: {', '.join(models)}")
 
 
+def _budget_text(worlds: int, time_ms: float | None) -> str:
+    """A search's budget as its name writes it, ``8`` or ``20ms``: a time exactly as given
+    (":g" rounded 12345.678 and wrote 1e-07, a name refused)."""
+    if time_ms is None:
+        return str(worlds)
+    return f"{np.format_float_positional(time_ms, trim='-')}ms"
+
+
 def _factory(base: str, policy: str, view: str, method: str = "pimc", prior: str | None = None):
     def make(rules: Any, arg: str | None = None) -> SearchAgent:
         n, time_ms = _budget(base, arg)
@@ -798,26 +798,27 @@ def _factory(base: str, policy: str, view: str, method: str = "pimc", prior: str
         playout: Any = policy
         if policy == "ppo":
             playout = agent if agent is not None else shipped_policy(rules)
-        # the budget exactly as given (":g" rounded 12345.678 and wrote 1e-07, a name refused)
-        ms = None if time_ms is None else np.format_float_positional(time_ms, trim="-")
-        name = f"{base}:{n}" if ms is None else f"{base}:{ms}ms"
+        name = f"{base}:{_budget_text(n, time_ms)}"
         return SearchAgent(rules, n, playout, view, name=name, method=method,
                            margin=margin, prior=agent, time_ms=time_ms)
     return make
 
 
-SEARCH_AGENTS = {
-    "pimc": _factory("pimc", "greedy", "fair", prior="greedy"),
-    "pimc-plain": _factory("pimc-plain", "greedy", "fair"),
-    "pimc-ppo": _factory("pimc-ppo", "greedy", "fair", prior="ppo"),
-    "pimc-ppo-playout": _factory("pimc-ppo-playout", "ppo", "fair", prior="ppo"),
-    "pimc-random": _factory("pimc-random", "random", "fair"),
-    "ismcts": _factory("ismcts", "greedy", "fair", "ismcts"),
-    "ismcts-random": _factory("ismcts-random", "random", "fair", "ismcts"),
-    "oracle-hands": _factory("oracle-hands", "greedy", "hands"),   # CHEATING ceiling
-    "oracle": _factory("oracle", "greedy", "all"),                 # CHEATING ceiling
-    "oracle-ppo": _factory("oracle-ppo", "greedy", "hands", prior="ppo"),   # CHEATING ceiling
+_SPECS: dict[str, tuple[str, str, str, str | None]] = {
+    # name: (playout policy, view, method, prior); a SearchAgent made by hand as one of
+    # them is named so (SearchAgent._default_name)
+    "pimc": ("greedy", "fair", "pimc", "greedy"),
+    "pimc-plain": ("greedy", "fair", "pimc", None),
+    "pimc-ppo": ("greedy", "fair", "pimc", "ppo"),
+    "pimc-ppo-playout": ("ppo", "fair", "pimc", "ppo"),
+    "pimc-random": ("random", "fair", "pimc", None),
+    "ismcts": ("greedy", "fair", "ismcts", None),
+    "ismcts-random": ("random", "fair", "ismcts", None),
+    "oracle-hands": ("greedy", "hands", "pimc", None),   # CHEATING ceiling
+    "oracle": ("greedy", "all", "pimc", None),           # CHEATING ceiling
+    "oracle-ppo": ("greedy", "hands", "pimc", "ppo"),    # CHEATING ceiling
 }
+SEARCH_AGENTS = {name: _factory(name, *spec) for name, spec in _SPECS.items()}
 """Search agent names; each also takes a budget, ``name:N`` (N worlds per decision)."""
 
 

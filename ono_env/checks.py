@@ -412,10 +412,7 @@ def check_output_dir(path: Any, what: str) -> Path:
 
         fd, probe = tempfile.mkstemp(dir=p, prefix=".ono-write-check-")
     except OSError as exc:
-        for made in missing:   # the folders made for it go again, deepest first
-            with contextlib.suppress(OSError):
-                made.rmdir()
-        del MADE_DIRS[len(MADE_DIRS) - len(missing):]
+        remove_made_dirs(len(MADE_DIRS) - len(missing))   # the folders made for it go again
         raise ValueError(f"{what}: cannot write into the folder {str(p)!r} "
                          f"({exc.strerror or exc})") from None
     os.close(fd)

@@ -37,6 +37,12 @@ HEAVY_ALLOWED: set[tuple[str, str]] = set()
 UPWARD_ALLOWED = {("ono_env", "ono_env.envs.ono_v0")}
 
 
+def python_code(code: str, timeout: int = 300, **kwargs) -> subprocess.CompletedProcess:
+    """``python -c code`` in a fresh interpreter, its output captured as text."""
+    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          timeout=timeout, **kwargs)
+
+
 def _modules() -> dict[str, Path]:
     out = {}
     for package, folder in FOLDERS.items():
@@ -147,14 +153,12 @@ def test_importing_the_core_loads_no_rl_library_and_gymnasium_still_finds_the_en
     orders = {"ono_env first": "import ono_env\nimport gymnasium as gym\n",
               "gymnasium first": "import gymnasium as gym\nimport ono_env\n",
               "through pettingzoo": "import ono_env\nimport pettingzoo\nimport gymnasium as gym\n"}
-    proc = subprocess.run([sys.executable, "-c", check], capture_output=True, text=True,
-                          timeout=300)
+    proc = python_code(check)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.split() == ["[]"]
     for what, imports in orders.items():
         code = imports + "print(type(gym.make('ono_env/Ono-v0', rules='basic', num_players=2).unwrapped).__name__)\n"
-        proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                              timeout=300)
+        proc = python_code(code)
         assert proc.returncode == 0, (what, proc.stderr)
         assert proc.stdout.split() == ["OnoEnv"], what
 
@@ -215,8 +219,7 @@ def test_every_module_of_the_api_pages_imports_with_the_heavy_extras_stood_in_fo
             f"    for name in {modules!r}:\n"
             "        importlib.import_module(name)\n"
             "    assert type(sys.modules['torch']).__name__ == '_MockModule', sys.modules['torch']\n")
-    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                         cwd=ROOT, timeout=300)
+    run = python_code(code, cwd=ROOT)
     assert run.returncode == 0, run.stderr[-3000:]
 
 
@@ -294,8 +297,7 @@ def test_an_old_module_path_warns_and_gives_the_new_module(old):
             f"assert [str(x.message) for x in w if x.category is DeprecationWarning] == "
             f"[{old!r} + ' moved to ' + {new!r} + '; the old path is removed in ono_env 0.4'], "
             f"[str(x.message) for x in w]\n")
-    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                          timeout=300)
+    proc = python_code(code)
     assert proc.returncode == 0, proc.stderr
 
 
@@ -352,8 +354,7 @@ def test_the_public_paths_do_not_warn():
             "v = gymnasium.make_vec('ono_env/Ono-v0', num_envs=2, rules='basic', num_players=2,"
             " vectorization_mode='vector_entry_point')\n"
             "print(type(e.unwrapped).__module__, type(v).__module__)\n")
-    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                          timeout=300)
+    proc = python_code(code)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.split() == ["ono_env.envs.gym_env", "ono_env.envs.gym_vector"]
 
@@ -396,8 +397,7 @@ def test_the_launchers_load_nothing_heavy():
             "if m in sys.modules))\n"
             "print(ono_env.VecGame.__module__, ono_env.cards.__name__, "
             "'numba' in sys.modules)\n")
-    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                          timeout=300)
+    proc = python_code(code)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.splitlines() == ["[]", "ono_env.game ono_env.cards True"]
 
@@ -440,8 +440,7 @@ def test_the_packages_attributes_are_its_names_and_public_submodules():
             "print(sorted(m for m in sys.modules if m.startswith('ono_env.')))\n"
             "print(ono_env.positions.__name__, ono_env.rule_help.__name__)\n"
             "print([n for n in dir(ono_env) if n.startswith('_')])\n")
-    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                          timeout=300)
+    proc = python_code(code)
     assert proc.returncode == 0, proc.stderr
     lines = proc.stdout.splitlines()
     assert lines[0] == str([False] * 7)
@@ -539,8 +538,7 @@ def test_no_module_of_the_package_warns_on_import():
     code = ("import warnings, importlib\nwarnings.simplefilter('error')\n"
             f"for m in {sorted(m for m in MODULES if not m.endswith('__main__'))!r}:\n"
             "    importlib.import_module(m)\n")
-    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                          timeout=600, cwd=ROOT / "tests")
+    proc = python_code(code, timeout=600, cwd=ROOT / "tests")
     assert proc.returncode == 0, proc.stderr[-3000:]
     warnings.simplefilter("default")
 
@@ -578,8 +576,7 @@ assert calls[:3] == [{"includehidden": True, "collapse": True, "maxdepth": 1}] *
 assert calls[3:] == [{"includehidden": True, "collapse": True}] * 4, calls
 assert len(calls) == 7
 """
-    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                         cwd=ROOT, timeout=120)
+    run = python_code(code, cwd=ROOT, timeout=120)
     assert run.returncode == 0, run.stdout[-2000:] + run.stderr[-3000:]
 
 
