@@ -382,9 +382,10 @@ def made_dirs_kept_on_success() -> Any:
 
 def check_output_dir(path: Any, what: str) -> Path:
     """``path`` as a ``Path`` once it is a folder that exists or was just created (with its
-    parents), so that work is never done before its output has somewhere to go; else one
-    ``ValueError`` naming ``what`` and the reason. The folders it creates are listed in
-    :data:`MADE_DIRS`."""
+    parents) and takes a file (one is made and removed there, once per folder in a process),
+    so that work is never done before its output has somewhere to go; else one
+    ``ValueError`` naming ``what`` and the reason, and the folders it made removed again.
+    The folders it creates are listed in :data:`MADE_DIRS`."""
     p = as_path(path, what, "folder")
     missing = []
     try:   # a name too long for the system: its OSError from exists() too (before: raw)
