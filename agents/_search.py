@@ -28,6 +28,10 @@ from ono_env._engine import (
     G_COLOR,
     G_CURRENT,
     G_DISCARD_LEN,
+    G_DRAWN,
+    G_EXPOSED,
+    G_FRESH,
+    G_PENDING,
     G_PHASE,
     G_PREVIOUS,
     G_ROUND,
@@ -44,6 +48,7 @@ from ono_env._engine import (
     PH_PENDING,
     PH_PLAY,
     PRM,
+    P_CHALLENGE,
     P_DECK,
     P_PLAYERS,
     P_SCORING,
@@ -53,6 +58,7 @@ from ono_env._engine import (
     SCORING_NONE,
     SCORING_PENALTY,
     STATE,
+    S_DREW,
     S_HAND_LEN,
     S_KNOWN,
     S_LACKS,
@@ -64,6 +70,8 @@ from ono_env._engine import (
     U64ARR,
     ZERO,
     _CARD_COLOR,
+    _CARD_POINTS,
+    _CARD_RANK,
     _advance,
     _apply,
     _bit,
@@ -85,6 +93,7 @@ from ono_env.agents._baselines import (  # noqa: F401 - the compiled baselines (
     POLICY_DEFENSIVE,
     POLICY_GREEDY,
     POLICY_RANDOM,
+    _baseline_scores,
     _greedy_scores,
     _policy_action,
     baseline_scores,
@@ -646,6 +655,113 @@ def _playout(w, prm, j, me, start_round, policy, max_len, policy_rng, rewards, s
     return tmp[32 + me]
 
 
+@_helper(i8(S, i8, S, i8, PRM, i8, F64ROW, F64ROW, BROW))
+def _model_misses(v, r, w, j, prm, code, sc, tmp, row):
+    """How many of the acting seat's opponents in world row j of w did not play as the
+    compiled baseline ``code`` (``greedy``, ``color`` or ``defensive``) would have with the
+    hand the world gives them: the search's model of its opponents. Each opponent of view row
+    r whose last turn ended with a play (S_LAST, S_DREW 0) is checked, from what every player
+    saw:
+
+    - a wild whose colour it named (S_NAMED): such a baseline names the colour it holds most
+      of (most cards, ties to more points, then to the first colour), and its hand has not
+      changed at its own turns since; the world's hand must hold most of that colour;
+    - its last card, found in the top ``players`` cards of the discard pile (the one copy of
+      that card type there) on a card that is neither a wild nor a Draw Two: its decision is
+      rebuilt in world row 2 (its hand the world's plus that card, that card's colour in
+      play, the table as now otherwise), and no legal play may score more than the one it
+      made (_baseline_scores; ties count as agreeing).
+
+    A hand changed outside its turns since (a swap, a penalty) or a table changed in other
+    ways (a direction, other hands' sizes, which only ``defensive`` reads) may count
+    wrongly: the count only ranks the worlds dealt (pimc_search's ``tries``). Scratch: world
+    row 2, sc and tmp (_baseline_scores), row (A,)."""
+    me = v.g[r, G_CURRENT]
+    n = prm[P_PLAYERS]
+    nd = v.g[r, G_DISCARD_LEN]
+    _copy_row(w, j, w, 2, VIEW_ALL)
+    misses = 0
+    for q in range(n):
+        last = v.pl[r, q, S_LAST] - 1
+        named = v.pl[r, q, S_NAMED] - 1
+        if q == me or last < 0 or v.pl[r, q, S_DREW] != 0:
+            continue
+        at = -1
+        for o in range(n):   # another seat's last play of the same type: whose is unknown
+            if o != q and v.pl[r, o, S_LAST] - 1 == last:
+                at = -2
+        for x in range(nd - 1, max(0, nd - n) - 1, -1):
+            if at != -2 and w.discard[j, x] == last:
+                at = x if at < 0 else -2   # -2: two copies, whose is unknown
+        # a Wild Draw Four challenged since (its own, or one played on it) moves cards to or
+        # from a hand outside a play, a Wild Shuffle Hands or a Wild Customizable's swap
+        # gives it another hand: where the deck has such cards, a seat is checked only if
+        # none has been played since its card
+        movers = prm[P_CHALLENGE] or prm[P_DECK + C.WILD_SHUFFLE_HANDS] > 0 \
+            or prm[P_DECK + C.WILD_CUSTOMIZABLE] > 0
+        if movers:
+            if at < 0:
+                continue
+            moved = False
+            for x in range(at, nd):
+                c = w.discard[j, x]
+                moved |= ((c == C.WILD_DRAW_FOUR and prm[P_CHALLENGE])
+                          or c >= C.WILD_SHUFFLE_HANDS)
+            if moved:
+                continue
+        miss = False
+        if last >= 52 and named >= 0:
+            best = 0
+            bv = -1.0
+            for k in range(4):
+                count = 0.0
+                points = 0.0
+                for c in range(13 * k, 13 * k + 13):
+                    h = w.hands[j, q, c]
+                    count += h
+                    points += h * float(_CARD_POINTS[c])
+                if count * 1000.0 + points > bv:
+                    bv = count * 1000.0 + points
+                    best = k
+            miss = best != named
+        a = -1
+        if last < 52:
+            a = last
+        elif last == C.WILD and named >= 0:
+            a = C.A_PLAY_W + named
+        elif last == C.WILD_DRAW_FOUR and named >= 0:
+            a = C.A_PLAY_WD4 + named
+        if miss or a < 0 or at < 1:
+            misses += miss
+            continue
+        below = w.discard[j, at - 1]
+        if below >= 52 or _CARD_RANK[below] == C.RANK_DRAW_TWO:
+            continue
+        w.hands[2, q, last] += 1
+        w.held[2, q] |= _bit(last)
+        w.pl[2, q, S_HAND_LEN] += 1
+        w.g[2, G_CURRENT] = q
+        w.g[2, G_PHASE] = PH_PLAY
+        w.g[2, G_PENDING] = 0
+        w.g[2, G_DRAWN] = -1
+        w.g[2, G_FRESH] = 1
+        w.g[2, G_EXPOSED] = -1
+        w.g[2, G_COLOR] = _CARD_COLOR[below]
+        w.g[2, G_DISCARD_LEN] = at
+        legal_row(w, prm, 2, row)
+        if row[a]:
+            _baseline_scores(w, prm, 2, code, sc, tmp)
+            for x in range(C.A_DRAW):
+                if row[x] and sc[x] > sc[a] + 1e-6:
+                    misses += 1
+                    break
+        w.hands[2, q, last] -= 1
+        if w.hands[2, q, last] == 0:
+            w.held[2, q] &= ~_bit(last)
+        w.pl[2, q, S_HAND_LEN] -= 1
+    return misses
+
+
 @_helper(numba.float64(S, i8, S, PRM, i8, numba.float64, F32ROW, I64ARR, F32ROW, F32_2D, BROW,
                        F32_2D))
 def _belief_weight(b, r, w, prm, act, temp, weights, shape, obs, hid, legal, rewards):
@@ -748,6 +864,21 @@ def belief_weights(bhands, bheld, bpl, bstock, bdiscard, bg, brng, whands, wheld
                                 rewards)
 
 
+@_kernel(void(*STATE, *STATE, PRM, i8, *STATE, F64ROW, F64ROW, BROW, I64ARR))
+def model_misses(vhands, vheld, vpl, vstock, vdiscard, vg, vrng, whands, wheld, wpl, wstock,
+                 wdiscard, wg, wrng, prm, code, shands, sheld, spl, sstock, sdiscard, sg, srng,
+                 scores, tmp, row, out):
+    """out[r] = _model_misses of world row r of w* for view row r of v* with the baseline
+    ``code`` (tests: the true position of a table of that baseline misses few). Scratch: s*
+    three rows, scores (A,), tmp (>= 16,), row (A,)."""
+    v = Arrays(vhands, vheld, vpl, vstock, vdiscard, vg, vrng)
+    w = Arrays(whands, wheld, wpl, wstock, wdiscard, wg, wrng)
+    sc = Arrays(shands, sheld, spl, sstock, sdiscard, sg, srng)
+    for r in range(vg.shape[0]):
+        _copy_row(w, r, sc, 0, VIEW_ALL)
+        out[r] = _model_misses(v, r, sc, 0, prm, code, scores, tmp, row)
+
+
 @_inline
 def _legal_count(v, prm, r, legal, values, out):
     """Row r's legal actions into ``legal``; values[r] = -1 everywhere; out[r] = the last
@@ -761,12 +892,12 @@ def _legal_count(v, prm, r, legal, values, out):
 
 
 @_kernel(void(*STATE, PRM, U64ARR, i8, i8, i8, i8, numba.float64, I64ARR, *STATE, I64ARR,
-              numba.float64, *STATE, I64ARR,
+              numba.float64, i8, *STATE, I64ARR,
               I8ARR, U64ARR, numba.float64[:, ::1], F32_2D, BROW, F64ROW, F64ROW, F32ROW, I64ARR,
               F32ROW, F32_2D, BROW, I64ARR))
 def pimc_search(vhands, vheld, vpl, vstock, vdiscard, vg, vrng, prm, seeds, n_worlds, mode,
                 policy, max_len, margin, prior, bhands, bheld, bpl, bstock, bdiscard, bg, brng,
-                bact, temp, whands, wheld, wpl, wstock, wdiscard, wg, wrng,
+                bact, temp, tries, whands, wheld, wpl, wstock, wdiscard, wg, wrng,
                 counts, unseen, arng, values, rewards, legal, sc, tmp, weights, shape, obs, hid,
                 row, out):
     """Perfect-information Monte Carlo for every view row r (seat_view output): n_worlds
@@ -785,6 +916,13 @@ def pimc_search(vhands, vheld, vpl, vstock, vdiscard, vg, vrng, prm, seeds, n_wo
     network (weights, shape) is then the opponent's model (the blueprint it is assumed to
     play), and each world counts with the weight _belief_weight gives it (how likely the
     opponent's play since then is with that world's hand): values are weighted means.
+
+    The opponents' model (tries > 1; the playouts' opponents, a baseline ``b`` of
+    POLICY_NET_AGAINST + b or the baseline ``policy``): each world is dealt up to ``tries``
+    times, until every opponent's last play is what that baseline would have played with the
+    hand the world gives it (_model_misses), else the deal with the fewest misses is played
+    (the first of them): the worlds follow what the opponents' plays and named colours say
+    of their hands.
 
     Scratch: w* four rows (world, playout, and the belief's two), counts (56,), unseen (D,),
     arng (2,) uint64 (agent, playout policy), rewards (4, P), legal (A,), sc (A,),
@@ -811,6 +949,18 @@ def pimc_search(vhands, vheld, vpl, vstock, vdiscard, vg, vrng, prm, seeds, n_wo
             tmp[16 + q] = v.pl[r, q, S_SCORE]   # scores before: round values in a match
         for _ in range(n_worlds):
             _determinize(v, r, w, 0, prm, mode, arng, counts, unseen)
+            if tries > 1:
+                model = policy - POLICY_NET_AGAINST if policy >= POLICY_NET_AGAINST else policy
+                fewest = _model_misses(v, r, w, 0, prm, model, sc, tmp, row)
+                t = 1
+                while fewest > 0 and t < tries:   # row 1, the playouts' row, as scratch
+                    _determinize(v, r, w, 1, prm, mode, arng, counts, unseen)
+                    misses = _model_misses(v, r, w, 1, prm, model, sc, tmp, row)
+                    if misses < fewest:
+                        fewest = misses
+                        _copy_row(w, 1, w, 0, VIEW_ALL)
+                        w.rng[0] = w.rng[1]
+                    t += 1
             play_seed = _next_u53(arng, 0)
             weight = 1.0
             if temp > 0.0 and bact[r] >= 0:

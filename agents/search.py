@@ -79,7 +79,12 @@ What the agent sees
     its hand that it still holds from then (the state's ``lacks`` and ``known``, kept by
     the engine for every seat) is dealt only from card types that were not playable. Other
     history (what a player's choices of colour suggest, which cards a swap showed its
-    taker) is not used.
+    taker) is not used, unless the search models its opponents by a baseline and deals its
+    worlds to fit them (``model_deals``): each world is then dealt again, up to that many
+    times, until every opponent's last play and the colour it named are what the baseline
+    would have done with the hand the world gives it
+    (``ono_env.agents._search._model_misses``, from the plays, the colours named and the
+    discard pile: what every player saw).
     ``tests/test_search.py`` swaps cards between hidden places and checks the decisions do
     not change.
 
@@ -157,6 +162,11 @@ POLICIES = ("random", "greedy", "color", "defensive")
 agents/rule_based.py). A learned policy (a :class:`~ono_env.agents.learned.LearnedAgent`
 for the rules) is the other kind of playout policy: its network runs in the compiled
 playouts (``ono_env.agents._search.pack_network``)."""
+MODEL_POLICIES = ("greedy", "color", "defensive")
+"""The baselines a search may deal its worlds to fit (``model_deals``): deterministic but
+for ties, and each names the colour it holds most of after a wild."""
+MAX_MODEL_DEALS = 4096
+"""The most deals per world of ``model_deals``."""
 
 
 class SearchAgent:
@@ -202,6 +212,15 @@ class SearchAgent:
             opponent's decision from them; where the opponent did not play a card from its
             hand right after the seat's action (or that action drew cards, or the game object
             changed), every world counts alike. None: no belief.
+        model_deals: (pimc, the seat's fair view, opponents modelled by a rule-based
+            baseline: ``playout_opponents``, or else the playout ``policy``, one of
+            :data:`MODEL_POLICIES`) deal each world up to this many times (at most
+            :data:`MAX_MODEL_DEALS`), until every opponent's last play, and the colour it
+            named after a wild, is what that baseline would have played with the hand the
+            world gives it; else play the deal that agrees with the most opponents
+            (``ono_env.agents._search._model_misses`` says what is checked). It reads only
+            what every player saw: the plays, the colours named, the discard pile. 1 (the
+            default): every world as dealt.
     """
 
     uses_game = True
@@ -211,7 +230,7 @@ class SearchAgent:
                  view: str = "fair", name: str | None = None, method: str = "pimc",
                  margin: float = -1.0, prior: Any = None,
                  time_ms: float | None = None, belief: float | None = None,
-                 playout_opponents: str | None = None) -> None:
+                 playout_opponents: str | None = None, model_deals: int = 1) -> None:
         self.rules = resolve_rules(rules)
         if not isinstance(worlds, (int, np.integer)) or isinstance(worlds, bool) \
                 or not 1 <= worlds <= MAX_WORLDS:
@@ -267,6 +286,20 @@ class SearchAgent:
                     np.array_equal(x, y) for x, y in zip(self._net, self._net_belief)):
                 raise ValueError("belief: the playouts' network must be the prior's (the one "
                                  "network of the search's kernels), or use baseline playouts")
+        if (isinstance(model_deals, bool) or not isinstance(model_deals, (int, np.integer))
+                or not 1 <= model_deals <= MAX_MODEL_DEALS):
+            raise ValueError(f"model_deals = {model_deals!r}; allowed: an integer from 1 (every "
+                             f"world as dealt) to {MAX_MODEL_DEALS}")
+        model = playout_opponents if playout_opponents is not None else policy
+        if model_deals > 1 and (method != "pimc" or view != "fair"
+                                or model not in MODEL_POLICIES):
+            raise ValueError(f"model_deals = {model_deals}: a fair pimc search whose opponents "
+                             f"are modelled by a baseline (playout_opponents, or else the "
+                             f"playout policy: {', '.join(MODEL_POLICIES)}); this one: method "
+                             f"{method!r}, view {view!r}, opponents {model!r}")
+        self.model_deals = int(model_deals)
+        """Deals per world until the opponents' last plays are their model's (1: every world
+        as dealt)."""
         self.belief = None if belief is None else float(belief)
         """Weigh each world by the prior network's probability (softmax at this temperature)
         of the opponent's last play with that world's hand (None: every world alike)."""
@@ -325,7 +358,7 @@ class SearchAgent:
         (``pimc search (8 worlds, color playouts, view colors)``)."""
         budget = _budget_text(self.worlds, self.time_ms)
         if (self.prior is None and isinstance(self.policy, str) and self.belief is None
-                and self.playout_opponents is None):   # perhaps one of the registry's
+                and self.playout_opponents is None and self.model_deals == 1):   # perhaps one of the registry's
             for name, (policy, view, method, prior) in _SPECS.items():
                 margin_of = {None: self.margin < 0,   # no prior; the compiled greedy's
                              "greedy": self.margin == default_margin(self.worlds)}
@@ -343,6 +376,8 @@ class SearchAgent:
             parts.append(f"prior at margin {self.margin:g}")
         if self.belief is not None:
             parts.append(f"belief {self.belief:g}")
+        if self.model_deals > 1:
+            parts.append(f"{self.model_deals} deals a world to fit the opponents")
         return f"{self.method} search ({', '.join(parts)})"
 
     @property
@@ -443,7 +478,7 @@ class SearchAgent:
                 # one unread row)
                 pimc(*(x[s] for x in view), self._params(game), seeds[s], self.worlds,
                      views[self.view], code, MAX_PLAYOUT, self.margin, prior[s], *record,
-                     acted[s], temp, *world, *common, values[s], *work, *net, row, out[s])
+                     acted[s], temp, self.model_deals, *world, *common, values[s], *work, *net, row, out[s])
             self._remember(at, view, out)
         self.last_values = values
         # -1 marks the illegal actions; a legal one's value is above it (a penalty match
@@ -515,7 +550,7 @@ class SearchAgent:
                 seed = rng.integers(0, 2**63, size=1, dtype=np.uint64)
                 if tree is None:
                     pimc(*one, self._params(game), seed, batch, views[self.view], code, MAX_PLAYOUT,
-                         -1.0, no_prior, *no_record, no_prior, 0.0, *world, *common, arng,
+                         -1.0, no_prior, *no_record, no_prior, 0.0, self.model_deals, *world, *common, arng,
                          batch_values, rewards, legal,
                          sc, tmp, *net, row, batch_out)
                 else:

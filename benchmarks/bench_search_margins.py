@@ -60,7 +60,7 @@ from bench_generalist import (
 )
 
 from ono_env.agents.base import marked
-from ono_env.agents.search import MAX_WORLDS, SearchAgent
+from ono_env.agents.search import MAX_MODEL_DEALS, MAX_WORLDS, MODEL_POLICIES, SearchAgent
 from ono_env.arena import run_arena
 from ono_env.arena.stats import bounded_mean_interval
 from ono_env.rules import RuleSet
@@ -89,14 +89,14 @@ def play(job: tuple) -> dict:
     """One agent's games: (margin or None for the policy itself, model, rules dict, worlds,
     baseline, deals, seed, view). Per-deal shares of the agent's seat, and the search's
     counts."""
-    margin, model, rules_dict, worlds, against, deals, seed, view = job
+    margin, model, rules_dict, worlds, against, deals, seed, view, named = job
     from ono_env.agents.registry import make_agent
     rules = RuleSet.from_dict(rules_dict)
     policy = make_agent(model, rules)
     agent: object = policy
     if margin is not None:
         agent = CountingSearch(rules, worlds, policy=policy, prior=policy, margin=margin,
-                               playout_opponents=against, view=view,
+                               playout_opponents=against, view=view, model_deals=named,
                                name=f"search:{worlds}@{margin:g}")
     n = rules.num_players
     t = time.perf_counter()
@@ -120,6 +120,10 @@ def main() -> None:
                     help="what the search sees: fair (the seat's view; the default), hands "
                          "(CHEATING: every opponent's hand) or colors (CHEATING: how many cards "
                          "of each colour each hand holds)")
+    ap.add_argument("--model-deals", type=int, default=1,
+                    help="with a fair view: deal each world up to this many times until every "
+                         "opponent's last play is what --against would have played with its "
+                         "hand there (SearchAgent's model_deals; default 1: every world as dealt)")
     ap.add_argument("--deals", type=int, default=1000, help="mirrored deals (default 1,000)")
     ap.add_argument("--seed", type=int, default=2026, help="the deals' seed (default 2026)")
     ap.add_argument("--procs", type=int, default=2,
@@ -128,6 +132,11 @@ def main() -> None:
     args = ap.parse_args()
     within(SCRIPT, "--worlds", args.worlds, 1, MAX_WORLDS)
     within(SCRIPT, "--procs", args.procs, 1, MAX_PROCS)
+    within(SCRIPT, "--model-deals", args.model_deals, 1, MAX_MODEL_DEALS)
+    if args.model_deals > 1 and args.view != "fair":
+        sys.exit(f"{SCRIPT}: --model-deals {args.model_deals} with --view {args.view}; allowed: "
+                 f"--model-deals above 1 only with --view fair (the cheating views deal what "
+                 f"they see)")
     checked_seed(SCRIPT, "--seed", args.seed)
     try:
         margins = [float(m) for m in args.margins.split(",")]
@@ -140,9 +149,13 @@ def main() -> None:
         sys.exit(f"{SCRIPT}: --margins {args.margins!r}: a margin given twice (to 6 significant "
                  f"digits); allowed: each margin once")
     preset, players, against, rules, _, _ = one_table_setup(args, SCRIPT)
+    if args.model_deals > 1 and against not in MODEL_POLICIES:
+        sys.exit(f"{SCRIPT}: --model-deals {args.model_deals} with --against {against}; allowed: "
+                 f"--model-deals above 1 only against a baseline the worlds can fit "
+                 f"({', '.join(MODEL_POLICIES)})")
     out_folder(args.out, SCRIPT, writes=("results.json", "results.md"))
     jobs = [(m, args.model, rules.to_dict(), args.worlds, against, args.deals, args.seed,
-             args.view) for m in [None] + margins]
+             args.view, args.model_deals) for m in [None] + margins]
     made = map_in_processes(play, jobs, args.procs)
     base = np.asarray(made[0]["shares"])
     rows = []
@@ -162,7 +175,8 @@ def main() -> None:
               f"{m['seconds']:.0f} s", file=sys.stderr)
     command = f"python benchmarks/{SCRIPT}.py " + " ".join(sys.argv[1:])
     result = {"command": command, "table": f"{preset}-{players}", "model": args.model,
-              "against": against, "worlds": args.worlds, "view": args.view, "seed": args.seed, "rows": rows}
+              "against": against, "worlds": args.worlds, "view": args.view,
+              "model_deals": args.model_deals, "seed": args.seed, "rows": rows}
     (args.out / "results.json").write_text(json.dumps(result, indent=1) + "\n")
     seen = {"fair": "fair",
             "hands": "CHEATING (its worlds hold every opponent's real hand, the stock order "
@@ -170,10 +184,14 @@ def main() -> None:
             "colors": "CHEATING (its worlds deal each opponent its real count of each colour and "
                       "of each wild type, the ranks at random from the unseen cards of that "
                       "colour)"}[args.view]
+    named = ("" if args.model_deals == 1 else
+             f" (each world dealt up to {args.model_deals} times until every opponent's last "
+             f"play, and the colour it named after a wild, is what `{against}` would have "
+             f"played with the hand the world gives it: SearchAgent's `model_deals`)")
     lines = [f"# A search that knows its opponents' policy: {preset} at {players} players",
              "", f"`{command}`", "",
              f"`{args.model}` as the prior of a {seen} pimc search with {args.worlds} worlds a "
-             f"decision, its playouts played by the policy's network in its seat and `{against}` "
+             f"decision{named}, its playouts played by the policy's network in its seat and `{against}` "
              f"in the others, as at the table; each in one seat, `{against}` in every other; "
              f"{args.deals:,} mirrored deals (every seating of each deal), 95% intervals over "
              f"deals. 'Overridden': of the search's decisions with a choice, those where it "

@@ -422,6 +422,14 @@ REFUSALS = [
      "bench_search_margins: --table 'ono-3,ono-4'; allowed: one table", ["play"]),
     ("bench_search_margins", ["--worlds", "0", "--out", "{tmp}/o"],
      "bench_search_margins: --worlds 0; allowed: 1 or more", ["play"]),
+    ("bench_search_margins", ["--model-deals", "0", "--out", "{tmp}/o"],
+     "bench_search_margins: --model-deals 0; allowed: 1 or more", ["play"]),
+    ("bench_search_margins", ["--model-deals", "4", "--view", "hands", "--out", "{tmp}/o"],
+     "bench_search_margins: --model-deals 4 with --view hands; allowed: --model-deals above 1 "
+     "only with --view fair", ["play"]),
+    ("bench_search_margins", ["--model-deals", "4", "--against", "random", "--out", "{tmp}/o"],
+     "bench_search_margins: --model-deals 4 with --against random; allowed: --model-deals above "
+     "1 only against a baseline the worlds can fit (greedy, color, defensive)", ["play"]),
 ]
 
 

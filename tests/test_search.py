@@ -1093,3 +1093,94 @@ def test_the_web_table_caps_a_budget_of_worlds_in_time():
     assert build("pimc-ppo-playout:512").time_cap_ms == WEB_SEARCH_CAP_MS
     timed = build("pimc:50ms")
     assert timed.time_cap_ms is None and timed.time_ms == 50.0
+
+
+def _baseline_table(rules: RuleSet, base: str, games: int, steps: int, seed: int):
+    """Yield a VecGame of ``games`` tables where every seat plays the baseline ``base``, at
+    each of ``steps`` decisions (finished games dealt again)."""
+    agent = make_agent(base, rules)
+    game = VecGame(rules, games, seed=seed)
+    rng = np.random.default_rng(seed)
+    for _ in range(steps):
+        yield game
+        cur = game.current_player.astype(np.int64)
+        game.step(agent.act(game.observe(cur), game.legal_mask(), rng))
+
+
+def _misses(game: VecGame, rows: np.ndarray, worlds, base: str) -> np.ndarray:
+    """_model_misses of each world row for the acting seat's view of game row rows[r]."""
+    from ono_env._engine import State
+    from ono_env.agents._baselines import POLICY_CODES
+    from ono_env.game import kernel_entry
+    P, D = game.num_players, game.rules.deck_size
+    view = State(len(rows), P, D).arrays
+    kernel_entry(E.seat_view)(*game.state.arrays, rows, E.VIEW_FAIR, *view)
+    out = np.zeros(len(rows), np.int64)
+    kernel_entry(E.model_misses)(*view, *worlds, game.internals.params, POLICY_CODES[base],
+                                 *State(3, P, D).arrays, np.zeros(C.NUM_ACTIONS), np.zeros(32),
+                                 np.zeros(C.NUM_ACTIONS, np.bool_), out)
+    return out
+
+
+@pytest.mark.parametrize("preset, players, base", [
+    ("ono", 6, "color"), ("basic", 4, "greedy"), ("classic", 3, "color"),
+    ("uno2018", 6, "greedy"), ("stacking", 4, "color"), ("wikipedia", 2, "greedy")])
+def test_the_opponents_model_fits_a_table_of_that_baseline_and_binds_on_dealt_worlds(
+        preset, players, base):
+    """``model_deals``' check (_model_misses): at a table where every seat plays the baseline,
+    the TRUE hands agree with every opponent's last play and named colour in nearly every
+    decision (a hand changed outside its turns may not: under 1%), while worlds dealt from
+    the seat's view disagree in many (the check says something about the hidden hands)."""
+    rules = RuleSet.preset(preset, num_players=players)
+    true_misses = dealt_misses = decisions = dealt = 0
+    for step, game in enumerate(_baseline_table(rules, base, 48, 160, seed=3)):
+        rows = np.arange(48)
+        true_misses += int((_misses(game, rows, game.state.arrays, base) > 0).sum())
+        decisions += len(rows)
+        if step % 8 == 7:
+            view_rows = np.repeat(rows, 4)
+            from ono_env._engine import State
+            view = State(len(view_rows), players, rules.deck_size).arrays
+            from ono_env.game import kernel_entry
+            kernel_entry(E.seat_view)(*game.state.arrays, view_rows, E.VIEW_FAIR, *view)
+            worlds = _sample_worlds(game, view, seed=step)
+            dealt_misses += int((_misses(game, view_rows, worlds, base) > 0).sum())
+            dealt += len(view_rows)
+    assert true_misses <= 0.01 * decisions, (true_misses, decisions)
+    assert dealt_misses >= (0.1 if players > 2 else 0.03) * dealt, (dealt_misses, dealt)
+
+
+def test_a_search_that_deals_its_worlds_to_fit_its_opponents_does_not_peek():
+    """SearchAgent(model_deals=...): hidden swaps (between opponents' hands, a hand and the
+    stock) change none of its decisions or evaluations; the deals do move the evaluations;
+    its name says so; and what it cannot model is refused."""
+    rules = RuleSet.preset("ono", num_players=4)
+    game = next(g for k, g in enumerate(_baseline_table(rules, "color", 64, 40, seed=5))
+                if k == 39)
+    mask = game.legal_mask()
+    rows = np.flatnonzero(~game.finished & (mask.sum(axis=1) > 1))
+    assert len(rows) >= 10
+    swapped = _hidden_swaps(game, rows, np.random.default_rng(1))
+    pol = make_agent("ppo-any", rules)
+    agent = SearchAgent(rules, 6, pol, margin=0.2, prior=pol, playout_opponents="color",
+                        model_deals=32)
+    assert agent.name.endswith("32 deals a world to fit the opponents)")
+    a = agent.act_game(game, rows, np.random.default_rng(5))
+    va = agent.last_values.copy()
+    b = agent.act_game(swapped, rows, np.random.default_rng(5))
+    assert np.array_equal(a, b) and np.array_equal(va, agent.last_values)
+    plain = SearchAgent(rules, 6, pol, margin=0.2, prior=pol, playout_opponents="color")
+    plain.act_game(game, rows, np.random.default_rng(5))
+    assert not np.array_equal(va, plain.last_values)   # the deals weigh in
+    greedy_model = SearchAgent(rules, 6, "greedy", model_deals=8)   # the playouts' baseline
+    assert greedy_model.act_game(game, rows, np.random.default_rng(5)).shape == rows.shape
+    for kw, message in ((dict(model_deals=0), "model_deals = 0; allowed: an integer from 1"),
+                        (dict(model_deals=True), "model_deals = True; allowed"),
+                        (dict(model_deals=4097), "model_deals = 4097; allowed"),
+                        (dict(model_deals=2.0), "model_deals = 2.0; allowed"),
+                        (dict(model_deals=4, policy="random"), "opponents 'random'"),
+                        (dict(model_deals=4, policy=pol), "opponents 'learned:ppo-any'"),
+                        (dict(model_deals=4, method="ismcts"), "method 'ismcts'"),
+                        (dict(model_deals=4, view="hands"), "view 'hands'")):
+        with pytest.raises(ValueError, match=message):
+            SearchAgent(rules, 4, **kw)
