@@ -453,7 +453,8 @@ def _renamed_checked(base: str, rules: RuleSet) -> RuleSet:
         raise ValueError(
             f"rules based on {shown(base, 40)} cannot take the name {rules.name!r}: that "
             f"preset's rules differ in {', '.join(differ[:5])}{' and more' if len(differ) > 5 else ''}; "
-            f"allowed: the name {shown(base, 40)}, or a name that is not a preset's "
+            f"allowed: {rules.name!r} as the base (preset: {rules.name}, then the fields "
+            f"that change it), the name {shown(base, 40)}, or a name that is not a preset's "
             f"({', '.join(PRESETS)})")
     return rules
 

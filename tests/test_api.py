@@ -611,6 +611,18 @@ def test_headers_name_custom_rules_as_custom(tmp_path):
         with pytest.raises(ValueError, match=r"rules based on 'ono' cannot take the name "
                                              r"'classic': that preset's rules differ in "):
             make()
+    # a shipped preset file, copied and changed (before: the refusal offered only the base's
+    # name, 'classic', whose header then called ono's rules "custom rules based on classic")
+    copied = tmp_path / "myono.yaml"
+    copied.write_text((Path(__file__).parents[1] / "configs/rules/ono.yaml").read_text()
+                      + "draw_until_playable: true\n")
+    with pytest.raises(ValueError, match=r"cannot take the name 'ono': that preset's rules "
+                                         r"differ in draw_until_playable; allowed: 'ono' as the "
+                                         r"base \(preset: ono, then the fields that change it\)"):
+        RuleSet.load(str(copied))
+    text = copied.read_text().replace("preset: classic\nname: ono\n", "preset: ono\n")
+    copied.write_text(text)
+    assert RuleSet.load(str(copied)) == RuleSet.preset("ono", draw_until_playable=True)
     basic_options = {k: v for k, v in RuleSet.preset("basic").to_dict().items() if k != "name"}
     assert RuleSet.preset("classic", **basic_options, name="basic") == RuleSet.preset("basic")
     (tmp_path / "r.yaml").write_text("preset: basic\nhand_size: 5\n")
