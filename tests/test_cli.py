@@ -321,6 +321,48 @@ def test_an_interrupted_console_script_ignores_a_second_ctrl_c_as_it_exits(monke
     assert capsys.readouterr().err == "ono-x: interrupted\nono-x: interrupted\n"
 
 
+@pytest.mark.parametrize("stop, status, said", [
+    (KeyboardInterrupt, 130, "ono-x: interrupted\n"), (None, 143, "ono-x: stopped by SIGTERM\n")])
+def test_a_stop_python_could_only_print_ends_the_run_as_that_stop(stop, status, said, capsys):
+    """Before: a Ctrl-C or SIGTERM while numba compiled a kernel was raised in its ctypes
+    callback, where Python prints "Exception ignored ..." and a traceback and goes on; the
+    compile then failed ("no compiled object yet") and the run ended "error: RuntimeError"
+    with status 2. Such a stop (here from a ``__del__``, which Python treats alike) is now
+    kept, printed as nothing, and the failure after it ends the run as the stop does; the
+    caller's unraisable hook is back afterwards, and other unraisable errors still reach it."""
+    import argparse
+
+    from ono_env.apps import console
+
+    class Raises:
+        def __init__(self, exc):
+            self.exc = exc
+
+        def __del__(self):
+            raise self.exc
+
+    def body(args):
+        Raises(stop() if stop else console.Stopped(15))   # dropped at once: its __del__ raises
+        raise RuntimeError("no compiled object yet")
+
+    seen = []
+    before = sys.unraisablehook
+    sys.unraisablehook = seen.append
+    try:
+        assert console.run(argparse.ArgumentParser(prog="ono-x"), [], body) == status
+        assert sys.unraisablehook == seen.append
+        assert capsys.readouterr().err == said and seen == []
+
+        def other(args):
+            Raises(ValueError("not a stop"))
+            raise RuntimeError("failed")
+        assert console.run(argparse.ArgumentParser(prog="ono-x"), [], other) == 2
+        assert capsys.readouterr().err == "ono-x: error: RuntimeError: failed\n"
+        assert [type(u.exc_value) for u in seen] == [ValueError]
+    finally:
+        sys.unraisablehook = before
+
+
 def test_a_sigterm_ends_a_console_script_as_a_ctrl_c_does(tmp_path, capsys):
     """Before: SIGTERM's default ended the process at once: no word, an output folder made
     for the run left behind, and a worker pool's processes running on. Now it raises

@@ -284,6 +284,28 @@ def named_stdout() -> Iterator[None]:
             sys.stdout = stream
 
 
+class _SwallowedStops:
+    """A ``sys.unraisablehook`` that keeps a stop (Ctrl-C's ``KeyboardInterrupt``, a
+    :class:`Stopped`) raised where Python can only print it and go on: in a ctypes callback
+    or a ``__del__``. numba compiles the kernels through such callbacks, so a Ctrl-C while a
+    kernel compiles (about 20 s on first use where no prebuilt kernel fits) printed
+    "Exception ignored on calling ctypes callback function" with a traceback, and the
+    compile then failed with numba's own error ("no compiled object yet"), which
+    :func:`run` printed as an error with status 2. Kept here, :func:`run` ends the run as
+    that stop instead, with its one line. Anything else goes to the hook it replaced."""
+
+    def __init__(self, before: Callable[[Any], Any]) -> None:
+        self.before = before
+        self.stop: BaseException | None = None
+
+    def __call__(self, unraisable: Any) -> None:
+        exc = unraisable.exc_value
+        if isinstance(exc, (KeyboardInterrupt, Stopped)):
+            self.stop = self.stop or exc
+            return
+        self.before(unraisable)
+
+
 def run(parser: argparse.ArgumentParser, argv: Sequence[str] | None,
         body: Callable[[argparse.Namespace], int | None], signals: bool = True) -> int:
     """Parse ``argv`` with ``parser`` and run ``body(args)``: the exit status of a console
@@ -296,10 +318,25 @@ def run(parser: argparse.ArgumentParser, argv: Sequence[str] | None,
     standard output is refused before ``body`` runs, except for ``ono-web`` (``signals``
     False), whose log goes to stderr: Python makes it ``None`` and ``print`` then writes
     nothing (before: a results table lost, and status 0)."""
-    from ono_env.checks import MADE_DIRS, remove_made_dirs
+    from ono_env.checks import MADE_DIRS
 
     prog = parser.prog
     MADE_DIRS.clear()
+    hook = _SwallowedStops(sys.unraisablehook)
+    sys.unraisablehook = hook   # a console script's for good: its exit may meet one too
+    try:
+        return _run(parser, argv, body, signals, prog, hook)
+    finally:
+        if argv is not None:   # called from Python (tests): the caller's hook again
+            sys.unraisablehook = hook.before
+
+
+def _run(parser: argparse.ArgumentParser, argv: Sequence[str] | None,
+         body: Callable[[argparse.Namespace], int | None], signals: bool, prog: str,
+         hook: _SwallowedStops) -> int:
+    """:func:`run`'s work, with ``hook`` keeping the stops Python could not raise."""
+    from ono_env.checks import MADE_DIRS, remove_made_dirs
+
     try:   # 2>&-: the null device, as the launchers make it (a test's capture: left alone)
         if sys.stderr is not None and sys.stderr.fileno() == 2:
             from ono_env.apps.launch import stderr_to_null_if_closed
@@ -356,6 +393,13 @@ def run(parser: argparse.ArgumentParser, argv: Sequence[str] | None,
         return 2
     except Exception as exc:  # noqa: BLE001 - a console script prints one line, never a traceback
         remove_made_dirs()
+        if isinstance(hook.stop, Stopped):   # the failure followed a stop Python swallowed
+            return end_by_signal(prog, hook.stop, argv)
+        if isinstance(hook.stop, KeyboardInterrupt):
+            print(f"{prog}: interrupted", file=sys.stderr)
+            if argv is None:
+                ignore_sigint()
+            return 130
         print(f"{prog}: error: {_message(exc)}", file=sys.stderr)
         return 2
 
