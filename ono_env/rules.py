@@ -47,8 +47,11 @@ MIN_PLAYERS = 2
 """The fewest players at a table."""
 MAX_PLAYERS = 10
 """The most players at a table."""
-MAX_YAML_BYTES = 1 << 20
-"""The largest rules or training config YAML file read."""
+MAX_YAML_BYTES = 1 << 16
+"""The largest rules or training config YAML file read: 64 KiB, over ten times the largest
+the project writes (a training config with its mixture of tables, a run's config.yaml).
+PyYAML takes about 30 us a node, so a file near the earlier cap of 1 MiB, one long list,
+took 33 s and 460 MB before it was refused as rules."""
 MAX_NAME = 80
 """The longest rule set name."""
 MAX_TARGET_SCORE = 1_000_000   # scores are int32 in the engine; real matches play to 500

@@ -168,6 +168,23 @@ def test_yaml_numbers_read_as_they_look():
     assert yaml.load(written, Loader=YamlLoader)["name"] == "2024-12-04"
 
 
+def test_a_yaml_file_over_64_kib_is_refused_before_it_is_parsed(tmp_path):
+    """Before: the cap was 1 MiB, and a rules file just under it (one list of 520,000
+    numbers) took 33 s and 460 MB to parse before it was refused. The largest YAML the
+    project writes is a few KiB."""
+    from ono_env.rules import MAX_YAML_BYTES, read_yaml
+    assert MAX_YAML_BYTES == 1 << 16
+    big = tmp_path / "big.yaml"
+    big.write_text("preset: ono\nname: [" + ",".join(["1"] * 40000) + "]\n")
+    with pytest.raises(ValueError, match=rf"cannot read rules file '{big}': 80,\d+ bytes; at "
+                                         rf"most 65,536$"):
+        RuleSet.load(str(big))
+    fits = tmp_path / "fits.yaml"
+    fits.write_text("preset: ono\n" + "# a comment line\n" * 3000)
+    assert RuleSet.load(str(fits)) == RuleSet.preset("ono")
+    assert read_yaml(fits, "rules file") == {"preset": "ono"}
+
+
 def test_a_key_given_twice_is_found_in_one_pass_over_the_keys(monkeypatch):
     """A mapping with a key given twice is checked with a set of the keys seen: before, a
     list, and a rules file of 90,000 keys (under the 1 MiB cap) took 170 s to refuse. Counted
