@@ -229,6 +229,30 @@ def test_a_game_left_shows_its_drawn_seed():
     with pytest.raises(Quit):
         play(["greedy"], "basic", seed=5, read=lambda prompt: "quit", out=chosen)
     assert "deals this game again" not in chosen.getvalue()
+    # and every other way out before the end (before: the seed was lost): Ctrl-C or a signal
+    # at the prompt, an input line refused, Ctrl-C while an agent thinks
+    from ono_env.apps.console import Stopped
+
+    def raises(exc):
+        def read(prompt):
+            raise exc
+        return read
+
+    class Thinks:
+        name = "thinks"
+
+        def act(self, obs, mask, rng):
+            raise KeyboardInterrupt
+    for exc, read, agents in ((KeyboardInterrupt, raises(KeyboardInterrupt()), ["greedy"]),
+                              (Stopped, raises(Stopped(15)), ["greedy"]),
+                              (ValueError, raises(ValueError("an input line of more than")),
+                               ["greedy"]),
+                              (KeyboardInterrupt, lambda prompt: "draw", [Thinks()])):
+        left = io.StringIO()
+        with pytest.raises(exc):
+            play(agents, "basic", read=read, out=left, seat=1)
+        assert re.search(r"^seed (\d+) \(--seed \1 deals this game again\)$", left.getvalue(),
+                         re.M), exc
 
 
 def test_a_failed_write_to_the_standard_output_is_named_as_one():

@@ -18,6 +18,7 @@ every hand shown.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import string
@@ -331,44 +332,47 @@ def play(agents: Sequence[str] | None, rules="basic", num_players: int | None = 
     for event in render.deal_events(position):
         print(f"  {render.personal(event, seat)}", file=out)
     print(render_text(game, 0, seat=seat, ansi=ansi), file=out)
-    while not game.finished[0]:
-        p = int(game.state.current[0])
-        mask = game.legal_mask()
-        legal = [int(a) for a in np.flatnonzero(mask[0])]
-        thinking = None
-        before = position
-        forced = False
-        if p == seat and len(legal) == 1 and auto_forced:
-            a, forced = legal[0], True
-        elif p == seat:
-            try:
+    try:
+        while not game.finished[0]:
+            p = int(game.state.current[0])
+            mask = game.legal_mask()
+            legal = [int(a) for a in np.flatnonzero(mask[0])]
+            thinking = None
+            before = position
+            forced = False
+            if p == seat and len(legal) == 1 and auto_forced:
+                a, forced = legal[0], True
+            elif p == seat:
                 a = ask_human(legal, read, out, before)
-            except Quit:   # the game is over: a drawn seed may be shown now (before: lost)
-                if not seed_chosen:
-                    print(f"seed {seed} (--seed {seed} deals this game again)", file=out)
-                raise
-        else:
-            if terminal and plays_from_game(by_seat[p][1]):
-                # a search may take seconds: say whose turn it is (before: a silent terminal)
-                print(f"  P{p} ({names[p]}) is thinking...", file=out, flush=True)
-            a, thinking = act_one(by_seat[p][1], names[p], game, rng)
-        replay.add(a, thinking)
-        game.step(np.array([a]))
-        line = describe_action(p, a) + (" (you" + (", your only option)" if forced else ")")
-                                         if p == seat else f" ({names[p]})")
-        history = (history + [line])[-n:]
-        print(line, file=out)
-        position = game.to_dict(0)          # this step's "after", the next one's "before"
-        shown = render.challenge_reveal(before, p, a) if p == seat else None   # for your eyes
-        for event in table_events(before, position, p, a) + ([shown] if shown else []):
-            print(f"  {render.personal(event, seat)}", file=out)
-        ended = render.round_end_events(before, position)   # and the next round's deal
-        if ended:
-            print(f"--- {render.personal(ended[0], seat)}", file=out)
-            for event in ended[1:]:
+            else:
+                if terminal and plays_from_game(by_seat[p][1]):
+                    # a search may take seconds: say whose turn it is (before: a silent terminal)
+                    print(f"  P{p} ({names[p]}) is thinking...", file=out, flush=True)
+                a, thinking = act_one(by_seat[p][1], names[p], game, rng)
+            replay.add(a, thinking)
+            game.step(np.array([a]))
+            line = describe_action(p, a) + (" (you" + (", your only option)" if forced else ")")
+                                             if p == seat else f" ({names[p]})")
+            history = (history + [line])[-n:]
+            print(line, file=out)
+            position = game.to_dict(0)          # this step's "after", the next one's "before"
+            shown = render.challenge_reveal(before, p, a) if p == seat else None   # for your eyes
+            for event in table_events(before, position, p, a) + ([shown] if shown else []):
                 print(f"  {render.personal(event, seat)}", file=out)
-        if not game.finished[0]:
-            print(render_text(game, 0, seat=seat, ansi=ansi, history=history[-1:]), file=out)
+            ended = render.round_end_events(before, position)   # and the next round's deal
+            if ended:
+                print(f"--- {render.personal(ended[0], seat)}", file=out)
+                for event in ended[1:]:
+                    print(f"  {render.personal(event, seat)}", file=out)
+            if not game.finished[0]:
+                print(render_text(game, 0, seat=seat, ansi=ansi, history=history[-1:]), file=out)
+    except BaseException:
+        # the game is left before its end (quit, end of input, Ctrl-C, a signal, an input
+        # refused): a drawn seed is shown now (before: after quit only, and lost otherwise)
+        if not seed_chosen:
+            with contextlib.suppress(OSError, ValueError):   # an output that is gone: nothing
+                print(f"seed {seed} (--seed {seed} deals this game again)", file=out)
+        raise
     print(render_text(game, 0, seat=None, ansi=ansi), file=out)   # the end: every hand shown
     if not seed_chosen:
         print(f"seed {seed} (--seed {seed} deals this game again)", file=out)
