@@ -721,4 +721,14 @@ def resolve_rules(rules: RuleSet | str | Path | Mapping[str, Any] | None = None,
             f"rules must be a RuleSet, a preset name ({', '.join(PRESETS)}), a YAML path or "
             f"a mapping; got {type(rules).__name__}"
         )
-    return rs.replace(**overrides) if overrides else rs
+    if not overrides:
+        return rs
+    _check_option_names(overrides)   # an unknown name is refused as the mapping's are
+    try:
+        return rs.replace(**overrides)
+    except ValueError as exc:   # before: neither the rules nor the overrides were named
+        source = (f"rules {rules!r}" if isinstance(rules, str) and rules in PRESETS
+                  else f"rules file {str(rules)!r}" if isinstance(rules, (str, Path))
+                  else f"rules {rs.name!r}")
+        given = ", ".join(f"{k}={shown(v, 40)}" for k, v in overrides.items())
+        raise ValueError(f"{source} with {given}: {exc}") from None

@@ -458,6 +458,13 @@ def test_play_keeps_a_rules_files_player_count(tmp_path, capsys):
             f"per other seat), or --players to play another count") in err
     err = _one_error_line("ono-play", ["greedy", "color", "--rules", str(rules)], capsys)
     assert "2 agents make 3 players" in err
+    # a count given that the file's rules cannot deal: the file and the count named (before:
+    # "invalid rule set: ..." alone)
+    big = tmp_path / "big.yaml"
+    big.write_text("preset: basic\nnum_players: 2\nhand_size: 50\n")
+    err = _one_error_line("ono-play", ["--rules", str(big), "--players", "3"], capsys)
+    assert err.startswith(f"ono-play: error: rules file '{big}' with num_players=3: invalid "
+                          f"rule set: the deck has 108 cards, too few to deal hand_size=50")
     # ten agents, no count given: named as the agents' count, not as a rules field
     err = _one_error_line("ono-play", ["greedy"] * 10, capsys)
     assert err.endswith("10 agents make 11 players; allowed: 1 to 9 agents (one per other "
