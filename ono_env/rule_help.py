@@ -144,6 +144,11 @@ def preset_summary(rules: RuleSet | str | Mapping[str, Any]) -> str:
     return f"the {rules.name} preset with {', '.join(changed)}"
 
 
+def _cards(n: int) -> str:
+    """"1 card", "7 cards" (before: "1 cards each")."""
+    return f"{n} card" if n == 1 else f"{n} cards"
+
+
 def describe_rules(rules: RuleSet | str | Mapping[str, Any]) -> list[str]:
     """The rules in force, in words, one sentence per line: right for any options (every
     sentence is chosen by the option values, none is written per preset). ``rules`` as in
@@ -151,7 +156,7 @@ def describe_rules(rules: RuleSet | str | Mapping[str, Any]) -> list[str]:
     r = rules = resolve_rules(rules)
     out = []
     out.append(f"Rules: {r.name} ({preset_summary(r)}). {r.num_players} players, "
-               f"{r.hand_size} cards each.")
+               f"{_cards(r.hand_size)} each.")
     numbers = "0-5" if r.short_deck else "0-9"
     # the kinds the deck holds (before: "0 Wild" in a deck without plain Wilds)
     wilds = [f"{r.wild_cards} Wild"] if r.wild_cards else []
@@ -178,8 +183,10 @@ def describe_rules(rules: RuleSet | str | Mapping[str, Any]) -> list[str]:
     else:
         draw += " You draw one card."
     if r.must_play_drawn:
-        draw += (" A playable drawn card must be played at once (a Wild Draw Four that would"
-                 " be a bluff may be kept).")
+        draw += " A playable drawn card must be played at once"
+        # only where a Wild Draw Four can be a bluff (before: also in decks without one)
+        draw += (" (a Wild Draw Four that would be a bluff may be kept)."
+                 if r.wild_draw_four_cards and r.wild_draw_four_restricted else ".")
     else:
         draw += " A playable drawn card may be played at once, or kept (keep)."
     out.append(draw)
@@ -221,7 +228,7 @@ def describe_rules(rules: RuleSet | str | Mapping[str, Any]) -> list[str]:
                    f"(catch, at the start of their turn): the caught player {penalty}.")
         if r.false_catch_penalty:
             out.append(f"A false accusation (catch when the previous player holds more than one "
-                       f"card) costs the accuser {r.false_catch_penalty} cards.")
+                       f"card) costs the accuser {_cards(r.false_catch_penalty)}.")
         else:
             out.append("A catch is offered only when it succeeds.")
     if r.wild_shuffle_hands_cards:

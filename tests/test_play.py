@@ -799,7 +799,7 @@ def test_the_draw_options_hint_says_what_draw_until_playable_does_with_a_playabl
     # a kind of card the deck lacks is not named (before: "0 Wild", and Wild Draw Four's
     # draw, stacking and first-card rules in a deck without one)
     for preset in ("basic", "stacking", "classic"):
-        rules = RuleSet.preset(preset, wild_cards=0, wild_draw_four_cards=0)
+        rules = RuleSet.preset(preset, wild_cards=0, wild_draw_four_cards=0, must_play_drawn=True)
         lines = describe_rules(rules)
         text = " ".join(lines)
         assert "Wild Draw Four" not in text and "0 Wild" not in text and "a Wild " not in text
@@ -807,6 +807,14 @@ def test_the_draw_options_hint_says_what_draw_until_playable_does_with_a_playabl
         assert ("Draw Twos stack" in text) == rules.stacking
     text = " ".join(describe_rules(RuleSet.preset("stacking")))
     assert "A catch is offered only when it succeeds." in text and "Wild Draw Four stack" in text
+    # a bluff kept only where one can be made (before: also without a restriction), and one
+    # card counted as one (before: "1 cards each", "costs the accuser 1 cards")
+    bluff = "(a Wild Draw Four that would be a bluff may be kept)"
+    assert bluff in " ".join(describe_rules(RuleSet.preset("classic", must_play_drawn=True)))
+    assert bluff not in " ".join(describe_rules(RuleSet.preset("stacking", must_play_drawn=True)))
+    text = " ".join(describe_rules(RuleSet.preset("basic", hand_size=1, ono_penalty="draw",
+                                                  ono_penalty_cards=1, false_catch_penalty=1)))
+    assert "4 players, 1 card each." in text and "costs the accuser 1 card." in text
 
 
 def test_a_wild_draw_four_bluff_is_said_as_the_engine_judges_it():
