@@ -19,7 +19,7 @@ OPTION_HELP: dict[str, tuple[str, str]] = {
         "built from that preset (`preset: ono` with `name: classic` is refused; every option "
         "written out with no `preset`, as in a replay, counts as built from the preset named), "
         "and not a preset's "
-        "name in other letter cases (`Basic`); informational"),
+        "name in other letter cases or forms (`Basic`, the full-width `ono`); informational"),
     "num_players": ('2 to 10',
         'players at the table'),
     "hand_size": ('1 to 100',

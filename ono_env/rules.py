@@ -32,6 +32,7 @@ from __future__ import annotations
 import dataclasses
 import re
 import reprlib
+import unicodedata
 from collections.abc import Mapping
 from dataclasses import dataclass, fields
 from pathlib import Path
@@ -346,11 +347,13 @@ class RuleSet:
         check_text("rules option 'name'", self.name, MAX_NAME)
         if not self.name.strip() or self.name != self.name.strip():   # before: " " and "basic "
             raise bad("name", "a name that is not blank and has no space at either end")
+        folded = unicodedata.normalize("NFKC", self.name).casefold()
         near = [p for p in globals().get("PRESETS", ())   # none while the presets are made
-                if p != self.name and p.casefold() == self.name.casefold()]
-        if near:   # before: "Basic" was taken for rules that need not be basic's
-            raise bad("name", f"a name that is not a preset's in other letter cases ({near[0]!r} "
-                              f"is the preset's)")
+                if p != self.name and p.casefold() == folded]
+        if near:   # before: "Basic" was taken for rules that need not be basic's, and the
+            # full-width "ono" (U+FF4F U+FF4E U+FF4F) is not caught by casefold alone
+            raise bad("name", f"a name that is not a preset's in other letter cases or forms "
+                              f"({near[0]!r} is the preset's)")
         for name, (low, high) in INT_RANGES.items():   # the bounds, then what a rule narrows
             if not low <= getattr(self, name) <= high:
                 raise bad(name, (f"0 (single round) or a score up to {high:,}"

@@ -832,8 +832,12 @@ def _refusal(call):
      "name='basic '; allowed: a name that is not blank and has no space at either end"),
     (lambda: RuleSet.preset("classic", name=" "), "name=' '; allowed: a name that is not blank"),
     (lambda: RuleSet.preset("classic", name="Basic"),
-     "name='Basic'; allowed: a name that is not a preset's in other letter cases ('basic' is "
-     "the preset's)"),
+     "name='Basic'; allowed: a name that is not a preset's in other letter cases or forms "
+     "('basic' is the preset's)"),
+    # before: taken, and headed as its rules (the full-width "ono", U+FF4F U+FF4E U+FF4F)
+    (lambda: RuleSet.preset("classic", name="\uff4f\uff4e\uff4f"),
+     "allowed: a name that is not a preset's in other letter cases or forms ('ono' is the "
+     "preset's)"),
     # from_dict's own arguments: before, "got multiple values"
     (lambda: VecGame.from_dict(VecGame("basic", 1, seed=0).to_dict(), seed=5),
      "from_dict sets seed itself"),
