@@ -667,7 +667,8 @@ def _model_misses(v, r, w, j, prm, code, sc, tmp, row):
       of (most cards, ties to more points, then to the first colour), and its hand has not
       changed at its own turns since; the world's hand must hold most of that colour;
     - its last card, found in the top ``players`` cards of the discard pile (the one copy of
-      that card type there) on a card that is neither a wild nor a Draw Two: its decision is
+      that card type there, and no other seat's last play) on a card that is neither a wild
+      nor a Draw Two: its decision is
       rebuilt in world row 2 (its hand the world's plus that card, that card's colour in
       play, the table as now otherwise), and no legal play may score more than the one it
       made (_baseline_scores; ties count as agreeing).
@@ -679,6 +680,12 @@ def _model_misses(v, r, w, j, prm, code, sc, tmp, row):
     me = v.g[r, G_CURRENT]
     n = prm[P_PLAYERS]
     nd = v.g[r, G_DISCARD_LEN]
+    # a Wild Draw Four challenged since (its own, or one played on it) moves cards to or from
+    # a hand outside a play, a Wild Shuffle Hands or a Wild Customizable's swap gives it
+    # another hand: where the deck has such cards, a seat is checked only if none has been
+    # played since its card
+    movers = prm[P_CHALLENGE] or prm[P_DECK + C.WILD_SHUFFLE_HANDS] > 0 \
+        or prm[P_DECK + C.WILD_CUSTOMIZABLE] > 0
     _copy_row(w, j, w, 2, VIEW_ALL)
     misses = 0
     for q in range(n):
@@ -693,12 +700,6 @@ def _model_misses(v, r, w, j, prm, code, sc, tmp, row):
         for x in range(nd - 1, max(0, nd - n) - 1, -1):
             if at != -2 and w.discard[j, x] == last:
                 at = x if at < 0 else -2   # -2: two copies, whose is unknown
-        # a Wild Draw Four challenged since (its own, or one played on it) moves cards to or
-        # from a hand outside a play, a Wild Shuffle Hands or a Wild Customizable's swap
-        # gives it another hand: where the deck has such cards, a seat is checked only if
-        # none has been played since its card
-        movers = prm[P_CHALLENGE] or prm[P_DECK + C.WILD_SHUFFLE_HANDS] > 0 \
-            or prm[P_DECK + C.WILD_CUSTOMIZABLE] > 0
         if movers:
             if at < 0:
                 continue
