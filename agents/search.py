@@ -225,6 +225,7 @@ class SearchAgent:
 
     uses_game = True
     uses_observation = False
+    model_deals = 1   # a pickle of before model_deals reads this
 
     def __init__(self, rules: Any = None, worlds: int = DEFAULT_WORLDS, policy: str = "greedy",
                  view: str = "fair", name: str | None = None, method: str = "pimc",
