@@ -320,6 +320,10 @@ def check_write_path(path: Any, what: str) -> Path:
     exists or was just made (:func:`check_output_dir`); else one ``ValueError`` naming
     ``what`` (a name too long for the system included)."""
     p = as_path(path, what)
+    text = str(path)
+    if text.endswith((os.sep, os.altsep or os.sep)):   # before: "y/" wrote a file named "y"
+        raise ValueError(f"{what}: {shown(text, 200)} names a folder (it ends with "
+                         f"{text[-1]!r}); give a file name")
     try:
         folder = p.is_dir()
     except OSError as exc:   # a name too long, ...

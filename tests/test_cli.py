@@ -447,6 +447,19 @@ def test_a_broken_pipe_that_is_not_stdout_is_an_error_line(capsys):
     assert capsys.readouterr().err == "ono-x: error: [Errno 32] Broken pipe\n"
 
 
+def test_a_file_to_write_named_as_a_folder_is_refused(tmp_path, capsys):
+    """Before: ``--replay y/`` for a folder not there yet was taken, and the replay written to a
+    file named ``y``; for a folder that exists the message named ``'y'``."""
+    err = _one_error_line("ono-play", ["greedy", "--replay", f"{tmp_path}/y/"], capsys)
+    assert err == (f"ono-play: error: --replay: '{tmp_path}/y/' names a folder (it ends with "
+                   f"'/'); give a file name")
+    assert not (tmp_path / "y").exists()
+    from ono_env.checks import check_output_file, check_write_path
+    for check in (check_output_file, check_write_path):
+        with pytest.raises(ValueError, match=r"^out: '[^']*/' names a folder \(it ends with "):
+            check(f"{tmp_path}/", "out")
+
+
 def test_play_keeps_a_rules_files_player_count(tmp_path, capsys):
     """ono-play with a rules file that sets num_players and agents for another count is one
     error naming both (the file's count is not dropped silently); agents that fill the file's
