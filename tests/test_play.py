@@ -93,6 +93,13 @@ def test_a_colour_is_named_as_the_game_writes_it_and_a_player_by_seat():
             parse_choice(text, targets, position)
     with pytest.raises(ValueError, match=r"'target P2' is not legal now"):
         parse_choice("P2", [5], position)
+    # an action's own name says why as the seat's form does (before: "'target 1' is not legal
+    # now", alone, and 'color R' the same)
+    position = {**position, "phase": "play"}
+    for text, why in (("target 1", "no player is to be chosen"),
+                      ("color R", "no colour is to be named")):
+        with pytest.raises(ValueError, match=rf"^'{text}' is not legal now \({why}\)$"):
+            parse_choice(text, [5], position)
 
 
 def test_a_play_of_a_card_not_held_says_so():

@@ -187,7 +187,13 @@ def parse_choice(text: str, legal: Sequence[int], position: dict | None = None) 
     if a not in legal:
         name = C.action_name(a)
         card = name.split(" ")[1] if name.startswith("play ") else ""
-        raise ValueError(f"{name!r} is not legal now{_why_not_legal(card, position, legal)}")
+        why = _why_not_legal(card, position, legal)
+        phase = position.get("phase") if position is not None else None
+        # as "target P1" says it (before: "'target 1' is not legal now", alone; a colour's
+        # every form is read above)
+        if name.startswith("target ") and phase not in (None, "target"):
+            why = " (no player is to be chosen)"
+        raise ValueError(f"{name!r} is not legal now{why}")
     return a
 
 
