@@ -209,7 +209,8 @@ class Replay:
         if not 0 <= action < C.NUM_ACTIONS:
             raise ValueError(f"action={action}; allowed: an action id 0 .. {C.NUM_ACTIONS - 1}")
         who = f" of {shown(thinking['agent'], 40)}" if isinstance(thinking, Mapping) and "agent" in thinking else ""
-        checked = _check_thinking(thinking, f"decision {len(self.actions)}: thinking{who}")
+        checked = _check_thinking(thinking, f"decision {len(self.actions)}: thinking{who}",
+                                  self.rules.num_players)
         self.actions.append(action)
         self.thinking.append(checked)
 
@@ -316,7 +317,8 @@ class Replay:
         if not isinstance(thinking, list) or len(thinking) != len(actions):
             raise bad("thinking", f"{type(thinking).__name__}", f"a list of {len(actions)} entries "
                       "(one per action: null or {\"agent\", \"probs\", \"value\"})")
-        checked_thinking = [_check_thinking(t, f"{where}: thinking[{k}]") for k, t in enumerate(thinking)]
+        checked_thinking = [_check_thinking(t, f"{where}: thinking[{k}]", n)
+                            for k, t in enumerate(thinking)]
         result = _check_result(d["result"], rules, int(md), f"{where}: result")
         if result["decisions"] != len(ids):   # every decision is one action (no forced skips)
             raise bad("actions", f"{len(ids)} actions for a game of {result['decisions']} "
@@ -375,9 +377,16 @@ def _finite_number(x: Any) -> bool:
 PROBS_SLACK = 1e-3
 """How far a decision's ``probs`` may sum past 1: each is written rounded to 6 decimals
 (:func:`agent_thinking`), 85 actions at most, from a float32 softmax."""
+VALUES_SLACK = 1e-6
+"""How far a search's ``values`` may pass their range (:func:`_check_thinking`): each is
+written rounded to 6 decimals (:func:`search_thinking`)."""
 
 
-def _check_thinking(t: Any, where: str) -> dict[str, Any] | None:
+def _check_thinking(t: Any, where: str, players: int) -> dict[str, Any] | None:
+    """A decision's ``thinking`` as a replay keeps it, of a game of ``players``. A search's
+    ``values`` are mean playout results, from (2 - players) / players (a penalty-scored match
+    lost to tied winners) to 1 (a win; ``ono_env.agents.search``): before, any finite number
+    was taken, 1e308 too, and the viewer, which shows them as results of 0 to 1, drew it."""
     if t is None:
         return None
     allowed = ('null or {"agent": label, "probs": {action name: probability}, '
@@ -406,11 +415,14 @@ def _check_thinking(t: Any, where: str) -> dict[str, Any] | None:
         if not isinstance(values, Mapping) or len(values) > C.NUM_ACTIONS:
             raise ValueError(f"{where}: values {shown(values, 60)}; allowed: {allowed}")
         values = {name: _plain(x) for name, x in values.items()}
+        low = (2 - players) / players
         for name, x in values.items():
             if name not in C.ACTION_NAMES:
                 raise ValueError(f"{where}: values: unknown action {shown(name, 40)}; allowed: action names")
-            if not _finite_number(x):
-                raise ValueError(f"{where}: values[{name!r}]={shown(x, 40)}; allowed: a finite number")
+            if not (_finite_number(x) and low - VALUES_SLACK <= x <= 1 + VALUES_SLACK):
+                raise ValueError(f"{where}: values[{name!r}]={shown(x, 40)}; allowed: a finite "
+                                 f"number {round(low, 6):g} .. 1 (a search's mean playout "
+                                 f"result at {players} players)")
         out["values"] = values
     return out
 
@@ -445,38 +457,54 @@ def final_result(position: Mapping[str, Any]) -> dict[str, Any]:
             "decisions": position["decisions"]}
 
 
-def replay_positions(replay: Replay, *, check_result: bool = True) -> list[dict[str, Any]]:
+def _result_text(result: Any, keys: Any) -> str:
+    """A result's entries of ``keys`` as ``key=value`` (JSON values): ``winner=1,
+    scores=[0, 12]`` (before: a Python dict's repr)."""
+    if not isinstance(result, Mapping):
+        return shown(result, 200)
+    return cut(", ".join(f"{k}={json.dumps(result.get(k), default=str)}" for k in keys), 200)
+
+
+def replay_positions(replay: Replay, *, check_result: bool = True,
+                     where: str = "replay") -> list[dict[str, Any]]:
     """Play ``replay`` with the engine: the position before the first action and after each
     one (``len(actions) + 1`` position dicts, every hand visible). ``ValueError`` naming
     the decision when an action is not legal in its position or the game ended before it,
     and (``check_result``) when the last position does not end as ``result`` says; so is a
-    decision's ``thinking`` that reports on an action not legal there."""
+    decision's ``thinking`` that reports on an action not legal there. Each message starts
+    with ``where`` (the web table's uploads: ``uploaded replay``, as their reading's do)."""
     if not isinstance(replay, Replay):
         raise ValueError(f"replay_positions: replay is a {type(replay).__name__}; allowed: a "
                          f"Replay (Replay.load(path), Replay.from_dict(d))")
     check_result = check_bool("check_result", check_result)
+    if not isinstance(where, str):
+        raise ValueError(f"replay_positions: where={shown(where, 40)}; allowed: text naming "
+                         f"the replay in its messages")
     game = new_game(replay.rules, replay.game_seed, replay.max_decisions)
     out = [game.to_dict(0)]
     for k, a in enumerate(replay.actions):
         if game.finished[0]:
-            raise ValueError(f"replay: actions[{k}] {C.action_name(a)!r}: the game ended "
+            raise ValueError(f"{where}: actions[{k}] {C.action_name(a)!r}: the game ended "
                              f"after {k} actions")
         legal = np.flatnonzero(game.legal_mask()[0])
         if a not in legal:
-            raise ValueError(f"replay: actions[{k}] {C.action_name(a)!r} is not legal in its "
+            raise ValueError(f"{where}: actions[{k}] {C.action_name(a)!r} is not legal in its "
                              f"position; legal: {', '.join(C.action_name(int(x)) for x in legal)}")
         said = replay.thinking[k] if k < len(replay.thinking) else None
         if said is not None:   # before: probabilities of actions no agent could take, shown
             names = {C.action_name(int(x)) for x in legal}
             other = [n for part in ("probs", "values") for n in said.get(part, {}) if n not in names]
             if other:
-                raise ValueError(f"replay: thinking[{k}] names {other[0]!r}, which is not legal "
+                raise ValueError(f"{where}: thinking[{k}] names {other[0]!r}, which is not legal "
                                  f"in its position; legal: {', '.join(sorted(names))}")
         game.step(np.array([a]))
         out.append(game.to_dict(0))
     if check_result and replay.result is not None:
         got = final_result(out[-1])
-        if got != replay.result:
-            raise ValueError(f"replay: the actions end with {got}; the replay says "
-                             f"{shown(replay.result, 200)}")
+        if got != replay.result:   # the entries that differ, where the replay has them all
+            said = replay.result
+            keys = [k for k in RESULT_KEYS if got[k] != said.get(k)] \
+                if isinstance(said, Mapping) and set(said) == set(RESULT_KEYS) else RESULT_KEYS
+            raise ValueError(f"{where}: the actions end with {_result_text(got, keys)}; the "
+                             f"replay says {_result_text(said, keys)}")
     return out

@@ -172,9 +172,14 @@ def test_replays_whose_actions_do_not_fit_are_refused_with_the_decision():
     with pytest.raises(ValueError, match=r"actions\[0\] .* is not legal in its position; legal:"):
         replay_positions(r)
     r = Replay.from_dict(_replay_dict())
-    r.result = dict(r.result, winner=1 - r.result["winner"])
-    with pytest.raises(ValueError, match="the actions end with"):
-        replay_positions(r)
+    w = r.result["winner"]
+    r.result = dict(r.result, winner=1 - w, scores=[7, 0])
+    # the entries that differ, as key=value, named as the caller names the replay (before:
+    # both results as Python dicts, and "replay:" whatever the replay was)
+    with pytest.raises(ValueError, match=rf"^uploaded replay: the actions end with winner={w}, "
+                                         rf"scores=\[0, 0\]; the replay says winner={1 - w}, "
+                                         rf"scores=\[7, 0\]$"):
+        replay_positions(r, where="uploaded replay")
     r = Replay.from_dict(_replay_dict())
     r.actions.append(r.actions[-1])
     r.thinking.append(None)
@@ -190,6 +195,32 @@ def test_replays_whose_actions_do_not_fit_are_refused_with_the_decision():
             replay_positions(r)
     r.thinking[0] = {"agent": "x", "probs": {action_name(min(legal0)): 1.0}, "value": None}
     assert len(replay_positions(r)) == len(r.actions) + 1
+
+
+def test_a_searchs_values_are_mean_playout_results():
+    """A search reports mean playout results, from (2 - players) / players (a penalty-scored
+    match lost to tied winners) to 1 (each written rounded to 6 decimals): before, any
+    finite number was read, 1e308 too, where the viewer shows results of 0 to 1."""
+    from ono_env.rules import RuleSet
+
+    d = _replay_dict()
+    name = d["actions"][0]
+    d["thinking"][0] = {"agent": "pimc", "probs": {}, "value": None, "values": {name: 1e308}}
+    with pytest.raises(ValueError, match=rf"^replay: thinking\[0\]: values\['{name}'\]=1e\+308; "
+                                         rf"allowed: a finite number 0 \.\. 1 \(a search's mean "
+                                         rf"playout result at 2 players\)$"):
+        Replay.from_dict(d)
+    for players, ok, bad in [(2, [0, 1, 1.0000004], [-0.001, 1.01]),
+                             (6, [round(-4 / 6, 6), 0.5], [-0.67, 2])]:
+        game = VecGame(RuleSet.preset("classic", num_players=players), 1, seed=0)
+        r = Replay.start(game, 0, 5, ["x"] * players, "test")
+        for v in ok:
+            r.add(0, {"agent": "pimc", "probs": {}, "value": None, "values": {"draw": v}})
+        for v in bad:
+            with pytest.raises(ValueError, match=rf"values\['draw'\]={v}; allowed: a finite "
+                                                 rf"number {round((2 - players) / players, 6):g} "):
+                r.add(0, {"agent": "pimc", "probs": {}, "value": None, "values": {"draw": v}})
+        assert len(r.actions) == len(ok)
 
 
 def test_replay_loading_refuses_non_replays(tmp_path):
