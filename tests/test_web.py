@@ -121,6 +121,20 @@ def test_an_unknown_agent_is_refused_with_the_agents_that_fit_this_table(client)
     assert "ppo-basic-2p" not in error
 
 
+def test_a_model_of_another_player_count_is_refused_in_the_tables_words(client):
+    """What to choose at the web table, and no terminal command (before: "num_players=4;
+    ono-arena --players 4; ono-play with 3 agents for the other seats")."""
+    body = {"rules": "basic", "num_players": 2, "opponents": ["ppo-basic-4p"]}
+    assert refused(client.post("/api/games", json=body), 400) == (
+        "agent 'ppo-basic-4p' cannot sit at this table: this model: trained for 4 players, asked "
+        "to play 2 (the table's player count); allowed: a table of 4 players under its basic "
+        "rules (choose 4 players); or ppo-any, which plays every rule set at 2-10 players")
+    error = refused(client.post("/api/games", json={**body, "rules": "classic"}), 400,
+                    "and its rules differ from this table's (dealer, ", " and 4 more)",
+                    "(choose 4 players and those rules)")
+    assert "ono-arena" not in error and "ono-play" not in error, error
+
+
 @pytest.mark.parametrize("body, status, fragments", [
     ({"rules": "nope"}, 400, ["not a preset; allowed: basic"]),
     ({"rules": "configs/rules/basic.yaml"}, 400, ["not a preset"]),
@@ -288,12 +302,15 @@ def test_oversized_requests_are_refused(client):
         for _ in range(MAX_BODY // 65536 + 2):
             yield b"x" * 65536
         yield b'"]}'
-    refused(client.post("/api/games", headers=JSON, content=chunks()), 413, "over")
-    # every request but an upload: SMALL_BODY (before: MAX_BODY, parsed on the event loop)
+    refused(client.post("/api/games", headers=JSON, content=chunks()), 413, "more than")
+    # every request but an upload: SMALL_BODY (before: MAX_BODY, parsed on the event loop);
+    # told or counted, one wording (before: "...; at most N" and "request body over N bytes")
     mid = b'{"opponents": ["' + b"x" * (SMALL_BODY + 10) + b'"]}'
     for path in ("/api/games", "/api/agents"):
-        refused(client.post(path, headers=JSON, content=mid), 413, f"at most {SMALL_BODY}")
-        refused(client.post(path, headers=JSON, content=iter([mid])), 413, f"over {SMALL_BODY}")
+        assert refused(client.post(path, headers=JSON, content=mid), 413) \
+            == f"request body of {len(mid)} bytes; allowed: at most {SMALL_BODY}"
+        assert refused(client.post(path, headers=JSON, content=iter([mid])), 413) \
+            == f"request body of more than {SMALL_BODY} bytes; allowed: at most {SMALL_BODY}"
     assert client.post("/api/replays", headers=JSON, content=mid).status_code == 400   # read
     assert client.post("/api/replays/", headers=JSON, content=mid).status_code == 400   # its URL
     # a length of digits that are not ASCII, which HTTP clients do not send but a raw socket
@@ -513,10 +530,15 @@ def test_replay_uploads_are_checked(client, monkeypatch):
     monkeypatch.undo()
     d = r.to_dict()
     d["result"]["winner"] = 1 - d["result"]["winner"]
-    refused(client.post("/api/replays", headers=JSON, content=json.dumps(d)), 400, "the actions end with")
+    # named as its reading's errors name it, and the results as key=value (before: "replay:
+    # the actions end with {'winner': 1, ...}", a Python dict)
+    assert refused(client.post("/api/replays", headers=JSON, content=json.dumps(d)), 400) == (
+        f"uploaded replay: the actions end with winner={1 - d['result']['winner']}; the replay "
+        f"says winner={d['result']['winner']}")
     d = r.to_dict()
     d["actions"][0] = "challenge"
-    refused(client.post("/api/replays", headers=JSON, content=json.dumps(d)), 400, "actions[0]", "is not legal")
+    refused(client.post("/api/replays", headers=JSON, content=json.dumps(d)), 400,
+            "uploaded replay: actions[0]", "is not legal")
     refused(client.post("/api/replays", headers=JSON, content=b"\xff\xfe"), 400, "UTF-8")
     refused(client.post("/api/replays", headers=JSON, content=b"[]"), 400, "a replay is a JSON object")
     # a game still on (its first actions, and the position they reach as the result): no writer
@@ -570,6 +592,49 @@ def test_the_server_lists_replay_folders_and_offers_model_files_from_its_command
                                             "opponents": [str(model)]}), 400, "unknown agent")
 
 
+def test_a_model_file_named_as_a_search_agent_plays_as_that_model(tmp_path):
+    """``ono-web --model "pimc:8.safetensors"`` offers the file by that label (a file, not a
+    search), and a game seats it: before, the game was refused as "not a search agent
+    label", and counted among the searching games."""
+    import shutil
+
+    from ono_env.agents.learned import shipped_models
+    from ono_env.apps.web.server import searches
+
+    model = tmp_path / "pimc:8.safetensors"
+    shutil.copy(shipped_models()["ppo-basic-2p"], model)
+    client = TestClient(create_app(models=[str(model)]))
+    offered = client.post("/api/agents", json={"rules": "basic", "num_players": 2}).json()
+    assert "pimc:8.safetensors" in offered["agents"]
+    view = new_game(client, opponents=["pimc:8.safetensors"], seat=1, thinking=True)
+    assert view["players"][0]["label"] == "pimc:8.safetensors"
+    assert view["history"] and view["history"][0]["thinking"]["probs"]   # a policy's report
+    assert not searches(["pimc:8.safetensors"])
+
+
+def test_a_model_labelled_you_is_refused_and_one_given_twice_is_offered_once(tmp_path):
+    """``you`` is the human's seat: before, a model file of that name sat beside it, and the
+    log, the replay and the viewer's "your next turn" had two players named you. The same
+    file given twice is noted and offered once, as a replay folder is (before: refused as
+    a label "taken by an agent of that name")."""
+    import io
+    import shutil
+
+    from ono_env.agents.learned import shipped_models
+
+    for name in ("you", "mine"):
+        shutil.copy(shipped_models()["ppo-basic-2p"], tmp_path / f"{name}.safetensors")
+    with pytest.raises(ValueError, match="its label 'you' names the human's seat"):
+        create_app(models=[str(tmp_path / "you.safetensors")])   # ono-web: one line, status 2
+    log = io.StringIO()
+    mine = str(tmp_path / "mine.safetensors")
+    client = TestClient(create_app(models=[mine, str(tmp_path / ".." / tmp_path.name /
+                                                     "mine.safetensors")], log=log))
+    assert "names a file given before; it is offered once" in log.getvalue()
+    assert client.get("/api/options").json()["agents"].count("mine") == 1
+    assert new_game(client, opponents=["mine"])["players"][1]["label"] == "mine"
+
+
 def test_the_page_and_its_assets_are_served_from_the_package(client):
     page = client.get("/")
     assert page.status_code == 200 and "<title>ONO! table</title>" in page.text
@@ -597,6 +662,26 @@ def test_ono_web_refuses_bad_arguments_in_one_line(capsys, args, fragment):
     assert main(args) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and err.startswith("ono-web: error:") and fragment in err
+
+
+def test_both_hosts_of_every_address_are_named_and_the_address_printed_opens(monkeypatch, capsys):
+    """``--host ::`` serves every address as ``0.0.0.0`` does, and ``--help`` says so (before:
+    "0.0.0.0 ..., and only it"); the address printed is one a browser opens, this machine's
+    loopback (before: http://0.0.0.0:PORT/ or http://[::]:PORT/)."""
+    import socket
+
+    import uvicorn
+
+    from ono_env.apps.web.server import build_parser
+
+    assert "0.0.0.0 (IPv4) or :: (IPv6) serves every address" in " ".join(
+        build_parser().format_help().split())
+    monkeypatch.setattr(uvicorn.Server, "run",   # not served: the line printed is the test
+                        lambda self, sockets=None: [s.close() for s in sockets or ()])
+    for host, shown in (("0.0.0.0", "127.0.0.1"), ("::", "[::1]"))[:1 + socket.has_ipv6]:
+        assert main(["--host", host, "--port", "0"]) == 0
+        line = capsys.readouterr().out
+        assert line.startswith(f"ono-web: open http://{shown}:") and "every address" in line
 
 
 def test_a_seed_the_server_drew_is_shown_only_at_the_end(client):
@@ -949,6 +1034,89 @@ def test_one_clients_searching_games_think_one_at_a_time(monkeypatch):
         safety.cancel()
 
 
+def test_a_stopping_server_starts_no_more_work_and_answers_503(monkeypatch):
+    """Told to stop (``ono-web`` sets ``app.state.stopping`` on Ctrl-C or SIGTERM), a game's
+    agents play no decision after the one under way, a request queued behind it starts
+    nothing, and a new one is answered 503 at once: before, the server ran on until every
+    game's agents had played (30 s for one 10-player deal of searches), queued deals too."""
+    import threading
+
+    from ono_env.apps.web import server
+
+    released, armed = threading.Event(), threading.Event()
+    decisions: list[int] = []
+    _hold_agents(monkeypatch, "pimc:1", armed, released, lambda: decisions.append(1))
+    turns: list[str | None] = []   # the requests that reached the client's search queue
+    turn = server.ClientTurns.turn
+    monkeypatch.setattr(server.ClientTurns, "turn",
+                        lambda self, host: turns.append(host) or turn(self, host))
+    safety = threading.Timer(30, released.set)
+    safety.start()
+    out: list[tuple[int, str]] = []
+
+    def deal():   # seat 3 of 4, seed 6: P0 plays first, then P1 (two agents before you)
+        r = client.post("/api/games", json={"rules": "basic", "num_players": 4, "seat": 3,
+                                            "seed": 6, "opponents": ["pimc:1"] * 3})
+        out.append((r.status_code, r.json().get("error", "")))
+    try:
+        with TestClient(create_app()) as client:
+            armed.set()
+            deals = [threading.Thread(target=deal) for _ in range(2)]
+            for t in deals:   # one client's searching deals: the second waits for the first
+                t.start()
+            try:
+                deadline = time.monotonic() + 30
+                while (len(turns) < 2 or not decisions) and time.monotonic() < deadline:
+                    time.sleep(0.02)
+                assert len(turns) == 2 and decisions == [1]
+                client.app.state.stopping.set()
+            finally:   # the held requests end before the client closes, whatever failed
+                released.set()
+                for t in deals:
+                    t.join(60)
+            assert decisions == [1]   # the decision under way, and none after it
+            assert [status for status, _ in out] == [503, 503]
+            assert all("the server is stopping" in error for _, error in out), out
+            refused(client.get("/api/options"), 503, "the server is stopping")
+    finally:
+        released.set()
+        safety.cancel()
+
+
+def test_ono_web_stops_on_ctrl_c_with_json_answers_and_no_traceback():
+    """Two Ctrl-Cs with a request under way (an upload whose body stalls): the server says it
+    is stopping, answers that request 503 in JSON and ends, with no traceback: before, the
+    second printed uvicorn's tracebacks and the client got a plain-text 500."""
+    import signal
+    import socket
+    import subprocess
+    import sys
+
+    run = subprocess.Popen([sys.executable, "-m", "ono_env.apps.web.server", "--port", "0"],
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        assert run.stdout is not None and run.stderr is not None
+        port = int(run.stdout.readline().split("http://127.0.0.1:")[1].split("/")[0])
+        with socket.create_connection(("127.0.0.1", port), timeout=30) as s:
+            s.sendall(b"POST /api/replays HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: "
+                      b"application/json\r\nContent-Length: 1000\r\n\r\n{")
+            time.sleep(0.3)   # the request is under way (else it is answered 503 all the same)
+            run.send_signal(signal.SIGINT)
+            time.sleep(0.3)
+            run.send_signal(signal.SIGINT)
+            answer = b""
+            while chunk := s.recv(65536):
+                answer += chunk
+        assert run.wait(timeout=60) == 0
+        err = run.stderr.read()
+    finally:
+        run.kill()
+    head, _, body = answer.partition(b"\r\n\r\n")
+    assert head.startswith(b"HTTP/1.1 503") and b"application/json" in head, answer
+    assert "the server is stopping" in json.loads(body)["error"]
+    assert err.startswith("ono-web: stopping") and "Traceback" not in err, err
+
+
 def test_searches_tells_a_search_agents_label_from_others():
     from ono_env.apps.web.server import searches
 
@@ -1064,6 +1232,27 @@ def test_a_replay_is_replayed_for_the_viewer_once_then_served_as_kept(tmp_path, 
     assert first.json() == json.loads(json.dumps(server.replay_view(r)))
     assert len(calls) == 2   # replay_view itself replays; the route did not, the second time
     refused(client.get("/api/replays/0000"), 404, "no replay")
+
+
+def test_a_replays_view_is_encoded_an_item_at_a_time(monkeypatch):
+    """The view's JSON is one ``json.dumps``'s text, made a position and a decision at a time:
+    before, one ``json.dumps`` of a 20,000-decision view at 10 players held Python's lock for
+    0.6 to 0.8 s, in which the event loop answered no client."""
+    from ono_env.apps.web import server
+
+    r = run_arena(["greedy", "random"], "basic", num_players=2, num_games=2, seed=0,
+                  rating=False, record=1).replays[0]
+    view = server.replay_view(r)
+    whole = json.dumps(view, ensure_ascii=False, allow_nan=False, separators=(",", ":"))
+    replays = server.Replays()
+    rid = replays.add(r, "a game")
+    encoded: list[object] = []
+    dumps = json.dumps
+    monkeypatch.setattr(json, "dumps", lambda x, **kw: encoded.append(x) or dumps(x, **kw))
+    assert replays.view(rid) == whole.encode("utf-8")
+    steps = len(view["steps"])
+    assert not any((isinstance(x, dict) and "steps" in x)
+                   or (isinstance(x, list) and len(x) == steps) for x in encoded)
 
 
 def test_the_kept_views_stay_within_their_byte_cap(tmp_path, monkeypatch):
@@ -1215,6 +1404,24 @@ def test_replay_uploads_leave_the_workers_to_the_games(monkeypatch):
     finally:
         released.set()
         safety.cancel()
+
+
+def test_an_unknown_query_parameter_is_refused_by_every_endpoint(client):
+    """Before: ignored, and ``/api/replays?limit=5`` answered with every replay."""
+    from starlette.applications import Starlette
+    from starlette.routing import Mount
+
+    game = new_game(client)["id"]
+    for method, path in [("GET", "/api/replays?limit=5"), ("GET", "/api/options?x=1"),
+                         ("GET", f"/api/games/{game}?seat=1"), ("POST", "/api/games?seat=1"),
+                         ("GET", "/api/replays/nothere?limit=5&limit=6")]:
+        refused(client.request(method, path, json={}), 400, "unknown query parameter '",
+                "allowed: none (this endpoint takes no query parameters)")
+    assert client.get("/api/options").status_code == 200
+    assert client.get("/?from=bookmark").status_code == 200   # the page and its assets: any
+    assert client.get("/static/app.js?v=2").status_code == 200
+    mounted = TestClient(Starlette(routes=[Mount("/ono", app=create_app())]))
+    refused(mounted.get("/ono/api/options?x=1"), 400, "unknown query parameter 'x'")
 
 
 def test_errors_cut_what_they_echo(client):

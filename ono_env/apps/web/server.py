@@ -8,7 +8,7 @@ the number of the view it was made on) and gets the table as its seat sees it. E
 asset ships in the package (``ono_env/apps/web/static``); nothing is fetched from the internet.
 
 Endpoints (JSON; every refusal is ``{"error": "..."}`` with a 4xx status, or 503 where the
-server is full and 500 where an agent fails; docs/play.md)::
+server is full or stopping and 500 where an agent fails; docs/play.md)::
 
     GET  /api/options                 presets, their rule options, agents, player counts
     POST /api/agents                  {"rules", "options", "num_players"} -> {"agents": the
@@ -58,6 +58,7 @@ from ono_env.apps import console as cli
 from ono_env.apps.web.table import (
     MAX_TABLES,
     Refused,
+    STOPPING,
     Tables,
     WEB_MAX_BUDGET,
     WEB_MAX_DECISIONS,
@@ -138,6 +139,12 @@ SEARCH_WORKERS = WEB_WORKERS - 1
 for seconds a decision, and the last worker stays for the games whose agents answer in
 milliseconds (baselines, learned policies), so that however many
 searching games one client starts, a new game of the others is dealt at once."""
+STOP_SECONDS = 5
+"""The longest ``ono-web``, told to stop (Ctrl-C, SIGTERM), waits for the requests under way
+before it cancels them (uvicorn's ``timeout_graceful_shutdown``; before, none: a client that
+did not read its answer held the server). Work in the agents' or the replays' threads cannot
+be cancelled: the agents start no other decision once it is told (:attr:`Tables.stopping`),
+so a game ends its stop with the decision under way, and a replay's check runs to its end."""
 LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "::1", "[::1]")
 SEARCH_OFFERED = ("pimc", "pimc:128", "ismcts", "oracle-hands", "oracle")
 """Search agents the setup screen lists (any ``name:N`` or ``name:<T>ms`` is accepted); the
@@ -193,9 +200,10 @@ class ClientTurns:
 
 def searches(labels: Sequence[Any]) -> bool:
     """Does a game of these agent labels seat a search agent (``pimc``, ``pimc:128``,
-    ``oracle (cheating)``, ...)?"""
+    ``oracle (cheating)``, ...)? A model file's label (``pimc:8.safetensors``) is none."""
     return any(isinstance(x, str)
                and unmarked(x).partition(":")[0] in SEARCH_AGENTS
+               and not is_model_path(unmarked(x))
                for x in labels)
 
 
@@ -362,8 +370,7 @@ class Replays:
         if data is not None:
             return data
         replay = self.get(rid)   # 404 when it is not kept
-        data = json.dumps(replay_view(replay), ensure_ascii=False, allow_nan=False,
-                          separators=(",", ":")).encode("utf-8")
+        data = view_json(replay_view(replay))
         with self._lock:
             if rid in self._items and rid not in self._views and len(data) <= self.max_view_bytes:
                 self._views[rid] = data
@@ -381,6 +388,20 @@ class Replays:
         with self._lock:
             items = list(self._items.items())
         return [item.entry for _rid, item in reversed(items)]
+
+
+def view_json(view: dict[str, Any]) -> builtins.bytes:
+    """``view`` (a dict, :func:`replay_view`) as compact JSON, UTF-8: the text of one
+    ``json.dumps``, made a list item at a time, so that the thread that encodes it lets the
+    event loop run between items. (One ``json.dumps`` of the view of a 20,000-decision replay
+    at 10 players held Python's lock for 0.6 to 0.8 s, in which no client was answered;
+    Python's own encoder, which yields, took several times as long.)"""
+    def dumps(x: Any) -> str:
+        return json.dumps(x, ensure_ascii=False, allow_nan=False, separators=(",", ":"))
+    return ("{" + ",".join(
+        dumps(k) + ":" + ("[" + ",".join(dumps(x) for x in v) + "]" if isinstance(v, list)
+                          else dumps(v))
+        for k, v in view.items()) + "}").encode("utf-8")
 
 
 def check_length(replay: Replay) -> None:
@@ -470,7 +491,7 @@ def create_app(models: Sequence[str] = (), replay_dirs: Sequence[str] = (),
         raise ValueError(f"body_seconds={body_seconds!r}; allowed: a number of seconds above 0")
     import anyio
     import anyio.to_thread
-    from fastapi import FastAPI, Request
+    from fastapi import Depends, FastAPI, Request
     from fastapi.exceptions import RequestValidationError
     from fastapi.responses import FileResponse, JSONResponse, Response
     from fastapi.staticfiles import StaticFiles
@@ -480,9 +501,18 @@ def create_app(models: Sequence[str] = (), replay_dirs: Sequence[str] = (),
     allowed: dict[str, str] = {name: name for name in agent_names()}
     # the rules each learned agent was trained for: the browser is offered only those that fit
     metas: dict[str, Any] = {name: read_metadata(path) for name, path in shipped_models().items()}
+    offered: set[Path] = set()
     for m in models:
+        if Path(m).resolve() in offered:   # before: refused as a label taken by an agent
+            print(f"ono-web: note: --model {printable(str(m))} names a file given before; it "
+                  f"is offered once", file=log or sys.stderr)
+            continue
+        offered.add(Path(m).resolve())
         meta = read_metadata(m)
         label = model_label(m, meta)[:MAX_LABEL]
+        if label == "you":   # the human's seat: before, two players named you
+            raise ValueError(f"model {m!r}: its label 'you' names the human's seat at the web "
+                             f"table (rename the file, or train with another name)")
         # (a label that model_label gave a file named as a search agent, "pimc:8.safetensors",
         # names a file, not a search: offered)
         if label in allowed or (label.partition(":")[0] in SEARCH_AGENTS
@@ -547,6 +577,18 @@ def create_app(models: Sequence[str] = (), replay_dirs: Sequence[str] = (),
     uploads = ClientTurns(UPLOADS_PER_CLIENT)   # admitted by limit_body, before the body
     reads = ClientTurns(READS_PER_CLIENT)   # replay views and files, until sent
     search_turns = ClientTurns()   # a client's search games think one at a time
+    stopping = tables.stopping   # set as ono-web stops: see unless_stopping and StopGate
+
+    def unless_stopping(work: Callable[[], Any]) -> Callable[[], Any]:
+        """``work``, for a thread: refused (503) where the server began to stop before its
+        turn came, so that a request queued meanwhile starts nothing (before, uvicorn waited
+        for every queued request's agents to play: four deals queued behind a searching one
+        were all played after a SIGTERM)."""
+        def guarded() -> Any:
+            if stopping.is_set():
+                raise Refused(STOPPING, 503)
+            return work()
+        return guarded
 
     async def replay_work(turns: ClientTurns, host: str | None, work: Callable[[], Any]) -> Any:
         """``work()`` in the replays' thread after the earlier upload (or view, or file) of the
@@ -556,7 +598,7 @@ def create_app(models: Sequence[str] = (), replay_dirs: Sequence[str] = (),
         unpacking (milliseconds) waits its turn there too, behind other clients' checks and
         views under way."""
         async with turns.turn(host):
-            return await anyio.to_thread.run_sync(work, limiter=replaying)
+            return await anyio.to_thread.run_sync(unless_stopping(work), limiter=replaying)
 
     def sent_in_chunks(data: builtins.bytes, host: str | None, **headers: str) -> Response:
         """``data`` (JSON) sent :data:`SEND_CHUNK` bytes at a time, each when the client has
@@ -588,9 +630,9 @@ def create_app(models: Sequence[str] = (), replay_dirs: Sequence[str] = (),
         players with 40 of each wild, ``pimc:512`` took 20 s a decision), so that another
         client waits for a place behind at most one of them."""
         if not search:
-            return await anyio.to_thread.run_sync(work, limiter=workers)
+            return await anyio.to_thread.run_sync(unless_stopping(work), limiter=workers)
         async with search_turns.turn(host), searching:
-            return await anyio.to_thread.run_sync(work, limiter=workers)
+            return await anyio.to_thread.run_sync(unless_stopping(work), limiter=workers)
 
     async def at_table(table: Any, work: Callable[[], Any], agents: bool = False,
                        host: str | None = None) -> Any:
@@ -607,12 +649,27 @@ def create_app(models: Sequence[str] = (), replay_dirs: Sequence[str] = (),
             async with gate:
                 if agents:
                     return await agents_work(locked, searches(table.labels), host)
-                return await anyio.to_thread.run_sync(locked)
+                return await anyio.to_thread.run_sync(unless_stopping(locked))
         finally:
             tables.release(table.id)
 
-    app = FastAPI(title="ono_env web table", docs_url=None, redoc_url=None, openapi_url=None)
+    async def known_query(request: Request) -> None:
+        """Every endpoint of the API: a query parameter it does not take is refused, naming
+        it and those the endpoint takes (before: ignored, and ``/api/replays?limit=5``
+        answered every replay). The page and its assets take any (a link may add some)."""
+        route = request.scope.get("route")
+        if route is None or not route.path.startswith("/api/"):   # (the app's own path)
+            return
+        takes = [q.alias for q in route.dependant.query_params]
+        unknown = [k for k in request.query_params if k not in takes]
+        if unknown:
+            raise Refused(f"unknown query parameter {shown(unknown[0], 40)}; allowed: "
+                          f"{', '.join(takes) or 'none (this endpoint takes no query parameters)'}")
+
+    app = FastAPI(title="ono_env web table", docs_url=None, redoc_url=None, openapi_url=None,
+                  dependencies=[Depends(known_query)])
     app.state.tables = tables
+    app.state.stopping = stopping   # ono-web sets it on Ctrl-C or SIGTERM
     app.state.replays = replays
     app.state.reads = reads   # the replays each client is fetching (tests read it)
     held = 0   # bytes of the large bodies being read or served (on the event loop: no lock)
@@ -629,11 +686,13 @@ def create_app(models: Sequence[str] = (), replay_dirs: Sequence[str] = (),
             path = path[len(root):]
         limit = MAX_BODY if (request.method, path.rstrip("/")) \
             == ("POST", "/api/replays") else SMALL_BODY   # '/api/replays/' is redirected there
+
+        def too_large(size: str) -> Response:   # one wording, told or counted (before: two)
+            return JSONResponse({"error": f"request body of {size} bytes; allowed: at most "
+                                          f"{limit}"}, status_code=413)
         if length is not None and (not (length.isascii() and length.isdigit())   # not '²'
                                    or int(length) > limit):
-            told = cut(length, 20)   # the header's text
-            return JSONResponse({"error": f"request body of {told} bytes; at most {limit}"},
-                                status_code=413)
+            return too_large(cut(length, 20))   # the header's text
         if request.method not in ("POST", "PUT", "PATCH"):
             return await call_next(request)
         large = length is not None and int(length) > SMALL_BODY   # told large
@@ -654,8 +713,7 @@ def create_app(models: Sequence[str] = (), replay_dirs: Sequence[str] = (),
                         chunks.append(chunk)
                         size += len(chunk)
                         if size > limit:
-                            return JSONResponse({"error": f"request body over {limit} bytes"},
-                                                status_code=413)
+                            return too_large(f"more than {limit}")
                         # a body sent in chunks is charged once it is past SMALL_BODY, all
                         # of it then (before: from its first byte, so that a game's small
                         # request in chunks was answered 503 while uploads filled the budget)
@@ -695,6 +753,42 @@ def create_app(models: Sequence[str] = (), replay_dirs: Sequence[str] = (),
                 return JSONResponse({"error": f"host {shown(host, 80)} is not served here; allowed: "
                                               f"{', '.join(sorted(hosts))}"}, status_code=400)
             return await call_next(request)
+
+    class StopGate:
+        """Outermost (added last): once the server is stopping (``stopping``), a request that
+        arrives is answered 503 at once, and one that uvicorn cancels (at its deadline,
+        :data:`STOP_SECONDS`, or on a second Ctrl-C) is answered 503 where nothing was sent
+        yet, or left: before, each cancelled request printed uvicorn's traceback and its
+        client got a plain-text 500."""
+
+        def __init__(self, app: Any) -> None:
+            self.app = app
+
+        async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+            if scope["type"] != "http":
+                await self.app(scope, receive, send)
+                return
+            stopped = JSONResponse({"error": STOPPING}, status_code=503,
+                                   headers={"Connection": "close"})
+            if stopping.is_set():
+                await stopped(scope, receive, send)
+                return
+            started = False
+
+            async def sending(message: Any) -> None:
+                nonlocal started
+                started = started or message["type"] == "http.response.start"
+                await send(message)
+            try:
+                await self.app(scope, receive, sending)
+            except asyncio.CancelledError:
+                if not stopping.is_set():
+                    raise
+                if not started:
+                    with contextlib.suppress(asyncio.CancelledError):
+                        await stopped(scope, receive, send)
+
+    app.add_middleware(StopGate)
 
     @app.exception_handler(Refused)
     async def refused(request: Request, exc: Refused):
@@ -872,8 +966,8 @@ def create_app(models: Sequence[str] = (), replay_dirs: Sequence[str] = (),
             again = replays.kept_upload(encoded)   # checked when it was kept: not replayed again
             if again is not None:
                 return replay, again
-            try:
-                replay_positions(replay)
+            try:   # named as its reading's errors name it (before: "replay: ...")
+                replay_positions(replay, where="uploaded replay")
             except ValueError as exc:
                 raise Refused(str(exc)) from None
             return replay, replays.add(replay, "uploaded", "upload", text=encoded,
@@ -928,8 +1022,9 @@ def build_parser() -> argparse.ArgumentParser:
     p = cli.ArgumentParser(prog="ono-web", description="Play ONO and watch replays in the browser.")
     p.add_argument("--host", default="127.0.0.1",
                    help="address to listen on (default 127.0.0.1: this machine only; requests "
-                        "must name a loopback host or this one; 0.0.0.0 serves every address "
-                        "and any host name, and only it: an empty host or 0 is refused)")
+                        "must name a loopback host or this one; 0.0.0.0 (IPv4) or :: (IPv6) "
+                        "serves every address and any host name, and only they: an empty "
+                        "host or 0 is refused)")
     p.add_argument("--port", type=cli.bounded_int(0, 65535), default=8000,
                    help="port (default 8000; 0: any free port)")
     p.add_argument("--model", action="append", default=[], metavar="FILE",
@@ -999,8 +1094,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         if not args.host.strip():   # the socket would listen on every address
             raise ValueError(f"--host {args.host!r}: no address; allowed: an address or host "
-                             f"name of this machine (127.0.0.1 by default), or 0.0.0.0 to "
-                             f"serve every address")
+                             f"name of this machine (127.0.0.1 by default), or 0.0.0.0 or :: "
+                             f"to serve every address")
         for flag, given in (("--model", args.model), ("--replays", args.replays)):
             if any(not g.strip() for g in given):   # Path('') is the current folder
                 raise ValueError(f"{flag} ''; allowed: a "
@@ -1021,13 +1116,34 @@ def main(argv: Sequence[str] | None = None) -> int:
             raise ValueError(f"--host {args.host!r} listens on every address ({host}); allowed: "
                              f"an address or host name of this machine, or {host} itself to "
                              f"serve every address")
-        shown = f"[{host}]" if ":" in host else host
-        print(f"ono-web: open http://{shown}:{port}/ (Ctrl-C stops the server)", flush=True)
-        server = uvicorn.Server(server_config(app, log_level="warning"))
+        # every address: this machine's loopback shown, one a browser opens (before: 0.0.0.0)
+        shown = {"0.0.0.0": "127.0.0.1", "::": "[::1]"}.get(host, f"[{host}]" if ":" in host
+                                                             else host)
+        every = f"serving every address, port {port}; " if host in ("0.0.0.0", "::") else ""
+        sock.listen(2048)   # uvicorn's backlog: the address printed takes connections at once
+        print(f"ono-web: open http://{shown}:{port}/ ({every}Ctrl-C stops the server)",
+              flush=True)
+
+        class Server(uvicorn.Server):
+            def handle_exit(self, sig: int, frame: Any) -> None:   # in the signal handler
+                app.state.stopping.set()   # first: no agent starts another decision
+                super().handle_exit(sig, frame)
+
+            async def shutdown(self, sockets: Any = None) -> None:
+                print(f"ono-web: stopping (new requests are answered 503; the agents end "
+                      f"with the decision under way, other requests get at most "
+                      f"{STOP_SECONDS} s)", file=sys.stderr, flush=True)
+                await super().shutdown(sockets=sockets)
+
+        # lifespan off: the app has no startup or shutdown work, and the lifespan task that a
+        # second Ctrl-C cancels printed uvicorn's traceback
+        server = Server(server_config(app, log_level="warning", lifespan="off",
+                                      timeout_graceful_shutdown=STOP_SECONDS))
         try:
             server.run(sockets=[sock])
         except KeyboardInterrupt:
-            pass
+            if argv is None:   # the console script ends: a Ctrl-C while Python waits for the
+                cli.ignore_sigint()   # agents' decision under way would print a traceback
         return 0
 
     return cli.run(build_parser(), argv, body, signals=False)   # uvicorn serves SIGTERM

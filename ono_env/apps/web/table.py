@@ -66,6 +66,9 @@ IDLE_SECONDS = 600.0
 """A game in play that no request has touched for this long may be dropped for a new one."""
 FINISHED_SECONDS = 120.0
 """A finished game that no request has touched for this long may be dropped for a new one."""
+STOPPING = ("the server is stopping: it starts no more work (its games end with it; start "
+            "it again for a new game)")
+"""The refusal (503) of work asked of a server that is stopping (:attr:`Tables.stopping`)."""
 
 
 class Refused(ValueError):
@@ -136,11 +139,13 @@ class Table:
     server allows. ``seed`` fixes the deal and the agents' generator (None: fresh).
     ``request``: the same request already checked for these ``rules``
     (:class:`NewGameRequest`); ``seat``, ``agents``, ``seed``, ``agent_factory`` and
-    ``thinking`` are then not read again."""
+    ``thinking`` are then not read again. ``stopping``: set when the server stops (the
+    agents then start no other decision: :meth:`_play_agents`)."""
 
     def __init__(self, table_id: str, rules: RuleSet, seat: int, agents: Sequence[str],
                  seed: int | None, agent_factory: Any, thinking: bool = False,
-                 request: NewGameRequest | None = None) -> None:
+                 request: NewGameRequest | None = None,
+                 stopping: threading.Event | None = None) -> None:
         if request is None:
             request = NewGameRequest(rules, seat, agents, seed, agent_factory, thinking)
         self.id = table_id
@@ -180,6 +185,7 @@ class Table:
         """Counts the human's decisions; a decision names the ``move`` of the view it was
         made on, so a decision made on an old view (another tab, a double click) is stale."""
         self.lock = threading.Lock()
+        self.stopping = stopping
         self._play_agents()
 
     def set_thinking(self, show: bool) -> None:
@@ -224,11 +230,16 @@ class Table:
         (an internal error: the server offers only agents that can play these rules) is
         reported as a ``Refused`` with status 500 that names the agent and the kind of error,
         not its text, which may name the agent's legal actions and so cards of its hidden
-        hand (the text goes to the server's log); the table then waits at its turn."""
+        hand (the text goes to the server's log); the table then waits at its turn. Once
+        the server is stopping (``stopping`` set) no agent starts another decision: a
+        ``Refused`` 503 (a thread cannot be cancelled, and before, a stopped server ran on
+        until every game's agents had played, 30 s for one 10-player deal of searches)."""
         while not self.game.finished[0]:
             p = int(self.game.state.current[0])
             if p == self.seat:
                 return
+            if self.stopping is not None and self.stopping.is_set():
+                raise Refused(STOPPING, 503)
             try:
                 a, thinking = act_one(self.agents[p], self.labels[p], self.game, self.rng)
             except Exception as exc:  # noqa: BLE001 - any agent failure is one message
@@ -347,6 +358,8 @@ class Tables:
         self._used: dict[str, float] = {}
         self._busy: dict[str, int] = {}   # requests at work on a game: it is not dropped
         self._lock = threading.Lock()
+        self.stopping = threading.Event()
+        """Set when the server stops: its games' agents start no other decision."""
 
     def _victim(self) -> str | None:
         """A game that may make room (see the class), or None. Holds the lock."""
@@ -389,7 +402,7 @@ class Tables:
             if not held and len(self._tables) >= self.limit and self._victim() is None:
                 raise self._refuse()
         table = Table(secrets.token_hex(8), rules, seat, agents, seed, agent_factory, thinking,
-                      request)
+                      request, self.stopping)
         with self._lock:   # the table is dealt: now make room (others may have come meanwhile)
             while True:
                 mine = self._mine(client)
@@ -495,14 +508,28 @@ def search_label(label: str) -> tuple[str, str | None]:
 
 def fits(meta: Mapping[str, Any] | None, rules: RuleSet) -> str | None:
     """Why a model (its metadata; None: an agent that plays any rules) cannot play ``rules``,
-    or None when it can. The reason names no file."""
+    or None when it can. The reason names no file, and what to choose at the web table: a
+    model trained for another player count is told in the table's own words, where
+    ``check_compatible``'s name the terminal's (before: "num_players=4; ono-arena --players
+    4; ono-play with 3 agents for the other seats")."""
     if meta is None:
         return None
     from ono_env.agents.learned import check_compatible
     try:
         check_compatible(dict(meta), rules, "this model")
     except ValueError as exc:
-        return str(exc)
+        trained = RuleSet.from_dict(meta["rules"]) if meta.get("observation_version") == 1 \
+            else None
+        if trained is None or trained.num_players == rules.num_players:
+            return str(exc)
+        t = trained.num_players
+        differ = trained.differing_fields(rules, skip=("name", "num_players"))
+        named = ", ".join(differ[:4]) + (f" and {len(differ) - 4} more" if len(differ) > 4 else "")
+        too = f", and its rules differ from this table's ({named})" if differ else ""
+        return (f"this model: trained for {t} players, asked to play {rules.num_players} (the "
+                f"table's player count){too}; allowed: a table of {t} players under its "
+                f"{trained.title} (choose {t} players{' and those rules' if differ else ''}); "
+                f"or ppo-any, which plays every rule set at 2-10 players")
     return None
 
 
@@ -528,9 +555,11 @@ def default_agent_factory(rules: RuleSet, allowed: Mapping[str, Any],
     server was started with, by label) and search agent names (``pimc``, ``pimc:N``, ...): a
     label from the browser never opens a path. ``models``: the metadata of the labels that
     are model files; one that does not fit ``rules`` is refused with the reason, naming its
-    label and no path."""
+    label and no path. A model file's label that starts as a search agent's does
+    (``pimc:8.safetensors``) names that file (before: refused as no search agent label)."""
     def build(label: Any) -> Any:
-        if isinstance(label, str) and label.partition(":")[0] in SEARCH_AGENTS:
+        if isinstance(label, str) and label.partition(":")[0] in SEARCH_AGENTS \
+                and label not in (models or {}):
             base, arg = search_label(label)
             try:
                 agent = SEARCH_AGENTS[base](rules, arg)
