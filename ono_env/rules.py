@@ -726,12 +726,11 @@ def resolve_rules(rules: RuleSet | str | Path | Mapping[str, Any] | None = None,
         )
     if not overrides:
         return rs
+    if not isinstance(rules, (str, Path)) or (isinstance(rules, str) and rules in PRESETS):
+        return rs.replace(**overrides)   # rules the caller named, and the message names
     _check_option_names(overrides)   # an unknown name is refused as the mapping's are
     try:
         return rs.replace(**overrides)
-    except ValueError as exc:   # before: neither the rules nor the overrides were named
-        source = (f"rules {rules!r}" if isinstance(rules, str) and rules in PRESETS
-                  else f"rules file {str(rules)!r}" if isinstance(rules, (str, Path))
-                  else f"rules {rs.name!r}")
+    except ValueError as exc:   # a file's rules: before, neither it nor the overrides named
         given = ", ".join(f"{k}={shown(v, 40)}" for k, v in overrides.items())
-        raise ValueError(f"{source} with {given}: {exc}") from None
+        raise ValueError(f"rules file {str(rules)!r} with {given}: {exc}") from None
