@@ -678,6 +678,10 @@ def test_both_hosts_of_every_address_are_named_and_the_address_printed_opens(mon
         build_parser().format_help().split())
     monkeypatch.setattr(uvicorn.Server, "run",   # not served: the line printed is the test
                         lambda self, sockets=None: [s.close() for s in sockets or ()])
+    # nor is logging set up: uvicorn's dictConfig closes every handler of the process, the
+    # test runner's own log file among them (under pytest-xdist the worker's later tests
+    # then failed with "I/O operation on closed file")
+    monkeypatch.setattr(uvicorn.Config, "configure_logging", lambda self: None)
     for host, shown in (("0.0.0.0", "127.0.0.1"), ("::", "[::1]"))[:1 + socket.has_ipv6]:
         assert main(["--host", host, "--port", "0"]) == 0
         line = capsys.readouterr().out
