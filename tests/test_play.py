@@ -254,7 +254,7 @@ def test_a_game_left_shows_its_drawn_seed():
                               (Stopped, raises(Stopped(15)), ["greedy"]),
                               (ValueError, raises(ValueError("an input line of more than")),
                                ["greedy"]),
-                              (KeyboardInterrupt, lambda prompt: "draw", [Thinks()])):
+                              (KeyboardInterrupt, lambda prompt: "1", [Thinks()])):
         left = io.StringIO()
         with pytest.raises(exc):
             play(agents, "basic", read=read, out=left, seat=1)
