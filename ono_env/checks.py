@@ -112,6 +112,11 @@ def is_decimal(text: Any) -> bool:
         and (text == "0" or not text.startswith("0"))
 
 
+def plural(n: int, word: str) -> str:
+    """``n`` and ``word``, an s added but for one: "1 agent", "2 agents"."""
+    return f"{n} {word}" if n == 1 else f"{n} {word}s"
+
+
 def shown(value: Any, limit: int = 20) -> str:
     """``repr(value)`` for a message, at most ``limit`` characters: a longer one is cut and
     ends in "..." (``f"{x!r:.20}"`` cuts without a mark, and a cut number reads as another

@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 
 from ono_env import cards as C
-from ono_env.checks import check_bool, is_int, printable, shown
+from ono_env.checks import check_bool, is_int, plural, printable, shown
 from ono_env.game import VecGame
 from ono_env.positions import catch_succeeds, game_winners, need_position
 from ono_env.rules import MAX_PLAYERS
@@ -108,11 +108,6 @@ def _seat(player: Any, where: str, seats: int = MAX_PLAYERS) -> int:
 def describe_action(player: int, action: int) -> str:
     """``"P2: play W+4 G"``."""
     return f"P{_seat(player, 'describe_action')}: {C.action_name(action)}"
-
-
-def plural(n: int, word: str) -> str:
-    """``n`` and ``word``, an s added but for one: "1 agent", "2 agents"."""
-    return f"{n} {word}" if n == 1 else f"{n} {word}s"
 
 
 def cards_text(n: int) -> str:

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from ono_env.checks import shown
+from ono_env.checks import plural, shown
 from ono_env.rules import FIELD_NAMES, PRESETS, RuleSet, resolve_rules
 
 OPTION_HELP: dict[str, tuple[str, str]] = {
@@ -144,11 +144,6 @@ def preset_summary(rules: RuleSet | str | Mapping[str, Any]) -> str:
     return f"the {rules.name} preset with {', '.join(changed)}"
 
 
-def _cards(n: int) -> str:
-    """"1 card", "7 cards" (before: "1 cards each")."""
-    return f"{n} card" if n == 1 else f"{n} cards"
-
-
 def describe_rules(rules: RuleSet | str | Mapping[str, Any]) -> list[str]:
     """The rules in force, in words, one sentence per line: right for any options (every
     sentence is chosen by the option values, none is written per preset). ``rules`` as in
@@ -156,7 +151,7 @@ def describe_rules(rules: RuleSet | str | Mapping[str, Any]) -> list[str]:
     r = rules = resolve_rules(rules)
     out = []
     out.append(f"Rules: {r.name} ({preset_summary(r)}). {r.num_players} players, "
-               f"{_cards(r.hand_size)} each.")
+               f"{plural(r.hand_size, 'card')} each.")
     numbers = "0-5" if r.short_deck else "0-9"
     # the kinds the deck holds (before: "0 Wild" in a deck without plain Wilds)
     wilds = [f"{r.wild_cards} Wild"] if r.wild_cards else []
@@ -228,7 +223,7 @@ def describe_rules(rules: RuleSet | str | Mapping[str, Any]) -> list[str]:
                    f"(catch, at the start of their turn): the caught player {penalty}.")
         if r.false_catch_penalty:
             out.append(f"A false accusation (catch when the previous player holds more than one "
-                       f"card) costs the accuser {_cards(r.false_catch_penalty)}.")
+                       f"card) costs the accuser {plural(r.false_catch_penalty, 'card')}.")
         else:
             out.append("A catch is offered only when it succeeds.")
     if r.wild_shuffle_hands_cards:
