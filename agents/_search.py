@@ -70,7 +70,6 @@ from ono_env._engine import (
     U64ARR,
     ZERO,
     _CARD_COLOR,
-    _CARD_POINTS,
     _CARD_RANK,
     _advance,
     _apply,
@@ -712,19 +711,12 @@ def _model_misses(v, r, w, j, prm, code, sc, tmp, row):
                 continue
         miss = False
         if last >= 52 and named >= 0:
-            best = 0
-            bv = -1.0
+            # the colour the baseline names with the world's hand: the largest of its colour
+            # preference (tmp[8:12], _baseline_scores; the colour held most, by 0.49 or more)
+            w.g[2, G_CURRENT] = q
+            _baseline_scores(w, prm, 2, code, sc, tmp)
             for k in range(4):
-                count = 0.0
-                points = 0.0
-                for c in range(13 * k, 13 * k + 13):
-                    h = w.hands[j, q, c]
-                    count += h
-                    points += h * float(_CARD_POINTS[c])
-                if count * 1000.0 + points > bv:
-                    bv = count * 1000.0 + points
-                    best = k
-            miss = best != named
+                miss |= tmp[8 + k] > tmp[8 + named]
         a = -1
         if last < 52:
             a = last
@@ -948,10 +940,10 @@ def pimc_search(vhands, vheld, vpl, vstock, vdiscard, vg, vrng, prm, seeds, n_wo
         start_round = v.g[r, G_ROUND]
         for q in range(prm[P_PLAYERS]):
             tmp[16 + q] = v.pl[r, q, S_SCORE]   # scores before: round values in a match
+        model = policy - POLICY_NET_AGAINST if policy >= POLICY_NET_AGAINST else policy
         for _ in range(n_worlds):
             _determinize(v, r, w, 0, prm, mode, arng, counts, unseen)
             if tries > 1:
-                model = policy - POLICY_NET_AGAINST if policy >= POLICY_NET_AGAINST else policy
                 fewest = _model_misses(v, r, w, 0, prm, model, sc, tmp, row)
                 t = 1
                 while fewest > 0 and t < tries:   # row 1, the playouts' row, as scratch
