@@ -263,7 +263,7 @@ class RuleSet:
         if not is_file:
             shipped = config_file("rules", text)
             if shipped is None:
-                names = ", ".join(sorted(set(PRESETS) | set(config_names("rules"))))
+                names = ", ".join([*PRESETS, *(n for n in config_names("rules") if n not in PRESETS)])
                 if not text.strip():
                     raise ValueError(f"rules {named} names nothing: give a YAML file's path "
                                      f"or one of {names}")

@@ -46,7 +46,7 @@ def test_a_mixtures_printed_config_leaves_out_the_unread_rules_and_loads_back(tm
 
 @pytest.mark.parametrize("overrides, message", [
     (["tables=[{rules: nope}]", "observation_version=2"],
-     "tables\\[0\\].rules: no rules file 'nope'.*basic, classic, ono"),
+     "tables\\[0\\].rules: no rules file 'nope'.*basic, ono, classic, stacking, uno2018, wikipedia"),
     (["tables=[{rules: {preset: ono, stacking: maybe}}]", "observation_version=2"],
      "tables\\[0\\].rules: invalid rule set: stacking='maybe'; allowed: true or false"),
     (["tables=[{rules: ono, weight: 0}]", "observation_version=2"],
