@@ -90,6 +90,7 @@ import datetime as _dt
 import functools
 import hashlib
 import json
+import math
 import os
 import shlex
 import threading
@@ -142,7 +143,11 @@ OLD_META_NAME = "ono_meta.json"
 """The metadata member of a format-version-1 checkpoint (read only by the exporter)."""
 MAX_MODEL_BYTES = 1 << 30
 """The largest model file (or zip member) read: 1 GiB."""
-_MAX_HEADER_BYTES = 100_000_000   # safetensors' own limit
+MAX_HEADER_BYTES = 1 << 20
+"""The largest safetensors header a model file may have: 1 MiB (the shipped models' are 4-10
+KB: the tensors' entries and the JSON metadata). safetensors itself allows 100 MB, and
+Python's JSON reader takes about 26 times a header's size in memory (before: a 96 KB zip
+made 2.6 GB of it); :func:`model_bytes` never writes a larger one."""
 MAX_MODEL_LABEL = 100
 """The longest ``label`` a model's metadata may hold."""
 MAX_LAYERS = 64
@@ -537,8 +542,10 @@ def rules_named(rules: RuleSet) -> str:
 
 def check_playable(meta: dict[str, Any], path: str = "model") -> None:
     """Raise ``ValueError`` unless this version of ono_env can play a model with (checked)
-    ``meta`` under some rules: an observation version it writes, and its action table (what
-    :func:`check_compatible` checks first, and ``ono-export`` before it writes a file)."""
+    ``meta`` under some rules: an observation version it writes, its action table, and an
+    observation size that version has under the model's own rules (what
+    :func:`check_compatible` checks first, and ``ono-export`` before it writes a file; before,
+    a version-1 file of another size was exported, then no load took it)."""
     version = meta["observation_version"]
     if version not in OBS_VERSIONS:
         raise ValueError(f"{path}: trained on observation layout v{version}; this version of "
@@ -553,6 +560,14 @@ def check_playable(meta: dict[str, Any], path: str = "model") -> None:
         raise ValueError(f"{path}: trained with a different action table ({len(theirs)} "
                          f"actions; action {first} is {there} there and {here} here); this "
                          f"version of ono_env has {C.NUM_ACTIONS}: retrain the model")
+    # version 2: one length for every table; version 1: the model's own rules' (the only
+    # rules a version-1 model plays)
+    size = observation_size(RuleSet.from_dict(meta["rules"]), version)
+    if meta["observation_size"] != size:
+        its = "version-2 observations have" if version == 2 else \
+            f"its observations under {rules_named(RuleSet.from_dict(meta['rules']))} have"
+        raise ValueError(f"{path}: damaged model: observation size {meta['observation_size']}; "
+                         f"{its} {size} entries")
 
 
 def check_compatible(meta: dict[str, Any], rules: RuleSet, path: str = "model") -> None:
@@ -562,12 +577,8 @@ def check_compatible(meta: dict[str, Any], rules: RuleSet, path: str = "model") 
     the rules nor a fixed length). A version-2 observation covers every rule set at 2-10
     players (the rules block holds every option that changes play, and the player count), so
     a version-2 model plays under any rules; its ``observation_size`` must be version 2's."""
-    check_playable(meta, path)
-    version = meta["observation_version"]
-    if version == 2:
-        if meta["observation_size"] != observation_size(rules, 2):
-            raise ValueError(f"{path}: damaged model: observation size {meta['observation_size']}; "
-                             f"version-2 observations have {observation_size(rules, 2)} entries")
+    check_playable(meta, path)   # the observation size too
+    if meta["observation_version"] == 2:
         return
     trained = RuleSet.from_dict(meta["rules"])
     diff = trained.differing_fields(rules, skip=("name", "num_players"))
@@ -599,9 +610,6 @@ def check_compatible(meta: dict[str, Any], rules: RuleSet, path: str = "model") 
         raise ValueError(f"{path}: trained for {its}, which differ from "
                          f"{rules_named(rules)} asked for: {shown}; allowed: the "
                          f"{its} it was trained for{other}")
-    if meta["observation_size"] != observation_size(rules):
-        raise ValueError(f"{path}: damaged model: observation size {meta['observation_size']} "
-                         f"for rules whose observations have {observation_size(rules)} entries")
 
 
 # ---- reading and writing ----------------------------------------------------------------
@@ -614,7 +622,17 @@ def model_bytes(net: PolicyNet, meta: dict[str, Any]) -> bytes:
     check_metadata(meta, "model to save")
     tensors = net.tensors()
     PolicyNet.from_tensors(tensors, meta, "model to save")
-    return save(tensors, metadata={META_KEY: json.dumps(meta, allow_nan=False)})
+    try:
+        text = json.dumps(meta, allow_nan=False)
+    except ValueError:   # before: json's own words ("Out of range float values ..."), no model
+        raise ValueError("model to save: its metadata holds a number JSON has not (NaN or an "
+                         "infinity); allowed: finite numbers") from None
+    data = save(tensors, metadata={META_KEY: text})
+    if (n := int.from_bytes(data[:8], "little")) > MAX_HEADER_BYTES:   # what no load reads
+        raise ValueError(f"model to save: its safetensors header would take {n:,} bytes; "
+                         f"allowed: at most {MAX_HEADER_BYTES:,} (its metadata is "
+                         f"{len(text):,} bytes of JSON)")
+    return data
 
 
 def write_model(path: str | Path, net: PolicyNet, meta: dict[str, Any], *,
@@ -637,6 +655,23 @@ def _not_a_json_number(name: str) -> Any:
     raise ValueError(f"{name} is not a JSON number")
 
 
+class NotAFiniteNumber(ValueError):
+    """A JSON number beyond a float's range, refused by :func:`finite_json_float`."""
+
+
+def finite_json_float(text: str) -> float:
+    """``json.loads``' hook for numbers with a fraction or an exponent: one beyond a float's
+    range (``1e400``), which Python's JSON reads as an infinity that no writer of JSON can
+    write back (before: such a model loaded, and ``ono-export`` failed on it with json's own
+    words), is one :class:`NotAFiniteNumber`."""
+    value = float(text)
+    if not math.isfinite(value):
+        # a JSON number's text is digits, signs, '.' and 'e': shown as it is, a long one cut
+        raise NotAFiniteNumber(f"{text if len(text) <= 40 else text[:37] + '...'} is beyond "
+                               f"a float's range")
+    return value
+
+
 def _header_length(head: bytes, size: int, where: str) -> int:
     """The length of the safetensors header that the first bytes ``head`` of model data of
     ``size`` bytes declare, or one ``ValueError`` naming ``where``: checked on a zip member's
@@ -645,8 +680,13 @@ def _header_length(head: bytes, size: int, where: str) -> int:
     if size < 8:
         raise ValueError(f"{not_st} (only {size} bytes)")
     n = int.from_bytes(head[:8], "little")
-    if n < 2 or n > _MAX_HEADER_BYTES:
+    if n < 2 or n > 100_000_000:   # safetensors' own limit: the bytes are something else
         raise ValueError(f"{not_st} (no safetensors header)")
+    if n > MAX_HEADER_BYTES:
+        # before: any length up to safetensors' 100 MB was parsed as JSON
+        raise ValueError(f"{where}: its safetensors header declares {n:,} bytes; allowed: at "
+                         f"most {MAX_HEADER_BYTES:,} (a model's header holds its tensors' "
+                         f"entries and metadata, a few KB)")
     if 8 + n > size:
         raise ValueError(f"{where}: truncated or not a safetensors file (its header needs "
                          f"{8 + n:,} bytes, the file has {size:,})")
@@ -672,7 +712,7 @@ def parse_model(data: bytes, where: str) -> tuple[dict[str, Any], PolicyNet]:
                          f"{META_KEY!r} entry")
     try:   # strict JSON, as the writer writes it (allow_nan=False): no NaN or Infinity
         meta = json.loads(extra[META_KEY], parse_constant=_not_a_json_number,
-                          object_pairs_hook=unique_keys)
+                          parse_float=finite_json_float, object_pairs_hook=unique_keys)
     except (ValueError, RecursionError) as exc:
         raise ValueError(f"{where}: damaged model: the {META_KEY!r} metadata is not JSON "
                          f"({str(exc)[:120]})") from None
@@ -753,24 +793,28 @@ reads every member's entry as it opens a zip, whatever its number."""
 
 
 _ZIP64 = 1 << 32
-"""What :func:`_zip_members` counts a zip64 archive as: past any bound of a model zip."""
+"""What :func:`zip_members` counts a zip64 archive as: past any bound of a model zip."""
 
 
-def _zip_members(path: Path) -> int | None:
+def zip_members(path: Path) -> int | None:
     """How many members the zip at ``path`` says it holds, read from its end-of-central-
     directory record (a zip64 one's count or size marks count as past any bound), before
     ``zipfile`` parses them; None where no such record is found (``zipfile`` then names the
     damage)."""
-    import struct
-
     try:
         with open(path, "rb") as fh:
             fh.seek(0, os.SEEK_END)
             size = fh.tell()
             fh.seek(max(0, size - (22 + 0xFFFF)))   # the record, and a comment of at most 64 KiB
-            tail = fh.read()
+            return zip_members_of_tail(fh.read())
     except OSError:
         return None
+
+
+def zip_members_of_tail(tail: bytes) -> int | None:
+    """:func:`zip_members` of a zip whose last 65,557 bytes (or all of it) are ``tail``."""
+    import struct
+
     at = tail.rfind(b"PK\x05\x06")
     if at < 0 or len(tail) - at < 22:
         return None
@@ -788,6 +832,9 @@ def read_model_bytes(path: str | Path) -> tuple[bytes, str]:
         raise ValueError(f"a model path must be a str or a path; got {type(path).__name__}")
     if not str(path).strip():   # Path('') is the current folder (before: "'.': it is a folder")
         raise ValueError(f"model path {str(path)!r}: a file path is needed")
+    if "\x00" in str(path):   # before: "no such file" (no system's path holds one)
+        raise ValueError(f"cannot read model file {shown(str(path), 4_200)}: its path holds a "
+                         f"NUL character; allowed: a file path without one")
     path = Path(path)
     # a path the system could open is shown whole (PATH_MAX is 4,096 bytes); a page of one
     # is not (before: echoed whole, 100,000 characters of it)
@@ -821,7 +868,7 @@ def read_model_bytes(path: str | Path) -> tuple[bytes, str]:
             return path.read_bytes(), where
         except OSError as exc:
             raise ValueError(f"cannot read model file {where}: {exc.strerror or exc}") from None
-    members = _zip_members(path)
+    members = zip_members(path)
     if members is not None and members > MAX_ZIP_MEMBERS:   # before: each member parsed first,
         # 1.2M empty ones in 10 s and 650 MB
         told = "a zip64 archive" if members == _ZIP64 else f"a zip of {members:,} members"

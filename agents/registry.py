@@ -197,6 +197,10 @@ def make_agent(spec: Any, rules: Any = None) -> Agent:
                     raise ValueError(f"{exc} (a module:Class names a module on the Python "
                                      f"path, not a file: {name!r}, from the folder that "
                                      f"holds it)") from None
+                stem = name.removesuffix(".safetensors").removesuffix(".zip")
+                if stem in _REGISTRY and not os.path.lexists(spec):   # ppo-basic-2p.safetensors
+                    raise ValueError(f"{exc} ({stem!r}, without the extension, is an agent's "
+                                     f"name)") from None
                 raise
         base, colon, arg = spec.partition(":")
         if base in SEARCH_AGENTS and spec not in _REGISTRY:   # name, name:N or name:<T>ms

@@ -171,10 +171,20 @@ def test_an_exploiter_budget_under_one_rollout_is_refused_before_training(tmp_pa
                           # before: pydantic's lines about the opponents' literal 'auto'
                           ({"target": GreedyAgent(RuleSet.preset("basic", num_players=2))},
                            "target = GreedyAgent(rules='basic', num_players=2) (GreedyAgent); "
-                           "allowed: a registered name")):
+                           "allowed: a registered name"),
+                          # before: seven lines of pydantic's about the opponents
+                          ({"target": "n\udcffx.safetensors"}, "target n?x.safetensors: its "
+                           "name holds bytes that are not UTF-8 text; allowed: a name or path"),
+                          # before: a TypeError (unhashable), an override's YAML words, the
+                          # folder "5", pydantic's lines
+                          ({"rules": ["basic"]}, "rules ['basic']; allowed: a preset (basic, "),
+                          ({"progress": "no"}, "progress='no'; allowed: True or False"),
+                          ({"run_dir": 5}, "run_dir=5; allowed: a folder's path"),
+                          ({"run_dir": " "}, "run_dir=' '; allowed: a folder's path")):
         with pytest.raises(ValueError, match=f"^{re.escape(words)}"):
             exploit(kwargs.pop("target", "greedy"), steps=kwargs.pop("steps", least),
-                    deals=kwargs.pop("deals", 2), run_dir=str(tmp_path / "y"), **kwargs)
+                    deals=kwargs.pop("deals", 2), run_dir=kwargs.pop("run_dir", str(tmp_path / "y")),
+                    **kwargs)
     assert not (tmp_path / "y").exists()
 
 

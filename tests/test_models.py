@@ -522,8 +522,10 @@ DAMAGED = {
     "rules' players as text": ("m.safetensors", _with_meta(lambda m: m["rules"].update(num_players="2")),
                                "metadata 'rules' is .*num_players \\(a whole number\\)"),
     # a million layers made a 41 MB message and took 565 MB; a layer of 10**12 would be built
-    "a million hidden layers": ("m.safetensors", _with_meta(lambda m: m["architecture"].update(
-        hidden_sizes=[1] * 10**6)), "at most 64 whole numbers from 1 to 65,536"),
+    # (a hundred thousand: a million no longer fits in a model's header of 1 MiB)
+    "a hundred thousand hidden layers": ("m.safetensors", _with_meta(
+        lambda m: m["architecture"].update(hidden_sizes=[1] * 10**5)),
+        "at most 64 whole numbers from 1 to 65,536"),
     "a hidden layer too wide": ("m.safetensors", _with_meta(lambda m: m["architecture"].update(
         hidden_sizes=[10**12])), "at most 64 whole numbers from 1 to 65,536"),
     "65 hidden layers": ("m.safetensors", _with_meta(lambda m: m["architecture"].update(
@@ -613,6 +615,15 @@ DAMAGED = {
     "encrypted zip member": ("m.zip", lambda p: _encrypted(_zip_with(zipfile.ZIP_STORED,
                                                                         tiny_bytes())),
                              "member ono_policy.safetensors is encrypted"),
+    # before: any header up to safetensors' 100 MB was parsed (a 96 KB zip took 2.6 GB)
+    "a header over 1 MiB": ("m.safetensors", lambda p: st_save(tiny_net().tensors(), metadata={
+        "ono_env": json.dumps(tiny_meta(tiny_net())), "pad": "x" * (1 << 20)}),
+        r"its safetensors header declares 1,0\d\d,\d{3} bytes; allowed: at most 1,048,576"),
+    # before: read as an infinity; the model loaded, and ono-export failed with json's words
+    "a number beyond a float's range": ("m.safetensors", lambda p: st_save(
+        tiny_net().tensors(), metadata={"ono_env": json.dumps(tiny_meta(tiny_net())).replace(
+            '"training_steps": 123', '"training_steps": 1e400')}),
+        r"metadata is not JSON \(1e400 is beyond a float's range\)"),
 }
 
 
@@ -713,7 +724,7 @@ def test_a_zip_of_many_members_is_refused_before_they_are_read(tmp_path, monkeyp
     with zipfile.ZipFile(ok, "w") as zf:
         zf.writestr("ono_policy.safetensors", shipped_models()["ppo-basic-2p"].read_bytes())
         zf.writestr("data", b"{}")
-    assert L._zip_members(ok) == 2 and load_agent(ok).name
+    assert L.zip_members(ok) == 2 and load_agent(ok).name
 
 
 def test_a_label_with_spaces_at_its_ends_loads_and_plays_without_them(tmp_path):
@@ -808,6 +819,26 @@ def _old_zip(meta="valid", pth=None):
     return build
 
 
+def _members_twice(name):
+    def build(p: Path) -> bytes:
+        buf = io.BytesIO()
+        with zipfile.ZipFile(buf, "w") as z, pytest.warns(UserWarning, match="Duplicate name"):
+            z.writestr(name, json.dumps(old_meta()))
+            z.writestr(name, json.dumps(old_meta()))
+        return buf.getvalue()
+    return build
+
+
+def _deflated(archive: bytes) -> bytes:
+    """A torch archive with every record deflated (torch writes them stored)."""
+    buf = io.BytesIO()
+    with zipfile.ZipFile(io.BytesIO(archive)) as src, \
+            zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED) as out:
+        for info in src.infolist():
+            out.writestr(info.filename, src.read(info))
+    return buf.getvalue()
+
+
 def _old_sd(th, drop=(), size=241, layer="0", extra=None):
     net = tiny_net()
     sd = {"pi_features_extractor.scale": th.ones(size),
@@ -853,6 +884,25 @@ OLD_DAMAGED = {
     "a config that is text": (_old_zip(json.dumps(old_meta() | {"config": "x"}),
                                        pth=lambda th: _old_sd(th)),
                               r"ono_meta.json config = 'x' \(str\); allowed: a mapping"),
+    # before: 1 GiB read and parsed (a 146 KB zip took 3.9 GB)
+    "meta over 1 MiB": (_old_zip("[" + "{}," * 400_000 + "{}]", pth=b"PK"),
+                        r"its ono_meta.json declares 1,200,00\d bytes; allowed: at most "
+                        r"1,048,576"),
+    # before: the last one read, silently
+    "meta given twice": (_members_twice("ono_meta.json"), "it holds ono_meta.json twice"),
+    "a format version true": (_old_zip(json.dumps({"format": "ono_env-policy",
+                                                   "format_version": True}), pth=b"PK"),
+                              "format version True; allowed"),
+    "a number beyond a float's range": (_old_zip(json.dumps(old_meta()).replace(
+        '"training_steps": 1000', '"training_steps": -1e999'), pth=lambda th: _old_sd(th)),
+        r"ono_meta.json is not JSON \(-1e999 is beyond a float's range\)"),
+    # before: torch.load unpacked it (a 403 KB checkpoint made a 1.6 GB tensor)
+    "a compressed record in policy.pth": (_old_zip(pth=lambda th: _deflated(_old_sd(th))),
+                                          r"policy.pth's record '[^']+' is compressed; allowed: "
+                                          r"stored records"),
+    # before: the policy's scale read, the other left without a word
+    "two scales that differ": (_old_zip(pth=lambda th: _old_sd(th, extra={
+        "features_extractor.scale": th.full((241,), 2.0)})), "two observation scales that differ"),
     # before: read as two layers, and refused for "the weights of 'hidden.1.bias'"
     "a layer given twice": (_old_zip(pth=lambda th: _old_sd(th, extra={
         "mlp_extractor.policy_net.00.weight": th.zeros(8, 241)})),
@@ -925,6 +975,71 @@ def test_export_says_what_it_wrote_and_refuses_what_no_load_plays(tmp_path, caps
                                          r"ono_policy.safetensors .* nor ono_meta.json") as exc:
         export_model(empty, tmp_path / "e.safetensors")
     assert "ono-export" not in str(exc.value)
+
+
+def test_a_version_1_model_of_another_size_than_its_rules_is_neither_exported_nor_loaded(
+        tmp_path):
+    """Before: a 2-player network whose metadata gave 4 players was exported as fine, then
+    no load took the file (its size was checked only in a load under its rules)."""
+    from ono_env.train.export import export_model
+    src = tmp_path / "m.safetensors"
+    src.write_bytes(_with_meta(lambda m: m.update(
+        rules=RuleSet.preset("basic", num_players=4).to_dict(), num_players=4))(src))
+    words = (r"damaged model: observation size 241; its observations under the 'basic' rules "
+             r"have 245 entries")
+    for call in (lambda: export_model(src, tmp_path / "out.safetensors"), lambda: load_agent(src),
+                 lambda: make_agent(str(src), RULES)):
+        with pytest.raises(ValueError, match=words):
+            call()
+    assert not (tmp_path / "out.safetensors").exists()
+    assert read_metadata(src)["num_players"] == 4   # its metadata is still read as it is
+
+
+def test_export_refuses_a_zip_of_many_members_unparsed_and_a_destination_ending_in_a_slash(
+        tmp_path, monkeypatch):
+    """Before: ono-export parsed every member of the zip first (600,000 empty ones: 417 MB),
+    where load_agent refuses it unread; "x.safetensors/" wrote the file x.safetensors."""
+    import ono_env.agents.learned as L
+    from ono_env.train.export import export_model
+    many = tmp_path / "many.zip"
+    with zipfile.ZipFile(many, "w") as zf:
+        for k in range(L.MAX_ZIP_MEMBERS + 1):
+            zf.writestr(f"m{k}", b"")
+    monkeypatch.setattr(zipfile, "ZipFile", lambda *a, **k: pytest.fail("parsed"))
+    with pytest.raises(ValueError, match=rf"many\.zip': a zip of {L.MAX_ZIP_MEMBERS + 1:,} "
+                                         rf"members; allowed: at most {L.MAX_ZIP_MEMBERS:,}"):
+        export_model(many, tmp_path / "out.safetensors")
+    monkeypatch.undo()
+    src = shipped_models()["ppo-basic-2p"]
+    with pytest.raises(ValueError, match=r"x\.safetensors/' names a folder \(it ends with '/'\)"):
+        export_model(src, f"{tmp_path}/x.safetensors/")
+    assert sorted(q.name for q in tmp_path.iterdir()) == ["many.zip"]
+
+
+def test_a_model_path_with_a_nul_or_an_agents_name_and_an_extension_is_told(tmp_path):
+    # before: "no such file" for both, with no word of the NUL or of the agent's name
+    with pytest.raises(ValueError, match=r"its path holds a NUL character; allowed: a file path "
+                                         r"without one"):
+        make_agent("a\x00b.safetensors", RULES)
+    with pytest.raises(ValueError, match=r"no such file \('ppo-basic-2p', without the "
+                                         r"extension, is an agent's name\)$"):
+        make_agent("ppo-basic-2p.safetensors", RULES)
+
+
+def test_a_model_that_no_load_could_read_is_never_written(tmp_path):
+    # before: json's own words ("Out of range float values are not JSON compliant"); and a
+    # header over what a load reads was written
+    net = tiny_net()
+    meta = tiny_meta(net)
+    meta["config"]["lr"] = float("inf")
+    with pytest.raises(ValueError, match=r"^model to save: its metadata holds a number JSON has "
+                                         r"not \(NaN or an infinity\); allowed: finite numbers$"):
+        write_model(tmp_path / "a.safetensors", net, meta)
+    meta["config"]["lr"] = "x" * (1 << 20)
+    with pytest.raises(ValueError, match=r"^model to save: its safetensors header would take "
+                                         r"1,0\d\d,\d{3} bytes; allowed: at most 1,048,576"):
+        write_model(tmp_path / "a.safetensors", net, meta)
+    assert list(tmp_path.iterdir()) == []
 
 
 def test_a_model_file_named_zip_loads_and_an_empty_path_is_named(tmp_path):

@@ -47,21 +47,27 @@ from ono_env.agents.learned import (
     FORMAT,
     FORMAT_VERSION,
     MAX_MODEL_BYTES,
+    MAX_ZIP_MEMBERS,
+    NotAFiniteNumber,
     OLD_META_NAME,
     PolicyNet,
     SAFE_MEMBER,
     check_metadata,
     check_playable,
+    finite_json_float,
     read_model,
     read_zip_member,
     rules_named,
     write_model,
+    zip_members,
+    zip_members_of_tail,
 )
 from ono_env.apps import console as cli
 from ono_env.checks import (
     DuplicateKey,
     check_input_file,
     check_output_file,
+    is_int,
     made_dirs_kept_on_success,
     printable,
     shown,
@@ -73,7 +79,14 @@ _HIDDEN = re.compile(r"mlp_extractor\.policy_net\.(\d+)\.weight")
 _VALUE_HIDDEN = re.compile(r"mlp_extractor\.value_net\.(\d+)\.weight")
 
 
+MAX_OLD_META_BYTES = 1 << 20
+"""The largest ``ono_meta.json`` read: 1 MiB (one written by ono-train holds a few KB; JSON
+takes about 26 times its text in memory as Python objects)."""
+
+
 def _member(zf: zipfile.ZipFile, name: str, where: str) -> bytes:
+    if sum(i.filename == name for i in zf.infolist()) > 1:   # before: the last one, silently
+        raise ValueError(f"{where}: damaged checkpoint: it holds {name} twice")
     info = zf.NameToInfo.get(name)
     if info is None:   # before: "it has neither ... nor ono_meta.json and policy.pth" beside it
         if name == OLD_META_NAME:
@@ -81,6 +94,10 @@ def _member(zf: zipfile.ZipFile, name: str, where: str) -> bytes:
                              f"(no {OLD_META_NAME})")
         raise ValueError(f"{where}: damaged checkpoint saved before model format version 2: it "
                          f"has {OLD_META_NAME} but no {name}")
+    if name == OLD_META_NAME and info.file_size > MAX_OLD_META_BYTES:
+        # before: up to 1 GiB read, then parsed (a 146 KB zip took 3.9 GB)
+        raise ValueError(f"{where}: damaged checkpoint: its {name} declares "
+                         f"{info.file_size:,} bytes; allowed: at most {MAX_OLD_META_BYTES:,}")
     return read_zip_member(zf, info, where)
 
 
@@ -90,12 +107,16 @@ def _old_metadata(raw: bytes, where: str) -> dict[str, Any]:
 
     try:
         meta = json.loads(raw.decode("utf-8"), parse_constant=not_a_number,
-                          object_pairs_hook=unique_keys)
+                          parse_float=finite_json_float, object_pairs_hook=unique_keys)
     except (UnicodeDecodeError, ValueError, RecursionError) as exc:
-        why = f" ({exc})" if "JSON has not" in str(exc) or isinstance(exc, DuplicateKey) else ""
+        said = "JSON has not" in str(exc) or isinstance(exc, (DuplicateKey, NotAFiniteNumber))
+        why = f" ({exc})" if said else ""
         raise ValueError(f"{where}: damaged checkpoint: {OLD_META_NAME} is not JSON{why}") \
             from None
-    if not isinstance(meta, dict) or meta.get("format") != FORMAT or meta.get("format_version") != 1:
+    version = meta.get("format_version") if isinstance(meta, dict) else None
+    # (before: true and 1.0 were taken for 1)
+    if not isinstance(meta, dict) or meta.get("format") != FORMAT or not (is_int(version)
+                                                                          and version == 1):
         got = (f"format {meta.get('format')!r}, format version {meta.get('format_version')!r}"
                if isinstance(meta, dict) else f"a JSON {type(meta).__name__}")
         raise ValueError(f"{where}: {OLD_META_NAME} is not ono_env model format version 1 "
@@ -107,6 +128,7 @@ def _old_state_dict(raw: bytes, where: str) -> dict[str, np.ndarray]:
     if not raw.startswith(b"PK"):
         raise ValueError(f"{where}: policy.pth is not a torch zip archive (a bare pickle is "
                          f"never read)")
+    _check_torch_records(raw, where)
     try:
         import torch as th
     except ImportError:
@@ -124,6 +146,26 @@ def _old_state_dict(raw: bytes, where: str) -> dict[str, np.ndarray]:
         return {k: v.detach().to("cpu").numpy() for k, v in sd.items()}
     except Exception as exc:  # noqa: BLE001 - e.g. a dtype NumPy has no type for
         raise ValueError(f"{where}: policy.pth holds a tensor NumPy cannot read: {exc}") from None
+
+
+def _check_torch_records(raw: bytes, where: str) -> None:
+    """Refuse a ``policy.pth`` whose records ``torch.load`` could unpack to more than the
+    file holds: torch writes every record stored, so a compressed one (before: a 403 KB
+    checkpoint made a 1.6 GB tensor), as well as more than :data:`MAX_ZIP_MEMBERS` records
+    or a zip64 count (each parsed before anything else is read), is one ``ValueError``."""
+    members = zip_members_of_tail(raw[-(22 + 0xFFFF):])
+    if members is not None and members > MAX_ZIP_MEMBERS:
+        raise ValueError(f"{where}: policy.pth holds more than {MAX_ZIP_MEMBERS:,} records "
+                         f"(a policy's holds a few dozen)")
+    try:
+        with zipfile.ZipFile(io.BytesIO(raw)) as inner:
+            packed = next((i.filename for i in inner.infolist()
+                           if i.compress_type != zipfile.ZIP_STORED), None)
+    except Exception:  # noqa: BLE001 - damage: torch.load's own reason follows
+        return
+    if packed is not None:
+        raise ValueError(f"{where}: policy.pth's record {shown(packed, 80)} is compressed; "
+                         f"allowed: stored records, as torch writes them")
 
 
 def _torch_reason(exc: BaseException) -> str:
@@ -150,6 +192,12 @@ def convert_old_checkpoint(zf: zipfile.ZipFile, where: str) -> tuple[dict[str, A
     old = _old_metadata(_member(zf, OLD_META_NAME, where), where)
     sd = _old_state_dict(_member(zf, "policy.pth", where), where)
     scale = sd.get("pi_features_extractor.scale", sd.get("features_extractor.scale"))
+    other = sd.get("features_extractor.scale")
+    if scale is not None and other is not None and (
+            scale.shape != other.shape or not np.array_equal(scale, other)):
+        # before: the policy's read, the other left without a word
+        raise ValueError(f"{where}: policy.pth gives two observation scales that differ "
+                         f"(pi_features_extractor.scale and features_extractor.scale)")
     if scale is None:
         raise ValueError(f"{where}: policy.pth has no observation scale "
                          f"(pi_features_extractor.scale): not an ono-train checkpoint")
@@ -211,6 +259,7 @@ def export_model(src: str | Path, dest: str | Path) -> Path:
                              f"or a pathlib.Path)")
         if not str(given).strip():   # Path('') is the current folder
             raise ValueError(f"{what} {str(given)!r}: a file path is needed")
+    given_dest = dest   # its text: a trailing '/' names a folder, which Path drops
     src, dest = Path(src), Path(dest)
     if dest.suffix != ".safetensors":   # '.safetensors' alone is a name without a suffix
         raise ValueError(f"destination {str(dest)!r}: a model file's name is a name and "
@@ -229,7 +278,7 @@ def export_model(src: str | Path, dest: str | Path) -> Path:
                          f".safetensors")
     # a refusal leaves no folder made for dest behind (before: an empty one)
     with made_dirs_kept_on_success():
-        check_output_file(dest, "destination")   # a new file: an earlier model is never replaced
+        check_output_file(given_dest, "destination")   # a new file: an earlier model is never replaced
         kind = _zip_kind(src)
         if kind == "old":
             with zipfile.ZipFile(src) as zf:
@@ -252,6 +301,9 @@ def _zip_kind(src: Path) -> str | None:
         with open(src, "rb") as fh:
             if fh.read(2) != b"PK":
                 return None
+        members = zip_members(src)
+        if members is None or members > MAX_ZIP_MEMBERS:   # read_model refuses it unparsed
+            return None
         with zipfile.ZipFile(src) as zf:
             if SAFE_MEMBER in zf.NameToInfo:
                 return None
