@@ -215,11 +215,55 @@ def test_a_card_cannot_hide_that_its_agent_cheats(tmp_path):
         with pytest.raises(ValueError, match=r"the agent's cheating = false; allowed: true "
                                              r"\(the agent 'oracle:2' is CHEATING\)"):
             S.check_card(d)
+    # before: with its kind removed or made another, or under a label of its own, the edit
+    # above printed "oracle:2 on benchmark suite ..." unmarked
+    for edit, words in (({"kind": None}, r"cheating = false; allowed: true \(the agent "
+                                         r"'oracle:2' is CHEATING\)"),
+                        ({"kind": "object"}, r"cheating = false; allowed: true"),
+                        ({"kind": "class"}, r"the agent's kind = 'class' for the spec 'oracle:2'; "
+                                            r"allowed: 'name' \(what the spec names\) or 'object'"),
+                        ({"kind": "model"}, r"the agent's kind = 'model' for the spec"),
+                        ({"spec": "mine:Fair", "kind": "class"},
+                         r"the agent's label = 'oracle:2'; allowed: its spec 'mine:Fair'")):
+        d = json.loads(json.dumps(card))
+        d["agent"]["cheating"] = False
+        d["agent"].update(edit)
+        if edit.get("kind", "") is None:
+            d["agent"].pop("kind")
+        with pytest.raises(ValueError, match=words):
+            S.check_card(d)
     model = S.bench_agent(str(shipped_models()["ppo-basic-2p"]), tables=["basic-2p"],
                           deals=2, slow_deals=1)
+    S.check_card(json.loads(json.dumps(model)))
+    d = json.loads(json.dumps(model))
+    d["agent"]["label"] = "oracle:2"   # a fair model shown under a cheating agent's name
+    with pytest.raises(ValueError, match=r"the agent's label = 'oracle:2', the name of another "
+                                         r"agent; allowed: the label of a model file"):
+        S.check_card(d)
     model["agent"]["cheating"] = True
     with pytest.raises(ValueError, match=r"cheating = true; allowed: false \(a model file is fair\)"):
         S.check_card(model)
+
+
+def test_a_card_of_an_object_is_rendered_and_one_of_another_packages_never_shows_a_builtin_name():
+    # an ono_env object plays as its name's agent; another package's object named so is
+    # labelled by its class, as the arena labels it (before: "greedy" on its card)
+    from ono_env.agents import GreedyAgent
+    from ono_env.rules import RuleSet
+
+    rules = RuleSet.preset("basic", num_players=2)
+    card = S.bench_agent(GreedyAgent(rules), tables=["basic-2p"], deals=2, slow_deals=1)
+    assert (card["agent"]["kind"], card["agent"]["label"]) == ("object", "greedy")
+    S.check_card(json.loads(json.dumps(card)))
+
+    class Greedyish(GreedyAgent):
+        name = "greedy"
+    Greedyish.__module__ = "mine"
+    card = S.bench_agent(Greedyish(rules), tables=["basic-2p"], deals=2, slow_deals=1)
+    label = card["agent"]["label"]
+    assert label == card["agent"]["spec"] and label.startswith("mine:") \
+        and label.endswith(".Greedyish")
+    S.check_card(json.loads(json.dumps(card)))
 
 
 @pytest.mark.parametrize("workers", [1, 2])
@@ -476,7 +520,8 @@ def test_the_command_writes_renders_and_plots_a_card(tmp_path, capsys):
     assert ((out / "card.json").read_bytes(), (out / "card.png").read_bytes()) == before
     # a label is drawn as written (before: '$\\bad$' was read as mathtext, and the plot failed)
     dollars = json.loads((out / "card.json").read_text())
-    dollars["agent"]["label"] = "$\\bad$"
+    # (an object's card: a name's label is its spec's)
+    dollars["agent"].update(kind="object", spec="$\\bad$", label="$\\bad$")
     (tmp_path / "dollars.json").write_text(json.dumps(dollars))
     assert bench_main(["--render", str(tmp_path / "dollars.json"), "--plot"]) == 0, \
         capsys.readouterr().err

@@ -56,9 +56,15 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 import ono_env
-from ono_env.agents.base import Agent, agent_label, is_cheating, marked
+from ono_env.agents.base import Agent, is_cheating, marked
 from ono_env.agents.learned import model_label, model_sha256, played_models, shipped_models
-from ono_env.agents.registry import agent_from_class, is_class_spec, is_model_path, make_agent
+from ono_env.agents.registry import (
+    agent_from_class,
+    is_builtin_name,
+    is_class_spec,
+    is_model_path,
+    make_agent,
+)
 from ono_env.arena.distributed import check_ray_address, held_ray, play_on_ray
 from ono_env.arena.play import _derive, _seating_seed, end_workers, games_bar, play_games
 from ono_env.arena.stats import Z95, bounded_interval_of, bounded_mean_interval
@@ -494,8 +500,10 @@ def describe_agent(spec: Any, agent: Agent) -> dict[str, Any]:
         kind, label = "model", model_label(spec)
     elif isinstance(spec, str):
         kind, label = "name", spec
-    else:
-        kind, label = "object", agent_label(agent)
+    else:   # as the arena labels it: another package's object never under a built-in name
+        from ono_env.arena import _object_label
+
+        kind, label = "object", _object_label(agent)
     check_text("the agent's label (from its file name, spec or name)", label, MAX_CARD_TEXT)
     # what read_card takes back (before: a long model path was written, then refused)
     check_text("the agent's spec (a model's path: at most 200 characters)",
@@ -1068,14 +1076,40 @@ def check_card(data: Any, what: str = "card") -> None:
         raise ValueError(f"{what}: not a result card ({exc})") from None
 
 
+def _spec_kind(spec: str) -> str:
+    """The kind :func:`describe_agent` gives an agent named by the text ``spec``."""
+    return "class" if is_class_spec(spec) else "model" if is_model_path(spec) else "name"
+
+
 def _check_cheating(agent: dict[str, Any], rules: RuleSet) -> None:
     """A card's ``cheating`` of its agent, where it can be known without running a user's
-    code: a model file plays its policy, which sees only its seat's view; a registered name
-    cheats as the agent it makes does (``oracle:N``). A class's or an object's is as its
-    card says (a class of one's own declares it). Before: taken as written, so an edited
-    card hid that ``oracle:2`` sees every hand."""
-    kind, claimed = agent.get("kind", AGENT_KINDS[0]), agent.get("cheating", False)
-    if kind not in ("name", "model") or "spec" not in agent:
+    code: a model file plays its policy, which sees only its seat's view; a built-in or
+    registered name cheats as the agent it makes does (``oracle:N``), whatever kind the card
+    gives it (an object of ono_env's own is labelled by its name). A class's or another
+    object's is as its card says (a class of one's own declares it). The kind must be the
+    one its spec has (or ``object``), a missing one is the spec's, and the label the one its
+    spec gives (a model's: no agent's name but a shipped policy's). Before: taken as
+    written, so an edited card hid that ``oracle:2`` sees every hand, also with its kind
+    removed or made ``object``, or under a label of its own."""
+    claimed = agent.get("cheating", False)
+    if not isinstance(agent.get("spec"), str):
+        return
+    spec = agent["spec"]
+    kind = agent.get("kind", _spec_kind(spec))
+    if kind not in ("object", _spec_kind(spec)):
+        raise ValueError(f"the agent's kind = {kind!r} for the spec {shown(spec, 60)}; "
+                         f"allowed: {_spec_kind(spec)!r} (what the spec names) or 'object'")
+    label = agent.get("label")
+    if kind != "model" and label != spec:
+        raise ValueError(f"the agent's label = {shown(label, 60)}; allowed: its spec "
+                         f"{shown(spec, 60)} (the label a {kind}'s card shows)")
+    if kind == "model" and isinstance(label, str) and is_builtin_name(label) \
+            and label not in shipped_models():
+        raise ValueError(f"the agent's label = {shown(label, 60)}, the name of another agent; "
+                         f"allowed: the label of a model file (its name)")
+    if kind == "object" and is_builtin_name(spec):
+        kind = "name"   # an ono_env object of that name: it plays as the agent the name makes
+    if kind not in ("name", "model"):
         return
     cheats = False
     if kind == "name":
