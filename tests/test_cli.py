@@ -235,6 +235,19 @@ def test_a_refused_run_leaves_no_output_folder(tool, argv, tmp_path, capsys):
     assert list((tmp_path / "kept").iterdir()) == []
 
 
+@pytest.mark.parametrize("tool,argv", [
+    ("ono-bench", ["greedy", "--tables", "basic-2p", "--deals", "2", "--out"]),
+    ("ono-arena", ["greedy", "random", "--players", "2", "--games", "2", "--no-progress",
+                   "--out"]),
+])
+def test_an_output_folder_of_spaces_is_refused(tool, argv, tmp_path, capsys, monkeypatch):
+    # before: a folder named " " was made, and "wrote  /arena.json" said
+    monkeypatch.chdir(tmp_path)
+    err = _one_error_line(tool, [*argv, " "], capsys)
+    assert "--out: a folder path is needed; got ' '" in err
+    assert list(tmp_path.iterdir()) == []
+
+
 @pytest.mark.parametrize("kind", RULE_FILES)
 @pytest.mark.parametrize("tool", ["ono-demo", "ono-arena", "ono-play"])
 def test_bad_rules_files_are_one_line(tool, kind, bad_files, capsys):
