@@ -165,6 +165,14 @@ def test_render_ansi_and_human(capsys):
     h = ono_v0.raw_env(rules="classic", num_players=3, render_mode="human")
     h.reset(seed=3)
     assert h.render() is None and "top" in capsys.readouterr().out
+    # the Gymnasium env as PettingZoo's (before: a table of a deal nobody asked for, with
+    # the learner's hand)
+    from ono_env.envs.gym_env import OnoEnv
+    g = OnoEnv(rules="basic", render_mode="ansi")
+    with pytest.raises(RuntimeError, match=r"^render\(\) before reset\(\): call reset\(\) first$"):
+        g.render()
+    g.reset(seed=3)
+    assert "top" in g.render()
 
 
 # ---- Gymnasium ---------------------------------------------------------------------------

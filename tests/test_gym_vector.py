@@ -206,12 +206,23 @@ def test_the_cleanrl_style_example_trains_on_it():
     out = module.main(module.Args(total_timesteps=2048, num_envs=32, num_steps=16, hidden=32,
                                   update_epochs=1))
     assert out["steps"] == 2048 and out["episodes"] > 0 and 0 <= out["win_rate"] <= 1
+    # a rules file, as the environment takes it (before: RuleSet.preset's "unknown preset")
+    stacking = Path(__file__).parent.parent / "configs" / "rules" / "stacking.yaml"
+    out = module.main(module.Args(rules=str(stacking), players=3, total_timesteps=64, num_envs=4,
+                                  num_steps=16, hidden=8, update_epochs=1))
+    assert out["steps"] == 64
     # values it cannot use, refused before any work (before: a ZeroDivisionError, NaN logits,
     # torch's errors, or --gamma 2 and --total-timesteps 0 taken silently)
     for change, message in [({"num_minibatches": 0}, "--num-minibatches 0; allowed: from 1"),
                             ({"num_minibatches": 7, "num_envs": 4, "num_steps": 16,
                               "total_timesteps": 64}, "--num-minibatches 7; allowed: a divisor "
                                                       "of the batch, --num-envs x --num-steps = 64"),
+                            # before: minibatches of one step, NaN advantages, then torch's error
+                            ({"num_minibatches": 2, "num_envs": 2, "num_steps": 1,
+                              "total_timesteps": 20}, "--num-minibatches 2; allowed: a divisor of "
+                                                      "the batch, --num-envs x --num-steps = 2, "
+                                                      "that leaves minibatches of at least 2 "
+                                                      "steps (at most 1)"),
                             ({"learning_rate": float("nan")}, "--learning-rate nan; allowed: above 0"),
                             ({"gamma": 2.0}, "--gamma 2.0; allowed: from 0 to 1"),
                             ({"hidden": 0}, "--hidden 0"), ({"torch_threads": 0}, "--torch-threads 0"),

@@ -100,7 +100,9 @@ def test_the_openspiel_example_refuses_bad_flags_in_one_line(tmp_path):
     # and an earlier model was replaced)
     (tmp_path / "model.safetensors").write_text("kept")
     for out, message in [(tmp_path / "model.safetensors", "exists and is not a folder"),
-                         (tmp_path, "model.safetensors' already exists; give a new file name")]:
+                         # (before: "give a new file name", where --out is a folder)
+                         (tmp_path, "already holds model.safetensors (an earlier model, never "
+                                    "replaced); give a new or empty folder")]:
         proc = subprocess.run([sys.executable, str(script), "--out", str(out)],
                               capture_output=True, text=True, timeout=120)
         assert proc.returncode == 2 and "Traceback" not in proc.stderr, proc.stderr

@@ -25,13 +25,13 @@ import torch.nn as nn
 import ono_env  # noqa: F401 - registers ono_env/Ono-v0
 from ono_env.checks import MAX_SEED
 from ono_env.observation import observation_scale
-from ono_env.rules import MAX_PLAYERS, MIN_PLAYERS, RuleSet
+from ono_env.rules import MAX_PLAYERS, MIN_PLAYERS, resolve_rules
 
 
 @dataclass
 class Args:
     rules: str = "basic"
-    num_players: int = 2
+    players: int = 2   # --players, as ono-arena and ono-play name it
     opponents: str = "greedy"
     seed: int = 1
     total_timesteps: int = 200_000
@@ -50,7 +50,7 @@ class Args:
     torch_threads: int = 1
 
 
-BOUNDS = {"num_players": (MIN_PLAYERS, MAX_PLAYERS), "seed": (0, MAX_SEED), "total_timesteps": (1, 10**10),
+BOUNDS = {"players": (MIN_PLAYERS, MAX_PLAYERS), "seed": (0, MAX_SEED), "total_timesteps": (1, 10**10),
           "num_envs": (1, 100_000), "num_steps": (1, 100_000), "learning_rate": (0, 1),
           "gamma": (0, 1), "gae_lambda": (0, 1), "num_minibatches": (1, 10**6),
           "update_epochs": (0, 1000), "clip_coef": (0, 10), "ent_coef": (0, 10),
@@ -73,9 +73,11 @@ def check_args(args: Args) -> None:
     if args.total_timesteps < batch:
         raise ValueError(f"--total-timesteps {args.total_timesteps:,}; allowed: at least one batch, "
                          f"--num-envs x --num-steps = {batch:,} (it trains whole batches)")
-    if batch % args.num_minibatches:   # a short last minibatch: NaN for a minibatch of one
+    # a short last minibatch, or minibatches of one row: the advantages' std() is NaN there
+    if batch % args.num_minibatches or batch // args.num_minibatches < 2:
         raise ValueError(f"--num-minibatches {args.num_minibatches}; allowed: a divisor of the "
-                         f"batch, --num-envs x --num-steps = {batch:,}")
+                         f"batch, --num-envs x --num-steps = {batch:,}, that leaves minibatches "
+                         f"of at least 2 steps (at most {batch // 2:,})")
 
 
 def parse_args() -> Args:
@@ -122,10 +124,11 @@ def main(args: Args) -> dict:
     try:   # the environment checks the rules, players and opponents given on the command line
         envs = gym.make_vec("ono_env/Ono-v0", num_envs=args.num_envs,
                             vectorization_mode="vector_entry_point", rules=args.rules,
-                            num_players=args.num_players, opponents=args.opponents)
+                            num_players=args.players, opponents=args.opponents)
     except ValueError as exc:
         raise SystemExit(f"cleanrl_masked_ppo: {exc}") from None
-    rules = RuleSet.preset(args.rules, num_players=args.num_players)
+    # a preset or a rules YAML, as the environment took it (before: a YAML path failed here)
+    rules = resolve_rules(args.rules, num_players=args.players)
     obs_size = envs.single_observation_space.shape[0]
     agent = Agent(obs_size, observation_scale(rules), args.hidden)
     optimizer = torch.optim.Adam(agent.parameters(), lr=args.learning_rate, eps=1e-5)

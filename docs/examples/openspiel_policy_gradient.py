@@ -88,6 +88,9 @@ def main() -> None:
     args = ap.parse_args()
     try:   # before the training (before: checked after it, and an earlier model replaced)
         out = check_output_dir(args.out, "--out")
+        if (out / "model.safetensors").exists():   # (--out is a folder: give a new one)
+            raise ValueError(f"--out: {str(out)!r} already holds model.safetensors (an earlier "
+                             f"model, never replaced); give a new or empty folder")
         check_output_file(out / "model.safetensors", "--out")
     except ValueError as exc:
         ap.error(str(exc))

@@ -223,6 +223,8 @@ class OnoEnv(CopiedWhole, gym.Env):
     def render(self) -> str | None:  # type: ignore[override]  # text, not Gymnasium's frames
         if self.render_mode is None:
             return None
+        if not self._dealt:   # before: a table of a deal nobody asked for (as ono_v0 says)
+            raise RuntimeError("render() before reset(): call reset() first")
         text = render_text(self.game, 0, seat=int(self._learner[0]), ansi=True)
         if self.render_mode == "human":
             print(text)
