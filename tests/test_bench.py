@@ -452,7 +452,7 @@ def test_a_card_that_appeared_in_out_during_the_run_is_kept(tmp_path, monkeypatc
     monkeypatch.setattr(B, "bench_agent", first_run)
     assert bench_main(["greedy", "--tables", "stacking-2p", "--deals", "4", "--slow-deals", "1",
                        "--workers", "1", "--no-progress", "--out", str(started)]) == 0
-    assert "pairings.jsonl' already exists" in capsys.readouterr().err
+    assert "started' already holds pairings.jsonl (another run's" in capsys.readouterr().err
 
 
 def test_the_lines_of_finished_pairings_mark_cheating_agents_and_name_shares(capsys):
@@ -513,7 +513,13 @@ def test_the_command_writes_renders_and_plots_a_card(tmp_path, capsys):
     before = (out / "card.json").read_bytes(), (out / "card.png").read_bytes()
     assert bench_main(["greedy", "--tables", "stacking-2p", "--deals", "40", "--out", str(out),
                        "--no-progress", "--workers", "1"]) == 2
-    assert "already exists; give a new file name" in capsys.readouterr().err
+    # (before: "'.../card.json' already exists; give a new file name", of a folder)
+    assert (f"--out: '{out}' already holds card.json, card.md (another run's: a card, or the "
+            f"pairings of a run that plays or failed); give a new or empty folder"
+            ) in capsys.readouterr().err
+    # the folder stands for its card (before: "it is a folder")
+    assert bench_main(["--render", str(out)]) == 0
+    assert capsys.readouterr().out.splitlines()[0] == text.splitlines()[0]
     assert bench_main(["--render", str(out / "card.json"), "--plot"]) == 2
     err = capsys.readouterr()
     assert err.out == "" and f"--plot: '{out / 'card.png'}' already exists" in err.err

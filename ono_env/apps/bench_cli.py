@@ -138,9 +138,11 @@ def build_parser() -> cli.ArgumentParser:
                    help="draw the card as a PNG, a new file ending .png (default: card.png in "
                         "--out, or beside the --render card); needs matplotlib")
     p.add_argument("--render", default=None, metavar="CARD_JSON",
-                   help="play nothing: print a saved result card (and --plot it)")
+                   help="play nothing: print a saved result card (and --plot it); a folder "
+                        "stands for its card.json (an --out folder)")
     p.add_argument("--list", action="store_true", help="print the suite's tables and exit")
-    p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    p.add_argument("--no-progress", action="store_true",
+                   help="no progress bar: one line per finished pairing on stderr instead")
     p.add_argument("--workers", type=cli.bounded_int(1, 256), default=None,
                    help="pairings played at once, each in its own process (default: the CPU "
                         "count, at most 4; the same card; not with --ray); an agent given as "
@@ -196,10 +198,17 @@ def main(argv: Sequence[str] | None = None) -> int:
             if given:   # a saved card names its own suite version
                 raise cli.UsageError(f"--render plays nothing and takes only --plot; got "
                                      f"{', '.join(given)}")
-            card = read_card(args.render)
+            # an --out folder stands for its card (as ono-arena's --paired-with takes its
+            # folder; before: "it is a folder")
+            try:
+                folder = Path(args.render).is_dir()
+            except OSError:   # a name too long: read_card names it
+                folder = False
+            render = Path(args.render) / "card.json" if folder else args.render
+            card = read_card(render)
             png = None
             if args.plot is not None:   # checked before the card is printed; never replaces
-                png = check_output_file(_png(args.plot or str(Path(args.render).with_suffix(
+                png = check_output_file(_png(args.plot or str(Path(render).with_suffix(
                     ".png"))), "--plot")
             print(format_card(card))
             if png is not None:
@@ -217,6 +226,11 @@ def main(argv: Sequence[str] | None = None) -> int:
             targets += [out / "card.json", out / "card.md", pairings]
             if args.plot == "":
                 targets.append(out / "card.png")
+            held = [t.name for t in targets if t.exists() or t.is_symlink()]
+            if held:   # before: "'.../card.json' already exists; give a new file name"
+                raise ValueError(f"--out: {str(out)!r} already holds {', '.join(held)} "
+                                 f"(another run's: a card, or the pairings of a run that plays "
+                                 f"or failed); give a new or empty folder")
         if args.plot:
             targets.append(Path(_png(args.plot)))
         for target in targets:
