@@ -286,6 +286,31 @@ def test_a_model_file_replaced_during_the_run_is_refused(tmp_path, workers):
                       on_pairing=swap)
 
 
+@pytest.mark.parametrize("card_file", ["suite-3/timing/ppo-any", "suite-1/timing/pimc-8"])
+def test_no_two_labels_of_the_plot_print_over_each_other(card_file):
+    """Before: the field's labels sat at 35 degrees above and below their dots by turns, and
+    overlapped wherever three agents were close (ten agents near 1000 at every table)."""
+    pytest.importorskip("matplotlib")
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.text import Text
+
+    from ono_env.apps.bench_cli import card_figure
+
+    card = S.read_card(Path(__file__).parent.parent / "docs" / "results" / card_file /
+                       "card.json")
+    fig = card_figure(card)
+    canvas = FigureCanvasAgg(fig)
+    canvas.draw()
+    renderer = canvas.get_renderer()
+    # each label's text alone (an annotation's own extent takes in its line to the dot)
+    boxes = [Text.get_window_extent(t, renderer) for t in fig.axes[0].texts]
+    assert len(boxes) == sum(len(t["field"]) for t in card["tables"].values())
+    axes_box = fig.axes[0].get_window_extent(renderer)
+    crossed = [(a, b) for i, a in enumerate(boxes) for b in boxes[i + 1:] if a.overlaps(b)]
+    assert not crossed, crossed[:3]
+    assert all(axes_box.x0 <= b.x0 and b.x1 <= axes_box.x1 for b in boxes)   # none cut off
+
+
 def test_the_plot_marks_every_cheating_agent_as_the_text_card_does():
     """Before: the plot's title and its field's labels were the raw names, ``oracle:2`` and
     ``oracle-hands:8`` unmarked."""

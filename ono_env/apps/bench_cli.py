@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import math
 import os
 import sys
 from collections.abc import Sequence
@@ -44,32 +45,76 @@ card's row and its ``table``), removed once the card is written; a run that fail
 stopped leaves it with the pairings that finished."""
 
 
+LABEL_LEVELS = 5
+"""How many rows of labels :func:`card_figure` stacks above a table's dots, and below."""
+
+
+def _label_levels(xs: Sequence[float], widths: Sequence[float]) -> list[int]:
+    """A level for each label centred at ``xs`` (sorted) of ``widths`` (data units): the first
+    of +1, -1, +2, -2, ... (above, below, further above, ...) where it overlaps no label
+    already placed at that level; where none is free, the level whose last label ends
+    first. Written here: matplotlib places no labels apart (the ``adjustText`` package
+    does, by moving them iteratively, which is more than a row of labels needs)."""
+    order = [sign * k for k in range(1, LABEL_LEVELS + 1) for sign in (1, -1)]
+    ends: dict[int, float] = {}
+    levels = []
+    for x, w in zip(xs, widths):
+        free = [lv for lv in order if ends.get(lv, -math.inf) <= x - w / 2]
+        level = free[0] if free else min(order, key=lambda lv: ends[lv])
+        ends[level] = x + w / 2
+        levels.append(level)
+    return levels
+
+
 def card_figure(card: dict[str, Any]) -> Any:
     """The card as a matplotlib ``Figure``: one row per table, the reference field's
     published ratings as labelled dots and the agent's rating with its 95% interval as a red
     bar. Every label is marked *(cheating)* where its agent sees hidden cards, as on the text
-    card (before: the plot marked none); the field's labels sit above and below their dots
-    by turns, in order of rating, so that close ratings do not print over each other."""
+    card (before: the plot marked none); the field's labels are stacked in rows above and
+    below their dots (:func:`_label_levels`), each joined to its dot by a thin line, so that
+    close ratings do not print over each other (before: labels at 35 degrees, above and
+    below by turns, which overlapped wherever three agents were close)."""
     from matplotlib.figure import Figure
 
     me = card_agent_label(card)
+    tables = list(card["tables"].items())
+    values = [v for _n, t in tables for v in (*t.get("field", {}).values(), t["rating"]["low"],
+                                               t["rating"]["high"])]
+    lo, hi = min(values), max(values)
+    pad = 0.08 * (hi - lo or 1.0)
+    lo, hi = lo - pad, hi + pad
+    width_in, step = 11.0, 8.0   # the figure's width; points between two rows of labels
+    # a label's width in rating points: 6-point text is about 3.4 points a character, over
+    # the axes' width (the figure less about 1.6 inches of margins)
+    per_char = 3.4 / ((width_in - 1.6) * 72.0) * (hi - lo)
+    rows = []   # each table's field, sorted by rating, its labels and their levels
+    for _name, t in tables:
+        cheats = {r["reference"]: r["cheating"] for r in t["rows"]}
+        field = sorted(t.get("field", {}).items(), key=lambda item: item[1])
+        names = [marked(ref, cheats.get(ref, False)) for ref, _r in field]
+        rows.append((field, names, _label_levels([r for _ref, r in field],
+                                                 [(len(n) + 1) * per_char for n in names])))
+    deepest = max((abs(lv) for _f, _n, levels in rows for lv in levels), default=1)
+    row_in = 2 * (deepest * step + 8.0) / 72.0   # room for the deepest labels, both sides
     with cli.literal_text():   # labels as written: a '$' is not mathtext
-        tables = list(card["tables"].items())
-        fig = Figure(figsize=(9.0, 0.75 * len(tables) + 1.4))
+        fig = Figure(figsize=(width_in, row_in * len(tables) + 1.2))
         ax = fig.subplots()
-        for k, (_name, t) in enumerate(tables):
+        for k, ((_name, t), (field, names, levels)) in enumerate(zip(tables, rows)):
             y = len(tables) - 1 - k
-            cheats = {r["reference"]: r["cheating"] for r in t["rows"]}
-            field = sorted(t.get("field", {}).items(), key=lambda item: item[1])
-            for j, (ref, rating) in enumerate(field):
+            for (_ref, rating), name, level in zip(field, names, levels):
                 ax.plot(rating, y, "o", color="#888888", markersize=4)
-                ax.annotate(marked(ref, cheats.get(ref, False)), (rating, y),
-                            textcoords="offset points", xytext=(0, 5 if j % 2 == 0 else -7),
-                            va="bottom" if j % 2 == 0 else "top", fontsize=6, ha="center",
-                            rotation=35, color="#555555")
+                ax.annotate(name, (rating, y), textcoords="offset points",
+                            xytext=(0, (abs(level) - 1) * step * (1 if level > 0 else -1)
+                                    + (4 if level > 0 else -4)),
+                            va="bottom" if level > 0 else "top", fontsize=6, ha="center",
+                            color="#555555",
+                            arrowprops=(dict(arrowstyle="-", color="#bbbbbb", linewidth=0.4)
+                                        if abs(level) > 1 else None))
             r = t["rating"]
             ax.errorbar(r["rating"], y, xerr=[[r["rating"] - r["low"]], [r["high"] - r["rating"]]],
-                        fmt="s", color="#b2182b", capsize=3)
+                        fmt="s", color="#b2182b", capsize=3, zorder=3)
+        ax.set_xlim(lo, hi)
+        ax.set_ylim(-0.5, len(tables) - 0.5)
         ax.set_yticks(range(len(tables)), [name for name, _t in reversed(tables)])
         ax.axvline(card["anchor"]["rating"], color="black", linewidth=0.8, linestyle="--")
         ax.set_xlabel(f"rating ({card['anchor']['agent']} = {card['anchor']['rating']:g}; grey: the "
