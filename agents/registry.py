@@ -210,7 +210,9 @@ def make_agent(spec: Any, rules: Any = None) -> Agent:
                              f"{', '.join(agent_names())}, "
                              f"the search agents {', '.join(SEARCH_AGENTS)} (also as name:N or "
                              f"name:<T>ms), "
-                             f"or the path of a saved model (.safetensors or .zip)")
+                             f"or the path of a saved model (.safetensors or .zip); ono-arena, "
+                             f"ono-bench and ono-exploit also take module:Class, an agent "
+                             f"class of your own")
         agent = _REGISTRY[spec](rules)
         if isinstance(agent, type) or not isinstance(agent, Agent):   # a class has act too
             what = f"the class {agent.__name__}" if isinstance(agent, type) else \

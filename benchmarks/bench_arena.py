@@ -3,7 +3,8 @@
     python benchmarks/bench_arena.py            # 100,000 games per baseline, basic rules
     python benchmarks/bench_arena.py --games 20000 --rules classic
 
-Prints the seconds spent playing and rating (OpenSkill, one update per game) per baseline.
+Prints the seconds spent playing and rating (the Luce model fitted to all the games) per
+baseline.
 """
 
 from __future__ import annotations

@@ -64,7 +64,7 @@ def test_more_entrants_than_seats_play_every_pairing_and_head_to_head_is_consist
     assert np.allclose((h["rate"] + h["rate"].T)[off], 1.0)   # no truncation in basic
     assert (h["low"][off] <= h["rate"][off]).all() and (h["rate"][off] <= h["high"][off]).all()
     rows = {r["agent"]: r for r in res.agent_rows()}
-    assert rows["greedy"]["rating_mu"] > rows["random"]["rating_mu"]
+    assert rows["greedy"]["rating"] > rows["random"]["rating"]
     assert rows["greedy"]["games"] == 400
 
 
@@ -185,7 +185,7 @@ def test_cli_writes_json_csv_png(tmp_path, capsys):
                "--seed", "2", "--out", str(tmp_path), "--no-progress"])
     assert rc == 0
     out = capsys.readouterr().out
-    assert "win rate" in out and "rating (mu-3sigma)" in out and "fair share 50.0%" in out
+    assert "win rate" in out and "rating (95% interval)" in out and "fair share 50.0%" in out
     assert "head to head" not in out   # one table: each cell would repeat its row's rate
     data = json.loads((tmp_path / "arena.json").read_text())
     assert data["games"] == 200 and data["rules"]["name"] == "basic"
@@ -1794,7 +1794,9 @@ def test_arena_labels_stay_unique_where_a_given_label_looks_like_a_numbered_one(
     # file name (before: greedy#1 and greedy#2, and alone as the agent greedy)
     assert _labels(["x/greedy .safetensors", "greedy"]) == ["greedy .safetensors", "greedy"]
     assert _labels(["x/pimc:8.safetensors", "pimc:8"]) == ["pimc:8.safetensors", "pimc:8"]
-    assert _labels(["x/mine .safetensors", "mine"]) == ["mine#1", "mine#2"]
+    # a file that shares its label with another entrant plays under its folder and file name
+    # (before: mine#1 and mine#2, as if one agent were given twice)
+    assert _labels(["x/mine .safetensors", "mine"]) == ["x/mine .safetensors", "mine"]
     from ono_env.agents.learned import model_label, shipped_models
     assert model_label(shipped_models()["ppo-any"]) == "ppo-any"   # the shipped file is it
     assert model_label("x/ppo-any.safetensors") == "ppo-any.safetensors"
@@ -2119,3 +2121,248 @@ def test_a_folder_that_takes_no_file_is_refused_before_the_games(tmp_path):
                                          r"\("):
         check_output_dir("/proc/self/fd", "--out")
     assert check_output_dir(tmp_path, "--out") == tmp_path and not list(tmp_path.iterdir())
+
+
+# ---- ratings: the Luce model of the winner fitted to all the games at once ----------------
+
+def _records(entrants, wins):
+    from ono_env.arena.play import GameRecords
+    ent = np.asarray(entrants, np.int64)
+    w = np.asarray(wins, np.float64)
+    return GameRecords(ent, w, np.zeros_like(w), np.zeros(len(ent), np.int64),
+                       w.sum(axis=1) == 0)
+
+
+def _same_ratings(a, b, tol=1e-9):
+    """Every entrant's every number alike to ``tol`` (whatever the keys)."""
+    return len(a) == len(b) and all(x.keys() == y.keys() and all(abs(x[k] - y[k]) <= tol
+                                                                 for k in x)
+                                    for x, y in zip(a, b))
+
+
+def test_ratings_do_not_depend_on_the_order_of_the_games():
+    """Before: OpenSkill's online updates, one game at a time in a seeded shuffled order,
+    gave other ratings for the same games in another order."""
+    from ono_env.arena.play import GameRecords
+    from ono_env.arena.stats import rate_games
+
+    res = run_arena(["greedy", "random", "color"], "basic", 2, num_games=600, seed=2, rating=False)
+    r = res.records
+    rng = np.random.default_rng(0)
+    rows = rng.permutation(len(r.length))
+    seats = np.argsort(rng.random(r.entrants.shape), axis=1)   # the seats of each game shuffled
+    shuffled = GameRecords(np.take_along_axis(r.entrants[rows], seats, 1),
+                           np.take_along_axis(r.wins[rows], seats, 1), r.scores[rows],
+                           r.length[rows], r.truncated[rows])
+    assert _same_ratings(rate_games(r, 3), rate_games(shuffled, 3))
+    half = len(rows) // 2   # the games in halves, the later half first
+    turned = GameRecords(np.roll(r.entrants, half, 0), np.roll(r.wins, half, 0), r.scores,
+                         r.length, r.truncated)
+    assert _same_ratings(rate_games(r, 3), rate_games(turned, 3))
+
+
+def test_identical_records_get_identical_ratings(capsys):
+    """Before: ``ono-arena random random --mirrored`` rated two identical records apart."""
+    res = run_arena(["random", "random"], "basic", 2, num_games=2000, seed=0, mirrored=True)
+    one, two = res.agent_rows()
+    assert one["wins"] == two["wins"]
+    assert _same_ratings(res.ratings[:1], res.ratings[1:])
+    assert abs(one["rating"]) < 1e-9 and one["rating_low"] < 0 < one["rating_high"]
+    assert main(["random", "random", "--players", "2", "--mirrored", "--games", "400",
+                 "--no-progress"]) == 0
+    rows = [line for line in capsys.readouterr().out.splitlines() if line.startswith("random#")]
+    assert len(rows) == 2 and rows[0].split()[-3:] == rows[1].split()[-3:] == ["+0", "[-17,",
+                                                                              "+17]"]
+
+
+def test_a_clearly_stronger_agent_is_rated_higher_beyond_its_interval(capsys):
+    """Before: ``ono-arena greedy random --players 2 --games 100 --seed 1`` rated greedy (67%
+    of the wins) 17.24 below random (33%) 17.34."""
+    res = run_arena(["greedy", "random"], "basic", 2, num_games=100, seed=1)
+    greedy, rand = res.agent_rows()
+    assert greedy["win_rate"] == 0.67
+    assert greedy["rating_low"] > rand["rating_high"]
+    assert greedy["rating"] == pytest.approx(-rand["rating"], abs=1e-9)   # centred at 0
+    # two players: the rating difference says the win rate (the virtual games pull it in)
+    gap = greedy["rating"] - rand["rating"]
+    assert 1 / (1 + 10 ** (-gap / 400)) == pytest.approx(0.67, abs=0.01)
+    assert main(["greedy", "random", "--players", "2", "--games", "100", "--seed", "1",
+                 "--no-progress"]) == 0
+    out = capsys.readouterr().out
+    assert "rating (95% interval)" in out and "mu" not in out
+    assert re.search(r"^greedy .* \+61 \[\+25, \+97\]$", out, re.M)
+    assert re.search(r"^random .* -61 \[-97, -25\]$", out, re.M)
+
+
+def test_an_entrant_that_never_wins_keeps_a_finite_rating():
+    from ono_env.arena.stats import rate_games
+
+    # 0 wins every game it plays, 2 none; 1 wins against 2 only; one game has no winner
+    ent = [[0, 1]] * 30 + [[0, 2]] * 30 + [[1, 2]] * 30 + [[1, 2]]
+    wins = [[1, 0]] * 60 + [[1, 0]] * 30 + [[0, 0]]
+    out = rate_games(_records(ent, wins), 3)
+    assert all(np.isfinite([x["rating"], x["low"], x["high"]]).all() for x in out)
+    assert out[0]["rating"] > out[1]["rating"] > out[2]["rating"]
+    assert all(x["low"] < x["rating"] < x["high"] for x in out)
+    assert sum(x["rating"] for x in out) == pytest.approx(0.0, abs=1e-9)
+    assert out[0]["low"] > out[1]["high"] and out[1]["low"] > out[2]["high"]
+    with pytest.raises(ValueError, match=r"^records: entrants from 0 to 2; allowed: 0 to 1 "
+                                         r"\(num_entrants=2\)$"):
+        rate_games(_records(ent, wins), 2)
+
+
+def test_ratings_are_the_maximum_of_the_likelihood_written_out_game_by_game():
+    """The fit checked against the Luce model's log-likelihood summed one game at a time in
+    plain Python (no grouping), maximised by scipy, its interval from the curvature."""
+    scipy_optimize = pytest.importorskip("scipy.optimize")
+    from ono_env.arena.stats import ELO, rate_games
+
+    # 2 and 3 entrants of 4 at tables of 3 seats; shared wins and games with no winner
+    ent = [[0, 1, 2], [2, 0, 1], [1, 2, 3], [3, 1, 0], [0, 2, 3], [2, 3, 1], [0, 1, 3]]
+    wins = [[1, 0, 0], [0, 0.5, 0.5], [0, 1, 0], [0, 0, 0], [0, 0, 1], [1 / 3] * 3,
+            [0, 0, 1]]
+    ent, wins = ent * 3 + [[0, 1, 2]], wins * 3 + [[0, 0, 1]]
+
+    def loglik(theta):
+        total = 0.0
+        for seated, won in zip(ent, wins):
+            z = sum(np.exp(theta[e]) for e in seated)
+            total += sum(w * (theta[e] - np.log(z)) for e, w in zip(seated, won))
+        return total + sum(0.5 * t - np.log1p(np.exp(t)) for t in theta)   # virtual games
+
+    best = scipy_optimize.minimize(lambda t: -loglik(t), np.zeros(4), method="BFGS",
+                                   options={"gtol": 1e-10}).x
+    out = rate_games(_records(ent, wins), 4)
+    want = ELO * (best - best.mean())
+    assert [x["rating"] for x in out] == pytest.approx(want, abs=1e-3)
+    # the interval: the inverse of the curvature (by finite differences), centred
+    h, K = 1e-4, 4
+    H = np.zeros((K, K))
+    for i in range(K):
+        for j in range(K):
+            ei, ej = np.eye(K)[i] * h, np.eye(K)[j] * h
+            H[i, j] = -(loglik(best + ei + ej) - loglik(best + ei - ej) - loglik(best - ei + ej)
+                        + loglik(best - ei - ej)) / (4 * h * h)
+    centre = np.eye(K) - 1 / K
+    half = 1.959963984540054 * ELO * np.sqrt(np.diag(centre @ np.linalg.inv(H) @ centre))
+    assert [x["high"] - x["rating"] for x in out] == pytest.approx(half, rel=1e-4)
+    assert [x["rating"] - x["low"] for x in out] == pytest.approx(half, rel=1e-4)
+
+
+def test_the_rating_files_keys_and_an_older_arena_json_still_pairs(tmp_path, capsys):
+    """arena.json and arena.csv hold rating, rating_low and rating_high (before: OpenSkill's
+    rating_mu, rating_sigma and rating_ordinal); an arena.json with the old keys is still
+    read by --paired-with."""
+    base = ["--players", "2", "--games", "200", "--mirrored", "--seed", "0", "--no-progress"]
+    assert main(["greedy", "random", *base, "--out", str(tmp_path / "g")]) == 0
+    data = json.loads((tmp_path / "g" / "arena.json").read_text())
+    rows = {r["agent"]: r for r in data["agents"]}
+    assert not any(k in rows["greedy"] for k in ("rating_mu", "rating_sigma", "rating_ordinal"))
+    assert rows["greedy"]["rating_low"] > rows["random"]["rating_high"]
+    assert rows["greedy"]["rating"] == pytest.approx(-rows["random"]["rating"])
+    with open(tmp_path / "g" / "arena.csv") as fh:
+        head = next(csv.reader(fh))
+    assert head[-3:] == ["rating", "rating_low", "rating_high"]
+    old = tmp_path / "old"
+    old.mkdir()
+    for row in data["agents"]:   # as the files written before the change
+        for k in ("rating", "rating_low", "rating_high"):
+            del row[k]
+        row.update(rating_mu=25.0, rating_sigma=1.0, rating_ordinal=22.0)
+    (old / "arena.json").write_text(json.dumps(data))
+    capsys.readouterr()
+    assert main(["color", "random", *base, "--paired-with", str(old)]) == 0
+    assert "paired with" in capsys.readouterr().out
+
+
+def test_a_paired_comparison_takes_another_batch_size_where_the_deals_are_the_same(tmp_path):
+    """Before: any other batch size was refused as "so they did not deal the same cards",
+    though a seating's games that fit in one batch in both runs are dealt alike."""
+    from ono_env.arena import paired_difference
+
+    kw = dict(rules="basic", num_players=2, num_games=200, seed=0, rating=False, mirrored=True)
+    first = run_arena(["greedy", "random"], batch_size=4096, **kw)   # 100 games a seating
+    for batch in (100, 4000):   # the same deals: the same games, to the last decision
+        again = run_arena(["greedy", "random"], batch_size=batch, **kw)
+        d = paired_difference(again, first)
+        assert d["diff"] == 0.0 and d["low"] < 0 < d["high"] and d["deals"] == 100
+        assert np.array_equal(again.records.length, first.records.length)
+        assert paired_difference(run_arena(["color", "random"], batch_size=batch, **kw),
+                                 first)["deals"] == 100
+    other = run_arena(["color", "random"], batch_size=60, **kw)   # two batches a seating
+    with pytest.raises(ValueError, match=r"^the two runs differ in batch size \(60 against "
+                                         r"4096\): a seating's 100 games fill more than one "
+                                         r"batch of 60, and each batch deals from a seed of its "
+                                         r"own, so they did not deal the same cards"):
+        paired_difference(other, first)
+    assert not np.array_equal(run_arena(["greedy", "random"], batch_size=60, **kw)
+                              .records.length, first.records.length)   # other deals indeed
+
+
+def test_model_files_of_one_name_that_are_not_one_file_are_labelled_by_their_folder(
+        tmp_path, monkeypatch):
+    """Before: d1/m.safetensors and d2/m.safetensors (other models) were m#1 and m#2, the
+    notation of one agent given twice."""
+    import shutil
+
+    from ono_env.agents.learned import shipped_models
+    from ono_env.arena import _labels
+
+    shipped = shipped_models()
+    for folder, model in (("d1", "ppo-basic-2p"), ("d2", "ppo-any"), ("a/x", "ppo-basic-2p"),
+                          ("b/x", "ppo-any")):
+        (tmp_path / folder).mkdir(parents=True)
+        shutil.copy(shipped[model], tmp_path / folder / "m.safetensors")
+    (tmp_path / "d3").mkdir()
+    (tmp_path / "d3" / "m.safetensors").symlink_to(tmp_path / "d1" / "m.safetensors")
+    monkeypatch.chdir(tmp_path)
+    assert _labels(["d1/m.safetensors", "d2/m.safetensors"]) == ["d1/m.safetensors",
+                                                                  "d2/m.safetensors"]
+    assert _labels(["d1/m.safetensors", "d1/m.safetensors"]) == ["m#1", "m#2"]   # copies
+    # one file spelt two ways is one agent given twice, beside another file
+    assert _labels(["d1/m.safetensors", "./d1/../d1/m.safetensors", "d2/m.safetensors"]) == [
+        "d1/m.safetensors#1", "d1/m.safetensors#2", "d2/m.safetensors"]
+    assert _labels(["a/x/m.safetensors", "b/x/m.safetensors"]) == ["a/x/m.safetensors",
+                                                                    "b/x/m.safetensors"]
+    assert _labels(["d1/m.safetensors", "d3/m.safetensors"]) == ["m#1", "m#2"]   # a link to it
+    # a file whose name reads as a copy's number plays under its folder and file name
+    shutil.copy(shipped["ppo-basic-2p"], tmp_path / "d1" / "random#1.safetensors")
+    assert _labels(["d1/random#1.safetensors", "random", "random"]) == [
+        "d1/random#1.safetensors", "random#1", "random#2"]
+    result = run_arena(["d1/m.safetensors", "d2/m.safetensors"], "basic", 2, 4, rating=False)
+    assert result.labels == ["d1/m.safetensors", "d2/m.safetensors"]
+
+
+@pytest.mark.parametrize("name", ["random#1", "sneaky (cheating)", "mine#12"])
+def test_a_class_of_ones_own_never_takes_the_arenas_numbers_or_cheating_mark(name):
+    """Before: a class named random#1 beside random random made three rows random#1, random#2
+    and random#3, and a fair class named "sneaky (cheating)" was shown as cheating."""
+    class Own:
+        def act(self, obs, mask, rng):
+            return mask.argmax(axis=1)
+    Own.name = name
+    own = (f"{__name__}:test_a_class_of_ones_own_never_takes_the_arenas_numbers_or_cheating_"
+           f"mark.<locals>.Own")
+    result = run_arena([Own(), "random", "random"], "basic", 2, 12, rating=False)
+    assert result.labels == [own, "random#1", "random#2"]
+    assert "(cheating)" not in result.format_table()
+
+
+def test_one_game_with_no_winner_is_said_in_the_singular():
+    from ono_env.arena.results import ArenaResult
+    from ono_env.rules import resolve_rules
+
+    def table(no_winner):
+        wins = [[1.0, 0.0]] * (3 - no_winner) + [[0.0, 0.0]] * no_winner
+        return ArenaResult(resolve_rules("basic", num_players=2), ["a", "b"],
+                           _records([[0, 1], [1, 0], [0, 1]], wins), 0, 0.0).format_table()
+    assert "; 1 game with no winner (cut at" in table(1)
+    assert "; 2 games with no winner (cut at" in table(2)
+
+
+def test_an_unknown_agent_is_told_that_module_class_is_taken(capsys):
+    assert main(["genius", "random", "--players", "2", "--games", "2", "--no-progress"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("ono-arena: error: unknown agent 'genius'")
+    assert ("or the path of a saved model (.safetensors or .zip); ono-arena, ono-bench and "
+            "ono-exploit also take module:Class, an agent class of your own") in err

@@ -295,7 +295,7 @@ def test_the_arena_text_and_files_at_four_players(tmp_path, capsys):
     out = capsys.readouterr().out
     assert "10 deals, each played in every seating" in out
     assert "fair share 25.0% (1 / 4 players); 0 games with no winner" in out
-    assert "rating (mu-3sigma)" in out
+    assert "rating (95% interval)" in out
     assert "head to head" not in out              # one table: the matrix would repeat each row
     data = json.loads((tmp_path / "arena.json").read_text())
     assert data["fair_share"] == 0.25 and data["no_winner"] == 0 and data["deals"] == 10

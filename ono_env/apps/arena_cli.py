@@ -142,7 +142,7 @@ def build_parser() -> cli.ArgumentParser:
     p = cli.ArgumentParser(
         prog="ono-arena",
         description="Play many games between agents and report win rates with 95% intervals, "
-                    "head-to-head rates and OpenSkill ratings.")
+                    "head-to-head rates and ratings.")
     p.add_argument("agents", nargs="+",
                    help="agent names (random, greedy, color, defensive, ppo-basic-2p, ...), "
                         "model files (.safetensors, or a training checkpoint .zip) or "
@@ -172,9 +172,11 @@ def build_parser() -> cli.ArgumentParser:
                    help="with --mirrored: compare the first agent, deal by deal, with the first "
                         "agent of an earlier mirrored run saved with --out (its arena.json, or "
                         "the folder holding it) that dealt the same cards: the same rules, "
-                        "players, --games, --seed, --batch and other agents")
+                        "players, --games, --seed and other agents, and the same --batch (or "
+                        "in both runs a --batch that holds a seating's games)")
     p.add_argument("--no-rating", action="store_true",
-                   help="skip the OpenSkill ratings (which need the openskill library)")
+                   help="skip the ratings (the Luce model of the winner fitted to all the "
+                        "games, on the Elo scale, the entrants' mean at 0)")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     p.add_argument("--record", nargs=2, metavar=("N", "DIR"), default=None,
                    help="write replays of N of the games (a seeded sample; all of them where "
@@ -288,7 +290,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                   file=sys.stderr)
         try:
             result = run_arena(agents, args.rules, args.players, args.games, args.seed,
-                               batch_size=args.batch, rating=False if args.no_rating else None,
+                               batch_size=args.batch, rating=not args.no_rating,
                                progress=not args.no_progress, ray_address=args.ray,
                                record=record, mirrored=args.mirrored)
         except (KeyboardInterrupt, cli.Stopped):   # before: "interrupted" alone
@@ -327,9 +329,6 @@ def main(argv: Sequence[str] | None = None) -> int:
                   f"{d['agent_b']} {100 * d['rate_b']:.2f}% = {100 * d['diff']:+.2f} points "
                   f"[{100 * d['low']:+.2f}, {100 * d['high']:+.2f}] over the same "
                   f"{d['deals']:,} deals")
-        if not args.no_rating and not result.ratings:
-            print("ono-arena: note: no ratings without the openskill library: "
-                  "pip install 'ono-env[arena]'", file=sys.stderr)
         for line in written:
             print(line)
 

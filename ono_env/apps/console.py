@@ -24,7 +24,7 @@ from ono_env.checks import (
 from ono_env.game import MAX_GAMES as MAX_BATCH  # noqa: F401 - --batch: VecGame's bound
 
 EXTRAS = {"torch": "train", "stable_baselines3": "train", "sb3_contrib": "train",
-          "tensorboard": "train", "openskill": "arena", "matplotlib": "arena",
+          "tensorboard": "train", "matplotlib": "arena",
           "fastapi": "web", "starlette": "web", "uvicorn": "web", "ray": "ray", "grpc": "ray"}
 """The extra that installs each optional library (pyproject.toml)."""
 

@@ -27,11 +27,13 @@ What is counted
     Per entrant: games, wins, win rate with a 95% Wilson interval, mean final score (when the
     rules keep scores) and mean game length in decisions. Head to head: for each pair, the
     first entrant's win rate in the games where both sat (for two players, simply its win
-    rate against the other). Ratings: OpenSkill's Plackett-Luce model (the ``openskill``
-    library, dynamics factor ``tau=0`` since fixed agents do not drift), updated once per
-    game, winner ranked first and the others tied, the games taken in a seeded shuffled
-    order (so no table's games come last);
-    ``ordinal`` is the conservative estimate mu - 3 sigma.
+    rate against the other). Ratings (:func:`~ono_env.arena.stats.rate_games`): the Luce
+    model of the winner (``ono-bench``'s) fitted to all the games at once by maximum
+    likelihood, so the order of the games makes no difference; on the Elo scale (400 points
+    apart: odds of 10 to 1 between two players), the entrants' mean at 0, each with a 95% interval
+    (``rating``, ``rating_low``, ``rating_high`` in :meth:`ArenaResult.agent_rows`,
+    arena.json and arena.csv; an arena.json written before 2026-12-06 holds OpenSkill's
+    ``rating_mu``, ``rating_sigma`` and ``rating_ordinal`` instead, and is read as before).
 
 Comparing two agents
     With ``mirrored=True`` (the duplicate format, :func:`run_arena`) the deals depend only on
@@ -57,21 +59,23 @@ Where it lives
 
 from __future__ import annotations
 
-import importlib.util
 import itertools
 import math
 import os
+import re
 import sys
 import time
 import warnings
 from collections.abc import Sequence
-from typing import Any
+from pathlib import Path
+from typing import Any, cast
 
 import numpy as np
 
 from ono_env import game as _game
 from ono_env.agents.base import (
     Agent,
+    CHEATING_MARK,
     agent_label,
     check_actions,
     is_cheating,
@@ -128,11 +132,30 @@ MAX_RECORD = 10_000
 
 
 def _labels(specs: Sequence[Any]) -> list[str]:
-    base = [s if isinstance(s, str) else os.fspath(s) if isinstance(s, os.PathLike)
-            else _object_label(s) for s in specs]
+    """The entrants' labels (:func:`run_arena`): a name's, a model file's
+    (:func:`~ono_env.agents.learned.model_label`) or an object's (:func:`_object_label`).
+    Model files of one label that are not one file (``d1/m.safetensors`` and
+    ``d2/m.safetensors``) are labelled by their folder and file name, as a training run's
+    ``r1/model.safetensors`` is (:func:`_files_apart`; before: ``m#1`` and ``m#2``, as if one
+    agent were given twice); the labels still shared, a name or a file given twice, are
+    numbered ``#1``, ``#2``, ..."""
+    paths: list[str | None] = []
+    base: list[str] = []
+    for s in specs:
+        spec = s if isinstance(s, str) else os.fspath(s) if isinstance(s, os.PathLike) else None
+        if spec is not None and is_model_path(spec):
+            paths.append(spec)
+            label = model_label(spec)
+            if _reserved(label):   # a run labelled random#1: its folder and file name
+                label = _path_tail(spec, 2)
+            base.append(label)
+        else:
+            paths.append(None)
+            base.append(_object_label(s) if spec is None else spec)
+    base = _files_apart(base, paths)
     # what a paired comparison reads back (results.mirrored_record): 1 to MAX_ARENA_LABEL
     # printable characters (an agent named "" was written, then refused there)
-    base = [(model_label(b) if is_model_path(b) else b)[:MAX_ARENA_LABEL] or "?" for b in base]
+    base = [b[:MAX_ARENA_LABEL] or "?" for b in base]
     used = {b for b in base if base.count(b) == 1}
     labels: list[str] = []
     seen: dict[str, int] = {}
@@ -149,14 +172,73 @@ def _labels(specs: Sequence[Any]) -> list[str]:
     return labels
 
 
+def _reserved(label: str) -> bool:
+    """Does ``label`` read as the arena's own marks: a copy's number (``random#1``) or the
+    cheating mark (``... (cheating)``)? Such a label is an agent's only where the arena
+    gives it."""
+    return re.search(r"#[0-9]+$", label) is not None or label.endswith(CHEATING_MARK)
+
+
+def _path_tail(path: str, parts: int) -> str:
+    """The last ``parts`` names of ``path`` made absolute (``d1/m.safetensors`` for 2), shown
+    as :func:`~ono_env.agents.learned.model_label` shows a run's folder and file name."""
+    names = [n.strip() for n in Path(os.path.abspath(path)).parts[1:]]
+    return printable("/".join(names[-parts:]))
+
+
+def _same_file(a: str, b: str) -> bool:
+    """Do the paths ``a`` and ``b`` name one file (a link or another spelling of it too)?"""
+    try:
+        return os.path.samefile(a, b)
+    except (OSError, ValueError):   # not there (yet): by the path alone
+        return os.path.abspath(a) == os.path.abspath(b)
+
+
+def _files_apart(base: list[str], paths: list[str | None]) -> list[str]:
+    """``base`` with the model files (``paths``, None for other entrants) whose label is
+    another entrant's and which are not that entrant's file labelled by their folder and
+    file name, or by as many of the folders above as tell the files apart
+    (``a/x/m.safetensors``, ``b/x/m.safetensors``). Every spelling of one file takes the
+    label of its first; a file given twice keeps one label (numbered by :func:`_labels`)."""
+    out = list(base)
+    for label in {b for b in base if base.count(b) > 1}:
+        here = [k for k, b in enumerate(base) if b == label]
+        files = [k for k in here if paths[k] is not None]
+        if not files:   # a name given twice: numbered
+            continue
+        first: list[int] = []       # one entrant per distinct file, the first given
+        of: dict[int, int] = {}     # entrant -> the first entrant of its file
+        for k in files:
+            same = next((f for f in first if _same_file(cast(str, paths[f]),
+                                                         cast(str, paths[k]))), None)
+            if same is None:
+                first.append(k)
+            of[k] = k if same is None else same
+        if len(first) < 2 and len(files) == len(here):   # one file, given again: copies
+            continue
+        most = max(len(Path(os.path.abspath(cast(str, paths[f]))).parts) - 1 for f in first)
+        depth = 2
+        while depth < most and len({_path_tail(cast(str, paths[f]), depth)
+                                    for f in first}) < len(first):
+            depth += 1
+        for k in files:
+            out[k] = _path_tail(cast(str, paths[of[k]]), depth)
+    return out
+
+
 def _object_label(agent: Any) -> str:
     """An agent object's label: its name, but for an object of another package whose name is
-    a built-in agent's (a class of one's own named ``greedy``), the class as a spec names it
-    (``mine:Greedyish``), so that it is never taken for that agent (before: greedy#1 and
-    greedy#2, as a model file named so was before :func:`~ono_env.agents.learned.model_label`)."""
+    a built-in agent's (a class of one's own named ``greedy``) or reads as one of the arena's
+    marks (``random#1``, the number of a name given twice; ``sneaky (cheating)``, the mark
+    of a cheating agent: :func:`_reserved`), the class as a spec names it
+    (``mine:Greedyish``), so that it is never taken for that agent or mark (before: greedy#1
+    and greedy#2, as a model file named so was before
+    :func:`~ono_env.agents.learned.model_label`; a fair class named ``sneaky (cheating)``
+    was shown as cheating)."""
     label = agent_label(agent)
     cls = type(agent)
-    if is_builtin_name(label) and cls.__module__.partition(".")[0] != "ono_env":
+    if (is_builtin_name(label) or _reserved(label)) \
+            and cls.__module__.partition(".")[0] != "ono_env":
         return printable(f"{cls.__module__}:{cls.__qualname__}")
     return label
 
@@ -187,7 +269,7 @@ def _run_args(rules: Any, num_players: int | None, agents: Any, num_games: Any, 
 
 def run_arena(agents: Sequence[Any], rules: Any = "classic", num_players: int | None = None,
               num_games: int = 10_000, seed: int = 0, *, batch_size: int = 4096,
-              max_decisions: int | None = None, rating: bool | None = None,
+              max_decisions: int | None = None, rating: bool | None = True,
               progress: bool = False, record: int = 0,
               ray_address: str | None = None, mirrored: bool = False) -> ArenaResult:
     """Play ``num_games`` games among ``agents`` and return their statistics.
@@ -196,10 +278,10 @@ def run_arena(agents: Sequence[Any], rules: Any = "classic", num_players: int | 
     ...), model files or agent objects; at least ``num_players`` of them (repeat a name to seat it
     more than once). ``rules``: a preset name, YAML path, RuleSet or dict; ``num_players``
     overrides its player count. ``num_games`` is split evenly over the tables and their
-    seatings (rounded up so every seating plays the same number). ``rating``: compute
-    OpenSkill ratings (one Python update per game; they need the ``openskill`` library of
-    the ``[arena]`` extra): ``None`` (default) when it is installed, ``True`` always (an
-    ``ImportError`` without it), ``False`` never. ``record``: keep a replay of that many
+    seatings (rounded up so every seating plays the same number). ``rating``: compute the
+    ratings (:func:`~ono_env.arena.stats.rate_games`, NumPy only): ``True`` (default; ``None``,
+    which meant "when the openskill library is installed", is taken as ``True``) or
+    ``False``. ``record``: keep a replay of that many
     games (all of them where the run plays fewer; a sample drawn with a generator seeded
     from ``seed``, in ``result.replays`` in the order played); recording changes no result.
     ``ray_address``: play the games as Ray
@@ -220,8 +302,8 @@ def run_arena(agents: Sequence[Any], rules: Any = "classic", num_players: int | 
     rules, agents, num_games, seed, batch_size = _run_args(
         rules, num_players, agents, num_games, seed, batch_size, max_decisions)
     P = rules.num_players
-    if rating is None:
-        rating = importlib.util.find_spec("openskill") is not None
+    if rating is None:   # before: "when openskill is installed"; the fit needs only NumPy
+        rating = True
     check_bool("rating", rating)
     check_bool("progress", progress)
     if ray_address is not None:
@@ -295,7 +377,7 @@ def run_arena(agents: Sequence[Any], rules: Any = "classic", num_players: int | 
                          max_decisions=max_decisions, models=models)
     if rating:
         t1 = time.perf_counter()
-        result.ratings = rate_games(records, len(agents), seed)
+        result.ratings = rate_games(records, len(agents))
         result.rating_seconds = time.perf_counter() - t1
     return result
 

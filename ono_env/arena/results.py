@@ -137,8 +137,10 @@ class ArenaResult:
             }
             if self.rules.scoring != "none":
                 row["mean_score"] = float(r.scores[at].mean()) if games else float("nan")
-            if self.ratings:
-                row.update({f"rating_{k}": v for k, v in self.ratings[e].items()})
+            if self.ratings:   # rate_games: the rating with its 95% interval
+                rating = self.ratings[e]
+                row.update(rating=rating["rating"], rating_low=rating["low"],
+                           rating_high=rating["high"])
             rows.append(row)
         return rows
 
@@ -171,9 +173,10 @@ class ArenaResult:
     def format_table(self) -> str:
         """The run as text: a title line (rules, players, games, the fair share, the games
         with no winner, a mirrored run's deals), one row per entrant (games, its share of the
-        wins with the 95% interval beside the fair share, mean score and length, the
-        OpenSkill rating mu - 3 sigma), and, where more than one table was played, the
-        head-to-head matrix (with a single table every cell would repeat its row's rate)."""
+        wins with the 95% interval beside the fair share, mean score and length, the rating
+        with its 95% interval, :func:`~ono_env.arena.stats.rate_games`), and, where more than
+        one table was played, the head-to-head matrix (with a single table every cell would
+        repeat its row's rate)."""
         rows = self.agent_rows()
         scoring = self.rules.scoring != "none"
         width = max(8, *(len(x["agent"]) for x in rows))
@@ -184,7 +187,7 @@ class ArenaResult:
             head += f" {'mean score':>10}"
         head += f" {'mean length':>11}"
         if self.ratings:
-            head += f" {'rating (mu-3sigma)':>18}"
+            head += f" {'rating (95% interval)':>21}"
         lines = [f"{self.rules.title}, {self.rules.num_players} players, "
                  f"{len(self.records.length):,} games"
                  + (f" ({deals_words(self.deals or 0, self.rules.num_players)})"
@@ -192,7 +195,8 @@ class ArenaResult:
                  + f", seed {self.seed}, played in {self.seconds:.1f} s"
                  + (f" (+ {self.rating_seconds:.1f} s of ratings)" if self.ratings else ""),
                  f"fair share {100 * self.fair_share:.1f}% (1 / {self.rules.num_players} players); "
-                 f"{self.no_winner:,} games with no winner (cut at the decision limit)"
+                 f"{self.no_winner:,} game{'s' if self.no_winner != 1 else ''} with no winner "
+                 f"(cut at the decision limit)"
                  + ("; mirrored deals: rates are per-deal means (a game with no winner counts "
                     "1/players to every seat), intervals over deals" if self.mirrored else ""),
                  # which way the columns count (before: only in the docs; a penalty score
@@ -202,8 +206,9 @@ class ArenaResult:
                                "scoring: more is better)",
                      "penalty": "; mean score: the penalty points a seat ends with (fewer is "
                                 "better)"}.get(self.rules.scoring, ""))
-                 + ("; rating: OpenSkill's mu - 3 sigma (higher is stronger)"
-                    if self.ratings else ""),
+                 + ("; rating: the Luce model of the winner fitted to all games, Elo scale "
+                    "(400 points apart: 10 to 1 between two), the entrants' mean at 0, higher "
+                    "is stronger" if self.ratings else ""),
                  head]
         for x in sorted(rows, key=lambda x: -x["win_rate"]):
             ci = f"[{100 * x['ci_low']:.2f}, {100 * x['ci_high']:.2f}]"
@@ -212,8 +217,10 @@ class ArenaResult:
             if scoring:
                 line += f" {x['mean_score']:>10.1f}"
             line += f" {x['mean_length']:>11.1f}"
-            if self.ratings:
-                line += f" {x['rating_ordinal']:>18.2f}"
+            if self.ratings:   # whole points; round() makes -0.4 read +0, as its twin does
+                cell = (f"{round(x['rating']):+d} [{round(x['rating_low']):+d}, "
+                        f"{round(x['rating_high']):+d}]")
+                line += f" {cell:>21}"
             lines.append(line)
         h2h = self.head_to_head()
         K = len(self.labels)
@@ -480,8 +487,7 @@ def check_pairable(pa: dict[str, Any], pb: dict[str, Any], entrant: int = 0) -> 
         raise ValueError(f"the two runs have {len(pa['agents'])} and {len(pb['agents'])} "
                          f"entrants; a paired comparison needs the same tables (the same number "
                          f"of entrants)")
-    for key, what in (("rules", "rules"), ("seed", "seed"), ("games", "number of games"),
-                      ("batch_size", "batch size")):
+    for key, what in (("rules", "rules"), ("seed", "seed"), ("games", "number of games")):
         if pa[key] != pb[key]:
             shown = ((pa[key], pb[key]) if key != "rules" else
                      ({k: v for k, v in pa[key].items() if pb[key].get(k) != v},
@@ -489,6 +495,23 @@ def check_pairable(pa: dict[str, Any], pb: dict[str, Any], entrant: int = 0) -> 
             raise ValueError(f"the two runs differ in {what} ({shown[0]} against {shown[1]}), so "
                              f"they did not deal the same cards; a paired comparison needs the "
                              f"same rules, seed, games and batch size")
+    if pa["batch_size"] != pb["batch_size"]:
+        # each batch of a seating deals from a seed of its own (play_games: the batch's
+        # number; its games from the batch's seed and size): where a seating's games fill one
+        # batch in both runs, both dealt them as batch 0 of the same size, the same cards
+        players: Any = pa["rules"].get("num_players") if isinstance(pa["rules"], dict) else None
+        per: int | None = None   # a seating's games (None: a plan without a player count)
+        if is_int(players) and MIN_PLAYERS <= players <= min(MAX_PLAYERS, len(pa["agents"])):
+            per = pa["games"] // (math.comb(len(pa["agents"]), players) * len(seatings(players)))
+        small = min(pa["batch_size"], pb["batch_size"])
+        if per is None or per > small:
+            fill = ("" if per is None else
+                    f": a seating's {per:,} games fill more than one batch of {small:,}, and "
+                    f"each batch deals from a seed of its own")
+            raise ValueError(f"the two runs differ in batch size ({pa['batch_size']} against "
+                             f"{pb['batch_size']}){fill}, so they did not deal the same cards; "
+                             f"a paired comparison needs the same batch size, or batches that "
+                             f"each hold a seating's games in both runs")
     la = [unmarked(str(x)) for x in pa["agents"]]
     lb = [unmarked(str(x)) for x in pb["agents"]]
     if not (isinstance(entrant, (int, np.integer)) and not isinstance(entrant, bool)

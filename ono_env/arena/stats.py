@@ -1,13 +1,15 @@
-"""The arena's statistics: intervals of win rates and of per-deal differences, and ratings."""
+"""The arena's statistics: intervals of win rates and of per-deal differences, and ratings
+(the Luce model of the winner, fitted to all the games at once)."""
 
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import numpy as np
 
 from ono_env.arena.play import GameRecords
-from ono_env.checks import is_real
+from ono_env.checks import check_int, is_real
 
 Z95 = 1.959963984540054
 """The normal quantile of a two-sided 95% interval (every interval of the arena)."""
@@ -117,21 +119,135 @@ def bounded_interval_of(mean: float, ss: float, n: int, lo: float,
     return float(max(lo, m2 - half)), float(min(hi, m2 + half))
 
 
-def rate_games(records: GameRecords, num_entrants: int, seed: int = 0) -> list[dict[str, float]]:
-    """OpenSkill (Plackett-Luce) ratings: one update per game, winner ranked first and the
-    others tied behind (all tied in a game without a winner). The dynamics factor ``tau``
-    is 0: the agents do not change between games, so every game counts alike (with
-    OpenSkill's default the last few thousand games would decide). The games are taken in an
-    order shuffled by ``seed`` so that no table's games come last and weigh most."""
-    from openskill.models import PlackettLuce
+ELO = 400.0 / math.log(10.0)
+"""Rating points per unit of log strength, the arena's and ``ono-bench``'s scale: 400
+points apart are odds of 10 to 1 between two players."""
 
-    model = PlackettLuce(tau=0.0)   # fixed agents: no skill drift between games
-    players = [model.rating(name=str(e)) for e in range(num_entrants)]
-    order = np.random.default_rng([seed, 2]).permutation(len(records.length))
-    for seats, wins in zip(records.entrants[order].tolist(), records.wins[order].tolist()):
-        teams = [[players[e]] for e in seats]
-        ranks: list[float] = [0 if w > 0 else 1 for w in wins]
-        new = model.rate(teams, ranks=ranks)
-        for e, team in zip(seats, new):
-            players[e] = team[0]
-    return [{"mu": p.mu, "sigma": p.sigma, "ordinal": p.ordinal()} for p in players]
+
+def _check_records(records: Any, num_entrants: int) -> tuple[np.ndarray, np.ndarray]:
+    """``(entrants, wins)`` of ``records`` as int64 and float64 ``(G, P)`` arrays; one
+    ``ValueError`` naming what is wrong (not a GameRecords, other shapes, an entrant outside
+    0 to ``num_entrants - 1``, a share that is not a finite number of at least 0)."""
+    if not isinstance(records, GameRecords):
+        raise ValueError(f"records is a {type(records).__name__}; allowed: the GameRecords of "
+                         f"a run (ArenaResult.records)")
+    ent, wins = np.asarray(records.entrants), np.asarray(records.wins)
+    if ent.ndim != 2 or ent.dtype.kind not in "iu" or wins.shape != ent.shape \
+            or wins.dtype.kind not in "iuf":
+        raise ValueError(f"records: entrants {ent.dtype} {ent.shape} and wins {wins.dtype} "
+                         f"{wins.shape}; allowed: integer entrants and numeric wins, both of one "
+                         f"(games, players) shape")
+    if ent.size and not (ent.min() >= 0 and ent.max() < num_entrants):
+        raise ValueError(f"records: entrants from {int(ent.min())} to {int(ent.max())}; allowed: "
+                         f"0 to {num_entrants - 1} (num_entrants={num_entrants})")
+    w = wins.astype(np.float64)
+    if w.size and not (np.isfinite(w).all() and w.min() >= 0):
+        raise ValueError("records: wins hold a negative number, nan or inf; allowed: each seat's "
+                         "share of the win, from 0 to 1")
+    return ent.astype(np.int64), w
+
+
+def _tables(ent: np.ndarray, wins: np.ndarray, num_entrants: int) -> tuple[np.ndarray, np.ndarray]:
+    """The games grouped by the set of entrants seated: ``(S, W)``, each ``(T, P)``, one row
+    per set, its entrants in increasing order and each one's total share of the wins there."""
+    G, P = ent.shape
+    if G == 0:
+        return np.zeros((0, P), np.int64), np.zeros((0, P))
+    order = np.argsort(ent, axis=1, kind="stable")
+    seated = np.take_along_axis(ent, order, axis=1)
+    won = np.take_along_axis(wins, order, axis=1)
+    if num_entrants ** P < 2 ** 62:   # one integer per set: a 1-d unique, the fastest
+        key = seated @ (num_entrants ** np.arange(P - 1, -1, -1, dtype=np.int64))
+        _keys, first, inv = np.unique(key, return_index=True, return_inverse=True)
+        S = seated[first]
+    else:
+        S, inv = np.unique(seated, axis=0, return_inverse=True)
+    inv = inv.reshape(-1)
+    W = np.stack([np.bincount(inv, weights=won[:, p], minlength=len(S)) for p in range(P)],
+                 axis=1)
+    return S, W
+
+
+def rate_games(records: GameRecords, num_entrants: int,
+               iters: int = 100) -> list[dict[str, float]]:
+    """Each entrant's rating: the maximum-likelihood fit of the Luce model of the winner to
+    all the games at once, ``ono-bench``'s model (:func:`ono_env.arena.suite.fit_ratings`).
+    Entrant ``i`` has a strength ``exp(theta_i)``, and the seat that wins a game is drawn in
+    proportion to the strengths at the table: a game won by ``i`` among the entrants ``S``
+    has the likelihood ``exp(theta_i) / sum(exp(theta_j) for j in S)``. A win shared by
+    ``k`` seats (a penalty-scored match) counts ``1/k`` of such a game to each, and a game
+    with no winner (cut at the decision limit) counts nothing. Every entrant also gets one
+    virtual game against a reference of strength ``exp(0)``, half won, as in ``ono-bench``,
+    so that an entrant that never wins, or always wins, keeps a finite rating.
+
+    Returns one ``{"rating", "low", "high"}`` per entrant, on the Elo scale
+    (:data:`ELO` ``* theta``: 400 points apart are odds of 10 to 1 between two players),
+    centred so that the entrants' mean rating is 0; ``low`` and ``high`` are the 95% interval
+    of that rating, the entrant's distance from the entrants' mean, from the inverse of the
+    Fisher information (the likelihood's curvature, the virtual games included) at the fit.
+    The games enter only through their sums per set of entrants seated, so their order
+    makes no difference, two entrants with identical records get one rating, and the cost
+    after grouping the games (one sort) does not grow with their number.
+
+    The fit is Newton's method on the log strengths (the log-likelihood is strictly concave
+    with the virtual games), each step at most 2 in any entrant and halved while it would
+    lower the likelihood, until no entrant moves by 1e-10; ``ValueError`` if ``iters`` steps
+    do not get there. Written here rather than taken from a library (``choix`` fits Luce
+    models, OpenSkill updates one game at a time): the games here are counts with
+    fractional (shared) wins, grouped by table, with the virtual games of ``ono-bench``'s
+    scale. (Before: OpenSkill's online updates, one game at a time in a seeded order;
+    their result depended on that order and could rate the weaker entrant higher.)
+    ``ValueError`` for records that are not a run's, or entrants outside ``num_entrants``."""
+    K = check_int("num_entrants", num_entrants, 1)
+    iters = check_int("iters", iters, 1)
+    ent, wins = _check_records(records, K)
+    S, W = _tables(ent, wins, K)
+    N = W.sum(axis=1)                              # the wins counted at each set
+    flat = S.reshape(-1)
+    pairs = (S[:, :, None] * K + S[:, None, :]).reshape(-1)
+
+    def loglik(theta: np.ndarray) -> float:
+        x = theta[S]
+        top = x.max(axis=1) if len(S) else np.zeros(0)
+        lse = top + np.log(np.exp(x - top[:, None]).sum(axis=1))
+        return float((W * x).sum() - (N * lse).sum()
+                     + (0.5 * theta - np.logaddexp(0.0, theta)).sum())
+
+    def info(theta: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """The log-likelihood's gradient and its Fisher information (the negative of its
+        second derivatives, the same here) in the log strengths."""
+        x = theta[S]
+        e = np.exp(x - (x.max(axis=1, keepdims=True) if len(S) else 0.0))
+        p = e / e.sum(axis=1, keepdims=True)      # each seat's chance of the win
+        grad = np.bincount(flat, (W - N[:, None] * p).reshape(-1), K)
+        H = np.diag(np.bincount(flat, (N[:, None] * p).reshape(-1), K))
+        H -= np.bincount(pairs, (N[:, None, None] * p[:, :, None] * p[:, None, :]).reshape(-1),
+                         K * K).reshape(K, K)
+        q = 1.0 / (1.0 + np.exp(-theta))           # the virtual games
+        grad += 0.5 - q
+        H[np.diag_indices(K)] += q * (1.0 - q)
+        return grad, H
+
+    theta = np.zeros(K)
+    now = loglik(theta)
+    for _ in range(iters):
+        grad, H = info(theta)
+        step = np.clip(np.linalg.solve(H, grad), -2.0, 2.0)
+        if np.max(np.abs(step)) < 1e-10:
+            break
+        for _halving in range(30):   # the likelihood must not fall (rounding aside)
+            trial = theta + step
+            then = loglik(trial)
+            if then >= now - 1e-12 * (1.0 + abs(now)):
+                break
+            step = step / 2
+        theta, now = trial, then
+    else:
+        raise ValueError(f"rate_games: no convergence in {iters} Newton steps")
+    _grad, H = info(theta)
+    centre = np.eye(K) - 1.0 / K                  # theta_i - mean(theta)
+    cov = centre @ np.linalg.inv(H) @ centre.T
+    half = Z95 * ELO * np.sqrt(np.maximum(np.diag(cov), 0.0))
+    rating = ELO * (theta - theta.mean())
+    return [{"rating": float(r), "low": float(r - h), "high": float(r + h)}
+            for r, h in zip(rating, half)]

@@ -67,7 +67,7 @@ from ono_env.agents.registry import (
 )
 from ono_env.arena.distributed import check_ray_address, held_ray, play_on_ray
 from ono_env.arena.play import _derive, _seating_seed, end_workers, games_bar, play_games
-from ono_env.arena.stats import Z95, bounded_interval_of, bounded_mean_interval
+from ono_env.arena.stats import ELO, Z95, bounded_interval_of, bounded_mean_interval
 from ono_env.checks import check_input_file, check_text, is_decimal, is_sha256, shown, unique_keys
 from ono_env.rules import PRESETS, RuleSet, resolve_rules
 
@@ -380,10 +380,6 @@ def _luce_terms(records: Sequence[dict[str, Any]], index: dict[str, int]):
     return a, b, m, n, w
 
 
-ELO = 400.0 / math.log(10.0)
-"""Rating points per unit of log strength."""
-
-
 def fit_ratings(names: Sequence[str], records: Sequence[dict[str, Any]], anchor: str,
                 anchor_rating: float, iters: int = 200) -> dict[str, dict[str, float]]:
     """The reference field's ratings from its pairings: maximum likelihood of the Luce model
@@ -445,7 +441,7 @@ def fit_ratings(names: Sequence[str], records: Sequence[dict[str, Any]], anchor:
     out = {}
     for i, name in enumerate(names):
         r = anchor_rating + ELO * (theta[i] - theta[k0])
-        half = 1.959963984540054 * ELO * se[i]
+        half = Z95 * ELO * se[i]
         out[name] = {"rating": float(r), "low": float(r - half), "high": float(r + half)}
     return out
 
@@ -472,7 +468,7 @@ def place_agent(ratings: dict[str, float], rows: Sequence[dict[str, Any]], playe
         if abs(step) < 1e-12:
             break
     q = np.exp(theta) / (np.exp(theta) + R)
-    half = 1.959963984540054 * ELO / math.sqrt(float(np.sum(n * q * (1 - q))))
+    half = Z95 * ELO / math.sqrt(float(np.sum(n * q * (1 - q))))
     r = anchor_rating + ELO * theta
     return {"rating": float(r), "low": float(r - half), "high": float(r + half)}
 
