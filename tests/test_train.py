@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import io
 import json
+import os
 import re
 import shutil
 import zipfile
@@ -748,6 +749,19 @@ def test_settling_that_fails_is_one_warning_and_the_folder_is_unlocked(tmp_path,
     assert err.startswith("warning: the earlier part's files in ") and "Permission denied" in err
     assert err.count("\n") == 1 and part.lock.closed and R._part is None
     R.lock_run_dir(tmp_path).close()
+
+
+def test_a_path_override_is_the_path_as_written():
+    """Before: read as YAML, so " #2" was a comment and cut off (the run wrote to another
+    folder), a newline became a space, and a bare ~ was null (resume=~ trained afresh)."""
+    from ono_env.train.config import parse_override
+    for text, value in (("run_dir=/tmp/exp #2", "/tmp/exp #2"), ("out_dir=a\nb", "a\nb"),
+                        ("out_dir=123", "123"), ("run_dir= x ", "x"),
+                        ("run_dir='a #b'", "a #b"),   # quoted: YAML's string, as before
+                        ("resume=null", None)):
+        assert parse_override(text) == {text.split("=")[0]: value}
+    cfg = load_config("default", ["run_dir=/tmp/exp #2", "resume=~"])
+    assert cfg.run_dir == "/tmp/exp #2" and cfg.resume == os.path.expanduser("~")
 
 
 def test_a_long_override_is_cut_in_its_error(capsys):

@@ -923,6 +923,22 @@ def test_training_only_heads_train_resume_and_their_model_plays(tmp_path, hand_p
         load_checkpoint(model, torch.optim.Adam(model.parameters()), alone, rules)
     names = ", ".join(f"hands_{m}" for m in sorted(heads))
     assert f"Adam starts afresh; the training-only layers ({names}) start afresh" in err.getvalue()
+    # an optimizer file without them (a run trained without these layers): said so too
+    # (before: not a word, though they started afresh)
+    from safetensors import safe_open
+    from safetensors.numpy import save_file
+    bare = tmp_path / "bare" / "model.safetensors"
+    bare.parent.mkdir()
+    shutil.copyfile(first["model"], bare)
+    with safe_open(str(optimizer_path(first["model"])), "np") as fh:
+        opt_meta = fh.metadata()
+    save_file({k: v for k, v in saved.items() if not k.startswith("weights.hands_")},
+              str(optimizer_path(bare)), metadata=opt_meta)
+    err = io.StringIO()
+    with contextlib.redirect_stderr(err):
+        load_checkpoint(model, torch.optim.Adam(model.parameters()), bare, rules)
+    assert (f"'model.optimizer.safetensors' holds no weights of {names} (its run trained "
+            f"without them): those training-only layers start afresh") in err.getvalue()
     second = train(load_config("default", [*common, "total_steps=800", f"resume={first['model']}",
                                            f"run_dir={tmp_path / 'b'}"]))
     assert second["steps"] >= 800

@@ -70,6 +70,9 @@ def test_a_tiny_run_writes_everything(tiny_run):
     tags = set(ea.Tags()["scalars"])
     assert {"eval/win_rate/random", "eval/win_rate/greedy", "league/snapshots", "train/entropy",
             "train/approx_kl", "time/steps_per_second", "rollout/episode_win_rate"} <= tags
+    # a share is named one (before: eval/no_winner, a share where eval.csv's is a count)
+    assert {"eval/no_winner_share/random", "eval/mean_length/greedy"} <= tags
+    assert not any(t.startswith("eval/no_winner/") for t in tags)
 
 
 def test_the_model_plays_as_an_agent_and_carries_its_value_net(tiny_run):
@@ -140,6 +143,14 @@ def test_resume_from_a_model_file_of_another_name(tiny_run, tmp_path, capsys, na
     assert out["steps"] == 2048
     err = capsys.readouterr().err
     assert f"no Adam state beside it ({opt!r}): Adam starts afresh" in err, err
+    # a folder of the optimizer file's name is refused (before: "no Adam state beside it")
+    (tmp_path / "in" / opt).mkdir()
+    with pytest.raises(ValueError, match=r"optimizer.safetensors', the name of the checkpoint's "
+                                         r"Adam state, is not a file \(a folder, a broken link, "
+                                         r"a device\)"):
+        train(load_config("default", TINY + ["total_steps=2048", f"resume={ckpt}",
+                                             f"run_dir={tmp_path / 'out2'}"]))
+    assert not (tmp_path / "out2").exists()
     # a checkpoint at the most steps a run may have: no total_steps above it to suggest
     from ono_env.agents.learned import read_model, write_model
     meta, net = read_model(ckpt)

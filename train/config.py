@@ -16,6 +16,7 @@ This module needs only the base install (pydantic, PyYAML): ``ono-train default
 from __future__ import annotations
 
 import dataclasses
+import functools
 import math
 import os
 import re
@@ -656,8 +657,14 @@ def parse_override(text: str) -> dict[str, Any]:
                          f"for none")
     from ono_env.rules import YamlLoader
 
+    text = raw.strip()
     try:
-        value = yaml.load(raw, Loader=YamlLoader)
+        if key.strip() in _path_fields() and text != "null" and text[:1] not in ("'", '"'):
+            # a path as written (before: read as YAML, " #2" was a comment and cut off, a
+            # newline became a space, and a bare ~ was null); quoted, it is YAML's string
+            value: Any = text
+        else:
+            value = yaml.load(raw, Loader=YamlLoader)
     except yaml.YAMLError as exc:   # not YAML, or a form refused (an alias, 010, yes, ...)
         problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
         raise ValueError(f"{said}: the value cannot be read as YAML plain data "
@@ -677,6 +684,14 @@ def parse_override(text: str) -> dict[str, Any]:
         node = node.setdefault(p, {})
     node[parts[-1]] = value
     return out
+
+
+@functools.cache
+def _path_fields() -> frozenset[str]:
+    """The fields of :class:`TrainConfig` that name a path (:data:`PathName`)."""
+    hints = typing.get_type_hints(TrainConfig, include_extras=True)
+    return frozenset(name for name, hint in hints.items()
+                     if hint == PathName or PathName in typing.get_args(hint))
 
 
 def _kinds(annotation: Any) -> list[Any]:

@@ -916,6 +916,12 @@ def load_checkpoint(model: ActorCritic, opt: torch.optim.Adam, path: str | Path,
               f"{encoders}: it plays as the checkpoint at the start; Adam starts afresh",
               file=sys.stderr)
     opath = optimizer_path(path)
+    if (opath.exists() or opath.is_symlink()) and not opath.is_file():
+        # before: "no Adam state beside it", and Adam started afresh
+        raise ValueError(f"resume: {str(opath)!r}, the name of the checkpoint's Adam state, is "
+                         f"not a file (a folder, a broken link, a device); allowed: the "
+                         f"optimizer file written with {str(path)!r}, or nothing of that name "
+                         f"(Adam starts afresh)")
     if not quiet:   # a grown network's Adam starts afresh, as printed above
         state_line = ("" if grown else f"; Adam's state from {opath.name!r}" if opath.is_file()
                       else f"; no Adam state beside it ({opath.name!r}): Adam starts afresh")
@@ -953,6 +959,12 @@ def load_checkpoint(model: ActorCritic, opt: torch.optim.Adam, path: str | Path,
         with torch.no_grad():   # a privileged critic's, hand prediction's weights (beside Adam's state)
             for n, w in weights.items():
                 params[n].copy_(torch.from_numpy(w))
+        fresh = sorted({n.split(".")[0] for n in params
+                        if n.startswith("hands_") and n not in weights})
+        if fresh and not quiet:   # a checkpoint of a run without them (before: not a word)
+            print(f"resume: {opath.name!r} holds no weights of {', '.join(fresh)} (its run "
+                  f"trained without them): those training-only layers start afresh",
+                  file=sys.stderr)
     return int(meta["training_steps"])
 
 
@@ -1704,7 +1716,8 @@ def _train(cfg: TrainConfig, stop_signals: tuple[str, ...], program: str) -> dic
                         writer.add_scalar(f"eval/win_rate/{prefix}{row['opponent']}", row["win_rate"], steps)
                         writer.add_scalar(f"eval/mean_length/{prefix}{row['opponent']}",
                                           row["mean_length"], steps)
-                        writer.add_scalar(f"eval/no_winner/{prefix}{row['opponent']}",
+                        # a share (eval.csv's no_winner is the count of games)
+                        writer.add_scalar(f"eval/no_winner_share/{prefix}{row['opponent']}",
                                           row["no_winner"] / max(1, row["games"]), steps)
                     curve += curve_rows(steps, rows)
                     line = evaluation_line(steps, (time.perf_counter() - t_train) / 60, rows)
