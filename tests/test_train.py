@@ -751,6 +751,16 @@ def test_settling_that_fails_is_one_warning_and_the_folder_is_unlocked(tmp_path,
     R.lock_run_dir(tmp_path).close()
 
 
+def test_a_shipped_configs_name_is_that_config_beside_a_file_of_that_name(tmp_path, monkeypatch):
+    # before: a file named "default" in the current folder was read instead, without a word
+    from ono_env.train.config import config_path
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "default").write_text("total_steps: 7\n")
+    assert load_config("default").total_steps != 7
+    assert load_config("./default").total_steps == 7
+    assert config_path("default").parent.name == "train"
+
+
 def test_a_path_override_is_the_path_as_written():
     """Before: read as YAML, so " #2" was a comment and cut off (the run wrote to another
     folder), a newline became a space, and a bare ~ was null (resume=~ trained afresh)."""

@@ -729,20 +729,23 @@ def _merge(base: dict[str, Any], new: dict[str, Any]) -> None:
 
 
 def config_path(spec: str | Path) -> Path:
-    """A config file: the path itself, or the config shipped under that name."""
+    """A config file: the config shipped under that name, or else the path itself."""
     from ono_env.configs import config_file, config_names
 
     if not isinstance(spec, (str, Path)) or not str(spec):
         raise ValueError(f"training config {spec!r}; allowed: a YAML path or one of "
                          f"{', '.join(config_names('train'))}")
+    # a shipped config's name is that config, as a preset's name is that preset, even
+    # beside a file of that name (before: a file named "default" in the current folder was
+    # read instead, without a word); ./default names the file
+    if isinstance(spec, str) and spec in config_names("train"):
+        return cast(Path, config_file("train", spec))   # a shipped name: never None
     p = Path(spec)
     try:
         if p.is_file():
             return p
     except OSError as exc:   # a name too long for the system (before: its OSError, whole)
         raise ValueError(f"cannot read training config {str(spec)!r}: {exc.strerror or exc}") from None
-    if isinstance(spec, str) and spec in config_names("train"):
-        return cast(Path, config_file("train", spec))   # a shipped name: never None
     what = ("a folder" if p.is_dir() else "not a regular file" if p.exists()
             else no_file(p))   # a folder, a device or a pipe: there, but not a config
     raise ValueError(f"cannot read training config {str(spec)!r}: {what}, and no shipped "
