@@ -287,8 +287,9 @@ def no_file(path: Path) -> str:
 def as_path(path: Any, what: str, kind: str = "file") -> Path:
     """``path`` as a ``Path`` when it is text or a path object, neither empty nor only
     spaces, with no NUL character (no system's path holds one); else one ``ValueError``
-    naming ``what`` (before, a NUL gave Python's bare "embedded null byte", naming no file). ``kind``: what the path
-    should name, for the message ("file", "folder", "file or folder")."""
+    naming ``what`` (before, a NUL gave Python's bare "embedded null byte", naming no file).
+    ``kind``: what the path should name, for the message ("file", "folder", "file or
+    folder")."""
     # spaces alone (before: --out ' ' made a folder named " ")
     if not isinstance(path, (str, os.PathLike)) or not str(path).strip():
         raise ValueError(f"{what}: a {kind} path is needed; got {shown(path, 60)}")

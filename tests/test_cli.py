@@ -179,8 +179,8 @@ def test_an_exploiter_budget_under_one_rollout_is_refused_before_training(tmp_pa
                           # folder "5", pydantic's lines
                           ({"rules": ["basic"]}, "rules ['basic']; allowed: a preset (basic, "),
                           ({"progress": "no"}, "progress='no'; allowed: True or False"),
-                          ({"run_dir": 5}, "run_dir=5; allowed: a folder's path"),
-                          ({"run_dir": " "}, "run_dir=' '; allowed: a folder's path")):
+                          ({"run_dir": 5}, "run_dir: a folder path is needed; got 5"),
+                          ({"run_dir": " "}, "run_dir: a folder path is needed; got ' '")):
         with pytest.raises(ValueError, match=f"^{re.escape(words)}"):
             exploit(kwargs.pop("target", "greedy"), steps=kwargs.pop("steps", least),
                     deals=kwargs.pop("deals", 2), run_dir=kwargs.pop("run_dir", str(tmp_path / "y")),
