@@ -903,6 +903,12 @@ OLD_DAMAGED = {
     # before: the policy's scale read, the other left without a word
     "two scales that differ": (_old_zip(pth=lambda th: _old_sd(th, extra={
         "features_extractor.scale": th.full((241,), 2.0)})), "two observation scales that differ"),
+    # before: "'hidden.0.weight' has shape [241, 8]; the metadata gives [241, 241]", shapes
+    # the metadata had read from that weight itself
+    "a transposed weight": (_old_zip(pth=lambda th: _old_sd(th, extra={
+        "mlp_extractor.policy_net.0.weight": th.from_numpy(tiny_net().layers[0][0].T.copy())})),
+        r"policy.pth's 'mlp_extractor.policy_net.0.weight' has shape \[241, 8\]; allowed: "
+        r"\[units, 241\] \(a layer reading the 241 entries before it\)"),
     # before: read as two layers, and refused for "the weights of 'hidden.1.bias'"
     "a layer given twice": (_old_zip(pth=lambda th: _old_sd(th, extra={
         "mlp_extractor.policy_net.00.weight": th.zeros(8, 241)})),

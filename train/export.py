@@ -209,6 +209,15 @@ def convert_old_checkpoint(zf: zipfile.ZipFile, where: str) -> tuple[dict[str, A
         return [k for _, k in found]
 
     idx, v_idx = layers(_HIDDEN), layers(_VALUE_HIDDEN)
+    for chain in (idx, v_idx):   # the hidden sizes are read from these shapes: each must read
+        width = int(np.asarray(scale).size)   # the layer before (before: a transposed weight
+        for k in chain:                       # was refused against shapes made from itself)
+            w = sd[k]
+            if w.ndim != 2 or w.shape[1] != width:
+                raise ValueError(f"{where}: policy.pth's {k!r} has shape {list(w.shape)}; "
+                                 f"allowed: [units, {width}] (a layer reading the {width} "
+                                 f"entries before it)")
+            width = int(w.shape[0])
     tensors: dict[str, Any] = {"obs_scale": scale}
     for i, k in enumerate(idx):
         tensors[f"hidden.{i}.weight"] = sd[k]
