@@ -560,14 +560,12 @@ def check_playable(meta: dict[str, Any], path: str = "model") -> None:
         raise ValueError(f"{path}: trained with a different action table ({len(theirs)} "
                          f"actions; action {first} is {there} there and {here} here); this "
                          f"version of ono_env has {C.NUM_ACTIONS}: retrain the model")
-    # version 2: one length for every table; version 1: the model's own rules' (the only
-    # rules a version-1 model plays)
-    size = observation_size(RuleSet.from_dict(meta["rules"]), version)
-    if meta["observation_size"] != size:
-        its = "version-2 observations have" if version == 2 else \
-            f"its observations under {rules_named(RuleSet.from_dict(meta['rules']))} have"
-        raise ValueError(f"{path}: damaged model: observation size {meta['observation_size']}; "
-                         f"{its} {size} entries")
+    if version == 1:   # its own rules' length (version 2's one length: check_metadata)
+        trained = RuleSet.from_dict(meta["rules"])
+        if meta["observation_size"] != observation_size(trained):
+            raise ValueError(f"{path}: damaged model: observation size "
+                             f"{meta['observation_size']}; its observations under "
+                             f"{rules_named(trained)} have {observation_size(trained)} entries")
 
 
 def check_compatible(meta: dict[str, Any], rules: RuleSet, path: str = "model") -> None:
@@ -577,7 +575,7 @@ def check_compatible(meta: dict[str, Any], rules: RuleSet, path: str = "model") 
     the rules nor a fixed length). A version-2 observation covers every rule set at 2-10
     players (the rules block holds every option that changes play, and the player count), so
     a version-2 model plays under any rules; its ``observation_size`` must be version 2's."""
-    check_playable(meta, path)   # the observation size too
+    check_playable(meta, path)   # a version-1 model's observation size too
     if meta["observation_version"] == 2:
         return
     trained = RuleSet.from_dict(meta["rules"])

@@ -338,6 +338,8 @@ def play(agents: Sequence[str] | None, rules="basic", num_players: int | None = 
     for event in render.deal_events(position):
         print(f"  {render.personal(event, seat)}", file=out)
     print(render_text(game, 0, seat=seat, ansi=ansi), file=out)
+    # a drawn seed, shown as the game ends or is left
+    seed_line = None if seed_chosen else f"seed {seed} (--seed {seed} deals this game again)"
     try:
         while not game.finished[0]:
             p = int(game.state.current[0])
@@ -375,13 +377,13 @@ def play(agents: Sequence[str] | None, rules="basic", num_players: int | None = 
     except BaseException:
         # the game is left before its end (quit, end of input, Ctrl-C, a signal, an input
         # refused): a drawn seed is shown now (before: after quit only, and lost otherwise)
-        if not seed_chosen:
+        if seed_line is not None:
             with contextlib.suppress(OSError, ValueError):   # an output that is gone: nothing
-                print(f"seed {seed} (--seed {seed} deals this game again)", file=out)
+                print(seed_line, file=out)
         raise
     print(render_text(game, 0, seat=None, ansi=ansi), file=out)   # the end: every hand shown
-    if not seed_chosen:
-        print(f"seed {seed} (--seed {seed} deals this game again)", file=out)
+    if seed_line is not None:
+        print(seed_line, file=out)
     replay.finish(game, 0)
     won = game_winners(game.to_dict(0))
     if not won:

@@ -490,12 +490,9 @@ def describe_agent(spec: Any, agent: Agent) -> dict[str, Any]:
     a model file (a model, a shipped policy, a search agent's guide) the SHA-256 of the model
     (:func:`~ono_env.agents.learned.played_models`: a card names the exact model it
     measured)."""
-    if isinstance(spec, str) and is_class_spec(spec):
-        kind, label = "class", spec
-    elif isinstance(spec, str) and is_model_path(spec):
-        kind, label = "model", model_label(spec)
-    elif isinstance(spec, str):
-        kind, label = "name", spec
+    if isinstance(spec, str):
+        kind = _spec_kind(spec)
+        label = model_label(spec) if kind == "model" else spec
     else:   # as the arena labels it: another package's object never under a built-in name
         from ono_env.arena import _object_label
 
