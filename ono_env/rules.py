@@ -135,8 +135,9 @@ class RuleSet:
     ono_penalty_cards: int = 4
     """Cards the offender draws when ono_penalty is draw."""
     false_catch_penalty: int = 0
-    """Cards an accuser draws when the previous player did not fail to call (000: 4).
-    0 means a catch is only legal when it succeeds."""
+    """Cards an accuser draws when the accused holds more than one card, a false accusation
+    (000: 4); accusing a one-card player who cannot be caught (who called) costs nothing. 0 means a catch is only
+    legal when it succeeds."""
     wild_customizable: str = "plain"
     """Wild Customizable: plain (a plain wild) or swap_hands (swap hands with a chosen player)."""
     scoring: str = "winner"
