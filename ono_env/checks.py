@@ -15,6 +15,7 @@ import secrets
 import shutil
 import stat
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Literal, overload
 
@@ -115,6 +116,14 @@ def is_decimal(text: Any) -> bool:
 def plural(n: int, word: str) -> str:
     """``n`` and ``word``, an s added but for one: "1 agent", "2 agents"."""
     return f"{n} {word}" if n == 1 else f"{n} {word}s"
+
+
+def first_few(items: Sequence[str], few: int = 5) -> str:
+    """The first ``few`` of ``items`` joined by commas, and how many more: a message that
+    names what was wrong stays short however many things were (before: every unknown key of
+    a position was listed, megabytes for a crafted one)."""
+    more = f" and {len(items) - few:,} more" if len(items) > few else ""
+    return ", ".join(items[:few]) + more
 
 
 def shown(value: Any, limit: int = 20) -> str:

@@ -23,7 +23,7 @@ import numpy as np
 
 from ono_env import cards as C
 from ono_env._engine import G_NAMES, S_LACKS, held_of
-from ono_env.checks import DuplicateKey, is_int, shown, unique_keys
+from ono_env.checks import DuplicateKey, first_few, is_int, shown, unique_keys
 from ono_env.observation import PHASE_NAMES
 from ono_env.rules import RuleSet
 
@@ -75,7 +75,8 @@ def load_json(text: Any, what: str = "position JSON") -> Any:
     every JSON and YAML file of the project is read (before: a text refused it, bytes
     did not)."""
     if not isinstance(text, (str, bytes, bytearray)):
-        raise ValueError(f"{what} must be a str; got {type(text).__name__}")
+        raise ValueError(f"{what} must be text; got {type(text).__name__}; allowed: a str, "
+                         f"bytes or bytearray of JSON")
     if isinstance(text, str) and text.startswith("\ufeff"):   # bytes: json.loads skips it
         text = text[1:]
     try:
@@ -103,10 +104,12 @@ def check_keys(d: Any) -> Mapping[str, Any]:
                          f"allowed: {allowed}")
     unknown = [k for k in d if k not in POSITION_KEYS]
     missing = [k for k in POSITION_KEYS if k not in d]
-    if unknown or missing:
-        parts = [f"{shown(k, 60)} (unknown)" for k in unknown] + [f"{k!r} (missing)" for k in missing]
-        which = "key" if len(parts) == 1 else "keys"
-        raise ValueError(f"position {which} {', '.join(parts)}; allowed: {allowed}")
+    if unknown or missing:   # at most five of each (before: every unknown key, megabytes)
+        parts = [first_few([f"{shown(k, 60)} (unknown)" for k in unknown]),
+                 first_few([f"{k!r} (missing)" for k in missing])]
+        which = "key" if len(unknown) + len(missing) == 1 else "keys"
+        raise ValueError(f"position {which} {', '.join(p for p in parts if p)}; "
+                         f"allowed: {allowed}")
     return d
 
 
@@ -459,6 +462,14 @@ def read_position(d: Any, rules: RuleSet) -> dict[str, Any]:
                 need(scores[winner] >= target, ("scores", "winner", "terminated", "rules"),
                      f"{scores} with winner={winner}, target_score={target}",
                      f"the winner's score at least {target} when the match is over")
+                # only the last round's winner scored in it, and every other score was
+                # below the target before it (before: [1700, 900] loaded as a match won by
+                # seat 0, which play ends at seat 1's 500)
+                need(all(scores[q] < target for q in range(P) if q != winner),
+                     ("scores", "winner", "terminated", "rules"),
+                     f"{scores} with winner={winner}, target_score={target}",
+                     f"every other seat's score below {target} (the match ends at the first "
+                     f"score to reach it, and only a round's winner scores)")
             else:
                 need(max(scores) >= target, ("scores", "terminated", "rules"),
                      f"{scores} with target_score={target}",
@@ -503,6 +514,22 @@ def read_position(d: Any, rules: RuleSet) -> dict[str, Any]:
                  f"{direction} in phase 'pending'",
                  f"the seat before current_player in the direction of play "
                  f"({(current - direction) % P}: it played the draw card on top), or null")
+            # the bluff flag as the engine set it, where the position says which colour was in
+            # play: a coloured card under the Wild Draw Four, and the offender's hand as it
+            # was (a fresh turn: no catch has changed it yet). Before: a flag flipped by
+            # hand loaded, and a challenge then gave the wrong verdict.
+            if (top == _WD4 and rules.challenge and fresh and previous >= 0
+                    and len(discard) >= 2 and discard[-2] < 52):
+                col = int(C.CARD_COLOR[discard[-2]])
+                held = bool(hand_counts[previous, :52][C.CARD_COLOR[:52] == col].any())
+                need(bool(bluff) == held,
+                     ("wild_draw_four_bluff", "hands", "previous_player", "discard"),
+                     f"wild_draw_four_bluff={bool(bluff)} while hands[{previous}] "
+                     f"(previous_player) holds {'a' if held else 'no'} "
+                     f"{C.COLOR_WORDS[col]} card, the colour of {C.CARD_NAMES[discard[-2]]!r} "
+                     f"under the Wild Draw Four",
+                     f"{held}: the Wild Draw Four is a bluff exactly when its player held a "
+                     f"card of the colour in play")
         elif phase == "drawn":
             need(drawn >= 0, ("drawn_card", "phase"), "None in phase 'drawn'",
                  "the card just drawn (in the acting player's hand)")
@@ -660,8 +687,7 @@ def need_keys(d: Any, keys: tuple[str, ...], what: str,
     first one, or an ``AttributeError`` where ``d`` is no mapping."""
     missing = [k for k in keys if not isinstance(d, Mapping) or k not in d]
     if missing:
-        more = f" and {len(missing) - 5} more" if len(missing) > 5 else ""
-        raise ValueError(f"{what} {shown(d, 40)} lacks {', '.join(map(repr, missing[:5]))}{more}; "
+        raise ValueError(f"{what} {shown(d, 40)} lacks {first_few(list(map(repr, missing)))}; "
                          f"allowed: {allowed}")
 
 

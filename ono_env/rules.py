@@ -42,7 +42,7 @@ import numpy as np
 import yaml
 
 from ono_env import cards as C
-from ono_env.checks import check_input_file, check_text, is_int, no_file, shown
+from ono_env.checks import check_input_file, check_text, first_few, is_int, no_file, shown
 
 MIN_PLAYERS = 2
 """The fewest players at a table."""
@@ -236,9 +236,7 @@ class RuleSet:
                 raise ValueError(f"'preset' is not an option; allowed: {allowed}")
             missing = [n for n in FIELD_NAMES if n not in d]
             if missing:
-                more = f" and {len(missing) - 5} more" if len(missing) > 5 else ""
-                raise ValueError(f"options left out: {', '.join(missing[:5])}{more}; "
-                                 f"allowed: {allowed}")
+                raise ValueError(f"options left out: {first_few(missing)}; allowed: {allowed}")
         return cls.from_dict(d)
 
     @classmethod
@@ -444,9 +442,8 @@ FIELD_NAMES: tuple[str, ...] = tuple(f.name for f in fields(RuleSet))
 def _check_option_names(overrides: Mapping[str, Any]) -> None:
     unknown = sorted(map(str, set(overrides) - set(FIELD_NAMES)))
     if unknown:   # each cut, and at most five named (before: every one, whole)
-        more = f" and {len(unknown) - 5:,} more" if len(unknown) > 5 else ""
         raise ValueError(
-            f"unknown rule option(s) {', '.join(shown(k, 40) for k in unknown[:5])}{more}: "
+            f"unknown rule option(s) {first_few([shown(k, 40) for k in unknown])}: "
             f"options are {', '.join(FIELD_NAMES)}"
         )
 

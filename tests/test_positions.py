@@ -92,6 +92,10 @@ BAD = [
     ("a misspelt key", CL2, base2(drop=("called",), calls=[False, False]),
      r"'calls' \(unknown\), 'called' \(missing\)"),
     ("missing key", CL2, base2(drop=("rng",)), r"position key 'rng' \(missing\)"),
+    # at most five of each named (before: every unknown key, megabytes of message)
+    ("many unknown keys", CL2, with_(base2(drop=("rng",)), **{f"k{i}": 0 for i in range(50_000)}),
+     r"^position keys 'k0' \(unknown\), 'k1' \(unknown\), 'k2' \(unknown\), 'k3' "
+     r"\(unknown\), 'k4' \(unknown\) and 49,995 more, 'rng' \(missing\); allowed: "),
     ("missing keys", CL2, base2(drop=("version", "scores")),
      r"'version' \(missing\), 'scores' \(missing\)"),
     ("non-string key", CL2, {**base2(), 5: 1}, r"position key 5 \(unknown\)"),
@@ -253,6 +257,18 @@ BAD = [
      pos(WIKI2, [["R1", "R2"], ["R3"]], ["W+4"], color="G", phase="pending", pending_draw=4,
          previous_player=1, wild_draw_four_bluff=True),
      r"'wild_draw_four_bluff'.*challenge=False"),
+    # before: loaded, and a challenge then made the innocent offender draw 4 (or the
+    # challenger of a bluff draw 6)
+    ("bluff flag set while the offender held no card of the colour under it", CL2,
+     pos(CL2, [["R1", "R2"], ["G3"]], ["R5", "W+4"], color="G", phase="pending",
+         pending_draw=4, previous_player=1, wild_draw_four_bluff=True),
+     r"'wild_draw_four_bluff', 'hands', 'previous_player', 'discard': wild_draw_four_bluff="
+     r"True while hands\[1\] \(previous_player\) holds no red card, the colour of 'R5' under "
+     r"the Wild Draw Four; allowed: False: "),
+    ("bluff flag clear while the offender held the colour under it", CL2,
+     pos(CL2, [["R1", "R2"], ["R3"]], ["R5", "W+4"], color="G", phase="pending",
+         pending_draw=4, previous_player=1),
+     r"wild_draw_four_bluff=False while hands\[1\] \(previous_player\) holds a red card"),
     ("called with three cards", CL2,
      pos(CL2, [["R1", "R2", "G7"], ["R3"]], ["R5"], called=[True, False]),
      r"'called', 'hands': called\[0\]=True with 3 cards"),
@@ -330,6 +346,11 @@ BAD = [
      pos(CL2, [[], ["R3", "GS"]], ["R5", "R1"], round=3, winner=0, terminated=True,
          turn_fresh=False, scores=[480, 0], decisions=300),
      r"'scores', 'winner', 'terminated', 'rules'.*at least 500"),
+    ("a match over with a losing seat past the target", CL2,
+     pos(CL2, [[], ["R3", "GS"]], ["R5", "R1"], round=3, winner=0, terminated=True,
+         turn_fresh=False, scores=[1700, 900], decisions=300),
+     r"'scores', 'winner', 'terminated', 'rules': \[1700, 900\] with winner=0, target_score="
+     r"500; allowed: every other seat's score below 500"),
     ("points without scoring", BASIC2, pos(BASIC2, [["R1", "R2"], ["R3"]], ["R5"], scores=[5, 0]),
      r"'scores', 'rules': \[5, 0\] with scoring='none'"),
     ("points in a single round not over", CL2_SINGLE,
@@ -417,6 +438,14 @@ def test_valid_hand_made_positions_are_accepted():
         pos(CL2, [["R1", "R2"], ["R3"]], ["R+2"], phase="pending", pending_draw=2),
         pos(CL2, [["R1", "R2"], ["R3"]], ["W+4"], color="G", phase="pending", pending_draw=4,
             previous_player=1, wild_draw_four_bluff=True),
+        pos(CL2, [["R1", "R2"], ["R3"]], ["R5", "W+4"], color="G", phase="pending",
+            pending_draw=4, previous_player=1, wild_draw_four_bluff=True),
+        pos(CL2, [["R1", "R2"], ["G3"]], ["R5", "W+4"], color="G", phase="pending",
+            pending_draw=4, previous_player=1),
+        # after a catch the turn is not fresh, and the offender's hand may have changed
+        pos(CL2, [["R1", "R2"], ["G3"]], ["R5", "W+4"], color="G", phase="pending",
+            pending_draw=4, previous_player=1, wild_draw_four_bluff=True, turn_fresh=False,
+            decisions=1),
         pos(CL3, [["R1", "R2"], ["R3"], ["G1"]], ["W+4"], color="G", phase="pending",
             pending_draw=4, previous_player=2, decisions=1),
         pos(CL3, [["R1", "R2"], ["R3"], ["G1"]], ["R+2"], phase="pending", pending_draw=2,
@@ -481,8 +510,8 @@ def test_numpy_integer_game_index():
     ("[1, 2]", r"a position must be a mapping \(dict\); got list"),
     ('{"version": 1, "version": 1}', r"position JSON gives the key 'version' twice"),
     (b"\xff\xfe{", r"position JSON"),
-    (5, r"position JSON must be a str; got int"),
-    (None, r"position JSON must be a str; got NoneType"),
+    (5, r"position JSON must be text; got int; allowed: a str, bytes or bytearray of JSON$"),
+    (None, r"position JSON must be text; got NoneType"),
 ])
 def test_malformed_json_is_a_value_error(text, match):
     with pytest.raises(ValueError, match=match) as e:
