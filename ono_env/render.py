@@ -212,6 +212,9 @@ def table_events(before: dict, after: dict, player: int, action: int) -> list[st
     exposed = before.get("exposed")
     offender = exposed if isinstance(exposed, int) else -1
     caught = verb == "catch" and offender >= 0 and catch_succeeds(before, offender)
+    if verb == "challenge" and isinstance(previous, int) and previous >= 0:
+        # every seat is told a hand was shown (the challenger also what it held: seat_events)
+        events.append(_shows(previous, player))
     if name == "play WS":
         events.append("Wild Shuffle Hands: every hand is gathered, shuffled and dealt out again")
         swapped = set(range(n))
@@ -231,7 +234,8 @@ def table_events(before: dict, after: dict, player: int, action: int) -> list[st
         elif verb == "catch":
             events.append(f"P{player} catches P{q} without an ONO! call: P{q} draws {k}")
         elif verb == "challenge" and q == player:
-            events.append(f"challenge fails (the Wild Draw Four was legal): P{q} draws {k}")
+            events.append(f"challenge fails (the Wild Draw Four was legal): P{q} draws {k} "
+                          f"and loses the turn")
         elif verb == "challenge" and q == previous:
             events.append(f"challenge succeeds (the Wild Draw Four was a bluff): P{q} draws {k}")
         elif verb == "accept":
@@ -258,7 +262,8 @@ def table_events(before: dict, after: dict, player: int, action: int) -> list[st
     if verb == "challenge" and not drew and empty:
         events.append(f"challenge succeeds (the Wild Draw Four was a bluff): P{previous} {nothing}"
                       if before["wild_draw_four_bluff"] else
-                      f"challenge fails (the Wild Draw Four was legal): P{player} {nothing}")
+                      f"challenge fails (the Wild Draw Four was legal): P{player} {nothing} "
+                      f"and loses the turn")
     if verb == "accept" and not drew and empty:
         events.append(f"P{player} takes the penalty: {nothing} and loses the turn")
     if len(after["discard"]) < len(before["discard"]) + played:   # the stock ran out
@@ -307,11 +312,60 @@ def round_end_text(before: dict, after: dict) -> str | None:
 
 def round_end_events(before: dict, after: dict) -> list[str]:
     """A round's end between two positions (:func:`round_end_text`) and, where the game goes
-    on, the next deal's first card (:func:`deal_events`); empty where the step ended no round."""
+    on, the hands it was counted from (:func:`round_hands`) and the next deal's first card
+    (:func:`deal_events`); empty where the step ended no round."""
     text = round_end_text(before, after)
     if text is None:
         return []
-    return [text] + ([] if after["terminated"] or after["truncated"] else deal_events(after))
+    if after["terminated"] or after["truncated"]:   # the final table shows every hand
+        return [text]
+    return [text] + round_hands(before, after) + deal_events(after)
+
+
+def _points(cards: Sequence[str]) -> int:
+    return int(sum(C.CARD_POINTS[C.CARD_IDS[c]] for c in cards))
+
+
+def round_hands(before: dict, after: dict) -> list[str]:
+    """The hands that a round of a match ended with, each with its points, as the players lay
+    them down to be counted (the position ``after`` the step holds the next deal already;
+    before, a player saw the points and never the cards): one line per seat but the round's
+    winner. A last Draw Two or Wild Draw Four is drawn by the next seat before the count;
+    the cards it drew are the top of the stock ``before`` the step (named), or, where the
+    stock ran out and the discard pile was shuffled into it, told by their number and counted
+    from the scores. Empty where the step ended no round."""
+    need_position(before, "round_hands: the position before")
+    need_position(after, "round_hands: the position after")
+    if after["round"] == before["round"] or after["winner"] is None:
+        return []
+    winner, n = after["winner"], len(before["hands"])
+    last = before["hands"][winner][-1]     # a round is won from a hand of one card
+    draw = 4 if last == "W+4" else 2 if last.endswith("+2") else 0
+    drawer = (winner + before["direction"]) % n if draw else None
+    taken = before["pending_draw"] + draw
+    stock = before["stock"]
+    drawn = stock[::-1][:taken] if drawer is not None and len(stock) >= taken else None
+    lines: dict[int, tuple[str, int]] = {}
+    for q in range(n):
+        if q in (winner, drawer):
+            continue
+        hand = before["hands"][q]
+        lines[q] = (" ".join(hand), _points(hand))
+    if drawer is not None:
+        hand = " ".join(before["hands"][drawer])
+        card = "Wild Draw Four" if draw == 4 else "Draw Two"
+        if drawn is not None:
+            lines[drawer] = (f"{hand} and the {plural(taken, 'card')} drawn for the last "
+                             f"{card}, {' '.join(drawn)}",
+                             _points(before["hands"][drawer]) + _points(drawn))
+        else:   # the drawn cards came from a reshuffled pile: their points from the scores
+            gain = [a - b for a, b in zip(after["scores"], before["scores"])]
+            pts = (gain[drawer] if after["rules"]["scoring"] == "penalty"
+                   else gain[winner] - sum(v for _, v in lines.values()))
+            lines[drawer] = (f"{hand} and the cards drawn for the last {card} (after a "
+                             f"reshuffle)", pts)
+    return [f"P{q} shows {cards}: {plural(pts, 'point')}"
+            for q, (cards, pts) in sorted(lines.items())]
 
 
 def deal_events(d: dict) -> list[str]:
@@ -357,11 +411,27 @@ def challenge_reveal(before: dict, player: int, action: int) -> str | None:
     if accused is None:   # before: a TypeError
         raise ValueError("challenge_reveal: 'challenge' is no option at this position (no seat "
                          "has played before it); allowed: one of its legal actions")
-    return f"P{accused} shows P{player} their hand: {' '.join(before['hands'][accused])}"
+    return f"{_shows(accused, player)}: {' '.join(before['hands'][accused])}"
+
+
+def _shows(accused: int, challenger: int) -> str:
+    return f"P{accused} shows P{challenger} their hand"
+
+
+def seat_events(before: dict, after: dict, player: int, action: int, seat: int) -> list[str]:
+    """:func:`table_events` as the player in ``seat`` is told them: where that seat made the
+    challenge, the line that says a hand was shown names its cards (:func:`challenge_reveal`,
+    for that seat alone; before, only the challenger was told a hand was shown)."""
+    events = table_events(before, after, player, action)
+    shown = challenge_reveal(before, player, action) if player == seat else None
+    if shown is not None:
+        generic = _shows(before["previous_player"], player)
+        events = [shown if e == generic else e for e in events]
+    return events
 
 
 _VERBS = {"draws": "draw", "is": "are", "catches": "catch", "calls": "call", "deals": "deal",
-          "names": "name"}
+          "names": "name", "shows": "show"}
 
 
 def personal(line: str, seat: int) -> str:
@@ -376,6 +446,8 @@ def personal(line: str, seat: int) -> str:
     out = re.sub(rf"{me} takes the penalty: draws (.*) and loses the turn",
                  r"you take the penalty: draw \1 and lose the turn", out)
     out = re.sub(rf"{me} now holds", "you now hold", out)
+    out = re.sub(rf"{me} shows (P\d+) their hand", r"you show \1 your hand", out)
+    out = re.sub(rf"{me} draws (.*) and loses the turn", r"you draw \1 and lose the turn", out)
     out = re.sub(rf"{me} ({'|'.join(_VERBS)})\b",
                  lambda m: f"you {_VERBS[m.group(1)]}", out)
     return re.sub(me, "you", out)

@@ -10,9 +10,10 @@ import sys
 
 import numpy as np
 import pytest
+from conftest import make_position
 
 from ono_env.apps.play import Quit, parse_choice, play
-from ono_env.cards import action_id
+from ono_env.cards import CARD_IDS, CARD_NAMES, CARD_POINTS, action_id
 
 
 def scripted_reader(out: io.StringIO, prefix=("nonsense", "999", "play W")):
@@ -438,6 +439,13 @@ def test_bad_agent_or_player_count_is_one_line():
     assert len(proc.stderr.strip().splitlines()) == 1
 
 
+def test_a_seat_past_the_table_names_the_tables_size():
+    # before: "seat=5; allowed: an integer from 0 to 1", where --seat's help says 0 to 9
+    with pytest.raises(ValueError, match=r"^seat=5: this table has 2 players; allowed: a seat "
+                                         r"from 0 to 1$"):
+        play(["greedy"], "basic", seed=1, seat=5, read=lambda prompt: "quit", out=io.StringIO())
+
+
 @pytest.mark.parametrize("agent, start", [
     ("x" * 5_000, "unknown agent 'xxx"), ("pimc:" + "x" * 5_000, "agent 'pimc:xxx"),
     ("pimc:" + "9" * 5_000, "agent 'pimc:999"), ("x" * 50_000 + ".safetensors",
@@ -545,6 +553,7 @@ def test_events_of_skips_reversals_draws_and_challenges():
     bluff = game.to_dict(0)
     assert bluff["current_player"] == 1 and bluff["pending_draw"] == 4
     assert _events(bluff, "challenge") == [
+        "P0 shows P1 their hand",
         "challenge succeeds (the Wild Draw Four was a bluff): P0 draws 4 cards"]
     assert _events(bluff, "accept") == ["P1 takes the penalty: draws 4 cards and loses the turn"]
     # the same Wild Draw Four without a card of the colour: legal, and the challenger pays 6
@@ -556,7 +565,21 @@ def test_events_of_skips_reversals_draws_and_challenges():
     game = VecGame.from_dict(legal)
     game.step(np.array([action_id(f"play W+4 {other}")]))
     assert _events(game.to_dict(0), "challenge") == [
-        "challenge fails (the Wild Draw Four was legal): P1 draws 6 cards"]
+        "P0 shows P1 their hand",
+        "challenge fails (the Wild Draw Four was legal): P1 draws 6 cards and loses the turn"]
+    # as each seat reads it: the challenger alone sees the cards (before: the other seats
+    # were not told a hand was shown, and a failed challenge not that the turn was lost)
+    from ono_env.render import personal, seat_events
+    challenged = game.to_dict(0)
+    game.step(np.array([action_id("challenge")]))
+    for seat, lines in ((1, ["P0 shows you their hand: " + " ".join(challenged["hands"][0]),
+                             "challenge fails (the Wild Draw Four was legal): you draw 6 cards "
+                             "and lose the turn"]),
+                        (0, ["you show P1 your hand",
+                             "challenge fails (the Wild Draw Four was legal): P1 draws 6 cards "
+                             "and loses the turn"])):
+        assert [personal(e, seat) for e in seat_events(challenged, game.to_dict(0), 1,
+                                                        action_id("challenge"), seat)] == lines
 
 
 def test_events_of_shuffled_and_customised_hands():
@@ -976,7 +999,9 @@ def test_a_challenge_an_accepted_draw_and_a_catch_with_nothing_left_to_draw_are_
     before, after, p, a = _step_at("classic", 10, 0, 1321, target_score=150)
     assert not before["stock"] and [len(h) for h in before["hands"]] == [len(h) for h in after["hands"]]
     assert table_events(before, after, p, a) == [
-        f"challenge fails (the Wild Draw Four was legal): P{p} draws nothing (no cards left to draw)"]
+        f"P{before['previous_player']} shows P{p} their hand",
+        f"challenge fails (the Wild Draw Four was legal): P{p} draws nothing (no cards left to "
+        f"draw) and loses the turn"]
     before, after, p, a = _step_at("ono", 2, 0, 235, hand_size=12)
     assert table_events(before, after, p, a) == [
         f"P{p} takes the penalty: draws nothing (no cards left to draw) and loses the turn"]
@@ -1032,3 +1057,154 @@ def test_ono_play_says_you_for_your_own_round(tmp_path):
     ends = re.findall(r"^--- round \d+ won by .*$", out.getvalue(), re.M)
     assert ends and all("P0" not in line for line in ends), ends
     assert any("won by you" in line or "scores you " in line for line in ends)
+
+
+def _shown_cards(line: str) -> tuple[list[str], int]:
+    """The cards and points of a round_hands line ("P1 shows R3 G5 and the 2 cards drawn
+    for the last Draw Two, B1 Y7: 16 points")."""
+    cards, points = line.split(" shows ", 1)[1].rsplit(": ", 1)
+    words = cards.replace(" and the ", " ").replace(",", "").split(" ")
+    return [w for w in words if w in CARD_IDS], int(points.split(" ")[0])
+
+
+def _counted(before, after, a):
+    """The hands that a round was counted from: ``after``'s where the step ended the game,
+    else the same step replayed as a match that ends there (round 1 only; None otherwise)."""
+    from ono_env.game import VecGame
+    if after["terminated"]:
+        return after["hands"]
+    if before["round"] == 0:
+        last = VecGame.from_dict(dict(before, rules=dict(before["rules"], target_score=1)))
+        last.step(np.array([a]))
+        return last.to_dict(0)["hands"]
+    return None
+
+
+def test_a_match_rounds_hands_are_shown_with_their_points():
+    # before: a round of a match that went on said only the points it scored, and the next
+    # deal followed; nobody saw the hands that were counted
+    from collections import Counter
+
+    from ono_env.render import round_end_events, round_hands
+
+    checked = compared = drawn = 0
+    for scoring in ("winner", "penalty"):
+        rules = {"preset": "classic", "scoring": scoring, "target_score": 150}
+        for before, after, _p, a in _random_steps(rules, range(8), 3):
+            lines = round_hands(before, after)
+            if after["round"] == before["round"]:
+                assert lines == []
+                continue
+            w = after["winner"]
+            gain = [x - y for x, y in zip(after["scores"], before["scores"])]
+            assert [line.split(" ")[0] for line in lines] == [f"P{q}" for q in range(3) if q != w]
+            seen = {int(line[1]): _shown_cards(line) for line in lines}
+            if scoring == "penalty":
+                assert all(gain[q] == pts for q, (_, pts) in seen.items())
+            else:
+                assert gain[w] == sum(pts for _, pts in seen.values())
+            hands = _counted(before, after, a)
+            if hands is not None:
+                for q, (cards, pts) in seen.items():
+                    assert Counter(cards) == Counter(hands[q])
+                    assert pts == sum(int(CARD_POINTS[CARD_IDS[c]]) for c in hands[q])
+                compared += 1
+            drawn += any("drawn for the last" in line for line in lines)
+            ended = round_end_events(before, after)
+            assert (ended[1:1 + len(lines)] == lines) != bool(after["terminated"])
+            checked += 1
+    assert checked >= 10 and compared >= 4 and drawn
+
+
+def test_a_round_won_on_a_draw_card_after_a_reshuffle_counts_the_drawn_cards_by_points():
+    from collections import Counter
+
+    from ono_env.cards import action_id
+    from ono_env.game import VecGame
+    from ono_env.render import round_end_events
+    from ono_env.rules import RuleSet
+
+    rules = RuleSet.preset("classic", num_players=2)
+    hands = [["R+2"], ["G3", "Y4"]]
+    deck = Counter({CARD_NAMES[c]: int(n) for c, n in enumerate(rules.deck_counts) if n})
+    rest = sorted((deck - Counter(hands[0] + hands[1] + ["B1", "R5"])).elements(),
+                  key=lambda n: CARD_IDS[n])
+    d = make_position(rules, hands, rest + ["R5"], stock_top=["B1"], stock_rest=False)
+    g = VecGame.from_dict(d)
+    before = g.to_dict(0)
+    g.step(np.array([action_id("play R+2")]))
+    after = g.to_dict(0)
+    gain = after["scores"][0]
+    assert after["round"] == 1 and not after["terminated"] and gain >= 3 + 4 + 1
+    assert round_end_events(before, after)[1] == (
+        f"P1 shows {' '.join(before['hands'][1])} and the cards drawn for the last Draw Two (after a reshuffle): "
+        f"{gain} points")
+    counted = _counted(before, after, action_id("play R+2"))
+    assert gain == sum(int(CARD_POINTS[CARD_IDS[c]]) for c in counted[1])
+
+
+@pytest.mark.parametrize("stop", [EOFError, KeyboardInterrupt])
+def test_the_end_of_input_at_a_terminal_ends_the_prompts_line(monkeypatch, capsys, stop):
+    # before: Ctrl-D at a terminal left "game abandoned (input ended)" on the prompt's line
+    # (Ctrl-C and piped input ended it first)
+    import builtins
+
+    from ono_env.apps import play as play_app
+
+    def ends(prompt):
+        print(prompt, end="")
+        raise stop
+
+    monkeypatch.setattr(sys.stdin, "isatty", lambda: True, raising=False)
+    monkeypatch.setattr(play_app, "_line_editing", lambda: None)
+    monkeypatch.setattr(builtins, "input", ends)
+    with pytest.raises(stop):
+        play_app.read_line("your move: ")
+    assert capsys.readouterr().out == "your move: \n"
+
+
+def test_a_refused_action_other_than_a_play_says_why():
+    # before: "'draw' is not legal now", and the same for keep, call, catch, challenge and
+    # accept, with no reason (a card play had one)
+    from ono_env.game import VecGame
+    from ono_env.rules import RuleSet
+
+    def refusal(rules, hands, discard, entry, **fields):
+        d = make_position(rules, hands, discard, **fields)
+        g = VecGame.from_dict(d)
+        legal = [int(a) for a in np.flatnonzero(g.legal_mask()[0])]
+        with pytest.raises(ValueError) as e:
+            parse_choice(entry, legal, g.to_dict(0))
+        return str(e.value)
+
+    basic = RuleSet.preset("basic", num_players=2)
+    classic = RuleSet.preset("classic", num_players=2)
+    ono = RuleSet.preset("ono", num_players=3)
+    swap = RuleSet.preset("uno2018", num_players=3, wild_customizable="swap_hands")
+    hands = [["R1", "R2", "G7"], ["R3"]]
+    assert refusal(basic, hands, ["R5"], "draw") == (
+        "'draw' is not legal now (you hold a playable card, and these rules have no voluntary "
+        "draw)")
+    assert refusal(basic, hands, ["R5"], "call").endswith("(these rules have no ONO! call)")
+    assert refusal(basic, hands, ["R5"], "keep").endswith("(only the card just drawn can be kept)")
+    assert refusal(basic, hands, ["R5"], "accept").endswith("(no draw is pending)")
+    assert refusal(classic, hands, ["R5"], "call").endswith(
+        "(only with two cards in hand, before you play one)")
+    assert refusal(classic, hands, ["R5"], "catch").endswith(
+        "(only as the first decision of your turn, against the previous player, who went down "
+        "to one card without calling ONO!)")
+    assert refusal(ono, hands + [["G1"]], ["R5"], "catch").endswith(
+        "(only as the first decision of your turn, against the previous player)")
+    pending = {"phase": "pending", "pending_draw": 2, "previous_player": 1}
+    assert refusal(classic, hands, ["R+2"], "challenge", **pending).endswith(
+        "(only a Wild Draw Four can be challenged)")
+    assert refusal(classic, hands, ["R+2"], "keep", **pending).endswith(
+        "(2 cards to draw are pending: accept takes them)")
+    assert refusal(classic, hands, ["W"], "draw", color=None, phase="color",
+                   color_then_play=True).endswith("(name a colour first: color R, Y, G or B)")
+    target = {"color": None, "phase": "target", "turn_fresh": False}
+    three = [["R1", "G2"], ["R3"], ["G1"]]
+    assert refusal(swap, three, ["WC"], "draw", **target).endswith(
+        "(choose the player to swap hands with first: target 1 to 2)")
+    assert refusal(swap, three, ["WC"], "target 5", **target).endswith(
+        "(the other players are target 1 to 2, counted from your left)")

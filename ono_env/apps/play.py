@@ -37,10 +37,10 @@ from ono_env.agents.driver import act_one
 from ono_env.agents.learned import model_label
 from ono_env.agents.registry import is_model_path
 from ono_env.apps import console as cli
-from ono_env.checks import check_int, check_output_file, check_seed, cut, printable, shown
+from ono_env.checks import check_int, check_output_file, check_seed, cut, is_int, printable, shown
 from ono_env.game import VecGame, fresh_seed, game_seeds
 from ono_env.positions import game_winners
-from ono_env.render import describe_action, option_hint, render_text, table_events
+from ono_env.render import describe_action, option_hint, render_text
 from ono_env.replay import Replay
 from ono_env.rule_help import describe_rules
 from ono_env.rules import MAX_PLAYERS, RuleSet, given_player_count, resolve_rules
@@ -102,7 +102,11 @@ def read_line(prompt: str) -> str:
     try:
         if sys.stdin.isatty():
             _line_editing()
-            return input(prompt)
+            try:
+                return input(prompt)
+            except EOFError:   # Ctrl-D: as the end of piped input (before: the last words
+                print()        # followed the prompt)
+                raise
         print(prompt, end="", flush=True)
         line = sys.stdin.readline(MAX_ENTRY + 1)
     except (KeyboardInterrupt, cli.Stopped):   # before: "interrupted" followed the prompt
@@ -186,15 +190,58 @@ def parse_choice(text: str, legal: Sequence[int], position: dict | None = None) 
                          f"(play R5, draw, ...) or a card name (R5); help lists them")
     if a not in legal:
         name = C.action_name(a)
-        card = name.split(" ")[1] if name.startswith("play ") else ""
-        why = _why_not_legal(card, position, legal)
-        phase = position.get("phase") if position is not None else None
-        # as "target P1" says it (before: "'target 1' is not legal now", alone; a colour's
-        # every form is read above)
-        if name.startswith("target ") and phase not in (None, "target"):
-            why = " (no player is to be chosen)"
+        if name.startswith("play "):
+            why = _why_not_legal(name.split(" ")[1], position, legal)
+        else:
+            why = _why_not_action(name, position)
         raise ValueError(f"{name!r} is not legal now{why}")
     return a
+
+
+def _why_not_action(name: str, position: dict | None) -> str:
+    """Why an action other than a play is refused (before: "'draw' is not legal now", with
+    no reason, where the rule set has no voluntary draw): the decision the phase asks for,
+    else what the action needs under these rules. Else nothing."""
+    if position is None:
+        return ""
+    phase, n = position.get("phase"), len(position["hands"])
+    verb = name.split(" ")[0]
+    if phase == "target" and verb == "target":   # a seat past the table
+        return f" (the other players are target 1 to {n - 1}, counted from your left)"
+    if phase == "color" and verb != "color":
+        return " (name a colour first: color R, Y, G or B)"
+    if phase == "target" and verb != "target":
+        return f" (choose the player to swap hands with first: target 1 to {n - 1})"
+    if verb == "color":
+        return " (no colour is to be named)"
+    if verb == "target":
+        return " (no player is to be chosen)"
+    r, p = position.get("rules"), position["current_player"]
+    if r is None:   # a part of a position: what its phase says, above
+        return ""
+    if verb in ("challenge", "accept") and phase != "pending":
+        return " (no draw is pending)"
+    if verb == "challenge":
+        return (" (these rules have no challenge)" if not r["challenge"]
+                else " (only a Wild Draw Four can be challenged)")
+    if verb in ("call", "catch") and r["ono_penalty"] == "none":
+        return " (these rules have no ONO! call)"
+    if verb == "call":
+        return (" (you have called already)" if position["called"][p]
+                else " (only with two cards in hand, before you play one)")
+    if verb == "catch":
+        who = "" if r["false_catch_penalty"] else ", who went down to one card without calling ONO!"
+        return f" (only as the first decision of your turn, against the previous player{who})"
+    if phase == "pending":
+        return (f" ({position['pending_draw']} cards to draw are pending: accept takes "
+                f"them)")
+    if verb == "keep":
+        return " (only the card just drawn can be kept)"
+    if verb == "draw" and phase == "drawn":
+        return " (you have drawn: play the drawn card or keep it)"
+    if verb == "draw" and not r["voluntary_draw"]:
+        return " (you hold a playable card, and these rules have no voluntary draw)"
+    return ""
 
 
 def _why_not_legal(card: str, position: dict | None, legal: Sequence[int] = ()) -> str:
@@ -306,6 +353,11 @@ def play(agents: Sequence[str] | None, rules="basic", num_players: int | None = 
     if len(agents) != n - 1:
         raise ValueError(f"{render.plural(len(agents), 'agent')} for {n} players: give {n - 1} "
                          f"(one per other seat)")
+    if is_int(seat) and not 0 <= seat < n:
+        # the table's size, not only the range (before: "seat=5; allowed: an integer from 0
+        # to 1", where the option's help says 0 to 9)
+        raise ValueError(f"seat={seat}: this table has {n} players; allowed: a seat from 0 "
+                         f"to {n - 1}")
     seat = check_int("seat", seat, 0, n - 1)
     seed = check_seed("seed", seed)
     if replay_path is not None:     # refuse a path it cannot write before the game, not after
@@ -364,8 +416,7 @@ def play(agents: Sequence[str] | None, rules="basic", num_players: int | None = 
             history = (history + [line])[-n:]
             print(line, file=out)
             position = game.to_dict(0)          # this step's "after", the next one's "before"
-            shown = render.challenge_reveal(before, p, a) if p == seat else None   # for your eyes
-            for event in table_events(before, position, p, a) + ([shown] if shown else []):
+            for event in render.seat_events(before, position, p, a, seat):   # yours: a hand shown
                 print(f"  {render.personal(event, seat)}", file=out)
             ended = render.round_end_events(before, position)   # and the next round's deal
             if ended:

@@ -41,12 +41,11 @@ from ono_env.game import (
 )
 from ono_env.positions import catch_succeeds, game_winners
 from ono_env.render import (
-    challenge_reveal,
     deal_events,
     option_hint,
     personal,
     round_end_events,
-    table_events,
+    seat_events,
 )
 from ono_env.replay import Replay
 from ono_env.rule_help import describe_rules, preset_summary
@@ -211,10 +210,10 @@ class Table:
         self.replay.add(action, thinking)
         self.game.step(np.array([action]))
         self.position = self.game.to_dict(0)     # the next step's "before", and the view's
-        events = table_events(before, self.position, seat, action)
-        shown = challenge_reveal(before, seat, action) if seat == self.seat else None
+        # a hand shown to the human's challenge: for its eyes (its view)
+        events = seat_events(before, self.position, seat, action, self.seat)
         ended = round_end_events(before, self.position)   # and the next round's deal
-        events += ([shown] if shown else []) + ended   # shown: for the human's eyes (its view)
+        events += ended
         entry: dict[str, Any] = {"seat": seat, "player": self.labels[seat],
                                  "text": f"P{seat}: {C.action_name(action)}",
                                  "thinking": thinking, "decision": len(self.replay.actions) - 1,
