@@ -298,11 +298,26 @@ def test_a_cluster_that_cannot_be_found_is_named_by_the_callers_name(monkeypatch
         raise ConnectionError("Could not find any running Ray instance. Please specify the one "
                               "to connect to by setting `--address` flag")
 
+    import ono_env.arena.distributed as D
+
     monkeypatch.setattr(ray, "init", no_cluster)
+    monkeypatch.delenv("RAY_ADDRESS", raising=False)
+    monkeypatch.setattr(D, "_ray_reading", lambda address: None)   # no head left an address
     with pytest.raises(ValueError, match=r"^--ray auto: no running Ray cluster was found there"):
         connect_ray("auto", "--ray")
     with pytest.raises(ValueError, match=r"^ray_address=auto: no running Ray cluster"):
         connect_ray("auto")
+    # auto that found a head, by RAY_ADDRESS or by the address a head left: a token, perhaps
+    # (before: "no running Ray cluster was found there" for a cluster that asked for one)
+    monkeypatch.setattr(D, "_ray_reading", lambda address: "10.0.0.5:6379")
+    with pytest.raises(ValueError, match=r"^--ray auto: no Ray cluster there accepted the "
+                                         r"connection; .* set RAY_AUTH_MODE=token"):
+        connect_ray("auto", "--ray")
+    monkeypatch.setenv("RAY_ADDRESS", "ray://10.0.0.5:10001")
+    with pytest.raises(ValueError, match=r"^--ray auto \(RAY_ADDRESS='ray://10.0.0.5:10001'\): no "
+                                         r"Ray cluster there accepted the connection; .* set "
+                                         r"RAY_AUTH_MODE=token"):
+        connect_ray("auto", "--ray")
     # an address given: Ray's error is the same for no cluster and for a refused token
     with pytest.raises(ValueError, match=r"^--ray 127.0.0.1:6380: no Ray cluster there accepted "
                                          r"the connection; .* set RAY_AUTH_MODE=token"):
@@ -389,6 +404,39 @@ def test_without_ray_the_commands_name_the_extra(monkeypatch, capsys):
                              "'ono-env[ray]'"), line
 
 
+def test_a_sigterm_while_ray_starts_goes_to_this_processs_handler(monkeypatch):
+    """Before: ray.init sets its SIGTERM handler (sys.exit(15)) first thing, so a SIGTERM in
+    the seconds Ray takes to start ended the console scripts with status 15 and no word,
+    their --out folder left behind."""
+    import signal
+
+    from ono_env.arena.distributed import start_local_ray
+
+    class Stop(Exception):
+        pass
+
+    def mine(signum, frame):
+        raise Stop(signum)
+
+    def starting(**kwargs):   # as ray.init: its handler first, then the signal comes
+        signal.signal(signal.SIGTERM, lambda signum, frame: sys.exit(signum))
+        os.kill(os.getpid(), signal.SIGTERM)
+        raise AssertionError("Ray's handler should have ended the start")
+
+    shut = []
+    monkeypatch.setattr(ray, "init", starting)
+    monkeypatch.setattr(ray, "shutdown", lambda: shut.append(1))
+    before = signal.getsignal(signal.SIGTERM)
+    signal.signal(signal.SIGTERM, mine)
+    try:
+        with pytest.raises(Stop) as err:
+            start_local_ray()
+        assert err.value.args == (signal.SIGTERM,) and shut == [1]
+        assert signal.getsignal(signal.SIGTERM) is mine
+    finally:
+        signal.signal(signal.SIGTERM, before)
+
+
 def test_ray_keeps_this_processs_signal_handlers(capfd, monkeypatch, tmp_path):
     """Before: ray.init put its own SIGTERM handler (sys.exit) and a C++ one (a stack dump)
     in place of the console scripts' ("stopped by SIGTERM", then death by the signal), and
@@ -471,6 +519,12 @@ def test_auto_is_checked_at_the_address_ray_reads_it_as(monkeypatch):
                                          r"connect within 5 s"):
         check_ray_address("auto", reach=True, name="--ray")
     assert check_ray_address("auto") == "auto"   # the form alone: nothing reached
+    # a ray:// one too (before: Ray's reading refused it, so it went unchecked, and ray.init
+    # retried it for 30 s, then said no cluster was found)
+    monkeypatch.setenv("RAY_ADDRESS", "ray://127.0.0.1:1")
+    with pytest.raises(ValueError, match=r"^--ray auto, which Ray reads as ray://127.0.0.1:1: "
+                                         r"cannot connect within 5 s"):
+        check_ray_address("auto", reach=True, name="--ray")
     # a RAY_ADDRESS of no Ray form (before: Ray's "Invalid address format: garbage", or for
     # ray:// gRPC's resolver errors over many lines)
     for env in ("garbage", "127.0.0.1:", "ray://"):
@@ -591,6 +645,24 @@ def test_cluster_rllib_training_saves_its_model_on_sigterm(cluster, tmp_path, ca
     run = tmp_path / "run"
     assert (run / "model.safetensors").is_file() and (run / "rllib_checkpoint").is_dir()
     assert not (run / "final_eval.json").exists()
+
+
+def test_an_rllib_run_interrupted_while_ray_builds_leaves_no_folder(monkeypatch, tmp_path):
+    """Before: the run folder and its config.yaml were written before Ray built the algorithm
+    and started its env runners (seconds; for ever on a cluster short of CPUs), so a Ctrl-C
+    there left a folder that a named run_dir then refused as another run's."""
+    class Building:
+        def build_algo(self):
+            raise KeyboardInterrupt
+
+    monkeypatch.setattr(R, "init_ray", lambda address: False)
+    monkeypatch.setattr(R, "check_runner_cpus", lambda runners, local: None)
+    monkeypatch.setattr(R, "algorithm_config", lambda cfg, rules: Building())
+    cfg = load_config("rllib-basic", [f"run_dir={tmp_path / 'run'}", "num_env_runners=0",
+                                      "progress=false", "torch_threads=1"])
+    with pytest.raises(KeyboardInterrupt):
+        R.train(cfg)
+    assert not (tmp_path / "run").exists()
 
 
 def test_an_rllib_run_holds_its_folder_through_its_final_evaluation(cluster, tmp_path,

@@ -437,16 +437,19 @@ def _train(cfg: TrainConfig, stop_signals: tuple[str, ...]) -> dict[str, Any]:
 
     t0 = time.perf_counter()
     cfg, _ = resolve_auto(cfg, rules_of(cfg))
-    check_start(cfg, list(cfg.opponents))   # a bad name or folder fails before Ray starts
+    rules, _ = check_start(cfg, list(cfg.opponents))   # a bad name or folder fails before Ray
     started = init_ray(cfg.ray_address)
     algo = None
     interrupt: StopOnInterrupt | None = None
     try:
         check_runner_cpus(cfg.num_env_runners, local=started and cfg.ray_address in (None, "local"))
-        rules, run_dir, _, _ = start_run(cfg, list(cfg.opponents))
         algo = algorithm_config(cfg, rules).build_algo()
         runner_nodes = sorted(algo.env_runner_group.foreach_env_runner(
             lambda er: on_node(), local_env_runner=int(cfg.num_env_runners) == 0))
+        # the run folder only once the runners are up: a Ctrl-C while Ray builds them (for
+        # ever on a cluster short of CPUs) leaves none (before: a folder holding config.yaml
+        # alone, and a named run_dir then refused as another run's)
+        rules, run_dir, _, _ = start_run(cfg, list(cfg.opponents))
         # from here on a signal saves the model; before, while Ray waits for the runners'
         # CPUs (for ever on a full cluster), it stops at once: nothing is trained to save
         # (before: the first Ctrl-C said it would save, and the wait went on)

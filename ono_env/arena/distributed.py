@@ -51,8 +51,11 @@ def check_ray_address(address: Any, reach: bool = False, name: str = "ray_addres
                              f"which is no Ray address; allowed: host:port or ray://host:port "
                              f"there, or no RAY_ADDRESS")
         if reach:   # the address Ray reads auto as, checked as one given (before: a dead
-            resolved = _ray_reading(address)   # cluster's left-over address was waited on
-            if resolved is not None:           # for ever)
+            # cluster's left-over address was waited on for ever; a ray:// RAY_ADDRESS, which
+            # Ray's reading refuses, went unchecked for 30 s of Ray's own retries)
+            given_env = env not in ("", "auto", "local")
+            resolved = env if given_env else _ray_reading(address)
+            if resolved is not None:
                 check_ray_address(resolved, True, f"{_named(name, address)}, which Ray reads as")
         return address
     m = _RAY_ADDRESS.fullmatch(address)
@@ -139,12 +142,17 @@ def connect_ray(address: str, name: str = "ray_address", **kwargs: Any) -> None:
     try:
         _init_keeping_signal_handlers(address=address, **kwargs)
     except ConnectionError:
-        if address == "auto":
+        env = os.environ.get("RAY_ADDRESS", "")
+        if address == "auto" and env not in ("", "auto", "local"):
+            where = f"{_named(name, address)} (RAY_ADDRESS={shown(env, 80)})"
+        elif address == "auto" and _ray_reading(address) is None:
             raise ValueError(f"{_named(name, address)}: no running Ray cluster was found there; start "
                              f"one (ray start --head) or give its address (host:port)") from None
+        else:   # a head answered where auto or the address led (before: for auto, "no
+            where = _named(name, address)   # running Ray cluster", where one was found)
         # Ray's own error reads the same whether nothing runs there or the cluster refused
         # the token (token authentication: on by default in clusters of Ray 2.60)
-        raise ValueError(f"{_named(name, address)}: no Ray cluster there accepted the "
+        raise ValueError(f"{where}: no Ray cluster there accepted the "
                          f"connection; none runs there, or it asks for a token: set "
                          f"RAY_AUTH_MODE=token, with the cluster's token in ~/.ray/auth_token "
                          f"or RAY_AUTH_TOKEN") from None
@@ -179,6 +187,17 @@ def _init_keeping_signal_handlers(**kwargs: Any) -> None:
                 saved[sig] = signal.getsignal(sig)
     try:
         ray.init(**kwargs)
+    except SystemExit as exc:
+        # Ray's SIGTERM handler, set first thing in ray.init, took a SIGTERM that came while
+        # Ray started (before: exit status 15 with no word, and an --out folder left): the
+        # process's own handler is given it instead, Ray shut down first
+        if exc.code != signal.SIGTERM or signal.SIGTERM not in saved:
+            raise
+        with contextlib.suppress(Exception):
+            ray.shutdown()
+        signal.signal(signal.SIGTERM, saved[signal.SIGTERM])
+        signal.raise_signal(signal.SIGTERM)
+        raise   # a handler that let it pass (SIG_IGN): Ray did not start all the same
     finally:
         for sig, handler in saved.items():
             signal.signal(sig, handler)
