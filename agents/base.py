@@ -187,17 +187,21 @@ def named(agent: Any) -> str:
     return text
 
 
-def check_actions(agent: Agent, actions: Any, mask: np.ndarray) -> np.ndarray:
-    """What ``agent.act`` returned for ``mask``, as int64, once it is of shape (B,), integers
-    and legal in every row; else one ``ValueError`` naming the agent and the fault."""
+def check_actions(agent: Agent, actions: Any, mask: np.ndarray, method: str = "act",
+                  rows: np.ndarray | None = None) -> np.ndarray:
+    """What ``agent.act`` (or its ``method``) returned for ``mask``, as int64, once it is of
+    shape (B,), integers (not booleans) and legal in every row; else one ``ValueError``
+    naming the agent and the fault, and the row, or the game of ``rows`` where given (a
+    game agent's rows of a batch)."""
     actions = as_array(actions)
     who = named(agent)
     if actions.shape != (mask.shape[0],) or not np.issubdtype(actions.dtype, np.integer):
-        raise ValueError(f"{who}.act returned {actions.dtype} {actions.shape}; "
+        raise ValueError(f"{who}.{method} returned {actions.dtype} {actions.shape}; "
                          f"expected ({mask.shape[0]},) integers")
     ok = (actions >= 0) & (actions < mask.shape[1])
     ok[ok] &= mask[np.flatnonzero(ok), actions[ok]]
     if not ok.all():
         k = int(np.flatnonzero(~ok)[0])
-        raise ValueError(f"{who} chose illegal action {int(actions[k])} in row {k}")
+        where = f"row {k}" if rows is None else f"game {int(rows[k])}"
+        raise ValueError(f"{who} chose illegal action {int(actions[k])} in {where}")
     return actions.astype(np.int64, copy=False)

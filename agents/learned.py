@@ -109,6 +109,7 @@ from ono_env.checks import (
     check_act_obs,
     check_bool,
     check_write_path,
+    first_few,
     is_int,
     is_iso_date,
     nesting,
@@ -345,7 +346,7 @@ class PolicyNet:
             expected["value.weight"] = (1, vs[-2])
             expected["value.bias"] = (1,)
         names = list(expected)
-        described = ", ".join(names[:8]) + (f" and {len(names) - 8} more" if len(names) > 8 else "")
+        described = first_few(names, 8)
         missing = [k for k in expected if k not in tensors]
         if missing:
             raise ValueError(f"{where}: damaged model: tensor {missing[0]!r} is missing "
@@ -580,9 +581,8 @@ def check_compatible(meta: dict[str, Any], rules: RuleSet, path: str = "model") 
         return
     trained = RuleSet.from_dict(meta["rules"])
     diff = trained.differing_fields(rules, skip=("name", "num_players"))
-    shown = ", ".join(f"{k}={getattr(trained, k)!r} (asked {getattr(rules, k)!r})"
-                      for k in diff[:4])
-    shown += f" and {len(diff) - 4} more" if len(diff) > 4 else ""
+    shown = first_few([f"{k}={getattr(trained, k)!r} (asked {getattr(rules, k)!r})"
+                       for k in diff], 4)
     # a version-1 model plays one table; the generalist plays every one
     other = "; or ppo-any, which plays every rule set at 2-10 players"
     # rules built from a preset keep its name: say they are custom, and what they set

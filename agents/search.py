@@ -735,16 +735,8 @@ def game_actions(agent: Any, game: VecGame, rows: np.ndarray, mask: np.ndarray,
     if not callable(getattr(agent, "act_game", None)):   # before: an AttributeError
         raise ValueError(f"{named(agent)} declares uses_game but has no act_game method; allowed: a "
                          f"GameAgent (act_game(game, rows, rng)), or uses_game False")
-    actions = np.asarray(agent.act_game(game, rows, rng))
-    if actions.shape != (len(rows),) or not np.issubdtype(actions.dtype, np.integer):
-        raise ValueError(f"{named(agent)}.act_game returned {actions.dtype} {actions.shape}; "
-                         f"expected ({len(rows)},) integers")
-    ok = (actions >= 0) & (actions < mask.shape[1])
-    ok[ok] &= mask[np.flatnonzero(ok), actions[ok]]
-    if not ok.all():
-        k = int(np.flatnonzero(~ok)[0])
-        raise ValueError(f"{named(agent)} chose illegal action {int(actions[k])} in game {int(rows[k])}")
-    return actions.astype(np.int64, copy=False)
+    # the same check (before: a copy of it, which took [1, True] for [1, 1])
+    return check_actions(agent, agent.act_game(game, rows, rng), mask, "act_game", rows)
 
 
 def _budget(name: str, arg: str | None) -> tuple[int, float | None]:

@@ -112,6 +112,15 @@ def game_bytes(rules: RulesSpec, observation_version: int = 1) -> int:
             + 4 * observation_size(rules, observation_version))
 
 
+def usable_cores() -> int:
+    """The cores this process may run on (its CPU affinity; ``os.cpu_count()`` counts the
+    machine's, where a container or ``taskset`` may allow fewer)."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not on Linux
+        return os.cpu_count() or 1
+
+
 def available_memory(root: str = "/") -> int | None:
     """The memory a new allocation can take without swapping or being killed, in bytes: the
     system's free memory (Linux's ``MemAvailable``), or less where this process's control

@@ -456,7 +456,7 @@ def _renamed_checked(base: str, rules: RuleSet) -> RuleSet:
         differ = PRESETS[rules.name].differing_fields(rules, skip=("name", "num_players"))
         raise ValueError(
             f"rules based on {shown(base, 40)} cannot take the name {rules.name!r}: that "
-            f"preset's rules differ in {', '.join(differ[:5])}{' and more' if len(differ) > 5 else ''}; "
+            f"preset's rules differ in {first_few(differ)}; "
             f"allowed: {rules.name!r} as the base (preset: {rules.name}, then the fields "
             f"that change it), the name {shown(base, 40)}, or a name that is not a preset's "
             f"({', '.join(PRESETS)})")

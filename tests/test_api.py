@@ -420,6 +420,9 @@ def test_a_batch_over_the_free_memory_is_refused_before_it_is_made(monkeypatch, 
     for bad, message in ((dict(batch_size=0), "batch_size=0; allowed: an integer from 1 to"),
                          (dict(batch_size=2.5), "batch_size=2.5 (float)"),
                          (dict(observation_version=7), "observation_version=7; allowed: 1, 2"),
+                         # before: taken for 1 and 2
+                         (dict(observation_version=True), "observation_version=True; allowed: 1, 2"),
+                         (dict(observation_version=2.0), "observation_version=2.0; allowed: 1, 2"),
                          (dict(rules="nosuch"), "no rules file 'nosuch'")):
         kwargs = {"rules": rules, "num_entrants": 10, "num_games": 10, "batch_size": 10, **bad}
         with pytest.raises(ValueError, match=re.escape(message)):
@@ -1051,6 +1054,24 @@ def test_custom_agents_that_lack_an_ability_are_named_not_crashed_on():
         act_one(NoActGame(), "g1", game, np.random.default_rng(0))
     action, thinking = act_one(NoValues(), "g2", game, np.random.default_rng(0))
     assert game.legal_mask()[0, action] and thinking is None
+    # a game agent's actions are checked as an agent's are (before: a copy of the check,
+    # which read [True] as action 1)
+    from ono_env.agents.search import game_actions
+
+    class SaysTrue(NoActGame):
+        name = "g3"
+
+        def act_game(self, game, rows, rng):
+            return [int(np.flatnonzero(game.legal_mask()[0])[0]), True]
+    two = VecGame(rules, 2, seed=0)
+    with pytest.raises(ValueError, match=r"^'g3' \(.*SaysTrue\)\.act_game returned bool \(2,\); "
+                                         r"expected \(2,\) integers$"):
+        game_actions(SaysTrue(), two, np.array([0, 1]), two.legal_mask(), np.random.default_rng(0))
+    class Illegal(NoActGame):
+        def act_game(self, game, rows, rng):
+            return np.full(len(rows), 84)
+    with pytest.raises(ValueError, match=r"chose illegal action 84 in game 0$"):
+        game_actions(Illegal(), game, np.array([0]), game.legal_mask(), np.random.default_rng(0))
     result = run_arena([NoValues(), "random"], rules, num_games=4, seed=0, record=2)
     assert len(result.replays) == 2 and all(t is None for r in result.replays for t in r.thinking)
     with pytest.raises(ValueError, match=r"agent 'e': explain returned None; allowed: "

@@ -189,6 +189,15 @@ def test_the_same_agent_gets_the_same_card_and_the_card_has_its_format():
     assert c["timing"]["workers"] == 2 and _no_timing(c) == _no_timing(a)
 
 
+def test_counts_may_be_numpy_integers():
+    # before: deals=np.int64(2) was refused as no whole number, which every other count takes
+    card = S.bench_agent("greedy", tables=["basic-2p"], deals=np.int64(2), slow_deals=np.int64(1),
+                         workers=np.int64(1))
+    S.check_card(json.loads(json.dumps(card)))
+    assert {r["deals"] for r in card["tables"]["basic-2p"]["rows"]} <= {1, 2}
+    assert type(card["timing"]["workers"]) is int
+
+
 def test_an_agent_with_a_planted_weakness_ranks_below_greedy(in_data):
     kw = {"tables": ["basic-2p"], "deals": 1500, "slow_deals": 2}
     red = S.bench_agent("planted:NamesRed", **kw)
@@ -969,3 +978,17 @@ def test_a_plot_never_replaces_a_file_that_appeared_at_its_path(tmp_path):
         plot_card(card, other)
     assert other.read_bytes() == b"another run's plot"
     assert plot_card(card, tmp_path / "new.png").read_bytes()[:4] == b"\x89PNG"
+
+
+def test_the_default_workers_count_the_cores_this_process_may_use(monkeypatch):
+    # before: os.cpu_count(), the machine's, where a container or taskset allows fewer
+    import os
+
+    import ono_env.apps.bench_cli as B
+
+    seen = []
+    monkeypatch.setattr(os, "cpu_count", lambda: 8)
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0}, raising=False)
+    monkeypatch.setattr(B, "bench_agent", lambda *a, **kw: seen.append(kw["workers"]) or {})
+    bench_main(["greedy", "--tables", "basic-2p", "--deals", "2", "--no-progress"])
+    assert seen == [1]

@@ -22,7 +22,8 @@ from typing import Any
 
 import numpy as np
 
-from ono_env.checks import shown
+from ono_env.checks import first_few, shown
+from ono_env.game import usable_cores
 from ono_env.train.config import TrainConfig, resolved
 
 
@@ -554,7 +555,7 @@ def check_run_dir(run_dir: Path, resume: str | None) -> None:
                              f"steps); allowed: resume={str(run_dir / name)!r} to carry the run "
                              f"on there, or a new run_dir to carry this one on")
         return
-    listed = ", ".join(held[:4]) + (f" and {len(held) - 4} more" if len(held) > 4 else "")
+    listed = first_few(held, 4)
     if not own:
         raise ValueError(f"run_dir {str(run_dir)!r} already holds files and is not a run's "
                          f"folder (no config.yaml that a run wrote): {listed}; allowed: a new or "
@@ -1043,14 +1044,6 @@ def free_cores(seconds: float = 0.3, read: Callable[[], str] | None = None,
     if t1 <= t0:
         return None
     return usable_cores() * (i1 - i0) / (t1 - t0)
-
-
-def usable_cores() -> int:
-    """The cores this process may run on."""
-    try:
-        return len(os.sched_getaffinity(0))
-    except AttributeError:  # not on Linux
-        return os.cpu_count() or 1
 
 
 def choose_threads(setting: int | str, free: float | None = None) -> tuple[int, str]:

@@ -15,7 +15,6 @@ from __future__ import annotations
 import importlib.util
 import json
 import math
-import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -38,6 +37,7 @@ from ono_env.arena.suite import (
     suite_versions,
 )
 from ono_env.checks import check_output_dir, check_output_file, printable, shown, write_whole
+from ono_env.game import usable_cores
 
 PAIRINGS_FILE = "pairings.jsonl"
 """The file in ``--out`` that keeps each pairing as it finishes (one JSON object a line: the
@@ -318,7 +318,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 check_ray_flag(args.ray)
 
         workers = (args.workers if args.workers is not None
-                   else 1 if args.ray is not None else min(4, os.cpu_count() or 1))
+                   else 1 if args.ray is not None else min(4, usable_cores()))
         try:
             card = bench_agent(args.agent, suite.version, args.tables, deals=args.deals,
                                slow_deals=args.slow_deals, progress=not args.no_progress,

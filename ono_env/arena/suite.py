@@ -68,7 +68,15 @@ from ono_env.agents.registry import (
 from ono_env.arena.distributed import check_ray_address, held_ray, play_on_ray
 from ono_env.arena.play import _derive, _seating_seed, end_workers, games_bar, play_games
 from ono_env.arena.stats import ELO, Z95, bounded_interval_of, bounded_mean_interval
-from ono_env.checks import check_input_file, check_text, is_decimal, is_sha256, shown, unique_keys
+from ono_env.checks import (
+    check_input_file,
+    check_text,
+    is_decimal,
+    is_int,
+    is_sha256,
+    shown,
+    unique_keys,
+)
 from ono_env.rules import PRESETS, RuleSet, resolve_rules
 
 CARD_FORMAT = "ono-bench-card"
@@ -559,13 +567,15 @@ def bench_agent(spec: Any, version: int | str = LATEST, tables: Sequence[str] | 
     suite = load_suite(version)
     chosen = select_tables(suite, tables)
     for what, value in (("deals", deals), ("slow_deals", slow_deals)):
-        if value is not None and (isinstance(value, bool) or not isinstance(value, int)
-                                  or not 1 <= value <= MAX_DEALS):
+        if value is not None and (not is_int(value) or not 1 <= value <= MAX_DEALS):
             raise ValueError(f"{what} = {value!r}; allowed: a whole number from 1 to {MAX_DEALS:,}")
+    deals = None if deals is None else int(deals)   # a NumPy integer too (before: refused)
+    slow_deals = None if slow_deals is None else int(slow_deals)
     if ray_address is not None:
         check_ray_address(ray_address)
-    if isinstance(workers, bool) or not isinstance(workers, int) or not 1 <= workers <= 256:
+    if not is_int(workers) or not 1 <= workers <= 256:
         raise ValueError(f"workers = {workers!r}; allowed: a whole number from 1 to 256")
+    workers = int(workers)
     # before: both were played with one worker, silently
     if workers > 1 and ray_address is not None:
         raise ValueError(f"workers = {workers} and ray_address: Ray spreads the games over the "

@@ -30,7 +30,7 @@ from ono_env.agents import make_agent
 from ono_env.agents.base import is_cheating, marked
 from ono_env.agents.driver import act_one
 from ono_env.agents.search import SEARCH_AGENTS
-from ono_env.checks import check_bool, check_int, shown
+from ono_env.checks import check_bool, check_int, first_few, shown
 from ono_env.game import (
     DEFAULT_MAX_DECISIONS_MATCH,
     DEFAULT_MAX_DECISIONS_ROUND,
@@ -523,7 +523,7 @@ def fits(meta: Mapping[str, Any] | None, rules: RuleSet) -> str | None:
             return str(exc)
         t = trained.num_players
         differ = trained.differing_fields(rules, skip=("name", "num_players"))
-        named = ", ".join(differ[:4]) + (f" and {len(differ) - 4} more" if len(differ) > 4 else "")
+        named = first_few(differ, 4)
         too = f", and its rules differ from this table's ({named})" if differ else ""
         return (f"this model: trained for {t} players, asked to play {rules.num_players} (the "
                 f"table's player count){too}; allowed: a table of {t} players under its "
