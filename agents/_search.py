@@ -104,7 +104,6 @@ VIEW_HANDS = 1    # CHEATING: also every opponent's hand (the stock order stays 
 VIEW_ALL = 2      # CHEATING: the whole position, stock order included (not the generator)
 VIEW_COLORS = 3   # CHEATING: how many cards of each colour (and of each wild) every hand holds
 F64ROW = numba.float64[::1]
-_WD4_ACT0 = C.A_PLAY_WD4
 
 
 @_helper(void(S, i8, S, i8, i8))

@@ -1207,3 +1207,20 @@ def played_models(agent: Any) -> str | None:
 def shipped_models() -> dict[str, Path]:
     """The policies shipped in the package: agent name -> file (``ppo-basic-2p`` ...)."""
     return {p.stem: p for p in sorted(MODELS_DIR.glob("*.safetensors"))}
+
+
+def shipped_specialists(rules: RuleSet) -> list[str]:
+    """The shipped version-1 policies (the specialists, each trained for one table) that
+    play ``rules``, by name, in :func:`shipped_models`' order: the search's prior and the
+    trainer's opponent pools choose from them (one list, where each had its own loop)."""
+    out = []
+    for name, path in shipped_models().items():
+        meta = read_metadata(path)
+        if meta["observation_version"] != 1:
+            continue
+        try:   # a specialist plays exactly the rules it was trained for
+            check_compatible(meta, rules, name)
+        except ValueError:
+            continue
+        out.append(name)
+    return out

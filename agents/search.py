@@ -787,20 +787,12 @@ def shipped_policy(rules: Any) -> Any:
     (``ppo-<preset>-<N>p``) that plays them where one exists, by the rules' options whatever
     their name, else the generalist ``ppo-any``; ``ValueError`` naming what there is when
     neither is shipped."""
-    from ono_env.agents.learned import check_compatible, load_agent, read_metadata, shipped_models
+    from ono_env.agents.learned import load_agent, shipped_models, shipped_specialists
     rules = resolve_rules(rules)
     models = shipped_models()
-    for name in sorted(models):
-        if name == GENERALIST:
-            continue
-        meta = read_metadata(models[name])
-        if meta["observation_version"] != 1:
-            continue
-        try:   # a specialist plays exactly the rules it was trained for
-            check_compatible(meta, rules, name)
-        except ValueError:
-            continue
-        return load_agent(models[name], rules)
+    fitting = shipped_specialists(rules)
+    if fitting:
+        return load_agent(models[fitting[0]], rules)
     if GENERALIST in models:
         return load_agent(models[GENERALIST], rules)
     raise ValueError(f"pimc-ppo needs a shipped policy for {rules.num_players}-player "

@@ -1131,19 +1131,9 @@ def plan_tables(cfg: TrainConfig) -> list[tuple[str, Any, TrainConfig, dict[str,
 
 def fitting_policies(rules: Any, weight: float = 1.0) -> dict[str, float]:
     """The shipped version-1 policies (the specialists) that play ``rules``, by name."""
-    from ono_env.agents.learned import check_compatible, read_metadata, shipped_models
+    from ono_env.agents.learned import shipped_specialists
 
-    out = {}
-    for name, path in shipped_models().items():
-        meta = read_metadata(path)
-        if meta["observation_version"] != 1:
-            continue
-        try:
-            check_compatible(meta, rules, name)
-        except ValueError:
-            continue
-        out[name] = weight
-    return out
+    return dict.fromkeys(shipped_specialists(rules), weight)
 
 
 def shipped_resume(cfg: TrainConfig) -> TrainConfig:
