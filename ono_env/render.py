@@ -162,6 +162,94 @@ def option_hint(action: int, d: dict, legal: Sequence[int] = ()) -> str:
     return ""
 
 
+def why_not_legal(name: str, position: dict | None, legal: Sequence[int] = ()) -> str:
+    """Why the action ``name`` (``play R5``, ``draw``, ``target 2``) is not legal at
+    ``position`` (:meth:`~ono_env.game.VecGame.to_dict`; ``legal``: its legal actions), in
+    a few words in brackets after a space, or "" where the position does not say it plainly:
+    the terminal game's and the browser table's refusals (before: the terminal's alone, and
+    for a card only)."""
+    if name.startswith("play "):
+        return _why_not_play(name.split(" ")[1], position, legal)
+    return _why_not_action(name, position)
+
+
+def _why_not_action(name: str, position: dict | None) -> str:
+    """Why an action other than a play is refused (before: "'draw' is not legal now", with
+    no reason, where the rule set has no voluntary draw): the decision the phase asks for,
+    else what the action needs under these rules. Else nothing."""
+    if position is None:
+        return ""
+    phase, n = position.get("phase"), len(position["hands"])
+    verb = name.split(" ")[0]
+    if phase == "target" and verb == "target":   # a seat past the table
+        return f" (the other players are target 1 to {n - 1}, counted from your left)"
+    if phase == "color" and verb != "color":
+        return " (name a colour first: color R, Y, G or B)"
+    if phase == "target" and verb != "target":
+        return f" (choose the player to swap hands with first: target 1 to {n - 1})"
+    if verb == "color":
+        return " (no colour is to be named)"
+    if verb == "target":
+        return " (no player is to be chosen)"
+    r, p = position.get("rules"), position["current_player"]
+    if r is None:   # a part of a position: what its phase says, above
+        return ""
+    if verb in ("challenge", "accept") and phase != "pending":
+        return " (no draw is pending)"
+    if verb == "challenge":
+        return (" (these rules have no challenge)" if not r["challenge"]
+                else " (only a Wild Draw Four can be challenged)")
+    if verb in ("call", "catch") and r["ono_penalty"] == "none":
+        return " (these rules have no ONO! call)"
+    if verb == "call":
+        return (" (you have called already)" if position["called"][p]
+                else " (only with two cards in hand, before you play one)")
+    if verb == "catch":
+        who = "" if r["false_catch_penalty"] else ", who went down to one card without calling ONO!"
+        return f" (only as the first decision of your turn, against the previous player{who})"
+    if phase == "pending":
+        return (f" ({position['pending_draw']} cards to draw are pending: accept takes "
+                f"them)")
+    if verb == "keep":
+        return " (only the card just drawn can be kept)"
+    if verb == "draw" and phase == "drawn":
+        return " (you have drawn: play the drawn card or keep it)"
+    if verb == "draw" and not r["voluntary_draw"]:
+        return " (you hold a playable card, and these rules have no voluntary draw)"
+    return ""
+
+
+def _why_not_play(card: str, position: dict | None, legal: Sequence[int] = ()) -> str:
+    """Why a play of ``card`` is refused, where the position says it plainly: ``" (you hold
+    no R5)"``; after a draw, only the drawn card (where it may be played; else it is kept);
+    a penalty pending (with the answers the ``legal`` actions give); a coloured card that
+    matches neither the colour in play nor the top card (before: a card held was refused
+    with no reason). Else nothing: a wild's refusal depends on the rule set's options, which
+    the listed options show."""
+    if not card or position is None:
+        return ""
+    if card not in position["hands"][position["current_player"]]:
+        return f" (you hold no {card})"
+    phase, top, drawn = position["phase"], position["discard"][-1], position["drawn_card"]
+    plays = [C.action_name(a) for a in legal if C.action_name(a).startswith("play ")]
+    if phase == "drawn" and card != drawn:
+        if plays:
+            return f" (after a draw only the drawn card, {drawn}, may be played)"
+        return f" (after a draw only the drawn card may be played, and {drawn} may not: keep it)"
+    if phase == "pending":
+        if plays:
+            return (f" ({position['pending_draw']} cards to draw are pending: take them, or "
+                    f"answer with a card the options list)")
+        return (f" ({position['pending_draw']} cards to draw are pending; your options: "
+                f"{', '.join(C.action_name(a) for a in legal)})")
+    if phase in ("play", "drawn") and not card.startswith("W") and card[0] != position["color"] \
+            and (top.startswith("W") or card[1:] != top[1:]):
+        value = {"S": "Skip", "R": "Reverse", "+2": "Draw Two"}.get(top[1:], top[1:])
+        same = "" if top.startswith("W") else f", nor the top card's value, {value}"
+        return f" (it matches neither the colour in play, {position['color']}{same})"
+    return ""
+
+
 def table_events(before: dict, after: dict, player: int, action: int) -> list[str]:
     """What ``player``'s ``action`` changed at the table, in words, one line per event, from
     two positions (:meth:`~ono_env.game.VecGame.to_dict` before and after the step): skips,

@@ -253,8 +253,13 @@ def test_decisions_by_id_or_name_and_the_refusals(client):
     illegal = next(a for a in range(85) if a not in legal)
     from ono_env import cards as C
     e = refused(client.post(f"/api/games/{gid}/action", json={"action": illegal, "move": move}),
-                400, "is not legal now; legal now:")
-    assert C.action_name(view["legal"][0]["id"]) in e
+                400, "is not legal now")
+    assert C.action_name(view["legal"][0]["id"]) in e and "; legal now: " in e
+    # with the terminal's reason (before: none)
+    from ono_env.render import why_not_legal
+    name, table = C.action_name(illegal), client.app.state.tables.get(gid)
+    why = why_not_legal(name, table.position, sorted(legal))
+    assert why.startswith(" (") and e.startswith(f"{name!r} is not legal now{why}; legal now: "), e
     refused(client.post(f"/api/games/{gid}/action", json={"action": 85, "move": move}),
             400, "out of range; allowed: 0 .. 84")
     refused(client.post(f"/api/games/{gid}/action", json={"action": "play Q7", "move": move}),

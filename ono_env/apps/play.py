@@ -40,7 +40,7 @@ from ono_env.apps import console as cli
 from ono_env.checks import check_int, check_output_file, check_seed, cut, is_int, printable, shown
 from ono_env.game import VecGame, fresh_seed, game_seeds
 from ono_env.positions import game_winners
-from ono_env.render import describe_action, option_hint, render_text
+from ono_env.render import describe_action, option_hint, render_text, why_not_legal
 from ono_env.replay import Replay
 from ono_env.rule_help import describe_rules
 from ono_env.rules import MAX_PLAYERS, RuleSet, given_player_count, resolve_rules
@@ -184,95 +184,14 @@ def parse_choice(text: str, legal: Sequence[int], position: dict | None = None) 
                              + " (type one, or its number)")
         if card in C.CARD_NAMES or card in C.WILD_NAMES:
             raise ValueError(f"{card} is not a legal play now"
-                             f"{_why_not_legal(card, position, legal)}")
+                             f"{why_not_legal(f'play {card}', position, legal)}")
     if a < 0:
         raise ValueError(f"unknown entry {shown(t, 80)}: type a number from the list, an action "
                          f"(play R5, draw, ...) or a card name (R5); help lists them")
     if a not in legal:
         name = C.action_name(a)
-        if name.startswith("play "):
-            why = _why_not_legal(name.split(" ")[1], position, legal)
-        else:
-            why = _why_not_action(name, position)
-        raise ValueError(f"{name!r} is not legal now{why}")
+        raise ValueError(f"{name!r} is not legal now{why_not_legal(name, position, legal)}")
     return a
-
-
-def _why_not_action(name: str, position: dict | None) -> str:
-    """Why an action other than a play is refused (before: "'draw' is not legal now", with
-    no reason, where the rule set has no voluntary draw): the decision the phase asks for,
-    else what the action needs under these rules. Else nothing."""
-    if position is None:
-        return ""
-    phase, n = position.get("phase"), len(position["hands"])
-    verb = name.split(" ")[0]
-    if phase == "target" and verb == "target":   # a seat past the table
-        return f" (the other players are target 1 to {n - 1}, counted from your left)"
-    if phase == "color" and verb != "color":
-        return " (name a colour first: color R, Y, G or B)"
-    if phase == "target" and verb != "target":
-        return f" (choose the player to swap hands with first: target 1 to {n - 1})"
-    if verb == "color":
-        return " (no colour is to be named)"
-    if verb == "target":
-        return " (no player is to be chosen)"
-    r, p = position.get("rules"), position["current_player"]
-    if r is None:   # a part of a position: what its phase says, above
-        return ""
-    if verb in ("challenge", "accept") and phase != "pending":
-        return " (no draw is pending)"
-    if verb == "challenge":
-        return (" (these rules have no challenge)" if not r["challenge"]
-                else " (only a Wild Draw Four can be challenged)")
-    if verb in ("call", "catch") and r["ono_penalty"] == "none":
-        return " (these rules have no ONO! call)"
-    if verb == "call":
-        return (" (you have called already)" if position["called"][p]
-                else " (only with two cards in hand, before you play one)")
-    if verb == "catch":
-        who = "" if r["false_catch_penalty"] else ", who went down to one card without calling ONO!"
-        return f" (only as the first decision of your turn, against the previous player{who})"
-    if phase == "pending":
-        return (f" ({position['pending_draw']} cards to draw are pending: accept takes "
-                f"them)")
-    if verb == "keep":
-        return " (only the card just drawn can be kept)"
-    if verb == "draw" and phase == "drawn":
-        return " (you have drawn: play the drawn card or keep it)"
-    if verb == "draw" and not r["voluntary_draw"]:
-        return " (you hold a playable card, and these rules have no voluntary draw)"
-    return ""
-
-
-def _why_not_legal(card: str, position: dict | None, legal: Sequence[int] = ()) -> str:
-    """Why a play of ``card`` is refused, where the position says it plainly: ``" (you hold
-    no R5)"``; after a draw, only the drawn card (where it may be played; else it is kept);
-    a penalty pending (with the answers the ``legal`` actions give); a coloured card that
-    matches neither the colour in play nor the top card (before: a card held was refused
-    with no reason). Else nothing: a wild's refusal depends on the rule set's options, which
-    the listed options show."""
-    if not card or position is None:
-        return ""
-    if card not in position["hands"][position["current_player"]]:
-        return f" (you hold no {card})"
-    phase, top, drawn = position["phase"], position["discard"][-1], position["drawn_card"]
-    plays = [C.action_name(a) for a in legal if C.action_name(a).startswith("play ")]
-    if phase == "drawn" and card != drawn:
-        if plays:
-            return f" (after a draw only the drawn card, {drawn}, may be played)"
-        return f" (after a draw only the drawn card may be played, and {drawn} may not: keep it)"
-    if phase == "pending":
-        if plays:
-            return (f" ({position['pending_draw']} cards to draw are pending: take them, or "
-                    f"answer with a card the options list)")
-        return (f" ({position['pending_draw']} cards to draw are pending; your options: "
-                f"{', '.join(C.action_name(a) for a in legal)})")
-    if phase in ("play", "drawn") and not card.startswith("W") and card[0] != position["color"] \
-            and (top.startswith("W") or card[1:] != top[1:]):
-        value = {"S": "Skip", "R": "Reverse", "+2": "Draw Two"}.get(top[1:], top[1:])
-        same = "" if top.startswith("W") else f", nor the top card's value, {value}"
-        return f" (it matches neither the colour in play, {position['color']}{same})"
-    return ""
 
 
 def ask_human(legal: Sequence[int], read: Callable[[str], str], out: TextIO,

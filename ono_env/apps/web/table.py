@@ -46,6 +46,7 @@ from ono_env.render import (
     personal,
     round_end_events,
     seat_events,
+    why_not_legal,
 )
 from ono_env.replay import Replay
 from ono_env.rule_help import describe_rules, preset_summary
@@ -277,8 +278,10 @@ class Table:
             a = action
         else:
             raise Refused(f"action {shown(action, 40)}: give an action id or name; legal now: {names}")
-        if a not in legal:
-            raise Refused(f"{C.action_name(a)!r} is not legal now; legal now: {names}")
+        if a not in legal:   # with the reason the terminal gives (before: none)
+            name = C.action_name(a)
+            raise Refused(f"{name!r} is not legal now{why_not_legal(name, self.position, legal)}; "
+                          f"legal now: {names}")
         self._step(self.seat, a, None)
         self.move += 1
         self._play_agents()
