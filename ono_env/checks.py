@@ -260,6 +260,14 @@ def is_name(value: Any) -> bool:
             and value == value.strip())
 
 
+def is_u64_text(value: Any) -> bool:
+    """A decimal string of an integer 0 to 2**64 - 1 as the files write a 64-bit generator
+    state or seed: ASCII digits only (``str.isdigit`` takes other scripts' digits and '²'),
+    no sign, spaces or leading zeros."""
+    return (isinstance(value, str) and re.fullmatch(r"0|[1-9][0-9]{0,19}", value) is not None
+            and int(value) < 2**64)
+
+
 def is_sha256(value: Any) -> bool:
     """Is ``value`` a SHA-256 digest as the project writes it: 64 lowercase hex digits?"""
     return (isinstance(value, str) and len(value) == 64

@@ -291,7 +291,7 @@ def observation_high(rules: RulesSpec) -> float:
         draw_twos = sum(int(counts[c * C.NUM_RANKS + 12]) for c in range(C.NUM_COLORS))
         high = max(high, float(2 * draw_twos + 4 * int(counts[C.WILD_DRAW_FOUR])))
     if rules.scoring != "none":
-        points = int((rules.deck_counts.astype(np.int64) * C.CARD_POINTS).sum())
+        points = rules.deck_points
         target = rules.target_score
         scaled = max((target - 1 + points) / target if target else points / 100, target / 500)
         if scaled > high:

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import functools
 import json
-import re
 import sys
 from collections.abc import Mapping
 from typing import Any
@@ -23,7 +22,7 @@ import numpy as np
 
 from ono_env import cards as C
 from ono_env._engine import G_NAMES, S_LACKS, held_of
-from ono_env.checks import DuplicateKey, first_few, is_int, shown, unique_keys
+from ono_env.checks import DuplicateKey, first_few, is_int, is_u64_text, shown, unique_keys
 from ono_env.observation import PHASE_NAMES
 from ono_env.rules import RuleSet
 
@@ -46,7 +45,6 @@ ones back into hands)."""
 
 _CARD_ALLOWED = ("a card name: a colour R Y G B followed by 0-9, S, R or +2 ('R5', 'GS', "
                  "'B+2'), or a wild W, W+4, WS, WC")
-_RNG_TEXT = re.compile(r"0|[1-9][0-9]{0,19}")
 _DRAW_VALUE = {C.WILD_DRAW_FOUR: 4, **{col * C.NUM_RANKS + C.RANK_DRAW_TWO: 2
                                        for col in range(C.NUM_COLORS)}}
 _WD4, _WS, _WC, _W = C.WILD_DRAW_FOUR, C.WILD_SHUFFLE_HANDS, C.WILD_CUSTOMIZABLE, C.WILD
@@ -276,7 +274,7 @@ class _Fields:
 
     def rng(self, key: str) -> str:
         v = self.d[key]
-        if not isinstance(v, str) or not _RNG_TEXT.fullmatch(v) or int(v) >= 2**64:
+        if not is_u64_text(v):
             raise refusal(key, _typed(v), "the generator state as a decimal string "
                                           "'0' to '18446744073709551615' (no sign or "
                                           "leading zeros), as to_dict writes it")
@@ -286,7 +284,7 @@ class _Fields:
 def most_points(rules: RuleSet) -> int:
     """The largest score a seat may hold under ``rules``: ``target_score`` plus the points of
     the whole deck (the round that crosses the target scores at most every card)."""
-    return rules.target_score + int((rules.deck_counts.astype(np.int64) * C.CARD_POINTS).sum())
+    return rules.target_score + rules.deck_points
 
 
 def read_position(d: Any, rules: RuleSet) -> dict[str, Any]:

@@ -35,7 +35,6 @@ from __future__ import annotations
 import datetime as _dt
 import json
 import math
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -54,6 +53,7 @@ from ono_env.checks import (
     cut,
     is_int,
     is_iso_date,
+    is_u64_text,
     printable,
     shown,
     write_whole,
@@ -280,9 +280,7 @@ class Replay:
             raise bad("format_version", f"{shown(d['format_version'], 60)}", str(REPLAY_VERSION))
         rules = read_rules(d["rules"], whole=True, key=f"{where}: rules")
         seed = d["game_seed"]
-        # ASCII digits only, as written: str.isdigit() takes other scripts' digits and '²'
-        if not isinstance(seed, str) or not re.fullmatch(r"0|[1-9][0-9]{0,19}", seed) \
-                or int(seed) > MAX_GAME_SEED:
+        if not is_u64_text(seed):   # 0 .. MAX_GAME_SEED
             raise bad("game_seed", f"{shown(seed, 60)}", "a decimal string of an integer 0 .. 2**64 - 1 "
                       "(ASCII digits, no sign, spaces or leading zeros)")
         md = d["max_decisions"]

@@ -313,6 +313,12 @@ class RuleSet:
         return int(self.deck_counts.sum())
 
     @property
+    def deck_points(self) -> int:
+        """The points of the whole deck (:data:`~ono_env.cards.CARD_POINTS`): the most a
+        round can score."""
+        return int((self.deck_counts.astype(np.int64) * C.CARD_POINTS).sum())
+
+    @property
     def has_ono_call(self) -> bool:
         return self.ono_penalty != "none"
 

@@ -28,6 +28,12 @@ def seatings(num_players: int) -> list[tuple[int, ...]]:
     num_players = check_int("num_players", num_players, MIN_PLAYERS, MAX_PLAYERS)
     if num_players <= ALL_SEATINGS_UP_TO:
         return list(itertools.permutations(range(num_players)))
+    return rotations(num_players)
+
+
+def rotations(num_players: int) -> list[tuple[int, ...]]:
+    """The ``num_players`` rotations of the seats: in rotation ``r`` table member ``m`` sits
+    in seat ``(m - r) % num_players`` (``order[s] = (s + r) % num_players``)."""
     return [tuple((s + r) % num_players for s in range(num_players)) for r in range(num_players)]
 
 

@@ -66,7 +66,7 @@ from ono_env.agents.registry import (
     make_agent,
 )
 from ono_env.arena.distributed import check_ray_address, held_ray, play_on_ray
-from ono_env.arena.play import _derive, _seating_seed, end_workers, games_bar, play_games
+from ono_env.arena.play import _derive, _seating_seed, end_workers, games_bar, play_games, rotations
 from ono_env.arena.stats import ELO, Z95, bounded_interval_of, bounded_mean_interval
 from ono_env.checks import (
     check_input_file,
@@ -302,12 +302,6 @@ def check_field(suite: Suite, tables: Sequence[SuiteTable], ladder: dict[str, An
 # ---------------------------------------------------------------- playing
 
 
-def rotations(num_players: int) -> list[tuple[int, ...]]:
-    """The seatings of a pairing: in seating ``r`` the agent (table member 0) sits in seat
-    ``(players - r) % players`` and the reference agent (member 1) in every other seat."""
-    return [tuple((s + r) % num_players for s in range(num_players)) for r in range(num_players)]
-
-
 def play_pairing(rules: RuleSet, agent: Agent, reference: Agent, deals: int, seed: int,
                  batch_size: int, *, ray_address: str | None = None,
                  progress: Any = None) -> dict[str, Any]:
@@ -316,7 +310,7 @@ def play_pairing(rules: RuleSet, agent: Agent, reference: Agent, deals: int, see
     with its 95% interval, the games, the games without a winner, and ``wins`` (the agent's
     total share of the wins, for the ratings)."""
     P = rules.num_players
-    orders = rotations(P)
+    orders = rotations(P)   # the agent (member 0) in seat (P - r) % P, the reference elsewhere
     member = (0,) + (1,) * (P - 1)
     if ray_address is not None:
         nodes: dict[str, int] = {}

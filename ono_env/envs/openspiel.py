@@ -233,11 +233,9 @@ class OnoGame(pyspiel.Game):
                        else DEFAULT_MAX_DECISIONS_ROUND)
         self.max_decisions = cut or default_cut
         n = self.rules.num_players
-        if self.reward == "win":
-            high = 1.0
-        else:   # 0.01 x a score change, centred: at most a whole match's points
-            deck_points = int((self.rules.deck_counts * C.CARD_POINTS).sum())
-            high = 0.01 * float(max(self.rules.target_score, 1) + deck_points)
+        # points: 0.01 x a score change, centred, at most a whole match's points
+        high = 1.0 if self.reward == "win" else \
+            0.01 * float(max(self.rules.target_score, 1) + self.rules.deck_points)
         info = pyspiel.GameInfo(
             num_distinct_actions=C.NUM_ACTIONS, max_chance_outcomes=0, num_players=n,
             min_utility=-high, max_utility=high, utility_sum=0.0,
