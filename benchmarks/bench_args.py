@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import argparse
 import math
+import os
 import shlex
 import subprocess
 import sys
@@ -80,7 +81,8 @@ def run_script(script: str, main: Callable[[], Any]) -> None:
     scripts end (``ono_env.apps.console``): a Ctrl-C is one line ``<script>: interrupted``
     and status 130, a SIGTERM or SIGHUP one line and the signal's own end, the output
     folders it made removed again where still empty (before: a traceback, and the empty
-    folder left); what it printed, and any file it kept, stays. An error of the script's own
+    folder left); what it printed, and any file it kept, stays. A refusal of its arguments
+    (``sys.exit(message)``) is its message and status 2. An error of the script's own
     (a bug, ``MemoryError``) keeps its traceback, and the empty folders go too."""
     from ono_env.apps.console import Stopped, end_by_signal, ignore_sigint, stopped_by_signals
 
@@ -95,6 +97,14 @@ def run_script(script: str, main: Callable[[], Any]) -> None:
     except Stopped as exc:
         remove_made_dirs()
         sys.exit(end_by_signal(script, exc, None))
+    except SystemExit as exc:
+        if not isinstance(exc.code, str):
+            raise
+        # a refusal, sys.exit(message): the status of argparse's refusals and the console
+        # scripts', 2 (before: Python's 1, as for a run that failed)
+        remove_made_dirs()
+        print(exc.code, file=sys.stderr)
+        sys.exit(2)
     except Exception:
         remove_made_dirs()
         raise
@@ -164,6 +174,9 @@ def out_file(path: Path | str, script: str, option: str = "--out") -> Path:
     folder)."""
     if not str(path).strip():
         sys.exit(f"{script}: {option}: {str(path)!r}; allowed: the path of a file")
+    if str(path).endswith(("/", os.sep)):   # Path() drops the '/': a file named as the folder
+        sys.exit(f"{script}: {option}: {str(path)!r} ends with '/', as a folder's name; "
+                 f"allowed: the path of a file")
     p = Path(path)
     if p.is_dir():
         sys.exit(f"{script}: {option}: {str(p)!r} is a folder; allowed: the path of a file")

@@ -40,6 +40,7 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import sys
 import time
 
@@ -217,7 +218,7 @@ def main() -> None:
         rows.append(row)
         print(f"{row['table']}: floor {cell(row['deal_floor'])}, critic {cell(row['critic_all'])}"
               f" ({row['seconds']:.0f} s)", file=sys.stderr)
-    command = f"python benchmarks/{SCRIPT}.py " + " ".join(sys.argv[1:])
+    command = f"python benchmarks/{SCRIPT}.py " + shlex.join(sys.argv[1:])
     K = args.plays
     lines = [
         "# How much of the outcome the deal fixes", "", f"`{command}`", "",

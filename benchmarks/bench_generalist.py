@@ -32,6 +32,7 @@ import argparse
 import json
 import math
 import os
+import shlex
 import sys
 import time
 from pathlib import Path
@@ -57,7 +58,7 @@ from ono_env.agents.learned import read_metadata, shipped_models
 from ono_env.arena import agreement, run_arena
 from ono_env.arena.play import seatings
 from ono_env.arena.suite import model_sha256
-from ono_env.checks import is_decimal, remove_made_dirs
+from ono_env.checks import is_decimal, remove_made_dirs, write_whole
 from ono_env.rules import resolve_rules
 
 BASELINES = ("greedy", "color", "defensive")
@@ -302,7 +303,7 @@ def write_probe_results(out: Path, script: str, model: str, rows: list[dict], ti
     (``bench_color_symmetry.py``, ``bench_probes.py``): ``results.json`` (the command,
     ``model`` and ``rows``) and ``results.md`` (``title``, the command, ``about`` and the
     ``table``'s lines) in ``out``, the page printed too."""
-    command = f"python benchmarks/{script} " + " ".join(sys.argv[1:])
+    command = f"python benchmarks/{script} " + shlex.join(sys.argv[1:])
     (out / "results.json").write_text(json.dumps(
         {"command": command, "model": model, "rows": rows}, indent=1) + "\n")
     lines = [f"# {title}", "", f"`{command}`", "",
@@ -461,9 +462,10 @@ def main() -> None:
         else:
             rows += part_specialists(args.model, args.deals, args.deals_many, args.seed, best)
         print(f"{part}: {time.perf_counter() - t:.0f} s", file=sys.stderr)
-        commands[part] = " ".join(sys.argv[1:])
+        commands[part] = shlex.join(sys.argv[1:])
         data = {"model": args.model, **info, "commands": commands, "rows": rows}
-        path.write_text(json.dumps(data, indent=1) + "\n")
+        # whole or not at all: it holds the parts measured before (a kill mid-write lost them)
+        write_whole(path, (json.dumps(data, indent=1) + "\n").encode(), "results.json")
         write_md(args.out, rows, args.model, commands, info)
     write_md(args.out, rows, args.model, commands, info)
     print((args.out / "results.md").read_text())

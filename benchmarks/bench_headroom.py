@@ -42,6 +42,7 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import sys
 import time
 
@@ -171,7 +172,7 @@ def main() -> None:
                     # seed): their difference with the arena's 95% interval over the deals
                     row["paired_with"] = pair
                     row["minus_paired"] = list(bounded_mean_interval(shares[row["agent"]] - base, -1.0, 1.0))
-    command = "python benchmarks/bench_headroom.py " + " ".join(sys.argv[1:])
+    command = "python benchmarks/bench_headroom.py " + shlex.join(sys.argv[1:])
     (args.out / "results.json").write_text(json.dumps({"command": command, "rows": rows},
                                                       indent=1) + "\n")
     lines = ["# Headroom at the generalist's tables", "", f"`{command}`", "",

@@ -75,11 +75,15 @@ def measure(args: Any, opp: str) -> dict:
     a = ind.agent_rows()[0]
     p = a["win_rate"]
     pr = mir.paired(0)
-    factor = 2 * pr["sd"] ** 2 / (p * (1 - p)) if 0 < p < 1 else float("nan")
+    # a share of 0 or 1 has no spread to compare: null in the JSON (before: NaN, which no
+    # strict JSON reader takes, and "0 games" for the independent games)
+    spread = 0 < p < 1
+    factor = 2 * pr["sd"] ** 2 / (p * (1 - p)) if spread else None
     # the games played, not --games: each run rounds up to whole seatings or deals
     row = {"pairing": f"greedy vs {opp}", "games": a["games"],
            "independent": {"win_rate": p, "half_width": (a["ci_high"] - a["ci_low"]) / 2,
-                           "games_for_pm_0.35pt": math.ceil(p * (1 - p) * (Z95 / 0.0035) ** 2)},
+                           "games_for_pm_0.35pt": math.ceil(p * (1 - p) * (Z95 / 0.0035) ** 2)
+                           if spread else None},
            "mirrored": {"win_rate": pr["rate"], "deals": pr["deals"], "games": pr["games"],
                         "half_width": (pr["high"] - pr["low"]) / 2, "sd_deal": pr["sd"],
                         # one deal pair at least (its spread 0: every pair scored alike)
@@ -88,9 +92,10 @@ def measure(args: Any, opp: str) -> dict:
            "seconds": time.perf_counter() - t}
     print(f"greedy vs {opp:<14} independent {100 * p:5.2f} +-{100 * row['independent']['half_width']:.2f}"
           f"   mirrored {100 * pr['rate']:5.2f} +-{100 * row['mirrored']['half_width']:.2f}"
-          f" ({pr['deals']} deals)   games needed: x{factor:.2f}"
-          f"   (+-0.35 pt: {row['independent']['games_for_pm_0.35pt']:,} vs "
-          f"{row['mirrored']['games_for_pm_0.35pt']:,} games)", flush=True)
+          f" ({pr['deals']} deals)   games needed: "
+          + (f"x{factor:.2f}   (+-0.35 pt: {row['independent']['games_for_pm_0.35pt']:,} vs "
+             f"{row['mirrored']['games_for_pm_0.35pt']:,} games)" if factor is not None else
+             "- (one side won every game: no spread to compare)"), flush=True)
     return row
 
 

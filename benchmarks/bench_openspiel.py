@@ -59,6 +59,10 @@ def ismcts_seconds(simulations: int, seed: int) -> tuple[float, int]:
     rs = np.random.RandomState(seed)
     bot = ismcts.ISMCTSBot(game, mcts.RandomRolloutEvaluator(1, rs), uct_c=2.0,
                            max_simulations=simulations, random_state=rs)
+    # its worlds drawn from the seeded generator too (the bot's own sampler has no seed:
+    # before, every run played another game)
+    bot.set_resampler(lambda state, player: state.resample_from_infostate(
+        player, pyspiel.UniformProbabilitySampler(int(rs.randint(2**31)), 0.0, 1.0)))
     state, times = game.new_initial_state(), []
     while not state.is_terminal():
         if state.current_player() == 0 and len(state.legal_actions()) > 1:

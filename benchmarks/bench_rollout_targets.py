@@ -26,7 +26,8 @@ further. Each fitted policy is then paired with the policy on ``--deals`` mirror
 the table (``bench_headroom.py``, every seating of each deal, 95% interval of the paired
 difference over deals).
 
-Writes the fitted model files into ``--models`` (default ``runs/rollout-targets/<the name of
+Writes the fitted model files into ``--models`` (default, in the current folder as
+``ono-train``'s ``runs/``: ``runs/rollout-targets/<the name of
 --out>``: they are not results, and each run's have a folder of their own, which its
 results name; a folder holding the files a run would write is refused), and ``results.md``
 and ``results.json`` into ``--out`` with the pairing in ``--out``/paired.
@@ -36,6 +37,7 @@ from __future__ import annotations
 
 import json
 import math
+import shlex
 import statistics
 import subprocess
 import sys
@@ -284,7 +286,7 @@ def main() -> None:
         r = by_agent[f["model"]]
         f["share"], f["minus_model"] = r["share"], r["minus_paired"]
     base = by_agent[args.model]
-    command = "python benchmarks/bench_rollout_targets.py " + " ".join(sys.argv[1:])
+    command = "python benchmarks/bench_rollout_targets.py " + shlex.join(sys.argv[1:])
     result = {"command": command, "table": label, "model": args.model, "against": against,
               "worlds": args.worlds, "decisions": len(obs_rows), "games": games,
               "collect": made, "model_share": base["share"], "deals": args.deals, "fits": fits}

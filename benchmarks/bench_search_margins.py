@@ -35,6 +35,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import shlex
 import sys
 import time
 
@@ -173,7 +174,7 @@ def main() -> None:
         rows.append(row)
         print(f"{marked(row['agent'], row['cheating']):<32} {100 * share:.2f}% [{100 * low:.2f}, {100 * high:.2f}] "
               f"{m['seconds']:.0f} s", file=sys.stderr)
-    command = f"python benchmarks/{SCRIPT}.py " + " ".join(sys.argv[1:])
+    command = f"python benchmarks/{SCRIPT}.py " + shlex.join(sys.argv[1:])
     result = {"command": command, "table": f"{preset}-{players}", "model": args.model,
               "against": against, "worlds": args.worlds, "view": args.view,
               "model_deals": args.model_deals, "seed": args.seed, "rows": rows}

@@ -39,6 +39,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shlex
 import statistics
 import subprocess
 import sys
@@ -255,7 +256,7 @@ def main() -> None:
     if args.out:
         (args.out / "table_steps.md").write_text(
             "# The games' cost per learner step\n\n`python benchmarks/bench_table_steps.py "
-            + " ".join(sys.argv[1:]) + "`\n\n" + text)
+            + shlex.join(sys.argv[1:]) + "`\n\n" + text)
         (args.out / "table_steps.json").write_text(json.dumps(
             {"games": args.games, "steps": args.steps, "rounds": args.rounds, "seed": args.seed,
              "runs": args.runs if args.vs else None, "cpu": cpu_name(), **data},

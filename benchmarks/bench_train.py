@@ -41,6 +41,7 @@ import json
 import multiprocessing as mp
 import os
 import platform
+import shlex
 import statistics
 import sys
 import tempfile
@@ -213,7 +214,7 @@ def main() -> None:
     ap = parser(__doc__)
     ap.add_argument("--steps", type=int, default=400_000, help="learner steps per training call")
     ap.add_argument("--rounds", type=int, default=3, help="alternating rounds per setting")
-    ap.add_argument("--threads", default="2", help="torch threads of part 1 (a number or auto)")
+    ap.add_argument("--threads", default="2", help="torch threads of parts 1, 3 and 4 (a number or auto; default 2)")
     ap.add_argument("--skip-idle", action="store_true", help="skip part 1 (idle machine)")
     ap.add_argument("--skip-busy", action="store_true", help="skip part 2 (busy machine)")
     ap.add_argument("--learn-steps", type=int, default=0,
@@ -358,7 +359,7 @@ def main() -> None:
     if args.out:
         args.out.mkdir(parents=True, exist_ok=True)
         (args.out / "bench_train.md").write_text(
-            "# Training speed\n\n`python benchmarks/bench_train.py " + " ".join(sys.argv[1:])
+            "# Training speed\n\n`python benchmarks/bench_train.py " + shlex.join(sys.argv[1:])
             + "`\n\n" + text)
         (args.out / "bench_train.json").write_text(json.dumps(
             {"steps": args.steps, "trained": sorted(TRAINED),

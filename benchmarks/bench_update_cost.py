@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import shlex
 import statistics
 import sys
 import time
@@ -229,7 +230,7 @@ def main() -> None:
     if args.out:
         (args.out / "update_cost.md").write_text(
             "# What one update minibatch costs\n\n`python benchmarks/bench_update_cost.py "
-            + " ".join(sys.argv[1:]) + "`\n\n" + text)
+            + shlex.join(sys.argv[1:]) + "`\n\n" + text)
         (args.out / "update_cost.json").write_text(json.dumps(
             {"games": args.games, "rounds": args.rounds, "threads": args.threads,
              "seed": args.seed, "cpu": cpu_name(), "minibatch": MINIBATCH, "n_steps": N_STEPS,

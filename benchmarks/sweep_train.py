@@ -22,6 +22,7 @@ from __future__ import annotations
 import json
 import os
 import platform
+import shlex
 import sys
 import tempfile
 
@@ -186,7 +187,7 @@ def main() -> None:
     if args.out:
         (args.out / "sweep.md").write_text(
             f"# Sweep: {args.preset}, {args.players} players\n\n`python benchmarks/sweep_train.py "
-            + " ".join(sys.argv[1:]) + "`\n\n" + text)
+            + shlex.join(sys.argv[1:]) + "`\n\n" + text)
         (args.out / "sweep.json").write_text(json.dumps({"args": vars(args) | {"out": str(args.out)},
                                                          "base": base, "rows": rows}, indent=2) + "\n")
 

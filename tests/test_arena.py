@@ -955,6 +955,9 @@ BAD_BENCHMARK_ARGUMENTS = [
     ("bench_mirrored", ["--opponents", "random", "nosuch"], "--opponents 'nosuch': unknown agent"),
     ("bench_mirrored", ["--out", "{file}/m.json"], "--out: '{file}' exists and is not a folder"),
     ("bench_mirrored", ["--out", "."], "--out: '.' is a folder; allowed: the path of a file"),
+    # before: wrote a file named as the folder
+    ("bench_mirrored", ["--out", "{file}-new/"], "-new/' ends with '/', as a folder's name; "
+                                                  "allowed: the path of a file"),
     ("bench_mirrored", ["--games", "100000001"], "--games 100000001; allowed: at most 100,000,000"),
     ("bench_ray", ["--iterations", "0"], "--iterations 0; allowed: 1 or more"),
     ("bench_ray", ["--sb3-steps", "1000000000001"], "allowed: at most 1,000,000,000,000"),

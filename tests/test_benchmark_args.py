@@ -7,6 +7,7 @@ import argparse
 import json
 import runpy
 import shutil
+import subprocess
 import sys
 import tempfile
 import types
@@ -785,6 +786,24 @@ def test_a_benchmark_stopped_by_ctrl_c_is_one_line_and_keeps_no_empty_folder(tmp
     assert exc.value.code == 3
 
 
+def test_a_benchmarks_refusal_is_its_message_and_status_2(tmp_path, monkeypatch, capsys):
+    """Before: sys.exit(message) ended with Python's status 1, as a run that failed does,
+    where argparse's refusals and the console scripts' end with 2."""
+    monkeypatch.syspath_prepend(str(BENCH))
+    import bench_args
+
+    def main():
+        bench_args.out_folder(tmp_path / "out", "bench_x")
+        sys.exit("bench_x: --games 0; allowed: 1 or more")
+    with pytest.raises(SystemExit) as exc:
+        bench_args.run_script("bench_x", main)
+    assert exc.value.code == 2 and not (tmp_path / "out").exists()
+    assert capsys.readouterr().err == "bench_x: --games 0; allowed: 1 or more\n"
+    proc = subprocess.run([sys.executable, str(BENCH / "bench_arena.py"), "--games", "0"],
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 2 and proc.stderr == "bench_arena: --games 0; allowed: 1 or more\n"
+
+
 def test_a_benchmark_that_fails_keeps_its_traceback_and_no_empty_folder(tmp_path, monkeypatch):
     """Before: an error of the script's own (a ``MemoryError`` of ``bench_deal_variance
     --plays``) left the --out folder made for the run; only a Ctrl-C or a signal removed it."""
@@ -1051,3 +1070,20 @@ def test_a_script_whose_work_runs_in_processes_ends_on_sigterm(tmp_path):
         assert bench_args.map_in_processes(abs, [-1], 2) == [1]
     finally:
         sys.path.remove(str(BENCH))
+
+
+def test_bench_mirrored_writes_strict_json_when_one_side_wins_every_game(tmp_path):
+    """Before: a share of 100% wrote NaN (no strict JSON reader takes it) and "0 games"."""
+    out = tmp_path / "m.json"
+    proc = subprocess.run([sys.executable, str(BENCH / "bench_mirrored.py"), "--games", "4",
+                           "--seed", "10", "--opponents", "random", "--out", str(out)],
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    assert "no spread to compare" in proc.stdout
+
+    def refuse(name):
+        raise ValueError(name)
+    row = json.loads(out.read_text(), parse_constant=refuse)["rows"][0]
+    assert row["independent"]["win_rate"] == 1.0
+    assert row["mirrored_games_per_independent_game"] is None
+    assert row["independent"]["games_for_pm_0.35pt"] is None
