@@ -122,16 +122,22 @@ def main() -> None:
     agents = {}
     for preset, n in tables:                     # every file loads before anything is played
         rules = resolve_rules(preset, num_players=n)
+        # each refusal names its option (before: "at ono-6: ...", for the model and the
+        # probes' files alike)
         try:
             model = load_agent(path, rules)
-            if model.observation_version != 2:
-                raise ValueError(f"observation version {model.observation_version}; the "
-                                 "probes read version-2 observations")
+        except (OSError, ValueError) as exc:
+            sys.exit(f"bench_probes: --model {args.model!r} at {preset}-{n}: {exc}")
+        if model.observation_version != 2:
+            sys.exit(f"bench_probes: --model {args.model!r}: observation version "
+                     f"{model.observation_version}; allowed: a version-2 model (the probes read "
+                     f"version-2 observations)")
+        try:
             agents[preset, n] = [
                 Probe(model, p, [ensemble_member(f, rules) for f in p[9:].split("+")]
                       if p.startswith("ensemble:") else []) for p in probes]
         except (OSError, ValueError) as exc:
-            sys.exit(f"bench_probes: at {preset}-{n}: {exc}")
+            sys.exit(f"bench_probes: --probes at {preset}-{n}: {exc}")
         agents[preset, n].insert(0, model)
     out_folder(args.out, "bench_probes", writes=PROBE_FILES)
     rows = []

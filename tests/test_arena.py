@@ -920,6 +920,11 @@ BAD_BENCHMARK_ARGUMENTS = [
      "--deals 4166667; allowed: at most 4,166,666"),
     ("bench_observation_worth", ["--deals", "50000001"], "--deals 50000001; allowed: at most 50,000,000"),
     ("bench_probes", ["--tables", "ono-3", "--out", "{file}"], "exists and is not a folder"),
+    # each named by its option (before: "at ono-3: ..." for both)
+    ("bench_probes", ["--tables", "ono-3", "--model", "ppo-basic-2p"],
+     "--model 'ppo-basic-2p' at ono-3: "),
+    ("bench_probes", ["--tables", "ono-3", "--probes", "ensemble:{file}-none"],
+     "--probes at ono-3: cannot read model file"),
     ("bench_color_symmetry", ["--tables", "ono-3", "--out", "{file}"], "exists and is not a folder"),
     ("bench_deal_variance", ["--plays", "1"], "--plays 1; allowed: 2 or more"),
     ("bench_deal_variance", ["--tables", "basic-2", "--model", "ppo-basic-2p"],
