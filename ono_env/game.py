@@ -14,6 +14,7 @@ with its rewards; the state is then the new episode's first position).
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import functools
 import inspect
@@ -145,11 +146,41 @@ def _read(path: str) -> str:
         return f.read()
 
 
+def memory_limit(root: str = "/") -> int | None:
+    """The most memory this process can ever hold, in bytes: the machine's, or less where its
+    control group (a container) has a lower limit; None where neither can be read. What a
+    training run checks a rollout against (the free memory, :func:`available_memory`,
+    changes as other programs run; before, a container's limit was not seen, and a rollout
+    over it was killed with no word). ``root``: as :func:`available_memory`'s."""
+    sizes = []
+    try:
+        with open(os.path.join(root, "proc/meminfo"), encoding="ascii") as f:
+            for line in f:
+                if line.startswith("MemTotal:"):
+                    sizes.append(int(line.split()[1]) * 1024)
+    except (OSError, ValueError, IndexError):
+        if root == "/":   # no /proc (not Linux): the system's count of its pages
+            with contextlib.suppress(AttributeError, ValueError, OSError):
+                sizes += [n for n in [os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")]
+                          if n > 0]
+    group = _group_memory(root)
+    if group is not None:
+        sizes.append(group[0])
+    return min(sizes) if sizes else None
+
+
 def _group_free(root: str) -> int | None:
-    """What this process's memory control group (cgroup v2, else v1) lets it add: its limit
-    less its use, the page cache it can drop (``inactive_file``) counted as free, as
-    container runtimes count it; None without a limit or where none can be read. The group
-    is the one ``/proc/self/cgroup`` names, else the mount's root (a namespaced group)."""
+    """What this process's memory control group lets it add (:func:`_group_memory`)."""
+    group = _group_memory(root)
+    return None if group is None else group[1]
+
+
+def _group_memory(root: str) -> tuple[int, int] | None:
+    """This process's memory control group (cgroup v2, else v1): its limit, and what it lets
+    the process add, its limit less its use, the page cache it can drop (``inactive_file``)
+    counted as free, as container runtimes count it; None without a limit or where none can
+    be read. The group is the one ``/proc/self/cgroup`` names, else the mount's root (a
+    namespaced group)."""
     own = {"v2": "", "v1": ""}
     try:
         for line in _read(os.path.join(root, "proc/self/cgroup")).splitlines():
@@ -181,7 +212,7 @@ def _group_free(root: str) -> int | None:
                         dropped = int(value)
             except (OSError, ValueError):
                 pass
-            return max(0, int(cap) - used + dropped)
+            return int(cap), max(0, int(cap) - used + dropped)
     return None
 
 

@@ -486,6 +486,26 @@ def test_the_free_memory_is_the_lower_of_the_system_and_the_control_group(tmp_pa
     assert available_memory(str(tmp_path / "none")) is None
 
 
+def test_the_memory_a_run_may_hold_is_the_lower_of_the_machine_and_the_control_group(tmp_path):
+    # before: a training run checked its rollout against the machine's memory alone, so a
+    # container's limit was not seen
+    from ono_env.game import memory_limit
+    (tmp_path / "proc" / "self").mkdir(parents=True)
+    (tmp_path / "proc" / "meminfo").write_text("MemTotal: 16777216 kB\nMemAvailable: 99 kB\n")
+    root = str(tmp_path)
+    assert memory_limit(root) == 16 << 30                     # no control group: the machine's
+    group = tmp_path / "sys" / "fs" / "cgroup"
+    group.mkdir(parents=True)
+    (group / "memory.max").write_text("max\n")
+    (group / "memory.current").write_text(str(1 << 30))
+    assert memory_limit(root) == 16 << 30                     # no limit
+    (group / "memory.max").write_text(str(3 << 30))           # a container of 3 GiB, 1 used
+    assert memory_limit(root) == 3 << 30                      # its limit, not what is free
+    (tmp_path / "proc" / "meminfo").unlink()
+    assert memory_limit(root) == 3 << 30
+    assert memory_limit(str(tmp_path / "none")) is None
+
+
 def test_bad_game_options():
     with pytest.raises(ValueError, match="num_games"):
         VecGame("classic", 0)

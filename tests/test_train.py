@@ -295,7 +295,7 @@ def test_an_rllib_rollout_is_checked_against_the_memory(monkeypatch):
     cfg = load_config("default", ["algo=rllib_ppo", "policy.shared=false", "num_envs=4096"])
     need = run.rollout_bytes(cfg, run.rules_of(cfg)) * 2
     memory = need * 3 // 4   # over with its two env runners, under with one
-    monkeypatch.setattr(run, "machine_memory", lambda: memory)
+    monkeypatch.setattr(run, "memory_limit", lambda: memory)
     with pytest.raises(ValueError, match=re.escape(
             f"a rollout of num_envs=4,096 x ppo.n_steps=16 x num_env_runners=2 steps keeps "
             f"{need / 2**30:,.1f} GiB of observations and masks, and this machine has "

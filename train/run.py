@@ -23,7 +23,7 @@ from typing import Any
 import numpy as np
 
 from ono_env.checks import first_few, shown
-from ono_env.game import usable_cores
+from ono_env.game import memory_limit, usable_cores
 from ono_env.train.config import TrainConfig, resolved
 
 
@@ -631,16 +631,6 @@ def rollout_bytes(cfg: TrainConfig, rules: Any) -> int:
     return (cfg.ppo.n_steps + 1) * cfg.num_envs * 4 * floats
 
 
-def machine_memory() -> int | None:
-    """This machine's memory in bytes, or None where it cannot be read (the memory checks
-    are then skipped)."""
-    try:
-        memory = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
-    except (AttributeError, ValueError, OSError):
-        return None
-    return memory if memory > 0 else None
-
-
 def check_rollout_memory(cfg: TrainConfig, rules: Any) -> None:
     """``ValueError`` naming the fields when one rollout (:func:`rollout_bytes`) would not fit
     in this machine's memory, before the run folder is written (numpy's own MemoryError came
@@ -659,9 +649,10 @@ def check_rollout_memory(cfg: TrainConfig, rules: Any) -> None:
 
 def refuse_over_memory(need: int, what: str, allowed: str) -> None:
     """``ValueError`` "``what``, and this machine has N GiB; allowed: ``allowed``" when
-    ``need`` bytes are more than this machine's memory (:func:`machine_memory`); nothing
-    where its size cannot be read. The memory checks of a run's config share it."""
-    memory = machine_memory()
+    ``need`` bytes are more than this machine's memory, or its container's limit
+    (:func:`~ono_env.game.memory_limit`); nothing where neither can be read. The memory
+    checks of a run's config share it."""
+    memory = memory_limit()
     if memory and need > memory:
         raise ValueError(f"{what}, and this machine has {memory / 2**30:,.1f} GiB; allowed: "
                          f"{allowed}")
