@@ -1453,9 +1453,12 @@ def _train(cfg: TrainConfig, stop_signals: tuple[str, ...], program: str) -> dic
                 for t in range(T):
                     for tab in tables:
                         np.copyto(mask_buf[t, tab.slots], tab.batch.game.legal_mask())
-                    for tab, teacher in teachers:   # each sees the learner's seat in its own layout
-                        seen = tab.batch.game.observe(tab.batch.learner,
-                                                      version=teacher.observation_version)
+                    for tab, teacher in teachers:   # each sees the learner's seat in its own layout:
+                        # the run's is row t already (before: observed again each step)
+                        seen = (obs_buf[t, tab.slots]
+                                if teacher.observation_version == cfg.observation_version
+                                else tab.batch.game.observe(tab.batch.learner,
+                                                            version=teacher.observation_version))
                         teach_buf[t, tab.slots] = teacher.probabilities(seen, mask_buf[t, tab.slots])
                     o, m = to_dev(obs_buf[t]), to_dev(mask_buf[t])
                     if seen_hands:
