@@ -127,18 +127,23 @@ def available_memory(root: str = "/") -> int | None:
     system's free memory (Linux's ``MemAvailable``), or less where this process's control
     group (a container) has a lower limit (``_group_free``); None where neither can be
     read (then nothing is checked). ``root``: where ``/proc`` and ``/sys`` are (the tests')."""
-    free: list[int] = []
-    try:
-        with open(os.path.join(root, "proc/meminfo"), encoding="ascii") as f:
-            for line in f:
-                if line.startswith("MemAvailable:"):
-                    free.append(int(line.split()[1]) * 1024)
-    except (OSError, ValueError, IndexError):
-        pass
+    free = [m for m in [_meminfo(root, "MemAvailable")] if m is not None]
     group = _group_free(root)
     if group is not None:
         free.append(group)
     return min(free) if free else None
+
+
+def _meminfo(root: str, key: str) -> int | None:
+    """Linux's ``/proc/meminfo`` entry ``key`` in bytes; None where it cannot be read."""
+    try:
+        with open(os.path.join(root, "proc/meminfo"), encoding="ascii") as f:
+            for line in f:
+                if line.startswith(f"{key}:"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    return None
 
 
 def _read(path: str) -> str:
@@ -152,17 +157,11 @@ def memory_limit(root: str = "/") -> int | None:
     training run checks a rollout against (the free memory, :func:`available_memory`,
     changes as other programs run; before, a container's limit was not seen, and a rollout
     over it was killed with no word). ``root``: as :func:`available_memory`'s."""
-    sizes = []
-    try:
-        with open(os.path.join(root, "proc/meminfo"), encoding="ascii") as f:
-            for line in f:
-                if line.startswith("MemTotal:"):
-                    sizes.append(int(line.split()[1]) * 1024)
-    except (OSError, ValueError, IndexError):
-        if root == "/":   # no /proc (not Linux): the system's count of its pages
-            with contextlib.suppress(AttributeError, ValueError, OSError):
-                sizes += [n for n in [os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")]
-                          if n > 0]
+    sizes = [m for m in [_meminfo(root, "MemTotal")] if m is not None]
+    if not sizes and root == "/":   # no /proc (not Linux): the system's count of its pages
+        with contextlib.suppress(AttributeError, ValueError, OSError):
+            sizes += [n for n in [os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")]
+                      if n > 0]
     group = _group_memory(root)
     if group is not None:
         sizes.append(group[0])
