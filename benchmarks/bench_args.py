@@ -76,6 +76,20 @@ def path_arg(text: str) -> Path:
     return Path(text)
 
 
+def refuse_unused(script: str, options: Iterable[str], because: str,
+                  argv: list[str] | None = None) -> None:
+    """Exit naming the ``options`` given on the command line (``argv``, default
+    ``sys.argv[1:]``) that the run will not read, ``because`` (e.g. "--skip-strength plays
+    no training"): an option taken and ignored reads as measured (before: bench_prebuilt
+    and bench_ray took them, and bench_ray recorded them in its results). Given is given,
+    at its default value too."""
+    argv = sys.argv[1:] if argv is None else argv
+    given = [o for o in options if any(a == o or a.startswith(f"{o}=") for a in argv)]
+    if given:
+        sys.exit(f"{script}: {because}: {', '.join(given)} {'is' if len(given) == 1 else 'are'} "
+                 f"not used there; allowed: leave {'it' if len(given) == 1 else 'them'} out")
+
+
 def run_script(script: str, main: Callable[[], Any]) -> None:
     """Run a benchmark script's ``main()`` and exit with its status (None: 0), as the console
     scripts end (``ono_env.apps.console``): a Ctrl-C is one line ``<script>: interrupted``

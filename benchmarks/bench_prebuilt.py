@@ -26,7 +26,7 @@ import time
 
 import numba
 import numpy as np
-from bench_args import checked_rounds, parser, run_script, within
+from bench_args import checked_rounds, parser, refuse_unused, run_script, within
 from bench_core import INSTRUCTION_STEPS, import_cpu_seconds, instructions_per_decision
 
 import ono_env
@@ -101,6 +101,9 @@ def main() -> None:
     ap.add_argument("--instructions-only", action="store_true",
                     help="only the instruction counts (skip the timed parts)")
     args = ap.parse_args()
+    if args.instructions_only:
+        refuse_unused("bench_prebuilt", ("--rounds", "--steps"),
+                      "--instructions-only times nothing")
     checked_rounds("bench_prebuilt", args.rounds)
     # the trainer's most decisions of a run (past int64 the kernel's argument raised an
     # OverflowError traceback)

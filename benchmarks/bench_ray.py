@@ -35,7 +35,16 @@ os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 
 import numpy as np
-from bench_args import at_least, at_most, out_folder, parser, path_arg, positive_finite, run_script
+from bench_args import (
+    at_least,
+    at_most,
+    out_folder,
+    parser,
+    path_arg,
+    positive_finite,
+    refuse_unused,
+    run_script,
+)
 
 from ono_env.arena import MAX_GAMES
 from ono_env.train.config import MAX_STEPS, load_config
@@ -205,6 +214,11 @@ def main() -> None:
     if args.skip_speed and args.skip_arena and args.skip_strength:
         sys.exit("bench_ray: --skip-speed --skip-arena --skip-strength leave nothing to measure; "
                  "allowed: at most two of them")
+    for skip, flag, options in ((args.skip_speed, "--skip-speed", ("--iterations", "--sb3-steps")),
+                                (args.skip_arena, "--skip-arena", ("--arena-games",)),
+                                (args.skip_strength, "--skip-strength", ("--minutes", "--eval-games"))):
+        if skip:
+            refuse_unused("bench_ray", options, f"{flag} skips their part")
     from ono_env.train.rllib import require_ray
     try:   # every part runs on Ray; parts 1 and 3 train with SB3 besides (before: a traceback
         require_ray("every part")   # at the first import, after the folders were made)

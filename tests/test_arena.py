@@ -968,6 +968,14 @@ BAD_BENCHMARK_ARGUMENTS = [
     ("bench_ray", ["--sb3-steps", "1000000000001"], "allowed: at most 1,000,000,000,000"),
     ("bench_ray", ["--minutes", "nan"], "--minutes nan; allowed: a finite number above 0"),
     ("bench_ray", ["--skip-speed", "--skip-arena", "--skip-strength"], "leave nothing to measure"),
+    # before: taken, ignored and recorded in the results
+    ("bench_ray", ["--skip-strength", "--minutes", "9", "--eval-games", "5"],
+     "--skip-strength skips their part: --minutes, --eval-games are not used there; allowed: "
+     "leave them out"),
+    ("bench_ray", ["--skip-speed", "--iterations", "5"],
+     "--skip-speed skips their part: --iterations is not used there"),
+    ("bench_prebuilt", ["--instructions-only", "--steps", "9"],
+     "--instructions-only times nothing: --steps is not used there"),
     ("bench_ray", ["--out", "{file}"], "--out: '{file}' exists and is not a folder"),
     ("bench_web_load", ["--clients", "0"], "--clients 0; allowed: 1 to 500"),
     ("bench_web_load", ["--budget", "0"], "--budget 0; allowed: 1 or more"),
