@@ -97,17 +97,35 @@ def run_script(script: str, main: Callable[[], Any]) -> None:
     folders it made removed again where still empty (before: a traceback, and the empty
     folder left); what it printed, and any file it kept, stays. A refusal of its arguments
     (``sys.exit(message)``) is its message and status 2. An error of the script's own
-    (a bug, ``MemoryError``) keeps its traceback, and the empty folders go too."""
+    (a bug, ``MemoryError``) keeps its traceback, and the empty folders go too; but an error
+    raised after a Ctrl-C is the interruption (llvmlite's callbacks swallow the
+    ``KeyboardInterrupt`` while numba compiles, and numba then fails with an error of its own:
+    before, its traceback)."""
+    import signal
+    import threading
+
     from ono_env.apps.console import Stopped, end_by_signal, ignore_sigint, stopped_by_signals
 
-    try:
-        with stopped_by_signals():
-            status = main()
-    except KeyboardInterrupt:
+    asked: list[int] = []
+
+    def interrupt(signum: int, frame: Any) -> None:
+        asked.append(signum)
+        raise KeyboardInterrupt
+    own = (threading.current_thread() is threading.main_thread()
+           and signal.getsignal(signal.SIGINT) is signal.default_int_handler)
+    if own:
+        signal.signal(signal.SIGINT, interrupt)
+
+    def interrupted() -> None:
         remove_made_dirs()
         print(f"{script}: interrupted", file=sys.stderr)
         ignore_sigint()   # a second Ctrl-C as the interpreter exits: no traceback
         sys.exit(130)
+    try:
+        with stopped_by_signals():
+            status = main()
+    except KeyboardInterrupt:
+        interrupted()
     except Stopped as exc:
         remove_made_dirs()
         sys.exit(end_by_signal(script, exc, None))
@@ -120,8 +138,13 @@ def run_script(script: str, main: Callable[[], Any]) -> None:
         print(exc.code, file=sys.stderr)
         sys.exit(2)
     except Exception:
+        if asked:
+            interrupted()
         remove_made_dirs()
         raise
+    finally:
+        if own and signal.getsignal(signal.SIGINT) is interrupt:
+            signal.signal(signal.SIGINT, signal.default_int_handler)
     sys.exit(status)
 
 

@@ -173,7 +173,7 @@ def test_bench_probes_checks_each_ensemble_member(tmp_path, monkeypatch):
     v1 = shipped_models()["ppo-basic-2p"]
     got = refused(main, monkeypatch, ["bench_probes", "--tables", "basic-2", "--deals", "2",
                                       "--probes", f"ensemble:{v1}", "--out", str(tmp_path / "o")])
-    assert got.startswith("bench_probes: at basic-2: ensemble member ")
+    assert got.startswith("bench_probes: --probes at basic-2: ensemble member ")
     assert "observation version 1" in got and not (tmp_path / "o").exists()
 
 
@@ -784,6 +784,38 @@ def test_a_benchmark_stopped_by_ctrl_c_is_one_line_and_keeps_no_empty_folder(tmp
     with pytest.raises(SystemExit) as exc:
         bench_args.run_script("bench_x", lambda: 3)
     assert exc.value.code == 3
+
+
+def test_a_ctrl_c_that_a_library_turned_into_another_error_is_an_interruption(tmp_path,
+                                                                            monkeypatch, capsys):
+    """Before: a Ctrl-C while numba compiled was swallowed by llvmlite's callback, numba then
+    failed ("no compiled object yet"), and the script printed that traceback."""
+    monkeypatch.syspath_prepend(str(BENCH))
+    import os
+    import signal
+    import time
+
+    import bench_args
+
+    def main():
+        bench_args.out_folder(tmp_path / "out", "bench_x")
+        try:   # as llvmlite's callback: the KeyboardInterrupt caught and dropped
+            os.kill(os.getpid(), signal.SIGINT)
+            time.sleep(1)
+        except KeyboardInterrupt:
+            pass
+        raise RuntimeError("no compiled object yet")
+    before = signal.getsignal(signal.SIGINT)
+    try:
+        with pytest.raises(SystemExit) as exc:
+            bench_args.run_script("bench_x", main)
+    finally:
+        signal.signal(signal.SIGINT, before)
+    assert exc.value.code == 130 and capsys.readouterr().err == "bench_x: interrupted\n"
+    assert not (tmp_path / "out").exists()
+    with pytest.raises(RuntimeError):   # without a Ctrl-C: the error, its traceback kept
+        bench_args.run_script("bench_x", lambda: (_ for _ in ()).throw(RuntimeError("bug")))
+    assert signal.getsignal(signal.SIGINT) is before
 
 
 def test_a_benchmarks_refusal_is_its_message_and_status_2(tmp_path, monkeypatch, capsys):
