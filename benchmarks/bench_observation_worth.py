@@ -22,6 +22,7 @@ import argparse
 import json
 import math
 import multiprocessing as mp
+import shlex
 import sys
 import tempfile
 import time
@@ -39,6 +40,8 @@ from bench_args import (
     whole_rollouts,
     within,
 )
+
+from ono_env.checks import write_whole
 
 MAX_JOBS = 64
 """The most runs of --jobs trained at a time (each a process of its own)."""
@@ -191,13 +194,15 @@ def main() -> None:
                 print(f"{preset} {name}: {100 * pr['rate']:.1f}% [{100 * pr['low']:.1f}, "
                       f"{100 * pr['high']:.1f}] vs greedy, {run['steps_per_second']:,.0f} "
                       f"steps/s", file=sys.stderr)
-                (args.out / "results.json").write_text(json.dumps(
+                # whole or not at all, and "complete" false until the last row (before: a
+                # run cut short looked like a finished one)
+                write_whole(args.out / "results.json", (json.dumps(
                     {"budget_steps": args.steps, "deals": args.deals, "seed": args.seed,
                      "arena_seed": args.arena_seed, "threads": args.threads,
-                     "jobs": args.jobs, "rows": rows},
-                    indent=1) + "\n")
+                     "jobs": args.jobs, "complete": len(rows) == len(todo), "rows": rows},
+                    indent=1) + "\n").encode(), "results.json")
     lines = ["# What observation version 2 is worth", "",
-             f"`python benchmarks/bench_observation_worth.py {' '.join(sys.argv[1:])}`", "",
+             f"`python benchmarks/bench_observation_worth.py {shlex.join(sys.argv[1:])}`", "",
              f"The default run (`ono-train default`) at {trained(rows, args.steps)} per "
              f"variant, seed "
              f"{args.seed}, {args.threads} torch threads; each model against `greedy` on the same "
