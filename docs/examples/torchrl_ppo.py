@@ -97,7 +97,9 @@ def train(frames: int = 200_000, batch: int = 2_048, epochs: int = 4, minibatch:
         in_keys={"logits": "logits", "mask": "action_mask"}, out_keys=["action"],
         spec=env.action_spec, distribution_class=MaskedCategorical, return_log_prob=True)
     critic = ValueOperator(mlp(1), in_keys=["observation"])
-    collector = Collector(env, actor, frames_per_batch=batch, total_frames=frames,
+    # whole batches, rounded up here (before: left to TorchRL, which warned each run)
+    whole = -(-frames // batch) * batch
+    collector = Collector(env, actor, frames_per_batch=batch, total_frames=whole,
                                   split_trajs=False, auto_register_policy_transforms=False)
     buffer = ReplayBuffer(storage=LazyTensorStorage(batch),
                           sampler=SamplerWithoutReplacement(), batch_size=minibatch)
