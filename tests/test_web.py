@@ -37,7 +37,7 @@ def new_game(client, **body):
 
 def play_out(client, view, pick=lambda legal: legal[0]["name"], seen=None):
     """Take ``pick(legal)`` at every decision of the human until the game ends; each view's
-    events (the last five) are added to ``seen`` where given."""
+    events (the table's last key event) are added to ``seen`` where given."""
     steps = 0
     while not view["finished"]:
         if seen is not None:
@@ -243,6 +243,22 @@ def test_rule_options_and_matches(client):
     assert end["round"] >= 2  # the seed's match takes more than one round
     for k in range(1, end["round"] + 1):
         assert any(e.startswith(f"round {k} won by P") and "; scores you " in e for e in seen), k
+
+
+def test_a_round_end_at_a_full_table_keeps_its_result_in_the_view(client):
+    # before: the view's events were the last five lines, and at six players the hands
+    # counted (one line a seat) pushed the round's result out
+    view = new_game(client, rules="classic", num_players=6, opponents=["greedy"] * 5,
+                    options={"target_score": 400}, seed=4)
+    seen: list[str] = []
+    end = play_out(client, view, seen=seen)
+    seen += end["events"]
+    assert end["round"] >= 2
+    for k in range(1, end["round"] + 1):
+        assert any(e.startswith(f"round {k} won by P") for e in seen), k
+    for k in range(1, end["round"]):   # the rounds the match went on after: their hands too
+        at = next(i for i, e in enumerate(seen) if e.startswith(f"round {k} won by P"))
+        assert sum(" show" in e and e.endswith(" points") for e in seen[at + 1:at + 6]) == 5
 
 
 # ---- decisions -------------------------------------------------------------------------

@@ -179,8 +179,10 @@ class Table:
         self.deal = [personal(e, self.seat) for e in deal_events(self.position)]
         """What the first deal's first card did (the rounds after it: in the entry that ended
         the round before)."""
-        self.events: deque[str] = deque(self.deal, maxlen=5)
-        """The last lines of the table's key events (a round's end, the next deal)."""
+        self.events: list[str] = list(self.deal)
+        """The table's last key event, whole: the first deal's lines, then each round's end
+        (its result, the hands counted, the next deal). Before: the last five lines, which
+        at five players and more lost the result to the hands counted."""
         self.move = 0
         """Counts the human's decisions; a decision names the ``move`` of the view it was
         made on, so a decision made on an old view (another tab, a double click) is stale."""
@@ -221,7 +223,7 @@ class Table:
                                  "events": [personal(e, self.seat) for e in events]}
         self.history.append(entry)
         if ended:   # the entry's last lines, from the human's seat
-            self.events.extend(entry["events"][-len(ended):])
+            self.events = entry["events"][-len(ended):]
         if self.game.finished[0]:
             self.replay.finish(self.game, 0)
 
