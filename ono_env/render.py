@@ -168,25 +168,29 @@ def why_not_legal(name: str, position: dict | None, legal: Sequence[int] = ()) -
     a few words in brackets after a space, or "" where the position does not say it plainly:
     the terminal game's and the browser table's refusals (before: the terminal's alone, and
     for a card only)."""
-    if name.startswith("play "):
-        return _why_not_play(name.split(" ")[1], position, legal)
-    return _why_not_action(name, position)
-
-
-def _why_not_action(name: str, position: dict | None) -> str:
-    """Why an action other than a play is refused (before: "'draw' is not legal now", with
-    no reason, where the rule set has no voluntary draw): the decision the phase asks for,
-    else what the action needs under these rules. Else nothing."""
     if position is None:
         return ""
-    phase, n = position.get("phase"), len(position["hands"])
-    verb = name.split(" ")[0]
+    phase, n, verb = position.get("phase"), len(position["hands"]), name.split(" ")[0]
+    # the decision the phase asks for first, a play's refusal too (before: a play while a
+    # colour was to be named had no reason, and the terminal's colour entry read "no colour
+    # is to be named" while a target was to be chosen)
     if phase == "target" and verb == "target":   # a seat past the table
         return f" (the other players are target 1 to {n - 1}, counted from your left)"
     if phase == "color" and verb != "color":
         return " (name a colour first: color R, Y, G or B)"
-    if phase == "target" and verb != "target":
+    if phase == "target":
         return f" (choose the player to swap hands with first: target 1 to {n - 1})"
+    if name.startswith("play "):
+        return _why_not_play(name.split(" ")[1], position, legal)
+    return _why_not_action(name, position, legal)
+
+
+def _why_not_action(name: str, position: dict, legal: Sequence[int]) -> str:
+    """Why an action other than a play is refused (before: "'draw' is not legal now", with
+    no reason, where the rule set has no voluntary draw), once the phase's own decision is
+    not what is missing (:func:`why_not_legal`): what the action needs under these rules.
+    Else nothing."""
+    phase, verb = position.get("phase"), name.split(" ")[0]
     if verb == "color":
         return " (no colour is to be named)"
     if verb == "target":
@@ -210,10 +214,13 @@ def _why_not_action(name: str, position: dict | None) -> str:
     if phase == "pending":
         return (f" ({position['pending_draw']} cards to draw are pending: accept takes "
                 f"them)")
+    must_play = phase == "drawn" and C.action_id("keep") not in legal   # must_play_drawn
     if verb == "keep":
-        return " (only the card just drawn can be kept)"
+        return (" (these rules make you play a drawn card you can play)" if must_play
+                else " (only the card just drawn can be kept)")
     if verb == "draw" and phase == "drawn":
-        return " (you have drawn: play the drawn card or keep it)"
+        return (" (you have drawn: these rules make you play the drawn card)" if must_play
+                else " (you have drawn: play the drawn card or keep it)")
     if verb == "draw" and not r["voluntary_draw"]:
         return " (you hold a playable card, and these rules have no voluntary draw)"
     return ""
@@ -276,15 +283,15 @@ def table_events(before: dict, after: dict, player: int, action: int) -> list[st
         # the round's end is announced by its result (round_end_text); a last Draw Two or Wild
         # Draw Four is still drawn by the next player (with any pending draw). A game cut at
         # the decision limit mid-round says what its last step did, as any other step
-        if new_round and played and (name.startswith("play W+4") or "+2" in name):
-            q = (player + before["direction"]) % n   # a match deals anew, direction and all
-            if after["terminated"]:   # the round's last hands are there to count
-                k = ha[q] - hb[q]
-            else:   # the next round is dealt: what the stock and the discards under it held
-                want = before["pending_draw"] + (4 if name.startswith("play W+4") else 2)
-                k = min(want, len(before["stock"]) + len(before["discard"]))
-            if k > 0:
-                events.append(f"P{q} draws {cards_text(k)} (the last card's draw)")
+        last = _last_draw(before, player, name.split(" ")[1]) if new_round and played else None
+        if last is not None:
+            q, want = last   # a match deals anew, direction and all
+            # over: the round's last hands are there to count; else the next round is dealt,
+            # and the stock and the discards under it held what could be drawn
+            got = (ha[q] - hb[q] if after["terminated"]
+                   else min(want, len(before["stock"]) + len(before["discard"])))
+            if got > 0:
+                events.append(f"P{q} draws {cards_text(got)} (the last card's draw)")
         return events
     # the cards each hand gained (the player's own play taken out)
     gain = [ha[q] - hb[q] + (1 if played and q == player else 0) for q in range(n)]
@@ -414,23 +421,31 @@ def _points(cards: Sequence[str]) -> int:
     return int(sum(C.CARD_POINTS[C.CARD_IDS[c]] for c in cards))
 
 
+def _last_draw(before: dict, winner: int, card: str) -> tuple[int, int] | None:
+    """``(seat, cards)``: who draws a round's last card, when ``winner`` went out on a Draw
+    Two or Wild Draw Four (``card``), and how many with the draw pending before it (the next
+    seat, before the count); None for another card."""
+    if card != "W+4" and not card.endswith("+2"):
+        return None
+    return ((winner + before["direction"]) % len(before["hands"]),
+            before["pending_draw"] + (4 if card == "W+4" else 2))
+
+
 def round_hands(before: dict, after: dict) -> list[str]:
     """The hands that a round of a match ended with, each with its points, as the players lay
     them down to be counted (the position ``after`` the step holds the next deal already;
     before, a player saw the points and never the cards): one line per seat but the round's
     winner. A last Draw Two or Wild Draw Four is drawn by the next seat before the count;
     the cards it drew are the top of the stock ``before`` the step (named), or, where the
-    stock ran out and the discard pile was shuffled into it, told by their number and counted
-    from the scores. Empty where the step ended no round."""
+    stock ran out and the discard pile was shuffled into it, said to come after a reshuffle
+    and counted from the scores. Empty where the step ended no round."""
     need_position(before, "round_hands: the position before")
     need_position(after, "round_hands: the position after")
     if after["round"] == before["round"] or after["winner"] is None:
         return []
     winner, n = after["winner"], len(before["hands"])
     last = before["hands"][winner][-1]     # a round is won from a hand of one card
-    draw = 4 if last == "W+4" else 2 if last.endswith("+2") else 0
-    drawer = (winner + before["direction"]) % n if draw else None
-    taken = before["pending_draw"] + draw
+    drawer, taken = _last_draw(before, winner, last) or (None, 0)
     stock = before["stock"]
     drawn = stock[::-1][:taken] if drawer is not None and len(stock) >= taken else None
     lines: dict[int, tuple[str, int]] = {}
@@ -441,7 +456,7 @@ def round_hands(before: dict, after: dict) -> list[str]:
         lines[q] = (" ".join(hand), _points(hand))
     if drawer is not None:
         hand = " ".join(before["hands"][drawer])
-        card = "Wild Draw Four" if draw == 4 else "Draw Two"
+        card = "Wild Draw Four" if last == "W+4" else "Draw Two"
         if drawn is not None:
             lines[drawer] = (f"{hand} and the {plural(taken, 'card')} drawn for the last "
                              f"{card}, {' '.join(drawn)}",

@@ -1208,3 +1208,20 @@ def test_a_refused_action_other_than_a_play_says_why():
         "(choose the player to swap hands with first: target 1 to 2)")
     assert refusal(swap, three, ["WC"], "target 5", **target).endswith(
         "(the other players are target 1 to 2, counted from your left)")
+    # a colour or a play while a player is to be chosen, a play while a colour is to be
+    # named (before: "no colour is to be named", and no reason)
+    assert refusal(swap, three, ["WC"], "R", **target) == (
+        "'color R' is not legal now (choose the player to swap hands with first: target 1 to 2)")
+    assert refusal(swap, three, ["WC"], "play R1", **target).endswith("target 1 to 2)")
+    assert refusal(classic, hands, ["W"], "play R1", color=None, phase="color",
+                   color_then_play=True).endswith("(name a colour first: color R, Y, G or B)")
+    # must_play_drawn: the drawn card that can be played may not be kept (before: "only the
+    # card just drawn can be kept", of that very card)
+    must = RuleSet.preset("classic", num_players=2, must_play_drawn=True)
+    drawn = {"phase": "drawn", "drawn_card": "R9", "turn_fresh": False}
+    assert refusal(must, [["R9", "G7"], ["R3"]], ["R5"], "keep", **drawn).endswith(
+        "(these rules make you play a drawn card you can play)")
+    assert refusal(must, [["R9", "G7"], ["R3"]], ["R5"], "draw", **drawn).endswith(
+        "(you have drawn: these rules make you play the drawn card)")
+    assert refusal(classic, [["R9", "G7"], ["R3"]], ["R5"], "draw", **drawn).endswith(
+        "(you have drawn: play the drawn card or keep it)")

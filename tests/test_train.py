@@ -298,8 +298,9 @@ def test_an_rllib_rollout_is_checked_against_the_memory(monkeypatch):
     monkeypatch.setattr(run, "memory_limit", lambda: memory)
     with pytest.raises(ValueError, match=re.escape(
             f"a rollout of num_envs=4,096 x ppo.n_steps=16 x num_env_runners=2 steps keeps "
-            f"{need / 2**30:,.1f} GiB of observations and masks, and this machine has "
-            f"{memory / 2**30:,.1f} GiB; allowed: a smaller num_envs or ppo.n_steps or "
+            f"{need / 2**30:,.1f} GiB of observations and masks, and this process may hold "
+            f"{memory / 2**30:,.1f} GiB (the machine's memory, or its container's limit); "
+            f"allowed: a smaller num_envs or ppo.n_steps or "
             f"num_env_runners")):
         run.check_rollout_memory(cfg, run.rules_of(cfg))
     run.check_rollout_memory(load_config("default", ["num_envs=4096"]), run.rules_of(cfg))

@@ -654,8 +654,8 @@ def refuse_over_memory(need: int, what: str, allowed: str) -> None:
     checks of a run's config share it."""
     memory = memory_limit()
     if memory and need > memory:
-        raise ValueError(f"{what}, and this machine has {memory / 2**30:,.1f} GiB; allowed: "
-                         f"{allowed}")
+        raise ValueError(f"{what}, and this process may hold {memory / 2**30:,.1f} GiB (the "
+                         f"machine's memory, or its container's limit); allowed: {allowed}")
 
 
 def network_bytes(cfg: TrainConfig, rules: Any) -> int:

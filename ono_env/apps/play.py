@@ -143,8 +143,11 @@ def parse_choice(text: str, legal: Sequence[int], position: dict | None = None) 
     colour = _COLOUR_ENTRY.fullmatch(t)
     if colour:   # the game says "colour"; the action's name is "color R"
         a = C.action_id(f"color {colour.group(1)[0].upper()}")
-        if a not in legal:
-            raise ValueError(f"{C.action_name(a)!r} is not legal now (no colour is to be named)")
+        if a not in legal:   # the reason the other entries give (before: its own, which
+            # said no colour was to be named where a player was to be chosen first)
+            name = C.action_name(a)   # no position: the legal actions name no colour
+            why = why_not_legal(name, position, legal) or " (no colour is to be named)"
+            raise ValueError(f"{name!r} is not legal now{why}")
         return a
     seat = _TARGET_ENTRY.fullmatch(t)
     if seat and position is not None:
@@ -154,7 +157,8 @@ def parse_choice(text: str, legal: Sequence[int], position: dict | None = None) 
                              f"P0 to P{n - 1})")
         a = C.action_id(f"target {(q - p) % n}")
         if a not in legal:
-            raise ValueError(f"'target P{q}' is not legal now (no player is to be chosen)")
+            raise ValueError(f"'target P{q}' is not legal now"
+                             f"{why_not_legal(C.action_name(a), position, legal)}")
         return a
     if re.fullmatch(r"-?[0-9]+", t):   # ASCII digits: isdigit() also takes '²' and '①'
         # at most 6 digits read as a number (int() of a page of digits is slow or refused);
