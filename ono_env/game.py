@@ -40,7 +40,13 @@ from ono_env.checks import (
     is_int,
     shown,
 )
-from ono_env.observation import OBS_VERSIONS, RulesSpec, _check_version, _ruleset, observation_size
+from ono_env.observation import (
+    OBS_VERSIONS,
+    RulesSpec,
+    _ruleset,
+    check_observation_version,
+    observation_size,
+)
 from ono_env.positions import POSITION_VERSION  # noqa: F401 (re-exported)
 from ono_env.rules import (
     P_MAX_DECISIONS,
@@ -366,7 +372,7 @@ class VecGame(CopiedWhole):
         **overrides: Any,
     ) -> None:
         self.rules = resolve_rules(rules, **overrides)
-        self.observation_version = _check_version(observation_version)
+        self.observation_version = check_observation_version(observation_version)
         """The observation layout ``observe`` writes by default (1 or 2;
         :mod:`ono_env.observation`)."""
         num_games = check_int("num_games", num_games, 1, MAX_GAMES)
@@ -549,7 +555,7 @@ class VecGame(CopiedWhole):
         games) in each game; layout in :mod:`ono_env.observation`, version ``version``
         (default: the game's ``observation_version``). With ``which`` only those rows are
         written. Holds only what that seat may know."""
-        version = self.observation_version if version is None else _check_version(version)
+        version = self.observation_version if version is None else check_observation_version(version)
         out = self.check_observation_out(out, version)
         if np.ndim(seats) == 0:
             seats = self._seat_row(check_int("seat", seats, 0, self.num_players - 1))
@@ -568,7 +574,7 @@ class VecGame(CopiedWhole):
     def check_observation_out(self, out: Any, version: int | None = None) -> np.ndarray:
         """``out`` for :meth:`observe`: a new ``(B, D) float32`` array when None, else ``out``
         once it is a C-contiguous array of that shape and type (``ValueError`` otherwise)."""
-        version = self.observation_version if version is None else _check_version(version)
+        version = self.observation_version if version is None else check_observation_version(version)
         size = self._sizes.get(version)
         if size is None:
             size = self._sizes[version] = observation_size(self.rules, version)

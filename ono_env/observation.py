@@ -235,7 +235,7 @@ class Block(NamedTuple):
     meaning: str
 
 
-def _check_version(version: int) -> int:
+def check_observation_version(version: int) -> int:
     """``version`` when it is one of :data:`OBS_VERSIONS` as an integer (a float such as 2.0,
     a bool or a string is refused, never coerced)."""
     if (isinstance(version, bool) or not isinstance(version, (int, np.integer))
@@ -251,7 +251,7 @@ def observation_layout(rules: RulesSpec, version: int = DEFAULT_OBS_VERSION) -> 
     every table: its opponent blocks are listed as ``opponent_<k>`` (k = 1 is the seat's
     left), each made of the :data:`OPPONENT_FIELDS`."""
     rules = _ruleset(rules)
-    if _check_version(version) == 2:
+    if check_observation_version(version) == 2:
         blocks = [Block(name, _AT2[name], _AT2[name] + size, meaning)
                   for name, size, meaning in V2_BLOCKS]
         for k in range(MAX_OPPONENTS):
@@ -303,7 +303,7 @@ def observation_size(rules: RulesSpec, version: int = DEFAULT_OBS_VERSION) -> in
     """Length of the observation vector under ``rules`` (version 2: always
     :data:`OBS_V2_SIZE`)."""
     rules = _ruleset(rules)
-    if _check_version(version) == 2:
+    if check_observation_version(version) == 2:
         return OBS_V2_SIZE
     return observation_layout(rules)[-1].stop
 
@@ -350,7 +350,7 @@ def color_permutation(perm: Any, rules: RulesSpec,
                 obs_index[start + at:start + at + NUM_CARD_TYPES] = start + at + cards
             elif name in _BY_COLOR:
                 obs_index[start + at:start + at + NUM_COLORS] = start + at + inv
-    fields(0, V2_BLOCKS if _check_version(version) == 2 else BLOCKS)
+    fields(0, V2_BLOCKS if check_observation_version(version) == 2 else BLOCKS)
     if version == 2:
         for k in range(MAX_OPPONENTS):
             fields(OBS2_OPPONENTS + k * OPPONENT_SIZE, OPPONENT_FIELDS)

@@ -119,7 +119,7 @@ from ono_env.arena.stats import (
 from ono_env.checks import check_bool, check_int, check_seed, printable, shown
 from ono_env.game import MAX_DECISIONS, MEMORY_CHECK_FROM, VecGame, check_game_memory
 from ono_env.game import MAX_GAMES as MAX_BATCH
-from ono_env.observation import _check_version
+from ono_env.observation import check_observation_version
 from ono_env.positions import need_keys
 from ono_env.render import plural
 from ono_env.replay import Replay
@@ -456,7 +456,7 @@ def check_batch_memory(rules: RuleSet, num_entrants: int, num_games: int, batch_
     ``batch_size`` outside 1 to ``MAX_BATCH`` or an observation version that is not one."""
     rules = resolve_rules(rules)
     batch_size = check_int("batch_size", batch_size, 1, MAX_BATCH)
-    _check_version(observation_version)   # before: True and 2.0 were taken for 1 and 2
+    check_observation_version(observation_version)   # before: True and 2.0 were taken for 1 and 2
     P = rules.num_players
     per = games_played(num_games, num_entrants, P) // (math.comb(num_entrants, P)
                                                        * len(seatings(P)))
