@@ -1542,7 +1542,9 @@ def test_probes_change_the_model_one_way_on_the_same_deals(tmp_path, monkeypatch
     assert rows[2]["difference"][1] < 0 < rows[2]["difference"][2]
     assert "| ono | 3 | color | hide-public |" in (tmp_path / "p" / "results.md").read_text()
     for bad, message in ((["--probes", "hide-hands"], "--probes 'hide-hands'; allowed: "),
-                         (["--model", "ppo-basic-2p"], "--model 'ppo-basic-2p': observation version 1; allowed: a version-2 model")):
+                         (["--model", "ppo-basic-2p"],
+                          "--model 'ppo-basic-2p': observation version 1; allowed: a version-2 "
+                          "model")):
         tables = ["--tables", "basic-2" if "--model" in bad else "ono-3"]
         monkeypatch.setattr(sys, "argv", args[:1] + tables + args[3:5] + bad
                             + ["--best-from", str(best), "--out", str(tmp_path / "q")])
