@@ -448,18 +448,27 @@ def test_a_batch_over_the_free_memory_is_refused_before_it_is_made(monkeypatch, 
     assert capsys.readouterr().err.startswith(f"ono-arena: error: --batch {many:,}: {many:,} games ")
 
 
+def _fake_machine(tmp_path, meminfo):
+    """A root of /proc and /sys (``root``, as the memory readers take it) with ``meminfo``,
+    and the folder of its cgroup v2 mount (not made)."""
+    (tmp_path / "proc" / "self").mkdir(parents=True)
+    (tmp_path / "proc" / "meminfo").write_text(meminfo)
+    return str(tmp_path), tmp_path / "sys" / "fs" / "cgroup"
+
+
+def _v2_group(group, limit, used):
+    group.mkdir(parents=True, exist_ok=True)
+    (group / "memory.max").write_text(f"{limit}\n")
+    (group / "memory.current").write_text(str(used))
+
+
 def test_the_free_memory_is_the_lower_of_the_system_and_the_control_group(tmp_path):
     from ono_env.game import available_memory
-    (tmp_path / "proc" / "self").mkdir(parents=True)
-    (tmp_path / "proc" / "meminfo").write_text("MemTotal: 99 kB\nMemAvailable: 10485760 kB\n")
-    root = str(tmp_path)
+    root, group = _fake_machine(tmp_path, "MemTotal: 99 kB\nMemAvailable: 10485760 kB\n")
     assert available_memory(root) == 10 << 30                 # no control group: the system's
-    group = tmp_path / "sys" / "fs" / "cgroup"
-    group.mkdir(parents=True)
-    (group / "memory.max").write_text("max\n")                # v2 without a limit
-    (group / "memory.current").write_text(str(1 << 30))
+    _v2_group(group, "max", 1 << 30)                           # v2 without a limit
     assert available_memory(root) == 10 << 30
-    (group / "memory.max").write_text(str(3 << 30))           # a container of 3 GiB, 1 used
+    _v2_group(group, 3 << 30, 1 << 30)                         # a container of 3 GiB, 1 used
     assert available_memory(root) == 2 << 30
     # of what it uses, the page cache it can drop counts as free
     (group / "memory.stat").write_text(f"anon 5\ninactive_file {1 << 29}\nactive_file 7\n")
@@ -490,16 +499,11 @@ def test_the_memory_a_run_may_hold_is_the_lower_of_the_machine_and_the_control_g
     # before: a training run checked its rollout against the machine's memory alone, so a
     # container's limit was not seen
     from ono_env.game import memory_limit
-    (tmp_path / "proc" / "self").mkdir(parents=True)
-    (tmp_path / "proc" / "meminfo").write_text("MemTotal: 16777216 kB\nMemAvailable: 99 kB\n")
-    root = str(tmp_path)
+    root, group = _fake_machine(tmp_path, "MemTotal: 16777216 kB\nMemAvailable: 99 kB\n")
     assert memory_limit(root) == 16 << 30                     # no control group: the machine's
-    group = tmp_path / "sys" / "fs" / "cgroup"
-    group.mkdir(parents=True)
-    (group / "memory.max").write_text("max\n")
-    (group / "memory.current").write_text(str(1 << 30))
+    _v2_group(group, "max", 1 << 30)
     assert memory_limit(root) == 16 << 30                     # no limit
-    (group / "memory.max").write_text(str(3 << 30))           # a container of 3 GiB, 1 used
+    _v2_group(group, 3 << 30, 1 << 30)                         # a container of 3 GiB, 1 used
     assert memory_limit(root) == 3 << 30                      # its limit, not what is free
     (tmp_path / "proc" / "meminfo").unlink()
     assert memory_limit(root) == 3 << 30
