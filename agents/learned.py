@@ -87,10 +87,8 @@ from __future__ import annotations
 
 import copy
 import datetime as _dt
-import functools
 import hashlib
 import json
-import math
 import os
 import shlex
 import threading
@@ -104,19 +102,20 @@ import numpy as np
 
 from ono_env import cards as C
 from ono_env.checks import (
-    DuplicateKey,
+    JSONError,
     check_act_mask,
     check_act_obs,
     check_bool,
     check_write_path,
+    cut,
     first_few,
     is_int,
     is_iso_date,
     nesting,
     no_file,
+    parse_json,
     printable,
     shown,
-    unique_keys,
     write_whole,
 )
 from ono_env.observation import (
@@ -647,29 +646,6 @@ def write_model(path: str | Path, net: PolicyNet, meta: dict[str, Any], *,
     return write_whole(check_write_path(path, "model file"), data, "model file", new=new)
 
 
-def _not_a_json_number(name: str) -> Any:
-    """``json.loads``' hook for NaN, Infinity and -Infinity, which Python's JSON reads but
-    JSON has not: refuse them, so that whatever loads also writes (``ono-export``)."""
-    raise ValueError(f"{name} is not a JSON number")
-
-
-class NotAFiniteNumber(ValueError):
-    """A JSON number beyond a float's range, refused by :func:`finite_json_float`."""
-
-
-def finite_json_float(text: str) -> float:
-    """``json.loads``' hook for numbers with a fraction or an exponent: one beyond a float's
-    range (``1e400``), which Python's JSON reads as an infinity that no writer of JSON can
-    write back (before: such a model loaded, and ``ono-export`` failed on it with json's own
-    words), is one :class:`NotAFiniteNumber`."""
-    value = float(text)
-    if not math.isfinite(value):
-        # a JSON number's text is digits, signs, '.' and 'e': shown as it is, a long one cut
-        raise NotAFiniteNumber(f"{text if len(text) <= 40 else text[:37] + '...'} is beyond "
-                               f"a float's range")
-    return value
-
-
 def _header_length(head: bytes, size: int, where: str) -> int:
     """The length of the safetensors header that the first bytes ``head`` of model data of
     ``size`` bytes declare, or one ``ValueError`` naming ``where``: checked on a zip member's
@@ -697,11 +673,9 @@ def parse_model(data: bytes, where: str) -> tuple[dict[str, Any], PolicyNet]:
     not_st = f"{where}: not a safetensors model file"
     n = _header_length(data, len(data), where)
     try:   # a tensor or a metadata key given twice: json would keep the last silently
-        header = json.loads(data[8:8 + n].decode("utf-8"), object_pairs_hook=functools.partial(
-            unique_keys, what="its safetensors header"))
-    except (UnicodeDecodeError, ValueError, RecursionError) as exc:
-        twice = f": {exc}" if isinstance(exc, DuplicateKey) else ""
-        raise ValueError(f"{not_st} (its header is not JSON{twice})") from None
+        header = parse_json(data[8:8 + n], finite=False)
+    except JSONError as exc:
+        raise ValueError(f"{not_st} (its header is not JSON: {cut(str(exc), 120)})") from None
     if not isinstance(header, dict):
         raise ValueError(f"{not_st} (its header is not a JSON object)")
     extra = header.get("__metadata__")
@@ -709,11 +683,10 @@ def parse_model(data: bytes, where: str) -> tuple[dict[str, Any], PolicyNet]:
         raise ValueError(f"{where}: not an ono_env model: the safetensors metadata has no "
                          f"{META_KEY!r} entry")
     try:   # strict JSON, as the writer writes it (allow_nan=False): no NaN or Infinity
-        meta = json.loads(extra[META_KEY], parse_constant=_not_a_json_number,
-                          parse_float=finite_json_float, object_pairs_hook=unique_keys)
-    except (ValueError, RecursionError) as exc:
+        meta = parse_json(extra[META_KEY])
+    except JSONError as exc:
         raise ValueError(f"{where}: damaged model: the {META_KEY!r} metadata is not JSON "
-                         f"({str(exc)[:120]})") from None
+                         f"({cut(str(exc), 120)})") from None
     check_metadata(meta, where)
     from safetensors.numpy import load
 

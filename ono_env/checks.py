@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import contextlib
 import datetime as _dt
+import json
+import math
 import os
 import re
 import secrets
@@ -26,21 +28,62 @@ MAX_SEED = 2**63 - 1
 project's seeds stay non-negative ``int64``)."""
 
 
-class DuplicateKey(ValueError):
-    """A key given twice in a JSON object (:func:`unique_keys`), told apart from json's own
-    errors."""
+class JSONError(ValueError):
+    """A text that :func:`parse_json` refused; its message is what is wrong alone (``the key
+    'k' is given twice``, ``nested too deeply``), for the caller to name the text."""
 
 
-def unique_keys(pairs: list[tuple[str, Any]], what: str = "it") -> dict[str, Any]:
-    """``json.loads``' ``object_pairs_hook`` that refuses a key given twice in one object
-    (``json`` keeps the last silently): "it gives the key 'k' twice", or with
-    ``functools.partial(unique_keys, what=...)`` the text named."""
-    seen: dict[str, Any] = {}
-    for key, value in pairs:
-        if key in seen:
-            raise DuplicateKey(f"{what} gives the key {shown(key, 60)} twice")
-        seen[key] = value
-    return seen
+def parse_json(text: str | bytes | bytearray, *, finite: bool = True) -> Any:
+    """The data of a JSON text, read as strictly as the project writes JSON: Python's
+    ``json`` with its hooks, so that every reader of a file refuses the same things, each one
+    :class:`JSONError` (never a ``JSONDecodeError``, ``RecursionError`` or
+    ``UnicodeDecodeError``):
+
+    - text that is not JSON: json's words and where (``Expecting value at line 1, column 1``);
+    - a key given twice in one object (json keeps the last silently);
+    - nesting deeper than Python's JSON reader goes, and an integer past Python's digits limit;
+    - bytes that are not UTF-8 (json would guess UTF-16 or UTF-32 from them);
+    - with ``finite``: NaN, Infinity and -Infinity, and a number beyond a float's range
+      (``1e400``, read as an infinity), which Python's JSON reads and no JSON writer writes
+      back. A reader of files that the project writes with ``allow_nan=False`` sets it.
+
+    A leading byte order mark, as some editors write, is skipped."""
+    def twice(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+        seen: dict[str, Any] = {}
+        for key, value in pairs:
+            if key in seen:
+                raise JSONError(f"the key {shown(key, 60)} is given twice")
+            seen[key] = value
+        return seen
+
+    def constant(name: str) -> Any:
+        raise JSONError(f"{name}, which JSON has not; allowed: finite numbers")
+
+    def finite_float(number: str) -> float:
+        value = float(number)
+        if not math.isfinite(value):   # a JSON number's text is digits, signs, '.' and 'e'
+            raise JSONError(f"{cut(number, 40)}, beyond a float's range; allowed: finite numbers")
+        return value
+
+    try:
+        if isinstance(text, (bytes, bytearray)):
+            text = bytes(text).decode("utf-8-sig")
+        elif text.startswith("\ufeff"):
+            text = text[1:]
+        hooks: dict[str, Any] = {"parse_constant": constant, "parse_float": finite_float} if finite else {}
+        return json.loads(text, object_pairs_hook=twice, **hooks)
+    except json.JSONDecodeError as exc:
+        raise JSONError(f"{exc.msg} at line {exc.lineno}, column {exc.colno}") from None
+    except UnicodeDecodeError as exc:
+        raise JSONError(f"not UTF-8 text ({exc.reason} at byte {exc.start:,})") from None
+    except RecursionError:
+        raise JSONError("nested too deeply for Python's JSON reader") from None
+    except JSONError:
+        raise
+    except ValueError as exc:   # int() past Python's digits limit (its words name a setting)
+        if "integer string conversion" not in str(exc):
+            raise
+        raise JSONError(f"a number of more than {sys.get_int_max_str_digits():,} digits") from None
 
 
 def is_int(value: Any) -> bool:

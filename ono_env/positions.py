@@ -13,8 +13,6 @@ out of and into the state arrays.
 from __future__ import annotations
 
 import functools
-import json
-import sys
 from collections.abc import Mapping
 from typing import Any
 
@@ -22,7 +20,7 @@ import numpy as np
 
 from ono_env import cards as C
 from ono_env._engine import G_NAMES, S_LACKS, held_of
-from ono_env.checks import DuplicateKey, first_few, is_int, is_u64_text, shown, unique_keys
+from ono_env.checks import JSONError, first_few, is_int, is_u64_text, parse_json, shown
 from ono_env.observation import PHASE_NAMES
 from ono_env.rules import RuleSet
 
@@ -67,31 +65,18 @@ def refusal(keys: str | tuple[str, ...], detail: str, allowed: str) -> ValueErro
 
 # ---- reading ----------------------------------------------------------------------------
 def load_json(text: Any, what: str = "position JSON") -> Any:
-    """The data of a JSON text (a position's, unless ``what`` names another); malformed JSON
-    (or a key given twice, or nesting too deep) is a ``ValueError`` that says where, never a
-    ``JSONDecodeError``. A leading byte order mark (as some editors write) is skipped, as
-    every JSON and YAML file of the project is read (before: a text refused it, bytes
-    did not)."""
+    """The data of a JSON text (a position's, unless ``what`` names another), read by
+    :func:`~ono_env.checks.parse_json`: malformed JSON, a key given twice, nesting too deep or
+    bytes that are not UTF-8 are one ``ValueError`` that says what (``position JSON is
+    malformed: Expecting value at line 1, column 1``), never a ``JSONDecodeError``. NaN is read
+    as Python reads it, for the fields' own checks to name."""
     if not isinstance(text, (str, bytes, bytearray)):
         raise ValueError(f"{what} must be text; got {type(text).__name__}; allowed: a str, "
                          f"bytes or bytearray of JSON")
-    if isinstance(text, str) and text.startswith("\ufeff"):   # bytes: json.loads skips it
-        text = text[1:]
     try:
-        return json.loads(text, object_pairs_hook=functools.partial(unique_keys, what=what))
-    except json.JSONDecodeError as exc:
-        raise ValueError(f"{what} is malformed: {exc.msg} at line {exc.lineno}, "
-                         f"column {exc.colno}") from None
-    except UnicodeDecodeError as exc:
-        raise ValueError(f"{what} is not valid text: {exc.reason}") from None
-    except RecursionError:
-        raise ValueError(f"{what} is nested too deeply for Python's JSON reader; allowed: "
-                         f"the few levels of nesting the format has") from None
-    except ValueError as exc:
-        if isinstance(exc, DuplicateKey) or "integer string conversion" not in str(exc):
-            raise
-        raise ValueError(f"{what} holds a number of more than {sys.get_int_max_str_digits():,} "
-                         f"digits; allowed: numbers of the ranges its fields allow") from None
+        return parse_json(text, finite=False)
+    except JSONError as exc:
+        raise ValueError(f"{what} is malformed: {exc}") from None
 
 
 def check_keys(d: Any) -> Mapping[str, Any]:

@@ -1473,6 +1473,43 @@ def test_the_registry_refuses_a_factory_that_is_no_agent_and_a_name_that_hides_a
             lambda b=bad: load_agent(shipped_models()["ppo-basic-2p"], deterministic=b))
 
 
+@pytest.mark.parametrize("text,finite,message", [
+    ('{"a": 1, "a": 2}', False, "the key 'a' is given twice"),
+    ('{"a": [{"b": 1, "b": 1}]}', False, "the key 'b' is given twice"),   # in a nested object too
+    ("{", False, "Expecting property name enclosed in double quotes at line 1, column 2"),
+    ("[" * 100_000, False, "nested too deeply for Python's JSON reader"),
+    (b"{\"a\": \xff}", False, "not UTF-8 text (invalid start byte at byte 6)"),
+    ('{"utf16": 1}'.encode("utf-16"), False, "not UTF-8 text (invalid start byte at byte 0)"),
+    ("[NaN]", True, "NaN, which JSON has not; allowed: finite numbers"),
+    ("[-Infinity]", True, "-Infinity, which JSON has not; allowed: finite numbers"),
+    ("[1e400]", True, "1e400, beyond a float's range; allowed: finite numbers"),
+    ("[-" + "9" * 50 + ".5e999]", True, "-" + "9" * 36 + "..., beyond a float's range"),
+])
+def test_parse_json_refuses_what_no_project_file_holds(text, finite, message):
+    """Every reader of a project file (positions, replays, arena.json, result cards, model
+    metadata, old checkpoints, an optimizer's tables) goes through one strict reader; each
+    refusal is one JSONError (a ValueError) saying what, never json's own exception types."""
+    from ono_env.checks import JSONError, parse_json
+    with pytest.raises(JSONError) as e:
+        parse_json(text, finite=finite)
+    assert str(e.value).startswith(message)
+
+
+def test_parse_json_reads_what_the_writers_write():
+    import sys
+
+    from ono_env.checks import JSONError, parse_json
+    assert parse_json('\ufeff{"a": [1, 2.5]}') == {"a": [1, 2.5]}   # a byte order mark skipped
+    assert parse_json(b'\xef\xbb\xbf{"a": "\xc3\xa9"}') == {"a": "\u00e9"}
+    assert parse_json("[1e308, -0.0]") == [1e308, -0.0]
+    got = parse_json("[NaN, 1e400]", finite=False)   # the arena's rows of no games hold NaN
+    assert np.isnan(got[0]) and got[1] == float("inf")
+    digits = sys.get_int_max_str_digits()
+    with pytest.raises(JSONError, match=f"^a number of more than {digits:,} digits$"):
+        parse_json("[" + "9" * (digits + 1) + "]")
+    assert parse_json("[" + "9" * digits + "]") == [int("9" * digits)]
+
+
 def test_shown_tells_long_integers_by_sign_and_digits():
     """Before: a cut integer read as another number, its sign lost, a NumPy integer's type
     took the room of its value, and past Python's digits limit repr itself failed."""

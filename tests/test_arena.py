@@ -497,8 +497,8 @@ def test_paired_difference_compares_two_runs_deal_by_deal(tmp_path):
     text = (tmp_path / "plain" / "arena.json").read_text().rstrip()   # before: the last kept
     (tmp_path / "twice.json").write_text(text[:-1] + ', "seed": 6}')
     for path, message in ((tmp_path / "bad.json", "is not an arena.json"),
-                          (tmp_path / "twice.json", "is not an arena.json \\(not JSON: it gives "
-                                                    "the key 'seed' twice\\)"),
+                          (tmp_path / "twice.json", "is not an arena.json \\(not JSON: the key "
+                                                    "'seed' is given twice\\)"),
                           (tmp_path / "none", "cannot read")):
         with pytest.raises(ValueError, match=message):
             read_arena_json(path)
@@ -636,7 +636,7 @@ def test_cli_paired_with_an_earlier_run(tmp_path, capsys):
         assert message in out.err and len(out.err.strip().splitlines()) == 1 and out.out == ""
     (bad / "arena.json").write_text("[" * 100_000)
     assert main(["color", "random", *base, "--paired-with", str(bad)]) == 2
-    assert "is not an arena.json (nested too deeply)" in capsys.readouterr().err
+    assert "is not an arena.json (not JSON: nested too deeply" in capsys.readouterr().err
 
 
 def test_the_arena_writes_its_files_before_it_prints(tmp_path):

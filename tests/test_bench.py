@@ -639,8 +639,8 @@ def test_the_command_writes_renders_and_plots_a_card(tmp_path, capsys):
         with pytest.raises(ValueError, match=why):
             S.read_card(bad)
     bad.write_text(json.dumps(broken)[:-1] + ', "tables": {}}')   # before: the last kept
-    with pytest.raises(ValueError, match=r"not a result card \(not JSON: it gives the key "
-                                         r"'tables' twice\)$"):
+    with pytest.raises(ValueError, match=r"not a result card \(not JSON: the key "
+                                         r"'tables' is given twice\)$"):
         S.read_card(bad)
 
 
@@ -686,8 +686,10 @@ def test_a_card_with_no_number_or_a_terminal_escape_is_refused(tmp_path):
     S.read_card(bad)   # as written
     table = next(iter(good["tables"]))
     for edit, why in [
-            (lambda d: d["tables"][table]["rating"].update(rating=float("nan")), "is not a finite number"),
-            (lambda d: d["anchor"].update(rating=float("inf")), "is not a finite number"),
+            (lambda d: d["tables"][table]["rating"].update(rating=float("nan")),
+             r"not JSON: NaN, which JSON has not; allowed: finite numbers\)$"),
+            (lambda d: d["anchor"].update(rating=float("inf")),
+             r"not JSON: Infinity, which JSON has not; allowed: finite numbers\)$"),
             (lambda d: d["agent"].update(label="\x1b[2Jx"), "the agent's label"),
             # before: any JSON value
             (lambda d: d["agent"].update(spec=5), r"the agent's spec = 5 \(int\); allowed: text"),

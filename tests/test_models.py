@@ -491,9 +491,9 @@ DAMAGED = {
     # Python's json reads NaN and Infinity, JSON has neither: such a file loaded, then could
     # not be exported
     "metadata NaN": ("m.safetensors", _with_meta(lambda m: m["config"].update(x=float("nan"))),
-                     r"metadata is not JSON \(NaN is not a JSON number\)"),
+                     r"metadata is not JSON \(NaN, which JSON has not; allowed: finite numbers\)"),
     "metadata Infinity": ("m.safetensors", _with_meta(lambda m: m.update(training_steps=float("-inf"))),
-                          r"metadata is not JSON \(-Infinity is not a JSON number\)"),
+                          r"metadata is not JSON \(-Infinity, which JSON has not; allowed: finite numbers\)"),
     "metadata a list": ("m.safetensors", lambda p: st_save(tiny_net().tensors(),
                                                            metadata={"ono_env": "[]"}), "not an object"),
     "wrong format": ("m.safetensors", _with_meta(_set("format", "other")), "not an ono_env model"),
@@ -546,9 +546,9 @@ DAMAGED = {
                                    "the metadata has the key 'lable', which no version of "
                                    "ono_env writes; allowed: format, format_version, "),
     "metadata key twice": ("m.safetensors", _meta_key_twice,
-                           "metadata is not JSON \\(it gives the key 'saved_at' twice\\)"),
+                           "metadata is not JSON \\(the key 'saved_at' is given twice\\)"),
     "header key twice": ("m.safetensors", _header_key_twice,
-                         "its header is not JSON: its safetensors header gives the key "),
+                         "its header is not JSON: the key '.*' is given twice\\)"),
     "rules a string": ("m.safetensors", _with_meta(_set("rules", "basic")), "'rules'"),
     # before: filled in from the preset silently (and a 'preset' picked another rule set)
     "rules left out": ("m.safetensors", _with_meta(_set("rules", {"name": "basic", "num_players": 2})),
@@ -623,7 +623,7 @@ DAMAGED = {
     "a number beyond a float's range": ("m.safetensors", lambda p: st_save(
         tiny_net().tensors(), metadata={"ono_env": json.dumps(tiny_meta(tiny_net())).replace(
             '"training_steps": 123', '"training_steps": 1e400')}),
-        r"metadata is not JSON \(1e400 is beyond a float's range\)"),
+        r"metadata is not JSON \(1e400, beyond a float's range; allowed: finite numbers\)"),
 }
 
 
@@ -852,7 +852,7 @@ def _old_sd(th, drop=(), size=241, layer="0", extra=None):
 OLD_DAMAGED = {
     "meta not JSON": (_old_zip("{oops", pth=b"PK"), "ono_meta.json is not JSON"),
     "meta key twice": (_old_zip('{"format": "x", "format": "ono_env-policy"}', pth=b"PK"),
-                       "ono_meta.json is not JSON \\(it gives the key 'format' twice\\)"),
+                       "ono_meta.json is not JSON \\(the key 'format' is given twice\\)"),
     "meta of another version": (_old_zip(json.dumps({"format": "ono_env-policy", "format_version": 3}),
                                          pth=b"PK"), "not ono_env model format version 1"),
     "meta of another format": (_old_zip(json.dumps({"format": "x", "format_version": 1}), pth=b"PK"),
@@ -895,7 +895,7 @@ OLD_DAMAGED = {
                               "format version True; allowed"),
     "a number beyond a float's range": (_old_zip(json.dumps(old_meta()).replace(
         '"training_steps": 1000', '"training_steps": -1e999'), pth=lambda th: _old_sd(th)),
-        r"ono_meta.json is not JSON \(-1e999 is beyond a float's range\)"),
+        r"ono_meta.json is not JSON \(-1e999, beyond a float's range; allowed: finite numbers\)"),
     # before: torch.load unpacked it (a 403 KB checkpoint made a 1.6 GB tensor)
     "a compressed record in policy.pth": (_old_zip(pth=lambda th: _deflated(_old_sd(th))),
                                           r"policy.pth's record '[^']+' is compressed; allowed: "

@@ -579,11 +579,11 @@ def test_replay_uploads_are_checked(client, monkeypatch):
     digits = sys.get_int_max_str_digits()
     body = '{"max_decisions": ' + "9" * (digits + 1) + "}"
     refused(client.post("/api/replays", headers=JSON, content=body), 400,
-            f"uploaded replay: replay JSON holds a number of more than {digits:,} digits; allowed")
+            f"uploaded replay: replay JSON is malformed: a number of more than {digits:,} digits")
     # a key given twice, whatever it is called, is said as such
     body = '{"integer string conversion": 1, "integer string conversion": 2}'
     refused(client.post("/api/replays", headers=JSON, content=body), 400,
-            "gives the key 'integer string conversion' twice")
+            "the key 'integer string conversion' is given twice")
     # a key that no JSON answer can hold (a lone surrogate; before: a 500) or a terminal's
     # escape codes is named with '?' for what cannot be shown
     d = r.to_dict()

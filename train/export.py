@@ -32,7 +32,6 @@ from __future__ import annotations
 
 import io
 import itertools
-import json
 import os
 import re
 import sys
@@ -48,13 +47,11 @@ from ono_env.agents.learned import (
     FORMAT_VERSION,
     MAX_MODEL_BYTES,
     MAX_ZIP_MEMBERS,
-    NotAFiniteNumber,
     OLD_META_NAME,
     PolicyNet,
     SAFE_MEMBER,
     check_metadata,
     check_playable,
-    finite_json_float,
     read_model,
     read_zip_member,
     rules_named,
@@ -64,14 +61,15 @@ from ono_env.agents.learned import (
 )
 from ono_env.apps import console as cli
 from ono_env.checks import (
-    DuplicateKey,
+    JSONError,
     check_input_file,
     check_output_file,
+    cut,
     is_int,
     made_dirs_kept_on_success,
+    parse_json,
     printable,
     shown,
-    unique_keys,
 )
 from ono_env.rules import RuleSet
 
@@ -102,16 +100,10 @@ def _member(zf: zipfile.ZipFile, name: str, where: str) -> bytes:
 
 
 def _old_metadata(raw: bytes, where: str) -> dict[str, Any]:
-    def not_a_number(name: str) -> Any:   # Python's JSON reads them; the new file could not
-        raise ValueError(f"{name}, which JSON has not (allowed: finite numbers)")
-
-    try:
-        meta = json.loads(raw.decode("utf-8"), parse_constant=not_a_number,
-                          parse_float=finite_json_float, object_pairs_hook=unique_keys)
-    except (UnicodeDecodeError, ValueError, RecursionError) as exc:
-        said = "JSON has not" in str(exc) or isinstance(exc, (DuplicateKey, NotAFiniteNumber))
-        why = f" ({exc})" if said else ""
-        raise ValueError(f"{where}: damaged checkpoint: {OLD_META_NAME} is not JSON{why}") \
+    try:   # NaN, Infinity and 1e400: Python's JSON reads them; the new file could not hold them
+        meta = parse_json(raw)
+    except JSONError as exc:
+        raise ValueError(f"{where}: damaged checkpoint: {OLD_META_NAME} is not JSON ({cut(str(exc), 120)})") \
             from None
     version = meta.get("format_version") if isinstance(meta, dict) else None
     # (before: true and 1.0 were taken for 1)

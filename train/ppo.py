@@ -116,12 +116,12 @@ from ono_env.agents.learned import (
 )
 from ono_env.cards import A_CATCH, A_DRAW, NUM_ACTIONS, NUM_CARD_TYPES
 from ono_env.checks import (
-    DuplicateKey,
+    JSONError,
     MAX_SEED,
     check_write_path,
     no_file,
+    parse_json,
     shown,
-    unique_keys,
     write_whole,
 )
 from ono_env.observation import (
@@ -859,9 +859,9 @@ def _tables_state(text: str | None, where: str) -> dict[str, TableState]:
 
     why = ""
     try:   # a table given twice: refused, not the last kept
-        raw = json.loads(text, object_pairs_hook=unique_keys)
-    except ValueError as exc:
-        raw, why = None, f" ({exc})" if isinstance(exc, DuplicateKey) else ""
+        raw = parse_json(text, finite=False)   # a length's NaN: entry_state names it
+    except JSONError as exc:
+        raw, why = None, f" ({exc})"
     states = {k: entry_state(v) for k, v in raw.items()} if isinstance(raw, dict) else {"": None}
     if any(v is None for v in states.values()):
         raise ValueError(f"resume: {where} holds a tables_state that is not one{why}; allowed: a "

@@ -21,14 +21,15 @@ from ono_env.agents.base import unmarked
 from ono_env.arena.play import ALL_SEATINGS_UP_TO, GameRecords, seatings
 from ono_env.arena.stats import bounded_mean_interval, wilson_interval
 from ono_env.checks import (
+    JSONError,
     as_path,
     check_input_file,
     check_output_dir,
     check_text,
     is_int,
     is_sha256,
+    parse_json,
     shown,
-    unique_keys,
     write_whole,
 )
 from ono_env.replay import Replay
@@ -322,14 +323,12 @@ def read_arena_json(path: str | Path) -> dict[str, Any]:
     except OSError as exc:   # a name too long for the system (before: its OSError, whole)
         raise ValueError(f"cannot read arena.json {str(p)!r}: {exc.strerror or exc}") from None
     check_input_file(p, "arena.json", MAX_ARENA_JSON_BYTES)   # missing, a folder, too large
-    try:
-        data = json.loads(p.read_text(encoding="utf-8-sig"), object_pairs_hook=unique_keys)
+    try:   # NaN stays: a row of an agent with no games writes its rate as NaN
+        data = parse_json(p.read_bytes(), finite=False)
     except OSError as exc:
         raise ValueError(f"cannot read {str(p)!r}: {exc.strerror or exc}") from None
-    except (UnicodeDecodeError, ValueError) as exc:   # also a key twice; a number of over 4,300 digits
+    except JSONError as exc:
         raise ValueError(f"{str(p)!r} is not an arena.json (not JSON: {exc})") from None
-    except RecursionError:
-        raise ValueError(f"{str(p)!r} is not an arena.json (nested too deeply)") from None
     if not isinstance(data, dict) or not {"rules", "seed", "games", "agents"} <= data.keys():
         raise ValueError(f"{str(p)!r} is not an arena.json (saved by ArenaResult.save, "
                          f"ono-arena --out)")

@@ -69,13 +69,14 @@ from ono_env.arena.distributed import check_ray_address, held_ray, play_on_ray
 from ono_env.arena.play import _derive, _seating_seed, end_workers, games_bar, play_games, rotations
 from ono_env.arena.stats import ELO, Z95, bounded_interval_of, bounded_mean_interval
 from ono_env.checks import (
+    JSONError,
     check_input_file,
     check_text,
     is_decimal,
     is_int,
     is_sha256,
+    parse_json,
     shown,
-    unique_keys,
 )
 from ono_env.rules import PRESETS, RuleSet, resolve_rules
 
@@ -827,18 +828,13 @@ MAX_CARD_TEXT = 200
 def read_card(path: str | Path) -> dict[str, Any]:
     """A result card written by ``ono-bench`` (JSON, read as data only); ``ValueError`` naming
     what is wrong when the file is not one."""
-    import json
-
     p = check_input_file(path, "result card", MAX_CARD_BYTES)
-    def no_constant(name: str) -> Any:   # NaN, Infinity: not numbers a card holds
-        raise ValueError(f"{name} is not a finite number")
-    try:
-        data = json.loads(p.read_text(encoding="utf-8-sig"), parse_constant=no_constant,
-                          object_pairs_hook=unique_keys)
-    except (OSError, ValueError) as exc:
+    try:   # NaN, Infinity, 1e400: not numbers a card holds
+        data = parse_json(p.read_bytes())
+    except OSError as exc:
+        raise ValueError(f"{path}: not a result card (cannot read it: {exc.strerror or exc})") from None
+    except JSONError as exc:
         raise ValueError(f"{path}: not a result card (not JSON: {exc})") from None
-    except RecursionError:
-        raise ValueError(f"{path}: not a result card (nested too deeply)") from None
     check_card(data, str(path))
     return data
 
