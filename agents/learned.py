@@ -435,6 +435,19 @@ def make_metadata(rules: RuleSet, training_steps: int, config: Mapping[str, Any]
     }
 
 
+def net_metadata(net: PolicyNet, rules: RuleSet, training_steps: int,
+                 config: Mapping[str, Any] | None = None, *, label: str | None = None,
+                 observation_version: int = 1) -> dict:
+    """:func:`make_metadata` for ``net``, its architecture read from the network itself (the
+    hidden and value layers' sizes, the activation, the opponent encoder's width); ``config``
+    is saved as the JSON it reads back as (a tuple as a list), which every trainer writes."""
+    return make_metadata(rules, training_steps, json.loads(json.dumps(dict(config or {}))),
+                         hidden_sizes=net.hidden_sizes, activation=net.activation,
+                         value_hidden_sizes=net.value_hidden_sizes, label=label,
+                         observation_version=observation_version,
+                         opponent_encoder=net.opponent_width)
+
+
 
 
 MAX_META_NESTING = 64

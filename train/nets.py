@@ -18,7 +18,6 @@ agents over a model being trained.
 
 from __future__ import annotations
 
-import json
 import zipfile
 from collections.abc import Mapping
 from pathlib import Path
@@ -28,7 +27,7 @@ import numpy as np
 import torch as th
 from stable_baselines3.common.torch_layers import BaseFeaturesExtractor, FlattenExtractor
 
-from ono_env.agents.learned import LearnedAgent, PolicyNet, SAFE_MEMBER, make_metadata, model_bytes
+from ono_env.agents.learned import LearnedAgent, PolicyNet, SAFE_MEMBER, model_bytes, net_metadata
 from ono_env.rules import RuleSet
 
 ACTIVATIONS: dict[str, type[th.nn.Module]] = {"tanh": th.nn.Tanh, "relu": th.nn.ReLU}
@@ -96,13 +95,6 @@ def policy_net(policy: Any, *, copy: bool = True) -> PolicyNet:
     return PolicyNet(scale, layers, names[0] if names else "tanh", value_layers)
 
 
-def model_metadata(net: PolicyNet, rules: RuleSet, training_steps: int,
-                   config: Mapping[str, Any] | None = None) -> dict[str, Any]:
-    """The metadata of :mod:`ono_env.agents.learned` for ``net`` trained ``training_steps``."""
-    return make_metadata(rules, training_steps, config, hidden_sizes=net.hidden_sizes,
-                         activation=net.activation, value_hidden_sizes=net.value_hidden_sizes)
-
-
 def save_model(model: Any, path: str | Path, rules: RuleSet, training_steps: int,
                config: Mapping[str, Any] | None = None) -> Path:
     """``model.save(path)`` (a MaskablePPO checkpoint, to resume training), then the playable
@@ -111,8 +103,7 @@ def save_model(model: Any, path: str | Path, rules: RuleSet, training_steps: int
     if path.suffix != ".zip":
         path = path.with_suffix(".zip")
     net = policy_net(model.policy, copy=True)
-    data = model_bytes(net, model_metadata(net, rules, training_steps,
-                                           json.loads(json.dumps(dict(config or {})))))
+    data = model_bytes(net, net_metadata(net, rules, training_steps, config))
     path.parent.mkdir(parents=True, exist_ok=True)
     model.save(path)
     with zipfile.ZipFile(path, "a", zipfile.ZIP_DEFLATED) as zf:
@@ -126,5 +117,5 @@ def agent_from_model(model: Any, rules: RuleSet, name: str = "learned", *, copy:
     freezes a copy of its current weights (a league snapshot); ``copy=False`` reads the live
     weights of a CPU model (views), so it plays as the model does now."""
     net = policy_net(model.policy, copy=copy)
-    meta = model_metadata(net, rules, int(getattr(model, "num_timesteps", 0)))
+    meta = net_metadata(net, rules, int(getattr(model, "num_timesteps", 0)))
     return LearnedAgent(net, rules, name, deterministic, meta)

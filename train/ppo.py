@@ -109,9 +109,9 @@ from torch import nn
 from ono_env.agents.learned import (
     LearnedAgent,
     PolicyNet,
-    make_metadata,
     model_bytes,
     model_sha256,
+    net_metadata,
     read_model,
 )
 from ono_env.cards import A_CATCH, A_DRAW, NUM_ACTIONS, NUM_CARD_TYPES
@@ -764,10 +764,8 @@ def save_checkpoint(model: ActorCritic, opt: torch.optim.Adam, path: Path, rules
     from safetensors.numpy import save
 
     net = model.policy_net()
-    meta = make_metadata(rules, steps, json.loads(json.dumps(config)), hidden_sizes=net.hidden_sizes,
-                         activation=net.activation, value_hidden_sizes=net.value_hidden_sizes,
-                         label=label, observation_version=model.observation_version,
-                         opponent_encoder=model.opponent_width)
+    meta = net_metadata(net, rules, steps, config, label=label,
+                        observation_version=model.observation_version)
     try:   # the model file's own check (finite weights and logits), before any write
         PolicyNet.from_tensors(net.tensors(), meta, "model to save")
     except ValueError as exc:   # weights that blew up: say what to change (a write error

@@ -48,7 +48,6 @@ as an opponent, and is refused under other rules like any model), ``rllib_checkp
 from __future__ import annotations
 
 import csv
-import json
 import re
 import sys
 import time
@@ -244,12 +243,9 @@ def learner_policy_net(algo: Any, rules: Any, activation: str):
 def export_policy(net: Any, path: str | Path, rules: Any, steps: int,
                   config: Mapping[str, Any] | None = None) -> Path:
     """Write ``net`` as a ``.safetensors`` model file (:mod:`ono_env.agents.learned`)."""
-    from ono_env.agents.learned import make_metadata, write_model
+    from ono_env.agents.learned import net_metadata, write_model
 
-    meta = make_metadata(rules, steps, json.loads(json.dumps(dict(config or {}))),
-                         hidden_sizes=net.hidden_sizes, activation=net.activation,
-                         value_hidden_sizes=net.value_hidden_sizes)
-    return write_model(path, net, meta)
+    return write_model(path, net, net_metadata(net, rules, steps, config))
 
 
 # ---- league self-play -------------------------------------------------------------------

@@ -905,7 +905,7 @@ def export_policy_gradient(agent: Any, game: OnoGame, path: str, *, training_ste
     version-2 model plays at every table its observation covers). Reads the agent's
     layers by their attribute names in OpenSpiel 2.0, which has no public accessor for them;
     ``ValueError`` for an agent of another shape. Returns the path written."""
-    from ono_env.agents.learned import PolicyNet, make_metadata, write_model
+    from ono_env.agents.learned import PolicyNet, net_metadata, write_model
 
     def linear(layer: Any) -> tuple[np.ndarray, np.ndarray]:
         return (layer.weight.detach().cpu().numpy().astype(np.float32).copy(),
@@ -935,12 +935,9 @@ def export_policy_gradient(agent: Any, game: OnoGame, path: str, *, training_ste
         raise ValueError(f"{type(agent).__name__}: a network for ({net.observation_size},) "
                          f"inputs and {net.num_actions} actions; this game has ({size},) and "
                          f"{C.NUM_ACTIONS}")
-    hidden = [w.shape[0] for w, _ in torso]
-    meta = make_metadata(game.rules, training_steps,
-                         {"trainer": "open_spiel.python.pytorch.policy_gradient",
-                          "game": str(game)}, hidden_sizes=hidden, activation="relu",
-                         value_hidden_sizes=None if value is None else hidden, label=label,
-                         observation_version=version)
+    meta = net_metadata(net, game.rules, training_steps,
+                        {"trainer": "open_spiel.python.pytorch.policy_gradient", "game": str(game)},
+                        label=label, observation_version=version)
     return str(write_model(path, net, meta))
 
 
