@@ -732,6 +732,36 @@ def test_a_learner_batch_refuses_a_bad_out_before_any_game_moves(bad):
     assert b.step(random_legal(b.action_masks(), np.random.default_rng(0)), out=good).obs is good
 
 
+def test_a_learner_batch_deals_a_finished_game_on_the_step_or_the_next():
+    """Same-step autoreset (Gymnasium, SB3, the trainer) and next-step (RLlib's vector env)
+    from one LearnerBatch: on the same seed the two play the same first episodes; next-step
+    reports each end with the episode's own last observation and deals on the next step
+    (its action ignored, reward 0)."""
+    from ono_env.envs.learner_batch import LearnerBatch
+    with pytest.raises(ValueError, match=r"autoreset='later'; allowed: same_step \| next_step"):
+        LearnerBatch("basic", 2, autoreset="later")
+    same = LearnerBatch("basic", 1, "greedy", seed=4, num_players=2, learner_seat=0)
+    nxt = LearnerBatch("basic", 1, "greedy", seed=4, num_players=2, learner_seat=0,
+                       autoreset="next_step")
+    obs_s, obs_n = same.reset(4), nxt.reset(4)
+    rng = np.random.default_rng(0)
+    ends = 0
+    while ends < 3:
+        np.testing.assert_array_equal(obs_s, obs_n)
+        a = random_legal(same.action_masks(), rng)
+        rs, rn = same.step(a), nxt.step(a)
+        assert rs.rewards[0] == rn.rewards[0] and rs.dones[0] == rn.dones[0]
+        obs_s, obs_n = rs.obs, rn.obs
+        if rn.dones[0]:
+            ends += 1
+            assert rn.final_obs is None and not nxt.action_masks()[0].any()   # nothing to play
+            np.testing.assert_array_equal(rn.obs, rs.final_obs)   # the episode's last view
+            after = nxt.step(np.array([9999]))   # ignored: the game is dealt again
+            assert after.rewards[0] == 0.0 and not after.dones[0]
+            np.testing.assert_array_equal(after.obs, rs.obs)      # the same new deal
+            obs_n = after.obs
+
+
 def test_sb3_vecenv_checks_indices_and_keeps_its_own_attributes():
     v = OnoVecEnv("basic", num_envs=4, seed=0)
     v.reset()

@@ -3,10 +3,13 @@
 :class:`LearnerBatch` holds ``num_envs`` games of one ``VecGame``, a learner seat in each,
 and the opponents (:mod:`ono_env.envs.opponents`) that play every other seat in batch between
 the learner's decisions. :meth:`LearnerBatch.step` takes one action per game, plays the
-opponents up to each learner's next turn, and deals a finished game again at once
-(same-step autoreset), returning the finished episodes' last observations beside the new
-ones. The Gymnasium vector env (:mod:`ono_env.envs.gym_vector`) and the Stable-Baselines3 VecEnv
-(:mod:`ono_env.envs.sb3`) are thin adapters over it, so both behave alike:
+opponents up to each learner's next turn, and deals a finished game again: at once
+(``autoreset="same_step"``, the default), returning the finished episodes' last observations
+beside the new ones, or on the next step (``"next_step"``, which ignores that step's action
+for the game and returns the new episode's first observation with reward 0). The Gymnasium
+vector env (:mod:`ono_env.envs.gym_vector`), the Stable-Baselines3 VecEnv
+(:mod:`ono_env.envs.sb3`) and the RLlib vector env (:mod:`ono_env.envs.rllib_env`, next step)
+are thin adapters over it, so all behave alike:
 
 - ``learner_seat``: ``"random"`` (a new seat per game and episode, drawn from the batch's
   seeded generator) or a seat number. A deal that ends before the learner's first decision
@@ -32,7 +35,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from ono_env.cards import NUM_ACTIONS
-from ono_env.checks import as_array, check_int, check_learner_seat, check_seed
+from ono_env.checks import as_array, check_choice, check_int, check_learner_seat, check_seed
 from ono_env.envs.opponents import OpponentDriver, make_opponents, midway
 from ono_env.game import MAX_GAMES, VecGame, check_game_memory
 from ono_env.observation import observation_size
@@ -52,25 +55,32 @@ class BatchStep(NamedTuple):
     dones: np.ndarray        # (N,) bool: terminated | truncated
 
 
+AUTORESETS = ("same_step", "next_step")
+"""When :meth:`LearnerBatch.step` deals a finished game again (see the module)."""
+
+
 class LearnerBatch:
     """``num_envs`` games under ``rules`` with a learner seat in each (see the module).
     ``batched_space``: the vector env over it batches the observation space (Gymnasium's
-    ``batch_space``), whose bounds are counted with the games against the free memory before
+    ``batch_space``), and with ``mask_space`` an action mask space too (RLlib's dict
+    observation), whose bounds are counted with the games against the free memory before
     they are made (:func:`~ono_env.game.check_game_memory`)."""
 
     def __init__(self, rules: Any = "classic", num_envs: int = 64, opponents: Any = "random",
                  seed: int | None = None, learner_seat: int | str = "random", *,
                  max_decisions: int | None = None, skip_forced: bool = False,
                  reward: str = "win", observation_version: int = 1,
-                 batched_space: bool = False, **rule_overrides: Any) -> None:
+                 autoreset: str = "same_step", batched_space: bool = False,
+                 mask_space: bool = False, **rule_overrides: Any) -> None:
         self.rules = resolve_rules(rules, **rule_overrides)
         self.num_envs = check_int("num_envs", num_envs, 1, MAX_GAMES)
         check_seed("seed", seed)
         self._learner_seat = check_learner_seat(learner_seat, self.rules.num_players)
-        if batched_space:   # a vector env's batched observation space, counted before the games
+        self.autoreset = check_choice("autoreset", autoreset, AUTORESETS)
+        if batched_space:   # a vector env's batched spaces, counted before the games
+            values = observation_size(self.rules, observation_version) + NUM_ACTIONS * mask_space
             check_game_memory(self.rules, self.num_envs, observation_version,
-                              f"num_envs={self.num_envs:,}",
-                              space_values=observation_size(self.rules, observation_version))
+                              f"num_envs={self.num_envs:,}", space_values=values)
         self.game = VecGame(self.rules, self.num_envs, seed=seed, max_decisions=max_decisions,
                             skip_forced=skip_forced, reward=reward,
                             observation_version=observation_version)
@@ -82,6 +92,7 @@ class LearnerBatch:
         self.decisions = 0
         """Every decision taken, the learner's and the opponents'."""
         self._rows = np.arange(self.num_envs)
+        self._restart = np.zeros(self.num_envs, np.bool_)   # next step: to deal again
         self._ready = False
         self._failed: str | None = None   # why the last step() or reset() failed midway
 
@@ -110,6 +121,7 @@ class LearnerBatch:
                 self.rng = np.random.default_rng(seed)
             else:
                 self.game.reset()
+            self._restart[:] = False
             self._deal(np.ones(self.num_envs, np.bool_))
         self._ready, self._failed = True, None
         return self.game.observe(self.learner)
@@ -134,6 +146,8 @@ class LearnerBatch:
             raise RuntimeError(self._failed or "step() before reset(): call reset() first")
         a = self.check_actions(actions, self.num_envs)
         out = self.game.check_observation_out(out)   # before any game moves
+        if self.autoreset == "next_step":
+            return self._step_next(a, out)
         result = self.game.step(a)          # raises ValueError on an illegal action
         with midway("step()", self._stop):   # the learners' moves are made
             rewards = self._driver.take_pending()
@@ -150,6 +164,29 @@ class LearnerBatch:
                 self._deal(dones)
         obs = self.game.observe(self.learner, out=out)
         return BatchStep(obs, rewards.astype(np.float32), terminated, truncated, final, dones)
+
+    def _step_next(self, a: np.ndarray, out: np.ndarray | None) -> BatchStep:
+        """:meth:`step` with next-step autoreset: the games that ended on the step before are
+        dealt again (their action ignored, reward 0), the others played."""
+        restart = self._restart.copy()
+        play = ~restart
+        result = self.game.step(np.where(play, a, 0), play)   # ValueError on an illegal action
+        with midway("step()", self._stop):   # the learners' moves are made
+            rewards = np.where(play, self._driver.take_pending(), 0.0)
+            rewards += np.where(play, result.rewards[self._rows, self.learner], 0.0)
+            self.decisions += int(play.sum())
+            # the opponents of the games played, up to each learner's next turn (the games to
+            # deal again are finished: advance leaves them alone), then the new deals
+            self.decisions += self._driver.advance(self.learner, self.rng, rewards)
+            terminated = self.game.terminated & play
+            truncated = self.game.truncated & ~self.game.terminated & play
+            if restart.any():
+                self.game.reset(which=restart)
+                self._deal(restart)
+        self._restart = terminated | truncated
+        obs = self.game.observe(self.learner, out=out)
+        return BatchStep(obs, rewards.astype(np.float32), terminated, truncated, None,
+                         self._restart.copy())
 
     def action_masks(self) -> np.ndarray:
         """``(N, 85) bool``: each learner's legal actions now; all False before ``reset()`` and

@@ -13,7 +13,7 @@ know.)
   with ``gym_env_vectorize_mode="vector_entry_point"``: no Python object per game). The
   opponents (names, model files, agents, or an :class:`~ono_env.envs.opponents.OpponentPool`
   drawn per game and seat) are stepped in batch inside ``step`` by the same
-  :class:`~ono_env.envs.opponents.OpponentDriver` as the Gymnasium and SB3 adapters. Autoreset is
+  :class:`~ono_env.envs.learner_batch.LearnerBatch` as the Gymnasium and SB3 adapters. Autoreset is
   gymnasium's ``NEXT_STEP`` mode (what RLlib's ``SingleAgentEnvRunner`` expects): a game that
   ends reports its final observation (mask all 0) and is dealt again on the next ``step``,
   which ignores its action and returns the new episode's first observation with reward 0.
@@ -50,9 +50,10 @@ from gymnasium.vector.utils import batch_space
 from ray.rllib.env.multi_agent_env import MultiAgentEnv
 
 from ono_env.cards import NUM_ACTIONS
-from ono_env.checks import as_array, check_action, check_int, check_learner_seat, check_seed, shown
-from ono_env.envs.opponents import OpponentDriver, OpponentPool, make_opponents, midway
-from ono_env.game import MAX_GAMES, VecGame, check_game_memory
+from ono_env.checks import check_action, check_int, check_seed, shown
+from ono_env.envs.learner_batch import LearnerBatch
+from ono_env.envs.opponents import OpponentPool
+from ono_env.game import VecGame
 from ono_env.observation import observation_high, observation_size
 from ono_env.rules import RuleSet, resolve_rules
 
@@ -100,33 +101,27 @@ class OnoRLlibVectorEnv(gym.vector.VectorEnv):
 
     def __init__(self, config: Mapping[str, Any] | None = None) -> None:
         cfg = _config(config, VECTOR_KEYS, "OnoRLlibVectorEnv")
-        self.rules = _rules(cfg)
-        self.num_envs = check_int("num_envs", cfg.get("num_envs", 64), 1, MAX_GAMES)
-        seed = check_seed("seed", cfg.get("seed"))
-        self._learner_seat = check_learner_seat(cfg.get("learner_seat", "random"),
-                                                self.rules.num_players)
-        version = cfg.get("observation_version", 1)
         # the batched spaces' bounds too: the observation and the action mask of every game
-        check_game_memory(self.rules, self.num_envs, version, f"num_envs={self.num_envs:,}",
-                          space_values=observation_size(self.rules, version) + NUM_ACTIONS)
-        self.game = VecGame(self.rules, self.num_envs, seed=seed,
-                            max_decisions=cfg.get("max_decisions"), reward=cfg.get("reward", "win"),
-                            observation_version=version)
-        self.opponents = make_opponents(cfg.get("opponents", "random"), self.rules)
-        self._driver = OpponentDriver(self.game, self.opponents)
-        self._rng = np.random.default_rng(seed)
-        self._first_seed = seed   # the first reset()'s, where it gives none
-        self._learner = np.zeros(self.num_envs, np.int64)
-        self._restart = np.zeros(self.num_envs, np.bool_)   # dealt again on the next step
-        self._ready = False
-        self._failed: str | None = None   # why the last step() or reset() failed midway
-        self.decisions = 0
-        """Every decision taken, the learner's and the opponents'."""
+        self.batch = LearnerBatch(_rules(cfg), cfg.get("num_envs", 64), cfg.get("opponents", "random"),
+                                  cfg.get("seed"), cfg.get("learner_seat", "random"),
+                                  max_decisions=cfg.get("max_decisions"), reward=cfg.get("reward", "win"),
+                                  observation_version=cfg.get("observation_version", 1),
+                                  autoreset="next_step", batched_space=True, mask_space=True)
+        self.rules = self.batch.rules
+        self.game = self.batch.game
+        self.opponents = self.batch.opponents
+        self.num_envs = self.batch.num_envs
+        self._first_seed = cfg.get("seed")   # the first reset()'s, where it gives none
         self.single_observation_space = observation_space(self.rules, self.game.observation_version)
         self.single_action_space = spaces.Discrete(NUM_ACTIONS)
         self.observation_space = batch_space(self.single_observation_space, self.num_envs)
         self.action_space = batch_space(self.single_action_space, self.num_envs)
         self._mask = np.zeros((self.num_envs, NUM_ACTIONS), np.float32)
+
+    @property
+    def decisions(self) -> int:
+        """Every decision taken, the learner's and the opponents'."""
+        return self.batch.decisions
 
     # ---- the league ---------------------------------------------------------------------
     @property
@@ -171,12 +166,8 @@ class OnoRLlibVectorEnv(gym.vector.VectorEnv):
             raise
 
     # ---- episodes -----------------------------------------------------------------------
-    def _stop(self, why: str) -> None:
-        self._ready, self._failed = False, why
-
-    def _observe(self) -> dict[str, np.ndarray]:
-        obs = self.game.observe(self._learner)
-        np.copyto(self._mask, self.game.legal_mask())
+    def _observe(self, obs: np.ndarray) -> dict[str, np.ndarray]:
+        np.copyto(self._mask, self.batch.action_masks())
         return {OBS_KEY: obs, MASK_KEY: self._mask.copy()}
 
     def reset(self, *, seed: int | None = None, options: dict | None = None):
@@ -186,47 +177,13 @@ class OnoRLlibVectorEnv(gym.vector.VectorEnv):
         if options is not None and not isinstance(options, dict):
             raise ValueError(f"options={shown(options, 80)}; allowed: a dict or None (no options)")
         seed, self._first_seed = (self._first_seed if seed is None else seed), None
-        with midway("reset()", self._stop):   # an opponent may fail in the deal
-            if seed is not None:
-                self.game.reset(seed=seed)
-                self._rng = np.random.default_rng(seed)
-            else:
-                self.game.reset()
-            self._restart[:] = False
-            self.decisions += self._driver.start(np.ones(self.num_envs, np.bool_),
-                                                 self._learner, self._learner_seat, self._rng)
-        self._ready, self._failed = True, None
-        return self._observe(), {}
+        return self._observe(self.batch.reset(seed)), {}
 
     def step(self, actions: Any):
         """``actions``: ``(num_envs,)`` integer action ids. Games that ended on the previous
         step are dealt again instead (their action is ignored)."""
-        if not self._ready:
-            raise RuntimeError(self._failed or "step() before reset(): call reset() first")
-        a = as_array(actions)
-        if a.shape != (self.num_envs,) or a.dtype.kind not in "iu":
-            raise ValueError(f"actions must be an integer array of shape ({self.num_envs},); "
-                             f"got {a.dtype} {a.shape}")
-        restart = self._restart.copy()   # the ids as given: game.step names a uint64 past int64
-        play = ~restart
-        result = self.game.step(np.where(play, a, 0), play)  # ValueError on an illegal action
-        with midway("step()", self._stop):   # the learners' moves are made
-            rewards = np.where(play, result.rewards[np.arange(self.num_envs), self._learner],
-                               0.0)
-            rewards = rewards.astype(np.float64)
-            rewards += np.where(play, self._driver.take_pending(), 0.0)
-            self.decisions += int(play.sum())
-            # the opponents of the games played, up to each learner's next turn (the games to
-            # deal again are finished: advance leaves them alone), then the new deals
-            self.decisions += self._driver.advance(self._learner, self._rng, rewards)
-            terminated = self.game.terminated & play
-            truncated = self.game.truncated & ~self.game.terminated & play
-            if restart.any():
-                self.game.reset(which=restart)
-                self.decisions += self._driver.start(restart, self._learner,
-                                                     self._learner_seat, self._rng)
-        self._restart = terminated | truncated
-        return self._observe(), rewards.astype(np.float32), terminated, truncated, {}
+        r = self.batch.step(actions)
+        return self._observe(r.obs), r.rewards, r.terminated, r.truncated, {}
 
     def close_extras(self, **kwargs: Any) -> None:
         pass
