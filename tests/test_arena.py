@@ -258,11 +258,16 @@ def test_a_plot_is_written_whole_at_exactly_its_path(tmp_path, monkeypatch, othe
     (["greedy", "random", "--players", "-" + "9" * 40], "a negative number of 40 digits"),
     (["greedy", "random", "--players", "x" * 5000], "--players: 'xxxxxxxxxxxxxxxxxxxxxxxxxxx"
                                                     "xxxxxxxxx... is not a whole number"),
-    (["greedy", "--players", "2"], "1 agent for 2 players"),
+    (["greedy", "--players", "2"], "1 agent for 2 players: give at least 2 (repeat a name to "
+                                   "seat it more than once)"),
+    (["greedy", "random", "random", "--players", "4"], "3 agents for 4 players: give at least "
+                                                       "4 (repeat a name to seat it more than once)"),
     # an empty path is not the current folder (before: 'wrote 3 replays to .')
     (["greedy", "random", "--players", "2", "--record", "3", ""], "DIR is empty"),
     (["greedy", "random", "--rules", "nosuch"], "nosuch"),
-    (["greedy", "random"], "2 agents for 4 players"),   # classic seats 4 unless --players
+    # classic seats 4 unless --players, named (before: not)
+    (["greedy", "random"], "2 agents for 4 players: give at least 4 (repeat a name to seat it "
+                           "more than once), or --players 2 for a table of 2"),
     # the games rounded up (a note) and an agent that cannot play: the error alone (before:
     # the note, then the error)
     (["ppo-any", "ppo-basic-2p", "greedy", "--players", "3", "--rules", "basic"],
@@ -419,7 +424,9 @@ def test_paired_difference_compares_two_runs_deal_by_deal(tmp_path):
     check_paired_plan(saved, ["pimc:2", "random"], "basic", 2, 400, 5)   # would deal the same
     refusals = [
         (dict(kw, seed=6), ["color", "random"], r"differ in seed \(6 against 5\)"),
-        (dict(kw, num_games=402), ["color", "random"], r"differ in number of games \(402 against 400\)"),
+        (dict(kw, num_games=402), ["color", "random"],
+         r"differ in number of games played \(402 against 400; a mirrored run plays the games "
+         r"asked rounded up to whole deals\)"),
         (dict(kw, batch_size=100), ["color", "random"], r"differ in batch size \(100 against 4096\)"),
         (kw, ["color", "greedy"], r"the other entrants differ \(greedy against random\)"),
         # before: "differ in number of games (402 against 400)", where the games asked were
@@ -579,6 +586,38 @@ def test_a_plan_too_big_for_any_games_count_says_so():
     assert "ask for at least" not in str(info.value)
     with pytest.raises(ValueError, match="ask for at least"):
         check_plan(games_played(1, 20, 4), 1, 20, 4)
+
+
+def test_cli_pairs_one_model_file_labelled_by_its_folder_and_rules_by_another_name(tmp_path, capsys):
+    """Before: the same model file as the other entrant, labelled by its folder in one run
+    (another entrant's file had its name) and by its name in the other, was refused as
+    another entrant; and two rules files of one rule set under two names as dealing other
+    cards."""
+    import shutil
+
+    from ono_env.agents.learned import shipped_models
+    for folder, model in (("d1", "ppo-basic-2p"), ("d2", "ppo-any")):
+        (tmp_path / folder).mkdir()
+        shutil.copy(shipped_models()[model], tmp_path / folder / "m.safetensors")
+    (tmp_path / "r1.yaml").write_text("preset: basic\nname: mine\n")
+    (tmp_path / "r2.yaml").write_text("preset: basic\nname: yours\n")
+    base = ["--players", "2", "--games", "40", "--seed", "3", "--mirrored", "--no-progress",
+            "--no-rating"]
+    d1, d2 = str(tmp_path / "d1" / "m.safetensors"), str(tmp_path / "d2" / "m.safetensors")
+    assert main(["greedy", d1, "--rules", str(tmp_path / "r1.yaml"), *base,
+                 "--out", str(tmp_path / "a")]) == 0
+    capsys.readouterr()
+    assert main([d2, d1, "--rules", str(tmp_path / "r2.yaml"), *base,
+                 "--paired-with", str(tmp_path / "a")]) == 0
+    line = capsys.readouterr().out.strip().splitlines()[-1]
+    assert line.startswith("paired with ") and "- greedy " in line
+    # another file under the label: still refused, by its digest
+    shutil.copy(shipped_models()["ppo-any"], tmp_path / "d1" / "m.safetensors")
+    assert main([d2, d1, "--rules", "basic", *base, "--paired-with", str(tmp_path / "a")]) == 2
+    assert "the other entrants differ (d1/m.safetensors against m)" in capsys.readouterr().err
+    # rules that deal other cards: refused, the fields named
+    assert main(["color", d1, "--rules", "classic", *base, "--paired-with", str(tmp_path / "a")]) == 2
+    assert "differ in rules" in capsys.readouterr().err
 
 
 def test_cli_paired_with_an_earlier_run(tmp_path, capsys):
@@ -2093,6 +2132,52 @@ def test_the_paths_written_are_printed_without_their_control_characters(tmp_path
     printed = capsys.readouterr().out
     assert "\x01" not in printed and "nul?ctl" in printed
     assert (out / "arena.json").is_file() and list((out / "r").glob("replay-*.json"))
+    # and the run paired with (before: printed raw)
+    base = ["--players", "2", "--games", "4", "--no-rating", "--no-progress", "--mirrored"]
+    assert main(["greedy", "random", *base, "--out", str(tmp_path / "p\x1bq")]) == 0
+    assert main(["color", "random", *base, "--paired-with", str(tmp_path / "p\x1bq")]) == 0
+    printed = capsys.readouterr().out
+    assert "\x1b" not in printed and "paired with " in printed and "p?q" in printed
+
+
+def test_a_run_that_fails_or_is_stopped_writing_its_files_prints_its_table(tmp_path, capsys,
+                                                                          monkeypatch):
+    """Before: a full disk at the third replay (or a stop there) ended the run with the error
+    alone, its table never printed: a run without --out lost its results."""
+    from ono_env import replay as R
+    real = R.Replay.save
+    for failure, code in ((ValueError("cannot write replay file: No space left on device"), 2),
+                          (KeyboardInterrupt(), 130)):
+        calls: list = []
+
+        def save(self, path, *a, failure=failure, calls=calls, **kw):
+            calls.append(path)
+            if len(calls) == 3:
+                raise failure
+            return real(self, path, *a, **kw)
+        monkeypatch.setattr(R.Replay, "save", save)
+        rec = tmp_path / f"r{code}"
+        assert main(["greedy", "random", "--players", "2", "--games", "20", "--no-rating",
+                     "--no-progress", "--record", "5", str(rec)]) == code
+        out, err = capsys.readouterr()
+        assert "win rate" in out and "wrote 2 of 5 replays to" in out, out
+        assert len(list(rec.glob("replay-*.json"))) == 2
+        assert ("No space left on device" if code == 2 else "interrupted") in err
+
+
+def test_two_runs_into_one_folder_do_not_mix(tmp_path):
+    """ono-arena --out saves with new=True: a run that finds the folder filled since its
+    check is refused (before: its files replaced the other run's, the PNG of one beside the
+    JSON of the other)."""
+    first = run_arena(["greedy", "random"], "basic", 2, 4, rating=False)
+    first.save(tmp_path, new=True)
+    before = (tmp_path / "arena.json").read_bytes()
+    other = run_arena(["color", "random"], "basic", 2, 4, rating=False)
+    with pytest.raises(ValueError, match=r"arena\.json"):
+        other.save(tmp_path, new=True)
+    assert (tmp_path / "arena.json").read_bytes() == before
+    other.save(tmp_path)   # the library's default: replaced, as documented
+    assert (tmp_path / "arena.json").read_bytes() != before
 
 
 def test_the_words_of_a_small_mirrored_run_and_a_label_the_font_lacks(tmp_path, capsys):

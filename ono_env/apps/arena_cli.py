@@ -10,6 +10,7 @@ extra, used through its object API: importing this module changes no global back
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib.util
 import os
 import sys
@@ -257,8 +258,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         from ono_env.agents.base import observation_version
         from ono_env.agents.search import thinks_by_the_clock
         built = None   # the agents, made once for the checks below
-        if args.ray is not None:
-            check_seats_filled(len(args.agents), players)   # before Ray's seconds
+        # before Ray's seconds; the rules' own player count taken: --players named too
+        check_seats_filled(len(args.agents), players, "--players" if args.players is None else None)
         if len(args.agents) >= players:   # before any game and before Ray starts (before: a
             # bad agent was named after Ray's seconds of start-up)
             built = [make_agent(spec, rules) for spec in agents]
@@ -300,23 +301,37 @@ def main(argv: Sequence[str] | None = None) -> int:
         # the files first, then the printing: a reader that stops reading (| head), or a
         # failed comparison, leaves them written (before: the table was printed first, and
         # a closed pipe lost the run's files and replays)
-        written = []
-        if args.out is not None:
-            paths = result.save(args.out)
-            if importlib.util.find_spec("matplotlib") is None:
-                print("ono-arena: note: arena.png not drawn without matplotlib: "
-                      "pip install 'ono-env[arena]'", file=sys.stderr)
-            else:
-                paths.append(plot_head_to_head(result, Path(args.out) / "arena.png"))
-            # a control character of a path shown as '?' (before: sent to the terminal)
-            written.append("wrote " + ", ".join(printable(str(p)) for p in paths))
-        if record_dir is not None:
-            for k, replay in enumerate(result.replays):
-                replay.save(record_dir / f"replay-{k + 1:05d}.json", new=True)
-            short = (f" (--record {record:,}: the run played {len(result.records.length):,} "
-                     f"games)" if len(result.replays) < record else "")
-            written.append(f"wrote {len(result.replays)} replays to "
-                           f"{printable(str(record_dir))}{short}")
+        written: list[str] = []
+        saved = 0   # replays written
+        try:
+            if args.out is not None:   # new: a run started into the folder meanwhile is not mixed in
+                paths = result.save(args.out, new=True)
+                if importlib.util.find_spec("matplotlib") is None:
+                    print("ono-arena: note: arena.png not drawn without matplotlib: "
+                          "pip install 'ono-env[arena]'", file=sys.stderr)
+                else:
+                    paths.append(plot_head_to_head(result, Path(args.out) / "arena.png"))
+                # a control character of a path shown as '?' (before: sent to the terminal)
+                written.append("wrote " + ", ".join(printable(str(p)) for p in paths))
+            if record_dir is not None:
+                for k, replay in enumerate(result.replays):
+                    replay.save(record_dir / f"replay-{k + 1:05d}.json", new=True)
+                    saved = k + 1
+                short = (f" (--record {record:,}: the run played {len(result.records.length):,} "
+                         f"games)" if len(result.replays) < record else "")
+                written.append(f"wrote {len(result.replays)} replays to "
+                               f"{printable(str(record_dir))}{short}")
+        except (KeyboardInterrupt, cli.Stopped, ValueError, OSError):
+            # the games were played: their table and what was written, then the error (before:
+            # a full disk at the replays, or a stop there, lost the run's results unsaid)
+            if saved:
+                written.append(f"wrote {saved:,} of {len(result.replays):,} replays to "
+                               f"{printable(str(record_dir))}")
+            with contextlib.suppress(OSError):   # a closed pipe: the error says itself
+                print(result.format_table())
+                for line in written:
+                    print(line)
+            raise
         print(result.format_table())
         if earlier is not None:
             try:
@@ -325,7 +340,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 kept = "; ".join(line.removeprefix("wrote ") for line in written)
                 raise ValueError(f"{exc}" + (f" (this run wrote {kept})" if kept else "")) \
                     from None
-            print(f"\npaired with {args.paired_with}: {d['agent_a']} {100 * d['rate_a']:.2f}% - "
+            print(f"\npaired with {printable(args.paired_with)}: {d['agent_a']} {100 * d['rate_a']:.2f}% - "
                   f"{d['agent_b']} {100 * d['rate_b']:.2f}% = {100 * d['diff']:+.2f} points "
                   f"[{100 * d['low']:+.2f}, {100 * d['high']:+.2f}] over the same "
                   f"{d['deals']:,} deals")

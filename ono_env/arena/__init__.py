@@ -243,11 +243,15 @@ def _object_label(agent: Any) -> str:
     return label
 
 
-def check_seats_filled(n_agents: int, num_players: int) -> None:
-    """One ``ValueError`` where ``n_agents`` entrants cannot fill ``num_players`` seats."""
+def check_seats_filled(n_agents: int, num_players: int, option: str | None = None) -> None:
+    """One ``ValueError`` where ``n_agents`` entrants cannot fill ``num_players`` seats;
+    ``option``: the option that sets the player count, named as the other way out where the
+    rules' own count was taken (``ono-arena greedy random`` under 4-player rules)."""
     if n_agents < num_players:
+        other = (f", or {option} {n_agents} for a table of {n_agents}"
+                 if option is not None and n_agents >= MIN_PLAYERS else "")
         raise ValueError(f"{plural(n_agents, 'agent')} for {num_players} players: give at least "
-                         f"{num_players} (repeat a name to seat it more than once)")
+                         f"{num_players} (repeat a name to seat it more than once){other}")
 
 
 def _run_args(rules: Any, num_players: int | None, agents: Any, num_games: Any, seed: Any,

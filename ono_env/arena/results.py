@@ -282,7 +282,7 @@ class ArenaResult:
             table[label] = {"deals": deals.tolist(), "share": share.tolist()}
         return table
 
-    def save(self, directory: str | Path, stem: str = "arena") -> list[Path]:
+    def save(self, directory: str | Path, stem: str = "arena", *, new: bool = False) -> list[Path]:
         """Write ``<stem>.json`` (everything; a mirrored run also each entrant's per-deal
         results, ``per_deal``, and ``batch_size``) and ``<stem>.csv`` (the per-agent table) into
         ``directory``. Returns the paths. (``ono_env.apps.arena_cli.plot_head_to_head`` draws
@@ -290,7 +290,9 @@ class ArenaResult:
         '.', '_' and '-', the first a letter or digit. Files of those names already there are
         replaced (``ono-arena --out`` refuses such a folder before it plays); each is written
         whole, through a temporary file, so a run killed meanwhile leaves no part of one (the
-        JSON is written first: a failure at the CSV leaves the new JSON beside the old CSV)."""
+        JSON is written first: a failure at the CSV leaves the new JSON beside the old CSV).
+        ``new``: replace no file, even one written since the caller checked the folder (two
+        runs into one folder at once: the second is refused, not mixed with the first)."""
         if not isinstance(stem, str) or not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._-]{0,99}", stem):
             raise ValueError(f"stem={shown(stem, 60)}; allowed: a file name without a folder, 1-100 "
                              f"letters, digits, '.', '_' and '-', the first a letter or digit")
@@ -308,8 +310,8 @@ class ArenaResult:
         w = csv.DictWriter(table, fieldnames=list(rows[0]))
         w.writeheader()
         w.writerows(rows)
-        write_whole(paths[0], (text + "\n").encode(), "arena result file")
-        write_whole(paths[1], table.getvalue().encode(), "arena table file")
+        write_whole(paths[0], (text + "\n").encode(), "arena result file", new=new)
+        write_whole(paths[1], table.getvalue().encode(), "arena table file", new=new)
         return paths
 
 def read_arena_json(path: str | Path) -> dict[str, Any]:
@@ -486,13 +488,19 @@ def check_pairable(pa: dict[str, Any], pb: dict[str, Any], entrant: int = 0) -> 
         raise ValueError(f"the two runs have {len(pa['agents'])} and {len(pb['agents'])} "
                          f"entrants; a paired comparison needs the same tables (the same number "
                          f"of entrants)")
-    for key, what in (("rules", "rules"), ("seed", "seed"), ("games", "number of games")):
-        if pa[key] != pb[key]:
-            shown = ((pa[key], pb[key]) if key != "rules" else
-                     ({k: v for k, v in pa[key].items() if pb[key].get(k) != v},
-                      {k: v for k, v in pb[key].items() if pa[key].get(k) != v}))
-            raise ValueError(f"the two runs differ in {what} ({shown[0]} against {shown[1]}), so "
-                             f"they did not deal the same cards; a paired comparison needs the "
+    for key, what in (("rules", "rules"), ("seed", "seed"), ("games", "number of games played")):
+        va, vb = pa[key], pb[key]
+        if key == "rules" and isinstance(va, dict) and isinstance(vb, dict):
+            # a rule set's name deals no card (before: two files of one rule set under two
+            # names were refused as dealing other cards)
+            va, vb = ({k: v for k, v in r.items() if k != "name"} for r in (va, vb))
+        if va != vb:
+            shown = ((va, vb) if key != "rules" else
+                     ({k: v for k, v in va.items() if vb.get(k) != v},
+                      {k: v for k, v in vb.items() if va.get(k) != v}))
+            rounded = "; a mirrored run plays the games asked rounded up to whole deals" if key == "games" else ""
+            raise ValueError(f"the two runs differ in {what} ({shown[0]} against {shown[1]}{rounded}), "
+                             f"so they did not deal the same cards; a paired comparison needs the "
                              f"same rules, seed, games and batch size")
     if pa["batch_size"] != pb["batch_size"]:
         # each batch of a seating deals from a seed of its own (play_games: the batch's
@@ -522,7 +530,20 @@ def check_pairable(pa: dict[str, Any], pb: dict[str, Any], entrant: int = 0) -> 
     # random#2): "random random" against "greedy random" seats one random as the other
     # entrant of both; the models recorded under the labels are compared below
     plain_a, plain_b = _unnumbered(la), _unnumbered(lb)
-    if plain_a[:entrant] + plain_a[entrant + 1:] != plain_b[:entrant] + plain_b[entrant + 1:]:
+    ma, mb = pa.get("models", UNRECORDED), pb.get("models", UNRECORDED)
+    raw_a = [str(x) for x in pa["agents"]]
+    raw_b = [str(x) for x in pb["agents"]]
+
+    def same_entrant(k: int) -> bool:
+        if plain_a[k] == plain_b[k]:
+            return True
+        # one model file, labelled by its folder in a run where another entrant's file had
+        # its name (a label with a '/': no agent name has one) and by its name in the other
+        # (before: refused as another entrant): the same file by its digest
+        return (UNRECORDED not in (ma, mb) and ("/" in la[k] or "/" in lb[k])
+                and ma.get(raw_a[k]) is not None and ma.get(raw_a[k]) == mb.get(raw_b[k]))
+
+    if not all(same_entrant(k) for k in range(len(la)) if k != entrant):
         raise ValueError(f"the other entrants differ ({', '.join(others_a)} against "
                          f"{', '.join(others_b)}); a paired comparison plays two agents "
                          f"against the same others")
@@ -531,10 +552,7 @@ def check_pairable(pa: dict[str, Any], pb: dict[str, Any], entrant: int = 0) -> 
         raise ValueError(f"the two runs cut games at different decision limits (max_decisions "
                          f"{cut_a} against {cut_b}: None is the game's own limit); a paired "
                          f"comparison needs the same")
-    ma, mb = pa.get("models", UNRECORDED), pb.get("models", UNRECORDED)
     if UNRECORDED not in (ma, mb):
-        raw_a = [str(x) for x in pa["agents"]]
-        raw_b = [str(x) for x in pb["agents"]]
         for k, (xa, xb) in enumerate(zip(raw_a, raw_b)):
             if k != entrant and ma.get(xa) != mb.get(xb):
                 raise ValueError(f"the other entrant {la[k]!r} is not the same model in the two "
