@@ -206,8 +206,16 @@ def _why_not_action(name: str, position: dict, legal: Sequence[int]) -> str:
     if verb in ("call", "catch") and r["ono_penalty"] == "none":
         return " (these rules have no ONO! call)"
     if verb == "call":
-        return (" (you have called already)" if position["called"][p]
-                else " (only with two cards in hand, before you play one)")
+        if position["called"][p]:
+            return " (you have called already)"
+        if len(position["hands"][p]) != 2:
+            return " (only with two cards in hand, before you play one)"
+        # two cards and no call yet: a call goes with a play, and none is legal (before: "only
+        # with two cards in hand" to a player holding two)
+        none = ("the drawn card cannot be played: keep it" if phase == "drawn" else
+                f"{position['pending_draw']} cards to draw are pending: accept takes them"
+                if phase == "pending" else "no card you hold can be played now")
+        return f" (a call goes with the play of your second-to-last card, and {none})"
     if verb == "catch":
         who = "" if r["false_catch_penalty"] else ", who went down to one card without calling ONO!"
         return f" (only as the first decision of your turn, against the previous player{who})"

@@ -1190,6 +1190,18 @@ def test_a_refused_action_other_than_a_play_says_why():
     assert refusal(basic, hands, ["R5"], "accept").endswith("(no draw is pending)")
     assert refusal(classic, hands, ["R5"], "call").endswith(
         "(only with two cards in hand, before you play one)")
+    # two cards held, none playable: the call's reason is the play's (before: "only with two
+    # cards in hand" to a player holding two)
+    two = [["G1", "Y8"], ["R3"]]
+    assert refusal(classic, two, ["R5"], "call").endswith(
+        "(a call goes with the play of your second-to-last card, and no card you hold can be "
+        "played now)")
+    assert refusal(classic, two, ["R+2"], "call", phase="pending", pending_draw=2,
+                   previous_player=1).endswith("and 2 cards to draw are pending: accept takes them)")
+    assert refusal(classic, two, ["R5"], "call", phase="drawn", drawn_card="Y8",
+                   turn_fresh=False).endswith("and the drawn card cannot be played: keep it)")
+    assert refusal(classic, two, ["R5"], "call", called=[True, False]).endswith(
+        "(you have called already)")
     assert refusal(classic, hands, ["R5"], "catch").endswith(
         "(only as the first decision of your turn, against the previous player, who went down "
         "to one card without calling ONO!)")

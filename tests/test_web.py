@@ -259,6 +259,10 @@ def test_a_round_end_at_a_full_table_keeps_its_result_in_the_view(client):
     for k in range(1, end["round"]):   # the rounds the match went on after: their hands too
         at = next(i for i, e in enumerate(seen) if e.startswith(f"round {k} won by P"))
         assert sum(" show" in e and e.endswith(" points") for e in seen[at + 1:at + 6]) == 5
+    # the decision that ended the round, for a page whose log no longer reaches back to it
+    entry = [h for h in end["history"] if h["decision"] == end["events_decision"]]
+    assert end["events_decision"] < end["decisions"] and len(entry) == 1
+    assert entry[0]["events"][-len(end["events"]):] == end["events"]
 
 
 # ---- decisions -------------------------------------------------------------------------

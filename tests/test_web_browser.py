@@ -286,3 +286,40 @@ def test_a_replay_shows_the_direction_and_jumps_to_key_events(server, page):
         assert page.inner_text("#rp-step").split()[1] == str(k + 1)
         assert action_name(replay.actions[k]) in page.inner_text("#rp-previous")
     assert page.errors == []
+
+
+def test_a_bad_game_link_shows_the_error_alone_and_a_lost_round_end_is_shown(server, page):
+    """Before: ``#/game/<bad id>`` showed the error above the previous game's table, still
+    clickable; and a round's end that the log (the last 40 decisions) no longer held, after
+    many agents' decisions between two of the human's, was shown nowhere on the page."""
+    import json
+
+    url = server[0]
+    page.goto(url + "#/new")
+    page.wait_for_selector("#f-opponents select")
+    page.select_option("#f-opponents select", "greedy")
+    page.fill("#f-seed", "5")
+    page.click("#start")
+    page.wait_for_selector("#screen-game:not([hidden])")
+    game = page.evaluate("location.hash").split("/")[2]
+    page.goto(url + "#/game/nosuchgame")
+    page.wait_for_selector("#error:not([hidden])")
+    assert page.locator("#screen-game:not([hidden])").count() == 0
+    assert "nosuchgame" in page.inner_text("#error") or "no game" in page.inner_text("#error")
+
+    # the server's view as it is after a round ended 50 decisions back: the log holds none
+    # of that round's entries, the view's events hold its lines
+    def older(route):
+        view = route.fetch().json()
+        view.update(events=["round 1 won by P1 (greedy): 42 points"], events_decision=0,
+                    history=[h for h in view["history"] if h["decision"] > 0], deal=[])
+        route.fulfill(status=200, content_type="application/json", body=json.dumps(view))
+    page.route(f"**/api/games/{game}", older)
+    page.goto(url + f"#/game/{game}")
+    page.reload()   # the page loads the game afresh (it keeps the table it holds)
+    page.wait_for_selector("#screen-game:not([hidden])")
+    page.wait_for_selector("#history .earlier")
+    text = page.inner_text("#history .earlier")
+    assert "earlier: the last round's end" in text and "round 1 won by P1 (greedy)" in text
+    page.unroute(f"**/api/games/{game}")
+    assert not page.errors

@@ -180,6 +180,9 @@ class Table:
         """What the first deal's first card did (the rounds after it: in the entry that ended
         the round before)."""
         self.events: list[str] = list(self.deal)
+        self.events_decision: int | None = None
+        """The decision whose entry in the log ended a round (``events`` its lines); None
+        while ``events`` holds the deal's."""
         """The table's last key event, whole: the first deal's lines, then each round's end
         (its result, the hands counted, the next deal). Before: the last five lines, which
         at five players and more lost the result to the hands counted."""
@@ -224,6 +227,7 @@ class Table:
         self.history.append(entry)
         if ended:   # the entry's last lines, from the human's seat
             self.events = entry["events"][-len(ended):]
+            self.events_decision = entry["decision"]
         if self.game.finished[0]:
             self.replay.finish(self.game, 0)
 
@@ -325,7 +329,8 @@ class Table:
             "current": d["current_player"], "stock": len(d["stock"]),
             "discard": len(d["discard"]), "round": d["round"], "scores": d["scores"],
             "match": bool(self.rules.target_score), "legal": legal, "history": history,
-            "events": list(self.events), "thinking": self.show_thinking, "finished": over,
+            "events": list(self.events), "events_decision": self.events_decision,
+            "thinking": self.show_thinking, "finished": over,
             "deal": self.deal if len(self.replay.actions) <= HISTORY else [],   # the log's oldest
             "result": result, "decisions": len(self.replay.actions),
             "rules_text": describe_rules(self.rules),

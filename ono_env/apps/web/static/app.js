@@ -73,12 +73,17 @@ async function route() {
   const hash = location.hash || "#/new";
   const [, what, id] = hash.split("/");
   try {
-    if (what === "game" && id) { show("game"); await loadGame(id); }
+    // a game or a replay drawn before it is shown: the screen never shows the previous one
+    // while this loads, nor after it failed (before: a bad game link showed the error above
+    // the previous game, still clickable)
+    if (what === "game" && id) { await loadGame(id); show("game"); }
     else if (what === "replays") { show("replays"); await loadReplays(); }
-    // drawn before it is shown: the screen never shows the previous replay while this loads
     else if (what === "replay" && id) { await loadReplay(id); show("replay"); }
     else { show("new"); await setupForm(); }
-  } catch (e) { showError(e.message); }
+  } catch (e) {
+    if ((what === "game" || what === "replay") && id) show("none");   // the error alone
+    showError(e.message);
+  }
 }
 
 // ---- new game -------------------------------------------------------------------------
@@ -315,7 +320,11 @@ function drawTable() {
                       a.name, ...(a.hint ? [el("small", { class: "hint", text: a.hint })] : [])));
   }
   // history and what the agents reported
-  drawHistory($("history"), t.history, t.deal);
+  // the last round's end, where the log no longer reaches back to it (many decisions of
+  // agents between two of the human's)
+  const earlier = t.events_decision !== null && !t.history.some((h) => h.decision === t.events_decision)
+    ? t.events : [];
+  drawHistory($("history"), t.history, t.deal, earlier);
   $("thinking-toggle").checked = t.thinking;
   $("rules-summary").textContent = t.rules_summary;
   $("rules-text").replaceChildren(...t.rules_text.map((line) => el("li", { text: line })));
@@ -367,10 +376,11 @@ function drawRing(t) {
     el("div", { class: "whose", text: turn })));
 }
 
-function drawHistory(target, history, deal) {
+function drawHistory(target, history, deal, earlier) {
   // one item per turn (a seat's decisions in a row), newest first; what it changed at the
-  // table under it; an agent's thinking folded; last (the oldest), what the deal's first
-  // card did while the log still reaches back to it
+  // table under it; an agent's thinking folded; last (the oldest), the last round's end
+  // where the log no longer holds it (earlier), and what the deal's first card did while
+  // the log still reaches back to it
   target.replaceChildren();
   const groups = [];
   for (const h of history) {
@@ -389,6 +399,12 @@ function drawHistory(target, history, deal) {
                      el("summary", { text: "what it thought" }), thinkingText(h.thinking)));
       }
     }
+    target.append(li);
+  }
+  if (earlier && earlier.length) {
+    const li = el("li", { class: "turn-group earlier" },
+                  el("div", { class: "who", text: "earlier: the last round's end" }));
+    for (const e of earlier) li.append(el("div", { class: "event", text: e }));
     target.append(li);
   }
   if (deal && deal.length) {
