@@ -431,6 +431,44 @@ def test_a_run_dir_of_a_run_that_saved_nothing_is_refused_without_naming_resume(
     assert "resume=" not in err
 
 
+def test_a_ppo_part_is_not_carried_on_in_a_maskable_runs_folder(tmp_path):
+    """Before: resume= a maskable_ppo checkpoint (a ppo part carries on its playable model)
+    with run_dir its own folder was taken, past the furthest-along check (which read only
+    .safetensors files): the folder then held both runs' models, under one label."""
+    from ono_env.train.run import check_run_dir
+    run = tmp_path / "m"
+    (run / "checkpoints").mkdir(parents=True)
+    (run / "config.yaml").write_text("seed: 0\ntotal_steps: 4096\nalgo: maskable_ppo\n")
+    for name in ("model.zip", "checkpoints/step_2048.zip", "checkpoints/step_4096.zip"):
+        (run / name).write_bytes(b"PK")
+    with pytest.raises(ValueError, match=r"holds an algo: maskable_ppo run \(checkpoints/"
+                                         r"step_2048.zip, checkpoints/step_4096.zip, "
+                                         r"model.zip\).*allowed: resume=.* with a new run_dir"):
+        check_run_dir(run, str(run / "checkpoints" / "step_2048.zip"))
+    check_run_dir(tmp_path / "new", str(run / "checkpoints" / "step_2048.zip"))   # elsewhere: taken
+
+
+def test_a_run_stopped_as_it_began_leaves_a_folder_the_same_command_takes(tmp_path):
+    """A stop between the folder's config.yaml and training (tens of milliseconds) left a
+    folder that refused the same command ("a run that saved no model"); it holds nothing the
+    new run would not replace. A folder with more (a diverged run's tb/) is still refused."""
+    from ono_env.train.run import check_run_dir
+    run = tmp_path / "run"
+    run.mkdir()
+    (run / "config.yaml").write_text("seed: 0\ntotal_steps: 4096\n")
+    (run / "tables.json").write_text("[]\n")
+    (run / ".lock").write_text("")
+    check_run_dir(run, None)
+    check_run_dir(run, "ppo-any")
+    (run / "tb").mkdir()
+    with pytest.raises(ValueError, match="already holds the files of a run that saved no model"):
+        check_run_dir(run, None)
+    (run / "tb").rmdir()
+    (run / "notes.txt").write_text("mine")
+    with pytest.raises(ValueError, match="already holds the files of a run that saved no model"):
+        check_run_dir(run, None)
+
+
 def test_ono_train_names_only_the_config_as_required(capsys):
     assert train_main([]) == 2
     err = capsys.readouterr().err

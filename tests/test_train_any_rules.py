@@ -273,6 +273,8 @@ def test_a_signal_during_a_mixtures_final_evaluation_names_the_tables_evaluated(
     assert re.search(r"model.safetensors; the final evaluation of basic-2p only "
                      r"\(in tables/<label>/\)", err), err
     assert (tmp_path / "tables" / "basic-2p" / "final_eval.json").is_file()
+    # the table whose evaluation the stop ended: no folder (before: an empty one)
+    assert sorted(p.name for p in (tmp_path / "tables").iterdir()) == ["basic-2p"]
 
 
 # ---- N-player output ----------------------------------------------------------------------------
@@ -457,3 +459,26 @@ def test_the_shaping_is_refused_for_the_other_trainers():
         load_config("default", ["algo=maskable_ppo", "policy.shared=false", "ppo.hand_shaping=0.1"])
     assert load_config("default", ["algo=maskable_ppo", "policy.shared=false",
                                    "ppo.hand_shaping=0"]).ppo.hand_shaping == 0
+
+
+def test_a_mixtures_one_cut_is_named_by_the_table_that_needs_the_most(capsys):
+    """max_decisions is the run's, for every table; each table's warning names the least it
+    needs, which may still cut another's. Before, only those: following the first still cut
+    the others."""
+    from ono_env.train.ppo import plan_tables
+    cfg = load_config("default", TINY + ["max_decisions=100", "observation_version=2",
+                                         "tables=[{rules: basic, weight: 1}, "
+                                         "{rules: ono, num_players: 3, weight: 1}, "
+                                         "{rules: stacking, num_players: 2, weight: 1}]"])
+    plan_tables(cfg)
+    err = capsys.readouterr().err
+    each = {m.group(1): int(m.group(2).replace(",", ""))
+            for m in re.finditer(r"^(\S+): warning: max_decisions=100 .* at least ([\d,]+)$", err, re.M)}
+    assert len(each) == 3 and len(set(each.values())) > 1, err
+    worst = max(each, key=each.__getitem__)
+    assert (f"warning: max_decisions=100 is every table's cut; allowed: auto (each table's own), "
+            f"or at least {each[worst]:,}, the most any table needs ({worst})") in err
+    plan_tables(load_config("default", TINY + [f"max_decisions={each[worst]}", "observation_version=2",
+                                               "tables=[{rules: basic, "
+                                               "weight: 1}, {rules: ono, num_players: 3, weight: 1}]"]))
+    assert "warning" not in capsys.readouterr().err

@@ -939,6 +939,14 @@ def test_training_only_heads_train_resume_and_their_model_plays(tmp_path, hand_p
         load_checkpoint(model, torch.optim.Adam(model.parameters()), bare, rules)
     assert (f"'model.optimizer.safetensors' holds no weights of {names} (its run trained "
             f"without them): those training-only layers start afresh") in err.getvalue()
+    # the other way, a model without these layers resumed from a checkpoint with them: said
+    # (before: their trained weights were dropped without a word)
+    plain = ActorCritic(observation_scale(rules, 2), [16], "tanh", True, 4)
+    err = io.StringIO()
+    with contextlib.redirect_stderr(err):
+        load_checkpoint(plain, torch.optim.Adam(plain.parameters()), first["model"], rules)
+    assert (f"'model.optimizer.safetensors' holds the trained weights of {names}, "
+            f"training-only layers that this config trains without: they are left out") in err.getvalue()
     second = train(load_config("default", [*common, "total_steps=800", f"resume={first['model']}",
                                            f"run_dir={tmp_path / 'b'}"]))
     assert second["steps"] >= 800

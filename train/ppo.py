@@ -157,6 +157,7 @@ from ono_env.train.run import (
     final_evaluation,
     games_for,
     learning_rate_schedule,
+    least_cut,
     resolve_auto,
     rules_of,
     run_label,
@@ -963,6 +964,12 @@ def load_checkpoint(model: ActorCritic, opt: torch.optim.Adam, path: str | Path,
             print(f"resume: {opath.name!r} holds no weights of {', '.join(fresh)} (its run "
                   f"trained without them): those training-only layers start afresh",
                   file=sys.stderr)
+        dropped = sorted({k.split(".")[1] for k in state if k.startswith("weights.hands_")
+                          and k.removeprefix("weights.") not in params})
+        if dropped and not quiet:   # the other way (before: dropped without a word)
+            print(f"resume: {opath.name!r} holds the trained weights of {', '.join(dropped)}, "
+                  f"training-only layers that this config trains without: they are left out "
+                  f"(the model file never holds them)", file=sys.stderr)
     return int(meta["training_steps"])
 
 
@@ -1124,6 +1131,16 @@ def plan_tables(cfg: TrainConfig) -> list[tuple[str, Any, TrainConfig, dict[str,
                                                       **fitting_policies(rules)})
         out.append((label, rules, one, plan, at, at + n))
         at += n
+    if cfg.max_decisions != "auto":   # one cut for every table: each table's warning names
+        # its own least, which may still cut another's (before: only those)
+        fin = {label: least_cut({k: v for k, v in plan["baselines"].items() if v["finishes"]})
+               for label, _, _, plan, _, _ in out}
+        need = {label: x[1] for label, x in fin.items() if x is not None}
+        worst = max(need, key=need.__getitem__, default=None)
+        if worst is not None and cfg.max_decisions < need[worst]:
+            print(f"warning: max_decisions={cfg.max_decisions:,} is every table's cut; allowed: "
+                  f"auto (each table's own), or at least {need[worst]:,}, the most any table "
+                  f"needs ({worst})", file=sys.stderr)
     return out
 
 
@@ -1769,8 +1786,7 @@ def _train(cfg: TrainConfig, stop_signals: tuple[str, ...], program: str) -> dic
             continue
         where = run_dir
         if len(tables) > 1:
-            where = run_dir / "tables" / tab.label
-            where.mkdir(parents=True, exist_ok=True)
+            where = run_dir / "tables" / tab.label   # made as its results are written
             print(f"table {tab.label}:", file=sys.stderr)
         rows = final_evaluation(dataclasses.replace(tab.cfg, name=cfg.name), tab.rules, model_path,
                                 where, steps, train_seconds, "ppo", stop_signals, program,

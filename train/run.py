@@ -292,17 +292,26 @@ def stall_warning(rows: Sequence[dict[str, Any]], baselines: dict[str, dict[str,
 
 
 
-def short_cut(max_decisions: int, baselines: dict[str, dict[str, float]]) -> str | None:
-    """What to say when ``max_decisions`` comes within :data:`STALL_RATIO` times the length
-    of the baselines' own games (``baselines``: :func:`baseline_games`' entries), where the
-    cut, not the learner, ends games with no winner; None where it leaves room."""
+def least_cut(baselines: dict[str, dict[str, float]]) -> tuple[str, int] | None:
+    """The quickest of ``baselines`` (:func:`baseline_games`' entries) in its own games, and
+    the least ``max_decisions`` that leaves it room (:data:`STALL_RATIO` times its mean game
+    length); None without a length."""
     own = {n: v["mean_length"] for n, v in baselines.items() if v.get("mean_length")}
     if not own:
         return None
     quickest = min(own, key=own.__getitem__)
-    least = math.ceil(STALL_RATIO * own[quickest])
-    if max_decisions >= least:
+    return quickest, math.ceil(STALL_RATIO * own[quickest])
+
+
+def short_cut(max_decisions: int, baselines: dict[str, dict[str, float]]) -> str | None:
+    """What to say when ``max_decisions`` comes within :data:`STALL_RATIO` times the length
+    of the baselines' own games (``baselines``: :func:`baseline_games`' entries), where the
+    cut, not the learner, ends games with no winner; None where it leaves room."""
+    need = least_cut(baselines)
+    if need is None or max_decisions >= need[1]:
         return None
+    quickest, least = need
+    own = {n: v["mean_length"] for n, v in baselines.items() if v.get("mean_length")}
     return (f"max_decisions={max_decisions:,} cuts games that {quickest} plays against itself "
             f"in {own[quickest]:,.0f} decisions on average under these rules, so many end with "
             f"no winner whoever plays them; allowed: max_decisions: auto ({CUT_RATIO} times the "
@@ -461,8 +470,12 @@ def final_evaluation(cfg: TrainConfig, rules: Any, model_path: Path, run_dir: Pa
 
 def write_final(run_dir: Path, rows: Sequence[dict[str, Any]], steps: int, seconds: float,
                 model: str, algo: str) -> None:
+    """``final_eval.json`` and ``.csv`` into ``run_dir``, made here where missing (a mixture's
+    ``tables/<label>``: before, made as its evaluation began, and left empty where a stop
+    ended it)."""
     import json
 
+    run_dir.mkdir(parents=True, exist_ok=True)
     (run_dir / "final_eval.json").write_text(json.dumps(
         {"model": model, "algo": algo, "training_steps": steps,
          "training_seconds": seconds, "results": list(rows)}, indent=2) + "\n")
@@ -526,7 +539,8 @@ def check_run_dir(run_dir: Path, resume: str | None) -> None:
     overwrite some of the old run's files and leave the
     others beside its own, and a branch from an earlier point would leave the abandoned
     branch's later checkpoints, or overwrite a ``model.safetensors`` that a resumed part
-    without checkpoints carried further."""
+    without checkpoints carried further. A run's folder that holds only its ``config.yaml``
+    (and a mixture's ``tables.json``), a run stopped as it began, is taken as empty."""
     check_folder_path(run_dir, "run_dir")   # a file there, or a path the system refuses
     check_run_label(run_dir)
     held = sorted(p.name for p in run_dir.iterdir() if p.name != LOCK_FILE) if run_dir.is_dir() else []
@@ -534,8 +548,20 @@ def check_run_dir(run_dir: Path, resume: str | None) -> None:
         return
     own = (is_run_config(run_dir / "config.yaml")   # a run folder: every run writes it first,
            or is_run_config(run_dir / HELD_FOLDER / "config.yaml"))   # or a killed part held it
+    if own and set(held) <= {"config.yaml", "tables.json"}:
+        # a run stopped as it began, before it trained or logged anything (before: the folder
+        # refused the same command): nothing there that the new run's files would not replace
+        return
     if own and resume is not None and Path(resume).resolve().parent in (
             run_dir.resolve(), (run_dir / "checkpoints").resolve()):
+        zips = sorted(str(p.relative_to(run_dir)) for p in (run_dir / "model.zip",
+                                                            *(run_dir / "checkpoints").glob("step_*.zip"))
+                      if p.is_file())
+        if zips:   # before: carried on in place, the ppo part's files beside the old run's
+            raise ValueError(f"run_dir {str(run_dir)!r} holds an algo: maskable_ppo run "
+                             f"({first_few(zips, 3)}), which resume= carries on as algo: ppo, "
+                             f"whose files would mix with it; allowed: resume={str(resume)!r} "
+                             f"with a new run_dir")
         model = run_dir / "model.safetensors"
         step = _checkpoint_step(Path(resume))
         is_model = Path(resume).resolve() == model.resolve()
