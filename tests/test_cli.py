@@ -594,7 +594,8 @@ def test_an_arena_stopped_midway_says_nothing_is_kept(monkeypatch, tmp_path, cap
     def stopped(*args, **kwargs):
         raise KeyboardInterrupt
     monkeypatch.setattr(arena_cli, "run_arena", stopped)
-    assert arena_main(["greedy", "random", "--games", "8", "--out", str(tmp_path / "o")]) == 130
+    assert arena_main(["greedy", "random", "--players", "2", "--games", "8", "--out",
+                       str(tmp_path / "o")]) == 130
     assert capsys.readouterr().err == ("ono-arena: no results kept: they are counted once every "
                                        "game is played\nono-arena: interrupted\n")
     assert not (tmp_path / "o").exists()
