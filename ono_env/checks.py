@@ -33,7 +33,7 @@ class JSONError(ValueError):
     'k' is given twice``, ``nested too deeply``), for the caller to name the text."""
 
 
-def parse_json(text: str | bytes | bytearray, *, finite: bool = True) -> Any:
+def parse_json(text: str | bytes | bytearray, *, finite: bool = True, bom: bool = False) -> Any:
     """The data of a JSON text, read as strictly as the project writes JSON: Python's
     ``json`` with its hooks, so that every reader of a file refuses the same things, each one
     :class:`JSONError` (never a ``JSONDecodeError``, ``RecursionError`` or
@@ -47,7 +47,9 @@ def parse_json(text: str | bytes | bytearray, *, finite: bool = True) -> Any:
       (``1e400``, read as an infinity), which Python's JSON reads and no JSON writer writes
       back. A reader of files that the project writes with ``allow_nan=False`` sets it.
 
-    A leading byte order mark, as some editors write, is skipped."""
+    ``bom``: a leading byte order mark, as some editors write, is skipped (files a person
+    may edit: positions, replays, arena.json, result cards); else it is refused, as JSON
+    that a program wrote (a model's metadata) never starts with one."""
     def twice(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
         seen: dict[str, Any] = {}
         for key, value in pairs:
@@ -67,8 +69,8 @@ def parse_json(text: str | bytes | bytearray, *, finite: bool = True) -> Any:
 
     try:
         if isinstance(text, (bytes, bytearray)):
-            text = bytes(text).decode("utf-8-sig")
-        elif text.startswith("\ufeff"):
+            text = bytes(text).decode("utf-8-sig" if bom else "utf-8")
+        elif bom and text.startswith("\ufeff"):
             text = text[1:]
         hooks: dict[str, Any] = {"parse_constant": constant, "parse_float": finite_float} if finite else {}
         return json.loads(text, object_pairs_hook=twice, **hooks)

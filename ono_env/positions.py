@@ -74,7 +74,7 @@ def load_json(text: Any, what: str = "position JSON") -> Any:
         raise ValueError(f"{what} must be text; got {type(text).__name__}; allowed: a str, "
                          f"bytes or bytearray of JSON")
     try:
-        return parse_json(text, finite=False)
+        return parse_json(text, finite=False, bom=True)
     except JSONError as exc:
         raise ValueError(f"{what} is malformed: {exc}") from None
 

@@ -1499,8 +1499,12 @@ def test_parse_json_reads_what_the_writers_write():
     import sys
 
     from ono_env.checks import JSONError, parse_json
-    assert parse_json('\ufeff{"a": [1, 2.5]}') == {"a": [1, 2.5]}   # a byte order mark skipped
-    assert parse_json(b'\xef\xbb\xbf{"a": "\xc3\xa9"}') == {"a": "\u00e9"}
+    # a byte order mark skipped where a person may have edited the file, else refused
+    assert parse_json('\ufeff{"a": [1, 2.5]}', bom=True) == {"a": [1, 2.5]}
+    assert parse_json(b'\xef\xbb\xbf{"a": "\xc3\xa9"}', bom=True) == {"a": "\u00e9"}
+    for marked in ('\ufeff{}', b'\xef\xbb\xbf{}'):
+        with pytest.raises(JSONError, match=r"^Unexpected UTF-8 BOM"):
+            parse_json(marked)
     assert parse_json("[1e308, -0.0]") == [1e308, -0.0]
     got = parse_json("[NaN, 1e400]", finite=False)   # the arena's rows of no games hold NaN
     assert np.isnan(got[0]) and got[1] == float("inf")

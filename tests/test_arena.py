@@ -615,8 +615,20 @@ def test_cli_pairs_one_model_file_labelled_by_its_folder_and_rules_by_another_na
     shutil.copy(shipped_models()["ppo-any"], tmp_path / "d1" / "m.safetensors")
     assert main([d2, d1, "--rules", "basic", *base, "--paired-with", str(tmp_path / "a")]) == 2
     assert "the other entrants differ (d1/m.safetensors against m)" in capsys.readouterr().err
+    # a search agent guided by that very model is another entrant (its recorded digest is
+    # its guide's): refused (before: paired as the folder-labelled file)
+    shutil.copy(shipped_models()["ppo-basic-2p"], tmp_path / "d1" / "m.safetensors")
+    (tmp_path / "d3").mkdir()
+    d3 = str(shutil.copy(shipped_models()["ppo-basic-2p"], tmp_path / "d3" / "m.safetensors"))
+    assert main(["random", d1, d3, "--rules", "basic", *base, "--out", str(tmp_path / "b")]) == 0
+    capsys.readouterr()
+    for search in ("pimc-ppo:2", "oracle-ppo:2"):
+        assert main(["greedy", search, d3, "--rules", "basic", *base,
+                     "--paired-with", str(tmp_path / "b")]) == 2
+        assert f"the other entrants differ ({search}, m against d1/m.safetensors, d3/m.safetensors)" \
+            in capsys.readouterr().err
     # rules that deal other cards: refused, the fields named
-    assert main(["color", d1, "--rules", "classic", *base, "--paired-with", str(tmp_path / "a")]) == 2
+    assert main(["color", "greedy", "--rules", "classic", *base, "--paired-with", str(tmp_path / "a")]) == 2
     assert "differ in rules" in capsys.readouterr().err
 
 
@@ -2163,6 +2175,29 @@ def test_a_run_that_fails_or_is_stopped_writing_its_files_prints_its_table(tmp_p
         assert "win rate" in out and "wrote 2 of 5 replays to" in out, out
         assert len(list(rec.glob("replay-*.json"))) == 2
         assert ("No space left on device" if code == 2 else "interrupted") in err
+
+
+def test_a_run_whose_plot_fails_names_the_files_it_wrote(tmp_path, capsys, monkeypatch):
+    """Before: a failure at arena.png (or at the CSV) left arena.json written and unsaid, and
+    the rerun was refused as the folder holds arena.json. And --out saves with new=True."""
+    import ono_env.apps.arena_cli as A
+    from ono_env.arena.results import ArenaResult
+    real_save, news = ArenaResult.save, []
+
+    def save(self, *a, **kw):
+        news.append(kw.get("new"))
+        return real_save(self, *a, **kw)
+
+    def no_space(result, path):
+        raise OSError(28, "No space left on device")
+    monkeypatch.setattr(ArenaResult, "save", save)
+    monkeypatch.setattr(A, "plot_head_to_head", no_space)
+    out = tmp_path / "o"
+    assert main(["greedy", "random", "--players", "2", "--games", "4", "--no-rating",
+                 "--no-progress", "--out", str(out)]) == 2
+    printed, err = capsys.readouterr()
+    assert "win rate" in printed and f"wrote {out / 'arena.json'}, {out / 'arena.csv'}" in printed
+    assert "No space left on device" in err and news == [True]
 
 
 def test_two_runs_into_one_folder_do_not_mix(tmp_path):

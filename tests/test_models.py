@@ -624,6 +624,10 @@ DAMAGED = {
         tiny_net().tensors(), metadata={"ono_env": json.dumps(tiny_meta(tiny_net())).replace(
             '"training_steps": 123', '"training_steps": 1e400')}),
         r"metadata is not JSON \(1e400, beyond a float's range; allowed: finite numbers\)"),
+    # a byte order mark, which no writer of a model puts there (read past for a moment)
+    "metadata after a byte order mark": ("m.safetensors", lambda p: st_save(
+        tiny_net().tensors(), metadata={"ono_env": "\ufeff" + json.dumps(tiny_meta(tiny_net()))}),
+        r"metadata is not JSON \(Unexpected UTF-8 BOM"),
 }
 
 

@@ -448,7 +448,7 @@ def test_a_ppo_part_is_not_carried_on_in_a_maskable_runs_folder(tmp_path):
     check_run_dir(tmp_path / "new", str(run / "checkpoints" / "step_2048.zip"))   # elsewhere: taken
 
 
-def test_a_run_stopped_as_it_began_leaves_a_folder_the_same_command_takes(tmp_path):
+def test_a_run_stopped_as_it_began_leaves_a_folder_the_same_command_takes(tmp_path, capsys):
     """A stop between the folder's config.yaml and training (tens of milliseconds) left a
     folder that refused the same command ("a run that saved no model"); it holds nothing the
     new run would not replace. A folder with more (a diverged run's tb/) is still refused."""
@@ -467,6 +467,14 @@ def test_a_run_stopped_as_it_began_leaves_a_folder_the_same_command_takes(tmp_pa
     (run / "notes.txt").write_text("mine")
     with pytest.raises(ValueError, match="already holds the files of a run that saved no model"):
         check_run_dir(run, None)
+
+    # the same command in that folder: trains, and says nothing of an earlier part (before:
+    # "resuming in its own folder: the earlier part's tables.json set aside")
+    (run / "notes.txt").unlink()
+    assert train_main(["default", *SMALL, f"run_dir={run}"]) == 0
+    err = capsys.readouterr().err
+    assert "resuming" not in err and "earlier part" not in err
+    assert not (run / "tables.json").exists() and (run / "model.safetensors").is_file()
 
 
 def test_ono_train_names_only_the_config_as_required(capsys):

@@ -947,6 +947,13 @@ def test_training_only_heads_train_resume_and_their_model_plays(tmp_path, hand_p
         load_checkpoint(plain, torch.optim.Adam(plain.parameters()), first["model"], rules)
     assert (f"'model.optimizer.safetensors' holds the trained weights of {names}, "
             f"training-only layers that this config trains without: they are left out") in err.getvalue()
+    # and so with the network grown, whose Adam state (and those layers) is not read
+    wide = ActorCritic(observation_scale(rules, 2), [24], "tanh", True, 4)
+    err = io.StringIO()
+    with contextlib.redirect_stderr(err):
+        load_checkpoint(wide, torch.optim.Adam(wide.parameters()), first["model"], rules, grow=True)
+    assert (f"; its training-only layers {names}, which this config trains without, are left "
+            f"out") in err.getvalue()
     second = train(load_config("default", [*common, "total_steps=800", f"resume={first['model']}",
                                            f"run_dir={tmp_path / 'b'}"]))
     assert second["steps"] >= 800

@@ -928,6 +928,20 @@ def load_checkpoint(model: ActorCritic, opt: torch.optim.Adam, path: str | Path,
                         if n.startswith("hands_")})
         if heads and (grown or not opath.is_file()):   # kept beside Adam's state: not read
             state_line += f"; the training-only layers ({', '.join(heads)}) start afresh"
+        if grown and opath.is_file():   # not read, as Adam's state: those of the checkpoint's
+            # that this config trains without are said too (the file's keys alone are read)
+            from safetensors import SafetensorError, safe_open
+
+            try:
+                with safe_open(str(opath), "np") as fh:
+                    names = list(fh.keys())
+            except (OSError, SafetensorError):   # unread, as before: the resume does not need it
+                names = []
+            dropped = sorted({k.split(".")[1] for k in names if k.startswith("weights.hands_")}
+                             - set(heads))
+            if dropped:
+                state_line += (f"; its training-only layers {', '.join(dropped)}, which this "
+                               f"config trains without, are left out")
         print(f"resume: {str(path)!r} at {int(meta['training_steps']):,} steps{state_line}",
               file=sys.stderr)
     if opath.is_file() and not grown:

@@ -529,6 +529,12 @@ def check_run_label(run_dir: Path, field: str = "run_dir") -> None:
                          f"characters; the root folder has no name)")
 
 
+def resumes_in(run_dir: Path, resume: str | None) -> bool:
+    """Does ``resume`` name a model file of ``run_dir`` (in it, or in its checkpoints)?"""
+    return resume is not None and Path(resume).resolve().parent in (
+        run_dir.resolve(), (run_dir / "checkpoints").resolve())
+
+
 def check_run_dir(run_dir: Path, resume: str | None) -> None:
     """``ValueError`` when ``run_dir`` already holds files, unless the run resumes the model
     file of that folder that is furthest along (its ``model.safetensors`` or another model
@@ -552,8 +558,7 @@ def check_run_dir(run_dir: Path, resume: str | None) -> None:
         # a run stopped as it began, before it trained or logged anything (before: the folder
         # refused the same command): nothing there that the new run's files would not replace
         return
-    if own and resume is not None and Path(resume).resolve().parent in (
-            run_dir.resolve(), (run_dir / "checkpoints").resolve()):
+    if own and resume is not None and resumes_in(run_dir, resume):
         zips = sorted(str(p.relative_to(run_dir)) for p in (run_dir / "model.zip",
                                                             *(run_dir / "checkpoints").glob("step_*.zip"))
                       if p.is_file())
@@ -1017,6 +1022,9 @@ def start_run(cfg: TrainConfig, agents: Sequence[str] = (),
     _part = _Part()
     if cfg.run_dir:
         _part.lock = lock_run_dir(run_dir)
+        if not resumes_in(run_dir, cfg.resume):   # a run stopped as it began left these alone
+            for name in ("config.yaml", "tables.json"):   # (check_run_dir took its folder as empty)
+                (run_dir / name).unlink(missing_ok=True)
         if (run_dir / "config.yaml").is_file() or (run_dir / HELD_FOLDER).exists():
             # a resume in its own folder (a part killed as it set the earlier part aside left
             # its config.yaml in HELD_FOLDER alone: check_run_dir takes it)

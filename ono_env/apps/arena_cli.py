@@ -302,10 +302,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         # failed comparison, leaves them written (before: the table was printed first, and
         # a closed pipe lost the run's files and replays)
         written: list[str] = []
+        paths: list[Path] = []   # --out's files, each as it is written
         saved = 0   # replays written
         try:
             if args.out is not None:   # new: a run started into the folder meanwhile is not mixed in
-                paths = result.save(args.out, new=True)
+                result.save(args.out, new=True, written=paths)
                 if importlib.util.find_spec("matplotlib") is None:
                     print("ono-arena: note: arena.png not drawn without matplotlib: "
                           "pip install 'ono-env[arena]'", file=sys.stderr)
@@ -313,6 +314,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                     paths.append(plot_head_to_head(result, Path(args.out) / "arena.png"))
                 # a control character of a path shown as '?' (before: sent to the terminal)
                 written.append("wrote " + ", ".join(printable(str(p)) for p in paths))
+                paths = []   # said
             if record_dir is not None:
                 for k, replay in enumerate(result.replays):
                     replay.save(record_dir / f"replay-{k + 1:05d}.json", new=True)
@@ -324,6 +326,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         except (KeyboardInterrupt, cli.Stopped, ValueError, OSError):
             # the games were played: their table and what was written, then the error (before:
             # a full disk at the replays, or a stop there, lost the run's results unsaid)
+            if paths:   # --out's files written before the failure
+                written.append("wrote " + ", ".join(printable(str(p)) for p in paths))
             if saved:
                 written.append(f"wrote {saved:,} of {len(result.replays):,} replays to "
                                f"{printable(str(record_dir))}")

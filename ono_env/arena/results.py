@@ -282,7 +282,8 @@ class ArenaResult:
             table[label] = {"deals": deals.tolist(), "share": share.tolist()}
         return table
 
-    def save(self, directory: str | Path, stem: str = "arena", *, new: bool = False) -> list[Path]:
+    def save(self, directory: str | Path, stem: str = "arena", *, new: bool = False,
+             written: list[Path] | None = None) -> list[Path]:
         """Write ``<stem>.json`` (everything; a mirrored run also each entrant's per-deal
         results, ``per_deal``, and ``batch_size``) and ``<stem>.csv`` (the per-agent table) into
         ``directory``. Returns the paths. (``ono_env.apps.arena_cli.plot_head_to_head`` draws
@@ -292,7 +293,9 @@ class ArenaResult:
         whole, through a temporary file, so a run killed meanwhile leaves no part of one (the
         JSON is written first: a failure at the CSV leaves the new JSON beside the old CSV).
         ``new``: replace no file, even one written since the caller checked the folder (two
-        runs into one folder at once: the second is refused, not mixed with the first)."""
+        runs into one folder at once: the second is refused, not mixed with the first).
+        ``written``: a list each path is appended to as its file is written, so that a caller
+        can name them where a later one fails."""
         if not isinstance(stem, str) or not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._-]{0,99}", stem):
             raise ValueError(f"stem={shown(stem, 60)}; allowed: a file name without a folder, 1-100 "
                              f"letters, digits, '.', '_' and '-', the first a letter or digit")
@@ -310,8 +313,9 @@ class ArenaResult:
         w = csv.DictWriter(table, fieldnames=list(rows[0]))
         w.writeheader()
         w.writerows(rows)
-        write_whole(paths[0], (text + "\n").encode(), "arena result file", new=new)
-        write_whole(paths[1], table.getvalue().encode(), "arena table file", new=new)
+        done = [] if written is None else written
+        done.append(write_whole(paths[0], (text + "\n").encode(), "arena result file", new=new))
+        done.append(write_whole(paths[1], table.getvalue().encode(), "arena table file", new=new))
         return paths
 
 def read_arena_json(path: str | Path) -> dict[str, Any]:
@@ -326,7 +330,7 @@ def read_arena_json(path: str | Path) -> dict[str, Any]:
         raise ValueError(f"cannot read arena.json {str(p)!r}: {exc.strerror or exc}") from None
     check_input_file(p, "arena.json", MAX_ARENA_JSON_BYTES)   # missing, a folder, too large
     try:   # NaN stays: a row of an agent with no games writes its rate as NaN
-        data = parse_json(p.read_bytes(), finite=False)
+        data = parse_json(p.read_bytes(), finite=False, bom=True)
     except OSError as exc:
         raise ValueError(f"cannot read {str(p)!r}: {exc.strerror or exc}") from None
     except JSONError as exc:
@@ -483,7 +487,10 @@ def check_pairable(pa: dict[str, Any], pb: dict[str, Any], entrant: int = 0) -> 
     the same cards, cut games alike and seated the same entrants but the one at
     ``entrant``: the same labels, and where both runs recorded models, the same model under
     each label, or none under it in either (a model's label is its file's name, which
-    another file may share; a search agent's label does not name its guide)."""
+    another file may share; a search agent's label does not name its guide). One model
+    file labelled by its folder in one run (``d1/m.safetensors``: another entrant's file
+    had its name) and by its name in the other (``m``) is the same entrant where both runs
+    recorded its digest. The rules are compared without their name, which deals no card."""
     if len(pa["agents"]) != len(pb["agents"]):   # first: it changes the number of games too
         raise ValueError(f"the two runs have {len(pa['agents'])} and {len(pb['agents'])} "
                          f"entrants; a paired comparison needs the same tables (the same number "
@@ -534,13 +541,21 @@ def check_pairable(pa: dict[str, Any], pb: dict[str, Any], entrant: int = 0) -> 
     raw_a = [str(x) for x in pa["agents"]]
     raw_b = [str(x) for x in pb["agents"]]
 
+    def file_labels(x: str, y: str) -> bool:
+        """Could ``x`` and ``y`` both label one model file: ``x`` its folder and file name
+        (a label with a '/': no agent name or spec has one), ``y`` the same or its file's
+        name (not a search agent, whose recorded digest is its guide's)."""
+        tail = x.rsplit("/", 1)[-1]
+        return "/" in x and ("/" in y or y in (tail, tail.rsplit(".", 1)[0]))
+
     def same_entrant(k: int) -> bool:
         if plain_a[k] == plain_b[k]:
             return True
         # one model file, labelled by its folder in a run where another entrant's file had
-        # its name (a label with a '/': no agent name has one) and by its name in the other
-        # (before: refused as another entrant): the same file by its digest
-        return (UNRECORDED not in (ma, mb) and ("/" in la[k] or "/" in lb[k])
+        # its name, and by its name in the other (before: refused as another entrant): the
+        # same file by its digest
+        return (UNRECORDED not in (ma, mb) and raw_a[k] == la[k] and raw_b[k] == lb[k]
+                and (file_labels(la[k], lb[k]) or file_labels(lb[k], la[k]))
                 and ma.get(raw_a[k]) is not None and ma.get(raw_a[k]) == mb.get(raw_b[k]))
 
     if not all(same_entrant(k) for k in range(len(la)) if k != entrant):

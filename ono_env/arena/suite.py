@@ -830,7 +830,7 @@ def read_card(path: str | Path) -> dict[str, Any]:
     what is wrong when the file is not one."""
     p = check_input_file(path, "result card", MAX_CARD_BYTES)
     try:   # NaN, Infinity, 1e400: not numbers a card holds
-        data = parse_json(p.read_bytes())
+        data = parse_json(p.read_bytes(), bom=True)
     except OSError as exc:
         raise ValueError(f"{path}: not a result card (cannot read it: {exc.strerror or exc})") from None
     except JSONError as exc:

@@ -180,12 +180,12 @@ class Table:
         """What the first deal's first card did (the rounds after it: in the entry that ended
         the round before)."""
         self.events: list[str] = list(self.deal)
-        self.events_decision: int | None = None
-        """The decision whose entry in the log ended a round (``events`` its lines); None
-        while ``events`` holds the deal's."""
         """The table's last key event, whole: the first deal's lines, then each round's end
         (its result, the hands counted, the next deal). Before: the last five lines, which
         at five players and more lost the result to the hands counted."""
+        self.events_decision: int | None = None
+        """The decision whose entry in the log ended a round (``events`` its lines); None
+        while ``events`` holds the deal's."""
         self.move = 0
         """Counts the human's decisions; a decision names the ``move`` of the view it was
         made on, so a decision made on an old view (another tab, a double click) is stale."""
