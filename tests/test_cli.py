@@ -307,6 +307,22 @@ def test_a_full_stdout_is_named_in_the_one_error_line():
                                    "[Errno 28] No space left on device\n")
 
 
+@pytest.mark.skipif(not Path("/dev/full").exists(), reason="no /dev/full here")
+@pytest.mark.parametrize("module", ["ono_env.apps.arena_cli", "ono_env.apps.demo"])
+def test_help_to_a_full_stdout_is_an_error(module):
+    """Before: ``ono-arena --help > /dev/full`` ended with status 0, the help lost: argparse
+    drops a failed write without a word. The help itself still reaches a working output."""
+    with open("/dev/full", "w") as full:
+        run = subprocess.run([sys.executable, "-m", module, "--help"], stdout=full,
+                             stderr=subprocess.PIPE, timeout=120)
+    assert run.returncode == 2
+    assert run.stderr.decode().endswith(": error: cannot write the standard output: "
+                                        "[Errno 28] No space left on device\n")
+    assert len(run.stderr.decode().splitlines()) == 1
+    ok = subprocess.run([sys.executable, "-m", module, "--help"], capture_output=True, timeout=120)
+    assert ok.returncode == 0 and ok.stdout.decode().startswith("usage: ") and not ok.stderr
+
+
 def test_a_reader_that_stops_early_ends_a_console_script_quietly():
     """A console script whose reader stops (``ono-demo ... | head -1``) ends with the status of
     a SIGPIPE and says nothing, as Unix tools do, rather than an error line."""

@@ -350,7 +350,7 @@ def _run(parser: argparse.ArgumentParser, argv: Sequence[str] | None,
     try:
         with stopped_by_signals() if signals else nullcontext():
             check_environment()
-            args = parser.parse_args(argv)
+            args = _parse(parser, argv, prog)
             if signals and sys.stdout is None:
                 raise ValueError(f"standard output is closed ({prog} prints its results "
                                  f"there); allowed: a terminal, a file or a pipe (>/dev/null "
@@ -402,6 +402,30 @@ def _run(parser: argparse.ArgumentParser, argv: Sequence[str] | None,
             return 130
         print(f"{prog}: error: {_message(exc)}", file=sys.stderr)
         return 2
+
+
+def _parse(parser: argparse.ArgumentParser, argv: Sequence[str] | None,
+           prog: str) -> argparse.Namespace:
+    """``parser.parse_args(argv)``, what it prints to standard output (``--help``,
+    ``--version``) written here: argparse drops a failed write without a word, so that
+    ``--help > /dev/full`` lost the help and ended with status 0. Now such a failure is one
+    line and status 2 (:class:`StdoutError`); a reader that stopped (``| head``) ends
+    quietly, as any output does."""
+    real, printed = sys.stdout, io.StringIO()
+    sys.stdout = printed
+    try:
+        return parser.parse_args(argv)
+    finally:   # (an exit, --help's, or a parse that printed and went on)
+        sys.stdout = real
+        text = printed.getvalue()
+        if text and real is not None:
+            try:
+                real.write(text)
+                real.flush()
+            except BrokenPipeError:
+                raise
+            except OSError as exc:
+                raise StdoutError(f"cannot write the standard output: {_message(exc)}") from exc
 
 
 def _stdout_gone() -> bool:
