@@ -30,7 +30,7 @@ from typing import Any, Protocol, TYPE_CHECKING, runtime_checkable
 import numpy as np
 
 from ono_env import cards as C
-from ono_env.checks import as_array, check_rng, printable, shown
+from ono_env.checks import as_array, check_rng, first_few, printable, shown
 from ono_env.game import random_legal
 from ono_env.observation import OBS_VERSIONS
 
@@ -203,5 +203,10 @@ def check_actions(agent: Agent, actions: Any, mask: np.ndarray, method: str = "a
     if not ok.all():
         k = int(np.flatnonzero(~ok)[0])
         where = f"row {k}" if rows is None else f"game {int(rows[k])}"
-        raise ValueError(f"{who} chose illegal action {int(actions[k])} in {where}")
+        a = int(actions[k])   # named, with the row's legal actions (before: the id alone)
+        name = (f" ({C.action_name(a)!r})" if 0 <= a < C.NUM_ACTIONS else
+                f" (no action has that id: 0 to {C.NUM_ACTIONS - 1})")
+        legal = [C.action_name(int(x)) for x in np.flatnonzero(mask[k])]
+        raise ValueError(f"{who} chose illegal action {a}{name} in {where}; legal there: "
+                         f"{first_few(legal, 8) or 'none'}")
     return actions.astype(np.int64, copy=False)

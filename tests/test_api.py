@@ -1094,7 +1094,9 @@ def test_custom_agents_that_lack_an_ability_are_named_not_crashed_on():
     class Illegal(NoActGame):
         def act_game(self, game, rows, rng):
             return np.full(len(rows), 84)
-    with pytest.raises(ValueError, match=r"chose illegal action 84 in game 0$"):
+    # named, with the game's legal actions (before: the id alone)
+    with pytest.raises(ValueError, match=r"chose illegal action 84 \('target 9'\) in game 0; legal "
+                                         r"there: (play|draw)"):
         game_actions(Illegal(), game, np.array([0]), game.legal_mask(), np.random.default_rng(0))
     result = run_arena([NoValues(), "random"], rules, num_games=4, seed=0, record=2)
     assert len(result.replays) == 2 and all(t is None for r in result.replays for t in r.thinking)

@@ -819,7 +819,7 @@ def test_agreement_refuses_what_it_cannot_measure(kwargs, message):
     (lambda mask: 3, r"\.act returned int64 \(\); expected \(20,\) integers"),
     (lambda mask: mask.argmax(axis=1)[:1], r"\.act returned int64 \(1,\); expected \(20,\)"),
     (lambda mask: mask.argmax(axis=1).astype(float), r"\.act returned float64 \(20,\)"),
-    (lambda mask: np.full(len(mask), 84), r"chose illegal action 84 in row"),
+    (lambda mask: np.full(len(mask), 84), r"chose illegal action 84 \('target 9'\) in row \d+; legal there: "),
 ])
 def test_agreement_checks_each_answer_as_the_drivers_do(answer, message):
     """Before: each was compared as it came (None agreed nowhere, a scalar or one action was

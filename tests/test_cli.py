@@ -124,11 +124,13 @@ def test_bad_arguments_are_one_line(tool, argv, capsys):
      "override key 'ppo' overlaps 'ppo.n_steps'"),
     ("ono-bench", ["greedy", "--deals", "10", "--deals", "20"], "argument --deals: given more"),
     ("ono-exploit", ["greedy", "--seed", "1", "--seed", "2"], "argument --seed: given more"),
-    # a prefix of an option is not the option
-    ("ono-demo", ["--game", "1"], "unrecognized arguments: --game 1"),
-    ("ono-arena", ["greedy", "random", "--mirror", "--no-progress"], "unrecognized arguments: --mirror"),
-    ("ono-train", ["default", "--print"], "unrecognized arguments: --print"),
-    ("ono-bench", ["greedy", "--deal", "10"], "unrecognized arguments: --deal 10"),
+    # a prefix of an option is not the option; the nearest option is named where one is near
+    # (before: none)
+    ("ono-demo", ["--game", "1"], "unrecognized arguments: --game 1; did you mean --games? (see"),
+    ("ono-arena", ["greedy", "random", "--mirror", "--no-progress"],
+     "unrecognized arguments: --mirror; did you mean --mirrored? (see"),
+    ("ono-train", ["default", "--print"], "unrecognized arguments: --print (see ono-train --help)"),
+    ("ono-bench", ["greedy", "--deal", "10"], "unrecognized arguments: --deal 10; did you mean --deals?"),
 ])
 def test_an_option_is_given_once_and_in_full(tool, argv, message, capsys):
     """argparse keeps the last of a repeated option and takes a prefix of an option's name,

@@ -107,6 +107,17 @@ class ArgumentParser(argparse.ArgumentParser):
             optional = {a.dest for a in self._actions if a.nargs in ("*", "?")}
             names = [n for n in message[len(required):].split(", ") if n not in optional]
             message = required + ", ".join(names) if names else message
+        unknown = "unrecognized arguments: "
+        if message.startswith(unknown):   # an option mistyped: the nearest of this command's
+            # named (before: none; abbreviations are refused)
+            import difflib
+
+            options = [o for a in self._actions for o in a.option_strings if o.startswith("--")]
+            for word in message[len(unknown):].split():
+                near = difflib.get_close_matches(word.split("=")[0], options, n=1, cutoff=0.75)
+                if word.startswith("--") and near:
+                    message += f"; did you mean {near[0]}?"
+                    break
         raise UsageError(f"{message} (see {self.prog} --help)")
 
     def parse_args(self, args: Sequence[str] | None = None,   # type: ignore[override]
