@@ -681,6 +681,8 @@ def test_sampling_follows_the_softmax():
 def test_threads_follow_the_free_cores(monkeypatch):
     monkeypatch.setattr(R, "usable_cores", lambda: 2)
     assert R.choose_threads(3)[0] == 3                       # a number is taken as given
+    # said so, whoever set it (before: "set in the config", after ono-exploit --threads too)
+    assert R.choose_threads(1) == (1, "torch_threads: 1 (as set, not auto)")
     assert R.choose_threads("auto", free=2.0)[0] == 2        # an idle machine: both cores
     assert R.choose_threads("auto", free=0.9)[0] == 1        # one other busy process: one
     assert R.choose_threads("auto", free=0.1)[0] == 1        # never fewer than one

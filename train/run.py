@@ -1086,7 +1086,7 @@ def choose_threads(setting: int | str, free: float | None = None) -> tuple[int, 
         more = (f"; more than the {cores} cores this process may use: the threads wait on "
                 f"each other, and training slows (auto takes one per free core)"
                 if int(setting) > cores else "")
-        return int(setting), f"torch_threads: {setting} (set in the config){more}"
+        return int(setting), f"torch_threads: {setting} (as set, not auto){more}"
     if free is None:
         free = free_cores()
     if free is None:
