@@ -68,8 +68,9 @@ def load_json(text: Any, what: str = "position JSON") -> Any:
     """The data of a JSON text (a position's, unless ``what`` names another), read by
     :func:`~ono_env.checks.parse_json`: malformed JSON, a key given twice, nesting too deep or
     bytes that are not UTF-8 are one ``ValueError`` that says what (``position JSON is
-    malformed: Expecting value at line 1, column 1``), never a ``JSONDecodeError``. NaN is read
-    as Python reads it, for the fields' own checks to name."""
+    malformed: Expecting value at line 1, column 1``), never a ``JSONDecodeError``. A leading
+    byte order mark, as some editors write, is skipped. NaN is read as Python reads it, for
+    the fields' own checks to name."""
     if not isinstance(text, (str, bytes, bytearray)):
         raise ValueError(f"{what} must be text; got {type(text).__name__}; allowed: a str, "
                          f"bytes or bytearray of JSON")
