@@ -325,6 +325,24 @@ def test_help_to_a_full_stdout_is_an_error(module):
     assert ok.returncode == 0 and ok.stdout.decode().startswith("usage: ") and not ok.stderr
 
 
+@pytest.mark.parametrize("stop,status,line", [(KeyboardInterrupt(), 130, "x: interrupted"),
+                                               (None, 143, "x: stopped by SIGTERM")])
+def test_a_stop_raised_inside_compiled_code_ends_the_run_as_that_stop(stop, status, line, capsys):
+    """Ray's compiled wait turns a signal handler's exception into a SystemError caused by it;
+    before: "error: SystemError: <cyfunction CoreWorker.wait ...>" and status 2."""
+    import signal
+
+    from ono_env.apps import console
+    cause = console.Stopped(signal.SIGTERM) if stop is None else stop
+
+    def body(args):
+        raise SystemError("<cyfunction CoreWorker.wait> returned a result with an exception set") \
+            from cause
+    parser = console.ArgumentParser(prog="x")
+    assert console.run(parser, [], body) == status
+    assert capsys.readouterr().err.strip().splitlines()[-1] == line
+
+
 def test_a_reader_that_stops_early_ends_a_console_script_quietly():
     """A console script whose reader stops (``ono-demo ... | head -1``) ends with the status of
     a SIGPIPE and says nothing, as Unix tools do, rather than an error line."""

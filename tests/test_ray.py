@@ -284,11 +284,22 @@ def test_rllib_runs_refuse_what_would_hang_or_fail_before_writing_a_folder(tmp_p
     R.check_runner_cpus(0, local=True)
 
 
-def test_on_a_cluster_too_few_cpus_is_a_note(monkeypatch, capsys):
-    monkeypatch.setattr(ray, "cluster_resources", lambda: {"CPU": 3.0})
-    R.check_runner_cpus(8, local=False)
+def test_on_a_cluster_too_few_cpus_is_a_note_and_a_wait_a_signal_can_stop(monkeypatch, capsys):
+    """The wait for the runners' CPUs is the trainer's, in Python, so that a signal stops it
+    (before: Ray's, inside build_algo, where a SIGTERM did nothing for ever)."""
+    sizes = iter([3.0, 3.0, 3.0, 8.0])   # a node joins at the third look
+    monkeypatch.setattr(ray, "cluster_resources", lambda: {"CPU": next(sizes)})
+    slept: list[float] = []
+    R.check_runner_cpus(8, local=False, sleep=slept.append)
     assert "num_env_runners=8: each env runner takes one CPU, and the Ray cluster has 3 now: " \
         "training starts when it has 8 CPUs free" in capsys.readouterr().err
+    assert slept == [1.0, 1.0]
+
+    def stopped(seconds):   # a signal's handler raises in the main thread, here in the sleep
+        raise KeyboardInterrupt
+    monkeypatch.setattr(ray, "cluster_resources", lambda: {"CPU": 0.0})
+    with pytest.raises(KeyboardInterrupt):
+        R.check_runner_cpus(1, local=False, sleep=stopped)
 
 
 def test_a_cluster_that_cannot_be_found_is_named_by_the_callers_name(monkeypatch):
@@ -742,7 +753,8 @@ def test_cluster_arena_names_an_agent_module_the_workers_cannot_import(cluster, 
         "'driver_only_agents'; an agent given as module:Class must import on every Ray node"), line
 
 
-def test_cluster_arena_is_identical_to_one_process_and_uses_both_nodes(cluster, capsys):
+def test_cluster_arena_is_identical_to_one_process_and_uses_both_nodes(cluster, capsys,
+                                                                      monkeypatch):
     agents = ["greedy", "random", "color"]
     one = run_arena(agents, "basic", 2, 3000, seed=11, batch_size=250, rating=False)
     dist = run_arena(agents, "basic", 2, 3000, seed=11, batch_size=250, rating=False,
@@ -756,6 +768,14 @@ def test_cluster_arena_is_identical_to_one_process_and_uses_both_nodes(cluster, 
     assert main(["greedy", "random", "--rules", "basic", "--players", "2", "--games", "400",
                  "--no-rating", "--no-progress", "--ray", cluster.address]) == 0
     assert "greedy" in capsys.readouterr().out
+    # a cluster whose resources read no CPUs (a head started with --num-cpus=0, before a
+    # worker joins) is said so (before: 0% for ever, without a word)
+    real = ray.cluster_resources
+    monkeypatch.setattr(ray, "cluster_resources", lambda: {**real(), "CPU": 0.0})
+    run_arena(agents, "basic", 2, 30, seed=1, rating=False, ray_address=cluster.address)
+    monkeypatch.undo()
+    assert "note: the Ray cluster has no CPUs now: the games start when a node with CPUs joins" \
+        in capsys.readouterr().err
     with pytest.raises(ValueError, match="record is not available with ray_address"):
         run_arena(agents, "basic", 2, 30, rating=False, ray_address=cluster.address, record=1)
     # mirrored deals: the same deals, seatings and per-deal results as in one process
@@ -830,3 +850,11 @@ def test_a_ray_address_with_a_port_out_of_range_says_so():
                                              rf"allowed: a port from 1 to 65535$"):
             check_ray_address(address, name="--ray")
     assert check_ray_address("localhost:6379") == "localhost:6379"
+    # an address with a path is no agent's name a bare --ray took: no word on that (before:
+    # the hint came with every refusal of --ray's word)
+    for address in ("localhost:6379/x", "ray://h:10001/p", "http://h:8265"):
+        with pytest.raises(ValueError) as info:
+            check_ray_address(address, name="--ray")
+        assert "a bare --ray took it" not in str(info.value)
+    with pytest.raises(ValueError, match="a bare --ray took it as its address"):
+        check_ray_address("greedy", name="--ray")

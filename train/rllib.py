@@ -89,10 +89,13 @@ def init_ray(address: str | None) -> bool:
     return True
 
 
-def check_runner_cpus(runners: int, local: bool) -> None:
+def check_runner_cpus(runners: int, local: bool, sleep: Any = None) -> None:
     """Each env runner takes one CPU of the Ray cluster, and Ray waits for ever for a CPU that
     never comes: more runners than a new local Ray's CPUs is a ``ValueError`` naming
-    ``num_env_runners``; on a cluster (which an autoscaler may grow) it is a note."""
+    ``num_env_runners``; on a cluster (which an autoscaler may grow) it is a note, and then a
+    wait here until the cluster has that many CPUs, in Python (``sleep``: ``time.sleep``) so
+    that a signal stops it at once (before: the wait was Ray's, inside building the
+    algorithm, which runs no signal handler until it returns: SIGTERM did nothing)."""
     import ray
 
     cpus = int(ray.cluster_resources().get("CPU", 0))
@@ -105,6 +108,9 @@ def check_runner_cpus(runners: int, local: bool) -> None:
                          f"ray_address= a cluster with more CPUs")
     print(f"ono-train: note: {what} now: training starts when it has {runners} CPUs "
           f"free", file=sys.stderr)
+    sleep = time.sleep if sleep is None else sleep
+    while int(ray.cluster_resources().get("CPU", 0)) < runners:
+        sleep(1.0)
 
 
 # ---- the masked module --------------------------------------------------------------------

@@ -404,9 +404,14 @@ def _run(parser: argparse.ArgumentParser, argv: Sequence[str] | None,
         return 2
     except Exception as exc:  # noqa: BLE001 - a console script prints one line, never a traceback
         remove_made_dirs()
+        # a stop raised inside compiled code that returned (Ray's wait: a SystemError caused by
+        # it) ends the run as that stop (before: "error: SystemError: <cyfunction ...>")
+        stop = exc.__cause__ if isinstance(exc, SystemError) else None
         if isinstance(hook.stop, Stopped):   # the failure followed a stop Python swallowed
             return end_by_signal(prog, hook.stop, argv)
-        if isinstance(hook.stop, KeyboardInterrupt):
+        if isinstance(stop, Stopped):
+            return end_by_signal(prog, stop, argv)
+        if isinstance(hook.stop, KeyboardInterrupt) or isinstance(stop, KeyboardInterrupt):
             print(f"{prog}: interrupted", file=sys.stderr)
             if argv is None:
                 ignore_sigint()

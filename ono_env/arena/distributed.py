@@ -6,6 +6,7 @@ import contextlib
 import math
 import os
 import re
+import sys
 from collections.abc import Iterator, Sequence
 from typing import Any
 
@@ -66,7 +67,8 @@ def check_ray_address(address: Any, reach: bool = False, name: str = "ray_addres
     if m is None:
         # a console script's bare --ray takes the next word (an agent's name) as its address
         bare = ("; if it is an agent's name, a bare --ray took it as its address: write --ray "
-                "local, or put --ray after the agents" if name == "--ray" else "")
+                "local, or put --ray after the agents"
+                if name == "--ray" and not any(c in address for c in ":/") else "")
         raise ValueError(f"{given}; allowed: {allowed}{bare}")
     if reach:
         import socket
@@ -310,7 +312,11 @@ def _play_tasks(ray: Any, rules: RuleSet, agents: Sequence[Agent],
     agents_ref: ray.ObjectRef[Sequence[Agent]] = ray.put(list(agents))
     task = ray.remote(_play_task).options(num_cpus=1, scheduling_strategy="SPREAD")
     n_batches = math.ceil(per / batch_size)
-    cpus = max(1, int(ray.cluster_resources().get("CPU", 1)))
+    total = int(ray.cluster_resources().get("CPU", 0))
+    if total == 0:   # a head started with no CPUs (before: 0% for ever, without a word)
+        print("note: the Ray cluster has no CPUs now: the games start when a node with CPUs "
+              "joins (Ctrl-C stops)", file=sys.stderr)
+    cpus = max(1, total)
     step = max(1, math.ceil(n_batches * len(seatings_) / (TASKS_PER_CPU * cpus)))
     for j, (t, o, seated) in enumerate(seatings_):
         seating_seed = _seating_seed(seed, t, o, mirrored)
