@@ -311,9 +311,8 @@ def short_cut(max_decisions: int, baselines: dict[str, dict[str, float]]) -> str
     if need is None or max_decisions >= need[1]:
         return None
     quickest, least = need
-    own = {n: v["mean_length"] for n, v in baselines.items() if v.get("mean_length")}
     return (f"max_decisions={max_decisions:,} cuts games that {quickest} plays against itself "
-            f"in {own[quickest]:,.0f} decisions on average under these rules, so many end with "
+            f"in {baselines[quickest]['mean_length']:,.0f} decisions on average under these rules, so many end with "
             f"no winner whoever plays them; allowed: max_decisions: auto ({CUT_RATIO} times the "
             f"baselines' game length, at least {MIN_CUT}), or at least {least:,}")
 

@@ -304,6 +304,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         written: list[str] = []
         paths: list[Path] = []   # --out's files, each as it is written
         saved = 0   # replays written
+
+        def wrote(files: list[Path]) -> str:
+            # a control character of a path shown as '?' (before: sent to the terminal)
+            return "wrote " + ", ".join(printable(str(p)) for p in files)
         try:
             if args.out is not None:   # new: a run started into the folder meanwhile is not mixed in
                 result.save(args.out, new=True, written=paths)
@@ -312,8 +316,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                           "pip install 'ono-env[arena]'", file=sys.stderr)
                 else:
                     paths.append(plot_head_to_head(result, Path(args.out) / "arena.png"))
-                # a control character of a path shown as '?' (before: sent to the terminal)
-                written.append("wrote " + ", ".join(printable(str(p)) for p in paths))
+                written.append(wrote(paths))
                 paths = []   # said
             if record_dir is not None:
                 for k, replay in enumerate(result.replays):
@@ -327,7 +330,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             # the games were played: their table and what was written, then the error (before:
             # a full disk at the replays, or a stop there, lost the run's results unsaid)
             if paths:   # --out's files written before the failure
-                written.append("wrote " + ", ".join(printable(str(p)) for p in paths))
+                written.append(wrote(paths))
             if saved:
                 written.append(f"wrote {saved:,} of {len(result.replays):,} replays to "
                                f"{printable(str(record_dir))}")
