@@ -193,12 +193,14 @@ def rate_games(records: GameRecords, num_entrants: int,
 
     The fit is Newton's method on the log strengths (the log-likelihood is strictly concave
     with the virtual games), each step at most 2 in any entrant and halved while it would
-    lower the likelihood, until no entrant moves by 1e-10; ``ValueError`` if ``iters`` steps
-    do not get there. Written here rather than taken from a library (``choix`` fits Luce
-    models, OpenSkill updates one game at a time): the games here are counts with
-    fractional (shared) wins, grouped by table, with the virtual games of ``ono-bench``'s
-    scale. (Before: OpenSkill's online updates, one game at a time in a seeded order;
-    their result depended on that order and could rate the weaker entrant higher.)
+    lower the likelihood, until no entrant moves by 1e-10 or the gain the step promises
+    (half the step times the gradient) is below the likelihood's rounding (under 5e-16 of
+    its size); ``ValueError`` if ``iters`` steps do not get there. Written here rather than
+    taken from a library (``choix`` fits Luce models, OpenSkill updates one game at a
+    time): the games here are counts with fractional (shared) wins, grouped by table,
+    with the virtual games of ``ono-bench``'s scale. (Before: OpenSkill's online updates,
+    one game at a time in a seeded order; their result depended on that order and could
+    rate the weaker entrant higher.)
     ``ValueError`` for records that are not a run's, or entrants outside ``num_entrants``."""
     K = check_int("num_entrants", num_entrants, 1)
     iters = check_int("iters", iters, 1)
@@ -235,7 +237,12 @@ def rate_games(records: GameRecords, num_entrants: int,
     for _ in range(iters):
         grad, H = info(theta)
         step = np.clip(np.linalg.solve(H, grad), -2.0, 2.0)
-        if np.max(np.abs(step)) < 1e-10:
+        # done where no entrant moves by 1e-10, or where what the step would still gain is
+        # below the likelihood's rounding: with millions of games the gradient's own rounding
+        # (about 1e-16 of the win counts) moves the entrants' common level, which only the
+        # virtual games hold, by some 1e-9 back and forth for ever (before: "no convergence"
+        # after 5,000,000 games of greedy and random, the whole run's table lost)
+        if np.max(np.abs(step)) < 1e-10 or step @ grad < 1e-15 * (1.0 + abs(now)):
             break
         for _halving in range(30):   # the likelihood must not fall (rounding aside)
             trial = theta + step
