@@ -509,8 +509,15 @@ def test_sigterm_to_ono_arena_on_ray_is_said_and_ends_by_the_signal(tmp_path):
             time.sleep(0.2)
         assert b"game/s" in b"".join(err), b"".join(err)[-2000:]
         time.sleep(2)
+        ray_processes = _descendants(proc.pid)   # the local Ray it started
         proc.send_signal(signal.SIGTERM)
         proc.wait(timeout=120)
+        # Ray is shut down before the process ends by the signal (before: the process ran no
+        # atexit, and Ray's dashboard and runtime-env agents ran on for about 60 s)
+        deadline = time.monotonic() + 15
+        while _alive(ray_processes) and time.monotonic() < deadline:
+            time.sleep(0.2)
+        left = _alive(ray_processes)
     finally:
         proc.kill()
         reader.join(timeout=30)
@@ -519,6 +526,44 @@ def test_sigterm_to_ono_arena_on_ray_is_said_and_ends_by_the_signal(tmp_path):
     assert proc.returncode == -signal.SIGTERM, text[-2000:]
     assert "ono-arena: stopped by SIGTERM" in text and "no results kept" in text, text[-2000:]
     assert "SystemError" not in text and "SIGTERM received" not in text
+    assert len(ray_processes) >= 2 and not left, (ray_processes, left)
+
+
+def _descendants(pid: int) -> dict[int, str]:
+    """Every living process under ``pid`` (Linux's /proc), by its id, with its name."""
+    parent, name = {}, {}
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/stat") as f:
+                    stat = f.read()
+            except OSError:
+                continue
+            fields = stat[stat.rindex(")") + 2:].split()
+            parent[int(entry)] = int(fields[1])
+            name[int(entry)] = stat[stat.index("(") + 1:stat.rindex(")")]
+    found, todo = {}, [pid]
+    while todo:
+        p = todo.pop()
+        for child, up in parent.items():
+            if up == p and child not in found:
+                found[child] = name[child]
+                todo.append(child)
+    return found
+
+
+def _alive(processes: dict[int, str]) -> dict[int, str]:
+    """Those of ``processes`` that still run (not gone, not a zombie)."""
+    left = {}
+    for pid, name in processes.items():
+        try:
+            with open(f"/proc/{pid}/stat") as f:
+                stat = f.read()
+        except OSError:
+            continue
+        if stat[stat.rindex(")") + 2] != "Z":
+            left[pid] = name
+    return left
 
 
 def test_auto_is_checked_at_the_address_ray_reads_it_as(monkeypatch):

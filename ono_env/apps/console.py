@@ -233,9 +233,25 @@ def end_by_signal(prog: str, exc: Stopped, argv: Sequence[str] | None) -> int:
     if argv is None:
         sys.stdout.flush()
         sys.stderr.flush()
-        signal.signal(exc.signum, signal.SIG_DFL)
+        signal.signal(exc.signum, signal.SIG_DFL)   # a second signal ends it at once
+        _shut_down_ray()
         os.kill(os.getpid(), exc.signum)
     return 128 + exc.signum
+
+
+def _shut_down_ray() -> None:
+    """``ray.shutdown()`` where this process holds Ray: an exit runs it from ``atexit``, but a
+    process that ends by its signal runs no ``atexit`` (before: the dashboard and runtime-env
+    agents of a local Ray that ``--ray`` started ran on about 60 s after the script had
+    ended). A shutdown that fails changes nothing: the process ends by its signal as before."""
+    ray = sys.modules.get("ray")
+    if ray is None:
+        return
+    try:
+        if ray.is_initialized():
+            ray.shutdown()
+    except Exception:  # noqa: BLE001 - ending anyway; Ray's own failure is not the stop's news
+        pass
 
 
 class StdoutError(OSError):
