@@ -193,9 +193,9 @@ def rate_games(records: GameRecords, num_entrants: int,
 
     The fit is Newton's method on the log strengths (the log-likelihood is strictly concave
     with the virtual games), each step at most 2 in any entrant and halved while it would
-    lower the likelihood, until no entrant moves by 1e-10 or the gain the step promises
-    (half the step times the gradient) is below the likelihood's rounding (under 5e-16 of
-    its size); ``ValueError`` if ``iters`` steps do not get there. Written here rather than
+    lower the likelihood, until no entrant moves by 1e-10 or a step taken promised a gain
+    (half the step times the gradient) below the likelihood's rounding (5e-16 of its
+    size); ``ValueError`` if ``iters`` steps do not get there. Written here rather than
     taken from a library (``choix`` fits Luce models, OpenSkill updates one game at a
     time): the games here are counts with fractional (shared) wins, grouped by table,
     with the virtual games of ``ono-bench``'s scale. (Before: OpenSkill's online updates,
@@ -237,13 +237,9 @@ def rate_games(records: GameRecords, num_entrants: int,
     for _ in range(iters):
         grad, H = info(theta)
         step = np.clip(np.linalg.solve(H, grad), -2.0, 2.0)
-        # done where no entrant moves by 1e-10, or where what the step would still gain is
-        # below the likelihood's rounding: with millions of games the gradient's own rounding
-        # (about 1e-16 of the win counts) moves the entrants' common level, which only the
-        # virtual games hold, by some 1e-9 back and forth for ever (before: "no convergence"
-        # after 5,000,000 games of greedy and random, the whole run's table lost)
-        if np.max(np.abs(step)) < 1e-10 or step @ grad < 1e-15 * (1.0 + abs(now)):
+        if np.max(np.abs(step)) < 1e-10:
             break
+        gain = step @ grad / 2                     # what the Newton step promises
         for _halving in range(30):   # the likelihood must not fall (rounding aside)
             trial = theta + step
             then = loglik(trial)
@@ -251,6 +247,13 @@ def rate_games(records: GameRecords, num_entrants: int,
                 break
             step = step / 2
         theta, now = trial, then
+        # done, too, once a step taken promised less than the likelihood's rounding: with
+        # millions of games the gradient's own rounding (about 1e-16 of the win counts) moves
+        # the entrants' common level, which only the virtual games hold, by some 1e-9 back
+        # and forth for ever (before: "no convergence" after 5,000,000 games of greedy and
+        # random, the whole run's table lost)
+        if gain < 5e-16 * (1.0 + abs(now)):
+            break
     else:
         raise ValueError(f"rate_games: no convergence in {iters} Newton steps")
     _grad, H = info(theta)
