@@ -35,7 +35,8 @@ the page names the changes beside the preset.
 baseline, as in part ``two``). ``--best-from``: the ``results.json`` of ``bench_generalist.py`` whose part
 ``two`` names each preset's best baseline. Mirrored deals, every seating of each deal, 95%
 interval over deals, a game with no winner shared 1/N. Writes ``results.json`` and
-``results.md`` into ``--out``.
+``results.md`` into ``--out``; both name the SHA-256 of every model file played (a row's
+``models``), so that a page made with an earlier ``ppo-any`` says which file it was.
 """
 
 from __future__ import annotations
@@ -158,6 +159,10 @@ def main() -> None:
             if overrides:
                 row["rules_changed"] = overrides
             row["cheating"] = ar.labels[0].endswith(CHEATING_MARK)   # as the arena marks it
+            # the model files played, by their SHA-256: a registered name such as ppo-any
+            # names another file once a new model ships (before: a page made with an earlier
+            # ppo-any did not say which, and its command played the new one)
+            row["models"] = dict(ar.models)
             row["seconds"] = time.perf_counter() - t
             deals, shares[who], _ = ar.per_deal(0)
             assert np.array_equal(deals, np.arange(args.deals))
@@ -193,6 +198,10 @@ def main() -> None:
         lines.append(f"| {preset} | {r['players']} | {who} | {r['opponent']} | "
                      f"{100 * r['share']:.1f}% | [{100 * r['low']:.1f}, {100 * r['high']:.1f}] | "
                      f"{r['share'] / r['fair']:.2f} | {vs} | {r['deals']:,} | {r['seconds']:.0f} |")
+    models = {label: sha for r in rows for label, sha in r["models"].items()}
+    if models:
+        lines += ["", "Model files played (SHA-256): " + "; ".join(
+            f"`{label}` {sha}" for label, sha in sorted(models.items())) + "."]
     (args.out / "results.md").write_text("\n".join(lines) + "\n")
     print("\n".join(lines))
 

@@ -875,6 +875,29 @@ def test_headroom_pairs_every_agent_with_the_one_named(tmp_path, monkeypatch, ca
     assert not (tmp_path / "g").exists()
 
 
+def test_headroom_names_the_model_files_it_played(tmp_path, monkeypatch):
+    """benchmarks/bench_headroom.py: results.json and the page name each model file's SHA-256
+    (before: a page made with an earlier ppo-any named only ppo-any, and its command then
+    played the model shipped since)."""
+    import runpy
+    from pathlib import Path
+
+    from ono_env.agents.learned import model_sha256, shipped_models
+
+    bench = Path(__file__).resolve().parents[1] / "benchmarks"
+    monkeypatch.syspath_prepend(str(bench))
+    main = runpy.run_path(str(bench / "bench_headroom.py"))["main"]
+    best = bench.parent / "docs" / "results" / "generalist" / "results.json"
+    monkeypatch.setattr(sys, "argv", ["bench_headroom.py", "--tables", "basic-3", "--agents",
+                                      "ppo-any,random", "--deals", "2", "--best-from", str(best),
+                                      "--out", str(tmp_path / "h")])
+    main()
+    rows = json.loads((tmp_path / "h" / "results.json").read_text())["rows"]
+    sha = model_sha256(shipped_models()["ppo-any"])
+    assert [r["models"] for r in rows] == [{"ppo-any": sha}, {}]
+    assert f"Model files played (SHA-256): `ppo-any` {sha}." in (tmp_path / "h" / "results.md").read_text()
+
+
 def test_ladder_json_holds_no_nan(tmp_path, monkeypatch):
     """benchmarks/bench_ladder.py: a four-player ladder's pairs have no interval; their bounds
     are written as null, and --render turns the NaN of a file written before into null, with
