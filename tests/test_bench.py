@@ -128,6 +128,21 @@ def test_the_fit_recovers_known_ratings_and_placing_keeps_the_field(players):
     assert np.isfinite(S.place_agent(field, lost, players, 1000.0)["rating"])
 
 
+def test_an_agent_that_wins_all_of_millions_of_games_is_rated():
+    """Before: fit_ratings stopped only on a step under 1e-10, and an agent that won all
+    2,000,000 games of its pairing kept stepping by some 1e-10 (rounding) until "no
+    convergence in 200 Newton steps", after every pairing of a ladder had been played."""
+    from ono_env.arena.stats import ELO
+
+    games = 2_000_000
+    recs = [{"agent": "a", "reference": "b", "players": 2, "games": games, "wins": games / 2},
+            {"agent": "c", "reference": "a", "players": 2, "games": games, "wins": float(games)}]
+    fit = S.fit_ratings(["a", "b", "c"], recs, "a", 1000.0)
+    # c against the anchor alone: its games and its virtual half-won one, 4,000,001 to 1
+    assert fit["c"]["rating"] == pytest.approx(1000 + ELO * np.log(2 * games + 1), abs=1e-6)
+    assert fit["b"]["rating"] == pytest.approx(1000.0, abs=1e-6)
+
+
 def test_the_ladder_carries_over_only_pairings_with_the_same_key(monkeypatch):
     first = S.play_ladder(1, "basic-2p", deals=6, slow_deals=2)
     assert all(r["interval"] == S.LADDER_INTERVAL for r in first["pairings"])

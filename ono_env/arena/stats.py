@@ -170,6 +170,22 @@ def _tables(ent: np.ndarray, wins: np.ndarray, num_entrants: int) -> tuple[np.nd
     return S, W
 
 
+def stalled(step: np.ndarray, gain: float, size: float, last: float) -> float | None:
+    """Whether Newton's method on a likelihood has come to its rounding: ``None`` where the
+    step just taken (``step``, which promised ``gain``: half the step times the gradient)
+    promised less than the likelihood's rounding, 5e-16 of its ``size``, and did not shrink
+    to under half of the step before (``last``: that step's largest move; ``inf`` at the
+    first); else this step's largest move, the next call's ``last``.
+
+    Near the maximum a Newton step shrinks to about its square, so a fit still converging
+    goes on, step for step, as it would without this test (the ratings of fits that end
+    by their step bound are unchanged to the last bit); what it ends is a fit whose steps
+    are the gradient's own rounding, which with millions of games stays above any fixed
+    bound on the step."""
+    move = float(np.max(np.abs(step)))
+    return None if gain < 5e-16 * size and move >= last / 2 else move
+
+
 def rate_games(records: GameRecords, num_entrants: int,
                iters: int = 100) -> list[dict[str, float]]:
     """Each entrant's rating: the maximum-likelihood fit of the Luce model of the winner to
@@ -193,10 +209,9 @@ def rate_games(records: GameRecords, num_entrants: int,
 
     The fit is Newton's method on the log strengths (the log-likelihood is strictly concave
     with the virtual games), each step at most 2 in any entrant and halved while it would
-    lower the likelihood, until no entrant moves by 1e-10 or a step taken promised a gain
-    (half the step times the gradient) below the likelihood's rounding (5e-16 of its
-    size); ``ValueError`` if ``iters`` steps do not get there. Written here rather than
-    taken from a library (``choix`` fits Luce models, OpenSkill updates one game at a
+    lower the likelihood, until no entrant moves by 1e-10 or the steps stall at the
+    likelihood's rounding (:func:`stalled`); ``ValueError`` if ``iters`` steps do not get
+    there. Written here rather than taken from a library (``choix`` fits Luce models, OpenSkill updates one game at a
     time): the games here are counts with fractional (shared) wins, grouped by table,
     with the virtual games of ``ono-bench``'s scale. (Before: OpenSkill's online updates,
     one game at a time in a seeded order; their result depended on that order and could
@@ -233,13 +248,13 @@ def rate_games(records: GameRecords, num_entrants: int,
         return grad, H
 
     theta = np.zeros(K)
-    now = loglik(theta)
+    now, last = loglik(theta), np.inf
     for _ in range(iters):
         grad, H = info(theta)
         step = np.clip(np.linalg.solve(H, grad), -2.0, 2.0)
         if np.max(np.abs(step)) < 1e-10:
             break
-        gain = step @ grad / 2                     # what the Newton step promises
+        newton, gain = step, step @ grad / 2      # what the Newton step promises
         for _halving in range(30):   # the likelihood must not fall (rounding aside)
             trial = theta + step
             then = loglik(trial)
@@ -247,13 +262,14 @@ def rate_games(records: GameRecords, num_entrants: int,
                 break
             step = step / 2
         theta, now = trial, then
-        # done, too, once a step taken promised less than the likelihood's rounding: with
-        # millions of games the gradient's own rounding (about 1e-16 of the win counts) moves
-        # the entrants' common level, which only the virtual games hold, by some 1e-9 back
-        # and forth for ever (before: "no convergence" after 5,000,000 games of greedy and
-        # random, the whole run's table lost)
-        if gain < 5e-16 * (1.0 + abs(now)):
+        # with millions of games the gradient's own rounding (about 1e-16 of the win counts)
+        # moves the entrants' common level, which only the virtual games hold, by some 1e-9
+        # back and forth for ever (before: "no convergence" after 5,000,000 games of greedy
+        # and random, the whole run's table lost)
+        move = stalled(newton, gain, 1.0 + abs(now), last)
+        if move is None:
             break
+        last = move
     else:
         raise ValueError(f"rate_games: no convergence in {iters} Newton steps")
     _grad, H = info(theta)

@@ -67,7 +67,7 @@ from ono_env.agents.registry import (
 )
 from ono_env.arena.distributed import check_ray_address, held_ray, play_on_ray
 from ono_env.arena.play import _derive, _seating_seed, end_workers, games_bar, play_games, rotations
-from ono_env.arena.stats import ELO, Z95, bounded_interval_of, bounded_mean_interval
+from ono_env.arena.stats import ELO, Z95, bounded_interval_of, bounded_mean_interval, stalled
 from ono_env.checks import (
     JSONError,
     check_input_file,
@@ -396,8 +396,10 @@ def fit_ratings(names: Sequence[str], records: Sequence[dict[str, Any]], anchor:
 
     The fit is Newton's method on the log strengths of every agent but the anchor (the
     log-likelihood is concave there, and strictly so with the virtual games), each step
-    at most 2 (a factor of e**2) in any agent, until no agent moves by 1e-10; ``ValueError``
-    if ``iters`` steps do not get there. (Hunter's MM algorithm, used before, took thousands
+    at most 2 (a factor of e**2) in any agent, until no agent moves by 1e-10 or the steps
+    stall at the likelihood's rounding (:func:`~ono_env.arena.stats.stalled`, the
+    likelihood's size taken as its games'); ``ValueError`` if ``iters`` steps do not get
+    there. (Hunter's MM algorithm, used before, took thousands
     of steps for an agent that wins nearly every game and stopped short of the maximum
     there: 140 rating points for a cheating ceiling.)
 
@@ -429,12 +431,20 @@ def fit_ratings(names: Sequence[str], records: Sequence[dict[str, Any]], anchor:
         H[np.arange(K), np.arange(K)] += x * (1 - x)
         return grad, H
 
+    last = np.inf
     for _ in range(iters):
         grad, H = info(theta)
         step = np.linalg.solve(H[np.ix_(keep, keep)], grad[keep])
         theta[keep] += np.clip(step, -2.0, 2.0)
         if np.max(np.abs(step)) < 1e-10:
             break
+        # as in rate_games: with millions of games rounding moves an agent by some 1e-10
+        # back and forth for ever (before: "no convergence" for an agent that won all of
+        # 2,000,000 games of one pairing); the likelihood's size taken as its games'
+        move = stalled(step, step @ grad[keep] / 2, 1.0 + n.sum(), last)
+        if move is None:
+            break
+        last = move
     else:
         raise ValueError(f"fit_ratings: no convergence in {iters} Newton steps")
     _grad, H = info(theta)
