@@ -2200,9 +2200,12 @@ def test_a_run_that_fails_or_is_stopped_writing_its_files_prints_its_table(tmp_p
         assert ("No space left on device" if code == 2 else "interrupted") in err
 
 
-def test_a_run_whose_plot_fails_names_the_files_it_wrote(tmp_path, capsys, monkeypatch):
+@pytest.mark.parametrize("failure", [OSError(28, "No space left on device"),
+                                     MemoryError("Unable to allocate 2.59 GiB for an array")])
+def test_a_run_whose_plot_fails_names_the_files_it_wrote(tmp_path, capsys, monkeypatch, failure):
     """Before: a failure at arena.png (or at the CSV) left arena.json written and unsaid, and
-    the rerun was refused as the folder holds arena.json. And --out saves with new=True."""
+    the rerun was refused as the folder holds arena.json; a MemoryError there (130 entrants'
+    matrix) printed no table either. And --out saves with new=True."""
     import ono_env.apps.arena_cli as A
     from ono_env.arena.results import ArenaResult
     real_save, news = ArenaResult.save, []
@@ -2211,16 +2214,34 @@ def test_a_run_whose_plot_fails_names_the_files_it_wrote(tmp_path, capsys, monke
         news.append(kw.get("new"))
         return real_save(self, *a, **kw)
 
-    def no_space(result, path):
-        raise OSError(28, "No space left on device")
+    def fails(result, path):
+        raise failure
     monkeypatch.setattr(ArenaResult, "save", save)
-    monkeypatch.setattr(A, "plot_head_to_head", no_space)
+    monkeypatch.setattr(A, "plot_head_to_head", fails)
     out = tmp_path / "o"
     assert main(["greedy", "random", "--players", "2", "--games", "4", "--no-rating",
                  "--no-progress", "--out", str(out)]) == 2
     printed, err = capsys.readouterr()
     assert "win rate" in printed and f"wrote {out / 'arena.json'}, {out / 'arena.csv'}" in printed
-    assert "No space left on device" in err and news == [True]
+    assert str(failure).split()[-1] in err and news == [True]
+
+
+def test_a_matrix_of_many_entrants_keeps_its_size(tmp_path):
+    """Before: the figure grew with the entrants, a cell's text each (100 entrants: 73 s and
+    10 GB for an 18 MB image). Beyond MATRIX_TEXT entrants the cells hold their colours
+    alone, in a figure no larger than MATRIX_TEXT entrants'."""
+    from matplotlib.image import imread
+
+    from ono_env.apps.arena_cli import MATRIX_TEXT, plot_matrix
+    sizes = {}
+    for k in (MATRIX_TEXT, 5 * MATRIX_TEXT):
+        rate = np.full((k, k), 0.5)
+        np.fill_diagonal(rate, np.nan)
+        plot_matrix([f"a{i}" for i in range(k)], rate, rate - 0.1, rate + 0.1,
+                    np.ones((k, k), int), "many", tmp_path / f"{k}.png")
+        sizes[k] = imread(tmp_path / f"{k}.png").shape[:2]
+    assert sizes[5 * MATRIX_TEXT][0] <= sizes[MATRIX_TEXT][0]
+    assert sizes[5 * MATRIX_TEXT][1] <= sizes[MATRIX_TEXT][1]
 
 
 def test_two_runs_into_one_folder_do_not_mix(tmp_path):

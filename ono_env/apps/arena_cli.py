@@ -41,29 +41,41 @@ from ono_env.arena.results import deals_words
 from ono_env.checks import check_output_dir, printable, shown, write_whole
 from ono_env.rules import PRESETS, resolve_rules
 
+MATRIX_TEXT = 16
+"""The most entrants whose head-to-head cells :func:`plot_matrix` writes its rates in."""
+
 
 def plot_matrix(labels: Sequence[str], rate: np.ndarray, low: np.ndarray, high: np.ndarray,
                 games: np.ndarray, title: str, path: str | Path, fair: float = 0.5) -> None:
     """Draw a head-to-head matrix (``ArenaResult.head_to_head()``, or the ``head_to_head``
     entry of arena.json turned into arrays) into a PNG, its colours centred on the fair share
-    ``fair`` (1 / players: at 4 players a 33% share is drawn as a win, not a loss)."""
+    ``fair`` (1 / players: at 4 players a 33% share is drawn as a win, not a loss); each cell
+    with its rate and interval up to :data:`MATRIX_TEXT` entrants, beyond them the colours
+    alone, in a figure no larger than that many entrants'."""
     from matplotlib.colors import TwoSlopeNorm
     from matplotlib.figure import Figure
 
     rate = np.asarray(rate, dtype=float)
     K = len(labels)
-    fig = Figure(figsize=(1.6 * K + 2.5, 1.3 * K + 1.8))
+    # each cell holds its rate and interval up to MATRIX_TEXT entrants; beyond, the colours
+    # alone in a figure of at most the size of MATRIX_TEXT's (before: 100 entrants took 73 s
+    # and 10 GB for an 18 MB image, 130 a MemoryError after the run's files were written)
+    text = K <= MATRIX_TEXT
+    cell = 1.0 if text else MATRIX_TEXT / K
+    fig = Figure(figsize=(1.6 * K * cell + 2.5, 1.3 * K * cell + 1.8))
     ax = fig.subplots()
     im = ax.imshow(np.nan_to_num(rate, nan=fair), norm=TwoSlopeNorm(fair, 0.0, 1.0), cmap="RdBu")
-    for i in range(K):
+    for i in range(K if text else 0):
         for j in range(K):
             if i != j and games[i][j]:
                 far = rate[i, j] - fair > 0.6 * (1 - fair) or fair - rate[i, j] > 0.6 * fair
                 ax.text(j, i, f"{100 * rate[i, j]:.1f}%\n[{100 * low[i][j]:.1f}, "
                         f"{100 * high[i][j]:.1f}]", ha="center", va="center", fontsize=8,
                         color="white" if far else "black")
-    ax.set_xticks(range(K), labels, rotation=30, ha="right")
-    ax.set_yticks(range(K), labels)
+    size = None if text else max(2.0, 10.0 * cell)   # None: matplotlib's own
+    ax.set_xticks(range(K), labels, rotation=30 if text else 90, ha="right" if text else "center",
+                  fontsize=size)
+    ax.set_yticks(range(K), labels, fontsize=size)
     ax.set_xlabel("opponent")
     ax.set_ylabel(f"agent (win share of the row; fair {100 * fair:.0f}%)")
     ax.set_title(title)
@@ -326,7 +338,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                          f"games)" if len(result.replays) < record else "")
                 written.append(f"wrote {len(result.replays)} replays to "
                                f"{printable(str(record_dir))}{short}")
-        except (KeyboardInterrupt, cli.Stopped, ValueError, OSError):
+        except (KeyboardInterrupt, cli.Stopped, ValueError, OSError, MemoryError):
             # the games were played: their table and what was written, then the error (before:
             # a full disk at the replays, or a stop there, lost the run's results unsaid)
             if paths:   # --out's files written before the failure
