@@ -39,6 +39,35 @@ MAX_ARENA_JSON_BYTES = 256 << 20
 """The largest arena.json read (a mirrored run of 20,000 deals writes about 1 MB)."""
 
 
+def _game_shares(r: GameRecords) -> np.ndarray:
+    """Each seat's share of each game's win, ``(G, P)``: a game without a winner shares 1/N
+    to every seat."""
+    return np.where(r.wins.sum(axis=1, keepdims=True) > 0, r.wins, 1.0 / r.entrants.shape[1])
+
+
+def _deal_means(deal: np.ndarray, mine: np.ndarray, sel: np.ndarray) -> tuple[np.ndarray, np.ndarray, int]:
+    """``(deals, share, games)`` of :meth:`ArenaResult.per_deal`: the deal numbers of the
+    games ``sel`` in increasing order, the mean of ``mine`` over each deal's games, and the
+    number of games. Counted by deal number with ``bincount``, in the games' order as before
+    (the same sums to the last bit): before, ``np.unique`` sorted the games at every call,
+    and a head-to-head of 20 entrants over 2,000,000 mirrored games took minutes."""
+    d = deal[sel]
+    count = np.bincount(d)
+    deals = np.flatnonzero(count)
+    return deals, np.bincount(d, weights=mine[sel])[deals] / count[deals], int(sel.sum())
+
+
+def _paired_stats(deals: np.ndarray, per_deal: np.ndarray, games: int) -> dict[str, float]:
+    """:meth:`ArenaResult.paired`'s statistics of per-deal shares."""
+    n = len(deals)
+    if n == 0:
+        return {"rate": float("nan"), "low": 0.0, "high": 1.0, "deals": 0, "games": 0,
+                "sd": float("nan")}
+    mean, low, high = bounded_mean_interval(per_deal, 0.0, 1.0)
+    sd = float(per_deal.std(ddof=1)) if n > 1 else 0.0
+    return {"rate": mean, "low": low, "high": high, "deals": n, "games": games, "sd": sd}
+
+
 @dataclass
 class ArenaResult:
     rules: RuleSet
@@ -85,14 +114,7 @@ class ArenaResult:
         width where every deal scored alike, 20 deals all won: [80.4%, 100%]). Keys:
         ``rate``, ``low``, ``high``, ``deals``, ``games``, ``sd`` (standard deviation of a
         deal's score)."""
-        deals, per_deal, games = self.per_deal(e, other)
-        n = len(deals)
-        if n == 0:
-            return {"rate": float("nan"), "low": 0.0, "high": 1.0, "deals": 0, "games": 0,
-                    "sd": float("nan")}
-        mean, low, high = bounded_mean_interval(per_deal, 0.0, 1.0)
-        sd = float(per_deal.std(ddof=1)) if n > 1 else 0.0
-        return {"rate": mean, "low": low, "high": high, "deals": n, "games": games, "sd": sd}
+        return _paired_stats(*self.per_deal(e, other))
 
     def per_deal(self, e: int, other: int | None = None) -> tuple[np.ndarray, np.ndarray, int]:
         """Mirrored deals: ``(deals, share, games)``, the deal numbers entrant ``e`` played
@@ -109,15 +131,11 @@ class ArenaResult:
         if other is not None and (not is_int(other) or not 0 <= other <= last or other == e):
             raise ValueError(f"other={other!r} ({type(other).__name__}); allowed: None or an "
                              f"entrant's place, 0 to {last}, other than e={e}")
-        P = r.entrants.shape[1]
         at = r.entrants == e
         sel = at.any(axis=1)
         if other is not None:
             sel &= (r.entrants == other).any(axis=1)
-        share = np.where(r.wins.sum(axis=1, keepdims=True) > 0, r.wins, 1.0 / P)
-        mine = (share * at).sum(axis=1)[sel]
-        deals, inv = np.unique(r.deal[sel], return_inverse=True)
-        return deals, np.bincount(inv, weights=mine) / np.bincount(inv), int(sel.sum())
+        return _deal_means(r.deal, (_game_shares(r) * at).sum(axis=1), sel)
 
     def agent_rows(self) -> list[dict[str, Any]]:
         r = self.records
@@ -152,6 +170,10 @@ class ArenaResult:
         K = len(self.labels)
         present = np.stack([(r.entrants == e).any(axis=1) for e in range(K)])   # (K, G)
         win = np.stack([(r.wins * (r.entrants == e)).sum(axis=1) for e in range(K)])
+        deal = r.deal if self.mirrored else None
+        if deal is not None:   # each entrant's share of each game, once (as per_deal's)
+            share = _game_shares(r)
+            mine = np.stack([(share * (r.entrants == e)).sum(axis=1) for e in range(K)])
         rate = np.full((K, K), np.nan)
         low, high, games = rate.copy(), rate.copy(), np.zeros((K, K), np.int64)
         for i in range(K):
@@ -161,8 +183,8 @@ class ArenaResult:
                 both = present[i] & present[j]
                 n = int(both.sum())
                 games[i, j] = n
-                if n and self.mirrored:
-                    pr = self.paired(i, j)
+                if n and deal is not None:
+                    pr = _paired_stats(*_deal_means(deal, mine[i], both))
                     rate[i, j], low[i, j], high[i, j] = pr["rate"], pr["low"], pr["high"]
                 elif n:
                     w = float(win[i, both].sum())
