@@ -169,14 +169,14 @@ class ArenaResult:
         r = self.records
         K = len(self.labels)
         present = np.stack([(r.entrants == e).any(axis=1) for e in range(K)])   # (K, G)
-        win = np.stack([(r.wins * (r.entrants == e)).sum(axis=1) for e in range(K)])
         deal = r.deal if self.mirrored else None
-        if deal is not None:   # each entrant's share of each game, once (as per_deal's)
-            share = _game_shares(r)
-            mine = np.stack([(share * (r.entrants == e)).sum(axis=1) for e in range(K)])
+        share = _game_shares(r) if deal is not None else r.wins
         rate = np.full((K, K), np.nan)
         low, high, games = rate.copy(), rate.copy(), np.zeros((K, K), np.int64)
         for i in range(K):
+            # i's share of each game, once for all its pairs (as per_deal's, or its wins),
+            # one entrant's at a time: (K, G) arrays of them took 16 bytes a game per entrant
+            mine = (share * (r.entrants == i)).sum(axis=1)
             for j in range(K):
                 if i == j:
                     continue
@@ -184,10 +184,10 @@ class ArenaResult:
                 n = int(both.sum())
                 games[i, j] = n
                 if n and deal is not None:
-                    pr = _paired_stats(*_deal_means(deal, mine[i], both))
+                    pr = _paired_stats(*_deal_means(deal, mine, both))
                     rate[i, j], low[i, j], high[i, j] = pr["rate"], pr["low"], pr["high"]
                 elif n:
-                    w = float(win[i, both].sum())
+                    w = float(mine[both].sum())
                     rate[i, j] = w / n
                     low[i, j], high[i, j] = wilson_interval(w, n)
         return {"rate": rate, "low": low, "high": high, "games": games}

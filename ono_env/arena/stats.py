@@ -142,11 +142,12 @@ def _check_records(records: Any, num_entrants: int) -> tuple[np.ndarray, np.ndar
     if ent.size and not (ent.min() >= 0 and ent.max() < num_entrants):
         raise ValueError(f"records: entrants from {int(ent.min())} to {int(ent.max())}; allowed: "
                          f"0 to {num_entrants - 1} (num_entrants={num_entrants})")
-    w = wins.astype(np.float64)
+    w = wins.astype(np.float64, copy=False)   # a run's own arrays, not copied (before: two
+    # more copies of every game's seats, at the peak of a run's memory)
     if w.size and not (np.isfinite(w).all() and w.min() >= 0):
         raise ValueError("records: wins hold a negative number, nan or inf; allowed: each seat's "
                          "share of the win, from 0 to 1")
-    return ent.astype(np.int64), w
+    return ent.astype(np.int64, copy=False), w
 
 
 def _tables(ent: np.ndarray, wins: np.ndarray, num_entrants: int) -> tuple[np.ndarray, np.ndarray]:
