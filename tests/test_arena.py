@@ -2146,14 +2146,15 @@ def test_a_run_whose_records_would_not_fit_in_memory_is_refused_before_any_game(
     monkeypatch.setattr(G, "available_memory", lambda: 1 << 30)
     played = []
     monkeypatch.setattr("ono_env.arena.play_games", lambda *a, **k: played.append(1))
-    with pytest.raises(ValueError, match=r"^num_games=100,000,000: the records of the "
-                                         r"100,000,000 games played take 4[0-9.]+ GiB, and this "
+    with pytest.raises(ValueError, match=r"^num_games=100,000,000: the 100,000,000 games "
+                                         r"played need 9[0-9.]+ GiB \(their records, and the "
+                                         r"ratings and tables made from them\), and this "
                                          r"machine has 1.0 GiB of memory free; allowed: fewer "
                                          rf"games \(at most {(1 << 30) // record_bytes(10):,} "):
         run_arena(["random"] * 10, "basic", 10, num_games=100_000_000, rating=False)
     assert played == []
     assert main(["random"] * 10 + ["--players", "10", "--games", "100000000"]) == 2   # named
-    assert "error: --games 100,000,000: the records of the 100,000,000 games played take" in \
+    assert "error: --games 100,000,000: the 100,000,000 games played need" in \
         capsys.readouterr().err
     monkeypatch.undo()
     assert run_arena(["random"] * 2, "basic", 2, num_games=10, rating=False).agent_rows()

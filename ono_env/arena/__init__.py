@@ -424,18 +424,24 @@ def check_plan(planned: int, num_games: int, num_entrants: int, num_players: int
 
 
 def record_bytes(num_players: int) -> int:
-    """The bytes a run keeps of each game it plays (:class:`GameRecords`: the entrants, win
-    shares and scores of every seat, the length, the cut flag and the deal), counted twice:
-    the batches' parts are held while they are joined."""
-    return 2 * (24 * num_players + 8 + 1 + 8)
+    """The bytes a run needs for each game it plays: four times its record
+    (:class:`GameRecords`: the entrants, win shares and scores of every seat, the length,
+    the cut flag and the deal). The batches' parts are held while they are joined (twice the
+    record), and after the games the ratings and the tables' working arrays come on top:
+    measured, a run's peak was 2.5 to 3.3 times the records at 2 and 10 players (2,000,000
+    and 200,000 games, mirrored or not, 2 to 20 entrants, ratings, arena.json and the table).
+    Before, twice the record was counted, and a run sized to that played every game and
+    then failed with a MemoryError in the ratings or the table."""
+    return 4 * (24 * num_players + 8 + 1 + 8)
 
 
 def check_records_memory(games: int, num_players: int, num_games: int,
                          name: str = "num_games") -> None:
     """``ValueError`` naming ``name`` (``num_games``, or a console script's ``--games``) when
-    the records of the ``games`` a run plays for it (:func:`record_bytes` each) would not fit
-    in the memory free now, before any game (before: 100,000,000 games at 10 players, about
-    48 GiB of records, played for hours and then failed)."""
+    what a run needs for the ``games`` it plays for it (:func:`record_bytes` each: their
+    records, and the ratings and tables made from them) would not fit in the memory free
+    now, before any game (before: 100,000,000 games at 10 players, about 24 GiB of records,
+    played for hours and then failed)."""
     need = games * record_bytes(num_players)
     if need < MEMORY_CHECK_FROM:
         return
@@ -443,8 +449,9 @@ def check_records_memory(games: int, num_players: int, num_games: int,
     if free is not None and need > free:
         most = free // record_bytes(num_players)
         asked = f"{name} {num_games:,}" if name.startswith("--") else f"{name}={num_games:,}"
-        raise ValueError(f"{asked}: the records of the {games:,} games played "
-                         f"take {need / 2**30:,.1f} GiB, and this machine has "
+        raise ValueError(f"{asked}: the {games:,} games played need {need / 2**30:,.1f} "
+                         f"GiB (their records, and the ratings and tables made from them), "
+                         f"and this machine has "
                          f"{free / 2**30:,.1f} GiB of memory free; allowed: fewer games (at "
                          f"most {most:,} played here), in several runs")
 
