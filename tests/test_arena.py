@@ -2227,6 +2227,20 @@ def test_a_run_whose_plot_fails_names_the_files_it_wrote(tmp_path, capsys, monke
     assert str(failure).split()[-1] in err and news == [True]
 
 
+def test_an_arena_json_too_large_to_pair_with_is_said(tmp_path, capsys, monkeypatch):
+    """Before: a mirrored run of more than about 22,000,000 games wrote an arena.json over
+    the size --paired-with reads, and only the next run found it out."""
+    import ono_env.apps.arena_cli as A
+    monkeypatch.setattr(A, "MAX_ARENA_JSON_BYTES", 1000)
+    base = ["greedy", "random", "--players", "2", "--games", "40", "--no-progress", "--no-rating"]
+    assert main([*base, "--mirrored", "--out", str(tmp_path / "m")]) == 0
+    size = (tmp_path / "m" / "arena.json").stat().st_size
+    assert (f"note: arena.json is {size:,} bytes, over the 1,000 that --paired-with reads"
+            in capsys.readouterr().err)
+    assert main([*base, "--out", str(tmp_path / "p")]) == 0   # not mirrored: nothing to pair
+    assert "--paired-with reads" not in capsys.readouterr().err
+
+
 def test_a_matrix_of_many_entrants_keeps_its_size(tmp_path):
     """Before: the figure grew with the entrants, a cell's text each (100 entrants: 73 s and
     10 GB for an 18 MB image). Beyond MATRIX_TEXT entrants the cells hold their colours

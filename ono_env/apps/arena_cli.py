@@ -23,6 +23,7 @@ import numpy as np
 from ono_env.apps import console as cli
 from ono_env.arena import (
     ArenaResult,
+    MAX_ARENA_JSON_BYTES,
     MAX_GAMES,
     MAX_RECORD,
     check_batch_memory,
@@ -323,6 +324,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         try:
             if args.out is not None:   # new: a run started into the folder meanwhile is not mixed in
                 result.save(args.out, new=True, written=paths)
+                size = (Path(args.out) / "arena.json").stat().st_size
+                if args.mirrored and size > MAX_ARENA_JSON_BYTES:   # before: found by the next run
+                    print(f"ono-arena: note: arena.json is {size:,} bytes, over the "
+                          f"{MAX_ARENA_JSON_BYTES:,} that --paired-with reads: a run of fewer "
+                          f"games pairs (about 12 bytes a game)", file=sys.stderr)
                 if importlib.util.find_spec("matplotlib") is None:
                     print("ono-arena: note: arena.png not drawn without matplotlib: "
                           "pip install 'ono-env[arena]'", file=sys.stderr)
