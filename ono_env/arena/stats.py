@@ -142,8 +142,9 @@ def _check_records(records: Any, num_entrants: int) -> tuple[np.ndarray, np.ndar
     if ent.size and not (ent.min() >= 0 and ent.max() < num_entrants):
         raise ValueError(f"records: entrants from {int(ent.min())} to {int(ent.max())}; allowed: "
                          f"0 to {num_entrants - 1} (num_entrants={num_entrants})")
-    w = wins.astype(np.float64, copy=False)   # a run's own arrays, not copied (before: two
-    # more copies of every game's seats, at the peak of a run's memory)
+    # a run's own arrays, not copied (before: two more copies of every game's seats, at the
+    # peak of a run's memory)
+    w = wins.astype(np.float64, copy=False)
     if w.size and not (np.isfinite(w).all() and w.min() >= 0):
         raise ValueError("records: wins hold a negative number, nan or inf; allowed: each seat's "
                          "share of the win, from 0 to 1")
@@ -212,11 +213,11 @@ def rate_games(records: GameRecords, num_entrants: int,
     with the virtual games), each step at most 2 in any entrant and halved while it would
     lower the likelihood, until no entrant moves by 1e-10 or the steps stall at the
     likelihood's rounding (:func:`stalled`); ``ValueError`` if ``iters`` steps do not get
-    there. Written here rather than taken from a library (``choix`` fits Luce models, OpenSkill updates one game at a
-    time): the games here are counts with fractional (shared) wins, grouped by table,
-    with the virtual games of ``ono-bench``'s scale. (Before: OpenSkill's online updates,
-    one game at a time in a seeded order; their result depended on that order and could
-    rate the weaker entrant higher.)
+    there. Written here rather than taken from a library (``choix`` fits Luce models,
+    OpenSkill updates one game at a time): the games here are counts with fractional
+    (shared) wins, grouped by table, with the virtual games of ``ono-bench``'s scale.
+    (Before: OpenSkill's online updates, one game at a time in a seeded order; their result
+    depended on that order and could rate the weaker entrant higher.)
     ``ValueError`` for records that are not a run's, or entrants outside ``num_entrants``."""
     K = check_int("num_entrants", num_entrants, 1)
     iters = check_int("iters", iters, 1)

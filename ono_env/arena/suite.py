@@ -399,9 +399,9 @@ def fit_ratings(names: Sequence[str], records: Sequence[dict[str, Any]], anchor:
     at most 2 (a factor of e**2) in any agent, until no agent moves by 1e-10 or the steps
     stall at the likelihood's rounding (:func:`~ono_env.arena.stats.stalled`, the
     likelihood's size taken as its games'); ``ValueError`` if ``iters`` steps do not get
-    there. (Hunter's MM algorithm, used before, took thousands
-    of steps for an agent that wins nearly every game and stopped short of the maximum
-    there: 140 rating points for a cheating ceiling.)
+    there. (Hunter's MM algorithm, used before, took thousands of steps for an agent that
+    wins nearly every game and stopped short of the maximum there: 140 rating points for a
+    cheating ceiling.)
 
     Written here rather than taken from a library (``choix`` fits Luce models): a record here
     is a count of games with fractional (shared) wins at tables of several copies of one
