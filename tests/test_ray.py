@@ -496,7 +496,7 @@ def test_sigterm_to_ono_arena_on_ray_is_said_and_ends_by_the_signal(tmp_path):
     env = {**os.environ, "RAY_AUTH_MODE": "disabled", "RAY_TMPDIR": tmp, "HOME": tmp,
            "RAY_USAGE_STATS_ENABLED": "0"}
     proc = subprocess.Popen([sys.executable, "-m", "ono_env.apps.arena_cli", "random", "greedy",
-                             "--rules", "basic", "--players", "2", "--games", "100000000",
+                             "--rules", "basic", "--players", "2", "--games", "10000000",
                              "--no-rating", "--ray"], stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, env=env, cwd=tmp_path)
     err: list[bytes] = []
