@@ -354,9 +354,24 @@ SMALL = ["total_steps=64", "num_envs=4", "ppo.n_steps=16", "ppo.batch_size=32", 
     (["ppo.n_steps=1000000000"], "steps keeps 4,857.8 GiB of observations and masks"),
     # before: the kernel ended the process with no word (or torch's allocation error named
     # no field); sixteen layers of 65,536 need about 1 TiB at the least
-    (["policy.shared=false", "policy.net_arch=[" + ",".join(["65536"] * 16) + "]"],
-     "policy.net_arch=[65536, 65536, 65536, 65536, 65536, 65536, 65536, 65536, 65536, 65536, "
-     "65536, 65536, 65536, 65536, 65536, 65536]: training it takes at least 1,921.1 GiB"),
+    (["policy.shared=false", "policy.net_arch=[8192,8192]", "num_envs=4096", "ppo.n_steps=1024",
+      "ppo.batch_size=4194304"],
+     "policy.net_arch=[8192, 8192]: training it takes at least 1,026.1 GiB (weights, "
+     "gradients and Adam's state, a minibatch of ppo.batch_size=4,194,304)"),
+    # before: a network whose model file every loader refuses (over 1 GiB) trained to the end,
+    # and the run's own final evaluation refused it
+    (["policy.net_arch=[11600,11600]"], "policy.net_arch=[11600, 11600]: its model file would "
+                                        "take at least 1,102,835,200 bytes, and a model file is "
+                                        "read up to 1,073,741,824"),
+    # before: 1,000 snapshots of this network (about 0.5 GiB each) ran out of memory hours in
+    (["policy.net_arch=[8192,8192]", "self_play.enabled=true", "self_play.max_snapshots=1000"],
+     "and self_play.max_snapshots=1,000 copies of the network)"),
+    # before: the evaluations' games were checked in the evaluations: the final one after the
+    # whole training, the first in-training one before any model was saved
+    (["num_players=10", "final_eval.games=100000000"],
+     "final_eval.games=100,000,000: the 100,000,000 games played need 95.7 GiB"),
+    (["num_players=10", "eval.every=64", "eval.games=100000000"],
+     "eval.games=100,000,000: the 100,000,000 games played need 95.7 GiB"),
     (["run_dir={file}/sub"], "run_dir '{file}/sub': '{file}' is a file, not a folder"),
     (["out_dir={file}/sub"], "out_dir '{file}/sub': '{file}' is a file, not a folder"),
     # before: a bare OSError or RecursionError (a name too long, a folder /proc refuses, a

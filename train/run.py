@@ -696,29 +696,81 @@ def network_bytes(cfg: TrainConfig, rules: Any) -> int:
     twice without a shared trunk (two networks), and one minibatch's activations and their
     gradients. What the network really holds is more (the value head, the encoder, biases,
     torch's own buffers), so a refusal is never wrong."""
-    from itertools import pairwise
-
     from ono_env.cards import NUM_ACTIONS
-    from ono_env.observation import observation_size
 
     arch = list(cfg.policy.net_arch)
-    inputs = min(observation_size(rules, cfg.observation_version), 241)
-    weights = inputs * arch[0] + sum(a * b for a, b in pairwise(arch)) \
-        + arch[-1] * NUM_ACTIONS
+    weights = _trunk_weights(cfg, rules) + arch[-1] * NUM_ACTIONS
     networks = 1 if cfg.policy.shared else 2
     return 4 * (4 * networks * weights + 2 * networks * cfg.ppo.batch_size * sum(arch))
 
 
+def _trunk_weights(cfg: TrainConfig, rules: Any) -> int:
+    """The weights of ``policy.net_arch``'s hidden layers, the first fed by the observation's
+    length or 241 inputs, whichever is fewer (:func:`network_bytes`)."""
+    from itertools import pairwise
+
+    from ono_env.observation import observation_size
+
+    arch = list(cfg.policy.net_arch)
+    inputs = min(observation_size(rules, cfg.observation_version), 241)
+    return inputs * arch[0] + sum(a * b for a, b in pairwise(arch))
+
+
+def model_file_bytes(cfg: TrainConfig, rules: Any) -> int:
+    """A lower bound on the bytes of the run's model file, and of each self-play snapshot
+    held in memory: the float32 weights of the policy's and the value's networks, each with
+    a trunk of its own (a shared trunk is written out once in front of each head), without
+    biases, the encoder or the metadata."""
+    from ono_env.cards import NUM_ACTIONS
+
+    return 4 * (2 * _trunk_weights(cfg, rules) + cfg.policy.net_arch[-1] * (NUM_ACTIONS + 1))
+
+
 def check_network_memory(cfg: TrainConfig, rules: Any) -> None:
     """``ValueError`` naming ``policy.net_arch`` when training it (:func:`network_bytes`, a
-    lower bound) would not fit in this machine's memory, before anything is built (torch's
-    own allocation error came after the run folder was written, naming no field, or the
-    kernel ended the process without a word). Skipped where the memory size cannot be read."""
-    need = network_bytes(cfg, rules)
-    refuse_over_memory(need, f"policy.net_arch={list(cfg.policy.net_arch)}: training it takes "
-                             f"at least {need / 2**30:,.1f} GiB (weights, gradients and Adam's "
-                             f"state, and a minibatch of ppo.batch_size={cfg.ppo.batch_size:,})",
-                       "narrower or fewer layers, or a smaller ppo.batch_size")
+    lower bound) with its self-play snapshots (``self_play.max_snapshots`` copies of
+    :func:`model_file_bytes`, where self-play is on) would not fit in this machine's memory,
+    or when its model file would be larger than any model file is read
+    (:data:`~ono_env.agents.learned.MAX_MODEL_BYTES`), before anything is built. Before,
+    torch's own allocation error came after the run folder was written, naming no field, or
+    the kernel ended the process without a word; 1,000 snapshots of a wide network ran out
+    of memory hours in; and a network whose file the run's own final evaluation then
+    refused trained to the end. The memory part is skipped where the memory size cannot be
+    read."""
+    from ono_env.agents.learned import MAX_MODEL_BYTES
+
+    arch = list(cfg.policy.net_arch)
+    file = model_file_bytes(cfg, rules)
+    if file > MAX_MODEL_BYTES:
+        raise ValueError(f"policy.net_arch={arch}: its model file would take at least "
+                         f"{file:,} bytes, and a model file is read up to {MAX_MODEL_BYTES:,} "
+                         f"(by this run's final evaluation, resume, and every agent loader); "
+                         f"allowed: narrower or fewer layers")
+    snapshots = cfg.self_play.max_snapshots if cfg.self_play.enabled else 0
+    need = network_bytes(cfg, rules) + snapshots * file
+    kept = (f", and self_play.max_snapshots={snapshots:,} copies of the network"
+            if snapshots else "")
+    refuse_over_memory(need, f"policy.net_arch={arch}: training it takes at least "
+                       f"{need / 2**30:,.1f} GiB (weights, gradients and Adam's state, a "
+                       f"minibatch of ppo.batch_size={cfg.ppo.batch_size:,}{kept})",
+                       "narrower or fewer layers, or a smaller ppo.batch_size"
+                       + (" or self_play.max_snapshots" if snapshots else ""))
+
+
+def check_evaluation_memory(cfg: TrainConfig, rules: Any) -> None:
+    """``ValueError`` naming ``eval.games`` or ``final_eval.games`` when an evaluation's
+    games would not fit in the memory free (:func:`~ono_env.arena.check_records_memory`, as
+    the arena checks them), at every player count of the run's tables, before anything is
+    built. Before, the check came in the evaluation itself: the final one failed after the
+    whole training, and the first in-training one before any model was saved."""
+    from ono_env.arena import check_records_memory, games_played
+
+    players = sorted({t.num_players for t in cfg.tables} if cfg.tables else {rules.num_players})
+    for field, games in (("eval.games", cfg.eval.games if cfg.eval.every else 0),
+                         ("final_eval.games", cfg.final_eval.games)):
+        if games and games != "auto":   # auto: at most 100,000 games
+            for n in players:
+                check_records_memory(games_played(games, n, n), n, games, field)
 
 
 def check_distinct_labels(specs: Sequence[str], what: str) -> None:
@@ -754,6 +806,7 @@ def check_start(cfg: TrainConfig, agents: Sequence[str] = ()) -> tuple[Any, Path
     check_distinct_labels(_names(cfg.final_eval.opponents), "final_eval.opponents")
     check_rollout_memory(cfg, rules)
     check_network_memory(cfg, rules)
+    check_evaluation_memory(cfg, rules)
     if not cfg.run_dir:
         check_folder_path(Path(cfg.out_dir), "out_dir")
     run_dir = run_dir_of(cfg)
