@@ -195,7 +195,8 @@ def build_parser() -> cli.ArgumentParser:
     p.add_argument("--record", nargs=2, metavar=("N", "DIR"), default=None,
                    help="write replays of N of the games (a seeded sample; all of them where "
                         "the run plays fewer) into the folder DIR (replay-00001.json, ...); "
-                        "recording changes no result; ono-web --replays DIR shows them")
+                        "recording changes no result; ono-web --replays DIR shows those of at most "
+                        "20,000 decisions")
     p.add_argument("--ray", nargs="?", const="local", default=None, metavar="ADDRESS",
                    help="play the games as Ray tasks (the same results): on the cluster at "
                         "ADDRESS (auto, host:port, ray://host:port), or a new local Ray without "

@@ -437,7 +437,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                     help="ask even when you have a single option (by default it is taken for "
                          "you, and said)")
     ap.add_argument("--replay", metavar="FILE", default=None,
-                    help="write the finished game to FILE as a replay (JSON; ono-web shows it)")
+                    help="write the finished game to FILE as a replay (JSON; ono-web shows one of at "
+                         "most 20,000 decisions)")
 
     def body(args) -> int:
         # a closed stream is None in Python (before: a game dealt and played up to the first
