@@ -2147,8 +2147,8 @@ def test_a_run_whose_records_would_not_fit_in_memory_is_refused_before_any_game(
     played = []
     monkeypatch.setattr("ono_env.arena.play_games", lambda *a, **k: played.append(1))
     with pytest.raises(ValueError, match=r"^num_games=100,000,000: the 100,000,000 games "
-                                         r"played need 9[0-9.]+ GiB \(their records, and the "
-                                         r"ratings and tables made from them\), and this "
+                                         r"played need 9[0-9.]+ GiB \(their records, and room "
+                                         r"for the ratings and tables made from them\), and this "
                                          r"machine has 1.0 GiB of memory free; allowed: fewer "
                                          rf"games \(at most {(1 << 30) // record_bytes(10):,} "):
         run_arena(["random"] * 10, "basic", 10, num_games=100_000_000, rating=False)
@@ -2225,6 +2225,17 @@ def test_a_run_whose_plot_fails_names_the_files_it_wrote(tmp_path, capsys, monke
     printed, err = capsys.readouterr()
     assert "win rate" in printed and f"wrote {out / 'arena.json'}, {out / 'arena.csv'}" in printed
     assert str(failure).split()[-1] in err and news == [True]
+
+
+def test_a_result_marked_mirrored_without_deals_has_no_head_to_head():
+    """As per_deal says (before the head-to-head counted shares itself: Wilson intervals of
+    a plain run's wins, without a word)."""
+    import dataclasses
+    r = run_arena(["greedy", "random", "color"], "basic", 2, 12, rating=False)
+    marked = dataclasses.replace(r, mirrored=True)
+    with pytest.raises(ValueError, match=r"^paired statistics need a mirrored run"):
+        marked.head_to_head()
+    assert r.head_to_head()["games"][0, 1] > 0
 
 
 def test_an_arena_json_too_large_to_pair_with_is_said(tmp_path, capsys, monkeypatch):

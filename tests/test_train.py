@@ -343,6 +343,42 @@ SMALL = ["total_steps=64", "num_envs=4", "ppo.n_steps=16", "ppo.batch_size=32", 
          "final_eval.games=0", "progress=false", "torch_threads=1"]
 
 
+@pytest.mark.parametrize("overrides, field", [(["final_eval.games=100000000"], "final_eval.games"),
+                                             (["eval.every=64", "eval.games=100000000"], "eval.games")])
+def test_evaluations_too_large_for_memory_are_refused_before_training(tmp_path, capsys,
+                                                                      monkeypatch, overrides, field):
+    """Before: the evaluations' games were checked in the evaluations themselves: the final
+    one failed after the whole training, the first in-training one before any model was
+    saved."""
+    import ono_env.game as G
+    monkeypatch.setattr(G, "available_memory", lambda: 1 << 30)
+    out = tmp_path / "runs"
+    keys = {o.split("=", 1)[0] for o in overrides}   # each key once: the case's value stands
+    assert train_main(["default", *(o for o in SMALL if o.split("=", 1)[0] not in keys),
+                       "num_players=10", *overrides, f"out_dir={out}"]) == 2
+    err = capsys.readouterr().err
+    assert (f"{field}=100,000,000: the 100,000,000 games played need 95.7 GiB" in err
+            and f"played here), a smaller {field}" in err), err
+    assert not out.exists()
+
+
+def test_a_maskable_checkpoint_counts_adams_state_in_its_size():
+    """maskable_ppo's model.zip holds SB3's weights and Adam's two moments besides the model
+    (about four times it): a network whose model alone fits, but whose zip would be over what
+    a model file is read up to, is refused for it and not for ppo."""
+    from ono_env.train.config import load_config
+    from ono_env.train.run import check_network_memory, model_file_bytes, rules_of
+
+    cfg = load_config("default", ["policy.net_arch=[6000,6000]"])
+    assert model_file_bytes(cfg, rules_of(cfg)) < 1 << 30 < 4 * model_file_bytes(cfg, rules_of(cfg))
+    check_network_memory(cfg, rules_of(cfg))
+    masked = load_config("default", ["policy.net_arch=[6000,6000]", "algo=maskable_ppo",
+                                     "policy.shared=false"])
+    with pytest.raises(ValueError, match=r"^policy\.net_arch=\[6000, 6000\]: its model file would "
+                                         r"take at least 1,206,528,000 bytes"):
+        check_network_memory(masked, rules_of(masked))
+
+
 @pytest.mark.parametrize("algo", ["ppo", "maskable_ppo"])
 @pytest.mark.parametrize("overrides, message", [
     # before: the run folder escaped out_dir (name=../x), a run cut the minibatches to the
@@ -354,24 +390,17 @@ SMALL = ["total_steps=64", "num_envs=4", "ppo.n_steps=16", "ppo.batch_size=32", 
     (["ppo.n_steps=1000000000"], "steps keeps 4,857.8 GiB of observations and masks"),
     # before: the kernel ended the process with no word (or torch's allocation error named
     # no field); sixteen layers of 65,536 need about 1 TiB at the least
-    (["policy.shared=false", "policy.net_arch=[8192,8192]", "num_envs=4096", "ppo.n_steps=1024",
+    (["policy.shared=false", "policy.net_arch=[4096,4096]", "num_envs=4096", "ppo.n_steps=1024",
       "ppo.batch_size=4194304"],
-     "policy.net_arch=[8192, 8192]: training it takes at least 1,026.1 GiB (weights, "
+     "policy.net_arch=[4096, 4096]: training it takes at least 512.5 GiB (weights, "
      "gradients and Adam's state, a minibatch of ppo.batch_size=4,194,304)"),
     # before: a network whose model file every loader refuses (over 1 GiB) trained to the end,
     # and the run's own final evaluation refused it
-    (["policy.net_arch=[11600,11600]"], "policy.net_arch=[11600, 11600]: its model file would "
-                                        "take at least 1,102,835,200 bytes, and a model file is "
-                                        "read up to 1,073,741,824"),
-    # before: 1,000 snapshots of this network (about 0.5 GiB each) ran out of memory hours in
-    (["policy.net_arch=[8192,8192]", "self_play.enabled=true", "self_play.max_snapshots=1000"],
+    (["policy.net_arch=[11600,11600]"], "bytes, and a model file is read up to 1,073,741,824 "
+                                        "(by this run's final evaluation"),
+    # before: 1,000 snapshots of this network (about 0.14 GB each) ran out of memory hours in
+    (["policy.net_arch=[4096,4096]", "self_play.enabled=true", "self_play.max_snapshots=1000"],
      "and self_play.max_snapshots=1,000 copies of the network)"),
-    # before: the evaluations' games were checked in the evaluations: the final one after the
-    # whole training, the first in-training one before any model was saved
-    (["num_players=10", "final_eval.games=100000000"],
-     "final_eval.games=100,000,000: the 100,000,000 games played need 95.7 GiB"),
-    (["num_players=10", "eval.every=64", "eval.games=100000000"],
-     "eval.games=100,000,000: the 100,000,000 games played need 95.7 GiB"),
     (["run_dir={file}/sub"], "run_dir '{file}/sub': '{file}' is a file, not a folder"),
     (["out_dir={file}/sub"], "out_dir '{file}/sub': '{file}' is a file, not a folder"),
     # before: a bare OSError or RecursionError (a name too long, a folder /proc refuses, a

@@ -735,17 +735,20 @@ def check_network_memory(cfg: TrainConfig, rules: Any) -> None:
     torch's own allocation error came after the run folder was written, naming no field, or
     the kernel ended the process without a word; 1,000 snapshots of a wide network ran out
     of memory hours in; and a network whose file the run's own final evaluation then
-    refused trained to the end. The memory part is skipped where the memory size cannot be
-    read."""
+    refused trained to the end. ``algo: maskable_ppo`` writes a checkpoint zip with Adam's
+    state in it, four times the model at least. The memory part is skipped where the memory
+    size cannot be read."""
     from ono_env.agents.learned import MAX_MODEL_BYTES
 
     arch = list(cfg.policy.net_arch)
     file = model_file_bytes(cfg, rules)
-    if file > MAX_MODEL_BYTES:
+    # maskable_ppo's model.zip holds SB3's weights and Adam's two moments besides the model
+    written = 4 * file if cfg.algo == "maskable_ppo" else file
+    if written > MAX_MODEL_BYTES:
         raise ValueError(f"policy.net_arch={arch}: its model file would take at least "
-                         f"{file:,} bytes, and a model file is read up to {MAX_MODEL_BYTES:,} "
-                         f"(by this run's final evaluation, resume, and every agent loader); "
-                         f"allowed: narrower or fewer layers")
+                         f"{written:,} bytes, and a model file is read up to "
+                         f"{MAX_MODEL_BYTES:,} (by this run's final evaluation, resume, and "
+                         f"every agent loader); allowed: narrower or fewer layers")
     snapshots = cfg.self_play.max_snapshots if cfg.self_play.enabled else 0
     need = network_bytes(cfg, rules) + snapshots * file
     kept = (f", and self_play.max_snapshots={snapshots:,} copies of the network"
@@ -760,9 +763,10 @@ def check_network_memory(cfg: TrainConfig, rules: Any) -> None:
 def check_evaluation_memory(cfg: TrainConfig, rules: Any) -> None:
     """``ValueError`` naming ``eval.games`` or ``final_eval.games`` when an evaluation's
     games would not fit in the memory free (:func:`~ono_env.arena.check_records_memory`, as
-    the arena checks them), at every player count of the run's tables, before anything is
-    built. Before, the check came in the evaluation itself: the final one failed after the
-    whole training, and the first in-training one before any model was saved."""
+    the arena checks them, one evaluation at a time: ``final_eval.workers`` run several at
+    once), at every player count of the run's tables, before the run folder is written.
+    Before, the check came in the evaluation itself: the final one failed after the whole
+    training, and the first in-training one before any model was saved."""
     from ono_env.arena import check_records_memory, games_played
 
     players = sorted({t.num_players for t in cfg.tables} if cfg.tables else {rules.num_players})
@@ -770,7 +774,8 @@ def check_evaluation_memory(cfg: TrainConfig, rules: Any) -> None:
                          ("final_eval.games", cfg.final_eval.games)):
         if games and games != "auto":   # auto: at most 100,000 games
             for n in players:
-                check_records_memory(games_played(games, n, n), n, games, field)
+                check_records_memory(games_played(games, n, n), n, games, field,
+                                     f"a smaller {field}")
 
 
 def check_distinct_labels(specs: Sequence[str], what: str) -> None:

@@ -328,8 +328,9 @@ def main(argv: Sequence[str] | None = None) -> int:
                 size = (Path(args.out) / "arena.json").stat().st_size
                 if args.mirrored and size > MAX_ARENA_JSON_BYTES:   # before: found by the next run
                     print(f"ono-arena: note: arena.json is {size:,} bytes, over the "
-                          f"{MAX_ARENA_JSON_BYTES:,} that --paired-with reads: a run of fewer "
-                          f"games pairs (about 12 bytes a game)", file=sys.stderr)
+                          f"{MAX_ARENA_JSON_BYTES:,} that --paired-with reads, which holds a "
+                          f"mirrored run of up to about {MAX_ARENA_JSON_BYTES // 12:,} games "
+                          f"(about 12 bytes a game)", file=sys.stderr)
                 if importlib.util.find_spec("matplotlib") is None:
                     print("ono-arena: note: arena.png not drawn without matplotlib: "
                           "pip install 'ono-env[arena]'", file=sys.stderr)

@@ -436,12 +436,13 @@ def record_bytes(num_players: int) -> int:
 
 
 def check_records_memory(games: int, num_players: int, num_games: int,
-                         name: str = "num_games") -> None:
+                         name: str = "num_games", several: str = "in several runs") -> None:
     """``ValueError`` naming ``name`` (``num_games``, or a console script's ``--games``) when
     what a run needs for the ``games`` it plays for it (:func:`record_bytes` each: their
     records, and the ratings and tables made from them) would not fit in the memory free
     now, before any game (before: 100,000,000 games at 10 players, about 24 GiB of records,
-    played for hours and then failed)."""
+    played for hours and then failed). ``several``: how the refusal ends its advice (a
+    training evaluation cannot be split into several runs)."""
     need = games * record_bytes(num_players)
     if need < MEMORY_CHECK_FROM:
         return
@@ -450,10 +451,9 @@ def check_records_memory(games: int, num_players: int, num_games: int,
         most = free // record_bytes(num_players)
         asked = f"{name} {num_games:,}" if name.startswith("--") else f"{name}={num_games:,}"
         raise ValueError(f"{asked}: the {games:,} games played need {need / 2**30:,.1f} "
-                         f"GiB (their records, and the ratings and tables made from them), "
-                         f"and this machine has "
-                         f"{free / 2**30:,.1f} GiB of memory free; allowed: fewer games (at "
-                         f"most {most:,} played here), in several runs")
+                         f"GiB (their records, and room for the ratings and tables made from "
+                         f"them), and this machine has {free / 2**30:,.1f} GiB of memory free; "
+                         f"allowed: fewer games (at most {most:,} played here), {several}")
 
 
 def check_batch_memory(rules: RuleSet, num_entrants: int, num_games: int, batch_size: int,

@@ -169,6 +169,8 @@ class ArenaResult:
         r = self.records
         K = len(self.labels)
         present = np.stack([(r.entrants == e).any(axis=1) for e in range(K)])   # (K, G)
+        if self.mirrored and r.deal is None:   # as per_deal says it
+            raise ValueError("paired statistics need a mirrored run (run_arena(mirrored=True))")
         deal = r.deal if self.mirrored else None
         share = _game_shares(r) if deal is not None else r.wins
         rate = np.full((K, K), np.nan)

@@ -173,11 +173,12 @@ def _tables(ent: np.ndarray, wins: np.ndarray, num_entrants: int) -> tuple[np.nd
 
 
 def stalled(step: np.ndarray, gain: float, size: float, last: float) -> float | None:
-    """Whether Newton's method on a likelihood has come to its rounding: ``None`` where the
-    step just taken (``step``, which promised ``gain``: half the step times the gradient)
-    promised less than the likelihood's rounding, 5e-16 of its ``size``, and did not shrink
-    to under half of the step before (``last``: that step's largest move; ``inf`` at the
-    first); else this step's largest move, the next call's ``last``.
+    """The stop of Newton's method on a likelihood at its rounding: ``None`` (stalled: stop)
+    where the step just taken (``step``, the Newton step before any clipping, which promised
+    ``gain``: half the step times the gradient) promised less than the likelihood's
+    rounding, 5e-16 of its ``size``, and did not shrink to under half of the step before
+    (``last``: that step's largest move; ``inf`` at the first); else this step's largest
+    move, the next call's ``last``.
 
     Near the maximum a Newton step shrinks to about its square, so a fit still converging
     goes on, step for step, as it would without this test (the ratings of fits that end
@@ -253,10 +254,11 @@ def rate_games(records: GameRecords, num_entrants: int,
     now, last = loglik(theta), np.inf
     for _ in range(iters):
         grad, H = info(theta)
-        step = np.clip(np.linalg.solve(H, grad), -2.0, 2.0)
+        newton = np.linalg.solve(H, grad)
+        step = np.clip(newton, -2.0, 2.0)
         if np.max(np.abs(step)) < 1e-10:
             break
-        newton, gain = step, step @ grad / 2      # what the Newton step promises
+        gain = newton @ grad / 2                  # what the Newton step promises
         for _halving in range(30):   # the likelihood must not fall (rounding aside)
             trial = theta + step
             then = loglik(trial)
