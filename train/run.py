@@ -557,7 +557,7 @@ def check_run_dir(run_dir: Path, resume: str | None) -> None:
         # a run stopped as it began, before it trained or logged anything (before: the folder
         # refused the same command): nothing there that the new run's files would not replace
         return
-    if own and resume is not None and resumes_in(run_dir, resume):
+    if own and resume is not None and resumes_in(run_dir, resume):   # (narrows resume)
         zips = sorted(str(p.relative_to(run_dir)) for p in (run_dir / "model.zip",
                                                             *(run_dir / "checkpoints").glob("step_*.zip"))
                       if p.is_file())

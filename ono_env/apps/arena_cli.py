@@ -325,8 +325,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         try:
             if args.out is not None:   # new: a run started into the folder meanwhile is not mixed in
                 result.save(args.out, new=True, written=paths)
-                size = (Path(args.out) / "arena.json").stat().st_size
-                if args.mirrored and size > MAX_ARENA_JSON_BYTES:   # before: found by the next run
+                if args.mirrored and (size := (Path(args.out) / "arena.json").stat().st_size) \
+                        > MAX_ARENA_JSON_BYTES:   # before: found by the next run
                     print(f"ono-arena: note: arena.json is {size:,} bytes, over the "
                           f"{MAX_ARENA_JSON_BYTES:,} that --paired-with reads, which holds a "
                           f"mirrored run of up to about {MAX_ARENA_JSON_BYTES // 12:,} games "

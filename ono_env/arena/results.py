@@ -122,8 +122,7 @@ class ArenaResult:
         wins in each deal's games (a game without a winner shares 1/N to every seat), and the
         number of those games."""
         r = self.records
-        if r.deal is None:
-            raise ValueError("paired statistics need a mirrored run (run_arena(mirrored=True))")
+        deal = self._deals()
         last = len(self.labels) - 1
         if not is_int(e) or not 0 <= e <= last:
             raise ValueError(f"e={e!r} ({type(e).__name__}); allowed: an entrant's place, 0 to "
@@ -135,7 +134,13 @@ class ArenaResult:
         sel = at.any(axis=1)
         if other is not None:
             sel &= (r.entrants == other).any(axis=1)
-        return _deal_means(r.deal, (_game_shares(r) * at).sum(axis=1), sel)
+        return _deal_means(deal, (_game_shares(r) * at).sum(axis=1), sel)
+
+    def _deals(self) -> np.ndarray:
+        """The games' deal numbers; ``ValueError`` for a run that was not mirrored."""
+        if self.records.deal is None:
+            raise ValueError("paired statistics need a mirrored run (run_arena(mirrored=True))")
+        return self.records.deal
 
     def agent_rows(self) -> list[dict[str, Any]]:
         r = self.records
@@ -168,10 +173,8 @@ class ArenaResult:
         diagonal), with its 95% interval ``low``/``high`` and ``games``."""
         r = self.records
         K = len(self.labels)
+        deal = self._deals() if self.mirrored else None   # refused without deals, as per_deal
         present = np.stack([(r.entrants == e).any(axis=1) for e in range(K)])   # (K, G)
-        if self.mirrored and r.deal is None:   # as per_deal says it
-            raise ValueError("paired statistics need a mirrored run (run_arena(mirrored=True))")
-        deal = r.deal if self.mirrored else None
         share = _game_shares(r) if deal is not None else r.wins
         rate = np.full((K, K), np.nan)
         low, high, games = rate.copy(), rate.copy(), np.zeros((K, K), np.int64)
