@@ -362,6 +362,30 @@ def test_evaluations_too_large_for_memory_are_refused_before_training(tmp_path, 
     assert not out.exists()
 
 
+def test_the_final_evaluations_workers_are_counted_in_its_memory(monkeypatch):
+    """final_eval.workers play as many opponents at once, each with its own records: 400,000
+    games at 10 players fit in 1 GiB one evaluation at a time, not four at once (before, each
+    worker checked its own games alone and the four together ran out of memory)."""
+    import ono_env.game as G
+    from ono_env.train.config import load_config
+    from ono_env.train.run import check_evaluation_memory, rules_of
+
+    monkeypatch.setattr(G, "available_memory", lambda: 1 << 30)
+    fields = ["num_players=10", "final_eval.games=400000"]
+    for workers, opponents in ((1, "[random,greedy,color,defensive]"), (1, "auto"),
+                               (4, "[random,greedy]")):   # at most two evaluations at once
+        cfg = load_config("default", [*fields, f"final_eval.workers={workers}",
+                                      f"final_eval.opponents={opponents}"])
+        check_evaluation_memory(cfg, rules_of(cfg))
+    for opponents in ("[random,greedy,color,defensive]", "auto"):
+        cfg = load_config("default", [*fields, "final_eval.workers=4",
+                                      f"final_eval.opponents={opponents}"])
+        with pytest.raises(ValueError, match=r"^final_eval\.games=400,000: the 1,6\d\d,\d{3} games "
+                                             r"played need 1\.5 GiB.*a smaller final_eval\.games, or "
+                                             r"fewer final_eval\.workers \(4 evaluations at once\)$"):
+            check_evaluation_memory(cfg, rules_of(cfg))
+
+
 def test_a_maskable_checkpoint_counts_adams_state_in_its_size():
     """maskable_ppo's model.zip holds SB3's weights and Adam's two moments besides the model
     (about four times it): a network whose model alone fits, but whose zip would be over what

@@ -763,19 +763,24 @@ def check_network_memory(cfg: TrainConfig, rules: Any) -> None:
 def check_evaluation_memory(cfg: TrainConfig, rules: Any) -> None:
     """``ValueError`` naming ``eval.games`` or ``final_eval.games`` when an evaluation's
     games would not fit in the memory free (:func:`~ono_env.arena.check_records_memory`, as
-    the arena checks them, one evaluation at a time: ``final_eval.workers`` run several at
-    once), at every player count of the run's tables, before the run folder is written.
-    Before, the check came in the evaluation itself: the final one failed after the whole
-    training, and the first in-training one before any model was saved."""
+    the arena checks them; the final evaluation's ``final_eval.workers`` play as many
+    opponents at once, each evaluation's records in its own process), at every player count
+    of the run's tables, before the run folder is written. Before, the check came in the
+    evaluation itself: the final one failed after the whole training, and the first
+    in-training one before any model was saved; and each worker of the final evaluation
+    checked its own games alone, against memory that the others were about to take."""
     from ono_env.arena import check_records_memory, games_played
 
     players = sorted({t.num_players for t in cfg.tables} if cfg.tables else {rules.num_players})
-    for field, games in (("eval.games", cfg.eval.games if cfg.eval.every else 0),
-                         ("final_eval.games", cfg.final_eval.games)):
+    fe = cfg.final_eval
+    at_once = min(fe.workers, len(AUTO_WEIGHTS) if fe.opponents == "auto" else len(fe.opponents))
+    for field, games, k in (("eval.games", cfg.eval.games if cfg.eval.every else 0, 1),
+                            ("final_eval.games", fe.games, at_once)):
         if games and games != "auto":   # auto: at most 100,000 games
+            advice = f"a smaller {field}" + (f", or fewer final_eval.workers ({k} evaluations "
+                                            f"at once)" if k > 1 else "")
             for n in players:
-                check_records_memory(games_played(games, n, n), n, games, field,
-                                     f"a smaller {field}")
+                check_records_memory(k * games_played(games, n, n), n, games, field, advice)
 
 
 def check_distinct_labels(specs: Sequence[str], what: str) -> None:
