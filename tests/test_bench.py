@@ -451,6 +451,33 @@ def test_bad_input_is_one_line_before_anything_is_played(argv, why, in_data, cap
     assert why in err, err
 
 
+def test_worker_processes_that_do_not_fit_in_memory_are_refused_before_any_starts(
+        in_data, capsys, monkeypatch):
+    """Before: every worker was started, and the system killed some (a pool broken mid-run)
+    or swapped the machine to a halt. Counted: the pairings played at once, at most one a
+    worker (basic-2p has nine)."""
+    import ono_env.game as G
+    monkeypatch.setattr(G, "available_memory", lambda: 1 << 30)
+    S.check_workers_memory(6, 99)      # 960 MiB
+    S.check_workers_memory(256, 6)     # six pairings: six workers at most
+    with pytest.raises(ValueError, match=r"^workers = 7: the 7 pairings played at once, each in a "
+                                         r"process of its own of at least 160 MiB .* need 1\.1 GiB, "
+                                         r"and this machine has 1\.0 GiB of memory free; allowed: "
+                                         r"fewer workers \(at most 6 here\)$"):
+        S.check_workers_memory(7, 99)
+    assert bench_main(["greedy", "--tables", "basic-2p", "--workers", "64", "--no-progress"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("ono-bench: error: workers = 64: the 9 pairings played at once") and (
+        "(at most 6 here)" in err and "\n" not in err), err
+
+    def start(*args):
+        raise RuntimeError("the workers start")
+
+    monkeypatch.setattr(S, "_play_in_processes", start)
+    with pytest.raises(RuntimeError, match="the workers start"):   # six fit in 1 GiB
+        S.bench_agent("greedy", tables=["basic-2p"], deals=2, slow_deals=1, workers=6)
+
+
 @pytest.mark.parametrize("argv,why", [
     # before: --no-progress was taken and not read
     (["--list", "--no-progress"], "--list prints the suite's tables and takes only --suite; "

@@ -190,7 +190,8 @@ def build_parser() -> cli.ArgumentParser:
                    help="no progress bar: one line per finished pairing on stderr instead")
     p.add_argument("--workers", type=cli.bounded_int(1, 256), default=None,
                    help="pairings played at once, each in its own process (default: the CPU "
-                        "count, at most 4; the same card; not with --ray); an agent given as "
+                        "count, at most 4; the same card; not with --ray; refused where they would "
+                        "not fit in the memory free, at least 160 MiB each); an agent given as "
                         "module:Class is imported in each")
     p.add_argument("--ray", nargs="?", const="local", default=None, metavar="ADDRESS",
                    help="play the games as Ray tasks (the same card): on the cluster at ADDRESS "

@@ -56,6 +56,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 import ono_env
+from ono_env import game as _game
 from ono_env.agents.base import Agent, is_cheating, marked
 from ono_env.agents.learned import model_label, model_sha256, played_models, shipped_models
 from ono_env.agents.registry import (
@@ -533,6 +534,33 @@ def _card_agent(spec: Any, first: Agent, digests: Sequence[str | None]) -> dict[
     return out
 
 
+WORKER_BYTES = 160 << 20
+"""What one worker process of :func:`bench_agent` takes at the least (160 MiB): Python,
+NumPy, the compiled engine and the agents. Measured, a worker playing ``ppo-any`` against
+the reference field held 122 MB of its own memory (221 MB resident, the libraries' pages
+shared with the others)."""
+
+
+def check_workers_memory(workers: int, pairings: int) -> None:
+    """``ValueError`` naming ``workers`` when the worker processes that play ``pairings``
+    pairings at once (at most ``workers``, :data:`WORKER_BYTES` each) would not fit in the
+    memory free, before any is started. Before, ``--workers 99`` on a machine with 4 GiB
+    free started them all, and the system killed workers (a pool broken mid-run) or swapped
+    the machine to a halt."""
+    at_once = min(workers, pairings)
+    need = at_once * WORKER_BYTES
+    if at_once < 2 or need < _game.MEMORY_CHECK_FROM:
+        return
+    free = _game.available_memory()
+    if free is not None and need > free:
+        raise ValueError(f"workers = {workers}: the {at_once:,} pairings played at once, each "
+                         f"in a process of its own of at least {WORKER_BYTES >> 20} MiB (Python, "
+                         f"NumPy, the compiled engine and the agents), need "
+                         f"{need / 2**30:,.1f} GiB, and this machine has {free / 2**30:,.1f} GiB "
+                         f"of memory free; allowed: fewer workers (at most "
+                         f"{max(1, free // WORKER_BYTES):,} here)")
+
+
 def plan(tables: Sequence[SuiteTable], deals: int | None = None,
          slow_deals: int | None = None) -> list[tuple[SuiteTable, Reference, int]]:
     """Every pairing of an ``ono-bench`` run: (table, reference agent, deals)."""
@@ -558,7 +586,8 @@ def bench_agent(spec: Any, version: int | str = LATEST, tables: Sequence[str] | 
     ``deals`` / ``slow_deals``: deals per pairing with a fast / slow (search, ceiling)
     reference agent instead of the suite's defaults (the first deals of the same stream).
     Everything is checked before anything is played: the suite version, the tables, the
-    agent under every table's rules, the reference field's model files. ``ray_address``
+    agent under every table's rules, the reference field's model files, whether the worker
+    processes fit in memory (:func:`check_workers_memory`). ``ray_address``
     plays the games as Ray tasks (the same games and card); ``workers`` > 1 plays that many
     pairings at once in separate processes (the agent is made again in each from ``spec``,
     which must then be a string; the same card). A string ``spec`` is made afresh for every
@@ -603,6 +632,7 @@ def bench_agent(spec: Any, version: int | str = LATEST, tables: Sequence[str] | 
             raise ValueError(f"table {t.name}: {exc}; the tables it can play: "
                              f"{', '.join(can)} (pick them with --tables; tables= in Python)") from None
     todo = plan(chosen, deals, slow_deals)
+    check_workers_memory(workers, len(todo))
     if before_games is not None:
         before_games()
     # the model each table's agent plays from (a search agent's guide may differ by table)
