@@ -302,12 +302,14 @@ def test_a_model_file_replaced_during_the_run_is_refused(tmp_path, workers):
     path = tmp_path / "mine.safetensors"
     shutil.copy(shipped_models()["ppo-basic-2p"], path)
 
-    def swap(table, row):
+    def swap():   # once the agent is checked, before the first game: replaced as the
+        # first pairing finished, two workers could finish every other pairing before the
+        # swap on a loaded machine, and nothing was refused
         shutil.copy(shipped_models()["ppo-any"], path)
 
     with pytest.raises(ValueError, match=r"the agent's model changed during the run \(SHA-256 "):
         S.bench_agent(str(path), tables=["basic-2p"], deals=2, slow_deals=1, workers=workers,
-                      on_pairing=swap)
+                      before_games=swap)
 
 
 @pytest.mark.parametrize("card_file", ["suite-3/timing/ppo-any", "suite-1/timing/pimc-8"])
