@@ -362,6 +362,33 @@ def test_evaluations_too_large_for_memory_are_refused_before_training(tmp_path, 
     assert not out.exists()
 
 
+def test_a_config_whose_run_config_would_be_too_long_to_read_back_is_refused(tmp_path, capsys,
+                                                                            monkeypatch):
+    """Before: a mixture of 64 tables whose config was under the 64 KiB a config is read up
+    to trained, and wrote a longer config.yaml (every field, defaults included), which
+    neither loaded as a config nor marked the folder as a run's: the run could not be
+    carried on there."""
+    from ono_env.agents.learned import shipped_models
+    from ono_env.rules import MAX_YAML_BYTES
+
+    monkeypatch.chdir(tmp_path)
+    paths = [f"{'x' * 90}{i}.safetensors" for i in range(8)]
+    for p in paths:
+        shutil.copy(shipped_models()["ppo-basic-2p"], p)
+    config = tmp_path / "mixture.yaml"
+    config.write_text(yaml.safe_dump({"observation_version": 2, "tables": [
+        {"rules": "basic", "num_players": 2, "opponents": dict.fromkeys(paths, 1)}
+        for _ in range(64)]}))
+    assert config.stat().st_size < MAX_YAML_BYTES
+    assert train_main([str(config), *(o for o in SMALL if not o.startswith("num_envs=")),
+                       "num_envs=64", "out_dir=runs"]) == 2
+    err = capsys.readouterr().err
+    m = re.match(r"ono-train: error: the run's config\.yaml \(every field, defaults included\) "
+                 r"would take ([\d,]+) bytes, and a training config is read up to 65,536 ", err)
+    assert m and int(m[1].replace(",", "")) > MAX_YAML_BYTES, err
+    assert not (tmp_path / "runs").exists()
+
+
 def test_the_final_evaluations_workers_are_counted_in_its_memory(monkeypatch):
     """final_eval.workers play as many opponents at once, each with its own records: 400,000
     games at 10 players fit in 1 GiB one evaluation at a time, not four at once (before, each

@@ -24,7 +24,7 @@ import numpy as np
 
 from ono_env.checks import first_few, shown
 from ono_env.game import memory_limit, usable_cores
-from ono_env.train.config import TrainConfig, resolved
+from ono_env.train.config import TrainConfig, dump_config, resolved
 
 
 def rules_of(cfg: TrainConfig):
@@ -817,12 +817,29 @@ def check_start(cfg: TrainConfig, agents: Sequence[str] = ()) -> tuple[Any, Path
     check_rollout_memory(cfg, rules)
     check_network_memory(cfg, rules)
     check_evaluation_memory(cfg, rules)
+    check_config_size(cfg)
     if not cfg.run_dir:
         check_folder_path(Path(cfg.out_dir), "out_dir")
     run_dir = run_dir_of(cfg)
     if cfg.run_dir:   # a folder named by its time is claimed afresh by start_run
         check_named_run_dir(run_dir, cfg.resume)
     return rules, run_dir
+
+
+def check_config_size(cfg: TrainConfig) -> None:
+    """``ValueError`` when the ``config.yaml`` the run writes (every field, defaults included:
+    :func:`~ono_env.train.config.dump_config`) would be longer than a training config is read
+    up to (:data:`~ono_env.rules.MAX_YAML_BYTES`). Before, a mixture of 64 tables whose
+    config was just under it trained and wrote a longer one, which then neither loaded as a
+    config nor marked the folder as a run's: the run could not be carried on there."""
+    from ono_env.rules import MAX_YAML_BYTES
+
+    size = len(dump_config(cfg).encode())
+    if size > MAX_YAML_BYTES:
+        raise ValueError(f"the run's config.yaml (every field, defaults included) would take "
+                         f"{size:,} bytes, and a training config is read up to {MAX_YAML_BYTES:,} "
+                         f"(a run is carried on from it); allowed: a shorter config (fewer tables "
+                         f"or opponents, shorter model file paths)")
 
 
 def check_named_run_dir(run_dir: Path, resume: Any) -> None:
@@ -1072,8 +1089,6 @@ def start_run(cfg: TrainConfig, agents: Sequence[str] = (),
     part's evaluation files set aside (:class:`EarlierPart`), and ``config.yaml`` written.
     Returns ``(rules, run_dir, threads, why)``."""
     import torch
-
-    from ono_env.train.config import dump_config
 
     rules, run_dir = check_start(cfg, agents)
     count, why = choose_threads(cfg.torch_threads) if threads is None else threads
