@@ -671,6 +671,53 @@ def test_the_page_and_its_assets_are_served_from_the_package(client):
     assert client.get("/static/../server.py").status_code == 404
 
 
+def _score_lines(app_js: str, calls: list[tuple[str, dict]]) -> list[str]:
+    """What app.js's ``drawScores`` writes, called as app.js calls it (each call's line of
+    app.js, read from the file) with the given ``t`` / ``r`` and ``s`` objects, run by node."""
+    import re
+    import shutil
+    import subprocess
+
+    node = shutil.which("node")
+    if node is None:
+        pytest.skip("node is not installed: app.js cannot be run")
+    fn = re.search(r"^function drawScores\(.*?^}\n", app_js, re.S | re.M)
+    assert fn, "drawScores is not in app.js"
+    script = [fn[0], "const targets = {}; const $ = (id) => (targets[id] ??= {});",
+              "const out = [];"]
+    for target, objects in calls:
+        line = re.search(rf"^\s*(drawScores\(\$\(\"{target}\"\).*;)$", app_js, re.M)
+        assert line, f"no call of drawScores for {target} in app.js"
+        names = ", ".join(objects)
+        script.append(f"(({names}) => {{ {line[1]} }})(...{json.dumps(list(objects.values()))});"
+                      f" out.push($({json.dumps(target)}).textContent);")
+    script.append("console.log(JSON.stringify(out));")
+    done = subprocess.run([node, "-e", "\n".join(script)], capture_output=True, text=True,
+                          timeout=60)
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout)
+
+
+def test_the_score_line_names_the_rounds_dealt_and_the_last_once_the_match_is_over(client):
+    """Before: a finished match's score line, at the table and in its replay, named a round
+    one past its last (the engine counts the rounds ended; the line added one for the round
+    being played)."""
+    view = new_game(client, rules="wikipedia", options={"target_score": 200})
+    app_js = client.get("/static/app.js").text
+    assert _score_lines(app_js, [("scores", {"t": view})]) == [
+        "round 1 \u00b7 match to 200 \u00b7 scores P0 0  P1 0"]
+    seen: list[str] = []
+    end = play_out(client, view, seen=seen)
+    rounds = sorted({int(e.split()[1]) for e in seen + end["events"] if e.startswith("round ")})
+    assert end["result"]["winners"] and len(rounds) >= 2 and rounds == list(range(1, len(rounds) + 1))
+    scores = "  ".join(f"P{q} {v}" for q, v in enumerate(end["scores"]))
+    rid = client.post(f"/api/games/{end['id']}/replay").json()["id"]
+    replay = client.get(f"/api/replays/{rid}").json()
+    assert _score_lines(app_js, [("scores", {"t": end}), ("rp-scores", {
+        "r": replay, "s": replay["steps"][-1]})]) == [
+        f"round {rounds[-1]} \u00b7 match to 200 \u00b7 scores {scores}"] * 2
+
+
 # ---- the console script ----------------------------------------------------------------
 @pytest.mark.parametrize("args, fragment", [
     (["--port", "70000"], "out of range; allowed: 0 to 65,535"),

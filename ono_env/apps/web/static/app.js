@@ -271,9 +271,11 @@ function drawPile(prefix, s) {
   $(`${prefix}pending`).textContent = s.pending_draw ? `pending draw: ${s.pending_draw}` : "";
 }
 
-function drawScores(target, rules, scores, round) {
+// round: the rounds ended (the engine's count); over: the match has ended, and its last
+// round is the one shown (before: a round that was never dealt, one past it)
+function drawScores(target, rules, scores, round, over) {
   target.textContent = rules.target_score
-    ? `round ${round + 1} \u00b7 match to ${rules.target_score} \u00b7 scores ` +
+    ? `round ${over ? round : round + 1} \u00b7 match to ${rules.target_score} \u00b7 scores ` +
       scores.map((v, q) => `P${q} ${v}`).join("  ")
     : "";
 }
@@ -287,7 +289,7 @@ function drawTable() {
     `direction ${arrow} \u00b7 ` + (t.seed === null ? "seed shown at the end" : `seed ${t.seed}`);
   drawRing(t);
   drawPile("", t);
-  drawScores($("scores"), t.rules, t.scores, t.round);
+  drawScores($("scores"), t.rules, t.scores, t.round, t.finished && !t.result.truncated);
   const mine = t.legal.length > 0;
   $("turn").textContent = t.finished ? "" : mine
     ? `Your turn (${t.phase})` + (t.drawn_card ? `: you drew ${t.drawn_card}` : "")
@@ -507,7 +509,7 @@ function drawReplay() {
   $("rp-first").disabled = $("rp-back").disabled = step === 0;
   $("rp-next").disabled = $("rp-last").disabled = step === last;
   drawPile("rp-", s);
-  drawScores($("rp-scores"), r.rules, s.scores, s.round);
+  drawScores($("rp-scores"), r.rules, s.scores, s.round, s.terminated);
   const hands = $("rp-hands");
   hands.replaceChildren();
   s.hands.forEach((h, q) => {
