@@ -207,7 +207,8 @@ def describe_rules(rules: RuleSet | str | Mapping[str, Any]) -> list[str]:
             w4 = "A Wild Draw Four may only be played without a card of the current colour."
             if r.challenge:
                 w4 += (" Its victim may challenge it: if it was played against that rule, the "
-                       "player who played it draws the 4 instead; if it was legal, the "
+                       "player who played it draws the 4 instead and the challenger plays on "
+                       "as usual; if it was legal, the "
                        "challenger draws 6 and loses the turn. The challenger is shown the "
                        "accused hand.")
         else:
@@ -216,7 +217,7 @@ def describe_rules(rules: RuleSet | str | Mapping[str, Any]) -> list[str]:
     if r.ono_penalty == "none":
         out.append("There is no ONO! call.")
     else:
-        penalty = (f"draws {r.ono_penalty_cards}" if r.ono_penalty == "draw"
+        penalty = (f"draws {plural(r.ono_penalty_cards, 'card')}" if r.ono_penalty == "draw"
                    else "swaps hands with the catcher (who gets the single card)")
         out.append(f"Call ONO! (call) when you hold two cards and are about to play one. The next "
                    f"player may catch a player who went down to one card without calling "
@@ -233,6 +234,9 @@ def describe_rules(rules: RuleSet | str | Mapping[str, Any]) -> list[str]:
         out.append("Wild Customizable: swap hands with a player you choose (target), then name "
                    "the colour." if r.wild_customizable == "swap_hands"
                    else "Wild Customizable plays as a plain Wild.")
+    if r.scoring != "none":   # the points are counted from the hands after that draw
+        out.append("A round's last card, if a Draw Two or Wild Draw Four, still makes the next "
+                   "player draw before the points are counted.")
     if r.scoring == "winner":
         out.append("Scoring: the round's winner scores the points of the cards left in the other "
                    "hands (numbers their value, Skip/Reverse/Draw Two 20, Wilds 50).")
@@ -243,7 +247,8 @@ def describe_rules(rules: RuleSet | str | Mapping[str, Any]) -> list[str]:
         end = "; then the lowest total wins" if r.scoring == "penalty" else " wins"
         out.append(f"A match: rounds are played until a score reaches {r.target_score}"
                    + ("; then the lowest total wins." if r.scoring == "penalty"
-                      else f" (that player{end})."))
+                      else f" (that player{end}).")
+                   + " The dealer moves one seat to the left each round.")
     else:
         out.append("One round: its winner wins the game.")
     dealer = {"random": "at random", "highest_card": "by the highest card drawn",

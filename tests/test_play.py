@@ -847,6 +847,41 @@ def test_the_draw_options_hint_says_what_draw_until_playable_does_with_a_playabl
     assert "4 players, 1 card each." in text and "costs the accuser 1 card." in text
 
 
+def test_the_rules_text_says_what_a_match_a_last_draw_card_and_a_won_challenge_do():
+    """Before: the text named only the first dealer, never said that a round's last Draw Two
+    still makes the next player draw before the points are counted, nor what a challenger who
+    wins plays next; and "the caught player draws 1" named no card. Each is checked against
+    the engine where it can be."""
+    from itertools import pairwise
+
+    from ono_env.game import VecGame
+    from ono_env.rule_help import describe_rules
+    from ono_env.rules import RuleSet
+
+    moves = "The dealer moves one seat to the left each round."
+    last = "A round's last card, if a Draw Two or Wild Draw Four, still makes the next player draw"
+    for rules, match, scored in ((RuleSet.preset("basic"), False, False),
+                                 (RuleSet.preset("wikipedia", target_score=300), True, True),
+                                 (RuleSet.preset("basic", scoring="penalty", target_score=50), True, True),
+                                 (RuleSet.preset("basic", scoring="winner"), False, True)):
+        text = " ".join(describe_rules(rules))
+        assert (moves in text) == match and (last in text) == scored, text
+    won = "draws the 4 instead and the challenger plays on as usual"
+    assert won in " ".join(describe_rules(RuleSet.preset("classic")))
+    assert "the caught player draws 1 card." in " ".join(describe_rules(RuleSet.preset(
+        "basic", ono_penalty="draw", ono_penalty_cards=1)))
+    # the engine: each new round's dealer sits one seat to the left (the next seat clockwise)
+    g = VecGame(RuleSet.preset("wikipedia", target_score=300, num_players=4), 1, seed=5)
+    rng = np.random.default_rng(5)
+    dealers = [g.to_dict(0)["dealer"]]
+    while not g.finished[0]:
+        g.step(np.array([rng.choice(np.flatnonzero(g.legal_mask()[0]))]))
+        d = g.to_dict(0)
+        if not d["terminated"] and len(dealers) == d["round"]:
+            dealers.append(d["dealer"])
+    assert len(dealers) >= 3 and all((b - a) % 4 == 1 for a, b in pairwise(dealers)), dealers
+
+
 def test_a_wild_draw_four_bluff_is_said_as_the_engine_judges_it():
     """Before: under classic a Wild Draw Four played against the rule was listed with no word."""
     from ono_env.cards import action_name
