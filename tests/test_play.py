@@ -328,6 +328,16 @@ def test_letters_that_upper_case_to_ascii_are_no_card_and_a_long_entry_is_cut():
     assert len(str(err.value)) < 300
 
 
+def test_an_entry_that_is_not_utf8_is_named_so():
+    """Bytes that are no UTF-8 (read with surrogateescape) are named as such; before, an
+    "unknown entry" shown by its escapes alone. Other entries keep their words."""
+    with pytest.raises(ValueError, match=r"^an entry that is not UTF-8 text '\\udcff\\udcfe': type "
+                                         r"a number from the list"):
+        parse_choice("\udcff\udcfe", [5, 66])
+    with pytest.raises(ValueError, match=r"^unknown entry 'caf\u00e9': "):
+        parse_choice("caf\u00e9", [5, 66])
+
+
 @pytest.mark.parametrize("text", ["\u00b2", "\u2460", "--1", "\u0661"])
 def test_digits_of_other_scripts_are_an_unknown_entry_not_pythons_message(text):
     # before: str.isdigit() took them, then int() failed with "invalid literal for int()"

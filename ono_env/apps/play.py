@@ -189,8 +189,11 @@ def parse_choice(text: str, legal: Sequence[int], position: dict | None = None) 
         if card in C.CARD_NAMES or card in C.WILD_NAMES:
             raise ValueError(f"{card} is not a legal play now"
                              f"{why_not_legal(f'play {card}', position, legal)}")
-    if a < 0:
-        raise ValueError(f"unknown entry {shown(t, 80)}: type a number from the list, an action "
+    if a < 0:   # bytes that are no UTF-8 come in as surrogates (Python's surrogateescape);
+        # before: such an entry was named an "unknown entry" by its escapes alone
+        what = ("an entry that is not UTF-8 text" if any("\udc80" <= c <= "\udcff" for c in t)
+                else "unknown entry")
+        raise ValueError(f"{what} {shown(t, 80)}: type a number from the list, an action "
                          f"(play R5, draw, ...) or a card name (R5); help lists them")
     if a not in legal:
         name = C.action_name(a)
