@@ -761,13 +761,17 @@ def test_a_part_killed_while_it_held_the_earlier_part_is_settled_from_its_record
     assert _contents(run) == files
     # a record that cannot be read: one error naming the folder, and nothing moved
     R.EarlierPart(run).hold()
-    (run / R.HELD_FOLDER / R.HELD_RECORD).write_text("{\"models\": [1]}")
-    before = _contents(run)
-    with pytest.raises(ValueError, match=r"run_dir: '.*\.earlier-part' was left by a part that "
-                                         r"ended without settling it, and its record "
-                                         r"models\.json cannot be read .*; allowed: move"):
-        R.EarlierPart(run).hold()
-    assert _contents(run) == before
+    # (before: a deep nesting's RecursionError escaped, and a key given twice was read as its
+    # last value)
+    for record in ('{"models": [1]}', "[" * 100_000 + "]" * 100_000, "[]",
+                   '{"models": {}, "models": {"model.safetensors": 1}}'):
+        (run / R.HELD_FOLDER / R.HELD_RECORD).write_text(record)
+        before = _contents(run)
+        with pytest.raises(ValueError, match=r"run_dir: '.*\.earlier-part' was left by a part that "
+                                             r"ended without settling it, and its record "
+                                             r"models\.json cannot be read .*; allowed: move"):
+            R.EarlierPart(run).hold()
+        assert _contents(run) == before
 
 
 def test_a_part_that_saved_checkpoints_but_no_model_puts_back_the_final_evaluation(tmp_path):

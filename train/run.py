@@ -988,11 +988,13 @@ class EarlierPart:
     def left(cls, run_dir: Path) -> EarlierPart:
         """The :data:`HELD_FOLDER` a part that was killed left, from its record. ``ValueError``
         naming the folder where the record cannot be read: its files are left as they are."""
-        import json
+        from ono_env.checks import parse_json
 
         held = run_dir / HELD_FOLDER
-        try:
-            models = json.loads((held / HELD_RECORD).read_text())["models"]
+        try:   # parse_json: one error for any JSON (before: a deep nesting's RecursionError
+            # escaped, and a key given twice was read as its last value)
+            record = parse_json((held / HELD_RECORD).read_bytes())
+            models = record["models"] if isinstance(record, dict) else None
             if not (isinstance(models, dict)
                     and all(isinstance(v, int) and not isinstance(v, bool) for v in models.values())):
                 raise ValueError("not a mapping of file names to times")
