@@ -463,6 +463,22 @@ def test_paired_difference_compares_two_runs_deal_by_deal(tmp_path):
         check_paired_plan(read_arena_json(tmp_path / "cut"), ["greedy", "random"], "basic", 2, 400, 5)
     older = {k: v for k, v in saved.items() if k not in ("max_decisions", "models")}
     assert paired_difference(run_arena(["color", "random"], **kw), older)["deals"] == 200
+    # check_pairable reads records (mirrored_record's): an arena.json's dict as it was read,
+    # or a record whose fields are of other kinds, is one ValueError (before: Python's
+    # TypeError or AttributeError, or labels compared as the text of the file's rows)
+    from ono_env.arena import check_pairable, mirrored_record
+    record = mirrored_record(saved, "saved")
+    check_pairable(record, record)
+    for first, message in ((saved, r"^the first run's agents = \[\{'agent': 'greedy'"),
+                           (dict(record, agents=False), r"^the first run's agents = False; allowed: "
+                                                        r"a list of the entrants' labels \(mirrored_record"),
+                           (dict(record, rules=2147483647), r"^the first run's rules = 2147483647; "),
+                           (dict(record, seed=True), r"^the first run's seed = True; allowed: an integer"),
+                           (dict(record, models=[]), r"^the first run's models = \[\]; "),
+                           ([record], r"^the first run is a list; allowed: a run's record")):
+        for one, two, which in ((first, record, "first"), (record, first, "second")):
+            with pytest.raises(ValueError, match=message.replace("first", which)):
+                check_pairable(one, two)
     # the arena writes what the reader takes: an agent named "" (written before, refused on
     # reading back) plays under its class name, as one named None, 5 or "   " does (before:
     # "?", "None", "5" and a blank label)

@@ -506,6 +506,27 @@ def _unnumbered(labels: list[str]) -> list[str]:
             for x, b in zip(labels, bases)]
 
 
+_PAIRING_FIELDS: dict[str, tuple[type, str]] = {"rules": (dict, "a rule set's dict"), "seed": (int, "an integer"),
+                   "games": (int, "an integer"), "batch_size": (int, "an integer"),
+                   "agents": (list, "a list of the entrants' labels"),
+                   "models": (dict, "a dict of label to SHA-256 or None")}
+
+
+def _check_pairing_record(p: Any, name: str) -> None:
+    """``ValueError`` naming ``name`` where ``p`` is not a run's record as
+    :func:`check_pairable` reads it (``models`` may be missing, or unrecorded)."""
+    made = "mirrored_record makes one from an ArenaResult or an arena.json's dict"
+    if not isinstance(p, dict):
+        raise ValueError(f"{name} is a {type(p).__name__}; allowed: a run's record ({made})")
+    for key, (kind, allowed) in _PAIRING_FIELDS.items():
+        if key == "models" and p.get(key, UNRECORDED) is UNRECORDED:
+            continue
+        value = p.get(key)
+        if (not isinstance(value, kind) or isinstance(value, bool)
+                or (isinstance(value, list) and not all(isinstance(x, str) for x in value))):
+            raise ValueError(f"{name}'s {key} = {shown(value, 40)}; allowed: {allowed} ({made})")
+
+
 def check_pairable(pa: dict[str, Any], pb: dict[str, Any], entrant: int = 0) -> None:
     """``ValueError`` naming what differs unless two runs (dicts with ``rules`` (a RuleSet's
     dict), ``seed``, ``games``, ``batch_size``, ``agents`` (labels; a " (cheating)" mark is
@@ -517,7 +538,12 @@ def check_pairable(pa: dict[str, Any], pb: dict[str, Any], entrant: int = 0) -> 
     another file may share; a search agent's label does not name its guide). One model
     file labelled by its folder in one run (``d1/m.safetensors``: another entrant's file
     had its name) and by its name in the other (``m``) is the same entrant where both runs
-    recorded its digest. The rules are compared without their name, which deals no card."""
+    recorded its digest. The rules are compared without their name, which deals no card.
+    ``ValueError`` for a record whose fields are not of those kinds (before: Python's
+    ``TypeError`` or ``AttributeError`` on an arena.json's dict given as it was read, which
+    :func:`mirrored_record` turns into a record)."""
+    for name, p in (("the first run", pa), ("the second run", pb)):
+        _check_pairing_record(p, name)
     if len(pa["agents"]) != len(pb["agents"]):   # first: it changes the number of games too
         raise ValueError(f"the two runs have {len(pa['agents'])} and {len(pb['agents'])} "
                          f"entrants; a paired comparison needs the same tables (the same number "
