@@ -1021,8 +1021,10 @@ class LearnedAgent:
         blamed on the weights). Logits that are not finite are one ``ValueError``: finite
         observations far outside those a game writes (3e38) overflowed the products, and the
         agent played the first legal action and reported NaN probabilities, with NumPy's
-        warnings; a network whose weights are not finite (a training run that diverged) is
-        named as the cause where the observations are in range."""
+        warnings; a network whose weights are not finite (a training run that diverged), or
+        whose finite weights overflow on observations in range (a damaged file whose load's
+        extreme observations did not reach them), is named as the cause where the
+        observations are in range."""
         self._check_obs(obs, None, needs_rng=False)
         return self._logits(obs)
 
@@ -1032,9 +1034,14 @@ class LearnedAgent:
             z = self.net(obs)
         if not np.isfinite(z).all():
             largest = float(np.abs(obs).max())
+            # the cause named (before: "are its weights finite?" where they were, and a
+            # crafted file's finite weights overflowed on observations its load did not try)
             why = (f"observations far outside those a game writes (the largest in size "
                    f"{largest:g}; allowed: observations as VecGame.observe writes them)"
-                   if largest > OBS_FAR else "its network (are its weights finite?)")
+                   if largest > OBS_FAR else "its network, whose weights are not all finite"
+                   if not all(np.isfinite(a).all() for a in self.net.arrays())
+                   else "its network: finite weights whose products overflow on these "
+                        "observations (a damaged model)")
             raise ValueError(f"{self!r}: logits that are not finite, from {why}")
         return z
 

@@ -287,8 +287,18 @@ def test_a_network_whose_weights_are_not_finite_is_named_as_the_cause():
     game = VecGame(rules, 3, seed=0)
     obs, mask = game.observe(game.current_player), game.legal_mask()
     with pytest.raises(ValueError, match=r"^LearnedAgent\('broken'.*logits that are not "
-                                         r"finite, from its network \(are its weights finite"):
+                                         r"finite, from its network, whose weights are not "
+                                         r"all finite$"):
         broken.act(obs, mask, np.random.default_rng(0))
+    # finite weights that overflow where the load's extreme observations did not reach
+    # (before: also asked "are its weights finite?")
+    layers = [(w.copy(), b) for w, b in agent.net.layers]
+    layers[-1][0][:] = 3e38
+    huge = LearnedAgent(PolicyNet(agent.net.scale, layers, agent.net.activation), rules, "huge")
+    with pytest.raises(ValueError, match=r"^LearnedAgent\('huge'.*logits that are not finite, "
+                                         r"from its network: finite weights whose products "
+                                         r"overflow on these observations \(a damaged model\)$"):
+        huge.act(obs, mask, np.random.default_rng(0))
 
 
 def test_random_reads_no_observation_but_needs_a_row_for_each_mask_row():
