@@ -506,10 +506,12 @@ def _unnumbered(labels: list[str]) -> list[str]:
             for x, b in zip(labels, bases)]
 
 
-_PAIRING_FIELDS: dict[str, tuple[type, str]] = {"rules": (dict, "a rule set's dict"), "seed": (int, "an integer"),
-                   "games": (int, "an integer"), "batch_size": (int, "an integer"),
-                   "agents": (list, "a list of the entrants' labels"),
-                   "models": (dict, "a dict of label to SHA-256 or None")}
+_PAIRING_FIELDS: dict[str, tuple[type, str]] = {
+    "rules": (dict, "a rule set's dict"), "seed": (int, "an integer"),
+    "games": (int, "an integer"), "batch_size": (int, "an integer"),
+    "agents": (list, "a list of the entrants' labels"),
+    "models": (dict, "a dict of label to SHA-256 or None")}
+"""The fields of a run's record that :func:`check_pairable` reads, their kinds and words."""
 
 
 def _check_pairing_record(p: Any, name: str) -> None:
