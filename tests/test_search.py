@@ -19,10 +19,11 @@ from ono_env.arena import run_arena
 from ono_env.rules import PRESETS, RuleSet
 
 
-def positions(rules: RuleSet, n: int, seed: int) -> VecGame:
-    """n live positions after random play of different lengths (finished games dealt again)."""
+def positions(rules: RuleSet, n: int, seed: int, most: int = 60) -> VecGame:
+    """n live positions after random play of different lengths, under ``most`` decisions
+    (finished games dealt again)."""
     game = VecGame(rules, n, seed=seed)
-    steps = np.random.default_rng(seed).integers(0, 60, size=n)
+    steps = np.random.default_rng(seed).integers(0, most, size=n)
     rng = np.random.default_rng(seed + 1)
     for k in range(int(steps.max())):
         mask = game.legal_mask()
@@ -606,19 +607,23 @@ def _sample_worlds(game: VecGame, view: tuple, seed: int, mode: int = E.VIEW_FAI
     return worlds
 
 
-def test_sampled_worlds_keep_what_is_publicly_known_of_each_hand():
+@pytest.mark.parametrize("players, steps", [(3, 60), (10, 200)])
+def test_sampled_worlds_keep_what_is_publicly_known_of_each_hand(players, steps):
+    """Before, at ten players: the hands dealt in seat order, an earlier hand could take the
+    cards a later one is known to hold, and 1.8% of the worlds gave a hand more cards of the
+    types it is known to lack than it was given since."""
     from test_engine_bits import lacked_types
 
     from ono_env._engine import State
     from ono_env.game import kernel_entry
-    rules = RuleSet.preset("basic", num_players=3)
-    game = positions(rules, 64, seed=9)
+    rules = RuleSet.preset("basic", num_players=players)
+    game = positions(rules, 64, seed=9, most=steps)
     rows = np.repeat(np.flatnonzero(~game.finished), 40)   # 40 worlds of each position
-    view = State(len(rows), 3, rules.deck_size).arrays
+    view = State(len(rows), players, rules.deck_size).arrays
     kernel_entry(E.seat_view)(*game.state.arrays, rows, E.VIEW_FAIR, *view)
     known, lacks = view.pl[:, :, E.S_KNOWN].copy(), view.pl[:, :, E.S_LACKS].copy()
     me = view.g[:, E.G_CURRENT]
-    others = np.arange(3)[None, :] != me[:, None]
+    others = np.arange(players)[None, :] != me[:, None]
     assert (known[others] > 0).mean() > 0.3            # the positions do know something
     worlds = _sample_worlds(game, view, seed=1)
     outside = np.where(lacked_types(lacks), 0, worlds.hands.astype(np.int64)).sum(axis=2)
