@@ -630,6 +630,11 @@ def model_bytes(net: PolicyNet, meta: dict[str, Any]) -> bytes:
     if not isinstance(net, PolicyNet):   # before: an AttributeError
         raise ValueError(f"model to save: net is a {type(net).__name__}; allowed: a PolicyNet")
     check_metadata(meta, "model to save")
+    arrays = sum(int(a.size) * 4 for a in net.arrays())   # float32, as the file holds them
+    if arrays > MAX_MODEL_BYTES:   # before a copy is made (before: written, then refused as
+        # too large by the loader that read it back)
+        raise ValueError(f"model to save: its tensors would take {arrays:,} bytes; allowed: "
+                         f"at most {MAX_MODEL_BYTES:,}, what every model loader reads")
     tensors = net.tensors()
     PolicyNet.from_tensors(tensors, meta, "model to save")
     try:
@@ -638,6 +643,9 @@ def model_bytes(net: PolicyNet, meta: dict[str, Any]) -> bytes:
         raise ValueError("model to save: its metadata holds a number JSON has not (NaN or an "
                          "infinity); allowed: finite numbers") from None
     data = save(tensors, metadata={META_KEY: text})
+    if len(data) > MAX_MODEL_BYTES:   # the tensors fit, with the header not
+        raise ValueError(f"model to save: its file would take {len(data):,} bytes; allowed: at "
+                         f"most {MAX_MODEL_BYTES:,}, what every model loader reads")
     if (n := int.from_bytes(data[:8], "little")) > MAX_HEADER_BYTES:   # what no load reads
         raise ValueError(f"model to save: its safetensors header would take {n:,} bytes; "
                          f"allowed: at most {MAX_HEADER_BYTES:,} (its metadata is "
@@ -778,6 +786,11 @@ reads every member's entry as it opens a zip, whatever its number."""
 
 _ZIP64 = 1 << 32
 """What :func:`zip_members` counts a zip64 archive as: past any bound of a model zip."""
+_LARGE_DIRECTORY = 1 << 33
+"""What :func:`zip_members` counts a zip whose central directory is too large as."""
+ZIP_ENTRY_BYTES = 1024
+"""The most bytes one member of a model zip takes in its central directory: 46 and its name
+and extra fields (a Stable-Baselines3 zip's and torch's take under 200)."""
 
 
 def zip_members(path: Path) -> int | None:
@@ -796,15 +809,25 @@ def zip_members(path: Path) -> int | None:
 
 
 def zip_members_of_tail(tail: bytes) -> int | None:
-    """:func:`zip_members` of a zip whose last 65,557 bytes (or all of it) are ``tail``."""
+    """:func:`zip_members` of a zip whose last 65,557 bytes (or all of it) are ``tail``: the
+    count of the zip64 end record where one comes before the end record (``zipfile`` reads
+    that one, and torch writes one), else of the end record; :data:`_ZIP64` for a zip64 mark
+    with no such record; :data:`_LARGE_DIRECTORY` where the central directory is larger than
+    :data:`MAX_ZIP_MEMBERS` entries of :data:`ZIP_ENTRY_BYTES` (``zipfile`` parses the
+    directory by its size, whatever the count says: before, a count written as 7 let 1.2M
+    entries be parsed, in 15 s and 790 MB)."""
     import struct
 
     at = tail.rfind(b"PK\x05\x06")
     if at < 0 or len(tail) - at < 22:
         return None
     entries, directory = struct.unpack("<HI", tail[at + 10:at + 16])
-    if entries == 0xFFFF or directory == 0xFFFFFFFF:   # a zip64 count: past any bound here
+    if at >= 76 and tail[at - 20:at - 16] == b"PK\x06\x07" and tail[at - 76:at - 72] == b"PK\x06\x06":
+        entries, directory = struct.unpack("<QQ", tail[at - 44:at - 28])   # its total, its size
+    elif entries == 0xFFFF or directory == 0xFFFFFFFF:   # a zip64 count: past any bound here
         return _ZIP64
+    if directory > MAX_ZIP_MEMBERS * ZIP_ENTRY_BYTES:
+        return _LARGE_DIRECTORY
     return int(entries)
 
 
@@ -855,7 +878,9 @@ def read_model_bytes(path: str | Path) -> tuple[bytes, str]:
     members = zip_members(path)
     if members is not None and members > MAX_ZIP_MEMBERS:   # before: each member parsed first,
         # 1.2M empty ones in 10 s and 650 MB
-        told = "a zip64 archive" if members == _ZIP64 else f"a zip of {members:,} members"
+        told = ("a zip64 archive" if members == _ZIP64 else
+                f"a zip whose directory takes more than {MAX_ZIP_MEMBERS * ZIP_ENTRY_BYTES:,} bytes"
+                if members == _LARGE_DIRECTORY else f"a zip of {members:,} members")
         raise ValueError(f"cannot read model file {where}: {told}; allowed: at most "
                          f"{MAX_ZIP_MEMBERS:,} members (a model zip holds a few)")
     try:

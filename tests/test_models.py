@@ -718,11 +718,24 @@ def test_a_zip_of_many_members_is_refused_before_they_are_read(tmp_path, monkeyp
     with zipfile.ZipFile(path, "w") as zf:
         for k in range(L.MAX_ZIP_MEMBERS + 1):
             zf.writestr(f"m{k}", b"")
+    # a count written small does not hide them (before: zipfile parses the directory by its
+    # size, whatever the count says: 1.2M entries under a count of 7, in 15 s and 790 MB)
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w") as zf:
+        for k in range(2_000):
+            zf.writestr(f"{k:0500d}", b"")
+    data = bytearray(buf.getvalue())
+    at = data.rfind(b"PK\x05\x06")
+    data[at + 8:at + 12] = (7).to_bytes(2, "little") * 2
+    (tmp_path / "patched.zip").write_bytes(bytes(data))
     opened = []
     monkeypatch.setattr(zipfile, "ZipFile", lambda *a, **k: opened.append(a) or pytest.fail("read"))
     with pytest.raises(ValueError, match=rf"many\.zip': a zip of {L.MAX_ZIP_MEMBERS + 1:,} "
                                          rf"members; allowed: at most {L.MAX_ZIP_MEMBERS:,}"):
         load_agent(path)
+    with pytest.raises(ValueError, match=r"patched\.zip': a zip whose directory takes more than "
+                                         r"1,024,000 bytes; allowed: at most 1,000 members"):
+        load_agent(tmp_path / "patched.zip")
     monkeypatch.undo()
     ok = tmp_path / "ok.zip"   # a model zip of a few members loads as before
     with zipfile.ZipFile(ok, "w") as zf:
@@ -843,6 +856,16 @@ def _deflated(archive: bytes) -> bytes:
     return buf.getvalue()
 
 
+def _repickled(archive: bytes, data: bytes) -> bytes:
+    """A torch archive whose data.pkl is ``data``."""
+    buf = io.BytesIO()
+    with zipfile.ZipFile(io.BytesIO(archive)) as src, zipfile.ZipFile(buf, "w") as out:
+        for info in src.infolist():
+            out.writestr(info.filename, data if info.filename.endswith("data.pkl")
+                         else src.read(info))
+    return buf.getvalue()
+
+
 def _old_sd(th, drop=(), size=241, layer="0", extra=None):
     net = tiny_net()
     sd = {"pi_features_extractor.scale": th.ones(size),
@@ -869,8 +892,20 @@ OLD_DAMAGED = {
                                   "has ono_meta.json but no policy.pth$"),
     # before: the reason printed empty, "(torch.load with weights_only=True: )"
     "a policy.pth of two bytes": (_old_zip(pth=b"PK.."),
-                                  r"weights_only=True: [^)]+\)$"),
-    "damaged torch archive": (_old_zip(pth=lambda th: _old_sd(th)[:-40]), "cannot be read as weights only"),
+                                  r"policy.pth is a damaged zip archive \([^)]+\)$"),
+    # (before: left to torch.load, which reads some zips that zipfile refuses: one whose
+    # directory entry was damaged unpacked its compressed record, 400 MB)
+    "damaged torch archive": (_old_zip(pth=lambda th: _old_sd(th)[:-40]),
+                              r"policy.pth is a damaged zip archive \(.+\)$"),
+    # before: torch's warning of the pickle protocol, with its source path, above the error
+    "a pickle of another protocol": (_old_zip(pth=lambda th: _repickled(
+        torch_archive({"a": th.zeros(1)}), pickle.dumps(_RunsCode(), protocol=4))),
+        "cannot be read as weights only"),
+    # before: a 1 GB model from a 200 KB checkpoint (3.5 GB of memory), written and refused
+    "a tensor that repeats one stored value": (_old_zip(pth=lambda th: _old_sd(th, extra={
+        "mlp_extractor.policy_net.0.weight": th.zeros(1).expand(8, 241)})),
+        r"policy.pth's tensor 'mlp_extractor.policy_net.0.weight' holds more values than its "
+        r"record stores"),
     "not a state dict": (_old_zip(pth=lambda th: torch_archive({"a": 1})), "not a state dict of tensors"),
     "no scale": (_old_zip(pth=lambda th: _old_sd(th, drop=["pi_features_extractor.scale"])),
                  "no observation scale"),
@@ -919,6 +954,20 @@ OLD_DAMAGED = {
         r"policy.pth gives layer 0 twice \('mlp_extractor.policy_net.0.weight' and "
         r"'mlp_extractor.policy_net.00.weight'\)"),
 }
+
+
+def test_an_old_checkpoints_refusal_is_its_one_line_with_no_warning_of_torch(tmp_path):
+    """Before: torch's warning of the pickle protocol came first, with its source path."""
+    import warnings
+
+    from ono_env.train.export import export_model
+    path = tmp_path / "old.zip"
+    path.write_bytes(OLD_DAMAGED["a pickle of another protocol"][0](path))
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        with pytest.raises(ValueError, match="cannot be read as weights only"):
+            export_model(path, tmp_path / "out.safetensors")
+    assert not seen, [str(w.message) for w in seen]
 
 
 @pytest.mark.parametrize("case", list(OLD_DAMAGED))
@@ -1533,3 +1582,22 @@ def test_the_export_hint_is_a_command_that_can_be_pasted():
     from ono_env.agents.learned import _export_hint
     hint = _export_hint(Path("runs/my old.zip"))
     assert shlex.split(hint) == ["ono-export", "runs/my old.zip", "runs/my old.safetensors"]
+
+
+def test_a_model_too_large_for_any_loader_is_refused_before_it_is_written(tmp_path, monkeypatch):
+    """Before: ono-export wrote a 1.1 GB model file, then refused it as too large for a
+    model file as it read it back, and left it there."""
+    import ono_env.agents.learned as L
+    net = tiny_net()
+    size = sum(a.size * 4 for a in net.arrays())
+    monkeypatch.setattr(L, "MAX_MODEL_BYTES", size - 1)
+    with pytest.raises(ValueError, match=rf"^model to save: its tensors would take {size:,} bytes; "
+                                         rf"allowed: at most {size - 1:,}, what every model loader"):
+        write_model(tmp_path / "big.safetensors", net, tiny_meta(net))
+    monkeypatch.setattr(L, "MAX_MODEL_BYTES", size)   # the tensors fit, the header not
+    with pytest.raises(ValueError, match=r"^model to save: its file would take 1\d,\d{3} bytes; "
+                                         rf"allowed: at most {size:,}, what every model loader"):
+        write_model(tmp_path / "big.safetensors", net, tiny_meta(net))
+    assert not (tmp_path / "big.safetensors").exists()
+    monkeypatch.undo()
+    assert load_agent(write_model(tmp_path / "fits.safetensors", net, tiny_meta(net)))

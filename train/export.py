@@ -126,14 +126,30 @@ def _old_state_dict(raw: bytes, where: str) -> dict[str, np.ndarray]:
     except ImportError:
         raise ValueError(f"{where}: converting a checkpoint saved before model format version 2 "
                          f"needs torch: pip install 'ono-env[train]'") from None
+    import warnings
+
     try:
-        sd = th.load(io.BytesIO(raw), map_location="cpu", weights_only=True)
+        with warnings.catch_warnings():   # before: torch's warnings (a pickle protocol) were
+            warnings.simplefilter("ignore")   # printed, with its source path, above the error
+            sd = th.load(io.BytesIO(raw), map_location="cpu", weights_only=True)
     except Exception as exc:  # noqa: BLE001 - the restricted unpickler's refusals, damage
         raise ValueError(f"{where}: policy.pth cannot be read as weights only "
                          f"(torch.load with weights_only=True: {_torch_reason(exc)})") from None
     if not isinstance(sd, dict) or not all(isinstance(k, str) and isinstance(v, th.Tensor)
                                           for k, v in sd.items()):
         raise ValueError(f"{where}: policy.pth is not a state dict of tensors")
+    total = 0
+    for k, v in sd.items():   # each value stored once (before: a stride-0 view of one value
+        # made a 200 KB checkpoint into a 1 GB model, 3.5 GB of memory, written and then refused)
+        size = v.numel() * v.element_size()
+        if not v.is_contiguous() or v.untyped_storage().nbytes() < size:
+            raise ValueError(f"{where}: policy.pth's tensor {shown(k, 80)} holds more values "
+                             f"than its record stores (a view that repeats them); allowed: "
+                             f"tensors as torch saves a module's parameters")
+        total += size
+    if total > MAX_MODEL_BYTES:
+        raise ValueError(f"{where}: policy.pth's tensors take {total:,} bytes; allowed: at most "
+                         f"{MAX_MODEL_BYTES:,}, what a model file may hold")
     try:
         return {k: v.detach().to("cpu").numpy() for k, v in sd.items()}
     except Exception as exc:  # noqa: BLE001 - e.g. a dtype NumPy has no type for
@@ -149,12 +165,14 @@ def _check_torch_records(raw: bytes, where: str) -> None:
     if members is not None and members > MAX_ZIP_MEMBERS:
         raise ValueError(f"{where}: policy.pth holds more than {MAX_ZIP_MEMBERS:,} records "
                          f"(a policy's holds a few dozen)")
-    try:
+    try:   # a zip that zipfile cannot read is refused (before: left to torch.load, which
+        # read one with a damaged directory entry and unpacked its compressed record)
         with zipfile.ZipFile(io.BytesIO(raw)) as inner:
             packed = next((i.filename for i in inner.infolist()
                            if i.compress_type != zipfile.ZIP_STORED), None)
-    except Exception:  # noqa: BLE001 - damage: torch.load's own reason follows
-        return
+    except Exception as exc:  # noqa: BLE001 - BadZipFile, EOFError, ...
+        raise ValueError(f"{where}: policy.pth is a damaged zip archive "
+                         f"({cut(str(exc) or type(exc).__name__, 120)})") from None
     if packed is not None:
         raise ValueError(f"{where}: policy.pth's record {shown(packed, 80)} is compressed; "
                          f"allowed: stored records, as torch writes them")
