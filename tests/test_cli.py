@@ -190,6 +190,25 @@ def test_an_exploiter_budget_under_one_rollout_is_refused_before_training(tmp_pa
     assert not (tmp_path / "y").exists()
 
 
+def test_an_exploiter_takes_numpy_integers_as_every_count_does(tmp_path):
+    """Before: a NumPy seed or player count was taken, trained and measured, and then
+    exploit.json failed to be written (a TypeError); NumPy steps and deals were refused as
+    out of range."""
+    import json
+
+    import numpy as np
+
+    from ono_env.train.exploit import exploit, rollout_steps
+
+    least = rollout_steps("basic", 2)
+    out = exploit("greedy", num_players=np.int64(2), seed=np.int64(3),
+                  steps=np.int64(least), deals=np.int64(2), threads=1,
+                  run_dir=str(tmp_path / "run"))
+    saved = json.loads((tmp_path / "run" / "exploit.json").read_text())
+    for key, value in (("players", 2), ("seed", 3), ("deals", 2)):
+        assert type(out[key]) is int and saved[key] == value, key
+
+
 def test_an_exploiter_is_not_written_into_a_folder_with_files(tmp_path, capsys):
     (tmp_path / "old.txt").write_text("an earlier run")
     err = _one_error_line("ono-exploit", ["greedy", "--out", str(tmp_path), "--no-progress"], capsys)
