@@ -812,6 +812,9 @@ def test_ctrl_c_or_sigterm_stops_after_the_update_and_saves_the_model(name, rais
     assert {s: signal.getsignal(s) for s in before} == before
     err = capsys.readouterr().err
     assert "stopping after the rollout under way and one minibatch of its update" in err
+    # no evaluation is named where none is made (before: "(or the evaluation under way, one
+    # table's)", in ono-exploit's message too)
+    assert "evaluation under way" not in err
     assert "interrupted after 2,048 of 100,000 steps" in err
     assert "so are the in-training evaluations" not in err   # eval.every=0: none (before: said)
     assert (f"{program}: Ctrl-C:" if name == "SIGINT" else f"{program}: SIGTERM:") in err

@@ -1460,7 +1460,11 @@ def _train(cfg: TrainConfig, stop_signals: tuple[str, ...], program: str) -> dic
 
     writer = SummaryWriter(str(run_dir / "tb"))   # closed in the finally: its thread too
     writer.add_text("threads", why)
-    interrupt = StopOnInterrupt(stop_signals, program=program)   # the rollout, a minibatch, stop
+    # the rollout, a minibatch, stop (and an evaluation only where the run makes them: before,
+    # ono-exploit's message named one)
+    interrupt = (StopOnInterrupt(stop_signals, program=program) if cfg.eval.every else
+                 StopOnInterrupt(stop_signals, "after the rollout under way and one minibatch "
+                                               "of its update", program=program))
     try:
         while steps < cfg.total_steps:
             lr = p.learning_rate if schedule is None else schedule(1.0 - steps / cfg.total_steps)
