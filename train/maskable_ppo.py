@@ -2,8 +2,8 @@
 reference trainer; ``algo: ppo`` is the project's own, :mod:`ono_env.train.ppo`), against a
 weighted pool of agents, optionally with league self-play; masked evaluation, TensorBoard, checkpoints with metadata.
 
-    ono-train default algo=maskable_ppo
-    ono-train default algo=maskable_ppo total_steps=200000 ppo.learning_rate=1e-4
+    ono-train default algo=maskable_ppo policy.shared=false
+    ono-train default algo=maskable_ppo policy.shared=false total_steps=200000 ppo.learning_rate=1e-4
 
 (the command line is :mod:`ono_env.train.cli`; the config :mod:`ono_env.train.config`).
 
