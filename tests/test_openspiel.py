@@ -190,6 +190,10 @@ def test_a_clone_plays_alike_and_apart():
     state = _random_game(game.new_initial_state(), np.random.default_rng(0), steps=30)
     clone = state.clone()
     assert str(clone) == str(state) and clone.history_names == state.history_names
+    # its history shares the strings, not the list (before: each string deep-copied, 4-9 ms
+    # a clone at 20,000 actions)
+    assert type(clone.history_names) is O._Log and clone.history_names is not state.history_names
+    assert all(a is b for a, b in zip(clone.history_names, state.history_names))
     rng1, rng2 = np.random.default_rng(7), np.random.default_rng(7)
     _random_game(state, rng1, steps=50)
     assert str(clone) != str(state)           # the clone did not move

@@ -509,7 +509,9 @@ class OnoState(pyspiel.State):
         self.rules = game.rules
         self.engine = VecGame(game.rules, 1, seed=seed, reward=game.reward,
                               max_decisions=game.max_decisions)
-        self.history_names: list[str] = []
+        # a _Log: a clone shares its strings (before: deep-copied one by one, 4-9 ms a clone
+        # at 20,000 actions, most of an ISMCTS step's time late in a long match)
+        self.history_names: list[str] = _Log()
         self._returns = np.zeros(game.rules.num_players)
         self._last = np.zeros(game.rules.num_players)   # the last step's rewards
         self._done = False                                   # the engine's flags, kept
