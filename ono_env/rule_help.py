@@ -235,8 +235,9 @@ def describe_rules(rules: RuleSet | str | Mapping[str, Any]) -> list[str]:
                    "the colour." if r.wild_customizable == "swap_hands"
                    else "Wild Customizable plays as a plain Wild.")
     if r.scoring != "none":   # the points are counted from the hands after that draw
-        out.append("A round's last card, if a Draw Two or Wild Draw Four, still makes the next "
-                   "player draw before the points are counted.")
+        out.append("A round's last card, if a Draw Two"
+                   + (" or Wild Draw Four" if r.wild_draw_four_cards else "")
+                   + ", still makes the next player draw before the points are counted.")
     if r.scoring == "winner":
         out.append("Scoring: the round's winner scores the points of the cards left in the other "
                    "hands (numbers their value, Skip/Reverse/Draw Two 20, Wilds 50).")
