@@ -788,6 +788,10 @@ _ZIP64 = 1 << 32
 """What :func:`zip_members` counts a zip64 archive as: past any bound of a model zip."""
 _LARGE_DIRECTORY = 1 << 33
 """What :func:`zip_members` counts a zip whose central directory is too large as."""
+ZIP_TAIL_BYTES = 22 + 0xFFFF + 76
+"""The end of a zip read for its member count: the end record, a comment of at most 64 KiB,
+and the zip64 end record and its locator before them (before: without the last two, a
+comment of 64 KiB hid the zip64 record that ``zipfile`` reads)."""
 ZIP_ENTRY_BYTES = 1024
 """The most bytes one member of a model zip takes in its central directory: 46 and its name
 and extra fields (a Stable-Baselines3 zip's and torch's take under 200)."""
@@ -802,33 +806,47 @@ def zip_members(path: Path) -> int | None:
         with open(path, "rb") as fh:
             fh.seek(0, os.SEEK_END)
             size = fh.tell()
-            fh.seek(max(0, size - (22 + 0xFFFF)))   # the record, and a comment of at most 64 KiB
+            fh.seek(max(0, size - ZIP_TAIL_BYTES))
             return zip_members_of_tail(fh.read())
     except OSError:
         return None
 
 
 def zip_members_of_tail(tail: bytes) -> int | None:
-    """:func:`zip_members` of a zip whose last 65,557 bytes (or all of it) are ``tail``: the
-    count of the zip64 end record where one comes before the end record (``zipfile`` reads
-    that one, and torch writes one), else of the end record; :data:`_ZIP64` for a zip64 mark
-    with no such record; :data:`_LARGE_DIRECTORY` where the central directory is larger than
-    :data:`MAX_ZIP_MEMBERS` entries of :data:`ZIP_ENTRY_BYTES` (``zipfile`` parses the
-    directory by its size, whatever the count says: before, a count written as 7 let 1.2M
-    entries be parsed, in 15 s and 790 MB)."""
+    """:func:`zip_members` of a zip whose last :data:`ZIP_TAIL_BYTES` (or all of it) are
+    ``tail``: the count of the zip64 end record where its locator comes before the end record
+    (``zipfile`` reads that one, and torch writes one), else of the end record;
+    :data:`_ZIP64` for a zip64 mark or locator with no such record; :data:`_LARGE_DIRECTORY`
+    where the central directory is larger than :data:`MAX_ZIP_MEMBERS` entries of
+    :data:`ZIP_ENTRY_BYTES` (``zipfile`` parses the directory by its size, whatever the count
+    says: before, a count written as 7 let 1.2M entries be parsed, in 15 s and 790 MB)."""
     import struct
 
     at = tail.rfind(b"PK\x05\x06")
     if at < 0 or len(tail) - at < 22:
         return None
     entries, directory = struct.unpack("<HI", tail[at + 10:at + 16])
-    if at >= 76 and tail[at - 20:at - 16] == b"PK\x06\x07" and tail[at - 76:at - 72] == b"PK\x06\x06":
+    if at >= 20 and tail[at - 20:at - 16] == b"PK\x06\x07":   # a zip64 locator
+        if at < 76 or tail[at - 76:at - 72] != b"PK\x06\x06":   # its record elsewhere
+            return _ZIP64
         entries, directory = struct.unpack("<QQ", tail[at - 44:at - 28])   # its total, its size
     elif entries == 0xFFFF or directory == 0xFFFFFFFF:   # a zip64 count: past any bound here
         return _ZIP64
     if directory > MAX_ZIP_MEMBERS * ZIP_ENTRY_BYTES:
         return _LARGE_DIRECTORY
     return int(entries)
+
+
+def zip_too_large(members: int, what: str = "members") -> str:
+    """What a zip whose :func:`zip_members` are over :data:`MAX_ZIP_MEMBERS` is, and what is
+    allowed (``what``: how its members are called)."""
+    most = f"at most {MAX_ZIP_MEMBERS:,} {what} (a model zip holds a few)"
+    if members == _ZIP64:
+        return f"a zip64 archive whose count is past any bound here; allowed: {most}"
+    if members == _LARGE_DIRECTORY:
+        return (f"a zip whose directory takes more than {MAX_ZIP_MEMBERS * ZIP_ENTRY_BYTES:,} "
+                f"bytes; allowed: {most}, {ZIP_ENTRY_BYTES:,} bytes of directory each")
+    return f"a zip of {members:,} {what}; allowed: {most}"
 
 
 def read_model_bytes(path: str | Path) -> tuple[bytes, str]:
@@ -878,11 +896,7 @@ def read_model_bytes(path: str | Path) -> tuple[bytes, str]:
     members = zip_members(path)
     if members is not None and members > MAX_ZIP_MEMBERS:   # before: each member parsed first,
         # 1.2M empty ones in 10 s and 650 MB
-        told = ("a zip64 archive" if members == _ZIP64 else
-                f"a zip whose directory takes more than {MAX_ZIP_MEMBERS * ZIP_ENTRY_BYTES:,} bytes"
-                if members == _LARGE_DIRECTORY else f"a zip of {members:,} members")
-        raise ValueError(f"cannot read model file {where}: {told}; allowed: at most "
-                         f"{MAX_ZIP_MEMBERS:,} members (a model zip holds a few)")
+        raise ValueError(f"cannot read model file {where}: {zip_too_large(members)}")
     try:
         zf = zipfile.ZipFile(path)
     except Exception as exc:  # noqa: BLE001 - BadZipFile, OSError, EOFError, ...

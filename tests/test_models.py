@@ -734,7 +734,8 @@ def test_a_zip_of_many_members_is_refused_before_they_are_read(tmp_path, monkeyp
                                          rf"members; allowed: at most {L.MAX_ZIP_MEMBERS:,}"):
         load_agent(path)
     with pytest.raises(ValueError, match=r"patched\.zip': a zip whose directory takes more than "
-                                         r"1,024,000 bytes; allowed: at most 1,000 members"):
+                                         r"1,024,000 bytes; allowed: at most 1,000 members \(a "
+                                         r"model zip holds a few\), 1,024 bytes of directory each$"):
         load_agent(tmp_path / "patched.zip")
     monkeypatch.undo()
     ok = tmp_path / "ok.zip"   # a model zip of a few members loads as before
@@ -742,6 +743,28 @@ def test_a_zip_of_many_members_is_refused_before_they_are_read(tmp_path, monkeyp
         zf.writestr("ono_policy.safetensors", shipped_models()["ppo-basic-2p"].read_bytes())
         zf.writestr("data", b"{}")
     assert L.zip_members(ok) == 2 and load_agent(ok).name
+
+
+def test_a_zip64_count_is_read_past_a_comment_of_64_kib():
+    """zipfile reads a zip64 end record's count and size wherever its locator sits before the
+    end record; before, a comment of 64 KiB pushed them out of the bytes read, and a torch
+    archive of 1,007 records whose end record said 7 was counted as 7."""
+    import torch
+
+    from ono_env.agents.learned import ZIP_TAIL_BYTES, zip_members_of_tail
+    buf = io.BytesIO()
+    torch.save({f"t{i}": torch.zeros(1) for i in range(1001)}, buf)
+    data = bytearray(buf.getvalue())
+    at = data.rfind(b"PK\x05\x06")
+    data[at + 8:at + 16] = (7).to_bytes(2, "little") * 2 + (400).to_bytes(4, "little")
+    data[at + 20:at + 22] = (65_500).to_bytes(2, "little")
+    data += b"x" * 65_500
+    with zipfile.ZipFile(io.BytesIO(bytes(data))) as zf:
+        assert len(zf.infolist()) == 1007
+    assert zip_members_of_tail(bytes(data[-ZIP_TAIL_BYTES:])) == 1007
+    # a locator whose record is not where zipfile looks: past any bound
+    data[at - 76:at - 72] = b"XXXX"
+    assert zip_members_of_tail(bytes(data[-ZIP_TAIL_BYTES:])) > 1000
 
 
 def test_a_label_with_spaces_at_its_ends_loads_and_plays_without_them(tmp_path):

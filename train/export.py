@@ -50,6 +50,7 @@ from ono_env.agents.learned import (
     OLD_META_NAME,
     PolicyNet,
     SAFE_MEMBER,
+    ZIP_TAIL_BYTES,
     check_metadata,
     check_playable,
     read_model,
@@ -58,6 +59,7 @@ from ono_env.agents.learned import (
     write_model,
     zip_members,
     zip_members_of_tail,
+    zip_too_large,
 )
 from ono_env.apps import console as cli
 from ono_env.checks import (
@@ -161,10 +163,9 @@ def _check_torch_records(raw: bytes, where: str) -> None:
     file holds: torch writes every record stored, so a compressed one (before: a 403 KB
     checkpoint made a 1.6 GB tensor), as well as more than :data:`MAX_ZIP_MEMBERS` records
     or a zip64 count (each parsed before anything else is read), is one ``ValueError``."""
-    members = zip_members_of_tail(raw[-(22 + 0xFFFF):])
+    members = zip_members_of_tail(raw[-ZIP_TAIL_BYTES:])
     if members is not None and members > MAX_ZIP_MEMBERS:
-        raise ValueError(f"{where}: policy.pth holds more than {MAX_ZIP_MEMBERS:,} records "
-                         f"(a policy's holds a few dozen)")
+        raise ValueError(f"{where}: policy.pth is {zip_too_large(members, 'records')}")
     try:   # a zip that zipfile cannot read is refused (before: left to torch.load, which
         # read one with a damaged directory entry and unpacked its compressed record)
         with zipfile.ZipFile(io.BytesIO(raw)) as inner:
