@@ -336,6 +336,17 @@ def test_an_entry_that_is_not_utf8_is_named_so():
         parse_choice("\udcff\udcfe", [5, 66])
     with pytest.raises(ValueError, match=r"^unknown entry 'caf\u00e9': "):
         parse_choice("caf\u00e9", [5, 66])
+    # and so at the prompt, where the locale decodes its input strictly (before: the
+    # codec's error ended the game)
+    import os
+    import subprocess
+    import sys
+    run = subprocess.run([sys.executable, "-m", "ono_env.apps.play", "greedy", "--seed", "1"],
+                         input=b"\xff\xfe\nquit\n", capture_output=True, timeout=120,
+                         env={**os.environ, "PYTHONIOENCODING": "utf-8:strict"})
+    out = run.stdout.decode(errors="replace")
+    assert "not accepted: an entry that is not UTF-8 text '\\udcff\\udcfe'" in out, out[-2000:]
+    assert b"Traceback" not in run.stderr and b"codec" not in run.stderr, run.stderr[-2000:]
 
 
 @pytest.mark.parametrize("text", ["\u00b2", "\u2460", "--1", "\u0661"])

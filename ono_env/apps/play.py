@@ -98,7 +98,11 @@ def read_line(prompt: str) -> str:
     no newline, ``< /dev/zero``, until memory ran out); where the input ends or such a line
     ends the game, or a Ctrl-C or SIGTERM comes while it waits, the prompt's line is ended
     first. A terminal bounds its lines itself and
-    keeps ``input()``'s line editing."""
+    keeps ``input()``'s line editing. Bytes that are not UTF-8 come in as surrogates
+    (``surrogateescape``, whatever the locale's strict decoding: before, such a line ended
+    the game with the codec's error), which :func:`parse_choice` names."""
+    if getattr(sys.stdin, "errors", None) == "strict" and hasattr(sys.stdin, "reconfigure"):
+        sys.stdin.reconfigure(errors="surrogateescape")
     try:
         if sys.stdin.isatty():
             _line_editing()
