@@ -180,6 +180,22 @@ def test_evaluation_in_worker_processes_gives_the_same_rows():
         evaluate(*args, workers=0)
 
 
+def test_evaluation_workers_that_do_not_fit_in_memory_are_refused_before_any_starts(monkeypatch):
+    """Each worker's games were checked in it alone, and the processes not at all: four
+    evaluations of 200,000 games at 10 players, about 1.4 GiB at once, started under 1 GiB."""
+    import concurrent.futures
+
+    import ono_env.game as G
+    monkeypatch.setattr(G, "available_memory", lambda: 1 << 30)
+    monkeypatch.setattr(concurrent.futures, "ProcessPoolExecutor",
+                        lambda *a, **k: pytest.fail("a worker was started"))
+    rules = {"preset": "basic", "num_players": 10}
+    with pytest.raises(ValueError, match=r"^workers=4: 4 processes at once, each of at least 160 "
+                                         r"MiB .* and its games' records, need 1\.4 GiB.*\(at most "
+                                         r"2 here\)$"):
+        evaluate("greedy", ["random", "greedy", "color", "defensive"], rules, 200_000, workers=4)
+
+
 def test_cli_writes_json_csv_png(tmp_path, capsys):
     rc = main(["greedy", "random", "--rules", "basic", "--players", "2", "--games", "200",
                "--seed", "2", "--out", str(tmp_path), "--no-progress"])

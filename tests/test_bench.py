@@ -457,19 +457,21 @@ def test_worker_processes_that_do_not_fit_in_memory_are_refused_before_any_start
         in_data, capsys, monkeypatch):
     """Before: every worker was started, and the system killed some (a pool broken mid-run)
     or swapped the machine to a halt. Counted: the pairings played at once, at most one a
-    worker (basic-2p has nine)."""
+    worker (basic-2p has nine). The default is no more than fit."""
     import ono_env.game as G
+    from ono_env.arena import check_workers_memory
     monkeypatch.setattr(G, "available_memory", lambda: 1 << 30)
-    S.check_workers_memory(6, 99)      # 960 MiB
-    S.check_workers_memory(256, 6)     # six pairings: six workers at most
-    with pytest.raises(ValueError, match=r"^workers = 7: the 7 pairings played at once, each in a "
-                                         r"process of its own of at least 160 MiB .* need 1\.1 GiB, "
-                                         r"and this machine has 1\.0 GiB of memory free; allowed: "
-                                         r"fewer workers \(at most 6 here\)$"):
-        S.check_workers_memory(7, 99)
+    check_workers_memory(6, 99)      # 960 MiB
+    check_workers_memory(256, 6)     # six pairings: six workers at most
+    with pytest.raises(ValueError, match=r"^workers=7: 7 processes at once, each of at least "
+                                         r"160 MiB \(Python, NumPy, the compiled engine and the "
+                                         r"agents\), need 1\.1 GiB, and this machine has 1\.0 GiB "
+                                         r"of memory free; allowed: fewer workers \(at most 6 "
+                                         r"here\)$"):
+        check_workers_memory(7, 99)
     assert bench_main(["greedy", "--tables", "basic-2p", "--workers", "64", "--no-progress"]) == 2
     err = capsys.readouterr().err.strip()
-    assert err.startswith("ono-bench: error: workers = 64: the 9 pairings played at once") and (
+    assert err.startswith("ono-bench: error: workers=64: 9 processes at once") and (
         "(at most 6 here)" in err and "\n" not in err), err
 
     def start(*args):
@@ -478,6 +480,21 @@ def test_worker_processes_that_do_not_fit_in_memory_are_refused_before_any_start
     monkeypatch.setattr(S, "_play_in_processes", start)
     with pytest.raises(RuntimeError, match="the workers start"):   # six fit in 1 GiB
         S.bench_agent("greedy", tables=["basic-2p"], deals=2, slow_deals=1, workers=6)
+    # the default workers: no more than fit (before: 4 could be refused, a number the user
+    # never gave): 200 MiB free fits one, which plays in this process
+    import ono_env.apps.bench_cli as B
+    asked = []
+
+    def bench(*args, **kwargs):
+        asked.append(kwargs["workers"])
+        raise ValueError("stop here")
+
+    monkeypatch.setattr(B, "bench_agent", bench)
+    monkeypatch.setattr(B, "usable_cores", lambda: 8)
+    for free, workers in ((200 << 20, 1), (500 << 20, 3), (1 << 40, 4)):
+        monkeypatch.setattr(G, "available_memory", lambda free=free: free)
+        assert bench_main(["greedy", "--tables", "basic-2p", "--no-progress"]) == 2
+        assert asked.pop() == workers, free
 
 
 @pytest.mark.parametrize("argv,why", [

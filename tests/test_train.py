@@ -390,15 +390,16 @@ def test_a_config_whose_run_config_would_be_too_long_to_read_back_is_refused(tmp
 
 
 def test_the_final_evaluations_workers_are_counted_in_its_memory(monkeypatch):
-    """final_eval.workers play as many opponents at once, each with its own records: 400,000
-    games at 10 players fit in 1 GiB one evaluation at a time, not four at once (before, each
-    worker checked its own games alone and the four together ran out of memory)."""
+    """final_eval.workers play as many opponents at once, each in a process of its own with
+    its games' records: 200,000 games at 10 players fit in 1 GiB two at a time, not four
+    (before, each worker checked its own games alone, and the four together ran out of
+    memory; the processes themselves were not counted)."""
     import ono_env.game as G
     from ono_env.train.config import load_config
     from ono_env.train.run import check_evaluation_memory, rules_of
 
     monkeypatch.setattr(G, "available_memory", lambda: 1 << 30)
-    fields = ["num_players=10", "final_eval.games=400000"]
+    fields = ["num_players=10", "final_eval.games=200000"]
     for workers, opponents in ((1, "[random,greedy,color,defensive]"), (1, "auto"),
                                (4, "[random,greedy]")):   # at most two evaluations at once
         cfg = load_config("default", [*fields, f"final_eval.workers={workers}",
@@ -407,10 +408,15 @@ def test_the_final_evaluations_workers_are_counted_in_its_memory(monkeypatch):
     for opponents in ("[random,greedy,color,defensive]", "auto"):
         cfg = load_config("default", [*fields, "final_eval.workers=4",
                                       f"final_eval.opponents={opponents}"])
-        with pytest.raises(ValueError, match=r"^final_eval\.games=400,000: the 1,6\d\d,\d{3} games "
-                                             r"played need 1\.5 GiB.*a smaller final_eval\.games, or "
-                                             r"fewer final_eval\.workers \(4 evaluations at once\)$"):
+        with pytest.raises(ValueError, match=r"^final_eval\.workers=4: 4 processes at once, each "
+                                             r"of at least 160 MiB .* and its games' records, need "
+                                             r"1\.4 GiB, .*; allowed: fewer workers \(at most 2 "
+                                             r"here\), or a smaller final_eval\.games$"):
             check_evaluation_memory(cfg, rules_of(cfg))
+    # final_eval.games: auto is counted at its most, 100,000 games each
+    cfg = load_config("default", ["num_players=10", "final_eval.workers=4"])
+    with pytest.raises(ValueError, match=r"^final_eval\.workers=4: 4 processes at once"):
+        check_evaluation_memory(cfg, rules_of(cfg))
 
 
 def test_a_maskable_checkpoint_counts_adams_state_in_its_size():

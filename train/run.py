@@ -51,6 +51,8 @@ EVAL_DECISIONS = 120_000
 """``eval.games: auto``: games per opponent worth about this many decisions (200 to 2,000)."""
 FINAL_DECISIONS = 6_000_000
 """``final_eval.games: auto``: games per opponent worth this many decisions (2,000 to 100,000)."""
+FINAL_MOST = 100_000
+"""The most games against each opponent that ``final_eval.games: auto`` plays."""
 STALL_RATIO = 3.0
 """An evaluation warns when the learner's games last this many times as long as the
 opponent's own games..."""
@@ -149,7 +151,7 @@ def resolve_auto(cfg: TrainConfig, rules: Any, log: Any = None,
         games=games_for(EVAL_DECISIONS, length, 200, 2_000) if ev.games == "auto" else ev.games)
     fe = dataclasses.replace(
         fe, opponents=list(fin) if fe.opponents == "auto" else fe.opponents,
-        games=games_for(FINAL_DECISIONS, length, 2_000, 100_000) if fe.games == "auto" else fe.games)
+        games=games_for(FINAL_DECISIONS, length, 2_000, FINAL_MOST) if fe.games == "auto" else fe.games)
     opponents = ({n: AUTO_WEIGHTS[n] for n in fin} if cfg.opponents == "auto"
                  else cfg.opponents)
     cut = cfg.max_decisions
@@ -763,24 +765,32 @@ def check_network_memory(cfg: TrainConfig, rules: Any) -> None:
 def check_evaluation_memory(cfg: TrainConfig, rules: Any) -> None:
     """``ValueError`` naming ``eval.games`` or ``final_eval.games`` when an evaluation's
     games would not fit in the memory free (:func:`~ono_env.arena.check_records_memory`, as
-    the arena checks them; the final evaluation's ``final_eval.workers`` play as many
-    opponents at once, each evaluation's records in its own process), at every player count
-    of the run's tables, before the run folder is written. Before, the check came in the
-    evaluation itself: the final one failed after the whole training, and the first
-    in-training one before any model was saved; and each worker of the final evaluation
-    checked its own games alone, against memory that the others were about to take."""
-    from ono_env.arena import check_records_memory, games_played
+    the arena checks them), or ``final_eval.workers`` when the processes that play as many
+    opponents at once would not, each with its games' records
+    (:func:`~ono_env.arena.check_workers_memory`; ``final_eval.games: auto`` counted at its
+    most, :data:`FINAL_MOST`), at every player count of the run's tables, before the run
+    folder is written. Before, the check came in the evaluation itself: the final one failed
+    after the whole training, and the first in-training one before any model was saved; and
+    each worker of the final evaluation checked its own games alone, against memory that
+    the others were about to take."""
+    from ono_env.arena import check_records_memory, check_workers_memory, games_played, record_bytes
 
     players = sorted({t.num_players for t in cfg.tables} if cfg.tables else {rules.num_players})
     fe = cfg.final_eval
-    at_once = min(fe.workers, len(AUTO_WEIGHTS) if fe.opponents == "auto" else len(fe.opponents))
-    for field, games, k in (("eval.games", cfg.eval.games if cfg.eval.every else 0, 1),
-                            ("final_eval.games", fe.games, at_once)):
-        if games and games != "auto":   # auto: at most 100,000 games
-            advice = f"a smaller {field}" + (f", or fewer final_eval.workers ({k} evaluations "
-                                            f"at once)" if k > 1 else "")
-            for n in players:
-                check_records_memory(k * games_played(games, n, n), n, games, field, advice)
+    jobs = len(AUTO_WEIGHTS) if fe.opponents == "auto" else len(fe.opponents)
+    for field, games in (("eval.games", cfg.eval.games if cfg.eval.every else 0),
+                         ("final_eval.games", fe.games)):
+        if not games:
+            continue
+        for n in players:
+            if field == "final_eval.games" and min(fe.workers, jobs) > 1:
+                # processes, each with its games' records (auto: at most FINAL_MOST games)
+                most = games_played(FINAL_MOST if games == "auto" else games, n, n)
+                check_workers_memory(fe.workers, jobs, "final_eval.workers",
+                                     most * record_bytes(n), ", or a smaller final_eval.games")
+            elif games != "auto":   # auto: at most 100,000 games, one evaluation at a time
+                check_records_memory(games_played(games, n, n), n, games, field,
+                                     f"a smaller {field}")
 
 
 def check_distinct_labels(specs: Sequence[str], what: str) -> None:

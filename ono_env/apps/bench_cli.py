@@ -22,6 +22,7 @@ from typing import Any, cast
 
 from ono_env.agents.base import marked
 from ono_env.apps import console as cli
+from ono_env.arena import workers_that_fit
 from ono_env.arena.distributed import check_ray_address, check_ray_flag
 from ono_env.arena.suite import (
     LATEST,
@@ -190,8 +191,9 @@ def build_parser() -> cli.ArgumentParser:
                    help="no progress bar: one line per finished pairing on stderr instead")
     p.add_argument("--workers", type=cli.bounded_int(1, 256), default=None,
                    help="pairings played at once, each in its own process (default: the CPU "
-                        "count, at most 4; the same card; not with --ray; refused where they would "
-                        "not fit in the memory free, at least 160 MiB each); an agent given as "
+                        "count, at most 4, and no more than fit in the memory free; the same card; not "
+                        "with --ray; refused where they would not fit in the memory free, at least "
+                        "160 MiB each); an agent given as "
                         "module:Class is imported in each")
     p.add_argument("--ray", nargs="?", const="local", default=None, metavar="ADDRESS",
                    help="play the games as Ray tasks (the same card): on the cluster at ADDRESS "
@@ -318,8 +320,11 @@ def main(argv: Sequence[str] | None = None) -> int:
             if args.ray is not None:
                 check_ray_flag(args.ray)
 
+        # the default: no more than fit in the memory free (before: a default of 4 could be
+        # refused, naming a number the user never gave)
+        fit = workers_that_fit()
         workers = (args.workers if args.workers is not None
-                   else 1 if args.ray is not None else min(4, usable_cores()))
+                   else 1 if args.ray is not None else min(4, usable_cores(), fit or 4))
         try:
             card = bench_agent(args.agent, suite.version, args.tables, deals=args.deals,
                                slow_deals=args.slow_deals, progress=not args.no_progress,

@@ -456,6 +456,44 @@ def check_records_memory(games: int, num_players: int, num_games: int,
                          f"allowed: fewer games (at most {most:,} played here), {several}")
 
 
+WORKER_BYTES = 160 << 20
+"""What one worker process takes at the least (160 MiB: Python, NumPy, the compiled engine
+and the agents), for ``ono-bench --workers`` and :func:`evaluate`'s ``workers``. Measured,
+a worker playing ``ppo-any`` against the suite's reference field held 122 MB of its own
+memory (221 MB resident, the libraries' pages shared with the others)."""
+
+
+def workers_that_fit() -> int | None:
+    """How many worker processes of :data:`WORKER_BYTES` fit in the memory free now (at
+    least 1; None where it cannot be read)."""
+    free = _game.available_memory()   # (read through the module: tests set it there)
+    return None if free is None else max(1, free // WORKER_BYTES)
+
+
+def check_workers_memory(workers: int, jobs: int, name: str = "workers", records: int = 0,
+                         advice: str = "") -> None:
+    """``ValueError`` naming ``name`` (``workers``, a console script's ``--workers`` or a
+    config field) when the processes that play ``jobs`` jobs at once (at most ``workers``,
+    :data:`WORKER_BYTES` each, and ``records`` bytes of games' records each) would not fit in
+    the memory free, before any is started; ``advice`` is added to what is allowed. Before,
+    ``ono-bench --workers 99`` on a machine with 4 GiB free started them all, and the system
+    killed some (a pool broken mid-run) or swapped the machine to a halt."""
+    at_once = min(workers, jobs)
+    each = WORKER_BYTES + records
+    need = at_once * each
+    if at_once < 2 or need < MEMORY_CHECK_FROM:
+        return
+    free = _game.available_memory()
+    if free is not None and need > free:
+        asked = f"{name} {workers:,}" if name.startswith("--") else f"{name}={workers:,}"
+        held = " and its games' records" if records else ""
+        raise ValueError(f"{asked}: {at_once:,} processes at once, each of at least "
+                         f"{WORKER_BYTES >> 20} MiB (Python, NumPy, the compiled engine and the "
+                         f"agents){held}, need {need / 2**30:,.1f} GiB, and this machine has "
+                         f"{free / 2**30:,.1f} GiB of memory free; allowed: fewer workers (at "
+                         f"most {max(1, free // each):,} here){advice}")
+
+
 def check_batch_memory(rules: RuleSet, num_entrants: int, num_games: int, batch_size: int,
                        name: str = "batch_size", observation_version: int = 1) -> None:
     """``ValueError`` naming ``name`` (``batch_size``, or a console script's ``--batch``)
@@ -529,7 +567,9 @@ def evaluate(agent: Any, opponents: Sequence[Any], rules: Any, num_games: int, s
     limit, 5,000 decisions a round, 50,000 a match). ``workers`` > 1 plays the opponents in
     that many processes at once, one opponent per process; every opponent keeps its own
     seed, so the rows are the same as with one worker. Agents then travel to the processes
-    by pickling: pass names or model paths."""
+    by pickling: pass names or model paths. The processes that would play at once, each with
+    its games' records, are checked against the memory free before any starts
+    (:func:`check_workers_memory`)."""
     rules = resolve_rules(rules)
     workers = check_int("workers", workers, 1)
     seed = check_int("seed", seed, 0)   # any size: the trainers add their step count to theirs
@@ -538,6 +578,9 @@ def evaluate(agent: Any, opponents: Sequence[Any], rules: Any, num_games: int, s
         raise ValueError("opponents=[]; allowed: a list or tuple of one or more agents")
     jobs = [(agent, opp, rules, num_games, _derive(seed, 7, k), batch_size, max_decisions)
             for k, opp in enumerate(opponents)]
+    num_games = check_int("num_games", num_games, 1, MAX_GAMES)   # as run_arena checks it
+    P = rules.num_players   # each process's games' records, checked in it alone: all at once here
+    check_workers_memory(workers, len(jobs), records=games_played(num_games, P, P) * record_bytes(P))
     if workers == 1 or len(jobs) == 1:
         return [_evaluate_one(*job, progress=progress) for job in jobs]
     import multiprocessing
@@ -660,9 +703,10 @@ def format_evaluation(rows: Sequence[dict[str, Any]], name: str = "agent") -> st
 
 __all__ = [
     "MAX_ARENA_JSON_BYTES", "MAX_GAMES", "MAX_RECORD", "MAX_ROUNDING", "RAY_CONNECT_SECONDS",
-    "TASKS_PER_CPU", "Z95", "Agent", "ArenaResult", "GameRecords", "agreement",
+    "TASKS_PER_CPU", "WORKER_BYTES", "Z95", "Agent", "ArenaResult", "GameRecords", "agreement",
     "bounded_mean_interval", "check_batch_memory", "check_pairable", "check_paired_plan",
-    "check_plan", "check_ray_address", "check_seats_filled", "evaluate", "format_evaluation",
-    "games_played", "mean_interval", "mirrored_record", "paired_difference", "play_games",
-    "play_on_ray", "rate_games", "read_arena_json", "run_arena", "seatings", "wilson_interval",
+    "check_plan", "check_ray_address", "check_seats_filled", "check_workers_memory", "evaluate",
+    "format_evaluation", "games_played", "mean_interval", "mirrored_record", "paired_difference",
+    "play_games", "play_on_ray", "rate_games", "read_arena_json", "run_arena", "seatings",
+    "wilson_interval", "workers_that_fit",
 ]

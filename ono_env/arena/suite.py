@@ -56,7 +56,6 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 import ono_env
-from ono_env import game as _game
 from ono_env.agents.base import Agent, is_cheating, marked
 from ono_env.agents.learned import model_label, model_sha256, played_models, shipped_models
 from ono_env.agents.registry import (
@@ -66,6 +65,7 @@ from ono_env.agents.registry import (
     is_model_path,
     make_agent,
 )
+from ono_env.arena import check_workers_memory
 from ono_env.arena.distributed import check_ray_address, held_ray, play_on_ray
 from ono_env.arena.play import _derive, _seating_seed, end_workers, games_bar, play_games, rotations
 from ono_env.arena.stats import ELO, Z95, bounded_interval_of, bounded_mean_interval, stalled
@@ -532,33 +532,6 @@ def _card_agent(spec: Any, first: Agent, digests: Sequence[str | None]) -> dict[
     if len(set(digests)) > 1:
         out.pop("sha256", None)
     return out
-
-
-WORKER_BYTES = 160 << 20
-"""What one worker process of :func:`bench_agent` takes at the least (160 MiB): Python,
-NumPy, the compiled engine and the agents. Measured, a worker playing ``ppo-any`` against
-the reference field held 122 MB of its own memory (221 MB resident, the libraries' pages
-shared with the others)."""
-
-
-def check_workers_memory(workers: int, pairings: int) -> None:
-    """``ValueError`` naming ``workers`` when the worker processes that play ``pairings``
-    pairings at once (at most ``workers``, :data:`WORKER_BYTES` each) would not fit in the
-    memory free, before any is started. Before, ``--workers 99`` on a machine with 4 GiB
-    free started them all, and the system killed workers (a pool broken mid-run) or swapped
-    the machine to a halt."""
-    at_once = min(workers, pairings)
-    need = at_once * WORKER_BYTES
-    if at_once < 2 or need < _game.MEMORY_CHECK_FROM:
-        return
-    free = _game.available_memory()
-    if free is not None and need > free:
-        raise ValueError(f"workers = {workers}: the {at_once:,} pairings played at once, each "
-                         f"in a process of its own of at least {WORKER_BYTES >> 20} MiB (Python, "
-                         f"NumPy, the compiled engine and the agents), need "
-                         f"{need / 2**30:,.1f} GiB, and this machine has {free / 2**30:,.1f} GiB "
-                         f"of memory free; allowed: fewer workers (at most "
-                         f"{max(1, free // WORKER_BYTES):,} here)")
 
 
 def plan(tables: Sequence[SuiteTable], deals: int | None = None,
