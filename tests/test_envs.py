@@ -218,6 +218,19 @@ def test_gymnasium_illegal_action_lose_or_raise():
     strict.reset(seed=0)
     with pytest.raises(ValueError, match="legal actions:"):
         strict.step(illegal)
+    # what the opponents' opening moves earned arrives with the first step, an illegal one
+    # too (before: dropped): one card each, points, the learner last to act
+    for seed in range(400):
+        env = OnoEnv("classic", 3, hand_size=1, reward="points", learner_seat=2,
+                     opponents="random")
+        _obs, info = env.reset(seed=seed)
+        pending = float(env._driver.pending[0])   # (the driver's, not yet reported)
+        if pending != 0.0:
+            break
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        reward = env.step(int(np.flatnonzero(~info["action_mask"])[0]))[1]
+    assert pending != 0.0 and reward == pytest.approx(-1.0 + pending)
 
 
 def test_opponents_by_name_or_object_and_bad_agents():

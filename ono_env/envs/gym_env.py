@@ -189,7 +189,10 @@ class OnoEnv(CopiedWhole, gym.Env):
                 raise ValueError(f"illegal action {name!r}; legal actions: {', '.join(legal)}")
             gym.logger.warn(f"illegal action {name!r} ends the episode as a loss; legal: {legal}")
             self._over = True
-            return self._obs(), -1.0, True, False, {"illegal_action": name, "legal_actions": legal,
+            # -1, and what the opponents' opening moves earned, which arrives with the first
+            # step (before: dropped where that step was illegal)
+            lost = -1.0 + float(self._driver.take_pending()[0])
+            return self._obs(), lost, True, False, {"illegal_action": name, "legal_actions": legal,
                                                     "learner_seat": int(self._learner[0]),
                                                     "action_mask": self.action_masks()}
         reward = self._driver.take_pending()  # the opponents' opening moves, if any
