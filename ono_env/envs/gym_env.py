@@ -95,7 +95,7 @@ class OnoEnv(CopiedWhole, gym.Env):
             episode cut after that many decisions; single-option decisions taken for the
             learner; ``"win"``, the default, or the other reward modes it lists).
         observation_version: 1 (the default) or 2 (one length for every table).
-        **rule_overrides: ``RuleSet`` options that change ``rules`` (``stacking=True``).
+        **rule_overrides: ``RuleSet`` options that change ``rules`` (``draw_until_playable=True``).
         render_mode: None, ``"human"`` or ``"ansi"``.
         illegal_action: ``"lose"`` (the default: the episode ends as a loss) or ``"raise"``.
     """
