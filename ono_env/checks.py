@@ -138,7 +138,7 @@ def check_seed(name: str, value: Any, allow_none: bool = True) -> int | None:
 def check_choice(name: str, value: Any, choices: Any) -> Any:
     """``value`` when it is one of ``choices``."""
     if not isinstance(value, str) or value not in choices:
-        raise ValueError(f"{name}={value!r}; allowed: {' | '.join(map(str, choices))}")
+        raise ValueError(f"{name}={shown(value, 60)}; allowed: {' | '.join(map(str, choices))}")
     return value
 
 
@@ -147,7 +147,7 @@ def check_action(name: str, value: Any) -> int:
     bool, float or string. (The range and legality are the caller's to check.)"""
     action = as_int(value)
     if action is None:
-        raise ValueError(f"{name}={value!r} ({type(value).__name__}); allowed: an integer action id")
+        raise ValueError(f"{name}={shown(value, 60)} ({type(value).__name__}); allowed: an integer action id")
     return action
 
 
@@ -260,7 +260,7 @@ def check_learner_seat(value: Any, num_players: int) -> int | str:
     if isinstance(value, str) and value == "random":   # (an array's == is no bool)
         return value
     if not is_int(value) or not 0 <= value < num_players:
-        raise ValueError(f"learner_seat={value!r}; allowed: 'random' or a seat from 0 to "
+        raise ValueError(f"learner_seat={shown(value, 60)}; allowed: 'random' or a seat from 0 to "
                          f"{num_players - 1}")
     return int(value)
 

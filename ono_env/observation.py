@@ -36,6 +36,7 @@ import numpy as np
 
 from ono_env import cards as C
 from ono_env.cards import NUM_CARD_TYPES, NUM_COLORS, NUM_RANKS, NUM_WILD_TYPES
+from ono_env.checks import shown
 from ono_env.rules import CHOICES, RuleSet, resolve_rules
 
 OBS_VERSION = 2
@@ -240,7 +241,7 @@ def check_observation_version(version: int) -> int:
     a bool or a string is refused, never coerced)."""
     if (isinstance(version, bool) or not isinstance(version, (int, np.integer))
             or version not in OBS_VERSIONS):
-        raise ValueError(f"observation_version={version!r}; allowed: "
+        raise ValueError(f"observation_version={shown(version, 40)}; allowed: "
                          f"{', '.join(map(str, OBS_VERSIONS))}")
     return int(version)
 

@@ -847,3 +847,44 @@ def test_a_copy_of_an_env_plays_on_by_itself():
     aec.step(move)
     other.step(move)   # before: "illegal action" (the shared game had moved on)
     assert other.agent_selection == aec.agent_selection
+
+
+def _long_refusals():
+    long_list, long_text = list(range(200_000)), "x" * 200_000
+
+    def gym_step():
+        env = OnoEnv("basic", num_players=2)
+        env.reset(seed=0)
+        env.step(long_list)
+
+    def raw_step():
+        env = ono_v0.raw_env(rules="basic", num_players=2)
+        env.reset(seed=0)
+        env.step(long_list)
+
+    def vec(call):
+        def run():
+            env = OnoVecEnv("basic", num_envs=2, num_players=2)
+            call(env)
+        return run
+
+    return {
+        "gym step": gym_step,
+        "raw_env step": raw_step,
+        "learner_seat": lambda: OnoEnv("basic", num_players=2, learner_seat=long_list),
+        "reward": lambda: OnoEnv("basic", num_players=2, reward=long_text),
+        "illegal_action": lambda: OnoEnv("basic", num_players=2, illegal_action=long_text),
+        "observation_version": lambda: OnoEnv("basic", num_players=2, observation_version=long_text),
+        "get_attr": vec(lambda env: env.get_attr(long_text)),
+        "env_method": vec(lambda env: env.env_method(long_text)),
+        "set_attr": vec(lambda env: env.set_attr("_" + long_text, 1)),
+    }
+
+
+@pytest.mark.parametrize("case", list(_long_refusals()))
+def test_a_refused_value_is_shown_cut_short(case):
+    """Before: these refusals printed the value whole (1.5 million characters for a list of
+    200,000 numbers given as an action)."""
+    with pytest.raises((ValueError, AttributeError)) as err:
+        _long_refusals()[case]()
+    assert len(str(err.value)) < 400, len(str(err.value))

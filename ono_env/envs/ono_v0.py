@@ -189,14 +189,14 @@ class raw_env(CopiedWhole, AECEnv):
         agent = self.agent_selection
         if self.terminations[agent] or self.truncations[agent]:
             if action is not None:
-                raise ValueError(f"action {action!r} for {agent}, which is done; allowed: None")
+                raise ValueError(f"action {shown(action, 40)} for {agent}, which is done; allowed: None")
             self._was_dead_step(action)
             return
         if action is None:
             raise ValueError(f"action None for {agent}; allowed: an action id 0..{NUM_ACTIONS - 1}")
         action = check_action(f"action for {agent}", action)
         if not 0 <= action < NUM_ACTIONS:
-            raise ValueError(f"action {action!r} for {agent}; allowed: an action id 0..{NUM_ACTIONS - 1}")
+            raise ValueError(f"action {shown(action, 40)} for {agent}; allowed: an action id 0..{NUM_ACTIONS - 1}")
         self._play(agent, action, check=True)  # ValueError naming the legal actions if illegal
 
     def _play(self, agent: str, action: int, check: bool) -> None:
@@ -351,7 +351,7 @@ class checked_env(raw_env):
                     f"Discrete({NUM_ACTIONS}): give an integer id 0..{NUM_ACTIONS - 1}"
                     + (", or None (the agent is done)" if dead else ""))
         if dead:
-            raise ValueError(f"action {action!r} for {agent}, which is done; allowed: None")
+            raise ValueError(f"action {shown(action, 40)} for {agent}, which is done; allowed: None")
         if not self._mask[action]:
             EnvLogger.warn_on_illegal_move()
             self._live = False   # every agent sees its own view, and none has a legal action

@@ -191,13 +191,13 @@ class OnoVecEnv(VecEnv):
         if method_name == "action_masks":
             masks = self.action_masks()
             return [masks[i] for i in idx]
-        raise AttributeError(f"OnoVecEnv has no per-env method {method_name!r}; available: action_masks")
+        raise AttributeError(f"OnoVecEnv has no per-env method {shown(method_name, 60)}; available: action_masks")
 
     def get_attr(self, attr_name: str, indices: VecEnvIndices = None) -> list[Any]:
         _check_attr_name(attr_name)
         if attr_name == "action_masks" or (not attr_name.startswith("_") and hasattr(self, attr_name)):
             return [getattr(self, attr_name)] * len(self._indices(indices))
-        raise AttributeError(f"OnoVecEnv has no attribute {attr_name!r}")
+        raise AttributeError(f"OnoVecEnv has no attribute {shown(attr_name, 60)}")
 
     def set_attr(self, attr_name: str, value: Any, indices: VecEnvIndices = None) -> None:
         """Set a public data attribute of every game (they share it). Refused, nothing
@@ -209,7 +209,7 @@ class OnoVecEnv(VecEnv):
         if len(set(self._indices(indices))) != self.num_envs:
             raise ValueError("OnoVecEnv attributes are shared by all games; set them for all indices")
         if attr_name.startswith("_") or attr_name in FIXED_ATTRS:
-            raise ValueError(f"OnoVecEnv attribute {attr_name!r} is set when it is made (the "
+            raise ValueError(f"OnoVecEnv attribute {shown(attr_name, 60)} is set when it is made (the "
                              f"games, their spaces and rules); allowed: other public attributes")
         if attr_name == "render_mode":
             raise ValueError("OnoVecEnv.render_mode stays None: it renders no images (the "
