@@ -322,9 +322,9 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         # the default: no more than fit in the memory free (before: a default of 4 could be
         # refused, naming a number the user never gave)
-        fit = workers_that_fit()
         workers = (args.workers if args.workers is not None
-                   else 1 if args.ray is not None else min(4, usable_cores(), fit or 4))
+                   else 1 if args.ray is not None
+                   else min(4, usable_cores(), workers_that_fit() or 4))
         try:
             card = bench_agent(args.agent, suite.version, args.tables, deals=args.deals,
                                slow_deals=args.slow_deals, progress=not args.no_progress,

@@ -576,9 +576,9 @@ def evaluate(agent: Any, opponents: Sequence[Any], rules: Any, num_games: int, s
     opponents = _agent_list("opponents", opponents)
     if not opponents:
         raise ValueError("opponents=[]; allowed: a list or tuple of one or more agents")
+    num_games = check_int("num_games", num_games, 1, MAX_GAMES)   # as run_arena checks it
     jobs = [(agent, opp, rules, num_games, _derive(seed, 7, k), batch_size, max_decisions)
             for k, opp in enumerate(opponents)]
-    num_games = check_int("num_games", num_games, 1, MAX_GAMES)   # as run_arena checks it
     P = rules.num_players   # each process's games' records, checked in it alone: all at once here
     check_workers_memory(workers, len(jobs), records=games_played(num_games, P, P) * record_bytes(P))
     if workers == 1 or len(jobs) == 1:
