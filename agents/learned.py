@@ -816,7 +816,7 @@ def zip_members_of_tail(tail: bytes) -> int | None:
     """:func:`zip_members` of a zip whose last :data:`ZIP_TAIL_BYTES` (or all of it) are
     ``tail``: the count of the zip64 end record where its locator comes before the end record
     (``zipfile`` reads that one, and torch writes one), else of the end record;
-    :data:`_ZIP64` for a zip64 mark or locator with no such record; :data:`_LARGE_DIRECTORY`
+    ``_ZIP64`` for a zip64 mark or locator with no such record; ``_LARGE_DIRECTORY``
     where the central directory is larger than :data:`MAX_ZIP_MEMBERS` entries of
     :data:`ZIP_ENTRY_BYTES` (``zipfile`` parses the directory by its size, whatever the count
     says: before, a count written as 7 let 1.2M entries be parsed, in 15 s and 790 MB)."""

@@ -560,7 +560,7 @@ def bench_agent(spec: Any, version: int | str = LATEST, tables: Sequence[str] | 
     reference agent instead of the suite's defaults (the first deals of the same stream).
     Everything is checked before anything is played: the suite version, the tables, the
     agent under every table's rules, the reference field's model files, whether the worker
-    processes fit in memory (:func:`check_workers_memory`). ``ray_address``
+    processes fit in memory (:func:`~ono_env.arena.check_workers_memory`). ``ray_address``
     plays the games as Ray tasks (the same games and card); ``workers`` > 1 plays that many
     pairings at once in separate processes (the agent is made again in each from ``spec``,
     which must then be a string; the same card). A string ``spec`` is made afresh for every
