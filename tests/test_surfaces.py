@@ -546,6 +546,82 @@ def test_other_clients_are_answered_while_a_game_searches_at_the_largest_budget(
         assert served == 5, (served, searched)
 
 
+def test_work_queued_for_a_client_that_hung_up_starts_nothing(monkeypatch):
+    """A real server on loopback: a client's two deals wait behind its searching one, and it
+    hangs up on them. Before, both were dealt after it had gone (their agents searched: 20
+    such 10-player deals held a thread for 13 minutes) and kept as tables nobody holds."""
+    import socket
+    import threading
+    import time
+
+    from ono_env.apps.web import server
+    from ono_env.game import VecGame
+    from ono_env.rules import RuleSet
+
+    entered, released = threading.Event(), threading.Event()
+    factory = server.default_agent_factory
+
+    class Held:   # "pimc:1" (a search agent: the client's deals wait in turn) plays as greedy
+        def __init__(self, inner):
+            self.inner = inner
+
+        def __getattr__(self, name):
+            return getattr(self.inner, name)
+
+        def act(self, *args, **kwargs):
+            entered.set()
+            released.wait(60)
+            return self.inner.act(*args, **kwargs)
+
+    def held_factory(rules, allowed, models=None):
+        build = factory(rules, allowed, models)
+        return lambda name: Held(build("greedy")) if name == "pimc:1" else build(name)
+    monkeypatch.setattr(server, "default_agent_factory", held_factory)
+    safety = threading.Timer(60, released.set)
+    safety.start()
+    rules = RuleSet.preset("basic", num_players=2)
+    seed = next(s for s in range(100) if VecGame(rules, 1, seed=s).current_player[0] == 0)
+    body = json.dumps({"rules": "basic", "num_players": 2, "opponents": ["pimc:1"],
+                       "seat": 1, "seed": seed}).encode()   # the agent plays first
+    request = (b"POST /api/games HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: "
+               b"application/json\r\nContent-Length: %d\r\n\r\n" % len(body)) + body
+    app = create_app()
+    ended: list[int] = []
+
+    async def counted(scope, receive, send):   # the requests the app has finished
+        try:
+            await app(scope, receive, send)
+        finally:
+            ended.append(scope["type"] == "http")
+    try:
+        with live_server(counted) as (_call, port):
+            first = socket.create_connection(("127.0.0.1", port), timeout=60)
+            first.sendall(request)
+            assert entered.wait(30)   # its agent is thinking
+            queued = [socket.create_connection(("127.0.0.1", port), timeout=60)
+                      for _ in range(2)]
+            for s in queued:
+                s.sendall(request)
+            time.sleep(0.5)   # both wait for the client's turn
+            for s in queued:
+                s.close()
+            time.sleep(0.5)
+            released.set()
+            answer = b""
+            while b"\r\n\r\n" not in answer and (chunk := first.recv(65536)):
+                answer += chunk
+            first.close()
+            deadline = time.monotonic() + 60
+            while sum(ended) < 3 and time.monotonic() < deadline:
+                time.sleep(0.05)
+            assert answer.startswith(b"HTTP/1.1 200"), answer
+            assert sum(ended) == 3
+            assert len(app.state.tables.ids()) == 1   # the first client's game alone
+    finally:
+        released.set()
+        safety.cancel()
+
+
 def test_a_connection_that_sends_no_whole_request_in_time_is_closed(monkeypatch):
     """Before: a connection that sent nothing, or part of its headers, was held for as long
     as its client kept it open (uvicorn times only the wait between requests), and some

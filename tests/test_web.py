@@ -1500,6 +1500,19 @@ def test_an_unknown_query_parameter_is_refused_by_every_endpoint(client):
     refused(mounted.get("/ono/api/options?x=1"), 400, "unknown query parameter 'x'")
 
 
+def test_a_range_header_is_ignored_and_every_file_is_sent_whole(client):
+    """Before: Starlette's file answers took a range, and answered a bad or unsatisfiable
+    one in plain text (400, 416), where every error the server sends is JSON."""
+    whole = client.get("/static/app.js")
+    page = client.get("/")
+    assert whole.status_code == 200 and page.status_code == 200
+    for rng in ("bytes=999999-", "bytes=abc", "bytes=0-9", "bytes=5-1,0-3"):
+        for path, sent in (("/static/app.js", whole), ("/", page)):
+            r = client.get(path, headers={"Range": rng})
+            assert r.status_code == 200 and r.content == sent.content, (path, rng)
+            assert "content-range" not in r.headers
+
+
 def test_errors_cut_what_they_echo(client):
     """Before: the value was echoed whole (4,000 digits, a 50,000-character string, every
     unknown option name), so one error could be as long as the request."""

@@ -46,7 +46,7 @@ import sys
 import threading
 import zlib
 from collections import Counter, OrderedDict
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -56,6 +56,7 @@ from ono_env.agents.registry import agent_names, is_model_path
 from ono_env.agents.search import SEARCH_AGENTS
 from ono_env.apps import console as cli
 from ono_env.apps.web.table import (
+    HUNG_UP,
     MAX_TABLES,
     Refused,
     STOPPING,
@@ -590,15 +591,45 @@ def create_app(models: Sequence[str] = (), replay_dirs: Sequence[str] = (),
             return work()
         return guarded
 
-    async def replay_work(turns: ClientTurns, host: str | None, work: Callable[[], Any]) -> Any:
+    async def for_client(request: Request, work: Callable[[], Awaitable[Any]]) -> Any:
+        """``await work()``, given up where the client of ``request`` hangs up meanwhile:
+        refused then (499, which nobody reads), so that work waiting for its turn, its table
+        or a worker starts nothing and leaves its place in the queue (before: a client's
+        deals queued behind its searching one were dealt, searched and kept as tables after
+        it had gone; 20 queued 10-player search deals held a thread for 13 minutes). Work
+        already in its thread runs to its end (a thread cannot be stopped): only its answer
+        is dropped. Written here because Starlette's ``is_disconnected`` reads without
+        waiting, and so misses a hang-up that uvicorn has not read yet."""
+        done, result, failed = False, None, None
+        async with anyio.create_task_group() as group:
+            async def watch() -> None:   # until the client hangs up, or the work is done
+                with contextlib.suppress(Exception):   # the watch, never the work, fails
+                    while (await request.receive())["type"] != "http.disconnect":
+                        pass
+                    group.cancel_scope.cancel()
+            group.start_soon(watch)
+            try:
+                result, done = await work(), True
+            except Exception as exc:  # noqa: BLE001 - raised below as it is, not in a group
+                failed = exc
+            group.cancel_scope.cancel()
+        if failed is not None:
+            raise failed
+        if not done:
+            raise Refused(HUNG_UP, 499)
+        return result
+
+    async def replay_work(turns: ClientTurns, request: Request, work: Callable[[], Any]) -> Any:
         """``work()`` in the replays' thread after the earlier upload (or view, or file) of the
         same client (its address), so that one client's uploads and reads hold the replays'
         one worker, and its queue, for one of each at a time: another client's waits for at
         most those (before: behind all of them, seconds each for a long replay). A file's
         unpacking (milliseconds) waits its turn there too, behind other clients' checks and
-        views under way."""
-        async with turns.turn(host):
-            return await anyio.to_thread.run_sync(unless_stopping(work), limiter=replaying)
+        views under way. Given up should the client hang up (:func:`for_client`)."""
+        async def in_turn() -> Any:
+            async with turns.turn(client_of(request)):
+                return await anyio.to_thread.run_sync(unless_stopping(work), limiter=replaying)
+        return await for_client(request, in_turn)
 
     def sent_in_chunks(data: builtins.bytes, host: str | None, **headers: str) -> Response:
         """``data`` (JSON) sent :data:`SEND_CHUNK` bytes at a time, each when the client has
@@ -622,34 +653,37 @@ def create_app(models: Sequence[str] = (), replay_dirs: Sequence[str] = (),
     def client_of(request: Request) -> str | None:
         return request.client.host if request.client else None
 
-    async def agents_work(work: Callable[[], Any], search: bool, host: str | None) -> Any:
-        """``work()`` in one of the agents' workers; a game with a search agent (``search``)
-        first waits for the client's (``host``'s) earlier search work, then for one of
-        :data:`SEARCH_WORKERS` places, holding no thread: one client's searching games
-        think one at a time (a search's worlds bound its time only for given rules: at 10
-        players with 40 of each wild, ``pimc:512`` took 20 s a decision), so that another
-        client waits for a place behind at most one of them."""
+    async def agents_work(work: Callable[[], Any], search: bool, request: Request) -> Any:
+        """``work()`` in one of the agents' workers, for ``request``; a game with a search
+        agent (``search``) first waits for the client's (its address's) earlier search
+        work, then for one of :data:`SEARCH_WORKERS` places, holding no thread: one
+        client's searching games think one at a time (a search's worlds bound its time
+        only for given rules: at 10 players with 40 of each wild, ``pimc:512`` took 20 s a
+        decision), so that another client waits for a place behind at most one of them."""
         if not search:
             return await anyio.to_thread.run_sync(unless_stopping(work), limiter=workers)
-        async with search_turns.turn(host), searching:
+        async with search_turns.turn(client_of(request)), searching:
             return await anyio.to_thread.run_sync(unless_stopping(work), limiter=workers)
 
-    async def at_table(table: Any, work: Callable[[], Any], agents: bool = False,
-                       host: str | None = None) -> Any:
+    async def at_table(table: Any, work: Callable[[], Any],
+                       agents: Request | None = None) -> Any:
         """``work()`` holding ``table.lock``, after the table's earlier requests, in a thread:
-        one of the agents' workers when ``agents`` (their moves, asked by client ``host``),
-        else the pool of the other routes (a view of the table)."""
+        one of the agents' workers when ``agents`` (their moves, asked by that request, and
+        given up should its client hang up: :func:`for_client`), else the pool of the other
+        routes (a view of the table)."""
         gate = gates.setdefault(table.id, asyncio.Lock())
 
         def locked() -> Any:
             with table.lock:
                 return work()
+        async def gated() -> Any:
+            async with gate:
+                if agents is not None:
+                    return await agents_work(locked, searches(table.labels), agents)
+                return await anyio.to_thread.run_sync(unless_stopping(locked))
         tables.hold(table.id)   # not dropped for a new game while this request waits or works
         try:
-            async with gate:
-                if agents:
-                    return await agents_work(locked, searches(table.labels), host)
-                return await anyio.to_thread.run_sync(unless_stopping(locked))
+            return await (gated() if agents is None else for_client(agents, gated))
         finally:
             tables.release(table.id)
 
@@ -753,6 +787,24 @@ def create_app(models: Sequence[str] = (), replay_dirs: Sequence[str] = (),
                 return JSONResponse({"error": f"host {shown(host, 80)} is not served here; allowed: "
                                               f"{', '.join(sorted(hosts))}"}, status_code=400)
             return await call_next(request)
+
+    class WholeAnswers:
+        """A request's ``Range`` header is dropped, so that every answer is whole (RFC 9110
+        lets a server ignore a range): the page and its assets are a few KB, and the API
+        answers no part of anything. Starlette's file answers took one, and answered a bad
+        or unsatisfiable one in plain text (400, 416), where every error this server sends
+        is JSON."""
+
+        def __init__(self, app: Any) -> None:
+            self.app = app
+
+        async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+            if scope["type"] == "http":
+                scope = dict(scope, headers=[(k, v) for k, v in scope["headers"]
+                                             if k != b"range"])
+            await self.app(scope, receive, send)
+
+    app.add_middleware(WholeAnswers)
 
     class StopGate:
         """Outermost (added last): once the server is stopping (``stopping``), a request that
@@ -895,7 +947,7 @@ def create_app(models: Sequence[str] = (), replay_dirs: Sequence[str] = (),
                                client=client_of(request))
             with table.lock:
                 return table.view()
-        view = await agents_work(deal, searches(opponents), client_of(request))
+        view = await for_client(request, lambda: agents_work(deal, searches(opponents), request))
         live = tables.ids()
         for gone in [k for k in gates if k not in live]:   # the games Tables dropped
             del gates[gone]
@@ -914,7 +966,7 @@ def create_app(models: Sequence[str] = (), replay_dirs: Sequence[str] = (),
         def decide() -> dict[str, Any]:
             table.act(d["action"], d["move"])
             return table.view()
-        return await at_table(table, decide, agents=True, host=client_of(request))
+        return await at_table(table, decide, agents=request)
 
     @app.post("/api/games/{table_id}/thinking")
     async def thinking(table_id: str, request: Request) -> dict[str, Any]:
@@ -972,7 +1024,7 @@ def create_app(models: Sequence[str] = (), replay_dirs: Sequence[str] = (),
                 raise Refused(str(exc)) from None
             return replay, replays.add(replay, "uploaded", "upload", text=encoded,
                                        client=client_of(request))
-        replay, rid = await replay_work(uploads, client_of(request), check)
+        replay, rid = await replay_work(uploads, request, check)
         return summary(rid, "uploaded", replay)
 
     def too_many_reads() -> Response:
@@ -989,7 +1041,7 @@ def create_app(models: Sequence[str] = (), replay_dirs: Sequence[str] = (),
         try:
             data = replays.cached(rid)   # built before: answered at once
             if data is None:   # every position replayed, once per replay (then kept)
-                data = await replay_work(reads, host, lambda: replays.view(rid))
+                data = await replay_work(reads, request, lambda: replays.view(rid))
         except BaseException:
             reads.leave(host)
             raise
@@ -1002,7 +1054,7 @@ def create_app(models: Sequence[str] = (), replay_dirs: Sequence[str] = (),
         if not reads.admit(host):   # before unpacking: a refused request costs nothing
             return too_many_reads()
         try:   # a few MB unpacked: off the event loop, in the replays' thread, in turn
-            data = await replay_work(reads, host,
+            data = await replay_work(reads, request,
                                      lambda: (replays.text(rid) + "\n").encode("utf-8"))
         except BaseException:
             reads.leave(host)

@@ -66,6 +66,7 @@ IDLE_SECONDS = 600.0
 """A game in play that no request has touched for this long may be dropped for a new one."""
 FINISHED_SECONDS = 120.0
 """A finished game that no request has touched for this long may be dropped for a new one."""
+HUNG_UP = "the client hung up before its request's turn came: nothing was done"
 STOPPING = ("the server is stopping: it starts no more work (its games end with it; start "
             "it again for a new game)")
 """The refusal (503) of work asked of a server that is stopping (:attr:`Tables.stopping`)."""
