@@ -386,6 +386,30 @@ def test_one_client_holds_a_quarter_of_the_games_and_then_replaces_its_own():
             create_app(max_tables_per_client=bad)
 
 
+def test_clients_that_fill_the_server_by_their_quarters_leave_room_for_another():
+    """Before: four addresses that each held a quarter of the games, polling them, refused
+    every other client's new game for as long as they polled. Now a new game takes the place
+    of a game of the address that holds the most, where it holds at least two more."""
+    app = create_app(max_tables=8)
+    tables = app.state.tables
+    clients = [TestClient(app, client=(f"10.0.0.{k}", 1)) for k in range(1, 6)]
+    held = [[new_game(c, seed=s) for s in range(2)] for c in clients[:4]]   # 4 x 2: full
+    assert len(tables) == 8
+    for v in held[0][:1] + held[1]:   # a request at work on these: they stay
+        tables.hold(v["id"])
+    late = new_game(clients[4], seed=7)   # before: 503, "the server holds its 8 games"
+    assert clients[4].get(f"/api/games/{late['id']}").status_code == 200 and len(tables) == 8
+    # the least recently used free game of the first address that holds the most
+    refused(clients[0].get(f"/api/games/{held[0][1]['id']}"), 404, "dropped")
+    gone = [c.get(f"/api/games/{v['id']}").status_code for c, vs in zip(clients, held)
+            for v in vs]
+    assert gone == [200, 404, 200, 200, 200, 200, 200, 200]
+    for c in (clients[0], clients[4]):   # none holds two more than these: refused, as before
+        refused(c.post("/api/games", json={"rules": "basic", "num_players": 2,
+                                           "opponents": ["greedy"]}), 503, "holds its 8 games")
+    assert len(tables) == 8
+
+
 def test_several_games_at_once_and_which_one_a_new_game_drops():
     """A full server makes room with a finished game left for FINISHED_SECONDS first, then a
     game in play left for IDLE_SECONDS, never one a request is working on; where none may go

@@ -19,7 +19,7 @@ import re
 import secrets
 import threading
 import time
-from collections import OrderedDict, deque
+from collections import Counter, OrderedDict, deque
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -346,14 +346,18 @@ class Tables:
     least recently used first, else a game in play after ``idle_seconds``. Where no game may
     go the new game is refused (503) before its deal, once the request is checked (bad input
     is refused as such first), and a refused request (bad input, a deal that fails) drops
-    nothing: no client's new games drop another's game in play
-    (before: the least recently used went, and 200 new games of one client dropped every
-    other game). A client (its address, where a request gives one) holds at most
-    ``per_client`` games (default a quarter of ``limit``, at least 1): its new game beyond
-    that takes the place of its own least recently
-    used game that no request is working on (before, one client's 200 games, kept alive by
-    polling them, refused every other client's new game). ``clock``: seconds
-    (``time.monotonic``)."""
+    nothing: no client's new games drop another's game in play, but for a client that
+    holds at least two more games than it (below) (before: the least recently used went,
+    and 200 new games of one client dropped every other game). A client (its address, where
+    a request gives one) holds at most ``per_client`` games (default a quarter of
+    ``limit``, at least 1): its new game beyond that takes the place of its own least
+    recently used game that no request is working on (before, one client's 200 games,
+    kept alive by polling them, refused every other client's new game). Where no game
+    rests, a client's
+    new game takes the place of the least recently used game no request is working on of
+    the address that holds the most, at least two more than this client (see
+    :meth:`_fair`; before, four addresses that held their quarters refused every other
+    client). ``clock``: seconds (``time.monotonic``)."""
 
     def __init__(self, limit: int = MAX_TABLES, idle_seconds: float = IDLE_SECONDS,
                  finished_seconds: float = FINISHED_SECONDS,
@@ -378,6 +382,23 @@ class Tables:
         return next((k for k in rest if self._tables[k].game.finished[0]
                      and now - self._used[k] >= self.finished_seconds),
                     next((k for k in rest if now - self._used[k] >= self.idle_seconds), None))
+
+    def _fair(self, client: str | None, held: int) -> str | None:
+        """Where no game rests (:meth:`_victim` finds none), the least recently used game no
+        request is working on of the client address that holds the most, where it holds at
+        least two more than ``client`` (which holds ``held``), or None: several addresses
+        that fill the server by their quarters, polling their games, cannot refuse every
+        other client (before: four did). Holds the lock."""
+        if client is None:
+            return None
+        counts = Counter(c for c in self._client.values() if c is not None and c != client)
+        for other, count in counts.most_common():
+            if count < held + 2:
+                return None
+            free = [k for k in self._mine(other) if not self._busy.get(k)]
+            if free:
+                return free[0]
+        return None
 
     def _refuse(self) -> Refused:
         return Refused(f"the server holds its {self.limit} games, each in use in the last "
@@ -409,7 +430,8 @@ class Tables:
             held = len(mine) >= self.per_client
             if held and not self._own(mine):
                 raise self._refuse_own()
-            if not held and len(self._tables) >= self.limit and self._victim() is None:
+            if not held and len(self._tables) >= self.limit and self._victim() is None \
+                    and self._fair(client, len(mine)) is None:
                 raise self._refuse()
         table = Table(secrets.token_hex(8), rules, seat, agents, seed, agent_factory, thinking,
                       request, self.stopping)
@@ -424,7 +446,7 @@ class Tables:
                     raise self._refuse_own()
                 if len(self._tables) < self.limit:
                     break
-                victim = self._victim()
+                victim = self._victim() or self._fair(client, len(mine))
                 if victim is None:
                     raise self._refuse()
                 self._drop(victim)
