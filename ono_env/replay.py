@@ -177,7 +177,9 @@ class Replay:
         ``ValueError``; before, these were saved and then refused by :meth:`load`): ``i``
         not a game of ``game``, ``game_seed`` outside 0 .. 2**64 - 1 or not an integer, a
         label count other than the table's players, a label or ``source`` that is no text
-        (before: its ``str()`` was kept, "None" for None), ``game`` no VecGame."""
+        (before: its ``str()`` was kept, "None" for None), ``game`` no VecGame, and a game
+        that is not the deal of ``game_seed`` before its first decision (before: recorded
+        to its end, and refused as an illegal action when replayed)."""
         _check_game(game)
         if game.skip_forced or game.autoreset:
             raise ValueError("a replay records a game without skip_forced and autoreset "
@@ -192,6 +194,12 @@ class Replay:
         if not isinstance(source, str):
             raise ValueError(f"source={shown(source, 60)}; allowed: text saying what wrote the "
                              f"replay (e.g. 'ono-play')")
+        # one deal (under a millisecond) against a replay that could not be replayed
+        if game.to_dict(i) != new_game(game.rules, game_seed, game.max_decisions).to_dict(0):
+            raise ValueError(f"game {i} is not the deal of game_seed={game_seed} before its "
+                             f"first decision; allowed: the seed that dealt it "
+                             f"(game_seeds(seed, num_games)[{i}] for VecGame(..., seed=seed)), "
+                             f"before the game's first step")
         return cls(game.rules, game_seed, game.max_decisions,
                    [clean_label(p) for p in players], source=clean_label(source))
 
@@ -274,9 +282,10 @@ class Replay:
             # and a terminal's escape codes reached ono-web's console
             raise bad(cut(printable(extra[0]), 60), "unknown key",
                       f"the keys {', '.join(REPLAY_KEYS)}")
-        if d["format"] != REPLAY_FORMAT:
+        # the kind first: a NumPy array compared gave NumPy's error, naming no key
+        if not isinstance(d["format"], str) or d["format"] != REPLAY_FORMAT:
             raise bad("format", f"{shown(d['format'], 60)}", repr(REPLAY_FORMAT))
-        if d["format_version"] != REPLAY_VERSION or not is_int(d["format_version"]):
+        if not is_int(d["format_version"]) or d["format_version"] != REPLAY_VERSION:
             raise bad("format_version", f"{shown(d['format_version'], 60)}", str(REPLAY_VERSION))
         rules = read_rules(d["rules"], whole=True, key=f"{where}: rules")
         seed = d["game_seed"]
@@ -433,14 +442,20 @@ def _check_result(r: Any, rules: RuleSet, max_decisions: int, where: str) -> dic
                f'"scores": {n} integers 0 .. {top:,}, "decisions": integer 0 .. {max_decisions:,}}}')
     if not isinstance(r, Mapping) or set(r) != set(RESULT_KEYS):
         raise ValueError(f"{where}: {shown(r, 60)}; allowed: {allowed}")
-    w = r["winner"]
-    ok = ((w is None or (is_int(w) and 0 <= w < n))
-          and isinstance(r["terminated"], bool) and isinstance(r["truncated"], bool)
-          and isinstance(r["scores"], list) and len(r["scores"]) == n
-          and all(is_int(s) and 0 <= s <= top for s in r["scores"])
-          and is_int(r["decisions"]) and 0 <= r["decisions"] <= max_decisions)
-    if not ok:
-        raise ValueError(f"{where}: {shown(r, 80)}; allowed: {allowed}")
+    w, scores, decisions = r["winner"], r["scores"], r["decisions"]
+    # each entry named apart (before: one message showed the result cut at 80 characters,
+    # so that the wrong entry was often out of view)
+    for key, ok, what in (
+            ("winner", w is None or (is_int(w) and 0 <= w < n), f"a seat 0 .. {n - 1} or null"),
+            ("terminated", isinstance(r["terminated"], bool), "true or false"),
+            ("truncated", isinstance(r["truncated"], bool), "true or false"),
+            ("scores", isinstance(scores, list) and len(scores) == n
+             and all(is_int(s) and 0 <= s <= top for s in scores),
+             f"a list of {n} integers 0 .. {top:,}, one a seat"),
+            ("decisions", is_int(decisions) and 0 <= decisions <= max_decisions,
+             f"an integer 0 .. {max_decisions:,}")):
+        if not ok:
+            raise ValueError(f"{where}.{key}: {shown(r[key], 60)}; allowed: {what}")
     if not (r["terminated"] or r["truncated"]):   # no writer records a game still on
         raise ValueError(f"{where}: the game is neither terminated nor truncated; allowed: the "
                          f"result of a game that ended (terminated) or was cut at the decision "

@@ -138,10 +138,11 @@ def test_replay_files_round_trip(tmp_path):
      r"thinking\[0\]"),
     (lambda d: d["result"].update(winner=7), "result"),
     # before: read, and refused only when replayed (10**100 decisions, a negative score)
-    (lambda d: d["result"].update(decisions=10**100), r"^replay: result: .*decisions\": integer "
-                                                      r"0 \.\. 5,000\}$"),
-    (lambda d: d["result"].update(scores=[-5, 0]), r"^replay: result: .*\"scores\": 2 integers 0 \.\. "),
-    (lambda d: d["result"].update(scores=[0, 10**100]), r"^replay: result: "),
+    (lambda d: d["result"].update(decisions=10**100),
+     r"^replay: result\.decisions: <an integer of 101 digits>; allowed: an integer 0 \.\. 5,000$"),
+    (lambda d: d["result"].update(scores=[-5, 0]), r"^replay: result\.scores: \[-5, 0\]; allowed: "
+                                                   r"a list of 2 integers 0 \.\. "),
+    (lambda d: d["result"].update(scores=[0, 10**100]), r"^replay: result\.scores: "),
     (lambda d: d["rules"].update(num_players=11), "rules"),
     # before: the options left out were taken from the preset ('preset' picked another one)
     (lambda d: d.update(rules={"name": "classic", "num_players": 2}),
@@ -213,7 +214,7 @@ def test_a_searchs_values_are_mean_playout_results():
     for players, ok, bad in [(2, [0, 1, 1.0000004], [-0.001, 1.01]),
                              (6, [round(-4 / 6, 6), 0.5], [-0.67, 2])]:
         game = VecGame(RuleSet.preset("classic", num_players=players), 1, seed=0)
-        r = Replay.start(game, 0, 5, ["x"] * players, "test")
+        r = Replay.start(game, 0, int(game_seeds(0, 1)[0]), ["x"] * players, "test")
         for v in ok:
             r.add(0, {"agent": "pimc", "probs": {}, "value": None, "values": {"draw": v}})
         for v in bad:
@@ -351,7 +352,8 @@ def test_replays_refuse_games_they_cannot_reproduce_and_unfinished_saves(tmp_pat
     r = Replay.start(game, 0, int(game_seeds(0, 1)[0]), ["x" * 200, "b"], "test")
     assert r.players[0] == "x" * 80                 # labels cut to the format's limit
     # a blank label recorded as "?", which the reader takes (before: kept blank)
-    assert Replay.start(game, 0, 1, ["   ", "\t"], "test").players == ["?", "?"]
+    assert Replay.start(game, 0, int(game_seeds(0, 1)[0]), ["   ", "\t"],
+                        "test").players == ["?", "?"]
     with pytest.raises(ValueError, match="once its game is over"):
         r.save(tmp_path / "r.json")
     assert not (tmp_path / "r.json").exists()
@@ -370,7 +372,7 @@ def test_recording_refuses_what_a_replay_file_cannot_hold(tmp_path):
         args = {"i": 0, "game_seed": 5, "players": ["a", "b"], **kw}
         with pytest.raises(ValueError, match=message):
             Replay.start(game, args["i"], args["game_seed"], args["players"], "test")
-    r = Replay.start(game, 2, 2**64 - 1, ["a", "b"], "test")
+    r = Replay.start(game, 2, int(game_seeds(0, 3)[2]), ["a", "b"], "test")
     for bad, message in [(66.9, r"action=66.9 \(float\)"), (True, r"action=True \(bool\)"),
                          (85, r"action=85; allowed: an action id 0 .. 84")]:
         with pytest.raises(ValueError, match=message):
@@ -602,3 +604,47 @@ def test_a_recording_names_the_agent_whose_explain_gives_scores():
                                          r"[\d.]+; allowed: probabilities that sum to at most 1"):
         run_arena([Scores(), "random"], "basic", num_players=2, num_games=2, seed=1,
                   rating=False, record=1)
+
+
+def test_recording_refuses_a_game_that_is_not_its_seeds_deal_or_is_under_way():
+    """Before: a replay of the wrong deal, or begun decisions in, was recorded to the game's
+    end and then refused as an illegal action (or a count of actions) when replayed."""
+    game = VecGame("basic", 3, seed=777, num_players=2)
+    right = int(game_seeds(777, 3)[1])
+    for seed in (777, int(game_seeds(777, 3)[0])):   # the batch's seed; another game's deal
+        with pytest.raises(ValueError, match=rf"^game 1 is not the deal of game_seed={seed} "
+                                             rf"before its first decision; allowed: the seed "
+                                             rf"that dealt it \(game_seeds\(seed, num_games\)"):
+            Replay.start(game, 1, seed, ["a", "b"], "test")
+    assert Replay.start(game, 1, right, ["a", "b"], "test").game_seed == right
+    game.step(np.array([int(np.flatnonzero(game.legal_mask()[k])[0]) for k in range(3)]))
+    with pytest.raises(ValueError, match=rf"^game 1 is not the deal of game_seed={right} "):
+        Replay.start(game, 1, right, ["a", "b"], "test")
+
+
+def test_a_replays_result_names_its_wrong_entry():
+    """Before: one message for any wrong entry, showing the result cut at 80 characters (at
+    10 players the entry was out of view)."""
+    d = run_arena(["greedy"] * 10, "basic", num_players=10, num_games=1, seed=1,
+                  rating=False, record=1).replays[0].to_dict()
+    for key, value, allowed in [("decisions", True, "an integer 0 .. 5,000"),
+                                ("decisions", 10**9, "an integer 0 .. 5,000"),
+                                ("terminated", 1, "true or false"),
+                                ("truncated", None, "true or false"),
+                                ("winner", 10, "a seat 0 .. 9 or null"),
+                                ("scores", [0] * 9, "a list of 10 integers 0 .. ")]:
+        bad = json.loads(json.dumps(d))
+        bad["result"][key] = value
+        with pytest.raises(ValueError, match=rf"^replay: result\.{key}: "
+                                             rf"{re.escape(repr(value)[:20])}.*; allowed: "
+                                             rf"{re.escape(allowed)}"):
+            Replay.from_dict(bad)
+
+
+def test_a_replays_format_of_another_kind_is_named():
+    """Before: NumPy's "truth value of an array is ambiguous", naming no key."""
+    for key in ("format", "format_version"):
+        d = _replay_dict()
+        d[key] = np.array([1, 1])
+        with pytest.raises(ValueError, match=rf"^replay: {key}: "):
+            Replay.from_dict(d)
