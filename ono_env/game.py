@@ -872,8 +872,10 @@ class VecGame(CopiedWhole):
 
     @classmethod
     def from_json(cls, text: str, **kwargs: Any) -> VecGame:
-        """``from_dict`` of JSON text; malformed JSON raises ``ValueError``."""
-        return cls.from_dict(positions.load_json(text), **kwargs)
+        """``from_dict`` of JSON text; malformed JSON, or text longer than
+        :data:`~ono_env.positions.MAX_POSITION_TEXT`, raises ``ValueError``."""
+        return cls.from_dict(positions.load_json(text, most=positions.MAX_POSITION_TEXT),
+                             **kwargs)
 
 
 class GameInternals:

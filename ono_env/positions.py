@@ -64,16 +64,27 @@ def refusal(keys: str | tuple[str, ...], detail: str, allowed: str) -> ValueErro
 
 
 # ---- reading ----------------------------------------------------------------------------
-def load_json(text: Any, what: str = "position JSON") -> Any:
+MAX_POSITION_TEXT = 1 << 20
+"""The longest position JSON :meth:`VecGame.from_json <ono_env.game.VecGame.from_json>` reads
+(characters of a str, bytes else): the largest table's positions (10 players, 40 of each
+wild) write under 3 KB, indented a few times that; longer text is refused before it is
+parsed (before: 22 MB took a second and 330 MB before the deck check refused it)."""
+
+
+def load_json(text: Any, what: str = "position JSON", most: int | None = None) -> Any:
     """The data of a JSON text (a position's, unless ``what`` names another), read by
     :func:`~ono_env.checks.parse_json`: malformed JSON, a key given twice, nesting too deep or
     bytes that are not UTF-8 are one ``ValueError`` that says what (``position JSON is
     malformed: Expecting value at line 1, column 1``), never a ``JSONDecodeError``. A leading
     byte order mark, as some editors write, is skipped. NaN is read as Python reads it, for
-    the fields' own checks to name."""
+    the fields' own checks to name. Text longer than ``most`` (characters of a str, bytes
+    else) is refused before it is read."""
     if not isinstance(text, (str, bytes, bytearray)):
         raise ValueError(f"{what} must be text; got {type(text).__name__}; allowed: a str, "
                          f"bytes or bytearray of JSON")
+    if most is not None and len(text) > most:
+        unit = "characters" if isinstance(text, str) else "bytes"
+        raise ValueError(f"{what} is {len(text):,} {unit} long; allowed: at most {most:,}")
     try:
         return parse_json(text, finite=False, bom=True)
     except JSONError as exc:

@@ -531,6 +531,25 @@ def test_json_values_are_checked_like_dict_values():
     assert json.loads(g.to_json(0)) == d
 
 
+def test_position_json_longer_than_the_limit_is_refused_before_it_is_read():
+    """Before: 22 MB of position JSON took a second and 330 MB before the deck check refused
+    it. The largest table's position, indented, stays far under the limit."""
+    from ono_env.positions import MAX_POSITION_TEXT
+    d = base2()
+    d["hands"] = [d["hands"][0] * 100_000] + d["hands"][1:]   # a text of megabytes
+    for text in (json.dumps(d), json.dumps(d).encode()):
+        unit = "characters" if isinstance(text, str) else "bytes"
+        with pytest.raises(ValueError, match=rf"^position JSON is {len(text):,} {unit} long; "
+                                             rf"allowed: at most {MAX_POSITION_TEXT:,}$"):
+            VecGame.from_json(text)
+    big = VecGame("uno2018", 1, seed=1, num_players=10, hand_size=14, wild_cards=40,
+                  wild_draw_four_cards=40, wild_shuffle_hands_cards=40,
+                  wild_customizable_cards=40)
+    text = json.dumps(big.to_dict(0), indent=8)
+    assert len(text) < MAX_POSITION_TEXT // 20
+    assert VecGame.from_json(text).to_dict(0) == big.to_dict(0)
+
+
 # ---- engine fixes seen through positions -----------------------------------------------------
 def test_a_drawn_wild_shuffle_hands_played_at_once_round_trips():
     g = VecGame("uno2018", 1, seed=65, num_players=2)
