@@ -41,7 +41,8 @@ A run folder (``<out_dir>/<name>-<time>/`` or ``run_dir``) holds ``config.yaml``
 ``checkpoints/step_<n>.safetensors`` (the policy at each evaluation), ``model.safetensors``
 (the final policy in the project's model format: it plays in ``ono-arena``, ``ono-play`` and
 as an opponent, and is refused under other rules like any model), ``rllib_checkpoint/``
-(RLlib's own checkpoint, ``Algorithm.from_checkpoint`` resumes from it) and
+(RLlib's own checkpoint, ``Algorithm.from_checkpoint`` resumes from it: the learner and
+its optimizer, not the self-play snapshots, which start afresh) and
 ``final_eval.json`` / ``final_eval.csv``.
 """
 
