@@ -84,7 +84,8 @@ def load_json(text: Any, what: str = "position JSON", most: int | None = None) -
                          f"bytes or bytearray of JSON")
     if most is not None and len(text) > most:
         unit = "characters" if isinstance(text, str) else "bytes"
-        raise ValueError(f"{what} is {len(text):,} {unit} long; allowed: at most {most:,}")
+        raise ValueError(f"{what} is {len(text):,} {unit} long; allowed: at most {most:,} "
+                         f"{unit}")
     try:
         return parse_json(text, finite=False, bom=True)
     except JSONError as exc:

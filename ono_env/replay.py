@@ -195,11 +195,14 @@ class Replay:
             raise ValueError(f"source={shown(source, 60)}; allowed: text saying what wrote the "
                              f"replay (e.g. 'ono-play')")
         # one deal (under a millisecond) against a replay that could not be replayed
-        if game.to_dict(i) != new_game(game.rules, game_seed, game.max_decisions).to_dict(0):
-            raise ValueError(f"game {i} is not the deal of game_seed={game_seed} before its "
-                             f"first decision; allowed: the seed that dealt it "
-                             f"(game_seeds(seed, num_games)[{i}] for VecGame(..., seed=seed)), "
-                             f"before the game's first step")
+        position = game.to_dict(i)
+        if position["decisions"]:
+            raise ValueError(f"game {i} has taken {position['decisions']} decisions; allowed: "
+                             f"a game before its first step (a replay records it from its deal)")
+        if position != new_game(game.rules, game_seed, game.max_decisions).to_dict(0):
+            raise ValueError(f"game {i} is not the deal of game_seed={game_seed}; allowed: "
+                             f"the seed that dealt it (game_seeds(seed, num_games)[{i}] for "
+                             f"VecGame(..., seed=seed))")
         return cls(game.rules, game_seed, game.max_decisions,
                    [clean_label(p) for p in players], source=clean_label(source))
 
@@ -449,13 +452,16 @@ def _check_result(r: Any, rules: RuleSet, max_decisions: int, where: str) -> dic
             ("winner", w is None or (is_int(w) and 0 <= w < n), f"a seat 0 .. {n - 1} or null"),
             ("terminated", isinstance(r["terminated"], bool), "true or false"),
             ("truncated", isinstance(r["truncated"], bool), "true or false"),
-            ("scores", isinstance(scores, list) and len(scores) == n
-             and all(is_int(s) and 0 <= s <= top for s in scores),
+            ("scores", isinstance(scores, list) and len(scores) == n,
              f"a list of {n} integers 0 .. {top:,}, one a seat"),
             ("decisions", is_int(decisions) and 0 <= decisions <= max_decisions,
              f"an integer 0 .. {max_decisions:,}")):
         if not ok:
             raise ValueError(f"{where}.{key}: {shown(r[key], 60)}; allowed: {what}")
+    for seat, s in enumerate(scores):   # the entry named (a list of 10 may be cut short)
+        if not (is_int(s) and 0 <= s <= top):
+            raise ValueError(f"{where}.scores[{seat}]: {shown(s, 60)}; allowed: an integer "
+                             f"0 .. {top:,}")
     if not (r["terminated"] or r["truncated"]):   # no writer records a game still on
         raise ValueError(f"{where}: the game is neither terminated nor truncated; allowed: the "
                          f"result of a game that ended (terminated) or was cut at the decision "

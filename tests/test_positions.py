@@ -540,7 +540,7 @@ def test_position_json_longer_than_the_limit_is_refused_before_it_is_read():
     for text in (json.dumps(d), json.dumps(d).encode()):
         unit = "characters" if isinstance(text, str) else "bytes"
         with pytest.raises(ValueError, match=rf"^position JSON is {len(text):,} {unit} long; "
-                                             rf"allowed: at most {MAX_POSITION_TEXT:,}$"):
+                                             rf"allowed: at most {MAX_POSITION_TEXT:,} {unit}$"):
             VecGame.from_json(text)
     big = VecGame("uno2018", 1, seed=1, num_players=10, hand_size=14, wild_cards=40,
                   wild_draw_four_cards=40, wild_shuffle_hands_cards=40,

@@ -140,9 +140,10 @@ def test_replay_files_round_trip(tmp_path):
     # before: read, and refused only when replayed (10**100 decisions, a negative score)
     (lambda d: d["result"].update(decisions=10**100),
      r"^replay: result\.decisions: <an integer of 101 digits>; allowed: an integer 0 \.\. 5,000$"),
-    (lambda d: d["result"].update(scores=[-5, 0]), r"^replay: result\.scores: \[-5, 0\]; allowed: "
-                                                   r"a list of 2 integers 0 \.\. "),
-    (lambda d: d["result"].update(scores=[0, 10**100]), r"^replay: result\.scores: "),
+    (lambda d: d["result"].update(scores=[-5, 0]), r"^replay: result\.scores\[0\]: -5; allowed: "
+                                                   r"an integer 0 \.\. 1,240$"),
+    (lambda d: d["result"].update(scores=[0, 10**100]),
+     r"^replay: result\.scores\[1\]: <an integer of 101 digits>; allowed: an integer 0 \.\. "),
     (lambda d: d["rules"].update(num_players=11), "rules"),
     # before: the options left out were taken from the preset ('preset' picked another one)
     (lambda d: d.update(rules={"name": "classic", "num_players": 2}),
@@ -612,13 +613,14 @@ def test_recording_refuses_a_game_that_is_not_its_seeds_deal_or_is_under_way():
     game = VecGame("basic", 3, seed=777, num_players=2)
     right = int(game_seeds(777, 3)[1])
     for seed in (777, int(game_seeds(777, 3)[0])):   # the batch's seed; another game's deal
-        with pytest.raises(ValueError, match=rf"^game 1 is not the deal of game_seed={seed} "
-                                             rf"before its first decision; allowed: the seed "
-                                             rf"that dealt it \(game_seeds\(seed, num_games\)"):
+        with pytest.raises(ValueError, match=rf"^game 1 is not the deal of game_seed={seed}; "
+                                             rf"allowed: the seed that dealt it "
+                                             rf"\(game_seeds\(seed, num_games\)\[1\] for"):
             Replay.start(game, 1, seed, ["a", "b"], "test")
     assert Replay.start(game, 1, right, ["a", "b"], "test").game_seed == right
     game.step(np.array([int(np.flatnonzero(game.legal_mask()[k])[0]) for k in range(3)]))
-    with pytest.raises(ValueError, match=rf"^game 1 is not the deal of game_seed={right} "):
+    with pytest.raises(ValueError, match=r"^game 1 has taken 1 decisions; allowed: a game "
+                                         r"before its first step"):
         Replay.start(game, 1, right, ["a", "b"], "test")
 
 
@@ -639,6 +641,14 @@ def test_a_replays_result_names_its_wrong_entry():
                                              rf"{re.escape(repr(value)[:20])}.*; allowed: "
                                              rf"{re.escape(allowed)}"):
             Replay.from_dict(bad)
+    bad = json.loads(json.dumps(d))
+    bad["result"]["scores"] = [10**6] * 9 + [-1]   # the entry named, not the list cut short
+    with pytest.raises(ValueError, match=r"^replay: result\.scores\[0\]: 1000000; allowed: an "
+                                         r"integer 0 \.\. "):
+        Replay.from_dict(bad)
+    bad["result"]["scores"] = [0] * 9 + [-1]
+    with pytest.raises(ValueError, match=r"^replay: result\.scores\[9\]: -1; allowed: "):
+        Replay.from_dict(bad)
 
 
 def test_a_replays_format_of_another_kind_is_named():

@@ -577,6 +577,10 @@ def test_work_queued_for_a_client_that_hung_up_starts_nothing(monkeypatch):
         build = factory(rules, allowed, models)
         return lambda name: Held(build("greedy")) if name == "pimc:1" else build(name)
     monkeypatch.setattr(server, "default_agent_factory", held_factory)
+    turns: list[str | None] = []   # the requests that reached the client's search queue
+    turn = server.ClientTurns.turn
+    monkeypatch.setattr(server.ClientTurns, "turn",
+                        lambda self, host: turns.append(host) or turn(self, host))
     safety = threading.Timer(60, released.set)
     safety.start()
     rules = RuleSet.preset("basic", num_players=2)
@@ -602,7 +606,10 @@ def test_work_queued_for_a_client_that_hung_up_starts_nothing(monkeypatch):
                       for _ in range(2)]
             for s in queued:
                 s.sendall(request)
-            time.sleep(0.5)   # both wait for the client's turn
+            deadline = time.monotonic() + 30
+            while len(turns) < 3 and time.monotonic() < deadline:
+                time.sleep(0.02)
+            assert len(turns) == 3   # both wait for the client's turn
             for s in queued:
                 s.close()
             time.sleep(0.5)

@@ -790,19 +790,28 @@ def create_app(models: Sequence[str] = (), replay_dirs: Sequence[str] = (),
 
     class WholeAnswers:
         """A request's ``Range`` header is dropped, so that every answer is whole (RFC 9110
-        lets a server ignore a range): the page and its assets are a few KB, and the API
-        answers no part of anything. Starlette's file answers took one, and answered a bad
-        or unsatisfiable one in plain text (400, 416), where every error this server sends
-        is JSON."""
+        lets a server ignore a range), and no answer offers ranges (``Accept-Ranges``): the
+        page and its assets are a few KB, and the API answers no part of anything.
+        Starlette's file answers took one, and answered a bad or unsatisfiable one in plain
+        text (400, 416), where every error this server sends is JSON."""
 
         def __init__(self, app: Any) -> None:
             self.app = app
 
         async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
-            if scope["type"] == "http":
+            if scope["type"] != "http":
+                await self.app(scope, receive, send)
+                return
+            if any(k == b"range" for k, _ in scope["headers"]):
                 scope = dict(scope, headers=[(k, v) for k, v in scope["headers"]
                                              if k != b"range"])
-            await self.app(scope, receive, send)
+
+            async def sending(message: Any) -> None:
+                if message["type"] == "http.response.start":
+                    message = dict(message, headers=[(k, v) for k, v in message["headers"]
+                                                     if k.lower() != b"accept-ranges"])
+                await send(message)
+            await self.app(scope, receive, sending)
 
     app.add_middleware(WholeAnswers)
 

@@ -353,11 +353,11 @@ class Tables:
     ``limit``, at least 1): its new game beyond that takes the place of its own least
     recently used game that no request is working on (before, one client's 200 games,
     kept alive by polling them, refused every other client's new game). Where no game
-    rests, a client's
-    new game takes the place of the least recently used game no request is working on of
-    the address that holds the most, at least two more than this client (see
-    :meth:`_fair`; before, four addresses that held their quarters refused every other
-    client). ``clock``: seconds (``time.monotonic``)."""
+    rests, a client's new game takes the place of the least recently used game no request
+    is working on of an address that holds at least two more games than this client, the
+    one that holds the most first (see :meth:`_fair`; before, four addresses that held
+    their quarters refused every other client); a request without an address takes none
+    so. ``clock``: seconds (``time.monotonic``)."""
 
     def __init__(self, limit: int = MAX_TABLES, idle_seconds: float = IDLE_SECONDS,
                  finished_seconds: float = FINISHED_SECONDS,
@@ -385,10 +385,12 @@ class Tables:
 
     def _fair(self, client: str | None, held: int) -> str | None:
         """Where no game rests (:meth:`_victim` finds none), the least recently used game no
-        request is working on of the client address that holds the most, where it holds at
-        least two more than ``client`` (which holds ``held``), or None: several addresses
-        that fill the server by their quarters, polling their games, cannot refuse every
-        other client (before: four did). Holds the lock."""
+        request is working on of a client address that holds at least two more games than
+        ``client`` (which holds ``held``), the address that holds the most first (the next
+        where each of its games has a request at work on it; of equals, the one whose
+        oldest game is oldest), or None (for a request without an address too): several
+        addresses that fill the server by their quarters, polling their games, cannot
+        refuse every other client (before: four did). Holds the lock."""
         if client is None:
             return None
         counts = Counter(c for c in self._client.values() if c is not None and c != client)
@@ -469,7 +471,10 @@ class Tables:
                               f"{self.finished_seconds / 60:g} minutes, or one untouched for "
                               f"{self.idle_seconds / 60:g}, makes room for a new one; and "
                               f"{self.per_client} of one client address, whose new game beyond "
-                              f"them takes the place of its own least recently used)", 404)
+                              f"them takes the place of its own least recently used; and where "
+                              f"none has rested, a new game takes the place of the least "
+                              f"recently used of an address that holds at least two more games "
+                              f"than its client)", 404)
             self._touch(table_id)
             return table
 
