@@ -499,6 +499,31 @@ def test_resume_refuses_another_observation_version(tiny_run, tmp_path):
     assert not (tmp_path / "v2").exists()
 
 
+def test_resume_of_a_model_file_changed_since_its_optimizer_file_says_so(tiny_run, tmp_path):
+    """A byte changed in a shared trunk's value layers (a damaged file): before, the resume
+    said the checkpoint's value had a network of its own and advised policy.shared=false,
+    which would have trained on the damaged weights; the pair is checked first now."""
+    import struct
+
+    _cfg, res = tiny_run
+    ckpt = tmp_path / "ckpt" / "step_1024.safetensors"
+    ckpt.parent.mkdir()
+    for name in ("step_1024.safetensors", "step_1024.optimizer.safetensors"):
+        shutil.copy(Path(res["run_dir"]) / "checkpoints" / name, ckpt.parent / name)
+    data = bytearray(ckpt.read_bytes())
+    size = struct.unpack("<Q", bytes(data[:8]))[0]
+    header = json.loads(bytes(data[8:8 + size]))
+    at = 8 + size + header["value_hidden.0.weight"]["data_offsets"][0]   # the trunk's copy
+    data[at] ^= 1   # the lowest bit of one weight: a trunk the value no longer shares exactly
+    ckpt.write_bytes(bytes(data))
+    with pytest.raises(ValueError, match=r"step_1024\.optimizer\.safetensors' holds Adam's "
+                                         r"state of another model file than .*step_1024\."
+                                         r"safetensors' \(its SHA-256 differs: .* or damaged\)"):
+        train(load_config("default", TINY + ["total_steps=4096", f"resume={ckpt}",
+                                             f"run_dir={tmp_path / 'b'}"]))
+    assert not (tmp_path / "b").exists()
+
+
 def test_a_run_folder_that_holds_another_run_is_refused(tiny_run, tmp_path):
     """A second run into a folder with files would overwrite some and leave others beside its
     own; resuming a model file in the folder carries that run on there."""

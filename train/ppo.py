@@ -837,6 +837,19 @@ def _optimizer_file(opath: Path, tensors: bool = True) -> tuple[dict[str, str], 
                          f"tensors)") from None
 
 
+def _check_pair(opath: Path, opt_meta: dict[str, str], path: Path) -> None:
+    """``ValueError`` where the optimizer file ``opath`` (its metadata ``opt_meta``) was
+    written with another model file than ``path``: the model's SHA-256 kept beside Adam's
+    state differs (files written before it was kept have none: not checked)."""
+    written_with = opt_meta.get("model_sha256")
+    if written_with is not None and written_with != model_sha256(path):
+        raise ValueError(f"resume: {str(opath)!r} holds Adam's state of another model file "
+                         f"than {str(path)!r} (its SHA-256 differs: another run's, or the "
+                         f"model file was changed since it was written, or damaged); allowed: "
+                         f"the optimizer file written with that model file (a checkpoint's "
+                         f"pair), or none beside it (Adam starts afresh)")
+
+
 def _tables_state(text: str | None, where: str) -> dict[str, TableState]:
     """An optimizer file's ``tables_state`` metadata (``where``: the file, for the error) as
     :class:`TableState` by table label; empty for none."""
@@ -906,6 +919,11 @@ def load_checkpoint(model: ActorCritic, opt: torch.optim.Adam, path: str | Path,
             raise ValueError(f"resume: {str(path)!r} was trained with observation_hide="
                              f"[{', '.join(theirs)}], this config's observation_hide is "
                              f"[{', '.join(mine)}]: allowed: observation_hide=[{', '.join(theirs)}]")
+    opath = optimizer_path(path)
+    if not grow and opath.is_file():   # the pair first: a model file changed since it was
+        # written (a damaged byte) is named so, not by what its weights then look like
+        # (before: a byte of a shared trunk's value layers read as policy.shared: false)
+        _check_pair(opath, _optimizer_file(opath, tensors=False)[0], path)
     grown = model.load_policy_net(net, grow, drop_value)
     if grown and not quiet:
         encoders = ("" if net.opponent_width == model.opponent_width else
@@ -914,7 +932,6 @@ def load_checkpoint(model: ActorCritic, opt: torch.optim.Adam, path: str | Path,
               f"{'x'.join(str(m.out_features) for m in model.pi_body if isinstance(m, nn.Linear))}"
               f"{encoders}: it plays as the checkpoint at the start; Adam starts afresh",
               file=sys.stderr)
-    opath = optimizer_path(path)
     if (opath.exists() or opath.is_symlink()) and not opath.is_file():
         # before: "no Adam state beside it", and Adam started afresh
         raise ValueError(f"resume: {str(opath)!r}, the name of the checkpoint's Adam state, is "
@@ -953,13 +970,8 @@ def load_checkpoint(model: ActorCritic, opt: torch.optim.Adam, path: str | Path,
                              f", its model file {str(path)!r} is at {int(meta['training_steps']):,} "
                              f"steps; allowed: the optimizer file written with that model file "
                              f"(a checkpoint's pair), or none beside it (Adam starts afresh)")
-        written_with = opt_meta.get("model_sha256")   # files before it was kept: none
-        if written_with is not None and written_with != model_sha256(path):
-            raise ValueError(f"resume: {str(opath)!r} holds Adam's state of another model file "
-                             f"than {str(path)!r} (its SHA-256 differs: another run's, or the "
-                             f"model file was changed since); allowed: the optimizer file "
-                             f"written with that model file (a checkpoint's pair), or none "
-                             f"beside it (Adam starts afresh)")
+        if grow:   # checked above otherwise
+            _check_pair(opath, opt_meta, path)
         if tables_state is not None:
             tables_state.update(_tables_state(opt_meta.get("tables_state"), repr(str(opath))))
         adam, weights = _checked_optimizer_state(state, model, repr(str(opath)))
