@@ -491,6 +491,20 @@ def test_a_maskable_checkpoint_counts_adams_state_in_its_size():
                                   "1 or 2 as a whole number"),
     (["total_steps=1e6"], "config field 'total_steps' = 1000000.0: Input should be a valid "
                           "integer (YAML reads it as a float: write the whole number, 1000000)"),
+    # before: pydantic's words for a number of 23 digits, and a wrong kind's without its range
+    (["observation_version=99999999999999999999999"],
+     "config field 'observation_version' = 99999999999999999999999: Input should be 1 or 2"),
+    (["seed=1.5"], "config field 'seed' = 1.5: Input should be a valid integer; allowed: an "
+                   "integer at least 0 and at most 9,223,372,036,854,775,807"),
+    (["ppo.n_epochs=x"], "config field 'ppo.n_epochs' = 'x': Input should be a valid integer; "
+                         "allowed: an integer at least 1 and at most 1,000"),
+    (["self_play.weight=x"], "config field 'self_play.weight' = 'x': Input should be a valid "
+                             "number; allowed: a number at least 0 and below 1"),
+    (["self_play.enabled=3"], "config field 'self_play.enabled' = 3: Input should be a valid "
+                              "boolean; allowed: true or false"),
+    (["observation_version=2", "tables=[{rules: basic, num_players: x}]"],
+     "config field 'tables.0.num_players' = 'x': Input should be a valid integer; allowed: an "
+     "integer at least 2 and at most 10"),
     # before: past float32's range, torch's overflow error named no field (clip_range), or
     # the weight became inf and the run diverged, each after the run folder was made
     (["ppo.clip_range=1e39"], "config field 'ppo.clip_range' = 1e+39: Input should be less "

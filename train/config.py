@@ -51,6 +51,8 @@ def _integer_only(value: Any) -> Any:
     ``Literal``, as every other number here is strict."""
     if isinstance(value, (bool, float)):
         raise ValueError(f"Input should be 1 or 2 as a whole number, not {value!r}")
+    if isinstance(value, int) and value not in (1, 2):   # before: pydantic's words for a
+        raise ValueError("Input should be 1 or 2")        # number of 20 digits, no 1 or 2
     return value
 
 
@@ -628,7 +630,40 @@ def _describe(err: Mapping[str, Any]) -> str:
     elif kind in ("int_type", "int_from_float") and isinstance(value, float) \
             and value.is_integer() and abs(value) < 1e18:   # total_steps=1e6
         msg += f" (YAML reads it as a float: write the whole number, {int(value)})"
+    if kind in _WRONG_KIND and (allowed := _field_allows(err["loc"])) is not None:
+        msg += f"; allowed: {allowed}"   # before: the kind alone ("a valid integer")
     return f"config field {loc!r} = {_SHORT.repr(value)}: {msg}"
+
+
+_WRONG_KIND = ("int_type", "int_parsing", "int_parsing_size", "int_from_float", "float_type",
+               "float_parsing", "bool_type", "bool_parsing")
+"""pydantic's errors of a value of the wrong kind, which name the kind and not the range."""
+
+
+def _field_allows(loc: Sequence[Any]) -> str | None:
+    """What the number or flag field at ``loc`` takes, from its constraints ("an integer at
+    least 1 and at most 1,000", "true or false"); None for a field of another kind."""
+    cls: Any = TrainConfig
+    if len(loc) >= 3 and loc[0] == "tables":   # tables.<k>.<field>: a Table's fields
+        cls, loc = Table, loc[2:]
+    for part in loc[:-1]:
+        info = cls.__pydantic_fields__.get(part)
+        if info is None or not dataclasses.is_dataclass(info.annotation):
+            return None
+        cls = info.annotation
+    info = cls.__pydantic_fields__.get(loc[-1]) if loc and isinstance(loc[-1], str) else None
+    if info is None or info.annotation not in (int, float, bool):
+        return None
+    if info.annotation is bool:
+        return "true or false"
+
+    def number(x: Any) -> str:
+        return f"{x:,}" if isinstance(x, int) else f"{x:g}"
+    bounds = [f"{words} {number(getattr(m, attr))}" for m in info.metadata
+              for attr, words in (("ge", "at least"), ("gt", "above"), ("le", "at most"),
+                                  ("lt", "below")) if hasattr(m, attr)]
+    kind = "an integer" if info.annotation is int else "a number"
+    return kind + (" " + " and ".join(bounds) if bounds else "")
 
 
 def _fields_at(loc: Sequence[Any]) -> list[str]:
