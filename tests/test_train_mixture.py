@@ -1062,6 +1062,14 @@ def test_a_resume_that_is_no_model_file_is_refused_naming_resume(tmp_path):
             train(load_config("default", [f"resume={given}", "progress=false",
                                           f"run_dir={tmp_path / 'run'}"]))
     assert not (tmp_path / "run").exists()
+    # a run's folder: its model file named (before: "it is a folder" alone)
+    (tmp_path / "model.safetensors").write_bytes(b"")
+    with pytest.raises(ValueError, match=rf"^resume='{re.escape(str(tmp_path))}': a folder \(a "
+                                         rf"run's: resume='{re.escape(str(tmp_path))}/model\."
+                                         rf"safetensors' carries it on\); allowed: a model or "):
+        train(load_config("default", [f"resume={tmp_path}", "progress=false",
+                                      f"run_dir={tmp_path / 'run'}"]))
+    assert not (tmp_path / "run").exists()
 
 
 def test_color_consistency_is_zero_for_a_colour_blind_network_and_its_order_holds():

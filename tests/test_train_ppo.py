@@ -104,14 +104,17 @@ def test_the_saved_model_computes_what_the_torch_network_computes(tiny_run):
     np.testing.assert_allclose(value.numpy(), agent.net.value(obs), rtol=1e-5, atol=1e-5)
 
 
-def test_resume_continues_from_a_checkpoint(tiny_run, tmp_path, resume_loads):
+def test_resume_continues_from_a_checkpoint(tiny_run, tmp_path, resume_loads, capsys):
     _cfg, res = tiny_run
     ckpt = Path(res["run_dir"]) / "checkpoints" / "step_1024.safetensors"
     loaded = resume_loads
+    capsys.readouterr()
     out = train(load_config("default", TINY + ["total_steps=3072", f"resume={ckpt}",
                                                f"run_dir={tmp_path}", "final_eval.games=0",
                                                "self_play.enabled=false"]))
     assert loaded == [1024, 1024]   # once to refuse a bad one before any work, once to train
+    # the steps this part trains said (before: "training for 3,072 steps", 2,048 trained)
+    assert "or to 3,072 steps (2,048 more), whichever comes first" in capsys.readouterr().err
     assert out["steps"] == 3072
     assert read_metadata(out["model"])["training_steps"] == 3072
     # nothing left to train, and a network of another shape, are refused before any work

@@ -202,7 +202,7 @@ class PPO:
     learning_rate: Fraction = 3.0e-4
     """Adam's learning rate (at the start, when it decays; 0 without learning_rate_end: the weights stay as they are)."""
     learning_rate_end: Fraction | None = None
-    """When set: linear decay to this value over total_steps (or time_limit_minutes, whichever ends first; rllib_ppo: over total_steps only)."""
+    """When set: a linear decay to this value over total_steps (or time_limit_minutes, whichever ends first; rllib_ppo: over total_steps only); a value above learning_rate makes it a rise."""
     n_steps: Count = 128
     """Steps per game slot in a rollout: a rollout is num_envs * n_steps learner steps."""
     batch_size: Count = 2048

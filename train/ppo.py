@@ -1189,6 +1189,11 @@ def shipped_resume(cfg: TrainConfig) -> TrainConfig:
     allowed = f"allowed: a model or checkpoint file, or one of {', '.join(sorted(shipped))}"
     if cfg.resume is None:
         return cfg
+    if Path(cfg.resume).is_dir() and (Path(cfg.resume) / "model.safetensors").is_file():
+        # a run's folder: its model file named (before: "it is a folder" alone)
+        raise ValueError(f"resume={shown(cfg.resume, 200)}: a folder (a run's: "
+                         f"resume={shown(str(Path(cfg.resume) / 'model.safetensors'), 200)} "
+                         f"carries it on); {allowed}")
     if Path(cfg.resume).exists():
         try:   # before: a folder or a file of another kind was named without resume=
             read_metadata(cfg.resume)
@@ -1444,9 +1449,12 @@ def _train(cfg: TrainConfig, stop_signals: tuple[str, ...], program: str) -> dic
     planned = start_steps + math.ceil((cfg.total_steps - start_steps) / rollout) * rollout
     rounded = (f" (in whole rollouts of {rollout:,} steps: {planned:,})"
                if planned != cfg.total_steps else "")
+    # a resumed part trains to total_steps from its checkpoint's (before: "for" that total)
+    span = (f"{cfg.total_steps:,} steps{rounded}" if not start_steps else
+            f"to {cfg.total_steps:,} steps ({planned - start_steps:,} more){rounded}")
     print(("training " + (f"for {cfg.time_limit_minutes:g} min (in-training evaluations included) "
-                          f"or {cfg.total_steps:,} steps{rounded}, whichever comes first"
-                          if limit is not None else f"for {cfg.total_steps:,} steps{rounded}"))
+                          f"or {span}, whichever comes first" if limit is not None
+                          else span if start_steps else f"for {span}"))
           + ((f"; then the final evaluation: {final_games:,} games "
               f"against each of {', '.join(fe.opponents)}" if len(tables) == 1 else
               "; then the final evaluation at every table, against its own opponents "
