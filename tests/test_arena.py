@@ -2188,6 +2188,11 @@ def test_a_run_whose_records_would_not_fit_in_memory_is_refused_before_any_game(
     assert main(["random"] * 10 + ["--players", "10", "--games", "100000000"]) == 2   # named
     assert "error: --games 100,000,000: the 100,000,000 games played need" in \
         capsys.readouterr().err
+    # a count rounded up: the error alone (before: the note of the rounding above it)
+    assert main(["random"] * 10 + ["--players", "10", "--games", "99999999"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and err.startswith("ono-arena: error: --games 99,999,999: the "
+                                                    "100,000,000 games played need"), err
     monkeypatch.undo()
     assert run_arena(["random"] * 2, "basic", 2, num_games=10, rating=False).agent_rows()
 

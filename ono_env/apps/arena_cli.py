@@ -286,6 +286,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             check_ray_flag(args.ray)
         planned = (games_played(args.games, len(args.agents), players)
                    if len(args.agents) >= players else args.games)   # too few: run_arena says so
+        if len(args.agents) >= players:   # named --games (run_arena checks it again); before
+            # the note below, which a refused run printed above its error
+            check_records_memory(planned, players, args.games, "--games")
         if planned != args.games:
             check_plan(planned, args.games, len(args.agents), players)
             if built is None:   # an agent that cannot play is the one line, not after this note
@@ -294,8 +297,6 @@ def main(argv: Sequence[str] | None = None) -> int:
                      if args.mirrored else "")
             print(f"ono-arena: note: playing {planned:,} games (--games {args.games:,} rounded up "
                   f"so that every table plays every seating equally{deals})", file=sys.stderr)
-        if len(args.agents) >= players:   # named --games (run_arena checks it again)
-            check_records_memory(planned, players, args.games, "--games")
         timed = [spec for spec in args.agents if thinks_by_the_clock(spec)]
         if timed and len(args.agents) >= players:   # before: the seed's title promised a
             # repeatable run (too few agents: run_arena's one error line)
