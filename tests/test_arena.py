@@ -2634,3 +2634,38 @@ def test_an_unknown_agent_is_told_that_module_class_is_taken(capsys):
     assert err.startswith("ono-arena: error: unknown agent 'genius'")
     assert ("or the path of a saved model (.safetensors or .zip); ono-arena, ono-bench and "
             "ono-exploit also take module:Class, an agent class of your own") in err
+
+
+def test_no_printed_interval_reads_as_having_no_width():
+    """Before: an interval whose ends round alike at the table's decimals printed as
+    ``100.0 [100.0, 100.0]`` (ends at 99.96 and 100), and a head-to-head cell wider than its
+    column pushed the row out of line with the header."""
+    from ono_env.arena import ArenaResult
+    from ono_env.arena.stats import percent_interval
+
+    assert percent_interval(1.0, 0.9996, 1.0, 1) == ("100.00", "99.96", "100.00")
+    assert percent_interval(0.5, 0.49998, 0.50002, 1) == ("50.000", "49.998", "50.002")
+    assert percent_interval(0.523, 0.51, 0.53, 1) == ("52.3", "51.0", "53.0")   # as before
+    assert percent_interval(1.0, 1.0, 1.0, 1) == ("100.0", "100.0", "100.0")    # no width
+    n = 5000   # a always beats c; b and c take turns; a and b not seated together
+    seated = [[0, 2], [2, 0], [1, 2], [2, 1]]
+    ent = np.repeat(np.array(seated), n, axis=0)
+    wins = np.zeros((4 * n, 2))
+    wins[:n, 0] = wins[n:2 * n, 1] = 1
+    wins[2 * n:, 0] = np.arange(2 * n) % 2
+    wins[2 * n:, 1] = 1 - wins[2 * n:, 0]
+    table = ArenaResult(RuleSet.preset("basic", num_players=2), ["a", "b", "c"],
+                        _records(ent, wins), 0, 0.0).format_table().splitlines()
+    a_row = next(line for line in table if line.startswith("a ") and "100.00 [99.9" in line)
+    header = table[table.index(a_row) - 1]
+    assert len(a_row) == len(header) and header.rstrip().endswith("c")
+    assert "[100.0, 100.0]" not in "\n".join(table) and "[0.0, 0.0]" not in "\n".join(table)
+
+
+def test_a_mirrored_runs_wins_carry_no_float_noise():
+    """Before: wins = rate * games, and arena.csv said 10.999999999999998 for 11 games won."""
+    r = run_arena(["greedy", "random", "color", "defensive"], "basic", 3, 48, 2, rating=False,
+                  mirrored=True)
+    assert r.no_winner == 0   # every game won: each share a whole number of games
+    wins = [x["wins"] for x in r.agent_rows()]
+    assert all(w == round(w) for w in wins) and sum(wins) == 48, wins

@@ -19,7 +19,7 @@ import numpy as np
 
 from ono_env.agents.base import unmarked
 from ono_env.arena.play import ALL_SEATINGS_UP_TO, GameRecords, seatings
-from ono_env.arena.stats import bounded_mean_interval, wilson_interval
+from ono_env.arena.stats import bounded_mean_interval, percent_interval, wilson_interval
 from ono_env.checks import (
     JSONError,
     as_path,
@@ -152,7 +152,9 @@ class ArenaResult:
             lo, hi = wilson_interval(wins, games)
             if self.mirrored and games:
                 pr = self.paired(e)
-                wins, lo, hi = pr["rate"] * games, pr["low"], pr["high"]
+                # the share of the wins, a game with no winner 1/N to every seat; rounded
+                # off the float's last bits (before: 10.999999999999998 in arena.csv)
+                wins, lo, hi = round(pr["rate"] * games, 9), pr["low"], pr["high"]
             row: dict[str, Any] = {
                 "agent": label, "games": games, "wins": wins,
                 "win_rate": wins / games if games else float("nan"),
@@ -239,8 +241,8 @@ class ArenaResult:
                     "is stronger" if self.ratings else ""),
                  head]
         for x in sorted(rows, key=lambda x: -x["win_rate"]):
-            ci = f"[{100 * x['ci_low']:.2f}, {100 * x['ci_high']:.2f}]"
-            line = (f"{x['agent']:<{width}} {x['games']:>8} {100 * x['win_rate']:>9.2f}% {ci:>16} "
+            rate, low, high = percent_interval(x["win_rate"], x["ci_low"], x["ci_high"], 2)
+            line = (f"{x['agent']:<{width}} {x['games']:>8} {rate:>9}% {f'[{low}, {high}]':>16} "
                     f"{100 * x['fair_share']:>9.1f}%")
             if scoring:
                 line += f" {x['mean_score']:>10.1f}"
@@ -258,18 +260,15 @@ class ArenaResult:
                          if self.rules.num_players == 2 else
                          f"head to head: row's win share in games with column (95% interval; "
                          f"fair {100 * self.fair_share:.1f}%)")
-            cw = max(18, width)
+            texts = [["-" if i == j or h2h["games"][i, j] == 0 else
+                      "{} [{}, {}]".format(*percent_interval(h2h["rate"][i, j], h2h["low"][i, j],
+                                                             h2h["high"][i, j], 1))
+                      for j in range(K)] for i in range(K)]
+            # as wide as the widest cell (before: 18, and a wider cell pushed its row out)
+            cw = max(18, width, *(len(t) for row in texts for t in row))
             lines.append(" " * (width + 1) + " ".join(f"{lab:>{cw}}" for lab in self.labels))
             for i in range(K):
-                cells = []
-                for j in range(K):
-                    if i == j or h2h["games"][i, j] == 0:
-                        cells.append(f"{'-':>{cw}}")
-                    else:
-                        cell = (f"{100 * h2h['rate'][i, j]:.1f} [{100 * h2h['low'][i, j]:.1f}, "
-                                f"{100 * h2h['high'][i, j]:.1f}]")
-                        cells.append(f"{cell:>{cw}}")
-                lines.append(f"{self.labels[i]:<{width}} " + " ".join(cells))
+                lines.append(f"{self.labels[i]:<{width}} " + " ".join(f"{t:>{cw}}" for t in texts[i]))
         return "\n".join(lines)
 
     def to_dict(self) -> dict[str, Any]:

@@ -25,6 +25,18 @@ def _real(name: str, value: object, allowed: str) -> float:
     return float(value)   # type: ignore[arg-type]
 
 
+def percent_interval(rate: float, low: float, high: float, digits: int) -> tuple[str, str, str]:
+    """A share and its interval's ends as percentages printed with ``digits`` decimals, or
+    with up to three more where the two ends, which differ, would print alike, so that no
+    interval reads as having no width (before: ``100.0 [100.0, 100.0]`` for ends at 99.96
+    and 100, and ``50.0 [50.0, 50.0]`` for a mirrored pairing of twins)."""
+    for d in range(digits, digits + 4):
+        r, lo, hi = (f"{100 * v:.{d}f}" for v in (rate, low, high))
+        if lo != hi or low == high:
+            break
+    return r, lo, hi
+
+
 def wilson_interval(wins: float, n: float, z: float = Z95) -> tuple[float, float]:
     """95% Wilson score interval of a win rate (``wins`` may be fractional: shared wins);
     ``(0, 1)`` for no games. ``ValueError`` for a count that is not a finite number, ``n``

@@ -68,7 +68,14 @@ from ono_env.agents.registry import (
 from ono_env.arena import check_workers_memory
 from ono_env.arena.distributed import check_ray_address, held_ray, play_on_ray
 from ono_env.arena.play import _derive, _seating_seed, end_workers, games_bar, play_games, rotations
-from ono_env.arena.stats import ELO, Z95, bounded_interval_of, bounded_mean_interval, stalled
+from ono_env.arena.stats import (
+    ELO,
+    Z95,
+    bounded_interval_of,
+    bounded_mean_interval,
+    percent_interval,
+    stalled,
+)
 from ono_env.checks import (
     JSONError,
     check_input_file,
@@ -1152,11 +1159,11 @@ def format_card(card: dict[str, Any]) -> str:
         lines.append(f"{name}: rating {r['rating']:.0f} [{r['low']:.0f}, {r['high']:.0f}]")
         lines.append(f"  {'reference agent':<26} {'rating':>7} {'deals':>6} {what:>24}")
         for row in t["rows"]:
-            ci = f"[{100 * row['low']:.1f}, {100 * row['high']:.1f}]"
+            rate, low, high = percent_interval(row["rate"], row["low"], row["high"], 1)
             field = t.get("field", {}).get(row["reference"])
             fr = "" if field is None else f"{field:.0f}"
             lines.append(f"  {_ref_label(row):<26} {fr:>7} {row['deals']:>6} "
-                         f"{100 * row['rate']:>8.1f}% {ci:>15}")
+                         f"{rate:>8}% {f'[{low}, {high}]':>15}")
     return "\n".join(lines)
 
 
@@ -1172,8 +1179,9 @@ def format_card_markdown(card: dict[str, Any]) -> str:
         for row in t["rows"]:
             field = t.get("field", {}).get(row["reference"])
             out.append(f"| {_ref_label(row)} | {'' if field is None else f'{field:.0f}'} | "
-                       f"{row['deals']} | {100 * row['rate']:.1f} [{100 * row['low']:.1f}, "
-                       f"{100 * row['high']:.1f}] |")
+                       f"{row['deals']} | "
+                       + "{} [{}, {}]".format(*percent_interval(row["rate"], row["low"],
+                                                                row["high"], 1)) + " |")
         out.append("")
     return "\n".join(out)
 
@@ -1200,8 +1208,8 @@ def format_ladder_markdown(data: dict[str, Any], command: str) -> str:
     for p in data["pairings"]:
         took = f"{p['seconds']:.0f}" + (f" (v{p['from_version']})" if "from_version" in p else "")
         agent, ref = (marked(n, n in data["cheating"]) for n in (p["agent"], p["reference"]))
-        lines.append(f"| {agent} | {ref} | {p['deals']} | {100 * p['rate']:.1f} "
-                     f"[{100 * p['low']:.1f}, {100 * p['high']:.1f}] | {took} |")
+        rate = "{} [{}, {}]".format(*percent_interval(p["rate"], p["low"], p["high"], 1))
+        lines.append(f"| {agent} | {ref} | {p['deals']} | {rate} | {took} |")
     if carried:
         lines += ["", "A pairing marked (v*N*) was carried over from version *N*'s ladder: the same "
                       "rules, deals, seed, agents and model files (the same pairing key) play "
