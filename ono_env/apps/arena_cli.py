@@ -286,13 +286,14 @@ def main(argv: Sequence[str] | None = None) -> int:
             check_ray_flag(args.ray)
         planned = (games_played(args.games, len(args.agents), players)
                    if len(args.agents) >= players else args.games)   # too few: run_arena says so
-        if len(args.agents) >= players:   # named --games (run_arena checks it again); before
-            # the note below, which a refused run printed above its error
-            check_records_memory(planned, players, args.games, "--games")
         if planned != args.games:
             check_plan(planned, args.games, len(args.agents), players)
             if built is None:   # an agent that cannot play is the one line, not after this note
                 built = [make_agent(spec, rules) for spec in agents]
+        if len(args.agents) >= players:   # named --games (run_arena checks it again); before
+            # the note below, which a refused run printed above its error
+            check_records_memory(planned, players, args.games, "--games")
+        if planned != args.games:
             deals = (f": {deals_words(planned // len(seatings(players)), players)}"
                      if args.mirrored else "")
             print(f"ono-arena: note: playing {planned:,} games (--games {args.games:,} rounded up "
