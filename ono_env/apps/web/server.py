@@ -599,7 +599,11 @@ def create_app(models: Sequence[str] = (), replay_dirs: Sequence[str] = (),
         it had gone; 20 queued 10-player search deals held a thread for 13 minutes). Work
         already in its thread runs to its end (a thread cannot be stopped): only its answer
         is dropped. Written here because Starlette's ``is_disconnected`` reads without
-        waiting, and so misses a hang-up that uvicorn has not read yet."""
+        waiting, and so misses a hang-up that uvicorn has not read yet. The watch costs
+        about 0.1 ms a request (an anyio task group; 15 us as a bare asyncio task, which
+        would need the task's own cancel undone), so it is kept to the requests that can
+        wait seconds: games with a search agent, and the replays' work; a game of other
+        agents plays its moves in milliseconds."""
         done, result, failed = False, None, None
         async with anyio.create_task_group() as group:
             async def watch() -> None:   # until the client hangs up, or the work is done
@@ -668,9 +672,9 @@ def create_app(models: Sequence[str] = (), replay_dirs: Sequence[str] = (),
     async def at_table(table: Any, work: Callable[[], Any],
                        agents: Request | None = None) -> Any:
         """``work()`` holding ``table.lock``, after the table's earlier requests, in a thread:
-        one of the agents' workers when ``agents`` (their moves, asked by that request, and
-        given up should its client hang up: :func:`for_client`), else the pool of the other
-        routes (a view of the table)."""
+        one of the agents' workers when ``agents`` (their moves, asked by that request, and,
+        at a table with a search agent, given up should its client hang up:
+        :func:`for_client`), else the pool of the other routes (a view of the table)."""
         gate = gates.setdefault(table.id, asyncio.Lock())
 
         def locked() -> Any:
@@ -683,7 +687,8 @@ def create_app(models: Sequence[str] = (), replay_dirs: Sequence[str] = (),
                 return await anyio.to_thread.run_sync(unless_stopping(locked))
         tables.hold(table.id)   # not dropped for a new game while this request waits or works
         try:
-            return await (gated() if agents is None else for_client(agents, gated))
+            return await (for_client(agents, gated) if agents is not None
+                          and searches(table.labels) else gated())
         finally:
             tables.release(table.id)
 
@@ -956,7 +961,11 @@ def create_app(models: Sequence[str] = (), replay_dirs: Sequence[str] = (),
                                client=client_of(request))
             with table.lock:
                 return table.view()
-        view = await for_client(request, lambda: agents_work(deal, searches(opponents), request))
+        search = searches(opponents)
+
+        def dealing() -> Awaitable[Any]:
+            return agents_work(deal, search, request)
+        view = await (for_client(request, dealing) if search else dealing())
         live = tables.ids()
         for gone in [k for k in gates if k not in live]:   # the games Tables dropped
             del gates[gone]
