@@ -793,12 +793,9 @@ def create_app(models: Sequence[str] = (), replay_dirs: Sequence[str] = (),
                                               f"{', '.join(sorted(hosts))}"}, status_code=400)
             return await call_next(request)
 
-    class WholeAnswers:
-        """A request's ``Range`` header is dropped, so that every answer is whole (RFC 9110
-        lets a server ignore a range), and no answer offers ranges (``Accept-Ranges``): the
-        page and its assets are a few KB, and the API answers no part of anything.
-        Starlette's file answers took one, and answered a bad or unsatisfiable one in plain
-        text (400, 416), where every error this server sends is JSON."""
+    class HttpMiddleware:
+        """An ASGI middleware of HTTP requests (:meth:`http`); anything else (lifespan)
+        passes through."""
 
         def __init__(self, app: Any) -> None:
             self.app = app
@@ -807,6 +804,19 @@ def create_app(models: Sequence[str] = (), replay_dirs: Sequence[str] = (),
             if scope["type"] != "http":
                 await self.app(scope, receive, send)
                 return
+            await self.http(scope, receive, send)
+
+        async def http(self, scope: Any, receive: Any, send: Any) -> None:
+            raise NotImplementedError
+
+    class WholeAnswers(HttpMiddleware):
+        """A request's ``Range`` header is dropped, so that every answer is whole (RFC 9110
+        lets a server ignore a range), and no answer offers ranges (``Accept-Ranges``): the
+        page and its assets are a few KB, and the API answers no part of anything.
+        Starlette's file answers took one, and answered a bad or unsatisfiable one in plain
+        text (400, 416), where every error this server sends is JSON."""
+
+        async def http(self, scope: Any, receive: Any, send: Any) -> None:
             if any(k == b"range" for k, _ in scope["headers"]):
                 scope = dict(scope, headers=[(k, v) for k, v in scope["headers"]
                                              if k != b"range"])
@@ -820,20 +830,14 @@ def create_app(models: Sequence[str] = (), replay_dirs: Sequence[str] = (),
 
     app.add_middleware(WholeAnswers)
 
-    class StopGate:
+    class StopGate(HttpMiddleware):
         """Outermost (added last): once the server is stopping (``stopping``), a request that
         arrives is answered 503 at once, and one that uvicorn cancels (at its deadline,
         :data:`STOP_SECONDS`, or on a second Ctrl-C) is answered 503 where nothing was sent
         yet, or left: before, each cancelled request printed uvicorn's traceback and its
         client got a plain-text 500."""
 
-        def __init__(self, app: Any) -> None:
-            self.app = app
-
-        async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
-            if scope["type"] != "http":
-                await self.app(scope, receive, send)
-                return
+        async def http(self, scope: Any, receive: Any, send: Any) -> None:
             stopped = JSONResponse({"error": STOPPING}, status_code=503,
                                    headers={"Connection": "close"})
             if stopping.is_set():

@@ -355,7 +355,7 @@ class Tables:
     kept alive by polling them, refused every other client's new game). Where no game
     rests, a client's new game takes the place of the least recently used game no request
     is working on of an address that holds at least two more games than this client, the
-    one that holds the most first (see :meth:`_fair`; before, four addresses that held
+    one that holds the most first (see ``_fair``; before, four addresses that held
     their quarters refused every other client); a request without an address takes none
     so. ``clock``: seconds (``time.monotonic``)."""
 
@@ -384,7 +384,7 @@ class Tables:
                     next((k for k in rest if now - self._used[k] >= self.idle_seconds), None))
 
     def _fair(self, client: str | None, held: int) -> str | None:
-        """Where no game rests (:meth:`_victim` finds none), the least recently used game no
+        """Where no game rests (``_victim`` finds none), the least recently used game no
         request is working on of a client address that holds at least two more games than
         ``client`` (which holds ``held``), the address that holds the most first (the next
         where each of its games has a request at work on it; of equals, the one whose
