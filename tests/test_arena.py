@@ -230,6 +230,29 @@ def test_a_label_with_dollars_is_drawn_as_written(tmp_path, capsys, others):
     assert (out / "arena.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 
+@pytest.mark.parametrize("shares", [((0.0, 0.0, 0.0014), (1.0, 0.9986, 1.0)),
+                                    ((0.19, 0.18, 0.2), (0.16, 0.15, 0.17))])
+def test_the_single_table_plot_keeps_each_share_label_on_its_axis(monkeypatch, shares):
+    """Before: a share under the fair one whose interval reached 0% had its label drawn under
+    the axis, over the entrants' names, and one of 100% above the axis, against the title."""
+    from matplotlib.figure import Figure
+
+    import ono_env.apps.arena_cli as A
+    drawn: list[Figure] = []
+    monkeypatch.setattr(A, "_save_png", lambda fig, path: drawn.append(fig))
+    (r0, l0, h0), (r1, l1, h1) = shares
+    A.plot_shares(["a", "b"], [r0, r1], [l0, l1], [h0, h1], "t", "unused.png", 0.5)
+    (ax,) = drawn[0].axes
+    drawn[0].canvas.draw()   # the labels' extents as laid out
+    frame = ax.get_window_extent()
+    labels = [t for t in ax.texts if t.get_text().endswith("%") and "fair" not in t.get_text()]
+    assert [t.get_text() for t in labels] == [f"{100 * r0:.1f}%", f"{100 * r1:.1f}%"]
+    for text in labels:
+        box = text.get_window_extent()
+        assert frame.y0 <= box.y0 and box.y1 <= frame.y1, (text.get_text(), box, frame)
+    assert all(-1e-9 <= t <= 1 + 1e-9 for t in ax.get_yticks())
+
+
 @pytest.mark.parametrize("others", [["random"], ["random", "greedy"]])
 def test_a_plot_is_written_whole_at_exactly_its_path(tmp_path, monkeypatch, others):
     """Before: matplotlib wrote into the file as it drew, so a run stopped then left a
@@ -2178,11 +2201,15 @@ def test_a_run_whose_records_would_not_fit_in_memory_is_refused_before_any_game(
     monkeypatch.setattr(G, "available_memory", lambda: 1 << 30)
     played = []
     monkeypatch.setattr("ono_env.arena.play_games", lambda *a, **k: played.append(1))
+    # the most it advises is whole rounds of the plan (10 seatings), so that asking for it
+    # plays that many and fits (before: 1,044,495, which the plan rounds up to 1,044,500)
+    most = (1 << 30) // record_bytes(10) // 10 * 10
+    assert games_played(most, 10, 10) == most and most * record_bytes(10) <= 1 << 30
     with pytest.raises(ValueError, match=r"^num_games=100,000,000: the 100,000,000 games "
                                          r"played need 9[0-9.]+ GiB \(their records, and room "
                                          r"for the ratings and tables made from them\), and this "
                                          r"machine has 1.0 GiB of memory free; allowed: fewer "
-                                         rf"games \(at most {(1 << 30) // record_bytes(10):,} "):
+                                         rf"games \(at most {most:,} played here\)"):
         run_arena(["random"] * 10, "basic", 10, num_games=100_000_000, rating=False)
     assert played == []
     assert main(["random"] * 10 + ["--players", "10", "--games", "100000000"]) == 2   # named

@@ -357,8 +357,10 @@ def test_evaluations_too_large_for_memory_are_refused_before_training(tmp_path, 
     assert train_main(["default", *(o for o in SMALL if o.split("=", 1)[0] not in keys),
                        "num_players=10", *overrides, f"out_dir={out}"]) == 2
     err = capsys.readouterr().err
+    from ono_env.arena import record_bytes
+    most = (1 << 30) // record_bytes(10) // 10 * 10   # whole rounds of its 10 seatings
     assert (f"{field}=100,000,000: the 100,000,000 games played need 95.7 GiB" in err
-            and f"played here), a smaller {field}" in err), err
+            and f"(at most {most:,} played here), a smaller {field}" in err), err
     assert not out.exists()
 
 

@@ -99,12 +99,20 @@ def plot_shares(labels: Sequence[str], rate: Sequence[float], low: Sequence[floa
            color=["#2166ac" if x >= fair else "#b2182b" for x in r])
     ax.axhline(fair, color="black", linewidth=1, linestyle="--")
     ax.text(K - 0.5, fair, f" fair {100 * fair:.0f}%", va="bottom", ha="right", fontsize=8)
+    above = r >= fair
+    ends = np.where(above, np.asarray(high, float) + 0.01, np.asarray(low, float) - 0.01)
     for k, x in enumerate(r):   # beyond the interval's end, so the error bar stays readable
-        ax.text(k, high[k] + 0.01 if x >= fair else low[k] - 0.01, f"{100 * x:.1f}%", ha="center",
-                va="bottom" if x >= fair else "top", fontsize=8)
+        ax.text(k, ends[k], f"{100 * x:.1f}%", ha="center", va="bottom" if above[k] else "top",
+                fontsize=8)
     ax.set_xticks(range(K), labels, rotation=30, ha="right")
     ax.set_ylabel("share of the wins (95% interval)")
-    ax.set_ylim(0, min(1.0, max(2 * fair, float(np.nanmax(np.asarray(high, float))) + 0.05)))
+    top = min(1.0, max(2 * fair, float(np.nanmax(np.asarray(high, float))) + 0.05))
+    pad = 0.08 * top   # a label's height (8 points in this figure's axes, about 6% of them)
+    # the axis reaches past 0 or 1 where a label would fall off it; its ticks stay in [0, 1]
+    bottom = min(0.0, float(np.min(ends[~above], initial=np.inf)) - pad)
+    top = max(top, float(np.max(ends[above], initial=-np.inf)) + pad)
+    ax.set_ylim(bottom, top)
+    ax.set_yticks([t for t in ax.get_yticks() if -1e-9 <= t <= 1 + 1e-9])
     ax.set_title(title)
     _save_png(fig, path)
 
@@ -292,7 +300,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                 built = [make_agent(spec, rules) for spec in agents]
         if len(args.agents) >= players:   # named --games (run_arena checks it again); before
             # the note below, which a refused run printed above its error
-            check_records_memory(planned, players, args.games, "--games")
+            check_records_memory(planned, players, args.games, "--games",
+                                 unit=games_played(1, len(args.agents), players))
         if planned != args.games:
             deals = (f": {deals_words(planned // len(seatings(players)), players)}"
                      if args.mirrored else "")

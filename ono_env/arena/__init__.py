@@ -320,7 +320,8 @@ def run_arena(agents: Sequence[Any], rules: Any = "classic", num_players: int | 
     # the models as the agents read them; for the pairings of a mirrored run
     models = _model_files(built, labels) if mirrored else {}
     check_plan(games_played(num_games, len(agents), P), num_games, len(agents), P)
-    check_records_memory(games_played(num_games, len(agents), P), P, num_games)
+    check_records_memory(games_played(num_games, len(agents), P), P, num_games,
+                         unit=games_played(1, len(agents), P))
     tables = list(itertools.combinations(range(len(agents)), P))
     orders = seatings(P)
     total = games_played(num_games, len(agents), P)
@@ -436,19 +437,23 @@ def record_bytes(num_players: int) -> int:
 
 
 def check_records_memory(games: int, num_players: int, num_games: int,
-                         name: str = "num_games", several: str = "in several runs") -> None:
+                         name: str = "num_games", several: str = "in several runs",
+                         unit: int = 1) -> None:
     """``ValueError`` naming ``name`` (``num_games``, or a console script's ``--games``) when
     what a run needs for the ``games`` it plays for it (:func:`record_bytes` each: their
     records, and the ratings and tables made from them) would not fit in the memory free
     now, before any game (before: 100,000,000 games at 10 players, about 24 GiB of records,
     played for hours and then failed). ``several``: how the refusal ends its advice (a
-    training evaluation cannot be split into several runs)."""
+    training evaluation cannot be split into several runs). ``unit``: the games of one round
+    of the plan (``games_played(1, ...)``); the most games the advice names is a whole number
+    of them, so that asking for it plays exactly that many (before: a count that the plan
+    then rounded up, past the memory again)."""
     need = games * record_bytes(num_players)
     if need < MEMORY_CHECK_FROM:
         return
     free = _game.available_memory()   # (read through the module: tests set it there)
     if free is not None and need > free:
-        most = free // record_bytes(num_players)
+        most = free // record_bytes(num_players) // unit * unit
         asked = f"{name} {num_games:,}" if name.startswith("--") else f"{name}={num_games:,}"
         raise ValueError(f"{asked}: the {games:,} games played need {need / 2**30:,.1f} "
                          f"GiB (their records, and room for the ratings and tables made from "
