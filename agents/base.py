@@ -171,9 +171,12 @@ class RandomAgent:
 
 
 def checked_actions(agent: Agent, obs: np.ndarray, mask: np.ndarray,
-                    rng: np.random.Generator) -> np.ndarray:
-    """``agent.act`` with its output checked: shape (B,), integers, and legal in every row."""
-    return check_actions(agent, agent.act(obs, mask, rng), mask)
+                    rng: np.random.Generator, legal: np.ndarray | None = None) -> np.ndarray:
+    """``agent.act`` with its output checked: shape (B,), integers, and legal in every row of
+    ``legal`` (default: ``mask``). The agent is given a copy of ``mask``, so that what it
+    writes into it is its own (before: an agent that set its mask's every entry had the
+    illegal actions it then returned checked against that mask, and played)."""
+    return check_actions(agent, agent.act(obs, mask.copy(), rng), mask if legal is None else legal)
 
 
 def named(agent: Any) -> str:

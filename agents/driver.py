@@ -257,6 +257,9 @@ class AgentDriver:
                                                       mask[sel], rng)
                 else:
                     self._actions[sel] = checked_actions(agent, obs[sel], mask[sel], rng)
+                for i in self.recording:   # what it reports of them (its explain's error named
+                    if sel[i]:   # as the agent's, as its act's is)
+                        self._record(i, agent, j, mask[i], np.flatnonzero(sel))
             except SystemExit as exc:   # an agent's sys.exit (before: a console script
                 # ended with its status, 0 too, and no word)
                 raise RuntimeError(f"the agent {agent_label(agent)} called "
@@ -271,9 +274,6 @@ class AgentDriver:
                         setattr(exc, "__notes__", notes)   # noqa: B010 (Python 3.10 has none)
                     notes.append(f"raised by the agent {label}")
                 raise
-            for i in self.recording:
-                if sel[i]:
-                    self._record(i, agent, j, mask[i], np.flatnonzero(sel))
         # checked_actions verified every action against this mask
         result = game.internals.step_unchecked(self._actions, waiting)
         rewards += result.rewards

@@ -336,16 +336,27 @@ def agent_from_class(spec: str, rules: Any = None) -> Agent:
     try:
         check_protocol(agent, rules, spec)
     except ValueError as exc:
-        # the likeliest cause where the default table's observations (classic at 4 players,
-        # which a class called with no argument plays) are not this table's length; before,
-        # every failure of act was given this hint, a float action too
+        # the cause where the agent plays the default table (classic at 4 players, which a
+        # class called with no argument was made for) and not this one; before, every
+        # failure of act where the two tables' observations differ in length was given this
+        # hint, an act that raised for a reason of its own too
         version = observation_version(agent)
         if how is None and isinstance(exc, ActRaised) and \
-                observation_size(resolve_rules(None), version) != observation_size(rules, version):
+                observation_size(resolve_rules(None), version) != observation_size(rules, version) \
+                and _plays(agent, spec):
             raise ValueError(f"{exc} ({attr} was called with no argument: a constructor "
                              f"parameter named rules is given the table's RuleSet)") from None
         raise
     return agent
+
+
+def _plays(agent: Any, spec: str) -> bool:
+    """Whether ``agent`` passes :func:`check_protocol` at the default table."""
+    try:
+        check_protocol(agent, resolve_rules(None), spec)
+    except ValueError:
+        return False
+    return True
 
 
 def _rules_argument(cls: Any, spec: str, attr: str) -> str | None:
@@ -394,7 +405,8 @@ def check_protocol(agent: Any, rules: RuleSet, what: str) -> None:
     for each of a few positions of ``rules`` (observed in its own ``observation_version``)."""
     from ono_env.game import VecGame
 
-    if not isinstance(agent, Agent):
+    if not isinstance(agent, Agent) or not callable(agent.act):   # (isinstance asks only
+        # that act exists: before, act = 5 was "TypeError: 'int' object is not callable")
         raise ValueError(f"agent {what}: {type(agent).__name__} does not implement the agent "
                          f"protocol: it needs a method act(obs, mask, rng) -> actions")
     if plays_from_game(agent):

@@ -16,8 +16,9 @@ the deal, how much is play). Names (``make_agent``):
                            (:func:`prior_margin`); where no specialist fits the rules and
                            the player count, the generalist ``ppo-any``
 ``pimc-ppo-playout:N``     ``pimc-ppo`` with the shipped policy also playing the playouts,
-                           for every seat (a learned playout policy; about 8x slower per
-                           world than greedy playouts)
+                           for every seat (a learned playout policy; 3 to 9 times slower
+                           per world than greedy playouts under ``basic`` at 2-10 players,
+                           about 30 times with ``ppo-any`` under ``ono`` at 6)
 ``pimc-random:N``          plain, with uniformly random playouts
 ``ismcts:N``               Information-Set MCTS, N iterations (default 500), greedy playouts
 ``ismcts-random:N``        the same with random playouts
@@ -112,7 +113,13 @@ import numpy as np
 
 from ono_env import _engine as E
 from ono_env import cards as C
-from ono_env.agents.base import check_actions, named, observation_version
+from ono_env.agents.base import (
+    check_actions,
+    checked_actions,
+    named,
+    observation_version,
+    plays_from_game,
+)
 from ono_env.checks import MAX_TEXT, check_rng, check_rows, is_name, is_real, shown
 from ono_env.game import VecGame, kernel_entry
 from ono_env.observation import OBS_V2_SIZE, observation_size
@@ -147,6 +154,10 @@ MAX_WORLDS = 1_000_000
 """The largest world or iteration budget per decision (``name:<N>``)."""
 MAX_TIME_MS = 60_000.0
 """The largest time budget per decision (``name:<T>ms``): one minute."""
+MIN_TIME_MS = 1e-6
+"""The smallest time budget per decision: a nanosecond (``0.000001``; a budget shorter than
+one world's playouts searches one world, and a smaller number would only make the search's
+name long: 5e-324 wrote 324 digits into it)."""
 SEARCH_PIECE = 4096
 """About how many worlds one compiled search call of a fixed budget takes on (rows of at most
 ``SEARCH_PIECE // worlds`` games, at least one): between calls Python sees a Ctrl-C."""
@@ -184,12 +195,16 @@ class SearchAgent:
             also the stock order; how many cards of each colour and each wild type each hand
             holds, its ranks dealt at random) and are for ceilings and probes only.
         margin: pimc keeps a prior's choice unless the best action's mean playout result
-            beats it by more than ``margin``; negative: no prior, the plain argmax.
+            beats it by more than ``margin``; negative: no prior, the plain argmax (an ismcts
+            search reads none: a margin of 0 or more is refused there).
         prior: the agent whose choice ``margin`` keeps: None for the compiled ``greedy``, or
             an agent that plays from the acting seat's observation (a learned policy, asked
-            with ``act(obs, mask, rng)``: it sees only what the seat may know).
+            with ``act(obs, mask, rng)``: it sees only what the seat may know), read with a
+            margin of 0 or more or as a ``belief``'s model (refused otherwise, and when it is
+            a search agent itself).
         time_ms: instead of ``worlds`` worlds (iterations), sample worlds for each decision
-            until this many milliseconds of wall time have passed (at least one world;
+            until this many milliseconds (0.000001 to 60,000) of wall time have passed (at
+            least one world, at most ``MAX_WORLDS``;
             worlds are added in batches sized from the time the earlier ones took, and no
             batch is started that would not end in time). pimc's ``margin`` is then the
             margin at ``worlds`` worlds and scales as 1 / sqrt(worlds sampled). Decisions
@@ -257,14 +272,18 @@ class SearchAgent:
         if prior is not None and (method != "pimc" or not callable(getattr(prior, "act", None))):
             raise ValueError(f"prior = {prior!r}; allowed: None, or for a pimc search an "
                              f"agent with act(obs, mask, rng)")
+        if prior is not None and plays_from_game(prior):   # before: taken, and refused at
+            # its first decision
+            raise ValueError(f"prior = {prior!r}: a search agent; allowed: an agent that "
+                             f"chooses from the observation (a learned or rule-based agent)")
         if prior is not None:   # before: a prior made for other rules was taken, and played
             from ono_env.agents.registry import check_made_for
             check_made_for(prior, self.rules, "the prior ")
         if time_ms is not None and (isinstance(time_ms, bool)
                                     or not isinstance(time_ms, (int, float, np.number))
-                                    or not 0 < time_ms <= MAX_TIME_MS):
+                                    or not MIN_TIME_MS <= time_ms <= MAX_TIME_MS):
             raise ValueError(f"time_ms = {time_ms!r}; allowed: None, or a number of "
-                             f"milliseconds above 0 and at most {MAX_TIME_MS:g}")
+                             f"milliseconds from {MIN_TIME_MS:f} to {MAX_TIME_MS:g}")
         self._net_belief: tuple[np.ndarray, np.ndarray] | None = None
         if belief is not None:
             if (isinstance(belief, bool) or not isinstance(belief, (int, float, np.number))
@@ -335,6 +354,13 @@ class SearchAgent:
                              f"default, what the search is: 'pimc:<worlds>', 'ismcts:20ms', "
                              f"...) or 1 to {MAX_TEXT} printable "
                              f"characters without spaces at its ends")
+        if method != "pimc" and margin >= 0:   # before: taken, and named, and never read
+            raise ValueError(f"margin = {margin!r}: an ismcts search keeps no prior's choice; "
+                             f"allowed: a negative margin (the default) for method ismcts")
+        if prior is not None and margin < 0 and belief is None:   # likewise
+            raise ValueError(f"prior = {prior!r} with margin {margin:g}: the prior is read only "
+                             f"with a margin of 0 or more (or as a belief's model); allowed: a "
+                             f"margin of 0 or more, or no prior (the plain argmax)")
         self.margin = float(margin)
         """pimc: keep the prior's choice (``prior``'s, else the compiled greedy's) unless an
         action's mean result beats it by more than this (negative: no preference)."""
@@ -373,7 +399,7 @@ class SearchAgent:
             parts.append(f"{self.playout_opponents} opponents")
         if self.view != "fair":
             parts.append(f"view {self.view}")
-        if self.prior is not None or self.margin >= 0:
+        if self.margin >= 0:
             parts.append(f"prior at margin {self.margin:g}")
         if self.belief is not None:
             parts.append(f"belief {self.belief:g}")
@@ -531,7 +557,9 @@ class SearchAgent:
         self.last_worlds = np.zeros(R, np.int64)
         timed = self.time_ms is not None
         budget = cast(float, self.time_ms if timed else self.time_cap_ms) / 1000.0
-        most = None if timed else self.worlds   # a capped fixed budget: its worlds at most
+        # a capped fixed budget: its worlds at most; a time budget: the most a budget of
+        # worlds may name (before: none, and an ismcts tree of a minute grew past 1.7 GB)
+        most = MAX_WORLDS if timed else self.worlds
         batch_values = np.zeros((1, A))
         batch_out = np.zeros(1, np.int64)
         tmp = np.zeros(32 + P)
@@ -569,11 +597,9 @@ class SearchAgent:
                 n += batch
                 elapsed = self.clock() - start
                 per_world = elapsed / n
-                if elapsed + per_world > budget or (most is not None and n >= most):
+                if elapsed + per_world > budget or n >= most:
                     break
-                batch = max(1, min(2 * n, int((budget - elapsed) / per_world)))
-                if most is not None:
-                    batch = min(batch, most - n)
+                batch = min(max(1, min(2 * n, int((budget - elapsed) / per_world))), most - n)
             self.last_worlds[r] = n
             if n == 0:
                 continue
@@ -653,7 +679,7 @@ class SearchAgent:
         # its answer checked as every agent's is (before: floats were cut to integers, an
         # id past the actions was an IndexError, None a TypeError)
         try:
-            return check_actions(self.prior, self.prior.act(obs, mask, rng), mask)
+            return checked_actions(self.prior, obs, mask, rng)
         except ValueError as exc:
             raise ValueError(f"{self!r}: the prior: {exc}") from None
 
@@ -731,12 +757,25 @@ def packed_network(net: Any) -> tuple[np.ndarray, np.ndarray]:
 def game_actions(agent: Any, game: VecGame, rows: np.ndarray, mask: np.ndarray,
                  rng: np.random.Generator) -> np.ndarray:
     """``agent.act_game(game, rows, rng)`` checked like :func:`~ono_env.agents.base.checked_actions`:
-    ``(len(rows),)`` integers, each legal in its row of ``mask`` (the rows' legal masks)."""
+    ``(len(rows),)`` integers, each legal in its row of ``mask`` (the rows' legal masks), from
+    an agent that left the game as it found it (its per-game fields, hands and generators,
+    copied before the call: about 3 MB at 4,096 games of 10 players, small beside a search's
+    decision)."""
     if not callable(getattr(agent, "act_game", None)):   # before: an AttributeError
         raise ValueError(f"{named(agent)} declares uses_game but has no act_game method; allowed: a "
                          f"GameAgent (act_game(game, rows, rng)), or uses_game False")
+    state = game.state
+    before = [a.copy() for a in (state.g, state.hands, state.held, state.rng)]
+    actions = agent.act_game(game, rows, rng)
+    if any(not np.array_equal(a, b) for a, b in zip(before, (game.state.g, game.state.hands,
+                                                             game.state.held, game.state.rng))):
+        # its actions were chosen for a position that is no longer there (before: they were
+        # played unchecked in the changed games, held counts wrapped to 255)
+        raise ValueError(f"{named(agent)}.act_game changed the game it was given (stepped, reset "
+                         f"or wrote its cards); allowed: an agent that reads the live game and "
+                         f"searches a copy of it (as ono_env.agents._search.seat_view makes)")
     # the same check (before: a copy of it, which took [1, True] for [1, 1])
-    return check_actions(agent, agent.act_game(game, rows, rng), mask, "act_game", rows)
+    return check_actions(agent, actions, mask, "act_game", rows)
 
 
 def _budget(name: str, arg: str | None) -> tuple[int, float | None]:
@@ -750,9 +789,10 @@ def _budget(name: str, arg: str | None) -> tuple[int, float | None]:
         # ASCII digits only, as written in the docs: float() would also take "1e1", " 20 ",
         # "1_0" and other scripts' digits
         ms = float(arg[:-2]) if re.fullmatch(r"(0|[1-9][0-9]*)(\.[0-9]+)?ms", arg) else 0.0
-        if not 0 < ms <= MAX_TIME_MS:
+        if not MIN_TIME_MS <= ms <= MAX_TIME_MS:
             raise ValueError(f"agent {spec}: a time budget is <T>ms, T milliseconds per "
-                             f"decision above 0 and at most {MAX_TIME_MS:g} (e.g. {name}:20ms)")
+                             f"decision from {MIN_TIME_MS:f} to {MAX_TIME_MS:g} (e.g. "
+                             f"{name}:20ms)")
         return (DEFAULT_ITERATIONS if name.startswith("ismcts") else DEFAULT_WORLDS), ms
     n = int(arg) if re.fullmatch(r"[1-9][0-9]{0,8}", arg) else 0   # int() takes "+1", "1_6"
     if not 1 <= n <= MAX_WORLDS:

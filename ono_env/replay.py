@@ -107,7 +107,11 @@ def agent_thinking(agent: Any, label: str, obs: np.ndarray, mask: np.ndarray) ->
     explain = getattr(agent, "explain", None)
     if explain is None:
         return None
-    got = explain(obs[None, :], mask[None, :])
+    if not callable(explain):   # before: "TypeError: 'int' object is not callable", unnamed
+        raise ValueError(f"agent {clean_label(label)!r}: explain is {shown(explain, 40)} "
+                         f"({type(explain).__name__}); allowed: a method explain(obs, mask) "
+                         f"returning (probabilities, values), or none")
+    got = explain(obs[None, :], mask[None, :].copy())
     try:   # before: a TypeError or IndexError from an explain that returned another shape
         probs, value = got
         probs = np.asarray(probs, np.float64)

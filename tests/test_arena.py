@@ -2191,6 +2191,49 @@ def test_an_agent_that_calls_sys_exit_is_an_error_not_the_programs_end(tmp_path,
             in capsys.readouterr().err)
 
 
+def test_an_agent_that_writes_its_mask_or_steps_the_game_is_refused(tmp_path, monkeypatch,
+                                                                     capsys):
+    """Before: an agent that set every entry of its mask had its illegal actions checked
+    against that mask and played (it won every game, held counts wrapped to 255); a game
+    agent that stepped the live game had the actions it chose before played unchecked; with
+    --record, an explain that raised was not named as the agent's, and an explain of 3 was
+    "TypeError: 'int' object is not callable"."""
+    from pathlib import Path
+
+    from ono_env import VecGame
+    from ono_env.agents import make_agent
+    from ono_env.agents.driver import AgentDriver, act_one
+
+    data = Path(__file__).resolve().parent / "data"
+    monkeypatch.chdir(data)
+    assert main(["planted:MaskWriter", "greedy", "--players", "2", "--games", "8",
+                 "--no-rating", "--no-progress"]) == 2
+    assert "MaskWriter" in capsys.readouterr().err
+    monkeypatch.syspath_prepend(str(data))
+    import planted
+    for agent in (planted.MaskWriter(), planted.GameStepper()):
+        game = VecGame("basic", 8, seed=0, num_players=2)
+        driver = AgentDriver(game, [agent, make_agent("greedy", game.rules)])
+        driver.seat_agent[:] = [0, 1]
+        said = ("illegal" if isinstance(agent, planted.MaskWriter) else
+                r"act_game changed the game it was given .*; allowed: an agent that reads")
+        with pytest.raises(ValueError, match=said):
+            driver.play(np.random.default_rng(0))
+        assert int(game.state.hands.max()) < 10   # no count wrapped
+        one = VecGame("basic", 1, seed=0, num_players=2)
+        with pytest.raises(ValueError, match=said):
+            act_one(agent, "mine", one, np.random.default_rng(0))
+    for name, said in (("ExplainRaises", "RuntimeError: explode"),
+                       ("ExplainNotCallable", "'explain-number': explain is 3 \\(int\\); "
+                                              "allowed: a method explain\\(obs, mask\\)")):
+        assert main([f"planted:{name}", "greedy", "--players", "2", "--games", "4", "--no-rating",
+                     "--no-progress", "--record", "2", str(tmp_path / name)]) == 2
+        err = capsys.readouterr().err
+        assert re.search(said, err) and len(err.splitlines()) == 1, err
+        if name == "ExplainRaises":
+            assert "explain-raises" in err, err
+
+
 def test_a_run_whose_records_would_not_fit_in_memory_is_refused_before_any_game(monkeypatch,
                                                                                  capsys):
     """Before: nothing counted the per-game records; 100,000,000 games at 10 players (about

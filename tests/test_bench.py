@@ -401,6 +401,10 @@ def test_module_class_loading_and_its_refusals(in_data):
     cases = {"nosuchmodule:Agent": "cannot import module 'nosuchmodule'",
              "planted:Missing": "has no 'Missing'",
              "planted:NoAct": "does not implement the agent protocol",
+             # (before: "TypeError: 'int' object is not callable")
+             "planted:ActNotCallable": "does not implement the agent protocol",
+             # (before: given the hint, its observations being of another length here)
+             "planted:RaisesOwn": r"failed on real positions of basic: RuntimeError: boom$",
              "planted:Illegal": "chose illegal action",
              "planted:NeedsTwo": "takes 2 arguments",
              # a function is not called, however harmless: sys:exit, os:abort would be

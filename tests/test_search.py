@@ -182,11 +182,21 @@ def test_pimc_ppo_keeps_the_policy_choice_unless_clearly_beaten():
     # overridden only where the search's choice beats the policy's by more than the margin
     assert (v[k, acts] - v[k, policy] > agent.margin)[changed].all()
     assert (v[k, acts] >= v.max(axis=1) - 1e-9)[changed].all()
-    # no margin to beat: the plain search; a margin nothing beats: the policy itself
-    for margin, want in ((-1.0, plain), (2.0, policy)):
-        a = SearchAgent(rules, 6, margin=margin, prior=ppo, name="x")
-        assert np.array_equal(a.act_game(game, rows, np.random.default_rng(3)), want)
-        assert np.array_equal(a.last_prior, np.full(len(rows), -1) if margin < 0 else policy)
+    # a margin nothing beats: the policy itself
+    a = SearchAgent(rules, 6, margin=2.0, prior=ppo, name="x")
+    assert np.array_equal(a.act_game(game, rows, np.random.default_rng(3)), policy)
+    assert np.array_equal(a.last_prior, policy)
+    # a prior with no margin, which it would never read, or with a search agent, is refused
+    # (before: the first taken as the plain search, named "prior at margin -1"; the second
+    # refused at its first decision); so is a margin of an ismcts search, which reads none
+    for kwargs, said in ((dict(margin=-1.0, prior=ppo), r"the prior is read only with a "
+                                                         r"margin of 0 or more"),
+                         (dict(margin=0.1, prior=make_agent("pimc:2", rules)),
+                          r"a search agent; allowed: an agent that chooses from the obs"),
+                         (dict(margin=5.0, method="ismcts"), r"^margin = 5.0: an ismcts search "
+                                                             r"keeps no prior's choice")):
+        with pytest.raises(ValueError, match=said):
+            SearchAgent(rules, 6, **kwargs)
     # no specialist at basic 3 players: the generalist is the prior
     assert make_agent("pimc-ppo", RuleSet.preset("basic", num_players=3)).prior.name == "ppo-any"
     with pytest.raises(ValueError, match=r"prior = .*allowed: None, or for a pimc search"):
@@ -558,6 +568,21 @@ def test_time_budget_names_and_refusals():
     for bad in (0, -5.0, True, "5", float("nan")):
         with pytest.raises(ValueError, match=r"time_ms = .*allowed: None, or a number of milli"):
             SearchAgent(rules, 4, time_ms=bad)
+
+
+@pytest.mark.parametrize("spec", ["ismcts:1000ms", "pimc:1000ms"])
+def test_a_time_budget_samples_at_most_the_largest_budget_of_worlds(monkeypatch, spec):
+    """Before: a time budget had no cap on its worlds (iterations): an ismcts tree of a
+    minute's budget grew to 2.5M iterations and 1.7 GB in one decision."""
+    import ono_env.agents.search as S
+    rules = RuleSet.preset("basic", num_players=2)
+    game = positions(rules, 32, seed=61)
+    row = np.flatnonzero(~game.finished & (game.legal_mask().sum(axis=1) > 2))[:1]
+    agent = make_agent(spec, rules)
+    monkeypatch.setattr(S, "MAX_WORLDS", 5)   # read as it searches
+    agent.clock = _Ticks()   # 1 ms a read: a thousand reads before the budget is spent
+    agent.act_game(game, row, np.random.default_rng(0))
+    assert agent.last_worlds[0] == 5
 
 
 def test_ismcts_resumes_its_tree_in_batches():
@@ -943,9 +968,15 @@ def test_a_penalty_matchs_shared_win_is_valued_as_the_engine_pays_it(seat1, rewa
 def test_a_time_budget_is_named_exactly_and_a_nan_margin_is_refused():
     # before: pimc:12345.678ms was named pimc:12345.7ms (another budget when made again), and
     # pimc:0.0000001ms pimc:1e-07ms, a name refused; a margin of NaN played the plain argmax
-    for spec in ("pimc:12345.678ms", "pimc:0.0000001ms", "ismcts:2.5ms"):
+    for spec in ("pimc:12345.678ms", "pimc:0.000001ms", "ismcts:2.5ms"):
         agent = make_agent(spec, "basic")
         assert agent.name == spec and make_agent(agent.name, "basic").time_ms == agent.time_ms
+    # a nanosecond at the least (before: 5e-324 ms was taken, a name of 330 characters)
+    with pytest.raises(ValueError, match=r"from 0.000001 to 60000 \(e.g. pimc:20ms\)"):
+        make_agent("pimc:0.0000001ms", "basic")
+    with pytest.raises(ValueError, match=r"time_ms = 5e-324; allowed: None, or a number of "
+                                         r"milliseconds from 0.000001 to 60000"):
+        SearchAgent(RuleSet.preset("basic"), 4, time_ms=5e-324)
     with pytest.raises(ValueError, match=r"margin=nan \(float\); allowed: a number"):
         SearchAgent(RuleSet.preset("basic"), 4, margin=float("nan"))
 

@@ -77,7 +77,7 @@ from ono_env.agents.base import (
     Agent,
     CHEATING_MARK,
     agent_label,
-    check_actions,
+    checked_actions,
     is_cheating,
     marked,
     observation_version,
@@ -667,10 +667,10 @@ def agreement(agent: Any, reference: Any, rules: Any, num_games: int = 1_000, se
         # each answer checked as the drivers check it, in the games under way (before: None,
         # a scalar, floats or an illegal action were compared as they came)
         checked = np.where(live[:, None], mask, True)   # a finished game's row: any action
-        ours = check_actions(a, a.act(game.observe(seat, version=observation_version(a)), mask,
-                                      rng), checked)
-        theirs = check_actions(ref, ref.act(game.observe(seat, version=observation_version(ref)),
-                                            mask, rng), checked)
+        ours = checked_actions(a, game.observe(seat, version=observation_version(a)), mask, rng,
+                               checked)
+        theirs = checked_actions(ref, game.observe(seat, version=observation_version(ref)), mask,
+                                 rng, checked)
         choice = live & (mask.sum(axis=1) > 1)
         same += int((ours == theirs)[choice].sum())
         total += int(choice.sum())

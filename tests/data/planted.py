@@ -119,3 +119,70 @@ class OwnSeeded:
     def act(self, obs: np.ndarray, mask: np.ndarray, rng: np.random.Generator) -> np.ndarray:
         return np.array([self.rng.choice(np.flatnonzero(m)) for m in np.atleast_2d(mask)],
                         np.int64)
+
+
+class MaskWriter:
+    """Sets every entry of the mask it is given, then returns an illegal action in each row:
+    refused for that action (before: checked against the mask it had written, and played)."""
+
+    name = "mask-writer"
+
+    def act(self, obs: np.ndarray, mask: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+        actions = (~mask.astype(bool)).argmax(axis=1)
+        mask[:] = True
+        return actions
+
+
+class GameStepper:
+    """A game agent that steps the live game it is given, as a careless look-ahead would, and
+    then answers for the position it saw: refused (before: its stale actions were played
+    unchecked)."""
+
+    name = "game-stepper"
+    uses_game = True
+    last_values = None
+
+    def act(self, obs: np.ndarray, mask: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+        return mask.argmax(axis=1)
+
+    def act_game(self, game, rows: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+        actions = game.legal_mask()[rows].argmax(axis=1)
+        live = game.legal_mask().copy()
+        game.step(np.where(live.any(axis=1), live.argmax(axis=1), 0), active=live.any(axis=1))
+        return actions
+
+
+class ExplainRaises:
+    """Plays, and its explain raises: the error is named as this agent's."""
+
+    name = "explain-raises"
+
+    def act(self, obs: np.ndarray, mask: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+        return mask.argmax(axis=1)
+
+    def explain(self, obs: np.ndarray, mask: np.ndarray):
+        raise RuntimeError("explode")
+
+
+class ExplainNotCallable:
+    """Plays, and its explain is a number."""
+
+    name = "explain-number"
+    explain = 3
+
+    def act(self, obs: np.ndarray, mask: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+        return mask.argmax(axis=1)
+
+
+class ActNotCallable:
+    """Its act is a number: not an agent."""
+
+    act = 5
+
+
+class RaisesOwn:
+    """A constructor of no argument and an act that raises for a reason of its own, at any
+    table: no hint about the constructor's rules."""
+
+    def act(self, obs: np.ndarray, mask: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+        raise RuntimeError("boom")
