@@ -1059,6 +1059,26 @@ def test_export_says_what_it_wrote_and_refuses_what_no_load_plays(tmp_path, caps
     assert "ono-export" not in str(exc.value)
 
 
+@pytest.mark.skipif(not Path("/dev/full").exists(), reason="no /dev/full here")
+def test_export_to_a_full_stdout_says_the_file_was_written(tmp_path):
+    """Before: ``ono-export src dest > /dev/full`` said only that the standard output could
+    not be written, with the file written whole, and a second run was refused for it."""
+    import subprocess
+    import sys
+
+    src = Path(__file__).resolve().parent.parent / "agents" / "models" / "ppo-basic-2p.safetensors"
+    dest = tmp_path / "x.safetensors"
+    with open("/dev/full", "w") as full:
+        run = subprocess.run([sys.executable, "-m", "ono_env.train.export", str(src), str(dest)],
+                             stdout=full, stderr=subprocess.PIPE, timeout=120)
+    err = run.stderr.decode()
+    assert run.returncode == 2 and len(err.splitlines()) == 1, err
+    assert err.startswith(f"ono-export: error: wrote {dest}: 'basic' rules, 2 players"), err
+    assert err.endswith("; cannot write the standard output: [Errno 28] No space left on "
+                        "device\n"), err
+    assert read_model(dest)[0]["num_players"] == 2   # the file, whole
+
+
 def test_a_version_1_model_of_another_size_than_its_rules_is_neither_exported_nor_loaded(
         tmp_path):
     """Before: a 2-player network whose metadata gave 4 players was exported as fine, then

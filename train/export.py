@@ -356,8 +356,13 @@ def main(argv: Sequence[str] | None = None) -> int:
                  f"observation version 2 (plays every rule set at 2-10 players; its metadata "
                  f"names {rules}, {meta['num_players']} players)")
         # the path as errors show it (before: a name's escapes and newlines reached the terminal)
-        print(f"wrote {printable(str(dest))}: {plays}, {meta['training_steps']:,} training "
-              f"steps, hidden {arch['hidden_sizes']} {arch['activation']}")
+        said = (f"wrote {printable(str(dest))}: {plays}, {meta['training_steps']:,} training "
+                f"steps, hidden {arch['hidden_sizes']} {arch['activation']}")
+        try:
+            print(said)
+        except cli.StdoutError as exc:   # the file is whole: the error says so (before: only
+            # that stdout failed, and a second run was refused for the file it did not name)
+            raise cli.StdoutError(f"{said}; {exc}") from None
 
     return cli.run(build_parser(), argv, body)
 
