@@ -1103,8 +1103,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="port (default 8000; 0: any free port)")
     p.add_argument("--model", action="append", default=[], metavar="FILE",
                    help="a model file (.safetensors, or a training checkpoint .zip) offered as an "
-                        "opponent, by its file name "
-                        "(repeatable)")
+                        "opponent under its label (a run's model.safetensors: the run's name; "
+                        "else its file name) (repeatable)")
     p.add_argument("--replays", action="append", default=[], metavar="DIR",
                    help="a folder of replay files (*.json) to list in the viewer (repeatable)")
     return p
