@@ -159,17 +159,27 @@ def test_the_rllib_environments_give_version_2_with_its_space(players):
         OnoMultiAgentEnv({"observation_version": 2.0})
 
 
+def _movable(s, i: int, q: int) -> np.ndarray:
+    """The card types of seat ``q``'s hand in game ``i`` that may move: all but the card it
+    has just drawn and is deciding whether to play (before, that card could go, and the
+    engine then played a card the hand no longer held, a count wrapped below zero)."""
+    counts = s.hands[i, q].astype(np.int64)
+    if q == s.current[i] and s.drawn[i] >= 0:
+        counts[s.drawn[i]] -= 1
+    return np.flatnonzero(counts > 0)
+
+
 def _hidden_swaps(g: VecGame, me: np.ndarray, rng: np.random.Generator) -> None:
     """Exchange hidden cards: one card between two opponents of ``me`` (sizes kept), and one
     card between an opponent's hand and the stock."""
     s = g.state
     n = g.num_players
     for i in range(g.num_games):
-        opps = [q for q in range(n) if q != me[i] and s.hand_len[i, q] > 0]
+        opps = [q for q in range(n) if q != me[i] and len(_movable(s, i, q))]
         if len(opps) >= 2:
             a, b = rng.choice(opps, 2, replace=False)
-            ca = rng.choice(np.flatnonzero(s.hands[i, a]))
-            cb = rng.choice(np.flatnonzero(s.hands[i, b]))
+            ca = rng.choice(_movable(s, i, a))
+            cb = rng.choice(_movable(s, i, b))
             s.hands[i, a, ca] -= 1
             s.hands[i, b, ca] += 1
             s.hands[i, b, cb] -= 1
@@ -177,7 +187,7 @@ def _hidden_swaps(g: VecGame, me: np.ndarray, rng: np.random.Generator) -> None:
         if opps and s.stock_len[i] > 0:
             q = rng.choice(opps)
             k = rng.integers(s.stock_len[i])
-            c = rng.choice(np.flatnonzero(s.hands[i, q]))
+            c = rng.choice(_movable(s, i, q))
             s.hands[i, q, c] -= 1
             s.hands[i, q, s.stock[i, k]] += 1
             s.stock[i, k] = c
