@@ -324,6 +324,7 @@ class SearchAgent:
         """Weigh each world by the prior network's probability (softmax at this temperature)
         of the opponent's last play with that world's hand (None: every world alike)."""
         self._memory: tuple | None = None
+        self._busy = threading.Lock()   # act_game's, one thread at a time
         self.time_ms = None if time_ms is None else float(time_ms)
         """The wall time per decision (ms) that replaces the fixed number of worlds
         (iterations)."""
@@ -417,10 +418,16 @@ class SearchAgent:
 
     def __getstate__(self) -> dict:
         """Pickled (Ray tasks, worker processes) without the belief's memory of past views:
-        it belongs to a game object of this process."""
+        it belongs to a game object of this process; nor with its lock, which a copy makes
+        afresh."""
         state = self.__dict__.copy()
         state["_memory"] = None
+        state.pop("_busy", None)
         return state
+
+    def __setstate__(self, state: dict) -> None:
+        self.__dict__.update(state)
+        self._busy = threading.Lock()
 
     def __repr__(self) -> str:
         cheat = ", CHEATING" if self.cheating else ""
@@ -438,7 +445,24 @@ class SearchAgent:
                          f"ono_env.agents.driver.act_one (ono-play, ono-web)")
 
     def act_game(self, game: VecGame, rows: np.ndarray, rng: np.random.Generator) -> np.ndarray:
-        """Actions ``(len(rows),) int64`` for the acting seats of ``game``'s games ``rows``."""
+        """Actions ``(len(rows),) int64`` for the acting seats of ``game``'s games ``rows``.
+
+        One thread at a time: a call while another thread's call runs is one
+        ``RuntimeError``. Its scratch buffers and its ``last_values``, ``last_prior`` and
+        ``last_worlds`` are the object's (before: threads sharing one agent made other moves
+        than each alone, and read each other's values, silently)."""
+        busy = self._busy
+        if not busy.acquire(False):
+            raise RuntimeError(f"{self!r} is deciding in another thread at this moment; "
+                               f"allowed: one thread at a time asks a search agent, whose "
+                               f"last_values are its last call's (give each thread its own: "
+                               f"make_agent again)")
+        try:
+            return self._act_game(game, rows, rng)
+        finally:
+            busy.release()
+
+    def _act_game(self, game: VecGame, rows: np.ndarray, rng: np.random.Generator) -> np.ndarray:
         if not isinstance(game, VecGame):
             raise ValueError(f"act_game: game is a {type(game).__name__}; allowed: a VecGame")
         rows = check_rows("act_game: rows", rows, game.num_games)

@@ -570,6 +570,40 @@ def test_time_budget_names_and_refusals():
             SearchAgent(rules, 4, time_ms=bad)
 
 
+def test_a_search_agent_decides_for_one_thread_at_a_time():
+    """Before: threads sharing one search agent made other moves than each would alone (its
+    observation buffer), and read each other's last_values, silently."""
+    import pickle
+    import threading
+
+    rules = RuleSet.preset("basic", num_players=2)
+    game = positions(rules, 32, seed=61)
+    rows = np.flatnonzero(~game.finished)[:4]
+    agent = make_agent("pimc-ppo:2", rules)
+    alone = agent.act_game(game, rows, np.random.default_rng(0))
+    clone = pickle.loads(pickle.dumps(agent))   # a copy has a lock of its own
+    inside, go, out = threading.Event(), threading.Event(), []
+    real = agent._act_game
+
+    def held(*args):
+        inside.set()
+        go.wait(30)
+        return real(*args)
+    agent._act_game = held
+    other = threading.Thread(target=lambda: out.append(
+        agent.act_game(game, rows, np.random.default_rng(0))))
+    other.start()
+    assert inside.wait(30)
+    with pytest.raises(RuntimeError, match=r"is deciding in another thread at this moment; "
+                                           r"allowed: one thread at a time"):
+        agent.act_game(game, rows, np.random.default_rng(1))
+    assert np.array_equal(clone.act_game(game, rows, np.random.default_rng(0)), alone)
+    go.set()
+    other.join(30)
+    assert np.array_equal(out[0], alone)   # the first call, untouched
+    assert np.array_equal(agent.act_game(game, rows, np.random.default_rng(0)), alone)
+
+
 @pytest.mark.parametrize("spec", ["ismcts:1000ms", "pimc:1000ms"])
 def test_a_time_budget_samples_at_most_the_largest_budget_of_worlds(monkeypatch, spec):
     """Before: a time budget had no cap on its worlds (iterations): an ismcts tree of a
