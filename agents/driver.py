@@ -61,7 +61,7 @@ from ono_env.agents.base import (
 from ono_env.agents.rule_based import ColorControlAgent, DefensiveAgent, GreedyAgent
 from ono_env.agents.search import game_actions
 from ono_env.checks import check_rng, shown
-from ono_env.game import VecGame
+from ono_env.game import GameInternals, VecGame
 from ono_env.observation import observation_size
 from ono_env.replay import Replay, agent_thinking, search_thinking
 
@@ -208,6 +208,16 @@ class AgentDriver:
             raise ValueError(f"seat_agent names agent {bad}; allowed: -1 (a seat the driver "
                              f"does not play) to {len(self.agents) - 1} (the driver has "
                              f"{len(self.agents)} agent(s))")
+        # the compiled agents move the game outside its own calls: its lock is held meanwhile,
+        # so that another thread's change is refused (before: 200,000 resets from another
+        # thread were taken during one play)
+        inner = game.internals   # one for the whole play
+        with inner.changing():
+            return self._drive(rng, rewards, inner)
+
+    def _drive(self, rng: np.random.Generator, rewards: np.ndarray, inner: GameInternals) -> int:
+        """:meth:`play` once its arguments are checked, the game's lock held."""
+        game = self.game
         driven = self.seat_agent >= 0
         names, python, codes = self._plan()
         if self._all_random(driven, names):
@@ -220,7 +230,7 @@ class AgentDriver:
         taken = 0
         while True:
             if seat_policy is not None:
-                taken += self._play_compiled(seat_policy, rewards)
+                taken += self._play_compiled(seat_policy, rewards, inner)
                 if self.short_paths and not python[:-1].any():   # nothing Python plays
                     return taken
             current = game.state.current.astype(np.int64)
@@ -228,10 +238,10 @@ class AgentDriver:
             waiting = python[who] & ~game.finished
             if not waiting.any():
                 return taken
-            taken += self._python_step(rng, rewards, current, who, waiting)
+            taken += self._python_step(rng, rewards, current, who, waiting, inner)
 
     def _python_step(self, rng: np.random.Generator, rewards: np.ndarray, current: np.ndarray,
-                     who: np.ndarray, waiting: np.ndarray) -> int:
+                     who: np.ndarray, waiting: np.ndarray, inner: GameInternals) -> int:
         """One decision of the Python agents in every game ``waiting`` for one of them."""
         game = self.game
         mask = game.legal_mask(which=waiting)
@@ -275,11 +285,12 @@ class AgentDriver:
                     notes.append(f"raised by the agent {label}")
                 raise
         # checked_actions verified every action against this mask
-        result = game.internals.step_unchecked(self._actions, waiting)
+        result = inner.step_unchecked(self._actions, waiting)
         rewards += result.rewards
         return int(waiting.sum())
 
-    def _play_compiled(self, seat_policy: np.ndarray, rewards: np.ndarray) -> int:
+    def _play_compiled(self, seat_policy: np.ndarray, rewards: np.ndarray,
+                       inner: GameInternals) -> int:
         """Every game plays its compiled seats until it waits on another seat or is
         finished (recorded games first, one decision at a time, through the same kernel)."""
         K, game = _baselines(), self.game
@@ -287,7 +298,6 @@ class AgentDriver:
         if not rewards.flags.c_contiguous:   # play() checked its dtype, shape and writability
             out = self._rewards
             out[:] = 0.0
-        inner = game.internals
         args = (*inner.state_args, seat_policy, self.policy_rng)
         scratch = (inner.scratch_rewards, self._sc, self._tmp, self._last)
         taken = 0

@@ -900,7 +900,7 @@ class GameInternals:
       the next acting seats' legal masks and observations are written to ``mask`` and
       ``next_obs``. Returns the first game whose action is illegal (then nothing changed:
       pass it to ``raise_illegal``), or a negative number. Nothing is allocated;
-    - ``step_unchecked``, ``raise_illegal``, ``mask_changed``: below.
+    - ``changing``, ``step_unchecked``, ``raise_illegal``, ``mask_changed``: below.
 
     The members that are the game's own objects are plain attributes (no call between the
     loop and the game: the PettingZoo env steps through them at every decision).
@@ -923,6 +923,13 @@ class GameInternals:
     def next_obs(self) -> np.ndarray:
         """The (B, D) observation buffer ``step_observed`` writes (made on its first call)."""
         return self._game._next_obs
+
+    def changing(self) -> Any:
+        """The game's lock for a loop that moves it in compiled code (``with
+        internals.changing():``), as the game's own changing calls take it: while it is held,
+        another thread's change is one ``RuntimeError``; the thread that holds it takes it
+        again in the game's own calls inside the loop."""
+        return self._game._changing()
 
     def step_unchecked(self, actions: np.ndarray, active: np.ndarray | None = None,
                        ) -> StepResult:

@@ -1193,6 +1193,38 @@ def test_a_game_changed_by_another_thread_at_that_moment_is_refused():
     for i in range(200):
         read_position(shared.to_dict(i), shared.rules)   # ValueError for a broken game
 
+def test_a_game_an_agent_driver_is_playing_is_refused_to_another_thread():
+    """Before: the driver moved the game in compiled code without its lock, and another
+    thread's reset in the middle of a play was taken."""
+    import threading
+
+    from ono_env.agents import make_agent
+    from ono_env.agents.driver import AgentDriver
+
+    inside, go = threading.Event(), threading.Event()
+
+    class Waits:   # a Python agent: the driver's play waits in it
+        def act(self, obs, mask, rng):
+            inside.set()
+            go.wait(30)
+            return mask.argmax(axis=1)
+    game = VecGame("basic", 4, seed=0, num_players=2)
+    driver = AgentDriver(game, [Waits(), make_agent("greedy", game.rules)])
+    driver.seat_agent[:] = [0, 1]
+    other = threading.Thread(target=driver.play, args=(np.random.default_rng(0),))
+    other.start()
+    assert inside.wait(30)
+    try:
+        before = [game.to_dict(i) for i in range(4)]
+        with pytest.raises(RuntimeError, match=r"^this VecGame is being changed by another"):
+            game.reset(seed=1)
+        assert [game.to_dict(i) for i in range(4)] == before
+    finally:
+        go.set()
+        other.join(30)
+    game.reset(seed=1)   # free again
+
+
 def test_two_threads_observing_one_game_each_see_only_their_own_seat():
     """``observe`` takes no lock (a read). Before, it filled one buffer with the seat asked
     for and its kernel read that buffer without Python's lock: a second thread's call

@@ -92,9 +92,9 @@ def _python_steps(monkeypatch) -> list[int]:
     calls: list[int] = []
     step = AgentDriver._python_step
 
-    def counted(self, rng, rewards, current, who, waiting):
+    def counted(self, rng, rewards, current, who, waiting, inner):
         calls.append(int(waiting.sum()))
-        return step(self, rng, rewards, current, who, waiting)
+        return step(self, rng, rewards, current, who, waiting, inner)
 
     monkeypatch.setattr(AgentDriver, "_python_step", counted)
     return calls
