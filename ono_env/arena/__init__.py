@@ -571,10 +571,13 @@ def evaluate(agent: Any, opponents: Sequence[Any], rules: Any, num_games: int, s
     ``max_decisions``: cut each game there, a game with no winner (None: the game's own
     limit, 5,000 decisions a round, 50,000 a match). ``workers`` > 1 plays the opponents in
     that many processes at once, one opponent per process; every opponent keeps its own
-    seed, so the rows are the same as with one worker. Agents then travel to the processes
-    by pickling: pass names or model paths. The processes that would play at once, each with
-    its games' records, are checked against the memory free before any starts
-    (:func:`check_workers_memory`)."""
+    seed, so the rows are the same as with one worker for agents that keep nothing from one
+    call to the next (every agent of the project's, by name or model path). Agents then
+    travel to the processes by pickling: pass names or model paths. An agent object of yours
+    that keeps state between calls carries it from one opponent to the next with one worker,
+    and starts each opponent from its pickled copy with several: its rows then differ. The
+    processes that would play at once, each with its games' records, are checked against the
+    memory free before any starts (:func:`check_workers_memory`)."""
     rules = resolve_rules(rules)
     workers = check_int("workers", workers, 1)
     seed = check_int("seed", seed, 0)   # any size: the trainers add their step count to theirs
