@@ -67,7 +67,9 @@ class ExplainingAgent(Agent, Protocol):
 class GameAgent(Agent, Protocol):
     """An agent that decides from the seat's view of the game (``uses_game = True``): the
     drivers call ``act_game(game, rows, rng)`` for the acting seats of games ``rows`` and
-    then read its value per legal action for those rows in ``last_values``."""
+    then read its value per legal action for those rows in ``last_values``. ``act_game``
+    reads the live game and leaves it as it found it (it searches a copy): a call that
+    changed it is refused (:func:`ono_env.agents.search.game_actions`)."""
 
     uses_game: bool
     last_values: np.ndarray | None

@@ -417,7 +417,7 @@ def check_protocol(agent: Any, rules: RuleSet, what: str) -> None:
     mask = game.legal_mask().copy()
     obs = game.observe(game.state.current.astype(np.int64), version=version)
     try:
-        actions = agent.act(obs, mask, np.random.default_rng(0))
+        actions = agent.act(obs, mask.copy(), np.random.default_rng(0))   # checked against its own
     except (Exception, SystemExit) as exc:  # noqa: BLE001 - the user's act failed: one line,
         # its reason (a sys.exit too: before, the program ended with its status, silent)
         raise ActRaised(f"{failed}: {type(exc).__name__}: {exc}") from None

@@ -418,10 +418,11 @@ class SearchAgent:
 
     def __getstate__(self) -> dict:
         """Pickled (Ray tasks, worker processes) without the belief's memory of past views:
-        it belongs to a game object of this process; nor with its lock, which a copy makes
-        afresh."""
+        it belongs to a game object of this process; nor with its lock and scratch buffer,
+        which a copy makes afresh."""
         state = self.__dict__.copy()
         state["_memory"] = None
+        state["_obs"] = None   # a scratch buffer: a copy's own (before: copy.copy shared it)
         state.pop("_busy", None)
         return state
 
@@ -778,26 +779,33 @@ def packed_network(net: Any) -> tuple[np.ndarray, np.ndarray]:
     return out
 
 
+def _fingerprint(state: Any) -> tuple[np.ndarray, ...]:
+    """The arrays of a game's state that :func:`game_actions` compares before and after an
+    agent's call: every per-game field, the hands, the generators and both piles (not the
+    per-seat fields, 23 KB a game at 10 players: a step or a reset moves the per-game fields
+    too)."""
+    return state.g, state.hands, state.held, state.rng, state.stock, state.discard
+
+
 def game_actions(agent: Any, game: VecGame, rows: np.ndarray, mask: np.ndarray,
                  rng: np.random.Generator) -> np.ndarray:
     """``agent.act_game(game, rows, rng)`` checked like :func:`~ono_env.agents.base.checked_actions`:
     ``(len(rows),)`` integers, each legal in its row of ``mask`` (the rows' legal masks), from
-    an agent that left the game as it found it (its per-game fields, hands and generators,
-    copied before the call: about 3 MB at 4,096 games of 10 players, small beside a search's
-    decision)."""
+    an agent that left the game as it found it (its per-game fields, hands, stock, discard
+    pile and generators, copied before the call: about 3 MB at 4,096 games of 10 players,
+    small beside a search's decision)."""
     if not callable(getattr(agent, "act_game", None)):   # before: an AttributeError
         raise ValueError(f"{named(agent)} declares uses_game but has no act_game method; allowed: a "
                          f"GameAgent (act_game(game, rows, rng)), or uses_game False")
-    state = game.state
-    before = [a.copy() for a in (state.g, state.hands, state.held, state.rng)]
+    before = [a.copy() for a in _fingerprint(game.state)]
     actions = agent.act_game(game, rows, rng)
-    if any(not np.array_equal(a, b) for a, b in zip(before, (game.state.g, game.state.hands,
-                                                             game.state.held, game.state.rng))):
+    if any(not np.array_equal(a, b) for a, b in zip(before, _fingerprint(game.state))):
         # its actions were chosen for a position that is no longer there (before: they were
         # played unchecked in the changed games, held counts wrapped to 255)
-        raise ValueError(f"{named(agent)}.act_game changed the game it was given (stepped, reset "
-                         f"or wrote its cards); allowed: an agent that reads the live game and "
-                         f"searches a copy of it (as ono_env.agents._search.seat_view makes)")
+        raise ValueError(f"{named(agent)}.act_game changed the game it was given (stepped, "
+                         f"reset, or wrote its cards or piles); allowed: an agent that reads the "
+                         f"live game and searches a copy of it (as "
+                         f"ono_env.agents._search.seat_view makes)")
     # the same check (before: a copy of it, which took [1, True] for [1, 1])
     return check_actions(agent, actions, mask, "act_game", rows)
 

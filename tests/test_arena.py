@@ -2211,7 +2211,7 @@ def test_an_agent_that_writes_its_mask_or_steps_the_game_is_refused(tmp_path, mo
     assert "MaskWriter" in capsys.readouterr().err
     monkeypatch.syspath_prepend(str(data))
     import planted
-    for agent in (planted.MaskWriter(), planted.GameStepper()):
+    for agent in (planted.MaskWriter(), planted.GameStepper(), planted.StockShuffler()):
         game = VecGame("basic", 8, seed=0, num_players=2)
         driver = AgentDriver(game, [agent, make_agent("greedy", game.rules)])
         driver.seat_agent[:] = [0, 1]

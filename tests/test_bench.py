@@ -406,6 +406,8 @@ def test_module_class_loading_and_its_refusals(in_data):
              # (before: given the hint, its observations being of another length here)
              "planted:RaisesOwn": r"failed on real positions of basic: RuntimeError: boom$",
              "planted:Illegal": "chose illegal action",
+             # refused before any game (before: its written mask passed the check)
+             "planted:MaskWriter": "chose illegal action",
              "planted:NeedsTwo": "takes 2 arguments",
              # a function is not called, however harmless: sys:exit, os:abort would be
              "planted:act_first": "'act_first' is a function, not a class; allowed: module:Class",

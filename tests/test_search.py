@@ -582,6 +582,8 @@ def test_a_search_agent_decides_for_one_thread_at_a_time():
     agent = make_agent("pimc-ppo:2", rules)
     alone = agent.act_game(game, rows, np.random.default_rng(0))
     clone = pickle.loads(pickle.dumps(agent))   # a copy has a lock of its own
+    import copy
+    assert agent._obs is not None and copy.copy(agent)._obs is None   # and its own buffer
     inside, go, out = threading.Event(), threading.Event(), []
     real = agent._act_game
 

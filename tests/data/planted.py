@@ -186,3 +186,16 @@ class RaisesOwn:
 
     def act(self, obs: np.ndarray, mask: np.ndarray, rng: np.random.Generator) -> np.ndarray:
         raise RuntimeError("boom")
+
+
+class StockShuffler(GameStepper):
+    """A game agent that shuffles the live stock, as a careless determinisation would, and
+    answers legally: refused (before: the real game's future draws changed, silently)."""
+
+    name = "stock-shuffler"
+
+    def act_game(self, game, rows: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+        state = game.state
+        for i in rows:
+            rng.shuffle(state.stock[i, :state.stock_len[i]])
+        return game.legal_mask()[rows].argmax(axis=1)
