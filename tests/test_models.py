@@ -1063,14 +1063,16 @@ def test_export_says_what_it_wrote_and_refuses_what_no_load_plays(tmp_path, caps
 def test_export_to_a_full_stdout_says_the_file_was_written(tmp_path):
     """Before: ``ono-export src dest > /dev/full`` said only that the standard output could
     not be written, with the file written whole, and a second run was refused for it."""
+    import os
     import subprocess
     import sys
 
     src = Path(__file__).resolve().parent.parent / "agents" / "models" / "ppo-basic-2p.safetensors"
     dest = tmp_path / "x.safetensors"
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONUNBUFFERED"}   # buffered
     with open("/dev/full", "w") as full:
         run = subprocess.run([sys.executable, "-m", "ono_env.train.export", str(src), str(dest)],
-                             stdout=full, stderr=subprocess.PIPE, timeout=120)
+                             stdout=full, stderr=subprocess.PIPE, timeout=120, env=env)
     err = run.stderr.decode()
     assert run.returncode == 2 and len(err.splitlines()) == 1, err
     assert err.startswith(f"ono-export: error: wrote {dest}: 'basic' rules, 2 players"), err

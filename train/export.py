@@ -359,7 +359,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         said = (f"wrote {printable(str(dest))}: {plays}, {meta['training_steps']:,} training "
                 f"steps, hidden {arch['hidden_sizes']} {arch['activation']}")
         try:
-            print(said)
+            print(said, flush=True)   # written now, not in a buffer
         except cli.StdoutError as exc:   # the file is whole: the error says so (before: only
             # that stdout failed, and a second run was refused for the file it did not name)
             raise cli.StdoutError(f"{said}; {exc}") from None

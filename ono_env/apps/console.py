@@ -306,6 +306,10 @@ def named_stdout() -> Iterator[None]:
     sys.stdout = _NamedStdout(stream)
     try:
         yield
+        # what is still buffered, written here, where a failure is the one error line
+        # (before: at the interpreter's exit, where a buffered stdout - any but Python's
+        # unbuffered mode - failed as "Exception ignored ..." with status 120)
+        sys.stdout.flush()
     finally:
         if isinstance(sys.stdout, _NamedStdout):
             sys.stdout = stream
@@ -402,11 +406,8 @@ def _run(parser: argparse.ArgumentParser, argv: Sequence[str] | None,
             print(f"{prog}: error: {_message(exc)}", file=sys.stderr)
             return 2
         # whoever read the output stopped (``| head``): end quietly, as Unix tools do, with
-        # the status of a SIGPIPE; stdout goes to devnull so that the interpreter's own flush
-        # at exit does not fail again (Python's documented recipe, "Note on SIGPIPE")
-        import os
-
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        # the status of a SIGPIPE
+        _stdout_to_null()
         return 141
     except ImportError as exc:
         remove_made_dirs()
@@ -433,7 +434,22 @@ def _run(parser: argparse.ArgumentParser, argv: Sequence[str] | None,
                 ignore_sigint()
             return 130
         print(f"{prog}: error: {_message(exc)}", file=sys.stderr)
+        if isinstance(exc, StdoutError) and argv is None:   # the console script ends: what
+            # its buffer holds is not tried again (before: "Exception ignored", status 120)
+            _stdout_to_null()
         return 2
+
+
+def _stdout_to_null() -> None:
+    """Point the standard output's file descriptor at the null device, so that the
+    interpreter's own flush at exit of what a failed write left in its buffer does not fail
+    again (Python's documented recipe, "Note on SIGPIPE")."""
+    import os
+
+    try:
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    except (AttributeError, OSError, ValueError, io.UnsupportedOperation):
+        pass   # no descriptor of its own (a test's capture): nothing is flushed to it
 
 
 def _parse(parser: argparse.ArgumentParser, argv: Sequence[str] | None,
