@@ -2244,6 +2244,12 @@ def test_a_run_whose_records_would_not_fit_in_memory_is_refused_before_any_game(
     monkeypatch.setattr(G, "available_memory", lambda: 1 << 30)
     played = []
     monkeypatch.setattr("ono_env.arena.play_games", lambda *a, **k: played.append(1))
+    # not one round of the plan fits: 20 entrants at 10 players seat 184,756 tables (before:
+    # "at most 0 games played here")
+    with pytest.raises(ValueError, match=r"^num_games=1,847,560: one round of the plan, every "
+                                         r"seating of every table, is 1,847,560 games, which need "
+                                         r"1\.8 GiB .* allowed: fewer entrants"):
+        run_arena(["random"] * 20, "basic", 10, num_games=1_847_560, rating=False)
     # the most it advises is whole rounds of the plan (10 seatings), so that asking for it
     # plays that many and fits (before: 1,044,495, which the plan rounds up to 1,044,500)
     most = (1 << 30) // record_bytes(10) // 10 * 10

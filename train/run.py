@@ -790,7 +790,7 @@ def check_evaluation_memory(cfg: TrainConfig, rules: Any) -> None:
                                      most * record_bytes(n), ", or a smaller final_eval.games")
             elif games != "auto":   # auto: at most 100,000 games, one evaluation at a time
                 check_records_memory(games_played(games, n, n), n, games, field,
-                                     f"a smaller {field}", games_played(1, n, n))
+                                     f"a smaller {field}", num_entrants=n)
 
 
 def check_distinct_labels(specs: Sequence[str], what: str) -> None:

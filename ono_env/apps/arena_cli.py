@@ -301,7 +301,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if len(args.agents) >= players:   # named --games (run_arena checks it again); before
             # the note below, which a refused run printed above its error
             check_records_memory(planned, players, args.games, "--games",
-                                 unit=games_played(1, len(args.agents), players))
+                                 num_entrants=len(args.agents))
         if planned != args.games:
             deals = (f": {deals_words(planned // len(seatings(players)), players)}"
                      if args.mirrored else "")

@@ -321,7 +321,7 @@ def run_arena(agents: Sequence[Any], rules: Any = "classic", num_players: int | 
     models = _model_files(built, labels) if mirrored else {}
     check_plan(games_played(num_games, len(agents), P), num_games, len(agents), P)
     check_records_memory(games_played(num_games, len(agents), P), P, num_games,
-                         unit=games_played(1, len(agents), P))
+                         num_entrants=len(agents))
     tables = list(itertools.combinations(range(len(agents)), P))
     orders = seatings(P)
     total = games_played(num_games, len(agents), P)
@@ -438,23 +438,32 @@ def record_bytes(num_players: int) -> int:
 
 def check_records_memory(games: int, num_players: int, num_games: int,
                          name: str = "num_games", several: str = "in several runs",
-                         unit: int = 1) -> None:
+                         num_entrants: int | None = None) -> None:
     """``ValueError`` naming ``name`` (``num_games``, or a console script's ``--games``) when
     what a run needs for the ``games`` it plays for it (:func:`record_bytes` each: their
     records, and the ratings and tables made from them) would not fit in the memory free
     now, before any game (before: 100,000,000 games at 10 players, about 24 GiB of records,
     played for hours and then failed). ``several``: how the refusal ends its advice (a
-    training evaluation cannot be split into several runs). ``unit``: the games of one round
-    of the plan (``games_played(1, ...)``); the most games the advice names is a whole number
-    of them, so that asking for it plays exactly that many (before: a count that the plan
-    then rounded up, past the memory again)."""
+    training evaluation cannot be split into several runs). ``num_entrants``: the entrants
+    of the plan, whose round (:func:`games_played` of one game: every seating of every table)
+    the most games the advice names is a whole number of, so that asking for it plays
+    exactly that many (before: a count that the plan then rounded up, past the memory
+    again); None: no round."""
     need = games * record_bytes(num_players)
     if need < MEMORY_CHECK_FROM:
         return
     free = _game.available_memory()   # (read through the module: tests set it there)
     if free is not None and need > free:
+        unit = 1 if num_entrants is None else games_played(1, num_entrants, num_players)
         most = free // record_bytes(num_players) // unit * unit
         asked = f"{name} {num_games:,}" if name.startswith("--") else f"{name}={num_games:,}"
+        if most == 0:   # not one round fits (before: "at most 0 games played here")
+            raise ValueError(f"{asked}: one round of the plan, every seating of every table, "
+                             f"is {unit:,} games, which need "
+                             f"{unit * record_bytes(num_players) / 2**30:,.1f} GiB (their "
+                             f"records, and room for the ratings and tables made from them), "
+                             f"and this machine has {free / 2**30:,.1f} GiB of memory free; "
+                             f"allowed: fewer entrants (fewer tables to seat)")
         raise ValueError(f"{asked}: the {games:,} games played need {need / 2**30:,.1f} "
                          f"GiB (their records, and room for the ratings and tables made from "
                          f"them), and this machine has {free / 2**30:,.1f} GiB of memory free; "
