@@ -444,11 +444,11 @@ def check_records_memory(games: int, num_players: int, num_games: int,
     records, and the ratings and tables made from them) would not fit in the memory free
     now, before any game (before: 100,000,000 games at 10 players, about 24 GiB of records,
     played for hours and then failed). ``several``: how the refusal ends its advice (a
-    training evaluation cannot be split into several runs). ``num_entrants``: the entrants
-    of the plan, whose round (:func:`games_played` of one game: every seating of every table)
-    the most games the advice names is a whole number of, so that asking for it plays
-    exactly that many (before: a count that the plan then rounded up, past the memory
-    again); None: no round."""
+    training evaluation cannot be split into several runs). ``num_entrants``: the plan's
+    entrants; the most games the advice names is then a whole number of the plan's rounds
+    (:func:`games_played` of one game: every seating of every table), so that asking for it
+    plays exactly that many (before: a count that the plan rounded up, past the memory
+    again), and a plan of which not one round fits is refused as such; None: no rounds."""
     need = games * record_bytes(num_players)
     if need < MEMORY_CHECK_FROM:
         return
