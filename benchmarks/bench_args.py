@@ -7,6 +7,7 @@ from __future__ import annotations
 import argparse
 import math
 import os
+import platform
 import shlex
 import subprocess
 import sys
@@ -350,3 +351,20 @@ def sub_run(script: str, cmd: list[str], **kwargs: Any) -> subprocess.CompletedP
         sys.exit(f"{script}: the sub-run `{shlex.join(cmd)}` stopped with exit status "
                  f"{done.returncode} (its error is above)")
     return done
+
+
+def cpu_name() -> str:
+    """The processor's model name (``/proc/cpuinfo``), else what ``platform`` says."""
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine()
+
+
+def machine() -> str:
+    """The cores this process may use, the processor and Python, as the reports say them."""
+    return (f"{len(os.sched_getaffinity(0))} cores, {platform.machine()} ({cpu_name()}), "
+            f"Python {platform.python_version()}")

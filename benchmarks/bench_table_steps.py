@@ -50,6 +50,8 @@ from pathlib import Path
 import numpy as np
 from bench_args import (
     checked_rounds,
+    cpu_name,
+    machine,
     optional_out,
     out_file,
     out_folder,
@@ -58,7 +60,7 @@ from bench_args import (
     run_script,
     within,
 )
-from bench_train import PRESET_NAMES, cpu_name, machine
+from bench_train import PRESET_NAMES
 
 from ono_env.game import MAX_GAMES
 

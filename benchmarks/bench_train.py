@@ -40,16 +40,16 @@ from __future__ import annotations
 import json
 import multiprocessing as mp
 import os
-import platform
 import shlex
 import statistics
 import sys
 import tempfile
 import time
-from pathlib import Path
 
 from bench_args import (
     checked_rounds,
+    cpu_name,
+    machine,
     optional_out,
     out_folder,
     parser,
@@ -96,23 +96,6 @@ MIXTURE = ["observation_version=2", "tables=[" + ", ".join(
 """The overrides of part 4's mixture: every preset at 2-6 players."""
 GENERALIST_NET = ["policy={net_arch: [256, 256], activation: tanh, shared: true, "
                   "opponent_encoder: 32}"]
-
-
-def cpu_name() -> str:
-    """The processor's model name (``/proc/cpuinfo``), else what ``platform`` says."""
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or platform.machine()
-
-
-def machine() -> str:
-    """The cores this process may use, the processor and Python, as the reports say them."""
-    return (f"{len(os.sched_getaffinity(0))} cores, {platform.machine()} ({cpu_name()}), "
-            f"Python {platform.python_version()}")
 
 
 PRECISIONS: dict[str, set[str]] = {}

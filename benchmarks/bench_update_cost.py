@@ -45,6 +45,8 @@ from typing import Any
 import numpy as np
 from bench_args import (
     checked_rounds,
+    cpu_name,
+    machine,
     optional_out,
     out_folder,
     parser,
@@ -53,7 +55,6 @@ from bench_args import (
     within,
 )
 from bench_table_steps import DEFAULT, tables
-from bench_train import cpu_name, machine
 
 MINIBATCH = 2048
 """Rows per minibatch, as the default config's ``ppo.batch_size``."""

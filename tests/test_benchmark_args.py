@@ -55,6 +55,7 @@ def test_out_folder_and_out_file_refuse_earlier_results(tmp_path, monkeypatch):
 # script, its arguments, the file an earlier run left in --out (a folder) and what is refused
 EARLIER_RESULTS = [
     ("bench_train", ["--out", "{out}"], "bench_train.json"),
+    ("bench_core", ["--out", "{out}"], "results.json"),
     ("bench_headroom", ["--tables", "ono-3", "--agents", "random", "--out", "{out}"],
      "results.md"),
     ("bench_observation_worth", ["--out", "{out}"], "results.json"),
@@ -164,6 +165,45 @@ def test_bench_train_checks_cuda_first(tmp_path, monkeypatch):
                                       "--out", str(tmp_path / "o")])
     assert got == "bench_train: --mixture-device cuda: torch sees no CUDA GPU here; allowed: cpu"
     assert not (tmp_path / "o").exists()
+
+
+def test_bench_core_writes_the_rates_it_measured(tmp_path, monkeypatch, capsys):
+    """``--out``: results.json holds each measured rate and results.md's tables show them."""
+    main = bench_main("bench_core", monkeypatch)
+    fakes = {
+        "engine_rate": lambda players, batch, n: 1e6 * players + batch,
+        "python_loop_rate": lambda players, batch, n: 1e5 * players + batch,
+        "vecenv_rate": lambda players, steps: 3e6 + players,
+        "gym_vector_rate": lambda players, steps: 4e6 + players,
+        "aec_rate": lambda wrapped, n: 60_000.0 if wrapped else 75_000.0,
+        "rlcard_rates": lambda n: (80_000.0, 30_000.0),
+        "import_cpu_seconds": lambda fresh, prebuilt=True: 1.5 if prebuilt else 20.0,
+        "instructions_per_decision": lambda cases: {case: 300.0 for case in cases},
+        "truncation_table": lambda episodes: [("basic", 2, episodes, 0, 81.5, 66)],
+    }
+    for name, fake in fakes.items():
+        monkeypatch.setitem(main.__globals__, name, fake)
+    monkeypatch.setattr(sys, "argv", ["bench_core", "--quick", "--rounds", "3",
+                                      "--out", str(tmp_path / "o")])
+    main()
+    data = json.loads((tmp_path / "o" / "results.json").read_text())
+    assert data["command"] == ("python benchmarks/bench_core.py --quick --rounds 3 --out "
+                               + str(tmp_path / "o"))
+    assert data["batches"][2] == {"players": 2, "batch": 4096, "engine": 2_004_096.0,
+                                  "python_loop": 204_096.0}
+    assert data["one_game"] == {"python_loop": 200_001.0, "raw_env": 75_000.0, "env": 60_000.0,
+                                "rlcard_game_step": 80_000.0, "rlcard_env_step": 30_000.0}
+    assert data["random_play"] == [{"rules": "basic", "players": 2, "episodes": 100,
+                                    "truncated": 0, "mean": 81.5, "median": 66}]
+    md = (tmp_path / "o" / "results.md").read_text()
+    assert "| engine, `VecGame.play_random`, B=4096 | 2.00M/s | 4.00M/s |" in md
+    assert "| PettingZoo `raw_env`, one game through the AEC API | 75.0k/s | |" in md
+    assert "the B=1 Python loop 2.50x RLCard's `UnoGame.step` loop" in md
+    assert "| `classic` | 4 | 300 |" in md and "| `basic` | 2 | 100 | 0 | 81.5 | 66 |" in md
+    assert "medians of 3 interleaved rounds" in md
+    assert data["instructions_not_counted"] is None
+    assert "1.5 s of CPU as this install loads its kernels (prebuilt kernels: " in md
+    assert "      2  4096    2,004,096      204,096" in capsys.readouterr().out   # as printed
 
 
 def test_bench_probes_checks_each_ensemble_member(tmp_path, monkeypatch):
