@@ -67,13 +67,19 @@ def run_dir_of(preset: str, players: int, variant: str, minutes: float | None, o
                            + (f"-{slug}" if slug else ""))
 
 
+def train_command(preset: str, players: int, variant: str, minutes: float | None, out: Path,
+                  extra: list[str]) -> list[str]:
+    """The ``ono-train`` command of one table (its overrides from the third word on)."""
+    run_dir = run_dir_of(preset, players, variant, minutes, out, extra)
+    return (["ono-train", "default", f"rules={preset}", f"num_players={players}",
+             f"run_dir={run_dir}", "torch_threads=1", "progress=false", *VARIANTS[variant], *extra]
+            + ([] if minutes is None else [f"time_limit_minutes={minutes}"]))
+
+
 def train_one(preset: str, players: int, variant: str, minutes: float | None, out: Path,
               extra: list[str]) -> dict:
     run_dir = run_dir_of(preset, players, variant, minutes, out, extra)
-    cmd = ["ono-train", "default", f"rules={preset}", f"num_players={players}",
-           f"run_dir={run_dir}", "torch_threads=1", "progress=false", *VARIANTS[variant], *extra]
-    if minutes is not None:
-        cmd.append(f"time_limit_minutes={minutes}")
+    cmd = train_command(preset, players, variant, minutes, out, extra)
     t0 = time.perf_counter()
     log = run_dir.parent / (run_dir.name + ".log")
     log.parent.mkdir(parents=True, exist_ok=True)
@@ -103,7 +109,7 @@ def mirrored(row: dict, deals: int, seed: int) -> dict:
             "mean_length": float(ar.records.length.mean())}
 
 
-def main() -> None:
+def main() -> int | None:
     ap = parser(__doc__)
     ap.add_argument("--tables", help="preset:players,... (e.g. ono:4,basic:2)")
     ap.add_argument("--variant", default="default", choices=sorted(VARIANTS),
@@ -142,12 +148,12 @@ def main() -> None:
     at_least(script, "--parallel", a.parallel, 1)
     if a.minutes is not None:
         positive_finite(script, "--minutes", a.minutes)
-    from ono_env.train.config import load_config
+    from ono_env.train.config import check_override_keys, load_config
     for p, n in tables:   # every table's training config (rules, players, --extra) before any run
-        try:
-            load_config("default", [f"rules={p}", f"num_players={n}", "run_dir=unused",
-                                    *VARIANTS[a.variant], *a.extra]
-                        + ([] if a.minutes is None else [f"time_limit_minutes={a.minutes}"]))
+        overrides = train_command(p, n, a.variant, a.minutes, a.out, a.extra)[2:]
+        try:   # ono-train refuses a key given twice (--extra's rules=, ppo.gamma= of a variant)
+            check_override_keys(overrides)
+            load_config("default", overrides)
         except ValueError as exc:
             sys.exit(f"{script}: --tables {p}:{n} with --variant {a.variant}"
                      + (f" --extra {' '.join(a.extra)}" if a.extra else "") + f": {exc}")
@@ -221,10 +227,13 @@ def main() -> None:
                         path.write_text(json.dumps(fresh, indent=1) + "\n")
                         write_md(a.out, fresh)
         return
+    failed = []
     with ThreadPoolExecutor(a.parallel) as ex:
         futures = [ex.submit(train_one, p, n, a.variant, a.minutes, a.out, a.extra) for p, n in tables]
         for f in futures:
             row = f.result()
+            if row["rc"] != 0:
+                failed.append(f"{row['preset']}:{row['players']}")
             if row["rc"] == 0:
                 row["mirrored"] = mirrored(row, a.deals, a.seed)
             print(line(row), flush=True)
@@ -234,6 +243,11 @@ def main() -> None:
                 rows.append(row)
                 path.write_text(json.dumps(rows, indent=1) + "\n")
                 write_md(a.out, rows)
+    if failed:   # before: status 0, the failure only in a printed line
+        print(f"{script}: the training of {', '.join(failed)} failed (its log is beside its run "
+              f"folder under {a.out / 'runs'})", file=sys.stderr)
+        return 1
+    return None
 
 
 def rows_of(path: Path) -> list[dict]:

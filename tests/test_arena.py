@@ -1129,6 +1129,11 @@ BAD_BENCHMARK_ARGUMENTS = [
     ("train_any_rules", ["--tables", "basic:2", "--only-mirror"], "--only-mirror: no "),
     ("train_any_rules", ["--tables", "basic:2", "--out", "{file}"], "exists and is not a folder"),
     ("train_any_rules", ["--deals", "5"], "--tables is needed (preset:players,...), unless --render"),
+    # before: accepted here, refused by ono-train for every table, and the script ended 0
+    ("train_any_rules", ["--tables", "basic:2", "--variant", "loss", "--extra", "ppo.gamma=0.95"],
+     "override key 'ppo.gamma' is given twice (ppo.gamma=0.99, ppo.gamma=0.95)"),
+    ("train_any_rules", ["--tables", "basic:2", "--extra", "num_players=3"],
+     "override key 'num_players' is given twice (num_players=2, num_players=3)"),
     # scripts without --out, or whose --out defaults to the repository's docs
     ("bench_last_card", ["--players", "11"], "--rules 'ono' --players 11: invalid rule set"),
     ("bench_last_card", ["--opponent", "nosuch"], "--opponent 'nosuch': unknown agent"),

@@ -302,6 +302,25 @@ def test_train_any_rules_plays_every_seating_of_each_deal(tmp_path, monkeypatch)
     assert got["deals"] == 2 and got["games"] == 12   # 6 seatings of 3 players
 
 
+def test_train_any_rules_ends_1_when_a_table_failed(tmp_path, monkeypatch, capsys):
+    """A table whose training failed is a row with its status, and the script's own status
+    is 1 (before: 0, the failure only in a printed line)."""
+    main = bench_main("train_any_rules", monkeypatch)
+
+    def train_one(preset, players, variant, minutes, out, extra):
+        return {"preset": preset, "players": players, "variant": variant, "command": "c",
+                "rc": 2, "seconds": 0.0, "run_dir": str(out / "runs" / preset),
+                "final_eval": None}
+    monkeypatch.setitem(main.__globals__, "train_one", train_one)
+    monkeypatch.setattr(sys, "argv", ["train_any_rules", "--tables", "basic:2,ono:3", "--out",
+                                      str(tmp_path / "o")])
+    assert main() == 1
+    err = capsys.readouterr().err
+    assert err.startswith("train_any_rules: the training of basic:2, ono:3 failed")
+    rows = json.loads((tmp_path / "o" / "results.json").read_text())
+    assert [(r["preset"], r["rc"]) for r in rows] == [("basic", 2), ("ono", 2)]
+
+
 def test_train_any_rules_keeps_an_earlier_run(tmp_path, monkeypatch):
     main = bench_main("train_any_rules", monkeypatch)
     run = tmp_path / "runs" / "basic-2p-default"

@@ -20,8 +20,7 @@ import sys
 from collections.abc import Sequence
 
 from ono_env.apps import console as cli
-from ono_env.checks import cut, shown
-from ono_env.train.config import describe_fields, dump_config, load_config
+from ono_env.train.config import check_override_keys, describe_fields, dump_config, load_config
 
 
 def build_parser() -> cli.ArgumentParser:
@@ -48,17 +47,10 @@ def build_parser() -> cli.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     def body(args: argparse.Namespace) -> None:
-        given: dict[str, str] = {}
-        for o in args.overrides:   # load_config keeps the last of a key: here, once each
-            if "=" not in o:       # not key=value: load_config says so
-                continue
-            key = o.split("=", 1)[0].strip()
-            for k, earlier in given.items():   # the key, or a field inside or around it
-                if key == k or key.startswith(k + ".") or k.startswith(key + "."):
-                    what = "is given twice" if key == k else f"overlaps {shown(k, 60)}"
-                    raise cli.UsageError(f"override key {shown(key, 60)} {what} ({cut(earlier, 80)}, {cut(o, 80)}); "
-                                         f"allowed: each field once")
-            given[key] = o
+        try:   # load_config keeps the last of a key: here, once each
+            check_override_keys(args.overrides)
+        except ValueError as exc:
+            raise cli.UsageError(str(exc)) from None
         cfg = load_config(args.config, args.overrides)
         if args.print_config:
             print(dump_config(cfg), end="")

@@ -40,7 +40,7 @@ from pydantic import (
 from pydantic.dataclasses import dataclass
 
 from ono_env.arena import MAX_GAMES
-from ono_env.checks import MAX_SEED, no_file, shown
+from ono_env.checks import MAX_SEED, cut, no_file, shown
 from ono_env.game import MAX_DECISIONS
 
 _CONFIG = ConfigDict(extra="forbid", use_attribute_docstrings=True, allow_inf_nan=False)
@@ -786,6 +786,24 @@ def config_path(spec: str | Path) -> Path:
     raise ValueError(f"cannot read training config {str(spec)!r}: {what}, and no shipped "
                      f"config has that name (allowed: a YAML file, or one of "
                      f"{', '.join(config_names('train'))})")
+
+
+def check_override_keys(overrides: Sequence[str]) -> None:
+    """One ``ValueError`` when a key of ``overrides`` (``key=value`` strings) is given twice or
+    overlaps another (``ppo`` and ``ppo.gamma``): :func:`load_config` keeps the last of a key,
+    so a command line (``ono-train``, a script that runs it) checks here that each field is
+    given once. Items without ``=`` are left to :func:`load_config` to name."""
+    given: dict[str, str] = {}
+    for o in overrides:
+        if "=" not in o:
+            continue
+        key = o.split("=", 1)[0].strip()
+        for k, earlier in given.items():   # the key, or a field inside or around it
+            if key == k or key.startswith(k + ".") or k.startswith(key + "."):
+                what = "is given twice" if key == k else f"overlaps {shown(k, 60)}"
+                raise ValueError(f"override key {shown(key, 60)} {what} ({cut(earlier, 80)}, "
+                                 f"{cut(o, 80)}); allowed: each field once")
+        given[key] = o
 
 
 def load_config(spec: str | Path | None = None, overrides: Sequence[str] = ()) -> TrainConfig:
