@@ -255,13 +255,24 @@ def publish(args: argparse.Namespace) -> None:
     print(f"wrote {ladder_path(suite.version)} and {(out / 'index.md').relative_to(ROOT)}")
 
 
+def name_part(agent: str, colon: str = "-") -> str:
+    """``agent`` (a name, a spec or a model file's path) as one part of a file name under
+    ``timing/``: ``:`` as ``colon``, and any other character but letters, digits, ``.``,
+    ``_`` and ``-`` (a path's ``/``) as ``-`` (before: a model file's path made folders
+    inside ``timing/``, and the table's file could not be written after every agent was
+    timed)."""
+    text = "".join(c if c.isascii() and (c.isalnum() or c in "._-") else colon if c == ":" else "-"
+                   for c in agent)
+    return text.lstrip("-.") or "agent"
+
+
 def timing(args: argparse.Namespace) -> None:
     suite = load_suite(args.suite)
     chosen = select_tables(suite, args.tables)
     if not 1 <= args.workers <= 256:
         raise ValueError(f"--workers {args.workers}; allowed: a whole number from 1 to 256")
     out = out_dir(suite.version) / "timing"
-    folders = {agent: out / agent.replace(":", "-") for agent in args.agents}
+    folders = {agent: out / name_part(agent) for agent in args.agents}
     read_ladder(suite)   # ono-bench's own checks, for every agent before the first is timed
     for k, agent in enumerate(args.agents):
         twin = next((a for a in args.agents[:k] if folders[a] == folders[agent]), None)
@@ -311,7 +322,8 @@ def timing(args: argparse.Namespace) -> None:
     lines += ["", f"Measured with `python benchmarks/bench_suite.py --suite {suite.version} time "
                   f"--workers {args.workers} {' '.join(args.agents)}{flags}` ({args.workers} worker process"
                   f"{'es' if args.workers > 1 else ''}, one torch thread each; {args.note})."]
-    name = "timing.md" if not args.tables else f"timing-{'-'.join(args.agents)}.md".replace(":", "")
+    name = ("timing.md" if not args.tables
+            else f"timing-{'-'.join(name_part(a, colon='') for a in args.agents)}.md")
     (out / name).write_text("\n".join(lines) + "\n")
     print("\n".join(lines))
 

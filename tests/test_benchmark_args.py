@@ -709,6 +709,17 @@ def test_bench_suite_time_checks_every_agent_first(tmp_path, monkeypatch):
     assert got.startswith("bench_suite: time: agent 'greedy': ") and "already holds card.md" in got
 
 
+def test_bench_suite_time_names_a_model_files_card_in_one_folder(monkeypatch):
+    """Before: ``time path/to/m.safetensors`` made folders inside ``timing/`` for its card,
+    and the table's file name held the path's '/': it could not be written once every agent
+    was timed; an absolute path made the card's folder the model file itself."""
+    name_part = bench_main("bench_suite", monkeypatch, "name_part")
+    assert name_part("benchmarks/models/m.safetensors") == "benchmarks-models-m.safetensors"
+    assert name_part("/tmp/runs/m.safetensors") == "tmp-runs-m.safetensors"
+    assert name_part("pimc:8") == "pimc-8" and name_part("pimc:8", colon="") == "pimc8"
+    assert name_part("ppo-any") == "ppo-any" and name_part("/") == "agent"
+
+
 def test_bench_suite_time_names_a_failing_sub_run(tmp_path, monkeypatch):
     main = bench_main("bench_suite", monkeypatch)
     g = main.__globals__
