@@ -141,6 +141,11 @@ def read_rows(path: Path, script: str) -> list[dict]:
                and isinstance(r.get("share"), (int, float)) for r in two):
         sys.exit(f"{script}: --best-from {path}: a row of part 'two' lacks its preset, "
                  f"opponent or share")
+    other = sorted({r["opponent"] for r in two} - set(BASELINES))
+    if other:   # before: a traceback, or an error naming an option not given, at its first use
+        sys.exit(f"{script}: --best-from {path}: part 'two' names the opponent(s) "
+                 f"{', '.join(map(repr, other))}; allowed: the baselines part two plays "
+                 f"({', '.join(BASELINES)})")
     missing = [p for p in PRESET_NAMES if not any(r["preset"] == p for r in two)]
     if missing:
         sys.exit(f"{script}: --best-from {path}: part 'two' names no best baseline for "

@@ -1000,8 +1000,15 @@ def test_benchmarks_find_the_best_baselines_from_any_directory(tmp_path, monkeyp
     assert row["opponent"] == "2 x color"            # ono's best baseline, from the shipped file
     (tmp_path / "text.json").write_text("not json")
     (tmp_path / "none.json").write_text('{"rows": [{"what": "many"}]}')
+    shipped = json.loads((bench.parent / "docs/results/generalist/results.json").read_text())
+    for r in shipped["rows"]:
+        if r["what"] == "two" and r["preset"] == "ono":
+            r["opponent"] = "nosuch"   # before: a traceback at its first game
+    (tmp_path / "other.json").write_text(json.dumps(shipped))
     for path, message in (("missing.json", "FileNotFoundError"), ("text.json", "JSONDecodeError"),
-                          ("none.json", "no part 'two'")):
+                          ("none.json", "no part 'two'"),
+                          ("other.json", "names the opponent(s) 'nosuch'; allowed: the "
+                                         "baselines part two plays (greedy, color, defensive)")):
         monkeypatch.setattr(sys, "argv", args + ["--best-from", path, "--out", "g"])
         with pytest.raises(SystemExit) as exc:
             main()
