@@ -35,6 +35,7 @@ and ``results.json`` into ``--out`` with the pairing in ``--out``/paired.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
 import shlex
@@ -269,18 +270,30 @@ def main() -> None:
                  f"decisions with a choice, fewer than one minibatch, so the fit would change "
                  f"nothing; allowed: a --batch of at most {len(obs_rows):,}, or more --steps or "
                  f"--games")
-    fits = []
-    for b in betas:
-        fits.append(fit(policy_file, obs_rows, Mk, V, b, args.lr, args.epochs, args.batch, args.seed,
-                        args.models / f"{label}-beta-{b:g}.safetensors"))
-        print(f"beta {b:g}: moved {fits[-1]['moved']:.1%} of the argmaxes", file=sys.stderr)
+    fits: list[dict] = []
+    written: list[Path] = []
     paired = args.out / "paired"
-    pair_cmd = [sys.executable, str(HERE / "bench_headroom.py"), "--tables", f"{preset}-{players}",
-                "--agents", ",".join([args.model] + [f["model"] for f in fits]),
-                "--pair-with", args.model, "--against", against, "--deals", str(args.deals),
-                "--out", str(paired)]
-    sub_run("bench_rollout_targets", pair_cmd, stdout=subprocess.DEVNULL)
-    rows = json.loads((paired / "results.json").read_text())["rows"]
+    try:   # the models go again with a run that ends before its results name them
+        for b in betas:
+            written.append(args.models / f"{label}-beta-{b:g}.safetensors")
+            fits.append(fit(policy_file, obs_rows, Mk, V, b, args.lr, args.epochs, args.batch,
+                            args.seed, written[-1]))
+            print(f"beta {b:g}: moved {fits[-1]['moved']:.1%} of the argmaxes", file=sys.stderr)
+        pair_cmd = [sys.executable, str(HERE / "bench_headroom.py"), "--tables",
+                    f"{preset}-{players}", "--agents",
+                    ",".join([args.model] + [f["model"] for f in fits]), "--pair-with",
+                    args.model, "--against", against, "--deals", str(args.deals),
+                    "--out", str(paired)]
+        sub_run("bench_rollout_targets", pair_cmd, stdout=subprocess.DEVNULL)
+        rows = json.loads((paired / "results.json").read_text())["rows"]
+    except BaseException:
+        # before: a Ctrl-C while the fitted models were paired left them, and the same
+        # command was then refused for them as an earlier run's results
+        for path in written:
+            path.unlink(missing_ok=True)
+        with contextlib.suppress(OSError):
+            paired.rmdir()   # where the paired run left it empty
+        raise
     by_agent = {r["agent"]: r for r in rows}
     for f in fits:
         r = by_agent[f["model"]]

@@ -522,6 +522,7 @@ def test_bench_rollout_targets_names_a_failing_sub_run(tmp_path, monkeypatch):
         return {"seed": job[0], "rows": 8, "games": 1, "wins": 0.0, "seconds": 0.0}
 
     def fit(model_path, obs, mask, values, beta, lr, epochs, batch, seed, out):
+        Path(out).write_text("a fitted model")
         return {"beta": beta, "model": str(out), "moved": 0.0, "kl": 0.0, "seconds": 0.0}
 
     here = tmp_path / "here"
@@ -536,6 +537,9 @@ def test_bench_rollout_targets_names_a_failing_sub_run(tmp_path, monkeypatch):
     assert got.startswith(f"bench_rollout_targets: the sub-run `{sys.executable} "
                           f"{here / 'bench_headroom.py'} --tables basic-2 ")
     assert got.endswith("` stopped with exit status 3 (its error is above)")
+    # no results name the fitted models: they go, so that the same command runs again (before:
+    # it was refused for them as an earlier run's results)
+    assert list((tmp_path / "m").iterdir()) == []
 
 
 def _exploit_row(target, rules, players, *, steps, deals, seed, run_dir, threads):
