@@ -54,6 +54,7 @@ from bench_args import (
     out_folder,
     parser,
     path_arg,
+    refuse_unused,
     run_script,
     within,
 )
@@ -233,6 +234,13 @@ def main() -> None:
     if args.skip_idle and args.skip_busy and not args.learn_steps and not args.mixture:
         sys.exit("bench_train: --skip-idle and --skip-busy leave nothing to measure; allowed: "
                  "at most one of them, or with --learn-steps or --mixture")
+    # before: taken, recorded in bench_train.json, and read by no part that ran
+    if args.skip_idle and args.skip_busy and not args.mixture:
+        refuse_unused("bench_train", ("--steps", "--rounds"),
+                      "only part 3 runs (its steps are --learn-steps)")
+    if args.skip_idle and not args.learn_steps and not args.mixture:
+        refuse_unused("bench_train", ("--threads",),
+                      "only part 2 (busy machine) runs, which trains at 1, 2 and auto threads")
     gpu = None
     if args.mixture and args.mixture_device == "cuda":
         import torch

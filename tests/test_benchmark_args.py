@@ -420,6 +420,11 @@ REFUSALS = [
     ("bench_train", ["--mixture-device", "cuda"], "bench_train: --mixture-device is read by the "
      "part that --mixture runs, which is not asked for; allowed: --mixture-device with --mixture",
      ["one_run"]),
+    ("bench_train", ["--skip-idle", "--skip-busy", "--learn-steps", "16384", "--rounds", "7"],
+     "bench_train: only part 3 runs (its steps are --learn-steps): --rounds is not used there; "
+     "allowed: leave it out", ["one_run", "learning"]),
+    ("bench_train", ["--skip-idle", "--threads", "1"], "bench_train: only part 2 (busy machine) "
+     "runs, which trains at 1, 2 and auto threads: --threads is not used there", ["one_run"]),
     ("bench_rollout_targets", ["--table", "basic-2", "--betas", "0.1,0.1", "--procs", "1",
                                "--out", "{tmp}/o", "--models", "{tmp}/m"],
      "bench_rollout_targets: --betas: '0.1' is given twice; allowed: each beta once",
