@@ -30,6 +30,7 @@ from bench_args import (
     at_least,
     at_most,
     checked_agent,
+    distinct,
     optional_out,
     out_folder,
     parser,
@@ -123,12 +124,14 @@ def main() -> None:
         what = f"unknown variant(s) {', '.join(map(repr, unknown))}" if unknown else "no variant"
         sys.exit(f"{script}: --only {args.only!r}: {what}; allowed: {', '.join(VARIANTS)}, "
                  f"comma-separated")
+    distinct(script, "--only", names)   # before: a variant given twice was trained twice
     if rules.scoring == "none":   # reward "points" needs a rule set that keeps a score
         if args.only and any("points" in n for n in names):
             sys.exit(f"{script}: --only {args.only!r}: the points variants need rules that keep "
                      f"a score; {args.preset!r} keeps none; allowed: variants without 'points'")
         names = [n for n in names if "points" not in n]
-    against = args.against.split(",")
+    # before: an opponent given twice was played twice, and one column's number lost
+    against = distinct(script, "--against", args.against.split(","))
     for name in against:   # every opponent before any training
         checked_agent(script, "--against", name, rules)
 

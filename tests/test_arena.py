@@ -1122,6 +1122,9 @@ BAD_BENCHMARK_ARGUMENTS = [
     ("sweep_train", ["--only", "base,nosuch"], "--only 'base,nosuch': unknown variant(s) 'nosuch'"),
     ("sweep_train", ["--only", "points"], "the points variants need rules that keep a score"),
     ("sweep_train", ["--against", "greedy,nosuch"], "--against 'nosuch': unknown agent"),
+    ("sweep_train", ["--only", "base,base"], "--only: 'base' is given twice; allowed: each at "
+     "most once"),
+    ("sweep_train", ["--against", "greedy,greedy"], "--against: 'greedy' is given twice"),
     ("sweep_train", ["--threads", "abc"], "--threads 'abc'; allowed: auto or a whole number"),
     ("sweep_train", ["--threads", "2000"], "--threads '2000'; allowed: auto or a whole number from"),
     ("sweep_train", ["--games", "100000001"], "--games 100000001; allowed: at most 100,000,000"),
