@@ -122,9 +122,10 @@ def main() -> None:
         at_least("bench_web_load", "--budget", a.budget, 1)
     if not 0 <= a.uploads <= 1000:
         sys.exit(f"bench_web_load: --uploads {a.uploads}; allowed: 0 to 1000")
-    if a.server_path is not None and not a.server_path.is_dir():
+    if a.server_path is not None and not (a.server_path / "ono_env" / "__init__.py").is_file():
+        # before: any folder, and the server then ran the installed package without a word
         sys.exit(f"bench_web_load: --server-path {str(a.server_path)!r}; allowed: a folder "
-                 f"(a source tree laid out as installed)")
+                 f"holding a package ono_env/ laid out as installed")
     if a.out:
         out_folder(a.out, "bench_web_load", writes=("load.json",))
     import socket
@@ -135,6 +136,10 @@ def main() -> None:
     env = dict(os.environ)
     if a.server_path is not None:
         env["PYTHONPATH"] = str(a.server_path)
+    # the package the server imports, as the results say it (--server-path's, or installed)
+    server_package = subprocess.run(
+        [sys.executable, "-c", "import ono_env, os; print(os.path.dirname(ono_env.__file__))"],
+        env=env, check=True, capture_output=True, text=True).stdout.strip()
     server = subprocess.Popen([sys.executable, "-m", "ono_env.apps.web.server", "--port", str(port)],
                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
                               preexec_fn=_stop_with_parent if sys.platform == "linux" else None)
@@ -244,7 +249,8 @@ def main() -> None:
            "others_during_search_max_ms": round(q(during, 1.0), 1),
            "replay_uploads": a.uploads, "replay_uploads_ok": uploads.count(200), "rss_mb_start": round(rss0, 1),
            "rss_mb_caps_full": round(rss_full, 1), "rss_mb_end": round(rss1, 1),
-           "server_log_tracebacks": err.count("Traceback")}
+           "server_log_tracebacks": err.count("Traceback"),
+           "server_package": server_package}
     print(json.dumps(out, indent=1))
     if a.out:
         (a.out / "load.json").write_text(json.dumps(out, indent=1) + "\n")

@@ -1116,7 +1116,10 @@ BAD_BENCHMARK_ARGUMENTS = [
     ("bench_web_load", ["--clients", "0"], "--clients 0; allowed: 1 to 500"),
     ("bench_web_load", ["--budget", "0"], "--budget 0; allowed: 1 or more"),
     ("bench_web_load", ["--uploads", "-1"], "--uploads -1; allowed: 0 to 1000"),
-    ("bench_web_load", ["--server-path", "{file}"], "allowed: a folder"),
+    ("bench_web_load", ["--server-path", "{file}"], "allowed: a folder holding a package ono_env/"),
+    # before: any folder, and the server ran the installed package
+    ("bench_web_load", ["--server-path", "/"], "--server-path '/'; allowed: a folder holding a "
+     "package ono_env/ laid out as installed"),
     ("bench_web_load", ["--out", "{file}"], "--out: '{file}' exists and is not a folder"),
     ("sweep_train", ["--players", "11"], "--preset 'basic' --players 11: invalid rule set"),
     ("sweep_train", ["--only", "base,nosuch"], "--only 'base,nosuch': unknown variant(s) 'nosuch'"),
