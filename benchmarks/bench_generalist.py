@@ -30,7 +30,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import os
 import shlex
 import sys
@@ -57,6 +56,7 @@ from ono_env.agents import make_agent
 from ono_env.agents.learned import read_metadata, shipped_models
 from ono_env.arena import agreement, run_arena
 from ono_env.arena.play import seatings
+from ono_env.arena.stats import bounded_mean_interval
 from ono_env.arena.suite import model_sha256
 from ono_env.checks import is_decimal, remove_made_dirs, write_whole
 from ono_env.rules import resolve_rules
@@ -185,9 +185,9 @@ def part_specialists(model: str, deals: int, deals_many: int, seed: int,
     deals_a, share_a, _ = ar.per_deal(0, 1)
     deals_b, share_b, _ = ar.per_deal(1, 0)
     assert np.array_equal(deals_a, deals_b)
-    diff = share_a - share_b
-    half = 1.96 * float(diff.std(ddof=1)) / math.sqrt(len(diff))
-    mine["difference"] = [float(diff.mean()), float(diff.mean()) - half, float(diff.mean()) + half]
+    # the arena's interval for a bounded mean (before: a plain normal one, of no width where
+    # every deal gave the same difference)
+    mine["difference"] = list(bounded_mean_interval(share_a - share_b, -1.0, 1.0))
     rows += [mine, theirs]
     for r in rows[-2:]:
         print(_line(r), file=sys.stderr)

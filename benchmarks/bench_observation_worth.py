@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import multiprocessing as mp
 import shlex
 import sys
@@ -41,6 +40,7 @@ from bench_args import (
     within,
 )
 
+from ono_env.arena.stats import bounded_mean_interval
 from ono_env.checks import write_whole
 
 MAX_JOBS = 64
@@ -186,10 +186,10 @@ def main() -> None:
                        "seconds": run["train_seconds"] + time.perf_counter() - t}
                 for other in ("v1", "v2"):
                     if other in per_deal and other != name:
-                        d = per_deal[name] - per_deal[other]
-                        half = 1.96 * float(d.std(ddof=1)) / math.sqrt(len(d))
-                        row[f"minus {other}"] = [float(d.mean()), float(d.mean()) - half,
-                                                 float(d.mean()) + half]
+                        # the arena's interval for a bounded mean (before: a plain normal
+                        # one, of no width where every deal gave the same difference)
+                        row[f"minus {other}"] = list(bounded_mean_interval(
+                            per_deal[name] - per_deal[other], -1.0, 1.0))
                 rows.append(row)
                 print(f"{preset} {name}: {100 * pr['rate']:.1f}% [{100 * pr['low']:.1f}, "
                       f"{100 * pr['high']:.1f}] vs greedy, {run['steps_per_second']:,.0f} "

@@ -691,6 +691,11 @@ def test_bench_observation_worth_says_the_steps_trained(tmp_path, monkeypatch):
     main()
     page = (tmp_path / "o" / "results.md").read_text()
     assert "at 32,768 steps (--steps 20,000 in whole rollouts) per variant" in page
+    # every variant scored the same on both deals: the paired difference is 0, and its
+    # interval keeps a width (before: [0, 0] from two deals)
+    rows = json.loads((tmp_path / "o" / "results.json").read_text())["rows"]
+    minus = [r["minus v1"] for r in rows if "minus v1" in r]
+    assert minus and all(m[0] == 0 and m[1] < -0.3 and m[2] > 0.3 for m in minus)
 
 
 def test_bench_suite_time_checks_every_agent_first(tmp_path, monkeypatch):
