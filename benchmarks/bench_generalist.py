@@ -29,6 +29,8 @@ folder's part ``two``, to measure part ``many`` or ``ten`` alone (another seed, 
 from __future__ import annotations
 
 import argparse
+import contextlib
+import io
 import json
 import os
 import shlex
@@ -63,6 +65,10 @@ from ono_env.rules import resolve_rules
 
 BASELINES = ("greedy", "color", "defensive")
 PARTS = ("two", "many", "ten", "specialists")
+PART_OPTIONS = {"two": ("deals", "seed"), "many": ("deals_many", "seed"),
+                "ten": ("deals_ten", "seed", "ten_presets"),
+                "specialists": ("deals", "deals_many", "seed")}
+"""The options each part's rows depend on (a part kept in results.json was measured with them)."""
 GENERALIST_RESULTS = Path(__file__).resolve().parent.parent / "docs/results/generalist/results.json"
 """The shipped generalist's measurements (this script's ``--out docs/results/generalist``),
 found from the script's own place so that the scripts that read it run from any directory."""
@@ -449,6 +455,22 @@ def main() -> None:
                      f"which part two finds, and {args.out} holds no part two for "
                      f"{', '.join(missing)}; allowed: --parts two,{part}, or --best-from a "
                      f"results.json with part two (as docs/results/generalist/results.json)")
+    for part in parts:   # a part kept must have been measured as asked now
+        what = {"specialists": ("specialist", "specialist-table")}.get(part, (part,))
+        if args.again or not any(r["what"] in what for r in rows) or part not in commands:
+            continue
+        with contextlib.redirect_stderr(io.StringIO()):
+            try:
+                before = ap.parse_args(shlex.split(commands[part]))
+            except (SystemExit, ValueError):   # written by another version of this script
+                continue
+        differ = [f"--{name.replace('_', '-')} {getattr(before, name)}"
+                  for name in PART_OPTIONS[part] if getattr(before, name) != getattr(args, name)]
+        if differ:   # before: "already measured", the rows of the other options kept
+            remove_made_dirs()
+            sys.exit(f"bench_generalist: --parts {part}: {path} holds it measured with "
+                     f"{', '.join(differ)}, not as asked now; allowed: --again to measure it "
+                     f"again, or the options it was measured with")
     for part in parts:
         what = {"specialists": ("specialist", "specialist-table")}.get(part, (part,))
         if any(r["what"] in what for r in rows) and not args.again:

@@ -262,6 +262,30 @@ def test_bench_generalist_keeps_what_it_cannot_read_or_would_drop(tmp_path, monk
         assert not (out / "results.md").exists()
 
 
+def test_bench_generalist_keeps_a_part_only_as_asked(tmp_path, monkeypatch, capsys):
+    """A part already in results.json is kept when asked with the options it was measured
+    with, and refused when asked with others (before: "already measured", status 0, and the
+    rows of the other options kept)."""
+    import shutil
+
+    main = bench_main("bench_generalist", monkeypatch)
+    monkeypatch.setitem(main.__globals__, "part_many", lambda *a: pytest.fail("played"))
+    out = tmp_path / "g"
+    out.mkdir()
+    shipped = BENCH.parent / "docs/results/generalist/results.json"
+    shutil.copy(shipped, out / "results.json")
+    got = refused(main, monkeypatch, ["bench_generalist", "--model", "ppo-any", "--parts", "ten",
+                                      "--deals-ten", "4", "--seed", "5", "--out", str(out)])
+    assert got == (f"bench_generalist: --parts ten: {out / 'results.json'} holds it measured "
+                   f"with --deals-ten 10000, --seed 2026, not as asked now; allowed: --again to "
+                   f"measure it again, or the options it was measured with")
+    assert (out / "results.json").read_bytes() == shipped.read_bytes()
+    monkeypatch.setattr(sys, "argv", ["bench_generalist", "--model", "ppo-any", "--parts", "ten",
+                                      "--deals-ten", "10000", "--out", str(out)])
+    main()
+    assert "ten: already measured" in capsys.readouterr().err
+
+
 def test_bench_ladder_render_refuses_a_file_missing_keys(tmp_path, monkeypatch):
     main = bench_main("bench_ladder", monkeypatch)
     data = json.loads((BENCH.parent / "docs/results/ladder/ladder.json").read_text())
