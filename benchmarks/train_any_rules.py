@@ -38,6 +38,7 @@ from bench_args import (
     parser,
     path_arg,
     positive_finite,
+    refuse_unused,
     run_script,
 )
 
@@ -135,6 +136,9 @@ def main() -> int | None:
     if a.render:   # it reads --out's results only (before: --tables was taken and ignored)
         if a.tables is not None:
             sys.exit(f"{script}: --render reads --out's results; --tables is not used there")
+        # before: each of these was taken, and the run ended 0 as if it had been read
+        refuse_unused(script, ("--variant", "--minutes", "--parallel", "--deals", "--seed",
+                               "--extra", "--only-mirror"), "--render reads --out's results")
         return render(script, a.out)
     if a.tables is None:
         sys.exit(f"{script}: --tables is needed (preset:players,...), unless --render")

@@ -1200,6 +1200,8 @@ BAD_BENCHMARK_ARGUMENTS = [
     ("train_any_rules", ["--tables", "basic:\u0662", "--deals", "4"], "table 'basic:\u0662'; allowed"),
     ("train_any_rules", ["--tables", "basic:02"], "table 'basic:02'; allowed: preset:players"),
     ("train_any_rules", ["--render", "--tables", "nosuch:9"], "--tables is not used there"),
+    ("train_any_rules", ["--render", "--deals", "5", "--seed", "3"], "--render reads --out's "
+     "results: --deals, --seed are not used there; allowed: leave them out"),
     # before: part ten was played against greedy, not the preset's best baseline
     ("bench_generalist", ["--parts", "ten", "--ten-presets", "classic", "--deals-ten", "2"],
      "--parts ten plays each preset's best baseline, which part two finds"),
