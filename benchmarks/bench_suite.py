@@ -338,6 +338,12 @@ def intervals(args: argparse.Namespace) -> None:
 
     card = read_card(args.card)
     suite = load_suite(card["suite_version"])
+    given = any(a == "--suite" or a.startswith("--suite=") for a in sys.argv[1:])
+    if given and load_suite(args.suite).version != suite.version:
+        # before: --suite was taken and the page written under the card's own version
+        sys.exit(f"bench_suite: intervals: --suite {args.suite} and {args.card}, a card of suite "
+                 f"version {suite.version}; allowed: the card's version, or no --suite (the "
+                 f"card says its version)")
     if set(card["tables"]) != set(suite.tables):
         sys.exit(f"bench_suite: intervals: {args.card} covers {len(card['tables'])} of suite "
                  f"version {suite.version}'s {len(suite.tables)} tables; allowed: a card of "

@@ -758,6 +758,18 @@ def test_bench_suite_time_names_a_model_files_card_in_one_folder(monkeypatch):
     assert name_part("ppo-any") == "ppo-any" and name_part("/") == "agent"
 
 
+def test_bench_suite_intervals_refuses_a_suite_other_than_its_cards(tmp_path, monkeypatch):
+    """Before: ``--suite 3 intervals CARD`` took --suite and wrote the page of the card's own
+    version."""
+    main = bench_main("bench_suite", monkeypatch)
+    monkeypatch.setitem(main.__globals__, "out_dir", lambda version: tmp_path / f"suite-{version}")
+    card = BENCH.parent / "docs/results/suite-1/timing/greedy/card.json"
+    got = refused(main, monkeypatch, ["bench_suite", "--suite", "3", "intervals", str(card)])
+    assert got == (f"bench_suite: intervals: --suite 3 and {card}, a card of suite version 1; "
+                   f"allowed: the card's version, or no --suite (the card says its version)")
+    assert not tmp_path.joinpath("suite-1").exists() and not tmp_path.joinpath("suite-3").exists()
+
+
 def test_bench_suite_time_names_a_failing_sub_run(tmp_path, monkeypatch):
     main = bench_main("bench_suite", monkeypatch)
     g = main.__globals__
