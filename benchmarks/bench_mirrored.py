@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import math
+import shlex
 import sys
 import time
 from typing import Any
@@ -102,8 +103,10 @@ def measure(args: Any, opp: str) -> dict:
 def write(args: Any, rows: list[dict]) -> None:
     """The rows as JSON at ``--out``, ``complete`` false where a Ctrl-C cut the run short."""
     with open(args.out, "w") as fh:
+        # each value quoted as a shell reads it back (before: a path with a space was two words)
         json.dump({"command": "python benchmarks/bench_mirrored.py " + " ".join(
-            f"--{k} {v}" if not isinstance(v, list) else f"--{k} " + " ".join(v)
+            f"--{k} {shlex.quote(str(v))}" if not isinstance(v, list)
+            else f"--{k} " + " ".join(map(shlex.quote, v))
             for k, v in vars(args).items() if v is not None), "rows": rows,
             "complete": len(rows) == len(args.opponents)}, fh, indent=2)
 

@@ -14,10 +14,11 @@ seed would deal the same cards twice)."""
 
 from __future__ import annotations
 
-import argparse
 import sys
+from pathlib import Path
 
 import numpy as np
+from bench_args import parser
 
 from ono_env.arena import bounded_mean_interval, check_pairable, mirrored_record, read_arena_json
 
@@ -40,8 +41,16 @@ def first_shares(runs: list[dict], what: str) -> tuple[str, np.ndarray]:
     return name, np.concatenate(shares)
 
 
+def _arena_file(path: str) -> Path:
+    """The ``arena.json`` that ``path`` (the file or its folder) names, as the reader takes it."""
+    p = Path(path)
+    return p / "arena.json" if p.is_dir() else p
+
+
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], allow_abbrev=False)
+    # bench_args' parser: an option given twice is refused (before: --minus A --minus B ran
+    # with B alone)
+    ap = parser(__doc__)
     ap.add_argument("runs", nargs="+", help="mirrored arena.json files (or their folders)")
     ap.add_argument("--minus", nargs="+", default=None,
                     help="runs of another first entrant on the same deals, one per run, in order")
@@ -57,6 +66,10 @@ def main(argv: list[str] | None = None) -> int:
             if len(args.minus) != len(runs):
                 raise ValueError(f"--minus names {len(args.minus)} runs for {len(runs)}; "
                                  f"one per run, in the same order")
+            for p, q in zip(args.runs, args.minus):   # before: +0.00 points, as measured
+                if _arena_file(p).resolve() == _arena_file(q).resolve():
+                    raise ValueError(f"--minus {q!r} is the run {p!r} itself; allowed: runs of "
+                                     f"another first entrant on the same deals")
             others = [mirrored_record(read_arena_json(p), repr(p)) for p in args.minus]
             for r, o in zip(runs, others):
                 check_pairable(r, o)

@@ -780,14 +780,16 @@ def test_a_class_of_ones_own_named_as_a_built_in_agent_is_told_apart(capsys):
                              f"is_told_apart.<locals>.Greedyish", "greedy", "mine"]
 
 
-def test_pooling_mirrored_runs_of_different_seeds(tmp_path, capsys):
+def test_pooling_mirrored_runs_of_different_seeds(tmp_path, capsys, monkeypatch):
     """benchmarks/pool_mirrored.py: two runs with different seeds pool into one interval over
     all their deals; --minus pairs each with a run of another agent on the same deals; the
-    same seed twice, or a --minus run on other deals, is one error and prints no result."""
+    same seed twice, a --minus run on other deals, a run minus itself or --minus given twice
+    is one error and prints no result."""
     import runpy
     from pathlib import Path
 
     script = Path(__file__).resolve().parents[1] / "benchmarks" / "pool_mirrored.py"
+    monkeypatch.syspath_prepend(str(script.parent))
     pool = runpy.run_path(str(script))["main"]
     kw = dict(rules="basic", num_players=2, num_games=200, rating=False, mirrored=True)
     shares = {}
@@ -812,6 +814,13 @@ def test_pooling_mirrored_runs_of_different_seeds(tmp_path, capsys):
     assert pool(runs + ["--minus", str(tmp_path / "color2"), str(tmp_path / "color1")]) == 2
     captured = capsys.readouterr()
     assert captured.out == "" and "differ in seed (1 against 2)" in captured.err
+    # before: +0.00 points, as if measured
+    assert pool([runs[0], "--minus", str(tmp_path / "greedy1" / "arena.json")]) == 2
+    captured = capsys.readouterr()
+    assert captured.out == "" and "is the run" in captured.err and "itself" in captured.err
+    with pytest.raises(SystemExit) as exc:   # before: the second --minus alone was read
+        pool(runs + ["--minus", str(tmp_path / "color1"), "--minus", str(tmp_path / "color2")])
+    assert exc.value.code == 2 and "argument --minus: given more than once" in capsys.readouterr().err
 
 
 def test_agreement_counts_the_decisions_with_a_choice():

@@ -298,13 +298,18 @@ def test_bench_ladder_render_refuses_a_file_missing_keys(tmp_path, monkeypatch):
 
 
 def test_bench_mirrored_records_the_games_played(tmp_path, monkeypatch):
+    import shlex
+
     main = bench_main("bench_mirrored", monkeypatch)
-    path = tmp_path / "m.json"
+    path = tmp_path / "a b" / "m.json"
     monkeypatch.setattr(sys, "argv", ["bench_mirrored", "--games", "5", "--opponents", "random",
                                       "--out", str(path)])
     main()
-    (row,) = json.loads(path.read_text())["rows"]
+    data = json.loads(path.read_text())
+    (row,) = data["rows"]
     assert row["games"] == 6 and row["mirrored"]["games"] == 6 and row["mirrored"]["deals"] == 3
+    words = shlex.split(data["command"])   # before: the path's space made two words
+    assert words[words.index("--out") + 1] == str(path)
 
 
 def test_bench_arena_rates_the_games_played(monkeypatch, capsys):
