@@ -223,8 +223,11 @@ def main() -> None:
     except KeyboardInterrupt:   # before: a traceback, and every pairing played lost
         if results or shares:
             partial = out / "ladder.partial.json"
-            partial.write_text(json.dumps({"complete": False, "results": results,
-                                           "shares": shares}, indent=1) + "\n")
+            # what played them too (before: the pairings alone, whichever run they were of)
+            partial.write_text(json.dumps(
+                {"complete": False, "rules": args.rules, "players": args.players,
+                 "games_cheap": args.games_cheap, "games_search": args.games_search,
+                 "seed": args.seed, "results": results, "shares": shares}, indent=1) + "\n")
             print(f"bench_ladder: the pairings that finished are in {partial}", file=sys.stderr)
         raise
     names = baselines + search

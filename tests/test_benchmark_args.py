@@ -297,6 +297,26 @@ def test_bench_ladder_render_refuses_a_file_missing_keys(tmp_path, monkeypatch):
     assert json.loads(path.read_text()) == data and not path.with_suffix(".md").exists()
 
 
+def test_bench_ladder_keeps_a_stopped_runs_pairings_with_its_settings(tmp_path, monkeypatch):
+    """A Ctrl-C keeps the pairings that finished in ladder.partial.json, with the rules,
+    games and seed that played them (before: the pairings alone)."""
+    main = bench_main("bench_ladder", monkeypatch)
+
+    def stopped(args, baselines, search, pairs, results, shares):
+        results.append({"a": "greedy", "b": "random", "wins_a": 3, "games": 4})
+        raise KeyboardInterrupt
+    monkeypatch.setitem(main.__globals__, "two_player", stopped)
+    monkeypatch.setattr(sys, "argv", ["bench_ladder", "--games-cheap", "8", "--games-search",
+                                      "6", "--seed", "5", "--out", str(tmp_path / "l")])
+    with pytest.raises(KeyboardInterrupt):
+        main()
+    data = json.loads((tmp_path / "l" / "ladder.partial.json").read_text())
+    assert {k: data[k] for k in ("complete", "rules", "players", "games_cheap", "games_search",
+                                 "seed")} == {"complete": False, "rules": "basic", "players": 2,
+                                              "games_cheap": 8, "games_search": 6, "seed": 5}
+    assert data["results"] == [{"a": "greedy", "b": "random", "wins_a": 3, "games": 4}]
+
+
 def test_bench_mirrored_records_the_games_played(tmp_path, monkeypatch):
     import shlex
 
