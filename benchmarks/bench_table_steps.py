@@ -57,6 +57,7 @@ from bench_args import (
     out_folder,
     parser,
     path_arg,
+    refuse_unused,
     run_script,
     within,
 )
@@ -232,6 +233,9 @@ def main() -> None:
     if args.vs is not None and not (Path(args.vs) / "ono_env" / "__init__.py").is_file():
         sys.exit(f"bench_table_steps: --vs {str(args.vs)!r}; allowed: a folder holding a package "
                  f"ono_env/ laid out as installed")
+    if args.json_out is not None:   # --vs's own sub-runs: they write this file alone
+        refuse_unused("bench_table_steps", ("--out", "--vs", "--runs"),
+                      "--json-out writes one run's file alone")
     if args.out:
         out_folder(args.out, "bench_table_steps", writes=("table_steps.md", "table_steps.json"))
 

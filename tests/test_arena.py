@@ -1182,6 +1182,8 @@ BAD_BENCHMARK_ARGUMENTS = [
     ("bench_table_steps", ["--seed", "-1"], "--seed -1; allowed: 0 or more"),
     ("bench_table_steps", ["--out", "{file}"], "--out: '{file}' exists and is not a folder"),
     ("bench_table_steps", ["--runs", "0"], "--runs 0; allowed: 1 or more"),
+    ("bench_table_steps", ["--json-out", "{file}.json", "--out", "{file}.d"],
+     "--json-out writes one run's file alone: --out is not used there"),
     ("bench_table_steps", ["--vs", "{file}"], "allowed: a folder holding a package ono_env/"),
     ("bench_update_cost", ["--games", "4"], "--games 4; allowed: 5 or more"),
     ("bench_update_cost", ["--games", "1025"], "--games 1025; allowed: at most 1,024"),
