@@ -816,25 +816,22 @@ def read_tables_state(model_path: str | Path) -> dict[str, TableState]:
     opath = optimizer_path(Path(model_path))
     if not opath.is_file():
         return {}
-    return _tables_state(_optimizer_file(opath, tensors=False)[0].get("tables_state"),
+    return _tables_state(_optimizer_file(opath).get("tables_state"),
                          repr(str(opath)))
 
 
-def _optimizer_file(opath: Path, tensors: bool = True) -> tuple[dict[str, str], dict[str, np.ndarray]]:
-    """An optimizer state file's metadata and (``tensors``) its tensors, read in one opening;
+def _optimizer_file(opath: Path) -> dict[str, str]:
+    """An optimizer state file's metadata (its header alone: no tensor is read);
     ``ValueError`` naming the file where it is not a safetensors file."""
     from safetensors import SafetensorError, safe_open
 
     try:
         with safe_open(str(opath), "np") as f:
-            names = f.keys() if tensors else []
-            return (f.metadata() or {}), {k: f.get_tensor(k) for k in names}
+            return f.metadata() or {}
     except (SafetensorError, OSError) as exc:
-        raise ValueError(f"resume: {str(opath)!r} is not an optimizer state file ({exc})") from None
-    except TypeError as exc:   # a tensor type NumPy has not (bfloat16): training writes float32
-        raise ValueError(f"resume: {str(opath)!r} holds a tensor NumPy cannot read ({exc}); "
-                         f"allowed: an optimizer state file as training writes it (float32 "
-                         f"tensors)") from None
+        raise ValueError(f"resume: {str(opath)!r} is not an optimizer state file ({exc}); "
+                         f"allowed: the .optimizer.safetensors file training writes beside a "
+                         f"checkpoint, or none (Adam starts afresh)") from None
 
 
 def _check_pair(opath: Path, opt_meta: dict[str, str], path: Path) -> None:
@@ -923,7 +920,7 @@ def load_checkpoint(model: ActorCritic, opt: torch.optim.Adam, path: str | Path,
     if not grow and opath.is_file():   # the pair first: a model file changed since it was
         # written (a damaged byte) is named so, not by what its weights then look like
         # (before: a byte of a shared trunk's value layers read as policy.shared: false)
-        _check_pair(opath, _optimizer_file(opath, tensors=False)[0], path)
+        _check_pair(opath, _optimizer_file(opath), path)
     grown = model.load_policy_net(net, grow, drop_value)
     if grown and not quiet:
         encoders = ("" if net.opponent_width == model.opponent_width else
@@ -962,7 +959,7 @@ def load_checkpoint(model: ActorCritic, opt: torch.optim.Adam, path: str | Path,
         print(f"resume: {str(path)!r} at {int(meta['training_steps']):,} steps{state_line}",
               file=sys.stderr)
     if opath.is_file() and not grown:
-        opt_meta, state = _optimizer_file(opath)
+        opt_meta = _optimizer_file(opath)
         opt_steps = opt_meta.get("training_steps")
         if opt_steps != str(meta["training_steps"]):   # another checkpoint's, or half written
             raise ValueError(f"resume: {str(opath)!r} holds Adam's state at "
@@ -974,9 +971,20 @@ def load_checkpoint(model: ActorCritic, opt: torch.optim.Adam, path: str | Path,
             _check_pair(opath, opt_meta, path)
         if tables_state is not None:
             tables_state.update(_tables_state(opt_meta.get("tables_state"), repr(str(opath))))
-        adam, weights = _checked_optimizer_state(state, model, repr(str(opath)))
+        adam, weights, names = _checked_optimizer_state(opath, model)
         dev = next(model.parameters()).device
         params = dict(model.named_parameters())
+        if not adam:   # before: read as Adam's state, and all of it started afresh
+            raise ValueError(f"resume: {str(opath)!r} holds Adam's state of no parameter of "
+                             f"this network; allowed: the optimizer file written with "
+                             f"{str(path)!r} (a checkpoint's pair), or none beside it (Adam "
+                             f"starts afresh)")
+        afresh = sorted({n.rsplit(".", 1)[0] for n in params
+                         if n not in adam and not n.startswith("hands_")})
+        if afresh and not quiet:   # a shared trunk's checkpoint under two networks, say
+            # (before: not a word, and the line above said Adam's state was read)
+            print(f"resume: {opath.name!r} holds no Adam state of {', '.join(afresh)}: "
+                  f"theirs starts afresh", file=sys.stderr)
         for n, (step, exp_avg, exp_avg_sq) in adam.items():
             opt.state[params[n]] = {"step": torch.tensor(step, device=dev),
                                     "exp_avg": torch.from_numpy(exp_avg).to(dev),
@@ -990,7 +998,7 @@ def load_checkpoint(model: ActorCritic, opt: torch.optim.Adam, path: str | Path,
             print(f"resume: {opath.name!r} holds no weights of {', '.join(fresh)} (its run "
                   f"trained without them): those training-only layers start afresh",
                   file=sys.stderr)
-        dropped = sorted({k.split(".")[1] for k in state if k.startswith("weights.hands_")
+        dropped = sorted({k.split(".")[1] for k in names if k.startswith("weights.hands_")
                           and k.removeprefix("weights.") not in params})
         if dropped and not quiet:   # the other way (before: dropped without a word)
             print(f"resume: {opath.name!r} holds the trained weights of {', '.join(dropped)}, "
@@ -999,50 +1007,78 @@ def load_checkpoint(model: ActorCritic, opt: torch.optim.Adam, path: str | Path,
     return int(meta["training_steps"])
 
 
-def _checked_optimizer_state(state: Mapping[str, np.ndarray], model: ActorCritic, where: str
+_NUMPY_NAMES = {"F64": "float64", "F32": "float32", "F16": "float16", "BF16": "bfloat16",
+                "I64": "int64", "I32": "int32", "I16": "int16", "I8": "int8", "U8": "uint8",
+                "BOOL": "bool"}
+"""safetensors' names of its tensor types, as NumPy calls them (the errors say these)."""
+
+
+def _checked_optimizer_state(opath: Path, model: ActorCritic
                              ) -> tuple[dict[str, tuple[float, np.ndarray, np.ndarray]],
-                                        dict[str, np.ndarray]]:
+                                        dict[str, np.ndarray], list[str]]:
     """The parts of an optimizer state file (:func:`save_checkpoint`) that ``model`` reads,
-    each checked as the writer writes it: per parameter with state, ``exp_avg`` and
-    ``exp_avg_sq`` float32 of the parameter's shape, finite (``exp_avg_sq`` not negative),
-    and ``step`` one finite count; the extra weights float32 of their parameter's shape and
-    finite. Anything else is one ``ValueError`` naming the file and the tensor (a wrong
-    shape or type reached Adam's fused kernel unchecked and could crash the process)."""
+    and the names of all its tensors. Each part is checked as the writer writes it: per
+    parameter with state, ``exp_avg`` and ``exp_avg_sq`` float32 of the parameter's shape,
+    finite (``exp_avg_sq`` not negative), and ``step`` one finite count; the extra weights
+    float32 of their parameter's shape and finite. Anything else is one ``ValueError``
+    naming the file and the tensor (a wrong shape or type reached Adam's fused kernel
+    unchecked and could crash the process). A tensor's type and shape are read from the
+    file's header before the tensor itself, and tensors of no parameter of ``model`` are
+    never read (before: every tensor was read whole first, so that a crafted file of a few
+    GB filled the memory before any check)."""
+    from safetensors import SafetensorError, safe_open
+
+    where = repr(str(opath))
     adam: dict[str, tuple[float, np.ndarray, np.ndarray]] = {}
     weights: dict[str, np.ndarray] = {}
-    odd = sorted(k for k in state if not k.startswith("weights.")
-                 and not k.endswith((".exp_avg", ".exp_avg_sq", ".step")))
-    if odd:
-        raise ValueError(f"resume: {where} holds {odd[0]!r}, which training does not write; "
-                         f"allowed: an optimizer state file as training writes it (<parameter>"
-                         f".exp_avg, .exp_avg_sq and .step, and weights.<parameter>)")
+    try:
+        with safe_open(str(opath), "np") as f:
+            names = list(f.keys())
+            odd = sorted(k for k in names if not k.startswith("weights.")
+                         and not k.endswith((".exp_avg", ".exp_avg_sq", ".step")))
+            if odd:
+                raise ValueError(f"resume: {where} holds {odd[0]!r}, which training does not "
+                                 f"write; allowed: an optimizer state file as training writes "
+                                 f"it (<parameter>.exp_avg, .exp_avg_sq and .step, and "
+                                 f"weights.<parameter>)")
 
-    def tensor(key: str, shape: tuple[int, ...]) -> np.ndarray:
-        if key not in state:
-            raise ValueError(f"resume: {where} has no tensor {key!r}; allowed: an optimizer "
-                             f"state file as training writes it beside its model file")
-        x = state[key]
-        if x.dtype != np.float32 or x.shape != shape or not np.isfinite(x).all():
-            raise ValueError(f"resume: {where} holds {key!r} as {x.dtype} {list(x.shape)}"
-                             f"{'' if np.isfinite(x).all() else ' with values not finite'}; "
-                             f"allowed: float32 {list(shape)}, every value finite")
-        return x
+            def tensor(key: str, shape: tuple[int, ...]) -> np.ndarray:
+                if key not in names:
+                    raise ValueError(f"resume: {where} has no tensor {key!r}; allowed: an "
+                                     f"optimizer state file as training writes it beside its "
+                                     f"model file")
+                head = f.get_slice(key)
+                dtype, got = head.get_dtype(), tuple(head.get_shape())
+                finite = True
+                if dtype == "F32" and got == shape:   # only then read
+                    x = f.get_tensor(key)
+                    finite = bool(np.isfinite(x).all())
+                    if finite:
+                        return x
+                raise ValueError(f"resume: {where} holds {key!r} as "
+                                 f"{_NUMPY_NAMES.get(dtype, dtype)} {list(got)}"
+                                 f"{'' if finite else ' with values not finite'}; allowed: "
+                                 f"float32 {list(shape)}, every value finite")
 
-    for n, p in model.named_parameters():
-        shape = tuple(p.shape)
-        if any(f"{n}.{k}" in state for k in ("exp_avg", "exp_avg_sq", "step")):
-            step = tensor(f"{n}.step", (1,))   # each of the three, or a clear error
-            if step[0] < 0 or step[0] != np.floor(step[0]):
-                raise ValueError(f"resume: {where} holds {n}.step={float(step[0])!r}; allowed: "
-                                 f"a whole number of steps, 0 or more")
-            exp_avg_sq = tensor(f"{n}.exp_avg_sq", shape)
-            if (exp_avg_sq < 0).any():
-                raise ValueError(f"resume: {where} holds {n}.exp_avg_sq with values below 0; "
-                                 f"allowed: a mean of squares, 0 or more")
-            adam[n] = (float(step[0]), tensor(f"{n}.exp_avg", shape), exp_avg_sq)
-        if f"weights.{n}" in state:
-            weights[n] = tensor(f"weights.{n}", shape)
-    return adam, weights
+            for n, p in model.named_parameters():
+                shape = tuple(p.shape)
+                if any(f"{n}.{k}" in names for k in ("exp_avg", "exp_avg_sq", "step")):
+                    step = tensor(f"{n}.step", (1,))   # each of the three, or a clear error
+                    if step[0] < 0 or step[0] != np.floor(step[0]):
+                        raise ValueError(f"resume: {where} holds {n}.step={float(step[0])!r}; "
+                                         f"allowed: a whole number of steps, 0 or more")
+                    exp_avg_sq = tensor(f"{n}.exp_avg_sq", shape)
+                    if (exp_avg_sq < 0).any():
+                        raise ValueError(f"resume: {where} holds {n}.exp_avg_sq with values "
+                                         f"below 0; allowed: a mean of squares, 0 or more")
+                    adam[n] = (float(step[0]), tensor(f"{n}.exp_avg", shape), exp_avg_sq)
+                if f"weights.{n}" in names:
+                    weights[n] = tensor(f"weights.{n}", shape)
+    except (SafetensorError, OSError) as exc:
+        raise ValueError(f"resume: {where} is not an optimizer state file ({exc}); allowed: "
+                         f"the .optimizer.safetensors file training writes beside a "
+                         f"checkpoint, or none (Adam starts afresh)") from None
+    return adam, weights, names
 
 
 # ---- training -------------------------------------------------------------------------------
