@@ -1022,6 +1022,28 @@ def test_advantage_norm_table_changes_the_update_and_the_model_plays(tmp_path):
     assert res.agent_rows()[0]["games"] >= 3   # it played (the arena checks each action)
 
 
+def test_a_table_of_one_advantage_logs_no_spread(tmp_path):
+    """A rollout of one step at a table of one game slot has one advantage there: no spread
+    is logged for it (before: NaN at every update), and every scalar logged is finite."""
+    pytest.importorskip("torch")
+    import math
+
+    from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+
+    from ono_env.train.ppo import train
+
+    train(load_config("default", [
+        "observation_version=2", "tables=[{rules: basic, num_players: 3}, {rules: ono, "
+        "num_players: 3, weight: 3}]", "num_envs=4", "ppo.n_steps=1", "ppo.batch_size=4",
+        "policy.net_arch=[8]", "eval.every=0", "final_eval.games=0", "progress=false",
+        "torch_threads=1", "total_steps=16", f"run_dir={tmp_path / 'r'}"]))
+    ea = EventAccumulator(str(tmp_path / "r" / "tb"))
+    ea.Reload()
+    tags = ea.Tags()["scalars"]
+    assert "advantage_std/ono-3p" in tags and "advantage_std/basic-3p" not in tags
+    assert all(math.isfinite(s.value) for tag in tags for s in ea.Scalars(tag))
+
+
 def test_advantage_norm_is_read_by_algo_ppo_only():
     with pytest.raises(ValueError, match=r"ppo\.advantage_norm=.table. is read only by algo: ppo"):
         load_config("default", ["algo=maskable_ppo", "policy.shared=false",

@@ -1619,9 +1619,10 @@ def _train(cfg: TrainConfig, stop_signals: tuple[str, ...], program: str) -> dic
                 last = delta + p.gamma * p.gae_lambda * live * last
                 adv[t] = last
             ret = adv + val_buf
-            # in a mixture, each table's advantages' spread before any normalising (TensorBoard)
-            adv_std = ({tab.label: float(adv[:, tab.slots].std()) for tab in tables}
-                       if len(tables) > 1 else {})
+            # in a mixture, each table's advantages' spread before any normalising (TensorBoard;
+            # not of a table with one advantage in the rollout: before, NaN)
+            adv_std = ({tab.label: float(adv[:, tab.slots].std()) for tab in tables
+                        if adv[:, tab.slots].numel() > 1} if len(tables) > 1 else {})
             if p.advantage_norm == "table":   # the returns keep the raw advantages
                 normalise_by_table(adv, [tab.slots for tab in tables])
 
