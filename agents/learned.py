@@ -365,10 +365,11 @@ class PolicyNet:
                                  f"{list(a.shape)}; the metadata gives {list(shape)}")
             if not np.isfinite(a).all():
                 raise ValueError(f"{where}: damaged model: tensor {name!r} holds NaN or "
-                                 f"infinite values")
+                                 f"infinite values; allowed: finite values only")
             arrays[name] = a
         if not (arrays["obs_scale"] > 0).all():
-            raise ValueError(f"{where}: damaged model: 'obs_scale' has entries <= 0")
+            raise ValueError(f"{where}: damaged model: 'obs_scale' has entries <= 0; allowed: "
+                             f"entries above 0")
         layers = [(arrays[f"hidden.{i}.weight"], arrays[f"hidden.{i}.bias"]) for i in range(n_hidden)]
         layers.append((arrays["logits.weight"], arrays["logits.bias"]))
         value_layers = None

@@ -564,6 +564,17 @@ def test_resume_refuses_another_observation_version(tiny_run, tmp_path):
     assert not (tmp_path / "v2").exists()
 
 
+def test_resume_under_other_rules_names_the_option(tiny_run, tmp_path):
+    """Before: the error began with the file's name alone, naming no option."""
+    _cfg, res = tiny_run
+    ckpt = Path(res["run_dir"]) / "checkpoints" / "step_1024.safetensors"
+    with pytest.raises(ValueError, match=f"^resume: {re.escape(repr(str(ckpt)))}: trained for "
+                                         f"'basic' rules, which differ from the 'classic'"):
+        train(load_config("default", TINY + ["rules=classic", f"resume={ckpt}",
+                                             f"run_dir={tmp_path / 'c'}"]))
+    assert not (tmp_path / "c").exists()
+
+
 def test_resume_of_a_model_file_changed_since_its_optimizer_file_says_so(tiny_run, tmp_path):
     """A byte changed in a shared trunk's value layers (a damaged file): before, the resume
     said the checkpoint's value had a network of its own and advised policy.shared=false,

@@ -909,7 +909,7 @@ def load_checkpoint(model: ActorCritic, opt: torch.optim.Adam, path: str | Path,
                          f"{meta['observation_version']}, this config's observation_version is "
                          f"{model.observation_version}: allowed: "
                          f"observation_version={meta['observation_version']}")
-    check_compatible(meta, rules, repr(str(path)))
+    check_compatible(meta, rules, f"resume: {str(path)!r}")   # the error names the option too
     if meta["observation_version"] == 2:
         theirs, mine = (hidden_fields(scale, rules) for scale in (net.scale, model.scale.detach().cpu().numpy()))
         if theirs != mine:
@@ -1338,7 +1338,7 @@ def _train(cfg: TrainConfig, stop_signals: tuple[str, ...], program: str) -> dic
                 from ono_env.agents.learned import check_compatible, read_metadata
                 meta = read_metadata(cfg.resume)
                 for rules_k in all_rules[1:]:
-                    check_compatible(meta, rules_k, repr(str(cfg.resume)))
+                    check_compatible(meta, rules_k, f"resume: {str(cfg.resume)!r}")
             if start >= cfg.total_steps:
                 allowed = (f"total_steps above {start:,} (the count includes the checkpoint's "
                            f"steps)" if start < MAX_STEPS else
