@@ -594,6 +594,30 @@ def test_a_run_stopped_as_it_began_leaves_a_folder_the_same_command_takes(tmp_pa
     assert not (run / "tables.json").exists() and (run / "model.safetensors").is_file()
 
 
+@pytest.mark.parametrize("raised, kept", [(KeyboardInterrupt, False), (RuntimeError, True)])
+def test_a_run_stopped_before_any_model_takes_its_logs_along(tmp_path, monkeypatch, raised, kept):
+    """A run stopped at once (a second Ctrl-C, a signal before the stop's handler) before it
+    saved a model removes its tb/, so that the same command takes the folder again (before:
+    refused as "a run that saved no model"); a run that failed otherwise keeps its logs."""
+    import torch
+
+    from ono_env.train.ppo import train
+    from ono_env.train.run import check_run_dir
+
+    def stop(*args, **kwargs):
+        raise raised("stopped")
+    monkeypatch.setattr(torch.nn.utils, "clip_grad_norm_", stop)   # in the first update
+    run = tmp_path / "run"
+    with pytest.raises(raised):
+        train(load_config("default", [*SMALL, f"run_dir={run}"]))
+    assert (run / "tb").exists() == kept and not (run / "model.safetensors").exists()
+    if kept:
+        with pytest.raises(ValueError, match="a run that saved no model"):
+            check_run_dir(run, None)
+    else:
+        check_run_dir(run, None)
+
+
 def test_ono_train_names_only_the_config_as_required(capsys):
     assert train_main([]) == 2
     err = capsys.readouterr().err

@@ -96,6 +96,7 @@ import hashlib
 import itertools
 import json
 import math
+import shutil
 import sys
 import time
 from collections.abc import Mapping, Sequence
@@ -156,6 +157,7 @@ from ono_env.train.run import (
     evaluation_line,
     final_evaluation,
     games_for,
+    holds_a_model,
     learning_rate_schedule,
     least_cut,
     resolve_auto,
@@ -1514,14 +1516,16 @@ def _train(cfg: TrainConfig, stop_signals: tuple[str, ...], program: str) -> dic
         t = torch.from_numpy(a)
         return t.to(device, non_blocking=True) if device.type != "cpu" else t
 
-    writer = SummaryWriter(str(run_dir / "tb"))   # closed in the finally: its thread too
-    writer.add_text("threads", why)
     # the rollout, a minibatch, stop (and an evaluation only where the run makes them: before,
     # ono-exploit's message named one)
     interrupt = (StopOnInterrupt(stop_signals, program=program) if cfg.eval.every else
                  StopOnInterrupt(stop_signals, "after the rollout under way and one minibatch "
                                                "of its update", program=program))
+    writer = None
+    stopped_unsaved = False   # stopped at once (a second Ctrl-C, a signal) with no model saved
     try:
+        writer = SummaryWriter(str(run_dir / "tb"))   # closed in the finally: its thread too
+        writer.add_text("threads", why)
         while steps < cfg.total_steps:
             lr = p.learning_rate if schedule is None else schedule(1.0 - steps / cfg.total_steps)
             for g in opt.param_groups:
@@ -1827,9 +1831,17 @@ def _train(cfg: TrainConfig, stop_signals: tuple[str, ...], program: str) -> dic
                 break
             if interrupt.asked:   # Ctrl-C or SIGTERM: stop here, save the model, skip the final evaluation
                 break
+    except BaseException as exc:
+        stopped_unsaved = not isinstance(exc, Exception) and not holds_a_model(run_dir)
+        raise
     finally:
         interrupt.restore()
-        writer.close()   # a run that fails leaves no writer thread behind (nor unwritten events)
+        if writer is not None:   # a run that fails leaves no writer thread behind (nor unwritten events)
+            writer.close()
+        if stopped_unsaved:   # its logs go too, so that the same command takes the folder
+            # again (before: refused as "a run that saved no model"); a run that failed
+            # otherwise (it diverged, say) keeps them
+            shutil.rmtree(run_dir / "tb", ignore_errors=True)
     bar_do(bar, "close")
     train_elapsed = time.perf_counter() - t_train
     model_path = save_checkpoint(model, opt, run_dir / "model.safetensors", tables[0].rules, steps,

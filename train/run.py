@@ -933,6 +933,11 @@ def _model_files(run_dir: Path) -> dict[str, int]:
     return {p.relative_to(run_dir).as_posix(): p.stat().st_mtime_ns for p in found if p.is_file()}
 
 
+def holds_a_model(run_dir: Path) -> bool:
+    """Does the run folder hold a model file (``model.*``, ``checkpoints/*``)?"""
+    return bool(_model_files(run_dir))
+
+
 def lock_run_dir(run_dir: Path, warn: bool = True) -> Any:
     """Lock a named run folder for the part about to train in it (an exclusive ``flock`` on
     its :data:`LOCK_FILE`, released when the file is closed or the process ends, killed
