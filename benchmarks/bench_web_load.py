@@ -27,7 +27,15 @@ import threading
 import time
 from pathlib import Path
 
-from bench_args import at_least, optional_out, out_folder, parser, path_arg, run_script
+from bench_args import (
+    at_least,
+    optional_out,
+    out_folder,
+    parser,
+    path_arg,
+    run_script,
+    sub_run,
+)
 
 from ono_env.checks import remove_made_dirs
 
@@ -122,7 +130,11 @@ def main() -> None:
         at_least("bench_web_load", "--budget", a.budget, 1)
     if not 0 <= a.uploads <= 1000:
         sys.exit(f"bench_web_load: --uploads {a.uploads}; allowed: 0 to 1000")
-    if a.server_path is not None and not (a.server_path / "ono_env" / "__init__.py").is_file():
+    try:
+        held = a.server_path is None or (a.server_path / "ono_env" / "__init__.py").is_file()
+    except OSError:   # a name too long, say
+        held = False
+    if not held:
         # before: any folder, and the server then ran the installed package without a word
         sys.exit(f"bench_web_load: --server-path {str(a.server_path)!r}; allowed: a folder "
                  f"holding a package ono_env/ laid out as installed")
@@ -133,15 +145,24 @@ def main() -> None:
         s.bind((HOST, 0))
         port = s.getsockname()[1]
     import os
-    env = dict(os.environ)
+    env, cwd = dict(os.environ), None
     if a.server_path is not None:
-        env["PYTHONPATH"] = str(a.server_path)
+        # python -c and -m look in their working folder first: run there too (before: from
+        # the repository's root, its own ono_env/ ran, whatever --server-path named)
+        env["PYTHONPATH"], cwd = str(a.server_path), str(a.server_path)
     # the package the server imports, as the results say it (--server-path's, or installed)
-    server_package = subprocess.run(
+    server_package = sub_run(
+        "bench_web_load",
         [sys.executable, "-c", "import ono_env, os; print(os.path.dirname(ono_env.__file__))"],
-        env=env, check=True, capture_output=True, text=True).stdout.strip()
+        env=env, cwd=cwd, stdout=subprocess.PIPE, text=True).stdout.strip()
+    if a.server_path is not None and (
+            Path(server_package).resolve() != (a.server_path / "ono_env").resolve()):
+        sys.exit(f"bench_web_load: --server-path {str(a.server_path)!r}: the server would import "
+                 f"ono_env from {server_package!r}; allowed: a folder whose ono_env/ Python "
+                 f"imports first")
     server = subprocess.Popen([sys.executable, "-m", "ono_env.apps.web.server", "--port", str(port)],
                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
+                              cwd=cwd,
                               preexec_fn=_stop_with_parent if sys.platform == "linux" else None)
     # a run stopped by SIGTERM or SIGHUP still stops its server (the finally below): Python
     # runs no finally on those signals unless a handler turns them into an exception

@@ -317,6 +317,28 @@ def test_bench_ladder_keeps_a_stopped_runs_pairings_with_its_settings(tmp_path, 
     assert data["results"] == [{"a": "greedy", "b": "random", "wins_a": 3, "games": 4}]
 
 
+def test_bench_web_load_imports_the_server_path_it_is_given(tmp_path, monkeypatch):
+    """From the repository's root, ``python -c``/``-m`` found the checkout's own ono_env/
+    before --server-path's: the server ran the checkout whatever the path named. Now the
+    --server-path tree is what the server imports; one that cannot be imported is one line
+    naming the sub-run, before any server starts (before: a traceback)."""
+    main = bench_main("bench_web_load", monkeypatch)
+    g = main.__globals__
+
+    def no_server(*args, **kwargs):
+        pytest.fail("a server was started")
+    monkeypatch.setitem(g, "subprocess", types.SimpleNamespace(
+        run=subprocess.run, PIPE=subprocess.PIPE, Popen=no_server))
+    monkeypatch.setitem(g["sub_run"].__globals__, "subprocess", subprocess)
+    (tmp_path / "tree" / "ono_env").mkdir(parents=True)
+    (tmp_path / "tree" / "ono_env" / "__init__.py").write_text("raise ImportError('the tree')\n")
+    monkeypatch.chdir(BENCH.parent)   # the repository's root, which holds ono_env/ too
+    got = refused(main, monkeypatch, ["bench_web_load", "--server-path", str(tmp_path / "tree"),
+                                      "--out", str(tmp_path / "o")])
+    assert got.startswith(f"bench_web_load: the sub-run `{sys.executable} -c ")
+    assert got.endswith("stopped with exit status 1 (its error is above)")
+
+
 def test_bench_mirrored_records_the_games_played(tmp_path, monkeypatch):
     import shlex
 
