@@ -1,6 +1,6 @@
 """The generalist's strength targets, on mirrored deals with 95% intervals over deals.
 
-    python benchmarks/bench_generalist.py --out docs/results/generalist             # every part
+    python benchmarks/bench_generalist.py --deals-ten 10000 --out docs/results/generalist  # every part
     python benchmarks/bench_generalist.py --parts two --deals 10000 --out /tmp/g
 
 Parts (``--parts``, comma-separated):
@@ -18,7 +18,8 @@ Parts (``--parts``, comma-separated):
   at every seat (``ono_env.arena.agreement``, 1,000 games, decisions with a choice).
 
 A game with no winner shares 1/N to every seat. Results accumulate in ``results.json`` of
-``--out`` (a part already there is skipped unless ``--again``); ``results.md`` is the table.
+``--out`` (a part already there is skipped unless ``--again``, and refused when asked with
+other deals, seed or presets than it was measured with); ``results.md`` is the table.
 Both name the model file's SHA-256 and training steps, and the arguments of the call that
 measured each part; when ``results.json`` holds another model file's rows, the run is
 refused unless ``--parts`` asks for every part (then they are all measured again, for this

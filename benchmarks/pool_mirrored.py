@@ -66,11 +66,11 @@ def main(argv: list[str] | None = None) -> int:
             if len(args.minus) != len(runs):
                 raise ValueError(f"--minus names {len(args.minus)} runs for {len(runs)}; "
                                  f"one per run, in the same order")
+            others = [mirrored_record(read_arena_json(p), repr(p)) for p in args.minus]
             for p, q in zip(args.runs, args.minus):   # before: +0.00 points, as measured
-                if _arena_file(p).resolve() == _arena_file(q).resolve():
+                if _arena_file(p).resolve() == _arena_file(q).resolve():   # both read above
                     raise ValueError(f"--minus {q!r} is the run {p!r} itself; allowed: runs of "
                                      f"another first entrant on the same deals")
-            others = [mirrored_record(read_arena_json(p), repr(p)) for p in args.minus]
             for r, o in zip(runs, others):
                 check_pairable(r, o)
             other, b = first_shares(others, "--minus runs")
