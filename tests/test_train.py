@@ -604,13 +604,16 @@ def test_a_run_stopped_before_any_model_takes_its_logs_along(tmp_path, monkeypat
     from ono_env.train.ppo import train
     from ono_env.train.run import check_run_dir
 
+    run = tmp_path / "run"
+
     def stop(*args, **kwargs):
+        (run / "eval.csv").write_text("steps\n")   # as an evaluation before the first checkpoint
         raise raised("stopped")
     monkeypatch.setattr(torch.nn.utils, "clip_grad_norm_", stop)   # in the first update
-    run = tmp_path / "run"
     with pytest.raises(raised):
         train(load_config("default", [*SMALL, f"run_dir={run}"]))
     assert (run / "tb").exists() == kept and not (run / "model.safetensors").exists()
+    assert (run / "eval.csv").exists() == kept
     if kept:
         with pytest.raises(ValueError, match="a run that saved no model"):
             check_run_dir(run, None)

@@ -400,16 +400,20 @@ def test_an_optimizer_file_is_read_only_where_it_names_the_networks_parameters(
     assert resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before < 1_000_000
     # none of the network's parameters: refused; some of them: said
     _safetensors_with_a_huge_tensor(opath, {}, meta, "junk.exp_avg", [2])
+    capsys.readouterr()
     with pytest.raises(ValueError, match="holds Adam's state of no parameter of this network; "
                                          "allowed: the optimizer file written with "):
         train(load_config("default", args + [f"run_dir={tmp_path / 'c'}"]))
+    assert "Adam's state from" not in capsys.readouterr().err   # not said above its refusal
     layer = key.rsplit(".", 2)[0]   # its weight's and bias's state both go
     part = {k: v for k, v in state.items() if not k.startswith(layer + ".")}
     _safetensors_with_a_huge_tensor(opath, part, meta, "junk.exp_avg", [2])
     capsys.readouterr()
     train(load_config("default", args + [f"run_dir={tmp_path / 'd'}"]))
-    assert (f"resume: 'step_1024.optimizer.safetensors' holds no Adam state of {layer}: theirs "
-            f"starts afresh") in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert (f"steps; Adam's state from 'step_1024.optimizer.safetensors'\nresume: "
+            f"'step_1024.optimizer.safetensors' holds no Adam state of {layer}: theirs starts "
+            f"afresh\n") in err
     assert not (tmp_path / "b").exists() and not (tmp_path / "c").exists()
 
 

@@ -831,9 +831,14 @@ def _optimizer_file(opath: Path) -> dict[str, str]:
         with safe_open(str(opath), "np") as f:
             return f.metadata() or {}
     except (SafetensorError, OSError) as exc:
-        raise ValueError(f"resume: {str(opath)!r} is not an optimizer state file ({exc}); "
-                         f"allowed: the .optimizer.safetensors file training writes beside a "
-                         f"checkpoint, or none (Adam starts afresh)") from None
+        raise _not_an_optimizer_file(opath, exc) from None
+
+
+def _not_an_optimizer_file(opath: Path, exc: Exception) -> ValueError:
+    """The one error for a file, beside a checkpoint, that safetensors cannot read."""
+    return ValueError(f"resume: {str(opath)!r} is not an optimizer state file ({exc}); allowed: "
+                      f"the .optimizer.safetensors file training writes beside a checkpoint, "
+                      f"or none (Adam starts afresh)")
 
 
 def _check_pair(opath: Path, opt_meta: dict[str, str], path: Path) -> None:
@@ -937,6 +942,7 @@ def load_checkpoint(model: ActorCritic, opt: torch.optim.Adam, path: str | Path,
                          f"not a file (a folder, a broken link, a device); allowed: the "
                          f"optimizer file written with {str(path)!r}, or nothing of that name "
                          f"(Adam starts afresh)")
+    summary = None
     if not quiet:   # a grown network's Adam starts afresh, as printed above
         state_line = ("" if grown else f"; Adam's state from {opath.name!r}" if opath.is_file()
                       else f"; no Adam state beside it ({opath.name!r}): Adam starts afresh")
@@ -950,16 +956,17 @@ def load_checkpoint(model: ActorCritic, opt: torch.optim.Adam, path: str | Path,
 
             try:
                 with safe_open(str(opath), "np") as fh:
-                    names = list(fh.keys())
+                    keys = set(fh.keys())
             except (OSError, SafetensorError):   # unread, as before: the resume does not need it
-                names = []
-            dropped = sorted({k.split(".")[1] for k in names if k.startswith("weights.hands_")}
+                keys = set()
+            dropped = sorted({k.split(".")[1] for k in keys if k.startswith("weights.hands_")}
                              - set(heads))
             if dropped:
                 state_line += (f"; its training-only layers {', '.join(dropped)}, which this "
                                f"config trains without, are left out")
-        print(f"resume: {str(path)!r} at {int(meta['training_steps']):,} steps{state_line}",
-              file=sys.stderr)
+        # said once the optimizer file has been read and checked (before: above its refusal)
+        summary = f"resume: {str(path)!r} at {int(meta['training_steps']):,} steps{state_line}"
+    notes: list[str] = []   # said after the summary
     if opath.is_file() and not grown:
         opt_meta = _optimizer_file(opath)
         opt_steps = opt_meta.get("training_steps")
@@ -983,10 +990,10 @@ def load_checkpoint(model: ActorCritic, opt: torch.optim.Adam, path: str | Path,
                              f"starts afresh)")
         afresh = sorted({n.rsplit(".", 1)[0] for n in params
                          if n not in adam and not n.startswith("hands_")})
-        if afresh and not quiet:   # a shared trunk's checkpoint under two networks, say
-            # (before: not a word, and the line above said Adam's state was read)
-            print(f"resume: {opath.name!r} holds no Adam state of {', '.join(afresh)}: "
-                  f"theirs starts afresh", file=sys.stderr)
+        if afresh:   # a shared trunk's checkpoint under two networks, say (before: not a
+            # word, and the summary said Adam's state was read)
+            notes.append(f"resume: {opath.name!r} holds no Adam state of {', '.join(afresh)}: "
+                         f"theirs starts afresh")
         for n, (step, exp_avg, exp_avg_sq) in adam.items():
             opt.state[params[n]] = {"step": torch.tensor(step, device=dev),
                                     "exp_avg": torch.from_numpy(exp_avg).to(dev),
@@ -996,16 +1003,17 @@ def load_checkpoint(model: ActorCritic, opt: torch.optim.Adam, path: str | Path,
                 params[n].copy_(torch.from_numpy(w))
         fresh = sorted({n.split(".")[0] for n in params
                         if n.startswith("hands_") and n not in weights})
-        if fresh and not quiet:   # a checkpoint of a run without them (before: not a word)
-            print(f"resume: {opath.name!r} holds no weights of {', '.join(fresh)} (its run "
-                  f"trained without them): those training-only layers start afresh",
-                  file=sys.stderr)
+        if fresh:   # a checkpoint of a run without them (before: not a word)
+            notes.append(f"resume: {opath.name!r} holds no weights of {', '.join(fresh)} (its "
+                         f"run trained without them): those training-only layers start afresh")
         dropped = sorted({k.split(".")[1] for k in names if k.startswith("weights.hands_")
                           and k.removeprefix("weights.") not in params})
-        if dropped and not quiet:   # the other way (before: dropped without a word)
-            print(f"resume: {opath.name!r} holds the trained weights of {', '.join(dropped)}, "
-                  f"training-only layers that this config trains without: they are left out "
-                  f"(the model file never holds them)", file=sys.stderr)
+        if dropped:   # the other way (before: dropped without a word)
+            notes.append(f"resume: {opath.name!r} holds the trained weights of "
+                         f"{', '.join(dropped)}, training-only layers that this config trains "
+                         f"without: they are left out (the model file never holds them)")
+    if summary is not None:
+        print("\n".join([summary, *notes]), file=sys.stderr)
     return int(meta["training_steps"])
 
 
@@ -1017,7 +1025,7 @@ _NUMPY_NAMES = {"F64": "float64", "F32": "float32", "F16": "float16", "BF16": "b
 
 def _checked_optimizer_state(opath: Path, model: ActorCritic
                              ) -> tuple[dict[str, tuple[float, np.ndarray, np.ndarray]],
-                                        dict[str, np.ndarray], list[str]]:
+                                        dict[str, np.ndarray], set[str]]:
     """The parts of an optimizer state file (:func:`save_checkpoint`) that ``model`` reads,
     and the names of all its tensors. Each part is checked as the writer writes it: per
     parameter with state, ``exp_avg`` and ``exp_avg_sq`` float32 of the parameter's shape,
@@ -1035,7 +1043,7 @@ def _checked_optimizer_state(opath: Path, model: ActorCritic
     weights: dict[str, np.ndarray] = {}
     try:
         with safe_open(str(opath), "np") as f:
-            names = list(f.keys())
+            names = set(f.keys())   # looked up per parameter
             odd = sorted(k for k in names if not k.startswith("weights.")
                          and not k.endswith((".exp_avg", ".exp_avg_sq", ".step")))
             if odd:
@@ -1077,9 +1085,7 @@ def _checked_optimizer_state(opath: Path, model: ActorCritic
                 if f"weights.{n}" in names:
                     weights[n] = tensor(f"weights.{n}", shape)
     except (SafetensorError, OSError) as exc:
-        raise ValueError(f"resume: {where} is not an optimizer state file ({exc}); allowed: "
-                         f"the .optimizer.safetensors file training writes beside a "
-                         f"checkpoint, or none (Adam starts afresh)") from None
+        raise _not_an_optimizer_file(opath, exc) from None
     return adam, weights, names
 
 
@@ -1838,10 +1844,11 @@ def _train(cfg: TrainConfig, stop_signals: tuple[str, ...], program: str) -> dic
         interrupt.restore()
         if writer is not None:   # a run that fails leaves no writer thread behind (nor unwritten events)
             writer.close()
-        if stopped_unsaved:   # its logs go too, so that the same command takes the folder
-            # again (before: refused as "a run that saved no model"); a run that failed
-            # otherwise (it diverged, say) keeps them
+        if stopped_unsaved:   # its logs and evaluations go too, so that the same command
+            # takes the folder again (before: refused as "a run that saved no model"); a run
+            # that failed otherwise (it diverged, say) keeps them
             shutil.rmtree(run_dir / "tb", ignore_errors=True)
+            (run_dir / "eval.csv").unlink(missing_ok=True)
     bar_do(bar, "close")
     train_elapsed = time.perf_counter() - t_train
     model_path = save_checkpoint(model, opt, run_dir / "model.safetensors", tables[0].rules, steps,
