@@ -270,7 +270,7 @@ class TrainConfig:
     tables: Annotated[list[Table], Field(min_length=1, max_length=64)] | None = None
     """algo ppo: a mixture of 1-64 tables trained at once (each: rules (default basic), num_players (default 2), weight (default 1), opponents, teacher, teacher_coef, name); every table steps its own games and all their rollouts go into one update; needs observation_version 2 (rules and num_players above are then not read: leave them unset)."""
     observation_version: Annotated[Literal[1, 2], BeforeValidator(_integer_only)] = 1
-    """Observation layout the learner reads: 1 (the environments' default; its length depends on the table) | 2 (one length for every table; tables need it)."""
+    """Observation layout the learner reads: 1 (the environments' default; its length depends on the table) | 2 (algo ppo only: one length for every table; tables need it)."""
     observation_hide: list[Hideable] = dataclasses.field(default_factory=list)
     """observation_version 2, for measuring what a part is worth: these fields (each at most once) of every opponent block are hidden from the network (the model's obs_scale divides them by 1e30, so the saved model never sees them either)."""
     reward: Literal["auto", "win", "points"] = "auto"
