@@ -249,6 +249,25 @@ def test_the_docs_extra_imports_every_module():
                        "MOCKED_WHERE_MISSING:\n" + "\n".join(wrong))
 
 
+@pytest.mark.parametrize("module, library, extra", [
+    ("ono_env.envs.sb3", "stable_baselines3", "train"),
+    ("ono_env.envs.rllib_env", "ray", "ray"),
+    ("ono_env.envs.openspiel", "pyspiel", "openspiel"),
+])
+def test_an_adapter_without_its_extra_names_the_extra(module, library, extra, monkeypatch):
+    """Before: "No module named 'stable_baselines3'", and no word of the extra to install.
+    The error keeps the missing module's name (the console scripts name the extra by it)."""
+    import importlib
+
+    monkeypatch.setitem(sys.modules, library, None)   # as if not installed
+    monkeypatch.delitem(sys.modules, module, raising=False)
+    with pytest.raises(ModuleNotFoundError) as exc:
+        importlib.import_module(module)
+    assert str(exc.value) == (f"{module} needs {library}, which is not installed: pip install "
+                              f"'ono-env[{extra}]'")
+    assert exc.value.name == library
+
+
 def test_no_import_circle():
     """No circle among the imports a module runs when it is imported."""
     graph = {name: sorted({d for t, _ in imports(path, top_level_only=True)

@@ -88,7 +88,13 @@ from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
-import pyspiel
+
+try:
+    import pyspiel
+except ImportError as exc:   # before: "No module named 'pyspiel'", no extra named
+    missing = (exc.name or "pyspiel").split(".")[0]
+    raise ModuleNotFoundError(f"ono_env.envs.openspiel needs {missing}, which is not installed: "
+                              f"pip install 'ono-env[openspiel]'", name=missing) from exc
 
 from ono_env import _engine as E
 from ono_env import cards as C

@@ -47,7 +47,13 @@ import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
 from gymnasium.vector.utils import batch_space
-from ray.rllib.env.multi_agent_env import MultiAgentEnv
+
+try:
+    from ray.rllib.env.multi_agent_env import MultiAgentEnv
+except ImportError as exc:   # before: "No module named 'ray'", no extra named
+    missing = (exc.name or "ray").split(".")[0]
+    raise ModuleNotFoundError(f"ono_env.envs.rllib_env needs {missing}, which is not installed: "
+                              f"pip install 'ono-env[ray]'", name=missing) from exc
 
 from ono_env.cards import NUM_ACTIONS
 from ono_env.checks import check_action, check_int, check_seed, shown

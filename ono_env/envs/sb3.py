@@ -46,7 +46,17 @@ from typing import Any, cast
 
 import numpy as np
 from gymnasium import spaces
-from stable_baselines3.common.vec_env.base_vec_env import VecEnv, VecEnvIndices, VecEnvStepReturn
+
+try:
+    from stable_baselines3.common.vec_env.base_vec_env import (
+        VecEnv,
+        VecEnvIndices,
+        VecEnvStepReturn,
+    )
+except ImportError as exc:   # before: "No module named 'stable_baselines3'", no extra named
+    missing = (exc.name or "stable_baselines3").split(".")[0]
+    raise ModuleNotFoundError(f"ono_env.envs.sb3 needs {missing}, which is not installed: "
+                              f"pip install 'ono-env[train]'", name=missing) from exc
 
 from ono_env.cards import NUM_ACTIONS
 from ono_env.checks import check_seed, shown
