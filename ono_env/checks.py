@@ -613,3 +613,12 @@ def _link_new(tmp: Path, target: Path, what: str) -> None:
         raise ValueError(f"cannot write {what} {str(target)!r}: a file appeared there during "
                          f"the run (another run writing into the same place?); it is kept, "
                          f"never replaced") from None
+
+
+def missing_extra(exc: ImportError, module: str, library: str, extra: str) -> ModuleNotFoundError:
+    """The error of ``module`` (an adapter) imported without ``library``, which the package's
+    ``extra`` installs: it names the extra, and keeps the missing top-level module's name
+    (the console scripts name the extra by it). Before, Python's "No module named ..." alone."""
+    missing = (exc.name or library).split(".")[0]
+    return ModuleNotFoundError(f"{module} needs {missing}, which is not installed: pip install "
+                               f"'ono-env[{extra}]'", name=missing)

@@ -89,16 +89,9 @@ from typing import Any
 
 import numpy as np
 
-try:
-    import pyspiel
-except ImportError as exc:   # before: "No module named 'pyspiel'", no extra named
-    missing = (exc.name or "pyspiel").split(".")[0]
-    raise ModuleNotFoundError(f"ono_env.envs.openspiel needs {missing}, which is not installed: "
-                              f"pip install 'ono-env[openspiel]'", name=missing) from exc
-
 from ono_env import _engine as E
 from ono_env import cards as C
-from ono_env.checks import MAX_SEED, is_int, shown
+from ono_env.checks import MAX_SEED, is_int, missing_extra, shown
 from ono_env.game import (
     DEFAULT_MAX_DECISIONS_MATCH,
     DEFAULT_MAX_DECISIONS_ROUND,
@@ -108,6 +101,11 @@ from ono_env.game import (
 from ono_env.observation import OBS_VERSIONS, observation_scale, observation_size
 from ono_env.render import render_text
 from ono_env.rules import MAX_PLAYERS, MIN_PLAYERS, PRESETS, RuleSet
+
+try:
+    import pyspiel
+except ImportError as exc:
+    raise missing_extra(exc, "ono_env.envs.openspiel", "pyspiel", "openspiel") from exc
 
 GAME_NAME = "python_ono"
 """The short name the game is registered under (``pyspiel.load_game(GAME_NAME)``)."""

@@ -48,20 +48,18 @@ import numpy as np
 from gymnasium import spaces
 from gymnasium.vector.utils import batch_space
 
-try:
-    from ray.rllib.env.multi_agent_env import MultiAgentEnv
-except ImportError as exc:   # before: "No module named 'ray'", no extra named
-    missing = (exc.name or "ray").split(".")[0]
-    raise ModuleNotFoundError(f"ono_env.envs.rllib_env needs {missing}, which is not installed: "
-                              f"pip install 'ono-env[ray]'", name=missing) from exc
-
 from ono_env.cards import NUM_ACTIONS
-from ono_env.checks import check_action, check_int, check_seed, shown
+from ono_env.checks import check_action, check_int, check_seed, missing_extra, shown
 from ono_env.envs.learner_batch import LearnerBatch
 from ono_env.envs.opponents import OpponentPool
 from ono_env.game import VecGame
 from ono_env.observation import observation_high, observation_size
 from ono_env.rules import RuleSet, resolve_rules
+
+try:
+    from ray.rllib.env.multi_agent_env import MultiAgentEnv
+except ImportError as exc:
+    raise missing_extra(exc, "ono_env.envs.rllib_env", "ray", "ray") from exc
 
 OBS_KEY = "observations"
 MASK_KEY = "action_mask"

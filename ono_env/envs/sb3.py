@@ -47,22 +47,20 @@ from typing import Any, cast
 import numpy as np
 from gymnasium import spaces
 
+from ono_env.cards import NUM_ACTIONS
+from ono_env.checks import check_seed, missing_extra, shown
+from ono_env.envs.learner_batch import LearnerBatch
+from ono_env.envs.opponents import check_rule_overrides
+from ono_env.observation import observation_high
+
 try:
     from stable_baselines3.common.vec_env.base_vec_env import (
         VecEnv,
         VecEnvIndices,
         VecEnvStepReturn,
     )
-except ImportError as exc:   # before: "No module named 'stable_baselines3'", no extra named
-    missing = (exc.name or "stable_baselines3").split(".")[0]
-    raise ModuleNotFoundError(f"ono_env.envs.sb3 needs {missing}, which is not installed: "
-                              f"pip install 'ono-env[train]'", name=missing) from exc
-
-from ono_env.cards import NUM_ACTIONS
-from ono_env.checks import check_seed, shown
-from ono_env.envs.learner_batch import LearnerBatch
-from ono_env.envs.opponents import check_rule_overrides
-from ono_env.observation import observation_high
+except ImportError as exc:
+    raise missing_extra(exc, "ono_env.envs.sb3", "stable_baselines3", "train") from exc
 
 FIXED_ATTRS = frozenset({"num_envs", "observation_space", "action_space", "batch", "rules",
                          "game", "opponents", "reset_infos"})
