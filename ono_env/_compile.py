@@ -48,6 +48,7 @@ import platform
 import re
 import sys
 import threading
+import warnings
 from pathlib import Path
 from typing import Any
 
@@ -134,6 +135,29 @@ def prebuilt_status() -> str:
     return _PREBUILT_STATE["status"]
 
 
+CHOSEN = ("not used: NUMBA_DISABLE_JIT", f"not used: {DISABLE_ENV}=0",
+          "not used: numba is set to compile", "not used: the rules sources changed")
+"""The starts of :func:`prebuilt_status` where compiling is expected and
+:func:`_say_compiling` says nothing: a setting the user chose, or a checkout whose sources
+were edited since its build (its developer's, whose ``pip install -e .`` builds them again)."""
+
+
+def _say_compiling() -> None:
+    """Warn once per process, as the first kernel starts to compile, where the prebuilt
+    kernels were meant to be used but do not fit (another NumPy, numba, Python or CPU, or
+    the build step skipped): the first use then takes about 20 s of CPU, which before came
+    without a word (the reason went to an INFO log). Nothing where compiling is expected
+    (``CHOSEN``); numba's cache keeps what compiles, so a later process is quick and
+    silent."""
+    status = prebuilt_status()
+    if _PREBUILT_STATE.get("said") or status == "used" or status.startswith(CHOSEN):
+        return
+    _PREBUILT_STATE["said"] = True
+    warnings.warn(f"ono_env: prebuilt kernels {status}: compiling the kernels this program "
+                  f"uses, about 20 s of CPU once (numba's cache keeps them)", RuntimeWarning,
+                  stacklevel=2)
+
+
 def _check_prebuilt() -> str:
     if not _JIT:
         return "not used: NUMBA_DISABLE_JIT is set"
@@ -157,11 +181,12 @@ def _check_prebuilt() -> str:
         here = manifest()
     except OSError as e:  # the sources cannot be read (a zipped install): do not guess
         return f"not used: the rules sources cannot be read ({e})"
-    for key in ("numba", "numpy", "python", "machine", "sources"):
-        if built.get(key) != here[key]:
-            what = "the rules sources changed since the build" if key == "sources" else (
-                f"built for {key} {built.get(key)}, this is {here[key]}")
-            return f"not used: {what}"
+    differ = [("the rules sources changed since the build" if key == "sources" else
+               f"built for {key} {built.get(key)}, this is {here[key]}")
+              for key in ("numba", "numpy", "python", "machine", "sources")
+              if built.get(key) != here[key]]
+    if differ:   # each difference (before: the first alone)
+        return f"not used: {'; '.join(differ)}"
     needed = set(built.get("features", ()))
     have = set()
     if needed:
@@ -280,6 +305,7 @@ def _cache_classes():
                     cres = self._user.load_overload(sig, target_context)
                 if cres is not None:
                     return cres
+                _say_compiling()
             compile_rules()
             return None
 

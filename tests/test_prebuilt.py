@@ -134,12 +134,36 @@ def test_prebuilt_kernels_matching_this_machine_are_used(monkeypatch, tmp_path, 
     ({"python": "2.7"}, "built for python 2.7"),
     ({"machine": "riscv64"}, "built for machine riscv64"),
     ({"features": ["popcnt", "no-such-feature"]}, "this CPU lacks no-such-feature"),
+    # every difference, not the first alone
+    ({"numpy": "1.0", "python": "2.7"}, "built for numpy 1.0, this is "),
+    ({"numpy": "1.0", "python": "2.7"}, "; built for python 2.7, this is "),
 ])
 def test_prebuilt_kernels_that_do_not_fit_are_not_used(monkeypatch, tmp_path, fresh_status,
                                                        changes, says):
     _fake_prebuilt(monkeypatch, tmp_path, **changes)
     status = fresh_status()
     assert status.startswith("not used") and says in status, status
+
+
+def test_compiling_where_the_prebuilt_kernels_do_not_fit_is_said_once(monkeypatch, tmp_path,
+                                                                       fresh_status):
+    """Before: the first use compiled for about 20 s without a word (the reason went to an
+    INFO log). Now one warning as the first kernel compiles, and none where the user chose to
+    compile (ONO_ENV_PREBUILT=0)."""
+    import warnings
+
+    _fake_prebuilt(monkeypatch, tmp_path, numpy="1.0")
+    fresh_status()
+    with pytest.warns(RuntimeWarning, match=r"^ono_env: prebuilt kernels not used: built for "
+                                            r"numpy 1.0, this is .*: compiling the kernels"):
+        K._say_compiling()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        K._say_compiling()   # once per process
+        monkeypatch.setenv(K.DISABLE_ENV, "0")
+        monkeypatch.setattr(K, "_PREBUILT_STATE", {})   # a new process, this setting chosen
+        assert K.prebuilt_status() == "not used: ONO_ENV_PREBUILT=0"
+        K._say_compiling()
 
 
 def test_no_prebuilt_kernels_or_disabled(monkeypatch, tmp_path, fresh_status):
