@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import json
 import os
-import platform
 import shutil
 import sys
 import tempfile
@@ -38,6 +37,7 @@ import numpy as np
 from bench_args import (
     at_least,
     at_most,
+    machine,
     out_folder,
     parser,
     path_arg,
@@ -244,7 +244,7 @@ def main() -> None:
 def measure(args: Any, out: Path | None, work: Path) -> None:
     """:func:`main`'s parts, run in the temporary folder ``work``; results into ``out``."""
     res: dict = {"date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
-                 "machine": f"{os.cpu_count()} CPUs, {platform.processor() or platform.machine()}",
+                 "machine": machine(),   # as every script's (before: its own, without the CPU's name)
                  "minutes": args.minutes, "eval_games": args.eval_games}
     overrides = ["torch_threads=1"]
     if not args.skip_speed:
