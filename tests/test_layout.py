@@ -259,7 +259,9 @@ def test_an_adapter_without_its_extra_names_the_extra(module, library, extra, mo
     The error keeps the missing module's name (the console scripts name the extra by it)."""
     import importlib
 
-    monkeypatch.setitem(sys.modules, library, None)   # as if not installed
+    for name in [library, *(m for m in sys.modules if m.startswith(library + "."))]:
+        monkeypatch.setitem(sys.modules, name, None)   # as if not installed (its submodules
+        # too: one imported by an earlier test would be found without its package)
     monkeypatch.delitem(sys.modules, module, raising=False)
     with pytest.raises(ModuleNotFoundError) as exc:
         importlib.import_module(module)

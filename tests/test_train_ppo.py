@@ -415,6 +415,12 @@ def test_an_optimizer_file_is_read_only_where_it_names_the_networks_parameters(
             f"'step_1024.optimizer.safetensors' holds no Adam state of {layer}: theirs starts "
             f"afresh\n") in err
     assert not (tmp_path / "b").exists() and not (tmp_path / "c").exists()
+    # no Adam state at all, as save_checkpoint writes a fresh optimizer's: read, and said
+    from safetensors.numpy import save_file
+    save_file({}, str(opath), metadata=meta)
+    train(load_config("default", args + [f"run_dir={tmp_path / 'e'}"]))
+    assert ("resume: 'step_1024.optimizer.safetensors' holds no Adam state (saved before any "
+            "update): Adam starts afresh") in capsys.readouterr().err
 
 
 @pytest.mark.parametrize("shared, encoder", [(False, 0), (True, 0), (True, 4)])

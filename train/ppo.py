@@ -983,14 +983,18 @@ def load_checkpoint(model: ActorCritic, opt: torch.optim.Adam, path: str | Path,
         adam, weights, names = _checked_optimizer_state(opath, model)
         dev = next(model.parameters()).device
         params = dict(model.named_parameters())
-        if not adam:   # before: read as Adam's state, and all of it started afresh
+        if not adam and any(k.endswith(_ADAM_KEYS) for k in names):
+            # state of other parameters only (before: read as Adam's state, all of it afresh)
             raise ValueError(f"resume: {str(opath)!r} holds Adam's state of no parameter of "
                              f"this network; allowed: the optimizer file written with "
                              f"{str(path)!r} (a checkpoint's pair), or none beside it (Adam "
                              f"starts afresh)")
         afresh = sorted({n.rsplit(".", 1)[0] for n in params
                          if n not in adam and not n.startswith("hands_")})
-        if afresh:   # a shared trunk's checkpoint under two networks, say (before: not a
+        if not adam:   # saved before any update (save_checkpoint of a fresh optimizer)
+            notes.append(f"resume: {opath.name!r} holds no Adam state (saved before any "
+                         f"update): Adam starts afresh")
+        elif afresh:   # a shared trunk's checkpoint under two networks, say (before: not a
             # word, and the summary said Adam's state was read)
             notes.append(f"resume: {opath.name!r} holds no Adam state of {', '.join(afresh)}: "
                          f"theirs starts afresh")
@@ -1016,6 +1020,9 @@ def load_checkpoint(model: ActorCritic, opt: torch.optim.Adam, path: str | Path,
         print("\n".join([summary, *notes]), file=sys.stderr)
     return int(meta["training_steps"])
 
+
+_ADAM_KEYS = (".exp_avg", ".exp_avg_sq", ".step")
+"""How the names of an optimizer state file's Adam tensors end (``<parameter>.exp_avg``)."""
 
 _NUMPY_NAMES = {"F64": "float64", "F32": "float32", "F16": "float16", "BF16": "bfloat16",
                 "I64": "int64", "I32": "int32", "I16": "int16", "I8": "int8", "U8": "uint8",
@@ -1045,7 +1052,7 @@ def _checked_optimizer_state(opath: Path, model: ActorCritic
         with safe_open(str(opath), "np") as f:
             names = set(f.keys())   # looked up per parameter
             odd = sorted(k for k in names if not k.startswith("weights.")
-                         and not k.endswith((".exp_avg", ".exp_avg_sq", ".step")))
+                         and not k.endswith(_ADAM_KEYS))
             if odd:
                 raise ValueError(f"resume: {where} holds {odd[0]!r}, which training does not "
                                  f"write; allowed: an optimizer state file as training writes "
