@@ -267,7 +267,7 @@ def main() -> None:
     ap.add_argument("--rounds", type=int, default=5,
                     help="rounds of the rows compared with RLCard (median of the rounds)")
     ap.add_argument("--out", type=path_arg, default=None,
-                    help=optional_out(f"{' and '.join(OUT_FILES)}"))
+                    help=optional_out(" and ".join(OUT_FILES)))
     args = ap.parse_args()
     checked_rounds("bench_core", args.rounds)
     if args.out:
