@@ -77,6 +77,13 @@ def path_arg(text: str) -> Path:
     return Path(text)
 
 
+def was_given(option: str, argv: list[str] | None = None) -> bool:
+    """Whether the command line (``argv``, default ``sys.argv[1:]``) gives ``option``
+    (``--x v`` or ``--x=v``), at its default value too."""
+    argv = sys.argv[1:] if argv is None else argv
+    return any(a == option or a.startswith(f"{option}=") for a in argv)
+
+
 def refuse_unused(script: str, options: Iterable[str], because: str,
                   argv: list[str] | None = None) -> None:
     """Exit naming the ``options`` given on the command line (``argv``, default
@@ -84,8 +91,7 @@ def refuse_unused(script: str, options: Iterable[str], because: str,
     no training"): an option taken and ignored reads as measured (before: bench_prebuilt
     and bench_ray took them, and bench_ray recorded them in its results). Given is given,
     at its default value too."""
-    argv = sys.argv[1:] if argv is None else argv
-    given = [o for o in options if any(a == o or a.startswith(f"{o}=") for a in argv)]
+    given = [o for o in options if was_given(o, argv)]
     if given:
         sys.exit(f"{script}: {because}: {', '.join(given)} {'is' if len(given) == 1 else 'are'} "
                  f"not used there; allowed: leave {'it' if len(given) == 1 else 'them'} out")

@@ -34,7 +34,7 @@ from pathlib import Path
 
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 
-from bench_args import at_least, parser, run_script, sub_run
+from bench_args import at_least, parser, run_script, sub_run, was_given
 
 from ono_env.agents import make_agent
 from ono_env.agents.base import marked
@@ -338,8 +338,7 @@ def intervals(args: argparse.Namespace) -> None:
 
     card = read_card(args.card)
     suite = load_suite(card["suite_version"])
-    given = any(a == "--suite" or a.startswith("--suite=") for a in sys.argv[1:])
-    if given and load_suite(args.suite).version != suite.version:
+    if was_given("--suite") and load_suite(args.suite).version != suite.version:
         # before: --suite was taken and the page written under the card's own version
         sys.exit(f"bench_suite: intervals: --suite {args.suite} and {args.card}, a card of suite "
                  f"version {suite.version}; allowed: the card's version, or no --suite (the "
