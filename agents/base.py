@@ -3,7 +3,8 @@
 An agent is any object with ``act(obs, mask, rng) -> actions``: ``obs`` is ``(B, D) float32``
 (the observations of :mod:`ono_env.observation`), ``mask`` is ``(B, A) bool`` (the legal
 actions; every row has at least one), ``rng`` a ``numpy.random.Generator``; it returns ``(B,)``
-integer actions, each legal in its row. Agents see nothing but these inputs.
+integer actions, each legal in its row. Agents see nothing but these inputs
+(a game agent, below, sees games its seat cannot tell from the real one).
 
 Beyond ``act``, an agent may offer optional abilities, declared by :class:`Agent` and read
 only through the functions of this module (:func:`agent_label`, :func:`uses_observation`,
@@ -19,7 +20,9 @@ only through the functions of this module (:func:`agent_label`, :func:`uses_obse
   (learned agents; :class:`ExplainingAgent`);
 - ``uses_game = True`` with ``act_game(game, rows, rng)`` and ``last_values``: it decides
   from the seat's view of the game instead of the observation (the search agents;
-  :class:`GameAgent`).
+  :class:`GameAgent`). An agent that does not declare ``cheating`` is given worlds its seat
+  cannot tell from the game, not the game itself
+  (:func:`ono_env.agents.search.game_actions`).
 """
 
 from __future__ import annotations
@@ -67,9 +70,13 @@ class ExplainingAgent(Agent, Protocol):
 class GameAgent(Agent, Protocol):
     """An agent that decides from the seat's view of the game (``uses_game = True``): the
     drivers call ``act_game(game, rows, rng)`` for the acting seats of games ``rows`` and
-    then read its value per legal action for those rows in ``last_values``. ``act_game``
-    reads the live game and leaves it as it found it (it searches a copy): a call that
-    changed it is refused (:func:`ono_env.agents.search.game_actions`)."""
+    then read its value per legal action for those rows in ``last_values``. The game it is
+    given (:func:`ono_env.agents.search.game_actions`): for an agent that declares
+    ``cheating`` (and a :class:`~ono_env.agents.search.SearchAgent`, which copies the seat's
+    view first), the live game, which it must leave as it found it (it searches a copy: a
+    call that changed it is refused); for any other, new games, one per row, whose hidden
+    cards are dealt afresh from what the acting seat knows, its own to step
+    (:func:`ono_env.agents.search.seat_world`)."""
 
     uses_game: bool
     last_values: np.ndarray | None

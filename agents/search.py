@@ -116,6 +116,7 @@ from ono_env import cards as C
 from ono_env.agents.base import (
     check_actions,
     checked_actions,
+    is_cheating,
     named,
     observation_version,
     plays_from_game,
@@ -787,16 +788,53 @@ def _fingerprint(state: Any) -> tuple[np.ndarray, ...]:
     return state.g, state.hands, state.held, state.rng, state.stock, state.discard
 
 
+def seat_world(game: VecGame, rows: np.ndarray, rng: np.random.Generator) -> VecGame:
+    """A new :class:`VecGame` of ``len(rows)`` games, game ``r`` a world that the acting seat
+    of ``game``'s game ``rows[r]`` cannot tell from the real one: its own hand, the public
+    table and what it knows kept, everything hidden from it (the other hands, the stock
+    order, the Wild Draw Four bluff flag, the game's generator) dealt afresh from one seed
+    per row drawn from ``rng``, as the searches sample their worlds
+    (``ono_env.agents._search.sample_worlds``). What :func:`game_actions` gives a game agent
+    that does not declare ``cheating``: it may step and search it as it likes."""
+    from ono_env.agents import _search as K
+
+    seat_view = _kernels()[0]
+    R, P, D = len(rows), game.num_players, game.rules.deck_size
+    view = E.State(R, P, D).arrays
+    seat_view(*game.state.arrays, rows, K.VIEW_FAIR, *view)
+    seeds = rng.integers(0, 2**63, size=R, dtype=np.uint64)
+    world = VecGame(game.rules, num_games=R, seed=0, skip_forced=game.skip_forced,
+                    max_decisions=game.max_decisions, reward=game.reward,
+                    observation_version=game.observation_version)
+    internals = world.internals
+    with internals.changing():
+        kernel_entry(K.sample_worlds)(*view, internals.params, seeds, K.VIEW_FAIR,
+                                      *world.state.arrays,
+                                      np.zeros(C.NUM_CARD_TYPES, np.int64),
+                                      np.zeros(D, np.int8), np.zeros(2, np.uint64))
+        internals.mask_changed()
+    return world
+
+
 def game_actions(agent: Any, game: VecGame, rows: np.ndarray, mask: np.ndarray,
                  rng: np.random.Generator) -> np.ndarray:
     """``agent.act_game(game, rows, rng)`` checked like :func:`~ono_env.agents.base.checked_actions`:
-    ``(len(rows),)`` integers, each legal in its row of ``mask`` (the rows' legal masks), from
-    an agent that left the game as it found it (its per-game fields, hands, stock, discard
-    pile and generators, copied before the call: about 3 MB at 4,096 games of 10 players,
-    small beside a search's decision)."""
+    ``(len(rows),)`` integers, each legal in its row of ``mask`` (the rows' legal masks).
+
+    The game it is given: the live one for an agent that declares ``cheating`` (labelled so
+    everywhere) and for a :class:`SearchAgent`, whose first step copies the seat's view
+    (module docstring), each of which must leave it as it found it (its per-game fields,
+    hands, stock, discard pile and generators, copied before the call: about 3 MB at 4,096
+    games of 10 players, small beside a search's decision). Any other game agent gets
+    :func:`seat_world`'s worlds of the rows instead, its own to step, game ``r`` for
+    ``rows[r]``, so that it sees no more than its seat may know (before: the live game,
+    every hand and the stock order, and its tables did not say it cheated)."""
     if not callable(getattr(agent, "act_game", None)):   # before: an AttributeError
         raise ValueError(f"{named(agent)} declares uses_game but has no act_game method; allowed: a "
                          f"GameAgent (act_game(game, rows, rng)), or uses_game False")
+    if not (is_cheating(agent) or isinstance(agent, SearchAgent)):   # its own worlds
+        actions = agent.act_game(seat_world(game, rows, rng), np.arange(len(rows)), rng)
+        return check_actions(agent, actions, mask, "act_game", rows)
     before = [a.copy() for a in _fingerprint(game.state)]
     actions = agent.act_game(game, rows, rng)
     if any(not np.array_equal(a, b) for a, b in zip(before, _fingerprint(game.state))):

@@ -2226,7 +2226,8 @@ def test_an_agent_that_writes_its_mask_or_steps_the_game_is_refused(tmp_path, mo
                                                                      capsys):
     """Before: an agent that set every entry of its mask had its illegal actions checked
     against that mask and played (it won every game, held counts wrapped to 255); a game
-    agent that stepped the live game had the actions it chose before played unchecked; with
+    agent that stepped the live game had the actions it chose before played unchecked (now
+    only a cheating one is given the live game, the others worlds of their own); with
     --record, an explain that raised was not named as the agent's, and an explain of 3 was
     "TypeError: 'int' object is not callable"."""
     from pathlib import Path
@@ -2242,7 +2243,16 @@ def test_an_agent_that_writes_its_mask_or_steps_the_game_is_refused(tmp_path, mo
     assert "MaskWriter" in capsys.readouterr().err
     monkeypatch.syspath_prepend(str(data))
     import planted
-    for agent in (planted.MaskWriter(), planted.GameStepper(), planted.StockShuffler()):
+    for agent in (planted.GameStepper(), planted.StockShuffler()):
+        # given worlds of its own (it declares no cheating), it steps and shuffles those
+        game = VecGame("basic", 8, seed=0, num_players=2)
+        driver = AgentDriver(game, [agent, make_agent("greedy", game.rules)])
+        driver.seat_agent[:] = [0, 1]
+        driver.play(np.random.default_rng(0))
+        assert game.finished.all() and int(game.state.hands.max()) < 10
+    stepper, shuffler = planted.GameStepper(), planted.StockShuffler()
+    stepper.cheating = shuffler.cheating = True   # given the live game, which it must not change
+    for agent in (planted.MaskWriter(), stepper, shuffler):
         game = VecGame("basic", 8, seed=0, num_players=2)
         driver = AgentDriver(game, [agent, make_agent("greedy", game.rules)])
         driver.seat_agent[:] = [0, 1]

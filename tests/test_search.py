@@ -157,6 +157,93 @@ def test_no_peeking_hidden_swaps_do_not_change_decisions(preset, players):
     assert not np.array_equal(va, oracle.last_values)
 
 
+class _Peeker:
+    """A game agent of a user's own that reads every hand and the stock order of the game
+    it is given, steps that game, and chooses by what it read."""
+
+    name, uses_game, last_values, steps = "peeker", True, None, True
+
+    def act(self, obs, mask, rng):
+        raise AssertionError("a game agent is asked act_game")
+
+    def act_game(self, game, rows, rng):
+        self.seen = [a[rows].copy() for a in (game.state.hands, game.state.stock)]
+        self.given = game
+        mask = game.legal_mask()[rows].copy()
+        live = game.legal_mask().copy()   # it may step what it was given
+        if self.steps:
+            game.step(np.where(live.any(axis=1), live.argmax(axis=1), 0),
+                      active=live.any(axis=1))
+        # a legal action picked by what the hidden cards are
+        key = (self.seen[0].astype(np.int64) * np.arange(C.NUM_CARD_TYPES)).sum(axis=(1, 2)) \
+            + self.seen[1][:, :5].astype(np.int64).sum(axis=1)
+        return np.array([np.flatnonzero(m)[int(k) % int(m.sum())] for m, k in zip(mask, key)])
+
+
+@pytest.mark.parametrize("preset, players", [("basic", 2), ("ono", 4), ("uno2018", 6)])
+def test_a_game_agent_that_does_not_declare_cheating_is_given_worlds_not_the_game(preset,
+                                                                                  players):
+    """The drivers' ``game_actions`` hands a user's game agent that declares no ``cheating``
+    worlds dealt from its seat's view: the live game, hidden swaps in it, change nothing it
+    sees or does (before: it was given the live game, every hand and the stock order, and
+    its tables did not mark it cheating); what its seat may know is the same in them."""
+    from ono_env.agents.search import game_actions
+
+    rules = RuleSet.preset(preset, num_players=players)
+    game = positions(rules, 48, seed=3)
+    mask = game.legal_mask().copy()
+    rows = np.flatnonzero(~game.finished)
+    swapped = _hidden_swaps(game, rows, np.random.default_rng(1))
+    before = [a.copy() for a in game.state.arrays]
+    peeker = _Peeker()
+    a = game_actions(peeker, game, rows, mask[rows], np.random.default_rng(5))
+    seen, world = peeker.seen, peeker.given
+    assert all(np.array_equal(x, y) for x, y in zip(before, game.state.arrays))  # untouched
+    b = game_actions(peeker, swapped, rows, mask[rows], np.random.default_rng(5))
+    assert np.array_equal(a, b)
+    assert all(np.array_equal(x, y) for x, y in zip(seen, peeker.seen))
+    assert all(mask[r, x] for r, x in zip(rows, a))
+    # the worlds: what the seat may know is the live game's, the rest dealt afresh
+    fresh = seat_world_of(game, rows)
+    current = game.state.current[rows].astype(np.int64)
+    for version in (1, 2):
+        assert np.array_equal(fresh.observe(current, version=version),
+                              game.observe(current, version=version)[rows])
+    assert np.array_equal(fresh.legal_mask(), mask[rows])
+    for j, r in enumerate(rows):   # the piles as the table saw them (their tails unused)
+        assert fresh.to_dict(j)["discard"] == game.to_dict(int(r))["discard"]
+    me = np.arange(len(rows))
+    assert np.array_equal(fresh.state.hands[me, current], game.state.hands[rows, current])
+    assert not np.array_equal(fresh.state.hands, game.state.hands[rows])
+    assert world.num_games == len(rows)
+    # the test has power: declaring cheating gives it the live game, and the swaps move it
+    # (and must leave that as it found it)
+    peeker.cheating = True
+    with pytest.raises(ValueError, match="act_game changed the game it was given"):
+        game_actions(peeker, copy_game(game), rows, mask[rows], np.random.default_rng(5))
+    peeker.steps = False
+    game_actions(peeker, game, rows, mask[rows], np.random.default_rng(5))
+    first = peeker.seen
+    game_actions(peeker, swapped, rows, mask[rows], np.random.default_rng(5))
+    assert not all(np.array_equal(x, y) for x, y in zip(first, peeker.seen))
+
+
+def seat_world_of(game: VecGame, rows: np.ndarray) -> VecGame:
+    from ono_env.agents.search import seat_world
+
+    return seat_world(game, rows, np.random.default_rng(0))
+
+
+def test_a_users_game_agent_plays_the_arena_unmarked_and_reproducibly():
+    """Given worlds, a user's game agent plays the arena like any fair agent: seeded runs
+    reproduce, its label has no cheating mark."""
+    runs = [run_arena([_Peeker(), "greedy", "color"], "ono", 3, num_games=12, seed=4, rating=False)
+            for _ in range(2)]
+    assert np.array_equal(runs[0].records.wins, runs[1].records.wins)
+    assert np.array_equal(runs[0].records.length, runs[1].records.length)
+    assert "peeker" in runs[0].format_table() and "cheating" not in runs[0].format_table()
+
+
 def test_pimc_ppo_keeps_the_policy_choice_unless_clearly_beaten():
     rules = RuleSet.preset("basic", num_players=2)
     game = positions(rules, 128, seed=12)

@@ -958,9 +958,10 @@ class AgentBot(pyspiel.Bot):
     an agent (:func:`ono_env.agents.driver.act_one`: the seat's observation in the agent's
     own layout, or, for a search agent, the seat's view of the game), checked against the
     legal actions. Every agent sees that seat's view only, but for the research ceilings
-    (``oracle``, ``oracle-hands``, ``oracle-ppo``), which read every hand: ``cheating`` is
-    then True and ``label`` says so. ``seed`` makes the generator the agent draws from (a
-    search agent's worlds, a sampling policy's draws); it runs on from step to step and
+    (``oracle``, ``oracle-hands``, ``oracle-ppo``) and an agent of one's own that declares
+    ``cheating``, which read every hand: ``cheating`` is then True and ``label`` says so.
+    ``seed`` makes the generator the agent draws from (a search agent's worlds, a sampling
+    policy's draws); it runs on from step to step and
     from game to game, so bots made with the same seed play the same moves over the same
     games (a search agent with a time budget, ``pimc:20ms``, excepted: how far it searches
     depends on the machine). A state of another game, rules that differ from the bot's

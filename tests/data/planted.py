@@ -134,8 +134,9 @@ class MaskWriter:
 
 
 class GameStepper:
-    """A game agent that steps the live game it is given, as a careless look-ahead would, and
-    then answers for the position it saw: refused (before: its stale actions were played
+    """A game agent that steps the game it is given, as a careless look-ahead would, and
+    then answers for the position it saw: given worlds of its own, it may; declaring
+    ``cheating``, given the live game, refused (before: its stale actions were played
     unchecked)."""
 
     name = "game-stepper"
@@ -189,8 +190,9 @@ class RaisesOwn:
 
 
 class StockShuffler(GameStepper):
-    """A game agent that shuffles the live stock, as a careless determinisation would, and
-    answers legally: refused (before: the real game's future draws changed, silently)."""
+    """A game agent that shuffles the stock it is given, as a careless determinisation would,
+    and answers legally: refused where that is the live game's (before: the real game's
+    future draws changed, silently)."""
 
     name = "stock-shuffler"
 
