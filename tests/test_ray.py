@@ -93,6 +93,16 @@ def test_vector_env_is_seeded_and_refuses_bad_input():
     env = make()
     with pytest.raises(ValueError, match="unknown config key 'colour'; allowed: rules"):
         OnoRLlibVectorEnv({"rules": "basic", "colour": 1})
+    # a rule option, as the other envs take it, and a near miss, each named (before: the
+    # list of keys alone)
+    with pytest.raises(ValueError, match=r"unknown config key 'draw_until_playable' \(a rule "
+                                         r"option: give it inside 'rules', as \{'rules': "
+                                         r"\{'preset': 'classic', 'draw_until_playable'"):
+        OnoRLlibVectorEnv({"rules": "basic", "draw_until_playable": True})
+    with pytest.raises(ValueError, match=r"'opponent' \(did you mean 'opponents'\?\); allowed"):
+        OnoRLlibVectorEnv({"rules": "basic", "opponent": "random"})
+    assert OnoRLlibVectorEnv({"rules": {"preset": "basic", "draw_until_playable": True},
+                              "num_envs": 2}).rules.draw_until_playable
     with pytest.raises(ValueError, match="num_envs"):
         OnoRLlibVectorEnv({"num_envs": True})
     with pytest.raises(RuntimeError, match="reset"):

@@ -40,6 +40,7 @@ An illegal action raises ``ValueError`` naming the legal actions (no game change
 
 from __future__ import annotations
 
+import difflib
 from collections.abc import Mapping
 from typing import Any, cast
 
@@ -54,7 +55,7 @@ from ono_env.envs.learner_batch import LearnerBatch
 from ono_env.envs.opponents import OpponentPool
 from ono_env.game import VecGame
 from ono_env.observation import observation_high, observation_size
-from ono_env.rules import RuleSet, resolve_rules
+from ono_env.rules import FIELD_NAMES, RuleSet, resolve_rules
 
 try:
     from ray.rllib.env.multi_agent_env import MultiAgentEnv
@@ -86,7 +87,17 @@ def _config(config: Mapping[str, Any] | None, allowed: tuple[str, ...], what: st
                          f"mapping with keys {', '.join(allowed)}")
     bad = [k for k in config if k not in allowed]
     if bad:
-        raise ValueError(f"{what}: unknown config key {shown(bad[0], 60)}; allowed: {', '.join(allowed)}")
+        key, hint = bad[0], ""
+        if key == "preset":
+            hint = " (the preset is the value of 'rules': {'rules': 'ono'})"
+        elif key in FIELD_NAMES:   # the other envs take rule options as keywords
+            hint = (f" (a rule option: give it inside 'rules', as {{'rules': {{'preset': "
+                    f"'classic', {key!r}: ...}}}})")
+        elif isinstance(key, str):
+            close = difflib.get_close_matches(key, allowed, n=1, cutoff=0.75)
+            hint = f" (did you mean {close[0]!r}?)" if close else ""
+        raise ValueError(f"{what}: unknown config key {shown(key, 60)}{hint}; allowed: "
+                         f"{', '.join(allowed)}")
     return dict(config)
 
 
