@@ -367,12 +367,14 @@ class RuleSet:
             raise bad("ono_penalty_cards", f"1 to {MAX_PENALTY_CARDS} when ono_penalty is 'draw'")
         if self.false_catch_penalty > 0 and self.ono_penalty == "none":
             raise bad("false_catch_penalty", "0 when ono_penalty is 'none' (there is no catch)")
-        if self.challenge and not self.wild_draw_four_restricted:
-            raise bad("challenge", "false unless wild_draw_four_restricted is true "
-                                   "(a challenge tests that restriction)")
+        # stacking first: under it no restriction makes a challenge allowed (before: a
+        # stacking rule set asked for wild_draw_four_restricted, then refused it)
         if self.challenge and self.stacking:
             raise bad("challenge", "false when stacking is true (no source document defines "
                                    "a challenge of a stacked Wild Draw Four)")
+        if self.challenge and not self.wild_draw_four_restricted:
+            raise bad("challenge", "false unless wild_draw_four_restricted is true "
+                                   "(a challenge tests that restriction)")
         if self.target_score > 0 and self.scoring == "none":
             raise bad("target_score", "0 when scoring is 'none' (a match needs points)")
         needed = self.num_players * self.hand_size + 1

@@ -87,6 +87,16 @@ def test_bad_rule_sets_name_the_field(overrides, field):
         RuleSet.preset("classic", **overrides)
 
 
+def test_a_challenge_under_stacking_is_refused_for_stacking_at_once():
+    """Before: ``stacking`` with a challenge asked for wild_draw_four_restricted, and that
+    given, refused the challenge for the stacking: two refusals where one was the reason."""
+    for preset in ("stacking", "classic"):
+        with pytest.raises(ValueError, match=r"challenge=True; allowed: false when stacking is "
+                                             r"true"):
+            RuleSet.preset(preset, stacking=True, challenge=True,
+                           wild_draw_four_restricted=False)
+
+
 def test_numpy_rule_values_are_stored_as_python_values():
     # before: a NumPy string was stored as it came, and to_yaml() then failed on it
     rules = RuleSet.preset("classic", dealer=np.str_("random"), name=np.str_("mine"),

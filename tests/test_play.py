@@ -94,6 +94,12 @@ def test_a_colour_is_named_as_the_game_writes_it_and_a_player_by_seat():
             parse_choice(text, targets, position)
     with pytest.raises(ValueError, match=r"'target P2' is not legal now"):
         parse_choice("P2", [5], position)
+    # your own seat, or one past the table, where no player is to be chosen: that is why
+    # (before: "P1 is no player to swap hands with", where P2 said why)
+    for text in ("P1", "P7"):
+        with pytest.raises(ValueError, match=rf"^'target {text}' is not legal now \(no player is "
+                                             rf"to be chosen\)$"):
+            parse_choice(text, [5], {**position, "phase": "play"})
     # an action's own name says why as the seat's form does (before: "'target 1' is not legal
     # now", alone, and 'color R' the same)
     position = {**position, "phase": "play"}

@@ -144,6 +144,7 @@ def test_a_model_of_another_player_count_is_refused_in_the_tables_words(client):
                                       "or a search agent (pimc, ", "name:N or name:<T>ms"]),
     ({"opponents": ["agents/models/ppo-basic-2p.safetensors"]}, 400, ["unknown agent"]),
     ({"opponents": ["greedy", "greedy"]}, 400, ["2 opponents for 2 players: give 1"]),
+    ({"num_players": 3, "opponents": ["greedy"]}, 400, ["1 opponent for 3 players: give 2"]),
     ({"opponents": "greedy"}, 400, ["opponents must be a list"]),
     ({"num_players": 11}, 400, ["num_players"]),
     ({"seat": 2}, 400, ["seat"]),

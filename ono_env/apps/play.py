@@ -156,6 +156,11 @@ def parse_choice(text: str, legal: Sequence[int], position: dict | None = None) 
     seat = _TARGET_ENTRY.fullmatch(t)
     if seat and position is not None:
         q, p, n = int(seat.group(1)), int(position["current_player"]), len(position["hands"])
+        if not any(C.A_TARGET <= x < C.A_TARGET + C.MAX_TARGET for x in legal):
+            # no seat is to be chosen, any (before: P0, your own, was "no player to swap
+            # hands with", where P1 said why)
+            raise ValueError(f"'target P{q}' is not legal now"
+                             f"{why_not_legal('target 1', position, legal)}")
         if not 0 <= q < n or q == p:
             raise ValueError(f"P{q} is no player to swap hands with (you are P{p}; the players: "
                              f"P0 to P{n - 1})")

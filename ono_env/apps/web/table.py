@@ -30,7 +30,7 @@ from ono_env.agents import make_agent
 from ono_env.agents.base import is_cheating, marked
 from ono_env.agents.driver import act_one
 from ono_env.agents.search import SEARCH_AGENTS
-from ono_env.checks import check_bool, check_int, first_few, shown
+from ono_env.checks import check_bool, check_int, first_few, plural, shown
 from ono_env.game import (
     DEFAULT_MAX_DECISIONS_MATCH,
     DEFAULT_MAX_DECISIONS_ROUND,
@@ -112,7 +112,7 @@ class NewGameRequest:
                  agent_factory: Any, thinking: bool = False) -> None:
         n = rules.num_players
         if len(agents) != n - 1:
-            raise Refused(f"{len(agents)} opponents for {n} players: give {n - 1} "
+            raise Refused(f"{plural(len(agents), 'opponent')} for {n} players: give {n - 1} "
                           f"(one per other seat)")
         try:
             self.seat = check_int("seat", seat, 0, n - 1)
