@@ -64,12 +64,15 @@ def check_ray_address(address: Any, reach: bool = False, name: str = "ray_addres
         # wrong (before: the forms again, and a word on a bare --ray)
         raise ValueError(f"{given}: port {int(m.group(2))} is out of range; allowed: a port "
                          f"from 1 to 65535")
+    # a console script's bare --ray takes the next word (an agent's name) as its address
+    bare = "a bare --ray took it as its address: write --ray local, or put --ray after the agents"
     if m is None:
-        # a console script's bare --ray takes the next word (an agent's name) as its address
-        bare = ("; if it is an agent's name, a bare --ray took it as its address: write --ray "
-                "local, or put --ray after the agents"
-                if name == "--ray" and not any(c in address for c in ":/") else "")
-        raise ValueError(f"{given}; allowed: {allowed}{bare}")
+        raise ValueError(f"{given}; allowed: {allowed}"
+                         + (f"; if it is an agent's name, {bare}"
+                            if name == "--ray" and not any(c in address for c in ":/") else ""))
+    if name == "--ray" and not m.group(0).startswith("ray://") and _is_search_agent(m.group(1)):
+        # pimc:8 has a host:port's form (before: it was dialled, "Name or service not known")
+        raise ValueError(f"{given} is a search agent, not a host: {bare}")
     if reach:
         import socket
 
@@ -91,6 +94,13 @@ def check_ray_address(address: Any, reach: bool = False, name: str = "ray_addres
             # the network: a server there on loopback alone was waited on for minutes
             check_ray_address(resolved, True, f"{_named(name, address)}, which Ray reads as")
     return address
+
+
+def _is_search_agent(host: str) -> bool:
+    """True where ``host`` is a search agent's name (``pimc``, ``ismcts``, ...)."""
+    from ono_env.agents.search import SEARCH_AGENTS
+
+    return host.lower() in SEARCH_AGENTS
 
 
 def _ray_reading(address: str) -> str | None:
