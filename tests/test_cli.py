@@ -209,6 +209,24 @@ def test_an_exploiter_takes_numpy_integers_as_every_count_does(tmp_path):
         assert type(out[key]) is int and saved[key] == value, key
 
 
+def test_an_exploiter_of_a_cheating_target_says_so(tmp_path, capsys):
+    """Before: ``exploiter of oracle:1`` unmarked, where every table marks it, and no
+    ``cheating`` in exploit.json."""
+    import json
+
+    from ono_env.train.exploit import rollout_steps
+
+    least = rollout_steps("basic", 2)
+    for target, cheats in (("oracle:1", True), ("greedy", False)):
+        out = tmp_path / target.replace(":", "-")
+        assert exploit_main([target, "--steps", str(least), "--deals", "2", "--threads", "1",
+                             "--out", str(out), "--no-progress"]) == 0
+        said = capsys.readouterr().out
+        saved = json.loads((out / "exploit.json").read_text())
+        assert saved["cheating"] is cheats
+        assert (f"exploiter of {target} (cheating) (" in said) is cheats, said
+
+
 def test_an_exploiter_is_not_written_into_a_folder_with_files(tmp_path, capsys):
     (tmp_path / "old.txt").write_text("an earlier run")
     err = _one_error_line("ono-exploit", ["greedy", "--out", str(tmp_path), "--no-progress"], capsys)
