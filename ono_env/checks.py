@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import datetime as _dt
+import errno
 import json
 import math
 import os
@@ -368,10 +369,10 @@ def check_input_file(path: Any, what: str, max_bytes: int) -> Path:
     p = as_path(path, what)
     try:
         st = p.stat()
-    except FileNotFoundError:
-        raise ValueError(f"cannot read {what} {str(p)!r}: {no_file(p)}") from None
-    except OSError as exc:
-        raise ValueError(f"cannot read {what} {str(p)!r}: {exc.strerror or exc}") from None
+    except OSError as exc:   # a link in a loop too (before: "Too many levels of symbolic links")
+        why = (no_file(p) if isinstance(exc, FileNotFoundError) or exc.errno == errno.ELOOP
+               else exc.strerror or exc)
+        raise ValueError(f"cannot read {what} {str(p)!r}: {why}") from None
     if stat.S_ISDIR(st.st_mode):
         raise ValueError(f"cannot read {what} {str(p)!r}: it is a folder")
     if not stat.S_ISREG(st.st_mode):
@@ -462,6 +463,9 @@ def check_output_dir(path: Any, what: str) -> Path:
     p = as_path(path, what, "folder")
     missing = []
     try:   # a name too long for the system: its OSError from exists() too (before: raw)
+        if p.is_symlink() and not p.exists():   # before: "cannot create the folder: File exists"
+            raise ValueError(f"{what}: {str(p)!r} is a symbolic link that leads to no folder (a "
+                             f"loop, or its target is gone); allowed: a folder, or a new name")
         if p.exists() and not p.is_dir():
             raise ValueError(f"{what}: {str(p)!r} exists and is not a folder")
         at = p.absolute()

@@ -243,6 +243,30 @@ def fifo(tmp_path):
     return p
 
 
+def test_links_in_a_loop_and_to_nothing_are_named_so(tmp_path, capsys):
+    """Before: a file read through a link in a loop said "Too many levels of symbolic links"
+    (ono-export, reading a model), and --out a link to nothing "cannot create the folder:
+    File exists"."""
+    from ono_env.checks import check_output_dir
+
+    (tmp_path / "a").symlink_to(tmp_path / "b")
+    (tmp_path / "b").symlink_to(tmp_path / "a")
+    (tmp_path / "gone").symlink_to(tmp_path / "nowhere")
+    for name in ("a", "gone"):
+        with pytest.raises(ValueError, match=rf"^cannot read thing '.*{name}': a symbolic link "
+                                             rf"that leads to no file \(a loop, or its target is "
+                                             rf"gone\)$"):
+            check_input_file(tmp_path / name, "thing", 100)
+        with pytest.raises(ValueError, match=rf"^--out: '.*{name}' is a symbolic link that leads to "
+                                             rf"no folder \(a loop, or its target is gone\); "
+                                             rf"allowed: a folder, or a new name$"):
+            check_output_dir(tmp_path / name, "--out")
+    assert not (tmp_path / "nowhere").exists()
+    from ono_env.train.export import main as export_main
+    assert export_main([str(tmp_path / "a"), str(tmp_path / "x.safetensors")]) == 2
+    assert "a symbolic link that leads to no file" in capsys.readouterr().err
+
+
 def test_fifos_devices_and_folders_are_never_read(fifo, tmp_path, capsys):
     for what in (fifo, Path("/dev/zero"), tmp_path):
         with pytest.raises(ValueError, match=r"folder|not a regular file"):
