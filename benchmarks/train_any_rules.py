@@ -281,7 +281,8 @@ def todays_interval(m: dict) -> dict:
     2026-12-02), exactly as the suite's ladder records are
     (:func:`~ono_env.arena.suite.with_todays_interval`)."""
     rec = with_todays_interval({"rate": m["share"], "low": m["low"], "high": m["high"],
-                                "deals": m["deals"], "interval": m.get("interval"),
+                                "deals": m["deals"], "games": m["games"],
+                                "interval": m.get("interval"),
                                 "agent": "the model", "reference": m.get("opponent")})
     return {**m, "low": rec["low"], "high": rec["high"], "interval": rec["interval"]}
 

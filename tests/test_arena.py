@@ -352,12 +352,17 @@ def test_mirrored_deals_give_two_copies_of_a_deterministic_agent_exactly_half():
     assert res.agent_rows()[0]["win_rate"] != pytest.approx(0.5, abs=1e-12)
 
 
-def _add_two(x, lo=0.0, hi=1.0):
-    """The normal 95% interval of ``x`` with two more values at each bound, clipped: the
-    arena's interval, written out again."""
-    v = np.concatenate([np.asarray(x, float), [lo, lo, hi, hi]])
-    half = 1.959963984540054 * v.std(ddof=1) / np.sqrt(len(v))
-    return max(lo, v.mean() - half), min(hi, v.mean() + half)
+def _add_two(x, lo=0.0, hi=1.0, games_per_deal=1):
+    """The normal 95% interval of ``x`` with two more games at each bound (each of weight
+    1 / games_per_deal, x being means over that many games), clipped: the arena's interval,
+    written out again (with 1, two more values at each bound)."""
+    x = np.asarray(x, float)
+    k = 2 / games_per_deal
+    v, w = np.concatenate([x, [lo, hi]]), np.concatenate([np.ones(len(x)), [k, k]])
+    m = (w * v).sum() / w.sum()
+    var = (w * (v - m) ** 2).sum() / (w.sum() - 1)
+    half = 1.959963984540054 * np.sqrt(var / w.sum())
+    return max(lo, m - half), min(hi, m + half)
 
 
 def test_mirrored_deals_get_an_interval_that_keeps_its_width_and_its_order():
@@ -369,7 +374,7 @@ def test_mirrored_deals_get_an_interval_that_keeps_its_width_and_its_order():
                     rating=False, mirrored=True)
     pr = res.paired(0)
     assert pr["rate"] == pytest.approx(0.5) and pr["deals"] == 4
-    assert (pr["low"], pr["high"]) == pytest.approx(_add_two([0.5] * 4))
+    assert (pr["low"], pr["high"]) == pytest.approx(_add_two([0.5] * 4, games_per_deal=2))
     assert pr["low"] < 0.3 and pr["high"] > 0.7
     row = res.agent_rows()[0]
     assert (row["ci_low"], row["ci_high"]) == (pr["low"], pr["high"])
@@ -390,9 +395,37 @@ def test_mirrored_deals_get_an_interval_that_keeps_its_width_and_its_order():
     pr = res.paired(0)
     half = 1.959963984540054 * share.std(ddof=1) / np.sqrt(len(deals))
     assert share.min() < share.max()
-    assert (pr["low"], pr["high"]) == pytest.approx(_add_two(share))
+    assert (pr["low"], pr["high"]) == pytest.approx(_add_two(share, games_per_deal=2))
     assert pr["low"] == pytest.approx(max(0.0, share.mean() - half), abs=4e-3)
     assert pr["high"] == pytest.approx(min(1.0, share.mean() + half), abs=4e-3)
+
+
+def test_the_interval_over_deals_adds_two_games_not_two_deals_at_each_end():
+    """A deal's share at N players is the mean of its seatings' games (24 at 4 players, N
+    from 5 on): two games are added at each end, not two whole deals (before: 25 deals at 4
+    players gave random [12.7, 29.6] around 16.5%, and six copies of greedy [15.7, 20.2]
+    around 16.7%)."""
+    from ono_env.arena import bounded_mean_interval
+
+    res = run_arena(["greedy", "color", "defensive", "random"], "basic", 4, num_games=600,
+                    seed=3, rating=False, mirrored=True)
+    deals, share, games = res.per_deal(3)
+    pr = res.paired(3)
+    assert games == 24 * len(deals) == 600
+    assert (pr["low"], pr["high"]) == pytest.approx(_add_two(share, 0.0, 1.0, 24))
+    assert (pr["low"], pr["high"]) == pytest.approx(bounded_mean_interval(share, 0, 1, 24)[1:])
+    half = 1.959963984540054 * share.std(ddof=1) / np.sqrt(len(deals))
+    assert pr["high"] < 0.25 and pr["high"] - share.mean() < 1.3 * half   # near the plain one
+    old = bounded_mean_interval(share, 0.0, 1.0)   # two deals at each end: wide, off-centre
+    assert old[2] - share.mean() > 2 * half
+    six = run_arena(["greedy"] * 6, "basic", 6, num_games=600, rating=False, mirrored=True)
+    for e in range(6):   # a share of exactly 1/6: its interval nearly centred on it
+        p6 = six.paired(e)
+        assert p6["rate"] == pytest.approx(1 / 6, abs=1e-12)
+        assert abs((p6["high"] - p6["rate"]) - (p6["rate"] - p6["low"])) < 0.01
+    with pytest.raises(ValueError, match=r"games_per_deal=0.5; allowed: a finite number of at "
+                                         r"least 1"):
+        bounded_mean_interval(share, 0.0, 1.0, 0.5)
 
 
 def test_mirrored_seatings_replay_the_same_deal():
@@ -452,7 +485,7 @@ def test_paired_difference_compares_two_runs_deal_by_deal(tmp_path):
     same = paired_difference(a, run_arena(["greedy", "random"], **kw))   # a rerun: no difference
     assert same["diff"] == 0.0
     # ... and an interval that keeps width (before: [0, 0] from 200 equal differences)
-    assert (same["low"], same["high"]) == pytest.approx(_add_two([0.0] * 200, -1.0, 1.0))
+    assert (same["low"], same["high"]) == pytest.approx(_add_two([0.0] * 200, -1.0, 1.0, 2))
     assert same["low"] < -0.01 and same["high"] > 0.01
     a.save(tmp_path / "a")
     saved = read_arena_json(tmp_path / "a")
@@ -805,7 +838,7 @@ def test_pooling_mirrored_runs_of_different_seeds(tmp_path, capsys, monkeypatch)
     out = capsys.readouterr().out.splitlines()
     assert out[0].startswith(f"greedy: {100 * a.mean():.2f}% [") and "over 200 deals (2 runs)" in out[0]
     assert out[1].startswith(f"color: {100 * b.mean():.2f}% [")
-    low, high = _add_two(a - b, -1.0, 1.0)    # the arena's interval over all the deals
+    low, high = _add_two(a - b, -1.0, 1.0, 2)    # the arena's interval over all the deals
     assert out[2] == (f"greedy - color: {100 * (a - b).mean():+.2f} points "
                       f"[{100 * low:+.2f}, {100 * high:+.2f}] over 200 deals")
     assert pool([runs[0], runs[0]]) == 2
@@ -1458,16 +1491,27 @@ def test_train_any_rules_render_gives_the_arenas_interval_of_today(tmp_path, mon
          "high": 0.0, "fair": 0.5, "no_winner": 0, "mean_length": 556.0}
     row = {"preset": "classic", "players": 2, "variant": "x", "rc": 0, "run_dir": "r",
            "command": "c", "final_eval": {"training_steps": 10}, "mirrored": m}
-    kept = {**row, "mirrored": {**m, "share": 0.5, "low": 0.4, "high": 0.6, "interval": "add-two"}}
-    results.write_text(json.dumps([row, kept]))
+    kept = {**row, "mirrored": {**m, "share": 0.5, "low": 0.4, "high": 0.6,
+                                "interval": "add-two-games"}}
+    # a row of 2 to 6 December (two deals added at each end): computed again in games
+    x = np.tile([0.0, 1.0], 500)
+    _, lo, hi = bounded_mean_interval(x, 0.0, 1.0)
+    deals_row = {**row, "variant": "y", "mirrored": {**m, "share": 0.5, "low": lo, "high": hi,
+                                                     "interval": "add-two"}}
+    results.write_text(json.dumps([row, kept, deals_row]))
     monkeypatch.setattr(sys, "argv", ["train_any_rules.py", "--render", "--out", str(tmp_path)])
     main()
     got = json.loads(results.read_text())
-    _, low, high = bounded_mean_interval(np.zeros(1000), 0.0, 1.0)
-    assert got[0]["mirrored"]["low"] == low == 0.0 and high > 0.004
+    _, low, high = bounded_mean_interval(np.zeros(1000), 0.0, 1.0, 2)   # 2 games a deal
+    assert got[0]["mirrored"]["low"] == low == 0.0 and high > 0.002
     assert got[0]["mirrored"]["high"] == pytest.approx(high, abs=1e-12)
-    assert got[0]["mirrored"]["interval"] == "add-two" and got[1] == kept
-    assert "0.0% [0.0, 0.5]" in (tmp_path / "results.md").read_text()
+    assert got[0]["mirrored"]["interval"] == "add-two-games" and got[1] == kept
+    _, low, high = bounded_mean_interval(x, 0.0, 1.0, 2)
+    assert got[2]["mirrored"]["interval"] == "add-two-games"
+    assert (got[2]["mirrored"]["low"], got[2]["mirrored"]["high"]) == (
+        pytest.approx(low, abs=1e-12), pytest.approx(high, abs=1e-12))
+    page = (tmp_path / "results.md").read_text()
+    assert "0.0% [0.0, 0.3]" in page and "50.0% [46.9, 53.1]" in page
     for text, message in (('[{"preset": "basic", "rc": 0}]', "is not the results.json of a run of"),
                           ("{}", "(ValueError: not a list of rows"),   # before: rendered as no rows
                           ("[]", "(ValueError: not a list of rows"),

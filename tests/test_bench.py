@@ -984,7 +984,7 @@ def test_a_pairing_that_never_wins_has_an_interval_with_width():
     rules = RuleSet.preset("classic", num_players=2)
     r = play_pairing(rules, make_agent("random", rules), make_agent("greedy", rules), 6, 0, 64)
     assert r["rate"] == 0.0 and r["low"] == 0.0
-    assert r["high"] == pytest.approx(bounded_mean_interval([0.0] * 6, 0.0, 1.0)[2])
+    assert r["high"] == pytest.approx(bounded_mean_interval([0.0] * 6, 0.0, 1.0, 2)[2])
     assert r["high"] > 0.1
 
 
@@ -1010,6 +1010,18 @@ def test_a_ladder_record_of_before_gets_todays_interval_exactly():
     with pytest.raises(ValueError, match="clipped at both ends"):
         S.with_todays_interval({"agent": "a", "reference": "b", "rate": 0.5, "deals": 4,
                                 "low": 0.0, "high": 1.0})
+    # a record of 2 to 6 December, two deals added at each end: taken out again, and the
+    # interval made in games (its games per deal from games / deals, else its players)
+    for n, g, p in [(20, 2, 0.9), (200, 24, 0.3), (2000, 6, 0.0), (25, 4, 0.17), (5, 10, 0.1)]:
+        x = rng.binomial(g, p, size=n) / g
+        m, lo, hi = bounded_mean_interval(x, 0.0, 1.0)
+        for size in ({"games": n * g}, {"players": g}):
+            new = S.with_todays_interval({"agent": "a", "reference": "b", "rate": m, "low": lo,
+                                          "high": hi, "deals": n, "interval": "add-two", **size})
+            _m, low, high = bounded_mean_interval(x, 0.0, 1.0, g)
+            assert (new["low"], new["high"]) == (pytest.approx(low, abs=1e-12),
+                                                 pytest.approx(high, abs=1e-12))
+            assert new["interval"] == S.LADDER_INTERVAL == "add-two-games"
 
 
 def test_a_cheating_agent_is_marked_on_its_card_and_in_a_ladders_pairings():

@@ -63,7 +63,8 @@ def _paired_stats(deals: np.ndarray, per_deal: np.ndarray, games: int) -> dict[s
     if n == 0:
         return {"rate": float("nan"), "low": 0.0, "high": 1.0, "deals": 0, "games": 0,
                 "sd": float("nan")}
-    mean, low, high = bounded_mean_interval(per_deal, 0.0, 1.0)
+    # each deal's share the mean of its games: the interval adds two games at each bound
+    mean, low, high = bounded_mean_interval(per_deal, 0.0, 1.0, games / n)
     sd = float(per_deal.std(ddof=1)) if n > 1 else 0.0
     return {"rate": mean, "low": low, "high": high, "deals": n, "games": games, "sd": sd}
 
@@ -647,7 +648,9 @@ def paired_difference(a: Any, b: Any, entrant: int = 0) -> dict[str, Any]:
     if da["deals"] != db["deals"]:
         raise ValueError("the two runs' entrants played different deals")
     sa, sb = np.asarray(da["share"]), np.asarray(db["share"])
-    mean, low, high = bounded_mean_interval(sa - sb, -1.0, 1.0)
+    # each deal's difference that of two means over the deal's seatings
+    mean, low, high = bounded_mean_interval(sa - sb, -1.0, 1.0,
+                                            len(seatings(pa["rules"]["num_players"])))
     return {"agent_a": la[entrant], "agent_b": lb[entrant], "rate_a": float(sa.mean()),
             "rate_b": float(sb.mean()), "diff": mean, "low": low, "high": high,
             "deals": len(sa)}

@@ -341,7 +341,7 @@ def play_pairing(rules: RuleSet, agent: Agent, reference: Agent, deals: int, see
         share += np.where(trunc, 1.0 / P, w[:, seat])
         no_winner += int(trunc.sum())
     share /= P
-    mean, low, high = bounded_mean_interval(share, 0.0, 1.0)
+    mean, low, high = bounded_mean_interval(share, 0.0, 1.0, P)   # a deal: P games
     return {"deals": deals, "games": deals * P, "rate": mean, "low": low, "high": high,
             "wins": float(share.sum() * P), "no_winner": no_winner}
 
@@ -349,34 +349,52 @@ def play_pairing(rules: RuleSet, agent: Agent, reference: Agent, deals: int, see
 # ---------------------------------------------------------------- ratings
 
 
-LADDER_INTERVAL = "add-two"
+LADDER_INTERVAL = "add-two-games"
 """A ladder record's ``interval``: its ``low`` and ``high`` are
-:func:`~ono_env.arena.stats.bounded_mean_interval`'s. A record without it (written before
-2026-12-02) holds the plain normal interval over its deals, clipped to [0, 1]."""
+:func:`~ono_env.arena.stats.bounded_mean_interval`'s, two games added at each bound (since
+2026-12-07). ``"add-two"`` (2026-12-02 to 12-06): two deals added at each bound. A record
+without it (written before 2026-12-02) holds the plain normal interval over its deals,
+clipped to [0, 1]."""
+ADD_TWO_DEALS = "add-two"
+"""The ``interval`` of a ladder record of 2026-12-02 to 12-06 (two deals added at each
+bound)."""
 
 
 def with_todays_interval(rec: dict[str, Any]) -> dict[str, Any]:
-    """A ladder record (``rate``, ``low``, ``high``, ``deals``) with today's interval: as it
-    is where ``interval`` says :data:`LADDER_INTERVAL`, else computed again from the plain
-    normal interval it holds. That interval's half-width gives the deals' spread (``sd =
-    half * sqrt(deals) / z``), and the spread, mean and count give
-    :func:`~ono_env.arena.stats.bounded_mean_interval`'s result exactly (the same numbers as
-    from the per-deal shares, which a record does not keep). ``ValueError`` where the plain
-    interval was clipped at both ends (its half-width is then lost)."""
+    """A ladder record (``rate``, ``low``, ``high``, ``deals``; ``games`` or ``players``,
+    from which its games per deal) with today's interval: as it is where ``interval`` says
+    :data:`LADDER_INTERVAL`, else computed again from the interval it holds, the plain normal
+    one or (:data:`ADD_TWO_DEALS`) the one with two deals added at each bound. Either
+    interval's half-width gives the deals' spread (the plain one's ``sd = half *
+    sqrt(deals) / z``; the other's with its four deals taken out again by formula), and the
+    spread, mean and count give :func:`~ono_env.arena.stats.bounded_mean_interval`'s result
+    exactly (the same numbers as from the per-deal shares, which a record does not keep).
+    ``ValueError`` where the interval was clipped at both ends (its half-width is then
+    lost)."""
     if rec.get("interval") == LADDER_INTERVAL:
         return rec
     m, lo, hi, n = float(rec["rate"]), float(rec["low"]), float(rec["high"]), int(rec["deals"])
+    deals_added = rec.get("interval") == ADD_TWO_DEALS
+    # the centre the interval was taken around: the four deals' mean moved it
+    centre = (n * m + 2.0) / (n + 4) if deals_added else m
     if lo > 0.0:
-        half = m - lo
+        half = centre - lo
     elif hi < 1.0:
-        half = hi - m
-    elif m in (0.0, 1.0):
+        half = hi - centre
+    elif m in (0.0, 1.0) and not deals_added:
         half = 0.0          # every deal at the bound: no spread
     else:
         raise ValueError(f"a pairing of {rec.get('agent')!r} against {rec.get('reference')!r}: "
                          f"its interval [{lo}, {hi}] is clipped at both ends")
-    ss = (half * math.sqrt(n) / Z95) ** 2 * (n - 1) if n > 1 else 0.0
-    low, high = bounded_interval_of(m, ss, n, 0.0, 1.0)
+    if deals_added:   # bounded_interval_of's sum with two deals at 0 and 1, taken out again
+        ss = ((half / Z95) ** 2 * (n + 3) * (n + 4) - n * (m - centre) ** 2
+              - 2 * centre ** 2 - 2 * (1.0 - centre) ** 2)
+        ss = max(0.0, ss)   # a rounding error below 0 where every deal was alike
+    else:
+        ss = (half * math.sqrt(n) / Z95) ** 2 * (n - 1) if n > 1 else 0.0
+    games = rec.get("games")
+    per_deal = games / n if isinstance(games, int) and games >= n else rec.get("players", 1)
+    low, high = bounded_interval_of(m, ss, n, 0.0, 1.0, per_deal)
     return {**rec, "low": low, "high": high, "interval": LADDER_INTERVAL}
 
 
