@@ -44,6 +44,7 @@ from bench_generalist import (
 
 from ono_env.agents.learned import LearnedAgent, load_agent
 from ono_env.arena import run_arena
+from ono_env.arena.play import seatings
 from ono_env.arena.stats import bounded_mean_interval
 from ono_env.observation import color_permutation
 from ono_env.rules import resolve_rules
@@ -113,7 +114,8 @@ def main() -> None:
             deals, shares[what], _ = ar.per_deal(0)
             assert np.array_equal(deals, np.arange(args.deals))
             seconds[what] = time.perf_counter() - t
-        diff = bounded_mean_interval(shares["averaged"] - shares["plain"], -1.0, 1.0)
+        diff = bounded_mean_interval(shares["averaged"] - shares["plain"], -1.0, 1.0,
+                                     len(seatings(n)))
         row = {"preset": preset, "players": n, "opponent": best[preset], "deals": args.deals,
                "fair": 1 / n, "decisions": len(agreement),
                "agreement": float(np.mean(agreement)),

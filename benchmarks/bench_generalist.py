@@ -194,7 +194,8 @@ def part_specialists(model: str, deals: int, deals_many: int, seed: int,
     assert np.array_equal(deals_a, deals_b)
     # the arena's interval for a bounded mean (before: a plain normal one, of no width where
     # every deal gave the same difference)
-    mine["difference"] = list(bounded_mean_interval(share_a - share_b, -1.0, 1.0))
+    mine["difference"] = list(bounded_mean_interval(share_a - share_b, -1.0, 1.0,
+                                                    len(seatings(4))))
     rows += [mine, theirs]
     for r in rows[-2:]:
         print(_line(r), file=sys.stderr)

@@ -77,6 +77,7 @@ from bench_generalist import (
 
 from ono_env.agents.base import CHEATING_MARK, marked
 from ono_env.arena import run_arena
+from ono_env.arena.play import seatings
 from ono_env.arena.stats import bounded_mean_interval
 from ono_env.rules import YamlLoader, resolve_rules
 
@@ -176,7 +177,8 @@ def main() -> None:
                     # per-deal shares of two agents in the same seat of the same deals (one
                     # seed): their difference with the arena's 95% interval over the deals
                     row["paired_with"] = pair
-                    row["minus_paired"] = list(bounded_mean_interval(shares[row["agent"]] - base, -1.0, 1.0))
+                    row["minus_paired"] = list(bounded_mean_interval(
+                        shares[row["agent"]] - base, -1.0, 1.0, len(seatings(n))))
     command = "python benchmarks/bench_headroom.py " + shlex.join(sys.argv[1:])
     (args.out / "results.json").write_text(json.dumps({"command": command, "rows": rows},
                                                       indent=1) + "\n")

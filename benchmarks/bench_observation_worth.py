@@ -175,7 +175,7 @@ def main() -> None:
                 t = time.perf_counter()
                 ar = play(run["model"], preset, args.deals, args.arena_seed)
                 pr = ar.paired(0)
-                deals, share, _ = ar.per_deal(0)
+                deals, share, games = ar.per_deal(0)
                 if deal_ids is None:
                     deal_ids = deals
                 assert np.array_equal(deals, deal_ids)   # the same deals for every variant
@@ -189,7 +189,8 @@ def main() -> None:
                         # the arena's interval for a bounded mean (before: a plain normal
                         # one, of no width where every deal gave the same difference)
                         row[f"minus {other}"] = list(bounded_mean_interval(
-                            per_deal[name] - per_deal[other], -1.0, 1.0))
+                            per_deal[name] - per_deal[other], -1.0, 1.0,
+                            games / len(deals)))
                 rows.append(row)
                 print(f"{preset} {name}: {100 * pr['rate']:.1f}% [{100 * pr['low']:.1f}, "
                       f"{100 * pr['high']:.1f}] vs greedy, {run['steps_per_second']:,.0f} "

@@ -48,6 +48,7 @@ from bench_generalist import (
 from ono_env import cards as C
 from ono_env.agents.learned import LearnedAgent, load_agent
 from ono_env.arena import run_arena
+from ono_env.arena.play import seatings
 from ono_env.arena.stats import bounded_mean_interval
 from ono_env.observation import observation_view
 from ono_env.rules import resolve_rules
@@ -156,7 +157,7 @@ def main() -> None:
             if agent is agents[preset, n][0]:
                 continue
             what = agent.what
-            diff = bounded_mean_interval(share - shares[0], -1.0, 1.0)
+            diff = bounded_mean_interval(share - shares[0], -1.0, 1.0, len(seatings(n)))
             rows.append({"preset": preset, "players": n, "opponent": best[preset],
                          "probe": what, "deals": args.deals, "fair": 1 / n,
                          "plain": float(shares[0].mean()), "probed": float(share.mean()),

@@ -63,6 +63,7 @@ from bench_generalist import (
 from ono_env.agents.base import marked
 from ono_env.agents.search import MAX_MODEL_DEALS, MAX_WORLDS, MODEL_POLICIES, SearchAgent
 from ono_env.arena import run_arena
+from ono_env.arena.play import seatings
 from ono_env.arena.stats import bounded_mean_interval
 from ono_env.rules import RuleSet
 
@@ -162,7 +163,7 @@ def main() -> None:
     rows = []
     for m in made:
         shares = np.asarray(m["shares"])
-        share, low, high = bounded_mean_interval(shares, 0.0, 1.0)
+        share, low, high = bounded_mean_interval(shares, 0.0, 1.0, len(seatings(players)))
         searched = m["margin"] is not None
         row = {"agent": f"search:{args.worlds}@{m['margin']:g}" if searched else args.model,
                "margin": m["margin"], "cheating": searched and args.view != "fair",
@@ -170,7 +171,8 @@ def main() -> None:
                "fair": 1.0 / players, "deals": args.deals, "seconds": m["seconds"],
                "decisions": m["decisions"], "overrides": m["overrides"]}
         if searched:
-            row["minus_model"] = list(bounded_mean_interval(shares - base, -1.0, 1.0))
+            row["minus_model"] = list(bounded_mean_interval(shares - base, -1.0, 1.0,
+                                                            len(seatings(players))))
         rows.append(row)
         print(f"{marked(row['agent'], row['cheating']):<32} {100 * share:.2f}% [{100 * low:.2f}, {100 * high:.2f}] "
               f"{m['seconds']:.0f} s", file=sys.stderr)

@@ -21,6 +21,7 @@ import numpy as np
 from bench_args import parser
 
 from ono_env.arena import bounded_mean_interval, check_pairable, mirrored_record, read_arena_json
+from ono_env.arena.play import seatings
 
 
 def first_shares(runs: list[dict], what: str) -> tuple[str, np.ndarray]:
@@ -58,8 +59,9 @@ def main(argv: list[str] | None = None) -> int:
     try:
         runs = [mirrored_record(read_arena_json(p), repr(p)) for p in args.runs]
         name, a = first_shares(runs, "runs")
+        g = len(seatings(runs[0]["rules"]["num_players"]))   # the games of a deal
         lines = []
-        m, lo, hi = bounded_mean_interval(a, 0.0, 1.0)
+        m, lo, hi = bounded_mean_interval(a, 0.0, 1.0, g)
         lines.append(f"{name}: {100 * m:.2f}% [{100 * lo:.2f}, {100 * hi:.2f}] over {len(a)} "
                      f"deals ({len(runs)} runs)")
         if args.minus is not None:
@@ -74,10 +76,10 @@ def main(argv: list[str] | None = None) -> int:
             for r, o in zip(runs, others):
                 check_pairable(r, o)
             other, b = first_shares(others, "--minus runs")
-            m, lo, hi = bounded_mean_interval(b, 0.0, 1.0)
+            m, lo, hi = bounded_mean_interval(b, 0.0, 1.0, g)
             lines.append(f"{other}: {100 * m:.2f}% [{100 * lo:.2f}, {100 * hi:.2f}] on the "
                          f"same deals")
-            m, lo, hi = bounded_mean_interval(a - b, -1.0, 1.0)
+            m, lo, hi = bounded_mean_interval(a - b, -1.0, 1.0, g)
             lines.append(f"{name} - {other}: {100 * m:+.2f} points [{100 * lo:+.2f}, "
                          f"{100 * hi:+.2f}] over {len(a)} deals")
     except ValueError as exc:

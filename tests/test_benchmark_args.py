@@ -748,7 +748,7 @@ class _Arena:
     def per_deal(self, seat):
         import numpy as np
 
-        return np.arange(2), np.array([0.5, 0.25]), None
+        return np.arange(2), np.array([0.5, 0.25]), 4   # two deals of two games
 
 
 def test_bench_observation_worth_says_the_steps_trained(tmp_path, monkeypatch):
