@@ -163,17 +163,22 @@ class RandomAgent:
 
     def act(self, obs: np.ndarray, mask: np.ndarray, rng: np.random.Generator) -> np.ndarray:
         check_rng(f"{self!r}: rng", rng)   # named as the other agents name it
-        if isinstance(mask, np.ndarray) and mask.ndim == 2:   # a bad mask: random_legal's error
-            # before: any obs, one action for a mask of one row beside three observations
-            if not (isinstance(obs, np.ndarray) and obs.ndim == 2):
-                what = (f"{obs.dtype} {obs.shape}" if isinstance(obs, np.ndarray)
-                        else type(obs).__name__)
-                raise ValueError(f"{self!r}: observations are {what}; allowed: a (B, D) array")
-            if len(obs) != len(mask):   # the mask blamed, as the other agents blame it
-                raise ValueError(f"{self!r}: mask is {mask.dtype} {mask.shape}; allowed: a "
-                                 f"({len(obs)}, {C.NUM_ACTIONS}) array of bools or integers "
-                                 f"0/1, a row for each observation")
-        return random_legal(mask, rng)
+        # the observations first, as the other agents check them (before: a 1-d obs beside a
+        # 1-d mask blamed the mask)
+        if not (isinstance(obs, np.ndarray) and obs.ndim == 2):
+            what = (f"{obs.dtype} {obs.shape}" if isinstance(obs, np.ndarray)
+                    else type(obs).__name__)
+            raise ValueError(f"{self!r}: observations are {what}; allowed: a (B, D) array")
+        if isinstance(mask, np.ndarray) and mask.ndim == 2 and len(obs) != len(mask):
+            # the mask blamed, as the other agents blame it (before: one action for a mask of
+            # one row beside three observations)
+            raise ValueError(f"{self!r}: mask is {mask.dtype} {mask.shape}; allowed: a "
+                             f"({len(obs)}, {C.NUM_ACTIONS}) array of bools or integers "
+                             f"0/1, a row for each observation")
+        try:
+            return random_legal(mask, rng)
+        except ValueError as exc:   # named as this agent's, as every other agent's refusal
+            raise ValueError(f"{self!r}: {exc}") from None
 
     def __repr__(self) -> str:
         return "RandomAgent()"
@@ -205,8 +210,11 @@ def check_actions(agent: Agent, actions: Any, mask: np.ndarray, method: str = "a
     shape (B,), integers (not booleans) and legal in every row; else one ``ValueError``
     naming the agent and the fault, and the row, or the game of ``rows`` where given (a
     game agent's rows of a batch)."""
-    actions = as_array(actions)
     who = named(agent)
+    if isinstance(actions, np.ma.MaskedArray):   # before: its masked entries were played
+        raise ValueError(f"{who}.{method} returned a masked array; expected "
+                         f"({mask.shape[0]},) integers in a plain array (no entry masked out)")
+    actions = as_array(actions)
     if actions.shape != (mask.shape[0],) or not np.issubdtype(actions.dtype, np.integer):
         raise ValueError(f"{who}.{method} returned {actions.dtype} {actions.shape}; "
                          f"expected ({mask.shape[0]},) integers")

@@ -66,9 +66,11 @@ def register_agent(name: str, factory: Factory, *, replace: bool = False) -> Non
     :func:`unregister_agent` gives a built-in name its own agent back. The name is printable
     (no newline, which would break the one-line tables and messages that name it), has no
     ``:`` (which joins a search agent to its budget) unless it is ``module:Class`` (as the
-    exploiter registers the class it trains against), and the
-    factory must take the rules as its one argument, checked now rather than at the name's
-    first use."""
+    exploiter registers the class it trains against), is no built-in's or search agent's
+    name in other letter cases or with ``_`` for ``-`` (``Random``), does not end as a model
+    file's name in any case (``X.ZIP``) and holds no backslash; the factory must take the
+    rules as its one argument, checked now rather than at the name's first use. An error a
+    registered factory raises at ``make_agent`` carries a note naming the agent."""
     if not is_name(name) or is_model_path(name):
         raise ValueError(f"agent name {shown(name, 60)}; allowed: a name of 1 to {MAX_TEXT} "
                          f"printable characters that is not a path, without spaces at its ends")
@@ -84,6 +86,19 @@ def register_agent(name: str, factory: Factory, *, replace: bool = False) -> Non
         raise ValueError(f"agent name {name!r} would hide the search agent "
                          f"{name.partition(':')[0]!r}; allowed: a name that is not a search "
                          f"agent's ({', '.join(SEARCH_AGENTS)}), with or without ':'")
+    # a built-in's name in other letter cases or with '_' (Random, ppo_any, PIMC), a model
+    # file's name in upper case (X.ZIP), or a backslash, a folder's separator elsewhere
+    # (before: each taken, beside the built-in or the file it reads as, a path on Windows)
+    key = name.lower().replace("_", "-")
+    base = name.partition(":")[0]   # a search agent's name goes with a budget
+    near = ([n for n in _BUILTIN if n == key and n != name]
+            + [n for n in SEARCH_AGENTS if n == base.lower().replace("_", "-") and n != base])
+    why = (f"it is the built-in {near[0]!r} in other letter cases or forms" if near
+           else "it reads as a model file's name" if key.endswith((".zip", ".safetensors"))
+           else "it holds '\\', which separates folders on some systems" if "\\" in name
+           else None)
+    if why:
+        raise ValueError(f"agent name {name!r}: {why}; allowed: another name")
     if ":" in name and not CLASS_SPEC.match(name):   # greedy:2 would read as a budget
         raise ValueError(f"agent name {name!r}; allowed: a name without ':', which joins a "
                          f"search agent to its budget (pimc:8), or module:Class (the agent "
@@ -213,7 +228,13 @@ def make_agent(spec: Any, rules: Any = None) -> Agent:
                              f"or the path of a saved model (.safetensors or .zip); ono-arena, "
                              f"ono-bench and ono-exploit also take module:Class, an agent "
                              f"class of your own")
-        agent = _REGISTRY[spec](rules)
+        factory = _REGISTRY[spec]
+        try:
+            agent = factory(rules)
+        except Exception as exc:
+            if factory is not _BUILTIN.get(spec):   # a registered factory's own error: whose
+                exc.add_note(f"(raised by the factory registered as agent {spec!r})")
+            raise
         if isinstance(agent, type) or not isinstance(agent, Agent):   # a class has act too
             what = f"the class {agent.__name__}" if isinstance(agent, type) else \
                 f"a {type(agent).__name__}"
@@ -234,8 +255,9 @@ def make_agent(spec: Any, rules: Any = None) -> Agent:
             check_made_for(spec, rules)
         return spec
     raise ValueError(
-        f"an agent must be a name ({', '.join(agent_names())}), the path of a saved model, or "
-        f"an object with act(obs, mask, rng); got {type(spec).__name__}"
+        f"an agent must be a name ({', '.join(agent_names())}, or a search agent: "
+        f"{', '.join(SEARCH_AGENTS)}), the path of a saved model, or an object with act(obs, "
+        f"mask, rng); got {type(spec).__name__}"
     )
 
 

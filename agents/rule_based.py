@@ -59,7 +59,7 @@ import numpy as np
 
 from ono_env import cards as C
 from ono_env.checks import check_act_mask, check_act_obs
-from ono_env.observation import observation_size, observation_view
+from ono_env.observation import OBS_V2_SIZE, observation_size, observation_view
 from ono_env.rules import RuleSet, resolve_rules
 
 NA = C.NUM_ACTIONS
@@ -152,9 +152,14 @@ class RuleBasedAgent:
     def act(self, obs: np.ndarray, mask: np.ndarray, rng: np.random.Generator) -> np.ndarray:
         check_act_obs(self, obs, rng)
         if obs.ndim != 2 or obs.shape[1] != self.obs_size:
+            # a version-2 observation's length: say which layout it reads (before: the shapes
+            # alone, where ppo-any's refusal of the other layout names it)
+            v2 = (" (that is a version-2 observation's length; this agent reads version 1, "
+                  "observation_version=1: the drivers write each agent its own layout)"
+                  if obs.ndim == 2 and obs.shape[1] == OBS_V2_SIZE else "")
             raise ValueError(f"{self!r}: observations of shape {obs.shape}; this agent reads "
                              f"(B, {self.obs_size}) for {self.num_players}-player "
-                             f"{self.rules.name!r} rules")
+                             f"{self.rules.name!r} rules{v2}")
         check_act_mask(self, obs, mask, NA)
         if len(obs) == 0:
             return np.zeros(0, np.int64)

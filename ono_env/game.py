@@ -997,8 +997,10 @@ def random_legal(mask: np.ndarray, rng: np.random.Generator) -> np.ndarray:
     check_rng("rng", rng)
     if (not isinstance(mask, np.ndarray) or mask.ndim != 2 or mask.shape[1] != C.NUM_ACTIONS
             or mask.dtype.kind not in "biu"):
-        raise ValueError(f"mask is {_described(mask)}; allowed: a (B, {C.NUM_ACTIONS}) array of "
-                         f"bools or integers 0/1")
+        # its kind and shape (not its layout or writability, which a copy below takes as any)
+        what = f"{mask.dtype} {mask.shape}" if isinstance(mask, np.ndarray) else type(mask).__name__
+        raise ValueError(f"mask is {what}; allowed: a (B, {C.NUM_ACTIONS}) array of bools or "
+                         f"integers 0/1")
     if mask.dtype.kind != "b" and mask.size and (mask.min() < 0 or mask.max() > 1):
         raise ValueError(f"mask holds values other than 0 and 1 (from {mask.min()} to "
                          f"{mask.max()}); allowed: bools or integers 0/1")

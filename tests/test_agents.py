@@ -319,7 +319,40 @@ def test_random_reads_no_observation_but_needs_a_row_for_each_mask_row():
         agent.act(obs, mask, None)
     with pytest.raises(ValueError, match=r"observations are list; allowed: a \(B, D\) array"):
         agent.act(list(obs), mask, rng)
+    # the observation first, and each refusal named as this agent's, by its kind and shape
+    # (before: a 1-d obs beside a 1-d mask blamed the mask, "(not C-contiguous)
+    # (read-only)" named as though they were the fault, and no "RandomAgent():")
+    with pytest.raises(ValueError, match=r"^RandomAgent\(\): observations are float32 \(\d+,\)"):
+        agent.act(obs[0], mask[0], rng)
+    read_only = mask.copy()
+    read_only.flags.writeable = False
+    for bad, what in ((read_only[:, :80], "bool \\(3, 80\\)"),
+                      (mask.astype(np.float32), "float32 \\(3, 85\\)")):
+        with pytest.raises(ValueError, match=rf"^RandomAgent\(\): mask is {what}; allowed: a "
+                                             rf"\(B, 85\) array of bools or integers 0/1$"):
+            agent.act(obs, bad, rng)
     assert rng.bit_generator.state == state   # refused before any draw
+
+
+def test_a_masked_array_of_actions_is_refused_and_a_version_2_observation_is_named():
+    """Before: an agent's masked array of actions was played, masked entries and all; a
+    rule-based agent given a version-2 observation named the shapes alone."""
+    from ono_env.agents.base import check_actions
+
+    game = VecGame("basic", 2, seed=0, num_players=2)
+    mask = game.legal_mask()
+    legal = np.array([np.flatnonzero(m)[0] for m in mask])
+    with pytest.raises(ValueError, match=r"^RandomAgent\(\)\.act returned a masked array; "
+                                         r"expected \(2,\) integers in a plain array"):
+        check_actions(RandomAgent(), np.ma.array(legal, mask=[True, True]), mask)
+    assert list(check_actions(RandomAgent(), legal, mask)) == list(legal)
+    greedy = make_agent("greedy", game.rules)
+    obs2 = game.observe(np.zeros(2, np.int64), version=2)
+    with pytest.raises(ValueError, match=r"that is a version-2 observation's length; this agent "
+                                         r"reads version 1, observation_version=1"):
+        greedy.act(obs2, mask.copy(), np.random.default_rng(0))
+    with pytest.raises(ValueError, match=r"rules$"):   # another length: the shapes alone
+        greedy.act(obs2[:, :100], mask.copy(), np.random.default_rng(0))
 
 
 def test_logits_checks_its_observations_as_act_does():

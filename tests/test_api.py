@@ -1360,6 +1360,38 @@ def test_a_taken_agent_name_is_replaced_only_when_asked_and_unregister_gives_it_
                                                          "given to register_agent")
 
 
+def test_a_registered_name_is_no_built_ins_in_another_form_and_its_errors_are_named():
+    """Before: 'Random' and 'ppo-ANY' were taken beside the built-ins, 'X.ZIP' beside the
+    model file it reads as, 'a\\b' (a path on Windows); a factory's own error came bare, and
+    make_agent(None) listed no search agent."""
+    import re
+
+    from ono_env.agents import make_agent, register_agent, unregister_agent
+    from ono_env.agents.registry import agent_names
+    before = agent_names()
+    for name, why in (("Random", "it is the built-in 'random' in other letter cases"),
+                      ("ppo_ANY", "it is the built-in 'ppo-any' in other letter cases"),
+                      ("PIMC", "it is the built-in 'pimc' in other letter cases"),
+                      ("X.ZIP", "it reads as a model file's name"),
+                      ("m.SafeTensors", "it reads as a model file's name"),
+                      ("a\\b", "it holds '\\', which separates folders")):
+        assert f"{why}" in _refusal(lambda n=name: register_agent(n, lambda r: RandomAgent()))
+    assert agent_names() == before
+
+    def broken(rules):
+        return 1 / 0
+    register_agent("mine-broken", broken)
+    try:
+        with pytest.raises(ZeroDivisionError) as info:
+            make_agent("mine-broken", "basic")
+        assert info.value.__notes__ == ["(raised by the factory registered as agent "
+                                        "'mine-broken')"]
+    finally:
+        unregister_agent("mine-broken")
+    with pytest.raises(ValueError, match=re.escape("or a search agent: pimc, ")):
+        make_agent(None)
+
+
 def test_a_registered_name_is_printable_and_its_factory_takes_the_rules():
     from ono_env.agents import register_agent
     from ono_env.agents.registry import agent_names
