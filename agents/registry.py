@@ -70,7 +70,8 @@ def register_agent(name: str, factory: Factory, *, replace: bool = False) -> Non
     name in other letter cases or with ``_`` for ``-`` (``Random``), does not end as a model
     file's name in any case (``X.ZIP``) and holds no backslash; the factory must take the
     rules as its one argument, checked now rather than at the name's first use. An error a
-    registered factory raises at ``make_agent`` carries a note naming the agent."""
+    registered factory raises at ``make_agent`` carries a note naming the agent (Python
+    3.11 on)."""
     if not is_name(name) or is_model_path(name):
         raise ValueError(f"agent name {shown(name, 60)}; allowed: a name of 1 to {MAX_TEXT} "
                          f"printable characters that is not a path, without spaces at its ends")
@@ -232,8 +233,9 @@ def make_agent(spec: Any, rules: Any = None) -> Agent:
         try:
             agent = factory(rules)
         except Exception as exc:
-            if factory is not _BUILTIN.get(spec):   # a registered factory's own error: whose
-                exc.add_note(f"(raised by the factory registered as agent {spec!r})")
+            note = getattr(exc, "add_note", None)   # Python 3.11 on; 3.10's errors have none
+            if factory is not _BUILTIN.get(spec) and note is not None:   # a registered
+                note(f"(raised by the factory registered as agent {spec!r})")   # factory's own
             raise
         if isinstance(agent, type) or not isinstance(agent, Agent):   # a class has act too
             what = f"the class {agent.__name__}" if isinstance(agent, type) else \
