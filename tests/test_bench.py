@@ -633,7 +633,12 @@ def test_the_command_writes_renders_and_plots_a_card(tmp_path, capsys):
     assert bench_main(["--render", str(tmp_path / "dollars.json"), "--plot"]) == 0, \
         capsys.readouterr().err
     assert (tmp_path / "dollars.png").stat().st_size > 1000
-    capsys.readouterr()
+    # the plot said as a run's files are (before: written in silence)
+    assert capsys.readouterr().out.endswith(f"wrote {tmp_path / 'dollars.png'}\n")
+    assert bench_main(["color", "--tables", "stacking-2p", "--deals", "4", "--slow-deals", "2",
+                       "--plot", str(tmp_path / "alone.png"), "--no-progress", "--workers",
+                       "1"]) == 0   # a plot without --out
+    assert capsys.readouterr().out.endswith(f"wrote {tmp_path / 'alone.png'}\n")
     assert bench_main(["--list"]) == 0
     assert "wikipedia-4p" in capsys.readouterr().out
     # cards that are not cards

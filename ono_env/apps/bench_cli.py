@@ -259,8 +259,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                 png = check_output_file(_png(args.plot or str(Path(render).with_suffix(
                     ".png"))), "--plot")
             print(format_card(card))
-            if png is not None:
-                plot_card(card, str(png))
+            if png is not None:   # said as a run's files are (before: written in silence)
+                print(f"wrote {printable(str(plot_card(card, str(png))))}")
             return
         if args.plot == "" and args.out is None:
             raise cli.UsageError("--plot without a file name draws into --out: give --out DIR "
@@ -365,7 +365,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             # a control character of a path shown as '?' (before: sent to the terminal)
             print("wrote " + ", ".join(printable(str(p)) for p in written))
         elif args.plot:
-            plot_card(card, args.plot)
+            print(f"wrote {printable(str(plot_card(card, args.plot)))}")
 
     return cli.run(build_parser(), argv, body)
 
