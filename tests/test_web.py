@@ -564,6 +564,12 @@ def test_a_finished_game_is_saved_viewed_and_downloaded_as_a_replay(client):
     assert "attachment" in f.headers["content-disposition"]
     assert Replay.from_json(f.text).to_dict() == table.replay.to_dict()
     refused(client.get("/api/replays/0000"), 404, "no replay")
+    # every GET route answers HEAD too, with no body (before: 405 on all but the page's own)
+    for path in ("/api/options", f"/api/games/{gid}", "/api/replays", f"/api/replays/{saved['id']}",
+                 f"/api/replays/{saved['id']}/file", "/"):
+        head = client.head(path)
+        assert head.status_code == 200 and head.content == b"", path
+    assert client.head("/api/replays/0000").status_code == 404
 
 
 def test_replay_uploads_are_checked(client, monkeypatch):

@@ -932,7 +932,12 @@ def create_app(models: Sequence[str] = (), replay_dirs: Sequence[str] = (),
             raise Refused(f"missing key {missing[0]!r}; give {', '.join(keys)}")
         return d
 
-    @app.get("/api/options")
+    def get(path: str) -> Any:
+        """A route of GET and HEAD (before: HEAD, which monitors and link checkers send, was
+        405 on every API route but the page's own)."""
+        return app.api_route(path, methods=["GET", "HEAD"])
+
+    @get("/api/options")
     def options() -> dict[str, Any]:
         return {"agents": list(allowed) + list(SEARCH_OFFERED), "default_opponent": "greedy",
                 "cheating": [a for a in SEARCH_OFFERED if a.startswith("oracle")],
@@ -975,7 +980,7 @@ def create_app(models: Sequence[str] = (), replay_dirs: Sequence[str] = (),
             del gates[gone]
         return view
 
-    @app.get("/api/games/{table_id}")
+    @get("/api/games/{table_id}")
     async def get_game(table_id: str) -> dict[str, Any]:
         table = tables.get(table_id)
         return await at_table(table, table.view)
@@ -1022,7 +1027,7 @@ def create_app(models: Sequence[str] = (), replay_dirs: Sequence[str] = (),
             return replays.summary(table.saved_replay)
         return await at_table(table, save)
 
-    @app.get("/api/replays")
+    @get("/api/replays")
     def list_replays() -> list[dict[str, Any]]:
         return replays.listing()
 
@@ -1054,7 +1059,7 @@ def create_app(models: Sequence[str] = (), replay_dirs: Sequence[str] = (),
                                       f"already, the most allowed; ask again once one has "
                                       f"arrived"}, status_code=429, headers={"Retry-After": "5"})
 
-    @app.get("/api/replays/{rid}")
+    @get("/api/replays/{rid}")
     async def get_replay(rid: str, request: Request) -> Response:
         replays.check(rid)   # a 404 before waiting for a worker
         host = client_of(request)
@@ -1069,7 +1074,7 @@ def create_app(models: Sequence[str] = (), replay_dirs: Sequence[str] = (),
             raise
         return sent_in_chunks(data, host)   # counted until sent
 
-    @app.get("/api/replays/{rid}/file")
+    @get("/api/replays/{rid}/file")
     async def replay_file(rid: str, request: Request) -> Response:
         replays.check(rid)   # a 404 before counting
         host = client_of(request)
