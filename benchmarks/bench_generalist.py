@@ -79,6 +79,12 @@ PROBE_FILES = ("results.json", "results.md")
 holds them)."""
 
 
+def _as_measured(option: str, value: object) -> object:
+    """An option's value as a part's rows depend on it: ``--ten-presets``' presets in any
+    order (before: ``ono,basic`` was refused for a part measured with ``basic,ono``)."""
+    return frozenset(str(value).split(",")) if option == "ten_presets" else value
+
+
 def _games(deals: int, players: int) -> int:
     """Games for ``deals`` mirrored deals: one per seating (every ordering of the seats up to
     four players, one rotation per seat above; ``ono_env.arena.play.seatings``)."""
@@ -467,7 +473,8 @@ def main() -> None:
             except (SystemExit, ValueError):   # written by another version of this script
                 continue
         differ = [f"--{name.replace('_', '-')} {getattr(before, name)}"
-                  for name in PART_OPTIONS[part] if getattr(before, name) != getattr(args, name)]
+                  for name in PART_OPTIONS[part]
+                  if _as_measured(name, getattr(before, name)) != _as_measured(name, getattr(args, name))]
         if differ:   # before: "already measured", the rows of the other options kept
             remove_made_dirs()
             sys.exit(f"bench_generalist: --parts {part}: {path} holds it measured with "

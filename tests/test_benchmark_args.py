@@ -284,6 +284,13 @@ def test_bench_generalist_keeps_a_part_only_as_asked(tmp_path, monkeypatch, caps
                                       "--deals-ten", "10000", "--out", str(out)])
     main()
     assert "ten: already measured" in capsys.readouterr().err
+    # the presets in another order are the same part (before: refused as other options)
+    presets = "wikipedia,basic,classic,ono,stacking,uno2018"
+    monkeypatch.setattr(sys, "argv", ["bench_generalist", "--model", "ppo-any", "--parts", "ten",
+                                      "--deals-ten", "10000", "--ten-presets", presets,
+                                      "--out", str(out)])
+    main()
+    assert "ten: already measured" in capsys.readouterr().err
 
 
 def test_bench_ladder_render_refuses_a_file_missing_keys(tmp_path, monkeypatch):
