@@ -15,13 +15,13 @@ seed would deal the same cards twice)."""
 from __future__ import annotations
 
 import sys
-from pathlib import Path
 
 import numpy as np
 from bench_args import parser
 
 from ono_env.arena import bounded_mean_interval, check_pairable, mirrored_record, read_arena_json
 from ono_env.arena.play import seatings
+from ono_env.arena.results import arena_json_path
 
 
 def first_shares(runs: list[dict], what: str) -> tuple[str, np.ndarray]:
@@ -40,12 +40,6 @@ def first_shares(runs: list[dict], what: str) -> tuple[str, np.ndarray]:
                              f"({r['agents']} against {first['agents']})")
         shares.append(np.asarray(r["per_deal"][name]["share"], np.float64))
     return name, np.concatenate(shares)
-
-
-def _arena_file(path: str) -> Path:
-    """The ``arena.json`` that ``path`` (the file or its folder) names, as the reader takes it."""
-    p = Path(path)
-    return p / "arena.json" if p.is_dir() else p
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -70,7 +64,7 @@ def main(argv: list[str] | None = None) -> int:
                                  f"one per run, in the same order")
             others = [mirrored_record(read_arena_json(p), repr(p)) for p in args.minus]
             for p, q in zip(args.runs, args.minus):   # before: +0.00 points, as measured
-                if _arena_file(p).resolve() == _arena_file(q).resolve():   # both read above
+                if arena_json_path(p).resolve() == arena_json_path(q).resolve():   # read above
                     raise ValueError(f"--minus {q!r} is the run {p!r} itself; allowed: runs of "
                                      f"another first entrant on the same deals")
             for r, o in zip(runs, others):

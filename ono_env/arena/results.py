@@ -345,16 +345,22 @@ class ArenaResult:
         done.append(write_whole(paths[1], table.getvalue().encode(), "arena table file", new=new))
         return paths
 
+def arena_json_path(path: str | Path) -> Path:
+    """The ``arena.json`` that ``path`` names: the file, or the one in the folder ``path``
+    (what :func:`read_arena_json` reads). ``ValueError`` naming it where the system cannot
+    tell (a name too long)."""
+    p = as_path(path, "arena.json", "file or folder")
+    try:
+        return p / "arena.json" if p.is_dir() else p
+    except OSError as exc:   # a name too long for the system (before: its OSError, whole)
+        raise ValueError(f"cannot read arena.json {str(p)!r}: {exc.strerror or exc}") from None
+
+
 def read_arena_json(path: str | Path) -> dict[str, Any]:
     """A saved run: the ``arena.json`` at ``path``, or in the folder ``path``, as a dict
     (JSON only: nothing in it runs). ``ValueError`` naming the file when it is missing or
     not an arena.json."""
-    p = as_path(path, "arena.json", "file or folder")
-    try:
-        if p.is_dir():
-            p = p / "arena.json"
-    except OSError as exc:   # a name too long for the system (before: its OSError, whole)
-        raise ValueError(f"cannot read arena.json {str(p)!r}: {exc.strerror or exc}") from None
+    p = arena_json_path(path)
     check_input_file(p, "arena.json", MAX_ARENA_JSON_BYTES)   # missing, a folder, too large
     try:   # NaN stays: a row of an agent with no games writes its rate as NaN
         data = parse_json(p.read_bytes(), finite=False, bom=True)
