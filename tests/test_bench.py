@@ -993,6 +993,32 @@ def test_a_pairing_that_never_wins_has_an_interval_with_width():
     assert r["high"] > 0.1
 
 
+def test_a_rating_of_every_game_won_or_lost_is_marked_a_bound():
+    """Every game won (or lost): the likelihood's maximum is at infinity, and the rating the
+    scale gives comes from its virtual game and the games played (before: printed as a
+    measure with a 95% interval)."""
+    root = Path(__file__).resolve().parents[1]
+    data = json.loads((root / "docs/results/suite-10/classic-2p.json").read_text())
+    page = S.format_ladder_markdown(data, "cmd")
+    ratings = page.split("Pairings:")[0]   # the ratings' table
+    rows = {line.split(" | ")[0].strip("| "): line for line in ratings.splitlines()
+            if line.startswith("| ") and " | " in line}
+    assert "every game won: a bound, not a measure" in rows["oracle:4 (cheating)"]
+    assert "every game lost: a bound, not a measure" in rows["random"]
+    assert "bound" not in rows["ppo-any"]
+    # the number is the games played: 1000 + 400 log10(2 x games), for one pairing
+    placed = S.place_agent({"greedy": 1000.0}, [{"reference": "greedy", "games": 4000,
+                                                 "wins": 4000}], 2, 1000.0)
+    assert placed["rating"] == pytest.approx(1000 + 400 * np.log10(2 * 4000), abs=1)
+    card = json.loads((root / "docs/results/suite-3/timing/greedy/card.json").read_text())
+    t = next(iter(card["tables"].values()))
+    assert "bound" not in S.format_card(card)
+    for row in t["rows"]:
+        row["rate"] = 0.0
+    assert "every game lost: a bound, not a measure" in S.format_card(card)
+    assert "every game lost: a bound, not a measure" in S.format_card_markdown(card)
+
+
 def test_a_ladder_record_of_before_gets_todays_interval_exactly():
     # a record holds the rate, the deal count and the plain normal interval (clipped to
     # [0, 1]); with_todays_interval gives what bounded_mean_interval gives from the per-deal

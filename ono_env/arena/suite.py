@@ -1163,6 +1163,34 @@ def _ref_label(row: dict[str, Any]) -> str:
     return marked(row["reference"], row["cheating"])
 
 
+EXTREME_NOTE = ("every game {}: a bound, not a measure; the scale's virtual game and the "
+                "number of games played set the rating and its interval")
+"""What a card and a ladder page add to a rating whose every game was won, or every game
+lost: the maximum likelihood is then at infinity, and the finite number the scale gives
+(:func:`place_agent`, :func:`fit_ratings`) is set by the one virtual half-won game against
+the anchor and grows with the games played, about 400 log10(2 x games) above the field
+(2,561 for 4,000 games won against ``greedy``), its interval the virtual game's curvature
+(+-481): the agent is stronger (weaker) than the field can tell, and by how much is not
+measured."""
+
+
+def extreme(shares: Sequence[float]) -> str | None:
+    """``"won"`` where every one of an agent's ``shares`` (its share of the wins in each of
+    its pairings) is 1, ``"lost"`` where every one is 0, else None: the ratings that
+    :data:`EXTREME_NOTE` marks."""
+    if shares and all(s == 1.0 for s in shares):
+        return "won"
+    if shares and all(s == 0.0 for s in shares):
+        return "lost"
+    return None
+
+
+def _extreme_note(shares: Sequence[float]) -> str:
+    """`` (every game won: ...)`` for :func:`extreme` shares, else ""."""
+    e = extreme(shares)
+    return "" if e is None else f" ({EXTREME_NOTE.format(e)})"
+
+
 def format_card(card: dict[str, Any]) -> str:
     """A result card as text: per table the agent's rating on the published scale and its
     win rate (2 players) or win share (more: the fair share beside it) against each
@@ -1174,7 +1202,8 @@ def format_card(card: dict[str, Any]) -> str:
         r = t["rating"]
         what = "win rate" if t["players"] == 2 else f"win share (fair {100 * t['fair_share']:.0f}%)"
         lines.append("")
-        lines.append(f"{name}: rating {r['rating']:.0f} [{r['low']:.0f}, {r['high']:.0f}]")
+        lines.append(f"{name}: rating {r['rating']:.0f} [{r['low']:.0f}, {r['high']:.0f}]"
+                     + _extreme_note([row["rate"] for row in t["rows"]]))
         lines.append(f"  {'reference agent':<26} {'rating':>7} {'deals':>6} {what:>24}")
         for row in t["rows"]:
             rate, low, high = percent_interval(row["rate"], row["low"], row["high"], 1)
@@ -1192,7 +1221,8 @@ def format_card_markdown(card: dict[str, Any]) -> str:
     for name, t in card["tables"].items():
         r = t["rating"]
         what = "win rate" if t["players"] == 2 else f"win share (fair {100 * t['fair_share']:.0f}%)"
-        out += [f"**{name}**: rating {r['rating']:.0f} [{r['low']:.0f}, {r['high']:.0f}]", "",
+        out += [f"**{name}**: rating {r['rating']:.0f} [{r['low']:.0f}, {r['high']:.0f}]"
+                + _extreme_note([row["rate"] for row in t["rows"]]), "",
                 f"| reference agent | its rating | deals | {what} [95%] |", "|---|---|---|---|"]
         for row in t["rows"]:
             field = t.get("field", {}).get(row["reference"])
@@ -1217,7 +1247,10 @@ def format_ladder_markdown(data: dict[str, Any], command: str) -> str:
     for name, r in sorted(data["ratings"].items(), key=lambda kv: -kv[1]["rating"]):
         label = marked(name, name in data["cheating"])
         ci = "anchor" if name == "greedy" else f"[{r['low']:.0f}, {r['high']:.0f}]"
-        lines.append(f"| {label} | {r['rating']:.0f} | {ci} |")
+        # its share of the wins in each pairing, as the agent or as the reference
+        shares = ([p["rate"] for p in data["pairings"] if p["agent"] == name]
+                  + [1.0 - p["rate"] for p in data["pairings"] if p["reference"] == name])
+        lines.append(f"| {label} | {r['rating']:.0f} | {ci}{_extreme_note(shares)} |")
     lines += ["", f"Pairings: the agent in one seat, the reference agent in every other; each "
                   f"deal played with the agent in each seat ({what}, 95% interval over deals).",
               "", "| agent | reference agent | deals | rate [95%] | seconds |",
