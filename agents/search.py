@@ -803,9 +803,9 @@ def seat_world(game: VecGame, rows: np.ndarray, rng: np.random.Generator) -> Vec
     view = E.State(R, P, D).arrays
     seat_view(*game.state.arrays, rows, K.VIEW_FAIR, *view)
     seeds = rng.integers(0, 2**63, size=R, dtype=np.uint64)
-    world = VecGame(game.rules, num_games=R, seed=0, skip_forced=game.skip_forced,
-                    max_decisions=game.max_decisions, reward=game.reward,
-                    observation_version=game.observation_version)
+    world = VecGame(game.rules, num_games=R, seed=0, autoreset=game.autoreset,
+                    skip_forced=game.skip_forced, max_decisions=game.max_decisions,
+                    reward=game.reward, observation_version=game.observation_version)
     internals = world.internals
     with internals.changing():
         kernel_entry(K.sample_worlds)(*view, internals.params, seeds, K.VIEW_FAIR,
@@ -822,8 +822,9 @@ def game_actions(agent: Any, game: VecGame, rows: np.ndarray, mask: np.ndarray,
     ``(len(rows),)`` integers, each legal in its row of ``mask`` (the rows' legal masks).
 
     The game it is given: the live one for an agent that declares ``cheating`` (labelled so
-    everywhere) and for a :class:`SearchAgent`, whose first step copies the seat's view
-    (module docstring), each of which must leave it as it found it (its per-game fields,
+    everywhere) and for a :class:`SearchAgent` whose ``act_game`` is the class's own, whose
+    first step copies the seat's view (module docstring), each of which must leave it as it
+    found it (its per-game fields,
     hands, stock, discard pile and generators, copied before the call: about 3 MB at 4,096
     games of 10 players, small beside a search's decision). Any other game agent gets
     :func:`seat_world`'s worlds of the rows instead, its own to step, game ``r`` for
@@ -832,7 +833,9 @@ def game_actions(agent: Any, game: VecGame, rows: np.ndarray, mask: np.ndarray,
     if not callable(getattr(agent, "act_game", None)):   # before: an AttributeError
         raise ValueError(f"{named(agent)} declares uses_game but has no act_game method; allowed: a "
                          f"GameAgent (act_game(game, rows, rng)), or uses_game False")
-    if not (is_cheating(agent) or isinstance(agent, SearchAgent)):   # its own worlds
+    # a SearchAgent's own act_game copies the seat's view first; a subclass's act_game of
+    # its own may not (before: any SearchAgent, whatever its act_game read)
+    if not (is_cheating(agent) or type(agent).act_game is SearchAgent.act_game):   # worlds
         actions = agent.act_game(seat_world(game, rows, rng), np.arange(len(rows)), rng)
         return check_actions(agent, actions, mask, "act_game", rows)
     before = [a.copy() for a in _fingerprint(game.state)]

@@ -79,8 +79,10 @@ class CountingSearch(SearchAgent):
     decisions = 0
     overrides = 0
 
-    def act_game(self, game, rows, rng):   # type: ignore[no-untyped-def]
-        out = super().act_game(game, rows, rng)
+    def _act_game(self, game, rows, rng):   # type: ignore[no-untyped-def]
+        # (act_game stays the class's own: the drivers give it the live game, whose seat's
+        # view it copies first, as they give every search agent)
+        out = super()._act_game(game, rows, rng)
         chose = self.last_worlds > 0 if len(out) else np.zeros(0, np.bool_)
         self.decisions += int(chose.sum())
         self.overrides += int((chose & (out != self.last_prior)).sum())

@@ -898,7 +898,7 @@ def test_agreement_counts_the_decisions_with_a_choice():
 
 
 @pytest.mark.parametrize("kwargs, message", [
-    ({"agent": "pimc:2"}, "pimc.* plays from the live game"),
+    ({"agent": "pimc:2"}, "pimc.* plays from the game"),
     ({"num_games": 0}, "num_games"),
     ({"max_decisions": -1}, "max_decisions"),
     ({"agent": "nobody"}, "unknown agent 'nobody'"),

@@ -226,6 +226,22 @@ def test_a_game_agent_that_does_not_declare_cheating_is_given_worlds_not_the_gam
     first = peeker.seen
     game_actions(peeker, swapped, rows, mask[rows], np.random.default_rng(5))
     assert not all(np.array_equal(x, y) for x, y in zip(first, peeker.seen))
+    # a SearchAgent's subclass with an act_game of its own is given worlds too (before: any
+    # SearchAgent the live game); one that keeps the class's act_game, the live game
+
+    class Subclass(SearchAgent):
+        def act_game(self, game, rows, rng):
+            Subclass.given = game
+            return super().act_game(game, rows, rng)
+
+    sub = Subclass(rules, 2)
+    game_actions(sub, game, rows, mask[rows], np.random.default_rng(5))
+    assert Subclass.given is not game and Subclass.given.num_games == len(rows)
+    kept = SearchAgent(rules, 2)
+    kept._act_game = lambda g, r, rng: (setattr(Subclass, "given", g),
+                                        SearchAgent._act_game(kept, g, r, rng))[1]
+    game_actions(kept, game, rows, mask[rows], np.random.default_rng(5))
+    assert Subclass.given is game
 
 
 def seat_world_of(game: VecGame, rows: np.ndarray) -> VecGame:

@@ -665,8 +665,9 @@ def agreement(agent: Any, reference: Any, rules: Any, num_games: int = 1_000, se
     a, ref = make_agent(agent, rules), make_agent(reference, rules)
     for who in (a, ref):
         if plays_from_game(who):
-            raise ValueError(f"agreement: {agent_label(who)} plays from the live game (a "
-                             f"search agent); allowed: agents that choose from an observation")
+            raise ValueError(f"agreement: {agent_label(who)} plays from the game (a search "
+                             f"agent, or another game agent); allowed: agents that choose from "
+                             f"an observation")
     game = VecGame(rules, num_games, seed=seed)
     rng = np.random.default_rng(seed)
     same = total = 0
