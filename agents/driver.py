@@ -61,7 +61,7 @@ from ono_env.agents.base import (
 )
 from ono_env.agents.rule_based import ColorControlAgent, DefensiveAgent, GreedyAgent
 from ono_env.agents.search import game_actions
-from ono_env.checks import check_rng, shown
+from ono_env.checks import add_note, check_rng, shown
 from ono_env.game import GameInternals, VecGame
 from ono_env.observation import observation_size
 from ono_env.replay import Replay, agent_thinking, search_thinking
@@ -278,12 +278,8 @@ class AgentDriver:
                                    f"while deciding; allowed: an agent that returns actions") from None
             except Exception as exc:   # which agent: a console script's one line names it
                 label = agent_label(agent)   # (before: "RuntimeError: boom" alone)
-                if label not in str(exc):   # a note as Python 3.11's add_note keeps one
-                    notes = getattr(exc, "__notes__", None)
-                    if not isinstance(notes, list):
-                        notes = []
-                        setattr(exc, "__notes__", notes)   # noqa: B010 (Python 3.10 has none)
-                    notes.append(f"raised by the agent {label}")
+                if label not in str(exc):
+                    add_note(exc, f"raised by the agent {label}")
                 raise
         # checked_actions verified every action against this mask
         result = inner.step_unchecked(self._actions, waiting)

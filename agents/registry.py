@@ -34,7 +34,7 @@ from ono_env.agents.base import (
 from ono_env.agents.learned import LearnedAgent, check_compatible, load_agent, shipped_models
 from ono_env.agents.rule_based import RULE_BASED, RuleBasedAgent
 from ono_env.agents.search import SEARCH_AGENTS, SearchAgent
-from ono_env.checks import MAX_TEXT, check_bool, is_name, shown
+from ono_env.checks import MAX_TEXT, add_note, check_bool, is_name, shown
 from ono_env.observation import observation_size
 from ono_env.rules import RuleSet, resolve_rules
 
@@ -70,8 +70,7 @@ def register_agent(name: str, factory: Factory, *, replace: bool = False) -> Non
     name in other letter cases or with ``_`` for ``-`` (``Random``), does not end as a model
     file's name in any case (``X.ZIP``) and holds no backslash; the factory must take the
     rules as its one argument, checked now rather than at the name's first use. An error a
-    registered factory raises at ``make_agent`` carries a note naming the agent (Python
-    3.11 on)."""
+    registered factory raises at ``make_agent`` carries a note naming the agent."""
     if not is_name(name) or is_model_path(name):
         raise ValueError(f"agent name {shown(name, 60)}; allowed: a name of 1 to {MAX_TEXT} "
                          f"printable characters that is not a path, without spaces at its ends")
@@ -233,9 +232,8 @@ def make_agent(spec: Any, rules: Any = None) -> Agent:
         try:
             agent = factory(rules)
         except Exception as exc:
-            note = getattr(exc, "add_note", None)   # Python 3.11 on; 3.10's errors have none
-            if factory is not _BUILTIN.get(spec) and note is not None:   # a registered
-                note(f"(raised by the factory registered as agent {spec!r})")   # factory's own
+            if factory is not _BUILTIN.get(spec):   # a registered factory's own error
+                add_note(exc, f"raised by the factory registered as agent {spec!r}")
             raise
         if isinstance(agent, type) or not isinstance(agent, Agent):   # a class has act too
             what = f"the class {agent.__name__}" if isinstance(agent, type) else \

@@ -159,6 +159,17 @@ def is_decimal(text: Any) -> bool:
         and (text == "0" or not text.startswith("0"))
 
 
+def add_note(exc: BaseException, note: str) -> None:
+    """Add ``note`` to ``exc``'s notes as Python 3.11's ``add_note`` keeps them (``__notes__``,
+    a list), on Python 3.10 too, whose exceptions have no ``add_note``: a console script's
+    one line shows each in brackets (``ono_env.apps.console``)."""
+    notes = getattr(exc, "__notes__", None)
+    if not isinstance(notes, list):
+        notes = []
+        setattr(exc, "__notes__", notes)   # noqa: B010 (Python 3.10 has no add_note)
+    notes.append(note)
+
+
 def plural(n: int, word: str) -> str:
     """``n`` and ``word``, an s added but for one: "1 agent", "2 agents"."""
     return f"{n} {word}" if n == 1 else f"{n} {word}s"
@@ -347,6 +358,17 @@ def no_file(path: Path) -> str:
             if path.is_symlink() else "no such file")
 
 
+def _unreachable(p: Path, exc: OSError) -> str:
+    """Why ``p`` cannot be reached, from the ``OSError`` of looking at it: :func:`no_file`'s
+    words where it does not exist or is itself a link in a loop, a link in a loop on its way
+    there, else the system's words."""
+    if isinstance(exc, FileNotFoundError) or (exc.errno == errno.ELOOP and p.is_symlink()):
+        return no_file(p)
+    if exc.errno == errno.ELOOP:   # a folder on its path: 'a/x' with a -> b -> a
+        return "a symbolic link on its path leads round in a loop"
+    return str(exc.strerror or exc)
+
+
 def as_path(path: Any, what: str, kind: str = "file") -> Path:
     """``path`` as a ``Path`` when it is text or a path object, neither empty nor only
     spaces, with no NUL character (no system's path holds one); else one ``ValueError``
@@ -370,9 +392,7 @@ def check_input_file(path: Any, what: str, max_bytes: int) -> Path:
     try:
         st = p.stat()
     except OSError as exc:   # a link in a loop too (before: "Too many levels of symbolic links")
-        why = (no_file(p) if isinstance(exc, FileNotFoundError) or exc.errno == errno.ELOOP
-               else exc.strerror or exc)
-        raise ValueError(f"cannot read {what} {str(p)!r}: {why}") from None
+        raise ValueError(f"cannot read {what} {str(p)!r}: {_unreachable(p, exc)}") from None
     if stat.S_ISDIR(st.st_mode):
         raise ValueError(f"cannot read {what} {str(p)!r}: it is a folder")
     if not stat.S_ISREG(st.st_mode):
@@ -481,7 +501,7 @@ def check_output_dir(path: Any, what: str) -> Path:
             except OSError:
                 pass
         raise ValueError(f"{what}: cannot create the folder {shown(str(p), 200)}: "
-                         f"{exc.strerror or exc}") from None
+                         f"{_unreachable(p, exc)}") from None
     if p.absolute() in _WRITABLE:
         return p
     try:   # a file made and removed: os.access says yes to folders of /sys and /proc, and
