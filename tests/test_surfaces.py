@@ -262,6 +262,13 @@ def test_links_in_a_loop_and_to_nothing_are_named_so(tmp_path, capsys):
                                              rf"allowed: a folder, or a new name$"):
             check_output_dir(tmp_path / name, "--out")
     assert not (tmp_path / "nowhere").exists()
+    # a link in a loop on the way: said so, not "no such file" nor the system's words
+    with pytest.raises(ValueError, match=r"^cannot read thing '.*a/x': a symbolic link on its "
+                                         r"path leads round in a loop$"):
+        check_input_file(tmp_path / "a" / "x", "thing", 100)
+    with pytest.raises(ValueError, match=r"^--out: cannot create the folder '.*a/x': a symbolic "
+                                         r"link on its path leads round in a loop$"):
+        check_output_dir(tmp_path / "a" / "x", "--out")
     from ono_env.train.export import main as export_main
     assert export_main([str(tmp_path / "a"), str(tmp_path / "x.safetensors")]) == 2
     assert "a symbolic link that leads to no file" in capsys.readouterr().err
@@ -454,8 +461,8 @@ def test_routing_and_host_errors_are_json(client):
     r = client.get("/api/nothing")
     assert r.status_code == 404 and "no such page" in r.json()["error"]
     r = client.delete("/api/replays")   # the allowed methods named, in the header too
-    assert r.status_code == 405 and r.headers["allow"] == "GET, POST"
-    assert r.json()["error"] == "DELETE /api/replays: method not allowed here; allowed: GET, POST"
+    assert r.status_code == 405 and r.headers["allow"] == "GET, HEAD, POST"
+    assert r.json()["error"] == "DELETE /api/replays: method not allowed here; allowed: GET, HEAD, POST"
     assert client.head("/").status_code == 200   # before: 405
     r = client.post("/static/app.js")   # the static files' own Allow stands (no empty one)
     assert r.status_code == 405 and r.headers["allow"] == "GET, HEAD"

@@ -536,7 +536,7 @@ def test_thinking_switched_on_during_play_shows_no_earlier_decisions(client):
 
 
 # ---- replays ---------------------------------------------------------------------------
-def test_a_finished_game_is_saved_viewed_and_downloaded_as_a_replay(client):
+def test_a_finished_game_is_saved_viewed_and_downloaded_as_a_replay(client, monkeypatch):
     view = new_game(client, opponents=["ppo-basic-2p"], seed=8)
     gid = view["id"]
     refused(client.post(f"/api/games/{gid}/replay"), 409, "not over")
@@ -570,6 +570,12 @@ def test_a_finished_game_is_saved_viewed_and_downloaded_as_a_replay(client):
         head = client.head(path)
         assert head.status_code == 200 and head.content == b"", path
     assert client.head("/api/replays/0000").status_code == 404
+    # a replay's HEAD builds nothing: neither its positions nor its file
+    replays = client.app.state.replays
+    monkeypatch.setattr(replays, "cached", lambda rid: pytest.fail("built"))
+    monkeypatch.setattr(replays, "text", lambda rid: pytest.fail("unpacked"))
+    for path in (f"/api/replays/{saved['id']}", f"/api/replays/{saved['id']}/file"):
+        assert client.head(path).status_code == 200
 
 
 def test_replay_uploads_are_checked(client, monkeypatch):

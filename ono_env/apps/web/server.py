@@ -934,7 +934,8 @@ def create_app(models: Sequence[str] = (), replay_dirs: Sequence[str] = (),
 
     def get(path: str) -> Any:
         """A route of GET and HEAD (before: HEAD, which monitors and link checkers send, was
-        405 on every API route but the page's own)."""
+        405 on every API route but the page's own). A replay's two routes answer HEAD
+        without building what GET sends."""
         return app.api_route(path, methods=["GET", "HEAD"])
 
     @get("/api/options")
@@ -1062,6 +1063,8 @@ def create_app(models: Sequence[str] = (), replay_dirs: Sequence[str] = (),
     @get("/api/replays/{rid}")
     async def get_replay(rid: str, request: Request) -> Response:
         replays.check(rid)   # a 404 before waiting for a worker
+        if request.method == "HEAD":   # that it is there: no replay replayed, no read slot
+            return Response(media_type="application/json")
         host = client_of(request)
         if not reads.admit(host):
             return too_many_reads()
@@ -1077,6 +1080,9 @@ def create_app(models: Sequence[str] = (), replay_dirs: Sequence[str] = (),
     @get("/api/replays/{rid}/file")
     async def replay_file(rid: str, request: Request) -> Response:
         replays.check(rid)   # a 404 before counting
+        if request.method == "HEAD":   # that it is there: nothing unpacked, no read slot
+            return Response(media_type="application/json", headers={
+                "Content-Disposition": f'attachment; filename="ono-replay-{rid}.json"'})
         host = client_of(request)
         if not reads.admit(host):   # before unpacking: a refused request costs nothing
             return too_many_reads()
