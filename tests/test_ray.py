@@ -915,7 +915,7 @@ def test_a_ray_address_with_a_port_out_of_range_says_so():
         check_ray_address("greedy", name="--ray")
     # a search agent with a budget has a host:port's form: named, not dialled (before: "cannot
     # connect within 5 s (Name or service not known)")
-    for spec in ("pimc:8", "ISMCTS:30"):
+    for spec in ("pimc:8", "ISMCTS:30", "pimc:20ms", "oracle"):
         with pytest.raises(ValueError, match=rf"^--ray '{spec}' is a search agent, not a host: a "
                                              rf"bare --ray took it as its address"):
             check_ray_address(spec, reach=True, name="--ray")

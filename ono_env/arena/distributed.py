@@ -66,13 +66,15 @@ def check_ray_address(address: Any, reach: bool = False, name: str = "ray_addres
                          f"from 1 to 65535")
     # a console script's bare --ray takes the next word (an agent's name) as its address
     bare = "a bare --ray took it as its address: write --ray local, or put --ray after the agents"
+    if name == "--ray" and _is_search_agent(address.partition(":")[0]):
+        # pimc:8 has a host:port's form (before: it was dialled, "Name or service not known"),
+        # pimc:20ms none (before: the forms alone); a head of that name: ray:// or its address
+        raise ValueError(f"{given} is a search agent, not a host: {bare} (a Ray head named so: "
+                         f"ray://host:port, or its IP address)")
     if m is None:
         raise ValueError(f"{given}; allowed: {allowed}"
                          + (f"; if it is an agent's name, {bare}"
                             if name == "--ray" and not any(c in address for c in ":/") else ""))
-    if name == "--ray" and not m.group(0).startswith("ray://") and _is_search_agent(m.group(1)):
-        # pimc:8 has a host:port's form (before: it was dialled, "Name or service not known")
-        raise ValueError(f"{given} is a search agent, not a host: {bare}")
     if reach:
         import socket
 
