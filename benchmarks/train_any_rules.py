@@ -277,11 +277,12 @@ def finished_row(path: Path, run_dir: Path) -> bool:
 
 def todays_interval(m: dict) -> dict:
     """A row's mirrored result with the arena's interval of today: as it is where it says
-    so, else computed again from the plain normal interval it holds (rows written before
-    2026-12-02), exactly as the suite's ladder records are
+    so, else computed again from the interval it holds, the plain normal one (rows written
+    before 2026-12-02) or the one of two deals added at each end (``add-two``, 2 to 6
+    December), exactly as the suite's ladder records are
     (:func:`~ono_env.arena.suite.with_todays_interval`)."""
     rec = with_todays_interval({"rate": m["share"], "low": m["low"], "high": m["high"],
-                                "deals": m["deals"], "games": m["games"],
+                                "deals": m["deals"], "games": m.get("games"),
                                 "interval": m.get("interval"),
                                 "agent": "the model", "reference": m.get("opponent")})
     return {**m, "low": rec["low"], "high": rec["high"], "interval": rec["interval"]}

@@ -126,6 +126,18 @@ def test_the_fit_recovers_known_ratings_and_placing_keeps_the_field(players):
     # an agent that never wins keeps a finite rating (the virtual half-won game)
     lost = [{**r, "wins": 0.0} for r in rows]
     assert np.isfinite(S.place_agent(field, lost, players, 1000.0)["rating"])
+    # counts that are not counts, named (before: a ZeroDivisionError for NaN or too many
+    # wins, a rating of -68,410 for negative wins, a bare KeyError for an unknown name)
+    ref = rows[0]["reference"]
+    for bad, why in (({"wins": float("nan")}, "wins nan"), ({"wins": -5}, "wins -5"),
+                     ({"wins": 10**9}, "wins 1000000000"),
+                     ({"reference": "nobody"}, "reference 'nobody' is not in the field")):
+        with pytest.raises(ValueError, match=re.escape(why)):
+            S.place_agent(field, [{**rows[0], **bad}], players, 1000.0)
+        with pytest.raises(ValueError, match=re.escape(why)):
+            S.fit_ratings(names, [{**recs[0], **bad, "agent": recs[0]["agent"]}], "greedy", 1000.0)
+    with pytest.raises(ValueError, match=rf"the field's rating of '{ref}' is nan"):
+        S.place_agent({**field, ref: float("nan")}, rows[:1], players, 1000.0)
 
 
 def test_an_agent_that_wins_all_of_millions_of_games_is_rated():
@@ -1029,7 +1041,7 @@ def test_a_ladder_record_of_before_gets_todays_interval_exactly():
     for n, p in [(20, 0.97), (200, 0.5), (2000, 0.0), (2000, 1.0), (2000, 0.9995), (150, 0.03)]:
         x = (rng.random(n) < p).astype(float)
         _m, lo, hi = mean_interval(x)
-        rec = {"agent": "a", "reference": "b", "rate": float(x.mean()), "deals": n,
+        rec = {"agent": "a", "reference": "b", "rate": float(x.mean()), "deals": n, "games": n,
                "low": max(0.0, lo) if n > 1 else 0.0, "high": min(1.0, hi) if n > 1 else 1.0}
         if x.min() == x.max():
             rec["low"] = rec["high"] = float(x[0])    # as the files of before wrote them
@@ -1041,6 +1053,12 @@ def test_a_ladder_record_of_before_gets_todays_interval_exactly():
     with pytest.raises(ValueError, match="clipped at both ends"):
         S.with_todays_interval({"agent": "a", "reference": "b", "rate": 0.5, "deals": 4,
                                 "low": 0.0, "high": 1.0})
+    # neither games nor players: refused, not taken as one game a deal (before: the interval
+    # of two deals at each end, labelled as today's)
+    for size in ({}, {"games": 0, "deals": 0}, {"games": 3}):
+        with pytest.raises(ValueError, match="its games per deal are not known"):
+            S.with_todays_interval({"agent": "a", "reference": "b", "rate": 0.5, "deals": 4,
+                                    "low": 0.4, "high": 0.6, **size})
     # a record of 2 to 6 December, two deals added at each end: taken out again, and the
     # interval made in games (its games per deal from games / deals, else its players)
     for n, g, p in [(20, 2, 0.9), (200, 24, 0.3), (2000, 6, 0.0), (25, 4, 0.17), (5, 10, 0.1)]:

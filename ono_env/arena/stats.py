@@ -97,13 +97,17 @@ def bounded_mean_interval(x: np.ndarray, lo: float, hi: float,
     each end; with 1 (the default), two deals.
 
     In games, not deals, since 7 December 2026: at 3 to 10 players a deal's share is the
-    mean of 6 to 24 games, far steadier than one game, and two whole deals at each end ruled
+    mean of 5 to 24 games, far steadier than one game, and two whole deals at each end ruled
     the interval on few deals (25 deals at 4 players: random's 16.5% read [12.7, 29.6], the
     plain interval [13.6, 19.4]) and pulled it towards the middle on many (10 players, 400
-    deals: as few as 93.6% of such intervals held the mean, where 95% should). Resampled
-    from the deals of real tables at 2, 4, 6 and 10 players, 5 to 400 deals, 20,000 times
-    each, the interval in games held the true mean at least 94.7% of the time at every size
-    and table (the plain one as little as 78.8%, on 5 deals), and on 25 deals at 4 and 10
+    deals: as few as 93.6% of such intervals held the mean, where 95% should; 93.2% under
+    ``ono``). Resampled from the deals of real tables at 2, 4, 6 and 10 players (the
+    baselines together, and ``greedy`` against ``random``, under ``ono`` near the bound), 5
+    to 400 deals, 20,000 times each, the interval in games held the true mean at least 94.4%
+    of the time from 25 deals on, at every table; on 5 and 10 deals at least 92.1% and
+    93.4% (``greedy`` against three ``random`` at 4 players, where two deals added held it
+    99.9% and 99.3% of the time, twice as wide, and the plain interval 89.2% and 91.4%: a
+    deal's 24 games that end alike are where it holds least), and on 25 deals at 4 and 10
     players it is about half as wide as with two deals added (8.5 and 10.0 points against
     18.8 and 19.2; ``benchmarks/bench_interval_coverage.py``, docs/results/interval-coverage).
 
@@ -113,8 +117,10 @@ def bounded_mean_interval(x: np.ndarray, lo: float, hi: float,
     and 1 lost would reach higher than 19 won and 1 shared). With four deals of one game
     added, 20 of 20 won gives [80.4%, 100%], 19 won and 1 shared [77.8%, 100%], 19 won and 1
     lost [74.0%, 100%] (Wilson's for 20 of 20: [83.9%, 100%]), one deal still has an
-    interval, and deals won or lost outright at a rate of 0.9 to 0.99 are covered close to
-    95% of the time (at least 93.5% from 10 deals on, by the exact binomial sums); over
+    interval (at 3 to 10 players, where the games added weigh less than a deal, the whole
+    range: one deal says nothing of how deals spread), and deals won or lost outright at a
+    rate of 0.9 to 0.99 are covered close to 95% of the time (at least 93.5% from 10 deals
+    on, by the exact binomial sums); over
     thousands of deals the games added move the ends by a few hundredths of a point or less.
     (nan with no deal.) ``ValueError`` for bounds that are not finite with ``lo < hi``, for values
     that are not a 1-d array of finite numbers in ``[lo, hi]``, and for ``games_per_deal``

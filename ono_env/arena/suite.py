@@ -82,6 +82,7 @@ from ono_env.checks import (
     check_text,
     is_decimal,
     is_int,
+    is_real,
     is_sha256,
     parse_json,
     shown,
@@ -392,20 +393,49 @@ def with_todays_interval(rec: dict[str, Any]) -> dict[str, Any]:
         ss = max(0.0, ss)   # a rounding error below 0 where every deal was alike
     else:
         ss = (half * math.sqrt(n) / Z95) ** 2 * (n - 1) if n > 1 else 0.0
-    games = rec.get("games")
-    per_deal = games / n if isinstance(games, int) and games >= n else rec.get("players", 1)
+    games: Any = rec.get("games")
+    players: Any = rec.get("players")
+    if is_int(games) and n >= 1 and games >= n:
+        per_deal = games / n
+    elif is_int(players) and players >= 2:
+        per_deal = players   # the suite's pairings: a deal's rotations
+    else:   # before: one game a deal taken, the interval of two deals at each end
+        raise ValueError(f"a pairing of {rec.get('agent')!r} against {rec.get('reference')!r}: "
+                         f"its games per deal are not known (games {shown(games, 40)}, deals "
+                         f"{n}, players {shown(players, 40)}); allowed: a record with games of "
+                         f"at least its deals (one or more), or its players")
     low, high = bounded_interval_of(m, ss, n, 0.0, 1.0, per_deal)
     return {**rec, "low": low, "high": high, "interval": LADDER_INTERVAL}
+
+
+def _counts(records: Sequence[dict[str, Any]], names: Any) -> tuple[np.ndarray, np.ndarray]:
+    """``(games, wins)`` of pairing ``records`` as floats, once every record names agents of
+    ``names`` and holds finite counts with ``0 <= wins <= games``; else one ``ValueError``
+    naming the pairing (before: NaN or too many wins were a ZeroDivisionError or "no
+    convergence", negative wins a rating of -68,410, an unknown name a bare KeyError)."""
+    for r in records:
+        who = f"pairing of {r.get('agent', 'the agent')!r} against {r.get('reference')!r}"
+        for key in ("agent", "reference"):
+            if key in r and r[key] not in names:
+                raise ValueError(f"{who}: {key} {r[key]!r} is not in the field; allowed: "
+                                 f"{', '.join(map(repr, names))}")
+        games: Any = r.get("games")
+        wins: Any = r.get("wins")
+        if not (is_real(games) and is_real(wins) and math.isfinite(games)
+                and math.isfinite(wins) and 0 <= wins <= games):
+            raise ValueError(f"{who}: games {shown(games, 40)}, wins {shown(wins, 40)}; "
+                             f"allowed: finite counts with 0 <= wins <= games")
+    return (np.array([r["games"] for r in records], np.float64),
+            np.array([r["wins"] for r in records], np.float64))
 
 
 def _luce_terms(records: Sequence[dict[str, Any]], index: dict[str, int]):
     """Per record: the agent's index, the reference's index, its multiplicity (players - 1),
     the games and the agent's wins."""
+    n, w = _counts(records, index)
     a = np.array([index[r["agent"]] for r in records], np.int64)
     b = np.array([index[r["reference"]] for r in records], np.int64)
     m = np.array([r["players"] - 1 for r in records], np.float64)
-    n = np.array([r["games"] for r in records], np.float64)
-    w = np.array([r["wins"] for r in records], np.float64)
     return a, b, m, n, w
 
 
@@ -490,10 +520,16 @@ def place_agent(ratings: dict[str, float], rows: Sequence[dict[str, Any]], playe
     """The agent's rating on a table's published scale, the field's ``ratings`` held fixed:
     the one-parameter maximum likelihood of the Luce model over its pairings ``rows`` (each
     with ``reference``, ``games`` and the agent's ``wins``), with the same virtual half-won
-    game against the anchor as the field's fit. Returns ``{rating, low, high}``."""
+    game against the anchor as the field's fit. Returns ``{rating, low, high}``;
+    ``ValueError`` for a pairing of counts that are not finite with ``0 <= wins <=
+    games``, a reference not in ``ratings``, a rating that is not finite, or a fit that
+    does not converge."""
+    n, w = _counts(rows, ratings)
+    bad = [k for k, v in ratings.items() if not (is_real(v) and math.isfinite(v))]
+    if bad:
+        raise ValueError(f"the field's rating of {bad[0]!r} is {shown(ratings[bad[0]], 40)}; "
+                         f"allowed: a finite number")
     gref = np.array([10 ** ((ratings[r["reference"]] - anchor_rating) / 400.0) for r in rows])
-    n = np.array([r["games"] for r in rows], np.float64)
-    w = np.array([r["wins"] for r in rows], np.float64)
     R = np.append((players - 1) * gref, 1.0)    # the opposition's strength; last: the anchor
     n = np.append(n, 1.0)
     w = np.append(w, 0.5)
@@ -506,6 +542,9 @@ def place_agent(ratings: dict[str, float], rows: Sequence[dict[str, Any]], playe
         theta += max(-2.0, min(2.0, step))
         if abs(step) < 1e-12:
             break
+    else:   # before: the 200th step's value, silently
+        raise ValueError(f"placing the agent: no convergence in 200 Newton steps (last step "
+                         f"{step:.3g})")
     q = np.exp(theta) / (np.exp(theta) + R)
     half = Z95 * ELO / math.sqrt(float(np.sum(n * q * (1 - q))))
     r = anchor_rating + ELO * theta
