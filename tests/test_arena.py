@@ -426,6 +426,19 @@ def test_the_interval_over_deals_adds_two_games_not_two_deals_at_each_end():
     with pytest.raises(ValueError, match=r"games_per_deal=0.5; allowed: a finite number of at "
                                          r"least 1"):
         bounded_mean_interval(share, 0.0, 1.0, 0.5)
+    # the head-to-head matrix and a paired difference count their games per deal too
+    h = res.head_to_head()
+    _d, pair, games = res.per_deal(0, 3)
+    assert games == 24 * len(_d)
+    assert (h["low"][0, 3], h["high"][0, 3]) == pytest.approx(
+        bounded_mean_interval(pair, 0.0, 1.0, 24)[1:])
+    from ono_env.arena import paired_difference
+    other = run_arena(["pimc:1", "color", "defensive", "random"], "basic", 4, num_games=600,
+                      seed=3, rating=False, mirrored=True)
+    d = paired_difference(res, other)
+    sa, sb = res.per_deal(0)[1], other.per_deal(0)[1]
+    assert (d["low"], d["high"]) == pytest.approx(
+        bounded_mean_interval(sa - sb, -1.0, 1.0, 24)[1:])
 
 
 def test_mirrored_seatings_replay_the_same_deal():
