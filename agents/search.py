@@ -824,9 +824,9 @@ def game_actions(agent: Any, game: VecGame, rows: np.ndarray, mask: np.ndarray,
     The game it is given: the live one for an agent that declares ``cheating`` (labelled so
     everywhere) and for a :class:`SearchAgent` whose ``act_game`` is the class's own, whose
     first step copies the seat's view (module docstring), each of which must leave it as it
-    found it (its per-game fields,
-    hands, stock, discard pile and generators, copied before the call: about 3 MB at 4,096
-    games of 10 players, small beside a search's decision). Any other game agent gets
+    found it (its per-game fields, hands, stock, discard pile and generators, copied before
+    the call: about 3 MB at 4,096 games of 10 players, small beside a search's decision).
+    Any other game agent gets
     :func:`seat_world`'s worlds of the rows instead, its own to step, game ``r`` for
     ``rows[r]``, so that it sees no more than its seat may know (before: the live game,
     every hand and the stock order, and its tables did not say it cheated)."""

@@ -120,8 +120,8 @@ def bounded_mean_interval(x: np.ndarray, lo: float, hi: float,
     interval (at 3 to 10 players, where the games added weigh less than a deal, the whole
     range: one deal says nothing of how deals spread), and deals won or lost outright at a
     rate of 0.9 to 0.99 are covered close to 95% of the time (at least 93.5% from 10 deals
-    on, by the exact binomial sums); over
-    thousands of deals the games added move the ends by a few hundredths of a point or less.
+    on, by the exact binomial sums); over thousands of deals the games added move the ends
+    by a few hundredths of a point or less.
     (nan with no deal.) ``ValueError`` for bounds that are not finite with ``lo < hi``, for values
     that are not a 1-d array of finite numbers in ``[lo, hi]``, and for ``games_per_deal``
     not a finite number of at least 1."""
