@@ -788,6 +788,14 @@ def _fingerprint(state: Any) -> tuple[np.ndarray, ...]:
     return state.g, state.hands, state.held, state.rng, state.stock, state.discard
 
 
+def _searches_as_written(agent: Any) -> bool:
+    """True for a :class:`SearchAgent` whose ``act_game`` and ``_act_game`` are the class's
+    own, bound as methods: its first step copies the seat's view. A subclass or an instance
+    with either of its own may not (before: any SearchAgent, whatever it read)."""
+    return all(getattr(getattr(agent, name, None), "__func__", None) is getattr(SearchAgent, name)
+               for name in ("act_game", "_act_game"))
+
+
 def seat_world(game: VecGame, rows: np.ndarray, rng: np.random.Generator) -> VecGame:
     """A new :class:`VecGame` of ``len(rows)`` games, game ``r`` a world that the acting seat
     of ``game``'s game ``rows[r]`` cannot tell from the real one: its own hand, the public
@@ -822,8 +830,8 @@ def game_actions(agent: Any, game: VecGame, rows: np.ndarray, mask: np.ndarray,
     ``(len(rows),)`` integers, each legal in its row of ``mask`` (the rows' legal masks).
 
     The game it is given: the live one for an agent that declares ``cheating`` (labelled so
-    everywhere) and for a :class:`SearchAgent` whose ``act_game`` is the class's own, whose
-    first step copies the seat's view (module docstring), each of which must leave it as it
+    everywhere) and for a :class:`SearchAgent` whose ``act_game`` and ``_act_game`` are the
+    class's own, whose first step copies the seat's view (module docstring), each of which must leave it as it
     found it (its per-game fields, hands, stock, discard pile and generators, copied before
     the call: about 3 MB at 4,096 games of 10 players, small beside a search's decision).
     Any other game agent gets
@@ -833,9 +841,7 @@ def game_actions(agent: Any, game: VecGame, rows: np.ndarray, mask: np.ndarray,
     if not callable(getattr(agent, "act_game", None)):   # before: an AttributeError
         raise ValueError(f"{named(agent)} declares uses_game but has no act_game method; allowed: a "
                          f"GameAgent (act_game(game, rows, rng)), or uses_game False")
-    # a SearchAgent's own act_game copies the seat's view first; a subclass's act_game of
-    # its own may not (before: any SearchAgent, whatever its act_game read)
-    if not (is_cheating(agent) or type(agent).act_game is SearchAgent.act_game):   # worlds
+    if not (is_cheating(agent) or _searches_as_written(agent)):   # worlds of its own
         actions = agent.act_game(seat_world(game, rows, rng), np.arange(len(rows)), rng)
         return check_actions(agent, actions, mask, "act_game", rows)
     before = [a.copy() for a in _fingerprint(game.state)]

@@ -80,8 +80,9 @@ class CountingSearch(SearchAgent):
     overrides = 0
 
     def _act_game(self, game, rows, rng):   # type: ignore[no-untyped-def]
-        # (act_game stays the class's own: the drivers give it the live game, whose seat's
-        # view it copies first, as they give every search agent)
+        # a subclass's own search: since 7 December 2026 the drivers give it worlds dealt
+        # from the seat's view, not the live game (ono_env.agents.search.game_actions), so
+        # its draws differ from the pages made before; what it sees is the same
         out = super()._act_game(game, rows, rng)
         chose = self.last_worlds > 0 if len(out) else np.zeros(0, np.bool_)
         self.decisions += int(chose.sum())

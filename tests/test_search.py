@@ -215,7 +215,9 @@ def test_a_game_agent_that_does_not_declare_cheating_is_given_worlds_not_the_gam
     me = np.arange(len(rows))
     assert np.array_equal(fresh.state.hands[me, current], game.state.hands[rows, current])
     assert not np.array_equal(fresh.state.hands, game.state.hands[rows])
-    assert world.num_games == len(rows)
+    assert world.num_games == len(rows) and world.autoreset == game.autoreset
+    again = VecGame(rules, 4, seed=1, autoreset=True)   # a world keeps the game's autoreset
+    assert seat_world_of(again, np.arange(4)).autoreset
     # the test has power: declaring cheating gives it the live game, and the swaps move it
     # (and must leave that as it found it)
     peeker.cheating = True
@@ -234,14 +236,28 @@ def test_a_game_agent_that_does_not_declare_cheating_is_given_worlds_not_the_gam
             Subclass.given = game
             return super().act_game(game, rows, rng)
 
-    sub = Subclass(rules, 2)
-    game_actions(sub, game, rows, mask[rows], np.random.default_rng(5))
-    assert Subclass.given is not game and Subclass.given.num_games == len(rows)
-    kept = SearchAgent(rules, 2)
-    kept._act_game = lambda g, r, rng: (setattr(Subclass, "given", g),
-                                        SearchAgent._act_game(kept, g, r, rng))[1]
-    game_actions(kept, game, rows, mask[rows], np.random.default_rng(5))
-    assert Subclass.given is game
+    class Inner(SearchAgent):   # the method that copies the seat's view, its own
+        def _act_game(self, game, rows, rng):
+            Subclass.given = game
+            return super()._act_game(game, rows, rng)
+
+    patched = SearchAgent(rules, 2)   # and one patched on an instance
+    patched._act_game = lambda g, r, rng: (setattr(Subclass, "given", g),
+                                           SearchAgent._act_game(patched, g, r, rng))[1]
+    for agent in (Subclass(rules, 2), Inner(rules, 2), patched):
+        Subclass.given = None
+        game_actions(agent, game, rows, mask[rows], np.random.default_rng(5))
+        assert Subclass.given is not game and Subclass.given.num_games == len(rows)
+    plain = SearchAgent(rules, 2)   # the class's own: the live game, no world dealt
+    import ono_env.agents.search as search_module
+    dealt = []
+    real = search_module.seat_world
+    search_module.seat_world = lambda *a: dealt.append(a) or real(*a)
+    try:
+        game_actions(plain, game, rows, mask[rows], np.random.default_rng(5))
+    finally:
+        search_module.seat_world = real
+    assert dealt == []
 
 
 def seat_world_of(game: VecGame, rows: np.ndarray) -> VecGame:
