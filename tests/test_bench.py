@@ -138,6 +138,11 @@ def test_the_fit_recovers_known_ratings_and_placing_keeps_the_field(players):
             S.fit_ratings(names, [{**recs[0], **bad, "agent": recs[0]["agent"]}], "greedy", 1000.0)
     with pytest.raises(ValueError, match=rf"the field's rating of '{ref}' is nan"):
         S.place_agent({**field, ref: float("nan")}, rows[:1], players, 1000.0)
+    # a fit at its rounding near a bound stops there (2,000 deals at 4 players: its steps
+    # stay at some 1e-12 for ever), and is not refused as not converging
+    near = S.place_agent({"greedy": 1000.0, "random": 200.0},
+                         [{"reference": "random", "games": 48_000, "wins": 47_999.75}], 4, 1000.0)
+    assert 2000 < near["rating"] < 2600
 
 
 def test_an_agent_that_wins_all_of_millions_of_games_is_rated():
@@ -1064,7 +1069,7 @@ def test_a_ladder_record_of_before_gets_todays_interval_exactly():
     for n, g, p in [(20, 2, 0.9), (200, 24, 0.3), (2000, 6, 0.0), (25, 4, 0.17), (5, 10, 0.1)]:
         x = rng.binomial(g, p, size=n) / g
         m, lo, hi = bounded_mean_interval(x, 0.0, 1.0)
-        for size in ({"games": n * g}, {"players": g}):
+        for size in ({"games": n * g}, {"players": g}, {"games": float(n * g)}):
             new = S.with_todays_interval({"agent": "a", "reference": "b", "rate": m, "low": lo,
                                           "high": hi, "deals": n, "interval": "add-two", **size})
             _m, low, high = bounded_mean_interval(x, 0.0, 1.0, g)

@@ -395,7 +395,8 @@ def with_todays_interval(rec: dict[str, Any]) -> dict[str, Any]:
         ss = (half * math.sqrt(n) / Z95) ** 2 * (n - 1) if n > 1 else 0.0
     games: Any = rec.get("games")
     players: Any = rec.get("players")
-    if is_int(games) and n >= 1 and games >= n:
+    whole = is_int(games) or (is_real(games) and math.isfinite(games) and games == int(games))
+    if whole and n >= 1 and games >= n:   # 4000.0 too, as a hand may write it
         per_deal = games / n
     elif is_int(players) and players >= 2:
         per_deal = players   # the suite's pairings: a deal's rotations
@@ -534,6 +535,7 @@ def place_agent(ratings: dict[str, float], rows: Sequence[dict[str, Any]], playe
     n = np.append(n, 1.0)
     w = np.append(w, 0.5)
     theta = 0.0
+    last = np.inf
     for _ in range(200):   # Newton on the log strength: the log-likelihood is concave
         q = np.exp(theta) / (np.exp(theta) + R)
         grad = float(np.sum(w - n * q))
@@ -542,6 +544,12 @@ def place_agent(ratings: dict[str, float], rows: Sequence[dict[str, Any]], playe
         theta += max(-2.0, min(2.0, step))
         if abs(step) < 1e-12:
             break
+        # with tens of thousands of games near a bound, rounding keeps the step at some
+        # 1e-12 for ever: the stop fit_ratings makes (before this check's refusal: none)
+        move = stalled(np.array([step]), step * grad / 2, float(n.sum()), last)
+        if move is None:
+            break
+        last = move
     else:   # before: the 200th step's value, silently
         raise ValueError(f"placing the agent: no convergence in 200 Newton steps (last step "
                          f"{step:.3g})")
@@ -1208,8 +1216,8 @@ EXTREME_NOTE = ("every game {}: a bound, not a measure; the scale's virtual game
 lost: the maximum likelihood is then at infinity, and the finite number the scale gives
 (:func:`place_agent`, :func:`fit_ratings`) is set by the one virtual half-won game against
 the anchor and grows with the games played, about 400 log10(2 x games) above the field
-(2,561 for 4,000 games won against ``greedy``), its interval the virtual game's curvature
-(+-481): the agent is stronger (weaker) than the field can tell, and by how much is not
+(at 2 players: 2,561 for 4,000 games won against ``greedy``), its interval the virtual
+game's curvature (+-481): the agent is stronger (weaker) than the field can tell, and by how much is not
 measured."""
 
 
