@@ -366,6 +366,10 @@ def _unreachable(p: Path, exc: OSError) -> str:
         return no_file(p)
     if exc.errno == errno.ELOOP:   # a folder on its path: 'a/x' with a -> b -> a
         return "a symbolic link on its path leads round in a loop"
+    if isinstance(exc, FileExistsError):   # a folder on its path a link to nothing
+        gone = [q for q in (p, *p.parents) if q.is_symlink() and not q.exists()]
+        if gone:   # (before: "File exists")
+            return f"{str(gone[0])!r} on its path is {no_file(gone[0])}"
     return str(exc.strerror or exc)
 
 

@@ -269,6 +269,9 @@ def test_links_in_a_loop_and_to_nothing_are_named_so(tmp_path, capsys):
     with pytest.raises(ValueError, match=r"^--out: cannot create the folder '.*a/x': a symbolic "
                                          r"link on its path leads round in a loop$"):
         check_output_dir(tmp_path / "a" / "x", "--out")
+    with pytest.raises(ValueError, match=r"^--out: cannot create the folder '.*gone/x': '.*gone' "
+                                         r"on its path is a symbolic link that leads to no file"):
+        check_output_dir(tmp_path / "gone" / "x", "--out")
     from ono_env.train.export import main as export_main
     assert export_main([str(tmp_path / "a"), str(tmp_path / "x.safetensors")]) == 2
     assert "a symbolic link that leads to no file" in capsys.readouterr().err

@@ -932,6 +932,12 @@ def create_app(models: Sequence[str] = (), replay_dirs: Sequence[str] = (),
             raise Refused(f"missing key {missing[0]!r}; give {', '.join(keys)}")
         return d
 
+    def _head(response: Response) -> Response:
+        """A HEAD's answer without a length: its GET's is not known without the work (a
+        length of 0 would say the body is empty)."""
+        del response.headers["content-length"]
+        return response
+
     def get(path: str) -> Any:
         """A route of GET and HEAD (before: HEAD, which monitors and link checkers send, was
         405 on every API route but the page's own). A replay's two routes answer HEAD
@@ -1064,7 +1070,7 @@ def create_app(models: Sequence[str] = (), replay_dirs: Sequence[str] = (),
     async def get_replay(rid: str, request: Request) -> Response:
         replays.check(rid)   # a 404 before waiting for a worker
         if request.method == "HEAD":   # that it is there: no replay replayed, no read slot
-            return Response(media_type="application/json")
+            return _head(Response(media_type="application/json"))
         host = client_of(request)
         if not reads.admit(host):
             return too_many_reads()
@@ -1081,8 +1087,8 @@ def create_app(models: Sequence[str] = (), replay_dirs: Sequence[str] = (),
     async def replay_file(rid: str, request: Request) -> Response:
         replays.check(rid)   # a 404 before counting
         if request.method == "HEAD":   # that it is there: nothing unpacked, no read slot
-            return Response(media_type="application/json", headers={
-                "Content-Disposition": f'attachment; filename="ono-replay-{rid}.json"'})
+            return _head(Response(media_type="application/json", headers={
+                "Content-Disposition": f'attachment; filename="ono-replay-{rid}.json"'}))
         host = client_of(request)
         if not reads.admit(host):   # before unpacking: a refused request costs nothing
             return too_many_reads()
