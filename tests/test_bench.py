@@ -1023,6 +1023,20 @@ def test_a_rating_of_every_game_won_or_lost_is_marked_a_bound():
     assert "every game won: a bound, not a measure" in rows["oracle:4 (cheating)"]
     assert "every game lost: a bound, not a measure" in rows["random"]
     assert "bound" not in rows["ppo-any"]
+    # a pairing as the reference counts too: one that won every game as the agent but lost
+    # some as the reference is measured, not a bound
+    def pair(a, b, rate):
+        return {"agent": a, "reference": b, "deals": 10, "rate": rate, "low": 0.0,
+                "high": 1.0, "seconds": 1.0}
+    data = {"players": 2, "table": "t", "suite_version": 0, "rules": "basic", "cheating": [],
+            "ratings": {n: {"rating": 1000.0, "low": 900.0, "high": 1100.0}
+                        for n in ("x", "y", "z")},
+            "pairings": [pair("x", "z", 1.0), pair("z", "x", 0.25), pair("y", "z", 1.0),
+                         pair("z", "y", 0.0)]}
+    ratings = S.format_ladder_markdown(data, "cmd").split("Pairings:")[0]
+    lines = {line.split(" | ")[0].strip("| "): line for line in ratings.splitlines()
+             if line.startswith("| ") and " | " in line}
+    assert "bound" not in lines["x"] and "every game won" in lines["y"]
     # the number is the games played: 1000 + 400 log10(2 x games), for one pairing
     placed = S.place_agent({"greedy": 1000.0}, [{"reference": "greedy", "games": 4000,
                                                  "wins": 4000}], 2, 1000.0)
