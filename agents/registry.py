@@ -13,7 +13,6 @@ for it).
 
 from __future__ import annotations
 
-import difflib
 import importlib
 import inspect
 import os
@@ -34,7 +33,7 @@ from ono_env.agents.base import (
 from ono_env.agents.learned import LearnedAgent, check_compatible, load_agent, shipped_models
 from ono_env.agents.rule_based import RULE_BASED, RuleBasedAgent
 from ono_env.agents.search import SEARCH_AGENTS, SearchAgent
-from ono_env.checks import MAX_TEXT, add_note, check_bool, is_name, shown
+from ono_env.checks import MAX_TEXT, add_note, check_bool, is_name, nearest, shown
 from ono_env.observation import observation_size
 from ono_env.rules import RuleSet, resolve_rules
 
@@ -169,7 +168,8 @@ def is_model_path(spec: str) -> bool:
 
 def _hint(spec: str) -> str:
     """What an unknown agent name probably meant: a registered name with ``:N`` (which only
-    the search agents take), or the closest name (``difflib``), case and ``_``/``-`` aside."""
+    the search agents take), or the closest name (:func:`~ono_env.checks.nearest`), case
+    and ``_``/``-`` aside."""
     base, colon, arg = spec.partition(":")
     if colon and base in _REGISTRY:
         return f" ({shown(base, 80)} takes no ':'; only the search agents take name:N or name:<T>ms)"
@@ -177,11 +177,11 @@ def _hint(spec: str) -> str:
         return " (a model file's name ends in .safetensors or .zip, in lower case)"
     names = [*_REGISTRY, *SEARCH_AGENTS]
     key = base.lower().replace("_", "-")
-    close = [n for n in names if n == key] or difflib.get_close_matches(key, names, n=1, cutoff=0.75)
-    if not close:
+    close = key if key in names else nearest(key, names)
+    if close is None:
         return ""
     # a search agent's budget goes with its name: PIMC:8 meant pimc:8, not pimc
-    meant = f"{close[0]}:{arg}" if colon and close[0] in SEARCH_AGENTS else close[0]
+    meant = f"{close}:{arg}" if colon and close in SEARCH_AGENTS else close
     return f" (did you mean {meant!r}?)"
 
 

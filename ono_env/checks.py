@@ -159,6 +159,15 @@ def is_decimal(text: Any) -> bool:
         and (text == "0" or not text.startswith("0"))
 
 
+def nearest(word: str, choices: Sequence[str]) -> str | None:
+    """The one of ``choices`` closest to ``word`` (``difflib``'s ratio of at least 0.75), or
+    None: what an error's "did you mean" names, alike wherever a name was mistyped."""
+    import difflib
+
+    close = difflib.get_close_matches(word, list(choices), n=1, cutoff=0.75)
+    return close[0] if close else None
+
+
 def add_note(exc: BaseException, note: str) -> None:
     """Add ``note`` to ``exc``'s notes as Python 3.11's ``add_note`` keeps them (``__notes__``,
     a list), on Python 3.10 too, whose exceptions have no ``add_note``: a console script's

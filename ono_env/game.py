@@ -949,11 +949,12 @@ class GameInternals:
         self._game._mask_valid = False
 
 
-def _described(a: Any) -> str:
-    """An array's kind for an error message (dtype, shape, whether C-contiguous and
-    writable)."""
+def _described(a: Any, layout: bool = True) -> str:
+    """An array's kind for an error message (dtype, shape, and with ``layout`` whether
+    C-contiguous and writable: said where the caller needs them, not where it copies)."""
     if isinstance(a, np.ndarray):
-        return (f"{a.dtype} {a.shape}" + ("" if a.flags.c_contiguous else " (not C-contiguous)")
+        return (f"{a.dtype} {a.shape}" if not layout else
+                f"{a.dtype} {a.shape}" + ("" if a.flags.c_contiguous else " (not C-contiguous)")
                 + ("" if a.flags.writeable else " (read-only)"))
     return type(a).__name__
 
@@ -998,9 +999,8 @@ def random_legal(mask: np.ndarray, rng: np.random.Generator) -> np.ndarray:
     if (not isinstance(mask, np.ndarray) or mask.ndim != 2 or mask.shape[1] != C.NUM_ACTIONS
             or mask.dtype.kind not in "biu"):
         # its kind and shape (not its layout or writability, which a copy below takes as any)
-        what = f"{mask.dtype} {mask.shape}" if isinstance(mask, np.ndarray) else type(mask).__name__
-        raise ValueError(f"mask is {what}; allowed: a (B, {C.NUM_ACTIONS}) array of bools or "
-                         f"integers 0/1")
+        raise ValueError(f"mask is {_described(mask, layout=False)}; allowed: a "
+                         f"(B, {C.NUM_ACTIONS}) array of bools or integers 0/1")
     if mask.dtype.kind != "b" and mask.size and (mask.min() < 0 or mask.max() > 1):
         raise ValueError(f"mask holds values other than 0 and 1 (from {mask.min()} to "
                          f"{mask.max()}); allowed: bools or integers 0/1")

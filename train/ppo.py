@@ -924,10 +924,12 @@ def load_checkpoint(model: ActorCritic, opt: torch.optim.Adam, path: str | Path,
                              f"[{', '.join(theirs)}], this config's observation_hide is "
                              f"[{', '.join(mine)}]: allowed: observation_hide=[{', '.join(theirs)}]")
     opath = optimizer_path(path)
+    opt_meta = None   # the optimizer file's header, read once
     if not grow and opath.is_file():   # the pair first: a model file changed since it was
         # written (a damaged byte) is named so, not by what its weights then look like
         # (before: a byte of a shared trunk's value layers read as policy.shared: false)
-        _check_pair(opath, _optimizer_file(opath), path)
+        opt_meta = _optimizer_file(opath)
+        _check_pair(opath, opt_meta, path)
     grown = model.load_policy_net(net, grow, drop_value)
     if grown and not quiet:
         encoders = ("" if net.opponent_width == model.opponent_width else
@@ -968,7 +970,8 @@ def load_checkpoint(model: ActorCritic, opt: torch.optim.Adam, path: str | Path,
         summary = f"resume: {str(path)!r} at {int(meta['training_steps']):,} steps{state_line}"
     notes: list[str] = []   # said after the summary
     if opath.is_file() and not grown:
-        opt_meta = _optimizer_file(opath)
+        if opt_meta is None:
+            opt_meta = _optimizer_file(opath)
         opt_steps = opt_meta.get("training_steps")
         if opt_steps != str(meta["training_steps"]):   # another checkpoint's, or half written
             raise ValueError(f"resume: {str(opath)!r} holds Adam's state at "

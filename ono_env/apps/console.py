@@ -110,13 +110,13 @@ class ArgumentParser(argparse.ArgumentParser):
         unknown = "unrecognized arguments: "
         if message.startswith(unknown):   # an option mistyped: the nearest of this command's
             # named (before: none; abbreviations are refused)
-            import difflib
+            from ono_env.checks import nearest
 
             options = [o for a in self._actions for o in a.option_strings if o.startswith("--")]
             for word in message[len(unknown):].split():
-                near = difflib.get_close_matches(word.split("=")[0], options, n=1, cutoff=0.75)
+                near = nearest(word.split("=")[0], options)
                 if word.startswith("--") and near:
-                    message += f"; did you mean {near[0]}?"
+                    message += f"; did you mean {near}?"
                     break
         raise UsageError(f"{message} (see {self.prog} --help)")
 

@@ -23,7 +23,7 @@ import numpy as np
 from ono_env.agents.base import Agent, agent_label
 from ono_env.agents.driver import AgentDriver
 from ono_env.agents.registry import make_agent
-from ono_env.checks import MAX_TEXT, check_rng, cut, first_few, is_name, is_real, shown
+from ono_env.checks import MAX_TEXT, check_rng, cut, first_few, is_name, is_real, nearest, shown
 from ono_env.game import VecGame
 from ono_env.rules import FIELD_NAMES, RuleSet, resolve_rules
 
@@ -207,11 +207,9 @@ def check_rule_overrides(overrides: Mapping[str, Any], env: str, init: Callable[
 
         own = [name for name, p in inspect.signature(init).parameters.items()
                if name != "self" and p.kind is not p.VAR_KEYWORD]
-        import difflib
-
         options = [name for name in FIELD_NAMES if name not in own]
-        close = difflib.get_close_matches(unknown[0], own + options, n=1, cutoff=0.75)
-        meant = f" (did you mean {close[0]!r}?)" if close else ""
+        close = nearest(unknown[0], own + options)
+        meant = f" (did you mean {close!r}?)" if close else ""
         raise ValueError(f"{env}: unknown argument(s) "
                          f"{first_few([shown(k, 40) for k in unknown])}{meant}; allowed: "
                          f"its own ({', '.join(own)}) and the rule options ({', '.join(options)})")

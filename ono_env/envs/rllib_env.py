@@ -40,7 +40,6 @@ An illegal action raises ``ValueError`` naming the legal actions (no game change
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Mapping
 from typing import Any, cast
 
@@ -50,7 +49,7 @@ from gymnasium import spaces
 from gymnasium.vector.utils import batch_space
 
 from ono_env.cards import NUM_ACTIONS
-from ono_env.checks import check_action, check_int, check_seed, missing_extra, shown
+from ono_env.checks import check_action, check_int, check_seed, missing_extra, nearest, shown
 from ono_env.envs.learner_batch import LearnerBatch
 from ono_env.envs.opponents import OpponentPool
 from ono_env.game import VecGame
@@ -94,8 +93,8 @@ def _config(config: Mapping[str, Any] | None, allowed: tuple[str, ...], what: st
             hint = (f" (a rule option: give it inside 'rules', as {{'rules': {{'preset': "
                     f"'classic', {key!r}: ...}}}})")
         elif isinstance(key, str):
-            close = difflib.get_close_matches(key, allowed, n=1, cutoff=0.75)
-            hint = f" (did you mean {close[0]!r}?)" if close else ""
+            close = nearest(key, allowed)
+            hint = f" (did you mean {close!r}?)" if close else ""
         raise ValueError(f"{what}: unknown config key {shown(key, 60)}{hint}; allowed: "
                          f"{', '.join(allowed)}")
     return dict(config)
