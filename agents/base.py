@@ -72,8 +72,8 @@ class GameAgent(Agent, Protocol):
     drivers call ``act_game(game, rows, rng)`` for the acting seats of games ``rows`` and
     then read its value per legal action for those rows in ``last_values``. The game it is
     given (:func:`ono_env.agents.search.game_actions`): for an agent that declares
-    ``cheating`` (and a :class:`~ono_env.agents.search.SearchAgent` whose ``act_game`` and
-    ``_act_game`` are the class's own, which copy the seat's view first), the live game,
+    ``cheating`` (and a :class:`~ono_env.agents.search.SearchAgent` itself, not a subclass,
+    whose methods are the class's own: it copies the seat's view first), the live game,
     which it must leave as it found it (it searches a copy: a call that changed it is
     refused); for any other, new games, one per row, whose hidden cards are dealt afresh
     from what the acting seat knows, its own to step

@@ -374,7 +374,6 @@ class SearchAgent:
         """The budget: worlds per decision (pimc) or iterations per decision (ismcts)."""
         self.policy = policy
         self.view = view
-        self.cheating = view != "fair"
         self.name = name or self._default_name()
         self.last_values: np.ndarray | None = None
         """(R, A) mean playout value (round wins) of each legal action at the last call."""
@@ -408,6 +407,13 @@ class SearchAgent:
         if self.model_deals > 1:
             parts.append(f"{self.model_deals} deals a world to fit the opponents")
         return f"{self.method} search ({', '.join(parts)})"
+
+    @property
+    def cheating(self) -> bool:
+        """True for a search whose view is not ``"fair"``: it reads hidden cards. Read from
+        ``view`` at every call (before: set once, so an agent whose ``view`` was changed to
+        ``"all"`` afterwards searched every hand unmarked)."""
+        return self.view != "fair"
 
     @property
     def guides(self) -> tuple[Any, ...]:
@@ -789,11 +795,14 @@ def _fingerprint(state: Any) -> tuple[np.ndarray, ...]:
 
 
 def _searches_as_written(agent: Any) -> bool:
-    """True for a :class:`SearchAgent` whose ``act_game`` and ``_act_game`` are the class's
-    own, bound as methods: its first step copies the seat's view. A subclass or an instance
-    with either of its own may not (before: any SearchAgent, whatever it read)."""
-    return all(getattr(getattr(agent, name, None), "__func__", None) is getattr(SearchAgent, name)
-               for name in ("act_game", "_act_game"))
+    """True for a :class:`SearchAgent` itself (not a subclass) whose instance overrides none
+    of the class's methods: its first step copies the seat's view, and what it calls with
+    the live game (``_prior_choices``, ``_params``, ...) is the class's own. A subclass or an
+    instance with a method of its own may read the game (before: a subclass that kept
+    ``act_game`` and ``_act_game`` but overrode ``_prior_choices`` was given the live game,
+    and any SearchAgent before that)."""
+    return type(agent) is SearchAgent and not any(
+        callable(getattr(SearchAgent, name, None)) for name in vars(agent))
 
 
 def seat_world(game: VecGame, rows: np.ndarray, rng: np.random.Generator) -> VecGame:
@@ -830,11 +839,11 @@ def game_actions(agent: Any, game: VecGame, rows: np.ndarray, mask: np.ndarray,
     ``(len(rows),)`` integers, each legal in its row of ``mask`` (the rows' legal masks).
 
     The game it is given: the live one for an agent that declares ``cheating`` (labelled so
-    everywhere) and for a :class:`SearchAgent` whose ``act_game`` and ``_act_game`` are the
-    class's own, whose first step copies the seat's view (module docstring), each of which must leave it as it
-    found it (its per-game fields, hands, stock, discard pile and generators, copied before
-    the call: about 3 MB at 4,096 games of 10 players, small beside a search's decision).
-    Any other game agent gets
+    everywhere) and for a :class:`SearchAgent` itself whose methods are the class's own
+    (:func:`_searches_as_written`), whose first step copies the seat's view (module
+    docstring), each of which must leave it as it found it (its per-game fields, hands,
+    stock, discard pile and generators, copied before the call: about 3 MB at 4,096 games of
+    10 players, small beside a search's decision). Any other game agent gets
     :func:`seat_world`'s worlds of the rows instead, its own to step, game ``r`` for
     ``rows[r]``, so that it sees no more than its seat may know (before: the live game,
     every hand and the stock order, and its tables did not say it cheated)."""

@@ -241,10 +241,18 @@ def test_a_game_agent_that_does_not_declare_cheating_is_given_worlds_not_the_gam
             Subclass.given = game
             return super()._act_game(game, rows, rng)
 
+    class Helper(SearchAgent):   # keeps both, overrides what _act_game calls with the game
+        def _prior_choices(self, game, rows, rng):
+            Subclass.given = game
+            return super()._prior_choices(game, rows, rng)
+
     patched = SearchAgent(rules, 2)   # and one patched on an instance
     patched._act_game = lambda g, r, rng: (setattr(Subclass, "given", g),
                                            SearchAgent._act_game(patched, g, r, rng))[1]
-    for agent in (Subclass(rules, 2), Inner(rules, 2), patched):
+    helped = SearchAgent(rules, 2)
+    helped._prior_choices = lambda g, r, rng: (setattr(Subclass, "given", g),
+                                               SearchAgent._prior_choices(helped, g, r, rng))[1]
+    for agent in (Subclass(rules, 2), Inner(rules, 2), Helper(rules, 2), patched, helped):
         Subclass.given = None
         game_actions(agent, game, rows, mask[rows], np.random.default_rng(5))
         assert Subclass.given is not game and Subclass.given.num_games == len(rows)
@@ -671,6 +679,22 @@ def test_a_search_made_by_hand_is_named_as_what_it_is():
         a = make_agent(spec, rules)   # the same search made by hand has the registry's name
         assert SearchAgent(rules, a.worlds, a.policy, a.view, method=a.method,
                            margin=a.margin).name == spec
+
+
+def test_a_search_whose_view_is_changed_to_see_hands_is_marked_cheating():
+    """``cheating`` follows ``view`` (before: set once at construction, so a fair search
+    changed to ``view = "all"`` read every hand with no mark, and was given the live game as
+    a fair search)."""
+    from ono_env.agents.base import is_cheating
+    rules = RuleSet.preset("basic", num_players=2)
+    agent = make_agent("pimc:4", rules)
+    assert not is_cheating(agent) and "CHEATING" not in repr(agent)
+    agent.view = "all"
+    assert is_cheating(agent) and "CHEATING" in repr(agent)
+    assert "(cheating)" in run_arena([agent, "random"], rules, 2, num_games=2, seed=0,
+                                     rating=False).labels[0]
+    agent.view = "fair"
+    assert not is_cheating(agent)
 
 
 def test_time_budget_names_and_refusals():
