@@ -449,6 +449,14 @@ def test_gymnasium_reset_refuses_options_that_are_not_a_dict(options):
         OnoEnv("basic", num_players=2).reset(options=options)
 
 
+def test_a_preset_keyword_says_to_give_the_preset_as_rules():
+    with pytest.raises(ValueError, match=r"preset='classic': OnoEnv takes the preset as rules "
+                                         r"\(rules='ono', or a mapping"):
+        OnoEnv("basic", preset="classic")
+    with pytest.raises(ValueError, match=r"preset='ono': ono_v0's env takes the preset as rules"):
+        ono_v0.raw_env(preset="ono")
+
+
 def test_numpy_integer_seeds_are_seeds():
     env = OnoEnv("basic", num_players=3)
     assert env.reset(seed=np.int64(3))[0].tobytes() == env.reset(seed=3)[0].tobytes()
@@ -654,7 +662,8 @@ def test_pettingzoo_unknown_agents_are_named(agent):
 
 
 PZ_BAD_KWARGS = [
-    (dict(render_mode="rgb_array"), "render_mode"), (dict(render_mode=True), "render_mode"),
+    (dict(render_mode="rgb_array"), r"render_mode='rgb_array'; allowed: None \| human \| ansi"),
+    (dict(render_mode=True), "render_mode"),
     (dict(num_players=True), "num_players=True"), (dict(num_players=1), "num_players"),
     (dict(max_decisions=2.5), "max_decisions=2.5"), (dict(max_decisions=False), "max_decisions"),
     (dict(skip_forced=1), "skip_forced=1"), (dict(reward="score"), "reward"),

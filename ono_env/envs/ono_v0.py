@@ -112,8 +112,8 @@ class raw_env(CopiedWhole, AECEnv):
         if num_players is not None:
             rule_overrides["num_players"] = num_players
         self.rules = resolve_rules(rules, **rule_overrides)
-        if render_mode is not None:
-            check_choice("render_mode", render_mode, self.metadata["render_modes"])
+        if render_mode is not None:   # the message names None too (before: "human | ansi")
+            check_choice("render_mode", render_mode, [None, *self.metadata["render_modes"]])
         self.render_mode = render_mode
         self._game_kwargs: dict[str, Any] = dict(max_decisions=max_decisions,
                                                  skip_forced=skip_forced, reward=reward,
@@ -358,8 +358,11 @@ class checked_env(raw_env):
             self._cumulative_rewards[agent] = 0
             self.terminations = dict.fromkeys(self.agents, True)
             self.truncations = dict.fromkeys(self.agents, True)
-            self.rewards = dict.fromkeys(self.truncations, 0)
+            # floats as every other step's, and no agent is left a legal action to name
+            # (before: ints, and the next agent's legal_actions were still listed)
+            self.rewards = dict.fromkeys(self.truncations, 0.0)
             self.rewards[agent] = -1.0
+            self.infos = {a: {"legal_actions": []} for a in self.agents}
             self._accumulate_rewards()
             self._deads_step_first()
             return

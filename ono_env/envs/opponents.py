@@ -200,8 +200,10 @@ def check_rule_overrides(overrides: Mapping[str, Any], env: str, init: Callable[
         raise ValueError(f"max_episode_steps={shown(overrides['max_episode_steps'], 40)}: {env} "
                          f"ends a game that reaches max_decisions decisions (truncated); give "
                          f"max_decisions")
-    # preset: a rules mapping's base, which resolve_rules reads with it
-    unknown = sorted(str(k) for k in overrides if k not in FIELD_NAMES and k != "preset")
+    if "preset" in overrides:   # before: refused as a rule option, without this hint
+        raise ValueError(f"preset={shown(overrides['preset'], 40)}: {env} takes the preset as "
+                         f"rules (rules='ono', or a mapping rules={{'preset': 'ono', ...}})")
+    unknown = sorted(str(k) for k in overrides if k not in FIELD_NAMES)
     if unknown:
         import inspect
 
