@@ -87,13 +87,17 @@ def env(**kwargs: Any) -> AECEnv:
     return checked_env(**kwargs)
 
 
+RENDER_MODES = ("human", "ansi")
+"""What ``render_mode`` may be besides None (``metadata["render_modes"]``)."""
+
+
 class raw_env(CopiedWhole, AECEnv):
     """ONO for N agents. ``rules``: a RuleSet, preset name, rules YAML path or mapping;
     ``num_players`` and other keyword arguments override rule options; ``max_decisions``,
     ``skip_forced``, ``reward`` and ``observation_version`` are passed to
     :class:`~ono_env.game.VecGame`."""
 
-    metadata = {"name": "ono_v0", "render_modes": ["human", "ansi"], "is_parallelizable": False}
+    metadata = {"name": "ono_v0", "render_modes": list(RENDER_MODES), "is_parallelizable": False}
 
     def __init__(
         self,
@@ -113,7 +117,7 @@ class raw_env(CopiedWhole, AECEnv):
             rule_overrides["num_players"] = num_players
         self.rules = resolve_rules(rules, **rule_overrides)
         if render_mode is not None:   # the message names None too (before: "human | ansi")
-            check_choice("render_mode", render_mode, [None, *self.metadata["render_modes"]])
+            check_choice("render_mode", render_mode, [None, *RENDER_MODES])
         self.render_mode = render_mode
         self._game_kwargs: dict[str, Any] = dict(max_decisions=max_decisions,
                                                  skip_forced=skip_forced, reward=reward,
