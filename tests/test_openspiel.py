@@ -58,6 +58,10 @@ def test_registered_once_with_the_project_parameters():
                            "digits without leading zeros"),
     ({"dealer": "oldest"}, "dealer"),
     ({"hand_size": "90"}, "too few to deal hand_size=90"),
+    # an option the message names that the parameters did not set is the preset's
+    ({"stacking": "true"}, r"challenge=True; allowed: false when stacking is true .*\) "
+                           r"\(challenge: preset classic's value, not a parameter given; set it "
+                           r"as a parameter\)$"),
     ({"reward": "score"}, "parameter reward='score'; allowed: 'win', 'points'"),
     ({"preset": "basic", "reward": "points"}, "reward='points' under rules without scoring"),
     ({"seed": -1}, "parameter seed=-1; allowed: 0 to 2,147,483,647 \\(OpenSpiel's integer "
@@ -686,6 +690,23 @@ def test_a_search_agent_bot_is_reproducible_from_its_seed_and_bad_input_is_named
             make()
 
 
+def test_the_openspiel_example_without_pyspiel_names_what_to_install_in_one_line():
+    """Run where pyspiel cannot be imported (before: a traceback)."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    script = Path(__file__).resolve().parent.parent / "docs" / "examples" / \
+        "openspiel_policy_gradient.py"
+    run = ("import runpy, sys; sys.modules['pyspiel'] = None; sys.argv = ['x.py']; "
+           f"runpy.run_path({str(script)!r}, run_name='__main__')")
+    proc = subprocess.run([sys.executable, "-c", run], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 1 and "Traceback" not in proc.stderr, proc.stderr
+    assert proc.stderr.strip() == ("openspiel_policy_gradient.py: ono_env.envs.openspiel needs "
+                                   "pyspiel, which is not installed: pip install "
+                                   "'ono-env[openspiel]'")
+
+
 def test_an_agent_trained_by_openspiel_is_exported_and_plays_in_the_arena(tmp_path):
     """docs/examples/openspiel_policy_gradient.py with a tiny budget: OpenSpiel's own
     learner, its policy written as a model file, played by the project's arena."""
@@ -730,9 +751,10 @@ def test_an_agent_trained_by_openspiel_is_exported_and_plays_in_the_arena(tmp_pa
             O.export_policy_gradient(trained, game, str(tmp_path / "y.safetensors"),
                                      training_steps=steps)
     three = pyspiel.load_game(O.GAME_NAME, {"preset": "basic", "players": 3})
-    with pytest.raises(ValueError, match=r"a network for \(241,\) inputs; this game "
-                                         r"\(python_ono\(.*\)\) has information-state tensors of "
-                                         r"\(243,\): export the agent with the game it was trained on"):
+    with pytest.raises(ValueError, match=r"a network for \(241,\) inputs; this game \(basic, "
+                                         r"3 players, observation version 1\) has "
+                                         r"information-state tensors of \(243,\): export the "
+                                         r"agent with the game it was trained on"):
         O.export_policy_gradient(trained, three, str(tmp_path / "z.safetensors"),
                                  training_steps=0)   # before: a "damaged model" error
     assert not any(tmp_path.glob("[yz].safetensors"))

@@ -77,6 +77,20 @@ def test_the_recipe_command_refuses_bad_flags_in_one_line():
         assert "Traceback" not in proc.stderr
 
 
+def test_the_recipe_command_without_torchrl_names_what_to_install_in_one_line():
+    """Run where torchrl cannot be imported (before: a traceback from inside make_env)."""
+    import subprocess
+    import sys
+
+    run = ("import runpy, sys; sys.modules['torchrl'] = None; sys.argv = ['torchrl_ppo.py']; "
+           f"runpy.run_path({str(RECIPE)!r}, run_name='__main__')")
+    proc = subprocess.run([sys.executable, "-c", run], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr, proc.stderr
+    assert proc.stderr.strip().splitlines()[-1] == (
+        "torchrl_ppo.py: error: torchrl_ppo.py needs torchrl, which is not installed: pip "
+        "install 'ono-env[torchrl]'")
+
+
 def test_the_recipe_env_refuses_an_action_that_is_no_integer_and_plays_on():
     # before: TorchRL's GymWrapper cast it first (safe=False): 2.7 played action 2, True 1
     import torch

@@ -75,7 +75,10 @@ def _minutes(text: str) -> float:
 def main() -> None:
     from ono_env.apps.console import bounded_int
     from ono_env.checks import check_output_dir, check_output_file
-    from ono_env.envs.openspiel import MAX_PARAM_SEED
+    try:   # one line naming what to install (before: a traceback)
+        from ono_env.envs.openspiel import MAX_PARAM_SEED
+    except ImportError as exc:
+        raise SystemExit(f"openspiel_policy_gradient.py: {exc}") from None
 
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--episodes", type=bounded_int(1, 10**9), default=10**9,

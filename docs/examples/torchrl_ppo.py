@@ -141,7 +141,7 @@ def win_rate(actor, env, episodes: int = 200) -> float:
 
 def main() -> None:
     from ono_env.apps.console import bounded_int
-    from ono_env.checks import MAX_SEED
+    from ono_env.checks import MAX_SEED, missing_extra
 
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--frames", type=bounded_int(256, 10**10), default=200_000,
@@ -158,6 +158,10 @@ def main() -> None:
     if args.batch > args.frames:
         ap.error(f"--batch {args.batch:,} is more than --frames {args.frames:,}; allowed: at "
                  f"most --frames")
+    try:   # one line naming what to install (before: a traceback from inside make_env)
+        import torchrl  # noqa: F401
+    except ImportError as exc:
+        ap.error(str(missing_extra(exc, "torchrl_ppo.py", "torchrl", "torchrl")))
     try:   # the environment checks the opponents before any training
         make_env(opponents=args.opponents, seed=args.seed).close()
     except ValueError as exc:

@@ -190,7 +190,12 @@ def rules_of(params: dict[str, Any]) -> tuple[RuleSet, str, int, int]:
     try:
         rules = RuleSet.preset(preset, num_players=players, **overrides)
     except ValueError as exc:
-        raise ValueError(f"{GAME_NAME}: {exc}") from None
+        # an option the message names but the parameters did not set is the preset's: say so
+        # (before: "challenge=True" for stacking='true' alone, as if the user had set it)
+        kept = [k for k in OPTIONS if k not in overrides and re.search(rf"\b{k}=", str(exc))]
+        note = (f" ({', '.join(kept)}: preset {preset}'s value, not a parameter given; set "
+                f"{'it' if len(kept) == 1 else 'them'} as a parameter)" if kept else "")
+        raise ValueError(f"{GAME_NAME}: {exc}{note}") from None
     if params["reward"] == "points" and rules.scoring == "none":
         raise ValueError(f"{GAME_NAME}: parameter reward='points' under rules without "
                          f"scoring; allowed: reward='win', or a scoring rule set")
@@ -933,9 +938,11 @@ def export_policy_gradient(agent: Any, game: OnoGame, path: str, *, training_ste
     size = observation_size(game.rules, version)
     if not torso or torso[0][0].ndim != 2 or torso[0][0].shape[1] != size:
         got = torso[0][0].shape[1:] if torso else "no torso"
+        # the table, not str(game): every parameter, about 700 characters that hid the sizes
         raise ValueError(f"{type(agent).__name__}: a network for {got} inputs; this game "
-                         f"({game}) has information-state tensors of ({size},): export the "
-                         f"agent with the game it was trained on")
+                         f"({game.rules.name}, {game.rules.num_players} players, observation "
+                         f"version {version}) has information-state tensors of ({size},): "
+                         f"export the agent with the game it was trained on")
     net = PolicyNet(observation_scale(game.rules, version), [*torso, head], "relu", value)
     if net.observation_size != size or net.num_actions != C.NUM_ACTIONS:
         raise ValueError(f"{type(agent).__name__}: a network for ({net.observation_size},) "
