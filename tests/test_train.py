@@ -621,6 +621,28 @@ def test_a_run_stopped_before_any_model_takes_its_logs_along(tmp_path, monkeypat
         check_run_dir(run, None)
 
 
+def test_a_run_stopped_again_during_its_final_save_takes_its_logs_along(tmp_path, monkeypatch):
+    """A second Ctrl-C or SIGTERM while the stopped run saves its model (the console's handler
+    is back by then) leaves a folder the same command takes again (before: tb/ was kept and
+    the folder refused as "a run that saved no model")."""
+    import ono_env.train.ppo as ppo
+    from ono_env.train.run import check_run_dir
+
+    run = tmp_path / "run"
+    real = ppo.save_checkpoint
+
+    def save(model, opt, path, *args, **kwargs):
+        if path.name == "model.safetensors":
+            (run / "eval.csv").write_text("steps\n")   # as an evaluation before it
+            raise KeyboardInterrupt("stopped during the save")
+        return real(model, opt, path, *args, **kwargs)
+    monkeypatch.setattr(ppo, "save_checkpoint", save)
+    with pytest.raises(KeyboardInterrupt):
+        ppo.train(load_config("default", [*SMALL, f"run_dir={run}"]))
+    assert not (run / "tb").exists() and not (run / "eval.csv").exists()
+    check_run_dir(run, None)
+
+
 def test_ono_train_names_only_the_config_as_required(capsys):
     assert train_main([]) == 2
     err = capsys.readouterr().err

@@ -51,6 +51,12 @@ def test_a_tiny_run_writes_everything(tiny_run):
     _cfg, res = tiny_run
     run_dir = Path(res["run_dir"])
     assert res["steps"] == 2048 and res["threads"] == 1 and res["device"] == "cpu"
+    # config.yaml and the model's metadata say what ran: a cut game's end resolved from auto
+    # (before: auto); the device and precision as asked, for another machine
+    saved = yaml.safe_load((run_dir / "config.yaml").read_text())
+    assert (saved["device"], saved["precision"], saved["ppo"]["truncation"]) == ("auto", "auto",
+                                                                               "loss")
+    assert read_metadata(res["model"])["config"] == saved
     # the time in the games is a part of the rollouts
     assert 0.0 < res["games_seconds"] < res["rollout_seconds"]
     names = sorted(p.name for p in (run_dir / "checkpoints").iterdir())
@@ -109,12 +115,14 @@ def test_resume_continues_from_a_checkpoint(tiny_run, tmp_path, resume_loads, ca
     ckpt = Path(res["run_dir"]) / "checkpoints" / "step_1024.safetensors"
     loaded = resume_loads
     capsys.readouterr()
-    out = train(load_config("default", TINY + ["total_steps=3072", f"resume={ckpt}",
+    out = train(load_config("default", TINY + ["total_steps=3000", f"resume={ckpt}",
                                                f"run_dir={tmp_path}", "final_eval.games=0",
                                                "self_play.enabled=false"]))
     assert loaded == [1024, 1024]   # once to refuse a bad one before any work, once to train
-    # the steps this part trains said (before: "training for 3,072 steps", 2,048 trained)
-    assert "or to 3,072 steps (2,048 more), whichever comes first" in capsys.readouterr().err
+    # the steps this part trains said (before: "training for 3,072 steps", 2,048 trained),
+    # the more beside the whole rollouts' target (before: "to 3,000 steps (2,048 more)")
+    assert ("or to 3,000 steps (in whole rollouts of 1,024 steps: 3,072; 2,048 more), whichever "
+            "comes first") in capsys.readouterr().err
     assert out["steps"] == 3072
     assert read_metadata(out["model"])["training_steps"] == 3072
     # nothing left to train, and a network of another shape, are refused before any work
@@ -126,6 +134,20 @@ def test_resume_continues_from_a_checkpoint(tiny_run, tmp_path, resume_loads, ca
         train(load_config("default", TINY + ["policy.net_arch=[16]", f"resume={ckpt}",
                                              f"run_dir={tmp_path / 'c'}"]))
     assert not (tmp_path / "b").exists() and not (tmp_path / "c").exists()
+
+
+def test_a_resume_refused_as_the_run_starts_says_nothing_of_the_checkpoint(tiny_run, tmp_path,
+                                                                          capsys):
+    """The resume's summary is said once the run has started (before: "resume: ... at 1,024
+    steps; Adam's state from ..." above the run's refusal, as if it had resumed)."""
+    _cfg, res = tiny_run
+    ckpt = Path(res["run_dir"]) / "checkpoints" / "step_1024.safetensors"
+    capsys.readouterr()
+    with pytest.raises(ValueError, match="memory"):   # refused as the run starts
+        train(load_config("default", TINY + ["total_steps=3072", f"resume={ckpt}",
+                                             "num_envs=1000000", "ppo.n_steps=100000",
+                                             f"run_dir={tmp_path / 'run'}"]))
+    assert "resume:" not in capsys.readouterr().err and not (tmp_path / "run").exists()
 
 
 @pytest.mark.parametrize("name, opt", [("model.bin", "model.bin.optimizer.safetensors"),
@@ -803,6 +825,20 @@ def test_threads_follow_the_free_cores(monkeypatch):
     assert free == pytest.approx(2 * 100 / 200)
     n, why = R.choose_threads("auto", free=free)
     assert n == 1 and "1.0 of 2 cores free" in why
+
+
+def test_a_runs_config_says_the_thread_count_auto_chose(tmp_path, monkeypatch):
+    """config.yaml and the model's metadata hold the count ``torch_threads: auto`` chose, so
+    that the config runs again as it ran (before: auto, which chose again)."""
+    import ono_env.train.ppo as ppo
+
+    monkeypatch.setattr(ppo, "choose_threads", lambda setting: (1, "torch_threads: auto -> 1"))
+    over = ["total_steps=64", "time_limit_minutes=null", "num_envs=4", "ppo.n_steps=16",
+            "ppo.batch_size=64", "ppo.n_epochs=1", "eval.every=0", "final_eval.games=0",
+            "progress=false", "torch_threads=auto", f"run_dir={tmp_path / 'run'}"]
+    res = train(load_config("default", over))
+    saved = yaml.safe_load((tmp_path / "run" / "config.yaml").read_text())
+    assert saved["torch_threads"] == 1 and read_metadata(res["model"])["config"] == saved
 
 
 def test_a_run_gives_the_same_model_whatever_ran_before_in_the_process(tmp_path):

@@ -898,7 +898,8 @@ def hidden_fields(scale: np.ndarray, rules: Any) -> list[str]:
 
 def load_checkpoint(model: ActorCritic, opt: torch.optim.Adam, path: str | Path,
                     rules: Any, grow: bool = False, drop_value: bool = False,
-                    quiet: bool = False, tables_state: dict[str, TableState] | None = None) -> int:
+                    quiet: bool = False, tables_state: dict[str, TableState] | None = None,
+                    said: list[str] | None = None) -> int:
     """Load a checkpoint written by :func:`save_checkpoint` into ``model`` and ``opt``;
     returns its step count. ``ValueError`` naming the file for anything else, and for Adam's
     state of another model file (its step count or SHA-256 differs). ``tables_state``:
@@ -906,7 +907,9 @@ def load_checkpoint(model: ActorCritic, opt: torch.optim.Adam, path: str | Path,
     Adam's state is read. ``grow``: a narrower network is grown
     (:meth:`ActorCritic.load_policy_net`), and then Adam starts afresh (its state has the old
     shapes), which is printed unless ``quiet``, as are the file, its steps and whether Adam's
-    state was read."""
+    state was read; where ``said`` is given, those lines go into it instead, for the caller
+    to print once the run has started (before: printed above a later refusal of the run)."""
+    lines: list[str] = []
     from ono_env.agents.learned import check_compatible
 
     path = Path(path)
@@ -934,10 +937,9 @@ def load_checkpoint(model: ActorCritic, opt: torch.optim.Adam, path: str | Path,
     if grown and not quiet:
         encoders = ("" if net.opponent_width == model.opponent_width else
                     f", its opponent encoder from {net.opponent_width} to {model.opponent_width}")
-        print(f"resume: the checkpoint's network ({'x'.join(map(str, net.hidden_sizes))}) grown to "
-              f"{'x'.join(str(m.out_features) for m in model.pi_body if isinstance(m, nn.Linear))}"
-              f"{encoders}: it plays as the checkpoint at the start; Adam starts afresh",
-              file=sys.stderr)
+        lines.append(f"resume: the checkpoint's network ({'x'.join(map(str, net.hidden_sizes))}) "
+                     f"grown to {'x'.join(str(m.out_features) for m in model.pi_body if isinstance(m, nn.Linear))}"
+                     f"{encoders}: it plays as the checkpoint at the start; Adam starts afresh")
     if (opath.exists() or opath.is_symlink()) and not opath.is_file():
         # before: "no Adam state beside it", and Adam started afresh
         raise ValueError(f"resume: {str(opath)!r}, the name of the checkpoint's Adam state, is "
@@ -1020,7 +1022,11 @@ def load_checkpoint(model: ActorCritic, opt: torch.optim.Adam, path: str | Path,
                          f"{', '.join(dropped)}, training-only layers that this config trains "
                          f"without: they are left out (the model file never holds them)")
     if summary is not None:
-        print("\n".join([summary, *notes]), file=sys.stderr)
+        lines += [summary, *notes]
+    if said is not None:
+        said += lines
+    elif lines:
+        print("\n".join(lines), file=sys.stderr)
     return int(meta["training_steps"])
 
 
@@ -1260,6 +1266,20 @@ def shipped_resume(cfg: TrainConfig) -> TrainConfig:
                      f"shipped policy has that name; {allowed}")
 
 
+def _stopped_unsaved(exc: BaseException, run_dir: Path) -> bool:
+    """Was the run stopped at once (``exc`` a Ctrl-C or a signal's stop, not an error) before
+    it saved any model?"""
+    return not isinstance(exc, Exception) and not holds_a_model(run_dir)
+
+
+def _drop_logs(run_dir: Path) -> None:
+    """A run stopped before it saved any model: its logs and evaluations go too, so that the
+    same command takes the folder again (before: refused as "a run that saved no model"); a
+    run that failed otherwise (it diverged, say) keeps them."""
+    shutil.rmtree(run_dir / "tb", ignore_errors=True)
+    (run_dir / "eval.csv").unlink(missing_ok=True)
+
+
 def train(cfg: TrainConfig, stop_signals: Sequence[str] = ("SIGINT",),
           program: str = "ono-train") -> dict[str, Any]:
     """Run one training from a resolved config (:func:`ono_env.train.config.load_config`):
@@ -1338,6 +1358,8 @@ def _train(cfg: TrainConfig, stop_signals: tuple[str, ...], program: str) -> dic
     # beside Adam's state, where build's load_checkpoint reads that)
     carried: dict[str, TableState] = {}
 
+    resumed: list[str] = []   # what the resume says, printed once the run has started
+
     def build(quiet: bool = False) -> tuple[ActorCritic, torch.optim.Adam, int]:
         """The run's network and Adam, from the checkpoint when resuming (refused with the
         reason when the config cannot resume it); and the step count to start from."""
@@ -1351,7 +1373,7 @@ def _train(cfg: TrainConfig, stop_signals: tuple[str, ...], program: str) -> dic
         start = 0
         if cfg.resume:
             start = load_checkpoint(model, opt, cfg.resume, first_rules, cfg.resume_grow,
-                                    cfg.resume_drop_value, quiet, carried)
+                                    cfg.resume_drop_value, quiet, carried, resumed)
             if len(all_rules) > 1:   # the checkpoint must play every table of the mixture
                 from ono_env.agents.learned import check_compatible, read_metadata
                 meta = read_metadata(cfg.resume)
@@ -1392,13 +1414,22 @@ def _train(cfg: TrainConfig, stop_signals: tuple[str, ...], program: str) -> dic
         tab.last_length = carried.get(tab.label, TableState()).eval_length
     if cfg.tables is None:
         cfg = tables[0].cfg   # the run's config says what ran (every auto resolved)
-    cfg = dataclasses.replace(cfg, policy=dataclasses.replace(cfg.policy, opponent_encoder=width))
+    # and so do the thread count chosen and a cut game's end, in config.yaml and the model's
+    # metadata (before: auto, so the config of a run that chose 1 thread ran again with 2 on
+    # an idler machine, and trained other weights); the device and precision stay as asked,
+    # so that the config runs on another machine (the run prints what they chose)
+    ends = "loss" if cfg.ppo.truncation == "auto" else cfg.ppo.truncation
+    cfg = dataclasses.replace(cfg, policy=dataclasses.replace(cfg.policy, opponent_encoder=width),
+                              torch_threads=thread_choice[0],
+                              ppo=dataclasses.replace(cfg.ppo, truncation=ends))
     p = cfg.ppo
     for tab, named, teacher in zip(tables, named_tables, named_teachers):
         if named is not None and teacher is not None:
             tab.teacher, tab.teacher_coef = teacher, float(named.teacher_coef)
             tab.teacher_name = str(named.teacher)
     run_rules, run_dir, threads, why = start_run(cfg, threads=thread_choice)
+    if resumed:   # the run's folder and memory checks passed (before: said above their refusal)
+        print("\n".join(resumed), file=sys.stderr)
     if cfg.tables is None:
         tables[0].rules = run_rules
     else:
@@ -1501,11 +1532,13 @@ def _train(cfg: TrainConfig, stop_signals: tuple[str, ...], program: str) -> dic
                                tables[0].rules.num_players, tables[0].rules.num_players)
     rollout = cfg.num_envs * p.n_steps   # training runs in whole rollouts
     planned = start_steps + math.ceil((cfg.total_steps - start_steps) / rollout) * rollout
-    rounded = (f" (in whole rollouts of {rollout:,} steps: {planned:,})"
-               if planned != cfg.total_steps else "")
-    # a resumed part trains to total_steps from its checkpoint's (before: "for" that total)
-    span = (f"{cfg.total_steps:,} steps{rounded}" if not start_steps else
-            f"to {cfg.total_steps:,} steps ({planned - start_steps:,} more){rounded}")
+    whole = f"in whole rollouts of {rollout:,} steps: {planned:,}"
+    # a resumed part trains to total_steps from its checkpoint's (before: "for" that total);
+    # the steps "more" are the rounded target's, said beside it (before: beside total_steps)
+    more = f"{planned - start_steps:,} more"
+    span = (f"{cfg.total_steps:,} steps" if not start_steps else f"to {cfg.total_steps:,} steps")
+    span += (f" ({whole}{'; ' + more if start_steps else ''})" if planned != cfg.total_steps
+             else f" ({more})" if start_steps else "")
     print(("training " + (f"for {cfg.time_limit_minutes:g} min (in-training evaluations included) "
                           f"or {span}, whichever comes first" if limit is not None
                           else span if start_steps else f"for {span}"))
@@ -1848,21 +1881,26 @@ def _train(cfg: TrainConfig, stop_signals: tuple[str, ...], program: str) -> dic
             if interrupt.asked:   # Ctrl-C or SIGTERM: stop here, save the model, skip the final evaluation
                 break
     except BaseException as exc:
-        stopped_unsaved = not isinstance(exc, Exception) and not holds_a_model(run_dir)
+        stopped_unsaved = _stopped_unsaved(exc, run_dir)
         raise
     finally:
         interrupt.restore()
         if writer is not None:   # a run that fails leaves no writer thread behind (nor unwritten events)
             writer.close()
-        if stopped_unsaved:   # its logs and evaluations go too, so that the same command
-            # takes the folder again (before: refused as "a run that saved no model"); a run
-            # that failed otherwise (it diverged, say) keeps them
-            shutil.rmtree(run_dir / "tb", ignore_errors=True)
-            (run_dir / "eval.csv").unlink(missing_ok=True)
+        if stopped_unsaved:
+            _drop_logs(run_dir)
     bar_do(bar, "close")
     train_elapsed = time.perf_counter() - t_train
-    model_path = save_checkpoint(model, opt, run_dir / "model.safetensors", tables[0].rules, steps,
-                                 cfg.to_dict(), label=run_label(run_dir), tables_state=tables_state())
+    try:
+        model_path = save_checkpoint(model, opt, run_dir / "model.safetensors", tables[0].rules,
+                                     steps, cfg.to_dict(), label=run_label(run_dir),
+                                     tables_state=tables_state())
+    except BaseException as exc:   # a second Ctrl-C or SIGTERM during the save (the first
+        # stopped the training; the console's handler is back): as in the training (before:
+        # its folder kept tb/ and was refused to the same command)
+        if _stopped_unsaved(exc, run_dir):
+            _drop_logs(run_dir)
+        raise
     for tab in tables:
         tc = tab.cfg
         if tab.plan["final_auto"] and tab.last_length > tab.plan["length"] and tc.final_eval.games:

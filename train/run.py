@@ -117,10 +117,13 @@ def games_for(decisions: int, mean_length: float, low: int, high: int) -> int:
 
 def resolve_auto(cfg: TrainConfig, rules: Any, log: Any = None,
                  label: str = "") -> tuple[TrainConfig, dict[str, Any]]:
-    """The config with every ``auto`` of ``opponents``, ``eval`` and ``final_eval`` replaced
-    by what it means under ``rules`` (so the run's config.yaml says what ran), and the
-    baselines' own games (:func:`baseline_games`) as ``{"baselines": ..., "length": L}``,
-    ``L`` the mean of the finishing baselines' mean game lengths, which sizes the evaluations.
+    """The config with every ``auto`` of the game's settings (``opponents``, ``eval``,
+    ``final_eval``, ``max_decisions``, ``reward``, ``ppo.hand_shaping``, ``ppo.truncation``)
+    replaced by what it means under ``rules`` and ``algo`` (so the run's config.yaml says
+    what ran; ``torch_threads`` is the trainer's to resolve, ``device`` and ``precision``
+    stay as asked), and the baselines' own games (:func:`baseline_games`) as
+    ``{"baselines": ..., "length": L}``, ``L`` the mean of the finishing baselines' mean game
+    lengths, which sizes the evaluations.
     ``label``: the table of a mixture the printed line is about (its prefix)."""
     import dataclasses
     import sys
@@ -168,6 +171,8 @@ def resolve_auto(cfg: TrainConfig, rules: Any, log: Any = None,
     ppo = cfg.ppo
     if ppo.hand_shaping == "auto":
         ppo = dataclasses.replace(ppo, hand_shaping=0.0 if match or cfg.algo != "ppo" else HAND_SHAPING)
+    if ppo.truncation == "auto":
+        ppo = dataclasses.replace(ppo, truncation="loss" if cfg.algo == "ppo" else "bootstrap")
     return (dataclasses.replace(cfg, opponents=opponents, eval=ev, final_eval=fe, max_decisions=cut,
                                 reward=reward, ppo=ppo),
             {"baselines": probe, "length": length, "final_auto": cfg.final_eval.games == "auto",
