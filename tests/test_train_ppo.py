@@ -1146,6 +1146,9 @@ def test_an_exploiters_run_name_is_a_valid_run_name():
         name = run_name_of(target)
         assert load_config("default", [f"name={name}"]).name == name
     assert run_name_of("runs/x/modèle.safetensors") == "exploit-mod-le"
+    # a module's agent whole (before: cut at its first dot, exploit-my_pkg)
+    assert run_name_of("my_pkg.agents:Clever") == "exploit-my_pkg.agents-Clever"
+    assert run_name_of("pimc:8") == "exploit-pimc-8"
 
 
 def test_a_resumed_part_samples_from_a_stream_of_its_own(tmp_path, monkeypatch):
