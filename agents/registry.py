@@ -173,6 +173,11 @@ def _hint(spec: str) -> str:
     base, colon, arg = spec.partition(":")
     if colon and base in _REGISTRY:
         return f" ({shown(base, 80)} takes no ':'; only the search agents take name:N or name:<T>ms)"
+    if os.path.lexists(spec):   # od2, a folder here (before: only "unknown agent")
+        if os.path.isdir(spec):
+            return " (a folder of that name is here: a model file is needed, not a folder)"
+        return (f" (a file of that name is here: a model file is named by a path with a '/' "
+                f"or by its extension, .safetensors or .zip, as ./{spec})")
     if spec.lower().endswith((".zip", ".safetensors")):   # X.SAFETENSORS: not read as a file
         return " (a model file's name ends in .safetensors or .zip, in lower case)"
     names = [*_REGISTRY, *SEARCH_AGENTS]

@@ -164,6 +164,22 @@ def test_a_near_miss_agent_name_says_what_it_probably_meant(spec, hint):
     assert "known agents are" in str(err.value)
 
 
+def test_a_name_that_is_a_file_or_folder_here_says_so(tmp_path, monkeypatch):
+    """A name without a '/' or a model file's extension is an agent's name; where a file or
+    folder of that name is here, the refusal says so (before: "unknown agent" alone)."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "od2").mkdir()
+    (tmp_path / "mine").write_bytes(b"")
+    for spec, hint in (("od2", "(a folder of that name is here: a model file is needed, not a "
+                               "folder)"),
+                       ("mine", "(a file of that name is here: a model file is named by a path "
+                                "with a '/' or by its extension, .safetensors or .zip, as "
+                                "./mine)")):
+        with pytest.raises(ValueError) as err:
+            make_agent(spec, "basic")
+        assert str(err.value).startswith(f"unknown agent {spec!r} {hint}: known agents are")
+
+
 def test_a_learned_agent_object_is_checked_against_the_rules_it_is_given():
     # before: an object loaded for one table played at another (its name was refused there)
     from ono_env.envs.gym_env import OnoEnv
