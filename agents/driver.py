@@ -23,9 +23,10 @@ other rules, is a Python agent.
 Python agents: each step encodes observations once for the agents that read them, asks
 each agent for the rows it plays, checks every action against the legal mask, and steps the
 batch. An agent with ``uses_game = True`` (the search agents, :mod:`ono_env.agents.search`)
-is asked ``act_game(game, rows, rng)`` instead of ``act``: a search agent receives the live
-game and copies the seat's view of those rows as its first step; another game agent that
-declares no ``cheating`` receives worlds dealt from that view
+is asked ``act_game(game, rows, rng)`` instead of ``act``: a ``SearchAgent`` itself (not a
+subclass, no method set on the instance) receives the live game and copies the seat's view
+of those rows as its first step; another game agent that declares no ``cheating`` receives
+worlds dealt from that view
 (:func:`~ono_env.agents.search.game_actions`); its actions are checked the same way.
 
 ``agents`` and ``seat_agent`` may change between calls to ``play`` (the opponents of a

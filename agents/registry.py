@@ -177,7 +177,7 @@ def _hint(spec: str) -> str:
         if os.path.isdir(spec):
             return " (a folder of that name is here: a model file is needed, not a folder)"
         return (f" (a file of that name is here: a model file is named by a path with a '/' "
-                f"or by its extension, .safetensors or .zip, as ./{spec})")
+                f"or by its extension, .safetensors or .zip, as {shown('./' + spec, 80)})")
     if spec.lower().endswith((".zip", ".safetensors")):   # X.SAFETENSORS: not read as a file
         return " (a model file's name ends in .safetensors or .zip, in lower case)"
     names = [*_REGISTRY, *SEARCH_AGENTS]

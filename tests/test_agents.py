@@ -174,7 +174,7 @@ def test_a_name_that_is_a_file_or_folder_here_says_so(tmp_path, monkeypatch):
                                "folder)"),
                        ("mine", "(a file of that name is here: a model file is named by a path "
                                 "with a '/' or by its extension, .safetensors or .zip, as "
-                                "./mine)")):
+                                "'./mine')")):
         with pytest.raises(ValueError) as err:
             make_agent(spec, "basic")
         assert str(err.value).startswith(f"unknown agent {spec!r} {hint}: known agents are")

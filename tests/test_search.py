@@ -228,8 +228,9 @@ def test_a_game_agent_that_does_not_declare_cheating_is_given_worlds_not_the_gam
     first = peeker.seen
     game_actions(peeker, swapped, rows, mask[rows], np.random.default_rng(5))
     assert not all(np.array_equal(x, y) for x, y in zip(first, peeker.seen))
-    # a SearchAgent's subclass with an act_game of its own is given worlds too (before: any
-    # SearchAgent the live game); one that keeps the class's act_game, the live game
+    # a SearchAgent's subclass is given worlds too, whatever method it overrides, and so is
+    # an instance with a method set on it (before: any SearchAgent the live game); only a
+    # SearchAgent itself, with no method set on the instance, the live game
 
     class Subclass(SearchAgent):
         def act_game(self, game, rows, rng):

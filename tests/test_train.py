@@ -621,25 +621,29 @@ def test_a_run_stopped_before_any_model_takes_its_logs_along(tmp_path, monkeypat
         check_run_dir(run, None)
 
 
-def test_a_run_stopped_again_during_its_final_save_takes_its_logs_along(tmp_path, monkeypatch):
+@pytest.mark.parametrize("between", [False, True])
+def test_a_run_stopped_again_during_its_final_save_takes_its_logs_along(tmp_path, monkeypatch,
+                                                                       between):
     """A second Ctrl-C or SIGTERM while the stopped run saves its model (the console's handler
-    is back by then) leaves a folder the same command takes again (before: tb/ was kept and
-    the folder refused as "a run that saved no model")."""
+    is back by then), before it wrote anything or ``between`` Adam's state and the model,
+    leaves a folder the same command takes again (before: tb/ was kept, with Adam's state
+    alone in the second case, and the folder refused as "a run that saved no model")."""
     import ono_env.train.ppo as ppo
     from ono_env.train.run import check_run_dir
 
     run = tmp_path / "run"
-    real = ppo.save_checkpoint
+    real = ppo.write_whole
 
-    def save(model, opt, path, *args, **kwargs):
-        if path.name == "model.safetensors":
+    def write(path, *args, **kwargs):
+        if path.name == ("model.safetensors" if between else "model.optimizer.safetensors"):
             (run / "eval.csv").write_text("steps\n")   # as an evaluation before it
             raise KeyboardInterrupt("stopped during the save")
-        return real(model, opt, path, *args, **kwargs)
-    monkeypatch.setattr(ppo, "save_checkpoint", save)
+        return real(path, *args, **kwargs)
+    monkeypatch.setattr(ppo, "write_whole", write)
     with pytest.raises(KeyboardInterrupt):
         ppo.train(load_config("default", [*SMALL, f"run_dir={run}"]))
     assert not (run / "tb").exists() and not (run / "eval.csv").exists()
+    assert not list(run.glob("model.*"))
     check_run_dir(run, None)
 
 

@@ -161,6 +161,7 @@ from ono_env.train.run import (
     learning_rate_schedule,
     least_cut,
     resolve_auto,
+    resolved_truncation,
     rules_of,
     run_label,
     say,
@@ -1418,7 +1419,7 @@ def _train(cfg: TrainConfig, stop_signals: tuple[str, ...], program: str) -> dic
     # metadata (before: auto, so the config of a run that chose 1 thread ran again with 2 on
     # an idler machine, and trained other weights); the device and precision stay as asked,
     # so that the config runs on another machine (the run prints what they chose)
-    ends = "loss" if cfg.ppo.truncation == "auto" else cfg.ppo.truncation
+    ends = resolved_truncation(cfg.algo, cfg.ppo.truncation)   # a mixture's (a table's: resolved)
     cfg = dataclasses.replace(cfg, policy=dataclasses.replace(cfg.policy, opponent_encoder=width),
                               torch_threads=thread_choice[0],
                               ppo=dataclasses.replace(cfg.ppo, truncation=ends))
@@ -1898,6 +1899,10 @@ def _train(cfg: TrainConfig, stop_signals: tuple[str, ...], program: str) -> dic
     except BaseException as exc:   # a second Ctrl-C or SIGTERM during the save (the first
         # stopped the training; the console's handler is back): as in the training (before:
         # its folder kept tb/ and was refused to the same command)
+        model_file = run_dir / "model.safetensors"
+        if not isinstance(exc, Exception) and not model_file.exists():
+            # stopped after Adam's state and before the model: that state alone is no model
+            optimizer_path(model_file).unlink(missing_ok=True)
         if _stopped_unsaved(exc, run_dir):
             _drop_logs(run_dir)
         raise

@@ -18,7 +18,7 @@ import time
 from collections.abc import Callable, Collection, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 
@@ -115,6 +115,13 @@ def games_for(decisions: int, mean_length: float, low: int, high: int) -> int:
     return int(min(high, max(low, round(decisions / max(1.0, mean_length)))))
 
 
+def resolved_truncation(algo: str, truncation: Literal["auto", "loss", "bootstrap"]
+                        ) -> Literal["loss", "bootstrap"]:
+    """``ppo.truncation`` with ``auto`` resolved: ``loss`` for algo ppo, ``bootstrap`` for the
+    others (as the config's field says)."""
+    return ("loss" if algo == "ppo" else "bootstrap") if truncation == "auto" else truncation
+
+
 def resolve_auto(cfg: TrainConfig, rules: Any, log: Any = None,
                  label: str = "") -> tuple[TrainConfig, dict[str, Any]]:
     """The config with every ``auto`` of the game's settings (``opponents``, ``eval``,
@@ -171,8 +178,7 @@ def resolve_auto(cfg: TrainConfig, rules: Any, log: Any = None,
     ppo = cfg.ppo
     if ppo.hand_shaping == "auto":
         ppo = dataclasses.replace(ppo, hand_shaping=0.0 if match or cfg.algo != "ppo" else HAND_SHAPING)
-    if ppo.truncation == "auto":
-        ppo = dataclasses.replace(ppo, truncation="loss" if cfg.algo == "ppo" else "bootstrap")
+    ppo = dataclasses.replace(ppo, truncation=resolved_truncation(cfg.algo, ppo.truncation))
     return (dataclasses.replace(cfg, opponents=opponents, eval=ev, final_eval=fe, max_decisions=cut,
                                 reward=reward, ppo=ppo),
             {"baselines": probe, "length": length, "final_auto": cfg.final_eval.games == "auto",

@@ -42,7 +42,8 @@ each wrapper level costs an attribute lookup through ``__getattr__`` on every re
   raises ``AssertionError`` naming it (a bool is not an action id);
 - an illegal move (not in the observation's ``action_mask``) ends the episode: PettingZoo's
   warning is printed, every agent is terminated and truncated, the offender's reward is -1
-  and the others' 0, and the agents then step out with ``None``.
+  and the others' 0.0 (floats, where PettingZoo's wrapper pays the others an int 0), every
+  agent's ``legal_actions`` is empty, and the agents then step out with ``None``.
 
 ``env().unwrapped`` is the env itself (there are no wrappers).
 
