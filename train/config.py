@@ -276,7 +276,7 @@ class TrainConfig:
     reward: Literal["auto", "win", "points"] = "auto"
     """Reward: win (+1 / -1 at the end) | points (score changes; needs a scoring rule set) | auto (points for a match to a target score, whose win comes only after many rounds; win otherwise)."""
     opponents: Literal["auto"] | dict[Name, Number] = "auto"
-    """Opponent pool: agent names or model files with weights, drawn per game and seat (auto: the baselines that finish games under the rules, weighted random 1, greedy 2, color 1, defensive 2)."""
+    """Opponent pool: agent names or model files with weights, drawn per game and seat (auto: the baselines that finish games under the rules, weighted random 1, greedy 2, color 1, defensive 2; in a mixture also the shipped specialists that fit each table, weight 1)."""
     self_play: SelfPlay = dataclasses.field(default_factory=SelfPlay)
     """League self-play."""
     max_decisions: Literal["auto"] | Annotated[int, Field(strict=True, ge=1, le=MAX_DECISIONS)] = "auto"
