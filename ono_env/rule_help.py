@@ -16,7 +16,8 @@ from ono_env.rules import FIELD_NAMES, PRESETS, RuleSet, resolve_rules
 OPTION_HELP: dict[str, tuple[str, str]] = {
     "name": ('text of 1 to 80 printable characters, not blank, no space at either end',
         "the preset it was made from, or a name of your own; another preset's name only on rules "
-        "built from that preset (`preset: ono` with `name: classic` is refused; every option "
+        "that are that preset's (at any player count) or built from it (`preset: ono` with "
+        "`name: classic` is refused; every option "
         "written out with no `preset`, as in a replay, counts as built from the preset named), "
         "and not a preset's "
         "name in other letter cases or forms (`Basic`, the full-width `ono`); informational"),

@@ -42,8 +42,9 @@ each wrapper level costs an attribute lookup through ``__getattr__`` on every re
   raises ``AssertionError`` naming it (a bool is not an action id);
 - an illegal move (not in the observation's ``action_mask``) ends the episode: PettingZoo's
   warning is printed, every agent is terminated and truncated, the offender's reward is -1
-  and the others' 0.0 (floats, where PettingZoo's wrapper pays the others an int 0), every
-  agent's ``legal_actions`` is empty, and the agents then step out with ``None``.
+  and the others' 0 (an int, as PettingZoo's wrapper pays it; the infos are left as they
+  were, so an agent's ``legal_actions`` may still list moves: its mask is all zero), and the
+  agents then step out with ``None``.
 
 ``env().unwrapped`` is the env itself (there are no wrappers).
 
@@ -363,11 +364,10 @@ class checked_env(raw_env):
             self._cumulative_rewards[agent] = 0
             self.terminations = dict.fromkeys(self.agents, True)
             self.truncations = dict.fromkeys(self.agents, True)
-            # floats as every other step's, and no agent is left a legal action to name
-            # (before: ints, and the next agent's legal_actions were still listed)
-            self.rewards = dict.fromkeys(self.truncations, 0.0)
+            # as PettingZoo's TerminateIllegalWrapper does, to the type: the others' 0 an int,
+            # the infos left as they were (the suite plays it against that wrapper)
+            self.rewards = dict.fromkeys(self.truncations, 0)
             self.rewards[agent] = -1.0
-            self.infos = {a: {"legal_actions": []} for a in self.agents}
             self._accumulate_rewards()
             self._deads_step_first()
             return
