@@ -43,6 +43,7 @@ result.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from typing import Any
 
@@ -267,8 +268,11 @@ class AgentDriver:
                     # a search agent: sees the game through its own seat view (agents/search.py)
                     self._actions[sel] = game_actions(agent, game, np.flatnonzero(sel),
                                                       mask[sel], rng)
-                else:
-                    self._actions[sel] = checked_actions(agent, obs[sel], mask[sel], rng)
+                else:   # an agent that reads none gets zeros (before: the rows as the
+                    # buffer held them, another seat's observation, its hand, often)
+                    rows = (obs[sel] if uses_observation(agent)
+                            else np.zeros((int(sel.sum()), obs.shape[1]), obs.dtype))
+                    self._actions[sel] = checked_actions(agent, rows, mask[sel], rng)
                 for i in self.recording:   # what it reports of them (its explain's error named
                     if sel[i]:   # as the agent's, as its act's is)
                         self._record(i, agent, j, mask[i], np.flatnonzero(sel))
@@ -279,7 +283,9 @@ class AgentDriver:
                                    f"while deciding; allowed: an agent that returns actions") from None
             except Exception as exc:   # which agent: a console script's one line names it
                 label = agent_label(agent)   # (before: "RuntimeError: boom" alone)
-                if label not in str(exc):
+                # named already as a word of the message (before: any part of it, so the
+                # agent "e" was taken as named in "late boom")
+                if not re.search(rf"(?<![\w-]){re.escape(label)}(?![\w-])", str(exc)):
                     add_note(exc, f"raised by the agent {label}")
                 raise
         # checked_actions verified every action against this mask

@@ -358,7 +358,8 @@ def agent_from_class(spec: str, rules: Any = None) -> Agent:
     try:
         agent = (cls(rules) if how == "positional" else cls(rules=rules) if how == "keyword"
                  else cls())
-    except Exception as exc:  # noqa: BLE001 - the user's constructor failed: one line
+    except (Exception, SystemExit) as exc:  # noqa: BLE001 - the user's constructor failed: one
+        # line (a sys.exit too: before, the console script ended with its status, 0 too)
         raise ValueError(f"agent {spec}: {attr}() raised {type(exc).__name__}: {exc}") from None
     try:
         check_protocol(agent, rules, spec)

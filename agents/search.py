@@ -805,14 +805,17 @@ def _searches_as_written(agent: Any) -> bool:
         callable(getattr(SearchAgent, name, None)) for name in vars(agent))
 
 
-def seat_world(game: VecGame, rows: np.ndarray, rng: np.random.Generator) -> VecGame:
+def seat_world(game: VecGame, rows: np.ndarray, rng: np.random.Generator,
+               version: int | None = None) -> VecGame:
     """A new :class:`VecGame` of ``len(rows)`` games, game ``r`` a world that the acting seat
     of ``game``'s game ``rows[r]`` cannot tell from the real one: its own hand, the public
     table and what it knows kept, everything hidden from it (the other hands, the stock
     order, the Wild Draw Four bluff flag, the game's generator) dealt afresh from one seed
     per row drawn from ``rng``, as the searches sample their worlds
     (``ono_env.agents._search.sample_worlds``). What :func:`game_actions` gives a game agent
-    that does not declare ``cheating``: it may step and search it as it likes."""
+    that does not declare ``cheating``: it may step and search it as it likes. ``version``:
+    the observation version of the worlds' ``observe`` (default: the game's), the agent's
+    own."""
     from ono_env.agents import _search as K
 
     seat_view = _kernels()[0]
@@ -822,7 +825,8 @@ def seat_world(game: VecGame, rows: np.ndarray, rng: np.random.Generator) -> Vec
     seeds = rng.integers(0, 2**63, size=R, dtype=np.uint64)
     world = VecGame(game.rules, num_games=R, seed=0, autoreset=game.autoreset,
                     skip_forced=game.skip_forced, max_decisions=game.max_decisions,
-                    reward=game.reward, observation_version=game.observation_version)
+                    reward=game.reward,
+                    observation_version=game.observation_version if version is None else version)
     internals = world.internals
     with internals.changing():
         kernel_entry(K.sample_worlds)(*view, internals.params, seeds, K.VIEW_FAIR,
@@ -851,7 +855,10 @@ def game_actions(agent: Any, game: VecGame, rows: np.ndarray, mask: np.ndarray,
         raise ValueError(f"{named(agent)} declares uses_game but has no act_game method; allowed: a "
                          f"GameAgent (act_game(game, rows, rng)), or uses_game False")
     if not (is_cheating(agent) or _searches_as_written(agent)):   # worlds of its own
-        actions = agent.act_game(seat_world(game, rows, rng), np.arange(len(rows)), rng)
+        # worlds that observe in the agent's own version (before: the game's, version 1 to an
+        # agent that declared version 2)
+        world = seat_world(game, rows, rng, observation_version(agent))
+        actions = agent.act_game(world, np.arange(len(rows)), rng)
         return check_actions(agent, actions, mask, "act_game", rows)
     before = [a.copy() for a in _fingerprint(game.state)]
     actions = agent.act_game(game, rows, rng)

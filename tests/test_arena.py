@@ -2258,7 +2258,12 @@ def test_an_agent_that_calls_sys_exit_is_an_error_not_the_programs_end(tmp_path,
         "import sys\n"
         "class Quits:\n"
         "    def act(self, obs, mask, rng):\n"
-        "        sys.exit(0)\n")
+        "        sys.exit(0)\n"
+        "class QuitsAtOnce:\n"
+        "    def __init__(self):\n"
+        "        sys.exit(0)\n"
+        "    def act(self, obs, mask, rng):\n"
+        "        return mask.argmax(axis=1)\n")
     (tmp_path / "exits_on_import.py").write_text("import sys\nsys.exit(3)\n")
     monkeypatch.chdir(tmp_path)
     assert main(["exiting_agents:Quits", "random", "--players", "2", "--games", "4"]) == 2
@@ -2277,6 +2282,97 @@ def test_an_agent_that_calls_sys_exit_is_an_error_not_the_programs_end(tmp_path,
     assert main(["exits_on_import:X", "random", "--players", "2", "--games", "4"]) == 2
     assert ("error: agent exits_on_import:X: importing 'exits_on_import' raised SystemExit: 3"
             in capsys.readouterr().err)
+    # and one whose constructor exits (before: status 0 and no output)
+    assert main(["exiting_agents:QuitsAtOnce", "random", "--players", "2", "--games", "4"]) == 2
+    assert ("error: agent exiting_agents:QuitsAtOnce: QuitsAtOnce() raised SystemExit: 0"
+            in capsys.readouterr().err)
+
+
+def test_an_agent_that_reads_no_observation_is_given_zeros_not_another_seats(tmp_path):
+    """Before: an agent with uses_observation = False was given the rows of the driver's
+    buffer as the last observing agent left them: another seat's observation, its hand."""
+    from ono_env import VecGame
+    from ono_env.agents.driver import AgentDriver
+
+    seen: dict[str, list[np.ndarray]] = {"reader": [], "blind": []}
+
+    class Reader:
+        name = "reader"
+
+        def act(self, obs, mask, rng):
+            seen["reader"].append(obs.copy())
+            return mask.argmax(axis=1)
+
+    class Blind(Reader):
+        name = "blind"
+        uses_observation = False
+
+        def act(self, obs, mask, rng):
+            seen["blind"].append(obs.copy())
+            return mask.argmax(axis=1)
+
+    driver = AgentDriver(VecGame("basic", 4, seed=0, num_players=2), [Reader(), Blind()])
+    driver.seat_agent[:] = [0, 1]
+    for _ in range(10):
+        driver.play(np.random.default_rng(0))
+    assert seen["reader"] and seen["blind"] and any(o.any() for o in seen["reader"])
+    assert not any(o.any() for o in seen["blind"])
+
+
+def test_an_agents_error_names_it_unless_its_name_is_a_word_of_the_message():
+    """Before: the note was left out where the label was any part of the message: the agent
+    "e" raising "late boom" went unnamed; ono-bench's refusal of a failed pairing dropped the
+    note too."""
+    from types import SimpleNamespace
+
+    from ono_env import VecGame
+    from ono_env.agents.driver import AgentDriver
+    from ono_env.arena.suite import _failed
+
+    class E:
+        def __init__(self, name, message):
+            self.name, self.message = name, message
+
+        def act(self, obs, mask, rng):
+            raise RuntimeError(self.message)
+
+    for name, message, noted in (("e", "late boom", True), ("boom", "late boom", False),
+                                 ("b", "a-b c", True)):
+        driver = AgentDriver(VecGame("basic", 2, seed=0, num_players=2), [E(name, message)])
+        driver.seat_agent[:] = 0
+        with pytest.raises(RuntimeError) as err:
+            driver.play(np.random.default_rng(0))
+        assert (getattr(err.value, "__notes__", []) == [f"raised by the agent {name}"]) == noted
+        if noted:
+            refused = _failed(SimpleNamespace(name="basic-2p"), SimpleNamespace(name="random"),
+                              err.value)
+            assert str(refused) == (f"the pairing at basic-2p against random failed: "
+                                    f"RuntimeError: {message} (raised by the agent {name})")
+
+
+def test_a_game_agent_of_version_2_is_given_worlds_that_observe_in_version_2():
+    """Before: worlds in the game's version (1 in the arena) to an agent that declared 2."""
+    from ono_env import VecGame
+    from ono_env.agents.driver import AgentDriver
+    from ono_env.observation import OBS_V2_SIZE
+
+    widths = []
+
+    class GameV2:
+        name, uses_game, observation_version = "gv2", True, 2
+
+        def act(self, obs, mask, rng):   # the protocol's; the driver asks act_game
+            raise AssertionError("not asked")
+
+        def act_game(self, game, rows, rng):
+            widths.append((game.observation_version,
+                           game.observe(game.state.current[rows]).shape[-1]))
+            return np.array([np.flatnonzero(game.legal_mask()[r])[0] for r in rows])
+
+    driver = AgentDriver(VecGame("basic", 2, seed=0, num_players=2), [GameV2()])
+    driver.seat_agent[:] = 0
+    driver.play(np.random.default_rng(0))
+    assert widths and set(widths) == {(2, OBS_V2_SIZE)}
 
 
 def test_an_agent_that_writes_its_mask_or_steps_the_game_is_refused(tmp_path, monkeypatch,

@@ -749,3 +749,28 @@ def test_a_missing_module_no_extra_installs_is_named_with_the_agent_that_importe
     assert console.run(argparse.ArgumentParser(prog="ono-x"), [], body("matplotlib")) == 2
     assert capsys.readouterr().err == ("ono-x: error: this needs matplotlib, which is not "
                                        "installed: pip install 'ono-env[arena]'\n")
+
+
+def test_a_thread_left_running_is_said_before_the_program_waits_for_it(capsys):
+    """Python's exit waits for every thread that is not a daemon: a console script whose
+    agent left one running printed its results and hung without a word (before). A thread
+    that ends within the grace is not named."""
+    import threading
+
+    from ono_env.apps.console import say_threads_left
+
+    go = threading.Event()
+    quick = threading.Thread(target=lambda: None, name="quick")
+    held = threading.Thread(target=go.wait, name="held-by-agent")
+    quick.start()
+    held.start()
+    try:
+        assert say_threads_left("ono-arena", grace=0.2) == ["held-by-agent"]
+        assert capsys.readouterr().err == (
+            "ono-arena: done, but Python waits for 1 thread still running before it ends "
+            "(held-by-agent): an agent's threads must end, or be daemon threads\n")
+    finally:
+        go.set()
+        held.join()
+    assert say_threads_left("ono-arena", grace=0.2) == []
+    assert capsys.readouterr().err == ""

@@ -356,10 +356,37 @@ def run(parser: argparse.ArgumentParser, argv: Sequence[str] | None,
     hook = _SwallowedStops(sys.unraisablehook)
     sys.unraisablehook = hook   # a console script's for good: its exit may meet one too
     try:
-        return _run(parser, argv, body, signals, prog, hook)
+        status = _run(parser, argv, body, signals, prog, hook)
     finally:
         if argv is not None:   # called from Python (tests): the caller's hook again
             sys.unraisablehook = hook.before
+    if argv is None:   # the console script is about to end
+        say_threads_left(prog)
+    return status
+
+
+def say_threads_left(prog: str, grace: float = 2.0) -> list[str]:
+    """The names of the threads that would keep the program from ending (alive, not daemon
+    threads, not the main one) once ``grace`` seconds have let them end, said in one line:
+    Python's exit waits for them, so a console script whose agent left one running printed
+    its results and then hung without a word."""
+    import threading
+    import time
+
+    def alive() -> list[threading.Thread]:
+        return [t for t in threading.enumerate()
+                if t is not threading.main_thread() and not t.daemon and t.is_alive()]
+
+    end = time.monotonic() + grace
+    for t in alive():
+        t.join(max(0.0, end - time.monotonic()))
+    names = [t.name for t in alive()]
+    if names:
+        print(f"{prog}: done, but Python waits for {len(names)} thread{'s' * (len(names) > 1)} "
+              f"still running before it ends ({', '.join(names[:5])}"
+              f"{', ...' if len(names) > 5 else ''}): an agent's threads must end, or be "
+              f"daemon threads", file=sys.stderr)
+    return names
 
 
 def _run(parser: argparse.ArgumentParser, argv: Sequence[str] | None,

@@ -806,8 +806,9 @@ def _play_in_processes(spec: str, suite: Suite, todo: list[tuple[SuiteTable, Ref
 def _failed(table: SuiteTable, ref: Reference, exc: BaseException) -> ValueError:
     """The error of a pairing that failed (the agent, or the machinery: Ray, a worker
     process), naming the table and the reference."""
+    notes = "".join(f" ({n})" for n in getattr(exc, "__notes__", ()))   # which agent raised
     return ValueError(f"the pairing at {table.name} against {ref.name} failed: "
-                      f"{type(exc).__name__}: {exc}")
+                      f"{type(exc).__name__}: {exc}{notes}")
 
 
 def _plays(spec: Any, table: SuiteTable) -> bool:
