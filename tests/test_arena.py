@@ -2037,6 +2037,19 @@ def test_arena_labels_stay_unique_where_a_given_label_looks_like_a_numbered_one(
     assert model_label("x/ppo-any.safetensors") == "ppo-any.safetensors"
     assert _labels([Path("x/m.safetensors"), "greedy"]) == ["m", "greedy"]   # a path object
 
+    # objects of different classes under one name play under their classes (before: dup#1
+    # and dup#2, as if one agent were given twice); copies of one class stay numbered
+    class DupA:
+        name = "dup"
+
+    class DupB(DupA):
+        pass
+
+    a, b, c = DupA(), DupB(), DupA()
+    spec_a, spec_b = (f"{__name__}:{cls.__qualname__}" for cls in (DupA, DupB))
+    assert _labels([a, b, c]) == [f"{spec_a}#1", spec_b, f"{spec_a}#2"]
+    assert _labels([a, c, "greedy"]) == ["dup#1", "dup#2", "greedy"]
+
 
 def test_ono_arena_plays_an_agent_class_of_ones_own(tmp_path, monkeypatch, capsys):
     """ono-arena takes module:Class as ono-bench does; the module's own imports from beside

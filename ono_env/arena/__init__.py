@@ -137,7 +137,8 @@ def _labels(specs: Sequence[Any]) -> list[str]:
     Model files of one label that are not one file (``d1/m.safetensors`` and
     ``d2/m.safetensors``) are labelled by their folder and file name, as a training run's
     ``r1/model.safetensors`` is (:func:`_files_apart`; before: ``m#1`` and ``m#2``, as if one
-    agent were given twice); the labels still shared, a name or a file given twice, are
+    agent were given twice), and objects of different classes that share a name by their
+    class (``labs:DupA``); the labels still shared, a name or a file given twice, are
     numbered ``#1``, ``#2``, ..."""
     paths: list[str | None] = []
     base: list[str] = []
@@ -153,6 +154,16 @@ def _labels(specs: Sequence[Any]) -> list[str]:
             paths.append(None)
             base.append(_object_label(s) if spec is None else spec)
     base = _files_apart(base, paths)
+    # objects of different classes under one name: each by its class, as a spec names it
+    # (before: dup#1 and dup#2, the arena's mark of one agent given twice, and with one of
+    # them cheating "dup#1 (cheating)" beside "dup#2")
+    for shared in {b for b in base if base.count(b) > 1}:
+        objects = [i for i, b in enumerate(base) if b == shared and paths[i] is None
+                   and not isinstance(specs[i], str)]
+        if len({type(specs[i]) for i in objects}) > 1:
+            for i in objects:
+                cls = type(specs[i])
+                base[i] = printable(f"{cls.__module__}:{cls.__qualname__}")
     # what a paired comparison reads back (results.mirrored_record): 1 to MAX_ARENA_LABEL
     # printable characters (an agent named "" was written, then refused there)
     base = [b[:MAX_ARENA_LABEL] or "?" for b in base]
