@@ -837,6 +837,41 @@ def test_a_game_keeps_only_the_history_a_view_shows_and_a_match_is_cut_at_20000_
         C.action_name(a) for a in table.replay.actions[-HISTORY:]]   # the last 40 decisions
 
 
+def test_a_registered_agent_that_cheats_is_marked_in_the_setup_list():
+    """Before: the setup list's marks were the oracles alone: a registered agent declaring
+    cheating was offered unmarked (its table's label was marked once dealt)."""
+    from ono_env.agents import register_agent
+    from ono_env.agents.registry import unregister_agent
+
+    class Peeker:
+        cheating = True
+
+        def act(self, obs, mask, rng):
+            return mask.argmax(axis=1)
+
+    class OnlyTwo:   # made for 2 players only: asked where it is made
+        cheating = True
+
+        def act(self, obs, mask, rng):
+            return mask.argmax(axis=1)
+
+    def only_two(rules):
+        if rules.num_players != 2:
+            raise ValueError("2 players only")
+        return OnlyTwo()
+
+    register_agent("peeker-test", lambda rules: Peeker())
+    register_agent("two-only-test", only_two)
+    try:
+        options = TestClient(create_app()).get("/api/options").json()
+        assert {"peeker-test", "two-only-test"} <= set(options["agents"])
+        assert {"peeker-test", "two-only-test", "oracle-hands", "oracle"} <= set(options["cheating"])
+        assert not {"random", "greedy", "ppo-any"} & set(options["cheating"])
+    finally:
+        unregister_agent("peeker-test")
+        unregister_agent("two-only-test")
+
+
 def test_a_failing_agent_is_reported_and_the_human_cannot_play_its_turn(caplog):
     from ono_env.agents.registry import _REGISTRY, register_agent
 

@@ -199,6 +199,21 @@ class ClientTurns:
                 del self._locks[host]
 
 
+def _declares_cheating(name: str) -> bool:
+    """Does the registered agent ``name`` read hidden cards (``cheating``)? Asked of the agent
+    built for the first table it is made for (the default rules, then each preset at 2
+    players); one made for none is asked at its table, whose label marks it as it deals."""
+    from ono_env.agents import make_agent
+    from ono_env.agents.base import is_cheating
+
+    for rules in (None, *(RuleSet.preset(p, num_players=2) for p in PRESETS)):
+        try:
+            return is_cheating(make_agent(name, rules))
+        except Exception:  # noqa: BLE001 - a registered factory refuses these rules: the next
+            continue
+    return False
+
+
 def searches(labels: Sequence[Any]) -> bool:
     """Does a game of these agent labels seat a search agent (``pimc``, ``pimc:128``,
     ``oracle (cheating)``, ...)? A model file's label (``pimc:8.safetensors``) is none."""
@@ -526,6 +541,11 @@ def create_app(models: Sequence[str] = (), replay_dirs: Sequence[str] = (),
     def agents_for(rules: RuleSet) -> list[str]:
         """The agents that can sit at a table of ``rules`` (the search agents play any)."""
         return fitting_agents(rules, allowed, metas) + list(SEARCH_OFFERED)
+
+    # the offered agents that read hidden cards, which the setup list marks (before: the
+    # oracles alone, a registered agent that declares cheating offered unmarked)
+    cheating = [a for a in allowed if a not in metas and _declares_cheating(a)]
+    cheating += [a for a in SEARCH_OFFERED if a.startswith("oracle")]
     tables = Tables(MAX_TABLES if max_tables is None else check_int("max_tables", max_tables, 1),
                     per_client=None if max_tables_per_client is None else check_int(
                         "max_tables_per_client", max_tables_per_client, 1))
@@ -947,7 +967,7 @@ def create_app(models: Sequence[str] = (), replay_dirs: Sequence[str] = (),
     @get("/api/options")
     def options() -> dict[str, Any]:
         return {"agents": list(allowed) + list(SEARCH_OFFERED), "default_opponent": "greedy",
-                "cheating": [a for a in SEARCH_OFFERED if a.startswith("oracle")],
+                "cheating": cheating,
                 "search_limits": {"budget": WEB_MAX_BUDGET, "ms": WEB_MAX_MS},
                 "min_players": 2, "max_players": 10, **rule_options()}
 
