@@ -11,9 +11,10 @@ only through the functions of this module (:func:`agent_label`, :func:`uses_obse
 :func:`observation_version`, :func:`is_cheating`, :func:`explainer`, :func:`plays_from_game`):
 
 - ``name`` (str): its label in tables and replays;
-- ``uses_observation = False``: it never reads ``obs``; batch drivers then skip encoding
-  observations for it and pass an array of the right shape whose contents say nothing (the
-  driver's zeros; never another seat's observation);
+- ``uses_observation = False``: it never reads ``obs``; the batch driver
+  (:class:`~ono_env.agents.driver.AgentDriver`) then skips encoding observations for it and
+  passes an array of the right shape whose contents say nothing (zeros; never another
+  seat's observation);
 - ``observation_version = 2``: it reads version-2 observations (:mod:`ono_env.observation`;
   default 1), which the drivers then write for it;
 - ``cheating = True``: it reads hidden cards (the research ceilings; tables label it);

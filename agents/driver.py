@@ -43,7 +43,6 @@ result.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from typing import Any
 
@@ -283,9 +282,10 @@ class AgentDriver:
                                    f"while deciding; allowed: an agent that returns actions") from None
             except Exception as exc:   # which agent: a console script's one line names it
                 label = agent_label(agent)   # (before: "RuntimeError: boom" alone)
-                # named already as a word of the message (before: any part of it, so the
-                # agent "e" was taken as named in "late boom")
-                if not re.search(rf"(?<![\w-]){re.escape(label)}(?![\w-])", str(exc)):
+                # named already as the project's checks name it ('e' (mine.E) chose ...), not
+                # by any part of the message (before: the agent "e" was taken as named in
+                # "late boom")
+                if named(agent) not in str(exc) and repr(label) not in str(exc):
                     add_note(exc, f"raised by the agent {label}")
                 raise
         # checked_actions verified every action against this mask

@@ -190,6 +190,12 @@ def _hint(spec: str) -> str:
     return f" (did you mean {meant!r}?)"
 
 
+def _raised(exc: BaseException) -> str:
+    """An exception as "raised ..." names it: its type and its text, the type alone where the
+    text is empty (``sys.exit()``: before, "raised SystemExit: " ended on a colon)."""
+    return f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
+
+
 def make_agent(spec: Any, rules: Any = None) -> Agent:
     """An agent from a registered name, a saved model's path (text or a path object), or an
     object that has ``act``.
@@ -236,6 +242,10 @@ def make_agent(spec: Any, rules: Any = None) -> Agent:
         factory = _REGISTRY[spec]
         try:
             agent = factory(rules)
+        except SystemExit as exc:   # before: the program ended with its status, 0 too
+            raise ValueError(f"the factory registered as agent {spec!r} called "
+                             f"sys.exit({shown(exc.code, 40)}); allowed: a factory that "
+                             f"returns an agent") from None
         except Exception as exc:
             if factory is not _BUILTIN.get(spec):   # a registered factory's own error
                 add_note(exc, f"raised by the factory registered as agent {spec!r}")
@@ -340,7 +350,7 @@ def agent_from_class(spec: str, rules: Any = None) -> Agent:
     except (Exception, SystemExit) as exc:  # noqa: BLE001 - the user's module failed: one
         # line, its reason (a sys.exit too: before, the program ended with its status, silent)
         raise ValueError(f"agent {spec}: importing {module_name!r} raised "
-                         f"{type(exc).__name__}: {exc}") from None
+                         f"{_raised(exc)}") from None
     finally:
         if added and cwd in sys.path:
             sys.path.remove(cwd)
@@ -360,7 +370,7 @@ def agent_from_class(spec: str, rules: Any = None) -> Agent:
                  else cls())
     except (Exception, SystemExit) as exc:  # noqa: BLE001 - the user's constructor failed: one
         # line (a sys.exit too: before, the console script ended with its status, 0 too)
-        raise ValueError(f"agent {spec}: {attr}() raised {type(exc).__name__}: {exc}") from None
+        raise ValueError(f"agent {spec}: {attr}() raised {_raised(exc)}") from None
     try:
         check_protocol(agent, rules, spec)
     except ValueError as exc:
@@ -448,7 +458,7 @@ def check_protocol(agent: Any, rules: RuleSet, what: str) -> None:
         actions = agent.act(obs, mask.copy(), np.random.default_rng(0))   # checked against its own
     except (Exception, SystemExit) as exc:  # noqa: BLE001 - the user's act failed: one line,
         # its reason (a sys.exit too: before, the program ended with its status, silent)
-        raise ActRaised(f"{failed}: {type(exc).__name__}: {exc}") from None
+        raise ActRaised(f"{failed}: {_raised(exc)}") from None
     try:
         check_actions(agent, actions, mask)
     except Exception as exc:  # noqa: BLE001 - it returned what no table takes: one line

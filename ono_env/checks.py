@@ -179,6 +179,16 @@ def add_note(exc: BaseException, note: str) -> None:
     notes.append(note)
 
 
+def notes_text(exc: BaseException) -> str:
+    """``exc``'s notes as a one-line message ends with them: each in brackets after a space,
+    its unprintable characters (a newline) shown as ``?``; a ``__notes__`` that is no list
+    of text is left out."""
+    notes = getattr(exc, "__notes__", None)
+    if not isinstance(notes, list):
+        return ""
+    return "".join(f" ({printable(n)})" for n in notes if isinstance(n, str))
+
+
 def plural(n: int, word: str) -> str:
     """``n`` and ``word``, an s added but for one: "1 agent", "2 agents"."""
     return f"{n} {word}" if n == 1 else f"{n} {word}s"

@@ -2050,6 +2050,19 @@ def test_arena_labels_stay_unique_where_a_given_label_looks_like_a_numbered_one(
     assert _labels([a, b, c]) == [f"{spec_a}#1", spec_b, f"{spec_a}#2"]
     assert _labels([a, c, "greedy"]) == ["dup#1", "dup#2", "greedy"]
 
+    # numbered as before where the classes' labels would be another entrant's, or alike
+    # (classes a factory makes share one qualname)
+    class Named:
+        name = spec_a
+
+    def made():
+        class Made:
+            name = "dup"
+        return Made()
+
+    assert _labels([a, b, Named()]) == ["dup#1", "dup#2", spec_a]
+    assert _labels([made(), made()]) == ["dup#1", "dup#2"]
+
 
 def test_ono_arena_plays_an_agent_class_of_ones_own(tmp_path, monkeypatch, capsys):
     """ono-arena takes module:Class as ono-bench does; the module's own imports from beside
@@ -2276,7 +2289,10 @@ def test_an_agent_that_calls_sys_exit_is_an_error_not_the_programs_end(tmp_path,
         "    def __init__(self):\n"
         "        sys.exit(0)\n"
         "    def act(self, obs, mask, rng):\n"
-        "        return mask.argmax(axis=1)\n")
+        "        return mask.argmax(axis=1)\n"
+        "class QuitsQuietly(QuitsAtOnce):\n"
+        "    def __init__(self):\n"
+        "        sys.exit()\n")
     (tmp_path / "exits_on_import.py").write_text("import sys\nsys.exit(3)\n")
     monkeypatch.chdir(tmp_path)
     assert main(["exiting_agents:Quits", "random", "--players", "2", "--games", "4"]) == 2
@@ -2299,6 +2315,18 @@ def test_an_agent_that_calls_sys_exit_is_an_error_not_the_programs_end(tmp_path,
     assert main(["exiting_agents:QuitsAtOnce", "random", "--players", "2", "--games", "4"]) == 2
     assert ("error: agent exiting_agents:QuitsAtOnce: QuitsAtOnce() raised SystemExit: 0"
             in capsys.readouterr().err)
+    assert main(["exiting_agents:QuitsQuietly", "random", "--players", "2", "--games", "4"]) == 2
+    assert capsys.readouterr().err.endswith(   # no code: the type alone, no colon after it
+        "error: agent exiting_agents:QuitsQuietly: QuitsQuietly() raised SystemExit\n")
+    # a registered factory's sys.exit too (before: the program ended with its status)
+    from ono_env.agents import make_agent, register_agent, unregister_agent
+    register_agent("exits-test", lambda rules: sys.exit(0))
+    try:
+        with pytest.raises(ValueError, match=r"^the factory registered as agent 'exits-test' "
+                                             r"called sys.exit\(0\); allowed: a factory"):
+            make_agent("exits-test", "basic")
+    finally:
+        unregister_agent("exits-test")
 
 
 def test_an_agent_that_reads_no_observation_is_given_zeros_not_another_seats(tmp_path):
@@ -2332,10 +2360,11 @@ def test_an_agent_that_reads_no_observation_is_given_zeros_not_another_seats(tmp
     assert not any(o.any() for o in seen["blind"])
 
 
-def test_an_agents_error_names_it_unless_its_name_is_a_word_of_the_message():
+def test_an_agents_error_names_it_unless_the_message_names_it_already():
     """Before: the note was left out where the label was any part of the message: the agent
     "e" raising "late boom" went unnamed; ono-bench's refusal of a failed pairing dropped the
-    note too."""
+    note too. A message that names the agent as the project's checks do ('e' or its repr)
+    gets none."""
     from types import SimpleNamespace
 
     from ono_env import VecGame
@@ -2349,7 +2378,8 @@ def test_an_agents_error_names_it_unless_its_name_is_a_word_of_the_message():
         def act(self, obs, mask, rng):
             raise RuntimeError(self.message)
 
-    for name, message, noted in (("e", "late boom", True), ("boom", "late boom", False),
+    for name, message, noted in (("e", "late boom", True), ("x", "x must be positive", True),
+                                 ("boom", "the agent 'boom' broke", False),
                                  ("b", "a-b c", True)):
         driver = AgentDriver(VecGame("basic", 2, seed=0, num_players=2), [E(name, message)])
         driver.seat_agent[:] = 0

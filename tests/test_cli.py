@@ -754,11 +754,16 @@ def test_a_missing_module_no_extra_installs_is_named_with_the_agent_that_importe
 def test_a_thread_left_running_is_said_before_the_program_waits_for_it(capsys):
     """Python's exit waits for every thread that is not a daemon: a console script whose
     agent left one running printed its results and hung without a word (before). A thread
-    that ends within the grace is not named."""
+    that ends within the grace is not named, nor an idle executor's workers, which Python's
+    exit shuts down itself."""
     import threading
+    import time
+    from concurrent.futures import ThreadPoolExecutor
 
     from ono_env.apps.console import say_threads_left
 
+    idle = ThreadPoolExecutor(2)
+    idle.submit(time.sleep, 0).result()
     go = threading.Event()
     quick = threading.Thread(target=lambda: None, name="quick")
     held = threading.Thread(target=go.wait, name="held-by-agent")
@@ -774,3 +779,18 @@ def test_a_thread_left_running_is_said_before_the_program_waits_for_it(capsys):
         held.join()
     assert say_threads_left("ono-arena", grace=0.2) == []
     assert capsys.readouterr().err == ""
+    idle.shutdown()
+
+
+def test_an_errors_notes_are_one_line_of_text():
+    """What a console script's line and ono-bench's refusal append: each note in brackets,
+    a newline in one shown as ?, a __notes__ that is no list of text left out (before: a
+    note's newline broke the one line, and a string was spread out letter by letter)."""
+    from ono_env.checks import notes_text
+
+    exc = ValueError("bad")
+    exc.__notes__ = ["raised by the agent a\nb", 3, "two"]
+    assert notes_text(exc) == " (raised by the agent a?b) (two)"
+    odd = ValueError("bad")
+    odd.__notes__ = "text"
+    assert notes_text(odd) == "" and notes_text(ValueError("plain")) == ""

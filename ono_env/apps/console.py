@@ -19,6 +19,7 @@ from typing import Any, NoReturn
 # re-exported for the apps' argument parsers (cli.MAX_SEED, cli.MAX_BATCH)
 from ono_env.checks import (
     MAX_SEED,  # noqa: F401
+    notes_text,
     shown,
 )
 from ono_env.game import MAX_GAMES as MAX_BATCH  # noqa: F401 - --batch: VecGame's bound
@@ -369,13 +370,22 @@ def say_threads_left(prog: str, grace: float = 2.0) -> list[str]:
     """The names of the threads that would keep the program from ending (alive, not daemon
     threads, not the main one) once ``grace`` seconds have let them end, said in one line:
     Python's exit waits for them, so a console script whose agent left one running printed
-    its results and then hung without a word."""
+    its results and then hung without a word. The workers of a ``concurrent.futures``
+    executor are none: Python's exit shuts those down itself (their module's registries,
+    ``_threads_queues`` and ``_threads_wakeups``, name them; read where the module is
+    loaded, as nothing public lists them)."""
     import threading
     import time
 
+    ended_at_exit: set[Any] = set()
+    for module, registry in (("concurrent.futures.thread", "_threads_queues"),
+                             ("concurrent.futures.process", "_threads_wakeups")):
+        ended_at_exit.update(getattr(sys.modules.get(module), registry, None) or ())
+
     def alive() -> list[threading.Thread]:
         return [t for t in threading.enumerate()
-                if t is not threading.main_thread() and not t.daemon and t.is_alive()]
+                if t is not threading.main_thread() and not t.daemon and t.is_alive()
+                and t not in ended_at_exit]
 
     end = time.monotonic() + grace
     for t in alive():
@@ -525,7 +535,7 @@ def _stdout_gone() -> bool:
 def _message(exc: BaseException) -> str:
     """The one line of an error: its text (its type's name too, but for a ValueError, an
     OSError or a KeyError), and its notes (``add_note``: the agent that raised it) after."""
-    notes = "".join(f" ({note})" for note in getattr(exc, "__notes__", ()))
+    notes = notes_text(exc)
     if isinstance(exc, KeyError) and exc.args:
         return str(exc.args[0]) + notes
     if isinstance(exc, (ValueError, OSError)):

@@ -157,13 +157,17 @@ def _labels(specs: Sequence[Any]) -> list[str]:
     # objects of different classes under one name: each by its class, as a spec names it
     # (before: dup#1 and dup#2, the arena's mark of one agent given twice, and with one of
     # them cheating "dup#1 (cheating)" beside "dup#2")
-    for shared in {b for b in base if base.count(b) > 1}:
+    # (kept numbered where the classes' labels would be alike, or another entrant's)
+    for shared in sorted({b for b in base if base.count(b) > 1}):
         objects = [i for i, b in enumerate(base) if b == shared and paths[i] is None
                    and not isinstance(specs[i], str)]
-        if len({type(specs[i]) for i in objects}) > 1:
+        classes = {type(specs[i]) for i in objects}
+        by_class = {cls: printable(f"{cls.__module__}:{cls.__qualname__}") for cls in classes}
+        others = {b for i, b in enumerate(base) if i not in objects}
+        if len(classes) > 1 and len(set(by_class.values())) == len(classes) \
+                and not set(by_class.values()) & others:
             for i in objects:
-                cls = type(specs[i])
-                base[i] = printable(f"{cls.__module__}:{cls.__qualname__}")
+                base[i] = by_class[type(specs[i])]
     # what a paired comparison reads back (results.mirrored_record): 1 to MAX_ARENA_LABEL
     # printable characters (an agent named "" was written, then refused there)
     base = [b[:MAX_ARENA_LABEL] or "?" for b in base]

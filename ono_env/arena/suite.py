@@ -84,6 +84,7 @@ from ono_env.checks import (
     is_int,
     is_real,
     is_sha256,
+    notes_text,
     parse_json,
     shown,
 )
@@ -806,9 +807,8 @@ def _play_in_processes(spec: str, suite: Suite, todo: list[tuple[SuiteTable, Ref
 def _failed(table: SuiteTable, ref: Reference, exc: BaseException) -> ValueError:
     """The error of a pairing that failed (the agent, or the machinery: Ray, a worker
     process), naming the table and the reference."""
-    notes = "".join(f" ({n})" for n in getattr(exc, "__notes__", ()))   # which agent raised
     return ValueError(f"the pairing at {table.name} against {ref.name} failed: "
-                      f"{type(exc).__name__}: {exc}{notes}")
+                      f"{type(exc).__name__}: {exc}{notes_text(exc)}")   # which agent raised
 
 
 def _plays(spec: Any, table: SuiteTable) -> bool:

@@ -209,8 +209,8 @@ def _declares_cheating(name: str) -> bool:
     for rules in (None, *(RuleSet.preset(p, num_players=2) for p in PRESETS)):
         try:
             return is_cheating(make_agent(name, rules))
-        except Exception:  # noqa: BLE001 - a registered factory refuses these rules: the next
-            continue
+        except Exception:  # noqa: BLE001 - a registered factory refuses these rules (its
+            continue   # sys.exit too, which make_agent makes a ValueError): the next
     return False
 
 
