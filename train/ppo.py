@@ -910,8 +910,9 @@ def load_checkpoint(model: ActorCritic, opt: torch.optim.Adam, path: str | Path,
     shapes), which is printed unless ``quiet``, as are the file, its steps and whether Adam's
     state was read; where ``said`` is given, those lines go into it instead, for the caller
     to print once the run has started (before: printed above a later refusal of the run)."""
-    lines: list[str] = []
     from ono_env.agents.learned import check_compatible
+
+    lines: list[str] = []
 
     path = Path(path)
     meta, net = read_model(path)
@@ -938,9 +939,10 @@ def load_checkpoint(model: ActorCritic, opt: torch.optim.Adam, path: str | Path,
     if grown and not quiet:
         encoders = ("" if net.opponent_width == model.opponent_width else
                     f", its opponent encoder from {net.opponent_width} to {model.opponent_width}")
+        widths = "x".join(str(m.out_features) for m in model.pi_body if isinstance(m, nn.Linear))
         lines.append(f"resume: the checkpoint's network ({'x'.join(map(str, net.hidden_sizes))}) "
-                     f"grown to {'x'.join(str(m.out_features) for m in model.pi_body if isinstance(m, nn.Linear))}"
-                     f"{encoders}: it plays as the checkpoint at the start; Adam starts afresh")
+                     f"grown to {widths}{encoders}: it plays as the checkpoint at the start; Adam "
+                     f"starts afresh")
     if (opath.exists() or opath.is_symlink()) and not opath.is_file():
         # before: "no Adam state beside it", and Adam started afresh
         raise ValueError(f"resume: {str(opath)!r}, the name of the checkpoint's Adam state, is "
@@ -1533,13 +1535,12 @@ def _train(cfg: TrainConfig, stop_signals: tuple[str, ...], program: str) -> dic
                                tables[0].rules.num_players, tables[0].rules.num_players)
     rollout = cfg.num_envs * p.n_steps   # training runs in whole rollouts
     planned = start_steps + math.ceil((cfg.total_steps - start_steps) / rollout) * rollout
-    whole = f"in whole rollouts of {rollout:,} steps: {planned:,}"
     # a resumed part trains to total_steps from its checkpoint's (before: "for" that total);
-    # the steps "more" are the rounded target's, said beside it (before: beside total_steps)
-    more = f"{planned - start_steps:,} more"
-    span = (f"{cfg.total_steps:,} steps" if not start_steps else f"to {cfg.total_steps:,} steps")
-    span += (f" ({whole}{'; ' + more if start_steps else ''})" if planned != cfg.total_steps
-             else f" ({more})" if start_steps else "")
+    # the steps "more" are the rounded target's, said after it (before: beside total_steps)
+    asides = ([f"in whole rollouts of {rollout:,} steps: {planned:,}"] * (planned != cfg.total_steps)
+              + [f"{planned - start_steps:,} more"] * bool(start_steps))
+    span = (f"{'to ' if start_steps else ''}{cfg.total_steps:,} steps"
+            + (f" ({'; '.join(asides)})" if asides else ""))
     print(("training " + (f"for {cfg.time_limit_minutes:g} min (in-training evaluations included) "
                           f"or {span}, whichever comes first" if limit is not None
                           else span if start_steps else f"for {span}"))
