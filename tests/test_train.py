@@ -515,6 +515,10 @@ def test_a_maskable_checkpoint_counts_adams_state_in_its_size():
     (["ppo.vf_coef=101"], "config field 'ppo.vf_coef' = 101: Input should be less than"),
     (["tables=[{rules: basic, teacher: ppo-basic-2p, teacher_coef: 1e308}]"],
      "config field 'tables.0.teacher_coef' = 1e+308: Input should be less than or equal to 100"),
+    # before: taken by --print-config, then a memory check of 4.9e33 GiB at the run's start
+    (["ppo.n_steps=1010101010101010101010101010101010101010"],
+     "config field 'ppo.n_steps' = 1010101010101010101010101010101010101010: Input should be "
+     "less than or equal to 1000000000000"),
 ])
 def test_ono_train_refuses_before_writing_anything(tmp_path, capsys, algo, overrides, message):
     file = tmp_path / "existing.json"

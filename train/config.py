@@ -203,8 +203,8 @@ class PPO:
     """Adam's learning rate (at the start, when it decays; 0 without learning_rate_end: the weights stay as they are)."""
     learning_rate_end: Fraction | None = None
     """When set: a linear decay to this value over total_steps (or time_limit_minutes, whichever ends first; rllib_ppo: over total_steps only); a value above learning_rate makes it a rise."""
-    n_steps: Count = 128
-    """Steps per game slot in a rollout: a rollout is num_envs * n_steps learner steps."""
+    n_steps: Annotated[int, Field(strict=True, ge=1, le=MAX_STEPS)] = 128
+    """Steps per game slot in a rollout: a rollout is num_envs * n_steps learner steps (1 to 10^12, total_steps' bound)."""
     batch_size: Count = 2048
     """Minibatch size of the gradient steps: at most a rollout (num_envs x n_steps; algo rllib_ppo: times num_env_runners)."""
     n_epochs: Annotated[int, Field(strict=True, ge=1, le=MAX_EPOCHS)] = 4
