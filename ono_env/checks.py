@@ -245,6 +245,18 @@ def nesting(value: Any) -> int:
         level = [v for x in inner for v in (x.values() if isinstance(x, dict) else x)]
 
 
+MAX_PATH_SHOWN = 4_200
+"""The most characters of a path a message shows: PATH_MAX (4,096) and room to spare; no
+longer path is one the system takes."""
+
+
+def path_text(path: Any) -> str:
+    """A path as a message shows it: quoted, whole up to :data:`MAX_PATH_SHOWN` characters
+    and cut with "..." past them (before: a 5,000-character argument made a 5,000-character
+    line)."""
+    return shown(str(path), MAX_PATH_SHOWN)
+
+
 def printable(text: str) -> str:
     """``text`` with every character that is not printable (a newline, a tab, a control
     character a file name may hold) shown as ``?``: a label on one line of a table or CSV."""
@@ -415,14 +427,14 @@ def check_input_file(path: Any, what: str, max_bytes: int) -> Path:
     try:
         st = p.stat()
     except OSError as exc:   # a link in a loop too (before: "Too many levels of symbolic links")
-        raise ValueError(f"cannot read {what} {str(p)!r}: {_unreachable(p, exc)}") from None
+        raise ValueError(f"cannot read {what} {path_text(p)}: {_unreachable(p, exc)}") from None
     if stat.S_ISDIR(st.st_mode):
-        raise ValueError(f"cannot read {what} {str(p)!r}: it is a folder")
+        raise ValueError(f"cannot read {what} {path_text(p)}: it is a folder")
     if not stat.S_ISREG(st.st_mode):
-        raise ValueError(f"cannot read {what} {str(p)!r}: not a regular file (a FIFO, device or "
+        raise ValueError(f"cannot read {what} {path_text(p)}: not a regular file (a FIFO, device or "
                          f"socket is never read)")
     if st.st_size > max_bytes:
-        raise ValueError(f"cannot read {what} {str(p)!r}: {st.st_size:,} bytes; at most "
+        raise ValueError(f"cannot read {what} {path_text(p)}: {st.st_size:,} bytes; at most "
                          f"{max_bytes:,}")
     return p
 
@@ -440,10 +452,10 @@ def check_write_path(path: Any, what: str) -> Path:
     try:
         folder = p.is_dir()
     except OSError as exc:   # a name too long, ...
-        raise ValueError(f"{what}: cannot write the file {str(p)!r}: "
+        raise ValueError(f"{what}: cannot write the file {path_text(p)}: "
                          f"{exc.strerror or exc}") from None
     if folder:
-        raise ValueError(f"{what}: {str(p)!r} is a folder; give a file name")
+        raise ValueError(f"{what}: {path_text(p)} is a folder; give a file name")
     check_output_dir(p.parent, what)
     return p
 
@@ -456,13 +468,13 @@ def check_output_file(path: Any, what: str) -> Path:
     An existing file is refused rather than replaced, so no earlier result is lost."""
     p = check_write_path(path, what)   # text, no folder; its folder made where missing
     if p.exists() or p.is_symlink():
-        raise ValueError(f"{what}: {str(p)!r} already exists; give a new file name")
+        raise ValueError(f"{what}: {path_text(p)} already exists; give a new file name")
     try:
         with open(p, "x"):
             pass
         p.unlink()
     except OSError as exc:
-        raise ValueError(f"{what}: cannot write the file {str(p)!r}: "
+        raise ValueError(f"{what}: cannot write the file {path_text(p)}: "
                          f"{exc.strerror or exc}") from None
     return p
 
@@ -507,10 +519,10 @@ def check_output_dir(path: Any, what: str) -> Path:
     missing = []
     try:   # a name too long for the system: its OSError from exists() too (before: raw)
         if p.is_symlink() and not p.exists():   # before: "cannot create the folder: File exists"
-            raise ValueError(f"{what}: {str(p)!r} is a symbolic link that leads to no folder (a "
+            raise ValueError(f"{what}: {path_text(p)} is a symbolic link that leads to no folder (a "
                              f"loop, or its target is gone); allowed: a folder, or a new name")
         if p.exists() and not p.is_dir():
-            raise ValueError(f"{what}: {str(p)!r} exists and is not a folder")
+            raise ValueError(f"{what}: {path_text(p)} exists and is not a folder")
         at = p.absolute()
         while not at.exists() and at != at.parent:
             missing.append(at)
@@ -534,7 +546,7 @@ def check_output_dir(path: Any, what: str) -> Path:
         fd, probe = tempfile.mkstemp(dir=p, prefix=".ono-write-check-")
     except OSError as exc:
         remove_made_dirs(len(MADE_DIRS) - len(missing))   # the folders made for it go again
-        raise ValueError(f"{what}: cannot write into the folder {str(p)!r} "
+        raise ValueError(f"{what}: cannot write into the folder {path_text(p)} "
                          f"({exc.strerror or exc})") from None
     os.close(fd)
     with contextlib.suppress(OSError):   # made, so the folder is writable
@@ -613,9 +625,9 @@ def write_whole(path: Path, data: bytes, what: str, *, new: bool = False) -> Pat
         else:   # only a regular file is replaced (before: a FIFO or a device, /dev/null
             # as root, became a regular file, for every user of the system)
             if stat.S_ISDIR(st.st_mode):
-                raise ValueError(f"cannot write {what} {str(path)!r}: it is a folder")
+                raise ValueError(f"cannot write {what} {path_text(path)}: it is a folder")
             if not stat.S_ISREG(st.st_mode):
-                raise ValueError(f"cannot write {what} {str(path)!r}: not a regular file (a "
+                raise ValueError(f"cannot write {what} {path_text(path)}: not a regular file (a "
                                  f"FIFO, device or socket is never replaced); allowed: a "
                                  f"regular file's path, or a new one")
             mode = stat.S_IMODE(st.st_mode)
@@ -634,7 +646,7 @@ def write_whole(path: Path, data: bytes, what: str, *, new: bool = False) -> Pat
         tmp.unlink(missing_ok=True)   # no stray temporary file is left behind
         if not isinstance(exc, OSError):
             raise
-        raise ValueError(f"cannot write {what} {str(path)!r}: {exc.strerror or exc}") from None
+        raise ValueError(f"cannot write {what} {path_text(path)}: {exc.strerror or exc}") from None
     return path
 
 

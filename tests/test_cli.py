@@ -794,3 +794,19 @@ def test_an_errors_notes_are_one_line_of_text():
     odd = ValueError("bad")
     odd.__notes__ = "text"
     assert notes_text(odd) == "" and notes_text(ValueError("plain")) == ""
+
+
+def test_a_path_past_any_the_system_takes_is_cut_in_the_one_line(tmp_path, capsys):
+    """Before: a 5,000-character path argument made a 5,000-character error line; a path is
+    shown whole up to 4,200 characters (PATH_MAX is 4,096), cut with "..." past them."""
+    from ono_env.checks import MAX_PATH_SHOWN, check_input_file, path_text
+
+    long = "a" * 5000
+    with pytest.raises(ValueError) as err:
+        check_input_file(long, "model file", 1 << 20)
+    assert len(str(err.value)) < MAX_PATH_SHOWN + 200
+    assert path_text(long).endswith("aaa...") and len(path_text(long)) == MAX_PATH_SHOWN
+    assert path_text(tmp_path / "x") == repr(str(tmp_path / "x"))   # a real path: whole
+    assert bench_main(["--render", long]) == 2
+    line = capsys.readouterr().err
+    assert line.count("\n") == 1 and len(line) < MAX_PATH_SHOWN + 200

@@ -29,6 +29,7 @@ from ono_env.checks import (
     is_int,
     is_sha256,
     parse_json,
+    path_text,
     shown,
     write_whole,
 )
@@ -353,7 +354,7 @@ def arena_json_path(path: str | Path) -> Path:
     try:
         return p / "arena.json" if p.is_dir() else p
     except OSError as exc:   # a name too long for the system (before: its OSError, whole)
-        raise ValueError(f"cannot read arena.json {str(p)!r}: {exc.strerror or exc}") from None
+        raise ValueError(f"cannot read arena.json {path_text(p)}: {exc.strerror or exc}") from None
 
 
 def read_arena_json(path: str | Path) -> dict[str, Any]:
@@ -365,11 +366,11 @@ def read_arena_json(path: str | Path) -> dict[str, Any]:
     try:   # NaN stays: a row of an agent with no games writes its rate as NaN
         data = parse_json(p.read_bytes(), finite=False, bom=True)
     except OSError as exc:
-        raise ValueError(f"cannot read {str(p)!r}: {exc.strerror or exc}") from None
+        raise ValueError(f"cannot read {path_text(p)}: {exc.strerror or exc}") from None
     except JSONError as exc:
-        raise ValueError(f"{str(p)!r} is not an arena.json (not JSON: {exc})") from None
+        raise ValueError(f"{path_text(p)} is not an arena.json (not JSON: {exc})") from None
     if not isinstance(data, dict) or not {"rules", "seed", "games", "agents"} <= data.keys():
-        raise ValueError(f"{str(p)!r} is not an arena.json (saved by ArenaResult.save, "
+        raise ValueError(f"{path_text(p)} is not an arena.json (saved by ArenaResult.save, "
                          f"ono-arena --out)")
     return data
 
