@@ -258,8 +258,9 @@ class AgentDriver:
             if not self.short_paths and not sel.any():   # the long way asks every agent
                 continue
             version = observation_version(agent)
+            reads = uses_observation(agent)
             obs = self._obs(version)
-            if version not in observed and uses_observation(agent):
+            if version not in observed and reads:
                 game.observe(current, which=waiting, out=obs, version=version)
                 observed.add(version)
             try:
@@ -269,7 +270,7 @@ class AgentDriver:
                                                       mask[sel], rng)
                 else:   # an agent that reads none gets zeros (before: the rows as the
                     # buffer held them, another seat's observation, its hand, often)
-                    rows = (obs[sel] if uses_observation(agent)
+                    rows = (obs[sel] if reads
                             else np.zeros((int(sel.sum()), obs.shape[1]), obs.dtype))
                     self._actions[sel] = checked_actions(agent, rows, mask[sel], rng)
                 for i in self.recording:   # what it reports of them (its explain's error named

@@ -162,7 +162,7 @@ def _labels(specs: Sequence[Any]) -> list[str]:
         objects = [i for i, b in enumerate(base) if b == shared and paths[i] is None
                    and not isinstance(specs[i], str)]
         classes = {type(specs[i]) for i in objects}
-        by_class = {cls: printable(f"{cls.__module__}:{cls.__qualname__}") for cls in classes}
+        by_class = {cls: _class_label(cls) for cls in classes}
         others = {b for i, b in enumerate(base) if i not in objects}
         if len(classes) > 1 and len(set(by_class.values())) == len(classes) \
                 and not set(by_class.values()) & others:
@@ -254,8 +254,14 @@ def _object_label(agent: Any) -> str:
     cls = type(agent)
     if (is_builtin_name(label) or _reserved(label)) \
             and cls.__module__.partition(".")[0] != "ono_env":
-        return printable(f"{cls.__module__}:{cls.__qualname__}")
+        return _class_label(cls)
     return label
+
+
+def _class_label(cls: type) -> str:
+    """A class as a spec names it (``mine:Greedyish``), printable: the label of an object
+    that its name would not tell apart."""
+    return printable(f"{cls.__module__}:{cls.__qualname__}")
 
 
 def check_seats_filled(n_agents: int, num_players: int, option: str | None = None) -> None:

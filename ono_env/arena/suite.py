@@ -396,7 +396,7 @@ def with_todays_interval(rec: dict[str, Any]) -> dict[str, Any]:
         ss = (half * math.sqrt(n) / Z95) ** 2 * (n - 1) if n > 1 else 0.0
     games: Any = rec.get("games")
     players: Any = rec.get("players")
-    whole = is_int(games) or (is_real(games) and math.isfinite(games) and games == int(games))
+    whole = is_int(games) or (is_real(games) and float(games).is_integer())
     if whole and n >= 1 and games >= n:   # 4000.0 too, as a hand may write it
         per_deal = games / n
     elif is_int(players) and players >= 2:
