@@ -114,6 +114,7 @@ from ono_env.checks import (
     nesting,
     no_file,
     parse_json,
+    path_text,
     printable,
     shown,
     write_whole,
@@ -859,12 +860,12 @@ def read_model_bytes(path: str | Path) -> tuple[bytes, str]:
     if not str(path).strip():   # Path('') is the current folder (before: "'.': it is a folder")
         raise ValueError(f"model path {str(path)!r}: a file path is needed")
     if "\x00" in str(path):   # before: "no such file" (no system's path holds one)
-        raise ValueError(f"cannot read model file {shown(str(path), 4_200)}: its path holds a "
+        raise ValueError(f"cannot read model file {path_text(path)}: its path holds a "
                          f"NUL character; allowed: a file path without one")
     path = Path(path)
-    # a path the system could open is shown whole (PATH_MAX is 4,096 bytes); a page of one
-    # is not (before: echoed whole, 100,000 characters of it)
-    where = shown(str(path), 4_200)
+    # a path the system could open is shown whole; a page of one is not (before: echoed
+    # whole, 100,000 characters of it)
+    where = path_text(path)
     try:   # a name too long for the system: its OSError (is_dir passes ENAMETOOLONG on)
         if path.is_dir():
             raise ValueError(f"cannot read model file {where}: it is a folder")

@@ -414,7 +414,7 @@ def as_path(path: Any, what: str, kind: str = "file") -> Path:
     if not isinstance(path, (str, os.PathLike)) or not str(path).strip():
         raise ValueError(f"{what}: a {kind} path is needed; got {shown(path, 60)}")
     if "\x00" in str(path):
-        raise ValueError(f"{what}: the path {shown(str(path), 4_200)} holds a NUL character; "
+        raise ValueError(f"{what}: the path {path_text(path)} holds a NUL character; "
                          f"allowed: a {kind} path without one")
     return Path(path)
 
