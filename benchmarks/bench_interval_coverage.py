@@ -47,7 +47,7 @@ from bench_args import (
 
 from ono_env.arena import run_arena
 from ono_env.arena.play import seatings
-from ono_env.arena.stats import Z95, bounded_mean_interval
+from ono_env.arena.stats import Z95, bounded_intervals, bounded_mean_interval
 
 TABLES = {2: ["greedy", "color"],
           4: ["greedy", "color", "defensive", "random"],
@@ -69,19 +69,15 @@ def intervals(x: np.ndarray, lo: float, hi: float, method: str, g: int) -> tuple
                                                                                np.ndarray]:
     """``(low, high)`` of each row of samples ``x`` (R, n): ``bounded_mean_interval`` with
     ``games_per_deal`` ``g`` (``games``) or 1 (``deals``: two deals at each end), or the
-    plain normal interval clipped to ``[lo, hi]``. Computed for all rows at once by the same
-    formula; the first rows are checked against ``bounded_mean_interval`` itself."""
+    plain normal interval clipped to ``[lo, hi]``. Computed for all rows at once
+    (``bounded_intervals``); the first rows are checked against ``bounded_mean_interval``."""
     R, n = x.shape
     mean = x.mean(axis=1)
     ss = ((x - mean[:, None]) ** 2).sum(axis=1)
     if method == "plain":
         half = Z95 * np.sqrt(ss / max(n - 1, 1) / n)
         return np.maximum(lo, mean - half), np.minimum(hi, mean + half)
-    k = 2.0 / (g if method == "games" else 1)
-    m2 = (n * mean + k * lo + k * hi) / (n + 2 * k)
-    ss2 = ss + n * (mean - m2) ** 2 + k * (lo - m2) ** 2 + k * (hi - m2) ** 2
-    half = Z95 * np.sqrt(ss2 / (n + 2 * k - 1) / (n + 2 * k))
-    low, high = np.maximum(lo, m2 - half), np.minimum(hi, m2 + half)
+    low, high = bounded_intervals(mean, ss, n, lo, hi, g if method == "games" else 1)
     for r in range(min(R, 3)):   # the library's own interval, to the last bits
         _m, a, b = bounded_mean_interval(x[r], lo, hi, g if method == "games" else 1)
         assert abs(a - low[r]) < 1e-9 and abs(b - high[r]) < 1e-9

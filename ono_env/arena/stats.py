@@ -160,11 +160,19 @@ def bounded_interval_of(mean: float, ss: float, n: int, lo: float, hi: float,
     (``2 / games_per_deal`` deals) move the mean and the sum by formula, so a record that
     keeps only these (a suite ladder's, :func:`ono_env.arena.suite.with_todays_interval`)
     gives the same interval."""
+    low, high = bounded_intervals(np.float64(mean), np.float64(ss), n, lo, hi, games_per_deal)
+    return float(low), float(high)
+
+
+def bounded_intervals(mean: np.ndarray, ss: np.ndarray, n: int, lo: float, hi: float,
+                      games_per_deal: float = 1.0) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`bounded_interval_of` for arrays of ``mean`` and ``ss`` (each entry a series of
+    ``n`` per-deal values) at once, by the same arithmetic (a benchmark's many resamples)."""
     k = 2.0 / _games_per_deal(games_per_deal)   # deals added at each bound
     m2 = (n * mean + k * lo + k * hi) / (n + 2 * k)
     ss2 = ss + n * (mean - m2) ** 2 + k * (lo - m2) ** 2 + k * (hi - m2) ** 2
-    half = Z95 * math.sqrt(ss2 / (n + 2 * k - 1) / (n + 2 * k))
-    return float(max(lo, m2 - half)), float(min(hi, m2 + half))
+    half = Z95 * np.sqrt(ss2 / (n + 2 * k - 1) / (n + 2 * k))
+    return np.maximum(lo, m2 - half), np.minimum(hi, m2 + half)
 
 
 ELO = 400.0 / math.log(10.0)
