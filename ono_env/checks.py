@@ -76,7 +76,9 @@ def parse_json(text: str | bytes | bytearray, *, finite: bool = True, bom: bool 
         hooks: dict[str, Any] = {"parse_constant": constant, "parse_float": finite_float} if finite else {}
         return json.loads(text, object_pairs_hook=twice, **hooks)
     except json.JSONDecodeError as exc:
-        raise JSONError(f"{exc.msg} at line {exc.lineno}, column {exc.colno}") from None
+        # json's own words may end in "at" ("Unterminated string starting at")
+        raise JSONError(f"{exc.msg.removesuffix(' at')} at line {exc.lineno}, column "
+                        f"{exc.colno}") from None
     except UnicodeDecodeError as exc:
         raise JSONError(f"not UTF-8 text ({exc.reason} at byte {exc.start:,})") from None
     except RecursionError:

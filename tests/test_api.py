@@ -1553,6 +1553,8 @@ def test_the_registry_refuses_a_factory_that_is_no_agent_and_a_name_that_hides_a
     ('{"a": 1, "a": 2}', False, "the key 'a' is given twice"),
     ('{"a": [{"b": 1, "b": 1}]}', False, "the key 'b' is given twice"),   # in a nested object too
     ("{", False, "Expecting property name enclosed in double quotes at line 1, column 2"),
+    # json's own words end in "at" here (before: "starting at at line 1, column 7")
+    ('{"a": "x', False, "Unterminated string starting at line 1, column 7"),
     ("[" * 100_000, False, "nested too deeply for Python's JSON reader"),
     (b"{\"a\": \xff}", False, "not UTF-8 text (invalid start byte at byte 6)"),
     ('{"utf16": 1}'.encode("utf-16"), False, "not UTF-8 text (invalid start byte at byte 0)"),
