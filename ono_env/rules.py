@@ -218,9 +218,13 @@ class RuleSet:
                 _check_option_names(d)
                 return cls(**d)
             else:
+                # a misspelt option first (before: only "needs 'preset'" for {"draw_until": 1})
+                _check_option_names(d)
+                named = (f"; its name {shown(d['name'], 40)} is not a preset's" if "name" in d
+                         else "")
                 raise ValueError(
                     "a rules mapping needs 'preset' (one of " + ", ".join(PRESETS) +
-                    ") unless it gives every option"
+                    ") unless it gives every option" + named
                 )
         return cls.preset(base, **d)
 

@@ -862,6 +862,9 @@ def _refusal(call):
     (lambda: game_seeds(0, -1), "num_games=-1; allowed: an integer from 0 to"),
     # a rules mapping whose name is not text: before, a bare TypeError (unhashable)
     (lambda: RuleSet.from_dict({"name": ["a"]}), "needs 'preset'"),
+    # without a preset: before, neither the misspelt option nor the name was named
+    (lambda: RuleSet.from_dict({"draw_until": True}), "unknown rule option(s) 'draw_until'"),
+    (lambda: RuleSet.from_dict({"name": "zzz"}), "every option; its name 'zzz' is not a preset's"),
     (lambda: RuleSet.from_dict({"preset": "basic", "name": ["a"]}), "name=['a']; allowed: a string"),
     # before: taken, and listed at the web table as "basic " or "Basic" rules
     (lambda: RuleSet.preset("classic", name="basic "),
