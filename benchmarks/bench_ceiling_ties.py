@@ -24,7 +24,7 @@ from pathlib import Path
 
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 
-from bench_args import parser, run_script, within
+from bench_args import out_folder, parser, run_script, within
 
 from ono_env.agents import make_agent
 from ono_env.agents.search import SearchAgent
@@ -80,7 +80,10 @@ def main() -> None:
         tables = select_tables(suite, args.tables)
     except ValueError as exc:
         sys.exit(f"bench_ceiling_ties: --tables {' '.join(args.tables)}: {exc}")
-    out = ROOT / "docs" / "results" / f"suite-{suite.version}"
+    # the page's folder made and writable before any game (before: a missing one was a
+    # traceback once every pairing had been played)
+    out = out_folder(ROOT / "docs" / "results" / f"suite-{suite.version}", "bench_ceiling_ties",
+                     option="--suite")
     kept_results(out / "ceiling-ties.json", [t.name for t in tables], args.deals)
     rows = []
     for t in tables:

@@ -140,12 +140,15 @@ def read_rows(path: Path, script: str) -> list[dict]:
     """The measurement rows of a ``results.json`` this script wrote (``--best-from``), or one
     error naming the file and what is wrong with it (missing, not JSON, no part ``two``)."""
     try:
-        rows = json.loads(Path(path).read_text())["rows"]
-        if not isinstance(rows, list) or not all(isinstance(r, dict) for r in rows):
-            raise TypeError("its rows are not a list of measurements")
-    except (OSError, ValueError, KeyError, TypeError) as exc:
+        data = json.loads(Path(path).read_text())
+    except (OSError, ValueError) as exc:
         sys.exit(f"{script}: --best-from {path}: cannot read the rows of a results.json of "
                  f"bench_generalist.py ({type(exc).__name__}: {exc})")
+    rows = data.get("rows") if isinstance(data, dict) else None
+    if not isinstance(rows, list) or not all(isinstance(r, dict) for r in rows):
+        # before: Python's words for '[]' ("list indices must be integers or slices")
+        sys.exit(f"{script}: --best-from {path}: not a results.json of bench_generalist.py "
+                 f"(an object whose 'rows' are a list of measurements)")
     two = [r for r in rows if r.get("what") == "two"]
     if not two:
         sys.exit(f"{script}: --best-from {path}: no part 'two' (the 2-player pairings that "

@@ -45,7 +45,7 @@ from bench_args import (
     within,
 )
 
-from ono_env.arena import run_arena
+from ono_env.arena import MAX_GAMES, run_arena
 from ono_env.arena.play import seatings
 from ono_env.arena.stats import Z95, bounded_intervals, bounded_mean_interval
 
@@ -126,6 +126,12 @@ def main() -> None:
     positive_finite(script, "--deals-scale", args.deals_scale)
     within(script, "--resamples", args.resamples, 100, 1_000_000)
     checked_seed(script, "--seed", args.seed)
+    # every seating of each deal is a game: past the arena's games, a refusal now (before: a
+    # traceback at the first table over it, after the tables before it had played)
+    most = min(MAX_GAMES / (d * len(seatings(P))) for P, d in DEALS.items())
+    if args.deals_scale > most:
+        sys.exit(f"{script}: --deals-scale {args.deals_scale:g} gives more than "
+                 f"{MAX_GAMES:,} games at a table; allowed: a scale of at most {most:g}")
     deals = {P: round(d * args.deals_scale) for P, d in DEALS.items()}
     small = [P for P, d in deals.items() if d < max(SIZES)]
     if small:

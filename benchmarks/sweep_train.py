@@ -93,7 +93,7 @@ def main() -> None:
     ap.add_argument("--games", type=int, default=10_000, help="evaluation games per opponent")
     ap.add_argument("--against", default="greedy,defensive",
                     help="the evaluation's opponents, comma-separated (default greedy,defensive)")
-    ap.add_argument("--only", default="", help="comma-separated variant names (default: the "
+    ap.add_argument("--only", default=None, help="comma-separated variant names (default: the "
                                                 "first round, every single change)")
     ap.add_argument("--threads", default="2",
                     help="torch threads of each run: auto or 1-1024 (default 2)")
@@ -118,15 +118,18 @@ def main() -> None:
     at_most(script, "--games", args.games, MAX_GAMES)
     at_least(script, "--seed", args.seed, 0)
     base = BASE if args.base == "sweep" else []
-    names = [n for n in (args.only.split(",") if args.only else FIRST_ROUND) if n]
-    unknown = [n for n in names if n not in VARIANTS]
-    if unknown or not names:
-        what = f"unknown variant(s) {', '.join(map(repr, unknown))}" if unknown else "no variant"
+    # given, --only names every variant (before: '' ran the first round, and 'base,' dropped
+    # the empty name)
+    names = args.only.split(",") if args.only is not None else list(FIRST_ROUND)
+    unknown = [n for n in names if n and n not in VARIANTS]
+    if unknown or not all(names):
+        what = f"unknown variant(s) {', '.join(map(repr, unknown))}" if unknown else (
+            "an empty variant name")
         sys.exit(f"{script}: --only {args.only!r}: {what}; allowed: {', '.join(VARIANTS)}, "
                  f"comma-separated")
     distinct(script, "--only", names)   # before: a variant given twice was trained twice
     if rules.scoring == "none":   # reward "points" needs a rule set that keeps a score
-        if args.only and any("points" in n for n in names):
+        if args.only is not None and any("points" in n for n in names):
             sys.exit(f"{script}: --only {args.only!r}: the points variants need rules that keep "
                      f"a score; {args.preset!r} keeps none; allowed: variants without 'points'")
         names = [n for n in names if "points" not in n]

@@ -1178,6 +1178,9 @@ BAD_BENCHMARK_ARGUMENTS = [
     ("bench_web_load", ["--out", "{file}"], "--out: '{file}' exists and is not a folder"),
     ("sweep_train", ["--players", "11"], "--preset 'basic' --players 11: invalid rule set"),
     ("sweep_train", ["--only", "base,nosuch"], "--only 'base,nosuch': unknown variant(s) 'nosuch'"),
+    # before: '' trained the first round, and 'base,' dropped its empty name
+    ("sweep_train", ["--only", ""], "--only '': an empty variant name; allowed: base, "),
+    ("sweep_train", ["--only", "base,"], "--only 'base,': an empty variant name"),
     ("sweep_train", ["--only", "points"], "the points variants need rules that keep a score"),
     ("sweep_train", ["--against", "greedy,nosuch"], "--against 'nosuch': unknown agent"),
     ("sweep_train", ["--only", "base,base"], "--only: 'base' is given twice; allowed: each at "

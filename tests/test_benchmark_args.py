@@ -439,6 +439,30 @@ def test_bench_ceiling_ties_keeps_rows_of_more_deals(tmp_path, monkeypatch):
     assert sorted(p.name for p in out.iterdir()) == ["ceiling-ties.json"]
 
 
+def test_bench_ceiling_ties_checks_its_folder_before_any_game(tmp_path, monkeypatch):
+    """Before: a page folder that could not be made was a traceback once every pairing had
+    been played."""
+    main = bench_main("bench_ceiling_ties", monkeypatch)
+    (tmp_path / "docs").write_text("a file where the results' folder would be")
+    monkeypatch.setitem(main.__globals__, "ROOT", tmp_path)
+    monkeypatch.setitem(main.__globals__, "play_pairing", _no_work)
+    got = refused(main, monkeypatch, ["bench_ceiling_ties", "--deals", "2"])
+    assert got.startswith("bench_ceiling_ties: --suite: ")
+
+
+def test_best_from_names_what_a_file_lacks(tmp_path, monkeypatch):
+    """Before: '[]' gave Python's "list indices must be integers or slices, not str"."""
+    main = bench_main("bench_color_symmetry", monkeypatch)
+    monkeypatch.setitem(main.__globals__, "run_arena", _no_work)
+    for text in ("[]", '{"rows": 5}', '{"rows": [1]}'):
+        (tmp_path / "r.json").write_text(text)
+        got = refused(main, monkeypatch, ["bench_color_symmetry", "--best-from",
+                                          str(tmp_path / "r.json"), "--out", str(tmp_path / "o")])
+        assert got.endswith("not a results.json of bench_generalist.py (an object whose 'rows' "
+                            "are a list of measurements)")
+    assert not (tmp_path / "o").exists()
+
+
 def test_bench_suite_records_commands_that_parse_back(tmp_path, monkeypatch):
     """The time command's agents come before --tables (which would take them), and both
     commands name the suite."""
@@ -550,6 +574,10 @@ REFUSALS = [
     ("bench_rollout_targets", ["--table", "basic-2", "--model", "greedy", "--out", "{tmp}/o"],
      "bench_rollout_targets: --model 'greedy': neither a shipped model nor a model file",
      ["collect"]),
+    # before: a traceback at the first table past the arena's games, after the others played
+    ("bench_interval_coverage", ["--deals-scale", "3000", "--out", "{tmp}/o"],
+     "bench_interval_coverage: --deals-scale 3000 gives more than 100,000,000 games at a table; "
+     "allowed: a scale of at most 2777.78", ["measure"]),
     ("bench_table_steps", ["--runs", "5", "--out", "{tmp}/o"],
      "bench_table_steps: --runs 5 without --vs; allowed: --runs with --vs", ["measure"]),
     ("bench_search_margins", ["--margins", "0.1,0.10", "--out", "{tmp}/o"],
