@@ -926,10 +926,13 @@ def read_model_bytes(path: str | Path) -> tuple[bytes, str]:
             f"{where} is a checkpoint saved before ono_env's model format version 2: it has no "
             f"{SAFE_MEMBER} member (the only part of a zip that is loaded as an agent; nothing "
             f"else in it is read). Convert it to a model file with: {_export_hint(path)}")
+    # before: "export a checkpoint with ono-export", which refuses a zip without either member
     raise ValueError(
         f"{where} is not an ono_env model: it has no {SAFE_MEMBER} member (the only part of a "
-        f"zip that is loaded as an agent). Save models with ono-train, or export a checkpoint "
-        f"with {EXPORT_COMMAND} CHECKPOINT.zip MODEL.safetensors")
+        f"zip that is loaded as an agent; nothing else in it is read, so a network saved by "
+        f"other code is not loaded from it); allowed: a model file, or a checkpoint zip that "
+        f"ono-train saved. A model trained by your own code plays as an agent object of your "
+        f"own, with act(obs, mask, rng) (docs/agents.md)")
 
 
 def read_model(path: str | Path) -> tuple[dict[str, Any], PolicyNet]:

@@ -595,7 +595,10 @@ DAMAGED = {
     "zero scale": ("m.safetensors", _with_tensors(lambda t: t["obs_scale"].__setitem__(0, 0.0)),
                    "'obs_scale' has entries <= 0"),
     "zip that is no zip": ("m.zip", lambda p: b"hello", "not a zip file"),
-    "zip without member": ("m.zip", _zip(lambda: {"data": "{}"}), "is not an ono_env model.*no ono_policy"),
+    # before: "export a checkpoint with ono-export", which refuses such a zip
+    "zip without member": ("m.zip", _zip(lambda: {"data": "{}"}),
+                           "is not an ono_env model.*no ono_policy.*allowed: a model file, or a "
+                           "checkpoint zip that ono-train saved"),
     "zip of an old checkpoint": ("m.zip", _zip(lambda: {"ono_meta.json": json.dumps(old_meta()),
                                                         "policy.pth": b"x"}),
                                  "ono-export .*m.zip .*m.safetensors"),
