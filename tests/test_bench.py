@@ -68,6 +68,20 @@ def test_every_published_suite_version_loads_with_its_ladder():
             assert ratings["greedy"]["rating"] == pytest.approx(1000), (v, t.name)
 
 
+def test_every_published_ladder_page_pins_its_suite_version():
+    """A page's command plays its own version's deals, not the latest's (before: suite 10's
+    pages read "bench_suite.py ladder ...", which plays a later version once there is one)."""
+    import json
+
+    root = Path(__file__).resolve().parent.parent / "docs" / "results"
+    for v in S.suite_versions():
+        for t in S.load_suite(v).tables:
+            command = json.loads((root / f"suite-{v}" / f"{t}.json").read_text())["command"]
+            assert command.startswith(f"python benchmarks/bench_suite.py --suite {v} ladder "), \
+                (v, t, command)
+            assert f"```bash\n{command}\n```" in (root / f"suite-{v}" / f"{t}.md").read_text()
+
+
 def test_unknown_versions_and_tables_are_refused():
     with pytest.raises(ValueError, match="unknown suite version 99; there are: 1, 2, 3, 4, 5, 6, 7, 8, 9, 10"):
         S.load_suite(99)
