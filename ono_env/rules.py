@@ -177,8 +177,8 @@ class RuleSet:
     def mismatch(self, other: RuleSet) -> str | None:
         """None where ``other`` plays as these rules do (a name is no rule), else what an
         agent made for these rules and refused at ``other``'s table says of the two:
-        ``"2-player 'basic' rules, not 2-player 'stacking' (stacking differ)"``, every field
-        that differs named."""
+        ``"2-player 'basic' rules, not 2-player 'basic' (stacking differ)"`` for ``basic``'s
+        rules and ``basic``'s with ``stacking=True``, every field that differs named."""
         differ = self.differing_fields(other, skip=("name",))
         if not differ:
             return None
@@ -404,7 +404,15 @@ class RuleSet:
 
 
 def option_code(option: str, value: str) -> int:
-    """The integer the engine reads for a string option's value (its index in CHOICES)."""
+    """The integer the engine reads for a string option's value (its index in CHOICES); one
+    ``ValueError`` naming the option or value and what is allowed for any other (before:
+    Python's ``KeyError`` or "tuple.index(x): x not in tuple")."""
+    if option not in CHOICES:
+        raise ValueError(f"option_code: option {shown(option, 40)}; allowed: "
+                         f"{', '.join(CHOICES)}")
+    if value not in CHOICES[option]:
+        raise ValueError(f"option_code: {option}={shown(value, 40)}; allowed: "
+                         f"{' | '.join(CHOICES[option])}")
     return CHOICES[option].index(value)
 
 

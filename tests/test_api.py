@@ -28,6 +28,7 @@ from ono_env import (
 from ono_env.agents import RandomAgent, make_agent
 from ono_env.apps.demo import main as demo_main
 from ono_env.apps.demo import play_demo
+from ono_env.rules import option_code
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -862,6 +863,10 @@ def _refusal(call):
     (lambda: game_seeds(0, -1), "num_games=-1; allowed: an integer from 0 to"),
     # a rules mapping whose name is not text: before, a bare TypeError (unhashable)
     (lambda: RuleSet.from_dict({"name": ["a"]}), "needs 'preset'"),
+    # option_code: before, Python's KeyError and "tuple.index(x): x not in tuple"
+    (lambda: option_code("bogus", "x"), "option_code: option 'bogus'; allowed: dealer, "),
+    (lambda: option_code("dealer", "bogus"), "option_code: dealer='bogus'; allowed: random | "
+     "highest_card | highest_number"),
     # without a preset: before, neither the misspelt option nor the name was named
     (lambda: RuleSet.from_dict({"draw_until": True}), "unknown rule option(s) 'draw_until'"),
     (lambda: RuleSet.from_dict({"name": "zzz"}), "every option; its name 'zzz' is not a preset's"),

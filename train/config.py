@@ -42,6 +42,7 @@ from pydantic.dataclasses import dataclass
 from ono_env.arena import MAX_GAMES
 from ono_env.checks import MAX_SEED, cut, no_file, shown
 from ono_env.game import MAX_DECISIONS
+from ono_env.rules import RuleSet
 
 _CONFIG = ConfigDict(extra="forbid", use_attribute_docstrings=True, allow_inf_nan=False)
 
@@ -106,9 +107,10 @@ RunName = Annotated[str, Field(strict=True),
                     _folder_name("the run's folder, <out_dir>/<name>-<time>")]
 
 
-def table_label(rules: Any) -> str:
-    """``<rules name>-<N>p``: how a table of a mixture without a name is called in logs and
-    folders (``tables/<label>/``)."""
+def table_label(rules: RuleSet) -> str:
+    """``<rules name>-<N>p`` of a :class:`~ono_env.rules.RuleSet` (a table's resolved rules):
+    how a table of a mixture without a name is called in logs and folders
+    (``tables/<label>/``)."""
     return f"{rules.name}-{rules.num_players}p"
 
 
@@ -764,7 +766,8 @@ def _merge(base: dict[str, Any], new: dict[str, Any]) -> None:
 
 
 def config_path(spec: str | Path) -> Path:
-    """A config file: the config shipped under that name, or else the path itself."""
+    """A config file: the config shipped under that name, or else the path itself where it
+    is a regular file; one ``ValueError`` naming both for anything else."""
     from ono_env.configs import config_file, config_names
 
     if not isinstance(spec, (str, Path)) or not str(spec):
