@@ -941,6 +941,41 @@ def test_an_exploiter_whose_measurement_fails_keeps_its_training(tmp_path, monke
     assert not (tmp_path / "x").exists()
 
 
+def test_an_exploiter_whose_target_fails_in_training_says_so_and_names_its_folder(
+        tmp_path, monkeypatch):
+    """Before: the target's error alone, naming neither the training nor the folder it left
+    (which the same --out then refuses)."""
+    import ono_env.train.exploit as X
+    from ono_env.agents import register_agent, unregister_agent
+
+    class FailsLate:
+        def __init__(self):
+            self.calls = 0
+
+        def act(self, obs, mask, rng):
+            self.calls += 1
+            if self.calls > 20:
+                raise ValueError("planted failure")
+            return mask.argmax(axis=1)
+
+    monkeypatch.chdir(tmp_path)
+    register_agent("fails-late", lambda rules: FailsLate())
+    try:
+        for run_dir, folder in ((tmp_path / "x", re.escape(repr(str(tmp_path / "x")))),
+                                (None, r"'runs/exploit-fails-late-\d{8}-\d{6}(-\d+)?'")):
+            with pytest.raises(ValueError, match=r"^the exploiter's training stopped, no model "
+                               rf"saved \(its run folder {folder} keeps the config and logs\): "
+                               r".*planted failure"):
+                X.exploit("fails-late", steps=X.rollout_steps("basic", 2), deals=2, threads=1,
+                          run_dir=run_dir)
+    finally:
+        unregister_agent("fails-late")
+    # a refusal before the training began is said as it was
+    with pytest.raises(ValueError, match=r"^(?!the exploiter's training)"):
+        X.exploit("greedy", steps=X.rollout_steps("basic", 2), deals=2, threads=1,
+                  run_dir=tmp_path / "x")
+
+
 def test_an_exploiter_stopped_during_its_measurement_says_so_and_keeps_its_training(
         tmp_path, monkeypatch, capsys):
     """Before: SIGTERM during the measurement ended ono-exploit without a word, and no
