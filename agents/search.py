@@ -818,6 +818,12 @@ def seat_world(game: VecGame, rows: np.ndarray, rng: np.random.Generator,
     own."""
     from ono_env.agents import _search as K
 
+    if not isinstance(game, VecGame):
+        raise ValueError(f"seat_world: game is a {type(game).__name__}; allowed: a VecGame")
+    # the kernels read the games at these indices unchecked (before: a row past the batch
+    # was a segmentation fault, or a world dealt from memory past the arrays)
+    rows = check_rows("seat_world: rows", rows, game.num_games)
+    check_rng("seat_world: rng", rng)
     seat_view = _kernels()[0]
     R, P, D = len(rows), game.num_players, game.rules.deck_size
     view = E.State(R, P, D).arrays
@@ -854,6 +860,9 @@ def game_actions(agent: Any, game: VecGame, rows: np.ndarray, mask: np.ndarray,
     if not callable(getattr(agent, "act_game", None)):   # before: an AttributeError
         raise ValueError(f"{named(agent)} declares uses_game but has no act_game method; allowed: a "
                          f"GameAgent (act_game(game, rows, rng)), or uses_game False")
+    if not isinstance(game, VecGame):
+        raise ValueError(f"game_actions: game is a {type(game).__name__}; allowed: a VecGame")
+    rows = check_rows("game_actions: rows", rows, game.num_games)
     if not (is_cheating(agent) or _searches_as_written(agent)):   # worlds of its own
         # worlds that observe in the agent's own version (before: the game's, version 1 to an
         # agent that declared version 2)

@@ -1116,6 +1116,18 @@ def test_custom_agents_that_lack_an_ability_are_named_not_crashed_on():
     with pytest.raises(ValueError, match=r"chose illegal action 84 \('target 9'\) in game 0; legal "
                                          r"there: (play|draw)"):
         game_actions(Illegal(), game, np.array([0]), game.legal_mask(), np.random.default_rng(0))
+    # rows past the batch, or not whole numbers: before, the compiled kernels read them
+    # unchecked (a segmentation fault at 10**7, a world from memory past the arrays at 9)
+    from ono_env.agents.search import seat_world
+    for bad, said in ((np.array([10**7]), r"holds \[10000000\]"), (np.array([9]), r"holds \[9\]"),
+                      (np.array([0.5]), "is float64 \\(1,\\)")):
+        with pytest.raises(ValueError, match=rf"^seat_world: rows {said}; allowed: a 1-D "
+                                             rf"integer array of game indices 0 to 1$"):
+            seat_world(two, bad, np.random.default_rng(0))
+        with pytest.raises(ValueError, match=rf"^game_actions: rows {said}; allowed: "):
+            game_actions(Illegal(), two, bad, two.legal_mask(), np.random.default_rng(0))
+    with pytest.raises(ValueError, match=r"^seat_world: game is a str; allowed: a VecGame$"):
+        seat_world("basic", np.array([0]), np.random.default_rng(0))
     result = run_arena([NoValues(), "random"], rules, num_games=4, seed=0, record=2)
     assert len(result.replays) == 2 and all(t is None for r in result.replays for t in r.thinking)
     with pytest.raises(ValueError, match=r"agent 'e': explain returned None; allowed: "
