@@ -26,8 +26,12 @@ from ono_env import (
     game_seeds,
 )
 from ono_env.agents import RandomAgent, make_agent
+from ono_env.agents.learned import shipped_specialists
+from ono_env.agents.search import default_margin, prior_margin
 from ono_env.apps.demo import main as demo_main
 from ono_env.apps.demo import play_demo
+from ono_env.apps.play import play as play_one
+from ono_env.arena.suite import load_suite, select_tables
 from ono_env.rules import option_code
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -863,6 +867,17 @@ def _refusal(call):
     (lambda: game_seeds(0, -1), "num_games=-1; allowed: an integer from 0 to"),
     # a rules mapping whose name is not text: before, a bare TypeError (unhashable)
     (lambda: RuleSet.from_dict({"name": ["a"]}), "needs 'preset'"),
+    # before: ZeroDivisionError, "math domain error", a bare StopIteration, "unhashable", a
+    # preset's name matched no model silently, and play() read a name letter by letter
+    (lambda: default_margin(0), "default_margin: worlds=0; allowed: a whole number of 1 or more"),
+    (lambda: prior_margin(-1), "prior_margin: worlds=-1; allowed: a whole number of 1 or more"),
+    (lambda: load_suite(1).tables["basic-2p"].reference("nobody"),
+     "table basic-2p has no reference 'nobody'; its field: "),
+    (lambda: select_tables(load_suite(1), [["basic-2p"]]), "suite version 1 has no table "
+     "['basic-2p']"),
+    (lambda: shipped_specialists("basic"), "shipped_specialists: rules is a str; allowed: a "
+     "RuleSet"),
+    (lambda: play_one("greedy"), "agents='greedy' (str); allowed: a list of agent names"),
     # option_code: before, Python's KeyError and "tuple.index(x): x not in tuple"
     (lambda: option_code("bogus", "x"), "option_code: option 'bogus'; allowed: dealer, "),
     (lambda: option_code("dealer", "bogus"), "option_code: dealer='bogus'; allowed: random | "

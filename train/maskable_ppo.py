@@ -141,7 +141,8 @@ def make_callback(cfg: TrainConfig, rules: Any, run_dir: Path, league: League, p
 
 def train(cfg: TrainConfig, stop_signals: Sequence[str] = ("SIGINT",)) -> dict[str, Any]:
     """Run one training from a resolved config (see :func:`ono_env.train.config.load_config`).
-    Returns ``{"run_dir", "model", "final_eval", "seconds"}``. Needs the ``[train]`` extra
+    Returns ``{"run_dir", "model", "final_eval", "seconds", "train_seconds",
+    "curve"}``. Needs the ``[train]`` extra
     (imported first, before anything is written). ``stop_signals``: the signals that stop it
     at its rollout's next step, saving ``model.zip`` without a final evaluation
     (:class:`~ono_env.train.run.StopOnInterrupt`; ``ono-train`` adds SIGTERM and SIGHUP).

@@ -1294,7 +1294,7 @@ def train(cfg: TrainConfig, stop_signals: Sequence[str] = ("SIGINT",),
     Returns ``{"run_dir", "model", "final_eval", "seconds", "train_seconds", "curve",
     "steps", "steps_per_second", "rollout_seconds", "games_seconds", "update_seconds",
     "threads", "device", "bf16"}`` (``final_eval``: the rows of every table, each with its
-    ``table``; ``games_seconds``: the part of the rollouts spent stepping the games, the
+    ``table`` where the run trains a mixture; ``games_seconds``: the part of the rollouts spent stepping the games, the
     opponents' moves and new deals included).
 
     The weights' initialisation draws from torch's global CPU generator, seeded with

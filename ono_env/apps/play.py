@@ -258,6 +258,9 @@ def play(agents: Sequence[str] | None, rules="basic", num_players: int | None = 
     draws and their reason, swaps, challenges; a round's end and the next deal's first card:
     :func:`~ono_env.render.round_end_events`); a human challenger is shown the accused hand."""
     out = sys.stdout if out is None else out
+    if isinstance(agents, str):   # before: read letter by letter ("unknown agent 'g'")
+        raise ValueError(f"agents={shown(agents, 60)} (str); allowed: a list of agent names "
+                         f"(agents=[{shown(agents, 40)}]), or None for greedy at every other seat")
     if agents is None:   # none given: greedy at every other seat (before: one, counted as given)
         if num_players is None:   # a file's count, checked (and named) as the file's
             count = resolve_rules(rules).num_players if given_player_count(rules) else 2

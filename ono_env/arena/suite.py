@@ -164,7 +164,13 @@ class SuiteTable:
         return [r.name for r in self.field]
 
     def reference(self, name: str) -> Reference:
-        return next(r for r in self.field if r.name == name)
+        """The field's reference agent called ``name``; one ``ValueError`` naming the field
+        for any other (before: a bare ``StopIteration``)."""
+        for r in self.field:
+            if r.name == name:
+                return r
+        raise ValueError(f"table {self.name} has no reference {shown(name, 60)}; its field: "
+                         f"{', '.join(r.name for r in self.field)}")
 
 
 @dataclass(frozen=True)
@@ -250,7 +256,8 @@ def select_tables(suite: Suite, names: Sequence[str] | None) -> list[SuiteTable]
                              f"list or tuple of table names, or None for every table") from None
     if not names:
         return list(suite.tables.values())
-    unknown = [n for n in names if n not in suite.tables]
+    # a name that is no text is unknown too (before: a list was "unhashable", a TypeError)
+    unknown = [n for n in names if not isinstance(n, str) or n not in suite.tables]
     if unknown:
         raise ValueError(f"suite version {suite.version} has no table {shown(unknown[0], 60)}; its tables: "
                          f"{', '.join(suite.tables)}")
