@@ -128,7 +128,7 @@ from ono_env.observation import (
     OPP_PRESENT,
     observation_size,
 )
-from ono_env.rules import PRESETS, RuleSet, resolve_rules
+from ono_env.rules import PRESETS, RuleSet, check_rule_set, resolve_rules
 
 FORMAT = "ono_env-policy"
 FORMAT_VERSION = 3
@@ -1250,9 +1250,7 @@ def shipped_specialists(rules: RuleSet) -> list[str]:
     """The shipped version-1 policies (the specialists, each trained for one table) that
     play ``rules``, by name, in :func:`shipped_models`' order: the search's prior and the
     trainer's opponent pools choose from them (one list, where each had its own loop)."""
-    if not isinstance(rules, RuleSet):   # before: a preset's name matched no model, silently
-        raise ValueError(f"shipped_specialists: rules is a {type(rules).__name__}; allowed: a "
-                         f"RuleSet (resolve_rules(name) makes one from a preset's name)")
+    check_rule_set("shipped_specialists", rules)   # before: a preset's name matched nothing
     out = []
     for name, path in shipped_models().items():
         meta = read_metadata(path)

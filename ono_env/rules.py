@@ -724,6 +724,16 @@ def given_player_count(rules: Any) -> tuple[Any, str] | None:
     return None
 
 
+def check_rule_set(where: str, rules: Any) -> RuleSet:
+    """``rules`` where it is a :class:`RuleSet`, for a function that takes resolved rules
+    alone; one ``ValueError`` naming ``where`` otherwise (before: an ``AttributeError`` for a
+    preset's name, or nothing said)."""
+    if not isinstance(rules, RuleSet):
+        raise ValueError(f"{where}: rules is a {type(rules).__name__}; allowed: a RuleSet "
+                         f"(resolve_rules(name) makes one from a preset's name)")
+    return rules
+
+
 def resolve_rules(rules: RuleSet | str | Path | Mapping[str, Any] | None = None,
                   **overrides: Any) -> RuleSet:
     """A RuleSet from a RuleSet, a preset name, a YAML path or a mapping (None: the ``classic``

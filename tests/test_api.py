@@ -31,7 +31,8 @@ from ono_env.agents.search import default_margin, prior_margin
 from ono_env.apps.demo import main as demo_main
 from ono_env.apps.demo import play_demo
 from ono_env.apps.play import play as play_one
-from ono_env.arena.suite import load_suite, select_tables
+from ono_env.arena.suite import load_suite, play_pairing, select_tables
+from ono_env.envs.opponents import make_opponents
 from ono_env.rules import option_code
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -878,6 +879,9 @@ def _refusal(call):
     (lambda: shipped_specialists("basic"), "shipped_specialists: rules is a str; allowed: a "
      "RuleSet"),
     (lambda: play_one("greedy"), "agents='greedy' (str); allowed: a list of agent names"),
+    (lambda: play_pairing("classic", None, None, 2, 0, 16), "play_pairing: rules is a str; "
+     "allowed: a RuleSet"),
+    (lambda: make_opponents("greedy", "basic"), "make_opponents: rules is a str; allowed: a RuleSet"),
     # option_code: before, Python's KeyError and "tuple.index(x): x not in tuple"
     (lambda: option_code("bogus", "x"), "option_code: option 'bogus'; allowed: dealer, "),
     (lambda: option_code("dealer", "bogus"), "option_code: dealer='bogus'; allowed: random | "

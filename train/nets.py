@@ -28,7 +28,7 @@ import torch as th
 from stable_baselines3.common.torch_layers import BaseFeaturesExtractor, FlattenExtractor
 
 from ono_env.agents.learned import LearnedAgent, PolicyNet, SAFE_MEMBER, model_bytes, net_metadata
-from ono_env.rules import RuleSet
+from ono_env.rules import RuleSet, check_rule_set
 
 ACTIVATIONS: dict[str, type[th.nn.Module]] = {"tanh": th.nn.Tanh, "relu": th.nn.ReLU}
 """The activations a policy may use, by the name model files record."""
@@ -99,6 +99,7 @@ def save_model(model: Any, path: str | Path, rules: RuleSet, training_steps: int
                config: Mapping[str, Any] | None = None) -> Path:
     """``model.save(path)`` (a MaskablePPO checkpoint, to resume training), then the playable
     model as its member ``ono_policy.safetensors``. Returns the path (``.zip``)."""
+    check_rule_set("save_model", rules)
     path = Path(path)
     if path.suffix != ".zip":
         path = path.with_suffix(".zip")
@@ -116,6 +117,7 @@ def agent_from_model(model: Any, rules: RuleSet, name: str = "learned", *, copy:
     """A :class:`LearnedAgent` over a live MaskablePPO model, run in NumPy. ``copy=True``
     freezes a copy of its current weights (a league snapshot); ``copy=False`` reads the live
     weights of a CPU model (views), so it plays as the model does now."""
+    check_rule_set("agent_from_model", rules)
     net = policy_net(model.policy, copy=copy)
     meta = net_metadata(net, rules, int(getattr(model, "num_timesteps", 0)))
     return LearnedAgent(net, rules, name, deterministic, meta)

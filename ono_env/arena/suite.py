@@ -88,7 +88,7 @@ from ono_env.checks import (
     parse_json,
     shown,
 )
-from ono_env.rules import PRESETS, RuleSet, resolve_rules
+from ono_env.rules import PRESETS, RuleSet, check_rule_set, resolve_rules
 
 CARD_FORMAT = "ono-bench-card"
 """The ``format`` of a result card that ``ono-bench`` writes and :func:`read_card` reads."""
@@ -327,7 +327,7 @@ def play_pairing(rules: RuleSet, agent: Agent, reference: Agent, deals: int, see
     once with the agent in each seat. Returns the agent's mean share of the wins over deals
     with its 95% interval, the games, the games without a winner, and ``wins`` (the agent's
     total share of the wins, for the ratings)."""
-    P = rules.num_players
+    P = check_rule_set("play_pairing", rules).num_players
     orders = rotations(P)   # the agent (member 0) in seat (P - r) % P, the reference elsewhere
     member = (0,) + (1,) * (P - 1)
     if ray_address is not None:

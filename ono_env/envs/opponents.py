@@ -25,7 +25,7 @@ from ono_env.agents.driver import AgentDriver
 from ono_env.agents.registry import make_agent
 from ono_env.checks import MAX_TEXT, check_rng, cut, first_few, is_name, is_real, nearest, shown
 from ono_env.game import VecGame
-from ono_env.rules import FIELD_NAMES, RuleSet, resolve_rules
+from ono_env.rules import FIELD_NAMES, RuleSet, check_rule_set, resolve_rules
 
 
 def _is_agent(spec: Any) -> bool:
@@ -220,7 +220,7 @@ def check_rule_overrides(overrides: Mapping[str, Any], env: str, init: Callable[
 def make_opponents(spec: Any, rules: RuleSet) -> list[Agent] | OpponentPool:
     """Opponents from a spec (see the module docstring): a list with one policy per seat
     to the learner's left, or an :class:`OpponentPool` (made for ``rules``)."""
-    num_players = rules.num_players
+    num_players = check_rule_set("make_opponents", rules).num_players
     if isinstance(spec, OpponentPool):
         if spec.rules != rules:
             raise ValueError(f"opponents: an OpponentPool made for the rules {spec.rules!r}; "
