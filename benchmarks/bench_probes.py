@@ -10,7 +10,7 @@ difference with a 95% interval. The probes (``--probes``, comma-separated):
 
 - ``hide-knowledge``, ``hide-history``, ``hide-public``: the model with a group of its
   version-2 opponent fields set to 0 at every decision: the public knowledge (known cards,
-  lacks, the lacks covered, the unknown cards, whether its last turn ended without a play),
+  lacks, the lacks covered, the unknown cards, whether it has drawn since it last played),
   the history (last and previous play, named colour), or both. The network never saw these zeroed in training, so the
   difference says how much its play leans on them, not what they are worth to a policy
   trained without them (``bench_observation_worth.py`` measures that);

@@ -155,7 +155,7 @@ S_KNOWN = 4      # cards are none of; every player saw it happen (_note_forced_d
 S_LAST = 5       # public history: 1 + the card type the seat last played (0: none this round)
 S_PREVIOUS = 6   # 1 + the card type it played before that (0: none)
 S_NAMED = 7      # 1 + the colour it last named after a wild (0: none this round)
-S_DREW = 8       # 1: its last turn ended without a play (it drew, or took a pending draw)
+S_DREW = 8       # 1 from its draw (or a pending draw taken) until it next plays a card
 NUM_S = 9        # the per-seat fields; search copies these (not the private S_SEEN columns)
 S_SEEN = NUM_S   # S_SEEN + NC * q + c: copies of card type c this seat knows seat q holds
 

@@ -15,8 +15,8 @@ records the one it was trained on (``observation_version``):
   whether the seat is present) holding each opponent's hand size, call and score, what this
   seat publicly or privately knows of its hand (cards it is known to hold, card types it is
   known to lack and for how many of its cards, how many of its cards are unknown) and its
-  recent play (its last two cards played, the colour it last named, whether its last turn
-  ended without a play).
+  recent play (its last two cards played, the colour it last named, whether it has drawn
+  since it last played).
 
 Other hands and the order of the stock are never in either. The layouts are defined here
 once, by the block tables ``BLOCKS`` and ``V2_BLOCKS``/``OPPONENT_FIELDS``; the compiled
@@ -159,7 +159,7 @@ OPPONENT_FIELDS: tuple[tuple[str, int, str], ...] = (
      "ranks, 4 wild types)"),
     ("previous_play", CARD_CODE, "the card it played before that, coded the same way"),
     ("named_color", NUM_COLORS, "the colour it named last (after a wild), one-hot"),
-    ("drew", 1, "1 if its last turn ended without a play (it drew, or took a pending draw)"),
+    ("drew", 1, "1 from its draw (or a pending draw taken) until it next plays a card"),
 )
 """The fields of one opponent block of version 2, ``(name, entries, meaning)``: one block per
 opponent from this seat's left, ``MAX_OPPONENTS`` of them."""
