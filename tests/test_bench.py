@@ -300,6 +300,25 @@ def test_a_card_cannot_hide_that_its_agent_cheats(tmp_path):
         S.check_card(model)
 
 
+def test_a_card_of_a_registered_name_reads_in_a_process_that_never_registered_it():
+    """Before: "not a result card (the agent's spec 'my-first' (kind name): unknown agent")
+    for the card bench_agent had just written; its cheating flag is taken as a class's is."""
+    from ono_env.agents import register_agent, unregister_agent
+
+    class FirstLegal:
+        def act(self, obs, mask, rng):
+            return mask.argmax(axis=1)
+
+    register_agent("my-first", lambda rules: FirstLegal())
+    try:
+        card = S.bench_agent("my-first", tables=["basic-2p"], deals=2, slow_deals=1)
+    finally:
+        unregister_agent("my-first")
+    assert card["agent"]["kind"] == "name" and card["agent"]["cheating"] is False
+    S.check_card(json.loads(json.dumps(card)))
+    assert S.card_agent_label(card) == "my-first"
+
+
 def test_a_card_of_an_object_is_rendered_and_one_of_another_packages_never_shows_a_builtin_name():
     # an ono_env object plays as its name's agent; another package's object named so is
     # labelled by its class, as the arena labels it (before: "greedy" on its card)

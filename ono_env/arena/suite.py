@@ -1202,6 +1202,10 @@ def _check_cheating(agent: dict[str, Any], rules: RuleSet) -> None:
         try:
             cheats = is_cheating(make_agent(agent["spec"], rules))
         except ValueError as exc:
+            if not is_builtin_name(spec):
+                # a name registered in the process that wrote the card: its flag is taken as
+                # a class's is (before: "not a result card" for a card bench_agent wrote)
+                return
             raise ValueError(f"the agent's spec {agent['spec']!r} (kind name): {exc}") from None
     if claimed is not cheats:
         who = f"the agent {agent['spec']!r} is" if kind == "name" else "a model file is"
