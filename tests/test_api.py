@@ -30,6 +30,7 @@ from ono_env.agents.learned import shipped_specialists
 from ono_env.agents.search import default_margin, prior_margin
 from ono_env.apps.demo import main as demo_main
 from ono_env.apps.demo import play_demo
+from ono_env.apps.play import parse_choice
 from ono_env.apps.play import play as play_one
 from ono_env.arena.suite import load_suite, play_pairing, select_tables
 from ono_env.envs.opponents import make_opponents
@@ -879,6 +880,7 @@ def _refusal(call):
     (lambda: shipped_specialists("basic"), "shipped_specialists: rules is a str; allowed: a "
      "RuleSet"),
     (lambda: play_one("greedy"), "agents='greedy' (str); allowed: a list of agent names"),
+    (lambda: parse_choice(5, [0]), "parse_choice: text is a int; allowed: the text typed"),
     (lambda: play_pairing("classic", None, None, 2, 0, 16), "play_pairing: rules is a str; "
      "allowed: a RuleSet"),
     (lambda: make_opponents("greedy", "basic"), "make_opponents: rules is a str; allowed: a RuleSet"),

@@ -819,6 +819,11 @@ def test_threads_follow_the_free_cores(monkeypatch):
     assert R.choose_threads("auto", free=2.0)[0] == 2        # an idle machine: both cores
     assert R.choose_threads("auto", free=0.9)[0] == 1        # one other busy process: one
     assert R.choose_threads("auto", free=0.1)[0] == 1        # never fewer than one
+    # before: "invalid literal for int()" for "x", and 0 and 2.0 taken
+    for bad in ("x", 0, 2.0, True, 1025):
+        with pytest.raises(ValueError, match=rf"^torch_threads={re.escape(repr(bad))}; allowed: "
+                                             rf"auto or a whole number from 1 to 1,024$"):
+            R.choose_threads(bad)
     # a simulated busy machine as /proc/stat shows it: one of two cores busy over the sample
     stats = iter(["cpu  100 0 100 1000 0 0 0 0 0 0\n", "cpu  150 0 150 1100 0 0 0 0 0 0\n"])
     free = R.free_cores(0.0, read=lambda: next(stats), sleep=lambda s: None)

@@ -44,6 +44,9 @@ from ono_env.checks import MAX_SEED, cut, no_file, shown
 from ono_env.game import MAX_DECISIONS
 from ono_env.rules import RuleSet
 
+MAX_TORCH_THREADS = 1024
+"""The most torch threads a run may ask for (``torch_threads``)."""
+
 _CONFIG = ConfigDict(extra="forbid", use_attribute_docstrings=True, allow_inf_nan=False)
 
 def _integer_only(value: Any) -> Any:
@@ -303,7 +306,7 @@ class TrainConfig:
     """When set: write the run here instead of <out_dir>/<name>-<time>."""
     progress: Annotated[bool, Field(strict=True)] = True
     """Show progress bars."""
-    torch_threads: Literal["auto"] | Annotated[int, Field(strict=True, ge=1, le=1024)] = "auto"
+    torch_threads: Literal["auto"] | Annotated[int, Field(strict=True, ge=1, le=MAX_TORCH_THREADS)] = "auto"
     """Threads torch may use: a number, or auto (one per core idle at start, at least 1)."""
     algo: Literal["ppo", "maskable_ppo", "rllib_ppo"] = "ppo"
     """Trainer: ppo (ono_env's masked PPO) | maskable_ppo (sb3-contrib) | rllib_ppo (Ray RLlib; the [ray] extra)."""

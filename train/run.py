@@ -22,9 +22,9 @@ from typing import Any, Literal
 
 import numpy as np
 
-from ono_env.checks import first_few, shown
+from ono_env.checks import first_few, is_int, shown
 from ono_env.game import memory_limit, usable_cores
-from ono_env.train.config import TrainConfig, dump_config, resolved
+from ono_env.train.config import MAX_TORCH_THREADS, TrainConfig, dump_config, resolved
 
 
 def rules_of(cfg: TrainConfig):
@@ -1184,6 +1184,10 @@ def choose_threads(setting: int | str, free: float | None = None) -> tuple[int, 
     spin-wait for each other, so a thread that shares its core with another busy process
     stalls every step of the others (measured: two threads beside one busy process train 4-5x
     slower than one thread)."""
+    if setting != "auto" and not (is_int(setting) and 1 <= int(setting) <= MAX_TORCH_THREADS):
+        # before: "invalid literal for int()" for "x", and 0 taken
+        raise ValueError(f"torch_threads={shown(setting, 40)}; allowed: auto or a whole number "
+                         f"from 1 to {MAX_TORCH_THREADS:,}")
     cores = usable_cores()
     if setting != "auto":
         # more threads than cores spin-wait on each other (before: 1,024 on 2 cores trained

@@ -140,6 +140,8 @@ def parse_choice(text: str, legal: Sequence[int], position: dict | None = None) 
     seat, ``target P2`` or ``P2`` (``target 2`` counts seats on from the acting player, which
     a player took for seat 2). Raises ``ValueError`` with the reason when it names nothing
     legal."""
+    if not isinstance(text, str):   # before: an AttributeError
+        raise ValueError(f"parse_choice: text is a {type(text).__name__}; allowed: the text typed")
     t = _entry(text)
     if not t:
         raise ValueError("empty entry: type a number from the list, an action or a card name "
