@@ -32,7 +32,7 @@ from ono_env.apps.demo import main as demo_main
 from ono_env.apps.demo import play_demo
 from ono_env.apps.play import parse_choice
 from ono_env.apps.play import play as play_one
-from ono_env.arena.suite import load_suite, play_pairing, select_tables
+from ono_env.arena.suite import fit_ratings, load_suite, place_agent, play_pairing, select_tables
 from ono_env.envs.opponents import make_opponents
 from ono_env.rules import option_code
 
@@ -881,6 +881,14 @@ def _refusal(call):
      "RuleSet"),
     (lambda: play_one("greedy"), "agents='greedy' (str); allowed: a list of agent names"),
     (lambda: parse_choice(5, [0]), "parse_choice: text is a int; allowed: the text typed"),
+    # the ratings' fits: before, bare KeyErrors
+    (lambda: fit_ratings(["a", "b"], [], "c", 1000), "anchor 'c' is not in the field; allowed: "
+     "one of 'a', 'b'"),
+    (lambda: fit_ratings(["a", "b"], [{"agent": "a", "reference": "b", "games": 2, "wins": 1}],
+                         "a", 1000), "pairing of 'a' against 'b': no players; allowed: a pairing "
+     "with agent, reference, players, games and wins"),
+    (lambda: place_agent({"a": 1000}, [{"games": 2, "wins": 1}], 2, 1000), "no reference; "
+     "allowed: a pairing with reference, games and wins"),
     (lambda: play_pairing("classic", None, None, 2, 0, 16), "play_pairing: rules is a str; "
      "allowed: a RuleSet"),
     (lambda: make_opponents("greedy", "basic"), "make_opponents: rules is a str; allowed: a RuleSet"),

@@ -46,7 +46,7 @@ import math
 import sys
 import time
 import zlib
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any
@@ -88,7 +88,7 @@ from ono_env.checks import (
     parse_json,
     shown,
 )
-from ono_env.rules import PRESETS, RuleSet, check_rule_set, resolve_rules
+from ono_env.rules import MAX_PLAYERS, MIN_PLAYERS, PRESETS, RuleSet, check_rule_set, resolve_rules
 
 CARD_FORMAT = "ono-bench-card"
 """The ``format`` of a result card that ``ono-bench`` writes and :func:`read_card` reads."""
@@ -417,13 +417,26 @@ def with_todays_interval(rec: dict[str, Any]) -> dict[str, Any]:
     return {**rec, "low": low, "high": high, "interval": LADDER_INTERVAL}
 
 
-def _counts(records: Sequence[dict[str, Any]], names: Any) -> tuple[np.ndarray, np.ndarray]:
-    """``(games, wins)`` of pairing ``records`` as floats, once every record names agents of
-    ``names`` and holds finite counts with ``0 <= wins <= games``; else one ``ValueError``
-    naming the pairing (before: NaN or too many wins were a ZeroDivisionError or "no
-    convergence", negative wins a rating of -68,410, an unknown name a bare KeyError)."""
+def _counts(records: Sequence[dict[str, Any]], names: Any,
+            needs: tuple[str, ...] = ("reference",)) -> tuple[np.ndarray, np.ndarray]:
+    """``(games, wins)`` of pairing ``records`` as floats, once every record is a mapping
+    with the keys ``needs``, names agents of ``names`` and holds finite counts with ``0 <=
+    wins <= games``; else one ``ValueError`` naming the pairing (before: NaN or too many
+    wins were a ZeroDivisionError or "no convergence", negative wins a rating of -68,410, an
+    unknown name or a missing key a bare KeyError)."""
     for r in records:
+        if not isinstance(r, Mapping):
+            raise ValueError(f"a pairing is {shown(r, 60)}; allowed: a mapping with "
+                             f"{', '.join(needs)}, games and wins")
         who = f"pairing of {r.get('agent', 'the agent')!r} against {r.get('reference')!r}"
+        missing = [k for k in needs if k not in r]
+        if missing:
+            raise ValueError(f"{who}: no {', '.join(missing)}; allowed: a pairing with "
+                             f"{', '.join(needs)}, games and wins")
+        if "players" in needs and not (is_int(r["players"])
+                                       and MIN_PLAYERS <= r["players"] <= MAX_PLAYERS):
+            raise ValueError(f"{who}: players {shown(r['players'], 40)}; allowed: "
+                             f"{MIN_PLAYERS} to {MAX_PLAYERS}")
         for key in ("agent", "reference"):
             if key in r and r[key] not in names:
                 raise ValueError(f"{who}: {key} {r[key]!r} is not in the field; allowed: "
@@ -441,7 +454,7 @@ def _counts(records: Sequence[dict[str, Any]], names: Any) -> tuple[np.ndarray, 
 def _luce_terms(records: Sequence[dict[str, Any]], index: dict[str, int]):
     """Per record: the agent's index, the reference's index, its multiplicity (players - 1),
     the games and the agent's wins."""
-    n, w = _counts(records, index)
+    n, w = _counts(records, index, ("agent", "reference", "players"))
     a = np.array([index[r["agent"]] for r in records], np.int64)
     b = np.array([index[r["reference"]] for r in records], np.int64)
     m = np.array([r["players"] - 1 for r in records], np.float64)
@@ -472,6 +485,9 @@ def fit_ratings(names: Sequence[str], records: Sequence[dict[str, Any]], anchor:
     is a count of games with fractional (shared) wins at tables of several copies of one
     agent, and :func:`place_agent` must place a new agent with the field held fixed."""
     index = {n: i for i, n in enumerate(names)}
+    if anchor not in index:   # before: a bare KeyError
+        raise ValueError(f"anchor {shown(anchor, 60)} is not in the field; allowed: one of "
+                         f"{', '.join(map(repr, names))}")
     K = len(names)
     a, b, m, n, w = _luce_terms(records, index)
     k0 = index[anchor]
