@@ -121,7 +121,15 @@ from ono_env.agents.base import (
     observation_version,
     plays_from_game,
 )
-from ono_env.checks import MAX_TEXT, check_rng, check_rows, is_int, is_name, is_real, shown
+from ono_env.checks import (
+    MAX_TEXT,
+    check_int,
+    check_rng,
+    check_rows,
+    is_name,
+    is_real,
+    shown,
+)
 from ono_env.game import VecGame, kernel_entry
 from ono_env.observation import OBS_V2_SIZE, observation_size
 from ono_env.rules import resolve_rules
@@ -911,9 +919,7 @@ def default_margin(worlds: int) -> float:
     0.6 / sqrt(worlds) in mean round wins (about one standard error of the difference of two
     actions' means with shared worlds). Measured, basic 2 players against greedy, mirrored:
     32 worlds 49.2% -> 52.9% (margin 0.1), 128 worlds 53.7% -> 54.9% (0.053)."""
-    if not is_int(worlds) or worlds < 1:   # before: ZeroDivisionError, "math domain error"
-        raise ValueError(f"default_margin: worlds={shown(worlds, 40)}; allowed: a whole number of 1 or "
-                         f"more")
+    check_int("default_margin: worlds", worlds, 1)   # before: ZeroDivisionError, math domain error
     return 0.6 / math.sqrt(worlds)
 
 
@@ -922,9 +928,7 @@ def prior_margin(worlds: int) -> float:
     1.2 / sqrt(worlds) in mean round wins (0.106 at 128 worlds). Measured at 128 worlds,
     basic 2 players, mirrored, 1,000 deals each, against ppo-basic-2p: margin 0.02 50.2%,
     0.053 50.2%, 0.1 52.3% [51.0, 53.5], 0.15 50.6% (the policy alone: exactly 50%)."""
-    if not is_int(worlds) or worlds < 1:   # before: ZeroDivisionError, "math domain error"
-        raise ValueError(f"prior_margin: worlds={shown(worlds, 40)}; allowed: a whole number of 1 or "
-                         f"more")
+    check_int("prior_margin: worlds", worlds, 1)   # before: ZeroDivisionError, math domain error
     return 1.2 / math.sqrt(worlds)
 
 

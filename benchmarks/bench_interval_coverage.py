@@ -30,6 +30,7 @@ coverage and the mean width over the table's series) into ``--out``.
 from __future__ import annotations
 
 import json
+import math
 import shlex
 import sys
 import time
@@ -126,13 +127,14 @@ def main() -> None:
     positive_finite(script, "--deals-scale", args.deals_scale)
     within(script, "--resamples", args.resamples, 100, 1_000_000)
     checked_seed(script, "--seed", args.seed)
+    deals = {P: round(d * args.deals_scale) for P, d in DEALS.items()}
     # every seating of each deal is a game: past the arena's games, a refusal now (before: a
     # traceback at the first table over it, after the tables before it had played)
-    most = min(MAX_GAMES / (d * len(seatings(P))) for P, d in DEALS.items())
-    if args.deals_scale > most:
+    if any(n * len(seatings(P)) > MAX_GAMES for P, n in deals.items()):
+        most = math.floor(min(MAX_GAMES / (d * len(seatings(P))) for P, d in DEALS.items())
+                          * 100) / 100   # two decimals, rounded down: a scale that is taken
         sys.exit(f"{script}: --deals-scale {args.deals_scale:g} gives more than "
                  f"{MAX_GAMES:,} games at a table; allowed: a scale of at most {most:g}")
-    deals = {P: round(d * args.deals_scale) for P, d in DEALS.items()}
     small = [P for P, d in deals.items() if d < max(SIZES)]
     if small:
         sys.exit(f"{script}: --deals-scale {args.deals_scale:g} gives {deals[small[0]]} deals at "

@@ -178,7 +178,7 @@ class RuleSet:
         """None where ``other`` plays as these rules do (a name is no rule), else what an
         agent made for these rules and refused at ``other``'s table says of the two:
         ``"2-player 'basic' rules, not 2-player 'basic' (stacking differ)"`` for ``basic``'s
-        rules and ``basic``'s with ``stacking=True``, every field that differs named."""
+        2-player rules and those with ``stacking=True``, every field that differs named."""
         differ = self.differing_fields(other, skip=("name",))
         if not differ:
             return None

@@ -871,8 +871,8 @@ def _refusal(call):
     (lambda: RuleSet.from_dict({"name": ["a"]}), "needs 'preset'"),
     # before: ZeroDivisionError, "math domain error", a bare StopIteration, "unhashable", a
     # preset's name matched no model silently, and play() read a name letter by letter
-    (lambda: default_margin(0), "default_margin: worlds=0; allowed: a whole number of 1 or more"),
-    (lambda: prior_margin(-1), "prior_margin: worlds=-1; allowed: a whole number of 1 or more"),
+    (lambda: default_margin(0), "default_margin: worlds=0; allowed: an integer >= 1"),
+    (lambda: prior_margin(-1), "prior_margin: worlds=-1; allowed: an integer >= 1"),
     (lambda: load_suite(1).tables["basic-2p"].reference("nobody"),
      "table basic-2p has no reference 'nobody'; its field: "),
     (lambda: select_tables(load_suite(1), [["basic-2p"]]), "suite version 1 has no table "
@@ -1145,6 +1145,9 @@ def test_custom_agents_that_lack_an_ability_are_named_not_crashed_on():
     with pytest.raises(ValueError, match=r"chose illegal action 84 \('target 9'\) in game 0; legal "
                                          r"there: (play|draw)"):
         game_actions(Illegal(), game, np.array([0]), game.legal_mask(), np.random.default_rng(0))
+    class CheatsIllegal(Illegal):
+        cheating = True
+
     # rows past the batch, or not whole numbers: before, the compiled kernels read them
     # unchecked (a segmentation fault at 10**7, a world from memory past the arrays at 9)
     from ono_env.agents.search import seat_world
@@ -1155,6 +1158,9 @@ def test_custom_agents_that_lack_an_ability_are_named_not_crashed_on():
             seat_world(two, bad, np.random.default_rng(0))
         with pytest.raises(ValueError, match=rf"^game_actions: rows {said}; allowed: "):
             game_actions(Illegal(), two, bad, two.legal_mask(), np.random.default_rng(0))
+        # one that cheats is given the live game, not worlds: the same check, its own
+        with pytest.raises(ValueError, match=rf"^game_actions: rows {said}; allowed: "):
+            game_actions(CheatsIllegal(), two, bad, two.legal_mask(), np.random.default_rng(0))
     with pytest.raises(ValueError, match=r"^seat_world: game is a str; allowed: a VecGame$"):
         seat_world("basic", np.array([0]), np.random.default_rng(0))
     result = run_arena([NoValues(), "random"], rules, num_games=4, seed=0, record=2)

@@ -172,7 +172,7 @@ def bounded_intervals(mean: np.ndarray, ss: np.ndarray, n: int, lo: float, hi: f
     m2 = (n * mean + k * lo + k * hi) / (n + 2 * k)
     ss2 = ss + n * (mean - m2) ** 2 + k * (lo - m2) ** 2 + k * (hi - m2) ** 2
     half = Z95 * np.sqrt(ss2 / (n + 2 * k - 1) / (n + 2 * k))
-    return np.maximum(lo, m2 - half), np.minimum(hi, m2 + half)
+    return np.fmax(lo, m2 - half), np.fmin(hi, m2 + half)   # nan -> the bound, as max/min did
 
 
 ELO = 400.0 / math.log(10.0)

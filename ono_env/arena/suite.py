@@ -60,6 +60,7 @@ from ono_env.agents.base import Agent, is_cheating, marked
 from ono_env.agents.learned import model_label, model_sha256, played_models, shipped_models
 from ono_env.agents.registry import (
     agent_from_class,
+    agent_names,
     is_builtin_name,
     is_class_spec,
     is_model_path,
@@ -1218,9 +1219,10 @@ def _check_cheating(agent: dict[str, Any], rules: RuleSet) -> None:
         try:
             cheats = is_cheating(make_agent(agent["spec"], rules))
         except ValueError as exc:
-            if not is_builtin_name(spec):
-                # a name registered in the process that wrote the card: its flag is taken as
-                # a class's is (before: "not a result card" for a card bench_agent wrote)
+            if not is_builtin_name(spec) and spec not in agent_names():
+                # a name this process does not know, registered in the one that wrote the
+                # card: its flag is taken as a class's is (before: "not a result card" for a
+                # card bench_agent wrote); a name known here is checked, refusal and all
                 return
             raise ValueError(f"the agent's spec {agent['spec']!r} (kind name): {exc}") from None
     if claimed is not cheats:
