@@ -824,14 +824,21 @@ def seat_world(game: VecGame, rows: np.ndarray, rng: np.random.Generator,
     that does not declare ``cheating``: it may step and search it as it likes. ``version``:
     the observation version of the worlds' ``observe`` (default: the game's), the agent's
     own."""
-    from ono_env.agents import _search as K
-
     if not isinstance(game, VecGame):
         raise ValueError(f"seat_world: game is a {type(game).__name__}; allowed: a VecGame")
     # the kernels read the games at these indices unchecked (before: a row past the batch
     # was a segmentation fault, or a world dealt from memory past the arrays)
     rows = check_rows("seat_world: rows", rows, game.num_games)
     check_rng("seat_world: rng", rng)
+    return _seat_world(game, rows, rng, version)
+
+
+def _seat_world(game: VecGame, rows: np.ndarray, rng: np.random.Generator,
+                version: int | None) -> VecGame:
+    """:func:`seat_world` of arguments already checked (:func:`game_actions` checks its own,
+    once a call)."""
+    from ono_env.agents import _search as K
+
     seat_view = _kernels()[0]
     R, P, D = len(rows), game.num_players, game.rules.deck_size
     view = E.State(R, P, D).arrays
@@ -874,7 +881,8 @@ def game_actions(agent: Any, game: VecGame, rows: np.ndarray, mask: np.ndarray,
     if not (is_cheating(agent) or _searches_as_written(agent)):   # worlds of its own
         # worlds that observe in the agent's own version (before: the game's, version 1 to an
         # agent that declared version 2)
-        world = seat_world(game, rows, rng, observation_version(agent))
+        check_rng("seat_world: rng", rng)
+        world = _seat_world(game, rows, rng, observation_version(agent))
         actions = agent.act_game(world, np.arange(len(rows)), rng)
         return check_actions(agent, actions, mask, "act_game", rows)
     before = [a.copy() for a in _fingerprint(game.state)]
