@@ -231,12 +231,14 @@ def test_a_resumed_part_that_saves_nothing_leaves_the_earlier_parts_files(tiny_r
 def test_resume_in_its_own_folder_says_so_and_replaces_the_evaluations(tiny_run, tmp_path,
                                                                         capsys):
     """A part resumed in the run's own folder names the file, its steps and Adam's state, and
-    removes the earlier part's evaluation files: with none of its own (eval.every=0,
-    final_eval.games=0) none describe the older model beside the newer one."""
+    removes the earlier part's final evaluation: with none of its own (eval.every=0,
+    final_eval.games=0) none describes the older model beside the newer one. The learning
+    curve, whose rows evaluate the checkpoints, stays (before: removed too)."""
     _cfg, res = tiny_run
     run_dir = tmp_path / "run"
     shutil.copytree(res["run_dir"], run_dir)
     assert (run_dir / "final_eval.json").is_file() and (run_dir / "eval.csv").is_file()
+    curve = (run_dir / "eval.csv").read_bytes()
     capsys.readouterr()
     out = train(load_config("default", TINY + ["total_steps=3072", "eval.every=0",
                                                "final_eval.games=0", "self_play.enabled=false",
@@ -246,11 +248,14 @@ def test_resume_in_its_own_folder_says_so_and_replaces_the_evaluations(tiny_run,
     assert read_metadata(out["model"])["training_steps"] == 3072
     assert (f"resume: {str(run_dir / 'model.safetensors')!r} at 2,048 steps; Adam's state from "
             f"'model.optimizer.safetensors'") in err
-    assert ("resuming in its own folder: the earlier part's eval.csv, final_eval.json, "
-            "final_eval.csv set aside in .earlier-part/ (they evaluated the model before this "
-            "part: removed once this part saves a model, put back if it saves none)") in err
-    assert not any((run_dir / n).exists() for n in ("eval.csv", "final_eval.json",
-                                                    "final_eval.csv", ".earlier-part"))
+    assert ("resuming in its own folder: the earlier part's final_eval.json, final_eval.csv "
+            "set aside in .earlier-part/ (they evaluated the model before this part: removed "
+            "once this part saves a model, put back if it saves none); its learning curve, "
+            "eval.csv, carried on") in err
+    assert not any((run_dir / n).exists() for n in ("final_eval.json", "final_eval.csv",
+                                                    ".earlier-part"))
+    assert (run_dir / "eval.csv").read_bytes() == curve
+    assert [r["step"] for r in out["curve"]] == [1024, 1024, 2048, 2048]
     assert yaml.safe_load((run_dir / "config.yaml").read_text())["total_steps"] == 3072
     # a checkpoint without Adam's state beside it: Adam starts afresh, and the run says so
     ckpt = Path(res["run_dir"]) / "checkpoints" / "step_1024.safetensors"
@@ -261,6 +266,47 @@ def test_resume_in_its_own_folder_says_so_and_replaces_the_evaluations(tiny_run,
                                          f"run_dir={tmp_path / 'b'}"]))
     assert ("at 1,024 steps; no Adam state beside it ('bare.optimizer.safetensors'): Adam "
             "starts afresh") in capsys.readouterr().err
+
+
+def test_a_part_resumed_in_its_own_folder_carries_the_learning_curve_on(tiny_run, tmp_path,
+                                                                         capsys):
+    """eval.csv holds every part's evaluations, one curve (before: each part's own alone, the
+    earlier ones' removed once it saved a model); a curve of other columns (a mixture's, for
+    a part of one table) is set aside as before, and one that cannot be read is refused."""
+    _cfg, res = tiny_run
+    run_dir = tmp_path / "run"
+    shutil.copytree(res["run_dir"], run_dir)
+    earlier = (run_dir / "eval.csv").read_text().splitlines()
+    resume = ["self_play.enabled=false", f"resume={run_dir / 'model.safetensors'}",
+              f"run_dir={run_dir}"]
+    capsys.readouterr()
+    out = train(load_config("default", TINY + ["total_steps=4096", *resume]))
+    # what the part changed is said (before: not a word), but total_steps, which names the part
+    assert ("resume: this part's config differs from the checkpoint's in self_play.enabled "
+            "True -> False\n") in capsys.readouterr().err
+    rows = (run_dir / "eval.csv").read_text().splitlines()
+    assert rows[:len(earlier)] == earlier
+    assert [int(r.split(",")[0]) for r in rows[1:]] == [1024] * 2 + [2048] * 2 + [3072] * 2 + [4096] * 2
+    assert [r["step"] for r in out["curve"]] == [int(r.split(",")[0]) for r in rows[1:]]
+    # rows of another layout: set aside (and gone once the part saves a model)
+    mixed = rows[0].replace("step,", "step,table,") + "\n" + "1024,basic-2p," + rows[1].split(",", 1)[1]
+    (run_dir / "eval.csv").write_text(mixed + "\n")
+    capsys.readouterr()
+    resume[1] = f"resume={run_dir / 'model.safetensors'}"
+    out = train(load_config("default", TINY + ["total_steps=5120", "final_eval.games=0", *resume]))
+    err = capsys.readouterr().err
+    assert "the earlier part's eval.csv, final_eval.json, final_eval.csv set aside" in err
+    assert ("resume: this part's config differs from the checkpoint's in final_eval.games "
+            "24 -> 0\n") in err
+    assert [int(r.split(",")[0]) for r in (run_dir / "eval.csv").read_text().splitlines()[1:]] == [5120] * 2
+    # a curve that cannot be read: one error naming the file; the folder as it was
+    (run_dir / "eval.csv").write_text(rows[0] + "\n1024,random,16,most\n")
+    before = {p: p.read_bytes() for p in run_dir.rglob("*") if p.is_file() and p.name != ".lock"}
+    with pytest.raises(ValueError, match=r"eval\.csv': the learning curve this part would carry "
+                                         r"on cannot be read \(line 2 does not hold one value per "
+                                         r"column\); allowed: the eval.csv the run wrote, or none"):
+        train(load_config("default", TINY + ["total_steps=6144", *resume]))
+    assert {p: p.read_bytes() for p in run_dir.rglob("*") if p.is_file() and p.name != ".lock"} == before
 
 
 def test_resume_takes_a_shipped_policys_name(tmp_path, monkeypatch):

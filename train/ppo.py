@@ -113,6 +113,7 @@ from ono_env.agents.learned import (
     model_bytes,
     model_sha256,
     net_metadata,
+    read_metadata,
     read_model,
 )
 from ono_env.cards import A_CATCH, A_DRAW, NUM_ACTIONS, NUM_CARD_TYPES
@@ -120,6 +121,7 @@ from ono_env.checks import (
     JSONError,
     MAX_SEED,
     check_write_path,
+    first_few,
     no_file,
     parse_json,
     shown,
@@ -153,6 +155,7 @@ from ono_env.train.run import (
     check_network_memory,
     check_stop_signals,
     choose_threads,
+    config_changes,
     curve_rows,
     evaluation_line,
     final_evaluation,
@@ -160,6 +163,7 @@ from ono_env.train.run import (
     holds_a_model,
     learning_rate_schedule,
     least_cut,
+    read_curve,
     resolve_auto,
     resolved_truncation,
     rules_of,
@@ -1246,7 +1250,7 @@ def shipped_resume(cfg: TrainConfig) -> TrainConfig:
     a path that exists is kept, even one spelled as a shipped name."""
     import dataclasses
 
-    from ono_env.agents.learned import read_metadata, shipped_models
+    from ono_env.agents.learned import shipped_models
 
     shipped = shipped_models()
     allowed = f"allowed: a model or checkpoint file, or one of {', '.join(sorted(shipped))}"
@@ -1294,7 +1298,9 @@ def train(cfg: TrainConfig, stop_signals: Sequence[str] = ("SIGINT",),
     Returns ``{"run_dir", "model", "final_eval", "seconds", "train_seconds", "curve",
     "steps", "steps_per_second", "rollout_seconds", "games_seconds", "update_seconds",
     "threads", "device", "bf16"}`` (``final_eval``: the rows of every table, each with its
-    ``table`` where the run trains a mixture; ``games_seconds``: the part of the rollouts spent stepping the games, the
+    ``table`` where the run trains a mixture; ``curve``: the rows of ``eval.csv``, the
+    earlier parts' too where the part resumed in its run's own folder;
+    ``games_seconds``: the part of the rollouts spent stepping the games, the
     opponents' moves and new deals included).
 
     The weights' initialisation draws from torch's global CPU generator, seeded with
@@ -1378,7 +1384,7 @@ def _train(cfg: TrainConfig, stop_signals: tuple[str, ...], program: str) -> dic
             start = load_checkpoint(model, opt, cfg.resume, first_rules, cfg.resume_grow,
                                     cfg.resume_drop_value, quiet, carried, resumed)
             if len(all_rules) > 1:   # the checkpoint must play every table of the mixture
-                from ono_env.agents.learned import check_compatible, read_metadata
+                from ono_env.agents.learned import check_compatible
                 meta = read_metadata(cfg.resume)
                 for rules_k in all_rules[1:]:
                     check_compatible(meta, rules_k, f"resume: {str(cfg.resume)!r}")
@@ -1431,7 +1437,13 @@ def _train(cfg: TrainConfig, stop_signals: tuple[str, ...], program: str) -> dic
             tab.teacher, tab.teacher_coef = teacher, float(named.teacher_coef)
             tab.teacher_name = str(named.teacher)
     run_rules, run_dir, threads, why = start_run(cfg, threads=thread_choice)
-    if resumed:   # the run's folder and memory checks passed (before: said above their refusal)
+    if resumed and cfg.resume:   # the run's folder and memory checks passed (before: said
+        # above their refusal); what this part changed is said too (before: taken without a
+        # word, and the earlier part's config.yaml replaced; its checkpoints hold it still)
+        changed = config_changes(read_metadata(cfg.resume)["config"], cfg.to_dict())
+        if changed:
+            resumed.append(f"resume: this part's config differs from the checkpoint's in "
+                           f"{first_few(changed, 8)}")
         print("\n".join(resumed), file=sys.stderr)
     if cfg.tables is None:
         tables[0].rules = run_rules
@@ -1514,7 +1526,9 @@ def _train(cfg: TrainConfig, stop_signals: tuple[str, ...], program: str) -> dic
     next_eval = ((steps // cfg.eval.every) + 1) * cfg.eval.every if cfg.eval.every else None
     sp = cfg.self_play
     next_snap = ((steps // sp.snapshot_every) + 1) * sp.snapshot_every if sp.enabled else None
-    curve: list[dict[str, Any]] = []
+    # a part resumed in its run's own folder carries the learning curve on (start_run left
+    # eval.csv there only then, and only where its columns are this part's)
+    curve = read_curve(run_dir / "eval.csv", steps) if (run_dir / "eval.csv").is_file() else []
     # the learner's stalling choices since the last evaluation, per table (stall warnings):
     # catches, catches legal, draws holding a playable card, such draws legal
     chosen = np.array([carried.get(tab.label, TableState()).stall_counts for tab in tables], np.int64)

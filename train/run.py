@@ -398,13 +398,86 @@ def curve_rows(step: int, rows: Sequence[dict[str, Any]]) -> list[dict[str, Any]
              **{k: r[k] for k in CURVE_FIELDS[1:]}} for r in rows]
 
 
+PART_FIELDS = ("resume", "resume_grow", "resume_drop_value", "total_steps", "run_dir", "out_dir")
+"""The config fields that name a part of a run rather than how it trains: a resumed part's
+own, not compared with the checkpoint's (:func:`config_changes`)."""
+
+
+def config_changes(before: Any, after: dict[str, Any], prefix: str = "") -> list[str]:
+    """``"<field> <before> -> <after>"`` for each field (nested ones dotted) whose value in
+    ``after``, a resumed part's config, differs from ``before``, the config its checkpoint
+    recorded (read from a model file: any JSON value), but for :data:`PART_FIELDS`; a field
+    that ``before`` lacks shows ``(none)``."""
+    out = []
+    old = before if isinstance(before, dict) else {}
+    for key, value in after.items():
+        if not prefix and key in PART_FIELDS:
+            continue
+        was = old.get(key, _NONE)
+        if isinstance(value, dict) and isinstance(was, dict) and key not in ("opponents", "rules"):
+            out += config_changes(was, value, f"{prefix}{key}.")
+        elif was != value:
+            out.append(f"{prefix}{key} {'(none)' if was is _NONE else shown(was, 30)} -> "
+                       f"{shown(value, 30)}")
+    return out
+
+
+_NONE = object()
+
+
+def curve_fields(mixture: bool) -> list[str]:
+    """The header of a run's ``eval.csv``: a mixture of two or more tables names each row's
+    ``table`` after its step."""
+    return ["step", "table", *CURVE_FIELDS[1:]] if mixture else list(CURVE_FIELDS)
+
+
 def write_curve(path: Path, rows: Sequence[dict[str, Any]]) -> None:
-    fields = (["step", "table", *CURVE_FIELDS[1:]] if rows and "table" in rows[0]
-              else list(CURVE_FIELDS))
+    fields = curve_fields(bool(rows) and "table" in rows[0])
     with open(path, "w", newline="") as fh:
         w = csv.DictWriter(fh, fieldnames=fields)
         w.writeheader()
         w.writerows(rows)
+
+
+_CURVE_TYPES: dict[str, Callable[[str], Any]] = {
+    "step": int, "games": int, "no_winner": int, "win_rate": float, "ci_low": float,
+    "ci_high": float, "fair_share": float, "mean_length": float}
+"""The type of each number column of ``eval.csv`` (the others are text)."""
+
+
+def curve_header(path: Path) -> list[str] | None:
+    """The columns named by the first line of the ``eval.csv`` at ``path``; None where it
+    cannot be read."""
+    try:
+        with open(path, newline="") as fh:
+            return next(csv.reader([fh.readline()]), [])
+    except (OSError, UnicodeDecodeError, csv.Error):
+        return None
+
+
+def read_curve(path: Path, up_to: int) -> list[dict[str, Any]]:
+    """The rows of an ``eval.csv`` that :func:`write_curve` wrote, at steps up to ``up_to``,
+    typed as the trainer keeps them (a part resumed in its run's own folder carries the
+    earlier parts' curve on). ``ValueError`` naming the file and the line that is not such
+    a row."""
+    rows = []
+    try:
+        with open(path, newline="") as fh:
+            for line, row in enumerate(csv.DictReader(fh), 2):
+                if None in row or None in row.values():   # more or fewer values than columns
+                    raise ValueError(f"line {line} does not hold one value per column")
+                try:
+                    typed = {k: _CURVE_TYPES.get(k, str)(v) for k, v in row.items()}
+                except ValueError:
+                    raise ValueError(f"line {line} holds a value that is not its column's "
+                                     f"number") from None
+                if typed["step"] <= up_to:
+                    rows.append(typed)
+    except (OSError, UnicodeDecodeError, csv.Error, ValueError) as exc:
+        raise ValueError(f"{str(path)!r}: the learning curve this part would carry on cannot be "
+                         f"read ({exc}); allowed: the eval.csv the run wrote, or none (remove "
+                         f"it: the curve then starts at this part)") from None
+    return rows
 
 
 
@@ -909,7 +982,7 @@ def claim_run_dir(run_dir: Path, named: bool = False) -> Path:
 
 EVALUATION_FILES = ("eval.csv", "final_eval.json", "final_eval.csv")
 """The files in a run folder that evaluate its model: a part resumed in the folder replaces
-them (:class:`EarlierPart`)."""
+them (:class:`EarlierPart`), but for an ``eval.csv`` it carries on."""
 
 
 HELD_FOLDER = ".earlier-part"
@@ -984,7 +1057,11 @@ def lock_run_dir(run_dir: Path, warn: bool = True) -> Any:
 class EarlierPart:
     """The files of an earlier part of a run that a part resumed in the run's own folder
     replaces: its evaluations (:data:`EVALUATION_FILES`, in the folder and in each
-    ``tables/<label>/``), a mixture's ``tables.json``, and ``config.yaml``. :meth:`hold`
+    ``tables/<label>/``), a mixture's ``tables.json``, and ``config.yaml``. The learning
+    curve, ``eval.csv``, is not replaced where its columns are ``curve``'s, those the part
+    writes: the part carries it on (before: set aside as the rest, and gone once the part
+    saved a model, so a run carried on over several sittings kept only its last one's
+    curve; its rows evaluate the checkpoints, which stay). :meth:`hold`
     moves them into :data:`HELD_FOLDER`, with a record of the folder's model files
     (:data:`HELD_RECORD`), as the part starts; :meth:`settle` settles them as the part ends:
     removed where the part saved a model (they describe the model as it was), all put back
@@ -998,8 +1075,9 @@ class EarlierPart:
     settled from its record as the next part starts (:meth:`hold`)."""
 
     def __init__(self, run_dir: Path, models: dict[str, int] | None = None,
-                 names: list[str] | None = None) -> None:
+                 names: list[str] | None = None, curve: list[str] | None = None) -> None:
         self.run_dir = run_dir
+        self.curve = curve
         self.held = run_dir / HELD_FOLDER
         self.names: list[str] = [] if names is None else names
         self.models = _model_files(run_dir) if models is None else models
@@ -1008,6 +1086,8 @@ class EarlierPart:
         run_dir = self.run_dir
         found = [run_dir / name for name in (*EVALUATION_FILES, "tables.json")]
         found += sorted(p for name in EVALUATION_FILES for p in run_dir.glob(f"tables/*/{name}"))
+        if self.curve is not None and curve_header(run_dir / "eval.csv") == self.curve:
+            found.remove(run_dir / "eval.csv")   # carried on
         return [p for p in found if p.is_file() and not p.is_symlink()]
 
     @classmethod
@@ -1133,14 +1213,16 @@ def start_run(cfg: TrainConfig, agents: Sequence[str] = (),
         if (run_dir / "config.yaml").is_file() or (run_dir / HELD_FOLDER).exists():
             # a resume in its own folder (a part killed as it set the earlier part aside left
             # its config.yaml in HELD_FOLDER alone: check_run_dir takes it)
-            earlier = EarlierPart(run_dir)
+            earlier = EarlierPart(run_dir, curve=curve_fields(len(cfg.tables or ()) > 1))
             held = earlier.hold()   # refused: what it would have held is left as it is
             _part.earlier = earlier   # only now: settled as the part ends
-            if held:
-                print(f"resuming in its own folder: the earlier part's {', '.join(held)} set "
-                      f"aside in {HELD_FOLDER}/ (they evaluated the model before this part: "
-                      f"removed once this part saves a model, put back if it saves none)",
-                      file=sys.stderr)
+            said = [f"the earlier part's {', '.join(held)} set aside in {HELD_FOLDER}/ (they "
+                    f"evaluated the model before this part: removed once this part saves a "
+                    f"model, put back if it saves none)"] if held else []
+            if (run_dir / "eval.csv").is_file():
+                said.append("its learning curve, eval.csv, carried on")
+            if said:
+                print(f"resuming in its own folder: {'; '.join(said)}", file=sys.stderr)
     print(why, file=sys.stderr)   # once the folder is the run's (before: above its refusal)
     (run_dir / "config.yaml").write_text(dump_config(cfg))
     return rules, run_dir, count, why
