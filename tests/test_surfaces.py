@@ -580,13 +580,12 @@ def test_other_clients_are_answered_while_a_game_searches_at_the_largest_budget(
         assert served == 5, (served, searched)
 
 
-def test_work_queued_for_a_client_that_hung_up_starts_nothing(monkeypatch):
-    """A real server on loopback: a client's two deals wait behind its searching one, and it
-    hangs up on them. Before, both were dealt after it had gone (their agents searched: 20
-    such 10-player deals held a thread for 13 minutes) and kept as tables nobody holds."""
-    import socket
+def _held_search(monkeypatch):
+    """``(entered, released, request)``: the server's agent "pimc:1" (a search agent: a
+    client's deals wait in turn, and are given up should it hang up) plays as greedy once
+    ``released`` is set, setting ``entered`` as it starts to think; ``request``, a new game's
+    raw HTTP request in which it plays first."""
     import threading
-    import time
 
     from ono_env.apps.web import server
     from ono_env.game import VecGame
@@ -611,28 +610,46 @@ def test_work_queued_for_a_client_that_hung_up_starts_nothing(monkeypatch):
         build = factory(rules, allowed, models)
         return lambda name: Held(build("greedy")) if name == "pimc:1" else build(name)
     monkeypatch.setattr(server, "default_agent_factory", held_factory)
-    turns: list[str | None] = []   # the requests that reached the client's search queue
-    turn = server.ClientTurns.turn
-    monkeypatch.setattr(server.ClientTurns, "turn",
-                        lambda self, host: turns.append(host) or turn(self, host))
-    safety = threading.Timer(60, released.set)
-    safety.start()
     rules = RuleSet.preset("basic", num_players=2)
     seed = next(s for s in range(100) if VecGame(rules, 1, seed=s).current_player[0] == 0)
     body = json.dumps({"rules": "basic", "num_players": 2, "opponents": ["pimc:1"],
                        "seat": 1, "seed": seed}).encode()   # the agent plays first
     request = (b"POST /api/games HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: "
                b"application/json\r\nContent-Length: %d\r\n\r\n" % len(body)) + body
-    app = create_app()
-    ended: list[int] = []
+    return entered, released, request
 
-    async def counted(scope, receive, send):   # the requests the app has finished
+
+def _counting(app, ended):
+    """``app``, appending to ``ended`` as each request ends (True for an HTTP one)."""
+    async def counted(scope, receive, send):
         try:
             await app(scope, receive, send)
         finally:
             ended.append(scope["type"] == "http")
+    return counted
+
+
+def test_work_queued_for_a_client_that_hung_up_starts_nothing(monkeypatch):
+    """A real server on loopback: a client's two deals wait behind its searching one, and it
+    hangs up on them. Before, both were dealt after it had gone (their agents searched: 20
+    such 10-player deals held a thread for 13 minutes) and kept as tables nobody holds."""
+    import socket
+    import threading
+    import time
+
+    from ono_env.apps.web import server
+
+    entered, released, request = _held_search(monkeypatch)
+    turns: list[str | None] = []   # the requests that reached the client's search queue
+    turn = server.ClientTurns.turn
+    monkeypatch.setattr(server.ClientTurns, "turn",
+                        lambda self, host: turns.append(host) or turn(self, host))
+    safety = threading.Timer(60, released.set)
+    safety.start()
+    app = create_app()
+    ended: list[int] = []   # the requests the app has finished
     try:
-        with live_server(counted) as (_call, port):
+        with live_server(_counting(app, ended)) as (_call, port):
             first = socket.create_connection(("127.0.0.1", port), timeout=60)
             first.sendall(request)
             assert entered.wait(30)   # its agent is thinking
@@ -661,6 +678,74 @@ def test_work_queued_for_a_client_that_hung_up_starts_nothing(monkeypatch):
     finally:
         released.set()
         safety.cancel()
+
+
+def test_a_game_whose_client_hung_up_while_it_was_dealt_is_not_kept(monkeypatch):
+    """A real server on loopback: a client asks for a game whose search agent plays first,
+    and hangs up while it thinks. Before, the deal ran to its end in its thread and was kept:
+    a game nobody knows of, holding one of the server's places and one of its address's
+    for IDLE_SECONDS (a browser that retried met its own invisible game)."""
+    import socket
+    import threading
+    import time
+
+    entered, released, request = _held_search(monkeypatch)
+    safety = threading.Timer(60, released.set)
+    safety.start()
+    app = create_app()
+    ended: list[int] = []
+    try:
+        with live_server(_counting(app, ended)) as (call, port):
+            client = socket.create_connection(("127.0.0.1", port), timeout=60)
+            client.sendall(request)
+            assert entered.wait(30)   # its agent is thinking
+            client.close()
+            time.sleep(0.5)   # the hang-up is seen
+            released.set()
+            deadline = time.monotonic() + 60
+            while sum(ended) < 1 and time.monotonic() < deadline:
+                time.sleep(0.05)
+            assert sum(ended) == 1
+            assert app.state.tables.ids() == set()
+            # a client that waits for its game has it, as before
+            status, view = call("POST", "/api/games", {"rules": "basic", "num_players": 2,
+                                                       "opponents": ["pimc:1"], "seat": 1},
+                                timeout=60)
+            assert status == 200 and app.state.tables.ids() == {view["id"]}
+    finally:
+        released.set()
+        safety.cancel()
+
+
+def test_connections_past_the_most_are_answered_503(monkeypatch):
+    """Before: nothing bounded the connections, and each one's small body went uncounted by
+    MAX_BODIES: 3,000 connections sending 60 KB slowly took the server to 437 MB."""
+    import http.client
+    import socket
+    import time
+
+    from ono_env.apps.web import server
+    monkeypatch.setattr(server, "MAX_CONNECTIONS", 3)
+
+    def status(port):
+        c = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+        c.request("GET", "/api/options")
+        r = c.getresponse()
+        r.read()
+        c.close()
+        return r.status
+    with live_server(create_app()) as (_call, port):
+        idle = [socket.create_connection(("127.0.0.1", port), timeout=30) for _ in range(2)]
+        time.sleep(0.2)   # the server has taken both
+        assert status(port) == 503   # its own connection is the third
+        idle.pop().close()
+        for _ in range(100):   # until the server has seen it close
+            if status(port) == 200:
+                break
+            time.sleep(0.05)
+        else:
+            raise AssertionError("a closed connection's place was not freed")
+        idle[0].close()
 
 
 def test_a_connection_that_sends_no_whole_request_in_time_is_closed(monkeypatch):

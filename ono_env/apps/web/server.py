@@ -95,6 +95,13 @@ HEADER_SECONDS = 20.0
 """The longest a connection may take to send a request's headers, from when it opens or its
 last answer was sent: past it, with no request under way, it is answered 408 and closed
 (:func:`server_config`)."""
+MAX_CONNECTIONS = 1000
+"""The most connections the server holds open to serve, and requests it works on, at once
+(uvicorn's ``limit_concurrency``): a request that arrives past it is answered by uvicorn's own
+plain-text 503 and its connection closed, its body unread (:func:`server_config`). Each
+connection costs some 45 KiB and a small body up to :data:`SMALL_BODY`, which
+:data:`MAX_BODIES` does not count, so this bounds what connections that send small bodies
+slowly can hold: before, 3,000 of them took the server from 127 MB to 437 MB."""
 MAX_REPLAYS = 200
 """The most replays the server keeps of each kind (:data:`REPLAY_KINDS`): the ``--replays``
 folders' files, the saved games and the uploads (of the last two, the oldest of the client
@@ -611,25 +618,29 @@ def create_app(models: Sequence[str] = (), replay_dirs: Sequence[str] = (),
             return work()
         return guarded
 
-    async def for_client(request: Request, work: Callable[[], Awaitable[Any]]) -> Any:
+    async def for_client(request: Request, work: Callable[[], Awaitable[Any]],
+                         gone: threading.Event | None = None) -> Any:
         """``await work()``, given up where the client of ``request`` hangs up meanwhile:
         refused then (499, which nobody reads), so that work waiting for its turn, its table
         or a worker starts nothing and leaves its place in the queue (before: a client's
         deals queued behind its searching one were dealt, searched and kept as tables after
         it had gone; 20 queued 10-player search deals held a thread for 13 minutes). Work
         already in its thread runs to its end (a thread cannot be stopped): only its answer
-        is dropped. Written here because Starlette's ``is_disconnected`` reads without
-        waiting, and so misses a hang-up that uvicorn has not read yet. The watch costs
-        about 0.1 ms a request (an anyio task group; 15 us as a bare asyncio task, which
-        would need the task's own cancel undone), so it is kept to the requests that can
-        wait seconds: games with a search agent, and the replays' work; a game of other
-        agents plays its moves in milliseconds."""
+        is dropped, and ``gone`` is set as the hang-up is seen, for the work to check (a new
+        game's deal keeps no table for a client that has gone). Written here because
+        Starlette's ``is_disconnected`` reads without waiting, and so misses a hang-up that
+        uvicorn has not read yet. The watch costs about 0.1 ms a request (an anyio task
+        group; 15 us as a bare asyncio task, which would need the task's own cancel undone),
+        so it is kept to the requests that can wait seconds: games with a search agent, and
+        the replays' work; a game of other agents plays its moves in milliseconds."""
         done, result, failed = False, None, None
         async with anyio.create_task_group() as group:
             async def watch() -> None:   # until the client hangs up, or the work is done
                 with contextlib.suppress(Exception):   # the watch, never the work, fails
                     while (await request.receive())["type"] != "http.disconnect":
                         pass
+                    if gone is not None:
+                        gone.set()
                     group.cancel_scope.cancel()
             group.start_soon(watch)
             try:
@@ -987,6 +998,8 @@ def create_app(models: Sequence[str] = (), replay_dirs: Sequence[str] = (),
         if not isinstance(opponents, list):
             raise Refused(f"opponents must be a list of agent names; allowed: "
                           f"{agents_allowed(rules, allowed, metas)}")
+        hung_up = threading.Event()   # its client hung up while the agents played
+
         def deal() -> dict[str, Any]:   # agents may think a while: off the event loop
             # a key given as null takes its default, as seed's and num_players' do (before:
             # "seat": null and "thinking": null were refused)
@@ -994,14 +1007,14 @@ def create_app(models: Sequence[str] = (), replay_dirs: Sequence[str] = (),
             table = tables.new(rules, 0 if seat is None else seat, opponents, d.get("seed"),
                                default_agent_factory(rules, allowed, metas),
                                False if thinking is None else thinking,
-                               client=client_of(request))
+                               client=client_of(request), gone=hung_up)
             with table.lock:
                 return table.view()
         search = searches(opponents)
 
         def dealing() -> Awaitable[Any]:
             return agents_work(deal, search, request)
-        view = await (for_client(request, dealing) if search else dealing())
+        view = await (for_client(request, dealing, hung_up) if search else dealing())
         live = tables.ids()
         for gone in [k for k in gates if k not in live]:   # the games Tables dropped
             del gates[gone]
@@ -1156,7 +1169,9 @@ def server_config(app: Any, **kwargs: Any) -> Any:
     up the process's file descriptors, so that no client was answered. Written here because
     uvicorn has no such setting; it reads the protocol's ``cycle``, ``loop`` and
     ``transport``, which uvicorn 0.29 to 0.55 keep alike (a test serves a live server
-    through it). The h11 protocol is used also where ``httptools`` is installed."""
+    through it). The h11 protocol is used also where ``httptools`` is installed. uvicorn
+    answers a request past :data:`MAX_CONNECTIONS` connections 503 (a ``kwargs``'
+    ``limit_concurrency`` replaces it)."""
     import uvicorn
     from uvicorn.protocols.http.h11_impl import H11Protocol
 
@@ -1194,7 +1209,8 @@ def server_config(app: Any, **kwargs: Any) -> Any:
                                      % (len(body), body))
                 self.transport.close()
 
-    return uvicorn.Config(app, http=HeadersInTime, **kwargs)
+    return uvicorn.Config(app, http=HeadersInTime,
+                          **{"limit_concurrency": MAX_CONNECTIONS, **kwargs})
 
 
 def main(argv: Sequence[str] | None = None) -> int:

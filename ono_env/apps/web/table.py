@@ -425,7 +425,8 @@ class Tables:
                        f"work on it; allowed: a new game once one of them is answered", 503)
 
     def new(self, rules: RuleSet, seat: int, agents: Sequence[str], seed: int | None,
-            agent_factory: Any, thinking: bool = False, client: str | None = None) -> Table:
+            agent_factory: Any, thinking: bool = False, client: str | None = None,
+            gone: threading.Event | None = None) -> Table:
         request = NewGameRequest(rules, seat, agents, seed, agent_factory, thinking)   # bad input first
         with self._lock:   # refused before the deal's work where no game may go; nothing dropped
             mine = self._mine(client)
@@ -438,6 +439,11 @@ class Tables:
         table = Table(secrets.token_hex(8), rules, seat, agents, seed, agent_factory, thinking,
                       request, self.stopping)
         with self._lock:   # the table is dealt: now make room (others may have come meanwhile)
+            if gone is not None and gone.is_set():   # its client hung up while its agents
+                # played: nothing dropped for it, and not kept (before: kept, a game nobody
+                # knows of, holding a place and one of its address's for IDLE_SECONDS)
+                raise Refused("the client hung up while its game was dealt: the game was "
+                              "not kept", 499)
             while True:
                 mine = self._mine(client)
                 own = self._own(mine)
