@@ -298,18 +298,27 @@ def test_on_a_cluster_too_few_cpus_is_a_note_and_a_wait_a_signal_can_stop(monkey
     """The wait for the runners' CPUs is the trainer's, in Python, so that a signal stops it
     (before: Ray's, inside build_algo, where a SIGTERM did nothing for ever)."""
     sizes = iter([3.0, 3.0, 3.0, 8.0])   # a node joins at the third look
-    monkeypatch.setattr(ray, "cluster_resources", lambda: {"CPU": next(sizes)})
+    monkeypatch.setattr(ray, "available_resources", lambda: {"CPU": next(sizes)})
+    monkeypatch.setattr(ray, "cluster_resources", lambda: {"CPU": 6.0})   # 3 held by others
     slept: list[float] = []
     R.check_runner_cpus(8, local=False, sleep=slept.append)
-    assert "num_env_runners=8: each env runner takes one CPU, and the Ray cluster has 3 now: " \
-        "training starts when it has 8 CPUs free" in capsys.readouterr().err
+    assert "num_env_runners=8: each env runner takes one CPU, and the Ray cluster has 3 free " \
+        "now (6 in all): training starts when it has 8 CPUs free" in capsys.readouterr().err
     assert slept == [1.0, 1.0]
 
     def stopped(seconds):   # a signal's handler raises in the main thread, here in the sleep
         raise KeyboardInterrupt
-    monkeypatch.setattr(ray, "cluster_resources", lambda: {"CPU": 0.0})
+    monkeypatch.setattr(ray, "available_resources", lambda: {"CPU": 0.0})
     with pytest.raises(KeyboardInterrupt):
         R.check_runner_cpus(1, local=False, sleep=stopped)
+
+    # CPUs enough in all, but held by other work: a wait too (before: Ray's, which no signal
+    # stopped)
+    monkeypatch.setattr(ray, "available_resources", lambda: {"CPU": 1.0})
+    monkeypatch.setattr(ray, "cluster_resources", lambda: {"CPU": 2.0})
+    with pytest.raises(KeyboardInterrupt):
+        R.check_runner_cpus(2, local=False, sleep=stopped)
+    R.check_runner_cpus(1, local=False, sleep=stopped)
 
 
 def test_a_cluster_that_cannot_be_found_is_named_by_the_callers_name(monkeypatch):
@@ -806,6 +815,25 @@ def test_cluster_arena_names_an_agent_module_the_workers_cannot_import(cluster, 
     assert "\n" not in line and line.startswith(
         "a Ray task failed on a worker: ModuleNotFoundError: No module named "
         "'driver_only_agents'; an agent given as module:Class must import on every Ray node"), line
+
+
+def test_cluster_arena_ends_at_an_agent_that_kills_its_worker_with_one_line(cluster):
+    """A worker process that dies (a crash, or out of memory, in an agent) is one line saying
+    so, after one retry (before: Ray's three retries, 46 s and some twenty of Ray's lines,
+    then "The worker died unexpectedly ..." alone)."""
+    from ono_env.arena import distributed
+
+    class Exiting:   # defined here: pickled by value, so the workers have it
+        def act(self, obs, mask, rng):
+            os._exit(3)
+
+    with pytest.raises(ValueError) as refused:
+        run_arena([Exiting(), "random"], "basic", 2, 8, seed=1, batch_size=8, rating=False,
+                  ray_address=cluster.address)
+    line = str(refused.value)
+    assert "\n" not in line and line.startswith("a Ray task failed on a worker: ") and line.endswith(
+        f"; its worker process died {distributed.TASK_RETRIES + 1} times running the same "
+        f"games (an agent that crashed it, or ran it out of memory?)"), line
 
 
 def test_cluster_arena_is_identical_to_one_process_and_uses_both_nodes(cluster, capsys,

@@ -93,24 +93,32 @@ def init_ray(address: str | None) -> bool:
 def check_runner_cpus(runners: int, local: bool, sleep: Any = None) -> None:
     """Each env runner takes one CPU of the Ray cluster, and Ray waits for ever for a CPU that
     never comes: more runners than a new local Ray's CPUs is a ``ValueError`` naming
-    ``num_env_runners``; on a cluster (which an autoscaler may grow) it is a note, and then a
-    wait here until the cluster has that many CPUs, in Python (``sleep``: ``time.sleep``) so
-    that a signal stops it at once (before: the wait was Ray's, inside building the
-    algorithm, which runs no signal handler until it returns: SIGTERM did nothing)."""
+    ``num_env_runners``; on a cluster (which an autoscaler may grow, and whose CPUs other
+    work may hold) it is a note, and then a wait here until the cluster has that many CPUs
+    free, in Python (``sleep``: ``time.sleep``) so that a signal stops it at once (before:
+    the wait was Ray's, inside building the algorithm, which runs no signal handler until it
+    returns: SIGTERM did nothing; and a cluster's CPUs were counted in all, not free, so
+    that one whose CPUs other work held was that wait again)."""
     import ray
 
-    cpus = int(ray.cluster_resources().get("CPU", 0))
+    if local:
+        cpus = int(ray.cluster_resources().get("CPU", 0))
+        if runners > cpus:
+            raise ValueError(f"num_env_runners={runners}: each env runner takes one CPU, and "
+                             f"the local Ray has {cpus}; allowed: at most {cpus} here (0: the "
+                             f"driver samples), or ray_address= a cluster with more CPUs")
+        return
+
+    def free() -> int:
+        return int(ray.available_resources().get("CPU", 0))
+    cpus = free()
     if runners <= cpus:
         return
-    what = (f"num_env_runners={runners}: each env runner takes one CPU, and the "
-            f"{'local Ray' if local else 'Ray cluster'} has {cpus}")
-    if local:
-        raise ValueError(f"{what}; allowed: at most {cpus} here (0: the driver samples), or "
-                         f"ray_address= a cluster with more CPUs")
-    print(f"ono-train: note: {what} now: training starts when it has {runners} CPUs "
-          f"free", file=sys.stderr)
+    print(f"ono-train: note: num_env_runners={runners}: each env runner takes one CPU, and "
+          f"the Ray cluster has {cpus} free now ({int(ray.cluster_resources().get('CPU', 0))} "
+          f"in all): training starts when it has {runners} CPUs free", file=sys.stderr)
     sleep = time.sleep if sleep is None else sleep
-    while int(ray.cluster_resources().get("CPU", 0)) < runners:
+    while free() < runners:
         sleep(1.0)
 
 

@@ -312,6 +312,10 @@ def play_on_ray(address: str, rules: RuleSet, agents: Sequence[Agent],
     return results
 
 
+TASK_RETRIES = 1
+"""How many times a game task whose worker process died is run again (:func:`_play_tasks`)."""
+
+
 def _play_tasks(ray: Any, rules: RuleSet, agents: Sequence[Agent],
                 seatings_: Sequence[tuple[int, int, list[int]]], per: int, seed: int,
                 batch_size: int, max_decisions: int | None, progress: Any,
@@ -322,7 +326,12 @@ def _play_tasks(ray: Any, rules: RuleSet, agents: Sequence[Agent],
     ends early)."""
     _check_picklable(agents)   # before: Ray's report of twenty lines, then a TypeError
     agents_ref: ray.ObjectRef[Sequence[Agent]] = ray.put(list(agents))
-    task = ray.remote(_play_task).options(num_cpus=1, scheduling_strategy="SPREAD")
+    # one retry: a node lost meanwhile is survived (a task's games are the same wherever it
+    # runs), and an agent that kills its worker process ends the run at its second death
+    # (before: Ray's default of three retries, 46 s and some twenty of Ray's lines for one
+    # agent that crashed its process)
+    task = ray.remote(_play_task).options(num_cpus=1, scheduling_strategy="SPREAD",
+                                          max_retries=TASK_RETRIES)
     n_batches = math.ceil(per / batch_size)
     total = int(ray.cluster_resources().get("CPU", 0))
     if total == 0:   # a head started with no CPUs (before: 0% for ever, without a word)
@@ -411,6 +420,9 @@ def _task_failure(exc: BaseException) -> str:
         lines = [line.strip() for line in str(exc).splitlines() if line.strip()]
         last = lines[-1] if lines else type(exc).__name__
     line = f"a Ray task failed on a worker: {last}"
+    if type(exc).__name__ == "WorkerCrashedError":   # no Python error to name
+        line += (f"; its worker process died {TASK_RETRIES + 1} times running the same games "
+                 f"(an agent that crashed it, or ran it out of memory?)")
     if "ModuleNotFoundError" in last:
         line += ("; an agent given as module:Class must import on every Ray node (the same "
                  "module on the Python path of each)")
