@@ -151,12 +151,26 @@ def test_the_rewards_are_exact_and_sum_to_zero():
             (4, [0.0, 0.0, 0.0, 0.0], [0.0, 0.0, 0.0, 0.0])]:            # cut: no winner
         state = pyspiel.load_game(O.GAME_NAME, {"preset": "basic", "players": players}
                                   ).new_initial_state()
-        got = state._exact(np.array(paid, np.float32))
+        got = state._exact(np.array(paid, np.float32), np.zeros(players, np.int64))
         assert np.array_equal(got, np.array(exact)) and abs(got.sum()) < 1e-15
-    points = pyspiel.load_game(O.GAME_NAME, {"reward": "points", "players": 3}
-                               ).new_initial_state()
-    got = points._exact(np.array([0.7, -0.35, -0.35000003], np.float32))
-    assert abs(got.sum()) < 1e-15 and np.allclose(got, [0.7, -0.35, -0.35], atol=1e-7)
+    # points: each round's score changes, centred, over 100, in float64 (before: the engine's
+    # float32 centred again, -0.2800000011920929 for -0.28), as the engine pays them
+    for preset, players in (("classic", 3), ("stacking", 4)):   # winner and penalty scoring
+        game = pyspiel.load_game(O.GAME_NAME, {"preset": preset, "players": players,
+                                               "reward": "points", "target_score": "100"})
+        state, rng, paid = game.new_initial_state(), np.random.default_rng(players), 0
+        while not state.is_terminal():
+            before = state.engine.state.pl[0, :, 2].copy()   # the scores
+            state.apply_action(int(rng.choice(state.legal_actions())))
+            got, change = np.array(state.rewards()), state.engine.state.pl[0, :, 2] - before
+            if change.any():
+                paid += 1
+                gain = change if preset == "classic" else -change
+                assert np.abs(got * 100 * players - (players * gain - gain.sum())).max() < 1e-9
+            else:
+                assert not got.any()
+            assert abs(got.sum()) < 1e-12
+        assert paid >= 1
 
 
 @pytest.mark.parametrize("preset, players", [("basic", 2), ("classic", 3), ("ono", 4),
@@ -771,10 +785,23 @@ def test_a_state_serialises_as_json_and_replays():
     world = state.resample_from_infostate(state.current_player(), lambda: 0.4)
     back = game.deserialize_state(world.serialize())
     assert str(back) == str(world) and back.history() == world.history()
-    # a text of version 1 (before the rules were written) still replays
+    # texts of version 1 (before the rules were written) and 2 (before the reward and the
+    # cut were) still replay
     import json
-    old = {k: v for k, v in json.loads(text).items() if k != "rules"} | {"version": 1}
-    assert game.deserialize_state(json.dumps(old)).history() == state.history()
+    two = {k: v for k, v in json.loads(text).items() if k not in ("reward", "max_decisions")}
+    old = {k: v for k, v in two.items() if k != "rules"} | {"version": 1}
+    for written in (two | {"version": 2}, old):
+        assert game.deserialize_state(json.dumps(written)).history() == state.history()
+    # a state of a game with another reward or cut is refused (before: a points game's state
+    # read as a win game's, its returns changed; one terminal at its cut played on)
+    for params, said in (({"reward": "points", "target_score": "500"}, "reward='points', where "
+                                                                       "this game's is 'win'"),
+                         ({"max_decisions": 400}, "max_decisions=400, where this game's is "
+                                                  "50000")):
+        theirs = pyspiel.load_game(O.GAME_NAME, {"preset": "classic", "players": 3, **params})
+        with pytest.raises(ValueError, match=rf"a state of a game with {said}; allowed: a state "
+                                             rf"this game wrote"):
+            game.deserialize_state(theirs.new_initial_state().serialize())
     # a state of other rules is refused (before: replayed under these, refused only where an
     # action happened not to be legal)
     other = pyspiel.load_game(O.GAME_NAME, {"preset": "classic", "players": 3,
@@ -783,11 +810,14 @@ def test_a_state_serialises_as_json_and_replays():
                                          r"a state this game wrote"):
         other.deserialize_state(text)
     for bad, match in [("[1]", "not a serialised state"), ("{", "malformed"),
-                       (text.replace('"version": 2', '"version": 3'), "not a serialised state"),
-                       (text.replace('"version": 2', '"version": 1'), "not a serialised state"),
+                       (text.replace('"version": 3', '"version": 4'), "not a serialised state"),
+                       (text.replace('"version": 3', '"version": 2'), "not a serialised state"),
+                       (text.replace('"version": 3', '"version": 1'), "not a serialised state"),
                        # before, true and 1.0 passed as version 1 (JSON's true == 1 in Python)
-                       (text.replace('"version": 2', '"version": true'), "not a serialised state"),
-                       (text.replace('"version": 2', '"version": 2.0'), "not a serialised state"),
+                       (text.replace('"version": 3', '"version": true'), "not a serialised state"),
+                       (text.replace('"version": 3', '"version": 3.0'), "not a serialised state"),
+                       (text.replace('"max_decisions": 50000', '"max_decisions": 5e4'),
+                        "max_decisions=50000.0, where"),
                        (text.replace('"stacking": false', '"stacking": 3'), "state: rules: "),
                        (text.replace('"actions": [', '"actions": [99, '), "action 99 is not legal"),
                        (text.replace('"seed": ', '"seed": -'), "seed=-"),

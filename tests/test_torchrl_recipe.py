@@ -113,3 +113,22 @@ def test_the_recipe_env_refuses_an_action_that_is_no_integer_and_plays_on():
     step = td.clone()   # nothing was played: the first legal action is still legal
     step["action"] = torch.tensor(int(td["action_mask"].nonzero()[0, 0]))
     assert env.step(step)["next", "reward"].item() == 0.0
+
+
+def test_a_batched_env_seeded_as_the_docs_say_deals_each_copy_its_own_games():
+    """Each make_env seeds its env 0, so a SerialEnv's copies dealt the same games (43 of 43
+    episodes alike); the batched env's set_seed gives each its own, as docs/openspiel.md
+    says."""
+    import torch
+    from torchrl.envs import SerialEnv
+
+    recipe = _recipe()
+    alike = SerialEnv(3, recipe.make_env).reset()["observation"]
+    assert all(torch.equal(alike[0], row) for row in alike[1:])   # the pitfall
+    batched = SerialEnv(3, recipe.make_env)
+    batched.set_seed(7)
+    first = batched.reset()["observation"]
+    assert not any(torch.equal(first[0], row) for row in first[1:])
+    again = SerialEnv(3, recipe.make_env)
+    again.set_seed(7)
+    assert torch.equal(again.reset()["observation"], first)   # and reproducibly

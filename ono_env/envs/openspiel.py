@@ -109,9 +109,12 @@ except ImportError as exc:
 
 GAME_NAME = "python_ono"
 """The short name the game is registered under (``pyspiel.load_game(GAME_NAME)``)."""
-SERIAL_VERSION = 2
-"""The version of ``OnoState.serialize``'s JSON (2 adds the game's rules; a text of version 1,
-without them, is still read)."""
+SERIAL_VERSION = 3
+"""The version of ``OnoState.serialize``'s JSON (2 adds the game's rules, 3 its ``reward`` and
+``max_decisions``; a text of version 1 or 2, without them, is still read)."""
+_SERIAL_KEYS = {1: {"version", "seed", "actions", "position"}}
+_SERIAL_KEYS[2] = _SERIAL_KEYS[1] | {"rules"}
+_SERIAL_KEYS[3] = _SERIAL_KEYS[2] | {"reward", "max_decisions"}
 OPTIONS = tuple(f for f in PRESETS["classic"].to_dict() if f not in ("name", "num_players"))
 """The rule options offered as parameters (every RuleSet field but the name and the
 player count, which is ``players``)."""
@@ -297,20 +300,26 @@ class OnoGame(pyspiel.Game):
         from ono_env.positions import load_json, read_rules
 
         d = load_json(text, f"{GAME_NAME} state")
-        keys = {"version", "seed", "actions", "position", "rules"}
         version = d.get("version") if isinstance(d, dict) else None
-        if (not is_int(version) or version not in (1, SERIAL_VERSION)
-                or set(d) != (keys if version == SERIAL_VERSION else keys - {"rules"})):
+        if not is_int(version) or version not in _SERIAL_KEYS or set(d) != _SERIAL_KEYS[version]:
             raise ValueError(f"{GAME_NAME}: not a serialised state; allowed: JSON with exactly "
-                             f"the keys {sorted(keys)}, version {SERIAL_VERSION} (or version 1, "
-                             f"without 'rules')")
-        if version == SERIAL_VERSION:   # before: a state of other rules replayed under these
+                             f"the keys {sorted(_SERIAL_KEYS[SERIAL_VERSION])}, version "
+                             f"{SERIAL_VERSION} (or version 2, without 'reward' and "
+                             f"'max_decisions', or 1, without 'rules' too)")
+        if version >= 2:   # before: a state of other rules replayed under these
             written = read_rules(d["rules"], whole=True, key=f"{GAME_NAME} state: rules")
             differ = written.differing_fields(self.rules, skip=("name",))
             if differ:
                 raise ValueError(f"{GAME_NAME}: a state of other rules ({', '.join(differ[:5])} "
                                  f"differ); allowed: a state this game wrote (the same "
                                  f"parameters)")
+        if version >= 3:   # before: a points game's state read as a win game's, its returns
+            # changed, or one cut at 40 decisions, terminal there, played on under a cut of 400
+            for key, ours in (("reward", self.reward), ("max_decisions", self.max_decisions)):
+                if d[key] != ours or type(d[key]) is not type(ours):
+                    raise ValueError(f"{GAME_NAME}: a state of a game with {key}="
+                                     f"{shown(d[key], 40)}, where this game's is {ours!r}; "
+                                     f"allowed: a state this game wrote (the same parameters)")
         seed, actions = d["seed"], d["actions"]
         if not isinstance(seed, int) or isinstance(seed, bool) or not 0 <= seed <= MAX_SEED:
             raise ValueError(f"{GAME_NAME}: serialised state seed={shown(seed, 40)}; allowed: an "
@@ -744,21 +753,28 @@ class OnoState(pyspiel.State):
             raise ValueError(f"{GAME_NAME}: the game is over (is_terminal()); no action may "
                              f"be applied")
         seat = self._current
+        before = self.engine.state.pl[0, :, E.S_SCORE].astype(np.int64)
         result = self.engine.step(np.array([action], np.int64))   # ValueError if illegal
-        self._last = self._exact(result.rewards[0])
+        self._last = self._exact(result.rewards[0], before)
         self._returns += self._last
         self._done = bool(result.terminated[0] or result.truncated[0])
         self._current = int(result.current_player[0])
         self.history_names.append(f"P{seat} {C.ACTION_NAMES[action]}")
         self._note_private()
 
-    def _exact(self, rewards: np.ndarray) -> np.ndarray:
+    def _exact(self, rewards: np.ndarray, before: np.ndarray) -> np.ndarray:
         """The engine's float32 rewards in float64, summing to 0 as OpenSpiel checks: the
         win rewards exactly (k winners +1/k, the others -1/(N-k), as ``VecGame`` pays them),
-        the points rewards centred again in float64."""
+        the points rewards from the seats' integer score changes since ``before`` (their
+        scores before the step), as the engine pays them: a gain under winner scoring, a loss
+        under penalty scoring, centred, times 0.01 (before: the engine's float32 centred
+        again, -0.2800000011920929 for -0.28)."""
         r = rewards.astype(np.float64)
         if self.get_game().reward != "win":
-            return r - r.mean()
+            gain = self.engine.state.pl[0, :, E.S_SCORE].astype(np.int64) - before
+            if self.rules.scoring == "penalty":
+                gain = -gain
+            return (gain - gain.mean()) / round(1 / E.POINTS_REWARD_SCALE)
         if not r.any():
             return r
         win = r > 0
@@ -804,8 +820,9 @@ class OnoState(pyspiel.State):
         return self.engine.to_json(0)
 
     def serialize(self) -> str:
-        """JSON of the rules, the deal's seed and the actions taken (and, for a resampled world, its
-        position): ``game.deserialize_state`` replays it. ``ValueError`` for a resampled
+        """JSON of the game's rules, ``reward`` and ``max_decisions``, the deal's seed and the
+        actions taken (and, for a resampled world, its position): ``game.deserialize_state``
+        replays it. ``ValueError`` for a resampled
         world that has played on since it was made: its later actions were taken on the
         world's cards, which a replay of the deal does not hold."""
         import json
@@ -816,7 +833,9 @@ class OnoState(pyspiel.State):
                              f"cannot be serialised: a replay of the deal would not hold its "
                              f"cards; allowed: the world as resample_from_infostate gave it, "
                              f"or any state of the deal itself")
+        game = self.get_game()
         return json.dumps({"version": SERIAL_VERSION, "rules": self.rules.to_dict(),
+                           "reward": game.reward, "max_decisions": game.max_decisions,
                            "seed": self.deal_seed,
                            "actions": [int(a) for a in self.history()],
                            "position": self.engine.to_dict(0) if self.resampled else None})
