@@ -97,9 +97,11 @@ def test_rules_where_no_baseline_finishes_are_one_error(monkeypatch):
     cut = {n: {"mean_length": 5000.0, "cut_share": 0.9, "finishes": False} for n in R.AUTO_WEIGHTS}
     monkeypatch.setattr(R, "baseline_games", lambda rules: cut)
     with pytest.raises(ValueError, match=r"under these rules no baseline finishes its own games "
-                                         r"\(random 90% cut at the engine's decision limit; .*\), "
-                                         r"so the auto settings .* have no game length to go "
-                                         r"by; allowed: rules whose games the baselines end"):
+                                         r"\(random 90% cut at the engine's decision limit; .*\): "
+                                         r"a game here ends at the cut with no winner, so there "
+                                         r"is nothing to learn from or to measure the learner by "
+                                         r"\(nor a game length for the auto settings to go by\); "
+                                         r"allowed: rules whose games the baselines end"):
         R.resolve_auto(load_config("default"), resolve_rules("basic", num_players=2))
 
 

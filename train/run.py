@@ -137,14 +137,17 @@ def resolve_auto(cfg: TrainConfig, rules: Any, log: Any = None,
 
     probe = baseline_games(rules)
     fin = [n for n, v in probe.items() if v["finishes"]]
-    if not fin:   # nothing to size the games and evaluations by (before: ZeroDivisionError)
+    if not fin:   # nothing to size the games and evaluations by (before: ZeroDivisionError),
+        # and no game to learn from: refused whether or not a setting is auto (before: the
+        # message blamed the auto settings, though a config may have none)
         raise ValueError(f"{label + ': ' if label else ''}under these rules no baseline finishes "
                          f"its own games ("
                          + "; ".join(f"{n} {100 * v['cut_share']:.0f}% cut at the engine's "
                                      f"decision limit" for n, v in probe.items())
-                         + "), so the auto settings (opponents, the cut, the evaluations' "
-                           "sizes) have no game length to go by; allowed: rules whose games the "
-                           "baselines end")
+                         + "): a game here ends at the cut with no winner, so there is "
+                           "nothing to learn from or to measure the learner by (nor a game "
+                           "length for the auto settings to go by); allowed: rules whose games "
+                           "the baselines end")
     length = sum(probe[n]["mean_length"] for n in fin) / len(fin)
     dropped = [n for n in probe if n not in fin]
     played = [cfg.opponents, cfg.eval.opponents if cfg.eval.every else None,   # those that play
