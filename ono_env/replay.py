@@ -329,8 +329,12 @@ class Replay:
                           f"{C.action_name(ids[-1])!r}")
         thinking = d["thinking"]
         if not isinstance(thinking, list) or len(thinking) != len(actions):
-            raise bad("thinking", f"{type(thinking).__name__}", f"a list of {len(actions)} entries "
-                      "(one per action: null or {\"agent\", \"probs\", \"value\"})")
+            # the lengths said (before: "list" alone, and an actions list cut short read as
+            # a fault of thinking's)
+            raise bad("thinking", f"{type(thinking).__name__}" + (
+                f" of {len(thinking)} entries" if isinstance(thinking, list) else ""),
+                f"a list of {len(actions)} entries, one per action of actions (null or "
+                "{\"agent\", \"probs\", \"value\"})")
         checked_thinking = [_check_thinking(t, f"{where}: thinking[{k}]", n)
                             for k, t in enumerate(thinking)]
         result = _check_result(d["result"], rules, int(md), f"{where}: result")

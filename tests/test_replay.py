@@ -119,6 +119,9 @@ def test_replay_files_round_trip(tmp_path):
                                              "values": {"draw": -10**400}}),
      r"thinking\[0\]: values\['draw'\]=<a negative integer of 401 digits>; allowed: a finite number"),
     (lambda d: d.update(players=["a"]), "players"),
+    # an actions list cut short: both lengths said (before: "thinking: list", as if its fault)
+    (lambda d: d["actions"].pop(), r"^replay: thinking: list of (\d+) entries; allowed: a list "
+                                   r"of (?!\1)\d+ entries, one per action of actions \(null or"),
     (lambda d: d.update(players=["a", "   "]), r"^replay: players\[1\]: '   '; allowed: a label "
                                              r"that is not blank$"),
     (lambda d: d["actions"].__setitem__(0, "play X9"), r"actions\[0\]"),
