@@ -270,6 +270,20 @@ def test_an_adapter_without_its_extra_names_the_extra(module, library, extra, mo
     assert exc.value.name == library
 
 
+def test_the_rllib_module_class_without_ray_names_the_extra(monkeypatch):
+    """Before: a bare "No module named 'ray'" from ``from ono_env.train.rllib import
+    MaskedPPOModule``, where the rest of the module names the extra."""
+    import importlib
+
+    for name in ["ray", *(m for m in sys.modules if m.startswith("ray."))]:
+        monkeypatch.setitem(sys.modules, name, None)
+    monkeypatch.delitem(sys.modules, "ono_env.train.rllib", raising=False)
+    rllib = importlib.import_module("ono_env.train.rllib")   # needs no Ray
+    with pytest.raises(ValueError, match=r"^MaskedPPOModule needs Ray RLlib and torch \(ray is "
+                                         r"not installed\): .*ono-env\[ray\]"):
+        rllib.MaskedPPOModule   # noqa: B018 - the attribute builds the class
+
+
 def test_no_import_circle():
     """No circle among the imports a module runs when it is imported."""
     graph = {name: sorted({d for t, _ in imports(path, top_level_only=True)

@@ -194,6 +194,7 @@ def _module_class():
 def __getattr__(name: str):
     # the module class is built on first use, so importing this module needs no Ray
     if name == "MaskedPPOModule":
+        require_ray("MaskedPPOModule")   # before: a bare ModuleNotFoundError without Ray
         cls = _module_class()
         globals()["MaskedPPOModule"] = cls
         return cls
