@@ -108,6 +108,47 @@ def test_same_step_autoreset_reports_the_finished_episode():
     assert seen > 20
 
 
+def test_next_step_autoreset_as_gymnasium_documents_it_and_its_vector_wrappers_assume():
+    """autoreset_mode=NEXT_STEP: the step a game ends returns its last observation (no legal
+    action), and the next deals it again, its action ignored, reward 0, not done. Before,
+    SAME_STEP only: Gymnasium's observation wrappers refused the env, and its episode
+    statistics were a step short after each game's first episode."""
+    from gymnasium.wrappers import vector as wv
+
+    envs = make(8, autoreset_mode=AutoresetMode.NEXT_STEP)
+    assert envs.metadata["autoreset_mode"] is AutoresetMode.NEXT_STEP
+    assert OnoVectorEnv.metadata["autoreset_mode"] is AutoresetMode.SAME_STEP   # the class's
+    wv.FlattenObservation(envs)   # (before: an AssertionError)
+    stats = wv.RecordEpisodeStatistics(envs)
+    _obs, infos = stats.reset(seed=2)
+    rng = np.random.default_rng(2)
+    restart, length, ret, episodes = np.zeros(8, np.bool_), np.zeros(8, int), np.zeros(8), 0
+    for _ in range(300):
+        mask = infos["action_mask"]
+        actions = np.array([rng.choice(np.flatnonzero(m)) if m.any() else 0 for m in mask])
+        _obs, rewards, terminated, truncated, infos = stats.step(actions)
+        done = terminated | truncated
+        assert "final_obs" not in infos
+        assert not infos["action_mask"][done].any()   # the last observation: no legal action
+        assert (rewards[restart] == 0).all() and not done[restart].any()   # dealt again
+        assert infos["action_mask"][restart].any(axis=1).all()
+        length += ~restart
+        ret += rewards
+        for i in np.flatnonzero(infos.get("_episode", np.zeros(8, np.bool_))):
+            assert infos["episode"]["l"][i] == length[i] and infos["episode"]["r"][i] == ret[i]
+            episodes += 1
+        length[done], ret[done] = 0, 0.0
+        restart = done
+    assert episodes > 20
+    # the mode's value as text too; another mode is refused by name
+    assert make(2, autoreset_mode="NextStep").metadata["autoreset_mode"] is AutoresetMode.NEXT_STEP
+    for bad in (AutoresetMode.DISABLED, "next_step", None):
+        with pytest.raises(ValueError, match=r"^autoreset_mode=.*; allowed: "
+                                             r"AutoresetMode.SAME_STEP \(or 'SameStep'\), "
+                                             r"AutoresetMode.NEXT_STEP \(or 'NextStep'\)$"):
+            OnoVectorEnv(2, autoreset_mode=bad)
+
+
 def test_the_infos_have_the_structure_of_sync_vector_env_in_same_step_mode():
     from gymnasium.vector import AutoresetMode
 

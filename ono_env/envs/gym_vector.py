@@ -20,12 +20,15 @@ Stable-Baselines3 VecEnv): no subprocesses and no Python object per game, unlike
   their batched forms (``Box (N, D)``, ``MultiDiscrete``).
 - Masks: ``infos["action_mask"]`` ``(N, 85) bool`` after every ``reset`` and ``step`` (the
   legal actions of the observation returned beside it) and :meth:`OnoVectorEnv.action_masks`.
-- Autoreset: ``metadata["autoreset_mode"]`` is ``AutoresetMode.SAME_STEP``: a game that
-  ends in ``step`` is dealt again in the same step; the returned observation (and mask) is
-  the new episode's, and ``infos["final_obs"]`` / ``infos["final_info"]`` (with the
-  ``"_final_obs"`` / ``"_final_info"`` masks) hold the finished episode's last observation and
-  its info (``final_info["action_mask"]`` ``(N, 85)``, all False where a game finished), as
-  ``SyncVectorEnv`` builds them in that mode.
+- Autoreset: ``autoreset_mode``, in ``metadata["autoreset_mode"]``. ``AutoresetMode.SAME_STEP``
+  (the default): a game that ends in ``step`` is dealt again in the same step; the returned
+  observation (and mask) is the new episode's, and ``infos["final_obs"]`` /
+  ``infos["final_info"]`` (with the ``"_final_obs"`` / ``"_final_info"`` masks) hold the
+  finished episode's last observation and its info (``final_info["action_mask"]`` ``(N,
+  85)``, all False where a game finished), as ``SyncVectorEnv`` builds them in that mode.
+  ``AutoresetMode.NEXT_STEP`` (Gymnasium's default, which its vector wrappers assume): the
+  step a game ends returns its last observation (no legal action in its mask), and the next
+  step deals it again, its action ignored, reward 0, the new episode's observation.
 - ``infos["learner_seat"]``: the learner's seat in each game (``learner_seat="random"``, the
   default, draws a new one per game and episode from the env's seeded generator).
 - Rewards, opponents, ``rules`` and its overrides, ``max_decisions``, ``skip_forced`` and
@@ -38,7 +41,7 @@ Stable-Baselines3 VecEnv): no subprocesses and no Python object per game, unlike
 
 from __future__ import annotations
 
-from typing import Any, cast
+from typing import Any
 
 import gymnasium as gym
 import numpy as np
@@ -60,6 +63,9 @@ class OnoVectorEnv(gym.vector.VectorEnv):
     Args:
         num_envs: the number of games (default 16).
         render_mode: None only (the single env renders).
+        autoreset_mode: ``AutoresetMode.SAME_STEP`` (the default) or ``NEXT_STEP`` (or their
+            values, ``"SameStep"``, ``"NextStep"``): when a game that ended is dealt again
+            (the module docstring).
 
     The other arguments are :class:`~ono_env.envs.gym_env.OnoEnv`'s, with its defaults
     (``rules="classic"``, ``opponents="random"``, ``learner_seat="random"``, ...), but for
@@ -81,8 +87,15 @@ class OnoVectorEnv(gym.vector.VectorEnv):
         reward: str = "win",
         observation_version: int = 1,
         render_mode: str | None = None,
+        autoreset_mode: str | AutoresetMode = AutoresetMode.SAME_STEP,
         **rule_overrides: Any,
     ) -> None:
+        modes = (AutoresetMode.SAME_STEP, AutoresetMode.NEXT_STEP)
+        mode = next((m for m in modes if autoreset_mode is m or (
+            isinstance(autoreset_mode, str) and autoreset_mode == m.value)), None)
+        if mode is None:   # before: SAME_STEP only, which Gymnasium's vector wrappers refuse
+            raise ValueError(f"autoreset_mode={shown(autoreset_mode, 40)}; allowed: "
+                             f"{', '.join(f'AutoresetMode.{m.name} (or {m.value!r})' for m in modes)}")
         if render_mode is not None:   # a Gymnasium argument, not a rule option
             raise ValueError(f"render_mode={shown(render_mode, 40)}; allowed: None (OnoVectorEnv does "
                              f"not render; the single env does: gymnasium.make, or make_vec's "
@@ -93,7 +106,9 @@ class OnoVectorEnv(gym.vector.VectorEnv):
         self.batch = LearnerBatch(rules, num_envs, opponents, None, learner_seat,
                                   max_decisions=max_decisions, skip_forced=skip_forced,
                                   reward=reward, observation_version=observation_version,
-                                  batched_space=True, **rule_overrides)
+                                  autoreset="next_step" if mode is AutoresetMode.NEXT_STEP
+                                  else "same_step", batched_space=True, **rule_overrides)
+        self.metadata = {**type(self).metadata, "autoreset_mode": mode}
         self.rules = self.batch.rules
         self.game = self.batch.game
         self.num_envs = self.batch.num_envs
@@ -131,8 +146,8 @@ class OnoVectorEnv(gym.vector.VectorEnv):
                              f"dict or None (OnoVectorEnv.reset takes no options)")
         if options and "reset_mask" in options:   # Gymnasium's partial reset: not ignored
             raise ValueError("options['reset_mask']: OnoVectorEnv.reset deals every game again "
-                             "(a game that ends is dealt again within step, autoreset "
-                             "SAME_STEP); allowed: no reset_mask")
+                             "(a game that ends is dealt again by step, as autoreset_mode "
+                             "says); allowed: no reset_mask")
         seed = check_seed("seed", seed)
         if seed is not None:
             seed = int(seed)   # a NumPy integer too: gymnasium's seeding takes a Python int
@@ -143,15 +158,17 @@ class OnoVectorEnv(gym.vector.VectorEnv):
 
     def step(self, actions: Any):
         """One decision in every game, the opponents up to each learner's next turn, and
-        same-step autoreset. Returns ``(obs, rewards, terminated, truncated, infos)``."""
+        autoreset (``metadata["autoreset_mode"]``). Returns ``(obs, rewards, terminated,
+        truncated, infos)``."""
         seats = self.batch.learner.copy()   # the finished episodes' seats, before autoreset
         r = self.batch.step(actions)
         infos = self._infos()
-        if r.dones.any():   # as SyncVectorEnv gives them in SAME_STEP mode (VectorEnv._add_info)
+        if r.final_obs is not None:   # as SyncVectorEnv gives them in SAME_STEP mode
+            # (VectorEnv._add_info); NEXT_STEP returns the last observation itself
             last = np.zeros(NUM_ACTIONS, np.bool_)   # a finished episode has no legal action
             for i in np.flatnonzero(r.dones):
                 final = {"learner_seat": int(seats[i]), "action_mask": last}
-                infos = self._add_info(infos, {"final_obs": cast(np.ndarray, r.final_obs)[i],
+                infos = self._add_info(infos, {"final_obs": r.final_obs[i],
                                                "final_info": final}, int(i))
         return r.obs, r.rewards, r.terminated, r.truncated, infos
 
