@@ -853,6 +853,27 @@ def test_a_part_killed_while_it_held_the_earlier_part_is_settled_from_its_record
         assert _contents(run) == before
 
 
+def test_a_curve_carried_on_survives_a_part_killed_before_its_first_save(tmp_path):
+    """A part resumed in its own folder carries eval.csv on rather than holding it; killed
+    outright before it saved anything, the next part settles what it left and keeps the
+    curve (before: removed with the killed part's own files, every earlier part's rows)."""
+    from ono_env.train import run as R
+
+    run = tmp_path / "run"
+    files = _run_folder(run)
+    curve = ",".join(R.CURVE_FIELDS) + "\n1,random,16,0.5,0.2,0.8,0.5,40.0,0\n"
+    (run / "eval.csv").write_text(curve)
+    files["eval.csv"] = curve.encode()
+    part = R.EarlierPart(run, curve=list(R.CURVE_FIELDS))
+    assert part.hold() == ["final_eval.json", "final_eval.csv"]   # the curve stays
+    (run / "config.yaml").write_text("name: killed\n")   # then the part is killed
+    # the next part, as start_run makes it: the killed one's files settled first
+    R.EarlierPart(run, curve=list(R.CURVE_FIELDS)).hold()
+    assert (run / "eval.csv").read_bytes() == files["eval.csv"]
+    # the first part's config.yaml was put back, and this part holds it now
+    assert (run / R.HELD_FOLDER / "config.yaml").read_bytes() == files["config.yaml"]
+
+
 def test_a_part_that_saved_checkpoints_but_no_model_puts_back_the_final_evaluation(tmp_path):
     """final_eval.* evaluate model.*: a part that saved a checkpoint and then failed leaves the
     older model, and its evaluation comes back (before: removed, as for a part that saved a

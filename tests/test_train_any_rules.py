@@ -98,9 +98,10 @@ def test_rules_where_no_baseline_finishes_are_one_error(monkeypatch):
     monkeypatch.setattr(R, "baseline_games", lambda rules: cut)
     with pytest.raises(ValueError, match=r"under these rules no baseline finishes its own games "
                                          r"\(random 90% cut at the engine's decision limit; .*\): "
-                                         r"a game here ends at the cut with no winner, so there "
-                                         r"is nothing to learn from or to measure the learner by "
-                                         r"\(nor a game length for the auto settings to go by\); "
+                                         r"games here end at the cut with no winner too often "
+                                         r"\(more than 1% of even the quickest baseline's\) to "
+                                         r"learn from or to measure the learner by, nor is there "
+                                         r"a game length for the auto settings to go by; "
                                          r"allowed: rules whose games the baselines end"):
         R.resolve_auto(load_config("default"), resolve_rules("basic", num_players=2))
 

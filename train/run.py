@@ -22,7 +22,7 @@ from typing import Any, Literal
 
 import numpy as np
 
-from ono_env.checks import first_few, is_int, shown
+from ono_env.checks import first_few, is_int, shown, write_whole
 from ono_env.game import memory_limit, usable_cores
 from ono_env.train.config import MAX_TORCH_THREADS, TrainConfig, dump_config, resolved
 
@@ -144,10 +144,11 @@ def resolve_auto(cfg: TrainConfig, rules: Any, log: Any = None,
                          f"its own games ("
                          + "; ".join(f"{n} {100 * v['cut_share']:.0f}% cut at the engine's "
                                      f"decision limit" for n, v in probe.items())
-                         + "): a game here ends at the cut with no winner, so there is "
-                           "nothing to learn from or to measure the learner by (nor a game "
-                           "length for the auto settings to go by); allowed: rules whose games "
-                           "the baselines end")
+                         + f"): games here end at the cut with no winner too often (more "
+                           f"than {100 * MAX_CUT_SHARE:g}% of even the quickest baseline's) to "
+                           f"learn from or to measure the learner by, nor is there a game length "
+                           f"for the auto settings to go by; allowed: rules whose games the "
+                           f"baselines end")
     length = sum(probe[n]["mean_length"] for n in fin) / len(fin)
     dropped = [n for n in probe if n not in fin]
     played = [cfg.opponents, cfg.eval.opponents if cfg.eval.every else None,   # those that play
@@ -435,11 +436,15 @@ def curve_fields(mixture: bool) -> list[str]:
 
 
 def write_curve(path: Path, rows: Sequence[dict[str, Any]]) -> None:
-    fields = curve_fields(bool(rows) and "table" in rows[0])
-    with open(path, "w", newline="") as fh:
-        w = csv.DictWriter(fh, fieldnames=fields)
-        w.writeheader()
-        w.writerows(rows)
+    """``eval.csv`` at ``path``, whole or not at all (:func:`~ono_env.checks.write_whole`):
+    it holds every part's curve, which a run killed while it wrote would otherwise cut."""
+    import io
+
+    text = io.StringIO(newline="")
+    w = csv.DictWriter(text, fieldnames=curve_fields(bool(rows) and "table" in rows[0]))
+    w.writeheader()
+    w.writerows(rows)
+    write_whole(path, text.getvalue().encode(), "the learning curve")
 
 
 _CURVE_TYPES: dict[str, Callable[[str], Any]] = {
@@ -1159,7 +1164,10 @@ class EarlierPart:
         now = _model_files(self.run_dir)
         if now == self.models:   # nothing saved: the earlier part stays
             for path in self._found():   # the part's own evaluations of the older model
-                path.unlink()
+                # (but the curve it carried on, held by no one: before, a part killed before
+                # its first save took it with it as the next part settled it)
+                if path != self.run_dir / "eval.csv" or "eval.csv" in self.names:
+                    path.unlink()
             self._put_back(self.names)
             self._drop_empty_tables()
         elif {k: v for k, v in now.items() if k.startswith("model.")} == \
