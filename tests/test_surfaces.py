@@ -689,7 +689,13 @@ def test_a_game_whose_client_hung_up_while_it_was_dealt_is_not_kept(monkeypatch)
     import threading
     import time
 
+    from ono_env.apps.web.table import Tables
+
     entered, released, request = _held_search(monkeypatch)
+    seen: list[threading.Event] = []   # each deal's hang-up flag, as the server passes it
+    new = Tables.new
+    monkeypatch.setattr(Tables, "new", lambda self, *a, gone=None, **k:
+                        seen.append(gone) or new(self, *a, gone=gone, **k))
     safety = threading.Timer(60, released.set)
     safety.start()
     app = create_app()
@@ -700,7 +706,7 @@ def test_a_game_whose_client_hung_up_while_it_was_dealt_is_not_kept(monkeypatch)
             client.sendall(request)
             assert entered.wait(30)   # its agent is thinking
             client.close()
-            time.sleep(0.5)   # the hang-up is seen
+            assert seen[0].wait(30)   # the server has seen the hang-up
             released.set()
             deadline = time.monotonic() + 60
             while sum(ended) < 1 and time.monotonic() < deadline:

@@ -56,6 +56,7 @@ from ono_env.agents.registry import agent_names, is_model_path
 from ono_env.agents.search import SEARCH_AGENTS
 from ono_env.apps import console as cli
 from ono_env.apps.web.table import (
+    DEALT_GONE,
     HUNG_UP,
     MAX_TABLES,
     Refused,
@@ -1009,7 +1010,11 @@ def create_app(models: Sequence[str] = (), replay_dirs: Sequence[str] = (),
                                False if thinking is None else thinking,
                                client=client_of(request), gone=hung_up)
             with table.lock:
-                return table.view()
+                view = table.view()
+            if hung_up.is_set():   # a hang-up seen once the game was kept: not kept after all
+                tables.discard(table.id)
+                raise Refused(DEALT_GONE, 499)
+            return view
         search = searches(opponents)
 
         def dealing() -> Awaitable[Any]:

@@ -67,6 +67,7 @@ IDLE_SECONDS = 600.0
 FINISHED_SECONDS = 120.0
 """A finished game that no request has touched for this long may be dropped for a new one."""
 HUNG_UP = "the client hung up before its request's turn came: nothing was done"
+DEALT_GONE = "the client hung up while its game was dealt: the game was not kept"
 STOPPING = ("the server is stopping: it starts no more work (its games end with it; start "
             "it again for a new game)")
 """The refusal (503) of work asked of a server that is stopping (:attr:`Tables.stopping`)."""
@@ -442,8 +443,7 @@ class Tables:
             if gone is not None and gone.is_set():   # its client hung up while its agents
                 # played: nothing dropped for it, and not kept (before: kept, a game nobody
                 # knows of, holding a place and one of its address's for IDLE_SECONDS)
-                raise Refused("the client hung up while its game was dealt: the game was "
-                              "not kept", 499)
+                raise Refused(DEALT_GONE, 499)
             while True:
                 mine = self._mine(client)
                 own = self._own(mine)
@@ -462,6 +462,13 @@ class Tables:
             self._used[table.id] = self.clock()
             self._client[table.id] = client
         return table
+
+    def discard(self, table_id: str) -> None:
+        """Forget a game whose client hung up as it was dealt (:meth:`new` checks before it
+        keeps the game; this, after), if it is still kept."""
+        with self._lock:
+            if table_id in self._tables:
+                self._drop(table_id)
 
     def _drop(self, table_id: str) -> None:
         """Forget a game. Holds the lock."""
