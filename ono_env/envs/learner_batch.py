@@ -139,7 +139,8 @@ class LearnerBatch:
 
     def step(self, actions: Any, out: np.ndarray | None = None) -> BatchStep:
         """One decision of every learner (see the module for the checks), the opponents up to
-        each learner's next turn, and same-step autoreset of the finished games. ``out``: a
+        each learner's next turn, and autoreset of the finished games (``autoreset``: in this
+        step, or in the next, which ignores their actions). ``out``: a
         C-contiguous ``(N, D)`` float32 array that receives the next observations (the
         trainer's rollout buffer) and is returned as ``obs``; a new array when None."""
         if not self._ready:

@@ -54,8 +54,10 @@ Observations
     (``make_py_observer`` refuses a public-only or an all-players observation type).
 
 Serialisation
-    ``state.serialize()`` is JSON of the rules, the deal's seed and the actions taken (and a resampled
-    world's position); ``game.deserialize_state`` replays it through the engine, so nothing
+    ``state.serialize()`` is JSON of the game's rules, ``reward`` and ``max_decisions``, the
+    deal's seed and the actions taken (and a resampled world's position);
+    ``game.deserialize_state`` refuses a state of a game of other parameters, and replays it
+    through the engine, so nothing
     in the text runs (OpenSpiel's default for a Python state unpickles its attributes). A
     resampled world that has played on since it was made is refused (its later actions were
     taken on cards a replay of the deal does not hold). A resampled world's text keeps the
@@ -293,9 +295,10 @@ class OnoGame(pyspiel.Game):
         return pyspiel.load_game, (GAME_NAME, self.get_parameters())
 
     def deserialize_state(self, text: str) -> OnoState:
-        """The state ``OnoState.serialize`` wrote (under this game's rules): JSON of the deal's
-        seed and the actions taken, replayed through the engine (and for a resampled state its position), so
-        nothing in the text runs (OpenSpiel's own serialisation of a Python state unpickles
+        """The state ``OnoState.serialize`` wrote (under this game's rules, ``reward`` and
+        ``max_decisions``, which a text of version 3 names): JSON of the deal's seed and the
+        actions taken, replayed through the engine (and for a resampled state its position),
+        so nothing in the text runs (OpenSpiel's own serialisation of a Python state unpickles
         its attributes, which can run code). ``ValueError`` naming what is wrong."""
         from ono_env.positions import load_json, read_rules
 
