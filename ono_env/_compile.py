@@ -158,6 +158,28 @@ def _say_compiling() -> None:
                   stacklevel=2)
 
 
+def _say_no_cache() -> None:
+    """Warn once per process where numba finds no folder to cache compiled kernels in."""
+    if _PREBUILT_STATE.get("said_no_cache"):
+        return
+    _PREBUILT_STATE["said_no_cache"] = True
+    warnings.warn("ono_env: numba finds no folder it can write to cache compiled kernels in "
+                  "(the package's __pycache__ nor its user cache folder): kernels compiled "
+                  "now are compiled again in each process; set NUMBA_CACHE_DIR to a writable "
+                  "folder to keep them", RuntimeWarning, stacklevel=2)
+
+
+def _enable_caching(disp: Any) -> None:
+    """numba's usual cache for ``disp``, or none where numba finds no folder it can write
+    (:func:`_say_no_cache`)."""
+    try:
+        disp.enable_caching()
+    except RuntimeError as exc:
+        if "no locator available" not in str(exc):
+            raise
+        _say_no_cache()
+
+
 def _check_prebuilt() -> str:
     if not _JIT:
         return "not used: NUMBA_DISABLE_JIT is set"
@@ -269,6 +291,20 @@ def _cache_classes():
 
         _impl_class = StampedImpl
 
+    def user_cache(py_func):
+        """``UserCache(py_func)``, or none (numba's ``NullCache``, after one warning) where
+        numba finds no folder it can write: neither ``__pycache__`` beside the package (a
+        read-only install) nor its user cache folder (no writable home). Before, numba's
+        "no locator available" ``RuntimeError`` stopped the import there, even where the
+        prebuilt kernels fit and no cache was needed."""
+        try:
+            return UserCache(py_func)
+        except RuntimeError as exc:
+            if "no locator available" not in str(exc):
+                raise
+            _say_no_cache()
+            return caching.NullCache()
+
     class KernelCache(caching._Cache):
         """The prebuilt kernels, then numba's usual cache. A miss in both compiles the
         rules functions first (``compile_rules``), so that the kernel links them at their
@@ -278,8 +314,21 @@ def _cache_classes():
 
         def __init__(self, py_func):
             self._py_func = py_func
-            self._user = UserCache(py_func)
+            self._user_made: Any = None   # made when first needed: a kernel the prebuilt
+            self._enabled = True          # ones hold needs none (nor a folder to write)
             self._prebuilt: Any = _UNSET
+
+        @property
+        def _user(self):
+            if self._user_made is None:
+                self._user_made = user_cache(self._py_func)
+                if not self._enabled:
+                    self._user_made.disable()
+            return self._user_made
+
+        @_user.setter
+        def _user(self, cache):
+            self._user_made = cache
 
         def _prebuilt_cache(self):
             # decided on first use, not at import: a bad ONO_ENV_PREBUILT is then refused
@@ -314,15 +363,21 @@ def _cache_classes():
                 sig, data)
 
         def enable(self):
-            self._user.enable()
+            self._enabled = True
+            if self._user_made is not None:
+                self._user_made.enable()
 
         def disable(self):
-            self._user.disable()
+            self._enabled = False
+            if self._user_made is not None:
+                self._user_made.disable()
 
         def flush(self):
-            self._user.flush()
+            if self._user_made is not None:
+                self._user_made.flush()
 
     KernelCache.user_cache = UserCache
+    KernelCache.make_user_cache = staticmethod(user_cache)
     return KernelCache
 
 
@@ -357,7 +412,7 @@ def lazy_kernel(sig):
             try:
                 disp._cache = _cache_classes()(disp.py_func)
             except Exception:  # noqa: BLE001 - numba's cache classes are not as expected
-                disp.enable_caching()  # its usual cache alone (prebuilt_status() says why)
+                _enable_caching(disp)  # its usual cache alone (prebuilt_status() says why)
         return disp
     return wrap
 
@@ -423,9 +478,9 @@ def compile_rules() -> None:
         while _PENDING:
             disp, sig = _PENDING[0]
             try:
-                disp._cache = _cache_classes().user_cache(disp.py_func)
+                disp._cache = _cache_classes().make_user_cache(disp.py_func)
             except Exception:  # noqa: BLE001 - numba's cache classes are not as expected
-                disp.enable_caching()
+                _enable_caching(disp)
             disp.compile(sig)
             disp.disable_compile()
             _PENDING.pop(0)  # only once compiled: a failure is raised again, not lost

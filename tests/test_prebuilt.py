@@ -68,6 +68,47 @@ def test_first_import_with_an_empty_numba_cache_compiles_nothing(tmp_path):
     assert pending > 20
 
 
+NO_CACHE_FOLDER = """
+import warnings
+from numba.core import caching
+# numba finds no folder it can write (a read-only install, no writable home): every one of
+# its locators declines, and a cache made for a function raises "no locator available"
+for locator in caching.CacheImpl._locator_classes:
+    locator.from_function = classmethod(lambda cls, py_func, py_file: None)
+warnings.simplefilter("error")   # a warning too would be a failure
+import ono_env
+g = ono_env.VecGame("classic", 3, seed=0)
+g.play_random(200, seed=0)
+g.observe(g.current_player)
+from ono_env import _compile
+print(_compile.prebuilt_status())
+"""
+
+
+def test_the_prebuilt_kernels_load_where_numba_finds_no_folder_to_cache_in(monkeypatch):
+    """Before: numba's cache was made for every kernel at import, and where it finds no
+    folder it can write (a read-only install, no writable home) its "no locator available"
+    RuntimeError stopped ``import ono_env``, though the prebuilt kernels fit and need no
+    cache. Now the cache is made only where a kernel compiles, and there it is none, after
+    one warning (checked below on a cache made for a function, without compiling it)."""
+    _needs_prebuilt()
+    assert _run(NO_CACHE_FOLDER).strip() == "used"
+    from numba.core import caching
+
+    for locator in caching.CacheImpl._locator_classes:
+        monkeypatch.setattr(locator, "from_function",
+                            classmethod(lambda cls, py_func, py_file: None))
+    monkeypatch.delitem(K._PREBUILT_STATE, "said_no_cache", raising=False)
+
+    def kernel_source():   # any function of a file: numba's locators decline it
+        return 0
+    with pytest.warns(RuntimeWarning, match=r"^ono_env: numba finds no folder it can write to "
+                                             r"cache compiled kernels in .*set NUMBA_CACHE_DIR"):
+        cache = K._cache_classes().make_user_cache(kernel_source)
+    assert isinstance(cache, caching.NullCache)
+    monkeypatch.setitem(K._PREBUILT_STATE, "said_no_cache", False)
+
+
 PLAY = """
 import json, numpy as np, ono_env
 from ono_env import _compile
