@@ -158,26 +158,28 @@ def _say_compiling() -> None:
                   stacklevel=2)
 
 
-def _say_no_cache() -> None:
-    """Warn once per process where numba finds no folder to cache compiled kernels in."""
-    if _PREBUILT_STATE.get("said_no_cache"):
-        return
-    _PREBUILT_STATE["said_no_cache"] = True
-    warnings.warn("ono_env: numba finds no folder it can write to cache compiled kernels in "
-                  "(the package's __pycache__ nor its user cache folder): kernels compiled "
-                  "now are compiled again in each process; set NUMBA_CACHE_DIR to a writable "
-                  "folder to keep them", RuntimeWarning, stacklevel=2)
+def _no_cache_folder(exc: RuntimeError) -> bool:
+    """Is ``exc`` numba's "no locator available" (it finds no folder it can write to cache a
+    function in)? If so, warned once per process."""
+    if "no locator available" not in str(exc):
+        return False
+    if not _PREBUILT_STATE.get("said_no_cache"):
+        _PREBUILT_STATE["said_no_cache"] = True
+        warnings.warn("ono_env: numba finds no folder it can write to cache compiled kernels "
+                      "in (the package's __pycache__ nor its user cache folder): kernels "
+                      "compiled now are compiled again in each process; set NUMBA_CACHE_DIR to "
+                      "a writable folder to keep them", RuntimeWarning, stacklevel=2)
+    return True
 
 
 def _enable_caching(disp: Any) -> None:
     """numba's usual cache for ``disp``, or none where numba finds no folder it can write
-    (:func:`_say_no_cache`)."""
+    (:func:`_no_cache_folder`)."""
     try:
         disp.enable_caching()
     except RuntimeError as exc:
-        if "no locator available" not in str(exc):
+        if not _no_cache_folder(exc):
             raise
-        _say_no_cache()
 
 
 def _check_prebuilt() -> str:
@@ -300,9 +302,8 @@ def _cache_classes():
         try:
             return UserCache(py_func)
         except RuntimeError as exc:
-            if "no locator available" not in str(exc):
+            if not _no_cache_folder(exc):
                 raise
-            _say_no_cache()
             return caching.NullCache()
 
     class KernelCache(caching._Cache):

@@ -407,6 +407,9 @@ PART_FIELDS = ("resume", "resume_grow", "resume_drop_value", "total_steps", "run
 own, not compared with the checkpoint's (:func:`config_changes`)."""
 
 
+_NONE = object()
+
+
 def config_changes(before: Any, after: dict[str, Any], prefix: str = "") -> list[str]:
     """``"<field> <before> -> <after>"`` for each field (nested ones dotted) whose value in
     ``after``, a resumed part's config, differs from ``before``, the config its checkpoint
@@ -425,8 +428,6 @@ def config_changes(before: Any, after: dict[str, Any], prefix: str = "") -> list
                        f"{shown(value, 30)}")
     return out
 
-
-_NONE = object()
 
 
 def curve_fields(mixture: bool) -> list[str]:
