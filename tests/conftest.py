@@ -143,6 +143,19 @@ def classic3() -> RuleSet:
 
 
 @pytest.fixture
+def search_turns(monkeypatch) -> list[str | None]:
+    """The client address of every request of the browser table that reaches a client's
+    search queue (``ClientTurns.turn``), in order."""
+    from ono_env.apps.web import server
+
+    turns: list[str | None] = []
+    turn = server.ClientTurns.turn
+    monkeypatch.setattr(server.ClientTurns, "turn",
+                        lambda self, host: turns.append(host) or turn(self, host))
+    return turns
+
+
+@pytest.fixture
 def resume_loads(monkeypatch) -> list[int]:
     """Checks every checkpoint the trainer resumes from: after its ``load_checkpoint`` the
     model holds the file's weights (both networks, and the opponent encoder where there is

@@ -629,7 +629,7 @@ def _counting(app, ended):
     return counted
 
 
-def test_work_queued_for_a_client_that_hung_up_starts_nothing(monkeypatch):
+def test_work_queued_for_a_client_that_hung_up_starts_nothing(monkeypatch, search_turns):
     """A real server on loopback: a client's two deals wait behind its searching one, and it
     hangs up on them. Before, both were dealt after it had gone (their agents searched: 20
     such 10-player deals held a thread for 13 minutes) and kept as tables nobody holds."""
@@ -637,13 +637,7 @@ def test_work_queued_for_a_client_that_hung_up_starts_nothing(monkeypatch):
     import threading
     import time
 
-    from ono_env.apps.web import server
-
     entered, released, request = _held_search(monkeypatch)
-    turns: list[str | None] = []   # the requests that reached the client's search queue
-    turn = server.ClientTurns.turn
-    monkeypatch.setattr(server.ClientTurns, "turn",
-                        lambda self, host: turns.append(host) or turn(self, host))
     safety = threading.Timer(60, released.set)
     safety.start()
     app = create_app()
@@ -658,9 +652,9 @@ def test_work_queued_for_a_client_that_hung_up_starts_nothing(monkeypatch):
             for s in queued:
                 s.sendall(request)
             deadline = time.monotonic() + 30
-            while len(turns) < 3 and time.monotonic() < deadline:
+            while len(search_turns) < 3 and time.monotonic() < deadline:
                 time.sleep(0.02)
-            assert len(turns) == 3   # both wait for the client's turn
+            assert len(search_turns) == 3   # both wait for the client's turn
             for s in queued:
                 s.close()
             time.sleep(0.5)

@@ -1183,22 +1183,16 @@ def test_one_clients_searching_games_think_one_at_a_time(monkeypatch):
         safety.cancel()
 
 
-def test_a_stopping_server_starts_no_more_work_and_answers_503(monkeypatch):
+def test_a_stopping_server_starts_no_more_work_and_answers_503(monkeypatch, search_turns):
     """Told to stop (``ono-web`` sets ``app.state.stopping`` on Ctrl-C or SIGTERM), a game's
     agents play no decision after the one under way, a request queued behind it starts
     nothing, and a new one is answered 503 at once: before, the server ran on until every
     game's agents had played (30 s for one 10-player deal of searches), queued deals too."""
     import threading
 
-    from ono_env.apps.web import server
-
     released, armed = threading.Event(), threading.Event()
     decisions: list[int] = []
     _hold_agents(monkeypatch, "pimc:1", armed, released, lambda: decisions.append(1))
-    turns: list[str | None] = []   # the requests that reached the client's search queue
-    turn = server.ClientTurns.turn
-    monkeypatch.setattr(server.ClientTurns, "turn",
-                        lambda self, host: turns.append(host) or turn(self, host))
     safety = threading.Timer(30, released.set)
     safety.start()
     out: list[tuple[int, str]] = []
@@ -1215,9 +1209,9 @@ def test_a_stopping_server_starts_no_more_work_and_answers_503(monkeypatch):
                 t.start()
             try:
                 deadline = time.monotonic() + 30
-                while (len(turns) < 2 or not decisions) and time.monotonic() < deadline:
+                while (len(search_turns) < 2 or not decisions) and time.monotonic() < deadline:
                     time.sleep(0.02)
-                assert len(turns) == 2 and decisions == [1]
+                assert len(search_turns) == 2 and decisions == [1]
                 client.app.state.stopping.set()
             finally:   # the held requests end before the client closes, whatever failed
                 released.set()
