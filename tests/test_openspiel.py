@@ -151,7 +151,7 @@ def test_the_rewards_are_exact_and_sum_to_zero():
             (4, [0.0, 0.0, 0.0, 0.0], [0.0, 0.0, 0.0, 0.0])]:            # cut: no winner
         state = pyspiel.load_game(O.GAME_NAME, {"preset": "basic", "players": players}
                                   ).new_initial_state()
-        got = state._exact(np.array(paid, np.float32), np.zeros(players, np.int64))
+        got = state._exact(np.array(paid, np.float32), None)
         assert np.array_equal(got, np.array(exact)) and abs(got.sum()) < 1e-15
     # points: each round's score changes, centred, over 100, in float64 (before: the engine's
     # float32 centred again, -0.2800000011920929 for -0.28), as the engine pays them

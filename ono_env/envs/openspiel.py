@@ -756,7 +756,8 @@ class OnoState(pyspiel.State):
             raise ValueError(f"{GAME_NAME}: the game is over (is_terminal()); no action may "
                              f"be applied")
         seat = self._current
-        before = self.engine.state.pl[0, :, E.S_SCORE].astype(np.int64)
+        before = (None if self.get_game().reward == "win"   # the scores, for points rewards
+                  else self.engine.state.pl[0, :, E.S_SCORE].astype(np.int64))
         result = self.engine.step(np.array([action], np.int64))   # ValueError if illegal
         self._last = self._exact(result.rewards[0], before)
         self._returns += self._last
@@ -765,15 +766,15 @@ class OnoState(pyspiel.State):
         self.history_names.append(f"P{seat} {C.ACTION_NAMES[action]}")
         self._note_private()
 
-    def _exact(self, rewards: np.ndarray, before: np.ndarray) -> np.ndarray:
+    def _exact(self, rewards: np.ndarray, before: np.ndarray | None) -> np.ndarray:
         """The engine's float32 rewards in float64, summing to 0 as OpenSpiel checks: the
         win rewards exactly (k winners +1/k, the others -1/(N-k), as ``VecGame`` pays them),
-        the points rewards from the seats' integer score changes since ``before`` (their
-        scores before the step), as the engine pays them: a gain under winner scoring, a loss
-        under penalty scoring, centred, times 0.01 (before: the engine's float32 centred
-        again, -0.2800000011920929 for -0.28)."""
+        the points rewards (``before``: the seats' scores before the step; None in a game of
+        win rewards) from the seats' integer score changes since then, as the engine pays
+        them: a gain under winner scoring, a loss under penalty scoring, centred, times 0.01
+        (before: the engine's float32 centred again, -0.2800000011920929 for -0.28)."""
         r = rewards.astype(np.float64)
-        if self.get_game().reward != "win":
+        if before is not None:
             gain = self.engine.state.pl[0, :, E.S_SCORE].astype(np.int64) - before
             if self.rules.scoring == "penalty":
                 gain = -gain
