@@ -3,7 +3,7 @@ PPO, the default; ``maskable_ppo``, sb3-contrib's; ``rllib_ppo``, on Ray RLlib).
 
     ono-train default                                   # the README's run
     ono-train default total_steps=200000 ppo.learning_rate=1e-4
-    ono-train my-run.yaml --print-config                # the resolved config, then exit
+    ono-train my-run.yaml --print-config                # the checked config, then exit
 
 The config is a YAML path or the name of a config shipped with the package (``default``,
 ``basic-60min``, ``classic-60min``, ``basic-4p``, ``rllib-basic``, ``generalist``), then
@@ -39,9 +39,10 @@ def build_parser() -> cli.ArgumentParser:
     p.add_argument("overrides", nargs="*", help="key=value overrides, dotted for nested fields "
                                                 "(ppo.learning_rate=1e-4 total_steps=200000)")
     p.add_argument("--print-config", action="store_true",
-                   help="print the resolved config and exit (its fields are checked; the "
-                        "agents, model files, device, checkpoint and folders it names are "
-                        "checked when a run starts)")
+                   help="print the config with the overrides applied and exit (its fields are "
+                        "checked; each 'auto' stays as written and is filled in as a run "
+                        "starts, in the run's config.yaml; the agents, model files, device, "
+                        "checkpoint and folders it names are checked when a run starts)")
     return p
 
 

@@ -449,7 +449,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                     help="seed of the deal (default: random)")
     ap.add_argument("--round", action="store_true", help="play a single round even under match rules")
     ap.add_argument("--no-color", action="store_true",
-                    help="no ANSI colours (also NO_COLOR set, or TERM=dumb)")
+                    help="no ANSI colours (also NO_COLOR set and not empty, or TERM=dumb)")
     ap.add_argument("--ask-forced", action="store_true",
                     help="ask even when you have a single option (by default it is taken for "
                          "you, and said)")
