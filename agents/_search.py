@@ -530,13 +530,15 @@ def _net_logit(a, weights, shape, hid):
 @_net_function(void(F32ROW, F32ROW, I64ARR, F32_2D))
 def _net_hidden(obs, weights, shape, hid):
     """The hidden layers of the network at observation obs: the last one's output lands in
-    hid[(n - 1) % 2] (for no hidden layer, the scaled observation in hid[1]). Zero inputs
-    are skipped (the observation is mostly zeros)."""
+    hid[(n - 1) % 2] (for no hidden layer, the scaled observation in hid[1], or with an
+    opponent encoder its encoded features). Zero inputs are skipped (the observation is
+    mostly zeros)."""
     n = shape[0]
     act = shape[1]
     size = shape[2]
     E = shape[4 + n]
-    if n == 0:
+    if n == 0 and E == 0:   # (before: with an encoder too, which _net_logit then read
+        # as the encoded features)
         for d in range(size):
             hid[1, d] = obs[d] / weights[d]
         return

@@ -481,13 +481,14 @@ def test_the_compiled_playout_network_equals_the_numpy_network(name, players):
     _check_network(policy.net, obs, mask, policy.act(obs, mask, np.random.default_rng(0)))
 
 
-@pytest.mark.parametrize("E_, H", [(6, 24), (160, 8)])
+@pytest.mark.parametrize("E_, H", [(6, 24), (160, 8), (6, None)])
 def test_the_compiled_playouts_run_a_version_2_network(E_, H):
     """A network over version-2 observations (an opponent encoder) runs in the compiled
     playouts as in NumPy, and a search agent plays with it as its playout policy. An
     encoder of 160 makes the encoded features (272 + 9 * 160) wider than the observation
     and every layer: the kernels' scratch must hold them (it held the widest of those, and
-    the playouts wrote past its end)."""
+    the playouts wrote past its end). ``H=None``: no hidden layer, the encoded features
+    straight into the output layer (before: the playouts read the raw observation there)."""
     from ono_env.agents.learned import LearnedAgent, PolicyNet
     from ono_env.agents.search import _kernels
     from ono_env.observation import OBS2_OPPONENTS, OPPONENT_SIZE, observation_scale
@@ -496,9 +497,11 @@ def test_the_compiled_playouts_run_a_version_2_network(E_, H):
     rng = np.random.default_rng(5)
     enc = (rng.normal(0, 0.3, (E_, OPPONENT_SIZE)).astype(np.float32),
            rng.normal(0, 0.3, E_).astype(np.float32))
-    layers = [(rng.normal(0, 0.2, (H, OBS2_OPPONENTS + 9 * E_)).astype(np.float32),
-               rng.normal(0, 0.2, H).astype(np.float32)),
-              (rng.normal(0, 1.0, (85, H)).astype(np.float32), np.zeros(85, np.float32))]
+    features = OBS2_OPPONENTS + 9 * E_
+    hidden = [] if H is None else [(rng.normal(0, 0.2, (H, features)).astype(np.float32),
+                                    rng.normal(0, 0.2, H).astype(np.float32))]
+    layers = hidden + [(rng.normal(0, 1.0 if hidden else 0.2, (85, H or features)).astype(np.float32),
+                        np.zeros(85, np.float32))]
     net = PolicyNet(observation_scale(rules, 2), layers, "tanh", None, enc)
     game = VecGame(rules, 200, seed=9, observation_version=2, autoreset=True)
     for _ in range(30):
