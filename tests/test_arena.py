@@ -441,6 +441,53 @@ def test_the_interval_over_deals_adds_two_games_not_two_deals_at_each_end():
         bounded_mean_interval(sa - sb, -1.0, 1.0, 24)[1:])
 
 
+def _cyclic(order):
+    """A seating's order around the table, read from its lowest entrant."""
+    k = int(np.argmin(order))
+    return tuple(int(x) for x in np.roll(order, -k))
+
+
+def test_past_four_players_a_mixed_tables_order_around_it_is_drawn_for_each_deal():
+    """Past four players a table plays its seats' rotations, which keep the order around the
+    table: played in the order given, every entrant kept its neighbours, and its share moved
+    with where it was listed (greedy 24.8% or 22.7% at 5 players on the same deals, by the
+    order alone; two copies of one agent took shares whose intervals did not meet). Now each
+    deal draws its order, kept in every seating of the deal and by another run of the
+    seed; a table of one agent and copies of another, which has one order, plays as before."""
+    from ono_env.arena.play import arrangements, arranges
+
+    agents = ["greedy", "random", "color", "random", "defensive"]
+    res = run_arena(agents, "basic", 5, num_games=300, seed=4, rating=False, mirrored=True,
+                    record=300)
+    ent, deal = res.records.entrants, res.records.deal
+    orders = {}
+    for d in np.unique(deal):
+        games = ent[deal == d]
+        assert len(games) == 5
+        for seat in range(5):   # every entrant in every seat once
+            assert sorted(games[:, seat].tolist()) == [0, 1, 2, 3, 4]
+        cyc = {_cyclic(g) for g in games}
+        assert len(cyc) == 1    # one order around the table in every seating of the deal
+        orders[int(d)] = cyc.pop()
+    assert len(set(orders.values())) > 10    # drawn per deal, not the order given
+    assert any(abs(o.index(0) - o.index(1)) not in (1, 4) for o in orders.values())
+    labels = res.labels   # a replay's seats are labelled with the entrants that sat there
+    for k, replay in zip(res.replay_rows, res.replays):
+        assert list(replay.players) == [labels[e] for e in ent[k]]
+    again = run_arena(agents, "basic", 5, num_games=300, seed=4, rating=False, mirrored=True)
+    np.testing.assert_array_equal(again.records.entrants, ent)
+    np.testing.assert_array_equal(again.records.wins, res.records.wins)
+    # one agent and copies of another: one order up to rotation, played in the order given
+    one = run_arena(["greedy"] + ["color"] * 5, "basic", 6, num_games=60, seed=4, rating=False,
+                    mirrored=True)
+    assert {_cyclic(g) for g in one.records.entrants} == {(0, 1, 2, 3, 4, 5)}
+    assert not arranges(["a", "b", "b", "b", "b"]) and not arranges(["a"] * 6)
+    assert arranges(["a", "b", "c", "c", "c"]) and arranges(["a", "a", "b", "b", "b"])
+    assert not arranges(["a", "b", "c", "d"])   # up to four: every permutation is played
+    arr = arrangements(4, 0, 50, 5)
+    assert arr.shape == (50, 5) and (np.sort(arr, axis=1) == np.arange(5)).all()
+
+
 def test_mirrored_seatings_replay_the_same_deal():
     from ono_env import VecGame
 

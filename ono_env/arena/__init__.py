@@ -14,8 +14,12 @@ How games are played
     table is played in every seating order: all permutations of the seats for up to four
     players, so that no entrant keeps the first move or its neighbours, and the cyclic
     rotations above that, which move every entrant through every seat (and the first move)
-    but keep the order around the table: each entrant has the same neighbours in every
-    seating. The games of a table are split evenly over its seatings. Games run on the
+    but keep the order around the table: that order is drawn for each deal (the same in
+    every seating of the deal, from ``(seed, table)``), so that no entrant keeps its
+    neighbours and no share depends on the order the entrants are given in (before: the
+    order given, in every game; :func:`~ono_env.arena.play.arranges`). A table of copies of
+    one agent, or of one agent and copies of another, has one order, rotated. The games of
+    a table are split evenly over its seatings. Games run on the
     batched core, ``batch_size`` at a time; game ``k`` of a seating is dealt from a seed
     derived from ``(seed, table, seating, batch)`` and the agents of that batch draw from one
     generator derived the same way, so a run is reproducible from ``seed``.
@@ -95,9 +99,13 @@ from ono_env.arena.play import (
     GameRecords,
     _derive,
     _seating_seed,
+    arrangements,
+    arranges,
     end_workers,
     games_bar,
     play_games,
+    seated_entrants,
+    seating_plan,
     seatings,
 )
 from ono_env.arena.results import (
@@ -347,6 +355,10 @@ def run_arena(agents: Sequence[Any], rules: Any = "classic", num_players: int | 
     orders = seatings(P)
     total = games_played(num_games, len(agents), P)
     per = total // (len(tables) * len(orders))
+    keys = [a if isinstance(a, str) else os.fspath(a) if isinstance(a, os.PathLike) else id(a)
+            for a in agents]   # one name, file or object given twice: copies of one agent
+    arranged = [arrangements(seed, t, per, P) if arranges([keys[e] for e in table]) else None
+                for t, table in enumerate(tables)]
     if ray_address in (None, "local"):   # a cluster's nodes hold their own batches
         check_batch_memory(rules, len(agents), num_games, batch_size,
                            observation_version=max(observation_version(b) for b in built))
@@ -369,25 +381,25 @@ def run_arena(agents: Sequence[Any], rules: Any = "classic", num_players: int | 
                 raise ValueError("record is not available with ray_address (replays are kept "
                                  "by a one-process run)")
             for part in play_on_ray(ray_address, rules, built, tables, orders, per, seed,
-                                    batch_size, max_decisions, bar, nodes, mirrored=mirrored):
+                                    batch_size, max_decisions, bar, nodes, mirrored=mirrored,
+                                    arranged=arranged):
                 for out, x in zip((ent, win, sc, ln, tr), part):
                     out.append(x)
-        for t, table in enumerate(tables if ray_address is None else []):
-            for o, order in enumerate(orders):
-                seated = [table[k] for k in order]
-                first = (t * len(orders) + o) * per
-                here = sample[(sample >= first) & (sample < first + per)] - first
-                w, s, length, trunc = play_games(
-                    rules, [built[e] for e in seated], per,
-                    _seating_seed(seed, t, o, mirrored),
-                    batch_size=batch_size, max_decisions=max_decisions, progress=bar,
-                    record=[int(k) for k in here], replays=replays,
-                    labels=[labels[e] for e in seated])
-                ent.append(np.broadcast_to(np.array(seated), w.shape))
-                win.append(w)
-                sc.append(s)
-                ln.append(length)
-                tr.append(trunc)
+        plan = seating_plan(tables, orders, arranged) if ray_address is None else []
+        for j, (t, o, seated, seat_members) in enumerate(plan):
+            first = j * per
+            here = sample[(sample >= first) & (sample < first + per)] - first
+            w, s, length, trunc = play_games(
+                rules, [built[e] for e in seated], per,
+                _seating_seed(seed, t, o, mirrored),
+                batch_size=batch_size, max_decisions=max_decisions, progress=bar,
+                record=[int(k) for k in here], replays=replays,
+                labels=[labels[e] for e in seated], seat_members=seat_members)
+            ent.append(seated_entrants(seated, seat_members, len(w)))
+            win.append(w)
+            sc.append(s)
+            ln.append(length)
+            tr.append(trunc)
     finally:
         if bar is not None:
             bar.close()

@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 
 from ono_env.agents.base import Agent, agent_label
-from ono_env.arena.play import _seating_seed, play_games
+from ono_env.arena.play import _seating_seed, play_games, seated_entrants, seating_plan
 from ono_env.checks import cut, shown
 from ono_env.rules import RuleSet
 
@@ -278,18 +278,19 @@ TASKS_PER_CPU = 4
 def play_on_ray(address: str, rules: RuleSet, agents: Sequence[Agent],
                 tables: Sequence[tuple[int, ...]], orders: Sequence[tuple[int, ...]], per: int,
                 seed: int, batch_size: int, max_decisions: int | None, progress: Any,
-                nodes: dict[str, int], mirrored: bool = False) -> list[tuple[np.ndarray, ...]]:
+                nodes: dict[str, int], mirrored: bool = False,
+                arranged: Sequence[np.ndarray | None] = ()) -> list[tuple[np.ndarray, ...]]:
     """Play the games of :func:`~ono_env.arena.run_arena` as Ray tasks: every seating's ``per`` games are cut
     on batch boundaries into tasks (about ``TASKS_PER_CPU`` per CPU of the cluster, spread
     over its nodes), each playing its batches on the batched core with the seeds the
     one-process run gives them (``_seating_seed``; ``mirrored`` as in run_arena), so the
-    records are the same. Returns, per seating in the one-process order, ``(entrants, wins,
+    records are the same (``arranged``: each table's order of its members per deal, or none,
+    :func:`~ono_env.arena.play.seating_plan`). Returns, per seating in the one-process order, ``(entrants, wins,
     scores, length, truncated)``; ``progress`` (optional) is updated as tasks finish;
     ``nodes`` counts the games each Ray node played. Connects to
     ``address`` (``"local"``: a new local Ray) unless Ray is initialised, and then leaves it
     as it was."""
-    seatings_ = [(t, o, [table[k] for k in order]) for t, table in enumerate(tables)
-                 for o, order in enumerate(orders)]
+    seatings_ = seating_plan(tables, orders, arranged)
     pending: dict[Any, tuple[int, int]] = {}
     parts: dict[tuple[int, int], Any] = {}
     with held_ray(address):
@@ -305,10 +306,10 @@ def play_on_ray(address: str, rules: RuleSet, agents: Sequence[Agent],
                     continue
             _drop_results(ray, list(pending))
     results: list[tuple[np.ndarray, ...]] = []
-    for j, (_t, _o, seated) in enumerate(seatings_):
+    for j, (_t, _o, seated, seat_members) in enumerate(seatings_):
         chunks = [parts[key] for key in sorted(k for k in parts if k[0] == j)]
         w, s, length, trunc = (np.concatenate([c[i] for c in chunks]) for i in range(4))
-        results.append((np.broadcast_to(np.array(seated), w.shape), w, s, length, trunc))
+        results.append((seated_entrants(seated, seat_members, len(w)), w, s, length, trunc))
     return results
 
 
@@ -317,7 +318,7 @@ TASK_RETRIES = 1
 
 
 def _play_tasks(ray: Any, rules: RuleSet, agents: Sequence[Agent],
-                seatings_: Sequence[tuple[int, int, list[int]]], per: int, seed: int,
+                seatings_: Sequence[tuple[int, int, list[int], np.ndarray | None]], per: int, seed: int,
                 batch_size: int, max_decisions: int | None, progress: Any,
                 nodes: dict[str, int], mirrored: bool, pending: dict[Any, tuple[int, int]],
                 parts: dict[tuple[int, int], Any]) -> None:
@@ -339,11 +340,12 @@ def _play_tasks(ray: Any, rules: RuleSet, agents: Sequence[Agent],
               "joins (Ctrl-C stops)", file=sys.stderr)
     cpus = max(1, total)
     step = max(1, math.ceil(n_batches * len(seatings_) / (TASKS_PER_CPU * cpus)))
-    for j, (t, o, seated) in enumerate(seatings_):
+    for j, (t, o, seated, seat_members) in enumerate(seatings_):
         seating_seed = _seating_seed(seed, t, o, mirrored)
+        members_ref = None if seat_members is None else ray.put(seat_members)
         for c, b0 in enumerate(range(0, n_batches, step)):
             ref = task.remote(rules, agents_ref, seated, per, seating_seed, batch_size,
-                              max_decisions, range(b0, min(b0 + step, n_batches)))
+                              max_decisions, range(b0, min(b0 + step, n_batches)), members_ref)
             pending[ref] = (j, c)
     while pending:
         try:   # a short timeout: Ray's wait runs no signal handler until it returns (before:
@@ -431,11 +433,12 @@ def _task_failure(exc: BaseException) -> str:
 
 def _play_task(rules: RuleSet, agents: Sequence[Agent], seated: Sequence[int], per: int,
                seed: int, batch_size: int, max_decisions: int | None,
-               batches: range) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, str]:
+               batches: range, seat_members: np.ndarray | None = None,
+               ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, str]:
     """One Ray task of :func:`play_on_ray`: ``batches`` of one seating, and the node id."""
     import ray
 
     w, s, length, trunc = play_games(rules, [agents[e] for e in seated], per, seed,
                                      batch_size=batch_size, max_decisions=max_decisions,
-                                     batches=batches)
+                                     batches=batches, seat_members=seat_members)
     return w, s, length, trunc, ray.get_runtime_context().get_node_id()

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import itertools
-from collections.abc import Sequence
+from collections import Counter
+from collections.abc import Hashable, Sequence
 from dataclasses import dataclass
 from typing import Any, cast
 
@@ -37,6 +38,55 @@ def rotations(num_players: int) -> list[tuple[int, ...]]:
     return [tuple((s + r) % num_players for s in range(num_players)) for r in range(num_players)]
 
 
+def arranges(members: Sequence[Hashable]) -> bool:
+    """Does a table of these members (equal keys: copies of one agent) need its order around
+    the table drawn for each deal? Its seatings are rotations (past
+    :data:`ALL_SEATINGS_UP_TO` players), which keep the order around the table: played in
+    the order given, every entrant would keep its neighbours, and its share would depend on
+    where it was listed (before: by more than the interval, and two copies of one agent
+    took shares whose intervals did not meet). A table of copies of one agent, or of one
+    agent and copies of another, has one order up to rotation, and plays it as before."""
+    P = len(members)
+    return P > ALL_SEATINGS_UP_TO and sorted(Counter(members).values()) not in ([P], [1, P - 1])
+
+
+def arrangements(seed: int, table: int, deals: int, num_players: int) -> np.ndarray:
+    """``(deals, num_players)`` int8: each deal's order of the table's members around the
+    table, drawn uniformly from a generator seeded from ``(seed, table)`` alone, so that a
+    deal keeps its order in every seating, and another run of the seed (a paired one) seats
+    its deals alike."""
+    rng = np.random.default_rng([seed, 8, table])
+    return rng.permuted(np.tile(np.arange(num_players, dtype=np.int8), (deals, 1)), axis=1)
+
+
+def seating_plan(tables: Sequence[tuple[int, ...]], orders: Sequence[tuple[int, ...]],
+                 arranged: Sequence[np.ndarray | None] = ()) -> list[
+                     tuple[int, int, list[int], np.ndarray | None]]:
+    """The seatings of a run in the order they are played: ``(table, seating, entrants,
+    seat_members)``. Without an arrangement for the table (``arranged[table]``, from
+    :func:`arrangements`, or none), ``entrants`` are in seat order and ``seat_members`` is
+    None; with one, ``entrants`` are the table's members and ``seat_members[k, s]`` the one
+    in seat ``s`` of game ``k`` (:func:`play_games`): in seating ``order``, the deal's
+    arrangement read in that order."""
+    plan: list[tuple[int, int, list[int], np.ndarray | None]] = []
+    for t, table in enumerate(tables):
+        arr = arranged[t] if t < len(arranged) else None
+        for o, order in enumerate(orders):
+            if arr is None:
+                plan.append((t, o, [table[k] for k in order], None))
+            else:
+                plan.append((t, o, list(table), np.ascontiguousarray(arr[:, list(order)])))
+    return plan
+
+
+def seated_entrants(entrants: Sequence[int], seat_members: np.ndarray | None,
+                    games: int) -> np.ndarray:
+    """``(games, P)``: the entrant in each seat of a seating's games (:func:`seating_plan`)."""
+    if seat_members is None:
+        return np.broadcast_to(np.array(entrants), (games, len(entrants)))
+    return np.asarray(entrants)[seat_members[:games]]
+
+
 @dataclass
 class GameRecords:
     """One row per game played: who sat where and how it ended."""
@@ -53,15 +103,17 @@ def play_games(rules: RuleSet, agents: Sequence[Agent], num_games: int, seed: in
                progress: Any = None, record: Sequence[int] = (),
                replays: list[Replay] | None = None,
                labels: Sequence[str] | None = None,
-               batches: range | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+               batches: range | None = None,
+               seat_members: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Play ``num_games`` games with ``agents[s]`` in seat ``s`` (the same object in several
-    seats is asked once per step for all of them).
+    seats is asked once per step for all of them), or, given ``seat_members``
+    (``(num_games, P)``), ``agents[seat_members[k, s]]`` in seat ``s`` of game ``k``.
 
     Returns per game: win share per seat ``(G, P)``, final scores ``(G, P)``, decisions
     ``(G,)`` and truncated ``(G,)``. ``seed`` fixes the deals and the agents' generator.
     ``progress`` (optional) has ``update(n)`` called as batches finish. The games numbered
     in ``record`` are appended to ``replays`` as :class:`~ono_env.replay.Replay` objects, the
-    seats labelled ``labels``; recording changes no result. ``ValueError`` for a count or
+    seats labelled by ``labels`` (one per agent); recording changes no result. ``ValueError`` for a count or
     seed that is not a whole number in its range, or a game to record that is not played."""
     num_games = check_int("num_games", num_games, 1)
     check_seed("seed", seed, allow_none=False)
@@ -74,12 +126,15 @@ def play_games(rules: RuleSet, agents: Sequence[Agent], num_games: int, seed: in
     P = rules.num_players
     if len(agents) != P:
         raise ValueError(f"{len(agents)} agents for {P} seats")
+    if seat_members is not None and seat_members.shape != (num_games, P):
+        raise ValueError(f"seat_members of shape {seat_members.shape}; allowed: ({num_games}, {P})")
     distinct: list[Agent] = []
-    seat_agent = np.zeros(P, np.int64)
+    seat_agent = np.zeros(P, np.int64)   # agents[i] is distinct[seat_agent[i]]
     for s, agent in enumerate(agents):
         if not any(agent is q for q in distinct):
             distinct.append(agent)
         seat_agent[s] = next(j for j, q in enumerate(distinct) if q is agent)
+    agent_labels = list(labels) if labels is not None else [repr(a) for a in agents]
     out_w, out_s, out_len, out_tr = [], [], [], []
     for b, start in enumerate(range(0, num_games, batch_size)):
         if batches is not None and b not in batches:   # a part of the games (a Ray task)
@@ -88,16 +143,18 @@ def play_games(rules: RuleSet, agents: Sequence[Agent], num_games: int, seed: in
         game = VecGame(rules, B, seed=_derive(seed, b), max_decisions=max_decisions)
         rng = np.random.default_rng([seed, b, 1])
         driver = AgentDriver(game, distinct)
-        driver.seat_agent[:] = seat_agent
+        rows = None if seat_members is None else seat_members[start:start + B]
+        driver.seat_agent[:] = seat_agent if rows is None else seat_agent[rows]
         # the compiled random agent's generators (a stream apart from the Python agents')
         driver.seed_games(np.ones(B, np.bool_), np.random.default_rng([seed, b, 2]))
         here = [k - start for k in record if start <= k < start + B]
         if here:
             game_seed = game_seeds(_derive(seed, b), B)
-            seat_labels = list(labels) if labels is not None else [repr(a) for a in agents]
-            driver.labels = [seat_labels[int(np.flatnonzero(seat_agent == j)[0])]
+            driver.labels = [agent_labels[int(np.flatnonzero(seat_agent == j)[0])]
                              for j in range(len(distinct))]
             for i in here:
+                seat_labels = (agent_labels if rows is None
+                               else [agent_labels[m] for m in rows[i]])
                 driver.recording[i] = Replay.start(game, i, int(game_seed[i]), seat_labels,
                                                    "ono-arena")
         rewards = np.zeros((B, P), np.float64)
