@@ -698,6 +698,29 @@ def test_a_model_labelled_you_is_refused_and_one_given_twice_is_offered_once(tmp
     assert new_game(client, opponents=["mine"])["players"][1]["label"] == "mine"
 
 
+def test_a_model_file_given_without_folder_or_suffix_seats_and_two_of_one_label_are_told_apart(
+        tmp_path, monkeypatch):
+    """``ono-web --model best`` (a model file named ``best``, in the folder it runs in) is
+    offered and seated: before, it was offered, and every game with it was refused as an
+    "unknown agent 'best'" (the table read the bare name as an agent's). Two files of one
+    label are refused naming the other file (before: "taken by an agent of that name")."""
+    import shutil
+
+    from ono_env.agents.learned import shipped_models
+
+    shutil.copy(shipped_models()["ppo-basic-2p"], tmp_path / "best")
+    monkeypatch.chdir(tmp_path)
+    client = TestClient(create_app(models=["best"]))
+    assert "best" in client.post("/api/agents", json={"rules": "basic", "num_players": 2}).json()["agents"]
+    assert new_game(client, opponents=["best"])["players"][1]["label"] == "best"
+    for d in ("d1", "d2"):
+        (tmp_path / d).mkdir()
+        shutil.copy(shipped_models()["ppo-basic-2p"], tmp_path / d / "m.safetensors")
+    with pytest.raises(ValueError, match=r"^model 'd2/m.safetensors': its label 'm' is taken by "
+                       r"the model 'd1/m.safetensors', given before"):
+        create_app(models=["d1/m.safetensors", "d2/m.safetensors"])
+
+
 def test_the_page_and_its_assets_are_served_from_the_package(client):
     page = client.get("/")
     assert page.status_code == 200 and "<title>ONO! table</title>" in page.text

@@ -526,6 +526,7 @@ def create_app(models: Sequence[str] = (), replay_dirs: Sequence[str] = (),
     # the rules each learned agent was trained for: the browser is offered only those that fit
     metas: dict[str, Any] = {name: read_metadata(path) for name, path in shipped_models().items()}
     offered: set[Path] = set()
+    given: dict[str, Any] = {}   # label -> the --model that took it
     for m in models:
         if Path(m).resolve() in offered:   # before: refused as a label taken by an agent
             print(f"ono-web: note: --model {printable(str(m))} names a file given before; it "
@@ -539,11 +540,18 @@ def create_app(models: Sequence[str] = (), replay_dirs: Sequence[str] = (),
                              f"table (rename the file, or train with another name)")
         # (a label that model_label gave a file named as a search agent, "pimc:8.safetensors",
         # names a file, not a search: offered)
+        if label in given:   # before: "taken by an agent of that name"
+            raise ValueError(f"model {m!r}: its label {label!r} is taken by the model "
+                             f"{str(given[label])!r}, given before (a model's label is its "
+                             f"file's name: rename one of the files)")
         if label in allowed or (label.partition(":")[0] in SEARCH_AGENTS
                                 and not is_model_path(label)):
             raise ValueError(f"model {m!r}: its label {label!r} is taken by an agent of that "
                              f"name (rename the file, or train with another name)")
-        allowed[label] = str(m)
+        given[label] = m
+        # the file's whole path: a name with no folder and no model suffix ("best") would be
+        # read by make_agent as an agent's name (before: offered, then refused at every table)
+        allowed[label] = str(Path(m).resolve())
         metas[label] = meta
 
     def agents_for(rules: RuleSet) -> list[str]:
