@@ -457,6 +457,10 @@ MAX_META_NESTING = 64
 few levels)."""
 
 
+MAX_META_COUNT = 2**63 - 1
+"""The largest count in a model's metadata (``training_steps``, ``observation_size``, ...)."""
+
+
 def check_metadata(meta: Any, where: str = "model") -> dict[str, Any]:
     """``meta`` if it is format-version-2 metadata with every key of the right type;
     otherwise one ``ValueError`` naming ``where`` and the first thing wrong."""
@@ -471,7 +475,11 @@ def check_metadata(meta: Any, where: str = "model") -> dict[str, Any]:
                          f"{meta.get('format')!r}, expected {FORMAT!r}")
     version = meta.get("format_version")
     if version not in FORMAT_VERSIONS or not is_int(version):
-        hint = (f": convert it with {EXPORT_COMMAND} OLD.zip NEW.safetensors"
+        # version 1 was a checkpoint zip of OLD_META_NAME and policy.pth, read before this
+        # (before: "convert it with ono-export OLD.zip NEW.safetensors", said of a model
+        # file, which that command refuses alike)
+        hint = (f" (version 1 was a checkpoint zip of {OLD_META_NAME} and policy.pth, which "
+                f"{EXPORT_COMMAND} converts; no release wrote it in a model's metadata)"
                 if version == 1 and is_int(version) else "")   # not for true, which == 1
         raise ValueError(f"{where}: model format version {version!r}; this version of ono_env "
                          f"reads versions {', '.join(map(str, FORMAT_VERSIONS[:-1]))} and "
@@ -523,8 +531,10 @@ def check_metadata(meta: Any, where: str = "model") -> dict[str, Any]:
     if not is_int(meta["num_players"]) or meta["rules"]["num_players"] != meta["num_players"]:
         raise bad("num_players", f"the player count of its rules, {meta['rules']['num_players']}")
     for key in ("observation_version", "observation_size", "training_steps"):
-        if not is_int(meta[key]) or meta[key] < 0:
-            raise bad(key, "a whole number >= 0")
+        # at most 2**63 - 1, a count training can reach (before: any size, so that a
+        # crafted 4,200-digit count was printed whole)
+        if not is_int(meta[key]) or not 0 <= meta[key] <= MAX_META_COUNT:
+            raise bad(key, f"a whole number from 0 to {MAX_META_COUNT:,}")
     # version 2 has one length for every table: checked here, before a network is built on it
     if meta["observation_version"] == 2 and meta["observation_size"] != OBS_V2_SIZE:
         raise bad("observation_size", f"{OBS_V2_SIZE:,} (version-2 observations have one length)")
@@ -1208,11 +1218,13 @@ def _told_apart(label: str, path: Path, whole: str | None = None) -> str:
     if label not in agent_names() and label.partition(":")[0] not in SEARCH_AGENTS:
         return label
     own = shipped_models().get(label)
-    try:   # that policy's file, or a copy of it, is that agent
+    try:   # that policy's file, or a copy of it, is that agent; read as a model is, with its
+        # checks (before: read whole, with none: a FIFO of that name hung, and a file of
+        # several GB was read into memory)
         if own is not None and (own.resolve() == path.resolve()
-                                or own.read_bytes() == path.read_bytes()):
+                                or model_sha256(own) == model_sha256(path)):
             return label
-    except OSError:
+    except (OSError, ValueError):
         pass
     return printable(path.name.strip()) if whole is None else whole
 

@@ -14,6 +14,7 @@ import base64
 import io
 import itertools
 import json
+import os
 import pickle
 import re
 import zipfile
@@ -498,7 +499,9 @@ DAMAGED = {
                                                            metadata={"ono_env": "[]"}), "not an object"),
     "wrong format": ("m.safetensors", _with_meta(_set("format", "other")), "not an ono_env model"),
     "format version 1": ("m.safetensors", _with_meta(_set("format_version", 1)),
-                         "format version 1.*ono-export"),
+                         r"format version 1; .* \(version 1 was a checkpoint zip of ono_meta.json "
+                         r"and policy.pth, which ono-export converts; no release wrote it in a "
+                         r"model's metadata\)$"),
     "format version 5": ("m.safetensors", _with_meta(_set("format_version", 5)),
                          "format version 5; this version of ono_env reads versions 2, 3 and 4"),
     "version 3 without a value network": ("m.safetensors", _with_meta(_set("format_version", 3)),
@@ -536,6 +539,9 @@ DAMAGED = {
         r"hidden.0.bias, .*, hidden.3.weight and 123 more\)$"),
     "negative steps": ("m.safetensors", _with_meta(_set("training_steps", -1)), "'training_steps'"),
     "steps a bool": ("m.safetensors", _with_meta(_set("training_steps", True)), "'training_steps'"),
+    # before: any size, printed whole by ono-export (5,692 characters for 4,200 digits)
+    "steps past 2**63 - 1": ("m.safetensors", _with_meta(_set("training_steps", 2**63)),
+                             r"'training_steps'.*a whole number from 0 to 9,223,372,036,854,775,807"),
     "action names numbers": ("m.safetensors", _with_meta(_set("action_names", [1, 2])), "'action_names'"),
     "format version true": ("m.safetensors", _with_meta(_set("format_version", True)),
                             r"format version True; this version of ono_env reads versions 2, 3 "
@@ -791,6 +797,17 @@ def test_a_runs_label_that_is_an_agents_name_is_told_apart(tmp_path):
         assert model_label(run / "model.safetensors") == "r1/model.safetensors"
     (run / "model.safetensors").write_bytes(_with_meta(_set("label", "mine"))(tmp_path))
     assert _labels([run / "model.safetensors", "greedy"]) == ["mine", "greedy"]
+    # a copy of a shipped policy is that agent; the check reads the file as a model is read
+    # (before: whole, with no check: a FIFO named as a shipped policy hung it)
+    import shutil
+
+    from ono_env.agents.learned import shipped_models
+    (tmp_path / "copy").mkdir()
+    shutil.copy(shipped_models()["ppo-any"], tmp_path / "copy" / "ppo-any.safetensors")
+    assert model_label(tmp_path / "copy" / "ppo-any.safetensors") == "ppo-any"
+    (tmp_path / "fifo").mkdir()
+    os.mkfifo(tmp_path / "fifo" / "ppo-any.safetensors")
+    assert model_label(tmp_path / "fifo" / "ppo-any.safetensors") == "ppo-any.safetensors"
 
 
 def test_a_label_shows_a_character_that_is_not_printable_as_a_question_mark(tmp_path):
