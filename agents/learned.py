@@ -251,9 +251,11 @@ class PolicyNet:
         :data:`ROWS_AT_ONCE` rows: the working arrays (the scaled copy, the encoded opponents,
         each layer's) stay within a part's (before: ``ono-arena ppo-any greedy --batch
         100000`` peaked at 2.3 GiB, three times what the batch check counted). Each part holds at
-        least half of that many rows, so every row's output is the one a single product
-        gives (BLAS computes a product of a few rows along another path, which differs in
-        the last bits)."""
+        least half of that many rows (parts alike in size). A row's output is the one a single
+        product gives to float32 rounding, not bit for bit: BLAS rounds a row's sums by the
+        product's shape and the row's place in it (OpenBLAS 0.3.31, with NumPy 2.4.6, by a
+        few units in the last place; an earlier one gave the same bits for every part of
+        half the bound or more)."""
         n = len(obs)
         if n <= ROWS_AT_ONCE:
             return self._mlp_rows(obs, layers)

@@ -1615,7 +1615,9 @@ def test_a_large_batch_is_read_in_even_parts_with_the_same_output(name, rules, m
     """Before: the whole batch went through each layer at once (ono-arena ppo-any greedy
     --batch 100000 held 2.3 GiB, three times what its batch check counted). Now parts of
     at most ROWS_AT_ONCE rows, none under half of it, and every row's output is the one
-    product of all rows gives."""
+    product of all rows gives, to float32 rounding, and its choice too where the top two
+    logits are not within it (bit for bit before OpenBLAS 0.3.31, which rounds a row's sums
+    by its place in the product's blocking: a few units in the last place)."""
     import ono_env.agents.learned as L
 
     agent = make_agent(name, RuleSet.preset(rules, num_players=2))
@@ -1637,7 +1639,12 @@ def test_a_large_batch_is_read_in_even_parts_with_the_same_output(name, rules, m
     assert parts == [size, size, len(rows) - 2 * size]
     assert all(L.ROWS_AT_ONCE // 2 <= p <= L.ROWS_AT_ONCE for p in parts)
     monkeypatch.setattr(L, "ROWS_AT_ONCE", len(rows))
-    assert np.array_equal(out, agent.net(rows))
+    whole = agent.net(rows)
+    np.testing.assert_allclose(out, whole, rtol=0, atol=2e-6 * np.abs(whole).max())
+    top2 = np.sort(whole, axis=1)[:, -2:]
+    clear = top2[:, 1] - top2[:, 0] > 1e-5 * np.abs(whole).max()
+    assert clear.mean() > 0.99
+    assert np.array_equal(out[clear].argmax(1), whole[clear].argmax(1))
 
 
 def test_the_export_hint_is_a_command_that_can_be_pasted():
