@@ -2,8 +2,9 @@
 
 ``make_agent(spec, rules)`` builds an agent from a name (``random``, the rule-based
 ``greedy``, ``color``, ``defensive``, and one name per policy shipped in ``models/``:
-``ppo-basic-2p``, ...; the search agents of :mod:`ono_env.agents.search`, ``pimc`` or
-``pimc:N``, and the CHEATING ceilings ``oracle-hands``, ``oracle`` and ``oracle-ppo``),
+``ppo-basic-2p``, ...; the search agents of :mod:`ono_env.agents.search`, ``pimc``,
+``ismcts``, ``pimc-ppo`` and the others of ``SEARCH_AGENTS``, alone or as ``name:N`` or
+``name:<T>ms``, and the CHEATING ceilings ``oracle-hands``, ``oracle`` and ``oracle-ppo``),
 from the path of a saved model, or returns an object that already has ``act``.
 ``register_agent(name, factory)`` adds a name (one already taken only with
 ``replace=True``); a factory takes the rule set the agent will play (rule-based agents
@@ -134,8 +135,8 @@ def _refuses_rules(factory: Callable[..., Any]) -> str | None:
 def agent_names() -> list[str]:
     """Every registered agent name, sorted. The search agents (``SEARCH_AGENTS``: ``pimc``,
     ``ismcts``, ..., also as ``name:N`` or ``name:<T>ms``) are not listed: they play only
-    through the agent driver (see :mod:`ono_env.agents.search`), so the tables that list
-    agents (the web table) do not offer them."""
+    through the agent driver (see :mod:`ono_env.agents.search`); the web table adds the few
+    it offers (``SEARCH_OFFERED`` in :mod:`ono_env.apps.web.server`) itself."""
     return sorted(_REGISTRY)
 
 

@@ -189,6 +189,25 @@ MAX_MODEL_DEALS = 4096
 """The most deals per world of ``model_deals``."""
 
 
+def _check_budget(worlds: Any, time_ms: Any, time_cap_ms: Any, margin: Any,
+                  whose: str = "", most: float = MAX_WORLDS) -> None:
+    """One ``ValueError`` naming the first of a search's budget settings out of its range:
+    ``worlds`` (iterations, at most ``most``), ``time_ms``, ``time_cap_ms`` and ``margin``;
+    ``whose`` leads each name ("the search's ": attributes set after construction)."""
+    if not isinstance(worlds, (int, np.integer)) or isinstance(worlds, bool) \
+            or not 1 <= worlds <= most:
+        raise ValueError(f"{whose}worlds = {worlds!r}; allowed: an integer from 1 to {MAX_WORLDS}")
+    for key, value in (("time_ms", time_ms), ("time_cap_ms", time_cap_ms)):
+        if value is not None and (isinstance(value, bool)
+                                  or not isinstance(value, (int, float, np.number))
+                                  or not MIN_TIME_MS <= value <= MAX_TIME_MS):
+            raise ValueError(f"{whose}{key} = {value!r}; allowed: None, or a number of "
+                             f"milliseconds from {MIN_TIME_MS:f} to {MAX_TIME_MS:g}")
+    if not is_real(margin) or math.isnan(margin):
+        raise ValueError(f"{whose}margin={margin!r} ({type(margin).__name__}); allowed: a number "
+                         f"(negative: no prior, the plain argmax)")
+
+
 class SearchAgent:
     """Perfect-information Monte Carlo from the acting seat's view (module docstring).
 
@@ -257,9 +276,7 @@ class SearchAgent:
                  time_ms: float | None = None, belief: float | None = None,
                  playout_opponents: str | None = None, model_deals: int = 1) -> None:
         self.rules = resolve_rules(rules)
-        if not isinstance(worlds, (int, np.integer)) or isinstance(worlds, bool) \
-                or not 1 <= worlds <= MAX_WORLDS:
-            raise ValueError(f"worlds = {worlds!r}; allowed: an integer from 1 to {MAX_WORLDS}")
+        _check_budget(worlds, time_ms, None, margin)
         self._net: tuple[np.ndarray, np.ndarray] | None = None
         self._playout_agent = None if isinstance(policy, str) else policy
         if isinstance(policy, str):
@@ -288,11 +305,6 @@ class SearchAgent:
         if prior is not None:   # before: a prior made for other rules was taken, and played
             from ono_env.agents.registry import check_made_for
             check_made_for(prior, self.rules, "the prior ")
-        if time_ms is not None and (isinstance(time_ms, bool)
-                                    or not isinstance(time_ms, (int, float, np.number))
-                                    or not MIN_TIME_MS <= time_ms <= MAX_TIME_MS):
-            raise ValueError(f"time_ms = {time_ms!r}; allowed: None, or a number of "
-                             f"milliseconds from {MIN_TIME_MS:f} to {MAX_TIME_MS:g}")
         self._net_belief: tuple[np.ndarray, np.ndarray] | None = None
         if belief is not None:
             if (isinstance(belief, bool) or not isinstance(belief, (int, float, np.number))
@@ -355,9 +367,6 @@ class SearchAgent:
         web table sets it, so that a budget of worlds within its limits cannot hold a worker
         for minutes under rules whose playouts are long."""
         self.method = method
-        if not is_real(margin) or math.isnan(margin):
-            raise ValueError(f"margin={margin!r} ({type(margin).__name__}); allowed: a number "
-                             f"(negative: no prior, the plain argmax)")
         if name is not None and not is_name(name):
             # before: a control character (a newline, a terminal's escape) was taken
             raise ValueError(f"name={shown(name, 60)} ({type(name).__name__}); allowed: None (the "
@@ -479,6 +488,12 @@ class SearchAgent:
             busy.release()
 
     def _act_game(self, game: VecGame, rows: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+        # the budget as it is now: set after construction too (the web table sets
+        # time_cap_ms; before: worlds = 0 was a ZeroDivisionError, -3 searched nothing)
+        # (a time budget's worlds only scale its margin: the worlds it samples are capped as
+        # it samples them, at MAX_WORLDS as read then)
+        _check_budget(self.worlds, self.time_ms, self.time_cap_ms, self.margin, "the search's ",
+                      MAX_WORLDS if self.time_ms is None else math.inf)
         if not isinstance(game, VecGame):
             raise ValueError(f"act_game: game is a {type(game).__name__}; allowed: a VecGame")
         rows = check_rows("act_game: rows", rows, game.num_games)

@@ -1437,3 +1437,26 @@ def test_a_search_that_deals_its_worlds_to_fit_its_opponents_does_not_peek():
                         (dict(model_deals=4, view="hands"), "view 'hands'")):
         with pytest.raises(ValueError, match=message):
             SearchAgent(rules, 4, **kw)
+
+
+def test_a_budget_set_after_construction_is_checked_as_the_constructors_is():
+    """``worlds``, ``time_ms``, ``time_cap_ms`` (which the web table sets) and ``margin`` set
+    on a made search are checked at its next decision (before: worlds 0 was a
+    ZeroDivisionError, -3 searched nothing and returned moves, a NaN cap was int()'s error)."""
+    rules = RuleSet.preset("basic", num_players=2)
+    game = VecGame(rules, 4, seed=3)
+    for key, value, said in (("worlds", 0, "worlds = 0; allowed: an integer from 1 to"),
+                             ("worlds", -3, "worlds = -3"), ("worlds", 2.5, "worlds = 2.5"),
+                             ("time_cap_ms", float("nan"), "time_cap_ms = nan"),
+                             ("time_cap_ms", "5", "time_cap_ms = '5'"),
+                             ("time_cap_ms", True, "time_cap_ms = True"),
+                             ("time_cap_ms", -5, "time_cap_ms = -5"),
+                             ("time_ms", 0, "time_ms = 0"),
+                             ("margin", float("nan"), "margin=nan")):
+        agent = make_agent("pimc:4", rules)
+        setattr(agent, key, value)
+        with pytest.raises(ValueError, match=rf"^the search's {re.escape(said)}"):
+            agent.act_game(game, np.arange(4), np.random.default_rng(0))
+    agent = make_agent("pimc:4", rules)
+    agent.time_cap_ms = 50.0   # in range: plays
+    assert agent.act_game(game, np.arange(4), np.random.default_rng(0)).shape == (4,)

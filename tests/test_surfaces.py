@@ -7,6 +7,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import re
 import shutil
 from pathlib import Path
 
@@ -159,6 +160,14 @@ def test_search_labels_past_the_limits_or_naming_paths_are_refused(client, label
     error = r.json()["error"]
     assert r.status_code == 400 and "allowed" in error and error.count(repr(label)) == 1
     assert "1000000" not in error and "1,000,000" not in error
+
+
+@pytest.mark.parametrize("label", ["pimc:1.5", "pimc:-1", "ismcts:abc", "pimc:a/b.safetensors"])
+def test_a_search_name_with_a_bad_budget_is_told_its_budget_is_bad(label):
+    # before: "not a search agent label", of a name that is one
+    with pytest.raises(Refused, match=rf"^agent '{re.escape(label)}': its budget is not a whole "
+                                      rf"number of worlds or a time in ms; allowed: a search agent"):
+        search_label(label)
 
 
 def test_the_server_states_its_search_limits(client):

@@ -166,7 +166,9 @@ def build_parser() -> cli.ArgumentParser:
         description="Play many games between agents and report win rates with 95% intervals, "
                     "head-to-head rates and ratings.")
     p.add_argument("agents", nargs="+",
-                   help="agent names (random, greedy, color, defensive, ppo-basic-2p, ...), "
+                   help="agent names (random, greedy, color, defensive, ppo-basic-2p, ...; a "
+                        "search agent such as pimc or ismcts, alone or as name:N, N up to "
+                        "1,000,000, or name:<T>ms, T up to 60000), "
                         "model files (.safetensors, or a training checkpoint .zip) or "
                         "module:Class, your own agent class (imported from the current directory "
                         "or the Python path; called with the RuleSet if it takes one required "

@@ -544,6 +544,10 @@ def search_label(label: str) -> tuple[str, str | None]:
                f"{WEB_MAX_BUDGET}) or name:<T>ms (T above 0 and at most {WEB_MAX_MS:g}), "
                f"numbers written without a leading zero")
     m = _SEARCH_LABEL.fullmatch(label)
+    if m is None and label.partition(":")[0] in SEARCH_AGENTS:   # before: "not a search
+        # agent label", for pimc:1.5 or pimc:-1
+        raise Refused(f"agent {shown(label, 60)}: its budget is not a whole number of worlds "
+                      f"or a time in ms; allowed: {allowed}")
     if m is None or m.group(1) not in SEARCH_AGENTS:
         raise Refused(f"agent {shown(label, 60)}: not a search agent label; allowed: {allowed}")
     budget = m.group(2)
