@@ -82,7 +82,9 @@ def render_text(
             lines.append(f"{mark} P{q}{tag} [{cards_text(len(hand))}]")
     if d["terminated"] or d["truncated"]:
         won = game_winners(d)
-        end = ("truncated" if not won else f"winner P{won[0]}" if len(won) == 1 else
+        lowest = d["rules"]["scoring"] == "penalty" and d["rules"]["target_score"] > 0
+        end = ("truncated" if not won else f"winner P{won[0]}" + (
+            " (the lowest total)" if lowest else "") if len(won) == 1 else
                f"winners {' '.join(f'P{q}' for q in won)} (tied on the lowest total)")
         lines.append(f"game over: {end}")
     else:
@@ -328,10 +330,17 @@ def table_events(before: dict, after: dict, player: int, action: int) -> list[st
     elif caught and rules.get("ono_penalty") == "swap_hands":
         swapped = {player, offender}
         swap(player, offender, f"P{player} catches P{offender} without an ONO! call: ")
+    if len(after["discard"]) < len(before["discard"]) + played:   # the stock ran out
+        # said before the draws it served (before: after them)
+        events.append("the discard pile, but for its top card, is shuffled into a new stock")
+    # a draw that took the last cards there were: fewer than were owed, perhaps (before: "draws
+    # 1 card" for a penalty of 4, with no word why)
+    exhausted = " (all that was left to draw)" if (
+        not after["stock"] and len(after["discard"]) <= 1) else ""
     for q in range(n):
         if q in swapped or gain[q] <= 0:
             continue
-        k = cards_text(gain[q])
+        k = cards_text(gain[q]) + exhausted
         if verb == "catch" and q == player:
             events.append(f"false accusation: P{q} draws {k}")
         elif verb == "catch":
@@ -369,8 +378,6 @@ def table_events(before: dict, after: dict, player: int, action: int) -> list[st
                       f"and loses the turn")
     if verb == "accept" and not drew and empty:
         events.append(f"P{player} takes the penalty: {nothing} and loses the turn")
-    if len(after["discard"]) < len(before["discard"]) + played:   # the stock ran out
-        events.append("the discard pile, but for its top card, is shuffled into a new stock")
     if after["direction"] != before["direction"]:
         way = "clockwise" if after["direction"] == 1 else "counter-clockwise"
         events.append(f"direction reversed: play goes {way} now")

@@ -662,6 +662,14 @@ def test_demo_is_seeded_and_prints_a_summary():
     last = one.getvalue().split("--- round")[-1]
     assert "game over" in last and "P0 deals" not in last and "P1 deals" not in last
     assert one.getvalue().splitlines()[-1].startswith("summary: 1 game of classic rules")
+    # a game cut at the decision limit is said as ono-play says it, and the summary does not
+    # list "truncated" among the seats (before: "game over: truncated" and "truncated 1")
+    cut = io.StringIO()
+    assert play_demo("ono", 2, 1, seed=0, verbose=True, out=cut) == {"truncated": 1}
+    assert cut.getvalue().splitlines()[-2:] == [
+        "the game was cut at the decision limit (5,000 decisions): no winner",
+        "summary: 1 game of ono rules with 2 random players; wins: no winner (cut at the "
+        "decision limit) 1; mean length 5000.0 decisions"]
 
 
 def test_headers_name_custom_rules_as_custom(tmp_path):

@@ -88,6 +88,10 @@ def test_a_colour_is_named_as_the_game_writes_it_and_a_player_by_seat():
     assert parse_choice("target P2", targets, position) == action_id("target 1")
     assert parse_choice("p0", targets, position) == action_id("target 2")
     assert parse_choice("target 2", targets, position) == action_id("target 2")   # as before
+    for text in ("target 0", "target -1", "TARGET 10"):   # before: "unknown entry"
+        with pytest.raises(ValueError, match=rf"^'{text}' names no player; allowed: target N, "
+                                             rf"the player N seats on from you"):
+            parse_choice(text, targets, position)
     for text, message in (("P1", r"P1 is no player to swap hands with \(you are P1"),
                           ("target P3", r"P3 is no player to swap hands with .*P0 to P2\)")):
         with pytest.raises(ValueError, match=message):
@@ -723,7 +727,8 @@ def test_fresh_seeds_span_their_bits():
 
 def test_a_penalty_scored_match_is_won_by_the_lowest_total_not_the_last_rounds_winner():
     # before: the terminal, the table's last line and the web table named the last round's
-    # winner, where the engine's rewards give the match to the lowest total
+    # winner, where the engine's rewards give the match to the lowest total; and then the
+    # terminal said "P1 (random) wins", with no word of the total that won it
     from ono_env.game import VecGame
     from ono_env.positions import game_winners
     from ono_env.render import render_text
@@ -740,7 +745,7 @@ def test_a_penalty_scored_match_is_won_by_the_lowest_total_not_the_last_rounds_w
         assert won == [q for q in range(4) if r.rewards[0, q] > 0]   # the engine's verdict
         differ += won != [d["winner"]]
         last = render_text(g).splitlines()[-1]
-        assert last == (f"game over: winner P{won[0]}" if len(won) == 1 else
+        assert last == (f"game over: winner P{won[0]} (the lowest total)" if len(won) == 1 else
                         "game over: winners " + " ".join(f"P{q}" for q in won)
                         + " (tied on the lowest total)")
     assert differ > 0
@@ -750,7 +755,12 @@ def test_a_penalty_scored_match_is_won_by_the_lowest_total_not_the_last_rounds_w
     final = [int(v) for v in re.findall(r"scores((?: (?:P\d|you) \d+)+)", text)[-1].split()[1::2]]
     assert won == [q for q, v in enumerate(final) if v == min(final)]
     assert len(won) == 1 and won != [int(re.findall(r"--- round \d+ won by P(\d)", text)[-1])]
-    assert text.rstrip().endswith("you win!" if won == [0] else f"P{won[0]} (random) wins")
+    assert text.rstrip().endswith("you win on the lowest total!" if won == [0] else
+                                  f"P{won[0]} (random) wins on the lowest total")
+    g = VecGame("stacking", 1, seed=3, num_players=2)   # a round, no match: as before
+    while not g.finished[0]:
+        g.step(np.array([int(np.flatnonzero(g.legal_mask()[0])[0])]))
+    assert re.search(r"^game over: winner P\d$", render_text(g), re.M)
 
 
 def _random_steps(rules, seeds, num_players=None):
@@ -1299,3 +1309,33 @@ def test_a_refused_action_other_than_a_play_says_why():
         "(you have drawn: these rules make you play the drawn card)")
     assert refusal(classic, [["R9", "G7"], ["R3"]], ["R5"], "draw", **drawn).endswith(
         "(you have drawn: play the drawn card or keep it)")
+
+
+def test_a_draw_that_takes_the_last_cards_says_so_after_the_reshuffle_it_needed():
+    # before: "P0 draws 1 card" for a penalty of 4 with one card left, with no word why, and
+    # the reshuffle that a draw needed was said after the draw
+    from ono_env.cards import action_id
+    from ono_env.game import VecGame
+    from ono_env.render import table_events
+
+    shuffled = "the discard pile, but for its top card, is shuffled into a new stock"
+    said = []
+    for stock, discard in ((1, 1), (0, 6)):
+        g = VecGame("classic", 1, seed=1, num_players=3)   # P0 down to one card, not called
+        d = g.to_dict(0)
+        assert d["rules"]["ono_penalty"] == "draw" and d["rules"]["ono_penalty_cards"] == 4
+        spare = d["stock"] + d["hands"][0][1:] + d["discard"][:-1]
+        top = d["discard"][-1]
+        d["discard"] = spare[:discard - 1] + [top]
+        d["stock"] = spare[discard - 1:discard - 1 + stock]
+        d["hands"][2] = d["hands"][2] + spare[discard - 1 + stock:]
+        d["hands"][0] = d["hands"][0][:1]
+        d.update(current_player=1, previous_player=0, exposed=0, turn_fresh=True, decisions=5)
+        g.set_position(0, d)
+        before = g.to_dict(0)
+        g.step(np.array([action_id("catch")]))
+        said.append(table_events(before, g.to_dict(0), 1, action_id("catch")))
+    assert said == [
+        ["P1 catches P0 without an ONO! call: P0 draws 1 card (all that was left to draw)"],
+        [shuffled, "P1 catches P0 without an ONO! call: P0 draws 4 cards"]]
+

@@ -36,7 +36,9 @@ def play_demo(rules: str, players: int | None, games: int, seed: int, verbose: b
               out=None) -> Counter:
     """Play ``games`` games between uniform-random players (game ``k`` seeded ``seed + k``);
     returns wins per seat ("P1+P2": a penalty-scored match those seats tied on the lowest
-    total; "truncated" counts games cut at max_decisions). ``players``:
+    total; "truncated" counts games cut at max_decisions, which the summary line calls "no
+    winner (cut at the decision limit)": under ``ono`` nearly every game, as random players
+    accuse falsely at most turns and their hands grow). ``players``:
     None for the rules' own count (a rules file's, or the preset's 4); a count given sets it
     whatever the file says, as ``--players`` does in ``ono-play`` and ``ono-arena``."""
     out = sys.stdout if out is None else out   # read at the call: a redirected stdout too
@@ -78,13 +80,18 @@ def play_demo(rules: str, players: int | None, games: int, seed: int, verbose: b
                     print(f"--- {ended[0]}", file=out)
                     for event in ended[1:]:
                         print(f"  {event}", file=out)
-        if verbose:
-            print(render_text(game), file=out)
         d = game.to_dict(0)
         won = game_winners(d)   # several: tied on the lowest total of a penalty-scored match
+        if verbose:
+            print(render_text(game), file=out)
+            if not won:   # as ono-play says it (before: "game over: truncated" alone)
+                print(f"the game was cut at the decision limit ({game.max_decisions:,} "
+                      f"decisions): no winner", file=out)
         wins["+".join(f"P{q}" for q in won) if won else "truncated"] += 1
         lengths.append(d["decisions"])
-    summary = ", ".join(f"{k} {v}" for k, v in sorted(wins.items()))
+    # (before: "truncated 20" among the seats, as if it were one)
+    summary = ", ".join(f"{k} {v}" if k != "truncated" else
+                        f"no winner (cut at the decision limit) {v}" for k, v in sorted(wins.items()))
     print(f"summary: {plural(games, 'game')} of {game.rules.title} with {players} random "
           f"players; wins: {summary}; "
           f"mean length {np.mean(lengths):.1f} decisions", file=out)

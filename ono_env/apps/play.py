@@ -171,6 +171,11 @@ def parse_choice(text: str, legal: Sequence[int], position: dict | None = None) 
             raise ValueError(f"'target P{q}' is not legal now"
                              f"{why_not_legal(C.action_name(a), position, legal)}")
         return a
+    offset = re.fullmatch(r"target (-?[0-9]{1,6})", t, re.I)
+    if offset and not 1 <= int(offset.group(1)) <= C.MAX_TARGET:
+        # before: "unknown entry 'target 0'", where "target 9" got its reason
+        raise ValueError(f"'{t}' names no player; allowed: target N, the player N seats on "
+                         f"from you (N from 1 to one less than the players), or target P<seat>")
     if re.fullmatch(r"-?[0-9]+", t):   # ASCII digits: isdigit() also takes '²' and '①'
         # at most 6 digits read as a number (int() of a page of digits is slow or refused);
         # a longer one is named cut, and out of the list all the same (before: 7 digits or
@@ -376,11 +381,17 @@ def play(agents: Sequence[str] | None, rules="basic", num_players: int | None = 
     if seed_line is not None:
         print(seed_line, file=out)
     replay.finish(game, 0)
-    won = game_winners(game.to_dict(0))
+    end = game.to_dict(0)
+    won = game_winners(end)
+    # a penalty match is won on the lowest total, not by its last round's winner: said so
+    # (before: "P3 (greedy) wins" under a round won by another)
+    lowest = (" on the lowest total" if end["rules"]["scoring"] == "penalty"
+              and end["rules"]["target_score"] > 0 else "")
     if not won:
         print("the game was cut at the decision limit: no winner", file=out)
     elif len(won) == 1:
-        print("you win!" if won[0] == seat else f"P{won[0]} ({names[won[0]]}) wins", file=out)
+        print(f"you win{lowest}!" if won[0] == seat else f"P{won[0]} ({names[won[0]]}) wins{lowest}",
+              file=out)
     else:
         tied = ", ".join("you" if q == seat else f"P{q} ({names[q]})" for q in won)
         print(f"{tied} tie for the win on the lowest total", file=out)
@@ -435,9 +446,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap = cli.ArgumentParser(prog="ono-play", description="Play ONO in the terminal against agents.")
     ap.add_argument("agents", nargs="*", default=None,
                     help="the other players: agent names (random, greedy, color, defensive, "
-                         "ppo-basic-2p, ...) or model files (.safetensors, or training "
-                         "checkpoints .zip); default: greedy at every other seat (one, unless "
-                         "--players or a rules file sets the count)")
+                         "ppo-basic-2p, ...; a search agent such as pimc or ismcts, alone or "
+                         "as name:N, N up to 1,000,000, or name:<T>ms, T up to 60000) or model "
+                         "files (.safetensors, or training checkpoints .zip); default: greedy "
+                         "at every other seat (one, unless --players or a rules file sets the "
+                         "count)")
     ap.add_argument("--rules", default="basic",
                     help="preset name or rules YAML (default basic, as in every console script)")
     ap.add_argument("--players", type=cli.bounded_int(2, 10), default=None,
