@@ -639,6 +639,14 @@ def test_paired_difference_compares_two_runs_deal_by_deal(tmp_path):
         with pytest.raises(ValueError, match=r"per_deal of 'greedy' \(an agent of the run\) = "
                                              r".*; allowed: a mapping with the lists"):
             paired_difference(b, damaged)
+    # shares edited within their range: refused, their mean not the rate the run reported
+    # (before: compared, "-10.00 points" beside a file whose rate said otherwise)
+    entry = dict(saved["per_deal"]["greedy"])
+    edited = dict(saved, per_deal=dict(saved["per_deal"], greedy=dict(
+        entry, share=[0.5] * len(entry["share"]))))
+    with pytest.raises(ValueError, match=r"per_deal of 'greedy': its shares' mean, "
+                                         r"0\.500000, is not its win_rate, 0\.\d{6}; allowed"):
+        paired_difference(b, edited)
     three = run_arena(["color", "random", "greedy"], **dict(kw, num_games=600))
     with pytest.raises(ValueError, match="have 3 and 2 entrants"):
         paired_difference(three, run_arena(["greedy", "random"], **dict(kw, num_games=600)))

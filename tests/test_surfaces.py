@@ -340,16 +340,27 @@ def test_output_folders_are_checked_before_any_game(tmp_path, capsys):
     assert "exists and is not a folder" in capsys.readouterr().err
 
 
-def test_a_plan_far_beyond_the_games_asked_is_refused(capsys):
+def test_a_plan_far_beyond_the_games_asked_is_refused(capsys, monkeypatch):
+    import ono_env.game as G
+
     assert arena_main(["random"] * 20 + ["--players", "10", "--games", "1"]) == 2
     err = capsys.readouterr().err
     assert "1 game would be 1,847,560" in err and "ask for at least 184,756 games" in err
     # past the cap: the largest whole plan under it (before: "at least 10,161,580", already
     # passed by the 100,000,000 asked)
+    monkeypatch.setattr(G, "available_memory", lambda: None)   # memory not known
     assert arena_main(["random"] * 20 + ["--players", "10", "--games", "100000000"]) == 2
     err = capsys.readouterr().err
     assert ("100,000,000 games would be 101,615,800" in err
-            and "ask for at most 99,768,240 games" in err), err
+            and "ask for at most 99,768,240 games (100,000,000 in all at most)" in err), err
+    # and within the memory free, a whole number of rounds (before: the cap's count, which
+    # the memory check then refused): 20 GiB hold 20,889,918 games of 1,028 bytes at 10
+    # players, 11 rounds of 1,847,560
+    monkeypatch.setattr(G, "available_memory", lambda: 20 << 30)
+    assert arena_main(["random"] * 20 + ["--players", "10", "--games", "100000000"]) == 2
+    err = capsys.readouterr().err
+    assert ("ask for at most 20,323,160 games (100,000,000 in all at most, the most this "
+            "machine's free memory holds)" in err), err
 
 
 @pytest.mark.parametrize("address, fragment", [("127.0.0.1:1", "cannot connect"),

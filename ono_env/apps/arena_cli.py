@@ -77,7 +77,9 @@ def plot_matrix(labels: Sequence[str], rate: np.ndarray, low: np.ndarray, high: 
     ax.set_xticks(range(K), labels, rotation=30 if text else 90, ha="right" if text else "center",
                   fontsize=size)
     ax.set_yticks(range(K), labels, fontsize=size)
-    ax.set_xlabel("opponent")
+    # (before: "opponent", at 3-10 players too, where the column is one of the others at
+    # the row's tables)
+    ax.set_xlabel("opponent" if fair == 0.5 else "in games with")
     ax.set_ylabel(f"agent (win share of the row; fair {100 * fair:.0f}%)")
     ax.set_title(title)
     fig.colorbar(im, ax=ax, fraction=0.046)

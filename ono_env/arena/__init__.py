@@ -445,9 +445,14 @@ def check_plan(planned: int, num_games: int, num_entrants: int, num_players: int
             advice = (f"every seating of every table alone is over {MAX_GAMES:,} games: seat "
                       f"fewer entrants, or play fewer players a table")
         elif planned > MAX_GAMES:   # past the cap: the largest whole plan under it (before:
-            # "ask for at least" a number already passed)
-            advice = (f"ask for at most {MAX_GAMES // unit * unit:,} games ({MAX_GAMES:,} in "
-                      f"all at most), or seat fewer entrants")
+            # "ask for at least" a number already passed), and within the memory free where a
+            # round fits there (before: the count advised was then refused for memory)
+            most = MAX_GAMES // unit * unit
+            free = _game.available_memory()
+            fits = 0 if free is None else free // record_bytes(num_players) // unit * unit
+            held = ", the most this machine's free memory holds" if 0 < fits < most else ""
+            advice = (f"ask for at most {min(most, fits or most):,} games ({MAX_GAMES:,} in "
+                      f"all at most{held}), or seat fewer entrants")
         else:
             advice = (f"ask for at least {planned // MAX_ROUNDING:,} games (at most "
                       f"{MAX_GAMES:,} in all), or seat fewer entrants")

@@ -445,6 +445,15 @@ def mirrored_record(run: Any, name: str) -> dict[str, Any]:
         # the deals a mirrored run of this size seats each entrant at (before: a list cut
         # short or shifted was found only after the new run had played every game)
         _check_mirrored_deals([per[lab]["deals"] for lab in labels], labels, players, games)
+        for row, lab in zip(rows, labels):   # the shares are the rate the run reported (before:
+            # an edited share list was compared, beside the rate the file still gave)
+            rate = row.get("win_rate")
+            mean = sum(per[lab]["share"]) / len(per[lab]["share"])
+            if isinstance(rate, (int, float)) and not isinstance(rate, bool) \
+                    and not abs(rate - mean) <= 1e-9:
+                raise ValueError(f"per_deal of {lab!r}: its shares' mean, {mean:.6f}, is not its "
+                                 f"win_rate, {rate:.6f}; allowed: the per-deal shares the run "
+                                 f"saved")
         # written since 2026-12-02 (an older file has neither: not compared)
         cut = run.get("max_decisions", UNRECORDED)
         if cut is not None and cut is not UNRECORDED:
