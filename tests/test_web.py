@@ -514,6 +514,14 @@ def test_a_replay_says_from_which_decision_the_human_saw_what_the_agents_think(c
     assert at > 2 and source == f"ono-web, what the agents think shown from decision {at}"
 
 
+def test_a_thinking_that_is_not_a_boolean_is_refused_in_jsons_words(client):
+    # before: "allowed: True or False", Python's words to a JSON client
+    for value in ("yes", 1, [True]):
+        refused(client.post("/api/games", json={"rules": "basic", "num_players": 2,
+                                                "opponents": ["greedy"], "thinking": value}),
+                400, f"thinking={value!r}", "allowed: true or false")
+
+
 def test_thinking_switched_on_during_play_shows_no_earlier_decisions(client):
     """Before: the log showed every earlier decision's report (naming cards the agent may
     still hold), while the replay's source said it was shown from the switch on."""

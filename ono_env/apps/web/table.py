@@ -30,7 +30,7 @@ from ono_env.agents import make_agent
 from ono_env.agents.base import is_cheating, marked
 from ono_env.agents.driver import act_one
 from ono_env.agents.search import SEARCH_AGENTS
-from ono_env.checks import check_bool, check_int, first_few, plural, shown
+from ono_env.checks import check_int, first_few, plural, shown
 from ono_env.game import (
     DEFAULT_MAX_DECISIONS_MATCH,
     DEFAULT_MAX_DECISIONS_ROUND,
@@ -120,7 +120,10 @@ class NewGameRequest:
             # the whole numbers a browser holds exactly (before: up to 2**63 - 1, and the page
             # showed another seed than the one that dealt)
             self.seed = None if seed is None else check_int("seed", seed, 0, 2**FRESH_SEED_BITS - 1)
-            self.show_thinking = check_bool("thinking", thinking)
+            if not isinstance(thinking, bool):   # JSON's words (before: "True or False")
+                raise ValueError(f"thinking={shown(thinking, 80)} ({type(thinking).__name__}); "
+                                 f"allowed: true or false")
+            self.show_thinking = thinking
         except ValueError as exc:
             raise Refused(str(exc)) from None
         self.labels: list[str] = []
