@@ -66,6 +66,10 @@ def test_every_published_suite_version_loads_with_its_ladder():
             ratings = ladder["tables"][t.name]["ratings"]
             assert set(ratings) == set(t.names()), (v, t.name)
             assert ratings["greedy"]["rating"] == pytest.approx(1000), (v, t.name)
+    # a version's number, where its Suite is read: one error naming what is allowed (before:
+    # an AttributeError)
+    with pytest.raises(ValueError, match=r"^read_ladder: suite=10 \(int\); allowed: a Suite"):
+        S.read_ladder(10)
 
 
 def test_every_published_ladder_page_pins_its_suite_version():

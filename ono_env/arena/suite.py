@@ -282,6 +282,9 @@ def read_ladder(suite: Suite) -> dict[str, Any]:
     the field's ratings, and the SHA-256 of each learned reference agent's model file."""
     import json
 
+    if not isinstance(suite, Suite):   # before: "'str' object has no attribute 'version'"
+        raise ValueError(f"read_ladder: suite={shown(suite, 40)} ({type(suite).__name__}); "
+                         f"allowed: a Suite (load_suite(version))")
     path = ladder_path(suite.version)
     try:
         data = json.loads(path.read_text())
