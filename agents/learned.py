@@ -201,6 +201,11 @@ def encode_opponents(x: np.ndarray, encoder: tuple[np.ndarray, np.ndarray],
 
 ROWS_AT_ONCE = 16_384
 """The most observation rows a :class:`PolicyNet` reads in one product (``_mlp``)."""
+PART_BYTES = 256 << 20
+"""The most bytes of a part's widest working arrays (``_mlp``): a layer's product and its
+sum with the bias, 8 bytes a row and unit. A network wider than 2,048 units reads fewer than
+:data:`ROWS_AT_ONCE` rows at once (the shipped ones are narrower: their parts are as
+before)."""
 
 
 class PolicyNet:
@@ -248,7 +253,8 @@ class PolicyNet:
 
     def _mlp(self, obs: np.ndarray, layers: list[tuple[np.ndarray, np.ndarray]]) -> np.ndarray:
         """The network's output for ``obs``, read in even parts of at most
-        :data:`ROWS_AT_ONCE` rows: the working arrays (the scaled copy, the encoded opponents,
+        :data:`ROWS_AT_ONCE` rows, fewer for a network whose widest layer's arrays would pass
+        :data:`PART_BYTES`: the working arrays (the scaled copy, the encoded opponents,
         each layer's) stay within a part's (before: ``ono-arena ppo-any greedy --batch
         100000`` peaked at 2.3 GiB, three times what the batch check counted). Each part holds at
         least half of that many rows (parts alike in size). A row's output is the one a single
@@ -257,9 +263,13 @@ class PolicyNet:
         few units in the last place; an earlier one gave the same bits for every part of
         half the bound or more)."""
         n = len(obs)
-        if n <= ROWS_AT_ONCE:
+        # fewer rows for a wider network, within PART_BYTES (before: 16,384 rows whatever the
+        # width: a layer of 65,536 units took 8 GiB for one part)
+        widest = max(max(w.shape) for w, _ in layers)
+        most = max(1, min(ROWS_AT_ONCE, PART_BYTES // (8 * widest)))
+        if n <= most:
             return self._mlp_rows(obs, layers)
-        parts = -(-n // ROWS_AT_ONCE)   # ceiling divisions: even parts, none over the bound
+        parts = -(-n // most)   # ceiling divisions: even parts, none over the bound
         size = -(-n // parts)
         return np.concatenate([self._mlp_rows(obs[i:i + size], layers)
                                for i in range(0, n, size)])

@@ -1647,6 +1647,38 @@ def test_a_large_batch_is_read_in_even_parts_with_the_same_output(name, rules, m
     assert np.array_equal(out[clear].argmax(1), whole[clear].argmax(1))
 
 
+def test_a_wide_network_reads_fewer_rows_at_once_within_its_part_bytes(monkeypatch):
+    """Before: 16,384 rows a part whatever the width, so that a layer of 65,536 units (a
+    width training allows) took 8 GiB for one part. Now a part's widest arrays stay within
+    PART_BYTES (here made small, for a layer of 4,096 units: 64 rows), and the outputs are
+    the whole product's; a shipped network keeps its parts."""
+    import ono_env.agents.learned as L
+    from ono_env.agents.learned import PolicyNet
+
+    rng = np.random.default_rng(0)
+    layers = [(rng.normal(0, 0.05, (4096, 241)).astype(np.float32), np.zeros(4096, np.float32)),
+              (rng.normal(0, 0.05, (85, 4096)).astype(np.float32), np.zeros(85, np.float32))]
+    net = PolicyNet(np.ones(241, np.float32), layers, "tanh")
+    obs = rng.random((300, 241)).astype(np.float32)
+    parts: list[int] = []
+    real = L.PolicyNet._mlp_rows
+
+    def counted(self, x, layers):
+        parts.append(len(x))
+        return real(self, x, layers)
+
+    whole = net(obs)
+    monkeypatch.setattr(L, "PART_BYTES", 8 * 4096 * 64)
+    monkeypatch.setattr(L.PolicyNet, "_mlp_rows", counted)
+    out = net(obs)
+    assert parts == [60] * 5   # 300 rows in even parts of at most 64
+    np.testing.assert_allclose(out, whole, rtol=0, atol=2e-6 * np.abs(whole).max())
+    monkeypatch.undo()
+    shipped = make_agent("ppo-any", RuleSet.preset("ono", num_players=2)).net
+    widest = max(max(w.shape) for w, _ in shipped.layers)
+    assert L.PART_BYTES // (8 * widest) >= L.ROWS_AT_ONCE   # its parts as before
+
+
 def test_the_export_hint_is_a_command_that_can_be_pasted():
     # before: ono-export my old.zip my old.safetensors, which a shell reads as four paths
     import shlex
