@@ -92,6 +92,7 @@ import json
 import os
 import shlex
 import threading
+import weakref
 import zipfile
 from collections import OrderedDict
 from collections.abc import Callable, Mapping
@@ -970,12 +971,18 @@ class _SharedNets:
     games). The bytes are read and hashed at every load, so a file changed on disk is read
     anew. The arrays are made read-only: a shared network cannot be changed through one agent
     behind another's back. At most :data:`SHARED_MODELS` networks and
-    :data:`SHARED_MODEL_BYTES` bytes of model files, the least recently loaded dropped first.
+    :data:`SHARED_MODEL_BYTES` bytes of model files are kept, the least recently loaded
+    dropped first; beyond them, a network that an agent still holds is shared too, whatever
+    its size, by a weak reference (before: a file over that size was read and unpacked anew
+    for every seat, each a copy of the network: a 600 MB model at four seats held 3.2 GB).
     ``functools.lru_cache`` cannot bound by bytes nor key by content without reading the
     bytes first, hence this small cache; it is locked, as the web table loads in threads."""
 
     def __init__(self) -> None:
         self._nets: OrderedDict[bytes, tuple[dict[str, Any], PolicyNet, int]] = OrderedDict()
+        # the networks agents hold, kept or not, and their metadata while they live
+        self._alive: weakref.WeakValueDictionary[bytes, PolicyNet] = weakref.WeakValueDictionary()
+        self._alive_meta: dict[bytes, dict[str, Any]] = {}
         self._lock = threading.Lock()
         # a process forked while another thread held the lock would find it held for ever
         if hasattr(os, "register_at_fork"):   # POSIX only
@@ -983,6 +990,13 @@ class _SharedNets:
 
     def _new_lock(self) -> None:
         self._lock = threading.Lock()
+
+    def _forget(self, key: bytes) -> None:
+        """A shared network is gone: its metadata goes too, unless a network read since
+        (after :meth:`clear`) holds the key (no lock: a dict's pop is atomic, and this runs
+        wherever the collector runs, inside a locked section too)."""
+        if key not in self._alive:
+            self._alive_meta.pop(key, None)
 
     def read(self, path: str | Path) -> tuple[dict[str, Any], PolicyNet]:
         """The checked metadata and the shared network of a model file or checkpoint zip."""
@@ -999,9 +1013,19 @@ class _SharedNets:
             if hit is not None:
                 self._nets.move_to_end(key)
                 return copy.deepcopy(hit[0]), hit[1], key.hex()
+            alive = self._alive.get(key)
+            if alive is not None:
+                return copy.deepcopy(self._alive_meta[key]), alive, key.hex()
         meta, net = parse_model(data, where)
         for a in net.arrays():
             a.flags.writeable = False
+        with self._lock:
+            alive = self._alive.get(key)   # another thread read the same bytes meanwhile
+            if alive is not None:
+                return meta, alive, key.hex()
+            self._alive[key] = net
+            self._alive_meta[key] = copy.deepcopy(meta)
+            weakref.finalize(net, self._forget, key)
         if len(data) <= SHARED_MODEL_BYTES:
             with self._lock:
                 hit = self._nets.get(key)   # another thread read the same bytes meanwhile:
@@ -1018,6 +1042,8 @@ class _SharedNets:
         """Forget every network kept (agents made before keep theirs)."""
         with self._lock:
             self._nets.clear()
+            self._alive.clear()
+            self._alive_meta.clear()
 
 
 shared_nets = _SharedNets()

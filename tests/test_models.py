@@ -1485,6 +1485,34 @@ def test_the_agents_of_one_model_file_share_one_read_only_network(tmp_path):
     assert not np.allclose(c.logits(obs), a.logits(obs))
 
 
+def test_a_model_too_large_to_keep_is_shared_while_an_agent_holds_it(tmp_path, monkeypatch):
+    """Before: a file over SHARED_MODEL_BYTES was read and unpacked anew for every seat, each
+    a copy of the network (a 600 MB model at four seats held 3.2 GB). Now its network is
+    shared while an agent holds it, and forgotten with the last one; after clear(), a new
+    read is not given the network an older agent holds, and keeps its metadata."""
+    import gc
+    import shutil
+
+    import ono_env.agents.learned as L
+
+    path = tmp_path / "m.safetensors"
+    shutil.copy(shipped_models()["ppo-basic-2p"], path)
+    monkeypatch.setattr(L, "SHARED_MODEL_BYTES", 10)   # no file is kept
+    L.shared_nets.clear()
+    a, b = L.load_agent(path), L.load_agent(path)
+    assert a.net is b.net and not L.shared_nets._nets and a.meta == b.meta
+    del a, b
+    gc.collect()
+    assert not L.shared_nets._alive and not L.shared_nets._alive_meta   # forgotten
+    c = L.load_agent(path)
+    L.shared_nets.clear()
+    d = L.load_agent(path)
+    assert d.net is not c.net
+    del c
+    gc.collect()   # the older network's end leaves the newer one's metadata
+    assert L.load_agent(path).net is d.net
+
+
 def test_an_old_checkpoints_layer_written_00_is_exported(tmp_path):
     """Before: its index read as 0 and looked up as '...policy_net.0.weight': a KeyError."""
     from ono_env.train.export import export_model
