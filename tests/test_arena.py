@@ -453,7 +453,9 @@ def test_past_four_players_a_mixed_tables_order_around_it_is_drawn_for_each_deal
     with where it was listed (greedy 24.8% or 22.7% at 5 players on the same deals, by the
     order alone; two copies of one agent took shares whose intervals did not meet). Now each
     deal draws its order, kept in every seating of the deal and by another run of the
-    seed; a table of one agent and copies of another, which has one order, plays as before."""
+    seed; only a table of copies of one agent keeps its order (every order is the same).
+    A run saved before, which played the order given past four players, is not paired with
+    one of now; at four players every seating is played, and it still is."""
     from ono_env.arena.play import arrangements, arranges
 
     agents = ["greedy", "random", "color", "random", "defensive"]
@@ -477,15 +479,50 @@ def test_past_four_players_a_mixed_tables_order_around_it_is_drawn_for_each_deal
     again = run_arena(agents, "basic", 5, num_games=300, seed=4, rating=False, mirrored=True)
     np.testing.assert_array_equal(again.records.entrants, ent)
     np.testing.assert_array_equal(again.records.wins, res.records.wins)
-    # one agent and copies of another: one order up to rotation, played in the order given
+    # one agent against copies of another is arranged too: each copy's share is then the
+    # same whatever its place (before: greedy + 4 random kept each random's neighbours)
     one = run_arena(["greedy"] + ["color"] * 5, "basic", 6, num_games=60, seed=4, rating=False,
                     mirrored=True)
-    assert {_cyclic(g) for g in one.records.entrants} == {(0, 1, 2, 3, 4, 5)}
-    assert not arranges(["a", "b", "b", "b", "b"]) and not arranges(["a"] * 6)
+    assert len({_cyclic(g) for g in one.records.entrants}) > 1
+    same = run_arena(["color"] * 6, "basic", 6, num_games=60, seed=4, rating=False,
+                     mirrored=True)
+    assert {_cyclic(g) for g in same.records.entrants} == {(0, 1, 2, 3, 4, 5)}
+    assert arranges(["a", "b", "b", "b", "b"]) and not arranges(["a"] * 6)
     assert arranges(["a", "b", "c", "c", "c"]) and arranges(["a", "a", "b", "b", "b"])
     assert not arranges(["a", "b", "c", "d"])   # up to four: every permutation is played
+    # a saved run of before (no "seating": the order given) is not paired past four players
+    from ono_env.arena import paired_difference
+    old = res.to_dict()
+    assert old.pop("seating") == 2
+    new = run_arena(["color", "random", "color", "random", "defensive"], "basic", 5,
+                    num_games=300, seed=4, rating=False, mirrored=True)
+    with pytest.raises(ValueError, match=r"^the second run seated its tables of 5 players in the "
+                                         r"order its agents were given \(an arena.json written "
+                                         r"before 2026-12-07\)"):
+        paired_difference(new, old)
+    paired_difference(new, res.to_dict())
+    four = run_arena(["greedy", "random", "color", "random"], "basic", 4, num_games=240, seed=4,
+                     rating=False, mirrored=True)
+    four_old = four.to_dict()
+    four_old.pop("seating")
+    paired_difference(run_arena(["color", "random", "color", "random"], "basic", 4,
+                                num_games=240, seed=4, rating=False, mirrored=True), four_old)
     arr = arrangements(4, 0, 50, 5)
     assert arr.shape == (50, 5) and (np.sort(arr, axis=1) == np.arange(5)).all()
+    # play_games' seat_members: an integer array of places in agents, else one error (before:
+    # a list was an AttributeError, a place past the agents an IndexError, -1 taken)
+    from ono_env.agents import make_agent
+    from ono_env.arena import play_games
+    rules = RuleSet.preset("basic", num_players=2)
+    two = [make_agent("greedy", rules), make_agent("random", rules)]
+    for bad in ([[0, 1]] * 4, np.array([[0, 2]] * 4), np.array([[-1, 0]] * 4),
+                np.array([[0.0, 1.0]] * 4), np.zeros((3, 2), np.int64)):
+        with pytest.raises(ValueError, match=r"^seat_members is a .*; allowed: None, or a NumPy integer "
+                                             r"array of shape \(4, 2\) of places in agents, 0 to 1$"):
+            play_games(rules, two, 4, 0, seat_members=bad)
+    swapped = play_games(rules, two, 4, 0, seat_members=np.array([[1, 0]] * 4))
+    plain = play_games(rules, two[::-1], 4, 0)
+    assert all(np.array_equal(x, y) for x, y in zip(swapped, plain))
 
 
 def test_mirrored_seatings_replay_the_same_deal():

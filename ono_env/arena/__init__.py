@@ -18,7 +18,9 @@ How games are played
     every seating of the deal, from ``(seed, table)``), so that no entrant keeps its
     neighbours and no share depends on the order the entrants are given in (before: the
     order given, in every game; :func:`~ono_env.arena.play.arranges`). A table of copies of
-    one agent, or of one agent and copies of another, has one order, rotated. The games of
+    one agent keeps its order, every order being the same; a mirrored run's arena.json
+    says how it seated its tables (``seating``, :data:`~ono_env.arena.play.SEATINGS_VERSION`),
+    and a run seated otherwise past four players is not paired with it. The games of
     a table are split evenly over its seatings. Games run on the
     batched core, ``batch_size`` at a time; game ``k`` of a seating is dealt from a seed
     derived from ``(seed, table, seating, batch)`` and the agents of that batch draw from one
@@ -356,7 +358,7 @@ def run_arena(agents: Sequence[Any], rules: Any = "classic", num_players: int | 
     total = games_played(num_games, len(agents), P)
     per = total // (len(tables) * len(orders))
     keys = [a if isinstance(a, str) else os.fspath(a) if isinstance(a, os.PathLike) else id(a)
-            for a in agents]   # one name, file or object given twice: copies of one agent
+            for a in agents]   # one name, file or object given twice
     arranged = [arrangements(seed, t, per, P) if arranges([keys[e] for e in table]) else None
                 for t, table in enumerate(tables)]
     if ray_address in (None, "local"):   # a cluster's nodes hold their own batches

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import itertools
-from collections import Counter
 from collections.abc import Hashable, Sequence
 from dataclasses import dataclass
 from typing import Any, cast
@@ -38,16 +37,22 @@ def rotations(num_players: int) -> list[tuple[int, ...]]:
     return [tuple((s + r) % num_players for s in range(num_players)) for r in range(num_players)]
 
 
+SEATINGS_VERSION = 2
+"""How a run seats its tables past :data:`ALL_SEATINGS_UP_TO` players: 1, the rotations of the
+order the entrants were given (before 2026-12-07; an arena.json without ``seating``); 2, the
+rotations of an order drawn for each deal (:func:`arranges`). Two runs seated otherwise are
+not paired deal by deal."""
+
+
 def arranges(members: Sequence[Hashable]) -> bool:
-    """Does a table of these members (equal keys: copies of one agent) need its order around
-    the table drawn for each deal? Its seatings are rotations (past
-    :data:`ALL_SEATINGS_UP_TO` players), which keep the order around the table: played in
-    the order given, every entrant would keep its neighbours, and its share would depend on
-    where it was listed (before: by more than the interval, and two copies of one agent
-    took shares whose intervals did not meet). A table of copies of one agent, or of one
-    agent and copies of another, has one order up to rotation, and plays it as before."""
-    P = len(members)
-    return P > ALL_SEATINGS_UP_TO and sorted(Counter(members).values()) not in ([P], [1, P - 1])
+    """Does a table of these members (equal keys: one agent given twice) have its order
+    around the table drawn for each deal? Past :data:`ALL_SEATINGS_UP_TO` players its
+    seatings are rotations, which keep the order around the table: played in the order
+    given, every entrant would keep its neighbours, and its share would depend on where it
+    was listed (before: by more than the interval, and two copies of one agent took shares
+    whose intervals did not meet). Every table but one of copies of a single agent, whose
+    every order is the same."""
+    return len(members) > ALL_SEATINGS_UP_TO and len(set(members)) > 1
 
 
 def arrangements(seed: int, table: int, deals: int, num_players: int) -> np.ndarray:
@@ -114,7 +119,8 @@ def play_games(rules: RuleSet, agents: Sequence[Agent], num_games: int, seed: in
     ``progress`` (optional) has ``update(n)`` called as batches finish. The games numbered
     in ``record`` are appended to ``replays`` as :class:`~ono_env.replay.Replay` objects, the
     seats labelled by ``labels`` (one per agent); recording changes no result. ``ValueError`` for a count or
-    seed that is not a whole number in its range, or a game to record that is not played."""
+    seed that is not a whole number in its range, a game to record that is not played, or
+    ``seat_members`` not of that shape and range."""
     num_games = check_int("num_games", num_games, 1)
     check_seed("seed", seed, allow_none=False)
     check_int("batch_size", batch_size, 1, MAX_GAMES)
@@ -126,8 +132,16 @@ def play_games(rules: RuleSet, agents: Sequence[Agent], num_games: int, seed: in
     P = rules.num_players
     if len(agents) != P:
         raise ValueError(f"{len(agents)} agents for {P} seats")
-    if seat_members is not None and seat_members.shape != (num_games, P):
-        raise ValueError(f"seat_members of shape {seat_members.shape}; allowed: ({num_games}, {P})")
+    if seat_members is not None and not (
+            isinstance(seat_members, np.ndarray) and seat_members.dtype.kind in "iu"
+            and seat_members.shape == (num_games, P) and seat_members.size
+            and seat_members.min() >= 0 and seat_members.max() < P):
+        x = seat_members
+        what = (f"a {type(x).__name__}" if not isinstance(x, np.ndarray) else
+                f"a {x.dtype} array of shape {x.shape}"
+                + (f", {x.min()} to {x.max()}" if x.dtype.kind in "iu" and x.size else ""))
+        raise ValueError(f"seat_members is {what}; allowed: None, or a NumPy integer array of "
+                         f"shape ({num_games}, {P}) of places in agents, 0 to {P - 1}")
     distinct: list[Agent] = []
     seat_agent = np.zeros(P, np.int64)   # agents[i] is distinct[seat_agent[i]]
     for s, agent in enumerate(agents):

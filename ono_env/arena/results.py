@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 
 from ono_env.agents.base import unmarked
-from ono_env.arena.play import ALL_SEATINGS_UP_TO, GameRecords, seatings
+from ono_env.arena.play import ALL_SEATINGS_UP_TO, GameRecords, SEATINGS_VERSION, seatings
 from ono_env.arena.stats import bounded_mean_interval, percent_interval, wilson_interval
 from ono_env.checks import (
     JSONError,
@@ -296,6 +296,7 @@ class ArenaResult:
         }
         if self.mirrored:   # what paired_difference needs to compare two runs deal by deal
             out["deals"] = self.deals
+            out["seating"] = SEATINGS_VERSION
             out["batch_size"] = self.batch_size
             out["max_decisions"] = self.max_decisions
             out["models"] = dict(self.models)
@@ -388,7 +389,8 @@ def mirrored_record(run: Any, name: str) -> dict[str, Any]:
         return {"rules": run.rules.to_dict(), "seed": run.seed,
                 "games": len(run.records.length), "batch_size": run.batch_size,
                 "agents": list(run.labels), "per_deal": run.per_deal_table(),
-                "max_decisions": run.max_decisions, "models": dict(run.models)}
+                "max_decisions": run.max_decisions, "models": dict(run.models),
+                "seating": SEATINGS_VERSION}
     if not isinstance(run, dict):
         raise ValueError(f"{name} is a {type(run).__name__}; allowed: an ArenaResult or the "
                          f"dict of a saved arena.json")
@@ -462,9 +464,11 @@ def mirrored_record(run: Any, name: str) -> dict[str, Any]:
         if models is not UNRECORDED and not (isinstance(models, dict) and all(
                 isinstance(k, str) and is_sha256(v) for k, v in models.items())):
             raise ValueError("models: a mapping of entrant labels to SHA-256 hex digests is needed")
+        # written since 2026-12-07 (an older file seated its tables in the order given)
+        seating = whole(run.get("seating", 1), "seating", 1)
         return {"rules": dict(run["rules"]), "seed": whole(run["seed"], "seed"), "games": games,
                 "batch_size": whole(run["batch_size"], "batch_size", 1), "agents": labels,
-                "per_deal": per, "max_decisions": cut, "models": models}
+                "per_deal": per, "max_decisions": cut, "models": models, "seating": seating}
     except (KeyError, TypeError, ValueError, OverflowError) as exc:
         raise ValueError(f"{name} is not a complete arena.json of a mirrored run "
                          f"({type(exc).__name__}: {exc})") from None
@@ -634,6 +638,16 @@ def check_pairable(pa: dict[str, Any], pb: dict[str, Any], entrant: int = 0) -> 
         raise ValueError(f"the other entrants differ ({', '.join(others_a)} against "
                          f"{', '.join(others_b)}); a paired comparison plays two agents "
                          f"against the same others")
+    players = pa["rules"].get("num_players")
+    seat_a, seat_b = pa.get("seating", SEATINGS_VERSION), pb.get("seating", SEATINGS_VERSION)
+    if is_int(players) and players > ALL_SEATINGS_UP_TO and seat_a != seat_b:
+        # (before: paired, and an agent against itself differed by a point, each run's
+        # neighbours another's)
+        old = "the first" if seat_a < seat_b else "the second"
+        raise ValueError(f"{old} run seated its tables of {players} players in the order its "
+                         f"agents were given (an arena.json written before 2026-12-07), the "
+                         f"other in an order drawn for each deal, so the same deal sat other "
+                         f"neighbours side by side; play {old} run again to pair them")
     cut_a, cut_b = pa.get("max_decisions", UNRECORDED), pb.get("max_decisions", UNRECORDED)
     if UNRECORDED not in (cut_a, cut_b) and cut_a != cut_b:
         raise ValueError(f"the two runs cut games at different decision limits (max_decisions "
