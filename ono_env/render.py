@@ -333,14 +333,14 @@ def table_events(before: dict, after: dict, player: int, action: int) -> list[st
     if len(after["discard"]) < len(before["discard"]) + played:   # the stock ran out
         # said before the draws it served (before: after them)
         events.append("the discard pile, but for its top card, is shuffled into a new stock")
-    # a draw that took the last cards there were: fewer than were owed, perhaps (before: "draws
-    # 1 card" for a penalty of 4, with no word why)
-    exhausted = " (all that was left to draw)" if (
-        not after["stock"] and len(after["discard"]) <= 1) else ""
+    # a draw that took the last cards there were, which says why it took fewer than were
+    # owed where it did (before: "draws 1 card" for a penalty of 4, with no word why)
+    exhausted = not after["stock"] and len(after["discard"]) <= 1
     for q in range(n):
         if q in swapped or gain[q] <= 0:
             continue
-        k = cards_text(gain[q]) + exhausted
+        k = cards_text(gain[q]) + (f" (the last there {'was' if gain[q] == 1 else 'were'})"
+                                   if exhausted else "")
         if verb == "catch" and q == player:
             events.append(f"false accusation: P{q} draws {k}")
         elif verb == "catch":

@@ -1320,7 +1320,7 @@ def test_a_draw_that_takes_the_last_cards_says_so_after_the_reshuffle_it_needed(
 
     shuffled = "the discard pile, but for its top card, is shuffled into a new stock"
     said = []
-    for stock, discard in ((1, 1), (0, 6)):
+    for stock, discard in ((1, 1), (4, 1), (0, 6)):
         g = VecGame("classic", 1, seed=1, num_players=3)   # P0 down to one card, not called
         d = g.to_dict(0)
         assert d["rules"]["ono_penalty"] == "draw" and d["rules"]["ono_penalty_cards"] == 4
@@ -1336,6 +1336,7 @@ def test_a_draw_that_takes_the_last_cards_says_so_after_the_reshuffle_it_needed(
         g.step(np.array([action_id("catch")]))
         said.append(table_events(before, g.to_dict(0), 1, action_id("catch")))
     assert said == [
-        ["P1 catches P0 without an ONO! call: P0 draws 1 card (all that was left to draw)"],
+        ["P1 catches P0 without an ONO! call: P0 draws 1 card (the last there was)"],
+        ["P1 catches P0 without an ONO! call: P0 draws 4 cards (the last there were)"],
         [shuffled, "P1 catches P0 without an ONO! call: P0 draws 4 cards"]]
 
