@@ -162,11 +162,17 @@ def test_search_labels_past_the_limits_or_naming_paths_are_refused(client, label
     assert "1000000" not in error and "1,000,000" not in error
 
 
-@pytest.mark.parametrize("label", ["pimc:1.5", "pimc:-1", "ismcts:abc", "pimc:a/b.safetensors"])
-def test_a_search_name_with_a_bad_budget_is_told_its_budget_is_bad(label):
+@pytest.mark.parametrize("label, why", [
+    ("pimc:1.5", "is not a whole number of worlds or a time in ms"),
+    ("pimc:-1", "is not a whole number of worlds or a time in ms"),
+    ("ismcts:abc", "is not a whole number of worlds or a time in ms"),
+    ("pimc:a/b.safetensors", "is not a whole number of worlds or a time in ms"),
+    ("pimc:1000000000", "is past this server's limit"), ("pimc:01", "has a leading zero"),
+    ("pimc:1.1234567ms", "has more than 6 decimals"), ("pimc:00.5ms", "has a leading zero")])
+def test_a_search_name_with_a_bad_budget_is_told_what_is_wrong_with_it(label, why):
     # before: "not a search agent label", of a name that is one
-    with pytest.raises(Refused, match=rf"^agent '{re.escape(label)}': its budget is not a whole "
-                                      rf"number of worlds or a time in ms; allowed: a search agent"):
+    with pytest.raises(Refused, match=rf"^agent '{re.escape(label)}': the budget {re.escape(why)}; "
+                                      rf"allowed: a search agent"):
         search_label(label)
 
 

@@ -520,6 +520,9 @@ def test_a_thinking_that_is_not_a_boolean_is_refused_in_jsons_words(client):
         refused(client.post("/api/games", json={"rules": "basic", "num_players": 2,
                                                 "opponents": ["greedy"], "thinking": value}),
                 400, f"thinking={value!r}", "allowed: true or false")
+    view = new_game(client)   # the switch during play says it alike (before: in words of its own)
+    refused(client.post(f"/api/games/{view['id']}/thinking", json={"show": "yes"}), 400,
+            "show='yes' (str); allowed: true or false")
 
 
 def test_thinking_switched_on_during_play_shows_no_earlier_decisions(client):

@@ -68,6 +68,7 @@ from ono_env.apps.web.table import (
     agents_allowed,
     default_agent_factory,
     fitting_agents,
+    json_bool,
     make_rules,
 )
 from ono_env.checks import check_int, check_text, cut, is_real, printable, shown
@@ -1052,8 +1053,7 @@ def create_app(models: Sequence[str] = (), replay_dirs: Sequence[str] = (),
     async def thinking(table_id: str, request: Request) -> dict[str, Any]:
         table = tables.get(table_id)
         d = await body_object(request, {"show": True})
-        if not isinstance(d["show"], bool):
-            raise Refused(f"show must be true or false; got {shown(d['show'])}")
+        json_bool("show", d["show"])
 
         def show() -> dict[str, Any]:
             table.set_thinking(d["show"])

@@ -120,10 +120,7 @@ class NewGameRequest:
             # the whole numbers a browser holds exactly (before: up to 2**63 - 1, and the page
             # showed another seed than the one that dealt)
             self.seed = None if seed is None else check_int("seed", seed, 0, 2**FRESH_SEED_BITS - 1)
-            if not isinstance(thinking, bool):   # JSON's words (before: "True or False")
-                raise ValueError(f"thinking={shown(thinking, 80)} ({type(thinking).__name__}); "
-                                 f"allowed: true or false")
-            self.show_thinking = thinking
+            self.show_thinking = json_bool("thinking", thinking)
         except ValueError as exc:
             raise Refused(str(exc)) from None
         self.labels: list[str] = []
@@ -538,6 +535,26 @@ zero (before, ``pimc:01`` passed here and was refused by the agent's own parser 
 naming its limits, not the server's)."""
 
 
+def json_bool(name: str, value: Any) -> bool:
+    """``value`` when it is a JSON boolean, else one ``Refused`` in JSON's words (before:
+    "allowed: True or False", Python's)."""
+    if not isinstance(value, bool):
+        raise Refused(f"{name}={shown(value, 80)} ({type(value).__name__}); allowed: true or false")
+    return value
+
+
+def _budget_fault(text: str) -> str:
+    """What is wrong with a search label's budget that :data:`_SEARCH_LABEL` refused."""
+    number = re.fullmatch(r"([0-9]+)(\.([0-9]+))?(ms)?", text)
+    if number is None or (number.group(2) and not number.group(4)):
+        return "is not a whole number of worlds or a time in ms"
+    if len(number.group(1)) > 1 and number.group(1).startswith("0"):
+        return "has a leading zero"
+    if number.group(3) and len(number.group(3)) > 6:
+        return "has more than 6 decimals"
+    return "is past this server's limit"
+
+
 def search_label(label: str) -> tuple[str, str | None]:
     """``(name, budget)`` of a search agent label from a browser: a search agent's name,
     alone or with a budget within the server's limits (:data:`WEB_MAX_BUDGET` worlds or
@@ -547,10 +564,11 @@ def search_label(label: str) -> tuple[str, str | None]:
                f"{WEB_MAX_BUDGET}) or name:<T>ms (T above 0 and at most {WEB_MAX_MS:g}), "
                f"numbers written without a leading zero")
     m = _SEARCH_LABEL.fullmatch(label)
-    if m is None and label.partition(":")[0] in SEARCH_AGENTS:   # before: "not a search
-        # agent label", for pimc:1.5 or pimc:-1
-        raise Refused(f"agent {shown(label, 60)}: its budget is not a whole number of worlds "
-                      f"or a time in ms; allowed: {allowed}")
+    name, _, text = label.partition(":")
+    if m is None and name in SEARCH_AGENTS:   # before: "not a search agent label", for
+        # pimc:1.5 or pimc:-1
+        raise Refused(f"agent {shown(label, 60)}: the budget {_budget_fault(text)}; allowed: "
+                      f"{allowed}")
     if m is None or m.group(1) not in SEARCH_AGENTS:
         raise Refused(f"agent {shown(label, 60)}: not a search agent label; allowed: {allowed}")
     budget = m.group(2)
