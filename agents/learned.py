@@ -260,9 +260,9 @@ class PolicyNet:
         100000`` peaked at 2.3 GiB, three times what the batch check counted). Each part holds at
         least half of that many rows (parts alike in size). A row's output is the one a single
         product gives to float32 rounding, not bit for bit: BLAS rounds a row's sums by the
-        product's shape and the row's place in it (OpenBLAS 0.3.31, with NumPy 2.4.6, by a
-        few units in the last place; an earlier one gave the same bits for every part of
-        half the bound or more)."""
+        product's shape and the row's place in it (OpenBLAS 0.3.31, with NumPy 2.4.6, by up
+        to about 4e-7 of the largest logit's size, a few units in its last place; an earlier
+        one gave the same bits for every part of half the bound or more)."""
         n = len(obs)
         # fewer rows for a wider network, within PART_BYTES (before: 16,384 rows whatever the
         # width: a layer of 65,536 units took 8 GiB for one part)

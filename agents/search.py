@@ -494,6 +494,9 @@ class SearchAgent:
         # it samples them, at MAX_WORLDS as read then)
         _check_budget(self.worlds, self.time_ms, self.time_cap_ms, self.margin, "the search's ",
                       MAX_WORLDS if self.time_ms is None else math.inf)
+        if self.method != "pimc" and self.margin >= 0:   # as the constructor refuses it
+            raise ValueError(f"the search's margin = {self.margin!r}: an ismcts search keeps no "
+                             f"prior's choice; allowed: a negative margin")
         if not isinstance(game, VecGame):
             raise ValueError(f"act_game: game is a {type(game).__name__}; allowed: a VecGame")
         rows = check_rows("act_game: rows", rows, game.num_games)

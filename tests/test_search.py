@@ -1457,6 +1457,10 @@ def test_a_budget_set_after_construction_is_checked_as_the_constructors_is():
         setattr(agent, key, value)
         with pytest.raises(ValueError, match=rf"^the search's {re.escape(said)}"):
             agent.act_game(game, np.arange(4), np.random.default_rng(0))
+    agent = make_agent("ismcts:4", rules)
+    agent.margin = 0.5
+    with pytest.raises(ValueError, match=r"^the search's margin = 0.5: an ismcts search keeps no"):
+        agent.act_game(game, np.arange(4), np.random.default_rng(0))
     agent = make_agent("pimc:4", rules)
     agent.time_cap_ms = 50.0   # in range: plays
     assert agent.act_game(game, np.arange(4), np.random.default_rng(0)).shape == (4,)

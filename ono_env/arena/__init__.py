@@ -451,7 +451,7 @@ def check_plan(planned: int, num_games: int, num_entrants: int, num_players: int
             # round fits there (before: the count advised was then refused for memory)
             most = MAX_GAMES // unit * unit
             free = _game.available_memory()
-            fits = 0 if free is None else free // record_bytes(num_players) // unit * unit
+            fits = 0 if free is None else games_held(free, num_players, unit)
             held = ", the most this machine's free memory holds" if 0 < fits < most else ""
             advice = (f"ask for at most {min(most, fits or most):,} games ({MAX_GAMES:,} in "
                       f"all at most{held}), or seat fewer entrants")
@@ -476,6 +476,12 @@ def record_bytes(num_players: int) -> int:
     return 4 * (24 * num_players + 8 + 1 + 8)
 
 
+def games_held(free: int, num_players: int, unit: int = 1) -> int:
+    """The most games whose records (:func:`record_bytes`) ``free`` bytes hold, in whole
+    rounds of ``unit`` games."""
+    return free // record_bytes(num_players) // unit * unit
+
+
 def check_records_memory(games: int, num_players: int, num_games: int,
                          name: str = "num_games", several: str = "in several runs",
                          num_entrants: int | None = None) -> None:
@@ -495,7 +501,7 @@ def check_records_memory(games: int, num_players: int, num_games: int,
     free = _game.available_memory()   # (read through the module: tests set it there)
     if free is not None and need > free:
         unit = 1 if num_entrants is None else games_played(1, num_entrants, num_players)
-        most = free // record_bytes(num_players) // unit * unit
+        most = games_held(free, num_players, unit)
         asked = f"{name} {num_games:,}" if name.startswith("--") else f"{name}={num_games:,}"
         if most == 0:   # not one round fits (before: "at most 0 games played here")
             raise ValueError(f"{asked}: one round of the plan, every seating of every table, "
