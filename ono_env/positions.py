@@ -693,6 +693,12 @@ def need_position(d: Any, what: str) -> None:
     need_keys(d, POSITION_KEYS, what, "a position dict, as VecGame.to_dict writes it")
 
 
+def won_on_lowest_total(scoring: str, target_score: int) -> bool:
+    """Is a game of these rules a penalty-scored match, won by the lowest total rather than by
+    its last round's winner (``scoring: penalty`` with a ``target_score``)?"""
+    return scoring == "penalty" and bool(target_score)
+
+
 def game_winners(result: Mapping[str, Any], rules: RuleSet | None = None) -> list[int]:
     """The seats that won a finished game, as the engine's rewards have it: the winner of the
     last round, or in a penalty-scored match (``scoring: penalty`` with a ``target_score``)
@@ -708,7 +714,7 @@ def game_winners(result: Mapping[str, Any], rules: RuleSet | None = None) -> lis
                        if rules is None else (rules.scoring, rules.target_score))
     if not result["terminated"]:
         return []
-    if scoring == "penalty" and target:
+    if won_on_lowest_total(scoring, target):
         low = min(result["scores"])
         return [q for q, s in enumerate(result["scores"]) if s == low]
     return [int(result["winner"])]

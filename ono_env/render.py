@@ -11,7 +11,7 @@ import numpy as np
 from ono_env import cards as C
 from ono_env.checks import check_bool, is_int, plural, printable, shown
 from ono_env.game import VecGame
-from ono_env.positions import catch_succeeds, game_winners, need_position
+from ono_env.positions import catch_succeeds, game_winners, need_position, won_on_lowest_total
 from ono_env.rules import MAX_PLAYERS
 
 _ANSI = {"R": "\x1b[31m", "Y": "\x1b[33m", "G": "\x1b[32m", "B": "\x1b[34m", "W": "\x1b[1m"}
@@ -82,7 +82,7 @@ def render_text(
             lines.append(f"{mark} P{q}{tag} [{cards_text(len(hand))}]")
     if d["terminated"] or d["truncated"]:
         won = game_winners(d)
-        lowest = d["rules"]["scoring"] == "penalty" and d["rules"]["target_score"] > 0
+        lowest = won_on_lowest_total(d["rules"]["scoring"], d["rules"]["target_score"])
         end = ("truncated" if not won else f"winner P{won[0]}" + (
             " (the lowest total)" if lowest else "") if len(won) == 1 else
                f"winners {' '.join(f'P{q}' for q in won)} (tied on the lowest total)")

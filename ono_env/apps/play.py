@@ -39,7 +39,7 @@ from ono_env.agents.registry import is_model_path
 from ono_env.apps import console as cli
 from ono_env.checks import check_int, check_output_file, check_seed, cut, is_int, printable, shown
 from ono_env.game import VecGame, fresh_seed, game_seeds
-from ono_env.positions import game_winners
+from ono_env.positions import game_winners, won_on_lowest_total
 from ono_env.render import describe_action, option_hint, render_text, why_not_legal
 from ono_env.replay import Replay
 from ono_env.rule_help import describe_rules
@@ -385,8 +385,8 @@ def play(agents: Sequence[str] | None, rules="basic", num_players: int | None = 
     won = game_winners(end)
     # a penalty match is won on the lowest total, not by its last round's winner: said so
     # (before: "P3 (greedy) wins" under a round won by another)
-    lowest = (" on the lowest total" if end["rules"]["scoring"] == "penalty"
-              and end["rules"]["target_score"] > 0 else "")
+    lowest = (" on the lowest total" if won_on_lowest_total(end["rules"]["scoring"],
+                                                           end["rules"]["target_score"]) else "")
     if not won:
         print("the game was cut at the decision limit: no winner", file=out)
     elif len(won) == 1:
