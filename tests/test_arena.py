@@ -959,6 +959,18 @@ def test_pooling_mirrored_runs_of_different_seeds(tmp_path, capsys, monkeypatch)
     with pytest.raises(SystemExit) as exc:   # before: the second --minus alone was read
         pool(runs + ["--minus", str(tmp_path / "color1"), "--minus", str(tmp_path / "color2")])
     assert exc.value.code == 2 and "argument --minus: given more than once" in capsys.readouterr().err
+    # past four players, a run saved before (its tables in the order given) is not pooled
+    # with one of now (before: pooled)
+    five = dict(kw, num_players=5, num_games=50)
+    agents = ["greedy", "random", "color", "random", "defensive"]
+    for seed in (1, 2):
+        run_arena(agents, seed=seed, **five).save(tmp_path / f"five{seed}")
+    old = json.loads((tmp_path / "five2" / "arena.json").read_text())
+    del old["seating"]
+    (tmp_path / "five2" / "arena.json").write_text(json.dumps(old))
+    assert pool([str(tmp_path / "five1"), str(tmp_path / "five2")]) == 2
+    captured = capsys.readouterr()
+    assert captured.out == "" and "seated their tables otherwise (seating 1 against 2" in captured.err
 
 
 def test_agreement_counts_the_decisions_with_a_choice():
