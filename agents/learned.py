@@ -980,9 +980,11 @@ class _SharedNets:
 
     def __init__(self) -> None:
         self._nets: OrderedDict[bytes, tuple[dict[str, Any], PolicyNet, int]] = OrderedDict()
-        # the networks agents hold, kept or not, and their metadata while they live
+        # the networks agents hold, kept or not, and each one's metadata, which lives as long
+        # as the network (keyed by it: no callback of its own, so no race with a new read)
         self._alive: weakref.WeakValueDictionary[bytes, PolicyNet] = weakref.WeakValueDictionary()
-        self._alive_meta: dict[bytes, dict[str, Any]] = {}
+        self._alive_meta: weakref.WeakKeyDictionary[PolicyNet, dict[str, Any]] = \
+            weakref.WeakKeyDictionary()
         self._lock = threading.Lock()
         # a process forked while another thread held the lock would find it held for ever
         if hasattr(os, "register_at_fork"):   # POSIX only
@@ -990,13 +992,6 @@ class _SharedNets:
 
     def _new_lock(self) -> None:
         self._lock = threading.Lock()
-
-    def _forget(self, key: bytes) -> None:
-        """A shared network is gone: its metadata goes too, unless a network read since
-        (after :meth:`clear`) holds the key (no lock: a dict's pop is atomic, and this runs
-        wherever the collector runs, inside a locked section too)."""
-        if key not in self._alive:
-            self._alive_meta.pop(key, None)
 
     def read(self, path: str | Path) -> tuple[dict[str, Any], PolicyNet]:
         """The checked metadata and the shared network of a model file or checkpoint zip."""
@@ -1015,7 +1010,7 @@ class _SharedNets:
                 return copy.deepcopy(hit[0]), hit[1], key.hex()
             alive = self._alive.get(key)
             if alive is not None:
-                return copy.deepcopy(self._alive_meta[key]), alive, key.hex()
+                return copy.deepcopy(self._alive_meta[alive]), alive, key.hex()
         meta, net = parse_model(data, where)
         for a in net.arrays():
             a.flags.writeable = False
@@ -1024,8 +1019,7 @@ class _SharedNets:
             if alive is not None:
                 return meta, alive, key.hex()
             self._alive[key] = net
-            self._alive_meta[key] = copy.deepcopy(meta)
-            weakref.finalize(net, self._forget, key)
+            self._alive_meta[net] = copy.deepcopy(meta)
         if len(data) <= SHARED_MODEL_BYTES:
             with self._lock:
                 hit = self._nets.get(key)   # another thread read the same bytes meanwhile:

@@ -1489,7 +1489,9 @@ def test_a_model_too_large_to_keep_is_shared_while_an_agent_holds_it(tmp_path, m
     """Before: a file over SHARED_MODEL_BYTES was read and unpacked anew for every seat, each
     a copy of the network (a 600 MB model at four seats held 3.2 GB). Now its network is
     shared while an agent holds it, and forgotten with the last one; after clear(), a new
-    read is not given the network an older agent holds, and keeps its metadata."""
+    read is not given the network an older agent holds, and keeps its metadata (each
+    network's metadata is keyed by the network: an earlier version kept it by the bytes'
+    digest, and a network's end could drop a newer read's)."""
     import gc
     import shutil
 
