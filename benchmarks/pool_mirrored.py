@@ -20,8 +20,8 @@ import numpy as np
 from bench_args import parser
 
 from ono_env.arena import bounded_mean_interval, check_pairable, mirrored_record, read_arena_json
-from ono_env.arena.play import ALL_SEATINGS_UP_TO, seatings
-from ono_env.arena.results import arena_json_path
+from ono_env.arena.play import seatings
+from ono_env.arena.results import arena_json_path, seating_matters
 
 
 def first_shares(runs: list[dict], what: str) -> tuple[str, np.ndarray]:
@@ -38,7 +38,8 @@ def first_shares(runs: list[dict], what: str) -> tuple[str, np.ndarray]:
         if r["agents"] != first["agents"] or r["rules"] != first["rules"]:
             raise ValueError(f"{what}: the runs seat other entrants or play other rules "
                              f"({r['agents']} against {first['agents']})")
-        if r["rules"]["num_players"] > ALL_SEATINGS_UP_TO and r["seating"] != first["seating"]:
+        if r["seating"] != first["seating"] and seating_matters(r["agents"],
+                                                               r["rules"]["num_players"]):
             # (before: pooled, the one run's neighbours the order given, the other's drawn)
             raise ValueError(f"{what}: the runs seated their tables otherwise (seating "
                              f"{r['seating']} against {first['seating']}: 1 is the order the "

@@ -10,6 +10,7 @@ import itertools
 import json
 import math
 import re
+import reprlib
 from dataclasses import dataclass, field
 from itertools import pairwise
 from pathlib import Path
@@ -466,6 +467,9 @@ def mirrored_record(run: Any, name: str) -> dict[str, Any]:
             raise ValueError("models: a mapping of entrant labels to SHA-256 hex digests is needed")
         # written since 2026-12-07 (an older file seated its tables in the order given)
         seating = whole(run.get("seating", 1), "seating", 1)
+        if seating > SEATINGS_VERSION:
+            raise ValueError(f"seating = {seating}; allowed: 1 or {SEATINGS_VERSION} (this "
+                             f"version of ono_env's)")
         return {"rules": dict(run["rules"]), "seed": whole(run["seed"], "seed"), "games": games,
                 "batch_size": whole(run["batch_size"], "batch_size", 1), "agents": labels,
                 "per_deal": per, "max_decisions": cut, "models": models, "seating": seating}
@@ -518,6 +522,21 @@ UNRECORDED: Any = object()
 written before they were recorded: nothing to compare."""
 
 
+def seating_matters(labels: list[str], players: int, entrant: int = 0) -> bool:
+    """Could the way a run seated its tables past four players (``seating``,
+    :data:`~ono_env.arena.play.SEATINGS_VERSION`) change the per-deal shares of the entrant
+    at ``entrant``? Not for a single table of copies of one agent, nor for the one agent at a
+    table of copies of another, whose every order around the table is the same (its shares
+    are those of either seating); else yes."""
+    plain = _unnumbered([unmarked(str(x)) for x in labels])
+    if players <= ALL_SEATINGS_UP_TO:
+        return False
+    if len(plain) != players:
+        return True
+    counts = collections.Counter(plain)
+    return not (len(counts) == 1 or (len(counts) == 2 and counts[plain[entrant]] == 1))
+
+
 def _unnumbered(labels: list[str]) -> list[str]:
     """The entrants' labels without the ``#k`` the arena adds to a name given more than once
     (only where the name without it is another label's too and no label is that name alone,
@@ -562,6 +581,9 @@ def check_pairable(pa: dict[str, Any], pb: dict[str, Any], entrant: int = 0) -> 
     file labelled by its folder in one run (``d1/m.safetensors``: another entrant's file
     had its name) and by its name in the other (``m``) is the same entrant where both runs
     recorded its digest. The rules are compared without their name, which deals no card.
+    Past four players, runs seated otherwise (``seating``: 1 in an arena.json written before
+    2026-12-07, which played the order given; where a record has none, this version's) are
+    refused where that could change the compared entrant's shares (:func:`seating_matters`).
     ``ValueError`` for a record whose fields are not of those kinds (before: Python's
     ``TypeError`` or ``AttributeError`` on an arena.json's dict given as it was read, which
     :func:`mirrored_record` turns into a record)."""
@@ -640,7 +662,13 @@ def check_pairable(pa: dict[str, Any], pb: dict[str, Any], entrant: int = 0) -> 
                          f"against the same others")
     players = pa["rules"].get("num_players")
     seat_a, seat_b = pa.get("seating", SEATINGS_VERSION), pb.get("seating", SEATINGS_VERSION)
-    if is_int(players) and players > ALL_SEATINGS_UP_TO and seat_a != seat_b:
+    for name, seat in (("the first run", seat_a), ("the second run", seat_b)):
+        if type(seat) is not int or not 1 <= seat <= SEATINGS_VERSION:
+            raise ValueError(f"{name}'s seating = {reprlib.repr(seat)}; allowed: 1 or "
+                             f"{SEATINGS_VERSION} (where recorded; {SEATINGS_VERSION} where not)")
+    if is_int(players) and seat_a != seat_b and (
+            seating_matters(pa["agents"], players, entrant)
+            or seating_matters(pb["agents"], players, entrant)):
         # (before: paired, and an agent against itself differed by a point, each run's
         # neighbours another's)
         old = "the first" if seat_a < seat_b else "the second"
