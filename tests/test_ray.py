@@ -838,6 +838,12 @@ def test_cluster_arena_ends_at_an_agent_that_kills_its_worker_with_one_line(clus
 
 def test_cluster_arena_is_identical_to_one_process_and_uses_both_nodes(cluster, capsys,
                                                                       monkeypatch):
+    # both nodes' CPUs free first: the test before this one kills workers on the cluster, and
+    # while a node's CPU was still held, every task could go to the other (a CI run saw it)
+    import time
+    deadline = time.monotonic() + 60
+    while ray.available_resources().get("CPU", 0) < 2 and time.monotonic() < deadline:
+        time.sleep(0.2)
     agents = ["greedy", "random", "color"]
     one = run_arena(agents, "basic", 2, 3000, seed=11, batch_size=250, rating=False)
     dist = run_arena(agents, "basic", 2, 3000, seed=11, batch_size=250, rating=False,
