@@ -429,7 +429,6 @@ def config_changes(before: Any, after: dict[str, Any], prefix: str = "") -> list
     return out
 
 
-
 def curve_fields(mixture: bool) -> list[str]:
     """The header of a run's ``eval.csv``: a mixture of two or more tables names each row's
     ``table`` after its step."""
