@@ -763,6 +763,25 @@ def test_an_rllib_run_holds_its_folder_through_its_final_evaluation(cluster, tmp
     T.lock_run_dir(tmp_path / "run").close()   # and released at the end
 
 
+def test_an_rllib_run_cuts_its_evaluation_games_at_max_decisions(cluster, tmp_path):
+    """The in-training evaluations are cut where the training games are, as under algo ppo
+    and maskable_ppo (before: rllib_ppo's ran to the engine's limit, so a stalling learner's
+    evaluations were slow and its cut games never showed)."""
+    import csv
+
+    cfg = load_config("rllib-basic", [
+        f"run_dir={tmp_path / 'run'}", "num_env_runners=0", "num_envs=32", "ppo.n_steps=16",
+        "ppo.batch_size=512", "ppo.n_epochs=1", "policy.net_arch=[32]", "total_steps=512",
+        "max_decisions=20", "eval.every=512", "eval.games=40", "eval.opponents=[greedy]",
+        "final_eval.games=0", "self_play.enabled=false", "progress=false", "torch_threads=1"])
+    R.train(cfg)
+    with open(tmp_path / "run" / "eval.csv", newline="") as f:
+        rows = list(csv.DictReader(f))
+    # games of about 40 decisions under basic at two players, cut at 20: most have no winner
+    assert rows and all(float(r["mean_length"]) <= 20 for r in rows), rows
+    assert sum(int(r["no_winner"]) for r in rows) > 0
+
+
 def test_cluster_rllib_training_with_two_env_runners_on_two_nodes(cluster, tmp_path, capsys):
     assert len([n for n in ray.nodes() if n["Alive"]]) == 2
     cfg = load_config("rllib-basic", [

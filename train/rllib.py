@@ -487,7 +487,8 @@ def _train(cfg: TrainConfig, stop_signals: tuple[str, ...]) -> dict[str, Any]:
             if next_eval is not None and steps >= next_eval:
                 net = learner_policy_net(algo, rules, cfg.policy.activation)
                 res = evaluate(LearnedAgent(net, rules, "learner"), cfg.eval.opponents, rules,
-                               resolved(cfg.eval.games, "eval.games"), seed=cfg.seed + steps)
+                               resolved(cfg.eval.games, "eval.games"), seed=cfg.seed + steps,
+                               max_decisions=resolved(cfg.max_decisions, "max_decisions"))
                 curve += curve_rows(steps, res)
                 write_curve(run_dir / "eval.csv", curve)
                 export_policy(net, run_dir / "checkpoints" / f"step_{steps}.safetensors", rules,
