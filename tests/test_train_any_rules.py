@@ -141,6 +141,8 @@ def test_the_evaluation_line_says_share_fair_share_length_and_cut_games():
     assert "(fair 25%)" in line and "mean length 70 decisions" in line and "no winner 1.0%" in line
     two = R.evaluation_line(1, 0.1, [_row("greedy", 50, fair=0.5)])
     assert "win rate vs greedy" in two and "(fair 50%)" in two
+    eight = R.evaluation_line(1, 0.1, [_row("greedy", 50, fair=1 / 8)])   # before: "fair 12%"
+    assert "(fair 12.5%)" in eight and "(fair 16.7%)" in R.evaluation_line(1, 0.1, [_row("g", 5, fair=1 / 6)])
 
 
 def test_the_stall_warning_names_the_likely_causes():
@@ -158,6 +160,29 @@ def test_the_stall_warning_names_the_likely_causes():
     sb3 = R.stall_warning([_row("greedy", 600)], base, truncation="sb3")
     assert "algo maskable_ppo (SB3) bootstraps a game cut" in sb3
     assert "ppo.truncation=bootstrap" not in sb3
+    # ppo.hand_shaping: auto, which is 0 in a match, is not named (before: "try
+    # ppo.hand_shaping=auto", the setting that gave the 0)
+    assert "hand_shaping" not in R.stall_warning([_row("greedy", 600)], base, shaping=None)
+
+
+def test_the_stall_warning_fires_at_a_large_table_where_the_games_stay_short():
+    """At 8-10 players the other seats finish a stalling learner's games nearly as quickly as
+    their own, and almost none is cut (under ono: 1.2 times as long, under 1% cut, 0% won):
+    before, no warning. Now a learner that mostly stalls where it may and wins under a third of
+    its fair share is warned, its choices named; one that stalls less, or wins, is not."""
+    base = {"greedy": {"mean_length": 94, "finishes": True}, "color": {"mean_length": 91, "finishes": True}}
+    rows = [_row("greedy", 116, no_winner=0, rate=0.0, fair=1 / 8), _row("color", 116, rate=0.02, fair=1 / 8)]
+    stalls = {"catch": 0.97, "draw holding a playable card": 0.45}
+    w = R.stall_warning(rows, base, stalls, max_decisions=912)
+    assert w.startswith("warning: the learner wins 1.0% of its games (fair share 12.5%) and mostly "
+                        "stalls where it may (catch 97%, draw holding a playable card 45%): the "
+                        "learner is stalling. Likely causes: the rules let a losing seat"), w
+    assert "max_decisions" not in w and "Its choices" not in w
+    assert R.stall_warning(rows, base, {"catch": 0.39, "draw holding a playable card": 0.3}) is None
+    assert R.stall_warning(rows, base) is None   # no choices counted (maskable_ppo)
+    winning = [dict(r, win_rate=0.05) for r in rows]   # 5% > 12.5% / 3
+    assert R.stall_warning(winning, base, stalls) is None
+    assert "ppo.gamma=0.99" in R.stall_warning(rows, base, stalls, gamma=0.99)
 
 
 def _staller(path: Path, rules) -> Path:
@@ -218,6 +243,35 @@ def test_the_final_evaluation_says_the_games_it_plays(tmp_path, capsys):
     assert ("final evaluation: 6 games against each of greedy (4 asked, rounded up so that the "
             "agent plays every seat equally often)") in err
     assert [row["games"] for row in res["final_eval"]] == [6]
+
+
+def test_the_final_evaluation_gives_the_same_numbers_with_one_worker_or_two(tmp_path, capsys):
+    """An opponent naming the run's own model file plays as its copy whatever the workers
+    (before: one worker evaluated the model as a loaded object, two as its path, so at 5-10
+    players that table was arranged around it in one and not in the other: 18.17% against
+    16.50% in one probe)."""
+    import torch
+
+    from ono_env.observation import observation_scale
+    from ono_env.train.ppo import ActorCritic, save_checkpoint
+    from ono_env.train.run import final_evaluation
+
+    rules = resolve_rules("basic", num_players=5)
+    torch.manual_seed(0)
+    model = ActorCritic(observation_scale(rules), [16], "tanh", True)
+    path = save_checkpoint(model, torch.optim.Adam(model.parameters()), tmp_path / "m.safetensors",
+                           rules, 0, {})
+    rows = {}
+    for workers in (1, 2):
+        cfg = load_config("default", ["rules=basic", "num_players=5", "final_eval.games=200",
+                                      f"final_eval.opponents=[{path}, random]",
+                                      f"final_eval.workers={workers}", "progress=false"])
+        run = tmp_path / f"w{workers}"
+        run.mkdir()
+        rows[workers] = [(r["opponent"], r["games"], r["wins"] if "wins" in r else r["win_rate"])
+                         for r in final_evaluation(cfg, rules, path, run, 0, 0.0, "ppo")]
+    capsys.readouterr()
+    assert rows[1] == rows[2] and len(rows[1]) == 2, rows
 
 
 def test_a_signal_during_the_final_evaluation_stops_it_and_says_where_the_model_is(

@@ -257,9 +257,12 @@ def test_each_table_s_stall_warning_counts_its_own_choices(tmp_path, monkeypatch
 
     seen = []
 
-    def record(rows, baselines, choices, *args, **kwargs):
+    def record(rows, baselines, choices, gamma, truncation, pool, shaping, *args, **kwargs):
         seen.append(dict(choices))
+        shapings.append(shaping)
         return None
+
+    shapings = []
 
     monkeypatch.setattr(ppo, "stall_warning", record)
     ppo.train(load_config("default", [
@@ -269,6 +272,8 @@ def test_each_table_s_stall_warning_counts_its_own_choices(tmp_path, monkeypatch
         "final_eval.games=0", "progress=false", "torch_threads=1", f"run_dir={tmp_path / 'r'}"]))
     basic, ono = seen[0], seen[1]   # the first evaluation, in the tables' order
     assert "catch" not in basic and "catch" in ono
+    # ppo.hand_shaping: auto is passed as None, never named as a cause (in a match it is 0)
+    assert shapings and set(shapings) == {None}
     # no final evaluation: no table folder for its results, and no line that would head them
     assert not (tmp_path / "r" / "tables").exists()
     printed = capsys.readouterr()

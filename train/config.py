@@ -155,7 +155,7 @@ class SelfPlay:
     max_snapshots: Annotated[int, Field(strict=True, ge=1, le=MAX_SNAPSHOTS)] = 5
     """Snapshots kept in the pool, 1 to 1,000; the oldest leaves when a new one would exceed this."""
     weight: Annotated[float, Field(strict=True, ge=0, lt=1)] = 0.5
-    """Share of the games played against snapshots (once there is one), 0 <= weight < 1."""
+    """Share of the opponent seats the snapshots take (once there is one; seats drawn apart), 0 <= weight < 1."""
 
 
 @dataclass(config=_CONFIG)

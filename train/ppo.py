@@ -1876,7 +1876,8 @@ def _train(cfg: TrainConfig, stop_signals: tuple[str, ...], program: str) -> dic
                     lines.append(line if len(tables) == 1 else f"{tab.label}: {line}")
                     warning = stall_warning(rows, tab.plan["baselines"], choices_of[tab.label], p.gamma,
                                             "loss" if tab.cut_is_loss else "bootstrap",
-                                            list(resolved(tc.opponents, "opponents")), tab.shaping,
+                                            list(resolved(tc.opponents, "opponents")),
+                                            None if tab.plan["shaping_auto"] else tab.shaping,
                                             None if tab.plan["cut_auto"] else
                                             resolved(tc.max_decisions, "max_decisions"))
                     if warning:

@@ -57,7 +57,16 @@ STALL_RATIO = 3.0
 """An evaluation warns when the learner's games last this many times as long as the
 opponent's own games..."""
 STALL_CUT_SHARE = 0.01
-"""...or when more than this share of them is cut with no winner."""
+"""...or when more than this share of them is cut with no winner..."""
+STALL_CHOICE_SHARE = 0.4
+"""...or when the learner chose a stalling move (a catch where it may, a draw while holding
+a playable card) at least this share of the times it could..."""
+STALL_WIN_FRACTION = 1 / 3
+"""...and won less than this fraction of its fair share of the games. At a large table the
+other seats finish a stalling learner's games nearly as quickly as their own, so the first
+two signs fade with the table's size (at 8-10 players under ``ono`` a learner that catches
+and draws whenever it may wins none of its games, and its games last 1.2 times the
+opponents' own, almost none cut); what it chooses, and that it loses, do not."""
 
 
 def baseline_games(rules: Any, games: int = PROBE_GAMES, seed: int = 0) -> dict[str, dict[str, float]]:
@@ -186,7 +195,8 @@ def resolve_auto(cfg: TrainConfig, rules: Any, log: Any = None,
     return (dataclasses.replace(cfg, opponents=opponents, eval=ev, final_eval=fe, max_decisions=cut,
                                 reward=reward, ppo=ppo),
             {"baselines": probe, "length": length, "final_auto": cfg.final_eval.games == "auto",
-             "eval_auto": cfg.eval.games == "auto", "cut_auto": cfg.max_decisions == "auto"})
+             "eval_auto": cfg.eval.games == "auto", "cut_auto": cfg.max_decisions == "auto",
+             "shaping_auto": cfg.ppo.hand_shaping == "auto"})
 
 
 def evaluation_line(step: int, minutes: float, rows: Sequence[dict[str, Any]]) -> str:
@@ -198,7 +208,7 @@ def evaluation_line(step: int, minutes: float, rows: Sequence[dict[str, Any]]) -
     length = sum(r["mean_length"] * r["games"] for r in rows) / max(1, games)
     what = "win rate" if fair == 0.5 else "win share"
     parts = ", ".join(f"{r['opponent']} {100 * r['win_rate']:.1f}%" for r in rows)
-    return (f"eval at step {step:,} ({minutes:.1f} min): {what} vs {parts} (fair {100 * fair:.0f}%); "
+    return (f"eval at step {step:,} ({minutes:.1f} min): {what} vs {parts} (fair {100 * fair:.3g}%); "
             f"mean length {length:,.0f} decisions; no winner {100 * cut / max(1, games):.1f}%")
 
 
@@ -250,14 +260,17 @@ def stall_warning(rows: Sequence[dict[str, Any]], baselines: dict[str, dict[str,
                   truncation: str = "loss", pool: Sequence[str] = (),
                   shaping: float | None = None, max_decisions: int | None = None) -> str | None:
     """A warning when the learner's evaluation games last far longer than the opponents'
-    own games (:data:`STALL_RATIO`) or many are cut with no winner (:data:`STALL_CUT_SHARE`),
-    naming the likely causes; None otherwise. ``choices``: shares of the learner's stalling
-    moves since the last evaluation (``catch`` when legal, ``draw`` while holding a
-    playable card); ``truncation``: ``loss``, ``bootstrap`` (each ``ppo.truncation``) or
-    ``sb3`` (``algo: maskable_ppo``, which bootstraps); ``shaping``: the run's
-    ``ppo.hand_shaping`` (0 is named as a cause); ``max_decisions``: the run's cut where it
-    was set (not ``auto``), named as the cause instead of the learner where it comes within
-    :data:`STALL_RATIO` times an opponent's own game length (:func:`short_cut`)."""
+    own games (:data:`STALL_RATIO`), or many are cut with no winner (:data:`STALL_CUT_SHARE`),
+    or it mostly stalls where it may (:data:`STALL_CHOICE_SHARE`) and wins far less than its
+    fair share (:data:`STALL_WIN_FRACTION`), naming the likely causes; None otherwise.
+    ``choices``: shares of the learner's stalling moves since the last evaluation (``catch``
+    when legal, ``draw`` while holding a playable card); ``truncation``: ``loss``,
+    ``bootstrap`` (each ``ppo.truncation``) or ``sb3`` (``algo: maskable_ppo``, which
+    bootstraps); ``shaping``: the run's ``ppo.hand_shaping`` where it was set (0 is named as a
+    cause; None: ``auto``, which is 0 only where shaping does not apply); ``max_decisions``:
+    the run's cut where it was set (not ``auto``), named as the cause instead of the learner
+    where it comes within :data:`STALL_RATIO` times an opponent's own game length
+    (:func:`short_cut`)."""
     long, cut = [], []
     for r in rows:
         own = baselines.get(r["opponent"], {}).get("mean_length")
@@ -266,20 +279,29 @@ def stall_warning(rows: Sequence[dict[str, Any]], baselines: dict[str, dict[str,
                         f"{own:,.0f}")
         if r["games"] and r["no_winner"] / r["games"] > STALL_CUT_SHARE:
             cut.append(f"{r['opponent']} {100 * r['no_winner'] / r['games']:.0f}%")
-    if not long and not cut:
+    games = sum(r["games"] for r in rows)
+    won = sum(r["win_rate"] * r["games"] for r in rows) / games if games else 0.0
+    fair = float(rows[0]["fair_share"]) if rows else 0.0
+    mostly = [f"{k} {100 * v:.0f}%" for k, v in (choices or {}).items() if v >= STALL_CHOICE_SHARE]
+    losing = bool(mostly) and games > 0 and won < STALL_WIN_FRACTION * fair
+    if not long and not cut and not losing:
         return None
-    text = "warning: the learner's games "
-    if long:
-        text += "last far longer than the opponents' own (" + "; ".join(long) + ")"
-    if cut:
-        text += (" and " if long else "") + "are often cut with no winner (" + ", ".join(cut) + ")"
-    if max_decisions is not None:
+    if long or cut:
+        text = "warning: the learner's games "
+        if long:
+            text += "last far longer than the opponents' own (" + "; ".join(long) + ")"
+        if cut:
+            text += (" and " if long else "") + "are often cut with no winner (" + ", ".join(cut) + ")"
+    else:
+        text = (f"warning: the learner wins {100 * won:.1f}% of its games (fair share "
+                f"{100 * fair:.3g}%) and mostly stalls where it may (" + ", ".join(mostly) + ")")
+    if max_decisions is not None and (long or cut):
         short = short_cut(max_decisions, {r["opponent"]: baselines.get(r["opponent"], {})
                                           for r in rows})
         if short:
             return text + ": " + short + "."
     text += ": the learner is stalling."
-    if choices:
+    if choices and (long or cut):
         chosen = [f"{k} {100 * v:.0f}%" for k, v in choices.items() if v >= 0.2]
         if chosen:
             text += " Its choices since the last evaluation: " + ", ".join(chosen) + "."
@@ -346,7 +368,8 @@ def run_dir_of(cfg: TrainConfig) -> Path:
 class League:
     """The opponent pool of a run: the configured agents by weight, plus (self-play) the
     latest ``max_snapshots`` frozen copies of the learner, which share ``weight`` of the
-    games equally once the first has joined."""
+    opponent seats equally once the first has joined (each seat of each game is drawn from
+    the pool apart: at N players about 1 - (1 - weight)^(N - 1) of the games hold one)."""
 
     def __init__(self, pool: Any, cfg: TrainConfig) -> None:
         self.pool = pool
@@ -543,7 +566,11 @@ def final_evaluation(cfg: TrainConfig, rules: Any, model_path: Path, run_dir: Pa
     print(f"final evaluation: {played:,} games against each of "
           f"{', '.join(cfg.final_eval.opponents)}{rounded} (95% interval about +-{half:.1f} "
           f"points)", file=sys.stderr)
-    agent = str(model_path) if workers > 1 else load_agent(model_path, rules)
+    load_agent(model_path, rules)   # refused here, before any game, where it cannot play
+    # the file's path whatever the workers: an opponent that names the same file then plays
+    # as its copy in both (before: an object with one worker, a path with more, so at 5-10
+    # players such a table was arranged in one and not the other, and the numbers differed)
+    agent = str(model_path)
     carry_on = carry_on_hint(program, algo == "ppo", steps, cfg.total_steps)
     kept = (f"the final evaluation of {', '.join(evaluated)} only (in tables/<label>/)"
             if evaluated else "no final evaluation")
