@@ -35,7 +35,8 @@ rather than leave a row without an action.
 
 Recording: ``driver.recording[i] = Replay.start(...)`` makes ``play`` add every decision of
 game ``i`` to that replay, with what the acting agent reported where it can
-(:func:`~ono_env.replay.agent_thinking`; ``driver.labels`` names the agents). Recorded games
+(:func:`~ono_env.replay.agent_thinking`, under the replay's label of the seat that acted).
+Recorded games
 take the same actions as unrecorded ones: their compiled decisions are played one at a time
 through the same kernel (the same generator, the same choice), so recording changes no
 result.
@@ -126,8 +127,6 @@ class AgentDriver:
         breaks), one per game (reseeded by :meth:`AgentDriver.seed_games`)."""
         self.recording: dict[int, Replay] = {}
         """Game index -> the replay its decisions are added to (see the module docstring)."""
-        self.labels: list[str] | None = None
-        """Labels of ``agents`` for the ``thinking`` of recorded decisions (default: repr)."""
         self._plan_of: tuple[tuple[Agent, ...], tuple[list[str | None], np.ndarray,
                                                        np.ndarray | None]] | None = None
 
@@ -275,7 +274,7 @@ class AgentDriver:
                     self._actions[sel] = checked_actions(agent, rows, mask[sel], rng)
                 for i in self.recording:   # what it reports of them (its explain's error named
                     if sel[i]:   # as the agent's, as its act's is)
-                        self._record(i, agent, j, mask[i], np.flatnonzero(sel))
+                        self._record(i, agent, int(current[i]), mask[i], np.flatnonzero(sel))
             except SystemExit as exc:   # an agent's sys.exit (before: a console script
                 # ended with its status, 0 too, and no word)
                 raise RuntimeError(f"the agent {agent_label(agent)} called "
@@ -324,8 +323,8 @@ class AgentDriver:
                 inner.mask_changed()
                 if done == 0:
                     break
-                label = self.labels[j] if self.labels is not None else repr(agent)
-                replay.add(int(self._last[i]), agent_thinking(agent, label, obs[i], mask_row))
+                replay.add(int(self._last[i]), agent_thinking(agent, replay.players[seat], obs[i],
+                                                              mask_row))
                 taken += done
         taken += int(K.policy_moves(*args, self._all, -1, out, *scratch))
         inner.mask_changed()
@@ -342,9 +341,11 @@ class AgentDriver:
             self._obs_by_version[version] = buf
         return buf
 
-    def _record(self, i: int, agent: Agent, j: int, mask_row: np.ndarray,
+    def _record(self, i: int, agent: Agent, seat: int, mask_row: np.ndarray,
                 rows: np.ndarray) -> None:
-        label = self.labels[j] if self.labels is not None else repr(agent)
+        # labelled by the seat that acted, as the replay names it (before: by the agent's first
+        # seat, so one agent object given twice had every decision labelled "<label>#1")
+        label = self.recording[i].players[seat]
         if plays_from_game(agent):   # its values for the rows it was just asked
             thinking: dict[str, Any] | None = _game_thinking(
                 agent, label, int(np.searchsorted(rows, i)), mask_row)

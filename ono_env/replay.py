@@ -33,6 +33,7 @@ table's replay viewer.
 from __future__ import annotations
 
 import datetime as _dt
+import hashlib
 import json
 import math
 from collections.abc import Mapping
@@ -89,11 +90,19 @@ def new_game(rules: RuleSet, game_seed: int, max_decisions: int | None = None) -
 
 
 def clean_label(text: Any) -> str:
-    """A label the project made (an agent's name, a file's stem) as replays store it: cut to
+    """A label the project made (an agent's name, a file's stem) as replays store it: at most
     :data:`MAX_LABEL` characters, a character UTF-8 cannot encode or a control character
     shown as ``?`` (a file name may hold both), ``?`` for an empty or blank one; what
-    :func:`~ono_env.checks.check_text` accepts when the replay is read back."""
-    label = printable(str(text)[:MAX_LABEL].encode("utf-8", "replace").decode("utf-8"))
+    :func:`~ono_env.checks.check_text` accepts when the replay is read back. A longer label
+    keeps its start and its end (an entrant's ``#2``, `` (cheating)``) around 8 hex digits of
+    its SHA-256, so that two labels alike in their first characters stay apart (before: cut
+    to its first 80, two model files of long names alike read the same in every seat)."""
+    text = str(text)
+    if len(text) > MAX_LABEL:
+        digest = hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:8]
+        keep = (MAX_LABEL - len(digest) - 2) // 2
+        text = f"{text[:keep]}…{digest}…{text[len(text) - keep:]}"
+    label = printable(text.encode("utf-8", "replace").decode("utf-8"))
     return label if label.strip() else "?"
 
 
@@ -175,7 +184,8 @@ class Replay:
     def start(cls, game: VecGame, i: int, game_seed: int, players: list[str] | tuple[str, ...],
               source: str) -> Replay:
         """An empty replay of game ``i`` of ``game``, dealt from ``game_seed``, before its
-        first decision. Labels longer than :data:`MAX_LABEL` characters are cut to it. A
+        first decision. Labels longer than :data:`MAX_LABEL` characters are shortened to it
+        (:func:`clean_label`). A
         game with ``skip_forced`` or ``autoreset`` is refused: its forced decisions or its
         next episodes would not be in the replay. So is what the file could not hold (each one
         ``ValueError``; before, these were saved and then refused by :meth:`load`): ``i``

@@ -19,10 +19,12 @@ from ono_env.replay import (
     MAX_REPLAY_BYTES,
     Replay,
     agent_thinking,
+    clean_label,
     new_game,
     replay_positions,
     search_thinking,
 )
+from ono_env.rules import RuleSet
 
 FIELDS = ("entrants", "wins", "scores", "length", "truncated")
 
@@ -68,6 +70,41 @@ def test_recorded_arena_games_replay_to_the_same_end_and_recording_changes_nothi
     again = run_arena(agents, rules, record=6, **kw)
     assert [r.to_dict() | {"saved_at": ""} for r in again.replays] == \
            [r.to_dict() | {"saved_at": ""} for r in rec.replays]
+
+
+class _Named(RandomAgent):
+    """A random agent under a given name (its arena label)."""
+
+    def __init__(self, name):
+        super().__init__()
+        self.name = name
+
+
+def test_arena_replays_label_each_seat_apart_and_its_thinking_by_the_seat_that_acted():
+    """Before: labels past 80 characters were cut to their first 80, so two entrants alike
+    there read the same in every seat (and past four players, where the order around the
+    table is drawn per deal, nothing told them apart); and one agent object given twice had
+    every recorded decision's thinking labelled by its first seat ("ppo-any#1")."""
+    from ono_env.agents import make_agent
+
+    rules = RuleSet.preset("basic", num_players=5)
+    learned = make_agent("ppo-any", rules)
+    long_a, long_b = "m" * 84 + "_a", "m" * 84 + "_b"
+    res = run_arena([learned, _Named(long_a), learned, _Named(long_b), "greedy"], rules,
+                    num_games=10, seed=3, rating=False, record=10)
+    acted = set()
+    for r, row in zip(res.replays, res.replay_rows):
+        assert len(set(r.players)) == 5 and all(len(p) <= 80 for p in r.players), r.players
+        assert r.players == [clean_label(res.labels[e]) for e in res.records.entrants[row]]
+        assert {p for p in r.players if p.startswith("m")} and all(
+            p.endswith(("_a", "_b")) for p in r.players if p.startswith("m"))
+        positions = replay_positions(Replay.from_json(r.to_json()))
+        for k, t in enumerate(r.thinking):
+            seat = positions[k]["current_player"]
+            if t is not None:
+                assert t["agent"] == r.players[seat], (t["agent"], r.players)
+                acted.add(t["agent"])
+    assert acted == {"ppo-any#1", "ppo-any#2"}
 
 
 def test_replay_positions_follow_the_engine():
@@ -354,7 +391,9 @@ def test_replays_refuse_games_they_cannot_reproduce_and_unfinished_saves(tmp_pat
             Replay.start(game, 0, 1, ["a", "b"], "test")
     game = VecGame("basic", 1, seed=0, num_players=2)
     r = Replay.start(game, 0, int(game_seeds(0, 1)[0]), ["x" * 200, "b"], "test")
-    assert r.players[0] == "x" * 80                 # labels cut to the format's limit
+    # labels shortened to the format's limit, their start and end kept around a digest
+    assert len(r.players[0]) == 80 and r.players[0].startswith("x" * 35 + "…")
+    assert r.players[0].endswith("…" + "x" * 35)
     # a blank label recorded as "?", which the reader takes (before: kept blank)
     assert Replay.start(game, 0, int(game_seeds(0, 1)[0]), ["   ", "\t"],
                         "test").players == ["?", "?"]

@@ -164,8 +164,6 @@ def play_games(rules: RuleSet, agents: Sequence[Agent], num_games: int, seed: in
         here = [k - start for k in record if start <= k < start + B]
         if here:
             game_seed = game_seeds(_derive(seed, b), B)
-            driver.labels = [agent_labels[int(np.flatnonzero(seat_agent == j)[0])]
-                             for j in range(len(distinct))]
             for i in here:
                 seat_labels = (agent_labels if rows is None
                                else [agent_labels[m] for m in rows[i]])
