@@ -508,7 +508,8 @@ def replay_positions(replay: Replay, *, check_result: bool = True,
     one (``len(actions) + 1`` position dicts, every hand visible). ``ValueError`` naming
     the decision when an action is not legal in its position or the game ended before it,
     and (``check_result``) when the last position does not end as ``result`` says; so is a
-    decision's ``thinking`` that reports on an action not legal there. Each message starts
+    decision's ``thinking`` that reports on an action not legal there, or that is said by
+    another label than that of the seat that decides. Each message starts
     with ``where`` (the web table's uploads: ``uploaded replay``, as their reading's do)."""
     if not isinstance(replay, Replay):
         raise ValueError(f"replay_positions: replay is a {type(replay).__name__}; allowed: a "
@@ -528,6 +529,12 @@ def replay_positions(replay: Replay, *, check_result: bool = True,
             raise ValueError(f"{where}: actions[{k}] {C.action_name(a)!r} is not legal in its "
                              f"position; legal: {', '.join(C.action_name(int(x)) for x in legal)}")
         said = replay.thinking[k] if k < len(replay.thinking) else None
+        seat = int(game.state.current[0])
+        if said is not None and said["agent"] != replay.players[seat]:
+            # before: taken, so a file could show one seat's decisions as another agent's
+            raise ValueError(f"{where}: thinking[{k}] is said by {said['agent']!r}, but P{seat} "
+                             f"({replay.players[seat]!r}) decides there; allowed: the label of "
+                             f"the seat that decides")
         if said is not None:   # before: probabilities of actions no agent could take, shown
             names = {C.action_name(int(x)) for x in legal}
             other = [n for part in ("probs", "values") for n in said.get(part, {}) if n not in names]

@@ -230,13 +230,21 @@ def test_replays_whose_actions_do_not_fit_are_refused_with_the_decision():
     # what an agent reported of a decision names only that decision's legal actions (before:
     # a probability of 1 for a catch that could not be made was replayed and shown)
     r = Replay.from_dict(_replay_dict())
+    first = r.players[int(new_game(r.rules, r.game_seed).state.current[0])]
     for part in ("probs", "values"):
-        r.thinking[0] = {"agent": "x", "probs": {}, "value": None, part: {action_name(illegal): 1.0}}
+        r.thinking[0] = {"agent": first, "probs": {}, "value": None, part: {action_name(illegal): 1.0}}
         with pytest.raises(ValueError, match=rf"^replay: thinking\[0\] names '{action_name(illegal)}', "
                                              rf"which is not legal in its position; legal: "):
             replay_positions(r)
-    r.thinking[0] = {"agent": "x", "probs": {action_name(min(legal0)): 1.0}, "value": None}
+    r.thinking[0] = {"agent": first, "probs": {action_name(min(legal0)): 1.0}, "value": None}
     assert len(replay_positions(r)) == len(r.actions) + 1
+    # ... and is said by the seat that decides (before: any label, "you" at an agent's seat too)
+    other = next(p for p in r.players if p != first)
+    r.thinking[0] = {"agent": other, "probs": {action_name(min(legal0)): 1.0}, "value": None}
+    with pytest.raises(ValueError, match=rf"^replay: thinking\[0\] is said by '{other}', but P\d "
+                                         rf"\('{first}'\) decides there; allowed: the label of the "
+                                         rf"seat that decides$"):
+        replay_positions(r)
 
 
 def test_a_searchs_values_are_mean_playout_results():
