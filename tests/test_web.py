@@ -561,6 +561,12 @@ def test_a_finished_game_is_saved_viewed_and_downloaded_as_a_replay(client, monk
     assert all(gid not in json.dumps(x) for x in client.get("/api/replays").json())
     assert saved["title"].startswith("web game ")
     assert client.get("/api/replays").json()[0]["id"] == saved["id"]
+    assert saved["rules"] == "basic" and saved["rules_title"] == "basic rules"
+    # a game whose options change the preset is listed as the view heads it (before: "classic")
+    custom = new_game(client, rules="classic", options={"hand_size": 5}, seed=2)
+    play_out(client, custom)
+    listed_custom = client.post(f"/api/games/{custom['id']}/replay").json()
+    assert listed_custom["rules_title"] == "custom rules based on classic"
     # saved again: the same replay (before: another copy each time, pushing others out)
     listed = len(client.get("/api/replays").json())
     assert client.post(f"/api/games/{gid}/replay").json()["id"] == saved["id"]

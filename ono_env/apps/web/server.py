@@ -438,7 +438,10 @@ def check_length(replay: Replay) -> None:
 
 def summary(rid: str, title: str, r: Replay) -> dict[str, Any]:
     winners = game_winners(r.result, r.rules) if r.result else []
-    return {"id": rid, "title": title, "rules": r.rules.name, "players": r.players,
+    # rules_title: how the list names them ("custom rules based on classic" for a game whose
+    # options changed a preset; before, the list said "classic" where the view said so)
+    return {"id": rid, "title": title, "rules": r.rules.name, "rules_title": r.rules.title,
+            "players": r.players,
             "decisions": len(r.actions), "winners": winners, "source": r.source,
             "saved_at": r.saved_at}
 

@@ -469,7 +469,7 @@ async function loadReplays() {
   for (const r of list) {
     body.append(el("tr", {},
       el("td", {}, el("a", { href: `#/replay/${r.id}`, text: r.title })),
-      el("td", { text: r.rules }), el("td", { text: r.players.join(", ") }),
+      el("td", { text: r.rules_title }), el("td", { text: r.players.join(", ") }),
       el("td", { text: String(r.decisions) }),
       el("td", { text: r.winners.length ? r.winners.map((q) => `P${q}`).join(", ") : "-" }),
       el("td", { text: r.saved_at })));
