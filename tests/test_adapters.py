@@ -782,6 +782,14 @@ def test_sb3_vecenv_checks_indices_and_keeps_its_own_attributes():
             v.get_attr("render_mode", indices=bad)
     assert len(v.env_method("action_masks", indices=np.int64(2))) == 1
     assert len(v.get_attr("render_mode", indices=[0, 3])) == 2
+    # get_attr("action_masks")[k]() is game k's mask, as env_method gives it and a DummyVecEnv
+    # of OnoEnv does (before: every game's masks, (4, 85), at every index)
+    v.step(np.array([int(np.flatnonzero(m)[-1]) for m in v.action_masks()]))
+    got = [f() for f in v.get_attr("action_masks", indices=[3, 1])]
+    assert [g.shape for g in got] == [(85,)] * 2
+    for g, want in zip(got, v.env_method("action_masks", indices=[3, 1])):
+        np.testing.assert_array_equal(g, want)
+    assert not all(np.array_equal(v.action_masks()[0], m) for m in v.action_masks()[1:])
     # before: set_attr("num_envs", 7) was taken, and every later step broke
     with pytest.raises(ValueError, match="'num_envs' is set when it is made"):
         v.set_attr("num_envs", 7)

@@ -14,7 +14,9 @@ is back at the learner's turn.
     model = MaskablePPO("MlpPolicy", venv, n_steps=128).learn(10_000)  # n_steps per game
 
 - ``action_masks()`` returns ``(num_envs, 85) bool``; ``MaskablePPO`` reads it through
-  ``env_method("action_masks")`` / ``get_attr``, also under ``VecMonitor``.
+  ``env_method("action_masks")`` / ``get_attr``, also under ``VecMonitor``: each gives one
+  game's ``(85,)`` mask per index (``get_attr``: a method to call), as a ``DummyVecEnv`` of
+  ``OnoEnv`` does.
 - Same-step autoreset, as SB3 expects: a game that ends during ``step`` reports ``done``,
   its ``info["terminal_observation"]`` and ``info["TimeLimit.truncated"]``, and is dealt
   again at once (the returned observation is the new episode's).
@@ -41,6 +43,7 @@ is back at the learner's turn.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterable, Sequence
 from typing import Any, cast
 
@@ -203,9 +206,16 @@ class OnoVecEnv(VecEnv):
 
     def get_attr(self, attr_name: str, indices: VecEnvIndices = None) -> list[Any]:
         _check_attr_name(attr_name)
-        if attr_name == "action_masks" or (not attr_name.startswith("_") and hasattr(self, attr_name)):
+        if attr_name == "action_masks":   # each game's own, as a DummyVecEnv of OnoEnv gives
+            # (before: the vector's method at every index, whose call gave every game's masks)
+            return [functools.partial(self._game_mask, i) for i in self._indices(indices)]
+        if not attr_name.startswith("_") and hasattr(self, attr_name):
             return [getattr(self, attr_name)] * len(self._indices(indices))
         raise AttributeError(f"OnoVecEnv has no attribute {shown(attr_name, 60)}")
+
+    def _game_mask(self, i: int) -> np.ndarray:
+        """Game ``i``'s action mask, ``(85,) bool`` (:meth:`get_attr`'s ``action_masks``)."""
+        return self.action_masks()[i]
 
     def set_attr(self, attr_name: str, value: Any, indices: VecEnvIndices = None) -> None:
         """Set a public data attribute of every game (they share it). Refused, nothing
