@@ -6,10 +6,11 @@ A replay file is JSON (never code: reading one runs nothing from it), every key 
      "rules": {... every RuleSet field, none left out (RuleSet.to_dict()) ...},
      "game_seed": "1234567890123",      # the game's generator state before the deal
      "max_decisions": 5000,             # the game's decision limit
-     "players": ["you", "greedy"],      # a label per seat
+     "players": ["you", "ppo-basic-2p"],   # a label per seat
      "actions": ["play R5", "draw", ...],   # every decision in order, as action names
      "thinking": [null, {"agent": "ppo-basic-2p", "probs": {"play R5": 0.91, ...},
-                         "value": 0.42}, ...],   # per action: what the agent reported, or null
+                         "value": 0.42}, ...],   # per action: what the agent reported, or null;
+                                                 # "agent" is the deciding seat's label
      "result": {"winner": 1, "terminated": true, "truncated": false,
                 "scores": [0, 0], "decisions": 37},
      "source": "ono-arena",             # what wrote it

@@ -866,13 +866,15 @@ def _on_both_nodes(play, one, fields, tries=4):
 
     seen = []
     for _ in range(tries):
+        deadline = time.monotonic() + 20   # both CPUs reading free first, as far as Ray knows
+        while ray.available_resources().get("CPU", 0) < 2 and time.monotonic() < deadline:
+            time.sleep(0.2)
         dist = play()
         for f in fields:
             np.testing.assert_array_equal(getattr(one.records, f), getattr(dist.records, f))
         seen.append(dict(dist.nodes))
         if len(dist.nodes) == 2:
             return dist
-        time.sleep(2)
     raise AssertionError(f"no run of {tries} used both nodes: games per node {seen}; "
                          f"the cluster's nodes {[(n['Alive'], n['Resources']) for n in ray.nodes()]}")
 

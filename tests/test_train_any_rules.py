@@ -185,6 +185,23 @@ def test_the_stall_warning_fires_at_a_large_table_where_the_games_stay_short():
     assert "ppo.gamma=0.99" in R.stall_warning(rows, base, stalls, gamma=0.99)
 
 
+def test_a_catch_counts_as_stalling_only_where_a_false_one_costs():
+    """Under classic (no false catch penalty) a catch is legal only where it succeeds, so
+    catching whenever one may is the right play: it is no stall, and a learner that does so
+    while losing is not warned of stalling (before the count was per rules: a warning naming
+    "catch 100%" and "a false catch" as its cause under rules that have none)."""
+    counts = (9, 9, 1, 10)   # catches / legal, draws holding a playable card / legal
+    ono = R.stall_choices(counts, resolve_rules("ono", num_players=8))
+    classic = R.stall_choices(counts, resolve_rules("classic", num_players=8))
+    assert ono == {"catch": 1.0, "draw holding a playable card": 0.1}
+    assert classic == {"draw holding a playable card": 0.1}
+    assert R.stall_choices((0, 0, 0, 0), resolve_rules("ono", num_players=8)) == {}
+    base = {"greedy": {"mean_length": 400, "finishes": True}}
+    rows = [_row("greedy", 380, rate=0.0, fair=1 / 8)]
+    assert R.stall_warning(rows, base, classic) is None
+    assert "(catch 100%)" in R.stall_warning(rows, base, ono)
+
+
 def _staller(path: Path, rules) -> Path:
     """A checkpoint of the tiny network that accuses at every turn's start and otherwise
     draws whenever it may (under ono a false catch costs 4 cards): a policy built to stall."""

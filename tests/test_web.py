@@ -16,7 +16,7 @@ from fastapi.testclient import TestClient
 from ono_env.apps.web.server import MAX_BODY, SMALL_BODY, create_app, main
 from ono_env.arena import run_arena
 from ono_env.game import VecGame
-from ono_env.replay import Replay
+from ono_env.replay import Replay, clean_label
 from ono_env.rules import RuleSet
 
 
@@ -670,6 +670,14 @@ def test_the_server_lists_replay_folders_and_offers_model_files_from_its_command
     assert view["players"][1]["label"] == "mine"
     refused(client.post("/api/games", json={"rules": "basic", "num_players": 2,
                                             "opponents": [str(model)]}), 400, "unknown agent")
+    # two long names alike in their first 80 characters: two labels, shortened as replays
+    # shorten them (before: both cut to the same first 80, and the second file refused)
+    longs = [tmp_path / ("m" * 90 + f"_{k}.safetensors") for k in "ab"]
+    for path in longs:
+        shutil.copy(shipped_models()["ppo-basic-2p"], path)
+    agents = TestClient(create_app(models=[str(p) for p in longs])).get("/api/options").json()["agents"]
+    labels = [clean_label(p.stem) for p in longs]
+    assert labels[0] != labels[1] and all(label in agents for label in labels)
 
 
 def test_a_model_file_named_as_a_search_agent_plays_as_that_model(tmp_path):

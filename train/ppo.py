@@ -35,8 +35,9 @@ What it does
     Every evaluation prints one line (win rate or share against each opponent beside the fair
     share, mean game length, games with no winner) and a warning when the learner stalls
     (:func:`~ono_env.train.run.stall_warning`): its games far longer than the opponents' own,
-    or often cut, with the learner's stalling choices since the last evaluation (``catch``
-    where legal, ``draw`` while holding a playable card) and the likely causes.
+    or often cut, or its stalling choices since the last evaluation (``catch`` where legal
+    and a false one costs, ``draw`` while holding a playable card) mostly taken while it wins
+    under a third of its fair share; with those choices and the likely causes.
 
     A mixture (``tables``, observation version 2) runs every table's games side by side:
     each :class:`_Table` holds its own :class:`~ono_env.envs.learner_batch.LearnerBatch`,
@@ -170,6 +171,7 @@ from ono_env.train.run import (
     run_label,
     say,
     settle_earlier_part,
+    stall_choices,
     stall_warning,
     start_run,
     step_shaping,
@@ -1846,8 +1848,7 @@ def _train(cfg: TrainConfig, stop_signals: tuple[str, ...], program: str) -> dic
             if (next_eval is not None and steps >= next_eval and not interrupt.asked
                     and (limit is None or time.perf_counter() - t_train < limit)):
                 frozen = model.policy_net()
-                choices_of = {tab.label: {what: c[k] / c[k + 1] for what, k in (
-                                  ("catch", 0), ("draw holding a playable card", 2)) if c[k + 1]}
+                choices_of = {tab.label: stall_choices(c, tab.rules)
                               for tab, c in zip(tables, chosen.tolist())}
                 chosen[:] = 0
                 lines = []

@@ -34,7 +34,8 @@ League self-play
     ``_league_callback_class``: it needs Ray imported): every ``self_play.snapshot_every`` steps a
     frozen copy of the learner's policy (a NumPy :class:`~ono_env.agents.learned.LearnedAgent`)
     joins every env runner's opponent pool; the latest ``max_snapshots`` share ``weight`` of
-    the games, the configured opponents the rest by their weights, drawn per game and seat.
+    the opponent seats, the configured opponents the rest by their weights, drawn per game
+    and seat.
 
 A run folder (``<out_dir>/<name>-<time>/`` or ``run_dir``) holds ``config.yaml``,
 ``progress.csv`` (one row per RLlib iteration), ``eval.csv`` (the learning curve),

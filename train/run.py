@@ -255,6 +255,20 @@ def output_lost(exc: OSError) -> bool:
     return isinstance(exc, BrokenPipeError) or exc.errno == errno.EIO
 
 
+def stall_choices(counts: Sequence[int], rules: Any) -> dict[str, float]:
+    """The shares :func:`stall_warning` reads from a table's counts since the last evaluation,
+    ``(catches, catches legal, draws holding a playable card, draws legal holding one)``:
+    ``catch`` and ``draw holding a playable card``, each where it was legal at all. A catch
+    counts only under rules where a false one costs (``false_catch_penalty``): elsewhere it is
+    legal only where it succeeds, and taking it is the right play, not a stall."""
+    shares = {}
+    if counts[1] and rules.false_catch_penalty > 0:
+        shares["catch"] = counts[0] / counts[1]
+    if counts[3]:
+        shares["draw holding a playable card"] = counts[2] / counts[3]
+    return shares
+
+
 def stall_warning(rows: Sequence[dict[str, Any]], baselines: dict[str, dict[str, float]],
                   choices: dict[str, float] | None = None, gamma: float = 1.0,
                   truncation: str = "loss", pool: Sequence[str] = (),
@@ -324,8 +338,8 @@ def stall_warning(rows: Sequence[dict[str, Any]], baselines: dict[str, dict[str,
         causes.append(f"opponents in the pool that cannot finish games under these rules "
                       f"({', '.join(slow)}; opponents: auto leaves them out)")
     if not causes:
-        causes.append("the rules let a losing seat postpone the end (a false catch, a voluntary "
-                      "draw); more training or self_play may help")
+        causes.append("the rules let a losing seat postpone the end (a voluntary draw, or a false "
+                      "catch where the rules allow one); more training or self_play may help")
     return text + " Likely causes: " + "; ".join(causes) + "."
 
 

@@ -538,7 +538,7 @@ def create_app(models: Sequence[str] = (), replay_dirs: Sequence[str] = (),
             continue
         offered.add(Path(m).resolve())
         meta = read_metadata(m)
-        label = model_label(m, meta)[:MAX_LABEL]
+        label = clean_label(model_label(m, meta))   # as replays write it (start and end kept)
         if label == "you":   # the human's seat: before, two players named you
             raise ValueError(f"model {m!r}: its label 'you' names the human's seat at the web "
                              f"table (rename the file, or train with another name)")
