@@ -239,6 +239,21 @@ def test_the_same_agent_gets_the_same_card_and_the_card_has_its_format():
     assert c["timing"]["workers"] == 2 and _no_timing(c) == _no_timing(a)
 
 
+def test_a_card_records_the_worker_processes_that_played(monkeypatch):
+    """A pool starts no more processes than it has pairings (before: --workers 256 on the nine
+    pairings of one table recorded 256). The processes stand in here, the games in one."""
+    from ono_env.agents import make_agent
+
+    def in_one(spec, suite, todo, workers, finished, digests):
+        for t, ref, n in todo:
+            r = S.play_pairing(t.rules, make_agent(spec, t.rules), make_agent(ref.name, t.rules),
+                               n, t.seed, suite.batch_size)
+            finished(t, ref, r, 0.0)
+    monkeypatch.setattr(S, "_play_in_processes", in_one)
+    card = S.bench_agent("greedy", tables=["basic-2p"], workers=256, deals=4, slow_deals=1)
+    assert card["timing"]["workers"] == len(card["tables"]["basic-2p"]["rows"]) == 9
+
+
 def test_counts_may_be_numpy_integers():
     # before: deals=np.int64(2) was refused as no whole number, which every other count takes
     card = S.bench_agent("greedy", tables=["basic-2p"], deals=np.int64(2), slow_deals=np.int64(1),
@@ -486,6 +501,7 @@ def test_module_class_loading_and_its_refusals(in_data):
     ([], "give an AGENT"),
     (["greedy", "--render", "c.json"], "--render prints a saved card and takes no AGENT; got 'greedy'"),
     (["--render", "nosuch.json"], "cannot read"),
+    (["--render", ""], "--render: a card file or an --out folder is needed; got ''"),   # was ./card.json
     (["greedy", "--tables", "basic-2p", "--plot", "/dev/null/x.png"], "--plot"),
     # before: another suffix changed the format, none had .png added, after the whole run
     (["greedy", "--tables", "basic-2p", "--plot", "card.txt"], "allowed: a file name ending .png"),
@@ -596,6 +612,20 @@ def test_a_card_that_appeared_in_out_during_the_run_is_kept(tmp_path, monkeypatc
     assert "a file appeared there during the run" in err and "pairings.jsonl" in err, err
     assert (out / "card.json").read_text() == "the other run's card"
     assert sorted(q.name for q in out.iterdir()) == ["card.json", "pairings.jsonl"]
+    # a card.md that appeared: this run's card.json is not left beside it (before: it was, a
+    # card that --render read as the folder's)
+    md = tmp_path / "md"
+
+    def other_md_first(*args, **kwargs):
+        card = real(*args, **kwargs)
+        (md / "card.md").write_text("the other run's card")
+        return card
+    monkeypatch.setattr(B, "bench_agent", other_md_first)
+    assert bench_main(["greedy", "--tables", "stacking-2p", "--deals", "4", "--slow-deals", "1",
+                       "--workers", "1", "--no-progress", "--out", str(md)]) == 2
+    assert "pairings.jsonl" in capsys.readouterr().err
+    assert sorted(q.name for q in md.iterdir()) == ["card.md", "pairings.jsonl"]
+    monkeypatch.setattr(B, "bench_agent", real)
     # and a second run started while the first plays is refused by its pairings file
     started = tmp_path / "started"
 
@@ -771,6 +801,28 @@ def test_the_command_writes_renders_and_plots_a_card(tmp_path, capsys):
 
 
 # ---- the exploiter ---------------------------------------------------------------------
+def test_an_exploiter_off_the_suite_names_the_seed_of_its_deals(tmp_path):
+    """At a table the suite lacks (3 players), exploit.json names the seed the deals were
+    played from, and those deals give its result again (before: "seed 0", the run's seed,
+    from which the deals' seed was derived unrecorded)."""
+    import re
+
+    from ono_env.agents import make_agent
+    from ono_env.arena.suite import play_pairing
+    from ono_env.rules import resolve_rules
+    from ono_env.train.exploit import exploit
+
+    out = exploit("greedy", rules="basic", num_players=3, steps=16_384, deals=12, threads=1,
+                  run_dir=tmp_path / "x")
+    found = re.fullmatch(r"seed (\d+) \(derived from seed 0 and the table basic-3p\)",
+                         out["deals_from"])
+    assert found, out["deals_from"]
+    rules = resolve_rules("basic", num_players=3)
+    again = play_pairing(rules, make_agent(out["model"], rules), make_agent("greedy", rules), 12,
+                         int(found.group(1)), 4096)
+    assert again["rate"] == out["rate"] and again["deals"] == out["deals"]
+
+
 def test_the_exploiter_of_a_planted_weakness_beats_it_by_more(in_data, tmp_path):
     from ono_env.train.exploit import exploit
 

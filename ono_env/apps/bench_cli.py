@@ -248,6 +248,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                                      f"{', '.join(given)}")
             # an --out folder stands for its card (as ono-arena's --paired-with takes its
             # folder; before: "it is a folder")
+            if not args.render:   # before: '' read ./card.json, the current folder's
+                raise cli.UsageError("--render: a card file or an --out folder is needed; got ''")
             try:
                 folder = Path(args.render).is_dir()
             except OSError:   # a name too long: read_card names it
@@ -349,8 +351,12 @@ def main(argv: Sequence[str] | None = None) -> int:
             try:   # new files: one that appeared during the run is kept, and so are the pairings
                 write_whole(out / "card.json", (json.dumps(card, indent=1) + "\n").encode(),
                             "--out's card", new=True)
-                write_whole(out / "card.md", format_card_markdown(card).encode(),
-                            "--out's card", new=True)
+                try:
+                    write_whole(out / "card.md", format_card_markdown(card).encode(),
+                                "--out's card", new=True)
+                except ValueError:   # no half card beside another's (before: this run's
+                    (out / "card.json").unlink(missing_ok=True)   # card.json stayed by it)
+                    raise
             except ValueError as exc:
                 raise ValueError(f"{exc}; the pairings played are in {pairings} (one JSON "
                                  f"object a line)") from None

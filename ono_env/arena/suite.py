@@ -765,7 +765,9 @@ def bench_agent(spec: Any, version: int | str = LATEST, tables: Sequence[str] | 
         if digests[t.name] is not None:
             card["tables"][t.name]["sha256"] = digests[t.name]
         card["timing"]["tables"][t.name] = round(seconds[t.name], 2)
-    card["timing"]["workers"] = workers
+    # the processes that played (a pool starts no more than it has pairings for; before:
+    # --workers 256 on nine pairings recorded 256)
+    card["timing"]["workers"] = min(workers, max(1, len(todo)))
     card["timing"]["seconds"] = round(time.perf_counter() - t0, 2)
     return card
 
