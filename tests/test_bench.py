@@ -598,34 +598,31 @@ def test_a_card_that_appeared_in_out_during_the_run_is_kept(tmp_path, monkeypatc
     # before: the card was written over whatever another run had put there since the checks
     import ono_env.apps.bench_cli as B
 
-    out = tmp_path / "out"
     real = B.bench_agent
 
-    def other_run_ends_first(*args, **kwargs):
-        card = real(*args, **kwargs)
-        (out / "card.json").write_text("the other run's card")
-        return card
-    monkeypatch.setattr(B, "bench_agent", other_run_ends_first)
-    assert bench_main(["greedy", "--tables", "stacking-2p", "--deals", "4", "--slow-deals", "1",
-                       "--workers", "1", "--no-progress", "--out", str(out)]) == 2
-    err = capsys.readouterr().err
+    def another_run_writes(out, name):
+        """A run into ``out`` while another run's ``name`` appears there as it ends."""
+        def other_run_ends_first(*args, **kwargs):
+            card = real(*args, **kwargs)
+            (out / name).write_text("the other run's card")
+            return card
+        monkeypatch.setattr(B, "bench_agent", other_run_ends_first)
+        assert bench_main(["greedy", "--tables", "stacking-2p", "--deals", "4", "--slow-deals",
+                           "1", "--workers", "1", "--no-progress", "--out", str(out)]) == 2
+        monkeypatch.setattr(B, "bench_agent", real)
+        return capsys.readouterr().err
+
+    out = tmp_path / "out"
+    err = another_run_writes(out, "card.json")
     assert "a file appeared there during the run" in err and "pairings.jsonl" in err, err
     assert (out / "card.json").read_text() == "the other run's card"
     assert sorted(q.name for q in out.iterdir()) == ["card.json", "pairings.jsonl"]
     # a card.md that appeared: this run's card.json is not left beside it (before: it was, a
     # card that --render read as the folder's)
     md = tmp_path / "md"
-
-    def other_md_first(*args, **kwargs):
-        card = real(*args, **kwargs)
-        (md / "card.md").write_text("the other run's card")
-        return card
-    monkeypatch.setattr(B, "bench_agent", other_md_first)
-    assert bench_main(["greedy", "--tables", "stacking-2p", "--deals", "4", "--slow-deals", "1",
-                       "--workers", "1", "--no-progress", "--out", str(md)]) == 2
-    assert "pairings.jsonl" in capsys.readouterr().err
+    assert "pairings.jsonl" in another_run_writes(md, "card.md")
+    assert (md / "card.md").read_text() == "the other run's card"
     assert sorted(q.name for q in md.iterdir()) == ["card.md", "pairings.jsonl"]
-    monkeypatch.setattr(B, "bench_agent", real)
     # and a second run started while the first plays is refused by its pairings file
     started = tmp_path / "started"
 
