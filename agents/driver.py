@@ -36,10 +36,9 @@ rather than leave a row without an action.
 Recording: ``driver.recording[i] = Replay.start(...)`` makes ``play`` add every decision of
 game ``i`` to that replay, with what the acting agent reported where it can
 (:func:`~ono_env.replay.agent_thinking`, under the replay's label of the seat that acted).
-Recorded games
-take the same actions as unrecorded ones: their compiled decisions are played one at a time
-through the same kernel (the same generator, the same choice), so recording changes no
-result.
+Recorded games take the same actions as unrecorded ones: their compiled decisions are played
+one at a time through the same kernel (the same generator, the same choice), so recording
+changes no result.
 """
 
 from __future__ import annotations

@@ -59,8 +59,9 @@ opponent's own games..."""
 STALL_CUT_SHARE = 0.01
 """...or when more than this share of them is cut with no winner..."""
 STALL_CHOICE_SHARE = 0.4
-"""...or when the learner chose a stalling move (a catch where it may, a draw while holding
-a playable card) at least this share of the times it could..."""
+"""...or when the learner chose a stalling move (a catch where it may and a false one costs,
+a draw while holding a playable card: :func:`stall_choices`) at least this share of the
+times it could..."""
 STALL_WIN_FRACTION = 1 / 3
 """...and won less than this fraction of its fair share of the games. At a large table the
 other seats finish a stalling learner's games nearly as quickly as their own, so the first
