@@ -798,10 +798,11 @@ def test_the_command_writes_renders_and_plots_a_card(tmp_path, capsys):
 
 
 # ---- the exploiter ---------------------------------------------------------------------
-def test_an_exploiter_off_the_suite_names_the_seed_of_its_deals(tmp_path):
+def test_an_exploiter_off_the_suite_names_the_seed_of_its_deals(tmp_path, monkeypatch):
     """At a table the suite lacks (3 players), exploit.json names the seed the deals were
     played from, and those deals give its result again (before: "seed 0", the run's seed,
-    from which the deals' seed was derived unrecorded)."""
+    from which the deals' seed was derived unrecorded); and it names its files by whole paths
+    (before: as relative as the run folder was given)."""
     import re
 
     from ono_env.agents import make_agent
@@ -809,8 +810,12 @@ def test_an_exploiter_off_the_suite_names_the_seed_of_its_deals(tmp_path):
     from ono_env.rules import resolve_rules
     from ono_env.train.exploit import exploit
 
+    monkeypatch.chdir(tmp_path)
     out = exploit("greedy", rules="basic", num_players=3, steps=16_384, deals=12, threads=1,
-                  run_dir=tmp_path / "x")
+                  run_dir="x")
+    saved = json.loads((tmp_path / "x" / "exploit.json").read_text())
+    assert saved["run_dir"] == str(tmp_path / "x") and saved["model"] == out["model"]
+    assert Path(saved["model"]).is_absolute() and Path(saved["model"]).is_file()
     found = re.fullmatch(r"seed (\d+) \(derived from seed 0 and the table basic-3p\)",
                          out["deals_from"])
     assert found, out["deals_from"]
