@@ -666,6 +666,11 @@ def test_the_server_lists_replay_folders_and_offers_model_files_from_its_command
     assert sorted(x["title"] for x in listed) == ["replay-0.json", "replay-1.json"]
     assert "path" not in json.dumps(listed) and str(tmp_path) not in json.dumps(listed)
     assert "mine" in client.get("/api/options").json()["agents"]
+    # two folders: each title names its folder (before: two "replay-0.json")
+    result.replays[0].save(tmp_path / "other" / "replay-0.json")
+    both = TestClient(create_app(replay_dirs=[str(tmp_path / "rec"), str(tmp_path / "other")]))
+    assert sorted(x["title"] for x in both.get("/api/replays").json()) == [
+        "other/replay-0.json", "rec/replay-0.json", "rec/replay-1.json"]
     view = new_game(client, opponents=["mine"])
     assert view["players"][1]["label"] == "mine"
     refused(client.post("/api/games", json={"rules": "basic", "num_players": 2,

@@ -600,7 +600,10 @@ def create_app(models: Sequence[str] = (), replay_dirs: Sequence[str] = (),
                 replay = Replay.load(f)
                 check_length(replay)   # before replaying it
                 replay_positions(replay)   # every action legal, the result as recorded
-                replays.add(replay, clean_label(f.name), "folder")
+                # titled by its folder's name too where there are several (before: three arena
+                # folders listed three "replay-00001.json"); never by the path, which is private
+                replays.add(replay, clean_label(f"{folder.name}/{f.name}" if len(replay_dirs) > 1
+                                                else f.name), "folder")
             except (ValueError, Refused) as exc:
                 # a name is shown printable (before: its escape codes reached the terminal)
                 print(f"ono-web: note: {printable(str(f))} skipped: {exc}",
