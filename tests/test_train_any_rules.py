@@ -145,6 +145,15 @@ def test_the_evaluation_line_says_share_fair_share_length_and_cut_games():
     assert "(fair 12.5%)" in eight and "(fair 16.7%)" in R.evaluation_line(1, 0.1, [_row("g", 5, fair=1 / 6)])
 
 
+def test_the_summary_line_names_a_baseline_only_where_the_opponents_are_baselines():
+    rows = [_row("random", 50, rate=0.7), _row("greedy", 50, rate=0.55), _row("color", 50, rate=0.6)]
+    assert R.summary_line(rows) == ("trained agent: vs random 70.00% [10.00, 30.00]; vs best "
+                                    "baseline (greedy) 55.00% [10.00, 30.00]")
+    # a model file among the final opponents is no baseline (before: "best baseline (mine)")
+    mixed = rows + [_row("runs/a/model.safetensors", 50, rate=0.4)]
+    assert "; vs hardest opponent (runs/a/model.safetensors) 40.00%" in R.summary_line(mixed)
+
+
 def test_the_stall_warning_names_the_likely_causes():
     base = {"greedy": {"mean_length": 56, "finishes": True},
             "random": {"mean_length": 4988, "finishes": False}}

@@ -530,7 +530,8 @@ def read_curve(path: Path, up_to: int) -> list[dict[str, Any]]:
 
 def summary_line(rows: Sequence[dict[str, Any]]) -> str:
     """Win rate against random and against the best baseline: the opponent other than
-    random that the agent scores lowest against."""
+    random that the agent scores lowest against ("hardest opponent" where the opponents are
+    not all baselines: a model file among them is no baseline)."""
     parts = []
     for r in rows:
         if r["opponent"] == "random":
@@ -539,7 +540,9 @@ def summary_line(rows: Sequence[dict[str, Any]]) -> str:
     others = [r for r in rows if r["opponent"] != "random"]
     if others:
         b = min(others, key=lambda r: r["win_rate"])
-        parts.append(f"vs best baseline ({b['opponent']}) {100 * b['win_rate']:.2f}% "
+        which = ("best baseline" if all(r["opponent"] in AUTO_WEIGHTS for r in others)
+                 else "hardest opponent")
+        parts.append(f"vs {which} ({b['opponent']}) {100 * b['win_rate']:.2f}% "
                      f"[{100 * b['ci_low']:.2f}, {100 * b['ci_high']:.2f}]")
     return "trained agent: " + "; ".join(parts)
 
