@@ -531,7 +531,7 @@ def read_curve(path: Path, up_to: int) -> list[dict[str, Any]]:
 def summary_line(rows: Sequence[dict[str, Any]]) -> str:
     """Win rate against random and against the best baseline: the opponent other than
     random that the agent scores lowest against ("hardest opponent" where the opponents are
-    not all baselines: a model file among them is no baseline)."""
+    not all baselines: a model file, a learned or a search agent among them is none)."""
     parts = []
     for r in rows:
         if r["opponent"] == "random":
