@@ -1377,8 +1377,8 @@ def test_uploads_and_saved_games_never_push_out_the_operators_replay_folders(tmp
     for r in uploads:   # four uploads into their own two places: each pushes out the oldest
         assert client.post("/api/replays", headers=JSON, content=r.to_json()).status_code == 200
     listed = client.get("/api/replays").json()
-    assert [x["title"] for x in listed] == ["uploaded", "uploaded", "replay-1.json",
-                                            "replay-0.json"]
+    assert [x["title"] for x in listed] == ["uploaded", "uploaded", "rec/replay-1.json",
+                                            "rec/replay-0.json"]
     assert [x["decisions"] for x in listed[:2]] == [len(uploads[3].actions), len(uploads[2].actions)]
     # a game saved at the table takes a place of its own kind too (before: refused, and lost,
     # where the folders filled the room; then it pushed out an upload, as an upload pushed
@@ -1387,8 +1387,8 @@ def test_uploads_and_saved_games_never_push_out_the_operators_replay_folders(tmp
     saved = client.post(f"/api/games/{view['id']}/replay")
     assert saved.status_code == 200
     titles = [x["title"] for x in client.get("/api/replays").json()]
-    assert titles == [saved.json()["title"], "uploaded", "uploaded", "replay-1.json",
-                      "replay-0.json"]
+    assert titles == [saved.json()["title"], "uploaded", "uploaded", "rec/replay-1.json",
+                      "rec/replay-0.json"]
 
 
 def test_a_replay_file_too_long_to_show_is_skipped_before_it_is_replayed(tmp_path, monkeypatch):
