@@ -572,6 +572,7 @@ def create_app(models: Sequence[str] = (), replay_dirs: Sequence[str] = (),
     replays = Replays(max_replays)
     full = False
     listed: set[Path] = set()
+    several = len({Path(d).resolve() for d in replay_dirs}) > 1   # one folder given twice: one
     for d in replay_dirs:
         folder = Path(d)
         if not folder.is_dir():
@@ -602,8 +603,8 @@ def create_app(models: Sequence[str] = (), replay_dirs: Sequence[str] = (),
                 replay_positions(replay)   # every action legal, the result as recorded
                 # titled by its folder's name too where there are several (before: three arena
                 # folders listed three "replay-00001.json"); never by the path, which is private
-                replays.add(replay, clean_label(f"{folder.name}/{f.name}" if len(replay_dirs) > 1
-                                                else f.name), "folder")
+                replays.add(replay, clean_label(f"{folder.name}/{f.name}" if several else f.name),
+                            "folder")
             except (ValueError, Refused) as exc:
                 # a name is shown printable (before: its escape codes reached the terminal)
                 print(f"ono-web: note: {printable(str(f))} skipped: {exc}",
