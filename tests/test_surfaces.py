@@ -26,7 +26,7 @@ from ono_env.agents.learned import (
     write_model,
 )
 from ono_env.apps.arena_cli import main as arena_main
-from ono_env.apps.web.server import Replays, create_app
+from ono_env.apps.web.server import Replays, SMALL_BODY, create_app
 from ono_env.apps.web.server import main as web_main
 from ono_env.apps.web.table import Refused, WEB_MAX_BUDGET, WEB_MAX_MS, search_label
 from ono_env.arena import check_ray_address, read_arena_json, run_arena
@@ -496,6 +496,11 @@ def test_routing_and_host_errors_are_json(client):
     r = client.post("/static/app.js")   # the static files' own Allow stands (no empty one)
     assert r.status_code == 405 and r.headers["allow"] == "GET, HEAD"
     assert r.json()["error"].endswith("method not allowed here; allowed: GET, HEAD")
+    big = b"[" * (SMALL_BODY + 1)   # a method or path no route takes: that, not the size
+    r = client.put("/api/replays", content=big)   # (before: 413, "at most 65536")
+    assert r.status_code == 405 and r.headers["allow"] == "GET, HEAD, POST"
+    assert client.put("/api/nothing", content=big).status_code == 404
+    assert client.post("/api/games", content=big).status_code == 413   # a route: the size
     hosts = TestClient(create_app(allowed_hosts=["127.0.0.1"]), base_url="http://evil.example")
     r = hosts.get("/api/options")
     assert r.status_code == 400 and "is not served here" in r.json()["error"]

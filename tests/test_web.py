@@ -606,8 +606,14 @@ def test_replay_uploads_are_checked(client, monkeypatch):
     from ono_env.apps.web import server
     monkeypatch.setattr(server, "replay_positions", lambda *a, **k: pytest.fail("replayed"))
     again = client.post("/api/replays", headers=JSON, content=r.to_json())
-    assert again.status_code == 200 and again.json()["id"] == ok.json()["id"]
+    assert again.status_code == 200 and again.json() == ok.json()   # its title too
     monkeypatch.undo()
+    other = run_arena(["greedy", "random"], "basic", num_players=2, num_games=10, seed=1,
+                      rating=False, record=1).replays[0]
+    # numbered, as in the list (before: every upload was titled "uploaded")
+    second = client.post("/api/replays", headers=JSON, content=other.to_json()).json()
+    assert (ok.json()["title"], second["title"]) == ("upload 1", "upload 2")
+    assert [x["title"] for x in client.get("/api/replays").json()] == ["upload 2", "upload 1"]
     d = r.to_dict()
     d["result"]["winner"] = 1 - d["result"]["winner"]
     # named as its reading's errors name it, and the results as key=value (before: "replay:
@@ -1377,7 +1383,7 @@ def test_uploads_and_saved_games_never_push_out_the_operators_replay_folders(tmp
     for r in uploads:   # four uploads into their own two places: each pushes out the oldest
         assert client.post("/api/replays", headers=JSON, content=r.to_json()).status_code == 200
     listed = client.get("/api/replays").json()
-    assert [x["title"] for x in listed] == ["uploaded", "uploaded", "rec/replay-1.json",
+    assert [x["title"] for x in listed] == ["upload 4", "upload 3", "rec/replay-1.json",
                                             "rec/replay-0.json"]
     assert [x["decisions"] for x in listed[:2]] == [len(uploads[3].actions), len(uploads[2].actions)]
     # a game saved at the table takes a place of its own kind too (before: refused, and lost,
@@ -1387,7 +1393,7 @@ def test_uploads_and_saved_games_never_push_out_the_operators_replay_folders(tmp
     saved = client.post(f"/api/games/{view['id']}/replay")
     assert saved.status_code == 200
     titles = [x["title"] for x in client.get("/api/replays").json()]
-    assert titles == [saved.json()["title"], "uploaded", "uploaded", "rec/replay-1.json",
+    assert titles == [saved.json()["title"], "upload 4", "upload 3", "rec/replay-1.json",
                       "rec/replay-0.json"]
 
 

@@ -761,6 +761,13 @@ def create_app(models: Sequence[str] = (), replay_dirs: Sequence[str] = (),
     app.state.reads = reads   # the replays each client is fetching (tests read it)
     held = 0   # bytes of the large bodies being read or served (on the event loop: no lock)
 
+    def routed(request: Request) -> bool:
+        """Whether a route takes this method at this path: else the router's 404 or 405 is
+        the answer, not the body's size (before: a large PUT to /api/replays had a 413)."""
+        from starlette.routing import Match
+
+        return any(route.matches(request.scope)[0] == Match.FULL for route in app.routes)
+
     @app.middleware("http")
     async def limit_body(request: Request, call_next):
         nonlocal held
@@ -778,9 +785,9 @@ def create_app(models: Sequence[str] = (), replay_dirs: Sequence[str] = (),
             return JSONResponse({"error": f"request body of {size} bytes; allowed: at most "
                                           f"{limit}"}, status_code=413)
         if length is not None and (not (length.isascii() and length.isdigit())   # not '²'
-                                   or int(length) > limit):
+                                   or int(length) > limit) and routed(request):
             return too_large(cut(length, 20))   # the header's text
-        if request.method not in ("POST", "PUT", "PATCH"):
+        if request.method not in ("POST", "PUT", "PATCH") or not routed(request):
             return await call_next(request)
         large = length is not None and int(length) > SMALL_BODY   # told large
         charged = 0
@@ -1068,6 +1075,7 @@ def create_app(models: Sequence[str] = (), replay_dirs: Sequence[str] = (),
         return await at_table(table, show)
 
     saved_games = itertools.count(1)
+    uploaded = itertools.count(1)
 
     @app.post("/api/games/{table_id}/replay")
     async def save_replay(table_id: str, request: Request) -> dict[str, Any]:
@@ -1095,7 +1103,7 @@ def create_app(models: Sequence[str] = (), replay_dirs: Sequence[str] = (),
     async def upload_replay(request: Request) -> dict[str, Any]:
         text = await body_text(request, "a replay")
 
-        def check() -> tuple[Replay, str]:   # read (megabytes of JSON), every action legal, the
+        def check() -> dict[str, Any]:   # read (megabytes of JSON), every action legal, the
             try:                 # result as recorded: off the event loop, in the replays' thread
                 replay = Replay.from_json(text, "uploaded replay")
             except ValueError as exc:
@@ -1104,15 +1112,17 @@ def create_app(models: Sequence[str] = (), replay_dirs: Sequence[str] = (),
             encoded = replay.to_json().encode("utf-8")   # once: for the check and the keeping
             again = replays.kept_upload(encoded)   # checked when it was kept: not replayed again
             if again is not None:
-                return replay, again
+                return replays.summary(again)
             try:   # named as its reading's errors name it (before: "replay: ...")
                 replay_positions(replay, where="uploaded replay")
             except ValueError as exc:
                 raise Refused(str(exc)) from None
-            return replay, replays.add(replay, "uploaded", "upload", text=encoded,
-                                       client=client_of(request))
-        replay, rid = await replay_work(uploads, request, check)
-        return summary(rid, "uploaded", replay)
+            # numbered, as the saved games are (before: every upload was "uploaded", and the
+            # list could not tell them apart)
+            rid = replays.add(replay, f"upload {next(uploaded)}", "upload", text=encoded,
+                              client=client_of(request))
+            return replays.summary(rid)   # as listed (its title), read where it was kept
+        return await replay_work(uploads, request, check)
 
     def too_many_reads() -> Response:
         return JSONResponse({"error": f"this client is fetching {READS_PER_CLIENT} replays "
