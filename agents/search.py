@@ -196,7 +196,8 @@ def _check_budget(worlds: Any, time_ms: Any, time_cap_ms: Any, margin: Any,
     ``whose`` leads each name ("the search's ": attributes set after construction)."""
     if not isinstance(worlds, (int, np.integer)) or isinstance(worlds, bool) \
             or not 1 <= worlds <= most:
-        raise ValueError(f"{whose}worlds = {worlds!r}; allowed: an integer from 1 to {MAX_WORLDS}")
+        allowed = "of at least 1" if most == math.inf else f"from 1 to {int(most)}"   # as checked
+        raise ValueError(f"{whose}worlds = {worlds!r}; allowed: an integer {allowed}")
     for key, value in (("time_ms", time_ms), ("time_cap_ms", time_cap_ms)):
         if value is not None and (isinstance(value, bool)
                                   or not isinstance(value, (int, float, np.number))

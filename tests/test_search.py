@@ -14,7 +14,7 @@ from ono_env import VecGame
 from ono_env import cards as C
 from ono_env.agents import GreedyAgent, make_agent
 from ono_env.agents import _search as E
-from ono_env.agents.search import SearchAgent
+from ono_env.agents.search import MAX_WORLDS, SearchAgent
 from ono_env.arena import run_arena
 from ono_env.rules import PRESETS, RuleSet
 
@@ -1457,6 +1457,15 @@ def test_a_budget_set_after_construction_is_checked_as_the_constructors_is():
         setattr(agent, key, value)
         with pytest.raises(ValueError, match=rf"^the search's {re.escape(said)}"):
             agent.act_game(game, np.arange(4), np.random.default_rng(0))
+    agent = make_agent("pimc:4", rules)   # a time budget lifts MAX_WORLDS: not named then
+    agent.time_ms, agent.worlds = 20.0, 0   # (before: "an integer from 1 to 1000000")
+    with pytest.raises(ValueError, match=r"^the search's worlds = 0; allowed: an integer of at least 1$"):
+        agent.act_game(game, np.arange(4), np.random.default_rng(0))
+    agent.worlds = MAX_WORLDS + 1   # without one it is named
+    agent.time_ms = None
+    with pytest.raises(ValueError, match=rf"^the search's worlds = {MAX_WORLDS + 1}; allowed: an "
+                                         rf"integer from 1 to {MAX_WORLDS}$"):
+        agent.act_game(game, np.arange(4), np.random.default_rng(0))
     agent = make_agent("ismcts:4", rules)
     agent.margin = 0.5
     with pytest.raises(ValueError, match=r"^the search's margin = 0.5: an ismcts search keeps no"):
