@@ -811,7 +811,7 @@ def test_an_exploiter_off_the_suite_names_the_seed_of_its_deals(tmp_path, monkey
     from ono_env.train.exploit import exploit
 
     monkeypatch.chdir(tmp_path)
-    out = exploit("greedy", rules="basic", num_players=3, steps=16_384, deals=12, threads=1,
+    out = exploit("greedy", rules="basic", num_players=3, steps=16_384, deals=12, torch_threads=1,
                   run_dir="x")
     saved = json.loads((tmp_path / "x" / "exploit.json").read_text())
     assert saved["run_dir"] == str(tmp_path / "x") and saved["model"] == out["model"]
@@ -828,7 +828,7 @@ def test_an_exploiter_off_the_suite_names_the_seed_of_its_deals(tmp_path, monkey
 def test_the_exploiter_of_a_planted_weakness_beats_it_by_more(in_data, tmp_path):
     from ono_env.train.exploit import exploit
 
-    kw = dict(rules="basic", num_players=2, steps=120_000, deals=600, threads=1)
+    kw = dict(rules="basic", num_players=2, steps=120_000, deals=600, torch_threads=1)
     red = exploit("planted:NamesRed", run_dir=tmp_path / "red", **kw)
     greedy = exploit("greedy", run_dir=tmp_path / "greedy", **kw)
     assert red["deals_from"] == f"suite version {S.load_suite().version}, table basic-2p"
@@ -991,7 +991,7 @@ def test_an_exploiters_folder_is_held_while_it_is_measured(tmp_path, monkeypatch
         tried.append(True)
         return real(*args, **kwargs)
     monkeypatch.setattr(X, "play_pairing", measured)
-    X.exploit("greedy", steps=X.rollout_steps("basic", 2), deals=2, threads=1,
+    X.exploit("greedy", steps=X.rollout_steps("basic", 2), deals=2, torch_threads=1,
               run_dir=tmp_path / "x")
     assert tried and (tmp_path / "x" / "exploit.json").is_file()
     lock_run_dir(tmp_path / "x").close()   # and let go at the end
@@ -1008,7 +1008,7 @@ def test_an_exploiter_whose_measurement_fails_keeps_its_training(tmp_path, monke
     with pytest.raises(ValueError, match=r"the exploiter trained and was saved \(.*model"
                                          r"\.safetensors; .*exploit\.json holds the training\), "
                                          r"but the measurement failed: RuntimeError: planted"):
-        X.exploit("greedy", steps=X.rollout_steps("basic", 2), deals=2, threads=1,
+        X.exploit("greedy", steps=X.rollout_steps("basic", 2), deals=2, torch_threads=1,
                   run_dir=tmp_path / "x #y")
     # the folder as named: it was pasted into a run_dir= override and read as YAML, so
     # '#y' was a comment (the run went to x/) and '~' or 'null' to runs/exploit-...
@@ -1043,13 +1043,13 @@ def test_an_exploiter_whose_target_fails_in_training_says_so_and_names_its_folde
             with pytest.raises(ValueError, match=r"^the exploiter's training stopped, no model "
                                rf"saved \(its run folder {folder} keeps the config and logs\): "
                                r".*planted failure"):
-                X.exploit("fails-late", steps=X.rollout_steps("basic", 2), deals=2, threads=1,
+                X.exploit("fails-late", steps=X.rollout_steps("basic", 2), deals=2, torch_threads=1,
                           run_dir=run_dir)
     finally:
         unregister_agent("fails-late")
     # a refusal before the training began is said as it was
     with pytest.raises(ValueError, match=r"^(?!the exploiter's training)"):
-        X.exploit("greedy", steps=X.rollout_steps("basic", 2), deals=2, threads=1,
+        X.exploit("greedy", steps=X.rollout_steps("basic", 2), deals=2, torch_threads=1,
                   run_dir=tmp_path / "x")
 
 
@@ -1067,7 +1067,7 @@ def test_an_exploiter_stopped_during_its_measurement_says_so_and_keeps_its_train
     monkeypatch.setattr(X, "play_pairing", signalled)
     before = signal.getsignal(signal.SIGTERM)
     with pytest.raises(SystemExit) as stopped:
-        X.exploit("greedy", steps=X.rollout_steps("basic", 2), deals=2, threads=1,
+        X.exploit("greedy", steps=X.rollout_steps("basic", 2), deals=2, torch_threads=1,
                   run_dir=tmp_path / "x", stop_signals=("SIGINT", "SIGTERM"))
     assert stopped.value.code == 128 + signal.SIGTERM
     assert signal.getsignal(signal.SIGTERM) is before

@@ -169,7 +169,7 @@ def test_an_exploiter_budget_under_one_rollout_is_refused_before_training(tmp_pa
                           ({"steps": float(least)}, "steps 16384.0; allowed"),
                           # before: taken as text, read again as YAML: the seed 7, 2 threads
                           ({"seed": "7"}, "seed='7' (str); allowed: an integer from 0"),
-                          ({"threads": "2"}, "threads='2'; allowed: 'auto', or a whole number"),
+                          ({"torch_threads": "2"}, "torch_threads='2'; allowed: 'auto', or a whole"),
                           # before: pydantic's lines about the opponents' literal 'auto'
                           ({"target": GreedyAgent(RuleSet.preset("basic", num_players=2))},
                            "target = GreedyAgent(rules='basic', num_players=2) (GreedyAgent); "
@@ -188,6 +188,14 @@ def test_an_exploiter_budget_under_one_rollout_is_refused_before_training(tmp_pa
                     deals=kwargs.pop("deals", 2), run_dir=kwargs.pop("run_dir", str(tmp_path / "y")),
                     **kwargs)
     assert not (tmp_path / "y").exists()
+    # threads, its old name (torch_threads, as ono-train's config names it): warned, and an
+    # error names what the caller wrote
+    with pytest.warns(DeprecationWarning, match=r"exploit\(threads=...\) is now torch_threads"), \
+            pytest.raises(ValueError, match=r"^threads='2'; allowed: 'auto'"):
+        exploit("greedy", steps=least, deals=2, threads="2", run_dir=str(tmp_path / "y"))
+    with pytest.raises(ValueError, match="give torch_threads, not also threads"):
+        exploit("greedy", steps=least, deals=2, threads=1, torch_threads=1)
+    assert not (tmp_path / "y").exists()
 
 
 def test_an_exploiter_takes_numpy_integers_as_every_count_does(tmp_path):
@@ -202,7 +210,7 @@ def test_an_exploiter_takes_numpy_integers_as_every_count_does(tmp_path):
 
     least = rollout_steps("basic", 2)
     out = exploit("greedy", num_players=np.int64(2), seed=np.int64(3),
-                  steps=np.int64(least), deals=np.int64(2), threads=1,
+                  steps=np.int64(least), deals=np.int64(2), torch_threads=1,
                   run_dir=str(tmp_path / "run"))
     saved = json.loads((tmp_path / "run" / "exploit.json").read_text())
     for key, value in (("players", 2), ("seed", 3), ("deals", 2)):
@@ -219,11 +227,12 @@ def test_an_exploiter_of_a_cheating_target_says_so(tmp_path, capsys):
     least = rollout_steps("basic", 2)
     for target, cheats in (("oracle:1", True), ("greedy", False)):
         out = tmp_path / target.replace(":", "-")
-        assert exploit_main([target, "--steps", str(least), "--deals", "2", "--threads", "1",
+        threads = "--threads" if cheats else "--torch-threads"   # its old name too
+        assert exploit_main([target, "--steps", str(least), "--deals", "2", threads, "1",
                              "--out", str(out), "--no-progress"]) == 0
         said = capsys.readouterr().out
         saved = json.loads((out / "exploit.json").read_text())
-        assert saved["cheating"] is cheats
+        assert saved["cheating"] is cheats and saved["torch_threads"] == 1
         assert (f"exploiter of {target} (cheating) (" in said) is cheats, said
 
 

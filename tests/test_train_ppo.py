@@ -50,7 +50,7 @@ def tiny_run(tmp_path_factory):
 def test_a_tiny_run_writes_everything(tiny_run):
     _cfg, res = tiny_run
     run_dir = Path(res["run_dir"])
-    assert res["steps"] == 2048 and res["threads"] == 1 and res["device"] == "cpu"
+    assert res["steps"] == 2048 and res["torch_threads"] == 1 and res["device"] == "cpu"
     # config.yaml and the model's metadata say what ran: a cut game's end resolved from auto
     # (before: auto); the device and precision as asked, for another machine
     saved = yaml.safe_load((run_dir / "config.yaml").read_text())

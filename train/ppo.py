@@ -1299,7 +1299,7 @@ def train(cfg: TrainConfig, stop_signals: Sequence[str] = ("SIGINT",),
     too, and has no ``resume=``).
     Returns ``{"run_dir", "model", "final_eval", "seconds", "train_seconds", "curve",
     "steps", "steps_per_second", "rollout_seconds", "games_seconds", "update_seconds",
-    "threads", "device", "bf16"}`` (``final_eval``: the rows of every table, each with its
+    "torch_threads", "device", "bf16"}`` (``final_eval``: the rows of every table, each with its
     ``table`` where the run trains a mixture; ``curve``: the rows of ``eval.csv``, the
     earlier parts' too where the part resumed in its run's own folder;
     ``games_seconds``: the part of the rollouts spent stepping the games, the
@@ -1592,7 +1592,7 @@ def _train(cfg: TrainConfig, stop_signals: tuple[str, ...], program: str) -> dic
     stopped_unsaved = False   # stopped at once (a second Ctrl-C, a signal) with no model saved
     try:
         writer = SummaryWriter(str(run_dir / "tb"))   # closed in the finally: its thread too
-        writer.add_text("threads", why)
+        writer.add_text("torch_threads", why)
         while steps < cfg.total_steps:
             lr = p.learning_rate if schedule is None else schedule(1.0 - steps / cfg.total_steps)
             for g in opt.param_groups:
@@ -1961,4 +1961,4 @@ def _train(cfg: TrainConfig, stop_signals: tuple[str, ...], program: str) -> dic
             "seconds": time.perf_counter() - t0, "train_seconds": train_seconds, "curve": curve,
             "steps_per_second": rate, "rollout_seconds": seconds["rollout"],
             "games_seconds": seconds["games"], "update_seconds": seconds["update"],
-            "threads": threads, "device": device.type, "bf16": bf16}
+            "torch_threads": threads, "device": device.type, "bf16": bf16}

@@ -55,7 +55,7 @@ BOUNDS = {"players": (MIN_PLAYERS, MAX_PLAYERS), "seed": (0, MAX_SEED), "total_t
           "gamma": (0, 1), "gae_lambda": (0, 1), "num_minibatches": (1, 10**6),
           "update_epochs": (0, 1000), "clip_coef": (0, 10), "ent_coef": (0, 10),
           "vf_coef": (0, 100), "max_grad_norm": (0, 10**6), "hidden": (1, 65_536),
-          "torch_threads": (1, 256)}
+          "torch_threads": (1, 1024)}   # as ono-train's torch_threads
 """Each number's range (ends included; a learning rate, clip and gradient norm above 0)."""
 
 

@@ -184,9 +184,12 @@ def build_parser() -> cli.ArgumentParser:
                    help="number of players (default: the rules')")
     p.add_argument("--games", type=cli.bounded_int(1, MAX_GAMES), default=10_000,
                    help="games in all (default 10000)")
-    p.add_argument("--seed", type=cli.bounded_int(0, cli.MAX_SEED), default=0)
+    p.add_argument("--seed", type=cli.bounded_int(0, cli.MAX_SEED), default=0,
+                   help=f"seed of the deals and of the agents' generators, 0 to "
+                        f"{cli.MAX_SEED:,} (default 0; with --batch, it fixes the deals)")
     p.add_argument("--batch", type=cli.bounded_int(1, cli.MAX_BATCH), default=4096,
-                   help="games stepped together (default 4096); each batch deals from a "
+                   help="games stepped together, run_arena's batch_size (default 4096; not "
+                        "a trainer's ppo.batch_size, its minibatch); each batch deals from a "
                         "seed of its own, so another --batch plays other deals when the games "
                         "of one seating do not fit in one batch")
     p.add_argument("--out", default=None,

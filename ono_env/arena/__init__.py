@@ -309,6 +309,10 @@ def run_arena(agents: Sequence[Any], rules: Any = "classic", num_players: int | 
               ray_address: str | None = None, mirrored: bool = False) -> ArenaResult:
     """Play ``num_games`` games among ``agents`` and return their statistics.
 
+    ``num_games``: the games in all; ``batch_size``: the games stepped together (ono-arena's
+    ``--batch``; the environments call it ``num_envs``, :class:`~ono_env.game.VecGame`
+    ``num_games``; not a trainer's ``ppo.batch_size``, its minibatch).
+
     ``agents``: a list or tuple of names (``random``, ``greedy``, ``color``, ``defensive``,
     ...), model files or agent objects; at least ``num_players`` of them (repeat a name to seat it
     more than once). ``rules``: a preset name, YAML path, RuleSet or dict; ``num_players``
