@@ -80,6 +80,41 @@ def test_maskable_ppo_evaluates_with_the_runs_decision_limit(tmp_path, capsys):
     assert lines and all(n <= 30 for n in lengths), lines
 
 
+def test_maskable_ppo_counts_its_learners_stalling_choices(tmp_path, capsys, monkeypatch):
+    """Before: algo maskable_ppo counted none of its learner's choices, so the stall warning's
+    third trigger (a learner that mostly stalls where it may and wins far under its fair
+    share: at 8-10 players, where the other seats end its games in time, the only one that
+    fires) never fired there. Here the rollouts' learner accuses wherever it may and else draws
+    wherever it may, and its evaluations are scored as lost; the same run sampling its
+    untrained policy, scored the same, is not warned of."""
+    import torch
+    from sb3_contrib.common.maskable.policies import MaskableActorCriticPolicy
+
+    import ono_env.arena as arena
+    from ono_env.cards import A_CATCH, A_DRAW
+
+    forward, evaluate = MaskableActorCriticPolicy.forward, arena.evaluate
+
+    def stalling(self, obs, deterministic=False, action_masks=None):
+        actions, values, logp = forward(self, obs, deterministic, action_masks)
+        m = torch.as_tensor(np.asarray(action_masks, bool)).reshape(len(actions), -1)
+        return torch.where(m[:, A_CATCH], A_CATCH, torch.where(m[:, A_DRAW], A_DRAW, actions)), values, logp
+
+    monkeypatch.setattr(arena, "evaluate", lambda *a, **k: [{**r, "win_rate": 0.0}
+                                                            for r in evaluate(*a, **k)])
+    for name, stalls in (("sampled", False), ("staller", True)):
+        if stalls:
+            monkeypatch.setattr(MaskableActorCriticPolicy, "forward", stalling)
+        train(load_config(CONFIGS / "default.yaml", TINY + [
+            "rules=ono", "num_players=8", "total_steps=1024", "final_eval.games=0",
+            "self_play.enabled=false", "eval.opponents=[greedy]", f"run_dir={tmp_path / name}"]))
+        err = capsys.readouterr().err
+        assert "eval at step 1,024" in err
+        assert ("warning: the learner wins 0.0% of its games (fair share 12.5%) and mostly "
+                "stalls where it may (catch 100%" in err) is stalls, err
+        assert ("warning" in err) is stalls, err
+
+
 @pytest.mark.parametrize("total, said", [(16, False), (4096, True)])
 def test_maskable_ppo_names_the_time_limit_only_where_it_cut_the_steps(total, said, tmp_path,
                                                                        capsys):

@@ -188,7 +188,7 @@ def test_the_stall_warning_fires_at_a_large_table_where_the_games_stay_short():
                         "learner is stalling. Likely causes: the rules let a losing seat"), w
     assert "max_decisions" not in w and "Its choices" not in w
     assert R.stall_warning(rows, base, {"catch": 0.39, "draw holding a playable card": 0.3}) is None
-    assert R.stall_warning(rows, base) is None   # no choices counted (maskable_ppo)
+    assert R.stall_warning(rows, base) is None   # no choices counted
     winning = [dict(r, win_rate=0.05) for r in rows]   # 5% > 12.5% / 3
     assert R.stall_warning(winning, base, stalls) is None
     assert "ppo.gamma=0.99" in R.stall_warning(rows, base, stalls, gamma=0.99)

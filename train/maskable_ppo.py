@@ -37,6 +37,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from ono_env.train.config import TrainConfig, resolved
 from ono_env.train.run import (
     League,
@@ -51,6 +53,8 @@ from ono_env.train.run import (
     rules_of,
     say,
     settle_earlier_part,
+    stall_choices,
+    stall_counts,
     stall_warning,
     start_run,
     write_curve,
@@ -82,6 +86,10 @@ def make_callback(cfg: TrainConfig, rules: Any, run_dir: Path, league: League, p
             self.deadline = deadline
             self.stopped_early = False
             self.t0 = time.perf_counter()   # set again as training starts
+            # the learner's stalling choices since the last evaluation (stall_choices), as
+            # algo ppo counts them (before: none, so a learner that accused and drew whenever
+            # it might, finishing its games in time at 8-10 players, was never warned of)
+            self.chosen = np.zeros(4, np.int64)
 
         def _on_training_start(self) -> None:
             self.t0 = time.perf_counter()
@@ -92,6 +100,10 @@ def make_callback(cfg: TrainConfig, rules: Any, run_dir: Path, league: League, p
 
         def _on_step(self) -> bool:
             n = self.num_timesteps
+            masks = self.locals.get("action_masks")   # MaskablePPO's rollout: the learner's
+            if masks is not None:
+                self.chosen += stall_counts(np.asarray(self.locals["actions"]).reshape(-1),
+                                            np.asarray(masks, bool)).sum(axis=0)
             if self.bar is not None:   # a closed terminal: stop, the model saved (bar_do)
                 bar_do(self.bar, "update", n - self.bar.n)
             if self.next_snap is not None and n >= self.next_snap:
@@ -123,12 +135,14 @@ def make_callback(cfg: TrainConfig, rules: Any, run_dir: Path, league: League, p
                        {r["opponent"]: f"{100 * r['win_rate']:.1f}%" for r in rows})
             lines = [evaluation_line(n, (time.perf_counter() - self.t0) / 60, rows)]
             if baselines:   # SB3 bootstraps a cut game; ppo.hand_shaping is algo ppo's only
-                warning = stall_warning(rows, baselines, None, cfg.ppo.gamma, "sb3",
+                warning = stall_warning(rows, baselines, stall_choices(self.chosen, rules),
+                                        cfg.ppo.gamma, "sb3",
                                         list(resolved(cfg.opponents, "opponents")),
                                         max_decisions=None if cut_auto else
                                         resolved(cfg.max_decisions, "max_decisions"))
                 if warning:
                     lines.append(warning)
+            self.chosen[:] = 0
             say(lines, self.bar)
 
         def _on_training_end(self) -> None:

@@ -117,7 +117,7 @@ from ono_env.agents.learned import (
     read_metadata,
     read_model,
 )
-from ono_env.cards import A_CATCH, A_DRAW, NUM_ACTIONS, NUM_CARD_TYPES
+from ono_env.cards import NUM_ACTIONS, NUM_CARD_TYPES
 from ono_env.checks import (
     JSONError,
     MAX_SEED,
@@ -172,6 +172,7 @@ from ono_env.train.run import (
     say,
     settle_earlier_part,
     stall_choices,
+    stall_counts,
     stall_warning,
     start_run,
     step_shaping,
@@ -1634,10 +1635,8 @@ def _train(cfg: TrainConfig, stop_signals: tuple[str, ...], program: str) -> dic
                     val_buf[t] = value.float()
                     a_np = a.cpu().numpy()
                     m_np = mask_buf[t]
-                    playable = m_np[:, A_DRAW] & m_np[:, :A_DRAW].any(axis=1)
                     chosen += np.add.reduceat(   # (tables, 4): each table's slots summed
-                        np.stack([a_np == A_CATCH, m_np[:, A_CATCH], playable & (a_np == A_DRAW),
-                                  playable], axis=1).astype(np.int64), starts, axis=0)
+                        stall_counts(a_np, m_np), starts, axis=0)
                     for tab in tables:
                         sl = tab.slots
                         t_games = time.perf_counter()

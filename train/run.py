@@ -256,6 +256,18 @@ def output_lost(exc: OSError) -> bool:
     return isinstance(exc, BrokenPipeError) or exc.errno == errno.EIO
 
 
+def stall_counts(actions: np.ndarray, masks: np.ndarray) -> np.ndarray:
+    """Each decision's four counts that :func:`stall_choices` reads, an int64 array ``(n,
+    4)``: caught, catch legal, drew holding a playable card, draw legal holding one
+    (``actions``: the ``n`` actions taken, ``masks``: their ``(n, NUM_ACTIONS)`` legal masks).
+    Both trainers count their learner's choices with it."""
+    from ono_env.cards import A_CATCH, A_DRAW
+
+    playable = masks[:, A_DRAW] & masks[:, :A_DRAW].any(axis=1)
+    return np.stack([actions == A_CATCH, masks[:, A_CATCH], playable & (actions == A_DRAW),
+                     playable], axis=1).astype(np.int64)
+
+
 def stall_choices(counts: Sequence[int], rules: Any) -> dict[str, float]:
     """The shares :func:`stall_warning` reads from a table's counts since the last evaluation,
     ``(catches, catches legal, draws holding a playable card, draws legal holding one)``:
