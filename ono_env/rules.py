@@ -210,6 +210,10 @@ class RuleSet:
         bad_keys = [k for k in d if not isinstance(k, str)]
         if bad_keys:
             raise ValueError(f"rule option names must be strings; got {shown(bad_keys[0], 60)}")
+        if "preset" in d and d["preset"] is None:   # before: taken as left out, the base then
+            # the mapping's name where that was a preset's, or "needs 'preset'" where it was not
+            raise ValueError(f"preset is empty (null); allowed: a preset's name "
+                             f"({', '.join(PRESETS)}), or no preset key where every option is given")
         base = d.pop("preset", None)
         if base is None:
             if isinstance(d.get("name"), str) and d["name"] in PRESETS:

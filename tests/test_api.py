@@ -755,10 +755,19 @@ def test_demo_reads_its_rules_file_once(tmp_path, monkeypatch):
     assert sum(wins.values()) == 5 and len(reads) == 1
 
 
-def test_demo_bad_rules_is_one_line(capsys):
+def test_demo_bad_rules_is_one_line(capsys, tmp_path):
     assert demo_main(["--rules", "nope", "--quiet"]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "no rules file 'nope'" in err[0]
+    # a count the file's deck cannot deal: named with the file, as ono-arena and ono-play do
+    # (before: "invalid rule set: ...", the file not named)
+    small = tmp_path / "h.yaml"
+    small.write_text("preset: classic\nhand_size: 11\nshort_deck: true\n")
+    assert demo_main(["--rules", str(small), "--players", "10", "--quiet"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith(
+        f"ono-demo: error: rules file {str(small)!r} with num_players=10: invalid rule set: the deck"), err
+    assert demo_main(["--rules", str(small), "--players", "2", "--quiet", "--games", "1"]) == 0
 
 
 @pytest.mark.parametrize("call,message", [
@@ -877,6 +886,8 @@ def _refusal(call):
     (lambda: game_seeds(0, -1), "num_games=-1; allowed: an integer from 0 to"),
     # a rules mapping whose name is not text: before, a bare TypeError (unhashable)
     (lambda: RuleSet.from_dict({"name": ["a"]}), "needs 'preset'"),
+    # a preset given as null: before, taken as left out (the base then the name "ono")
+    (lambda: RuleSet.from_dict({"preset": None, "name": "ono"}), "preset is empty (null); allowed"),
     # before: ZeroDivisionError, "math domain error", a bare StopIteration, "unhashable", a
     # preset's name matched no model silently, and play() read a name letter by letter
     (lambda: default_margin(0), "default_margin: worlds=0; allowed: an integer >= 1"),

@@ -47,13 +47,14 @@ def play_demo(rules: str, players: int | None, games: int, seed: int, verbose: b
     if seed + games - 1 > MAX_SEED:   # checked before the first game, not at the one that passes
         raise ValueError(f"seed={seed:,} and games={games:,}: game k is seeded seed + k, so "
                          f"seed + games - 1 must be at most {MAX_SEED:,}")
-    rules_set = resolve_rules(rules)   # read once: a rules file is not read again for each game
-    if players is None:
-        players = rules_set.num_players
+    # read once (a rules file is not read again for each game), with the count given: an
+    # error then names the file (before: the count was set per game, the file's name lost)
+    rules_set = resolve_rules(rules, **({} if players is None else {"num_players": players}))
+    players = rules_set.num_players
     wins: Counter = Counter()
     lengths = []
     for k in range(games):
-        game = VecGame(rules_set, 1, seed=seed + k, num_players=players)
+        game = VecGame(rules_set, 1, seed=seed + k)
         rng = np.random.default_rng(seed + k)   # the whole game from its seed: "seed N" is --seed N
         after = game.to_dict(0) if verbose else {}
         if verbose:
