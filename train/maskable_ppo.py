@@ -135,7 +135,7 @@ def make_callback(cfg: TrainConfig, rules: Any, run_dir: Path, league: League, p
                        {r["opponent"]: f"{100 * r['win_rate']:.1f}%" for r in rows})
             lines = [evaluation_line(n, (time.perf_counter() - self.t0) / 60, rows)]
             if baselines:   # SB3 bootstraps a cut game; ppo.hand_shaping is algo ppo's only
-                warning = stall_warning(rows, baselines, stall_choices(self.chosen, rules),
+                warning = stall_warning(rows, baselines, stall_choices(self.chosen.tolist(), rules),
                                         cfg.ppo.gamma, "sb3",
                                         list(resolved(cfg.opponents, "opponents")),
                                         max_decisions=None if cut_auto else
