@@ -5,6 +5,7 @@ addresses checked before any work, one error shape per surface, and the core's l
 from __future__ import annotations
 
 import contextlib
+import io
 import json
 import os
 import re
@@ -184,7 +185,8 @@ def test_the_server_states_its_search_limits(client):
 
 def test_a_model_named_like_an_agent_is_offered_under_its_file_name_or_refused(tmp_path):
     # a file named as an agent plays under its whole file name (model_label), so it is
-    # offered so; a label that is an agent's still (a copy of a shipped policy is that agent)
+    # offered so; a copy of a shipped policy is that agent, offered once
+    # (test_web.py::test_a_shipped_policys_own_file_or_a_copy_is_that_agent_offered_once)
     from fastapi.testclient import TestClient
     model = tmp_path / "pimc.safetensors"
     shutil.copy(shipped_models()["ppo-basic-2p"], model)
@@ -196,8 +198,9 @@ def test_a_model_named_like_an_agent_is_offered_under_its_file_name_or_refused(t
     assert offered.count("pimc") == 1
     copy = tmp_path / "ppo-basic-2p.safetensors"
     shutil.copy(shipped_models()["ppo-basic-2p"], copy)
-    with pytest.raises(ValueError, match="is taken by an agent of that name"):
-        create_app(models=[str(copy)])
+    offered = TestClient(create_app(models=[str(copy)], log=io.StringIO())).get(
+        "/api/options").json()["agents"]
+    assert offered.count("ppo-basic-2p") == 1 and "ppo-basic-2p.safetensors" not in offered
 
 
 # ---- a model is checked by what it computes ---------------------------------------------------

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 import time
 from pathlib import Path
 
@@ -709,6 +710,56 @@ def test_a_model_file_named_as_a_search_agent_plays_as_that_model(tmp_path):
     assert view["players"][0]["label"] == "pimc:8.safetensors"
     assert view["history"] and view["history"][0]["thinking"]["probs"]   # a policy's report
     assert not searches(["pimc:8.safetensors"])
+
+
+def test_a_model_that_no_rules_can_play_is_refused_at_start(tmp_path, capsys):
+    """As ono-arena, ono-play, ono-train and ono-export refuse it (before: offered, then
+    refused at every table that seated it, and one of another action table told "choose 2
+    players" at a table of 4)."""
+    from safetensors import safe_open
+    from safetensors.numpy import load_file, save_file
+
+    from ono_env.agents.learned import shipped_models
+
+    src = str(shipped_models()["ppo-basic-2p"])
+    with safe_open(src, "np") as f:
+        meta = json.loads(f.metadata()["ono_env"])
+    for key, value, words in (("observation_version", 3, "trained on observation layout v3"),
+                              ("action_names", meta["action_names"][::-1],
+                               "trained with a different action table")):
+        bad = tmp_path / f"{key}.safetensors"
+        save_file(load_file(src), str(bad), metadata={"ono_env": json.dumps({**meta, key: value})})
+        with pytest.raises(ValueError, match=f"^model '{re.escape(str(bad))}': {words}"):
+            create_app(models=[str(bad)])
+        assert main(["--port", "0", "--model", str(bad)]) == 2
+        err = capsys.readouterr().err.splitlines()
+        assert len(err) == 1 and words in err[0], err
+
+
+def test_a_shipped_policys_own_file_or_a_copy_is_that_agent_offered_once(tmp_path):
+    """As model_label names it, and as ono-arena plays it (before: refused at start, "its
+    label 'ppo-basic-2p' is taken by an agent of that name")."""
+    import io
+    import shutil
+
+    from ono_env.agents.learned import shipped_models
+
+    own = shipped_models()["ppo-basic-2p"]
+    copy = tmp_path / "ppo-basic-2p.safetensors"
+    shutil.copy(own, copy)
+    log = io.StringIO()
+    client = TestClient(create_app(models=[str(own), str(copy)], log=log))
+    assert log.getvalue().count("is the shipped policy ppo-basic-2p (its file, or a copy); it "
+                                "is offered once, as ppo-basic-2p") == 2
+    assert client.get("/api/options").json()["agents"].count("ppo-basic-2p") == 1
+    assert new_game(client, opponents=["ppo-basic-2p"])["players"][1]["label"] == "ppo-basic-2p"
+    other = tmp_path / "other" / "ppo-basic-2p.safetensors"   # another model of that name:
+    other.parent.mkdir()                                      # its whole file name, no note
+    shutil.copy(shipped_models()["ppo-classic-2p"], other)
+    log = io.StringIO()
+    client = TestClient(create_app(models=[str(other)], log=log))
+    assert "ppo-basic-2p.safetensors" in client.get("/api/options").json()["agents"]
+    assert log.getvalue() == ""
 
 
 def test_a_model_labelled_you_is_refused_and_one_given_twice_is_offered_once(tmp_path):

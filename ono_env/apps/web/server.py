@@ -51,7 +51,7 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from ono_env.agents.base import unmarked
-from ono_env.agents.learned import model_label, read_metadata, shipped_models
+from ono_env.agents.learned import check_playable, model_label, read_metadata, shipped_models
 from ono_env.agents.registry import agent_names, is_model_path
 from ono_env.agents.search import SEARCH_AGENTS
 from ono_env.apps import console as cli
@@ -538,12 +538,21 @@ def create_app(models: Sequence[str] = (), replay_dirs: Sequence[str] = (),
             continue
         offered.add(Path(m).resolve())
         meta = read_metadata(m)
+        # one this ono_env can play under some rules (before: offered, then refused at every
+        # table, "trained on observation layout v3")
+        check_playable(meta, f"model {str(m)!r}")
         label = clean_label(model_label(m, meta))   # as replays write it (start and end kept)
         if label == "you":   # the human's seat: before, two players named you
             raise ValueError(f"model {m!r}: its label 'you' names the human's seat at the web "
                              f"table (rename the file, or train with another name)")
         # (a label that model_label gave a file named as a search agent, "pimc:8.safetensors",
         # names a file, not a search: offered)
+        if label in metas and label in allowed and label not in given:
+            # model_label gives a shipped policy's name only to its own file or a copy: that
+            # agent, offered once (before: refused as a label taken by an agent of that name)
+            print(f"ono-web: note: --model {printable(str(m))} is the shipped policy {label} "
+                  f"(its file, or a copy); it is offered once, as {label}", file=log or sys.stderr)
+            continue
         if label in given:   # before: "taken by an agent of that name"
             raise ValueError(f"model {m!r}: its label {label!r} is taken by the model "
                              f"{str(given[label])!r}, given before (a model's label is its "
@@ -1257,8 +1266,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             if any(not g.strip() for g in given):   # Path('') is the current folder
                 raise ValueError(f"{flag} ''; allowed: a "
                                  f"{'model file' if flag == '--model' else 'folder'}'s path")
-        for m in args.model:
-            read_metadata(m)   # a clear refusal now rather than when a game starts
+        for m in args.model:   # a clear refusal now rather than when a game starts
+            check_playable(read_metadata(m), f"model {str(m)!r}")
         hosts = None if args.host in ("0.0.0.0", "::") else sorted({*LOOPBACK_HOSTS, args.host})
         app = create_app(args.model, args.replays, allowed_hosts=hosts)
         sock = socket.socket(socket.AF_INET6 if ":" in args.host else socket.AF_INET)

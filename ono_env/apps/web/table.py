@@ -589,7 +589,11 @@ def fits(meta: Mapping[str, Any] | None, rules: RuleSet) -> str | None:
     4; ono-play with 3 agents for the other seats")."""
     if meta is None:
         return None
-    from ono_env.agents.learned import check_compatible
+    from ono_env.agents.learned import check_compatible, check_playable
+    try:
+        check_playable(dict(meta), "this model")   # under no rules: said as it is
+    except ValueError as exc:
+        return str(exc)
     try:
         check_compatible(dict(meta), rules, "this model")
     except ValueError as exc:
