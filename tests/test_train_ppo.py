@@ -322,8 +322,7 @@ def test_resume_takes_a_shipped_policys_name(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     assert shipped_resume(cfg).resume == "ppo-any"
     (tmp_path / "ppo-any").write_bytes(b"")   # a file there, but no model: refused by name
-    with pytest.raises(ValueError, match=r"^resume='ppo-any': 'ppo-any': not a safetensors "
-                                         r"model file"):
+    with pytest.raises(ValueError, match=r"^resume='ppo-any': not a safetensors model file"):
         shipped_resume(cfg)
     cfg = load_config("default", ["resume=runs/x/model.safetensors"])
     with pytest.raises(ValueError, match=r"resume='runs/x/model.safetensors': no such file, and "
@@ -640,6 +639,34 @@ def test_resume_refuses_another_observation_version(tiny_run, tmp_path):
         train(load_config("default", TINY + ["observation_version=2", f"resume={ckpt}",
                                              f"run_dir={tmp_path / 'v2'}"]))
     assert not (tmp_path / "v2").exists()
+    # a version no config takes: as every loader says it (before: "allowed:
+    # observation_version=3", which the config refuses)
+    import json
+
+    from safetensors.numpy import load_file, save_file
+
+    from ono_env.agents.learned import META_KEY, read_metadata
+
+    v3 = tmp_path / "v3.safetensors"
+    meta = {**read_metadata(ckpt), "observation_version": 3}
+    save_file(load_file(str(ckpt)), str(v3), metadata={META_KEY: json.dumps(meta)})
+    with pytest.raises(ValueError, match=rf"^resume: '{re.escape(str(v3))}': trained on observation "
+                                         rf"layout v3; this version of ono_env writes v1, v2: retrain"):
+        train(load_config("default", TINY + [f"resume={v3}", f"run_dir={tmp_path / 'v3'}"]))
+    assert not (tmp_path / "v3").exists()
+    # a damaged model: its path once, and its own allowed (before: the path twice, then
+    # "allowed: a model or checkpoint file", which it is)
+    tensors = load_file(str(ckpt))
+    name = next(iter(tensors))
+    tensors[name] = tensors[name].copy()
+    tensors[name].flat[0] = np.nan
+    nan = tmp_path / "nan.safetensors"
+    save_file(tensors, str(nan), metadata={META_KEY: json.dumps(read_metadata(ckpt))})
+    with pytest.raises(ValueError, match=rf"^resume='{re.escape(str(nan))}': damaged model: tensor "
+                                         rf"'{re.escape(name)}' holds NaN or infinite values; "
+                                         rf"allowed: finite values only$"):
+        train(load_config("default", TINY + [f"resume={nan}", f"run_dir={tmp_path / 'nan'}"]))
+    assert not (tmp_path / "nan").exists()
 
 
 def test_resume_under_other_rules_names_the_option(tiny_run, tmp_path):

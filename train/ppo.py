@@ -917,12 +917,15 @@ def load_checkpoint(model: ActorCritic, opt: torch.optim.Adam, path: str | Path,
     shapes), which is printed unless ``quiet``, as are the file, its steps and whether Adam's
     state was read; where ``said`` is given, those lines go into it instead, for the caller
     to print once the run has started (before: printed above a later refusal of the run)."""
-    from ono_env.agents.learned import check_compatible
+    from ono_env.agents.learned import check_compatible, check_playable
 
     lines: list[str] = []
 
     path = Path(path)
     meta, net = read_model(path)
+    # one this ono_env plays at all first (before: a version-3 file was told to set
+    # observation_version=3, which the config refuses)
+    check_playable(meta, f"resume: {str(path)!r}")
     if meta["observation_version"] != model.observation_version:
         raise ValueError(f"resume: {str(path)!r} reads observation version "
                          f"{meta['observation_version']}, this config's observation_version is "
@@ -1268,7 +1271,11 @@ def shipped_resume(cfg: TrainConfig) -> TrainConfig:
         try:   # before: a folder or a file of another kind was named without resume=
             read_metadata(cfg.resume)
         except ValueError as exc:
-            raise ValueError(f"resume={shown(cfg.resume, 200)}: {exc}; {allowed}") from None
+            # the file named once, and what is allowed where the error does not say it
+            # (before: a damaged model's path twice, then "allowed: a model file" after its own)
+            text = str(exc).removeprefix(f"{str(cfg.resume)!r}: ")
+            raise ValueError(f"resume={shown(cfg.resume, 200)}: {text}"
+                             + ("" if "allowed:" in text else f"; {allowed}")) from None
         return cfg
     if cfg.resume in shipped:
         return dataclasses.replace(cfg, resume=str(shipped[cfg.resume]))
