@@ -716,8 +716,20 @@ def _header_length(head: bytes, size: int, where: str) -> int:
 def parse_model(data: bytes, where: str) -> tuple[dict[str, Any], PolicyNet]:
     """Metadata and network of a model file's bytes; one ``ValueError`` naming ``where``
     for anything that is not a complete, consistent ono_env model."""
+    meta = _read_header(data, _header_length(data, len(data), where), where)[1]
+    from safetensors.numpy import load
+
+    try:
+        tensors = load(data)
+    except Exception as exc:  # noqa: BLE001 - safetensors' own errors become one message
+        raise ValueError(f"{where}: damaged or truncated safetensors data: {exc}") from None
+    return meta, PolicyNet.from_tensors(tensors, meta, where)
+
+
+def _read_header(data: bytes, n: int, where: str) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The safetensors header of ``n`` bytes at the start of ``data`` (model data, or only
+    its first bytes) and its checked ono_env metadata; one ``ValueError`` naming ``where``."""
     not_st = f"{where}: not a safetensors model file"
-    n = _header_length(data, len(data), where)
     try:   # a tensor or a metadata key given twice: json would keep the last silently
         header = parse_json(data[8:8 + n], finite=False)
     except JSONError as exc:
@@ -734,13 +746,26 @@ def parse_model(data: bytes, where: str) -> tuple[dict[str, Any], PolicyNet]:
         raise ValueError(f"{where}: damaged model: the {META_KEY!r} metadata is not JSON "
                          f"({cut(str(exc), 120)})") from None
     check_metadata(meta, where)
-    from safetensors.numpy import load
+    return header, meta
 
-    try:
-        tensors = load(data)
-    except Exception as exc:  # noqa: BLE001 - safetensors' own errors become one message
-        raise ValueError(f"{where}: damaged or truncated safetensors data: {exc}") from None
-    return meta, PolicyNet.from_tensors(tensors, meta, where)
+
+def _check_extent(header: dict[str, Any], size: int, where: str) -> None:
+    """One ``ValueError`` naming ``where`` where the tensors of a well-formed ``header`` do
+    not end at ``size``, the bytes of data after it, as safetensors' loading requires: said
+    before a zip member's data is unpacked. A malformed entry is left to that loading."""
+    ends: list[int] = []
+    for key, entry in header.items():
+        offsets = entry.get("data_offsets") if isinstance(entry, dict) else None
+        if key == "__metadata__":
+            continue
+        if not (isinstance(offsets, list) and len(offsets) == 2
+                and all(type(x) is int for x in offsets)):
+            return
+        ends.append(offsets[1])
+    end = max(ends, default=0)
+    if end != size:
+        raise ValueError(f"{where}: damaged or truncated safetensors data: its tensors take "
+                         f"{end:,} bytes, the data after the header holds {size:,}")
 
 
 def _export_hint(path: Path) -> str:
@@ -939,11 +964,19 @@ def read_model_bytes(path: str | Path) -> tuple[bytes, str]:
 
             def head(chunk: bytes) -> None:
                 try:
-                    _header_length(chunk, info.file_size, member)
+                    n = _header_length(chunk, info.file_size, member)
+                    if 8 + n <= len(chunk):   # the whole header: its metadata and the
+                        # tensors' extent too (before: 800 MB of zeros unpacked, 1.7 GB held,
+                        # to refuse metadata that the first kilobyte held)
+                        _check_extent(_read_header(chunk, n, member)[0],
+                                      info.file_size - 8 - n, member)
                 except ValueError as exc:
                     raise _Refused(str(exc)) from None
 
-            return read_zip_member(zf, info, where, head), member
+            try:
+                return read_zip_member(zf, info, where, head), member
+            except _Refused as exc:   # said as every refusal is: a plain ValueError
+                raise ValueError(str(exc)) from None
     if old:
         raise ValueError(
             f"{where} is a checkpoint saved before ono_env's model format version 2: it has no "

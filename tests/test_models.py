@@ -718,6 +718,40 @@ def test_a_zip_member_with_no_model_header_is_refused_before_it_is_unpacked(tmp_
     assert peak < 16 << 20, f"{peak:,} bytes at the peak"
 
 
+def test_a_zip_members_metadata_and_extent_are_checked_before_it_is_unpacked(tmp_path):
+    """A member whose header is whole in its first chunk has its metadata and its tensors'
+    extent checked before the rest is unpacked (before: a zip of a model's header, or of one
+    with no ono_env metadata, followed by 64 MB of zeros was unpacked whole, 1.7 GB held for
+    800 MB, to refuse what its first kilobyte said)."""
+    import struct
+    import tracemalloc
+
+    from ono_env.agents.learned import shipped_models
+
+    data = shipped_models()["ppo-basic-2p"].read_bytes()
+    n = int.from_bytes(data[:8], "little")
+    header = json.loads(data[8:8 + n])
+    empty = json.dumps({"__metadata__": {"ono_env": "{}"}, **{
+        k: v for k, v in header.items() if k != "__metadata__"}}).encode()
+    for name, head, said in (
+            ("extent", data[:8 + n], rf"its tensors take {len(data) - 8 - n:,} bytes, the data "
+                                     rf"after the header holds {len(data) - 8 - n + (64 << 20):,}"),
+            ("metadata", struct.pack("<Q", len(empty)) + empty, "not an ono_env model: metadata "
+                                                               "format None")):
+        path = tmp_path / f"{name}.zip"
+        with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as zf:
+            zf.writestr("ono_policy.safetensors", head + data[8 + n:] + bytes(64 << 20))
+        tracemalloc.start()
+        try:
+            with pytest.raises(ValueError, match=rf"{name}\.zip' \(member ono_policy\.safetensors\): "
+                                                 rf".*{said}"):
+                load_agent(path)
+            peak = tracemalloc.get_traced_memory()[1]
+        finally:
+            tracemalloc.stop()
+        assert peak < 16 << 20, f"{peak:,} bytes at the peak"
+
+
 def test_a_zip_of_many_members_is_refused_before_they_are_read(tmp_path, monkeypatch):
     """Before: ``zipfile`` parsed every member's entry as it opened the zip: 1.2M empty ones
     took 10 s and 650 MB before the missing policy member was named."""
