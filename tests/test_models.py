@@ -701,16 +701,21 @@ def test_a_zip_member_with_no_model_header_is_refused_before_it_is_unpacked(tmp_
     """The policy member's first bytes are checked before the rest is unpacked: before, a
     300 KB zip of 600 MB of zeros was unpacked whole (1.9 GB at ``ono-bench``, which loads the
     agent once a table) to find no safetensors header."""
-    import tracemalloc
 
     path = tmp_path / "zeros.zip"
     with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as zf:
         zf.writestr("ono_policy.safetensors", bytes(64 << 20))
+    _refused_in_bounded_memory(path, r"zeros\.zip' \(member ono_policy\.safetensors\): not a "
+                                     r"safetensors model file \(no safetensors header\)$")
+
+
+def _refused_in_bounded_memory(path: Path, match: str) -> None:
+    """``load_agent(path)`` refused with ``match``, under 16 MiB allocated at the peak."""
+    import tracemalloc
+
     tracemalloc.start()
     try:
-        with pytest.raises(ValueError, match=r"zeros\.zip' \(member ono_policy\.safetensors\): "
-                                             r"not a safetensors model file \(no safetensors "
-                                             r"header\)$"):
+        with pytest.raises(ValueError, match=match):
             load_agent(path)
         peak = tracemalloc.get_traced_memory()[1]
     finally:
@@ -724,7 +729,6 @@ def test_a_zip_members_metadata_and_extent_are_checked_before_it_is_unpacked(tmp
     with no ono_env metadata, followed by 64 MB of zeros was unpacked whole, 1.7 GB held for
     800 MB, to refuse what its first kilobyte said)."""
     import struct
-    import tracemalloc
 
     from ono_env.agents.learned import shipped_models
 
@@ -741,15 +745,7 @@ def test_a_zip_members_metadata_and_extent_are_checked_before_it_is_unpacked(tmp
         path = tmp_path / f"{name}.zip"
         with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as zf:
             zf.writestr("ono_policy.safetensors", head + data[8 + n:] + bytes(64 << 20))
-        tracemalloc.start()
-        try:
-            with pytest.raises(ValueError, match=rf"{name}\.zip' \(member ono_policy\.safetensors\): "
-                                                 rf".*{said}"):
-                load_agent(path)
-            peak = tracemalloc.get_traced_memory()[1]
-        finally:
-            tracemalloc.stop()
-        assert peak < 16 << 20, f"{peak:,} bytes at the peak"
+        _refused_in_bounded_memory(path, rf"{name}\.zip' \(member ono_policy\.safetensors\): .*{said}")
 
 
 def test_a_zip_of_many_members_is_refused_before_they_are_read(tmp_path, monkeypatch):
