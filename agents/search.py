@@ -190,10 +190,13 @@ MAX_MODEL_DEALS = 4096
 
 
 def _check_budget(worlds: Any, time_ms: Any, time_cap_ms: Any, margin: Any,
-                  whose: str = "", most: float = MAX_WORLDS) -> None:
+                  whose: str = "") -> None:
     """One ``ValueError`` naming the first of a search's budget settings out of its range:
-    ``worlds`` (iterations, at most ``most``), ``time_ms``, ``time_cap_ms`` and ``margin``;
-    ``whose`` leads each name ("the search's ": attributes set after construction)."""
+    ``worlds`` (iterations, at most :data:`MAX_WORLDS` as read now, but under a time budget,
+    whose worlds only scale its margin and are capped as it samples them), ``time_ms``,
+    ``time_cap_ms`` and ``margin``; ``whose`` leads each name ("the search's ": attributes
+    set after construction)."""
+    most = MAX_WORLDS if time_ms is None else math.inf
     if not isinstance(worlds, (int, np.integer)) or isinstance(worlds, bool) \
             or not 1 <= worlds <= most:
         allowed = "of at least 1" if most == math.inf else f"from 1 to {int(most)}"   # as checked
@@ -491,10 +494,7 @@ class SearchAgent:
     def _act_game(self, game: VecGame, rows: np.ndarray, rng: np.random.Generator) -> np.ndarray:
         # the budget as it is now: set after construction too (the web table sets
         # time_cap_ms; before: worlds = 0 was a ZeroDivisionError, -3 searched nothing)
-        # (a time budget's worlds only scale its margin: the worlds it samples are capped as
-        # it samples them, at MAX_WORLDS as read then)
-        _check_budget(self.worlds, self.time_ms, self.time_cap_ms, self.margin, "the search's ",
-                      MAX_WORLDS if self.time_ms is None else math.inf)
+        _check_budget(self.worlds, self.time_ms, self.time_cap_ms, self.margin, "the search's ")
         if self.method != "pimc" and self.margin >= 0:   # as the constructor refuses it
             raise ValueError(f"the search's margin = {self.margin!r}: an ismcts search keeps no "
                              f"prior's choice; allowed: a negative margin")

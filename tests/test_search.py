@@ -1461,6 +1461,9 @@ def test_a_budget_set_after_construction_is_checked_as_the_constructors_is():
     agent.time_ms, agent.worlds = 20.0, 0   # (before: "an integer from 1 to 1000000")
     with pytest.raises(ValueError, match=r"^the search's worlds = 0; allowed: an integer of at least 1$"):
         agent.act_game(game, np.arange(4), np.random.default_rng(0))
+    with pytest.raises(ValueError, match=r"^worlds = 0; allowed: an integer of at least 1$"):
+        SearchAgent(rules, 0, time_ms=20.0)   # the constructor as the decision checks it
+    assert SearchAgent(rules, MAX_WORLDS + 1, time_ms=20.0).worlds == MAX_WORLDS + 1
     agent.worlds = MAX_WORLDS + 1   # without one it is named
     agent.time_ms = None
     with pytest.raises(ValueError, match=rf"^the search's worlds = {MAX_WORLDS + 1}; allowed: an "
