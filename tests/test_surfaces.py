@@ -503,6 +503,8 @@ def test_routing_and_host_errors_are_json(client):
     r = client.put("/api/replays", content=big)   # (before: 413, "at most 65536")
     assert r.status_code == 405 and r.headers["allow"] == "GET, HEAD, POST"
     assert client.put("/api/nothing", content=big).status_code == 404
+    r = client.post("/static/app.js", content=big)   # the static files take GET and HEAD
+    assert r.status_code == 405 and r.headers["allow"] == "GET, HEAD"
     assert client.post("/api/games", content=big).status_code == 413   # a route: the size
     hosts = TestClient(create_app(allowed_hosts=["127.0.0.1"]), base_url="http://evil.example")
     r = hosts.get("/api/options")

@@ -772,10 +772,13 @@ def create_app(models: Sequence[str] = (), replay_dirs: Sequence[str] = (),
 
     def routed(request: Request) -> bool:
         """Whether a route takes this method at this path: else the router's 404 or 405 is
-        the answer, not the body's size (before: a large PUT to /api/replays had a 413)."""
-        from starlette.routing import Match
+        the answer, not the body's size (before: a large PUT to /api/replays had a 413). The
+        static files' mount matches any method, and takes GET and HEAD."""
+        from starlette.routing import Match, Mount
 
-        return any(route.matches(request.scope)[0] == Match.FULL for route in app.routes)
+        return any(route.matches(request.scope)[0] == Match.FULL
+                   and (not isinstance(route, Mount) or request.method in ("GET", "HEAD"))
+                   for route in app.routes)
 
     @app.middleware("http")
     async def limit_body(request: Request, call_next):
@@ -1266,8 +1269,6 @@ def main(argv: Sequence[str] | None = None) -> int:
             if any(not g.strip() for g in given):   # Path('') is the current folder
                 raise ValueError(f"{flag} ''; allowed: a "
                                  f"{'model file' if flag == '--model' else 'folder'}'s path")
-        for m in args.model:   # a clear refusal now rather than when a game starts
-            check_playable(read_metadata(m), f"model {str(m)!r}")
         hosts = None if args.host in ("0.0.0.0", "::") else sorted({*LOOPBACK_HOSTS, args.host})
         app = create_app(args.model, args.replays, allowed_hosts=hosts)
         sock = socket.socket(socket.AF_INET6 if ":" in args.host else socket.AF_INET)

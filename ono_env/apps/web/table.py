@@ -591,12 +591,12 @@ def fits(meta: Mapping[str, Any] | None, rules: RuleSet) -> str | None:
         return None
     from ono_env.agents.learned import check_compatible, check_playable
     try:
-        check_playable(dict(meta), "this model")   # under no rules: said as it is
-    except ValueError as exc:
-        return str(exc)
-    try:
         check_compatible(dict(meta), rules, "this model")
     except ValueError as exc:
+        try:
+            check_playable(dict(meta), "this model")   # under no rules: said as it is
+        except ValueError:
+            return str(exc)
         trained = RuleSet.from_dict(meta["rules"]) if meta.get("observation_version") == 1 \
             else None
         if trained is None or trained.num_players == rules.num_players:
