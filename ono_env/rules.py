@@ -213,7 +213,8 @@ class RuleSet:
         if "preset" in d and d["preset"] is None:   # before: taken as left out, the base then
             # the mapping's name where that was a preset's, or "needs 'preset'" where it was not
             raise ValueError(f"preset is empty (null); allowed: a preset's name "
-                             f"({', '.join(PRESETS)}), or no preset key where every option is given")
+                             f"({', '.join(PRESETS)}), or no preset key where the name is a "
+                             f"preset's or every option is given")
         base = d.pop("preset", None)
         if base is None:
             if isinstance(d.get("name"), str) and d["name"] in PRESETS:

@@ -193,8 +193,9 @@ def test_an_exploiter_budget_under_one_rollout_is_refused_before_training(tmp_pa
     with pytest.warns(DeprecationWarning, match=r"exploit\(threads=...\) is now torch_threads"), \
             pytest.raises(ValueError, match=r"^threads='2'; allowed: 'auto'"):
         exploit("greedy", steps=least, deals=2, threads="2", run_dir=str(tmp_path / "y"))
-    with pytest.raises(ValueError, match="give torch_threads, not also threads"):
-        exploit("greedy", steps=least, deals=2, threads=1, torch_threads=1)
+    for given in (1, "auto"):
+        with pytest.raises(ValueError, match="give torch_threads, not also threads"):
+            exploit("greedy", steps=least, deals=2, threads=1, torch_threads=given)
     assert not (tmp_path / "y").exists()
 
 

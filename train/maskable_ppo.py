@@ -90,6 +90,7 @@ def make_callback(cfg: TrainConfig, rules: Any, run_dir: Path, league: League, p
             # algo ppo counts them (before: none, so a learner that accused and drew whenever
             # it might, finishing its games in time at 8-10 players, was never warned of)
             self.chosen = np.zeros(4, np.int64)
+            self.counts = bool(baselines) and self.next_eval is not None   # read by a warning
 
         def _on_training_start(self) -> None:
             self.t0 = time.perf_counter()
@@ -101,7 +102,7 @@ def make_callback(cfg: TrainConfig, rules: Any, run_dir: Path, league: League, p
         def _on_step(self) -> bool:
             n = self.num_timesteps
             masks = self.locals.get("action_masks")   # MaskablePPO's rollout: the learner's
-            if masks is not None:
+            if masks is not None and self.counts:
                 self.chosen += stall_counts(np.asarray(self.locals["actions"]).reshape(-1),
                                             np.asarray(masks, bool)).sum(axis=0)
             if self.bar is not None:   # a closed terminal: stop, the model saved (bar_do)
