@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -117,6 +117,13 @@ def cards_text(n: int) -> str:
     return plural(n, "card")
 
 
+def _not_open(d: Mapping[str, Any], q: int) -> str:
+    """Why seat ``q``, holding one card, is not open to a catch in position ``d``."""
+    if d["called"][q]:
+        return "called ONO! in time"
+    return "did not go down to one card on its last turn (only then is a missed call caught)"
+
+
 def option_hint(action: int, d: dict, legal: Sequence[int] = ()) -> str:
     """What an option does, in a few words, for the acting seat of position ``d``
     (:meth:`~ono_env.game.VecGame.to_dict`) whose legal actions are ``legal``."""
@@ -132,6 +139,10 @@ def option_hint(action: int, d: dict, legal: Sequence[int] = ()) -> str:
         raise ValueError(f"option_hint: {name!r} is no option at this position (no seat has "
                          f"played before it); allowed: one of its legal actions")
     if name == "catch":   # what a catch does too (before: only what a false one costs)
+        if prev is not None and len(d["hands"][prev]) == 1 and not catch_succeeds(d, prev):
+            # the one outcome there is (before: "caught, ...; if P2 holds more than one
+            # card ...", where a seat that called, holding one card, was neither)
+            return f"accuse P{prev} of not calling ONO!: no effect, as P{prev} {_not_open(d, prev)}"
         caught = (f"P{prev} draws {r['ono_penalty_cards']}" if r["ono_penalty"] == "draw"
                   else f"you swap hands with P{prev}")
         if r["false_catch_penalty"]:
@@ -366,8 +377,9 @@ def table_events(before: dict, after: dict, player: int, action: int) -> list[st
         elif previous is not None and previous >= 0 and hb[previous] > 1 and empty:
             events.append(f"false accusation: P{player} {nothing}")
         else:
-            why = (f": P{previous} called ONO! in time" if previous is not None and previous >= 0
-                   and before["called"][previous] else "")
+            # why, where the accused holds one card (before: said only where it called)
+            why = (f": P{previous} {_not_open(before, previous)}" if previous is not None
+                   and previous >= 0 and hb[previous] == 1 else "")
             events.append(f"P{player}'s catch has no effect{why}")
     if verb == "draw" and gain[player] <= 0 and empty:
         events.append(f"P{player} {nothing}")

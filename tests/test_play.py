@@ -839,6 +839,46 @@ def test_a_last_draw_card_a_challengers_view_and_round_ends_are_said():
         f"(the last card's draw)"]
 
 
+@pytest.mark.parametrize("rules, players, seed, called", [
+    ("ono", 3, 2, True),   # the accused called, holding one card
+    ({"preset": "ono", "ono_penalty": "draw", "ono_penalty_cards": 3, "false_catch_penalty": 2,
+      "scoring": "winner", "target_score": 100, "hand_size": 4}, 6, 16, False)])   # window gone
+def test_a_catch_that_can_have_no_effect_is_hinted_and_told_so(rules, players, seed, called):
+    """Before: the hint offered only "caught, ..." or "you draw 4" where the accused held one
+    card it had called, or had not gone down to on its last turn: a catch then does nothing,
+    and the event line gave a reason only for the first."""
+    from ono_env.cards import action_id
+    from ono_env.game import VecGame
+    from ono_env.positions import catch_succeeds
+    from ono_env.render import option_hint, table_events
+
+    catch = action_id("catch")
+    g = VecGame(rules, 1, seed=seed, num_players=players)
+    rng = np.random.default_rng(seed)
+    for _ in range(20_000):   # random play, no calls, until such a catch is open
+        d = g.to_dict(0)
+        legal = [int(a) for a in np.flatnonzero(g.legal_mask()[0])]
+        prev = d["previous_player"]
+        if (catch in legal and prev is not None and len(d["hands"][prev]) == 1
+                and not catch_succeeds(d, prev) and d["called"][prev] is called):
+            break
+        moves = [a for a in legal if a != action_id("call") or called] or legal
+        g.step(np.array([rng.choice(moves)]))
+        if g.finished[0]:
+            g.reset()
+    else:
+        pytest.fail("no such position in 20,000 decisions")
+    why = ("called ONO! in time" if called else
+           "did not go down to one card on its last turn (only then is a missed call caught)")
+    assert option_hint(catch, d, legal) == (f"accuse P{prev} of not calling ONO!: no effect, as "
+                                            f"P{prev} {why}")
+    player = d["current_player"]
+    g.step(np.array([catch]))
+    after = g.to_dict(0)
+    assert [len(h) for h in after["hands"]] == [len(h) for h in d["hands"]]   # none drew
+    assert table_events(d, after, player, catch) == [f"P{player}'s catch has no effect: P{prev} {why}"]
+
+
 def test_the_draw_options_hint_says_what_draw_until_playable_does_with_a_playable_card():
     # before: "draw until you can play" with a playable card in hand, where the engine draws one
     from ono_env.cards import action_id, action_name
