@@ -8,6 +8,7 @@ import json
 import re
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -819,16 +820,25 @@ def test_the_page_and_its_assets_are_served_from_the_package(client):
     assert client.get("/static/../server.py").status_code == 404
 
 
-def _score_lines(app_js: str, calls: list[tuple[str, dict]]) -> list[str]:
-    """What app.js's ``drawScores`` writes, called as app.js calls it (each call's line of
-    app.js, read from the file) with the given ``t`` / ``r`` and ``s`` objects, run by node."""
-    import re
+def _node(script: str) -> Any:
+    """What ``script`` (JavaScript, given on stdin: a view is too long for an argument) logs
+    as JSON, run by node; the test is skipped where node is not installed."""
     import shutil
     import subprocess
 
     node = shutil.which("node")
     if node is None:
         pytest.skip("node is not installed: app.js cannot be run")
+    done = subprocess.run([node], input=script, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout)
+
+
+def _score_lines(app_js: str, calls: list[tuple[str, dict]]) -> list[str]:
+    """What app.js's ``drawScores`` writes, called as app.js calls it (each call's line of
+    app.js, read from the file) with the given ``t`` / ``r`` and ``s`` objects, run by node."""
+    import re
+
     fn = re.search(r"^function drawScores\(.*?^}\n", app_js, re.S | re.M)
     assert fn, "drawScores is not in app.js"
     script = [fn[0], "const targets = {}; const $ = (id) => (targets[id] ??= {});",
@@ -840,10 +850,49 @@ def _score_lines(app_js: str, calls: list[tuple[str, dict]]) -> list[str]:
         script.append(f"(({names}) => {{ {line[1]} }})(...{json.dumps(list(objects.values()))});"
                       f" out.push($({json.dumps(target)}).textContent);")
     script.append("console.log(JSON.stringify(out));")
-    done = subprocess.run([node, "-e", "\n".join(script)], capture_output=True, text=True,
-                          timeout=60)
-    assert done.returncode == 0, done.stderr
-    return json.loads(done.stdout)
+    return _node("\n".join(script))
+
+
+def _winners_line(app_js: str, target: str, **objects) -> str:
+    """What app.js writes into ``target`` (``result``, ``rp-result``) at a game's end: its
+    ``winnersText`` call there, read from the file, run by node with ``objects`` (``t``, ``r``)."""
+    import re
+
+    fn = re.search(r"^function winnersText\(.*?^}\n", app_js, re.S | re.M)
+    call = re.search(rf'\$\("{target}"\)\.textContent = (winnersText\(.*?\))\s*\n\s*\|\|', app_js, re.S)
+    assert fn and call, "winnersText or its call is not in app.js"
+    names = ", ".join(objects)
+    return _node(f"{fn[0]}\nconsole.log(JSON.stringify((({names}) => {call[1]})"
+                 f"(...{json.dumps(list(objects.values()))})));")
+
+
+def test_a_penalty_scored_match_is_said_won_on_the_lowest_total(client):
+    """As the terminal says it (before: "P0 (random) wins" right under a last round that P1
+    won, at the table and in the replay viewer)."""
+    import random
+
+    app_js = client.get("/static/app.js").text
+    for seed in range(40):   # a match whose last round's winner is not the lowest total
+        pick = random.Random(seed)
+        view = play_out(client, new_game(client, rules="stacking", num_players=3, seed=seed,
+                                         options={"target_score": 60},
+                                         opponents=["random", "random"]),
+                        pick=lambda legal, rnd=pick: rnd.choice(legal)["name"])
+        (winner,) = view["result"]["winners"] or (None,)
+        if winner is not None and winner != view["seat"] and view["result"]["lowest_total"]:
+            break
+    else:
+        pytest.fail("no such match in 40 deals")
+    label = view["players"][winner]["label"]
+    assert _winners_line(app_js, "result", t=view) == f"P{winner} ({label}) wins on the lowest total"
+    saved = client.post(f"/api/games/{view['id']}/replay").json()
+    shown = client.get(f"/api/replays/{saved['id']}").json()
+    assert shown["lowest_total"] is True
+    assert _winners_line(app_js, "rp-result", r=shown) == (
+        f"P{winner} ({shown['players'][winner]}) wins on the lowest total")
+    plain = play_out(client, new_game(client))   # basic: its last round's winner, said plainly
+    assert plain["result"]["lowest_total"] is False
+    assert _winners_line(app_js, "result", t=plain) in ("You win!", "P1 (greedy) wins")
 
 
 def test_the_score_line_names_the_rounds_dealt_and_the_last_once_the_match_is_over(client):

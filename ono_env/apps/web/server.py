@@ -72,7 +72,7 @@ from ono_env.apps.web.table import (
     make_rules,
 )
 from ono_env.checks import check_int, check_text, cut, is_real, printable, shown
-from ono_env.positions import game_winners, load_json
+from ono_env.positions import game_winners, load_json, won_on_lowest_total
 from ono_env.replay import MAX_LABEL, Replay, clean_label, replay_positions
 from ono_env.rules import CHOICES, PRESETS, RuleSet
 
@@ -480,8 +480,9 @@ def replay_view(r: Replay) -> dict[str, Any]:
     return {"rules": r.rules.to_dict(), "rules_title": r.rules.title, "players": r.players,
             "steps": steps,
             "decisions": decisions, "deal": deal_events(positions[0]), "result": r.result,
-            "winners": game_winners(r.result, r.rules) if r.result else [], "source": r.source,
-            "saved_at": r.saved_at}
+            "winners": game_winners(r.result, r.rules) if r.result else [],
+            "lowest_total": won_on_lowest_total(r.rules.scoring, r.rules.target_score),
+            "source": r.source, "saved_at": r.saved_at}
 
 
 def rule_options() -> dict[str, Any]:

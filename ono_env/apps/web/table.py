@@ -39,7 +39,7 @@ from ono_env.game import (
     fresh_seed,
     game_seeds,
 )
-from ono_env.positions import catch_succeeds, game_winners
+from ono_env.positions import catch_succeeds, game_winners, won_on_lowest_total
 from ono_env.render import (
     deal_events,
     option_hint,
@@ -319,7 +319,10 @@ class Table:
         result = None
         if over:   # the game is over: every hand may be shown
             result = {"winners": game_winners(d), "truncated": bool(d["truncated"] and not d["terminated"]),
-                      "scores": d["scores"], "hands": d["hands"]}
+                      "scores": d["scores"], "hands": d["hands"],
+                      # a penalty-scored match, won by the lowest total: the page says so
+                      "lowest_total": won_on_lowest_total(self.rules.scoring,
+                                                          self.rules.target_score)}
         return {
             "id": self.id, "move": self.move, "seat": self.seat,
             "seed": self.seed if self.seed_chosen or over else None,

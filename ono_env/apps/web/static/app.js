@@ -335,17 +335,21 @@ function drawTable() {
   $("result").hidden = !t.finished;
   $("after").hidden = !t.finished;
   if (t.finished) {
-    $("result").textContent = winnersText(t.result.winners, (q) => t.players[q].label, t.seat)
+    $("result").textContent = winnersText(t.result.winners, (q) => t.players[q].label, t.seat,
+                                          t.result.lowest_total)
       || "The game was cut at the decision limit: no winner";
   }
 }
 
-// who won: one seat, or those tied on the lowest total of a penalty-scored match (null: none)
-function winnersText(winners, label, you) {
+// who won: one seat, or those tied on the lowest total of a penalty-scored match (null: none);
+// lowest: a penalty-scored match, won on the lowest total, said so as the terminal says it
+// (before: "P0 wins" under a last round that P1 won)
+function winnersText(winners, label, you, lowest) {
   if (!winners.length) return null;
-  if (winners.length === 1 && winners[0] === you) return "You win!";
+  const how = lowest ? " on the lowest total" : "";
+  if (winners.length === 1 && winners[0] === you) return `You win${how}!`;
   const names = winners.map((q) => (q === you ? "you" : `P${q} (${label(q)})`));
-  return winners.length === 1 ? `${names[0]} wins`
+  return winners.length === 1 ? `${names[0]} wins${how}`
     : `${names.join(", ")} tie for the win on the lowest total`;
 }
 
@@ -532,7 +536,7 @@ function drawReplay() {
   const done = step === last && r.result;
   $("rp-result").hidden = !done;
   if (done) {
-    $("rp-result").textContent = winnersText(r.winners, (q) => r.players[q], null)
+    $("rp-result").textContent = winnersText(r.winners, (q) => r.players[q], null, r.lowest_total)
       || "no winner (cut at the decision limit)";
   }
 }
