@@ -653,7 +653,7 @@ def test_bench_rollout_targets_names_a_failing_sub_run(tmp_path, monkeypatch):
     assert list((tmp_path / "m").iterdir()) == []
 
 
-def _exploit_row(target, rules, players, *, steps, deals, seed, run_dir, threads):
+def _exploit_row(target, rules, players, *, steps, deals, seed, run_dir, torch_threads):
     """Stands for ``ono-exploit``: the row of a trained exploiter (a whole rollout more)."""
     return {"target": target, "rules": rules, "players": players, "steps": steps + 16384 - 1,
             "budget_steps": steps, "seed": seed, "rate": 0.5, "low": 0.4, "high": 0.6,
