@@ -763,10 +763,11 @@ def test_an_rllib_run_holds_its_folder_through_its_final_evaluation(cluster, tmp
     T.lock_run_dir(tmp_path / "run").close()   # and released at the end
 
 
-def test_an_rllib_run_cuts_its_evaluation_games_at_max_decisions(cluster, tmp_path):
+def test_an_rllib_run_cuts_its_evaluation_games_at_max_decisions(cluster, tmp_path, capsys):
     """The in-training evaluations are cut where the training games are, as under algo ppo
     and maskable_ppo (before: rllib_ppo's ran to the engine's limit, so a stalling learner's
-    evaluations were slow and its cut games never showed)."""
+    evaluations were slow and its cut games never showed); and their cut games are warned of
+    as under the other algos, here naming the short cut (before: rllib_ppo warned of none)."""
     import csv
 
     cfg = load_config("rllib-basic", [
@@ -780,6 +781,9 @@ def test_an_rllib_run_cuts_its_evaluation_games_at_max_decisions(cluster, tmp_pa
     # games of about 40 decisions under basic at two players, cut at 20: most have no winner
     assert rows and all(float(r["mean_length"]) <= 20 for r in rows), rows
     assert sum(int(r["no_winner"]) for r in rows) > 0
+    warned = [line for line in capsys.readouterr().err.splitlines()
+              if line.startswith("warning: the learner's games are often cut with no winner (greedy ")]
+    assert warned and all("): max_decisions=20 cuts games that" in line for line in warned), warned
 
 
 def test_cluster_rllib_training_with_two_env_runners_on_two_nodes(cluster, tmp_path, capsys):

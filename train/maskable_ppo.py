@@ -46,7 +46,7 @@ from ono_env.train.run import (
     bar_do,
     check_stop_signals,
     curve_rows,
-    evaluation_line,
+    evaluation_lines,
     final_evaluation,
     learning_rate_schedule,
     resolve_auto,
@@ -55,15 +55,14 @@ from ono_env.train.run import (
     settle_earlier_part,
     stall_choices,
     stall_counts,
-    stall_warning,
     start_run,
     write_curve,
 )
 
 
 def make_callback(cfg: TrainConfig, rules: Any, run_dir: Path, league: League, progress: bool,
-                  deadline: float | None = None, baselines: dict[str, Any] | None = None,
-                  cut_auto: bool = True, interrupt: StopOnInterrupt | None = None):
+                  deadline: float | None = None, plan: dict[str, Any] | None = None,
+                  interrupt: StopOnInterrupt | None = None):
     from stable_baselines3.common.callbacks import BaseCallback
 
     from ono_env.arena import evaluate
@@ -71,9 +70,9 @@ def make_callback(cfg: TrainConfig, rules: Any, run_dir: Path, league: League, p
 
     class TrainingCallback(BaseCallback):
         """Masked evaluation + checkpoints every ``eval.every`` steps (a console line each, and
-        the stall warning of :func:`~ono_env.train.run.stall_warning` against ``baselines``,
-        the baselines' own games, naming the cut where ``max_decisions`` was set and
-        ``cut_auto`` is False), league snapshots every ``self_play.snapshot_every`` steps,
+        the stall warning of :func:`~ono_env.train.run.evaluation_lines` against ``plan``'s
+        baselines, :func:`~ono_env.train.run.resolve_auto`'s), league snapshots every
+        ``self_play.snapshot_every`` steps,
         and a tqdm progress bar."""
 
         def __init__(self) -> None:
@@ -90,7 +89,7 @@ def make_callback(cfg: TrainConfig, rules: Any, run_dir: Path, league: League, p
             # algo ppo counts them (before: none, so a learner that accused and drew whenever
             # it might, finishing its games in time at 8-10 players, was never warned of)
             self.chosen = np.zeros(4, np.int64)
-            self.counts = bool(baselines) and self.next_eval is not None   # read by a warning
+            self.counts = bool(plan and plan["baselines"]) and self.next_eval is not None   # read by a warning
 
         def _on_training_start(self) -> None:
             self.t0 = time.perf_counter()
@@ -134,15 +133,9 @@ def make_callback(cfg: TrainConfig, rules: Any, run_dir: Path, league: League, p
             if self.bar is not None:
                 bar_do(self.bar, "set_postfix",
                        {r["opponent"]: f"{100 * r['win_rate']:.1f}%" for r in rows})
-            lines = [evaluation_line(n, (time.perf_counter() - self.t0) / 60, rows)]
-            if baselines:   # SB3 bootstraps a cut game; ppo.hand_shaping is algo ppo's only
-                warning = stall_warning(rows, baselines, stall_choices(self.chosen.tolist(), rules),
-                                        cfg.ppo.gamma, "sb3",
-                                        list(resolved(cfg.opponents, "opponents")),
-                                        max_decisions=None if cut_auto else
-                                        resolved(cfg.max_decisions, "max_decisions"))
-                if warning:
-                    lines.append(warning)
+            # SB3 bootstraps a cut game; ppo.hand_shaping is algo ppo's only
+            lines = evaluation_lines(n, (time.perf_counter() - self.t0) / 60, rows, cfg, plan,
+                                     "sb3", stall_choices(self.chosen.tolist(), rules))
             self.chosen[:] = 0
             say(lines, self.bar)
 
@@ -228,7 +221,7 @@ def _train(cfg: TrainConfig, stop_signals: tuple[str, ...]) -> dict[str, Any]:
     interrupt = StopOnInterrupt(stop_signals, "at the rollout's next step")
     try:
         callback = make_callback(cfg, rules, run_dir, league, bool(cfg.progress), deadline,
-                                 plan["baselines"], plan["cut_auto"], interrupt)
+                                 plan, interrupt)
         model.learn(total_timesteps=cfg.total_steps, callback=callback, tb_log_name="ppo")
     finally:
         interrupt.restore()

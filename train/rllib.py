@@ -439,7 +439,7 @@ def _train(cfg: TrainConfig, stop_signals: tuple[str, ...]) -> dict[str, Any]:
         bar_do,
         check_start,
         curve_rows,
-        evaluation_line,
+        evaluation_lines,
         final_evaluation,
         resolve_auto,
         rules_of,
@@ -449,7 +449,7 @@ def _train(cfg: TrainConfig, stop_signals: tuple[str, ...]) -> dict[str, Any]:
     )
 
     t0 = time.perf_counter()
-    cfg, _ = resolve_auto(cfg, rules_of(cfg))
+    cfg, plan = resolve_auto(cfg, rules_of(cfg))
     rules, _ = check_start(cfg, list(cfg.opponents))   # a bad name or folder fails before Ray
     started = init_ray(cfg.ray_address)
     algo = None
@@ -497,7 +497,10 @@ def _train(cfg: TrainConfig, stop_signals: tuple[str, ...]) -> dict[str, Any]:
                 if bar is not None:
                     bar_do(bar, "set_postfix",
                            {r["opponent"]: f"{100 * r['win_rate']:.1f}%" for r in res})
-                say([evaluation_line(steps, (time.perf_counter() - t_train) / 60, res)], bar)
+                # the stall warning too, by game lengths and cut games (RLlib's runners count
+                # no choices; before: no warning at all)
+                say(evaluation_lines(steps, (time.perf_counter() - t_train) / 60, res, cfg, plan,
+                                     "rllib"), bar)
                 while next_eval <= steps:
                     next_eval += cfg.eval.every
             if deadline is not None and time.perf_counter() > deadline:

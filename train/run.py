@@ -22,6 +22,7 @@ from typing import Any, Literal
 
 import numpy as np
 
+from ono_env.cards import A_CATCH, A_DRAW
 from ono_env.checks import first_few, is_int, shown, write_whole
 from ono_env.game import memory_limit, usable_cores
 from ono_env.train.config import MAX_TORCH_THREADS, TrainConfig, dump_config, resolved
@@ -213,6 +214,25 @@ def evaluation_line(step: int, minutes: float, rows: Sequence[dict[str, Any]]) -
             f"mean length {length:,.0f} decisions; no winner {100 * cut / max(1, games):.1f}%")
 
 
+def evaluation_lines(step: int, minutes: float, rows: Sequence[dict[str, Any]],
+                     cfg: TrainConfig, plan: dict[str, Any] | None, truncation: str,
+                     choices: dict[str, float] | None = None) -> list[str]:
+    """The console lines of a one-table run's in-training evaluation (``algo: maskable_ppo``
+    and ``rllib_ppo``): its :func:`evaluation_line`, and :func:`stall_warning` against the
+    baselines' own games of ``plan`` (:func:`resolve_auto`'s) where it fires, naming the cut
+    where ``max_decisions`` was set (no ``plan``: no warning). ``truncation`` and
+    ``choices``: as stall_warning's."""
+    lines = [evaluation_line(step, minutes, rows)]
+    if plan and plan["baselines"]:
+        warning = stall_warning(rows, plan["baselines"], choices, cfg.ppo.gamma, truncation,
+                                list(resolved(cfg.opponents, "opponents")),
+                                max_decisions=None if plan["cut_auto"] else
+                                resolved(cfg.max_decisions, "max_decisions"))
+        if warning:
+            lines.append(warning)
+    return lines
+
+
 def say(lines: Sequence[str], bar: Any = None) -> None:
     """Print console lines on stderr, through the tqdm progress bar ``bar`` when there is one
     (so the bar is drawn again below them)."""
@@ -261,8 +281,6 @@ def stall_counts(actions: np.ndarray, masks: np.ndarray) -> np.ndarray:
     4)``: caught, catch legal, drew holding a playable card, draw legal holding one
     (``actions``: the ``n`` actions taken, ``masks``: their ``(n, NUM_ACTIONS)`` legal masks).
     Both trainers count their learner's choices with it."""
-    from ono_env.cards import A_CATCH, A_DRAW
-
     playable = masks[:, A_DRAW] & masks[:, :A_DRAW].any(axis=1)
     return np.stack([actions == A_CATCH, masks[:, A_CATCH], playable & (actions == A_DRAW),
                      playable], axis=1).astype(np.int64)
@@ -292,9 +310,10 @@ def stall_warning(rows: Sequence[dict[str, Any]], baselines: dict[str, dict[str,
     fair share (:data:`STALL_WIN_FRACTION`), naming the likely causes; None otherwise.
     ``choices``: shares of the learner's stalling moves since the last evaluation (``catch``
     when legal, ``draw`` while holding a playable card); ``truncation``: ``loss``,
-    ``bootstrap`` (each ``ppo.truncation``) or ``sb3`` (``algo: maskable_ppo``, which
-    bootstraps); ``shaping``: the run's ``ppo.hand_shaping`` where it was set (0 is named as a
-    cause; None: ``auto``, which is 0 only where shaping does not apply); ``max_decisions``:
+    ``bootstrap`` (each ``ppo.truncation``), ``sb3`` (``algo: maskable_ppo``, which
+    bootstraps) or ``rllib`` (``algo: rllib_ppo``, which does too); ``shaping``: the run's
+    ``ppo.hand_shaping`` where it was set (0 is named as a cause; None: ``auto``, which is 0
+    only where shaping does not apply); ``max_decisions``:
     the run's cut where it was set (not ``auto``), named as the cause instead of the learner
     where it comes within :data:`STALL_RATIO` times an opponent's own game length
     (:func:`short_cut`)."""
@@ -339,10 +358,11 @@ def stall_warning(rows: Sequence[dict[str, Any]], baselines: dict[str, dict[str,
     if truncation == "bootstrap":
         causes.append("ppo.truncation=bootstrap makes a game cut with no winner worth no "
                       "less than playing on (try ppo.truncation=loss)")
-    elif truncation == "sb3":
-        causes.append("algo maskable_ppo (SB3) bootstraps a game cut with no winner, which "
-                      "makes it worth no less than playing on (try algo: ppo, with "
-                      "ppo.truncation=loss and ppo.hand_shaping)")
+    elif truncation in ("sb3", "rllib"):
+        which = "maskable_ppo (SB3)" if truncation == "sb3" else "rllib_ppo (RLlib)"
+        causes.append(f"algo {which} bootstraps a game cut with no winner, which makes it "
+                      f"worth no less than playing on (try algo: ppo, with ppo.truncation=loss "
+                      f"and ppo.hand_shaping)")
     if shaping == 0:
         causes.append("ppo.hand_shaping=0: a policy that never wins learns nothing until it does "
                       "(try ppo.hand_shaping=auto)")
