@@ -209,7 +209,8 @@ def test_overrides_reach_nested_fields_and_bad_ones_are_named():
     assert load_config(None, ["time_limit_minutes=null"]).time_limit_minutes is None
     assert load_config(None, ["total_steps=1", "total_steps=2"]).total_steps == 2   # the last
     # bounds where a value passed the config before and failed in the run, or ruined it
-    for override, why in [("max_decisions=20000000", "less than or equal to 10000000"),
+    for override, why in [("max_decisions=20000000", "allowed: 'auto', or an integer at least 1 "
+                                                      "and at most 10,000,000"),
                           ("time_limit_minutes=1e308", "less than or equal to 1000000"),
                           ("ppo.learning_rate=1e6", "less than or equal to 1"),
                           ("ppo.learning_rate_end=2", "less than or equal to 1"),
@@ -257,16 +258,18 @@ def test_cli_prints_resolved_config_and_refuses_bad_input(capsys):
 
 
 
-@pytest.mark.parametrize("field, most", [
+@pytest.mark.parametrize("field, most, said", [
     # before: n_epochs=10**12 kept one update running for ever, and a count of games past
     # the arena's limit was refused only after training, by a message naming no field
-    ("ppo.n_epochs", 1_000), ("eval.games", 100_000_000), ("final_eval.games", 100_000_000),
-    ("self_play.max_snapshots", 1_000)])
-def test_counts_have_an_upper_bound_checked_before_training(capsys, field, most):
+    ("ppo.n_epochs", 1_000, ": Input should be less than or equal to 1000"),
+    # ('auto' or a count: the whole of what it takes)
+    ("eval.games", 100_000_000, "; allowed: 'auto', or an integer at least 1 and at most 100,000,000"),
+    ("final_eval.games", 100_000_000, "; allowed: 'auto', or an integer at least 0 and at most 100,000,000"),
+    ("self_play.max_snapshots", 1_000, ": Input should be less than or equal to 1000")])
+def test_counts_have_an_upper_bound_checked_before_training(capsys, field, most, said):
     assert train_main(["default", f"{field}={most + 1}", "--print-config"]) == 2
     err = capsys.readouterr().err
-    assert f"config field '{field}' = {most + 1}: " in err
-    assert f"less than or equal to {most}" in err and err.count("\n") == 1
+    assert f"config field '{field}' = {most + 1}{said}" in err and err.count("\n") == 1
     assert train_main(["default", f"{field}={most}", "--print-config"]) == 0
     printed = yaml.safe_load(capsys.readouterr().out)
     section, key = field.split(".")
@@ -362,8 +365,8 @@ def test_a_symbolic_link_to_nothing_is_named_so(tmp_path, monkeypatch, capsys):
 
 
 @pytest.mark.parametrize("text, got", [("", "nothing \\(an empty file\\)"),
-                                       ("# only a comment\n", "nothing"), ("~\n", "nothing"),
-                                       ("- 1\n", "list")])
+                                       ("# only a comment\n", "nothing"), ("~\n", "null$"),
+                                       ("null  # none\n", "null$"), ("- 1\n", "list")])
 def test_a_config_file_that_is_no_mapping_is_refused(tmp_path, capsys, text, got):
     # before: an empty file (or a comment, or ~) trained with every default, silently
     (tmp_path / "c.yaml").write_text(text)
@@ -542,6 +545,21 @@ def test_a_maskable_checkpoint_counts_adams_state_in_its_size():
     (["observation_version=2", "tables=[{rules: basic, num_players: x}]"],
      "config field 'tables.0.num_players' = 'x': Input should be a valid integer; allowed: an "
      "integer at least 2 and at most 10"),
+    # an item of another list given whole: the whole list on a command line (before: the
+    # dotted key eval.opponents.0, which is refused)
+    (["eval.opponents=[1]"], "config field 'eval.opponents.0' = 1: Input should be a valid "
+                             "string (YAML reads it as a number: quote it, '<as written>' in a "
+                             "file or inside eval.opponents=[...] on a command line)"),
+    # 'auto' or a number, and a number or null: said whole, with its range (before: "Input
+    # should be 'auto', or a valid integer"; "Input should be a valid number")
+    (["max_decisions=2.0"], "config field 'max_decisions' = 2.0 (YAML reads it as a float: write "
+                            "the whole number, 2); allowed: 'auto', or an integer at least 1 and "
+                            "at most 10,000,000"),
+    (["torch_threads=0"], "config field 'torch_threads' = 0; allowed: 'auto', or an integer at "
+                          "least 1 and at most 1,024"),
+    (["time_limit_minutes=true"], "config field 'time_limit_minutes' = True: Input should be a "
+                                  "valid number; allowed: a number above 0 and at most "
+                                  "1,000,000, or null"),
     # before: past float32's range, torch's overflow error named no field (clip_range), or
     # the weight became inf and the run diverged, each after the run folder was made
     (["ppo.clip_range=1e39"], "config field 'ppo.clip_range' = 1e+39: Input should be less "

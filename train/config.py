@@ -596,12 +596,20 @@ def _describe_all(errors: Sequence[Mapping[str, Any]]) -> list[str]:
             lines.extend(_describe({**e, "loc": inner}) for inner, e in deeper)
             continue
         checked = [(inner, e) for inner, e in errs if e["type"] == "value_error"]
+        value = errs[0][1].get("input")
+        name = f"config field {'.'.join(map(str, field))!r} = {_SHORT.repr(value)}"
+        allowed = None if checked else _field_allows(field)
+        if allowed is not None:   # 'auto' or a number: said whole, its range too (before:
+            # "Input should be 'auto', or a valid integer", and no range, nor the float's hint)
+            whole = (isinstance(value, float) and value.is_integer() and abs(value) < 1e18
+                     and any(e["type"] in ("int_type", "int_from_float") for _, e in errs))
+            lines.append(name + (f" (YAML reads it as a float: write the whole number, "
+                                 f"{int(value)})" if whole else "") + f"; allowed: {allowed}")
+            continue
         errs = checked or errs   # a branch whose own check read the value says what is wrong
         wants = [e["msg"].removeprefix("Value error, ") for _, e in errs]
         wants = [wants[0]] + [w.removeprefix("Input should be ") for w in wants[1:]]
-        value = errs[0][1].get("input")
-        lines.append(f"config field {'.'.join(map(str, field))!r} = {_SHORT.repr(value)}: "
-                     + ", or ".join(dict.fromkeys(wants)))
+        lines.append(f"{name}: " + ", or ".join(dict.fromkeys(wants)))
     return lines
 
 
@@ -626,10 +634,14 @@ def _describe(err: Mapping[str, Any]) -> str:
         # not echoed as YAML read it: a flag, a float and an integer may not read back as
         # written (True, 2024.10, 1e3; 1_0 is 10 and 0x10 16, so '10' advised another name)
         text = "<as written>"
-        # a table's field is set with the whole list on a command line (no dotted key
-        # reaches into it: before, the advice was an override that is refused)
-        line = ("inside tables=[...] on a command line" if err["loc"][0] == "tables"
-                else f"{loc}=\"'{text}'\" on a command line")
+        # an item of a list or mapping given whole is set with the whole of it on a command
+        # line (no dotted key reaches into it: before, the advice was an override that is
+        # refused, for tables and then for eval.opponents=[1])
+        parts = [str(x) for x in err["loc"]]
+        whole = next((k for k in range(1, len(parts)) if _whole_kind(parts[:k])), None)
+        line = (f"{loc}=\"'{text}'\" on a command line" if whole is None else
+                f"inside {'.'.join(parts[:whole])}="
+                f"{'[...]' if _whole_kind(parts[:whole]) == 'list' else '{...}'} on a command line")
         msg += (f" (YAML reads it as {'true or false' if isinstance(value, bool) else 'a number'}"
                 f": quote it, '{text}' in a file or {line})")
     elif kind in ("int_type", "int_from_float") and isinstance(value, float) \
@@ -646,8 +658,9 @@ _WRONG_KIND = ("int_type", "int_parsing", "int_parsing_size", "int_from_float", 
 
 
 def _field_allows(loc: Sequence[Any]) -> str | None:
-    """What the number or flag field at ``loc`` takes, from its constraints ("an integer at
-    least 1 and at most 1,000", "true or false"); None for a field of another kind."""
+    """What the field at ``loc`` takes where it is made of numbers, flags, ``auto`` and null,
+    from its constraints ("an integer at least 1 and at most 1,000", "true or false", "'auto',
+    or an integer at least 1"); None for a field of another kind (:func:`_allows`)."""
     cls: Any = TrainConfig
     if len(loc) >= 3 and loc[0] == "tables":   # tables.<k>.<field>: a Table's fields
         cls, loc = Table, loc[2:]
@@ -657,17 +670,34 @@ def _field_allows(loc: Sequence[Any]) -> str | None:
             return None
         cls = info.annotation
     info = cls.__pydantic_fields__.get(loc[-1]) if loc and isinstance(loc[-1], str) else None
-    if info is None or info.annotation not in (int, float, bool):
-        return None
-    if info.annotation is bool:
+    return None if info is None else _allows(info.annotation, info.metadata)
+
+
+def _allows(annotation: Any, metadata: Sequence[Any] = ()) -> str | None:
+    """``annotation`` (with ``metadata``, its constraints) in words, through ``Annotated``
+    and unions, where every part of it is a number, a flag, a literal or null; else None."""
+    origin = typing.get_origin(annotation)
+    if origin is typing.Annotated:
+        base, *extra = typing.get_args(annotation)
+        return _allows(base, [*metadata, *(m for x in extra for m in getattr(x, "metadata", [x]))])
+    if origin in (typing.Union, types.UnionType):
+        parts = [_allows(a) for a in typing.get_args(annotation)]
+        return None if None in parts else ", or ".join(p for p in parts if p is not None)
+    if origin is typing.Literal:
+        return " or ".join(repr(a) for a in typing.get_args(annotation))
+    if annotation is type(None):
+        return "null"
+    if annotation is bool:
         return "true or false"
+    if annotation not in (int, float):
+        return None
 
     def number(x: Any) -> str:
         return f"{x:,}" if isinstance(x, int) else f"{x:g}"
-    bounds = [f"{words} {number(getattr(m, attr))}" for m in info.metadata
+    bounds = [f"{words} {number(getattr(m, attr))}" for m in metadata
               for attr, words in (("ge", "at least"), ("gt", "above"), ("le", "at most"),
                                   ("lt", "below")) if hasattr(m, attr)]
-    kind = "an integer" if info.annotation is int else "a number"
+    kind = "an integer" if annotation is int else "a number"
     return kind + (" " + " and ".join(bounds) if bounds else "")
 
 
@@ -822,7 +852,10 @@ def load_config(spec: str | Path | None = None, overrides: Sequence[str] = ()) -
         path = config_path(spec)
         raw = read_yaml(path, "training config")
         if not isinstance(raw, dict):   # an empty file too, as a rules file: {} is every default
-            got = "nothing (an empty file)" if raw is None else type(raw).__name__
+            said = [t for t in (x.strip() for x in path.read_text().splitlines())
+                    if t and not t.startswith(("#", "---", "..."))]   # more than comments
+            got = ("null" if said else "nothing (an empty file)") if raw is None \
+                else type(raw).__name__   # (before: null, ~, called an empty file)
             raise ValueError(f"training config {str(path)!r}: a mapping of fields is needed "
                              f"({{}} for every default); got {got}")
         data = raw
