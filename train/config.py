@@ -601,10 +601,10 @@ def _describe_all(errors: Sequence[Mapping[str, Any]]) -> list[str]:
         allowed = None if checked else _field_allows(field)
         if allowed is not None:   # 'auto' or a number: said whole, its range too (before:
             # "Input should be 'auto', or a valid integer", and no range, nor the float's hint)
-            whole = (isinstance(value, float) and value.is_integer() and abs(value) < 1e18
-                     and any(e["type"] in ("int_type", "int_from_float") for _, e in errs))
-            lines.append(name + (f" (YAML reads it as a float: write the whole number, "
-                                 f"{int(value)})" if whole else "") + f"; allowed: {allowed}")
+            hint = (f" (YAML reads it as a float: write the whole number, {int(value)})"
+                    if isinstance(value, float) and value.is_integer() and abs(value) < 1e18
+                    and any(e["type"] in ("int_type", "int_from_float") for _, e in errs) else "")
+            lines.append(f"{name}{hint}; allowed: {allowed}")
             continue
         errs = checked or errs   # a branch whose own check read the value says what is wrong
         wants = [e["msg"].removeprefix("Value error, ") for _, e in errs]
