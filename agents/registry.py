@@ -335,7 +335,11 @@ def agent_from_class(spec: str, rules: Any = None) -> Agent:
         raise ValueError(f"agent {spec!r} is not module:Class (a dotted module path, a colon, "
                          f"a class name)")
     module_name, _, attr = spec.partition(":")
-    cwd = os.getcwd()
+    try:
+        cwd = os.getcwd()
+    except FileNotFoundError:   # before: "[Errno 2] No such file or directory", nothing named
+        raise ValueError(f"agent {spec!r}: the current folder, where its module is looked for "
+                         f"first, no longer exists; allowed: run from a folder that does") from None
     added = cwd not in sys.path
     if added:   # first while importing the module, then last: it shadows no library
         sys.path.insert(0, cwd)

@@ -358,6 +358,35 @@ def test_a_full_stdout_is_named_in_the_one_error_line():
                                    "[Errno 28] No space left on device\n")
 
 
+def test_a_name_the_output_cannot_encode_is_written_escaped(tmp_path):
+    """Before: under PYTHONIOENCODING=ascii (or a C locale) a finished run ended "error:
+    'ascii' codec can't encode character" with status 2, its files written, at the first
+    name with an accent that it printed."""
+    import shutil
+
+    from ono_env.agents.learned import shipped_models
+
+    shutil.copy(shipped_models()["ppo-basic-2p"], tmp_path / "mod\u00e8le.safetensors")
+    run = subprocess.run([sys.executable, "-m", "ono_env.apps.arena_cli", "mod\u00e8le.safetensors",
+                          "greedy", "--players", "2", "--games", "20", "--no-rating", "--no-progress"],
+                         capture_output=True, timeout=300, cwd=tmp_path,
+                         env=dict(os.environ, PYTHONIOENCODING="ascii"))
+    assert run.returncode == 0, run.stderr
+    assert b"mod\\xe8le " in run.stdout and run.stderr == b""
+
+
+def test_a_module_class_agent_from_a_folder_gone_is_one_error(monkeypatch):
+    """Before: "[Errno 2] No such file or directory", which named nothing."""
+    from ono_env.agents.registry import agent_from_class
+
+    def gone() -> str:
+        raise FileNotFoundError(2, "No such file or directory")
+    monkeypatch.setattr(os, "getcwd", gone)
+    with pytest.raises(ValueError, match=r"^agent 'mine:Agent': the current folder, where its "
+                                         r"module is looked for first, no longer exists"):
+        agent_from_class("mine:Agent", "basic")
+
+
 @pytest.mark.skipif(not Path("/dev/full").exists(), reason="no /dev/full here")
 @pytest.mark.parametrize("module", ["ono_env.apps.arena_cli", "ono_env.apps.demo"])
 def test_help_to_a_full_stdout_is_an_error(module):

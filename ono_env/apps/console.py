@@ -399,6 +399,22 @@ def say_threads_left(prog: str, grace: float = 2.0) -> list[str]:
     return names
 
 
+def _escape_what_the_streams_cannot_encode() -> None:
+    """The process's standard output and error write a character their encoding lacks
+    escaped (``\\xe8``), as Python's own standard error does, rather than fail (before, under
+    ``PYTHONIOENCODING=ascii`` or a C locale, a finished run ended "error: 'ascii' codec
+    can't encode character" with status 2, after its files were written, at the first path
+    with an accent it printed). A stream that is not the process's own (a test's capture)
+    is left as it is."""
+    for stream, fd in ((sys.stdout, 1), (sys.stderr, 2)):
+        try:
+            if isinstance(stream, io.TextIOWrapper) and stream.fileno() == fd \
+                    and stream.errors == "strict":
+                stream.reconfigure(errors="backslashreplace")
+        except (AttributeError, OSError, ValueError, io.UnsupportedOperation):
+            pass
+
+
 def _run(parser: argparse.ArgumentParser, argv: Sequence[str] | None,
          body: Callable[[argparse.Namespace], int | None], signals: bool, prog: str,
          hook: _SwallowedStops) -> int:
@@ -411,6 +427,7 @@ def _run(parser: argparse.ArgumentParser, argv: Sequence[str] | None,
             stderr_to_null_if_closed()
     except (AttributeError, OSError, ValueError, io.UnsupportedOperation):
         pass
+    _escape_what_the_streams_cannot_encode()
     if sys.stderr is None:   # Python found none: its messages go nowhere, the run goes on
         import os
 
