@@ -121,7 +121,8 @@ def _not_open(d: Mapping[str, Any], q: int) -> str:
     """Why seat ``q``, holding one card, is not open to a catch in position ``d``."""
     if d["called"][q]:
         return "called ONO! in time"
-    return "did not go down to one card on its last turn (only then is a missed call caught)"
+    # (not "did not go down to one card": a seat may have, then been handed a hand by a swap)
+    return "is not open to a catch (only a seat that plays down to one card without calling is)"
 
 
 def option_hint(action: int, d: dict, legal: Sequence[int] = ()) -> str:

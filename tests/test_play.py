@@ -869,7 +869,7 @@ def test_a_catch_that_can_have_no_effect_is_hinted_and_told_so(rules, players, s
     else:
         pytest.fail("no such position in 20,000 decisions")
     why = ("called ONO! in time" if called else
-           "did not go down to one card on its last turn (only then is a missed call caught)")
+           "is not open to a catch (only a seat that plays down to one card without calling is)")
     assert option_hint(catch, d, legal) == (f"accuse P{prev} of not calling ONO!: no effect, as "
                                             f"P{prev} {why}")
     player = d["current_player"]

@@ -557,6 +557,12 @@ def test_a_maskable_checkpoint_counts_adams_state_in_its_size():
                             "at most 10,000,000"),
     (["torch_threads=0"], "config field 'torch_threads' = 0; allowed: 'auto', or an integer at "
                           "least 1 and at most 1,024"),
+    # no whole number advised that the field refuses (before: "write the whole number,
+    # 1000000000" for a field of at most 10,000,000)
+    (["max_decisions=1e9"], "config field 'max_decisions' = 1000000000.0; allowed: 'auto', or an "
+                            "integer at least 1 and at most 10,000,000"),
+    (["num_players=2e12"], "config field 'num_players' = 2000000000000.0: Input should be a valid "
+                           "integer; allowed: an integer at least 2 and at most 10"),
     (["time_limit_minutes=true"], "config field 'time_limit_minutes' = True: Input should be a "
                                   "valid number; allowed: a number above 0 and at most "
                                   "1,000,000, or null"),

@@ -872,7 +872,7 @@ def test_a_penalty_scored_match_is_said_won_on_the_lowest_total(client):
     import random
 
     app_js = client.get("/static/app.js").text
-    for seed in range(40):   # a match whose last round's winner is not the lowest total
+    for seed in range(40):   # a match won on the lowest total by a seat not the human's
         pick = random.Random(seed)
         view = play_out(client, new_game(client, rules="stacking", num_players=3, seed=seed,
                                          options={"target_score": 60},

@@ -18,6 +18,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import math
+import operator
 import os
 import re
 import reprlib
@@ -601,9 +602,8 @@ def _describe_all(errors: Sequence[Mapping[str, Any]]) -> list[str]:
         allowed = None if checked else _field_allows(field)
         if allowed is not None:   # 'auto' or a number: said whole, its range too (before:
             # "Input should be 'auto', or a valid integer", and no range, nor the float's hint)
-            hint = (f" (YAML reads it as a float: write the whole number, {int(value)})"
-                    if isinstance(value, float) and value.is_integer() and abs(value) < 1e18
-                    and any(e["type"] in ("int_type", "int_from_float") for _, e in errs) else "")
+            hint = _whole_number_hint(field, value) if any(
+                e["type"] in ("int_type", "int_from_float") for _, e in errs) else ""
             lines.append(f"{name}{hint}; allowed: {allowed}")
             continue
         errs = checked or errs   # a branch whose own check read the value says what is wrong
@@ -644,9 +644,8 @@ def _describe(err: Mapping[str, Any]) -> str:
                 f"{'[...]' if _whole_kind(parts[:whole]) == 'list' else '{...}'} on a command line")
         msg += (f" (YAML reads it as {'true or false' if isinstance(value, bool) else 'a number'}"
                 f": quote it, '{text}' in a file or {line})")
-    elif kind in ("int_type", "int_from_float") and isinstance(value, float) \
-            and value.is_integer() and abs(value) < 1e18:   # total_steps=1e6
-        msg += f" (YAML reads it as a float: write the whole number, {int(value)})"
+    elif kind in ("int_type", "int_from_float"):   # total_steps=1e6
+        msg += _whole_number_hint(err["loc"], value)
     if kind in _WRONG_KIND and (allowed := _field_allows(err["loc"])) is not None:
         msg += f"; allowed: {allowed}"   # before: the kind alone ("a valid integer")
     return f"config field {loc!r} = {_SHORT.repr(value)}: {msg}"
@@ -661,6 +660,39 @@ def _field_allows(loc: Sequence[Any]) -> str | None:
     """What the field at ``loc`` takes where it is made of numbers, flags, ``auto`` and null,
     from its constraints ("an integer at least 1 and at most 1,000", "true or false", "'auto',
     or an integer at least 1"); None for a field of another kind (:func:`_allows`)."""
+    info = _field_info(loc)
+    return None if info is None else _allows(info.annotation, info.metadata)
+
+
+def _whole_number_hint(loc: Sequence[Any], value: Any) -> str:
+    """The hint for a float that YAML read where the field at ``loc`` takes an integer
+    (``1e6``): the whole number to write, where the field takes it (before: 1e9 was advised
+    as 1000000000 for a field of at most 10,000,000); else nothing."""
+    if not (isinstance(value, float) and value.is_integer() and abs(value) < 1e18):
+        return ""
+    info = _field_info(loc)
+    if info is None or not _takes_integer(info.annotation, info.metadata, int(value)):
+        return ""
+    return f" (YAML reads it as a float: write the whole number, {int(value)})"
+
+
+def _takes_integer(annotation: Any, metadata: Sequence[Any], n: int) -> bool:
+    """Does a field of ``annotation`` (with ``metadata``) take the integer ``n``, through
+    ``Annotated`` and unions?"""
+    origin = typing.get_origin(annotation)
+    if origin is typing.Annotated:
+        base, *extra = typing.get_args(annotation)
+        return _takes_integer(base, [*metadata, *(m for x in extra for m in getattr(x, "metadata", [x]))], n)
+    if origin in (typing.Union, types.UnionType):
+        return any(_takes_integer(a, (), n) for a in typing.get_args(annotation))
+    checks = (("ge", operator.ge), ("gt", operator.gt), ("le", operator.le), ("lt", operator.lt))
+    return annotation is int and all(op(n, getattr(m, attr)) for m in metadata
+                                     for attr, op in checks if hasattr(m, attr))
+
+
+def _field_info(loc: Sequence[Any]) -> Any:
+    """The pydantic field info of the config field at ``loc`` (``tables.<k>.<field>``: a
+    table's), or None where ``loc`` names none."""
     cls: Any = TrainConfig
     if len(loc) >= 3 and loc[0] == "tables":   # tables.<k>.<field>: a Table's fields
         cls, loc = Table, loc[2:]
@@ -669,8 +701,7 @@ def _field_allows(loc: Sequence[Any]) -> str | None:
         if info is None or not dataclasses.is_dataclass(info.annotation):
             return None
         cls = info.annotation
-    info = cls.__pydantic_fields__.get(loc[-1]) if loc and isinstance(loc[-1], str) else None
-    return None if info is None else _allows(info.annotation, info.metadata)
+    return cls.__pydantic_fields__.get(loc[-1]) if loc and isinstance(loc[-1], str) else None
 
 
 def _allows(annotation: Any, metadata: Sequence[Any] = ()) -> str | None:
