@@ -522,6 +522,21 @@ def test_a_ctrl_c_while_a_script_loads_ends_with_one_line(tmp_path, monkeypatch,
     assert start("runs_fine", "ono-demo") == 3
 
 
+@pytest.mark.parametrize("name", ["SIGTERM", "SIGHUP"])
+def test_a_sigterm_while_a_script_loads_ends_with_one_line(tmp_path, name):
+    """As a Ctrl-C then does, and as the scripts' own handling ends on it (before: the
+    process ended by the signal without a word)."""
+    import signal
+
+    (tmp_path / "stopped_loading.py").write_text(
+        f"import os, signal, time\nos.kill(os.getpid(), signal.{name})\ntime.sleep(60)\n")
+    code = (f"import sys\nsys.path.insert(0, {str(tmp_path)!r})\n"
+            f"from ono_env.apps.launch import start\nsys.exit(start('stopped_loading', 'ono-arena'))\n")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == -getattr(signal, name), proc
+    assert proc.stderr == f"ono-arena: stopped by {name}\n"
+
+
 def test_the_results_json_files_are_strict_json():
     """Every JSON file under docs/results holds no NaN or Infinity, which Python writes by
     default but JSON does not have (JavaScript's JSON.parse and jq refuse such a file)."""

@@ -42,7 +42,9 @@ def start(module: str, script: str) -> int:
     interpreter exits is ignored, as :func:`ono_env.apps.console.run` does; so does a failed
     import that a Ctrl-C caused (numba turns one that lands in its C extensions' loading into
     an ``ImportError``). Any other failure to load the module is one line,
-    ``<script>: error: cannot load ...``, status 2 (before: a traceback). numba's
+    ``<script>: error: cannot load ...``, status 2 (before: a traceback). A SIGTERM or SIGHUP
+    then, where its handler is the default, prints ``<script>: stopped by SIGTERM`` and ends
+    the process by that signal, as the scripts' own handling does (before: silently). numba's
     coloured error messages are turned off (``NUMBA_DISABLE_ERROR_MESSAGE_HIGHLIGHTING``,
     where not set), which wrote an escape code to the terminal at exit. A standard error
     closed by the caller (``2>&-``) is the null device (:func:`stderr_to_null_if_closed`)."""
@@ -57,14 +59,24 @@ def start(module: str, script: str) -> int:
         interrupted.append(signum)
         raise KeyboardInterrupt
 
+    def stop(signum: int, frame: object) -> None:   # SIGTERM, SIGHUP: said, then their default
+        print(f"{script}: stopped by {signal.Signals(signum).name}", file=sys.stderr)
+        sys.stderr.flush()
+        signal.signal(signum, signal.SIG_DFL)   # the process ends by the signal, as the
+        os.kill(os.getpid(), signum)             # scripts' own handling ends it (before: silently)
+
     default = signal.getsignal(signal.SIGINT) is signal.default_int_handler
     before = signal.signal(signal.SIGINT, note) if default else None
+    stops = {s: signal.signal(s, stop) for s in (signal.SIGTERM, signal.SIGHUP)
+             if signal.getsignal(s) == signal.SIG_DFL}
     try:
         try:
             main = importlib.import_module(module).main
         finally:
             if before is not None:
                 signal.signal(signal.SIGINT, before)
+            for s, handler in stops.items():
+                signal.signal(s, handler)
     except KeyboardInterrupt:
         return _interrupted(script)
     except Exception as exc:  # noqa: BLE001 - a script's modules that do not load: one line
