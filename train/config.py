@@ -678,16 +678,11 @@ def _whole_number_hint(loc: Sequence[Any], value: Any) -> str:
 
 def _takes_integer(annotation: Any, metadata: Sequence[Any], n: int) -> bool:
     """Does a field of ``annotation`` (with ``metadata``) take the integer ``n``, through
-    ``Annotated`` and unions?"""
-    origin = typing.get_origin(annotation)
-    if origin is typing.Annotated:
-        base, *extra = typing.get_args(annotation)
-        return _takes_integer(base, [*metadata, *(m for x in extra for m in getattr(x, "metadata", [x]))], n)
-    if origin in (typing.Union, types.UnionType):
-        return any(_takes_integer(a, (), n) for a in typing.get_args(annotation))
+    ``Annotated`` and unions (:func:`_leaves`)?"""
     checks = (("ge", operator.ge), ("gt", operator.gt), ("le", operator.le), ("lt", operator.lt))
-    return annotation is int and all(op(n, getattr(m, attr)) for m in metadata
-                                     for attr, op in checks if hasattr(m, attr))
+    return any(kind is int and all(op(n, getattr(m, attr)) for m in meta
+                                   for attr, op in checks if hasattr(m, attr))
+               for kind, meta in _leaves(annotation, metadata))
 
 
 def _field_info(loc: Sequence[Any]) -> Any:
@@ -706,15 +701,15 @@ def _field_info(loc: Sequence[Any]) -> Any:
 
 def _allows(annotation: Any, metadata: Sequence[Any] = ()) -> str | None:
     """``annotation`` (with ``metadata``, its constraints) in words, through ``Annotated``
-    and unions, where every part of it is a number, a flag, a literal or null; else None."""
-    origin = typing.get_origin(annotation)
-    if origin is typing.Annotated:
-        base, *extra = typing.get_args(annotation)
-        return _allows(base, [*metadata, *(m for x in extra for m in getattr(x, "metadata", [x]))])
-    if origin in (typing.Union, types.UnionType):
-        parts = [_allows(a) for a in typing.get_args(annotation)]
-        return None if None in parts else ", or ".join(p for p in parts if p is not None)
-    if origin is typing.Literal:
+    and unions (:func:`_leaves`), where every part of it is a number, a flag, a literal or
+    null; else None."""
+    parts = [_leaf_allows(kind, meta) for kind, meta in _leaves(annotation, metadata)]
+    return None if None in parts else ", or ".join(p for p in parts if p is not None)
+
+
+def _leaf_allows(annotation: Any, metadata: Sequence[Any]) -> str | None:
+    """One of :func:`_leaves`' types in words (:func:`_allows`), or None."""
+    if typing.get_origin(annotation) is typing.Literal:
         return " or ".join(repr(a) for a in typing.get_args(annotation))
     if annotation is type(None):
         return "null"
@@ -795,14 +790,16 @@ def _path_fields() -> frozenset[str]:
                      if hint == PathName or PathName in typing.get_args(hint))
 
 
-def _kinds(annotation: Any) -> list[Any]:
-    """The types an annotation allows, through ``Optional``/``|`` and ``Annotated``."""
+def _leaves(annotation: Any, metadata: Sequence[Any] = ()) -> list[tuple[Any, list[Any]]]:
+    """The types an annotation allows, through ``Optional``/``|`` and ``Annotated``, each with
+    its constraints (``Field(ge=1)``'s, and those of an ``Annotated`` around it)."""
     origin = typing.get_origin(annotation)
     if origin is typing.Annotated:
-        return _kinds(typing.get_args(annotation)[0])
+        base, *extra = typing.get_args(annotation)
+        return _leaves(base, [*metadata, *(m for x in extra for m in getattr(x, "metadata", [x]))])
     if origin in (typing.Union, types.UnionType):
-        return [k for a in typing.get_args(annotation) for k in _kinds(a)]
-    return [annotation]
+        return [leaf for a in typing.get_args(annotation) for leaf in _leaves(a)]
+    return [(annotation, list(metadata))]
 
 
 def _whole_kind(parts: Sequence[str]) -> str | None:
@@ -815,7 +812,7 @@ def _whole_kind(parts: Sequence[str]) -> str | None:
         if info is None:
             return None
         if k == len(parts) - 1:
-            kinds = [typing.get_origin(a) or a for a in _kinds(info.annotation)]
+            kinds = [typing.get_origin(a) or a for a, _ in _leaves(info.annotation)]
             return "list" if list in kinds else "mapping" if dict in kinds else None
         cls = info.annotation
     return None
